@@ -1,0 +1,72 @@
+// Object storage over any S3-compatible server through the `minio` client. Media bytes stream
+// through here; they never travel inside a Temporal payload.
+import { Client } from 'minio';
+import type { Readable } from 'node:stream';
+import type { Config } from '../worker/config.js';
+
+export interface StoredObject {
+  key: string;
+  size: number;
+  contentType: string;
+}
+
+export interface Storage {
+  readonly bucket: string;
+  putStream(key: string, body: Readable | Buffer, contentType: string, size?: number): Promise<StoredObject>;
+  getStream(key: string): Promise<Readable>;
+  stat(key: string): Promise<StoredObject | null>;
+  remove(key: string): Promise<void>;
+  /** A time-limited GET URL (or a public URL when S3_PUBLIC_BASE_URL is configured). */
+  url(key: string, expirySeconds?: number): Promise<string>;
+  ping(): Promise<void>;
+}
+
+export function createStorage(config: Pick<Config, 'S3_ENDPOINT' | 'S3_ACCESS_KEY' | 'S3_SECRET_KEY' | 'S3_BUCKET' | 'S3_REGION' | 'S3_PUBLIC_BASE_URL' | 'PRESIGN_EXPIRY_SECONDS'>): Storage {
+  const endpoint = new URL(config.S3_ENDPOINT);
+  const useSSL = endpoint.protocol === 'https:';
+  const client = new Client({
+    endPoint: endpoint.hostname,
+    port: endpoint.port ? Number(endpoint.port) : useSSL ? 443 : 80,
+    useSSL,
+    accessKey: config.S3_ACCESS_KEY,
+    secretKey: config.S3_SECRET_KEY,
+    region: config.S3_REGION,
+    pathStyle: true,
+  });
+  const bucket = config.S3_BUCKET;
+
+  return {
+    bucket,
+    async putStream(key, body, contentType, size) {
+      await client.putObject(bucket, key, body, size, { 'Content-Type': contentType });
+      const st = await client.statObject(bucket, key);
+      return { key, size: st.size, contentType };
+    },
+    async getStream(key) {
+      return client.getObject(bucket, key);
+    },
+    async stat(key) {
+      try {
+        const st = await client.statObject(bucket, key);
+        const ct = (st.metaData?.['content-type'] as string | undefined) ?? 'application/octet-stream';
+        return { key, size: st.size, contentType: ct };
+      } catch (err) {
+        if ((err as { code?: string }).code === 'NotFound' || (err as { code?: string }).code === 'NoSuchKey') return null;
+        throw err;
+      }
+    },
+    async remove(key) {
+      await client.removeObject(bucket, key);
+    },
+    async url(key, expirySeconds = config.PRESIGN_EXPIRY_SECONDS) {
+      if (config.S3_PUBLIC_BASE_URL) {
+        return `${config.S3_PUBLIC_BASE_URL.replace(/\/$/, '')}/${key.split('/').map(encodeURIComponent).join('/')}`;
+      }
+      return client.presignedGetObject(bucket, key, expirySeconds);
+    },
+    async ping() {
+      const exists = await client.bucketExists(bucket);
+      if (!exists) throw new Error(`bucket ${bucket} does not exist`);
+    },
+  };
+}

@@ -1,0 +1,62 @@
+// createApp(deps): the Express gateway. Stateless: everything shared between replicas (keys,
+// rate-limit counters, credits, jobs) lives in Postgres; jobs run in Temporal.
+import express, { type Express } from 'express';
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { Config } from '../worker/config.js';
+import type { Database } from '../db/index.js';
+import type { Storage } from '../activities/storage.js';
+import { errorMiddleware, notFoundRoute } from './errors.js';
+import { requestContext } from './request-context.js';
+import { createApiMetrics, type ApiMetrics } from './metrics.js';
+import { createAuth } from './auth.js';
+import { createHealthRouter } from './routes/health.js';
+import { createDiscoveryRouter } from './routes/discovery.js';
+import { createUploadsRouter } from './routes/uploads.js';
+import { createJobsRouter } from './routes/jobs.js';
+import { createOpenApiRouter } from './openapi.js';
+
+export interface AppDeps {
+  config: Config;
+  db: Database;
+  storage: Storage;
+  temporal: Client;
+  logger: Logger;
+  metrics?: ApiMetrics;
+}
+
+export interface App {
+  app: Express;
+  metrics: ApiMetrics;
+  /** Stops background timers (key cache listener, last-used flush). */
+  close(): Promise<void>;
+}
+
+export function createApp(deps: AppDeps): App {
+  const metrics = deps.metrics ?? createApiMetrics();
+  const full = { ...deps, metrics };
+  const auth = createAuth(full);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  app.set('etag', false);
+
+  app.use(requestContext(full));
+  app.use(createHealthRouter(full));
+  app.use(createOpenApiRouter(full));
+  // Everything under /v1 is authenticated; rate-limit classes are applied per route.
+  app.use('/v1', auth.middleware);
+  app.use(createDiscoveryRouter(full, auth));
+  app.use(createUploadsRouter(full, auth));
+  app.use(createJobsRouter(full, auth));
+  app.use(notFoundRoute);
+  app.use(errorMiddleware(deps.logger));
+
+  return {
+    app,
+    metrics,
+    async close() {
+      await auth.close();
+    },
+  };
+}

@@ -1,0 +1,73 @@
+// The error vocabulary of the API and the one middleware that turns every failure into
+// `{ error: { code, message } }` (plus `retry_after_ms` on 429 and `status` on 409 not_ready).
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from 'pino';
+
+export type ErrorCode =
+  | 'invalid_request'
+  | 'invalid_model'
+  | 'unauthorized'
+  | 'insufficient_credits'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'not_ready'
+  | 'generation_failed'
+  | 'not_cancelable'
+  | 'rate_limited'
+  | 'internal_error'
+  | 'service_unavailable';
+
+export class ApiError extends Error {
+  override name = 'ApiError';
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    /** Extra top-level properties of the body (retry_after_ms, status). */
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const invalidRequest = (message: string) => new ApiError(400, 'invalid_request', message);
+export const notFound = (what: string) => new ApiError(404, 'not_found', `${what} not found`);
+export const forbidden = (message: string) => new ApiError(403, 'forbidden', message);
+
+export function errorBody(code: ErrorCode, message: string, extra: Record<string, unknown> = {}) {
+  return { error: { code, message }, ...extra };
+}
+
+export const notFoundRoute: RequestHandler = (req, _res, next) => {
+  next(new ApiError(404, 'not_found', `no route for ${req.method} ${req.path}`));
+};
+
+/** Maps body-parser and other well-known failures to clean 4xx; unexpected ones to 500 with a request id. */
+export function errorMiddleware(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    let apiError: ApiError;
+    if (err instanceof ApiError) {
+      apiError = err;
+    } else if (err?.type === 'entity.parse.failed') {
+      apiError = invalidRequest('request body is not valid JSON');
+    } else if (err?.type === 'entity.too.large') {
+      apiError = new ApiError(413, 'payload_too_large', `request body exceeds ${err.limit} bytes`);
+    } else if (err?.type === 'encoding.unsupported' || err?.type === 'charset.unsupported') {
+      apiError = new ApiError(415, 'unsupported_media_type', String(err.message));
+    } else if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500 && err.expose) {
+      apiError = invalidRequest(String(err.message));
+    } else {
+      const requestId = String(res.locals.requestId ?? 'unknown');
+      logger.error({ err, requestId, method: req.method, path: req.path }, 'unhandled error');
+      apiError = new ApiError(500, 'internal_error', `internal error (request id ${requestId})`);
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.status(apiError.status).json(errorBody(apiError.code, apiError.message, apiError.extra));
+  };
+}

@@ -1,0 +1,57 @@
+// Gateway metrics in Prometheus text format (served at /metrics).
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface ApiMetrics {
+  registry: Registry;
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
+  rateLimited(cls: string): void;
+  jobCreated(kind: string, model: string): void;
+  credits(reason: 'charged' | 'refunded', amount: number): void;
+}
+
+export function createApiMetrics(): ApiMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'mediagen_api_' });
+  const requests = new Counter({
+    name: 'mediagen_http_requests_total',
+    help: 'HTTP requests by method, route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'mediagen_http_request_duration_seconds',
+    help: 'HTTP request latency by method, route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const refusals = new Counter({
+    name: 'mediagen_rate_limit_refusals_total',
+    help: 'Requests refused by the rate limiter, by class',
+    labelNames: ['class'] as const,
+    registers: [registry],
+  });
+  const jobs = new Counter({
+    name: 'mediagen_jobs_created_total',
+    help: 'Jobs created by kind and model',
+    labelNames: ['kind', 'model'] as const,
+    registers: [registry],
+  });
+  const credits = new Counter({
+    name: 'mediagen_credits_total',
+    help: 'Credits charged at create time and refunded by the gateway, by reason',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  return {
+    registry,
+    observeRequest(method, route, status, seconds) {
+      const labels = { method, route, status: String(status) };
+      requests.inc(labels);
+      latency.observe(labels, seconds);
+    },
+    rateLimited: (cls) => refusals.inc({ class: cls }),
+    jobCreated: (kind, model) => jobs.inc({ kind, model }),
+    credits: (reason, amount) => credits.inc({ reason }, amount),
+  };
+}

@@ -1,0 +1,25 @@
+// Each router describes its endpoints once; the same zod schemas validate requests and feed the
+// OpenAPI document (api/openapi.ts collects every router's operations).
+import type { z } from 'zod';
+
+export interface Operation {
+  method: 'get' | 'post' | 'delete';
+  /** Express-style path under the app root, e.g. /v1/images/:id */
+  path: string;
+  summary: string;
+  tags: string[];
+  /** Rate-limit class, or null for unauthenticated routes. */
+  rateClass: 'poll' | 'generate' | null;
+  body?: z.ZodType;
+  /** multipart/form-data body: described by this schema of its text fields plus a `file` part. */
+  multipart?: z.ZodType;
+  query?: z.ZodType;
+  /** The `data` payload of the 200 answer (wrapped as `{ data }` unless `raw`). */
+  response?: z.ZodType;
+  /** Extra top-level properties next to `data` (e.g. next_cursor). */
+  responseExtra?: Record<string, z.ZodType>;
+  /** Answer is not JSON-wrapped (health, metrics, the document itself). */
+  raw?: 'json' | 'text';
+  /** HTTP error statuses this endpoint can answer. */
+  errors: number[];
+}

@@ -1,0 +1,24 @@
+// The database handle: a Kysely instance over a pg pool, with bigint columns read as numbers
+// (credits and sizes stay far below 2^53) and a ping for readiness checks.
+import pg from 'pg';
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import type { DB } from './schema.js';
+
+// int8 (bigint) → number; our balances and byte sizes fit in a double exactly.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export type Database = Kysely<DB>;
+export type Tx = Transaction<DB>;
+/** Repositories take either, so the same code runs inside or outside a transaction. */
+export type Queryable = Kysely<DB> | Transaction<DB>;
+
+export function createDb(databaseUrl: string, poolSize = 10): Database {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
+  // An idle client that errors (server restart) must not crash the process.
+  pool.on('error', () => undefined);
+  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+}
+
+export async function pingDb(db: Database): Promise<void> {
+  await sql`select 1`.execute(db);
+}

@@ -1,0 +1,27 @@
+// Migrations are listed explicitly (no directory scan), so the bundle and the order are fixed.
+import { Migrator, NO_MIGRATIONS, type Kysely, type Migration, type MigrationResultSet } from 'kysely';
+import * as m0001 from './migrations/0001_initial.js';
+
+export const migrations: Record<string, Migration> = {
+  '0001_initial': m0001,
+};
+
+function migrator(db: Kysely<any>): Migrator {
+  return new Migrator({ db, provider: { getMigrations: async () => migrations } });
+}
+
+function check(result: MigrationResultSet): MigrationResultSet {
+  if (result.error) {
+    const failed = result.results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`migration ${failed} failed: ${String((result.error as Error).message ?? result.error)}`);
+  }
+  return result;
+}
+
+export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {
+  return check(await migrator(db).migrateToLatest());
+}
+
+export async function migrateDownAll(db: Kysely<any>): Promise<MigrationResultSet> {
+  return check(await migrator(db).migrateTo(NO_MIGRATIONS));
+}

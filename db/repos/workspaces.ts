@@ -1,0 +1,140 @@
+// Workspaces, members, API keys, projects and credit grants: the admin side of the data model.
+// Plain functions over Kysely | Transaction, so callers compose them inside one transaction.
+import { sql } from 'kysely';
+import type { Database, Queryable } from '../index.js';
+import type { MemberRole } from '../schema.js';
+import { newId } from '../ids.js';
+import { generateApiKey } from '../api-keys.js';
+
+export class AdminError extends Error {
+  override name = 'AdminError';
+  constructor(
+    readonly code: 'not_found' | 'forbidden' | 'conflict' | 'invalid' | 'insufficient_credits',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export async function createWorkspace(db: Database, input: { name: string; ownerEmail: string; credits?: number }) {
+  return db.transaction().execute(async (tx) => {
+    const id = newId('ws');
+    await tx.insertInto('workspaces').values({ id, name: input.name, credits: 0 }).execute();
+    await tx.insertInto('workspace_members').values({ workspace_id: id, email: normalizeEmail(input.ownerEmail), role: 'owner' }).execute();
+    if (input.credits) await adjustCredits(tx, id, input.credits, 'initial grant');
+    return { id, name: input.name };
+  });
+}
+
+export function normalizeEmail(email: string): string {
+  const e = email.trim().toLowerCase();
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(e)) throw new AdminError('invalid', `not an email address: ${email}`);
+  return e;
+}
+
+export async function getWorkspace(db: Queryable, id: string) {
+  const ws = await db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!ws) throw new AdminError('not_found', `workspace ${id} not found`);
+  return ws;
+}
+
+export async function addMember(db: Queryable, workspaceId: string, email: string, role: MemberRole) {
+  await getWorkspace(db, workspaceId);
+  const e = normalizeEmail(email);
+  await db
+    .insertInto('workspace_members')
+    .values({ workspace_id: workspaceId, email: e, role })
+    .onConflict((oc) => oc.columns(['workspace_id', 'email']).doUpdateSet({ role }))
+    .execute();
+  return { workspace_id: workspaceId, email: e, role };
+}
+
+export async function requireOwner(db: Queryable, workspaceId: string, email: string) {
+  const e = normalizeEmail(email);
+  const m = await db
+    .selectFrom('workspace_members')
+    .select('role')
+    .where('workspace_id', '=', workspaceId)
+    .where('email', '=', e)
+    .executeTakeFirst();
+  if (!m) throw new AdminError('forbidden', `${e} is not a member of workspace ${workspaceId}`);
+  if (m.role !== 'owner') throw new AdminError('forbidden', `only workspace owners may manage API keys; ${e} is a ${m.role}`);
+}
+
+/** Creates a key on behalf of an owner; the returned `key` is the only time the secret exists in clear. */
+export async function createApiKey(db: Database, input: { workspaceId: string; name: string; actorEmail: string }) {
+  return db.transaction().execute(async (tx) => {
+    await getWorkspace(tx, input.workspaceId);
+    await requireOwner(tx, input.workspaceId, input.actorEmail);
+    const k = generateApiKey();
+    await tx
+      .insertInto('api_keys')
+      .values({ id: k.id, workspace_id: input.workspaceId, name: input.name, secret_hash: k.secretHash, created_by: normalizeEmail(input.actorEmail) })
+      .execute();
+    return { id: k.id, key: k.key, name: input.name };
+  });
+}
+
+export async function revokeApiKey(db: Database, input: { workspaceId: string; keyId: string; actorEmail: string }) {
+  return db.transaction().execute(async (tx) => {
+    await requireOwner(tx, input.workspaceId, input.actorEmail);
+    const res = await tx
+      .updateTable('api_keys')
+      .set({ revoked_at: sql`now()` })
+      .where('id', '=', input.keyId)
+      .where('workspace_id', '=', input.workspaceId)
+      .where('revoked_at', 'is', null)
+      .returning(['id'])
+      .executeTakeFirst();
+    if (!res) {
+      const exists = await tx.selectFrom('api_keys').select('id').where('id', '=', input.keyId).where('workspace_id', '=', input.workspaceId).executeTakeFirst();
+      if (!exists) throw new AdminError('not_found', `API key ${input.keyId} not found in workspace ${input.workspaceId}`);
+      throw new AdminError('conflict', `API key ${input.keyId} is already revoked`);
+    }
+    // Gateways cache key lookups; tell every replica at once.
+    await sql`select pg_notify('api_key_revoked', ${input.keyId})`.execute(tx);
+    return { id: input.keyId };
+  });
+}
+
+export async function listApiKeys(db: Queryable, workspaceId: string) {
+  return db
+    .selectFrom('api_keys')
+    .select(['id', 'name', 'created_by', 'created_at', 'last_used_at', 'revoked_at'])
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** Grant (positive) or deduct (negative) credits with a ledger entry; a deduction never goes below zero. */
+export async function adjustCredits(db: Queryable, workspaceId: string, delta: number, note: string) {
+  if (!Number.isSafeInteger(delta) || delta === 0) throw new AdminError('invalid', 'credit amount must be a non-zero integer');
+  const row = await db
+    .updateTable('workspaces')
+    .set({ credits: sql`credits + ${delta}`, updated_at: sql`now()` })
+    .where('id', '=', workspaceId)
+    .where(sql<boolean>`credits + ${delta} >= 0`)
+    .returning(['credits'])
+    .executeTakeFirst();
+  if (!row) {
+    const ws = await getWorkspace(db, workspaceId);
+    throw new AdminError('insufficient_credits', `cannot deduct ${-delta} credits: workspace ${workspaceId} has ${ws.credits}`);
+  }
+  await db
+    .insertInto('credit_ledger')
+    .values({ workspace_id: workspaceId, job_id: null, job_seq: null, delta, reason: delta > 0 ? 'grant' : 'deduct', note })
+    .execute();
+  return { credits: row.credits };
+}
+
+export async function createProject(db: Queryable, workspaceId: string, name: string) {
+  await getWorkspace(db, workspaceId);
+  const id = newId('prj');
+  const row = await db.insertInto('projects').values({ id, workspace_id: workspaceId, name }).returningAll().executeTakeFirstOrThrow();
+  return row;
+}
+
+export async function listProjects(db: Queryable, workspaceId: string) {
+  return db.selectFrom('projects').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at').orderBy('id').execute();
+}

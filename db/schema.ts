@@ -1,0 +1,167 @@
+// Kysely table types: one interface per table, with Selectable / Insertable aliases.
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type Json<T> = ColumnType<T, string, string>;
+
+export const jobKinds = ['image', 'video', 'replace_actor', 'talking_actor'] as const;
+export type JobKind = (typeof jobKinds)[number];
+export const jobStatuses = ['pending', 'generating', 'completed', 'failed'] as const;
+export type JobStatus = (typeof jobStatuses)[number];
+export type MemberRole = 'owner' | 'member';
+export type LedgerReason = 'charge' | 'refund' | 'recharge' | 'grant' | 'deduct';
+export type UploadStatus = 'pending' | 'completed' | 'failed';
+
+export interface WorkspaceTable {
+  id: string;
+  name: string;
+  credits: ColumnType<number, number | undefined, number>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface WorkspaceMemberTable {
+  workspace_id: string;
+  email: string;
+  role: MemberRole;
+  created_at: Generated<Date>;
+}
+
+export interface ApiKeyTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  secret_hash: string;
+  created_by: string;
+  created_at: Generated<Date>;
+  last_used_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
+export interface ProjectTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ActorTable {
+  id: string;
+  name: string;
+  age: string;
+  gender: string;
+  skin_tone: string;
+  is_pro: boolean;
+  default_voice_id: string | null;
+  reference_image_key: string;
+  preview_video_key: string;
+  preview_thumbnail_key: string;
+  sort_key: number;
+  created_at: Generated<Date>;
+}
+
+export interface VoiceTable {
+  id: string;
+  name: string;
+  gender: string;
+  language: string;
+  accent: string;
+  preview_key: string;
+  /** The local TTS voice (espeak-ng variant) that renders this voice offline. */
+  tts_voice: string;
+  /** The provider's own voice id when routed live (ElevenLabs). */
+  provider_voice_id: string | null;
+  sort_key: number;
+  created_at: Generated<Date>;
+}
+
+export interface FileUploadTable {
+  id: string;
+  workspace_id: string;
+  project_id: string;
+  name: string;
+  object_key: string;
+  file_type: 'image' | 'video';
+  mime_type: string;
+  file_size: ColumnType<number, number, number>;
+  status: UploadStatus;
+  source_url: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface JobError {
+  code: string;
+  message: string;
+}
+
+export interface JobTable {
+  id: string;
+  kind: JobKind;
+  workspace_id: string;
+  project_id: string;
+  api_key_id: string | null;
+  model: string;
+  status: JobStatus;
+  params: Json<Record<string, unknown>>;
+  error: Json<JobError | null> | null;
+  price: number;
+  outputs: Json<JobOutput[]> | null;
+  provider_ref: Json<Record<string, unknown> | null> | null;
+  workflow_started: Generated<boolean>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+}
+
+export interface JobOutput {
+  key: string;
+  content_type: string;
+  size: number;
+}
+
+export interface CreditLedgerTable {
+  id: Generated<string>;
+  workspace_id: string;
+  job_id: string | null;
+  /** Per-job sequence: (job_id, job_seq) is unique, so one settlement step can never be written twice. */
+  job_seq: number | null;
+  delta: number;
+  reason: LedgerReason;
+  note: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface RateLimitTable {
+  api_key_id: string;
+  class: string;
+  window_start: ColumnType<Date, Date, Date>;
+  count: number;
+}
+
+export interface DB {
+  workspaces: WorkspaceTable;
+  workspace_members: WorkspaceMemberTable;
+  api_keys: ApiKeyTable;
+  projects: ProjectTable;
+  actors: ActorTable;
+  voices: VoiceTable;
+  file_uploads: FileUploadTable;
+  jobs: JobTable;
+  credit_ledger: CreditLedgerTable;
+  rate_limits: RateLimitTable;
+}
+
+export type Workspace = Selectable<WorkspaceTable>;
+export type ApiKey = Selectable<ApiKeyTable>;
+export type Project = Selectable<ProjectTable>;
+export type Actor = Selectable<ActorTable>;
+export type Voice = Selectable<VoiceTable>;
+export type FileUpload = Selectable<FileUploadTable>;
+export type NewFileUpload = Insertable<FileUploadTable>;
+export type Job = Selectable<JobTable>;
+export type NewJob = Insertable<JobTable>;
+export type JobUpdate = Updateable<JobTable>;
+export type LedgerEntry = Selectable<CreditLedgerTable>;

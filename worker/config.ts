@@ -1,0 +1,117 @@
+// The one configuration module of both processes (gateway and workers): every environment
+// variable the service reads is named here, validated once at start, and failing fast with the
+// variable's name (never its value, which may be a secret).
+import { z } from 'zod';
+
+const bool = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
+    .optional()
+    .transform((v) => (v === undefined || v === '' ? fallback : v === 'true' || v === '1' || v === 'yes'));
+
+const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return fallback;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `must be an integer from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v === '' ? undefined : v));
+
+const url = z.url();
+
+export const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+
+  // Postgres
+  DATABASE_URL: url,
+  DATABASE_POOL_SIZE: int(10, 1, 200),
+
+  // Temporal
+  TEMPORAL_ADDRESS: z.string().min(1),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TASK_QUEUE_PREFIX: z.string().regex(/^[a-z0-9-]+$/).default('media'),
+
+  // Object storage (any S3-compatible server)
+  S3_ENDPOINT: url,
+  S3_ACCESS_KEY: z.string().min(1),
+  S3_SECRET_KEY: z.string().min(1),
+  S3_BUCKET: z.string().min(3).default('media'),
+  S3_REGION: z.string().default('us-east-1'),
+  S3_PUBLIC_BASE_URL: optionalString.pipe(url.optional()),
+  PRESIGN_EXPIRY_SECONDS: int(3600, 60, 7 * 24 * 3600),
+
+  // Gateway
+  HOST: z.string().default('127.0.0.1'),
+  PORT: int(8080, 0, 65535),
+  PUBLIC_BASE_URL: optionalString.pipe(url.optional()),
+  RATE_LIMIT_POLL_PER_MIN: int(120, 1),
+  RATE_LIMIT_GENERATE_PER_MIN: int(30, 1),
+  PROGRESS_QUERY_TIMEOUT_MS: int(300, 10, 10_000),
+  UPLOAD_FROM_URL_TIMEOUT_MS: int(60_000, 1000),
+  METRICS_ENABLED: bool(true),
+
+  // Workers
+  WORKER_ROLES: optionalString,
+  WORKER_SHUTDOWN_GRACE_MS: int(30_000, 0),
+  WORKER_METRICS_PORT: int(0, 0, 65535),
+  WORKFLOW_BUNDLE_PATH: optionalString,
+  RECONCILE_INTERVAL_MS: int(15_000, 200),
+
+  // Remote fetching (upload-from-url and job inputs given as URLs)
+  FETCH_CONNECT_TIMEOUT_MS: int(5_000, 100),
+  FETCH_TOTAL_TIMEOUT_MS: int(60_000, 100),
+  // Test-only escape hatch: one loopback https origin (e.g. https://127.0.0.1:8443) that the SSRF
+  // guard lets through. Off by default; it is read from the process environment only.
+  FETCH_ALLOW_LOOPBACK_ORIGIN: optionalString,
+  FETCH_EXTRA_CA_FILE: optionalString,
+
+  // Providers: a route is live only when its key is present and PROVIDERS_MODE is not "local".
+  PROVIDERS_MODE: z.enum(['local', 'live', 'auto']).default('local'),
+  FAL_KEY: optionalString,
+  FAL_QUEUE_URL: z.url().default('https://queue.fal.run'),
+  OPENAI_API_KEY: optionalString,
+  OPENAI_BASE_URL: z.url().default('https://api.openai.com'),
+  ELEVENLABS_API_KEY: optionalString,
+  ELEVENLABS_BASE_URL: z.url().default('https://api.elevenlabs.io'),
+  XAI_API_KEY: optionalString,
+  XAI_BASE_URL: z.url().default('https://api.x.ai'),
+
+  // Local renderer
+  LOCAL_RENDER_LATENCY_MS: int(0, 0, 600_000),
+  // Opt-in fault injection for tests: prompts/scripts containing the marker fail as said.
+  LOCAL_RENDER_FAULTS: bool(false),
+  FFMPEG_PATH: z.string().default('ffmpeg'),
+  FFPROBE_PATH: z.string().default('ffprobe'),
+  ESPEAK_PATH: z.string().default('espeak-ng'),
+});
+
+export type Config = z.infer<typeof envSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parse the environment once; the message names each bad variable and why, never its value. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}
+
+/** Every variable the service reads, for docs and the docker-compose check. */
+export const configVariables = Object.keys(envSchema.shape);

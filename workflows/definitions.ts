@@ -1,0 +1,61 @@
+// Names shared by the gateway, the workers and the workflows: job kinds, workflow types, task
+// queues, search attributes and the workflow input. Pure data — safe inside the workflow sandbox.
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+export type JobKind = 'image' | 'video' | 'replace_actor' | 'talking_actor';
+export type JobStatus = 'pending' | 'generating' | 'completed' | 'failed';
+
+/** Workflow type per job kind (the exported workflow function names in workflows/index.ts). */
+export const workflowTypes = {
+  image: 'imageGeneration',
+  video: 'videoGeneration',
+  replace_actor: 'replaceActorGeneration',
+  talking_actor: 'talkingActorGeneration',
+} as const satisfies Record<JobKind, string>;
+
+export const providerNames = ['local', 'fal', 'openai', 'xai', 'elevenlabs'] as const;
+export type ProviderName = (typeof providerNames)[number];
+
+export interface TaskQueues {
+  workflows: string;
+  io: string;
+  provider(name: ProviderName): string;
+}
+
+/** Fleets run apart: workflow workers, I/O activities, and one queue per provider. */
+export function taskQueues(prefix: string): TaskQueues {
+  return {
+    workflows: `${prefix}-workflows`,
+    io: `${prefix}-io`,
+    provider: (name) => `${prefix}-provider-${name}`,
+  };
+}
+
+export const searchAttributes = {
+  workspaceId: defineSearchAttributeKey('WorkspaceId', SearchAttributeType.KEYWORD),
+  projectId: defineSearchAttributeKey('ProjectId', SearchAttributeType.KEYWORD),
+  jobKind: defineSearchAttributeKey('JobKind', SearchAttributeType.KEYWORD),
+  mediaModel: defineSearchAttributeKey('MediaModel', SearchAttributeType.KEYWORD),
+  jobStatus: defineSearchAttributeKey('JobStatus', SearchAttributeType.KEYWORD),
+};
+
+/** What a generation workflow is started with; everything else is read from Postgres by activities. */
+export interface GenerationInput {
+  jobId: string;
+  kind: JobKind;
+  model: string;
+  /** The provider adapter serving this job, fixed at create time from the routing catalog. */
+  provider: ProviderName;
+  /** Seconds the provider may take before the job fails (the model's deadline). */
+  deadlineSeconds: number;
+  /** Queue prefix so separate deployments (and test suites) share one Temporal namespace. */
+  taskQueuePrefix: string;
+}
+
+/** Answer of the `progress` query. */
+export interface GenerationProgress {
+  phase: 'queued' | 'fetching_inputs' | 'submitting' | 'generating' | 'storing_outputs' | 'completed' | 'failed' | 'canceled';
+  attempt: number;
+  percent: number | null;
+  queuePosition: number | null;
+}
