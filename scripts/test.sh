@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # npm test: provision the real stack (profile "test"), build, then run every test file with node's
-# test runner. Pass file paths or name patterns to run a subset: npm test -- uploads
+# test runner. Pass name patterns to run a subset: npm test -- uploads gateway
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 eval "$(scripts/stack.sh up test)"
-npm run --silent build
+if ! npm run --silent build; then
+  # While several people edit at once, ALLOW_TYPE_ERRORS=1 runs what tsc still emitted. Never in CI.
+  [[ ${ALLOW_TYPE_ERRORS:-0} == 1 && -z ${CI:-} ]] || exit 1
+  echo "[test] type errors ignored (ALLOW_TYPE_ERRORS=1)" >&2
+fi
 mapfile -t files < <(find dist/test -name '*.test.js' | sort)
 if (($#)); then
   mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -E "$(IFS='|'; echo "$*")" || true)
