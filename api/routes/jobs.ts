@@ -1,11 +1,490 @@
-// The four job kinds' create, status, URL and cancel endpoints — being written (jobs issue).
-import { Router } from 'express';
+// The four job kinds' endpoints — create, status, URL and cancel — served by one generic router
+// over a table of kind specs, so every kind shares the same create path:
+//   validate → one transaction (project 403, references 404, conditional debit 402, job row +
+//   ledger charge) → start the workflow after commit (a failed start is retried by the reconciler).
+import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
 import type { AppDeps } from '../app.js';
-import type { Auth } from '../auth.js';
+import { authOf, type Auth } from '../auth.js';
+import { jsonBody } from '../body.js';
+import { ApiError } from '../errors.js';
+import type { ApiMetrics } from '../metrics.js';
 import type { Operation } from '../operations.js';
+import { parseOr400 } from '../validate.js';
+import type { Tx } from '../../db/index.js';
+import type { Job, JobKind } from '../../db/schema.js';
+import { newId } from '../../db/ids.js';
+import * as jobsRepo from '../../db/repos/jobs.js';
+import {
+  allowedDurations,
+  durationAllowed,
+  imageModels,
+  priceFor,
+  replaceActorModel,
+  routeFor,
+  talkingActorModel,
+  videoModels,
+  type ModelRoute,
+} from '../../activities/providers/catalog.js';
+import { providerFor } from '../../activities/providers/routing.js';
+import { cancelJobWorkflow, jobToStart, queryJobProgress, startJobWorkflow } from '../../workflows/client.js';
 
-export const jobOperations: Operation[] = [];
+// ------------------------------------------------------------------ schemas
 
-export function createJobsRouter(_deps: AppDeps, _auth: Auth): Router {
-  return Router();
+const id = z.string().min(1).max(100);
+const prompt = z.string().trim().min(1, 'must not be empty').max(4000, 'must be at most 4000 characters');
+const aspectRatio3 = z.enum(['1:1', '9:16', '16:9']);
+const httpsUrl = z
+  .string()
+  .max(2048)
+  .refine((v) => URL.canParse(v) && new URL(v).protocol === 'https:', 'must be an https URL');
+
+export const imageCreateSchema = z.strictObject({
+  project_id: id,
+  prompt,
+  model: z.enum(imageModels),
+  aspect_ratio: aspectRatio3,
+  count: z.number().int('must be an integer').min(1).max(4),
+});
+
+export const videoCreateSchema = z.strictObject({
+  project_id: id,
+  prompt,
+  model: z.enum(videoModels),
+  aspect_ratio: z.string().optional(),
+  duration: z.number().positive().optional(),
+  resolution: z.string().optional(),
+  reference_file_ids: z.array(id).max(4).optional(),
+  start_frame_file_id: id.optional(),
+  end_frame_file_id: id.optional(),
+});
+
+export const replaceActorCreateSchema = z
+  .strictObject({
+    project_id: id,
+    image_url: httpsUrl.optional(),
+    video_url: httpsUrl.optional(),
+    image_file_id: id.optional(),
+    video_file_id: id.optional(),
+    prompt: z.string().trim().max(4000, 'must be at most 4000 characters').optional(),
+    duration: z.number().min(3).max(30).default(30),
+    aspect_ratio: aspectRatio3.default('9:16'),
+  })
+  .superRefine((b, ctx) => {
+    const files = b.image_file_id !== undefined || b.video_file_id !== undefined;
+    const urls = b.image_url !== undefined || b.video_url !== undefined;
+    const bothFiles = b.image_file_id !== undefined && b.video_file_id !== undefined;
+    const bothUrls = b.image_url !== undefined && b.video_url !== undefined;
+    if ((files && urls) || !(bothFiles || bothUrls)) {
+      ctx.addIssue({ code: 'custom', message: 'provide either image_file_id and video_file_id, or image_url and video_url' });
+    }
+  });
+
+const unit = z.number().min(0).max(1);
+export const talkingActorCreateSchema = z.strictObject({
+  project_id: id,
+  actor_id: id,
+  script: z.string().trim().min(1, 'must not be empty').max(5000, 'must be at most 5000 characters'),
+  voice_id: id.optional(),
+  voice_options: z
+    .strictObject({ speed: z.number().min(0.7).max(1.2).optional(), stability: unit.optional(), similarity: unit.optional(), style: unit.optional() })
+    .optional(),
+  aspect_ratio: aspectRatio3.default('9:16'),
+});
+
+const jobError = z.object({ code: z.string(), message: z.string() }).nullable();
+const progressSchema = z.object({
+  phase: z.string(),
+  attempt: z.number().int(),
+  percent: z.number().nullable(),
+  queue_position: z.number().int().nullable(),
+});
+const status = z.enum(['pending', 'generating', 'completed', 'failed']);
+
+export const imageJobSchema = z.object({
+  id: z.string(),
+  project_id: z.string(),
+  prompt: z.string(),
+  model: z.string(),
+  aspect_ratio: z.string(),
+  count: z.number().int(),
+  status,
+  error: jobError,
+  created_at: z.number().int(),
+  updated_at: z.number().int(),
+  progress: progressSchema.optional(),
+});
+export const videoJobSchema = z.object({
+  id: z.string(),
+  project_id: z.string(),
+  prompt: z.string(),
+  model: z.string(),
+  aspect_ratio: z.string(),
+  duration: z.number(),
+  resolution: z.string(),
+  status,
+  error: jobError,
+  created_at: z.number().int(),
+  updated_at: z.number().int(),
+  progress: progressSchema.optional(),
+});
+export const talkingActorJobSchema = z.object({
+  id: z.string(),
+  project_id: z.string(),
+  actor_id: z.string(),
+  voice_id: z.string(),
+  script: z.string(),
+  status,
+  error: jobError,
+  created_at: z.number().int(),
+  updated_at: z.number().int(),
+  progress: progressSchema.optional(),
+});
+const creationResult = z.object({ id: z.string(), status: z.literal('pending') });
+const talkingCreationResult = creationResult.extend({ voice_id: z.string() });
+export const urlResultSchema = z.object({ id: z.string(), url: z.string(), urls: z.array(z.string()).optional() });
+
+// ------------------------------------------------------------------ kind specs
+
+interface Prepared {
+  model: string;
+  route: ModelRoute;
+  params: Record<string, unknown>;
+}
+
+interface KindSpec {
+  kind: JobKind;
+  /** Base of status/URL/cancel paths. */
+  base: string;
+  createPath: string;
+  tag: string;
+  models: readonly string[];
+  body: z.ZodType;
+  record: z.ZodType;
+  createResult: z.ZodType;
+  /** Validates what the schema cannot (per-model rules, references) inside the create transaction. */
+  prepare(body: any, tx: Tx, workspaceId: string): Promise<Prepared>;
+  present(job: Job): Record<string, unknown>;
+  created(job: Job): Record<string, unknown>;
+}
+
+const ms = (d: Date) => d.getTime();
+const common = (job: Job) => ({ status: job.status, error: job.error ?? null, created_at: ms(job.created_at), updated_at: ms(job.updated_at) });
+
+function requireRoute(model: string): ModelRoute {
+  const route = routeFor(model);
+  if (!route) throw new ApiError(400, 'invalid_model', `model ${model} is not supported`);
+  return route;
+}
+
+async function requireUpload(tx: Tx, workspaceId: string, uploadId: string, field: string, fileType: 'image' | 'video'): Promise<void> {
+  const up = await tx
+    .selectFrom('file_uploads')
+    .select(['file_type', 'status'])
+    .where('id', '=', uploadId)
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst();
+  if (!up) throw new ApiError(404, 'not_found', `${field}: file upload ${uploadId} not found`);
+  if (up.status !== 'completed') throw new ApiError(400, 'invalid_request', `${field}: file upload ${uploadId} is not completed`);
+  if (up.file_type !== fileType) throw new ApiError(400, 'invalid_request', `${field}: file upload ${uploadId} is a ${up.file_type}, a ${fileType} is required`);
+}
+
+const videoLike = (job: Job) => {
+  const p = job.params as Record<string, any>;
+  return {
+    id: job.id,
+    project_id: job.project_id,
+    prompt: p.prompt ?? '',
+    model: job.model,
+    aspect_ratio: p.aspect_ratio,
+    duration: p.duration,
+    resolution: p.resolution,
+    ...common(job),
+  };
+};
+
+const kinds: KindSpec[] = [
+  {
+    kind: 'image',
+    base: '/v1/images',
+    createPath: '/v1/images/generate',
+    tag: 'Images',
+    models: imageModels,
+    body: imageCreateSchema,
+    record: imageJobSchema,
+    createResult: imageJobSchema,
+    async prepare(b: z.infer<typeof imageCreateSchema>) {
+      const route = requireRoute(b.model);
+      return { model: b.model, route, params: { prompt: b.prompt, aspect_ratio: b.aspect_ratio, count: b.count } };
+    },
+    present(job) {
+      const p = job.params as Record<string, any>;
+      return { id: job.id, project_id: job.project_id, prompt: p.prompt, model: job.model, aspect_ratio: p.aspect_ratio, count: p.count, ...common(job) };
+    },
+    created(job) {
+      return this.present(job);
+    },
+  },
+  {
+    kind: 'video',
+    base: '/v1/videos',
+    createPath: '/v1/videos/generate',
+    tag: 'Videos',
+    models: videoModels,
+    body: videoCreateSchema,
+    record: videoJobSchema,
+    createResult: videoJobSchema,
+    async prepare(b: z.infer<typeof videoCreateSchema>, tx, workspaceId) {
+      const route = requireRoute(b.model);
+      const aspect = b.aspect_ratio ?? route.defaultAspectRatio;
+      if (!route.aspectRatios.includes(aspect)) {
+        throw new ApiError(400, 'invalid_request', `aspect_ratio: ${b.model} supports ${route.aspectRatios.join(', ')}`);
+      }
+      const duration = b.duration ?? route.defaultDuration!;
+      if (!durationAllowed(route, duration)) {
+        throw new ApiError(400, 'invalid_request', `duration: ${b.model} supports ${allowedDurations(route)} seconds`);
+      }
+      const resolution = b.resolution ?? route.defaultResolution!;
+      if (!route.resolutions?.includes(resolution)) {
+        throw new ApiError(400, 'invalid_request', `resolution: ${b.model} supports ${route.resolutions?.join(', ')}`);
+      }
+      if (b.start_frame_file_id) await requireUpload(tx, workspaceId, b.start_frame_file_id, 'start_frame_file_id', 'image');
+      if (b.end_frame_file_id) await requireUpload(tx, workspaceId, b.end_frame_file_id, 'end_frame_file_id', 'image');
+      for (const [i, ref] of (b.reference_file_ids ?? []).entries()) await requireUpload(tx, workspaceId, ref, `reference_file_ids.${i}`, 'image');
+      return {
+        model: b.model,
+        route,
+        params: {
+          prompt: b.prompt,
+          aspect_ratio: aspect,
+          duration,
+          resolution,
+          reference_file_ids: b.reference_file_ids,
+          start_frame_file_id: b.start_frame_file_id,
+          end_frame_file_id: b.end_frame_file_id,
+        },
+      };
+    },
+    present: videoLike,
+    created: videoLike,
+  },
+  {
+    kind: 'replace_actor',
+    base: '/v1/replace-actors/generations',
+    createPath: '/v1/replace-actors/generations',
+    tag: 'Replace actors',
+    models: [replaceActorModel],
+    body: replaceActorCreateSchema,
+    record: videoJobSchema,
+    createResult: creationResult,
+    async prepare(b: z.infer<typeof replaceActorCreateSchema>, tx, workspaceId) {
+      const route = requireRoute(replaceActorModel);
+      if (b.image_file_id) await requireUpload(tx, workspaceId, b.image_file_id, 'image_file_id', 'image');
+      if (b.video_file_id) await requireUpload(tx, workspaceId, b.video_file_id, 'video_file_id', 'video');
+      return {
+        model: replaceActorModel,
+        route,
+        params: {
+          prompt: b.prompt ?? '',
+          aspect_ratio: b.aspect_ratio,
+          duration: b.duration,
+          resolution: route.defaultResolution,
+          image_file_id: b.image_file_id,
+          video_file_id: b.video_file_id,
+          image_url: b.image_url,
+          video_url: b.video_url,
+        },
+      };
+    },
+    present: videoLike,
+    created: (job) => ({ id: job.id, status: 'pending' }),
+  },
+  {
+    kind: 'talking_actor',
+    base: '/v1/talking-actors',
+    createPath: '/v1/talking-actors/generate',
+    tag: 'Talking actors',
+    models: [talkingActorModel],
+    body: talkingActorCreateSchema,
+    record: talkingActorJobSchema,
+    createResult: talkingCreationResult,
+    async prepare(b: z.infer<typeof talkingActorCreateSchema>, tx) {
+      const route = requireRoute(talkingActorModel);
+      const actor = await tx.selectFrom('actors').select(['id', 'default_voice_id']).where('id', '=', b.actor_id).executeTakeFirst();
+      if (!actor) throw new ApiError(404, 'not_found', `actor ${b.actor_id} not found`);
+      const voiceId = b.voice_id ?? actor.default_voice_id;
+      if (!voiceId) {
+        throw new ApiError(400, 'invalid_request', `voice_id: actor ${b.actor_id} has no default voice, so voice_id is required`);
+      }
+      const voice = await tx.selectFrom('voices').select('id').where('id', '=', voiceId).executeTakeFirst();
+      if (!voice) throw new ApiError(404, 'not_found', `voice ${voiceId} not found`);
+      return {
+        model: talkingActorModel,
+        route,
+        params: { actor_id: b.actor_id, voice_id: voiceId, script: b.script, voice_options: b.voice_options, aspect_ratio: b.aspect_ratio },
+      };
+    },
+    present(job) {
+      const p = job.params as Record<string, any>;
+      return { id: job.id, project_id: job.project_id, actor_id: p.actor_id, voice_id: p.voice_id, script: p.script, ...common(job) };
+    },
+    created(job) {
+      return { id: job.id, status: 'pending', voice_id: (job.params as Record<string, any>).voice_id };
+    },
+  },
+];
+
+const idPrefix: Record<JobKind, string> = { image: 'img', video: 'vid', replace_actor: 'rpl', talking_actor: 'tlk' };
+
+// ------------------------------------------------------------------ operations (OpenAPI)
+
+export const jobOperations: Operation[] = kinds.flatMap((k): Operation[] => [
+  {
+    method: 'post',
+    path: k.createPath,
+    summary: `Create a ${k.kind.replace('_', '-')} job`,
+    tags: [k.tag],
+    rateClass: 'generate',
+    body: k.body,
+    response: k.createResult,
+    errors: [400, 401, 402, 403, 404, 429, 500],
+  },
+  { method: 'get', path: `${k.base}/:id`, summary: `Get a ${k.kind.replace('_', '-')} job`, tags: [k.tag], rateClass: 'poll', response: k.record, errors: [401, 404, 429, 500] },
+  {
+    method: 'get',
+    path: `${k.base}/:id/url`,
+    summary: `Get the final media URL of a ${k.kind.replace('_', '-')} job`,
+    tags: [k.tag],
+    rateClass: 'poll',
+    response: urlResultSchema,
+    errors: [401, 404, 409, 429, 500],
+  },
+  {
+    method: 'post',
+    path: `${k.base}/:id/cancel`,
+    summary: `Cancel a ${k.kind.replace('_', '-')} job (extension: ends it as failed with code canceled and refunds)`,
+    tags: [k.tag],
+    rateClass: 'generate',
+    response: k.record,
+    errors: [401, 404, 409, 429, 500],
+  },
+]);
+
+// ------------------------------------------------------------------ router
+
+export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: Auth): Router {
+  const router = Router();
+  const { db, config, logger } = deps;
+
+  async function startWorkflow(job: Job): Promise<void> {
+    try {
+      const toStart = jobToStart(job, config.TASK_QUEUE_PREFIX);
+      await deps.temporal.withDeadline(Date.now() + config.WORKFLOW_START_TIMEOUT_MS, () => startJobWorkflow(deps.temporal, toStart));
+      await jobsRepo.markWorkflowStarted(db, job.id);
+    } catch (err) {
+      // The job and its charge are committed; the reconciler starts it later.
+      logger.warn({ jobId: job.id, err: (err as Error).message }, 'workflow start failed; left for the reconciler');
+    }
+  }
+
+  async function loadJob(req: Request, res: Response, spec: KindSpec): Promise<Job> {
+    const { workspaceId } = authOf(res);
+    const job = await jobsRepo.getJobInWorkspace(db, workspaceId, String(req.params.id), spec.kind);
+    if (!job) throw new ApiError(404, 'not_found', `${spec.kind.replace('_', '-')} job ${String(req.params.id)} not found`);
+    return job;
+  }
+
+  for (const spec of kinds) {
+    router.post(spec.createPath, auth.rateLimit('generate'), jsonBody, async (req, res) => {
+      const { workspaceId, apiKeyId } = authOf(res);
+      const rawModel = (req.body as Record<string, unknown>).model;
+      if (spec.models.length > 1 || rawModel !== undefined) {
+        if (typeof rawModel === 'string' && !spec.models.includes(rawModel)) {
+          throw new ApiError(400, 'invalid_model', `model ${rawModel} is not supported here; use one of ${spec.models.join(', ')}`);
+        }
+      }
+      // Kinds with one fixed model accept no `model` field; strict schemas report it.
+      const body = parseOr400(spec.body, req.body) as Record<string, any>;
+      const jobId = newId(idPrefix[spec.kind]);
+      const job = await db.transaction().execute(async (tx) => {
+        const project = await tx.selectFrom('projects').select('workspace_id').where('id', '=', body.project_id).executeTakeFirst();
+        if (!project || project.workspace_id !== workspaceId) {
+          throw new ApiError(403, 'forbidden', `project ${body.project_id} is not in this workspace`);
+        }
+        const prepared = await spec.prepare(body, tx, workspaceId);
+        const provider = providerFor(config, prepared.model);
+        if (!provider) {
+          throw new ApiError(400, 'invalid_model', `model ${prepared.model} is not enabled here (its provider is not configured in this deployment)`);
+        }
+        const price = priceFor(prepared.route, prepared.params as { count?: number; duration?: number; script?: string });
+        try {
+          return await jobsRepo.insertJobWithCharge(tx, {
+            id: jobId,
+            kind: spec.kind,
+            workspaceId,
+            projectId: body.project_id,
+            apiKeyId,
+            model: prepared.model,
+            params: { ...prepared.params, provider, deadline_seconds: prepared.route.deadlineSeconds },
+            price,
+          });
+        } catch (err) {
+          if (err instanceof jobsRepo.InsufficientCreditsError) {
+            throw new ApiError(402, 'insufficient_credits', `insufficient credits: this job requires ${err.required} credits, the workspace has ${err.available}`);
+          }
+          throw err;
+        }
+      });
+      deps.metrics.jobCreated(spec.kind, job.model);
+      deps.metrics.credits('charged', job.price);
+      await startWorkflow(job);
+      res.status(200).json({ data: spec.created(job) });
+    });
+
+    router.get(`${spec.base}/:id`, auth.rateLimit('poll'), async (req, res) => {
+      const job = await loadJob(req, res, spec);
+      const data = spec.present(job);
+      // Finished jobs never cost a Temporal round-trip; in-flight ones add live progress when it answers in time.
+      if ((job.status === 'pending' || job.status === 'generating') && job.workflow_started) {
+        const progress = await queryJobProgress(deps.temporal, job.id, config.PROGRESS_QUERY_TIMEOUT_MS);
+        if (progress) {
+          data.progress = { phase: progress.phase, attempt: progress.attempt, percent: progress.percent, queue_position: progress.queuePosition };
+        }
+      }
+      res.json({ data });
+    });
+
+    router.get(`${spec.base}/:id/url`, auth.rateLimit('poll'), async (req, res) => {
+      const job = await loadJob(req, res, spec);
+      if (job.status === 'failed') {
+        const message = job.error?.message ?? 'the generation failed';
+        throw new ApiError(409, 'generation_failed', message, { status: 'failed' });
+      }
+      if (job.status !== 'completed' || !job.outputs?.length) {
+        throw new ApiError(409, 'not_ready', `job ${job.id} is not ready yet (status ${job.status})`, { status: job.status });
+      }
+      const urls = await Promise.all(job.outputs.map((o) => deps.storage.url(o.key)));
+      const data: Record<string, unknown> = { id: job.id, url: urls[0] };
+      if (spec.kind === 'image' && urls.length > 1) data.urls = urls;
+      res.json({ data });
+    });
+
+    router.post(`${spec.base}/:id/cancel`, auth.rateLimit('generate'), async (req, res) => {
+      const job = await loadJob(req, res, spec);
+      if (job.status === 'completed' || job.status === 'failed') {
+        throw new ApiError(409, 'not_cancelable', `job ${job.id} is already ${job.status} and cannot be canceled`, { status: job.status });
+      }
+      if (job.workflow_started) {
+        await cancelJobWorkflow(deps.temporal, job.id);
+      } else {
+        // No workflow runs yet: end the job here, refunding it; the reconciler will not start it.
+        await db.transaction().execute((tx) => jobsRepo.markFailed(tx, job.id, { code: 'canceled', message: 'the job was canceled' }));
+        await jobsRepo.markWorkflowStarted(db, job.id);
+        deps.metrics.credits('refunded', job.price);
+      }
+      const fresh = (await jobsRepo.getJob(db, job.id))!;
+      res.json({ data: spec.present(fresh) });
+    });
+  }
+  return router;
 }

@@ -1,0 +1,24 @@
+// The failure types activities raise (ApplicationFailure `type`), one list for workers, workflows
+// and the gateway. Non-retryable ones end the job; the rest are retried by the activity's policy.
+export const failureTypes = {
+  /** The provider refused the request for good (content policy, invalid input). */
+  providerRejected: 'ProviderRejected',
+  /** The provider is temporarily unavailable (429, 5xx, timeout): retried. */
+  providerUnavailable: 'ProviderUnavailable',
+  /** A referenced input (upload, remote URL, actor image) cannot be used. */
+  inputUnavailable: 'InputUnavailable',
+  /** An operator re-ran a job the workspace can no longer pay for. */
+  insufficientCredits: 'InsufficientCredits',
+  /** The provider did not finish before the model's deadline. */
+  deadlineExceeded: 'DeadlineExceeded',
+  /** The provider reported the generation as failed. */
+  generationFailed: 'GenerationFailed',
+} as const;
+
+export const nonRetryableFailureTypes = [
+  failureTypes.providerRejected,
+  failureTypes.inputUnavailable,
+  failureTypes.insufficientCredits,
+  failureTypes.deadlineExceeded,
+  failureTypes.generationFailed,
+];

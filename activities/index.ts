@@ -1,0 +1,50 @@
+// createActivities: every activity of the service, built from its clients, grouped by the task
+// queue that runs it so fleets can run apart (io: Postgres and input fetching; provider:<name>:
+// provider calls and output streaming).
+import type { Database } from '../db/index.js';
+import type { Config } from '../worker/config.js';
+import type { Storage } from './storage.js';
+import type { ProviderName } from '../workflows/definitions.js';
+import type { ProviderAdapter } from './providers/types.js';
+import { createLocalAdapter } from './providers/local/adapter.js';
+import { createJobIoActivities, createJobProviderActivities, type JobActivityDeps } from './jobs.js';
+
+export interface ActivityDeps {
+  db: Database;
+  storage: Storage;
+  config: Config;
+  metrics?: JobActivityDeps['metrics'];
+}
+
+export function createAdapters(config: Config): (name: ProviderName) => ProviderAdapter {
+  const local = createLocalAdapter({
+    ffmpegPath: config.FFMPEG_PATH,
+    ffprobePath: config.FFPROBE_PATH,
+    espeakPath: config.ESPEAK_PATH,
+    latencyMs: config.LOCAL_RENDER_LATENCY_MS,
+    faults: config.LOCAL_RENDER_FAULTS,
+  });
+  const adapters: Partial<Record<ProviderName, ProviderAdapter>> = { local };
+  return (name) => {
+    const adapter = adapters[name];
+    if (!adapter) throw new Error(`provider ${name} is not configured on this worker`);
+    return adapter;
+  };
+}
+
+export function createActivities(deps: ActivityDeps) {
+  const adapterFor = createAdapters(deps.config);
+  const jobDeps: JobActivityDeps = {
+    ...deps,
+    adapterFor,
+    fetchRemoteInput: async () => {
+      throw new Error('remote inputs are not wired yet');
+    },
+  };
+  return {
+    io: { ...createJobIoActivities(jobDeps) },
+    provider: createJobProviderActivities(jobDeps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

@@ -1,0 +1,222 @@
+// The local renderer as a provider adapter: it renders the job's media on this machine (see
+// media.ts) during submit, writes the outputs straight into our store at
+// `jobs/<jobId>/output-<n>.<ext>` (n from 0; re-submitting the same job overwrites the same keys,
+// so submit is idempotent per job id), and then reports them as ready after the configured latency.
+//
+// Fault injection, only when the adapter is created with `faults: true` (LOCAL_RENDER_FAULTS),
+// driven by markers in the job's prompt or script:
+//   [fail:terminal]     submit throws a non-retryable ProviderError (the job fails).
+//   [fail:transient:N]  submit throws a retryable ProviderError while the activity attempt is <= N,
+//                       so attempt N+1 succeeds.
+//   [fail:poll]         the render succeeds, but poll reports state 'failed' once it is due.
+// Without `faults` the markers are ordinary text.
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { extname, join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { frameSize, imageSize } from '../catalog.js';
+import { ProviderError } from '../types.js';
+import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest } from '../types.js';
+import { MediaToolError, renderImage, renderReplaceActor, renderTalkingActor, renderVideo, synthesizeSpeech } from './media.js';
+
+export interface LocalAdapterOptions {
+  ffmpegPath: string;
+  ffprobePath: string;
+  espeakPath: string;
+  /** How long after submit the outputs are reported ready, in ms. */
+  latencyMs: number;
+  /** Honour the fault-injection markers. */
+  faults: boolean;
+  tmpDir?: string;
+  /** Heartbeat interval while rendering (default 2 s). */
+  heartbeatMs?: number;
+}
+
+export interface LocalRef extends ProviderRef {
+  provider: 'local';
+  jobId: string;
+  outputs: Required<Pick<ProviderOutput, 'key' | 'contentType' | 'size'>>[];
+  /** Epoch ms when rendering finished and when the outputs are reported ready. */
+  renderedAt: number;
+  readyAt: number;
+  failPoll?: true;
+}
+
+const DEFAULT_VOICE = 'en-us';
+
+const extensions: Record<string, string> = {
+  'image/png': '.png',
+  'image/jpeg': '.jpg',
+  'image/jpg': '.jpg',
+  'image/webp': '.webp',
+  'image/gif': '.gif',
+  'video/mp4': '.mp4',
+  'video/quicktime': '.mov',
+  'video/webm': '.webm',
+  'video/x-matroska': '.mkv',
+};
+
+/** ffmpeg picks its image reader by file extension, so inputs keep a proper one. */
+function inputExtension(input: InputFile): string {
+  const fromType = extensions[input.contentType.split(';')[0]!.trim().toLowerCase()];
+  if (fromType) return fromType;
+  const fromKey = extname(input.key).toLowerCase();
+  return /^\.[a-z0-9]{1,5}$/.test(fromKey) ? fromKey : '.bin';
+}
+
+export function injectedFault(req: Pick<ProviderRequest, 'prompt' | 'script'>, attempt: number): ProviderError | undefined {
+  const text = `${req.prompt ?? ''}\n${req.script ?? ''}`;
+  if (text.includes('[fail:terminal]')) return new ProviderError('local renderer: injected terminal failure', { retryable: false });
+  const transient = /\[fail:transient:(\d+)\]/.exec(text);
+  if (transient && attempt <= Number(transient[1])) {
+    return new ProviderError(`local renderer: injected transient failure (attempt ${attempt} of ${transient[1]} failing)`, { retryable: true, status: 503 });
+  }
+  return undefined;
+}
+
+export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
+  const heartbeatMs = opts.heartbeatMs ?? 2000;
+
+  async function download(ctx: ProviderContext, dir: string, input: InputFile, index: number): Promise<string> {
+    const path = join(dir, `input-${index}-${input.role}${inputExtension(input)}`);
+    const body = await ctx.storage.getStream(input.key);
+    await pipeline(body, createWriteStream(path), { signal: ctx.signal });
+    return path;
+  }
+
+  async function render(req: ProviderRequest, ctx: ProviderContext, dir: string): Promise<{ path: string; contentType: string; ext: string }[]> {
+    const inputsOf = async (role: InputFile['role']) => {
+      const paths: string[] = [];
+      for (const [i, input] of req.inputs.entries()) if (input.role === role) paths.push(await download(ctx, dir, input, i));
+      return paths;
+    };
+    const common = { ffmpegPath: opts.ffmpegPath, signal: ctx.signal };
+    const aspect = req.aspectRatio ?? req.route.defaultAspectRatio;
+    switch (req.kind) {
+      case 'image': {
+        const { width, height } = imageSize(aspect);
+        const count = Math.max(1, Math.min(16, req.count ?? 1));
+        const files = [];
+        for (let n = 0; n < count; n++) {
+          const path = join(dir, `output-${n}.png`);
+          await writeFile(path, await renderImage({ prompt: req.prompt ?? '', width, height, seed: n, format: 'png', ...common }));
+          files.push({ path, contentType: 'image/png', ext: 'png' });
+          ctx.heartbeat({ phase: 'render', done: n + 1, of: count });
+        }
+        return files;
+      }
+      case 'video': {
+        const { width, height } = frameSize(aspect, req.resolution ?? req.route.defaultResolution ?? '720p');
+        const starts = await inputsOf('start_frame');
+        const startFrame = starts[0] ?? (await inputsOf('image'))[0];
+        const endFrame = (await inputsOf('end_frame'))[0];
+        const references = await inputsOf('reference');
+        const path = join(dir, 'output-0.mp4');
+        await renderVideo({
+          prompt: req.prompt ?? '',
+          width,
+          height,
+          durationSeconds: req.duration ?? req.route.defaultDuration ?? 5,
+          outPath: path,
+          references,
+          ...(startFrame ? { startFrame } : {}),
+          ...(endFrame ? { endFrame } : {}),
+          ...common,
+        });
+        return [{ path, contentType: 'video/mp4', ext: 'mp4' }];
+      }
+      case 'talking_actor': {
+        const { width, height } = frameSize(req.aspectRatio ?? '9:16', '720p');
+        let actorImage = (await inputsOf('actor_image'))[0] ?? (await inputsOf('image'))[0];
+        if (!actorImage) {
+          // No reference image given: a stand-in derived from the script keeps the job renderable.
+          actorImage = join(dir, 'actor.png');
+          await writeFile(actorImage, await renderImage({ prompt: req.script ?? '', width, height, ...common }));
+        }
+        const audioPath = join(dir, 'speech.wav');
+        await synthesizeSpeech({
+          text: req.script ?? '',
+          ttsVoice: req.voice?.ttsVoice ?? DEFAULT_VOICE,
+          speed: req.voiceOptions?.speed ?? 1,
+          outPath: audioPath,
+          espeakPath: opts.espeakPath,
+          signal: ctx.signal,
+        });
+        ctx.heartbeat({ phase: 'speech' });
+        const path = join(dir, 'output-0.mp4');
+        await renderTalkingActor({ actorImage, audioPath, width, height, outPath: path, ...common });
+        return [{ path, contentType: 'video/mp4', ext: 'mp4' }];
+      }
+      case 'replace_actor': {
+        const { width, height } = frameSize(aspect, '720p');
+        const characterImage = (await inputsOf('image'))[0] ?? (await inputsOf('actor_image'))[0];
+        const motionVideo = (await inputsOf('video'))[0];
+        if (!characterImage || !motionVideo) {
+          throw new ProviderError('local renderer: replace actor needs an image and a video input', { retryable: false });
+        }
+        const path = join(dir, 'output-0.mp4');
+        await renderReplaceActor({ characterImage, motionVideo, width, height, durationSeconds: req.duration ?? req.route.defaultDuration ?? 5, outPath: path, ...common });
+        return [{ path, contentType: 'video/mp4', ext: 'mp4' }];
+      }
+    }
+  }
+
+  return {
+    name: 'local',
+
+    async submit(req, ctx): Promise<LocalRef> {
+      let failPoll = false;
+      if (opts.faults) {
+        const fault = injectedFault(req, ctx.attempt);
+        if (fault) throw fault;
+        failPoll = `${req.prompt ?? ''}\n${req.script ?? ''}`.includes('[fail:poll]');
+      }
+      const safeId = req.jobId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+      const dir = await mkdtemp(join(opts.tmpDir ?? tmpdir(), `local-${safeId}-`));
+      ctx.heartbeat({ phase: 'start' });
+      const beat = setInterval(() => ctx.heartbeat({ phase: 'render' }), heartbeatMs);
+      try {
+        let files;
+        try {
+          files = await render(req, ctx, dir);
+        } catch (err) {
+          if (err instanceof MediaToolError) {
+            // The tools ran and refused the job's inputs (or the parameters): retrying will not help.
+            throw new ProviderError(`local renderer: ${err.message}`, { retryable: false });
+          }
+          if (err instanceof RangeError) throw new ProviderError(`local renderer: ${err.message}`, { retryable: false });
+          throw err;
+        }
+        const outputs: LocalRef['outputs'] = [];
+        for (const [n, file] of files.entries()) {
+          const key = `jobs/${req.jobId}/output-${n}.${file.ext}`;
+          const { size } = await stat(file.path);
+          const stored = await ctx.storage.putStream(key, createReadStream(file.path), file.contentType, size);
+          outputs.push({ key, contentType: file.contentType, size: stored.size });
+          ctx.heartbeat({ phase: 'upload', done: n + 1, of: files.length });
+        }
+        const renderedAt = Date.now();
+        return { provider: 'local', jobId: req.jobId, outputs, renderedAt, readyAt: renderedAt + opts.latencyMs, ...(failPoll ? { failPoll: true as const } : {}) };
+      } finally {
+        clearInterval(beat);
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+
+    async poll(ref): Promise<PollResult> {
+      const r = ref as LocalRef;
+      const now = Date.now();
+      if (now < r.readyAt) {
+        const span = Math.max(1, r.readyAt - r.renderedAt);
+        return { state: 'running', percent: Math.min(99, Math.max(0, Math.floor((100 * (now - r.renderedAt)) / span))), nextPollMs: Math.min(2000, r.readyAt - now) };
+      }
+      if (r.failPoll) return { state: 'failed', message: 'local renderer: injected failure reported by poll' };
+      return { state: 'succeeded', percent: 100, outputs: r.outputs.map((o) => ({ ...o })) };
+    },
+
+    async cancel(): Promise<void> {
+      // Nothing runs remotely: a render in progress stops with its activity's abort signal.
+    },
+  };
+}

@@ -1,0 +1,471 @@
+// The local renderer's media functions: real images, videos, speech and composites derived from
+// the request, made offline with a pure-JS PNG encoder, ffmpeg/ffprobe and espeak-ng. Pure
+// functions (no Temporal, no database) so the seed script can use them too. Binaries are spawned
+// with argument arrays (never a shell); failures carry the tail of the tool's stderr.
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
+
+/** Frame rate of rendered videos: low, because the content is simple and the machines are small. */
+export const VIDEO_FPS = 15;
+const X264_ARGS = ['-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'stillimage', '-pix_fmt', 'yuv420p', '-movflags', '+faststart'];
+
+export class MediaToolError extends Error {
+  override name = 'MediaToolError';
+}
+
+interface RunOptions {
+  signal?: AbortSignal;
+  stdin?: Buffer | string;
+  /** Collect stdout into the result (otherwise it is discarded). */
+  stdout?: boolean;
+  /** Kill the tool after this long: a watchdog against inputs that make it loop forever. */
+  timeoutMs?: number;
+}
+
+/** Runs a binary with an argument array; rejects with the stderr tail on a non-zero exit. */
+export function runTool(bin: string, args: string[], opts: RunOptions = {}): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    if (opts.signal?.aborted) {
+      reject(opts.signal.reason instanceof Error ? opts.signal.reason : new MediaToolError(`${bin} aborted`));
+      return;
+    }
+    const child = spawn(bin, args, { stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', opts.stdout ? 'pipe' : 'ignore', 'pipe'] });
+    const out: Buffer[] = [];
+    let errTail = '';
+    let settled = false;
+    const finish = (err: Error | null) => {
+      if (settled) return;
+      settled = true;
+      opts.signal?.removeEventListener('abort', onAbort);
+      clearTimeout(timer);
+      if (err) reject(err);
+      else resolve(Buffer.concat(out));
+    };
+    const onAbort = () => {
+      child.kill('SIGKILL');
+      finish(opts.signal?.reason instanceof Error ? opts.signal.reason : new MediaToolError(`${bin} aborted`));
+    };
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = opts.timeoutMs
+      ? setTimeout(() => {
+          child.kill('SIGKILL');
+          finish(new MediaToolError(`${bin} timed out after ${opts.timeoutMs} ms`));
+        }, opts.timeoutMs)
+      : undefined;
+    child.stdout?.on('data', (c: Buffer) => out.push(c));
+    child.stderr?.on('data', (c: Buffer) => {
+      errTail = (errTail + c.toString('utf8')).slice(-2000);
+    });
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      finish(new MediaToolError(err.code === 'ENOENT' ? `${bin} not found (install it or set its path in the configuration)` : `${bin} failed to start: ${err.message}`));
+    });
+    child.on('close', (code, sig) => {
+      if (code === 0) finish(null);
+      else finish(new MediaToolError(`${bin} exited with ${code ?? sig}: ${errTail.trim().split('\n').slice(-6).join(' | ')}`));
+    });
+    if (opts.stdin !== undefined && child.stdin) {
+      child.stdin.on('error', () => {
+        /* the tool may exit before reading everything; its exit code tells the story */
+      });
+      child.stdin.end(opts.stdin);
+    }
+  });
+}
+
+// ---------------------------------------------------------------- images
+
+type Rgb = [number, number, number];
+
+/** A deterministic byte stream from prompt and seed (SHA-256 in counter mode). */
+function byteStream(prompt: string, seed: number): () => number {
+  let block = Buffer.alloc(0);
+  let pos = 0;
+  let counter = 0;
+  return () => {
+    if (pos >= block.length) {
+      block = createHash('sha256').update(`${seed}\u0000${counter++}\u0000${prompt}`).digest();
+      pos = 0;
+    }
+    return block[pos++]!;
+  };
+}
+
+function hsl(h: number, s: number, l: number): Rgb {
+  const a = s * Math.min(l, 1 - l);
+  const f = (n: number) => {
+    const k = (n + h / 30) % 12;
+    return Math.round(255 * (l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1))));
+  };
+  return [f(0), f(8), f(4)];
+}
+
+/** Raw RGB pixels: a two-colour gradient at an angle plus a few translucent shapes, all from the hash. */
+export function renderImagePixels(prompt: string, width: number, height: number, seed = 0): Buffer {
+  const next = byteStream(prompt, seed);
+  const unit = () => next() / 255;
+  const baseHue = unit() * 360;
+  const c1 = hsl(baseHue, 0.55 + unit() * 0.4, 0.3 + unit() * 0.25);
+  const c2 = hsl((baseHue + 90 + unit() * 180) % 360, 0.55 + unit() * 0.4, 0.45 + unit() * 0.3);
+  const angle = unit() * Math.PI * 2;
+  const dx = Math.cos(angle);
+  const dy = Math.sin(angle);
+  const span = Math.abs(dx) * width + Math.abs(dy) * height || 1;
+  const offset = Math.min(0, dx * width) + Math.min(0, dy * height);
+  const px = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const t = (x * dx + y * dy - offset) / span;
+      const i = (y * width + x) * 3;
+      px[i] = c1[0] + (c2[0] - c1[0]) * t;
+      px[i + 1] = c1[1] + (c2[1] - c1[1]) * t;
+      px[i + 2] = c1[2] + (c2[2] - c1[2]) * t;
+    }
+  }
+  const minSide = Math.min(width, height);
+  const shapes = 3 + (next() % 5);
+  for (let s = 0; s < shapes; s++) {
+    const color = hsl(unit() * 360, 0.5 + unit() * 0.5, 0.35 + unit() * 0.4);
+    const alpha = 0.45 + unit() * 0.45;
+    const cx = unit() * width;
+    const cy = unit() * height;
+    const r = minSide * (0.06 + unit() * 0.22);
+    const circle = next() % 2 === 0;
+    const x0 = Math.max(0, Math.floor(cx - r));
+    const x1 = Math.min(width - 1, Math.ceil(cx + r));
+    const y0 = Math.max(0, Math.floor(cy - r));
+    const y1 = Math.min(height - 1, Math.ceil(cy + r));
+    for (let y = y0; y <= y1; y++) {
+      for (let x = x0; x <= x1; x++) {
+        if (circle && (x - cx) ** 2 + (y - cy) ** 2 > r * r) continue;
+        const i = (y * width + x) * 3;
+        px[i] = px[i]! + (color[0] - px[i]!) * alpha;
+        px[i + 1] = px[i + 1]! + (color[1] - px[i + 1]!) * alpha;
+        px[i + 2] = px[i + 2]! + (color[2] - px[i + 2]!) * alpha;
+      }
+    }
+  }
+  // A stripe of hash cells along the bottom: different prompts differ visibly even when colours are close.
+  const cells = 32;
+  const cellW = width / cells;
+  const stripeH = Math.max(2, Math.round(height / 40));
+  for (let c = 0; c < cells; c++) {
+    const v = next() & 1 ? 235 : 20;
+    for (let y = height - stripeH; y < height; y++) {
+      for (let x = Math.floor(c * cellW); x < Math.floor((c + 1) * cellW); x++) px.fill(v, (y * width + x) * 3, (y * width + x) * 3 + 3);
+    }
+  }
+  return px;
+}
+
+const crcTable = (() => {
+  const t = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c >>> 0;
+  }
+  return t;
+})();
+
+function crc32(buf: Buffer): number {
+  let c = 0xffffffff;
+  for (let i = 0; i < buf.length; i++) c = crcTable[(c ^ buf[i]!) & 0xff]! ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const head = Buffer.alloc(8);
+  head.writeUInt32BE(data.length, 0);
+  head.write(type, 4, 'ascii');
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
+  return Buffer.concat([head, data, crc]);
+}
+
+/** Encodes 8-bit RGB pixels as a PNG (filter type 0 per row). */
+export function encodePng(rgb: Buffer, width: number, height: number): Buffer {
+  const stride = width * 3;
+  const raw = Buffer.alloc((stride + 1) * height);
+  for (let y = 0; y < height; y++) rgb.copy(raw, y * (stride + 1) + 1, y * stride, (y + 1) * stride);
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 2; // colour type RGB
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk('IHDR', ihdr),
+    pngChunk('IDAT', deflateSync(raw, { level: 6 })),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/** An image of exactly width×height whose content is a deterministic function of prompt and seed. */
+export async function renderImage(opts: { prompt: string; width: number; height: number; seed?: number; format?: 'png' | 'jpeg'; ffmpegPath?: string; signal?: AbortSignal }): Promise<Buffer> {
+  const { width, height } = opts;
+  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width * height > 16_777_216) {
+    throw new RangeError(`invalid image size ${width}x${height}`);
+  }
+  const png = encodePng(renderImagePixels(opts.prompt, width, height, opts.seed ?? 0), width, height);
+  if ((opts.format ?? 'png') === 'png') return png;
+  return runTool(
+    opts.ffmpegPath ?? 'ffmpeg',
+    ['-hide_banner', '-loglevel', 'error', '-f', 'png_pipe', '-i', 'pipe:0', '-frames:v', '1', '-c:v', 'mjpeg', '-q:v', '3', '-pix_fmt', 'yuvj420p', '-fflags', '+bitexact', '-flags', '+bitexact', '-f', 'image2pipe', 'pipe:1'],
+    { stdin: png, stdout: true, ...(opts.signal ? { signal: opts.signal } : {}) },
+  );
+}
+
+// ---------------------------------------------------------------- videos
+
+/** Scale an image into the frame keeping its aspect ratio, padding the rest. */
+function fitFilter(width: number, height: number, pad = 'black'): string {
+  return `scale=${width}:${height}:force_original_aspect_ratio=decrease,pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:color=${pad},setsar=1`;
+}
+
+function hexColor(prompt: string, salt: number): string {
+  const [r, g, b] = hsl(byteStream(prompt, salt)() * (360 / 255), 0.8, 0.6);
+  return `0x${[r, g, b].map((v) => v.toString(16).padStart(2, '0')).join('')}`;
+}
+
+function seconds(n: number): string {
+  return n.toFixed(3);
+}
+
+/** Options for a render of `mediaSeconds` of output: the abort signal and a generous watchdog. */
+function renderRun(signal: AbortSignal | undefined, mediaSeconds = 0): RunOptions {
+  const timeoutMs = 120_000 + Math.ceil(mediaSeconds) * 10_000;
+  return signal ? { signal, timeoutMs } : { timeoutMs };
+}
+
+/**
+ * Decodes the first frame of an image (any format ffmpeg reads) into a PNG in `dir`. A looped
+ * image input that cannot be decoded makes ffmpeg retry forever, so inputs are checked this way
+ * first, which fails fast with the decoder's message.
+ */
+async function normalizeStill(path: string, dir: string, name: string, ffmpegPath: string, signal?: AbortSignal): Promise<string> {
+  const out = join(dir, `${name}.png`);
+  await runTool(ffmpegPath, ['-hide_banner', '-loglevel', 'error', '-y', '-i', path, '-frames:v', '1', '-c:v', 'png', '-f', 'image2', out], renderRun(signal));
+  return out;
+}
+
+/** Fails fast (with ffmpeg's message) when a video has no decodable video frame. */
+async function checkVideo(path: string, ffmpegPath: string, signal?: AbortSignal): Promise<void> {
+  await runTool(ffmpegPath, ['-hide_banner', '-loglevel', 'error', '-i', path, '-map', '0:v:0', '-frames:v', '1', '-f', 'null', '-'], renderRun(signal));
+}
+
+async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), 'media-'));
+  try {
+    return await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * An H.264 MP4 of exactly `durationSeconds` at width×height. Without a start frame the background is
+ * the prompt's image with a slow hue rotation; a start frame is used as the background and an end
+ * frame cross-fades in over the duration; references are cycled in a corner; a marker whose colour
+ * comes from the prompt moves across the frame.
+ */
+export async function renderVideo(opts: {
+  prompt: string;
+  width: number;
+  height: number;
+  durationSeconds: number;
+  outPath: string;
+  startFrame?: string;
+  endFrame?: string;
+  references?: string[];
+  ffmpegPath?: string;
+  fps?: number;
+  signal?: AbortSignal;
+}): Promise<void> {
+  const { width, height, durationSeconds: d } = opts;
+  if (!(d > 0)) throw new RangeError(`invalid duration ${d}`);
+  const fps = opts.fps ?? VIDEO_FPS;
+  const ffmpeg = opts.ffmpegPath ?? 'ffmpeg';
+  await withTempDir(async (dir) => {
+    let background = opts.startFrame && (await normalizeStill(opts.startFrame, dir, 'start', ffmpeg, opts.signal));
+    const endFrame = opts.endFrame && (await normalizeStill(opts.endFrame, dir, 'end', ffmpeg, opts.signal));
+    const refs: string[] = [];
+    for (const [i, ref] of (opts.references ?? []).entries()) refs.push(await normalizeStill(ref, dir, `ref-${i}`, ffmpeg, opts.signal));
+    if (!background) {
+      background = join(dir, 'background.png');
+      await writeFile(background, await renderImage({ prompt: opts.prompt, width, height }));
+    }
+    const args = ['-hide_banner', '-loglevel', 'error', '-y'];
+    const still = (path: string) => args.push('-loop', '1', '-framerate', String(fps), '-t', seconds(d), '-i', path);
+    still(background);
+    const filters: string[] = [`[0:v]${fitFilter(width, height)},format=yuv420p${opts.startFrame ? '' : `,hue=h='360*t/${seconds(d)}'`}[bg0]`];
+    let input = 1;
+    let last = 'bg0';
+    if (endFrame) {
+      still(endFrame);
+      // An alpha fade-in overlaid: far cheaper than a per-pixel blend expression.
+      filters.push(`[${input}:v]${fitFilter(width, height)},format=yuva420p,fade=t=in:st=0:d=${seconds(d)}:alpha=1[end]`);
+      filters.push(`[${last}][end]overlay=x=0:y=0[bg1]`);
+      last = 'bg1';
+      input++;
+    }
+    const slot = d / Math.max(1, refs.length);
+    const refW = Math.max(2, Math.round(width / 4 / 2) * 2);
+    const refH = Math.max(2, Math.round(height / 4 / 2) * 2);
+    refs.forEach((ref, i) => {
+      still(ref);
+      filters.push(`[${input}:v]scale=${refW}:${refH}:force_original_aspect_ratio=decrease,setsar=1[ref${i}]`);
+      filters.push(`[${last}][ref${i}]overlay=x=W-w-${Math.round(width / 40)}:y=${Math.round(height / 40)}:enable='between(t,${seconds(i * slot)},${seconds((i + 1) * slot)})'[r${i}]`);
+      last = `r${i}`;
+      input++;
+    });
+    const marker = Math.max(8, Math.round(Math.min(width, height) / 10 / 2) * 2);
+    args.push('-f', 'lavfi', '-i', `color=c=${hexColor(opts.prompt, 7)}:s=${marker}x${marker}:r=${fps}:d=${seconds(d)}`);
+    filters.push(`[${last}][${input}:v]overlay=x='(W-w)*(0.5+0.42*sin(2*PI*t/${seconds(Math.max(d, 1))}))':y='(H-h)*(0.5+0.42*cos(2*PI*t/${seconds(Math.max(d, 1))}))',format=yuv420p[v]`);
+    args.push('-filter_complex', filters.join(';'), '-map', '[v]', '-r', String(fps), '-t', seconds(d), ...X264_ARGS, '-an', opts.outPath);
+    await runTool(ffmpeg, args, renderRun(opts.signal, d));
+  });
+}
+
+// ---------------------------------------------------------------- speech
+
+/** espeak-ng's default rate in words per minute; `speed` scales it. */
+const ESPEAK_BASE_WPM = 175;
+
+/** Speech from text with an espeak-ng voice (e.g. `en-us+f3`) into a WAV file; speed 0.7–1.2 scales the rate. */
+export async function synthesizeSpeech(opts: { text: string; ttsVoice: string; speed?: number; outPath: string; espeakPath?: string; signal?: AbortSignal }): Promise<{ durationSeconds: number }> {
+  const speed = Math.min(2, Math.max(0.5, opts.speed ?? 1));
+  const wpm = Math.round(ESPEAK_BASE_WPM * speed);
+  if (!/^[A-Za-z0-9_+-]{1,64}$/.test(opts.ttsVoice)) throw new RangeError('invalid espeak-ng voice name');
+  // The text goes through stdin, so nothing in it can be read as an option.
+  await runTool(opts.espeakPath ?? 'espeak-ng', ['-v', opts.ttsVoice, '-s', String(wpm), '-w', opts.outPath, '--stdin'], { stdin: `${opts.text}\n`, ...renderRun(opts.signal) });
+  return { durationSeconds: wavDuration(await readFile(opts.outPath)) };
+}
+
+/** Duration of a PCM WAV from its fmt and data chunks. */
+export function wavDuration(wav: Buffer): number {
+  if (wav.toString('ascii', 0, 4) !== 'RIFF' || wav.toString('ascii', 8, 12) !== 'WAVE') throw new MediaToolError('not a WAV file');
+  let pos = 12;
+  let byteRate = 0;
+  while (pos + 8 <= wav.length) {
+    const id = wav.toString('ascii', pos, pos + 4);
+    let size = wav.readUInt32LE(pos + 4);
+    if (id === 'fmt ') byteRate = wav.readUInt32LE(pos + 16);
+    if (id === 'data') {
+      // A streamed WAV may leave the size unset (0 or 0xffffffff): use what is actually there.
+      if (size === 0 || size === 0xffffffff || pos + 8 + size > wav.length) size = wav.length - pos - 8;
+      if (!byteRate) throw new MediaToolError('WAV without a fmt chunk');
+      return size / byteRate;
+    }
+    pos += 8 + size + (size % 2);
+  }
+  throw new MediaToolError('WAV without a data chunk');
+}
+
+// ---------------------------------------------------------------- talking actor
+
+/**
+ * The actor's image, fitted to width×height with a slow pan, a waveform of the speech along the
+ * bottom (a stand-in for lip movement) and the speech as an AAC track; the length follows the audio.
+ */
+export async function renderTalkingActor(opts: { actorImage: string; audioPath: string; width: number; height: number; outPath: string; ffmpegPath?: string; fps?: number; signal?: AbortSignal }): Promise<void> {
+  const { width, height } = opts;
+  const fps = opts.fps ?? VIDEO_FPS;
+  const ffmpeg = opts.ffmpegPath ?? 'ffmpeg';
+  const bigW = Math.round((width * 1.06) / 2) * 2;
+  const bigH = Math.round((height * 1.06) / 2) * 2;
+  const waveH = Math.max(16, Math.round(height / 7 / 2) * 2);
+  const filters = [
+    `[0:v]${fitFilter(width, height)},scale=${bigW}:${bigH},crop=${width}:${height}:x='(iw-ow)/2*(1+sin(t*1.3))':y='(ih-oh)/2*(1+cos(t*0.9))'[bg]`,
+    `[1:a]asplit=2[aout][aw]`,
+    `[aw]showwaves=s=${width}x${waveH}:mode=cline:scale=cbrt:rate=${fps}:colors=white[wave]`,
+    `[bg][wave]overlay=x=0:y=${height - waveH - Math.round(height / 12)}:shortest=1,format=yuv420p[v]`,
+  ];
+  await withTempDir(async (dir) => {
+    const actorImage = await normalizeStill(opts.actorImage, dir, 'actor', ffmpeg, opts.signal);
+    await runTool(
+      ffmpeg,
+      [
+        '-hide_banner', '-loglevel', 'error', '-y',
+        '-loop', '1', '-framerate', String(fps), '-i', actorImage,
+        '-i', opts.audioPath,
+        '-filter_complex', filters.join(';'),
+        '-map', '[v]', '-map', '[aout]', '-r', String(fps),
+        ...X264_ARGS, '-c:a', 'aac', '-b:a', '96k', '-shortest', opts.outPath,
+      ],
+      renderRun(opts.signal, 600),
+    );
+  });
+}
+
+// ---------------------------------------------------------------- replace actor
+
+/**
+ * The character image composited onto the motion video (looped or trimmed to the duration, cropped
+ * to fill width×height), swaying with a period of a few seconds; the motion video's audio is kept.
+ */
+export async function renderReplaceActor(opts: { characterImage: string; motionVideo: string; width: number; height: number; durationSeconds: number; outPath: string; ffmpegPath?: string; fps?: number; signal?: AbortSignal }): Promise<void> {
+  const { width, height, durationSeconds: d } = opts;
+  if (!(d > 0)) throw new RangeError(`invalid duration ${d}`);
+  const fps = opts.fps ?? VIDEO_FPS;
+  const ffmpeg = opts.ffmpegPath ?? 'ffmpeg';
+  const boxW = Math.round(width * 0.6);
+  const boxH = Math.round(height * 0.7);
+  const filters = [
+    `[0:v]fps=${fps},scale=${width}:${height}:force_original_aspect_ratio=increase,crop=${width}:${height},setsar=1[bg]`,
+    `[1:v]scale=${boxW}:${boxH}:force_original_aspect_ratio=decrease,setsar=1,format=rgba[ch]`,
+    `[bg][ch]overlay=x='(W-w)/2+W*0.06*sin(2*PI*t/3)':y='H-h-H*0.04+H*0.01*sin(2*PI*t/0.8)',format=yuv420p[v]`,
+  ];
+  await withTempDir(async (dir) => {
+    await checkVideo(opts.motionVideo, ffmpeg, opts.signal);
+    const characterImage = await normalizeStill(opts.characterImage, dir, 'character', ffmpeg, opts.signal);
+    await runTool(
+      ffmpeg,
+      [
+        '-hide_banner', '-loglevel', 'error', '-y',
+        '-stream_loop', '-1', '-i', opts.motionVideo,
+        '-loop', '1', '-framerate', String(fps), '-i', characterImage,
+        '-filter_complex', filters.join(';'),
+        '-map', '[v]', '-map', '0:a?', '-r', String(fps), '-t', seconds(d),
+        ...X264_ARGS, '-c:a', 'aac', '-b:a', '96k', opts.outPath,
+      ],
+      renderRun(opts.signal, d),
+    );
+  });
+}
+
+// ---------------------------------------------------------------- probing
+
+export interface MediaInfo {
+  width?: number;
+  height?: number;
+  durationSeconds?: number;
+  videoCodec?: string;
+  audioCodec?: string;
+  hasAudio: boolean;
+  formatName: string;
+}
+
+interface FfprobeOutput {
+  streams?: { codec_type?: string; codec_name?: string; width?: number; height?: number; duration?: string }[];
+  format?: { format_name?: string; duration?: string };
+}
+
+/** What ffprobe says about a media file. */
+export async function probeMedia(path: string, opts: { ffprobePath?: string; signal?: AbortSignal } = {}): Promise<MediaInfo> {
+  const out = await runTool(opts.ffprobePath ?? 'ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path], { stdout: true, ...renderRun(opts.signal) });
+  const json = JSON.parse(out.toString('utf8')) as FfprobeOutput;
+  const video = json.streams?.find((s) => s.codec_type === 'video');
+  const audio = json.streams?.find((s) => s.codec_type === 'audio');
+  const duration = Number(json.format?.duration ?? video?.duration ?? audio?.duration);
+  const info: MediaInfo = { hasAudio: Boolean(audio), formatName: json.format?.format_name ?? 'unknown' };
+  if (video?.width) info.width = video.width;
+  if (video?.height) info.height = video.height;
+  if (Number.isFinite(duration)) info.durationSeconds = duration;
+  if (video?.codec_name) info.videoCodec = video.codec_name;
+  if (audio?.codec_name) info.audioCodec = audio.codec_name;
+  return info;
+}

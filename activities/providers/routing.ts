@@ -1,0 +1,64 @@
+// Which adapter serves a model in this deployment: a pure function of configuration, used by the
+// gateway (to refuse unavailable models and pick the provider task queue) and by the workers.
+import type { Config } from '../../worker/config.js';
+import type { ProviderName } from '../../workflows/definitions.js';
+import { catalog, routeFor, type LiveProviderName, type ModelRoute } from './catalog.js';
+
+export type RouteMode = 'live' | 'local' | 'unavailable';
+
+type KeyConfig = Pick<Config, 'PROVIDERS_MODE' | 'FAL_KEY' | 'OPENAI_API_KEY' | 'ELEVENLABS_API_KEY' | 'XAI_API_KEY'>;
+
+/** The keys a route needs to be live (talking actor: speech from ElevenLabs, lipsync on fal). */
+export function requiredKeys(route: ModelRoute): (keyof KeyConfig)[] {
+  switch (route.provider) {
+    case 'fal':
+      return ['FAL_KEY'];
+    case 'openai':
+      return ['OPENAI_API_KEY'];
+    case 'xai':
+      return ['XAI_API_KEY'];
+    case 'elevenlabs':
+      return ['ELEVENLABS_API_KEY', 'FAL_KEY'];
+  }
+}
+
+export function routeMode(config: KeyConfig, model: string): RouteMode {
+  const route = routeFor(model);
+  if (!route) return 'unavailable';
+  if (config.PROVIDERS_MODE === 'local') return 'local';
+  if (liveProviderFor(config, route)) return 'live';
+  return config.PROVIDERS_MODE === 'auto' ? 'local' : 'unavailable';
+}
+
+/** The adapter serving `model` now, or undefined when the route is unavailable here. */
+export function providerFor(config: KeyConfig, model: string): ProviderName | undefined {
+  const mode = routeMode(config, model);
+  if (mode === 'unavailable') return undefined;
+  return mode === 'local' ? 'local' : liveProviderFor(config, routeFor(model)!);
+}
+
+const keyOf: Record<LiveProviderName, keyof KeyConfig> = { fal: 'FAL_KEY', openai: 'OPENAI_API_KEY', xai: 'XAI_API_KEY', elevenlabs: 'ELEVENLABS_API_KEY' };
+
+/**
+ * The live provider serving a route with the keys present: the primary when all its keys are set,
+ * else the first alternate whose key is set (grok-video: fal, then xAI's own API).
+ */
+export function liveProviderFor(config: KeyConfig, route: ModelRoute): LiveProviderName | undefined {
+  if (requiredKeys(route).every((k) => Boolean(config[k]))) return route.provider;
+  return route.alternates?.find((a) => Boolean(config[keyOf[a.provider]]))?.provider;
+}
+
+/** The provider's own model id for the live provider of a route. */
+export function providerModelIdFor(route: ModelRoute, provider: LiveProviderName): string {
+  return provider === route.provider ? route.providerModelId : (route.alternates?.find((a) => a.provider === provider)?.providerModelId ?? route.providerModelId);
+}
+
+/** One log line per model saying how it is routed here (never any key). */
+export function describeRoutes(config: KeyConfig): string[] {
+  return Object.keys(catalog).map((model) => {
+    const mode = routeMode(config, model);
+    const route = routeFor(model)!;
+    const live = mode === 'live' ? liveProviderFor(config, route)! : undefined;
+    return live ? `route ${model}: live via ${live} (${providerModelIdFor(route, live)})` : `route ${model}: ${mode === 'local' ? 'local renderer' : 'unavailable (provider key missing)'}`;
+  });
+}

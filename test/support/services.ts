@@ -1,0 +1,106 @@
+// Starts our own processes' code in-process against the real stack: the gateway (over HTTP on a
+// loopback port) and a worker fleet (real Temporal workers polling the suite's task queues).
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { Client, Connection } from '@temporalio/client';
+import { pino } from 'pino';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import type { Config } from '../../worker/config.js';
+import type { Database } from '../../db/index.js';
+import { createStorage, type Storage } from '../../activities/storage.js';
+import { createApp, type App } from '../../api/app.js';
+import { createWorkerFleet, type WorkerFleet } from '../../worker/workers.js';
+import { parseRoles } from '../../worker/roles.js';
+import { createWorkerMetrics } from '../../worker/metrics.js';
+
+export interface Gateway {
+  baseUrl: string;
+  app: App;
+  client: Client;
+  storage: Storage;
+  close(): Promise<void>;
+}
+
+export async function startGateway(config: Config, db: Database, opts: { temporal?: Client } = {}): Promise<Gateway> {
+  const logger = pino({ level: config.LOG_LEVEL });
+  const connection = opts.temporal ? null : await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const client = opts.temporal ?? new Client({ connection: connection!, namespace: config.TEMPORAL_NAMESPACE });
+  const storage = createStorage(config);
+  const app = createApp({ config, db, storage, temporal: client, logger });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    app,
+    client,
+    storage,
+    async close() {
+      await new Promise((r) => server.close(r));
+      server.closeAllConnections?.();
+      await app.close();
+      await connection?.close();
+    },
+  };
+}
+
+let runtimeInstalled = false;
+/** The SDK logs every worker state change at INFO; tests keep warnings only. */
+function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger(process.env.TEST_SDK_LOG_LEVEL === 'INFO' ? 'INFO' : 'WARN') });
+  } catch {
+    // already installed by this process
+  }
+}
+
+export interface Workers {
+  fleet: WorkerFleet;
+  running: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startWorkers(config: Config, db: Database, roles = 'all'): Promise<Workers> {
+  quietRuntime();
+  const logger = pino({ level: config.LOG_LEVEL });
+  const fleet = await createWorkerFleet({ config, db, storage: createStorage(config), logger, metrics: createWorkerMetrics() }, parseRoles(roles));
+  const running = fleet.run();
+  return {
+    fleet,
+    running,
+    async stop() {
+      await fleet.shutdown();
+    },
+  };
+}
+
+/** A small JSON HTTP client for tests. */
+export function api(baseUrl: string, key?: string) {
+  async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json: any = null;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      json = null;
+    }
+    return { status: res.status, body: json, text, headers: res.headers };
+  }
+  return {
+    get: (path: string) => call('GET', path),
+    post: (path: string, body?: unknown, headers?: Record<string, string>) => call('POST', path, body, headers),
+    call,
+  };
+}

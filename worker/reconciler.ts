@@ -1,0 +1,97 @@
+// The reconciler: a worker-side loop that (1) starts the workflows of jobs whose start failed after
+// commit, and (2) settles jobs whose workflow closed without doing it (terminated from the Web UI,
+// which skips workflow code, or timed out). Every step is idempotent, so several replicas may run it.
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Database } from '../db/index.js';
+import * as jobsRepo from '../db/repos/jobs.js';
+import { jobToStart, startJobWorkflow } from '../workflows/client.js';
+import type { WorkerMetrics } from './metrics.js';
+
+export interface Reconciler {
+  start(): void;
+  stop(): Promise<void>;
+  /** One pass; returns what it did (for tests and logs). */
+  runOnce(): Promise<{ started: number; settled: number }>;
+}
+
+export function createReconciler(deps: { config: Config; db: Database; client: Client; logger: Logger; metrics?: WorkerMetrics }): Reconciler {
+  const { config, db, client, logger } = deps;
+  let timer: NodeJS.Timeout | null = null;
+  let current: Promise<unknown> | null = null;
+
+  async function startUnstarted(): Promise<number> {
+    let started = 0;
+    for (const job of await jobsRepo.findUnstartedJobs(db, Math.min(config.RECONCILE_INTERVAL_MS, 5_000))) {
+      try {
+        await startJobWorkflow(client, jobToStart(job, config.TASK_QUEUE_PREFIX));
+        await jobsRepo.markWorkflowStarted(db, job.id);
+        deps.metrics?.reconciled('started');
+        started++;
+      } catch (err) {
+        logger.warn({ jobId: job.id, err: (err as Error).message }, 'reconciler could not start workflow');
+      }
+    }
+    return started;
+  }
+
+  async function settleClosed(): Promise<number> {
+    let settled = 0;
+    for (const job of await jobsRepo.findStaleInFlightJobs(db, config.RECONCILE_STALE_AFTER_MS)) {
+      try {
+        const desc = await client.workflow.getHandle(job.id).describe();
+        const status = desc.status.name;
+        if (status === 'RUNNING') {
+          await jobsRepo.touchJob(db, job.id);
+          continue;
+        }
+        // Closed while the row still says in flight: the workflow never ran its own settlement.
+        const canceled = status === 'TERMINATED' || status === 'CANCELLED';
+        const message = canceled ? `the job was ${status === 'TERMINATED' ? 'terminated' : 'canceled'} by an operator` : `the job's workflow ended as ${status.toLowerCase()}`;
+        await db.transaction().execute((tx) => jobsRepo.markFailed(tx, job.id, { code: canceled ? 'canceled' : 'generation_failed', message }));
+        deps.metrics?.reconciled('settled');
+        settled++;
+        logger.info({ jobId: job.id, workflowStatus: status }, 'reconciler settled a closed job');
+      } catch (err) {
+        if ((err as Error).name === 'WorkflowNotFoundError') {
+          await jobsRepo.touchJob(db, job.id);
+          logger.warn({ jobId: job.id }, 'job marked started but its workflow is not found');
+          continue;
+        }
+        logger.warn({ jobId: job.id, err: (err as Error).message }, 'reconciler could not check job');
+      }
+    }
+    return settled;
+  }
+
+  async function runOnce() {
+    const started = await startUnstarted();
+    const settled = await settleClosed();
+    return { started, settled };
+  }
+
+  function schedule() {
+    timer = setTimeout(() => {
+      current = runOnce()
+        .catch((err) => logger.warn({ err: (err as Error).message }, 'reconciliation pass failed'))
+        .finally(() => {
+          current = null;
+          if (timer) schedule();
+        });
+    }, config.RECONCILE_INTERVAL_MS);
+    timer.unref();
+  }
+
+  return {
+    start() {
+      if (!timer) schedule();
+    },
+    async stop() {
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await current;
+    },
+    runOnce,
+  };
+}

@@ -1,0 +1,49 @@
+// Worker roles: which task queues this process polls. `--roles workflows,io,provider:fal` or
+// WORKER_ROLES; no roles means all of them (development).
+import { providerNames, type ProviderName } from '../workflows/definitions.js';
+
+export type Role = { kind: 'workflows' } | { kind: 'io' } | { kind: 'reconciler' } | { kind: 'provider'; provider: ProviderName };
+
+export function allRoles(): Role[] {
+  return [{ kind: 'workflows' }, { kind: 'io' }, { kind: 'reconciler' }, ...providerNames.map((provider) => ({ kind: 'provider', provider }) as Role)];
+}
+
+export class RoleError extends Error {
+  override name = 'RoleError';
+}
+
+export function parseRoles(spec: string | undefined): Role[] {
+  if (!spec || !spec.trim() || spec.trim() === 'all') return allRoles();
+  const roles: Role[] = [];
+  for (const raw of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+    if (raw === 'workflows' || raw === 'io' || raw === 'reconciler') roles.push({ kind: raw });
+    else if (raw === 'providers') roles.push(...providerNames.map((provider) => ({ kind: 'provider', provider }) as Role));
+    else if (raw.startsWith('provider:')) {
+      const provider = raw.slice('provider:'.length);
+      if (!(providerNames as readonly string[]).includes(provider)) {
+        throw new RoleError(`unknown provider in role ${raw}; known: ${providerNames.join(', ')}`);
+      }
+      roles.push({ kind: 'provider', provider: provider as ProviderName });
+    } else throw new RoleError(`unknown role ${raw}; use workflows, io, reconciler, providers or provider:<${providerNames.join('|')}>`);
+  }
+  return roles;
+}
+
+export function roleName(r: Role): string {
+  return r.kind === 'provider' ? `provider:${r.provider}` : r.kind;
+}
+
+/** Parses "fal=8,local=2" into a map; unknown names or bad numbers throw. */
+export function parsePerProvider(spec: string | undefined, what: string): Partial<Record<ProviderName, number>> {
+  const out: Partial<Record<ProviderName, number>> = {};
+  if (!spec) return out;
+  for (const part of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const [name, value] = part.split('=');
+    const n = Number(value);
+    if (!name || !(providerNames as readonly string[]).includes(name) || !Number.isFinite(n) || n <= 0) {
+      throw new RoleError(`${what}: bad entry "${part}" (expected provider=number)`);
+    }
+    out[name as ProviderName] = n;
+  }
+  return out;
+}

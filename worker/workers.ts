@@ -1,0 +1,118 @@
+// The only place workers are assembled: one Temporal Worker per role (task queue), sharing one
+// connection and one set of activity clients. Used by worker/main.ts and by tests.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { Client, Connection } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Database } from '../db/index.js';
+import type { Storage } from '../activities/storage.js';
+import { createActivities } from '../activities/index.js';
+import { taskQueues } from '../workflows/definitions.js';
+import { parsePerProvider, roleName, type Role } from './roles.js';
+import { createReconciler, type Reconciler } from './reconciler.js';
+import type { WorkerMetrics } from './metrics.js';
+
+const workflowsPath = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
+/** Built by `npm run build` (scripts/bundle-workflows.ts); used when present so workers start fast. */
+export const defaultBundlePath = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
+
+export interface WorkerFleet {
+  roles: Role[];
+  workers: Worker[];
+  reconciler: Reconciler | null;
+  /** Resolves when every worker has stopped (after shutdown()). */
+  run(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+export interface FleetDeps {
+  config: Config;
+  db: Database;
+  storage: Storage;
+  logger: Logger;
+  metrics?: WorkerMetrics;
+  connection?: NativeConnection;
+}
+
+export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise<WorkerFleet> {
+  const { config } = deps;
+  const connection = deps.connection ?? (await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }));
+  const queues = taskQueues(config.TASK_QUEUE_PREFIX);
+  const activities = createActivities({ db: deps.db, storage: deps.storage, config, metrics: deps.metrics?.activityMetrics });
+  const concurrency = parsePerProvider(config.PROVIDER_CONCURRENCY, 'PROVIDER_CONCURRENCY');
+  const ratePerSecond = parsePerProvider(config.PROVIDER_RATE_PER_SECOND, 'PROVIDER_RATE_PER_SECOND');
+  const common: Partial<WorkerOptions> = {
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    shutdownGraceTime: config.WORKER_SHUTDOWN_GRACE_MS,
+  };
+
+  const workers: Worker[] = [];
+  let reconciler: Reconciler | null = null;
+  for (const role of roles) {
+    switch (role.kind) {
+      case 'workflows': {
+        const bundlePath = config.WORKFLOW_BUNDLE_PATH ?? (existsSync(defaultBundlePath) ? defaultBundlePath : undefined);
+        workers.push(
+          await Worker.create({
+            ...common,
+            taskQueue: queues.workflows,
+            ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath }),
+            maxConcurrentWorkflowTaskExecutions: Math.min(config.WORKFLOW_TASK_CONCURRENCY, 100),
+            maxCachedWorkflows: 1000,
+          }),
+        );
+        break;
+      }
+      case 'io':
+        workers.push(
+          await Worker.create({
+            ...common,
+            taskQueue: queues.io,
+            activities: activities.io,
+            maxConcurrentActivityTaskExecutions: config.IO_ACTIVITY_CONCURRENCY,
+          }),
+        );
+        break;
+      case 'provider':
+        workers.push(
+          await Worker.create({
+            ...common,
+            taskQueue: queues.provider(role.provider),
+            activities: activities.provider,
+            // A provider fleet never takes more concurrent requests than its limit.
+            maxConcurrentActivityTaskExecutions: concurrency[role.provider] ?? (role.provider === 'local' ? 2 : 8),
+            ...(ratePerSecond[role.provider] ? { maxTaskQueueActivitiesPerSecond: ratePerSecond[role.provider] } : {}),
+          }),
+        );
+        break;
+      case 'reconciler': {
+        const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
+        reconciler = createReconciler({ config, db: deps.db, client, logger: deps.logger, metrics: deps.metrics });
+        break;
+      }
+    }
+  }
+  deps.logger.info({ roles: roles.map(roleName), taskQueues: workers.map((w) => w.options.taskQueue) }, 'worker roles');
+
+  let running: Promise<void> | null = null;
+  return {
+    roles,
+    workers,
+    reconciler,
+    run() {
+      reconciler?.start();
+      running ??= Promise.all(workers.map((w) => w.run())).then(() => undefined);
+      return running;
+    },
+    async shutdown() {
+      await reconciler?.stop();
+      for (const w of workers) {
+        if (w.getState() === 'RUNNING') w.shutdown();
+      }
+      await running;
+    },
+  };
+}

@@ -1,0 +1,90 @@
+// Client side of the job workflows (used by the gateway and the worker's reconciler, never by
+// workflow code): start a job's workflow with workflow id = job id, search attributes and a
+// readable summary; query its progress; cancel it.
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import { progressQuery } from './pipeline.js';
+import { searchAttributes, taskQueues, workflowTypes, type GenerationInput, type GenerationProgress, type JobKind, type JobStatus } from './definitions.js';
+
+export interface JobToStart {
+  id: string;
+  kind: JobKind;
+  workspaceId: string;
+  projectId: string;
+  model: string;
+  status: JobStatus;
+  /** The start of the prompt or script, for the summary (never the whole text). */
+  text: string;
+  input: GenerationInput;
+}
+
+/** What starting a stored job's workflow needs (the gateway after commit, the reconciler later). */
+export function jobToStart(
+  job: { id: string; kind: JobKind; workspace_id: string; project_id: string; model: string; status: JobStatus; params: Record<string, any> },
+  taskQueuePrefix: string,
+): JobToStart {
+  const p = job.params;
+  return {
+    id: job.id,
+    kind: job.kind,
+    workspaceId: job.workspace_id,
+    projectId: job.project_id,
+    model: job.model,
+    status: job.status,
+    text: String(p.prompt ?? p.script ?? ''),
+    input: { jobId: job.id, kind: job.kind, model: job.model, provider: p.provider, deadlineSeconds: p.deadline_seconds, taskQueuePrefix },
+  };
+}
+
+export function jobSummary(job: Pick<JobToStart, 'kind' | 'model' | 'text'>): string {
+  const text = job.text.replace(/\s+/g, ' ').trim();
+  const short = text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  return `${job.kind.replace('_', '-')} · ${job.model}${short ? ` · "${short}"` : ''}`;
+}
+
+/** Starts the job's workflow; starting one that already runs (or ran) is harmless. */
+export async function startJobWorkflow(client: Client, job: JobToStart): Promise<'started' | 'already_started'> {
+  try {
+    await client.workflow.start(workflowTypes[job.kind], {
+      workflowId: job.id,
+      taskQueue: taskQueues(job.input.taskQueuePrefix).workflows,
+      args: [job.input],
+      typedSearchAttributes: new TypedSearchAttributes([
+        { key: searchAttributes.workspaceId, value: job.workspaceId },
+        { key: searchAttributes.projectId, value: job.projectId },
+        { key: searchAttributes.jobKind, value: job.kind },
+        { key: searchAttributes.mediaModel, value: job.model },
+        { key: searchAttributes.jobStatus, value: job.status },
+      ]),
+      staticSummary: jobSummary(job),
+      staticDetails: `Job ${job.id} of workspace ${job.workspaceId}, project ${job.projectId}.`,
+      // The workflow id is the job id for ever: a second start of a closed job is refused, not re-run.
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    });
+    return 'started';
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return 'already_started';
+    throw err;
+  }
+}
+
+/** The workflow's live progress, or null when Temporal does not answer within `timeoutMs`. */
+export async function queryJobProgress(client: Client, jobId: string, timeoutMs: number): Promise<GenerationProgress | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), timeoutMs);
+  });
+  const query = client.workflow
+    .getHandle(jobId)
+    .query(progressQuery)
+    .catch(() => null);
+  try {
+    return await Promise.race([query, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function cancelJobWorkflow(client: Client, jobId: string): Promise<void> {
+  await client.workflow.getHandle(jobId).cancel();
+}

@@ -1,0 +1,6 @@
+// Every workflow the workers run; the bundler starts here.
+export { imageGeneration } from './image.js';
+export { videoGeneration } from './video.js';
+export { replaceActorGeneration } from './replace-actor.js';
+export { talkingActorGeneration } from './talking-actor.js';
+export { progressQuery } from './pipeline.js';

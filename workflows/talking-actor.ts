@@ -1,0 +1,7 @@
+// The talking-actor job: one workflow per kind, so operators filter and read them apart in the Web UI.
+import { runGeneration } from './pipeline.js';
+import type { GenerationInput } from './definitions.js';
+
+export async function talkingActorGeneration(input: GenerationInput): Promise<{ outputs: number }> {
+  return runGeneration(input);
+}

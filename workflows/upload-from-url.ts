@@ -1,0 +1,51 @@
+// uploadFromUrl: runs the fetch activity for POST /v1/upload-from-url and returns the stored upload.
+// Started by the gateway with workflow id = upload id on the I/O task queue; the gateway waits for
+// the result. The activity does all the I/O (SSRF-safe fetch, streaming into storage, the row).
+import { proxyActivities } from '@temporalio/workflow';
+
+export interface UploadFromUrlInput {
+  uploadId: string;
+  workspaceId: string;
+  projectId: string;
+  url: string;
+  /** Start-to-close timeout of one fetch attempt (the fetch's own total timeout plus a margin). */
+  attemptTimeoutMs: number;
+}
+
+/** The stored upload as the activity returns it (timestamps in ms); the gateway adds `path`. */
+export interface StoredUpload {
+  id: string;
+  name: string;
+  object_key: string;
+  workspace_id: string;
+  project_id: string;
+  file_type: 'image' | 'video';
+  mime_type: string;
+  file_size: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface UploadFetchActivities {
+  fetchRemoteUpload(input: UploadFromUrlInput): Promise<StoredUpload>;
+}
+
+/**
+ * Final failure types of the fetch activity (activities/uploads.ts `uploadFailureTypes`; literals
+ * here so this sandboxed module imports nothing from activities/). Only FetchUnavailable is retried.
+ */
+export const nonRetryableUploadFailureTypes = ['UrlRefused', 'TooLarge', 'UnsupportedType', 'FetchFailed'];
+
+export async function uploadFromUrl(input: UploadFromUrlInput): Promise<StoredUpload> {
+  const { fetchRemoteUpload } = proxyActivities<UploadFetchActivities>({
+    startToCloseTimeout: input.attemptTimeoutMs,
+    retry: {
+      initialInterval: '500 ms',
+      backoffCoefficient: 2,
+      maximumInterval: '5 s',
+      maximumAttempts: 3,
+      nonRetryableErrorTypes: nonRetryableUploadFailureTypes,
+    },
+  });
+  return fetchRemoteUpload(input);
+}

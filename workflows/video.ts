@@ -1,0 +1,7 @@
+// The video job: one workflow per kind, so operators filter and read them apart in the Web UI.
+import { runGeneration } from './pipeline.js';
+import type { GenerationInput } from './definitions.js';
+
+export async function videoGeneration(input: GenerationInput): Promise<{ outputs: number }> {
+  return runGeneration(input);
+}
