@@ -7,13 +7,17 @@ import type { Storage } from './storage.js';
 import type { ProviderName } from '../workflows/definitions.js';
 import type { ProviderAdapter } from './providers/types.js';
 import { createLocalAdapter } from './providers/local/adapter.js';
+import { createProviders } from './providers/index.js';
 import { createJobIoActivities, createJobProviderActivities, type JobActivityDeps } from './jobs.js';
+import { createUploadActivities, fetchRemoteInput, type FetchHooks } from './uploads.js';
 
 export interface ActivityDeps {
   db: Database;
   storage: Storage;
   config: Config;
   metrics?: JobActivityDeps['metrics'];
+  /** Tests inject a resolver / connector so remote fetches never leave loopback. */
+  fetchHooks?: FetchHooks;
 }
 
 export function createAdapters(config: Config): (name: ProviderName) => ProviderAdapter {
@@ -24,12 +28,8 @@ export function createAdapters(config: Config): (name: ProviderName) => Provider
     latencyMs: config.LOCAL_RENDER_LATENCY_MS,
     faults: config.LOCAL_RENDER_FAULTS,
   });
-  const adapters: Partial<Record<ProviderName, ProviderAdapter>> = { local };
-  return (name) => {
-    const adapter = adapters[name];
-    if (!adapter) throw new Error(`provider ${name} is not configured on this worker`);
-    return adapter;
-  };
+  const providers = createProviders(config, local);
+  return (name) => providers.adapterFor(name);
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -37,12 +37,10 @@ export function createActivities(deps: ActivityDeps) {
   const jobDeps: JobActivityDeps = {
     ...deps,
     adapterFor,
-    fetchRemoteInput: async () => {
-      throw new Error('remote inputs are not wired yet');
-    },
+    fetchRemoteInput: (args) => fetchRemoteInput(deps, args),
   };
   return {
-    io: { ...createJobIoActivities(jobDeps) },
+    io: { ...createJobIoActivities(jobDeps), ...createUploadActivities(deps) },
     provider: createJobProviderActivities(jobDeps),
   };
 }

@@ -9,13 +9,20 @@ export interface ModelRoute {
   model: string;
   kind: JobKind;
   /** Adapter that serves the model when it is live. */
-  provider: Exclude<ProviderName, 'local'>;
+  provider: LiveProviderName;
   /** The provider's own model id or endpoint id. */
   providerModelId: string;
   /** For multi-step pipelines (talking actor): further provider ids used. */
   secondaryModelIds?: Record<string, string>;
   /** Where these values were read. */
   source: string;
+  /**
+   * Other live routes for the same model, tried in order when the primary provider's key is absent
+   * (e.g. grok-video: fal first, then xAI's own API).
+   */
+  alternates?: readonly AlternateRoute[];
+  /** Providers a pipeline needs besides its own (talking actor: ElevenLabs speech, then fal lipsync). */
+  alsoNeeds?: readonly LiveProviderName[];
   aspectRatios: readonly string[];
   defaultAspectRatio: string;
   /** Allowed durations in seconds: a list of discrete values, or an inclusive range of integers. */
@@ -26,6 +33,14 @@ export interface ModelRoute {
   /** Provider time budget before the job fails, in seconds. */
   deadlineSeconds: number;
   price: Price;
+}
+
+export type LiveProviderName = Exclude<ProviderName, 'local'>;
+
+export interface AlternateRoute {
+  provider: LiveProviderName;
+  providerModelId: string;
+  source: string;
 }
 
 export type Price =
@@ -42,7 +57,10 @@ export const catalog = {
     kind: 'image',
     provider: 'fal',
     providerModelId: 'fal-ai/nano-banana-2',
-    source: 'fal.ai model page fal-ai/nano-banana-2 (queue API, aspect_ratio, num_images)',
+    secondaryModelIds: { edit: 'fal-ai/nano-banana-2/edit' },
+    // fal.ai/models/fal-ai/nano-banana-2 (queue API): prompt, num_images, aspect_ratio (auto, 21:9 … 9:16),
+    // resolution 0.5K | 1K | 2K | 4K, output_format jpeg | png | webp; /edit adds image_urls.
+    source: 'fal.ai model page fal-ai/nano-banana-2 (prompt, num_images, aspect_ratio, output_format; /edit: image_urls)',
     aspectRatios: imageRatios,
     defaultAspectRatio: '1:1',
     deadlineSeconds: 300,
@@ -53,7 +71,9 @@ export const catalog = {
     kind: 'image',
     provider: 'openai',
     providerModelId: 'gpt-image-1.5',
-    source: 'OpenAI Images API, POST /v1/images/generations (size 1024x1024 | 1024x1536 | 1536x1024, n)',
+    // developers.openai.com/api/reference/resources/images/methods/generate: gpt-image-1.5 is listed as live;
+    // sizes 1024x1024 | 1536x1024 | 1024x1536 | auto, n 1–10, GPT image models always answer b64_json.
+    source: 'OpenAI Images API, POST /v1/images/generations (size 1024x1024 | 1536x1024 | 1024x1536, n, b64_json)',
     aspectRatios: imageRatios,
     defaultAspectRatio: '1:1',
     deadlineSeconds: 300,
@@ -64,7 +84,10 @@ export const catalog = {
     kind: 'image',
     provider: 'fal',
     providerModelId: 'fal-ai/bytedance/seedream/v4.5/text-to-image',
-    source: 'fal.ai model page fal-ai/bytedance/seedream/v4.5/text-to-image (image_size, num_images)',
+    secondaryModelIds: { edit: 'fal-ai/bytedance/seedream/v4.5/edit' },
+    // fal.ai/docs/model-api-reference/image-generation-api/bytedance-seedream-v4.5: image_size square_hd |
+    // portrait_16_9 | landscape_16_9 | auto_2K …, num_images 1–6.
+    source: 'fal.ai model page fal-ai/bytedance/seedream/v4.5/text-to-image (image_size, num_images 1-6; /edit: image_urls)',
     aspectRatios: imageRatios,
     defaultAspectRatio: '1:1',
     deadlineSeconds: 300,
@@ -72,32 +95,45 @@ export const catalog = {
   },
 
   // ---- videos
+  // OpenAI shut down the Videos API with sora-2 and sora-2-pro on 2026-09-24 and named no successor
+  // (developers.openai.com/api/docs/models/sora-2, "shut down"). Resold Sora endpoints ran on it and
+  // stopped too. Both public names therefore route to the closest live tier on fal: Veo 3.1 Fast for
+  // sora-2 (speed-first, audio on) and Veo 3.1 for sora-2-pro (quality-first, audio on).
   'sora-2-pro': {
     model: 'sora-2-pro',
     kind: 'video',
-    provider: 'openai',
-    providerModelId: 'sora-2-pro',
-    source: 'OpenAI Videos API, POST /v1/videos (seconds 4 | 8 | 12; size 720x1280, 1280x720, 1024x1792, 1792x1024)',
-    aspectRatios: ['9:16', '16:9'],
+    provider: 'fal',
+    providerModelId: 'fal-ai/veo3.1',
+    secondaryModelIds: {
+      imageToVideo: 'fal-ai/veo3.1/image-to-video',
+      firstLastFrame: 'fal-ai/veo3.1/first-last-frame-to-video',
+      reference: 'fal-ai/veo3.1/reference-to-video',
+    },
+    source: 'OpenAI Videos API retired 2026-09-24 (sora-2-pro shut down); routed to fal.ai fal-ai/veo3.1 (duration 4s | 6s | 8s, aspect_ratio 16:9 | 9:16, resolution 720p | 1080p)',
+    aspectRatios: ['16:9', '9:16'],
     defaultAspectRatio: '16:9',
-    durations: { values: [4, 8, 12] },
-    defaultDuration: 4,
+    durations: { values: [4, 6, 8] },
+    defaultDuration: 8,
     resolutions: ['720p', '1080p'],
-    defaultResolution: '720p',
+    defaultResolution: '1080p',
     deadlineSeconds: 1800,
     price: { per: 'second', credits: 30 },
   },
   'sora-2': {
     model: 'sora-2',
     kind: 'video',
-    provider: 'openai',
-    providerModelId: 'sora-2',
-    source: 'OpenAI Videos API, POST /v1/videos (seconds 4 | 8 | 12; size 720x1280, 1280x720)',
-    aspectRatios: ['9:16', '16:9'],
+    provider: 'fal',
+    providerModelId: 'fal-ai/veo3.1/fast',
+    secondaryModelIds: {
+      imageToVideo: 'fal-ai/veo3.1/fast/image-to-video',
+      firstLastFrame: 'fal-ai/veo3.1/fast/first-last-frame-to-video',
+    },
+    source: 'OpenAI Videos API retired 2026-09-24 (sora-2 shut down); routed to fal.ai fal-ai/veo3.1/fast (duration 4s | 6s | 8s, aspect_ratio 16:9 | 9:16, resolution 720p | 1080p)',
+    aspectRatios: ['16:9', '9:16'],
     defaultAspectRatio: '16:9',
-    durations: { values: [4, 8, 12] },
-    defaultDuration: 4,
-    resolutions: ['720p'],
+    durations: { values: [4, 6, 8] },
+    defaultDuration: 8,
+    resolutions: ['720p', '1080p'],
     defaultResolution: '720p',
     deadlineSeconds: 1200,
     price: { per: 'second', credits: 10 },
@@ -108,7 +144,9 @@ export const catalog = {
     provider: 'fal',
     providerModelId: 'fal-ai/kling-video/v3/pro/text-to-video',
     secondaryModelIds: { imageToVideo: 'fal-ai/kling-video/v3/pro/image-to-video' },
-    source: 'fal.ai model page fal-ai/kling-video/v3/pro/text-to-video (duration 3-15, aspect_ratio)',
+    // fal.ai/docs/model-api-reference/video-generation-api/kling-video-v3-pro: duration "3" … "15",
+    // aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; image-to-video takes start_image_url / end_image_url.
+    source: 'fal.ai model page fal-ai/kling-video/v3/pro/text-to-video (duration 3-15, aspect_ratio 16:9 | 9:16 | 1:1, generate_audio)',
     aspectRatios: ['16:9', '9:16', '1:1'],
     defaultAspectRatio: '16:9',
     durations: { min: 3, max: 15 },
@@ -124,7 +162,7 @@ export const catalog = {
     provider: 'fal',
     providerModelId: 'fal-ai/kling-video/v2.6/pro/text-to-video',
     secondaryModelIds: { imageToVideo: 'fal-ai/kling-video/v2.6/pro/image-to-video' },
-    source: 'fal.ai model page fal-ai/kling-video/v2.6/pro/text-to-video (duration "5" | "10", aspect_ratio)',
+    source: 'fal.ai model page fal-ai/kling-video/v2.6/pro/text-to-video (duration "5" | "10", aspect_ratio 16:9 | 9:16 | 1:1, generate_audio)',
     aspectRatios: ['16:9', '9:16', '1:1'],
     defaultAspectRatio: '16:9',
     durations: { values: [5, 10] },
@@ -144,6 +182,8 @@ export const catalog = {
       firstLastFrame: 'fal-ai/veo3.1/first-last-frame-to-video',
       reference: 'fal-ai/veo3.1/reference-to-video',
     },
+    // fal.ai/models/fal-ai/veo3.1/llms.txt: duration "4s" | "6s" | "8s", aspect_ratio 16:9 | 9:16,
+    // resolution 720p | 1080p | 4k (4k is billed at a higher rate and not offered here).
     source: 'fal.ai model page fal-ai/veo3.1 (duration 4s | 6s | 8s, aspect_ratio 16:9 | 9:16, resolution 720p | 1080p)',
     aspectRatios: ['16:9', '9:16'],
     defaultAspectRatio: '16:9',
@@ -160,7 +200,9 @@ export const catalog = {
     provider: 'fal',
     providerModelId: 'fal-ai/bytedance/seedance/v1.5/pro/text-to-video',
     secondaryModelIds: { imageToVideo: 'fal-ai/bytedance/seedance/v1.5/pro/image-to-video' },
-    source: 'fal.ai model page fal-ai/bytedance/seedance/v1.5/pro/text-to-video (duration 4-12, resolution 480p | 720p | 1080p)',
+    // fal.ai/models/fal-ai/bytedance/seedance/v1.5/pro/text-to-video/llms.txt: duration "4" … "12",
+    // resolution 480p | 720p | 1080p, aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 | auto.
+    source: 'fal.ai model page fal-ai/bytedance/seedance/v1.5/pro/text-to-video (duration 4-12, resolution 480p | 720p | 1080p, aspect_ratio 21:9 … 9:16)',
     aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
     defaultAspectRatio: '16:9',
     durations: { min: 4, max: 12 },
@@ -173,9 +215,19 @@ export const catalog = {
   'grok-video': {
     model: 'grok-video',
     kind: 'video',
-    provider: 'xai',
-    providerModelId: 'grok-imagine-video',
-    source: 'xAI API, POST /v1/videos/generations then GET /v1/videos/{request_id} (duration 1-15, aspect_ratio, resolution 480p | 720p)',
+    // Grok Imagine Video is hosted on fal (xai/grok-imagine-video/*), so fal is the primary route;
+    // xAI's own API is the alternate when only XAI_API_KEY is configured.
+    provider: 'fal',
+    providerModelId: 'xai/grok-imagine-video/text-to-video',
+    secondaryModelIds: { imageToVideo: 'xai/grok-imagine-video/image-to-video' },
+    alternates: [
+      {
+        provider: 'xai',
+        providerModelId: 'grok-imagine-video',
+        source: 'docs.x.ai video generation: POST /v1/videos/generations → request_id, GET /v1/videos/{request_id} (status pending | done | expired | failed)',
+      },
+    ],
+    source: 'fal.ai model page xai/grok-imagine-video/text-to-video (duration 1-15, resolution 480p | 720p, aspect_ratio 16:9 | 9:16 | 1:1 | 4:3 | 3:2 | 2:3 | 3:4)',
     aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'],
     defaultAspectRatio: '16:9',
     durations: { min: 1, max: 15 },
@@ -192,7 +244,10 @@ export const catalog = {
     kind: 'replace_actor',
     provider: 'fal',
     providerModelId: 'fal-ai/wan/v2.2-14b/animate/replace',
-    source: 'fal.ai model page fal-ai/wan/v2.2-14b/animate/replace (video_url, image_url, resolution)',
+    // fal.ai/models/fal-ai/wan/v2.2-14b/animate/replace/llms.txt: video_url, image_url (resized and
+    // center-cropped to the output), resolution 480p | 580p | 720p. The output follows the motion video's
+    // length, so `duration` is enforced by the motion video we hand over, not by a provider field.
+    source: 'fal.ai model page fal-ai/wan/v2.2-14b/animate/replace (video_url, image_url, resolution 480p | 580p | 720p)',
     aspectRatios: ['1:1', '9:16', '16:9'],
     defaultAspectRatio: '9:16',
     durations: { min: 3, max: 30 },
@@ -210,7 +265,11 @@ export const catalog = {
     provider: 'elevenlabs',
     providerModelId: 'eleven_multilingual_v2',
     secondaryModelIds: { lipsync: 'fal-ai/infinitalk' },
-    source: 'ElevenLabs POST /v1/text-to-speech/{voice_id} (voice_settings); fal.ai fal-ai/infinitalk (image_url, audio_url)',
+    alsoNeeds: ['fal'],
+    // elevenlabs.io/docs/api-reference/text-to-speech/convert: POST /v1/text-to-speech/{voice_id}
+    // ?output_format=pcm_24000, header xi-api-key, body { text, model_id, voice_settings { stability,
+    // similarity_boost, style, speed } }. fal-ai/infinitalk: image_url, audio_url, prompt, resolution 480p | 720p.
+    source: 'ElevenLabs POST /v1/text-to-speech/{voice_id} (voice_settings stability, similarity_boost, style, speed 0.7-1.2); fal.ai fal-ai/infinitalk (image_url, audio_url, prompt, resolution)',
     aspectRatios: ['9:16', '16:9', '1:1'],
     defaultAspectRatio: '9:16',
     resolutions: ['720p'],

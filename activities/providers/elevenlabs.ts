@@ -1,0 +1,138 @@
+// Talking-actor pipeline: ElevenLabs text-to-speech, then an image + audio lipsync model on fal.
+//
+// 1. POST {base}/v1/text-to-speech/{voice_id}?output_format=pcm_24000 with `xi-api-key` and
+//    { text, model_id, voice_settings: { stability, similarity_boost, style, speed } } → raw 16-bit
+//    mono PCM at 24 kHz. We wrap it in a WAV header (its length is then known exactly) and store it at
+//    jobs/<jobId>/speech.wav; a retried submit reuses the stored speech instead of paying for it twice.
+// 2. Submit fal's lipsync model (catalog secondaryModelIds.lipsync, fal-ai/infinitalk) with the
+//    actor's image and the speech as presigned URLs; poll and cancel are the fal queue's.
+import type { PollResult, ProviderAdapter, ProviderContext, ProviderRef, ProviderRequest, VoiceSettings } from './types.js';
+import { ProviderError } from './types.js';
+import { errorFromResponse, joinUrl, malformed, providerFetch, readText, type HttpCallOptions } from './http.js';
+import { createFalQueueClient, isFalRef, type FalConfig, type FalRef } from './fal.js';
+
+export interface ElevenLabsConfig {
+  key: string;
+  baseUrl: string;
+  fal: FalConfig;
+  timeoutMs?: number;
+}
+
+export interface TalkingActorRef {
+  provider: 'elevenlabs';
+  jobId: string;
+  speechKey: string;
+  speechSeconds: number;
+  lipsync: FalRef;
+}
+
+const sampleRate = 24_000;
+/** Lipsync frame rate used to size num_frames from the speech length. */
+const lipsyncFps = 25;
+
+/** ElevenLabs `voice_settings` from our voice_options (speed 0.7–1.2, the others 0–1). */
+export function elevenLabsVoiceSettings(v: VoiceSettings | undefined): Record<string, number> {
+  const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
+  const out: Record<string, number> = {
+    stability: clamp(v?.stability ?? 0.5, 0, 1),
+    similarity_boost: clamp(v?.similarity ?? 0.75, 0, 1),
+    style: clamp(v?.style ?? 0, 0, 1),
+    speed: clamp(v?.speed ?? 1, 0.7, 1.2),
+  };
+  return out;
+}
+
+export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter {
+  const timeoutMs = cfg.timeoutMs ?? 120_000;
+  const fal = createFalQueueClient(cfg.fal);
+  const opts = (what: string, ctx: ProviderContext): HttpCallOptions => ({ provider: 'ElevenLabs', what, timeoutMs, signal: ctx.signal, secrets: [cfg.key, cfg.fal.key] });
+
+  async function synthesize(req: ProviderRequest, ctx: ProviderContext): Promise<{ key: string; seconds: number }> {
+    const key = `jobs/${req.jobId}/speech.wav`;
+    const existing = await ctx.storage.stat(key);
+    if (existing && existing.size > 44) return { key, seconds: (existing.size - 44) / (sampleRate * 2) };
+
+    const voiceId = req.voice?.providerVoiceId;
+    if (!voiceId) throw new ProviderError(`voice ${req.voice?.id ?? '(none)'} has no ElevenLabs voice id`, { retryable: false });
+    if (!req.script?.trim()) throw new ProviderError('the talking-actor script is empty', { retryable: false });
+
+    const o = opts('text-to-speech', ctx);
+    const url = new URL(joinUrl(cfg.baseUrl, `/v1/text-to-speech/${encodeURIComponent(voiceId)}`));
+    url.searchParams.set('output_format', `pcm_${sampleRate}`);
+    const res = await providerFetch(
+      url.toString(),
+      {
+        method: 'POST',
+        headers: { 'xi-api-key': cfg.key, 'content-type': 'application/json', accept: 'audio/pcm, application/octet-stream' },
+        body: JSON.stringify({ text: req.script, model_id: req.route.providerModelId, voice_settings: elevenLabsVoiceSettings(req.voiceOptions) }),
+      },
+      o,
+    );
+    if (!res.ok) throw errorFromResponse(res, await readText(res, o), o);
+    const type = res.headers.get('content-type') ?? '';
+    if (/json|text|html/i.test(type)) throw malformed(o, `expected PCM audio, got ${type.split(';')[0]}`);
+    let pcm: Buffer;
+    try {
+      pcm = Buffer.from(await res.arrayBuffer());
+    } catch {
+      throw new ProviderError('ElevenLabs text-to-speech: the audio was cut off', { retryable: true });
+    }
+    if (pcm.length < sampleRate / 10 || pcm.length % 2 !== 0) throw malformed(o, `the audio has ${pcm.length} bytes, not 16-bit PCM speech`);
+    const wav = Buffer.concat([wavHeader(pcm.length, sampleRate), pcm]);
+    await ctx.storage.putStream(key, wav, 'audio/wav', wav.length);
+    return { key, seconds: pcm.length / (sampleRate * 2) };
+  }
+
+  const refOf = (ref: ProviderRef): TalkingActorRef => {
+    const r = ref as unknown as Partial<TalkingActorRef>;
+    if (!r.lipsync || !isFalRef(r.lipsync)) throw new ProviderError('talking actor: the stored provider ref is incomplete', { retryable: false });
+    return r as TalkingActorRef;
+  };
+
+  return {
+    name: 'elevenlabs',
+    async submit(req, ctx) {
+      const [image] = req.inputs.filter((i) => i.role === 'actor_image' || i.role === 'image');
+      if (!image) throw new ProviderError("talking actor needs the actor's image", { retryable: false });
+      const speech = await synthesize(req, ctx);
+      ctx.heartbeat({ phase: 'speech-ready' });
+      const lipsyncModel = req.route.secondaryModelIds?.lipsync;
+      if (!lipsyncModel) throw new ProviderError(`${req.model} has no lipsync model in the catalog`, { retryable: false });
+      const input = {
+        image_url: await ctx.inputUrl(image.key),
+        audio_url: await ctx.inputUrl(speech.key),
+        prompt: req.prompt ?? 'A person talking naturally to the camera.',
+        resolution: req.resolution ?? req.route.defaultResolution ?? '720p',
+        num_frames: Math.min(721, Math.max(41, Math.ceil(speech.seconds * lipsyncFps) + 1)),
+      };
+      const lipsync = await fal.submit(lipsyncModel, input, req.jobId, ctx);
+      const ref: TalkingActorRef = { provider: 'elevenlabs', jobId: req.jobId, speechKey: speech.key, speechSeconds: speech.seconds, lipsync };
+      return { ...ref };
+    },
+    async poll(ref, ctx): Promise<PollResult> {
+      return fal.poll(refOf(ref).lipsync, ctx);
+    },
+    async cancel(ref, ctx) {
+      await fal.cancel(refOf(ref).lipsync, ctx);
+    },
+  };
+}
+
+/** A 44-byte RIFF/WAVE header for 16-bit mono PCM. */
+export function wavHeader(dataBytes: number, rate: number): Buffer {
+  const h = Buffer.alloc(44);
+  h.write('RIFF', 0, 'ascii');
+  h.writeUInt32LE(36 + dataBytes, 4);
+  h.write('WAVE', 8, 'ascii');
+  h.write('fmt ', 12, 'ascii');
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20);
+  h.writeUInt16LE(1, 22);
+  h.writeUInt32LE(rate, 24);
+  h.writeUInt32LE(rate * 2, 28);
+  h.writeUInt16LE(2, 32);
+  h.writeUInt16LE(16, 34);
+  h.write('data', 36, 'ascii');
+  h.writeUInt32LE(dataBytes, 40);
+  return h;
+}

@@ -1,0 +1,263 @@
+// fal.ai queue API adapter (fal.ai/docs: Queue API). Submit: POST {queue}/{endpoint_id} with
+// `Authorization: Key <FAL_KEY>` → { request_id, status_url, response_url, cancel_url }. Status:
+// GET …/requests/{id}/status?logs=1 → IN_QUEUE (queue_position) | IN_PROGRESS | COMPLETED. Result:
+// GET …/requests/{id}. Cancel: PUT …/requests/{id}/cancel → CANCELLATION_REQUESTED | ALREADY_COMPLETED.
+//
+// The queue has no idempotency key: the workflow persists the ref returned by submit (it carries the
+// job id) and never calls submit again once it holds one, so a job is submitted at most once per
+// successful activity completion.
+import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest } from './types.js';
+import { ProviderError } from './types.js';
+import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, providerFetch, readText, parseJson, requestJson, sameOrigin, type HttpCallOptions } from './http.js';
+
+export interface FalConfig {
+  key: string;
+  queueUrl: string;
+  timeoutMs?: number;
+}
+
+export interface FalRef {
+  provider: 'fal';
+  jobId: string;
+  endpointId: string;
+  requestId: string;
+  statusUrl: string;
+  responseUrl: string;
+  cancelUrl: string;
+}
+
+export interface FalQueueClient {
+  submit(endpointId: string, input: Record<string, unknown>, jobId: string, ctx: ProviderContext): Promise<FalRef>;
+  poll(ref: FalRef, ctx: ProviderContext): Promise<PollResult>;
+  cancel(ref: FalRef, ctx: ProviderContext): Promise<void>;
+}
+
+export function createFalQueueClient(cfg: FalConfig): FalQueueClient {
+  const timeoutMs = cfg.timeoutMs ?? defaultTimeoutMs;
+  const headers = { authorization: `Key ${cfg.key}`, accept: 'application/json' };
+  const opts = (what: string, ctx: ProviderContext): HttpCallOptions => ({ provider: 'fal', what, timeoutMs, signal: ctx.signal, secrets: [cfg.key] });
+
+  // Status and result live under the app id (owner/app) without the endpoint's sub-path.
+  const requestBase = (endpointId: string, requestId: string) => {
+    const app = endpointId.split('/').slice(0, 2).join('/');
+    return joinUrl(cfg.queueUrl, `${app}/requests/${encodeURIComponent(requestId)}`);
+  };
+
+  return {
+    async submit(endpointId, input, jobId, ctx) {
+      const o = opts(`submit to ${endpointId}`, ctx);
+      const { body } = await requestJson<Record<string, unknown>>(
+        joinUrl(cfg.queueUrl, endpointId),
+        { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(input) },
+        o,
+      );
+      const requestId = body.request_id;
+      if (typeof requestId !== 'string' || !requestId) throw malformed(o, 'no request_id in the submit answer');
+      const base = requestBase(endpointId, requestId);
+      // Follow the URLs fal returns only when they point at the configured queue (our key goes with them).
+      const pick = (u: unknown, fallback: string) => (sameOrigin(u, cfg.queueUrl) ? u : fallback);
+      return {
+        provider: 'fal',
+        jobId,
+        endpointId,
+        requestId,
+        statusUrl: pick(body.status_url, `${base}/status`),
+        responseUrl: pick(body.response_url, base),
+        cancelUrl: pick(body.cancel_url, `${base}/cancel`),
+      };
+    },
+
+    async poll(ref, ctx) {
+      const o = opts('status', ctx);
+      const statusUrl = new URL(ref.statusUrl);
+      statusUrl.searchParams.set('logs', '1');
+      const { body } = await requestJson<Record<string, unknown>>(statusUrl.toString(), { method: 'GET', headers }, o);
+      switch (body.status) {
+        case 'IN_QUEUE':
+          return { state: 'queued', queuePosition: typeof body.queue_position === 'number' ? body.queue_position : undefined };
+        case 'IN_PROGRESS':
+          return { state: 'running', percent: percentFromLogs(body.logs) };
+        case 'COMPLETED':
+          if (body.error) return { state: 'failed', message: `fal: ${describeFalError(body.error, body.error_type)}` };
+          return fetchResult(ref, ctx);
+        case 'FAILED':
+        case 'CANCELED':
+        case 'CANCELLED':
+          return { state: 'failed', message: `fal: request ${String(body.status).toLowerCase()}${body.error ? `: ${describeFalError(body.error, body.error_type)}` : ''}` };
+        default:
+          throw malformed(o, `unknown status ${JSON.stringify(body.status ?? null)}`);
+      }
+    },
+
+    async cancel(ref, ctx) {
+      const o = opts('cancel', ctx);
+      const res = await providerFetch(ref.cancelUrl, { method: 'PUT', headers }, o);
+      const text = await readText(res, o);
+      if (res.ok || res.status === 404) return;
+      // 400 { status: "ALREADY_COMPLETED" }: nothing left to stop.
+      if (res.status === 400 && /ALREADY_COMPLETED|NOT_FOUND/.test(text)) return;
+      throw errorFromResponse(res, text, o);
+    },
+  };
+
+  async function fetchResult(ref: FalRef, ctx: ProviderContext): Promise<PollResult> {
+    const o = opts('result', ctx);
+    const res = await providerFetch(ref.responseUrl, { method: 'GET', headers }, o);
+    const text = await readText(res, o);
+    if (!res.ok) {
+      const err = errorFromResponse(res, text, o);
+      // A completed request whose result is a 4xx is the generation's own failure (validation,
+      // content policy): report it as a failed job, not as a call to retry.
+      if (err.retryable) throw err;
+      return { state: 'failed', message: err.message };
+    }
+    const outputs = outputsOf(parseJson<Record<string, unknown>>(text, o));
+    if (!outputs.length) throw malformed(o, 'the result holds no image, video or audio file');
+    return { state: 'succeeded', percent: 100, outputs };
+  }
+}
+
+function describeFalError(error: unknown, type: unknown): string {
+  const msg = typeof error === 'string' ? error : JSON.stringify(error);
+  return typeof type === 'string' ? `${msg} (${type})` : msg;
+}
+
+function percentFromLogs(logs: unknown): number | undefined {
+  if (!Array.isArray(logs)) return undefined;
+  for (let i = logs.length - 1; i >= 0; i--) {
+    const m = /(\d{1,3}(?:\.\d+)?)\s*%/.exec(String((logs[i] as { message?: unknown })?.message ?? ''));
+    if (m) return Math.min(100, Math.max(0, Number(m[1])));
+  }
+  return undefined;
+}
+
+/** Files in a fal result: `images[]`, `image`, `video`, `videos[]`, `audio` — each `{ url, content_type, file_size }`. */
+export function outputsOf(result: Record<string, unknown>): ProviderOutput[] {
+  const files: unknown[] = [];
+  for (const k of ['images', 'videos']) if (Array.isArray(result[k])) files.push(...(result[k] as unknown[]));
+  for (const k of ['video', 'image', 'audio']) if (result[k] && typeof result[k] === 'object') files.push(result[k]);
+  const out: ProviderOutput[] = [];
+  for (const f of files) {
+    const file = f as { url?: unknown; content_type?: unknown; file_size?: unknown };
+    if (typeof file.url !== 'string' || !/^https?:\/\//.test(file.url)) continue;
+    out.push({
+      url: file.url,
+      contentType: typeof file.content_type === 'string' ? file.content_type : undefined,
+      size: typeof file.file_size === 'number' ? file.file_size : undefined,
+    });
+  }
+  return out;
+}
+
+const byRole = (inputs: InputFile[], ...roles: InputFile['role'][]) => inputs.filter((i) => roles.includes(i.role));
+
+/** The fal endpoint and input body for a job, per the model's documented schema. */
+export async function falRequestFor(req: ProviderRequest, ctx: ProviderContext, providerModelId = req.route.providerModelId): Promise<{ endpointId: string; input: Record<string, unknown> }> {
+  const route = req.route;
+  const secondary: Record<string, string> = route.secondaryModelIds ?? {};
+  const url = (f: InputFile) => ctx.inputUrl(f.key);
+  const urls = (fs: InputFile[]) => Promise.all(fs.map(url));
+  const aspectRatio = req.aspectRatio ?? route.defaultAspectRatio;
+  const resolution = req.resolution ?? route.defaultResolution;
+  const duration = req.duration ?? route.defaultDuration;
+
+  if (route.kind === 'image') {
+    const refs = byRole(req.inputs, 'reference', 'image');
+    const count = req.count ?? 1;
+    const edit = refs.length && secondary.edit ? { image_urls: await urls(refs) } : undefined;
+    const endpointId = edit ? secondary.edit! : providerModelId;
+    if (providerModelId.includes('seedream')) {
+      return { endpointId, input: { prompt: req.prompt, num_images: count, image_size: seedreamSize(aspectRatio), ...edit } };
+    }
+    return { endpointId, input: { prompt: req.prompt, num_images: count, aspect_ratio: aspectRatio, output_format: 'png', ...edit } };
+  }
+
+  if (route.kind === 'replace_actor') {
+    const [video] = byRole(req.inputs, 'video');
+    const [image] = byRole(req.inputs, 'image', 'actor_image', 'reference');
+    if (!video || !image) throw new ProviderError('replace-actor needs a character image and a motion video', { retryable: false });
+    return {
+      endpointId: providerModelId,
+      input: { video_url: await url(video), image_url: await url(image), resolution, ...(req.prompt ? { prompt: req.prompt } : {}) },
+    };
+  }
+
+  if (route.kind !== 'video') throw new ProviderError(`fal cannot serve ${route.kind} jobs directly`, { retryable: false });
+
+  const [start] = byRole(req.inputs, 'start_frame');
+  const [end] = byRole(req.inputs, 'end_frame');
+  const refs = byRole(req.inputs, 'reference', 'image');
+  const first = start ?? (refs.length === 1 || !secondary.reference ? refs[0] : undefined);
+
+  if (providerModelId.startsWith('fal-ai/veo3.1')) {
+    const base = { prompt: req.prompt, duration: `${duration}s`, resolution, generate_audio: true };
+    if (first && end && secondary.firstLastFrame) {
+      return { endpointId: secondary.firstLastFrame, input: { ...base, aspect_ratio: aspectRatio, first_frame_url: await url(first), last_frame_url: await url(end) } };
+    }
+    if (first && secondary.imageToVideo) return { endpointId: secondary.imageToVideo, input: { ...base, aspect_ratio: aspectRatio, image_url: await url(first) } };
+    if (refs.length && secondary.reference) return { endpointId: secondary.reference, input: { ...base, aspect_ratio: aspectRatio, image_urls: await urls(refs) } };
+    return { endpointId: providerModelId, input: { ...base, aspect_ratio: aspectRatio } };
+  }
+
+  if (providerModelId.startsWith('fal-ai/kling-video')) {
+    const base = { prompt: req.prompt, duration: String(duration), generate_audio: true };
+    if (first && secondary.imageToVideo) {
+      return { endpointId: secondary.imageToVideo, input: { ...base, start_image_url: await url(first), ...(end ? { end_image_url: await url(end) } : {}) } };
+    }
+    return { endpointId: providerModelId, input: { ...base, aspect_ratio: aspectRatio } };
+  }
+
+  if (providerModelId.startsWith('fal-ai/bytedance/seedance')) {
+    const base = { prompt: req.prompt, duration: String(duration), resolution, aspect_ratio: aspectRatio };
+    if (first && secondary.imageToVideo) {
+      return { endpointId: secondary.imageToVideo, input: { ...base, image_url: await url(first), ...(end ? { end_image_url: await url(end) } : {}) } };
+    }
+    return { endpointId: providerModelId, input: base };
+  }
+
+  if (providerModelId.startsWith('xai/grok-imagine-video')) {
+    const base = { prompt: req.prompt, duration, resolution };
+    if (first && secondary.imageToVideo) return { endpointId: secondary.imageToVideo, input: { ...base, image_url: await url(first) } };
+    return { endpointId: providerModelId, input: { ...base, aspect_ratio: aspectRatio } };
+  }
+
+  throw new ProviderError(`no fal input mapping for ${providerModelId}`, { retryable: false });
+}
+
+function seedreamSize(aspectRatio: string): string {
+  switch (aspectRatio) {
+    case '16:9':
+      return 'landscape_16_9';
+    case '9:16':
+      return 'portrait_16_9';
+    case '4:3':
+      return 'landscape_4_3';
+    case '3:4':
+      return 'portrait_4_3';
+    default:
+      return 'square_hd';
+  }
+}
+
+export function isFalRef(ref: unknown): ref is FalRef {
+  const r = ref as Partial<FalRef> | null;
+  return !!r && typeof r.requestId === 'string' && typeof r.statusUrl === 'string' && typeof r.responseUrl === 'string' && typeof r.cancelUrl === 'string';
+}
+
+/** The adapter serving image, video and replace-actor models hosted on fal. */
+export function createFalAdapter(cfg: FalConfig): ProviderAdapter {
+  const queue = createFalQueueClient(cfg);
+  const refOf = (ref: ProviderRef): FalRef => {
+    if (!isFalRef(ref)) throw new ProviderError('fal: the stored provider ref is incomplete', { retryable: false });
+    return ref;
+  };
+  return {
+    name: 'fal',
+    async submit(req, ctx) {
+      const { endpointId, input } = await falRequestFor(req, ctx);
+      return { ...(await queue.submit(endpointId, input, req.jobId, ctx)) };
+    },
+    poll: (ref, ctx) => queue.poll(refOf(ref), ctx),
+    cancel: (ref, ctx) => queue.cancel(refOf(ref), ctx),
+  };
+}

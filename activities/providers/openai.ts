@@ -1,0 +1,103 @@
+// OpenAI Images adapter for gpt-image-1.5: POST {base}/v1/images/generations with
+// { model, prompt, n, size, output_format } → { data: [{ b64_json }] } (GPT image models always answer
+// base64). The call is synchronous, so submit does the work: it decodes each image straight into our
+// store at jobs/<jobId>/output-<n>.png and the ref carries only the keys. An `Idempotency-Key` equal to
+// the job id lets a retried submit be recognised by the API.
+//
+// The Videos API (sora-2, sora-2-pro) was shut down on 2026-09-24; those models route to fal (catalog.ts).
+import type { PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRequest } from './types.js';
+import { ProviderError } from './types.js';
+import { joinUrl, malformed, requestJson, type HttpCallOptions } from './http.js';
+
+export interface OpenAIConfig {
+  key: string;
+  baseUrl: string;
+  /** Image generation can take a minute or more. */
+  timeoutMs?: number;
+}
+
+export interface OpenAIImageRef {
+  provider: 'openai';
+  jobId: string;
+  outputs: { key: string; contentType: string; size: number }[];
+}
+
+/** gpt-image sizes: square, landscape 3:2 and portrait 2:3 are the documented choices. */
+export function openaiImageSize(aspectRatio: string): string {
+  switch (aspectRatio) {
+    case '16:9':
+      return '1536x1024';
+    case '9:16':
+      return '1024x1536';
+    default:
+      return '1024x1024';
+  }
+}
+
+export function createOpenAIAdapter(cfg: OpenAIConfig): ProviderAdapter {
+  const timeoutMs = cfg.timeoutMs ?? 240_000;
+  const opts = (what: string, ctx: ProviderContext): HttpCallOptions => ({ provider: 'OpenAI', what, timeoutMs, signal: ctx.signal, secrets: [cfg.key] });
+
+  return {
+    name: 'openai',
+    async submit(req: ProviderRequest, ctx: ProviderContext) {
+      if (req.route.kind !== 'image') {
+        throw new ProviderError(`OpenAI serves only image models here; ${req.model} is routed elsewhere`, { retryable: false });
+      }
+      const o = opts('image generation', ctx);
+      const count = req.count ?? 1;
+      // Keep the activity alive while the synchronous call runs.
+      const beat = setInterval(() => ctx.heartbeat({ phase: 'openai-images' }), 10_000);
+      let body: { data?: unknown };
+      try {
+        ({ body } = await requestJson<{ data?: unknown }>(
+          joinUrl(cfg.baseUrl, '/v1/images/generations'),
+          {
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${cfg.key}`,
+              'content-type': 'application/json',
+              'idempotency-key': req.jobId,
+            },
+            body: JSON.stringify({
+              model: req.route.providerModelId,
+              prompt: req.prompt,
+              n: count,
+              size: openaiImageSize(req.aspectRatio ?? req.route.defaultAspectRatio),
+              output_format: 'png',
+            }),
+          },
+          o,
+        ));
+      } finally {
+        clearInterval(beat);
+      }
+      if (!Array.isArray(body.data) || body.data.length === 0) throw malformed(o, 'no images in "data"');
+      const outputs: OpenAIImageRef['outputs'] = [];
+      for (const [i, item] of (body.data as { b64_json?: unknown }[]).entries()) {
+        const b64 = item?.b64_json;
+        if (typeof b64 !== 'string' || !b64) throw malformed(o, `image ${i + 1} has no b64_json`);
+        const bytes = Buffer.from(b64, 'base64');
+        if (!isPng(bytes)) throw malformed(o, `image ${i + 1} is not a PNG`);
+        const key = `jobs/${req.jobId}/output-${i + 1}.png`;
+        const stored = await ctx.storage.putStream(key, bytes, 'image/png', bytes.length);
+        outputs.push({ key, contentType: 'image/png', size: stored.size });
+      }
+      const ref: OpenAIImageRef = { provider: 'openai', jobId: req.jobId, outputs };
+      return { ...ref };
+    },
+
+    async poll(ref): Promise<PollResult> {
+      const outputs = (ref as unknown as Partial<OpenAIImageRef>).outputs;
+      if (!Array.isArray(outputs)) throw new ProviderError('OpenAI: the stored provider ref is incomplete', { retryable: false });
+      return { state: 'succeeded', percent: 100, outputs: outputs.map((o): ProviderOutput => ({ key: o.key, contentType: o.contentType, size: o.size })) };
+    },
+
+    // Image generation completes inside submit; there is nothing left to stop.
+    async cancel() {},
+  };
+}
+
+function isPng(b: Buffer): boolean {
+  return b.length > 8 && b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47;
+}

@@ -1,0 +1,124 @@
+// Contract tests of the talking-actor pipeline: ElevenLabs text-to-speech (local server speaking its
+// documented protocol) into real MinIO, then fal's image+audio lipsync model (local fal queue).
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createElevenLabsAdapter } from '../../activities/providers/elevenlabs.js';
+import { ProviderError } from '../../activities/providers/types.js';
+import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-providers/elevenlabs.js';
+import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
+import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput, testVoice } from '../support/fake-providers/context.js';
+
+async function readAll(s: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of s) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+describe('talking-actor pipeline (ElevenLabs + fal lipsync)', () => {
+  let el: FakeElevenLabs;
+  let fal: FakeFal;
+  const storage = stackStorage();
+  const ctx = providerContext(storage);
+  let adapter: ReturnType<typeof createElevenLabsAdapter>;
+  const script = 'Hello there. This is a short script for the talking actor to speak.';
+
+  before(async () => {
+    [el, fal] = await Promise.all([startFakeElevenLabs(), startFakeFal()]);
+    adapter = createElevenLabsAdapter({ key: el.key, baseUrl: el.url, fal: { key: fal.key, queueUrl: fal.url, timeoutMs: 2000 }, timeoutMs: 2000 });
+  });
+  after(() => Promise.all([el.close(), fal.close()]));
+
+  const talking = async (over: Parameters<typeof requestFor>[1] = {}) =>
+    requestFor('talking-actor', { script, voice: testVoice, inputs: [await storeInput(storage, 'actor_image')], ...over });
+
+  test('speaks the script with the mapped voice settings, stores the speech, and lipsyncs it on fal', async () => {
+    const req = await talking({ voiceOptions: { speed: 1.2, stability: 0.3, similarity: 0.9, style: 0.2 } });
+    const ref = await adapter.submit(req, ctx);
+
+    const tts = el.requestsOf('tts').at(-1)!;
+    assert.equal(tts.path, `/v1/text-to-speech/${testVoice.providerVoiceId}`);
+    assert.equal(tts.query.get('output_format'), 'pcm_24000');
+    assert.equal(tts.headers['xi-api-key'], el.key);
+    assert.deepEqual(tts.json, {
+      text: script,
+      model_id: 'eleven_multilingual_v2',
+      voice_settings: { stability: 0.3, similarity_boost: 0.9, style: 0.2, speed: 1.2 },
+    });
+
+    const speechKey = `jobs/${req.jobId}/speech.wav`;
+    assert.equal(ref.speechKey, speechKey);
+    const wav = await readAll(await storage.getStream(speechKey));
+    assert.equal(wav.subarray(0, 4).toString('ascii'), 'RIFF');
+    assert.equal(wav.subarray(8, 12).toString('ascii'), 'WAVE');
+    assert.equal(wav.readUInt32LE(24), 24_000);
+    const seconds = (wav.length - 44) / 48_000;
+    assert.ok(Math.abs(seconds - (script.length * 0.06) / 1.2) < 0.01, `speech lasts ${seconds} s`);
+
+    const lipsync = fal.requestsOf('submit').at(-1)!;
+    assert.equal(lipsync.path, '/fal-ai/infinitalk');
+    const body = lipsync.json as Record<string, unknown>;
+    assert.match(String(body.image_url), /^http/);
+    assert.match(String(body.audio_url), /speech\.wav/);
+    assert.equal(body.resolution, '720p');
+    assert.equal(body.num_frames, Math.ceil(seconds * 25) + 1);
+    const fetched = await fetch(String(body.audio_url));
+    assert.equal(fetched.headers.get('content-type'), 'audio/wav');
+
+    const last = (await pollToEnd(adapter, ref, ctx)).at(-1)!;
+    assert.equal(last.state, 'succeeded');
+    assert.equal(last.outputs![0]!.contentType, 'video/mp4');
+  });
+
+  test('voice options outside the documented ranges are clamped, defaults filled in', async () => {
+    await adapter.submit(await talking({ voiceOptions: { speed: 3 } }), ctx);
+    assert.deepEqual((el.requestsOf('tts').at(-1)!.json as { voice_settings: unknown }).voice_settings, { stability: 0.5, similarity_boost: 0.75, style: 0, speed: 1.2 });
+  });
+
+  test('a 503 from text-to-speech is retryable; the retried submit reuses nothing twice', async () => {
+    el.script('tts', { status: 503, body: { detail: { status: 'service_unavailable', message: 'Service is temporarily overloaded' } } });
+    const req = await talking();
+    const err = await errorOf(() => adapter.submit(req, ctx));
+    assert.ok(err instanceof ProviderError);
+    assert.equal(err.retryable, true);
+    assert.match(err.message, /ElevenLabs text-to-speech: provider error \(HTTP 503\): Service is temporarily overloaded/);
+
+    const ttsCalls = el.requestsOf('tts').length;
+    const ref = await adapter.submit(req, ctx);
+    // A second submit of the same job (say, the activity retried after the fal call failed) keeps the stored speech.
+    await adapter.submit(req, ctx);
+    assert.equal(el.requestsOf('tts').length, ttsCalls + 1);
+    assert.equal((await pollToEnd(adapter, ref, ctx)).at(-1)!.state, 'succeeded');
+  });
+
+  test('a 429 with Retry-After is retryable after the hint', async () => {
+    el.script('tts', { status: 429, headers: { 'retry-after': '3' }, body: { detail: { status: 'too_many_concurrent_requests', message: 'Too many concurrent requests' } } });
+    const err = await errorOf(async () => adapter.submit(await talking(), ctx));
+    assert.ok(err instanceof ProviderError);
+    assert.equal(err.retryable, true);
+    assert.equal(err.retryAfterMs, 3000);
+  });
+
+  test('an unknown voice and a missing voice id are terminal, with clear messages', async () => {
+    const err = await errorOf(async () => adapter.submit(await talking({ voice: { ...testVoice, providerVoiceId: 'no-such-voice' } }), ctx));
+    assert.equal((err as ProviderError).retryable, false);
+    assert.match(err.message, /request rejected \(HTTP 404\): A voice with the voice_id no-such-voice was not found\. \(voice_not_found\)/);
+
+    const none = await errorOf(async () => adapter.submit(await talking({ voice: { ...testVoice, providerVoiceId: null } }), ctx));
+    assert.equal((none as ProviderError).retryable, false);
+    assert.match(none.message, /has no ElevenLabs voice id/);
+  });
+
+  test('a JSON answer where audio was expected is a clear malformed-answer error', async () => {
+    el.script('tts', { status: 200, body: { detail: 'ok' } });
+    const err = await errorOf(async () => adapter.submit(await talking(), ctx));
+    assert.equal(err.message, 'ElevenLabs text-to-speech: malformed answer: expected PCM audio, got application/json');
+  });
+
+  test('cancel stops the lipsync request on fal', async () => {
+    const ref = await adapter.submit(await talking(), ctx);
+    await adapter.cancel(ref, ctx);
+    assert.equal(fal.requestsOf('cancel').at(-1)!.path, `/fal-ai/infinitalk/requests/${ref.lipsync && (ref.lipsync as { requestId: string }).requestId}/cancel`);
+    const last = (await pollToEnd(adapter, ref, ctx)).at(-1)!;
+    assert.equal(last.state, 'failed');
+  });
+});

@@ -1,0 +1,174 @@
+// Contract tests of the fal queue adapter against a local server speaking fal's documented queue
+// protocol, with outputs referenced from real MinIO inputs.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createFalAdapter } from '../../activities/providers/fal.js';
+import { ProviderError } from '../../activities/providers/types.js';
+import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
+import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput } from '../support/fake-providers/context.js';
+
+describe('fal queue adapter', () => {
+  let fake: FakeFal;
+  const storage = stackStorage();
+  const ctx = providerContext(storage);
+  let fal: ReturnType<typeof createFalAdapter>;
+
+  before(async () => {
+    fake = await startFakeFal();
+    fal = createFalAdapter({ key: fake.key, queueUrl: fake.url, timeoutMs: 2000 });
+  });
+  after(() => fake.close());
+
+  test('submits with the key, reports queue position and progress, and returns the result files', async () => {
+    const req = requestFor('nano-banana-2', { count: 2, aspectRatio: '16:9' });
+    const ref = await fal.submit(req, ctx);
+    assert.equal(ref.provider, 'fal');
+    assert.equal(ref.jobId, req.jobId);
+    const submit = fake.requestsOf('submit').at(-1)!;
+    assert.equal(submit.path, '/fal-ai/nano-banana-2');
+    assert.equal(submit.headers.authorization, `Key ${fake.key}`);
+    assert.deepEqual(submit.json, { prompt: req.prompt, num_images: 2, aspect_ratio: '16:9', output_format: 'png' });
+
+    const seen = await pollToEnd(fal, ref, ctx);
+    assert.deepEqual(
+      seen.map((s) => s.state),
+      ['queued', 'queued', 'running', 'succeeded'],
+    );
+    assert.equal(seen[0]!.queuePosition, 1);
+    assert.equal(seen[1]!.queuePosition, 0);
+    assert.equal(seen[2]!.percent, 40);
+    const done = seen.at(-1)!;
+    assert.equal(done.outputs?.length, 2);
+    for (const o of done.outputs!) {
+      assert.ok(o.url?.startsWith(`${fake.url}/files/`));
+      assert.equal(o.contentType, 'image/png');
+    }
+    assert.ok(fake.requestsOf('status').every((r) => r.query.get('logs') === '1'));
+  });
+
+  test('hands stored inputs over as URLs the provider can fetch (image-to-video)', async () => {
+    const start = await storeInput(storage, 'start_frame');
+    const end = await storeInput(storage, 'end_frame');
+    const ref = await fal.submit(requestFor('kling-3.0', { inputs: [start, end], duration: 10 }), ctx);
+    const submit = fake.requestsOf('submit').at(-1)!;
+    assert.equal(submit.path, '/fal-ai/kling-video/v3/pro/image-to-video');
+    const body = submit.json as Record<string, string>;
+    assert.equal(body.duration, '10');
+    const fetched = await fetch(body.start_image_url!);
+    assert.equal(fetched.status, 200, 'the presigned input URL serves the stored file');
+    assert.ok(body.end_image_url!.includes(encodeURIComponent(end.key.split('/').pop()!)) || body.end_image_url!.includes(end.key));
+    const seen = await pollToEnd(fal, ref, ctx);
+    assert.equal(seen.at(-1)!.state, 'succeeded');
+    assert.equal(seen.at(-1)!.outputs![0]!.contentType, 'video/mp4');
+  });
+
+  test('a 503 on status is retryable, and the next poll goes on', async () => {
+    const ref = await fal.submit(requestFor('seedream-4.5'), ctx);
+    fake.script('status', { status: 503, body: { detail: 'Service temporarily unavailable', error_type: 'runner_scheduling_failure' } }, 2);
+    for (let i = 0; i < 2; i++) {
+      const err = await errorOf(() => fal.poll(ref, ctx));
+      assert.ok(err instanceof ProviderError);
+      assert.equal(err.retryable, true);
+      assert.equal(err.status, 503);
+      assert.match(err.message, /fal status: provider error \(HTTP 503\): Service temporarily unavailable/);
+    }
+    const seen = await pollToEnd(fal, ref, ctx);
+    assert.equal(seen.at(-1)!.state, 'succeeded');
+  });
+
+  test('a 429 with Retry-After is retryable after the hinted wait, then the submit goes through', async () => {
+    fake.script('submit', { status: 429, headers: { 'retry-after': '7' }, body: { detail: 'Rate limit exceeded' } });
+    const req = requestFor('veo-3.1');
+    const err = await errorOf(() => fal.submit(req, ctx));
+    assert.ok(err instanceof ProviderError);
+    assert.equal(err.retryable, true);
+    assert.equal(err.retryAfterMs, 7000);
+    assert.match(err.message, /rate limited \(HTTP 429\); retry after 7 s/);
+    const ref = await fal.submit(req, ctx);
+    assert.equal((await pollToEnd(fal, ref, ctx)).at(-1)!.state, 'succeeded');
+  });
+
+  test('a content-policy rejection fails the job, not the call', async () => {
+    fake.nextOutcome('content_policy');
+    const ref = await fal.submit(requestFor('seedance-1.5'), ctx);
+    const last = (await pollToEnd(fal, ref, ctx)).at(-1)!;
+    assert.equal(last.state, 'failed');
+    assert.match(last.message!, /content policy/);
+    assert.match(last.message!, /flagged by a content checker/);
+  });
+
+  test('input the endpoint refuses is a non-retryable error naming the field', async () => {
+    // Bypass the catalog's validation: 7 s is not a Kling 2.6 duration.
+    const err = await errorOf(() => fal.submit(requestFor('kling-2.6', { duration: 7 }), ctx));
+    assert.ok(err instanceof ProviderError);
+    assert.equal(err.retryable, false);
+    assert.equal(err.status, 422);
+    assert.match(err.message, /duration: Input should be '5', '10'/);
+  });
+
+  test('a malformed answer is a clear error', async () => {
+    const ref = await fal.submit(requestFor('nano-banana-2'), ctx);
+    fake.script('status', { status: 200, headers: { 'content-type': 'text/html' }, body: '<html><body>Bad gateway</body></html>' });
+    const html = await errorOf(() => fal.poll(ref, ctx));
+    assert.ok(html instanceof ProviderError);
+    assert.equal(html.retryable, false);
+    assert.equal(html.message, 'fal status: malformed answer: expected a JSON object, got an HTML page');
+
+    fake.script('status', { status: 200, body: { status: 'SOMETHING_NEW' } });
+    assert.match((await errorOf(() => fal.poll(ref, ctx))).message, /malformed answer: unknown status "SOMETHING_NEW"/);
+
+    fake.script('submit', { status: 200, body: { status: 'IN_QUEUE' } });
+    assert.match((await errorOf(() => fal.submit(requestFor('nano-banana-2'), ctx))).message, /no request_id/);
+
+    fake.nextOutcome('no_files');
+    const empty = await fal.submit(requestFor('nano-banana-2'), ctx);
+    const err = await errorOf(() => pollToEnd(fal, empty, ctx));
+    assert.match(err.message, /fal result: malformed answer: the result holds no image, video or audio file/);
+  });
+
+  test('cancel stops a queued request, and canceling a finished one is harmless', async () => {
+    const ref = await fal.submit(requestFor('grok-video'), ctx);
+    assert.equal((await fal.poll(ref, ctx)).state, 'queued');
+    await fal.cancel(ref, ctx);
+    const cancel = fake.requestsOf('cancel').at(-1)!;
+    assert.equal(cancel.method, 'PUT');
+    assert.equal(cancel.path, `/xai/grok-imagine-video/requests/${String(ref.requestId)}/cancel`);
+    const last = (await pollToEnd(fal, ref, ctx)).at(-1)!;
+    assert.equal(last.state, 'failed');
+    assert.match(last.message!, /cancel/);
+
+    const done = await fal.submit(requestFor('nano-banana-2'), ctx);
+    await pollToEnd(fal, done, ctx);
+    await fal.cancel(done, ctx); // 400 ALREADY_COMPLETED: nothing to stop
+  });
+
+  test('follows only queue URLs on the configured origin, and never echoes the key', async () => {
+    fake.script('submit', {
+      status: 200,
+      body: { request_id: 'r-1', status_url: 'http://203.0.113.9/steal/status', response_url: 'http://203.0.113.9/steal', cancel_url: 'http://203.0.113.9/steal/cancel' },
+    });
+    const ref = await fal.submit(requestFor('nano-banana-2'), ctx);
+    assert.equal(ref.statusUrl, `${fake.url}/fal-ai/nano-banana-2/requests/r-1/status`);
+    assert.equal(ref.cancelUrl, `${fake.url}/fal-ai/nano-banana-2/requests/r-1/cancel`);
+
+    fake.script('status', { status: 400, body: { detail: `bad key ${fake.key}` } });
+    const err = await errorOf(() => fal.poll(ref, ctx));
+    assert.ok(!err.message.includes(fake.key));
+    assert.match(err.message, /\[redacted\]/);
+
+    const wrong = createFalAdapter({ key: 'wrong-key-abcdef', queueUrl: fake.url, timeoutMs: 2000 });
+    const denied = await errorOf(() => wrong.submit(requestFor('nano-banana-2'), ctx));
+    assert.equal((denied as ProviderError).retryable, false);
+    assert.match(denied.message, /refused our credentials \(HTTP 401\)/);
+    assert.ok(!denied.message.includes('wrong-key-abcdef'));
+  });
+
+  test('a provider that does not answer in time is a retryable timeout', async () => {
+    const slow = createFalAdapter({ key: fake.key, queueUrl: fake.url, timeoutMs: 200 });
+    fake.script('submit', { status: 200, delayMs: 1500, body: {} });
+    const err = await errorOf(() => slow.submit(requestFor('nano-banana-2'), ctx));
+    assert.ok(err instanceof ProviderError);
+    assert.equal(err.retryable, true);
+    assert.match(err.message, /timed out after 200 ms/);
+  });
+});

@@ -1,0 +1,89 @@
+// Contract tests of the xAI video adapter (grok-video's alternate route) against a local server
+// speaking xAI's documented deferred-request protocol.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createXaiAdapter } from '../../activities/providers/xai.js';
+import { ProviderError } from '../../activities/providers/types.js';
+import { startFakeXai, type FakeXai } from '../support/fake-providers/xai.js';
+import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput } from '../support/fake-providers/context.js';
+
+describe('xAI video adapter', () => {
+  let fake: FakeXai;
+  const storage = stackStorage();
+  const ctx = providerContext(storage);
+  let xai: ReturnType<typeof createXaiAdapter>;
+
+  before(async () => {
+    fake = await startFakeXai();
+    xai = createXaiAdapter({ key: fake.key, baseUrl: fake.url, timeoutMs: 2000 });
+  });
+  after(() => fake.close());
+
+  test('submits grok-imagine-video, polls pending then done, and returns the video URL', async () => {
+    const start = await storeInput(storage, 'start_frame');
+    const req = requestFor('grok-video', { duration: 10, aspectRatio: '9:16', resolution: '480p', inputs: [start] });
+    const ref = await xai.submit(req, ctx);
+    const call = fake.requestsOf('submit').at(-1)!;
+    assert.equal(call.headers.authorization, `Bearer ${fake.key}`);
+    const body = call.json as Record<string, unknown>;
+    assert.equal(body.model, 'grok-imagine-video');
+    assert.equal(body.duration, 10);
+    assert.equal(body.aspect_ratio, '9:16');
+    assert.equal(body.resolution, '480p');
+    assert.match((body.image as { url: string }).url, /^http/);
+    const seen = await pollToEnd(xai, ref, ctx);
+    assert.deepEqual(
+      seen.map((s) => s.state),
+      ['running', 'running', 'succeeded'],
+    );
+    assert.match(seen.at(-1)!.outputs![0]!.url!, new RegExp(`^${fake.url}/files/`));
+  });
+
+  test('a 502 is retryable and polling then goes on', async () => {
+    const ref = await xai.submit(requestFor('grok-video'), ctx);
+    fake.script('status', { status: 502, body: 'Bad Gateway' });
+    const err = await errorOf(() => xai.poll(ref, ctx));
+    assert.ok(err instanceof ProviderError);
+    assert.equal(err.retryable, true);
+    assert.match(err.message, /xAI status: provider error \(HTTP 502\): Bad Gateway/);
+    assert.equal((await pollToEnd(xai, ref, ctx)).at(-1)!.state, 'succeeded');
+  });
+
+  test('a 429 with a rate-limit reset time is retryable after that time', async () => {
+    const resetAt = Math.floor(Date.now() / 1000) + 20;
+    fake.script('submit', { status: 429, headers: { 'x-ratelimit-reset': String(resetAt) }, body: { code: 'resource_exhausted', error: 'Too many requests' } });
+    const err = await errorOf(() => xai.submit(requestFor('grok-video'), ctx));
+    assert.ok(err instanceof ProviderError);
+    assert.equal(err.retryable, true);
+    assert.ok(err.retryAfterMs! > 15_000 && err.retryAfterMs! <= 20_000, `retryAfterMs ${err.retryAfterMs}`);
+  });
+
+  test('moderation, failure and expiry are terminal; invalid input is not retried', async () => {
+    fake.nextOutcome('moderated');
+    const moderated = (await pollToEnd(xai, await xai.submit(requestFor('grok-video'), ctx), ctx)).at(-1)!;
+    assert.equal(moderated.state, 'failed');
+    assert.match(moderated.message!, /content moderation/);
+
+    fake.nextOutcome('expired');
+    assert.match((await pollToEnd(xai, await xai.submit(requestFor('grok-video'), ctx), ctx)).at(-1)!.message!, /expired/);
+
+    const err = await errorOf(() => xai.submit(requestFor('grok-video', { duration: 30 }), ctx));
+    assert.equal((err as ProviderError).retryable, false);
+    assert.match(err.message, /request rejected \(HTTP 400\): duration must be an integer from 1 to 15/);
+  });
+
+  test('a malformed answer is a clear error', async () => {
+    const ref = await xai.submit(requestFor('grok-video'), ctx);
+    fake.script('status', { status: 200, body: { status: 'done', video: {} } });
+    assert.equal((await errorOf(() => xai.poll(ref, ctx))).message, 'xAI status: malformed answer: a done request without a video url');
+    fake.script('status', { status: 200, body: '' });
+    assert.match((await errorOf(() => xai.poll(ref, ctx))).message, /expected a JSON object, got an empty body/);
+  });
+
+  test('cancel is a no-op (xAI documents no cancel) and sends nothing', async () => {
+    const ref = await xai.submit(requestFor('grok-video'), ctx);
+    const calls = fake.requests.length;
+    await xai.cancel(ref, ctx);
+    assert.equal(fake.requests.length, calls);
+  });
+});

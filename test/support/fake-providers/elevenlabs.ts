@@ -1,0 +1,45 @@
+// A local ElevenLabs text-to-speech server written from the API reference: POST
+// /v1/text-to-speech/{voice_id}?output_format=pcm_24000 with `xi-api-key` and { text, model_id,
+// voice_settings: { stability, similarity_boost, style, speed } } → raw 16-bit PCM whose length follows
+// the text and the speed. Errors use `{ detail: { status, message } }`.
+import { FakeServer, json, type Answer, type RecordedRequest } from './server.js';
+
+export class FakeElevenLabs extends FakeServer {
+  readonly key: string;
+  readonly voices = new Set(['21m00Tcm4TlvDq8ikWAM', 'pNInz6obpgDQGcFmaJgB']);
+  /** Seconds of speech per character at speed 1. */
+  secondsPerChar = 0.06;
+
+  constructor(key = 'el-test-key-0123456789') {
+    super((method, path) => (method === 'POST' && /^\/v1\/text-to-speech\/[^/]+$/.test(path) ? 'tts' : undefined), (req) => this.answer(req));
+    this.key = key;
+  }
+
+  private answer(req: RecordedRequest): Answer {
+    const err = (status: number, code: string, message: string) => json(status, { detail: { status: code, message } });
+    if (req.headers['xi-api-key'] !== this.key) return err(401, 'invalid_api_key', 'Invalid API key');
+    const voiceId = decodeURIComponent(req.path.split('/').pop()!);
+    if (!this.voices.has(voiceId)) return err(404, 'voice_not_found', `A voice with the voice_id ${voiceId} was not found.`);
+    const format = req.query.get('output_format') ?? 'mp3_44100_128';
+    const rate = /^pcm_(\d+)$/.exec(format)?.[1];
+    if (!rate) return err(422, 'invalid_output_format', `This fake only speaks PCM; got ${format}`);
+    const b = (req.json ?? {}) as { text?: unknown; model_id?: unknown; voice_settings?: Record<string, unknown> };
+    if (typeof b.text !== 'string' || !b.text.trim()) return err(422, 'invalid_text', 'text is required');
+    const vs = b.voice_settings ?? {};
+    const ranges: Record<string, [number, number]> = { stability: [0, 1], similarity_boost: [0, 1], style: [0, 1], speed: [0.7, 1.2] };
+    for (const [k, [lo, hi]] of Object.entries(ranges)) {
+      const v = vs[k];
+      if (v !== undefined && (typeof v !== 'number' || v < lo || v > hi)) return err(422, 'invalid_voice_settings', `voice_settings.${k} must be between ${lo} and ${hi}`);
+    }
+    const speed = typeof vs.speed === 'number' ? vs.speed : 1;
+    const seconds = (b.text.length * this.secondsPerChar) / speed;
+    const samples = Math.max(2400, Math.round(seconds * Number(rate)));
+    const pcm = Buffer.alloc(samples * 2);
+    for (let i = 0; i < samples; i++) pcm.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 220 * i) / Number(rate))), i * 2);
+    return { status: 200, headers: { 'content-type': 'audio/pcm' }, body: pcm };
+  }
+}
+
+export async function startFakeElevenLabs(key?: string): Promise<FakeElevenLabs> {
+  return new FakeElevenLabs(key).start();
+}
