@@ -15,6 +15,7 @@ import { createDiscoveryRouter } from './routes/discovery.js';
 import { createUploadsRouter } from './routes/uploads.js';
 import { createJobsRouter } from './routes/jobs.js';
 import { createOpenApiRouter } from './openapi.js';
+import { createMediaRouter } from './routes/media.js';
 
 export interface AppDeps {
   config: Config;
@@ -44,6 +45,7 @@ export function createApp(deps: AppDeps): App {
   app.use(requestContext(full));
   app.use(createHealthRouter(full));
   app.use(createOpenApiRouter(full));
+  app.use(createMediaRouter(full));
   // Everything under /v1 is authenticated; rate-limit classes are applied per route.
   app.use('/v1', auth.middleware);
   app.use(createDiscoveryRouter(full, auth));

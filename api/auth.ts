@@ -1,19 +1,28 @@
 // Bearer-key authentication and per-key rate limits.
-// MINIMAL VERSION — the gateway issue replaces this with the cached, LISTEN/NOTIFY-invalidated
-// lookup, throttled last_used_at and the Postgres-backed rate limiter.
+//
+// Key lookups are cached for a few seconds, and only while this process LISTENs on
+// `api_key_revoked` (revokeApiKey notifies in the revoking transaction): a notification evicts the
+// key at once, and while the listener is down the cache is bypassed, so a lost connection never
+// serves a stale entry. The rate-limit statement each /v1 route runs re-checks `revoked_at`
+// anyway (api/rate-limit.ts), which closes the gap between commit and notification delivery.
+// `last_used_at` is written in one batched update every few seconds, not once per request.
+import pg from 'pg';
+import { sql } from 'kysely';
 import type { RequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
 import type { Database } from '../db/index.js';
 import { parseApiKey, secretMatches } from '../db/api-keys.js';
 import { ApiError } from './errors.js';
 import type { ApiMetrics } from './metrics.js';
 import type { Config } from '../worker/config.js';
+import { rateLimitMiddleware, type RateClass } from './rate-limit.js';
+
+export type { RateClass } from './rate-limit.js';
 
 export interface AuthContext {
   workspaceId: string;
   apiKeyId: string;
 }
-
-export type RateClass = 'poll' | 'generate';
 
 export interface Auth {
   middleware: RequestHandler;
@@ -21,36 +30,230 @@ export interface Auth {
   close(): Promise<void>;
 }
 
+export const REVOCATION_CHANNEL = 'api_key_revoked';
+const CACHE_TTL_MS = 5_000;
+const CACHE_MAX_ENTRIES = 10_000;
+const LAST_USED_FLUSH_MS = 10_000;
+const LISTEN_RETRY_MIN_MS = 250;
+const LISTEN_RETRY_MAX_MS = 10_000;
+
 export function authOf(res: Response): AuthContext {
   const auth = res.locals.auth as AuthContext | undefined;
   if (!auth) throw new ApiError(401, 'unauthorized', 'missing API key');
   return auth;
 }
 
-export function createAuth(deps: { db: Database; config: Config; metrics: ApiMetrics }): Auth {
+interface CachedKey {
+  workspaceId: string;
+  secretHash: string;
+  expiresAt: number;
+}
+
+export interface AuthDeps {
+  db: Database;
+  config: Config;
+  metrics: ApiMetrics;
+  logger?: Logger;
+}
+
+export function createAuth(deps: AuthDeps): Auth {
+  const cache = new Map<string, CachedKey>();
+  const listener = createRevocationListener(deps.config.DATABASE_URL, deps.logger, {
+    onRevoked: (keyId) => cache.delete(keyId),
+    // Anything cached while we were deaf may be stale.
+    onStateChange: () => cache.clear(),
+  });
+  const lastUsed = createLastUsedRecorder(deps.db, deps.logger);
+
+  async function lookup(keyId: string): Promise<CachedKey | null> {
+    const now = Date.now();
+    if (listener.healthy()) {
+      const hit = cache.get(keyId);
+      if (hit && hit.expiresAt > now) return hit;
+    }
+    const generation = listener.generation();
+    const row = await deps.db
+      .selectFrom('api_keys')
+      .select(['workspace_id', 'secret_hash', 'revoked_at'])
+      .where('id', '=', keyId)
+      .executeTakeFirst();
+    if (!row || row.revoked_at) {
+      cache.delete(keyId);
+      return null;
+    }
+    const entry = { workspaceId: row.workspace_id, secretHash: row.secret_hash, expiresAt: now + CACHE_TTL_MS };
+    // Only cache when no notification or reconnect happened while we were reading.
+    if (listener.healthy() && listener.generation() === generation) {
+      if (cache.size >= CACHE_MAX_ENTRIES) cache.delete(cache.keys().next().value!);
+      cache.set(keyId, entry);
+    }
+    return entry;
+  }
+
   const middleware: RequestHandler = async (req, res, next) => {
     try {
       const header = req.headers.authorization;
-      const m = header ? /^Bearer (\S+)$/.exec(header) : null;
-      const parsed = m ? parseApiKey(m[1]!) : null;
-      if (!parsed) throw new ApiError(401, 'unauthorized', 'missing or malformed API key');
-      const key = await deps.db
-        .selectFrom('api_keys')
-        .select(['id', 'workspace_id', 'secret_hash', 'revoked_at'])
-        .where('id', '=', parsed.id)
-        .executeTakeFirst();
-      if (!key || key.revoked_at || !secretMatches(parsed.secret, key.secret_hash)) {
-        throw new ApiError(401, 'unauthorized', 'invalid or revoked API key');
-      }
-      res.locals.auth = { workspaceId: key.workspace_id, apiKeyId: key.id } satisfies AuthContext;
+      if (!header) throw new ApiError(401, 'unauthorized', 'missing Authorization header; send "Authorization: Bearer <API key>"');
+      const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+      if (!m) throw new ApiError(401, 'unauthorized', 'Authorization header must use the Bearer scheme');
+      const parsed = parseApiKey(m[1]!);
+      if (!parsed) throw new ApiError(401, 'unauthorized', 'malformed API key');
+      const key = await lookup(parsed.id);
+      // Same message for unknown, revoked and wrong secret: no oracle for key ids.
+      if (!key || !secretMatches(parsed.secret, key.secretHash)) throw new ApiError(401, 'unauthorized', 'invalid or revoked API key');
+      res.locals.auth = { workspaceId: key.workspaceId, apiKeyId: parsed.id } satisfies AuthContext;
+      lastUsed.touch(parsed.id);
       next();
     } catch (err) {
       next(err);
     }
   };
+
+  const limiterDeps = {
+    db: deps.db,
+    limits: { poll: deps.config.RATE_LIMIT_POLL_PER_MIN, generate: deps.config.RATE_LIMIT_GENERATE_PER_MIN },
+    onRefused: (cls: RateClass) => deps.metrics.rateLimited(cls),
+    onRevoked: (keyId: string) => cache.delete(keyId),
+  };
+  const limiters: Record<RateClass, RequestHandler> = {
+    poll: rateLimitMiddleware(limiterDeps, 'poll'),
+    generate: rateLimitMiddleware(limiterDeps, 'generate'),
+  };
+
   return {
     middleware,
-    rateLimit: () => (_req, _res, next) => next(),
-    close: async () => undefined,
+    rateLimit: (cls) => limiters[cls],
+    async close() {
+      await listener.close();
+      await lastUsed.close();
+      cache.clear();
+    },
+  };
+}
+
+interface RevocationListener {
+  healthy(): boolean;
+  /** Changes on every notification and every (re)connect, to detect races with a lookup. */
+  generation(): number;
+  close(): Promise<void>;
+}
+
+/** A dedicated connection LISTENing for revocations, reconnecting with backoff when it drops. */
+function createRevocationListener(
+  databaseUrl: string,
+  logger: Logger | undefined,
+  handlers: { onRevoked(keyId: string): void; onStateChange(): void },
+): RevocationListener {
+  let client: pg.Client | null = null;
+  let healthy = false;
+  let generation = 0;
+  let closed = false;
+  let retryMs = LISTEN_RETRY_MIN_MS;
+  let retryTimer: NodeJS.Timeout | null = null;
+
+  const lost = (c: pg.Client) => {
+    if (client !== c) return;
+    client = null;
+    healthy = false;
+    generation++;
+    handlers.onStateChange();
+    c.removeAllListeners('notification');
+    c.end().catch(() => undefined);
+    schedule();
+  };
+
+  const schedule = () => {
+    if (closed || retryTimer) return;
+    retryTimer = setTimeout(() => {
+      retryTimer = null;
+      void connect();
+    }, retryMs);
+    retryTimer.unref();
+    retryMs = Math.min(retryMs * 2, LISTEN_RETRY_MAX_MS);
+  };
+
+  const connect = async () => {
+    if (closed) return;
+    const c = new pg.Client({ connectionString: databaseUrl });
+    c.on('error', () => lost(c));
+    c.on('end', () => lost(c));
+    c.on('notification', (msg) => {
+      if (msg.channel !== REVOCATION_CHANNEL || !msg.payload) return;
+      generation++;
+      handlers.onRevoked(msg.payload);
+    });
+    client = c;
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${REVOCATION_CHANNEL}`);
+      if (closed || client !== c) {
+        await c.end().catch(() => undefined);
+        return;
+      }
+      generation++;
+      handlers.onStateChange();
+      healthy = true;
+      retryMs = LISTEN_RETRY_MIN_MS;
+    } catch (err) {
+      logger?.warn({ err: { message: (err as Error).message } }, 'api key revocation listener unavailable; key cache bypassed');
+      lost(c);
+    }
+  };
+
+  void connect();
+
+  return {
+    healthy: () => healthy,
+    generation: () => generation,
+    async close() {
+      closed = true;
+      healthy = false;
+      if (retryTimer) clearTimeout(retryTimer);
+      const c = client;
+      client = null;
+      if (c) {
+        c.removeAllListeners();
+        c.on('error', () => undefined);
+        await c.end().catch(() => undefined);
+      }
+    },
+  };
+}
+
+/** Remembers when each key was last used and writes them all in one statement periodically. */
+function createLastUsedRecorder(db: Database, logger: Logger | undefined) {
+  let pending = new Map<string, Date>();
+  let flushing: Promise<void> = Promise.resolve();
+
+  const flush = async () => {
+    if (pending.size === 0) return;
+    const batch = pending;
+    pending = new Map();
+    const rows = [...batch].map(([id, at]) => sql`(${id}, ${at.toISOString()}::timestamptz)`);
+    try {
+      await sql`
+        update api_keys k set last_used_at = greatest(k.last_used_at, v.used_at)
+          from (values ${sql.join(rows)}) as v(id, used_at)
+         where k.id = v.id
+      `.execute(db);
+    } catch (err) {
+      logger?.warn({ err: { message: (err as Error).message } }, 'could not record API key last use');
+    }
+  };
+
+  const timer = setInterval(() => {
+    flushing = flushing.then(flush);
+  }, LAST_USED_FLUSH_MS);
+  timer.unref();
+
+  return {
+    touch(id: string) {
+      pending.set(id, new Date());
+    },
+    async close() {
+      clearInterval(timer);
+      flushing = flushing.then(flush);
+      await flushing;
+    },
   };
 }

@@ -1,7 +1,303 @@
-// GET /v1/openapi.json — STUB, replaced by the gateway issue (document built from every router's operations).
+// GET /v1/openapi.json: an OpenAPI 3.1 document generated from every router's Operation list, so
+// the zod schemas that validate requests are also the published contract. Built once, on the first
+// request (no auth: mounted before the /v1 authentication).
 import { Router } from 'express';
+import { z } from 'zod';
 import type { AppDeps } from './app.js';
+import type { Operation } from './operations.js';
+import type { ErrorCode } from './errors.js';
+import { healthOperations } from './routes/health.js';
+import { discoveryOperations } from './routes/discovery.js';
+import { uploadOperations } from './routes/uploads.js';
+import { jobOperations } from './routes/jobs.js';
 
-export function createOpenApiRouter(_deps: AppDeps): Router {
-  return Router();
+type JsonObject = Record<string, unknown>;
+
+export const API_VERSION = '1.0.0';
+
+export const errorCodes = [
+  'invalid_request',
+  'invalid_model',
+  'unauthorized',
+  'insufficient_credits',
+  'forbidden',
+  'not_found',
+  'method_not_allowed',
+  'payload_too_large',
+  'unsupported_media_type',
+  'not_ready',
+  'generation_failed',
+  'not_cancelable',
+  'rate_limited',
+  'internal_error',
+  'service_unavailable',
+] as const satisfies readonly ErrorCode[];
+// Compile-time check that the list above names every ErrorCode.
+type MissingErrorCodes = Exclude<ErrorCode, (typeof errorCodes)[number]>;
+const _allErrorCodesListed: [MissingErrorCodes] extends [never] ? true : MissingErrorCodes = true;
+
+export const openApiOperation: Operation = {
+  method: 'get',
+  path: '/v1/openapi.json',
+  summary: 'This OpenAPI 3.1 document',
+  tags: ['Meta'],
+  rateClass: null,
+  raw: 'json',
+  errors: [],
+};
+
+/** Every operation the gateway serves, in document order. */
+export function allOperations(): Operation[] {
+  return [...discoveryOperations, ...uploadOperations, ...jobOperations, ...healthOperations, openApiOperation];
+}
+
+const errorDescriptions: Record<number, string> = {
+  400: 'Invalid request (`invalid_request`) or unsupported model (`invalid_model`)',
+  401: 'API key missing, malformed, unknown or revoked (`unauthorized`)',
+  402: 'Not enough credits (`insufficient_credits`); the message states the required and available amounts',
+  403: "Project outside the key's workspace (`forbidden`)",
+  404: 'Resource does not exist or is not visible to the key (`not_found`)',
+  405: 'Method not allowed on this path (`method_not_allowed`)',
+  409: 'Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`)',
+  413: 'Request body too large (`payload_too_large`)',
+  415: 'Unsupported media type (`unsupported_media_type`)',
+  429: 'Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds',
+  500: 'Unexpected failure (`internal_error`); the message carries a request id',
+  503: 'A dependency is unavailable (`service_unavailable`)',
+};
+
+const rateLimitHeaders = {
+  'RateLimit-Limit': { $ref: '#/components/headers/RateLimit-Limit' },
+  'RateLimit-Remaining': { $ref: '#/components/headers/RateLimit-Remaining' },
+  'RateLimit-Reset': { $ref: '#/components/headers/RateLimit-Reset' },
+};
+
+function components(): JsonObject {
+  const intHeader = (description: string) => ({ description, schema: { type: 'integer', minimum: 0 } });
+  const responses: JsonObject = {};
+  for (const [status, description] of Object.entries(errorDescriptions)) {
+    const schemaName = status === '429' ? 'RateLimitError' : status === '409' ? 'ConflictError' : 'Error';
+    responses[`Error${status}`] = {
+      description,
+      ...(status === '429' ? { headers: errorHeaders(429) } : {}),
+      content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaName}` } } },
+    };
+  }
+  return {
+    securitySchemes: {
+      bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'mg_live_<key id>_<secret>', description: 'Workspace API key' },
+    },
+    headers: {
+      'RateLimit-Limit': intHeader('Requests allowed per minute for this rate-limit class and key'),
+      'RateLimit-Remaining': intHeader('Requests left in the current window'),
+      'RateLimit-Reset': intHeader('Seconds until the current window resets'),
+      'Retry-After': intHeader('Seconds to wait before retrying'),
+    },
+    schemas: {
+      Error: {
+        type: 'object',
+        required: ['error'],
+        properties: {
+          error: {
+            type: 'object',
+            required: ['code', 'message'],
+            properties: {
+              code: { type: 'string', enum: [...errorCodes], description: 'stable machine-readable code' },
+              message: { type: 'string', description: 'human-readable explanation' },
+            },
+            additionalProperties: false,
+          },
+        },
+      },
+      RateLimitError: {
+        allOf: [
+          { $ref: '#/components/schemas/Error' },
+          {
+            type: 'object',
+            required: ['retry_after_ms'],
+            properties: {
+              error: { type: 'object', properties: { code: { const: 'rate_limited' } } },
+              retry_after_ms: { type: 'integer', minimum: 1, description: 'milliseconds to wait; a request sent after that succeeds' },
+            },
+          },
+        ],
+      },
+      ConflictError: {
+        allOf: [
+          { $ref: '#/components/schemas/Error' },
+          {
+            type: 'object',
+            properties: { status: { type: 'string', enum: ['pending', 'generating', 'completed', 'failed'], description: 'current job status' } },
+            if: { properties: { error: { properties: { code: { enum: ['not_ready', 'generation_failed'] } } } } },
+            then: { required: ['status'] },
+          },
+        ],
+      },
+    },
+    responses,
+  };
+}
+
+/** Converts a zod schema and moves its $defs into components.schemas (refs rewritten). */
+function converter(schemas: JsonObject) {
+  const rewrite = (node: unknown, renames: Map<string, string>): unknown => {
+    if (Array.isArray(node)) return node.map((n) => rewrite(n, renames));
+    if (!node || typeof node !== 'object') return node;
+    const out: JsonObject = {};
+    for (const [k, v] of Object.entries(node)) {
+      if (k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/')) {
+        const name = v.slice('#/$defs/'.length);
+        out[k] = `#/components/schemas/${renames.get(name) ?? name}`;
+      } else {
+        out[k] = rewrite(v, renames);
+      }
+    }
+    return out;
+  };
+  return (schema: z.ZodType, io: 'input' | 'output'): JsonObject => {
+    const raw = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonObject;
+    delete raw.$schema;
+    const defs = (raw.$defs ?? {}) as JsonObject;
+    delete raw.$defs;
+    const renames = new Map<string, string>();
+    for (const name of Object.keys(defs)) {
+      let target = name;
+      for (let i = 2; schemas[target] !== undefined && JSON.stringify(schemas[target]) !== JSON.stringify(defs[name]); i++) target = `${name}_${i}`;
+      renames.set(name, target);
+    }
+    for (const [name, def] of Object.entries(defs)) schemas[renames.get(name)!] = rewrite(def, renames);
+    return rewrite(raw, renames) as JsonObject;
+  };
+}
+
+/** `/v1/images/:id` → `/v1/images/{id}` and its path parameter names. */
+function openApiPath(path: string): { path: string; params: string[] } {
+  const params: string[] = [];
+  const converted = path.replace(/:([A-Za-z0-9_]+)/g, (_m, name: string) => {
+    params.push(name);
+    return `{${name}}`;
+  });
+  return { path: converted, params };
+}
+
+export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?: string } = {}): JsonObject {
+  const comps = components();
+  const convert = converter(comps.schemas as JsonObject);
+  const paths: Record<string, JsonObject> = {};
+  const tags = new Set<string>();
+
+  for (const op of operations) {
+    const { path, params } = openApiPath(op.path);
+    op.tags.forEach((t) => tags.add(t));
+    const parameters: JsonObject[] = params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+    if (op.query) {
+      const q = convert(op.query, 'input');
+      const required = new Set((q.required as string[] | undefined) ?? []);
+      for (const [name, schema] of Object.entries((q.properties ?? {}) as Record<string, JsonObject>)) {
+        const { description, ...rest } = schema;
+        parameters.push({ name, in: 'query', required: required.has(name), ...(description ? { description } : {}), schema: rest });
+      }
+    }
+
+    let requestBody: JsonObject | undefined;
+    if (op.body) {
+      requestBody = { required: true, content: { 'application/json': { schema: convert(op.body, 'input') } } };
+    } else if (op.multipart) {
+      const fields = convert(op.multipart, 'input');
+      const properties = { ...((fields.properties ?? {}) as JsonObject), file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'the file' } };
+      const required = [...new Set([...(((fields.required as string[] | undefined) ?? []) as string[]), 'file'])];
+      requestBody = { required: true, content: { 'multipart/form-data': { schema: { ...fields, properties, required } } } };
+    }
+
+    const headers = op.rateClass ? rateLimitHeaders : undefined;
+    let okContent: JsonObject;
+    if (op.raw === 'text') {
+      okContent = { 'text/plain': { schema: { type: 'string' } } };
+    } else if (op.raw === 'json') {
+      okContent = { 'application/json': { schema: op.response ? convert(op.response, 'output') : { type: 'object' } } };
+    } else {
+      const properties: JsonObject = { data: op.response ? convert(op.response, 'output') : {} };
+      for (const [name, schema] of Object.entries(op.responseExtra ?? {})) properties[name] = convert(schema, 'output');
+      okContent = { 'application/json': { schema: { type: 'object', required: Object.keys(properties), properties, additionalProperties: false } } };
+    }
+    const responses: JsonObject = { '200': { description: 'OK', ...(headers ? { headers } : {}), content: okContent } };
+
+    const statuses = new Set(op.errors);
+    if (op.rateClass) {
+      statuses.add(401);
+      statuses.add(429);
+    }
+    if (op.body) statuses.add(400);
+    statuses.add(500);
+    for (const status of [...statuses].sort((a, b) => a - b)) {
+      if (op.raw && op.raw !== 'text' && status !== 500 && op.response) {
+        // Raw JSON answers (readiness) keep their own body on a non-2xx status.
+        responses[String(status)] = { description: errorDescriptions[status] ?? 'Error', content: okContent };
+      } else if (errorDescriptions[status]) {
+        const ref: JsonObject = { $ref: `#/components/responses/Error${status}` };
+        // A $ref response cannot carry extra headers, so rate-limited routes spell theirs out.
+        // Refusals before the limiter ran (401: no key to count against) carry no RateLimit headers.
+        responses[String(status)] = headers && status !== 401 ? { ...resolveErrorResponse(comps, status), headers: { ...headers, ...errorHeaders(status) } } : ref;
+      } else {
+        responses[String(status)] = { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      }
+    }
+
+    const operation: JsonObject = {
+      operationId: operationId(op),
+      summary: op.summary,
+      tags: op.tags,
+      security: op.rateClass ? [{ bearerAuth: [] }] : [],
+      ...(parameters.length ? { parameters } : {}),
+      ...(requestBody ? { requestBody } : {}),
+      responses,
+    };
+    if (op.rateClass) operation['x-rate-limit-class'] = op.rateClass;
+    (paths[path] ??= {})[op.method] = operation;
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Media Generation API',
+      version: API_VERSION,
+      description:
+        'Asynchronous image, video, replace-actor and talking-actor generation, uploads and discovery. ' +
+        'Every /v1 route needs `Authorization: Bearer <API key>`. Rate limits per key: discovery and polling ' +
+        '120/min, generation and uploads 30/min; every rate-limited answer carries RateLimit-Limit, ' +
+        'RateLimit-Remaining and RateLimit-Reset headers.',
+    },
+    ...(opts.serverUrl ? { servers: [{ url: opts.serverUrl }] } : {}),
+    tags: [...tags].map((name) => ({ name })),
+    security: [{ bearerAuth: [] }],
+    paths,
+    components: comps,
+  };
+}
+
+function resolveErrorResponse(comps: JsonObject, status: number): JsonObject {
+  return { ...((comps.responses as JsonObject)[`Error${status}`] as JsonObject) };
+}
+
+function errorHeaders(status: number): JsonObject {
+  return status === 429 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {};
+}
+
+function operationId(op: Operation): string {
+  const words = op.path
+    .replace(/^\/v1\//, '')
+    .split(/[/.-]/)
+    .filter(Boolean)
+    .map((w) => (w.startsWith(':') ? `by_${w.slice(1)}` : w));
+  return [op.method, ...words].join('_');
+}
+
+export function createOpenApiRouter(deps: AppDeps): Router {
+  const router = Router();
+  let document: string | null = null;
+  router.get(openApiOperation.path, (_req, res) => {
+    document ??= JSON.stringify(buildOpenApiDocument(allOperations(), { serverUrl: deps.config.PUBLIC_BASE_URL }));
+    res.type('application/json').send(document);
+  });
+  return router;
 }

@@ -70,19 +70,10 @@ export async function startJobWorkflow(client: Client, job: JobToStart): Promise
 
 /** The workflow's live progress, or null when Temporal does not answer within `timeoutMs`. */
 export async function queryJobProgress(client: Client, jobId: string, timeoutMs: number): Promise<GenerationProgress | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), timeoutMs);
-  });
-  const query = client.workflow
-    .getHandle(jobId)
-    .query(progressQuery)
+  // The deadline bounds the gRPC call itself, so no query outlives the request that asked.
+  return client
+    .withDeadline(Date.now() + timeoutMs, () => client.workflow.getHandle(jobId).query(progressQuery))
     .catch(() => null);
-  try {
-    return await Promise.race([query, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 export async function cancelJobWorkflow(client: Client, jobId: string): Promise<void> {

@@ -1,11 +1,207 @@
-// GET /v1/projects, /v1/actors, /v1/voices — STUB, replaced by the gateway issue.
-import { Router } from 'express';
+// GET /v1/projects, /v1/actors, /v1/voices: `data` arrays with optional keyset pagination
+// (`limit` 1–100, default 50; opaque `cursor`; top-level `next_cursor`, null at the end).
+import { Router, type Request, type RequestHandler } from 'express';
+import { z } from 'zod';
 import type { AppDeps } from '../app.js';
 import type { Auth } from '../auth.js';
+import { authOf } from '../auth.js';
 import type { Operation } from '../operations.js';
+import { parseOr400 } from '../validate.js';
+import { ApiError, invalidRequest } from '../errors.js';
+import { mediaUrl } from './media.js';
+import { actorAges, actorGenders, actorSkinTones } from '../../db/seed-data.js';
+import { listActorsPage, listProjectsPage, listVoicesPage, type CatalogKey, type ProjectKey } from '../../db/repos/catalog.js';
+import type { Actor, Project, Voice } from '../../db/schema.js';
 
-export const discoveryOperations: Operation[] = [];
+export const DEFAULT_PAGE_LIMIT = 50;
+export const MAX_PAGE_LIMIT = 100;
 
-export function createDiscoveryRouter(_deps: AppDeps, _auth: Auth): Router {
-  return Router();
+const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional().describe(`page size, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`),
+  cursor: z.string().min(1).max(512).optional().describe('the next_cursor of the previous page'),
+});
+
+const actorsQuery = listQuery.extend({
+  gender: z.enum(actorGenders).optional(),
+  age: z.enum(actorAges).optional(),
+  skin_tone: z.enum(actorSkinTones).optional(),
+  is_pro: z.enum(['true', 'false']).optional(),
+});
+
+export const projectSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  workspace_id: z.string(),
+  created_at: z.number().int().describe('milliseconds since the Unix epoch'),
+  updated_at: z.number().int().describe('milliseconds since the Unix epoch'),
+});
+
+export const actorSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  age: z.enum(actorAges),
+  gender: z.enum(actorGenders),
+  skin_tone: z.enum(actorSkinTones),
+  is_pro: z.boolean(),
+  default_voice_id: z.string().nullable().describe('voice used when a talking-actor request omits voice_id; null when the actor has none'),
+  reference_image_url: z.url(),
+  preview_video_url: z.url(),
+  preview_thumbnail_url: z.url(),
+});
+
+export const voiceSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  gender: z.string(),
+  language: z.string(),
+  accent: z.string(),
+  preview_url: z.url(),
+});
+
+const nextCursor = { next_cursor: z.string().nullable().describe('pass as `cursor` to get the next page; null on the last page') };
+const discoveryErrors = [400, 401, 429, 500];
+
+export const discoveryOperations: Operation[] = [
+  {
+    method: 'get',
+    path: '/v1/projects',
+    summary: "List the projects of the key's workspace",
+    tags: ['Discovery'],
+    rateClass: 'poll',
+    query: listQuery,
+    response: z.array(projectSchema),
+    responseExtra: nextCursor,
+    errors: discoveryErrors,
+  },
+  {
+    method: 'get',
+    path: '/v1/actors',
+    summary: 'List actors',
+    tags: ['Discovery'],
+    rateClass: 'poll',
+    query: actorsQuery,
+    response: z.array(actorSchema),
+    responseExtra: nextCursor,
+    errors: discoveryErrors,
+  },
+  {
+    method: 'get',
+    path: '/v1/voices',
+    summary: 'List voices',
+    tags: ['Discovery'],
+    rateClass: 'poll',
+    query: listQuery,
+    response: z.array(voiceSchema),
+    responseExtra: nextCursor,
+    errors: discoveryErrors,
+  },
+];
+
+// ---- cursors: base64url JSON of the last row's sort key, tagged with the list it belongs to
+
+type CursorKind = 'projects' | 'actors' | 'voices';
+
+export function encodeCursor(kind: CursorKind, key: ProjectKey | CatalogKey): string {
+  const value = 'createdAtMicros' in key ? key.createdAtMicros : key.sortKey;
+  return Buffer.from(JSON.stringify([kind, value, key.id]), 'utf8').toString('base64url');
+}
+
+function decodeRaw(kind: CursorKind, cursor: string): [string | number, string] {
+  let parsed: unknown;
+  try {
+    if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error('not base64url');
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalidRequest('cursor: not a cursor returned by this endpoint');
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 3 || parsed[0] !== kind || typeof parsed[2] !== 'string' || parsed[2].length > 200) {
+    throw invalidRequest('cursor: not a cursor returned by this endpoint');
+  }
+  return [parsed[1] as string | number, parsed[2]];
+}
+
+export function decodeProjectCursor(cursor: string): ProjectKey {
+  const [value, id] = decodeRaw('projects', cursor);
+  if (typeof value !== 'string' || !/^-?\d{1,19}$/.test(value)) throw invalidRequest('cursor: not a cursor returned by this endpoint');
+  return { createdAtMicros: value, id };
+}
+
+export function decodeCatalogCursor(kind: 'actors' | 'voices', cursor: string): CatalogKey {
+  const [value, id] = decodeRaw(kind, cursor);
+  if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > 2 ** 31) throw invalidRequest('cursor: not a cursor returned by this endpoint');
+  return { sortKey: value, id };
+}
+
+// ---- records
+
+const ms = (d: Date) => d.getTime();
+
+export function projectRecord(p: Project): z.infer<typeof projectSchema> {
+  return { id: p.id, name: p.name, workspace_id: p.workspace_id, created_at: ms(p.created_at), updated_at: ms(p.updated_at) };
+}
+
+export function actorRecord(a: Actor, baseUrl: string): z.infer<typeof actorSchema> {
+  return {
+    id: a.id,
+    name: a.name,
+    age: a.age as z.infer<typeof actorSchema>['age'],
+    gender: a.gender as z.infer<typeof actorSchema>['gender'],
+    skin_tone: a.skin_tone as z.infer<typeof actorSchema>['skin_tone'],
+    is_pro: a.is_pro,
+    default_voice_id: a.default_voice_id,
+    reference_image_url: mediaUrl(baseUrl, a.reference_image_key),
+    preview_video_url: mediaUrl(baseUrl, a.preview_video_key),
+    preview_thumbnail_url: mediaUrl(baseUrl, a.preview_thumbnail_key),
+  };
+}
+
+export function voiceRecord(v: Voice, baseUrl: string): z.infer<typeof voiceSchema> {
+  return { id: v.id, name: v.name, gender: v.gender, language: v.language, accent: v.accent, preview_url: mediaUrl(baseUrl, v.preview_key) };
+}
+
+/** Where /media/* is reachable from the client: the configured public URL, else the Host it used. */
+export function publicBaseUrl(config: AppDeps['config'], req: Request): string {
+  if (config.PUBLIC_BASE_URL) return config.PUBLIC_BASE_URL;
+  const host = req.headers.host && /^[A-Za-z0-9.\-:[\]]+$/.test(req.headers.host) ? req.headers.host : `${config.HOST}:${config.PORT}`;
+  return `http://${host}`;
+}
+
+const methodNotAllowed =
+  (allow: string): RequestHandler =>
+  (req, res, next) => {
+    res.setHeader('Allow', allow);
+    next(new ApiError(405, 'method_not_allowed', `${req.method} is not allowed on ${req.path}; use ${allow}`));
+  };
+
+export function createDiscoveryRouter(deps: AppDeps, auth: Auth): Router {
+  const router = Router();
+  const poll = auth.rateLimit('poll');
+
+  router.get('/v1/projects', poll, async (req, res) => {
+    const { workspaceId } = authOf(res);
+    const q = parseOr400(listQuery, req.query);
+    const after = q.cursor ? decodeProjectCursor(q.cursor) : null;
+    const result = await listProjectsPage(deps.db, workspaceId, { limit: q.limit ?? DEFAULT_PAGE_LIMIT, after });
+    res.json({ data: result.rows.map(projectRecord), next_cursor: result.next ? encodeCursor('projects', result.next) : null });
+  });
+
+  router.get('/v1/actors', poll, async (req, res) => {
+    const q = parseOr400(actorsQuery, req.query);
+    const after = q.cursor ? decodeCatalogCursor('actors', q.cursor) : null;
+    const filters = { gender: q.gender, age: q.age, skin_tone: q.skin_tone, is_pro: q.is_pro === undefined ? undefined : q.is_pro === 'true' };
+    const result = await listActorsPage(deps.db, { limit: q.limit ?? DEFAULT_PAGE_LIMIT, after, filters });
+    const base = publicBaseUrl(deps.config, req);
+    res.json({ data: result.rows.map((a) => actorRecord(a, base)), next_cursor: result.next ? encodeCursor('actors', result.next) : null });
+  });
+
+  router.get('/v1/voices', poll, async (req, res) => {
+    const q = parseOr400(listQuery, req.query);
+    const after = q.cursor ? decodeCatalogCursor('voices', q.cursor) : null;
+    const result = await listVoicesPage(deps.db, { limit: q.limit ?? DEFAULT_PAGE_LIMIT, after });
+    const base = publicBaseUrl(deps.config, req);
+    res.json({ data: result.rows.map((v) => voiceRecord(v, base)), next_cursor: result.next ? encodeCursor('voices', result.next) : null });
+  });
+
+  for (const op of discoveryOperations) router.all(op.path, methodNotAllowed('GET, HEAD'));
+  return router;
 }

@@ -1,8 +1,50 @@
 // /healthz (process up) and /readyz (Postgres, Temporal and storage reachable), no auth.
+// Mounted before the /v1 authentication, so none of these needs a key.
 import { Router } from 'express';
+import { z } from 'zod';
 import type { AppDeps } from '../app.js';
 import type { ApiMetrics } from '../metrics.js';
+import type { Operation } from '../operations.js';
 import { pingDb } from '../../db/index.js';
+
+const readiness = z.object({
+  status: z.enum(['ready', 'not_ready']),
+  checks: z.record(z.string(), z.enum(['ok', 'unavailable'])),
+});
+
+const READY_CHECK_TIMEOUT_MS = 2000;
+
+export const healthOperations: Operation[] = [
+  {
+    method: 'get',
+    path: '/healthz',
+    summary: 'Liveness: the process is up',
+    tags: ['Health'],
+    rateClass: null,
+    raw: 'json',
+    response: z.object({ status: z.literal('ok') }),
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/readyz',
+    summary: 'Readiness: Postgres, Temporal and object storage reachable (503 with the same body otherwise)',
+    tags: ['Health'],
+    rateClass: null,
+    raw: 'json',
+    response: readiness,
+    errors: [503],
+  },
+  {
+    method: 'get',
+    path: '/metrics',
+    summary: 'Prometheus metrics',
+    tags: ['Health'],
+    rateClass: null,
+    raw: 'text',
+    errors: [],
+  },
+];
 
 export function createHealthRouter(deps: AppDeps & { metrics: ApiMetrics }): Router {
   const router = Router();
@@ -13,7 +55,7 @@ export function createHealthRouter(deps: AppDeps & { metrics: ApiMetrics }): Rou
     const checks: Record<string, string> = {};
     const run = async (name: string, fn: () => Promise<unknown>) => {
       try {
-        await withTimeout(fn(), 2000);
+        await withTimeout(fn(), READY_CHECK_TIMEOUT_MS);
         checks[name] = 'ok';
       } catch {
         checks[name] = 'unavailable';
@@ -21,7 +63,8 @@ export function createHealthRouter(deps: AppDeps & { metrics: ApiMetrics }): Rou
     };
     await Promise.all([
       run('postgres', () => pingDb(deps.db)),
-      run('temporal', () => deps.temporal.connection.workflowService.getSystemInfo({})),
+      // A gRPC deadline (not only a timer) so no call or retry outlives the check.
+      run('temporal', () => deps.temporal.withDeadline(Date.now() + READY_CHECK_TIMEOUT_MS - 100, () => deps.temporal.connection.workflowService.getSystemInfo({}))),
       run('storage', () => deps.storage.ping()),
     ]);
     const ok = Object.values(checks).every((v) => v === 'ok');

@@ -1,11 +1,313 @@
-// POST /v1/upload and /v1/upload-from-url — STUB, replaced by the uploads issue.
-import { Router } from 'express';
+// POST /v1/upload (multipart) and POST /v1/upload-from-url (JSON).
+//
+// Multipart: the `file` part streams straight into object storage under its final, unguessable key
+// while busboy parses; `project_id` may come before or after the file. When it comes first, the
+// project is checked at once and a foreign project cuts the upload before storing; when it comes
+// after, the stored object is removed if the check fails. The type is decided from the magic bytes
+// (a declared part Content-Type that disagrees is refused); limits (20 MB, 10 MB for images) are
+// enforced while streaming. Any refusal answers at once, stops reading into storage, aborts the
+// storage upload and removes what was stored before answering: no object and no row remain. The
+// row (status `completed`) is written only after the object is complete.
+//
+// Decisions: a project that does not exist or belongs to another workspace is 403 `forbidden`
+// (both are "outside the workspace"); a size limit crossed is 413 `payload_too_large`; every other
+// refusal of the request (missing/duplicate/unknown parts, extra files, wrong Content-Type,
+// unsupported or mislabelled file) is 400 `invalid_request`.
+import { Router, type Request, type Response } from 'express';
+import busboy from 'busboy';
+import { pipeline } from 'node:stream';
+import { z } from 'zod';
+import { WorkflowFailedError, type Client } from '@temporalio/client';
+import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import type { AppDeps } from '../app.js';
-import type { Auth } from '../auth.js';
+import { authOf, type Auth } from '../auth.js';
 import type { Operation } from '../operations.js';
+import { ApiError, forbidden, invalidRequest } from '../errors.js';
+import { jsonBody } from '../body.js';
+import { parseOr400 } from '../validate.js';
+import { mediaUrl } from './media.js';
+import { newId } from '../../db/ids.js';
+import { insertUpload, projectBelongsToWorkspace } from '../../db/repos/uploads.js';
+import { createMediaGuard, MediaError, type MediaGuard } from '../../activities/media-type.js';
+import { sanitizeFileName, storedUploadOf, uploadFailureTypes, uploadLimits, uploadObjectKey } from '../../activities/uploads.js';
+import { FetchError, precheckUrl } from '../../activities/fetch-remote.js';
+import { taskQueues } from '../../workflows/definitions.js';
+import type { StoredUpload, UploadFromUrlInput } from '../../workflows/upload-from-url.js';
 
-export const uploadOperations: Operation[] = [];
+const projectId = z.string().min(1).max(128);
 
-export function createUploadsRouter(_deps: AppDeps, _auth: Auth): Router {
-  return Router();
+export const uploadRecordSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  path: z.url().describe('where the stored file is served (GET /media/...)'),
+  workspace_id: z.string(),
+  project_id: z.string(),
+  file_type: z.enum(['image', 'video']),
+  mime_type: z.enum(['image/jpeg', 'image/png', 'image/webp', 'video/mp4', 'video/quicktime', 'video/webm']),
+  file_size: z.number().int().describe('exact size in bytes'),
+  created_at: z.number().int().describe('ms since the Unix epoch'),
+  updated_at: z.number().int().describe('ms since the Unix epoch'),
+});
+export type UploadRecord = z.infer<typeof uploadRecordSchema>;
+
+const multipartSchema = z.object({
+  project_id: projectId.describe('project in the key\'s workspace (a part before or after `file`)'),
+  file: z.string().describe('the file (binary part): image/jpeg, image/png, image/webp up to 10 MB; video/mp4, video/quicktime, video/webm up to 20 MB; type decided from the bytes'),
+});
+
+export const uploadFromUrlSchema = z
+  .object({
+    url: z.string().min(1).max(2048).describe('public HTTPS URL (port 443, no credentials) of an image (≤ 10 MB) or video (≤ 50 MB)'),
+    project_id: projectId,
+  })
+  .strict();
+
+export const uploadOperations: Operation[] = [
+  {
+    method: 'post',
+    path: '/v1/upload',
+    summary:
+      'Upload an image or video (multipart parts `file` and `project_id`). 400 invalid_request: missing, duplicate or unknown parts, more than one file, ' +
+      'not multipart/form-data, unsupported type, or a declared part type that disagrees with the bytes. 403 forbidden: project missing or outside the workspace. ' +
+      '413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored).',
+    tags: ['Uploads'],
+    rateClass: 'generate',
+    multipart: multipartSchema,
+    response: uploadRecordSchema,
+    errors: [400, 401, 403, 413, 429, 500],
+  },
+  {
+    method: 'post',
+    path: '/v1/upload-from-url',
+    summary:
+      'Fetch a public HTTPS image or video URL and store it. 400 invalid_request names why a URL was refused (non-public address, not https, ' +
+      'too many redirects, too large, unsupported type, fetch failure). 403 forbidden: project missing or outside the workspace. ' +
+      '503 service_unavailable: the fetch did not finish in time.',
+    tags: ['Uploads'],
+    rateClass: 'generate',
+    body: uploadFromUrlSchema,
+    response: uploadRecordSchema,
+    errors: [400, 401, 403, 429, 500, 503],
+  },
+];
+
+function baseUrl(deps: AppDeps, req: Request): string {
+  return deps.config.PUBLIC_BASE_URL ?? `${req.protocol}://${req.get('host') ?? `${deps.config.HOST}:${deps.config.PORT}`}`;
+}
+
+export function uploadRecord(stored: StoredUpload, base: string): UploadRecord {
+  const { object_key, ...rest } = stored;
+  return { ...rest, path: mediaUrl(base, object_key), mime_type: rest.mime_type as UploadRecord['mime_type'] };
+}
+
+async function requireProject(deps: AppDeps, workspaceId: string, id: string): Promise<void> {
+  if (!(await projectBelongsToWorkspace(deps.db, workspaceId, id))) {
+    throw forbidden(`project ${id} does not exist in this workspace`);
+  }
+}
+
+function mediaErrorToApi(err: unknown): unknown {
+  if (err instanceof MediaError) {
+    if (err.kind === 'too_large') return new ApiError(413, 'payload_too_large', `file too large: ${err.message}`);
+    return invalidRequest(err.message);
+  }
+  return err;
+}
+
+/**
+ * Stops reading the request into anything: the rest of the body is discarded so the client can
+ * read the answer (an abrupt close while it still sends would often lose the answer to a reset),
+ * but only for a bounded time and size; then the connection is cut.
+ */
+function discardRest(req: Request): void {
+  req.unpipe();
+  let extra = 0;
+  const cut = () => req.socket.destroy();
+  const timer = setTimeout(cut, 5_000).unref();
+  req.on('data', (chunk: Buffer) => {
+    extra += chunk.length;
+    if (extra > 64 * 1024 * 1024) cut();
+  });
+  req.on('end', () => clearTimeout(timer));
+  req.on('close', () => clearTimeout(timer));
+  req.resume();
+}
+
+async function handleMultipart(deps: AppDeps, req: Request, res: Response): Promise<UploadRecord> {
+  const { workspaceId } = authOf(res);
+  if (!req.is('multipart/form-data')) throw invalidRequest('Content-Type must be multipart/form-data');
+  let bb: busboy.Busboy;
+  try {
+    bb = busboy({ headers: req.headers, limits: { files: 2, fields: 4, parts: 6, fieldSize: 1024, headerPairs: 20 } });
+  } catch {
+    throw invalidRequest('malformed multipart/form-data request (boundary missing?)');
+  }
+
+  const uploadId = newId('upl');
+  let project: string | undefined;
+  let projectCheck: Promise<void> | undefined;
+  let fileSeen = false;
+  let guard: MediaGuard | undefined;
+  let storing: Promise<{ key: string; name: string }> | undefined;
+
+  return new Promise<UploadRecord>((resolve, reject) => {
+    let settled = false;
+    const fail = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      discardRest(req);
+      guard?.destroy(err instanceof Error ? err : new Error(String(err)));
+      // Answer only once storage is clean: an aborted upload leaves nothing, a finished one is removed.
+      const cleanup = storing
+        ? storing.then(
+            (s) => deps.storage.remove(s.key).catch(() => undefined),
+            () => undefined,
+          )
+        : Promise.resolve();
+      void cleanup.then(() => reject(mediaErrorToApi(err)));
+    };
+
+    bb.on('file', (name, stream, info) => {
+      if (settled) return void stream.resume();
+      if (name !== 'file') return fail(invalidRequest(`unexpected file part "${name}": send the file in the part named "file"`));
+      if (fileSeen) return fail(invalidRequest('only one file may be uploaded per request'));
+      fileSeen = true;
+      const g = createMediaGuard({ limits: uploadLimits.direct, declaredType: info.mimeType });
+      guard = g;
+      pipeline(stream, g, (err) => {
+        if (err && !(err instanceof MediaError) && !settled) fail(invalidRequest('the file part ended unexpectedly'));
+      });
+      storing = (async () => {
+        const type = await g.detected;
+        const key = uploadObjectKey(workspaceId, uploadId, type.ext);
+        await deps.storage.putStream(key, g, type.mime);
+        return { key, name: sanitizeFileName(info.filename, type) };
+      })();
+      storing.catch((err: unknown) => fail(err));
+    });
+
+    bb.on('field', (name, value, info) => {
+      if (settled) return;
+      if (name === 'file') return fail(invalidRequest('the "file" part must be a file (a part with a filename)'));
+      if (name !== 'project_id') return fail(invalidRequest(`unexpected field "${name}": the parts are "file" and "project_id"`));
+      if (project !== undefined) return fail(invalidRequest('project_id was sent more than once'));
+      const parsed = projectId.safeParse(value.trim());
+      if (info.valueTruncated || !parsed.success) return fail(invalidRequest('project_id must be a string of 1 to 128 characters'));
+      project = parsed.data;
+      projectCheck = requireProject(deps, workspaceId, project);
+      projectCheck.catch((err: unknown) => fail(err));
+    });
+
+    const tooMany = () => fail(invalidRequest('too many parts: send exactly one "file" and one "project_id"'));
+    bb.on('filesLimit', () => fail(invalidRequest('only one file may be uploaded per request')));
+    bb.on('fieldsLimit', tooMany);
+    bb.on('partsLimit', tooMany);
+    bb.on('error', () => fail(invalidRequest('malformed multipart/form-data body')));
+    req.on('aborted', () => fail(invalidRequest('the request was aborted')));
+
+    bb.on('close', () => {
+      if (settled) return;
+      if (!fileSeen || !storing || !guard) return fail(invalidRequest('missing the "file" part'));
+      if (project === undefined || !projectCheck) return fail(invalidRequest('missing the "project_id" part'));
+      const g = guard;
+      const p = project;
+      Promise.all([projectCheck, storing])
+        .then(async ([, stored]) => {
+          if (settled) return;
+          const type = g.type!;
+          const row = await insertUpload(deps.db, {
+            id: uploadId,
+            workspace_id: workspaceId,
+            project_id: p,
+            name: stored.name,
+            object_key: stored.key,
+            file_type: type.fileType,
+            mime_type: type.mime,
+            file_size: g.bytes,
+            status: 'completed',
+            source_url: null,
+          });
+          settled = true;
+          resolve(uploadRecord(storedUploadOf(row), baseUrl(deps, req)));
+        })
+        .catch((err: unknown) => fail(err));
+    });
+
+    pipeline(req, bb, () => undefined);
+  });
+}
+
+function findApplicationFailure(err: unknown): ApplicationFailure | undefined {
+  let cur: unknown = err;
+  while (cur instanceof Error) {
+    if (cur instanceof ApplicationFailure && cur.type) return cur;
+    cur = cur instanceof TemporalFailure || cur instanceof WorkflowFailedError ? cur.cause : undefined;
+  }
+  return undefined;
+}
+
+const refusalTypes = new Set<string>(Object.values(uploadFailureTypes));
+
+async function runUploadFromUrl(deps: AppDeps, temporal: Client, input: UploadFromUrlInput): Promise<StoredUpload> {
+  const handle = await temporal.workflow
+    .start('uploadFromUrl', {
+      taskQueue: taskQueues(deps.config.TASK_QUEUE_PREFIX).io,
+      workflowId: input.uploadId,
+      args: [input],
+      workflowExecutionTimeout: deps.config.UPLOAD_FROM_URL_TIMEOUT_MS,
+    })
+    .catch(() => {
+      throw new ApiError(503, 'service_unavailable', 'the upload service is temporarily unavailable; try again later');
+    });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ApiError(503, 'service_unavailable', 'fetching the URL did not finish in time; try again later')), deps.config.UPLOAD_FROM_URL_TIMEOUT_MS);
+  });
+  try {
+    return (await Promise.race([handle.result(), timeout])) as StoredUpload;
+  } catch (err) {
+    if (err instanceof ApiError) {
+      await handle.terminate('the gateway stopped waiting').catch(() => undefined);
+      throw err;
+    }
+    const failure = findApplicationFailure(err);
+    if (failure?.type && refusalTypes.has(failure.type)) throw invalidRequest(failure.message);
+    if (err instanceof WorkflowFailedError && /timed out|timeout/i.test(String(err.cause?.message ?? ''))) {
+      throw new ApiError(503, 'service_unavailable', 'fetching the URL did not finish in time; try again later');
+    }
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function createUploadsRouter(deps: AppDeps, auth: Auth): Router {
+  const router = Router();
+
+  router.post('/v1/upload', auth.rateLimit('generate'), async (req, res) => {
+    const record = await handleMultipart(deps, req, res);
+    res.status(200).json({ data: record });
+  });
+
+  router.post('/v1/upload-from-url', auth.rateLimit('generate'), jsonBody, async (req, res) => {
+    const { workspaceId } = authOf(res);
+    const body = parseOr400(uploadFromUrlSchema, req.body);
+    try {
+      precheckUrl(body.url, deps.config.FETCH_ALLOW_LOOPBACK_ORIGIN);
+    } catch (err) {
+      if (err instanceof FetchError) throw invalidRequest(`URL refused: ${err.message}`);
+      throw err;
+    }
+    await requireProject(deps, workspaceId, body.project_id);
+    const stored = await runUploadFromUrl(deps, deps.temporal, {
+      uploadId: newId('upl'),
+      workspaceId,
+      projectId: body.project_id,
+      url: body.url,
+      attemptTimeoutMs: deps.config.FETCH_TOTAL_TIMEOUT_MS + 5_000,
+    });
+    res.status(200).json({ data: uploadRecord(stored, baseUrl(deps, req)) });
+  });
+
+  return router;
 }

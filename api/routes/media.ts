@@ -1,0 +1,130 @@
+// GET /media/<object key>: the public, unauthenticated read path for media the service itself
+// serves — the catalog (actor images, preview videos, voice previews) and uploads (whose keys carry
+// random ids, so they are unguessable). Anything else in the bucket (job outputs) is never served
+// here: those go through the authenticated /url endpoints.
+import { Router, type Request, type Response, type NextFunction } from 'express';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Storage } from '../../activities/storage.js';
+import { ApiError } from '../errors.js';
+
+/** Key prefixes served publicly, and how long clients may cache them. */
+const publicPrefixes: ReadonlyArray<{ prefix: string; cacheControl: string }> = [
+  // Catalog media only changes when the catalog does; a day is a safe cache lifetime.
+  { prefix: 'catalog/', cacheControl: 'public, max-age=86400' },
+  { prefix: 'uploads/', cacheControl: 'public, max-age=3600' },
+];
+
+/** The path under which an object key is served, e.g. for actor records' URL fields. */
+export function mediaPath(key: string): string {
+  return `/media/${key.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+/** The absolute URL of a publicly served object key, given the gateway's base URL. */
+export function mediaUrl(baseUrl: string, key: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}${mediaPath(key)}`;
+}
+
+/**
+ * Validates the decoded path segments and returns the object key, or null when the key must not be
+ * served (traversal, empty segments, control characters, a prefix that is not public).
+ */
+export function publicObjectKey(segments: readonly string[]): { key: string; cacheControl: string } | null {
+  if (segments.length < 2) return null;
+  for (const s of segments) {
+    if (s === '' || s === '.' || s === '..' || s.includes('/') || s.includes('\\') || /[\u0000-\u001f\u007f]/.test(s)) return null;
+  }
+  const key = segments.join('/');
+  if (key.length > 1024) return null;
+  const rule = publicPrefixes.find((p) => key.startsWith(p.prefix));
+  return rule ? { key, cacheControl: rule.cacheControl } : null;
+}
+
+/** Parses a single `bytes=` range against a size; undefined = ignore the header, null = unsatisfiable. */
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | null | undefined {
+  if (!header) return undefined;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m) return undefined; // multi-range or malformed: serve the whole object (allowed by RFC 9110)
+  const [, a = '', b = ''] = m;
+  if (a === '' && b === '') return undefined;
+  let start: number;
+  let end: number;
+  if (a === '') {
+    const suffix = Number(b);
+    if (suffix === 0) return null;
+    start = Math.max(0, size - suffix);
+    end = size - 1;
+  } else {
+    start = Number(a);
+    end = b === '' ? size - 1 : Math.min(Number(b), size - 1);
+  }
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start >= size || start > end) return null;
+  return { start, end };
+}
+
+/** Passes through only bytes [start, end] of the stream (storage reads are whole-object). */
+function byteSlice(start: number, end: number): Transform {
+  let offset = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb: TransformCallback) {
+      const from = Math.max(0, start - offset);
+      const to = Math.min(chunk.length, end + 1 - offset);
+      offset += chunk.length;
+      if (to > from) this.push(chunk.subarray(from, to));
+      cb();
+    },
+  });
+}
+
+export function createMediaRouter(deps: { storage: Storage }): Router {
+  const router = Router();
+
+  const serve = async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const raw = (req.params as { key?: string[] | string }).key;
+      const segments = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split('/') : [];
+      const target = publicObjectKey(segments);
+      if (!target) throw new ApiError(404, 'not_found', 'media not found');
+      const stat = await deps.storage.stat(target.key);
+      if (!stat) throw new ApiError(404, 'not_found', 'media not found');
+
+      res.setHeader('Content-Type', stat.contentType);
+      res.setHeader('Cache-Control', target.cacheControl);
+      res.setHeader('Accept-Ranges', 'bytes');
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      res.setHeader('Content-Disposition', 'inline');
+
+      const range = parseRange(req.headers.range, stat.size);
+      if (range === null) {
+        res.setHeader('Content-Range', `bytes */${stat.size}`);
+        res.status(416).json({ error: { code: 'invalid_request', message: 'requested range is not satisfiable' } });
+        return;
+      }
+      if (range) {
+        res.status(206);
+        res.setHeader('Content-Range', `bytes ${range.start}-${range.end}/${stat.size}`);
+        res.setHeader('Content-Length', String(range.end - range.start + 1));
+      } else {
+        res.setHeader('Content-Length', String(stat.size));
+      }
+      if (req.method === 'HEAD') {
+        res.end();
+        return;
+      }
+      const body: Readable = await deps.storage.getStream(target.key);
+      try {
+        if (range) await pipeline(body, byteSlice(range.start, range.end), res);
+        else await pipeline(body, res);
+      } catch {
+        // Client went away or the store broke mid-stream: headers are sent, so just drop the socket.
+        body.destroy();
+        if (!res.writableEnded) res.destroy();
+      }
+    } catch (err) {
+      next(err);
+    }
+  };
+
+  router.get('/media/*key', serve);
+  return router;
+}

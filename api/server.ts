@@ -1,0 +1,80 @@
+// The gateway process: validated config, one db pool, one storage client, one lazily connecting
+// Temporal client, the Express app on HOST:PORT, and a graceful shutdown on SIGTERM/SIGINT.
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
+import { pino } from 'pino';
+import { Client, Connection } from '@temporalio/client';
+import { loadConfig } from '../worker/config.js';
+import { createDb } from '../db/index.js';
+import { createStorage } from '../activities/storage.js';
+import { createApp } from './app.js';
+
+/** Log paths that may carry secrets; pino replaces them before anything is written. */
+export const redactPaths = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'authorization',
+  '*.authorization',
+  '*.headers.authorization',
+  'config.DATABASE_URL',
+  'config.S3_SECRET_KEY',
+];
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = pino({ level: config.LOG_LEVEL, base: { service: 'api' }, redact: { paths: redactPaths, censor: '[redacted]' } });
+  const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
+  const storage = createStorage(config);
+  // Connection.lazy connects on first use; one connection and one client for the whole process,
+  // created before the first request so there is no first-use race.
+  const connection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
+  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const gateway = createApp({ config, db, storage, temporal, logger });
+
+  const server = createServer(gateway.app);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.PORT, config.HOST, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  logger.info({ port: addr.port }, `listening on http://${host}:${addr.port}`);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    force.unref();
+    try {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await gateway.close();
+      await db.destroy();
+      await connection.close();
+      logger.info('stopped');
+      process.exit(0);
+    } catch (err) {
+      logger.error({ err }, 'error during shutdown');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  // Config errors name the variable, never its value; anything else is logged without secrets.
+  process.stderr.write(`gateway failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

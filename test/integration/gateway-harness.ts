@@ -1,0 +1,170 @@
+// Shared by the gateway-*.test.ts suites: a real gateway on the real stack, either in this process
+// (createApp on an ephemeral loopback port) or as separate `node dist/api/server.js` processes.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { Client, Connection } from '@temporalio/client';
+import { createApp, type App } from '../../api/app.js';
+import { createStorage } from '../../activities/storage.js';
+import type { Database } from '../../db/index.js';
+import { testConfig } from '../support/stack.js';
+
+export interface Gateway {
+  baseUrl: string;
+  close(): Promise<void>;
+}
+
+/** The gateway app in this process, listening on 127.0.0.1 with an ephemeral port. */
+export async function startInProcessGateway(db: Database, databaseUrl: string, env: Record<string, string> = {}): Promise<Gateway & { app: App }> {
+  const config = testConfig(databaseUrl, { HOST: '127.0.0.1', ...env });
+  const connection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
+  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const logger = pino({ level: config.LOG_LEVEL });
+  const app = createApp({ config, db, storage: createStorage(config), temporal, logger });
+  const server: Server = createServer(app.app);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    app,
+    baseUrl: `http://127.0.0.1:${port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await app.close();
+      await connection.close();
+    },
+  };
+}
+
+const serverEntry = fileURLToPath(new URL('../../api/server.js', import.meta.url));
+
+/** A separate gateway process (`node dist/api/server.js`); resolves once it logged its address. */
+export async function spawnGateway(databaseUrl: string, env: Record<string, string> = {}): Promise<Gateway & { child: ChildProcess; output: () => string }> {
+  const child = spawn(process.execPath, [serverEntry], {
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      DATABASE_URL: databaseUrl,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const lines = createInterface({ input: child.stdout! });
+  let stdout = '';
+  lines.on('line', (line) => (stdout += `${line}\n`));
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway did not start within 30 s: ${stderr}`)), 30_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`gateway exited with ${code} before listening: ${stderr}`));
+    });
+    lines.on('line', (line) => {
+      try {
+        const msg = (JSON.parse(line) as { msg?: string }).msg ?? '';
+        const m = /^listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(msg);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]!);
+        }
+      } catch {
+        // not a JSON log line
+      }
+    });
+  });
+  return {
+    child,
+    baseUrl,
+    output: () => stdout + stderr,
+    async close() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+export interface HttpAnswer {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+/** One request against a loopback gateway (refuses any other host, whatever the caller passes). */
+export async function call(baseUrl: string, method: string, path: string, opts: { key?: string; authorization?: string; body?: string; contentType?: string } = {}): Promise<HttpAnswer> {
+  const url = new URL(path, baseUrl);
+  if (url.hostname !== '127.0.0.1') throw new Error(`refusing to send a test request to ${url.hostname}`);
+  const headers: Record<string, string> = {};
+  if (opts.authorization !== undefined) headers.authorization = opts.authorization;
+  else if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  if (opts.contentType) headers['content-type'] = opts.contentType;
+  const res = await fetch(url, { method, headers, body: opts.body });
+  const text = await res.text();
+  let body: any = undefined;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, headers: res.headers, body, text };
+}
+
+/** Inserts catalog rows directly (the seed may not exist yet): `n` voices and `n` actors. */
+export async function insertCatalog(db: Database, n: number, prefix = 'tst'): Promise<{ actorIds: string[]; voiceIds: string[] }> {
+  const genders = ['female', 'male', 'non_binary'] as const;
+  const ages = ['young_adult', 'adult', 'middle_aged', 'senior'] as const;
+  const tones = ['light', 'medium_light', 'medium', 'medium_dark', 'dark'] as const;
+  const voiceIds: string[] = [];
+  const actorIds: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const vid = `${prefix}_voice_${String(i).padStart(3, '0')}`;
+    voiceIds.push(vid);
+    await db
+      .insertInto('voices')
+      .values({
+        id: vid,
+        name: `Voice ${i}`,
+        gender: genders[i % 3]!,
+        language: 'en',
+        accent: i % 2 ? 'british' : 'american',
+        preview_key: `catalog/voices/${vid}.mp3`,
+        tts_voice: 'en-us',
+        provider_voice_id: null,
+        // Two rows share every sort key, so the id tiebreak is exercised.
+        sort_key: Math.floor(i / 2),
+      })
+      .execute();
+  }
+  for (let i = 0; i < n; i++) {
+    const aid = `${prefix}_actor_${String(i).padStart(3, '0')}`;
+    actorIds.push(aid);
+    await db
+      .insertInto('actors')
+      .values({
+        id: aid,
+        name: `Actor ${i}`,
+        age: ages[i % 4]!,
+        gender: genders[i % 3]!,
+        skin_tone: tones[i % 5]!,
+        is_pro: i % 2 === 0,
+        default_voice_id: i % 4 === 3 ? null : voiceIds[i]!,
+        reference_image_key: `catalog/actors/${aid}/reference.png`,
+        preview_video_key: `catalog/actors/${aid}/preview.mp4`,
+        preview_thumbnail_key: `catalog/actors/${aid}/thumbnail.jpg`,
+        sort_key: Math.floor(i / 2),
+      })
+      .execute();
+  }
+  return { actorIds, voiceIds };
+}

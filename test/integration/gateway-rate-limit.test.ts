@@ -1,0 +1,134 @@
+// Per-key rate limits kept in Postgres: exact counts, headers on every answer, truthful retry hints.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { createTestDatabase, createTenant, type TestDatabase } from '../support/stack.js';
+import { consumeRateLimit } from '../../api/rate-limit.js';
+import { revokeApiKey } from '../../db/repos/workspaces.js';
+import { call, startInProcessGateway, type Gateway, type HttpAnswer } from './gateway-harness.js';
+
+function assertRateHeaders(res: HttpAnswer, limit: number, remaining: number) {
+  assert.equal(res.headers.get('ratelimit-limit'), String(limit));
+  assert.equal(res.headers.get('ratelimit-remaining'), String(remaining));
+  const reset = Number(res.headers.get('ratelimit-reset'));
+  assert.ok(Number.isInteger(reset) && reset >= 0 && reset <= 60, `RateLimit-Reset ${reset}`);
+}
+
+function assertRefused(res: HttpAnswer, limit: number): number {
+  assert.equal(res.status, 429, res.text);
+  assert.equal(res.body.error.code, 'rate_limited');
+  const retry = res.body.retry_after_ms;
+  assert.ok(Number.isInteger(retry) && retry > 0 && retry <= 60_000, `retry_after_ms ${retry}`);
+  assert.equal(res.headers.get('retry-after'), String(Math.ceil(retry / 1000)));
+  assertRateHeaders(res, limit, 0);
+  return retry;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('gateway rate limits', () => {
+  let tdb: TestDatabase;
+  let gw: Gateway & { app: { metrics: { registry: { metrics(): Promise<string> } } } };
+
+  before(async () => {
+    tdb = await createTestDatabase();
+    gw = await startInProcessGateway(tdb.db, tdb.url); // default limits: 120 poll, 30 generate
+  });
+
+  after(async () => {
+    await gw?.close();
+    await tdb?.drop();
+  });
+
+  test('default poll limit: the 120th request in a minute is served, the 121st is refused', async () => {
+    const t = await createTenant(tdb.db);
+    const paths = ['/v1/actors', '/v1/voices', '/v1/projects'];
+    for (let i = 1; i <= 120; i++) {
+      const res = await call(gw.baseUrl, 'GET', paths[i % 3]!, { key: t.apiKey });
+      assert.equal(res.status, 200, `request ${i}: ${res.text}`);
+      assertRateHeaders(res, 120, 120 - i);
+    }
+    const refused = await call(gw.baseUrl, 'GET', '/v1/actors', { key: t.apiKey });
+    assertRefused(refused, 120);
+    const metrics = await gw.app.metrics.registry.metrics();
+    assert.match(metrics, /mediagen_rate_limit_refusals_total\{class="poll"\} [1-9]/);
+  });
+
+  test('exact under concurrency: 150 simultaneous requests, exactly 120 served', async () => {
+    const t = await createTenant(tdb.db);
+    const answers = await Promise.all(Array.from({ length: 150 }, () => call(gw.baseUrl, 'GET', '/v1/voices', { key: t.apiKey })));
+    const served = answers.filter((r) => r.status === 200).length;
+    const refused = answers.filter((r) => r.status === 429).length;
+    assert.equal(served, 120);
+    assert.equal(refused, 30);
+    const remainings = answers.filter((r) => r.status === 200).map((r) => Number(r.headers.get('ratelimit-remaining')));
+    assert.deepEqual(
+      remainings.sort((x, y) => x - y),
+      Array.from({ length: 120 }, (_, i) => i),
+      'every served request saw a distinct count',
+    );
+  });
+
+  test('limits are per API key', async () => {
+    const t1 = await createTenant(tdb.db);
+    const t2 = await createTenant(tdb.db);
+    await Promise.all(Array.from({ length: 121 }, () => call(gw.baseUrl, 'GET', '/v1/voices', { key: t1.apiKey })));
+    assert.equal((await call(gw.baseUrl, 'GET', '/v1/voices', { key: t1.apiKey })).status, 429);
+    const other = await call(gw.baseUrl, 'GET', '/v1/voices', { key: t2.apiKey });
+    assert.equal(other.status, 200);
+    assertRateHeaders(other, 120, 119);
+  });
+
+  test('RateLimit headers are on every answer of a rate-limited route, errors included', async () => {
+    const t = await createTenant(tdb.db);
+    const bad = await call(gw.baseUrl, 'GET', '/v1/actors?limit=0', { key: t.apiKey });
+    assert.equal(bad.status, 400);
+    assertRateHeaders(bad, 120, 119);
+    const ok = await call(gw.baseUrl, 'GET', '/v1/actors', { key: t.apiKey });
+    assertRateHeaders(ok, 120, 118);
+  });
+
+  test('generation class: 30 per minute, a budget separate from polling (counter in Postgres)', async () => {
+    const t = await createTenant(tdb.db);
+    const decisions = await Promise.all(Array.from({ length: 35 }, () => consumeRateLimit(tdb.db, t.apiKeyId, 'generate', 30)));
+    assert.equal(decisions.filter((d) => d!.allowed).length, 30);
+    assert.equal(decisions.filter((d) => !d!.allowed).length, 5);
+    const poll = await consumeRateLimit(tdb.db, t.apiKeyId, 'poll', 120);
+    assert.equal(poll!.allowed, true);
+    assert.equal(poll!.remaining, 119);
+  });
+
+  test('the limiter refuses a revoked key (null decision) without counting it', async () => {
+    const t = await createTenant(tdb.db);
+    await revokeApiKey(tdb.db, { workspaceId: t.workspaceId, keyId: t.apiKeyId, actorEmail: t.ownerEmail });
+    assert.equal(await consumeRateLimit(tdb.db, t.apiKeyId, 'poll', 120), null);
+    const rows = await tdb.db.selectFrom('rate_limits').selectAll().where('api_key_id', '=', t.apiKeyId).execute();
+    assert.equal(rows.length, 0);
+  });
+
+  test('waiting retry_after_ms succeeds, and not waiting long enough does not', async () => {
+    const small = await startInProcessGateway(tdb.db, tdb.url, { RATE_LIMIT_POLL_PER_MIN: '2' });
+    try {
+      const t = await createTenant(tdb.db);
+      assert.equal((await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey })).status, 200);
+      assert.equal((await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey })).status, 200);
+      const first = assertRefused(await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey }), 2);
+      assert.ok(first > 55_000, `a fresh window has most of a minute left, got ${first} ms`);
+      // Instead of sleeping most of a minute, move the window's start back: the window then has
+      // about 1.5 s left, and the hint given from here on must be just as truthful.
+      await sql`update rate_limits set window_start = window_start - interval '58500 milliseconds' where api_key_id = ${t.apiKeyId}`.execute(tdb.db);
+      const hint = assertRefused(await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey }), 2);
+      assert.ok(hint <= 1_500 && hint > 600, `hint ${hint} ms`);
+      await sleep(hint - 500);
+      const early = await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey });
+      const rest = assertRefused(early, 2);
+      assert.ok(rest <= 500, `remaining hint ${rest} ms`);
+      await sleep(rest);
+      const after = await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey });
+      assert.equal(after.status, 200, after.text);
+      assertRateHeaders(after, 2, 1);
+    } finally {
+      await small.close();
+    }
+  });
+});
