@@ -1,6 +1,7 @@
 // Object storage over any S3-compatible server through the `minio` client. Media bytes stream
 // through here; they never travel inside a Temporal payload.
 import { Client } from 'minio';
+import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Config } from '../worker/config.js';
 
@@ -21,6 +22,9 @@ export interface Storage {
   ping(): Promise<void>;
 }
 
+/** S3's minimum multipart part size; also the most a streamed upload holds in memory. */
+const PART_SIZE = 5 * 1024 * 1024;
+
 export function createStorage(config: Pick<Config, 'S3_ENDPOINT' | 'S3_ACCESS_KEY' | 'S3_SECRET_KEY' | 'S3_BUCKET' | 'S3_REGION' | 'S3_PUBLIC_BASE_URL' | 'PRESIGN_EXPIRY_SECONDS'>): Storage {
   const endpoint = new URL(config.S3_ENDPOINT);
   const useSSL = endpoint.protocol === 'https:';
@@ -35,9 +39,55 @@ export function createStorage(config: Pick<Config, 'S3_ENDPOINT' | 'S3_ACCESS_KE
   });
   const bucket = config.S3_BUCKET;
 
+  // Streams go up in S3 multipart parts of PART_SIZE, one part in memory at a time (minio's own
+  // stream upload buffers up to a ~500 MB part when the size is unknown, and never settles when
+  // the source stream fails). A source error aborts the multipart upload: nothing is left behind.
+  async function putReadable(key: string, body: Readable, contentType: string): Promise<StoredObject> {
+    let uploadId: string | undefined;
+    const parts: { part: number; etag: string }[] = [];
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let total = 0;
+    const uploadPending = async () => {
+      uploadId ??= await client.initiateNewMultipartUpload(bucket, key, { 'Content-Type': contentType });
+      const part = Buffer.concat(pending, pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+      const partNumber = parts.length + 1;
+      const md5 = createHash('md5').update(part).digest('base64');
+      const res = await client.uploadPart(
+        { bucketName: bucket, objectName: key, uploadID: uploadId, partNumber, headers: { 'Content-Length': part.length, 'Content-MD5': md5 } },
+        part,
+      );
+      parts.push({ part: partNumber, etag: res.etag });
+    };
+    try {
+      for await (const chunk of body) {
+        const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+        pending.push(buf);
+        pendingBytes += buf.length;
+        total += buf.length;
+        if (pendingBytes >= PART_SIZE) await uploadPending();
+      }
+      if (uploadId === undefined) {
+        // Smaller than one part: a single PUT.
+        await client.putObject(bucket, key, Buffer.concat(pending, pendingBytes), pendingBytes, { 'Content-Type': contentType });
+      } else {
+        if (pendingBytes > 0) await uploadPending();
+        await client.completeMultipartUpload(bucket, key, uploadId, parts);
+      }
+    } catch (err) {
+      body.destroy();
+      if (uploadId !== undefined) await client.abortMultipartUpload(bucket, key, uploadId).catch(() => undefined);
+      throw err;
+    }
+    return { key, size: total, contentType };
+  }
+
   return {
     bucket,
     async putStream(key, body, contentType, size) {
+      if (!Buffer.isBuffer(body)) return putReadable(key, body, contentType);
       await client.putObject(bucket, key, body, size, { 'Content-Type': contentType });
       const st = await client.statObject(bucket, key);
       return { key, size: st.size, contentType };

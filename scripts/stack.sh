@@ -250,6 +250,12 @@ STATE=$HOME_DIR/$PROFILE
 mkdir -p "$STATE"
 chmod 755 "$HOME_DIR" 2>/dev/null || true
 
+# One provisioning run per profile at a time (parallel test runs share the profile's servers).
+if command -v flock >/dev/null; then
+  exec 9>"$STATE/.lock"
+  flock -w 600 9 || die "another scripts/stack.sh run holds $STATE/.lock"
+fi
+
 case $cmd in
   install) install_all ;;
   up)

@@ -1,7 +1,8 @@
 // uploadFromUrl: runs the fetch activity for POST /v1/upload-from-url and returns the stored upload.
-// Started by the gateway with workflow id = upload id on the I/O task queue; the gateway waits for
+// Started by the gateway with workflow id = upload id on the workflow queue; the gateway waits for
 // the result. The activity does all the I/O (SSRF-safe fetch, streaming into storage, the row).
 import { proxyActivities } from '@temporalio/workflow';
+import { taskQueues } from './definitions.js';
 
 export interface UploadFromUrlInput {
   uploadId: string;
@@ -10,6 +11,8 @@ export interface UploadFromUrlInput {
   url: string;
   /** Start-to-close timeout of one fetch attempt (the fetch's own total timeout plus a margin). */
   attemptTimeoutMs: number;
+  /** The workflow runs on the workflow fleet; the fetch runs on this prefix's I/O queue. */
+  taskQueuePrefix: string;
 }
 
 /** The stored upload as the activity returns it (timestamps in ms); the gateway adds `path`. */
@@ -38,6 +41,7 @@ export const nonRetryableUploadFailureTypes = ['UrlRefused', 'TooLarge', 'Unsupp
 
 export async function uploadFromUrl(input: UploadFromUrlInput): Promise<StoredUpload> {
   const { fetchRemoteUpload } = proxyActivities<UploadFetchActivities>({
+    taskQueue: taskQueues(input.taskQueuePrefix).io,
     startToCloseTimeout: input.attemptTimeoutMs,
     retry: {
       initialInterval: '500 ms',

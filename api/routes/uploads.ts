@@ -251,7 +251,7 @@ const refusalTypes = new Set<string>(Object.values(uploadFailureTypes));
 async function runUploadFromUrl(deps: AppDeps, temporal: Client, input: UploadFromUrlInput): Promise<StoredUpload> {
   const handle = await temporal.workflow
     .start('uploadFromUrl', {
-      taskQueue: taskQueues(deps.config.TASK_QUEUE_PREFIX).io,
+      taskQueue: taskQueues(deps.config.TASK_QUEUE_PREFIX).workflows,
       workflowId: input.uploadId,
       args: [input],
       workflowExecutionTimeout: deps.config.UPLOAD_FROM_URL_TIMEOUT_MS,
@@ -264,7 +264,9 @@ async function runUploadFromUrl(deps: AppDeps, temporal: Client, input: UploadFr
     timer = setTimeout(() => reject(new ApiError(503, 'service_unavailable', 'fetching the URL did not finish in time; try again later')), deps.config.UPLOAD_FROM_URL_TIMEOUT_MS);
   });
   try {
-    return (await Promise.race([handle.result(), timeout])) as StoredUpload;
+    // The deadline bounds the long poll itself; the timer turns it into a clean 503.
+    const result = temporal.withDeadline(Date.now() + deps.config.UPLOAD_FROM_URL_TIMEOUT_MS + 1_000, () => handle.result());
+    return (await Promise.race([result, timeout])) as StoredUpload;
   } catch (err) {
     if (err instanceof ApiError) {
       await handle.terminate('the gateway stopped waiting').catch(() => undefined);
@@ -305,6 +307,7 @@ export function createUploadsRouter(deps: AppDeps, auth: Auth): Router {
       projectId: body.project_id,
       url: body.url,
       attemptTimeoutMs: deps.config.FETCH_TOTAL_TIMEOUT_MS + 5_000,
+      taskQueuePrefix: deps.config.TASK_QUEUE_PREFIX,
     });
     res.status(200).json({ data: uploadRecord(stored, baseUrl(deps, req)) });
   });

@@ -1,0 +1,36 @@
+# One image for the gateway, the workers and the admin CLI (the command picks which).
+# Build: docker build -t media-gen .   (docker-compose.yml builds it for the api, worker and migrate services)
+
+# ---- build: install every dependency, compile TypeScript, prebuild the workflow bundle
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY api ./api
+COPY activities ./activities
+COPY db ./db
+COPY scripts ./scripts
+COPY worker ./worker
+COPY workflows ./workflows
+COPY test ./test
+RUN npm run build && npm prune --omit=dev
+
+# ---- runtime: the local renderer needs ffmpeg and espeak-ng
+FROM node:20-bookworm-slim
+RUN apt-get update \
+  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ffmpeg espeak-ng ca-certificates tini \
+  && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8080 \
+    WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js
+COPY --from=build /app/package.json /app/package-lock.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+USER node
+EXPOSE 8080
+# tini forwards SIGTERM so the gateway and workers shut down gracefully.
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "dist/api/server.js"]

@@ -1,0 +1,408 @@
+// The one way this service fetches a URL a client gave it (upload-from-url, job inputs given as
+// URLs), safe against server-side request forgery:
+// - only https:, only the default port 443, no credentials in the URL;
+// - the host is resolved once and EVERY address must be public (isPublicAddress); the TLS
+//   connection then goes straight to the checked address (no second lookup a DNS rebinding could
+//   change), with the host name as SNI and for the certificate check;
+// - redirects are followed only to https:, re-checked hop by hop, at most 3;
+// - connect and total timeouts; a byte cap enforced while streaming.
+// The single exception is one loopback https origin for tests, taken from the process environment
+// (FETCH_ALLOW_LOOPBACK_ORIGIN) by the caller — never from a request.
+import https from 'node:https';
+import tls from 'node:tls';
+import net from 'node:net';
+import dns from 'node:dns';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
+
+export type FetchErrorKind =
+  /** The URL or an address it leads to is not allowed (never retried). */
+  | 'refused'
+  /** The body is larger than allowed (never retried). */
+  | 'too_large'
+  /** The fetch failed for good: 4xx, bad redirect, TLS failure, total timeout (never retried). */
+  | 'failed'
+  /** A transient failure worth retrying: connection refused/reset, connect timeout, 5xx, 429. */
+  | 'unavailable';
+
+export class FetchError extends Error {
+  override name = 'FetchError';
+  constructor(
+    readonly kind: FetchErrorKind,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface ResolvedAddress {
+  address: string;
+  family: number;
+}
+
+export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
+
+export interface FetchRemoteOptions {
+  /** Hard byte cap of the body (the largest any accepted type may have). */
+  maxBytes: number;
+  connectTimeoutMs: number;
+  totalTimeoutMs: number;
+  /** DNS resolution (default: dns.lookup with all addresses). Tests inject private answers. */
+  resolver?: Resolver;
+  /** Opens the TLS connection to the checked address (default tls.connect). Tests spy on it. */
+  connect?: (options: tls.ConnectionOptions) => net.Socket;
+  /** The one loopback https origin allowed (tests only; from config, never from a request). */
+  allowLoopbackOrigin?: string;
+  /** Extra trusted CA (PEM), added to the default roots. */
+  ca?: Buffer | string;
+  signal?: AbortSignal;
+  /** Accept header sent to the remote server. */
+  accept?: string;
+}
+
+export interface FetchRemoteResult {
+  /** The body, capped at maxBytes; errors with FetchError on cap, timeout or network failure. */
+  stream: Readable;
+  /** The remote Content-Type header: a hint only, the bytes decide the type. */
+  contentTypeHint: string | undefined;
+  finalUrl: string;
+  contentLength: number | undefined;
+}
+
+export const MAX_REDIRECTS = 3;
+
+// ----------------------------------------------------------------------------- address classifier
+
+function parseIPv4(s: string): number | null {
+  const parts = s.split('.');
+  if (parts.length !== 4) return null;
+  let n = 0;
+  for (const p of parts) {
+    if (!/^\d{1,3}$/.test(p)) return null;
+    const v = Number(p);
+    if (v > 255) return null;
+    n = n * 256 + v;
+  }
+  return n;
+}
+
+/** Eight 16-bit groups, or null. Accepts an embedded dotted quad in the last 32 bits. */
+function parseIPv6(input: string): number[] | null {
+  let s = input;
+  if (s.includes('%')) return null; // zone ids (fe80::1%eth0) are never public
+  const lastColon = s.lastIndexOf(':');
+  if (s.slice(lastColon + 1).includes('.')) {
+    const q = parseIPv4(s.slice(lastColon + 1));
+    if (q === null) return null;
+    s = `${s.slice(0, lastColon + 1)}${Math.floor(q / 65536).toString(16)}:${(q % 65536).toString(16)}`;
+  }
+  const halves = s.split('::');
+  if (halves.length > 2) return null;
+  const parse = (h: string) => (h === '' ? [] : h.split(':').map((g) => (/^[0-9a-f]{1,4}$/i.test(g) ? parseInt(g, 16) : NaN)));
+  const head = parse(halves[0]!);
+  const rest = halves.length === 2 ? parse(halves[1]!) : [];
+  if ([...head, ...rest].some((g) => Number.isNaN(g))) return null;
+  const explicit = head.length + rest.length;
+  if (halves.length === 1) return explicit === 8 ? head : null;
+  if (explicit > 7) return null;
+  return [...head, ...new Array<number>(8 - explicit).fill(0), ...rest];
+}
+
+const v4 = (a: number, b: number, c: number, d: number) => ((a * 256 + b) * 256 + c) * 256 + d;
+const inV4 = (ip: number, base: number, bits: number) => Math.floor(ip / 2 ** (32 - bits)) === Math.floor(base / 2 ** (32 - bits));
+
+const nonPublicV4: Array<[number, number]> = [
+  [v4(0, 0, 0, 0), 8], // "this network", unspecified
+  [v4(10, 0, 0, 0), 8], // private
+  [v4(100, 64, 0, 0), 10], // carrier-grade NAT
+  [v4(127, 0, 0, 0), 8], // loopback
+  [v4(169, 254, 0, 0), 16], // link-local, cloud metadata (169.254.169.254)
+  [v4(172, 16, 0, 0), 12], // private
+  [v4(192, 0, 0, 0), 24], // IETF protocol assignments
+  [v4(192, 0, 2, 0), 24], // TEST-NET-1
+  [v4(192, 88, 99, 0), 24], // 6to4 relay anycast
+  [v4(192, 168, 0, 0), 16], // private
+  [v4(198, 18, 0, 0), 15], // benchmarking
+  [v4(198, 51, 100, 0), 24], // TEST-NET-2
+  [v4(203, 0, 113, 0), 24], // TEST-NET-3
+  [v4(224, 0, 0, 0), 4], // multicast
+  [v4(240, 0, 0, 0), 4], // reserved, incl. broadcast 255.255.255.255
+];
+
+function isPublicV4(ip: number): boolean {
+  return !nonPublicV4.some(([base, bits]) => inV4(ip, base, bits));
+}
+
+function isPublicV6(g: number[]): boolean {
+  const [g0, g1, g2, g3, g4, g5, g6, g7] = g as [number, number, number, number, number, number, number, number];
+  const embedded = g6 * 65536 + g7;
+  // IPv4-mapped ::ffff:a.b.c.d — the embedded v4 address decides.
+  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0xffff) return isPublicV4(embedded);
+  // NAT64 well-known prefix 64:ff9b::/96 — the embedded v4 address decides.
+  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return isPublicV4(embedded);
+  // 6to4 2002:AABB:CCDD::/48 embeds a v4 address in groups 1–2.
+  if (g0 === 0x2002) return isPublicV4(g1 * 65536 + g2);
+  // Only global unicast 2000::/3 is public; this excludes ::, ::1, IPv4-compatible ::/96,
+  // 64:ff9b:1::/48, 100::/64, ULA fc00::/7, link-local fe80::/10, site-local fec0::/10, multicast ff00::/8.
+  if ((g0 & 0xe000) !== 0x2000) return false;
+  if (g0 === 0x2001 && g1 < 0x200) return false; // 2001::/23 IETF protocol assignments (Teredo, benchmarking, ORCHID)
+  if (g0 === 0x2001 && g1 === 0x0db8) return false; // documentation
+  if (g0 === 0x3fff && g1 < 0x1000) return false; // 3fff::/20 documentation
+  return true;
+}
+
+/**
+ * Whether an IP address (v4 or v6, no brackets) is a public unicast address this service may
+ * connect to. Anything unparseable is not public.
+ */
+export function isPublicAddress(ip: string): boolean {
+  const s = ip.trim().replace(/^\[|\]$/g, '');
+  if (net.isIPv4(s)) {
+    const n = parseIPv4(s);
+    return n !== null && isPublicV4(n);
+  }
+  if (net.isIPv6(s)) {
+    const g = parseIPv6(s);
+    return g !== null && isPublicV6(g);
+  }
+  return false;
+}
+
+function isLoopbackAddress(ip: string): boolean {
+  const s = ip.replace(/^\[|\]$/g, '');
+  if (net.isIPv4(s)) return inV4(parseIPv4(s)!, v4(127, 0, 0, 0), 8);
+  const g = net.isIPv6(s) ? parseIPv6(s) : null;
+  if (!g) return false;
+  if (g.slice(0, 7).every((x) => x === 0) && g[7] === 1) return true;
+  return g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff && inV4(g[6]! * 65536 + g[7]!, v4(127, 0, 0, 0), 8);
+}
+
+// ----------------------------------------------------------------------------- URL checks
+
+export const defaultResolver: Resolver = async (host) => {
+  const all = await dns.promises.lookup(host, { all: true, verbatim: true });
+  return all.map((a) => ({ address: a.address, family: a.family }));
+};
+
+interface CheckedTarget {
+  url: URL;
+  hostname: string; // without brackets
+  address: ResolvedAddress;
+  port: number;
+}
+
+function parseTarget(raw: string | URL, base?: URL): URL {
+  let url: URL;
+  try {
+    url = new URL(raw, base);
+  } catch {
+    throw new FetchError('refused', 'not a valid URL');
+  }
+  return url;
+}
+
+function sameOrigin(url: URL, origin: string | undefined): boolean {
+  if (!origin) return false;
+  try {
+    return new URL(origin).origin === url.origin;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The checks that need no DNS: https only, no credentials, port 443 (or the allowed loopback test
+ * origin), and a public address when the host is an IP literal. The gateway runs it to refuse
+ * obviously bad URLs at once; the fetcher runs it again on every hop.
+ */
+export function precheckUrl(raw: string | URL, allowLoopbackOrigin?: string): URL {
+  const url = typeof raw === 'string' ? parseTarget(raw) : raw;
+  if (url.protocol !== 'https:') throw new FetchError('refused', 'only https URLs are allowed');
+  if (url.username || url.password) throw new FetchError('refused', 'URLs with credentials are not allowed');
+  const loopbackAllowed = sameOrigin(url, allowLoopbackOrigin);
+  if (url.port !== '' && !loopbackAllowed) throw new FetchError('refused', 'only the default https port (443) is allowed');
+  const hostname = url.hostname.replace(/^\[|\]$/g, '');
+  if (hostname === '') throw new FetchError('refused', 'the URL has no host');
+  if (net.isIP(hostname) && !isPublicAddress(hostname) && !(loopbackAllowed && isLoopbackAddress(hostname))) {
+    throw new FetchError('refused', 'the address is not public');
+  }
+  return url;
+}
+
+/** Checks one URL (the first or a redirect hop) and resolves it to the address to connect to. */
+async function checkTarget(url: URL, opts: FetchRemoteOptions): Promise<CheckedTarget> {
+  precheckUrl(url, opts.allowLoopbackOrigin);
+  const loopbackAllowed = sameOrigin(url, opts.allowLoopbackOrigin);
+  const hostname = url.hostname.replace(/^\[|\]$/g, '');
+
+  let addresses: ResolvedAddress[];
+  const literal = net.isIP(hostname);
+  if (literal) {
+    addresses = [{ address: hostname, family: literal }];
+  } else {
+    try {
+      addresses = await (opts.resolver ?? defaultResolver)(hostname);
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code === 'EAI_AGAIN' || code === 'ETIMEOUT') throw new FetchError('unavailable', `could not resolve ${hostname} (temporary DNS failure)`);
+      throw new FetchError('failed', `could not resolve ${hostname}`);
+    }
+    if (addresses.length === 0) throw new FetchError('failed', `could not resolve ${hostname}`);
+  }
+  for (const a of addresses) {
+    const ok = isPublicAddress(a.address) || (loopbackAllowed && isLoopbackAddress(a.address));
+    if (!ok) throw new FetchError('refused', `${literal ? 'the address' : `${hostname} resolves to an address that`} is not public`);
+  }
+  const port = url.port === '' ? 443 : Number(url.port);
+  return { url, hostname, address: addresses[0]!, port };
+}
+
+// ----------------------------------------------------------------------------- fetching
+
+const transientCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EAI_AGAIN', 'ECONNABORTED']);
+
+function classifyNetworkError(err: unknown): FetchError {
+  if (err instanceof FetchError) return err;
+  const code = String((err as { code?: string }).code ?? '');
+  if (transientCodes.has(code)) return new FetchError('unavailable', `connection failed (${code})`);
+  if (/CERT|SSL|TLS|SIGNATURE|ALTNAME|ISSUER/.test(code)) return new FetchError('failed', `TLS verification failed (${code})`);
+  return new FetchError('unavailable', `connection failed${code ? ` (${code})` : ''}`);
+}
+
+/** Counts bytes and fails with too_large past the cap; the source is destroyed with it. */
+function byteCap(maxBytes: number): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb: TransformCallback) {
+      seen += chunk.length;
+      if (seen > maxBytes) return cb(new FetchError('too_large', `the remote file exceeds ${maxBytes} bytes`));
+      cb(null, chunk);
+    },
+  });
+}
+
+/** One GET to a checked target, answering once the response headers arrive. */
+function requestOnce(target: CheckedTarget, opts: FetchRemoteOptions, extraCa: string[] | undefined, onAbort: (fn: (err: Error) => void) => void): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const agent = new https.Agent({ keepAlive: false, maxSockets: 1 });
+    const connect = opts.connect ?? ((o: tls.ConnectionOptions) => tls.connect(o));
+    // Every socket of this request goes to the address that was checked — never a fresh lookup.
+    (agent as unknown as { createConnection: (o: tls.ConnectionOptions) => net.Socket }).createConnection = (o) =>
+      connect({
+        ...o,
+        host: target.address.address,
+        port: target.port,
+        servername: net.isIP(target.hostname) ? undefined : target.hostname,
+      } as tls.ConnectionOptions);
+
+    let settled = false;
+    const connectTimer = setTimeout(() => {
+      req.destroy(new FetchError('unavailable', `connect timed out after ${opts.connectTimeoutMs} ms`));
+    }, opts.connectTimeoutMs);
+
+    const req = https.request({
+      host: target.hostname,
+      port: target.port,
+      path: `${target.url.pathname}${target.url.search}`,
+      method: 'GET',
+      agent,
+      ca: extraCa,
+      servername: net.isIP(target.hostname) ? undefined : target.hostname,
+      headers: {
+        'user-agent': 'media-generation-service/1.0 (upload fetcher)',
+        accept: opts.accept ?? 'image/*,video/*;q=0.9,*/*;q=0.1',
+        'accept-encoding': 'identity',
+      },
+    });
+    onAbort((err) => req.destroy(err));
+    req.on('socket', (socket) => {
+      socket.once('secureConnect', () => clearTimeout(connectTimer));
+    });
+    req.on('response', (res) => {
+      settled = true;
+      clearTimeout(connectTimer);
+      res.on('close', () => agent.destroy());
+      resolve(res);
+    });
+    req.on('error', (err) => {
+      clearTimeout(connectTimer);
+      agent.destroy();
+      if (!settled) reject(classifyNetworkError(err));
+    });
+    req.end();
+  });
+}
+
+/**
+ * Fetches an https URL under the rules at the top of this file. Resolves once a 200 response's
+ * headers arrive; the returned stream carries the body (capped) and fails on timeout or cap.
+ */
+export async function fetchRemote(rawUrl: string, opts: FetchRemoteOptions): Promise<FetchRemoteResult> {
+  const extraCa = opts.ca ? [...tls.rootCertificates, opts.ca.toString()] : undefined;
+  let current: ((err: Error) => void) | undefined;
+  let timedOut = false;
+  const abortCurrent = (err: Error) => current?.(err);
+  const totalTimer = setTimeout(() => {
+    timedOut = true;
+    abortCurrent(new FetchError('failed', `fetching the URL took longer than ${opts.totalTimeoutMs} ms`));
+  }, opts.totalTimeoutMs);
+  const onSignal = () => abortCurrent(new FetchError('failed', 'fetch aborted'));
+  opts.signal?.addEventListener('abort', onSignal, { once: true });
+  const cleanup = () => {
+    clearTimeout(totalTimer);
+    opts.signal?.removeEventListener('abort', onSignal);
+  };
+
+  try {
+    let url = parseTarget(rawUrl);
+    for (let hop = 0; ; hop++) {
+      if (opts.signal?.aborted) throw new FetchError('failed', 'fetch aborted');
+      if (timedOut) throw new FetchError('failed', `fetching the URL took longer than ${opts.totalTimeoutMs} ms`);
+      const target = await checkTarget(url, opts);
+      const res = await requestOnce(target, opts, extraCa, (fn) => (current = fn));
+      current = (err) => res.destroy(err);
+      const status = res.statusCode ?? 0;
+
+      if ([301, 302, 303, 307, 308].includes(status)) {
+        res.resume();
+        res.destroy();
+        const location = res.headers.location;
+        if (!location) throw new FetchError('failed', `redirect (${status}) without a Location`);
+        if (hop >= MAX_REDIRECTS) throw new FetchError('failed', `more than ${MAX_REDIRECTS} redirects`);
+        url = parseTarget(location, url);
+        continue;
+      }
+      if (status !== 200 && status !== 203) {
+        res.resume();
+        res.destroy();
+        if (status === 429 || status >= 500) throw new FetchError('unavailable', `the remote server answered ${status}`);
+        throw new FetchError('failed', `the remote server answered ${status}`);
+      }
+      const lengthHeader = res.headers['content-length'];
+      const contentLength = lengthHeader !== undefined && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : undefined;
+      if (contentLength !== undefined && contentLength > opts.maxBytes) {
+        res.destroy();
+        throw new FetchError('too_large', `the remote file is ${contentLength} bytes, more than ${opts.maxBytes}`);
+      }
+
+      const capped = byteCap(opts.maxBytes);
+      res.on('error', (err) => capped.destroy(err instanceof FetchError ? err : classifyNetworkError(err)));
+      res.on('aborted', () => capped.destroy(new FetchError('unavailable', 'the remote server closed the connection mid-body')));
+      res.pipe(capped);
+      capped.on('error', () => res.destroy());
+      // From here the total timeout and the signal end the body stream.
+      current = (err) => {
+        capped.destroy(err);
+        res.destroy();
+      };
+      capped.on('close', () => {
+        cleanup();
+        res.destroy();
+      });
+      return { stream: capped, contentTypeHint: res.headers['content-type'], finalUrl: url.toString(), contentLength };
+    }
+  } catch (err) {
+    cleanup();
+    throw classifyNetworkError(err);
+  }
+}

@@ -1,0 +1,211 @@
+// Upload activities: fetch a remote URL safely (activities/fetch-remote.ts), decide its type from
+// the bytes (activities/media-type.ts), stream it into object storage under its size cap, and
+// record it. Also the job-input fetch used by the generation pipeline for `*_url` inputs.
+import { readFileSync } from 'node:fs';
+import { pipeline } from 'node:stream';
+import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import type { Database } from '../db/index.js';
+import type { FileUpload } from '../db/schema.js';
+import type { Config } from '../worker/config.js';
+import type { Storage } from './storage.js';
+import { randomToken } from '../db/ids.js';
+import { findUploadById, insertUpload } from '../db/repos/uploads.js';
+import { fetchRemote, FetchError, type FetchRemoteOptions } from './fetch-remote.js';
+import { createMediaGuard, MB, MediaError, type MediaKind, type MediaType } from './media-type.js';
+import { failureTypes } from './errors.js';
+import type { StoredUpload, UploadFetchActivities, UploadFromUrlInput } from '../workflows/upload-from-url.js';
+
+/** ApplicationFailure types of the fetch activity; all but FetchUnavailable are final (never retried). */
+export const uploadFailureTypes = {
+  urlRefused: 'UrlRefused',
+  tooLarge: 'TooLarge',
+  unsupportedType: 'UnsupportedType',
+  fetchFailed: 'FetchFailed',
+  /** Transient (connection refused/reset, connect timeout, 5xx, 429): retried by the workflow's policy. */
+  fetchUnavailable: 'FetchUnavailable',
+} as const;
+
+/** Size limits per kind: direct multipart uploads, and files fetched from a URL. */
+export const uploadLimits = {
+  direct: { image: 10 * MB, video: 20 * MB },
+  remote: { image: 10 * MB, video: 50 * MB },
+} as const satisfies Record<string, Record<MediaKind, number>>;
+
+/** Unguessable object key of an upload: served publicly under /media/, so it must carry randomness. */
+export function uploadObjectKey(workspaceId: string, uploadId: string, ext: string): string {
+  return `uploads/${workspaceId}/${uploadId}/${randomToken(24)}.${ext}`;
+}
+
+/** A safe display name: the base name, no control characters, at most 255 characters. */
+export function sanitizeFileName(name: string | undefined, type: MediaType): string {
+  const base = (name ?? '').split(/[/\\]/).pop() ?? '';
+  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
+  return clean === '' || clean === '.' || clean === '..' ? `upload.${type.ext}` : clean;
+}
+
+export function storedUploadOf(row: FileUpload): StoredUpload {
+  return {
+    id: row.id,
+    name: row.name,
+    object_key: row.object_key,
+    workspace_id: row.workspace_id,
+    project_id: row.project_id,
+    file_type: row.file_type,
+    mime_type: row.mime_type,
+    file_size: Number(row.file_size),
+    created_at: row.created_at.getTime(),
+    updated_at: row.updated_at.getTime(),
+  };
+}
+
+/** Test seams of the fetcher (resolver, connector); production leaves them unset. */
+export type FetchHooks = Pick<FetchRemoteOptions, 'resolver' | 'connect'>;
+
+type FetchConfig = Pick<Config, 'FETCH_CONNECT_TIMEOUT_MS' | 'FETCH_TOTAL_TIMEOUT_MS' | 'FETCH_ALLOW_LOOPBACK_ORIGIN' | 'FETCH_EXTRA_CA_FILE'>;
+
+const caCache = new Map<string, Buffer>();
+function extraCa(path: string | undefined): Buffer | undefined {
+  if (!path) return undefined;
+  let ca = caCache.get(path);
+  if (!ca) {
+    ca = readFileSync(path);
+    caCache.set(path, ca);
+  }
+  return ca;
+}
+
+function cancellationSignal(): AbortSignal | undefined {
+  try {
+    return Context.current().cancellationSignal;
+  } catch {
+    return undefined; // called outside an activity (tests, scripts)
+  }
+}
+
+export interface StoredRemote {
+  key: string;
+  type: MediaType;
+  size: number;
+  finalUrl: string;
+}
+
+/**
+ * Fetches `url` safely and streams it into storage at `keyFor(type)`, enforcing the per-kind
+ * `limits` while streaming. On any failure nothing is left in storage.
+ */
+export async function storeRemoteFile(
+  deps: { storage: Storage; config: FetchConfig; fetchHooks?: FetchHooks },
+  url: string,
+  limits: Partial<Record<MediaKind, number>>,
+  keyFor: (type: MediaType) => string,
+): Promise<StoredRemote> {
+  const { config } = deps;
+  const maxBytes = Math.max(...Object.values(limits).filter((v): v is number => v !== undefined));
+  const remote = await fetchRemote(url, {
+    maxBytes,
+    connectTimeoutMs: config.FETCH_CONNECT_TIMEOUT_MS,
+    totalTimeoutMs: config.FETCH_TOTAL_TIMEOUT_MS,
+    allowLoopbackOrigin: config.FETCH_ALLOW_LOOPBACK_ORIGIN,
+    ca: extraCa(config.FETCH_EXTRA_CA_FILE),
+    signal: cancellationSignal(),
+    accept: Object.keys(limits).map((k) => `${k}/*`).join(','),
+    ...deps.fetchHooks,
+  });
+  // The remote Content-Type is only a hint: the bytes decide, so it is not passed as a declaration.
+  const guard = createMediaGuard({ limits });
+  pipeline(remote.stream, guard, () => undefined);
+  const type = await guard.detected;
+  const key = keyFor(type);
+  await deps.storage.putStream(key, guard, type.mime);
+  return { key, type, size: guard.bytes, finalUrl: remote.finalUrl };
+}
+
+/** Maps fetch and media failures to ApplicationFailures; `finalType` replaces every final type (job inputs). */
+export function toApplicationFailure(err: unknown, finalType?: string): unknown {
+  const fail = (type: string, message: string) =>
+    ApplicationFailure.create({ type: finalType ?? type, message, nonRetryable: true });
+  if (err instanceof FetchError) {
+    switch (err.kind) {
+      case 'refused':
+        return fail(uploadFailureTypes.urlRefused, `URL refused: ${err.message}`);
+      case 'too_large':
+        return fail(uploadFailureTypes.tooLarge, `file too large: ${err.message}`);
+      case 'failed':
+        return fail(uploadFailureTypes.fetchFailed, `could not fetch the URL: ${err.message}`);
+      case 'unavailable':
+        return ApplicationFailure.create({ type: uploadFailureTypes.fetchUnavailable, message: `could not fetch the URL: ${err.message}`, nonRetryable: false });
+    }
+  }
+  if (err instanceof MediaError) {
+    if (err.kind === 'too_large') return fail(uploadFailureTypes.tooLarge, `file too large: ${err.message}`);
+    return fail(uploadFailureTypes.unsupportedType, err.message);
+  }
+  return err;
+}
+
+export function createUploadActivities(deps: { db: Database; storage: Storage; config: Config; fetchHooks?: FetchHooks }) {
+  const activities = {
+    /** Fetches input.url into storage and records the completed upload; idempotent per upload id. */
+    async fetchRemoteUpload(input: UploadFromUrlInput): Promise<StoredUpload> {
+      const existing = await findUploadById(deps.db, input.uploadId);
+      if (existing) return storedUploadOf(existing); // a retry after the row was written
+      let stored: StoredRemote;
+      try {
+        stored = await storeRemoteFile(deps, input.url, uploadLimits.remote, (t) => uploadObjectKey(input.workspaceId, input.uploadId, t.ext));
+      } catch (err) {
+        throw toApplicationFailure(err);
+      }
+      try {
+        const name = sanitizeFileName(safeDecode(new URL(stored.finalUrl).pathname.split('/').pop()), stored.type);
+        const row = await insertUpload(deps.db, {
+          id: input.uploadId,
+          workspace_id: input.workspaceId,
+          project_id: input.projectId,
+          name,
+          object_key: stored.key,
+          file_type: stored.type.fileType,
+          mime_type: stored.type.mime,
+          file_size: stored.size,
+          status: 'completed',
+          source_url: input.url,
+        });
+        return storedUploadOf(row);
+      } catch (err) {
+        await deps.storage.remove(stored.key).catch(() => undefined);
+        throw err;
+      }
+    },
+  } satisfies UploadFetchActivities;
+  return activities;
+}
+
+export type UploadActivities = ReturnType<typeof createUploadActivities>;
+
+function safeDecode(s: string | undefined): string | undefined {
+  if (s === undefined) return undefined;
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+/**
+ * For the job pipeline: stores a remote URL's bytes at `jobs/<jobId>/input-<role>.<ext>` with the
+ * same safe fetcher and limits (10 MB images, 50 MB videos). Final failures are ApplicationFailures
+ * of type InputUnavailable (non-retryable) naming the reason; transient ones are FetchUnavailable.
+ */
+export async function fetchRemoteInput(
+  deps: { storage: Storage; config: Config; fetchHooks?: FetchHooks },
+  input: { url: string; jobId: string; role: string; expect: MediaKind },
+): Promise<{ key: string; contentType: string; size: number }> {
+  if (!/^[a-z0-9_-]{1,40}$/i.test(input.role)) throw new Error(`invalid input role ${input.role}`);
+  const limits = { [input.expect]: uploadLimits.remote[input.expect] } as Partial<Record<MediaKind, number>>;
+  try {
+    const stored = await storeRemoteFile(deps, input.url, limits, (t) => `jobs/${input.jobId}/input-${input.role}.${t.ext}`);
+    return { key: stored.key, contentType: stored.type.mime, size: stored.size };
+  } catch (err) {
+    throw toApplicationFailure(err, failureTypes.inputUnavailable);
+  }
+}
