@@ -23,6 +23,14 @@ export const redactPaths = [
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
+// Signals are caught from the first moment, so a SIGTERM during start-up still ends in an orderly
+// exit (once start-up has finished) rather than the default kill.
+let onSignal: ((signal: string) => void) | null = null;
+let pendingSignal: string | null = null;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => (onSignal ? onSignal(signal) : (pendingSignal ??= signal)));
+}
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = pino({ level: config.LOG_LEVEL, base: { service: 'api' }, redact: { paths: redactPaths, censor: '[redacted]' } });
@@ -69,8 +77,8 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  onSignal = (signal) => void shutdown(signal);
+  if (pendingSignal) onSignal(pendingSignal);
 }
 
 main().catch((err: unknown) => {

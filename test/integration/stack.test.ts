@@ -56,7 +56,7 @@ describe('scripts/stack.sh reuses services named by the variables', () => {
     assert.match(r.stderr, /minio: reusing S3_ENDPOINT/);
     assert.doesNotMatch(r.stderr, /started on port/);
     // Nothing was started: no pid files, ports, data directories or logs in the profile's state.
-    const state = (await readdir(join(home, profile))).sort();
+    const state = (await readdir(join(home, profile))).filter((f) => f !== '.lock').sort();
     assert.deepEqual(state, ['stack.env']);
 
     // down for that profile has nothing of its own to stop, and leaves the shared services alone.
