@@ -1,0 +1,93 @@
+// Remote URLs as job inputs, end to end: a replace-actor job given image_url and video_url has the
+// workflow fetch both through the SSRF-safe fetcher (from a self-signed loopback HTTPS server that
+// only this suite trusts), then render. A URL the guard refuses fails the job with a refund.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestDatabase, createTenant, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
+import { api, startGateway, startWorkers, type Gateway, type Workers } from '../support/services.js';
+import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer } from '../support/https-server.js';
+import { probeUrl } from '../support/fixtures.js';
+import { ledgerForJob } from '../../db/repos/jobs.js';
+
+let tdb: TestDatabase;
+let gw: Gateway;
+let workers: Workers;
+let remote: HttpsTestServer;
+
+before(async () => {
+  remote = await startHttpsTestServer();
+  const media = await makeSampleMedia();
+  remote.file('/character.png', media['image/png'], 'image/png');
+  remote.file('/motion.mp4', media['video/mp4'], 'video/mp4');
+  remote.route('/to-private', (_q, r) => r.writeHead(302, { location: 'https://10.0.0.7/motion.mp4' }).end());
+  tdb = await createTestDatabase();
+  const config = testConfig(tdb.url, {
+    FETCH_ALLOW_LOOPBACK_ORIGIN: remote.origin,
+    FETCH_EXTRA_CA_FILE: remote.caFile,
+    FETCH_TOTAL_TIMEOUT_MS: '10000',
+    RECONCILE_INTERVAL_MS: '3600000',
+  });
+  gw = await startGateway(config, tdb.db);
+  workers = await startWorkers(config, tdb.db);
+});
+
+after(async () => {
+  await workers?.stop();
+  await gw?.close();
+  await tdb?.drop();
+  await remote?.close();
+});
+
+async function finished(c: ReturnType<typeof api>, id: string) {
+  return waitFor(
+    `replace-actor job ${id} to finish`,
+    async () => {
+      const r = await c.get(`/v1/replace-actors/generations/${id}`);
+      return ['completed', 'failed'].includes(r.body?.data?.status) ? r.body.data : undefined;
+    },
+    120_000,
+    200,
+  );
+}
+
+describe('remote URLs as job inputs', () => {
+  test('a replace-actor job from image_url and video_url fetches both and completes', async () => {
+    const t = await createTenant(tdb.db, 1000);
+    const c = api(gw.baseUrl, t.apiKey);
+    const created = await c.post('/v1/replace-actors/generations', {
+      project_id: t.projectId,
+      image_url: `${remote.origin}/character.png`,
+      video_url: `${remote.origin}/motion.mp4`,
+      duration: 3,
+      aspect_ratio: '16:9',
+    });
+    assert.equal(created.status, 200, created.text);
+    const job = await finished(c, created.body.data.id);
+    assert.equal(job.status, 'completed', JSON.stringify(job.error));
+    assert.ok(remote.requests.includes('/character.png') && remote.requests.includes('/motion.mp4'));
+    const url = await c.get(`/v1/replace-actors/generations/${job.id}/url`);
+    const media = await probeUrl(url.body.data.url);
+    assert.equal(media.width! * 9, media.height! * 16);
+    assert.ok(Math.abs(media.durationSeconds! - 3) <= 0.5);
+  });
+
+  test('a URL whose redirect leads to a private address fails the job and refunds it', async () => {
+    const t = await createTenant(tdb.db, 1000);
+    const c = api(gw.baseUrl, t.apiKey);
+    const created = await c.post('/v1/replace-actors/generations', {
+      project_id: t.projectId,
+      image_url: `${remote.origin}/character.png`,
+      video_url: `${remote.origin}/to-private`,
+      duration: 3,
+    });
+    assert.equal(created.status, 200, created.text);
+    const job = await finished(c, created.body.data.id);
+    assert.equal(job.status, 'failed');
+    assert.equal(job.error.code, 'generation_failed');
+    assert.match(job.error.message, /private|not public|refused/i);
+    const ledger = await ledgerForJob(tdb.db, job.id);
+    assert.deepEqual(ledger.map((l) => l.reason), ['charge', 'refund']);
+    const ws = await tdb.db.selectFrom('workspaces').select('credits').where('id', '=', t.workspaceId).executeTakeFirstOrThrow();
+    assert.equal(ws.credits, 1000);
+  });
+});
