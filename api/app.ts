@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../worker/config.js';
 import type { Database } from '../db/index.js';
 import type { Storage } from '../activities/storage.js';
-import { errorMiddleware, notFoundRoute } from './errors.js';
+import { errorMiddleware, methodNotAllowed, notFoundRoute } from './errors.js';
 import { requestContext } from './request-context.js';
 import { createApiMetrics, type ApiMetrics } from './metrics.js';
 import { createAuth } from './auth.js';
@@ -14,7 +14,7 @@ import { createHealthRouter } from './routes/health.js';
 import { createDiscoveryRouter } from './routes/discovery.js';
 import { createUploadsRouter } from './routes/uploads.js';
 import { createJobsRouter } from './routes/jobs.js';
-import { createOpenApiRouter } from './openapi.js';
+import { allOperations, createOpenApiRouter } from './openapi.js';
 import { createMediaRouter } from './routes/media.js';
 
 export interface AppDeps {
@@ -51,6 +51,7 @@ export function createApp(deps: AppDeps): App {
   app.use(createDiscoveryRouter(full, auth));
   app.use(createUploadsRouter(full, auth));
   app.use(createJobsRouter(full, auth));
+  app.use(methodNotAllowed(allOperations()));
   app.use(notFoundRoute);
   app.use(errorMiddleware(deps.logger));
 

@@ -1,6 +1,7 @@
 // The error vocabulary of the API and the one middleware that turns every failure into
 // `{ error: { code, message } }` (plus `retry_after_ms` on 429 and `status` on 409 not_ready).
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
+import type { Operation } from './operations.js';
 import type { Logger } from 'pino';
 
 export type ErrorCode =
@@ -44,6 +45,29 @@ export function errorBody(code: ErrorCode, message: string, extra: Record<string
 export const notFoundRoute: RequestHandler = (req, _res, next) => {
   next(new ApiError(404, 'not_found', `no route for ${req.method} ${req.path}`));
 };
+
+/**
+ * Mounted after every router: a request whose path is an endpoint of ours but whose method is not
+ * answers 405 with an `Allow` header (instead of a misleading 404).
+ */
+export function methodNotAllowed(operations: Operation[]): Router {
+  const router = Router();
+  const byPath = new Map<string, Set<string>>();
+  for (const op of operations) {
+    const methods = byPath.get(op.path) ?? new Set<string>();
+    methods.add(op.method.toUpperCase());
+    if (op.method === 'get') methods.add('HEAD');
+    byPath.set(op.path, methods);
+  }
+  for (const [path, methods] of byPath) {
+    const allow = [...methods].join(', ');
+    router.all(path, (req, res, next) => {
+      res.setHeader('Allow', allow);
+      next(new ApiError(405, 'method_not_allowed', `${req.method} is not allowed on ${req.path}; use ${allow}`));
+    });
+  }
+  return router;
+}
 
 /** Maps body-parser and other well-known failures to clean 4xx; unexpected ones to 500 with a request id. */
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {

@@ -1,13 +1,13 @@
 // GET /v1/projects, /v1/actors, /v1/voices: `data` arrays with optional keyset pagination
 // (`limit` 1–100, default 50; opaque `cursor`; top-level `next_cursor`, null at the end).
-import { Router, type Request, type RequestHandler } from 'express';
+import { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { AppDeps } from '../app.js';
 import type { Auth } from '../auth.js';
 import { authOf } from '../auth.js';
 import type { Operation } from '../operations.js';
 import { parseOr400 } from '../validate.js';
-import { ApiError, invalidRequest } from '../errors.js';
+import { invalidRequest } from '../errors.js';
 import { mediaUrl } from './media.js';
 import { actorAges, actorGenders, actorSkinTones } from '../../db/seed-data.js';
 import { listActorsPage, listProjectsPage, listVoicesPage, type CatalogKey, type ProjectKey } from '../../db/repos/catalog.js';
@@ -166,13 +166,6 @@ export function publicBaseUrl(config: AppDeps['config'], req: Request): string {
   return `http://${host}`;
 }
 
-const methodNotAllowed =
-  (allow: string): RequestHandler =>
-  (req, res, next) => {
-    res.setHeader('Allow', allow);
-    next(new ApiError(405, 'method_not_allowed', `${req.method} is not allowed on ${req.path}; use ${allow}`));
-  };
-
 export function createDiscoveryRouter(deps: AppDeps, auth: Auth): Router {
   const router = Router();
   const poll = auth.rateLimit('poll');
@@ -202,6 +195,5 @@ export function createDiscoveryRouter(deps: AppDeps, auth: Auth): Router {
     res.json({ data: result.rows.map((v) => voiceRecord(v, base)), next_cursor: result.next ? encodeCursor('voices', result.next) : null });
   });
 
-  for (const op of discoveryOperations) router.all(op.path, methodNotAllowed('GET, HEAD'));
   return router;
 }

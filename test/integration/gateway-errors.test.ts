@@ -75,9 +75,13 @@ describe('gateway error answers', () => {
     const getGenerate = await call(gw.baseUrl, 'GET', '/v1/images/generate', { key: t.apiKey });
     assert.ok(getGenerate.status >= 400 && getGenerate.status < 500, getGenerate.text);
     assert.equal(typeof getGenerate.body.error.code, 'string');
+    // Every endpoint of ours answers a wrong method with 405 and the methods it does take.
     const putStatus = await call(gw.baseUrl, 'PUT', '/v1/images/abc', { key: t.apiKey });
-    assert.ok(putStatus.status >= 400 && putStatus.status < 500, putStatus.text);
-    assert.equal(typeof putStatus.body.error.code, 'string');
+    assertCleanError(putStatus, 405, 'method_not_allowed');
+    assert.equal(putStatus.headers.get('allow'), 'GET, HEAD');
+    const getUpload = await call(gw.baseUrl, 'GET', '/v1/upload', { key: t.apiKey });
+    assertCleanError(getUpload, 405, 'method_not_allowed');
+    assert.equal(getUpload.headers.get('allow'), 'POST');
   });
 
   test('every answer carries a distinct X-Request-Id', async () => {
