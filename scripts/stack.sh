@@ -114,7 +114,7 @@ up_postgres() {
     # Throwaway cluster: durability traded for speed; loopback only; socket in its own directory.
     as_postgres "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 \
       -o "-p $port -h 127.0.0.1 -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
-      start >&2 || die "PostgreSQL did not start (see $dir/server.log)"
+      start >&2 9>&- || die "PostgreSQL did not start (see $dir/server.log)"
     echo "$port" >"$STATE/pg.port"
     wait_for "PostgreSQL" pg_ready "$port"
     log "postgres: started on port $port"
@@ -168,7 +168,8 @@ up_temporal() {
     for name in "${SEARCH_ATTRIBUTES[@]}"; do args+=(--search-attribute "$name=Keyword"); done
     # dev keeps its history in a SQLite file across restarts; test runs start clean in memory.
     [[ $PROFILE == dev ]] && args+=(--db-filename "$STATE/temporal.sqlite")
-    setsid temporal "${args[@]}" >"$STATE/temporal.log" 2>&1 </dev/null &
+    # 9>&-: servers must not inherit the provisioning lock, or it would be held while they run.
+    setsid temporal "${args[@]}" >"$STATE/temporal.log" 2>&1 </dev/null 9>&- &
     echo $! >"$STATE/temporal.pid"
     echo "$port" >"$STATE/temporal.port"; echo "$ui_port" >"$STATE/temporal-ui.port"
     wait_for "Temporal dev server" temporal_ready "127.0.0.1:$port"
@@ -217,7 +218,7 @@ up_minio() {
       mkdir -p "$STATE/minio-data"
       MINIO_ROOT_USER=$S3_ACCESS_KEY MINIO_ROOT_PASSWORD=$S3_SECRET_KEY MINIO_BROWSER=off MINIO_UPDATE=off \
         setsid "$MINIO_BIN" server "$STATE/minio-data" --quiet --address "127.0.0.1:$port" \
-        --console-address "127.0.0.1:$console_port" >"$STATE/minio.log" 2>&1 </dev/null &
+        --console-address "127.0.0.1:$console_port" >"$STATE/minio.log" 2>&1 </dev/null 9>&- &
       echo $! >"$STATE/minio.pid"
       echo "$port" >"$STATE/minio.port"
       wait_for "MinIO" minio_ready "http://127.0.0.1:$port"
