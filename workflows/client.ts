@@ -76,6 +76,13 @@ export async function queryJobProgress(client: Client, jobId: string, timeoutMs:
     .catch(() => null);
 }
 
-export async function cancelJobWorkflow(client: Client, jobId: string): Promise<void> {
-  await client.workflow.getHandle(jobId).cancel();
+/** Requests cancellation; says when the workflow had already closed (terminated, say) instead. */
+export async function cancelJobWorkflow(client: Client, jobId: string): Promise<'cancel_requested' | 'already_closed'> {
+  const handle = client.workflow.getHandle(jobId);
+  // A cancel request on a closed run is not always refused, so look first; a run that closes
+  // between the two calls is settled by the reconciler.
+  const desc = await handle.describe();
+  if (desc.status.name !== 'RUNNING') return 'already_closed';
+  await handle.cancel();
+  return 'cancel_requested';
 }

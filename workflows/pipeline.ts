@@ -65,12 +65,16 @@ const MAX_POLL_MS = 30_000;
 
 export async function runGeneration(input: GenerationInput): Promise<{ outputs: number }> {
   const queues = taskQueues(input.taskQueuePrefix);
-  const io = proxyActivities<JobIoActivities>({ ...dbActivity, taskQueue: queues.io });
-  const inputsIo = proxyActivities<JobIoActivities>({ ...inputActivity, taskQueue: queues.io });
   const providerQueue = queues.provider(input.provider);
-  const submitter = proxyActivities<JobProviderActivities>({ ...submitActivity, taskQueue: providerQueue });
-  const poller = proxyActivities<JobProviderActivities>({ ...pollActivity, taskQueue: providerQueue });
-  const storer = proxyActivities<JobProviderActivities>({ ...outputActivity, taskQueue: providerQueue });
+  // Option presets per step; every call adds a summary the Web UI shows for the activity.
+  const onIo = { ...dbActivity, taskQueue: queues.io };
+  const onInputs = { ...inputActivity, taskQueue: queues.io };
+  const onSubmit = { ...submitActivity, taskQueue: providerQueue };
+  const onPoll = { ...pollActivity, taskQueue: providerQueue };
+  const onOutputs = { ...outputActivity, taskQueue: providerQueue };
+  const io = proxyActivities<JobIoActivities>(onIo);
+  const provider = proxyActivities<JobProviderActivities>(onPoll);
+  const via = `${input.provider === 'local' ? 'the local renderer' : input.provider} (${input.model})`;
 
   const progress: GenerationProgress = { phase: 'queued', attempt: workflowInfo().attempt, percent: null, queuePosition: null };
   setHandler(progressQuery, () => progress);
@@ -81,21 +85,21 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
   const deadline = startedAt + input.deadlineSeconds * 1000;
 
   try {
-    await io.markJobGenerating(input.jobId);
+    await io.markJobGenerating.executeWithOptions({ ...onIo, summary: 'Mark the job generating (re-charging it after a reset)' }, [input.jobId]);
     setStatus('generating');
 
     progress.phase = 'fetching_inputs';
-    const request = await inputsIo.prepareProviderRequest(input.jobId);
+    const request = await io.prepareProviderRequest.executeWithOptions({ ...onInputs, summary: 'Resolve inputs into stored files and build the provider request' }, [input.jobId]);
 
     progress.phase = 'submitting';
-    ref = await submitter.submitToProvider(input.provider, request);
-    await io.recordProviderRef(input.jobId, ref);
+    ref = await provider.submitToProvider.executeWithOptions({ ...onSubmit, summary: `Submit to ${via}` }, [input.provider, request]);
+    await io.recordProviderRef.executeWithOptions({ ...onIo, summary: 'Record the provider request reference' }, [input.jobId, ref]);
 
     progress.phase = 'generating';
     let result: PollResult;
     let wait = FIRST_POLL_MS;
     for (;;) {
-      result = await poller.pollProvider(input.provider, input.model, ref);
+      result = await provider.pollProvider.executeWithOptions({ ...onPoll, summary: `Check ${via}` }, [input.provider, input.model, ref]);
       progress.percent = result.percent ?? progress.percent;
       progress.queuePosition = result.state === 'queued' ? (result.queuePosition ?? null) : null;
       if (result.state === 'succeeded') break;
@@ -111,10 +115,10 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     }
 
     progress.phase = 'storing_outputs';
-    const outputs = await storer.storeOutputs(input.provider, input.jobId, result.outputs ?? []);
+    const outputs = await provider.storeOutputs.executeWithOptions({ ...onOutputs, summary: 'Stream the outputs into object storage' }, [input.provider, input.jobId, result.outputs ?? []]);
     if (outputs.length === 0) throw ApplicationFailure.nonRetryable('the provider returned no output', failureTypes.generationFailed);
 
-    await io.completeJob(input.jobId, outputs);
+    await io.completeJob.executeWithOptions({ ...onIo, summary: 'Mark the job completed and settle its credits' }, [input.jobId, outputs]);
     progress.phase = 'completed';
     progress.percent = 100;
     setStatus('completed');
@@ -126,12 +130,12 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     await CancellationScope.nonCancellable(async () => {
       if (ref) {
         try {
-          await poller.cancelProvider(input.provider, input.model, ref);
+          await provider.cancelProvider.executeWithOptions({ ...onPoll, summary: `Cancel the request at ${via}` }, [input.provider, input.model, ref]);
         } catch (cancelErr) {
           log.warn('provider cancel failed', { jobId: input.jobId, error: failureMessage(cancelErr) });
         }
       }
-      await io.failJob(input.jobId, canceled ? 'canceled' : 'generation_failed', message);
+      await io.failJob.executeWithOptions({ ...onIo, summary: 'Mark the job failed and refund it' }, [input.jobId, canceled ? 'canceled' : 'generation_failed', message]);
     });
     progress.phase = canceled ? 'canceled' : 'failed';
     setStatus('failed');

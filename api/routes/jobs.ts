@@ -475,7 +475,12 @@ export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: 
         throw new ApiError(409, 'not_cancelable', `job ${job.id} is already ${job.status} and cannot be canceled`, { status: job.status });
       }
       if (job.workflow_started) {
-        await cancelJobWorkflow(deps.temporal, job.id);
+        const outcome = await cancelJobWorkflow(deps.temporal, job.id);
+        if (outcome === 'already_closed') {
+          // Terminated from the Web UI and not yet reconciled: settle now instead of waiting.
+          await db.transaction().execute((tx) => jobsRepo.markFailed(tx, job.id, { code: 'canceled', message: "the job's workflow had already ended" }));
+          deps.metrics.credits('refunded', job.price);
+        }
       } else {
         // No workflow runs yet: end the job here, refunding it; the reconciler will not start it.
         await db.transaction().execute((tx) => jobsRepo.markFailed(tx, job.id, { code: 'canceled', message: 'the job was canceled' }));

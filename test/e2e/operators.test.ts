@@ -308,4 +308,17 @@ describe('canceling and terminating from the Temporal client', () => {
     assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => l.reason), ['charge', 'refund']);
     assert.equal(await balance(t), 100);
   });
+  test('cancelling a terminated job through the API settles it at once, refunded once', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const c = api(sgw.baseUrl, t.apiKey);
+    const id = await generatingJob(t, 'terminated, then canceled by its owner');
+    await sgw.client.workflow.getHandle(id).terminate('operator: stuck job');
+    const canceled = await c.post(`/v1/images/${id}/cancel`);
+    assert.equal(canceled.status, 200, canceled.text);
+    assert.equal(canceled.body.data.status, 'failed');
+    assert.equal(canceled.body.data.error.code, 'canceled');
+    assert.equal(await balance(t), 100);
+    await sworkers.fleet.reconciler!.runOnce();
+    assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => l.reason), ['charge', 'refund']);
+  });
 });
