@@ -3,8 +3,8 @@
 // shape; credits are exact on every failure path.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase, createTenant, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, startGateway, startWorkers, type Gateway, type Workers } from '../support/services.js';
+import { createTestDatabase, createTenant, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, waitForJobStatus, startGateway, startWorkers, type Gateway, type Workers } from '../support/services.js';
 import { insertActor, insertUpload, insertVoice, probeUrl } from '../support/fixtures.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import type { Config } from '../../worker/config.js';
@@ -33,22 +33,6 @@ function sameQueues(): Record<string, string> {
   return { TASK_QUEUE_PREFIX: config.TASK_QUEUE_PREFIX, RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' };
 }
 
-async function balance(t: Tenant): Promise<number> {
-  const ws = await tdb.db.selectFrom('workspaces').select('credits').where('id', '=', t.workspaceId).executeTakeFirstOrThrow();
-  return ws.credits;
-}
-
-async function waitForStatus(client: ReturnType<typeof api>, path: string, statuses: string[], timeoutMs = 120_000) {
-  return waitFor(
-    `${path} to reach ${statuses.join('/')}`,
-    async () => {
-      const r = await client.get(path);
-      return statuses.includes(r.body?.data?.status) ? r.body.data : undefined;
-    },
-    timeoutMs,
-    200,
-  );
-}
 
 function pngSize(buf: Buffer): { width: number; height: number } {
   assert.equal(buf.subarray(1, 4).toString('latin1'), 'PNG');
@@ -71,7 +55,7 @@ describe('image jobs', () => {
       assert.ok(['pending', 'generating'].includes(notReadyOrDone.body.status));
     }
 
-    const job = await waitForStatus(c, `/v1/images/${id}`, ['completed', 'failed']);
+    const job = await waitForJobStatus(c, `/v1/images/${id}`, ['completed', 'failed']);
     assert.equal(job.status, 'completed');
     assert.equal(job.error, null);
     assert.deepEqual(
@@ -93,7 +77,7 @@ describe('image jobs', () => {
     }
     assert.notDeepEqual(images[0]!.bytes, images[1]!.bytes, 'count 2 gives two distinct images');
 
-    assert.equal(await balance(t), 100 - 8, 'charged 2 images × 4 credits once');
+    assert.equal(await creditsOf(tdb.db, t), 100 - 8, 'charged 2 images × 4 credits once');
     const ledger = await ledgerForJob(tdb.db, id);
     assert.deepEqual(ledger.map((l) => [l.reason, l.delta]), [['charge', -8]]);
   });
@@ -104,8 +88,8 @@ describe('image jobs', () => {
     const created = await c.post('/v1/images/generate', { project_id: t.projectId, prompt: 'doomed [fail:terminal]', model: 'seedream-4.5', aspect_ratio: '1:1', count: 1 });
     assert.equal(created.status, 200, created.text);
     const id = created.body.data.id;
-    assert.equal(await balance(t), 46, 'charged at create time');
-    const job = await waitForStatus(c, `/v1/images/${id}`, ['completed', 'failed']);
+    assert.equal(await creditsOf(tdb.db, t), 46, 'charged at create time');
+    const job = await waitForJobStatus(c, `/v1/images/${id}`, ['completed', 'failed']);
     assert.equal(job.status, 'failed');
     assert.equal(job.error.code, 'generation_failed');
     assert.match(job.error.message, /fail|terminal|inject/i);
@@ -113,7 +97,7 @@ describe('image jobs', () => {
     assert.equal(url.status, 409);
     assert.equal(url.body.error.code, 'generation_failed');
     assert.equal(url.body.status, 'failed');
-    assert.equal(await balance(t), 50, 'refunded');
+    assert.equal(await creditsOf(tdb.db, t), 50, 'refunded');
     const ledger = await ledgerForJob(tdb.db, id);
     assert.deepEqual(ledger.map((l) => [l.reason, l.delta]), [['charge', -4], ['refund', 4]]);
   });
@@ -123,9 +107,9 @@ describe('image jobs', () => {
     const c = api(gw.baseUrl, t.apiKey);
     const created = await c.post('/v1/images/generate', { project_id: t.projectId, prompt: 'flaky [fail:transient:2]', model: 'gpt-image-1.5', aspect_ratio: '16:9', count: 1 });
     assert.equal(created.status, 200, created.text);
-    const job = await waitForStatus(c, `/v1/images/${created.body.data.id}`, ['completed', 'failed']);
+    const job = await waitForJobStatus(c, `/v1/images/${created.body.data.id}`, ['completed', 'failed']);
     assert.equal(job.status, 'completed');
-    assert.equal(await balance(t), 44);
+    assert.equal(await creditsOf(tdb.db, t), 44);
     assert.equal((await ledgerForJob(tdb.db, job.id)).length, 1);
   });
 
@@ -143,7 +127,7 @@ describe('image jobs', () => {
       assert.equal(r.body.error.code, 'insufficient_credits');
       assert.match(r.body.error.message, /requires 4 credits, the workspace has 0/);
     }
-    assert.equal(await balance(t), 0);
+    assert.equal(await creditsOf(tdb.db, t), 0);
   });
 });
 
@@ -166,7 +150,7 @@ describe('video, replace-actor and talking-actor jobs', () => {
       { status: created.body.data.status, duration: created.body.data.duration, resolution: created.body.data.resolution },
       { status: 'pending', duration: 4, resolution: '480p' },
     );
-    const job = await waitForStatus(c, `/v1/videos/${created.body.data.id}`, ['completed', 'failed']);
+    const job = await waitForJobStatus(c, `/v1/videos/${created.body.data.id}`, ['completed', 'failed']);
     assert.equal(job.status, 'completed', JSON.stringify(job.error));
     const url = await c.get(`/v1/videos/${job.id}/url`);
     assert.equal(url.status, 200);
@@ -174,7 +158,7 @@ describe('video, replace-actor and talking-actor jobs', () => {
     assert.equal(media.videoCodec, 'h264');
     assert.ok(Math.abs(media.durationSeconds! - 4) <= 0.5, `duration ${media.durationSeconds}`);
     assert.deepEqual([media.width, media.height], [480, 854]);
-    assert.equal(await balance(t), 1000 - 4 * 8);
+    assert.equal(await creditsOf(tdb.db, t), 1000 - 4 * 8);
   });
 
   test('video requests are checked against the model catalog', async () => {
@@ -192,7 +176,7 @@ describe('video, replace-actor and talking-actor jobs', () => {
     assert.equal(badModel.body.error.code, 'invalid_model');
     const missingUpload = await c.post('/v1/videos/generate', { ...base, start_frame_file_id: 'file_nope' });
     assert.equal(missingUpload.status, 404);
-    assert.equal(await balance(t), 1000, 'refused requests charge nothing');
+    assert.equal(await creditsOf(tdb.db, t), 1000, 'refused requests charge nothing');
   });
 
   test('a replace-actor job from file uploads completes with the requested duration', async () => {
@@ -203,7 +187,7 @@ describe('video, replace-actor and talking-actor jobs', () => {
     const created = await c.post('/v1/replace-actors/generations', { project_id: t.projectId, image_file_id: image, video_file_id: video, duration: 3 });
     assert.equal(created.status, 200, created.text);
     assert.deepEqual(Object.keys(created.body.data).sort(), ['id', 'status']);
-    const job = await waitForStatus(c, `/v1/replace-actors/generations/${created.body.data.id}`, ['completed', 'failed']);
+    const job = await waitForJobStatus(c, `/v1/replace-actors/generations/${created.body.data.id}`, ['completed', 'failed']);
     assert.equal(job.status, 'completed', JSON.stringify(job.error));
     assert.equal(job.model, 'replace-actor');
     assert.equal(job.aspect_ratio, '9:16');
@@ -233,7 +217,7 @@ describe('video, replace-actor and talking-actor jobs', () => {
     assert.equal(created.status, 200, created.text);
     assert.equal(created.body.data.voice_id, voice);
     assert.equal(created.body.data.status, 'pending');
-    const job = await waitForStatus(c, `/v1/talking-actors/${created.body.data.id}`, ['completed', 'failed']);
+    const job = await waitForJobStatus(c, `/v1/talking-actors/${created.body.data.id}`, ['completed', 'failed']);
     assert.equal(job.status, 'completed', JSON.stringify(job.error));
     assert.deepEqual({ actor_id: job.actor_id, voice_id: job.voice_id }, { actor_id: actor, voice_id: voice });
     const url = await c.get(`/v1/talking-actors/${job.id}/url`);
@@ -279,7 +263,7 @@ describe('credits and scoping on create', () => {
       assert.equal(r.body.error.code, 'insufficient_credits');
       assert.match(r.body.error.message, /requires \d+ credits, the workspace has 3/);
     }
-    assert.equal(await balance(t), 3);
+    assert.equal(await creditsOf(tdb.db, t), 3);
     const jobs = await tdb.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspaceId).execute();
     assert.equal(jobs.length, 0);
   });
@@ -329,14 +313,14 @@ describe('cancellation and reconciliation', () => {
       const c = api(sgw.baseUrl, t.apiKey);
       const created = await c.post('/v1/images/generate', { project_id: t.projectId, prompt: 'slow', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
       const id = created.body.data.id;
-      const generating = await waitForStatus(c, `/v1/images/${id}`, ['generating']);
+      const generating = await waitForJobStatus(c, `/v1/images/${id}`, ['generating']);
       assert.equal(generating.progress?.phase, 'generating', 'live progress from the workflow query');
       const canceled = await c.post(`/v1/images/${id}/cancel`);
       assert.equal(canceled.status, 200, canceled.text);
-      const job = await waitForStatus(c, `/v1/images/${id}`, ['failed', 'completed']);
+      const job = await waitForJobStatus(c, `/v1/images/${id}`, ['failed', 'completed']);
       assert.equal(job.status, 'failed');
       assert.equal(job.error.code, 'canceled');
-      assert.equal(await balance(t), 100);
+      assert.equal(await creditsOf(tdb.db, t), 100);
       const again = await c.post(`/v1/images/${id}/cancel`);
       assert.equal(again.status, 409);
       assert.equal(again.body.error.code, 'not_cancelable');
@@ -363,9 +347,9 @@ describe('cancellation and reconciliation', () => {
 
       // The reconciler leaves jobs younger than a few seconds to the gateway's own start.
       await waitFor('the reconciler to start the job', async () => ((await workers.fleet.reconciler!.runOnce()).started > 0 ? true : undefined), 30_000, 500);
-      const job = await waitForStatus(api(gw.baseUrl, t.apiKey), `/v1/images/${id}`, ['completed', 'failed']);
+      const job = await waitForJobStatus(api(gw.baseUrl, t.apiKey), `/v1/images/${id}`, ['completed', 'failed']);
       assert.equal(job.status, 'completed');
-      assert.equal(await balance(t), 96);
+      assert.equal(await creditsOf(tdb.db, t), 96);
       assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => l.reason), ['charge']);
     } finally {
       await dgw.close();

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { createTestDatabase, createTenant, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, startGateway, startWorkers, type Gateway, type Workers } from '../support/services.js';
+import { api, creditsOf, waitForJobStatus, startGateway, startWorkers, type Gateway, type Workers } from '../support/services.js';
 import { insertUpload, probeUrl } from '../support/fixtures.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import { searchAttributes } from '../../workflows/definitions.js';
@@ -33,22 +33,6 @@ after(async () => {
   await tdb?.drop();
 });
 
-async function balance(t: Tenant): Promise<number> {
-  const ws = await tdb.db.selectFrom('workspaces').select('credits').where('id', '=', t.workspaceId).executeTakeFirstOrThrow();
-  return ws.credits;
-}
-
-async function waitForStatus(client: ReturnType<typeof api>, path: string, statuses: string[], timeoutMs = 120_000) {
-  return waitFor(
-    `${path} to reach ${statuses.join('/')}`,
-    async () => {
-      const r = await client.get(path);
-      return statuses.includes(r.body?.data?.status) ? r.body.data : undefined;
-    },
-    timeoutMs,
-    200,
-  );
-}
 
 /** The workflows a visibility query finds (what the Web UI's search box runs). */
 async function list(client: Client, query: string): Promise<WorkflowExecutionInfo[]> {
@@ -97,7 +81,7 @@ describe('finding jobs in the Temporal Web UI', () => {
     assert.ok(details?.includes(t.workspaceId));
     assert.ok(!details?.includes('with waves with waves with waves'), 'details do not carry the whole prompt');
 
-    const job = await waitForStatus(c, `/v1/images/${id}`, ['completed', 'failed']);
+    const job = await waitForJobStatus(c, `/v1/images/${id}`, ['completed', 'failed']);
     assert.equal(job.status, 'completed');
 
     const [byWorkspace] = await waitForListed(gw.client, `WorkspaceId='${t.workspaceId}'`, [id]);
@@ -132,7 +116,7 @@ describe('finding jobs in the Temporal Web UI', () => {
       const c = api(fgw.baseUrl, t.apiKey);
       const created = await c.post('/v1/images/generate', imageBody(t, 'broken [fail:terminal]'));
       const id = created.body.data.id as string;
-      const job = await waitForStatus(c, `/v1/images/${id}`, ['completed', 'failed']);
+      const job = await waitForJobStatus(c, `/v1/images/${id}`, ['completed', 'failed']);
       assert.equal(job.status, 'failed');
       await waitForListed(fgw.client, `WorkspaceId='${t.workspaceId}' AND JobStatus='failed'`, [id]);
       const handle = fgw.client.workflow.getHandle(id);
@@ -174,15 +158,15 @@ describe('resetting a failed job', () => {
       assert.equal(created.status, 200, created.text);
       const id = created.body.data.id as string;
       const price = 4 * 8;
-      assert.equal(await balance(t), 1000 - price);
+      assert.equal(await creditsOf(tdb.db, t), 1000 - price);
       await tdb.db.updateTable('file_uploads').set({ status: 'failed' }).where('id', '=', startFrame).execute();
 
       oworkers = await startWorkers(own, tdb.db);
-      const failed = await waitForStatus(c, `/v1/videos/${id}`, ['completed', 'failed']);
+      const failed = await waitForJobStatus(c, `/v1/videos/${id}`, ['completed', 'failed']);
       assert.equal(failed.status, 'failed');
       assert.equal(failed.error.code, 'generation_failed');
       assert.match(failed.error.message, /no longer available/);
-      assert.equal(await balance(t), 1000, 'the failure refunded the job');
+      assert.equal(await creditsOf(tdb.db, t), 1000, 'the failure refunded the job');
 
       // The operator fixes the cause and presses Reset (to the first workflow task) in the Web UI.
       await tdb.db.updateTable('file_uploads').set({ status: 'completed' }).where('id', '=', startFrame).execute();
@@ -204,7 +188,7 @@ describe('resetting a failed job', () => {
         const r = await c.get(`/v1/videos/${id}`);
         return ['generating', 'completed'].includes(r.body.data.status) ? true : undefined;
       });
-      const job = await waitForStatus(c, `/v1/videos/${id}`, ['completed', 'failed']);
+      const job = await waitForJobStatus(c, `/v1/videos/${id}`, ['completed', 'failed']);
       assert.equal(job.status, 'completed', JSON.stringify(job.error));
       assert.equal(job.error, null);
       const url = await c.get(`/v1/videos/${id}/url`);
@@ -221,7 +205,7 @@ describe('resetting a failed job', () => {
           ['recharge', -price],
         ],
       );
-      assert.equal(await balance(t), 1000 - price, 'charged exactly once in total');
+      assert.equal(await creditsOf(tdb.db, t), 1000 - price, 'charged exactly once in total');
       const result = await ogw.client.workflow.getHandle(id, reset.runId).result();
       assert.deepEqual(result, { outputs: 1 });
       await waitForListed(ogw.client, `WorkspaceId='${t.workspaceId}' AND JobStatus='completed'`, [id]);
@@ -265,13 +249,13 @@ describe('canceling and terminating from the Temporal client', () => {
     const t = await createTenant(tdb.db, 100);
     const c = api(sgw.baseUrl, t.apiKey);
     const id = await generatingJob(t, 'canceled by an operator');
-    assert.equal(await balance(t), 96);
+    assert.equal(await creditsOf(tdb.db, t), 96);
     const handle = sgw.client.workflow.getHandle(id);
     await handle.cancel();
-    const job = await waitForStatus(c, `/v1/images/${id}`, ['failed', 'completed']);
+    const job = await waitForJobStatus(c, `/v1/images/${id}`, ['failed', 'completed']);
     assert.equal(job.status, 'failed');
     assert.equal(job.error.code, 'canceled');
-    assert.equal(await balance(t), 100);
+    assert.equal(await creditsOf(tdb.db, t), 100);
     assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => l.reason), ['charge', 'refund']);
     await waitFor('the workflow to close as canceled', async () => ((await handle.describe()).status.name === 'CANCELLED' ? true : undefined));
     await waitForListed(sgw.client, `WorkspaceId='${t.workspaceId}' AND JobStatus='failed'`, [id]);
@@ -289,7 +273,7 @@ describe('canceling and terminating from the Temporal client', () => {
     assert.equal((await handle.describe()).status.name, 'TERMINATED');
     // No workflow code ran: the row still says generating and the charge stands.
     assert.equal((await c.get(`/v1/images/${id}`)).body.data.status, 'generating');
-    assert.equal(await balance(t), 96);
+    assert.equal(await creditsOf(tdb.db, t), 96);
 
     const reconciler = sworkers.fleet.reconciler!;
     await waitFor('the reconciler to settle the terminated job', async () => {
@@ -301,12 +285,12 @@ describe('canceling and terminating from the Temporal client', () => {
     assert.equal(job.status, 'failed');
     assert.equal(job.error.code, 'canceled');
     assert.match(job.error.message, /terminated/);
-    assert.equal(await balance(t), 100);
+    assert.equal(await creditsOf(tdb.db, t), 100);
     // Further passes change nothing.
     await reconciler.runOnce();
     await reconciler.runOnce();
     assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => l.reason), ['charge', 'refund']);
-    assert.equal(await balance(t), 100);
+    assert.equal(await creditsOf(tdb.db, t), 100);
   });
   test('cancelling a terminated job through the API settles it at once, refunded once', async () => {
     const t = await createTenant(tdb.db, 100);
@@ -317,7 +301,7 @@ describe('canceling and terminating from the Temporal client', () => {
     assert.equal(canceled.status, 200, canceled.text);
     assert.equal(canceled.body.data.status, 'failed');
     assert.equal(canceled.body.data.error.code, 'canceled');
-    assert.equal(await balance(t), 100);
+    assert.equal(await creditsOf(tdb.db, t), 100);
     await sworkers.fleet.reconciler!.runOnce();
     assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => l.reason), ['charge', 'refund']);
   });

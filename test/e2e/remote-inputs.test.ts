@@ -3,8 +3,8 @@
 // only this suite trusts), then render. A URL the guard refuses fails the job with a refund.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase, createTenant, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
-import { api, startGateway, startWorkers, type Gateway, type Workers } from '../support/services.js';
+import { createTestDatabase, createTenant, testConfig, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startGateway, startWorkers, waitForJobStatus, type Gateway, type Workers } from '../support/services.js';
 import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer } from '../support/https-server.js';
 import { probeUrl } from '../support/fixtures.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
@@ -38,17 +38,7 @@ after(async () => {
   await remote?.close();
 });
 
-async function finished(c: ReturnType<typeof api>, id: string) {
-  return waitFor(
-    `replace-actor job ${id} to finish`,
-    async () => {
-      const r = await c.get(`/v1/replace-actors/generations/${id}`);
-      return ['completed', 'failed'].includes(r.body?.data?.status) ? r.body.data : undefined;
-    },
-    120_000,
-    200,
-  );
-}
+const finished = (c: ReturnType<typeof api>, id: string) => waitForJobStatus(c, `/v1/replace-actors/generations/${id}`, ['completed', 'failed']);
 
 describe('remote URLs as job inputs', () => {
   test('a replace-actor job from image_url and video_url fetches both and completes', async () => {
@@ -87,7 +77,6 @@ describe('remote URLs as job inputs', () => {
     assert.match(job.error.message, /private|not public|refused/i);
     const ledger = await ledgerForJob(tdb.db, job.id);
     assert.deepEqual(ledger.map((l) => l.reason), ['charge', 'refund']);
-    const ws = await tdb.db.selectFrom('workspaces').select('credits').where('id', '=', t.workspaceId).executeTakeFirstOrThrow();
-    assert.equal(ws.credits, 1000);
+    assert.equal(await creditsOf(tdb.db, t), 1000);
   });
 });

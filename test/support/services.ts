@@ -12,6 +12,7 @@ import { createApp, type App } from '../../api/app.js';
 import { createWorkerFleet, type WorkerFleet } from '../../worker/workers.js';
 import { parseRoles } from '../../worker/roles.js';
 import { createWorkerMetrics } from '../../worker/metrics.js';
+import { waitFor } from './stack.js';
 
 export interface Gateway {
   baseUrl: string;
@@ -103,4 +104,23 @@ export function api(baseUrl: string, key?: string) {
     post: (path: string, body?: unknown, headers?: Record<string, string>) => call('POST', path, body, headers),
     call,
   };
+}
+
+/** The workspace's credit balance as stored. */
+export async function creditsOf(db: Database, t: { workspaceId: string }): Promise<number> {
+  const ws = await db.selectFrom('workspaces').select('credits').where('id', '=', t.workspaceId).executeTakeFirstOrThrow();
+  return ws.credits;
+}
+
+/** Polls a job's status endpoint until it reports one of `statuses`; returns the job record. */
+export async function waitForJobStatus(client: ReturnType<typeof api>, path: string, statuses: string[], timeoutMs = 120_000): Promise<any> {
+  return waitFor(
+    `${path} to reach ${statuses.join('/')}`,
+    async () => {
+      const r = await client.get(path);
+      return statuses.includes(r.body?.data?.status) ? r.body.data : undefined;
+    },
+    timeoutMs,
+    200,
+  );
 }
