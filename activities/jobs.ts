@@ -7,6 +7,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Database } from '../db/index.js';
 import type { Job, JobOutput } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
+import { findCompletedUpload } from '../db/repos/uploads.js';
 import type { Storage } from './storage.js';
 import type { Config } from '../worker/config.js';
 import { failureTypes } from './errors.js';
@@ -47,13 +48,7 @@ export function createJobIoActivities(deps: JobActivityDeps) {
   }
 
   async function uploadInput(job: Job, id: string, role: InputFile['role'], expect: 'image' | 'video'): Promise<InputFile> {
-    const up = await db
-      .selectFrom('file_uploads')
-      .select(['object_key', 'mime_type', 'file_type'])
-      .where('id', '=', id)
-      .where('workspace_id', '=', job.workspace_id)
-      .where('status', '=', 'completed')
-      .executeTakeFirst();
+    const up = await findCompletedUpload(db, job.workspace_id, id);
     if (!up || up.file_type !== expect) throw nonRetryable(failureTypes.inputUnavailable, `file upload ${id} is no longer available as a ${expect}`);
     return { role, key: up.object_key, contentType: up.mime_type };
   }

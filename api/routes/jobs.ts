@@ -67,6 +67,8 @@ export const replaceActorCreateSchema = z
     image_file_id: id.optional(),
     video_file_id: id.optional(),
     prompt: z.string().trim().max(4000, 'must be at most 4000 characters').optional(),
+    /** Optional: the kind has one fixed model name. */
+    model: z.literal(replaceActorModel).optional(),
     duration: z.number().min(3).max(30).default(30),
     aspect_ratio: aspectRatio3.default('9:16'),
   })
@@ -86,6 +88,8 @@ export const talkingActorCreateSchema = z.strictObject({
   actor_id: id,
   script: z.string().trim().min(1, 'must not be empty').max(5000, 'must be at most 5000 characters'),
   voice_id: id.optional(),
+  /** Optional: the kind has one fixed pipeline name. */
+  model: z.literal(talkingActorModel).optional(),
   voice_options: z
     .strictObject({ speed: z.number().min(0.7).max(1.2).optional(), stability: unit.optional(), similarity: unit.optional(), style: unit.optional() })
     .optional(),
@@ -397,13 +401,11 @@ export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: 
   for (const spec of kinds) {
     router.post(spec.createPath, auth.rateLimit('generate'), jsonBody, async (req, res) => {
       const { workspaceId, apiKeyId } = authOf(res);
+      // An unknown model is invalid_model, told apart from every other malformed field.
       const rawModel = (req.body as Record<string, unknown>).model;
-      if (spec.models.length > 1 || rawModel !== undefined) {
-        if (typeof rawModel === 'string' && !spec.models.includes(rawModel)) {
-          throw new ApiError(400, 'invalid_model', `model ${rawModel} is not supported here; use one of ${spec.models.join(', ')}`);
-        }
+      if (typeof rawModel === 'string' && !spec.models.includes(rawModel)) {
+        throw new ApiError(400, 'invalid_model', `model ${rawModel} is not supported here; use one of ${spec.models.join(', ')}`);
       }
-      // Kinds with one fixed model accept no `model` field; strict schemas report it.
       const body = parseOr400(spec.body, req.body) as Record<string, any>;
       const jobId = newId(idPrefix[spec.kind]);
       const job = await db.transaction().execute(async (tx) => {

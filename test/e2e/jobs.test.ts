@@ -206,6 +206,10 @@ describe('video, replace-actor and talking-actor jobs', () => {
     const d = await c.post('/v1/replace-actors/generations', { project_id: t.projectId, image_url: 'https://example.com/a.png', video_url: 'https://example.com/v.mp4', duration: 31 });
     assert.equal(d.status, 400);
     assert.match(d.body.error.message, /duration/);
+    const m = await c.post('/v1/replace-actors/generations', { project_id: t.projectId, image_url: 'https://example.com/a.png', video_url: 'https://example.com/v.mp4', model: 'wan-2.2' });
+    assert.equal(m.status, 400);
+    assert.equal(m.body.error.code, 'invalid_model');
+    assert.match(m.body.error.message, /replace-actor/);
   });
 
   test('a talking-actor job uses the default voice and yields a video with speech', async () => {
