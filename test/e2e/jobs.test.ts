@@ -3,29 +3,26 @@
 // shape; credits are exact on every failure path.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase, createTenant, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, waitForJobStatus, startGateway, startWorkers, type Gateway, type Workers } from '../support/services.js';
+import { createTenant, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startGateway, startService, startWorkers, waitForJobStatus, type Gateway, type Service, type Workers } from '../support/services.js';
 import { insertActor, insertUpload, insertVoice, probeUrl } from '../support/fixtures.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import type { Config } from '../../worker/config.js';
 
+let svc: Service;
 let tdb: TestDatabase;
 let config: Config;
 let gw: Gateway;
 let workers: Workers;
 
 before(async () => {
-  tdb = await createTestDatabase();
   // The reconciler is driven by hand (runOnce) so its timing is the test's.
-  config = testConfig(tdb.url, { RECONCILE_INTERVAL_MS: '3600000', LOCAL_RENDER_FAULTS: 'true', RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db);
+  svc = await startService({ RECONCILE_INTERVAL_MS: '3600000', LOCAL_RENDER_FAULTS: 'true', RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' });
+  ({ tdb, config, gw, workers } = svc);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
-  await tdb?.drop();
+  await svc?.close();
 });
 
 /** Overrides that keep the suite's task queues (so the suite's workers run what another gateway creates). */
@@ -317,8 +314,15 @@ describe('cancellation and reconciliation', () => {
       const c = api(sgw.baseUrl, t.apiKey);
       const created = await c.post('/v1/images/generate', { project_id: t.projectId, prompt: 'slow', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
       const id = created.body.data.id;
-      const generating = await waitForJobStatus(c, `/v1/images/${id}`, ['generating']);
-      assert.equal(generating.progress?.phase, 'generating', 'live progress from the workflow query');
+      // The row says generating from the first step on; the live progress query tells the phases
+      // apart, and reaches the provider wait once the render is submitted.
+      const generating = await waitFor('live progress to reach the provider wait', async () => {
+        const r = await c.get(`/v1/images/${id}`);
+        const p = r.body?.data?.progress;
+        return p?.phase === 'generating' && typeof p.percent === 'number' ? r.body.data : undefined;
+      });
+      assert.equal(generating.status, 'generating');
+      assert.ok(generating.progress.percent < 100, 'the provider reports partial progress');
       const canceled = await c.post(`/v1/images/${id}/cancel`);
       assert.equal(canceled.status, 200, canceled.text);
       const job = await waitForJobStatus(c, `/v1/images/${id}`, ['failed', 'completed']);

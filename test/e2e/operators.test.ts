@@ -5,32 +5,27 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import { createTestDatabase, createTenant, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, waitForJobStatus, startGateway, startWorkers, type Gateway, type Workers } from '../support/services.js';
+import { createTenant, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startGateway, startService, startWorkers, waitForJobStatus, type Gateway, type Service, type Workers } from '../support/services.js';
 import { insertUpload, probeUrl } from '../support/fixtures.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import { searchAttributes } from '../../workflows/definitions.js';
 import type { Config } from '../../worker/config.js';
 
+let svc: Service;
 let tdb: TestDatabase;
-let config: Config;
 let gw: Gateway;
-let workers: Workers;
 
 const limits = { RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' };
 
 before(async () => {
-  tdb = await createTestDatabase();
   // The reconciler is driven by hand (runOnce); anything in flight for 100 ms is checked by it.
-  config = testConfig(tdb.url, { ...limits, RECONCILE_INTERVAL_MS: '3600000', RECONCILE_STALE_AFTER_MS: '100' });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db);
+  svc = await startService({ ...limits, RECONCILE_INTERVAL_MS: '3600000', RECONCILE_STALE_AFTER_MS: '100' });
+  ({ tdb, gw } = svc);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
-  await tdb?.drop();
+  await svc?.close();
 });
 
 

@@ -3,24 +3,20 @@
 // workflows' histories show (no two submitToProvider activities overlap in time).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase, createTenant, testConfig, type TestDatabase } from '../support/stack.js';
-import { api, startGateway, startWorkers, waitForJobStatus, type Gateway, type Workers } from '../support/services.js';
+import { createTenant, type TestDatabase } from '../support/stack.js';
+import { api, startService, waitForJobStatus, type Gateway, type Service } from '../support/services.js';
 
+let svc: Service;
 let tdb: TestDatabase;
 let gw: Gateway;
-let workers: Workers;
 
 before(async () => {
-  tdb = await createTestDatabase();
-  const config = testConfig(tdb.url, { PROVIDER_CONCURRENCY: 'local=1', RECONCILE_INTERVAL_MS: '3600000' });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db);
+  svc = await startService({ PROVIDER_CONCURRENCY: 'local=1', RECONCILE_INTERVAL_MS: '3600000' });
+  ({ tdb, gw } = svc);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
-  await tdb?.drop();
+  await svc?.close();
 });
 
 /** [started, closed] wall-clock interval of each submitToProvider attempt in a workflow's history. */

@@ -3,15 +3,15 @@
 // only this suite trusts), then render. A URL the guard refuses fails the job with a refund.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase, createTenant, testConfig, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, waitForJobStatus, type Gateway, type Workers } from '../support/services.js';
+import { createTenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startService, waitForJobStatus, type Gateway, type Service } from '../support/services.js';
 import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer } from '../support/https-server.js';
 import { probeUrl } from '../support/fixtures.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 
+let svc: Service;
 let tdb: TestDatabase;
 let gw: Gateway;
-let workers: Workers;
 let remote: HttpsTestServer;
 
 before(async () => {
@@ -20,21 +20,17 @@ before(async () => {
   remote.file('/character.png', media['image/png'], 'image/png');
   remote.file('/motion.mp4', media['video/mp4'], 'video/mp4');
   remote.route('/to-private', (_q, r) => r.writeHead(302, { location: 'https://10.0.0.7/motion.mp4' }).end());
-  tdb = await createTestDatabase();
-  const config = testConfig(tdb.url, {
+  svc = await startService({
     FETCH_ALLOW_LOOPBACK_ORIGIN: remote.origin,
     FETCH_EXTRA_CA_FILE: remote.caFile,
     FETCH_TOTAL_TIMEOUT_MS: '10000',
     RECONCILE_INTERVAL_MS: '3600000',
   });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db);
+  ({ tdb, gw } = svc);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
-  await tdb?.drop();
+  await svc?.close();
   await remote?.close();
 });
 

@@ -12,7 +12,7 @@ import { createApp, type App } from '../../api/app.js';
 import { createWorkerFleet, type WorkerFleet } from '../../worker/workers.js';
 import { parseRoles } from '../../worker/roles.js';
 import { createWorkerMetrics } from '../../worker/metrics.js';
-import { waitFor } from './stack.js';
+import { createTestDatabase, testConfig, waitFor, type TestDatabase } from './stack.js';
 
 export interface Gateway {
   baseUrl: string;
@@ -123,4 +123,31 @@ export async function waitForJobStatus(client: ReturnType<typeof api>, path: str
     timeoutMs,
     200,
   );
+}
+
+export interface Service {
+  tdb: TestDatabase;
+  config: Config;
+  gw: Gateway;
+  workers: Workers;
+  close(): Promise<void>;
+}
+
+/** A suite's whole service: its own database, a gateway and a worker fleet on its own task queues. */
+export async function startService(overrides: Record<string, string> = {}): Promise<Service> {
+  const tdb = await createTestDatabase();
+  const config = testConfig(tdb.url, overrides);
+  const gw = await startGateway(config, tdb.db);
+  const workers = await startWorkers(config, tdb.db);
+  return {
+    tdb,
+    config,
+    gw,
+    workers,
+    async close() {
+      await workers.stop();
+      await gw.close();
+      await tdb.drop();
+    },
+  };
 }
