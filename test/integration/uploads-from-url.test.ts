@@ -5,35 +5,29 @@
 // a connector that can only reach 127.0.0.1, so no packet can leave this machine.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import net from 'node:net';
 import tls from 'node:tls';
 import { fileURLToPath } from 'node:url';
-import type { AddressInfo } from 'node:net';
 import { Client as MinioClient } from 'minio';
-import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { pino } from 'pino';
-import { createApp } from '../../api/app.js';
 import { createStorage } from '../../activities/storage.js';
 import { createUploadActivities, fetchRemoteInput } from '../../activities/uploads.js';
 import { MB } from '../../activities/media-type.js';
 import { findCompletedUpload } from '../../db/repos/uploads.js';
 import { taskQueues } from '../../workflows/definitions.js';
-import { createTestDatabase, createTenant, testConfig, type TestDatabase, type Tenant } from '../support/stack.js';
+import { createTestDatabase, createTenant, rawMinioClient, testConfig, type TestDatabase, type Tenant } from '../support/stack.js';
+import { startGateway, type Gateway } from '../support/services.js';
 import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer, type SampleMedia } from '../support/https-server.js';
 import type { Config } from '../../worker/config.js';
 import type { FetchHooks } from '../../activities/uploads.js';
 
 let tdb: TestDatabase;
 let config: Config;
-let connection: Connection;
 let nativeConnection: NativeConnection;
 let worker: Worker;
 let ioWorker: Worker;
 let workerRun: Promise<void>;
-let server: http.Server;
-let closeApp: () => Promise<void>;
+let gw: Gateway;
 let base: string;
 let minio: MinioClient;
 let media: SampleMedia;
@@ -73,8 +67,6 @@ before(async () => {
     RATE_LIMIT_GENERATE_PER_MIN: '10000', // rate limits are the gateway suite's subject
   });
   const storage = createStorage(config);
-  connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   nativeConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   // As in production: the workflow on the workflow queue, the fetch activity on the I/O queue.
   worker = await Worker.create({
@@ -90,13 +82,9 @@ before(async () => {
     activities: createUploadActivities({ db: tdb.db, storage, config, fetchHooks }),
   });
   workerRun = Promise.all([worker.run(), ioWorker.run()]).then(() => undefined);
-  const created = createApp({ config, db: tdb.db, storage, temporal, logger: pino({ level: 'silent' }) });
-  closeApp = created.close;
-  server = created.app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const s3 = new URL(config.S3_ENDPOINT);
-  minio = new MinioClient({ endPoint: s3.hostname, port: Number(s3.port), useSSL: false, accessKey: config.S3_ACCESS_KEY, secretKey: config.S3_SECRET_KEY, region: config.S3_REGION, pathStyle: true });
+  gw = await startGateway(config, tdb.db);
+  base = gw.baseUrl;
+  minio = rawMinioClient(config);
   owner = await createTenant(tdb.db);
   clean = await createTenant(tdb.db);
 
@@ -138,14 +126,11 @@ before(async () => {
 });
 
 after(async () => {
-  server?.closeAllConnections();
-  await new Promise((resolve) => server?.close(resolve));
-  await closeApp?.();
+  await gw?.close();
   worker?.shutdown();
   ioWorker?.shutdown();
   await workerRun;
   await nativeConnection?.close();
-  await connection?.close();
   await remote?.close();
   await tdb?.drop();
   assert.deepEqual(offLoopbackAttempts, [], 'no connection off loopback was ever attempted');

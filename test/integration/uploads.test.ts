@@ -4,22 +4,16 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client as MinioClient } from 'minio';
-import { Client, Connection } from '@temporalio/client';
-import { pino } from 'pino';
-import { createApp } from '../../api/app.js';
-import { createStorage } from '../../activities/storage.js';
 import { MB } from '../../activities/media-type.js';
-import { createTestDatabase, createTenant, testConfig, type TestDatabase, type Tenant } from '../support/stack.js';
+import { createTestDatabase, createTenant, rawMinioClient, testConfig, type TestDatabase, type Tenant } from '../support/stack.js';
+import { startGateway, type Gateway } from '../support/services.js';
 import { makeSampleMedia, type SampleMedia } from '../support/https-server.js';
 import type { Config } from '../../worker/config.js';
 
 let tdb: TestDatabase;
 let config: Config;
-let connection: Connection;
-let server: http.Server;
-let closeApp: () => Promise<void>;
+let gw: Gateway;
 let base: string;
 let minio: MinioClient;
 let media: SampleMedia;
@@ -29,27 +23,17 @@ let clean: Tenant; // refused uploads only: must end with nothing stored
 before(async () => {
   tdb = await createTestDatabase();
   config = testConfig(tdb.url, { RATE_LIMIT_GENERATE_PER_MIN: '10000' }); // rate limits are the gateway suite's subject
-  connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
-  const storage = createStorage(config);
-  const created = createApp({ config, db: tdb.db, storage, temporal, logger: pino({ level: 'silent' }) });
-  closeApp = created.close;
-  server = created.app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const s3 = new URL(config.S3_ENDPOINT);
-  minio = new MinioClient({ endPoint: s3.hostname, port: Number(s3.port), useSSL: false, accessKey: config.S3_ACCESS_KEY, secretKey: config.S3_SECRET_KEY, region: config.S3_REGION, pathStyle: true });
+  gw = await startGateway(config, tdb.db);
+  base = gw.baseUrl;
+  minio = rawMinioClient(config);
   media = await makeSampleMedia(config.FFMPEG_PATH);
   owner = await createTenant(tdb.db);
   clean = await createTenant(tdb.db);
 });
 
 after(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-  await closeApp();
-  await connection.close();
-  await tdb.drop();
+  await gw?.close();
+  await tdb?.drop();
 });
 
 async function upload(tenant: Tenant, parts: Array<[string, string | Blob, string?]>) {

@@ -1,6 +1,7 @@
 // Test access to the real stack that `npm test` provisions (scripts/stack.sh up test): a fresh
 // Postgres database per suite, a unique task-queue prefix per suite, waiting helpers.
 import pg from 'pg';
+import { Client as MinioClient } from 'minio';
 import { createDb, type Database } from '../../db/index.js';
 import { migrateToLatest } from '../../db/migrate.js';
 import { randomToken } from '../../db/ids.js';
@@ -100,4 +101,18 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/** A raw S3 client on the stack's MinIO, for tests that inspect the bucket (incomplete uploads, prefixes). */
+export function rawMinioClient(config: Config): MinioClient {
+  const s3 = new URL(config.S3_ENDPOINT);
+  return new MinioClient({
+    endPoint: s3.hostname,
+    port: Number(s3.port),
+    useSSL: s3.protocol === 'https:',
+    accessKey: config.S3_ACCESS_KEY,
+    secretKey: config.S3_SECRET_KEY,
+    region: config.S3_REGION,
+    pathStyle: true,
+  });
 }
