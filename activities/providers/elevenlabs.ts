@@ -11,7 +11,7 @@
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderRef, ProviderRequest, VoiceSettings } from './types.js';
 import { ProviderError } from './types.js';
 import { errorFromResponse, joinUrl, malformed, providerFetch, readText, type HttpCallOptions } from './http.js';
-import { createFalQueueClient, isFalRef, type FalConfig, type FalRef } from './fal.js';
+import { createFalQueueClient, falOutputHeaders, isFalRef, type FalConfig, type FalRef } from './fal.js';
 import type { ElevenLabsTextToSpeechBody, ElevenLabsVoiceSettings } from './contracts/elevenlabs.js';
 import { infinitalkFps, infinitalkMaxFrames, infinitalkMinFrames, type FalInput } from './contracts/fal.js';
 
@@ -133,6 +133,8 @@ export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter 
     async cancel(ref, ctx) {
       await fal.cancel(refOf(ref).lipsync, ctx);
     },
+    // The lipsync video is a fal output.
+    outputHeaders: (output) => falOutputHeaders(cfg.fal, output),
   };
 }
 
