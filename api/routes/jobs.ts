@@ -18,6 +18,7 @@ import * as jobsRepo from '../../db/repos/jobs.js';
 import {
   allowedDurations,
   durationAllowed,
+  requestRefusal,
   imageModels,
   priceFor,
   replaceActorModel,
@@ -418,6 +419,8 @@ export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: 
         if (!provider) {
           throw new ApiError(400, 'invalid_model', `model ${prepared.model} is not enabled here (its provider is not configured in this deployment)`);
         }
+        const refusal = requestRefusal(prepared.route, prepared.params, provider);
+        if (refusal) throw new ApiError(400, 'invalid_request', refusal);
         const price = priceFor(prepared.route, prepared.params as { count?: number; duration?: number; script?: string });
         try {
           return await jobsRepo.insertJobWithCharge(tx, {
