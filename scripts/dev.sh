@@ -59,10 +59,8 @@ json_field() { # json_field FILE a.b.c
 
 # ---- dependencies and services
 command -v node >/dev/null || die "Node.js 20+ is required"
-if [[ ! -d node_modules ]]; then
-  log "installing npm dependencies (npm ci)"
-  npm ci --no-audit --no-fund >&2
-fi
+source scripts/npm-deps.sh
+ensure_npm_deps || die "npm ci failed"
 
 STACK_UP=1
 stack_env=$(scripts/stack.sh up dev) || die "the dev stack did not start (see the messages above)"

@@ -3,6 +3,9 @@
 # test runner. Pass name patterns to run a subset: npm test -- uploads gateway
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# A fresh clone has no node_modules: install before spending minutes on the stack.
+source scripts/npm-deps.sh
+ensure_npm_deps
 eval "$(scripts/stack.sh up test)"
 if ! npm run --silent build; then
   # While several people edit at once, ALLOW_TYPE_ERRORS=1 runs what tsc still emitted. Never in CI.
