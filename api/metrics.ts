@@ -7,6 +7,8 @@ export interface ApiMetrics {
   rateLimited(cls: string): void;
   jobCreated(kind: string, model: string): void;
   credits(reason: 'charged' | 'refunded', amount: number): void;
+  /** Where an API key lookup was answered: from memory (an unknown id) or by a Postgres query. */
+  authLookup(source: 'memory' | 'database'): void;
 }
 
 export function createApiMetrics(): ApiMetrics {
@@ -43,6 +45,12 @@ export function createApiMetrics(): ApiMetrics {
     labelNames: ['reason'] as const,
     registers: [registry],
   });
+  const authLookups = new Counter({
+    name: 'mediagen_auth_lookups_total',
+    help: 'API key lookups that missed the key cache, by where they were answered (memory: unknown id refused without a query)',
+    labelNames: ['source'] as const,
+    registers: [registry],
+  });
   return {
     registry,
     observeRequest(method, route, status, seconds) {
@@ -53,5 +61,6 @@ export function createApiMetrics(): ApiMetrics {
     rateLimited: (cls) => refusals.inc({ class: cls }),
     jobCreated: (kind, model) => jobs.inc({ kind, model }),
     credits: (reason, amount) => credits.inc({ reason }, amount),
+    authLookup: (source) => authLookups.inc({ source }),
   };
 }

@@ -8,6 +8,7 @@ import { loadConfig } from '../worker/config.js';
 import { createDb } from '../db/index.js';
 import { createStorage } from '../activities/storage.js';
 import { createApp } from './app.js';
+import { localRenderedModels } from '../activities/providers/routing.js';
 
 /** Log paths that may carry secrets; pino replaces them before anything is written. */
 export const redactPaths = [
@@ -34,6 +35,12 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = pino({ level: config.LOG_LEVEL, base: { service: 'api' }, redact: { paths: redactPaths, censor: '[redacted]' } });
+  const local = localRenderedModels(config);
+  if (config.NODE_ENV === 'production' && local.length > 0) {
+    // Not an error (PROVIDERS_MODE=local or auto without a key is a valid choice), but clients are
+    // paying for placeholders: say so once, loudly; job records carry provider: "local" too.
+    logger.warn({ models: local }, `serving ${local.length} model(s) from the local renderer (no provider key set): ${local.join(', ')}`);
+  }
   const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   const storage = createStorage(config);
   // Connection.lazy connects on first use; one connection and one client for the whole process,

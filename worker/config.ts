@@ -63,6 +63,8 @@ export const envSchema = z.object({
   WORKFLOW_START_TIMEOUT_MS: int(3_000, 100, 60_000),
   UPLOAD_FROM_URL_TIMEOUT_MS: int(60_000, 1000),
   METRICS_ENABLED: bool(true),
+  // GET /media/... (public, unauthenticated): requests per minute per client address.
+  MEDIA_RATE_LIMIT_PER_MIN: int(600, 1),
 
   // Workers
   WORKER_ROLES: optionalString,
@@ -82,6 +84,14 @@ export const envSchema = z.object({
   // Remote fetching (upload-from-url and job inputs given as URLs)
   FETCH_CONNECT_TIMEOUT_MS: int(5_000, 100),
   FETCH_TOTAL_TIMEOUT_MS: int(60_000, 100),
+  // A transfer slower than FETCH_MIN_BYTES_PER_SECOND, averaged over each FETCH_MIN_RATE_WINDOW_MS,
+  // is aborted: a slow server cannot hold a fetch slot for the whole total timeout.
+  FETCH_MIN_BYTES_PER_SECOND: int(16 * 1024, 0),
+  FETCH_MIN_RATE_WINDOW_MS: int(10_000, 100),
+  // Remote fetches run on their own task queue (<prefix>-fetch): this many at once per worker, and
+  // at most FETCH_PER_WORKSPACE_CONCURRENCY of one workspace's fetches in flight across the fleet.
+  FETCH_ACTIVITY_CONCURRENCY: int(20, 1),
+  FETCH_PER_WORKSPACE_CONCURRENCY: int(4, 1),
   // Test-only escape hatch: one loopback https origin (e.g. https://127.0.0.1:8443) that the SSRF
   // guard lets through. Off by default; it is read from the process environment only.
   FETCH_ALLOW_LOOPBACK_ORIGIN: optionalString,
@@ -109,6 +119,16 @@ export const envSchema = z.object({
 
 export type Config = z.infer<typeof envSchema>;
 
+/**
+ * Switches that exist for tests only: each opens a hole (a loopback origin past the SSRF guard,
+ * failures or delays injected on request) that a production process must never run with.
+ */
+export const testOnlySettings: ReadonlyArray<{ name: keyof Config; active: (c: Config) => boolean }> = [
+  { name: 'FETCH_ALLOW_LOOPBACK_ORIGIN', active: (c) => c.FETCH_ALLOW_LOOPBACK_ORIGIN !== undefined },
+  { name: 'LOCAL_RENDER_FAULTS', active: (c) => c.LOCAL_RENDER_FAULTS },
+  { name: 'LOCAL_RENDER_LATENCY_MS', active: (c) => c.LOCAL_RENDER_LATENCY_MS > 0 },
+];
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -119,6 +139,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  if (parsed.data.NODE_ENV === 'production') {
+    const refused = testOnlySettings.filter((s) => s.active(parsed.data)).map((s) => `  ${s.name}: test-only setting, refused when NODE_ENV=production`);
+    if (refused.length > 0) throw new ConfigError(`invalid configuration:\n${refused.join('\n')}`);
   }
   return parsed.data;
 }

@@ -105,6 +105,8 @@ const progressSchema = z.object({
   queue_position: z.number().int().nullable(),
 });
 const status = z.enum(['pending', 'generating', 'completed', 'failed']);
+/** Present only when the local renderer (no provider key set) serves the job: its media is a stand-in. */
+const servedBy = z.literal('local').optional().describe('"local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise');
 
 export const imageJobSchema = z.object({
   id: z.string(),
@@ -118,6 +120,7 @@ export const imageJobSchema = z.object({
   created_at: z.number().int(),
   updated_at: z.number().int(),
   progress: progressSchema.optional(),
+  provider: servedBy,
 });
 export const videoJobSchema = z.object({
   id: z.string(),
@@ -132,6 +135,7 @@ export const videoJobSchema = z.object({
   created_at: z.number().int(),
   updated_at: z.number().int(),
   progress: progressSchema.optional(),
+  provider: servedBy,
 });
 export const talkingActorJobSchema = z.object({
   id: z.string(),
@@ -144,6 +148,7 @@ export const talkingActorJobSchema = z.object({
   created_at: z.number().int(),
   updated_at: z.number().int(),
   progress: progressSchema.optional(),
+  provider: servedBy,
 });
 const creationResult = z.object({ id: z.string(), status: z.literal('pending') });
 const talkingCreationResult = creationResult.extend({ voice_id: z.string() });
@@ -174,7 +179,13 @@ interface KindSpec {
 }
 
 const ms = (d: Date) => d.getTime();
-const common = (job: Job) => ({ status: job.status, error: job.error ?? null, created_at: ms(job.created_at), updated_at: ms(job.updated_at) });
+const common = (job: Job) => ({
+  status: job.status,
+  error: job.error ?? null,
+  created_at: ms(job.created_at),
+  updated_at: ms(job.updated_at),
+  ...((job.params as { provider?: string }).provider === 'local' ? { provider: 'local' as const } : {}),
+});
 
 function requireRoute(model: string): ModelRoute {
   const route = routeFor(model);
