@@ -62,7 +62,7 @@ export function storedUploadOf(row: FileUpload): StoredUpload {
 /** Test seams of the fetcher (resolver, connector); production leaves them unset. */
 export type FetchHooks = Pick<FetchRemoteOptions, 'resolver' | 'connect'>;
 
-type FetchConfig = Pick<Config, 'FETCH_CONNECT_TIMEOUT_MS' | 'FETCH_TOTAL_TIMEOUT_MS' | 'FETCH_ALLOW_LOOPBACK_ORIGIN' | 'FETCH_EXTRA_CA_FILE'>;
+type FetchConfig = Pick<Config, 'FETCH_CONNECT_TIMEOUT_MS' | 'FETCH_TOTAL_TIMEOUT_MS' | 'FETCH_ALLOW_LOOPBACK_ORIGIN' | 'FETCH_EXTRA_CA_FILE' | 'UPLOAD_MAX_IMAGE_PIXELS'>;
 
 const caCache = new Map<string, Buffer>();
 function extraCa(path: string | undefined): Buffer | undefined {
@@ -113,7 +113,7 @@ export async function storeRemoteFile(
     ...deps.fetchHooks,
   });
   // The remote Content-Type is only a hint: the bytes decide, so it is not passed as a declaration.
-  const guard = createMediaGuard({ limits });
+  const guard = createMediaGuard({ limits, maxPixels: config.UPLOAD_MAX_IMAGE_PIXELS });
   pipeline(remote.stream, guard, () => undefined);
   const type = await guard.detected;
   const key = keyFor(type);

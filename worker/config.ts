@@ -62,6 +62,8 @@ export const envSchema = z.object({
   // A create answers even when Temporal is down: past this, the reconciler starts the workflow.
   WORKFLOW_START_TIMEOUT_MS: int(3_000, 100, 60_000),
   UPLOAD_FROM_URL_TIMEOUT_MS: int(60_000, 1000),
+  // Uploads (all paths): images above this many pixels are refused (decompression bombs).
+  UPLOAD_MAX_IMAGE_PIXELS: int(40_000_000, 1),
   METRICS_ENABLED: bool(true),
   // GET /media/... (public, unauthenticated): requests per minute per client address.
   MEDIA_RATE_LIMIT_PER_MIN: int(600, 1),

@@ -172,7 +172,7 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
       if (name !== 'file') return fail(invalidRequest(`unexpected file part "${name}": send the file in the part named "file"`));
       if (fileSeen) return fail(invalidRequest('only one file may be uploaded per request'));
       fileSeen = true;
-      const g = createMediaGuard({ limits: uploadLimits.direct, declaredType: info.mimeType });
+      const g = createMediaGuard({ limits: uploadLimits.direct, declaredType: info.mimeType, maxPixels: deps.config.UPLOAD_MAX_IMAGE_PIXELS });
       guard = g;
       pipeline(stream, g, (err) => {
         if (err && !(err instanceof MediaError) && !settled) fail(invalidRequest('the file part ended unexpectedly'));
