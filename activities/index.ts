@@ -8,7 +8,7 @@ import type { ProviderName } from '../workflows/definitions.js';
 import type { ProviderAdapter } from './providers/types.js';
 import { createLocalAdapter } from './providers/local/adapter.js';
 import { createProviders } from './providers/index.js';
-import { createJobIoActivities, createJobProviderActivities, type JobActivityDeps } from './jobs.js';
+import { createJobIoActivities, createJobProviderActivities, createProgressWriter, type JobActivityDeps } from './jobs.js';
 import { createUploadActivities, fetchRemoteInput, type FetchHooks } from './uploads.js';
 
 export interface ActivityDeps {
@@ -41,7 +41,7 @@ export function createActivities(deps: ActivityDeps) {
   };
   return {
     io: { ...createJobIoActivities(jobDeps), ...createUploadActivities(deps) },
-    provider: createJobProviderActivities(jobDeps),
+    provider: createJobProviderActivities({ ...jobDeps, progress: createProgressWriter(deps.db, deps.config.PROGRESS_WRITE_INTERVAL_MS) }),
   };
 }
 

@@ -1,11 +1,19 @@
 // Activities of the generation pipeline, shared by the four job kinds. Two groups, so fleets can run
 // apart: `io` activities (Postgres, input fetching) and `provider` activities (provider calls and
-// output streaming — they need storage and provider keys, never the database).
+// output streaming — they need storage and provider keys, and the database only for the one
+// narrow progress write below).
+//
+// Progress lives in the job row, written by the steps themselves so a status read is one Postgres
+// read and never a Temporal query: each step stores the phase the workflow's `progress` query
+// reports while it runs (markJobGenerating → fetching_inputs, submitToProvider → submitting,
+// recordProviderRef → generating, storeOutputs → storing_outputs, completeJob / failJob → the
+// end), and pollProvider stores the provider's percent and queue position when they changed, at
+// most once per PROGRESS_WRITE_INTERVAL_MS per job. No step is added to the workflow for it.
 import { Context, ApplicationFailure } from '@temporalio/activity';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Database } from '../db/index.js';
-import type { Job, JobOutput } from '../db/schema.js';
+import type { Job, JobOutput, JobPhase } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
 import { findCompletedUpload } from '../db/repos/uploads.js';
 import type { Storage } from './storage.js';
@@ -34,6 +42,9 @@ export interface JobActivityDeps {
   metrics?: { providerCall(provider: string, model: string, op: string, seconds: number, ok: boolean): void; jobFinished(kind: string, outcome: 'completed' | 'failed'): void };
 }
 
+/** The attempt of the running activity (1 unless the step is being retried). */
+const stepAttempt = () => Context.current().info.attempt;
+
 const nonRetryable = (type: string, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true });
 
 // ------------------------------------------------------------------ io activities
@@ -57,7 +68,10 @@ export function createJobIoActivities(deps: JobActivityDeps) {
     /** pending → generating (also after an operator reset, re-charging a refunded job). */
     async markJobGenerating(jobId: string): Promise<void> {
       try {
-        await db.transaction().execute((tx) => jobsRepo.markGenerating(tx, jobId));
+        await db.transaction().execute(async (tx) => {
+          await jobsRepo.markGenerating(tx, jobId);
+          await jobsRepo.setJobPhase(tx, jobId, 'fetching_inputs', stepAttempt());
+        });
       } catch (err) {
         if (err instanceof jobsRepo.InsufficientCreditsError) throw nonRetryable(failureTypes.insufficientCredits, err.message);
         throw err;
@@ -112,21 +126,31 @@ export function createJobIoActivities(deps: JobActivityDeps) {
       return req;
     },
 
+    /** Stores the provider's request reference; the workflow now waits for the provider. */
     async recordProviderRef(jobId: string, ref: ProviderRef | null): Promise<void> {
-      await jobsRepo.setProviderRef(db, jobId, ref);
+      await db.transaction().execute(async (tx) => {
+        await jobsRepo.setProviderRef(tx, jobId, ref);
+        await jobsRepo.setJobPhase(tx, jobId, 'generating', stepAttempt());
+      });
     },
 
     /** generating → completed with its outputs; settles the charge to the price. */
     async completeJob(jobId: string, outputs: JobOutput[]): Promise<void> {
       const job = await loadJob(jobId);
-      await db.transaction().execute((tx) => jobsRepo.markCompleted(tx, jobId, outputs));
+      await db.transaction().execute(async (tx) => {
+        await jobsRepo.markCompleted(tx, jobId, outputs);
+        await jobsRepo.setJobPhase(tx, jobId, 'completed', stepAttempt(), 100);
+      });
       deps.metrics?.jobFinished(job.kind, 'completed');
     },
 
     /** → failed with `{ code, message }`; refunds the charge (idempotently). */
     async failJob(jobId: string, code: 'generation_failed' | 'canceled', message: string): Promise<void> {
       const job = await loadJob(jobId);
-      await db.transaction().execute((tx) => jobsRepo.markFailed(tx, jobId, { code, message: message.slice(0, 500) }));
+      await db.transaction().execute(async (tx) => {
+        await jobsRepo.markFailed(tx, jobId, { code, message: message.slice(0, 500) });
+        await jobsRepo.setJobPhase(tx, jobId, code === 'canceled' ? 'canceled' : 'failed', stepAttempt());
+      });
       deps.metrics?.jobFinished(job.kind, 'failed');
     },
 
@@ -139,7 +163,7 @@ export function createJobIoActivities(deps: JobActivityDeps) {
 
 // ------------------------------------------------------------------ provider activities
 
-export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage' | 'config' | 'adapterFor' | 'metrics'>) {
+export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage' | 'config' | 'adapterFor' | 'metrics'> & { progress: ProgressWriter }) {
   const { storage } = deps;
 
   function providerContext(): ProviderContext {
@@ -179,12 +203,25 @@ export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage
   return {
     async submitToProvider(provider: ProviderName, req: ProviderRequest): Promise<ProviderRef> {
       const adapter = deps.adapterFor(provider);
+      await deps.progress.phase(req.jobId, 'submitting', stepAttempt());
       return call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
     },
 
     async pollProvider(provider: ProviderName, model: string, ref: ProviderRef): Promise<PollResult> {
       const adapter = deps.adapterFor(provider);
-      return call(provider, model, 'poll', () => adapter.poll(ref, providerContext()));
+      const result = await call(provider, model, 'poll', () => adapter.poll(ref, providerContext()));
+      // The same values the workflow's progress query will hold after this poll.
+      const info = Context.current().info;
+      // The workflow id is the job id.
+      const jobId = info.workflowExecution?.workflowId;
+      if (jobId && (result.state === 'queued' || result.state === 'running')) {
+        await deps.progress.poll(jobId, {
+          percent: result.percent ?? null, // null: keep the last percent
+          queuePosition: result.state === 'queued' ? (result.queuePosition ?? null) : null,
+          attempt: info.attempt,
+        });
+      }
+      return result;
     },
 
     async cancelProvider(provider: ProviderName, model: string, ref: ProviderRef): Promise<void> {
@@ -195,6 +232,7 @@ export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage
     /** Streams every output into our store (outputs already there are only checked). */
     async storeOutputs(provider: ProviderName, jobId: string, outputs: ProviderOutput[]): Promise<JobOutput[]> {
       const adapter = deps.adapterFor(provider);
+      await deps.progress.phase(jobId, 'storing_outputs', stepAttempt());
       const stored: JobOutput[] = [];
       for (const [i, out] of outputs.entries()) {
         Context.current().heartbeat(i);
@@ -233,6 +271,37 @@ function extensionFor(contentType: string): string {
     'audio/wav': 'wav',
   };
   return map[contentType] ?? 'bin';
+}
+
+/**
+ * Progress writes from provider activities. Polls skip the round trip when nothing changed since
+ * this process last wrote the job, and the SQL throttles writes per job across every worker.
+ */
+export interface ProgressWriter {
+  phase(jobId: string, phase: JobPhase, attempt: number): Promise<void>;
+  poll(jobId: string, p: { percent: number | null; queuePosition: number | null; attempt: number }): Promise<void>;
+}
+
+const LAST_POLL_CACHE_MAX = 10_000;
+
+export function createProgressWriter(db: Database, minIntervalMs: number): ProgressWriter {
+  // jobId → the values this process last asked to store (oldest entries dropped first).
+  const last = new Map<string, string>();
+  return {
+    async phase(jobId, phase, attempt) {
+      last.delete(jobId);
+      await jobsRepo.setJobPhase(db, jobId, phase, attempt);
+    },
+    async poll(jobId, p) {
+      const seen = `${p.percent}/${p.queuePosition}`;
+      if (last.get(jobId) === seen) return;
+      const written = await jobsRepo.recordPollProgress(db, jobId, p, minIntervalMs);
+      if (!written) return;
+      last.delete(jobId);
+      if (last.size >= LAST_POLL_CACHE_MAX) last.delete(last.keys().next().value!);
+      last.set(jobId, seen);
+    },
+  };
 }
 
 export type JobIoActivities = ReturnType<typeof createJobIoActivities>;

@@ -3,8 +3,7 @@
 // Key lookups are cached for a few seconds, and only while this process LISTENs on
 // `api_key_revoked` (revokeApiKey notifies in the revoking transaction): a notification evicts the
 // key at once, and while the listener is down the cache is bypassed, so a lost connection never
-// serves a stale entry. The rate-limit statement each /v1 route runs re-checks `revoked_at`
-// anyway (api/rate-limit.ts), which closes the gap between commit and notification delivery.
+// serves a stale entry. Each rate-limit lease re-checks `revoked_at` too (api/rate-limit.ts).
 // `last_used_at` is written in one batched update every few seconds, not once per request.
 //
 // Unknown keys are answered from memory: the same connection also LISTENs on `api_key_created`
@@ -22,7 +21,7 @@ import { parseApiKey, secretMatches } from '../db/api-keys.js';
 import { ApiError } from './errors.js';
 import type { ApiMetrics } from './metrics.js';
 import type { Config } from '../worker/config.js';
-import { rateLimitMiddleware, type RateClass } from './rate-limit.js';
+import { createRateLimiter, type RateClass } from './rate-limit.js';
 
 export type { RateClass } from './rate-limit.js';
 
@@ -61,6 +60,8 @@ interface CachedKey {
 
 export interface AuthDeps {
   db: Database;
+  /** The rate limiter's own small pool (fails fast); defaults to `db`. */
+  limiterDb?: Database;
   config: Config;
   metrics: ApiMetrics;
   logger?: Logger;
@@ -139,18 +140,20 @@ export function createAuth(deps: AuthDeps): Auth {
     }
   };
 
-  const limiterDeps = {
-    db: deps.db,
+  const limiter = createRateLimiter({
+    db: deps.limiterDb ?? deps.db,
     limits: { poll: deps.config.RATE_LIMIT_POLL_PER_MIN, generate: deps.config.RATE_LIMIT_GENERATE_PER_MIN },
+    windowMs: deps.config.RATE_LIMIT_WINDOW_MS,
     onRefused: (cls: RateClass) => deps.metrics.rateLimited(cls),
     onRevoked: (keyId: string) => {
       cache.delete(keyId);
       knownIds?.delete(keyId);
     },
-  };
+    onUnavailable: (err) => deps.logger?.warn({ err: { message: (err as Error).message } }, 'rate limiter: lease failed; refusing with 503'),
+  });
   const limiters: Record<RateClass, RequestHandler> = {
-    poll: rateLimitMiddleware(limiterDeps, 'poll'),
-    generate: rateLimitMiddleware(limiterDeps, 'generate'),
+    poll: limiter.middleware('poll'),
+    generate: limiter.middleware('generate'),
   };
 
   return {

@@ -114,7 +114,17 @@ export interface JobTable {
   updated_at: Generated<Date>;
   started_at: Timestamp | null;
   finished_at: Timestamp | null;
+  /** Progress written by the job's activities (see setJobPhase / recordPollProgress). */
+  phase: Generated<JobPhase>;
+  percent: number | null;
+  queue_position: number | null;
+  /** The attempt of the pipeline step that last wrote the progress. */
+  attempt: Generated<number>;
+  progress_updated_at: Timestamp | null;
 }
+
+export const jobPhases = ['queued', 'fetching_inputs', 'submitting', 'generating', 'storing_outputs', 'completed', 'failed', 'canceled'] as const;
+export type JobPhase = (typeof jobPhases)[number];
 
 export interface JobOutput {
   key: string;
@@ -134,11 +144,12 @@ export interface CreditLedgerTable {
   created_at: Generated<Date>;
 }
 
+/** Leases of rate-limit tokens per key and class: parallel arrays of expiry and token count. */
 export interface RateLimitTable {
   api_key_id: string;
   class: string;
-  window_start: ColumnType<Date, Date, Date>;
-  count: number;
+  lease_expires: Generated<Date[]>;
+  lease_tokens: Generated<number[]>;
 }
 
 export interface DB {

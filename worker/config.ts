@@ -59,6 +59,8 @@ export const envSchema = z.object({
   RATE_LIMIT_POLL_PER_MIN: int(120, 1),
   RATE_LIMIT_GENERATE_PER_MIN: int(30, 1),
   PROGRESS_QUERY_TIMEOUT_MS: int(300, 10, 10_000),
+  // Sliding rate-limit window; shorter only in tests, which cannot wait a minute.
+  RATE_LIMIT_WINDOW_MS: int(60_000, 1_000, 3_600_000),
   // A create answers even when Temporal is down: past this, the reconciler starts the workflow.
   WORKFLOW_START_TIMEOUT_MS: int(3_000, 100, 60_000),
   UPLOAD_FROM_URL_TIMEOUT_MS: int(60_000, 1000),
@@ -77,6 +79,8 @@ export const envSchema = z.object({
   // In-flight jobs untouched this long get their workflow checked (terminated from the UI, say).
   RECONCILE_STALE_AFTER_MS: int(60_000, 100),
   WORKFLOW_TASK_CONCURRENCY: int(100, 1),
+  // A provider poll stores the job's percent / queue position at most this often per job.
+  PROGRESS_WRITE_INTERVAL_MS: int(2_000, 0, 60_000),
   IO_ACTIVITY_CONCURRENCY: int(50, 1),
   // Per provider fleet: at most this many provider activities at once on one worker, and at most
   // this many per second across every worker of the queue (server-enforced), e.g. "fal=8,local=2".

@@ -86,3 +86,50 @@ export async function cancelJobWorkflow(client: Client, jobId: string): Promise<
   await handle.cancel();
   return 'cancel_requested';
 }
+
+export interface LiveProgress {
+  /** The workflow's `progress` query answer, or null when Temporal did not answer in time. */
+  get(jobId: string): Promise<GenerationProgress | null>;
+}
+
+const LIVE_PROGRESS_CACHE_MAX = 10_000;
+
+interface LiveEntry {
+  value: Promise<GenerationProgress | null>;
+  /** When the query answered; null while it is in flight. */
+  settledAt: number | null;
+}
+
+/**
+ * `?live=true` status reads: at most one `progress` query per job in flight on this replica
+ * (concurrent requests share it), its answer reused for `cacheMs`, each query bounded by
+ * `timeoutMs`. A query that timed out is not reused: the caller answers from Postgres and the next
+ * request asks again.
+ */
+export function createLiveProgress(client: Client, opts: { timeoutMs: number; cacheMs: number; now?: () => number }): LiveProgress {
+  const now = opts.now ?? (() => performance.now());
+  const entries = new Map<string, LiveEntry>();
+  const fresh = (e: LiveEntry, t: number) => e.settledAt === null || t - e.settledAt < opts.cacheMs;
+  return {
+    get(jobId) {
+      const t = now();
+      const hit = entries.get(jobId);
+      if (hit && fresh(hit, t)) return hit.value;
+      if (entries.size >= LIVE_PROGRESS_CACHE_MAX) {
+        for (const [id, e] of entries) if (!fresh(e, t)) entries.delete(id);
+        if (entries.size >= LIVE_PROGRESS_CACHE_MAX) entries.delete(entries.keys().next().value!);
+      }
+      const entry: LiveEntry = { settledAt: null, value: Promise.resolve(null) };
+      entry.value = queryJobProgress(client, jobId, opts.timeoutMs).then((p) => {
+        if (p === null) {
+          if (entries.get(jobId) === entry) entries.delete(jobId);
+        } else {
+          entry.settledAt = now();
+        }
+        return p;
+      });
+      entries.set(jobId, entry);
+      return entry.value;
+    },
+  };
+}

@@ -28,7 +28,7 @@ import {
   type ModelRoute,
 } from '../../activities/providers/catalog.js';
 import { providerFor } from '../../activities/providers/routing.js';
-import { cancelJobWorkflow, jobToStart, queryJobProgress, startJobWorkflow } from '../../workflows/client.js';
+import { cancelJobWorkflow, createLiveProgress, jobToStart, startJobWorkflow } from '../../workflows/client.js';
 
 // ------------------------------------------------------------------ schemas
 
@@ -104,6 +104,15 @@ const progressSchema = z.object({
   percent: z.number().nullable(),
   queue_position: z.number().int().nullable(),
 });
+type Progress = z.infer<typeof progressSchema>;
+export const statusQuery = z.strictObject({
+  live: z
+    .enum(['true', 'false'])
+    .optional()
+    .describe("true: ask the job's workflow for its progress now (shared per job, cached a second) instead of the stored progress"),
+});
+/** How long one live `progress` query answer serves every `?live=true` read of the job. */
+const LIVE_PROGRESS_CACHE_MS = 1_000;
 const status = z.enum(['pending', 'generating', 'completed', 'failed']);
 /** Present only when the local renderer (no provider key set) serves the job: its media is a stand-in. */
 const servedBy = z.literal('local').optional().describe('"local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise');
@@ -365,7 +374,16 @@ export const jobOperations: Operation[] = kinds.flatMap((k): Operation[] => [
     response: k.createResult,
     errors: [400, 401, 402, 403, 404, 429, 500],
   },
-  { method: 'get', path: `${k.base}/:id`, summary: `Get a ${k.kind.replace('_', '-')} job`, tags: [k.tag], rateClass: 'poll', response: k.record, errors: [401, 404, 429, 500] },
+  {
+    method: 'get',
+    path: `${k.base}/:id`,
+    summary: `Get a ${k.kind.replace('_', '-')} job`,
+    tags: [k.tag],
+    rateClass: 'poll',
+    query: statusQuery,
+    response: k.record,
+    errors: [400, 401, 404, 429, 500],
+  },
   {
     method: 'get',
     path: `${k.base}/:id/url`,
@@ -391,6 +409,7 @@ export const jobOperations: Operation[] = kinds.flatMap((k): Operation[] => [
 export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: Auth): Router {
   const router = Router();
   const { db, config, logger } = deps;
+  const liveProgress = createLiveProgress(deps.temporal, { timeoutMs: config.PROGRESS_QUERY_TIMEOUT_MS, cacheMs: LIVE_PROGRESS_CACHE_MS });
 
   async function startWorkflow(job: Job): Promise<void> {
     try {
@@ -457,15 +476,20 @@ export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: 
       res.status(200).json({ data: spec.created(job) });
     });
 
+    // The hottest path of the API: one primary-key read. The row holds the workflow's progress as
+    // its activities wrote it; `?live=true` asks the workflow itself (shared and cached per job).
     router.get(`${spec.base}/:id`, auth.rateLimit('poll'), async (req, res) => {
+      // Most polls carry no query string: skip parsing one.
+      const live = req.url.includes('?') && parseOr400(statusQuery, req.query).live === 'true';
       const job = await loadJob(req, res, spec);
       const data = spec.present(job);
-      // Finished jobs never cost a Temporal round-trip; in-flight ones add live progress when it answers in time.
-      if ((job.status === 'pending' || job.status === 'generating') && job.workflow_started) {
-        const progress = await queryJobProgress(deps.temporal, job.id, config.PROGRESS_QUERY_TIMEOUT_MS);
-        if (progress) {
-          data.progress = { phase: progress.phase, attempt: progress.attempt, percent: progress.percent, queue_position: progress.queuePosition };
+      if (job.status === 'pending' || job.status === 'generating') {
+        let progress: Progress = { phase: job.phase, attempt: job.attempt, percent: job.percent, queue_position: job.queue_position };
+        if (live && job.workflow_started) {
+          const p = await liveProgress.get(job.id);
+          if (p) progress = { phase: p.phase, attempt: p.attempt, percent: p.percent, queue_position: p.queuePosition };
         }
+        data.progress = progress;
       }
       res.json({ data });
     });

@@ -4,7 +4,7 @@
 // worker crashes and operator resets charge exactly once.
 import { sql } from 'kysely';
 import type { Queryable, Tx } from '../index.js';
-import type { Job, JobError, JobKind, JobOutput, JobStatus, LedgerReason } from '../schema.js';
+import type { Job, JobError, JobKind, JobOutput, JobPhase, JobStatus, LedgerReason } from '../schema.js';
 
 export class InsufficientCreditsError extends Error {
   override name = 'InsufficientCreditsError';
@@ -217,4 +217,56 @@ export async function touchJob(db: Queryable, jobId: string): Promise<void> {
 
 export async function ledgerForJob(db: Queryable, jobId: string) {
   return db.selectFrom('credit_ledger').selectAll().where('job_id', '=', jobId).orderBy('job_seq').execute();
+}
+
+// ------------------------------------------------------------------ progress (the read model of the workflow's state)
+
+export interface StoredProgress {
+  phase: JobPhase;
+  attempt: number;
+  percent: number | null;
+  queue_position: number | null;
+}
+
+/** A phase change: the provider's percent and queue position start over with it. */
+export async function setJobPhase(db: Queryable, jobId: string, phase: JobPhase, attempt: number, percent: number | null = null): Promise<void> {
+  await db
+    .updateTable('jobs')
+    .set({ phase, attempt, percent, queue_position: null, progress_updated_at: sql`now()` })
+    .where('id', '=', jobId)
+    .execute();
+}
+
+/**
+ * The provider's percent and queue position from a poll, written only while the job is still in
+ * the `generating` phase and at most once per `minIntervalMs` per job, whichever worker polls.
+ * Returns whether the row changed.
+ */
+export async function recordPollProgress(
+  db: Queryable,
+  jobId: string,
+  p: { percent: number | null; queuePosition: number | null; attempt: number },
+  minIntervalMs: number,
+): Promise<boolean> {
+  // A poll without a percent keeps the last one, as the workflow's query does.
+  const percent = sql<number | null>`coalesce(${p.percent}::double precision, percent)`;
+  const r = await db
+    .updateTable('jobs')
+    .set({ percent, queue_position: p.queuePosition, attempt: p.attempt, progress_updated_at: sql`now()` })
+    .where('id', '=', jobId)
+    .where('phase', '=', 'generating')
+    .where((eb) => eb.or([sql<boolean>`${percent} is distinct from percent`, eb('queue_position', 'is distinct from', p.queuePosition)]))
+    .where((eb) => {
+      const due = [
+        // The phase's first figure is always written.
+        eb.and([eb('percent', 'is', null), eb('queue_position', 'is', null)]),
+        eb('progress_updated_at', 'is', null),
+        eb('progress_updated_at', '<=', sql<Date>`now() - make_interval(secs => ${minIntervalMs / 1000})`),
+      ];
+      // Leaving the provider's queue is news worth telling at once.
+      if (p.queuePosition === null) due.push(eb('queue_position', 'is not', null));
+      return eb.or(due);
+    })
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
 }
