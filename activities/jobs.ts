@@ -16,7 +16,8 @@ import type { Database } from '../db/index.js';
 import type { Job, JobOutput, JobPhase } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
 import { findCompletedUpload } from '../db/repos/uploads.js';
-import type { Storage } from './storage.js';
+import { jobPrefix, type Storage } from './storage.js';
+import { failJobAndRemoveMedia } from './job-media.js';
 import type { Config } from '../worker/config.js';
 import { failureTypes } from './errors.js';
 import { routeFor } from './providers/catalog.js';
@@ -47,6 +48,13 @@ const stepAttempt = () => Context.current().info.attempt;
 
 const nonRetryable = (type: string, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true });
 
+/** The workflow run this activity works for (status moves record it; see db/repos/jobs.ts). */
+function currentRunId(): string {
+  const runId = Context.current().info.workflowExecution?.runId;
+  if (!runId) throw nonRetryable(failureTypes.illegalStatusMove, 'job activities run only on behalf of a workflow');
+  return runId;
+}
+
 // ------------------------------------------------------------------ io activities
 
 export function createJobIoActivities(deps: JobActivityDeps) {
@@ -65,15 +73,20 @@ export function createJobIoActivities(deps: JobActivityDeps) {
   }
 
   return {
-    /** pending → generating (also after an operator reset, re-charging a refunded job). */
+    /**
+     * pending → generating, or failed → generating when an operator reset started a new run (which
+     * re-charges a refunded job). The run id comes from the activity's own context, so a late
+     * attempt of the run that failed the job, or a job canceled before any workflow ran, is refused.
+     */
     async markJobGenerating(jobId: string): Promise<void> {
       try {
         await db.transaction().execute(async (tx) => {
-          await jobsRepo.markGenerating(tx, jobId);
+          await jobsRepo.markGenerating(tx, jobId, currentRunId());
           await jobsRepo.setJobPhase(tx, jobId, 'fetching_inputs', stepAttempt());
         });
       } catch (err) {
         if (err instanceof jobsRepo.InsufficientCreditsError) throw nonRetryable(failureTypes.insufficientCredits, err.message);
+        if (err instanceof jobsRepo.IllegalStatusMoveError) throw nonRetryable(failureTypes.illegalStatusMove, err.message);
         throw err;
       }
     },
@@ -134,24 +147,32 @@ export function createJobIoActivities(deps: JobActivityDeps) {
       });
     },
 
-    /** generating → completed with its outputs; settles the charge to the price. */
+    /**
+     * generating → completed with its outputs; settles the charge to the price. A job failed
+     * meanwhile (canceled while its outputs were stored) stays failed and refunded, and the
+     * outputs are removed: no media without payment.
+     */
     async completeJob(jobId: string, outputs: JobOutput[]): Promise<void> {
       const job = await loadJob(jobId);
-      await db.transaction().execute(async (tx) => {
-        await jobsRepo.markCompleted(tx, jobId, outputs);
-        await jobsRepo.setJobPhase(tx, jobId, 'completed', stepAttempt(), 100);
-      });
+      try {
+        await db.transaction().execute(async (tx) => {
+          await jobsRepo.markCompleted(tx, jobId, outputs, currentRunId());
+          await jobsRepo.setJobPhase(tx, jobId, 'completed', stepAttempt(), 100);
+        });
+      } catch (err) {
+        if (!(err instanceof jobsRepo.IllegalStatusMoveError)) throw err;
+        if (err.from === 'failed') await deps.storage.removePrefix(jobPrefix(jobId));
+        throw nonRetryable(failureTypes.illegalStatusMove, err.message);
+      }
       deps.metrics?.jobFinished(job.kind, 'completed');
     },
 
-    /** → failed with `{ code, message }`; refunds the charge (idempotently). */
+    /** → failed with `{ code, message }`, refunded and its media removed; a completed job stays completed. */
     async failJob(jobId: string, code: 'generation_failed' | 'canceled', message: string): Promise<void> {
       const job = await loadJob(jobId);
-      await db.transaction().execute(async (tx) => {
-        await jobsRepo.markFailed(tx, jobId, { code, message: message.slice(0, 500) });
-        await jobsRepo.setJobPhase(tx, jobId, code === 'canceled' ? 'canceled' : 'failed', stepAttempt());
-      });
-      deps.metrics?.jobFinished(job.kind, 'failed');
+      const result = await failJobAndRemoveMedia(deps, jobId, { code, message: message.slice(0, 500) }, currentRunId());
+      if (result.status === 'failed') await jobsRepo.setJobPhase(db, jobId, code === 'canceled' ? 'canceled' : 'failed', stepAttempt());
+      if (result.moved) deps.metrics?.jobFinished(job.kind, 'failed');
     },
 
     /** Settle by current status; used by reconciliation of workflows that closed without doing it. */
@@ -249,7 +270,7 @@ export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage
           throw ApplicationFailure.create({ type, message: `downloading output ${i + 1} failed with HTTP ${res.status}`, nonRetryable: type === failureTypes.providerRejected });
         }
         const contentType = out.contentType ?? res.headers.get('content-type')?.split(';')[0] ?? 'application/octet-stream';
-        const key = `jobs/${jobId}/output-${i + 1}.${extensionFor(contentType)}`;
+        const key = `${storage.jobMediaPrefix(jobId)}/output-${i + 1}.${extensionFor(contentType)}`;
         const length = Number(res.headers.get('content-length')) || undefined;
         const obj = await storage.putStream(key, Readable.fromWeb(res.body as WebReadableStream), contentType, length);
         stored.push({ key, content_type: contentType, size: obj.size });

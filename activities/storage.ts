@@ -1,7 +1,7 @@
 // Object storage over any S3-compatible server through the `minio` client. Media bytes stream
 // through here; they never travel inside a Temporal payload.
 import { Client } from 'minio';
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Config } from '../worker/config.js';
 
@@ -17,6 +17,15 @@ export interface Storage {
   getStream(key: string): Promise<Readable>;
   stat(key: string): Promise<StoredObject | null>;
   remove(key: string): Promise<void>;
+  /** Removes every object whose key starts with `prefix`; returns how many. */
+  removePrefix(prefix: string): Promise<number>;
+  /**
+   * Where a job's media (outputs, fetched inputs, intermediate files) is written:
+   * `jobs/<job id>/<token>/`. The token is keyed by the storage secret, so keys cannot be guessed
+   * even when S3_PUBLIC_BASE_URL serves the bucket publicly, yet a retried activity writes the
+   * same keys again instead of leaving copies behind.
+   */
+  jobMediaPrefix(jobId: string): string;
   /** A time-limited GET URL (or a public URL when S3_PUBLIC_BASE_URL is configured). */
   url(key: string, expirySeconds?: number): Promise<string>;
   ping(): Promise<void>;
@@ -25,18 +34,31 @@ export interface Storage {
 /** S3's minimum multipart part size; also the most a streamed upload holds in memory. */
 const PART_SIZE = 5 * 1024 * 1024;
 
-export function createStorage(config: Pick<Config, 'S3_ENDPOINT' | 'S3_ACCESS_KEY' | 'S3_SECRET_KEY' | 'S3_BUCKET' | 'S3_REGION' | 'S3_PUBLIC_BASE_URL' | 'PRESIGN_EXPIRY_SECONDS'>): Storage {
-  const endpoint = new URL(config.S3_ENDPOINT);
+/** Every object of a job lives under this prefix; a failed job's media is removed by it. */
+export const jobPrefix = (jobId: string): string => `jobs/${jobId}/`;
+
+type StorageConfig = Pick<Config, 'S3_ENDPOINT' | 'S3_ACCESS_KEY' | 'S3_SECRET_KEY' | 'S3_BUCKET' | 'S3_REGION' | 'S3_PUBLIC_BASE_URL' | 'PRESIGN_EXPIRY_SECONDS'> &
+  Partial<Pick<Config, 'S3_PRESIGN_ENDPOINT'>>;
+
+function s3Client(config: StorageConfig, endpointUrl: string): Client {
+  const endpoint = new URL(endpointUrl);
   const useSSL = endpoint.protocol === 'https:';
-  const client = new Client({
+  return new Client({
     endPoint: endpoint.hostname,
     port: endpoint.port ? Number(endpoint.port) : useSSL ? 443 : 80,
     useSSL,
     accessKey: config.S3_ACCESS_KEY,
     secretKey: config.S3_SECRET_KEY,
+    // With the region given, presigning is computed locally (no bucket-location request).
     region: config.S3_REGION,
     pathStyle: true,
   });
+}
+
+export function createStorage(config: StorageConfig): Storage {
+  const client = s3Client(config, config.S3_ENDPOINT);
+  // Signing only: a signature covers the host, so URLs for clients are signed for the endpoint they reach.
+  const presigner = config.S3_PRESIGN_ENDPOINT ? s3Client(config, config.S3_PRESIGN_ENDPOINT) : client;
   const bucket = config.S3_BUCKET;
 
   // Streams go up in S3 multipart parts of PART_SIZE, one part in memory at a time (minio's own
@@ -108,11 +130,23 @@ export function createStorage(config: Pick<Config, 'S3_ENDPOINT' | 'S3_ACCESS_KE
     async remove(key) {
       await client.removeObject(bucket, key);
     },
+    async removePrefix(prefix) {
+      const keys: string[] = [];
+      for await (const item of client.listObjectsV2(bucket, prefix, true) as AsyncIterable<{ name?: string }>) {
+        if (item.name) keys.push(item.name);
+      }
+      for (let i = 0; i < keys.length; i += 1000) await client.removeObjects(bucket, keys.slice(i, i + 1000));
+      return keys.length;
+    },
+    jobMediaPrefix(jobId) {
+      const token = createHmac('sha256', config.S3_SECRET_KEY).update(`job-media:${jobId}`).digest('base64url').slice(0, 22);
+      return `${jobPrefix(jobId)}${token}`;
+    },
     async url(key, expirySeconds = config.PRESIGN_EXPIRY_SECONDS) {
       if (config.S3_PUBLIC_BASE_URL) {
         return `${config.S3_PUBLIC_BASE_URL.replace(/\/$/, '')}/${key.split('/').map(encodeURIComponent).join('/')}`;
       }
-      return client.presignedGetObject(bucket, key, expirySeconds);
+      return presigner.presignedGetObject(bucket, key, expirySeconds);
     },
     async ping() {
       const exists = await client.bucketExists(bucket);

@@ -192,7 +192,7 @@ function safeDecode(s: string | undefined): string | undefined {
 }
 
 /**
- * For the job pipeline: stores a remote URL's bytes at `jobs/<jobId>/input-<role>.<ext>` with the
+ * For the job pipeline: stores a remote URL's bytes at `jobs/<jobId>/<token>/input-<role>.<ext>` with the
  * same safe fetcher and limits (10 MB images, 50 MB videos). Final failures are ApplicationFailures
  * of type InputUnavailable (non-retryable) naming the reason; transient ones are FetchUnavailable.
  */
@@ -203,7 +203,7 @@ export async function fetchRemoteInput(
   if (!/^[a-z0-9_-]{1,40}$/i.test(input.role)) throw new Error(`invalid input role ${input.role}`);
   const limits = { [input.expect]: uploadLimits.remote[input.expect] } as Partial<Record<MediaKind, number>>;
   try {
-    const stored = await storeRemoteFile(deps, input.url, limits, (t) => `jobs/${input.jobId}/input-${input.role}.${t.ext}`);
+    const stored = await storeRemoteFile(deps, input.url, limits, (t) => `${deps.storage.jobMediaPrefix(input.jobId)}/input-${input.role}.${t.ext}`);
     return { key: stored.key, contentType: stored.type.mime, size: stored.size };
   } catch (err) {
     throw toApplicationFailure(err, failureTypes.inputUnavailable);

@@ -110,6 +110,8 @@ export interface JobTable {
   outputs: Json<JobOutput[]> | null;
   provider_ref: Json<Record<string, unknown> | null> | null;
   workflow_started: Generated<boolean>;
+  /** The workflow run that made the last status move (null: none did, e.g. a cancel before any workflow ran). */
+  status_run_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
   started_at: Timestamp | null;

@@ -50,7 +50,10 @@ export const envSchema = z.object({
   S3_BUCKET: z.string().min(3).default('media'),
   S3_REGION: z.string().default('us-east-1'),
   S3_PUBLIC_BASE_URL: optionalString.pipe(url.optional()),
-  PRESIGN_EXPIRY_SECONDS: int(3600, 60, 7 * 24 * 3600),
+  // The S3 endpoint clients reach (a CDN or public hostname in front of S3_ENDPOINT): presigned
+  // URLs are signed for it, since a signature covers the host. Defaults to S3_ENDPOINT.
+  S3_PRESIGN_ENDPOINT: optionalString.pipe(url.optional()),
+  PRESIGN_EXPIRY_SECONDS: int(900, 60, 7 * 24 * 3600),
 
   // Gateway
   HOST: z.string().default('127.0.0.1'),
@@ -69,6 +72,9 @@ export const envSchema = z.object({
   METRICS_ENABLED: bool(true),
   // GET /media/... (public, unauthenticated): requests per minute per client address.
   MEDIA_RATE_LIMIT_PER_MIN: int(600, 1),
+  // /metrics is served on its own port, on loopback by default, never on the public API port.
+  API_METRICS_PORT: int(9464, 0, 65535),
+  METRICS_HOST: z.string().default('127.0.0.1'),
 
   // Workers
   WORKER_ROLES: optionalString,

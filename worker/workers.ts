@@ -2,7 +2,7 @@
 // connection and one set of activity clients. Used by worker/main.ts and by tests.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Worker, type ActivityInterceptorsFactory, type WorkerOptions } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -34,6 +34,8 @@ export interface FleetDeps {
   logger: Logger;
   metrics?: WorkerMetrics;
   connection?: NativeConnection;
+  /** Activity interceptors for the io and provider workers (tests hold an activity with one). */
+  activityInterceptors?: ActivityInterceptorsFactory[];
 }
 
 export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise<WorkerFleet> {
@@ -48,6 +50,7 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
     namespace: config.TEMPORAL_NAMESPACE,
     shutdownGraceTime: config.WORKER_SHUTDOWN_GRACE_MS,
   };
+  const activityCommon: Partial<WorkerOptions> = deps.activityInterceptors ? { ...common, interceptors: { activity: deps.activityInterceptors } } : common;
 
   const workers: Worker[] = [];
   let reconciler: Reconciler | null = null;
@@ -69,7 +72,7 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
       case 'io':
         workers.push(
           await Worker.create({
-            ...common,
+            ...activityCommon,
             taskQueue: queues.io,
             activities: activities.io,
             maxConcurrentActivityTaskExecutions: config.IO_ACTIVITY_CONCURRENCY,
@@ -79,7 +82,7 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
       case 'provider':
         workers.push(
           await Worker.create({
-            ...common,
+            ...activityCommon,
             taskQueue: queues.provider(role.provider),
             activities: activities.provider,
             // A provider fleet never takes more concurrent requests than its limit.
@@ -90,7 +93,7 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
         break;
       case 'reconciler': {
         const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
-        reconciler = createReconciler({ config, db: deps.db, client, logger: deps.logger, metrics: deps.metrics });
+        reconciler = createReconciler({ config, db: deps.db, storage: deps.storage, client, logger: deps.logger, metrics: deps.metrics });
         break;
       }
     }

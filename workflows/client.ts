@@ -1,7 +1,7 @@
 // Client side of the job workflows (used by the gateway and the worker's reconciler, never by
 // workflow code): start a job's workflow with workflow id = job id, search attributes and a
 // readable summary; query its progress; cancel it.
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { progressQuery } from './pipeline.js';
 import { searchAttributes, taskQueues, workflowTypes, type GenerationInput, type GenerationProgress, type JobKind, type JobStatus } from './definitions.js';
@@ -76,15 +76,38 @@ export async function queryJobProgress(client: Client, jobId: string, timeoutMs:
     .catch(() => null);
 }
 
-/** Requests cancellation; says when the workflow had already closed (terminated, say) instead. */
-export async function cancelJobWorkflow(client: Client, jobId: string): Promise<'cancel_requested' | 'already_closed'> {
+export type CancelOutcome =
+  /** The workflow runs and was asked to cancel: it fails and refunds the job itself. */
+  | { state: 'cancel_requested' }
+  /** It completed: the job is completed (or about to be), and is never failed. */
+  | { state: 'completed' }
+  /**
+   * It closed otherwise (failed or canceled after its own clean-up, or terminated / timed out
+   * without it): the caller fails the job if it is still in flight, recording this run.
+   */
+  | { state: 'closed'; runId: string }
+  /** No workflow with this id exists (its start never reached Temporal). */
+  | { state: 'not_found' };
+
+/** Requests cancellation of the job's workflow and says what it found. */
+export async function cancelJobWorkflow(client: Client, jobId: string): Promise<CancelOutcome> {
   const handle = client.workflow.getHandle(jobId);
   // A cancel request on a closed run is not always refused, so look first; a run that closes
-  // between the two calls is settled by the reconciler.
-  const desc = await handle.describe();
-  if (desc.status.name !== 'RUNNING') return 'already_closed';
-  await handle.cancel();
-  return 'cancel_requested';
+  // between the two calls settles itself or is settled by the reconciler.
+  let desc;
+  try {
+    desc = await handle.describe();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return { state: 'not_found' };
+    throw err;
+  }
+  const status = desc.status.name;
+  if (status === 'RUNNING') {
+    await handle.cancel();
+    return { state: 'cancel_requested' };
+  }
+  if (status === 'COMPLETED') return { state: 'completed' };
+  return { state: 'closed', runId: desc.runId };
 }
 
 export interface LiveProgress {

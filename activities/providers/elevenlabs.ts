@@ -59,7 +59,7 @@ export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter 
   const opts = (what: string, ctx: ProviderContext): HttpCallOptions => ({ provider: 'ElevenLabs', what, timeoutMs, signal: ctx.signal, secrets: [cfg.key, cfg.fal.key] });
 
   async function synthesize(req: ProviderRequest, ctx: ProviderContext): Promise<{ key: string; seconds: number }> {
-    const key = `jobs/${req.jobId}/speech.wav`;
+    const key = `${ctx.storage.jobMediaPrefix(req.jobId)}/speech.wav`;
     const existing = await ctx.storage.stat(key);
     if (existing && existing.size > 44) return { key, seconds: (existing.size - 44) / (sampleRate * 2) };
 

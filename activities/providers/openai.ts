@@ -79,7 +79,7 @@ export function createOpenAIAdapter(cfg: OpenAIConfig): ProviderAdapter {
         if (typeof b64 !== 'string' || !b64) throw malformed(o, `image ${i + 1} has no b64_json`);
         const bytes = Buffer.from(b64, 'base64');
         if (!isPng(bytes)) throw malformed(o, `image ${i + 1} is not a PNG`);
-        const key = `jobs/${req.jobId}/output-${i + 1}.png`;
+        const key = `${ctx.storage.jobMediaPrefix(req.jobId)}/output-${i + 1}.png`;
         const stored = await ctx.storage.putStream(key, bytes, 'image/png', bytes.length);
         outputs.push({ key, contentType: 'image/png', size: stored.size });
       }

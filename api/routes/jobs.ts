@@ -15,6 +15,7 @@ import type { Tx } from '../../db/index.js';
 import type { Job, JobKind } from '../../db/schema.js';
 import { newId } from '../../db/ids.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
+import { failJobAndRemoveMedia } from '../../activities/job-media.js';
 import {
   allowedDurations,
   durationAllowed,
@@ -514,20 +515,22 @@ export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: 
       if (job.status === 'completed' || job.status === 'failed') {
         throw new ApiError(409, 'not_cancelable', `job ${job.id} is already ${job.status} and cannot be canceled`, { status: job.status });
       }
-      if (job.workflow_started) {
-        const outcome = await cancelJobWorkflow(deps.temporal, job.id);
-        if (outcome === 'already_closed') {
-          // Terminated from the Web UI and not yet reconciled: settle now instead of waiting.
-          await db.transaction().execute((tx) => jobsRepo.markFailed(tx, job.id, { code: 'canceled', message: "the job's workflow had already ended" }));
-          deps.metrics.credits('refunded', job.price);
-        }
-      } else {
-        // No workflow runs yet: end the job here, refunding it; the reconciler will not start it.
-        await db.transaction().execute((tx) => jobsRepo.markFailed(tx, job.id, { code: 'canceled', message: 'the job was canceled' }));
-        await jobsRepo.markWorkflowStarted(db, job.id);
-        deps.metrics.credits('refunded', job.price);
+      // Always through Temporal: the workflow is the job's one writer while it runs, and a start that
+      // timed out here may still have succeeded, whatever workflow_started says.
+      const outcome = await cancelJobWorkflow(deps.temporal, job.id);
+      if (outcome.state === 'not_found' || outcome.state === 'closed') {
+        // No workflow will settle it: none exists, or it ended without its own clean-up (terminated
+        // from the Web UI). markFailed leaves a job that was failed or completed meanwhile as it is.
+        const error = { code: 'canceled', message: outcome.state === 'not_found' ? 'the job was canceled' : "the job's workflow had already ended" } as const;
+        const { refunded } = await failJobAndRemoveMedia(deps, job.id, error, outcome.state === 'closed' ? outcome.runId : null);
+        // A job with no workflow is never started later (the reconciler starts pending jobs only).
+        if (outcome.state === 'not_found') await jobsRepo.markWorkflowStarted(db, job.id);
+        if (refunded > 0) deps.metrics.credits('refunded', refunded);
       }
       const fresh = (await jobsRepo.getJob(db, job.id))!;
+      if (fresh.status === 'completed') {
+        throw new ApiError(409, 'not_cancelable', `job ${job.id} is already completed and cannot be canceled`, { status: fresh.status });
+      }
       res.json({ data: spec.present(fresh) });
     });
   }

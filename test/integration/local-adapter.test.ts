@@ -163,6 +163,17 @@ describe('local adapter', () => {
     await assert.rejects(adapter().submit(request('replace-actor', { duration: 3 }), ctx()), (err: unknown) => err instanceof ProviderError && !err.retryable);
   });
 
+  test('an unreadable input fails terminally with a clean message: no tool output, no temp path', async () => {
+    const video = await putInput('video', 'broken.mp4', Buffer.from('not a video at all '.repeat(64)), 'video/mp4');
+    const image = await putInput('image', 'broken.png', Buffer.from('not a png either '.repeat(64)), 'image/png');
+    await assert.rejects(adapter().submit(request('replace-actor', { aspectRatio: '1:1', duration: 3, inputs: [image, video] }), ctx()), (err: unknown) => {
+      assert.ok(err instanceof ProviderError && !err.retryable, String(err));
+      assert.equal(err.message, 'local renderer: the replace-actor could not be rendered from its inputs (unreadable or unsupported media)');
+      assert.doesNotMatch(err.message, /\/tmp|ffmpeg|exited|Invalid data|\|/);
+      return true;
+    });
+  });
+
   test('latency: poll reports running with a percentage, then succeeded', async () => {
     const a = adapter({ latencyMs: 600 });
     const ref = (await a.submit(request('seedream-4.5', { prompt: 'slow', aspectRatio: '1:1' }), ctx())) as LocalRef;
