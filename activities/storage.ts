@@ -15,6 +15,8 @@ export interface Storage {
   readonly bucket: string;
   putStream(key: string, body: Readable | Buffer, contentType: string, size?: number): Promise<StoredObject>;
   getStream(key: string): Promise<Readable>;
+  /** Bytes [offset, offset + length) of an object: only that range leaves the store. */
+  getRange(key: string, offset: number, length: number): Promise<Readable>;
   stat(key: string): Promise<StoredObject | null>;
   remove(key: string): Promise<void>;
   /** A time-limited GET URL (or a public URL when S3_PUBLIC_BASE_URL is configured). */
@@ -94,6 +96,9 @@ export function createStorage(config: Pick<Config, 'S3_ENDPOINT' | 'S3_ACCESS_KE
     },
     async getStream(key) {
       return client.getObject(bucket, key);
+    },
+    async getRange(key, offset, length) {
+      return client.getPartialObject(bucket, key, offset, length);
     },
     async stat(key) {
       try {
