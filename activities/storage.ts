@@ -15,6 +15,8 @@ export interface Storage {
   readonly bucket: string;
   putStream(key: string, body: Readable | Buffer, contentType: string, size?: number): Promise<StoredObject>;
   getStream(key: string): Promise<Readable>;
+  /** Bytes [offset, offset + length) of an object: only that range leaves the store. */
+  getRange(key: string, offset: number, length: number): Promise<Readable>;
   stat(key: string): Promise<StoredObject | null>;
   remove(key: string): Promise<void>;
   /** Removes every object whose key starts with `prefix`; returns how many. */
@@ -116,6 +118,9 @@ export function createStorage(config: StorageConfig): Storage {
     },
     async getStream(key) {
       return client.getObject(bucket, key);
+    },
+    async getRange(key, offset, length) {
+      return client.getPartialObject(bucket, key, offset, length);
     },
     async stat(key) {
       try {
