@@ -1,9 +1,11 @@
 // Migrations are listed explicitly (no directory scan), so the bundle and the order are fixed.
 import { Migrator, NO_MIGRATIONS, type Kysely, type Migration, type MigrationResultSet } from 'kysely';
 import * as m0001 from './migrations/0001_initial.js';
+import * as m0005 from './migrations/0005_direct_uploads.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
+  '0005_direct_uploads': m0005,
 };
 
 function migrator(db: Kysely<any>): Migrator {
