@@ -1,6 +1,6 @@
 // Object storage over any S3-compatible server through the `minio` client. Media bytes stream
 // through here; they never travel inside a Temporal payload.
-import { Client } from 'minio';
+import { Client, CopyDestinationOptions, CopySourceOptions } from 'minio';
 import { createHash, createHmac } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Config } from '../worker/config.js';
@@ -31,6 +31,20 @@ export interface Storage {
   /** A time-limited GET URL (or a public URL when S3_PUBLIC_BASE_URL is configured). */
   url(key: string, expirySeconds?: number): Promise<string>;
   ping(): Promise<void>;
+  /**
+   * A presigned POST (browser-form upload straight to storage) whose signed policy fixes the key,
+   * the Content-Type and the exact size: storage refuses any other. The client sends `fields`
+   * first, then the file as the form's `file` field, to `url`.
+   */
+  presignedPost(key: string, opts: { contentType: string; size: number; expirySeconds: number }): Promise<PresignedPost>;
+  /** Server-side copy inside the bucket (no bytes pass through this process). */
+  copy(fromKey: string, toKey: string): Promise<void>;
+}
+
+export interface PresignedPost {
+  url: string;
+  fields: Record<string, string>;
+  expiresAt: Date;
 }
 
 /** S3's minimum multipart part size; also the most a streamed upload holds in memory. */
@@ -63,47 +77,58 @@ export function createStorage(config: StorageConfig): Storage {
   const presigner = config.S3_PRESIGN_ENDPOINT ? s3Client(config, config.S3_PRESIGN_ENDPOINT) : client;
   const bucket = config.S3_BUCKET;
 
-  // Streams go up in S3 multipart parts of PART_SIZE, one part in memory at a time (minio's own
-  // stream upload buffers up to a ~500 MB part when the size is unknown, and never settles when
-  // the source stream fails). A source error aborts the multipart upload: nothing is left behind.
+  // Streams go up in S3 multipart parts of PART_SIZE with exactly one part in memory per upload:
+  // chunks are copied once into a single part buffer, which is sent and then reused for the next
+  // part. Nothing is read from the source while a part is being sent, so storage's pace reaches the
+  // client socket as backpressure. A stream that ends within the first part goes up as one PUT.
+  // (minio's own stream upload buffers up to a ~500 MB part when the size is unknown, copies again
+  // in putObject, and never settles when the source stream fails.) A source error aborts the
+  // multipart upload: nothing is left behind.
   async function putReadable(key: string, body: Readable, contentType: string): Promise<StoredObject> {
     let uploadId: string | undefined;
     const parts: { part: number; etag: string }[] = [];
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
+    // allocUnsafeSlow: outside the shared pool, and pages are only resident once written, so a
+    // small file costs its own size, not PART_SIZE.
+    let part: Buffer | undefined;
+    let filled = 0;
     let total = 0;
-    const uploadPending = async () => {
+    const headersOf = (bytes: Buffer) => ({ 'Content-Length': bytes.length, 'Content-MD5': createHash('md5').update(bytes).digest('base64') });
+    const sendPart = async () => {
       uploadId ??= await client.initiateNewMultipartUpload(bucket, key, { 'Content-Type': contentType });
-      const part = Buffer.concat(pending, pendingBytes);
-      pending = [];
-      pendingBytes = 0;
+      const bytes = part!.subarray(0, filled);
       const partNumber = parts.length + 1;
-      const md5 = createHash('md5').update(part).digest('base64');
-      const res = await client.uploadPart(
-        { bucketName: bucket, objectName: key, uploadID: uploadId, partNumber, headers: { 'Content-Length': part.length, 'Content-MD5': md5 } },
-        part,
-      );
+      const res = await client.uploadPart({ bucketName: bucket, objectName: key, uploadID: uploadId, partNumber, headers: headersOf(bytes) }, bytes);
       parts.push({ part: partNumber, etag: res.etag });
+      filled = 0;
     };
     try {
       for await (const chunk of body) {
         const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-        pending.push(buf);
-        pendingBytes += buf.length;
         total += buf.length;
-        if (pendingBytes >= PART_SIZE) await uploadPending();
+        let offset = 0;
+        while (offset < buf.length) {
+          part ??= Buffer.allocUnsafeSlow(PART_SIZE);
+          // A full part is sent only once more bytes arrive, so the last part is never empty.
+          if (filled === PART_SIZE) await sendPart();
+          const n = buf.copy(part, filled, offset);
+          filled += n;
+          offset += n;
+        }
       }
       if (uploadId === undefined) {
-        // Smaller than one part: a single PUT.
-        await client.putObject(bucket, key, Buffer.concat(pending, pendingBytes), pendingBytes, { 'Content-Type': contentType });
+        // Within one part: a single PUT of the part buffer (minio's putObject would copy it again).
+        const bytes = (part ?? Buffer.alloc(0)).subarray(0, filled);
+        await client.makeRequestAsyncOmit({ method: 'PUT', bucketName: bucket, objectName: key, headers: { ...headersOf(bytes), 'Content-Type': contentType } }, bytes, [200]);
       } else {
-        if (pendingBytes > 0) await uploadPending();
+        if (filled > 0) await sendPart();
         await client.completeMultipartUpload(bucket, key, uploadId, parts);
       }
     } catch (err) {
       body.destroy();
       if (uploadId !== undefined) await client.abortMultipartUpload(bucket, key, uploadId).catch(() => undefined);
       throw err;
+    } finally {
+      part = undefined;
     }
     return { key, size: total, contentType };
   }
@@ -156,6 +181,20 @@ export function createStorage(config: StorageConfig): Storage {
     async ping() {
       const exists = await client.bucketExists(bucket);
       if (!exists) throw new Error(`bucket ${bucket} does not exist`);
+    },
+    async presignedPost(key, { contentType, size, expirySeconds }) {
+      const policy = client.newPostPolicy();
+      const expiresAt = new Date(Date.now() + expirySeconds * 1000);
+      policy.setBucket(bucket);
+      policy.setKey(key);
+      policy.setContentType(contentType);
+      policy.setContentLengthRange(size, size);
+      policy.setExpires(expiresAt);
+      const { postURL, formData } = await client.presignedPostPolicy(policy);
+      return { url: postURL, fields: formData, expiresAt };
+    },
+    async copy(fromKey, toKey) {
+      await client.copyObject(new CopySourceOptions({ Bucket: bucket, Object: fromKey }), new CopyDestinationOptions({ Bucket: bucket, Object: toKey }));
     },
   };
 }

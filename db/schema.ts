@@ -87,6 +87,8 @@ export interface FileUploadTable {
   file_size: ColumnType<number, number, number>;
   status: UploadStatus;
   source_url: string | null;
+  /** Pending direct uploads only: removed by the sweep after this moment unless completed. */
+  expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

@@ -69,6 +69,10 @@ export const envSchema = z.object({
   UPLOAD_FROM_URL_TIMEOUT_MS: int(60_000, 1000),
   // Uploads (all paths): images above this many pixels are refused (decompression bombs).
   UPLOAD_MAX_IMAGE_PIXELS: int(40_000_000, 1),
+  // Direct uploads: lifetime of the presigned POST, and how long a pending upload waits for its
+  // completion before the reconciler's sweep removes it and its object.
+  DIRECT_UPLOAD_EXPIRY_SECONDS: int(900, 60, 7 * 24 * 3600),
+  PENDING_UPLOAD_TTL_SECONDS: int(86_400, 1),
   METRICS_ENABLED: bool(true),
   // GET /media/... (public, unauthenticated): requests per minute per client address.
   MEDIA_RATE_LIMIT_PER_MIN: int(600, 1),

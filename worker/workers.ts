@@ -12,6 +12,7 @@ import { createActivities } from '../activities/index.js';
 import { taskQueues } from '../workflows/definitions.js';
 import { parsePerProvider, roleName, type Role } from './roles.js';
 import { createReconciler, type Reconciler } from './reconciler.js';
+import { createUploadSweeper, type UploadSweeper } from './upload-sweeper.js';
 import type { WorkerMetrics } from './metrics.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
@@ -22,6 +23,8 @@ export interface WorkerFleet {
   roles: Role[];
   workers: Worker[];
   reconciler: Reconciler | null;
+  /** Removes pending direct uploads never completed (runs with the reconciler role). */
+  uploadSweeper: UploadSweeper | null;
   /** Resolves when every worker has stopped (after shutdown()). */
   run(): Promise<void>;
   shutdown(): Promise<void>;
@@ -54,6 +57,7 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
 
   const workers: Worker[] = [];
   let reconciler: Reconciler | null = null;
+  let uploadSweeper: UploadSweeper | null = null;
   for (const role of roles) {
     switch (role.kind) {
       case 'workflows': {
@@ -94,6 +98,7 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
       case 'reconciler': {
         const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
         reconciler = createReconciler({ config, db: deps.db, storage: deps.storage, client, logger: deps.logger, metrics: deps.metrics });
+        uploadSweeper = createUploadSweeper({ config, db: deps.db, storage: deps.storage, logger: deps.logger });
         break;
       }
     }
@@ -105,13 +110,16 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
     roles,
     workers,
     reconciler,
+    uploadSweeper,
     run() {
       reconciler?.start();
+      uploadSweeper?.start();
       running ??= Promise.all(workers.map((w) => w.run())).then(() => undefined);
       return running;
     },
     async shutdown() {
       await reconciler?.stop();
+      await uploadSweeper?.stop();
       for (const w of workers) {
         if (w.getState() === 'RUNNING') w.shutdown();
       }

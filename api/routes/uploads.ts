@@ -9,6 +9,10 @@
 // storage upload and removes what was stored before answering: no object and no row remain. The
 // row (status `completed`) is written only after the object is complete.
 //
+// Direct uploads (POST /v1/uploads, POST /v1/uploads/{id}/complete, GET /v1/uploads/{id}): the
+// bytes go from the client straight to storage with a presigned POST; completion inspects them with
+// the same rules (activities/direct-uploads.ts). Records of these endpoints carry `status`.
+//
 // Decisions: a project that does not exist or belongs to another workspace is 403 `forbidden`
 // (both are "outside the workspace"); a size limit crossed is 413 `payload_too_large`; every other
 // refusal of the request (missing/duplicate/unknown parts, extra files, wrong Content-Type,
@@ -27,10 +31,12 @@ import { jsonBody } from '../body.js';
 import { parseOr400 } from '../validate.js';
 import { mediaUrl } from './media.js';
 import { newId } from '../../db/ids.js';
-import { insertUpload, projectBelongsToWorkspace } from '../../db/repos/uploads.js';
-import { createMediaGuard, MediaError, type MediaGuard } from '../../activities/media-type.js';
+import { findUploadInWorkspace, insertUpload, projectBelongsToWorkspace } from '../../db/repos/uploads.js';
+import { acceptedMimeTypes, createMediaGuard, MB, MediaError, mediaTypeOf, type MediaGuard } from '../../activities/media-type.js';
 import { sanitizeFileName, storedUploadOf, uploadFailureTypes, uploadLimits, uploadObjectKey } from '../../activities/uploads.js';
 import { FetchError, precheckUrl } from '../../activities/fetch-remote.js';
+import { completeDirectUpload, completedObjectKey, directUploadLimit, DirectUploadRefused, incomingObjectKey } from '../../activities/direct-uploads.js';
+import type { FileUpload } from '../../db/schema.js';
 import { taskQueues } from '../../workflows/definitions.js';
 import type { StoredUpload, UploadFromUrlInput } from '../../workflows/upload-from-url.js';
 
@@ -62,6 +68,40 @@ export const uploadFromUrlSchema = z
   })
   .strict();
 
+export const uploadStatusSchema = z.enum(['pending', 'completed', 'failed']);
+
+export const directUploadRecordSchema = uploadRecordSchema.extend({
+  status: uploadStatusSchema.describe('pending until completed; failed when the stored bytes were refused (the object is deleted)'),
+});
+export type DirectUploadRecord = z.infer<typeof directUploadRecordSchema>;
+
+export const directUploadSchema = z
+  .object({
+    project_id: projectId,
+    name: z.string().min(1).max(255).describe('display name of the file'),
+    mime_type: z.enum(acceptedMimeTypes).describe('the type the bytes must have (checked from the bytes at completion)'),
+    size: z
+      .number()
+      .int()
+      .min(1)
+      .max(20 * MB)
+      .describe('exact size in bytes: images up to 10 MB, videos up to 20 MB (storage refuses any other size)'),
+  })
+  .strict();
+
+const presignedPostSchema = z.object({
+  method: z.literal('POST'),
+  url: z.url().describe('the storage endpoint to POST the form to'),
+  fields: z.record(z.string(), z.string()).describe('form fields to send, in this order, before the file field `file`'),
+  expires_at: z.number().int().describe('ms since the Unix epoch; the policy is refused afterwards'),
+});
+
+export const directUploadCreatedSchema = directUploadRecordSchema.extend({
+  upload: presignedPostSchema.describe(
+    'a presigned POST whose policy fixes the object key, the Content-Type (= mime_type) and the exact size: send `fields` then the file as `file` (multipart/form-data)',
+  ),
+});
+
 export const uploadOperations: Operation[] = [
   {
     method: 'post',
@@ -89,6 +129,40 @@ export const uploadOperations: Operation[] = [
     response: uploadRecordSchema,
     errors: [400, 401, 403, 429, 500, 503],
   },
+  {
+    method: 'post',
+    path: '/v1/uploads',
+    summary:
+      'Start a direct upload: answers a pending upload record and a presigned POST that sends the bytes straight to storage, then call ' +
+      'POST /v1/uploads/{id}/complete. 400 invalid_request: bad body, or a size over the limit of the type. 403 forbidden: project missing or outside the workspace. ' +
+      'Pending uploads never completed are removed after a day.',
+    tags: ['Uploads'],
+    rateClass: 'generate',
+    body: directUploadSchema,
+    response: directUploadCreatedSchema,
+    errors: [400, 401, 403, 429, 500],
+  },
+  {
+    method: 'post',
+    path: '/v1/uploads/:id/complete',
+    summary:
+      'Complete a direct upload once its bytes are in storage: checks the size and the type from the bytes (same rules and limits as POST /v1/upload, image pixel cap included). ' +
+      'Answers the completed record (again on a repeated call); the upload is then usable as a job input. 400 invalid_request: nothing stored yet (the upload stays pending), ' +
+      'or the bytes were refused (the object is deleted and the upload is failed). 404 not_found: no such upload in this workspace.',
+    tags: ['Uploads'],
+    rateClass: 'generate',
+    response: directUploadRecordSchema,
+    errors: [400, 401, 404, 429, 500],
+  },
+  {
+    method: 'get',
+    path: '/v1/uploads/:id',
+    summary: 'Get an upload record with its status (any upload of the workspace). 404 not_found: no such upload in this workspace.',
+    tags: ['Uploads'],
+    rateClass: 'poll',
+    response: directUploadRecordSchema,
+    errors: [401, 404, 429, 500],
+  },
 ];
 
 function baseUrl(deps: AppDeps, req: Request): string {
@@ -98,6 +172,13 @@ function baseUrl(deps: AppDeps, req: Request): string {
 export function uploadRecord(stored: StoredUpload, base: string): UploadRecord {
   const { object_key, ...rest } = stored;
   return { ...rest, path: mediaUrl(base, object_key), mime_type: rest.mime_type as UploadRecord['mime_type'] };
+}
+
+/** The record of any upload row with its status; a pending one's `path` is where it will be served once completed. */
+function directUploadRecord(row: FileUpload, base: string): DirectUploadRecord {
+  const stored = storedUploadOf(row);
+  if (row.status !== 'completed' && row.object_key.startsWith('incoming/')) stored.object_key = completedObjectKey(row.object_key);
+  return { ...uploadRecord(stored, base), status: row.status };
 }
 
 async function requireProject(deps: AppDeps, workspaceId: string, id: string): Promise<void> {
@@ -310,6 +391,56 @@ export function createUploadsRouter(deps: AppDeps, auth: Auth): Router {
       taskQueuePrefix: deps.config.TASK_QUEUE_PREFIX,
     });
     res.status(200).json({ data: uploadRecord(stored, baseUrl(deps, req)) });
+  });
+
+  router.post('/v1/uploads', auth.rateLimit('generate'), jsonBody, async (req, res) => {
+    const { workspaceId } = authOf(res);
+    const body = parseOr400(directUploadSchema, req.body);
+    const limit = directUploadLimit(body.mime_type);
+    const type = mediaTypeOf(body.mime_type);
+    if (body.size > limit) throw invalidRequest(`size: a ${type.fileType} may be at most ${limit / MB} MB (${limit} bytes)`);
+    await requireProject(deps, workspaceId, body.project_id);
+    const id = newId('upl');
+    const key = incomingObjectKey(workspaceId, id, body.mime_type);
+    const post = await deps.storage.presignedPost(key, { contentType: body.mime_type, size: body.size, expirySeconds: deps.config.DIRECT_UPLOAD_EXPIRY_SECONDS });
+    const row = await insertUpload(deps.db, {
+      id,
+      workspace_id: workspaceId,
+      project_id: body.project_id,
+      name: sanitizeFileName(body.name, type),
+      object_key: key,
+      file_type: type.fileType,
+      mime_type: type.mime,
+      file_size: body.size,
+      status: 'pending',
+      source_url: null,
+      expires_at: new Date(Date.now() + deps.config.PENDING_UPLOAD_TTL_SECONDS * 1000),
+    });
+    res.status(200).json({
+      data: { ...directUploadRecord(row, baseUrl(deps, req)), upload: { method: 'POST', url: post.url, fields: post.fields, expires_at: post.expiresAt.getTime() } },
+    });
+  });
+
+  router.post('/v1/uploads/:id/complete', auth.rateLimit('generate'), async (req, res) => {
+    const { workspaceId } = authOf(res);
+    const id = String(req.params.id);
+    const row = await findUploadInWorkspace(deps.db, workspaceId, id);
+    if (!row) throw new ApiError(404, 'not_found', `file upload ${id} not found`);
+    try {
+      const done = await completeDirectUpload(deps, row);
+      res.status(200).json({ data: directUploadRecord(done, baseUrl(deps, req)) });
+    } catch (err) {
+      if (err instanceof DirectUploadRefused) throw invalidRequest(err.message);
+      throw err;
+    }
+  });
+
+  router.get('/v1/uploads/:id', auth.rateLimit('poll'), async (req, res) => {
+    const { workspaceId } = authOf(res);
+    const id = String(req.params.id);
+    const row = await findUploadInWorkspace(deps.db, workspaceId, id);
+    if (!row) throw new ApiError(404, 'not_found', `file upload ${id} not found`);
+    res.status(200).json({ data: directUploadRecord(row, baseUrl(deps, req)) });
   });
 
   return router;
