@@ -84,7 +84,7 @@ describe('job progress in Postgres', () => {
       const id = await newJob();
       await waitFor('the insert notification', () => heard.filter((h) => h === id).length === 1, 5_000, 10);
       await jobsRepo.markWorkflowStarted(tdb.db, id);
-      await tdb.db.transaction().execute((tx) => jobsRepo.markGenerating(tx, id));
+      await tdb.db.transaction().execute((tx) => jobsRepo.markGenerating(tx, id, 'run-1'));
       await waitFor('the status notification', () => heard.filter((h) => h === id).length === 2, 5_000, 10);
       await jobsRepo.setJobPhase(tdb.db, id, 'generating', 1);
       await jobsRepo.recordPollProgress(tdb.db, id, { percent: 40, queuePosition: null, attempt: 1 }, 0);
@@ -109,7 +109,7 @@ describe('job progress in Postgres', () => {
     try {
       const id = await newJob();
       await jobsRepo.markWorkflowStarted(tdb.db, id);
-      await tdb.db.transaction().execute((tx) => jobsRepo.markGenerating(tx, id));
+      await tdb.db.transaction().execute((tx) => jobsRepo.markGenerating(tx, id, 'run-1'));
       await jobsRepo.setJobPhase(tdb.db, id, 'generating', 1);
       await jobsRepo.recordPollProgress(tdb.db, id, { percent: 42, queuePosition: null, attempt: 1 }, 0);
       const res = await call(base, 'GET', `/v1/images/${id}`, { key: t.apiKey });
