@@ -6,6 +6,7 @@ import { Router, type Request, type Response, type NextFunction } from 'express'
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Storage } from '../../activities/storage.js';
+import type { Config } from '../../worker/config.js';
 import { ApiError } from '../errors.js';
 
 /** Key prefixes served publicly, and how long clients may cache them. */
@@ -21,6 +22,14 @@ export function mediaPath(key: string): string {
 }
 
 /** The absolute URL of a publicly served object key, given the gateway's base URL. */
+/**
+ * Where /media/* is reachable from the client: PUBLIC_BASE_URL (the gateway process sets it to its
+ * own listening address when unset). Never the request's Host header, which the client controls.
+ */
+export function publicBaseUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'HOST' | 'PORT'>): string {
+  return config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`;
+}
+
 export function mediaUrl(baseUrl: string, key: string): string {
   return `${baseUrl.replace(/\/+$/, '')}${mediaPath(key)}`;
 }

@@ -4,13 +4,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { createTestDatabase, createTenant, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, startGateway, startWorkers, type Workers } from '../support/services.js';
 import { roleName } from '../../worker/roles.js';
 import type { Config } from '../../worker/config.js';
+import { serveApiMetrics } from '../../api/metrics.js';
 
 const workerMain = fileURLToPath(new URL('../../worker/main.js', import.meta.url));
 const limits = { RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', RECONCILE_INTERVAL_MS: '3600000' };
@@ -256,7 +257,7 @@ describe('fleets with disjoint roles', () => {
 });
 
 describe('metrics', () => {
-  test('the gateway /metrics exposes request, rate-limit, job and credit series; /healthz and /readyz answer', async () => {
+  test('the gateway metrics port exposes request, rate-limit, job and credit series; /healthz and /readyz answer', async () => {
     // A generate limit of 1 per minute: the second create is refused and counted.
     const config = testConfig(tdb.url, { ...limits, RATE_LIMIT_GENERATE_PER_MIN: '1' });
     const gw = await startGateway(config, tdb.db);
@@ -269,7 +270,9 @@ describe('metrics', () => {
       assert.equal((await c.get('/healthz')).status, 200);
       assert.equal((await c.get('/readyz')).status, 200);
 
-      const res = await fetch(`${gw.baseUrl}/metrics`);
+      // Metrics have their own loopback port, as api/server.ts serves them.
+      const metricsServer = await serveApiMetrics(gw.app.metrics, '127.0.0.1', 0);
+      const res = await fetch(`http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}/metrics`).finally(() => metricsServer.close());
       assert.equal(res.status, 200);
       assert.match(res.headers.get('content-type') ?? '', /text\/plain/);
       const text = await res.text();

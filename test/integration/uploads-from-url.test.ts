@@ -244,15 +244,15 @@ describe('POST /v1/upload-from-url', () => {
 });
 
 describe('fetchRemoteInput (job inputs given as URLs)', () => {
-  test('stores the bytes at jobs/<jobId>/input-<role>.<ext>, refusing the wrong kind', async () => {
+  test('stores the bytes at jobs/<jobId>/<token>/input-<role>.<ext>, refusing the wrong kind', async () => {
     const storage = createStorage(config);
     const got = await fetchRemoteInput({ storage, config, fetchHooks }, { url: `${remote.origin}/media/video-webm`, jobId: 'job_test1', role: 'video', expect: 'video' });
-    assert.deepEqual(got, { key: 'jobs/job_test1/input-video.webm', contentType: 'video/webm', size: media['video/webm'].length });
+    assert.deepEqual(got, { key: `${storage.jobMediaPrefix('job_test1')}/input-video.webm`, contentType: 'video/webm', size: media['video/webm'].length });
     await storage.remove(got.key);
     await assert.rejects(
       fetchRemoteInput({ storage, config, fetchHooks }, { url: `${remote.origin}/media/video-mp4`, jobId: 'job_test1', role: 'image', expect: 'image' }),
       (err: Error & { type?: string; nonRetryable?: boolean }) => err.type === 'InputUnavailable' && err.nonRetryable === true && /expected image/.test(err.message),
     );
-    assert.equal(await storage.stat('jobs/job_test1/input-image.mp4'), null);
+    assert.equal(await storage.stat(`${storage.jobMediaPrefix('job_test1')}/input-image.mp4`), null);
   });
 });
