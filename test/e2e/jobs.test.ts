@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startService, startWorkers, waitForJobStatus, type Gateway, type Service, type Workers } from '../support/services.js';
-import { insertActor, insertUpload, insertVoice, probeUrl } from '../support/fixtures.js';
+import { insertActor, insertUpload, insertVoice, jobObjectKeys, probeUrl } from '../support/fixtures.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import type { Config } from '../../worker/config.js';
 
@@ -97,6 +97,23 @@ describe('image jobs', () => {
     assert.equal(await creditsOf(tdb.db, t), 50, 'refunded');
     const ledger = await ledgerForJob(tdb.db, id);
     assert.deepEqual(ledger.map((l) => [l.reason, l.delta]), [['charge', -4], ['refund', 4]]);
+  });
+
+  test('a job the provider fails after rendering keeps no media: its outputs are removed from storage', async () => {
+    const t = await createTenant(tdb.db, 50);
+    const c = api(gw.baseUrl, t.apiKey);
+    // [fail:poll]: the render succeeds and its outputs are stored, then the provider reports failure.
+    const created = await c.post('/v1/images/generate', { project_id: t.projectId, prompt: 'rendered then failed [fail:poll]', model: 'seedream-4.5', aspect_ratio: '1:1', count: 2 });
+    assert.equal(created.status, 200, created.text);
+    const id = created.body.data.id as string;
+    const job = await waitForJobStatus(c, `/v1/images/${id}`, ['completed', 'failed']);
+    assert.equal(job.status, 'failed');
+    const row = await tdb.db.selectFrom('jobs').select('provider_ref').where('id', '=', id).executeTakeFirstOrThrow();
+    const rendered = (row.provider_ref as { outputs?: { key: string }[] } | null)?.outputs?.map((o) => o.key) ?? [];
+    assert.equal(rendered.length, 2, 'the outputs had been stored');
+    for (const key of rendered) assert.match(key, new RegExp(`^jobs/${id}/[A-Za-z0-9_-]{22}/output-\\d\\.png$`), 'keys carry a token');
+    assert.deepEqual(await jobObjectKeys(config, id), []);
+    assert.equal(await creditsOf(tdb.db, t), 50);
   });
 
   test('transient provider failures are retried and the job completes, charged once', async () => {
