@@ -73,6 +73,32 @@ describe('Postgres unreachable', () => {
   });
 });
 
+describe('Temporal unreachable', () => {
+  test('cancel answers 503 with Retry-After and leaves the job pending and charged (it cannot know whether a workflow runs)', async () => {
+    const tdb = await createTestDatabase();
+    const gw = await startInProcessGateway(tdb.db, tdb.url, { TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}`, WORKFLOW_START_TIMEOUT_MS: '500' });
+    try {
+      const t = await createTenant(tdb.db, 100);
+      const created = await call(gw.baseUrl, 'POST', '/v1/images/generate', {
+        key: t.apiKey,
+        body: JSON.stringify({ project_id: t.projectId, prompt: 'no temporal', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 }),
+        contentType: 'application/json',
+      });
+      assert.equal(created.status, 200, created.text); // the reconciler starts it later
+      const id = created.body.data.id as string;
+      const canceled = await call(gw.baseUrl, 'POST', `/v1/images/${id}/cancel`, { key: t.apiKey });
+      assertOutage(canceled, 'cancel');
+      const row = await tdb.db.selectFrom('jobs').select(['status', 'workflow_started']).where('id', '=', id).executeTakeFirstOrThrow();
+      assert.deepEqual(row, { status: 'pending', workflow_started: false });
+      const ws = await tdb.db.selectFrom('workspaces').select('credits').where('id', '=', t.workspaceId).executeTakeFirstOrThrow();
+      assert.equal(ws.credits, 96, 'still charged: the job will run once Temporal is back');
+    } finally {
+      await gw.close();
+      await tdb.drop();
+    }
+  });
+});
+
 describe('answers and headers', () => {
   let tdb: TestDatabase;
   let t: Tenant;
