@@ -12,6 +12,7 @@ import { createTestDatabase, createTenant, testConfig, type TestDatabase, type T
 import { call, startInProcessGateway, type Gateway } from './gateway-harness.js';
 import { createDb, type Database } from '../../db/index.js';
 import { allOperations } from '../../api/openapi.js';
+import { documentValidator } from '../support/openapi.js';
 import { serveApiMetrics } from '../../api/metrics.js';
 import type { App } from '../../api/app.js';
 import { createStorage } from '../../activities/storage.js';
@@ -54,7 +55,10 @@ describe('Postgres unreachable', () => {
     await tdb?.drop();
   });
 
-  test('every authenticated operation answers 503 service_unavailable with Retry-After', async () => {
+  test('every authenticated operation answers 503 service_unavailable with Retry-After, as documented', async () => {
+    const doc = await call(gw.baseUrl, 'GET', '/v1/openapi.json');
+    assert.equal(doc.status, 200, 'the document needs no database');
+    const assertMatchesDocument = documentValidator(doc.body);
     const ops = allOperations().filter((op) => op.rateClass !== null);
     assert.ok(ops.length >= 15, `${ops.length} operations`);
     for (const op of ops) {
@@ -62,6 +66,7 @@ describe('Postgres unreachable', () => {
       const body = op.method === 'post' ? '{}' : undefined;
       const res = await call(gw.baseUrl, op.method.toUpperCase(), path, { key: t.apiKey, body, contentType: body ? 'application/json' : undefined });
       assertOutage(res, `${op.method} ${path}`);
+      assertMatchesDocument(op.method, op.path.replace(/:(\w+)/g, '{$1}'), res);
     }
   });
 
