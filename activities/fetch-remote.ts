@@ -237,6 +237,9 @@ async function checkTarget(url: URL, opts: FetchRemoteOptions): Promise<CheckedT
 
   let addresses: ResolvedAddress[];
   const literal = net.isIP(hostname);
+  // One answer for "does not resolve" and "resolves to a private address": telling them apart
+  // would let a caller map internal DNS names from outside.
+  const notPublic = () => new FetchError('refused', literal ? 'the address is not public' : `${hostname} does not resolve to a public address`);
   if (literal) {
     addresses = [{ address: hostname, family: literal }];
   } else {
@@ -244,14 +247,14 @@ async function checkTarget(url: URL, opts: FetchRemoteOptions): Promise<CheckedT
       addresses = await (opts.resolver ?? defaultResolver)(hostname);
     } catch (err) {
       const code = (err as { code?: string }).code;
-      if (code === 'EAI_AGAIN' || code === 'ETIMEOUT') throw new FetchError('unavailable', `could not resolve ${hostname} (temporary DNS failure)`);
-      throw new FetchError('failed', `could not resolve ${hostname}`);
+      if (code === 'EAI_AGAIN' || code === 'ETIMEOUT') throw new FetchError('unavailable', 'temporary DNS failure');
+      throw notPublic();
     }
-    if (addresses.length === 0) throw new FetchError('failed', `could not resolve ${hostname}`);
+    if (addresses.length === 0) throw notPublic();
   }
   for (const a of addresses) {
     const ok = isPublicAddress(a.address) || (loopbackAllowed && isLoopbackAddress(a.address));
-    if (!ok) throw new FetchError('refused', `${literal ? 'the address' : `${hostname} resolves to an address that`} is not public`);
+    if (!ok) throw notPublic();
   }
   const port = url.port === '' ? 443 : Number(url.port);
   return { url, hostname, address: addresses[0]!, port };

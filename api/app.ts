@@ -7,7 +7,7 @@ import type { Config } from '../worker/config.js';
 import { createDb, type Database } from '../db/index.js';
 import type { Storage } from '../activities/storage.js';
 import { errorMiddleware, methodNotAllowed, notFoundRoute } from './errors.js';
-import { requestContext } from './request-context.js';
+import { requestContext, securityHeaders } from './request-context.js';
 import { createApiMetrics, type ApiMetrics } from './metrics.js';
 import { createAuth } from './auth.js';
 import { createHealthRouter } from './routes/health.js';
@@ -48,6 +48,7 @@ export function createApp(deps: AppDeps): App {
   app.set('etag', false);
 
   app.use(requestContext(full));
+  app.use(securityHeaders);
   app.use(createHealthRouter(full));
   app.use(createOpenApiRouter(full));
   app.use(createMediaRouter(full));

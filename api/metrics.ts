@@ -1,4 +1,6 @@
-// Gateway metrics in Prometheus text format (served at /metrics).
+// Gateway metrics in Prometheus text format, served at /metrics on their own port (API_METRICS_PORT,
+// on METRICS_HOST = loopback by default) so the public API port never exposes them.
+import { createServer, type Server } from 'node:http';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface ApiMetrics {
@@ -63,4 +65,25 @@ export function createApiMetrics(): ApiMetrics {
     credits: (reason, amount) => credits.inc({ reason }, amount),
     authLookup: (source) => authLookups.inc({ source }),
   };
+}
+
+/** Serves GET /metrics (and nothing else) on host:port; port 0 picks a free one. */
+export function serveApiMetrics(metrics: Pick<ApiMetrics, 'registry'>, host: string, port: number): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || req.url !== '/metrics') {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    metrics.registry.metrics().then(
+      (text) => res.writeHead(200, { 'Content-Type': metrics.registry.contentType, 'Cache-Control': 'no-store' }).end(text),
+      () => res.writeHead(500).end(),
+    );
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
 }

@@ -9,6 +9,7 @@ import { createDb } from '../db/index.js';
 import { createStorage } from '../activities/storage.js';
 import { createApp } from './app.js';
 import { localRenderedModels } from '../activities/providers/routing.js';
+import { serveApiMetrics } from './metrics.js';
 
 /** Log paths that may carry secrets; pino replaces them before anything is written. */
 export const redactPaths = [
@@ -61,6 +62,16 @@ async function main(): Promise<void> {
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   logger.info({ port: addr.port }, `listening on http://${host}:${addr.port}`);
+  // Links to /media are built from PUBLIC_BASE_URL, never from a request's Host header.
+  if (!config.PUBLIC_BASE_URL) {
+    config.PUBLIC_BASE_URL = `http://${host}:${addr.port}`;
+    logger.warn('PUBLIC_BASE_URL is not set: media links use the listening address');
+  }
+  const metricsServer = config.METRICS_ENABLED ? await serveApiMetrics(gateway.metrics, config.METRICS_HOST, config.API_METRICS_PORT) : null;
+  if (metricsServer) {
+    const m = metricsServer.address() as AddressInfo;
+    logger.info({ port: m.port }, `metrics on http://${config.METRICS_HOST}:${m.port}/metrics`);
+  }
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -74,6 +85,7 @@ async function main(): Promise<void> {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      metricsServer?.close();
       await gateway.close();
       await db.destroy();
       await connection.close();

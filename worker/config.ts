@@ -23,6 +23,21 @@ const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
       return n;
     });
 
+/** An optional integer: unset or empty is null (the feature is off). */
+const optionalInt = (min: number, max: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return null;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `must be an integer from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
 const optionalString = z
   .string()
   .optional()
@@ -83,7 +98,8 @@ export const envSchema = z.object({
   // Workers
   WORKER_ROLES: optionalString,
   WORKER_SHUTDOWN_GRACE_MS: int(30_000, 0),
-  WORKER_METRICS_PORT: int(0, 0, 65535),
+  // Unset: no metrics server. A port serves /metrics on HOST; 0 takes a free one (logged at start).
+  WORKER_METRICS_PORT: optionalInt(0, 65535),
   WORKFLOW_BUNDLE_PATH: optionalString,
   RECONCILE_INTERVAL_MS: int(15_000, 200),
   // In-flight jobs untouched this long get their workflow checked (terminated from the UI, say).

@@ -1,4 +1,5 @@
 // /healthz (process up) and /readyz (Postgres, Temporal and storage reachable), no auth.
+// /metrics is not here: it has its own port (api/metrics.ts serveApiMetrics).
 // Mounted before the /v1 authentication, so none of these needs a key.
 import { Router } from 'express';
 import { z } from 'zod';
@@ -36,15 +37,6 @@ export const healthOperations: Operation[] = [
     response: readiness,
     errors: [503],
   },
-  {
-    method: 'get',
-    path: '/metrics',
-    summary: 'Prometheus metrics',
-    tags: ['Health'],
-    rateClass: null,
-    raw: 'text',
-    errors: [],
-  },
 ];
 
 export function createHealthRouter(deps: AppDeps & { metrics: ApiMetrics }): Router {
@@ -76,10 +68,6 @@ export function createHealthRouter(deps: AppDeps & { metrics: ApiMetrics }): Rou
     const checks = await readiness();
     const ok = Object.values(checks).every((v) => v === 'ok');
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks });
-  });
-  router.get('/metrics', async (_req, res) => {
-    res.setHeader('Content-Type', deps.metrics.registry.contentType);
-    res.send(await deps.metrics.registry.metrics());
   });
   return router;
 }

@@ -517,7 +517,8 @@ export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: 
       }
       // Always through Temporal: the workflow is the job's one writer while it runs, and a start that
       // timed out here may still have succeeded, whatever workflow_started says.
-      const outcome = await cancelJobWorkflow(deps.temporal, job.id);
+      // A gRPC deadline bounds the calls (and the client's retries) while Temporal is down: 503.
+      const outcome = await deps.temporal.withDeadline(Date.now() + config.WORKFLOW_START_TIMEOUT_MS, () => cancelJobWorkflow(deps.temporal, job.id));
       if (outcome.state === 'not_found' || outcome.state === 'closed') {
         // No workflow will settle it: none exists, or it ended without its own clean-up (terminated
         // from the Web UI). markFailed leaves a job that was failed or completed meanwhile as it is.

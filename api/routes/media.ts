@@ -6,6 +6,7 @@ import { Router, type Request, type Response, type NextFunction } from 'express'
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Storage } from '../../activities/storage.js';
+import type { Config } from '../../worker/config.js';
 import { ApiError } from '../errors.js';
 import { RATE_WINDOW_MS, setRateLimitHeaders, type RateDecision } from '../rate-limit.js';
 import type { Config } from '../../worker/config.js';
@@ -24,6 +25,14 @@ export function mediaPath(key: string): string {
 }
 
 /** The absolute URL of a publicly served object key, given the gateway's base URL. */
+/**
+ * Where /media/* is reachable from the client: PUBLIC_BASE_URL (the gateway process sets it to its
+ * own listening address when unset). Never the request's Host header, which the client controls.
+ */
+export function publicBaseUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'HOST' | 'PORT'>): string {
+  return config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`;
+}
+
 export function mediaUrl(baseUrl: string, key: string): string {
   return `${baseUrl.replace(/\/+$/, '')}${mediaPath(key)}`;
 }

@@ -29,7 +29,7 @@ import type { Operation } from '../operations.js';
 import { ApiError, forbidden, invalidRequest } from '../errors.js';
 import { jsonBody } from '../body.js';
 import { parseOr400 } from '../validate.js';
-import { mediaUrl } from './media.js';
+import { mediaUrl, publicBaseUrl } from './media.js';
 import { newId } from '../../db/ids.js';
 import { findUploadInWorkspace, insertUpload, projectBelongsToWorkspace } from '../../db/repos/uploads.js';
 import { acceptedMimeTypes, createMediaGuard, MB, MediaError, mediaTypeOf, type MediaGuard } from '../../activities/media-type.js';
@@ -165,9 +165,6 @@ export const uploadOperations: Operation[] = [
   },
 ];
 
-function baseUrl(deps: AppDeps, req: Request): string {
-  return deps.config.PUBLIC_BASE_URL ?? `${req.protocol}://${req.get('host') ?? `${deps.config.HOST}:${deps.config.PORT}`}`;
-}
 
 export function uploadRecord(stored: StoredUpload, base: string): UploadRecord {
   const { object_key, ...rest } = stored;
@@ -309,7 +306,7 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
             source_url: null,
           });
           settled = true;
-          resolve(uploadRecord(storedUploadOf(row), baseUrl(deps, req)));
+          resolve(uploadRecord(storedUploadOf(row), publicBaseUrl(deps.config)));
         })
         .catch((err: unknown) => fail(err));
     });
@@ -390,7 +387,7 @@ export function createUploadsRouter(deps: AppDeps, auth: Auth): Router {
       attemptTimeoutMs: deps.config.FETCH_TOTAL_TIMEOUT_MS + 5_000,
       taskQueuePrefix: deps.config.TASK_QUEUE_PREFIX,
     });
-    res.status(200).json({ data: uploadRecord(stored, baseUrl(deps, req)) });
+    res.status(200).json({ data: uploadRecord(stored, publicBaseUrl(deps.config)) });
   });
 
   router.post('/v1/uploads', auth.rateLimit('generate'), jsonBody, async (req, res) => {

@@ -171,6 +171,8 @@ export async function markGenerating(tx: Tx, jobId: string, runId: string): Prom
     .set({
       status: 'generating',
       status_run_id: runId,
+      // Its workflow runs, whatever the gateway heard back from the start (a lost answer).
+      workflow_started: true,
       error: null,
       outputs: null,
       finished_at: null,

@@ -10,10 +10,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@temporalio/client';
 import { pino } from 'pino';
-import { createTenant, createTestDatabase, rawMinioClient, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startWorkers, waitForJobStatus, type Gateway, type Workers } from '../support/services.js';
 import { Holds } from '../support/holds.js';
-import { probeUrl } from '../support/fixtures.js';
+import { jobObjectKeys, probeUrl } from '../support/fixtures.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
 import { newId } from '../../db/ids.js';
 import { jobToStart, startJobWorkflow } from '../../workflows/client.js';
@@ -49,13 +49,7 @@ async function create(t: Tenant, prompt: string): Promise<string> {
   return r.body.data.id as string;
 }
 
-async function storedKeys(jobId: string): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const o of rawMinioClient(config).listObjectsV2(config.S3_BUCKET, `jobs/${jobId}/`, true) as AsyncIterable<{ name?: string }>) {
-    if (o.name) keys.push(o.name);
-  }
-  return keys;
-}
+const storedKeys = (jobId: string) => jobObjectKeys(config, jobId);
 
 const ledger = async (id: string) => (await jobsRepo.ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]);
 const rowStatus = async (id: string) => (await jobsRepo.getJob(tdb.db, id))!.status;

@@ -9,6 +9,7 @@ import { ApiError } from '../../api/errors.js';
 import { createDb } from '../../db/index.js';
 import { revokeApiKey } from '../../db/repos/workspaces.js';
 import { call, startInProcessGateway, type Gateway, type HttpAnswer } from './gateway-harness.js';
+import { renderImage } from '../../activities/providers/local/media.js';
 
 function assertRateHeaders(res: HttpAnswer, limit: number, remaining: number) {
   assert.equal(res.headers.get('ratelimit-limit'), String(limit));
@@ -26,8 +27,6 @@ function assertRefused(res: HttpAnswer, limit: number): number {
   assertRateHeaders(res, limit, 0);
   return retry;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('gateway rate limits', () => {
   let tdb: TestDatabase;
@@ -149,6 +148,32 @@ describe('gateway rate limits', () => {
       // reset would now admit five (ten within a few seconds).
       const next = await Promise.all(Array.from({ length: 6 }, () => call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey })));
       assert.equal(next.filter((r) => r.status === 200).length, 1, next.map((r) => r.status).join(','));
+    } finally {
+      await small.close();
+    }
+  });
+
+  test('uploads spend the generation class and are refused with 429 past it; job polls spend the poll class', async () => {
+    const small = await startInProcessGateway(tdb.db, tdb.url, { RATE_LIMIT_GENERATE_PER_MIN: '2', RATE_LIMIT_POLL_PER_MIN: '2' });
+    try {
+      const t = await createTenant(tdb.db);
+      const png = await renderImage({ prompt: 'rate limited upload', width: 16, height: 16 });
+      const upload = async () => {
+        const form = new FormData();
+        form.set('project_id', t.projectId);
+        form.set('file', new Blob([png], { type: 'image/png' }), 'a.png');
+        const res = await fetch(`${small.baseUrl}/v1/upload`, { method: 'POST', headers: { authorization: `Bearer ${t.apiKey}` }, body: form });
+        const text = await res.text();
+        return { status: res.status, text, body: text ? JSON.parse(text) : null, headers: res.headers };
+      };
+      assert.equal((await upload()).status, 200);
+      assert.equal((await upload()).status, 200);
+      assertRefused(await upload(), 2);
+      const fromUrl = await call(small.baseUrl, 'POST', '/v1/upload-from-url', { key: t.apiKey, body: JSON.stringify({ url: 'https://127.0.0.1/a.png' }), contentType: 'application/json' });
+      assertRefused(fromUrl, 2);
+
+      for (let i = 0; i < 2; i++) assert.equal((await call(small.baseUrl, 'GET', '/v1/images/img_missing', { key: t.apiKey })).status, 404);
+      assertRefused(await call(small.baseUrl, 'GET', '/v1/videos/vid_missing/url', { key: t.apiKey }), 2);
     } finally {
       await small.close();
     }

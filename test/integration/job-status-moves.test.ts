@@ -65,6 +65,15 @@ describe('job status moves', () => {
     assert.deepEqual(await reasons(id), ['charge', 'refund']);
   });
 
+  test('markGenerating records that the workflow runs, even when the gateway never heard its start succeed', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const id = await newJob(t);
+    assert.equal((await jobs.getJob(tdb.db, id))!.workflow_started, false);
+    await generating(id, 'run-a');
+    const row = (await jobs.getJob(tdb.db, id))!;
+    assert.deepEqual([row.status, row.workflow_started, row.status_run_id], ['generating', true, 'run-a']);
+  });
+
   test('a pending job cannot complete without having started', async () => {
     const t = await createTenant(tdb.db, 100);
     const id = await newJob(t);

@@ -45,7 +45,7 @@ describe('talking-actor pipeline (ElevenLabs + fal lipsync)', () => {
       voice_settings: { stability: 0.3, similarity_boost: 0.9, style: 0.2, speed: 1.2 },
     });
 
-    const speechKey = `jobs/${req.jobId}/speech.wav`;
+    const speechKey = `${storage.jobMediaPrefix(req.jobId)}/speech.wav`;
     assert.equal(ref.speechKey, speechKey);
     const wav = await readAll(await storage.getStream(speechKey));
     assert.equal(wav.subarray(0, 4).toString('ascii'), 'RIFF');

@@ -25,7 +25,7 @@ describe('OpenAI images adapter', () => {
   });
   after(() => fake.close());
 
-  test('generates, decodes b64_json into the store as jobs/<id>/output-<n>.png, and polls as done', async () => {
+  test('generates, decodes b64_json into the store as jobs/<id>/<token>/output-<n>.png, and polls as done', async () => {
     const req = requestFor('gpt-image-1.5', { count: 2, aspectRatio: '16:9' });
     const ref = await openai.submit(req, ctx);
     const call = fake.requestsOf('images').at(-1)!;
@@ -37,7 +37,7 @@ describe('OpenAI images adapter', () => {
     assert.equal(result.state, 'succeeded');
     assert.deepEqual(
       result.outputs!.map((o) => o.key),
-      [`jobs/${req.jobId}/output-1.png`, `jobs/${req.jobId}/output-2.png`],
+      [`${storage.jobMediaPrefix(req.jobId)}/output-1.png`, `${storage.jobMediaPrefix(req.jobId)}/output-2.png`],
     );
     for (const o of result.outputs!) {
       assert.equal(o.url, undefined, 'no provider URL: the bytes are already ours');
