@@ -5,8 +5,8 @@
 //
 // Progress lives in the job row, written by the steps themselves so a status read is one Postgres
 // read and never a Temporal query: each step stores the phase the workflow's `progress` query
-// reports while it runs (markJobGenerating → fetching_inputs, submitToProvider → submitting,
-// recordProviderRef → generating, storeOutputs → storing_outputs, completeJob / failJob → the
+// reports while it runs (markJobGenerating → fetching_inputs, prepareProviderRequest → submitting,
+// recordProviderRef → generating, pollProvider seeing success → storing_outputs, completeJob / failJob → the
 // end), and pollProvider stores the provider's percent and queue position when they changed, at
 // most once per PROGRESS_WRITE_INTERVAL_MS per job. No step is added to the workflow for it.
 import { Context, ApplicationFailure } from '@temporalio/activity';
@@ -136,6 +136,8 @@ export function createJobIoActivities(deps: JobActivityDeps) {
           break;
         }
       }
+      // The workflow submits next: the phase says so even while no provider fleet has taken it.
+      await jobsRepo.setJobPhase(db, jobId, 'submitting', stepAttempt());
       return req;
     },
 
@@ -224,7 +226,6 @@ export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage
   return {
     async submitToProvider(provider: ProviderName, req: ProviderRequest): Promise<ProviderRef> {
       const adapter = deps.adapterFor(provider);
-      await deps.progress.phase(req.jobId, 'submitting', stepAttempt());
       return call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
     },
 
@@ -235,6 +236,8 @@ export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage
       const info = Context.current().info;
       // The workflow id is the job id.
       const jobId = info.workflowExecution?.workflowId;
+      // Done at the provider: the workflow stores the outputs next.
+      if (jobId && result.state === 'succeeded') await deps.progress.phase(jobId, 'storing_outputs', info.attempt, result.percent ?? null);
       if (jobId && (result.state === 'queued' || result.state === 'running')) {
         await deps.progress.poll(jobId, {
           percent: result.percent ?? null, // null: keep the last percent
@@ -253,7 +256,6 @@ export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage
     /** Streams every output into our store (outputs already there are only checked). */
     async storeOutputs(provider: ProviderName, jobId: string, outputs: ProviderOutput[]): Promise<JobOutput[]> {
       const adapter = deps.adapterFor(provider);
-      await deps.progress.phase(jobId, 'storing_outputs', stepAttempt());
       const stored: JobOutput[] = [];
       for (const [i, out] of outputs.entries()) {
         Context.current().heartbeat(i);
@@ -299,7 +301,7 @@ function extensionFor(contentType: string): string {
  * this process last wrote the job, and the SQL throttles writes per job across every worker.
  */
 export interface ProgressWriter {
-  phase(jobId: string, phase: JobPhase, attempt: number): Promise<void>;
+  phase(jobId: string, phase: JobPhase, attempt: number, percent?: number | null): Promise<void>;
   poll(jobId: string, p: { percent: number | null; queuePosition: number | null; attempt: number }): Promise<void>;
 }
 
@@ -309,9 +311,9 @@ export function createProgressWriter(db: Database, minIntervalMs: number): Progr
   // jobId → the values this process last asked to store (oldest entries dropped first).
   const last = new Map<string, string>();
   return {
-    async phase(jobId, phase, attempt) {
+    async phase(jobId, phase, attempt, percent = null) {
       last.delete(jobId);
-      await jobsRepo.setJobPhase(db, jobId, phase, attempt);
+      await jobsRepo.setJobPhase(db, jobId, phase, attempt, percent);
     },
     async poll(jobId, p) {
       const seen = `${p.percent}/${p.queuePosition}`;

@@ -378,9 +378,9 @@ describe('cancellation and reconciliation', () => {
       const c = api(sgw.baseUrl, t.apiKey);
       const created = await c.post('/v1/images/generate', { project_id: t.projectId, prompt: 'slow', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
       const id = created.body.data.id;
-      // The row says generating from the first step on; the live progress query tells the phases
-      // apart, and reaches the provider wait once the render is submitted.
-      const generating = await waitFor('live progress to reach the provider wait', async () => {
+      // The row says generating from the first step on; its stored progress tells the phases
+      // apart, and reaches the provider wait (with the provider's percent) once it is submitted.
+      const generating = await waitFor('stored progress to reach the provider wait', async () => {
         const r = await c.get(`/v1/images/${id}`);
         const p = r.body?.data?.progress;
         return p?.phase === 'generating' && typeof p.percent === 'number' ? r.body.data : undefined;
