@@ -8,6 +8,7 @@ import { loadConfig } from '../worker/config.js';
 import { createDb } from '../db/index.js';
 import { createStorage } from '../activities/storage.js';
 import { createApp } from './app.js';
+import { collectWhenIdle } from './idle-gc.js';
 
 /** Log paths that may carry secrets; pino replaces them before anything is written. */
 export const redactPaths = [
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
 
   const server = createServer(gateway.app);
   server.keepAliveTimeout = 65_000;
+  collectWhenIdle(server, config.IDLE_GC_AFTER_MS);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, config.HOST, () => {

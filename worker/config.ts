@@ -69,6 +69,9 @@ export const envSchema = z.object({
   DIRECT_UPLOAD_EXPIRY_SECONDS: int(900, 60, 7 * 24 * 3600),
   PENDING_UPLOAD_TTL_SECONDS: int(86_400, 1),
   METRICS_ENABLED: bool(true),
+  // Gateway: one full garbage collection after this long without requests (0 = never), so memory
+  // a burst left behind goes back to the system.
+  IDLE_GC_AFTER_MS: int(10_000, 0),
 
   // Workers
   WORKER_ROLES: optionalString,
