@@ -53,7 +53,7 @@ export class StreamEndedEarly extends Error {
 export function createStorage(config: Pick<Config, 'S3_ENDPOINT' | 'S3_ACCESS_KEY' | 'S3_SECRET_KEY' | 'S3_BUCKET' | 'S3_REGION' | 'S3_PUBLIC_BASE_URL' | 'PRESIGN_EXPIRY_SECONDS'>): Storage {
   const endpoint = new URL(config.S3_ENDPOINT);
   const useSSL = endpoint.protocol === 'https:';
-  const client = new Client({
+  const options = {
     endPoint: endpoint.hostname,
     port: endpoint.port ? Number(endpoint.port) : useSSL ? 443 : 80,
     useSSL,
@@ -61,21 +61,13 @@ export function createStorage(config: Pick<Config, 'S3_ENDPOINT' | 'S3_ACCESS_KE
     secretKey: config.S3_SECRET_KEY,
     region: config.S3_REGION,
     pathStyle: true,
-  });
+  };
+  const client = new Client(options);
   const bucket = config.S3_BUCKET;
   // Parts whose bytes are streamed while they arrive cannot be hashed before sending, so they go
   // with an unsigned payload (the signature still covers the request) and without minio's retry,
   // which would resend an already consumed stream; each part's ETag is checked against its MD5.
-  const streamingClient = new Client({
-    endPoint: endpoint.hostname,
-    port: endpoint.port ? Number(endpoint.port) : useSSL ? 443 : 80,
-    useSSL,
-    accessKey: config.S3_ACCESS_KEY,
-    secretKey: config.S3_SECRET_KEY,
-    region: config.S3_REGION,
-    pathStyle: true,
-    retryOptions: { disableRetry: true },
-  });
+  const streamingClient = new Client({ ...options, retryOptions: { disableRetry: true } });
   streamingClient.enableSHA256 = false;
 
   // Streams go up in S3 multipart parts. Bytes a stream is known to produce (`atLeast`) are streamed
