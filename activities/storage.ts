@@ -65,8 +65,9 @@ export function createStorage(config: Pick<Config, 'S3_ENDPOINT' | 'S3_ACCESS_KE
   const client = new Client(options);
   const bucket = config.S3_BUCKET;
   // Parts whose bytes are streamed while they arrive cannot be hashed before sending, so they go
-  // with an unsigned payload (the signature still covers the request) and without minio's retry,
-  // which would resend an already consumed stream; each part's ETag is checked against its MD5.
+  // with an unsigned payload (the signature still covers the request; minio-js does the same over
+  // TLS) and without minio's retry, which would resend an already consumed stream. Over plain HTTP
+  // each part's ETag is checked against the MD5 of the bytes sent.
   const streamingClient = new Client({ ...options, retryOptions: { disableRetry: true } });
   streamingClient.enableSHA256 = false;
 
@@ -129,7 +130,11 @@ export function createStorage(config: Pick<Config, 'S3_ENDPOINT' | 'S3_ACCESS_KE
         const res = await request;
         res.resume();
         const etag = String(res.headers.etag ?? '').replace(/"/g, '');
-        if (/^[0-9a-f]{32}$/.test(etag) && etag !== md5.digest('hex')) throw new Error(`storage acknowledged part ${partNumber} with a checksum that differs from the bytes sent`);
+        // Over plain HTTP nothing else protects the unsigned bytes; over TLS the channel does (and
+        // an ETag under SSE-KMS is not an MD5).
+        if (!useSSL && /^[0-9a-f]{32}$/.test(etag) && etag !== md5.digest('hex')) {
+          throw new Error(`storage acknowledged part ${partNumber} with a checksum that differs from the bytes sent`);
+        }
         parts.push({ part: partNumber, etag });
       } catch (err) {
         pass.destroy();
