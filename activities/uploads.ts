@@ -4,7 +4,6 @@
 import { readFileSync } from 'node:fs';
 import { pipeline } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/common';
-import { Context } from '@temporalio/activity';
 import type { Database } from '../db/index.js';
 import type { FileUpload } from '../db/schema.js';
 import type { Config } from '../worker/config.js';
@@ -75,7 +74,9 @@ function extraCa(path: string | undefined): Buffer | undefined {
   return ca;
 }
 
-function cancellationSignal(): AbortSignal | undefined {
+// Loaded on first use: the gateway imports this module for its helpers and needs no activity code.
+async function cancellationSignal(): Promise<AbortSignal | undefined> {
+  const { Context } = await import('@temporalio/activity');
   try {
     return Context.current().cancellationSignal;
   } catch {
@@ -108,7 +109,7 @@ export async function storeRemoteFile(
     totalTimeoutMs: config.FETCH_TOTAL_TIMEOUT_MS,
     allowLoopbackOrigin: config.FETCH_ALLOW_LOOPBACK_ORIGIN,
     ca: extraCa(config.FETCH_EXTRA_CA_FILE),
-    signal: cancellationSignal(),
+    signal: await cancellationSignal(),
     accept: Object.keys(limits).map((k) => `${k}/*`).join(','),
     ...deps.fetchHooks,
   });

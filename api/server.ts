@@ -10,6 +10,7 @@ import { createStorage } from '../activities/storage.js';
 import { createApp } from './app.js';
 import { localRenderedModels } from '../activities/providers/routing.js';
 import { serveApiMetrics } from './metrics.js';
+import { collectWhenIdle } from './idle-gc.js';
 
 /** Log paths that may carry secrets; pino replaces them before anything is written. */
 export const redactPaths = [
@@ -52,6 +53,7 @@ async function main(): Promise<void> {
 
   const server = createServer(gateway.app);
   server.keepAliveTimeout = 65_000;
+  collectWhenIdle(server, config.IDLE_GC_AFTER_MS);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, config.HOST, () => {

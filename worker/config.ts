@@ -94,6 +94,9 @@ export const envSchema = z.object({
   // /metrics is served on its own port, on loopback by default, never on the public API port.
   API_METRICS_PORT: int(9464, 0, 65535),
   METRICS_HOST: z.string().default('127.0.0.1'),
+  // Gateway: one full garbage collection after this long without requests (0 = never), so memory
+  // a burst left behind goes back to the system.
+  IDLE_GC_AFTER_MS: int(10_000, 0),
 
   // Workers
   WORKER_ROLES: optionalString,

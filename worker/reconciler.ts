@@ -12,6 +12,7 @@ import type { Storage } from '../activities/storage.js';
 import { failJobAndRemoveMedia } from '../activities/job-media.js';
 import { jobToStart, startJobWorkflow } from '../workflows/client.js';
 import type { WorkerMetrics } from './metrics.js';
+import { periodic } from './periodic.js';
 
 export interface Reconciler {
   start(): void;
@@ -22,8 +23,6 @@ export interface Reconciler {
 
 export function createReconciler(deps: { config: Config; db: Database; storage: Storage; client: Client; logger: Logger; metrics?: WorkerMetrics }): Reconciler {
   const { config, db, client, logger } = deps;
-  let timer: NodeJS.Timeout | null = null;
-  let current: Promise<unknown> | null = null;
 
   async function startUnstarted(): Promise<number> {
     let started = 0;
@@ -87,27 +86,11 @@ export function createReconciler(deps: { config: Config; db: Database; storage: 
     return { started, settled };
   }
 
-  function schedule() {
-    timer = setTimeout(() => {
-      current = runOnce()
-        .catch((err) => logger.warn({ err: (err as Error).message }, 'reconciliation pass failed'))
-        .finally(() => {
-          current = null;
-          if (timer) schedule();
-        });
-    }, config.RECONCILE_INTERVAL_MS);
-    timer.unref();
-  }
+  const loop = periodic(config.RECONCILE_INTERVAL_MS, runOnce, (err) => logger.warn({ err: err.message }, 'reconciliation pass failed'));
 
   return {
-    start() {
-      if (!timer) schedule();
-    },
-    async stop() {
-      if (timer) clearTimeout(timer);
-      timer = null;
-      await current;
-    },
+    start: loop.start,
+    stop: loop.stop,
     runOnce,
   };
 }

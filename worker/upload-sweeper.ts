@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import type { Database } from '../db/index.js';
 import type { Storage } from '../activities/storage.js';
 import { sweepExpiredUploads } from '../activities/direct-uploads.js';
+import { periodic } from './periodic.js';
 
 export interface UploadSweeper {
   start(): void;
@@ -15,36 +16,12 @@ export interface UploadSweeper {
 }
 
 export function createUploadSweeper(deps: { config: Config; db: Database; storage: Storage; logger: Logger }): UploadSweeper {
-  let timer: NodeJS.Timeout | null = null;
-  let current: Promise<unknown> | null = null;
-
   async function runOnce(now = new Date()): Promise<number> {
     const removed = await sweepExpiredUploads(deps, now);
     if (removed > 0) deps.logger.info({ removed }, 'removed expired pending uploads');
     return removed;
   }
 
-  function schedule() {
-    timer = setTimeout(() => {
-      current = runOnce()
-        .catch((err) => deps.logger.warn({ err: (err as Error).message }, 'pending upload sweep failed'))
-        .finally(() => {
-          current = null;
-          if (timer) schedule();
-        });
-    }, deps.config.RECONCILE_INTERVAL_MS);
-    timer.unref();
-  }
-
-  return {
-    start() {
-      if (!timer) schedule();
-    },
-    async stop() {
-      if (timer) clearTimeout(timer);
-      timer = null;
-      await current;
-    },
-    runOnce,
-  };
+  const loop = periodic(deps.config.RECONCILE_INTERVAL_MS, () => runOnce(), (err) => deps.logger.warn({ err: err.message }, 'pending upload sweep failed'));
+  return { start: loop.start, stop: loop.stop, runOnce };
 }

@@ -3,8 +3,9 @@
 // readable summary; query its progress; cancel it.
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { progressQuery } from './pipeline.js';
-import { searchAttributes, taskQueues, workflowTypes, type GenerationInput, type GenerationProgress, type JobKind, type JobStatus } from './definitions.js';
+// Queried by name, not through pipeline.ts's definition: that would load @temporalio/workflow into
+// the gateway.
+import { progressQueryName, searchAttributes, taskQueues, workflowTypes, type GenerationInput, type GenerationProgress, type JobKind, type JobStatus } from './definitions.js';
 
 export interface JobToStart {
   id: string;
@@ -72,7 +73,7 @@ export async function startJobWorkflow(client: Client, job: JobToStart): Promise
 export async function queryJobProgress(client: Client, jobId: string, timeoutMs: number): Promise<GenerationProgress | null> {
   // The deadline bounds the gRPC call itself, so no query outlives the request that asked.
   return client
-    .withDeadline(Date.now() + timeoutMs, () => client.workflow.getHandle(jobId).query(progressQuery))
+    .withDeadline(Date.now() + timeoutMs, () => client.workflow.getHandle(jobId).query<GenerationProgress>(progressQueryName))
     .catch(() => null);
 }
 

@@ -53,6 +53,9 @@ export interface GenerationInput {
 }
 
 /** Answer of the `progress` query. */
+/** Name of every job workflow's `progress` query (pipeline.ts defines it; clients query it by name). */
+export const progressQueryName = 'progress';
+
 export interface GenerationProgress {
   phase: 'queued' | 'fetching_inputs' | 'submitting' | 'generating' | 'storing_outputs' | 'completed' | 'failed' | 'canceled';
   attempt: number;

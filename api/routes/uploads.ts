@@ -33,6 +33,7 @@ import { mediaUrl, publicBaseUrl } from './media.js';
 import { newId } from '../../db/ids.js';
 import { findUploadInWorkspace, insertUpload, projectBelongsToWorkspace } from '../../db/repos/uploads.js';
 import { acceptedMimeTypes, createMediaGuard, MB, MediaError, mediaTypeOf, type MediaGuard } from '../../activities/media-type.js';
+import { StreamEndedEarly } from '../../activities/storage.js';
 import { sanitizeFileName, storedUploadOf, uploadFailureTypes, uploadLimits, uploadObjectKey } from '../../activities/uploads.js';
 import { FetchError, precheckUrl } from '../../activities/fetch-remote.js';
 import { completeDirectUpload, completedObjectKey, directUploadLimit, DirectUploadRefused, incomingObjectKey } from '../../activities/direct-uploads.js';
@@ -185,6 +186,9 @@ async function requireProject(deps: AppDeps, workspaceId: string, id: string): P
 }
 
 function mediaErrorToApi(err: unknown): unknown {
+  if (err instanceof StreamEndedEarly) {
+    return invalidRequest(`the multipart body may carry at most ${MAX_AFTER_FILE / 1024} KB after the file part`);
+  }
   if (err instanceof MediaError) {
     if (err.kind === 'too_large') return new ApiError(413, 'payload_too_large', `file too large: ${err.message}`);
     return invalidRequest(err.message);
@@ -211,6 +215,13 @@ function discardRest(req: Request): void {
   req.resume();
 }
 
+/**
+ * Multipart bytes after the file part that a request may carry (closing boundary, a late
+ * `project_id`). Bounding them lets storage stream most of a file straight through: the file is at
+ * least Content-Length minus what came before it minus this.
+ */
+const MAX_AFTER_FILE = 64 * 1024;
+
 async function handleMultipart(deps: AppDeps, req: Request, res: Response): Promise<UploadRecord> {
   const { workspaceId } = authOf(res);
   if (!req.is('multipart/form-data')) throw invalidRequest('Content-Type must be multipart/form-data');
@@ -227,6 +238,9 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
   let fileSeen = false;
   let guard: MediaGuard | undefined;
   let storing: Promise<{ key: string; name: string }> | undefined;
+  const contentLength = Number(req.headers['content-length']);
+  let received = 0;
+  req.on('data', (chunk: Buffer) => (received += chunk.length));
 
   return new Promise<UploadRecord>((resolve, reject) => {
     let settled = false;
@@ -255,10 +269,12 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
       pipeline(stream, g, (err) => {
         if (err && !(err instanceof MediaError) && !settled) fail(invalidRequest('the file part ended unexpectedly'));
       });
+      // Everything received so far includes the bytes before the file's data, so this is a floor.
+      const atLeast = Number.isSafeInteger(contentLength) ? Math.max(0, contentLength - received - MAX_AFTER_FILE) : 0;
       storing = (async () => {
         const type = await g.detected;
         const key = uploadObjectKey(workspaceId, uploadId, type.ext);
-        await deps.storage.putStream(key, g, type.mime);
+        await deps.storage.putStream(key, g, type.mime, undefined, { atLeast });
         return { key, name: sanitizeFileName(info.filename, type) };
       })();
       storing.catch((err: unknown) => fail(err));

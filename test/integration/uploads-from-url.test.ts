@@ -91,6 +91,12 @@ before(async () => {
   clean = await createTenant(tdb.db);
 
   for (const [mime, bytes] of Object.entries(media)) remote.file(`/media/${mime.replace('/', '-')}`, bytes, mime.includes('/') ? mime : 'application/octet-stream');
+  // A PNG header declaring 20000×20000 pixels (a decompression bomb) in 4 KB.
+  const bomb = Buffer.alloc(4096);
+  media['image/png'].copy(bomb, 0, 0, 33);
+  bomb.writeUInt32BE(20_000, 16);
+  bomb.writeUInt32BE(20_000, 20);
+  remote.file('/bomb', bomb, 'image/png');
   // The header says PNG, the bytes are a JPEG: the bytes decide.
   remote.file('/lying-header', media['image/jpeg'], 'image/png');
   remote.route('/redirect', (_q, r) => r.writeHead(302, { location: '/media/image-png' }).end());
@@ -188,6 +194,8 @@ describe('POST /v1/upload-from-url', () => {
     ['unsupported type (GIF)', '/media/gif', /unsupported/],
     ['image over 10 MB, cut mid-stream', '/big-image', /too large/],
     ['video over 50 MB, cut mid-stream', '/big-video', /too large/],
+    ['image over the pixel cap (20000×20000)', '/bomb', /20000×20000 .*the limit is 40\.0 Mpx/],
+    ['slow body past the total timeout', '/slow', /longer than 3000 ms/],
     ['redirect to a private address', '/to-private', /URL refused/],
     ['redirect to a name resolving to the metadata address', '/to-metadata', /URL refused/],
     ['remote 404', '/gone', /answered 404/],
