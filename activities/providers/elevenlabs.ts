@@ -52,7 +52,7 @@ export function lipsyncFrames(seconds: number): number | undefined {
   return frames > infinitalkMaxFrames ? undefined : frames;
 }
 
-export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter {
+export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter & { synthesize(req: ProviderRequest, ctx: ProviderContext): Promise<{ key: string; seconds: number }> } {
   // elevenlabs-js waits 240 s by default; a long script can take minutes to speak.
   const timeoutMs = cfg.timeoutMs ?? 240_000;
   const fal = createFalQueueClient(cfg.fal);
@@ -102,6 +102,8 @@ export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter 
 
   return {
     name: 'elevenlabs',
+    /** The speech step alone (stored at jobs/<jobId>/speech.wav); the smoke script runs only this. */
+    synthesize,
     async submit(req, ctx) {
       const [image] = req.inputs.filter((i) => i.role === 'actor_image' || i.role === 'image');
       if (!image) throw new ProviderError("talking actor needs the actor's image", { retryable: false });
