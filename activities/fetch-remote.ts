@@ -58,6 +58,10 @@ export interface FetchRemoteOptions {
   signal?: AbortSignal;
   /** Accept header sent to the remote server. */
   accept?: string;
+  /** Extra request headers (e.g. a provider CDN's key): sent only to the first URL's origin, never after a redirect elsewhere. */
+  headers?: Record<string, string>;
+  /** A host allowlist checked on every hop (provider output CDNs); a host it refuses is `refused`. */
+  allowHost?: (hostname: string) => boolean;
 }
 
 export interface FetchRemoteResult {
@@ -234,6 +238,7 @@ async function checkTarget(url: URL, opts: FetchRemoteOptions): Promise<CheckedT
   precheckUrl(url, opts.allowLoopbackOrigin);
   const loopbackAllowed = sameOrigin(url, opts.allowLoopbackOrigin);
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
+  if (opts.allowHost && !opts.allowHost(hostname)) throw new FetchError('refused', 'the host is not on the allowed list');
 
   let addresses: ResolvedAddress[];
   const literal = net.isIP(hostname);
@@ -285,7 +290,7 @@ function byteCap(maxBytes: number): Transform {
 }
 
 /** One GET to a checked target, answering once the response headers arrive. */
-function requestOnce(target: CheckedTarget, opts: FetchRemoteOptions, extraCa: string[] | undefined, onAbort: (fn: (err: Error) => void) => void): Promise<IncomingMessage> {
+function requestOnce(target: CheckedTarget, opts: FetchRemoteOptions, extraCa: string[] | undefined, onAbort: (fn: (err: Error) => void) => void, extraHeaders: Record<string, string> = {}): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const agent = new https.Agent({ keepAlive: false, maxSockets: 1 });
     const connect = opts.connect ?? ((o: tls.ConnectionOptions) => tls.connect(o));
@@ -312,6 +317,7 @@ function requestOnce(target: CheckedTarget, opts: FetchRemoteOptions, extraCa: s
       ca: extraCa,
       servername: net.isIP(target.hostname) ? undefined : target.hostname,
       headers: {
+        ...extraHeaders,
         'user-agent': 'media-generation-service/1.0 (upload fetcher)',
         accept: opts.accept ?? 'image/*,video/*;q=0.9,*/*;q=0.1',
         'accept-encoding': 'identity',
@@ -358,11 +364,12 @@ export async function fetchRemote(rawUrl: string, opts: FetchRemoteOptions): Pro
 
   try {
     let url = parseTarget(rawUrl);
+    const firstOrigin = url.origin;
     for (let hop = 0; ; hop++) {
       if (opts.signal?.aborted) throw new FetchError('failed', 'fetch aborted');
       if (timedOut) throw new FetchError('failed', `fetching the URL took longer than ${opts.totalTimeoutMs} ms`);
       const target = await checkTarget(url, opts);
-      const res = await requestOnce(target, opts, extraCa, (fn) => (current = fn));
+      const res = await requestOnce(target, opts, extraCa, (fn) => (current = fn), url.origin === firstOrigin ? opts.headers : undefined);
       current = (err) => res.destroy(err);
       const status = res.statusCode ?? 0;
 

@@ -10,8 +10,6 @@
 // end), and pollProvider stores the provider's percent and queue position when they changed, at
 // most once per PROGRESS_WRITE_INTERVAL_MS per job. No step is added to the workflow for it.
 import { Context, ApplicationFailure } from '@temporalio/activity';
-import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Database } from '../db/index.js';
 import type { Job, JobOutput, JobPhase } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
@@ -21,6 +19,8 @@ import { failJobAndRemoveMedia } from './job-media.js';
 import type { Config } from '../worker/config.js';
 import { failureTypes } from './errors.js';
 import { routeFor } from './providers/catalog.js';
+import { storeProviderOutput } from './providers/outputs.js';
+import { toApplicationFailure } from './uploads.js';
 import {
   ProviderError,
   type InputFile,
@@ -266,34 +266,36 @@ export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage
           continue;
         }
         if (!out.url) throw nonRetryable(failureTypes.providerRejected, 'provider returned an output without a URL');
-        const res = await fetch(out.url, { headers: adapter.outputHeaders?.(out) ?? {}, signal: Context.current().cancellationSignal });
-        if (!res.ok || !res.body) {
-          const type = res.status >= 500 || res.status === 429 ? failureTypes.providerUnavailable : failureTypes.providerRejected;
-          throw ApplicationFailure.create({ type, message: `downloading output ${i + 1} failed with HTTP ${res.status}`, nonRetryable: type === failureTypes.providerRejected });
+        // Through the guarded fetcher, from the provider's CDN hosts only, capped, sniffed, heartbeating.
+        let lastBeat = 0;
+        let saved: { key: string; contentType: string; size: number };
+        try {
+          saved = await storeProviderOutput(
+            { storage, config: deps.config },
+            {
+              provider,
+              jobId,
+              index: i,
+              output: out,
+              headers: adapter.outputHeaders?.(out),
+              onProgress: (bytes) => {
+                const now = Date.now();
+                if (now - lastBeat < 1000) return;
+                lastBeat = now;
+                Context.current().heartbeat({ output: i, bytes });
+              },
+            },
+          );
+        } catch (err) {
+          const failure = toApplicationFailure(err, failureTypes.providerRejected);
+          if (failure instanceof ApplicationFailure) failure.message = `output ${i + 1}: ${failure.message}`;
+          throw failure;
         }
-        const contentType = out.contentType ?? res.headers.get('content-type')?.split(';')[0] ?? 'application/octet-stream';
-        const key = `${storage.jobMediaPrefix(jobId)}/output-${i + 1}.${extensionFor(contentType)}`;
-        const length = Number(res.headers.get('content-length')) || undefined;
-        const obj = await storage.putStream(key, Readable.fromWeb(res.body as WebReadableStream), contentType, length);
-        stored.push({ key, content_type: contentType, size: obj.size });
+        stored.push({ key: saved.key, content_type: saved.contentType, size: saved.size });
       }
       return stored;
     },
   };
-}
-
-function extensionFor(contentType: string): string {
-  const map: Record<string, string> = {
-    'image/png': 'png',
-    'image/jpeg': 'jpg',
-    'image/webp': 'webp',
-    'video/mp4': 'mp4',
-    'video/quicktime': 'mov',
-    'video/webm': 'webm',
-    'audio/mpeg': 'mp3',
-    'audio/wav': 'wav',
-  };
-  return map[contentType] ?? 'bin';
 }
 
 /**

@@ -2,7 +2,7 @@
 // the bytes (activities/media-type.ts), stream it into object storage under its size cap, and
 // record it. Also the job-input fetch used by the generation pipeline for `*_url` inputs.
 import { readFileSync } from 'node:fs';
-import { pipeline } from 'node:stream';
+import { pipeline, Transform } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Database } from '../db/index.js';
 import type { FileUpload } from '../db/schema.js';
@@ -100,6 +100,7 @@ export async function storeRemoteFile(
   url: string,
   limits: Partial<Record<MediaKind, number>>,
   keyFor: (type: MediaType) => string,
+  more: { fetch?: Pick<FetchRemoteOptions, 'headers' | 'allowHost' | 'totalTimeoutMs'>; onProgress?: (bytes: number) => void } = {},
 ): Promise<StoredRemote> {
   const { config } = deps;
   const maxBytes = Math.max(...Object.values(limits).filter((v): v is number => v !== undefined));
@@ -111,11 +112,26 @@ export async function storeRemoteFile(
     ca: extraCa(config.FETCH_EXTRA_CA_FILE),
     signal: await cancellationSignal(),
     accept: Object.keys(limits).map((k) => `${k}/*`).join(','),
+    ...more.fetch,
     ...deps.fetchHooks,
   });
   // The remote Content-Type is only a hint: the bytes decide, so it is not passed as a declaration.
   const guard = createMediaGuard({ limits, maxPixels: config.UPLOAD_MAX_IMAGE_PIXELS });
-  pipeline(remote.stream, guard, () => undefined);
+  const onProgress = more.onProgress;
+  if (onProgress) {
+    // Counts bytes as they stream (long provider videos heartbeat their progress).
+    let seen = 0;
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        seen += chunk.length;
+        onProgress(seen);
+        cb(null, chunk);
+      },
+    });
+    pipeline(remote.stream, counter, guard, () => undefined);
+  } else {
+    pipeline(remote.stream, guard, () => undefined);
+  }
   const type = await guard.detected;
   const key = keyFor(type);
   await deps.storage.putStream(key, guard, type.mime);

@@ -142,6 +142,13 @@ export const envSchema = z.object({
   ELEVENLABS_BASE_URL: z.url().default('https://api.elevenlabs.io'),
   XAI_API_KEY: optionalString,
   XAI_BASE_URL: z.url().default('https://api.x.ai'),
+  // Accounts whose fal CDN serves outputs only with the key (the key goes to fal's CDN hosts only).
+  FAL_CDN_REQUIRES_KEY: bool(false),
+  // Provider outputs are fetched through the guarded fetcher from each provider's CDN hosts only;
+  // extra host patterns (comma-separated, `*.example.com` for subdomains), a size cap and a timeout.
+  PROVIDER_OUTPUT_HOSTS: optionalString,
+  PROVIDER_OUTPUT_MAX_MB: int(1024, 1, 10_240),
+  PROVIDER_OUTPUT_TIMEOUT_MS: int(900_000, 1000, 3_600_000),
 
   // Local renderer
   LOCAL_RENDER_LATENCY_MS: int(0, 0, 600_000),

@@ -11,6 +11,7 @@
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderRef, ProviderRequest, VoiceSettings } from './types.js';
 import { ProviderError } from './types.js';
 import { errorFromResponse, joinUrl, malformed, providerFetch, readText, type HttpCallOptions } from './http.js';
+import { conformActorImage } from './conform.js';
 import { createFalQueueClient, falOutputHeaders, isFalRef, type FalConfig, type FalRef } from './fal.js';
 import type { ElevenLabsTextToSpeechBody, ElevenLabsVoiceSettings } from './contracts/elevenlabs.js';
 import { infinitalkFps, infinitalkMaxFrames, infinitalkMinFrames, type FalInput } from './contracts/fal.js';
@@ -52,7 +53,7 @@ export function lipsyncFrames(seconds: number): number | undefined {
   return frames > infinitalkMaxFrames ? undefined : frames;
 }
 
-export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter {
+export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter & { synthesize(req: ProviderRequest, ctx: ProviderContext): Promise<{ key: string; seconds: number }> } {
   // elevenlabs-js waits 240 s by default; a long script can take minutes to speak.
   const timeoutMs = cfg.timeoutMs ?? 240_000;
   const fal = createFalQueueClient(cfg.fal);
@@ -102,9 +103,13 @@ export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter 
 
   return {
     name: 'elevenlabs',
+    /** The speech step alone (stored at jobs/<jobId>/speech.wav); the smoke script runs only this. */
+    synthesize,
     async submit(req, ctx) {
-      const [image] = req.inputs.filter((i) => i.role === 'actor_image' || i.role === 'image');
-      if (!image) throw new ProviderError("talking actor needs the actor's image", { retryable: false });
+      const [actorImage] = req.inputs.filter((i) => i.role === 'actor_image' || i.role === 'image');
+      if (!actorImage) throw new ProviderError("talking actor needs the actor's image", { retryable: false });
+      // InfiniteTalk keeps the image's shape: crop it to the asked aspect ratio so the option applies.
+      const image = await conformActorImage(req, actorImage, ctx, cfg.fal.ffmpegPath);
       const speech = await synthesize(req, ctx);
       ctx.heartbeat({ phase: 'speech-ready' });
       const lipsyncModel = req.route.secondaryModelIds?.lipsync;

@@ -15,6 +15,7 @@ import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderO
 import { ProviderError } from './types.js';
 import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, providerFetch, readText, parseJson, requestJson, sameOrigin, type HttpCallOptions } from './http.js';
 import type { FalInput } from './contracts/fal.js';
+import { conformMotionVideo } from './conform.js';
 
 export interface FalConfig {
   key: string;
@@ -24,6 +25,8 @@ export interface FalConfig {
   outputLifetimeSeconds?: number;
   /** The account's CDN serves outputs only with the key (fal "private" media). */
   cdnRequiresKey?: boolean;
+  /** ffmpeg, to conform replace-actor motion videos (conform.ts). */
+  ffmpegPath?: string;
 }
 
 /** Hosts fal serves output files from (its CDN); outputs are fetched from these only. */
@@ -301,6 +304,12 @@ export function createFalAdapter(cfg: FalConfig): ProviderAdapter {
   return {
     name: 'fal',
     async submit(req, ctx) {
+      // Wan follows its motion video: trim/pad and crop it to the asked duration and aspect ratio first.
+      const motion = req.kind === 'replace_actor' ? req.inputs.find((i) => i.role === 'video') : undefined;
+      if (motion) {
+        const conformed = await conformMotionVideo(req, motion, ctx, cfg.ffmpegPath);
+        req = { ...req, inputs: req.inputs.map((i) => (i === motion ? conformed : i)) };
+      }
       const { endpointId, input } = await falRequestFor(req, ctx);
       return { ...(await queue.submit(endpointId, input, req.jobId, ctx)) };
     },

@@ -6,6 +6,7 @@ import { createElevenLabsAdapter } from '../../activities/providers/elevenlabs.j
 import { ProviderError } from '../../activities/providers/types.js';
 import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-providers/elevenlabs.js';
 import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
+import { probeUrl } from '../support/fixtures.js';
 import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput, testVoice } from '../support/fake-providers/context.js';
 
 async function readAll(s: NodeJS.ReadableStream): Promise<Buffer> {
@@ -94,6 +95,18 @@ describe('talking-actor pipeline (ElevenLabs + fal lipsync)', () => {
     assert.equal(err.retryable, false);
     assert.match(err.message, /the speech lasts 30\.0 s, longer than the 28\.8 s one lipsync video can carry/);
     assert.equal(fal.requestsOf('submit').length, lipsyncs, 'nothing was sent to the lipsync model');
+  });
+
+  test('the aspect ratio applies live: the actor image handed to the lipsync model is cropped to it', async () => {
+    for (const [aspectRatio, width, height] of [
+      ['16:9', 1280, 720],
+      ['9:16', 720, 1280],
+      ['1:1', 720, 720],
+    ] as const) {
+      await adapter.submit(await talking({ aspectRatio }), ctx);
+      const sent = await probeUrl(String((fal.requestsOf('submit').at(-1)!.json as { image_url: string }).image_url));
+      assert.deepEqual([sent.width, sent.height], [width, height]);
+    }
   });
 
   test('a 503 from text-to-speech is retryable; the retried submit reuses nothing twice', async () => {

@@ -7,6 +7,11 @@ import { seedreamMinPixels } from '../../activities/providers/contracts/fal.js';
 import { ProviderError } from '../../activities/providers/types.js';
 import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
 import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput } from '../support/fake-providers/context.js';
+import { probeUrl } from '../support/fixtures.js';
+import { renderVideo } from '../../activities/providers/local/media.js';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 describe('fal queue adapter', () => {
   let fake: FakeFal;
@@ -123,6 +128,30 @@ describe('fal queue adapter', () => {
     const body = fake.requestsOf('submit').at(-1)!.json as Record<string, unknown>;
     assert.deepEqual(Object.keys(body).sort(), ['image_url', 'resolution', 'video_url']);
     assert.equal((await pollToEnd(fal, ref, ctx)).at(-1)!.state, 'succeeded');
+  });
+
+  test('replace-actor: the motion video is trimmed or padded to the asked duration and cropped to the asked aspect ratio', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'motion-'));
+    let motion: Buffer;
+    try {
+      await renderVideo({ prompt: 'motion', width: 320, height: 568, durationSeconds: 4, outPath: join(dir, 'm.mp4') });
+      motion = await readFile(join(dir, 'm.mp4'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    const video = await storeInput(storage, 'video');
+    await storage.putStream(video.key, motion, 'video/mp4', motion.length);
+    const image = await storeInput(storage, 'image');
+    for (const [duration, aspectRatio, width, height] of [
+      [3, '16:9', 1280, 720],
+      [6, '9:16', 720, 1280],
+    ] as const) {
+      await fal.submit(requestFor('replace-actor', { duration, aspectRatio, inputs: [image, video] }), ctx);
+      const sent = await probeUrl(String((fake.requestsOf('submit').at(-1)!.json as { video_url: string }).video_url));
+      assert.equal(sent.width, width);
+      assert.equal(sent.height, height);
+      assert.ok(Math.abs(sent.durationSeconds! - duration) < 0.15, `asked ${duration} s, sent ${sent.durationSeconds} s`);
+    }
   });
 
   test('seedream gets explicit sizes at or above its minimum pixel count, never a preset below it', async () => {
