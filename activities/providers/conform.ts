@@ -17,54 +17,52 @@ export async function conformMotionVideo(req: ProviderRequest, video: InputFile,
   const seconds = req.duration ?? req.route.defaultDuration ?? 30;
   const { width, height } = frameSize(req.aspectRatio ?? req.route.defaultAspectRatio, req.resolution ?? req.route.defaultResolution);
   const key = `${ctx.storage.jobMediaPrefix(req.jobId)}/motion-${seconds}s-${width}x${height}.mp4`;
-  const conformed: InputFile = { role: 'video', key, contentType: 'video/mp4' };
-  if (await ctx.storage.stat(key)) return conformed; // a retried submit: already done
-  const dir = await mkdtemp(join(tmpdir(), 'conform-'));
-  const beat = setInterval(() => ctx.heartbeat({ phase: 'conform-motion-video' }), 10_000);
-  try {
-    const input = join(dir, 'in');
-    const output = join(dir, 'out.mp4');
-    await pipeline(await ctx.storage.getStream(video.key), createWriteStream(input));
-    const filter = `scale=${width}:${height}:force_original_aspect_ratio=increase,crop=${width}:${height},setsar=1,tpad=stop_mode=clone:stop_duration=${seconds}`;
-    try {
-      await runTool(
-        ffmpegPath,
-        ['-hide_banner', '-loglevel', 'error', '-y', '-i', input, '-vf', filter, '-t', String(seconds), '-an', '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', output],
-        { signal: ctx.signal, timeoutMs: 120_000 + seconds * 10_000 },
-      );
-    } catch {
-      throw new ProviderError('the motion video could not be decoded', { retryable: false });
-    }
-    const bytes = await readFile(output);
-    await ctx.storage.putStream(key, bytes, 'video/mp4', bytes.length);
-    return conformed;
-  } finally {
-    clearInterval(beat);
-    await rm(dir, { recursive: true, force: true });
-  }
+  const filter = `${cropTo(width, height)},tpad=stop_mode=clone:stop_duration=${seconds}`;
+  await transcodeOnce(ctx, ffmpegPath, video.key, key, 'video/mp4', 'the motion video could not be decoded', 120_000 + seconds * 10_000, (input, output) => [
+    '-i', input, '-vf', filter, '-t', String(seconds), '-an', '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-f', 'mp4', output,
+  ]);
+  return { role: 'video', key, contentType: 'video/mp4' };
 }
 
 /** The talking actor's image center-cropped to the asked aspect ratio (InfiniteTalk keeps the image's shape). */
 export async function conformActorImage(req: ProviderRequest, image: InputFile, ctx: ProviderContext, ffmpegPath = 'ffmpeg'): Promise<InputFile> {
   const { width, height } = frameSize(req.aspectRatio ?? req.route.defaultAspectRatio, req.resolution ?? req.route.defaultResolution);
   const key = `${ctx.storage.jobMediaPrefix(req.jobId)}/actor-${width}x${height}.png`;
-  const conformed: InputFile = { role: 'actor_image', key, contentType: 'image/png' };
-  if (await ctx.storage.stat(key)) return conformed;
+  await transcodeOnce(ctx, ffmpegPath, image.key, key, 'image/png', "the actor's image could not be decoded", 60_000, (input, output) => [
+    '-i', input, '-vf', cropTo(width, height), '-frames:v', '1', '-c:v', 'png', '-f', 'image2', output,
+  ]);
+  return { role: 'actor_image', key, contentType: 'image/png' };
+}
+
+const cropTo = (width: number, height: number) => `scale=${width}:${height}:force_original_aspect_ratio=increase,crop=${width}:${height},setsar=1`;
+
+/** Runs ffmpeg on a stored object into `targetKey`, unless an earlier attempt already stored it; heartbeats meanwhile. */
+async function transcodeOnce(
+  ctx: ProviderContext,
+  ffmpegPath: string,
+  sourceKey: string,
+  targetKey: string,
+  contentType: string,
+  failure: string,
+  timeoutMs: number,
+  args: (input: string, output: string) => string[],
+): Promise<void> {
+  if (await ctx.storage.stat(targetKey)) return; // a retried submit: already done
   const dir = await mkdtemp(join(tmpdir(), 'conform-'));
+  const beat = setInterval(() => ctx.heartbeat({ phase: 'conform-input' }), 10_000);
   try {
     const input = join(dir, 'in');
-    const output = join(dir, 'out.png');
-    await pipeline(await ctx.storage.getStream(image.key), createWriteStream(input));
-    const filter = `scale=${width}:${height}:force_original_aspect_ratio=increase,crop=${width}:${height},setsar=1`;
+    const output = join(dir, 'out');
+    await pipeline(await ctx.storage.getStream(sourceKey), createWriteStream(input));
     try {
-      await runTool(ffmpegPath, ['-hide_banner', '-loglevel', 'error', '-y', '-i', input, '-vf', filter, '-frames:v', '1', '-c:v', 'png', '-f', 'image2', output], { signal: ctx.signal, timeoutMs: 60_000 });
+      await runTool(ffmpegPath, ['-hide_banner', '-loglevel', 'error', '-y', ...args(input, output)], { signal: ctx.signal, timeoutMs });
     } catch {
-      throw new ProviderError("the actor's image could not be decoded", { retryable: false });
+      throw new ProviderError(failure, { retryable: false });
     }
     const bytes = await readFile(output);
-    await ctx.storage.putStream(key, bytes, 'image/png', bytes.length);
-    return conformed;
+    await ctx.storage.putStream(targetKey, bytes, contentType, bytes.length);
   } finally {
+    clearInterval(beat);
     await rm(dir, { recursive: true, force: true });
   }
 }
