@@ -68,7 +68,7 @@ before(async () => {
   });
   const storage = createStorage(config);
   nativeConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  // As in production: the workflow on the workflow queue, the fetch activity on the I/O queue.
+  // As in production: the workflow on the workflow queue, the fetch activity on the fetch queue.
   worker = await Worker.create({
     connection: nativeConnection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -78,7 +78,7 @@ before(async () => {
   ioWorker = await Worker.create({
     connection: nativeConnection,
     namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).io,
+    taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).fetch,
     activities: createUploadActivities({ db: tdb.db, storage, config, fetchHooks }),
   });
   workerRun = Promise.all([worker.run(), ioWorker.run()]).then(() => undefined);
@@ -246,11 +246,11 @@ describe('POST /v1/upload-from-url', () => {
 describe('fetchRemoteInput (job inputs given as URLs)', () => {
   test('stores the bytes at jobs/<jobId>/input-<role>.<ext>, refusing the wrong kind', async () => {
     const storage = createStorage(config);
-    const got = await fetchRemoteInput({ storage, config, fetchHooks }, { url: `${remote.origin}/media/video-webm`, jobId: 'job_test1', role: 'video', expect: 'video' });
+    const got = await fetchRemoteInput({ storage, config, fetchHooks }, { url: `${remote.origin}/media/video-webm`, jobId: 'job_test1', workspaceId: 'ws_test1', role: 'video', expect: 'video' });
     assert.deepEqual(got, { key: 'jobs/job_test1/input-video.webm', contentType: 'video/webm', size: media['video/webm'].length });
     await storage.remove(got.key);
     await assert.rejects(
-      fetchRemoteInput({ storage, config, fetchHooks }, { url: `${remote.origin}/media/video-mp4`, jobId: 'job_test1', role: 'image', expect: 'image' }),
+      fetchRemoteInput({ storage, config, fetchHooks }, { url: `${remote.origin}/media/video-mp4`, jobId: 'job_test1', workspaceId: 'ws_test1', role: 'image', expect: 'image' }),
       (err: Error & { type?: string; nonRetryable?: boolean }) => err.type === 'InputUnavailable' && err.nonRetryable === true && /expected image/.test(err.message),
     );
     assert.equal(await storage.stat('jobs/job_test1/input-image.mp4'), null);
