@@ -5,7 +5,8 @@
 //   connection then goes straight to the checked address (no second lookup a DNS rebinding could
 //   change), with the host name as SNI and for the certificate check;
 // - redirects are followed only to https:, re-checked hop by hop, at most 3;
-// - connect and total timeouts; a byte cap enforced while streaming.
+// - connect and total timeouts; a byte cap enforced while streaming; a minimum transfer rate, so
+//   a server trickling bytes cannot hold a fetch slot for the whole total timeout.
 // The single exception is one loopback https origin for tests, taken from the process environment
 // (FETCH_ALLOW_LOOPBACK_ORIGIN) by the caller — never from a request.
 import https from 'node:https';
@@ -47,6 +48,12 @@ export interface FetchRemoteOptions {
   maxBytes: number;
   connectTimeoutMs: number;
   totalTimeoutMs: number;
+  /**
+   * Minimum transfer rate: fewer than minBytesPerSecond × window bytes in any window of
+   * minRateWindowMs (from the first request on, headers included) aborts the fetch. 0 = off.
+   */
+  minBytesPerSecond?: number;
+  minRateWindowMs?: number;
   /** DNS resolution (default: dns.lookup with all addresses). Tests inject private answers. */
   resolver?: Resolver;
   /** Opens the TLS connection to the checked address (default tls.connect). Tests spy on it. */
@@ -278,11 +285,12 @@ function classifyNetworkError(err: unknown): FetchError {
 }
 
 /** Counts bytes and fails with too_large past the cap; the source is destroyed with it. */
-function byteCap(maxBytes: number): Transform {
+function byteCap(maxBytes: number, onBytes: (n: number) => void): Transform {
   let seen = 0;
   return new Transform({
     transform(chunk: Buffer, _enc, cb: TransformCallback) {
       seen += chunk.length;
+      onBytes(chunk.length);
       if (seen > maxBytes) return cb(new FetchError('too_large', `the remote file exceeds ${maxBytes} bytes`));
       cb(null, chunk);
     },
@@ -355,9 +363,25 @@ export async function fetchRemote(rawUrl: string, opts: FetchRemoteOptions): Pro
     timedOut = true;
     abortCurrent(new FetchError('failed', `fetching the URL took longer than ${opts.totalTimeoutMs} ms`));
   }, opts.totalTimeoutMs);
+  // The minimum rate is checked once per window over the bytes of that window.
+  let received = 0;
+  let receivedAtWindowStart = 0;
+  const minRate = opts.minBytesPerSecond ?? 0;
+  const windowMs = opts.minRateWindowMs ?? 10_000;
+  const rateTimer =
+    minRate > 0
+      ? setInterval(() => {
+          const inWindow = received - receivedAtWindowStart;
+          receivedAtWindowStart = received;
+          if (inWindow < (minRate * windowMs) / 1000) {
+            abortCurrent(new FetchError('failed', `the transfer was slower than ${minRate} bytes/s over ${windowMs} ms`));
+          }
+        }, windowMs)
+      : undefined;
   const onSignal = () => abortCurrent(new FetchError('failed', 'fetch aborted'));
   opts.signal?.addEventListener('abort', onSignal, { once: true });
   const cleanup = () => {
+    clearInterval(rateTimer);
     clearTimeout(totalTimer);
     opts.signal?.removeEventListener('abort', onSignal);
   };
@@ -395,7 +419,7 @@ export async function fetchRemote(rawUrl: string, opts: FetchRemoteOptions): Pro
         throw new FetchError('too_large', `the remote file is ${contentLength} bytes, more than ${opts.maxBytes}`);
       }
 
-      const capped = byteCap(opts.maxBytes);
+      const capped = byteCap(opts.maxBytes, (n) => (received += n));
       res.on('error', (err) => capped.destroy(err instanceof FetchError ? err : classifyNetworkError(err)));
       res.on('aborted', () => capped.destroy(new FetchError('unavailable', 'the remote server closed the connection mid-body')));
       res.pipe(capped);

@@ -39,7 +39,7 @@ export interface JobActivityDeps {
   config: Config;
   adapterFor(name: ProviderName): ProviderAdapter;
   /** Stores a remote URL's bytes as a job input, through the SSRF-safe fetcher. */
-  fetchRemoteInput(args: { url: string; jobId: string; role: InputFile['role']; expect: 'image' | 'video' }): Promise<{ key: string; contentType: string; size: number }>;
+  fetchRemoteInput(args: { url: string; jobId: string; workspaceId: string; role: InputFile['role']; expect: 'image' | 'video' }): Promise<{ key: string; contentType: string; size: number }>;
   metrics?: { providerCall(provider: string, model: string, op: string, seconds: number, ok: boolean): void; jobFinished(kind: string, outcome: 'completed' | 'failed'): void };
 }
 
@@ -117,7 +117,7 @@ export function createJobIoActivities(deps: JobActivityDeps) {
           } else {
             for (const [role, url, expect] of [['image', p.image_url, 'image'], ['video', p.video_url, 'video']] as const) {
               Context.current().heartbeat(role);
-              const stored = await deps.fetchRemoteInput({ url, jobId, role, expect });
+              const stored = await deps.fetchRemoteInput({ url, jobId, workspaceId: job.workspace_id, role, expect });
               inputs.push({ role, key: stored.key, contentType: stored.contentType });
             }
           }

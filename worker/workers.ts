@@ -83,6 +83,16 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
           }),
         );
         break;
+      case 'fetch':
+        workers.push(
+          await Worker.create({
+            ...common,
+            taskQueue: queues.fetch,
+            activities: activities.fetch,
+            maxConcurrentActivityTaskExecutions: config.FETCH_ACTIVITY_CONCURRENCY,
+          }),
+        );
+        break;
       case 'provider':
         workers.push(
           await Worker.create({

@@ -68,7 +68,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
   const providerQueue = queues.provider(input.provider);
   // Option presets per step; every call adds a summary the Web UI shows for the activity.
   const onIo = { ...dbActivity, taskQueue: queues.io };
-  const onInputs = { ...inputActivity, taskQueue: queues.io };
+  const onInputs = { ...inputActivity, taskQueue: queues.fetch };
   const onSubmit = { ...submitActivity, taskQueue: providerQueue };
   const onPoll = { ...pollActivity, taskQueue: providerQueue };
   const onOutputs = { ...outputActivity, taskQueue: providerQueue };

@@ -27,6 +27,7 @@ export const providerOutputHosts: Record<ProviderName, readonly string[]> = {
 export type OutputFetchConfig = Pick<
   Config,
   'FETCH_CONNECT_TIMEOUT_MS' | 'FETCH_TOTAL_TIMEOUT_MS' | 'FETCH_ALLOW_LOOPBACK_ORIGIN' | 'FETCH_EXTRA_CA_FILE' | 'PROVIDER_OUTPUT_HOSTS' | 'PROVIDER_OUTPUT_MAX_MB' | 'PROVIDER_OUTPUT_TIMEOUT_MS'
+  | 'FETCH_MIN_BYTES_PER_SECOND' | 'FETCH_MIN_RATE_WINDOW_MS' | 'UPLOAD_MAX_IMAGE_PIXELS'
 >;
 
 /** The host patterns a provider's outputs may come from here (its CDN plus PROVIDER_OUTPUT_HOSTS). */
@@ -54,7 +55,7 @@ export async function storeProviderOutput(
 ): Promise<StoredOutput> {
   const hosts = outputHostsFor(args.provider, deps.config);
   const maxBytes = deps.config.PROVIDER_OUTPUT_MAX_MB * MB;
-  const stored = await storeRemoteFile(deps, args.output.url!, { image: maxBytes, video: maxBytes }, (t) => `${deps.storage.jobMediaPrefix(args.jobId)}/output-${args.index + 1}.${t.ext}`, {
+  const stored = await storeRemoteFile(deps, args.output.url!, { image: maxBytes, video: maxBytes }, (t) => `${deps.storage.jobMediaPrefix(args.jobId)}/output-${args.index + 1}.${t.ext}`, null, {
     fetch: { headers: args.headers, allowHost: (host) => hostMatches(host, hosts), totalTimeoutMs: deps.config.PROVIDER_OUTPUT_TIMEOUT_MS },
     onProgress: args.onProgress,
   });

@@ -9,7 +9,6 @@ import type { Storage } from '../../activities/storage.js';
 import type { Config } from '../../worker/config.js';
 import { ApiError } from '../errors.js';
 import { RATE_WINDOW_MS, setRateLimitHeaders, type RateDecision } from '../rate-limit.js';
-import type { Config } from '../../worker/config.js';
 
 /** Key prefixes served publicly, and how long clients may cache them. */
 const publicPrefixes: ReadonlyArray<{ prefix: string; cacheControl: string }> = [

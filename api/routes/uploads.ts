@@ -430,7 +430,7 @@ export function createUploadsRouter(deps: AppDeps, auth: Auth): Router {
       expires_at: new Date(Date.now() + deps.config.PENDING_UPLOAD_TTL_SECONDS * 1000),
     });
     res.status(200).json({
-      data: { ...directUploadRecord(row, baseUrl(deps, req)), upload: { method: 'POST', url: post.url, fields: post.fields, expires_at: post.expiresAt.getTime() } },
+      data: { ...directUploadRecord(row, publicBaseUrl(deps.config)), upload: { method: 'POST', url: post.url, fields: post.fields, expires_at: post.expiresAt.getTime() } },
     });
   });
 
@@ -441,7 +441,7 @@ export function createUploadsRouter(deps: AppDeps, auth: Auth): Router {
     if (!row) throw new ApiError(404, 'not_found', `file upload ${id} not found`);
     try {
       const done = await completeDirectUpload(deps, row);
-      res.status(200).json({ data: directUploadRecord(done, baseUrl(deps, req)) });
+      res.status(200).json({ data: directUploadRecord(done, publicBaseUrl(deps.config)) });
     } catch (err) {
       if (err instanceof DirectUploadRefused) throw invalidRequest(err.message);
       throw err;
@@ -453,7 +453,7 @@ export function createUploadsRouter(deps: AppDeps, auth: Auth): Router {
     const id = String(req.params.id);
     const row = await findUploadInWorkspace(deps.db, workspaceId, id);
     if (!row) throw new ApiError(404, 'not_found', `file upload ${id} not found`);
-    res.status(200).json({ data: directUploadRecord(row, baseUrl(deps, req)) });
+    res.status(200).json({ data: directUploadRecord(row, publicBaseUrl(deps.config)) });
   });
 
   return router;

@@ -194,14 +194,14 @@ describe('graceful shutdown', () => {
 });
 
 describe('fleets with disjoint roles', () => {
-  test('a workflows+io fleet and a provider:local fleet complete a job together', async () => {
+  test('a workflows+io+fetch fleet and a provider:local fleet complete a job together', async () => {
     const config = testConfig(tdb.url, limits);
     const gw = await startGateway(config, tdb.db);
     let a: Workers | undefined;
     let b: Workers | undefined;
     try {
-      a = await startWorkers(config, tdb.db, 'workflows,io');
-      assert.deepEqual(a.fleet.roles.map(roleName), ['workflows', 'io']);
+      a = await startWorkers(config, tdb.db, 'workflows,io,fetch');
+      assert.deepEqual(a.fleet.roles.map(roleName), ['workflows', 'io', 'fetch']);
       const t = await createTenant(tdb.db, 100);
       const c = api(gw.baseUrl, t.apiKey);
       const created = await c.post('/v1/images/generate', imageBody(t, 'two fleets'));
@@ -236,6 +236,7 @@ describe('fleets with disjoint roles', () => {
         .filter((s) => !!s)
         .map((s) => `${s.activityType?.name}@${s.taskQueue?.name?.slice(config.TASK_QUEUE_PREFIX.length + 1)}`);
       assert.ok(scheduled.includes('markJobGenerating@io'), scheduled.join(' '));
+      assert.ok(scheduled.includes('prepareProviderRequest@fetch'), scheduled.join(' '));
       assert.ok(scheduled.includes('submitToProvider@provider-local'), scheduled.join(' '));
       assert.ok(scheduled.includes('completeJob@io'), scheduled.join(' '));
     } finally {

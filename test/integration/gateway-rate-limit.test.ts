@@ -11,6 +11,8 @@ import { revokeApiKey } from '../../db/repos/workspaces.js';
 import { call, startInProcessGateway, type Gateway, type HttpAnswer } from './gateway-harness.js';
 import { renderImage } from '../../activities/providers/local/media.js';
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 function assertRateHeaders(res: HttpAnswer, limit: number, remaining: number) {
   assert.equal(res.headers.get('ratelimit-limit'), String(limit));
   assert.equal(res.headers.get('ratelimit-remaining'), String(remaining));

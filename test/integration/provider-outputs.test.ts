@@ -6,7 +6,10 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
-import { createJobProviderActivities } from '../../activities/jobs.js';
+import { createJobProviderActivities, type ProgressWriter } from '../../activities/jobs.js';
+
+/** storeOutputs writes no progress; the writer is required by the activity group. */
+const noProgress: ProgressWriter = { phase: async () => undefined, poll: async () => undefined };
 import { createFalAdapter } from '../../activities/providers/fal.js';
 import { createXaiAdapter } from '../../activities/providers/xai.js';
 import { outputHostsFor } from '../../activities/providers/outputs.js';
@@ -50,7 +53,7 @@ describe('provider outputs into storage', () => {
       fal: createFalAdapter({ key: fal.key, queueUrl: fal.url, timeoutMs: 2000 }),
       xai: createXaiAdapter({ key: xai.key, baseUrl: xai.url, timeoutMs: 2000 }),
     };
-    return createJobProviderActivities({ storage, config, adapterFor: (name) => adapters[name]! });
+    return createJobProviderActivities({ storage, config, adapterFor: (name) => adapters[name]!, progress: noProgress });
   }
 
   async function store(provider: ProviderName, jobId: string, outputs: ProviderOutput[], env?: Record<string, string>) {
@@ -139,6 +142,7 @@ describe('provider outputs into storage', () => {
     });
     const withKey = createJobProviderActivities({
       storage,
+      progress: noProgress,
       config: testConfig(process.env.DATABASE_URL ?? 'postgres://u:p@127.0.0.1:5432/unused', { FETCH_ALLOW_LOOPBACK_ORIGIN: cdn.origin, FETCH_EXTRA_CA_FILE: cdn.caFile, PROVIDER_OUTPUT_HOSTS: '127.0.0.1' }),
       adapterFor: () => ({ ...createFalAdapter({ key: fal.key, queueUrl: fal.url }), outputHeaders: () => ({ authorization: `Key ${fal.key}` }) }),
     });

@@ -70,7 +70,7 @@ before(async () => {
   });
   const storage = createStorage(config);
   nativeConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  // As in production: the workflow on the workflow queue, the fetch activity on the I/O queue.
+  // As in production: the workflow on the workflow queue, the fetch activity on the fetch queue.
   worker = await Worker.create({
     connection: nativeConnection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -80,7 +80,7 @@ before(async () => {
   ioWorker = await Worker.create({
     connection: nativeConnection,
     namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).io,
+    taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).fetch,
     activities: createUploadActivities({ db: tdb.db, storage, config, fetchHooks }),
   });
   workerRun = Promise.all([worker.run(), ioWorker.run()]).then(() => undefined);
@@ -251,11 +251,11 @@ describe('POST /v1/upload-from-url', () => {
 describe('fetchRemoteInput (job inputs given as URLs)', () => {
   test('stores the bytes at jobs/<jobId>/<token>/input-<role>.<ext>, refusing the wrong kind', async () => {
     const storage = createStorage(config);
-    const got = await fetchRemoteInput({ storage, config, fetchHooks }, { url: `${remote.origin}/media/video-webm`, jobId: 'job_test1', role: 'video', expect: 'video' });
+    const got = await fetchRemoteInput({ storage, config, fetchHooks }, { url: `${remote.origin}/media/video-webm`, jobId: 'job_test1', workspaceId: 'ws_test1', role: 'video', expect: 'video' });
     assert.deepEqual(got, { key: `${storage.jobMediaPrefix('job_test1')}/input-video.webm`, contentType: 'video/webm', size: media['video/webm'].length });
     await storage.remove(got.key);
     await assert.rejects(
-      fetchRemoteInput({ storage, config, fetchHooks }, { url: `${remote.origin}/media/video-mp4`, jobId: 'job_test1', role: 'image', expect: 'image' }),
+      fetchRemoteInput({ storage, config, fetchHooks }, { url: `${remote.origin}/media/video-mp4`, jobId: 'job_test1', workspaceId: 'ws_test1', role: 'image', expect: 'image' }),
       (err: Error & { type?: string; nonRetryable?: boolean }) => err.type === 'InputUnavailable' && err.nonRetryable === true && /expected image/.test(err.message),
     );
     assert.equal(await storage.stat(`${storage.jobMediaPrefix('job_test1')}/input-image.mp4`), null);
