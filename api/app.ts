@@ -15,7 +15,7 @@ import { createDiscoveryRouter } from './routes/discovery.js';
 import { createUploadsRouter } from './routes/uploads.js';
 import { createJobsRouter } from './routes/jobs.js';
 import { createEventsRouter } from './routes/events.js';
-import { createJobEventHub } from './job-events.js';
+import { createJobEventHub, type JobEventHub } from './job-events.js';
 import { allOperations, createOpenApiRouter } from './openapi.js';
 import { createMediaRouter } from './routes/media.js';
 
@@ -33,6 +33,8 @@ export interface AppDeps {
 export interface App {
   app: Express;
   metrics: ApiMetrics;
+  /** The live job events feeding the event streams (one LISTEN connection for the process). */
+  jobEvents: JobEventHub;
   /** Ends every open event stream (at shutdown, before the server closes: they would hold it open). */
   closeStreams(): Promise<void>;
   /** Stops background timers (key cache listener, last-used flush) and the event streams. */
@@ -70,6 +72,7 @@ export function createApp(deps: AppDeps): App {
   return {
     app,
     metrics,
+    jobEvents,
     closeStreams: () => jobEvents.close(),
     async close() {
       await jobEvents.close();

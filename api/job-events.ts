@@ -33,15 +33,18 @@ export interface JobEventHub {
   listening(): boolean;
   /** Streams open now, over all jobs. */
   watchers(): number;
+  /** Job rows read so far (one per notification of a watched job, coalesced; not one per stream). */
+  reads(): number;
   /** Closes every watcher, then the listening connection. */
   close(): Promise<void>;
 }
 
-export function createJobEventHub(deps: { databaseUrl: string; db: Database; logger?: Logger; onRead?: () => void }): JobEventHub {
+export function createJobEventHub(deps: { databaseUrl: string; db: Database; logger?: Logger }): JobEventHub {
   const byJob = new Map<string, Set<JobWatcher>>();
   // Per job: a read is running (false) or running with another one owed after it (true).
   const reading = new Map<string, boolean>();
   let watcherCount = 0;
+  let readCount = 0;
   let closed = false;
 
   const refresh = (jobId: string) => {
@@ -51,9 +54,9 @@ export function createJobEventHub(deps: { databaseUrl: string; db: Database; log
       return;
     }
     reading.set(jobId, false);
+    readCount++;
     void (async () => {
       try {
-        deps.onRead?.();
         const job = await jobsRepo.getJob(deps.db, jobId);
         const watchers = byJob.get(jobId);
         if (job && watchers) for (const w of [...watchers]) w.onJob(job);
@@ -99,6 +102,7 @@ export function createJobEventHub(deps: { databaseUrl: string; db: Database; log
     },
     listening: () => listener?.healthy() ?? false,
     watchers: () => watcherCount,
+    reads: () => readCount,
     async close() {
       closed = true;
       const all = [...byJob.values()].flatMap((s) => [...s]);
