@@ -18,6 +18,7 @@ import { JOB_EVENTS_CHANNEL } from '../db/migrations/0002_job_progress.js';
 
 const LISTEN_RETRY_MIN_MS = 250;
 const LISTEN_RETRY_MAX_MS = 10_000;
+const READ_RETRY_MS = 1_000;
 
 export interface JobWatcher {
   /** Called with the job's row after each change (and after a reconnect); may repeat a row. */
@@ -61,7 +62,9 @@ export function createJobEventHub(deps: { databaseUrl: string; db: Database; log
         const watchers = byJob.get(jobId);
         if (job && watchers) for (const w of [...watchers]) w.onJob(job);
       } catch (err) {
-        deps.logger?.warn({ jobId, err: { message: (err as Error).message } }, 'job events: could not read the job; streams wait for its next change');
+        // Postgres is unreachable or slow: read again shortly, while someone still watches.
+        deps.logger?.warn({ jobId, err: { message: (err as Error).message } }, 'job events: could not read the job; retrying');
+        setTimeout(() => refresh(jobId), READ_RETRY_MS).unref();
       } finally {
         const again = reading.get(jobId);
         reading.delete(jobId);

@@ -107,6 +107,9 @@ export function createEventsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth
         throw new ApiError(503, 'service_unavailable', 'the gateway is shutting down; reconnect');
       }
 
+      // An id this job never reached (another job's, say) cannot mean "seen": send the current state.
+      if (sent > job.event_seq) sent = 0;
+
       res.status(200);
       res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
       // Proxies that buffer (nginx) pass events through at once.

@@ -13,6 +13,7 @@ import { documentValidator } from '../support/openapi.js';
 import type { App } from '../../api/app.js';
 import { newId } from '../../db/ids.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
+import type { JobKind } from '../../db/schema.js';
 
 let tdb: TestDatabase;
 let tight: Gateway & { app: App };
@@ -31,22 +32,15 @@ after(async () => {
   await tdb?.drop();
 });
 
-async function insertImageJob(owner: Tenant): Promise<string> {
-  const id = newId('img');
+async function insertJob(owner: Tenant, kind: JobKind, model: string, params: Record<string, unknown>): Promise<string> {
+  const id = newId(kind.slice(0, 3));
   await tdb.db.transaction().execute((tx) =>
-    jobsRepo.insertJobWithCharge(tx, {
-      id,
-      kind: 'image',
-      workspaceId: owner.workspaceId,
-      projectId: owner.projectId,
-      apiKeyId: owner.apiKeyId,
-      model: 'nano-banana-2',
-      params: { prompt: 'streamed', aspect_ratio: '1:1', count: 1, provider: 'local' },
-      price: 4,
-    }),
+    jobsRepo.insertJobWithCharge(tx, { id, kind, workspaceId: owner.workspaceId, projectId: owner.projectId, apiKeyId: owner.apiKeyId, model, params: { ...params, provider: 'local' }, price: 4 }),
   );
   return id;
 }
+
+const insertImageJob = (owner: Tenant) => insertJob(owner, 'image', 'nano-banana-2', { prompt: 'streamed', aspect_ratio: '1:1', count: 1 });
 
 /**
  * Waits until the gateway knows the key (its creation's NOTIFY reached the key listener,
@@ -56,9 +50,9 @@ async function known(base: string, owner: Tenant): Promise<void> {
   await waitFor('the new key to be known', async () => (await call(base, 'GET', '/v1/no-such-route', { key: owner.apiKey })).status === 404);
 }
 
-async function open(base: string, owner: Tenant, id: string): Promise<SseStream> {
+async function open(base: string, owner: Tenant, id: string, kindBase = '/v1/images'): Promise<SseStream> {
   await known(base, owner);
-  const s = await openEventStream(base, `/v1/images/${id}/events`, { authorization: `Bearer ${owner.apiKey}` });
+  const s = await openEventStream(base, `${kindBase}/${id}/events`, { authorization: `Bearer ${owner.apiKey}` });
   assert.equal(s.status, 200, s.body);
   return s;
 }
@@ -111,6 +105,49 @@ describe('event stream costs and lifecycle', () => {
     assert.equal(hub.reads() - before, 3, 'one read per change for all twenty streams');
     for (const s of streams) assert.deepEqual(s.events.map((e) => JSON.parse(e.data).status), ['pending', 'pending', 'generating', 'completed']);
     await waitFor('the streams to be let go', () => hub.watchers() === 0);
+  });
+
+  test('every kind streams its own record, the one its status endpoint answers', async () => {
+    const owner = await createTenant(tdb.db, 100);
+    const video = { prompt: 'clip', aspect_ratio: '16:9', duration: 4, resolution: '720p' };
+    const cases: [string, string][] = [
+      ['/v1/images', await insertImageJob(owner)],
+      ['/v1/videos', await insertJob(owner, 'video', 'veo-3.1', video)],
+      ['/v1/replace-actors/generations', await insertJob(owner, 'replace_actor', 'replace-actor', video)],
+      ['/v1/talking-actors', await insertJob(owner, 'talking_actor', 'talking-actor', { actor_id: 'act_1', voice_id: 'voice_1', script: 'hello' })],
+    ];
+    for (const [base, id] of cases) {
+      const s = await open(roomy.baseUrl, owner, id, base);
+      const [first] = await s.waitForEvents(1);
+      s.close();
+      const polled = await call(roomy.baseUrl, 'GET', `${base}/${id}`, { key: owner.apiKey });
+      assert.equal(polled.status, 200, polled.text);
+      assert.deepEqual(JSON.parse(first!.data), polled.body.data, base);
+    }
+  });
+
+  test('a Last-Event-ID the job never reached (another job\'s) gets the current record at once', async () => {
+    const owner = await createTenant(tdb.db, 100);
+    const id = await insertImageJob(owner);
+    await known(roomy.baseUrl, owner);
+    const s = await openEventStream(roomy.baseUrl, `/v1/images/${id}/events`, { authorization: `Bearer ${owner.apiKey}`, 'last-event-id': '999' });
+    assert.equal(s.status, 200);
+    const [first] = await s.waitForEvents(1);
+    assert.equal(first!.id, '1');
+    assert.equal(JSON.parse(first!.data).status, 'pending');
+    s.close();
+  });
+
+  test('a client that goes away is let go at once', async () => {
+    const owner = await createTenant(tdb.db, 100);
+    const id = await insertImageJob(owner);
+    const hub = roomy.app.jobEvents;
+    await waitFor('no streams from earlier tests', () => hub.watchers() === 0);
+    const s = await open(roomy.baseUrl, owner, id);
+    await s.waitForEvents(1);
+    assert.equal(hub.watchers(), 1);
+    s.close();
+    await waitFor('the stream to be let go', () => hub.watchers() === 0);
   });
 
   test('refusals match the OpenAPI document: 400, 401, 404, 429', async () => {
