@@ -65,6 +65,8 @@ export function createEventsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth
       // Newest row heard before the stream is open (it is sent if newer than the first read).
       let early: Job | null = null;
       let heartbeat: NodeJS.Timeout | null = null;
+      // Assigned by hub.watch below, which may already call end() (a hub closing at shutdown).
+      let unwatch: () => void = () => undefined;
 
       const end = () => {
         if (ended) return;
@@ -85,13 +87,15 @@ export function createEventsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth
 
       // Watch before the first read, so a change between the two is not lost; the counter drops
       // whatever arrives twice or out of order.
-      const unwatch = hub.watch(String(req.params.id), {
+      const stopWatching = hub.watch(String(req.params.id), {
         onJob: (job) => {
           if (open) deliver(job);
           else if (!early || job.event_seq > early.event_seq) early = job;
         },
         onClose: end,
       });
+      unwatch = stopWatching;
+      if (ended) stopWatching();
       res.on('close', end);
       let job: Job;
       try {
@@ -107,8 +111,11 @@ export function createEventsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth
         throw new ApiError(503, 'service_unavailable', 'the gateway is shutting down; reconnect');
       }
 
+      // (TypeScript cannot see that the watcher may have set it meanwhile.)
+      const heard = early as Job | null;
+      const first = heard && heard.event_seq > job.event_seq ? heard : job;
       // An id this job never reached (another job's, say) cannot mean "seen": send the current state.
-      if (sent > job.event_seq) sent = 0;
+      if (sent > first.event_seq) sent = 0;
 
       res.status(200);
       res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
@@ -116,9 +123,7 @@ export function createEventsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth
       res.setHeader('X-Accel-Buffering', 'no');
       res.flushHeaders();
       open = true;
-      // (TypeScript cannot see that the watcher may have set it meanwhile.)
-      const heard = early as Job | null;
-      deliver(heard && heard.event_seq > job.event_seq ? heard : job);
+      deliver(first);
       if (ended) return;
       heartbeat = setInterval(() => res.write(': ping\n\n'), heartbeatMs);
       heartbeat.unref();
