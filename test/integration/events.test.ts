@@ -2,7 +2,10 @@
 // job rows moved by the repository functions the activities use (no workers needed):
 //   - opening a stream is one request of the polling class, however many events it then carries;
 //   - many streams on one job cost one row read per change, not one per stream;
-//   - a gateway process asked to stop ends its open streams instead of waiting on them;
+//   - every kind streams the record its status endpoint answers; a Last-Event-ID the job never
+//     reached gets the current record; a client that leaves is let go;
+//   - a gateway asked to stop ends its open streams instead of waiting on them, and refuses new
+//     ones with 503;
 //   - its refusals (400, 401, 404, 429) match the OpenAPI document.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -183,6 +186,24 @@ describe('event stream costs and lifecycle', () => {
     const limited = await call(tight.baseUrl, 'GET', `/v1/images/${id}/events`, { key: third.apiKey });
     assert.equal(limited.status, 429);
     matches('get', template, limited);
+  });
+
+  test('once the gateway has begun shutting down, a new stream is refused with 503 and Retry-After', async () => {
+    const closing = await startInProcessGateway(tdb.db, tdb.url, { RATE_LIMIT_POLL_PER_MIN: '1000' });
+    try {
+      const owner = await createTenant(tdb.db, 100);
+      const id = await insertImageJob(owner);
+      const s = await open(closing.baseUrl, owner, id);
+      await s.waitForEvents(1);
+      await closing.app.closeStreams();
+      await s.waitForEnd(5_000);
+      const refused = await call(closing.baseUrl, 'GET', `/v1/images/${id}/events`, { key: owner.apiKey });
+      assert.equal(refused.status, 503);
+      assert.equal(refused.body.error.code, 'service_unavailable');
+      assert.equal(refused.headers.get('retry-after'), '1');
+    } finally {
+      await closing.close();
+    }
   });
 
   test('a gateway process told to stop ends its open streams instead of waiting on them', async () => {
