@@ -9,15 +9,13 @@
 // connection drops it reconnects with backoff and then re-reads every watched job, since changes
 // may have been missed while it was down (every (re)connect does, the first one included, so a
 // stream opened before the listener was ready misses nothing either).
-import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database } from '../db/index.js';
 import type { Job } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
 import { JOB_EVENTS_CHANNEL } from '../db/migrations/0002_job_progress.js';
+import { createPgListener, type PgListener } from './pg-listener.js';
 
-const LISTEN_RETRY_MIN_MS = 250;
-const LISTEN_RETRY_MAX_MS = 10_000;
 const READ_RETRY_MS = 1_000;
 
 export interface JobWatcher {
@@ -74,10 +72,15 @@ export function createJobEventHub(deps: { databaseUrl: string; db: Database; log
   };
 
   // Connected on the first watch: a gateway nobody streams from holds no extra connection.
-  let listener: Listener | null = null;
+  let listener: PgListener | null = null;
   const startListening = () =>
-    listen(deps.databaseUrl, deps.logger, {
-      onNotification: refresh,
+    createPgListener({
+      databaseUrl: deps.databaseUrl,
+      channels: [JOB_EVENTS_CHANNEL],
+      applicationName: JOB_EVENTS_LISTENER_NAME,
+      logger: deps.logger,
+      what: 'job events listener',
+      onNotification: (_channel, jobId) => refresh(jobId),
       onConnected: () => {
         for (const jobId of byJob.keys()) refresh(jobId);
       },
@@ -117,81 +120,5 @@ export function createJobEventHub(deps: { databaseUrl: string; db: Database; log
   };
 }
 
-interface Listener {
-  healthy(): boolean;
-  close(): Promise<void>;
-}
-
 /** The application_name of the listening connection (operators and tests can find it in pg_stat_activity). */
 export const JOB_EVENTS_LISTENER_NAME = 'gateway-job-events';
-
-/** One connection LISTENing on `job_events`, reconnecting with backoff when it drops. */
-function listen(databaseUrl: string, logger: Logger | undefined, handlers: { onNotification(jobId: string): void; onConnected(): void }): Listener {
-  let client: pg.Client | null = null;
-  let healthy = false;
-  let closed = false;
-  let retryMs = LISTEN_RETRY_MIN_MS;
-  let retryTimer: NodeJS.Timeout | null = null;
-
-  const lost = (c: pg.Client) => {
-    if (client !== c) return;
-    client = null;
-    healthy = false;
-    c.removeAllListeners('notification');
-    c.end().catch(() => undefined);
-    schedule();
-  };
-
-  const schedule = () => {
-    if (closed || retryTimer) return;
-    retryTimer = setTimeout(() => {
-      retryTimer = null;
-      void connect();
-    }, retryMs);
-    retryTimer.unref();
-    retryMs = Math.min(retryMs * 2, LISTEN_RETRY_MAX_MS);
-  };
-
-  const connect = async () => {
-    if (closed) return;
-    const c = new pg.Client({ connectionString: databaseUrl, application_name: JOB_EVENTS_LISTENER_NAME });
-    c.on('error', () => lost(c));
-    c.on('end', () => lost(c));
-    c.on('notification', (msg) => {
-      if (msg.channel === JOB_EVENTS_CHANNEL && msg.payload) handlers.onNotification(msg.payload);
-    });
-    client = c;
-    try {
-      await c.connect();
-      await c.query(`LISTEN ${JOB_EVENTS_CHANNEL}`);
-      if (closed || client !== c) {
-        await c.end().catch(() => undefined);
-        return;
-      }
-      healthy = true;
-      retryMs = LISTEN_RETRY_MIN_MS;
-      handlers.onConnected();
-    } catch (err) {
-      logger?.warn({ err: { message: (err as Error).message } }, 'job events listener unavailable; retrying');
-      lost(c);
-    }
-  };
-
-  void connect();
-
-  return {
-    healthy: () => healthy,
-    async close() {
-      closed = true;
-      healthy = false;
-      if (retryTimer) clearTimeout(retryTimer);
-      const c = client;
-      client = null;
-      if (c) {
-        c.removeAllListeners();
-        c.on('error', () => undefined);
-        await c.end().catch(() => undefined);
-      }
-    },
-  };
-}
