@@ -212,11 +212,14 @@ describe('fleets with disjoint roles', () => {
         const r = await c.get(`/v1/images/${id}`);
         return r.body.data.status === 'generating' && r.body.data.progress?.phase === 'submitting' ? true : undefined;
       });
-      const desc = await gw.client.workflow.getHandle(id).describe();
-      assert.deepEqual(
-        (desc.raw.pendingActivities ?? []).map((p) => p.activityType?.name),
-        ['submitToProvider'],
-      );
+      // The row says `submitting` as soon as the step before ends; the workflow schedules the submit
+      // a moment later, and there it stays: no fleet polls the provider queue yet.
+      await waitFor(`${id}'s submit to be scheduled`, async () => {
+        const desc = await gw.client.workflow.getHandle(id).describe();
+        const pending = (desc.raw.pendingActivities ?? []).map((p) => p.activityType?.name);
+        return pending.length === 1 && pending[0] === 'submitToProvider';
+      });
+      assert.equal((await c.get(`/v1/images/${id}`)).body.data.status, 'generating');
 
       b = await startWorkers(config, tdb.db, 'provider:local');
       assert.deepEqual(b.fleet.roles.map(roleName), ['provider:local']);
