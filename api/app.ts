@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../worker/config.js';
 import { createDb, type Database } from '../db/index.js';
 import type { Storage } from '../activities/storage.js';
-import { errorMiddleware, methodNotAllowed, notFoundRoute } from './errors.js';
+import { errorMiddleware, methodNotAllowed, notFoundRoute, optionsRoutes } from './errors.js';
 import { requestContext, securityHeaders } from './request-context.js';
 import { createApiMetrics, type ApiMetrics } from './metrics.js';
 import { createAuth } from './auth.js';
@@ -49,6 +49,7 @@ export function createApp(deps: AppDeps): App {
 
   app.use(requestContext(full));
   app.use(securityHeaders);
+  app.use(optionsRoutes(allOperations()));
   app.use(createHealthRouter(full));
   app.use(createOpenApiRouter(full));
   app.use(createMediaRouter(full));
