@@ -204,7 +204,7 @@ export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?
       requestBody = { required: true, content: { 'application/json': { schema: convert(op.body, 'input') } } };
     } else if (op.multipart) {
       const fields = convert(op.multipart, 'input');
-      const properties = { ...((fields.properties ?? {}) as JsonObject), file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'the file' } };
+      const properties = { ...((fields.properties ?? {}) as JsonObject), file: { type: 'string', contentMediaType: 'application/octet-stream', minLength: 1, description: 'the file (not empty)' } };
       const required = [...new Set([...(((fields.required as string[] | undefined) ?? []) as string[]), 'file'])];
       requestBody = { required: true, content: { 'multipart/form-data': { schema: { ...fields, properties, required } } } };
     }
@@ -220,7 +220,8 @@ export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?
       for (const [name, schema] of Object.entries(op.responseExtra ?? {})) properties[name] = convert(schema, 'output');
       okContent = { 'application/json': { schema: { type: 'object', required: Object.keys(properties), properties, additionalProperties: false } } };
     }
-    const responses: JsonObject = { '200': { description: 'OK', ...(headers ? { headers } : {}), content: okContent } };
+    const links = op.creates ? createdResourceLinks(op.creates, operations) : undefined;
+    const responses: JsonObject = { '200': { description: 'OK', ...(headers ? { headers } : {}), content: okContent, ...(links ? { links } : {}) } };
 
     const statuses = new Set(op.errors);
     if (op.rateClass) {
@@ -277,6 +278,22 @@ export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?
     paths,
     components: comps,
   };
+}
+
+/**
+ * OpenAPI links from a create operation's 200 answer to every operation on the created resource
+ * (status, URL, cancel, complete): clients and stateful fuzzers follow `data.id` into them.
+ */
+function createdResourceLinks(resourcePath: string, operations: Operation[]): JsonObject {
+  const { params } = openApiPath(resourcePath);
+  if (params.length !== 1) throw new Error(`creates: ${resourcePath} must have exactly one path parameter`);
+  const links: JsonObject = {};
+  for (const target of operations) {
+    if (target.path !== resourcePath && !target.path.startsWith(`${resourcePath}/`)) continue;
+    const id = operationId(target);
+    links[id] = { operationId: id, parameters: { [`path.${params[0]}`]: '$response.body#/data/id' }, description: `${target.method.toUpperCase()} ${openApiPath(target.path).path} of the created resource` };
+  }
+  return links;
 }
 
 function resolveErrorResponse(comps: JsonObject, status: number): JsonObject {

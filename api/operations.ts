@@ -20,6 +20,11 @@ export interface Operation {
   responseExtra?: Record<string, z.ZodType>;
   /** Answer is not JSON-wrapped (health, metrics, the document itself). */
   raw?: 'json' | 'text';
+  /**
+   * Path of the resource a 200 answer creates (its `data.id` fills the path's one parameter), e.g.
+   * /v1/images/:id: the document links this operation to every operation on that path and below.
+   */
+  creates?: string;
   /** HTTP error statuses this endpoint can answer. */
   errors: number[];
 }

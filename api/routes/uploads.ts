@@ -88,7 +88,16 @@ export const directUploadSchema = z
       .max(20 * MB)
       .describe('exact size in bytes: images up to 10 MB, videos up to 20 MB (storage refuses any other size)'),
   })
-  .strict();
+  .strict()
+  // The size limit of each type, for the document (the route checks it with directUploadLimit).
+  .meta({
+    oneOf: (['image', 'video'] as const).map((fileType) => ({
+      properties: {
+        mime_type: { enum: acceptedMimeTypes.filter((m) => mediaTypeOf(m).fileType === fileType) },
+        size: { maximum: uploadLimits.direct[fileType] },
+      },
+    })),
+  });
 
 const presignedPostSchema = z.object({
   method: z.literal('POST'),
@@ -115,6 +124,7 @@ export const uploadOperations: Operation[] = [
     rateClass: 'generate',
     multipart: multipartSchema,
     response: uploadRecordSchema,
+    creates: '/v1/uploads/:id',
     errors: [400, 401, 403, 413, 429, 500],
   },
   {
@@ -141,6 +151,7 @@ export const uploadOperations: Operation[] = [
     rateClass: 'generate',
     body: directUploadSchema,
     response: directUploadCreatedSchema,
+    creates: '/v1/uploads/:id',
     errors: [400, 401, 403, 429, 500],
   },
   {
