@@ -15,6 +15,7 @@ import { createDiscoveryRouter } from './routes/discovery.js';
 import { createUploadsRouter } from './routes/uploads.js';
 import { createJobsRouter } from './routes/jobs.js';
 import { allOperations, createOpenApiRouter } from './openapi.js';
+import { refuseNulInUrl } from './body.js';
 import { createMediaRouter } from './routes/media.js';
 
 export interface AppDeps {
@@ -49,6 +50,7 @@ export function createApp(deps: AppDeps): App {
 
   app.use(requestContext(full));
   app.use(securityHeaders);
+  app.use(refuseNulInUrl);
   app.use(optionsRoutes(allOperations()));
   app.use(createHealthRouter(full));
   app.use(createOpenApiRouter(full));

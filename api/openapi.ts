@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { AppDeps } from './app.js';
 import type { Operation } from './operations.js';
 import type { ErrorCode } from './errors.js';
+import { NO_NUL_PATTERN } from './validate.js';
 import { healthOperations } from './routes/health.js';
 import { discoveryOperations } from './routes/discovery.js';
 import { uploadOperations } from './routes/uploads.js';
@@ -166,8 +167,23 @@ function converter(schemas: JsonObject) {
       renames.set(name, target);
     }
     for (const [name, def] of Object.entries(defs)) schemas[renames.get(name)!] = rewrite(def, renames);
-    return rewrite(raw, renames) as JsonObject;
+    const out = rewrite(raw, renames) as JsonObject;
+    if (io === 'input') forbidNul(out);
+    return out;
   };
+}
+
+/**
+ * Request strings never carry NUL (the gateway refuses it: Postgres text cannot store one): every
+ * free string of a request schema says so. A string with its own pattern, enum or const states
+ * its exact form already.
+ */
+function forbidNul(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(forbidNul);
+  if (!node || typeof node !== 'object') return;
+  const s = node as JsonObject;
+  if (s.type === 'string' && s.pattern === undefined && s.enum === undefined && s.const === undefined && s.contentMediaType === undefined) s.pattern = NO_NUL_PATTERN;
+  Object.values(s).forEach(forbidNul);
 }
 
 /** `/v1/images/:id` → `/v1/images/{id}` and its path parameter names. */
@@ -189,7 +205,7 @@ export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?
   for (const op of operations) {
     const { path, params } = openApiPath(op.path);
     op.tags.forEach((t) => tags.add(t));
-    const parameters: JsonObject[] = params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+    const parameters: JsonObject[] = params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string', pattern: NO_NUL_PATTERN } }));
     if (op.query) {
       const q = convert(op.query, 'input');
       const required = new Set((q.required as string[] | undefined) ?? []);

@@ -10,7 +10,7 @@ import { jsonBody } from '../body.js';
 import { ApiError } from '../errors.js';
 import type { ApiMetrics } from '../metrics.js';
 import type { Operation } from '../operations.js';
-import { parseOr400 } from '../validate.js';
+import { NOT_BLANK_PATTERN, parseOr400 } from '../validate.js';
 import type { Tx } from '../../db/index.js';
 import type { Job, JobKind } from '../../db/schema.js';
 import { newId } from '../../db/ids.js';
@@ -34,7 +34,7 @@ import { cancelJobWorkflow, createLiveProgress, jobToStart, startJobWorkflow } f
 // ------------------------------------------------------------------ schemas
 
 const id = z.string().min(1).max(100);
-const prompt = z.string().trim().min(1, 'must not be empty').max(4000, 'must be at most 4000 characters');
+const prompt = z.string().trim().min(1, 'must not be empty').max(4000, 'must be at most 4000 characters').meta({ pattern: NOT_BLANK_PATTERN });
 const aspectRatio3 = z.enum(['1:1', '9:16', '16:9']);
 const httpsUrl = z
   .string()
@@ -121,7 +121,7 @@ const unit = z.number().min(0).max(1);
 export const talkingActorCreateSchema = z.strictObject({
   project_id: id,
   actor_id: id,
-  script: z.string().trim().min(1, 'must not be empty').max(5000, 'must be at most 5000 characters'),
+  script: z.string().trim().min(1, 'must not be empty').max(5000, 'must be at most 5000 characters').meta({ pattern: NOT_BLANK_PATTERN }),
   voice_id: id.optional(),
   /** Optional: the kind has one fixed pipeline name. */
   model: z.literal(talkingActorModel).optional(),
