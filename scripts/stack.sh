@@ -93,14 +93,22 @@ install_all() {
   fi
 
   # schemathesis in its own virtualenv (its dependencies stay out of the system Python); the
-  # directory is named by the version, so a pin change installs anew and a second run does nothing.
-  if [[ ! -x $SCHEMATHESIS_BIN ]] || [[ $("$SCHEMATHESIS_BIN" --version 2>/dev/null) != *"version $SCHEMATHESIS_VERSION" ]]; then
-    local venv
-    venv=$(dirname "$(dirname "$SCHEMATHESIS_BIN")")
-    log "pip install schemathesis==$SCHEMATHESIS_VERSION into $venv"
-    rm -rf "$venv"
-    python3 -m venv "$venv" >&2 && "$venv/bin/python" -m pip install -q "schemathesis==$SCHEMATHESIS_VERSION" >&2 \
-      || { rm -rf "$venv"; die "could not install schemathesis==$SCHEMATHESIS_VERSION from PyPI"; }
+  # directory is named by the version, so a pin change installs anew, and a marker written after a
+  # complete install makes a second run a file check (no Python start-up on every `up`).
+  local st_venv
+  st_venv=$(dirname "$(dirname "$SCHEMATHESIS_BIN")")
+  if [[ ! -x $SCHEMATHESIS_BIN || ! -f $st_venv/.installed ]]; then
+    mkdir -p "$CACHE_DIR"
+    ( # the cache is shared by every profile: one install at a time, re-checked under the lock
+      flock -w 600 8 || die "another install holds $CACHE_DIR/schemathesis.lock"
+      [[ -x $SCHEMATHESIS_BIN && -f $st_venv/.installed ]] && exit 0
+      log "pip install schemathesis==$SCHEMATHESIS_VERSION into $st_venv"
+      rm -rf "$st_venv"
+      python3 -m venv "$st_venv" >&2 && "$st_venv/bin/python" -m pip install -q "schemathesis==$SCHEMATHESIS_VERSION" >&2 \
+        && [[ $("$SCHEMATHESIS_BIN" --version) == *"version $SCHEMATHESIS_VERSION" ]] \
+        || { rm -rf "$st_venv"; die "could not install schemathesis==$SCHEMATHESIS_VERSION from PyPI"; }
+      touch "$st_venv/.installed"
+    ) 8>"$CACHE_DIR/schemathesis.lock"
   fi
 }
 
