@@ -48,6 +48,10 @@ function fuzzConfig(ids: KnownIds): string {
   const list = (values: string[]) => `values = [${values.map((v) => JSON.stringify(v)).join(', ')}]`;
   const bind = (field: string, dictionary: string) => `"body.${field}" = { dictionary = "${dictionary}", probability = 0.8 }`;
   return `
+# An event stream (text/event-stream) is read for its first event only: no job here ever finishes
+# (no worker runs), so a stream left to its end would stay open until the request timeout.
+max-stream-events = 1
+
 [phases.stateful]
 # Long enough scenarios that every create → status / URL / cancel link is followed.
 max-steps = 12

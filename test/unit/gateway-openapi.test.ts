@@ -91,6 +91,18 @@ describe('OpenAPI builder', () => {
     assert.equal(schema.oneOf.length, new Set(schema.oneOf.map((b: any) => b.properties.model.const)).size);
   });
 
+  test('replace-actor inputs, direct-upload sizes and the multipart file state the rules the routes enforce', () => {
+    const real = buildOpenApiDocument(allOperations()) as any;
+    const replace = real.paths['/v1/replace-actors/generations'].post.requestBody.content['application/json'].schema;
+    assert.deepEqual(replace.oneOf.map((b: any) => b.required), [['image_file_id', 'video_file_id'], ['image_url', 'video_url']]);
+    assert.equal(replace.oneOf[0].properties.image_url, false, 'files and URLs do not mix');
+    const direct = real.paths['/v1/uploads'].post.requestBody.content['application/json'].schema;
+    const imageBranch = direct.oneOf.find((b: any) => b.properties.mime_type.enum.includes('image/png'));
+    assert.equal(imageBranch.properties.size.maximum, 10 * 1024 * 1024);
+    const multipart = real.paths['/v1/upload'].post.requestBody.content['multipart/form-data'].schema;
+    assert.equal(multipart.properties.file.minLength, 1);
+  });
+
   test('the real operation list builds without error and is OpenAPI 3.1', () => {
     const real = buildOpenApiDocument(allOperations()) as any;
     assert.equal(real.openapi, '3.1.0');
