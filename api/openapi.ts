@@ -239,16 +239,22 @@ export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?
     if (op.raw === 'text') {
       okContent = { 'text/plain': { schema: { type: 'string' } } };
     } else if (op.raw === 'event-stream') {
+      // The schema of a text/event-stream describes one event (as OpenAPI 3.2's itemSchema does),
+      // its data the JSON record, so clients and schemathesis validate each event as it comes.
       okContent = {
         'text/event-stream': {
           schema: {
-            type: 'string',
+            type: 'object',
             description:
-              'Server-sent events. Each `status` event has an `id` (the job\'s change counter, for Last-Event-ID) and, as its data, ' +
-              'the job record GET answers (schema in x-event-data); the stream ends after the completed or failed record. ' +
-              'A `: ping` comment is sent every 15 s.',
+              'One server-sent event. Each `status` event has an `id` (the job\'s change counter, for Last-Event-ID) and, as its data, ' +
+              'the job record GET answers; the stream ends after the completed or failed record. A `: ping` comment is sent every 15 s.',
+            required: ['event', 'data'],
+            properties: {
+              event: { const: 'status' },
+              id: { type: 'string', pattern: '^[0-9]+$' },
+              data: { type: 'string', contentMediaType: 'application/json', contentSchema: op.response ? convert(op.response, 'output') : { type: 'object' } },
+            },
           },
-          'x-event-data': op.response ? convert(op.response, 'output') : { type: 'object' },
         },
       };
     } else if (op.raw === 'json') {
