@@ -223,6 +223,11 @@ test('schemathesis finds no failure in any operation of the published contract',
     const report = code === 0 || !output.includes('FAILURES') ? output : output.slice(0, output.indexOf('FAILURES'));
     console.log(`[contract-fuzz] schemathesis exit ${code} after ${seconds.toFixed(0)} s\n${report.trim()}`);
     assert.equal(code, 0, `schemathesis reported failures:\n${output}`);
+    // Every operation of the fuzzed document was exercised, none skipped.
+    const selected = /Selected: (\d+)\/(\d+)/.exec(output);
+    const tested = /Tested: (\d+)/.exec(output);
+    assert.ok(selected && tested, 'the summary names the operations selected and tested');
+    assert.equal(Number(tested[1]), Number(selected[2]), 'every operation was tested');
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }
