@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../worker/config.js';
 import { createDb, type Database } from '../db/index.js';
 import type { Storage } from '../activities/storage.js';
-import { errorMiddleware, methodNotAllowed, notFoundRoute } from './errors.js';
+import { errorMiddleware, methodNotAllowed, notFoundRoute, optionsRoutes } from './errors.js';
 import { requestContext, securityHeaders } from './request-context.js';
 import { createApiMetrics, type ApiMetrics } from './metrics.js';
 import { createAuth } from './auth.js';
@@ -17,6 +17,7 @@ import { createJobsRouter } from './routes/jobs.js';
 import { createEventsRouter } from './routes/events.js';
 import { createJobEventHub, type JobEventHub } from './job-events.js';
 import { allOperations, createOpenApiRouter } from './openapi.js';
+import { refuseNulInUrl } from './body.js';
 import { createMediaRouter } from './routes/media.js';
 
 export interface AppDeps {
@@ -56,6 +57,8 @@ export function createApp(deps: AppDeps): App {
 
   app.use(requestContext(full));
   app.use(securityHeaders);
+  app.use(refuseNulInUrl);
+  app.use(optionsRoutes(allOperations()));
   app.use(createHealthRouter(full));
   app.use(createOpenApiRouter(full));
   app.use(createMediaRouter(full));

@@ -1,6 +1,8 @@
-// JSON bodies: only application/json is accepted on JSON endpoints (else 400), 1 MB at most.
+// JSON bodies: only application/json is accepted on JSON endpoints (else 400), 1 MB at most, no
+// NUL in any string (Postgres text cannot store one).
 import express, { type RequestHandler } from 'express';
 import { ApiError } from './errors.js';
+import { nulPath } from './validate.js';
 
 const parser = express.json({ limit: '1mb', strict: true, type: () => true });
 
@@ -14,6 +16,14 @@ export const jsonBody: RequestHandler = (req, res, next) => {
     if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
       return next(new ApiError(400, 'invalid_request', 'request body must be a JSON object'));
     }
+    const nul = nulPath(req.body);
+    if (nul !== null) return next(new ApiError(400, 'invalid_request', `${nul}: must not contain NUL (\\u0000) characters`));
     next();
   });
+};
+
+/** A NUL in the path or query string (`%00`) is refused before a route runs a query with it. */
+export const refuseNulInUrl: RequestHandler = (req, _res, next) => {
+  if (/%00/i.test(req.url) || req.url.includes('\0')) return next(new ApiError(400, 'invalid_request', 'the URL must not contain NUL (%00) characters'));
+  next();
 };

@@ -47,11 +47,10 @@ export const notFoundRoute: RequestHandler = (req, _res, next) => {
 };
 
 /**
- * Mounted after every router: a request whose path is an endpoint of ours but whose method is not
- * answers 405 with an `Allow` header (instead of a misleading 404).
+ * The methods each of our paths serves, literal paths before parameterised ones: Express tries
+ * routes in order, and `/v1/images/generate` (POST) must not be taken for `/v1/images/:id` (GET).
  */
-export function methodNotAllowed(operations: Operation[]): Router {
-  const router = Router();
+function allowedMethods(operations: Operation[]): [path: string, allow: string][] {
   const byPath = new Map<string, Set<string>>();
   for (const op of operations) {
     const methods = byPath.get(op.path) ?? new Set<string>();
@@ -59,8 +58,35 @@ export function methodNotAllowed(operations: Operation[]): Router {
     if (op.method === 'get') methods.add('HEAD');
     byPath.set(op.path, methods);
   }
-  for (const [path, methods] of byPath) {
-    const allow = [...methods].join(', ');
+  const params = (path: string) => path.split('/').filter((s) => s.startsWith(':')).length;
+  return [...byPath]
+    .sort(([a], [b]) => params(a) - params(b))
+    .map(([path, methods]) => [path, [...methods].join(', ')]);
+}
+
+/**
+ * Mounted before authentication (a CORS preflight carries no key): `OPTIONS` on an endpoint of
+ * ours answers 204 with an `Allow` header listing exactly the methods its path serves — Express's
+ * own answer merged every route that matched, so POST-only routes advertised GET.
+ */
+export function optionsRoutes(operations: Operation[]): Router {
+  const router = Router();
+  for (const [path, allow] of allowedMethods(operations)) {
+    router.options(path, (_req, res) => {
+      res.setHeader('Allow', allow);
+      res.status(204).end();
+    });
+  }
+  return router;
+}
+
+/**
+ * Mounted after every router: a request whose path is an endpoint of ours but whose method is not
+ * answers 405 with an `Allow` header (instead of a misleading 404).
+ */
+export function methodNotAllowed(operations: Operation[]): Router {
+  const router = Router();
+  for (const [path, allow] of allowedMethods(operations)) {
     router.all(path, (req, res, next) => {
       res.setHeader('Allow', allow);
       next(new ApiError(405, 'method_not_allowed', `${req.method} is not allowed on ${req.path}; use ${allow}`));

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { AppDeps } from './app.js';
 import type { Operation } from './operations.js';
 import type { ErrorCode } from './errors.js';
+import { NO_NUL_PATTERN } from './validate.js';
 import { healthOperations } from './routes/health.js';
 import { discoveryOperations } from './routes/discovery.js';
 import { uploadOperations } from './routes/uploads.js';
@@ -167,8 +168,23 @@ function converter(schemas: JsonObject) {
       renames.set(name, target);
     }
     for (const [name, def] of Object.entries(defs)) schemas[renames.get(name)!] = rewrite(def, renames);
-    return rewrite(raw, renames) as JsonObject;
+    const out = rewrite(raw, renames) as JsonObject;
+    if (io === 'input') forbidNul(out);
+    return out;
   };
+}
+
+/**
+ * Request strings never carry NUL (the gateway refuses it: Postgres text cannot store one): every
+ * free string of a request schema says so. A string with its own pattern, enum or const states
+ * its exact form already.
+ */
+function forbidNul(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(forbidNul);
+  if (!node || typeof node !== 'object') return;
+  const s = node as JsonObject;
+  if (s.type === 'string' && s.pattern === undefined && s.enum === undefined && s.const === undefined && s.contentMediaType === undefined) s.pattern = NO_NUL_PATTERN;
+  Object.values(s).forEach(forbidNul);
 }
 
 /** `/v1/images/:id` → `/v1/images/{id}` and its path parameter names. */
@@ -190,7 +206,7 @@ export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?
   for (const op of operations) {
     const { path, params } = openApiPath(op.path);
     op.tags.forEach((t) => tags.add(t));
-    const parameters: JsonObject[] = params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+    const parameters: JsonObject[] = params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string', pattern: NO_NUL_PATTERN } }));
     if (op.query) {
       const q = convert(op.query, 'input');
       const required = new Set((q.required as string[] | undefined) ?? []);
@@ -213,7 +229,7 @@ export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?
       requestBody = { required: true, content: { 'application/json': { schema: convert(op.body, 'input') } } };
     } else if (op.multipart) {
       const fields = convert(op.multipart, 'input');
-      const properties = { ...((fields.properties ?? {}) as JsonObject), file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'the file' } };
+      const properties = { ...((fields.properties ?? {}) as JsonObject), file: { type: 'string', contentMediaType: 'application/octet-stream', minLength: 1, description: 'the file (not empty)' } };
       const required = [...new Set([...(((fields.required as string[] | undefined) ?? []) as string[]), 'file'])];
       requestBody = { required: true, content: { 'multipart/form-data': { schema: { ...fields, properties, required } } } };
     }
@@ -223,16 +239,22 @@ export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?
     if (op.raw === 'text') {
       okContent = { 'text/plain': { schema: { type: 'string' } } };
     } else if (op.raw === 'event-stream') {
+      // The schema of a text/event-stream describes one event (as OpenAPI 3.2's itemSchema does),
+      // its data the JSON record, so clients and schemathesis validate each event as it comes.
       okContent = {
         'text/event-stream': {
           schema: {
-            type: 'string',
+            type: 'object',
             description:
-              'Server-sent events. Each `status` event has an `id` (the job\'s change counter, for Last-Event-ID) and, as its data, ' +
-              'the job record GET answers (schema in x-event-data); the stream ends after the completed or failed record. ' +
-              'A `: ping` comment is sent every 15 s.',
+              'One server-sent event. Each `status` event has an `id` (the job\'s change counter, for Last-Event-ID) and, as its data, ' +
+              'the job record GET answers; the stream ends after the completed or failed record. A `: ping` comment is sent every 15 s.',
+            required: ['event', 'data'],
+            properties: {
+              event: { const: 'status' },
+              id: { type: 'string', pattern: '^[0-9]+$' },
+              data: { type: 'string', contentMediaType: 'application/json', contentSchema: op.response ? convert(op.response, 'output') : { type: 'object' } },
+            },
           },
-          'x-event-data': op.response ? convert(op.response, 'output') : { type: 'object' },
         },
       };
     } else if (op.raw === 'json') {
@@ -242,7 +264,8 @@ export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?
       for (const [name, schema] of Object.entries(op.responseExtra ?? {})) properties[name] = convert(schema, 'output');
       okContent = { 'application/json': { schema: { type: 'object', required: Object.keys(properties), properties, additionalProperties: false } } };
     }
-    const responses: JsonObject = { '200': { description: 'OK', ...(headers ? { headers } : {}), content: okContent } };
+    const links = op.creates ? createdResourceLinks(op.creates, operations) : undefined;
+    const responses: JsonObject = { '200': { description: 'OK', ...(headers ? { headers } : {}), content: okContent, ...(links ? { links } : {}) } };
 
     const statuses = new Set(op.errors);
     if (op.rateClass) {
@@ -299,6 +322,22 @@ export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?
     paths,
     components: comps,
   };
+}
+
+/**
+ * OpenAPI links from a create operation's 200 answer to every operation on the created resource
+ * (status, URL, cancel, complete): clients and stateful fuzzers follow `data.id` into them.
+ */
+function createdResourceLinks(resourcePath: string, operations: Operation[]): JsonObject {
+  const { params } = openApiPath(resourcePath);
+  if (params.length !== 1) throw new Error(`creates: ${resourcePath} must have exactly one path parameter`);
+  const links: JsonObject = {};
+  for (const target of operations) {
+    if (target.path !== resourcePath && !target.path.startsWith(`${resourcePath}/`)) continue;
+    const id = operationId(target);
+    links[id] = { operationId: id, parameters: { [`path.${params[0]}`]: '$response.body#/data/id' }, description: `${target.method.toUpperCase()} ${openApiPath(target.path).path} of the created resource` };
+  }
+  return links;
 }
 
 function resolveErrorResponse(comps: JsonObject, status: number): JsonObject {

@@ -25,6 +25,11 @@ export interface Operation {
    * whose events carry `response` as their data.
    */
   raw?: 'json' | 'text' | 'event-stream';
+  /**
+   * Path of the resource a 200 answer creates (its `data.id` fills the path's one parameter), e.g.
+   * /v1/images/:id: the document links this operation to every operation on that path and below.
+   */
+  creates?: string;
   /** HTTP error statuses this endpoint can answer. */
   errors: number[];
 }

@@ -18,3 +18,23 @@ export function parseOr400<S extends z.ZodType>(schema: S, value: unknown): z.in
   if (!result.success) throw new ApiError(400, 'invalid_request', formatIssues(result.error));
   return result.data;
 }
+
+/** Postgres text cannot hold NUL: strings carrying one are refused (400) before a query sees them. */
+export const NO_NUL_PATTERN = '^[^\\u0000]*$';
+/**
+ * For the document: a string with a character String.prototype.trim() keeps (and no NUL), i.e. what
+ * `.trim().min(1)` accepts. Spelled out rather than \S, which regex engines read differently.
+ */
+export const NOT_BLANK_PATTERN = '^[^\\u0000]*[^\\u0000\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff][^\\u0000]*$';
+
+/** Where in a parsed JSON value a string (or key) holds NUL, as a field path; null when none does. */
+export function nulPath(value: unknown, path: string[] = []): string | null {
+  if (typeof value === 'string') return value.includes('\0') ? path.join('.') || 'body' : null;
+  if (!value || typeof value !== 'object') return null;
+  for (const [key, v] of Object.entries(value)) {
+    if (key.includes('\0')) return [...path, key].join('.');
+    const found = nulPath(v, [...path, key]);
+    if (found !== null) return found;
+  }
+  return null;
+}

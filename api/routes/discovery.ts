@@ -1,5 +1,5 @@
 // GET /v1/projects, /v1/actors, /v1/voices: `data` arrays with optional keyset pagination
-// (`limit` 1–100, default 50; opaque `cursor`; top-level `next_cursor`, null at the end).
+// (`limit` 1–100, default 50; `cursor` as the previous page's top-level `next_cursor`, null at the end).
 import { Router } from 'express';
 import { z } from 'zod';
 import type { AppDeps } from '../app.js';
@@ -16,12 +16,25 @@ import type { Actor, Project, Voice } from '../../db/schema.js';
 export const DEFAULT_PAGE_LIMIT = 50;
 export const MAX_PAGE_LIMIT = 100;
 
-const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional().describe(`page size, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`),
-  cursor: z.string().min(1).max(512).optional().describe('the next_cursor of the previous page'),
-});
+// Cursors are `<list>.<sort key>.<id>`, each list's format a pattern in the document: any cursor
+// that matches it is a valid keyset position (sort keys bounded so the SQL casts never overflow;
+// [0-9], not \d, which other regex engines read as any Unicode digit).
+const cursorPatterns = {
+  projects: /^projects\.([0-9]{1,16})\.([A-Za-z0-9_-]{1,200})$/,
+  actors: /^actors\.(-?[0-9]{1,9})\.([A-Za-z0-9_-]{1,200})$/,
+  voices: /^voices\.(-?[0-9]{1,9})\.([A-Za-z0-9_-]{1,200})$/,
+} as const;
+const CURSOR_REFUSED = 'not a cursor returned by this endpoint';
 
-const actorsQuery = listQuery.extend({
+const listQuery = (kind: CursorKind) =>
+  z.object({
+    limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional().describe(`page size, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`),
+    cursor: z.string().regex(cursorPatterns[kind], CURSOR_REFUSED).optional().describe('the next_cursor of the previous page'),
+  });
+const projectsQuery = listQuery('projects');
+const voicesQuery = listQuery('voices');
+
+const actorsQuery = listQuery('actors').extend({
   gender: z.enum(actorGenders).optional(),
   age: z.enum(actorAges).optional(),
   skin_tone: z.enum(actorSkinTones).optional(),
@@ -68,7 +81,7 @@ export const discoveryOperations: Operation[] = [
     summary: "List the projects of the key's workspace",
     tags: ['Discovery'],
     rateClass: 'poll',
-    query: listQuery,
+    query: projectsQuery,
     response: z.array(projectSchema),
     responseExtra: nextCursor,
     errors: discoveryErrors,
@@ -90,46 +103,36 @@ export const discoveryOperations: Operation[] = [
     summary: 'List voices',
     tags: ['Discovery'],
     rateClass: 'poll',
-    query: listQuery,
+    query: voicesQuery,
     response: z.array(voiceSchema),
     responseExtra: nextCursor,
     errors: discoveryErrors,
   },
 ];
 
-// ---- cursors: base64url JSON of the last row's sort key, tagged with the list it belongs to
+// ---- cursors: the last row's sort key and id, tagged with the list it belongs to
 
 type CursorKind = 'projects' | 'actors' | 'voices';
 
 export function encodeCursor(kind: CursorKind, key: ProjectKey | CatalogKey): string {
   const value = 'createdAtMicros' in key ? key.createdAtMicros : key.sortKey;
-  return Buffer.from(JSON.stringify([kind, value, key.id]), 'utf8').toString('base64url');
+  return `${kind}.${value}.${key.id}`;
 }
 
-function decodeRaw(kind: CursorKind, cursor: string): [string | number, string] {
-  let parsed: unknown;
-  try {
-    if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error('not base64url');
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw invalidRequest('cursor: not a cursor returned by this endpoint');
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 3 || parsed[0] !== kind || typeof parsed[2] !== 'string' || parsed[2].length > 200) {
-    throw invalidRequest('cursor: not a cursor returned by this endpoint');
-  }
-  return [parsed[1] as string | number, parsed[2]];
+function decodeRaw(kind: CursorKind, cursor: string): [string, string] {
+  const match = cursorPatterns[kind].exec(cursor);
+  if (!match) throw invalidRequest(`cursor: ${CURSOR_REFUSED}`);
+  return [match[1]!, match[2]!];
 }
 
 export function decodeProjectCursor(cursor: string): ProjectKey {
   const [value, id] = decodeRaw('projects', cursor);
-  if (typeof value !== 'string' || !/^-?\d{1,19}$/.test(value)) throw invalidRequest('cursor: not a cursor returned by this endpoint');
   return { createdAtMicros: value, id };
 }
 
 export function decodeCatalogCursor(kind: 'actors' | 'voices', cursor: string): CatalogKey {
   const [value, id] = decodeRaw(kind, cursor);
-  if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > 2 ** 31) throw invalidRequest('cursor: not a cursor returned by this endpoint');
-  return { sortKey: value, id };
+  return { sortKey: Number(value), id };
 }
 
 // ---- records
@@ -165,7 +168,7 @@ export function createDiscoveryRouter(deps: AppDeps, auth: Auth): Router {
 
   router.get('/v1/projects', poll, async (req, res) => {
     const { workspaceId } = authOf(res);
-    const q = parseOr400(listQuery, req.query);
+    const q = parseOr400(projectsQuery, req.query);
     const after = q.cursor ? decodeProjectCursor(q.cursor) : null;
     const result = await listProjectsPage(deps.db, workspaceId, { limit: q.limit ?? DEFAULT_PAGE_LIMIT, after });
     res.json({ data: result.rows.map(projectRecord), next_cursor: result.next ? encodeCursor('projects', result.next) : null });
@@ -181,7 +184,7 @@ export function createDiscoveryRouter(deps: AppDeps, auth: Auth): Router {
   });
 
   router.get('/v1/voices', poll, async (req, res) => {
-    const q = parseOr400(listQuery, req.query);
+    const q = parseOr400(voicesQuery, req.query);
     const after = q.cursor ? decodeCatalogCursor('voices', q.cursor) : null;
     const result = await listVoicesPage(deps.db, { limit: q.limit ?? DEFAULT_PAGE_LIMIT, after });
     const base = publicBaseUrl(deps.config);

@@ -25,7 +25,8 @@ import { jobKinds, jobRecord, loadJobOfKey } from './jobs.js';
 export const lastEventIdHeader = z.object({
   'Last-Event-ID': z
     .string()
-    .regex(/^\d{1,9}$/)
+    // Empty is accepted too (EventSource's reset, see seenThrough); [0-9], as other regex engines read \d as any Unicode digit.
+    .regex(/^([0-9]{1,9})?$/)
     .optional()
     .describe("The `id` of the last event received (browsers' EventSource sends it on reconnect): only newer changes are sent"),
 });

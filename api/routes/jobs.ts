@@ -10,7 +10,7 @@ import { jsonBody } from '../body.js';
 import { ApiError } from '../errors.js';
 import type { ApiMetrics } from '../metrics.js';
 import type { Operation } from '../operations.js';
-import { parseOr400 } from '../validate.js';
+import { NOT_BLANK_PATTERN, parseOr400 } from '../validate.js';
 import type { Database, Tx } from '../../db/index.js';
 import type { Job, JobKind } from '../../db/schema.js';
 import { newId } from '../../db/ids.js';
@@ -34,7 +34,7 @@ import { cancelJobWorkflow, createLiveProgress, jobToStart, startJobWorkflow } f
 // ------------------------------------------------------------------ schemas
 
 const id = z.string().min(1).max(100);
-const prompt = z.string().trim().min(1, 'must not be empty').max(4000, 'must be at most 4000 characters');
+const prompt = z.string().trim().min(1, 'must not be empty').max(4000, 'must be at most 4000 characters').meta({ pattern: NOT_BLANK_PATTERN });
 const aspectRatio3 = z.enum(['1:1', '9:16', '16:9']);
 const httpsUrl = z
   .string()
@@ -49,17 +49,43 @@ export const imageCreateSchema = z.strictObject({
   count: z.number().int('must be an integer').min(1).max(4),
 });
 
-export const videoCreateSchema = z.strictObject({
-  project_id: id,
-  prompt,
-  model: z.enum(videoModels),
-  aspect_ratio: z.string().optional(),
-  duration: z.number().positive().optional(),
-  resolution: z.string().optional(),
-  reference_file_ids: z.array(id).max(4).optional(),
-  start_frame_file_id: id.optional(),
-  end_frame_file_id: id.optional(),
-});
+/**
+ * The per-model rules that `prepare` and `requestRefusal` enforce from the catalog, as JSON Schema
+ * for the published document: one branch per model (aspect ratios, durations, resolutions,
+ * reference images, no reference images beside a start frame).
+ */
+function videoModelRules(): Record<string, unknown>[] {
+  return videoModels.map((model) => {
+    const route = routeFor(model)!;
+    const d = route.durations;
+    const duration = !d ? false : 'values' in d ? { enum: [...d.values] } : { type: 'integer', minimum: d.min, maximum: d.max };
+    return {
+      title: model,
+      properties: {
+        model: { const: model },
+        aspect_ratio: { enum: [...route.aspectRatios] },
+        duration,
+        resolution: { enum: [...(route.resolutions ?? [])] },
+        ...(route.maxReferenceImages !== undefined ? { reference_file_ids: { maxItems: route.maxReferenceImages } } : {}),
+      },
+      dependentSchemas: { start_frame_file_id: { properties: { reference_file_ids: { maxItems: 0 } } } },
+    };
+  });
+}
+
+export const videoCreateSchema = z
+  .strictObject({
+    project_id: id,
+    prompt,
+    model: z.enum(videoModels),
+    aspect_ratio: z.string().optional(),
+    duration: z.number().positive().optional(),
+    resolution: z.string().optional(),
+    reference_file_ids: z.array(id).max(4).optional(),
+    start_frame_file_id: id.optional(),
+    end_frame_file_id: id.optional(),
+  })
+  .meta({ oneOf: videoModelRules() });
 
 export const replaceActorCreateSchema = z
   .strictObject({
@@ -82,13 +108,20 @@ export const replaceActorCreateSchema = z
     if ((files && urls) || !(bothFiles || bothUrls)) {
       ctx.addIssue({ code: 'custom', message: 'provide either image_file_id and video_file_id, or image_url and video_url' });
     }
+  })
+  // The same rule, for the document.
+  .meta({
+    oneOf: [
+      { required: ['image_file_id', 'video_file_id'], properties: { image_url: false, video_url: false } },
+      { required: ['image_url', 'video_url'], properties: { image_file_id: false, video_file_id: false } },
+    ],
   });
 
 const unit = z.number().min(0).max(1);
 export const talkingActorCreateSchema = z.strictObject({
   project_id: id,
   actor_id: id,
-  script: z.string().trim().min(1, 'must not be empty').max(5000, 'must be at most 5000 characters'),
+  script: z.string().trim().min(1, 'must not be empty').max(5000, 'must be at most 5000 characters').meta({ pattern: NOT_BLANK_PATTERN }),
   voice_id: id.optional(),
   /** Optional: the kind has one fixed pipeline name. */
   model: z.literal(talkingActorModel).optional(),
@@ -393,6 +426,7 @@ export const jobOperations: Operation[] = kinds.flatMap((k): Operation[] => [
     rateClass: 'generate',
     body: k.body,
     response: k.createResult,
+    creates: `${k.base}/:id`,
     errors: [400, 401, 402, 403, 404, 429, 500],
   },
   {

@@ -28,7 +28,7 @@ import { authOf, type Auth } from '../auth.js';
 import type { Operation } from '../operations.js';
 import { ApiError, forbidden, invalidRequest } from '../errors.js';
 import { jsonBody } from '../body.js';
-import { parseOr400 } from '../validate.js';
+import { NOT_BLANK_PATTERN, parseOr400 } from '../validate.js';
 import { mediaUrl, publicBaseUrl } from './media.js';
 import { newId } from '../../db/ids.js';
 import { findUploadInWorkspace, insertUpload, projectBelongsToWorkspace } from '../../db/repos/uploads.js';
@@ -58,7 +58,8 @@ export const uploadRecordSchema = z.object({
 export type UploadRecord = z.infer<typeof uploadRecordSchema>;
 
 const multipartSchema = z.object({
-  project_id: projectId.describe('project in the key\'s workspace (a part before or after `file`)'),
+  // The part is trimmed before use: the document says it must not be blank.
+  project_id: projectId.describe('project in the key\'s workspace (a part before or after `file`)').meta({ pattern: NOT_BLANK_PATTERN }),
   file: z.string().describe('the file (binary part): image/jpeg, image/png, image/webp up to 10 MB; video/mp4, video/quicktime, video/webm up to 20 MB; type decided from the bytes'),
 });
 
@@ -88,7 +89,16 @@ export const directUploadSchema = z
       .max(20 * MB)
       .describe('exact size in bytes: images up to 10 MB, videos up to 20 MB (storage refuses any other size)'),
   })
-  .strict();
+  .strict()
+  // The size limit of each type, for the document (the route checks it with directUploadLimit).
+  .meta({
+    oneOf: (['image', 'video'] as const).map((fileType) => ({
+      properties: {
+        mime_type: { enum: acceptedMimeTypes.filter((m) => mediaTypeOf(m).fileType === fileType) },
+        size: { maximum: uploadLimits.direct[fileType] },
+      },
+    })),
+  });
 
 const presignedPostSchema = z.object({
   method: z.literal('POST'),
@@ -115,6 +125,7 @@ export const uploadOperations: Operation[] = [
     rateClass: 'generate',
     multipart: multipartSchema,
     response: uploadRecordSchema,
+    creates: '/v1/uploads/:id',
     errors: [400, 401, 403, 413, 429, 500],
   },
   {
@@ -141,6 +152,7 @@ export const uploadOperations: Operation[] = [
     rateClass: 'generate',
     body: directUploadSchema,
     response: directUploadCreatedSchema,
+    creates: '/v1/uploads/:id',
     errors: [400, 401, 403, 429, 500],
   },
   {
@@ -287,6 +299,7 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
       if (project !== undefined) return fail(invalidRequest('project_id was sent more than once'));
       const parsed = projectId.safeParse(value.trim());
       if (info.valueTruncated || !parsed.success) return fail(invalidRequest('project_id must be a string of 1 to 128 characters'));
+      if (parsed.data.includes('\0')) return fail(invalidRequest('project_id must not contain NUL (\\u0000) characters'));
       project = parsed.data;
       projectCheck = requireProject(deps, workspaceId, project);
       projectCheck.catch((err: unknown) => fail(err));

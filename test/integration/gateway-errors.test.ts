@@ -84,6 +84,32 @@ describe('gateway error answers', () => {
     assert.equal(getUpload.headers.get('allow'), 'POST');
   });
 
+  test('OPTIONS answers 204 with exactly the methods of the path, without a key', async () => {
+    // /v1/images/generate also matches the pattern /v1/images/:id (GET): it must not be advertised.
+    for (const [path, allow] of [
+      ['/v1/images/generate', 'POST'],
+      ['/v1/talking-actors/generate', 'POST'],
+      ['/v1/images/img_x', 'GET, HEAD'],
+      ['/v1/images/img_x/cancel', 'POST'],
+      ['/v1/uploads', 'POST'],
+      ['/v1/uploads/upl_x', 'GET, HEAD'],
+      ['/v1/projects', 'GET, HEAD'],
+    ]) {
+      const res = await call(gw.baseUrl, 'OPTIONS', path!);
+      assert.equal(res.status, 204, `${path}: ${res.text}`);
+      assert.equal(res.headers.get('allow'), allow, path);
+    }
+  });
+
+  test('NUL in a JSON string, a path or a query string → 400 invalid_request, never a 500', async () => {
+    const body = JSON.stringify({ project_id: t.projectId, prompt: 'a\u0000b', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+    const created = await call(gw.baseUrl, 'POST', '/v1/images/generate', { key: t.apiKey, body, contentType: 'application/json' });
+    assertCleanError(created, 400, 'invalid_request');
+    assert.match(created.body.error.message, /^prompt: .*NUL/);
+    assertCleanError(await call(gw.baseUrl, 'GET', '/v1/images/img%00x', { key: t.apiKey }), 400, 'invalid_request');
+    assertCleanError(await call(gw.baseUrl, 'GET', '/v1/uploads/x?live=%00', { key: t.apiKey }), 400, 'invalid_request');
+  });
+
   test('every answer carries a distinct X-Request-Id', async () => {
     const a = await call(gw.baseUrl, 'GET', '/v1/actors', { key: t.apiKey });
     const b = await call(gw.baseUrl, 'GET', '/nothing-here');
