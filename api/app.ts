@@ -16,6 +16,7 @@ import { createUploadsRouter } from './routes/uploads.js';
 import { createJobsRouter } from './routes/jobs.js';
 import { allOperations, createOpenApiRouter } from './openapi.js';
 import { createMediaRouter } from './routes/media.js';
+import { createDocsRouter } from './routes/docs.js';
 
 export interface AppDeps {
   config: Config;
@@ -45,6 +46,7 @@ export function createApp(deps: AppDeps): App {
   app.use(requestContext(full));
   app.use(createHealthRouter(full));
   app.use(createOpenApiRouter(full));
+  app.use(createDocsRouter());
   app.use(createMediaRouter(full));
   // Everything under /v1 is authenticated; rate-limit classes are applied per route.
   app.use('/v1', auth.middleware);

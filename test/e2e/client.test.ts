@@ -1,0 +1,208 @@
+// The @mediagen/client package against the real gateway, workers, Postgres, Temporal and MinIO:
+// every endpoint through its typed method, errors mapped to MediaGenError, waitForJob for each job
+// kind (completed and failed, with credits checked), uploads from a path, a stream and a Blob.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MediaGenClient, MediaGenError, type AnyJob } from '@mediagen/client';
+import { uploadFile } from '@mediagen/client/node';
+import { createTenant, type Tenant } from '../support/stack.js';
+import { creditsOf, startService, type Service } from '../support/services.js';
+import { insertActor, insertVoice, probeUrl } from '../support/fixtures.js';
+import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer, type SampleMedia } from '../support/https-server.js';
+
+let svc: Service;
+let remote: HttpsTestServer;
+let media: SampleMedia;
+let dir: string;
+
+before(async () => {
+  remote = await startHttpsTestServer();
+  media = await makeSampleMedia();
+  remote.file('/fox.png', media['image/png'], 'image/png');
+  svc = await startService({
+    LOCAL_RENDER_FAULTS: 'true',
+    LOCAL_RENDER_LATENCY_MS: '1500',
+    RATE_LIMIT_GENERATE_PER_MIN: '1000',
+    RATE_LIMIT_POLL_PER_MIN: '100000',
+    FETCH_ALLOW_LOOPBACK_ORIGIN: remote.origin,
+    FETCH_EXTRA_CA_FILE: remote.caFile,
+  });
+  dir = await mkdtemp(join(tmpdir(), 'client-test-'));
+});
+
+after(async () => {
+  await svc?.close();
+  await remote?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+function clientFor(t: Tenant, opts: { maxRetries?: number } = {}) {
+  return new MediaGenClient({ apiKey: t.apiKey, baseUrl: `${svc.gw.baseUrl}/v1`, ...opts });
+}
+
+async function rejectsWith(p: Promise<unknown>, expect: { status: number; code: string; message?: RegExp }): Promise<MediaGenError> {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(err instanceof MediaGenError, `expected a MediaGenError, got ${String(err)}`);
+    assert.equal(err.status, expect.status, err.message);
+    assert.equal(err.code, expect.code, err.message);
+    if (expect.message) assert.match(err.message, expect.message);
+    return err;
+  }
+  assert.fail(`expected ${expect.status} ${expect.code}`);
+}
+
+describe('discovery', () => {
+  test('projects, actors and voices list through their typed methods, and paginate follows next_cursor', async () => {
+    const t = await createTenant(svc.tdb.db);
+    const c = clientFor(t);
+    const voiceId = await insertVoice(svc.tdb.db);
+    const actorId = await insertActor(svc.tdb.db, svc.gw.storage, { defaultVoiceId: voiceId });
+
+    const projects = await c.projects.list();
+    assert.deepEqual(
+      projects.data.map((p) => p.id),
+      [t.projectId],
+    );
+    assert.equal(projects.next_cursor, null);
+
+    const actors = await c.actors.list({ limit: 100 });
+    const actor = actors.data.find((a) => a.id === actorId);
+    assert.ok(actor, 'the inserted actor is listed');
+    assert.equal(actor.default_voice_id, voiceId);
+
+    const voices = await c.voices.list();
+    assert.ok(voices.data.some((v) => v.id === voiceId));
+
+    const all: string[] = [];
+    for await (const a of c.paginate((q) => c.actors.list(q), 1)) all.push(a.id);
+    assert.deepEqual(all, actors.data.map((a) => a.id), 'one item per page, in the same order');
+  });
+});
+
+describe('errors', () => {
+  test('401, 400, 402, 403, 404 and 409 answers become MediaGenError with status, code, message and request id', async () => {
+    const t = await createTenant(svc.tdb.db, 3);
+    const other = await createTenant(svc.tdb.db);
+    const c = clientFor(t);
+
+    const bad = new MediaGenClient({ apiKey: 'mg_live_nope_nope', baseUrl: svc.gw.baseUrl });
+    const unauthorized = await rejectsWith(bad.projects.list(), { status: 401, code: 'unauthorized' });
+    assert.match(unauthorized.requestId ?? '', /\S/, 'the gateway request id is kept');
+
+    await rejectsWith(c.images.generate({ project_id: t.projectId, prompt: 'x', model: 'nano-banana-2', aspect_ratio: '1:1', count: 9 }), { status: 400, code: 'invalid_request' });
+    await rejectsWith(c.images.generate({ project_id: t.projectId, prompt: 'x', model: 'dall-e' as 'nano-banana-2', aspect_ratio: '1:1', count: 1 }), { status: 400, code: 'invalid_model' });
+    await rejectsWith(c.images.generate({ project_id: t.projectId, prompt: 'x', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 }), { status: 402, code: 'insufficient_credits', message: /requires \d+ credits/ });
+    assert.equal(await creditsOf(svc.tdb.db, t), 3, 'a refused create charges nothing');
+    await rejectsWith(c.images.generate({ project_id: other.projectId, prompt: 'x', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 }), { status: 403, code: 'forbidden' });
+    await rejectsWith(c.images.get('img_doesnotexist'), { status: 404, code: 'not_found' });
+    await rejectsWith(c.talkingActors.generate({ project_id: t.projectId, actor_id: 'actor_missing', script: 'hi' }), { status: 404, code: 'not_found' });
+    assert.equal(await creditsOf(svc.tdb.db, t), 3);
+  });
+
+  test('the URL of a job still in flight is 409 not_ready with the job status in the body', async () => {
+    const t = await createTenant(svc.tdb.db);
+    const c = clientFor(t);
+    const job = await c.images.generate({ project_id: t.projectId, prompt: 'slow fox', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+    const err = await rejectsWith(c.images.url(job.id), { status: 409, code: 'not_ready' });
+    assert.ok(['pending', 'generating'].includes((err.body as { status: string }).status));
+    await c.waitForJob(job);
+  });
+
+  test('an unreachable gateway is a network_error, not an unhandled fetch failure', async () => {
+    const c = new MediaGenClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9' });
+    await rejectsWith(c.projects.list(), { status: 0, code: 'network_error' });
+  });
+});
+
+describe('uploads', () => {
+  test('uploadFile takes a path, a stream or a Blob; uploadFromUrl stores a remote file; each is a typed file upload', async () => {
+    const t = await createTenant(svc.tdb.db);
+    const c = clientFor(t);
+    const path = join(dir, 'fox.png');
+    await writeFile(path, media['image/png']);
+
+    const fromPath = await uploadFile(c, path, { projectId: t.projectId });
+    assert.deepEqual([fromPath.name, fromPath.file_type, fromPath.mime_type, fromPath.file_size], ['fox.png', 'image', 'image/png', media['image/png'].length]);
+    const fromStream = await uploadFile(c, createReadStream(path), { projectId: t.projectId, filename: 'stream.png' });
+    assert.equal(fromStream.file_size, media['image/png'].length);
+    const fromBlob = await c.uploadFile(new Blob([media['video/mp4']]), { projectId: t.projectId, filename: 'clip.mp4' });
+    assert.deepEqual([fromBlob.file_type, fromBlob.mime_type], ['video', 'video/mp4']);
+    assert.equal(new Set([fromPath.id, fromStream.id, fromBlob.id]).size, 3);
+
+    const stored = await probeUrl(fromPath.path);
+    assert.deepEqual(stored.bytes, media['image/png'], 'the stored bytes are the file');
+
+    const fromUrl = await c.uploadFromUrl(`${remote.origin}/fox.png`, { projectId: t.projectId });
+    assert.deepEqual([fromUrl.file_type, fromUrl.mime_type, fromUrl.file_size], ['image', 'image/png', media['image/png'].length]);
+
+    await rejectsWith(uploadFile(c, join(dir, 'missing.png'), { projectId: t.projectId }), { status: 0, code: 'file_not_found' });
+    await rejectsWith(c.uploadFile(new Blob(['not media']), { projectId: t.projectId, filename: 'a.txt' }), { status: 400, code: 'invalid_request' });
+  });
+});
+
+describe('waitForJob', () => {
+  test('each kind completes: progress is reported in order and the output URLs are returned', async () => {
+    const t = await createTenant(svc.tdb.db, 1000);
+    const c = clientFor(t);
+    const voiceId = await insertVoice(svc.tdb.db);
+    const actorId = await insertActor(svc.tdb.db, svc.gw.storage, { defaultVoiceId: voiceId });
+    const image = await c.uploadFile(new Blob([media['image/png']]), { projectId: t.projectId, filename: 'c.png' });
+    const video = await c.uploadFile(new Blob([media['video/mp4']]), { projectId: t.projectId, filename: 'm.mp4' });
+
+    const jobs = [
+      await c.images.generate({ project_id: t.projectId, prompt: 'a red fox', model: 'nano-banana-2', aspect_ratio: '16:9', count: 2 }),
+      await c.videos.generate({ project_id: t.projectId, prompt: 'waves', model: 'kling-2.6' }),
+      await c.replaceActors.generate({ project_id: t.projectId, image_file_id: image.id, video_file_id: video.id, duration: 3 }),
+      await c.talkingActors.generate({ project_id: t.projectId, actor_id: actorId, script: 'Hello there.' }),
+    ];
+    assert.deepEqual(jobs.map((j) => j.kind), ['images', 'videos', 'replace-actors', 'talking-actors']);
+    assert.ok(jobs.every((j) => j.status === 'pending'));
+
+    const results = await Promise.all(
+      jobs.map(async (job) => {
+        const seen: AnyJob[] = [];
+        const r = await c.waitForJob(job, { onProgress: (j) => seen.push(j), pollIntervalMs: 100, maxPollIntervalMs: 400 });
+        return { job, r, seen };
+      }),
+    );
+    for (const { job, r, seen } of results) {
+      assert.equal(r.job.id, job.id);
+      assert.equal(r.job.status, 'completed');
+      assert.ok(r.urls.length >= 1 && r.url === r.urls[0]);
+      const order = ['pending', 'generating', 'completed'];
+      const statuses = seen.map((s) => order.indexOf(s.status));
+      assert.deepEqual(statuses, [...statuses].sort(), `${job.kind}: statuses only move forward`);
+      assert.equal(seen.at(-1)?.status, 'completed');
+      assert.ok(seen.some((s) => s.progress?.phase === 'generating'), `${job.kind}: the provider phase was reported`);
+      const out = await probeUrl(r.url);
+      assert.equal(out.contentType, job.kind === 'images' ? 'image/png' : 'video/mp4');
+    }
+    assert.equal(results[0]!.r.urls.length, 2, 'both images of count 2');
+    // Fetching a finished job through the kind-agnostic helpers agrees.
+    assert.equal((await c.jobs.get(jobs[1]!.id)).status, 'completed');
+  });
+
+  test('a failed job rejects with its MediaGenError and refunds; abort stops waiting', async () => {
+    const t = await createTenant(svc.tdb.db, 100);
+    const c = clientFor(t);
+    const job = await c.images.generate({ project_id: t.projectId, prompt: 'doomed [fail:terminal]', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+    const err = await rejectsWith(c.waitForJob(job, { pollIntervalMs: 100 }), { status: 409, code: 'generation_failed', message: /failed/ });
+    assert.equal((err.body as AnyJob).status, 'failed');
+    assert.equal(await creditsOf(svc.tdb.db, t), 100, 'the failed job was refunded');
+
+    const slow = await c.images.generate({ project_id: t.projectId, prompt: 'slow', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+    const abort = new AbortController();
+    const waiting = c.waitForJob(slow, { signal: abort.signal, onProgress: () => abort.abort(new Error('enough')) });
+    await assert.rejects(waiting, /enough/);
+    const canceled = await c.images.cancel(slow.id);
+    assert.equal(canceled.id, slow.id);
+    await rejectsWith(c.waitForJob(slow, { pollIntervalMs: 100 }), { status: 409, code: 'canceled' });
+    assert.equal(await creditsOf(svc.tdb.db, t), 100, 'the canceled job was refunded too');
+  });
+});
