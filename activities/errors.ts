@@ -13,6 +13,8 @@ export const failureTypes = {
   deadlineExceeded: 'DeadlineExceeded',
   /** The provider reported the generation as failed. */
   generationFailed: 'GenerationFailed',
+  /** The job's status does not allow this step (canceled meanwhile, completed, not being reset). */
+  illegalStatusMove: 'IllegalStatusMove',
 } as const;
 
 export const nonRetryableFailureTypes = [
@@ -21,4 +23,5 @@ export const nonRetryableFailureTypes = [
   failureTypes.insufficientCredits,
   failureTypes.deadlineExceeded,
   failureTypes.generationFailed,
+  failureTypes.illegalStatusMove,
 ];

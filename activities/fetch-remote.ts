@@ -5,7 +5,8 @@
 //   connection then goes straight to the checked address (no second lookup a DNS rebinding could
 //   change), with the host name as SNI and for the certificate check;
 // - redirects are followed only to https:, re-checked hop by hop, at most 3;
-// - connect and total timeouts; a byte cap enforced while streaming.
+// - connect and total timeouts; a byte cap enforced while streaming; a minimum transfer rate, so
+//   a server trickling bytes cannot hold a fetch slot for the whole total timeout.
 // The single exception is one loopback https origin for tests, taken from the process environment
 // (FETCH_ALLOW_LOOPBACK_ORIGIN) by the caller — never from a request.
 import https from 'node:https';
@@ -47,6 +48,12 @@ export interface FetchRemoteOptions {
   maxBytes: number;
   connectTimeoutMs: number;
   totalTimeoutMs: number;
+  /**
+   * Minimum transfer rate: fewer than minBytesPerSecond × window bytes in any window of
+   * minRateWindowMs (from the first request on, headers included) aborts the fetch. 0 = off.
+   */
+  minBytesPerSecond?: number;
+  minRateWindowMs?: number;
   /** DNS resolution (default: dns.lookup with all addresses). Tests inject private answers. */
   resolver?: Resolver;
   /** Opens the TLS connection to the checked address (default tls.connect). Tests spy on it. */
@@ -58,6 +65,10 @@ export interface FetchRemoteOptions {
   signal?: AbortSignal;
   /** Accept header sent to the remote server. */
   accept?: string;
+  /** Extra request headers (e.g. a provider CDN's key): sent only to the first URL's origin, never after a redirect elsewhere. */
+  headers?: Record<string, string>;
+  /** A host allowlist checked on every hop (provider output CDNs); a host it refuses is `refused`. */
+  allowHost?: (hostname: string) => boolean;
 }
 
 export interface FetchRemoteResult {
@@ -234,9 +245,13 @@ async function checkTarget(url: URL, opts: FetchRemoteOptions): Promise<CheckedT
   precheckUrl(url, opts.allowLoopbackOrigin);
   const loopbackAllowed = sameOrigin(url, opts.allowLoopbackOrigin);
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
+  if (opts.allowHost && !opts.allowHost(hostname)) throw new FetchError('refused', 'the host is not on the allowed list');
 
   let addresses: ResolvedAddress[];
   const literal = net.isIP(hostname);
+  // One answer for "does not resolve" and "resolves to a private address": telling them apart
+  // would let a caller map internal DNS names from outside.
+  const notPublic = () => new FetchError('refused', literal ? 'the address is not public' : `${hostname} does not resolve to a public address`);
   if (literal) {
     addresses = [{ address: hostname, family: literal }];
   } else {
@@ -244,14 +259,14 @@ async function checkTarget(url: URL, opts: FetchRemoteOptions): Promise<CheckedT
       addresses = await (opts.resolver ?? defaultResolver)(hostname);
     } catch (err) {
       const code = (err as { code?: string }).code;
-      if (code === 'EAI_AGAIN' || code === 'ETIMEOUT') throw new FetchError('unavailable', `could not resolve ${hostname} (temporary DNS failure)`);
-      throw new FetchError('failed', `could not resolve ${hostname}`);
+      if (code === 'EAI_AGAIN' || code === 'ETIMEOUT') throw new FetchError('unavailable', 'temporary DNS failure');
+      throw notPublic();
     }
-    if (addresses.length === 0) throw new FetchError('failed', `could not resolve ${hostname}`);
+    if (addresses.length === 0) throw notPublic();
   }
   for (const a of addresses) {
     const ok = isPublicAddress(a.address) || (loopbackAllowed && isLoopbackAddress(a.address));
-    if (!ok) throw new FetchError('refused', `${literal ? 'the address' : `${hostname} resolves to an address that`} is not public`);
+    if (!ok) throw notPublic();
   }
   const port = url.port === '' ? 443 : Number(url.port);
   return { url, hostname, address: addresses[0]!, port };
@@ -270,11 +285,12 @@ function classifyNetworkError(err: unknown): FetchError {
 }
 
 /** Counts bytes and fails with too_large past the cap; the source is destroyed with it. */
-function byteCap(maxBytes: number): Transform {
+function byteCap(maxBytes: number, onBytes: (n: number) => void): Transform {
   let seen = 0;
   return new Transform({
     transform(chunk: Buffer, _enc, cb: TransformCallback) {
       seen += chunk.length;
+      onBytes(chunk.length);
       if (seen > maxBytes) return cb(new FetchError('too_large', `the remote file exceeds ${maxBytes} bytes`));
       cb(null, chunk);
     },
@@ -282,7 +298,7 @@ function byteCap(maxBytes: number): Transform {
 }
 
 /** One GET to a checked target, answering once the response headers arrive. */
-function requestOnce(target: CheckedTarget, opts: FetchRemoteOptions, extraCa: string[] | undefined, onAbort: (fn: (err: Error) => void) => void): Promise<IncomingMessage> {
+function requestOnce(target: CheckedTarget, opts: FetchRemoteOptions, extraCa: string[] | undefined, onAbort: (fn: (err: Error) => void) => void, extraHeaders: Record<string, string> = {}): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const agent = new https.Agent({ keepAlive: false, maxSockets: 1 });
     const connect = opts.connect ?? ((o: tls.ConnectionOptions) => tls.connect(o));
@@ -309,6 +325,7 @@ function requestOnce(target: CheckedTarget, opts: FetchRemoteOptions, extraCa: s
       ca: extraCa,
       servername: net.isIP(target.hostname) ? undefined : target.hostname,
       headers: {
+        ...extraHeaders,
         'user-agent': 'media-generation-service/1.0 (upload fetcher)',
         accept: opts.accept ?? 'image/*,video/*;q=0.9,*/*;q=0.1',
         'accept-encoding': 'identity',
@@ -346,20 +363,37 @@ export async function fetchRemote(rawUrl: string, opts: FetchRemoteOptions): Pro
     timedOut = true;
     abortCurrent(new FetchError('failed', `fetching the URL took longer than ${opts.totalTimeoutMs} ms`));
   }, opts.totalTimeoutMs);
+  // The minimum rate is checked once per window over the bytes of that window.
+  let received = 0;
+  let receivedAtWindowStart = 0;
+  const minRate = opts.minBytesPerSecond ?? 0;
+  const windowMs = opts.minRateWindowMs ?? 10_000;
+  const rateTimer =
+    minRate > 0
+      ? setInterval(() => {
+          const inWindow = received - receivedAtWindowStart;
+          receivedAtWindowStart = received;
+          if (inWindow < (minRate * windowMs) / 1000) {
+            abortCurrent(new FetchError('failed', `the transfer was slower than ${minRate} bytes/s over ${windowMs} ms`));
+          }
+        }, windowMs)
+      : undefined;
   const onSignal = () => abortCurrent(new FetchError('failed', 'fetch aborted'));
   opts.signal?.addEventListener('abort', onSignal, { once: true });
   const cleanup = () => {
+    clearInterval(rateTimer);
     clearTimeout(totalTimer);
     opts.signal?.removeEventListener('abort', onSignal);
   };
 
   try {
     let url = parseTarget(rawUrl);
+    const firstOrigin = url.origin;
     for (let hop = 0; ; hop++) {
       if (opts.signal?.aborted) throw new FetchError('failed', 'fetch aborted');
       if (timedOut) throw new FetchError('failed', `fetching the URL took longer than ${opts.totalTimeoutMs} ms`);
       const target = await checkTarget(url, opts);
-      const res = await requestOnce(target, opts, extraCa, (fn) => (current = fn));
+      const res = await requestOnce(target, opts, extraCa, (fn) => (current = fn), url.origin === firstOrigin ? opts.headers : undefined);
       current = (err) => res.destroy(err);
       const status = res.statusCode ?? 0;
 
@@ -385,7 +419,7 @@ export async function fetchRemote(rawUrl: string, opts: FetchRemoteOptions): Pro
         throw new FetchError('too_large', `the remote file is ${contentLength} bytes, more than ${opts.maxBytes}`);
       }
 
-      const capped = byteCap(opts.maxBytes);
+      const capped = byteCap(opts.maxBytes, (n) => (received += n));
       res.on('error', (err) => capped.destroy(err instanceof FetchError ? err : classifyNetworkError(err)));
       res.on('aborted', () => capped.destroy(new FetchError('unavailable', 'the remote server closed the connection mid-body')));
       res.pipe(capped);

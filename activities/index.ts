@@ -1,6 +1,6 @@
 // createActivities: every activity of the service, built from its clients, grouped by the task
-// queue that runs it so fleets can run apart (io: Postgres and input fetching; provider:<name>:
-// provider calls and output streaming).
+// queue that runs it so fleets can run apart (io: Postgres; fetch: upload-from-url and input
+// preparation, which fetches URL inputs; provider:<name>: provider calls and output streaming).
 import type { Database } from '../db/index.js';
 import type { Config } from '../worker/config.js';
 import type { Storage } from './storage.js';
@@ -8,8 +8,8 @@ import type { ProviderName } from '../workflows/definitions.js';
 import type { ProviderAdapter } from './providers/types.js';
 import { createLocalAdapter } from './providers/local/adapter.js';
 import { createProviders } from './providers/index.js';
-import { createJobIoActivities, createJobProviderActivities, type JobActivityDeps } from './jobs.js';
-import { createUploadActivities, fetchRemoteInput, type FetchHooks } from './uploads.js';
+import { createJobIoActivities, createJobProviderActivities, createProgressWriter, type JobActivityDeps } from './jobs.js';
+import { createUploadActivities, createWorkspaceFetchSlots, fetchRemoteInput, type FetchHooks } from './uploads.js';
 
 export interface ActivityDeps {
   db: Database;
@@ -34,14 +34,20 @@ export function createAdapters(config: Config): (name: ProviderName) => Provider
 
 export function createActivities(deps: ActivityDeps) {
   const adapterFor = createAdapters(deps.config);
+  // One workspace holds at most this many of this worker's fetch slots at once.
+  const fetchDeps = { ...deps, fetchSlots: createWorkspaceFetchSlots(deps.config.FETCH_PER_WORKSPACE_CONCURRENCY) };
   const jobDeps: JobActivityDeps = {
     ...deps,
     adapterFor,
-    fetchRemoteInput: (args) => fetchRemoteInput(deps, args),
+    fetchRemoteInput: (args) => fetchRemoteInput(fetchDeps, args),
   };
+  const jobIo = createJobIoActivities(jobDeps);
+  const uploads = createUploadActivities(fetchDeps);
   return {
-    io: { ...createJobIoActivities(jobDeps), ...createUploadActivities(deps) },
-    provider: createJobProviderActivities(jobDeps),
+    // io keeps the fetch activities too, for workflows scheduled before the fetch queue existed.
+    io: { ...jobIo, ...uploads },
+    fetch: { prepareProviderRequest: jobIo.prepareProviderRequest, ...uploads },
+    provider: createJobProviderActivities({ ...jobDeps, progress: createProgressWriter(deps.db, deps.config.PROGRESS_WRITE_INTERVAL_MS) }),
   };
 }
 

@@ -1,17 +1,26 @@
 // Activities of the generation pipeline, shared by the four job kinds. Two groups, so fleets can run
 // apart: `io` activities (Postgres, input fetching) and `provider` activities (provider calls and
-// output streaming — they need storage and provider keys, never the database).
+// output streaming — they need storage and provider keys, and the database only for the one
+// narrow progress write below).
+//
+// Progress lives in the job row, written by the steps themselves so a status read is one Postgres
+// read and never a Temporal query: each step stores the phase the workflow's `progress` query
+// reports while it runs (markJobGenerating → fetching_inputs, prepareProviderRequest → submitting,
+// recordProviderRef → generating, pollProvider seeing success → storing_outputs, completeJob / failJob → the
+// end), and pollProvider stores the provider's percent and queue position when they changed, at
+// most once per PROGRESS_WRITE_INTERVAL_MS per job. No step is added to the workflow for it.
 import { Context, ApplicationFailure } from '@temporalio/activity';
-import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Database } from '../db/index.js';
-import type { Job, JobOutput } from '../db/schema.js';
+import type { Job, JobOutput, JobPhase } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
 import { findCompletedUpload } from '../db/repos/uploads.js';
-import type { Storage } from './storage.js';
+import { jobPrefix, type Storage } from './storage.js';
+import { failJobAndRemoveMedia } from './job-media.js';
 import type { Config } from '../worker/config.js';
 import { failureTypes } from './errors.js';
 import { routeFor } from './providers/catalog.js';
+import { storeProviderOutput } from './providers/outputs.js';
+import { toApplicationFailure } from './uploads.js';
 import {
   ProviderError,
   type InputFile,
@@ -30,11 +39,21 @@ export interface JobActivityDeps {
   config: Config;
   adapterFor(name: ProviderName): ProviderAdapter;
   /** Stores a remote URL's bytes as a job input, through the SSRF-safe fetcher. */
-  fetchRemoteInput(args: { url: string; jobId: string; role: InputFile['role']; expect: 'image' | 'video' }): Promise<{ key: string; contentType: string; size: number }>;
+  fetchRemoteInput(args: { url: string; jobId: string; workspaceId: string; role: InputFile['role']; expect: 'image' | 'video' }): Promise<{ key: string; contentType: string; size: number }>;
   metrics?: { providerCall(provider: string, model: string, op: string, seconds: number, ok: boolean): void; jobFinished(kind: string, outcome: 'completed' | 'failed'): void };
 }
 
+/** The attempt of the running activity (1 unless the step is being retried). */
+const stepAttempt = () => Context.current().info.attempt;
+
 const nonRetryable = (type: string, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true });
+
+/** The workflow run this activity works for (status moves record it; see db/repos/jobs.ts). */
+function currentRunId(): string {
+  const runId = Context.current().info.workflowExecution?.runId;
+  if (!runId) throw nonRetryable(failureTypes.illegalStatusMove, 'job activities run only on behalf of a workflow');
+  return runId;
+}
 
 // ------------------------------------------------------------------ io activities
 
@@ -54,12 +73,20 @@ export function createJobIoActivities(deps: JobActivityDeps) {
   }
 
   return {
-    /** pending → generating (also after an operator reset, re-charging a refunded job). */
+    /**
+     * pending → generating, or failed → generating when an operator reset started a new run (which
+     * re-charges a refunded job). The run id comes from the activity's own context, so a late
+     * attempt of the run that failed the job, or a job canceled before any workflow ran, is refused.
+     */
     async markJobGenerating(jobId: string): Promise<void> {
       try {
-        await db.transaction().execute((tx) => jobsRepo.markGenerating(tx, jobId));
+        await db.transaction().execute(async (tx) => {
+          await jobsRepo.markGenerating(tx, jobId, currentRunId());
+          await jobsRepo.setJobPhase(tx, jobId, 'fetching_inputs', stepAttempt());
+        });
       } catch (err) {
         if (err instanceof jobsRepo.InsufficientCreditsError) throw nonRetryable(failureTypes.insufficientCredits, err.message);
+        if (err instanceof jobsRepo.IllegalStatusMoveError) throw nonRetryable(failureTypes.illegalStatusMove, err.message);
         throw err;
       }
     },
@@ -90,7 +117,7 @@ export function createJobIoActivities(deps: JobActivityDeps) {
           } else {
             for (const [role, url, expect] of [['image', p.image_url, 'image'], ['video', p.video_url, 'video']] as const) {
               Context.current().heartbeat(role);
-              const stored = await deps.fetchRemoteInput({ url, jobId, role, expect });
+              const stored = await deps.fetchRemoteInput({ url, jobId, workspaceId: job.workspace_id, role, expect });
               inputs.push({ role, key: stored.key, contentType: stored.contentType });
             }
           }
@@ -109,25 +136,45 @@ export function createJobIoActivities(deps: JobActivityDeps) {
           break;
         }
       }
+      // The workflow submits next: the phase says so even while no provider fleet has taken it.
+      await jobsRepo.setJobPhase(db, jobId, 'submitting', stepAttempt());
       return req;
     },
 
+    /** Stores the provider's request reference; the workflow now waits for the provider. */
     async recordProviderRef(jobId: string, ref: ProviderRef | null): Promise<void> {
-      await jobsRepo.setProviderRef(db, jobId, ref);
+      await db.transaction().execute(async (tx) => {
+        await jobsRepo.setProviderRef(tx, jobId, ref);
+        await jobsRepo.setJobPhase(tx, jobId, 'generating', stepAttempt());
+      });
     },
 
-    /** generating → completed with its outputs; settles the charge to the price. */
+    /**
+     * generating → completed with its outputs; settles the charge to the price. A job failed
+     * meanwhile (canceled while its outputs were stored) stays failed and refunded, and the
+     * outputs are removed: no media without payment.
+     */
     async completeJob(jobId: string, outputs: JobOutput[]): Promise<void> {
       const job = await loadJob(jobId);
-      await db.transaction().execute((tx) => jobsRepo.markCompleted(tx, jobId, outputs));
+      try {
+        await db.transaction().execute(async (tx) => {
+          await jobsRepo.markCompleted(tx, jobId, outputs, currentRunId());
+          await jobsRepo.setJobPhase(tx, jobId, 'completed', stepAttempt(), 100);
+        });
+      } catch (err) {
+        if (!(err instanceof jobsRepo.IllegalStatusMoveError)) throw err;
+        if (err.from === 'failed') await deps.storage.removePrefix(jobPrefix(jobId));
+        throw nonRetryable(failureTypes.illegalStatusMove, err.message);
+      }
       deps.metrics?.jobFinished(job.kind, 'completed');
     },
 
-    /** → failed with `{ code, message }`; refunds the charge (idempotently). */
+    /** → failed with `{ code, message }`, refunded and its media removed; a completed job stays completed. */
     async failJob(jobId: string, code: 'generation_failed' | 'canceled', message: string): Promise<void> {
       const job = await loadJob(jobId);
-      await db.transaction().execute((tx) => jobsRepo.markFailed(tx, jobId, { code, message: message.slice(0, 500) }));
-      deps.metrics?.jobFinished(job.kind, 'failed');
+      const result = await failJobAndRemoveMedia(deps, jobId, { code, message: message.slice(0, 500) }, currentRunId());
+      if (result.status === 'failed') await jobsRepo.setJobPhase(db, jobId, code === 'canceled' ? 'canceled' : 'failed', stepAttempt());
+      if (result.moved) deps.metrics?.jobFinished(job.kind, 'failed');
     },
 
     /** Settle by current status; used by reconciliation of workflows that closed without doing it. */
@@ -139,7 +186,7 @@ export function createJobIoActivities(deps: JobActivityDeps) {
 
 // ------------------------------------------------------------------ provider activities
 
-export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage' | 'config' | 'adapterFor' | 'metrics'>) {
+export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage' | 'config' | 'adapterFor' | 'metrics'> & { progress: ProgressWriter }) {
   const { storage } = deps;
 
   function providerContext(): ProviderContext {
@@ -184,7 +231,21 @@ export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage
 
     async pollProvider(provider: ProviderName, model: string, ref: ProviderRef): Promise<PollResult> {
       const adapter = deps.adapterFor(provider);
-      return call(provider, model, 'poll', () => adapter.poll(ref, providerContext()));
+      const result = await call(provider, model, 'poll', () => adapter.poll(ref, providerContext()));
+      // The same values the workflow's progress query will hold after this poll.
+      const info = Context.current().info;
+      // The workflow id is the job id.
+      const jobId = info.workflowExecution?.workflowId;
+      // Done at the provider: the workflow stores the outputs next.
+      if (jobId && result.state === 'succeeded') await deps.progress.phase(jobId, 'storing_outputs', info.attempt, result.percent ?? null);
+      if (jobId && (result.state === 'queued' || result.state === 'running')) {
+        await deps.progress.poll(jobId, {
+          percent: result.percent ?? null, // null: keep the last percent
+          queuePosition: result.state === 'queued' ? (result.queuePosition ?? null) : null,
+          attempt: info.attempt,
+        });
+      }
+      return result;
     },
 
     async cancelProvider(provider: ProviderName, model: string, ref: ProviderRef): Promise<void> {
@@ -205,34 +266,67 @@ export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage
           continue;
         }
         if (!out.url) throw nonRetryable(failureTypes.providerRejected, 'provider returned an output without a URL');
-        const res = await fetch(out.url, { headers: adapter.outputHeaders?.(out) ?? {}, signal: Context.current().cancellationSignal });
-        if (!res.ok || !res.body) {
-          const type = res.status >= 500 || res.status === 429 ? failureTypes.providerUnavailable : failureTypes.providerRejected;
-          throw ApplicationFailure.create({ type, message: `downloading output ${i + 1} failed with HTTP ${res.status}`, nonRetryable: type === failureTypes.providerRejected });
+        // Through the guarded fetcher, from the provider's CDN hosts only, capped, sniffed, heartbeating.
+        let lastBeat = 0;
+        let saved: { key: string; contentType: string; size: number };
+        try {
+          saved = await storeProviderOutput(
+            { storage, config: deps.config },
+            {
+              provider,
+              jobId,
+              index: i,
+              output: out,
+              headers: adapter.outputHeaders?.(out),
+              onProgress: (bytes) => {
+                const now = Date.now();
+                if (now - lastBeat < 1000) return;
+                lastBeat = now;
+                Context.current().heartbeat({ output: i, bytes });
+              },
+            },
+          );
+        } catch (err) {
+          const failure = toApplicationFailure(err, failureTypes.providerRejected);
+          if (failure instanceof ApplicationFailure) failure.message = `output ${i + 1}: ${failure.message}`;
+          throw failure;
         }
-        const contentType = out.contentType ?? res.headers.get('content-type')?.split(';')[0] ?? 'application/octet-stream';
-        const key = `jobs/${jobId}/output-${i + 1}.${extensionFor(contentType)}`;
-        const length = Number(res.headers.get('content-length')) || undefined;
-        const obj = await storage.putStream(key, Readable.fromWeb(res.body as WebReadableStream), contentType, length);
-        stored.push({ key, content_type: contentType, size: obj.size });
+        stored.push({ key: saved.key, content_type: saved.contentType, size: saved.size });
       }
       return stored;
     },
   };
 }
 
-function extensionFor(contentType: string): string {
-  const map: Record<string, string> = {
-    'image/png': 'png',
-    'image/jpeg': 'jpg',
-    'image/webp': 'webp',
-    'video/mp4': 'mp4',
-    'video/quicktime': 'mov',
-    'video/webm': 'webm',
-    'audio/mpeg': 'mp3',
-    'audio/wav': 'wav',
+/**
+ * Progress writes from provider activities. Polls skip the round trip when nothing changed since
+ * this process last wrote the job, and the SQL throttles writes per job across every worker.
+ */
+export interface ProgressWriter {
+  phase(jobId: string, phase: JobPhase, attempt: number, percent?: number | null): Promise<void>;
+  poll(jobId: string, p: { percent: number | null; queuePosition: number | null; attempt: number }): Promise<void>;
+}
+
+const LAST_POLL_CACHE_MAX = 10_000;
+
+export function createProgressWriter(db: Database, minIntervalMs: number): ProgressWriter {
+  // jobId → the values this process last asked to store (oldest entries dropped first).
+  const last = new Map<string, string>();
+  return {
+    async phase(jobId, phase, attempt, percent = null) {
+      last.delete(jobId);
+      await jobsRepo.setJobPhase(db, jobId, phase, attempt, percent);
+    },
+    async poll(jobId, p) {
+      const seen = `${p.percent}/${p.queuePosition}`;
+      if (last.get(jobId) === seen) return;
+      const written = await jobsRepo.recordPollProgress(db, jobId, p, minIntervalMs);
+      if (!written) return;
+      last.delete(jobId);
+      if (last.size >= LAST_POLL_CACHE_MAX) last.delete(last.keys().next().value!);
+      last.set(jobId, seen);
+    },
   };
-  return map[contentType] ?? 'bin';
 }
 
 export type JobIoActivities = ReturnType<typeof createJobIoActivities>;

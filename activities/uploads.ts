@@ -2,9 +2,8 @@
 // the bytes (activities/media-type.ts), stream it into object storage under its size cap, and
 // record it. Also the job-input fetch used by the generation pipeline for `*_url` inputs.
 import { readFileSync } from 'node:fs';
-import { pipeline } from 'node:stream';
+import { pipeline, Transform } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/common';
-import { Context } from '@temporalio/activity';
 import type { Database } from '../db/index.js';
 import type { FileUpload } from '../db/schema.js';
 import type { Config } from '../worker/config.js';
@@ -62,7 +61,40 @@ export function storedUploadOf(row: FileUpload): StoredUpload {
 /** Test seams of the fetcher (resolver, connector); production leaves them unset. */
 export type FetchHooks = Pick<FetchRemoteOptions, 'resolver' | 'connect'>;
 
-type FetchConfig = Pick<Config, 'FETCH_CONNECT_TIMEOUT_MS' | 'FETCH_TOTAL_TIMEOUT_MS' | 'FETCH_ALLOW_LOOPBACK_ORIGIN' | 'FETCH_EXTRA_CA_FILE'>;
+type FetchConfig = Pick<
+  Config,
+  'FETCH_CONNECT_TIMEOUT_MS' | 'FETCH_TOTAL_TIMEOUT_MS' | 'FETCH_ALLOW_LOOPBACK_ORIGIN' | 'FETCH_EXTRA_CA_FILE' | 'FETCH_MIN_BYTES_PER_SECOND' | 'FETCH_MIN_RATE_WINDOW_MS' | 'UPLOAD_MAX_IMAGE_PIXELS'
+>;
+
+/** Per-workspace count of this worker's remote fetches in flight. */
+export interface WorkspaceFetchSlots {
+  /** A release function, or null when the workspace already holds its share. */
+  tryAcquire(workspaceId: string): (() => void) | null;
+}
+
+/**
+ * At most `perWorkspace` concurrent fetches of one workspace on this worker: a tenant pointing many
+ * jobs at a slow server cannot take every fetch slot. A refused fetch fails as transient
+ * (FetchUnavailable), so Temporal retries it with backoff instead of it waiting in a slot.
+ */
+export function createWorkspaceFetchSlots(perWorkspace: number): WorkspaceFetchSlots {
+  const inFlight = new Map<string, number>();
+  return {
+    tryAcquire(workspaceId) {
+      const n = inFlight.get(workspaceId) ?? 0;
+      if (n >= perWorkspace) return null;
+      inFlight.set(workspaceId, n + 1);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        const left = (inFlight.get(workspaceId) ?? 1) - 1;
+        if (left <= 0) inFlight.delete(workspaceId);
+        else inFlight.set(workspaceId, left);
+      };
+    },
+  };
+}
 
 const caCache = new Map<string, Buffer>();
 function extraCa(path: string | undefined): Buffer | undefined {
@@ -75,7 +107,9 @@ function extraCa(path: string | undefined): Buffer | undefined {
   return ca;
 }
 
-function cancellationSignal(): AbortSignal | undefined {
+// Loaded on first use: the gateway imports this module for its helpers and needs no activity code.
+async function cancellationSignal(): Promise<AbortSignal | undefined> {
+  const { Context } = await import('@temporalio/activity');
   try {
     return Context.current().cancellationSignal;
   } catch {
@@ -95,30 +129,56 @@ export interface StoredRemote {
  * `limits` while streaming. On any failure nothing is left in storage.
  */
 export async function storeRemoteFile(
-  deps: { storage: Storage; config: FetchConfig; fetchHooks?: FetchHooks },
+  deps: { storage: Storage; config: FetchConfig; fetchHooks?: FetchHooks; fetchSlots?: WorkspaceFetchSlots },
   url: string,
   limits: Partial<Record<MediaKind, number>>,
   keyFor: (type: MediaType) => string,
+  workspaceId: string | null,
+  more: { fetch?: Pick<FetchRemoteOptions, 'headers' | 'allowHost' | 'totalTimeoutMs'>; onProgress?: (bytes: number) => void } = {},
 ): Promise<StoredRemote> {
   const { config } = deps;
-  const maxBytes = Math.max(...Object.values(limits).filter((v): v is number => v !== undefined));
-  const remote = await fetchRemote(url, {
-    maxBytes,
-    connectTimeoutMs: config.FETCH_CONNECT_TIMEOUT_MS,
-    totalTimeoutMs: config.FETCH_TOTAL_TIMEOUT_MS,
-    allowLoopbackOrigin: config.FETCH_ALLOW_LOOPBACK_ORIGIN,
-    ca: extraCa(config.FETCH_EXTRA_CA_FILE),
-    signal: cancellationSignal(),
-    accept: Object.keys(limits).map((k) => `${k}/*`).join(','),
-    ...deps.fetchHooks,
-  });
-  // The remote Content-Type is only a hint: the bytes decide, so it is not passed as a declaration.
-  const guard = createMediaGuard({ limits });
-  pipeline(remote.stream, guard, () => undefined);
-  const type = await guard.detected;
-  const key = keyFor(type);
-  await deps.storage.putStream(key, guard, type.mime);
-  return { key, type, size: guard.bytes, finalUrl: remote.finalUrl };
+  // Provider outputs (no workspace) are not slotted: they are the provider's CDN, not a tenant's server.
+  const release = deps.fetchSlots && workspaceId !== null ? deps.fetchSlots.tryAcquire(workspaceId) : () => undefined;
+  if (!release) throw new FetchError('unavailable', 'too many remote fetches of this workspace in progress; retrying later');
+  try {
+    const maxBytes = Math.max(...Object.values(limits).filter((v): v is number => v !== undefined));
+    const remote = await fetchRemote(url, {
+      maxBytes,
+      connectTimeoutMs: config.FETCH_CONNECT_TIMEOUT_MS,
+      totalTimeoutMs: config.FETCH_TOTAL_TIMEOUT_MS,
+      minBytesPerSecond: config.FETCH_MIN_BYTES_PER_SECOND,
+      minRateWindowMs: config.FETCH_MIN_RATE_WINDOW_MS,
+      allowLoopbackOrigin: config.FETCH_ALLOW_LOOPBACK_ORIGIN,
+      ca: extraCa(config.FETCH_EXTRA_CA_FILE),
+      signal: await cancellationSignal(),
+      accept: Object.keys(limits).map((k) => `${k}/*`).join(','),
+      ...more.fetch,
+      ...deps.fetchHooks,
+    });
+    // The remote Content-Type is only a hint: the bytes decide, so it is not passed as a declaration.
+    const guard = createMediaGuard({ limits, maxPixels: config.UPLOAD_MAX_IMAGE_PIXELS });
+    const onProgress = more.onProgress;
+    if (onProgress) {
+      // Counts bytes as they stream (long provider videos heartbeat their progress).
+      let seen = 0;
+      const counter = new Transform({
+        transform(chunk: Buffer, _enc, cb) {
+          seen += chunk.length;
+          onProgress(seen);
+          cb(null, chunk);
+        },
+      });
+      pipeline(remote.stream, counter, guard, () => undefined);
+    } else {
+      pipeline(remote.stream, guard, () => undefined);
+    }
+    const type = await guard.detected;
+    const key = keyFor(type);
+    await deps.storage.putStream(key, guard, type.mime);
+    return { key, type, size: guard.bytes, finalUrl: remote.finalUrl };
+  } finally {
+    release();
+  }
 }
 
 /** Maps fetch and media failures to ApplicationFailures; `finalType` replaces every final type (job inputs). */
@@ -144,7 +204,7 @@ export function toApplicationFailure(err: unknown, finalType?: string): unknown 
   return err;
 }
 
-export function createUploadActivities(deps: { db: Database; storage: Storage; config: Config; fetchHooks?: FetchHooks }) {
+export function createUploadActivities(deps: { db: Database; storage: Storage; config: Config; fetchHooks?: FetchHooks; fetchSlots?: WorkspaceFetchSlots }) {
   const activities = {
     /** Fetches input.url into storage and records the completed upload; idempotent per upload id. */
     async fetchRemoteUpload(input: UploadFromUrlInput): Promise<StoredUpload> {
@@ -152,7 +212,7 @@ export function createUploadActivities(deps: { db: Database; storage: Storage; c
       if (existing) return storedUploadOf(existing); // a retry after the row was written
       let stored: StoredRemote;
       try {
-        stored = await storeRemoteFile(deps, input.url, uploadLimits.remote, (t) => uploadObjectKey(input.workspaceId, input.uploadId, t.ext));
+        stored = await storeRemoteFile(deps, input.url, uploadLimits.remote, (t) => uploadObjectKey(input.workspaceId, input.uploadId, t.ext), input.workspaceId);
       } catch (err) {
         throw toApplicationFailure(err);
       }
@@ -192,18 +252,18 @@ function safeDecode(s: string | undefined): string | undefined {
 }
 
 /**
- * For the job pipeline: stores a remote URL's bytes at `jobs/<jobId>/input-<role>.<ext>` with the
+ * For the job pipeline: stores a remote URL's bytes at `jobs/<jobId>/<token>/input-<role>.<ext>` with the
  * same safe fetcher and limits (10 MB images, 50 MB videos). Final failures are ApplicationFailures
  * of type InputUnavailable (non-retryable) naming the reason; transient ones are FetchUnavailable.
  */
 export async function fetchRemoteInput(
-  deps: { storage: Storage; config: Config; fetchHooks?: FetchHooks },
-  input: { url: string; jobId: string; role: string; expect: MediaKind },
+  deps: { storage: Storage; config: Config; fetchHooks?: FetchHooks; fetchSlots?: WorkspaceFetchSlots },
+  input: { url: string; jobId: string; workspaceId: string; role: string; expect: MediaKind },
 ): Promise<{ key: string; contentType: string; size: number }> {
   if (!/^[a-z0-9_-]{1,40}$/i.test(input.role)) throw new Error(`invalid input role ${input.role}`);
   const limits = { [input.expect]: uploadLimits.remote[input.expect] } as Partial<Record<MediaKind, number>>;
   try {
-    const stored = await storeRemoteFile(deps, input.url, limits, (t) => `jobs/${input.jobId}/input-${input.role}.${t.ext}`);
+    const stored = await storeRemoteFile(deps, input.url, limits, (t) => `${deps.storage.jobMediaPrefix(input.jobId)}/input-${input.role}.${t.ext}`, input.workspaceId);
     return { key: stored.key, contentType: stored.type.mime, size: stored.size };
   } catch (err) {
     throw toApplicationFailure(err, failureTypes.inputUnavailable);

@@ -4,10 +4,10 @@ import express, { type Express } from 'express';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../worker/config.js';
-import type { Database } from '../db/index.js';
+import { createDb, type Database } from '../db/index.js';
 import type { Storage } from '../activities/storage.js';
 import { errorMiddleware, methodNotAllowed, notFoundRoute } from './errors.js';
-import { requestContext } from './request-context.js';
+import { requestContext, securityHeaders } from './request-context.js';
 import { createApiMetrics, type ApiMetrics } from './metrics.js';
 import { createAuth } from './auth.js';
 import { createHealthRouter } from './routes/health.js';
@@ -21,6 +21,8 @@ import { createDocsRouter } from './routes/docs.js';
 export interface AppDeps {
   config: Config;
   db: Database;
+  /** The rate limiter's pool; createApp makes (and closes) its own when not given. */
+  limiterDb?: Database;
   storage: Storage;
   temporal: Client;
   logger: Logger;
@@ -36,7 +38,10 @@ export interface App {
 
 export function createApp(deps: AppDeps): App {
   const metrics = deps.metrics ?? createApiMetrics();
-  const full = { ...deps, metrics };
+  // Its own small pool that fails fast: a slow or flooded database refuses quickly (503) instead
+  // of queueing every tenant's requests behind one another.
+  const ownLimiterDb = deps.limiterDb ? null : createLimiterDb(deps.config.DATABASE_URL);
+  const full = { ...deps, metrics, limiterDb: deps.limiterDb ?? ownLimiterDb! };
   const auth = createAuth(full);
   const app = express();
   app.disable('x-powered-by');
@@ -44,6 +49,7 @@ export function createApp(deps: AppDeps): App {
   app.set('etag', false);
 
   app.use(requestContext(full));
+  app.use(securityHeaders);
   app.use(createHealthRouter(full));
   app.use(createOpenApiRouter(full));
   app.use(createDocsRouter());
@@ -62,6 +68,14 @@ export function createApp(deps: AppDeps): App {
     metrics,
     async close() {
       await auth.close();
+      await ownLimiterDb?.destroy();
     },
   };
+}
+
+const LIMITER_POOL_SIZE = 4;
+
+/** The rate limiter's pool: a few connections, a second to connect or to run a lease. */
+export function createLimiterDb(databaseUrl: string): Database {
+  return createDb(databaseUrl, LIMITER_POOL_SIZE, { connectionTimeoutMillis: 1_000, statement_timeout: 1_000, query_timeout: 1_500 });
 }

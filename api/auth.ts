@@ -3,9 +3,15 @@
 // Key lookups are cached for a few seconds, and only while this process LISTENs on
 // `api_key_revoked` (revokeApiKey notifies in the revoking transaction): a notification evicts the
 // key at once, and while the listener is down the cache is bypassed, so a lost connection never
-// serves a stale entry. The rate-limit statement each /v1 route runs re-checks `revoked_at`
-// anyway (api/rate-limit.ts), which closes the gap between commit and notification delivery.
+// serves a stale entry. Each rate-limit lease re-checks `revoked_at` too (api/rate-limit.ts).
 // `last_used_at` is written in one batched update every few seconds, not once per request.
+//
+// Unknown keys are answered from memory: the same connection also LISTENs on `api_key_created`
+// (createApiKey notifies in the creating transaction) and, on every (re)connect, loads the ids of
+// the live keys. While that set is loaded, a key id outside it is refused without a query, so a
+// flood of random well-formed keys costs no Postgres round trip. It is a negative cache covering
+// every unknown id at once: bounded (past KNOWN_IDS_MAX live keys it is not used), refreshed on
+// every reconnect, and a new key is known as soon as its creation's notification arrives.
 import pg from 'pg';
 import { sql } from 'kysely';
 import type { RequestHandler, Response } from 'express';
@@ -15,7 +21,7 @@ import { parseApiKey, secretMatches } from '../db/api-keys.js';
 import { ApiError } from './errors.js';
 import type { ApiMetrics } from './metrics.js';
 import type { Config } from '../worker/config.js';
-import { rateLimitMiddleware, type RateClass } from './rate-limit.js';
+import { createRateLimiter, type RateClass } from './rate-limit.js';
 
 export type { RateClass } from './rate-limit.js';
 
@@ -31,6 +37,9 @@ export interface Auth {
 }
 
 export const REVOCATION_CHANNEL = 'api_key_revoked';
+export const CREATION_CHANNEL = 'api_key_created';
+/** Past this many live keys the in-memory id set is not kept (every unknown id then costs a query). */
+const KNOWN_IDS_MAX = 200_000;
 const CACHE_TTL_MS = 5_000;
 const CACHE_MAX_ENTRIES = 10_000;
 const LAST_USED_FLUSH_MS = 10_000;
@@ -51,6 +60,8 @@ interface CachedKey {
 
 export interface AuthDeps {
   db: Database;
+  /** The rate limiter's own small pool (fails fast); defaults to `db`. */
+  limiterDb?: Database;
   config: Config;
   metrics: ApiMetrics;
   logger?: Logger;
@@ -58,10 +69,25 @@ export interface AuthDeps {
 
 export function createAuth(deps: AuthDeps): Auth {
   const cache = new Map<string, CachedKey>();
-  const listener = createRevocationListener(deps.config.DATABASE_URL, deps.logger, {
-    onRevoked: (keyId) => cache.delete(keyId),
+  // Ids of live keys, or null while unknown (listener down, or too many keys to hold).
+  let knownIds: Set<string> | null = null;
+  const listener = createKeyListener(deps.config.DATABASE_URL, deps.logger, {
+    onRevoked: (keyId) => {
+      cache.delete(keyId);
+      knownIds?.delete(keyId);
+    },
+    onCreated: (keyId) => {
+      knownIds?.add(keyId);
+      if (knownIds && knownIds.size > KNOWN_IDS_MAX) knownIds = null;
+    },
+    onLoaded: (ids) => {
+      knownIds = ids && ids.length <= KNOWN_IDS_MAX ? new Set(ids) : null;
+    },
     // Anything cached while we were deaf may be stale.
-    onStateChange: () => cache.clear(),
+    onStateChange: () => {
+      cache.clear();
+      knownIds = null;
+    },
   });
   const lastUsed = createLastUsedRecorder(deps.db, deps.logger);
 
@@ -70,7 +96,12 @@ export function createAuth(deps: AuthDeps): Auth {
     if (listener.healthy()) {
       const hit = cache.get(keyId);
       if (hit && hit.expiresAt > now) return hit;
+      if (knownIds && !knownIds.has(keyId)) {
+        deps.metrics.authLookup('memory');
+        return null;
+      }
     }
+    deps.metrics.authLookup('database');
     const generation = listener.generation();
     const row = await deps.db
       .selectFrom('api_keys')
@@ -109,15 +140,20 @@ export function createAuth(deps: AuthDeps): Auth {
     }
   };
 
-  const limiterDeps = {
-    db: deps.db,
+  const limiter = createRateLimiter({
+    db: deps.limiterDb ?? deps.db,
     limits: { poll: deps.config.RATE_LIMIT_POLL_PER_MIN, generate: deps.config.RATE_LIMIT_GENERATE_PER_MIN },
+    windowMs: deps.config.RATE_LIMIT_WINDOW_MS,
     onRefused: (cls: RateClass) => deps.metrics.rateLimited(cls),
-    onRevoked: (keyId: string) => cache.delete(keyId),
-  };
+    onRevoked: (keyId: string) => {
+      cache.delete(keyId);
+      knownIds?.delete(keyId);
+    },
+    onUnavailable: (err) => deps.logger?.warn({ err: { message: (err as Error).message } }, 'rate limiter: lease failed; refusing with 503'),
+  });
   const limiters: Record<RateClass, RequestHandler> = {
-    poll: rateLimitMiddleware(limiterDeps, 'poll'),
-    generate: rateLimitMiddleware(limiterDeps, 'generate'),
+    poll: limiter.middleware('poll'),
+    generate: limiter.middleware('generate'),
   };
 
   return {
@@ -131,19 +167,23 @@ export function createAuth(deps: AuthDeps): Auth {
   };
 }
 
-interface RevocationListener {
+interface KeyListener {
   healthy(): boolean;
   /** Changes on every notification and every (re)connect, to detect races with a lookup. */
   generation(): number;
   close(): Promise<void>;
 }
 
-/** A dedicated connection LISTENing for revocations, reconnecting with backoff when it drops. */
-function createRevocationListener(
+/**
+ * A dedicated connection LISTENing for key revocations and creations, reconnecting with backoff
+ * when it drops. After LISTEN it loads the live key ids; notifications that arrive during that
+ * read are applied after it, in order, so the set misses no change.
+ */
+function createKeyListener(
   databaseUrl: string,
   logger: Logger | undefined,
-  handlers: { onRevoked(keyId: string): void; onStateChange(): void },
-): RevocationListener {
+  handlers: { onRevoked(keyId: string): void; onCreated(keyId: string): void; onLoaded(ids: string[] | null): void; onStateChange(): void },
+): KeyListener {
   let client: pg.Client | null = null;
   let healthy = false;
   let generation = 0;
@@ -177,21 +217,33 @@ function createRevocationListener(
     const c = new pg.Client({ connectionString: databaseUrl });
     c.on('error', () => lost(c));
     c.on('end', () => lost(c));
-    c.on('notification', (msg) => {
-      if (msg.channel !== REVOCATION_CHANNEL || !msg.payload) return;
+    let held: { channel: string; payload: string }[] | null = [];
+    const apply = (channel: string, payload: string) => {
       generation++;
-      handlers.onRevoked(msg.payload);
+      if (channel === REVOCATION_CHANNEL) handlers.onRevoked(payload);
+      else handlers.onCreated(payload);
+    };
+    c.on('notification', (msg) => {
+      if ((msg.channel !== REVOCATION_CHANNEL && msg.channel !== CREATION_CHANNEL) || !msg.payload) return;
+      if (held) held.push({ channel: msg.channel, payload: msg.payload });
+      else apply(msg.channel, msg.payload);
     });
     client = c;
     try {
       await c.connect();
       await c.query(`LISTEN ${REVOCATION_CHANNEL}`);
+      await c.query(`LISTEN ${CREATION_CHANNEL}`);
+      const live = await c.query<{ id: string }>('select id from api_keys where revoked_at is null limit $1', [KNOWN_IDS_MAX + 1]);
       if (closed || client !== c) {
         await c.end().catch(() => undefined);
         return;
       }
       generation++;
       handlers.onStateChange();
+      handlers.onLoaded(live.rows.length > KNOWN_IDS_MAX ? null : live.rows.map((r) => r.id));
+      const pending = held;
+      held = null;
+      for (const n of pending) apply(n.channel, n.payload);
       healthy = true;
       retryMs = LISTEN_RETRY_MIN_MS;
     } catch (err) {

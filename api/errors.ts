@@ -69,6 +69,33 @@ export function methodNotAllowed(operations: Operation[]): Router {
   return router;
 }
 
+const DEPENDENCY_RETRY_AFTER_SECONDS = 5;
+
+/** Socket-level failures to reach a server (Postgres, MinIO, the Temporal frontend). */
+const networkCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'ECONNABORTED']);
+/** gRPC UNAVAILABLE and DEADLINE_EXCEEDED (a Temporal call that could not be served in time). */
+const grpcOutageCodes = new Set([14, 4]);
+
+/**
+ * Whether a failure means a dependency is down or unreachable (answered 503 with Retry-After)
+ * rather than a bug (500): network errors, Postgres connection errors and shutdowns (SQLSTATE
+ * class 08, 57P01–57P03, too many connections), pool connect timeouts, and Temporal's gRPC
+ * UNAVAILABLE / DEADLINE_EXCEEDED. Walks the cause chain and aggregated errors.
+ */
+export function isDependencyOutage(err: unknown, depth = 0): boolean {
+  if (!err || typeof err !== 'object' || depth > 5) return false;
+  const e = err as { code?: unknown; message?: unknown; name?: unknown; cause?: unknown; errors?: unknown };
+  if (typeof e.code === 'string') {
+    if (networkCodes.has(e.code)) return true;
+    if (/^08/.test(e.code) || ['57P01', '57P02', '57P03', '53300'].includes(e.code)) return true;
+  }
+  if (typeof e.code === 'number' && grpcOutageCodes.has(e.code) && (e.name === 'ServiceError' || 'details' in e || 'metadata' in e)) return true;
+  const message = typeof e.message === 'string' ? e.message : '';
+  if (/^(Connection terminated|timeout exceeded when trying to connect)/.test(message)) return true;
+  if (Array.isArray(e.errors) && e.errors.some((x) => isDependencyOutage(x, depth + 1))) return true;
+  return isDependencyOutage(e.cause, depth + 1);
+}
+
 /** Maps body-parser and other well-known failures to clean 4xx; unexpected ones to 500 with a request id. */
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
@@ -83,6 +110,11 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
       apiError = new ApiError(415, 'unsupported_media_type', String(err.message));
     } else if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500 && err.expose) {
       apiError = invalidRequest(String(err.message));
+    } else if (isDependencyOutage(err)) {
+      // Postgres, Temporal or storage cannot be reached: the client should retry, not report a bug.
+      logger.warn({ requestId: res.locals.requestId, method: req.method, path: req.path, err: (err as Error).message }, 'dependency unavailable');
+      res.setHeader('Retry-After', String(DEPENDENCY_RETRY_AFTER_SECONDS));
+      apiError = new ApiError(503, 'service_unavailable', 'the service is temporarily unavailable; retry later');
     } else {
       const requestId = String(res.locals.requestId ?? 'unknown');
       logger.error({ err, requestId, method: req.method, path: req.path }, 'unhandled error');

@@ -1,4 +1,6 @@
-// Gateway metrics in Prometheus text format (served at /metrics).
+// Gateway metrics in Prometheus text format, served at /metrics on their own port (API_METRICS_PORT,
+// on METRICS_HOST = loopback by default) so the public API port never exposes them.
+import { createServer, type Server } from 'node:http';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface ApiMetrics {
@@ -7,6 +9,8 @@ export interface ApiMetrics {
   rateLimited(cls: string): void;
   jobCreated(kind: string, model: string): void;
   credits(reason: 'charged' | 'refunded', amount: number): void;
+  /** Where an API key lookup was answered: from memory (an unknown id) or by a Postgres query. */
+  authLookup(source: 'memory' | 'database'): void;
 }
 
 export function createApiMetrics(): ApiMetrics {
@@ -43,6 +47,12 @@ export function createApiMetrics(): ApiMetrics {
     labelNames: ['reason'] as const,
     registers: [registry],
   });
+  const authLookups = new Counter({
+    name: 'mediagen_auth_lookups_total',
+    help: 'API key lookups that missed the key cache, by where they were answered (memory: unknown id refused without a query)',
+    labelNames: ['source'] as const,
+    registers: [registry],
+  });
   return {
     registry,
     observeRequest(method, route, status, seconds) {
@@ -53,5 +63,27 @@ export function createApiMetrics(): ApiMetrics {
     rateLimited: (cls) => refusals.inc({ class: cls }),
     jobCreated: (kind, model) => jobs.inc({ kind, model }),
     credits: (reason, amount) => credits.inc({ reason }, amount),
+    authLookup: (source) => authLookups.inc({ source }),
   };
+}
+
+/** Serves GET /metrics (and nothing else) on host:port; port 0 picks a free one. */
+export function serveApiMetrics(metrics: Pick<ApiMetrics, 'registry'>, host: string, port: number): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || req.url !== '/metrics') {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    metrics.registry.metrics().then(
+      (text) => res.writeHead(200, { 'Content-Type': metrics.registry.contentType, 'Cache-Control': 'no-store' }).end(text),
+      () => res.writeHead(500).end(),
+    );
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
 }

@@ -226,6 +226,8 @@ export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?
     if (op.rateClass) {
       statuses.add(401);
       statuses.add(429);
+      // Authenticated routes need Postgres: while it (or Temporal / storage) is down they answer 503.
+      statuses.add(503);
     }
     if (op.body) statuses.add(400);
     statuses.add(500);
@@ -237,7 +239,9 @@ export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?
         const ref: JsonObject = { $ref: `#/components/responses/Error${status}` };
         // A $ref response cannot carry extra headers, so rate-limited routes spell theirs out.
         // Refusals before the limiter ran (401: no key to count against) carry no RateLimit headers.
-        responses[String(status)] = headers && status !== 401 ? { ...resolveErrorResponse(comps, status), headers: { ...headers, ...errorHeaders(status) } } : ref;
+        // An outage (503) is answered before the limiter can count: Retry-After only.
+        if (status === 503) responses[String(status)] = { ...resolveErrorResponse(comps, status), headers: errorHeaders(status) };
+        else responses[String(status)] = headers && status !== 401 ? { ...resolveErrorResponse(comps, status), headers: { ...headers, ...errorHeaders(status) } } : ref;
       } else {
         responses[String(status)] = { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
       }
@@ -280,7 +284,7 @@ function resolveErrorResponse(comps: JsonObject, status: number): JsonObject {
 }
 
 function errorHeaders(status: number): JsonObject {
-  return status === 429 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {};
+  return status === 429 || status === 503 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {};
 }
 
 function operationId(op: Operation): string {

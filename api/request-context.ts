@@ -1,4 +1,4 @@
-// Per-request id (echoed as X-Request-Id), access log line and request metrics.
+// Per-request id (echoed as X-Request-Id), access log line and request metrics; security headers.
 import type { RequestHandler } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -24,3 +24,14 @@ export function requestContext(deps: { logger: Logger; metrics: ApiMetrics }): R
 function routeLabel(baseUrl: string, path: unknown): string {
   return typeof path === 'string' ? `${baseUrl}${path}` : 'unmatched';
 }
+
+/**
+ * On every answer: no content sniffing, and no caching by default — JSON answers carry job state
+ * and presigned URLs that must not outlive their request in a shared cache. Routes that serve
+ * media set their own Cache-Control.
+ */
+export const securityHeaders: RequestHandler = (_req, res, next) => {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Cache-Control', 'no-store');
+  next();
+};

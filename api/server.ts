@@ -8,6 +8,9 @@ import { loadConfig } from '../worker/config.js';
 import { createDb } from '../db/index.js';
 import { createStorage } from '../activities/storage.js';
 import { createApp } from './app.js';
+import { localRenderedModels } from '../activities/providers/routing.js';
+import { serveApiMetrics } from './metrics.js';
+import { collectWhenIdle } from './idle-gc.js';
 
 /** Log paths that may carry secrets; pino replaces them before anything is written. */
 export const redactPaths = [
@@ -34,6 +37,12 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = pino({ level: config.LOG_LEVEL, base: { service: 'api' }, redact: { paths: redactPaths, censor: '[redacted]' } });
+  const local = localRenderedModels(config);
+  if (config.NODE_ENV === 'production' && local.length > 0) {
+    // Not an error (PROVIDERS_MODE=local or auto without a key is a valid choice), but clients are
+    // paying for placeholders: say so once, loudly; job records carry provider: "local" too.
+    logger.warn({ models: local }, `serving ${local.length} model(s) from the local renderer (no provider key set): ${local.join(', ')}`);
+  }
   const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   const storage = createStorage(config);
   // Connection.lazy connects on first use; one connection and one client for the whole process,
@@ -44,6 +53,7 @@ async function main(): Promise<void> {
 
   const server = createServer(gateway.app);
   server.keepAliveTimeout = 65_000;
+  collectWhenIdle(server, config.IDLE_GC_AFTER_MS);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, config.HOST, () => {
@@ -54,6 +64,16 @@ async function main(): Promise<void> {
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   logger.info({ port: addr.port }, `listening on http://${host}:${addr.port}`);
+  // Links to /media are built from PUBLIC_BASE_URL, never from a request's Host header.
+  if (!config.PUBLIC_BASE_URL) {
+    config.PUBLIC_BASE_URL = `http://${host}:${addr.port}`;
+    logger.warn('PUBLIC_BASE_URL is not set: media links use the listening address');
+  }
+  const metricsServer = config.METRICS_ENABLED ? await serveApiMetrics(gateway.metrics, config.METRICS_HOST, config.API_METRICS_PORT) : null;
+  if (metricsServer) {
+    const m = metricsServer.address() as AddressInfo;
+    logger.info({ port: m.port }, `metrics on http://${config.METRICS_HOST}:${m.port}/metrics`);
+  }
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -67,6 +87,7 @@ async function main(): Promise<void> {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      metricsServer?.close();
       await gateway.close();
       await db.destroy();
       await connection.close();

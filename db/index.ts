@@ -12,8 +12,13 @@ export type Tx = Transaction<DB>;
 /** Repositories take either, so the same code runs inside or outside a transaction. */
 export type Queryable = Kysely<DB> | Transaction<DB>;
 
-export function createDb(databaseUrl: string, poolSize = 10): Database {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
+/** `timeouts`: for a pool that must fail fast rather than queue (the rate limiter's). */
+export function createDb(
+  databaseUrl: string,
+  poolSize = 10,
+  timeouts: Pick<pg.PoolConfig, 'connectionTimeoutMillis' | 'statement_timeout' | 'query_timeout' | 'lock_timeout'> = {},
+): Database {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, ...timeouts });
   // An idle client that errors (server restart) must not crash the process.
   pool.on('error', () => undefined);
   return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });

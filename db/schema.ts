@@ -87,6 +87,8 @@ export interface FileUploadTable {
   file_size: ColumnType<number, number, number>;
   status: UploadStatus;
   source_url: string | null;
+  /** Pending direct uploads only: removed by the sweep after this moment unless completed. */
+  expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -110,11 +112,23 @@ export interface JobTable {
   outputs: Json<JobOutput[]> | null;
   provider_ref: Json<Record<string, unknown> | null> | null;
   workflow_started: Generated<boolean>;
+  /** The workflow run that made the last status move (null: none did, e.g. a cancel before any workflow ran). */
+  status_run_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
   started_at: Timestamp | null;
   finished_at: Timestamp | null;
+  /** Progress written by the job's activities (see setJobPhase / recordPollProgress). */
+  phase: Generated<JobPhase>;
+  percent: number | null;
+  queue_position: number | null;
+  /** The attempt of the pipeline step that last wrote the progress. */
+  attempt: Generated<number>;
+  progress_updated_at: Timestamp | null;
 }
+
+export const jobPhases = ['queued', 'fetching_inputs', 'submitting', 'generating', 'storing_outputs', 'completed', 'failed', 'canceled'] as const;
+export type JobPhase = (typeof jobPhases)[number];
 
 export interface JobOutput {
   key: string;
@@ -134,11 +148,12 @@ export interface CreditLedgerTable {
   created_at: Generated<Date>;
 }
 
+/** Leases of rate-limit tokens per key and class: parallel arrays of expiry and token count. */
 export interface RateLimitTable {
   api_key_id: string;
   class: string;
-  window_start: ColumnType<Date, Date, Date>;
-  count: number;
+  lease_expires: Generated<Date[]>;
+  lease_tokens: Generated<number[]>;
 }
 
 export interface DB {

@@ -1,4 +1,9 @@
-// The admin CLI for operators and workspace owners: `npm run admin -- <command> [flags]`.
+// The admin CLI: an OPERATOR tool, `npm run admin -- <command> [flags]`. It is not an access
+// control boundary: whoever can run it with a DATABASE_URL can do anything the database role can
+// (`--as` only records which owner a key change is made for; it authenticates nobody). Run it only
+// from an operator's shell, with a database role that the gateway and workers never get, never
+// behind an API or from an untrusted process. `migrate down` asks for confirmation (`--yes` skips
+// the question for scripts).
 // Human text by default, `--json` for scripts. Exit codes scripts can rely on:
 //   0 ok · 1 other failure · 2 usage error · 3 not found · 4 forbidden · 5 conflict / insufficient credits
 // It reads DATABASE_URL (and S3_* for `seed`) from the environment and never prints a secret
@@ -49,6 +54,8 @@ interface Output {
 interface Context {
   db(): Database;
   env: NodeJS.ProcessEnv;
+  /** Asks the operator a yes/no question; false when nobody can answer (no terminal). */
+  confirm(question: string): Promise<boolean>;
 }
 
 const ws = { type: 'string', required: true, help: 'workspace id (ws_...)' } as const;
@@ -250,9 +257,13 @@ export const commands: Record<string, Command> = {
   },
   'migrate down': {
     usage: 'migrate down',
-    summary: 'revert every migration (drops all tables and their data)',
-    flags: {},
-    async run(ctx) {
+    summary: 'revert every migration (drops all tables and their data); asks first unless --yes',
+    flags: { yes: { type: 'boolean', help: 'do not ask for confirmation (scripts)' } },
+    async run(ctx, flags) {
+      const target = safeDatabaseName(ctx.env.DATABASE_URL);
+      if (!flags.yes && !(await ctx.confirm(`This drops every table of database ${target} and all its data. Type "yes" to continue: `))) {
+        throw new UsageError('migrate down not confirmed: answer "yes" at the prompt, or pass --yes');
+      }
       const r = await migrateDownAll(ctx.db());
       const names = (r.results ?? []).map((m) => m.migrationName);
       return { json: { reverted: names }, text: [names.length ? `reverted ${names.join(', ')}` : 'nothing to revert'] };
@@ -298,7 +309,7 @@ export interface RunResult {
 }
 
 /** Runs one CLI invocation; never throws, never exits (tests and main() share it). */
-export async function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<RunResult> {
+export async function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, io: { confirm?: (question: string) => Promise<boolean> } = {}): Promise<RunResult> {
   const json = argv.includes('--json');
   const args = argv.filter((a) => a !== '--json');
   let db: Database | undefined;
@@ -329,6 +340,7 @@ export async function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv =
 
     const ctx: Context = {
       env,
+      confirm: io.confirm ?? (async () => false),
       db() {
         if (!db) {
           const url = env.DATABASE_URL;
@@ -366,8 +378,29 @@ function redact(message: string, env: NodeJS.ProcessEnv): string {
   return m;
 }
 
+/** The database name of a connection string (never its credentials), for the confirmation prompt. */
+function safeDatabaseName(url: string | undefined): string {
+  try {
+    return url ? decodeURIComponent(new URL(url).pathname.slice(1)) || '(default)' : '(DATABASE_URL not set)';
+  } catch {
+    return '(unparsable DATABASE_URL)';
+  }
+}
+
+/** A yes/no prompt on the terminal; without one (a pipe, CI) the answer is no. */
+async function terminalConfirm(question: string): Promise<boolean> {
+  if (!process.stdin.isTTY) return false;
+  const { createInterface } = await import('node:readline/promises');
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return (await rl.question(question)).trim().toLowerCase() === 'yes';
+  } finally {
+    rl.close();
+  }
+}
+
 async function main(): Promise<void> {
-  const r = await runAdmin(process.argv.slice(2));
+  const r = await runAdmin(process.argv.slice(2), process.env, { confirm: terminalConfirm });
   if (r.stdout) process.stdout.write(r.stdout);
   if (r.stderr) process.stderr.write(r.stderr);
   process.exitCode = r.code;

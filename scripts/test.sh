@@ -7,6 +7,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/npm-deps.sh
 ensure_npm_deps
 eval "$(scripts/stack.sh up test)"
+# A clean dist/: a test file deleted or renamed in the source must stop running.
+rm -rf dist
 if ! npm run --silent build; then
   # While several people edit at once, ALLOW_TYPE_ERRORS=1 runs what tsc still emitted. Never in CI.
   [[ ${ALLOW_TYPE_ERRORS:-0} == 1 && -z ${CI:-} ]] || exit 1

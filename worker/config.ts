@@ -23,6 +23,21 @@ const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
       return n;
     });
 
+/** An optional integer: unset or empty is null (the feature is off). */
+const optionalInt = (min: number, max: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return null;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `must be an integer from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
 const optionalString = z
   .string()
   .optional()
@@ -50,7 +65,10 @@ export const envSchema = z.object({
   S3_BUCKET: z.string().min(3).default('media'),
   S3_REGION: z.string().default('us-east-1'),
   S3_PUBLIC_BASE_URL: optionalString.pipe(url.optional()),
-  PRESIGN_EXPIRY_SECONDS: int(3600, 60, 7 * 24 * 3600),
+  // The S3 endpoint clients reach (a CDN or public hostname in front of S3_ENDPOINT): presigned
+  // URLs are signed for it, since a signature covers the host. Defaults to S3_ENDPOINT.
+  S3_PRESIGN_ENDPOINT: optionalString.pipe(url.optional()),
+  PRESIGN_EXPIRY_SECONDS: int(900, 60, 7 * 24 * 3600),
 
   // Gateway
   HOST: z.string().default('127.0.0.1'),
@@ -59,20 +77,39 @@ export const envSchema = z.object({
   RATE_LIMIT_POLL_PER_MIN: int(120, 1),
   RATE_LIMIT_GENERATE_PER_MIN: int(30, 1),
   PROGRESS_QUERY_TIMEOUT_MS: int(300, 10, 10_000),
+  // Sliding rate-limit window; shorter only in tests, which cannot wait a minute.
+  RATE_LIMIT_WINDOW_MS: int(60_000, 1_000, 3_600_000),
   // A create answers even when Temporal is down: past this, the reconciler starts the workflow.
   WORKFLOW_START_TIMEOUT_MS: int(3_000, 100, 60_000),
   UPLOAD_FROM_URL_TIMEOUT_MS: int(60_000, 1000),
+  // Uploads (all paths): images above this many pixels are refused (decompression bombs).
+  UPLOAD_MAX_IMAGE_PIXELS: int(40_000_000, 1),
+  // Direct uploads: lifetime of the presigned POST, and how long a pending upload waits for its
+  // completion before the reconciler's sweep removes it and its object.
+  DIRECT_UPLOAD_EXPIRY_SECONDS: int(900, 60, 7 * 24 * 3600),
+  PENDING_UPLOAD_TTL_SECONDS: int(86_400, 1),
   METRICS_ENABLED: bool(true),
+  // GET /media/... (public, unauthenticated): requests per minute per client address.
+  MEDIA_RATE_LIMIT_PER_MIN: int(600, 1),
+  // /metrics is served on its own port, on loopback by default, never on the public API port.
+  API_METRICS_PORT: int(9464, 0, 65535),
+  METRICS_HOST: z.string().default('127.0.0.1'),
+  // Gateway: one full garbage collection after this long without requests (0 = never), so memory
+  // a burst left behind goes back to the system.
+  IDLE_GC_AFTER_MS: int(10_000, 0),
 
   // Workers
   WORKER_ROLES: optionalString,
   WORKER_SHUTDOWN_GRACE_MS: int(30_000, 0),
-  WORKER_METRICS_PORT: int(0, 0, 65535),
+  // Unset: no metrics server. A port serves /metrics on HOST; 0 takes a free one (logged at start).
+  WORKER_METRICS_PORT: optionalInt(0, 65535),
   WORKFLOW_BUNDLE_PATH: optionalString,
   RECONCILE_INTERVAL_MS: int(15_000, 200),
   // In-flight jobs untouched this long get their workflow checked (terminated from the UI, say).
   RECONCILE_STALE_AFTER_MS: int(60_000, 100),
   WORKFLOW_TASK_CONCURRENCY: int(100, 1),
+  // A provider poll stores the job's percent / queue position at most this often per job.
+  PROGRESS_WRITE_INTERVAL_MS: int(2_000, 0, 60_000),
   IO_ACTIVITY_CONCURRENCY: int(50, 1),
   // Per provider fleet: at most this many provider activities at once on one worker, and at most
   // this many per second across every worker of the queue (server-enforced), e.g. "fal=8,local=2".
@@ -82,6 +119,14 @@ export const envSchema = z.object({
   // Remote fetching (upload-from-url and job inputs given as URLs)
   FETCH_CONNECT_TIMEOUT_MS: int(5_000, 100),
   FETCH_TOTAL_TIMEOUT_MS: int(60_000, 100),
+  // A transfer slower than FETCH_MIN_BYTES_PER_SECOND, averaged over each FETCH_MIN_RATE_WINDOW_MS,
+  // is aborted: a slow server cannot hold a fetch slot for the whole total timeout.
+  FETCH_MIN_BYTES_PER_SECOND: int(16 * 1024, 0),
+  FETCH_MIN_RATE_WINDOW_MS: int(10_000, 100),
+  // Remote fetches run on their own task queue (<prefix>-fetch): this many at once per worker, and
+  // at most FETCH_PER_WORKSPACE_CONCURRENCY of one workspace's fetches in flight across the fleet.
+  FETCH_ACTIVITY_CONCURRENCY: int(20, 1),
+  FETCH_PER_WORKSPACE_CONCURRENCY: int(4, 1),
   // Test-only escape hatch: one loopback https origin (e.g. https://127.0.0.1:8443) that the SSRF
   // guard lets through. Off by default; it is read from the process environment only.
   FETCH_ALLOW_LOOPBACK_ORIGIN: optionalString,
@@ -97,6 +142,13 @@ export const envSchema = z.object({
   ELEVENLABS_BASE_URL: z.url().default('https://api.elevenlabs.io'),
   XAI_API_KEY: optionalString,
   XAI_BASE_URL: z.url().default('https://api.x.ai'),
+  // Accounts whose fal CDN serves outputs only with the key (the key goes to fal's CDN hosts only).
+  FAL_CDN_REQUIRES_KEY: bool(false),
+  // Provider outputs are fetched through the guarded fetcher from each provider's CDN hosts only;
+  // extra host patterns (comma-separated, `*.example.com` for subdomains), a size cap and a timeout.
+  PROVIDER_OUTPUT_HOSTS: optionalString,
+  PROVIDER_OUTPUT_MAX_MB: int(1024, 1, 10_240),
+  PROVIDER_OUTPUT_TIMEOUT_MS: int(900_000, 1000, 3_600_000),
 
   // Local renderer
   LOCAL_RENDER_LATENCY_MS: int(0, 0, 600_000),
@@ -109,6 +161,16 @@ export const envSchema = z.object({
 
 export type Config = z.infer<typeof envSchema>;
 
+/**
+ * Switches that exist for tests only: each opens a hole (a loopback origin past the SSRF guard,
+ * failures or delays injected on request) that a production process must never run with.
+ */
+export const testOnlySettings: ReadonlyArray<{ name: keyof Config; active: (c: Config) => boolean }> = [
+  { name: 'FETCH_ALLOW_LOOPBACK_ORIGIN', active: (c) => c.FETCH_ALLOW_LOOPBACK_ORIGIN !== undefined },
+  { name: 'LOCAL_RENDER_FAULTS', active: (c) => c.LOCAL_RENDER_FAULTS },
+  { name: 'LOCAL_RENDER_LATENCY_MS', active: (c) => c.LOCAL_RENDER_LATENCY_MS > 0 },
+];
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -119,6 +181,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  if (parsed.data.NODE_ENV === 'production') {
+    const refused = testOnlySettings.filter((s) => s.active(parsed.data)).map((s) => `  ${s.name}: test-only setting, refused when NODE_ENV=production`);
+    if (refused.length > 0) throw new ConfigError(`invalid configuration:\n${refused.join('\n')}`);
   }
   return parsed.data;
 }

@@ -8,6 +8,7 @@ import { createDb } from '../db/index.js';
 import { createStorage } from '../activities/storage.js';
 import { parseRoles, roleName } from './roles.js';
 import { createWorkerFleet } from './workers.js';
+import type { AddressInfo } from 'node:net';
 import { createWorkerMetrics, serveWorkerMetrics } from './metrics.js';
 import { describeRoutes } from '../activities/providers/routing.js';
 
@@ -24,7 +25,7 @@ async function main() {
 
   const metrics = createWorkerMetrics();
   let sdkMetricsUrl: string | undefined;
-  if (config.WORKER_METRICS_PORT) {
+  if (config.WORKER_METRICS_PORT !== null) {
     // The SDK core serves its own Prometheus endpoint; ours relays it next to our series.
     const { createServer } = await import('node:net');
     const sdkPort = await new Promise<number>((resolve) => {
@@ -47,7 +48,11 @@ async function main() {
   const storage = createStorage(config);
   const fleet = await createWorkerFleet({ config, db, storage, logger, metrics }, roles);
   for (const line of describeRoutes(config)) logger.info(line);
-  const metricsServer = config.WORKER_METRICS_PORT ? await serveWorkerMetrics(metrics, config.HOST, config.WORKER_METRICS_PORT, sdkMetricsUrl) : null;
+  const metricsServer = config.WORKER_METRICS_PORT !== null ? await serveWorkerMetrics(metrics, config.HOST, config.WORKER_METRICS_PORT, sdkMetricsUrl) : null;
+  if (metricsServer) {
+    const { port } = metricsServer.address() as AddressInfo;
+    logger.info({ port }, `metrics on http://${config.HOST}:${port}/metrics`);
+  }
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -1,13 +1,18 @@
 // The reconciler: a worker-side loop that (1) starts the workflows of jobs whose start failed after
 // commit, and (2) settles jobs whose workflow closed without doing it (terminated from the Web UI,
-// which skips workflow code, or timed out). Every step is idempotent, so several replicas may run it.
+// which skips workflow code, or timed out). It never fails a job whose workflow completed, and its
+// markFailed refuses a job that completed meanwhile. Every step is idempotent, so several replicas
+// may run it.
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from '../db/index.js';
 import * as jobsRepo from '../db/repos/jobs.js';
+import type { Storage } from '../activities/storage.js';
+import { failJobAndRemoveMedia } from '../activities/job-media.js';
 import { jobToStart, startJobWorkflow } from '../workflows/client.js';
 import type { WorkerMetrics } from './metrics.js';
+import { periodic } from './periodic.js';
 
 export interface Reconciler {
   start(): void;
@@ -16,10 +21,8 @@ export interface Reconciler {
   runOnce(): Promise<{ started: number; settled: number }>;
 }
 
-export function createReconciler(deps: { config: Config; db: Database; client: Client; logger: Logger; metrics?: WorkerMetrics }): Reconciler {
+export function createReconciler(deps: { config: Config; db: Database; storage: Storage; client: Client; logger: Logger; metrics?: WorkerMetrics }): Reconciler {
   const { config, db, client, logger } = deps;
-  let timer: NodeJS.Timeout | null = null;
-  let current: Promise<unknown> | null = null;
 
   async function startUnstarted(): Promise<number> {
     let started = 0;
@@ -46,10 +49,22 @@ export function createReconciler(deps: { config: Config; db: Database; client: C
           await jobsRepo.touchJob(db, job.id);
           continue;
         }
+        if (status === 'COMPLETED') {
+          // The job completed after the list was read: a completed workflow has completed its job,
+          // so it is never failed here. Re-read the row to tell the rare case where it has not.
+          const fresh = await jobsRepo.getJob(db, job.id);
+          if (fresh && fresh.status !== 'completed') {
+            await jobsRepo.touchJob(db, job.id);
+            logger.warn({ jobId: job.id, jobStatus: fresh.status }, 'workflow completed but its job is not; left for an operator');
+          }
+          continue;
+        }
         // Closed while the row still says in flight: the workflow never ran its own settlement.
+        // markFailed leaves a job that moved on meanwhile as it is; the run id lets a later reset revive it.
         const canceled = status === 'TERMINATED' || status === 'CANCELLED';
         const message = canceled ? `the job was ${status === 'TERMINATED' ? 'terminated' : 'canceled'} by an operator` : `the job's workflow ended as ${status.toLowerCase()}`;
-        await db.transaction().execute((tx) => jobsRepo.markFailed(tx, job.id, { code: canceled ? 'canceled' : 'generation_failed', message }));
+        const result = await failJobAndRemoveMedia(deps, job.id, { code: canceled ? 'canceled' : 'generation_failed', message }, desc.runId);
+        if (!result.moved) continue;
         deps.metrics?.reconciled('settled');
         settled++;
         logger.info({ jobId: job.id, workflowStatus: status }, 'reconciler settled a closed job');
@@ -71,27 +86,11 @@ export function createReconciler(deps: { config: Config; db: Database; client: C
     return { started, settled };
   }
 
-  function schedule() {
-    timer = setTimeout(() => {
-      current = runOnce()
-        .catch((err) => logger.warn({ err: (err as Error).message }, 'reconciliation pass failed'))
-        .finally(() => {
-          current = null;
-          if (timer) schedule();
-        });
-    }, config.RECONCILE_INTERVAL_MS);
-    timer.unref();
-  }
+  const loop = periodic(config.RECONCILE_INTERVAL_MS, runOnce, (err) => logger.warn({ err: err.message }, 'reconciliation pass failed'));
 
   return {
-    start() {
-      if (!timer) schedule();
-    },
-    async stop() {
-      if (timer) clearTimeout(timer);
-      timer = null;
-      await current;
-    },
+    start: loop.start,
+    stop: loop.stop,
     runOnce,
   };
 }

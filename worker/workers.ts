@@ -2,7 +2,7 @@
 // connection and one set of activity clients. Used by worker/main.ts and by tests.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Worker, type ActivityInterceptorsFactory, type WorkerOptions } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -12,6 +12,7 @@ import { createActivities } from '../activities/index.js';
 import { taskQueues } from '../workflows/definitions.js';
 import { parsePerProvider, roleName, type Role } from './roles.js';
 import { createReconciler, type Reconciler } from './reconciler.js';
+import { createUploadSweeper, type UploadSweeper } from './upload-sweeper.js';
 import type { WorkerMetrics } from './metrics.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
@@ -22,6 +23,8 @@ export interface WorkerFleet {
   roles: Role[];
   workers: Worker[];
   reconciler: Reconciler | null;
+  /** Removes pending direct uploads never completed (runs with the reconciler role). */
+  uploadSweeper: UploadSweeper | null;
   /** Resolves when every worker has stopped (after shutdown()). */
   run(): Promise<void>;
   shutdown(): Promise<void>;
@@ -34,6 +37,8 @@ export interface FleetDeps {
   logger: Logger;
   metrics?: WorkerMetrics;
   connection?: NativeConnection;
+  /** Activity interceptors for the io and provider workers (tests hold an activity with one). */
+  activityInterceptors?: ActivityInterceptorsFactory[];
 }
 
 export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise<WorkerFleet> {
@@ -48,9 +53,11 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
     namespace: config.TEMPORAL_NAMESPACE,
     shutdownGraceTime: config.WORKER_SHUTDOWN_GRACE_MS,
   };
+  const activityCommon: Partial<WorkerOptions> = deps.activityInterceptors ? { ...common, interceptors: { activity: deps.activityInterceptors } } : common;
 
   const workers: Worker[] = [];
   let reconciler: Reconciler | null = null;
+  let uploadSweeper: UploadSweeper | null = null;
   for (const role of roles) {
     switch (role.kind) {
       case 'workflows': {
@@ -69,17 +76,27 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
       case 'io':
         workers.push(
           await Worker.create({
-            ...common,
+            ...activityCommon,
             taskQueue: queues.io,
             activities: activities.io,
             maxConcurrentActivityTaskExecutions: config.IO_ACTIVITY_CONCURRENCY,
           }),
         );
         break;
-      case 'provider':
+      case 'fetch':
         workers.push(
           await Worker.create({
             ...common,
+            taskQueue: queues.fetch,
+            activities: activities.fetch,
+            maxConcurrentActivityTaskExecutions: config.FETCH_ACTIVITY_CONCURRENCY,
+          }),
+        );
+        break;
+      case 'provider':
+        workers.push(
+          await Worker.create({
+            ...activityCommon,
             taskQueue: queues.provider(role.provider),
             activities: activities.provider,
             // A provider fleet never takes more concurrent requests than its limit.
@@ -90,7 +107,8 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
         break;
       case 'reconciler': {
         const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
-        reconciler = createReconciler({ config, db: deps.db, client, logger: deps.logger, metrics: deps.metrics });
+        reconciler = createReconciler({ config, db: deps.db, storage: deps.storage, client, logger: deps.logger, metrics: deps.metrics });
+        uploadSweeper = createUploadSweeper({ config, db: deps.db, storage: deps.storage, logger: deps.logger });
         break;
       }
     }
@@ -102,13 +120,16 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
     roles,
     workers,
     reconciler,
+    uploadSweeper,
     run() {
       reconciler?.start();
+      uploadSweeper?.start();
       running ??= Promise.all(workers.map((w) => w.run())).then(() => undefined);
       return running;
     },
     async shutdown() {
       await reconciler?.stop();
+      await uploadSweeper?.stop();
       for (const w of workers) {
         if (w.getState() === 'RUNNING') w.shutdown();
       }

@@ -1,10 +1,11 @@
 // Client side of the job workflows (used by the gateway and the worker's reconciler, never by
 // workflow code): start a job's workflow with workflow id = job id, search attributes and a
 // readable summary; query its progress; cancel it.
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { progressQuery } from './pipeline.js';
-import { searchAttributes, taskQueues, workflowTypes, type GenerationInput, type GenerationProgress, type JobKind, type JobStatus } from './definitions.js';
+// Queried by name, not through pipeline.ts's definition: that would load @temporalio/workflow into
+// the gateway.
+import { progressQueryName, searchAttributes, taskQueues, workflowTypes, type GenerationInput, type GenerationProgress, type JobKind, type JobStatus } from './definitions.js';
 
 export interface JobToStart {
   id: string;
@@ -72,17 +73,87 @@ export async function startJobWorkflow(client: Client, job: JobToStart): Promise
 export async function queryJobProgress(client: Client, jobId: string, timeoutMs: number): Promise<GenerationProgress | null> {
   // The deadline bounds the gRPC call itself, so no query outlives the request that asked.
   return client
-    .withDeadline(Date.now() + timeoutMs, () => client.workflow.getHandle(jobId).query(progressQuery))
+    .withDeadline(Date.now() + timeoutMs, () => client.workflow.getHandle(jobId).query<GenerationProgress>(progressQueryName))
     .catch(() => null);
 }
 
-/** Requests cancellation; says when the workflow had already closed (terminated, say) instead. */
-export async function cancelJobWorkflow(client: Client, jobId: string): Promise<'cancel_requested' | 'already_closed'> {
+export type CancelOutcome =
+  /** The workflow runs and was asked to cancel: it fails and refunds the job itself. */
+  | { state: 'cancel_requested' }
+  /** It completed: the job is completed (or about to be), and is never failed. */
+  | { state: 'completed' }
+  /**
+   * It closed otherwise (failed or canceled after its own clean-up, or terminated / timed out
+   * without it): the caller fails the job if it is still in flight, recording this run.
+   */
+  | { state: 'closed'; runId: string }
+  /** No workflow with this id exists (its start never reached Temporal). */
+  | { state: 'not_found' };
+
+/** Requests cancellation of the job's workflow and says what it found. */
+export async function cancelJobWorkflow(client: Client, jobId: string): Promise<CancelOutcome> {
   const handle = client.workflow.getHandle(jobId);
   // A cancel request on a closed run is not always refused, so look first; a run that closes
-  // between the two calls is settled by the reconciler.
-  const desc = await handle.describe();
-  if (desc.status.name !== 'RUNNING') return 'already_closed';
-  await handle.cancel();
-  return 'cancel_requested';
+  // between the two calls settles itself or is settled by the reconciler.
+  let desc;
+  try {
+    desc = await handle.describe();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return { state: 'not_found' };
+    throw err;
+  }
+  const status = desc.status.name;
+  if (status === 'RUNNING') {
+    await handle.cancel();
+    return { state: 'cancel_requested' };
+  }
+  if (status === 'COMPLETED') return { state: 'completed' };
+  return { state: 'closed', runId: desc.runId };
+}
+
+export interface LiveProgress {
+  /** The workflow's `progress` query answer, or null when Temporal did not answer in time. */
+  get(jobId: string): Promise<GenerationProgress | null>;
+}
+
+const LIVE_PROGRESS_CACHE_MAX = 10_000;
+
+interface LiveEntry {
+  value: Promise<GenerationProgress | null>;
+  /** When the query answered; null while it is in flight. */
+  settledAt: number | null;
+}
+
+/**
+ * `?live=true` status reads: at most one `progress` query per job in flight on this replica
+ * (concurrent requests share it), its answer reused for `cacheMs`, each query bounded by
+ * `timeoutMs`. A query that timed out is not reused: the caller answers from Postgres and the next
+ * request asks again.
+ */
+export function createLiveProgress(client: Client, opts: { timeoutMs: number; cacheMs: number; now?: () => number }): LiveProgress {
+  const now = opts.now ?? (() => performance.now());
+  const entries = new Map<string, LiveEntry>();
+  const fresh = (e: LiveEntry, t: number) => e.settledAt === null || t - e.settledAt < opts.cacheMs;
+  return {
+    get(jobId) {
+      const t = now();
+      const hit = entries.get(jobId);
+      if (hit && fresh(hit, t)) return hit.value;
+      if (entries.size >= LIVE_PROGRESS_CACHE_MAX) {
+        for (const [id, e] of entries) if (!fresh(e, t)) entries.delete(id);
+        if (entries.size >= LIVE_PROGRESS_CACHE_MAX) entries.delete(entries.keys().next().value!);
+      }
+      const entry: LiveEntry = { settledAt: null, value: Promise.resolve(null) };
+      entry.value = queryJobProgress(client, jobId, opts.timeoutMs).then((p) => {
+        if (p === null) {
+          if (entries.get(jobId) === entry) entries.delete(jobId);
+        } else {
+          entry.settledAt = now();
+        }
+        return p;
+      });
+      entries.set(jobId, entry);
+      return entry.value;
+    },
+  };
 }

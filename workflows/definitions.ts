@@ -19,14 +19,17 @@ export type ProviderName = (typeof providerNames)[number];
 export interface TaskQueues {
   workflows: string;
   io: string;
+  /** Remote fetches (upload-from-url, URL job inputs): slow servers never hold the io queue's slots. */
+  fetch: string;
   provider(name: ProviderName): string;
 }
 
-/** Fleets run apart: workflow workers, I/O activities, and one queue per provider. */
+/** Fleets run apart: workflow workers, I/O activities, remote fetches, and one queue per provider. */
 export function taskQueues(prefix: string): TaskQueues {
   return {
     workflows: `${prefix}-workflows`,
     io: `${prefix}-io`,
+    fetch: `${prefix}-fetch`,
     provider: (name) => `${prefix}-provider-${name}`,
   };
 }
@@ -53,6 +56,9 @@ export interface GenerationInput {
 }
 
 /** Answer of the `progress` query. */
+/** Name of every job workflow's `progress` query (pipeline.ts defines it; clients query it by name). */
+export const progressQueryName = 'progress';
+
 export interface GenerationProgress {
   phase: 'queued' | 'fetching_inputs' | 'submitting' | 'generating' | 'storing_outputs' | 'completed' | 'failed' | 'canceled';
   attempt: number;

@@ -19,9 +19,9 @@ import {
 import type { JobIoActivities, JobProviderActivities } from '../activities/jobs.js';
 import type { PollResult, ProviderRef } from '../activities/providers/types.js';
 import { failureTypes, nonRetryableFailureTypes } from '../activities/errors.js';
-import { searchAttributes, taskQueues, type GenerationInput, type GenerationProgress, type JobStatus } from './definitions.js';
+import { progressQueryName, searchAttributes, taskQueues, type GenerationInput, type GenerationProgress, type JobStatus } from './definitions.js';
 
-export const progressQuery = defineQuery<GenerationProgress>('progress');
+export const progressQuery = defineQuery<GenerationProgress>(progressQueryName);
 
 // Named activity option presets: explicit timeouts and retry policies.
 const retryTransient = {
@@ -68,7 +68,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
   const providerQueue = queues.provider(input.provider);
   // Option presets per step; every call adds a summary the Web UI shows for the activity.
   const onIo = { ...dbActivity, taskQueue: queues.io };
-  const onInputs = { ...inputActivity, taskQueue: queues.io };
+  const onInputs = { ...inputActivity, taskQueue: queues.fetch };
   const onSubmit = { ...submitActivity, taskQueue: providerQueue };
   const onPoll = { ...pollActivity, taskQueue: providerQueue };
   const onOutputs = { ...outputActivity, taskQueue: providerQueue };

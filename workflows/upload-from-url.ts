@@ -11,7 +11,7 @@ export interface UploadFromUrlInput {
   url: string;
   /** Start-to-close timeout of one fetch attempt (the fetch's own total timeout plus a margin). */
   attemptTimeoutMs: number;
-  /** The workflow runs on the workflow fleet; the fetch runs on this prefix's I/O queue. */
+  /** The workflow runs on the workflow fleet; the fetch runs on this prefix's fetch queue. */
   taskQueuePrefix: string;
 }
 
@@ -41,7 +41,7 @@ export const nonRetryableUploadFailureTypes = ['UrlRefused', 'TooLarge', 'Unsupp
 
 export async function uploadFromUrl(input: UploadFromUrlInput): Promise<StoredUpload> {
   const { fetchRemoteUpload } = proxyActivities<UploadFetchActivities>({
-    taskQueue: taskQueues(input.taskQueuePrefix).io,
+    taskQueue: taskQueues(input.taskQueuePrefix).fetch,
     startToCloseTimeout: input.attemptTimeoutMs,
     retry: {
       initialInterval: '500 ms',

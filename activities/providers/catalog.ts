@@ -33,6 +33,12 @@ export interface ModelRoute {
   /** Provider time budget before the job fails, in seconds. */
   deadlineSeconds: number;
   price: Price;
+  /** Most reference images the live route can use (extra ones would be dropped silently, so they are refused). */
+  maxReferenceImages?: number;
+  /** How the live provider serves what is asked, where it differs (stated in the model catalog and README). */
+  servedAs?: Readonly<Record<string, string>>;
+  /** Longest speech one live request can lipsync, in seconds (talking actor). */
+  maxSpeechSeconds?: number;
 }
 
 export type LiveProviderName = Exclude<ProviderName, 'local'>;
@@ -75,6 +81,8 @@ export const catalog = {
     // sizes 1024x1024 | 1536x1024 | 1024x1536 | auto, n 1–10, GPT image models always answer b64_json.
     source: 'OpenAI Images API, POST /v1/images/generations (size 1024x1024 | 1536x1024 | 1024x1536, n, b64_json)',
     aspectRatios: imageRatios,
+    // gpt-image has no 16:9 size: the nearest documented ones are 3:2 and 2:3, and they are served as is.
+    servedAs: { '16:9': '3:2, 1536×1024 (gpt-image has no 16:9 size)', '9:16': '2:3, 1024×1536 (gpt-image has no 9:16 size)' },
     defaultAspectRatio: '1:1',
     deadlineSeconds: 300,
     price: { per: 'image', credits: 6 },
@@ -85,10 +93,13 @@ export const catalog = {
     provider: 'fal',
     providerModelId: 'fal-ai/bytedance/seedream/v4.5/text-to-image',
     secondaryModelIds: { edit: 'fal-ai/bytedance/seedream/v4.5/edit' },
-    // fal.ai/docs/model-api-reference/image-generation-api/bytedance-seedream-v4.5: image_size square_hd |
-    // portrait_16_9 | landscape_16_9 | auto_2K …, num_images 1–6.
-    source: 'fal.ai model page fal-ai/bytedance/seedream/v4.5/text-to-image (image_size, num_images 1-6; /edit: image_urls)',
+    // fal.ai/docs/model-api-reference/image-generation-api/bytedance-seedream-v4.5: image_size is a preset or
+    // { width, height } with width and height 1920–4096 or a total of 2560×1440 to 4096×4096 pixels; the
+    // presets (square_hd = 1024×1024 …) are below that minimum, so explicit sizes are sent
+    // (seedreamImageSize: 2048×2048, 2560×1440, 1440×2560). num_images 1–6.
+    source: 'fal.ai model page fal-ai/bytedance/seedream/v4.5/text-to-image (image_size {width,height} ≥ 2560×1440 pixels, num_images 1-6; /edit: image_urls)',
     aspectRatios: imageRatios,
+    servedAs: { '1:1': '2048×2048', '16:9': '2560×1440', '9:16': '1440×2560' },
     defaultAspectRatio: '1:1',
     deadlineSeconds: 300,
     price: { per: 'image', credits: 4 },
@@ -109,7 +120,10 @@ export const catalog = {
       firstLastFrame: 'fal-ai/veo3.1/first-last-frame-to-video',
       reference: 'fal-ai/veo3.1/reference-to-video',
     },
-    source: 'OpenAI Videos API retired 2026-09-24 (sora-2-pro shut down); routed to fal.ai fal-ai/veo3.1 (duration 4s | 6s | 8s, aspect_ratio 16:9 | 9:16, resolution 720p | 1080p)',
+    // fal's Veo 3.1 schema puts no rule between resolution and duration: 4s, 6s and 8s at 720p and 1080p
+    // (4k is billed higher and not offered). Several reference images go to reference-to-video.
+    source: 'OpenAI Videos API retired 2026-09-24 (sora-2-pro shut down); routed to fal.ai fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16)',
+    maxReferenceImages: 4,
     aspectRatios: ['16:9', '9:16'],
     defaultAspectRatio: '16:9',
     durations: { values: [4, 6, 8] },
@@ -128,7 +142,10 @@ export const catalog = {
       imageToVideo: 'fal-ai/veo3.1/fast/image-to-video',
       firstLastFrame: 'fal-ai/veo3.1/fast/first-last-frame-to-video',
     },
-    source: 'OpenAI Videos API retired 2026-09-24 (sora-2 shut down); routed to fal.ai fal-ai/veo3.1/fast (duration 4s | 6s | 8s, aspect_ratio 16:9 | 9:16, resolution 720p | 1080p)',
+    // Veo 3.1 Fast on fal has no reference-to-video endpoint: one reference image is used as the first
+    // frame (image-to-video); more would be dropped, so they are refused. Durations as Veo 3.1.
+    source: 'OpenAI Videos API retired 2026-09-24 (sora-2 shut down); routed to fal.ai fal-ai/veo3.1/fast (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16; no reference-to-video)',
+    maxReferenceImages: 1,
     aspectRatios: ['16:9', '9:16'],
     defaultAspectRatio: '16:9',
     durations: { values: [4, 6, 8] },
@@ -147,6 +164,8 @@ export const catalog = {
     // fal.ai/docs/model-api-reference/video-generation-api/kling-video-v3-pro: duration "3" … "15",
     // aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; image-to-video takes start_image_url / end_image_url.
     source: 'fal.ai model page fal-ai/kling-video/v3/pro/text-to-video (duration 3-15, aspect_ratio 16:9 | 9:16 | 1:1, generate_audio)',
+    // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
+    maxReferenceImages: 1,
     aspectRatios: ['16:9', '9:16', '1:1'],
     defaultAspectRatio: '16:9',
     durations: { min: 3, max: 15 },
@@ -163,6 +182,8 @@ export const catalog = {
     providerModelId: 'fal-ai/kling-video/v2.6/pro/text-to-video',
     secondaryModelIds: { imageToVideo: 'fal-ai/kling-video/v2.6/pro/image-to-video' },
     source: 'fal.ai model page fal-ai/kling-video/v2.6/pro/text-to-video (duration "5" | "10", aspect_ratio 16:9 | 9:16 | 1:1, generate_audio)',
+    // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
+    maxReferenceImages: 1,
     aspectRatios: ['16:9', '9:16', '1:1'],
     defaultAspectRatio: '16:9',
     durations: { values: [5, 10] },
@@ -184,7 +205,8 @@ export const catalog = {
     },
     // fal.ai/models/fal-ai/veo3.1/llms.txt: duration "4s" | "6s" | "8s", aspect_ratio 16:9 | 9:16,
     // resolution 720p | 1080p | 4k (4k is billed at a higher rate and not offered here).
-    source: 'fal.ai model page fal-ai/veo3.1 (duration 4s | 6s | 8s, aspect_ratio 16:9 | 9:16, resolution 720p | 1080p)',
+    source: 'fal.ai model page fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16)',
+    maxReferenceImages: 4,
     aspectRatios: ['16:9', '9:16'],
     defaultAspectRatio: '16:9',
     durations: { values: [4, 6, 8] },
@@ -203,6 +225,8 @@ export const catalog = {
     // fal.ai/models/fal-ai/bytedance/seedance/v1.5/pro/text-to-video/llms.txt: duration "4" … "12",
     // resolution 480p | 720p | 1080p, aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 | auto.
     source: 'fal.ai model page fal-ai/bytedance/seedance/v1.5/pro/text-to-video (duration 4-12, resolution 480p | 720p | 1080p, aspect_ratio 21:9 … 9:16)',
+    // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
+    maxReferenceImages: 1,
     aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
     defaultAspectRatio: '16:9',
     durations: { min: 4, max: 12 },
@@ -228,6 +252,8 @@ export const catalog = {
       },
     ],
     source: 'fal.ai model page xai/grok-imagine-video/text-to-video (duration 1-15, resolution 480p | 720p, aspect_ratio 16:9 | 9:16 | 1:1 | 4:3 | 3:2 | 2:3 | 3:4)',
+    // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
+    maxReferenceImages: 1,
     aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'],
     defaultAspectRatio: '16:9',
     durations: { min: 1, max: 15 },
@@ -276,6 +302,10 @@ export const catalog = {
     defaultResolution: '720p',
     deadlineSeconds: 1800,
     price: { per: 'job', credits: 20, perHundredChars: 2 },
+    // InfiniteTalk renders num_frames 41–721 at 25 fps: at most 28.8 s of speech per request. Longer
+    // scripts are refused at create time on the live route (talkingActorScriptLimit), so what is charged
+    // is what is delivered; the local renderer has no such cap.
+    maxSpeechSeconds: 28.8,
   },
 } as const satisfies Record<string, ModelRoute>;
 
@@ -300,6 +330,48 @@ export function durationAllowed(route: ModelRoute, seconds: number): boolean {
   const d = route.durations;
   if (!d) return false;
   return 'values' in d ? d.values.includes(seconds) : Number.isInteger(seconds) && seconds >= d.min && seconds <= d.max;
+}
+
+/**
+ * Speech rate used to bound a script before it is spoken: characters per second at speed 1. ElevenLabs
+ * voices speak about 14–17 characters a second; the slow end keeps the estimate on the safe side.
+ */
+export const speechCharsPerSecond = 14;
+
+/** The longest script (characters) a live talking-actor request can speak within the lipsync cap. */
+export function talkingActorScriptLimit(route: ModelRoute, speed = 1): number | undefined {
+  if (route.maxSpeechSeconds === undefined) return undefined;
+  return Math.floor(route.maxSpeechSeconds * speechCharsPerSecond * speed);
+}
+
+export interface RequestShape {
+  script?: string;
+  voice_options?: { speed?: number } | null;
+  reference_file_ids?: readonly string[] | null;
+  start_frame_file_id?: string | null;
+}
+
+/**
+ * Why a request the create schema accepts cannot be served as asked (the message of a 400), or
+ * undefined. `provider` is the adapter that would serve it: caps of a live provider do not apply to
+ * the local renderer.
+ */
+export function requestRefusal(route: ModelRoute, p: RequestShape, provider: ProviderName): string | undefined {
+  const refs = p.reference_file_ids?.length ?? 0;
+  if (route.maxReferenceImages !== undefined && refs > route.maxReferenceImages) {
+    return `reference_file_ids: ${route.model} takes at most ${route.maxReferenceImages} reference image${route.maxReferenceImages === 1 ? '' : 's'}`;
+  }
+  if (refs > 0 && p.start_frame_file_id) {
+    return `reference_file_ids: ${route.model} cannot combine reference images with start_frame_file_id; send one or the other`;
+  }
+  if (provider !== 'local' && p.script !== undefined) {
+    const speed = p.voice_options?.speed ?? 1;
+    const limit = talkingActorScriptLimit(route, speed);
+    if (limit !== undefined && p.script.length > limit) {
+      return `script: at most ${limit} characters at speed ${speed} here (${route.model} lipsyncs at most ${route.maxSpeechSeconds} seconds of speech per video); this script has ${p.script.length}`;
+    }
+  }
+  return undefined;
 }
 
 /** The price of a job in credits: an integer, fixed at create time. */

@@ -1,15 +1,20 @@
 // Talking-actor pipeline: ElevenLabs text-to-speech, then an image + audio lipsync model on fal.
 //
 // 1. POST {base}/v1/text-to-speech/{voice_id}?output_format=pcm_24000 with `xi-api-key` and
-//    { text, model_id, voice_settings: { stability, similarity_boost, style, speed } } → raw 16-bit
-//    mono PCM at 24 kHz. We wrap it in a WAV header (its length is then known exactly) and store it at
+//    { text, model_id, voice_settings? } (contracts/elevenlabs.ts; voice_settings carries only the
+//    options the request gave, so each voice keeps its own stored tuning) → raw 16-bit mono PCM at 24 kHz. We wrap it in a WAV header (its length is then known exactly) and store it at
 //    jobs/<jobId>/speech.wav; a retried submit reuses the stored speech instead of paying for it twice.
 // 2. Submit fal's lipsync model (catalog secondaryModelIds.lipsync, fal-ai/infinitalk) with the
-//    actor's image and the speech as presigned URLs; poll and cancel are the fal queue's.
+//    actor's image and the speech as presigned URLs; poll and cancel are the fal queue's. InfiniteTalk
+//    takes at most 721 frames (28.8 s at 25 fps): the gateway refuses longer scripts at create time, and
+//    speech that still comes out longer fails the job (refunded) instead of being cut short.
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderRef, ProviderRequest, VoiceSettings } from './types.js';
 import { ProviderError } from './types.js';
 import { errorFromResponse, joinUrl, malformed, providerFetch, readText, type HttpCallOptions } from './http.js';
-import { createFalQueueClient, isFalRef, type FalConfig, type FalRef } from './fal.js';
+import { conformActorImage } from './conform.js';
+import { createFalQueueClient, falOutputHeaders, isFalRef, type FalConfig, type FalRef } from './fal.js';
+import type { ElevenLabsTextToSpeechBody, ElevenLabsVoiceSettings } from './contracts/elevenlabs.js';
+import { infinitalkFps, infinitalkMaxFrames, infinitalkMinFrames, type FalInput } from './contracts/fal.js';
 
 export interface ElevenLabsConfig {
   key: string;
@@ -27,28 +32,35 @@ export interface TalkingActorRef {
 }
 
 const sampleRate = 24_000;
-/** Lipsync frame rate used to size num_frames from the speech length. */
-const lipsyncFps = 25;
 
-/** ElevenLabs `voice_settings` from our voice_options (speed 0.7–1.2, the others 0–1). */
-export function elevenLabsVoiceSettings(v: VoiceSettings | undefined): Record<string, number> {
+/**
+ * ElevenLabs `voice_settings` from our voice_options (speed 0.7–1.2, the others 0–1): only the options
+ * the request gave, so every other setting stays the voice's own; undefined when none was given.
+ */
+export function elevenLabsVoiceSettings(v: VoiceSettings | undefined): ElevenLabsVoiceSettings | undefined {
   const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
-  const out: Record<string, number> = {
-    stability: clamp(v?.stability ?? 0.5, 0, 1),
-    similarity_boost: clamp(v?.similarity ?? 0.75, 0, 1),
-    style: clamp(v?.style ?? 0, 0, 1),
-    speed: clamp(v?.speed ?? 1, 0.7, 1.2),
-  };
-  return out;
+  const out: ElevenLabsVoiceSettings = {};
+  if (v?.stability !== undefined) out.stability = clamp(v.stability, 0, 1);
+  if (v?.similarity !== undefined) out.similarity_boost = clamp(v.similarity, 0, 1);
+  if (v?.style !== undefined) out.style = clamp(v.style, 0, 1);
+  if (v?.speed !== undefined) out.speed = clamp(v.speed, 0.7, 1.2);
+  return Object.keys(out).length ? out : undefined;
 }
 
-export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter {
-  const timeoutMs = cfg.timeoutMs ?? 120_000;
+/** InfiniteTalk's num_frames for speech of `seconds`, or undefined when it is longer than one request can carry. */
+export function lipsyncFrames(seconds: number): number | undefined {
+  const frames = Math.max(infinitalkMinFrames, Math.ceil(seconds * infinitalkFps) + 1);
+  return frames > infinitalkMaxFrames ? undefined : frames;
+}
+
+export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter & { synthesize(req: ProviderRequest, ctx: ProviderContext): Promise<{ key: string; seconds: number }> } {
+  // elevenlabs-js waits 240 s by default; a long script can take minutes to speak.
+  const timeoutMs = cfg.timeoutMs ?? 240_000;
   const fal = createFalQueueClient(cfg.fal);
   const opts = (what: string, ctx: ProviderContext): HttpCallOptions => ({ provider: 'ElevenLabs', what, timeoutMs, signal: ctx.signal, secrets: [cfg.key, cfg.fal.key] });
 
   async function synthesize(req: ProviderRequest, ctx: ProviderContext): Promise<{ key: string; seconds: number }> {
-    const key = `jobs/${req.jobId}/speech.wav`;
+    const key = `${ctx.storage.jobMediaPrefix(req.jobId)}/speech.wav`;
     const existing = await ctx.storage.stat(key);
     if (existing && existing.size > 44) return { key, seconds: (existing.size - 44) / (sampleRate * 2) };
 
@@ -64,7 +76,7 @@ export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter 
       {
         method: 'POST',
         headers: { 'xi-api-key': cfg.key, 'content-type': 'application/json', accept: 'audio/pcm, application/octet-stream' },
-        body: JSON.stringify({ text: req.script, model_id: req.route.providerModelId, voice_settings: elevenLabsVoiceSettings(req.voiceOptions) }),
+        body: JSON.stringify({ text: req.script, model_id: req.route.providerModelId, voice_settings: elevenLabsVoiceSettings(req.voiceOptions) } satisfies ElevenLabsTextToSpeechBody),
       },
       o,
     );
@@ -91,20 +103,31 @@ export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter 
 
   return {
     name: 'elevenlabs',
+    /** The speech step alone (stored at jobs/<jobId>/speech.wav); the smoke script runs only this. */
+    synthesize,
     async submit(req, ctx) {
-      const [image] = req.inputs.filter((i) => i.role === 'actor_image' || i.role === 'image');
-      if (!image) throw new ProviderError("talking actor needs the actor's image", { retryable: false });
+      const [actorImage] = req.inputs.filter((i) => i.role === 'actor_image' || i.role === 'image');
+      if (!actorImage) throw new ProviderError("talking actor needs the actor's image", { retryable: false });
+      // InfiniteTalk keeps the image's shape: crop it to the asked aspect ratio so the option applies.
+      const image = await conformActorImage(req, actorImage, ctx, cfg.fal.ffmpegPath);
       const speech = await synthesize(req, ctx);
       ctx.heartbeat({ phase: 'speech-ready' });
       const lipsyncModel = req.route.secondaryModelIds?.lipsync;
       if (!lipsyncModel) throw new ProviderError(`${req.model} has no lipsync model in the catalog`, { retryable: false });
+      const numFrames = lipsyncFrames(speech.seconds);
+      if (numFrames === undefined) {
+        throw new ProviderError(
+          `the speech lasts ${speech.seconds.toFixed(1)} s, longer than the ${((infinitalkMaxFrames - 1) / infinitalkFps).toFixed(1)} s one lipsync video can carry; use a shorter script`,
+          { retryable: false },
+        );
+      }
       const input = {
         image_url: await ctx.inputUrl(image.key),
         audio_url: await ctx.inputUrl(speech.key),
         prompt: req.prompt ?? 'A person talking naturally to the camera.',
-        resolution: req.resolution ?? req.route.defaultResolution ?? '720p',
-        num_frames: Math.min(721, Math.max(41, Math.ceil(speech.seconds * lipsyncFps) + 1)),
-      };
+        resolution: (req.resolution ?? req.route.defaultResolution ?? '720p') as FalInput<'fal-ai/infinitalk'>['resolution'],
+        num_frames: numFrames,
+      } satisfies FalInput<'fal-ai/infinitalk'>;
       const lipsync = await fal.submit(lipsyncModel, input, req.jobId, ctx);
       const ref: TalkingActorRef = { provider: 'elevenlabs', jobId: req.jobId, speechKey: speech.key, speechSeconds: speech.seconds, lipsync };
       return { ...ref };
@@ -115,6 +138,8 @@ export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter 
     async cancel(ref, ctx) {
       await fal.cancel(refOf(ref).lipsync, ctx);
     },
+    // The lipsync video is a fal output.
+    outputHeaders: (output) => falOutputHeaders(cfg.fal, output),
   };
 }
 

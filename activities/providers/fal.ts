@@ -6,14 +6,39 @@
 // The queue has no idempotency key: the workflow persists the ref returned by submit (it carries the
 // job id) and never calls submit again once it holds one, so a job is submitted at most once per
 // successful activity completion.
+//
+// Every submit asks fal to keep the output files for `outputLifetimeSeconds` (header
+// X-Fal-Object-Lifecycle-Preference) so they outlive our copy; accounts whose CDN requires the key
+// (`cdnRequiresKey`) get `Authorization: Key …` on output downloads from fal's own CDN hosts only.
+// Request bodies are built against fal's input types (contracts/fal.ts) with `satisfies`.
 import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest } from './types.js';
 import { ProviderError } from './types.js';
 import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, providerFetch, readText, parseJson, requestJson, sameOrigin, type HttpCallOptions } from './http.js';
+import type { FalInput } from './contracts/fal.js';
+import { conformMotionVideo } from './conform.js';
 
 export interface FalConfig {
   key: string;
   queueUrl: string;
   timeoutMs?: number;
+  /** How long fal keeps output files (X-Fal-Object-Lifecycle-Preference); default one day. */
+  outputLifetimeSeconds?: number;
+  /** The account's CDN serves outputs only with the key (fal "private" media). */
+  cdnRequiresKey?: boolean;
+  /** ffmpeg, to conform replace-actor motion videos (conform.ts). */
+  ffmpegPath?: string;
+}
+
+/** Hosts fal serves output files from (its CDN); outputs are fetched from these only. */
+export const falCdnHosts = ['fal.media', '*.fal.media', 'fal.run', '*.fal.run', 'storage.googleapis.com'] as const;
+
+/** Whether `host` matches one of `patterns` (`*.example.com` matches subdomains only). */
+export function hostMatches(host: string, patterns: readonly string[]): boolean {
+  const h = host.toLowerCase().replace(/\.$/, '');
+  return patterns.some((p) => {
+    const q = p.toLowerCase();
+    return q.startsWith('*.') ? h.endsWith(q.slice(1)) && h.length > q.length - 1 : h === q;
+  });
 }
 
 export interface FalRef {
@@ -35,6 +60,7 @@ export interface FalQueueClient {
 export function createFalQueueClient(cfg: FalConfig): FalQueueClient {
   const timeoutMs = cfg.timeoutMs ?? defaultTimeoutMs;
   const headers = { authorization: `Key ${cfg.key}`, accept: 'application/json' };
+  const lifecycle = JSON.stringify({ expiration_duration_seconds: cfg.outputLifetimeSeconds ?? 86_400 });
   const opts = (what: string, ctx: ProviderContext): HttpCallOptions => ({ provider: 'fal', what, timeoutMs, signal: ctx.signal, secrets: [cfg.key] });
 
   // Status and result live under the app id (owner/app) without the endpoint's sub-path.
@@ -48,7 +74,7 @@ export function createFalQueueClient(cfg: FalConfig): FalQueueClient {
       const o = opts(`submit to ${endpointId}`, ctx);
       const { body } = await requestJson<Record<string, unknown>>(
         joinUrl(cfg.queueUrl, endpointId),
-        { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(input) },
+        { method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'x-fal-object-lifecycle-preference': lifecycle }, body: JSON.stringify(input) },
         o,
       );
       const requestId = body.request_id;
@@ -106,9 +132,10 @@ export function createFalQueueClient(cfg: FalConfig): FalQueueClient {
     const text = await readText(res, o);
     if (!res.ok) {
       const err = errorFromResponse(res, text, o);
-      // A completed request whose result is a 4xx is the generation's own failure (validation,
-      // content policy): report it as a failed job, not as a call to retry.
-      if (err.retryable) throw err;
+      // A COMPLETED request's result is final whatever its status: a 4xx is the generation's own
+      // failure (validation, content policy) and a 5xx is the runner's, which fal already retried.
+      // Only a rate limit or a timeout of our own call is worth asking again.
+      if (err.retryable && (res.status === 429 || res.status === 408)) throw err;
       return { state: 'failed', message: err.message };
     }
     const outputs = outputsOf(parseJson<Record<string, unknown>>(text, o));
@@ -166,19 +193,24 @@ export async function falRequestFor(req: ProviderRequest, ctx: ProviderContext, 
     const count = req.count ?? 1;
     const edit = refs.length && secondary.edit ? { image_urls: await urls(refs) } : undefined;
     const endpointId = edit ? secondary.edit! : providerModelId;
+    const prompt = req.prompt ?? '';
     if (providerModelId.includes('seedream')) {
-      return { endpointId, input: { prompt: req.prompt, num_images: count, image_size: seedreamSize(aspectRatio), ...edit } };
+      return { endpointId, input: { prompt, num_images: count, image_size: seedreamImageSize(aspectRatio), ...edit } satisfies FalInput<'fal-ai/bytedance/seedream/v4.5/edit'> | FalInput<'fal-ai/bytedance/seedream/v4.5/text-to-image'> };
     }
-    return { endpointId, input: { prompt: req.prompt, num_images: count, aspect_ratio: aspectRatio, output_format: 'png', ...edit } };
+    return {
+      endpointId,
+      input: { prompt, num_images: count, aspect_ratio: aspectRatio as FalInput<'fal-ai/nano-banana-2'>['aspect_ratio'], output_format: 'png', ...edit } satisfies FalInput<'fal-ai/nano-banana-2'> | FalInput<'fal-ai/nano-banana-2/edit'>,
+    };
   }
 
   if (route.kind === 'replace_actor') {
     const [video] = byRole(req.inputs, 'video');
     const [image] = byRole(req.inputs, 'image', 'actor_image', 'reference');
     if (!video || !image) throw new ProviderError('replace-actor needs a character image and a motion video', { retryable: false });
+    // Wan Animate Replace takes no prompt: the motion video and the character image drive it.
     return {
       endpointId: providerModelId,
-      input: { video_url: await url(video), image_url: await url(image), resolution, ...(req.prompt ? { prompt: req.prompt } : {}) },
+      input: { video_url: await url(video), image_url: await url(image), resolution: resolution as FalInput<'fal-ai/wan/v2.2-14b/animate/replace'>['resolution'] } satisfies FalInput<'fal-ai/wan/v2.2-14b/animate/replace'>,
     };
   }
 
@@ -189,53 +221,71 @@ export async function falRequestFor(req: ProviderRequest, ctx: ProviderContext, 
   const refs = byRole(req.inputs, 'reference', 'image');
   const first = start ?? (refs.length === 1 || !secondary.reference ? refs[0] : undefined);
 
+  const prompt = req.prompt ?? '';
+
   if (providerModelId.startsWith('fal-ai/veo3.1')) {
-    const base = { prompt: req.prompt, duration: `${duration}s`, resolution, generate_audio: true };
+    type Veo = FalInput<'fal-ai/veo3.1'>;
+    const base = { prompt, duration: `${duration}s` as Veo['duration'], resolution: resolution as Veo['resolution'], generate_audio: true };
+    const ratio = aspectRatio as NonNullable<Veo['aspect_ratio']>;
     if (first && end && secondary.firstLastFrame) {
-      return { endpointId: secondary.firstLastFrame, input: { ...base, aspect_ratio: aspectRatio, first_frame_url: await url(first), last_frame_url: await url(end) } };
+      return {
+        endpointId: secondary.firstLastFrame,
+        input: { ...base, aspect_ratio: ratio, first_frame_url: await url(first), last_frame_url: await url(end) } satisfies FalInput<'fal-ai/veo3.1/first-last-frame-to-video'>,
+      };
     }
-    if (first && secondary.imageToVideo) return { endpointId: secondary.imageToVideo, input: { ...base, aspect_ratio: aspectRatio, image_url: await url(first) } };
-    if (refs.length && secondary.reference) return { endpointId: secondary.reference, input: { ...base, aspect_ratio: aspectRatio, image_urls: await urls(refs) } };
-    return { endpointId: providerModelId, input: { ...base, aspect_ratio: aspectRatio } };
+    if (first && secondary.imageToVideo) return { endpointId: secondary.imageToVideo, input: { ...base, aspect_ratio: ratio, image_url: await url(first) } satisfies FalInput<'fal-ai/veo3.1/image-to-video'> };
+    if (refs.length && secondary.reference) {
+      return { endpointId: secondary.reference, input: { ...base, aspect_ratio: ratio, image_urls: await urls(refs) } satisfies FalInput<'fal-ai/veo3.1/reference-to-video'> };
+    }
+    return { endpointId: providerModelId, input: { ...base, aspect_ratio: ratio } satisfies Veo };
   }
 
   if (providerModelId.startsWith('fal-ai/kling-video')) {
-    const base = { prompt: req.prompt, duration: String(duration), generate_audio: true };
+    type Kling = FalInput<'fal-ai/kling-video/v3/pro/text-to-video'>;
+    const base = { prompt, duration: String(duration) as NonNullable<Kling['duration']> & NonNullable<FalInput<'fal-ai/kling-video/v2.6/pro/text-to-video'>['duration']>, generate_audio: true };
     if (first && secondary.imageToVideo) {
-      return { endpointId: secondary.imageToVideo, input: { ...base, start_image_url: await url(first), ...(end ? { end_image_url: await url(end) } : {}) } };
+      return {
+        endpointId: secondary.imageToVideo,
+        input: { ...base, start_image_url: await url(first), ...(end ? { end_image_url: await url(end) } : {}) } satisfies FalInput<'fal-ai/kling-video/v3/pro/image-to-video'> & FalInput<'fal-ai/kling-video/v2.6/pro/image-to-video'>,
+      };
     }
-    return { endpointId: providerModelId, input: { ...base, aspect_ratio: aspectRatio } };
+    return { endpointId: providerModelId, input: { ...base, aspect_ratio: aspectRatio as Kling['aspect_ratio'] } satisfies Kling & FalInput<'fal-ai/kling-video/v2.6/pro/text-to-video'> };
   }
 
   if (providerModelId.startsWith('fal-ai/bytedance/seedance')) {
-    const base = { prompt: req.prompt, duration: String(duration), resolution, aspect_ratio: aspectRatio };
+    type Seedance = FalInput<'fal-ai/bytedance/seedance/v1.5/pro/text-to-video'>;
+    const base = { prompt, duration: String(duration) as Seedance['duration'], resolution: resolution as Seedance['resolution'], aspect_ratio: aspectRatio as Seedance['aspect_ratio'] } satisfies Seedance;
     if (first && secondary.imageToVideo) {
-      return { endpointId: secondary.imageToVideo, input: { ...base, image_url: await url(first), ...(end ? { end_image_url: await url(end) } : {}) } };
+      return {
+        endpointId: secondary.imageToVideo,
+        input: { ...base, image_url: await url(first), ...(end ? { end_image_url: await url(end) } : {}) } satisfies FalInput<'fal-ai/bytedance/seedance/v1.5/pro/image-to-video'>,
+      };
     }
     return { endpointId: providerModelId, input: base };
   }
 
   if (providerModelId.startsWith('xai/grok-imagine-video')) {
-    const base = { prompt: req.prompt, duration, resolution };
-    if (first && secondary.imageToVideo) return { endpointId: secondary.imageToVideo, input: { ...base, image_url: await url(first) } };
-    return { endpointId: providerModelId, input: { ...base, aspect_ratio: aspectRatio } };
+    type Grok = FalInput<'xai/grok-imagine-video/text-to-video'>;
+    const base = { prompt, duration, resolution: resolution as Grok['resolution'] };
+    if (first && secondary.imageToVideo) return { endpointId: secondary.imageToVideo, input: { ...base, image_url: await url(first) } satisfies FalInput<'xai/grok-imagine-video/image-to-video'> };
+    return { endpointId: providerModelId, input: { ...base, aspect_ratio: aspectRatio as Grok['aspect_ratio'] } satisfies Grok };
   }
 
   throw new ProviderError(`no fal input mapping for ${providerModelId}`, { retryable: false });
 }
 
-function seedreamSize(aspectRatio: string): string {
+/**
+ * Seedream 4.5's image_size for an aspect ratio: explicit sizes, because its presets (square_hd is
+ * 1024×1024) fall below the model's documented minimum of 2560×1440 pixels.
+ */
+export function seedreamImageSize(aspectRatio: string): { width: number; height: number } {
   switch (aspectRatio) {
     case '16:9':
-      return 'landscape_16_9';
+      return { width: 2560, height: 1440 };
     case '9:16':
-      return 'portrait_16_9';
-    case '4:3':
-      return 'landscape_4_3';
-    case '3:4':
-      return 'portrait_4_3';
+      return { width: 1440, height: 2560 };
     default:
-      return 'square_hd';
+      return { width: 2048, height: 2048 };
   }
 }
 
@@ -254,10 +304,28 @@ export function createFalAdapter(cfg: FalConfig): ProviderAdapter {
   return {
     name: 'fal',
     async submit(req, ctx) {
+      // Wan follows its motion video: trim/pad and crop it to the asked duration and aspect ratio first.
+      const motion = req.kind === 'replace_actor' ? req.inputs.find((i) => i.role === 'video') : undefined;
+      if (motion) {
+        const conformed = await conformMotionVideo(req, motion, ctx, cfg.ffmpegPath);
+        req = { ...req, inputs: req.inputs.map((i) => (i === motion ? conformed : i)) };
+      }
       const { endpointId, input } = await falRequestFor(req, ctx);
       return { ...(await queue.submit(endpointId, input, req.jobId, ctx)) };
     },
     poll: (ref, ctx) => queue.poll(refOf(ref), ctx),
     cancel: (ref, ctx) => queue.cancel(refOf(ref), ctx),
+    outputHeaders: (output) => falOutputHeaders(cfg, output),
   };
+}
+
+/** The key goes with an output download only when the account's CDN requires it, and only to fal's own CDN. */
+export function falOutputHeaders(cfg: Pick<FalConfig, 'key' | 'cdnRequiresKey'>, output: ProviderOutput): Record<string, string> {
+  if (!cfg.cdnRequiresKey || !output.url) return {};
+  try {
+    const u = new URL(output.url);
+    return u.protocol === 'https:' && hostMatches(u.hostname, falCdnHosts) ? { authorization: `Key ${cfg.key}` } : {};
+  } catch {
+    return {};
+  }
 }

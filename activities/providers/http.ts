@@ -69,6 +69,10 @@ export function errorFromResponse(response: Response, bodyText: string, opts: Pi
   const status = response.status;
   const reason = scrub(providerReason(bodyText), opts.secrets);
   const prefix = `${opts.provider} ${opts.what}`;
+  // OpenAI's 429 `insufficient_quota`: the account is out of credit; waiting does not help.
+  if (status === 429 && /insufficient_quota/.test(bodyText)) {
+    return new ProviderError(`${prefix}: the provider account has no quota left (HTTP 429); check its billing${reason ? `: ${reason}` : ''}`, { retryable: false, status });
+  }
   if (status === 429) {
     const retryAfterMs = retryAfterFromHeaders(response.headers);
     const wait = retryAfterMs !== undefined ? `; retry after ${Math.ceil(retryAfterMs / 1000)} s` : '';

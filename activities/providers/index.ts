@@ -17,7 +17,8 @@ import { createXaiAdapter } from './xai.js';
 export type ProvidersConfig = Pick<
   Config,
   'PROVIDERS_MODE' | 'FAL_KEY' | 'FAL_QUEUE_URL' | 'OPENAI_API_KEY' | 'OPENAI_BASE_URL' | 'ELEVENLABS_API_KEY' | 'ELEVENLABS_BASE_URL' | 'XAI_API_KEY' | 'XAI_BASE_URL'
->;
+> &
+  Partial<Pick<Config, 'FAL_CDN_REQUIRES_KEY' | 'FFMPEG_PATH'>>;
 
 export type { RouteMode };
 
@@ -32,7 +33,7 @@ export interface Providers {
 
 export function createProviders(config: ProvidersConfig, localAdapter: ProviderAdapter): Providers {
   const adapters = new Map<ProviderName, ProviderAdapter>([['local', localAdapter]]);
-  const falConfig = () => ({ key: config.FAL_KEY!, queueUrl: config.FAL_QUEUE_URL });
+  const falConfig = () => ({ key: config.FAL_KEY!, queueUrl: config.FAL_QUEUE_URL, cdnRequiresKey: config.FAL_CDN_REQUIRES_KEY ?? false, ffmpegPath: config.FFMPEG_PATH });
 
   function build(name: LiveProviderName): ProviderAdapter {
     const missing = (v: string) => new Error(`the ${name} provider is not configured here: ${v} is not set`);

@@ -1,18 +1,25 @@
 // OpenAI Images adapter for gpt-image-1.5: POST {base}/v1/images/generations with
 // { model, prompt, n, size, output_format } → { data: [{ b64_json }] } (GPT image models always answer
 // base64). The call is synchronous, so submit does the work: it decodes each image straight into our
-// store at jobs/<jobId>/output-<n>.png and the ref carries only the keys. An `Idempotency-Key` equal to
-// the job id lets a retried submit be recognised by the API.
+// store at jobs/<jobId>/output-<n>.png and the ref carries only the keys.
+//
+// Nothing here relies on an idempotency key (the Images API documents none): every call is a paid
+// generation. So the timeout follows the SDK's 600 s (a timeout retried is an image paid twice), a
+// retried submit first looks for the images an earlier attempt already stored, and a 429
+// `insufficient_quota` (the account is out of credit) is final, unlike a rate-limit 429.
+// The base URL is read like the SDK's OPENAI_BASE_URL, which includes `/v1`: a trailing /v1 is dropped
+// so an inherited value does not yield /v1/v1/….
 //
 // The Videos API (sora-2, sora-2-pro) was shut down on 2026-09-24; those models route to fal (catalog.ts).
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRequest } from './types.js';
 import { ProviderError } from './types.js';
 import { joinUrl, malformed, requestJson, type HttpCallOptions } from './http.js';
+import type { OpenAIImageGenerateParams, OpenAIImagesResponse } from './contracts/openai.js';
 
 export interface OpenAIConfig {
   key: string;
   baseUrl: string;
-  /** Image generation can take a minute or more. */
+  /** Image generation can take minutes; default 600 s, as openai-node. */
   timeoutMs?: number;
 }
 
@@ -22,8 +29,16 @@ export interface OpenAIImageRef {
   outputs: { key: string; contentType: string; size: number }[];
 }
 
-/** gpt-image sizes: square, landscape 3:2 and portrait 2:3 are the documented choices. */
-export function openaiImageSize(aspectRatio: string): string {
+/** The API origin for a base URL given with or without the SDK's trailing `/v1`. */
+export function openaiApiBase(baseUrl: string): string {
+  return baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+}
+
+/**
+ * gpt-image sizes: square, landscape 3:2 and portrait 2:3 are the documented choices, so 16:9 and 9:16
+ * are served as 3:2 and 2:3 (the catalog's `servedAs` says so).
+ */
+export function openaiImageSize(aspectRatio: string): NonNullable<OpenAIImageGenerateParams['size']> {
   switch (aspectRatio) {
     case '16:9':
       return '1536x1024';
@@ -35,7 +50,8 @@ export function openaiImageSize(aspectRatio: string): string {
 }
 
 export function createOpenAIAdapter(cfg: OpenAIConfig): ProviderAdapter {
-  const timeoutMs = cfg.timeoutMs ?? 240_000;
+  const timeoutMs = cfg.timeoutMs ?? 600_000;
+  const base = openaiApiBase(cfg.baseUrl);
   const opts = (what: string, ctx: ProviderContext): HttpCallOptions => ({ provider: 'OpenAI', what, timeoutMs, signal: ctx.signal, secrets: [cfg.key] });
 
   return {
@@ -46,26 +62,29 @@ export function createOpenAIAdapter(cfg: OpenAIConfig): ProviderAdapter {
       }
       const o = opts('image generation', ctx);
       const count = req.count ?? 1;
+      const keys = Array.from({ length: count }, (_, i) => `${ctx.storage.jobMediaPrefix(req.jobId)}/output-${i + 1}.png`);
+      // An earlier attempt that stored every image (then failed to report it) was already paid for.
+      const stored = await Promise.all(keys.map((k) => ctx.storage.stat(k)));
+      if (stored.every((st) => st && st.size > 0)) {
+        const ref: OpenAIImageRef = { provider: 'openai', jobId: req.jobId, outputs: keys.map((key, i) => ({ key, contentType: 'image/png', size: stored[i]!.size })) };
+        return { ...ref };
+      }
       // Keep the activity alive while the synchronous call runs.
       const beat = setInterval(() => ctx.heartbeat({ phase: 'openai-images' }), 10_000);
-      let body: { data?: unknown };
+      let body: Partial<OpenAIImagesResponse>;
       try {
-        ({ body } = await requestJson<{ data?: unknown }>(
-          joinUrl(cfg.baseUrl, '/v1/images/generations'),
+        ({ body } = await requestJson<Partial<OpenAIImagesResponse>>(
+          joinUrl(base, '/v1/images/generations'),
           {
             method: 'POST',
-            headers: {
-              authorization: `Bearer ${cfg.key}`,
-              'content-type': 'application/json',
-              'idempotency-key': req.jobId,
-            },
+            headers: { authorization: `Bearer ${cfg.key}`, 'content-type': 'application/json' },
             body: JSON.stringify({
               model: req.route.providerModelId,
-              prompt: req.prompt,
+              prompt: req.prompt ?? '',
               n: count,
               size: openaiImageSize(req.aspectRatio ?? req.route.defaultAspectRatio),
               output_format: 'png',
-            }),
+            } satisfies OpenAIImageGenerateParams),
           },
           o,
         ));
@@ -79,7 +98,7 @@ export function createOpenAIAdapter(cfg: OpenAIConfig): ProviderAdapter {
         if (typeof b64 !== 'string' || !b64) throw malformed(o, `image ${i + 1} has no b64_json`);
         const bytes = Buffer.from(b64, 'base64');
         if (!isPng(bytes)) throw malformed(o, `image ${i + 1} is not a PNG`);
-        const key = `jobs/${req.jobId}/output-${i + 1}.png`;
+        const key = keys[i]!;
         const stored = await ctx.storage.putStream(key, bytes, 'image/png', bytes.length);
         outputs.push({ key, contentType: 'image/png', size: stored.size });
       }

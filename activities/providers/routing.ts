@@ -62,3 +62,8 @@ export function describeRoutes(config: KeyConfig): string[] {
     return live ? `route ${model}: live via ${live} (${providerModelIdFor(route, live)})` : `route ${model}: ${mode === 'local' ? 'local renderer' : 'unavailable (provider key missing)'}`;
   });
 }
+
+/** The models the local renderer serves in this deployment (placeholders instead of a provider). */
+export function localRenderedModels(config: KeyConfig): string[] {
+  return Object.keys(catalog).filter((model) => routeMode(config, model) === 'local');
+}

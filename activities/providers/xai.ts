@@ -1,11 +1,13 @@
 // xAI video adapter (docs.x.ai, Video Generation — a deferred request): POST {base}/v1/videos/generations
 // with { model, prompt, duration, aspect_ratio, resolution, image? } → { request_id }; GET
-// {base}/v1/videos/{request_id} → { status: "pending" | "done" | "expired" | "failed", video: { url,
-// duration, respect_moderation } }. grok-video is served by fal first (catalog.ts); this is its alternate
+// {base}/v1/videos/{request_id} → 202 (with or without a body) while pending, then 200 with
+// { status: "done", video: { url, duration, respect_moderation } } or { status: "failed", error: { code,
+// message } } (contracts/xai.ts). grok-video is served by fal first (catalog.ts); this is its alternate
 // route when only XAI_API_KEY is configured. xAI documents no cancel endpoint for deferred requests.
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderRef } from './types.js';
 import { ProviderError } from './types.js';
-import { defaultTimeoutMs, joinUrl, malformed, requestJson, type HttpCallOptions } from './http.js';
+import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, parseJson, providerFetch, readText, requestJson, type HttpCallOptions } from './http.js';
+import type { XaiDeferredVideoResponse, XaiVideoGenerationRequest } from './contracts/xai.js';
 
 export interface XaiConfig {
   key: string;
@@ -45,12 +47,12 @@ export function createXaiAdapter(cfg: XaiConfig): ProviderAdapter {
           headers: { ...headers, 'content-type': 'application/json' },
           body: JSON.stringify({
             model,
-            prompt: req.prompt,
+            prompt: req.prompt ?? '',
             duration: req.duration ?? req.route.defaultDuration,
-            aspect_ratio: req.aspectRatio ?? req.route.defaultAspectRatio,
-            resolution: req.resolution ?? req.route.defaultResolution,
+            aspect_ratio: (req.aspectRatio ?? req.route.defaultAspectRatio) as XaiVideoGenerationRequest['aspect_ratio'],
+            resolution: (req.resolution ?? req.route.defaultResolution) as XaiVideoGenerationRequest['resolution'],
             ...(image ? { image: { url: await ctx.inputUrl(image.key) } } : {}),
-          }),
+          } satisfies XaiVideoGenerationRequest),
         },
         o,
       );
@@ -62,12 +64,20 @@ export function createXaiAdapter(cfg: XaiConfig): ProviderAdapter {
     async poll(ref, ctx): Promise<PollResult> {
       const { requestId } = refOf(ref);
       const o = opts('status', ctx);
-      const { body } = await requestJson<Record<string, unknown>>(joinUrl(cfg.baseUrl, `/v1/videos/${encodeURIComponent(requestId)}`), { method: 'GET', headers }, o);
+      const res = await providerFetch(joinUrl(cfg.baseUrl, `/v1/videos/${encodeURIComponent(requestId)}`), { method: 'GET', headers }, o);
+      const text = await readText(res, o);
+      if (!res.ok) throw errorFromResponse(res, text, o);
+      // 202: still pending, with or without a JSON body (which may carry progress).
+      if (res.status === 202) {
+        const pending = text.trim() ? tryParse(text) : undefined;
+        return { state: 'running', percent: percentOf(pending?.progress) };
+      }
+      const body = parseJson<Partial<XaiDeferredVideoResponse>>(text, o);
       switch (body.status) {
         case 'pending':
-          return { state: 'running', percent: typeof body.progress === 'number' ? body.progress : undefined };
+          return { state: 'running', percent: percentOf(body.progress) };
         case 'done': {
-          const video = body.video as { url?: unknown; respect_moderation?: unknown } | undefined;
+          const video = body.video;
           if (video?.respect_moderation === false) return { state: 'failed', message: "xAI: the generated video was rejected by the provider's content moderation" };
           if (typeof video?.url !== 'string' || !/^https?:\/\//.test(video.url)) throw malformed(o, 'a done request without a video url');
           return { state: 'succeeded', percent: 100, outputs: [{ url: video.url, contentType: 'video/mp4' }] };
@@ -75,7 +85,8 @@ export function createXaiAdapter(cfg: XaiConfig): ProviderAdapter {
         case 'expired':
           return { state: 'failed', message: 'xAI: the request expired before it completed' };
         case 'failed': {
-          const reason = typeof body.error === 'string' ? body.error : (body.error as { message?: string } | undefined)?.message;
+          const err = body.error as { code?: unknown; message?: unknown } | string | undefined;
+          const reason = typeof err === 'string' ? err : typeof err?.message === 'string' ? `${err.message}${typeof err.code === 'string' ? ` (${err.code})` : ''}` : undefined;
           return { state: 'failed', message: `xAI: generation failed${reason ? `: ${reason}` : ''}` };
         }
         default:
@@ -86,4 +97,17 @@ export function createXaiAdapter(cfg: XaiConfig): ProviderAdapter {
     // No documented cancel for deferred requests: the workflow stops polling and the result expires.
     async cancel() {},
   };
+}
+
+function tryParse(text: string): Partial<XaiDeferredVideoResponse> | undefined {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v && typeof v === 'object' ? (v as Partial<XaiDeferredVideoResponse>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function percentOf(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? Math.min(100, Math.max(0, v)) : undefined;
 }

@@ -1,6 +1,6 @@
 // GET /v1/projects, /v1/actors, /v1/voices: `data` arrays with optional keyset pagination
 // (`limit` 1–100, default 50; opaque `cursor`; top-level `next_cursor`, null at the end).
-import { Router, type Request } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
 import type { AppDeps } from '../app.js';
 import type { Auth } from '../auth.js';
@@ -8,7 +8,7 @@ import { authOf } from '../auth.js';
 import type { Operation } from '../operations.js';
 import { parseOr400 } from '../validate.js';
 import { invalidRequest } from '../errors.js';
-import { mediaUrl } from './media.js';
+import { mediaUrl, publicBaseUrl } from './media.js';
 import { actorAges, actorGenders, actorSkinTones } from '../../db/seed-data.js';
 import { listActorsPage, listProjectsPage, listVoicesPage, type CatalogKey, type ProjectKey } from '../../db/repos/catalog.js';
 import type { Actor, Project, Voice } from '../../db/schema.js';
@@ -159,13 +159,6 @@ export function voiceRecord(v: Voice, baseUrl: string): z.infer<typeof voiceSche
   return { id: v.id, name: v.name, gender: v.gender, language: v.language, accent: v.accent, preview_url: mediaUrl(baseUrl, v.preview_key) };
 }
 
-/** Where /media/* is reachable from the client: the configured public URL, else the Host it used. */
-export function publicBaseUrl(config: AppDeps['config'], req: Request): string {
-  if (config.PUBLIC_BASE_URL) return config.PUBLIC_BASE_URL;
-  const host = req.headers.host && /^[A-Za-z0-9.\-:[\]]+$/.test(req.headers.host) ? req.headers.host : `${config.HOST}:${config.PORT}`;
-  return `http://${host}`;
-}
-
 export function createDiscoveryRouter(deps: AppDeps, auth: Auth): Router {
   const router = Router();
   const poll = auth.rateLimit('poll');
@@ -183,7 +176,7 @@ export function createDiscoveryRouter(deps: AppDeps, auth: Auth): Router {
     const after = q.cursor ? decodeCatalogCursor('actors', q.cursor) : null;
     const filters = { gender: q.gender, age: q.age, skin_tone: q.skin_tone, is_pro: q.is_pro === undefined ? undefined : q.is_pro === 'true' };
     const result = await listActorsPage(deps.db, { limit: q.limit ?? DEFAULT_PAGE_LIMIT, after, filters });
-    const base = publicBaseUrl(deps.config, req);
+    const base = publicBaseUrl(deps.config);
     res.json({ data: result.rows.map((a) => actorRecord(a, base)), next_cursor: result.next ? encodeCursor('actors', result.next) : null });
   });
 
@@ -191,7 +184,7 @@ export function createDiscoveryRouter(deps: AppDeps, auth: Auth): Router {
     const q = parseOr400(listQuery, req.query);
     const after = q.cursor ? decodeCatalogCursor('voices', q.cursor) : null;
     const result = await listVoicesPage(deps.db, { limit: q.limit ?? DEFAULT_PAGE_LIMIT, after });
-    const base = publicBaseUrl(deps.config, req);
+    const base = publicBaseUrl(deps.config);
     res.json({ data: result.rows.map((v) => voiceRecord(v, base)), next_cursor: result.next ? encodeCursor('voices', result.next) : null });
   });
 

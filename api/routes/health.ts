@@ -1,4 +1,5 @@
 // /healthz (process up) and /readyz (Postgres, Temporal and storage reachable), no auth.
+// /metrics is not here: it has its own port (api/metrics.ts serveApiMetrics).
 // Mounted before the /v1 authentication, so none of these needs a key.
 import { Router } from 'express';
 import { z } from 'zod';
@@ -13,6 +14,7 @@ const readiness = z.object({
 });
 
 const READY_CHECK_TIMEOUT_MS = 2000;
+export const READY_CACHE_MS = 1500;
 
 export const healthOperations: Operation[] = [
   {
@@ -35,15 +37,6 @@ export const healthOperations: Operation[] = [
     response: readiness,
     errors: [503],
   },
-  {
-    method: 'get',
-    path: '/metrics',
-    summary: 'Prometheus metrics',
-    tags: ['Health'],
-    rateClass: null,
-    raw: 'text',
-    errors: [],
-  },
 ];
 
 export function createHealthRouter(deps: AppDeps & { metrics: ApiMetrics }): Router {
@@ -51,7 +44,9 @@ export function createHealthRouter(deps: AppDeps & { metrics: ApiMetrics }): Rou
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  router.get('/readyz', async (_req, res) => {
+  // Readiness is cached for READY_CACHE_MS and shared by concurrent callers, so a flood of /readyz
+  // costs at most one round trip to each dependency per period.
+  const readiness = cachedFor(READY_CACHE_MS, async () => {
     const checks: Record<string, string> = {};
     const run = async (name: string, fn: () => Promise<unknown>) => {
       try {
@@ -67,12 +62,12 @@ export function createHealthRouter(deps: AppDeps & { metrics: ApiMetrics }): Rou
       run('temporal', () => deps.temporal.withDeadline(Date.now() + READY_CHECK_TIMEOUT_MS - 100, () => deps.temporal.connection.workflowService.getSystemInfo({}))),
       run('storage', () => deps.storage.ping()),
     ]);
+    return checks;
+  });
+  router.get('/readyz', async (_req, res) => {
+    const checks = await readiness();
     const ok = Object.values(checks).every((v) => v === 'ok');
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks });
-  });
-  router.get('/metrics', async (_req, res) => {
-    res.setHeader('Content-Type', deps.metrics.registry.contentType);
-    res.send(await deps.metrics.registry.metrics());
   });
   return router;
 }
@@ -85,4 +80,19 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
       (e) => (clearTimeout(t), reject(e)),
     );
   });
+}
+
+/** Memoizes an async result for `ttlMs` after it settles; callers during a run share it. */
+export function cachedFor<T>(ttlMs: number, fn: () => Promise<T>, now: () => number = Date.now): () => Promise<T> {
+  let current: { value: Promise<T>; expiresAt: number } | null = null;
+  return () => {
+    if (current && current.expiresAt > now()) return current.value;
+    const entry = { value: fn(), expiresAt: Number.POSITIVE_INFINITY };
+    current = entry;
+    entry.value.then(
+      () => (entry.expiresAt = now() + ttlMs),
+      () => (entry.expiresAt = 0),
+    );
+    return entry.value;
+  };
 }

@@ -15,9 +15,11 @@ import type { Tx } from '../../db/index.js';
 import type { Job, JobKind } from '../../db/schema.js';
 import { newId } from '../../db/ids.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
+import { failJobAndRemoveMedia } from '../../activities/job-media.js';
 import {
   allowedDurations,
   durationAllowed,
+  requestRefusal,
   imageModels,
   priceFor,
   replaceActorModel,
@@ -27,7 +29,7 @@ import {
   type ModelRoute,
 } from '../../activities/providers/catalog.js';
 import { providerFor } from '../../activities/providers/routing.js';
-import { cancelJobWorkflow, jobToStart, queryJobProgress, startJobWorkflow } from '../../workflows/client.js';
+import { cancelJobWorkflow, createLiveProgress, jobToStart, startJobWorkflow } from '../../workflows/client.js';
 
 // ------------------------------------------------------------------ schemas
 
@@ -103,7 +105,18 @@ const progressSchema = z.object({
   percent: z.number().nullable(),
   queue_position: z.number().int().nullable(),
 });
+type Progress = z.infer<typeof progressSchema>;
+export const statusQuery = z.strictObject({
+  live: z
+    .enum(['true', 'false'])
+    .optional()
+    .describe("true: ask the job's workflow for its progress now (shared per job, cached a second) instead of the stored progress"),
+});
+/** How long one live `progress` query answer serves every `?live=true` read of the job. */
+const LIVE_PROGRESS_CACHE_MS = 1_000;
 const status = z.enum(['pending', 'generating', 'completed', 'failed']);
+/** Present only when the local renderer (no provider key set) serves the job: its media is a stand-in. */
+const servedBy = z.literal('local').optional().describe('"local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise');
 
 export const imageJobSchema = z.object({
   id: z.string(),
@@ -117,6 +130,7 @@ export const imageJobSchema = z.object({
   created_at: z.number().int(),
   updated_at: z.number().int(),
   progress: progressSchema.optional(),
+  provider: servedBy,
 });
 export const videoJobSchema = z.object({
   id: z.string(),
@@ -131,6 +145,7 @@ export const videoJobSchema = z.object({
   created_at: z.number().int(),
   updated_at: z.number().int(),
   progress: progressSchema.optional(),
+  provider: servedBy,
 });
 export const talkingActorJobSchema = z.object({
   id: z.string(),
@@ -143,6 +158,7 @@ export const talkingActorJobSchema = z.object({
   created_at: z.number().int(),
   updated_at: z.number().int(),
   progress: progressSchema.optional(),
+  provider: servedBy,
 });
 const creationResult = z.object({ id: z.string(), status: z.literal('pending') });
 const talkingCreationResult = creationResult.extend({ voice_id: z.string() });
@@ -173,7 +189,13 @@ interface KindSpec {
 }
 
 const ms = (d: Date) => d.getTime();
-const common = (job: Job) => ({ status: job.status, error: job.error ?? null, created_at: ms(job.created_at), updated_at: ms(job.updated_at) });
+const common = (job: Job) => ({
+  status: job.status,
+  error: job.error ?? null,
+  created_at: ms(job.created_at),
+  updated_at: ms(job.updated_at),
+  ...((job.params as { provider?: string }).provider === 'local' ? { provider: 'local' as const } : {}),
+});
 
 function requireRoute(model: string): ModelRoute {
   const route = routeFor(model);
@@ -353,7 +375,16 @@ export const jobOperations: Operation[] = kinds.flatMap((k): Operation[] => [
     response: k.createResult,
     errors: [400, 401, 402, 403, 404, 429, 500],
   },
-  { method: 'get', path: `${k.base}/:id`, summary: `Get a ${k.kind.replace('_', '-')} job`, tags: [k.tag], rateClass: 'poll', response: k.record, errors: [401, 404, 429, 500] },
+  {
+    method: 'get',
+    path: `${k.base}/:id`,
+    summary: `Get a ${k.kind.replace('_', '-')} job`,
+    tags: [k.tag],
+    rateClass: 'poll',
+    query: statusQuery,
+    response: k.record,
+    errors: [400, 401, 404, 429, 500],
+  },
   {
     method: 'get',
     path: `${k.base}/:id/url`,
@@ -379,6 +410,7 @@ export const jobOperations: Operation[] = kinds.flatMap((k): Operation[] => [
 export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: Auth): Router {
   const router = Router();
   const { db, config, logger } = deps;
+  const liveProgress = createLiveProgress(deps.temporal, { timeoutMs: config.PROGRESS_QUERY_TIMEOUT_MS, cacheMs: LIVE_PROGRESS_CACHE_MS });
 
   async function startWorkflow(job: Job): Promise<void> {
     try {
@@ -418,6 +450,8 @@ export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: 
         if (!provider) {
           throw new ApiError(400, 'invalid_model', `model ${prepared.model} is not enabled here (its provider is not configured in this deployment)`);
         }
+        const refusal = requestRefusal(prepared.route, prepared.params, provider);
+        if (refusal) throw new ApiError(400, 'invalid_request', refusal);
         const price = priceFor(prepared.route, prepared.params as { count?: number; duration?: number; script?: string });
         try {
           return await jobsRepo.insertJobWithCharge(tx, {
@@ -443,15 +477,20 @@ export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: 
       res.status(200).json({ data: spec.created(job) });
     });
 
+    // The hottest path of the API: one primary-key read. The row holds the workflow's progress as
+    // its activities wrote it; `?live=true` asks the workflow itself (shared and cached per job).
     router.get(`${spec.base}/:id`, auth.rateLimit('poll'), async (req, res) => {
+      // Most polls carry no query string: skip parsing one.
+      const live = req.url.includes('?') && parseOr400(statusQuery, req.query).live === 'true';
       const job = await loadJob(req, res, spec);
       const data = spec.present(job);
-      // Finished jobs never cost a Temporal round-trip; in-flight ones add live progress when it answers in time.
-      if ((job.status === 'pending' || job.status === 'generating') && job.workflow_started) {
-        const progress = await queryJobProgress(deps.temporal, job.id, config.PROGRESS_QUERY_TIMEOUT_MS);
-        if (progress) {
-          data.progress = { phase: progress.phase, attempt: progress.attempt, percent: progress.percent, queue_position: progress.queuePosition };
+      if (job.status === 'pending' || job.status === 'generating') {
+        let progress: Progress = { phase: job.phase, attempt: job.attempt, percent: job.percent, queue_position: job.queue_position };
+        if (live && job.workflow_started) {
+          const p = await liveProgress.get(job.id);
+          if (p) progress = { phase: p.phase, attempt: p.attempt, percent: p.percent, queue_position: p.queuePosition };
         }
+        data.progress = progress;
       }
       res.json({ data });
     });
@@ -476,20 +515,23 @@ export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: 
       if (job.status === 'completed' || job.status === 'failed') {
         throw new ApiError(409, 'not_cancelable', `job ${job.id} is already ${job.status} and cannot be canceled`, { status: job.status });
       }
-      if (job.workflow_started) {
-        const outcome = await cancelJobWorkflow(deps.temporal, job.id);
-        if (outcome === 'already_closed') {
-          // Terminated from the Web UI and not yet reconciled: settle now instead of waiting.
-          await db.transaction().execute((tx) => jobsRepo.markFailed(tx, job.id, { code: 'canceled', message: "the job's workflow had already ended" }));
-          deps.metrics.credits('refunded', job.price);
-        }
-      } else {
-        // No workflow runs yet: end the job here, refunding it; the reconciler will not start it.
-        await db.transaction().execute((tx) => jobsRepo.markFailed(tx, job.id, { code: 'canceled', message: 'the job was canceled' }));
-        await jobsRepo.markWorkflowStarted(db, job.id);
-        deps.metrics.credits('refunded', job.price);
+      // Always through Temporal: the workflow is the job's one writer while it runs, and a start that
+      // timed out here may still have succeeded, whatever workflow_started says.
+      // A gRPC deadline bounds the calls (and the client's retries) while Temporal is down: 503.
+      const outcome = await deps.temporal.withDeadline(Date.now() + config.WORKFLOW_START_TIMEOUT_MS, () => cancelJobWorkflow(deps.temporal, job.id));
+      if (outcome.state === 'not_found' || outcome.state === 'closed') {
+        // No workflow will settle it: none exists, or it ended without its own clean-up (terminated
+        // from the Web UI). markFailed leaves a job that was failed or completed meanwhile as it is.
+        const error = { code: 'canceled', message: outcome.state === 'not_found' ? 'the job was canceled' : "the job's workflow had already ended" } as const;
+        const { refunded } = await failJobAndRemoveMedia(deps, job.id, error, outcome.state === 'closed' ? outcome.runId : null);
+        // A job with no workflow is never started later (the reconciler starts pending jobs only).
+        if (outcome.state === 'not_found') await jobsRepo.markWorkflowStarted(db, job.id);
+        if (refunded > 0) deps.metrics.credits('refunded', refunded);
       }
       const fresh = (await jobsRepo.getJob(db, job.id))!;
+      if (fresh.status === 'completed') {
+        throw new ApiError(409, 'not_cancelable', `job ${job.id} is already completed and cannot be canceled`, { status: fresh.status });
+      }
       res.json({ data: spec.present(fresh) });
     });
   }

@@ -3,16 +3,19 @@
 // random ids, so they are unguessable). Anything else in the bucket (job outputs) is never served
 // here: those go through the authenticated /url endpoints.
 import { Router, type Request, type Response, type NextFunction } from 'express';
-import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Storage } from '../../activities/storage.js';
+import type { Config } from '../../worker/config.js';
 import { ApiError } from '../errors.js';
+import { RATE_WINDOW_MS, setRateLimitHeaders, type RateDecision } from '../rate-limit.js';
 
 /** Key prefixes served publicly, and how long clients may cache them. */
 const publicPrefixes: ReadonlyArray<{ prefix: string; cacheControl: string }> = [
   // Catalog media only changes when the catalog does; a day is a safe cache lifetime.
   { prefix: 'catalog/', cacheControl: 'public, max-age=86400' },
-  { prefix: 'uploads/', cacheControl: 'public, max-age=3600' },
+  // Uploads belong to one workspace: browsers may keep them, shared caches and CDNs must not.
+  { prefix: 'uploads/', cacheControl: 'private, max-age=3600' },
 ];
 
 /** The path under which an object key is served, e.g. for actor records' URL fields. */
@@ -21,6 +24,14 @@ export function mediaPath(key: string): string {
 }
 
 /** The absolute URL of a publicly served object key, given the gateway's base URL. */
+/**
+ * Where /media/* is reachable from the client: PUBLIC_BASE_URL (the gateway process sets it to its
+ * own listening address when unset). Never the request's Host header, which the client controls.
+ */
+export function publicBaseUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'HOST' | 'PORT'>): string {
+  return config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`;
+}
+
 export function mediaUrl(baseUrl: string, key: string): string {
   return `${baseUrl.replace(/\/+$/, '')}${mediaPath(key)}`;
 }
@@ -62,25 +73,17 @@ export function parseRange(header: string | undefined, size: number): { start: n
   return { start, end };
 }
 
-/** Passes through only bytes [start, end] of the stream (storage reads are whole-object). */
-function byteSlice(start: number, end: number): Transform {
-  let offset = 0;
-  return new Transform({
-    transform(chunk: Buffer, _enc, cb: TransformCallback) {
-      const from = Math.max(0, start - offset);
-      const to = Math.min(chunk.length, end + 1 - offset);
-      offset += chunk.length;
-      if (to > from) this.push(chunk.subarray(from, to));
-      cb();
-    },
-  });
-}
-
-export function createMediaRouter(deps: { storage: Storage }): Router {
+export function createMediaRouter(deps: { storage: Storage; config: Pick<Config, 'MEDIA_RATE_LIMIT_PER_MIN'> }): Router {
   const router = Router();
+  const limiter = createClientLimiter(deps.config.MEDIA_RATE_LIMIT_PER_MIN, RATE_WINDOW_MS);
 
   const serve = async (req: Request, res: Response, next: NextFunction) => {
     try {
+      // No key here, so the limit is per client address (this replica's own count: it guards this
+      // process and the store behind it, and costs no shared state per request).
+      const d = limiter.take(req.socket.remoteAddress ?? 'unknown');
+      setRateLimitHeaders(res, d);
+      if (!d.allowed) throw new ApiError(429, 'rate_limited', `rate limit of ${d.limit} media requests per minute exceeded; retry in ${Math.max(1, d.resetMs)} ms`, { retry_after_ms: Math.max(1, d.resetMs) });
       const raw = (req.params as { key?: string[] | string }).key;
       const segments = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split('/') : [];
       const target = publicObjectKey(segments);
@@ -111,10 +114,10 @@ export function createMediaRouter(deps: { storage: Storage }): Router {
         res.end();
         return;
       }
-      const body: Readable = await deps.storage.getStream(target.key);
+      // A range is read from the store as a range: `bytes=0-0` of 50 MB moves one byte.
+      const body: Readable = range ? await deps.storage.getRange(target.key, range.start, range.end - range.start + 1) : await deps.storage.getStream(target.key);
       try {
-        if (range) await pipeline(body, byteSlice(range.start, range.end), res);
-        else await pipeline(body, res);
+        await pipeline(body, res);
       } catch {
         // Client went away or the store broke mid-stream: headers are sent, so just drop the socket.
         body.destroy();
@@ -127,4 +130,29 @@ export function createMediaRouter(deps: { storage: Storage }): Router {
 
   router.get('/media/*key', serve);
   return router;
+}
+
+/** A limiter holds at most this many client addresses; the oldest window is dropped past it. */
+const LIMITER_MAX_CLIENTS = 50_000;
+
+/**
+ * Fixed-window request counts per client address, in memory: `limit` requests per window each.
+ * Bounded in size; an address evicted early simply starts a fresh window.
+ */
+export function createClientLimiter(limit: number, windowMs: number, now: () => number = Date.now) {
+  const windows = new Map<string, { start: number; count: number }>();
+  return {
+    take(client: string): RateDecision {
+      const t = now();
+      let w = windows.get(client);
+      if (!w || w.start + windowMs <= t) {
+        windows.delete(client);
+        if (windows.size >= LIMITER_MAX_CLIENTS) windows.delete(windows.keys().next().value!);
+        w = { start: t, count: 0 };
+        windows.set(client, w);
+      }
+      w.count = Math.min(w.count, limit) + 1;
+      return { allowed: w.count <= limit, limit, remaining: Math.max(0, limit - w.count), resetMs: Math.max(0, w.start + windowMs - t) };
+    },
+  };
 }

@@ -9,6 +9,10 @@
 // storage upload and removes what was stored before answering: no object and no row remain. The
 // row (status `completed`) is written only after the object is complete.
 //
+// Direct uploads (POST /v1/uploads, POST /v1/uploads/{id}/complete, GET /v1/uploads/{id}): the
+// bytes go from the client straight to storage with a presigned POST; completion inspects them with
+// the same rules (activities/direct-uploads.ts). Records of these endpoints carry `status`.
+//
 // Decisions: a project that does not exist or belongs to another workspace is 403 `forbidden`
 // (both are "outside the workspace"); a size limit crossed is 413 `payload_too_large`; every other
 // refusal of the request (missing/duplicate/unknown parts, extra files, wrong Content-Type,
@@ -25,12 +29,15 @@ import type { Operation } from '../operations.js';
 import { ApiError, forbidden, invalidRequest } from '../errors.js';
 import { jsonBody } from '../body.js';
 import { parseOr400 } from '../validate.js';
-import { mediaUrl } from './media.js';
+import { mediaUrl, publicBaseUrl } from './media.js';
 import { newId } from '../../db/ids.js';
-import { insertUpload, projectBelongsToWorkspace } from '../../db/repos/uploads.js';
-import { createMediaGuard, MediaError, type MediaGuard } from '../../activities/media-type.js';
+import { findUploadInWorkspace, insertUpload, projectBelongsToWorkspace } from '../../db/repos/uploads.js';
+import { acceptedMimeTypes, createMediaGuard, MB, MediaError, mediaTypeOf, type MediaGuard } from '../../activities/media-type.js';
+import { StreamEndedEarly } from '../../activities/storage.js';
 import { sanitizeFileName, storedUploadOf, uploadFailureTypes, uploadLimits, uploadObjectKey } from '../../activities/uploads.js';
 import { FetchError, precheckUrl } from '../../activities/fetch-remote.js';
+import { completeDirectUpload, completedObjectKey, directUploadLimit, DirectUploadRefused, incomingObjectKey } from '../../activities/direct-uploads.js';
+import type { FileUpload } from '../../db/schema.js';
 import { taskQueues } from '../../workflows/definitions.js';
 import type { StoredUpload, UploadFromUrlInput } from '../../workflows/upload-from-url.js';
 
@@ -62,6 +69,40 @@ export const uploadFromUrlSchema = z
   })
   .strict();
 
+export const uploadStatusSchema = z.enum(['pending', 'completed', 'failed']);
+
+export const directUploadRecordSchema = uploadRecordSchema.extend({
+  status: uploadStatusSchema.describe('pending until completed; failed when the stored bytes were refused (the object is deleted)'),
+});
+export type DirectUploadRecord = z.infer<typeof directUploadRecordSchema>;
+
+export const directUploadSchema = z
+  .object({
+    project_id: projectId,
+    name: z.string().min(1).max(255).describe('display name of the file'),
+    mime_type: z.enum(acceptedMimeTypes).describe('the type the bytes must have (checked from the bytes at completion)'),
+    size: z
+      .number()
+      .int()
+      .min(1)
+      .max(20 * MB)
+      .describe('exact size in bytes: images up to 10 MB, videos up to 20 MB (storage refuses any other size)'),
+  })
+  .strict();
+
+const presignedPostSchema = z.object({
+  method: z.literal('POST'),
+  url: z.url().describe('the storage endpoint to POST the form to'),
+  fields: z.record(z.string(), z.string()).describe('form fields to send, in this order, before the file field `file`'),
+  expires_at: z.number().int().describe('ms since the Unix epoch; the policy is refused afterwards'),
+});
+
+export const directUploadCreatedSchema = directUploadRecordSchema.extend({
+  upload: presignedPostSchema.describe(
+    'a presigned POST whose policy fixes the object key, the Content-Type (= mime_type) and the exact size: send `fields` then the file as `file` (multipart/form-data)',
+  ),
+});
+
 export const uploadOperations: Operation[] = [
   {
     method: 'post',
@@ -89,15 +130,53 @@ export const uploadOperations: Operation[] = [
     response: uploadRecordSchema,
     errors: [400, 401, 403, 429, 500, 503],
   },
+  {
+    method: 'post',
+    path: '/v1/uploads',
+    summary:
+      'Start a direct upload: answers a pending upload record and a presigned POST that sends the bytes straight to storage, then call ' +
+      'POST /v1/uploads/{id}/complete. 400 invalid_request: bad body, or a size over the limit of the type. 403 forbidden: project missing or outside the workspace. ' +
+      'Pending uploads never completed are removed after a day.',
+    tags: ['Uploads'],
+    rateClass: 'generate',
+    body: directUploadSchema,
+    response: directUploadCreatedSchema,
+    errors: [400, 401, 403, 429, 500],
+  },
+  {
+    method: 'post',
+    path: '/v1/uploads/:id/complete',
+    summary:
+      'Complete a direct upload once its bytes are in storage: checks the size and the type from the bytes (same rules and limits as POST /v1/upload, image pixel cap included). ' +
+      'Answers the completed record (again on a repeated call); the upload is then usable as a job input. 400 invalid_request: nothing stored yet (the upload stays pending), ' +
+      'or the bytes were refused (the object is deleted and the upload is failed). 404 not_found: no such upload in this workspace.',
+    tags: ['Uploads'],
+    rateClass: 'generate',
+    response: directUploadRecordSchema,
+    errors: [400, 401, 404, 429, 500],
+  },
+  {
+    method: 'get',
+    path: '/v1/uploads/:id',
+    summary: 'Get an upload record with its status (any upload of the workspace). 404 not_found: no such upload in this workspace.',
+    tags: ['Uploads'],
+    rateClass: 'poll',
+    response: directUploadRecordSchema,
+    errors: [401, 404, 429, 500],
+  },
 ];
 
-function baseUrl(deps: AppDeps, req: Request): string {
-  return deps.config.PUBLIC_BASE_URL ?? `${req.protocol}://${req.get('host') ?? `${deps.config.HOST}:${deps.config.PORT}`}`;
-}
 
 export function uploadRecord(stored: StoredUpload, base: string): UploadRecord {
   const { object_key, ...rest } = stored;
   return { ...rest, path: mediaUrl(base, object_key), mime_type: rest.mime_type as UploadRecord['mime_type'] };
+}
+
+/** The record of any upload row with its status; a pending one's `path` is where it will be served once completed. */
+function directUploadRecord(row: FileUpload, base: string): DirectUploadRecord {
+  const stored = storedUploadOf(row);
+  if (row.status !== 'completed' && row.object_key.startsWith('incoming/')) stored.object_key = completedObjectKey(row.object_key);
+  return { ...uploadRecord(stored, base), status: row.status };
 }
 
 async function requireProject(deps: AppDeps, workspaceId: string, id: string): Promise<void> {
@@ -107,6 +186,9 @@ async function requireProject(deps: AppDeps, workspaceId: string, id: string): P
 }
 
 function mediaErrorToApi(err: unknown): unknown {
+  if (err instanceof StreamEndedEarly) {
+    return invalidRequest(`the multipart body may carry at most ${MAX_AFTER_FILE / 1024} KB after the file part`);
+  }
   if (err instanceof MediaError) {
     if (err.kind === 'too_large') return new ApiError(413, 'payload_too_large', `file too large: ${err.message}`);
     return invalidRequest(err.message);
@@ -133,6 +215,13 @@ function discardRest(req: Request): void {
   req.resume();
 }
 
+/**
+ * Multipart bytes after the file part that a request may carry (closing boundary, a late
+ * `project_id`). Bounding them lets storage stream most of a file straight through: the file is at
+ * least Content-Length minus what came before it minus this.
+ */
+const MAX_AFTER_FILE = 64 * 1024;
+
 async function handleMultipart(deps: AppDeps, req: Request, res: Response): Promise<UploadRecord> {
   const { workspaceId } = authOf(res);
   if (!req.is('multipart/form-data')) throw invalidRequest('Content-Type must be multipart/form-data');
@@ -149,6 +238,9 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
   let fileSeen = false;
   let guard: MediaGuard | undefined;
   let storing: Promise<{ key: string; name: string }> | undefined;
+  const contentLength = Number(req.headers['content-length']);
+  let received = 0;
+  req.on('data', (chunk: Buffer) => (received += chunk.length));
 
   return new Promise<UploadRecord>((resolve, reject) => {
     let settled = false;
@@ -172,15 +264,17 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
       if (name !== 'file') return fail(invalidRequest(`unexpected file part "${name}": send the file in the part named "file"`));
       if (fileSeen) return fail(invalidRequest('only one file may be uploaded per request'));
       fileSeen = true;
-      const g = createMediaGuard({ limits: uploadLimits.direct, declaredType: info.mimeType });
+      const g = createMediaGuard({ limits: uploadLimits.direct, declaredType: info.mimeType, maxPixels: deps.config.UPLOAD_MAX_IMAGE_PIXELS });
       guard = g;
       pipeline(stream, g, (err) => {
         if (err && !(err instanceof MediaError) && !settled) fail(invalidRequest('the file part ended unexpectedly'));
       });
+      // Everything received so far includes the bytes before the file's data, so this is a floor.
+      const atLeast = Number.isSafeInteger(contentLength) ? Math.max(0, contentLength - received - MAX_AFTER_FILE) : 0;
       storing = (async () => {
         const type = await g.detected;
         const key = uploadObjectKey(workspaceId, uploadId, type.ext);
-        await deps.storage.putStream(key, g, type.mime);
+        await deps.storage.putStream(key, g, type.mime, undefined, { atLeast });
         return { key, name: sanitizeFileName(info.filename, type) };
       })();
       storing.catch((err: unknown) => fail(err));
@@ -228,7 +322,7 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
             source_url: null,
           });
           settled = true;
-          resolve(uploadRecord(storedUploadOf(row), baseUrl(deps, req)));
+          resolve(uploadRecord(storedUploadOf(row), publicBaseUrl(deps.config)));
         })
         .catch((err: unknown) => fail(err));
     });
@@ -309,7 +403,57 @@ export function createUploadsRouter(deps: AppDeps, auth: Auth): Router {
       attemptTimeoutMs: deps.config.FETCH_TOTAL_TIMEOUT_MS + 5_000,
       taskQueuePrefix: deps.config.TASK_QUEUE_PREFIX,
     });
-    res.status(200).json({ data: uploadRecord(stored, baseUrl(deps, req)) });
+    res.status(200).json({ data: uploadRecord(stored, publicBaseUrl(deps.config)) });
+  });
+
+  router.post('/v1/uploads', auth.rateLimit('generate'), jsonBody, async (req, res) => {
+    const { workspaceId } = authOf(res);
+    const body = parseOr400(directUploadSchema, req.body);
+    const limit = directUploadLimit(body.mime_type);
+    const type = mediaTypeOf(body.mime_type);
+    if (body.size > limit) throw invalidRequest(`size: a ${type.fileType} may be at most ${limit / MB} MB (${limit} bytes)`);
+    await requireProject(deps, workspaceId, body.project_id);
+    const id = newId('upl');
+    const key = incomingObjectKey(workspaceId, id, body.mime_type);
+    const post = await deps.storage.presignedPost(key, { contentType: body.mime_type, size: body.size, expirySeconds: deps.config.DIRECT_UPLOAD_EXPIRY_SECONDS });
+    const row = await insertUpload(deps.db, {
+      id,
+      workspace_id: workspaceId,
+      project_id: body.project_id,
+      name: sanitizeFileName(body.name, type),
+      object_key: key,
+      file_type: type.fileType,
+      mime_type: type.mime,
+      file_size: body.size,
+      status: 'pending',
+      source_url: null,
+      expires_at: new Date(Date.now() + deps.config.PENDING_UPLOAD_TTL_SECONDS * 1000),
+    });
+    res.status(200).json({
+      data: { ...directUploadRecord(row, publicBaseUrl(deps.config)), upload: { method: 'POST', url: post.url, fields: post.fields, expires_at: post.expiresAt.getTime() } },
+    });
+  });
+
+  router.post('/v1/uploads/:id/complete', auth.rateLimit('generate'), async (req, res) => {
+    const { workspaceId } = authOf(res);
+    const id = String(req.params.id);
+    const row = await findUploadInWorkspace(deps.db, workspaceId, id);
+    if (!row) throw new ApiError(404, 'not_found', `file upload ${id} not found`);
+    try {
+      const done = await completeDirectUpload(deps, row);
+      res.status(200).json({ data: directUploadRecord(done, publicBaseUrl(deps.config)) });
+    } catch (err) {
+      if (err instanceof DirectUploadRefused) throw invalidRequest(err.message);
+      throw err;
+    }
+  });
+
+  router.get('/v1/uploads/:id', auth.rateLimit('poll'), async (req, res) => {
+    const { workspaceId } = authOf(res);
+    const id = String(req.params.id);
+    const row = await findUploadInWorkspace(deps.db, workspaceId, id);
+    if (!row) throw new ApiError(404, 'not_found', `file upload ${id} not found`);
+    res.status(200).json({ data: directUploadRecord(row, publicBaseUrl(deps.config)) });
   });
 
   return router;

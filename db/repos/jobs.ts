@@ -4,7 +4,7 @@
 // worker crashes and operator resets charge exactly once.
 import { sql } from 'kysely';
 import type { Queryable, Tx } from '../index.js';
-import type { Job, JobError, JobKind, JobOutput, JobStatus, LedgerReason } from '../schema.js';
+import type { Job, JobError, JobKind, JobOutput, JobPhase, JobStatus, LedgerReason } from '../schema.js';
 
 export class InsufficientCreditsError extends Error {
   override name = 'InsufficientCreditsError';
@@ -120,18 +120,59 @@ async function settleTo(tx: Tx, job: Job, target: number): Promise<number> {
   return diff;
 }
 
+// ------------------------------------------------------------------ status moves
+
 /**
- * The job starts (or, after an operator reset, starts again): status `generating`, error cleared,
- * and its price charged again if an earlier failure refunded it. Throws InsufficientCreditsError
- * when a re-run cannot be paid for.
+ * The only status moves a job makes (DESIGN.md "Life of a generation request", step 6), in one place:
+ *   pending → generating → completed | failed; pending → failed (canceled before its workflow ran);
+ *   failed → generating only for a workflow run other than the one that failed it (an operator
+ *   reset starts a new run); completed is final.
+ * Each mark* function locks the row, checks the move, and repeats the allowed sources in its
+ * UPDATE's WHERE, so the SQL refuses an illegal move even in a race the check did not foresee.
+ * Repeating the move a job already made (an activity retried after its commit) changes nothing.
  */
-export async function markGenerating(tx: Tx, jobId: string): Promise<Job> {
+export const statusMoves = {
+  generating: ['pending', 'generating', 'failed'],
+  completed: ['generating'],
+  failed: ['pending', 'generating'],
+} as const satisfies Record<Exclude<JobStatus, 'pending'>, readonly JobStatus[]>;
+
+export class IllegalStatusMoveError extends Error {
+  override name = 'IllegalStatusMoveError';
+  constructor(
+    readonly jobId: string,
+    readonly from: JobStatus,
+    readonly to: JobStatus,
+  ) {
+    super(`job ${jobId} is ${from} and cannot become ${to}`);
+  }
+}
+
+/** failed → generating is a reset only when a workflow run failed the job and this is another run. */
+function isResetRun(job: Job, runId: string): boolean {
+  return job.status === 'failed' && job.status_run_id !== null && job.status_run_id !== runId;
+}
+
+/**
+ * The job starts (or, after an operator reset, starts again) in workflow run `runId`: status
+ * `generating`, error cleared, and its price charged again if an earlier failure refunded it.
+ * Throws IllegalStatusMoveError for a completed job, or a failed one that is not being reset
+ * (a late activity of the run that failed it, or a job canceled before any workflow ran), and
+ * InsufficientCreditsError when a reset run cannot be paid for.
+ */
+export async function markGenerating(tx: Tx, jobId: string, runId: string): Promise<Job> {
   const job = await lockJob(tx, jobId);
+  if (job.status === 'completed' || (job.status === 'failed' && !isResetRun(job, runId))) {
+    throw new IllegalStatusMoveError(jobId, job.status, 'generating');
+  }
   await settleTo(tx, job, job.price);
-  return tx
+  const row = await tx
     .updateTable('jobs')
     .set({
       status: 'generating',
+      status_run_id: runId,
+      // Its workflow runs, whatever the gateway heard back from the start (a lost answer).
+      workflow_started: true,
       error: null,
       outputs: null,
       finished_at: null,
@@ -139,31 +180,56 @@ export async function markGenerating(tx: Tx, jobId: string): Promise<Job> {
       updated_at: sql`now()`,
     })
     .where('id', '=', jobId)
+    .where((eb) =>
+      eb.or([
+        eb('status', 'in', statusMoves.generating.filter((s) => s !== 'failed')),
+        eb.and([eb('status', '=', 'failed'), eb('status_run_id', 'is not', null), eb('status_run_id', '!=', runId)]),
+      ]),
+    )
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
+  if (!row) throw new IllegalStatusMoveError(jobId, job.status, 'generating');
+  return row;
 }
 
-export async function markCompleted(tx: Tx, jobId: string, outputs: JobOutput[]): Promise<{ charged: number }> {
+/**
+ * generating → completed with its outputs, settling the charge to the price. A job already
+ * completed is left as it is (a retry); a failed one (canceled while its outputs were stored)
+ * throws IllegalStatusMoveError and stays failed and refunded.
+ */
+export async function markCompleted(tx: Tx, jobId: string, outputs: JobOutput[], runId: string | null = null): Promise<{ charged: number }> {
   const job = await lockJob(tx, jobId);
+  if (job.status === 'completed') return { charged: 0 };
+  if (!(statusMoves.completed as readonly JobStatus[]).includes(job.status)) throw new IllegalStatusMoveError(jobId, job.status, 'completed');
   const charged = await settleTo(tx, job, job.price);
-  await tx
+  const r = await tx
     .updateTable('jobs')
-    .set({ status: 'completed', outputs: JSON.stringify(outputs), error: null, finished_at: sql`now()`, updated_at: sql`now()` })
+    .set({ status: 'completed', status_run_id: runId, outputs: JSON.stringify(outputs), error: null, finished_at: sql`now()`, updated_at: sql`now()` })
     .where('id', '=', jobId)
-    .execute();
+    .where('status', 'in', statusMoves.completed)
+    .executeTakeFirst();
+  if (r.numUpdatedRows !== 1n) throw new IllegalStatusMoveError(jobId, job.status, 'completed');
   return { charged };
 }
 
-/** The job failed (or was canceled): status `failed` with its error, and the whole charge refunded. */
-export async function markFailed(tx: Tx, jobId: string, error: JobError): Promise<{ refunded: number }> {
+/**
+ * The job failed (or was canceled) in workflow run `runId` (null: no workflow run failed it):
+ * status `failed` with its error, and the whole charge refunded. A job already failed or completed
+ * is left as it is — a completed job is never refunded. `moved` says whether this call failed it,
+ * `status` what the job is now.
+ */
+export async function markFailed(tx: Tx, jobId: string, error: JobError, runId: string | null = null): Promise<{ moved: boolean; refunded: number; status: JobStatus }> {
   const job = await lockJob(tx, jobId);
+  if (!(statusMoves.failed as readonly JobStatus[]).includes(job.status)) return { moved: false, refunded: 0, status: job.status };
   const moved = await settleTo(tx, job, 0);
-  await tx
+  const r = await tx
     .updateTable('jobs')
-    .set({ status: 'failed', error: JSON.stringify(error), finished_at: sql`now()`, updated_at: sql`now()` })
+    .set({ status: 'failed', status_run_id: runId, error: JSON.stringify(error), finished_at: sql`now()`, updated_at: sql`now()` })
     .where('id', '=', jobId)
-    .execute();
-  return { refunded: -moved };
+    .where('status', 'in', statusMoves.failed)
+    .executeTakeFirst();
+  if (r.numUpdatedRows !== 1n) throw new IllegalStatusMoveError(jobId, job.status, 'failed');
+  return { moved: true, refunded: -moved, status: 'failed' };
 }
 
 /** Settle by the job's current status (completed → price, failed → zero); for reconciliation. */
@@ -186,12 +252,13 @@ export async function markWorkflowStarted(db: Queryable, jobId: string): Promise
   await db.updateTable('jobs').set({ workflow_started: true }).where('id', '=', jobId).execute();
 }
 
-/** Jobs whose workflow start failed or never happened (older than `olderThanMs`). */
+/** Pending jobs whose workflow start failed or never happened (older than `olderThanMs`). */
 export async function findUnstartedJobs(db: Queryable, olderThanMs: number, limit = 100): Promise<Job[]> {
   return db
     .selectFrom('jobs')
     .selectAll()
     .where('workflow_started', '=', false)
+    .where('status', '=', 'pending')
     .where('created_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
     .orderBy('created_at')
     .limit(limit)
@@ -217,4 +284,56 @@ export async function touchJob(db: Queryable, jobId: string): Promise<void> {
 
 export async function ledgerForJob(db: Queryable, jobId: string) {
   return db.selectFrom('credit_ledger').selectAll().where('job_id', '=', jobId).orderBy('job_seq').execute();
+}
+
+// ------------------------------------------------------------------ progress (the read model of the workflow's state)
+
+export interface StoredProgress {
+  phase: JobPhase;
+  attempt: number;
+  percent: number | null;
+  queue_position: number | null;
+}
+
+/** A phase change: the provider's percent and queue position start over with it. */
+export async function setJobPhase(db: Queryable, jobId: string, phase: JobPhase, attempt: number, percent: number | null = null): Promise<void> {
+  await db
+    .updateTable('jobs')
+    .set({ phase, attempt, percent, queue_position: null, progress_updated_at: sql`now()` })
+    .where('id', '=', jobId)
+    .execute();
+}
+
+/**
+ * The provider's percent and queue position from a poll, written only while the job is still in
+ * the `generating` phase and at most once per `minIntervalMs` per job, whichever worker polls.
+ * Returns whether the row changed.
+ */
+export async function recordPollProgress(
+  db: Queryable,
+  jobId: string,
+  p: { percent: number | null; queuePosition: number | null; attempt: number },
+  minIntervalMs: number,
+): Promise<boolean> {
+  // A poll without a percent keeps the last one, as the workflow's query does.
+  const percent = sql<number | null>`coalesce(${p.percent}::double precision, percent)`;
+  const r = await db
+    .updateTable('jobs')
+    .set({ percent, queue_position: p.queuePosition, attempt: p.attempt, progress_updated_at: sql`now()` })
+    .where('id', '=', jobId)
+    .where('phase', '=', 'generating')
+    .where((eb) => eb.or([sql<boolean>`${percent} is distinct from percent`, eb('queue_position', 'is distinct from', p.queuePosition)]))
+    .where((eb) => {
+      const due = [
+        // The phase's first figure is always written.
+        eb.and([eb('percent', 'is', null), eb('queue_position', 'is', null)]),
+        eb('progress_updated_at', 'is', null),
+        eb('progress_updated_at', '<=', sql<Date>`now() - make_interval(secs => ${minIntervalMs / 1000})`),
+      ];
+      // Leaving the provider's queue is news worth telling at once.
+      if (p.queuePosition === null) due.push(eb('queue_position', 'is not', null));
+      return eb.or(due);
+    })
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
 }

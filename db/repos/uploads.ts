@@ -1,5 +1,9 @@
-// File uploads: rows are written only once the object is fully stored (status `completed`), so a
-// refused or failed upload leaves no row behind. Plain functions over Kysely | Transaction.
+// File uploads. Multipart and from-URL uploads write their row only once the object is fully
+// stored (status `completed`), so a refused or failed upload leaves no row behind. Direct uploads
+// write a `pending` row first (the client then sends the bytes to storage); completing moves it to
+// `completed` or `failed` exactly once, and the sweep removes pending rows past their expiry.
+// Only `completed` uploads are usable as job inputs. Plain functions over Kysely | Transaction.
+import { sql } from 'kysely';
 import type { Queryable } from '../index.js';
 import type { FileUpload, NewFileUpload } from '../schema.js';
 
@@ -27,4 +31,52 @@ export async function findCompletedUpload(db: Queryable, workspaceId: string, id
 export async function projectBelongsToWorkspace(db: Queryable, workspaceId: string, projectId: string): Promise<boolean> {
   const row = await db.selectFrom('projects').select('id').where('id', '=', projectId).where('workspace_id', '=', workspaceId).executeTakeFirst();
   return row !== undefined;
+}
+
+/** Any upload of the workspace by id, whatever its status (undefined for another workspace's). */
+export async function findUploadInWorkspace(db: Queryable, workspaceId: string, id: string): Promise<FileUpload | undefined> {
+  return db.selectFrom('file_uploads').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+}
+
+/**
+ * Moves a pending upload to `completed` at its final object key. Undefined when it is no longer
+ * pending (completed or refused by a concurrent call, or swept): the caller re-reads the row.
+ */
+export async function completePendingUpload(db: Queryable, id: string, objectKey: string): Promise<FileUpload | undefined> {
+  return db
+    .updateTable('file_uploads')
+    .set({ status: 'completed', object_key: objectKey, expires_at: null, updated_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Moves a pending upload to `failed` (its bytes were refused); false when it was not pending. */
+export async function failPendingUpload(db: Queryable, id: string): Promise<boolean> {
+  const r = await db
+    .updateTable('file_uploads')
+    .set({ status: 'failed', expires_at: null, updated_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return r.numUpdatedRows > 0n;
+}
+
+/** Pending uploads whose expiry has passed, oldest first (the sweep's work list). */
+export async function findExpiredPendingUploads(db: Queryable, now: Date, limit: number): Promise<FileUpload[]> {
+  return db
+    .selectFrom('file_uploads')
+    .selectAll()
+    .where('status', '=', 'pending')
+    .where('expires_at', '<=', now)
+    .orderBy('expires_at')
+    .limit(limit)
+    .execute();
+}
+
+/** Deletes an upload row only while it is still pending (a completion that won the race stays). */
+export async function deletePendingUpload(db: Queryable, id: string): Promise<boolean> {
+  const r = await db.deleteFrom('file_uploads').where('id', '=', id).where('status', '=', 'pending').executeTakeFirst();
+  return r.numDeletedRows > 0n;
 }

@@ -71,6 +71,8 @@ export async function createApiKey(db: Database, input: { workspaceId: string; n
       .insertInto('api_keys')
       .values({ id: k.id, workspace_id: input.workspaceId, name: input.name, secret_hash: k.secretHash, created_by: normalizeEmail(input.actorEmail) })
       .execute();
+    // Gateways answer unknown key ids from memory; tell every replica the id exists (on commit).
+    await sql`select pg_notify('api_key_created', ${k.id})`.execute(tx);
     return { id: k.id, key: k.key, name: input.name };
   });
 }

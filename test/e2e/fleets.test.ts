@@ -4,13 +4,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { createTestDatabase, createTenant, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, startGateway, startWorkers, type Workers } from '../support/services.js';
 import { roleName } from '../../worker/roles.js';
 import type { Config } from '../../worker/config.js';
+import { serveApiMetrics } from '../../api/metrics.js';
 
 const workerMain = fileURLToPath(new URL('../../worker/main.js', import.meta.url));
 const limits = { RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', RECONCILE_INTERVAL_MS: '3600000' };
@@ -44,7 +45,7 @@ async function spawnWorker(config: Config, env: Record<string, string> = {}): Pr
       LOCAL_RENDER_LATENCY_MS: String(config.LOCAL_RENDER_LATENCY_MS),
       RECONCILE_INTERVAL_MS: String(config.RECONCILE_INTERVAL_MS),
       WORKER_SHUTDOWN_GRACE_MS: '20000',
-      WORKER_METRICS_PORT: '0',
+      WORKER_METRICS_PORT: '',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -67,16 +68,6 @@ async function stopProcess(p: WorkerProcess | undefined): Promise<void> {
   if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return;
   p.child.kill('SIGTERM');
   await p.exited;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
 }
 
 async function jobRow(id: string) {
@@ -203,14 +194,14 @@ describe('graceful shutdown', () => {
 });
 
 describe('fleets with disjoint roles', () => {
-  test('a workflows+io fleet and a provider:local fleet complete a job together', async () => {
+  test('a workflows+io+fetch fleet and a provider:local fleet complete a job together', async () => {
     const config = testConfig(tdb.url, limits);
     const gw = await startGateway(config, tdb.db);
     let a: Workers | undefined;
     let b: Workers | undefined;
     try {
-      a = await startWorkers(config, tdb.db, 'workflows,io');
-      assert.deepEqual(a.fleet.roles.map(roleName), ['workflows', 'io']);
+      a = await startWorkers(config, tdb.db, 'workflows,io,fetch');
+      assert.deepEqual(a.fleet.roles.map(roleName), ['workflows', 'io', 'fetch']);
       const t = await createTenant(tdb.db, 100);
       const c = api(gw.baseUrl, t.apiKey);
       const created = await c.post('/v1/images/generate', imageBody(t, 'two fleets'));
@@ -245,6 +236,7 @@ describe('fleets with disjoint roles', () => {
         .filter((s) => !!s)
         .map((s) => `${s.activityType?.name}@${s.taskQueue?.name?.slice(config.TASK_QUEUE_PREFIX.length + 1)}`);
       assert.ok(scheduled.includes('markJobGenerating@io'), scheduled.join(' '));
+      assert.ok(scheduled.includes('prepareProviderRequest@fetch'), scheduled.join(' '));
       assert.ok(scheduled.includes('submitToProvider@provider-local'), scheduled.join(' '));
       assert.ok(scheduled.includes('completeJob@io'), scheduled.join(' '));
     } finally {
@@ -256,7 +248,7 @@ describe('fleets with disjoint roles', () => {
 });
 
 describe('metrics', () => {
-  test('the gateway /metrics exposes request, rate-limit, job and credit series; /healthz and /readyz answer', async () => {
+  test('the gateway metrics port exposes request, rate-limit, job and credit series; /healthz and /readyz answer', async () => {
     // A generate limit of 1 per minute: the second create is refused and counted.
     const config = testConfig(tdb.url, { ...limits, RATE_LIMIT_GENERATE_PER_MIN: '1' });
     const gw = await startGateway(config, tdb.db);
@@ -269,7 +261,9 @@ describe('metrics', () => {
       assert.equal((await c.get('/healthz')).status, 200);
       assert.equal((await c.get('/readyz')).status, 200);
 
-      const res = await fetch(`${gw.baseUrl}/metrics`);
+      // Metrics have their own loopback port, as api/server.ts serves them.
+      const metricsServer = await serveApiMetrics(gw.app.metrics, '127.0.0.1', 0);
+      const res = await fetch(`http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}/metrics`).finally(() => metricsServer.close());
       assert.equal(res.status, 200);
       assert.match(res.headers.get('content-type') ?? '', /text\/plain/);
       const text = await res.text();
@@ -287,10 +281,11 @@ describe('metrics', () => {
   test('the built worker serves its own series and the Temporal SDK runtime metrics', async () => {
     const config = testConfig(tdb.url, limits);
     const gw = await startGateway(config, tdb.db);
-    const port = await freePort();
     let proc: WorkerProcess | undefined;
     try {
-      proc = await spawnWorker(config, { WORKER_METRICS_PORT: String(port) });
+      // Port 0: the worker binds a free port itself and logs it (no probing for a free port here).
+      proc = await spawnWorker(config, { WORKER_METRICS_PORT: '0' });
+      const port = await waitFor('the worker to log its metrics port', () => /"msg":"metrics on http:\/\/127\.0\.0\.1:(\d+)\/metrics"/.exec(proc!.output())?.[1]);
       const t = await createTenant(tdb.db, 100);
       const created = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', imageBody(t, 'measured'));
       const row = await waitForJob(created.body.data.id, ['completed', 'failed']);

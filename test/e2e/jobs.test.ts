@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startService, startWorkers, waitForJobStatus, type Gateway, type Service, type Workers } from '../support/services.js';
-import { insertActor, insertUpload, insertVoice, probeUrl } from '../support/fixtures.js';
+import { insertActor, insertUpload, insertVoice, jobObjectKeys, probeUrl } from '../support/fixtures.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import type { Config } from '../../worker/config.js';
 
@@ -97,6 +97,23 @@ describe('image jobs', () => {
     assert.equal(await creditsOf(tdb.db, t), 50, 'refunded');
     const ledger = await ledgerForJob(tdb.db, id);
     assert.deepEqual(ledger.map((l) => [l.reason, l.delta]), [['charge', -4], ['refund', 4]]);
+  });
+
+  test('a job the provider fails after rendering keeps no media: its outputs are removed from storage', async () => {
+    const t = await createTenant(tdb.db, 50);
+    const c = api(gw.baseUrl, t.apiKey);
+    // [fail:poll]: the render succeeds and its outputs are stored, then the provider reports failure.
+    const created = await c.post('/v1/images/generate', { project_id: t.projectId, prompt: 'rendered then failed [fail:poll]', model: 'seedream-4.5', aspect_ratio: '1:1', count: 2 });
+    assert.equal(created.status, 200, created.text);
+    const id = created.body.data.id as string;
+    const job = await waitForJobStatus(c, `/v1/images/${id}`, ['completed', 'failed']);
+    assert.equal(job.status, 'failed');
+    const row = await tdb.db.selectFrom('jobs').select('provider_ref').where('id', '=', id).executeTakeFirstOrThrow();
+    const rendered = (row.provider_ref as { outputs?: { key: string }[] } | null)?.outputs?.map((o) => o.key) ?? [];
+    assert.equal(rendered.length, 2, 'the outputs had been stored');
+    for (const key of rendered) assert.match(key, new RegExp(`^jobs/${id}/[A-Za-z0-9_-]{22}/output-\\d\\.png$`), 'keys carry a token');
+    assert.deepEqual(await jobObjectKeys(config, id), []);
+    assert.equal(await creditsOf(tdb.db, t), 50);
   });
 
   test('transient provider failures are retried and the job completes, charged once', async () => {
@@ -194,6 +211,27 @@ describe('video, replace-actor and talking-actor jobs', () => {
     assert.equal(media.width! * 16, media.height! * 9);
   });
 
+  test('replace-actor: a duration below 3 is a 400; without one the output lasts the default 30 s (probed)', async () => {
+    const t = await createTenant(tdb.db, 1000);
+    const c = api(gw.baseUrl, t.apiKey);
+    const image = await insertUpload(tdb.db, gw.storage, t, 'image');
+    const video = await insertUpload(tdb.db, gw.storage, t, 'video');
+    const short = await c.post('/v1/replace-actors/generations', { project_id: t.projectId, image_file_id: image, video_file_id: video, duration: 2.9 });
+    assert.equal(short.status, 400, short.text);
+    assert.equal(short.body.error.code, 'invalid_request');
+    assert.match(short.body.error.message, /duration/);
+    assert.equal(await creditsOf(tdb.db, t), 1000, 'a refused create charges nothing');
+
+    const created = await c.post('/v1/replace-actors/generations', { project_id: t.projectId, image_file_id: image, video_file_id: video });
+    assert.equal(created.status, 200, created.text);
+    const job = await waitForJobStatus(c, `/v1/replace-actors/generations/${created.body.data.id}`, ['completed', 'failed'], 280_000);
+    assert.equal(job.status, 'completed', JSON.stringify(job.error));
+    assert.equal(job.duration, 30);
+    const media = await probeUrl((await c.get(`/v1/replace-actors/generations/${job.id}/url`)).body.data.url);
+    assert.equal(media.videoCodec, 'h264');
+    assert.ok(Math.abs(media.durationSeconds! - 30) <= 0.5, `duration ${media.durationSeconds}`);
+  });
+
   test('replace-actor requires both file ids or both URLs', async () => {
     const t = await createTenant(tdb.db, 1000);
     const c = api(gw.baseUrl, t.apiKey);
@@ -225,6 +263,32 @@ describe('video, replace-actor and talking-actor jobs', () => {
     const media = await probeUrl(url.body.data.url);
     assert.equal(media.hasAudio, true);
     assert.ok(media.durationSeconds! > 1);
+  });
+
+  test('talking-actor with an explicit voice_id: H.264 + AAC at 720×1280, and the duration follows the script (probed)', async () => {
+    const t = await createTenant(tdb.db, 1000);
+    const c = api(gw.baseUrl, t.apiKey);
+    const defaultVoice = await insertVoice(tdb.db);
+    const chosen = await insertVoice(tdb.db, { ttsVoice: 'en-us' });
+    const actor = await insertActor(tdb.db, gw.storage, { defaultVoiceId: defaultVoice });
+    const scripts = {
+      short: 'Hello there.',
+      long: 'Hello there. This script is a good deal longer, so the speech takes longer, and the video must last as long as the speech does, sentence after sentence.',
+    };
+    const probed: Record<string, Awaited<ReturnType<typeof probeUrl>>> = {};
+    for (const [name, script] of Object.entries(scripts)) {
+      const created = await c.post('/v1/talking-actors/generate', { project_id: t.projectId, actor_id: actor, voice_id: chosen, script });
+      assert.equal(created.status, 200, created.text);
+      assert.equal(created.body.data.voice_id, chosen, 'the explicit voice wins over the default');
+      const job = await waitForJobStatus(c, `/v1/talking-actors/${created.body.data.id}`, ['completed', 'failed']);
+      assert.equal(job.status, 'completed', JSON.stringify(job.error));
+      assert.equal(job.voice_id, chosen);
+      probed[name] = await probeUrl((await c.get(`/v1/talking-actors/${job.id}/url`)).body.data.url);
+    }
+    for (const [name, media] of Object.entries(probed)) {
+      assert.deepEqual([media.videoCodec, media.audioCodec, media.width, media.height], ['h264', 'aac', 720, 1280], name);
+    }
+    assert.ok(probed.long!.durationSeconds! > probed.short!.durationSeconds! + 3, `long ${probed.long!.durationSeconds} s vs short ${probed.short!.durationSeconds} s`);
   });
 
   test('talking-actor: no default voice and no voice_id is a clear 400; unknown actor or voice is 404', async () => {
@@ -314,9 +378,9 @@ describe('cancellation and reconciliation', () => {
       const c = api(sgw.baseUrl, t.apiKey);
       const created = await c.post('/v1/images/generate', { project_id: t.projectId, prompt: 'slow', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
       const id = created.body.data.id;
-      // The row says generating from the first step on; the live progress query tells the phases
-      // apart, and reaches the provider wait once the render is submitted.
-      const generating = await waitFor('live progress to reach the provider wait', async () => {
+      // The row says generating from the first step on; its stored progress tells the phases
+      // apart, and reaches the provider wait (with the provider's percent) once it is submitted.
+      const generating = await waitFor('stored progress to reach the provider wait', async () => {
         const r = await c.get(`/v1/images/${id}`);
         const p = r.body?.data?.progress;
         return p?.phase === 'generating' && typeof p.percent === 'number' ? r.body.data : undefined;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createTenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startService, waitForJobStatus, type Gateway, type Service } from '../support/services.js';
 import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer } from '../support/https-server.js';
-import { probeUrl } from '../support/fixtures.js';
+import { jobObjectKeys, probeUrl } from '../support/fixtures.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 
 let svc: Service;
@@ -71,6 +71,8 @@ describe('remote URLs as job inputs', () => {
     assert.equal(job.status, 'failed');
     assert.equal(job.error.code, 'generation_failed');
     assert.match(job.error.message, /private|not public|refused/i);
+    assert.ok(remote.requests.includes('/character.png'), 'the image input was fetched before the video was refused');
+    assert.deepEqual(await jobObjectKeys(svc.config, job.id), [], 'the inputs of a failed job are removed from storage');
     const ledger = await ledgerForJob(tdb.db, job.id);
     assert.deepEqual(ledger.map((l) => l.reason), ['charge', 'refund']);
     assert.equal(await creditsOf(tdb.db, t), 1000);

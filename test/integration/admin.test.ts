@@ -6,6 +6,8 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, type TestDatabase } from '../support/stack.js';
 import { parseApiKey, secretMatches } from '../../db/api-keys.js';
+import { sql } from 'kysely';
+import { runAdmin } from '../../scripts/admin.js';
 
 const adminJs = fileURLToPath(new URL('../../scripts/admin.js', import.meta.url));
 
@@ -221,5 +223,31 @@ describe('admin CLI (node dist/scripts/admin.js)', () => {
   test('migrate reports up to date on a migrated database', async () => {
     const r = await json('migrate');
     assert.deepEqual(r, { applied: [] });
+  });
+
+  test('migrate down without a terminal or --yes is refused (exit 2) and drops nothing', async () => {
+    const r = await admin('migrate', 'down');
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /migrate down not confirmed: answer "yes" at the prompt, or pass --yes/);
+    assert.ok(!r.stderr.includes(String(env.DATABASE_URL)), 'the connection string is not printed');
+    const tables = await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_schema = 'public' and table_name = 'jobs'`.execute(t.db);
+    assert.equal(tables.rows[0]!.n, 1, 'the jobs table is still there');
+  });
+
+  test('runAdmin asks before migrate down, and --yes reverts every migration without asking', async () => {
+    const scratch = await createTestDatabase();
+    try {
+      const questions: string[] = [];
+      const no = await runAdmin(['migrate', 'down'], { DATABASE_URL: scratch.url }, { confirm: async (q) => (questions.push(q), false) });
+      assert.equal(no.code, 2);
+      assert.equal(questions.length, 1);
+      assert.match(questions[0]!, /drops every table of database t_[0-9a-z]+ and all its data/);
+      assert.ok(!questions[0]!.includes('postgres://'), 'the prompt names the database, not the connection string');
+      const yes = await runAdmin(['migrate', 'down', '--yes', '--json'], { DATABASE_URL: scratch.url }, { confirm: async () => assert.fail('--yes must not ask') });
+      assert.equal(yes.code, 0, yes.stderr);
+      assert.ok((JSON.parse(yes.stdout) as { reverted: string[] }).reverted.length > 0);
+    } finally {
+      await scratch.drop();
+    }
   });
 });

@@ -92,7 +92,7 @@ describe('gateway error answers', () => {
     assert.ok(ida && idb && ida !== idb);
   });
 
-  test('/healthz, /readyz and /metrics answer without a key, outside /v1', async () => {
+  test('/healthz and /readyz answer without a key, outside /v1; /metrics is not on the API port', async () => {
     const health = await call(gw.baseUrl, 'GET', '/healthz');
     assert.equal(health.status, 200);
     assert.deepEqual(health.body, { status: 'ok' });
@@ -101,8 +101,8 @@ describe('gateway error answers', () => {
     assert.equal(ready.body.status, 'ready');
     assert.deepEqual(Object.keys(ready.body.checks).sort(), ['postgres', 'storage', 'temporal']);
     const metrics = await call(gw.baseUrl, 'GET', '/metrics');
-    assert.equal(metrics.status, 200);
-    assert.match(metrics.text, /mediagen_http_requests_total/);
+    assert.equal(metrics.status, 404, 'metrics have their own port (API_METRICS_PORT)');
+    assert.equal(metrics.body.error.code, 'not_found');
     // Under /v1 everything is authenticated, health included.
     assert.equal((await call(gw.baseUrl, 'GET', '/v1/healthz')).status, 401);
   });

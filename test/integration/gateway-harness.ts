@@ -24,11 +24,14 @@ export async function startInProcessGateway(db: Database, databaseUrl: string, e
   const connection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const logger = pino({ level: config.LOG_LEVEL });
-  const app = createApp({ config, db, storage: createStorage(config), temporal, logger });
-  const server: Server = createServer(app.app);
+  // Listen first: media links use the gateway's own address when no public URL is set (as api/server.ts).
+  const server: Server = createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
+  const appConfig = config.PUBLIC_BASE_URL ? config : { ...config, PUBLIC_BASE_URL: `http://127.0.0.1:${port}` };
+  const app = createApp({ config: appConfig, db, storage: createStorage(config), temporal, logger });
+  server.on('request', app.app);
   return {
     app,
     baseUrl: `http://127.0.0.1:${port}`,
@@ -52,6 +55,7 @@ export async function spawnGateway(databaseUrl: string, env: Record<string, stri
       DATABASE_URL: databaseUrl,
       HOST: '127.0.0.1',
       PORT: '0',
+      API_METRICS_PORT: '0',
       LOG_LEVEL: 'info',
       ...env,
     },

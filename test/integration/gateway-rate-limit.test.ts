@@ -1,11 +1,17 @@
-// Per-key rate limits kept in Postgres: exact counts, headers on every answer, truthful retry hints.
+// Per-key rate limits kept in Postgres, spent from leased token blocks: exact counts on one
+// replica, headers on every answer, truthful retry hints, few round trips, 503 without Postgres.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createTestDatabase, createTenant, type TestDatabase } from '../support/stack.js';
-import { consumeRateLimit } from '../../api/rate-limit.js';
+import { consumeRateLimit, createRateLimiter } from '../../api/rate-limit.js';
+import { ApiError } from '../../api/errors.js';
+import { createDb } from '../../db/index.js';
 import { revokeApiKey } from '../../db/repos/workspaces.js';
 import { call, startInProcessGateway, type Gateway, type HttpAnswer } from './gateway-harness.js';
+import { renderImage } from '../../activities/providers/local/media.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function assertRateHeaders(res: HttpAnswer, limit: number, remaining: number) {
   assert.equal(res.headers.get('ratelimit-limit'), String(limit));
@@ -23,8 +29,6 @@ function assertRefused(res: HttpAnswer, limit: number): number {
   assertRateHeaders(res, limit, 0);
   return retry;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('gateway rate limits', () => {
   let tdb: TestDatabase;
@@ -106,19 +110,15 @@ describe('gateway rate limits', () => {
     assert.equal(rows.length, 0);
   });
 
-  test('waiting retry_after_ms succeeds, and not waiting long enough does not', async () => {
-    const small = await startInProcessGateway(tdb.db, tdb.url, { RATE_LIMIT_POLL_PER_MIN: '2' });
+  test('waiting retry_after_ms succeeds, and not waiting long enough does not (3 s window)', async () => {
+    // A short window instead of waiting most of a minute: the hints must be just as truthful.
+    const small = await startInProcessGateway(tdb.db, tdb.url, { RATE_LIMIT_POLL_PER_MIN: '2', RATE_LIMIT_WINDOW_MS: '3000' });
     try {
       const t = await createTenant(tdb.db);
       assert.equal((await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey })).status, 200);
       assert.equal((await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey })).status, 200);
-      const first = assertRefused(await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey }), 2);
-      assert.ok(first > 55_000, `a fresh window has most of a minute left, got ${first} ms`);
-      // Instead of sleeping most of a minute, move the window's start back: the window then has
-      // about 1.5 s left, and the hint given from here on must be just as truthful.
-      await sql`update rate_limits set window_start = window_start - interval '58500 milliseconds' where api_key_id = ${t.apiKeyId}`.execute(tdb.db);
       const hint = assertRefused(await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey }), 2);
-      assert.ok(hint <= 1_500 && hint > 600, `hint ${hint} ms`);
+      assert.ok(hint > 1_500 && hint <= 3_000, `a fresh window has most of its 3 s left, got ${hint} ms`);
       await sleep(hint - 500);
       const early = await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey });
       const rest = assertRefused(early, 2);
@@ -126,9 +126,85 @@ describe('gateway rate limits', () => {
       await sleep(rest);
       const after = await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey });
       assert.equal(after.status, 200, after.text);
-      assertRateHeaders(after, 2, 1);
+      // Sliding window: the first request left it, the second is still in it.
+      assertRateHeaders(after, 2, 0);
     } finally {
       await small.close();
+    }
+  });
+
+  test('sliding window: a key that spent its limit gets back only what left the window, not a fresh budget', async () => {
+    const small = await startInProcessGateway(tdb.db, tdb.url, { RATE_LIMIT_POLL_PER_MIN: '5' });
+    try {
+      const t = await createTenant(tdb.db);
+      assert.equal((await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey })).status, 200);
+      // Instead of waiting most of a minute, age that first request's lease by 58 s: it leaves the
+      // window in about two seconds, while everything sent from here on stays in it.
+      await sql`update rate_limits set lease_expires[1] = lease_expires[1] - interval '58 seconds' where api_key_id = ${t.apiKeyId} and class = 'poll'`.execute(tdb.db);
+      const burst = await Promise.all(Array.from({ length: 8 }, () => call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey })));
+      assert.equal(burst.filter((r) => r.status === 200).length, 4);
+      const hint = assertRefused(burst.find((r) => r.status === 429)!, 5);
+      assert.ok(hint <= 2_100, `the aged lease leaves first: hint ${hint} ms`);
+      await sleep(hint);
+      // One request left the window, four have not: one more fits, where a fixed window that
+      // reset would now admit five (ten within a few seconds).
+      const next = await Promise.all(Array.from({ length: 6 }, () => call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey })));
+      assert.equal(next.filter((r) => r.status === 200).length, 1, next.map((r) => r.status).join(','));
+    } finally {
+      await small.close();
+    }
+  });
+
+  test('uploads spend the generation class and are refused with 429 past it; job polls spend the poll class', async () => {
+    const small = await startInProcessGateway(tdb.db, tdb.url, { RATE_LIMIT_GENERATE_PER_MIN: '2', RATE_LIMIT_POLL_PER_MIN: '2' });
+    try {
+      const t = await createTenant(tdb.db);
+      const png = await renderImage({ prompt: 'rate limited upload', width: 16, height: 16 });
+      const upload = async () => {
+        const form = new FormData();
+        form.set('project_id', t.projectId);
+        form.set('file', new Blob([png], { type: 'image/png' }), 'a.png');
+        const res = await fetch(`${small.baseUrl}/v1/upload`, { method: 'POST', headers: { authorization: `Bearer ${t.apiKey}` }, body: form });
+        const text = await res.text();
+        return { status: res.status, text, body: text ? JSON.parse(text) : null, headers: res.headers };
+      };
+      assert.equal((await upload()).status, 200);
+      assert.equal((await upload()).status, 200);
+      assertRefused(await upload(), 2);
+      const fromUrl = await call(small.baseUrl, 'POST', '/v1/upload-from-url', { key: t.apiKey, body: JSON.stringify({ url: 'https://127.0.0.1/a.png' }), contentType: 'application/json' });
+      assertRefused(fromUrl, 2);
+
+      for (let i = 0; i < 2; i++) assert.equal((await call(small.baseUrl, 'GET', '/v1/images/img_missing', { key: t.apiKey })).status, 404);
+      assertRefused(await call(small.baseUrl, 'GET', '/v1/videos/vid_missing/url', { key: t.apiKey }), 2);
+    } finally {
+      await small.close();
+    }
+  });
+
+  test('hot path: a steady stream of one key costs one Postgres round trip per many requests; a refused key costs none', async () => {
+    const t = await createTenant(tdb.db);
+    const limiter = createRateLimiter({ db: tdb.db, limits: { poll: 1_000, generate: 30 } });
+    for (let i = 0; i < 600; i++) assert.equal((await limiter.take(t.apiKeyId, 'poll'))!.allowed, true);
+    assert.ok(limiter.leases() <= 60, `${limiter.leases()} leases for 600 requests`);
+    let refused = 0;
+    for (let i = 0; i < 600; i++) if (!(await limiter.take(t.apiKeyId, 'poll'))!.allowed) refused++;
+    assert.equal(refused, 200, 'exactly the limit was admitted');
+    const before = limiter.leases();
+    for (let i = 0; i < 100; i++) assert.equal((await limiter.take(t.apiKeyId, 'poll'))!.allowed, false);
+    assert.equal(limiter.leases(), before, 'refusals are answered from memory');
+  });
+
+  test('without Postgres the limiter fails closed with 503 service_unavailable', async () => {
+    const t = await createTenant(tdb.db);
+    // Nothing listens on port 1 of loopback: the connection is refused at once.
+    const dead = createDb('postgres://nobody@127.0.0.1:1/none', 1, { connectionTimeoutMillis: 500 });
+    try {
+      const limiter = createRateLimiter({ db: dead, limits: { poll: 120, generate: 30 } });
+      for (const cls of ['generate', 'poll'] as const) {
+        await assert.rejects(limiter.take(t.apiKeyId, cls), (err: unknown) => err instanceof ApiError && err.status === 503 && err.code === 'service_unavailable');
+      }
+    } finally {
+      await dead.destroy();
     }
   });
 });

@@ -61,11 +61,17 @@ describe('two gateway processes', () => {
 
   test('both processes share one budget per key (sequential, alternating)', async () => {
     const t = await createTenant(tdb.db);
+    // Each process reports its own unspent tokens plus the shared budget at its last lease: it
+    // falls with every answer of that process and never exceeds what is left of the limit.
+    const lastRemaining = new Map<string, number>();
     for (let i = 1; i <= limit; i++) {
       const g = i % 2 ? g1 : g2;
       const res = await call(g.baseUrl, 'GET', '/v1/voices', { key: t.apiKey });
       assert.equal(res.status, 200, `request ${i} on ${g.baseUrl}: ${res.text}`);
-      assert.equal(res.headers.get('ratelimit-remaining'), String(limit - i));
+      const remaining = Number(res.headers.get('ratelimit-remaining'));
+      assert.ok(remaining >= 0 && remaining <= limit - Math.ceil(i / 2), `request ${i}: remaining ${remaining}`);
+      assert.ok(remaining < (lastRemaining.get(g.baseUrl) ?? limit), `request ${i}: remaining ${remaining} fell`);
+      lastRemaining.set(g.baseUrl, remaining);
     }
     for (const g of [g1, g2]) {
       const res = await call(g.baseUrl, 'GET', '/v1/voices', { key: t.apiKey });
@@ -80,6 +86,46 @@ describe('two gateway processes', () => {
     const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => call((i % 2 ? g1 : g2).baseUrl, 'GET', '/v1/actors', { key: t.apiKey })));
     assert.equal(answers.filter((r) => r.status === 200).length, limit);
     assert.equal(answers.filter((r) => r.status === 429).length, 40 - limit);
+  });
+
+  test('one key sending from both processes at once: no window admits more than the limit, and the first 429 comes near it', async () => {
+    // A 2 s window (the same code as 60 s, with 200 ms leases) so the run spans several windows.
+    const windowMs = 2_000;
+    const small = 20;
+    const env = { RATE_LIMIT_POLL_PER_MIN: String(small), RATE_LIMIT_WINDOW_MS: String(windowMs) };
+    const [r1, r2] = await Promise.all([spawnGateway(tdb.url, env), spawnGateway(tdb.url, env)]);
+    try {
+      const t = await createTenant(tdb.db);
+      const answers: { sent: number; received: number; status: number }[] = [];
+      const until = performance.now() + 2.5 * windowMs;
+      // Two concurrent senders per process, each sending its next request when the last answered.
+      const sender = async (g: Spawned) => {
+        while (performance.now() < until) {
+          const sent = performance.now();
+          const res = await call(g.baseUrl, 'GET', '/v1/voices', { key: t.apiKey });
+          answers.push({ sent, received: performance.now(), status: res.status });
+        }
+      };
+      await Promise.all([sender(r1), sender(r1), sender(r2), sender(r2)]);
+      assert.ok(answers.every((a) => a.status === 200 || a.status === 429), 'only 200 and 429');
+      const admitted = answers.filter((a) => a.status === 200);
+      // A request was admitted somewhere between its send and its answer: the ones whose whole
+      // span lies inside some window of length W are at most the limit, for every window start.
+      for (const start of answers.map((a) => a.sent)) {
+        const inside = admitted.filter((a) => a.sent >= start && a.received <= start + windowMs).length;
+        assert.ok(inside <= small, `${inside} admitted within ${windowMs} ms from ${start.toFixed(1)}`);
+      }
+      // The budget comes back as the window slides: more than one window's worth over the run.
+      assert.ok(admitted.length > small && admitted.length <= 3 * small, `${admitted.length} admitted in 2.5 windows`);
+      // The first refusal comes near the limit: before its answer arrived, all but a few tokens
+      // (in flight on the other senders, or stranded on the other process) had been admitted.
+      const first429 = Math.min(...answers.filter((a) => a.status === 429).map((a) => a.received));
+      const before = admitted.filter((a) => a.received < first429).length;
+      assert.ok(before >= small - 4, `${before} admitted before the first 429`);
+    } finally {
+      await r1.close();
+      await r2.close();
+    }
   });
 
   test('logs never contain an API key or its secret', async () => {

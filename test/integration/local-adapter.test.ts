@@ -88,16 +88,19 @@ after(async () => {
 });
 
 describe('local adapter', () => {
-  test('image: count distinct PNGs at the aspect ratio, stored under jobs/<jobId>/, and re-submit overwrites the same keys', async () => {
+  test('image: count distinct PNGs at the aspect ratio, stored under jobs/<jobId>/<token>/, and re-submit overwrites the same keys', async () => {
     const a = adapter();
     const req = request('nano-banana-2', { prompt: 'a castle on a hill', aspectRatio: '16:9', count: 2 });
     heartbeats = 0;
     const ref = (await a.submit(req, ctx())) as LocalRef;
     track(ref);
     assert.equal(ref.provider, 'local');
+    // Under the job's prefix, behind a token that cannot be derived from the job id alone.
+    const prefix = storage.jobMediaPrefix(req.jobId);
+    assert.match(prefix, new RegExp(`^jobs/${req.jobId}/[A-Za-z0-9_-]{22}$`));
     assert.deepEqual(
       ref.outputs.map((o) => o.key),
-      [`jobs/${req.jobId}/output-0.png`, `jobs/${req.jobId}/output-1.png`],
+      [`${prefix}/output-0.png`, `${prefix}/output-1.png`],
     );
     assert.ok(heartbeats > 0, 'heartbeats while rendering');
     const poll = await a.poll(ref, ctx());
@@ -163,6 +166,17 @@ describe('local adapter', () => {
     await assert.rejects(adapter().submit(request('replace-actor', { duration: 3 }), ctx()), (err: unknown) => err instanceof ProviderError && !err.retryable);
   });
 
+  test('an unreadable input fails terminally with a clean message: no tool output, no temp path', async () => {
+    const video = await putInput('video', 'broken.mp4', Buffer.from('not a video at all '.repeat(64)), 'video/mp4');
+    const image = await putInput('image', 'broken.png', Buffer.from('not a png either '.repeat(64)), 'image/png');
+    await assert.rejects(adapter().submit(request('replace-actor', { aspectRatio: '1:1', duration: 3, inputs: [image, video] }), ctx()), (err: unknown) => {
+      assert.ok(err instanceof ProviderError && !err.retryable, String(err));
+      assert.equal(err.message, 'local renderer: the replace-actor could not be rendered from its inputs (unreadable or unsupported media)');
+      assert.doesNotMatch(err.message, /\/tmp|ffmpeg|exited|Invalid data|\|/);
+      return true;
+    });
+  });
+
   test('latency: poll reports running with a percentage, then succeeded', async () => {
     const a = adapter({ latencyMs: 600 });
     const ref = (await a.submit(request('seedream-4.5', { prompt: 'slow', aspectRatio: '1:1' }), ctx())) as LocalRef;
@@ -218,13 +232,5 @@ describe('local adapter', () => {
     setTimeout(() => ac.abort(new Error('activity cancelled')), 300);
     await assert.rejects(submitting, /activity cancelled/);
     assert.deepEqual(await readdir(renderTmp), []);
-  });
-
-  test('an unreadable input fails terminally with the tool message', async () => {
-    const bad = await putInput('start_frame', 'bad.png', Buffer.from('this is not a png'), 'image/png');
-    await assert.rejects(
-      adapter().submit(request('sora-2', { prompt: 'x', aspectRatio: '16:9', duration: 4, inputs: [bad] }), ctx()),
-      (err: unknown) => err instanceof ProviderError && !err.retryable && /ffmpeg/.test(err.message),
-    );
   });
 });

@@ -34,7 +34,7 @@ describe('migrations on real Postgres', () => {
   test('migrateToLatest creates every table, index and constraint', async () => {
     assert.deepEqual(await tables(t.db), appTables);
     const idx = await indexes(t.db);
-    for (const name of ['api_keys_workspace_idx', 'projects_workspace_page_idx', 'jobs_unstarted_idx', 'jobs_in_flight_idx', 'credit_ledger_job_seq_uq', 'actors_page_idx', 'voices_page_idx']) {
+    for (const name of ['api_keys_workspace_idx', 'projects_workspace_page_idx', 'jobs_unstarted_idx', 'jobs_in_flight_idx', 'credit_ledger_job_seq_uq', 'actors_page_idx', 'voices_page_idx', 'file_uploads_pending_expiry_idx']) {
       assert.ok(idx.includes(name), `index ${name} exists`);
     }
     // The balance can never go negative.

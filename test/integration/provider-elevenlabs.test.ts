@@ -6,6 +6,7 @@ import { createElevenLabsAdapter } from '../../activities/providers/elevenlabs.j
 import { ProviderError } from '../../activities/providers/types.js';
 import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-providers/elevenlabs.js';
 import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
+import { probeUrl } from '../support/fixtures.js';
 import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput, testVoice } from '../support/fake-providers/context.js';
 
 async function readAll(s: NodeJS.ReadableStream): Promise<Buffer> {
@@ -45,7 +46,7 @@ describe('talking-actor pipeline (ElevenLabs + fal lipsync)', () => {
       voice_settings: { stability: 0.3, similarity_boost: 0.9, style: 0.2, speed: 1.2 },
     });
 
-    const speechKey = `jobs/${req.jobId}/speech.wav`;
+    const speechKey = `${storage.jobMediaPrefix(req.jobId)}/speech.wav`;
     assert.equal(ref.speechKey, speechKey);
     const wav = await readAll(await storage.getStream(speechKey));
     assert.equal(wav.subarray(0, 4).toString('ascii'), 'RIFF');
@@ -69,9 +70,43 @@ describe('talking-actor pipeline (ElevenLabs + fal lipsync)', () => {
     assert.equal(last.outputs![0]!.contentType, 'video/mp4');
   });
 
-  test('voice options outside the documented ranges are clamped, defaults filled in', async () => {
+  test('only the voice options given are sent (clamped), so the voice keeps its own tuning for the rest', async () => {
     await adapter.submit(await talking({ voiceOptions: { speed: 3 } }), ctx);
-    assert.deepEqual((el.requestsOf('tts').at(-1)!.json as { voice_settings: unknown }).voice_settings, { stability: 0.5, similarity_boost: 0.75, style: 0, speed: 1.2 });
+    assert.deepEqual((el.requestsOf('tts').at(-1)!.json as { voice_settings: unknown }).voice_settings, { speed: 1.2 });
+    await adapter.submit(await talking({ voiceOptions: undefined }), ctx);
+    assert.equal('voice_settings' in (el.requestsOf('tts').at(-1)!.json as object), false);
+  });
+
+  test('a field ElevenLabs does not know is refused by the fake (422), as the real API validates', async () => {
+    const res = await fetch(`${el.url}/v1/text-to-speech/${testVoice.providerVoiceId}?output_format=pcm_24000`, {
+      method: 'POST',
+      headers: { 'xi-api-key': el.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'hi', model_id: 'eleven_multilingual_v2', voice_settings: { similarity: 0.5 } }),
+    });
+    assert.equal(res.status, 422);
+    assert.match(JSON.stringify(await res.json()), /voice_settings/);
+  });
+
+  test('speech longer than one lipsync video can carry fails the job (final) instead of being cut short', async () => {
+    const lipsyncs = fal.requestsOf('submit').length;
+    // 0.06 s per character: 500 characters speak for 30 s, past InfiniteTalk's 721 frames (28.8 s).
+    const err = await errorOf(async () => adapter.submit(await talking({ script: 'a'.repeat(500) }), ctx));
+    assert.ok(err instanceof ProviderError);
+    assert.equal(err.retryable, false);
+    assert.match(err.message, /the speech lasts 30\.0 s, longer than the 28\.8 s one lipsync video can carry/);
+    assert.equal(fal.requestsOf('submit').length, lipsyncs, 'nothing was sent to the lipsync model');
+  });
+
+  test('the aspect ratio applies live: the actor image handed to the lipsync model is cropped to it', async () => {
+    for (const [aspectRatio, width, height] of [
+      ['16:9', 1280, 720],
+      ['9:16', 720, 1280],
+      ['1:1', 720, 720],
+    ] as const) {
+      await adapter.submit(await talking({ aspectRatio }), ctx);
+      const sent = await probeUrl(String((fal.requestsOf('submit').at(-1)!.json as { image_url: string }).image_url));
+      assert.deepEqual([sent.width, sent.height], [width, height]);
+    }
   });
 
   test('a 503 from text-to-speech is retryable; the retried submit reuses nothing twice', async () => {

@@ -2,10 +2,16 @@
 // protocol, with outputs referenced from real MinIO inputs.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createFalAdapter } from '../../activities/providers/fal.js';
+import { createFalAdapter, falOutputHeaders, seedreamImageSize } from '../../activities/providers/fal.js';
+import { seedreamMinPixels } from '../../activities/providers/contracts/fal.js';
 import { ProviderError } from '../../activities/providers/types.js';
 import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
 import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput } from '../support/fake-providers/context.js';
+import { probeUrl } from '../support/fixtures.js';
+import { renderVideo } from '../../activities/providers/local/media.js';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 describe('fal queue adapter', () => {
   let fake: FakeFal;
@@ -103,7 +109,107 @@ describe('fal queue adapter', () => {
     assert.ok(err instanceof ProviderError);
     assert.equal(err.retryable, false);
     assert.equal(err.status, 422);
-    assert.match(err.message, /duration: Input should be '5', '10'/);
+    assert.match(err.message, /duration: Invalid option: expected one of "5"\|"10"/);
+  });
+
+  test('a field the endpoint does not define is refused (422), as fal validates its input types', async () => {
+    const res = await fetch(`${fake.url}/fal-ai/wan/v2.2-14b/animate/replace`, {
+      method: 'POST',
+      headers: { authorization: `Key ${fake.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ video_url: 'https://example.test/v.mp4', image_url: 'https://example.test/i.png', prompt: 'not a field of this endpoint' }),
+    });
+    assert.equal(res.status, 422);
+    assert.match(JSON.stringify(await res.json()), /prompt/);
+  });
+
+  test('the replace-actor request carries no prompt (Wan Animate Replace has none), even when the job has one', async () => {
+    const inputs = [await storeInput(storage, 'image'), await storeInput(storage, 'video')];
+    const ref = await fal.submit(requestFor('replace-actor', { prompt: 'make it dramatic', inputs }), ctx);
+    const body = fake.requestsOf('submit').at(-1)!.json as Record<string, unknown>;
+    assert.deepEqual(Object.keys(body).sort(), ['image_url', 'resolution', 'video_url']);
+    assert.equal((await pollToEnd(fal, ref, ctx)).at(-1)!.state, 'succeeded');
+  });
+
+  test('replace-actor: the motion video is trimmed or padded to the asked duration and cropped to the asked aspect ratio', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'motion-'));
+    let motion: Buffer;
+    try {
+      await renderVideo({ prompt: 'motion', width: 320, height: 568, durationSeconds: 4, outPath: join(dir, 'm.mp4') });
+      motion = await readFile(join(dir, 'm.mp4'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    const video = await storeInput(storage, 'video');
+    await storage.putStream(video.key, motion, 'video/mp4', motion.length);
+    const image = await storeInput(storage, 'image');
+    for (const [duration, aspectRatio, width, height] of [
+      [3, '16:9', 1280, 720],
+      [6, '9:16', 720, 1280],
+    ] as const) {
+      await fal.submit(requestFor('replace-actor', { duration, aspectRatio, inputs: [image, video] }), ctx);
+      const sent = await probeUrl(String((fake.requestsOf('submit').at(-1)!.json as { video_url: string }).video_url));
+      assert.equal(sent.width, width);
+      assert.equal(sent.height, height);
+      assert.ok(Math.abs(sent.durationSeconds! - duration) < 0.15, `asked ${duration} s, sent ${sent.durationSeconds} s`);
+    }
+  });
+
+  test('seedream gets explicit sizes at or above its minimum pixel count, never a preset below it', async () => {
+    for (const [ratio, size] of [
+      ['1:1', { width: 2048, height: 2048 }],
+      ['16:9', { width: 2560, height: 1440 }],
+      ['9:16', { width: 1440, height: 2560 }],
+    ] as const) {
+      assert.deepEqual(seedreamImageSize(ratio), size);
+      assert.ok(size.width * size.height >= seedreamMinPixels);
+      await fal.submit(requestFor('seedream-4.5', { aspectRatio: ratio }), ctx);
+      assert.deepEqual((fake.requestsOf('submit').at(-1)!.json as { image_size: unknown }).image_size, size);
+    }
+  });
+
+  test('every submit asks fal to keep the outputs a day (X-Fal-Object-Lifecycle-Preference)', async () => {
+    await fal.submit(requestFor('nano-banana-2'), ctx);
+    assert.deepEqual(JSON.parse(String(fake.requestsOf('submit').at(-1)!.headers['x-fal-object-lifecycle-preference'])), { expiration_duration_seconds: 86_400 });
+  });
+
+  test("COMPLETED with an error is a failed job with fal's message, without fetching the result", async () => {
+    fake.nextOutcome('completed_with_error');
+    const ref = await fal.submit(requestFor('veo-3.1'), ctx);
+    const results = fake.requestsOf('result').length;
+    const last = (await pollToEnd(fal, ref, ctx)).at(-1)!;
+    assert.equal(last.state, 'failed');
+    assert.equal(last.message, 'fal: Internal error while running the model (runner_error)');
+    assert.equal(fake.requestsOf('result').length, results);
+  });
+
+  test('a 5xx result of a COMPLETED request is final at once (fal already retried its runner)', async () => {
+    fake.nextOutcome('result_5xx');
+    const ref = await fal.submit(requestFor('kling-2.6'), ctx);
+    const seen = await pollToEnd(fal, ref, ctx);
+    assert.equal(seen.length, 4, 'no extra polls after COMPLETED');
+    const last = seen.at(-1)!;
+    assert.equal(last.state, 'failed');
+    assert.match(last.message!, /fal result: provider error \(HTTP 500\): CUDA out of memory while decoding the video/);
+  });
+
+  test('the status answers 202 while queued or running and 200 once completed', async () => {
+    const ref = await fal.submit(requestFor('nano-banana-2'), ctx);
+    const before = fake.requestsOf('status').length;
+    await pollToEnd(fal, ref, ctx);
+    const statuses = fake.requestsOf('status').slice(before);
+    assert.equal(statuses.length, 4);
+    const raw = await fetch(String(ref.statusUrl), { headers: { authorization: `Key ${fake.key}` } });
+    assert.equal(raw.status, 200);
+    assert.equal(((await raw.json()) as { status: string }).status, 'COMPLETED');
+  });
+
+  test("the key goes with output downloads only when the CDN requires it, and only to fal's CDN over https", () => {
+    const cfg = { key: 'fal-key-123456', cdnRequiresKey: true };
+    assert.deepEqual(falOutputHeaders(cfg, { url: 'https://v3.fal.media/files/x.png' }), { authorization: 'Key fal-key-123456' });
+    assert.deepEqual(falOutputHeaders(cfg, { url: 'https://fal.media/files/x.png' }), { authorization: 'Key fal-key-123456' });
+    assert.deepEqual(falOutputHeaders(cfg, { url: 'https://evilfal.media/x.png' }), {});
+    assert.deepEqual(falOutputHeaders(cfg, { url: 'http://v3.fal.media/x.png' }), {});
+    assert.deepEqual(falOutputHeaders({ ...cfg, cdnRequiresKey: false }, { url: 'https://v3.fal.media/x.png' }), {});
   });
 
   test('a malformed answer is a clear error', async () => {

@@ -25,19 +25,19 @@ describe('OpenAI images adapter', () => {
   });
   after(() => fake.close());
 
-  test('generates, decodes b64_json into the store as jobs/<id>/output-<n>.png, and polls as done', async () => {
+  test('generates, decodes b64_json into the store as jobs/<id>/<token>/output-<n>.png, and polls as done', async () => {
     const req = requestFor('gpt-image-1.5', { count: 2, aspectRatio: '16:9' });
     const ref = await openai.submit(req, ctx);
     const call = fake.requestsOf('images').at(-1)!;
     assert.equal(call.headers.authorization, `Bearer ${fake.key}`);
-    assert.equal(call.headers['idempotency-key'], req.jobId);
+    assert.equal(call.headers['idempotency-key'], undefined, 'the Images API documents no idempotency key; nothing relies on one');
     assert.deepEqual(call.json, { model: 'gpt-image-1.5', prompt: req.prompt, n: 2, size: '1536x1024', output_format: 'png' });
 
     const result = await openai.poll(ref, ctx);
     assert.equal(result.state, 'succeeded');
     assert.deepEqual(
       result.outputs!.map((o) => o.key),
-      [`jobs/${req.jobId}/output-1.png`, `jobs/${req.jobId}/output-2.png`],
+      [`${storage.jobMediaPrefix(req.jobId)}/output-1.png`, `${storage.jobMediaPrefix(req.jobId)}/output-2.png`],
     );
     for (const o of result.outputs!) {
       assert.equal(o.url, undefined, 'no provider URL: the bytes are already ours');
@@ -48,13 +48,57 @@ describe('OpenAI images adapter', () => {
     assert.ok(JSON.stringify(ref).length < 1000, 'the ref holds keys, not image bytes');
   });
 
-  test('a retried submit with the same job id is recognised by its idempotency key', async () => {
-    const req = requestFor('gpt-image-1.5', { aspectRatio: '9:16' });
+  test('a retried submit reuses the images an earlier attempt stored, instead of paying for them twice', async () => {
+    const req = requestFor('gpt-image-1.5', { aspectRatio: '9:16', count: 2 });
     const before = fake.generations;
-    await openai.submit(req, ctx);
-    await openai.submit(req, ctx);
+    const first = await openai.submit(req, ctx);
+    const again = await openai.submit(req, ctx);
     assert.equal(fake.generations, before + 1);
+    assert.deepEqual(again, first);
     assert.equal((fake.requestsOf('images').at(-1)!.json as { size: string }).size, '1024x1536');
+  });
+
+  test('the fake replays nothing: two calls are two paid generations, whatever their headers', async () => {
+    const before = fake.generations;
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(`${fake.url}/v1/images/generations`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fake.key}`, 'content-type': 'application/json', 'idempotency-key': 'same-key' },
+        body: JSON.stringify({ model: 'gpt-image-1.5', prompt: 'a cat' }),
+      });
+      assert.equal(res.status, 200);
+    }
+    assert.equal(fake.generations, before + 2);
+  });
+
+  test('a field the Images API does not define is refused by the fake', async () => {
+    const res = await fetch(`${fake.url}/v1/images/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${fake.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-image-1.5', prompt: 'a cat', aspect_ratio: '16:9' }),
+    });
+    assert.equal(res.status, 400);
+    assert.match(JSON.stringify(await res.json()), /aspect_ratio/);
+  });
+
+  test('a 429 insufficient_quota is final (the account is out of credit), unlike a rate limit', async () => {
+    fake.outOfQuota = true;
+    try {
+      const err = await errorOf(() => openai.submit(requestFor('gpt-image-1.5'), ctx));
+      assert.ok(err instanceof ProviderError);
+      assert.equal(err.retryable, false);
+      assert.equal(err.status, 429);
+      assert.match(err.message, /no quota left \(HTTP 429\); check its billing: You exceeded your current quota.*\(insufficient_quota\)/);
+    } finally {
+      fake.outOfQuota = false;
+    }
+  });
+
+  test('a base URL inherited with the SDK\'s trailing /v1 does not yield /v1/v1', async () => {
+    const withV1 = createOpenAIAdapter({ key: fake.key, baseUrl: `${fake.url}/v1/`, timeoutMs: 2000 });
+    await withV1.submit(requestFor('gpt-image-1.5'), ctx);
+    assert.equal(fake.requests.at(-1)!.path, '/v1/images/generations');
+    assert.equal(fake.requests.at(-1)!.op, 'images');
   });
 
   test('a 500 is retryable and the retried submit succeeds', async () => {

@@ -39,6 +39,44 @@ describe('xAI video adapter', () => {
     assert.match(seen.at(-1)!.outputs![0]!.url!, new RegExp(`^${fake.url}/files/`));
   });
 
+  test('a pending request answers 202 with an empty body, and that is pending, not malformed', async () => {
+    const ref = await xai.submit(requestFor('grok-video'), ctx);
+    const first = await xai.poll(ref, ctx);
+    const answered = fake.requestsOf('status').at(-1)!;
+    assert.ok(answered, 'the fake saw the status call');
+    assert.equal(first.state, 'running');
+    assert.equal(first.percent, undefined);
+    // The fake really answered bodiless 202: the same request, read raw, has no body.
+    const raw = await fetch(`${fake.url}/v1/videos/${String(ref.requestId)}`, { headers: { authorization: `Bearer ${fake.key}` } });
+    assert.equal(raw.status, 202);
+    assert.equal(await raw.text(), '');
+  });
+
+  test('a 202 with a JSON body is pending too, and its progress is read', async () => {
+    fake.pendingBody = true;
+    try {
+      const ref = await xai.submit(requestFor('grok-video'), ctx);
+      const seen = await pollToEnd(xai, ref, ctx);
+      assert.deepEqual(
+        seen.map((s) => [s.state, s.percent]),
+        [
+          ['running', 33],
+          ['running', 67],
+          ['succeeded', 100],
+        ],
+      );
+    } finally {
+      fake.pendingBody = false;
+    }
+  });
+
+  test('a failure is HTTP 200 with status "failed" and error { code, message }: final, with the message', async () => {
+    fake.nextOutcome('failed');
+    const last = (await pollToEnd(xai, await xai.submit(requestFor('grok-video'), ctx), ctx)).at(-1)!;
+    assert.equal(last.state, 'failed');
+    assert.equal(last.message, 'xAI: generation failed: internal generation error (internal_error)');
+  });
+
   test('a 502 is retryable and polling then goes on', async () => {
     const ref = await xai.submit(requestFor('grok-video'), ctx);
     fake.script('status', { status: 502, body: 'Bad Gateway' });
@@ -69,7 +107,7 @@ describe('xAI video adapter', () => {
 
     const err = await errorOf(() => xai.submit(requestFor('grok-video', { duration: 30 }), ctx));
     assert.equal((err as ProviderError).retryable, false);
-    assert.match(err.message, /request rejected \(HTTP 400\): duration must be an integer from 1 to 15/);
+    assert.match(err.message, /request rejected \(HTTP 400\): duration: Too big/);
   });
 
   test('a malformed answer is a clear error', async () => {

@@ -37,7 +37,7 @@ describe('catalog seed, demo workspace and the public media route', () => {
     storage = createStorage(config);
 
     const app = express();
-    app.use(createMediaRouter({ storage }));
+    app.use(createMediaRouter({ storage, config }));
     app.use(notFoundRoute);
     app.use(errorMiddleware(pino({ level: 'silent' })));
     server = app.listen(0, '127.0.0.1');

@@ -61,14 +61,16 @@ before(async () => {
   config = testConfig(tdb.url, {
     FETCH_ALLOW_LOOPBACK_ORIGIN: remote.origin,
     FETCH_EXTRA_CA_FILE: remote.caFile,
-    FETCH_TOTAL_TIMEOUT_MS: '3000',
+    // Generous: the 12 MB and 52 MB bodies below must hit the size cap, never the clock, however busy
+    // the machine. The total timeout itself is tested in test/unit/ssrf with a stalled server.
+    FETCH_TOTAL_TIMEOUT_MS: '120000',
     FETCH_CONNECT_TIMEOUT_MS: '2000',
     UPLOAD_FROM_URL_TIMEOUT_MS: '60000',
     RATE_LIMIT_GENERATE_PER_MIN: '10000', // rate limits are the gateway suite's subject
   });
   const storage = createStorage(config);
   nativeConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  // As in production: the workflow on the workflow queue, the fetch activity on the I/O queue.
+  // As in production: the workflow on the workflow queue, the fetch activity on the fetch queue.
   worker = await Worker.create({
     connection: nativeConnection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -78,7 +80,7 @@ before(async () => {
   ioWorker = await Worker.create({
     connection: nativeConnection,
     namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).io,
+    taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).fetch,
     activities: createUploadActivities({ db: tdb.db, storage, config, fetchHooks }),
   });
   workerRun = Promise.all([worker.run(), ioWorker.run()]).then(() => undefined);
@@ -89,6 +91,12 @@ before(async () => {
   clean = await createTenant(tdb.db);
 
   for (const [mime, bytes] of Object.entries(media)) remote.file(`/media/${mime.replace('/', '-')}`, bytes, mime.includes('/') ? mime : 'application/octet-stream');
+  // A PNG header declaring 20000×20000 pixels (a decompression bomb) in 4 KB.
+  const bomb = Buffer.alloc(4096);
+  media['image/png'].copy(bomb, 0, 0, 33);
+  bomb.writeUInt32BE(20_000, 16);
+  bomb.writeUInt32BE(20_000, 20);
+  remote.file('/bomb', bomb, 'image/png');
   // The header says PNG, the bytes are a JPEG: the bytes decide.
   remote.file('/lying-header', media['image/jpeg'], 'image/png');
   remote.route('/redirect', (_q, r) => r.writeHead(302, { location: '/media/image-png' }).end());
@@ -117,10 +125,6 @@ before(async () => {
       r.once('drain', pump);
     };
     pump();
-  });
-  remote.route('/slow', (_q, r) => {
-    r.writeHead(200, { 'content-type': 'video/mp4' });
-    r.write(media['video/mp4'].subarray(0, 4096)); // then stalls past the 3 s total timeout
   });
   remote.route('/gone', (_q, r) => r.writeHead(404).end());
 });
@@ -190,6 +194,7 @@ describe('POST /v1/upload-from-url', () => {
     ['unsupported type (GIF)', '/media/gif', /unsupported/],
     ['image over 10 MB, cut mid-stream', '/big-image', /too large/],
     ['video over 50 MB, cut mid-stream', '/big-video', /too large/],
+    ['image over the pixel cap (20000×20000)', '/bomb', /20000×20000 .*the limit is 40\.0 Mpx/],
     ['slow body past the total timeout', '/slow', /longer than 3000 ms/],
     ['redirect to a private address', '/to-private', /URL refused/],
     ['redirect to a name resolving to the metadata address', '/to-metadata', /URL refused/],
@@ -244,15 +249,15 @@ describe('POST /v1/upload-from-url', () => {
 });
 
 describe('fetchRemoteInput (job inputs given as URLs)', () => {
-  test('stores the bytes at jobs/<jobId>/input-<role>.<ext>, refusing the wrong kind', async () => {
+  test('stores the bytes at jobs/<jobId>/<token>/input-<role>.<ext>, refusing the wrong kind', async () => {
     const storage = createStorage(config);
-    const got = await fetchRemoteInput({ storage, config, fetchHooks }, { url: `${remote.origin}/media/video-webm`, jobId: 'job_test1', role: 'video', expect: 'video' });
-    assert.deepEqual(got, { key: 'jobs/job_test1/input-video.webm', contentType: 'video/webm', size: media['video/webm'].length });
+    const got = await fetchRemoteInput({ storage, config, fetchHooks }, { url: `${remote.origin}/media/video-webm`, jobId: 'job_test1', workspaceId: 'ws_test1', role: 'video', expect: 'video' });
+    assert.deepEqual(got, { key: `${storage.jobMediaPrefix('job_test1')}/input-video.webm`, contentType: 'video/webm', size: media['video/webm'].length });
     await storage.remove(got.key);
     await assert.rejects(
-      fetchRemoteInput({ storage, config, fetchHooks }, { url: `${remote.origin}/media/video-mp4`, jobId: 'job_test1', role: 'image', expect: 'image' }),
+      fetchRemoteInput({ storage, config, fetchHooks }, { url: `${remote.origin}/media/video-mp4`, jobId: 'job_test1', workspaceId: 'ws_test1', role: 'image', expect: 'image' }),
       (err: Error & { type?: string; nonRetryable?: boolean }) => err.type === 'InputUnavailable' && err.nonRetryable === true && /expected image/.test(err.message),
     );
-    assert.equal(await storage.stat('jobs/job_test1/input-image.mp4'), null);
+    assert.equal(await storage.stat(`${storage.jobMediaPrefix('job_test1')}/input-image.mp4`), null);
   });
 });

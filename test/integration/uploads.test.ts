@@ -4,6 +4,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { Client as MinioClient } from 'minio';
 import { MB } from '../../activities/media-type.js';
 import { createTestDatabase, createTenant, rawMinioClient, testConfig, type TestDatabase, type Tenant } from '../support/stack.js';
@@ -194,6 +195,63 @@ describe('POST /v1/upload', () => {
     assert.equal(r.status, 413, r.body);
     assert.equal(JSON.parse(r.body).error.code, 'payload_too_large');
     assert.ok(r.sentWhenAnswered < total, `answered after ${r.sentWhenAnswered} of ${total} bytes`);
+    await assertNothingStored(clean);
+  });
+
+  test('a 15 MB video with project_id after it streams to storage in parts and is stored byte for byte', async () => {
+    const bytes = Buffer.concat([media['video/mp4'], randomBytes(15 * MB - media['video/mp4'].length)]);
+    const r = await upload(owner, [
+      ['file', new Blob([bytes], { type: 'video/mp4' }), 'large.mp4'],
+      ['project_id', owner.projectId],
+    ]);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.data!.file_size, bytes.length);
+    const row = await tdb.db.selectFrom('file_uploads').select('object_key').where('id', '=', String(r.body.data!.id)).executeTakeFirstOrThrow();
+    assert.match((await minio.statObject(config.S3_BUCKET, row.object_key)).etag, /-[2-9]$/, 'stored as a multipart upload');
+    const served = Buffer.from(await (await fetch(String(r.body.data!.path))).arrayBuffer());
+    assert.ok(served.equals(bytes));
+  });
+
+  test('more than 64 KB after a large file part (here an epilogue) is refused with 400, nothing stored', async () => {
+    const boundary = 'x-boundary-epilogue';
+    const file = Buffer.concat([media['video/mp4'], Buffer.alloc(8 * MB)]);
+    const body = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="project_id"\r\n\r\n${clean.projectId}\r\n`),
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.mp4"\r\nContent-Type: video/mp4\r\n\r\n`),
+      file,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+      Buffer.alloc(200 * 1024, 0x20), // an epilogue: ignored by multipart parsers, but it is body
+    ]);
+    const res = await fetch(`${base}/v1/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${clean.apiKey}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body,
+    });
+    const answer = (await res.json()) as { error: { code: string; message: string } };
+    assert.equal(res.status, 400, JSON.stringify(answer));
+    assert.match(answer.error.message, /at most 64 KB after the file part/);
+    await assertNothingStored(clean);
+  });
+
+  test('images over the pixel cap are refused with 400 (PNG header; JPEG frame header behind 150 KB of EXIF), nothing stored', async () => {
+    const png = Buffer.alloc(4096);
+    media['image/png'].copy(png, 0, 0, 33);
+    png.writeUInt32BE(20_000, 16);
+    png.writeUInt32BE(20_000, 20);
+    const app1 = Buffer.alloc(60_004, 0);
+    app1.writeUInt16BE(0xffe1, 0);
+    app1.writeUInt16BE(60_002, 2);
+    const sof = Buffer.from([0xff, 0xc0, 0, 17, 8, 0x27, 0x10, 0x27, 0x10, 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]); // 10000×10000
+    const jpeg = Buffer.concat([Buffer.from([0xff, 0xd8]), app1, app1, app1, sof, Buffer.alloc(1000)]);
+    for (const [bytes, mime, name] of [[png, 'image/png', 'bomb.png'], [jpeg, 'image/jpeg', 'bomb.jpg']] as const) {
+      const r = await upload(clean, [
+        ['project_id', clean.projectId],
+        ['file', new Blob([bytes], { type: mime }), name],
+      ]);
+      assert.equal(r.status, 400, name);
+      assert.equal(r.body.error!.code, 'invalid_request');
+      assert.match(r.body.error!.message, /Mpx\); the limit is 40\.0 Mpx/, name);
+    }
     await assertNothingStored(clean);
   });
 

@@ -4,7 +4,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database } from '../../db/index.js';
-import type { Storage } from '../../activities/storage.js';
+import { jobPrefix, type Storage } from '../../activities/storage.js';
+import type { Config } from '../../worker/config.js';
+import { rawMinioClient } from './stack.js';
 import { newId } from '../../db/ids.js';
 import { renderImage, renderVideo, probeMedia, type MediaInfo } from '../../activities/providers/local/media.js';
 
@@ -90,4 +92,13 @@ export async function probeUrl(url: string): Promise<MediaInfo & { contentType: 
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Every object key stored for a job (outputs, fetched inputs, intermediate files), read from the bucket. */
+export async function jobObjectKeys(config: Config, jobId: string): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const o of rawMinioClient(config).listObjectsV2(config.S3_BUCKET, jobPrefix(jobId), true) as AsyncIterable<{ name?: string }>) {
+    if (o.name) keys.push(o.name);
+  }
+  return keys;
 }

@@ -1,7 +1,7 @@
 // Starts our own processes' code in-process against the real stack: the gateway (over HTTP on a
 // loopback port) and a worker fleet (real Temporal workers polling the suite's task queues).
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -9,7 +9,7 @@ import type { Config } from '../../worker/config.js';
 import type { Database } from '../../db/index.js';
 import { createStorage, type Storage } from '../../activities/storage.js';
 import { createApp, type App } from '../../api/app.js';
-import { createWorkerFleet, type WorkerFleet } from '../../worker/workers.js';
+import { createWorkerFleet, type FleetDeps, type WorkerFleet } from '../../worker/workers.js';
 import { parseRoles } from '../../worker/roles.js';
 import { createWorkerMetrics } from '../../worker/metrics.js';
 import { createTestDatabase, testConfig, waitFor, type TestDatabase } from './stack.js';
@@ -27,11 +27,13 @@ export async function startGateway(config: Config, db: Database, opts: { tempora
   const connection = opts.temporal ? null : await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const client = opts.temporal ?? new Client({ connection: connection!, namespace: config.TEMPORAL_NAMESPACE });
   const storage = createStorage(config);
-  const app = createApp({ config, db, storage, temporal: client, logger });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.app.listen(0, '127.0.0.1', () => resolve(s));
-  });
+  // Listen first: as api/server.ts does, media links use the gateway's own address when no public URL is set.
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  const appConfig = config.PUBLIC_BASE_URL ? config : { ...config, PUBLIC_BASE_URL: `http://127.0.0.1:${port}` };
+  const app = createApp({ config: appConfig, db, storage, temporal: client, logger });
+  server.on('request', app.app);
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     app,
@@ -64,10 +66,10 @@ export interface Workers {
   stop(): Promise<void>;
 }
 
-export async function startWorkers(config: Config, db: Database, roles = 'all'): Promise<Workers> {
+export async function startWorkers(config: Config, db: Database, roles = 'all', opts: Pick<FleetDeps, 'activityInterceptors'> = {}): Promise<Workers> {
   quietRuntime();
   const logger = pino({ level: config.LOG_LEVEL });
-  const fleet = await createWorkerFleet({ config, db, storage: createStorage(config), logger, metrics: createWorkerMetrics() }, parseRoles(roles));
+  const fleet = await createWorkerFleet({ config, db, storage: createStorage(config), logger, metrics: createWorkerMetrics(), ...opts }, parseRoles(roles));
   const running = fleet.run();
   return {
     fleet,

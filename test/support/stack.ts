@@ -66,6 +66,7 @@ export function testConfig(databaseUrl: string, overrides: Record<string, string
     DATABASE_URL: databaseUrl,
     TASK_QUEUE_PREFIX: `t-${randomToken(10)}`,
     PORT: '0',
+    API_METRICS_PORT: '0',
     ...overrides,
   });
 }

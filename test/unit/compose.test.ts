@@ -19,6 +19,7 @@ interface Service {
   healthcheck?: { test: string[] | string };
   command?: string[] | string;
   entrypoint?: string[] | string;
+  ports?: string[];
 }
 
 const compose = parse(readFileSync(composePath, 'utf8'), { merge: true }) as { services: Record<string, Service> };
@@ -32,9 +33,20 @@ function env(service: Service): Record<string, string> {
   return Object.fromEntries(entries);
 }
 
-/** Compose interpolation of ${VAR:-default} / ${VAR-default} / ${VAR} with nothing set in the shell. */
+/**
+ * Compose interpolation of ${VAR:-default} / ${VAR-default} / ${VAR}, and of required ${VAR:?message}
+ * as if the operator set VAR to `set-<VAR>`; nothing else is set in the shell.
+ */
 function interpolate(value: string): string {
-  return value.replace(/\$\{([A-Z0-9_]+)(?::?-([^}]*))?\}/g, (_m, _name: string, dflt?: string) => dflt ?? '').replace(/\$\$/g, '$');
+  return value
+    .replace(/\$\{([A-Z0-9_]+):\?[^}]*\}/g, (_m, name: string) => `set-${name}`)
+    .replace(/\$\{([A-Z0-9_]+)(?::?-([^}]*))?\}/g, (_m, _name: string, dflt?: string) => dflt ?? '')
+    .replace(/\$\$/g, '$');
+}
+
+/** The variable a value requires with ${VAR:?…}, if any. */
+function requiredVar(value: string | undefined): string | undefined {
+  return /\$\{([A-Z0-9_]+):\?[^}]*\}/.exec(value ?? '')?.[1];
 }
 
 function text(v: string[] | string | undefined): string {
@@ -81,13 +93,51 @@ describe('docker-compose.yml', () => {
     assert.equal(db.username, pg.POSTGRES_USER);
     assert.equal(decodeURIComponent(db.password), interpolate(pg.POSTGRES_PASSWORD!));
     assert.equal(db.pathname, `/${pg.POSTGRES_DB}`);
-    const minio = env(services.minio!);
-    assert.equal(interpolate(api.S3_ACCESS_KEY!), interpolate(minio.MINIO_ROOT_USER!));
-    assert.equal(interpolate(api.S3_SECRET_KEY!), interpolate(minio.MINIO_ROOT_PASSWORD!));
+    const setup = env(services['minio-bucket']!);
+    assert.equal(api.S3_ACCESS_KEY, setup.MEDIAGEN_S3_ACCESS_KEY, 'the service uses the user the setup step creates');
+    assert.equal(api.S3_SECRET_KEY, setup.MEDIAGEN_S3_SECRET_KEY);
     assert.match(text(services['minio-bucket']!.command), new RegExp(`mc mb --ignore-existing local/${api.S3_BUCKET}\\b`));
     const t = env(services.temporal!);
     assert.equal(t.POSTGRES_SEEDS, 'postgres');
     assert.equal(interpolate(t.POSTGRES_PWD!), interpolate(pg.POSTGRES_PASSWORD!));
+  });
+
+  test('Temporal (frontend, Web UI) and MinIO (API, console) are published on 127.0.0.1 only', () => {
+    for (const name of ['temporal', 'temporal-ui', 'minio']) {
+      const ports = services[name]!.ports ?? [];
+      assert.ok(ports.length > 0, `${name} publishes its ports`);
+      for (const p of ports) assert.match(p, /^127\.0\.0\.1:\d+:\d+$/, `${name} publishes ${p}`);
+    }
+  });
+
+  test('every password is required (${VAR:?}), never a default', () => {
+    const api = env(services.api!);
+    const secrets: Array<[string, string | undefined]> = [
+      ['api DATABASE_URL', api.DATABASE_URL],
+      ['api S3_SECRET_KEY', api.S3_SECRET_KEY],
+      ['postgres POSTGRES_PASSWORD', env(services.postgres!).POSTGRES_PASSWORD],
+      ['temporal POSTGRES_PWD', env(services.temporal!).POSTGRES_PWD],
+      ['minio MINIO_ROOT_PASSWORD', env(services.minio!).MINIO_ROOT_PASSWORD],
+      ['minio-bucket MINIO_ROOT_PASSWORD', env(services['minio-bucket']!).MINIO_ROOT_PASSWORD],
+    ];
+    for (const [what, value] of secrets) assert.ok(requiredVar(value), `${what} must be \${VAR:?…}, is ${value}`);
+    assert.equal(requiredVar(api.DATABASE_URL), 'MEDIAGEN_DB_PASSWORD');
+  });
+
+  test('the service uses a MinIO user limited to its bucket, not the root user', () => {
+    const api = env(services.api!);
+    const minio = env(services.minio!);
+    assert.notEqual(interpolate(api.S3_ACCESS_KEY!), interpolate(minio.MINIO_ROOT_USER!));
+    const cmd = interpolate(text(services['minio-bucket']!.command));
+    const policy = JSON.parse(/<<'POLICY'\n([\s\S]*?)\n\s*POLICY/.exec(cmd)![1]!) as { Statement: Array<{ Effect: string; Resource: string[] }> };
+    const bucket = api.S3_BUCKET!;
+    for (const st of policy.Statement) {
+      assert.equal(st.Effect, 'Allow');
+      for (const r of st.Resource) assert.ok(r === `arn:aws:s3:::${bucket}` || r === `arn:aws:s3:::${bucket}/*`, `policy resource ${r} is outside the bucket`);
+    }
+    assert.match(cmd, /mc admin policy create local media-bucket-only /);
+    assert.match(cmd, /mc admin user add local "\$MEDIAGEN_S3_ACCESS_KEY" "\$MEDIAGEN_S3_SECRET_KEY"/);
+    assert.match(cmd, /mc admin policy attach local media-bucket-only --user "\$MEDIAGEN_S3_ACCESS_KEY"/);
   });
 
   test('registers our five search attributes as Keyword', () => {

@@ -39,9 +39,11 @@ describe('OpenAPI builder', () => {
     assert.equal(op.operationId, 'post_things_by_thingId_parts');
   });
 
-  test('authenticated operations list 401, 429 and 500 besides their own errors, and wrap data', () => {
+  test('authenticated operations list 401, 429, 500 and 503 besides their own errors, and wrap data', () => {
     const op = doc.paths['/v1/things/{thingId}/parts'].post;
-    assert.deepEqual(Object.keys(op.responses).sort(), ['200', '400', '401', '402', '404', '429', '500']);
+    assert.deepEqual(Object.keys(op.responses).sort(), ['200', '400', '401', '402', '404', '429', '500', '503']);
+    assert.ok(op.responses['503'].headers['Retry-After'], 'an outage tells when to retry');
+    assert.equal(op.responses['503'].headers['RateLimit-Remaining'], undefined, 'an outage is answered before the limiter counts');
     assert.deepEqual(op.responses['200'].content['application/json'].schema.required, ['data']);
     assert.ok(op.responses['429'].headers['Retry-After']);
     assert.ok(op.responses['404'].headers['RateLimit-Remaining']);

@@ -6,9 +6,14 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { imageSize, frameSize } from '../../activities/providers/catalog.js';
+import { crc32 } from 'node:zlib';
 import {
+  MAX_STILL_SIDE,
   MediaToolError,
+  encodePng,
+  normalizeStill,
   probeMedia,
+  untrustedInput,
   renderImage,
   renderImagePixels,
   renderReplaceActor,
@@ -221,5 +226,46 @@ describe('renderReplaceActor', () => {
     assert.deepEqual([info.width, info.height], [480, 480]);
     assert.ok(Math.abs(info.durationSeconds! - 2) <= 0.1, `duration ${info.durationSeconds}`);
     assert.equal(info.hasAudio, true);
+  });
+});
+
+/** A real small PNG whose IHDR then claims width×height (a decompression bomb's declaration). */
+function pngDeclaring(width: number, height: number): Buffer {
+  const png = Buffer.from(encodePng(Buffer.alloc(64 * 64 * 3, 0x80), 64, 64));
+  png.writeUInt32BE(width, 16);
+  png.writeUInt32BE(height, 20);
+  png.writeUInt32BE(crc32(png.subarray(12, 29)), 29);
+  return png;
+}
+
+describe('untrusted stills and videos', () => {
+  test('a PNG declaring 20000×20000 pixels is refused by the decoder (MediaToolError), not decoded', async () => {
+    const bomb = join(dir, 'bomb.png');
+    await writeFile(bomb, pngDeclaring(20_000, 20_000));
+    // Refused for its size (the decoder's pixel checks), not for its missing pixel data.
+    await assert.rejects(normalizeStill(bomb, dir, 'bomb-out', ffmpegPath), (err: unknown) => err instanceof MediaToolError && /Picture size 20000x20000/.test(err.message));
+  });
+
+  test('a PNG just over the pixel cap (7000×6000 = 42 Mpx, which ffmpeg alone would try to decode) is refused', async () => {
+    const big = join(dir, 'big.png');
+    await writeFile(big, pngDeclaring(7_000, 6_000));
+    await assert.rejects(normalizeStill(big, dir, 'big-out', ffmpegPath), (err: unknown) => err instanceof MediaToolError && /max pixel count/.test(err.message));
+  });
+
+  test('a large still is downscaled to fit the still box, keeping its aspect ratio', async () => {
+    const wide = await writeImage('wide.png', 'a wide panorama', 3000, 1500);
+    const out = await normalizeStill(wide, dir, 'wide-out', ffmpegPath);
+    const info = await probe(out);
+    assert.equal(info.width, MAX_STILL_SIDE);
+    assert.equal(info.height, MAX_STILL_SIDE / 2);
+    const small = await writeImage('small.png', 'a small one', 320, 200);
+    const kept = await probe(await normalizeStill(small, dir, 'small-out', ffmpegPath));
+    assert.deepEqual([kept.width, kept.height], [320, 200], 'small stills are not upscaled');
+  });
+
+  test('inputs are read with an explicit demuxer chosen by their (sniffed) extension, and the pixel cap', () => {
+    assert.deepEqual(untrustedInput('/tmp/x/a.jpg').slice(0, 4), ['-max_pixels', '40000000', '-f', 'jpeg_pipe']);
+    assert.deepEqual(untrustedInput('/tmp/x/a.mp4').slice(2, 4), ['-f', 'mov']);
+    assert.throws(() => untrustedInput('/tmp/x/a.bin'), MediaToolError);
   });
 });

@@ -144,6 +144,16 @@ describe('fetchRemote refuses hostile targets before connecting', () => {
     });
   }
 
+  test('a name that does not resolve and one that resolves to a private address get the same answer', async () => {
+    const s = spy({ 'internal.evil.test': ['10.0.0.7'] });
+    const privateName = await refusal(fetchRemote('https://internal.evil.test/a.png', s.opts()));
+    const unknownName = await refusal(fetchRemote('https://nowhere.evil.test/a.png', s.opts()));
+    assert.deepEqual([privateName.kind, unknownName.kind], ['refused', 'refused']);
+    assert.equal(privateName.message.replace('internal.evil.test', 'HOST'), unknownName.message.replace('nowhere.evil.test', 'HOST'));
+    assert.doesNotMatch(privateName.message, /10\.0\.0\.7|resolve[sd]? to an address/);
+    assert.deepEqual(s.connects, []);
+  });
+
   test('the allowed loopback test origin does not open other loopback ports or names', async () => {
     const s = spy(hostileDns, { allowLoopbackOrigin: 'https://127.0.0.1:4443' });
     for (const url of ['https://127.0.0.1:4444/', 'https://localhost:4443/', 'https://loopback.evil.test:4443/', 'https://127.0.0.1/']) {

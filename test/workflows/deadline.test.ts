@@ -38,7 +38,7 @@ before(async () => {
   config = testConfig(tdb.url, { LOCAL_RENDER_LATENCY_MS: '600000', RECONCILE_INTERVAL_MS: '3600000' });
   fleet = await createWorkerFleet(
     { config, db: tdb.db, storage: createStorage(config), logger: pino({ level: 'silent' }), connection: env.nativeConnection },
-    parseRoles('workflows,io,provider:local'),
+    parseRoles('workflows,io,fetch,provider:local'),
   );
   running = fleet.run();
 });

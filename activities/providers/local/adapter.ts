@@ -1,6 +1,6 @@
 // The local renderer as a provider adapter: it renders the job's media on this machine (see
 // media.ts) during submit, writes the outputs straight into our store at
-// `jobs/<jobId>/output-<n>.<ext>` (n from 0; re-submitting the same job overwrites the same keys,
+// `jobs/<jobId>/<token>/output-<n>.<ext>` (n from 0; re-submitting the same job overwrites the same keys,
 // so submit is idempotent per job id), and then reports them as ready after the configured latency.
 //
 // Fault injection, only when the adapter is created with `faults: true` (LOCAL_RENDER_FAULTS),
@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { frameSize, imageSize } from '../catalog.js';
+import { log } from '@temporalio/activity';
 import { ProviderError } from '../types.js';
 import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest } from '../types.js';
 import { MediaToolError, renderImage, renderReplaceActor, renderTalkingActor, renderVideo, synthesizeSpeech } from './media.js';
@@ -181,16 +182,18 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
         try {
           files = await render(req, ctx, dir);
         } catch (err) {
-          if (err instanceof MediaToolError) {
+          if (err instanceof MediaToolError || err instanceof RangeError) {
             // The tools ran and refused the job's inputs (or the parameters): retrying will not help.
-            throw new ProviderError(`local renderer: ${err.message}`, { retryable: false });
+            // The job's error is what a client may read, so it names the step, never the tool's
+            // stderr or our temp paths; the detail goes to the worker's log.
+            logDetail('local render failed', { jobId: req.jobId, error: err.message });
+            throw new ProviderError(`local renderer: ${publicRenderFailure(req)}`, { retryable: false });
           }
-          if (err instanceof RangeError) throw new ProviderError(`local renderer: ${err.message}`, { retryable: false });
           throw err;
         }
         const outputs: LocalRef['outputs'] = [];
         for (const [n, file] of files.entries()) {
-          const key = `jobs/${req.jobId}/output-${n}.${file.ext}`;
+          const key = `${ctx.storage.jobMediaPrefix(req.jobId)}/output-${n}.${file.ext}`;
           const { size } = await stat(file.path);
           const stored = await ctx.storage.putStream(key, createReadStream(file.path), file.contentType, size);
           outputs.push({ key, contentType: file.contentType, size: stored.size });
@@ -219,4 +222,19 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
       // Nothing runs remotely: a render in progress stops with its activity's abort signal.
     },
   };
+}
+
+/** What a client reads when rendering failed: the job's inputs, never tool output or paths. */
+export function publicRenderFailure(req: Pick<ProviderRequest, 'kind' | 'inputs'>): string {
+  const what = req.kind.replace('_', '-');
+  return req.inputs.length > 0 ? `the ${what} could not be rendered from its inputs (unreadable or unsupported media)` : `the ${what} could not be rendered`;
+}
+
+/** The worker's activity log when running inside an activity (tests call the adapter directly). */
+function logDetail(message: string, meta: Record<string, unknown>): void {
+  try {
+    log.warn(message, meta);
+  } catch {
+    // not inside an activity: nobody to tell
+  }
 }

@@ -6,11 +6,45 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { extname, join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 
 /** Frame rate of rendered videos: low, because the content is simple and the machines are small. */
 export const VIDEO_FPS = 15;
+/**
+ * The most pixels an input frame may declare. A few-MB PNG can declare 20k×20k (1.6 GB decoded);
+ * ffmpeg's decoders refuse such a frame before allocating it. Matches the upload cap.
+ */
+export const MAX_INPUT_PIXELS = 40_000_000;
+/** Stills are downscaled to fit this square before any render loops them, so every frame is cheap. */
+export const MAX_STILL_SIDE = 2048;
+
+/** Input demuxers by extension (the adapter names files after their sniffed type): never guessed. */
+const inputFormats: Record<string, string> = {
+  '.png': 'png_pipe',
+  '.jpg': 'jpeg_pipe',
+  '.jpeg': 'jpeg_pipe',
+  '.webp': 'webp_pipe',
+  '.gif': 'gif',
+  '.mp4': 'mov',
+  '.mov': 'mov',
+  '.webm': 'matroska',
+  '.mkv': 'matroska',
+  '.wav': 'wav',
+};
+
+/** `-i path` for an untrusted input: an explicit demuxer and the decoder's pixel cap. */
+export function untrustedInput(path: string): string[] {
+  const format = inputFormats[extname(path).toLowerCase()];
+  if (!format) throw new MediaToolError(`unsupported input file type ${extname(path) || '(no extension)'}`);
+  return ['-max_pixels', String(MAX_INPUT_PIXELS), '-f', format, '-i', path];
+}
+
+/** `-i path` for a still this module wrote itself (a PNG from normalizeStill or renderImage), looped. */
+function ownStill(path: string, fps: number, durationSeconds?: number): string[] {
+  return ['-loop', '1', '-framerate', String(fps), ...(durationSeconds === undefined ? [] : ['-t', seconds(durationSeconds)]), '-f', 'image2', '-c:v', 'png', '-i', path];
+}
+
 const X264_ARGS = ['-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'stillimage', '-pix_fmt', 'yuv420p', '-movflags', '+faststart'];
 
 export class MediaToolError extends Error {
@@ -242,19 +276,21 @@ function renderRun(signal: AbortSignal | undefined, mediaSeconds = 0): RunOption
 }
 
 /**
- * Decodes the first frame of an image (any format ffmpeg reads) into a PNG in `dir`. A looped
- * image input that cannot be decoded makes ffmpeg retry forever, so inputs are checked this way
- * first, which fails fast with the decoder's message.
+ * Decodes the first frame of an image into a PNG in `dir`, downscaled to fit MAX_STILL_SIDE. A
+ * looped image input that cannot be decoded makes ffmpeg retry forever, so inputs are checked this
+ * way first, which fails fast with the decoder's message; a frame declaring more than
+ * MAX_INPUT_PIXELS is refused by the decoder before it allocates anything.
  */
-async function normalizeStill(path: string, dir: string, name: string, ffmpegPath: string, signal?: AbortSignal): Promise<string> {
+export async function normalizeStill(path: string, dir: string, name: string, ffmpegPath: string, signal?: AbortSignal): Promise<string> {
   const out = join(dir, `${name}.png`);
-  await runTool(ffmpegPath, ['-hide_banner', '-loglevel', 'error', '-y', '-i', path, '-frames:v', '1', '-c:v', 'png', '-f', 'image2', out], renderRun(signal));
+  const fit = `scale='min(iw,${MAX_STILL_SIDE})':'min(ih,${MAX_STILL_SIDE})':force_original_aspect_ratio=decrease`;
+  await runTool(ffmpegPath, ['-hide_banner', '-loglevel', 'error', '-y', ...untrustedInput(path), '-frames:v', '1', '-vf', fit, '-c:v', 'png', '-f', 'image2', out], renderRun(signal));
   return out;
 }
 
 /** Fails fast (with ffmpeg's message) when a video has no decodable video frame. */
-async function checkVideo(path: string, ffmpegPath: string, signal?: AbortSignal): Promise<void> {
-  await runTool(ffmpegPath, ['-hide_banner', '-loglevel', 'error', '-i', path, '-map', '0:v:0', '-frames:v', '1', '-f', 'null', '-'], renderRun(signal));
+export async function checkVideo(path: string, ffmpegPath: string, signal?: AbortSignal): Promise<void> {
+  await runTool(ffmpegPath, ['-hide_banner', '-loglevel', 'error', ...untrustedInput(path), '-map', '0:v:0', '-frames:v', '1', '-f', 'null', '-'], renderRun(signal));
 }
 
 async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
@@ -299,7 +335,7 @@ export async function renderVideo(opts: {
       await writeFile(background, await renderImage({ prompt: opts.prompt, width, height }));
     }
     const args = ['-hide_banner', '-loglevel', 'error', '-y'];
-    const still = (path: string) => args.push('-loop', '1', '-framerate', String(fps), '-t', seconds(d), '-i', path);
+    const still = (path: string) => args.push(...ownStill(path, fps, d));
     still(background);
     const filters: string[] = [`[0:v]${fitFilter(width, height)},format=yuv420p${opts.startFrame ? '' : `,hue=h='360*t/${seconds(d)}'`}[bg0]`];
     let input = 1;
@@ -390,8 +426,8 @@ export async function renderTalkingActor(opts: { actorImage: string; audioPath: 
       ffmpeg,
       [
         '-hide_banner', '-loglevel', 'error', '-y',
-        '-loop', '1', '-framerate', String(fps), '-i', actorImage,
-        '-i', opts.audioPath,
+        ...ownStill(actorImage, fps),
+        '-f', 'wav', '-i', opts.audioPath,
         '-filter_complex', filters.join(';'),
         '-map', '[v]', '-map', '[aout]', '-r', String(fps),
         ...X264_ARGS, '-c:a', 'aac', '-b:a', '96k', '-shortest', opts.outPath,
@@ -426,8 +462,8 @@ export async function renderReplaceActor(opts: { characterImage: string; motionV
       ffmpeg,
       [
         '-hide_banner', '-loglevel', 'error', '-y',
-        '-stream_loop', '-1', '-i', opts.motionVideo,
-        '-loop', '1', '-framerate', String(fps), '-i', characterImage,
+        '-stream_loop', '-1', ...untrustedInput(opts.motionVideo),
+        ...ownStill(characterImage, fps),
         '-filter_complex', filters.join(';'),
         '-map', '[v]', '-map', '0:a?', '-r', String(fps), '-t', seconds(d),
         ...X264_ARGS, '-c:a', 'aac', '-b:a', '96k', opts.outPath,

@@ -1,7 +1,9 @@
-// A local ElevenLabs text-to-speech server written from the API reference: POST
-// /v1/text-to-speech/{voice_id}?output_format=pcm_24000 with `xi-api-key` and { text, model_id,
-// voice_settings: { stability, similarity_boost, style, speed } } → raw 16-bit PCM whose length follows
-// the text and the speed. Errors use `{ detail: { status, message } }`.
+// A local ElevenLabs text-to-speech server speaking the protocol of contracts/elevenlabs.ts: POST
+// /v1/text-to-speech/{voice_id}?output_format=pcm_24000 with `xi-api-key` and a body validated against
+// the same strict schema the adapter's body is type-checked with → raw 16-bit PCM whose length follows
+// the text and the speed. Errors use `{ detail: { status, message } }`; validation errors 422
+// `{ detail: [{ loc, msg, type }] }`.
+import { elevenLabsTextToSpeechBody } from '../../../activities/providers/contracts/elevenlabs.js';
 import { FakeServer, json, type Answer, type RecordedRequest } from './server.js';
 
 export class FakeElevenLabs extends FakeServer {
@@ -23,14 +25,13 @@ export class FakeElevenLabs extends FakeServer {
     const format = req.query.get('output_format') ?? 'mp3_44100_128';
     const rate = /^pcm_(\d+)$/.exec(format)?.[1];
     if (!rate) return err(422, 'invalid_output_format', `This fake only speaks PCM; got ${format}`);
-    const b = (req.json ?? {}) as { text?: unknown; model_id?: unknown; voice_settings?: Record<string, unknown> };
-    if (typeof b.text !== 'string' || !b.text.trim()) return err(422, 'invalid_text', 'text is required');
-    const vs = b.voice_settings ?? {};
-    const ranges: Record<string, [number, number]> = { stability: [0, 1], similarity_boost: [0, 1], style: [0, 1], speed: [0.7, 1.2] };
-    for (const [k, [lo, hi]] of Object.entries(ranges)) {
-      const v = vs[k];
-      if (v !== undefined && (typeof v !== 'number' || v < lo || v > hi)) return err(422, 'invalid_voice_settings', `voice_settings.${k} must be between ${lo} and ${hi}`);
+    const parsed = elevenLabsTextToSpeechBody.safeParse(req.json);
+    if (!parsed.success) {
+      return json(422, { detail: parsed.error.issues.map((i) => ({ loc: ['body', ...i.path.map(String)], msg: i.message, type: i.code })) });
     }
+    const b = parsed.data;
+    if (!b.text.trim()) return err(422, 'invalid_text', 'text is required');
+    const vs = b.voice_settings ?? {};
     const speed = typeof vs.speed === 'number' ? vs.speed : 1;
     const seconds = (b.text.length * this.secondsPerChar) / speed;
     const samples = Math.max(2400, Math.round(seconds * Number(rate)));

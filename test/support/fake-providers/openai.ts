@@ -1,17 +1,21 @@
-// A local OpenAI Images server written from the API reference: POST /v1/images/generations with
-// `Authorization: Bearer <key>` and { model, prompt, n, size, output_format } → { created, data:
-// [{ b64_json }] }. Errors use `{ error: { message, type, param, code } }`; a prompt containing
-// "forbidden" is refused by the safety system (400 moderation_blocked). An `Idempotency-Key` seen
-// before replays the first answer.
+// A local OpenAI Images server speaking the protocol of contracts/openai.ts (openai-node's
+// ImageGenerateParams and the API reference): POST /v1/images/generations with `Authorization: Bearer
+// <key>` and a body validated against the same strict schema the adapter is type-checked with →
+// { created, data: [{ b64_json }] }. Errors use `{ error: { message, type, param, code } }`: a prompt
+// containing "forbidden" is refused by the safety system (400 moderation_blocked); `outOfQuota` makes
+// every call answer 429 insufficient_quota. Every accepted call is a new, paid generation: like the
+// real API, nothing is replayed by an idempotency key.
+import { openaiImageGenerateParams } from '../../../activities/providers/contracts/openai.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
 
-const sizes = ['1024x1024', '1536x1024', '1024x1536', 'auto'];
 const models = ['gpt-image-1.5', 'gpt-image-1-mini', 'gpt-image-2'];
+/** Sizes the GPT image models accept (the SDK type also lists DALL·E sizes). */
+const gptImageSizes = ['auto', '1024x1024', '1536x1024', '1024x1536'];
 
 export class FakeOpenAI extends FakeServer {
   readonly key: string;
-  private readonly replays = new Map<string, Answer>();
   generations = 0;
+  outOfQuota = false;
 
   constructor(key = 'sk-test-openai-0123456789') {
     super((method, path) => (method === 'POST' && path === '/v1/images/generations' ? 'images' : undefined), (req) => this.answer(req));
@@ -22,23 +26,25 @@ export class FakeOpenAI extends FakeServer {
     if (req.headers.authorization !== `Bearer ${this.key}`) {
       return json(401, { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
     }
-    const idem = req.headers['idempotency-key'];
-    if (typeof idem === 'string' && this.replays.has(idem)) return this.replays.get(idem)!;
-    const b = (req.json ?? {}) as Record<string, unknown>;
     const invalid = (param: string, message: string) => json(400, { error: { message, type: 'invalid_request_error', param, code: 'invalid_value' } });
+    const parsed = openaiImageGenerateParams.safeParse(req.json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      return invalid(issue.path.join('.') || 'body', issue.message);
+    }
+    const b = parsed.data;
     if (typeof b.model !== 'string' || !models.includes(b.model)) return invalid('model', `Invalid model: ${String(b.model)}`);
-    if (typeof b.prompt !== 'string' || !b.prompt) return invalid('prompt', 'prompt is required');
-    if (b.size !== undefined && !sizes.includes(b.size as string)) return invalid('size', `Invalid size '${String(b.size)}'. Supported: ${sizes.join(', ')}`);
-    const n = b.n ?? 1;
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 10) return invalid('n', 'n must be between 1 and 10');
-    if (b.output_format !== undefined && !['png', 'jpeg', 'webp'].includes(b.output_format as string)) return invalid('output_format', 'Invalid output_format');
+    if (b.size != null && !gptImageSizes.includes(b.size)) return invalid('size', `Invalid size '${b.size}'. Supported: ${gptImageSizes.join(', ')}`);
+    if (b.response_format != null) return invalid('response_format', 'Unknown parameter: response_format is not supported for GPT image models.');
+    if (this.outOfQuota) {
+      return json(429, { error: { message: 'You exceeded your current quota, please check your plan and billing details.', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } });
+    }
     if (/forbidden/i.test(b.prompt)) {
       return json(400, { error: { message: 'Your request was rejected as a result of our safety system.', type: 'image_generation_user_error', param: null, code: 'moderation_blocked' } });
     }
     this.generations++;
-    const answer = json(200, { created: Math.floor(Date.now() / 1000), data: Array.from({ length: n }, () => ({ b64_json: tinyPng.toString('base64') })), usage: { total_tokens: 100 } });
-    if (typeof idem === 'string') this.replays.set(idem, answer);
-    return answer;
+    const n = b.n ?? 1;
+    return json(200, { created: Math.floor(Date.now() / 1000), data: Array.from({ length: n }, () => ({ b64_json: tinyPng.toString('base64') })), usage: { total_tokens: 100 } });
   }
 }
 

@@ -1,18 +1,25 @@
-// A local xAI video server written from docs.x.ai (Video Generation, deferred requests): POST
-// /v1/videos/generations with `Authorization: Bearer <key>` and { model, prompt, duration, aspect_ratio,
-// resolution, image? } → { request_id }; GET /v1/videos/{request_id} → { status: "pending" } until
-// done, then { status: "done", video: { url, duration, respect_moderation }, model }.
+// A local xAI video server speaking the protocol of contracts/xai.ts (xAI's REST reference and the
+// OpenAPI types of its SDK): POST /v1/videos/generations with `Authorization: Bearer <key>` and a body
+// validated against the same strict schema the adapter is type-checked with → { request_id }; GET
+// /v1/videos/{request_id} → 202 while pending (empty body by default, as the OpenAPI document says; a
+// JSON `{ status: "pending", progress }` body when `pendingBody` is set), then 200 `{ status: "done",
+// video }` or 200 `{ status: "failed", error: { code, message } }`.
 import { randomUUID } from 'node:crypto';
+import { xaiVideoGenerationRequest } from '../../../activities/providers/contracts/xai.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
 
 export type XaiOutcome = 'success' | 'moderated' | 'failed' | 'expired';
 
 export class FakeXai extends FakeServer {
   readonly key: string;
-  /** Status calls that answer "pending" before a request is done. */
+  /** Status calls that answer 202 (pending) before a request is done. */
   pendingPolls = 2;
+  /** Whether a pending answer carries a JSON body with progress (xAI allows both). */
+  pendingBody = false;
   readonly states = new Map<string, { polls: number; outcome: XaiOutcome; duration: number }>();
   private readonly outcomes: XaiOutcome[] = [];
+  /** Where output files are served from (a CDN origin; defaults to this server). */
+  filesBaseUrl: string | undefined;
 
   constructor(key = 'xai-test-key-0123456789') {
     super(
@@ -32,29 +39,36 @@ export class FakeXai extends FakeServer {
     if (req.op === 'file') return { status: 200, headers: { 'content-type': 'video/mp4' }, body: tinyPng };
     if (req.headers.authorization !== `Bearer ${this.key}`) return json(401, { code: 'unauthenticated', error: 'Incorrect API key provided' });
     if (req.op === 'submit') {
-      const b = (req.json ?? {}) as Record<string, unknown>;
-      const bad = (error: string) => json(400, { code: 'invalid_argument', error });
-      if (b.model !== 'grok-imagine-video') return bad(`The model ${String(b.model)} does not exist`);
-      if (typeof b.prompt !== 'string' || !b.prompt) return bad('prompt is required');
-      const d = b.duration ?? 6;
-      if (typeof d !== 'number' || !Number.isInteger(d) || d < 1 || d > 15) return bad('duration must be an integer from 1 to 15');
-      if (b.aspect_ratio !== undefined && !['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'].includes(b.aspect_ratio as string)) return bad('invalid aspect_ratio');
-      if (b.resolution !== undefined && !['480p', '720p'].includes(b.resolution as string)) return bad('invalid resolution');
+      const parsed = xaiVideoGenerationRequest.safeParse(req.json);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        return json(400, { code: 'invalid_argument', error: `${issue.path.join('.') || 'body'}: ${issue.message}` });
+      }
+      const b = parsed.data;
+      if (b.model !== 'grok-imagine-video') return json(404, { code: 'not_found', error: `The model ${String(b.model)} does not exist` });
       const id = randomUUID();
-      this.states.set(id, { polls: 0, outcome: this.outcomes.shift() ?? 'success', duration: d });
+      this.states.set(id, { polls: 0, outcome: this.outcomes.shift() ?? 'success', duration: b.duration ?? 8 });
       return json(200, { request_id: id });
     }
     const id = req.path.split('/').pop()!;
     const st = this.states.get(id);
     if (!st) return json(404, { code: 'not_found', error: 'Request not found' });
-    if (st.polls++ < this.pendingPolls) return json(200, { status: 'pending' });
+    if (st.polls < this.pendingPolls) {
+      st.polls++;
+      return this.pendingBody ? json(202, { status: 'pending', progress: Math.round((100 * st.polls) / (this.pendingPolls + 1)) }) : { status: 202 };
+    }
     switch (st.outcome) {
       case 'expired':
         return json(200, { status: 'expired' });
       case 'failed':
-        return json(200, { status: 'failed', error: 'internal generation error' });
+        return json(200, { status: 'failed', error: { code: 'internal_error', message: 'internal generation error' } });
       default:
-        return json(200, { status: 'done', model: 'grok-imagine-video', video: { url: `${this.url}/files/${id}.mp4`, duration: st.duration, respect_moderation: st.outcome !== 'moderated' } });
+        return json(200, {
+          status: 'done',
+          model: 'grok-imagine-video',
+          progress: 100,
+          video: { url: `${this.filesBaseUrl ?? this.url}/files/${id}.mp4`, duration: st.duration, respect_moderation: st.outcome !== 'moderated' },
+        });
     }
   }
 }

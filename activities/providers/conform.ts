@@ -1,0 +1,68 @@
+// Inputs conformed before a live provider sees them, so what it delivers is what was asked (and
+// priced). Wan Animate Replace follows its motion video's length and shape and takes no duration or
+// aspect ratio: the motion video is trimmed, or padded by holding its last frame, to the asked duration,
+// and scaled and center-cropped to the asked aspect ratio at the route's resolution. InfiniteTalk
+// follows its image's shape, so the talking actor's image is center-cropped to the asked aspect ratio.
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { frameSize } from './catalog.js';
+import { runTool } from './local/media.js';
+import { ProviderError, type InputFile, type ProviderContext, type ProviderRequest } from './types.js';
+
+/** The replace-actor motion video at exactly the asked duration and aspect ratio (stored once per job and shape). */
+export async function conformMotionVideo(req: ProviderRequest, video: InputFile, ctx: ProviderContext, ffmpegPath = 'ffmpeg'): Promise<InputFile> {
+  const seconds = req.duration ?? req.route.defaultDuration ?? 30;
+  const { width, height } = frameSize(req.aspectRatio ?? req.route.defaultAspectRatio, req.resolution ?? req.route.defaultResolution);
+  const key = `${ctx.storage.jobMediaPrefix(req.jobId)}/motion-${seconds}s-${width}x${height}.mp4`;
+  const filter = `${cropTo(width, height)},tpad=stop_mode=clone:stop_duration=${seconds}`;
+  await transcodeOnce(ctx, ffmpegPath, video.key, key, 'video/mp4', 'the motion video could not be decoded', 120_000 + seconds * 10_000, (input, output) => [
+    '-i', input, '-vf', filter, '-t', String(seconds), '-an', '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-f', 'mp4', output,
+  ]);
+  return { role: 'video', key, contentType: 'video/mp4' };
+}
+
+/** The talking actor's image center-cropped to the asked aspect ratio (InfiniteTalk keeps the image's shape). */
+export async function conformActorImage(req: ProviderRequest, image: InputFile, ctx: ProviderContext, ffmpegPath = 'ffmpeg'): Promise<InputFile> {
+  const { width, height } = frameSize(req.aspectRatio ?? req.route.defaultAspectRatio, req.resolution ?? req.route.defaultResolution);
+  const key = `${ctx.storage.jobMediaPrefix(req.jobId)}/actor-${width}x${height}.png`;
+  await transcodeOnce(ctx, ffmpegPath, image.key, key, 'image/png', "the actor's image could not be decoded", 60_000, (input, output) => [
+    '-i', input, '-vf', cropTo(width, height), '-frames:v', '1', '-c:v', 'png', '-f', 'image2', output,
+  ]);
+  return { role: 'actor_image', key, contentType: 'image/png' };
+}
+
+const cropTo = (width: number, height: number) => `scale=${width}:${height}:force_original_aspect_ratio=increase,crop=${width}:${height},setsar=1`;
+
+/** Runs ffmpeg on a stored object into `targetKey`, unless an earlier attempt already stored it; heartbeats meanwhile. */
+async function transcodeOnce(
+  ctx: ProviderContext,
+  ffmpegPath: string,
+  sourceKey: string,
+  targetKey: string,
+  contentType: string,
+  failure: string,
+  timeoutMs: number,
+  args: (input: string, output: string) => string[],
+): Promise<void> {
+  if (await ctx.storage.stat(targetKey)) return; // a retried submit: already done
+  const dir = await mkdtemp(join(tmpdir(), 'conform-'));
+  const beat = setInterval(() => ctx.heartbeat({ phase: 'conform-input' }), 10_000);
+  try {
+    const input = join(dir, 'in');
+    const output = join(dir, 'out');
+    await pipeline(await ctx.storage.getStream(sourceKey), createWriteStream(input));
+    try {
+      await runTool(ffmpegPath, ['-hide_banner', '-loglevel', 'error', '-y', ...args(input, output)], { signal: ctx.signal, timeoutMs });
+    } catch {
+      throw new ProviderError(failure, { retryable: false });
+    }
+    const bytes = await readFile(output);
+    await ctx.storage.putStream(targetKey, bytes, contentType, bytes.length);
+  } finally {
+    clearInterval(beat);
+    await rm(dir, { recursive: true, force: true });
+  }
+}

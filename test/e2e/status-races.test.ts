@@ -1,0 +1,206 @@
+// The races that could once refund a completed job or revive a canceled one, each driven
+// deterministically by holding a real activity (or the reconciler's describe) until the test
+// releases it, with the credits and the stored media checked at the end:
+//   - cancel racing completion, both orders: a completed job is never refunded, a refunded job
+//     keeps no media;
+//   - a cancel after a start that timed out at the client but succeeded, and a cancel before a
+//     late start: markGenerating never revives and re-charges the failed job;
+//   - the reconciler finding a workflow that completed after it listed the job: never failed.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@temporalio/client';
+import { pino } from 'pino';
+import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startGateway, startWorkers, waitForJobStatus, type Gateway, type Workers } from '../support/services.js';
+import { Holds } from '../support/holds.js';
+import { jobObjectKeys, probeUrl } from '../support/fixtures.js';
+import * as jobsRepo from '../../db/repos/jobs.js';
+import { newId } from '../../db/ids.js';
+import { jobToStart, startJobWorkflow } from '../../workflows/client.js';
+import { createReconciler } from '../../worker/reconciler.js';
+import type { Config } from '../../worker/config.js';
+
+let tdb: TestDatabase;
+let config: Config;
+let gw: Gateway;
+let workers: Workers;
+const holds = new Holds();
+const price = 4; // nano-banana-2, one image
+
+before(async () => {
+  tdb = await createTestDatabase();
+  // The reconciler is driven by hand; anything in flight for 100 ms is checked by it.
+  config = testConfig(tdb.url, { RECONCILE_INTERVAL_MS: '3600000', RECONCILE_STALE_AFTER_MS: '100', RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' });
+  gw = await startGateway(config, tdb.db);
+  workers = await startWorkers(config, tdb.db, 'all', { activityInterceptors: [holds.activityInterceptor] });
+});
+
+after(async () => {
+  await workers?.stop();
+  await gw?.close();
+  await tdb?.drop();
+});
+
+const imageBody = (t: Tenant, prompt: string) => ({ project_id: t.projectId, prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+
+async function create(t: Tenant, prompt: string): Promise<string> {
+  const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', imageBody(t, prompt));
+  assert.equal(r.status, 200, r.text);
+  return r.body.data.id as string;
+}
+
+const storedKeys = (jobId: string) => jobObjectKeys(config, jobId);
+
+const ledger = async (id: string) => (await jobsRepo.ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]);
+const rowStatus = async (id: string) => (await jobsRepo.getJob(tdb.db, id))!.status;
+const workflowStatus = async (id: string) => (await gw.client.workflow.getHandle(id).describe()).status.name;
+
+describe('cancel racing completion', () => {
+  test('cancel wins: the job is failed and refunded, its outputs are removed, and the completion that comes late is refused', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const c = api(gw.baseUrl, t.apiKey);
+    const complete = holds.activity('completeJob', 'before');
+    const id = await create(t, 'cancel wins');
+    assert.equal(await complete.reached, id);
+    assert.ok((await storedKeys(id)).some((k) => /\/output-0\.png$/.test(k)), 'the outputs are stored before completion');
+
+    const canceled = await c.post(`/v1/images/${id}/cancel`);
+    assert.equal(canceled.status, 200, canceled.text);
+    const job = await waitForJobStatus(c, `/v1/images/${id}`, ['failed', 'completed']);
+    assert.equal(job.status, 'failed');
+    assert.equal(job.error.code, 'canceled');
+    assert.equal(await creditsOf(tdb.db, t), 100);
+
+    complete.release();
+    const late = await complete.finished;
+    assert.equal(late.ok, false, 'the late completion is refused');
+    assert.match(String(!late.ok && late.error.message), /failed and cannot become completed/);
+    assert.equal(await rowStatus(id), 'failed');
+    assert.deepEqual(await ledger(id), [['charge', -price], ['refund', price]]);
+    assert.equal(await creditsOf(tdb.db, t), 100);
+    assert.deepEqual(await storedKeys(id), [], 'no media is kept for a refunded job');
+    const url = await c.get(`/v1/images/${id}/url`);
+    assert.equal(url.status, 409);
+    assert.equal(url.body.error.code, 'generation_failed');
+    await waitFor('the workflow to close as canceled', async () => ((await workflowStatus(id)) === 'CANCELLED' ? true : undefined));
+  });
+
+  test('completion wins: the failure that comes late leaves the completed job charged, with its media', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const c = api(gw.baseUrl, t.apiKey);
+    const complete = holds.activity('completeJob', 'before');
+    const id = await create(t, 'completion wins');
+    await complete.reached;
+    const fail = holds.activity('failJob', 'before', id);
+
+    const canceled = await c.post(`/v1/images/${id}/cancel`);
+    assert.equal(canceled.status, 200, canceled.text);
+    await fail.reached; // the workflow saw the cancel and is about to fail the job
+    complete.release();
+    assert.equal((await complete.finished).ok, true);
+    assert.equal(await rowStatus(id), 'completed');
+    fail.release();
+    assert.equal((await fail.finished).ok, true, 'failing a completed job is a no-op, not an error');
+
+    assert.equal(await rowStatus(id), 'completed');
+    assert.deepEqual(await ledger(id), [['charge', -price]], 'a completed job is never refunded');
+    assert.equal(await creditsOf(tdb.db, t), 100 - price);
+    const url = await c.get(`/v1/images/${id}/url`);
+    assert.equal(url.status, 200, url.text);
+    assert.equal((await probeUrl(url.body.data.url)).contentType, 'image/png');
+    const again = await c.post(`/v1/images/${id}/cancel`);
+    assert.equal(again.status, 409);
+    assert.equal(again.body.error.code, 'not_cancelable');
+  });
+});
+
+describe('cancel and a start the client did not see', () => {
+  test('a start that timed out at the client but succeeded: cancel goes through Temporal, and markGenerating coming late does not revive or re-charge the job', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const c = api(gw.baseUrl, t.apiKey);
+    const start = holds.activity('markJobGenerating', 'before');
+    const id = await create(t, 'start answer lost');
+    await start.reached;
+    // The gateway never heard the start succeed: the row says not started.
+    await tdb.db.updateTable('jobs').set({ workflow_started: false }).where('id', '=', id).execute();
+
+    const canceled = await c.post(`/v1/images/${id}/cancel`);
+    assert.equal(canceled.status, 200, canceled.text);
+    const job = await waitForJobStatus(c, `/v1/images/${id}`, ['failed', 'completed']);
+    assert.equal(job.error.code, 'canceled');
+    assert.equal(await creditsOf(tdb.db, t), 100);
+
+    start.release();
+    const late = await start.finished;
+    assert.equal(late.ok, false, 'the late start is refused');
+    assert.match(String(!late.ok && late.error.message), /failed and cannot become generating/);
+    assert.equal(await rowStatus(id), 'failed');
+    assert.deepEqual(await ledger(id), [['charge', -price], ['refund', price]]);
+    assert.equal(await creditsOf(tdb.db, t), 100);
+    // The reconciler starts pending jobs only: nothing to start here.
+    assert.deepEqual(await workers.fleet.reconciler!.runOnce(), { started: 0, settled: 0 });
+    assert.deepEqual(await ledger(id), [['charge', -price], ['refund', price]]);
+  });
+
+  test('a cancel before the workflow exists fails the job here; the start that lands late cannot revive it', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const c = api(gw.baseUrl, t.apiKey);
+    const id = newId('img');
+    const job = await tdb.db.transaction().execute((tx) =>
+      jobsRepo.insertJobWithCharge(tx, {
+        id,
+        kind: 'image',
+        workspaceId: t.workspaceId,
+        projectId: t.projectId,
+        apiKeyId: t.apiKeyId,
+        model: 'nano-banana-2',
+        params: { prompt: 'late start', aspect_ratio: '1:1', count: 1, provider: 'local', deadline_seconds: 600 },
+        price,
+      }),
+    );
+    const canceled = await c.post(`/v1/images/${id}/cancel`);
+    assert.equal(canceled.status, 200, canceled.text);
+    assert.equal(canceled.body.data.status, 'failed');
+    assert.equal(canceled.body.data.error.code, 'canceled');
+    assert.equal(await creditsOf(tdb.db, t), 100);
+
+    await startJobWorkflow(gw.client, jobToStart(job, config.TASK_QUEUE_PREFIX));
+    await assert.rejects(gw.client.workflow.getHandle(id).result(), (err: Error) => {
+      assert.match(String((err.cause as Error | undefined)?.message), /failed and cannot become generating/);
+      return true;
+    });
+    const row = (await jobsRepo.getJob(tdb.db, id))!;
+    assert.equal(row.status, 'failed');
+    assert.equal(row.error?.code, 'canceled', 'the first failure stands');
+    assert.deepEqual(await ledger(id), [['charge', -price], ['refund', price]]);
+    assert.equal(await creditsOf(tdb.db, t), 100);
+  });
+});
+
+describe('the reconciler and a workflow that completes meanwhile', () => {
+  test('a job listed as in flight whose workflow completed before describe() is re-read, never failed', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const c = api(gw.baseUrl, t.apiKey);
+    const complete = holds.activity('completeJob', 'before');
+    const id = await create(t, 'reconciled while completing');
+    await complete.reached;
+    await waitFor('the job to be stale for the reconciler', async () => (await jobsRepo.findStaleInFlightJobs(tdb.db, 100)).some((j) => j.id === id));
+
+    const client = new Client({ connection: gw.client.connection, namespace: config.TEMPORAL_NAMESPACE, interceptors: { workflow: [holds.clientInterceptor] } });
+    const reconciler = createReconciler({ config, db: tdb.db, storage: gw.storage, client, logger: pino({ level: 'silent' }) });
+    const describeHeld = holds.describe(id);
+    const pass = reconciler.runOnce();
+    await describeHeld.reached; // it listed the job as generating and is about to describe its workflow
+
+    complete.release();
+    assert.equal((await complete.finished).ok, true);
+    await waitFor('the workflow to complete', async () => ((await workflowStatus(id)) === 'COMPLETED' ? true : undefined));
+    describeHeld.release();
+    assert.deepEqual(await pass, { started: 0, settled: 0 });
+
+    assert.equal(await rowStatus(id), 'completed');
+    assert.deepEqual(await ledger(id), [['charge', -price]]);
+    assert.equal(await creditsOf(tdb.db, t), 100 - price);
+    assert.equal((await c.get(`/v1/images/${id}/url`)).status, 200);
+  });
+});

@@ -1,0 +1,124 @@
+// GET /media/uploads/...: ranges are read from the store as ranges (evidence: the bytes the store
+// handed over), uploads are Cache-Control: private, and each client address has a request limit.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Readable, Transform } from 'node:stream';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import express from 'express';
+import { pino } from 'pino';
+import { createStorage, type Storage } from '../../activities/storage.js';
+import { MB } from '../../activities/media-type.js';
+import { randomToken } from '../../db/ids.js';
+import { createClientLimiter, createMediaRouter, mediaPath } from '../../api/routes/media.js';
+import { errorMiddleware, notFoundRoute } from '../../api/errors.js';
+import { requireStackEnv } from '../support/stack.js';
+import { loadConfig } from '../../worker/config.js';
+
+const MEDIA_LIMIT = 8;
+
+describe('GET /media/uploads', () => {
+  let server: Server;
+  let base: string;
+  let storage: Storage;
+  /** Bytes the store has streamed to the route so far. */
+  let bytesFromStore = 0;
+  const key = `uploads/ws_media/upl_${randomToken(10)}/big.mp4`;
+  const size = 50 * MB;
+
+  const counted = (stream: Readable): Readable =>
+    stream.pipe(
+      new Transform({
+        transform(chunk: Buffer, _enc, cb) {
+          bytesFromStore += chunk.length;
+          cb(null, chunk);
+        },
+      }),
+    );
+
+  before(async () => {
+    requireStackEnv();
+    const config = loadConfig({ ...process.env, NODE_ENV: 'test', DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused', MEDIA_RATE_LIMIT_PER_MIN: String(MEDIA_LIMIT) });
+    const real = createStorage(config);
+    storage = {
+      ...real,
+      bucket: real.bucket,
+      getStream: async (k) => counted(await real.getStream(k)),
+      getRange: async (k, offset, length) => counted(await real.getRange(k, offset, length)),
+    };
+    // 50 MB, with a recognisable last byte.
+    const body = Buffer.alloc(size);
+    body[size - 1] = 0x7a;
+    await real.putStream(key, Readable.from([body]), 'video/mp4');
+    const app = express();
+    app.use(createMediaRouter({ storage, config }));
+    app.use(notFoundRoute);
+    app.use(errorMiddleware(pino({ level: 'silent' })));
+    server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  after(async () => {
+    server?.closeAllConnections();
+    server?.close();
+    await storage?.remove(key).catch(() => undefined);
+  });
+
+  test('Range: bytes=0-0 on a 50 MB upload answers one byte and reads one byte from the store', async () => {
+    const before = bytesFromStore;
+    const res = await fetch(`${base}${mediaPath(key)}`, { headers: { Range: 'bytes=0-0' } });
+    assert.equal(res.status, 206);
+    assert.equal(res.headers.get('content-range'), `bytes 0-0/${size}`);
+    assert.equal(res.headers.get('content-length'), '1');
+    assert.equal(Buffer.from(await res.arrayBuffer()).length, 1);
+    assert.equal(bytesFromStore - before, 1);
+  });
+
+  test('a suffix range reads only the suffix', async () => {
+    const before = bytesFromStore;
+    const res = await fetch(`${base}${mediaPath(key)}`, { headers: { Range: 'bytes=-2' } });
+    assert.equal(res.status, 206);
+    assert.deepEqual([...Buffer.from(await res.arrayBuffer())], [0, 0x7a]);
+    assert.equal(bytesFromStore - before, 2);
+  });
+
+  test('uploads are Cache-Control: private', async () => {
+    const res = await fetch(`${base}${mediaPath(key)}`, { method: 'HEAD' });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('cache-control') ?? '', /^private\b/);
+  });
+
+  test('each client address gets a limited number of requests per minute, then 429 rate_limited', async () => {
+    let refused: Response | undefined;
+    for (let i = 0; i <= MEDIA_LIMIT + 1 && !refused; i++) {
+      const res = await fetch(`${base}${mediaPath(key)}`, { method: 'HEAD' });
+      if (res.status === 429) refused = res;
+      else assert.equal(res.status, 200);
+    }
+    assert.ok(refused, 'a request past the limit is refused');
+    assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+    assert.equal(refused.headers.get('ratelimit-limit'), String(MEDIA_LIMIT));
+    const get = await fetch(`${base}${mediaPath(key)}`, { headers: { Range: 'bytes=0-0' } });
+    assert.equal(get.status, 429);
+    const body = (await get.json()) as { error: { code: string }; retry_after_ms: number };
+    assert.equal(body.error.code, 'rate_limited');
+    assert.ok(body.retry_after_ms >= 1);
+  });
+});
+
+describe('createClientLimiter', () => {
+  test('counts per client, refuses past the limit and opens a new window after it ends', () => {
+    let now = 0;
+    const limiter = createClientLimiter(2, 60_000, () => now);
+    assert.equal(limiter.take('a').allowed, true);
+    assert.equal(limiter.take('a').allowed, true);
+    const third = limiter.take('a');
+    assert.equal(third.allowed, false);
+    assert.equal(third.resetMs, 60_000);
+    assert.equal(limiter.take('b').allowed, true, 'another client has its own window');
+    now = 60_000;
+    assert.equal(limiter.take('a').allowed, true);
+  });
+});

@@ -1,0 +1,47 @@
+// worker/config.ts: test-only switches are refused in production, naming the variable (never its value).
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError, loadConfig, testOnlySettings } from '../../worker/config.js';
+
+const base = {
+  DATABASE_URL: 'postgres://media@127.0.0.1:5432/media',
+  TEMPORAL_ADDRESS: '127.0.0.1:7233',
+  S3_ENDPOINT: 'http://127.0.0.1:9000',
+  S3_ACCESS_KEY: 'media',
+  S3_SECRET_KEY: 'not-a-real-secret',
+};
+
+const switchedOn: Record<string, string> = {
+  FETCH_ALLOW_LOOPBACK_ORIGIN: 'https://127.0.0.1:8443',
+  LOCAL_RENDER_FAULTS: 'true',
+  LOCAL_RENDER_LATENCY_MS: '250',
+};
+
+describe('test-only settings', () => {
+  test('every listed switch has a value that turns it on here', () => {
+    assert.deepEqual(testOnlySettings.map((s) => s.name).sort(), Object.keys(switchedOn).sort());
+  });
+
+  for (const [name, value] of Object.entries(switchedOn)) {
+    test(`${name} is refused when NODE_ENV=production, with its name and without its value`, () => {
+      assert.throws(
+        () => loadConfig({ ...base, NODE_ENV: 'production', [name]: value }),
+        (err: unknown) => {
+          assert.ok(err instanceof ConfigError);
+          assert.match(err.message, new RegExp(`${name}: test-only setting, refused when NODE_ENV=production`));
+          assert.ok(!err.message.includes(value), 'the value is not echoed');
+          return true;
+        },
+      );
+    });
+
+    test(`${name} is accepted outside production`, () => {
+      for (const env of ['test', 'development']) assert.doesNotThrow(() => loadConfig({ ...base, NODE_ENV: env, [name]: value }));
+    });
+  }
+
+  test('a production config without them loads, and an off value (false, 0, empty) is not refused', () => {
+    assert.equal(loadConfig({ ...base, NODE_ENV: 'production' }).NODE_ENV, 'production');
+    assert.doesNotThrow(() => loadConfig({ ...base, NODE_ENV: 'production', LOCAL_RENDER_FAULTS: 'false', LOCAL_RENDER_LATENCY_MS: '0', FETCH_ALLOW_LOOPBACK_ORIGIN: '' }));
+  });
+});
