@@ -31,6 +31,14 @@ export type VideoCreate = BodyOf<operations['post_videos_generate']>;
 export type ReplaceActorCreate = BodyOf<operations['post_replace_actors_generations']>;
 export type TalkingActorCreate = BodyOf<operations['post_talking_actors_generate']>;
 export type UploadFromUrl = BodyOf<operations['post_upload_from_url']>;
+export type DirectUploadCreate = BodyOf<operations['post_uploads']>;
+/** A direct upload as created: the pending record plus the presigned POST to send the bytes with. */
+export type DirectUpload = DataOf<'post_uploads'>;
+/** A direct upload's record (GET /v1/uploads/{id}, POST …/complete). */
+export type DirectUploadRecord = DataOf<'get_uploads_by_id'>;
+export type UploadMimeType = DirectUploadCreate['mime_type'];
+export type Health = JsonOf<operations['get_healthz']>;
+export type Readiness = JsonOf<operations['get_readyz']>;
 export type ProjectsQuery = QueryOf<operations['get_projects']>;
 export type ActorsQuery = QueryOf<operations['get_actors']>;
 export type VoicesQuery = QueryOf<operations['get_voices']>;
@@ -84,6 +92,25 @@ export interface ModelInfo {
   [field: string]: unknown;
 }
 
+/** The MIME type of an upload from a file name's extension (direct uploads must declare it). */
+export function mimeTypeOf(name: string): UploadMimeType | null {
+  const ext = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase();
+  const types: Record<string, UploadMimeType> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', mp4: 'video/mp4', m4v: 'video/mp4', mov: 'video/quicktime', webm: 'video/webm' };
+  return (ext && types[ext]) || null;
+}
+
+/** `{ name, kind }` of every model a create operation of the document accepts (its `model` enum or const). */
+export function modelsOfDocument(doc: Record<string, unknown>): ModelInfo[] {
+  const out: ModelInfo[] = [];
+  for (const [kind, p] of Object.entries(jobPaths)) {
+    const op = (doc.paths as Record<string, any> | undefined)?.[p.create]?.post;
+    const model = op?.requestBody?.content?.['application/json']?.schema?.properties?.model;
+    const names: unknown[] = Array.isArray(model?.enum) ? model.enum : model?.const !== undefined ? [model.const] : [];
+    for (const name of names) if (typeof name === 'string') out.push({ name, kind });
+  }
+  return out;
+}
+
 // ------------------------------------------------------------------ options
 
 export interface ClientOptions {
@@ -114,6 +141,19 @@ export interface WaitOptions {
   maxPollIntervalMs?: number;
   /** Use the live event stream when the gateway offers it (default true). */
   events?: boolean;
+}
+
+export interface EventsOptions {
+  signal?: AbortSignal;
+  /** The `id` of the last event received: the gateway sends only newer changes. */
+  lastEventId?: string;
+}
+
+/** One `status` event of a job's event stream. */
+export interface JobEvent<J = AnyJob> {
+  /** The event id (the job's change counter), for `lastEventId` on reconnect. */
+  id: string | null;
+  job: J;
 }
 
 export interface WaitResult<J = AnyJob> {
@@ -249,8 +289,18 @@ export class MediaGenClient {
     list: (q?: VoicesQuery, o?: RequestOptions) => this.request<Page<'get_voices'>>('GET', `/v1/voices${query(q)}`, o),
   };
   readonly models = {
-    /** GET /v1/models (the model catalog), where the gateway serves it. */
-    list: (o?: RequestOptions) => this.request<{ data: ModelInfo[] }>('GET', '/v1/models', o),
+    /**
+     * GET /v1/models (the model catalog) where the gateway serves it; otherwise (404) the model
+     * names each create endpoint accepts, read from the OpenAPI document.
+     */
+    list: async (o?: RequestOptions): Promise<{ data: ModelInfo[] }> => {
+      try {
+        return await this.request<{ data: ModelInfo[] }>('GET', '/v1/models', o);
+      } catch (err) {
+        if (!(err instanceof MediaGenError && err.status === 404)) throw err;
+        return { data: modelsOfDocument(await this.openapi(o)) };
+      }
+    },
   };
   readonly jobs = {
     /** GET /v1/jobs: every kind, newest first, where the gateway serves it. */
@@ -286,6 +336,60 @@ export class MediaGenClient {
     return this.data<FileUpload>('POST', '/v1/upload-from-url', { ...opts, body, idempotent: true });
   }
 
+  /** Direct uploads: the bytes go straight to storage with a presigned POST, never through a gateway. */
+  readonly uploads = {
+    /** POST /v1/uploads: a pending upload and the presigned POST for its bytes. */
+    create: (body: DirectUploadCreate, o?: RequestOptions) => this.data<DirectUpload>('POST', '/v1/uploads', { ...o, body, idempotent: true }),
+    /** POST /v1/uploads/{id}/complete: checks the stored bytes; completed (or 400, failed). */
+    complete: (id: string, o?: RequestOptions) => this.data<DirectUploadRecord>('POST', `/v1/uploads/${encodeURIComponent(id)}/complete`, o),
+    /** GET /v1/uploads/{id}: any upload of the workspace, with its status. */
+    get: (id: string, o?: RequestOptions) => this.data<DirectUploadRecord>('GET', `/v1/uploads/${encodeURIComponent(id)}`, o),
+  };
+
+  /**
+   * A direct upload in one call: create, send the Blob to storage with the presigned POST, complete.
+   * The MIME type is the Blob's, else guessed from the file name; storage refuses any other size or
+   * type, and completion checks the bytes as POST /v1/upload does.
+   */
+  async uploadDirect(file: Blob, opts: RequestOptions & { projectId: string; filename?: string; mimeType?: UploadMimeType }): Promise<DirectUploadRecord> {
+    const name = opts.filename ?? ((file as { name?: unknown }).name as string | undefined) ?? 'upload';
+    const mime = opts.mimeType ?? (file.type ? (file.type as UploadMimeType) : null) ?? mimeTypeOf(name);
+    if (!mime) throw new MediaGenError({ status: 0, code: 'unknown_mime_type', message: `cannot tell the type of ${name}: pass mimeType (image/jpeg, image/png, image/webp, video/mp4, video/quicktime or video/webm)` });
+    const created = await this.uploads.create({ project_id: opts.projectId, name, mime_type: mime, size: file.size }, opts);
+    const form = new FormData();
+    for (const [k, v] of Object.entries(created.upload.fields)) form.append(k, v);
+    form.append('file', file.type === mime ? file : new Blob([file], { type: mime }), name);
+    let res: Response;
+    try {
+      res = await this.fetchImpl(created.upload.url, { method: 'POST', body: form, signal: opts.signal ?? null });
+    } catch (cause) {
+      if (opts.signal?.aborted) throw opts.signal.reason;
+      throw new MediaGenError({ status: 0, code: 'network_error', message: `could not reach storage at ${new URL(created.upload.url).origin}: ${(cause as Error).message}`, cause });
+    }
+    const text = await res.text();
+    if (!res.ok) {
+      // Storage answers S3 XML (<Code>EntityTooLarge</Code>…), not the API's error envelope.
+      const code = /<Code>([^<]+)<\/Code>/.exec(text)?.[1] ?? `http_${res.status}`;
+      throw new MediaGenError({ status: res.status, code: 'storage_refused', message: `storage refused upload ${created.id}: ${code}`, body: text });
+    }
+    return this.uploads.complete(created.id, { signal: opts.signal });
+  }
+
+  // ---------------------------------------------------------------- service
+
+  /** GET /healthz: the gateway process is up. */
+  health(o?: RequestOptions): Promise<Health> {
+    return this.request<Health>('GET', '/healthz', o);
+  }
+  /** GET /readyz: Postgres, Temporal and storage reachable (503, a MediaGenError whose body names the part down, otherwise). */
+  ready(o?: RequestOptions): Promise<Readiness> {
+    return this.request<Readiness>('GET', '/readyz', o);
+  }
+  /** GET /v1/openapi.json: the OpenAPI 3.1 document these types were generated from. */
+  openapi(o?: RequestOptions): Promise<Record<string, unknown>> {
+    return this.request<Record<string, unknown>>('GET', '/v1/openapi.json', o);
+  }
+
   // ---------------------------------------------------------------- jobs
 
   private kindMethods<K extends JobKind>(kind: K) {
@@ -294,6 +398,8 @@ export class MediaGenClient {
       get: (id: string, o?: RequestOptions) => this.data<JobRecords[K]>('GET', `${p.base}/${encodeURIComponent(id)}`, o),
       url: (id: string, o?: RequestOptions) => this.data<UrlResult>('GET', `${p.base}/${encodeURIComponent(id)}/url`, o),
       cancel: (id: string, o?: RequestOptions) => this.data<JobRecords[K]>('POST', `${p.base}/${encodeURIComponent(id)}/cancel`, o),
+      /** GET …/{id}/events (server-sent events), where the gateway offers it: see jobEvents. */
+      events: (id: string, o?: EventsOptions) => this.jobEvents({ kind, id }, o),
     };
   }
 
@@ -384,43 +490,97 @@ export class MediaGenClient {
     return { job, url: r.url, urls: r.urls ?? [r.url] };
   }
 
+  /**
+   * One connection to GET /v1/{kind}/{id}/events: yields `{ id, job }` for each `status` event (the
+   * job record, as GET answers it) and returns when the stream ends (after the terminal event, or
+   * when the connection drops: pass the last `id` as `lastEventId` to resume without replays).
+   * Throws MediaGenError 404 where the gateway has no event stream.
+   */
+  async *jobEvents<K extends JobKind>(ref: JobRef<K>, o: EventsOptions = {}): AsyncGenerator<JobEvent<JobRecords[K]>> {
+    const headers: Record<string, string> = o.lastEventId ? { 'last-event-id': o.lastEventId } : {};
+    const res = await this.send('GET', `${jobPaths[ref.kind].base}/${encodeURIComponent(ref.id)}/events`, { signal: o.signal, headers, accept: 'text/event-stream' });
+    if (!res.body || !(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
+      await res.body?.cancel();
+      throw new MediaGenError({ status: res.status, code: 'invalid_response', message: `the gateway answered ${ref.kind} events with ${res.headers.get('content-type') ?? 'no body'}, not an event stream`, requestId: res.headers.get('x-request-id') });
+    }
+    for await (const ev of readEvents(res.body)) {
+      if (ev.event !== 'status') continue;
+      const parsed = JSON.parse(ev.data) as JobRecords[K] | { data: JobRecords[K] };
+      const job = 'data' in parsed && parsed.data && typeof parsed.data === 'object' ? parsed.data : (parsed as JobRecords[K]);
+      yield { id: ev.id, job };
+    }
+  }
+
   /** Follows the event stream until a terminal status; null when the gateway has no stream for it. */
   private async followEvents(ref: JobRef, seen: (job: AnyJob) => boolean, signal?: AbortSignal): Promise<AnyJob | null> {
-    let lastEventId: string | null = null;
+    let lastEventId: string | undefined;
     let latest: AnyJob | null = null;
     for (let reconnects = 0; reconnects < 5; reconnects++) {
-      let res: Response;
       try {
-        const headers: Record<string, string> = lastEventId ? { 'last-event-id': lastEventId } : {};
-        res = await this.send('GET', `${jobPaths[ref.kind].base}/${encodeURIComponent(ref.id)}/events`, { signal, headers, accept: 'text/event-stream' });
+        for await (const { id, job } of this.jobEvents(ref, { signal, ...(lastEventId ? { lastEventId } : {}) })) {
+          if (id !== null) lastEventId = id;
+          latest = job;
+          seen(job);
+          if (terminal.has(job.status)) return job;
+        }
+        // The stream closed before a terminal event (a gateway restart): resume from the last id.
       } catch (err) {
-        // The job exists (we just read it), so 404/405 here means this gateway has no event stream.
-        if (err instanceof MediaGenError && (err.status === 404 || err.status === 405)) {
+        if (signal?.aborted) throw signal.reason;
+        if (!(err instanceof MediaGenError)) throw err;
+        // The job exists (we just read it), so 404/405 means this gateway has no event stream.
+        if (err.status === 404 || err.status === 405) {
           this.eventsUnsupported = true;
           return null;
         }
-        throw err;
-      }
-      if (!res.body || !(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
-        await res.body?.cancel();
-        this.eventsUnsupported = true;
+        // Anything else (a dropped connection, a 503 while the gateway restarts, a body that is not
+        // an event stream): polling takes over, and reports the failure if it persists.
         return latest;
       }
-      for await (const ev of readEvents(res.body)) {
-        if (ev.id !== null) lastEventId = ev.id;
-        if (ev.event !== 'status') continue;
-        const parsed = JSON.parse(ev.data) as AnyJob | { data: AnyJob };
-        const job = 'data' in parsed && parsed.data && typeof parsed.data === 'object' ? (parsed.data as AnyJob) : (parsed as AnyJob);
-        latest = job;
-        seen(job);
-        if (terminal.has(job.status)) return job;
-      }
-      // The stream closed before a terminal event (a gateway restart): resume from the last id.
     }
     return latest; // then polling takes over
   }
 
+
 }
+
+/**
+ * The client method serving each operation of the OpenAPI document (dotted path on a client).
+ * `satisfies` makes tsc fail when `npm run client:types` brings an operation this table lacks.
+ */
+export const operationMethods = {
+  get_projects: 'projects.list',
+  get_actors: 'actors.list',
+  get_voices: 'voices.list',
+  post_upload: 'uploadFile',
+  post_upload_from_url: 'uploadFromUrl',
+  post_uploads: 'uploads.create',
+  post_uploads_by_id_complete: 'uploads.complete',
+  get_uploads_by_id: 'uploads.get',
+  post_images_generate: 'images.generate',
+  get_images_by_id: 'images.get',
+  get_images_by_id_url: 'images.url',
+  post_images_by_id_cancel: 'images.cancel',
+  post_videos_generate: 'videos.generate',
+  get_videos_by_id: 'videos.get',
+  get_videos_by_id_url: 'videos.url',
+  post_videos_by_id_cancel: 'videos.cancel',
+  post_replace_actors_generations: 'replaceActors.generate',
+  get_replace_actors_generations_by_id: 'replaceActors.get',
+  get_replace_actors_generations_by_id_url: 'replaceActors.url',
+  post_replace_actors_generations_by_id_cancel: 'replaceActors.cancel',
+  post_talking_actors_generate: 'talkingActors.generate',
+  get_talking_actors_by_id: 'talkingActors.get',
+  get_talking_actors_by_id_url: 'talkingActors.url',
+  post_talking_actors_by_id_cancel: 'talkingActors.cancel',
+  get_healthz: 'health',
+  get_readyz: 'ready',
+  get_openapi_json: 'openapi',
+  // The live event stream (GET /v1/{kind}/{id}/events), once the gateway's document has it.
+  get_images_by_id_events: 'images.events',
+  get_videos_by_id_events: 'videos.events',
+  get_replace_actors_generations_by_id_events: 'replaceActors.events',
+  get_talking_actors_by_id_events: 'talkingActors.events',
+} as const satisfies Record<keyof operations, string> & Record<string, string>;
 
 export function createClient(opts: ClientOptions): MediaGenClient {
   return new MediaGenClient(opts);

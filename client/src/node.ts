@@ -5,21 +5,24 @@ import { createWriteStream } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { FileUpload, MediaGenClient, RequestOptions } from './client.js';
+import type { FileUpload, MediaGenClient, RequestOptions, UploadMimeType } from './client.js';
 import { MediaGenError } from './errors.js';
 
 /**
- * POST /v1/upload from a file path, a Node or web readable stream, or a Blob. A path is sent
- * straight from disk (fs.openAsBlob reads it as the request goes out); a stream is collected first
- * (direct uploads are capped at 20 MB) so a 429 can be retried with the same bytes.
+ * Uploads a file path, a Node or web readable stream, or a Blob: POST /v1/upload (multipart, through
+ * the gateway), or with `direct: true` a direct upload (the bytes go straight to storage with a
+ * presigned POST, then POST /v1/uploads/{id}/complete). A path is sent straight from disk
+ * (fs.openAsBlob reads it as the request goes out); a stream is collected first (uploads are capped
+ * at 20 MB) so a 429 can be retried with the same bytes.
  */
 export async function uploadFile(
   client: MediaGenClient,
   input: string | Blob | NodeJS.ReadableStream | ReadableStream<Uint8Array>,
-  opts: RequestOptions & { projectId: string; filename?: string },
+  opts: RequestOptions & { projectId: string; filename?: string; direct?: boolean; mimeType?: UploadMimeType },
 ): Promise<FileUpload> {
+  let blob: Blob;
+  let filename = opts.filename;
   if (typeof input === 'string') {
-    let blob: Blob;
     try {
       if (!(await stat(input)).isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
       blob = await openAsBlob(input);
@@ -27,13 +30,17 @@ export async function uploadFile(
       const code = (cause as NodeJS.ErrnoException).code;
       throw new MediaGenError({ status: 0, code: code === 'ENOENT' ? 'file_not_found' : 'file_unreadable', message: `cannot read ${input}: ${(cause as Error).message}`, cause });
     }
-    return client.uploadFile(blob, { ...opts, filename: opts.filename ?? basename(input) });
+    filename ??= basename(input);
+  } else if (input instanceof Blob) {
+    blob = input;
+  } else {
+    const readable = input instanceof ReadableStream ? Readable.fromWeb(input as import('node:stream/web').ReadableStream<Uint8Array>) : (input as NodeJS.ReadableStream);
+    const chunks: Uint8Array<ArrayBuffer>[] = [];
+    for await (const chunk of readable) chunks.push(typeof chunk === 'string' ? new TextEncoder().encode(chunk) : new Uint8Array(chunk as Uint8Array));
+    blob = new Blob(chunks);
   }
-  if (input instanceof Blob) return client.uploadFile(input, opts);
-  const readable = input instanceof ReadableStream ? Readable.fromWeb(input as import('node:stream/web').ReadableStream<Uint8Array>) : (input as NodeJS.ReadableStream);
-  const chunks: Uint8Array<ArrayBuffer>[] = [];
-  for await (const chunk of readable) chunks.push(typeof chunk === 'string' ? new TextEncoder().encode(chunk) : new Uint8Array(chunk as Uint8Array));
-  return client.uploadFile(new Blob(chunks), opts);
+  const o = { ...opts, ...(filename === undefined ? {} : { filename }) };
+  return opts.direct ? client.uploadDirect(blob, o) : client.uploadFile(blob, o);
 }
 
 /**
