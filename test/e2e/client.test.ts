@@ -7,10 +7,10 @@ import { createReadStream } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MediaGenClient, MediaGenError, type AnyJob } from '@mediagen/client';
+import { MediaGenClient, MediaGenError, operationMethods, type AnyJob } from '@mediagen/client';
 import { uploadFile } from '@mediagen/client/node';
-import { createTenant, type Tenant } from '../support/stack.js';
-import { creditsOf, startService, type Service } from '../support/services.js';
+import { createTenant, testConfig, type Tenant } from '../support/stack.js';
+import { creditsOf, startGateway, startService, type Service } from '../support/services.js';
 import { insertActor, insertVoice, probeUrl } from '../support/fixtures.js';
 import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer, type SampleMedia } from '../support/https-server.js';
 
@@ -85,6 +85,70 @@ describe('discovery', () => {
   });
 });
 
+describe('the whole document', () => {
+  test('every operation of GET /v1/openapi.json has a client method; health, readiness and the document itself answer', async () => {
+    const t = await createTenant(svc.tdb.db);
+    const c = clientFor(t);
+    const doc = await c.openapi();
+    assert.equal(doc.openapi, '3.1.0');
+    const served: string[] = [];
+    for (const item of Object.values(doc.paths as Record<string, Record<string, { operationId?: string }>>)) {
+      for (const op of Object.values(item)) if (op.operationId) served.push(op.operationId);
+    }
+    assert.ok(served.length >= 27, `${served.length} operations`);
+    const table = operationMethods as Record<string, string>;
+    for (const id of served) {
+      assert.ok(table[id], `${id} has no client method: add it to operationMethods`);
+      const fn = table[id].split('.').reduce<any>((o, k) => o?.[k], c);
+      assert.equal(typeof fn, 'function', `${id} → ${table[id]} is a method of the client`);
+    }
+    assert.deepEqual(await c.health(), { status: 'ok' });
+    const ready = await c.ready();
+    assert.equal(ready.status, 'ready');
+    assert.ok(Object.values(ready.checks).every((v) => v === 'ok'));
+  });
+
+  test('models: the names each create endpoint accepts, from the document while GET /v1/models is not served', async () => {
+    const t = await createTenant(svc.tdb.db);
+    const { data } = await clientFor(t).models.list();
+    const byKind = (kind: string) => data.filter((m) => m.kind === kind).map((m) => m.name);
+    assert.ok(byKind('images').includes('nano-banana-2'));
+    assert.ok(byKind('videos').includes('kling-2.6'));
+    assert.equal(byKind('talking-actors').length, 1);
+    assert.equal(byKind('replace-actors').length, 1);
+  });
+});
+
+describe('rate limits', () => {
+  test('a 429 is retried after retry_after_ms up to maxRetries; past the limit it is a MediaGenError with retryAfterMs', async () => {
+    // A gateway of its own with two polls per 3 s window (the limiter's state is in the suite's database).
+    const small = await startGateway(testConfig(svc.tdb.url, { RATE_LIMIT_POLL_PER_MIN: '2', RATE_LIMIT_WINDOW_MS: '3000' }), svc.tdb.db);
+    try {
+      const t = await createTenant(svc.tdb.db);
+      const answers: number[] = [];
+      const counting: typeof fetch = async (input, init) => {
+        const res = await fetch(input, init);
+        answers.push(res.status);
+        return res;
+      };
+      const patient = new MediaGenClient({ apiKey: t.apiKey, baseUrl: small.baseUrl, maxRetries: 3, fetch: counting });
+      for (let i = 0; i < 3; i++) assert.equal((await patient.projects.list()).data[0]?.id, t.projectId);
+      assert.ok(answers.includes(429), `the third call was limited: ${answers.join(' ')}`);
+      assert.equal(answers.at(-1), 200, 'and then retried until admitted');
+      assert.equal(answers.filter((s) => s === 200).length, 3);
+
+      const impatient = new MediaGenClient({ apiKey: t.apiKey, baseUrl: small.baseUrl, maxRetries: 0 });
+      await impatient.projects.list().catch(() => undefined);
+      await impatient.projects.list().catch(() => undefined);
+      const err = await rejectsWith(impatient.projects.list(), { status: 429, code: 'rate_limited' });
+      assert.ok(err.retryAfterMs !== null && err.retryAfterMs > 0 && err.retryAfterMs <= 3000, `retryAfterMs ${err.retryAfterMs}`);
+      assert.match(err.requestId ?? '', /\S/);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 describe('errors', () => {
   test('401, 400, 402, 403, 404 and 409 answers become MediaGenError with status, code, message and request id', async () => {
     const t = await createTenant(svc.tdb.db, 3);
@@ -144,6 +208,30 @@ describe('uploads', () => {
     await rejectsWith(uploadFile(c, join(dir, 'missing.png'), { projectId: t.projectId }), { status: 0, code: 'file_not_found' });
     await rejectsWith(c.uploadFile(new Blob(['not media']), { projectId: t.projectId, filename: 'a.txt' }), { status: 400, code: 'invalid_request' });
   });
+
+  test('direct uploads: uploadDirect sends the bytes to storage and completes; uploads.create/complete/get are typed', async () => {
+    const t = await createTenant(svc.tdb.db);
+    const c = clientFor(t);
+    const path = join(dir, 'direct.mp4');
+    await writeFile(path, media['video/mp4']);
+
+    const fromPath = await uploadFile(c, path, { projectId: t.projectId, direct: true });
+    assert.deepEqual([fromPath.name, fromPath.file_type, fromPath.mime_type, fromPath.file_size], ['direct.mp4', 'video', 'video/mp4', media['video/mp4'].length]);
+    assert.equal((await c.uploads.get(fromPath.id)).status, 'completed');
+    assert.deepEqual((await probeUrl(fromPath.path)).bytes, media['video/mp4'], 'the stored bytes are the file');
+
+    // Step by step: pending until complete.
+    const created = await c.uploads.create({ project_id: t.projectId, name: 'x.png', mime_type: 'image/png', size: media['image/png'].length });
+    assert.equal(created.status, 'pending');
+    assert.equal(created.upload.method, 'POST');
+    assert.equal((await c.uploads.get(created.id)).status, 'pending');
+    await rejectsWith(c.uploads.complete(created.id), { status: 400, code: 'invalid_request', message: /no file has been sent/ });
+
+    // Bytes that are not what they claim: storage takes them (type and size match), completion refuses.
+    await rejectsWith(c.uploadDirect(new Blob([Buffer.alloc(64, 1)], { type: 'image/png' }), { projectId: t.projectId, filename: 'fake.png' }), { status: 400, code: 'invalid_request' });
+    await rejectsWith(c.uploadDirect(new Blob(['x']), { projectId: t.projectId, filename: 'notes.txt' }), { status: 0, code: 'unknown_mime_type' });
+    await rejectsWith(c.uploads.get('file_doesnotexist'), { status: 404, code: 'not_found' });
+  });
 });
 
 describe('waitForJob', () => {
@@ -184,6 +272,16 @@ describe('waitForJob', () => {
       assert.equal(out.contentType, job.kind === 'images' ? 'image/png' : 'video/mp4');
     }
     assert.equal(results[0]!.r.urls.length, 2, 'both images of count 2');
+    // The event stream where the gateway's document offers it; otherwise 404, which waitForJob
+    // met above and answered by polling (the statuses it reported came from polls).
+    const hasEvents = Object.keys((await c.openapi()).paths as object).includes('/v1/images/{id}/events');
+    const streamed = (async () => {
+      const got: AnyJob[] = [];
+      for await (const ev of c.images.events(jobs[0]!.id)) got.push(ev.job);
+      return got;
+    })();
+    if (hasEvents) assert.deepEqual((await streamed).map((j) => j.status), ['completed'], 'a finished job: its record, then the end');
+    else await rejectsWith(streamed, { status: 404, code: 'not_found' });
     // Fetching a finished job through the kind-agnostic helpers agrees.
     assert.equal((await c.jobs.get(jobs[1]!.id)).status, 'completed');
   });
