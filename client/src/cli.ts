@@ -329,11 +329,12 @@ export function buildProgram(): Command {
   // ---- uploads
   program
     .command('upload')
-    .description('upload an image or video file (up to 20 MB)')
+    .description('upload an image or video file (images up to 10 MB, videos up to 20 MB)')
     .argument('<file>', 'path of the file')
     .requiredOption('--project <id>', 'project id')
+    .option('--direct', 'send the bytes straight to storage (a direct upload) instead of through the gateway')
     .action(async (file: string, o) => {
-      const up = await uploadFile(client(), file, { projectId: o.project });
+      const up = await uploadFile(client(), file, { projectId: o.project, direct: Boolean(o.direct) });
       print(globals(), up, () => `${up.id}  ${up.file_type}  ${up.mime_type}  ${up.file_size} bytes`);
     });
   program
@@ -373,7 +374,15 @@ export function buildProgram(): Command {
     .option('--limit <n>', '1-100', int('--limit'))
     .option('--cursor <cursor>', 'next_cursor of the previous page')
     .action(async (o) => {
-      const page = await client().jobs.list({ project_id: o.project, status: o.status, model: o.model, limit: o.limit, cursor: o.cursor });
+      const page = await client()
+        .jobs.list({ project_id: o.project, status: o.status, model: o.model, limit: o.limit, cursor: o.cursor })
+        .catch((err: unknown) => {
+          if (err instanceof MediaGenError && err.status === 404) {
+            const message = 'this gateway does not list jobs (GET /v1/jobs is not served); show one job with: mediagen jobs get ID';
+            throw new MediaGenError({ status: 404, code: err.code, message, requestId: err.requestId, body: err.body });
+          }
+          throw err;
+        });
       print(globals(), page, () => table(page.data as Record<string, unknown>[], ['id', 'kind', 'status', 'model', 'created_at']) + (page.next_cursor ? `\nnext: --cursor ${page.next_cursor}` : ''));
     });
 

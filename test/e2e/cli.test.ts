@@ -5,12 +5,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTenant, type Tenant } from '../support/stack.js';
-import { creditsOf, startService, type Service } from '../support/services.js';
+import { createTenant, testConfig, type Tenant } from '../support/stack.js';
+import { creditsOf, startGateway, startService, type Service } from '../support/services.js';
+import { makeSampleMedia } from '../support/https-server.js';
 
 const cli = fileURLToPath(new URL('../../../client/bin/mediagen.js', import.meta.url));
 
@@ -140,5 +141,50 @@ describe('errors and exit codes', () => {
     const json = await mediagen(['projects', '--json'], env);
     assert.equal(json.code, 0);
     assert.deepEqual(JSON.parse(json.stdout).data.map((p: { id: string }) => p.id), [t.projectId]);
+  });
+});
+
+describe('other commands', () => {
+  test('upload (through the gateway and --direct), models, and jobs list say what they did or why not', async () => {
+    const t = await createTenant(svc.tdb.db);
+    const env = envFor(t);
+    const png = join(dir, 'in.png');
+    await writeFile(png, (await makeSampleMedia())['image/png']);
+
+    for (const extra of [[], ['--direct']]) {
+      const up = await mediagen(['upload', png, '--project', t.projectId, '--json', ...extra], env);
+      assert.equal(up.code, 0, up.stderr);
+      const rec = JSON.parse(up.stdout) as { id: string; name: string; mime_type: string };
+      assert.deepEqual([rec.name, rec.mime_type], ['in.png', 'image/png'], `upload ${extra.join(' ')}`);
+    }
+    const gone = await mediagen(['upload', join(dir, 'nope.png'), '--project', t.projectId], env);
+    assert.equal(gone.code, 3);
+    assert.match(gone.stderr, /cannot read/);
+
+    const models = await mediagen(['models', '--json'], env);
+    assert.equal(models.code, 0, models.stderr);
+    assert.ok((JSON.parse(models.stdout).data as { name: string }[]).some((m) => m.name === 'nano-banana-2'));
+
+    const list = await mediagen(['jobs', 'list'], env);
+    const listed = (await fetch(`${svc.gw.baseUrl}/v1/openapi.json`).then((r) => r.json() as Promise<{ paths: object }>)).paths;
+    if ('/v1/jobs' in listed) assert.equal(list.code, 0, list.stderr);
+    else {
+      assert.equal(list.code, 3);
+      assert.match(list.stderr, /does not list jobs[\s\S]*mediagen jobs get/);
+    }
+  });
+
+  test('a 429 past --max-retries exits 1 and says how long to wait', async () => {
+    const small = await startGateway(testConfig(svc.tdb.url, { RATE_LIMIT_POLL_PER_MIN: '1' }), svc.tdb.db);
+    try {
+      const t = await createTenant(svc.tdb.db);
+      const env = { MEDIAGEN_API_KEY: t.apiKey, MEDIAGEN_BASE_URL: small.baseUrl };
+      assert.equal((await mediagen(['voices'], env)).code, 0);
+      const limited = await mediagen(['voices', '--max-retries', '0'], env);
+      assert.equal(limited.code, 1, limited.stderr);
+      assert.match(limited.stderr, /rate limited[\s\S]*wait \d+ s/);
+    } finally {
+      await small.close();
+    }
   });
 });
