@@ -2,7 +2,7 @@
 // document the gateway serves (built by the same function as GET /v1/openapi.json). The client test
 // `client-openapi` fails when the checked-in file drifts from the served document.
 import { writeFileSync, realpathSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import { allOperations, buildOpenApiDocument } from '../api/openapi.js';
 
@@ -26,11 +26,5 @@ async function main() {
   console.log(`wrote ${clientTypesPath}`);
 }
 
-const invokedDirectly = (() => {
-  try {
-    return process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href;
-  } catch {
-    return false;
-  }
-})();
-if (invokedDirectly) await main();
+// Runs as `node dist/scripts/client-types.js`; the client-openapi test only imports it.
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) await main();
