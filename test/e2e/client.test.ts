@@ -303,4 +303,24 @@ describe('waitForJob', () => {
     await rejectsWith(c.waitForJob(slow, { pollIntervalMs: 100 }), { status: 409, code: 'canceled' });
     assert.equal(await creditsOf(svc.tdb.db, t), 100, 'the canceled job was refunded too');
   });
+
+  test('cancel of every other kind through its typed method: failed with code canceled, refunded; a finished job is not_cancelable', async () => {
+    const t = await createTenant(svc.tdb.db, 1000);
+    const c = clientFor(t);
+    const voiceId = await insertVoice(svc.tdb.db);
+    const actorId = await insertActor(svc.tdb.db, svc.gw.storage, { defaultVoiceId: voiceId });
+    const image = await c.uploadFile(new Blob([media['image/png']]), { projectId: t.projectId, filename: 'c.png' });
+    const video = await c.uploadFile(new Blob([media['video/mp4']]), { projectId: t.projectId, filename: 'm.mp4' });
+    const video1 = await c.videos.generate({ project_id: t.projectId, prompt: 'slow waves', model: 'kling-2.6' });
+    const replace = await c.replaceActors.generate({ project_id: t.projectId, image_file_id: image.id, video_file_id: video.id, duration: 3 });
+    const talking = await c.talkingActors.generate({ project_id: t.projectId, actor_id: actorId, script: 'Hello.' });
+    const canceled = [await c.videos.cancel(video1.id), await c.replaceActors.cancel(replace.id), await c.talkingActors.cancel(talking.id)];
+    assert.deepEqual(canceled.map((j) => j.id), [video1.id, replace.id, talking.id]);
+    for (const job of [video1, replace, talking]) {
+      const err = await rejectsWith(c.waitForJob(job, { pollIntervalMs: 100 }), { status: 409, code: 'canceled' });
+      assert.equal((err.body as AnyJob).status, 'failed');
+    }
+    assert.equal(await creditsOf(svc.tdb.db, t), 1000, 'every canceled job was refunded');
+    await rejectsWith(c.videos.cancel(video1.id), { status: 409, code: 'not_cancelable' });
+  });
 });
