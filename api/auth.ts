@@ -12,6 +12,14 @@
 // flood of random well-formed keys costs no Postgres round trip. It is a negative cache covering
 // every unknown id at once: bounded (past KNOWN_IDS_MAX live keys it is not used), refreshed on
 // every reconnect, and a new key is known as soon as its creation's notification arrives.
+//
+// A notification arrives a moment after its transaction commits, so an answer from memory (a cached
+// key, or an id refused as unknown) first waits for a round trip on the listening connection that
+// started after the request arrived: Postgres delivers every notification committed before that
+// round trip ahead of its result. A key revoked before a request is therefore refused by it, and a
+// key created before a request is accepted by it, on every replica. The round trip is `select 1`
+// on the listener's own connection, shared by every request waiting at the time (one in flight,
+// one queued behind it), so it adds about one round trip of latency and almost no database work.
 import pg from 'pg';
 import { sql } from 'kysely';
 import type { RequestHandler, Response } from 'express';
@@ -44,6 +52,8 @@ const CACHE_TTL_MS = 5_000;
 const CACHE_MAX_ENTRIES = 10_000;
 const LAST_USED_FLUSH_MS = 10_000;
 const LISTEN_RETRY_MIN_MS = 250;
+/** A notification sync slower than this falls back to a lookup in Postgres. */
+const SYNC_TIMEOUT_MS = 1_000;
 const LISTEN_RETRY_MAX_MS = 10_000;
 
 export function authOf(res: Response): AuthContext {
@@ -91,15 +101,22 @@ export function createAuth(deps: AuthDeps): Auth {
   });
   const lastUsed = createLastUsedRecorder(deps.db, deps.logger);
 
+  /** What memory can answer for a key id: the cached key, null for an unknown id, undefined for "ask Postgres". */
+  function fromMemory(keyId: string, now: number): CachedKey | null | undefined {
+    if (!listener.healthy()) return undefined;
+    const hit = cache.get(keyId);
+    if (hit && hit.expiresAt > now) return hit;
+    if (knownIds && !knownIds.has(keyId)) return null;
+    return undefined;
+  }
+
   async function lookup(keyId: string): Promise<CachedKey | null> {
     const now = Date.now();
-    if (listener.healthy()) {
-      const hit = cache.get(keyId);
-      if (hit && hit.expiresAt > now) return hit;
-      if (knownIds && !knownIds.has(keyId)) {
-        deps.metrics.authLookup('memory');
-        return null;
-      }
+    // Answer from memory only after the notifications committed before this request are applied.
+    if (fromMemory(keyId, now) !== undefined && (await listener.sync())) {
+      const known = fromMemory(keyId, now);
+      if (known === null) deps.metrics.authLookup('memory');
+      if (known !== undefined) return known;
     }
     deps.metrics.authLookup('database');
     const generation = listener.generation();
@@ -169,6 +186,11 @@ export function createAuth(deps: AuthDeps): Auth {
 
 interface KeyListener {
   healthy(): boolean;
+  /**
+   * Resolves true once every notification committed before the call has been applied; false when
+   * that cannot be known (listener down, or the round trip took longer than SYNC_TIMEOUT_MS).
+   */
+  sync(): Promise<boolean>;
   /** Changes on every notification and every (re)connect, to detect races with a lookup. */
   generation(): number;
   close(): Promise<void>;
@@ -254,8 +276,41 @@ function createKeyListener(
 
   void connect();
 
+  // One `select 1` in flight on the listening connection, and at most one queued behind it for the
+  // requests that arrived after the in-flight one started.
+  let inFlight: Promise<boolean> | null = null;
+  let queued: Promise<boolean> | null = null;
+  const roundTrip = (): Promise<boolean> => {
+    const c = client;
+    if (!c || !healthy) return Promise.resolve(false);
+    let timer: NodeJS.Timeout | undefined;
+    const p = Promise.race([
+      c.query('select 1').then(
+        () => client === c && healthy,
+        () => false,
+      ),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), SYNC_TIMEOUT_MS);
+        timer.unref();
+      }),
+    ]).finally(() => {
+      clearTimeout(timer);
+      if (inFlight === p) inFlight = null;
+    });
+    return p;
+  };
+  const sync = (): Promise<boolean> => {
+    if (!inFlight) return (inFlight = roundTrip());
+    queued ??= inFlight.then(() => {
+      queued = null;
+      return (inFlight = roundTrip());
+    });
+    return queued;
+  };
+
   return {
     healthy: () => healthy,
+    sync,
     generation: () => generation,
     async close() {
       closed = true;

@@ -21,9 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
-import { createTestDatabase, createTenant } from '../test/support/stack.js';
-import { newId } from '../db/ids.js';
-import * as jobsRepo from '../db/repos/jobs.js';
+import { createTestDatabase, createTenant, insertImageJob } from '../test/support/stack.js';
 
 const IN_FLIGHT = 200;
 const CONNECTIONS = 20;
@@ -172,22 +170,7 @@ async function main(): Promise<void> {
   let bare: ChildProcess | undefined;
   try {
     const t = await createTenant(tdb.db, 1_000_000);
-    const insert = async () => {
-      const id = newId('img');
-      await tdb.db.transaction().execute((tx) =>
-        jobsRepo.insertJobWithCharge(tx, {
-          id,
-          kind: 'image',
-          workspaceId: t.workspaceId,
-          projectId: t.projectId,
-          apiKeyId: t.apiKeyId,
-          model: 'nano-banana-2',
-          params: { prompt: `bench ${id}`, aspect_ratio: '1:1', count: 1, provider: 'local', deadline_seconds: 600 },
-          price: 1,
-        }),
-      );
-      return id;
-    };
+    const insert = async () => (await insertImageJob(tdb.db, t)).id;
     const completed = await insert();
     await tdb.db
       .updateTable('jobs')

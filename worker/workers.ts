@@ -55,6 +55,15 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
   };
   const activityCommon: Partial<WorkerOptions> = deps.activityInterceptors ? { ...common, interceptors: { activity: deps.activityInterceptors } } : common;
 
+  const activityWorker = (taskQueue: string, acts: object, concurrent: number, perSecond?: number) =>
+    Worker.create({
+      ...activityCommon,
+      taskQueue,
+      activities: acts,
+      maxConcurrentActivityTaskExecutions: concurrent,
+      ...(perSecond ? { maxTaskQueueActivitiesPerSecond: perSecond } : {}),
+    });
+
   const workers: Worker[] = [];
   let reconciler: Reconciler | null = null;
   let uploadSweeper: UploadSweeper | null = null;
@@ -74,35 +83,15 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
         break;
       }
       case 'io':
-        workers.push(
-          await Worker.create({
-            ...activityCommon,
-            taskQueue: queues.io,
-            activities: activities.io,
-            maxConcurrentActivityTaskExecutions: config.IO_ACTIVITY_CONCURRENCY,
-          }),
-        );
+        workers.push(await activityWorker(queues.io, activities.io, config.IO_ACTIVITY_CONCURRENCY));
         break;
       case 'fetch':
-        workers.push(
-          await Worker.create({
-            ...common,
-            taskQueue: queues.fetch,
-            activities: activities.fetch,
-            maxConcurrentActivityTaskExecutions: config.FETCH_ACTIVITY_CONCURRENCY,
-          }),
-        );
+        workers.push(await activityWorker(queues.fetch, activities.fetch, config.FETCH_ACTIVITY_CONCURRENCY));
         break;
       case 'provider':
         workers.push(
-          await Worker.create({
-            ...activityCommon,
-            taskQueue: queues.provider(role.provider),
-            activities: activities.provider,
-            // A provider fleet never takes more concurrent requests than its limit.
-            maxConcurrentActivityTaskExecutions: concurrency[role.provider] ?? (role.provider === 'local' ? 2 : 8),
-            ...(ratePerSecond[role.provider] ? { maxTaskQueueActivitiesPerSecond: ratePerSecond[role.provider] } : {}),
-          }),
+          // A provider fleet never takes more concurrent requests than its limit.
+          await activityWorker(queues.provider(role.provider), activities.provider, concurrency[role.provider] ?? (role.provider === 'local' ? 2 : 8), ratePerSecond[role.provider]),
         );
         break;
       case 'reconciler': {

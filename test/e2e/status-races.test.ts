@@ -10,12 +10,11 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@temporalio/client';
 import { pino } from 'pino';
-import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { createTenant, insertImageJob, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startWorkers, waitForJobStatus, type Gateway, type Workers } from '../support/services.js';
 import { Holds } from '../support/holds.js';
 import { jobObjectKeys, probeUrl } from '../support/fixtures.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
-import { newId } from '../../db/ids.js';
 import { jobToStart, startJobWorkflow } from '../../workflows/client.js';
 import { createReconciler } from '../../worker/reconciler.js';
 import type { Config } from '../../worker/config.js';
@@ -145,19 +144,8 @@ describe('cancel and a start the client did not see', () => {
   test('a cancel before the workflow exists fails the job here; the start that lands late cannot revive it', async () => {
     const t = await createTenant(tdb.db, 100);
     const c = api(gw.baseUrl, t.apiKey);
-    const id = newId('img');
-    const job = await tdb.db.transaction().execute((tx) =>
-      jobsRepo.insertJobWithCharge(tx, {
-        id,
-        kind: 'image',
-        workspaceId: t.workspaceId,
-        projectId: t.projectId,
-        apiKeyId: t.apiKeyId,
-        model: 'nano-banana-2',
-        params: { prompt: 'late start', aspect_ratio: '1:1', count: 1, provider: 'local', deadline_seconds: 600 },
-        price,
-      }),
-    );
+    const job = await insertImageJob(tdb.db, t, { prompt: 'late start', price });
+    const id = job.id;
     const canceled = await c.post(`/v1/images/${id}/cancel`);
     assert.equal(canceled.status, 200, canceled.text);
     assert.equal(canceled.body.data.status, 'failed');

@@ -116,18 +116,29 @@ describe('gateway rate limits', () => {
     try {
       const t = await createTenant(tdb.db);
       assert.equal((await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey })).status, 200);
+      const secondSent = Date.now();
       assert.equal((await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey })).status, 200);
       const hint = assertRefused(await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey }), 2);
+      const refusedAt = Date.now();
       assert.ok(hint > 1_500 && hint <= 3_000, `a fresh window has most of its 3 s left, got ${hint} ms`);
+      // The sleeps wait for the times the server named; a busy machine may oversleep, so each check
+      // accepts what oversleeping allows and nothing that an untruthful hint would.
       await sleep(hint - 500);
       const early = await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey });
-      const rest = assertRefused(early, 2);
-      assert.ok(rest <= 500, `remaining hint ${rest} ms`);
-      await sleep(rest);
-      const after = await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey });
+      if (early.status === 429) {
+        const rest = assertRefused(early, 2);
+        assert.ok(rest <= 500, `remaining hint ${rest} ms`);
+        await sleep(rest);
+      } else {
+        assert.equal(early.status, 200, early.text);
+        assert.ok(Date.now() - refusedAt >= hint, `admitted ${Date.now() - refusedAt} ms after a ${hint} ms hint`);
+      }
+      const after = early.status === 200 ? early : await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey });
       assert.equal(after.status, 200, after.text);
-      // Sliding window: the first request left it, the second is still in it.
-      assertRateHeaders(after, 2, 0);
+      // Sliding window: the first request left it; the second is still in it unless the machine was
+      // slow enough for it to leave as well.
+      if (Date.now() - secondSent < 2_500) assertRateHeaders(after, 2, 0);
+      else assert.ok(Number(after.headers.get('ratelimit-remaining')) <= 1);
     } finally {
       await small.close();
     }

@@ -9,8 +9,7 @@ import { pino } from 'pino';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { createTestDatabase, createTenant, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { newId } from '../../db/ids.js';
+import { createTestDatabase, createTenant, insertImageJob, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
 import { createApp } from '../../api/app.js';
 import { createStorage } from '../../activities/storage.js';
@@ -29,20 +28,7 @@ describe('job progress in Postgres', () => {
   });
 
   async function newJob(): Promise<string> {
-    const id = newId('img');
-    await tdb.db.transaction().execute((tx) =>
-      jobsRepo.insertJobWithCharge(tx, {
-        id,
-        kind: 'image',
-        workspaceId: t.workspaceId,
-        projectId: t.projectId,
-        apiKeyId: t.apiKeyId,
-        model: 'nano-banana-2',
-        params: { prompt: 'p', aspect_ratio: '1:1', count: 1, provider: 'local', deadline_seconds: 60 },
-        price: 1,
-      }),
-    );
-    return id;
+    return (await insertImageJob(tdb.db, t, { deadlineSeconds: 60 })).id;
   }
 
   const progressOf = async (id: string) => {

@@ -84,7 +84,7 @@ describe('provider outputs into storage', () => {
     cdn.file(url.pathname, media['video/mp4'], 'application/octet-stream');
 
     const { stored, heartbeats } = await store('fal', req.jobId, done.outputs!);
-    assert.deepEqual(stored, [{ key: `jobs/${req.jobId}/output-1.mp4`, content_type: 'video/mp4', size: media['video/mp4'].length }]);
+    assert.deepEqual(stored, [{ key: `${storage.jobMediaPrefix(req.jobId)}/output-1.mp4`, content_type: 'video/mp4', size: media['video/mp4'].length }]);
     assert.deepEqual(await readAll(await storage.getStream(stored[0]!.key)), media['video/mp4']);
     assert.ok(
       heartbeats.some((h) => ((h as { output?: number; bytes?: number }).bytes ?? 0) > 0 && (h as { output?: number }).output === 0),

@@ -7,6 +7,8 @@ import { migrateToLatest } from '../../db/migrate.js';
 import { randomToken } from '../../db/ids.js';
 import { loadConfig, type Config } from '../../worker/config.js';
 import { createWorkspace, createApiKey, createProject } from '../../db/repos/workspaces.js';
+import { newId } from '../../db/ids.js';
+import { insertJobWithCharge } from '../../db/repos/jobs.js';
 
 export function requireStackEnv(): void {
   for (const v of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'S3_ENDPOINT']) {
@@ -89,6 +91,26 @@ export async function createTenant(db: Database, credits = 1000): Promise<Tenant
 }
 
 /** Polls until `check` returns a value other than undefined/false, or fails naming what it waited for. */
+/**
+ * A charged `pending` image job written straight to the database, with no workflow: for tests and
+ * benchmarks that drive the row themselves.
+ */
+export async function insertImageJob(db: Database, t: Tenant, opts: { prompt?: string; price?: number; deadlineSeconds?: number } = {}) {
+  const id = newId('img');
+  return db.transaction().execute((tx) =>
+    insertJobWithCharge(tx, {
+      id,
+      kind: 'image',
+      workspaceId: t.workspaceId,
+      projectId: t.projectId,
+      apiKeyId: t.apiKeyId,
+      model: 'nano-banana-2',
+      params: { prompt: opts.prompt ?? `test ${id}`, aspect_ratio: '1:1', count: 1, provider: 'local', deadline_seconds: opts.deadlineSeconds ?? 600 },
+      price: opts.price ?? 1,
+    }),
+  );
+}
+
 export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000, intervalMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
