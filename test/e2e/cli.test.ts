@@ -145,7 +145,7 @@ describe('errors and exit codes', () => {
 });
 
 describe('other commands', () => {
-  test('upload (through the gateway and --direct), models, and jobs list say what they did or why not', async () => {
+  test('upload (through the gateway and --direct), jobs wait/get by id, models, and jobs list say what they did or why not', async () => {
     const t = await createTenant(svc.tdb.db);
     const env = envFor(t);
     const png = join(dir, 'in.png');
@@ -160,6 +160,19 @@ describe('other commands', () => {
     const gone = await mediagen(['upload', join(dir, 'nope.png'), '--project', t.projectId], env);
     assert.equal(gone.code, 3);
     assert.match(gone.stderr, /cannot read/);
+
+    // A job created without --wait, then followed and fetched by id.
+    const made = await mediagen(['images', 'generate', '--project', t.projectId, '--prompt', 'later', '--json'], env);
+    assert.equal(made.code, 0, made.stderr);
+    const id = (JSON.parse(made.stdout) as { id: string }).id;
+    const waited = await mediagen(['jobs', 'wait', id, '--out', join(dir, 'waited') + '/'], env);
+    assert.equal(waited.code, 0, waited.stderr);
+    const last = JSON.parse(waited.stdout.trim().split('\n').at(-1)!) as { event: string; id: string; files: string[] };
+    assert.deepEqual([last.event, last.id, last.files.length], ['completed', id, 1]);
+    assertSquarePng(await readFile(last.files[0]!));
+    const got = await mediagen(['jobs', 'get', id, '--json'], env);
+    assert.equal((JSON.parse(got.stdout) as { status: string }).status, 'completed');
+    assert.equal((await mediagen(['jobs', 'get', 'file_123'], env)).code, 2, 'not a job id: usage');
 
     const models = await mediagen(['models', '--json'], env);
     assert.equal(models.code, 0, models.stderr);
