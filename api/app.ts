@@ -52,7 +52,7 @@ export function createApp(deps: AppDeps): App {
   app.use(securityHeaders);
   app.use(createHealthRouter(full));
   app.use(createOpenApiRouter(full));
-  app.use(createDocsRouter());
+  app.use('/docs', createDocsRouter());
   app.use(createMediaRouter(full));
   // Everything under /v1 is authenticated; rate-limit classes are applied per route.
   app.use('/v1', auth.middleware);

@@ -42,6 +42,7 @@ const init = `window.ui = SwaggerUIBundle({
 });
 `;
 
+/** Mounted at /docs: requests elsewhere never enter it. */
 export function createDocsRouter(): Router {
   const router = Router();
   let assetDir: Promise<string> | null = null;
@@ -54,11 +55,11 @@ export function createDocsRouter(): Router {
   const html: RequestHandler = (_req, res) => {
     res.type('html').set('cache-control', 'no-cache').send(page);
   };
-  router.get(['/docs', '/docs/'], html);
-  router.get('/docs/init.js', (_req, res) => {
+  router.get('/', html);
+  router.get('/init.js', (_req, res) => {
     res.type('text/javascript').set('cache-control', 'no-cache').send(init);
   });
-  router.get('/docs/:asset', async (req, res, next) => {
+  router.get('/:asset', async (req, res, next) => {
     const name = String(req.params.asset);
     const type = assets[name];
     if (!type) return next();
