@@ -96,3 +96,29 @@ test('verifyWebhook accepts a Standard Webhooks signature and refuses a tampered
   refused({ ...headers, 'webhook-timestamp': String(old), 'webhook-signature': sign('msg_1', old, body) });
   refused({ 'webhook-id': 'msg_1', 'webhook-timestamp': String(now) });
 });
+
+test('the browser entries (@mediagen/client, /webhooks) import no Node built-ins, directly or through each other', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const { builtinModules, createRequire } = await import('node:module');
+  const require = createRequire(import.meta.url);
+  const dir = new URL('./', `file://${require.resolve('@mediagen/client')}`);
+  const builtins = new Set(builtinModules);
+  const seen = new Set<string>();
+  const bad: string[] = [];
+  const visit = async (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const source = await readFile(new URL(file, dir), 'utf8');
+    for (const m of source.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)) {
+      const spec = m[1] ?? m[2];
+      if (!spec) continue;
+      if (spec.startsWith('./')) await visit(spec.slice(2));
+      else if (spec.startsWith('node:') || builtins.has(spec.split('/')[0]!)) bad.push(`${file} imports ${spec}`);
+    }
+  };
+  await visit('index.js');
+  await visit('webhooks.js');
+  assert.ok(seen.has('client.js') && seen.has('sse.js') && seen.has('errors.js'), [...seen].join(' '));
+  assert.ok(!seen.has('node.js') && !seen.has('cli.js'), 'the Node-only modules stay out of the browser entries');
+  assert.deepEqual(bad, []);
+});
