@@ -234,14 +234,20 @@ describe('uploads', () => {
   });
 });
 
+/** A tenant with 1000 credits, its client, an actor (with a voice) and an uploaded image and video: the inputs of every job kind. */
+async function tenantWithInputs() {
+  const t = await createTenant(svc.tdb.db, 1000);
+  const c = clientFor(t);
+  const voiceId = await insertVoice(svc.tdb.db);
+  const actorId = await insertActor(svc.tdb.db, svc.gw.storage, { defaultVoiceId: voiceId });
+  const image = await c.uploadFile(new Blob([media['image/png']]), { projectId: t.projectId, filename: 'c.png' });
+  const video = await c.uploadFile(new Blob([media['video/mp4']]), { projectId: t.projectId, filename: 'm.mp4' });
+  return { t, c, actorId, image, video };
+}
+
 describe('waitForJob', () => {
   test('each kind completes: progress is reported in order and the output URLs are returned', async () => {
-    const t = await createTenant(svc.tdb.db, 1000);
-    const c = clientFor(t);
-    const voiceId = await insertVoice(svc.tdb.db);
-    const actorId = await insertActor(svc.tdb.db, svc.gw.storage, { defaultVoiceId: voiceId });
-    const image = await c.uploadFile(new Blob([media['image/png']]), { projectId: t.projectId, filename: 'c.png' });
-    const video = await c.uploadFile(new Blob([media['video/mp4']]), { projectId: t.projectId, filename: 'm.mp4' });
+    const { t, c, actorId, image, video } = await tenantWithInputs();
 
     const jobs = [
       await c.images.generate({ project_id: t.projectId, prompt: 'a red fox', model: 'nano-banana-2', aspect_ratio: '16:9', count: 2 }),
@@ -305,12 +311,7 @@ describe('waitForJob', () => {
   });
 
   test('cancel of every other kind through its typed method: failed with code canceled, refunded; a finished job is not_cancelable', async () => {
-    const t = await createTenant(svc.tdb.db, 1000);
-    const c = clientFor(t);
-    const voiceId = await insertVoice(svc.tdb.db);
-    const actorId = await insertActor(svc.tdb.db, svc.gw.storage, { defaultVoiceId: voiceId });
-    const image = await c.uploadFile(new Blob([media['image/png']]), { projectId: t.projectId, filename: 'c.png' });
-    const video = await c.uploadFile(new Blob([media['video/mp4']]), { projectId: t.projectId, filename: 'm.mp4' });
+    const { t, c, actorId, image, video } = await tenantWithInputs();
     const video1 = await c.videos.generate({ project_id: t.projectId, prompt: 'slow waves', model: 'kling-2.6' });
     const replace = await c.replaceActors.generate({ project_id: t.projectId, image_file_id: image.id, video_file_id: video.id, duration: 3 });
     const talking = await c.talkingActors.generate({ project_id: t.projectId, actor_id: actorId, script: 'Hello.' });
