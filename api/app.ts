@@ -14,6 +14,8 @@ import { createHealthRouter } from './routes/health.js';
 import { createDiscoveryRouter } from './routes/discovery.js';
 import { createUploadsRouter } from './routes/uploads.js';
 import { createJobsRouter } from './routes/jobs.js';
+import { createEventsRouter } from './routes/events.js';
+import { createJobEventHub, type JobEventHub } from './job-events.js';
 import { allOperations, createOpenApiRouter } from './openapi.js';
 import { createMediaRouter } from './routes/media.js';
 import { createDocsRouter } from './routes/docs.js';
@@ -32,7 +34,11 @@ export interface AppDeps {
 export interface App {
   app: Express;
   metrics: ApiMetrics;
-  /** Stops background timers (key cache listener, last-used flush). */
+  /** The live job events feeding the event streams (one LISTEN connection for the process). */
+  jobEvents: JobEventHub;
+  /** Ends every open event stream (at shutdown, before the server closes: they would hold it open). */
+  closeStreams(): Promise<void>;
+  /** Stops background timers (key cache listener, last-used flush) and the event streams. */
   close(): Promise<void>;
 }
 
@@ -43,6 +49,7 @@ export function createApp(deps: AppDeps): App {
   const ownLimiterDb = deps.limiterDb ? null : createLimiterDb(deps.config.DATABASE_URL);
   const full = { ...deps, metrics, limiterDb: deps.limiterDb ?? ownLimiterDb! };
   const auth = createAuth(full);
+  const jobEvents = createJobEventHub({ databaseUrl: deps.config.DATABASE_URL, db: deps.db, logger: deps.logger });
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
@@ -59,6 +66,7 @@ export function createApp(deps: AppDeps): App {
   app.use(createDiscoveryRouter(full, auth));
   app.use(createUploadsRouter(full, auth));
   app.use(createJobsRouter(full, auth));
+  app.use(createEventsRouter(full, auth, jobEvents));
   app.use(methodNotAllowed(allOperations()));
   app.use(notFoundRoute);
   app.use(errorMiddleware(deps.logger));
@@ -66,7 +74,10 @@ export function createApp(deps: AppDeps): App {
   return {
     app,
     metrics,
+    jobEvents,
+    closeStreams: () => jobEvents.close(),
     async close() {
+      await jobEvents.close();
       await auth.close();
       await ownLimiterDb?.destroy();
     },

@@ -20,7 +20,6 @@
 // key created before a request is accepted by it, on every replica. The round trip is `select 1`
 // on the listener's own connection, shared by every request waiting at the time (one in flight,
 // one queued behind it), so it adds about one round trip of latency and almost no database work.
-import pg from 'pg';
 import { sql } from 'kysely';
 import type { RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
@@ -30,6 +29,7 @@ import { ApiError } from './errors.js';
 import type { ApiMetrics } from './metrics.js';
 import type { Config } from '../worker/config.js';
 import { createRateLimiter, type RateClass } from './rate-limit.js';
+import { createPgListener, type PgListener } from './pg-listener.js';
 
 export type { RateClass } from './rate-limit.js';
 
@@ -46,15 +46,13 @@ export interface Auth {
 
 export const REVOCATION_CHANNEL = 'api_key_revoked';
 export const CREATION_CHANNEL = 'api_key_created';
+/** The application_name of the key listener's connection (found in pg_stat_activity). */
+export const KEY_LISTENER_NAME = 'gateway-api-keys';
 /** Past this many live keys the in-memory id set is not kept (every unknown id then costs a query). */
 const KNOWN_IDS_MAX = 200_000;
 const CACHE_TTL_MS = 5_000;
 const CACHE_MAX_ENTRIES = 10_000;
 const LAST_USED_FLUSH_MS = 10_000;
-const LISTEN_RETRY_MIN_MS = 250;
-/** A notification sync slower than this falls back to a lookup in Postgres. */
-const SYNC_TIMEOUT_MS = 1_000;
-const LISTEN_RETRY_MAX_MS = 10_000;
 
 export function authOf(res: Response): AuthContext {
   const auth = res.locals.auth as AuthContext | undefined;
@@ -184,147 +182,49 @@ export function createAuth(deps: AuthDeps): Auth {
   };
 }
 
-interface KeyListener {
-  healthy(): boolean;
-  /**
-   * Resolves true once every notification committed before the call has been applied; false when
-   * that cannot be known (listener down, or the round trip took longer than SYNC_TIMEOUT_MS).
-   */
-  sync(): Promise<boolean>;
+interface KeyListener extends PgListener {
   /** Changes on every notification and every (re)connect, to detect races with a lookup. */
   generation(): number;
-  close(): Promise<void>;
 }
 
 /**
- * A dedicated connection LISTENing for key revocations and creations, reconnecting with backoff
- * when it drops. After LISTEN it loads the live key ids; notifications that arrive during that
- * read are applied after it, in order, so the set misses no change.
+ * The connection LISTENing for key revocations and creations (api/pg-listener.ts). After LISTEN it
+ * loads the live key ids; notifications that arrive during that read are applied after it, in
+ * order, so the set misses no change.
  */
 function createKeyListener(
   databaseUrl: string,
   logger: Logger | undefined,
   handlers: { onRevoked(keyId: string): void; onCreated(keyId: string): void; onLoaded(ids: string[] | null): void; onStateChange(): void },
 ): KeyListener {
-  let client: pg.Client | null = null;
-  let healthy = false;
   let generation = 0;
-  let closed = false;
-  let retryMs = LISTEN_RETRY_MIN_MS;
-  let retryTimer: NodeJS.Timeout | null = null;
-
-  const lost = (c: pg.Client) => {
-    if (client !== c) return;
-    client = null;
-    healthy = false;
-    generation++;
-    handlers.onStateChange();
-    c.removeAllListeners('notification');
-    c.end().catch(() => undefined);
-    schedule();
-  };
-
-  const schedule = () => {
-    if (closed || retryTimer) return;
-    retryTimer = setTimeout(() => {
-      retryTimer = null;
-      void connect();
-    }, retryMs);
-    retryTimer.unref();
-    retryMs = Math.min(retryMs * 2, LISTEN_RETRY_MAX_MS);
-  };
-
-  const connect = async () => {
-    if (closed) return;
-    const c = new pg.Client({ connectionString: databaseUrl });
-    c.on('error', () => lost(c));
-    c.on('end', () => lost(c));
-    let held: { channel: string; payload: string }[] | null = [];
-    const apply = (channel: string, payload: string) => {
+  const listener = createPgListener<string[] | null>({
+    databaseUrl,
+    channels: [REVOCATION_CHANNEL, CREATION_CHANNEL],
+    applicationName: KEY_LISTENER_NAME,
+    logger,
+    what: 'api key listener (key cache bypassed meanwhile)',
+    onNotification(channel, keyId) {
       generation++;
-      if (channel === REVOCATION_CHANNEL) handlers.onRevoked(payload);
-      else handlers.onCreated(payload);
-    };
-    c.on('notification', (msg) => {
-      if ((msg.channel !== REVOCATION_CHANNEL && msg.channel !== CREATION_CHANNEL) || !msg.payload) return;
-      if (held) held.push({ channel: msg.channel, payload: msg.payload });
-      else apply(msg.channel, msg.payload);
-    });
-    client = c;
-    try {
-      await c.connect();
-      await c.query(`LISTEN ${REVOCATION_CHANNEL}`);
-      await c.query(`LISTEN ${CREATION_CHANNEL}`);
+      if (channel === REVOCATION_CHANNEL) handlers.onRevoked(keyId);
+      else handlers.onCreated(keyId);
+    },
+    async load(c) {
       const live = await c.query<{ id: string }>('select id from api_keys where revoked_at is null limit $1', [KNOWN_IDS_MAX + 1]);
-      if (closed || client !== c) {
-        await c.end().catch(() => undefined);
-        return;
-      }
+      return live.rows.length > KNOWN_IDS_MAX ? null : live.rows.map((r) => r.id);
+    },
+    onConnected(ids) {
       generation++;
       handlers.onStateChange();
-      handlers.onLoaded(live.rows.length > KNOWN_IDS_MAX ? null : live.rows.map((r) => r.id));
-      const pending = held;
-      held = null;
-      for (const n of pending) apply(n.channel, n.payload);
-      healthy = true;
-      retryMs = LISTEN_RETRY_MIN_MS;
-    } catch (err) {
-      logger?.warn({ err: { message: (err as Error).message } }, 'api key revocation listener unavailable; key cache bypassed');
-      lost(c);
-    }
-  };
-
-  void connect();
-
-  // One `select 1` in flight on the listening connection, and at most one queued behind it for the
-  // requests that arrived after the in-flight one started.
-  let inFlight: Promise<boolean> | null = null;
-  let queued: Promise<boolean> | null = null;
-  const roundTrip = (): Promise<boolean> => {
-    const c = client;
-    if (!c || !healthy) return Promise.resolve(false);
-    let timer: NodeJS.Timeout | undefined;
-    const p = Promise.race([
-      c.query('select 1').then(
-        () => client === c && healthy,
-        () => false,
-      ),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), SYNC_TIMEOUT_MS);
-        timer.unref();
-      }),
-    ]).finally(() => {
-      clearTimeout(timer);
-      if (inFlight === p) inFlight = null;
-    });
-    return p;
-  };
-  const sync = (): Promise<boolean> => {
-    if (!inFlight) return (inFlight = roundTrip());
-    queued ??= inFlight.then(() => {
-      queued = null;
-      return (inFlight = roundTrip());
-    });
-    return queued;
-  };
-
-  return {
-    healthy: () => healthy,
-    sync,
-    generation: () => generation,
-    async close() {
-      closed = true;
-      healthy = false;
-      if (retryTimer) clearTimeout(retryTimer);
-      const c = client;
-      client = null;
-      if (c) {
-        c.removeAllListeners();
-        c.on('error', () => undefined);
-        await c.end().catch(() => undefined);
-      }
+      handlers.onLoaded(ids ?? null);
     },
-  };
+    // Anything learned while connected may be stale now.
+    onLost() {
+      generation++;
+      handlers.onStateChange();
+    },
+  });
+  return { ...listener, generation: () => generation };
 }
 
 /** Remembers when each key was last used and writes them all in one statement periodically. */

@@ -10,6 +10,7 @@ import { healthOperations } from './routes/health.js';
 import { discoveryOperations } from './routes/discovery.js';
 import { uploadOperations } from './routes/uploads.js';
 import { jobOperations } from './routes/jobs.js';
+import { eventOperations } from './routes/events.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -48,7 +49,7 @@ export const openApiOperation: Operation = {
 
 /** Every operation the gateway serves, in document order. */
 export function allOperations(): Operation[] {
-  return [...discoveryOperations, ...uploadOperations, ...jobOperations, ...healthOperations, openApiOperation];
+  return [...discoveryOperations, ...uploadOperations, ...jobOperations, ...eventOperations, ...healthOperations, openApiOperation];
 }
 
 const errorDescriptions: Record<number, string> = {
@@ -198,6 +199,14 @@ export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?
         parameters.push({ name, in: 'query', required: required.has(name), ...(description ? { description } : {}), schema: rest });
       }
     }
+    if (op.headers) {
+      const h = convert(op.headers, 'input');
+      const required = new Set((h.required as string[] | undefined) ?? []);
+      for (const [name, schema] of Object.entries((h.properties ?? {}) as Record<string, JsonObject>)) {
+        const { description, ...rest } = schema;
+        parameters.push({ name, in: 'header', required: required.has(name), ...(description ? { description } : {}), schema: rest });
+      }
+    }
 
     let requestBody: JsonObject | undefined;
     if (op.body) {
@@ -213,6 +222,19 @@ export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?
     let okContent: JsonObject;
     if (op.raw === 'text') {
       okContent = { 'text/plain': { schema: { type: 'string' } } };
+    } else if (op.raw === 'event-stream') {
+      okContent = {
+        'text/event-stream': {
+          schema: {
+            type: 'string',
+            description:
+              'Server-sent events. Each `status` event has an `id` (the job\'s change counter, for Last-Event-ID) and, as its data, ' +
+              'the job record GET answers (schema in x-event-data); the stream ends after the completed or failed record. ' +
+              'A `: ping` comment is sent every 15 s.',
+          },
+          'x-event-data': op.response ? convert(op.response, 'output') : { type: 'object' },
+        },
+      };
     } else if (op.raw === 'json') {
       okContent = { 'application/json': { schema: op.response ? convert(op.response, 'output') : { type: 'object' } } };
     } else {
@@ -232,7 +254,7 @@ export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?
     if (op.body) statuses.add(400);
     statuses.add(500);
     for (const status of [...statuses].sort((a, b) => a - b)) {
-      if (op.raw && op.raw !== 'text' && status !== 500 && op.response) {
+      if (op.raw === 'json' && status !== 500 && op.response) {
         // Raw JSON answers (readiness) keep their own body on a non-2xx status.
         responses[String(status)] = { description: errorDescriptions[status] ?? 'Error', content: okContent };
       } else if (errorDescriptions[status]) {

@@ -14,12 +14,17 @@ export interface Operation {
   /** multipart/form-data body: described by this schema of its text fields plus a `file` part. */
   multipart?: z.ZodType;
   query?: z.ZodType;
+  /** Request headers the operation reads (documented as header parameters). */
+  headers?: z.ZodType;
   /** The `data` payload of the 200 answer (wrapped as `{ data }` unless `raw`). */
   response?: z.ZodType;
   /** Extra top-level properties next to `data` (e.g. next_cursor). */
   responseExtra?: Record<string, z.ZodType>;
-  /** Answer is not JSON-wrapped (health, metrics, the document itself). */
-  raw?: 'json' | 'text';
+  /**
+   * Answer is not JSON-wrapped (health, metrics, the document itself), or is a text/event-stream
+   * whose events carry `response` as their data.
+   */
+  raw?: 'json' | 'text' | 'event-stream';
   /** HTTP error statuses this endpoint can answer. */
   errors: number[];
 }

@@ -83,6 +83,8 @@ async function main(): Promise<void> {
     const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     force.unref();
     try {
+      // Open event streams would hold the server open: end them (clients reconnect elsewhere).
+      await gateway.closeStreams();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

@@ -4,12 +4,14 @@ import * as m0001 from './migrations/0001_initial.js';
 import * as m0002 from './migrations/0002_job_progress.js';
 import * as m0003 from './migrations/0003_hardening.js';
 import * as m0005 from './migrations/0005_direct_uploads.js';
+import * as m0006 from './migrations/0006_job_events_seq.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
   '0002_job_progress': m0002,
   '0003_hardening': m0003,
   '0005_direct_uploads': m0005,
+  '0006_job_events_seq': m0006,
 };
 
 function migrator(db: Kysely<any>): Migrator {

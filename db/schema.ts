@@ -125,6 +125,8 @@ export interface JobTable {
   /** The attempt of the pipeline step that last wrote the progress. */
   attempt: Generated<number>;
   progress_updated_at: Timestamp | null;
+  /** Counts the changes that notify `job_events` (0006_job_events_seq): the live event stream's event id. */
+  event_seq: Generated<number>;
 }
 
 export const jobPhases = ['queued', 'fetching_inputs', 'submitting', 'generating', 'storing_outputs', 'completed', 'failed', 'canceled'] as const;

@@ -77,6 +77,9 @@ export const envSchema = z.object({
   RATE_LIMIT_POLL_PER_MIN: int(120, 1),
   RATE_LIMIT_GENERATE_PER_MIN: int(30, 1),
   PROGRESS_QUERY_TIMEOUT_MS: int(300, 10, 10_000),
+  // Event streams (GET /v1/{kind}/{id}/events): a `: ping` comment this often keeps proxies from
+  // closing a quiet stream; shorter only in tests.
+  SSE_HEARTBEAT_MS: int(15_000, 10, 600_000),
   // Sliding rate-limit window; shorter only in tests, which cannot wait a minute.
   RATE_LIMIT_WINDOW_MS: int(60_000, 1_000, 3_600_000),
   // A create answers even when Temporal is down: past this, the reconciler starts the workflow.

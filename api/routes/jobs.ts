@@ -11,7 +11,7 @@ import { ApiError } from '../errors.js';
 import type { ApiMetrics } from '../metrics.js';
 import type { Operation } from '../operations.js';
 import { parseOr400 } from '../validate.js';
-import type { Tx } from '../../db/index.js';
+import type { Database, Tx } from '../../db/index.js';
 import type { Job, JobKind } from '../../db/schema.js';
 import { newId } from '../../db/ids.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
@@ -360,6 +360,26 @@ const kinds: KindSpec[] = [
   },
 ];
 
+/** Each kind's status path, tag and record schema, for routes that serve a job beside these (events). */
+export const jobKinds: readonly Pick<KindSpec, 'kind' | 'base' | 'tag' | 'record'>[] = kinds;
+
+/** The job record GET {base}/{id} answers: the kind's fields, and the stored progress while in flight. */
+export function jobRecord(kind: JobKind, job: Job): Record<string, unknown> {
+  const data = kinds.find((k) => k.kind === kind)!.present(job);
+  if (job.status === 'pending' || job.status === 'generating') {
+    data.progress = { phase: job.phase, attempt: job.attempt, percent: job.percent, queue_position: job.queue_position } satisfies Progress;
+  }
+  return data;
+}
+
+/** The job `:id` of the request's kind in the key's workspace; 404 for an unknown id or another workspace's job. */
+export async function loadJobOfKey(db: Database, req: Request, res: Response, kind: JobKind): Promise<Job> {
+  const { workspaceId } = authOf(res);
+  const job = await jobsRepo.getJobInWorkspace(db, workspaceId, String(req.params.id), kind);
+  if (!job) throw new ApiError(404, 'not_found', `${kind.replace('_', '-')} job ${String(req.params.id)} not found`);
+  return job;
+}
+
 const idPrefix: Record<JobKind, string> = { image: 'img', video: 'vid', replace_actor: 'rpl', talking_actor: 'tlk' };
 
 // ------------------------------------------------------------------ operations (OpenAPI)
@@ -423,12 +443,7 @@ export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: 
     }
   }
 
-  async function loadJob(req: Request, res: Response, spec: KindSpec): Promise<Job> {
-    const { workspaceId } = authOf(res);
-    const job = await jobsRepo.getJobInWorkspace(db, workspaceId, String(req.params.id), spec.kind);
-    if (!job) throw new ApiError(404, 'not_found', `${spec.kind.replace('_', '-')} job ${String(req.params.id)} not found`);
-    return job;
-  }
+  const loadJob = (req: Request, res: Response, spec: KindSpec) => loadJobOfKey(db, req, res, spec.kind);
 
   for (const spec of kinds) {
     router.post(spec.createPath, auth.rateLimit('generate'), jsonBody, async (req, res) => {
@@ -483,14 +498,10 @@ export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: 
       // Most polls carry no query string: skip parsing one.
       const live = req.url.includes('?') && parseOr400(statusQuery, req.query).live === 'true';
       const job = await loadJob(req, res, spec);
-      const data = spec.present(job);
-      if (job.status === 'pending' || job.status === 'generating') {
-        let progress: Progress = { phase: job.phase, attempt: job.attempt, percent: job.percent, queue_position: job.queue_position };
-        if (live && job.workflow_started) {
-          const p = await liveProgress.get(job.id);
-          if (p) progress = { phase: p.phase, attempt: p.attempt, percent: p.percent, queue_position: p.queuePosition };
-        }
-        data.progress = progress;
+      const data = jobRecord(spec.kind, job);
+      if (data.progress && live && job.workflow_started) {
+        const p = await liveProgress.get(job.id);
+        if (p) data.progress = { phase: p.phase, attempt: p.attempt, percent: p.percent, queue_position: p.queuePosition } satisfies Progress;
       }
       res.json({ data });
     });

@@ -15,6 +15,8 @@ import { createApp, type App } from '../../api/app.js';
 import { createStorage, type Storage } from '../../activities/storage.js';
 import { cachedFor, READY_CACHE_MS } from '../../api/routes/health.js';
 import { call } from './gateway-harness.js';
+import { sql } from 'kysely';
+import { KEY_LISTENER_NAME } from '../../api/auth.js';
 
 /** The value of one labelled sample in Prometheus text, 0 when absent. */
 function sample(metricsText: string, name: string, labels: string): number {
@@ -118,6 +120,34 @@ describe('gateway floods', () => {
       const after = await lookups();
       return again.status === 401 && after.database === before.database && after.memory === before.memory + 1;
     }, 5_000, 20);
+  });
+
+  test("when the key listener's connection drops, a key revoked meanwhile is refused, and after the reconnect unknown ids are answered from memory again", async () => {
+    const key = await createApiKey(tdb.db, { workspaceId: tenant.workspaceId, name: 'across-a-drop', actorEmail: tenant.ownerEmail });
+    assert.equal((await call(baseUrl, 'GET', '/v1/projects', { key: key.key })).status, 200, 'cached');
+    const listeners = async () =>
+      (await sql<{ pid: number }>`select pid from pg_stat_activity where application_name = ${KEY_LISTENER_NAME} and datname = current_database()`.execute(tdb.db)).rows.map((r) => r.pid);
+    const [pid] = await listeners();
+    assert.ok(pid, 'the key listener has its own connection');
+    await sql`select pg_terminate_backend(${pid})`.execute(tdb.db);
+    // Revoked while the listener may be down: its notification can be lost, the refusal cannot.
+    await revokeApiKey(tdb.db, { workspaceId: tenant.workspaceId, keyId: key.id, actorEmail: tenant.ownerEmail });
+    assert.equal((await call(baseUrl, 'GET', '/v1/projects', { key: key.key })).status, 401);
+    await waitFor('a new key listener connection', async () => {
+      const now = await listeners();
+      return now.length === 1 && now[0] !== pid;
+    }, 10_000, 50);
+    await waitFor('unknown ids answered from memory again', async () => {
+      const before = await lookups();
+      const r = await call(baseUrl, 'GET', '/v1/projects', { key: generateApiKey().key });
+      const after = await lookups();
+      return r.status === 401 && after.memory === before.memory + 1 && after.database === before.database;
+    }, 10_000, 50);
+    // The reloaded set no longer holds the revoked key: refused from memory too.
+    const before = await lookups();
+    assert.equal((await call(baseUrl, 'GET', '/v1/projects', { key: key.key })).status, 401);
+    assert.equal((await lookups()).database, before.database);
+    assert.equal((await call(baseUrl, 'GET', '/v1/projects', { key: tenant.apiKey })).status, 200, 'live keys still work');
   });
 
   test('a flood of /readyz probes the dependencies once per cache period', async () => {

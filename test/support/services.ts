@@ -40,6 +40,7 @@ export async function startGateway(config: Config, db: Database, opts: { tempora
     client,
     storage,
     async close() {
+      await app.closeStreams();
       await new Promise((r) => server.close(r));
       server.closeAllConnections?.();
       await app.close();

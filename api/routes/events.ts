@@ -1,0 +1,133 @@
+// GET /v1/{kind}/{id}/events: a job's changes as server-sent events, so clients can stop polling.
+//
+// The stream answers one `status` event with the job record at once (the record GET /v1/{kind}/{id}
+// answers, progress included), then one per change of status, phase, percent or queue position, and
+// ends after the terminal one (completed or failed). Each event's `id:` is the job's change counter
+// (`event_seq`, bumped by the same trigger condition that notifies `job_events`), so a reconnect
+// with `Last-Event-ID` gets only what is newer: nothing at once if the job has not changed since (the
+// stream waits for the next change), and an immediate end if that id was already the terminal one.
+// A `: ping` comment every SSE_HEARTBEAT_MS keeps idle proxies from closing a quiet stream.
+//
+// Opening a stream is one request of the polling rate class, authenticated and scoped exactly as
+// the status endpoint (401, 404 for another workspace's job). Changes come from the process's one
+// LISTEN connection (api/job-events.ts): open streams add no Postgres or Temporal load of their own.
+import { Router, type Response } from 'express';
+import { z } from 'zod';
+import type { AppDeps } from '../app.js';
+import type { Auth } from '../auth.js';
+import { ApiError } from '../errors.js';
+import type { ApiMetrics } from '../metrics.js';
+import type { JobEventHub } from '../job-events.js';
+import type { Operation } from '../operations.js';
+import type { Job } from '../../db/schema.js';
+import { jobKinds, jobRecord, loadJobOfKey } from './jobs.js';
+
+export const lastEventIdHeader = z.object({
+  'Last-Event-ID': z
+    .string()
+    .regex(/^\d{1,9}$/)
+    .optional()
+    .describe("The `id` of the last event received (browsers' EventSource sends it on reconnect): only newer changes are sent"),
+});
+
+export const eventOperations: Operation[] = jobKinds.map((k) => ({
+  method: 'get',
+  path: `${k.base}/:id/events`,
+  summary:
+    `Stream a ${k.kind.replace('_', '-')} job's changes (server-sent events): a \`status\` event with the job record now, ` +
+    'one per change of status, phase, percent or queue position, and the end of the stream after the terminal one',
+  tags: [k.tag],
+  rateClass: 'poll',
+  headers: lastEventIdHeader,
+  response: k.record,
+  raw: 'event-stream',
+  errors: [400, 401, 404, 429, 500],
+}));
+
+const isTerminal = (job: Job) => job.status === 'completed' || job.status === 'failed';
+
+/** The Last-Event-ID header as a change counter: 0 when absent or empty (EventSource's reset). */
+function seenThrough(header: string | undefined): number {
+  if (header === undefined || header === '') return 0;
+  if (!/^\d{1,9}$/.test(header)) throw new ApiError(400, 'invalid_request', 'Last-Event-ID must be the id of an event this stream sent');
+  return Number(header);
+}
+
+export function createEventsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: Auth, hub: JobEventHub): Router {
+  const router = Router();
+  const heartbeatMs = deps.config.SSE_HEARTBEAT_MS;
+
+  for (const k of jobKinds) {
+    router.get(`${k.base}/:id/events`, auth.rateLimit('poll'), async (req, res: Response) => {
+      let sent = seenThrough(req.get('last-event-id'));
+      let open = false;
+      let ended = false;
+      // Newest row heard before the stream is open (it is sent if newer than the first read).
+      let early: Job | null = null;
+      let heartbeat: NodeJS.Timeout | null = null;
+      // Assigned by hub.watch below, which may already call end() (a hub closing at shutdown).
+      let unwatch: () => void = () => undefined;
+
+      const end = () => {
+        if (ended) return;
+        ended = true;
+        if (heartbeat) clearInterval(heartbeat);
+        unwatch();
+        if (open && !res.writableEnded) res.end();
+      };
+      const deliver = (job: Job) => {
+        if (ended) return;
+        if (job.event_seq > sent) {
+          sent = job.event_seq;
+          res.write(`id: ${job.event_seq}\nevent: status\ndata: ${JSON.stringify(jobRecord(k.kind, job))}\n\n`);
+        }
+        // Once the terminal change is sent (or was already seen), nothing follows.
+        if (isTerminal(job) && job.event_seq <= sent) end();
+      };
+
+      // Watch before the first read, so a change between the two is not lost; the counter drops
+      // whatever arrives twice or out of order.
+      const stopWatching = hub.watch(String(req.params.id), {
+        onJob: (job) => {
+          if (open) deliver(job);
+          else if (!early || job.event_seq > early.event_seq) early = job;
+        },
+        onClose: end,
+      });
+      unwatch = stopWatching;
+      if (ended) stopWatching();
+      res.on('close', end);
+      let job: Job;
+      try {
+        job = await loadJobOfKey(deps.db, req, res, k.kind);
+      } catch (err) {
+        end();
+        throw err;
+      }
+      if (ended) {
+        // The gateway began shutting down during the read (or the client left).
+        if (res.destroyed) return;
+        res.setHeader('Retry-After', '1');
+        throw new ApiError(503, 'service_unavailable', 'the gateway is shutting down; reconnect');
+      }
+
+      // (TypeScript cannot see that the watcher may have set it meanwhile.)
+      const heard = early as Job | null;
+      const first = heard && heard.event_seq > job.event_seq ? heard : job;
+      // An id this job never reached (another job's, say) cannot mean "seen": send the current state.
+      if (sent > first.event_seq) sent = 0;
+
+      res.status(200);
+      res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+      // Proxies that buffer (nginx) pass events through at once.
+      res.setHeader('X-Accel-Buffering', 'no');
+      res.flushHeaders();
+      open = true;
+      deliver(first);
+      if (ended) return;
+      heartbeat = setInterval(() => res.write(': ping\n\n'), heartbeatMs);
+      heartbeat.unref();
+    });
+  }
+  return router;
+}
