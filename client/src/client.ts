@@ -575,12 +575,12 @@ export const operationMethods = {
   get_healthz: 'health',
   get_readyz: 'ready',
   get_openapi_json: 'openapi',
-  // The live event stream (GET /v1/{kind}/{id}/events), once the gateway's document has it.
+  // The live event stream (GET /v1/{kind}/{id}/events).
   get_images_by_id_events: 'images.events',
   get_videos_by_id_events: 'videos.events',
   get_replace_actors_generations_by_id_events: 'replaceActors.events',
   get_talking_actors_by_id_events: 'talkingActors.events',
-} as const satisfies Record<keyof operations, string> & Record<string, string>;
+} as const satisfies Record<keyof operations, string>;
 
 export function createClient(opts: ClientOptions): MediaGenClient {
   return new MediaGenClient(opts);
