@@ -229,7 +229,14 @@ export class MediaGenClient {
    */
   async request<T>(method: string, path: string, opts: SendOptions = {}): Promise<T> {
     const res = await this.send(method, path, opts);
-    const text = await res.text();
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (cause) {
+      if (opts.signal?.aborted) throw opts.signal.reason;
+      // The connection closed while the body was arriving.
+      throw new MediaGenError({ status: 0, code: 'network_error', message: `the answer to ${method} ${path} was cut off: ${(cause as Error).message}`, requestId: res.headers.get('x-request-id'), cause });
+    }
     try {
       return (text ? JSON.parse(text) : null) as T;
     } catch (cause) {
@@ -526,15 +533,17 @@ export class MediaGenClient {
         // The stream closed before a terminal event (a gateway restart): resume from the last id.
       } catch (err) {
         if (signal?.aborted) throw signal.reason;
-        if (!(err instanceof MediaGenError)) throw err;
         // The job exists (we just read it), so 404/405 means this gateway has no event stream.
-        if (err.status === 404 || err.status === 405) {
+        if (err instanceof MediaGenError && (err.status === 404 || err.status === 405)) {
           this.eventsUnsupported = true;
           return null;
         }
-        // Anything else (a dropped connection, a 503 while the gateway restarts, a body that is not
-        // an event stream): polling takes over, and reports the failure if it persists.
-        return latest;
+        // A body that is not an event stream: poll.
+        if (err instanceof MediaGenError && err.code === 'invalid_response') return latest;
+        // A connection dropped mid-stream (fetch's "terminated"), a network error or a 503 while the
+        // gateway restarts: reconnect after a short pause, then polling takes over and reports the
+        // failure if it persists.
+        await sleep(250 * (reconnects + 1), signal);
       }
     }
     return latest; // then polling takes over

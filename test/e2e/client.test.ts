@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MediaGenClient, MediaGenError, operationMethods, type AnyJob } from '@mediagen/client';
+import { MediaGenClient, MediaGenError, jobPaths, operationMethods, type AnyJob } from '@mediagen/client';
 import { uploadFile } from '@mediagen/client/node';
 import { createTenant, testConfig, type Tenant } from '../support/stack.js';
 import { creditsOf, startGateway, startService, type Service } from '../support/services.js';
@@ -258,10 +258,14 @@ describe('waitForJob', () => {
     assert.deepEqual(jobs.map((j) => j.kind), ['images', 'videos', 'replace-actors', 'talking-actors']);
     assert.ok(jobs.every((j) => j.status === 'pending'));
 
+    // A client whose requests are counted: streams where the gateway has them, polls otherwise.
+    const paths: string[] = [];
+    const counted = new MediaGenClient({ apiKey: t.apiKey, baseUrl: svc.gw.baseUrl, fetch: (input, init) => (paths.push(new URL(String(input)).pathname), fetch(input, init)) });
     const results = await Promise.all(
-      jobs.map(async (job) => {
+      jobs.map(async (job, i) => {
         const seen: AnyJob[] = [];
-        const r = await c.waitForJob(job, { onProgress: (j) => seen.push(j), pollIntervalMs: 100, maxPollIntervalMs: 400 });
+        // Videos and talking actors poll (events: false), so both ways run against the real gateway.
+        const r = await counted.waitForJob(job, { onProgress: (j) => seen.push(j), pollIntervalMs: 100, maxPollIntervalMs: 400, events: i % 2 === 0 });
         return { job, r, seen };
       }),
     );
@@ -278,9 +282,17 @@ describe('waitForJob', () => {
       assert.equal(out.contentType, job.kind === 'images' ? 'image/png' : 'video/mp4');
     }
     assert.equal(results[0]!.r.urls.length, 2, 'both images of count 2');
-    // The event stream where the gateway's document offers it; otherwise 404, which waitForJob
-    // met above and answered by polling (the statuses it reported came from polls).
+    // The event stream where the gateway's document offers it: one status read per job, then only
+    // events. Otherwise 404, which waitForJob met above and answered by polling.
     const hasEvents = Object.keys((await c.openapi()).paths as object).includes('/v1/images/{id}/events');
+    for (const [i, job] of jobs.entries()) {
+      const statusReads = paths.filter((p) => p === `${jobPaths[job.kind].base}/${job.id}`).length;
+      const streams = paths.filter((p) => p === `${jobPaths[job.kind].base}/${job.id}/events`).length;
+      if (i % 2 === 1) assert.deepEqual([statusReads > 1, streams], [true, 0], `${job.kind}: polled as asked (${statusReads} reads)`);
+      // (A stream cut mid-way is reopened with Last-Event-ID: more than one stream, still no polling.)
+      else if (hasEvents) assert.ok(statusReads === 1 && streams >= 1, `${job.kind}: followed its stream, no polling (${statusReads} reads, ${streams} streams)`);
+      else assert.ok(statusReads > 1 && streams <= 1, `${job.kind}: polled (${statusReads} reads, ${streams} stream attempts)`);
+    }
     const streamed = (async () => {
       const got: AnyJob[] = [];
       for await (const ev of c.images.events(jobs[0]!.id)) got.push(ev.job);
