@@ -175,3 +175,29 @@ test('jobEvents yields each status event with its id; a body that is not an even
   );
   assert.equal(gw.calls.at(-1)?.lastEventId, '5');
 });
+
+test('a stream cut mid-way (fetch "terminated") is reopened with Last-Event-ID, not reported as a failure', async () => {
+  const cut = () => {
+    let pulls = 0;
+    return new Response(
+      // One event, then the connection drops (as undici reports a socket closed mid-body).
+      new ReadableStream<Uint8Array>({
+        pull(c) {
+          if (pulls++ === 0) c.enqueue(new TextEncoder().encode(sse([{ id: 3, job: record('generating', 'generating', 20) }])));
+          else c.error(new TypeError('terminated'));
+        },
+      }),
+      { headers: { 'content-type': 'text/event-stream' } },
+    );
+  };
+  const gw = fakeGateway({
+    '/v1/images/img_1': [json({ data: record('pending') })],
+    '/v1/images/img_1/events': [cut, sseResponse(sse([{ id: 4, job: record('completed', 'completed') }]))],
+    '/v1/images/img_1/url': [urlAnswer],
+  });
+  const c = new MediaGenClient({ apiKey: 'k', baseUrl: base, fetch: gw.fetchImpl });
+  const r = await c.waitForJob({ kind: 'images', id: 'img_1' });
+  assert.equal(r.job.status, 'completed');
+  assert.deepEqual(gw.calls.filter((x) => x.path.endsWith('/events')).map((x) => x.lastEventId), [null, '3']);
+  assert.equal(gw.calls.filter((x) => x.path === '/v1/images/img_1').length, 1, 'no polling');
+});
