@@ -5,7 +5,10 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# client/ is an npm workspace (the typed client and CLI): npm ci needs its package.json, the build its sources.
+COPY client/package.json ./client/
 RUN npm ci --no-audit --no-fund
+COPY client ./client
 COPY tsconfig.json ./
 COPY api ./api
 COPY activities ./activities

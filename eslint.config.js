@@ -3,7 +3,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**'] },
+  { ignores: ['dist/**', 'client/dist/**', 'node_modules/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {

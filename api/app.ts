@@ -19,6 +19,7 @@ import { createJobEventHub, type JobEventHub } from './job-events.js';
 import { allOperations, createOpenApiRouter } from './openapi.js';
 import { refuseNulInUrl } from './body.js';
 import { createMediaRouter } from './routes/media.js';
+import { createDocsRouter } from './routes/docs.js';
 
 export interface AppDeps {
   config: Config;
@@ -61,6 +62,7 @@ export function createApp(deps: AppDeps): App {
   app.use(optionsRoutes(allOperations()));
   app.use(createHealthRouter(full));
   app.use(createOpenApiRouter(full));
+  app.use('/docs', createDocsRouter());
   app.use(createMediaRouter(full));
   // Everything under /v1 is authenticated; rate-limit classes are applied per route.
   app.use('/v1', auth.middleware);

@@ -68,6 +68,9 @@ install_all() {
   command -v openssl >/dev/null || need_apt+=(openssl)  # the tests' self-signed HTTPS server
   command -v flock >/dev/null || need_apt+=(util-linux)
   python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)  # schemathesis' virtualenv
+  # Headless Chromium for the /docs browser test; `script` (util-linux) gives the CLI test a terminal.
+  command -v chromium >/dev/null || need_apt+=(chromium)
+  command -v script >/dev/null || need_apt+=(util-linux)
   if ((${#need_apt[@]})); then
     [[ $(id -u) == 0 ]] || die "missing ${need_apt[*]}: install them with apt-get (needs root)"
     log "apt-get install ${need_apt[*]}"

@@ -1,0 +1,596 @@
+// The typed client. Runs wherever `fetch` does (Node 20+, browsers, workers): no Node built-ins here;
+// file paths and streams live in ./node.ts. Request and response types come from ./openapi.ts,
+// generated from the gateway's OpenAPI document (`npm run client:types`).
+import type { operations } from './openapi.js';
+import { MediaGenError, errorFromResponse } from './errors.js';
+import { readEvents } from './sse.js';
+
+// ------------------------------------------------------------------ types from the document
+
+type JsonOf<Op> = Op extends { responses: { 200: { content: { 'application/json': infer B } } } } ? B : never;
+type BodyOf<Op> = Op extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
+type QueryOf<Op> = Op extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+type DataOf<K extends keyof operations> = JsonOf<operations[K]> extends { data: infer D } ? D : never;
+/** A list answer: `{ data: [...], next_cursor }`. */
+export type Page<K extends keyof operations> = JsonOf<operations[K]>;
+
+export type Project = DataOf<'get_projects'>[number];
+export type Actor = DataOf<'get_actors'>[number];
+export type Voice = DataOf<'get_voices'>[number];
+export type FileUpload = DataOf<'post_upload'>;
+export type ImageJob = DataOf<'get_images_by_id'>;
+export type VideoJob = DataOf<'get_videos_by_id'>;
+export type ReplaceActorJob = DataOf<'get_replace_actors_generations_by_id'>;
+export type TalkingActorJob = DataOf<'get_talking_actors_by_id'>;
+export type UrlResult = DataOf<'get_images_by_id_url'>;
+export type JobStatus = ImageJob['status'];
+export type JobProgress = NonNullable<ImageJob['progress']>;
+
+export type ImageCreate = BodyOf<operations['post_images_generate']>;
+export type VideoCreate = BodyOf<operations['post_videos_generate']>;
+export type ReplaceActorCreate = BodyOf<operations['post_replace_actors_generations']>;
+export type TalkingActorCreate = BodyOf<operations['post_talking_actors_generate']>;
+export type UploadFromUrl = BodyOf<operations['post_upload_from_url']>;
+export type DirectUploadCreate = BodyOf<operations['post_uploads']>;
+/** A direct upload as created: the pending record plus the presigned POST to send the bytes with. */
+export type DirectUpload = DataOf<'post_uploads'>;
+/** A direct upload's record (GET /v1/uploads/{id}, POST …/complete). */
+export type DirectUploadRecord = DataOf<'get_uploads_by_id'>;
+export type UploadMimeType = DirectUploadCreate['mime_type'];
+export type Health = JsonOf<operations['get_healthz']>;
+export type Readiness = JsonOf<operations['get_readyz']>;
+export type ProjectsQuery = QueryOf<operations['get_projects']>;
+export type ActorsQuery = QueryOf<operations['get_actors']>;
+export type VoicesQuery = QueryOf<operations['get_voices']>;
+
+/** The four job kinds, named as in their paths. */
+export type JobKind = 'images' | 'videos' | 'replace-actors' | 'talking-actors';
+export interface JobRecords {
+  images: ImageJob;
+  videos: VideoJob;
+  'replace-actors': ReplaceActorJob;
+  'talking-actors': TalkingActorJob;
+}
+export type AnyJob = JobRecords[JobKind];
+/** What waitForJob needs: the kind and the id (every create result carries both). */
+export interface JobRef<K extends JobKind = JobKind> {
+  kind: K;
+  id: string;
+}
+export type Created<K extends keyof operations, Kind extends JobKind> = DataOf<K> & { kind: Kind };
+
+/** Paths of each kind: status, URL and cancel under `base`, create at `create`. */
+export const jobPaths: Record<JobKind, { create: string; base: string; idPrefix: string }> = {
+  images: { create: '/v1/images/generate', base: '/v1/images', idPrefix: 'img_' },
+  videos: { create: '/v1/videos/generate', base: '/v1/videos', idPrefix: 'vid_' },
+  'replace-actors': { create: '/v1/replace-actors/generations', base: '/v1/replace-actors/generations', idPrefix: 'rpl_' },
+  'talking-actors': { create: '/v1/talking-actors/generate', base: '/v1/talking-actors', idPrefix: 'tlk_' },
+};
+
+/** The job kind an id belongs to, from its prefix (`img_…` → images), or null. */
+export function kindOfJobId(id: string): JobKind | null {
+  for (const [kind, p] of Object.entries(jobPaths)) if (id.startsWith(p.idPrefix)) return kind as JobKind;
+  return null;
+}
+
+// Endpoints other changes add to the gateway (GET /v1/jobs, GET /v1/models). Typed loosely until
+// they are in the served document; `npm run client:types` then brings their generated types.
+export interface JobListQuery {
+  limit?: number;
+  cursor?: string;
+  project_id?: string;
+  status?: JobStatus;
+  model?: string;
+  created_after?: number;
+  created_before?: number;
+}
+export type JobListItem = Partial<AnyJob> & { id: string; status: JobStatus; kind?: string };
+export interface ModelInfo {
+  name?: string;
+  id?: string;
+  kind?: string;
+  [field: string]: unknown;
+}
+
+/** The MIME type of an upload from a file name's extension (direct uploads must declare it). */
+export function mimeTypeOf(name: string): UploadMimeType | null {
+  const ext = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase();
+  const types: Record<string, UploadMimeType> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', mp4: 'video/mp4', m4v: 'video/mp4', mov: 'video/quicktime', webm: 'video/webm' };
+  return (ext && types[ext]) || null;
+}
+
+/** `{ name, kind }` of every model a create operation of the document accepts (its `model` enum or const). */
+export function modelsOfDocument(doc: Record<string, unknown>): ModelInfo[] {
+  const out: ModelInfo[] = [];
+  for (const [kind, p] of Object.entries(jobPaths)) {
+    const op = (doc.paths as Record<string, any> | undefined)?.[p.create]?.post;
+    const model = op?.requestBody?.content?.['application/json']?.schema?.properties?.model;
+    const names: unknown[] = Array.isArray(model?.enum) ? model.enum : model?.const !== undefined ? [model.const] : [];
+    for (const name of names) if (typeof name === 'string') out.push({ name, kind });
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ options
+
+export interface ClientOptions {
+  /** Workspace API key (`mg_live_…`). */
+  apiKey: string;
+  /** Gateway address, e.g. http://127.0.0.1:8080 (with or without a trailing /v1). */
+  baseUrl: string;
+  /** How many times a 429 is retried after its `retry_after_ms` (default 2; 0 disables). */
+  maxRetries?: number;
+  /** Never wait longer than this for one 429 retry (default 60 s); a longer wait fails at once. */
+  maxRetryDelayMs?: number;
+  /** A fetch implementation (default: the global one). */
+  fetch?: typeof fetch;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+  /** Sent as Idempotency-Key; creates and uploads get a random one when not given. */
+  idempotencyKey?: string;
+}
+
+export interface WaitOptions {
+  /** Called with each new snapshot of the job (status, phase, percent, queue position). */
+  onProgress?: (job: AnyJob) => void;
+  signal?: AbortSignal;
+  /** First polling interval (default 500 ms); it grows ×1.5 up to `maxPollIntervalMs` while nothing changes. */
+  pollIntervalMs?: number;
+  maxPollIntervalMs?: number;
+  /** Use the live event stream when the gateway offers it (default true). */
+  events?: boolean;
+}
+
+export interface EventsOptions {
+  signal?: AbortSignal;
+  /** The `id` of the last event received: the gateway sends only newer changes. */
+  lastEventId?: string;
+}
+
+/** One `status` event of a job's event stream. */
+export interface JobEvent<J = AnyJob> {
+  /** The event id (the job's change counter), for `lastEventId` on reconnect. */
+  id: string | null;
+  job: J;
+}
+
+export interface WaitResult<J = AnyJob> {
+  job: J;
+  /** The first (or only) output URL. */
+  url: string;
+  /** Every output URL (several for an image job with count > 1). */
+  urls: string[];
+}
+
+export interface SendOptions extends RequestOptions {
+  body?: unknown;
+  /** Send an Idempotency-Key (creates and uploads). */
+  idempotent?: boolean;
+  accept?: string;
+  headers?: Record<string, string>;
+}
+
+const terminal = new Set<string>(['completed', 'failed']);
+
+/** Waits `ms`, or rejects when the signal aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function newIdempotencyKey(): string {
+  return globalThis.crypto.randomUUID();
+}
+
+function query(params: object | undefined): string {
+  if (!params) return '';
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+// ------------------------------------------------------------------ the client
+
+export class MediaGenClient {
+  readonly baseUrl: string;
+  private readonly apiKey: string;
+  private readonly maxRetries: number;
+  private readonly maxRetryDelayMs: number;
+  private readonly fetchImpl: typeof fetch;
+  /** Set once the gateway answered 404 for an event stream: poll from then on. */
+  private eventsUnsupported = false;
+
+  constructor(opts: ClientOptions) {
+    if (!opts.apiKey) throw new MediaGenError({ status: 0, code: 'missing_api_key', message: 'an API key is required (MEDIAGEN_API_KEY)' });
+    if (!opts.baseUrl) throw new MediaGenError({ status: 0, code: 'missing_base_url', message: 'a base URL is required (MEDIAGEN_BASE_URL)' });
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+    this.apiKey = opts.apiKey;
+    this.maxRetries = opts.maxRetries ?? 2;
+    this.maxRetryDelayMs = opts.maxRetryDelayMs ?? 60_000;
+    this.fetchImpl = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  }
+
+  /**
+   * One API call: JSON or FormData body, bearer auth, 429 retried after `retry_after_ms` (the same
+   * Idempotency-Key on every attempt), any other non-2xx thrown as MediaGenError.
+   */
+  async request<T>(method: string, path: string, opts: SendOptions = {}): Promise<T> {
+    const res = await this.send(method, path, opts);
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (cause) {
+      if (opts.signal?.aborted) throw opts.signal.reason;
+      // The connection closed while the body was arriving.
+      throw new MediaGenError({ status: 0, code: 'network_error', message: `the answer to ${method} ${path} was cut off: ${(cause as Error).message}`, requestId: res.headers.get('x-request-id'), cause });
+    }
+    try {
+      return (text ? JSON.parse(text) : null) as T;
+    } catch (cause) {
+      throw new MediaGenError({ status: res.status, code: 'invalid_response', message: `the gateway answered ${path} with a body that is not JSON`, requestId: res.headers.get('x-request-id'), cause });
+    }
+  }
+
+  /** Like request(), but hands back the 2xx Response unread (streams). */
+  async send(method: string, path: string, opts: SendOptions = {}): Promise<Response> {
+    const headers: Record<string, string> = { ...opts.headers, authorization: `Bearer ${this.apiKey}`, accept: opts.accept ?? 'application/json' };
+    let body: BodyInit | undefined;
+    if (opts.body instanceof FormData) body = opts.body;
+    else if (opts.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(opts.body);
+    }
+    if (opts.idempotent) headers['idempotency-key'] = opts.idempotencyKey ?? newIdempotencyKey();
+    let networkRetried = false;
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await this.fetchImpl(`${this.baseUrl}${path}`, { method, headers, body, signal: opts.signal ?? null });
+      } catch (cause) {
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        // A kept-alive connection the server closed between two polls: a read is safe to repeat once.
+        if (method === 'GET' && !networkRetried) {
+          networkRetried = true;
+          attempt--;
+          continue;
+        }
+        throw new MediaGenError({ status: 0, code: 'network_error', message: `could not reach ${this.baseUrl}: ${(cause as Error).message}`, cause });
+      }
+      if (res.ok) return res;
+      const err = errorFromResponse(res, await res.text());
+      const delay = err.retryAfterMs ?? 1000;
+      if (res.status === 429 && attempt < this.maxRetries && delay <= this.maxRetryDelayMs) {
+        await sleep(delay, opts.signal);
+        continue;
+      }
+      throw err;
+    }
+  }
+
+  private async data<T>(method: string, path: string, opts: RequestOptions & { body?: unknown; idempotent?: boolean } = {}): Promise<T> {
+    return (await this.request<{ data: T }>(method, path, opts)).data;
+  }
+
+  // ---------------------------------------------------------------- discovery
+
+  readonly projects = {
+    list: (q?: ProjectsQuery, o?: RequestOptions) => this.request<Page<'get_projects'>>('GET', `/v1/projects${query(q)}`, o),
+  };
+  readonly actors = {
+    list: (q?: ActorsQuery, o?: RequestOptions) => this.request<Page<'get_actors'>>('GET', `/v1/actors${query(q)}`, o),
+  };
+  readonly voices = {
+    list: (q?: VoicesQuery, o?: RequestOptions) => this.request<Page<'get_voices'>>('GET', `/v1/voices${query(q)}`, o),
+  };
+  readonly models = {
+    /**
+     * GET /v1/models (the model catalog) where the gateway serves it; otherwise (404) the model
+     * names each create endpoint accepts, read from the OpenAPI document.
+     */
+    list: async (o?: RequestOptions): Promise<{ data: ModelInfo[] }> => {
+      try {
+        return await this.request<{ data: ModelInfo[] }>('GET', '/v1/models', o);
+      } catch (err) {
+        if (!(err instanceof MediaGenError && err.status === 404)) throw err;
+        return { data: modelsOfDocument(await this.openapi(o)) };
+      }
+    },
+  };
+  readonly jobs = {
+    /** GET /v1/jobs: every kind, newest first, where the gateway serves it. */
+    list: (q?: JobListQuery, o?: RequestOptions) => this.request<{ data: JobListItem[]; next_cursor: string | null }>('GET', `/v1/jobs${query(q)}`, o),
+    /** The status of any job, its kind told by its id. */
+    get: (id: string, o?: RequestOptions) => this.getJob(this.refOf(id), o),
+  };
+
+  /** Yields every item of a list endpoint, following `next_cursor`. */
+  async *paginate<T>(list: (q: { cursor?: string; limit?: number }) => Promise<{ data: T[]; next_cursor?: string | null }>, limit = 100): AsyncGenerator<T> {
+    let cursor: string | undefined;
+    do {
+      const page = await list(cursor ? { cursor, limit } : { limit });
+      yield* page.data;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+  }
+
+  // ---------------------------------------------------------------- uploads
+
+  /** POST /v1/upload with a Blob (or File). Node paths and streams: `uploadFile` from `@mediagen/client/node`. */
+  async uploadFile(file: Blob, opts: RequestOptions & { projectId: string; filename?: string }): Promise<FileUpload> {
+    const form = new FormData();
+    form.set('project_id', opts.projectId);
+    const name = opts.filename ?? ((file as { name?: unknown }).name as string | undefined) ?? 'upload';
+    form.set('file', file, name);
+    return this.data<FileUpload>('POST', '/v1/upload', { ...opts, body: form, idempotent: true });
+  }
+
+  /** POST /v1/upload-from-url: the gateway fetches a public HTTPS image or video. */
+  async uploadFromUrl(url: string, opts: RequestOptions & { projectId: string }): Promise<FileUpload> {
+    const body: UploadFromUrl = { url, project_id: opts.projectId };
+    return this.data<FileUpload>('POST', '/v1/upload-from-url', { ...opts, body, idempotent: true });
+  }
+
+  /** Direct uploads: the bytes go straight to storage with a presigned POST, never through a gateway. */
+  readonly uploads = {
+    /** POST /v1/uploads: a pending upload and the presigned POST for its bytes. */
+    create: (body: DirectUploadCreate, o?: RequestOptions) => this.data<DirectUpload>('POST', '/v1/uploads', { ...o, body, idempotent: true }),
+    /** POST /v1/uploads/{id}/complete: checks the stored bytes; completed (or 400, failed). */
+    complete: (id: string, o?: RequestOptions) => this.data<DirectUploadRecord>('POST', `/v1/uploads/${encodeURIComponent(id)}/complete`, o),
+    /** GET /v1/uploads/{id}: any upload of the workspace, with its status. */
+    get: (id: string, o?: RequestOptions) => this.data<DirectUploadRecord>('GET', `/v1/uploads/${encodeURIComponent(id)}`, o),
+  };
+
+  /**
+   * A direct upload in one call: create, send the Blob to storage with the presigned POST, complete.
+   * The MIME type is the Blob's, else guessed from the file name; storage refuses any other size or
+   * type, and completion checks the bytes as POST /v1/upload does.
+   */
+  async uploadDirect(file: Blob, opts: RequestOptions & { projectId: string; filename?: string; mimeType?: UploadMimeType }): Promise<DirectUploadRecord> {
+    const name = opts.filename ?? ((file as { name?: unknown }).name as string | undefined) ?? 'upload';
+    const mime = opts.mimeType ?? (file.type ? (file.type as UploadMimeType) : null) ?? mimeTypeOf(name);
+    if (!mime) throw new MediaGenError({ status: 0, code: 'unknown_mime_type', message: `cannot tell the type of ${name}: pass mimeType (image/jpeg, image/png, image/webp, video/mp4, video/quicktime or video/webm)` });
+    const created = await this.uploads.create({ project_id: opts.projectId, name, mime_type: mime, size: file.size }, opts);
+    const form = new FormData();
+    for (const [k, v] of Object.entries(created.upload.fields)) form.append(k, v);
+    form.append('file', file.type === mime ? file : new Blob([file], { type: mime }), name);
+    let res: Response;
+    try {
+      res = await this.fetchImpl(created.upload.url, { method: 'POST', body: form, signal: opts.signal ?? null });
+    } catch (cause) {
+      if (opts.signal?.aborted) throw opts.signal.reason;
+      throw new MediaGenError({ status: 0, code: 'network_error', message: `could not reach storage at ${new URL(created.upload.url).origin}: ${(cause as Error).message}`, cause });
+    }
+    const text = await res.text();
+    if (!res.ok) {
+      // Storage answers S3 XML (<Code>EntityTooLarge</Code>…), not the API's error envelope.
+      const code = /<Code>([^<]+)<\/Code>/.exec(text)?.[1] ?? `http_${res.status}`;
+      throw new MediaGenError({ status: res.status, code: 'storage_refused', message: `storage refused upload ${created.id}: ${code}`, body: text });
+    }
+    return this.uploads.complete(created.id, { signal: opts.signal });
+  }
+
+  // ---------------------------------------------------------------- service
+
+  /** GET /healthz: the gateway process is up. */
+  health(o?: RequestOptions): Promise<Health> {
+    return this.request<Health>('GET', '/healthz', o);
+  }
+  /** GET /readyz: Postgres, Temporal and storage reachable (503, a MediaGenError whose body names the part down, otherwise). */
+  ready(o?: RequestOptions): Promise<Readiness> {
+    return this.request<Readiness>('GET', '/readyz', o);
+  }
+  /** GET /v1/openapi.json: the OpenAPI 3.1 document these types were generated from. */
+  openapi(o?: RequestOptions): Promise<Record<string, unknown>> {
+    return this.request<Record<string, unknown>>('GET', '/v1/openapi.json', o);
+  }
+
+  // ---------------------------------------------------------------- jobs
+
+  private kindMethods<K extends JobKind>(kind: K) {
+    const p = jobPaths[kind];
+    return {
+      get: (id: string, o?: RequestOptions) => this.data<JobRecords[K]>('GET', `${p.base}/${encodeURIComponent(id)}`, o),
+      url: (id: string, o?: RequestOptions) => this.data<UrlResult>('GET', `${p.base}/${encodeURIComponent(id)}/url`, o),
+      cancel: (id: string, o?: RequestOptions) => this.data<JobRecords[K]>('POST', `${p.base}/${encodeURIComponent(id)}/cancel`, o),
+      /** GET …/{id}/events (server-sent events), where the gateway offers it: see jobEvents. */
+      events: (id: string, o?: EventsOptions) => this.jobEvents({ kind, id }, o),
+    };
+  }
+
+  private async create<R extends object, K extends JobKind>(kind: K, body: unknown, o?: RequestOptions): Promise<R & { kind: K }> {
+    const data = await this.data<R>('POST', jobPaths[kind].create, { ...o, body, idempotent: true });
+    return { ...data, kind };
+  }
+
+  readonly images = {
+    generate: (body: ImageCreate, o?: RequestOptions) => this.create<DataOf<'post_images_generate'>, 'images'>('images', body, o),
+    ...this.kindMethods('images'),
+  };
+  readonly videos = {
+    generate: (body: VideoCreate, o?: RequestOptions) => this.create<DataOf<'post_videos_generate'>, 'videos'>('videos', body, o),
+    ...this.kindMethods('videos'),
+  };
+  readonly replaceActors = {
+    generate: (body: ReplaceActorCreate, o?: RequestOptions) =>
+      this.create<DataOf<'post_replace_actors_generations'>, 'replace-actors'>('replace-actors', body, o),
+    ...this.kindMethods('replace-actors'),
+  };
+  readonly talkingActors = {
+    generate: (body: TalkingActorCreate, o?: RequestOptions) =>
+      this.create<DataOf<'post_talking_actors_generate'>, 'talking-actors'>('talking-actors', body, o),
+    ...this.kindMethods('talking-actors'),
+  };
+
+  private byKind(kind: JobKind) {
+    return { images: this.images, videos: this.videos, 'replace-actors': this.replaceActors, 'talking-actors': this.talkingActors }[kind];
+  }
+
+  /** `{ kind, id }` of a job id (its prefix tells the kind). */
+  refOf(id: string): JobRef {
+    const kind = kindOfJobId(id);
+    if (!kind) throw new MediaGenError({ status: 0, code: 'invalid_job_id', message: `${id} is not a job id (img_, vid_, rpl_ or tlk_ …)` });
+    return { kind, id };
+  }
+
+  getJob<K extends JobKind>(ref: JobRef<K>, o?: RequestOptions): Promise<JobRecords[K]> {
+    return this.byKind(ref.kind).get(ref.id, o) as Promise<JobRecords[K]>;
+  }
+
+  jobUrl(ref: JobRef, o?: RequestOptions): Promise<UrlResult> {
+    return this.byKind(ref.kind).url(ref.id, o);
+  }
+
+  /**
+   * Resolves once the job is `completed`, with the job and its output URLs; rejects with the job's
+   * MediaGenError (`generation_failed` or `canceled`) once it is `failed`. Follows the live event
+   * stream (GET …/{id}/events) where the gateway offers it, else polls with backoff.
+   */
+  async waitForJob<K extends JobKind>(ref: JobRef<K>, opts: WaitOptions = {}): Promise<WaitResult<JobRecords[K]>> {
+    const { signal, onProgress } = opts;
+    let last = '';
+    const seen = (job: AnyJob) => {
+      const key = JSON.stringify([job.status, job.progress, job.error]);
+      if (key === last) return false;
+      last = key;
+      onProgress?.(job);
+      return true;
+    };
+
+    let job: AnyJob = await this.getJob(ref, { signal });
+    seen(job);
+    if (!terminal.has(job.status) && opts.events !== false && !this.eventsUnsupported) {
+      job = (await this.followEvents(ref, seen, signal)) ?? job;
+    }
+    let interval = opts.pollIntervalMs ?? 500;
+    const maxInterval = opts.maxPollIntervalMs ?? 5000;
+    while (!terminal.has(job.status)) {
+      await sleep(interval, signal);
+      job = await this.getJob(ref, { signal });
+      interval = seen(job) ? (opts.pollIntervalMs ?? 500) : Math.min(maxInterval, Math.ceil(interval * 1.5));
+    }
+    return this.finish(ref, job as JobRecords[K], signal);
+  }
+
+  private async finish<J extends AnyJob>(ref: JobRef, job: J, signal?: AbortSignal): Promise<WaitResult<J>> {
+    if (job.status === 'failed') {
+      throw new MediaGenError({
+        status: 409,
+        code: job.error?.code ?? 'generation_failed',
+        message: `${ref.kind} job ${ref.id} failed: ${job.error?.message ?? 'no reason given'}`,
+        body: job,
+      });
+    }
+    const r = await this.jobUrl(ref, { signal });
+    return { job, url: r.url, urls: r.urls ?? [r.url] };
+  }
+
+  /**
+   * One connection to GET /v1/{kind}/{id}/events: yields `{ id, job }` for each `status` event (the
+   * job record, as GET answers it) and returns when the stream ends (after the terminal event, or
+   * when the connection drops: pass the last `id` as `lastEventId` to resume without replays).
+   * Throws MediaGenError 404 where the gateway has no event stream.
+   */
+  async *jobEvents<K extends JobKind>(ref: JobRef<K>, o: EventsOptions = {}): AsyncGenerator<JobEvent<JobRecords[K]>> {
+    const headers: Record<string, string> = o.lastEventId ? { 'last-event-id': o.lastEventId } : {};
+    const res = await this.send('GET', `${jobPaths[ref.kind].base}/${encodeURIComponent(ref.id)}/events`, { signal: o.signal, headers, accept: 'text/event-stream' });
+    if (!res.body || !(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
+      await res.body?.cancel();
+      throw new MediaGenError({ status: res.status, code: 'invalid_response', message: `the gateway answered ${ref.kind} events with ${res.headers.get('content-type') ?? 'no body'}, not an event stream`, requestId: res.headers.get('x-request-id') });
+    }
+    for await (const ev of readEvents(res.body)) {
+      if (ev.event !== 'status') continue;
+      const parsed = JSON.parse(ev.data) as JobRecords[K] | { data: JobRecords[K] };
+      const job = 'data' in parsed && parsed.data && typeof parsed.data === 'object' ? parsed.data : (parsed as JobRecords[K]);
+      yield { id: ev.id, job };
+    }
+  }
+
+  /** Follows the event stream until a terminal status; null when the gateway has no stream for it. */
+  private async followEvents(ref: JobRef, seen: (job: AnyJob) => boolean, signal?: AbortSignal): Promise<AnyJob | null> {
+    let lastEventId: string | undefined;
+    let latest: AnyJob | null = null;
+    for (let reconnects = 0; reconnects < 5; reconnects++) {
+      try {
+        for await (const { id, job } of this.jobEvents(ref, { signal, ...(lastEventId ? { lastEventId } : {}) })) {
+          if (id !== null) lastEventId = id;
+          latest = job;
+          seen(job);
+          if (terminal.has(job.status)) return job;
+        }
+        // The stream closed before a terminal event (a gateway restart): resume from the last id.
+      } catch (err) {
+        if (signal?.aborted) throw signal.reason;
+        // The job exists (we just read it), so 404/405 means this gateway has no event stream.
+        if (err instanceof MediaGenError && (err.status === 404 || err.status === 405)) {
+          this.eventsUnsupported = true;
+          return null;
+        }
+        // A body that is not an event stream: poll.
+        if (err instanceof MediaGenError && err.code === 'invalid_response') return latest;
+        // A connection dropped mid-stream (fetch's "terminated"), a network error or a 503 while the
+        // gateway restarts: reconnect after a short pause, then polling takes over and reports the
+        // failure if it persists.
+        await sleep(250 * (reconnects + 1), signal);
+      }
+    }
+    return latest; // then polling takes over
+  }
+
+
+}
+
+/**
+ * The client method serving each operation of the OpenAPI document (dotted path on a client).
+ * `satisfies` makes tsc fail when `npm run client:types` brings an operation this table lacks.
+ */
+export const operationMethods = {
+  get_projects: 'projects.list',
+  get_actors: 'actors.list',
+  get_voices: 'voices.list',
+  post_upload: 'uploadFile',
+  post_upload_from_url: 'uploadFromUrl',
+  post_uploads: 'uploads.create',
+  post_uploads_by_id_complete: 'uploads.complete',
+  get_uploads_by_id: 'uploads.get',
+  post_images_generate: 'images.generate',
+  get_images_by_id: 'images.get',
+  get_images_by_id_url: 'images.url',
+  post_images_by_id_cancel: 'images.cancel',
+  post_videos_generate: 'videos.generate',
+  get_videos_by_id: 'videos.get',
+  get_videos_by_id_url: 'videos.url',
+  post_videos_by_id_cancel: 'videos.cancel',
+  post_replace_actors_generations: 'replaceActors.generate',
+  get_replace_actors_generations_by_id: 'replaceActors.get',
+  get_replace_actors_generations_by_id_url: 'replaceActors.url',
+  post_replace_actors_generations_by_id_cancel: 'replaceActors.cancel',
+  post_talking_actors_generate: 'talkingActors.generate',
+  get_talking_actors_by_id: 'talkingActors.get',
+  get_talking_actors_by_id_url: 'talkingActors.url',
+  post_talking_actors_by_id_cancel: 'talkingActors.cancel',
+  get_healthz: 'health',
+  get_readyz: 'ready',
+  get_openapi_json: 'openapi',
+  // The live event stream (GET /v1/{kind}/{id}/events).
+  get_images_by_id_events: 'images.events',
+  get_videos_by_id_events: 'videos.events',
+  get_replace_actors_generations_by_id_events: 'replaceActors.events',
+  get_talking_actors_by_id_events: 'talkingActors.events',
+} as const satisfies Record<keyof operations, string>;
+
+export function createClient(opts: ClientOptions): MediaGenClient {
+  return new MediaGenClient(opts);
+}

@@ -1,0 +1,5 @@
+// @mediagen/client: a typed client for the Media Generation API (Node 20+ and browsers).
+export * from './client.js';
+export { MediaGenError } from './errors.js';
+export { createSseParser, type ServerSentEvent } from './sse.js';
+export type { paths, operations, components } from './openapi.js';

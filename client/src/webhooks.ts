@@ -1,0 +1,35 @@
+// Verifying the gateway's webhook deliveries (Standard Webhooks: webhook-id, webhook-timestamp,
+// webhook-signature, HMAC-SHA256 with the workspace's signing secret). Import from
+// `@mediagen/client/webhooks`; works in Node and browsers/edge runtimes.
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { MediaGenError } from './errors.js';
+
+export interface WebhookEvent<T = unknown> {
+  /** e.g. `job.completed`, `job.failed`, `job.generating` */
+  type: string;
+  /** The job record, as its status endpoint returns it. */
+  data: T;
+}
+
+/**
+ * Checks a delivery's signature and timestamp (5 minutes tolerance) against the workspace's signing
+ * secret (`whsec_…`) and returns the parsed event; throws MediaGenError `invalid_signature`
+ * otherwise. Pass the raw body exactly as received, before any JSON parsing.
+ */
+export function verifyWebhook<T = unknown>(secret: string, rawBody: string, headers: Headers | Record<string, string | string[] | undefined>): WebhookEvent<T> {
+  const get = (name: string): string => {
+    if (headers instanceof Headers) return headers.get(name) ?? '';
+    const v = headers[name] ?? headers[name.toLowerCase()];
+    return Array.isArray(v) ? (v[0] ?? '') : (v ?? '');
+  };
+  try {
+    return new Webhook(secret).verify(rawBody, {
+      'webhook-id': get('webhook-id'),
+      'webhook-timestamp': get('webhook-timestamp'),
+      'webhook-signature': get('webhook-signature'),
+    }) as WebhookEvent<T>;
+  } catch (cause) {
+    if (cause instanceof WebhookVerificationError) throw new MediaGenError({ status: 0, code: 'invalid_signature', message: `webhook verification failed: ${cause.message}`, cause });
+    throw cause;
+  }
+}
