@@ -976,7 +976,7 @@ export interface operations {
                 "multipart/form-data": {
                     /** @description project in the key's workspace (a part before or after `file`) */
                     project_id: string;
-                    /** @description the file */
+                    /** @description the file (not empty) */
                     file: string;
                 };
             };
@@ -1223,7 +1223,15 @@ export interface operations {
                     mime_type: "image/jpeg" | "image/png" | "image/webp" | "video/mp4" | "video/quicktime" | "video/webm";
                     /** @description exact size in bytes: images up to 10 MB, videos up to 20 MB (storage refuses any other size) */
                     size: number;
-                };
+                } & ({
+                    /** @enum {unknown} */
+                    mime_type?: "image/jpeg" | "image/png" | "image/webp";
+                    size?: unknown;
+                } | {
+                    /** @enum {unknown} */
+                    mime_type?: "video/mp4" | "video/quicktime" | "video/webm";
+                    size?: unknown;
+                });
             };
         };
         responses: {
@@ -2043,7 +2051,74 @@ export interface operations {
                     reference_file_ids?: string[];
                     start_frame_file_id?: string;
                     end_frame_file_id?: string;
-                };
+                } & ({
+                    /** @constant */
+                    model?: "sora-2-pro";
+                    /** @enum {unknown} */
+                    aspect_ratio?: "16:9" | "9:16";
+                    /** @enum {unknown} */
+                    duration?: 4 | 6 | 8;
+                    /** @enum {unknown} */
+                    resolution?: "720p" | "1080p";
+                    reference_file_ids?: unknown;
+                } | {
+                    /** @constant */
+                    model?: "sora-2";
+                    /** @enum {unknown} */
+                    aspect_ratio?: "16:9" | "9:16";
+                    /** @enum {unknown} */
+                    duration?: 4 | 6 | 8;
+                    /** @enum {unknown} */
+                    resolution?: "720p" | "1080p";
+                    reference_file_ids?: unknown;
+                } | {
+                    /** @constant */
+                    model?: "kling-3.0";
+                    /** @enum {unknown} */
+                    aspect_ratio?: "16:9" | "9:16" | "1:1";
+                    duration?: number;
+                    /** @enum {unknown} */
+                    resolution?: "1080p";
+                    reference_file_ids?: unknown;
+                } | {
+                    /** @constant */
+                    model?: "kling-2.6";
+                    /** @enum {unknown} */
+                    aspect_ratio?: "16:9" | "9:16" | "1:1";
+                    /** @enum {unknown} */
+                    duration?: 5 | 10;
+                    /** @enum {unknown} */
+                    resolution?: "1080p";
+                    reference_file_ids?: unknown;
+                } | {
+                    /** @constant */
+                    model?: "veo-3.1";
+                    /** @enum {unknown} */
+                    aspect_ratio?: "16:9" | "9:16";
+                    /** @enum {unknown} */
+                    duration?: 4 | 6 | 8;
+                    /** @enum {unknown} */
+                    resolution?: "720p" | "1080p";
+                    reference_file_ids?: unknown;
+                } | {
+                    /** @constant */
+                    model?: "seedance-1.5";
+                    /** @enum {unknown} */
+                    aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                    duration?: number;
+                    /** @enum {unknown} */
+                    resolution?: "480p" | "720p" | "1080p";
+                    reference_file_ids?: unknown;
+                } | {
+                    /** @constant */
+                    model?: "grok-video";
+                    /** @enum {unknown} */
+                    aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "3:2" | "2:3";
+                    duration?: number;
+                    /** @enum {unknown} */
+                    resolution?: "480p" | "720p";
+                    reference_file_ids?: unknown;
+                });
             };
         };
         responses: {
@@ -2521,7 +2596,13 @@ export interface operations {
                      * @enum {string}
                      */
                     aspect_ratio?: "1:1" | "9:16" | "16:9";
-                };
+                } & ({
+                    image_url?: never;
+                    video_url?: never;
+                } | {
+                    image_file_id?: never;
+                    video_file_id?: never;
+                });
             };
         };
         responses: {
@@ -3428,7 +3509,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        /** @constant */
+                        event: "status";
+                        id?: string;
+                        data: string;
+                    };
                 };
             };
             /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
@@ -3516,7 +3602,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        /** @constant */
+                        event: "status";
+                        id?: string;
+                        data: string;
+                    };
                 };
             };
             /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
@@ -3604,7 +3695,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        /** @constant */
+                        event: "status";
+                        id?: string;
+                        data: string;
+                    };
                 };
             };
             /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
@@ -3692,7 +3788,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        /** @constant */
+                        event: "status";
+                        id?: string;
+                        data: string;
+                    };
                 };
             };
             /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
