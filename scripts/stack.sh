@@ -217,11 +217,18 @@ s3_request() { # s3_request METHOD URL — a SigV4-signed request with the confi
 }
 
 ensure_bucket() {
-  local code
-  code=$(s3_request HEAD "$S3_ENDPOINT/$S3_BUCKET")
-  [[ $code == 200 ]] && return 0
-  code=$(s3_request PUT "$S3_ENDPOINT/$S3_BUCKET")
-  [[ $code == 200 || $code == 409 ]] || die "could not create bucket $S3_BUCKET at the S3 endpoint (HTTP $code)"
+  # A MinIO that just started on an empty data directory answers liveness before it serves S3:
+  # 503 (or no answer) means "not yet", so ask again until WAIT_SECONDS.
+  local code deadline=$((SECONDS + WAIT_SECONDS))
+  while :; do
+    code=$(s3_request HEAD "$S3_ENDPOINT/$S3_BUCKET")
+    [[ $code == 200 ]] && return 0
+    [[ $code == 404 ]] && code=$(s3_request PUT "$S3_ENDPOINT/$S3_BUCKET")
+    [[ $code == 200 || $code == 409 ]] && return 0
+    [[ ($code == 503 || $code == 000) && SECONDS -lt deadline ]] || break
+    sleep 0.5
+  done
+  die "could not create bucket $S3_BUCKET at the S3 endpoint (HTTP $code)"
 }
 
 minio_ready() { curl -sf "$1/minio/health/live" >/dev/null; }

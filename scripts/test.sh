@@ -6,7 +6,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # A fresh clone has no node_modules: install before spending minutes on the stack.
 source scripts/npm-deps.sh
 ensure_npm_deps
-eval "$(scripts/stack.sh up test)"
+stack_env=$(scripts/stack.sh up test) || { echo "the test stack did not start (see the messages above)" >&2; exit 1; }
+eval "$stack_env"
 # A clean dist/: a test file deleted or renamed in the source must stop running.
 rm -rf dist
 if ! npm run --silent build; then
