@@ -213,8 +213,11 @@ function mediaErrorToApi(err: unknown): unknown {
  * read the answer (an abrupt close while it still sends would often lose the answer to a reset),
  * but only for a bounded time and size; then the connection is cut.
  */
-function discardRest(req: Request): void {
+export function discardRest(req: Request): void {
   req.unpipe();
+  // Already read to the end: nothing to discard, and no timer may outlive the request (the socket
+  // goes on to carry the connection's next request, which the cut would kill).
+  if (req.readableEnded || req.destroyed) return;
   let extra = 0;
   const cut = () => req.socket.destroy();
   const timer = setTimeout(cut, 5_000).unref();
