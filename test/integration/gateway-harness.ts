@@ -8,8 +8,12 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { Client, Connection } from '@temporalio/client';
+import express from 'express';
 import { createApp, type App } from '../../api/app.js';
-import { createStorage } from '../../activities/storage.js';
+import { createStorage, type Storage } from '../../activities/storage.js';
+import { createMediaRouter } from '../../api/routes/media.js';
+import { errorMiddleware, notFoundRoute } from '../../api/errors.js';
+import type { Config } from '../../worker/config.js';
 import type { Database } from '../../db/index.js';
 import { testConfig } from '../support/stack.js';
 
@@ -96,6 +100,17 @@ export async function spawnGateway(databaseUrl: string, env: Record<string, stri
       await exited;
     },
   };
+}
+
+/** The public /media route alone (with the gateway's 404 and error handling) on a loopback port. */
+export async function serveMediaRoute(storage: Storage, config: Config): Promise<{ server: Server; base: string }> {
+  const app = express();
+  app.use(createMediaRouter({ storage, config }));
+  app.use(notFoundRoute);
+  app.use(errorMiddleware(pino({ level: 'silent' })));
+  const server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
 export interface HttpAnswer {

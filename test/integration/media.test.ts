@@ -4,15 +4,11 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable, Transform } from 'node:stream';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { once } from 'node:events';
-import express from 'express';
-import { pino } from 'pino';
 import { createStorage, type Storage } from '../../activities/storage.js';
 import { MB } from '../../activities/media-type.js';
 import { randomToken } from '../../db/ids.js';
-import { createClientLimiter, createMediaRouter, mediaPath } from '../../api/routes/media.js';
-import { errorMiddleware, notFoundRoute } from '../../api/errors.js';
+import { serveMediaRoute } from './gateway-harness.js';
+import { createClientLimiter, mediaPath } from '../../api/routes/media.js';
 import { requireStackEnv } from '../support/stack.js';
 import { loadConfig } from '../../worker/config.js';
 
@@ -51,13 +47,7 @@ describe('GET /media/uploads', () => {
     const body = Buffer.alloc(size);
     body[size - 1] = 0x7a;
     await real.putStream(key, Readable.from([body]), 'video/mp4');
-    const app = express();
-    app.use(createMediaRouter({ storage, config }));
-    app.use(notFoundRoute);
-    app.use(errorMiddleware(pino({ level: 'silent' })));
-    server = app.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, base } = await serveMediaRoute(storage, config));
   });
 
   after(async () => {

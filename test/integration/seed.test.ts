@@ -3,18 +3,14 @@
 // serves those objects (content type, length, ranges, cache headers) and nothing else.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import express from 'express';
 import { Client } from 'minio';
-import pino from 'pino';
 import { createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
 import { createStorage, type Storage } from '../../activities/storage.js';
 import { catalogKeys, seedCatalog, seedDemo, DEMO_CREDITS } from '../../db/seed.js';
 import { actorAges, actorGenders, actorSkinTones } from '../../db/seed-data.js';
-import { createMediaRouter, mediaPath } from '../../api/routes/media.js';
-import { errorMiddleware, notFoundRoute } from '../../api/errors.js';
+import { serveMediaRoute } from './gateway-harness.js';
+import { mediaPath } from '../../api/routes/media.js';
 import { parseApiKey, secretMatches } from '../../db/api-keys.js';
 import { randomToken } from '../../db/ids.js';
 
@@ -36,13 +32,7 @@ describe('catalog seed, demo workspace and the public media route', () => {
     await minio.makeBucket(bucket, config.S3_REGION);
     storage = createStorage(config);
 
-    const app = express();
-    app.use(createMediaRouter({ storage, config }));
-    app.use(notFoundRoute);
-    app.use(errorMiddleware(pino({ level: 'silent' })));
-    server = app.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, base } = await serveMediaRoute(storage, config));
   });
 
   after(async () => {
