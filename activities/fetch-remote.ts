@@ -179,7 +179,7 @@ export function isPublicAddress(ip: string): boolean {
   return false;
 }
 
-function isLoopbackAddress(ip: string): boolean {
+export function isLoopbackAddress(ip: string): boolean {
   const s = ip.replace(/^\[|\]$/g, '');
   if (net.isIPv4(s)) return inV4(parseIPv4(s)!, v4(127, 0, 0, 0), 8);
   const g = net.isIPv6(s) ? parseIPv6(s) : null;

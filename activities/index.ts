@@ -9,6 +9,7 @@ import type { ProviderAdapter } from './providers/types.js';
 import { createLocalAdapter } from './providers/local/adapter.js';
 import { createProviders } from './providers/index.js';
 import { createJobIoActivities, createJobProviderActivities, createProgressWriter, type JobActivityDeps } from './jobs.js';
+import { createWebhookActivities } from './webhooks.js';
 import { createUploadActivities, createWorkspaceFetchSlots, fetchRemoteInput, type FetchHooks } from './uploads.js';
 
 export interface ActivityDeps {
@@ -43,9 +44,10 @@ export function createActivities(deps: ActivityDeps) {
   };
   const jobIo = createJobIoActivities(jobDeps);
   const uploads = createUploadActivities(fetchDeps);
+  const webhooks = createWebhookActivities({ db: deps.db, config: deps.config, resolver: deps.fetchHooks?.resolver });
   return {
     // io keeps the fetch activities too, for workflows scheduled before the fetch queue existed.
-    io: { ...jobIo, ...uploads },
+    io: { ...jobIo, ...uploads, ...webhooks },
     fetch: { prepareProviderRequest: jobIo.prepareProviderRequest, ...uploads },
     provider: createJobProviderActivities({ ...jobDeps, progress: createProgressWriter(deps.db, deps.config.PROGRESS_WRITE_INTERVAL_MS) }),
   };

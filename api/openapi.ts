@@ -10,7 +10,8 @@ import { NO_NUL_PATTERN } from './validate.js';
 import { healthOperations } from './routes/health.js';
 import { discoveryOperations } from './routes/discovery.js';
 import { uploadOperations } from './routes/uploads.js';
-import { jobOperations } from './routes/jobs.js';
+import { jobKinds, jobOperations } from './routes/jobs.js';
+import { webhookEventDocs } from './webhooks.js';
 import { eventOperations } from './routes/events.js';
 
 type JsonObject = Record<string, unknown>;
@@ -320,8 +321,34 @@ export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?
     tags: [...tags].map((name) => ({ name })),
     security: [{ bearerAuth: [] }],
     paths,
+    // The job events POSTed to a job's webhook_url, with the record schemas GET answers with.
+    webhooks: webhookDocument(webhookEventDocs([...new Set(jobKinds.map((k) => k.record))]), convert),
     components: comps,
   };
+}
+
+/** The `webhooks` of the document: each event a POST to the job's webhook_url, signed (Standard Webhooks). */
+function webhookDocument(events: ReturnType<typeof webhookEventDocs>, convert: ReturnType<typeof converter>): JsonObject {
+  const header = (name: string, description: string) => ({ name, in: 'header', required: true, description, schema: { type: 'string' } });
+  const parameters = [
+    header('webhook-id', 'the event id: the same on every retry of this event, so receivers can drop duplicates'),
+    header('webhook-timestamp', 'unix seconds of this attempt; refuse deliveries more than 5 minutes off'),
+    header('webhook-signature', "space-separated `v1,<base64 HMAC-SHA256 of \"<webhook-id>.<webhook-timestamp>.<raw body>\">`, one per active secret of the workspace (two during a rotation)"),
+  ];
+  return Object.fromEntries(
+    events.map((e) => [
+      e.name,
+      {
+        post: {
+          operationId: `webhook_${e.name.replace('.', '_')}`,
+          summary: e.summary,
+          parameters,
+          requestBody: { required: true, content: { 'application/json': { schema: convert(e.payload, 'output') } } },
+          responses: { '200': { description: 'Any 2xx answer (within 10 s) counts as delivered; anything else is retried with backoff for about a day' } },
+        },
+      },
+    ]),
+  );
 }
 
 /**

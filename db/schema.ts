@@ -127,6 +127,39 @@ export interface JobTable {
   progress_updated_at: Timestamp | null;
   /** Counts the changes that notify `job_events` (0006_job_events_seq): the live event stream's event id. */
   event_seq: Generated<number>;
+  /** Where the job's webhook events go (0007_webhooks); null: no webhooks. */
+  webhook_url: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The events asked for: a subset of generating, completed, failed. */
+  webhook_events: ColumnType<WebhookEventName[] | null, WebhookEventName[] | null | undefined, WebhookEventName[] | null>;
+}
+
+export const webhookEventNames = ['generating', 'completed', 'failed'] as const;
+export type WebhookEventName = (typeof webhookEventNames)[number];
+
+export interface WebhookSecretTable {
+  id: string;
+  workspace_id: string;
+  secret_encrypted: string;
+  created_by: string;
+  created_at: Generated<Date>;
+  expires_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+/** The webhook outbox: one row per requested job event, written by a trigger (0007_webhooks). */
+export interface WebhookDeliveryTable {
+  id: string;
+  job_id: string;
+  workspace_id: string;
+  type: string;
+  url: string;
+  job: Json<Record<string, unknown>>;
+  created_at: Generated<Date>;
+  dispatched_at: Timestamp | null;
+  attempts: Generated<number>;
+  last_status: number | null;
+  last_error: string | null;
+  delivered_at: Timestamp | null;
+  failed_at: Timestamp | null;
 }
 
 export const jobPhases = ['queued', 'fetching_inputs', 'submitting', 'generating', 'storing_outputs', 'completed', 'failed', 'canceled'] as const;
@@ -169,6 +202,8 @@ export interface DB {
   jobs: JobTable;
   credit_ledger: CreditLedgerTable;
   rate_limits: RateLimitTable;
+  webhook_secrets: WebhookSecretTable;
+  webhook_deliveries: WebhookDeliveryTable;
 }
 
 export type Workspace = Selectable<WorkspaceTable>;
@@ -181,4 +216,5 @@ export type NewFileUpload = Insertable<FileUploadTable>;
 export type Job = Selectable<JobTable>;
 export type NewJob = Insertable<JobTable>;
 export type JobUpdate = Updateable<JobTable>;
+export type WebhookDelivery = Selectable<WebhookDeliveryTable>;
 export type LedgerEntry = Selectable<CreditLedgerTable>;

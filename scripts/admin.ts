@@ -25,6 +25,8 @@ import {
   listProjects,
   revokeApiKey,
 } from '../db/repos/workspaces.js';
+import { rotateWebhookSecret } from '../db/repos/webhooks.js';
+import { secretsEncryptionKey } from '../activities/webhook-signing.js';
 // The seed's modules (object storage client, media renderer) load only for `seed`, so every other
 // command starts fast.
 type SeedModule = typeof import('../db/seed.js');
@@ -190,6 +192,34 @@ export const commands: Record<string, Command> = {
       return { json: { id: r.id, status: 'revoked' }, text: [`revoked API key ${r.id}`] };
     },
   },
+  'webhook secret rotate': {
+    usage: 'webhook secret rotate --workspace W --as EMAIL [--grace-hours N]',
+    summary: "create the workspace's new webhook signing secret (printed once); the old one keeps signing for the grace period (default 24 h) (owners only)",
+    flags: {
+      workspace: ws,
+      as: { type: 'string', required: true, help: 'email of the owner acting' },
+      'grace-hours': { type: 'string', help: 'hours the previous secret keeps signing beside the new one (default 24; 0 stops it now)' },
+    },
+    async run(ctx, f) {
+      const graceHours = f['grace-hours'] === undefined ? 24 : nonNegativeInt('grace-hours', f['grace-hours'] as string);
+      let key: Buffer;
+      try {
+        key = secretsEncryptionKey(ctx.env);
+      } catch {
+        throw new ConfigProblem('WEBHOOK_SECRETS_KEY (or S3_SECRET_KEY) is not set: the same key material as the workers is needed to store the secret');
+      }
+      const r = await rotateWebhookSecret(ctx.db(), { workspaceId: f.workspace as string, actorEmail: f.as as string, graceSeconds: graceHours * 3600, key });
+      const until = iso(r.previousUntil);
+      return {
+        json: { id: r.id, secret: r.secret, previous_secret_signs_until: until },
+        text: [
+          `webhook signing secret ${r.id} for workspace ${f.workspace as string} (shown only now; verify deliveries with it):`,
+          r.secret,
+          until ? `the previous secret keeps signing until ${until}` : 'no previous secret',
+        ],
+      };
+    },
+  },
   'credits grant': creditsCommand('grant'),
   'credits deduct': creditsCommand('deduct'),
   'project create': {
@@ -286,14 +316,16 @@ export function helpText(): string {
   ].join('\n');
 }
 
-/** Splits argv into the command name (one or two words) and its flags. */
+/** Splits argv into the command name (one to three words) and its flags. */
 function resolveCommand(argv: readonly string[]): { name: string; rest: string[] } {
   const words: string[] = [];
   for (const a of argv) {
-    if (a.startsWith('-') || words.length === 2) break;
+    if (a.startsWith('-') || words.length === 3) break;
     words.push(a);
   }
   if (words.length === 0) throw new UsageError('no command given');
+  const three = words.join(' ');
+  if (words.length === 3 && commands[three]) return { name: three, rest: argv.slice(3) as string[] };
   const two = words.slice(0, 2).join(' ');
   if (words.length >= 2 && commands[two]) return { name: two, rest: argv.slice(2) as string[] };
   if (commands[words[0]!]) return { name: words[0]!, rest: argv.slice(1) as string[] };
@@ -372,7 +404,7 @@ export async function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv =
 /** Removes any configured secret (connection string, S3 keys) from a message before printing it. */
 function redact(message: string, env: NodeJS.ProcessEnv): string {
   let m = message;
-  for (const v of [env.DATABASE_URL, env.S3_SECRET_KEY, env.S3_ACCESS_KEY]) {
+  for (const v of [env.DATABASE_URL, env.S3_SECRET_KEY, env.S3_ACCESS_KEY, env.WEBHOOK_SECRETS_KEY]) {
     if (v && v.length >= 4) m = m.split(v).join('[redacted]');
   }
   return m;

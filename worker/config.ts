@@ -135,6 +135,18 @@ export const envSchema = z.object({
   FETCH_ALLOW_LOOPBACK_ORIGIN: optionalString,
   FETCH_EXTRA_CA_FILE: optionalString,
 
+  // Webhooks (activities/webhooks.ts): each delivery attempt has WEBHOOK_TIMEOUT_MS; failed attempts
+  // are retried with exponential backoff from WEBHOOK_RETRY_INITIAL_MS up to
+  // WEBHOOK_RETRY_MAX_INTERVAL_MS apart, for WEBHOOK_RETRY_FOR_MS in all (a day).
+  WEBHOOK_TIMEOUT_MS: int(10_000, 100, 60_000),
+  WEBHOOK_RETRY_INITIAL_MS: int(5_000, 10),
+  WEBHOOK_RETRY_MAX_INTERVAL_MS: int(3_600_000, 10),
+  WEBHOOK_RETRY_FOR_MS: int(86_400_000, 1_000),
+  // Key material for the at-rest encryption of webhook signing secrets (default: S3_SECRET_KEY).
+  WEBHOOK_SECRETS_KEY: optionalString,
+  // Test-only: webhook targets on loopback (http or https, any port) pass the SSRF guard.
+  WEBHOOK_ALLOW_LOOPBACK: bool(false),
+
   // Providers: a route is live only when its key is present and PROVIDERS_MODE is not "local".
   PROVIDERS_MODE: z.enum(['local', 'live', 'auto']).default('local'),
   FAL_KEY: optionalString,
@@ -172,6 +184,7 @@ export const testOnlySettings: ReadonlyArray<{ name: keyof Config; active: (c: C
   { name: 'FETCH_ALLOW_LOOPBACK_ORIGIN', active: (c) => c.FETCH_ALLOW_LOOPBACK_ORIGIN !== undefined },
   { name: 'LOCAL_RENDER_FAULTS', active: (c) => c.LOCAL_RENDER_FAULTS },
   { name: 'LOCAL_RENDER_LATENCY_MS', active: (c) => c.LOCAL_RENDER_LATENCY_MS > 0 },
+  { name: 'WEBHOOK_ALLOW_LOOPBACK', active: (c) => c.WEBHOOK_ALLOW_LOOPBACK },
 ];
 
 export class ConfigError extends Error {

@@ -13,6 +13,7 @@ import { taskQueues } from '../workflows/definitions.js';
 import { parsePerProvider, roleName, type Role } from './roles.js';
 import { createReconciler, type Reconciler } from './reconciler.js';
 import { createUploadSweeper, type UploadSweeper } from './upload-sweeper.js';
+import { createWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher.js';
 import type { WorkerMetrics } from './metrics.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
@@ -25,6 +26,8 @@ export interface WorkerFleet {
   reconciler: Reconciler | null;
   /** Removes pending direct uploads never completed (runs with the reconciler role). */
   uploadSweeper: UploadSweeper | null;
+  /** Starts a delivery workflow for each webhook event (runs with the reconciler role). */
+  webhookDispatcher: WebhookDispatcher | null;
   /** Resolves when every worker has stopped (after shutdown()). */
   run(): Promise<void>;
   shutdown(): Promise<void>;
@@ -67,6 +70,7 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
   const workers: Worker[] = [];
   let reconciler: Reconciler | null = null;
   let uploadSweeper: UploadSweeper | null = null;
+  let webhookDispatcher: WebhookDispatcher | null = null;
   for (const role of roles) {
     switch (role.kind) {
       case 'workflows': {
@@ -98,6 +102,7 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
         const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
         reconciler = createReconciler({ config, db: deps.db, storage: deps.storage, client, logger: deps.logger, metrics: deps.metrics });
         uploadSweeper = createUploadSweeper({ config, db: deps.db, storage: deps.storage, logger: deps.logger });
+        webhookDispatcher = createWebhookDispatcher({ config, db: deps.db, client, logger: deps.logger });
         break;
       }
     }
@@ -110,15 +115,18 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
     workers,
     reconciler,
     uploadSweeper,
+    webhookDispatcher,
     run() {
       reconciler?.start();
       uploadSweeper?.start();
+      webhookDispatcher?.start();
       running ??= Promise.all(workers.map((w) => w.run())).then(() => undefined);
       return running;
     },
     async shutdown() {
       await reconciler?.stop();
       await uploadSweeper?.stop();
+      await webhookDispatcher?.stop();
       for (const w of workers) {
         if (w.getState() === 'RUNNING') w.shutdown();
       }

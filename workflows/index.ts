@@ -5,3 +5,4 @@ export { replaceActorGeneration } from './replace-actor.js';
 export { talkingActorGeneration } from './talking-actor.js';
 export { uploadFromUrl } from './upload-from-url.js';
 export { progressQuery } from './pipeline.js';
+export { webhookDelivery } from './webhook-delivery.js';

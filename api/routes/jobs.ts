@@ -30,6 +30,7 @@ import {
 } from '../../activities/providers/catalog.js';
 import { providerFor } from '../../activities/providers/routing.js';
 import { cancelJobWorkflow, createLiveProgress, jobToStart, startJobWorkflow } from '../../workflows/client.js';
+import { requestedWebhook, webhookRecord, webhookRecordFields, webhookRequestFields } from '../webhooks.js';
 
 // ------------------------------------------------------------------ schemas
 
@@ -47,6 +48,7 @@ export const imageCreateSchema = z.strictObject({
   model: z.enum(imageModels),
   aspect_ratio: aspectRatio3,
   count: z.number().int('must be an integer').min(1).max(4),
+  ...webhookRequestFields,
 });
 
 /**
@@ -84,6 +86,7 @@ export const videoCreateSchema = z
     reference_file_ids: z.array(id).max(4).optional(),
     start_frame_file_id: id.optional(),
     end_frame_file_id: id.optional(),
+    ...webhookRequestFields,
   })
   .meta({ oneOf: videoModelRules() });
 
@@ -99,6 +102,7 @@ export const replaceActorCreateSchema = z
     model: z.literal(replaceActorModel).optional(),
     duration: z.number().min(3).max(30).default(30),
     aspect_ratio: aspectRatio3.default('9:16'),
+    ...webhookRequestFields,
   })
   .superRefine((b, ctx) => {
     const files = b.image_file_id !== undefined || b.video_file_id !== undefined;
@@ -129,6 +133,7 @@ export const talkingActorCreateSchema = z.strictObject({
     .strictObject({ speed: z.number().min(0.7).max(1.2).optional(), stability: unit.optional(), similarity: unit.optional(), style: unit.optional() })
     .optional(),
   aspect_ratio: aspectRatio3.default('9:16'),
+  ...webhookRequestFields,
 });
 
 const jobError = z.object({ code: z.string(), message: z.string() }).nullable();
@@ -164,6 +169,7 @@ export const imageJobSchema = z.object({
   updated_at: z.number().int(),
   progress: progressSchema.optional(),
   provider: servedBy,
+  ...webhookRecordFields,
 });
 export const videoJobSchema = z.object({
   id: z.string(),
@@ -179,6 +185,7 @@ export const videoJobSchema = z.object({
   updated_at: z.number().int(),
   progress: progressSchema.optional(),
   provider: servedBy,
+  ...webhookRecordFields,
 });
 export const talkingActorJobSchema = z.object({
   id: z.string(),
@@ -192,6 +199,7 @@ export const talkingActorJobSchema = z.object({
   updated_at: z.number().int(),
   progress: progressSchema.optional(),
   provider: servedBy,
+  ...webhookRecordFields,
 });
 const creationResult = z.object({ id: z.string(), status: z.literal('pending') });
 const talkingCreationResult = creationResult.extend({ voice_id: z.string() });
@@ -227,6 +235,7 @@ const common = (job: Job) => ({
   error: job.error ?? null,
   created_at: ms(job.created_at),
   updated_at: ms(job.updated_at),
+  ...webhookRecord(job),
   ...((job.params as { provider?: string }).provider === 'local' ? { provider: 'local' as const } : {}),
 });
 
@@ -502,6 +511,7 @@ export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: 
         const refusal = requestRefusal(prepared.route, prepared.params, provider);
         if (refusal) throw new ApiError(400, 'invalid_request', refusal);
         const price = priceFor(prepared.route, prepared.params as { count?: number; duration?: number; script?: string });
+        const webhook = await requestedWebhook(tx, workspaceId, body, config);
         try {
           return await jobsRepo.insertJobWithCharge(tx, {
             id: jobId,
@@ -512,6 +522,7 @@ export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: 
             model: prepared.model,
             params: { ...prepared.params, provider, deadline_seconds: prepared.route.deadlineSeconds },
             price,
+            webhook,
           });
         } catch (err) {
           if (err instanceof jobsRepo.InsufficientCreditsError) {

@@ -4,7 +4,7 @@
 // worker crashes and operator resets charge exactly once.
 import { sql } from 'kysely';
 import type { Queryable, Tx } from '../index.js';
-import type { Job, JobError, JobKind, JobOutput, JobPhase, JobStatus, LedgerReason } from '../schema.js';
+import type { Job, JobError, JobKind, JobOutput, JobPhase, JobStatus, LedgerReason, WebhookEventName } from '../schema.js';
 
 export class InsufficientCreditsError extends Error {
   override name = 'InsufficientCreditsError';
@@ -39,6 +39,8 @@ export interface NewJobInput {
   model: string;
   params: Record<string, unknown>;
   price: number;
+  /** Where the job's webhook events go, and which (0007_webhooks). */
+  webhook?: { url: string; events: WebhookEventName[] } | null;
 }
 
 /** Inserts the pending job and charges its price, inside the caller's transaction. */
@@ -56,6 +58,8 @@ export async function insertJobWithCharge(tx: Tx, job: NewJobInput): Promise<Job
       status: 'pending',
       params: JSON.stringify(job.params),
       price: job.price,
+      webhook_url: job.webhook?.url ?? null,
+      webhook_events: job.webhook?.events ?? null,
     })
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -15,6 +15,7 @@ const switchedOn: Record<string, string> = {
   FETCH_ALLOW_LOOPBACK_ORIGIN: 'https://127.0.0.1:8443',
   LOCAL_RENDER_FAULTS: 'true',
   LOCAL_RENDER_LATENCY_MS: '250',
+  WEBHOOK_ALLOW_LOOPBACK: 'true',
 };
 
 describe('test-only settings', () => {
@@ -42,6 +43,6 @@ describe('test-only settings', () => {
 
   test('a production config without them loads, and an off value (false, 0, empty) is not refused', () => {
     assert.equal(loadConfig({ ...base, NODE_ENV: 'production' }).NODE_ENV, 'production');
-    assert.doesNotThrow(() => loadConfig({ ...base, NODE_ENV: 'production', LOCAL_RENDER_FAULTS: 'false', LOCAL_RENDER_LATENCY_MS: '0', FETCH_ALLOW_LOOPBACK_ORIGIN: '' }));
+    assert.doesNotThrow(() => loadConfig({ ...base, NODE_ENV: 'production', LOCAL_RENDER_FAULTS: 'false', LOCAL_RENDER_LATENCY_MS: '0', FETCH_ALLOW_LOOPBACK_ORIGIN: '', WEBHOOK_ALLOW_LOOPBACK: 'false' }));
   });
 });

@@ -1,0 +1,98 @@
+// Webhook delivery: the io activity that POSTs one signed event (see workflows/webhook-delivery.ts
+// for the retries, activities/webhook-target.ts for the URL rules, webhook-signing.ts for the
+// signature), and the payload built from the job as the event's transaction left it.
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Database } from '../db/index.js';
+import type { Job, JobKind, WebhookDelivery } from '../db/schema.js';
+import * as webhooksRepo from '../db/repos/webhooks.js';
+import type { Config } from '../worker/config.js';
+import { FetchError, type Resolver } from './fetch-remote.js';
+import { postWebhook, resolveWebhookTarget } from './webhook-target.js';
+import { secretsEncryptionKey, signWebhook } from './webhook-signing.js';
+import { jobRecord } from '../api/routes/jobs.js';
+
+/** Failure types of the delivery activity; only WebhookUndelivered is retried. */
+export const webhookFailureTypes = {
+  undelivered: 'WebhookUndelivered',
+  refused: 'WebhookRefused',
+  gone: 'WebhookGone',
+} as const;
+
+// ------------------------------------------------------------------ payload
+
+const timestampColumns = ['created_at', 'updated_at', 'started_at', 'finished_at', 'progress_updated_at'] as const;
+
+/** The job row the trigger stored (to_jsonb) back as a Job, for the same presenter GET uses. */
+export function jobFromSnapshot(snapshot: Record<string, unknown>): Job {
+  const job = { ...snapshot } as Record<string, unknown>;
+  for (const c of timestampColumns) if (typeof job[c] === 'string') job[c] = new Date(job[c] as string);
+  return job as unknown as Job;
+}
+
+/** `{ type, data }`: data is the job record GET answered at the moment of the event. */
+export function webhookBody(delivery: Pick<WebhookDelivery, 'type' | 'job'>): string {
+  const job = jobFromSnapshot(delivery.job);
+  return JSON.stringify({ type: delivery.type, data: jobRecord(job.kind as JobKind, job) });
+}
+
+// ------------------------------------------------------------------ activities (io queue)
+
+export interface WebhookActivityDeps {
+  db: Database;
+  config: Pick<Config, 'WEBHOOK_ALLOW_LOOPBACK' | 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_SECRETS_KEY' | 'S3_SECRET_KEY'>;
+  /** Tests inject a resolver so hostile answers are refused without any connection. */
+  resolver?: Resolver;
+}
+
+const shortError = (message: string) => message.slice(0, 300);
+
+export function createWebhookActivities(deps: WebhookActivityDeps) {
+  const { db, config } = deps;
+  const key = secretsEncryptionKey(config);
+
+  return {
+    /**
+     * One delivery attempt of one event: sign with every active secret of the workspace, POST, and
+     * record the outcome. 2xx = delivered; anything else throws and the workflow's retry policy
+     * tries again later with the same webhook-id.
+     */
+    async deliverWebhook(deliveryId: string): Promise<{ status: number; attempt: number }> {
+      const attempt = Context.current().info.attempt;
+      const delivery = await webhooksRepo.getDelivery(db, deliveryId);
+      if (!delivery) throw ApplicationFailure.create({ type: webhookFailureTypes.gone, message: `webhook event ${deliveryId} does not exist`, nonRetryable: true });
+      if (delivery.delivered_at) return { status: delivery.last_status ?? 200, attempt };
+      const fail = async (status: number | null, message: string, retry: boolean): Promise<never> => {
+        await webhooksRepo.recordAttempt(db, deliveryId, { status, error: shortError(message), delivered: false });
+        throw ApplicationFailure.create({ type: retry ? webhookFailureTypes.undelivered : webhookFailureTypes.refused, message, nonRetryable: !retry });
+      };
+
+      const secrets = await webhooksRepo.activeWebhookSecrets(db, delivery.workspace_id, key);
+      if (secrets.length === 0) return fail(null, 'the workspace has no webhook signing secret (an owner creates one: webhook secret rotate)', true);
+      let target: Awaited<ReturnType<typeof resolveWebhookTarget>>;
+      try {
+        target = await resolveWebhookTarget(delivery.url, { allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK, resolver: deps.resolver });
+      } catch (err) {
+        if (err instanceof FetchError) return fail(null, `webhook URL refused: ${err.message}`, err.kind === 'unavailable');
+        throw err;
+      }
+      const body = webhookBody(delivery);
+      const headers = signWebhook(secrets, delivery.id, Math.floor(Date.now() / 1000), body);
+      let status: number;
+      try {
+        status = await postWebhook(target, { ...headers }, body, config.WEBHOOK_TIMEOUT_MS);
+      } catch (err) {
+        return fail(null, `webhook not delivered: ${(err as Error).message}`, true);
+      }
+      if (status < 200 || status > 299) return fail(status, `webhook not delivered: the receiver answered ${status}`, true);
+      await webhooksRepo.recordAttempt(db, deliveryId, { status, error: null, delivered: true });
+      return { status, attempt };
+    },
+
+    /** Retries ran out (about a day): the event is given up, and says so. */
+    async abandonWebhook(deliveryId: string, message: string): Promise<void> {
+      await webhooksRepo.markDeliveryFailed(db, deliveryId, shortError(message));
+    },
+  };
+}
+
+export type WebhookActivities = ReturnType<typeof createWebhookActivities>;

@@ -1,0 +1,90 @@
+// Webhooks on the gateway side: the `webhook_url` / `webhook_events` fields every create endpoint
+// accepts, their checks, what the job record shows, and the events the OpenAPI document lists
+// under `webhooks`. Delivery itself runs in the workers (activities/webhooks.ts).
+import { z } from 'zod';
+import type { Config } from '../worker/config.js';
+import type { Tx } from '../db/index.js';
+import { webhookEventNames, type Job, type WebhookEventName } from '../db/schema.js';
+import { hasActiveWebhookSecret } from '../db/repos/webhooks.js';
+import { FetchError } from '../activities/fetch-remote.js';
+import { checkWebhookUrl } from '../activities/webhook-target.js';
+import { ApiError } from './errors.js';
+
+const DEFAULT_EVENTS: WebhookEventName[] = ['completed', 'failed'];
+
+/** Request fields of every create schema. */
+export const webhookRequestFields = {
+  webhook_url: z
+    .string()
+    .max(2048)
+    .refine((v) => URL.canParse(v), 'must be a URL')
+    .optional()
+    .describe('https URL (default port) that receives this job\'s events, signed per Standard Webhooks with the workspace\'s secret'),
+  webhook_events: z
+    .array(z.enum(webhookEventNames))
+    .min(1)
+    .max(webhookEventNames.length)
+    .optional()
+    .describe('the events to deliver (needs webhook_url); default ["completed", "failed"]'),
+};
+
+/** Record fields of every job record. */
+export const webhookRecordFields = {
+  webhook_url: z.string().nullable().describe('where this job\'s webhook events go; null: no webhooks'),
+  webhook_events: z.array(z.enum(webhookEventNames)).nullable().describe('the events delivered to webhook_url; null: no webhooks'),
+};
+
+export function webhookRecord(job: Pick<Job, 'webhook_url' | 'webhook_events'>): { webhook_url: string | null; webhook_events: WebhookEventName[] | null } {
+  return { webhook_url: job.webhook_url ?? null, webhook_events: job.webhook_url ? (job.webhook_events ?? null) : null };
+}
+
+export interface RequestedWebhook {
+  url: string;
+  events: WebhookEventName[];
+}
+
+/**
+ * The webhook a create asked for (null: none), checked: the URL rules of upload-from-url (the
+ * delivery checks the resolved addresses again), and a signing secret the workspace already has —
+ * a delivery nobody can verify helps no one.
+ */
+export async function requestedWebhook(
+  tx: Tx,
+  workspaceId: string,
+  body: { webhook_url?: string; webhook_events?: WebhookEventName[] },
+  config: Pick<Config, 'WEBHOOK_ALLOW_LOOPBACK'>,
+): Promise<RequestedWebhook | null> {
+  if (body.webhook_url === undefined) {
+    if (body.webhook_events !== undefined) throw new ApiError(400, 'invalid_request', 'webhook_events: needs webhook_url');
+    return null;
+  }
+  try {
+    checkWebhookUrl(body.webhook_url, config.WEBHOOK_ALLOW_LOOPBACK);
+  } catch (err) {
+    if (err instanceof FetchError) throw new ApiError(400, 'invalid_request', `webhook_url: ${err.message}`);
+    throw err;
+  }
+  if (!(await hasActiveWebhookSecret(tx, workspaceId))) {
+    throw new ApiError(400, 'invalid_request', 'webhook_url: this workspace has no webhook signing secret yet; an owner creates one with the admin CLI (webhook secret rotate)');
+  }
+  const events = body.webhook_events ? webhookEventNames.filter((e) => body.webhook_events!.includes(e)) : DEFAULT_EVENTS;
+  return { url: body.webhook_url, events };
+}
+
+/**
+ * The document's `webhooks`: one entry per event, its body `{ type, data }` with data any job
+ * record (the same schemas GET answers with).
+ */
+export function webhookEventDocs(records: readonly z.ZodType[]): { name: string; summary: string; payload: z.ZodType }[] {
+  const data = z.union(records as [z.ZodType, z.ZodType, ...z.ZodType[]]).describe('the job record, as GET /v1/{kind}/{id} answered at the moment of the event');
+  const summaries: Record<WebhookEventName, string> = {
+    generating: 'The job started (or, after an operator reset, started again)',
+    completed: 'The job completed; its URL endpoint now answers',
+    failed: 'The job failed or was canceled (error.code generation_failed or canceled); it was refunded',
+  };
+  return webhookEventNames.map((e) => ({
+    name: `job.${e}`,
+    summary: summaries[e],
+    payload: z.strictObject({ type: z.literal(`job.${e}`), data }),
+  }));
+}

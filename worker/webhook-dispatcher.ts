@@ -1,0 +1,131 @@
+// The webhook dispatcher (runs with the reconciler role): turns each row of the webhook outbox
+// (`webhook_deliveries`, written by the 0007_webhooks trigger in the transaction that moved the job)
+// into one `webhookDelivery` workflow, with workflow id = event id and REJECT_DUPLICATE, so a row
+// dispatched twice (two replicas, a crash before dispatched_at was written) is still delivered by
+// one workflow. It LISTENs on `webhook_deliveries` to start deliveries at once, and sweeps every
+// RECONCILE_INTERVAL_MS for rows a lost notification left behind.
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Database } from '../db/index.js';
+import * as webhooksRepo from '../db/repos/webhooks.js';
+import { createPgListener, type PgListener } from '../api/pg-listener.js';
+import { searchAttributes, taskQueues } from '../workflows/definitions.js';
+import { webhookDeliveryWorkflowType, type WebhookDeliveryInput } from '../workflows/webhook-delivery.js';
+import { periodic } from './periodic.js';
+
+export interface WebhookDispatcher {
+  start(): void;
+  stop(): Promise<void>;
+  /** Dispatches every undispatched event; returns how many workflows it started. */
+  runOnce(): Promise<number>;
+}
+
+const BATCH = 100;
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'an invalid URL';
+  }
+}
+
+export function createWebhookDispatcher(deps: { config: Config; db: Database; client: Client; logger: Logger }): WebhookDispatcher {
+  const { config, db, client, logger } = deps;
+
+  async function dispatch(row: Awaited<ReturnType<typeof webhooksRepo.undispatchedDeliveries>>[number]): Promise<boolean> {
+    const input: WebhookDeliveryInput = {
+      deliveryId: row.id,
+      type: row.type,
+      host: hostOf(row.url),
+      taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+      attemptTimeoutMs: config.WEBHOOK_TIMEOUT_MS + 5_000,
+      retry: { initialMs: config.WEBHOOK_RETRY_INITIAL_MS, maxIntervalMs: config.WEBHOOK_RETRY_MAX_INTERVAL_MS, forMs: config.WEBHOOK_RETRY_FOR_MS },
+    };
+    let started = true;
+    try {
+      await client.workflow.start(webhookDeliveryWorkflowType, {
+        workflowId: row.id,
+        taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).workflows,
+        args: [input],
+        typedSearchAttributes: new TypedSearchAttributes([
+          { key: searchAttributes.workspaceId, value: row.workspace_id },
+          { key: searchAttributes.projectId, value: String(row.job.project_id) },
+        ]),
+        staticSummary: `webhook ${row.type} of ${row.job_id} → ${input.host}`,
+        staticDetails: `Event ${row.id} (webhook-id) of job ${row.job_id}, workspace ${row.workspace_id}.`,
+        // One workflow per event, ever: a delivered (or given up) event is never sent again.
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      started = false;
+    }
+    await webhooksRepo.markDispatched(db, row.id);
+    return started;
+  }
+
+  async function runOnce(): Promise<number> {
+    let started = 0;
+    for (;;) {
+      const rows = await webhooksRepo.undispatchedDeliveries(db, BATCH);
+      for (const row of rows) {
+        try {
+          if (await dispatch(row)) started++;
+        } catch (err) {
+          // Left undispatched: the next pass tries again.
+          logger.warn({ deliveryId: row.id, err: (err as Error).message }, 'webhook dispatch failed');
+          return started;
+        }
+      }
+      if (rows.length < BATCH) return started;
+    }
+  }
+
+  // Notifications coalesce: one pass at a time, and one more after it if any arrived meanwhile.
+  let running: Promise<unknown> | null = null;
+  let again = false;
+  const kick = () => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = runOnce()
+      .catch((err) => logger.warn({ err: (err as Error).message }, 'webhook dispatch pass failed'))
+      .finally(() => {
+        running = null;
+        if (again) {
+          again = false;
+          kick();
+        }
+      });
+  };
+
+  const sweep = periodic(config.RECONCILE_INTERVAL_MS, runOnce, (err) => logger.warn({ err: err.message }, 'webhook dispatch sweep failed'));
+  let listener: PgListener | null = null;
+
+  return {
+    start() {
+      listener ??= createPgListener({
+        databaseUrl: config.DATABASE_URL,
+        channels: ['webhook_deliveries'],
+        applicationName: 'worker-webhook-dispatcher',
+        logger,
+        what: 'webhook dispatcher listener',
+        onNotification: kick,
+        // On every (re)connect: whatever was written while nobody listened.
+        onConnected: kick,
+      });
+      sweep.start();
+    },
+    async stop() {
+      await sweep.stop();
+      await listener?.close();
+      listener = null;
+      await running;
+    },
+    runOnce,
+  };
+}
