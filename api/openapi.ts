@@ -340,7 +340,6 @@ function webhookDocument(events: ReturnType<typeof webhookEventDocs>, convert: R
       e.name,
       {
         post: {
-          operationId: `webhook_${e.name.replace('.', '_')}`,
           summary: e.summary,
           parameters,
           requestBody: { required: true, content: { 'application/json': { schema: convert(e.payload, 'output') } } },

@@ -529,7 +529,428 @@ export type paths = {
         trace?: never;
     };
 };
-export type webhooks = Record<string, never>;
+export type webhooks = {
+    "job.generating": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The job started (or, after an operator reset, started again) */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id: the same on every retry of this event, so receivers can drop duplicates */
+                    "webhook-id": string;
+                    /** @description unix seconds of this attempt; refuse deliveries more than 5 minutes off */
+                    "webhook-timestamp": string;
+                    /** @description space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active secret of the workspace (two during a rotation) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "job.generating";
+                        /** @description the job record, as GET /v1/{kind}/{id} answered at the moment of the event */
+                        data: {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            count: number;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        } | {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            duration: number;
+                            resolution: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        } | {
+                            id: string;
+                            project_id: string;
+                            actor_id: string;
+                            voice_id: string;
+                            script: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx answer (within 10 s) counts as delivered; anything else is retried with backoff for about a day */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "job.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The job completed; its URL endpoint now answers */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id: the same on every retry of this event, so receivers can drop duplicates */
+                    "webhook-id": string;
+                    /** @description unix seconds of this attempt; refuse deliveries more than 5 minutes off */
+                    "webhook-timestamp": string;
+                    /** @description space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active secret of the workspace (two during a rotation) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "job.completed";
+                        /** @description the job record, as GET /v1/{kind}/{id} answered at the moment of the event */
+                        data: {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            count: number;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        } | {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            duration: number;
+                            resolution: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        } | {
+                            id: string;
+                            project_id: string;
+                            actor_id: string;
+                            voice_id: string;
+                            script: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx answer (within 10 s) counts as delivered; anything else is retried with backoff for about a day */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "job.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The job failed or was canceled (error.code generation_failed or canceled); it was refunded */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id: the same on every retry of this event, so receivers can drop duplicates */
+                    "webhook-id": string;
+                    /** @description unix seconds of this attempt; refuse deliveries more than 5 minutes off */
+                    "webhook-timestamp": string;
+                    /** @description space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active secret of the workspace (two during a rotation) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "job.failed";
+                        /** @description the job record, as GET /v1/{kind}/{id} answered at the moment of the event */
+                        data: {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            count: number;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        } | {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            duration: number;
+                            resolution: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        } | {
+                            id: string;
+                            project_id: string;
+                            actor_id: string;
+                            voice_id: string;
+                            script: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx answer (within 10 s) counts as delivered; anything else is retried with backoff for about a day */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+};
 export type components = {
     schemas: {
         Error: {
@@ -1581,6 +2002,10 @@ export interface operations {
                     /** @enum {string} */
                     aspect_ratio: "1:1" | "9:16" | "16:9";
                     count: number;
+                    /** @description https URL (default port) that receives this job's events, signed per Standard Webhooks with the workspace's secret */
+                    webhook_url?: string;
+                    /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
+                    webhook_events?: ("generating" | "completed" | "failed")[];
                 };
             };
         };
@@ -1621,6 +2046,10 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
                         };
                     };
                 };
@@ -1761,6 +2190,10 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
                         };
                     };
                 };
@@ -1965,6 +2398,10 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
                         };
                     };
                 };
@@ -2051,6 +2488,10 @@ export interface operations {
                     reference_file_ids?: string[];
                     start_frame_file_id?: string;
                     end_frame_file_id?: string;
+                    /** @description https URL (default port) that receives this job's events, signed per Standard Webhooks with the workspace's secret */
+                    webhook_url?: string;
+                    /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
+                    webhook_events?: ("generating" | "completed" | "failed")[];
                 } & ({
                     /** @constant */
                     model?: "sora-2-pro";
@@ -2159,6 +2600,10 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
                         };
                     };
                 };
@@ -2300,6 +2745,10 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
                         };
                     };
                 };
@@ -2505,6 +2954,10 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
                         };
                     };
                 };
@@ -2596,6 +3049,10 @@ export interface operations {
                      * @enum {string}
                      */
                     aspect_ratio?: "1:1" | "9:16" | "16:9";
+                    /** @description https URL (default port) that receives this job's events, signed per Standard Webhooks with the workspace's secret */
+                    webhook_url?: string;
+                    /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
+                    webhook_events?: ("generating" | "completed" | "failed")[];
                 } & ({
                     image_url?: never;
                     video_url?: never;
@@ -2761,6 +3218,10 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
                         };
                     };
                 };
@@ -2966,6 +3427,10 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
                         };
                     };
                 };
@@ -3059,6 +3524,10 @@ export interface operations {
                      * @enum {string}
                      */
                     aspect_ratio?: "1:1" | "9:16" | "16:9";
+                    /** @description https URL (default port) that receives this job's events, signed per Standard Webhooks with the workspace's secret */
+                    webhook_url?: string;
+                    /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
+                    webhook_events?: ("generating" | "completed" | "failed")[];
                 };
             };
         };
@@ -3217,6 +3686,10 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
                         };
                     };
                 };
@@ -3420,6 +3893,10 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
                         };
                     };
                 };

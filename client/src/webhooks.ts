@@ -3,6 +3,7 @@
 // `@mediagen/client/webhooks`; works in Node and browsers/edge runtimes.
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { MediaGenError } from './errors.js';
+import type { webhooks } from './openapi.js';
 
 export interface WebhookEvent<T = unknown> {
   /** e.g. `job.completed`, `job.failed`, `job.generating` */
@@ -10,6 +11,9 @@ export interface WebhookEvent<T = unknown> {
   /** The job record, as its status endpoint returns it. */
   data: T;
 }
+
+/** A job event as the gateway's OpenAPI document (`webhooks`) describes it: `type` tells which. */
+export type JobWebhookEvent = { [K in keyof webhooks]: webhooks[K]['post']['requestBody']['content']['application/json'] }[keyof webhooks];
 
 /**
  * Checks a delivery's signature and timestamp (5 minutes tolerance) against the workspace's signing
