@@ -1,0 +1,74 @@
+// `webhook secret rotate` of the admin CLI, run as a process against a real database: owners only,
+// the secret printed once and stored only encrypted, the previous secret kept for the grace period.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { createTenant, createTestDatabase, type Tenant, type TestDatabase } from '../support/stack.js';
+import { addMember } from '../../db/repos/workspaces.js';
+import { activeWebhookSecrets } from '../../db/repos/webhooks.js';
+import { secretsEncryptionKey } from '../../activities/webhook-signing.js';
+
+const adminJs = fileURLToPath(new URL('../../scripts/admin.js', import.meta.url));
+let tdb: TestDatabase;
+let t: Tenant;
+let env: NodeJS.ProcessEnv;
+
+const admin = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+  new Promise((resolve) => {
+    execFile(process.execPath, [adminJs, ...args], { env, timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+
+before(async () => {
+  tdb = await createTestDatabase();
+  t = await createTenant(tdb.db);
+  await addMember(tdb.db, t.workspaceId, 'member@example.test', 'member');
+  env = { ...process.env, DATABASE_URL: tdb.url, WEBHOOK_SECRETS_KEY: 'an operator key for the test' };
+});
+
+after(async () => {
+  await tdb?.drop();
+});
+
+test('an owner rotates: printed once, stored encrypted, the previous one signs for the grace period', async () => {
+  const first = await admin('webhook', 'secret', 'rotate', '--workspace', t.workspaceId, '--as', t.ownerEmail);
+  assert.equal(first.code, 0, first.stderr);
+  const secret1 = first.stdout.match(/whsec_[A-Za-z0-9+/=]+/)?.[0];
+  assert.ok(secret1, first.stdout);
+  assert.match(first.stdout, /no previous secret/);
+  const rows = await tdb.db.selectFrom('webhook_secrets').selectAll().where('workspace_id', '=', t.workspaceId).execute();
+  assert.equal(rows.length, 1);
+  assert.ok(!JSON.stringify(rows).includes(secret1.slice(6)), 'never stored in clear');
+
+  const second = await admin('webhook', 'secret', 'rotate', '--workspace', t.workspaceId, '--as', t.ownerEmail, '--grace-hours', '2', '--json');
+  assert.equal(second.code, 0, second.stderr);
+  const out = JSON.parse(second.stdout);
+  assert.match(out.secret, /^whsec_/);
+  const until = Date.parse(out.previous_secret_signs_until);
+  assert.ok(Math.abs(until - (Date.now() + 2 * 3600_000)) < 60_000, 'the previous secret expires after the grace period');
+  const key = secretsEncryptionKey(env);
+  assert.deepEqual(await activeWebhookSecrets(tdb.db, t.workspaceId, key), [out.secret, secret1], 'both sign, newest first');
+  // The workers need the same key material: another key decrypts nothing.
+  await assert.rejects(activeWebhookSecrets(tdb.db, t.workspaceId, secretsEncryptionKey({ WEBHOOK_SECRETS_KEY: 'another key' })), /cannot be decrypted/);
+
+  const third = await admin('webhook', 'secret', 'rotate', '--workspace', t.workspaceId, '--as', t.ownerEmail, '--grace-hours', '0', '--json');
+  assert.equal(third.code, 0, third.stderr);
+  assert.deepEqual(await activeWebhookSecrets(tdb.db, t.workspaceId, key), [JSON.parse(third.stdout).secret], 'no grace: only the new one signs');
+});
+
+test('members, unknown workspaces and bad flags are refused with their exit codes', async () => {
+  const member = await admin('webhook', 'secret', 'rotate', '--workspace', t.workspaceId, '--as', 'member@example.test');
+  assert.equal(member.code, 4, member.stderr);
+  const unknown = await admin('webhook', 'secret', 'rotate', '--workspace', 'ws_nope', '--as', t.ownerEmail);
+  assert.equal(unknown.code, 3, unknown.stderr);
+  const badGrace = await admin('webhook', 'secret', 'rotate', '--workspace', t.workspaceId, '--as', t.ownerEmail, '--grace-hours', '-1');
+  assert.equal(badGrace.code, 2, badGrace.stderr);
+  const missing = await admin('webhook', 'secret', 'rotate', '--workspace', t.workspaceId);
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /--as/);
+  const help = await admin('help');
+  assert.match(help.stdout, /webhook secret rotate --workspace W --as EMAIL/);
+});
