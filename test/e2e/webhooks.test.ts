@@ -8,12 +8,13 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { verifyWebhook } from '@mediagen/client/webhooks';
-import { createTenant, waitFor, type Tenant } from '../support/stack.js';
-import { api, creditsOf, startService, waitForJobStatus, type Service } from '../support/services.js';
+import { createTenant, testConfig, waitFor, type Tenant } from '../support/stack.js';
+import { api, creditsOf, startGateway, startService, startWorkers, waitForJobStatus, type Service, type Workers } from '../support/services.js';
 import { runAdmin } from '../../scripts/admin.js';
 import { deliveriesOfJob } from '../../db/repos/webhooks.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
-import { insertActor, insertVoice } from '../support/fixtures.js';
+import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
+import { randomUUID } from 'node:crypto';
 
 interface Received {
   path: string;
@@ -93,16 +94,18 @@ function verify(s: string, r: Received): { type: string; data: any } {
   return new Webhook(s).verify(r.body, r.headers) as { type: string; data: any };
 }
 
+const overrides = {
+  WEBHOOK_ALLOW_LOOPBACK: 'true',
+  WEBHOOK_TIMEOUT_MS: '1000',
+  WEBHOOK_RETRY_INITIAL_MS: '100',
+  WEBHOOK_RETRY_MAX_INTERVAL_MS: '300',
+  LOCAL_RENDER_FAULTS: 'true',
+  RATE_LIMIT_GENERATE_PER_MIN: '1000',
+  RATE_LIMIT_POLL_PER_MIN: '100000',
+};
+
 before(async () => {
-  svc = await startService({
-    WEBHOOK_ALLOW_LOOPBACK: 'true',
-    WEBHOOK_TIMEOUT_MS: '1000',
-    WEBHOOK_RETRY_INITIAL_MS: '100',
-    WEBHOOK_RETRY_MAX_INTERVAL_MS: '300',
-    LOCAL_RENDER_FAULTS: 'true',
-    RATE_LIMIT_GENERATE_PER_MIN: '1000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-  });
+  svc = await startService(overrides);
   await receiver.start();
   t = await createTenant(svc.tdb.db, 1000);
   secret = await rotate(t);
@@ -253,6 +256,58 @@ describe('webhooks end to end', () => {
     assert.equal(verify(third, r2!).data.id, job2.id);
     assert.throws(() => verify(first, r2!));
     assert.throws(() => verify(second, r2!));
+  });
+
+  test('an operator Reset of a failed job delivers what the new run does, once each, with new webhook-ids', async () => {
+    // Its own task queues, polled only once the job's input is gone (as in the operators suite).
+    const own = testConfig(svc.tdb.url, { ...overrides, RECONCILE_INTERVAL_MS: '3600000' });
+    const ogw = await startGateway(own, svc.tdb.db);
+    let oworkers: Workers | undefined;
+    try {
+      const path = newPath('reset');
+      const client = api(ogw.baseUrl, t.apiKey);
+      const startFrame = await insertUpload(svc.tdb.db, ogw.storage, t, 'image');
+      const created = await client.post('/v1/videos/generate', {
+        project_id: t.projectId,
+        prompt: 'a kite over the dunes',
+        model: 'seedance-1.5',
+        aspect_ratio: '9:16',
+        duration: 4,
+        resolution: '480p',
+        start_frame_file_id: startFrame,
+        webhook_url: `${receiver.base}${path}`,
+        webhook_events: ['generating', 'completed', 'failed'],
+      });
+      assert.equal(created.status, 200, created.text);
+      const id = created.body.data.id as string;
+      await svc.tdb.db.updateTable('file_uploads').set({ status: 'failed' }).where('id', '=', startFrame).execute();
+      oworkers = await startWorkers(own, svc.tdb.db);
+      await waitForJobStatus(client, `/v1/videos/${id}`, ['failed']);
+      await delivered(id, 2);
+
+      await svc.tdb.db.updateTable('file_uploads').set({ status: 'completed' }).where('id', '=', startFrame).execute();
+      const handle = ogw.client.workflow.getHandle(id);
+      const { runId } = await handle.describe();
+      const firstTaskCompleted = (await handle.fetchHistory()).events?.find((e) => e.workflowTaskCompletedEventAttributes);
+      await ogw.client.workflowService.resetWorkflowExecution({
+        namespace: own.TEMPORAL_NAMESPACE,
+        workflowExecution: { workflowId: id, runId },
+        workflowTaskFinishEventId: firstTaskCompleted!.eventId,
+        requestId: randomUUID(),
+        reason: 'operator: start frame restored',
+      });
+      await waitForJobStatus(client, `/v1/videos/${id}`, ['completed']);
+      await delivered(id, 4);
+      const got = receiver.at(path);
+      assert.deepEqual(
+        got.map((r) => verify(secret, r).type).sort(),
+        ['job.completed', 'job.failed', 'job.generating', 'job.generating'],
+      );
+      assert.equal(new Set(got.map((r) => r.headers['webhook-id'])).size, 4, 'one delivery per event, each its own webhook-id');
+    } finally {
+      await oworkers?.stop();
+      await ogw.close();
+    }
   });
 
   test('bad webhook fields answer 400 and charge nothing', async () => {
