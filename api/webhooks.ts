@@ -28,6 +28,9 @@ export const webhookRequestFields = {
     .describe('the events to deliver (needs webhook_url); default ["completed", "failed"]'),
 };
 
+/** For the document: webhook_events only beside webhook_url (merged into each create schema's meta). */
+export const webhookFieldRules = { dependentRequired: { webhook_events: ['webhook_url'] } };
+
 /** Record fields of every job record. */
 export const webhookRecordFields = {
   webhook_url: z.string().nullable().describe('where this job\'s webhook events go; null: no webhooks'),

@@ -30,7 +30,7 @@ import {
 } from '../../activities/providers/catalog.js';
 import { providerFor } from '../../activities/providers/routing.js';
 import { cancelJobWorkflow, createLiveProgress, jobToStart, startJobWorkflow } from '../../workflows/client.js';
-import { requestedWebhook, webhookRecord, webhookRecordFields, webhookRequestFields } from '../webhooks.js';
+import { requestedWebhook, webhookFieldRules, webhookRecord, webhookRecordFields, webhookRequestFields } from '../webhooks.js';
 
 // ------------------------------------------------------------------ schemas
 
@@ -49,7 +49,7 @@ export const imageCreateSchema = z.strictObject({
   aspect_ratio: aspectRatio3,
   count: z.number().int('must be an integer').min(1).max(4),
   ...webhookRequestFields,
-});
+}).meta(webhookFieldRules);
 
 /**
  * The per-model rules that `prepare` and `requestRefusal` enforce from the catalog, as JSON Schema
@@ -88,7 +88,7 @@ export const videoCreateSchema = z
     end_frame_file_id: id.optional(),
     ...webhookRequestFields,
   })
-  .meta({ oneOf: videoModelRules() });
+  .meta({ oneOf: videoModelRules(), ...webhookFieldRules });
 
 export const replaceActorCreateSchema = z
   .strictObject({
@@ -119,6 +119,7 @@ export const replaceActorCreateSchema = z
       { required: ['image_file_id', 'video_file_id'], properties: { image_url: false, video_url: false } },
       { required: ['image_url', 'video_url'], properties: { image_file_id: false, video_file_id: false } },
     ],
+    ...webhookFieldRules,
   });
 
 const unit = z.number().min(0).max(1);
@@ -134,7 +135,7 @@ export const talkingActorCreateSchema = z.strictObject({
     .optional(),
   aspect_ratio: aspectRatio3.default('9:16'),
   ...webhookRequestFields,
-});
+}).meta(webhookFieldRules);
 
 const jobError = z.object({ code: z.string(), message: z.string() }).nullable();
 const progressSchema = z.object({

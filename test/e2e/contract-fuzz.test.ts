@@ -108,6 +108,15 @@ function withoutFetchedUrls(doc: Json): Json {
       if (Array.isArray(s[key])) s[key] = s[key].filter((b: Json) => !(b.required ?? []).some((n: string) => FETCHED_FIELD.test(n)));
     }
     if (s.properties) for (const name of Object.keys(s.properties)) if (FETCHED_FIELD.test(name)) delete s.properties[name];
+    // A field that needs a pruned one (webhook_events needs webhook_url) goes with it.
+    if (s.dependentRequired) {
+      for (const [name, needs] of Object.entries<string[]>(s.dependentRequired)) {
+        if (needs.some((n) => FETCHED_FIELD.test(n))) {
+          delete s.dependentRequired[name];
+          if (s.properties) delete s.properties[name];
+        }
+      }
+    }
     if (Array.isArray(s.required)) s.required = s.required.filter((n: string) => !FETCHED_FIELD.test(n));
     Object.values(s).forEach(prune);
   };

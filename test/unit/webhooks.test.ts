@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { verifyWebhook } from '@mediagen/client/webhooks';
 import { decryptSecret, encryptSecret, generateWebhookSecret, secretsEncryptionKey, signWebhook } from '../../activities/webhook-signing.js';
-import { checkWebhookUrl, resolveWebhookTarget } from '../../activities/webhook-target.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { checkWebhookUrl, postWebhook, resolveWebhookTarget } from '../../activities/webhook-target.js';
 import { jobFromSnapshot } from '../../activities/webhooks.js';
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -117,6 +119,30 @@ describe('target URL rules', () => {
       /does not resolve/,
     );
   });
+});
+
+test('the POST goes to the checked address (no second lookup) and a redirect is answered, not followed', async () => {
+  const seen: Array<{ host: string | undefined; url: string | undefined; method: string | undefined }> = [];
+  const server = createServer((req, res) => {
+    seen.push({ host: req.headers.host, url: req.url, method: req.method });
+    req.resume();
+    res.writeHead(req.url === '/moved' ? 302 : 204, req.url === '/moved' ? { location: 'http://127.0.0.1:1/elsewhere' } : {}).end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  try {
+    // A name that resolves nowhere: only the pinned address can reach the server.
+    const pinned = { address: '127.0.0.1', family: 4 };
+    assert.equal(await postWebhook({ url: new URL(`http://hooks.invalid:${port}/hook?x=1`), address: pinned }, { 'webhook-id': 'whk_1' }, '{}', 2000), 204);
+    assert.equal(await postWebhook({ url: new URL(`http://hooks.invalid:${port}/moved`), address: pinned }, {}, '{}', 2000), 302);
+    assert.deepEqual(seen, [
+      { host: `hooks.invalid:${port}`, url: '/hook?x=1', method: 'POST' },
+      { host: `hooks.invalid:${port}`, url: '/moved', method: 'POST' },
+    ]);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
 });
 
 test('a job snapshot (to_jsonb) comes back with Date timestamps', () => {
