@@ -14,11 +14,11 @@ import type { Database } from '../db/index.js';
 import type { Job, JobOutput, JobPhase } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
 import { findCompletedUpload } from '../db/repos/uploads.js';
-import { jobPrefix, type Storage } from './storage.js';
-import { failJobAndRemoveMedia } from './job-media.js';
-import type { Config } from '../worker/config.js';
-import { failureTypes } from './errors.js';
-import { routeFor } from './providers/catalog.js';
+import { jobPrefix, type Storage } from '../shared/storage.js';
+import { failJobAndRemoveMedia } from '../db/job-media.js';
+import type { Config } from '../shared/config.js';
+import { failureTypes } from '../shared/failure-types.js';
+import { routeFor } from '../shared/catalog.js';
 import { storeProviderOutput } from './providers/outputs.js';
 import { toApplicationFailure } from './uploads.js';
 import {
@@ -31,7 +31,8 @@ import {
   type ProviderRef,
   type ProviderRequest,
 } from './providers/types.js';
-import type { ProviderName } from '../workflows/definitions.js';
+import type { ProviderName } from '../shared/job-model.js';
+import type { JobIoActivities, JobProviderActivities } from '../workflows/activity-types.js';
 
 export interface JobActivityDeps {
   db: Database;
@@ -57,7 +58,7 @@ function currentRunId(): string {
 
 // ------------------------------------------------------------------ io activities
 
-export function createJobIoActivities(deps: JobActivityDeps) {
+export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
   const { db } = deps;
 
   async function loadJob(jobId: string): Promise<Job> {
@@ -186,7 +187,7 @@ export function createJobIoActivities(deps: JobActivityDeps) {
 
 // ------------------------------------------------------------------ provider activities
 
-export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage' | 'config' | 'adapterFor' | 'metrics'> & { progress: ProgressWriter }) {
+export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage' | 'config' | 'adapterFor' | 'metrics'> & { progress: ProgressWriter }): JobProviderActivities {
   const { storage } = deps;
 
   function providerContext(): ProviderContext {
@@ -329,5 +330,4 @@ export function createProgressWriter(db: Database, minIntervalMs: number): Progr
   };
 }
 
-export type JobIoActivities = ReturnType<typeof createJobIoActivities>;
-export type JobProviderActivities = ReturnType<typeof createJobProviderActivities>;
+export type { JobIoActivities, JobProviderActivities } from '../workflows/activity-types.js';

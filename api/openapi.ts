@@ -3,7 +3,7 @@
 // request (no auth: mounted before the /v1 authentication).
 import { Router } from 'express';
 import { z } from 'zod';
-import type { AppDeps } from './app.js';
+import type { AppDeps } from './deps.js';
 import type { Operation } from './operations.js';
 import type { ErrorCode } from './errors.js';
 import { NO_NUL_PATTERN } from './validate.js';

@@ -2,7 +2,7 @@
 // (`limit` 1–100, default 50; `cursor` as the previous page's top-level `next_cursor`, null at the end).
 import { Router } from 'express';
 import { z } from 'zod';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import type { Auth } from '../auth.js';
 import { authOf } from '../auth.js';
 import type { Operation } from '../operations.js';

@@ -13,7 +13,7 @@
 // LISTEN connection (api/job-events.ts): open streams add no Postgres or Temporal load of their own.
 import { Router, type Response } from 'express';
 import { z } from 'zod';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import type { Auth } from '../auth.js';
 import { ApiError } from '../errors.js';
 import type { ApiMetrics } from '../metrics.js';

@@ -3,7 +3,7 @@
 // Mounted before the /v1 authentication, so none of these needs a key.
 import { Router } from 'express';
 import { z } from 'zod';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import type { ApiMetrics } from '../metrics.js';
 import type { Operation } from '../operations.js';
 import { pingDb } from '../../db/index.js';

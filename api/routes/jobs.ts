@@ -4,7 +4,7 @@
 //   ledger charge) → start the workflow after commit (a failed start is retried by the reconciler).
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { authOf, type Auth } from '../auth.js';
 import { jsonBody } from '../body.js';
 import { ApiError } from '../errors.js';
@@ -13,9 +13,9 @@ import type { Operation } from '../operations.js';
 import { NOT_BLANK_PATTERN, parseOr400 } from '../validate.js';
 import type { Database, Tx } from '../../db/index.js';
 import type { Job, JobKind } from '../../db/schema.js';
-import { newId } from '../../db/ids.js';
+import { newId } from '../../shared/ids.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
-import { failJobAndRemoveMedia } from '../../activities/job-media.js';
+import { failJobAndRemoveMedia } from '../../db/job-media.js';
 import {
   allowedDurations,
   durationAllowed,
@@ -27,8 +27,8 @@ import {
   talkingActorModel,
   videoModels,
   type ModelRoute,
-} from '../../activities/providers/catalog.js';
-import { providerFor } from '../../activities/providers/routing.js';
+} from '../../shared/catalog.js';
+import { providerFor } from '../../shared/routing.js';
 import { cancelJobWorkflow, createLiveProgress, jobToStart, startJobWorkflow } from '../../workflows/client.js';
 
 // ------------------------------------------------------------------ schemas

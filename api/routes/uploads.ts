@@ -11,7 +11,7 @@
 //
 // Direct uploads (POST /v1/uploads, POST /v1/uploads/{id}/complete, GET /v1/uploads/{id}): the
 // bytes go from the client straight to storage with a presigned POST; completion inspects them with
-// the same rules (activities/direct-uploads.ts). Records of these endpoints carry `status`.
+// the same rules (api/direct-uploads.ts). Records of these endpoints carry `status`.
 //
 // Decisions: a project that does not exist or belongs to another workspace is 403 `forbidden`
 // (both are "outside the workspace"); a size limit crossed is 413 `payload_too_large`; every other
@@ -23,20 +23,20 @@ import { pipeline } from 'node:stream';
 import { z } from 'zod';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { authOf, type Auth } from '../auth.js';
 import type { Operation } from '../operations.js';
 import { ApiError, forbidden, invalidRequest } from '../errors.js';
 import { jsonBody } from '../body.js';
 import { NOT_BLANK_PATTERN, parseOr400 } from '../validate.js';
 import { mediaUrl, publicBaseUrl } from './media.js';
-import { newId } from '../../db/ids.js';
-import { findUploadInWorkspace, insertUpload, projectBelongsToWorkspace } from '../../db/repos/uploads.js';
-import { acceptedMimeTypes, createMediaGuard, MB, MediaError, mediaTypeOf, type MediaGuard } from '../../activities/media-type.js';
-import { StreamEndedEarly } from '../../activities/storage.js';
-import { sanitizeFileName, storedUploadOf, uploadFailureTypes, uploadLimits, uploadObjectKey } from '../../activities/uploads.js';
-import { FetchError, precheckUrl } from '../../activities/fetch-remote.js';
-import { completeDirectUpload, completedObjectKey, directUploadLimit, DirectUploadRefused, incomingObjectKey } from '../../activities/direct-uploads.js';
+import { newId } from '../../shared/ids.js';
+import { findUploadInWorkspace, insertUpload, projectBelongsToWorkspace, storedUploadOf } from '../../db/repos/uploads.js';
+import { acceptedMimeTypes, createMediaGuard, MB, MediaError, mediaTypeOf, type MediaGuard } from '../../shared/media-type.js';
+import { StreamEndedEarly } from '../../shared/storage.js';
+import { completedObjectKey, directUploadLimit, incomingObjectKey, sanitizeFileName, uploadFailureTypes, uploadLimits, uploadObjectKey } from '../../shared/uploads.js';
+import { FetchError, precheckUrl } from '../../shared/fetch-remote.js';
+import { completeDirectUpload, DirectUploadRefused } from '../direct-uploads.js';
 import type { FileUpload } from '../../db/schema.js';
 import { taskQueues } from '../../workflows/definitions.js';
 import type { StoredUpload, UploadFromUrlInput } from '../../workflows/upload-from-url.js';

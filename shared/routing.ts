@@ -1,7 +1,7 @@
 // Which adapter serves a model in this deployment: a pure function of configuration, used by the
 // gateway (to refuse unavailable models and pick the provider task queue) and by the workers.
-import type { Config } from '../../worker/config.js';
-import type { ProviderName } from '../../workflows/definitions.js';
+import type { Config } from './config.js';
+import type { ProviderName } from './job-model.js';
 import { catalog, routeFor, type LiveProviderName, type ModelRoute } from './catalog.js';
 
 export type RouteMode = 'live' | 'local' | 'unavailable';
