@@ -10,7 +10,7 @@ import { createAuth } from './auth.js';
 import { createHealthRouter } from './routes/health.js';
 import { createDiscoveryRouter } from './routes/discovery.js';
 import { createUploadsRouter } from './routes/uploads.js';
-import { createJobsRouter } from './routes/jobs.js';
+import { createJobsRouter } from './routes/jobs/router.js';
 import { createEventsRouter } from './routes/events.js';
 import { createJobEventHub, type JobEventHub } from './job-events.js';
 import { allOperations, createOpenApiRouter } from './openapi.js';

@@ -344,7 +344,9 @@ export function talkingActorScriptLimit(route: ModelRoute, speed = 1): number | 
   return Math.floor(route.maxSpeechSeconds * speechCharsPerSecond * speed);
 }
 
+/** The fields of a job's params that `requestRefusal` reads (any kind's params fit). */
 export interface RequestShape {
+  [field: string]: unknown;
   script?: string;
   voice_options?: { speed?: number } | null;
   reference_file_ids?: readonly string[] | null;

@@ -24,6 +24,8 @@ export interface ProviderRequest {
   kind: JobKind;
   model: string;
   route: ModelRoute;
+  /** The provider's own model id, fixed when the job was created (absent on older jobs: use the route's). */
+  providerModelId?: string | undefined;
   prompt?: string;
   aspectRatio?: string;
   count?: number;
