@@ -1,15 +1,16 @@
 // Webhook delivery: the io activity that POSTs one signed event (see workflows/webhook-delivery.ts
-// for the retries, activities/webhook-target.ts for the URL rules, webhook-signing.ts for the
+// for the retries, shared/webhook-target.ts for the URL rules, shared/webhook-signing.ts for the
 // signature), and the payload built from the job as the event's transaction left it.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database } from '../db/index.js';
-import type { Job, JobKind, WebhookDelivery } from '../db/schema.js';
+import type { Job, WebhookDelivery } from '../db/schema.js';
 import * as webhooksRepo from '../db/repos/webhooks.js';
-import type { Config } from '../worker/config.js';
-import { FetchError, type Resolver } from './fetch-remote.js';
-import { postWebhook, resolveWebhookTarget } from './webhook-target.js';
-import { secretsEncryptionKey, signWebhook } from './webhook-signing.js';
-import { jobRecord } from '../api/routes/jobs.js';
+import type { Config } from '../shared/config.js';
+import { FetchError, type Resolver } from '../shared/fetch-remote.js';
+import { postWebhook, resolveWebhookTarget } from '../shared/webhook-target.js';
+import { secretsEncryptionKey, signWebhook } from '../shared/webhook-signing.js';
+import { presentJob } from '../shared/job-record.js';
+import type { WebhookActivities } from '../workflows/activity-types.js';
 
 /** Failure types of the delivery activity; only WebhookUndelivered is retried. */
 export const webhookFailureTypes = {
@@ -32,7 +33,7 @@ export function jobFromSnapshot(snapshot: Record<string, unknown>): Job {
 /** `{ type, data }`: data is the job record GET answered at the moment of the event. */
 export function webhookBody(delivery: Pick<WebhookDelivery, 'type' | 'job'>): string {
   const job = jobFromSnapshot(delivery.job);
-  return JSON.stringify({ type: delivery.type, data: jobRecord(job.kind as JobKind, job) });
+  return JSON.stringify({ type: delivery.type, data: presentJob(job) });
 }
 
 // ------------------------------------------------------------------ activities (io queue)
@@ -46,7 +47,7 @@ export interface WebhookActivityDeps {
 
 const shortError = (message: string) => message.slice(0, 300);
 
-export function createWebhookActivities(deps: WebhookActivityDeps) {
+export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActivities {
   const { db, config } = deps;
   const key = secretsEncryptionKey(config);
 
@@ -95,4 +96,4 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
   };
 }
 
-export type WebhookActivities = ReturnType<typeof createWebhookActivities>;
+export type { WebhookActivities } from '../workflows/activity-types.js';

@@ -27,9 +27,9 @@ import type { Database } from '../db/index.js';
 import { parseApiKey, secretMatches } from '../db/api-keys.js';
 import { ApiError } from './errors.js';
 import type { ApiMetrics } from './metrics.js';
-import type { Config } from '../worker/config.js';
+import type { Config } from '../shared/config.js';
 import { createRateLimiter, type RateClass } from './rate-limit.js';
-import { createPgListener, type PgListener } from './pg-listener.js';
+import { createPgListener, type PgListener } from '../shared/pg-listener.js';
 
 export type { RateClass } from './rate-limit.js';
 
@@ -188,7 +188,7 @@ interface KeyListener extends PgListener {
 }
 
 /**
- * The connection LISTENing for key revocations and creations (api/pg-listener.ts). After LISTEN it
+ * The connection LISTENing for key revocations and creations (shared/pg-listener.ts). After LISTEN it
  * loads the live key ids; notifications that arrive during that read are applied after it, in
  * order, so the set misses no change.
  */

@@ -14,7 +14,7 @@ import type { Database } from '../db/index.js';
 import type { Job } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
 import { JOB_EVENTS_CHANNEL } from '../db/migrations/0002_job_progress.js';
-import { createPgListener, type PgListener } from './pg-listener.js';
+import { createPgListener, type PgListener } from '../shared/pg-listener.js';
 
 const READ_RETRY_MS = 1_000;
 

@@ -1,13 +1,13 @@
 // Webhooks on the gateway side: the `webhook_url` / `webhook_events` fields every create endpoint
-// accepts, their checks, what the job record shows, and the events the OpenAPI document lists
-// under `webhooks`. Delivery itself runs in the workers (activities/webhooks.ts).
+// accepts, their checks, and the events the OpenAPI document lists under `webhooks` (the record's
+// webhook fields are shared/job-record.ts). Delivery itself runs in the workers (activities/webhooks.ts).
 import { z } from 'zod';
-import type { Config } from '../worker/config.js';
+import type { Config } from '../shared/config.js';
 import type { Tx } from '../db/index.js';
-import { webhookEventNames, type Job, type WebhookEventName } from '../db/schema.js';
+import { webhookEventNames, type WebhookEventName } from '../shared/job-model.js';
 import { hasActiveWebhookSecret } from '../db/repos/webhooks.js';
-import { FetchError } from '../activities/fetch-remote.js';
-import { checkWebhookUrl } from '../activities/webhook-target.js';
+import { FetchError } from '../shared/fetch-remote.js';
+import { checkWebhookUrl } from '../shared/webhook-target.js';
 import { ApiError } from './errors.js';
 
 const DEFAULT_EVENTS: WebhookEventName[] = ['completed', 'failed'];
@@ -30,16 +30,6 @@ export const webhookRequestFields = {
 
 /** For the document: webhook_events only beside webhook_url (merged into each create schema's meta). */
 export const webhookFieldRules = { dependentRequired: { webhook_events: ['webhook_url'] } };
-
-/** Record fields of every job record. */
-export const webhookRecordFields = {
-  webhook_url: z.string().nullable().describe('where this job\'s webhook events go; null: no webhooks'),
-  webhook_events: z.array(z.enum(webhookEventNames)).nullable().describe('the events delivered to webhook_url; null: no webhooks'),
-};
-
-export function webhookRecord(job: Pick<Job, 'webhook_url' | 'webhook_events'>): { webhook_url: string | null; webhook_events: WebhookEventName[] | null } {
-  return { webhook_url: job.webhook_url ?? null, webhook_events: job.webhook_url ? (job.webhook_events ?? null) : null };
-}
 
 export interface RequestedWebhook {
   url: string;

@@ -4,10 +4,10 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
 
-export const jobKinds = ['image', 'video', 'replace_actor', 'talking_actor'] as const;
-export type JobKind = (typeof jobKinds)[number];
-export const jobStatuses = ['pending', 'generating', 'completed', 'failed'] as const;
-export type JobStatus = (typeof jobStatuses)[number];
+import type { JobError, JobKind, JobOutput, JobPhase, JobStatus, WebhookEventName } from '../shared/job-model.js';
+import type { StoredJobParams } from '../shared/job-params.js';
+
+export { jobKinds, jobPhases, jobStatuses, webhookEventNames, type JobError, type JobKind, type JobOutput, type JobPhase, type JobStatus, type WebhookEventName } from '../shared/job-model.js';
 export type MemberRole = 'owner' | 'member';
 export type LedgerReason = 'charge' | 'refund' | 'recharge' | 'grant' | 'deduct';
 export type UploadStatus = 'pending' | 'completed' | 'failed';
@@ -93,11 +93,6 @@ export interface FileUploadTable {
   updated_at: Generated<Date>;
 }
 
-export interface JobError {
-  code: string;
-  message: string;
-}
-
 export interface JobTable {
   id: string;
   kind: JobKind;
@@ -106,7 +101,8 @@ export interface JobTable {
   api_key_id: string | null;
   model: string;
   status: JobStatus;
-  params: Json<Record<string, unknown>>;
+  /** The kind's parameters and its route (shared/job-params.ts); read them typed with `typedParams`. */
+  params: Json<StoredJobParams>;
   error: Json<JobError | null> | null;
   price: number;
   outputs: Json<JobOutput[]> | null;
@@ -133,9 +129,6 @@ export interface JobTable {
   webhook_events: ColumnType<WebhookEventName[] | null, WebhookEventName[] | null | undefined, WebhookEventName[] | null>;
 }
 
-export const webhookEventNames = ['generating', 'completed', 'failed'] as const;
-export type WebhookEventName = (typeof webhookEventNames)[number];
-
 export interface WebhookSecretTable {
   id: string;
   workspace_id: string;
@@ -160,15 +153,6 @@ export interface WebhookDeliveryTable {
   last_error: string | null;
   delivered_at: Timestamp | null;
   failed_at: Timestamp | null;
-}
-
-export const jobPhases = ['queued', 'fetching_inputs', 'submitting', 'generating', 'storing_outputs', 'completed', 'failed', 'canceled'] as const;
-export type JobPhase = (typeof jobPhases)[number];
-
-export interface JobOutput {
-  key: string;
-  content_type: string;
-  size: number;
 }
 
 export interface CreditLedgerTable {

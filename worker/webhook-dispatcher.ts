@@ -7,10 +7,10 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
+import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
 import * as webhooksRepo from '../db/repos/webhooks.js';
-import { createPgListener, type PgListener } from '../api/pg-listener.js';
+import { createPgListener, type PgListener } from '../shared/pg-listener.js';
 import { searchAttributes, taskQueues } from '../workflows/definitions.js';
 import { webhookDeliveryWorkflowType, type WebhookDeliveryInput } from '../workflows/webhook-delivery.js';
 import { periodic } from './periodic.js';

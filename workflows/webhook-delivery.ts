@@ -6,7 +6,7 @@
 // UI's pending activity shows the attempt count and the last failure (status code or timeout).
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import { taskQueues } from './definitions.js';
-import type { WebhookActivities } from '../activities/webhooks.js';
+import type { WebhookActivities } from './activity-types.js';
 
 export const webhookDeliveryWorkflowType = 'webhookDelivery';
 

@@ -3,9 +3,9 @@
 import { sql } from 'kysely';
 import type { Database, Queryable } from '../index.js';
 import type { WebhookDelivery } from '../schema.js';
-import { newId } from '../ids.js';
+import { newId } from '../../shared/ids.js';
 import { getWorkspace, requireOwner } from './workspaces.js';
-import { decryptSecret, encryptSecret, generateWebhookSecret } from '../../activities/webhook-signing.js';
+import { decryptSecret, encryptSecret, generateWebhookSecret } from '../../shared/webhook-signing.js';
 
 // ------------------------------------------------------------------ secrets
 

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { createTenant, createTestDatabase, type Tenant, type TestDatabase } from '../support/stack.js';
 import { addMember } from '../../db/repos/workspaces.js';
 import { activeWebhookSecrets } from '../../db/repos/webhooks.js';
-import { secretsEncryptionKey } from '../../activities/webhook-signing.js';
+import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
 
 const adminJs = fileURLToPath(new URL('../../scripts/admin.js', import.meta.url));
 let tdb: TestDatabase;

@@ -1,6 +1,6 @@
 // One dedicated Postgres connection LISTENing on a few channels, reconnecting with backoff when it
 // drops. The gateway keeps two: the key listener (api/auth.ts) and the job-events hub
-// (api/job-events.ts).
+// (api/job-events.ts); the worker one, its webhook dispatcher (worker/webhook-dispatcher.ts).
 //
 // On every (re)connect it LISTENs first, then runs `load` (state the notifications then keep
 // current), and only then counts as healthy; notifications that arrive during the load are held

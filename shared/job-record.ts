@@ -1,0 +1,137 @@
+// The job record every API answer and every webhook event carries, declared once for both
+// processes: its zod schemas (the gateway validates and documents with them) and `presentJob`, the
+// one function that builds a record from a job row (the gateway's status, create, cancel and event
+// answers; the worker's webhook payloads, from the row as the event's transaction left it).
+import { z } from 'zod';
+import { jobStatuses, webhookEventNames, type JobError, type JobKind, type JobPhase, type JobStatus, type WebhookEventName } from './job-model.js';
+import { typedParams, type StoredJobParams } from './job-params.js';
+
+/** What presentJob reads of a job row (db/schema.ts `Job` has it all). */
+export interface JobRow {
+  id: string;
+  kind: JobKind;
+  project_id: string;
+  model: string;
+  status: JobStatus;
+  params: StoredJobParams;
+  error: JobError | null;
+  created_at: Date;
+  updated_at: Date;
+  phase: JobPhase;
+  attempt: number;
+  percent: number | null;
+  queue_position: number | null;
+  webhook_url: string | null;
+  webhook_events: WebhookEventName[] | null;
+}
+
+/** Every job record shows its webhook (0007_webhooks). */
+const webhookRecordFields = {
+  webhook_url: z.string().nullable().describe("where this job's webhook events go; null: no webhooks"),
+  webhook_events: z.array(z.enum(webhookEventNames)).nullable().describe('the events delivered to webhook_url; null: no webhooks'),
+};
+
+const jobError = z.object({ code: z.string(), message: z.string() }).nullable();
+const progressSchema = z.object({
+  phase: z.string(),
+  attempt: z.number().int(),
+  percent: z.number().nullable(),
+  queue_position: z.number().int().nullable(),
+});
+export type Progress = z.infer<typeof progressSchema>;
+const status = z.enum(jobStatuses);
+/** Present only when the local renderer (no provider key set) serves the job: its media is a stand-in. */
+const servedBy = z.literal('local').optional().describe('"local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise');
+
+export const imageJobSchema = z.object({
+  id: z.string(),
+  project_id: z.string(),
+  prompt: z.string(),
+  model: z.string(),
+  aspect_ratio: z.string(),
+  count: z.number().int(),
+  status,
+  error: jobError,
+  created_at: z.number().int(),
+  updated_at: z.number().int(),
+  progress: progressSchema.optional(),
+  provider: servedBy,
+  ...webhookRecordFields,
+});
+export const videoJobSchema = z.object({
+  id: z.string(),
+  project_id: z.string(),
+  prompt: z.string(),
+  model: z.string(),
+  aspect_ratio: z.string(),
+  duration: z.number(),
+  resolution: z.string(),
+  status,
+  error: jobError,
+  created_at: z.number().int(),
+  updated_at: z.number().int(),
+  progress: progressSchema.optional(),
+  provider: servedBy,
+  ...webhookRecordFields,
+});
+export const talkingActorJobSchema = z.object({
+  id: z.string(),
+  project_id: z.string(),
+  actor_id: z.string(),
+  voice_id: z.string(),
+  script: z.string(),
+  status,
+  error: jobError,
+  created_at: z.number().int(),
+  updated_at: z.number().int(),
+  progress: progressSchema.optional(),
+  provider: servedBy,
+  ...webhookRecordFields,
+});
+
+export type ImageJobRecord = z.infer<typeof imageJobSchema>;
+export type VideoJobRecord = z.infer<typeof videoJobSchema>;
+export type TalkingActorJobRecord = z.infer<typeof talkingActorJobSchema>;
+/** Any job record the API answers. */
+export type JobRecord = ImageJobRecord | VideoJobRecord | TalkingActorJobRecord;
+
+/**
+ * The API record of any job: the kind's fields, the status fields, `provider: "local"` when the
+ * local renderer served it, and (unless `progress: false`) the stored progress while in flight.
+ */
+export function presentJob(job: JobRow, opts: { progress?: boolean } = {}): JobRecord {
+  const t = typedParams(job);
+  const common = {
+    status: job.status,
+    error: job.error ?? null,
+    created_at: job.created_at.getTime(),
+    updated_at: job.updated_at.getTime(),
+    webhook_url: job.webhook_url ?? null,
+    webhook_events: job.webhook_url ? (job.webhook_events ?? null) : null,
+    ...(t.params.provider === 'local' ? { provider: 'local' as const } : {}),
+  };
+  let record: JobRecord;
+  switch (t.kind) {
+    case 'image': {
+      const p = t.params;
+      record = { id: job.id, project_id: job.project_id, prompt: p.prompt, model: job.model, aspect_ratio: p.aspect_ratio, count: p.count, ...common };
+      break;
+    }
+    case 'video':
+    case 'replace_actor': {
+      const p = t.params;
+      // Rows written before prompt was stored for replace-actor jobs hold none.
+      record = { id: job.id, project_id: job.project_id, prompt: p.prompt ?? '', model: job.model, aspect_ratio: p.aspect_ratio, duration: p.duration, resolution: p.resolution!, ...common };
+      break;
+    }
+    case 'talking_actor': {
+      const p = t.params;
+      record = { id: job.id, project_id: job.project_id, actor_id: p.actor_id, voice_id: p.voice_id, script: p.script, ...common };
+      break;
+    }
+  }
+  if (opts.progress !== false && (job.status === 'pending' || job.status === 'generating')) {
+    record.progress = { phase: job.phase, attempt: job.attempt, percent: job.percent, queue_position: job.queue_position } satisfies Progress;
+  }
+  return record;
+}
