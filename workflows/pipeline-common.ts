@@ -2,7 +2,7 @@
 // jobs started before the local-step patch): the progress query, the named activity option presets
 // and the failure message helper. Deterministic code only.
 import { defineQuery, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
-import { nonRetryableFailureTypes } from '../activities/errors.js';
+import { nonRetryableFailureTypes } from '../shared/failure-types.js';
 import { progressQueryName, type GenerationProgress } from './definitions.js';
 
 export const progressQuery = defineQuery<GenerationProgress>(progressQueryName);

@@ -10,9 +10,9 @@
 // On failure or cancellation: cancel the provider request, mark failed and refund.
 // Deterministic code only: activities are seen by type, time comes from the workflow clock.
 import { ApplicationFailure, CancellationScope, isCancellation, log, proxyActivities, setHandler, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { JobIoActivities, JobProviderActivities } from '../activities/jobs.js';
-import type { PollResult, ProviderRef } from '../activities/providers/types.js';
-import { failureTypes } from '../activities/errors.js';
+import type { JobIoActivities, JobProviderActivities } from './activity-types.js';
+import type { PollResult, ProviderRef } from '../shared/provider-types.js';
+import { failureTypes } from '../shared/failure-types.js';
 import { searchAttributes, taskQueues, type GenerationInput, type GenerationProgress, type JobStatus } from './definitions.js';
 import { dbActivity, failureMessage, FIRST_POLL_MS, inputActivity, MAX_POLL_MS, outputActivity, pollActivity, progressQuery, submitActivity } from './pipeline-common.js';
 

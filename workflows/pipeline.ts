@@ -24,9 +24,9 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { JobIoActivities, JobProviderActivities, ProviderCheck } from '../activities/jobs.js';
-import type { ProviderRef } from '../activities/providers/types.js';
-import { failureTypes } from '../activities/errors.js';
+import type { JobIoActivities, JobProviderActivities, ProviderCheck } from './activity-types.js';
+import type { ProviderRef } from '../shared/provider-types.js';
+import { failureTypes } from '../shared/failure-types.js';
 import { searchAttributes, taskQueues, type GenerationInput, type GenerationProgress, type JobStatus } from './definitions.js';
 import { checkActivity, failureMessage, FIRST_POLL_MS, inputActivity, localDbStep, MAX_POLL_MS, pollActivity, progressQuery, submitActivity } from './pipeline-common.js';
 import { runGenerationV1 } from './pipeline-v1.js';

@@ -17,7 +17,7 @@ import { api, creditsOf, startGateway, startWorkers, waitForJobStatus, type Gate
 import { insertActor, insertVoice } from '../support/fixtures.js';
 import { Holds, type HeldCall } from '../support/holds.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
-import type { Config } from '../../worker/config.js';
+import type { Config } from '../../shared/config.js';
 
 const v1WorkflowsPath = fileURLToPath(new URL('../workflows/fixtures/workflows-v1.js', import.meta.url));
 
