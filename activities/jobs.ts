@@ -1,7 +1,12 @@
 // Activities of the generation pipeline, shared by the four job kinds. Two groups, so fleets can run
 // apart: `io` activities (Postgres, input fetching) and `provider` activities (provider calls and
 // output streaming — they need storage and provider keys, and the database only for the one
-// narrow progress write below).
+// narrow progress write below). The pipeline (workflows/pipeline.ts) runs the short Postgres steps
+// of the io group as LOCAL activities in the workflow worker (startGenerating, recordProviderRef,
+// completeJob, failJob), and the provider group's submitAndCheck / checkProvider fold the first
+// status check and the output streaming into the submit and the poll. The remaining io and provider
+// activities (markJobGenerating, submitToProvider, pollProvider, storeOutputs) serve jobs started
+// before that change (workflows/pipeline-v1.ts).
 //
 // Progress lives in the job row, written by the steps themselves so a status read is one Postgres
 // read and never a Temporal query: each step stores the phase the workflow's `progress` query
@@ -33,7 +38,7 @@ import {
   type ProviderRequest,
 } from './providers/types.js';
 import type { ProviderName } from '../shared/job-model.js';
-import type { JobIoActivities, JobProviderActivities } from '../workflows/activity-types.js';
+import type { JobIoActivities, JobProviderActivities, ProviderCheck } from '../workflows/activity-types.js';
 
 export interface JobActivityDeps {
   db: Database;
@@ -74,6 +79,87 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
     return { role, key: up.object_key, contentType: up.mime_type };
   }
 
+  /** The provider request of a job whose inputs are in our store (fetching URL inputs first, safely). */
+  async function buildProviderRequest(job: Job): Promise<ProviderRequest> {
+    const jobId = job.id;
+    const route = routeFor(job.model);
+    if (!route) throw nonRetryable(failureTypes.inputUnavailable, `model ${job.model} is not in the catalog`);
+    const inputs: InputFile[] = [];
+    const t = typedParams(job);
+    // The provider's model id was fixed when the job was created (rows from before then: the catalog's).
+    const base = { jobId, kind: job.kind, model: job.model, route, providerModelId: t.params.provider_model_id, inputs };
+    let req: ProviderRequest;
+    switch (t.kind) {
+      case 'image': {
+        const p = t.params;
+        req = { ...base, prompt: p.prompt, aspectRatio: p.aspect_ratio, count: p.count };
+        break;
+      }
+      case 'video': {
+        const p = t.params;
+        req = { ...base, prompt: p.prompt, aspectRatio: p.aspect_ratio, duration: p.duration, resolution: p.resolution };
+        if (p.start_frame_file_id) inputs.push(await uploadInput(job, p.start_frame_file_id, 'start_frame', 'image'));
+        if (p.end_frame_file_id) inputs.push(await uploadInput(job, p.end_frame_file_id, 'end_frame', 'image'));
+        for (const id of p.reference_file_ids ?? []) inputs.push(await uploadInput(job, id, 'reference', 'image'));
+        break;
+      }
+      case 'replace_actor': {
+        const p = t.params;
+        req = { ...base, prompt: p.prompt, aspectRatio: p.aspect_ratio, duration: p.duration, resolution: p.resolution };
+        if (p.image_file_id && p.video_file_id) {
+          inputs.push(await uploadInput(job, p.image_file_id, 'image', 'image'));
+          inputs.push(await uploadInput(job, p.video_file_id, 'video', 'video'));
+        } else if (p.image_url && p.video_url) {
+          for (const [role, url, expect] of [['image', p.image_url, 'image'], ['video', p.video_url, 'video']] as const) {
+            Context.current().heartbeat(role);
+            const stored = await deps.fetchRemoteInput({ url, jobId, workspaceId: job.workspace_id, role, expect });
+            inputs.push({ role, key: stored.key, contentType: stored.contentType });
+          }
+        } else {
+          throw nonRetryable(failureTypes.inputUnavailable, 'a replace-actor job needs an image and a video (files or URLs)');
+        }
+        break;
+      }
+      case 'talking_actor': {
+        const p = t.params;
+        const actor = await db.selectFrom('actors').selectAll().where('id', '=', p.actor_id).executeTakeFirst();
+        const voice = await db.selectFrom('voices').selectAll().where('id', '=', p.voice_id).executeTakeFirst();
+        if (!actor || !voice) throw nonRetryable(failureTypes.inputUnavailable, 'the actor or voice of this job no longer exists');
+        req = {
+          ...base,
+          script: p.script,
+          aspectRatio: p.aspect_ratio,
+          voiceOptions: p.voice_options ?? undefined,
+          voice: { id: voice.id, ttsVoice: voice.tts_voice, providerVoiceId: voice.provider_voice_id, gender: voice.gender },
+        };
+        inputs.push({ role: 'actor_image', key: actor.reference_image_key, contentType: 'image/png' });
+        break;
+      }
+    }
+    return req;
+  }
+
+  /** Only a replace-actor job given by URLs needs a remote fetch before its request can be built. */
+  const needsRemoteFetch = (job: Job) => {
+    const t = typedParams(job);
+    return t.kind === 'replace_actor' && !(t.params.image_file_id && t.params.video_file_id);
+  };
+
+  /** markGenerating with the phase the workflow's progress query reports next, in one transaction. */
+  async function moveToGenerating(jobId: string, phaseFor: (job: Job) => JobPhase): Promise<Job> {
+    try {
+      return await db.transaction().execute(async (tx) => {
+        const job = await jobsRepo.markGenerating(tx, jobId, currentRunId());
+        await jobsRepo.setJobPhase(tx, jobId, phaseFor(job), stepAttempt());
+        return job;
+      });
+    } catch (err) {
+      if (err instanceof jobsRepo.InsufficientCreditsError) throw nonRetryable(failureTypes.insufficientCredits, err.message);
+      if (err instanceof jobsRepo.IllegalStatusMoveError) throw nonRetryable(failureTypes.illegalStatusMove, err.message);
+      throw err;
+    }
+  }
+
   return {
     /**
      * pending → generating, or failed → generating when an operator reset started a new run (which
@@ -81,75 +167,23 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
      * attempt of the run that failed the job, or a job canceled before any workflow ran, is refused.
      */
     async markJobGenerating(jobId: string): Promise<void> {
-      try {
-        await db.transaction().execute(async (tx) => {
-          await jobsRepo.markGenerating(tx, jobId, currentRunId());
-          await jobsRepo.setJobPhase(tx, jobId, 'fetching_inputs', stepAttempt());
-        });
-      } catch (err) {
-        if (err instanceof jobsRepo.InsufficientCreditsError) throw nonRetryable(failureTypes.insufficientCredits, err.message);
-        if (err instanceof jobsRepo.IllegalStatusMoveError) throw nonRetryable(failureTypes.illegalStatusMove, err.message);
-        throw err;
-      }
+      await moveToGenerating(jobId, () => 'fetching_inputs');
+    },
+
+    /**
+     * markJobGenerating, and the provider request built in the same step when every input is
+     * already in our store (all but replace-actor jobs given by URL, whose request comes from
+     * prepareProviderRequest on the fetch queue: `request` is null then). A local activity: it never
+     * fetches a remote URL, so slow servers never hold the workflow worker.
+     */
+    async startGenerating(jobId: string): Promise<{ request: ProviderRequest | null }> {
+      const job = await moveToGenerating(jobId, (j) => (needsRemoteFetch(j) ? 'fetching_inputs' : 'submitting'));
+      return { request: needsRemoteFetch(job) ? null : await buildProviderRequest(job) };
     },
 
     /** Resolves the job's inputs into objects in our store (fetching remote URLs safely) and builds the provider request. */
     async prepareProviderRequest(jobId: string): Promise<ProviderRequest> {
-      const job = await loadJob(jobId);
-      const route = routeFor(job.model);
-      if (!route) throw nonRetryable(failureTypes.inputUnavailable, `model ${job.model} is not in the catalog`);
-      const inputs: InputFile[] = [];
-      const t = typedParams(job);
-      // The provider's model id was fixed when the job was created (rows from before then: the catalog's).
-      const base = { jobId, kind: job.kind, model: job.model, route, providerModelId: t.params.provider_model_id, inputs };
-      let req: ProviderRequest;
-      switch (t.kind) {
-        case 'image': {
-          const p = t.params;
-          req = { ...base, prompt: p.prompt, aspectRatio: p.aspect_ratio, count: p.count };
-          break;
-        }
-        case 'video': {
-          const p = t.params;
-          req = { ...base, prompt: p.prompt, aspectRatio: p.aspect_ratio, duration: p.duration, resolution: p.resolution };
-          if (p.start_frame_file_id) inputs.push(await uploadInput(job, p.start_frame_file_id, 'start_frame', 'image'));
-          if (p.end_frame_file_id) inputs.push(await uploadInput(job, p.end_frame_file_id, 'end_frame', 'image'));
-          for (const id of p.reference_file_ids ?? []) inputs.push(await uploadInput(job, id, 'reference', 'image'));
-          break;
-        }
-        case 'replace_actor': {
-          const p = t.params;
-          req = { ...base, prompt: p.prompt, aspectRatio: p.aspect_ratio, duration: p.duration, resolution: p.resolution };
-          if (p.image_file_id && p.video_file_id) {
-            inputs.push(await uploadInput(job, p.image_file_id, 'image', 'image'));
-            inputs.push(await uploadInput(job, p.video_file_id, 'video', 'video'));
-          } else if (p.image_url && p.video_url) {
-            for (const [role, url, expect] of [['image', p.image_url, 'image'], ['video', p.video_url, 'video']] as const) {
-              Context.current().heartbeat(role);
-              const stored = await deps.fetchRemoteInput({ url, jobId, workspaceId: job.workspace_id, role, expect });
-              inputs.push({ role, key: stored.key, contentType: stored.contentType });
-            }
-          } else {
-            throw nonRetryable(failureTypes.inputUnavailable, 'a replace-actor job needs an image and a video (files or URLs)');
-          }
-          break;
-        }
-        case 'talking_actor': {
-          const p = t.params;
-          const actor = await db.selectFrom('actors').selectAll().where('id', '=', p.actor_id).executeTakeFirst();
-          const voice = await db.selectFrom('voices').selectAll().where('id', '=', p.voice_id).executeTakeFirst();
-          if (!actor || !voice) throw nonRetryable(failureTypes.inputUnavailable, 'the actor or voice of this job no longer exists');
-          req = {
-            ...base,
-            script: p.script,
-            aspectRatio: p.aspect_ratio,
-            voiceOptions: p.voice_options ?? undefined,
-            voice: { id: voice.id, ttsVoice: voice.tts_voice, providerVoiceId: voice.provider_voice_id, gender: voice.gender },
-          };
-          inputs.push({ role: 'actor_image', key: actor.reference_image_key, contentType: 'image/png' });
-          break;
-        }
-      }
+      const req = await buildProviderRequest(await loadJob(jobId));
       // The workflow submits next: the phase says so even while no provider fleet has taken it.
       await jobsRepo.setJobPhase(db, jobId, 'submitting', stepAttempt());
       return req;
@@ -164,14 +198,16 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
     },
 
     /**
-     * generating → completed with its outputs; settles the charge to the price. A job failed
+     * generating → completed with its outputs (and the provider reference, when given); settles the charge to the price. A job failed
      * meanwhile (canceled while its outputs were stored) stays failed and refunded, and the
      * outputs are removed: no media without payment.
      */
-    async completeJob(jobId: string, outputs: JobOutput[]): Promise<void> {
+    async completeJob(jobId: string, outputs: JobOutput[], ref?: ProviderRef): Promise<void> {
       const job = await loadJob(jobId);
       try {
         await db.transaction().execute(async (tx) => {
+          // The reference of a job the provider finished within submit, recorded with the outcome.
+          if (ref) await jobsRepo.setProviderRef(tx, jobId, ref);
           await jobsRepo.markCompleted(tx, jobId, outputs, currentRunId());
           await jobsRepo.setJobPhase(tx, jobId, 'completed', stepAttempt(), 100);
         });
@@ -237,29 +273,98 @@ export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage
     }
   }
 
+  /** Asks the provider once, storing the progress the workflow's query will hold after it. */
+  async function poll(provider: ProviderName, model: string, ref: ProviderRef): Promise<PollResult> {
+    const adapter = deps.adapterFor(provider);
+    const result = await call(provider, model, 'poll', () => adapter.poll(ref, providerContext()));
+    const info = Context.current().info;
+    // The workflow id is the job id.
+    const jobId = info.workflowExecution?.workflowId;
+    // Done at the provider: the outputs are stored next.
+    if (jobId && result.state === 'succeeded') await deps.progress.phase(jobId, 'storing_outputs', info.attempt, result.percent ?? null);
+    if (jobId && (result.state === 'queued' || result.state === 'running')) {
+      await deps.progress.poll(jobId, {
+        percent: result.percent ?? null, // null: keep the last percent
+        queuePosition: result.state === 'queued' ? (result.queuePosition ?? null) : null,
+        attempt: info.attempt,
+      });
+    }
+    return result;
+  }
+
+  /** Streams every output into our store (outputs already there are only checked). */
+  async function store(provider: ProviderName, jobId: string, outputs: ProviderOutput[]): Promise<JobOutput[]> {
+    const adapter = deps.adapterFor(provider);
+    const stored: JobOutput[] = [];
+    for (const [i, out] of outputs.entries()) {
+      Context.current().heartbeat(i);
+      if (out.key) {
+        const st = await storage.stat(out.key);
+        if (!st) throw ApplicationFailure.create({ type: failureTypes.providerUnavailable, message: `output ${out.key} is missing from storage` });
+        stored.push({ key: out.key, content_type: out.contentType ?? st.contentType, size: st.size });
+        continue;
+      }
+      if (!out.url) throw nonRetryable(failureTypes.providerRejected, 'provider returned an output without a URL');
+      // Through the guarded fetcher, from the provider's CDN hosts only, capped, sniffed, heartbeating.
+      let lastBeat = 0;
+      let saved: { key: string; contentType: string; size: number };
+      try {
+        saved = await storeProviderOutput(
+          { storage, config: deps.config },
+          {
+            provider,
+            jobId,
+            index: i,
+            output: out,
+            headers: adapter.outputHeaders?.(out),
+            onProgress: (bytes) => {
+              const now = Date.now();
+              if (now - lastBeat < 1000) return;
+              lastBeat = now;
+              Context.current().heartbeat({ output: i, bytes });
+            },
+          },
+        );
+      } catch (err) {
+        const failure = toApplicationFailure(err, failureTypes.providerRejected);
+        if (failure instanceof ApplicationFailure) failure.message = `output ${i + 1}: ${failure.message}`;
+        throw failure;
+      }
+      stored.push({ key: saved.key, content_type: saved.contentType, size: saved.size });
+    }
+    return stored;
+  }
+
+  /** One status check; when the provider is done, its outputs are streamed into our store at once. */
+  async function check(provider: ProviderName, req: { jobId: string; model: string }, ref: ProviderRef): Promise<ProviderCheck> {
+    const { outputs, ...result } = await poll(provider, req.model, ref);
+    return { ...result, stored: result.state === 'succeeded' ? await store(provider, req.jobId, outputs ?? []) : null };
+  }
+
   return {
     async submitToProvider(provider: ProviderName, req: ProviderRequest): Promise<ProviderRef> {
       const adapter = deps.adapterFor(provider);
       return call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
     },
 
-    async pollProvider(provider: ProviderName, model: string, ref: ProviderRef): Promise<PollResult> {
+    /**
+     * Submit (idempotency key: the job id) and check once, storing the outputs of a provider that
+     * finished within submit (the local renderer renders there): no separate poll, timer or store
+     * step for it. Every part is idempotent, so a retry of the whole activity is safe.
+     */
+    async submitAndCheck(provider: ProviderName, req: ProviderRequest): Promise<ProviderCheck & { ref: ProviderRef }> {
       const adapter = deps.adapterFor(provider);
-      const result = await call(provider, model, 'poll', () => adapter.poll(ref, providerContext()));
-      // The same values the workflow's progress query will hold after this poll.
-      const info = Context.current().info;
-      // The workflow id is the job id.
-      const jobId = info.workflowExecution?.workflowId;
-      // Done at the provider: the workflow stores the outputs next.
-      if (jobId && result.state === 'succeeded') await deps.progress.phase(jobId, 'storing_outputs', info.attempt, result.percent ?? null);
-      if (jobId && (result.state === 'queued' || result.state === 'running')) {
-        await deps.progress.poll(jobId, {
-          percent: result.percent ?? null, // null: keep the last percent
-          queuePosition: result.state === 'queued' ? (result.queuePosition ?? null) : null,
-          attempt: info.attempt,
-        });
-      }
-      return result;
+      const ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
+      return { ref, ...(await check(provider, req, ref)) };
+    },
+
+    /** One status check of the job's request; the outputs are stored when the provider is done. */
+    async checkProvider(provider: ProviderName, jobId: string, model: string, ref: ProviderRef): Promise<ProviderCheck> {
+      return check(provider, { jobId, model }, ref);
+    },
+
+    async pollProvider(provider: ProviderName, model: string, ref: ProviderRef): Promise<PollResult> {
+      return poll(provider, model, ref);
     },
 
     async cancelProvider(provider: ProviderName, model: string, ref: ProviderRef): Promise<void> {
@@ -269,45 +374,7 @@ export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage
 
     /** Streams every output into our store (outputs already there are only checked). */
     async storeOutputs(provider: ProviderName, jobId: string, outputs: ProviderOutput[]): Promise<JobOutput[]> {
-      const adapter = deps.adapterFor(provider);
-      const stored: JobOutput[] = [];
-      for (const [i, out] of outputs.entries()) {
-        Context.current().heartbeat(i);
-        if (out.key) {
-          const st = await storage.stat(out.key);
-          if (!st) throw ApplicationFailure.create({ type: failureTypes.providerUnavailable, message: `output ${out.key} is missing from storage` });
-          stored.push({ key: out.key, content_type: out.contentType ?? st.contentType, size: st.size });
-          continue;
-        }
-        if (!out.url) throw nonRetryable(failureTypes.providerRejected, 'provider returned an output without a URL');
-        // Through the guarded fetcher, from the provider's CDN hosts only, capped, sniffed, heartbeating.
-        let lastBeat = 0;
-        let saved: { key: string; contentType: string; size: number };
-        try {
-          saved = await storeProviderOutput(
-            { storage, config: deps.config },
-            {
-              provider,
-              jobId,
-              index: i,
-              output: out,
-              headers: adapter.outputHeaders?.(out),
-              onProgress: (bytes) => {
-                const now = Date.now();
-                if (now - lastBeat < 1000) return;
-                lastBeat = now;
-                Context.current().heartbeat({ output: i, bytes });
-              },
-            },
-          );
-        } catch (err) {
-          const failure = toApplicationFailure(err, failureTypes.providerRejected);
-          if (failure instanceof ApplicationFailure) failure.message = `output ${i + 1}: ${failure.message}`;
-          throw failure;
-        }
-        stored.push({ key: saved.key, content_type: saved.contentType, size: saved.size });
-      }
-      return stored;
+      return store(provider, jobId, outputs);
     },
   };
 }

@@ -1,87 +1,146 @@
-// Benchmark (not a test): the job path end to end on the real stack in the environment
-// (eval "$(scripts/stack.sh env test)"). The gateway and a worker fleet run in-process; the local
-// renderer is the provider. Jobs are created before the workers start, then run. Prints
-//   - create latency (p50 / p95 / max) and throughput for N image jobs created C at a time,
-//   - status-poll latency for jobs in flight (Postgres row + live progress query) and finished,
-//   - the time from create to `completed` (p50 / p95 / max).
+// Benchmark (not a test): our job pipeline against a raw Temporal pipeline of six no-op activities
+// (scripts/bench/raw-workflow.ts) on the same server, at concurrency 1 and 10. The stack is whatever
+// the environment points at (TEMPORAL_ADDRESS, DATABASE_URL, S3_*: `eval "$(scripts/stack.sh up test)"`
+// or another profile's env), so every profile is measured by the same script; it prints the server
+// it measured. The gateway and a worker fleet (every role) run in-process; the local renderer is the
+// provider, with no added latency. Each of C clients creates an image job over HTTP and waits for its
+// workflow to close, then creates the next; the raw side starts a workflow and waits for its result.
+// The two sides run in alternating halves.
+// Prints, per concurrency: jobs/s, create→completed p50 / p99, and the ratios ours / raw.
 //
-//   npm run build && node dist/scripts/bench-jobs.js [jobs=100] [concurrency=10]
+//   npm run build && npm run bench:jobs [-- jobs=60 jobsAtConcurrency1=20]
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { createTestDatabase, createTenant, testConfig } from '../test/support/stack.js';
-import { api, startGateway, startWorkers } from '../test/support/services.js';
+import { api, creditsOf, startGateway, startWorkers } from '../test/support/services.js';
+import type { RawActivities } from './bench/raw-workflow.js';
 
-const jobs = Number(process.argv[2] ?? 100);
-const concurrency = Number(process.argv[3] ?? 10);
+const jobsAt10 = Number(process.argv[2] ?? 60);
+const jobsAt1 = Number(process.argv[3] ?? 20);
+const rawWorkflowPath = fileURLToPath(new URL('./bench/raw-workflow.js', import.meta.url));
+const rawActivities: RawActivities = { noop: async (step) => step };
 
-function stats(ms: number[]): string {
-  const s = [...ms].sort((a, b) => a - b);
-  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))]!.toFixed(1);
-  return `p50 ${at(0.5)} ms, p95 ${at(0.95)} ms, max ${s[s.length - 1]!.toFixed(1)} ms (n=${s.length})`;
+interface Run {
+  jobsPerSecond: number;
+  ms: number[];
+  seconds: number;
 }
 
-async function pool<T>(items: T[], width: number, fn: (item: T) => Promise<void>) {
+/** Two runs of the same workload as one: their jobs over their summed wall time. */
+const combine = (a: Run, b: Run): Run => ({ ms: [...a.ms, ...b.ms], seconds: a.seconds + b.seconds, jobsPerSecond: (a.ms.length + b.ms.length) / (a.seconds + b.seconds) });
+
+const quantile = (ms: number[], q: number) => {
+  const s = [...ms].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+};
+
+/** `count` runs of `one`, `width` at a time, each client starting its next when the last closed. */
+async function closedLoop(count: number, width: number, one: (i: number) => Promise<void>): Promise<Run> {
+  const ms: number[] = [];
   let next = 0;
+  const started = performance.now();
   await Promise.all(
     Array.from({ length: width }, async () => {
-      while (next < items.length) await fn(items[next++]!);
+      while (next < count) {
+        const i = next++;
+        const t0 = performance.now();
+        await one(i);
+        ms.push(performance.now() - t0);
+      }
     }),
   );
+  const seconds = (performance.now() - started) / 1000;
+  return { jobsPerSecond: count / seconds, ms, seconds };
+}
+
+const line = (name: string, r: Run) =>
+  `  ${name.padEnd(24)} ${r.jobsPerSecond.toFixed(2).padStart(6)} jobs/s   create→completed p50 ${quantile(r.ms, 0.5).toFixed(0).padStart(5)} ms, p99 ${quantile(r.ms, 0.99).toFixed(0).padStart(5)} ms`;
+
+/** Workflow tasks, activity tasks, local activities and timers in a workflow's history. */
+async function taskCounts(gw: Awaited<ReturnType<typeof startGateway>>, workflowId: string): Promise<string> {
+  const events = (await gw.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const count = (has: (e: (typeof events)[number]) => unknown) => events.filter(has).length;
+  const workflowTasks = count((e) => e.workflowTaskCompletedEventAttributes);
+  const activityTasks = count((e) => e.activityTaskScheduledEventAttributes);
+  const local = count((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+  const timers = count((e) => e.timerStartedEventAttributes);
+  return `${workflowTasks} workflow tasks, ${activityTasks} activity tasks, ${local} local activities, ${timers} timers, ${events.length} events`;
 }
 
 async function main() {
   const tdb = await createTestDatabase();
-  const config = testConfig(tdb.url, { RATE_LIMIT_GENERATE_PER_MIN: '1000000', RATE_LIMIT_POLL_PER_MIN: '1000000', LOG_LEVEL: 'silent' });
+  const config = testConfig(tdb.url, { RATE_LIMIT_GENERATE_PER_MIN: '1000000', RATE_LIMIT_POLL_PER_MIN: '1000000', LOG_LEVEL: 'silent', LOCAL_RENDER_LATENCY_MS: '0' });
   const gw = await startGateway(config, tdb.db);
-  let workers: Awaited<ReturnType<typeof startWorkers>> | undefined;
-  const t = await createTenant(tdb.db, jobs * 4);
+  const workers = await startWorkers(config, tdb.db);
+  const rawQueue = `${config.TASK_QUEUE_PREFIX}-raw`;
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const rawWorker = await Worker.create({ connection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: rawQueue, workflowsPath: rawWorkflowPath, activities: rawActivities });
+  const rawRunning = rawWorker.run();
+  const t = await createTenant(tdb.db, (jobsAt10 + jobsAt1 + 2) * 10);
   const c = api(gw.baseUrl, t.apiKey);
+  const credits0 = await creditsOf(tdb.db, t);
   try {
-    const createMs: number[] = [];
-    const createdAt = new Map<string, number>();
-    const started = performance.now();
-    await pool([...Array(jobs).keys()], concurrency, async (i) => {
-      const t0 = performance.now();
+    const info = await gw.client.workflowService.getSystemInfo({});
+    console.log(`server: Temporal ${info.serverVersion || '(version not reported)'} at ${config.TEMPORAL_ADDRESS}, namespace ${config.TEMPORAL_NAMESPACE}`);
+    console.log(`ours: image jobs (nano-banana-2, 1:1, one image) over HTTP, local renderer; raw: 6 no-op activities`);
+
+    const ours = async (i: number) => {
       const r = await c.post('/v1/images/generate', { project_id: t.projectId, prompt: `bench ${i}`, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
-      createMs.push(performance.now() - t0);
       if (r.status !== 200) throw new Error(`create ${i}: ${r.status} ${r.text}`);
-      createdAt.set(r.body.data.id, t0);
-    });
-    const createSeconds = (performance.now() - started) / 1000;
-    // Workers start only now, so the create figures are the gateway's alone (rendering competes
-    // for the same two cores).
-    workers = await startWorkers(config, tdb.db);
+      lastJob = r.body.data.id;
+      await gw.client.workflow.getHandle(lastJob).result();
+    };
+    let lastJob = '';
+    let rawRuns = 0;
+    const raw = async () => {
+      await gw.client.workflow.execute('rawSixStepPipeline', { taskQueue: rawQueue, workflowId: `${rawQueue}-${rawRuns++}` });
+    };
+    // Warm both paths (bundles, connections, sticky caches) before measuring.
+    await ours(-1);
+    await raw();
 
-    const inFlightPollMs: number[] = [];
-    const donePollMs: number[] = [];
-    const toCompleteMs: number[] = [];
-    const pending = new Set(createdAt.keys());
-    while (pending.size) {
-      await pool([...pending], concurrency, async (id) => {
-        const t0 = performance.now();
-        const r = await c.get(`/v1/images/${id}`);
-        const ms = performance.now() - t0;
-        if (r.body.data.status === 'completed' || r.body.data.status === 'failed') {
-          donePollMs.push(ms);
-          if (pending.delete(id)) toCompleteMs.push(performance.now() - createdAt.get(id)!);
-        } else inFlightPollMs.push(ms);
-      });
+    let jobsRun = 1;
+    for (const [width, count] of [
+      [1, jobsAt1],
+      [10, jobsAt10],
+    ] as const) {
+      // Alternating halves, so load from elsewhere on the machine drifts into both sides alike.
+      const half = Math.ceil(count / 2);
+      const o1 = await closedLoop(half, width, (i) => ours(jobsRun + i));
+      const r1 = await closedLoop(half, width, raw);
+      const o2 = await closedLoop(count - half, width, (i) => ours(jobsRun + half + i));
+      const r2 = await closedLoop(count - half, width, raw);
+      jobsRun += count;
+      const o = combine(o1, o2);
+      const r = combine(r1, r2);
+      console.log(`concurrency ${width}, ${count} each:`);
+      console.log(line('ours (job pipeline)', o));
+      console.log(line('raw (6 no-op activities)', r));
+      console.log(`  ratio ours/raw: throughput ${(o.jobsPerSecond / r.jobsPerSecond).toFixed(2)}×, p50 ${(quantile(o.ms, 0.5) / quantile(r.ms, 0.5)).toFixed(2)}×, p99 ${(quantile(o.ms, 0.99) / quantile(r.ms, 0.99)).toFixed(2)}×`);
     }
-    const ws = await tdb.db.selectFrom('workspaces').select('credits').where('id', '=', t.workspaceId).executeTakeFirstOrThrow();
-
-    console.log(`jobs: ${jobs} image jobs, ${concurrency} at a time, local renderer`);
-    console.log(`create:            ${stats(createMs)}; ${(jobs / createSeconds).toFixed(1)} creates/s`);
-    console.log(`status (in flight): ${inFlightPollMs.length ? stats(inFlightPollMs) : 'none observed'}`);
-    console.log(`status (finished):  ${stats(donePollMs)}`);
-    console.log(`create → completed (queued behind the whole batch): ${stats(toCompleteMs)}`);
-    console.log(`credits left: ${ws.credits} (expected 0)`);
+    // Where the time goes: the server round trips one job and one raw workflow cost.
+    console.log(`per workflow, from its history: ours ${await taskCounts(gw, lastJob)}; raw ${await taskCounts(gw, `${rawQueue}-0`)}`);
+    const done = await tdb.db
+      .selectFrom('jobs')
+      .select((eb) => [eb.fn.countAll<string>().as('n'), eb.fn.sum<string>('price').as('price')])
+      .where('status', '=', 'completed')
+      .executeTakeFirstOrThrow();
+    console.log(`jobs completed: ${done.n} of ${jobsRun}; credits spent ${credits0 - (await creditsOf(tdb.db, t))} (their prices add up to ${done.price})`);
   } finally {
-    await workers?.stop();
+    rawWorker.shutdown();
+    await rawRunning;
+    await workers.stop();
+    await connection.close();
     await gw.close();
     await tdb.drop();
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -5,7 +5,11 @@
 //   eval "$(scripts/stack.sh up test)" && npm run build && node dist/scripts/save-histories.js
 //
 // Regenerate only on purpose (a deliberate, versioned workflow change): the point of the saved
-// histories is that workflow code which can no longer replay them fails the test.
+// histories is that workflow code which can no longer replay them fails the test. It writes the
+// current build's histories into test/workflows/histories/; test/workflows/histories/v1/ holds the
+// ones the build before the LOCAL_DB_STEPS patch recorded (jobs of that build may still be running),
+// which nothing regenerates. At the next versioned change, move these into a folder of their own
+// the same way and list it in the replay test.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';

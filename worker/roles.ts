@@ -1,5 +1,6 @@
 // Worker roles: which task queues this process polls. `--roles workflows,io,provider:fal` or
-// WORKER_ROLES; no roles means all of them (development).
+// WORKER_ROLES; no roles means all of them (development). The workflows role also runs the job
+// pipeline's Postgres steps as local activities, so it needs the database (DATABASE_URL) too.
 import { providerNames, type ProviderName } from '../workflows/definitions.js';
 
 export type Role = { kind: 'workflows' } | { kind: 'io' } | { kind: 'fetch' } | { kind: 'reconciler' } | { kind: 'provider'; provider: ProviderName };

@@ -40,7 +40,7 @@ export interface FleetDeps {
   logger: Logger;
   metrics?: WorkerMetrics;
   connection?: NativeConnection;
-  /** Activity interceptors for the io and provider workers (tests hold an activity with one). */
+  /** Activity interceptors for every worker that runs activities, local ones included (tests hold an activity with one). */
   activityInterceptors?: ActivityInterceptorsFactory[];
 }
 
@@ -77,11 +77,16 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
         const bundlePath = config.WORKFLOW_BUNDLE_PATH ?? (existsSync(defaultBundlePath) ? defaultBundlePath : undefined);
         workers.push(
           await Worker.create({
-            ...common,
+            ...activityCommon,
             taskQueue: queues.workflows,
             ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath }),
             maxConcurrentWorkflowTaskExecutions: Math.min(config.WORKFLOW_TASK_CONCURRENCY, 100),
             maxCachedWorkflows: 1000,
+            // The pipeline's Postgres steps run here as local activities (workflows/pipeline.ts);
+            // this worker takes no activity tasks from the server.
+            activities: activities.io,
+            enableNonLocalActivities: false,
+            maxConcurrentLocalActivityExecutions: config.IO_ACTIVITY_CONCURRENCY,
           }),
         );
         break;

@@ -2,7 +2,7 @@
 // `status` events in order and the stream ends after the terminal one; Last-Event-ID resumes
 // without replaying; auth and scoping are the status endpoint's; a quiet stream gets heartbeats;
 // the gateway's LISTEN connection comes back after it is killed and the stream still gets every
-// change. Jobs are held at markJobGenerating (a real activity interceptor) where a test needs a
+// change. Jobs are held at startGenerating (a real activity interceptor) where a test needs a
 // job that stays pending until it says so.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -52,9 +52,9 @@ async function createImage(tenant: Tenant, prompt: string): Promise<string> {
   return r.body.data.id as string;
 }
 
-/** A job held pending (its workflow waits before markJobGenerating) and a function that lets it run. */
+/** A job held pending (its workflow waits before startGenerating) and a function that lets it run. */
 async function heldJob(tenant: Tenant, prompt: string): Promise<{ id: string; release(): void }> {
-  const hold = holds.activity('markJobGenerating', 'before');
+  const hold = holds.activity('startGenerating', 'before');
   const id = await createImage(tenant, prompt);
   assert.equal(await hold.reached, id);
   return { id, release: hold.release };

@@ -96,7 +96,7 @@ describe('every job kind, held before it starts', () => {
       assertMatchesDocument('post', kind.createPath, forbidden);
       assert.equal(await creditsOf(tdb.db, other), 10_000);
 
-      const start = holds.activity('markJobGenerating', 'before');
+      const start = holds.activity('startGenerating', 'before');
       const created = await c.post(kind.createPath, body);
       assert.equal(created.status, 200, created.text);
       assertMatchesDocument('post', kind.createPath, created);

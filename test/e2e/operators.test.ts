@@ -166,7 +166,12 @@ describe('resetting a failed job', () => {
       // The operator fixes the cause and presses Reset (to the first workflow task) in the Web UI.
       await tdb.db.updateTable('file_uploads').set({ status: 'completed' }).where('id', '=', startFrame).execute();
       const handle = ogw.client.workflow.getHandle(id);
-      const { runId } = await handle.describe();
+      // The row says failed from the local step inside the workflow's last task; the UI shows the
+      // workflow Failed once that task has completed.
+      const { runId } = await waitFor('the workflow to close as failed', async () => {
+        const d = await handle.describe();
+        return d.status.name === 'FAILED' ? d : undefined;
+      });
       const history = await handle.fetchHistory();
       const firstTaskCompleted = history.events?.find((e) => e.workflowTaskCompletedEventAttributes);
       assert.ok(firstTaskCompleted?.eventId, 'the history has a completed workflow task');

@@ -19,7 +19,7 @@ after(async () => {
   await svc?.close();
 });
 
-/** [started, closed] wall-clock interval of each submitToProvider attempt in a workflow's history. */
+/** [started, closed] wall-clock interval of each submitAndCheck attempt in a workflow's history. */
 async function submitIntervals(jobId: string): Promise<[number, number][]> {
   const history = await gw.client.workflow.getHandle(jobId).fetchHistory();
   const events = history.events ?? [];
@@ -32,7 +32,7 @@ async function submitIntervals(jobId: string): Promise<[number, number][]> {
     if (e.activityTaskScheduledEventAttributes) scheduled.set(id, e.activityTaskScheduledEventAttributes.activityType?.name ?? '');
     if (e.activityTaskStartedEventAttributes) {
       const sid = String(e.activityTaskStartedEventAttributes.scheduledEventId);
-      if (scheduled.get(sid) === 'submitToProvider') started.set(sid, ms(e.eventTime));
+      if (scheduled.get(sid) === 'submitAndCheck') started.set(sid, ms(e.eventTime));
     }
     const closed = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes;
     if (closed) {

@@ -117,7 +117,7 @@ describe('cancel and a start the client did not see', () => {
   test('a start that timed out at the client but succeeded: cancel goes through Temporal, and markGenerating coming late does not revive or re-charge the job', async () => {
     const t = await createTenant(tdb.db, 100);
     const c = api(gw.baseUrl, t.apiKey);
-    const start = holds.activity('markJobGenerating', 'before');
+    const start = holds.activity('startGenerating', 'before');
     const id = await create(t, 'start answer lost');
     await start.reached;
     // The gateway never heard the start succeed: the row says not started.
