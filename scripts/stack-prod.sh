@@ -12,6 +12,7 @@
 #   worker-core       `--roles workflows,io,reconciler`
 #   worker-fetch      `--roles fetch` (remote inputs and upload-from-url: the SSRF-exposed role apart)
 #   worker-local-1,-2 `--roles provider:local`, the provider fleet
+#   (the list is scripts/prod/processes)
 #
 # The service processes run from a copy of dist/ in the state directory ($STATE/app), so a rebuild
 # (npm test deletes dist/) cannot pull files from under them; `up` replaces them when the build
@@ -25,10 +26,17 @@ TEMPORAL_UI_VERSION=v2.54.1               # the UI the Temporal CLI 1.9.1 embeds
 TEMPORAL_SERVER_DIR="$CACHE_DIR/temporal-server-$TEMPORAL_SERVER_VERSION"
 TEMPORAL_UI_DIR="$CACHE_DIR/temporal-ui-server-$TEMPORAL_UI_VERSION"
 
-PROD_GATEWAYS=(gateway-1 gateway-2)
-PROD_WORKERS=(worker-core worker-fetch worker-local-1 worker-local-2)
-declare -A PROD_ROLES=([worker-core]=workflows,io,reconciler [worker-fetch]=fetch
-  [worker-local-1]=provider:local [worker-local-2]=provider:local)
+# The processes and their roles, from one list that docker-compose.yml follows too.
+PROD_GATEWAYS=()
+PROD_WORKERS=()
+declare -A PROD_ROLES=()
+while read -r _name _command _roles; do
+  case $_command in
+    gateway) PROD_GATEWAYS+=("$_name") ;;
+    worker) PROD_WORKERS+=("$_name"); PROD_ROLES[$_name]=$_roles ;;
+  esac
+done < <(grep -v '^#' "$ROOT/scripts/prod/processes")
+unset _name _command _roles
 
 # ---------------------------------------------------------------- install (cached Go builds)
 go_build_cached() { # go_build_cached DIR MARKER "what" PKG@VERSION... — go install into DIR once
@@ -225,7 +233,7 @@ up_apps() { # needs the profile's DATABASE_URL, TEMPORAL_ADDRESS and S3_* in the
   fi
   mkdir -p "$STATE/logs"
   # Only these variables (env -i): nothing from the caller's shell (a test run's settings) leaks in.
-  local common=(PATH="$PATH" HOME="$HOME" NODE_ENV=production LOG_LEVEL=info HOST=127.0.0.1 TASK_QUEUE_PREFIX=media
+  local common=(PATH="$PATH" HOME="$HOME" NODE_ENV=production LOG_LEVEL=info TASK_QUEUE_PREFIX=media
     DATABASE_URL="$DATABASE_URL" TEMPORAL_ADDRESS="$TEMPORAL_ADDRESS" S3_ENDPOINT="$S3_ENDPOINT"
     S3_ACCESS_KEY="$S3_ACCESS_KEY" S3_SECRET_KEY="$S3_SECRET_KEY" S3_BUCKET="$S3_BUCKET")
   (cd "$app" && env -i "${common[@]}" node dist/scripts/admin.js migrate >"$STATE/logs/migrate.log" 2>&1) \
@@ -241,7 +249,7 @@ up_apps() { # needs the profile's DATABASE_URL, TEMPORAL_ADDRESS and S3_* in the
       log "$name: reusing the running gateway on port $port"
     else
       stop_pidfile "$STATE/$name.pid"
-      env -i "${common[@]}" PORT="$port" API_METRICS_PORT=0 PUBLIC_BASE_URL="http://127.0.0.1:$port" \
+      env -i "${common[@]}" HOST=127.0.0.1 PORT="$port" API_METRICS_PORT=0 PUBLIC_BASE_URL="http://127.0.0.1:$port" \
         setsid node --enable-source-maps "$app/dist/api/server.js" >"$STATE/logs/$name.log" 2>&1 </dev/null 9>&- &
       echo $! >"$STATE/$name.pid"
       started+=("$name")
