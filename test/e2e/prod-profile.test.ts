@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, Connection } from '@temporalio/client';
 import { createDb, type Database } from '../../db/index.js';
-import { createStorage, type Storage } from '../../activities/storage.js';
+import { createStorage, type Storage } from '../../shared/storage.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import { revokeApiKey } from '../../db/repos/workspaces.js';
 import { createTenant, waitFor, type Tenant } from '../support/stack.js';

@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig, type Config } from '../../worker/config.js';
+import { loadConfig, type Config } from '../../shared/config.js';
 
 const stackSh = fileURLToPath(new URL('../../../scripts/stack.sh', import.meta.url));
 

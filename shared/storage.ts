@@ -4,7 +4,7 @@ import { Client, CopyDestinationOptions, CopySourceOptions } from 'minio';
 import { createHash, createHmac } from 'node:crypto';
 import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
-import type { Config } from '../worker/config.js';
+import type { Config } from './config.js';
 
 export interface StoredObject {
   key: string;
