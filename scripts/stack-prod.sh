@@ -39,13 +39,23 @@ done < <(grep -v '^#' "$ROOT/scripts/prod/processes")
 unset _name _command _roles
 
 # ---------------------------------------------------------------- install (cached Go builds)
-go_build_cached() { # go_build_cached DIR MARKER "what" PKG@VERSION... — go install into DIR once
-  local dir=$1 marker=$2 what=$3; shift 3
-  [[ -f $dir/$marker ]] && return 0
+copy_temporal_schemas() { # copy_temporal_schemas DIR — the module's Postgres schemas into DIR/schema
+  # temporal-sql-tool embeds the base schemas but not the versioned updates: keep the module's.
+  local mod
+  mod=$(cd "$1" && go mod download -json "$TEMPORAL_SERVER_MODULE@$TEMPORAL_SERVER_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+  [[ -d $mod/schema/postgresql/v12 ]] || return 1
+  mkdir -p "$1/schema/postgresql"
+  cp -r "$mod/schema/postgresql/v12" "$1/schema/postgresql/"
+  chmod -R u+w "$1/schema"
+}
+
+go_build_cached() { # go_build_cached DIR "what" AFTER PKG@VERSION... — go install into DIR once, then AFTER DIR
+  local dir=$1 what=$2 after=$3; shift 3
+  [[ -f $dir/.installed ]] && return 0
   mkdir -p "$CACHE_DIR"
   ( # one build at a time for every profile and checkout; re-checked under the lock
     flock -w 1200 8 || die "another build holds $dir.lock"
-    [[ -f $dir/$marker ]] && exit 0
+    [[ -f $dir/.installed ]] && exit 0
     command -v go >/dev/null || die "Go is needed to build $what"
     log "building $what with go install (first run only; a few minutes)"
     local tmp="$dir.tmp" pkg
@@ -53,18 +63,10 @@ go_build_cached() { # go_build_cached DIR MARKER "what" PKG@VERSION... — go in
     for pkg in "$@"; do
       GOBIN=$tmp CGO_ENABLED=0 GOFLAGS=-buildvcs=false go install "$pkg" >&2 || { rm -rf "$tmp"; die "go install $pkg failed"; }
     done
-    if [[ $what == "Temporal server"* ]]; then
-      # temporal-sql-tool embeds the base schemas but not the versioned updates: keep the module's.
-      local mod
-      mod=$(cd "$tmp" && go mod download -json "$TEMPORAL_SERVER_MODULE@$TEMPORAL_SERVER_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
-      [[ -d $mod/schema/postgresql/v12 ]] || { rm -rf "$tmp"; die "schema/postgresql/v12 not found in $TEMPORAL_SERVER_MODULE@$TEMPORAL_SERVER_VERSION"; }
-      mkdir -p "$tmp/schema/postgresql"
-      cp -r "$mod/schema/postgresql/v12" "$tmp/schema/postgresql/"
-      chmod -R u+w "$tmp/schema"
-    fi
+    "$after" "$tmp" || { rm -rf "$tmp"; die "$what: $after failed"; }
     # Binaries of an earlier build without the marker are replaced as a whole.
     rm -rf "$dir"; mv "$tmp" "$dir"
-    touch "$dir/$marker"
+    touch "$dir/.installed"
   ) 8>"$dir.lock"
 }
 
@@ -73,25 +75,16 @@ install_prod() {
   # gains the schema files: no rebuild.
   if [[ ! -f $TEMPORAL_SERVER_DIR/.installed && -x $TEMPORAL_SERVER_DIR/server && -x $TEMPORAL_SERVER_DIR/sql \
     && $("$TEMPORAL_SERVER_DIR/server" --version 2>/dev/null) == *"version ${TEMPORAL_SERVER_VERSION#v}" ]]; then
-    adopt_temporal_server_binaries
+    ( flock -w 1200 8 || die "another build holds $TEMPORAL_SERVER_DIR.lock"
+      [[ -f $TEMPORAL_SERVER_DIR/.installed ]] && exit 0
+      copy_temporal_schemas "$TEMPORAL_SERVER_DIR" || exit 0   # the full build below takes over
+      touch "$TEMPORAL_SERVER_DIR/.installed"
+    ) 8>"$TEMPORAL_SERVER_DIR.lock"
   fi
-  go_build_cached "$TEMPORAL_SERVER_DIR" .installed "Temporal server $TEMPORAL_SERVER_VERSION" \
+  go_build_cached "$TEMPORAL_SERVER_DIR" "Temporal server $TEMPORAL_SERVER_VERSION" copy_temporal_schemas \
     "$TEMPORAL_SERVER_MODULE/cmd/server@$TEMPORAL_SERVER_VERSION" "$TEMPORAL_SERVER_MODULE/cmd/tools/sql@$TEMPORAL_SERVER_VERSION"
-  go_build_cached "$TEMPORAL_UI_DIR" .installed "Temporal UI server $TEMPORAL_UI_VERSION" \
+  go_build_cached "$TEMPORAL_UI_DIR" "Temporal UI server $TEMPORAL_UI_VERSION" : \
     "$TEMPORAL_UI_MODULE/cmd/server@$TEMPORAL_UI_VERSION"
-}
-
-adopt_temporal_server_binaries() {
-  ( flock -w 1200 8 || die "another build holds $TEMPORAL_SERVER_DIR.lock"
-    [[ -f $TEMPORAL_SERVER_DIR/.installed ]] && exit 0
-    local mod
-    mod=$(cd "$TEMPORAL_SERVER_DIR" && go mod download -json "$TEMPORAL_SERVER_MODULE@$TEMPORAL_SERVER_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
-    [[ -d $mod/schema/postgresql/v12 ]] || exit 0   # the full build below takes over
-    mkdir -p "$TEMPORAL_SERVER_DIR/schema/postgresql"
-    cp -r "$mod/schema/postgresql/v12" "$TEMPORAL_SERVER_DIR/schema/postgresql/"
-    chmod -R u+w "$TEMPORAL_SERVER_DIR/schema"
-    touch "$TEMPORAL_SERVER_DIR/.installed"
-  ) 8>"$TEMPORAL_SERVER_DIR.lock"
 }
 
 # ---------------------------------------------------------------- Temporal server (Postgres)
