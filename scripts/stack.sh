@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Brings up the real parts the service needs — PostgreSQL, a Temporal dev server (with Web UI and
-# our search attributes) and MinIO — for one profile (dev or test), idempotently.
+# our search attributes) and MinIO — for one profile (dev or test), idempotently. The `prod` profile
+# runs the production topology instead (scripts/stack-prod.sh): a Temporal server with Postgres
+# persistence and its Web UI, MinIO, two gateways and worker fleets split by role.
 #
-#   scripts/stack.sh install          install what is missing (apt, pip, go); cached after the first run
+#   scripts/stack.sh install          install what is missing (apt, pip, go; the prod profile's Go builds
+#                                     too); cached after the first run
 #   scripts/stack.sh up   [profile]   install if needed, start or reuse each part, print `export` lines
 #   scripts/stack.sh down [profile]   stop what this script started for the profile
 #   scripts/stack.sh env  [profile]   print the `export` lines of a running profile
@@ -270,15 +273,18 @@ up_minio() {
   echo "export S3_BUCKET='$S3_BUCKET'"
 }
 
-stop_pidfile() {
+stop_pidfile() { # stop_pidfile FILE [tenths of a second to wait before KILL, default 100]
   local f=$1 pid
   pid_alive "$f" || { rm -f "$f"; return 0; }
   pid=$(cat "$f")
   kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  for _ in $(seq 1 "${2:-100}"); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -KILL -- "-$pid" 2>/dev/null || true
   rm -f "$f"
 }
+
+# shellcheck source=scripts/stack-prod.sh
+source "$ROOT/scripts/stack-prod.sh"
 
 # ---------------------------------------------------------------- main
 cmd=${1:-up}
@@ -295,23 +301,29 @@ if command -v flock >/dev/null; then
 fi
 
 case $cmd in
-  install) install_all ;;
+  install) install_all; install_prod ;;
   up)
     install_all
+    [[ $PROFILE == prod ]] && install_prod
     {
       up_postgres
-      up_temporal
+      if [[ $PROFILE == prod ]]; then up_temporal_server; else up_temporal; fi
       up_minio
       echo "export TEMPORAL_TEST_SERVER_PATH='$(command -v temporal-test-server || true)'"
       echo "export TEMPORAL_CLI_PATH='$(command -v temporal)'"
       echo "export SCHEMATHESIS_PATH='$SCHEMATHESIS_BIN'"
     } >"$STATE/stack.env.tmp"
+    if [[ $PROFILE == prod ]]; then
+      # The gateways and workers get the addresses just printed (and nothing from the caller's shell).
+      (eval "$(cat "$STATE/stack.env.tmp")"; up_apps) >>"$STATE/stack.env.tmp" || exit 1
+    fi
     mv "$STATE/stack.env.tmp" "$STATE/stack.env"
     chmod 600 "$STATE/stack.env"
     cat "$STATE/stack.env"
     ;;
   env) [[ -f $STATE/stack.env ]] || die "profile $PROFILE is not up"; cat "$STATE/stack.env" ;;
   down)
+    [[ $PROFILE == prod ]] && down_prod_extras
     stop_pidfile "$STATE/minio.pid"
     stop_pidfile "$STATE/temporal.pid"
     down_postgres

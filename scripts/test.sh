@@ -20,5 +20,14 @@ if (($#)); then
   mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -E "$(IFS='|'; echo "$*")" || true)
   ((${#files[@]})) || { echo "no test file matches: $*" >&2; exit 1; }
 fi
+# The production topology (scripts/stack.sh up prod: Temporal server on Postgres, two gateways,
+# worker fleets by role) is started or reused only when its suite runs; the suite gets the profile's
+# own variables in PROD_STACK_ENV, apart from the test stack's. The first start on a fresh machine
+# builds the Temporal server and UI from the Go module proxy (about 5 minutes, cached after).
+if printf '%s\n' "${files[@]}" | grep -q '/prod-profile\.test\.js$'; then
+  PROD_STACK_ENV=$(env -u DATABASE_URL -u TEMPORAL_ADDRESS -u S3_ENDPOINT -u S3_ACCESS_KEY -u S3_SECRET_KEY -u S3_BUCKET \
+    scripts/stack.sh up prod) || { echo "the prod profile did not start (see the messages above)" >&2; exit 1; }
+  export PROD_STACK_ENV
+fi
 export NODE_ENV=test
 exec node --enable-source-maps --test --test-concurrency="${TEST_CONCURRENCY:-2}" --test-timeout="${TEST_TIMEOUT_MS:-300000}" "${files[@]}"

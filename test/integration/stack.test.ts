@@ -3,32 +3,14 @@
 // A variable that points at nothing fails fast, naming the variable.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { requireStackEnv } from '../support/stack.js';
+import { parseExports, runStackScript } from '../support/prod-stack.js';
 import { randomToken } from '../../shared/ids.js';
 
-const stackSh = fileURLToPath(new URL('../../../scripts/stack.sh', import.meta.url));
-
-function stack(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile('bash', [stackSh, ...args], { env, timeout: 180_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
-
-function parseExports(out: string): Record<string, string> {
-  const vars: Record<string, string> = {};
-  for (const line of out.split('\n')) {
-    const m = /^export ([A-Z0-9_]+)='(.*)'$/.exec(line);
-    if (m) vars[m[1]!] = m[2]!;
-  }
-  return vars;
-}
+const stack = (args: string[], env: NodeJS.ProcessEnv) => runStackScript(args, env, 180_000);
 
 describe('scripts/stack.sh reuses services named by the variables', () => {
   let home: string;

@@ -1,7 +1,9 @@
 // docker-compose.yml cannot run here (no Docker engine), so this keeps it honest: it parses, the
-// gateway and worker get only variables the config module reads, the required ones are set, the
+// gateways and workers get only variables the config module reads, the required ones are set, the
 // environment (with compose's defaults interpolated) passes the config module's own validation,
-// and the wiring (dependencies, health checks, search attributes, bucket) is complete.
+// the wiring (dependencies, health checks, schemas, search attributes, bucket) is complete, and it
+// runs the same topology as the prod profile of scripts/stack.sh: the same processes, roles,
+// variable names and pinned Temporal versions.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -10,6 +12,8 @@ import { parse } from 'yaml';
 import { configVariables, loadConfig } from '../../shared/config.js';
 
 const composePath = fileURLToPath(new URL('../../../docker-compose.yml', import.meta.url));
+const processesPath = fileURLToPath(new URL('../../../scripts/prod/processes', import.meta.url));
+const stackProdPath = fileURLToPath(new URL('../../../scripts/stack-prod.sh', import.meta.url));
 
 interface Service {
   image?: string;
@@ -24,7 +28,33 @@ interface Service {
 
 const compose = parse(readFileSync(composePath, 'utf8'), { merge: true }) as { services: Record<string, Service> };
 const services = compose.services;
-const appServices = ['api', 'worker'] as const;
+
+/** The prod profile's processes (scripts/prod/processes): name, command and worker roles. */
+const processes = readFileSync(processesPath, 'utf8')
+  .split('\n')
+  .filter((l) => l.trim() && !l.startsWith('#'))
+  .map((l) => {
+    const [name, command, roles] = l.trim().split(/\s+/);
+    return { name: name!, command: command as 'gateway' | 'worker', roles: roles ?? '' };
+  });
+const appServices = processes.map((p) => p.name);
+const gateways = processes.filter((p) => p.command === 'gateway').map((p) => p.name);
+
+/** The variable names scripts/stack-prod.sh gives its gateway and worker processes (env -i lists). */
+function prodProfileVariables(): { gateway: string[]; worker: string[] } {
+  const script = readFileSync(stackProdPath, 'utf8');
+  const names = (text: string) => [...text.matchAll(/\b([A-Z][A-Z0-9_]*)=/g)].map((m) => m[1]!).filter((n) => n !== 'PATH' && n !== 'HOME');
+  const common = names(/local common=\(([\s\S]*?)\)\n/.exec(script)![1]!);
+  // Each launch: `env -i "${common[@]}" NAME=… \ … setsid node <entry>`.
+  const launches = script.split('env -i "${common[@]}"').slice(1).map((part) => /^([\s\S]*?)setsid node (\S+ )*"\$app\/dist\/(\S+)"/.exec(part));
+  const launch = (entry: string) => names(launches.find((m) => m?.[3] === entry)![1]!);
+  return { gateway: [...common, ...launch('api/server.js')], worker: [...common, ...launch('worker/main.js')] };
+}
+
+/** A pinned version in scripts/stack-prod.sh (`NAME=v1.2.3`), without the v. */
+function stackProdVersion(name: string): string {
+  return new RegExp(`^${name}=v([0-9.]+)`, 'm').exec(readFileSync(stackProdPath, 'utf8'))![1]!;
+}
 const required = ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'S3_ENDPOINT', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'];
 
 function env(service: Service): Record<string, string> {
@@ -54,13 +84,15 @@ function text(v: string[] | string | undefined): string {
 }
 
 describe('docker-compose.yml', () => {
-  test('has every part: postgres, temporal (+ UI, search attributes), minio (+ bucket), gateway and worker', () => {
-    for (const name of ['postgres', 'temporal', 'temporal-ui', 'temporal-search-attributes', 'minio', 'minio-bucket', 'api', 'worker']) {
+  test('has every part: postgres, temporal (+ schema step, UI, namespace and search attributes), minio (+ bucket), gateways and workers', () => {
+    for (const name of ['postgres', 'temporal-schema', 'temporal', 'temporal-ui', 'temporal-setup', 'minio', 'minio-bucket', 'migrate', ...appServices]) {
       assert.ok(services[name], `service ${name}`);
     }
-    assert.match(services.temporal!.image ?? '', /^temporalio\/auto-setup:\d/);
+    assert.match(services.temporal!.image ?? '', /^temporalio\/server:\d/);
+    assert.ok(!Object.values(services).some((s) => /auto-setup/.test(s.image ?? '')), 'not the deprecated auto-setup image');
     assert.match(services['temporal-ui']!.image ?? '', /^temporalio\/ui:\d/);
-    assert.match(services['temporal-search-attributes']!.image ?? '', /^temporalio\/admin-tools:\d/);
+    assert.match(services['temporal-schema']!.image ?? '', /^temporalio\/admin-tools:\d/);
+    assert.match(services['temporal-setup']!.image ?? '', /^temporalio\/admin-tools:\d/);
     assert.match(services.minio!.image ?? '', /^minio\/minio:RELEASE\./);
     assert.match(services['minio-bucket']!.image ?? '', /^minio\/mc:RELEASE\./);
     assert.equal(env(services.temporal!).DB, 'postgres12', 'Temporal persists in Postgres');
@@ -84,10 +116,9 @@ describe('docker-compose.yml', () => {
     });
   }
 
-  test('the gateway, worker and one-shots share one set of service addresses and credentials', () => {
-    const api = env(services.api!);
-    const worker = env(services.worker!);
-    for (const k of required) assert.equal(api[k], worker[k], k);
+  test('the gateways, workers and one-shots share one set of service addresses and credentials', () => {
+    const api = env(services[gateways[0]!]!);
+    for (const s of appServices) for (const k of required) assert.equal(env(services[s]!)[k], api[k], `${s} ${k}`);
     const pg = env(services.postgres!);
     const db = new URL(interpolate(api.DATABASE_URL!));
     assert.equal(db.username, pg.POSTGRES_USER);
@@ -99,7 +130,54 @@ describe('docker-compose.yml', () => {
     assert.match(text(services['minio-bucket']!.command), new RegExp(`mc mb --ignore-existing local/${api.S3_BUCKET}\\b`));
     const t = env(services.temporal!);
     assert.equal(t.POSTGRES_SEEDS, 'postgres');
+    assert.equal(t.POSTGRES_USER, pg.POSTGRES_USER);
     assert.equal(interpolate(t.POSTGRES_PWD!), interpolate(pg.POSTGRES_PASSWORD!));
+    const schema = env(services['temporal-schema']!);
+    assert.equal(schema.SQL_HOST, 'postgres');
+    assert.equal(schema.SQL_USER, pg.POSTGRES_USER);
+    assert.equal(interpolate(schema.SQL_PASSWORD!), interpolate(pg.POSTGRES_PASSWORD!));
+  });
+
+  test('Temporal persists in Postgres, with its schemas set up by temporal-sql-tool before the server starts', () => {
+    const t = env(services.temporal!);
+    assert.equal(t.DB, 'postgres12');
+    assert.equal(env(services['temporal-schema']!).SQL_PLUGIN, 'postgres12');
+    const cmd = interpolate(text(services['temporal-schema']!.command));
+    assert.match(cmd, /for db in temporal temporal_visibility/);
+    for (const step of ['create-database', 'setup-schema -v 0.0', 'update-schema -d "/etc/temporal/schema/postgresql/v12/$dir/versioned"']) {
+      assert.ok(cmd.includes(`temporal-sql-tool --db "$db" ${step}`), step);
+    }
+    assert.deepEqual(services.temporal!.depends_on, { 'temporal-schema': { condition: 'service_completed_successfully' } });
+  });
+
+  test('the same Temporal server and UI versions as the prod profile builds', () => {
+    const server = stackProdVersion('TEMPORAL_SERVER_VERSION');
+    assert.equal(services.temporal!.image, `temporalio/server:${server}`);
+    assert.equal(services['temporal-schema']!.image, `temporalio/admin-tools:${server}`);
+    assert.equal(services['temporal-setup']!.image, `temporalio/admin-tools:${server}`);
+    assert.equal(services['temporal-ui']!.image, `temporalio/ui:${stackProdVersion('TEMPORAL_UI_VERSION')}`);
+  });
+
+  test('the prod profile\'s processes: one service each, same command, roles and variable names', () => {
+    const vars = prodProfileVariables();
+    for (const p of processes) {
+      const svc = services[p.name]!;
+      const e = env(svc);
+      if (p.command === 'gateway') {
+        assert.match(text(svc.command), /^node dist\/api\/server\.js$/, p.name);
+        assert.equal(e.WORKER_ROLES, undefined, `${p.name} runs no worker`);
+      } else {
+        assert.match(text(svc.command), /^node dist\/worker\/main\.js$/, p.name);
+        assert.equal(e.WORKER_ROLES, p.roles, `${p.name} runs the roles ${p.roles}`);
+      }
+      const missing = vars[p.command].filter((name) => !(name in e));
+      assert.deepEqual(missing, [], `${p.name} sets every variable the prod profile sets`);
+    }
+    // Nothing else runs the service's code but the one-shot migrate step.
+    const others = Object.entries(services).filter(([name, s]) => s.build && name !== 'migrate' && !appServices.includes(name));
+    assert.deepEqual(others.map(([name]) => name), []);
+    assert.deepEqual(processes.filter((p) => p.command === 'worker').map((p) => p.roles).sort(), ['fetch', 'provider:local', 'provider:local', 'workflows,io,reconciler']);
+    assert.equal(gateways.length, 2);
   });
 
   test('Temporal (frontend, Web UI) and MinIO (API, console) are published on 127.0.0.1 only', () => {
@@ -111,12 +189,13 @@ describe('docker-compose.yml', () => {
   });
 
   test('every password is required (${VAR:?}), never a default', () => {
-    const api = env(services.api!);
+    const api = env(services[gateways[0]!]!);
     const secrets: Array<[string, string | undefined]> = [
       ['api DATABASE_URL', api.DATABASE_URL],
       ['api S3_SECRET_KEY', api.S3_SECRET_KEY],
       ['postgres POSTGRES_PASSWORD', env(services.postgres!).POSTGRES_PASSWORD],
       ['temporal POSTGRES_PWD', env(services.temporal!).POSTGRES_PWD],
+      ['temporal-schema SQL_PASSWORD', env(services['temporal-schema']!).SQL_PASSWORD],
       ['minio MINIO_ROOT_PASSWORD', env(services.minio!).MINIO_ROOT_PASSWORD],
       ['minio-bucket MINIO_ROOT_PASSWORD', env(services['minio-bucket']!).MINIO_ROOT_PASSWORD],
     ];
@@ -125,7 +204,7 @@ describe('docker-compose.yml', () => {
   });
 
   test('the service uses a MinIO user limited to its bucket, not the root user', () => {
-    const api = env(services.api!);
+    const api = env(services[gateways[0]!]!);
     const minio = env(services.minio!);
     assert.notEqual(interpolate(api.S3_ACCESS_KEY!), interpolate(minio.MINIO_ROOT_USER!));
     const cmd = interpolate(text(services['minio-bucket']!.command));
@@ -140,14 +219,15 @@ describe('docker-compose.yml', () => {
     assert.match(cmd, /mc admin policy attach local media-bucket-only --user "\$MEDIAGEN_S3_ACCESS_KEY"/);
   });
 
-  test('registers our five search attributes as Keyword', () => {
-    const cmd = text(services['temporal-search-attributes']!.command);
+  test('registers the default namespace and our five search attributes as Keyword', () => {
+    const cmd = text(services['temporal-setup']!.command);
+    assert.match(cmd, /temporal operator namespace create --namespace default/);
     for (const name of ['WorkspaceId', 'ProjectId', 'JobKind', 'MediaModel', 'JobStatus']) assert.match(cmd, new RegExp(`\\b${name}\\b`));
     assert.match(cmd, /search-attribute create .*--type Keyword/);
   });
 
   test('health checks on the servers, and depends_on waits for them', () => {
-    for (const name of ['postgres', 'temporal', 'minio', 'api']) assert.ok(services[name]!.healthcheck?.test, `${name} has a health check`);
+    for (const name of ['postgres', 'temporal', 'minio', ...gateways]) assert.ok(services[name]!.healthcheck?.test, `${name} has a health check`);
     for (const [name, svc] of Object.entries(services)) {
       const deps = svc.depends_on ?? {};
       assert.ok(!Array.isArray(deps), `${name}: depends_on uses conditions`);
@@ -160,15 +240,17 @@ describe('docker-compose.yml', () => {
     const deps = (s: string) => Object.keys(services[s]!.depends_on as Record<string, unknown>);
     for (const s of appServices) {
       assert.ok(deps(s).includes('migrate'), `${s} waits for migrations`);
-      assert.ok(deps(s).includes('temporal-search-attributes'), `${s} waits for the search attributes`);
+      assert.ok(deps(s).includes('temporal-setup'), `${s} waits for the namespace and search attributes`);
     }
     assert.ok(deps('migrate').includes('minio-bucket'));
   });
 
-  test('the gateway listens on all interfaces inside its container', () => {
-    const api = env(services.api!);
-    assert.equal(api.HOST, '0.0.0.0');
-    assert.match(text(services.api!.command), /dist\/api\/server\.js/);
-    assert.match(text(services.worker!.command), /dist\/worker\/main\.js/);
+  test('the gateways listen on all interfaces inside their containers, published on ports of their own', () => {
+    const published = new Set<string>();
+    for (const g of gateways) {
+      assert.equal(env(services[g]!).HOST, '0.0.0.0');
+      for (const p of services[g]!.ports ?? []) published.add(p.split(':').at(-2)!);
+    }
+    assert.equal(published.size, gateways.length);
   });
 });

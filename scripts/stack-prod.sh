@@ -1,0 +1,279 @@
+# shellcheck shell=bash
+# The `prod` profile of scripts/stack.sh (sourced by it; not run on its own): the production
+# topology on this machine, every part on loopback with ports of its own.
+#
+#   PostgreSQL        the profile's own cluster: `mediagen` for the service, `temporal` and
+#                     `temporal_visibility` for the Temporal server (schemas by temporal-sql-tool)
+#   Temporal server   1.32.0 built from the Go module proxy, Postgres persistence and SQL
+#                     visibility, namespace `default`, our search attributes
+#   Temporal Web UI   ui-server built from the Go module proxy, pointed at that server
+#   MinIO             as in the other profiles
+#   gateway-1, -2     two `node dist/api/server.js` replicas
+#   worker-core       `--roles workflows,io,reconciler`
+#   worker-fetch      `--roles fetch` (remote inputs and upload-from-url: the SSRF-exposed role apart)
+#   worker-local-1,-2 `--roles provider:local`, the provider fleet
+#   (the list is scripts/prod/processes)
+#
+# The service processes run from a copy of dist/ in the state directory ($STATE/app), so a rebuild
+# (npm test deletes dist/) cannot pull files from under them; `up` replaces them when the build
+# changed and otherwise reuses every process that is still alive, starting only the missing ones
+# (a killed worker comes back with the next `up prod`).
+
+TEMPORAL_SERVER_MODULE=go.temporal.io/server
+TEMPORAL_SERVER_VERSION=v1.32.0           # same server as the Temporal CLI's dev server (1.9.1)
+TEMPORAL_UI_MODULE=github.com/temporalio/ui-server/v2
+TEMPORAL_UI_VERSION=v2.54.1               # the UI the Temporal CLI 1.9.1 embeds
+TEMPORAL_SERVER_DIR="$CACHE_DIR/temporal-server-$TEMPORAL_SERVER_VERSION"
+TEMPORAL_UI_DIR="$CACHE_DIR/temporal-ui-server-$TEMPORAL_UI_VERSION"
+
+# The processes and their roles, from one list that docker-compose.yml follows too.
+PROD_GATEWAYS=()
+PROD_WORKERS=()
+declare -A PROD_ROLES=()
+while read -r _name _command _roles; do
+  case $_command in
+    gateway) PROD_GATEWAYS+=("$_name") ;;
+    worker) PROD_WORKERS+=("$_name"); PROD_ROLES[$_name]=$_roles ;;
+  esac
+done < <(grep -v '^#' "$ROOT/scripts/prod/processes")
+unset _name _command _roles
+
+# ---------------------------------------------------------------- install (cached Go builds)
+copy_temporal_schemas() { # copy_temporal_schemas DIR — the module's Postgres schemas into DIR/schema
+  # temporal-sql-tool embeds the base schemas but not the versioned updates: keep the module's.
+  local mod
+  mod=$(cd "$1" && go mod download -json "$TEMPORAL_SERVER_MODULE@$TEMPORAL_SERVER_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+  [[ -d $mod/schema/postgresql/v12 ]] || return 1
+  mkdir -p "$1/schema/postgresql"
+  cp -r "$mod/schema/postgresql/v12" "$1/schema/postgresql/"
+  chmod -R u+w "$1/schema"
+}
+
+go_build_cached() { # go_build_cached DIR "what" AFTER PKG@VERSION... — go install into DIR once, then AFTER DIR
+  local dir=$1 what=$2 after=$3; shift 3
+  [[ -f $dir/.installed ]] && return 0
+  mkdir -p "$CACHE_DIR"
+  ( # one build at a time for every profile and checkout; re-checked under the lock
+    flock -w 1200 8 || die "another build holds $dir.lock"
+    [[ -f $dir/.installed ]] && exit 0
+    command -v go >/dev/null || die "Go is needed to build $what"
+    log "building $what with go install (first run only; a few minutes)"
+    local tmp="$dir.tmp" pkg
+    rm -rf "$tmp"; mkdir -p "$tmp"
+    for pkg in "$@"; do
+      GOBIN=$tmp CGO_ENABLED=0 GOFLAGS=-buildvcs=false go install "$pkg" >&2 || { rm -rf "$tmp"; die "go install $pkg failed"; }
+    done
+    "$after" "$tmp" || { rm -rf "$tmp"; die "$what: $after failed"; }
+    # Binaries of an earlier build without the marker are replaced as a whole.
+    rm -rf "$dir"; mv "$tmp" "$dir"
+    touch "$dir/.installed"
+  ) 8>"$dir.lock"
+}
+
+install_prod() {
+  # A cache that already holds the two binaries (built by hand with the same go install) only
+  # gains the schema files: no rebuild.
+  if [[ ! -f $TEMPORAL_SERVER_DIR/.installed && -x $TEMPORAL_SERVER_DIR/server && -x $TEMPORAL_SERVER_DIR/sql \
+    && $("$TEMPORAL_SERVER_DIR/server" --version 2>/dev/null) == *"version ${TEMPORAL_SERVER_VERSION#v}" ]]; then
+    ( flock -w 1200 8 || die "another build holds $TEMPORAL_SERVER_DIR.lock"
+      [[ -f $TEMPORAL_SERVER_DIR/.installed ]] && exit 0
+      copy_temporal_schemas "$TEMPORAL_SERVER_DIR" || exit 0   # the full build below takes over
+      touch "$TEMPORAL_SERVER_DIR/.installed"
+    ) 8>"$TEMPORAL_SERVER_DIR.lock"
+  fi
+  go_build_cached "$TEMPORAL_SERVER_DIR" "Temporal server $TEMPORAL_SERVER_VERSION" copy_temporal_schemas \
+    "$TEMPORAL_SERVER_MODULE/cmd/server@$TEMPORAL_SERVER_VERSION" "$TEMPORAL_SERVER_MODULE/cmd/tools/sql@$TEMPORAL_SERVER_VERSION"
+  go_build_cached "$TEMPORAL_UI_DIR" "Temporal UI server $TEMPORAL_UI_VERSION" : \
+    "$TEMPORAL_UI_MODULE/cmd/server@$TEMPORAL_UI_VERSION"
+}
+
+# ---------------------------------------------------------------- Temporal server (Postgres)
+wait_for_process() { # wait_for_process "what" PIDFILE LOG command... — wait_for, but stop early if it exited
+  local what=$1 pidfile=$2 logfile=$3; shift 3
+  local deadline=$((SECONDS + WAIT_SECONDS))
+  until "$@" >/dev/null 2>&1; do
+    pid_alive "$pidfile" || { tail -n 5 "$logfile" | cut -c1-400 >&2; die "$what exited at start (see $logfile)"; }
+    ((SECONDS < deadline)) || die "$what did not become ready within ${WAIT_SECONDS}s (see $logfile)"
+    sleep 0.2
+  done
+}
+
+free_port_below_32768() {
+  # Temporal stores membership ports in a Postgres smallint: the kernel's ephemeral range
+  # (free_port) is above it, so pick a free port in 20000–32767 instead.
+  python3 -c 'import random, socket
+for _ in range(200):
+    p = random.randrange(20000, 32768); s = socket.socket()
+    try: s.bind(("127.0.0.1", p)); print(p); break
+    except OSError: pass
+    finally: s.close()'
+}
+
+prod_ports() { # the profile's Temporal ports: chosen once, kept with its data (cluster metadata names them)
+  local f=$STATE/temporal-ports.env name
+  if [[ ! -f $f ]]; then
+    for name in FRONTEND FRONTEND_MEMBERSHIP FRONTEND_HTTP MATCHING MATCHING_MEMBERSHIP HISTORY HISTORY_MEMBERSHIP \
+      WORKER WORKER_MEMBERSHIP METRICS UI; do
+      echo "TEMPORAL_${name}_PORT=$(free_port_below_32768)"
+    done >"$f.tmp"
+    mv "$f.tmp" "$f"
+  fi
+  # shellcheck disable=SC1090
+  source "$f"
+}
+
+temporal_sql() { # temporal_sql DB ARGS... — temporal-sql-tool on the profile's cluster
+  local db=$1; shift
+  "$TEMPORAL_SERVER_DIR/sql" --plugin postgres12 --ep 127.0.0.1 -p "$PG_PORT" -u postgres --db "$db" "$@"
+}
+
+setup_temporal_schemas() { # idempotent: create and set up once, then update to the module's latest
+  local db dir
+  for db in temporal temporal_visibility; do
+    dir=temporal; [[ $db == temporal_visibility ]] && dir=visibility
+    if ! psql "postgres://postgres@127.0.0.1:$PG_PORT/postgres" -Atqc "select 1 from pg_database where datname='$db'" | grep -q 1; then
+      temporal_sql "$db" create-database >>"$STATE/temporal-schema-$db.log" 2>&1 || die "temporal-sql-tool could not create database $db"
+    fi
+    if ! psql "postgres://postgres@127.0.0.1:$PG_PORT/$db" -Atqc "select 1 from pg_tables where tablename='schema_version'" | grep -q 1; then
+      temporal_sql "$db" setup-schema -v 0.0 >>"$STATE/temporal-schema-$db.log" 2>&1 || die "temporal-sql-tool setup-schema failed on $db"
+    fi
+    temporal_sql "$db" update-schema -d "$TEMPORAL_SERVER_DIR/schema/postgresql/v12/$dir/versioned" >>"$STATE/temporal-schema-$db.log" 2>&1 \
+      || die "temporal-sql-tool update-schema failed on $db (see $STATE/temporal-schema-$db.log)"
+  done
+}
+
+namespace_ready() { temporal operator namespace describe --address "$1" --namespace default >/dev/null 2>&1; }
+
+up_temporal_server() {
+  if [[ -n ${TEMPORAL_ADDRESS:-} ]]; then up_temporal; return; fi
+  prod_ports
+  local address="127.0.0.1:$TEMPORAL_FRONTEND_PORT"
+  if pid_alive "$STATE/temporal.pid" && temporal_ready "$address"; then
+    log "temporal: reusing the running server on port $TEMPORAL_FRONTEND_PORT"
+  else
+    [[ -f $STATE/pg.port ]] || die "the profile's PostgreSQL is not running"
+    PG_PORT=$(cat "$STATE/pg.port")
+    setup_temporal_schemas
+    stop_pidfile "$STATE/temporal.pid"
+    TEMPORAL_PG_PORT=$PG_PORT TEMPORAL_DYNAMIC_CONFIG="$ROOT/scripts/prod/temporal-dynamicconfig.yaml" \
+    TEMPORAL_FRONTEND_PORT=$TEMPORAL_FRONTEND_PORT TEMPORAL_FRONTEND_MEMBERSHIP_PORT=$TEMPORAL_FRONTEND_MEMBERSHIP_PORT \
+    TEMPORAL_FRONTEND_HTTP_PORT=$TEMPORAL_FRONTEND_HTTP_PORT TEMPORAL_MATCHING_PORT=$TEMPORAL_MATCHING_PORT \
+    TEMPORAL_MATCHING_MEMBERSHIP_PORT=$TEMPORAL_MATCHING_MEMBERSHIP_PORT TEMPORAL_HISTORY_PORT=$TEMPORAL_HISTORY_PORT \
+    TEMPORAL_HISTORY_MEMBERSHIP_PORT=$TEMPORAL_HISTORY_MEMBERSHIP_PORT TEMPORAL_WORKER_PORT=$TEMPORAL_WORKER_PORT \
+    TEMPORAL_WORKER_MEMBERSHIP_PORT=$TEMPORAL_WORKER_MEMBERSHIP_PORT TEMPORAL_METRICS_PORT=$TEMPORAL_METRICS_PORT \
+      setsid "$TEMPORAL_SERVER_DIR/server" --config-file "$ROOT/scripts/prod/temporal-server.yaml" --allow-no-auth start \
+      >"$STATE/temporal.log" 2>&1 </dev/null 9>&- &
+    echo $! >"$STATE/temporal.pid"
+    wait_for_process "Temporal server" "$STATE/temporal.pid" "$STATE/temporal.log" temporal_ready "$address"
+    log "temporal: started Temporal server ${TEMPORAL_SERVER_VERSION#v} on port $TEMPORAL_FRONTEND_PORT (Postgres persistence)"
+  fi
+  # A standalone server has no namespace until one is registered (the dev server makes `default`).
+  if ! namespace_ready "$address"; then
+    temporal operator namespace create --address "$address" --namespace default --retention 72h >/dev/null 2>&1 || true
+    wait_for "namespace default" namespace_ready "$address"
+  fi
+  register_search_attributes "$address"
+  up_temporal_ui "$address"
+  echo "export TEMPORAL_ADDRESS='$address'"
+  echo "export TEMPORAL_UI_URL='http://127.0.0.1:$TEMPORAL_UI_PORT'"
+}
+
+ui_ready() { curl -sf -o /dev/null "$1"; }
+
+up_temporal_ui() {
+  local address=$1 url="http://127.0.0.1:$TEMPORAL_UI_PORT"
+  if pid_alive "$STATE/temporal-ui.pid" && ui_ready "$url"; then
+    log "temporal-ui: reusing the running Web UI at $url"
+    return
+  fi
+  stop_pidfile "$STATE/temporal-ui.pid"
+  # ui-server reads <config dir>/<env>.yaml; ours is a template it renders from these variables.
+  TEMPORAL_ADDRESS=$address TEMPORAL_UI_PORT=$TEMPORAL_UI_PORT TEMPORAL_CORS_ORIGINS=$url \
+    setsid "$TEMPORAL_UI_DIR/server" --root "$ROOT/scripts/prod" --config ui --env prod start \
+    >"$STATE/temporal-ui.log" 2>&1 </dev/null 9>&- &
+  echo $! >"$STATE/temporal-ui.pid"
+  wait_for_process "Temporal Web UI" "$STATE/temporal-ui.pid" "$STATE/temporal-ui.log" ui_ready "$url"
+  log "temporal-ui: started at $url"
+}
+
+# ---------------------------------------------------------------- gateway and worker processes
+dist_hash() { (cd "$ROOT" && find dist -type f -print0 | sort -z | xargs -0 sha1sum | sha1sum | cut -c1-16); }
+
+stop_apps() {
+  local name
+  # Workers first, in parallel: each drains its in-flight activities (WORKER_SHUTDOWN_GRACE_MS).
+  for name in "${PROD_WORKERS[@]}"; do stop_pidfile "$STATE/$name.pid" 300 & done
+  wait
+  for name in "${PROD_GATEWAYS[@]}"; do stop_pidfile "$STATE/$name.pid"; done
+}
+
+gateway_ready() { curl -sf -o /dev/null "http://127.0.0.1:$1/readyz"; }
+worker_ready() { grep -q '"msg":"worker started"' "$1"; }
+
+up_apps() { # needs the profile's DATABASE_URL, TEMPORAL_ADDRESS and S3_* in the environment
+  [[ -f $ROOT/dist/api/server.js && -f $ROOT/dist/worker/main.js && -f $ROOT/dist/workflow-bundle.js ]] \
+    || die "dist/ is not built: run npm run build first"
+  local app=$STATE/app hash name port
+  hash=$(dist_hash)
+  if [[ $(cat "$app/.build" 2>/dev/null) != "$hash" ]]; then
+    log "app: build $hash differs from the running one: replacing the gateway and worker processes"
+    stop_apps
+    rm -rf "$app.new"; mkdir -p "$app.new"
+    cp -r "$ROOT/dist" "$app.new/dist"; cp "$ROOT/package.json" "$app.new/"
+    ln -s "$ROOT/node_modules" "$app.new/node_modules"
+    echo "$hash" >"$app.new/.build"
+    rm -rf "$app"; mv "$app.new" "$app"
+  fi
+  mkdir -p "$STATE/logs"
+  # Only these variables (env -i): nothing from the caller's shell (a test run's settings) leaks in.
+  local common=(PATH="$PATH" HOME="$HOME" NODE_ENV=production LOG_LEVEL=info TASK_QUEUE_PREFIX=media
+    DATABASE_URL="$DATABASE_URL" TEMPORAL_ADDRESS="$TEMPORAL_ADDRESS" S3_ENDPOINT="$S3_ENDPOINT"
+    S3_ACCESS_KEY="$S3_ACCESS_KEY" S3_SECRET_KEY="$S3_SECRET_KEY" S3_BUCKET="$S3_BUCKET")
+  (cd "$app" && env -i "${common[@]}" node dist/scripts/admin.js migrate >"$STATE/logs/migrate.log" 2>&1) \
+    || die "migrations failed (see $STATE/logs/migrate.log)"
+  (cd "$app" && env -i "${common[@]}" node dist/scripts/admin.js seed >"$STATE/logs/seed.log" 2>&1) \
+    || die "seeding the catalog failed (see $STATE/logs/seed.log)"
+
+  local started=() urls=()
+  for name in "${PROD_GATEWAYS[@]}"; do
+    [[ -f $STATE/$name.port ]] || free_port >"$STATE/$name.port"
+    port=$(cat "$STATE/$name.port")
+    if pid_alive "$STATE/$name.pid" && gateway_ready "$port"; then
+      log "$name: reusing the running gateway on port $port"
+    else
+      stop_pidfile "$STATE/$name.pid"
+      env -i "${common[@]}" HOST=127.0.0.1 PORT="$port" API_METRICS_PORT=0 PUBLIC_BASE_URL="http://127.0.0.1:$port" \
+        setsid node --enable-source-maps "$app/dist/api/server.js" >"$STATE/logs/$name.log" 2>&1 </dev/null 9>&- &
+      echo $! >"$STATE/$name.pid"
+      started+=("$name")
+    fi
+    urls+=("http://127.0.0.1:$port")
+  done
+  for name in "${PROD_WORKERS[@]}"; do
+    if pid_alive "$STATE/$name.pid" && worker_ready "$STATE/logs/$name.log"; then
+      log "$name: reusing the running worker (pid $(cat "$STATE/$name.pid"), roles ${PROD_ROLES[$name]})"
+    else
+      stop_pidfile "$STATE/$name.pid"
+      env -i "${common[@]}" WORKER_ROLES="${PROD_ROLES[$name]}" WORKFLOW_BUNDLE_PATH="$app/dist/workflow-bundle.js" \
+        WORKER_SHUTDOWN_GRACE_MS=20000 \
+        setsid node --enable-source-maps "$app/dist/worker/main.js" >"$STATE/logs/$name.log" 2>&1 </dev/null 9>&- &
+      echo $! >"$STATE/$name.pid"
+      started+=("$name")
+    fi
+  done
+  for name in "${started[@]}"; do
+    if [[ $name == gateway-* ]]; then
+      wait_for_process "$name" "$STATE/$name.pid" "$STATE/logs/$name.log" gateway_ready "$(cat "$STATE/$name.port")"
+    else
+      wait_for_process "$name" "$STATE/$name.pid" "$STATE/logs/$name.log" worker_ready "$STATE/logs/$name.log"
+    fi
+    log "$name: started (pid $(cat "$STATE/$name.pid"))"
+  done
+  echo "export GATEWAY_URLS='${urls[*]}'"
+  echo "export STACK_STATE_DIR='$STATE'"
+}
+
+down_prod_extras() {
+  stop_apps
+  stop_pidfile "$STATE/temporal-ui.pid"
+}

@@ -1,0 +1,82 @@
+// Access to the `prod` profile of scripts/stack.sh (scripts/stack-prod.sh) for the suite that runs
+// against it: scripts/test.sh starts or reuses the profile and hands its `export` lines over in
+// PROD_STACK_ENV; this module reads them and can run `stack.sh up prod` again (which restarts
+// whatever process of the topology is missing and reuses the rest).
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig, type Config } from '../../shared/config.js';
+
+const stackSh = fileURLToPath(new URL('../../../scripts/stack.sh', import.meta.url));
+
+/** The variables of `export NAME='value'` lines, as scripts/stack.sh prints them. */
+export function parseExports(out: string): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const line of out.split('\n')) {
+    const m = /^export ([A-Z0-9_]+)='(.*)'$/.exec(line);
+    if (m) vars[m[1]!] = m[2]!;
+  }
+  return vars;
+}
+
+/** Runs scripts/stack.sh with exactly the given environment (no test-stack variables leak in). */
+export function runStackScript(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 600_000): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile('bash', [stackSh, ...args], { env, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+export interface ProdStack {
+  vars: Record<string, string>;
+  gateways: string[];
+  stateDir: string;
+  /** The profile's service configuration (its database, Temporal server and bucket). */
+  config: Config;
+  /** The pid of one of the profile's processes (`worker-local-1`, `gateway-2`, …), from its pid file. */
+  pid(name: string): Promise<number>;
+  /** The log of one of the profile's gateway or worker processes. */
+  log(name: string): Promise<string>;
+  /** `scripts/stack.sh up prod` for the same state directory. */
+  up(): Promise<{ code: number; stdout: string; stderr: string }>;
+}
+
+export function prodStack(): ProdStack {
+  const raw = process.env.PROD_STACK_ENV;
+  if (!raw) throw new Error('PROD_STACK_ENV is not set: run this suite with `npm test -- prod-profile`, which starts the prod profile');
+  const vars = parseExports(raw);
+  for (const v of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'S3_ENDPOINT', 'GATEWAY_URLS', 'STACK_STATE_DIR']) {
+    if (!vars[v]) throw new Error(`PROD_STACK_ENV has no ${v}`);
+  }
+  const stateDir = vars.STACK_STATE_DIR!;
+  const config = loadConfig({ ...vars, NODE_ENV: 'test', LOG_LEVEL: 'silent', TASK_QUEUE_PREFIX: 'media' });
+  return {
+    vars,
+    gateways: vars.GATEWAY_URLS!.split(' '),
+    stateDir,
+    config,
+    async pid(name) {
+      return Number((await readFile(join(stateDir, `${name}.pid`), 'utf8')).trim());
+    },
+    async log(name) {
+      return readFile(join(stateDir, 'logs', `${name}.log`), 'utf8');
+    },
+    up() {
+      const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MEDIA_GEN_HOME: dirname(stateDir) };
+      if (process.env.MEDIA_GEN_CACHE) env.MEDIA_GEN_CACHE = process.env.MEDIA_GEN_CACHE;
+      return runStackScript(['up', 'prod'], env);
+    },
+  };
+}
+
+/** Whether a process (not necessarily our child) is still alive. */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
