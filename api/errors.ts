@@ -17,6 +17,9 @@ export type ErrorCode =
   | 'not_ready'
   | 'generation_failed'
   | 'not_cancelable'
+  | 'idempotency_in_progress'
+  | 'idempotency_key_reused'
+  | 'gone'
   | 'rate_limited'
   | 'internal_error'
   | 'service_unavailable';

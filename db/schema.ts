@@ -127,6 +127,8 @@ export interface JobTable {
   progress_updated_at: Timestamp | null;
   /** Counts the changes that notify `job_events` (0006_job_events_seq): the live event stream's event id. */
   event_seq: Generated<number>;
+  /** When a client deleted the job's outputs (DELETE /v1/{kind}/{id}): the record stays, its media is gone. */
+  outputs_removed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export const jobPhases = ['queued', 'fetching_inputs', 'submitting', 'generating', 'storing_outputs', 'completed', 'failed', 'canceled'] as const;
@@ -158,6 +160,20 @@ export interface RateLimitTable {
   lease_tokens: Generated<number[]>;
 }
 
+/** A claimed Idempotency-Key of a workspace and, once answered, its answer (0008_idempotency_lists). */
+export interface IdempotencyKeyTable {
+  workspace_id: string;
+  key: string;
+  operation: string;
+  fingerprint: string | null;
+  claim_token: string;
+  status: 'in_progress' | 'completed';
+  response_status: number | null;
+  response_body: Json<unknown> | null;
+  locked_at: Generated<Date>;
+  created_at: Generated<Date>;
+}
+
 export interface DB {
   workspaces: WorkspaceTable;
   workspace_members: WorkspaceMemberTable;
@@ -169,6 +185,7 @@ export interface DB {
   jobs: JobTable;
   credit_ledger: CreditLedgerTable;
   rate_limits: RateLimitTable;
+  idempotency_keys: IdempotencyKeyTable;
 }
 
 export type Workspace = Selectable<WorkspaceTable>;

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../app.js';
 import { authOf, type Auth } from '../auth.js';
 import { jsonBody } from '../body.js';
+import { completeIdempotencyInTx, idempotent } from '../idempotency.js';
 import { ApiError } from '../errors.js';
 import type { ApiMetrics } from '../metrics.js';
 import type { Operation } from '../operations.js';
@@ -480,7 +481,7 @@ export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: 
   const loadJob = (req: Request, res: Response, spec: KindSpec) => loadJobOfKey(db, req, res, spec.kind);
 
   for (const spec of kinds) {
-    router.post(spec.createPath, auth.rateLimit('generate'), jsonBody, async (req, res) => {
+    router.post(spec.createPath, auth.rateLimit('generate'), jsonBody, idempotent(deps, { body: 'json' }), async (req, res) => {
       const { workspaceId, apiKeyId } = authOf(res);
       // An unknown model is invalid_model, told apart from every other malformed field.
       const rawModel = (req.body as Record<string, unknown>).model;
@@ -502,8 +503,9 @@ export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: 
         const refusal = requestRefusal(prepared.route, prepared.params, provider);
         if (refusal) throw new ApiError(400, 'invalid_request', refusal);
         const price = priceFor(prepared.route, prepared.params as { count?: number; duration?: number; script?: string });
+        let created: Job;
         try {
-          return await jobsRepo.insertJobWithCharge(tx, {
+          created = await jobsRepo.insertJobWithCharge(tx, {
             id: jobId,
             kind: spec.kind,
             workspaceId,
@@ -519,6 +521,9 @@ export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: 
           }
           throw err;
         }
+        // With an Idempotency-Key, its answer commits with the job and its charge (or not at all).
+        await completeIdempotencyInTx(tx, res, 200, { data: spec.created(created) });
+        return created;
       });
       deps.metrics.jobCreated(spec.kind, job.model);
       deps.metrics.credits('charged', job.price);

@@ -20,6 +20,7 @@
 import { Router, type Request, type Response } from 'express';
 import busboy from 'busboy';
 import { pipeline } from 'node:stream';
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
@@ -28,6 +29,7 @@ import { authOf, type Auth } from '../auth.js';
 import type { Operation } from '../operations.js';
 import { ApiError, forbidden, invalidRequest } from '../errors.js';
 import { jsonBody } from '../body.js';
+import { idempotent, setMultipartFingerprint } from '../idempotency.js';
 import { NOT_BLANK_PATTERN, parseOr400 } from '../validate.js';
 import { mediaUrl, publicBaseUrl } from './media.js';
 import { newId } from '../../db/ids.js';
@@ -253,6 +255,7 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
   let fileSeen = false;
   let guard: MediaGuard | undefined;
   let storing: Promise<{ key: string; name: string }> | undefined;
+  let fileHash: { name: string; hash: ReturnType<typeof createHash> } | undefined;
   const contentLength = Number(req.headers['content-length']);
   let received = 0;
   req.on('data', (chunk: Buffer) => (received += chunk.length));
@@ -284,6 +287,10 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
       pipeline(stream, g, (err) => {
         if (err && !(err instanceof MediaError) && !settled) fail(invalidRequest('the file part ended unexpectedly'));
       });
+      // The bytes' hash is part of the upload's Idempotency-Key fingerprint (api/idempotency.ts).
+      const hash = createHash('sha256');
+      stream.on('data', (chunk: Buffer) => hash.update(chunk));
+      fileHash = { name: info.filename ?? '', hash };
       // Everything received so far includes the bytes before the file's data, so this is a floor.
       const atLeast = Number.isSafeInteger(contentLength) ? Math.max(0, contentLength - received - MAX_AFTER_FILE) : 0;
       storing = (async () => {
@@ -338,6 +345,7 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
             source_url: null,
           });
           settled = true;
+          setMultipartFingerprint(res, { projectId: p, fileName: fileHash!.name, fileSha256: fileHash!.hash.digest('hex') });
           resolve(uploadRecord(storedUploadOf(row), publicBaseUrl(deps.config)));
         })
         .catch((err: unknown) => fail(err));
@@ -396,12 +404,13 @@ async function runUploadFromUrl(deps: AppDeps, temporal: Client, input: UploadFr
 export function createUploadsRouter(deps: AppDeps, auth: Auth): Router {
   const router = Router();
 
-  router.post('/v1/upload', auth.rateLimit('generate'), async (req, res) => {
+  const idempotentJson = idempotent(deps, { body: 'json' });
+  router.post('/v1/upload', auth.rateLimit('generate'), idempotent(deps, { body: 'multipart', discard: discardRest, maxMultipartBytes: uploadLimits.direct.video + 64 * 1024 }), async (req, res) => {
     const record = await handleMultipart(deps, req, res);
     res.status(200).json({ data: record });
   });
 
-  router.post('/v1/upload-from-url', auth.rateLimit('generate'), jsonBody, async (req, res) => {
+  router.post('/v1/upload-from-url', auth.rateLimit('generate'), jsonBody, idempotentJson, async (req, res) => {
     const { workspaceId } = authOf(res);
     const body = parseOr400(uploadFromUrlSchema, req.body);
     try {
@@ -422,7 +431,7 @@ export function createUploadsRouter(deps: AppDeps, auth: Auth): Router {
     res.status(200).json({ data: uploadRecord(stored, publicBaseUrl(deps.config)) });
   });
 
-  router.post('/v1/uploads', auth.rateLimit('generate'), jsonBody, async (req, res) => {
+  router.post('/v1/uploads', auth.rateLimit('generate'), jsonBody, idempotentJson, async (req, res) => {
     const { workspaceId } = authOf(res);
     const body = parseOr400(directUploadSchema, req.body);
     const limit = directUploadLimit(body.mime_type);
