@@ -12,6 +12,9 @@ import { discoveryOperations } from './routes/discovery.js';
 import { uploadOperations } from './routes/uploads.js';
 import { jobOperations } from './routes/jobs.js';
 import { eventOperations } from './routes/events.js';
+import { jobListOperations } from './routes/job-lists.js';
+import { modelOperations } from './routes/models.js';
+import { retentionOperations } from './routes/retention.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -53,7 +56,7 @@ export const openApiOperation: Operation = {
 
 /** Every operation the gateway serves, in document order. */
 export function allOperations(): Operation[] {
-  return [...discoveryOperations, ...uploadOperations, ...jobOperations, ...eventOperations, ...healthOperations, openApiOperation];
+  return [...discoveryOperations, ...uploadOperations, ...jobOperations, ...jobListOperations, ...modelOperations, ...retentionOperations, ...eventOperations, ...healthOperations, openApiOperation];
 }
 
 const errorDescriptions: Record<number, string> = {

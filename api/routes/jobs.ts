@@ -8,6 +8,7 @@ import type { AppDeps } from '../app.js';
 import { authOf, type Auth } from '../auth.js';
 import { jsonBody } from '../body.js';
 import { completeIdempotencyInTx, idempotent } from '../idempotency.js';
+import { dryRun, dryRunQuery, dryRunResultSchema } from '../dry-run.js';
 import { ApiError } from '../errors.js';
 import type { ApiMetrics } from '../metrics.js';
 import type { Operation } from '../operations.js';
@@ -17,6 +18,7 @@ import type { Job, JobKind } from '../../db/schema.js';
 import { newId } from '../../db/ids.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
 import { failJobAndRemoveMedia } from '../../activities/job-media.js';
+import { outputsGoneReason } from '../../activities/retention.js';
 import {
   allowedDurations,
   durationAllowed,
@@ -150,6 +152,8 @@ export const statusQuery = z.strictObject({
 const LIVE_PROGRESS_CACHE_MS = 1_000;
 const status = z.enum(['pending', 'generating', 'completed', 'failed']);
 /** Present only when the local renderer (no provider key set) serves the job: its media is a stand-in. */
+/** Set once the job's outputs were deleted (DELETE /v1/{kind}/{id}): the record stays, its URL answers 410. */
+const outputsRemovedAt = z.number().int().optional().describe('when the outputs were deleted (ms since the Unix epoch); absent while they are kept');
 const servedBy = z.literal('local').optional().describe('"local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise');
 
 export const imageJobSchema = z.object({
@@ -165,6 +169,7 @@ export const imageJobSchema = z.object({
   updated_at: z.number().int(),
   progress: progressSchema.optional(),
   provider: servedBy,
+  outputs_removed_at: outputsRemovedAt,
 });
 export const videoJobSchema = z.object({
   id: z.string(),
@@ -180,6 +185,7 @@ export const videoJobSchema = z.object({
   updated_at: z.number().int(),
   progress: progressSchema.optional(),
   provider: servedBy,
+  outputs_removed_at: outputsRemovedAt,
 });
 export const talkingActorJobSchema = z.object({
   id: z.string(),
@@ -193,6 +199,7 @@ export const talkingActorJobSchema = z.object({
   updated_at: z.number().int(),
   progress: progressSchema.optional(),
   provider: servedBy,
+  outputs_removed_at: outputsRemovedAt,
 });
 const creationResult = z.object({ id: z.string(), status: z.literal('pending') });
 const talkingCreationResult = creationResult.extend({ voice_id: z.string() });
@@ -229,6 +236,7 @@ const common = (job: Job) => ({
   created_at: ms(job.created_at),
   updated_at: ms(job.updated_at),
   ...((job.params as { provider?: string }).provider === 'local' ? { provider: 'local' as const } : {}),
+  ...(job.outputs_removed_at ? { outputs_removed_at: ms(job.outputs_removed_at) } : {}),
 });
 
 function requireRoute(model: string): ModelRoute {
@@ -394,8 +402,8 @@ const kinds: KindSpec[] = [
   },
 ];
 
-/** Each kind's status path, tag and record schema, for routes that serve a job beside these (events). */
-export const jobKinds: readonly Pick<KindSpec, 'kind' | 'base' | 'tag' | 'record'>[] = kinds;
+/** Each kind's paths, tag, models and schemas, for routes that serve jobs beside these (events, lists, the model catalog). */
+export const jobKinds: readonly Pick<KindSpec, 'kind' | 'base' | 'tag' | 'record' | 'createPath' | 'models' | 'body'>[] = kinds;
 
 /** The job record GET {base}/{id} answers: the kind's fields, and the stored progress while in flight. */
 export function jobRecord(kind: JobKind, job: Job): Record<string, unknown> {
@@ -426,7 +434,9 @@ export const jobOperations: Operation[] = kinds.flatMap((k): Operation[] => [
     tags: [k.tag],
     rateClass: 'generate',
     body: k.body,
-    response: k.createResult,
+    query: dryRunQuery,
+    // With ?dry_run=true the answer is the price quote instead of the created job.
+    response: z.union([k.createResult, dryRunResultSchema]),
     creates: `${k.base}/:id`,
     errors: [400, 401, 402, 403, 404, 429, 500],
   },
@@ -447,7 +457,7 @@ export const jobOperations: Operation[] = kinds.flatMap((k): Operation[] => [
     tags: [k.tag],
     rateClass: 'poll',
     response: urlResultSchema,
-    errors: [401, 404, 409, 429, 500],
+    errors: [401, 404, 409, 410, 429, 500],
   },
   {
     method: 'post',
@@ -480,29 +490,39 @@ export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: 
 
   const loadJob = (req: Request, res: Response, spec: KindSpec) => loadJobOfKey(db, req, res, spec.kind);
 
+  /** The create's body, validated: an unknown model is invalid_model, told apart from every other malformed field. */
+  function parseCreateBody(spec: KindSpec, raw: unknown): Record<string, any> {
+    const rawModel = (raw as Record<string, unknown>).model;
+    if (typeof rawModel === 'string' && !spec.models.includes(rawModel)) {
+      throw new ApiError(400, 'invalid_model', `model ${rawModel} is not supported here; use one of ${spec.models.join(', ')}`);
+    }
+    return parseOr400(spec.body, raw) as Record<string, any>;
+  }
+
+  /** Everything a create checks before charging (project 403, references 404, per-model rules 400) and its price. */
+  async function quoteCreate(spec: KindSpec, body: Record<string, any>, tx: Tx, workspaceId: string) {
+    const project = await tx.selectFrom('projects').select('workspace_id').where('id', '=', body.project_id).executeTakeFirst();
+    if (!project || project.workspace_id !== workspaceId) {
+      throw new ApiError(403, 'forbidden', `project ${body.project_id} is not in this workspace`);
+    }
+    const prepared = await spec.prepare(body, tx, workspaceId);
+    const provider = providerFor(config, prepared.model);
+    if (!provider) {
+      throw new ApiError(400, 'invalid_model', `model ${prepared.model} is not enabled here (its provider is not configured in this deployment)`);
+    }
+    const refusal = requestRefusal(prepared.route, prepared.params, provider);
+    if (refusal) throw new ApiError(400, 'invalid_request', refusal);
+    const price = priceFor(prepared.route, prepared.params as { count?: number; duration?: number; script?: string });
+    return { prepared, provider, price };
+  }
+
   for (const spec of kinds) {
-    router.post(spec.createPath, auth.rateLimit('generate'), jsonBody, idempotent(deps, { body: 'json' }), async (req, res) => {
+    router.post(spec.createPath, auth.rateLimit('generate'), jsonBody, dryRun(db, async (raw, tx, ws) => (await quoteCreate(spec, parseCreateBody(spec, raw), tx, ws)).price), idempotent(deps, { body: 'json' }), async (req, res) => {
       const { workspaceId, apiKeyId } = authOf(res);
-      // An unknown model is invalid_model, told apart from every other malformed field.
-      const rawModel = (req.body as Record<string, unknown>).model;
-      if (typeof rawModel === 'string' && !spec.models.includes(rawModel)) {
-        throw new ApiError(400, 'invalid_model', `model ${rawModel} is not supported here; use one of ${spec.models.join(', ')}`);
-      }
-      const body = parseOr400(spec.body, req.body) as Record<string, any>;
+      const body = parseCreateBody(spec, req.body);
       const jobId = newId(idPrefix[spec.kind]);
       const job = await db.transaction().execute(async (tx) => {
-        const project = await tx.selectFrom('projects').select('workspace_id').where('id', '=', body.project_id).executeTakeFirst();
-        if (!project || project.workspace_id !== workspaceId) {
-          throw new ApiError(403, 'forbidden', `project ${body.project_id} is not in this workspace`);
-        }
-        const prepared = await spec.prepare(body, tx, workspaceId);
-        const provider = providerFor(config, prepared.model);
-        if (!provider) {
-          throw new ApiError(400, 'invalid_model', `model ${prepared.model} is not enabled here (its provider is not configured in this deployment)`);
-        }
-        const refusal = requestRefusal(prepared.route, prepared.params, provider);
-        if (refusal) throw new ApiError(400, 'invalid_request', refusal);
-        const price = priceFor(prepared.route, prepared.params as { count?: number; duration?: number; script?: string });
+        const { prepared, provider, price } = await quoteCreate(spec, body, tx, workspaceId);
         let created: Job;
         try {
           created = await jobsRepo.insertJobWithCharge(tx, {
@@ -551,6 +571,8 @@ export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: 
         const message = job.error?.message ?? 'the generation failed';
         throw new ApiError(409, 'generation_failed', message, { status: 'failed' });
       }
+      const gone = job.status === 'completed' ? outputsGoneReason(job, config.OUTPUT_RETENTION_DAYS) : null;
+      if (gone) throw new ApiError(410, 'gone', `job ${job.id}: ${gone}`);
       if (job.status !== 'completed' || !job.outputs?.length) {
         throw new ApiError(409, 'not_ready', `job ${job.id} is not ready yet (status ${job.status})`, { status: job.status });
       }

@@ -165,7 +165,8 @@ export type paths = {
         get: operations["get_images_by_id"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete the outputs of a finished image job (extension): its media is removed from storage, the record stays (with outputs_removed_at) and the URL endpoint answers 410 gone. Idempotent. 409 not_ready while the job is pending or generating. */
+        delete: operations["delete_images_by_id"];
         options?: never;
         head?: never;
         patch?: never;
@@ -233,7 +234,8 @@ export type paths = {
         get: operations["get_videos_by_id"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete the outputs of a finished video job (extension): its media is removed from storage, the record stays (with outputs_removed_at) and the URL endpoint answers 410 gone. Idempotent. 409 not_ready while the job is pending or generating. */
+        delete: operations["delete_videos_by_id"];
         options?: never;
         head?: never;
         patch?: never;
@@ -280,7 +282,8 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** List the workspace's replace-actor jobs, newest first (extension) */
+        get: operations["get_replace_actors_generations"];
         put?: never;
         /** Create a replace-actor job */
         post: operations["post_replace_actors_generations"];
@@ -301,7 +304,8 @@ export type paths = {
         get: operations["get_replace_actors_generations_by_id"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete the outputs of a finished replace-actor job (extension): its media is removed from storage, the record stays (with outputs_removed_at) and the URL endpoint answers 410 gone. Idempotent. 409 not_ready while the job is pending or generating. */
+        delete: operations["delete_replace_actors_generations_by_id"];
         options?: never;
         head?: never;
         patch?: never;
@@ -369,7 +373,8 @@ export type paths = {
         get: operations["get_talking_actors_by_id"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete the outputs of a finished talking-actor job (extension): its media is removed from storage, the record stays (with outputs_removed_at) and the URL endpoint answers 410 gone. Idempotent. 409 not_ready while the job is pending or generating. */
+        delete: operations["delete_talking_actors_by_id"];
         options?: never;
         head?: never;
         patch?: never;
@@ -403,6 +408,91 @@ export type paths = {
         put?: never;
         /** Cancel a talking-actor job (extension: ends it as failed with code canceled and refunds) */
         post: operations["post_talking_actors_by_id_cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the workspace's jobs of every kind, newest first (extension); each record adds `kind` */
+        get: operations["get_jobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/images": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the workspace's image jobs, newest first (extension) */
+        get: operations["get_images"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/videos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the workspace's video jobs, newest first (extension) */
+        get: operations["get_videos"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/talking-actors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the workspace's talking-actor jobs, newest first (extension) */
+        get: operations["get_talking_actors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List every public model: kind, accepted values, inputs, price and how this deployment serves it (extension) */
+        get: operations["get_models"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -538,7 +628,7 @@ export type components = {
                  * @description stable machine-readable code
                  * @enum {string}
                  */
-                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "rate_limited" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "rate_limited" | "internal_error" | "service_unavailable";
                 /** @description human-readable explanation */
                 message: string;
             };
@@ -614,13 +704,22 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`) */
+        /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
         Error409: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
                 "application/json": components["schemas"]["ConflictError"];
+            };
+        };
+        /** @description The job's outputs were deleted or expired (`gone`) */
+        Error410: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description Request body too large (`payload_too_large`) */
@@ -634,6 +733,15 @@ export type components = {
         };
         /** @description Unsupported media type (`unsupported_media_type`) */
         Error415: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
+        Error422: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1566,7 +1674,10 @@ export interface operations {
     };
     post_images_generate: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: validate the request and answer its price ({ price, available, sufficient }) without creating, charging or starting anything */
+                dry_run?: "true" | "false";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1621,6 +1732,15 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                        } | {
+                            /** @description credits this request would be charged */
+                            price: number;
+                            /** @description the workspace's credit balance now */
+                            available: number;
+                            /** @description whether the balance covers the price (else the create would answer 402) */
+                            sufficient: boolean;
                         };
                     };
                 };
@@ -1761,6 +1881,8 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                         };
                     };
                 };
@@ -1788,6 +1910,121 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_images_by_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            count: number;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
@@ -1869,7 +2106,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1879,6 +2116,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The job's outputs were deleted or expired (`gone`) */
+            410: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
@@ -1965,6 +2214,8 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                         };
                     };
                 };
@@ -1982,7 +2233,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2033,7 +2284,10 @@ export interface operations {
     };
     post_videos_generate: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: validate the request and answer its price ({ price, available, sufficient }) without creating, charging or starting anything */
+                dry_run?: "true" | "false";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2159,6 +2413,15 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                        } | {
+                            /** @description credits this request would be charged */
+                            price: number;
+                            /** @description the workspace's credit balance now */
+                            available: number;
+                            /** @description whether the balance covers the price (else the create would answer 402) */
+                            sufficient: boolean;
                         };
                     };
                 };
@@ -2300,6 +2563,8 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                         };
                     };
                 };
@@ -2327,6 +2592,122 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_videos_by_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            duration: number;
+                            resolution: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
@@ -2408,7 +2789,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2418,6 +2799,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The job's outputs were deleted or expired (`gone`) */
+            410: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
@@ -2505,6 +2898,8 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                         };
                     };
                 };
@@ -2522,7 +2917,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2571,9 +2966,130 @@ export interface operations {
             };
         };
     };
+    get_replace_actors_generations: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+                /** @description only jobs of this project */
+                project_id?: string;
+                status?: "pending" | "generating" | "completed" | "failed";
+                /** @description only jobs of this model */
+                model?: string;
+                /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
+                created_after?: number;
+                /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
+                created_before?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            duration: number;
+                            resolution: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                        }[];
+                        /** @description pass as `cursor` to get the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     post_replace_actors_generations: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: validate the request and answer its price ({ price, available, sufficient }) without creating, charging or starting anything */
+                dry_run?: "true" | "false";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2620,6 +3136,13 @@ export interface operations {
                             id: string;
                             /** @constant */
                             status: "pending";
+                        } | {
+                            /** @description credits this request would be charged */
+                            price: number;
+                            /** @description the workspace's credit balance now */
+                            available: number;
+                            /** @description whether the balance covers the price (else the create would answer 402) */
+                            sufficient: boolean;
                         };
                     };
                 };
@@ -2761,6 +3284,8 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                         };
                     };
                 };
@@ -2788,6 +3313,122 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_replace_actors_generations_by_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            duration: number;
+                            resolution: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
@@ -2869,7 +3510,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2879,6 +3520,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The job's outputs were deleted or expired (`gone`) */
+            410: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
@@ -2966,6 +3619,8 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                         };
                     };
                 };
@@ -2983,7 +3638,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3034,7 +3689,10 @@ export interface operations {
     };
     post_talking_actors_generate: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: validate the request and answer its price ({ price, available, sufficient }) without creating, charging or starting anything */
+                dry_run?: "true" | "false";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3078,6 +3736,13 @@ export interface operations {
                             /** @constant */
                             status: "pending";
                             voice_id: string;
+                        } | {
+                            /** @description credits this request would be charged */
+                            price: number;
+                            /** @description the workspace's credit balance now */
+                            available: number;
+                            /** @description whether the balance covers the price (else the create would answer 402) */
+                            sufficient: boolean;
                         };
                     };
                 };
@@ -3217,6 +3882,8 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                         };
                     };
                 };
@@ -3244,6 +3911,120 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_talking_actors_by_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            actor_id: string;
+                            voice_id: string;
+                            script: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
@@ -3325,7 +4106,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3335,6 +4116,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The job's outputs were deleted or expired (`gone`) */
+            410: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
@@ -3420,6 +4213,8 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                         };
                     };
                 };
@@ -3437,7 +4232,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3449,6 +4244,685 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_jobs: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+                /** @description only jobs of this project */
+                project_id?: string;
+                status?: "pending" | "generating" | "completed" | "failed";
+                /** @description only jobs of this model */
+                model?: string;
+                /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
+                created_after?: number;
+                /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
+                created_before?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: ({
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            count: number;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /**
+                             * @description the job kind (its status path: /v1/images/{id})
+                             * @constant
+                             */
+                            kind: "image";
+                        } | {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            duration: number;
+                            resolution: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /**
+                             * @description the job kind (its status path: /v1/videos/{id})
+                             * @constant
+                             */
+                            kind: "video";
+                        } | {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            duration: number;
+                            resolution: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /**
+                             * @description the job kind (its status path: /v1/replace-actors/generations/{id})
+                             * @constant
+                             */
+                            kind: "replace_actor";
+                        } | {
+                            id: string;
+                            project_id: string;
+                            actor_id: string;
+                            voice_id: string;
+                            script: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /**
+                             * @description the job kind (its status path: /v1/talking-actors/{id})
+                             * @constant
+                             */
+                            kind: "talking_actor";
+                        })[];
+                        /** @description pass as `cursor` to get the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_images: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+                /** @description only jobs of this project */
+                project_id?: string;
+                status?: "pending" | "generating" | "completed" | "failed";
+                /** @description only jobs of this model */
+                model?: string;
+                /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
+                created_after?: number;
+                /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
+                created_before?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            count: number;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                        }[];
+                        /** @description pass as `cursor` to get the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_videos: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+                /** @description only jobs of this project */
+                project_id?: string;
+                status?: "pending" | "generating" | "completed" | "failed";
+                /** @description only jobs of this model */
+                model?: string;
+                /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
+                created_after?: number;
+                /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
+                created_before?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            duration: number;
+                            resolution: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                        }[];
+                        /** @description pass as `cursor` to get the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_talking_actors: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+                /** @description only jobs of this project */
+                project_id?: string;
+                status?: "pending" | "generating" | "completed" | "failed";
+                /** @description only jobs of this model */
+                model?: string;
+                /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
+                created_after?: number;
+                /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
+                created_before?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            actor_id: string;
+                            voice_id: string;
+                            script: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                        }[];
+                        /** @description pass as `cursor` to get the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_models: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description the public model name, as `model` in create requests */
+                            name: string;
+                            /** @enum {string} */
+                            kind: "image" | "video" | "replace_actor" | "talking_actor";
+                            /** @description the create endpoint of the kind */
+                            create_path: string;
+                            /** @description the create request fields this model takes (project_id and model aside) */
+                            inputs: string[];
+                            aspect_ratios: string[];
+                            default_aspect_ratio: string;
+                            /** @description allowed durations in seconds: a list, or an inclusive range of integers; null when the kind takes no duration (images, talking actors: the script sets it) */
+                            durations: ({
+                                values: number[];
+                            } | {
+                                min: number;
+                                max: number;
+                            }) | null;
+                            default_duration: number | null;
+                            resolutions: string[];
+                            default_resolution: string | null;
+                            /** @description most reference images a request may send; null when the model takes none */
+                            max_reference_images: number | null;
+                            price: {
+                                /** @description credits per unit */
+                                credits: number;
+                                /**
+                                 * @description the unit: per image (× count), per second of duration (rounded up), or per job
+                                 * @enum {string}
+                                 */
+                                per: "image" | "second" | "job";
+                                /** @description per job: added for every started 100 characters of the script */
+                                per_hundred_chars?: number;
+                            };
+                            /**
+                             * @description how this deployment serves the model: live (a provider), local (the local renderer: placeholder media), unavailable (its provider is not configured; creates answer 400 invalid_model)
+                             * @enum {string}
+                             */
+                            served_by: "live" | "local" | "unavailable";
+                            /** @description the live provider, when served live */
+                            provider: string | null;
+                            /** @description where the live provider serves a value differently (e.g. an aspect ratio it lacks) */
+                            served_as?: {
+                                [key: string]: string;
+                            };
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
             /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { createTenant, type TestDatabase, type Tenant } from '../support/stack.js';
-import { api, creditsOf, startGateway, startService, type Gateway, type Service } from '../support/services.js';
+import { api, assertApiError, creditsOf, startGateway, startService, type Gateway, type Service } from '../support/services.js';
 import { makeSampleMedia, type SampleMedia } from '../support/https-server.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import { claimIdempotencyKey, completeIdempotencyKey } from '../../db/repos/idempotency.js';
@@ -37,12 +37,6 @@ async function jobsOf(t: Tenant) {
   return tdb.db.selectFrom('jobs').select(['id', 'price']).where('workspace_id', '=', t.workspaceId).execute();
 }
 
-function assertError(r: { status: number; body: any }, status: number, code: string) {
-  assert.equal(r.status, status, JSON.stringify(r.body));
-  assert.equal(r.body.error.code, code);
-  assert.equal(typeof r.body.error.message, 'string');
-}
-
 describe('Idempotency-Key on generate endpoints', () => {
   test('the same key and body replays the first answer: one job, one charge', async () => {
     const t = await createTenant(tdb.db, 100);
@@ -69,8 +63,8 @@ describe('Idempotency-Key on generate endpoints', () => {
     const c = api(gw.baseUrl, t.apiKey);
     const key = randomUUID();
     assert.equal((await c.post('/v1/images/generate', imageBody(t), withKey(key))).status, 200);
-    assertError(await c.post('/v1/images/generate', imageBody(t, 'another prompt'), withKey(key)), 422, 'idempotency_key_reused');
-    assertError(await c.post('/v1/videos/generate', { project_id: t.projectId, prompt: 'x', model: 'sora-2' }, withKey(key)), 422, 'idempotency_key_reused');
+    assertApiError(await c.post('/v1/images/generate', imageBody(t, 'another prompt'), withKey(key)), 422, 'idempotency_key_reused');
+    assertApiError(await c.post('/v1/videos/generate', { project_id: t.projectId, prompt: 'x', model: 'sora-2' }, withKey(key)), 422, 'idempotency_key_reused');
     assert.equal((await jobsOf(t)).length, 1);
   });
 
@@ -89,7 +83,7 @@ describe('Idempotency-Key on generate endpoints', () => {
   test('a key longer than 255 characters is 400 invalid_request; 255 are accepted', async () => {
     const t = await createTenant(tdb.db, 100);
     const c = api(gw.baseUrl, t.apiKey);
-    assertError(await c.post('/v1/images/generate', imageBody(t), withKey('k'.repeat(256))), 400, 'invalid_request');
+    assertApiError(await c.post('/v1/images/generate', imageBody(t), withKey('k'.repeat(256))), 400, 'invalid_request');
     assert.equal((await jobsOf(t)).length, 0);
     assert.equal((await c.post('/v1/images/generate', imageBody(t), withKey('k'.repeat(255)))).status, 200);
   });
@@ -98,8 +92,8 @@ describe('Idempotency-Key on generate endpoints', () => {
     const t = await createTenant(tdb.db, 3); // an image costs 4
     const c = api(gw.baseUrl, t.apiKey);
     const key = randomUUID();
-    assertError(await c.post('/v1/images/generate', { ...imageBody(t), count: 9 }, withKey(key)), 400, 'invalid_request');
-    assertError(await c.post('/v1/images/generate', imageBody(t), withKey(key)), 402, 'insufficient_credits');
+    assertApiError(await c.post('/v1/images/generate', { ...imageBody(t), count: 9 }, withKey(key)), 400, 'invalid_request');
+    assertApiError(await c.post('/v1/images/generate', imageBody(t), withKey(key)), 402, 'insufficient_credits');
     assert.equal(await creditsOf(tdb.db, t), 3);
     assert.equal((await jobsOf(t)).length, 0);
     await tdb.db.updateTable('workspaces').set({ credits: 10 }).where('id', '=', t.workspaceId).execute();
@@ -115,7 +109,7 @@ describe('Idempotency-Key on generate endpoints', () => {
     const operation = 'POST /v1/images/generate';
     // A claim held by a live request elsewhere.
     assert.ok(await claimIdempotencyKey(tdb.db, { workspaceId: t.workspaceId, key, operation, fingerprint: null, token: 'other', leaseMs: 30_000 }));
-    assertError(await c.post('/v1/images/generate', imageBody(t), withKey(key)), 409, 'idempotency_in_progress');
+    assertApiError(await c.post('/v1/images/generate', imageBody(t), withKey(key)), 409, 'idempotency_in_progress');
     assert.equal((await jobsOf(t)).length, 0);
     // Its holder stopped refreshing it (crashed before its transaction committed: no job, no charge).
     await tdb.db.updateTable('idempotency_keys').set({ locked_at: sql`now() - interval '5 minutes'` }).where('key', '=', key).execute();
@@ -179,8 +173,8 @@ describe('Idempotency-Key on uploads', () => {
     assert.equal(again.status, 200, JSON.stringify(again.body));
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
     assert.deepEqual(again.body, first.body);
-    assertError(await upload(t, key, media['image/jpeg'], 'a.png'), 422, 'idempotency_key_reused');
-    assertError(await upload(t, key, media['image/png'], 'b.png'), 422, 'idempotency_key_reused');
+    assertApiError(await upload(t, key, media['image/jpeg'], 'a.png'), 422, 'idempotency_key_reused');
+    assertApiError(await upload(t, key, media['image/png'], 'b.png'), 422, 'idempotency_key_reused');
     assert.equal((await uploadRows(t)).length, 1);
   });
 
@@ -193,11 +187,11 @@ describe('Idempotency-Key on uploads', () => {
     assert.equal(first.status, 200, first.text);
     const again = await c.post('/v1/uploads', body, withKey(key));
     assert.deepEqual(again.body, first.body);
-    assertError(await c.post('/v1/uploads', { ...body, size: 1001 }, withKey(key)), 422, 'idempotency_key_reused');
+    assertApiError(await c.post('/v1/uploads', { ...body, size: 1001 }, withKey(key)), 422, 'idempotency_key_reused');
     assert.equal((await uploadRows(t)).length, 1);
 
     const urlKey = randomUUID();
-    assertError(await c.post('/v1/upload-from-url', { project_id: t.projectId, url: 'http://example.test/a.png' }, withKey(urlKey)), 400, 'invalid_request');
+    assertApiError(await c.post('/v1/upload-from-url', { project_id: t.projectId, url: 'http://example.test/a.png' }, withKey(urlKey)), 400, 'invalid_request');
     const row = await tdb.db.selectFrom('idempotency_keys').select('key').where('key', '=', urlKey).executeTakeFirst();
     assert.equal(row, undefined, 'a refused request leaves no claim');
   });
