@@ -44,6 +44,12 @@ export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 export type BodyKind = 'json' | 'multipart';
 
+/** How the document states the header on every operation that takes it. */
+export const IDEMPOTENCY_NOTE =
+  ' Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer ' +
+  '(`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; ' +
+  'while the first still runs, 409 idempotency_in_progress.';
+
 interface Claim {
   workspaceId: string;
   key: string;

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../app.js';
 import { authOf, type Auth } from '../auth.js';
 import { jsonBody } from '../body.js';
-import { completeIdempotencyInTx, idempotent } from '../idempotency.js';
+import { completeIdempotencyInTx, IDEMPOTENCY_NOTE, idempotent } from '../idempotency.js';
 import { dryRun, dryRunQuery, dryRunResultSchema } from '../dry-run.js';
 import { ApiError } from '../errors.js';
 import type { ApiMetrics } from '../metrics.js';
@@ -430,7 +430,7 @@ export const jobOperations: Operation[] = kinds.flatMap((k): Operation[] => [
   {
     method: 'post',
     path: k.createPath,
-    summary: `Create a ${k.kind.replace('_', '-')} job`,
+    summary: `Create a ${k.kind.replace('_', '-')} job. ?dry_run=true answers the price instead (nothing is created or charged).${IDEMPOTENCY_NOTE}`,
     tags: [k.tag],
     rateClass: 'generate',
     body: k.body,
@@ -438,7 +438,7 @@ export const jobOperations: Operation[] = kinds.flatMap((k): Operation[] => [
     // With ?dry_run=true the answer is the price quote instead of the created job.
     response: z.union([k.createResult, dryRunResultSchema]),
     creates: `${k.base}/:id`,
-    errors: [400, 401, 402, 403, 404, 429, 500],
+    errors: [400, 401, 402, 403, 404, 409, 422, 429, 500],
   },
   {
     method: 'get',

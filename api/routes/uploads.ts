@@ -29,7 +29,7 @@ import { authOf, type Auth } from '../auth.js';
 import type { Operation } from '../operations.js';
 import { ApiError, forbidden, invalidRequest } from '../errors.js';
 import { jsonBody } from '../body.js';
-import { idempotent, setMultipartFingerprint } from '../idempotency.js';
+import { IDEMPOTENCY_NOTE, idempotent, setMultipartFingerprint } from '../idempotency.js';
 import { NOT_BLANK_PATTERN, parseOr400 } from '../validate.js';
 import { mediaUrl, publicBaseUrl } from './media.js';
 import { newId } from '../../db/ids.js';
@@ -122,13 +122,13 @@ export const uploadOperations: Operation[] = [
     summary:
       'Upload an image or video (multipart parts `file` and `project_id`). 400 invalid_request: missing, duplicate or unknown parts, more than one file, ' +
       'not multipart/form-data, unsupported type, or a declared part type that disagrees with the bytes. 403 forbidden: project missing or outside the workspace. ' +
-      '413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored).',
+      '413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored).' + IDEMPOTENCY_NOTE,
     tags: ['Uploads'],
     rateClass: 'generate',
     multipart: multipartSchema,
     response: uploadRecordSchema,
     creates: '/v1/uploads/:id',
-    errors: [400, 401, 403, 413, 429, 500],
+    errors: [400, 401, 403, 409, 413, 422, 429, 500],
   },
   {
     method: 'post',
@@ -136,12 +136,12 @@ export const uploadOperations: Operation[] = [
     summary:
       'Fetch a public HTTPS image or video URL and store it. 400 invalid_request names why a URL was refused (non-public address, not https, ' +
       'too many redirects, too large, unsupported type, fetch failure). 403 forbidden: project missing or outside the workspace. ' +
-      '503 service_unavailable: the fetch did not finish in time.',
+      '503 service_unavailable: the fetch did not finish in time.' + IDEMPOTENCY_NOTE,
     tags: ['Uploads'],
     rateClass: 'generate',
     body: uploadFromUrlSchema,
     response: uploadRecordSchema,
-    errors: [400, 401, 403, 429, 500, 503],
+    errors: [400, 401, 403, 409, 422, 429, 500, 503],
   },
   {
     method: 'post',
@@ -149,13 +149,13 @@ export const uploadOperations: Operation[] = [
     summary:
       'Start a direct upload: answers a pending upload record and a presigned POST that sends the bytes straight to storage, then call ' +
       'POST /v1/uploads/{id}/complete. 400 invalid_request: bad body, or a size over the limit of the type. 403 forbidden: project missing or outside the workspace. ' +
-      'Pending uploads never completed are removed after a day.',
+      'Pending uploads never completed are removed after a day.' + IDEMPOTENCY_NOTE,
     tags: ['Uploads'],
     rateClass: 'generate',
     body: directUploadSchema,
     response: directUploadCreatedSchema,
     creates: '/v1/uploads/:id',
-    errors: [400, 401, 403, 429, 500],
+    errors: [400, 401, 403, 409, 422, 429, 500],
   },
   {
     method: 'post',
