@@ -10,6 +10,7 @@ COPY client/package.json ./client/
 RUN npm ci --no-audit --no-fund
 COPY client ./client
 COPY tsconfig.json ./
+COPY shared ./shared
 COPY api ./api
 COPY activities ./activities
 COPY db ./db

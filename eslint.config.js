@@ -1,6 +1,21 @@
-// Lint: typescript-eslint's recommended rules, plus the workflow sandbox rules of the Temporal
-// samples (no Node built-ins, no floating promises in workflow code).
+// Lint: typescript-eslint's recommended rules, the workflow sandbox rules of the Temporal samples
+// (no Node built-ins, no floating promises in workflow code), and the layering of the folders:
+//
+//   shared/     config, storage, catalog and routing, media, the guarded fetcher, the job model
+//   db/         tables, migrations, repositories                       (imports shared/)
+//   workflows/  deterministic workflow code and its client             (imports shared/, db/ types)
+//   activities/ the worker's side-effecting steps and provider adapters
+//   worker/     the worker process                                     (imports all of the above)
+//   api/        the gateway process                 (imports shared/, db/, workflows/ — never activities/ or worker/)
+//
+// An import against these arrows fails `npm run lint`.
 import tseslint from 'typescript-eslint';
+
+const layer = (name) => ({ group: [`../${name}/*`, `../../${name}/*`, `../../../${name}/*`, `../${name}/**`, `../../${name}/**`, `../../../${name}/**`] });
+const ban = (names, message, extra = {}) => names.map((name) => ({ ...layer(name), message, ...extra }));
+const nodeBuiltins = { group: ['node:*', 'fs', 'path', 'crypto', 'http', 'https', 'net', 'child_process'], message: 'workflow code runs in a sandbox without Node built-ins' };
+
+const restricted = (patterns) => ({ '@typescript-eslint/no-restricted-imports': ['error', { patterns }] });
 
 export default tseslint.config(
   { ignores: ['dist/**', 'client/dist/**', 'node_modules/**'] },
@@ -8,8 +23,37 @@ export default tseslint.config(
   {
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+            '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
+  },
+  {
+    // Tests and scripts may hold loosely typed JSON answers.
+    files: ['test/**/*.ts', 'scripts/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    files: ['shared/**/*.ts'],
+    rules: restricted(ban(['api', 'worker', 'activities', 'workflows', 'db'], 'shared/ is the bottom layer: it imports no other folder of the service')),
+  },
+  {
+    files: ['db/**/*.ts'],
+    rules: restricted(ban(['api', 'worker', 'activities', 'workflows'], 'db/ imports only shared/ (it sits below every process)')),
+  },
+  {
+    files: ['api/**/*.ts'],
+    rules: restricted(ban(['activities', 'worker'], 'the gateway never imports worker code: move what both need to shared/')),
+  },
+  {
+    files: ['activities/**/*.ts'],
+    rules: restricted(ban(['api', 'worker'], 'activities/ never import the processes that host them')),
+  },
+  {
+    files: ['worker/**/*.ts'],
+    rules: restricted(ban(['api'], 'the worker never imports gateway code: move what both need to shared/')),
+  },
+  {
+    files: ['workflows/client.ts'],
+    rules: restricted(ban(['activities', 'api', 'worker'], 'the workflow client runs in the gateway and the worker: it imports shared/ and workflows/ only')),
   },
   {
     files: ['workflows/**/*.ts'],
@@ -17,17 +61,12 @@ export default tseslint.config(
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
-      // Workflow code sees activities by type only; the one runtime import allowed from activities/
-      // is the pure list of failure types.
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: ['node:*', 'fs', 'path', 'crypto', 'http', 'https', 'net', 'child_process'], message: 'workflow code runs in a sandbox without Node built-ins' },
-            { group: ['../activities/*', '!../activities/errors.js', '../db/*', '../api/*', '../worker/*'], allowTypeImports: true, message: 'workflows import activities and other layers by type only' },
-          ],
-        },
-      ],
+      // Workflow code sees activities through workflows/activity-types.ts and the pure modules of shared/.
+      ...restricted([
+        nodeBuiltins,
+        ...ban(['activities', 'api', 'worker'], 'workflow code never imports activities/ or the processes: declare what it needs in workflows/ or shared/'),
+        ...ban(['db'], 'workflows see db/ by type only', { allowTypeImports: true }),
+      ]),
     },
   },
 );

@@ -2,8 +2,8 @@
 // queue that runs it so fleets can run apart (io: Postgres; fetch: upload-from-url and input
 // preparation, which fetches URL inputs; provider:<name>: provider calls and output streaming).
 import type { Database } from '../db/index.js';
-import type { Config } from '../worker/config.js';
-import type { Storage } from './storage.js';
+import type { Config } from '../shared/config.js';
+import type { Storage } from '../shared/storage.js';
 import type { ProviderName } from '../workflows/definitions.js';
 import type { ProviderAdapter } from './providers/types.js';
 import { createLocalAdapter } from './providers/local/adapter.js';

@@ -14,11 +14,12 @@ import type { Database } from '../db/index.js';
 import type { Job, JobOutput, JobPhase } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
 import { findCompletedUpload } from '../db/repos/uploads.js';
-import { jobPrefix, type Storage } from './storage.js';
-import { failJobAndRemoveMedia } from './job-media.js';
-import type { Config } from '../worker/config.js';
-import { failureTypes } from './errors.js';
-import { routeFor } from './providers/catalog.js';
+import { jobPrefix, type Storage } from '../shared/storage.js';
+import { failJobAndRemoveMedia } from '../db/job-media.js';
+import type { Config } from '../shared/config.js';
+import { failureTypes } from '../shared/failure-types.js';
+import { routeFor } from '../shared/catalog.js';
+import { typedParams } from '../shared/job-params.js';
 import { storeProviderOutput } from './providers/outputs.js';
 import { toApplicationFailure } from './uploads.js';
 import {
@@ -31,7 +32,8 @@ import {
   type ProviderRef,
   type ProviderRequest,
 } from './providers/types.js';
-import type { ProviderName } from '../workflows/definitions.js';
+import type { ProviderName } from '../shared/job-model.js';
+import type { JobIoActivities, JobProviderActivities } from '../workflows/activity-types.js';
 
 export interface JobActivityDeps {
   db: Database;
@@ -57,7 +59,7 @@ function currentRunId(): string {
 
 // ------------------------------------------------------------------ io activities
 
-export function createJobIoActivities(deps: JobActivityDeps) {
+export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
   const { db } = deps;
 
   async function loadJob(jobId: string): Promise<Job> {
@@ -94,44 +96,56 @@ export function createJobIoActivities(deps: JobActivityDeps) {
     /** Resolves the job's inputs into objects in our store (fetching remote URLs safely) and builds the provider request. */
     async prepareProviderRequest(jobId: string): Promise<ProviderRequest> {
       const job = await loadJob(jobId);
-      const p = job.params as Record<string, any>;
       const route = routeFor(job.model);
       if (!route) throw nonRetryable(failureTypes.inputUnavailable, `model ${job.model} is not in the catalog`);
       const inputs: InputFile[] = [];
-      const req: ProviderRequest = { jobId, kind: job.kind, model: job.model, route, inputs };
-      switch (job.kind) {
-        case 'image':
-          Object.assign(req, { prompt: p.prompt, aspectRatio: p.aspect_ratio, count: p.count });
+      const t = typedParams(job);
+      // The provider's model id was fixed when the job was created (rows from before then: the catalog's).
+      const base = { jobId, kind: job.kind, model: job.model, route, providerModelId: t.params.provider_model_id, inputs };
+      let req: ProviderRequest;
+      switch (t.kind) {
+        case 'image': {
+          const p = t.params;
+          req = { ...base, prompt: p.prompt, aspectRatio: p.aspect_ratio, count: p.count };
           break;
-        case 'video':
-          Object.assign(req, { prompt: p.prompt, aspectRatio: p.aspect_ratio, duration: p.duration, resolution: p.resolution });
+        }
+        case 'video': {
+          const p = t.params;
+          req = { ...base, prompt: p.prompt, aspectRatio: p.aspect_ratio, duration: p.duration, resolution: p.resolution };
           if (p.start_frame_file_id) inputs.push(await uploadInput(job, p.start_frame_file_id, 'start_frame', 'image'));
           if (p.end_frame_file_id) inputs.push(await uploadInput(job, p.end_frame_file_id, 'end_frame', 'image'));
-          for (const id of (p.reference_file_ids as string[] | undefined) ?? []) inputs.push(await uploadInput(job, id, 'reference', 'image'));
+          for (const id of p.reference_file_ids ?? []) inputs.push(await uploadInput(job, id, 'reference', 'image'));
           break;
-        case 'replace_actor':
-          Object.assign(req, { prompt: p.prompt, aspectRatio: p.aspect_ratio, duration: p.duration, resolution: p.resolution });
-          if (p.image_file_id) {
+        }
+        case 'replace_actor': {
+          const p = t.params;
+          req = { ...base, prompt: p.prompt, aspectRatio: p.aspect_ratio, duration: p.duration, resolution: p.resolution };
+          if (p.image_file_id && p.video_file_id) {
             inputs.push(await uploadInput(job, p.image_file_id, 'image', 'image'));
             inputs.push(await uploadInput(job, p.video_file_id, 'video', 'video'));
-          } else {
+          } else if (p.image_url && p.video_url) {
             for (const [role, url, expect] of [['image', p.image_url, 'image'], ['video', p.video_url, 'video']] as const) {
               Context.current().heartbeat(role);
               const stored = await deps.fetchRemoteInput({ url, jobId, workspaceId: job.workspace_id, role, expect });
               inputs.push({ role, key: stored.key, contentType: stored.contentType });
             }
+          } else {
+            throw nonRetryable(failureTypes.inputUnavailable, 'a replace-actor job needs an image and a video (files or URLs)');
           }
           break;
+        }
         case 'talking_actor': {
+          const p = t.params;
           const actor = await db.selectFrom('actors').selectAll().where('id', '=', p.actor_id).executeTakeFirst();
           const voice = await db.selectFrom('voices').selectAll().where('id', '=', p.voice_id).executeTakeFirst();
           if (!actor || !voice) throw nonRetryable(failureTypes.inputUnavailable, 'the actor or voice of this job no longer exists');
-          Object.assign(req, {
+          req = {
+            ...base,
             script: p.script,
             aspectRatio: p.aspect_ratio,
             voiceOptions: p.voice_options ?? undefined,
             voice: { id: voice.id, ttsVoice: voice.tts_voice, providerVoiceId: voice.provider_voice_id, gender: voice.gender },
-          });
+          };
           inputs.push({ role: 'actor_image', key: actor.reference_image_key, contentType: 'image/png' });
           break;
         }
@@ -186,7 +200,7 @@ export function createJobIoActivities(deps: JobActivityDeps) {
 
 // ------------------------------------------------------------------ provider activities
 
-export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage' | 'config' | 'adapterFor' | 'metrics'> & { progress: ProgressWriter }) {
+export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage' | 'config' | 'adapterFor' | 'metrics'> & { progress: ProgressWriter }): JobProviderActivities {
   const { storage } = deps;
 
   function providerContext(): ProviderContext {
@@ -329,5 +343,4 @@ export function createProgressWriter(db: Database, minIntervalMs: number): Progr
   };
 }
 
-export type JobIoActivities = ReturnType<typeof createJobIoActivities>;
-export type JobProviderActivities = ReturnType<typeof createJobProviderActivities>;
+export type { JobIoActivities, JobProviderActivities } from '../workflows/activity-types.js';

@@ -1,62 +1,18 @@
-// Upload activities: fetch a remote URL safely (activities/fetch-remote.ts), decide its type from
-// the bytes (activities/media-type.ts), stream it into object storage under its size cap, and
+// Upload activities: fetch a remote URL safely (shared/fetch-remote.ts), decide its type from
+// the bytes (shared/media-type.ts), stream it into object storage under its size cap, and
 // record it. Also the job-input fetch used by the generation pipeline for `*_url` inputs.
 import { readFileSync } from 'node:fs';
 import { pipeline, Transform } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Database } from '../db/index.js';
-import type { FileUpload } from '../db/schema.js';
-import type { Config } from '../worker/config.js';
-import type { Storage } from './storage.js';
-import { randomToken } from '../db/ids.js';
-import { findUploadById, insertUpload } from '../db/repos/uploads.js';
-import { fetchRemote, FetchError, type FetchRemoteOptions } from './fetch-remote.js';
-import { createMediaGuard, MB, MediaError, type MediaKind, type MediaType } from './media-type.js';
-import { failureTypes } from './errors.js';
-import type { StoredUpload, UploadFetchActivities, UploadFromUrlInput } from '../workflows/upload-from-url.js';
-
-/** ApplicationFailure types of the fetch activity; all but FetchUnavailable are final (never retried). */
-export const uploadFailureTypes = {
-  urlRefused: 'UrlRefused',
-  tooLarge: 'TooLarge',
-  unsupportedType: 'UnsupportedType',
-  fetchFailed: 'FetchFailed',
-  /** Transient (connection refused/reset, connect timeout, 5xx, 429): retried by the workflow's policy. */
-  fetchUnavailable: 'FetchUnavailable',
-} as const;
-
-/** Size limits per kind: direct multipart uploads, and files fetched from a URL. */
-export const uploadLimits = {
-  direct: { image: 10 * MB, video: 20 * MB },
-  remote: { image: 10 * MB, video: 50 * MB },
-} as const satisfies Record<string, Record<MediaKind, number>>;
-
-/** Unguessable object key of an upload: served publicly under /media/, so it must carry randomness. */
-export function uploadObjectKey(workspaceId: string, uploadId: string, ext: string): string {
-  return `uploads/${workspaceId}/${uploadId}/${randomToken(24)}.${ext}`;
-}
-
-/** A safe display name: the base name, no control characters, at most 255 characters. */
-export function sanitizeFileName(name: string | undefined, type: MediaType): string {
-  const base = (name ?? '').split(/[/\\]/).pop() ?? '';
-  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
-  return clean === '' || clean === '.' || clean === '..' ? `upload.${type.ext}` : clean;
-}
-
-export function storedUploadOf(row: FileUpload): StoredUpload {
-  return {
-    id: row.id,
-    name: row.name,
-    object_key: row.object_key,
-    workspace_id: row.workspace_id,
-    project_id: row.project_id,
-    file_type: row.file_type,
-    mime_type: row.mime_type,
-    file_size: Number(row.file_size),
-    created_at: row.created_at.getTime(),
-    updated_at: row.updated_at.getTime(),
-  };
-}
+import type { Config } from '../shared/config.js';
+import type { Storage } from '../shared/storage.js';
+import { findUploadById, insertUpload, storedUploadOf } from '../db/repos/uploads.js';
+import { sanitizeFileName, uploadFailureTypes, uploadLimits, uploadObjectKey, type StoredUpload } from '../shared/uploads.js';
+import { fetchRemote, FetchError, type FetchRemoteOptions } from '../shared/fetch-remote.js';
+import { createMediaGuard, MediaError, type MediaKind, type MediaType } from '../shared/media-type.js';
+import { failureTypes } from '../shared/failure-types.js';
+import type { UploadFetchActivities, UploadFromUrlInput } from '../workflows/upload-from-url.js';
 
 /** Test seams of the fetcher (resolver, connector); production leaves them unset. */
 export type FetchHooks = Pick<FetchRemoteOptions, 'resolver' | 'connect'>;

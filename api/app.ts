@@ -1,11 +1,8 @@
 // createApp(deps): the Express gateway. Stateless: everything shared between replicas (keys,
 // rate-limit counters, credits, jobs) lives in Postgres; jobs run in Temporal.
 import express, { type Express } from 'express';
-import type { Client } from '@temporalio/client';
-import type { Logger } from 'pino';
-import type { Config } from '../worker/config.js';
 import { createDb, type Database } from '../db/index.js';
-import type { Storage } from '../activities/storage.js';
+import type { AppDeps } from './deps.js';
 import { errorMiddleware, methodNotAllowed, notFoundRoute, optionsRoutes } from './errors.js';
 import { requestContext, securityHeaders } from './request-context.js';
 import { createApiMetrics, type ApiMetrics } from './metrics.js';
@@ -13,7 +10,7 @@ import { createAuth } from './auth.js';
 import { createHealthRouter } from './routes/health.js';
 import { createDiscoveryRouter } from './routes/discovery.js';
 import { createUploadsRouter } from './routes/uploads.js';
-import { createJobsRouter } from './routes/jobs.js';
+import { createJobsRouter } from './routes/jobs/router.js';
 import { createJobListsRouter } from './routes/job-lists.js';
 import { createModelsRouter } from './routes/models.js';
 import { createRetentionRouter } from './routes/retention.js';
@@ -23,17 +20,6 @@ import { allOperations, createOpenApiRouter } from './openapi.js';
 import { refuseNulInUrl } from './body.js';
 import { createMediaRouter } from './routes/media.js';
 import { createDocsRouter } from './routes/docs.js';
-
-export interface AppDeps {
-  config: Config;
-  db: Database;
-  /** The rate limiter's pool; createApp makes (and closes) its own when not given. */
-  limiterDb?: Database;
-  storage: Storage;
-  temporal: Client;
-  logger: Logger;
-  metrics?: ApiMetrics;
-}
 
 export interface App {
   app: Express;

@@ -27,7 +27,7 @@ import type { Database } from '../db/index.js';
 import { parseApiKey, secretMatches } from '../db/api-keys.js';
 import { ApiError } from './errors.js';
 import type { ApiMetrics } from './metrics.js';
-import type { Config } from '../worker/config.js';
+import type { Config } from '../shared/config.js';
 import { createRateLimiter, type RateClass } from './rate-limit.js';
 import { createPgListener, type PgListener } from './pg-listener.js';
 

@@ -4,25 +4,28 @@ import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import type { Operation } from './operations.js';
 import type { Logger } from 'pino';
 
-export type ErrorCode =
-  | 'invalid_request'
-  | 'invalid_model'
-  | 'unauthorized'
-  | 'insufficient_credits'
-  | 'forbidden'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'not_ready'
-  | 'generation_failed'
-  | 'not_cancelable'
-  | 'idempotency_in_progress'
-  | 'idempotency_key_reused'
-  | 'gone'
-  | 'rate_limited'
-  | 'internal_error'
-  | 'service_unavailable';
+/** Every error code the API answers, in document order (the OpenAPI Error schema lists them). */
+export const errorCodes = [
+  'invalid_request',
+  'invalid_model',
+  'unauthorized',
+  'insufficient_credits',
+  'forbidden',
+  'not_found',
+  'method_not_allowed',
+  'payload_too_large',
+  'unsupported_media_type',
+  'not_ready',
+  'generation_failed',
+  'not_cancelable',
+  'idempotency_in_progress',
+  'idempotency_key_reused',
+  'gone',
+  'rate_limited',
+  'internal_error',
+  'service_unavailable',
+] as const;
+export type ErrorCode = (typeof errorCodes)[number];
 
 export class ApiError extends Error {
   override name = 'ApiError';

@@ -1,50 +1,29 @@
 // GET /v1/openapi.json: an OpenAPI 3.1 document generated from every router's Operation list, so
 // the zod schemas that validate requests are also the published contract. Built once, on the first
 // request (no auth: mounted before the /v1 authentication).
-import { Router } from 'express';
+import type { Router } from 'express';
+import { Endpoints } from './endpoint.js';
 import { z } from 'zod';
-import type { AppDeps } from './app.js';
+import type { AppDeps } from './deps.js';
 import type { Operation } from './operations.js';
-import type { ErrorCode } from './errors.js';
+import { errorCodes } from './errors.js';
+
 import { NO_NUL_PATTERN } from './validate.js';
-import { healthOperations } from './routes/health.js';
-import { discoveryOperations } from './routes/discovery.js';
-import { uploadOperations } from './routes/uploads.js';
-import { jobOperations } from './routes/jobs.js';
-import { eventOperations } from './routes/events.js';
-import { jobListOperations } from './routes/job-lists.js';
-import { modelOperations } from './routes/models.js';
-import { retentionOperations } from './routes/retention.js';
+import { healthEndpoints } from './routes/health.js';
+import { discoveryEndpoints } from './routes/discovery.js';
+import { uploadEndpoints } from './routes/uploads.js';
+import { jobEndpoints } from './routes/jobs/router.js';
+import { eventEndpoints } from './routes/events.js';
+import { jobListEndpoints } from './routes/job-lists.js';
+import { modelEndpoints } from './routes/models.js';
+import { retentionEndpoints } from './routes/retention.js';
 
 type JsonObject = Record<string, unknown>;
 
 export const API_VERSION = '1.0.0';
 
-export const errorCodes = [
-  'invalid_request',
-  'invalid_model',
-  'unauthorized',
-  'insufficient_credits',
-  'forbidden',
-  'not_found',
-  'method_not_allowed',
-  'payload_too_large',
-  'unsupported_media_type',
-  'not_ready',
-  'generation_failed',
-  'not_cancelable',
-  'idempotency_in_progress',
-  'idempotency_key_reused',
-  'gone',
-  'rate_limited',
-  'internal_error',
-  'service_unavailable',
-] as const satisfies readonly ErrorCode[];
-// Compile-time check that the list above names every ErrorCode.
-type MissingErrorCodes = Exclude<ErrorCode, (typeof errorCodes)[number]>;
-const _allErrorCodesListed: [MissingErrorCodes] extends [never] ? true : MissingErrorCodes = true;
-
-export const openApiOperation: Operation = {
+/** GET /v1/openapi.json, declared once (its document is built on the first request, then kept). */
+export const openApiEndpoints = new Endpoints<{ document(): string }>().add({
   method: 'get',
   path: '/v1/openapi.json',
   summary: 'This OpenAPI 3.1 document',
@@ -52,11 +31,14 @@ export const openApiOperation: Operation = {
   rateClass: null,
   raw: 'json',
   errors: [],
-};
+  handler({ res, services }) {
+    res.type('application/json').send(services.document());
+  },
+});
 
 /** Every operation the gateway serves, in document order. */
 export function allOperations(): Operation[] {
-  return [...discoveryOperations, ...uploadOperations, ...jobOperations, ...jobListOperations, ...modelOperations, ...retentionOperations, ...eventOperations, ...healthOperations, openApiOperation];
+  return [...discoveryEndpoints.operations, ...uploadEndpoints.operations, ...jobEndpoints.operations, ...jobListEndpoints.operations, ...modelEndpoints.operations, ...retentionEndpoints.operations, ...eventEndpoints.operations, ...healthEndpoints.operations, ...openApiEndpoints.operations];
 }
 
 const errorDescriptions: Record<number, string> = {
@@ -366,11 +348,6 @@ function operationId(op: Operation): string {
 }
 
 export function createOpenApiRouter(deps: AppDeps): Router {
-  const router = Router();
   let document: string | null = null;
-  router.get(openApiOperation.path, (_req, res) => {
-    document ??= JSON.stringify(buildOpenApiDocument(allOperations(), { serverUrl: deps.config.PUBLIC_BASE_URL }));
-    res.type('application/json').send(document);
-  });
-  return router;
+  return openApiEndpoints.router({ document: () => (document ??= JSON.stringify(buildOpenApiDocument(allOperations(), { serverUrl: deps.config.PUBLIC_BASE_URL }))) });
 }

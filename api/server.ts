@@ -4,11 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:http';
 import { pino } from 'pino';
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../worker/config.js';
+import { loadConfig } from '../shared/config.js';
 import { createDb } from '../db/index.js';
-import { createStorage } from '../activities/storage.js';
+import { createStorage } from '../shared/storage.js';
 import { createApp } from './app.js';
-import { localRenderedModels } from '../activities/providers/routing.js';
+import { localRenderedModels } from '../shared/routing.js';
 import { serveApiMetrics } from './metrics.js';
 import { collectWhenIdle } from './idle-gc.js';
 

@@ -1,7 +1,7 @@
 // API keys look like mg_live_<keyid>_<secret>. Only a SHA-256 of the (high-entropy) secret is
 // stored; lookups go by key id, and the hash is compared in constant time.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { randomToken } from './ids.js';
+import { randomToken } from '../shared/ids.js';
 
 const KEY_RE = /^mg_live_([0-9a-hjkmnp-tv-z]{16})_([0-9a-hjkmnp-tv-z]{32})$/;
 

@@ -4,10 +4,10 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
 
-export const jobKinds = ['image', 'video', 'replace_actor', 'talking_actor'] as const;
-export type JobKind = (typeof jobKinds)[number];
-export const jobStatuses = ['pending', 'generating', 'completed', 'failed'] as const;
-export type JobStatus = (typeof jobStatuses)[number];
+import type { JobError, JobKind, JobOutput, JobPhase, JobStatus } from '../shared/job-model.js';
+import type { StoredJobParams } from '../shared/job-params.js';
+
+export { jobKinds, jobPhases, jobStatuses, type JobError, type JobKind, type JobOutput, type JobPhase, type JobStatus } from '../shared/job-model.js';
 export type MemberRole = 'owner' | 'member';
 export type LedgerReason = 'charge' | 'refund' | 'recharge' | 'grant' | 'deduct';
 export type UploadStatus = 'pending' | 'completed' | 'failed';
@@ -93,11 +93,6 @@ export interface FileUploadTable {
   updated_at: Generated<Date>;
 }
 
-export interface JobError {
-  code: string;
-  message: string;
-}
-
 export interface JobTable {
   id: string;
   kind: JobKind;
@@ -106,7 +101,8 @@ export interface JobTable {
   api_key_id: string | null;
   model: string;
   status: JobStatus;
-  params: Json<Record<string, unknown>>;
+  /** The kind's parameters and its route (shared/job-params.ts); read them typed with `typedParams`. */
+  params: Json<StoredJobParams>;
   error: Json<JobError | null> | null;
   price: number;
   outputs: Json<JobOutput[]> | null;
@@ -129,15 +125,6 @@ export interface JobTable {
   event_seq: Generated<number>;
   /** When a client deleted the job's outputs (DELETE /v1/{kind}/{id}): the record stays, its media is gone. */
   outputs_removed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
-}
-
-export const jobPhases = ['queued', 'fetching_inputs', 'submitting', 'generating', 'storing_outputs', 'completed', 'failed', 'canceled'] as const;
-export type JobPhase = (typeof jobPhases)[number];
-
-export interface JobOutput {
-  key: string;
-  content_type: string;
-  size: number;
 }
 
 export interface CreditLedgerTable {

@@ -27,7 +27,7 @@ import {
 } from '../db/repos/workspaces.js';
 // The seed's modules (object storage client, media renderer) load only for `seed`, so every other
 // command starts fast.
-type SeedModule = typeof import('../db/seed.js');
+type SeedModule = typeof import('./seed.js');
 
 export const exitCodes = { ok: 0, other: 1, usage: 2, notFound: 3, forbidden: 4, conflict: 5 } as const;
 
@@ -218,9 +218,9 @@ export const commands: Record<string, Command> = {
     flags: { demo: { type: 'boolean', help: 'also ensure the demo workspace, project and a fresh demo key' } },
     async run(ctx, f) {
       const [{ envSchema }, { createStorage }, { seedCatalog, seedDemo }] = await Promise.all([
-        import('../worker/config.js'),
-        import('../activities/storage.js'),
-        import('../db/seed.js') as Promise<SeedModule>,
+        import('../shared/config.js'),
+        import('../shared/storage.js'),
+        import('./seed.js') as Promise<SeedModule>,
       ]);
       const storageEnv = envSchema
         .pick({ S3_ENDPOINT: true, S3_ACCESS_KEY: true, S3_SECRET_KEY: true, S3_BUCKET: true, S3_REGION: true, S3_PUBLIC_BASE_URL: true, PRESIGN_EXPIRY_SECONDS: true, FFMPEG_PATH: true, ESPEAK_PATH: true })

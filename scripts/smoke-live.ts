@@ -14,9 +14,9 @@
 // Cost is our catalog price in credits for that job, and the provider's list price the catalog `source`
 // names where it is a fixed figure; the provider's invoice is the truth.
 import { performance } from 'node:perf_hooks';
-import { loadConfig } from '../worker/config.js';
-import { createStorage } from '../activities/storage.js';
-import { routeFor, priceFor } from '../activities/providers/catalog.js';
+import { loadConfig } from '../shared/config.js';
+import { createStorage } from '../shared/storage.js';
+import { routeFor, priceFor } from '../shared/catalog.js';
 import { createFalAdapter } from '../activities/providers/fal.js';
 import { createOpenAIAdapter } from '../activities/providers/openai.js';
 import { createElevenLabsAdapter } from '../activities/providers/elevenlabs.js';

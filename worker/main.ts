@@ -3,14 +3,14 @@
 // WORKER_SHUTDOWN_GRACE_MS, exit 0.
 import { Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { pino } from 'pino';
-import { loadConfig } from './config.js';
+import { loadConfig } from '../shared/config.js';
 import { createDb } from '../db/index.js';
-import { createStorage } from '../activities/storage.js';
+import { createStorage } from '../shared/storage.js';
 import { parseRoles, roleName } from './roles.js';
 import { createWorkerFleet } from './workers.js';
 import type { AddressInfo } from 'node:net';
 import { createWorkerMetrics, serveWorkerMetrics } from './metrics.js';
-import { describeRoutes } from '../activities/providers/routing.js';
+import { describeRoutes } from '../shared/routing.js';
 
 function rolesFromArgs(argv: string[]): string | undefined {
   const i = argv.indexOf('--roles');

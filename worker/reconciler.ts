@@ -5,11 +5,11 @@
 // may run it.
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
+import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
 import * as jobsRepo from '../db/repos/jobs.js';
-import type { Storage } from '../activities/storage.js';
-import { failJobAndRemoveMedia } from '../activities/job-media.js';
+import type { Storage } from '../shared/storage.js';
+import { failJobAndRemoveMedia } from '../db/job-media.js';
 import { jobToStart, startJobWorkflow } from '../workflows/client.js';
 import type { WorkerMetrics } from './metrics.js';
 import { periodic } from './periodic.js';

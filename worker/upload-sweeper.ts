@@ -2,10 +2,11 @@
 // PENDING_UPLOAD_TTL_SECONDS (their incoming object, then the row). Idempotent, so several
 // replicas may run it; a pass runs every RECONCILE_INTERVAL_MS.
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
+import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
-import type { Storage } from '../activities/storage.js';
-import { sweepExpiredUploads } from '../activities/direct-uploads.js';
+import type { Storage } from '../shared/storage.js';
+import { deletePendingUpload, findExpiredPendingUploads } from '../db/repos/uploads.js';
+import { INCOMING } from '../shared/uploads.js';
 import { periodic } from './periodic.js';
 import { sweepIdempotencyKeys } from '../db/repos/idempotency.js';
 
@@ -27,4 +28,17 @@ export function createUploadSweeper(deps: { config: Config; db: Database; storag
 
   const loop = periodic(deps.config.RECONCILE_INTERVAL_MS, () => runOnce(), (err) => deps.logger.warn({ err: err.message }, 'pending upload sweep failed'));
   return { start: loop.start, stop: loop.stop, runOnce };
+}
+
+/**
+ * Removes pending direct uploads whose expiry has passed: the incoming object first, then the row
+ * (only while still pending). Returns how many were removed.
+ */
+export async function sweepExpiredUploads(deps: { db: Database; storage: Storage }, now = new Date(), batch = 500): Promise<number> {
+  let removed = 0;
+  for (const row of await findExpiredPendingUploads(deps.db, now, batch)) {
+    if (row.object_key.startsWith(INCOMING)) await deps.storage.remove(row.object_key);
+    if (await deletePendingUpload(deps.db, row.id)) removed++;
+  }
+  return removed;
 }

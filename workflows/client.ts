@@ -5,6 +5,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import { TypedSearchAttributes } from '@temporalio/common';
 // Queried by name, not through pipeline.ts's definition: that would load @temporalio/workflow into
 // the gateway.
+import { typedParams, type StoredJobParams } from '../shared/job-params.js';
 import { progressQueryName, searchAttributes, taskQueues, workflowTypes, type GenerationInput, type GenerationProgress, type JobKind, type JobStatus } from './definitions.js';
 
 export interface JobToStart {
@@ -21,10 +22,10 @@ export interface JobToStart {
 
 /** What starting a stored job's workflow needs (the gateway after commit, the reconciler later). */
 export function jobToStart(
-  job: { id: string; kind: JobKind; workspace_id: string; project_id: string; model: string; status: JobStatus; params: Record<string, any> },
+  job: { id: string; kind: JobKind; workspace_id: string; project_id: string; model: string; status: JobStatus; params: StoredJobParams },
   taskQueuePrefix: string,
 ): JobToStart {
-  const p = job.params;
+  const t = typedParams(job);
   return {
     id: job.id,
     kind: job.kind,
@@ -32,8 +33,9 @@ export function jobToStart(
     projectId: job.project_id,
     model: job.model,
     status: job.status,
-    text: String(p.prompt ?? p.script ?? ''),
-    input: { jobId: job.id, kind: job.kind, model: job.model, provider: p.provider, deadlineSeconds: p.deadline_seconds, taskQueuePrefix },
+    text: t.kind === 'talking_actor' ? t.params.script : (t.params.prompt ?? ''),
+    // The route stored at create time: the workflow does not work it out again.
+    input: { jobId: job.id, kind: job.kind, model: job.model, provider: t.params.provider, deadlineSeconds: t.params.deadline_seconds, taskQueuePrefix },
   };
 }
 

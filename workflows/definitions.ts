@@ -1,9 +1,9 @@
 // Names shared by the gateway, the workers and the workflows: job kinds, workflow types, task
 // queues, search attributes and the workflow input. Pure data — safe inside the workflow sandbox.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import type { JobKind, JobPhase, ProviderName } from '../shared/job-model.js';
 
-export type JobKind = 'image' | 'video' | 'replace_actor' | 'talking_actor';
-export type JobStatus = 'pending' | 'generating' | 'completed' | 'failed';
+export { providerNames, type JobKind, type JobStatus, type ProviderName } from '../shared/job-model.js';
 
 /** Workflow type per job kind (the exported workflow function names in workflows/index.ts). */
 export const workflowTypes = {
@@ -12,9 +12,6 @@ export const workflowTypes = {
   replace_actor: 'replaceActorGeneration',
   talking_actor: 'talkingActorGeneration',
 } as const satisfies Record<JobKind, string>;
-
-export const providerNames = ['local', 'fal', 'openai', 'xai', 'elevenlabs'] as const;
-export type ProviderName = (typeof providerNames)[number];
 
 export interface TaskQueues {
   workflows: string;
@@ -55,12 +52,12 @@ export interface GenerationInput {
   taskQueuePrefix: string;
 }
 
-/** Answer of the `progress` query. */
 /** Name of every job workflow's `progress` query (pipeline.ts defines it; clients query it by name). */
 export const progressQueryName = 'progress';
 
+/** Answer of the `progress` query. */
 export interface GenerationProgress {
-  phase: 'queued' | 'fetching_inputs' | 'submitting' | 'generating' | 'storing_outputs' | 'completed' | 'failed' | 'canceled';
+  phase: JobPhase;
   attempt: number;
   percent: number | null;
   queuePosition: number | null;

@@ -16,9 +16,9 @@ import {
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import type { JobIoActivities, JobProviderActivities } from '../activities/jobs.js';
-import type { PollResult, ProviderRef } from '../activities/providers/types.js';
-import { failureTypes, nonRetryableFailureTypes } from '../activities/errors.js';
+import type { JobIoActivities, JobProviderActivities } from './activity-types.js';
+import type { PollResult, ProviderRef } from '../shared/provider-types.js';
+import { failureTypes, nonRetryableFailureTypes } from '../shared/failure-types.js';
 import { progressQueryName, searchAttributes, taskQueues, type GenerationInput, type GenerationProgress, type JobStatus } from './definitions.js';
 
 export const progressQuery = defineQuery<GenerationProgress>(progressQueryName);

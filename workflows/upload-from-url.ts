@@ -3,6 +3,9 @@
 // the result. The activity does all the I/O (SSRF-safe fetch, streaming into storage, the row).
 import { proxyActivities } from '@temporalio/workflow';
 import { taskQueues } from './definitions.js';
+import type { StoredUpload } from '../shared/uploads.js';
+
+export type { StoredUpload } from '../shared/uploads.js';
 
 export interface UploadFromUrlInput {
   uploadId: string;
@@ -13,20 +16,6 @@ export interface UploadFromUrlInput {
   attemptTimeoutMs: number;
   /** The workflow runs on the workflow fleet; the fetch runs on this prefix's fetch queue. */
   taskQueuePrefix: string;
-}
-
-/** The stored upload as the activity returns it (timestamps in ms); the gateway adds `path`. */
-export interface StoredUpload {
-  id: string;
-  name: string;
-  object_key: string;
-  workspace_id: string;
-  project_id: string;
-  file_type: 'image' | 'video';
-  mime_type: string;
-  file_size: number;
-  created_at: number;
-  updated_at: number;
 }
 
 export interface UploadFetchActivities {

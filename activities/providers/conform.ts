@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { frameSize } from './catalog.js';
+import { frameSize } from '../../shared/catalog.js';
 import { runTool } from './local/media.js';
 import { ProviderError, type InputFile, type ProviderContext, type ProviderRequest } from './types.js';
 

@@ -76,7 +76,7 @@ export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter 
       {
         method: 'POST',
         headers: { 'xi-api-key': cfg.key, 'content-type': 'application/json', accept: 'audio/pcm, application/octet-stream' },
-        body: JSON.stringify({ text: req.script, model_id: req.route.providerModelId, voice_settings: elevenLabsVoiceSettings(req.voiceOptions) } satisfies ElevenLabsTextToSpeechBody),
+        body: JSON.stringify({ text: req.script, model_id: req.providerModelId ?? req.route.providerModelId, voice_settings: elevenLabsVoiceSettings(req.voiceOptions) } satisfies ElevenLabsTextToSpeechBody),
       },
       o,
     );

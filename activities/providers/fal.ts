@@ -179,7 +179,7 @@ export function outputsOf(result: Record<string, unknown>): ProviderOutput[] {
 const byRole = (inputs: InputFile[], ...roles: InputFile['role'][]) => inputs.filter((i) => roles.includes(i.role));
 
 /** The fal endpoint and input body for a job, per the model's documented schema. */
-export async function falRequestFor(req: ProviderRequest, ctx: ProviderContext, providerModelId = req.route.providerModelId): Promise<{ endpointId: string; input: Record<string, unknown> }> {
+export async function falRequestFor(req: ProviderRequest, ctx: ProviderContext, providerModelId = req.providerModelId ?? req.route.providerModelId): Promise<{ endpointId: string; input: Record<string, unknown> }> {
   const route = req.route;
   const secondary: Record<string, string> = route.secondaryModelIds ?? {};
   const url = (f: InputFile) => ctx.inputUrl(f.key);

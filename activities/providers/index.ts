@@ -4,10 +4,10 @@
 // A route may list alternates (grok-video: fal, then xAI) and extra providers a pipeline needs
 // (talking actor: ElevenLabs and fal). Which provider serves a model is decided by routing.ts (pure,
 // shared with the gateway); this module builds and caches the adapters.
-import type { Config } from '../../worker/config.js';
+import type { Config } from '../../shared/config.js';
 import type { ProviderName } from '../../workflows/definitions.js';
-import { catalog, type LiveProviderName } from './catalog.js';
-import { providerFor as providerForModel, routeMode as routeModeOf, type RouteMode } from './routing.js';
+import { catalog, type LiveProviderName } from '../../shared/catalog.js';
+import { providerFor as providerForModel, routeMode as routeModeOf, type RouteMode } from '../../shared/routing.js';
 import type { ProviderAdapter } from './types.js';
 import { createFalAdapter } from './fal.js';
 import { createOpenAIAdapter } from './openai.js';
@@ -74,4 +74,4 @@ export function createProviders(config: ProvidersConfig, localAdapter: ProviderA
 }
 
 /** Lines for the worker start log: how each model is served. Names key variables, never their values. */
-export { describeRoutes, liveProviderFor } from './routing.js';
+export { describeRoutes, liveProviderFor } from '../../shared/routing.js';

@@ -79,7 +79,7 @@ export function createOpenAIAdapter(cfg: OpenAIConfig): ProviderAdapter {
             method: 'POST',
             headers: { authorization: `Bearer ${cfg.key}`, 'content-type': 'application/json' },
             body: JSON.stringify({
-              model: req.route.providerModelId,
+              model: req.providerModelId ?? req.route.providerModelId,
               prompt: req.prompt ?? '',
               n: count,
               size: openaiImageSize(req.aspectRatio ?? req.route.defaultAspectRatio),

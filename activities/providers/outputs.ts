@@ -1,13 +1,13 @@
 // Provider outputs into our store. A provider's output URL is fetched like any remote URL
-// (activities/fetch-remote.ts through storeRemoteFile: https only, public addresses pinned, redirects
+// (shared/fetch-remote.ts through storeRemoteFile: https only, public addresses pinned, redirects
 // re-checked, timeouts, a byte cap while streaming) and additionally only from that provider's CDN
 // hosts; the bytes decide the type (images and videos only); a long video heartbeats its progress so
 // the activity's heartbeat timeout does not end it mid-stream.
-import type { Config } from '../../worker/config.js';
+import type { Config } from '../../shared/config.js';
 import type { ProviderName } from '../../workflows/definitions.js';
-import type { Storage } from '../storage.js';
+import type { Storage } from '../../shared/storage.js';
 import { storeRemoteFile, type FetchHooks } from '../uploads.js';
-import { MB } from '../media-type.js';
+import { MB } from '../../shared/media-type.js';
 import { falCdnHosts, hostMatches } from './fal.js';
 import type { ProviderOutput } from './types.js';
 

@@ -2,63 +2,11 @@
 // Adapters never put media bytes into a Temporal payload: inputs are object keys in our store
 // (handed to providers as presigned URLs) and outputs are either URLs the pipeline streams into
 // our store, or keys already written there.
-import type { Storage } from '../storage.js';
-import type { JobKind, ProviderName } from '../../workflows/definitions.js';
-import type { ModelRoute } from './catalog.js';
+import type { Storage } from '../../shared/storage.js';
+import type { ProviderName } from '../../shared/job-model.js';
+import type { PollResult, ProviderOutput, ProviderRef, ProviderRequest } from '../../shared/provider-types.js';
 
-/** An input file already in our object store. */
-export interface InputFile {
-  role: 'image' | 'video' | 'reference' | 'start_frame' | 'end_frame' | 'actor_image';
-  key: string;
-  contentType: string;
-}
-
-export interface VoiceSettings {
-  speed?: number;
-  stability?: number;
-  similarity?: number;
-  style?: number;
-}
-
-/** Everything an adapter needs to run one job, normalized from the create request. */
-export interface ProviderRequest {
-  jobId: string;
-  kind: JobKind;
-  model: string;
-  route: ModelRoute;
-  prompt?: string;
-  aspectRatio?: string;
-  count?: number;
-  duration?: number;
-  resolution?: string;
-  script?: string;
-  voice?: { id: string; ttsVoice: string; providerVoiceId: string | null; gender: string };
-  voiceOptions?: VoiceSettings;
-  inputs: InputFile[];
-}
-
-/** JSON-serializable reference to a submitted provider request (kept in the workflow and the job row). */
-export type ProviderRef = { provider: ProviderName } & Record<string, unknown>;
-
-export interface ProviderOutput {
-  /** Already in our store (the local renderer writes there directly). */
-  key?: string;
-  /** Or a URL of the provider's to stream from. */
-  url?: string;
-  contentType?: string;
-  size?: number;
-}
-
-export interface PollResult {
-  state: 'queued' | 'running' | 'succeeded' | 'failed';
-  percent?: number;
-  queuePosition?: number;
-  outputs?: ProviderOutput[];
-  /** Provider's reason, for a failed state. */
-  message?: string;
-  /** Hint for the next poll (provider-specified), in ms. */
-  nextPollMs?: number;
-}
+export type { InputFile, PollResult, ProviderOutput, ProviderRef, ProviderRequest, VoiceSettings } from '../../shared/provider-types.js';
 
 export interface ProviderContext {
   storage: Storage;

@@ -36,7 +36,8 @@ export function createXaiAdapter(cfg: XaiConfig): ProviderAdapter {
     async submit(req, ctx) {
       if (req.route.kind !== 'video') throw new ProviderError(`xAI serves only video models here, not ${req.model}`, { retryable: false });
       const alt = req.route.alternates?.find((a) => a.provider === 'xai');
-      const model = req.route.provider === 'xai' ? req.route.providerModelId : alt?.providerModelId;
+      // The id stored at create time; jobs from before then work it out from the catalog.
+      const model = req.providerModelId ?? (req.route.provider === 'xai' ? req.route.providerModelId : alt?.providerModelId);
       if (!model) throw new ProviderError(`${req.model} has no xAI route in the catalog`, { retryable: false });
       const [image] = req.inputs.filter((i) => i.role === 'start_frame' || i.role === 'image' || i.role === 'reference');
       const o = opts('video generation', ctx);

@@ -1,12 +1,11 @@
 // GET /v1/projects, /v1/actors, /v1/voices: `data` arrays with optional keyset pagination
 // (`limit` 1–100, default 50; `cursor` as the previous page's top-level `next_cursor`, null at the end).
-import { Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import type { Auth } from '../auth.js';
 import { authOf } from '../auth.js';
-import type { Operation } from '../operations.js';
-import { parseOr400 } from '../validate.js';
+import { Endpoints } from '../endpoint.js';
 import { invalidRequest } from '../errors.js';
 import { mediaUrl, publicBaseUrl } from './media.js';
 import { actorAges, actorGenders, actorSkinTones } from '../../db/seed-data.js';
@@ -74,41 +73,6 @@ export const voiceSchema = z.object({
 const nextCursor = { next_cursor: z.string().nullable().describe('pass as `cursor` to get the next page; null on the last page') };
 const discoveryErrors = [400, 401, 429, 500];
 
-export const discoveryOperations: Operation[] = [
-  {
-    method: 'get',
-    path: '/v1/projects',
-    summary: "List the projects of the key's workspace",
-    tags: ['Discovery'],
-    rateClass: 'poll',
-    query: projectsQuery,
-    response: z.array(projectSchema),
-    responseExtra: nextCursor,
-    errors: discoveryErrors,
-  },
-  {
-    method: 'get',
-    path: '/v1/actors',
-    summary: 'List actors',
-    tags: ['Discovery'],
-    rateClass: 'poll',
-    query: actorsQuery,
-    response: z.array(actorSchema),
-    responseExtra: nextCursor,
-    errors: discoveryErrors,
-  },
-  {
-    method: 'get',
-    path: '/v1/voices',
-    summary: 'List voices',
-    tags: ['Discovery'],
-    rateClass: 'poll',
-    query: voicesQuery,
-    response: z.array(voiceSchema),
-    responseExtra: nextCursor,
-    errors: discoveryErrors,
-  },
-];
 
 // ---- cursors: the last row's sort key and id, tagged with the list it belongs to
 
@@ -162,34 +126,61 @@ export function voiceRecord(v: Voice, baseUrl: string): z.infer<typeof voiceSche
   return { id: v.id, name: v.name, gender: v.gender, language: v.language, accent: v.accent, preview_url: mediaUrl(baseUrl, v.preview_key) };
 }
 
+/** The discovery endpoints, each declared once (routing, validation and the OpenAPI document). */
+export const discoveryEndpoints = new Endpoints<AppDeps>()
+  .add({
+    method: 'get',
+    path: '/v1/projects',
+    summary: "List the projects of the key's workspace",
+    tags: ['Discovery'],
+    rateClass: 'poll',
+    query: projectsQuery,
+    response: z.array(projectSchema),
+    responseExtra: nextCursor,
+    errors: discoveryErrors,
+    async handler({ res, query: q, services: deps }) {
+      const { workspaceId } = authOf(res);
+      const after = q.cursor ? decodeProjectCursor(q.cursor) : null;
+      const result = await listProjectsPage(deps.db, workspaceId, { limit: q.limit ?? DEFAULT_PAGE_LIMIT, after });
+      res.json({ data: result.rows.map(projectRecord), next_cursor: result.next ? encodeCursor('projects', result.next) : null });
+    },
+  })
+  .add({
+    method: 'get',
+    path: '/v1/actors',
+    summary: 'List actors',
+    tags: ['Discovery'],
+    rateClass: 'poll',
+    query: actorsQuery,
+    response: z.array(actorSchema),
+    responseExtra: nextCursor,
+    errors: discoveryErrors,
+    async handler({ res, query: q, services: deps }) {
+      const after = q.cursor ? decodeCatalogCursor('actors', q.cursor) : null;
+      const filters = { gender: q.gender, age: q.age, skin_tone: q.skin_tone, is_pro: q.is_pro === undefined ? undefined : q.is_pro === 'true' };
+      const result = await listActorsPage(deps.db, { limit: q.limit ?? DEFAULT_PAGE_LIMIT, after, filters });
+      const base = publicBaseUrl(deps.config);
+      res.json({ data: result.rows.map((a) => actorRecord(a, base)), next_cursor: result.next ? encodeCursor('actors', result.next) : null });
+    },
+  })
+  .add({
+    method: 'get',
+    path: '/v1/voices',
+    summary: 'List voices',
+    tags: ['Discovery'],
+    rateClass: 'poll',
+    query: voicesQuery,
+    response: z.array(voiceSchema),
+    responseExtra: nextCursor,
+    errors: discoveryErrors,
+    async handler({ res, query: q, services: deps }) {
+      const after = q.cursor ? decodeCatalogCursor('voices', q.cursor) : null;
+      const result = await listVoicesPage(deps.db, { limit: q.limit ?? DEFAULT_PAGE_LIMIT, after });
+      const base = publicBaseUrl(deps.config);
+      res.json({ data: result.rows.map((v) => voiceRecord(v, base)), next_cursor: result.next ? encodeCursor('voices', result.next) : null });
+    },
+  });
+
 export function createDiscoveryRouter(deps: AppDeps, auth: Auth): Router {
-  const router = Router();
-  const poll = auth.rateLimit('poll');
-
-  router.get('/v1/projects', poll, async (req, res) => {
-    const { workspaceId } = authOf(res);
-    const q = parseOr400(projectsQuery, req.query);
-    const after = q.cursor ? decodeProjectCursor(q.cursor) : null;
-    const result = await listProjectsPage(deps.db, workspaceId, { limit: q.limit ?? DEFAULT_PAGE_LIMIT, after });
-    res.json({ data: result.rows.map(projectRecord), next_cursor: result.next ? encodeCursor('projects', result.next) : null });
-  });
-
-  router.get('/v1/actors', poll, async (req, res) => {
-    const q = parseOr400(actorsQuery, req.query);
-    const after = q.cursor ? decodeCatalogCursor('actors', q.cursor) : null;
-    const filters = { gender: q.gender, age: q.age, skin_tone: q.skin_tone, is_pro: q.is_pro === undefined ? undefined : q.is_pro === 'true' };
-    const result = await listActorsPage(deps.db, { limit: q.limit ?? DEFAULT_PAGE_LIMIT, after, filters });
-    const base = publicBaseUrl(deps.config);
-    res.json({ data: result.rows.map((a) => actorRecord(a, base)), next_cursor: result.next ? encodeCursor('actors', result.next) : null });
-  });
-
-  router.get('/v1/voices', poll, async (req, res) => {
-    const q = parseOr400(voicesQuery, req.query);
-    const after = q.cursor ? decodeCatalogCursor('voices', q.cursor) : null;
-    const result = await listVoicesPage(deps.db, { limit: q.limit ?? DEFAULT_PAGE_LIMIT, after });
-    const base = publicBaseUrl(deps.config);
-    res.json({ data: result.rows.map((v) => voiceRecord(v, base)), next_cursor: result.next ? encodeCursor('voices', result.next) : null });
-  });
-
-  return router;
+  return discoveryEndpoints.router(deps, auth);
 }

@@ -11,16 +11,17 @@
 // Opening a stream is one request of the polling rate class, authenticated and scoped exactly as
 // the status endpoint (401, 404 for another workspace's job). Changes come from the process's one
 // LISTEN connection (api/job-events.ts): open streams add no Postgres or Temporal load of their own.
-import { Router, type Response } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import type { Auth } from '../auth.js';
 import { ApiError } from '../errors.js';
 import type { ApiMetrics } from '../metrics.js';
 import type { JobEventHub } from '../job-events.js';
-import type { Operation } from '../operations.js';
+import { Endpoints } from '../endpoint.js';
 import type { Job } from '../../db/schema.js';
-import { jobKinds, jobRecord, loadJobOfKey } from './jobs.js';
+import { kinds as jobKinds, presentJob } from './jobs/kinds.js';
+import { loadJobOfKey } from './jobs/router.js';
 
 export const lastEventIdHeader = z.object({
   'Last-Event-ID': z
@@ -31,19 +32,6 @@ export const lastEventIdHeader = z.object({
     .describe("The `id` of the last event received (browsers' EventSource sends it on reconnect): only newer changes are sent"),
 });
 
-export const eventOperations: Operation[] = jobKinds.map((k) => ({
-  method: 'get',
-  path: `${k.base}/:id/events`,
-  summary:
-    `Stream a ${k.kind.replace('_', '-')} job's changes (server-sent events): a \`status\` event with the job record now, ` +
-    'one per change of status, phase, percent or queue position, and the end of the stream after the terminal one',
-  tags: [k.tag],
-  rateClass: 'poll',
-  headers: lastEventIdHeader,
-  response: k.record,
-  raw: 'event-stream',
-  errors: [400, 401, 404, 429, 500],
-}));
 
 const isTerminal = (job: Job) => job.status === 'completed' || job.status === 'failed';
 
@@ -54,12 +42,28 @@ function seenThrough(header: string | undefined): number {
   return Number(header);
 }
 
-export function createEventsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: Auth, hub: JobEventHub): Router {
-  const router = Router();
-  const heartbeatMs = deps.config.SSE_HEARTBEAT_MS;
+/** What the event stream handlers use: the gateway's deps and the process's one job event hub. */
+export interface EventServices {
+  deps: AppDeps & { metrics: ApiMetrics };
+  hub: JobEventHub;
+}
 
-  for (const k of jobKinds) {
-    router.get(`${k.base}/:id/events`, auth.rateLimit('poll'), async (req, res: Response) => {
+/** One event stream endpoint per job kind, each declared once (routing and the OpenAPI document). */
+export const eventEndpoints = new Endpoints<EventServices>();
+for (const k of jobKinds) {
+  eventEndpoints.add({
+    method: 'get',
+    path: `${k.base}/:id/events`,
+    summary:
+      `Stream a ${k.kind.replace('_', '-')} job's changes (server-sent events): a \`status\` event with the job record now, ` +
+      'one per change of status, phase, percent or queue position, and the end of the stream after the terminal one',
+    tags: [k.tag],
+    rateClass: 'poll',
+    headers: lastEventIdHeader,
+    response: k.record,
+    raw: 'event-stream',
+    errors: [400, 401, 404, 429, 500],
+    async handler({ req, res, services }) {
       let sent = seenThrough(req.get('last-event-id'));
       let open = false;
       let ended = false;
@@ -80,7 +84,7 @@ export function createEventsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth
         if (ended) return;
         if (job.event_seq > sent) {
           sent = job.event_seq;
-          res.write(`id: ${job.event_seq}\nevent: status\ndata: ${JSON.stringify(jobRecord(k.kind, job))}\n\n`);
+          res.write(`id: ${job.event_seq}\nevent: status\ndata: ${JSON.stringify(presentJob(job))}\n\n`);
         }
         // Once the terminal change is sent (or was already seen), nothing follows.
         if (isTerminal(job) && job.event_seq <= sent) end();
@@ -88,7 +92,7 @@ export function createEventsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth
 
       // Watch before the first read, so a change between the two is not lost; the counter drops
       // whatever arrives twice or out of order.
-      const stopWatching = hub.watch(String(req.params.id), {
+      const stopWatching = services.hub.watch(String(req.params.id), {
         onJob: (job) => {
           if (open) deliver(job);
           else if (!early || job.event_seq > early.event_seq) early = job;
@@ -100,7 +104,7 @@ export function createEventsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth
       res.on('close', end);
       let job: Job;
       try {
-        job = await loadJobOfKey(deps.db, req, res, k.kind);
+        job = await loadJobOfKey(services.deps.db, req, res, k.kind);
       } catch (err) {
         end();
         throw err;
@@ -126,9 +130,12 @@ export function createEventsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth
       open = true;
       deliver(first);
       if (ended) return;
-      heartbeat = setInterval(() => res.write(': ping\n\n'), heartbeatMs);
+      heartbeat = setInterval(() => res.write(': ping\n\n'), services.deps.config.SSE_HEARTBEAT_MS);
       heartbeat.unref();
-    });
-  }
-  return router;
+    },
+  });
+}
+
+export function createEventsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: Auth, hub: JobEventHub): Router {
+  return eventEndpoints.router({ deps, hub }, auth);
 }

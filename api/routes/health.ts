@@ -1,11 +1,11 @@
 // /healthz (process up) and /readyz (Postgres, Temporal and storage reachable), no auth.
 // /metrics is not here: it has its own port (api/metrics.ts serveApiMetrics).
 // Mounted before the /v1 authentication, so none of these needs a key.
-import { Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import type { ApiMetrics } from '../metrics.js';
-import type { Operation } from '../operations.js';
+import { Endpoints } from '../endpoint.js';
 import { pingDb } from '../../db/index.js';
 
 const readiness = z.object({
@@ -16,8 +16,14 @@ const readiness = z.object({
 const READY_CHECK_TIMEOUT_MS = 2000;
 export const READY_CACHE_MS = 1500;
 
-export const healthOperations: Operation[] = [
-  {
+/** What the health handlers use: readiness checks cached for READY_CACHE_MS. */
+interface HealthServices {
+  readiness(): Promise<Record<string, string>>;
+}
+
+/** The health endpoints, each declared once (routing and the OpenAPI document); no key needed. */
+export const healthEndpoints = new Endpoints<HealthServices>()
+  .add({
     method: 'get',
     path: '/healthz',
     summary: 'Liveness: the process is up',
@@ -26,8 +32,11 @@ export const healthOperations: Operation[] = [
     raw: 'json',
     response: z.object({ status: z.literal('ok') }),
     errors: [],
-  },
-  {
+    handler({ res }) {
+      res.json({ status: 'ok' });
+    },
+  })
+  .add({
     method: 'get',
     path: '/readyz',
     summary: 'Readiness: Postgres, Temporal and object storage reachable (503 with the same body otherwise)',
@@ -36,14 +45,14 @@ export const healthOperations: Operation[] = [
     raw: 'json',
     response: readiness,
     errors: [503],
-  },
-];
+    async handler({ res, services }) {
+      const checks = await services.readiness();
+      const ok = Object.values(checks).every((v) => v === 'ok');
+      res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks });
+    },
+  });
 
 export function createHealthRouter(deps: AppDeps & { metrics: ApiMetrics }): Router {
-  const router = Router();
-  router.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
   // Readiness is cached for READY_CACHE_MS and shared by concurrent callers, so a flood of /readyz
   // costs at most one round trip to each dependency per period.
   const readiness = cachedFor(READY_CACHE_MS, async () => {
@@ -64,12 +73,7 @@ export function createHealthRouter(deps: AppDeps & { metrics: ApiMetrics }): Rou
     ]);
     return checks;
   });
-  router.get('/readyz', async (_req, res) => {
-    const checks = await readiness();
-    const ok = Object.values(checks).every((v) => v === 'ok');
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks });
-  });
-  return router;
+  return healthEndpoints.router({ readiness });
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

@@ -3,15 +3,13 @@
 // the same records GET /v1/{kind}/{id} answers (/v1/jobs adds `kind`). Filters: project_id, status,
 // model, created_after / created_before (ms since the epoch, exclusive); keyset pagination like the
 // discovery lists (`limit`, `cursor` = `<list>.<created_at µs>.<id>`, top-level `next_cursor`).
-import { Router } from 'express';
 import { z } from 'zod';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { authOf, type Auth } from '../auth.js';
-import type { Operation } from '../operations.js';
-import { parseOr400 } from '../validate.js';
+import { Endpoints } from '../endpoint.js';
 import { invalidRequest } from '../errors.js';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './discovery.js';
-import { jobKinds, jobRecord } from './jobs.js';
+import { kinds as jobKinds, presentJob } from './jobs/kinds.js';
 import { jobStatuses, type JobKind } from '../../db/schema.js';
 import { listJobsPage, type JobListKey } from '../../db/repos/job-lists.js';
 
@@ -63,9 +61,17 @@ const lists: ListSpec[] = [
   ...jobKinds.map((k) => ({ path: k.base, list: listNameOf[k.kind], kind: k.kind, query: listQuery(listNameOf[k.kind]) })),
 ];
 
-export const jobListOperations: Operation[] = lists.map((l) => {
+function decodeCursor(list: ListName, cursor: string): JobListKey {
+  const m = cursorPattern(list).exec(cursor);
+  if (!m) throw invalidRequest(`cursor: ${CURSOR_REFUSED}`);
+  return { createdAtMicros: m[1]!, id: m[2]! };
+}
+
+/** The job lists, each declared once (routing, validation and the OpenAPI document). */
+export const jobListEndpoints = new Endpoints<AppDeps>();
+for (const l of lists) {
   const spec = l.kind ? jobKinds.find((k) => k.kind === l.kind)! : undefined;
-  return {
+  jobListEndpoints.add({
     method: 'get',
     path: l.path,
     summary: spec
@@ -77,30 +83,17 @@ export const jobListOperations: Operation[] = lists.map((l) => {
     response: z.array(spec ? spec.record : anyJobRecord),
     responseExtra: nextCursor,
     errors: [400, 401, 429, 500],
-  } satisfies Operation;
-});
-
-function decodeCursor(list: ListName, cursor: string): JobListKey {
-  const m = cursorPattern(list).exec(cursor);
-  if (!m) throw invalidRequest(`cursor: ${CURSOR_REFUSED}`);
-  return { createdAtMicros: m[1]!, id: m[2]! };
-}
-
-export function createJobListsRouter(deps: AppDeps, auth: Auth): Router {
-  const router = Router();
-  const poll = auth.rateLimit('poll');
-  for (const l of lists) {
-    router.get(l.path, poll, async (req, res) => {
+    async handler({ res, query: q, services: deps }) {
       const { workspaceId } = authOf(res);
-      const q = parseOr400(l.query, req.query);
       const page = await listJobsPage(deps.db, workspaceId, {
         limit: q.limit ?? DEFAULT_PAGE_LIMIT,
         after: q.cursor ? decodeCursor(l.list, q.cursor) : null,
         filters: { kind: l.kind, projectId: q.project_id, status: q.status, model: q.model, createdAfter: q.created_after, createdBefore: q.created_before },
       });
-      const data = page.rows.map((job) => (l.kind ? jobRecord(job.kind, job) : { ...jobRecord(job.kind, job), kind: job.kind }));
+      const data = page.rows.map((job) => (l.kind ? presentJob(job) : { ...presentJob(job), kind: job.kind }));
       res.json({ data, next_cursor: page.next ? `${l.list}.${page.next.createdAtMicros}.${page.next.id}` : null });
-    });
-  }
-  return router;
+    },
+  });
 }
+
+export const createJobListsRouter = (deps: AppDeps, auth: Auth) => jobListEndpoints.router(deps, auth);

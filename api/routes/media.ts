@@ -5,8 +5,8 @@
 import { Router, type Request, type Response, type NextFunction } from 'express';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Storage } from '../../activities/storage.js';
-import type { Config } from '../../worker/config.js';
+import type { Storage } from '../../shared/storage.js';
+import type { Config } from '../../shared/config.js';
 import { ApiError } from '../errors.js';
 import { RATE_WINDOW_MS, setRateLimitHeaders, type RateDecision } from '../rate-limit.js';
 

@@ -1,17 +1,16 @@
 // GET /v1/models: the model catalog as clients need it — every public model with its kind, the
 // values it accepts (aspect ratios, durations, resolutions and their defaults), the create fields it
 // takes, its price and how the price is counted, and how this deployment serves it. Built from the
-// routing catalog (activities/providers/catalog.ts) and the create schemas that validate requests,
+// routing catalog (shared/catalog.ts) and the create schemas that validate requests,
 // so the listing cannot drift from what the create endpoints accept.
-import { Router } from 'express';
 import { z } from 'zod';
 import type { Auth } from '../auth.js';
-import type { Operation } from '../operations.js';
-import { jobKinds } from './jobs.js';
-import { catalog, routeFor, type ModelRoute } from '../../activities/providers/catalog.js';
-import { liveProviderFor, routeMode, type RouteMode } from '../../activities/providers/routing.js';
-import { jobKinds as kindNames } from '../../db/schema.js';
-import type { Config } from '../../worker/config.js';
+import { Endpoints } from '../endpoint.js';
+import { kinds as jobKinds } from './jobs/kinds.js';
+import { catalog, routeFor, type ModelRoute } from '../../shared/catalog.js';
+import { liveProviderFor, routeMode, type RouteMode } from '../../shared/routing.js';
+import { jobKinds as kindNames } from '../../shared/job-model.js';
+import type { Config } from '../../shared/config.js';
 
 export const modelSchema = z.object({
   name: z.string().describe('the public model name, as `model` in create requests'),
@@ -40,18 +39,6 @@ export const modelSchema = z.object({
   served_as: z.record(z.string(), z.string()).optional().describe('where the live provider serves a value differently (e.g. an aspect ratio it lacks)'),
 });
 export type ModelInfo = z.infer<typeof modelSchema>;
-
-export const modelOperations: Operation[] = [
-  {
-    method: 'get',
-    path: '/v1/models',
-    summary: 'List every public model: kind, accepted values, inputs, price and how this deployment serves it (extension)',
-    tags: ['Models'],
-    rateClass: 'poll',
-    response: z.array(modelSchema),
-    errors: [401, 429, 500],
-  },
-];
 
 /** The create-body fields of a kind, project_id and model aside. */
 function inputsOf(body: z.ZodType): string[] {
@@ -94,13 +81,21 @@ export function modelCatalog(config: KeyConfig): ModelInfo[] {
   return jobKinds.flatMap((k) => k.models.map((name) => modelInfo(routeFor(name)!, config)));
 }
 
-export function createModelsRouter(deps: { config: Config }, auth: Auth): Router {
-  const router = Router();
-  router.get('/v1/models', auth.rateLimit('poll'), (_req, res) => {
-    res.json({ data: modelCatalog(deps.config) });
-  });
-  return router;
-}
+/** GET /v1/models, declared once. */
+export const modelEndpoints = new Endpoints<{ config: Config }>().add({
+  method: 'get',
+  path: '/v1/models',
+  summary: 'List every public model: kind, accepted values, inputs, price and how this deployment serves it (extension)',
+  tags: ['Models'],
+  rateClass: 'poll',
+  response: z.array(modelSchema),
+  errors: [401, 429, 500],
+  handler({ res, services }) {
+    res.json({ data: modelCatalog(services.config) });
+  },
+});
+
+export const createModelsRouter = (deps: { config: Config }, auth: Auth) => modelEndpoints.router(deps, auth);
 
 /** Models of the catalog that no create endpoint offers (must stay empty: see test/e2e/models.test.ts). */
 export const unlistedModels = (): string[] => Object.keys(catalog).filter((m) => !jobKinds.some((k) => k.models.includes(m)));

@@ -11,7 +11,7 @@
 //
 // Direct uploads (POST /v1/uploads, POST /v1/uploads/{id}/complete, GET /v1/uploads/{id}): the
 // bytes go from the client straight to storage with a presigned POST; completion inspects them with
-// the same rules (activities/direct-uploads.ts). Records of these endpoints carry `status`.
+// the same rules (api/direct-uploads.ts). Records of these endpoints carry `status`.
 //
 // Decisions: a project that does not exist or belongs to another workspace is 403 `forbidden`
 // (both are "outside the workspace"); a size limit crossed is 413 `payload_too_large`; every other
@@ -24,21 +24,20 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { authOf, type Auth } from '../auth.js';
-import type { Operation } from '../operations.js';
-import { ApiError, forbidden, invalidRequest } from '../errors.js';
-import { jsonBody } from '../body.js';
+import { Endpoints } from '../endpoint.js';
 import { IDEMPOTENCY_NOTE, idempotent, setMultipartFingerprint } from '../idempotency.js';
-import { NOT_BLANK_PATTERN, parseOr400 } from '../validate.js';
+import { ApiError, forbidden, invalidRequest } from '../errors.js';
+import { NOT_BLANK_PATTERN } from '../validate.js';
 import { mediaUrl, publicBaseUrl } from './media.js';
-import { newId } from '../../db/ids.js';
-import { findUploadInWorkspace, insertUpload, projectBelongsToWorkspace } from '../../db/repos/uploads.js';
-import { acceptedMimeTypes, createMediaGuard, MB, MediaError, mediaTypeOf, type MediaGuard } from '../../activities/media-type.js';
-import { StreamEndedEarly } from '../../activities/storage.js';
-import { sanitizeFileName, storedUploadOf, uploadFailureTypes, uploadLimits, uploadObjectKey } from '../../activities/uploads.js';
-import { FetchError, precheckUrl } from '../../activities/fetch-remote.js';
-import { completeDirectUpload, completedObjectKey, directUploadLimit, DirectUploadRefused, incomingObjectKey } from '../../activities/direct-uploads.js';
+import { newId } from '../../shared/ids.js';
+import { findUploadInWorkspace, insertUpload, projectBelongsToWorkspace, storedUploadOf } from '../../db/repos/uploads.js';
+import { acceptedMimeTypes, createMediaGuard, MB, MediaError, mediaTypeOf, type MediaGuard } from '../../shared/media-type.js';
+import { StreamEndedEarly } from '../../shared/storage.js';
+import { completedObjectKey, directUploadLimit, incomingObjectKey, sanitizeFileName, uploadFailureTypes, uploadLimits, uploadObjectKey } from '../../shared/uploads.js';
+import { FetchError, precheckUrl } from '../../shared/fetch-remote.js';
+import { completeDirectUpload, DirectUploadRefused } from '../direct-uploads.js';
 import type { FileUpload } from '../../db/schema.js';
 import { taskQueues } from '../../workflows/definitions.js';
 import type { StoredUpload, UploadFromUrlInput } from '../../workflows/upload-from-url.js';
@@ -115,70 +114,6 @@ export const directUploadCreatedSchema = directUploadRecordSchema.extend({
   ),
 });
 
-export const uploadOperations: Operation[] = [
-  {
-    method: 'post',
-    path: '/v1/upload',
-    summary:
-      'Upload an image or video (multipart parts `file` and `project_id`). 400 invalid_request: missing, duplicate or unknown parts, more than one file, ' +
-      'not multipart/form-data, unsupported type, or a declared part type that disagrees with the bytes. 403 forbidden: project missing or outside the workspace. ' +
-      '413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored).' + IDEMPOTENCY_NOTE,
-    tags: ['Uploads'],
-    rateClass: 'generate',
-    multipart: multipartSchema,
-    response: uploadRecordSchema,
-    creates: '/v1/uploads/:id',
-    errors: [400, 401, 403, 409, 413, 422, 429, 500],
-  },
-  {
-    method: 'post',
-    path: '/v1/upload-from-url',
-    summary:
-      'Fetch a public HTTPS image or video URL and store it. 400 invalid_request names why a URL was refused (non-public address, not https, ' +
-      'too many redirects, too large, unsupported type, fetch failure). 403 forbidden: project missing or outside the workspace. ' +
-      '503 service_unavailable: the fetch did not finish in time.' + IDEMPOTENCY_NOTE,
-    tags: ['Uploads'],
-    rateClass: 'generate',
-    body: uploadFromUrlSchema,
-    response: uploadRecordSchema,
-    errors: [400, 401, 403, 409, 422, 429, 500, 503],
-  },
-  {
-    method: 'post',
-    path: '/v1/uploads',
-    summary:
-      'Start a direct upload: answers a pending upload record and a presigned POST that sends the bytes straight to storage, then call ' +
-      'POST /v1/uploads/{id}/complete. 400 invalid_request: bad body, or a size over the limit of the type. 403 forbidden: project missing or outside the workspace. ' +
-      'Pending uploads never completed are removed after a day.' + IDEMPOTENCY_NOTE,
-    tags: ['Uploads'],
-    rateClass: 'generate',
-    body: directUploadSchema,
-    response: directUploadCreatedSchema,
-    creates: '/v1/uploads/:id',
-    errors: [400, 401, 403, 409, 422, 429, 500],
-  },
-  {
-    method: 'post',
-    path: '/v1/uploads/:id/complete',
-    summary:
-      'Complete a direct upload once its bytes are in storage: checks the size and the type from the bytes (same rules and limits as POST /v1/upload, image pixel cap included). ' +
-      'Answers the completed record (again on a repeated call); the upload is then usable as a job input. 400 invalid_request: nothing stored yet (the upload stays pending), ' +
-      'or the bytes were refused (the object is deleted and the upload is failed). 404 not_found: no such upload in this workspace.',
-    tags: ['Uploads'],
-    rateClass: 'generate',
-    response: directUploadRecordSchema,
-    errors: [400, 401, 404, 429, 500],
-  },
-  {
-    method: 'get',
-    path: '/v1/uploads/:id',
-    summary: 'Get an upload record with its status (any upload of the workspace). 404 not_found: no such upload in this workspace.',
-    tags: ['Uploads'],
-    rateClass: 'poll',
-    response: directUploadRecordSchema,
-    errors: [401, 404, 429, 500],
-  },
-];
 
 
 export function uploadRecord(stored: StoredUpload, base: string): UploadRecord {
@@ -401,85 +336,143 @@ async function runUploadFromUrl(deps: AppDeps, temporal: Client, input: UploadFr
   }
 }
 
+/** The upload endpoints, each declared once (routing, validation and the OpenAPI document). */
+export const uploadEndpoints = new Endpoints<AppDeps>()
+  .add({
+    method: 'post',
+    path: '/v1/upload',
+    summary:
+      'Upload an image or video (multipart parts `file` and `project_id`). 400 invalid_request: missing, duplicate or unknown parts, more than one file, ' +
+      'not multipart/form-data, unsupported type, or a declared part type that disagrees with the bytes. 403 forbidden: project missing or outside the workspace. ' +
+      '413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored).' + IDEMPOTENCY_NOTE,
+    tags: ['Uploads'],
+    rateClass: 'generate',
+    multipart: multipartSchema,
+    response: uploadRecordSchema,
+    creates: '/v1/uploads/:id',
+    errors: [400, 401, 403, 409, 413, 422, 429, 500],
+    before: (deps) => [idempotent(deps, { body: 'multipart', discard: discardRest, maxMultipartBytes: uploadLimits.direct.video + 64 * 1024 })],
+    async handler({ req, res, services: deps }) {
+      const record = await handleMultipart(deps, req, res);
+      res.status(200).json({ data: record });
+    },
+  })
+  .add({
+    method: 'post',
+    path: '/v1/upload-from-url',
+    summary:
+      'Fetch a public HTTPS image or video URL and store it. 400 invalid_request names why a URL was refused (non-public address, not https, ' +
+      'too many redirects, too large, unsupported type, fetch failure). 403 forbidden: project missing or outside the workspace. ' +
+      '503 service_unavailable: the fetch did not finish in time.' + IDEMPOTENCY_NOTE,
+    tags: ['Uploads'],
+    rateClass: 'generate',
+    body: uploadFromUrlSchema,
+    response: uploadRecordSchema,
+    errors: [400, 401, 403, 409, 422, 429, 500, 503],
+    before: (deps) => [idempotent(deps, { body: 'json' })],
+    async handler({ res, body, services: deps }) {
+      const { workspaceId } = authOf(res);
+      try {
+        precheckUrl(body.url, deps.config.FETCH_ALLOW_LOOPBACK_ORIGIN);
+      } catch (err) {
+        if (err instanceof FetchError) throw invalidRequest(`URL refused: ${err.message}`);
+        throw err;
+      }
+      await requireProject(deps, workspaceId, body.project_id);
+      const stored = await runUploadFromUrl(deps, deps.temporal, {
+        uploadId: newId('upl'),
+        workspaceId,
+        projectId: body.project_id,
+        url: body.url,
+        attemptTimeoutMs: deps.config.FETCH_TOTAL_TIMEOUT_MS + 5_000,
+        taskQueuePrefix: deps.config.TASK_QUEUE_PREFIX,
+      });
+      res.status(200).json({ data: uploadRecord(stored, publicBaseUrl(deps.config)) });
+    },
+  })
+  .add({
+    method: 'post',
+    path: '/v1/uploads',
+    summary:
+      'Start a direct upload: answers a pending upload record and a presigned POST that sends the bytes straight to storage, then call ' +
+      'POST /v1/uploads/{id}/complete. 400 invalid_request: bad body, or a size over the limit of the type. 403 forbidden: project missing or outside the workspace. ' +
+      'Pending uploads never completed are removed after a day.' + IDEMPOTENCY_NOTE,
+    tags: ['Uploads'],
+    rateClass: 'generate',
+    body: directUploadSchema,
+    response: directUploadCreatedSchema,
+    creates: '/v1/uploads/:id',
+    errors: [400, 401, 403, 409, 422, 429, 500],
+    before: (deps) => [idempotent(deps, { body: 'json' })],
+    async handler({ res, body, services: deps }) {
+      const { workspaceId } = authOf(res);
+      const limit = directUploadLimit(body.mime_type);
+      const type = mediaTypeOf(body.mime_type);
+      if (body.size > limit) throw invalidRequest(`size: a ${type.fileType} may be at most ${limit / MB} MB (${limit} bytes)`);
+      await requireProject(deps, workspaceId, body.project_id);
+      const id = newId('upl');
+      const key = incomingObjectKey(workspaceId, id, body.mime_type);
+      const post = await deps.storage.presignedPost(key, { contentType: body.mime_type, size: body.size, expirySeconds: deps.config.DIRECT_UPLOAD_EXPIRY_SECONDS });
+      const row = await insertUpload(deps.db, {
+        id,
+        workspace_id: workspaceId,
+        project_id: body.project_id,
+        name: sanitizeFileName(body.name, type),
+        object_key: key,
+        file_type: type.fileType,
+        mime_type: type.mime,
+        file_size: body.size,
+        status: 'pending',
+        source_url: null,
+        expires_at: new Date(Date.now() + deps.config.PENDING_UPLOAD_TTL_SECONDS * 1000),
+      });
+      res.status(200).json({
+        data: { ...directUploadRecord(row, publicBaseUrl(deps.config)), upload: { method: 'POST', url: post.url, fields: post.fields, expires_at: post.expiresAt.getTime() } },
+      });
+    },
+  })
+  .add({
+    method: 'post',
+    path: '/v1/uploads/:id/complete',
+    summary:
+      'Complete a direct upload once its bytes are in storage: checks the size and the type from the bytes (same rules and limits as POST /v1/upload, image pixel cap included). ' +
+      'Answers the completed record (again on a repeated call); the upload is then usable as a job input. 400 invalid_request: nothing stored yet (the upload stays pending), ' +
+      'or the bytes were refused (the object is deleted and the upload is failed). 404 not_found: no such upload in this workspace.',
+    tags: ['Uploads'],
+    rateClass: 'generate',
+    response: directUploadRecordSchema,
+    errors: [400, 401, 404, 429, 500],
+    async handler({ req, res, services: deps }) {
+      const { workspaceId } = authOf(res);
+      const id = String(req.params.id);
+      const row = await findUploadInWorkspace(deps.db, workspaceId, id);
+      if (!row) throw new ApiError(404, 'not_found', `file upload ${id} not found`);
+      try {
+        const done = await completeDirectUpload(deps, row);
+        res.status(200).json({ data: directUploadRecord(done, publicBaseUrl(deps.config)) });
+      } catch (err) {
+        if (err instanceof DirectUploadRefused) throw invalidRequest(err.message);
+        throw err;
+      }
+    },
+  })
+  .add({
+    method: 'get',
+    path: '/v1/uploads/:id',
+    summary: 'Get an upload record with its status (any upload of the workspace). 404 not_found: no such upload in this workspace.',
+    tags: ['Uploads'],
+    rateClass: 'poll',
+    response: directUploadRecordSchema,
+    errors: [401, 404, 429, 500],
+    async handler({ req, res, services: deps }) {
+      const { workspaceId } = authOf(res);
+      const id = String(req.params.id);
+      const row = await findUploadInWorkspace(deps.db, workspaceId, id);
+      if (!row) throw new ApiError(404, 'not_found', `file upload ${id} not found`);
+      res.status(200).json({ data: directUploadRecord(row, publicBaseUrl(deps.config)) });
+    },
+  });
+
 export function createUploadsRouter(deps: AppDeps, auth: Auth): Router {
-  const router = Router();
-
-  const idempotentJson = idempotent(deps, { body: 'json' });
-  router.post('/v1/upload', auth.rateLimit('generate'), idempotent(deps, { body: 'multipart', discard: discardRest, maxMultipartBytes: uploadLimits.direct.video + 64 * 1024 }), async (req, res) => {
-    const record = await handleMultipart(deps, req, res);
-    res.status(200).json({ data: record });
-  });
-
-  router.post('/v1/upload-from-url', auth.rateLimit('generate'), jsonBody, idempotentJson, async (req, res) => {
-    const { workspaceId } = authOf(res);
-    const body = parseOr400(uploadFromUrlSchema, req.body);
-    try {
-      precheckUrl(body.url, deps.config.FETCH_ALLOW_LOOPBACK_ORIGIN);
-    } catch (err) {
-      if (err instanceof FetchError) throw invalidRequest(`URL refused: ${err.message}`);
-      throw err;
-    }
-    await requireProject(deps, workspaceId, body.project_id);
-    const stored = await runUploadFromUrl(deps, deps.temporal, {
-      uploadId: newId('upl'),
-      workspaceId,
-      projectId: body.project_id,
-      url: body.url,
-      attemptTimeoutMs: deps.config.FETCH_TOTAL_TIMEOUT_MS + 5_000,
-      taskQueuePrefix: deps.config.TASK_QUEUE_PREFIX,
-    });
-    res.status(200).json({ data: uploadRecord(stored, publicBaseUrl(deps.config)) });
-  });
-
-  router.post('/v1/uploads', auth.rateLimit('generate'), jsonBody, idempotentJson, async (req, res) => {
-    const { workspaceId } = authOf(res);
-    const body = parseOr400(directUploadSchema, req.body);
-    const limit = directUploadLimit(body.mime_type);
-    const type = mediaTypeOf(body.mime_type);
-    if (body.size > limit) throw invalidRequest(`size: a ${type.fileType} may be at most ${limit / MB} MB (${limit} bytes)`);
-    await requireProject(deps, workspaceId, body.project_id);
-    const id = newId('upl');
-    const key = incomingObjectKey(workspaceId, id, body.mime_type);
-    const post = await deps.storage.presignedPost(key, { contentType: body.mime_type, size: body.size, expirySeconds: deps.config.DIRECT_UPLOAD_EXPIRY_SECONDS });
-    const row = await insertUpload(deps.db, {
-      id,
-      workspace_id: workspaceId,
-      project_id: body.project_id,
-      name: sanitizeFileName(body.name, type),
-      object_key: key,
-      file_type: type.fileType,
-      mime_type: type.mime,
-      file_size: body.size,
-      status: 'pending',
-      source_url: null,
-      expires_at: new Date(Date.now() + deps.config.PENDING_UPLOAD_TTL_SECONDS * 1000),
-    });
-    res.status(200).json({
-      data: { ...directUploadRecord(row, publicBaseUrl(deps.config)), upload: { method: 'POST', url: post.url, fields: post.fields, expires_at: post.expiresAt.getTime() } },
-    });
-  });
-
-  router.post('/v1/uploads/:id/complete', auth.rateLimit('generate'), async (req, res) => {
-    const { workspaceId } = authOf(res);
-    const id = String(req.params.id);
-    const row = await findUploadInWorkspace(deps.db, workspaceId, id);
-    if (!row) throw new ApiError(404, 'not_found', `file upload ${id} not found`);
-    try {
-      const done = await completeDirectUpload(deps, row);
-      res.status(200).json({ data: directUploadRecord(done, publicBaseUrl(deps.config)) });
-    } catch (err) {
-      if (err instanceof DirectUploadRefused) throw invalidRequest(err.message);
-      throw err;
-    }
-  });
-
-  router.get('/v1/uploads/:id', auth.rateLimit('poll'), async (req, res) => {
-    const { workspaceId } = authOf(res);
-    const id = String(req.params.id);
-    const row = await findUploadInWorkspace(deps.db, workspaceId, id);
-    if (!row) throw new ApiError(404, 'not_found', `file upload ${id} not found`);
-    res.status(200).json({ data: directUploadRecord(row, publicBaseUrl(deps.config)) });
-  });
-
-  return router;
+  return uploadEndpoints.router(deps, auth);
 }

@@ -6,6 +6,7 @@
 import { sql } from 'kysely';
 import type { Queryable } from '../index.js';
 import type { FileUpload, NewFileUpload } from '../schema.js';
+import type { StoredUpload } from '../../shared/uploads.js';
 
 export async function insertUpload(db: Queryable, row: NewFileUpload): Promise<FileUpload> {
   return db.insertInto('file_uploads').values(row).returningAll().executeTakeFirstOrThrow();
@@ -79,4 +80,20 @@ export async function findExpiredPendingUploads(db: Queryable, now: Date, limit:
 export async function deletePendingUpload(db: Queryable, id: string): Promise<boolean> {
   const r = await db.deleteFrom('file_uploads').where('id', '=', id).where('status', '=', 'pending').executeTakeFirst();
   return r.numDeletedRows > 0n;
+}
+
+/** The upload record the fetch workflow returns (timestamps in ms). */
+export function storedUploadOf(row: FileUpload): StoredUpload {
+  return {
+    id: row.id,
+    name: row.name,
+    object_key: row.object_key,
+    workspace_id: row.workspace_id,
+    project_id: row.project_id,
+    file_type: row.file_type,
+    mime_type: row.mime_type,
+    file_size: Number(row.file_size),
+    created_at: row.created_at.getTime(),
+    updated_at: row.updated_at.getTime(),
+  };
 }

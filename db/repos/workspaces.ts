@@ -3,7 +3,7 @@
 import { sql } from 'kysely';
 import type { Database, Queryable } from '../index.js';
 import type { MemberRole } from '../schema.js';
-import { newId } from '../ids.js';
+import { newId } from '../../shared/ids.js';
 import { generateApiKey } from '../api-keys.js';
 
 export class AdminError extends Error {

@@ -7,7 +7,7 @@ import { createTestDatabase, createTenant, type TestDatabase, type Tenant } from
 import { api, assertApiError, creditsOf } from '../support/services.js';
 import { startInProcessGateway, type Gateway } from '../integration/gateway-harness.js';
 import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
-import { createStorage } from '../../activities/storage.js';
+import { createStorage } from '../../shared/storage.js';
 import { testConfig } from '../support/stack.js';
 
 let tdb: TestDatabase;

@@ -11,7 +11,7 @@ import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
 import { Holds } from '../support/holds.js';
 import { documentValidator } from '../support/openapi.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
-import type { Config } from '../../worker/config.js';
+import type { Config } from '../../shared/config.js';
 
 let tdb: TestDatabase;
 let config: Config;

@@ -10,7 +10,7 @@ import type { Client } from '@temporalio/client';
 import { createTestDatabase, createTenant, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, startGateway, startWorkers, type Workers } from '../support/services.js';
 import { roleName } from '../../worker/roles.js';
-import type { Config } from '../../worker/config.js';
+import type { Config } from '../../shared/config.js';
 import { serveApiMetrics } from '../../api/metrics.js';
 
 const workerMain = fileURLToPath(new URL('../../worker/main.js', import.meta.url));

@@ -7,7 +7,7 @@ import { createTenant, testConfig, waitFor, type TestDatabase } from '../support
 import { api, creditsOf, startGateway, startService, startWorkers, waitForJobStatus, type Gateway, type Service, type Workers } from '../support/services.js';
 import { insertActor, insertUpload, insertVoice, jobObjectKeys, probeUrl } from '../support/fixtures.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
-import type { Config } from '../../worker/config.js';
+import type { Config } from '../../shared/config.js';
 
 let svc: Service;
 let tdb: TestDatabase;

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { createTestDatabase, createTenant, type TestDatabase, type Tenant } from '../support/stack.js';
 import { api } from '../support/services.js';
 import { startInProcessGateway, type Gateway } from '../integration/gateway-harness.js';
-import { catalog, routeFor, type ModelRoute } from '../../activities/providers/catalog.js';
-import { jobKinds } from '../../api/routes/jobs.js';
+import { catalog, routeFor, type ModelRoute } from '../../shared/catalog.js';
+import { kinds as jobKinds } from '../../api/routes/jobs/kinds.js';
 
 let tdb: TestDatabase;
 let local: Gateway;

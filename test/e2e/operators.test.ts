@@ -10,7 +10,7 @@ import { api, creditsOf, startGateway, startService, startWorkers, waitForJobSta
 import { insertUpload, probeUrl } from '../support/fixtures.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import { searchAttributes } from '../../workflows/definitions.js';
-import type { Config } from '../../worker/config.js';
+import type { Config } from '../../shared/config.js';
 
 let svc: Service;
 let tdb: TestDatabase;

@@ -8,9 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { createTenant, insertImageJob, rawMinioClient, testConfig, type TestDatabase } from '../support/stack.js';
 import { api, assertApiError, startGateway, startService, waitForJobStatus, type Gateway, type Service } from '../support/services.js';
 import { jobObjectKeys } from '../support/fixtures.js';
-import { createStorage } from '../../activities/storage.js';
-import { ABORT_MULTIPART_RULE_ID, OUTPUT_EXPIRY_RULE_ID, readLifecycleRules } from '../../activities/retention.js';
-import type { Config } from '../../worker/config.js';
+import { createStorage } from '../../shared/storage.js';
+import { ABORT_MULTIPART_RULE_ID, OUTPUT_EXPIRY_RULE_ID, readLifecycleRules } from '../../shared/retention.js';
+import type { Config } from '../../shared/config.js';
 
 let svc: Service;
 let tdb: TestDatabase;

@@ -17,7 +17,7 @@ import { jobObjectKeys, probeUrl } from '../support/fixtures.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
 import { jobToStart, startJobWorkflow } from '../../workflows/client.js';
 import { createReconciler } from '../../worker/reconciler.js';
-import type { Config } from '../../worker/config.js';
+import type { Config } from '../../shared/config.js';
 
 let tdb: TestDatabase;
 let config: Config;

@@ -14,7 +14,7 @@ import { call, spawnGateway, startInProcessGateway, type Gateway } from './gatew
 import { openEventStream, type SseStream } from '../support/sse.js';
 import { documentValidator } from '../support/openapi.js';
 import type { App } from '../../api/app.js';
-import { newId } from '../../db/ids.js';
+import { newId } from '../../shared/ids.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
 import type { JobKind } from '../../db/schema.js';
 

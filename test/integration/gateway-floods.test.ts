@@ -12,7 +12,7 @@ import { createTestDatabase, createTenant, testConfig, waitFor, type TestDatabas
 import { generateApiKey } from '../../db/api-keys.js';
 import { createApiKey, revokeApiKey } from '../../db/repos/workspaces.js';
 import { createApp, type App } from '../../api/app.js';
-import { createStorage, type Storage } from '../../activities/storage.js';
+import { createStorage, type Storage } from '../../shared/storage.js';
 import { cachedFor, READY_CACHE_MS } from '../../api/routes/health.js';
 import { call } from './gateway-harness.js';
 import { sql } from 'kysely';

@@ -15,7 +15,7 @@ import { allOperations } from '../../api/openapi.js';
 import { documentValidator } from '../support/openapi.js';
 import { serveApiMetrics } from '../../api/metrics.js';
 import type { App } from '../../api/app.js';
-import { createStorage } from '../../activities/storage.js';
+import { createStorage } from '../../shared/storage.js';
 import { renderImage } from '../../activities/providers/local/media.js';
 
 /** A loopback port nothing listens on (bound, then closed): connections to it are refused. */

@@ -10,10 +10,10 @@ import { pino } from 'pino';
 import { Client, Connection } from '@temporalio/client';
 import express from 'express';
 import { createApp, type App } from '../../api/app.js';
-import { createStorage, type Storage } from '../../activities/storage.js';
+import { createStorage, type Storage } from '../../shared/storage.js';
 import { createMediaRouter } from '../../api/routes/media.js';
 import { errorMiddleware, notFoundRoute } from '../../api/errors.js';
-import type { Config } from '../../worker/config.js';
+import type { Config } from '../../shared/config.js';
 import type { Database } from '../../db/index.js';
 import { testConfig } from '../support/stack.js';
 

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { createTestDatabase, createTenant, insertImageJob, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
 import { createApp } from '../../api/app.js';
-import { createStorage } from '../../activities/storage.js';
+import { createStorage } from '../../shared/storage.js';
 import { call } from './gateway-harness.js';
 
 describe('job progress in Postgres', () => {

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, createTestDatabase, type Tenant, type TestDatabase } from '../support/stack.js';
 import { creditsOf } from '../support/services.js';
-import { newId } from '../../db/ids.js';
+import { newId } from '../../shared/ids.js';
 import * as jobs from '../../db/repos/jobs.js';
 import type { Tx } from '../../db/index.js';
 

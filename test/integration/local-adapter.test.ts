@@ -7,13 +7,13 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { createStorage, type Storage } from '../../activities/storage.js';
-import { routeFor } from '../../activities/providers/catalog.js';
+import { createStorage, type Storage } from '../../shared/storage.js';
+import { routeFor } from '../../shared/catalog.js';
 import { createLocalAdapter, type LocalRef } from '../../activities/providers/local/adapter.js';
 import { probeMedia, renderImage, renderVideo } from '../../activities/providers/local/media.js';
 import { ProviderError, type InputFile, type ProviderAdapter, type ProviderContext, type ProviderRequest } from '../../activities/providers/types.js';
-import { randomToken } from '../../db/ids.js';
-import { loadConfig, type Config } from '../../worker/config.js';
+import { randomToken } from '../../shared/ids.js';
+import { loadConfig, type Config } from '../../shared/config.js';
 import { requireStackEnv, waitFor } from '../support/stack.js';
 
 let config: Config;

@@ -4,13 +4,13 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable, Transform } from 'node:stream';
 import type { Server } from 'node:http';
-import { createStorage, type Storage } from '../../activities/storage.js';
-import { MB } from '../../activities/media-type.js';
-import { randomToken } from '../../db/ids.js';
+import { createStorage, type Storage } from '../../shared/storage.js';
+import { MB } from '../../shared/media-type.js';
+import { randomToken } from '../../shared/ids.js';
 import { serveMediaRoute } from './gateway-harness.js';
 import { createClientLimiter, mediaPath } from '../../api/routes/media.js';
 import { requireStackEnv } from '../support/stack.js';
-import { loadConfig } from '../../worker/config.js';
+import { loadConfig } from '../../shared/config.js';
 
 const MEDIA_LIMIT = 8;
 

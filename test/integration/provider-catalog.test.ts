@@ -3,7 +3,7 @@
 // the job then completes. Also the registry's modes (local / live / auto) and the start-log lines.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { catalog, durationAllowed, imageModels, replaceActorModel, routeFor, talkingActorModel, videoModels, type ModelRoute } from '../../activities/providers/catalog.js';
+import { catalog, durationAllowed, imageModels, replaceActorModel, routeFor, talkingActorModel, videoModels, type ModelRoute } from '../../shared/catalog.js';
 import { createProviders, describeRoutes, type ProvidersConfig } from '../../activities/providers/index.js';
 import type { ProviderAdapter, ProviderRequest } from '../../activities/providers/types.js';
 import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';

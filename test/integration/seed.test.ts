@@ -6,13 +6,13 @@ import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { Client } from 'minio';
 import { createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
-import { createStorage, type Storage } from '../../activities/storage.js';
-import { catalogKeys, seedCatalog, seedDemo, DEMO_CREDITS } from '../../db/seed.js';
+import { createStorage, type Storage } from '../../shared/storage.js';
+import { catalogKeys, seedCatalog, seedDemo, DEMO_CREDITS } from '../../scripts/seed.js';
 import { actorAges, actorGenders, actorSkinTones } from '../../db/seed-data.js';
 import { serveMediaRoute } from './gateway-harness.js';
 import { mediaPath } from '../../api/routes/media.js';
 import { parseApiKey, secretMatches } from '../../db/api-keys.js';
-import { randomToken } from '../../db/ids.js';
+import { randomToken } from '../../shared/ids.js';
 
 describe('catalog seed, demo workspace and the public media route', () => {
   let t: TestDatabase;

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, waitFor, type TestDatabase } from '../support/stack.js';
-import { randomToken } from '../../db/ids.js';
+import { randomToken } from '../../shared/ids.js';
 
 const devSh = fileURLToPath(new URL('../../../scripts/dev.sh', import.meta.url));
 

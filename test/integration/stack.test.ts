@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { requireStackEnv } from '../support/stack.js';
-import { randomToken } from '../../db/ids.js';
+import { randomToken } from '../../shared/ids.js';
 
 const stackSh = fileURLToPath(new URL('../../../scripts/stack.sh', import.meta.url));
 

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import type { Client as MinioClient } from 'minio';
-import { createStorage, PART_SIZE, StreamEndedEarly, type Storage } from '../../activities/storage.js';
+import { createStorage, PART_SIZE, StreamEndedEarly, type Storage } from '../../shared/storage.js';
 import { rawMinioClient, requireStackEnv, testConfig } from '../support/stack.js';
-import type { Config } from '../../worker/config.js';
+import type { Config } from '../../shared/config.js';
 
 let config: Config;
 let storage: Storage;

@@ -10,15 +10,15 @@ import tls from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { Client as MinioClient } from 'minio';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { createStorage } from '../../activities/storage.js';
+import { createStorage } from '../../shared/storage.js';
 import { createUploadActivities, fetchRemoteInput } from '../../activities/uploads.js';
-import { MB } from '../../activities/media-type.js';
+import { MB } from '../../shared/media-type.js';
 import { findCompletedUpload } from '../../db/repos/uploads.js';
 import { taskQueues } from '../../workflows/definitions.js';
 import { createTestDatabase, createTenant, rawMinioClient, testConfig, type TestDatabase, type Tenant } from '../support/stack.js';
 import { startGateway, type Gateway } from '../support/services.js';
 import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer, type SampleMedia } from '../support/https-server.js';
-import type { Config } from '../../worker/config.js';
+import type { Config } from '../../shared/config.js';
 import type { FetchHooks } from '../../activities/uploads.js';
 
 let tdb: TestDatabase;

@@ -4,10 +4,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database } from '../../db/index.js';
-import { jobPrefix, type Storage } from '../../activities/storage.js';
-import type { Config } from '../../worker/config.js';
+import { jobPrefix, type Storage } from '../../shared/storage.js';
+import type { Config } from '../../shared/config.js';
 import { rawMinioClient } from './stack.js';
-import { newId } from '../../db/ids.js';
+import { newId } from '../../shared/ids.js';
 import { renderImage, renderVideo, probeMedia, type MediaInfo } from '../../activities/providers/local/media.js';
 
 export async function insertVoice(db: Database, opts: { id?: string; ttsVoice?: string } = {}) {

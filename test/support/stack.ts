@@ -4,10 +4,10 @@ import pg from 'pg';
 import { Client as MinioClient } from 'minio';
 import { createDb, type Database } from '../../db/index.js';
 import { migrateToLatest } from '../../db/migrate.js';
-import { randomToken } from '../../db/ids.js';
-import { loadConfig, type Config } from '../../worker/config.js';
+import { randomToken } from '../../shared/ids.js';
+import { loadConfig, type Config } from '../../shared/config.js';
 import { createWorkspace, createApiKey, createProject } from '../../db/repos/workspaces.js';
-import { newId } from '../../db/ids.js';
+import { newId } from '../../shared/ids.js';
 import { insertJobWithCharge } from '../../db/repos/jobs.js';
 
 export function requireStackEnv(): void {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { configVariables, loadConfig } from '../../worker/config.js';
+import { configVariables, loadConfig } from '../../shared/config.js';
 
 const composePath = fileURLToPath(new URL('../../../docker-compose.yml', import.meta.url));
 
@@ -71,7 +71,7 @@ describe('docker-compose.yml', () => {
     test(`${s}: every variable is one the config module reads, and the required ones are set`, () => {
       const vars = env(services[s]!);
       const unknown = Object.keys(vars).filter((k) => !configVariables.includes(k));
-      assert.deepEqual(unknown, [], `${s} sets variables worker/config.ts does not read`);
+      assert.deepEqual(unknown, [], `${s} sets variables shared/config.ts does not read`);
       for (const r of required) assert.ok(vars[r] && interpolate(vars[r]!) !== '', `${s} sets ${r}`);
     });
 

@@ -1,7 +1,7 @@
-// worker/config.ts: test-only switches are refused in production, naming the variable (never its value).
+// shared/config.ts: test-only switches are refused in production, naming the variable (never its value).
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig, testOnlySettings } from '../../worker/config.js';
+import { ConfigError, loadConfig, testOnlySettings } from '../../shared/config.js';
 
 const base = {
   DATABASE_URL: 'postgres://media@127.0.0.1:5432/media',

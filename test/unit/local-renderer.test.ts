@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { imageSize, frameSize } from '../../activities/providers/catalog.js';
+import { imageSize, frameSize } from '../../shared/catalog.js';
 import { crc32 } from 'node:zlib';
 import {
   MAX_STILL_SIDE,

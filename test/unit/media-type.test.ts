@@ -2,7 +2,7 @@ import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createMediaGuard, declaredTypeMatches, MediaError, sniffMediaType, SNIFF_BYTES, mediaTypeOf, MB, readImageDimensions, DEFAULT_MAX_IMAGE_PIXELS } from '../../activities/media-type.js';
+import { createMediaGuard, declaredTypeMatches, MediaError, sniffMediaType, SNIFF_BYTES, mediaTypeOf, MB, readImageDimensions, DEFAULT_MAX_IMAGE_PIXELS } from '../../shared/media-type.js';
 import { makeSampleMedia, type SampleMedia } from '../support/https-server.js';
 
 let media: SampleMedia;

@@ -1,7 +1,7 @@
 // What the catalog refuses at create time, as a pure function of route, request and serving provider.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { catalog, requestRefusal, talkingActorScriptLimit } from '../../activities/providers/catalog.js';
+import { catalog, requestRefusal, talkingActorScriptLimit } from '../../shared/catalog.js';
 
 test('talking actor: the script cap applies to the live pipeline, not to the local renderer', () => {
   const route = catalog['talking-actor'];

@@ -6,7 +6,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import tls from 'node:tls';
-import { fetchRemote, FetchError, isPublicAddress, precheckUrl, type FetchRemoteOptions, type ResolvedAddress } from '../../activities/fetch-remote.js';
+import { fetchRemote, FetchError, isPublicAddress, precheckUrl, type FetchRemoteOptions, type ResolvedAddress } from '../../shared/fetch-remote.js';
 import { startHttpsTestServer, type HttpsTestServer } from '../support/https-server.js';
 
 /** Addresses that must never be fetched. */

@@ -8,13 +8,13 @@ import assert from 'node:assert/strict';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
 import { createTestDatabase, createTenant, testConfig, type TestDatabase } from '../support/stack.js';
-import { createStorage } from '../../activities/storage.js';
+import { createStorage } from '../../shared/storage.js';
 import { createWorkerFleet, type WorkerFleet } from '../../worker/workers.js';
 import { parseRoles } from '../../worker/roles.js';
 import { insertJobWithCharge, ledgerForJob, getJob } from '../../db/repos/jobs.js';
 import { jobToStart } from '../../workflows/client.js';
 import { searchAttributes, taskQueues, workflowTypes } from '../../workflows/definitions.js';
-import type { Config } from '../../worker/config.js';
+import type { Config } from '../../shared/config.js';
 
 let env: TestWorkflowEnvironment;
 let tdb: TestDatabase;

@@ -15,7 +15,7 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { frameSize, imageSize } from '../catalog.js';
+import { frameSize, imageSize } from '../../../shared/catalog.js';
 import { log } from '@temporalio/activity';
 import { ProviderError } from '../types.js';
 import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest } from '../types.js';

@@ -1,8 +1,8 @@
 // Shared pieces of the provider contract tests: real MinIO storage from the stack's S3_* variables,
 // a ProviderContext over it, requests built from the catalog's defaults, and a poll loop.
 import { randomUUID } from 'node:crypto';
-import { createStorage, type Storage } from '../../../activities/storage.js';
-import { routeFor } from '../../../activities/providers/catalog.js';
+import { createStorage, type Storage } from '../../../shared/storage.js';
+import { routeFor } from '../../../shared/catalog.js';
 import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderRef, ProviderRequest } from '../../../activities/providers/types.js';
 import { tinyPng } from './server.js';
 

@@ -5,7 +5,7 @@ import { applyLifecycleRules, type LifecycleResult } from './retention.js';
 import { createHash, createHmac } from 'node:crypto';
 import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
-import type { Config } from '../worker/config.js';
+import type { Config } from './config.js';
 
 export interface StoredObject {
   key: string;
@@ -46,7 +46,7 @@ export interface Storage {
   presignedPost(key: string, opts: { contentType: string; size: number; expirySeconds: number }): Promise<PresignedPost>;
   /** Server-side copy inside the bucket (no bytes pass through this process). */
   copy(fromKey: string, toKey: string): Promise<void>;
-  /** Puts the bucket lifecycle rules of activities/retention.ts in place (idempotent). */
+  /** Puts the bucket lifecycle rules of shared/retention.ts in place (idempotent). */
   applyLifecycle(outputRetentionDays: number | null): Promise<LifecycleResult>;
 }
 

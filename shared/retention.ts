@@ -3,9 +3,8 @@
 // after they began (a gateway that died mid-upload leaves none behind), and, when
 // OUTPUT_RETENTION_DAYS is set, job media (the `jobs/` prefix) expires that many days after it was
 // stored. Rules of ours are replaced by ID; any other rule of the bucket is kept as it is.
-// Deleting one job's outputs on request (DELETE /v1/{kind}/{id}) lives in db/repos + the route.
+// Deleting one job's outputs on request (DELETE /v1/{kind}/{id}): api/routes/retention.ts.
 import type { Client as MinioClient, LifecycleRule } from 'minio';
-import type { Job } from '../db/schema.js';
 
 export const ABORT_MULTIPART_RULE_ID = 'mediagen-abort-incomplete-multipart';
 export const OUTPUT_EXPIRY_RULE_ID = 'mediagen-expire-job-outputs';
@@ -86,7 +85,7 @@ function normalize(r: LifecycleRule) {
  * the retention the lifecycle rule enforces (the objects may linger until MinIO's scan removes them;
  * they are not handed out meanwhile).
  */
-export function outputsGoneReason(job: Pick<Job, 'outputs_removed_at' | 'finished_at' | 'updated_at'>, outputRetentionDays: number | null, now = Date.now()): string | null {
+export function outputsGoneReason(job: { outputs_removed_at: Date | null; finished_at: Date | null; updated_at: Date }, outputRetentionDays: number | null, now = Date.now()): string | null {
   if (job.outputs_removed_at) return 'its outputs were deleted';
   if (outputRetentionDays !== null) {
     const stored = (job.finished_at ?? job.updated_at).getTime();

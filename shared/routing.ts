@@ -1,7 +1,7 @@
 // Which adapter serves a model in this deployment: a pure function of configuration, used by the
 // gateway (to refuse unavailable models and pick the provider task queue) and by the workers.
-import type { Config } from '../../worker/config.js';
-import type { ProviderName } from '../../workflows/definitions.js';
+import type { Config } from './config.js';
+import type { JobRoute, ProviderName } from './job-model.js';
 import { catalog, routeFor, type LiveProviderName, type ModelRoute } from './catalog.js';
 
 export type RouteMode = 'live' | 'local' | 'unavailable';
@@ -66,4 +66,18 @@ export function describeRoutes(config: KeyConfig): string[] {
 /** The models the local renderer serves in this deployment (placeholders instead of a provider). */
 export function localRenderedModels(config: KeyConfig): string[] {
   return Object.keys(catalog).filter((model) => routeMode(config, model) === 'local');
+}
+
+/**
+ * The route a new job of `route`'s model is stored with (adapter, provider model id, deadline), or
+ * undefined when the model is unavailable in this deployment. Decided once, at create time.
+ */
+export function resolveJobRoute(config: KeyConfig, route: ModelRoute): JobRoute | undefined {
+  const provider = providerFor(config, route.model);
+  if (!provider) return undefined;
+  return {
+    provider,
+    ...(provider === 'local' ? {} : { provider_model_id: providerModelIdFor(route, provider) }),
+    deadline_seconds: route.deadlineSeconds,
+  };
 }

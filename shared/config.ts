@@ -92,7 +92,7 @@ export const envSchema = z.object({
   DIRECT_UPLOAD_EXPIRY_SECONDS: int(900, 60, 7 * 24 * 3600),
   PENDING_UPLOAD_TTL_SECONDS: int(86_400, 1),
   // Job outputs (everything under jobs/) expire this many days after they were stored, by a bucket
-  // lifecycle rule the worker applies at start (activities/retention.ts). Unset: kept until deleted.
+  // lifecycle rule the worker applies at start (shared/retention.ts). Unset: kept until deleted.
   OUTPUT_RETENTION_DAYS: optionalInt(1, 36_500),
   METRICS_ENABLED: bool(true),
   // GET /media/... (public, unauthenticated): requests per minute per client address.

@@ -6,11 +6,11 @@ import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import type { Database } from './index.js';
-import type { Storage } from '../activities/storage.js';
+import type { Database } from '../db/index.js';
+import type { Storage } from '../shared/storage.js';
 import { renderImage, renderTalkingActor, renderVideo, runTool, synthesizeSpeech } from '../activities/providers/local/media.js';
-import { seedActors, seedVoices, type SeedActor, type SeedVoice } from './seed-data.js';
-import { adjustCredits, createApiKey, createProject, createWorkspace, revokeApiKey } from './repos/workspaces.js';
+import { seedActors, seedVoices, type SeedActor, type SeedVoice } from '../db/seed-data.js';
+import { adjustCredits, createApiKey, createProject, createWorkspace, revokeApiKey } from '../db/repos/workspaces.js';
 
 /** Object keys of a catalog entry's media (served publicly under /media/<key>). */
 export const catalogKeys = {

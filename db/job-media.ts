@@ -1,10 +1,10 @@
 // Failing a job is settling it and removing its media in one step, whoever fails it (the workflow,
 // the cancel route for a workflow that never existed or already ended, the reconciler): no media
 // stays in storage for a job that was refunded. A completed job is never failed, so its media stays.
-import type { Database } from '../db/index.js';
-import type { JobError, JobStatus } from '../db/schema.js';
-import * as jobsRepo from '../db/repos/jobs.js';
-import { jobPrefix, type Storage } from './storage.js';
+import type { Database } from './index.js';
+import type { JobError, JobStatus } from './schema.js';
+import * as jobsRepo from './repos/jobs.js';
+import { jobPrefix, type Storage } from '../shared/storage.js';
 
 /**
  * Marks the job failed (refunding it) in workflow run `runId` (null: no run failed it) and removes

@@ -16,31 +16,11 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import type { Database } from '../db/index.js';
 import type { FileUpload } from '../db/schema.js';
-import type { Config } from '../worker/config.js';
-import type { Storage } from './storage.js';
-import { randomToken } from '../db/ids.js';
-import { completePendingUpload, deletePendingUpload, failPendingUpload, findExpiredPendingUploads } from '../db/repos/uploads.js';
-import { createMediaGuard, MediaError, mediaTypeOf, type AcceptedMime, type MediaInspection } from './media-type.js';
-import { uploadLimits } from './uploads.js';
-
-const INCOMING = 'incoming/';
-const UPLOADS = 'uploads/';
-
-/** Where a direct upload's bytes land before completion: a prefix the media route never serves. */
-export function incomingObjectKey(workspaceId: string, uploadId: string, mime: AcceptedMime): string {
-  return `${INCOMING}${workspaceId}/${uploadId}/${randomToken(24)}.${mediaTypeOf(mime).ext}`;
-}
-
-/** The public key an accepted direct upload is copied to (same unguessable token). */
-export function completedObjectKey(incomingKey: string): string {
-  if (!incomingKey.startsWith(INCOMING)) throw new Error('not an incoming upload key');
-  return UPLOADS + incomingKey.slice(INCOMING.length);
-}
-
-/** The byte limit of a declared type (the same limits as multipart uploads). */
-export function directUploadLimit(mime: AcceptedMime): number {
-  return uploadLimits.direct[mediaTypeOf(mime).fileType];
-}
+import type { Config } from '../shared/config.js';
+import type { Storage } from '../shared/storage.js';
+import { completePendingUpload, failPendingUpload } from '../db/repos/uploads.js';
+import { createMediaGuard, MediaError, mediaTypeOf, type AcceptedMime, type MediaInspection } from '../shared/media-type.js';
+import { completedObjectKey, directUploadLimit } from '../shared/uploads.js';
 
 /** Why a completion was refused; `final` refusals delete the object and fail the upload. */
 export class DirectUploadRefused extends Error {
@@ -112,17 +92,4 @@ export async function completeDirectUpload(deps: DirectUploadDeps, row: FileUplo
   if (now?.status === 'completed') return now;
   await deps.storage.remove(finalKey).catch(() => undefined);
   throw new DirectUploadRefused(`upload ${row.id} expired before it was completed; create a new upload`, false);
-}
-
-/**
- * Removes pending direct uploads whose expiry has passed: the incoming object first, then the row
- * (only while still pending). Returns how many were removed.
- */
-export async function sweepExpiredUploads(deps: Pick<DirectUploadDeps, 'db' | 'storage'>, now = new Date(), batch = 500): Promise<number> {
-  let removed = 0;
-  for (const row of await findExpiredPendingUploads(deps.db, now, batch)) {
-    if (row.object_key.startsWith(INCOMING)) await deps.storage.remove(row.object_key);
-    if (await deletePendingUpload(deps.db, row.id)) removed++;
-  }
-  return removed;
 }

@@ -2,7 +2,7 @@
 // model id, with the inputs it allows (aspect ratios, durations, resolutions), defaults, a deadline
 // and a price in credits. It is the one source for request validation, pricing and routing.
 // Values follow each provider's documentation; the `source` of each entry says where.
-import type { JobKind, ProviderName } from '../../workflows/definitions.js';
+import type { JobKind, LiveProviderName, ProviderName } from './job-model.js';
 
 export interface ModelRoute {
   /** Public model name of our API. */
@@ -41,7 +41,7 @@ export interface ModelRoute {
   maxSpeechSeconds?: number;
 }
 
-export type LiveProviderName = Exclude<ProviderName, 'local'>;
+export type { LiveProviderName } from './job-model.js';
 
 export interface AlternateRoute {
   provider: LiveProviderName;
@@ -344,7 +344,9 @@ export function talkingActorScriptLimit(route: ModelRoute, speed = 1): number | 
   return Math.floor(route.maxSpeechSeconds * speechCharsPerSecond * speed);
 }
 
+/** The fields of a job's params that `requestRefusal` reads (any kind's params fit). */
 export interface RequestShape {
+  [field: string]: unknown;
   script?: string;
   voice_options?: { speed?: number } | null;
   reference_file_ids?: readonly string[] | null;

@@ -1,0 +1,19 @@
+// What the gateway is built from (createApp's argument); routers receive it too. Its own module so
+// the app and its routers do not import each other.
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { Config } from '../shared/config.js';
+import type { Database } from '../db/index.js';
+import type { Storage } from '../shared/storage.js';
+import type { ApiMetrics } from './metrics.js';
+
+export interface AppDeps {
+  config: Config;
+  db: Database;
+  /** The rate limiter's pool; createApp makes (and closes) its own when not given. */
+  limiterDb?: Database;
+  storage: Storage;
+  temporal: Client;
+  logger: Logger;
+  metrics?: ApiMetrics;
+}

@@ -1,0 +1,243 @@
+// The four job kinds' endpoints — create, status, URL and cancel — declared once per kind over the
+// kind specs (kinds.ts), so every kind shares the same create path:
+//   validate → one transaction (project 403, references 404, conditional debit 402, job row with its
+//   route + ledger charge) → start the workflow after commit (a failed start is retried by the reconciler).
+import type { Request, Response } from 'express';
+import type { AppDeps } from '../../deps.js';
+import { authOf, type Auth } from '../../auth.js';
+import { z } from 'zod';
+import { Endpoints } from '../../endpoint.js';
+import { completeIdempotencyInTx, IDEMPOTENCY_NOTE, idempotent } from '../../idempotency.js';
+import { dryRun, dryRunQuery, dryRunResultSchema } from '../../dry-run.js';
+import { parseOr400 } from '../../validate.js';
+import { ApiError } from '../../errors.js';
+import type { ApiMetrics } from '../../metrics.js';
+import type { Database, Tx } from '../../../db/index.js';
+import type { Job, JobKind } from '../../../db/schema.js';
+import { newId } from '../../../shared/ids.js';
+import * as jobsRepo from '../../../db/repos/jobs.js';
+import { failJobAndRemoveMedia } from '../../../db/job-media.js';
+import { priceFor, requestRefusal } from '../../../shared/catalog.js';
+import { resolveJobRoute } from '../../../shared/routing.js';
+import { outputsGoneReason } from '../../../shared/retention.js';
+import type { StoredJobParams } from '../../../shared/job-params.js';
+import { cancelJobWorkflow, createLiveProgress, jobToStart, startJobWorkflow, type LiveProgress } from '../../../workflows/client.js';
+import { kinds, presentJob, type KindSpec } from './kinds.js';
+import { statusQuery, urlResultSchema, type Progress } from './schemas.js';
+
+/** How long one live `progress` query answer serves every `?live=true` read of the job. */
+const LIVE_PROGRESS_CACHE_MS = 1_000;
+
+/** What the job handlers use: the gateway's deps and the process-wide live progress cache. */
+export interface JobServices {
+  deps: AppDeps & { metrics: ApiMetrics };
+  liveProgress: LiveProgress;
+}
+
+/** The job `:id` of the request's kind in the key's workspace; 404 for an unknown id or another workspace's job. */
+export async function loadJobOfKey(db: Database, req: Request, res: Response, kind: JobKind): Promise<Job> {
+  const { workspaceId } = authOf(res);
+  const job = await jobsRepo.getJobInWorkspace(db, workspaceId, String(req.params.id), kind);
+  if (!job) throw new ApiError(404, 'not_found', `${kind.replace('_', '-')} job ${String(req.params.id)} not found`);
+  return job;
+}
+
+async function startWorkflow({ deps }: JobServices, job: Job): Promise<void> {
+  try {
+    const toStart = jobToStart(job, deps.config.TASK_QUEUE_PREFIX);
+    await deps.temporal.withDeadline(Date.now() + deps.config.WORKFLOW_START_TIMEOUT_MS, () => startJobWorkflow(deps.temporal, toStart));
+    await jobsRepo.markWorkflowStarted(deps.db, job.id);
+  } catch (err) {
+    // The job and its charge are committed; the reconciler starts it later.
+    deps.logger.warn({ jobId: job.id, err: (err as Error).message }, 'workflow start failed; left for the reconciler');
+  }
+}
+
+/** An unknown model is invalid_model, told apart from every other malformed field. */
+function checkModel(spec: KindSpec, raw: unknown): void {
+  const rawModel = (raw as Record<string, unknown>).model;
+  if (typeof rawModel === 'string' && !spec.models.includes(rawModel)) {
+    throw new ApiError(400, 'invalid_model', `model ${rawModel} is not supported here; use one of ${spec.models.join(', ')}`);
+  }
+}
+
+/** The create's body validated as the create endpoint does (for dry runs, which answer before it). */
+function parseCreateBody(spec: KindSpec, raw: unknown): unknown {
+  checkModel(spec, raw);
+  return parseOr400(spec.body, raw);
+}
+
+/**
+ * Everything a create checks before charging — project (403), references (404), per-model rules and
+ * the route (400) — and its price, inside the caller's transaction. The create and its dry run share it.
+ */
+async function quoteCreate({ deps }: JobServices, spec: KindSpec, body: unknown, tx: Tx, workspaceId: string) {
+  const projectId = (body as { project_id: string }).project_id;
+  const project = await tx.selectFrom('projects').select('workspace_id').where('id', '=', projectId).executeTakeFirst();
+  if (!project || project.workspace_id !== workspaceId) {
+    throw new ApiError(403, 'forbidden', `project ${projectId} is not in this workspace`);
+  }
+  const prepared = await spec.prepare(body, tx, workspaceId);
+  // The route is decided here, once, and stored with the job: the workflow, the activities
+  // and the adapters read it back instead of working it out again.
+  const route = resolveJobRoute(deps.config, prepared.route);
+  if (!route) {
+    throw new ApiError(400, 'invalid_model', `model ${prepared.model} is not enabled here (its provider is not configured in this deployment)`);
+  }
+  const refusal = requestRefusal(prepared.route, prepared.params, route.provider);
+  if (refusal) throw new ApiError(400, 'invalid_request', refusal);
+  const params = { ...prepared.params, ...route } as StoredJobParams;
+  return { prepared, params, price: priceFor(prepared.route, prepared.params) };
+}
+
+function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
+  const name = spec.kind.replace('_', '-');
+  endpoints.add({
+    method: 'post',
+    path: spec.createPath,
+    summary: `Create a ${name} job. ?dry_run=true answers the price instead (nothing is created or charged).${IDEMPOTENCY_NOTE}`,
+    tags: [spec.tag],
+    rateClass: 'generate',
+    body: spec.body,
+    query: dryRunQuery,
+    // With ?dry_run=true the answer is the price quote instead of the created job.
+    response: z.union([spec.createResult, dryRunResultSchema]),
+    creates: `${spec.base}/:id`,
+    errors: [400, 401, 402, 403, 404, 409, 422, 429, 500],
+    // Dry runs answer here (after the generation rate class); Idempotency-Key claims, replays or refuses.
+    before: (services) => [
+      dryRun(services.deps.db, async (raw, tx, workspaceId) => (await quoteCreate(services, spec, parseCreateBody(spec, raw), tx, workspaceId)).price),
+      idempotent(services.deps, { body: 'json' }),
+    ],
+    // An unknown model is invalid_model, told apart from every other malformed field.
+    precheck(req) {
+      checkModel(spec, req.body);
+    },
+    async handler({ res, body, services }) {
+      const { deps } = services;
+      const { workspaceId, apiKeyId } = authOf(res);
+      const projectId = (body as { project_id: string }).project_id;
+      const jobId = newId(spec.idPrefix);
+      const job = await deps.db.transaction().execute(async (tx) => {
+        const { prepared, params, price } = await quoteCreate(services, spec, body, tx, workspaceId);
+        let created: Job;
+        try {
+          created = await jobsRepo.insertJobWithCharge(tx, {
+            id: jobId,
+            kind: spec.kind,
+            workspaceId,
+            projectId,
+            apiKeyId,
+            model: prepared.model,
+            params,
+            price,
+          });
+        } catch (err) {
+          if (err instanceof jobsRepo.InsufficientCreditsError) {
+            throw new ApiError(402, 'insufficient_credits', `insufficient credits: this job requires ${err.required} credits, the workspace has ${err.available}`);
+          }
+          throw err;
+        }
+        // With an Idempotency-Key, its answer commits with the job and its charge (or not at all).
+        await completeIdempotencyInTx(tx, res, 200, { data: spec.created(created) });
+        return created;
+      });
+      deps.metrics.jobCreated(spec.kind, job.model);
+      deps.metrics.credits('charged', job.price);
+      await startWorkflow(services, job);
+      res.status(200).json({ data: spec.created(job) });
+    },
+  });
+
+  // The hottest path of the API: one primary-key read. The row holds the workflow's progress as
+  // its activities wrote it; `?live=true` asks the workflow itself (shared and cached per job).
+  endpoints.add({
+    method: 'get',
+    path: `${spec.base}/:id`,
+    summary: `Get a ${name} job`,
+    tags: [spec.tag],
+    rateClass: 'poll',
+    query: statusQuery,
+    response: spec.record,
+    errors: [400, 401, 404, 429, 500],
+    async handler({ req, res, query, services }) {
+      const job = await loadJobOfKey(services.deps.db, req, res, spec.kind);
+      const data = presentJob(job);
+      if (data.progress && query.live === 'true' && job.workflow_started) {
+        const p = await services.liveProgress.get(job.id);
+        if (p) data.progress = { phase: p.phase, attempt: p.attempt, percent: p.percent, queue_position: p.queuePosition } satisfies Progress;
+      }
+      res.json({ data });
+    },
+  });
+
+  endpoints.add({
+    method: 'get',
+    path: `${spec.base}/:id/url`,
+    summary: `Get the final media URL of a ${name} job`,
+    tags: [spec.tag],
+    rateClass: 'poll',
+    response: urlResultSchema,
+    errors: [401, 404, 409, 410, 429, 500],
+    async handler({ req, res, services: { deps } }) {
+      const job = await loadJobOfKey(deps.db, req, res, spec.kind);
+      if (job.status === 'failed') {
+        const message = job.error?.message ?? 'the generation failed';
+        throw new ApiError(409, 'generation_failed', message, { status: 'failed' });
+      }
+      const gone = job.status === 'completed' ? outputsGoneReason(job, deps.config.OUTPUT_RETENTION_DAYS) : null;
+      if (gone) throw new ApiError(410, 'gone', `job ${job.id}: ${gone}`);
+      if (job.status !== 'completed' || !job.outputs?.length) {
+        throw new ApiError(409, 'not_ready', `job ${job.id} is not ready yet (status ${job.status})`, { status: job.status });
+      }
+      const urls = await Promise.all(job.outputs.map((o) => deps.storage.url(o.key)));
+      const data: { id: string; url: string | undefined; urls?: string[] } = { id: job.id, url: urls[0] };
+      if (spec.kind === 'image' && urls.length > 1) data.urls = urls;
+      res.json({ data });
+    },
+  });
+
+  endpoints.add({
+    method: 'post',
+    path: `${spec.base}/:id/cancel`,
+    summary: `Cancel a ${name} job (extension: ends it as failed with code canceled and refunds)`,
+    tags: [spec.tag],
+    rateClass: 'generate',
+    response: spec.record,
+    errors: [401, 404, 409, 429, 500],
+    async handler({ req, res, services: { deps } }) {
+      const { db, config } = deps;
+      const job = await loadJobOfKey(db, req, res, spec.kind);
+      if (job.status === 'completed' || job.status === 'failed') {
+        throw new ApiError(409, 'not_cancelable', `job ${job.id} is already ${job.status} and cannot be canceled`, { status: job.status });
+      }
+      // Always through Temporal: the workflow is the job's one writer while it runs, and a start that
+      // timed out here may still have succeeded, whatever workflow_started says.
+      // A gRPC deadline bounds the calls (and the client's retries) while Temporal is down: 503.
+      const outcome = await deps.temporal.withDeadline(Date.now() + config.WORKFLOW_START_TIMEOUT_MS, () => cancelJobWorkflow(deps.temporal, job.id));
+      if (outcome.state === 'not_found' || outcome.state === 'closed') {
+        // No workflow will settle it: none exists, or it ended without its own clean-up (terminated
+        // from the Web UI). markFailed leaves a job that was failed or completed meanwhile as it is.
+        const error = { code: 'canceled', message: outcome.state === 'not_found' ? 'the job was canceled' : "the job's workflow had already ended" } as const;
+        const { refunded } = await failJobAndRemoveMedia(deps, job.id, error, outcome.state === 'closed' ? outcome.runId : null);
+        // A job with no workflow is never started later (the reconciler starts pending jobs only).
+        if (outcome.state === 'not_found') await jobsRepo.markWorkflowStarted(db, job.id);
+        if (refunded > 0) deps.metrics.credits('refunded', refunded);
+      }
+      const fresh = (await jobsRepo.getJob(db, job.id))!;
+      if (fresh.status === 'completed') {
+        throw new ApiError(409, 'not_cancelable', `job ${job.id} is already completed and cannot be canceled`, { status: fresh.status });
+      }
+      res.json({ data: presentJob(fresh, { progress: false }) });
+    },
+  });
+}
+
+/** Every job endpoint, each declared once (routing, validation and the OpenAPI document). */
+export const jobEndpoints = new Endpoints<JobServices>();
+for (const spec of kinds) addKind(jobEndpoints, spec);
+
+export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: Auth) {
+  const liveProgress = createLiveProgress(deps.temporal, { timeoutMs: deps.config.PROGRESS_QUERY_TIMEOUT_MS, cacheMs: LIVE_PROGRESS_CACHE_MS });
+  return jobEndpoints.router({ deps, liveProgress }, auth);
+}

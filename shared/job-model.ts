@@ -1,0 +1,41 @@
+// The job vocabulary both processes and the workflows share, declared once: kinds, statuses,
+// phases and provider names. Pure data without dependencies, so workflow code may import it.
+
+export const jobKinds = ['image', 'video', 'replace_actor', 'talking_actor'] as const;
+export type JobKind = (typeof jobKinds)[number];
+
+export const jobStatuses = ['pending', 'generating', 'completed', 'failed'] as const;
+export type JobStatus = (typeof jobStatuses)[number];
+
+/** What a job is doing now, as its activities store it and its workflow's `progress` query reports it. */
+export const jobPhases = ['queued', 'fetching_inputs', 'submitting', 'generating', 'storing_outputs', 'completed', 'failed', 'canceled'] as const;
+export type JobPhase = (typeof jobPhases)[number];
+
+export const providerNames = ['local', 'fal', 'openai', 'xai', 'elevenlabs'] as const;
+export type ProviderName = (typeof providerNames)[number];
+export type LiveProviderName = Exclude<ProviderName, 'local'>;
+
+/**
+ * How a job is served, resolved once when it is created (gateway) and stored with it: the adapter,
+ * the provider's own model id (absent for the local renderer) and the provider's time budget. The
+ * job's price is the `price` column beside it. Stored flat in the job's `params` (see
+ * shared/job-params.ts), so rows written before `provider_model_id` existed still read.
+ */
+export interface JobRoute {
+  provider: ProviderName;
+  provider_model_id?: string;
+  deadline_seconds: number;
+}
+
+/** A stored output of a completed job. */
+export interface JobOutput {
+  key: string;
+  content_type: string;
+  size: number;
+}
+
+/** Why a job failed (`generation_failed`, or `canceled`). */
+export interface JobError {
+  code: string;
+  message: string;
+}

@@ -1,0 +1,61 @@
+// The data a job's activities and its workflow exchange with provider adapters: the normalized
+// request, the reference to a submitted request, poll results and outputs. JSON-serializable (they
+// travel in Temporal payloads), and pure types, so workflow code may see them.
+import type { JobKind, ProviderName } from './job-model.js';
+import type { ModelRoute } from './catalog.js';
+
+/** An input file already in our object store. */
+export interface InputFile {
+  role: 'image' | 'video' | 'reference' | 'start_frame' | 'end_frame' | 'actor_image';
+  key: string;
+  contentType: string;
+}
+
+export interface VoiceSettings {
+  speed?: number;
+  stability?: number;
+  similarity?: number;
+  style?: number;
+}
+
+/** Everything an adapter needs to run one job, normalized from the create request. */
+export interface ProviderRequest {
+  jobId: string;
+  kind: JobKind;
+  model: string;
+  route: ModelRoute;
+  /** The provider's own model id, fixed when the job was created (absent on older jobs: use the route's). */
+  providerModelId?: string | undefined;
+  prompt?: string;
+  aspectRatio?: string;
+  count?: number;
+  duration?: number;
+  resolution?: string;
+  script?: string;
+  voice?: { id: string; ttsVoice: string; providerVoiceId: string | null; gender: string };
+  voiceOptions?: VoiceSettings;
+  inputs: InputFile[];
+}
+
+/** JSON-serializable reference to a submitted provider request (kept in the workflow and the job row). */
+export type ProviderRef = { provider: ProviderName } & Record<string, unknown>;
+
+export interface ProviderOutput {
+  /** Already in our store (the local renderer writes there directly). */
+  key?: string;
+  /** Or a URL of the provider's to stream from. */
+  url?: string;
+  contentType?: string;
+  size?: number;
+}
+
+export interface PollResult {
+  state: 'queued' | 'running' | 'succeeded' | 'failed';
+  percent?: number;
+  queuePosition?: number;
+  outputs?: ProviderOutput[];
+  /** Provider's reason, for a failed state. */
+  message?: string;
+  /** Hint for the next poll (provider-specified), in ms. */
+  nextPollMs?: number;
+}
