@@ -1,7 +1,7 @@
 // Each endpoint is declared once: one `add` call gives its path, method, rate-limit class, body and
 // query schemas (the handler receives them parsed and typed), its answers for the OpenAPI document,
 // and its handler. A router mounts a table's endpoints; api/openapi.ts documents the same table.
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { z } from 'zod';
 import type { Auth } from './auth.js';
 import { jsonBody } from './body.js';
@@ -24,6 +24,11 @@ export interface EndpointSpec<S, B extends z.ZodType | undefined, Q extends z.Zo
   body?: B;
   /** Query schema: the handler gets the parsed query. */
   query?: Q;
+  /**
+   * Middleware run after the rate limit and the JSON body parser, before validation and the handler:
+   * wrappers that may answer in its place (Idempotency-Key replays, dry runs).
+   */
+  before?(services: S): RequestHandler[];
   /** Runs before the body is validated (to tell one malformed field apart from the rest). */
   precheck?(req: Request): void;
   handler(ctx: EndpointContext<S, B, Q>): Promise<void> | void;
@@ -42,7 +47,7 @@ export class Endpoints<S> {
 
   /** The OpenAPI operations of these endpoints, in declaration order. */
   get operations(): Operation[] {
-    return this.#list.map(({ handler: _h, precheck: _p, ...op }) => op);
+    return this.#list.map(({ handler: _h, precheck: _p, before: _b, ...op }) => op);
   }
 
   /** An Express router serving these endpoints: rate-limit class, JSON body, validation, handler. */
@@ -55,6 +60,7 @@ export class Endpoints<S> {
         chain.push(auth.rateLimit(e.rateClass));
       }
       if (e.body) chain.push(jsonBody);
+      if (e.before) chain.push(...e.before(services));
       const query = e.query ? queryParser(e.query) : () => undefined;
       router[e.method](e.path, ...chain, async (req: Request, res: Response) => {
         e.precheck?.(req);

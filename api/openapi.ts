@@ -16,6 +16,9 @@ import { jobEndpoints } from './routes/jobs/router.js';
 import { eventEndpoints } from './routes/events.js';
 import { kinds } from './routes/jobs/kinds.js';
 import { webhookEventDocs } from './webhooks.js';
+import { jobListEndpoints } from './routes/job-lists.js';
+import { modelEndpoints } from './routes/models.js';
+import { retentionEndpoints } from './routes/retention.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -37,7 +40,7 @@ export const openApiEndpoints = new Endpoints<{ document(): string }>().add({
 
 /** Every operation the gateway serves, in document order. */
 export function allOperations(): Operation[] {
-  return [...discoveryEndpoints.operations, ...uploadEndpoints.operations, ...jobEndpoints.operations, ...eventEndpoints.operations, ...healthEndpoints.operations, ...openApiEndpoints.operations];
+  return [...discoveryEndpoints.operations, ...uploadEndpoints.operations, ...jobEndpoints.operations, ...jobListEndpoints.operations, ...modelEndpoints.operations, ...retentionEndpoints.operations, ...eventEndpoints.operations, ...healthEndpoints.operations, ...openApiEndpoints.operations];
 }
 
 const errorDescriptions: Record<number, string> = {
@@ -47,9 +50,11 @@ const errorDescriptions: Record<number, string> = {
   403: "Project outside the key's workspace (`forbidden`)",
   404: 'Resource does not exist or is not visible to the key (`not_found`)',
   405: 'Method not allowed on this path (`method_not_allowed`)',
-  409: 'Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`)',
+  409: 'Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`)',
+  410: "The job's outputs were deleted or expired (`gone`)",
   413: 'Request body too large (`payload_too_large`)',
   415: 'Unsupported media type (`unsupported_media_type`)',
+  422: 'The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`)',
   429: 'Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds',
   500: 'Unexpected failure (`internal_error`); the message carries a request id',
   503: 'A dependency is unavailable (`service_unavailable`)',

@@ -6,6 +6,7 @@ import * as m0003 from './migrations/0003_hardening.js';
 import * as m0005 from './migrations/0005_direct_uploads.js';
 import * as m0006 from './migrations/0006_job_events_seq.js';
 import * as m0007 from './migrations/0007_webhooks.js';
+import * as m0008 from './migrations/0008_idempotency_lists.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -14,6 +15,7 @@ export const migrations: Record<string, Migration> = {
   '0005_direct_uploads': m0005,
   '0006_job_events_seq': m0006,
   '0007_webhooks': m0007,
+  '0008_idempotency_lists': m0008,
 };
 
 function migrator(db: Kysely<any>): Migrator {

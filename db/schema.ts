@@ -127,6 +127,8 @@ export interface JobTable {
   webhook_url: ColumnType<string | null, string | null | undefined, string | null>;
   /** The events asked for: a subset of generating, completed, failed. */
   webhook_events: ColumnType<WebhookEventName[] | null, WebhookEventName[] | null | undefined, WebhookEventName[] | null>;
+  /** When a client deleted the job's outputs (DELETE /v1/{kind}/{id}): the record stays, its media is gone. */
+  outputs_removed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface WebhookSecretTable {
@@ -175,6 +177,20 @@ export interface RateLimitTable {
   lease_tokens: Generated<number[]>;
 }
 
+/** A claimed Idempotency-Key of a workspace and, once answered, its answer (0008_idempotency_lists). */
+export interface IdempotencyKeyTable {
+  workspace_id: string;
+  key: string;
+  operation: string;
+  fingerprint: string | null;
+  claim_token: string;
+  status: 'in_progress' | 'completed';
+  response_status: number | null;
+  response_body: Json<unknown> | null;
+  locked_at: Generated<Date>;
+  created_at: Generated<Date>;
+}
+
 export interface DB {
   workspaces: WorkspaceTable;
   workspace_members: WorkspaceMemberTable;
@@ -188,6 +204,7 @@ export interface DB {
   rate_limits: RateLimitTable;
   webhook_secrets: WebhookSecretTable;
   webhook_deliveries: WebhookDeliveryTable;
+  idempotency_keys: IdempotencyKeyTable;
 }
 
 export type Workspace = Selectable<WorkspaceTable>;

@@ -91,6 +91,9 @@ export const envSchema = z.object({
   // completion before the reconciler's sweep removes it and its object.
   DIRECT_UPLOAD_EXPIRY_SECONDS: int(900, 60, 7 * 24 * 3600),
   PENDING_UPLOAD_TTL_SECONDS: int(86_400, 1),
+  // Job outputs (everything under jobs/) expire this many days after they were stored, by a bucket
+  // lifecycle rule the worker applies at start (shared/retention.ts). Unset: kept until deleted.
+  OUTPUT_RETENTION_DAYS: optionalInt(1, 36_500),
   METRICS_ENABLED: bool(true),
   // GET /media/... (public, unauthenticated): requests per minute per client address.
   MEDIA_RATE_LIMIT_PER_MIN: int(600, 1),

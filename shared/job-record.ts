@@ -23,6 +23,7 @@ export interface JobRow {
   queue_position: number | null;
   webhook_url: string | null;
   webhook_events: WebhookEventName[] | null;
+  outputs_removed_at: Date | null;
 }
 
 /** Every job record shows its webhook (0007_webhooks). */
@@ -41,6 +42,8 @@ const progressSchema = z.object({
 export type Progress = z.infer<typeof progressSchema>;
 const status = z.enum(jobStatuses);
 /** Present only when the local renderer (no provider key set) serves the job: its media is a stand-in. */
+/** Set once the job's outputs were deleted (DELETE /v1/{kind}/{id}): the record stays, its URL answers 410. */
+const outputsRemovedAt = z.number().int().optional().describe('when the outputs were deleted (ms since the Unix epoch); absent while they are kept');
 const servedBy = z.literal('local').optional().describe('"local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise');
 
 export const imageJobSchema = z.object({
@@ -56,6 +59,7 @@ export const imageJobSchema = z.object({
   updated_at: z.number().int(),
   progress: progressSchema.optional(),
   provider: servedBy,
+  outputs_removed_at: outputsRemovedAt,
   ...webhookRecordFields,
 });
 export const videoJobSchema = z.object({
@@ -72,6 +76,7 @@ export const videoJobSchema = z.object({
   updated_at: z.number().int(),
   progress: progressSchema.optional(),
   provider: servedBy,
+  outputs_removed_at: outputsRemovedAt,
   ...webhookRecordFields,
 });
 export const talkingActorJobSchema = z.object({
@@ -86,6 +91,7 @@ export const talkingActorJobSchema = z.object({
   updated_at: z.number().int(),
   progress: progressSchema.optional(),
   provider: servedBy,
+  outputs_removed_at: outputsRemovedAt,
   ...webhookRecordFields,
 });
 
@@ -109,6 +115,7 @@ export function presentJob(job: JobRow, opts: { progress?: boolean } = {}): JobR
     webhook_url: job.webhook_url ?? null,
     webhook_events: job.webhook_url ? (job.webhook_events ?? null) : null,
     ...(t.params.provider === 'local' ? { provider: 'local' as const } : {}),
+    ...(job.outputs_removed_at ? { outputs_removed_at: job.outputs_removed_at.getTime() } : {}),
   };
   let record: JobRecord;
   switch (t.kind) {

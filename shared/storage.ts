@@ -1,6 +1,7 @@
 // Object storage over any S3-compatible server through the `minio` client. Media bytes stream
 // through here; they never travel inside a Temporal payload.
 import { Client, CopyDestinationOptions, CopySourceOptions } from 'minio';
+import { applyLifecycleRules, type LifecycleResult } from './retention.js';
 import { createHash, createHmac } from 'node:crypto';
 import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
@@ -45,6 +46,8 @@ export interface Storage {
   presignedPost(key: string, opts: { contentType: string; size: number; expirySeconds: number }): Promise<PresignedPost>;
   /** Server-side copy inside the bucket (no bytes pass through this process). */
   copy(fromKey: string, toKey: string): Promise<void>;
+  /** Puts the bucket lifecycle rules of shared/retention.ts in place (idempotent). */
+  applyLifecycle(outputRetentionDays: number | null): Promise<LifecycleResult>;
 }
 
 export interface PresignedPost {
@@ -261,6 +264,9 @@ export function createStorage(config: StorageConfig): Storage {
         return `${config.S3_PUBLIC_BASE_URL.replace(/\/$/, '')}/${key.split('/').map(encodeURIComponent).join('/')}`;
       }
       return presigner.presignedGetObject(bucket, key, expirySeconds);
+    },
+    async applyLifecycle(outputRetentionDays) {
+      return applyLifecycleRules(client, bucket, outputRetentionDays);
     },
     async ping() {
       const exists = await client.bucketExists(bucket);

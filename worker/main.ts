@@ -46,6 +46,11 @@ async function main() {
 
   const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   const storage = createStorage(config);
+  // Bucket lifecycle (abort stale multipart uploads; OUTPUT_RETENTION_DAYS): idempotent, so every worker applies it.
+  await storage
+    .applyLifecycle(config.OUTPUT_RETENTION_DAYS)
+    .then((r) => r.changed && logger.info({ outputRetentionDays: config.OUTPUT_RETENTION_DAYS, abortIncompleteUploadsRule: r.abortRule }, 'bucket lifecycle rules applied'))
+    .catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'could not apply the bucket lifecycle rules'));
   const fleet = await createWorkerFleet({ config, db, storage, logger, metrics }, roles);
   for (const line of describeRoutes(config)) logger.info(line);
   const metricsServer = config.WORKER_METRICS_PORT !== null ? await serveWorkerMetrics(metrics, config.HOST, config.WORKER_METRICS_PORT, sdkMetricsUrl) : null;

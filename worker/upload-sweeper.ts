@@ -8,6 +8,7 @@ import type { Storage } from '../shared/storage.js';
 import { deletePendingUpload, findExpiredPendingUploads } from '../db/repos/uploads.js';
 import { INCOMING } from '../shared/uploads.js';
 import { periodic } from './periodic.js';
+import { sweepIdempotencyKeys } from '../db/repos/idempotency.js';
 
 export interface UploadSweeper {
   start(): void;
@@ -19,6 +20,8 @@ export interface UploadSweeper {
 export function createUploadSweeper(deps: { config: Config; db: Database; storage: Storage; logger: Logger }): UploadSweeper {
   async function runOnce(now = new Date()): Promise<number> {
     const removed = await sweepExpiredUploads(deps, now);
+    // Idempotency keys past their 24 h replay window (issue 14) go with the same pass.
+    await sweepIdempotencyKeys(deps.db);
     if (removed > 0) deps.logger.info({ removed }, 'removed expired pending uploads');
     return removed;
   }

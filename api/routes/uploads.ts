@@ -20,12 +20,14 @@
 import { Router, type Request, type Response } from 'express';
 import busboy from 'busboy';
 import { pipeline } from 'node:stream';
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import type { AppDeps } from '../deps.js';
 import { authOf, type Auth } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
+import { IDEMPOTENCY_NOTE, idempotent, setMultipartFingerprint } from '../idempotency.js';
 import { ApiError, forbidden, invalidRequest } from '../errors.js';
 import { NOT_BLANK_PATTERN } from '../validate.js';
 import { mediaUrl, publicBaseUrl } from './media.js';
@@ -188,6 +190,7 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
   let fileSeen = false;
   let guard: MediaGuard | undefined;
   let storing: Promise<{ key: string; name: string }> | undefined;
+  let fileHash: { name: string; hash: ReturnType<typeof createHash> } | undefined;
   const contentLength = Number(req.headers['content-length']);
   let received = 0;
   req.on('data', (chunk: Buffer) => (received += chunk.length));
@@ -219,6 +222,10 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
       pipeline(stream, g, (err) => {
         if (err && !(err instanceof MediaError) && !settled) fail(invalidRequest('the file part ended unexpectedly'));
       });
+      // The bytes' hash is part of the upload's Idempotency-Key fingerprint (api/idempotency.ts).
+      const hash = createHash('sha256');
+      stream.on('data', (chunk: Buffer) => hash.update(chunk));
+      fileHash = { name: info.filename ?? '', hash };
       // Everything received so far includes the bytes before the file's data, so this is a floor.
       const atLeast = Number.isSafeInteger(contentLength) ? Math.max(0, contentLength - received - MAX_AFTER_FILE) : 0;
       storing = (async () => {
@@ -273,6 +280,7 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
             source_url: null,
           });
           settled = true;
+          setMultipartFingerprint(res, { projectId: p, fileName: fileHash!.name, fileSha256: fileHash!.hash.digest('hex') });
           resolve(uploadRecord(storedUploadOf(row), publicBaseUrl(deps.config)));
         })
         .catch((err: unknown) => fail(err));
@@ -336,13 +344,14 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
     summary:
       'Upload an image or video (multipart parts `file` and `project_id`). 400 invalid_request: missing, duplicate or unknown parts, more than one file, ' +
       'not multipart/form-data, unsupported type, or a declared part type that disagrees with the bytes. 403 forbidden: project missing or outside the workspace. ' +
-      '413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored).',
+      '413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored).' + IDEMPOTENCY_NOTE,
     tags: ['Uploads'],
     rateClass: 'generate',
     multipart: multipartSchema,
     response: uploadRecordSchema,
     creates: '/v1/uploads/:id',
-    errors: [400, 401, 403, 413, 429, 500],
+    errors: [400, 401, 403, 409, 413, 422, 429, 500],
+    before: (deps) => [idempotent(deps, { body: 'multipart', discard: discardRest, maxMultipartBytes: uploadLimits.direct.video + 64 * 1024 })],
     async handler({ req, res, services: deps }) {
       const record = await handleMultipart(deps, req, res);
       res.status(200).json({ data: record });
@@ -354,12 +363,13 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
     summary:
       'Fetch a public HTTPS image or video URL and store it. 400 invalid_request names why a URL was refused (non-public address, not https, ' +
       'too many redirects, too large, unsupported type, fetch failure). 403 forbidden: project missing or outside the workspace. ' +
-      '503 service_unavailable: the fetch did not finish in time.',
+      '503 service_unavailable: the fetch did not finish in time.' + IDEMPOTENCY_NOTE,
     tags: ['Uploads'],
     rateClass: 'generate',
     body: uploadFromUrlSchema,
     response: uploadRecordSchema,
-    errors: [400, 401, 403, 429, 500, 503],
+    errors: [400, 401, 403, 409, 422, 429, 500, 503],
+    before: (deps) => [idempotent(deps, { body: 'json' })],
     async handler({ res, body, services: deps }) {
       const { workspaceId } = authOf(res);
       try {
@@ -386,13 +396,14 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
     summary:
       'Start a direct upload: answers a pending upload record and a presigned POST that sends the bytes straight to storage, then call ' +
       'POST /v1/uploads/{id}/complete. 400 invalid_request: bad body, or a size over the limit of the type. 403 forbidden: project missing or outside the workspace. ' +
-      'Pending uploads never completed are removed after a day.',
+      'Pending uploads never completed are removed after a day.' + IDEMPOTENCY_NOTE,
     tags: ['Uploads'],
     rateClass: 'generate',
     body: directUploadSchema,
     response: directUploadCreatedSchema,
     creates: '/v1/uploads/:id',
-    errors: [400, 401, 403, 429, 500],
+    errors: [400, 401, 403, 409, 422, 429, 500],
+    before: (deps) => [idempotent(deps, { body: 'json' })],
     async handler({ res, body, services: deps }) {
       const { workspaceId } = authOf(res);
       const limit = directUploadLimit(body.mime_type);

@@ -371,18 +371,20 @@ export function buildProgram(): Command {
     .option('--project <id>', 'only this project')
     .option('--status <status>', 'pending, generating, completed or failed')
     .option('--model <name>', 'only this model')
+    .option('--created-after <ms>', 'only jobs created after (ms since the Unix epoch)', int('--created-after'))
+    .option('--created-before <ms>', 'only jobs created before (ms since the Unix epoch)', int('--created-before'))
     .option('--limit <n>', '1-100', int('--limit'))
     .option('--cursor <cursor>', 'next_cursor of the previous page')
     .action(async (o) => {
-      const page = await client()
-        .jobs.list({ project_id: o.project, status: o.status, model: o.model, limit: o.limit, cursor: o.cursor })
-        .catch((err: unknown) => {
-          if (err instanceof MediaGenError && err.status === 404) {
-            const message = 'this gateway does not list jobs (GET /v1/jobs is not served); show one job with: mediagen jobs get ID';
-            throw new MediaGenError({ status: 404, code: err.code, message, requestId: err.requestId, body: err.body });
-          }
-          throw err;
-        });
+      const page = await client().jobs.list({
+        project_id: o.project,
+        status: o.status,
+        model: o.model,
+        created_after: o.createdAfter,
+        created_before: o.createdBefore,
+        limit: o.limit,
+        cursor: o.cursor,
+      });
       print(globals(), page, () => table(page.data as Record<string, unknown>[], ['id', 'kind', 'status', 'model', 'created_at']) + (page.next_cursor ? `\nnext: --cursor ${page.next_cursor}` : ''));
     });
 
@@ -405,7 +407,16 @@ export function buildProgram(): Command {
     .description('list the models and what each accepts')
     .action(async () => {
       const r = await client().models.list();
-      print(globals(), r, () => table(r.data as Record<string, unknown>[], Object.keys(r.data[0] ?? { name: '' }).filter((k) => typeof (r.data[0] as Record<string, unknown>)?.[k] !== 'object').slice(0, 6)));
+      const rows = r.data.map((m) => ({
+        name: m.name,
+        kind: m.kind,
+        served_by: m.served_by,
+        price: `${m.price.credits}/${m.price.per}${m.price.per_hundred_chars ? ` +${m.price.per_hundred_chars}/100 chars` : ''}`,
+        aspect_ratios: m.aspect_ratios.join(' '),
+        durations: !m.durations ? '-' : 'values' in m.durations ? m.durations.values.join(' ') : `${m.durations.min}-${m.durations.max}`,
+        resolutions: m.resolutions.join(' ') || '-',
+      }));
+      print(globals(), r, () => table(rows, ['name', 'kind', 'served_by', 'price', 'aspect_ratios', 'durations', 'resolutions']));
     });
 
   // Usage errors leave through main's catch with exit code 2 instead of process.exit.

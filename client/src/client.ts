@@ -52,12 +52,22 @@ export interface JobRecords {
   'talking-actors': TalkingActorJob;
 }
 export type AnyJob = JobRecords[JobKind];
+export interface CreateBodies {
+  images: ImageCreate;
+  videos: VideoCreate;
+  'replace-actors': ReplaceActorCreate;
+  'talking-actors': TalkingActorCreate;
+}
 /** What waitForJob needs: the kind and the id (every create result carries both). */
 export interface JobRef<K extends JobKind = JobKind> {
   kind: K;
   id: string;
 }
-export type Created<K extends keyof operations, Kind extends JobKind> = DataOf<K> & { kind: Kind };
+/** The answer of `?dry_run=true` on a create: the price and whether the balance covers it. */
+export type DryRunQuote = Extract<DataOf<'post_images_generate'>, { sufficient: boolean }>;
+/** A create's 200 answer without its dry-run alternative. */
+type CreatedData<K extends keyof operations> = Exclude<DataOf<K>, DryRunQuote>;
+export type Created<K extends keyof operations, Kind extends JobKind> = CreatedData<K> & { kind: Kind };
 
 /** Paths of each kind: status, URL and cancel under `base`, create at `create`. */
 export const jobPaths: Record<JobKind, { create: string; base: string; idPrefix: string }> = {
@@ -73,42 +83,18 @@ export function kindOfJobId(id: string): JobKind | null {
   return null;
 }
 
-// Endpoints other changes add to the gateway (GET /v1/jobs, GET /v1/models). Typed loosely until
-// they are in the served document; `npm run client:types` then brings their generated types.
-export interface JobListQuery {
-  limit?: number;
-  cursor?: string;
-  project_id?: string;
-  status?: JobStatus;
-  model?: string;
-  created_after?: number;
-  created_before?: number;
-}
-export type JobListItem = Partial<AnyJob> & { id: string; status: JobStatus; kind?: string };
-export interface ModelInfo {
-  name?: string;
-  id?: string;
-  kind?: string;
-  [field: string]: unknown;
-}
+/** GET /v1/jobs: filters and paging. */
+export type JobListQuery = QueryOf<operations['get_jobs']>;
+/** A record of GET /v1/jobs: the kind's job record plus `kind` (image, video, replace_actor, talking_actor). */
+export type JobListItem = DataOf<'get_jobs'>[number];
+/** A model of GET /v1/models. */
+export type ModelInfo = DataOf<'get_models'>[number];
 
 /** The MIME type of an upload from a file name's extension (direct uploads must declare it). */
 export function mimeTypeOf(name: string): UploadMimeType | null {
   const ext = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase();
   const types: Record<string, UploadMimeType> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', mp4: 'video/mp4', m4v: 'video/mp4', mov: 'video/quicktime', webm: 'video/webm' };
   return (ext && types[ext]) || null;
-}
-
-/** `{ name, kind }` of every model a create operation of the document accepts (its `model` enum or const). */
-export function modelsOfDocument(doc: Record<string, unknown>): ModelInfo[] {
-  const out: ModelInfo[] = [];
-  for (const [kind, p] of Object.entries(jobPaths)) {
-    const op = (doc.paths as Record<string, any> | undefined)?.[p.create]?.post;
-    const model = op?.requestBody?.content?.['application/json']?.schema?.properties?.model;
-    const names: unknown[] = Array.isArray(model?.enum) ? model.enum : model?.const !== undefined ? [model.const] : [];
-    for (const name of names) if (typeof name === 'string') out.push({ name, kind });
-  }
-  return out;
 }
 
 // ------------------------------------------------------------------ options
@@ -296,22 +282,12 @@ export class MediaGenClient {
     list: (q?: VoicesQuery, o?: RequestOptions) => this.request<Page<'get_voices'>>('GET', `/v1/voices${query(q)}`, o),
   };
   readonly models = {
-    /**
-     * GET /v1/models (the model catalog) where the gateway serves it; otherwise (404) the model
-     * names each create endpoint accepts, read from the OpenAPI document.
-     */
-    list: async (o?: RequestOptions): Promise<{ data: ModelInfo[] }> => {
-      try {
-        return await this.request<{ data: ModelInfo[] }>('GET', '/v1/models', o);
-      } catch (err) {
-        if (!(err instanceof MediaGenError && err.status === 404)) throw err;
-        return { data: modelsOfDocument(await this.openapi(o)) };
-      }
-    },
+    /** GET /v1/models: every public model, what it accepts, its price and how this deployment serves it. */
+    list: (o?: RequestOptions) => this.request<Page<'get_models'>>('GET', '/v1/models', o),
   };
   readonly jobs = {
     /** GET /v1/jobs: every kind, newest first, where the gateway serves it. */
-    list: (q?: JobListQuery, o?: RequestOptions) => this.request<{ data: JobListItem[]; next_cursor: string | null }>('GET', `/v1/jobs${query(q)}`, o),
+    list: (q?: JobListQuery, o?: RequestOptions) => this.request<Page<'get_jobs'>>('GET', `/v1/jobs${query(q)}`, o),
     /** The status of any job, its kind told by its id. */
     get: (id: string, o?: RequestOptions) => this.getJob(this.refOf(id), o),
   };
@@ -402,9 +378,15 @@ export class MediaGenClient {
   private kindMethods<K extends JobKind>(kind: K) {
     const p = jobPaths[kind];
     return {
+      /** GET {base}: this kind's jobs, newest first (the same filters as jobs.list). */
+      list: (q?: JobListQuery, o?: RequestOptions) => this.request<{ data: JobRecords[K][]; next_cursor: string | null }>('GET', `${p.base}${query(q)}`, o),
       get: (id: string, o?: RequestOptions) => this.data<JobRecords[K]>('GET', `${p.base}/${encodeURIComponent(id)}`, o),
       url: (id: string, o?: RequestOptions) => this.data<UrlResult>('GET', `${p.base}/${encodeURIComponent(id)}/url`, o),
       cancel: (id: string, o?: RequestOptions) => this.data<JobRecords[K]>('POST', `${p.base}/${encodeURIComponent(id)}/cancel`, o),
+      /** DELETE {base}/{id}: removes a finished job's outputs from storage (the record stays; its URL then answers 410). */
+      deleteOutputs: (id: string, o?: RequestOptions) => this.data<JobRecords[K]>('DELETE', `${p.base}/${encodeURIComponent(id)}`, o),
+      /** POST the create with ?dry_run=true: validation and price, nothing created or charged. */
+      quote: (body: CreateBodies[K], o?: RequestOptions) => this.data<DryRunQuote>('POST', `${jobPaths[kind].create}?dry_run=true`, { ...o, body }),
       /** GET …/{id}/events (server-sent events), where the gateway offers it: see jobEvents. */
       events: (id: string, o?: EventsOptions) => this.jobEvents({ kind, id }, o),
     };
@@ -416,21 +398,21 @@ export class MediaGenClient {
   }
 
   readonly images = {
-    generate: (body: ImageCreate, o?: RequestOptions) => this.create<DataOf<'post_images_generate'>, 'images'>('images', body, o),
+    generate: (body: ImageCreate, o?: RequestOptions) => this.create<CreatedData<'post_images_generate'>, 'images'>('images', body, o),
     ...this.kindMethods('images'),
   };
   readonly videos = {
-    generate: (body: VideoCreate, o?: RequestOptions) => this.create<DataOf<'post_videos_generate'>, 'videos'>('videos', body, o),
+    generate: (body: VideoCreate, o?: RequestOptions) => this.create<CreatedData<'post_videos_generate'>, 'videos'>('videos', body, o),
     ...this.kindMethods('videos'),
   };
   readonly replaceActors = {
     generate: (body: ReplaceActorCreate, o?: RequestOptions) =>
-      this.create<DataOf<'post_replace_actors_generations'>, 'replace-actors'>('replace-actors', body, o),
+      this.create<CreatedData<'post_replace_actors_generations'>, 'replace-actors'>('replace-actors', body, o),
     ...this.kindMethods('replace-actors'),
   };
   readonly talkingActors = {
     generate: (body: TalkingActorCreate, o?: RequestOptions) =>
-      this.create<DataOf<'post_talking_actors_generate'>, 'talking-actors'>('talking-actors', body, o),
+      this.create<CreatedData<'post_talking_actors_generate'>, 'talking-actors'>('talking-actors', body, o),
     ...this.kindMethods('talking-actors'),
   };
 
@@ -589,6 +571,18 @@ export const operationMethods = {
   get_videos_by_id_events: 'videos.events',
   get_replace_actors_generations_by_id_events: 'replaceActors.events',
   get_talking_actors_by_id_events: 'talkingActors.events',
+  // Lists and the model catalog (issue 14).
+  get_jobs: 'jobs.list',
+  get_images: 'images.list',
+  get_videos: 'videos.list',
+  get_replace_actors_generations: 'replaceActors.list',
+  get_talking_actors: 'talkingActors.list',
+  get_models: 'models.list',
+  // Deleting a finished job's outputs (retention).
+  delete_images_by_id: 'images.deleteOutputs',
+  delete_videos_by_id: 'videos.deleteOutputs',
+  delete_replace_actors_generations_by_id: 'replaceActors.deleteOutputs',
+  delete_talking_actors_by_id: 'talkingActors.deleteOutputs',
 } as const satisfies Record<keyof operations, string>;
 
 export function createClient(opts: ClientOptions): MediaGenClient {

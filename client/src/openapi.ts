@@ -61,7 +61,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Upload an image or video (multipart parts `file` and `project_id`). 400 invalid_request: missing, duplicate or unknown parts, more than one file, not multipart/form-data, unsupported type, or a declared part type that disagrees with the bytes. 403 forbidden: project missing or outside the workspace. 413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored). */
+        /** Upload an image or video (multipart parts `file` and `project_id`). 400 invalid_request: missing, duplicate or unknown parts, more than one file, not multipart/form-data, unsupported type, or a declared part type that disagrees with the bytes. 403 forbidden: project missing or outside the workspace. 413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
         post: operations["post_upload"];
         delete?: never;
         options?: never;
@@ -78,7 +78,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Fetch a public HTTPS image or video URL and store it. 400 invalid_request names why a URL was refused (non-public address, not https, too many redirects, too large, unsupported type, fetch failure). 403 forbidden: project missing or outside the workspace. 503 service_unavailable: the fetch did not finish in time. */
+        /** Fetch a public HTTPS image or video URL and store it. 400 invalid_request names why a URL was refused (non-public address, not https, too many redirects, too large, unsupported type, fetch failure). 403 forbidden: project missing or outside the workspace. 503 service_unavailable: the fetch did not finish in time. Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
         post: operations["post_upload_from_url"];
         delete?: never;
         options?: never;
@@ -95,7 +95,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Start a direct upload: answers a pending upload record and a presigned POST that sends the bytes straight to storage, then call POST /v1/uploads/{id}/complete. 400 invalid_request: bad body, or a size over the limit of the type. 403 forbidden: project missing or outside the workspace. Pending uploads never completed are removed after a day. */
+        /** Start a direct upload: answers a pending upload record and a presigned POST that sends the bytes straight to storage, then call POST /v1/uploads/{id}/complete. 400 invalid_request: bad body, or a size over the limit of the type. 403 forbidden: project missing or outside the workspace. Pending uploads never completed are removed after a day. Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
         post: operations["post_uploads"];
         delete?: never;
         options?: never;
@@ -146,7 +146,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Create a image job */
+        /** Create a image job. ?dry_run=true answers the price instead (nothing is created or charged). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
         post: operations["post_images_generate"];
         delete?: never;
         options?: never;
@@ -165,7 +165,8 @@ export type paths = {
         get: operations["get_images_by_id"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete the outputs of a finished image job (extension): its media is removed from storage, the record stays (with outputs_removed_at) and the URL endpoint answers 410 gone. Idempotent. 409 not_ready while the job is pending or generating. */
+        delete: operations["delete_images_by_id"];
         options?: never;
         head?: never;
         patch?: never;
@@ -214,7 +215,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Create a video job */
+        /** Create a video job. ?dry_run=true answers the price instead (nothing is created or charged). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
         post: operations["post_videos_generate"];
         delete?: never;
         options?: never;
@@ -233,7 +234,8 @@ export type paths = {
         get: operations["get_videos_by_id"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete the outputs of a finished video job (extension): its media is removed from storage, the record stays (with outputs_removed_at) and the URL endpoint answers 410 gone. Idempotent. 409 not_ready while the job is pending or generating. */
+        delete: operations["delete_videos_by_id"];
         options?: never;
         head?: never;
         patch?: never;
@@ -280,9 +282,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** List the workspace's replace-actor jobs, newest first (extension) */
+        get: operations["get_replace_actors_generations"];
         put?: never;
-        /** Create a replace-actor job */
+        /** Create a replace-actor job. ?dry_run=true answers the price instead (nothing is created or charged). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
         post: operations["post_replace_actors_generations"];
         delete?: never;
         options?: never;
@@ -301,7 +304,8 @@ export type paths = {
         get: operations["get_replace_actors_generations_by_id"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete the outputs of a finished replace-actor job (extension): its media is removed from storage, the record stays (with outputs_removed_at) and the URL endpoint answers 410 gone. Idempotent. 409 not_ready while the job is pending or generating. */
+        delete: operations["delete_replace_actors_generations_by_id"];
         options?: never;
         head?: never;
         patch?: never;
@@ -350,7 +354,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Create a talking-actor job */
+        /** Create a talking-actor job. ?dry_run=true answers the price instead (nothing is created or charged). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
         post: operations["post_talking_actors_generate"];
         delete?: never;
         options?: never;
@@ -369,7 +373,8 @@ export type paths = {
         get: operations["get_talking_actors_by_id"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete the outputs of a finished talking-actor job (extension): its media is removed from storage, the record stays (with outputs_removed_at) and the URL endpoint answers 410 gone. Idempotent. 409 not_ready while the job is pending or generating. */
+        delete: operations["delete_talking_actors_by_id"];
         options?: never;
         head?: never;
         patch?: never;
@@ -403,6 +408,91 @@ export type paths = {
         put?: never;
         /** Cancel a talking-actor job (extension: ends it as failed with code canceled and refunds) */
         post: operations["post_talking_actors_by_id_cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the workspace's jobs of every kind, newest first (extension); each record adds `kind` */
+        get: operations["get_jobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/images": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the workspace's image jobs, newest first (extension) */
+        get: operations["get_images"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/videos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the workspace's video jobs, newest first (extension) */
+        get: operations["get_videos"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/talking-actors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the workspace's talking-actor jobs, newest first (extension) */
+        get: operations["get_talking_actors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List every public model: kind, accepted values, inputs, price and how this deployment serves it (extension) */
+        get: operations["get_models"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -586,6 +676,8 @@ export type webhooks = {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -617,6 +709,8 @@ export type webhooks = {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -646,6 +740,8 @@ export type webhooks = {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -726,6 +822,8 @@ export type webhooks = {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -757,6 +855,8 @@ export type webhooks = {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -786,6 +886,8 @@ export type webhooks = {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -866,6 +968,8 @@ export type webhooks = {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -897,6 +1001,8 @@ export type webhooks = {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -926,6 +1032,8 @@ export type webhooks = {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -959,7 +1067,7 @@ export type components = {
                  * @description stable machine-readable code
                  * @enum {string}
                  */
-                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "rate_limited" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "rate_limited" | "internal_error" | "service_unavailable";
                 /** @description human-readable explanation */
                 message: string;
             };
@@ -1035,13 +1143,22 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`) */
+        /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
         Error409: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
                 "application/json": components["schemas"]["ConflictError"];
+            };
+        };
+        /** @description The job's outputs were deleted or expired (`gone`) */
+        Error410: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description Request body too large (`payload_too_large`) */
@@ -1055,6 +1172,15 @@ export type components = {
         };
         /** @description Unsupported media type (`unsupported_media_type`) */
         Error415: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
+        Error422: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1462,8 +1588,32 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
             /** @description Request body too large (`payload_too_large`) */
             413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -1577,6 +1727,30 @@ export interface operations {
             401: components["responses"]["Error401"];
             /** @description Project outside the key's workspace (`forbidden`) */
             403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -1726,6 +1900,30 @@ export interface operations {
             401: components["responses"]["Error401"];
             /** @description Project outside the key's workspace (`forbidden`) */
             403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -1987,7 +2185,10 @@ export interface operations {
     };
     post_images_generate: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: validate the request and answer its price ({ price, available, sufficient }) without creating, charging or starting anything */
+                dry_run?: "true" | "false";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2046,10 +2247,19 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        } | {
+                            /** @description credits this request would be charged */
+                            price: number;
+                            /** @description the workspace's credit balance now */
+                            available: number;
+                            /** @description whether the balance covers the price (else the create would answer 402) */
+                            sufficient: boolean;
                         };
                     };
                 };
@@ -2093,6 +2303,30 @@ export interface operations {
             };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -2190,6 +2424,8 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -2221,6 +2457,125 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_images_by_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            count: number;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
@@ -2302,7 +2657,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2312,6 +2667,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The job's outputs were deleted or expired (`gone`) */
+            410: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
@@ -2398,6 +2765,8 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -2419,7 +2788,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2470,7 +2839,10 @@ export interface operations {
     };
     post_videos_generate: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: validate the request and answer its price ({ price, available, sufficient }) without creating, charging or starting anything */
+                dry_run?: "true" | "false";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2600,10 +2972,19 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        } | {
+                            /** @description credits this request would be charged */
+                            price: number;
+                            /** @description the workspace's credit balance now */
+                            available: number;
+                            /** @description whether the balance covers the price (else the create would answer 402) */
+                            sufficient: boolean;
                         };
                     };
                 };
@@ -2647,6 +3028,30 @@ export interface operations {
             };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -2745,6 +3150,8 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -2776,6 +3183,126 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_videos_by_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            duration: number;
+                            resolution: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
@@ -2857,7 +3384,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2867,6 +3394,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The job's outputs were deleted or expired (`gone`) */
+            410: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
@@ -2954,6 +3493,8 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -2975,7 +3516,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3024,9 +3565,134 @@ export interface operations {
             };
         };
     };
+    get_replace_actors_generations: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+                /** @description only jobs of this project */
+                project_id?: string;
+                status?: "pending" | "generating" | "completed" | "failed";
+                /** @description only jobs of this model */
+                model?: string;
+                /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
+                created_after?: number;
+                /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
+                created_before?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            duration: number;
+                            resolution: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        }[];
+                        /** @description pass as `cursor` to get the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     post_replace_actors_generations: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: validate the request and answer its price ({ price, available, sufficient }) without creating, charging or starting anything */
+                dry_run?: "true" | "false";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3077,6 +3743,13 @@ export interface operations {
                             id: string;
                             /** @constant */
                             status: "pending";
+                        } | {
+                            /** @description credits this request would be charged */
+                            price: number;
+                            /** @description the workspace's credit balance now */
+                            available: number;
+                            /** @description whether the balance covers the price (else the create would answer 402) */
+                            sufficient: boolean;
                         };
                     };
                 };
@@ -3120,6 +3793,30 @@ export interface operations {
             };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -3218,6 +3915,8 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -3249,6 +3948,126 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_replace_actors_generations_by_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            duration: number;
+                            resolution: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
@@ -3330,7 +4149,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3340,6 +4159,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The job's outputs were deleted or expired (`gone`) */
+            410: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
@@ -3427,6 +4258,8 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -3448,7 +4281,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3499,7 +4332,10 @@ export interface operations {
     };
     post_talking_actors_generate: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: validate the request and answer its price ({ price, available, sufficient }) without creating, charging or starting anything */
+                dry_run?: "true" | "false";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3547,6 +4383,13 @@ export interface operations {
                             /** @constant */
                             status: "pending";
                             voice_id: string;
+                        } | {
+                            /** @description credits this request would be charged */
+                            price: number;
+                            /** @description the workspace's credit balance now */
+                            available: number;
+                            /** @description whether the balance covers the price (else the create would answer 402) */
+                            sufficient: boolean;
                         };
                     };
                 };
@@ -3590,6 +4433,30 @@ export interface operations {
             };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -3686,6 +4553,8 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -3717,6 +4586,124 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_talking_actors_by_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            actor_id: string;
+                            voice_id: string;
+                            script: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
@@ -3798,7 +4785,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3808,6 +4795,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The job's outputs were deleted or expired (`gone`) */
+            410: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
@@ -3893,6 +4892,8 @@ export interface operations {
                              * @constant
                              */
                             provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -3914,7 +4915,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), or the job cannot change (`not_cancelable`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3926,6 +4927,713 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_jobs: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+                /** @description only jobs of this project */
+                project_id?: string;
+                status?: "pending" | "generating" | "completed" | "failed";
+                /** @description only jobs of this model */
+                model?: string;
+                /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
+                created_after?: number;
+                /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
+                created_before?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: ({
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            count: number;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job kind (its status path: /v1/images/{id})
+                             * @constant
+                             */
+                            kind: "image";
+                        } | {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            duration: number;
+                            resolution: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job kind (its status path: /v1/videos/{id})
+                             * @constant
+                             */
+                            kind: "video";
+                        } | {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            duration: number;
+                            resolution: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job kind (its status path: /v1/replace-actors/generations/{id})
+                             * @constant
+                             */
+                            kind: "replace_actor";
+                        } | {
+                            id: string;
+                            project_id: string;
+                            actor_id: string;
+                            voice_id: string;
+                            script: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job kind (its status path: /v1/talking-actors/{id})
+                             * @constant
+                             */
+                            kind: "talking_actor";
+                        })[];
+                        /** @description pass as `cursor` to get the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_images: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+                /** @description only jobs of this project */
+                project_id?: string;
+                status?: "pending" | "generating" | "completed" | "failed";
+                /** @description only jobs of this model */
+                model?: string;
+                /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
+                created_after?: number;
+                /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
+                created_before?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            count: number;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        }[];
+                        /** @description pass as `cursor` to get the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_videos: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+                /** @description only jobs of this project */
+                project_id?: string;
+                status?: "pending" | "generating" | "completed" | "failed";
+                /** @description only jobs of this model */
+                model?: string;
+                /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
+                created_after?: number;
+                /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
+                created_before?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            duration: number;
+                            resolution: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        }[];
+                        /** @description pass as `cursor` to get the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_talking_actors: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+                /** @description only jobs of this project */
+                project_id?: string;
+                status?: "pending" | "generating" | "completed" | "failed";
+                /** @description only jobs of this model */
+                model?: string;
+                /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
+                created_after?: number;
+                /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
+                created_before?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            actor_id: string;
+                            voice_id: string;
+                            script: string;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+                             * @constant
+                             */
+                            provider?: "local";
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                        }[];
+                        /** @description pass as `cursor` to get the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_models: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description the public model name, as `model` in create requests */
+                            name: string;
+                            /** @enum {string} */
+                            kind: "image" | "video" | "replace_actor" | "talking_actor";
+                            /** @description the create endpoint of the kind */
+                            create_path: string;
+                            /** @description the create request fields this model takes (project_id and model aside) */
+                            inputs: string[];
+                            aspect_ratios: string[];
+                            default_aspect_ratio: string;
+                            /** @description allowed durations in seconds: a list, or an inclusive range of integers; null when the kind takes no duration (images, talking actors: the script sets it) */
+                            durations: ({
+                                values: number[];
+                            } | {
+                                min: number;
+                                max: number;
+                            }) | null;
+                            default_duration: number | null;
+                            resolutions: string[];
+                            default_resolution: string | null;
+                            /** @description most reference images a request may send; null when the model takes none */
+                            max_reference_images: number | null;
+                            price: {
+                                /** @description credits per unit */
+                                credits: number;
+                                /**
+                                 * @description the unit: per image (× count), per second of duration (rounded up), or per job
+                                 * @enum {string}
+                                 */
+                                per: "image" | "second" | "job";
+                                /** @description per job: added for every started 100 characters of the script */
+                                per_hundred_chars?: number;
+                            };
+                            /**
+                             * @description how this deployment serves the model: live (a provider), local (the local renderer: placeholder media), unavailable (its provider is not configured; creates answer 400 invalid_model)
+                             * @enum {string}
+                             */
+                            served_by: "live" | "local" | "unavailable";
+                            /** @description the live provider, when served live */
+                            provider: string | null;
+                            /** @description where the live provider serves a value differently (e.g. an aspect ratio it lacks) */
+                            served_as?: {
+                                [key: string]: string;
+                            };
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
             /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {

@@ -178,13 +178,15 @@ describe('other commands', () => {
     assert.equal(models.code, 0, models.stderr);
     assert.ok((JSON.parse(models.stdout).data as { name: string }[]).some((m) => m.name === 'nano-banana-2'));
 
-    const list = await mediagen(['jobs', 'list'], env);
-    const listed = (await fetch(`${svc.gw.baseUrl}/v1/openapi.json`).then((r) => r.json() as Promise<{ paths: object }>)).paths;
-    if ('/v1/jobs' in listed) assert.equal(list.code, 0, list.stderr);
-    else {
-      assert.equal(list.code, 3);
-      assert.match(list.stderr, /does not list jobs[\s\S]*mediagen jobs get/);
-    }
+    const table = await mediagen(['models'], env);
+    assert.equal(table.code, 0, table.stderr);
+    assert.match(table.stdout, /nano-banana-2\s+image\s+local\s+4\/image/);
+
+    const list = await mediagen(['jobs', 'list', '--json'], env);
+    assert.equal(list.code, 0, list.stderr);
+    assert.equal((JSON.parse(list.stdout) as { data: { id: string }[] }).data[0]?.id, id, 'newest first');
+    const none = await mediagen(['jobs', 'list', '--status', 'failed', '--json'], env);
+    assert.deepEqual(JSON.parse(none.stdout), { data: [], next_cursor: null });
   });
 
   test('a 429 past --max-retries exits 1 and says how long to wait', async () => {

@@ -108,14 +108,24 @@ describe('the whole document', () => {
     assert.ok(Object.values(ready.checks).every((v) => v === 'ok'));
   });
 
-  test('models: the names each create endpoint accepts, from the document while GET /v1/models is not served', async () => {
+  test('models and job lists: GET /v1/models and GET /v1/jobs (and per kind), typed from the document', async () => {
     const t = await createTenant(svc.tdb.db);
-    const { data } = await clientFor(t).models.list();
+    const c = clientFor(t);
+    const { data } = await c.models.list();
     const byKind = (kind: string) => data.filter((m) => m.kind === kind).map((m) => m.name);
-    assert.ok(byKind('images').includes('nano-banana-2'));
-    assert.ok(byKind('videos').includes('kling-2.6'));
-    assert.equal(byKind('talking-actors').length, 1);
-    assert.equal(byKind('replace-actors').length, 1);
+    assert.ok(byKind('image').includes('nano-banana-2'));
+    assert.ok(byKind('video').includes('kling-2.6'));
+    assert.equal(byKind('talking_actor').length, 1);
+    assert.equal(byKind('replace_actor').length, 1);
+    const job = await c.images.generate({ project_id: t.projectId, prompt: 'listed', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+    const all = await c.jobs.list({ limit: 10 });
+    assert.deepEqual([all.data[0]?.id, all.data[0]?.kind], [job.id, 'image']);
+    const images = await c.images.list({ project_id: t.projectId });
+    assert.deepEqual(images.data.map((j) => j.id), [job.id]);
+    assert.deepEqual((await c.videos.list()).data, []);
+    const quote = await c.images.quote({ project_id: t.projectId, prompt: 'priced', model: 'nano-banana-2', aspect_ratio: '1:1', count: 3 });
+    assert.equal(quote.price, 12);
+    assert.equal(typeof quote.sufficient, 'boolean');
   });
 });
 

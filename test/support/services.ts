@@ -1,6 +1,7 @@
 // Starts our own processes' code in-process against the real stack: the gateway (over HTTP on a
 // loopback port) and a worker fleet (real Temporal workers polling the suite's task queues).
 import type { AddressInfo } from 'node:net';
+import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
@@ -107,6 +108,14 @@ export function api(baseUrl: string, key?: string) {
     post: (path: string, body?: unknown, headers?: Record<string, string>) => call('POST', path, body, headers),
     call,
   };
+}
+
+/** An answer in the API's error shape with this status and code (a message, nothing else). */
+export function assertApiError(r: { status: number; body: any }, status: number, code: string): void {
+  assert.equal(r.status, status, JSON.stringify(r.body));
+  assert.deepEqual(Object.keys(r.body?.error ?? {}).sort(), ['code', 'message']);
+  assert.equal(r.body.error.code, code);
+  assert.equal(typeof r.body.error.message, 'string');
 }
 
 /** The workspace's credit balance as stored. */

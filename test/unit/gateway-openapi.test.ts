@@ -71,7 +71,7 @@ describe('OpenAPI builder', () => {
   test('each create links its answer to every operation on the created resource', () => {
     const real = buildOpenApiDocument(allOperations()) as any;
     const links = real.paths['/v1/images/generate'].post.responses['200'].links;
-    assert.deepEqual(Object.keys(links).sort(), ['get_images_by_id', 'get_images_by_id_events', 'get_images_by_id_url', 'post_images_by_id_cancel']);
+    assert.deepEqual(Object.keys(links).sort(), ['delete_images_by_id', 'get_images_by_id', 'get_images_by_id_events', 'get_images_by_id_url', 'post_images_by_id_cancel']);
     assert.deepEqual(links.get_images_by_id_url.parameters, { 'path.id': '$response.body#/data/id' });
     const uploadLinks = real.paths['/v1/uploads'].post.responses['200'].links;
     assert.deepEqual(Object.keys(uploadLinks).sort(), ['get_uploads_by_id', 'post_uploads_by_id_complete']);

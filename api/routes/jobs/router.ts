@@ -5,16 +5,21 @@
 import type { Request, Response } from 'express';
 import type { AppDeps } from '../../deps.js';
 import { authOf, type Auth } from '../../auth.js';
+import { z } from 'zod';
 import { Endpoints } from '../../endpoint.js';
+import { completeIdempotencyInTx, IDEMPOTENCY_NOTE, idempotent } from '../../idempotency.js';
+import { dryRun, dryRunQuery, dryRunResultSchema } from '../../dry-run.js';
+import { parseOr400 } from '../../validate.js';
 import { ApiError } from '../../errors.js';
 import type { ApiMetrics } from '../../metrics.js';
-import type { Database } from '../../../db/index.js';
+import type { Database, Tx } from '../../../db/index.js';
 import type { Job, JobKind } from '../../../db/schema.js';
 import { newId } from '../../../shared/ids.js';
 import * as jobsRepo from '../../../db/repos/jobs.js';
 import { failJobAndRemoveMedia } from '../../../db/job-media.js';
 import { priceFor, requestRefusal } from '../../../shared/catalog.js';
 import { resolveJobRoute } from '../../../shared/routing.js';
+import { outputsGoneReason } from '../../../shared/retention.js';
 import type { StoredJobParams } from '../../../shared/job-params.js';
 import { cancelJobWorkflow, createLiveProgress, jobToStart, startJobWorkflow, type LiveProgress } from '../../../workflows/client.js';
 import { kinds, presentJob, type KindSpec } from './kinds.js';
@@ -49,24 +54,66 @@ async function startWorkflow({ deps }: JobServices, job: Job): Promise<void> {
   }
 }
 
+/** An unknown model is invalid_model, told apart from every other malformed field. */
+function checkModel(spec: KindSpec, raw: unknown): void {
+  const rawModel = (raw as Record<string, unknown>).model;
+  if (typeof rawModel === 'string' && !spec.models.includes(rawModel)) {
+    throw new ApiError(400, 'invalid_model', `model ${rawModel} is not supported here; use one of ${spec.models.join(', ')}`);
+  }
+}
+
+/** The create's body validated as the create endpoint does (for dry runs, which answer before it). */
+function parseCreateBody(spec: KindSpec, raw: unknown): unknown {
+  checkModel(spec, raw);
+  return parseOr400(spec.body, raw);
+}
+
+/**
+ * Everything a create checks before charging — project (403), references (404), per-model rules,
+ * the route and the webhook (400) — and its price, inside the caller's transaction. The create and its dry run share it.
+ */
+async function quoteCreate({ deps }: JobServices, spec: KindSpec, body: unknown, tx: Tx, workspaceId: string) {
+  const projectId = (body as { project_id: string }).project_id;
+  const project = await tx.selectFrom('projects').select('workspace_id').where('id', '=', projectId).executeTakeFirst();
+  if (!project || project.workspace_id !== workspaceId) {
+    throw new ApiError(403, 'forbidden', `project ${projectId} is not in this workspace`);
+  }
+  const prepared = await spec.prepare(body, tx, workspaceId);
+  // The route is decided here, once, and stored with the job: the workflow, the activities
+  // and the adapters read it back instead of working it out again.
+  const route = resolveJobRoute(deps.config, prepared.route);
+  if (!route) {
+    throw new ApiError(400, 'invalid_model', `model ${prepared.model} is not enabled here (its provider is not configured in this deployment)`);
+  }
+  const refusal = requestRefusal(prepared.route, prepared.params, route.provider);
+  if (refusal) throw new ApiError(400, 'invalid_request', refusal);
+  const params = { ...prepared.params, ...route } as StoredJobParams;
+  const webhook = await requestedWebhook(tx, workspaceId, body as Parameters<typeof requestedWebhook>[2], deps.config);
+  return { prepared, params, price: priceFor(prepared.route, prepared.params), webhook };
+}
+
 function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
   const name = spec.kind.replace('_', '-');
   endpoints.add({
     method: 'post',
     path: spec.createPath,
-    summary: `Create a ${name} job`,
+    summary: `Create a ${name} job. ?dry_run=true answers the price instead (nothing is created or charged).${IDEMPOTENCY_NOTE}`,
     tags: [spec.tag],
     rateClass: 'generate',
     body: spec.body,
-    response: spec.createResult,
+    query: dryRunQuery,
+    // With ?dry_run=true the answer is the price quote instead of the created job.
+    response: z.union([spec.createResult, dryRunResultSchema]),
     creates: `${spec.base}/:id`,
-    errors: [400, 401, 402, 403, 404, 429, 500],
+    errors: [400, 401, 402, 403, 404, 409, 422, 429, 500],
+    // Dry runs answer here (after the generation rate class); Idempotency-Key claims, replays or refuses.
+    before: (services) => [
+      dryRun(services.deps.db, async (raw, tx, workspaceId) => (await quoteCreate(services, spec, parseCreateBody(spec, raw), tx, workspaceId)).price),
+      idempotent(services.deps, { body: 'json' }),
+    ],
     // An unknown model is invalid_model, told apart from every other malformed field.
     precheck(req) {
-      const rawModel = (req.body as Record<string, unknown>).model;
-      if (typeof rawModel === 'string' && !spec.models.includes(rawModel)) {
-        throw new ApiError(400, 'invalid_model', `model ${rawModel} is not supported here; use one of ${spec.models.join(', ')}`);
-      }
+      checkModel(spec, req.body);
     },
     async handler({ res, body, services }) {
       const { deps } = services;
@@ -74,23 +121,10 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
       const projectId = (body as { project_id: string }).project_id;
       const jobId = newId(spec.idPrefix);
       const job = await deps.db.transaction().execute(async (tx) => {
-        const project = await tx.selectFrom('projects').select('workspace_id').where('id', '=', projectId).executeTakeFirst();
-        if (!project || project.workspace_id !== workspaceId) {
-          throw new ApiError(403, 'forbidden', `project ${projectId} is not in this workspace`);
-        }
-        const prepared = await spec.prepare(body, tx, workspaceId);
-        // The route is decided here, once, and stored with the job: the workflow, the activities
-        // and the adapters read it back instead of working it out again.
-        const route = resolveJobRoute(deps.config, prepared.route);
-        if (!route) {
-          throw new ApiError(400, 'invalid_model', `model ${prepared.model} is not enabled here (its provider is not configured in this deployment)`);
-        }
-        const refusal = requestRefusal(prepared.route, prepared.params, route.provider);
-        if (refusal) throw new ApiError(400, 'invalid_request', refusal);
-        const params = { ...prepared.params, ...route } as StoredJobParams;
-        const webhook = await requestedWebhook(tx, workspaceId, body as Parameters<typeof requestedWebhook>[2], deps.config);
+        const { prepared, params, price, webhook } = await quoteCreate(services, spec, body, tx, workspaceId);
+        let created: Job;
         try {
-          return await jobsRepo.insertJobWithCharge(tx, {
+          created = await jobsRepo.insertJobWithCharge(tx, {
             id: jobId,
             kind: spec.kind,
             workspaceId,
@@ -98,7 +132,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
             apiKeyId,
             model: prepared.model,
             params,
-            price: priceFor(prepared.route, prepared.params),
+            price,
             webhook,
           });
         } catch (err) {
@@ -107,6 +141,9 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
           }
           throw err;
         }
+        // With an Idempotency-Key, its answer commits with the job and its charge (or not at all).
+        await completeIdempotencyInTx(tx, res, 200, { data: spec.created(created) });
+        return created;
       });
       deps.metrics.jobCreated(spec.kind, job.model);
       deps.metrics.credits('charged', job.price);
@@ -144,13 +181,15 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     tags: [spec.tag],
     rateClass: 'poll',
     response: urlResultSchema,
-    errors: [401, 404, 409, 429, 500],
+    errors: [401, 404, 409, 410, 429, 500],
     async handler({ req, res, services: { deps } }) {
       const job = await loadJobOfKey(deps.db, req, res, spec.kind);
       if (job.status === 'failed') {
         const message = job.error?.message ?? 'the generation failed';
         throw new ApiError(409, 'generation_failed', message, { status: 'failed' });
       }
+      const gone = job.status === 'completed' ? outputsGoneReason(job, deps.config.OUTPUT_RETENTION_DAYS) : null;
+      if (gone) throw new ApiError(410, 'gone', `job ${job.id}: ${gone}`);
       if (job.status !== 'completed' || !job.outputs?.length) {
         throw new ApiError(409, 'not_ready', `job ${job.id} is not ready yet (status ${job.status})`, { status: job.status });
       }

@@ -115,7 +115,6 @@ export const statusQuery = z.strictObject({
     .describe("true: ask the job's workflow for its progress now (shared per job, cached a second) instead of the stored progress"),
 });
 export { imageJobSchema, videoJobSchema, talkingActorJobSchema, type Progress } from '../../../shared/job-record.js';
-
 export const creationResult = z.object({ id: z.string(), status: z.literal('pending') });
 export const talkingCreationResult = creationResult.extend({ voice_id: z.string() });
 export const urlResultSchema = z.object({ id: z.string(), url: z.string(), urls: z.array(z.string()).optional() });

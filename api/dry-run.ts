@@ -1,0 +1,43 @@
+// `?dry_run=true` on the generate endpoints: the create's full validation, its project (403) and
+// reference (404) checks and its price, answered as `{ data: { price, available, sufficient } }`.
+// Nothing is charged, stored or started: the checks run in a read-only transaction. The request
+// has passed the generation rate class before it gets here, so a dry run counts like a create.
+import type { RequestHandler } from 'express';
+import { z } from 'zod';
+import type { Database, Tx } from '../db/index.js';
+import { authOf } from './auth.js';
+import { parseOr400 } from './validate.js';
+
+export const dryRunQuery = z.object({
+  dry_run: z
+    .enum(['true', 'false'])
+    .optional()
+    .describe('true: validate the request and answer its price ({ price, available, sufficient }) without creating, charging or starting anything'),
+});
+
+export const dryRunResultSchema = z.object({
+  price: z.number().int().describe('credits this request would be charged'),
+  available: z.number().int().describe("the workspace's credit balance now"),
+  sufficient: z.boolean().describe('whether the balance covers the price (else the create would answer 402)'),
+});
+export type DryRunResult = z.infer<typeof dryRunResultSchema>;
+
+/**
+ * Middleware before a create's handler (after the body parser): answers a dry run with `quote`,
+ * which validates the request and returns its price inside the given transaction (throwing the
+ * create's 4xx), and passes every other request on.
+ */
+export function dryRun(db: Database, quote: (body: unknown, tx: Tx, workspaceId: string) => Promise<number>): RequestHandler {
+  return (req, res, next) => {
+    if (!req.url.includes('?') || parseOr400(dryRunQuery, req.query).dry_run !== 'true') return next();
+    const { workspaceId } = authOf(res);
+    db.transaction()
+      .setAccessMode('read only')
+      .execute(async (tx) => {
+        const price = await quote(req.body, tx, workspaceId);
+        const ws = await tx.selectFrom('workspaces').select('credits').where('id', '=', workspaceId).executeTakeFirstOrThrow();
+        return { price, available: ws.credits, sufficient: ws.credits >= price } satisfies DryRunResult;
+      })
+      .then((data) => res.status(200).json({ data }), next);
+  };
+}

@@ -1,0 +1,101 @@
+// GET /v1/models: the model catalog as clients need it — every public model with its kind, the
+// values it accepts (aspect ratios, durations, resolutions and their defaults), the create fields it
+// takes, its price and how the price is counted, and how this deployment serves it. Built from the
+// routing catalog (shared/catalog.ts) and the create schemas that validate requests,
+// so the listing cannot drift from what the create endpoints accept.
+import { z } from 'zod';
+import type { Auth } from '../auth.js';
+import { Endpoints } from '../endpoint.js';
+import { kinds as jobKinds } from './jobs/kinds.js';
+import { catalog, routeFor, type ModelRoute } from '../../shared/catalog.js';
+import { liveProviderFor, routeMode, type RouteMode } from '../../shared/routing.js';
+import { jobKinds as kindNames } from '../../shared/job-model.js';
+import type { Config } from '../../shared/config.js';
+
+export const modelSchema = z.object({
+  name: z.string().describe('the public model name, as `model` in create requests'),
+  kind: z.enum(kindNames),
+  create_path: z.string().describe('the create endpoint of the kind'),
+  inputs: z.array(z.string()).describe('the create request fields this model takes (project_id and model aside)'),
+  aspect_ratios: z.array(z.string()),
+  default_aspect_ratio: z.string(),
+  durations: z
+    .union([z.object({ values: z.array(z.number()) }), z.object({ min: z.number(), max: z.number() })])
+    .nullable()
+    .describe('allowed durations in seconds: a list, or an inclusive range of integers; null when the kind takes no duration (images, talking actors: the script sets it)'),
+  default_duration: z.number().nullable(),
+  resolutions: z.array(z.string()),
+  default_resolution: z.string().nullable(),
+  max_reference_images: z.number().int().nullable().describe('most reference images a request may send; null when the model takes none'),
+  price: z.object({
+    credits: z.number().int().describe('credits per unit'),
+    per: z.enum(['image', 'second', 'job']).describe('the unit: per image (× count), per second of duration (rounded up), or per job'),
+    per_hundred_chars: z.number().int().optional().describe('per job: added for every started 100 characters of the script'),
+  }),
+  served_by: z
+    .enum(['live', 'local', 'unavailable'])
+    .describe('how this deployment serves the model: live (a provider), local (the local renderer: placeholder media), unavailable (its provider is not configured; creates answer 400 invalid_model)'),
+  provider: z.string().nullable().describe('the live provider, when served live'),
+  served_as: z.record(z.string(), z.string()).optional().describe('where the live provider serves a value differently (e.g. an aspect ratio it lacks)'),
+});
+export type ModelInfo = z.infer<typeof modelSchema>;
+
+/** The create-body fields of a kind, project_id and model aside. */
+function inputsOf(body: z.ZodType): string[] {
+  const shape = (body as unknown as { shape?: Record<string, unknown> }).shape ?? {};
+  return Object.keys(shape).filter((k) => k !== 'project_id' && k !== 'model');
+}
+
+type KeyConfig = Parameters<typeof routeMode>[0];
+
+export function modelInfo(route: ModelRoute, config: KeyConfig): ModelInfo {
+  const kind = jobKinds.find((k) => k.kind === route.kind)!;
+  const mode: RouteMode = routeMode(config, route.model);
+  const d = route.durations;
+  const inputs = inputsOf(kind.body).filter((f) => route.maxReferenceImages !== undefined || f !== 'reference_file_ids');
+  return {
+    name: route.model,
+    kind: route.kind,
+    create_path: kind.createPath,
+    inputs,
+    aspect_ratios: [...route.aspectRatios],
+    default_aspect_ratio: route.defaultAspectRatio,
+    durations: !d ? null : 'values' in d ? { values: [...d.values] } : { min: d.min, max: d.max },
+    default_duration: route.defaultDuration ?? null,
+    resolutions: [...(route.resolutions ?? [])],
+    default_resolution: route.defaultResolution ?? null,
+    max_reference_images: route.maxReferenceImages ?? null,
+    price: {
+      credits: route.price.credits,
+      per: route.price.per,
+      ...(route.price.per === 'job' && route.price.perHundredChars !== undefined ? { per_hundred_chars: route.price.perHundredChars } : {}),
+    },
+    served_by: mode,
+    provider: mode === 'live' ? (liveProviderFor(config, route) ?? null) : null,
+    ...(route.servedAs && mode === 'live' ? { served_as: { ...route.servedAs } } : {}),
+  };
+}
+
+/** Every public model, in the order of the create endpoints' model lists. */
+export function modelCatalog(config: KeyConfig): ModelInfo[] {
+  return jobKinds.flatMap((k) => k.models.map((name) => modelInfo(routeFor(name)!, config)));
+}
+
+/** GET /v1/models, declared once. */
+export const modelEndpoints = new Endpoints<{ config: Config }>().add({
+  method: 'get',
+  path: '/v1/models',
+  summary: 'List every public model: kind, accepted values, inputs, price and how this deployment serves it (extension)',
+  tags: ['Models'],
+  rateClass: 'poll',
+  response: z.array(modelSchema),
+  errors: [401, 429, 500],
+  handler({ res, services }) {
+    res.json({ data: modelCatalog(services.config) });
+  },
+});
+
+export const createModelsRouter = (deps: { config: Config }, auth: Auth) => modelEndpoints.router(deps, auth);
+
+/** Models of the catalog that no create endpoint offers (must stay empty: see test/e2e/models.test.ts). */
+export const unlistedModels = (): string[] => Object.keys(catalog).filter((m) => !jobKinds.some((k) => k.models.includes(m)));

@@ -1,0 +1,60 @@
+// A workspace's jobs, newest first, with keyset pagination on (created_at, id) at microsecond
+// precision. Served by the 0008 indexes: (workspace_id, created_at, id) for every kind,
+// (workspace_id, kind, created_at, id) per kind and (project_id, created_at, id) per project, each
+// walked backwards, so a page reads about `limit` index entries whatever the table's size.
+import { sql } from 'kysely';
+import type { Queryable } from '../index.js';
+import type { Job, JobKind, JobStatus } from '../schema.js';
+import type { Page } from './catalog.js';
+
+export interface JobListKey {
+  createdAtMicros: string;
+  id: string;
+}
+
+export interface JobListFilters {
+  kind?: JobKind;
+  projectId?: string;
+  status?: JobStatus;
+  model?: string;
+  /** Milliseconds since the epoch, exclusive bounds. */
+  createdAfter?: number;
+  createdBefore?: number;
+}
+
+const fromMillis = (ms: number) => sql`timestamptz 'epoch' + ${ms}::bigint * interval '1 millisecond'`;
+
+export interface JobListOptions {
+  limit: number;
+  after?: JobListKey | null;
+  filters?: JobListFilters;
+}
+
+/** The page's query (limit + 1 rows, to know whether another page follows); exported for EXPLAIN. */
+export function jobsPageQuery(db: Queryable, workspaceId: string, opts: JobListOptions) {
+  const f = opts.filters ?? {};
+  let q = db
+    .selectFrom('jobs')
+    .selectAll()
+    .select(sql<string>`(extract(epoch from created_at) * 1000000)::bigint::text`.as('created_us'))
+    .where('workspace_id', '=', workspaceId);
+  if (f.kind !== undefined) q = q.where('kind', '=', f.kind);
+  if (f.projectId !== undefined) q = q.where('project_id', '=', f.projectId);
+  if (f.status !== undefined) q = q.where('status', '=', f.status);
+  if (f.model !== undefined) q = q.where('model', '=', f.model);
+  if (f.createdAfter !== undefined) q = q.where(sql<boolean>`created_at > ${fromMillis(f.createdAfter)}`);
+  if (f.createdBefore !== undefined) q = q.where(sql<boolean>`created_at < ${fromMillis(f.createdBefore)}`);
+  if (opts.after) {
+    const at = sql`timestamptz 'epoch' + ${opts.after.createdAtMicros}::bigint * interval '1 microsecond'`;
+    q = q.where(sql<boolean>`(created_at, id) < (${at}, ${opts.after.id})`);
+  }
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(opts.limit + 1);
+}
+
+export async function listJobsPage(db: Queryable, workspaceId: string, opts: JobListOptions): Promise<Page<Job, JobListKey>> {
+  const rows = await jobsPageQuery(db, workspaceId, opts).execute();
+  const kept = rows.slice(0, opts.limit);
+  const last = kept[kept.length - 1];
+  const next = rows.length > opts.limit && last ? { createdAtMicros: last.created_us, id: last.id } : null;
+  return { rows: kept.map(({ created_us: _, ...job }) => job as Job), next };
+}

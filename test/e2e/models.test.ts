@@ -1,0 +1,94 @@
+// GET /v1/models over HTTP on the real gateway: the listing is the routing catalog the create
+// validation uses, model by model, and says how this deployment serves each (local renderer, live
+// provider, unavailable).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestDatabase, createTenant, type TestDatabase, type Tenant } from '../support/stack.js';
+import { api } from '../support/services.js';
+import { startInProcessGateway, type Gateway } from '../integration/gateway-harness.js';
+import { catalog, routeFor, type ModelRoute } from '../../shared/catalog.js';
+import { kinds as jobKinds } from '../../api/routes/jobs/kinds.js';
+
+let tdb: TestDatabase;
+let local: Gateway;
+let live: Gateway;
+let t: Tenant;
+
+before(async () => {
+  tdb = await createTestDatabase();
+  local = await startInProcessGateway(tdb.db, tdb.url, { PROVIDERS_MODE: 'local' });
+  // Only fal configured: fal's models are live, the others unavailable (no request leaves the machine).
+  live = await startInProcessGateway(tdb.db, tdb.url, { PROVIDERS_MODE: 'live', FAL_KEY: 'test-key', OPENAI_API_KEY: '', ELEVENLABS_API_KEY: '', XAI_API_KEY: '' });
+  t = await createTenant(tdb.db, 0);
+});
+
+after(async () => {
+  await live?.close();
+  await local?.close();
+  await tdb?.drop();
+});
+
+function expected(route: ModelRoute) {
+  const d = route.durations;
+  return {
+    name: route.model,
+    kind: route.kind,
+    aspect_ratios: [...route.aspectRatios],
+    default_aspect_ratio: route.defaultAspectRatio,
+    durations: !d ? null : 'values' in d ? { values: [...d.values] } : { min: d.min, max: d.max },
+    default_duration: route.defaultDuration ?? null,
+    resolutions: [...(route.resolutions ?? [])],
+    default_resolution: route.defaultResolution ?? null,
+    max_reference_images: route.maxReferenceImages ?? null,
+    price_credits: route.price.credits,
+    price_per: route.price.per,
+  };
+}
+
+describe('GET /v1/models', () => {
+  test('lists every catalog model exactly as the catalog states it, with the create fields of its kind', async () => {
+    const r = await api(local.baseUrl, t.apiKey).get('/v1/models');
+    assert.equal(r.status, 200, r.text);
+    const listed = r.body.data as any[];
+    assert.deepEqual(listed.map((m) => m.name).sort(), Object.keys(catalog).sort(), 'every catalog model, once');
+    for (const name of Object.keys(catalog)) {
+      const route = routeFor(name)!;
+      const m = listed.find((x) => x.name === name);
+      assert.deepEqual(
+        { ...m, price_credits: m.price.credits, price_per: m.price.per, price: undefined, inputs: undefined, served_by: undefined, provider: undefined, create_path: undefined },
+        { ...expected(route), price: undefined, inputs: undefined, served_by: undefined, provider: undefined, create_path: undefined },
+        name,
+      );
+      const kind = jobKinds.find((k) => k.kind === route.kind)!;
+      assert.ok(kind.models.includes(name), `${name} is accepted by ${kind.createPath}`);
+      assert.equal(m.create_path, kind.createPath);
+      const fields = Object.keys((kind.body as any).shape).filter((f) => f !== 'project_id' && f !== 'model');
+      assert.deepEqual([...m.inputs].sort(), fields.filter((f) => route.maxReferenceImages !== undefined || f !== 'reference_file_ids').sort(), name);
+      assert.equal(m.served_by, 'local');
+      assert.equal(m.provider, null);
+    }
+    const talking = listed.find((x) => x.name === 'talking-actor');
+    assert.deepEqual(talking.price, { credits: 20, per: 'job', per_hundred_chars: 2 });
+  });
+
+  test('served_by follows the deployment: live for models whose provider key is set, unavailable otherwise', async () => {
+    const r = await api(live.baseUrl, t.apiKey).get('/v1/models');
+    assert.equal(r.status, 200, r.text);
+    for (const m of r.body.data as any[]) {
+      const route = routeFor(m.name)!;
+      const falServes = route.provider === 'fal' || route.alternates?.some((a) => a.provider === 'fal');
+      if (falServes) assert.deepEqual([m.served_by, m.provider], ['live', 'fal'], m.name);
+      else assert.deepEqual([m.served_by, m.provider], ['unavailable', null], m.name);
+    }
+    // What the listing calls unavailable, the create endpoint refuses.
+    const create = await api(live.baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt: 'x', model: 'gpt-image-1.5', aspect_ratio: '1:1', count: 1 });
+    assert.equal(create.status, 400);
+    assert.equal(create.body.error.code, 'invalid_model');
+  });
+
+  test('401 without a key, in the error shape', async () => {
+    const r = await api(local.baseUrl).get('/v1/models');
+    assert.equal(r.status, 401);
+    assert.equal(r.body.error.code, 'unauthorized');
+  });
+});
