@@ -193,7 +193,7 @@ describe('the prod profile', () => {
     const renderingOn = (id: string) =>
       waitFor(`${id}'s render to be in flight on a provider worker`, async () => {
         const desc = await temporal.workflow.getHandle(id).describe();
-        const submit = (desc.raw.pendingActivities ?? []).find((a) => a.activityType?.name === 'submitToProvider' && a.lastWorkerIdentity);
+        const submit = (desc.raw.pendingActivities ?? []).find((a) => a.activityType?.name === 'submitAndCheck' && a.lastWorkerIdentity);
         const pid = Number(submit?.lastWorkerIdentity?.split('@')[0]);
         return pids.has(pid) ? pid : undefined;
       }, 120_000, 50);
@@ -228,7 +228,7 @@ describe('the prod profile', () => {
     await assertCompletedWithExactCredits(t, 1000, ids);
     // The killed render ran again: its submit started a second attempt.
     const events = (await temporal.workflow.getHandle(b).fetchHistory()).events ?? [];
-    const submits = new Set(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'submitToProvider').map((e) => String(e.eventId)));
+    const submits = new Set(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'submitAndCheck').map((e) => String(e.eventId)));
     const attempts = events.filter((e) => submits.has(String(e.activityTaskStartedEventAttributes?.scheduledEventId))).map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 1);
     assert.ok(attempts.some((n) => n >= 2), `the killed render was retried (attempts ${attempts.join(', ')})`);
   });
