@@ -78,7 +78,7 @@ describe('gateway error answers', () => {
     // Every endpoint of ours answers a wrong method with 405 and the methods it does take.
     const putStatus = await call(gw.baseUrl, 'PUT', '/v1/images/abc', { key: t.apiKey });
     assertCleanError(putStatus, 405, 'method_not_allowed');
-    assert.equal(putStatus.headers.get('allow'), 'GET, HEAD');
+    assert.equal(putStatus.headers.get('allow'), 'GET, HEAD, DELETE');
     const getUpload = await call(gw.baseUrl, 'GET', '/v1/upload', { key: t.apiKey });
     assertCleanError(getUpload, 405, 'method_not_allowed');
     assert.equal(getUpload.headers.get('allow'), 'POST');
@@ -89,7 +89,7 @@ describe('gateway error answers', () => {
     for (const [path, allow] of [
       ['/v1/images/generate', 'POST'],
       ['/v1/talking-actors/generate', 'POST'],
-      ['/v1/images/img_x', 'GET, HEAD'],
+      ['/v1/images/img_x', 'GET, HEAD, DELETE'],
       ['/v1/images/img_x/cancel', 'POST'],
       ['/v1/uploads', 'POST'],
       ['/v1/uploads/upl_x', 'GET, HEAD'],
