@@ -99,12 +99,18 @@ export function mimeTypeOf(name: string): UploadMimeType | null {
   return (ext && types[ext]) || null;
 }
 
+/** The value at a path of plain JSON objects, or undefined where the path stops. */
+function at(value: unknown, ...path: string[]): unknown {
+  let v = value;
+  for (const key of path) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined;
+  return v;
+}
+
 /** `{ name, kind }` of every model a create operation of the document accepts (its `model` enum or const). */
 export function modelsOfDocument(doc: Record<string, unknown>): ModelInfo[] {
   const out: ModelInfo[] = [];
   for (const [kind, p] of Object.entries(jobPaths)) {
-    const op = (doc.paths as Record<string, any> | undefined)?.[p.create]?.post;
-    const model = op?.requestBody?.content?.['application/json']?.schema?.properties?.model;
+    const model = at(doc, 'paths', p.create, 'post', 'requestBody', 'content', 'application/json', 'schema', 'properties', 'model') as { enum?: unknown; const?: unknown } | undefined;
     const names: unknown[] = Array.isArray(model?.enum) ? model.enum : model?.const !== undefined ? [model.const] : [];
     for (const name of names) if (typeof name === 'string') out.push({ name, kind });
   }
