@@ -18,7 +18,10 @@ COPY scripts ./scripts
 COPY worker ./worker
 COPY workflows ./workflows
 COPY test ./test
-RUN npm run build && npm prune --omit=dev
+# Tests (and the benchmarks and history recorder, which drive the test harness) are built for type
+# checking only: the runtime image carries neither them nor the dev dependencies (@temporalio/testing).
+RUN npm run build && npm prune --omit=dev \
+  && rm -rf dist/test dist/scripts/bench-*.js* dist/scripts/save-histories.js*
 
 # ---- runtime: the local renderer needs ffmpeg and espeak-ng
 FROM node:20-bookworm-slim

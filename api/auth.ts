@@ -1,9 +1,9 @@
 // Bearer-key authentication and per-key rate limits.
 //
 // Key lookups are cached for a few seconds, and only while this process LISTENs on
-// `api_key_revoked` (revokeApiKey notifies in the revoking transaction): a notification evicts the
-// key at once, and while the listener is down the cache is bypassed, so a lost connection never
-// serves a stale entry. Each rate-limit lease re-checks `revoked_at` too (api/rate-limit.ts).
+// `api_key_revoked` (api/key-listener.ts; revokeApiKey notifies in the revoking transaction): a
+// notification evicts the key at once, and while the listener is down the cache is bypassed, so a
+// lost connection never serves a stale entry. Each rate-limit lease re-checks `revoked_at` too (api/rate-limit.ts).
 // `last_used_at` is written in one batched update every few seconds, not once per request.
 //
 // Unknown keys are answered from memory: the same connection also LISTENs on `api_key_created`
@@ -29,7 +29,9 @@ import { ApiError } from './errors.js';
 import type { ApiMetrics } from './metrics.js';
 import type { Config } from '../shared/config.js';
 import { createRateLimiter, type RateClass } from './rate-limit.js';
-import { createPgListener, type PgListener } from '../shared/pg-listener.js';
+import { createKeyListener, KNOWN_IDS_MAX } from './key-listener.js';
+
+export { CREATION_CHANNEL, KEY_LISTENER_NAME, REVOCATION_CHANNEL } from './key-listener.js';
 
 export type { RateClass } from './rate-limit.js';
 
@@ -44,12 +46,6 @@ export interface Auth {
   close(): Promise<void>;
 }
 
-export const REVOCATION_CHANNEL = 'api_key_revoked';
-export const CREATION_CHANNEL = 'api_key_created';
-/** The application_name of the key listener's connection (found in pg_stat_activity). */
-export const KEY_LISTENER_NAME = 'gateway-api-keys';
-/** Past this many live keys the in-memory id set is not kept (every unknown id then costs a query). */
-const KNOWN_IDS_MAX = 200_000;
 const CACHE_TTL_MS = 5_000;
 const CACHE_MAX_ENTRIES = 10_000;
 const LAST_USED_FLUSH_MS = 10_000;
@@ -180,51 +176,6 @@ export function createAuth(deps: AuthDeps): Auth {
       cache.clear();
     },
   };
-}
-
-interface KeyListener extends PgListener {
-  /** Changes on every notification and every (re)connect, to detect races with a lookup. */
-  generation(): number;
-}
-
-/**
- * The connection LISTENing for key revocations and creations (shared/pg-listener.ts). After LISTEN it
- * loads the live key ids; notifications that arrive during that read are applied after it, in
- * order, so the set misses no change.
- */
-function createKeyListener(
-  databaseUrl: string,
-  logger: Logger | undefined,
-  handlers: { onRevoked(keyId: string): void; onCreated(keyId: string): void; onLoaded(ids: string[] | null): void; onStateChange(): void },
-): KeyListener {
-  let generation = 0;
-  const listener = createPgListener<string[] | null>({
-    databaseUrl,
-    channels: [REVOCATION_CHANNEL, CREATION_CHANNEL],
-    applicationName: KEY_LISTENER_NAME,
-    logger,
-    what: 'api key listener (key cache bypassed meanwhile)',
-    onNotification(channel, keyId) {
-      generation++;
-      if (channel === REVOCATION_CHANNEL) handlers.onRevoked(keyId);
-      else handlers.onCreated(keyId);
-    },
-    async load(c) {
-      const live = await c.query<{ id: string }>('select id from api_keys where revoked_at is null limit $1', [KNOWN_IDS_MAX + 1]);
-      return live.rows.length > KNOWN_IDS_MAX ? null : live.rows.map((r) => r.id);
-    },
-    onConnected(ids) {
-      generation++;
-      handlers.onStateChange();
-      handlers.onLoaded(ids ?? null);
-    },
-    // Anything learned while connected may be stale now.
-    onLost() {
-      generation++;
-      handlers.onStateChange();
-    },
-  });
-  return { ...listener, generation: () => generation };
 }
 
 /** Remembers when each key was last used and writes them all in one statement periodically. */

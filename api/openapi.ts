@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { AppDeps } from './deps.js';
 import type { Operation } from './operations.js';
 import { errorCodes } from './errors.js';
+import { jobStatuses } from '../shared/job-model.js';
 
 import { NO_NUL_PATTERN } from './validate.js';
 import { healthEndpoints } from './routes/health.js';
@@ -121,7 +122,7 @@ function components(): JsonObject {
           { $ref: '#/components/schemas/Error' },
           {
             type: 'object',
-            properties: { status: { type: 'string', enum: ['pending', 'generating', 'completed', 'failed'], description: 'current job status' } },
+            properties: { status: { type: 'string', enum: [...jobStatuses], description: 'current job status' } },
             if: { properties: { error: { properties: { code: { enum: ['not_ready', 'generation_failed'] } } } } },
             then: { required: ['status'] },
           },

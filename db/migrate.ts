@@ -1,5 +1,6 @@
 // Migrations are listed explicitly (no directory scan), so the bundle and the order are fixed.
 import { Migrator, NO_MIGRATIONS, type Kysely, type Migration, type MigrationResultSet } from 'kysely';
+import type { DB } from './schema.js';
 import * as m0001 from './migrations/0001_initial.js';
 import * as m0002 from './migrations/0002_job_progress.js';
 import * as m0003 from './migrations/0003_hardening.js';
@@ -18,7 +19,7 @@ export const migrations: Record<string, Migration> = {
   '0008_idempotency_lists': m0008,
 };
 
-function migrator(db: Kysely<any>): Migrator {
+function migrator(db: Kysely<DB>): Migrator {
   return new Migrator({ db, provider: { getMigrations: async () => migrations } });
 }
 
@@ -30,10 +31,10 @@ function check(result: MigrationResultSet): MigrationResultSet {
   return result;
 }
 
-export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {
+export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
   return check(await migrator(db).migrateToLatest());
 }
 
-export async function migrateDownAll(db: Kysely<any>): Promise<MigrationResultSet> {
+export async function migrateDownAll(db: Kysely<DB>): Promise<MigrationResultSet> {
   return check(await migrator(db).migrateTo(NO_MIGRATIONS));
 }

@@ -12,6 +12,8 @@ export interface ModelRoute {
   provider: LiveProviderName;
   /** The provider's own model id or endpoint id. */
   providerModelId: string;
+  /** How the fal adapter shapes this model's request (its documented input schema), when fal serves it. */
+  falRequest?: FalRequestShape;
   /** For multi-step pipelines (talking actor): further provider ids used. */
   secondaryModelIds?: Record<string, string>;
   /** Where these values were read. */
@@ -43,6 +45,10 @@ export interface ModelRoute {
 
 export type { LiveProviderName } from './job-model.js';
 
+/** The fal request builders (activities/providers/fal.ts), one per documented input schema family. */
+export const falRequestShapes = ['nano-banana', 'seedream', 'veo', 'kling', 'seedance', 'grok', 'wan-animate-replace'] as const;
+export type FalRequestShape = (typeof falRequestShapes)[number];
+
 export interface AlternateRoute {
   provider: LiveProviderName;
   providerModelId: string;
@@ -63,6 +69,7 @@ export const catalog = {
     kind: 'image',
     provider: 'fal',
     providerModelId: 'fal-ai/nano-banana-2',
+    falRequest: 'nano-banana',
     secondaryModelIds: { edit: 'fal-ai/nano-banana-2/edit' },
     // fal.ai/models/fal-ai/nano-banana-2 (queue API): prompt, num_images, aspect_ratio (auto, 21:9 … 9:16),
     // resolution 0.5K | 1K | 2K | 4K, output_format jpeg | png | webp; /edit adds image_urls.
@@ -92,6 +99,7 @@ export const catalog = {
     kind: 'image',
     provider: 'fal',
     providerModelId: 'fal-ai/bytedance/seedream/v4.5/text-to-image',
+    falRequest: 'seedream',
     secondaryModelIds: { edit: 'fal-ai/bytedance/seedream/v4.5/edit' },
     // fal.ai/docs/model-api-reference/image-generation-api/bytedance-seedream-v4.5: image_size is a preset or
     // { width, height } with width and height 1920–4096 or a total of 2560×1440 to 4096×4096 pixels; the
@@ -115,6 +123,7 @@ export const catalog = {
     kind: 'video',
     provider: 'fal',
     providerModelId: 'fal-ai/veo3.1',
+    falRequest: 'veo',
     secondaryModelIds: {
       imageToVideo: 'fal-ai/veo3.1/image-to-video',
       firstLastFrame: 'fal-ai/veo3.1/first-last-frame-to-video',
@@ -138,6 +147,7 @@ export const catalog = {
     kind: 'video',
     provider: 'fal',
     providerModelId: 'fal-ai/veo3.1/fast',
+    falRequest: 'veo',
     secondaryModelIds: {
       imageToVideo: 'fal-ai/veo3.1/fast/image-to-video',
       firstLastFrame: 'fal-ai/veo3.1/fast/first-last-frame-to-video',
@@ -160,6 +170,7 @@ export const catalog = {
     kind: 'video',
     provider: 'fal',
     providerModelId: 'fal-ai/kling-video/v3/pro/text-to-video',
+    falRequest: 'kling',
     secondaryModelIds: { imageToVideo: 'fal-ai/kling-video/v3/pro/image-to-video' },
     // fal.ai/docs/model-api-reference/video-generation-api/kling-video-v3-pro: duration "3" … "15",
     // aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; image-to-video takes start_image_url / end_image_url.
@@ -180,6 +191,7 @@ export const catalog = {
     kind: 'video',
     provider: 'fal',
     providerModelId: 'fal-ai/kling-video/v2.6/pro/text-to-video',
+    falRequest: 'kling',
     secondaryModelIds: { imageToVideo: 'fal-ai/kling-video/v2.6/pro/image-to-video' },
     source: 'fal.ai model page fal-ai/kling-video/v2.6/pro/text-to-video (duration "5" | "10", aspect_ratio 16:9 | 9:16 | 1:1, generate_audio)',
     // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
@@ -198,6 +210,7 @@ export const catalog = {
     kind: 'video',
     provider: 'fal',
     providerModelId: 'fal-ai/veo3.1',
+    falRequest: 'veo',
     secondaryModelIds: {
       imageToVideo: 'fal-ai/veo3.1/image-to-video',
       firstLastFrame: 'fal-ai/veo3.1/first-last-frame-to-video',
@@ -221,6 +234,7 @@ export const catalog = {
     kind: 'video',
     provider: 'fal',
     providerModelId: 'fal-ai/bytedance/seedance/v1.5/pro/text-to-video',
+    falRequest: 'seedance',
     secondaryModelIds: { imageToVideo: 'fal-ai/bytedance/seedance/v1.5/pro/image-to-video' },
     // fal.ai/models/fal-ai/bytedance/seedance/v1.5/pro/text-to-video/llms.txt: duration "4" … "12",
     // resolution 480p | 720p | 1080p, aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 | auto.
@@ -243,6 +257,7 @@ export const catalog = {
     // xAI's own API is the alternate when only XAI_API_KEY is configured.
     provider: 'fal',
     providerModelId: 'xai/grok-imagine-video/text-to-video',
+    falRequest: 'grok',
     secondaryModelIds: { imageToVideo: 'xai/grok-imagine-video/image-to-video' },
     alternates: [
       {
@@ -270,6 +285,7 @@ export const catalog = {
     kind: 'replace_actor',
     provider: 'fal',
     providerModelId: 'fal-ai/wan/v2.2-14b/animate/replace',
+    falRequest: 'wan-animate-replace',
     // fal.ai/models/fal-ai/wan/v2.2-14b/animate/replace/llms.txt: video_url, image_url (resized and
     // center-cropped to the output), resolution 480p | 580p | 720p. The output follows the motion video's
     // length, so `duration` is enforced by the motion video we hand over, not by a provider field.

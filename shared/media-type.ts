@@ -21,13 +21,32 @@ export const MB = 1024 * 1024;
 /** Bytes held back before deciding the type (enough for every signature we read, incl. the WebM EBML header). */
 export const SNIFF_BYTES = 4096;
 
+/** The one MIME type → file extension map: upload and output keys, and the files ffmpeg reads. */
+const extensions: Readonly<Record<string, string>> = {
+  'image/jpeg': 'jpg',
+  'image/jpg': 'jpg',
+  'image/png': 'png',
+  'image/webp': 'webp',
+  'image/gif': 'gif',
+  'video/mp4': 'mp4',
+  'video/quicktime': 'mov',
+  'video/webm': 'webm',
+  'video/x-matroska': 'mkv',
+};
+
+/** The extension (without the dot) of a content type, parameters and case ignored; undefined when unknown. */
+export function extensionOf(contentType: string): string | undefined {
+  return extensions[contentType.split(';')[0]!.trim().toLowerCase()];
+}
+
+const typeOf = (mime: AcceptedMime, fileType: MediaKind): MediaType => ({ mime, fileType, ext: extensions[mime]! });
 const types: Record<AcceptedMime, MediaType> = {
-  'image/jpeg': { mime: 'image/jpeg', fileType: 'image', ext: 'jpg' },
-  'image/png': { mime: 'image/png', fileType: 'image', ext: 'png' },
-  'image/webp': { mime: 'image/webp', fileType: 'image', ext: 'webp' },
-  'video/mp4': { mime: 'video/mp4', fileType: 'video', ext: 'mp4' },
-  'video/quicktime': { mime: 'video/quicktime', fileType: 'video', ext: 'mov' },
-  'video/webm': { mime: 'video/webm', fileType: 'video', ext: 'webm' },
+  'image/jpeg': typeOf('image/jpeg', 'image'),
+  'image/png': typeOf('image/png', 'image'),
+  'image/webp': typeOf('image/webp', 'image'),
+  'video/mp4': typeOf('video/mp4', 'video'),
+  'video/quicktime': typeOf('video/quicktime', 'video'),
+  'video/webm': typeOf('video/webm', 'video'),
 };
 
 export function mediaTypeOf(mime: AcceptedMime): MediaType {

@@ -6,20 +6,27 @@ import { catalog, routeFor, type LiveProviderName, type ModelRoute } from './cat
 
 export type RouteMode = 'live' | 'local' | 'unavailable';
 
-type KeyConfig = Pick<Config, 'PROVIDERS_MODE' | 'FAL_KEY' | 'OPENAI_API_KEY' | 'ELEVENLABS_API_KEY' | 'XAI_API_KEY'>;
+/** The configuration variables that hold provider keys. */
+export type ProviderKey = 'FAL_KEY' | 'OPENAI_API_KEY' | 'ELEVENLABS_API_KEY' | 'XAI_API_KEY';
+type KeyConfig = Pick<Config, 'PROVIDERS_MODE' | ProviderKey>;
 
-/** The keys a route needs to be live (talking actor: speech from ElevenLabs, lipsync on fal). */
-export function requiredKeys(route: ModelRoute): (keyof KeyConfig)[] {
-  switch (route.provider) {
-    case 'fal':
-      return ['FAL_KEY'];
-    case 'openai':
-      return ['OPENAI_API_KEY'];
-    case 'xai':
-      return ['XAI_API_KEY'];
-    case 'elevenlabs':
-      return ['ELEVENLABS_API_KEY', 'FAL_KEY'];
-  }
+/**
+ * The keys each live provider needs, written once: routing here (gateway and workers) and the
+ * provider registry (activities/providers/registry.ts) read them. The talking-actor pipeline is
+ * ElevenLabs speech, then a lipsync on fal.
+ */
+export const providerKeys = {
+  fal: ['FAL_KEY'],
+  openai: ['OPENAI_API_KEY'],
+  xai: ['XAI_API_KEY'],
+  elevenlabs: ['ELEVENLABS_API_KEY', 'FAL_KEY'],
+} as const satisfies Record<LiveProviderName, readonly ProviderKey[]>;
+
+const hasKeys = (config: KeyConfig, provider: LiveProviderName) => providerKeys[provider].every((k) => Boolean(config[k]));
+
+/** The keys a route needs to be live. */
+export function requiredKeys(route: ModelRoute): readonly ProviderKey[] {
+  return providerKeys[route.provider];
 }
 
 export function routeMode(config: KeyConfig, model: string): RouteMode {
@@ -37,15 +44,13 @@ export function providerFor(config: KeyConfig, model: string): ProviderName | un
   return mode === 'local' ? 'local' : liveProviderFor(config, routeFor(model)!);
 }
 
-const keyOf: Record<LiveProviderName, keyof KeyConfig> = { fal: 'FAL_KEY', openai: 'OPENAI_API_KEY', xai: 'XAI_API_KEY', elevenlabs: 'ELEVENLABS_API_KEY' };
-
 /**
  * The live provider serving a route with the keys present: the primary when all its keys are set,
  * else the first alternate whose key is set (grok-video: fal, then xAI's own API).
  */
 export function liveProviderFor(config: KeyConfig, route: ModelRoute): LiveProviderName | undefined {
-  if (requiredKeys(route).every((k) => Boolean(config[k]))) return route.provider;
-  return route.alternates?.find((a) => Boolean(config[keyOf[a.provider]]))?.provider;
+  if (hasKeys(config, route.provider)) return route.provider;
+  return route.alternates?.find((a) => hasKeys(config, a.provider))?.provider;
 }
 
 /** The provider's own model id for the live provider of a route. */

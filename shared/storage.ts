@@ -67,6 +67,14 @@ export class StreamEndedEarly extends Error {
 /** Every object of a job lives under this prefix; a failed job's media is removed by it. */
 export const jobPrefix = (jobId: string): string => `jobs/${jobId}/`;
 
+/**
+ * The one key scheme of a job's outputs: `<job media prefix>/output-<n>.<ext>`, under the job's
+ * unguessable media prefix. (The local renderer numbers from 0, providers from 1: kept as stored.)
+ */
+export function jobOutputKey(storage: Pick<Storage, 'jobMediaPrefix'>, jobId: string, n: number, ext: string): string {
+  return `${storage.jobMediaPrefix(jobId)}/output-${n}.${ext}`;
+}
+
 type StorageConfig = Pick<Config, 'S3_ENDPOINT' | 'S3_ACCESS_KEY' | 'S3_SECRET_KEY' | 'S3_BUCKET' | 'S3_REGION' | 'S3_PUBLIC_BASE_URL' | 'PRESIGN_EXPIRY_SECONDS'> &
   Partial<Pick<Config, 'S3_PRESIGN_ENDPOINT'>>;
 

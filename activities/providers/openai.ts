@@ -15,6 +15,7 @@ import type { PollResult, ProviderAdapter, ProviderContext, ProviderOutput, Prov
 import { ProviderError } from './types.js';
 import { joinUrl, malformed, requestJson, type HttpCallOptions } from './http.js';
 import type { OpenAIImageGenerateParams, OpenAIImagesResponse } from './contracts/openai.js';
+import { jobOutputKey } from '../../shared/storage.js';
 
 export interface OpenAIConfig {
   key: string;
@@ -62,7 +63,7 @@ export function createOpenAIAdapter(cfg: OpenAIConfig): ProviderAdapter {
       }
       const o = opts('image generation', ctx);
       const count = req.count ?? 1;
-      const keys = Array.from({ length: count }, (_, i) => `${ctx.storage.jobMediaPrefix(req.jobId)}/output-${i + 1}.png`);
+      const keys = Array.from({ length: count }, (_, i) => jobOutputKey(ctx.storage, req.jobId, i + 1, 'png'));
       // An earlier attempt that stored every image (then failed to report it) was already paid for.
       const stored = await Promise.all(keys.map((k) => ctx.storage.stat(k)));
       if (stored.every((st) => st && st.size > 0)) {

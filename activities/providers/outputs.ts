@@ -5,7 +5,7 @@
 // the activity's heartbeat timeout does not end it mid-stream.
 import type { Config } from '../../shared/config.js';
 import type { ProviderName } from '../../workflows/definitions.js';
-import type { Storage } from '../../shared/storage.js';
+import { jobOutputKey, type Storage } from '../../shared/storage.js';
 import { storeRemoteFile, type FetchHooks } from '../uploads.js';
 import { MB } from '../../shared/media-type.js';
 import { falCdnHosts, hostMatches } from './fal.js';
@@ -55,7 +55,7 @@ export async function storeProviderOutput(
 ): Promise<StoredOutput> {
   const hosts = outputHostsFor(args.provider, deps.config);
   const maxBytes = deps.config.PROVIDER_OUTPUT_MAX_MB * MB;
-  const stored = await storeRemoteFile(deps, args.output.url!, { image: maxBytes, video: maxBytes }, (t) => `${deps.storage.jobMediaPrefix(args.jobId)}/output-${args.index + 1}.${t.ext}`, null, {
+  const stored = await storeRemoteFile(deps, args.output.url!, { image: maxBytes, video: maxBytes }, (t) => jobOutputKey(deps.storage, args.jobId, args.index + 1, t.ext), null, {
     fetch: { headers: args.headers, allowHost: (host) => hostMatches(host, hosts), totalTimeoutMs: deps.config.PROVIDER_OUTPUT_TIMEOUT_MS },
     onProgress: args.onProgress,
   });

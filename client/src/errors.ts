@@ -26,17 +26,19 @@ export class MediaGenError extends Error {
 
 /** Builds the MediaGenError for a non-2xx answer whose body text has already been read. */
 export function errorFromResponse(res: Response, text: string): MediaGenError {
-  let body: any = null;
+  let body: unknown = null;
   try {
     body = text ? JSON.parse(text) : null;
   } catch {
     body = null;
   }
+  // The error shape of the API, read defensively: any other body leaves the fallbacks below.
+  const shaped = (body && typeof body === 'object' ? body : {}) as { retry_after_ms?: unknown; error?: { code?: unknown; message?: unknown } | null };
   const requestId = res.headers.get('x-request-id');
   const retryAfterHeader = Number(res.headers.get('retry-after'));
   const retryAfterMs =
-    typeof body?.retry_after_ms === 'number' ? body.retry_after_ms : Number.isFinite(retryAfterHeader) && res.headers.has('retry-after') ? retryAfterHeader * 1000 : null;
-  const code = typeof body?.error?.code === 'string' ? body.error.code : `http_${res.status}`;
-  const message = typeof body?.error?.message === 'string' ? body.error.message : `HTTP ${res.status} ${res.statusText}`.trim();
+    typeof shaped.retry_after_ms === 'number' ? shaped.retry_after_ms : Number.isFinite(retryAfterHeader) && res.headers.has('retry-after') ? retryAfterHeader * 1000 : null;
+  const code = typeof shaped.error?.code === 'string' ? shaped.error.code : `http_${res.status}`;
+  const message = typeof shaped.error?.message === 'string' ? shaped.error.message : `HTTP ${res.status} ${res.statusText}`.trim();
   return new MediaGenError({ status: res.status, code, message, retryAfterMs, requestId, body });
 }

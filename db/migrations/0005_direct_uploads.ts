@@ -3,7 +3,7 @@
 // completed. Completed uploads have no expiry.
 import { sql, type Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('file_uploads').addColumn('expires_at', 'timestamptz').execute();
   await db.schema
     .createIndex('file_uploads_pending_expiry_idx')
@@ -13,7 +13,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropIndex('file_uploads_pending_expiry_idx').execute();
   await db.schema.alterTable('file_uploads').dropColumn('expires_at').execute();
 }

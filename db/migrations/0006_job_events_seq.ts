@@ -4,7 +4,7 @@
 // bumped in a BEFORE trigger, after the row lock, so concurrent writers can never reuse a value.
 import { sql, type Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .alterTable('jobs')
     .addColumn('event_seq', 'integer', (c) => c.notNull().defaultTo(1))
@@ -24,7 +24,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       execute function jobs_bump_event_seq()`.execute(db);
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`drop trigger jobs_event_seq_on_update on jobs`.execute(db);
   await sql`drop function jobs_bump_event_seq()`.execute(db);
   await db.schema.alterTable('jobs').dropColumn('event_seq').execute();

@@ -12,7 +12,7 @@
 // same transaction wrote after the status (the phase of a `generating` job).
 import { sql, type Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .alterTable('jobs')
     .addColumn('webhook_url', 'text')
@@ -83,7 +83,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       execute function jobs_webhook_event()`.execute(db);
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`drop trigger jobs_webhook_event_on_status on jobs`.execute(db);
   await sql`drop function jobs_webhook_event()`.execute(db);
   await db.schema.dropTable('webhook_deliveries').execute();

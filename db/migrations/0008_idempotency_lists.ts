@@ -6,7 +6,7 @@
 // - `jobs.outputs_removed_at`: set when a client deleted a finished job's outputs (the row stays).
 import { sql, type Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('idempotency_keys')
     .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
@@ -36,7 +36,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('jobs').addColumn('outputs_removed_at', 'timestamptz').execute();
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('jobs').dropColumn('outputs_removed_at').execute();
   await db.schema.dropIndex('jobs_project_list_idx').execute();
   await db.schema.dropIndex('jobs_kind_list_idx').execute();

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { createTenant, createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
-import { startGateway, type Gateway } from '../support/services.js';
+import { startGateway, type InProcessGateway as Gateway } from '../support/services.js';
 import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
 
 /** Test cases per operation and phase; with the seed, the whole run is fixed. */

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, startGateway, startWorkers, type Gateway, type Workers } from '../support/services.js';
+import { api, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import { Holds } from '../support/holds.js';
 import { openEventStream, type SseEvent, type SseStream } from '../support/sse.js';
 import { JOB_EVENTS_LISTENER_NAME } from '../../api/job-events.js';

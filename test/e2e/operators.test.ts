@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { createTenant, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startService, startWorkers, waitForJobStatus, type Gateway, type Service, type Workers } from '../support/services.js';
+import { api, creditsOf, startGateway, startService, startWorkers, waitForJobStatus, type InProcessGateway as Gateway, type Service, type Workers } from '../support/services.js';
 import { insertUpload, probeUrl } from '../support/fixtures.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import { searchAttributes } from '../../workflows/definitions.js';

@@ -4,7 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, type TestDatabase } from '../support/stack.js';
-import { api, startService, waitForJobStatus, type Gateway, type Service } from '../support/services.js';
+import { api, startService, waitForJobStatus, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 
 let svc: Service;
 let tdb: TestDatabase;

@@ -4,7 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startService, waitForJobStatus, type Gateway, type Service } from '../support/services.js';
+import { api, creditsOf, startService, waitForJobStatus, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer } from '../support/https-server.js';
 import { jobObjectKeys, probeUrl } from '../support/fixtures.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@temporalio/client';
 import { pino } from 'pino';
 import { createTenant, insertImageJob, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, waitForJobStatus, type Gateway, type Workers } from '../support/services.js';
+import { api, creditsOf, startGateway, startWorkers, waitForJobStatus, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import { Holds } from '../support/holds.js';
 import { jobObjectKeys, probeUrl } from '../support/fixtures.js';
 import * as jobsRepo from '../../db/repos/jobs.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { createTenant, createTestDatabase, testConfig, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, waitForJobStatus, type Gateway, type Workers } from '../support/services.js';
+import { api, creditsOf, startGateway, startWorkers, waitForJobStatus, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import { insertActor, insertVoice } from '../support/fixtures.js';
 import { Holds, type HeldCall } from '../support/holds.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';

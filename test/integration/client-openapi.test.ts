@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
-import { startGateway, type Gateway } from '../support/services.js';
+import { startGateway, type InProcessGateway as Gateway } from '../support/services.js';
 import { clientTypesPath, clientTypesSource } from '../../scripts/client-types.js';
 
 let tdb: TestDatabase;

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
-import { startGateway, type Gateway } from '../support/services.js';
+import { startGateway, type InProcessGateway as Gateway } from '../support/services.js';
 
 let tdb: TestDatabase;
 let gw: Gateway;

@@ -1,51 +1,26 @@
 // Shared by the gateway-*.test.ts suites: a real gateway on the real stack, either in this process
-// (createApp on an ephemeral loopback port) or as separate `node dist/api/server.js` processes.
+// (the gateway service on an ephemeral loopback port) or as separate `node dist/api/server.js` processes.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { Client, Connection } from '@temporalio/client';
 import express from 'express';
-import { createApp, type App } from '../../api/app.js';
-import { createStorage, type Storage } from '../../shared/storage.js';
+import type { Storage } from '../../shared/storage.js';
 import { createMediaRouter } from '../../api/routes/media.js';
 import { errorMiddleware, notFoundRoute } from '../../api/errors.js';
 import type { Config } from '../../shared/config.js';
 import type { Database } from '../../db/index.js';
 import { testConfig } from '../support/stack.js';
+import { startGateway, type Gateway, type InProcessGateway } from '../support/services.js';
 
-export interface Gateway {
-  baseUrl: string;
-  close(): Promise<void>;
-}
+export type { Gateway, InProcessGateway } from '../support/services.js';
 
-/** The gateway app in this process, listening on 127.0.0.1 with an ephemeral port. */
-export async function startInProcessGateway(db: Database, databaseUrl: string, env: Record<string, string> = {}): Promise<Gateway & { app: App }> {
-  const config = testConfig(databaseUrl, { HOST: '127.0.0.1', ...env });
-  const connection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
-  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
-  const logger = pino({ level: config.LOG_LEVEL });
-  // Listen first: media links use the gateway's own address when no public URL is set (as api/server.ts).
-  const server: Server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  const appConfig = config.PUBLIC_BASE_URL ? config : { ...config, PUBLIC_BASE_URL: `http://127.0.0.1:${port}` };
-  const app = createApp({ config: appConfig, db, storage: createStorage(config), temporal, logger });
-  server.on('request', app.app);
-  return {
-    app,
-    baseUrl: `http://127.0.0.1:${port}`,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-      await app.close();
-      await connection.close();
-    },
-  };
+/** The gateway service in this process, listening on 127.0.0.1 with an ephemeral port (its own lazy Temporal client). */
+export async function startInProcessGateway(db: Database, databaseUrl: string, env: Record<string, string> = {}): Promise<InProcessGateway> {
+  return startGateway(testConfig(databaseUrl, { HOST: '127.0.0.1', ...env }), db);
 }
 
 const serverEntry = fileURLToPath(new URL('../../api/server.js', import.meta.url));

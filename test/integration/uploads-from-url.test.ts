@@ -16,7 +16,7 @@ import { MB } from '../../shared/media-type.js';
 import { findCompletedUpload } from '../../db/repos/uploads.js';
 import { taskQueues } from '../../workflows/definitions.js';
 import { createTestDatabase, createTenant, rawMinioClient, testConfig, type TestDatabase, type Tenant } from '../support/stack.js';
-import { startGateway, type Gateway } from '../support/services.js';
+import { startGateway, type InProcessGateway as Gateway } from '../support/services.js';
 import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer, type SampleMedia } from '../support/https-server.js';
 import type { Config } from '../../shared/config.js';
 import type { FetchHooks } from '../../activities/uploads.js';

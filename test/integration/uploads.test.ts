@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { Client as MinioClient } from 'minio';
 import { MB } from '../../shared/media-type.js';
 import { createTestDatabase, createTenant, rawMinioClient, testConfig, type TestDatabase, type Tenant } from '../support/stack.js';
-import { startGateway, type Gateway } from '../support/services.js';
+import { startGateway, type InProcessGateway as Gateway } from '../support/services.js';
 import { makeSampleMedia, type SampleMedia } from '../support/https-server.js';
 import type { Config } from '../../shared/config.js';
 

@@ -1,52 +1,43 @@
 // Starts our own processes' code in-process against the real stack: the gateway (over HTTP on a
 // loopback port) and a worker fleet (real Temporal workers polling the suite's task queues).
-import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import { Client, Connection } from '@temporalio/client';
-import { pino } from 'pino';
+import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { Config } from '../../shared/config.js';
 import type { Database } from '../../db/index.js';
-import { createStorage, type Storage } from '../../shared/storage.js';
-import { createApp, type App } from '../../api/app.js';
-import { createWorkerFleet, type FleetDeps, type WorkerFleet } from '../../worker/workers.js';
+import type { Storage } from '../../shared/storage.js';
+import type { App } from '../../api/app.js';
+import { createGateway, type Gateway as GatewayService } from '../../api/gateway.js';
+import type { WorkerFleet } from '../../worker/workers.js';
+import { createWorkerService, type WorkerService, type WorkerServiceOverrides } from '../../worker/service.js';
 import { parseRoles } from '../../worker/roles.js';
-import { createWorkerMetrics } from '../../worker/metrics.js';
 import { createTestDatabase, testConfig, waitFor, type TestDatabase } from './stack.js';
 
+/** A gateway a test talks to over HTTP: in this process (startGateway) or a child process (spawnGateway). */
 export interface Gateway {
   baseUrl: string;
-  app: App;
-  client: Client;
-  storage: Storage;
   close(): Promise<void>;
 }
 
-export async function startGateway(config: Config, db: Database, opts: { temporal?: Client } = {}): Promise<Gateway> {
-  const logger = pino({ level: config.LOG_LEVEL });
-  const connection = opts.temporal ? null : await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const client = opts.temporal ?? new Client({ connection: connection!, namespace: config.TEMPORAL_NAMESPACE });
-  const storage = createStorage(config);
-  // Listen first: as api/server.ts does, media links use the gateway's own address when no public URL is set.
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const appConfig = config.PUBLIC_BASE_URL ? config : { ...config, PUBLIC_BASE_URL: `http://127.0.0.1:${port}` };
-  const app = createApp({ config: appConfig, db, storage, temporal: client, logger });
-  server.on('request', app.app);
+/** The gateway service (api/gateway.ts) running in this process, as the gateway process builds it. */
+export interface InProcessGateway extends Gateway {
+  service: GatewayService;
+  app: App;
+  client: Client;
+  storage: Storage;
+}
+
+export async function startGateway(config: Config, db: Database, opts: { temporal?: Client } = {}): Promise<InProcessGateway> {
+  // Tests bind loopback only, on a free port.
+  const service = createGateway({ ...config, HOST: '127.0.0.1', PORT: 0 }, { db, processExtras: false, ...(opts.temporal ? { temporal: opts.temporal } : {}) });
+  await service.start();
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
-    app,
-    client,
-    storage,
-    async close() {
-      await app.closeStreams();
-      await new Promise((r) => server.close(r));
-      server.closeAllConnections?.();
-      await app.close();
-      await connection?.close();
-    },
+    service,
+    baseUrl: service.baseUrl,
+    app: service.app,
+    client: service.temporal,
+    storage: service.storage,
+    close: () => service.stop({ graceMs: 0 }),
   };
 }
 
@@ -63,23 +54,18 @@ function quietRuntime(): void {
 }
 
 export interface Workers {
+  service: WorkerService;
   fleet: WorkerFleet;
   running: Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startWorkers(config: Config, db: Database, roles = 'all', opts: Pick<FleetDeps, 'activityInterceptors'> = {}): Promise<Workers> {
+/** The worker service (worker/service.ts) for `roles`, running in this process on the suite's queues. */
+export async function startWorkers(config: Config, db: Database, roles = 'all', opts: Pick<WorkerServiceOverrides, 'activityInterceptors'> = {}): Promise<Workers> {
   quietRuntime();
-  const logger = pino({ level: config.LOG_LEVEL });
-  const fleet = await createWorkerFleet({ config, db, storage: createStorage(config), logger, metrics: createWorkerMetrics(), ...opts }, parseRoles(roles));
-  const running = fleet.run();
-  return {
-    fleet,
-    running,
-    async stop() {
-      await fleet.shutdown();
-    },
-  };
+  const service = createWorkerService(config, parseRoles(roles), { db, processExtras: false, ...opts });
+  await service.start();
+  return { service, fleet: service.fleet, running: service.done, stop: () => service.stop() };
 }
 
 /** A small JSON HTTP client for tests. */
@@ -140,7 +126,7 @@ export async function waitForJobStatus(client: ReturnType<typeof api>, path: str
 export interface Service {
   tdb: TestDatabase;
   config: Config;
-  gw: Gateway;
+  gw: InProcessGateway;
   workers: Workers;
   close(): Promise<void>;
 }

