@@ -68,8 +68,9 @@ export class StreamEndedEarly extends Error {
 export const jobPrefix = (jobId: string): string => `jobs/${jobId}/`;
 
 /**
- * The one key scheme of a job's outputs: `<job media prefix>/output-<n>.<ext>`, under the job's
- * unguessable media prefix. (The local renderer numbers from 0, providers from 1: kept as stored.)
+ * The one key scheme of a job's outputs: `<job media prefix>/output-<n>.<ext>`, n counted from 1,
+ * under the job's unguessable media prefix. Every provider and the local renderer store this way;
+ * keys already stored stay as they are (a job row holds its own keys).
  */
 export function jobOutputKey(storage: Pick<Storage, 'jobMediaPrefix'>, jobId: string, n: number, ext: string): string {
   return `${storage.jobMediaPrefix(jobId)}/output-${n}.${ext}`;

@@ -61,7 +61,7 @@ describe('cancel racing completion', () => {
     const complete = holds.activity('completeJob', 'before');
     const id = await create(t, 'cancel wins');
     assert.equal(await complete.reached, id);
-    assert.ok((await storedKeys(id)).some((k) => /\/output-0\.png$/.test(k)), 'the outputs are stored before completion');
+    assert.ok((await storedKeys(id)).some((k) => /\/output-1\.png$/.test(k)), 'the outputs are stored before completion');
 
     const canceled = await c.post(`/v1/images/${id}/cancel`);
     assert.equal(canceled.status, 200, canceled.text);

@@ -100,7 +100,7 @@ describe('local adapter', () => {
     assert.match(prefix, new RegExp(`^jobs/${req.jobId}/[A-Za-z0-9_-]{22}$`));
     assert.deepEqual(
       ref.outputs.map((o) => o.key),
-      [`${prefix}/output-0.png`, `${prefix}/output-1.png`],
+      [`${prefix}/output-1.png`, `${prefix}/output-2.png`],
     );
     assert.ok(heartbeats > 0, 'heartbeats while rendering');
     const poll = await a.poll(ref, ctx());
@@ -125,7 +125,7 @@ describe('local adapter', () => {
     const ref = (await adapter().submit(request('seedance-1.5', { prompt: 'a slow pan', aspectRatio: '16:9', resolution: '480p', duration: 2, inputs: [start] }), ctx())) as LocalRef;
     track(ref);
     assert.equal(ref.outputs.length, 1);
-    assert.match(ref.outputs[0]!.key, /\/output-0\.mp4$/);
+    assert.match(ref.outputs[0]!.key, /\/output-1\.mp4$/);
     assert.equal(ref.outputs[0]!.contentType, 'video/mp4');
     const info = await probeMedia(await fetchObject(ref.outputs[0]!.key), { ffprobePath: config.FFPROBE_PATH });
     assert.equal(info.videoCodec, 'h264');

@@ -184,7 +184,7 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
         }
         const outputs: LocalRef['outputs'] = [];
         for (const [n, file] of files.entries()) {
-          const key = jobOutputKey(ctx.storage, req.jobId, n, file.ext);
+          const key = jobOutputKey(ctx.storage, req.jobId, n + 1, file.ext);
           const { size } = await stat(file.path);
           const stored = await ctx.storage.putStream(key, createReadStream(file.path), file.contentType, size);
           outputs.push({ key, contentType: file.contentType, size: stored.size });
