@@ -256,7 +256,10 @@ up_minio() {
       [[ -x $MINIO_BIN ]] || die "MinIO binary missing at $MINIO_BIN (run scripts/stack.sh install)"
       port=$(free_port); console_port=$(free_port)
       mkdir -p "$STATE/minio-data"
+      # MinIO has no AbortIncompleteMultipartUpload lifecycle rule: its own sweep aborts multipart
+      # uploads left incomplete for a day (stated here rather than left to the default).
       MINIO_ROOT_USER=$S3_ACCESS_KEY MINIO_ROOT_PASSWORD=$S3_SECRET_KEY MINIO_BROWSER=off MINIO_UPDATE=off \
+        MINIO_API_STALE_UPLOADS_EXPIRY=24h MINIO_API_STALE_UPLOADS_CLEANUP_INTERVAL=6h \
         setsid "$MINIO_BIN" server "$STATE/minio-data" --quiet --address "127.0.0.1:$port" \
         --console-address "127.0.0.1:$console_port" >"$STATE/minio.log" 2>&1 </dev/null 9>&- &
       echo $! >"$STATE/minio.pid"
