@@ -46,13 +46,8 @@ const status = z.enum(jobStatuses);
 const outputsRemovedAt = z.number().int().optional().describe('when the outputs were deleted (ms since the Unix epoch); absent while they are kept');
 const servedBy = z.literal('local').optional().describe('"local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise');
 
-export const imageJobSchema = z.object({
-  id: z.string(),
-  project_id: z.string(),
-  prompt: z.string(),
-  model: z.string(),
-  aspect_ratio: z.string(),
-  count: z.number().int(),
+/** What every job record carries beside its kind's fields, in this order. */
+const statusFields = {
   status,
   error: jobError,
   created_at: z.number().int(),
@@ -61,6 +56,16 @@ export const imageJobSchema = z.object({
   provider: servedBy,
   outputs_removed_at: outputsRemovedAt,
   ...webhookRecordFields,
+};
+
+export const imageJobSchema = z.object({
+  id: z.string(),
+  project_id: z.string(),
+  prompt: z.string(),
+  model: z.string(),
+  aspect_ratio: z.string(),
+  count: z.number().int(),
+  ...statusFields,
 });
 export const videoJobSchema = z.object({
   id: z.string(),
@@ -70,14 +75,7 @@ export const videoJobSchema = z.object({
   aspect_ratio: z.string(),
   duration: z.number(),
   resolution: z.string(),
-  status,
-  error: jobError,
-  created_at: z.number().int(),
-  updated_at: z.number().int(),
-  progress: progressSchema.optional(),
-  provider: servedBy,
-  outputs_removed_at: outputsRemovedAt,
-  ...webhookRecordFields,
+  ...statusFields,
 });
 export const talkingActorJobSchema = z.object({
   id: z.string(),
@@ -85,14 +83,7 @@ export const talkingActorJobSchema = z.object({
   actor_id: z.string(),
   voice_id: z.string(),
   script: z.string(),
-  status,
-  error: jobError,
-  created_at: z.number().int(),
-  updated_at: z.number().int(),
-  progress: progressSchema.optional(),
-  provider: servedBy,
-  outputs_removed_at: outputsRemovedAt,
-  ...webhookRecordFields,
+  ...statusFields,
 });
 
 export type ImageJobRecord = z.infer<typeof imageJobSchema>;
