@@ -168,13 +168,16 @@ down_postgres() {
 # ---------------------------------------------------------------- Temporal
 temporal_ready() { temporal operator cluster health --address "$1" 2>/dev/null | grep -q SERVING; }
 
+search_attribute_registered() { # address name: present already, or created now
+  temporal operator search-attribute list --address "$1" 2>/dev/null | grep -qw "$2" \
+    || temporal operator search-attribute create --address "$1" --name "$2" --type Keyword >/dev/null 2>&1
+}
+
 register_search_attributes() { # idempotent: an existing attribute of the same type is fine
+  # Retried: a standalone server refuses them for a few seconds after its namespace is created.
   local address=$1 name
   for name in "${SEARCH_ATTRIBUTES[@]}"; do
-    if ! temporal operator search-attribute list --address "$address" 2>/dev/null | grep -qw "$name"; then
-      temporal operator search-attribute create --address "$address" --name "$name" --type Keyword >/dev/null 2>&1 \
-        || die "could not register search attribute $name on $address"
-    fi
+    wait_for "search attribute $name on $address" search_attribute_registered "$address" "$name"
   done
 }
 
