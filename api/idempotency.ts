@@ -227,18 +227,23 @@ export function idempotent(deps: IdempotencyDeps, opts: { body: BodyKind; discar
     }, CLAIM_LEASE_MS / 3);
     refresh.unref();
     let settled = false;
-    const release = () => {
-      if (settled) return;
+    const release = (): Promise<void> => {
+      if (settled) return Promise.resolve();
       settled = true;
       clearInterval(refresh);
-      if (claim.completed) return;
-      releaseIdempotencyKey(deps.db, claim).catch((err: unknown) => deps.logger.warn({ err: (err as Error).message }, 'idempotency claim release failed'));
+      if (claim.completed) return Promise.resolve();
+      return releaseIdempotencyKey(deps.db, claim).then(
+        () => undefined,
+        (err: unknown) => deps.logger.warn({ err: (err as Error).message }, 'idempotency claim release failed'),
+      );
     };
     const json = res.json.bind(res);
     res.json = (body: unknown) => {
-      if (settled || claim.completed || res.statusCode < 200 || res.statusCode >= 300) {
-        release();
-        return json(body);
+      if (settled || claim.completed) return json(body);
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        // Released before it is sent: a client retrying right after a refusal finds the key free.
+        void release().finally(() => json(body));
+        return res;
       }
       settled = true;
       clearInterval(refresh);
@@ -252,6 +257,6 @@ export function idempotent(deps: IdempotencyDeps, opts: { body: BodyKind; discar
       return res;
     };
     // The connection ended without an answer through res.json: give the key up.
-    res.on('close', release);
+    res.on('close', () => void release());
   }
 }
