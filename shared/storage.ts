@@ -4,7 +4,7 @@ import { Client, CopyDestinationOptions, CopySourceOptions } from 'minio';
 import { applyLifecycleRules, type LifecycleResult } from './retention.js';
 import { createHash, createHmac } from 'node:crypto';
 import { once } from 'node:events';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import type { Config } from './config.js';
 
 export interface StoredObject {
@@ -117,6 +117,8 @@ export function createStorage(config: StorageConfig): Storage {
   // socket as backpressure. (minio's own stream upload buffers up to a ~500 MB part when the size is
   // unknown, copies again in putObject, and never settles when the source stream fails.) A source
   // error aborts the multipart upload: nothing is left behind.
+  const headersOf = (bytes: Buffer) => ({ 'Content-Length': bytes.length, 'Content-MD5': createHash('md5').update(bytes).digest('base64') });
+
   async function putReadable(key: string, body: Readable, contentType: string, atLeast = 0): Promise<StoredObject> {
     let uploadId: string | undefined;
     const parts: { part: number; etag: string }[] = [];
@@ -183,7 +185,6 @@ export function createStorage(config: StorageConfig): Storage {
     // small file costs its own size, not PART_SIZE.
     let part: Buffer | undefined;
     let filled = 0;
-    const headersOf = (bytes: Buffer) => ({ 'Content-Length': bytes.length, 'Content-MD5': createHash('md5').update(bytes).digest('base64') });
     const sendPart = async () => {
       const id = await start();
       const bytes = part!.subarray(0, filled);
@@ -233,9 +234,10 @@ export function createStorage(config: StorageConfig): Storage {
     bucket,
     async putStream(key, body, contentType, size, opts) {
       if (!Buffer.isBuffer(body)) return putReadable(key, body, contentType, opts?.atLeast);
-      await client.putObject(bucket, key, body, size, { 'Content-Type': contentType });
-      const st = await client.statObject(bucket, key);
-      return { key, size: st.size, contentType };
+      if (body.length > PART_SIZE) return putReadable(key, Readable.from([body]), contentType, body.length);
+      // Bytes in memory within one part: one PUT, its Content-MD5 checked by storage.
+      await client.makeRequestAsyncOmit({ method: 'PUT', bucketName: bucket, objectName: key, headers: { ...headersOf(body), 'Content-Type': contentType } }, body, [200]);
+      return { key, size: body.length, contentType };
     },
     async getStream(key) {
       return client.getObject(bucket, key);

@@ -1,6 +1,6 @@
 // The local renderer as a provider adapter: it renders the job's media on this machine (see
 // media.ts) during submit, writes the outputs straight into our store at
-// `jobs/<jobId>/<token>/output-<n>.<ext>` (n from 0; re-submitting the same job overwrites the same keys,
+// `jobs/<jobId>/<token>/output-<n>.<ext>` (n from 1; re-submitting the same job overwrites the same keys,
 // so submit is idempotent per job id), and then reports them as ready after the configured latency.
 //
 // Fault injection, only when the adapter is created with `faults: true` (LOCAL_RENDER_FAULTS),
@@ -77,10 +77,14 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
     return path;
   }
 
-  async function render(req: ProviderRequest, ctx: ProviderContext, dir: string): Promise<{ path: string; contentType: string; ext: string }[]> {
+  /** An output: a file in the job's work directory, or (an image) bytes in memory. */
+  type Rendered = { contentType: string; ext: string } & ({ path: string } | { data: Buffer });
+
+  /** `workDir` makes the job's temporary directory on first use (images need none). */
+  async function render(req: ProviderRequest, ctx: ProviderContext, workDir: () => Promise<string>): Promise<Rendered[]> {
     const inputsOf = async (role: InputFile['role']) => {
       const paths: string[] = [];
-      for (const [i, input] of req.inputs.entries()) if (input.role === role) paths.push(await download(ctx, dir, input, i));
+      for (const [i, input] of req.inputs.entries()) if (input.role === role) paths.push(await download(ctx, await workDir(), input, i));
       return paths;
     };
     const common = { ffmpegPath: opts.ffmpegPath, signal: ctx.signal };
@@ -89,16 +93,16 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
       case 'image': {
         const { width, height } = imageSize(aspect);
         const count = Math.max(1, Math.min(16, req.count ?? 1));
-        const files = [];
+        const images: Rendered[] = [];
         for (let n = 0; n < count; n++) {
-          const path = join(dir, `output-${n}.png`);
-          await writeFile(path, await renderImage({ prompt: req.prompt ?? '', width, height, seed: n, format: 'png', ...common }));
-          files.push({ path, contentType: 'image/png', ext: 'png' });
+          // About 100 KB each: kept in memory and stored from there, no temporary file.
+          images.push({ data: await renderImage({ prompt: req.prompt ?? '', width, height, seed: n, format: 'png', ...common }), contentType: 'image/png', ext: 'png' });
           ctx.heartbeat({ phase: 'render', done: n + 1, of: count });
         }
-        return files;
+        return images;
       }
       case 'video': {
+        const dir = await workDir();
         const { width, height } = frameSize(aspect, req.resolution ?? req.route.defaultResolution ?? '720p');
         const starts = await inputsOf('start_frame');
         const startFrame = starts[0] ?? (await inputsOf('image'))[0];
@@ -119,6 +123,7 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
         return [{ path, contentType: 'video/mp4', ext: 'mp4' }];
       }
       case 'talking_actor': {
+        const dir = await workDir();
         const { width, height } = frameSize(req.aspectRatio ?? '9:16', '720p');
         let actorImage = (await inputsOf('actor_image'))[0] ?? (await inputsOf('image'))[0];
         if (!actorImage) {
@@ -141,6 +146,7 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
         return [{ path, contentType: 'video/mp4', ext: 'mp4' }];
       }
       case 'replace_actor': {
+        const dir = await workDir();
         const { width, height } = frameSize(aspect, '720p');
         const characterImage = (await inputsOf('image'))[0] ?? (await inputsOf('actor_image'))[0];
         const motionVideo = (await inputsOf('video'))[0];
@@ -165,13 +171,14 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
         failPoll = `${req.prompt ?? ''}\n${req.script ?? ''}`.includes('[fail:poll]');
       }
       const safeId = req.jobId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
-      const dir = await mkdtemp(join(opts.tmpDir ?? tmpdir(), `local-${safeId}-`));
+      let dir: Promise<string> | undefined;
+      const workDir = () => (dir ??= mkdtemp(join(opts.tmpDir ?? tmpdir(), `local-${safeId}-`)));
       ctx.heartbeat({ phase: 'start' });
       const beat = setInterval(() => ctx.heartbeat({ phase: 'render' }), heartbeatMs);
       try {
         let files;
         try {
-          files = await render(req, ctx, dir);
+          files = await render(req, ctx, workDir);
         } catch (err) {
           if (err instanceof MediaToolError || err instanceof RangeError) {
             // The tools ran and refused the job's inputs (or the parameters): retrying will not help.
@@ -185,8 +192,10 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
         const outputs: LocalRef['outputs'] = [];
         for (const [n, file] of files.entries()) {
           const key = jobOutputKey(ctx.storage, req.jobId, n + 1, file.ext);
-          const { size } = await stat(file.path);
-          const stored = await ctx.storage.putStream(key, createReadStream(file.path), file.contentType, size);
+          const stored =
+            'data' in file
+              ? await ctx.storage.putStream(key, file.data, file.contentType)
+              : await ctx.storage.putStream(key, createReadStream(file.path), file.contentType, undefined, { atLeast: (await stat(file.path)).size });
           outputs.push({ key, contentType: file.contentType, size: stored.size });
           ctx.heartbeat({ phase: 'upload', done: n + 1, of: files.length });
         }
@@ -194,7 +203,8 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
         return { provider: 'local', jobId: req.jobId, outputs, renderedAt, readyAt: renderedAt + opts.latencyMs, ...(failPoll ? { failPoll: true as const } : {}) };
       } finally {
         clearInterval(beat);
-        await rm(dir, { recursive: true, force: true });
+        // A directory that failed to be made has already failed the render.
+        if (dir) await dir.then((d) => rm(d, { recursive: true, force: true }), () => undefined);
       }
     },
 

@@ -6,9 +6,9 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
-import { encodePng, hexColor, renderImagePixels } from './png.js';
+import { hexColor, renderImagePng } from './png.js';
 
-export { encodePng, renderImagePixels } from './png.js';
+export { encodePng, renderImagePixels, renderImagePng } from './png.js';
 
 /** Frame rate of rendered videos: low, because the content is simple and the machines are small. */
 export const VIDEO_FPS = 15;
@@ -119,7 +119,7 @@ export async function renderImage(opts: { prompt: string; width: number; height:
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width * height > 16_777_216) {
     throw new RangeError(`invalid image size ${width}x${height}`);
   }
-  const png = encodePng(renderImagePixels(opts.prompt, width, height, opts.seed ?? 0), width, height);
+  const png = renderImagePng(opts.prompt, width, height, opts.seed ?? 0);
   if ((opts.format ?? 'png') === 'png') return png;
   return runTool(
     opts.ffmpegPath ?? 'ffmpeg',
