@@ -148,11 +148,7 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
   /** markGenerating with the phase the workflow's progress query reports next, in one transaction. */
   async function moveToGenerating(jobId: string, phaseFor: (job: Job) => JobPhase): Promise<Job> {
     try {
-      return await db.transaction().execute(async (tx) => {
-        const job = await jobsRepo.markGenerating(tx, jobId, currentRunId());
-        await jobsRepo.setJobPhase(tx, jobId, phaseFor(job), stepAttempt());
-        return job;
-      });
+      return await db.transaction().execute((tx) => jobsRepo.markGenerating(tx, jobId, currentRunId(), { phase: phaseFor, attempt: stepAttempt() }));
     } catch (err) {
       if (err instanceof jobsRepo.InsufficientCreditsError) throw nonRetryable(failureTypes.insufficientCredits, err.message);
       if (err instanceof jobsRepo.IllegalStatusMoveError) throw nonRetryable(failureTypes.illegalStatusMove, err.message);
@@ -191,10 +187,7 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
 
     /** Stores the provider's request reference; the workflow now waits for the provider. */
     async recordProviderRef(jobId: string, ref: ProviderRef | null): Promise<void> {
-      await db.transaction().execute(async (tx) => {
-        await jobsRepo.setProviderRef(tx, jobId, ref);
-        await jobsRepo.setJobPhase(tx, jobId, 'generating', stepAttempt());
-      });
+      await jobsRepo.setProviderRef(db, jobId, ref, { phase: 'generating', attempt: stepAttempt() });
     },
 
     /**
@@ -203,14 +196,14 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
      * outputs are removed: no media without payment.
      */
     async completeJob(jobId: string, outputs: JobOutput[], ref?: ProviderRef): Promise<void> {
-      const job = await loadJob(jobId);
+      let job: Job;
       try {
-        await db.transaction().execute(async (tx) => {
-          // The reference of a job the provider finished within submit, recorded with the outcome.
-          if (ref) await jobsRepo.setProviderRef(tx, jobId, ref);
-          await jobsRepo.markCompleted(tx, jobId, outputs, currentRunId());
-          await jobsRepo.setJobPhase(tx, jobId, 'completed', stepAttempt(), 100);
-        });
+        // The reference of a job the provider finished within submit is recorded with the outcome.
+        ({ job } = await db
+          .transaction()
+          .execute((tx) =>
+            jobsRepo.markCompleted(tx, jobId, outputs, currentRunId(), { providerRef: ref, progress: { phase: 'completed', attempt: stepAttempt(), percent: 100 } }),
+          ));
       } catch (err) {
         if (!(err instanceof jobsRepo.IllegalStatusMoveError)) throw err;
         if (err.from === 'failed') await deps.storage.removePrefix(jobPrefix(jobId));
@@ -236,15 +229,49 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
 
 // ------------------------------------------------------------------ provider activities
 
-export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage' | 'config' | 'adapterFor' | 'metrics'> & { progress: ProgressWriter }): JobProviderActivities {
+/**
+ * A provider activity's first second sends no heartbeat. The SDK sends the first heartbeat at once
+ * (a server round trip and a write of the workflow's state) and throttles the rest, so a provider
+ * step that ends within a second (an image, a status check) would pay that for nothing: its
+ * heartbeat timeout is a minute, and a cancellation waits at most that second longer. Later calls
+ * go through as they are.
+ */
+export const QUIET_START_MS = 1000;
+
+/** Context.heartbeat, but silent during the first `quietMs` of the attempt (from begin() or the first beat). */
+export function quietHeartbeat(quietMs: number): { begin(now?: number): void; beat(details?: unknown, now?: number): void } {
+  const attemptStarted = new WeakMap<Context, number>();
+  const startedAt = (ctx: Context, now: number) => {
+    let started = attemptStarted.get(ctx);
+    if (started === undefined) attemptStarted.set(ctx, (started = now));
+    return started;
+  };
+  return {
+    begin(now = Date.now()) {
+      startedAt(Context.current(), now);
+    },
+    beat(details, now = Date.now()) {
+      const ctx = Context.current();
+      if (now - startedAt(ctx, now) >= quietMs) ctx.heartbeat(details);
+    },
+  };
+}
+
+export function createJobProviderActivities(
+  deps: Pick<JobActivityDeps, 'storage' | 'config' | 'adapterFor' | 'metrics'> & { progress: ProgressWriter; heartbeatQuietMs?: number },
+): JobProviderActivities {
   const { storage } = deps;
+  const heartbeats = quietHeartbeat(deps.heartbeatQuietMs ?? QUIET_START_MS);
+  const heartbeat = (details?: unknown) => heartbeats.beat(details);
 
   function providerContext(): ProviderContext {
     const ctx = Context.current();
+    // The attempt's quiet second starts with its first provider step.
+    heartbeats.begin();
     return {
       storage,
       inputUrl: (key) => storage.url(key, 3600),
-      heartbeat: (d) => ctx.heartbeat(d),
+      heartbeat: (d) => heartbeat(d),
       signal: ctx.cancellationSignal,
       attempt: ctx.info.attempt,
     };
@@ -280,8 +307,10 @@ export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage
     const info = Context.current().info;
     // The workflow id is the job id.
     const jobId = info.workflowExecution?.workflowId;
-    // Done at the provider: the outputs are stored next.
-    if (jobId && result.state === 'succeeded') await deps.progress.phase(jobId, 'storing_outputs', info.attempt, result.percent ?? null);
+    // Done at the provider: the outputs are stored next (a phase worth showing only when there is
+    // something to download; outputs the provider wrote into our store are only checked).
+    const toDownload = (result.outputs ?? []).some((o) => !o.key);
+    if (jobId && result.state === 'succeeded' && toDownload) await deps.progress.phase(jobId, 'storing_outputs', info.attempt, result.percent ?? null);
     if (jobId && (result.state === 'queued' || result.state === 'running')) {
       await deps.progress.poll(jobId, {
         percent: result.percent ?? null, // null: keep the last percent
@@ -292,12 +321,19 @@ export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage
     return result;
   }
 
-  /** Streams every output into our store (outputs already there are only checked). */
-  async function store(provider: ProviderName, jobId: string, outputs: ProviderOutput[]): Promise<JobOutput[]> {
+  /**
+   * Streams every output into our store. Outputs already there are checked, unless `writtenNow`:
+   * the adapter wrote them within this same activity and reported their type and size.
+   */
+  async function store(provider: ProviderName, jobId: string, outputs: ProviderOutput[], writtenNow = false): Promise<JobOutput[]> {
     const adapter = deps.adapterFor(provider);
     const stored: JobOutput[] = [];
     for (const [i, out] of outputs.entries()) {
-      Context.current().heartbeat(i);
+      heartbeat(i);
+      if (out.key && writtenNow && out.contentType && out.size !== undefined) {
+        stored.push({ key: out.key, content_type: out.contentType, size: out.size });
+        continue;
+      }
       if (out.key) {
         const st = await storage.stat(out.key);
         if (!st) throw ApplicationFailure.create({ type: failureTypes.providerUnavailable, message: `output ${out.key} is missing from storage` });
@@ -321,7 +357,7 @@ export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage
               const now = Date.now();
               if (now - lastBeat < 1000) return;
               lastBeat = now;
-              Context.current().heartbeat({ output: i, bytes });
+              heartbeat({ output: i, bytes });
             },
           },
         );
@@ -336,9 +372,9 @@ export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage
   }
 
   /** One status check; when the provider is done, its outputs are streamed into our store at once. */
-  async function check(provider: ProviderName, req: { jobId: string; model: string }, ref: ProviderRef): Promise<ProviderCheck> {
+  async function check(provider: ProviderName, req: { jobId: string; model: string }, ref: ProviderRef, submittedNow = false): Promise<ProviderCheck> {
     const { outputs, ...result } = await poll(provider, req.model, ref);
-    return { ...result, stored: result.state === 'succeeded' ? await store(provider, req.jobId, outputs ?? []) : null };
+    return { ...result, stored: result.state === 'succeeded' ? await store(provider, req.jobId, outputs ?? [], submittedNow) : null };
   }
 
   return {
@@ -355,7 +391,7 @@ export function createJobProviderActivities(deps: Pick<JobActivityDeps, 'storage
     async submitAndCheck(provider: ProviderName, req: ProviderRequest): Promise<ProviderCheck & { ref: ProviderRef }> {
       const adapter = deps.adapterFor(provider);
       const ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
-      return { ref, ...(await check(provider, req, ref)) };
+      return { ref, ...(await check(provider, req, ref, true)) };
     },
 
     /** One status check of the job's request; the outputs are stored when the provider is done. */

@@ -152,6 +152,21 @@ export class IllegalStatusMoveError extends Error {
   }
 }
 
+/**
+ * The progress a status move records in the same UPDATE (the read model's phase, with the
+ * provider's percent and queue position starting over): one statement instead of two.
+ */
+export interface MoveProgress {
+  phase: JobPhase | ((job: Job) => JobPhase);
+  attempt: number;
+  percent?: number | null;
+}
+
+function progressColumns(p: MoveProgress | undefined, job: Job) {
+  if (!p) return {};
+  return { phase: typeof p.phase === 'function' ? p.phase(job) : p.phase, attempt: p.attempt, percent: p.percent ?? null, queue_position: null, progress_updated_at: sql<Date>`now()` };
+}
+
 /** failed → generating is a reset only when a workflow run failed the job and this is another run. */
 function isResetRun(job: Job, runId: string): boolean {
   return job.status === 'failed' && job.status_run_id !== null && job.status_run_id !== runId;
@@ -164,7 +179,7 @@ function isResetRun(job: Job, runId: string): boolean {
  * (a late activity of the run that failed it, or a job canceled before any workflow ran), and
  * InsufficientCreditsError when a reset run cannot be paid for.
  */
-export async function markGenerating(tx: Tx, jobId: string, runId: string): Promise<Job> {
+export async function markGenerating(tx: Tx, jobId: string, runId: string, progress?: MoveProgress): Promise<Job> {
   const job = await lockJob(tx, jobId);
   if (job.status === 'completed' || (job.status === 'failed' && !isResetRun(job, runId))) {
     throw new IllegalStatusMoveError(jobId, job.status, 'generating');
@@ -182,6 +197,7 @@ export async function markGenerating(tx: Tx, jobId: string, runId: string): Prom
       finished_at: null,
       started_at: sql`coalesce(started_at, now())`,
       updated_at: sql`now()`,
+      ...progressColumns(progress, job),
     })
     .where('id', '=', jobId)
     .where((eb) =>
@@ -201,19 +217,34 @@ export async function markGenerating(tx: Tx, jobId: string, runId: string): Prom
  * completed is left as it is (a retry); a failed one (canceled while its outputs were stored)
  * throws IllegalStatusMoveError and stays failed and refunded.
  */
-export async function markCompleted(tx: Tx, jobId: string, outputs: JobOutput[], runId: string | null = null): Promise<{ charged: number }> {
+export async function markCompleted(
+  tx: Tx,
+  jobId: string,
+  outputs: JobOutput[],
+  runId: string | null = null,
+  extra: { progress?: MoveProgress; providerRef?: Record<string, unknown> } = {},
+): Promise<{ charged: number; job: Job }> {
   const job = await lockJob(tx, jobId);
-  if (job.status === 'completed') return { charged: 0 };
+  if (job.status === 'completed') return { charged: 0, job };
   if (!(statusMoves.completed as readonly JobStatus[]).includes(job.status)) throw new IllegalStatusMoveError(jobId, job.status, 'completed');
   const charged = await settleTo(tx, job, job.price);
   const r = await tx
     .updateTable('jobs')
-    .set({ status: 'completed', status_run_id: runId, outputs: JSON.stringify(outputs), error: null, finished_at: sql`now()`, updated_at: sql`now()` })
+    .set({
+      status: 'completed',
+      status_run_id: runId,
+      outputs: JSON.stringify(outputs),
+      error: null,
+      finished_at: sql`now()`,
+      updated_at: sql`now()`,
+      ...(extra.providerRef ? { provider_ref: JSON.stringify(extra.providerRef) } : {}),
+      ...progressColumns(extra.progress, job),
+    })
     .where('id', '=', jobId)
     .where('status', 'in', statusMoves.completed)
     .executeTakeFirst();
   if (r.numUpdatedRows !== 1n) throw new IllegalStatusMoveError(jobId, job.status, 'completed');
-  return { charged };
+  return { charged, job };
 }
 
 /**
@@ -244,10 +275,15 @@ export async function settleByStatus(tx: Tx, jobId: string): Promise<number> {
   return 0;
 }
 
-export async function setProviderRef(db: Queryable, jobId: string, ref: Record<string, unknown> | null): Promise<void> {
+/** The provider's request reference, with the phase the job is now in when given. */
+export async function setProviderRef(db: Queryable, jobId: string, ref: Record<string, unknown> | null, progress?: { phase: JobPhase; attempt: number }): Promise<void> {
   await db
     .updateTable('jobs')
-    .set({ provider_ref: ref === null ? null : JSON.stringify(ref), updated_at: sql`now()` })
+    .set({
+      provider_ref: ref === null ? null : JSON.stringify(ref),
+      updated_at: sql`now()`,
+      ...(progress ? { phase: progress.phase, attempt: progress.attempt, percent: null, queue_position: null, progress_updated_at: sql<Date>`now()` } : {}),
+    })
     .where('id', '=', jobId)
     .execute();
 }

@@ -48,7 +48,7 @@ describe('job status moves', () => {
     assert.deepEqual(await failed(id, 'run-a'), { moved: false, refunded: 0, status: 'completed' });
     assert.deepEqual(await failed(id, null), { moved: false, refunded: 0, status: 'completed' });
     await assert.rejects(generating(id, 'run-b'), jobs.IllegalStatusMoveError);
-    assert.deepEqual(await completed(id), { charged: 0 }, 'completing again (a retried activity) changes nothing');
+    assert.equal((await completed(id)).charged, 0, 'completing again (a retried activity) changes nothing');
     assert.equal(await statusOf(id), 'completed');
     assert.equal(await creditsOf(tdb.db, t), 100 - price);
     assert.deepEqual(await reasons(id), ['charge']);

@@ -53,7 +53,8 @@ describe('provider outputs into storage', () => {
       fal: createFalAdapter({ key: fal.key, queueUrl: fal.url, timeoutMs: 2000 }),
       xai: createXaiAdapter({ key: xai.key, baseUrl: xai.url, timeoutMs: 2000 }),
     };
-    return createJobProviderActivities({ storage, config, adapterFor: (name) => adapters[name]!, progress: noProgress });
+    // No quiet first second: these downloads end within it, and the test reads their heartbeats.
+    return createJobProviderActivities({ storage, config, adapterFor: (name) => adapters[name]!, progress: noProgress, heartbeatQuietMs: 0 });
   }
 
   async function store(provider: ProviderName, jobId: string, outputs: ProviderOutput[], env?: Record<string, string>) {
