@@ -6,9 +6,13 @@
 // provider, with no added latency. Each of C clients creates an image job over HTTP and waits for its
 // workflow to close, then creates the next; the raw side starts a workflow and waits for its result.
 // The two sides run in alternating halves.
-// Prints, per concurrency: jobs/s, create→completed p50 / p99, and the ratios ours / raw.
+// Prints, per concurrency: jobs/s, create→completed p50 / p99, and the ratios ours / raw; and where
+// the CPU goes per job: the whole machine's (Temporal, Postgres, MinIO and this process), this
+// process's over all its threads, and its main thread's busy time (the event loop that serves the
+// gateway, the workers and the activities alike).
 //
 //   npm run build && npm run bench:jobs [-- jobs=60 jobsAtConcurrency1=20]
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -25,10 +29,33 @@ interface Run {
   jobsPerSecond: number;
   ms: number[];
   seconds: number;
+  /** This process's CPU time (every thread: gateway, workers, the SDK's core) and its main thread's busy time, ms. */
+  cpuMs: number;
+  loopBusyMs: number;
+  /** The whole machine's busy CPU time (every process: Temporal, Postgres, MinIO, this one), ms; null off Linux. */
+  machineMs: number | null;
+}
+
+/** Busy CPU ms of the whole machine so far, from /proc/stat (user+nice+system+irq+softirq+steal). */
+function machineBusyMs(): number | null {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, , , irq, softirq, steal] = cpu as [number, number, number, number, number, number, number, number];
+    return ((user + nice + system + irq + softirq + (steal ?? 0)) * 1000) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return null;
+  }
 }
 
 /** Two runs of the same workload as one: their jobs over their summed wall time. */
-const combine = (a: Run, b: Run): Run => ({ ms: [...a.ms, ...b.ms], seconds: a.seconds + b.seconds, jobsPerSecond: (a.ms.length + b.ms.length) / (a.seconds + b.seconds) });
+const combine = (a: Run, b: Run): Run => ({
+  ms: [...a.ms, ...b.ms],
+  seconds: a.seconds + b.seconds,
+  jobsPerSecond: (a.ms.length + b.ms.length) / (a.seconds + b.seconds),
+  cpuMs: a.cpuMs + b.cpuMs,
+  loopBusyMs: a.loopBusyMs + b.loopBusyMs,
+  machineMs: a.machineMs === null || b.machineMs === null ? null : a.machineMs + b.machineMs,
+});
 
 const quantile = (ms: number[], q: number) => {
   const s = [...ms].sort((a, b) => a - b);
@@ -39,6 +66,9 @@ const quantile = (ms: number[], q: number) => {
 async function closedLoop(count: number, width: number, one: (i: number) => Promise<void>): Promise<Run> {
   const ms: number[] = [];
   let next = 0;
+  const cpu0 = process.cpuUsage();
+  const loop0 = performance.eventLoopUtilization();
+  const machine0 = machineBusyMs();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: width }, async () => {
@@ -51,11 +81,17 @@ async function closedLoop(count: number, width: number, one: (i: number) => Prom
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  return { jobsPerSecond: count / seconds, ms, seconds };
+  const cpu = process.cpuUsage(cpu0);
+  const loop = performance.eventLoopUtilization(loop0);
+  const machine1 = machineBusyMs();
+  const machineMs = machine0 === null || machine1 === null ? null : machine1 - machine0;
+  return { jobsPerSecond: count / seconds, ms, seconds, cpuMs: (cpu.user + cpu.system) / 1000, loopBusyMs: loop.active, machineMs };
 }
 
 const line = (name: string, r: Run) =>
-  `  ${name.padEnd(24)} ${r.jobsPerSecond.toFixed(2).padStart(6)} jobs/s   create→completed p50 ${quantile(r.ms, 0.5).toFixed(0).padStart(5)} ms, p99 ${quantile(r.ms, 0.99).toFixed(0).padStart(5)} ms`;
+  `  ${name.padEnd(24)} ${r.jobsPerSecond.toFixed(2).padStart(6)} jobs/s   create→completed p50 ${quantile(r.ms, 0.5).toFixed(0).padStart(5)} ms, p99 ${quantile(r.ms, 0.99).toFixed(0).padStart(5)} ms` +
+  `\n  ${''.padEnd(24)} per job: ${r.machineMs === null ? '' : `${(r.machineMs / r.ms.length).toFixed(1)} ms CPU on the machine, `}` +
+  `${(r.cpuMs / r.ms.length).toFixed(1)} ms in this process, its main thread busy ${(r.loopBusyMs / r.ms.length).toFixed(1)} ms (${((100 * r.loopBusyMs) / (r.seconds * 1000)).toFixed(0)}% of the run)`;
 
 /** Workflow tasks, activity tasks, local activities and timers in a workflow's history. */
 async function taskCounts(gw: Awaited<ReturnType<typeof startGateway>>, workflowId: string): Promise<string> {
