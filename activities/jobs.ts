@@ -15,6 +15,7 @@
 // end), and pollProvider stores the provider's percent and queue position when they changed, at
 // most once per PROGRESS_WRITE_INTERVAL_MS per job. No step is added to the workflow for it.
 import { Context, ApplicationFailure } from '@temporalio/activity';
+import { sql, type RawBuilder } from 'kysely';
 import type { Database } from '../db/index.js';
 import type { Job, JobOutput, JobPhase } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
@@ -63,6 +64,15 @@ function currentRunId(): string {
 }
 
 // ------------------------------------------------------------------ io activities
+
+/** Only a replace-actor job given by URLs needs a remote fetch before its request can be built. */
+export function needsRemoteFetch(job: Pick<Job, 'kind' | 'params'>): boolean {
+  const t = typedParams(job);
+  return t.kind === 'replace_actor' && !(t.params.image_file_id && t.params.video_file_id);
+}
+
+/** The phase after startGenerating as SQL over the job's row: needsRemoteFetch, for the one-statement start (a test holds the two equal). */
+export const nextPhaseSql = sql<JobPhase>`case when kind = 'replace_actor' and not (coalesce(params->>'image_file_id', '') <> '' and coalesce(params->>'video_file_id', '') <> '') then 'fetching_inputs' else 'submitting' end`;
 
 export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
   const { db } = deps;
@@ -139,16 +149,16 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
     return req;
   }
 
-  /** Only a replace-actor job given by URLs needs a remote fetch before its request can be built. */
-  const needsRemoteFetch = (job: Job) => {
-    const t = typedParams(job);
-    return t.kind === 'replace_actor' && !(t.params.image_file_id && t.params.video_file_id);
-  };
-
-  /** markGenerating with the phase the workflow's progress query reports next, in one transaction. */
-  async function moveToGenerating(jobId: string, phaseFor: (job: Job) => JobPhase): Promise<Job> {
+  /**
+   * markGenerating with the phase the workflow's progress query reports next: one UPDATE for a
+   * pending job (the common case), else the settling transaction (a retry, a reset).
+   */
+  async function moveToGenerating(jobId: string, phaseFor: (job: Job) => JobPhase, phaseSql: JobPhase | RawBuilder<JobPhase>): Promise<Job> {
+    const runId = currentRunId();
+    const attempt = stepAttempt();
     try {
-      return await db.transaction().execute((tx) => jobsRepo.markGenerating(tx, jobId, currentRunId(), { phase: phaseFor, attempt: stepAttempt() }));
+      const started = await jobsRepo.startPendingJob(db, jobId, runId, { phase: phaseSql, attempt });
+      return started ?? (await db.transaction().execute((tx) => jobsRepo.markGenerating(tx, jobId, runId, { phase: phaseFor, attempt })));
     } catch (err) {
       if (err instanceof jobsRepo.InsufficientCreditsError) throw nonRetryable(failureTypes.insufficientCredits, err.message);
       if (err instanceof jobsRepo.IllegalStatusMoveError) throw nonRetryable(failureTypes.illegalStatusMove, err.message);
@@ -163,7 +173,7 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
      * attempt of the run that failed the job, or a job canceled before any workflow ran, is refused.
      */
     async markJobGenerating(jobId: string): Promise<void> {
-      await moveToGenerating(jobId, () => 'fetching_inputs');
+      await moveToGenerating(jobId, () => 'fetching_inputs', 'fetching_inputs');
     },
 
     /**
@@ -173,7 +183,7 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
      * fetches a remote URL, so slow servers never hold the workflow worker.
      */
     async startGenerating(jobId: string): Promise<{ request: ProviderRequest | null }> {
-      const job = await moveToGenerating(jobId, (j) => (needsRemoteFetch(j) ? 'fetching_inputs' : 'submitting'));
+      const job = await moveToGenerating(jobId, (j) => (needsRemoteFetch(j) ? 'fetching_inputs' : 'submitting'), nextPhaseSql);
       return { request: needsRemoteFetch(job) ? null : await buildProviderRequest(job) };
     },
 
@@ -197,13 +207,12 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
      */
     async completeJob(jobId: string, outputs: JobOutput[], ref?: ProviderRef): Promise<void> {
       let job: Job;
+      const runId = currentRunId();
+      // The reference of a job the provider finished within submit is recorded with the outcome.
+      const extra = { providerRef: ref, progress: { phase: 'completed' as const, attempt: stepAttempt(), percent: 100 } };
       try {
-        // The reference of a job the provider finished within submit is recorded with the outcome.
-        ({ job } = await db
-          .transaction()
-          .execute((tx) =>
-            jobsRepo.markCompleted(tx, jobId, outputs, currentRunId(), { providerRef: ref, progress: { phase: 'completed', attempt: stepAttempt(), percent: 100 } }),
-          ));
+        // One UPDATE for a generating job; else the transaction that decides (completed already, failed meanwhile).
+        job = (await jobsRepo.completeGeneratingJob(db, jobId, outputs, runId, extra)) ?? (await db.transaction().execute((tx) => jobsRepo.markCompleted(tx, jobId, outputs, runId, extra))).job;
       } catch (err) {
         if (!(err instanceof jobsRepo.IllegalStatusMoveError)) throw err;
         if (err.from === 'failed') await deps.storage.removePrefix(jobPrefix(jobId));

@@ -2,7 +2,7 @@
 // `charge` in the caller's transaction; settling makes the job's net charge equal its price
 // (completed, or about to run again) or zero (failed), writing only the difference — so retries,
 // worker crashes and operator resets charge exactly once.
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Queryable, Tx } from '../index.js';
 import type { Job, JobError, JobKind, JobOutput, JobPhase, JobStatus, LedgerReason, WebhookEventName } from '../schema.js';
 
@@ -162,14 +162,85 @@ export interface MoveProgress {
   percent?: number | null;
 }
 
-function progressColumns(p: MoveProgress | undefined, job: Job) {
+function progressColumns(p: MoveProgress | undefined, job: Job | null) {
   if (!p) return {};
-  return { phase: typeof p.phase === 'function' ? p.phase(job) : p.phase, attempt: p.attempt, percent: p.percent ?? null, queue_position: null, progress_updated_at: sql<Date>`now()` };
+  const phase = typeof p.phase === 'function' ? p.phase(job!) : p.phase;
+  return { phase, attempt: p.attempt, percent: p.percent ?? null, queue_position: null, progress_updated_at: sql<Date>`now()` };
 }
 
 /** failed → generating is a reset only when a workflow run failed the job and this is another run. */
 function isResetRun(job: Job, runId: string): boolean {
   return job.status === 'failed' && job.status_run_id !== null && job.status_run_id !== runId;
+}
+
+const generatingColumns = (runId: string) => ({
+  status: 'generating' as const,
+  status_run_id: runId,
+  // Its workflow runs, whatever the gateway heard back from the start (a lost answer).
+  workflow_started: true,
+  error: null,
+  outputs: null,
+  finished_at: null,
+  started_at: sql<Date>`coalesce(started_at, now())`,
+  updated_at: sql<Date>`now()`,
+});
+
+/**
+ * The job's ledger nets to its price: true of every pending or generating job (charged at create,
+ * charged again by a reset), so moving one between those states and `completed` settles nothing.
+ * The one-statement moves below repeat it in their WHERE, so a job that ever broke it takes the
+ * settling path instead.
+ */
+const chargedItsPrice = (jobId: string) => sql<boolean>`price = (select coalesce(-sum(delta), 0) from credit_ledger where job_id = ${jobId})`;
+
+/**
+ * pending → generating in ONE statement, the common first step of every job: nothing to settle
+ * (see chargedItsPrice), and the UPDATE takes the row lock itself. Returns undefined when the job
+ * is not pending (an activity retried after its commit, an operator reset, a canceled job): the
+ * caller then runs markGenerating in a transaction, which decides those cases.
+ */
+export async function startPendingJob(
+  db: Queryable,
+  jobId: string,
+  runId: string,
+  progress?: { phase: JobPhase | RawBuilder<JobPhase>; attempt: number },
+): Promise<Job | undefined> {
+  return db
+    .updateTable('jobs')
+    .set({
+      ...generatingColumns(runId),
+      // A phase that depends on the job comes as SQL over the row being updated.
+      ...(progress ? { phase: progress.phase, attempt: progress.attempt, percent: null, queue_position: null, progress_updated_at: sql<Date>`now()` } : {}),
+    })
+    .where('id', '=', jobId)
+    .where('status', '=', 'pending')
+    .where(chargedItsPrice(jobId))
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * generating → completed in ONE statement (see startPendingJob): undefined when the job is not
+ * generating (completed already, or failed meanwhile); the caller then runs markCompleted.
+ */
+export async function completeGeneratingJob(
+  db: Queryable,
+  jobId: string,
+  outputs: JobOutput[],
+  runId: string | null,
+  extra: { progress?: MoveProgress & { phase: JobPhase }; providerRef?: Record<string, unknown> } = {},
+): Promise<Job | undefined> {
+  return db
+    .updateTable('jobs')
+    .set({
+      ...completedColumns(outputs, runId, extra.providerRef),
+      ...(extra.progress ? progressColumns(extra.progress, null) : {}),
+    })
+    .where('id', '=', jobId)
+    .where('status', '=', 'generating')
+    .where(chargedItsPrice(jobId))
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /**
@@ -187,18 +258,7 @@ export async function markGenerating(tx: Tx, jobId: string, runId: string, progr
   await settleTo(tx, job, job.price);
   const row = await tx
     .updateTable('jobs')
-    .set({
-      status: 'generating',
-      status_run_id: runId,
-      // Its workflow runs, whatever the gateway heard back from the start (a lost answer).
-      workflow_started: true,
-      error: null,
-      outputs: null,
-      finished_at: null,
-      started_at: sql`coalesce(started_at, now())`,
-      updated_at: sql`now()`,
-      ...progressColumns(progress, job),
-    })
+    .set({ ...generatingColumns(runId), ...progressColumns(progress, job) })
     .where('id', '=', jobId)
     .where((eb) =>
       eb.or([
@@ -211,6 +271,16 @@ export async function markGenerating(tx: Tx, jobId: string, runId: string, progr
   if (!row) throw new IllegalStatusMoveError(jobId, job.status, 'generating');
   return row;
 }
+
+const completedColumns = (outputs: JobOutput[], runId: string | null, providerRef?: Record<string, unknown>) => ({
+  status: 'completed' as const,
+  status_run_id: runId,
+  outputs: JSON.stringify(outputs),
+  error: null,
+  finished_at: sql<Date>`now()`,
+  updated_at: sql<Date>`now()`,
+  ...(providerRef ? { provider_ref: JSON.stringify(providerRef) } : {}),
+});
 
 /**
  * generating → completed with its outputs, settling the charge to the price. A job already
@@ -230,16 +300,7 @@ export async function markCompleted(
   const charged = await settleTo(tx, job, job.price);
   const r = await tx
     .updateTable('jobs')
-    .set({
-      status: 'completed',
-      status_run_id: runId,
-      outputs: JSON.stringify(outputs),
-      error: null,
-      finished_at: sql`now()`,
-      updated_at: sql`now()`,
-      ...(extra.providerRef ? { provider_ref: JSON.stringify(extra.providerRef) } : {}),
-      ...progressColumns(extra.progress, job),
-    })
+    .set({ ...completedColumns(outputs, runId, extra.providerRef), ...progressColumns(extra.progress, job) })
     .where('id', '=', jobId)
     .where('status', 'in', statusMoves.completed)
     .executeTakeFirst();

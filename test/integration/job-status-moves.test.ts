@@ -9,6 +9,7 @@ import { creditsOf } from '../support/services.js';
 import { newId } from '../../shared/ids.js';
 import * as jobs from '../../db/repos/jobs.js';
 import type { Tx } from '../../db/index.js';
+import { needsRemoteFetch, nextPhaseSql } from '../../activities/jobs.js';
 
 let tdb: TestDatabase;
 const price = 10;
@@ -20,10 +21,10 @@ after(async () => {
   await tdb?.drop();
 });
 
-async function newJob(t: Tenant): Promise<string> {
+async function newJob(t: Tenant, kind: jobs.NewJobInput['kind'] = 'image', params: Record<string, unknown> = {}): Promise<string> {
   const id = newId('img');
   await tdb.db.transaction().execute((tx) =>
-    jobs.insertJobWithCharge(tx, { id, kind: 'image', workspaceId: t.workspaceId, projectId: t.projectId, apiKeyId: t.apiKeyId, model: 'nano-banana-2', params: {}, price }),
+    jobs.insertJobWithCharge(tx, { id, kind, workspaceId: t.workspaceId, projectId: t.projectId, apiKeyId: t.apiKeyId, model: 'nano-banana-2', params, price }),
   );
   return id;
 }
@@ -134,5 +135,99 @@ describe('job status moves', () => {
     const jobsCount = 20;
     const charged = outcomes.completed * price;
     assert.equal(await creditsOf(tdb.db, t), 10_000 - charged, `credits match ${JSON.stringify(outcomes)} of ${jobsCount}`);
+  });
+
+  // The one-statement moves every job takes on its happy path (startPendingJob, completeGeneratingJob).
+  describe('one-statement moves', () => {
+    const outputs = [{ key: 'jobs/x/output-1.png', content_type: 'image/png', size: 1 }];
+
+    test('pending → generating in one UPDATE: run id, workflow_started and the phase set, nothing settled', async () => {
+      const t = await createTenant(tdb.db, 100);
+      const id = await newJob(t);
+      const row = await jobs.startPendingJob(tdb.db, id, 'run-a', { phase: 'submitting', attempt: 2 });
+      assert.deepEqual(row && [row.status, row.status_run_id, row.workflow_started, row.phase, row.attempt], ['generating', 'run-a', true, 'submitting', 2]);
+      assert.ok(row!.started_at);
+      assert.deepEqual(await reasons(id), ['charge']);
+      assert.equal(await creditsOf(tdb.db, t), 100 - price);
+      // Not pending any more: the caller takes the settling transaction.
+      assert.equal(await jobs.startPendingJob(tdb.db, id, 'run-a'), undefined);
+    });
+
+    test('only a pending job takes it: generating, completed and failed jobs are left as they are', async () => {
+      const t = await createTenant(tdb.db, 100);
+      const done = await newJob(t);
+      await generating(done, 'run-a');
+      await completed(done);
+      const gone = await newJob(t);
+      await failed(gone, null);
+      for (const id of [done, gone]) {
+        const before = await jobs.getJob(tdb.db, id);
+        assert.equal(await jobs.startPendingJob(tdb.db, id, 'run-b'), undefined);
+        assert.deepEqual(await jobs.getJob(tdb.db, id), before);
+      }
+      assert.deepEqual(await reasons(gone), ['charge', 'refund'], 'a job canceled before its workflow ran is not revived nor charged');
+    });
+
+    test('a job whose ledger does not net to its price takes the settling path instead', async () => {
+      const t = await createTenant(tdb.db, 100);
+      const id = await newJob(t);
+      // A hand-made refund (the invariant broken from outside): the one-statement start refuses.
+      await tdb.db.insertInto('credit_ledger').values({ workspace_id: t.workspaceId, job_id: id, job_seq: 2, delta: price, reason: 'refund', note: 'test' }).execute();
+      assert.equal(await jobs.startPendingJob(tdb.db, id, 'run-a'), undefined);
+      await generating(id, 'run-a');
+      assert.deepEqual(await reasons(id), ['charge', 'refund', 'recharge'], 'markGenerating charged it again');
+    });
+
+    test('generating → completed in one UPDATE; a job failed or completed meanwhile is left to markCompleted', async () => {
+      const t = await createTenant(tdb.db, 100);
+      const id = await newJob(t);
+      await generating(id, 'run-a');
+      const row = await jobs.completeGeneratingJob(tdb.db, id, outputs, 'run-a', { providerRef: { provider: 'local' }, progress: { phase: 'completed', attempt: 1, percent: 100 } });
+      assert.deepEqual(row && [row.status, row.outputs, row.provider_ref, row.phase, row.percent], ['completed', outputs, { provider: 'local' }, 'completed', 100]);
+      assert.ok(row!.finished_at);
+      assert.equal(await jobs.completeGeneratingJob(tdb.db, id, outputs, 'run-a'), undefined, 'completed already');
+      const canceled = await newJob(t);
+      await generating(canceled, 'run-a');
+      await failed(canceled, 'run-a');
+      assert.equal(await jobs.completeGeneratingJob(tdb.db, canceled, outputs, 'run-a'), undefined, 'failed meanwhile');
+      assert.equal(await statusOf(canceled), 'failed');
+      assert.deepEqual(await reasons(id), ['charge']);
+      assert.deepEqual(await reasons(canceled), ['charge', 'refund']);
+      assert.equal(await creditsOf(tdb.db, t), 100 - price);
+    });
+
+    test('completion racing a cancel, one statement against a transaction: one wins, credits follow it', async () => {
+      const t = await createTenant(tdb.db, 10_000);
+      let completedJobs = 0;
+      for (let i = 0; i < 20; i++) {
+        const id = await newJob(t);
+        await generating(id, 'run-a');
+        const [c] = await Promise.all([jobs.completeGeneratingJob(tdb.db, id, outputs, 'run-a'), failed(id, 'run-a')]);
+        const status = await statusOf(id);
+        const net = (await jobs.ledgerForJob(tdb.db, id)).reduce((sum, l) => sum - Number(l.delta), 0);
+        assert.equal(net, status === 'completed' ? price : 0);
+        assert.equal(c !== undefined, status === 'completed');
+        if (status === 'completed') completedJobs++;
+      }
+      assert.equal(await creditsOf(tdb.db, t), 10_000 - completedJobs * price);
+    });
+
+    test("the start's phase in SQL is needsRemoteFetch's answer for every kind of params", async () => {
+      const t = await createTenant(tdb.db, 1000);
+      const cases: [jobs.NewJobInput['kind'], Record<string, unknown>][] = [
+        ['image', { prompt: 'p' }],
+        ['video', { prompt: 'p', start_frame_file_id: 'upl_1' }],
+        ['talking_actor', { script: 's' }],
+        ['replace_actor', { image_file_id: 'upl_1', video_file_id: 'upl_2' }],
+        ['replace_actor', { image_url: 'https://example.test/a.png', video_url: 'https://example.test/a.mp4' }],
+        ['replace_actor', { image_file_id: 'upl_1', video_url: 'https://example.test/a.mp4' }],
+        ['replace_actor', { image_file_id: '', video_file_id: 'upl_2' }],
+      ];
+      for (const [kind, params] of cases) {
+        const id = await newJob(t, kind, params);
+        const row = await jobs.startPendingJob(tdb.db, id, 'run-a', { phase: nextPhaseSql, attempt: 1 });
+        assert.equal(row?.phase, needsRemoteFetch(row!) ? 'fetching_inputs' : 'submitting', `${kind} ${JSON.stringify(params)}`);
+      }
+    });
   });
 });
