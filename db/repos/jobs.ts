@@ -162,10 +162,14 @@ export interface MoveProgress {
   percent?: number | null;
 }
 
-function progressColumns(p: MoveProgress | undefined, job: Job | null) {
+/** The progress columns of a phase change: the provider's percent and queue position start over with it. */
+function phaseColumns(phase: JobPhase | RawBuilder<JobPhase>, attempt: number, percent: number | null = null) {
+  return { phase, attempt, percent, queue_position: null, progress_updated_at: sql<Date>`now()` };
+}
+
+function progressColumns(p: MoveProgress | undefined, job: Job) {
   if (!p) return {};
-  const phase = typeof p.phase === 'function' ? p.phase(job!) : p.phase;
-  return { phase, attempt: p.attempt, percent: p.percent ?? null, queue_position: null, progress_updated_at: sql<Date>`now()` };
+  return phaseColumns(typeof p.phase === 'function' ? p.phase(job) : p.phase, p.attempt, p.percent ?? null);
 }
 
 /** failed → generating is a reset only when a workflow run failed the job and this is another run. */
@@ -210,7 +214,7 @@ export async function startPendingJob(
     .set({
       ...generatingColumns(runId),
       // A phase that depends on the job comes as SQL over the row being updated.
-      ...(progress ? { phase: progress.phase, attempt: progress.attempt, percent: null, queue_position: null, progress_updated_at: sql<Date>`now()` } : {}),
+      ...(progress ? phaseColumns(progress.phase, progress.attempt) : {}),
     })
     .where('id', '=', jobId)
     .where('status', '=', 'pending')
@@ -228,13 +232,14 @@ export async function completeGeneratingJob(
   jobId: string,
   outputs: JobOutput[],
   runId: string | null,
-  extra: { progress?: MoveProgress & { phase: JobPhase }; providerRef?: Record<string, unknown> } = {},
+  extra: { progress?: { phase: JobPhase; attempt: number; percent?: number | null }; providerRef?: Record<string, unknown> } = {},
 ): Promise<Job | undefined> {
+  const { progress } = extra;
   return db
     .updateTable('jobs')
     .set({
       ...completedColumns(outputs, runId, extra.providerRef),
-      ...(extra.progress ? progressColumns(extra.progress, null) : {}),
+      ...(progress ? phaseColumns(progress.phase, progress.attempt, progress.percent ?? null) : {}),
     })
     .where('id', '=', jobId)
     .where('status', '=', 'generating')
@@ -343,7 +348,7 @@ export async function setProviderRef(db: Queryable, jobId: string, ref: Record<s
     .set({
       provider_ref: ref === null ? null : JSON.stringify(ref),
       updated_at: sql`now()`,
-      ...(progress ? { phase: progress.phase, attempt: progress.attempt, percent: null, queue_position: null, progress_updated_at: sql<Date>`now()` } : {}),
+      ...(progress ? phaseColumns(progress.phase, progress.attempt) : {}),
     })
     .where('id', '=', jobId)
     .execute();
@@ -400,7 +405,7 @@ export interface StoredProgress {
 export async function setJobPhase(db: Queryable, jobId: string, phase: JobPhase, attempt: number, percent: number | null = null): Promise<void> {
   await db
     .updateTable('jobs')
-    .set({ phase, attempt, percent, queue_position: null, progress_updated_at: sql`now()` })
+    .set(phaseColumns(phase, attempt, percent))
     .where('id', '=', jobId)
     .execute();
 }

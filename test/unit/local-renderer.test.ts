@@ -10,12 +10,12 @@ import { crc32 } from 'node:zlib';
 import {
   MAX_STILL_SIDE,
   MediaToolError,
-  encodePng,
   normalizeStill,
   probeMedia,
   untrustedInput,
   renderImage,
   renderImagePixels,
+  renderImagePng,
   renderReplaceActor,
   renderTalkingActor,
   renderVideo,
@@ -231,7 +231,7 @@ describe('renderReplaceActor', () => {
 
 /** A real small PNG whose IHDR then claims width×height (a decompression bomb's declaration). */
 function pngDeclaring(width: number, height: number): Buffer {
-  const png = Buffer.from(encodePng(Buffer.alloc(64 * 64 * 3, 0x80), 64, 64));
+  const png = Buffer.from(renderImagePng('a small real picture', 64, 64));
   png.writeUInt32BE(width, 16);
   png.writeUInt32BE(height, 20);
   png.writeUInt32BE(crc32(png.subarray(12, 29)), 29);

@@ -123,14 +123,6 @@ function pngChunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([head, data, crc]);
 }
 
-/** Encodes 8-bit RGB pixels as a PNG (filter type 0 per row). */
-export function encodePng(rgb: Buffer, width: number, height: number): Buffer {
-  const stride = width * 3;
-  const raw = Buffer.alloc((stride + 1) * height);
-  for (let y = 0; y < height; y++) rgb.copy(raw, y * (stride + 1) + 1, y * stride, (y + 1) * stride);
-  return pngOfScanlines(raw, width, height);
-}
-
 /** A PNG of scanlines that each start with their filter type byte. */
 function pngOfScanlines(raw: Buffer, width: number, height: number): Buffer {
   const ihdr = Buffer.alloc(13);
