@@ -17,6 +17,7 @@ import {
   renderImagePixels,
   renderImagePng,
   renderReplaceActor,
+  paintGradient,
   renderTalkingActor,
   renderVideo,
   synthesizeSpeech,
@@ -78,6 +79,27 @@ describe('renderImage', () => {
     let diff = 0;
     for (let i = 0; i < a.length; i++) diff += Math.abs(a[i]! - b[i]!);
     assert.ok(diff / a.length > 10, `mean channel difference ${diff / a.length} is too small`);
+  });
+
+  test('the gradient copied from one ramp matches the gradient painted pixel by pixel, at every angle', () => {
+    const [width, height, lead] = [256, 192, 1];
+    for (let k = 0; k <= 96; k++) {
+      // Every 3.75°, plus exactly and nearly vertical and horizontal (where the ramp would be huge).
+      const angle = k < 96 ? (k * Math.PI) / 48 : Math.PI / 2 + 1e-9;
+      const [dx, dy] = [Math.cos(angle), Math.sin(angle)];
+      const span = Math.abs(dx) * width + Math.abs(dy) * height;
+      const t0 = -(Math.min(0, dx * width) + Math.min(0, dy * height)) / span;
+      const paint = (direct: boolean) => {
+        const px = Buffer.alloc((lead + width * 3) * height, 7);
+        paintGradient(px, lead, width, height, [250, 10, 128], [5, 240, 30], dx / span, dy / span, t0, direct);
+        return px;
+      };
+      const [fast, reference] = [paint(false), paint(true)];
+      let worst = 0;
+      for (let i = 0; i < fast.length; i++) worst = Math.max(worst, Math.abs(fast[i]! - reference[i]!));
+      assert.ok(worst <= 2, `angle ${((angle * 180) / Math.PI).toFixed(2)}°: a channel differs by ${worst}`);
+      for (let y = 0; y < height; y++) assert.equal(fast[y * (lead + width * 3)], 7, 'the lead byte of each row is left alone');
+    }
   });
 
   test('rejects an invalid size', async () => {

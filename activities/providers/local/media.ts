@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { hexColor, renderImagePng } from './png.js';
 
-export { renderImagePixels, renderImagePng } from './png.js';
+export { paintGradient, renderImagePixels, renderImagePng } from './png.js';
 
 /** Frame rate of rendered videos: low, because the content is simple and the machines are small. */
 export const VIDEO_FPS = 15;

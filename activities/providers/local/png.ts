@@ -53,21 +53,7 @@ function paint(prompt: string, width: number, height: number, seed: number, lead
   const span = Math.abs(dx) * width + Math.abs(dy) * height || 1;
   const offset = Math.min(0, dx * width) + Math.min(0, dy * height);
   const px = Buffer.alloc(rowBytes * height);
-  // The gradient is linear along each row: start at the row's colour and add a constant per pixel.
-  const [r1, g1, b1] = c1;
-  const dr = c2[0] - r1;
-  const dg = c2[1] - g1;
-  const db = c2[2] - b1;
-  const stepT = dx / span;
-  for (let y = 0; y < height; y++) {
-    let t = (y * dy - offset) / span;
-    let i = y * rowBytes + lead;
-    for (let x = 0; x < width; x++, i += 3, t += stepT) {
-      px[i] = r1 + dr * t;
-      px[i + 1] = g1 + dg * t;
-      px[i + 2] = b1 + db * t;
-    }
-  }
+  paintGradient(px, lead, width, height, c1, c2, dx / span, dy / span, -offset / span);
   const minSide = Math.min(width, height);
   const shapes = 3 + (next() % 5);
   for (let s = 0; s < shapes; s++) {
@@ -82,8 +68,8 @@ function paint(prompt: string, width: number, height: number, seed: number, lead
     const y0 = Math.max(0, Math.floor(cy - r));
     const y1 = Math.min(height - 1, Math.ceil(cy + r));
     // Blend rows of the shape: a circle's row spans the chord at that height, a square's the whole box.
-    const [sr, sg, sb] = color;
-    const keep = 1 - alpha;
+    // The blend of each channel as a table over its 256 values: one lookup per byte.
+    const [blendR, blendG, blendB] = color.map((c) => Uint8Array.from({ length: 256 }, (_, v) => v * (1 - alpha) + c * alpha));
     for (let y = y0; y <= y1; y++) {
       let from = x0;
       let to = x1;
@@ -95,9 +81,9 @@ function paint(prompt: string, width: number, height: number, seed: number, lead
         to = Math.min(x1, Math.floor(cx + half));
       }
       for (let x = from, i = y * rowBytes + lead + from * 3; x <= to; x++, i += 3) {
-        px[i] = px[i]! * keep + sr * alpha;
-        px[i + 1] = px[i + 1]! * keep + sg * alpha;
-        px[i + 2] = px[i + 2]! * keep + sb * alpha;
+        px[i] = blendR![px[i]!]!;
+        px[i + 1] = blendG![px[i + 1]!]!;
+        px[i + 2] = blendB![px[i + 2]!]!;
       }
     }
   }
@@ -112,6 +98,46 @@ function paint(prompt: string, width: number, height: number, seed: number, lead
     for (let y = height - stripeH; y < height; y++) px.fill(v, y * rowBytes + lead + from * 3, y * rowBytes + lead + to * 3);
   }
   return px;
+}
+
+/**
+ * A linear gradient from c1 (t = 0) to c2 (t = 1), t = t0 + x·a + y·b, into rows of `lead` bytes
+ * then width × RGB. Each row of such a gradient is a window of one long ramp of pixels, shifted by
+ * b / a pixels per row: the ramp is painted once and every row copied from it (rounded to the
+ * nearest whole pixel, which moves a colour by less than one level). A gradient so close to
+ * vertical that the ramp would be huge is painted pixel by pixel (`direct`, also the reference).
+ */
+export function paintGradient(px: Buffer, lead: number, width: number, height: number, c1: Rgb, c2: Rgb, a: number, b: number, t0: number, direct = false): void {
+  const rowBytes = lead + width * 3;
+  const [r1, g1, b1] = c1;
+  const dr = c2[0] - r1;
+  const dg = c2[1] - g1;
+  const db = c2[2] - b1;
+  const shift = b / a; // ramp pixels per row
+  const first = shift < 0 ? -(height - 1) * shift : 0; // row 0's start in the ramp
+  const rampPixels = width + Math.ceil(Math.abs(shift) * (height - 1)) + 1;
+  if (direct || !Number.isFinite(shift) || rampPixels > (width * height) / 8) {
+    for (let y = 0; y < height; y++) {
+      let t = t0 + y * b;
+      for (let x = 0, i = y * rowBytes + lead; x < width; x++, i += 3, t += a) {
+        px[i] = r1 + dr * t;
+        px[i + 1] = g1 + dg * t;
+        px[i + 2] = b1 + db * t;
+      }
+    }
+    return;
+  }
+  const ramp = Buffer.allocUnsafe(rampPixels * 3);
+  for (let j = 0, i = 0; j < rampPixels; j++, i += 3) {
+    const t = t0 + (j - first) * a;
+    ramp[i] = r1 + dr * t;
+    ramp[i + 1] = g1 + dg * t;
+    ramp[i + 2] = b1 + db * t;
+  }
+  for (let y = 0; y < height; y++) {
+    const from = Math.round(first + y * shift) * 3;
+    ramp.copy(px, y * rowBytes + lead, from, from + width * 3);
+  }
 }
 
 function pngChunk(type: string, data: Buffer): Buffer {
