@@ -12,7 +12,7 @@
 // gateway, the workers and the activities alike).
 //
 //   npm run build && npm run bench:jobs [-- jobs=60 jobsAtConcurrency1=20]
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -34,6 +34,8 @@ interface Run {
   loopBusyMs: number;
   /** The whole machine's busy CPU time (every process: Temporal, Postgres, MinIO, this one), ms; null off Linux. */
   machineMs: number | null;
+  /** CPU ms per part of the machine (cpuByPart) over the run. */
+  parts: Map<string, number>;
 }
 
 /** Busy CPU ms of the whole machine so far, from /proc/stat (user+nice+system+irq+softirq+steal). */
@@ -47,6 +49,35 @@ function machineBusyMs(): number | null {
   }
 }
 
+/** CPU ms so far of every process on the machine, summed by part: Temporal, Postgres, MinIO, this process, the rest. */
+function cpuByPart(): Map<string, number> {
+  const parts = new Map<string, number>();
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return parts;
+  }
+  for (const pid of pids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    const close = stat.lastIndexOf(')');
+    const comm = stat.slice(stat.indexOf('(') + 1, close);
+    const fields = stat.slice(close + 2).split(' ');
+    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, USER_HZ 100
+    const part =
+      Number(pid) === process.pid ? 'this process' : comm.startsWith('temporal') ? 'Temporal' : comm.startsWith('postgres') ? 'Postgres' : comm.startsWith('minio') ? 'MinIO' : 'rest';
+    parts.set(part, (parts.get(part) ?? 0) + ms);
+  }
+  return parts;
+}
+
+const PARTS = ['Temporal', 'Postgres', 'MinIO', 'this process', 'rest'];
+
 /** Two runs of the same workload as one: their jobs over their summed wall time. */
 const combine = (a: Run, b: Run): Run => ({
   ms: [...a.ms, ...b.ms],
@@ -55,6 +86,7 @@ const combine = (a: Run, b: Run): Run => ({
   cpuMs: a.cpuMs + b.cpuMs,
   loopBusyMs: a.loopBusyMs + b.loopBusyMs,
   machineMs: a.machineMs === null || b.machineMs === null ? null : a.machineMs + b.machineMs,
+  parts: new Map(PARTS.map((p) => [p, (a.parts.get(p) ?? 0) + (b.parts.get(p) ?? 0)])),
 });
 
 const quantile = (ms: number[], q: number) => {
@@ -69,6 +101,7 @@ async function closedLoop(count: number, width: number, one: (i: number) => Prom
   const cpu0 = process.cpuUsage();
   const loop0 = performance.eventLoopUtilization();
   const machine0 = machineBusyMs();
+  const parts0 = cpuByPart();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: width }, async () => {
@@ -84,14 +117,17 @@ async function closedLoop(count: number, width: number, one: (i: number) => Prom
   const cpu = process.cpuUsage(cpu0);
   const loop = performance.eventLoopUtilization(loop0);
   const machine1 = machineBusyMs();
+  const parts1 = cpuByPart();
+  const parts = new Map(PARTS.map((p) => [p, (parts1.get(p) ?? 0) - (parts0.get(p) ?? 0)]));
   const machineMs = machine0 === null || machine1 === null ? null : machine1 - machine0;
-  return { jobsPerSecond: count / seconds, ms, seconds, cpuMs: (cpu.user + cpu.system) / 1000, loopBusyMs: loop.active, machineMs };
+  return { jobsPerSecond: count / seconds, ms, seconds, cpuMs: (cpu.user + cpu.system) / 1000, loopBusyMs: loop.active, machineMs, parts };
 }
 
 const line = (name: string, r: Run) =>
   `  ${name.padEnd(24)} ${r.jobsPerSecond.toFixed(2).padStart(6)} jobs/s   create→completed p50 ${quantile(r.ms, 0.5).toFixed(0).padStart(5)} ms, p99 ${quantile(r.ms, 0.99).toFixed(0).padStart(5)} ms` +
   `\n  ${''.padEnd(24)} per job: ${r.machineMs === null ? '' : `${(r.machineMs / r.ms.length).toFixed(1)} ms CPU on the machine, `}` +
-  `${(r.cpuMs / r.ms.length).toFixed(1)} ms in this process, its main thread busy ${(r.loopBusyMs / r.ms.length).toFixed(1)} ms (${((100 * r.loopBusyMs) / (r.seconds * 1000)).toFixed(0)}% of the run)`;
+  `${(r.cpuMs / r.ms.length).toFixed(1)} ms in this process, its main thread busy ${(r.loopBusyMs / r.ms.length).toFixed(1)} ms (${((100 * r.loopBusyMs) / (r.seconds * 1000)).toFixed(0)}% of the run)` +
+  (r.parts.size ? `\n  ${''.padEnd(24)} by part: ${PARTS.map((p) => `${p} ${((r.parts.get(p) ?? 0) / r.ms.length).toFixed(1)}`).join(', ')} ms` : '');
 
 /** Workflow tasks, activity tasks, local activities and timers in a workflow's history. */
 async function taskCounts(gw: Awaited<ReturnType<typeof startGateway>>, workflowId: string): Promise<string> {
