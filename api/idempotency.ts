@@ -103,6 +103,11 @@ export function setMultipartFingerprint(res: Response, parts: { projectId: strin
   if (claim) claim.fingerprint = multipartFingerprint(operationOf(res.req), parts);
 }
 
+/** Whether this request holds an Idempotency-Key claim (its answer is stored with its effects). */
+export function hasIdempotencyClaim(res: Response): boolean {
+  return res.locals[CLAIM_LOCAL] !== undefined;
+}
+
 /**
  * For a job create: stores the answer inside the create's transaction. Throws 409 (rolling the
  * transaction back) when the claim is no longer this request's.

@@ -3,7 +3,7 @@
 // webhook fields are shared/job-record.ts). Delivery itself runs in the workers (activities/webhooks.ts).
 import { z } from 'zod';
 import type { Config } from '../shared/config.js';
-import type { Tx } from '../db/index.js';
+import type { Queryable } from '../db/index.js';
 import { webhookEventNames, type WebhookEventName } from '../shared/job-model.js';
 import { hasActiveWebhookSecret } from '../db/repos/webhooks.js';
 import { FetchError } from '../shared/fetch-remote.js';
@@ -42,7 +42,7 @@ export interface RequestedWebhook {
  * a delivery nobody can verify helps no one.
  */
 export async function requestedWebhook(
-  tx: Tx,
+  db: Queryable,
   workspaceId: string,
   body: { webhook_url?: string; webhook_events?: WebhookEventName[] },
   config: Pick<Config, 'WEBHOOK_ALLOW_LOOPBACK'>,
@@ -57,7 +57,7 @@ export async function requestedWebhook(
     if (err instanceof FetchError) throw new ApiError(400, 'invalid_request', `webhook_url: ${err.message}`);
     throw err;
   }
-  if (!(await hasActiveWebhookSecret(tx, workspaceId))) {
+  if (!(await hasActiveWebhookSecret(db, workspaceId))) {
     throw new ApiError(400, 'invalid_request', 'webhook_url: this workspace has no webhook signing secret yet; an owner creates one with the admin CLI (webhook secret rotate)');
   }
   const events = body.webhook_events ? webhookEventNames.filter((e) => body.webhook_events!.includes(e)) : DEFAULT_EVENTS;

@@ -43,31 +43,48 @@ export interface NewJobInput {
   webhook?: { url: string; events: WebhookEventName[] } | null;
 }
 
-/** Inserts the pending job and charges its price, inside the caller's transaction. */
-export async function insertJobWithCharge(tx: Tx, job: NewJobInput): Promise<Job> {
-  if (job.price > 0) await debitCredits(tx, job.workspaceId, job.price);
-  const row = await tx
-    .insertInto('jobs')
-    .values({
-      id: job.id,
-      kind: job.kind,
-      workspace_id: job.workspaceId,
-      project_id: job.projectId,
-      api_key_id: job.apiKeyId,
-      model: job.model,
-      status: 'pending',
-      params: JSON.stringify(job.params),
-      price: job.price,
-      webhook_url: job.webhook?.url ?? null,
-      webhook_events: job.webhook?.events ?? null,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  await tx
-    .insertInto('credit_ledger')
-    .values({ workspace_id: job.workspaceId, job_id: job.id, job_seq: 1, delta: -job.price, reason: 'charge', note: null })
-    .execute();
-  return row;
+export class ProjectNotInWorkspaceError extends Error {
+  override name = 'ProjectNotInWorkspaceError';
+  constructor(readonly projectId: string) {
+    super(`project ${projectId} is not in this workspace`);
+  }
+}
+
+/**
+ * Creates the pending job and charges its price in one statement, so in one transaction of its
+ * own (or of the caller's): the project must be the workspace's, the debit is conditional (the
+ * balance never goes below zero), and the job row and its ledger `charge` are written only with
+ * it. Refused with ProjectNotInWorkspaceError or InsufficientCreditsError, changing nothing.
+ * One round trip instead of six (begin, project, debit, job, ledger, commit): it is on the path
+ * of every create. A price of 0 writes no debit, so it does not lock the workspace row.
+ */
+export async function insertJobWithCharge(db: Queryable, job: NewJobInput): Promise<Job> {
+  // An INSERT … SELECT types its values from the SELECT: the casts make them the columns' types.
+  const { rows } = await sql<Job & { project_found: boolean; available: string | null }>`
+    with project as (
+      select 1 from projects where id = ${job.projectId} and workspace_id = ${job.workspaceId}
+    ), debit as (
+      update workspaces set credits = credits - ${job.price}, updated_at = now()
+      where id = ${job.workspaceId} and ${job.price}::int > 0 and credits >= ${job.price} and exists (select 1 from project)
+      returning credits
+    ), job as (
+      insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, price, webhook_url, webhook_events)
+      select ${job.id}::text, ${job.kind}::text, ${job.workspaceId}::text, ${job.projectId}::text, ${job.apiKeyId}::text, ${job.model}::text,
+             'pending', ${JSON.stringify(job.params)}::jsonb, ${job.price}::int, ${job.webhook?.url ?? null}::text, ${job.webhook?.events ?? null}::text[]
+      where exists (select 1 from project) and (${job.price}::int = 0 or exists (select 1 from debit))
+      returning *
+    ), charge as (
+      insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason)
+      select workspace_id, id, 1, -price, 'charge' from job
+    )
+    select exists (select 1 from project) as project_found,
+           (select credits from workspaces where id = ${job.workspaceId}) as available,
+           job.*
+    from (values (1)) as one left join job on true`.execute(db);
+  const { project_found, available, ...row } = rows[0]!;
+  if (!project_found) throw new ProjectNotInWorkspaceError(job.projectId);
+  if (row.id === null) throw new InsufficientCreditsError(job.price, Number(available ?? 0));
+  return row as Job;
 }
 
 export async function getJob(db: Queryable, id: string): Promise<Job | undefined> {

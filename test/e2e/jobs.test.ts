@@ -341,6 +341,19 @@ describe('credits and scoping on create', () => {
     const forbidden = await ca.post('/v1/images/generate', { project_id: b.projectId, prompt: 'p', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
     assert.equal(forbidden.status, 403);
     assert.equal(forbidden.body.error.code, 'forbidden');
+    // The project is checked before anything else the request gets wrong: a missing reference
+    // (404) and a webhook without a signing secret (400) in another workspace's project are 403.
+    for (const [body, ownStatus] of [
+      [{ project_id: b.projectId, prompt: 'p', model: 'veo-3.1', aspect_ratio: '16:9', duration: 8, resolution: '720p', start_frame_file_id: 'upl_missing' }, 404],
+      [{ project_id: b.projectId, prompt: 'p', model: 'veo-3.1', aspect_ratio: '16:9', duration: 8, resolution: '720p', webhook_url: 'https://example.test/hook' }, 400],
+    ] as const) {
+      const r = await ca.post('/v1/videos/generate', body);
+      assert.equal(r.status, 403, r.text);
+      assert.equal(r.body.error.code, 'forbidden');
+      const own = await ca.post('/v1/videos/generate', { ...body, project_id: a.projectId });
+      assert.equal(own.status, ownStatus, `in its own project the request is refused for its real fault: ${own.text}`);
+    }
+    assert.equal(await creditsOf(tdb.db, a), 100);
     const created = await ca.post('/v1/images/generate', { project_id: a.projectId, prompt: 'p', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
     assert.equal(created.status, 200);
     for (const path of [`/v1/images/${created.body.data.id}`, `/v1/images/${created.body.data.id}/url`, `/v1/videos/${created.body.data.id}`]) {

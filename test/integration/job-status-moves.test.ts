@@ -36,6 +36,92 @@ const failed = (id: string, runId: string | null) => tx((t) => jobs.markFailed(t
 const statusOf = async (id: string) => (await jobs.getJob(tdb.db, id))!.status;
 const reasons = async (id: string) => (await jobs.ledgerForJob(tdb.db, id)).map((l) => l.reason);
 
+describe('creating a job: one statement (project, conditional debit, job row, ledger charge)', () => {
+  const input = (t: Tenant, over: Partial<jobs.NewJobInput> = {}): jobs.NewJobInput => ({
+    id: newId('img'),
+    kind: 'image',
+    workspaceId: t.workspaceId,
+    projectId: t.projectId,
+    apiKeyId: t.apiKeyId,
+    model: 'nano-banana-2',
+    params: { prompt: 'a fox' },
+    price,
+    ...over,
+  });
+  const rowsOf = async (id: string) => ({ job: await jobs.getJob(tdb.db, id), ledger: await jobs.ledgerForJob(tdb.db, id) });
+
+  test('writes the pending job, debits its price and records the charge', async () => {
+    const t = await createTenant(tdb.db, 25);
+    const job = await jobs.insertJobWithCharge(tdb.db, input(t, { webhook: { url: 'https://example.test/hook', events: ['completed'] } }));
+    assert.equal(job.status, 'pending');
+    assert.equal(job.price, price);
+    assert.deepEqual(job.params, { prompt: 'a fox' });
+    assert.deepEqual([job.webhook_url, job.webhook_events], ['https://example.test/hook', ['completed']]);
+    assert.ok(job.created_at instanceof Date);
+    assert.deepEqual(await jobs.getJob(tdb.db, job.id), job, 'the answer is the stored row');
+    assert.equal(await creditsOf(tdb.db, t), 25 - price);
+    assert.deepEqual(
+      (await jobs.ledgerForJob(tdb.db, job.id)).map((l) => [l.reason, Number(l.delta), l.job_seq]),
+      [['charge', -price, 1]],
+    );
+  });
+
+  test("another workspace's project is refused and nothing is written", async () => {
+    const [t, other] = [await createTenant(tdb.db, 100), await createTenant(tdb.db, 100)];
+    const job = input(t, { projectId: other.projectId });
+    await assert.rejects(jobs.insertJobWithCharge(tdb.db, job), jobs.ProjectNotInWorkspaceError);
+    await assert.rejects(jobs.insertJobWithCharge(tdb.db, input(t, { projectId: 'prj_missing' })), jobs.ProjectNotInWorkspaceError);
+    assert.deepEqual(await rowsOf(job.id), { job: undefined, ledger: [] });
+    assert.deepEqual([await creditsOf(tdb.db, t), await creditsOf(tdb.db, other)], [100, 100]);
+  });
+
+  test('too few credits are refused with the balance, and nothing is written', async () => {
+    const t = await createTenant(tdb.db, price - 1);
+    const job = input(t);
+    await assert.rejects(jobs.insertJobWithCharge(tdb.db, job), (err: unknown) => {
+      assert.ok(err instanceof jobs.InsufficientCreditsError);
+      assert.deepEqual([err.required, err.available], [price, price - 1]);
+      return true;
+    });
+    assert.deepEqual(await rowsOf(job.id), { job: undefined, ledger: [] });
+    assert.equal(await creditsOf(tdb.db, t), price - 1);
+  });
+
+  test('a free job is created without debiting, even from an empty workspace', async () => {
+    const t = await createTenant(tdb.db, 0);
+    const job = await jobs.insertJobWithCharge(tdb.db, input(t, { price: 0 }));
+    assert.equal(job.status, 'pending');
+    assert.equal(await creditsOf(tdb.db, t), 0);
+    assert.deepEqual((await jobs.ledgerForJob(tdb.db, job.id)).map((l) => [l.reason, Number(l.delta)]), [['charge', 0]]);
+  });
+
+  test('inside a transaction that rolls back, nothing stays', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const job = input(t);
+    await assert.rejects(
+      tx(async (trx) => {
+        await jobs.insertJobWithCharge(trx, job);
+        throw new Error('rolled back after the create');
+      }),
+      /rolled back/,
+    );
+    assert.deepEqual(await rowsOf(job.id), { job: undefined, ledger: [] });
+    assert.equal(await creditsOf(tdb.db, t), 100);
+  });
+
+  test('30 creates racing for credits enough for 7: exactly 7 are created, the balance ends at 0', async () => {
+    const t = await createTenant(tdb.db, 7 * price);
+    const results = await Promise.allSettled(Array.from({ length: 30 }, () => jobs.insertJobWithCharge(tdb.db, input(t))));
+    const created = results.filter((r) => r.status === 'fulfilled');
+    const refused = results.filter((r) => r.status === 'rejected');
+    assert.equal(created.length, 7);
+    for (const r of refused) assert.ok(r.reason instanceof jobs.InsufficientCreditsError, String(r.reason));
+    assert.equal(await creditsOf(tdb.db, t), 0);
+    const charges = await tdb.db.selectFrom('credit_ledger').select((eb) => eb.fn.sum<string>('delta').as('sum')).where('workspace_id', '=', t.workspaceId).where('reason', '=', 'charge').executeTakeFirstOrThrow();
+    assert.equal(Number(charges.sum), -7 * price);
+  });
+});
+
 describe('job status moves', () => {
   test('the table of moves is the one the design states', () => {
     assert.deepEqual(jobs.statusMoves, { generating: ['pending', 'generating', 'failed'], completed: ['generating'], failed: ['pending', 'generating'] });

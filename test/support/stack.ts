@@ -90,7 +90,6 @@ export async function createTenant(db: Database, credits = 1000): Promise<Tenant
   return { workspaceId: ws.id, projectId: project.id, apiKey: key.key, apiKeyId: key.id, ownerEmail };
 }
 
-/** Polls until `check` returns a value other than undefined/false, or fails naming what it waited for. */
 /**
  * A charged `pending` image job written straight to the database, with no workflow: for tests and
  * benchmarks that drive the row themselves.
@@ -111,6 +110,7 @@ export async function insertImageJob(db: Database, t: Tenant, opts: { prompt?: s
   );
 }
 
+/** Polls until `check` returns a value other than undefined/false, or fails naming what it waited for. */
 export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000, intervalMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;

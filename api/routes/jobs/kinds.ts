@@ -3,7 +3,7 @@
 // `presentJob` (shared/job-record.ts, which the worker's webhook payloads use too).
 import type { z } from 'zod';
 import { ApiError } from '../../errors.js';
-import type { Tx } from '../../../db/index.js';
+import type { Queryable } from '../../../db/index.js';
 import type { Job } from '../../../db/schema.js';
 import type { JobKind } from '../../../shared/job-model.js';
 import { typedParams, type JobParamsOf } from '../../../shared/job-params.js';
@@ -40,8 +40,8 @@ export interface KindSpec<K extends JobKind = JobKind, B extends z.ZodType = z.Z
   body: B;
   record: z.ZodType;
   createResult: z.ZodType;
-  /** Validates what the schema cannot (per-model rules, references) inside the create transaction. */
-  prepare(body: z.infer<B>, tx: Tx, workspaceId: string): Promise<Prepared<K>>;
+  /** Validates what the schema cannot (per-model rules, references) before the create charges. */
+  prepare(body: z.infer<B>, db: Queryable, workspaceId: string): Promise<Prepared<K>>;
   /** The create answer. */
   created(job: Job): Record<string, unknown>;
 }
@@ -54,8 +54,8 @@ function requireRoute(model: string): ModelRoute {
   return route;
 }
 
-async function requireUpload(tx: Tx, workspaceId: string, uploadId: string, field: string, fileType: 'image' | 'video'): Promise<void> {
-  const up = await tx
+async function requireUpload(db: Queryable, workspaceId: string, uploadId: string, field: string, fileType: 'image' | 'video'): Promise<void> {
+  const up = await db
     .selectFrom('file_uploads')
     .select(['file_type', 'status'])
     .where('id', '=', uploadId)
@@ -93,7 +93,7 @@ export const videoKind = defineKind({
   body: videoCreateSchema,
   record: videoJobSchema,
   createResult: videoJobSchema,
-  async prepare(b, tx, workspaceId) {
+  async prepare(b, db, workspaceId) {
     const route = requireRoute(b.model);
     const aspect = b.aspect_ratio ?? route.defaultAspectRatio;
     if (!route.aspectRatios.includes(aspect)) {
@@ -107,9 +107,9 @@ export const videoKind = defineKind({
     if (!route.resolutions?.includes(resolution)) {
       throw new ApiError(400, 'invalid_request', `resolution: ${b.model} supports ${route.resolutions?.join(', ')}`);
     }
-    if (b.start_frame_file_id) await requireUpload(tx, workspaceId, b.start_frame_file_id, 'start_frame_file_id', 'image');
-    if (b.end_frame_file_id) await requireUpload(tx, workspaceId, b.end_frame_file_id, 'end_frame_file_id', 'image');
-    for (const [i, ref] of (b.reference_file_ids ?? []).entries()) await requireUpload(tx, workspaceId, ref, `reference_file_ids.${i}`, 'image');
+    if (b.start_frame_file_id) await requireUpload(db, workspaceId, b.start_frame_file_id, 'start_frame_file_id', 'image');
+    if (b.end_frame_file_id) await requireUpload(db, workspaceId, b.end_frame_file_id, 'end_frame_file_id', 'image');
+    for (const [i, ref] of (b.reference_file_ids ?? []).entries()) await requireUpload(db, workspaceId, ref, `reference_file_ids.${i}`, 'image');
     return {
       model: b.model,
       route,
@@ -137,10 +137,10 @@ export const replaceActorKind = defineKind({
   body: replaceActorCreateSchema,
   record: videoJobSchema,
   createResult: creationResult,
-  async prepare(b, tx, workspaceId) {
+  async prepare(b, db, workspaceId) {
     const route = requireRoute(replaceActorModel);
-    if (b.image_file_id) await requireUpload(tx, workspaceId, b.image_file_id, 'image_file_id', 'image');
-    if (b.video_file_id) await requireUpload(tx, workspaceId, b.video_file_id, 'video_file_id', 'video');
+    if (b.image_file_id) await requireUpload(db, workspaceId, b.image_file_id, 'image_file_id', 'image');
+    if (b.video_file_id) await requireUpload(db, workspaceId, b.video_file_id, 'video_file_id', 'video');
     return {
       model: replaceActorModel,
       route,
@@ -169,15 +169,15 @@ export const talkingActorKind = defineKind({
   body: talkingActorCreateSchema,
   record: talkingActorJobSchema,
   createResult: talkingCreationResult,
-  async prepare(b, tx) {
+  async prepare(b, db) {
     const route = requireRoute(talkingActorModel);
-    const actor = await tx.selectFrom('actors').select(['id', 'default_voice_id']).where('id', '=', b.actor_id).executeTakeFirst();
+    const actor = await db.selectFrom('actors').select(['id', 'default_voice_id']).where('id', '=', b.actor_id).executeTakeFirst();
     if (!actor) throw new ApiError(404, 'not_found', `actor ${b.actor_id} not found`);
     const voiceId = b.voice_id ?? actor.default_voice_id;
     if (!voiceId) {
       throw new ApiError(400, 'invalid_request', `voice_id: actor ${b.actor_id} has no default voice, so voice_id is required`);
     }
-    const voice = await tx.selectFrom('voices').select('id').where('id', '=', voiceId).executeTakeFirst();
+    const voice = await db.selectFrom('voices').select('id').where('id', '=', voiceId).executeTakeFirst();
     if (!voice) throw new ApiError(404, 'not_found', `voice ${voiceId} not found`);
     return {
       model: talkingActorModel,

@@ -1,18 +1,19 @@
 // The four job kinds' endpoints — create, status, URL and cancel — declared once per kind over the
 // kind specs (kinds.ts), so every kind shares the same create path:
-//   validate → one transaction (project 403, references 404, conditional debit 402, job row with its
-//   route + ledger charge) → start the workflow after commit (a failed start is retried by the reconciler).
+//   validate → references (404), per-model rules, route and webhook (400) → one statement, so one
+//   transaction (project 403, conditional debit 402, job row with its route + ledger charge) → start
+//   the workflow after commit (a failed start is retried by the reconciler).
 import type { Request, Response } from 'express';
 import type { AppDeps } from '../../deps.js';
 import { authOf, type Auth } from '../../auth.js';
 import { z } from 'zod';
 import { Endpoints } from '../../endpoint.js';
-import { completeIdempotencyInTx, IDEMPOTENCY_NOTE, idempotent } from '../../idempotency.js';
+import { completeIdempotencyInTx, hasIdempotencyClaim, IDEMPOTENCY_NOTE, idempotent } from '../../idempotency.js';
 import { dryRun, dryRunQuery, dryRunResultSchema } from '../../dry-run.js';
 import { parseOr400 } from '../../validate.js';
 import { ApiError } from '../../errors.js';
 import type { ApiMetrics } from '../../metrics.js';
-import type { Database, Tx } from '../../../db/index.js';
+import type { Database, Queryable } from '../../../db/index.js';
 import type { Job, JobKind } from '../../../db/schema.js';
 import { newId } from '../../../shared/ids.js';
 import * as jobsRepo from '../../../db/repos/jobs.js';
@@ -68,28 +69,38 @@ function parseCreateBody(spec: KindSpec, raw: unknown): unknown {
   return parseOr400(spec.body, raw);
 }
 
+/** 403 unless the project is the workspace's. */
+async function requireProject(db: Queryable, workspaceId: string, projectId: string): Promise<void> {
+  const project = await db.selectFrom('projects').select('workspace_id').where('id', '=', projectId).executeTakeFirst();
+  if (!project || project.workspace_id !== workspaceId) throw forbiddenProject(projectId);
+}
+
+const forbiddenProject = (projectId: string) => new ApiError(403, 'forbidden', `project ${projectId} is not in this workspace`);
+
 /**
- * Everything a create checks before charging — project (403), references (404), per-model rules,
- * the route and the webhook (400) — and its price, inside the caller's transaction. The create and its dry run share it.
+ * Everything a create checks before charging — references (404), per-model rules, the route and
+ * the webhook (400) — and its price. The project (403) is checked by the create's own statement
+ * (and by the dry run before this); a request this refuses is refused as 403 first when its project
+ * is not the workspace's, so that check still comes first, as the design orders them.
  */
-async function quoteCreate({ deps }: JobServices, spec: KindSpec, body: unknown, tx: Tx, workspaceId: string) {
-  const projectId = (body as { project_id: string }).project_id;
-  const project = await tx.selectFrom('projects').select('workspace_id').where('id', '=', projectId).executeTakeFirst();
-  if (!project || project.workspace_id !== workspaceId) {
-    throw new ApiError(403, 'forbidden', `project ${projectId} is not in this workspace`);
+async function quoteCreate({ deps }: JobServices, spec: KindSpec, body: unknown, db: Queryable, workspaceId: string) {
+  try {
+    const prepared = await spec.prepare(body, db, workspaceId);
+    // The route is decided here, once, and stored with the job: the workflow, the activities
+    // and the adapters read it back instead of working it out again.
+    const route = resolveJobRoute(deps.config, prepared.route);
+    if (!route) {
+      throw new ApiError(400, 'invalid_model', `model ${prepared.model} is not enabled here (its provider is not configured in this deployment)`);
+    }
+    const refusal = requestRefusal(prepared.route, prepared.params, route.provider);
+    if (refusal) throw new ApiError(400, 'invalid_request', refusal);
+    const params = { ...prepared.params, ...route } as StoredJobParams;
+    const webhook = await requestedWebhook(db, workspaceId, body as Parameters<typeof requestedWebhook>[2], deps.config);
+    return { prepared, params, price: priceFor(prepared.route, prepared.params), webhook };
+  } catch (err) {
+    if (err instanceof ApiError) await requireProject(db, workspaceId, (body as { project_id: string }).project_id);
+    throw err;
   }
-  const prepared = await spec.prepare(body, tx, workspaceId);
-  // The route is decided here, once, and stored with the job: the workflow, the activities
-  // and the adapters read it back instead of working it out again.
-  const route = resolveJobRoute(deps.config, prepared.route);
-  if (!route) {
-    throw new ApiError(400, 'invalid_model', `model ${prepared.model} is not enabled here (its provider is not configured in this deployment)`);
-  }
-  const refusal = requestRefusal(prepared.route, prepared.params, route.provider);
-  if (refusal) throw new ApiError(400, 'invalid_request', refusal);
-  const params = { ...prepared.params, ...route } as StoredJobParams;
-  const webhook = await requestedWebhook(tx, workspaceId, body as Parameters<typeof requestedWebhook>[2], deps.config);
-  return { prepared, params, price: priceFor(prepared.route, prepared.params), webhook };
 }
 
 function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
@@ -108,7 +119,11 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     errors: [400, 401, 402, 403, 404, 409, 422, 429, 500],
     // Dry runs answer here (after the generation rate class); Idempotency-Key claims, replays or refuses.
     before: (services) => [
-      dryRun(services.deps.db, async (raw, tx, workspaceId) => (await quoteCreate(services, spec, parseCreateBody(spec, raw), tx, workspaceId)).price),
+      dryRun(services.deps.db, async (raw, tx, workspaceId) => {
+        const body = parseCreateBody(spec, raw);
+        await requireProject(tx, workspaceId, (body as { project_id: string }).project_id);
+        return (await quoteCreate(services, spec, body, tx, workspaceId)).price;
+      }),
       idempotent(services.deps, { body: 'json' }),
     ],
     // An unknown model is invalid_model, told apart from every other malformed field.
@@ -120,31 +135,28 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
       const { workspaceId, apiKeyId } = authOf(res);
       const projectId = (body as { project_id: string }).project_id;
       const jobId = newId(spec.idPrefix);
-      const job = await deps.db.transaction().execute(async (tx) => {
-        const { prepared, params, price, webhook } = await quoteCreate(services, spec, body, tx, workspaceId);
-        let created: Job;
+      const create = async (db: Queryable) => {
+        const { prepared, params, price, webhook } = await quoteCreate(services, spec, body, db, workspaceId);
         try {
-          created = await jobsRepo.insertJobWithCharge(tx, {
-            id: jobId,
-            kind: spec.kind,
-            workspaceId,
-            projectId,
-            apiKeyId,
-            model: prepared.model,
-            params,
-            price,
-            webhook,
-          });
+          const job = { id: jobId, kind: spec.kind, workspaceId, projectId, apiKeyId, model: prepared.model, params, price, webhook };
+          return await jobsRepo.insertJobWithCharge(db, job);
         } catch (err) {
+          if (err instanceof jobsRepo.ProjectNotInWorkspaceError) throw forbiddenProject(projectId);
           if (err instanceof jobsRepo.InsufficientCreditsError) {
             throw new ApiError(402, 'insufficient_credits', `insufficient credits: this job requires ${err.required} credits, the workspace has ${err.available}`);
           }
           throw err;
         }
-        // With an Idempotency-Key, its answer commits with the job and its charge (or not at all).
-        await completeIdempotencyInTx(tx, res, 200, { data: spec.created(created) });
-        return created;
-      });
+      };
+      // The job and its charge are one statement. With an Idempotency-Key, the key's answer commits
+      // in the same transaction (or nothing does).
+      const job = hasIdempotencyClaim(res)
+        ? await deps.db.transaction().execute(async (tx) => {
+            const created = await create(tx);
+            await completeIdempotencyInTx(tx, res, 200, { data: spec.created(created) });
+            return created;
+          })
+        : await create(deps.db);
       deps.metrics.jobCreated(spec.kind, job.model);
       deps.metrics.credits('charged', job.price);
       await startWorkflow(services, job);
