@@ -1,5 +1,6 @@
 // The reconciler: a worker-side loop that (1) starts the workflows of jobs whose start failed after
-// commit, and (2) settles jobs whose workflow closed without doing it (terminated from the Web UI,
+// commit (a job is marked started by its workflow's first step, so one waiting in a backlog is
+// asked again: Temporal refuses the duplicate start and the job is marked), and (2) settles jobs whose workflow closed without doing it (terminated from the Web UI,
 // which skips workflow code, or timed out). It never fails a job whose workflow completed, and its
 // markFailed refuses a job that completed meanwhile. Every step is idempotent, so several replicas
 // may run it.
@@ -28,8 +29,11 @@ export function createReconciler(deps: { config: Config; db: Database; storage: 
     let started = 0;
     for (const job of await jobsRepo.findUnstartedJobs(db, Math.min(config.RECONCILE_INTERVAL_MS, 5_000))) {
       try {
-        await startJobWorkflow(client, jobToStart(job, config.TASK_QUEUE_PREFIX));
+        // 'already_started': the gateway's start went through and the workflow has not run its first
+        // step yet (a backlog); marking it keeps the next passes from asking again.
+        const outcome = await startJobWorkflow(client, jobToStart(job, config.TASK_QUEUE_PREFIX));
         await jobsRepo.markWorkflowStarted(db, job.id);
+        if (outcome === 'already_started') continue;
         deps.metrics?.reconciled('started');
         started++;
       } catch (err) {

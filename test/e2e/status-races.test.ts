@@ -5,7 +5,8 @@
 //     keeps no media;
 //   - a cancel after a start that timed out at the client but succeeded, and a cancel before a
 //     late start: markGenerating never revives and re-charges the failed job;
-//   - the reconciler finding a workflow that completed after it listed the job: never failed.
+//   - the reconciler finding a workflow that completed after it listed the job: never failed;
+//   - the reconciler finding a job whose workflow has not run its first step: not started twice.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@temporalio/client';
@@ -162,6 +163,30 @@ describe('cancel and a start the client did not see', () => {
     assert.equal(row.error?.code, 'canceled', 'the first failure stands');
     assert.deepEqual(await ledger(id), [['charge', -price], ['refund', price]]);
     assert.equal(await creditsOf(tdb.db, t), 100);
+  });
+});
+
+describe('the reconciler and a job whose workflow has not run its first step', () => {
+  test('a started job still waiting is not started twice: the reconciler finds its workflow and marks the job', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const start = holds.activity('startGenerating', 'before');
+    const id = await create(t, 'waiting in a backlog');
+    await start.reached;
+    assert.equal((await jobsRepo.getJob(tdb.db, id))!.workflow_started, false, 'the gateway leaves the mark to the workflow');
+    const reconciler = createReconciler({ config, db: tdb.db, storage: gw.storage, client: gw.client, logger: pino({ level: 'silent' }) });
+    await waitFor('the job to look unstarted to the reconciler', async () => (await jobsRepo.findUnstartedJobs(tdb.db, Math.min(config.RECONCILE_INTERVAL_MS, 5_000))).some((j) => j.id === id), 30_000, 200);
+    assert.deepEqual(await reconciler.runOnce(), { started: 0, settled: 0 }, 'already started: nothing started');
+    assert.equal((await jobsRepo.getJob(tdb.db, id))!.workflow_started, true);
+
+    start.release();
+    assert.equal((await start.finished).ok, true);
+    const job = await waitForJobStatus(api(gw.baseUrl, t.apiKey), `/v1/images/${id}`, ['completed', 'failed']);
+    assert.equal(job.status, 'completed');
+    const runs = [];
+    for await (const w of gw.client.workflow.list({ query: `WorkflowId = '${id}'` })) runs.push(w.runId);
+    assert.equal(runs.length, 1, 'one workflow run');
+    assert.deepEqual(await ledger(id), [['charge', -price]]);
+    assert.equal(await creditsOf(tdb.db, t), 100 - price);
   });
 });
 
