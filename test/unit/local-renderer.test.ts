@@ -102,6 +102,18 @@ describe('renderImage', () => {
     }
   });
 
+  test('the fast painting (ramp windows, shapes blended once per ramp) matches painting pixel by pixel', () => {
+    // 60 prompts: every angle band, shapes over the bare gradient and over each other, clipped at edges.
+    for (let k = 0; k < 60; k++) {
+      const [width, height] = k % 2 ? [240, 160] : [150, 260];
+      const fast = renderImagePixels(`prompt ${k}`, width, height);
+      const reference = renderImagePixels(`prompt ${k}`, width, height, 0, true);
+      let worst = 0;
+      for (let i = 0; i < fast.length; i++) worst = Math.max(worst, Math.abs(fast[i]! - reference[i]!));
+      assert.ok(worst <= 2, `prompt ${k}: a channel differs by ${worst}`);
+    }
+  });
+
   test('rejects an invalid size', async () => {
     await assert.rejects(renderImage({ prompt: 'x', width: 0, height: 10 }), RangeError);
   });

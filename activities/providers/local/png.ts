@@ -28,19 +28,57 @@ function hsl(h: number, s: number, l: number): Rgb {
   return [f(0), f(8), f(4)];
 }
 
-/** Raw RGB pixels: a two-colour gradient at an angle plus a few translucent shapes, all from the hash. */
-export function renderImagePixels(prompt: string, width: number, height: number, seed = 0): Buffer {
-  return paint(prompt, width, height, seed, 0);
+/**
+ * Raw RGB pixels: a two-colour gradient at an angle plus a few translucent shapes, all from the hash.
+ * `reference` paints every pixel one by one, the slow way the fast one is tested against.
+ */
+export function renderImagePixels(prompt: string, width: number, height: number, seed = 0, reference = false): Buffer {
+  return paint(prompt, width, height, seed, 0, reference);
 }
 
 /** The picture as a PNG: painted straight into the scanlines the encoder compresses (no copy). */
 export function renderImagePng(prompt: string, width: number, height: number, seed = 0): Buffer {
-  // Each scanline starts with its filter type byte, 0 (None), which the zeroed buffer already holds.
   return pngOfScanlines(paint(prompt, width, height, seed, 1), width, height);
 }
 
-/** Paints into rows of `lead` bytes and then width × RGB. */
-function paint(prompt: string, width: number, height: number, seed: number, lead: number): Buffer {
+interface Shape {
+  /** The blend of each channel as a table over its 256 values. */
+  blend: [Uint8Array, Uint8Array, Uint8Array];
+  cx: number;
+  cy: number;
+  r: number;
+  circle: boolean;
+}
+
+/** dst[i] = the blend of src[i], channel by channel, for the RGB bytes [from, to); returns dst. */
+function blendInto([blendR, blendG, blendB]: Shape['blend'], src: Buffer, dst: Buffer, from: number, to: number): Buffer {
+  for (let i = from; i < to; i += 3) {
+    dst[i] = blendR[src[i]!]!;
+    dst[i + 1] = blendG[src[i + 1]!]!;
+    dst[i + 2] = blendB[src[i + 2]!]!;
+  }
+  return dst;
+}
+
+/** The columns [from, to] a shape covers on row y (from > to: none). */
+function shapeSpan(s: Shape, y: number, width: number): [number, number] {
+  if (y < Math.floor(s.cy - s.r) || y > Math.ceil(s.cy + s.r)) return [1, 0];
+  const x0 = Math.max(0, Math.floor(s.cx - s.r));
+  const x1 = Math.min(width - 1, Math.ceil(s.cx + s.r));
+  if (!s.circle) return [x0, x1];
+  const h = s.r * s.r - (y - s.cy) ** 2;
+  if (h < 0) return [1, 0];
+  const half = Math.sqrt(h);
+  return [Math.max(x0, Math.ceil(s.cx - half)), Math.min(x1, Math.floor(s.cx + half))];
+}
+
+/**
+ * Paints into rows of `lead` bytes (zero: PNG's filter type None) and then width × RGB.
+ * The gradient's rows are windows of one ramp (paintGradient); a shape over the bare gradient is the
+ * same window of the ramp blended with the shape's colour, so each shape blends the ramp once and
+ * copies it row by row. Only where an earlier shape lies under it does it blend pixel by pixel.
+ */
+function paint(prompt: string, width: number, height: number, seed: number, lead: number, reference = false): Buffer {
   const rowBytes = lead + width * 3;
   const next = byteStream(prompt, seed);
   const unit = () => next() / 255;
@@ -52,38 +90,61 @@ function paint(prompt: string, width: number, height: number, seed: number, lead
   const dy = Math.sin(angle);
   const span = Math.abs(dx) * width + Math.abs(dy) * height || 1;
   const offset = Math.min(0, dx * width) + Math.min(0, dy * height);
-  const px = Buffer.alloc(rowBytes * height);
-  paintGradient(px, lead, width, height, c1, c2, dx / span, dy / span, -offset / span);
+  const px = Buffer.allocUnsafe(rowBytes * height);
+  if (lead > 0) for (let y = 0; y < height; y++) px.fill(0, y * rowBytes, y * rowBytes + lead);
+  const gradient = paintGradient(px, lead, width, height, c1, c2, dx / span, dy / span, -offset / span, reference);
+
   const minSide = Math.min(width, height);
-  const shapes = 3 + (next() % 5);
-  for (let s = 0; s < shapes; s++) {
+  const shapes: Shape[] = [];
+  for (let n = 3 + (next() % 5); shapes.length < n; ) {
     const color = hsl(unit() * 360, 0.5 + unit() * 0.5, 0.35 + unit() * 0.4);
     const alpha = 0.45 + unit() * 0.45;
-    const cx = unit() * width;
-    const cy = unit() * height;
-    const r = minSide * (0.06 + unit() * 0.22);
-    const circle = next() % 2 === 0;
-    const x0 = Math.max(0, Math.floor(cx - r));
-    const x1 = Math.min(width - 1, Math.ceil(cx + r));
-    const y0 = Math.max(0, Math.floor(cy - r));
-    const y1 = Math.min(height - 1, Math.ceil(cy + r));
-    // Blend rows of the shape: a circle's row spans the chord at that height, a square's the whole box.
-    // The blend of each channel as a table over its 256 values: one lookup per byte.
-    const [blendR, blendG, blendB] = color.map((c) => Uint8Array.from({ length: 256 }, (_, v) => v * (1 - alpha) + c * alpha));
+    const blend = color.map((c) => {
+      const table = new Uint8Array(256);
+      for (let v = 0; v < 256; v++) table[v] = v * (1 - alpha) + c * alpha;
+      return table;
+    }) as Shape['blend'];
+    shapes.push({ blend, cx: unit() * width, cy: unit() * height, r: minSide * (0.06 + unit() * 0.22), circle: next() % 2 === 0 });
+  }
+  for (const [k, s] of shapes.entries()) {
+    const y0 = Math.max(0, Math.floor(s.cy - s.r));
+    const y1 = Math.min(height - 1, Math.ceil(s.cy + s.r));
+    // The ramp under this shape's colour, where the shape's rows take their windows (row starts
+    // move monotonically with y): a row's window of it is the shape over the bare gradient.
+    let blended: Buffer | null = null;
+    if (gradient) {
+      const [a, b] = [gradient.rowStart(y0), gradient.rowStart(y1)];
+      const from = (Math.min(a, b) + Math.max(0, Math.floor(s.cx - s.r))) * 3;
+      const to = (Math.max(a, b) + Math.min(width - 1, Math.ceil(s.cx + s.r)) + 1) * 3;
+      blended = blendInto(s.blend, gradient.ramp, Buffer.allocUnsafe(gradient.ramp.length), from, to);
+    }
     for (let y = y0; y <= y1; y++) {
-      let from = x0;
-      let to = x1;
-      if (circle) {
-        const h = r * r - (y - cy) ** 2;
-        if (h < 0) continue;
-        const half = Math.sqrt(h);
-        from = Math.max(x0, Math.ceil(cx - half));
-        to = Math.min(x1, Math.floor(cx + half));
+      const [from, to] = shapeSpan(s, y, width);
+      if (from > to) continue;
+      const row = y * rowBytes + lead;
+      if (!gradient || !blended) {
+        blendInto(s.blend, px, px, row + from * 3, row + (to + 1) * 3);
+        continue;
       }
-      for (let x = from, i = y * rowBytes + lead + from * 3; x <= to; x++, i += 3) {
-        px[i] = blendR![px[i]!]!;
-        px[i + 1] = blendG![px[i + 1]!]!;
-        px[i + 2] = blendB![px[i + 2]!]!;
+      // Columns an earlier shape covers on this row: one interval around all of them, blended pixel by pixel.
+      let under0 = to + 1;
+      let under1 = from - 1;
+      for (let e = 0; e < k; e++) {
+        const [a, b] = shapeSpan(shapes[e]!, y, width);
+        if (a > to || b < from || a > b) continue;
+        under0 = Math.min(under0, Math.max(a, from));
+        under1 = Math.max(under1, Math.min(b, to));
+      }
+      const window = gradient.rowStart(y) * 3;
+      const copy = (a: number, b: number) => {
+        if (a <= b) blended.copy(px, row + a * 3, window + a * 3, window + (b + 1) * 3);
+      };
+      if (under0 > under1) {
+        copy(from, to);
+      } else {
+        copy(from, under0 - 1);
+        blendInto(s.blend, px, px, row + under0 * 3, row + (under1 + 1) * 3);
+        copy(under1 + 1, to);
       }
     }
   }
@@ -100,14 +161,21 @@ function paint(prompt: string, width: number, height: number, seed: number, lead
   return px;
 }
 
+/** A gradient painted from a ramp: its pixels, and where row y's window starts in it (in pixels). */
+interface Ramp {
+  ramp: Buffer;
+  rowStart(y: number): number;
+}
+
 /**
  * A linear gradient from c1 (t = 0) to c2 (t = 1), t = t0 + x·a + y·b, into rows of `lead` bytes
  * then width × RGB. Each row of such a gradient is a window of one long ramp of pixels, shifted by
  * b / a pixels per row: the ramp is painted once and every row copied from it (rounded to the
- * nearest whole pixel, which moves a colour by less than one level). A gradient so close to
- * vertical that the ramp would be huge is painted pixel by pixel (`direct`, also the reference).
+ * nearest whole pixel, which moves a colour by less than one level); the ramp is returned. A
+ * gradient so close to vertical that the ramp would be huge is painted pixel by pixel, as is every
+ * gradient when `direct` (the reference); those return null.
  */
-export function paintGradient(px: Buffer, lead: number, width: number, height: number, c1: Rgb, c2: Rgb, a: number, b: number, t0: number, direct = false): void {
+export function paintGradient(px: Buffer, lead: number, width: number, height: number, c1: Rgb, c2: Rgb, a: number, b: number, t0: number, direct = false): Ramp | null {
   const rowBytes = lead + width * 3;
   const [r1, g1, b1] = c1;
   const dr = c2[0] - r1;
@@ -125,7 +193,7 @@ export function paintGradient(px: Buffer, lead: number, width: number, height: n
         px[i + 2] = b1 + db * t;
       }
     }
-    return;
+    return null;
   }
   const ramp = Buffer.allocUnsafe(rampPixels * 3);
   for (let j = 0, i = 0; j < rampPixels; j++, i += 3) {
@@ -134,10 +202,12 @@ export function paintGradient(px: Buffer, lead: number, width: number, height: n
     ramp[i + 1] = g1 + dg * t;
     ramp[i + 2] = b1 + db * t;
   }
+  const rowStart = (y: number) => Math.round(first + y * shift);
   for (let y = 0; y < height; y++) {
-    const from = Math.round(first + y * shift) * 3;
+    const from = rowStart(y) * 3;
     ramp.copy(px, y * rowBytes + lead, from, from + width * 3);
   }
+  return { ramp, rowStart };
 }
 
 function pngChunk(type: string, data: Buffer): Buffer {
