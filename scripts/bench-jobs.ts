@@ -1,7 +1,7 @@
 // Benchmark (not a test): our job pipeline against a raw Temporal pipeline of six no-op activities
 // (scripts/bench/raw-workflow.ts) on the same server, at concurrency 1 and 10. The stack is whatever
-// the environment points at (TEMPORAL_ADDRESS, DATABASE_URL, S3_*: `eval "$(scripts/stack.sh up test)"`
-// or another profile's env), so every profile is measured by the same script; it prints the server
+// the environment points at (TEMPORAL_ADDRESS, DATABASE_URL, S3_*); `npm run bench:jobs`
+// (scripts/bench/jobs.sh) runs it on the dev profile and then the prod profile. It prints the server
 // it measured. The gateway and a worker fleet (every role) run in-process; the local renderer is the
 // provider, with no added latency. Each of C clients creates an image job over HTTP and waits for its
 // workflow to close, then creates the next; the raw side starts a workflow and waits for its result.
@@ -11,7 +11,8 @@
 // process's over all its threads, and its main thread's busy time (the event loop that serves the
 // gateway, the workers and the activities alike).
 //
-//   npm run build && npm run bench:jobs [-- jobs=60 jobsAtConcurrency1=20]
+//   npm run bench:jobs [-- 60 20]     (jobs at concurrency 10, jobs at concurrency 1; both profiles)
+//   node dist/scripts/bench-jobs.js 60 20          (after npm run build, on the stack in the environment)
 import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
