@@ -50,7 +50,11 @@ function machineBusyMs(): number | null {
   }
 }
 
-/** CPU ms so far of every process on the machine, summed by part: Temporal, Postgres, MinIO, this process, the rest. */
+/**
+ * CPU ms so far of every process on the machine, summed by part: the Temporal server (the dev
+ * server, or Temporal's own `server` binary), the Postgres backends serving Temporal's databases (the
+ * prod profile's persistence), the other Postgres backends (ours), MinIO, this process, the rest.
+ */
 function cpuByPart(): Map<string, number> {
   const parts = new Map<string, number>();
   let pids: string[];
@@ -61,8 +65,10 @@ function cpuByPart(): Map<string, number> {
   }
   for (const pid of pids) {
     let stat: string;
+    let cmdline: string;
     try {
       stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
     } catch {
       continue; // exited meanwhile
     }
@@ -71,13 +77,23 @@ function cpuByPart(): Map<string, number> {
     const fields = stat.slice(close + 2).split(' ');
     const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, USER_HZ 100
     const part =
-      Number(pid) === process.pid ? 'this process' : comm.startsWith('temporal') ? 'Temporal' : comm.startsWith('postgres') ? 'Postgres' : comm.startsWith('minio') ? 'MinIO' : 'rest';
+      Number(pid) === process.pid
+        ? 'this process'
+        : comm === 'temporal' || cmdline.includes('temporal-server')
+          ? 'Temporal'
+          : comm.startsWith('postgres')
+            ? /^postgres: \S+ temporal/.test(cmdline)
+              ? "Temporal's Postgres"
+              : 'Postgres'
+            : comm === 'minio'
+              ? 'MinIO'
+              : 'rest';
     parts.set(part, (parts.get(part) ?? 0) + ms);
   }
   return parts;
 }
 
-const PARTS = ['Temporal', 'Postgres', 'MinIO', 'this process', 'rest'];
+const PARTS = ['Temporal', "Temporal's Postgres", 'Postgres', 'MinIO', 'this process', 'rest'];
 
 /** Two runs of the same workload as one: their jobs over their summed wall time. */
 const combine = (a: Run, b: Run): Run => ({
