@@ -264,8 +264,8 @@ describe('renderReplaceActor', () => {
 });
 
 /** A real small PNG whose IHDR then claims width×height (a decompression bomb's declaration). */
-function pngDeclaring(width: number, height: number): Buffer {
-  const png = Buffer.from(renderImagePng('a small real picture', 64, 64));
+async function pngDeclaring(width: number, height: number): Promise<Buffer> {
+  const png = Buffer.from(await renderImagePng('a small real picture', 64, 64));
   png.writeUInt32BE(width, 16);
   png.writeUInt32BE(height, 20);
   png.writeUInt32BE(crc32(png.subarray(12, 29)), 29);
@@ -275,14 +275,14 @@ function pngDeclaring(width: number, height: number): Buffer {
 describe('untrusted stills and videos', () => {
   test('a PNG declaring 20000×20000 pixels is refused by the decoder (MediaToolError), not decoded', async () => {
     const bomb = join(dir, 'bomb.png');
-    await writeFile(bomb, pngDeclaring(20_000, 20_000));
+    await writeFile(bomb, await pngDeclaring(20_000, 20_000));
     // Refused for its size (the decoder's pixel checks), not for its missing pixel data.
     await assert.rejects(normalizeStill(bomb, dir, 'bomb-out', ffmpegPath), (err: unknown) => err instanceof MediaToolError && /Picture size 20000x20000/.test(err.message));
   });
 
   test('a PNG just over the pixel cap (7000×6000 = 42 Mpx, which ffmpeg alone would try to decode) is refused', async () => {
     const big = join(dir, 'big.png');
-    await writeFile(big, pngDeclaring(7_000, 6_000));
+    await writeFile(big, await pngDeclaring(7_000, 6_000));
     await assert.rejects(normalizeStill(big, dir, 'big-out', ffmpegPath), (err: unknown) => err instanceof MediaToolError && /max pixel count/.test(err.message));
   });
 

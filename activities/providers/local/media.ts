@@ -119,7 +119,7 @@ export async function renderImage(opts: { prompt: string; width: number; height:
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width * height > 16_777_216) {
     throw new RangeError(`invalid image size ${width}x${height}`);
   }
-  const png = renderImagePng(opts.prompt, width, height, opts.seed ?? 0);
+  const png = await renderImagePng(opts.prompt, width, height, opts.seed ?? 0);
   if ((opts.format ?? 'png') === 'png') return png;
   return runTool(
     opts.ffmpegPath ?? 'ffmpeg',

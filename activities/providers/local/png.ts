@@ -1,7 +1,10 @@
 // The local renderer's pure image code: a deterministic picture from a prompt and a seed, and a
 // PNG encoder (zlib only: no binary, no I/O). The ffmpeg and espeak-ng runners are media.ts.
 import { createHash } from 'node:crypto';
-import { crc32, deflateSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { crc32, deflate } from 'node:zlib';
+
+const deflateAsync = promisify(deflate);
 
 type Rgb = [number, number, number];
 
@@ -36,8 +39,11 @@ export function renderImagePixels(prompt: string, width: number, height: number,
   return paint(prompt, width, height, seed, 0, reference);
 }
 
-/** The picture as a PNG: painted straight into the scanlines the encoder compresses (no copy). */
-export function renderImagePng(prompt: string, width: number, height: number, seed = 0): Buffer {
+/**
+ * The picture as a PNG: painted straight into the scanlines the encoder compresses (no copy), and
+ * compressed on libuv's thread pool, off the event loop the worker's other activities share.
+ */
+export function renderImagePng(prompt: string, width: number, height: number, seed = 0): Promise<Buffer> {
   return pngOfScanlines(paint(prompt, width, height, seed, 1), width, height);
 }
 
@@ -220,7 +226,7 @@ function pngChunk(type: string, data: Buffer): Buffer {
 }
 
 /** A PNG of scanlines that each start with their filter type byte. */
-function pngOfScanlines(raw: Buffer, width: number, height: number): Buffer {
+async function pngOfScanlines(raw: Buffer, width: number, height: number): Promise<Buffer> {
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);
@@ -229,9 +235,9 @@ function pngOfScanlines(raw: Buffer, width: number, height: number): Buffer {
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     pngChunk('IHDR', ihdr),
-    // Level 3: a third of level 6's time for about twice the bytes (~110 KB for 1024²), which the
-    // store takes in no time; the renderer stands in for a remote provider and should not cost more.
-    pngChunk('IDAT', deflateSync(raw, { level: 3 })),
+    // Level 3: a third of level 6's time for more bytes (~70 KB for 1024²), which the store takes
+    // in no time; the renderer stands in for a remote provider and should not cost more.
+    pngChunk('IDAT', await deflateAsync(raw, { level: 3 })),
     pngChunk('IEND', Buffer.alloc(0)),
   ]);
 }
