@@ -1,7 +1,8 @@
 // The reconciler: a worker-side loop that (1) starts the workflows of jobs whose start failed after
 // commit (a job is marked started by its workflow's first step, so one waiting in a backlog is
-// asked again: Temporal refuses the duplicate start and the job is marked), and (2) settles jobs whose workflow closed without doing it (terminated from the Web UI,
-// which skips workflow code, or timed out). It never fails a job whose workflow completed, and its
+// asked again: Temporal refuses the duplicate start and the job is marked), and (2) settles jobs
+// whose workflow closed without doing it (terminated from the Web UI, which skips workflow code, or
+// timed out). It never fails a job whose workflow completed, and its
 // markFailed refuses a job that completed meanwhile. Every step is idempotent, so several replicas
 // may run it.
 import type { Client } from '@temporalio/client';
