@@ -112,17 +112,18 @@ function paint(prompt: string, width: number, height: number, seed: number, lead
     }) as Shape['blend'];
     shapes.push({ blend, cx: unit() * width, cy: unit() * height, r: minSide * (0.06 + unit() * 0.22), circle: next() % 2 === 0 });
   }
+  // One buffer for the blended ramp, reused by each shape in turn.
+  const blended = gradient && Buffer.allocUnsafe(gradient.ramp.length);
   for (const [k, s] of shapes.entries()) {
     const y0 = Math.max(0, Math.floor(s.cy - s.r));
     const y1 = Math.min(height - 1, Math.ceil(s.cy + s.r));
     // The ramp under this shape's colour, where the shape's rows take their windows (row starts
     // move monotonically with y): a row's window of it is the shape over the bare gradient.
-    let blended: Buffer | null = null;
-    if (gradient) {
+    if (gradient && blended) {
       const [a, b] = [gradient.rowStart(y0), gradient.rowStart(y1)];
       const from = (Math.min(a, b) + Math.max(0, Math.floor(s.cx - s.r))) * 3;
       const to = (Math.max(a, b) + Math.min(width - 1, Math.ceil(s.cx + s.r)) + 1) * 3;
-      blended = blendInto(s.blend, gradient.ramp, Buffer.allocUnsafe(gradient.ramp.length), from, to);
+      blendInto(s.blend, gradient.ramp, blended, from, to);
     }
     for (let y = y0; y <= y1; y++) {
       const [from, to] = shapeSpan(s, y, width);
