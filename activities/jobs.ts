@@ -1,27 +1,24 @@
 // Activities of the generation pipeline, shared by the four job kinds. Two groups, so fleets can run
-// apart: `io` activities (Postgres, input fetching) and `provider` activities (provider calls and
-// output streaming — they need storage and provider keys, and the database only for the one
-// narrow progress write below). The pipeline (workflows/pipeline.ts) runs the short Postgres steps
-// of the io group as LOCAL activities in the workflow worker (startGenerating, recordProviderRef,
-// completeJob, failJob), and the provider group's submitAndCheck / checkProvider fold the first
-// status check and the output streaming into the submit and the poll. The remaining io and provider
-// activities (markJobGenerating, submitToProvider, pollProvider, storeOutputs) serve jobs started
-// before that change (workflows/pipeline-v1.ts).
+// apart: `io` activities (Postgres, input fetching; the Postgres ones run as LOCAL activities of
+// the workflow worker) and `provider` activities (provider calls and output streaming: they need
+// storage and provider keys, and the database for the job's provider reference and progress). Every
+// status move goes through the job service (db/job-service.ts), for the run the step belongs to.
 //
 // Progress lives in the job row, written by the steps themselves so a status read is one Postgres
 // read and never a Temporal query: each step stores the phase the workflow's `progress` query
-// reports while it runs (markJobGenerating → fetching_inputs, prepareProviderRequest → submitting,
-// recordProviderRef → generating, pollProvider seeing success → storing_outputs, completeJob / failJob → the
-// end), and pollProvider stores the provider's percent and queue position when they changed, at
-// most once per PROGRESS_WRITE_INTERVAL_MS per job. No step is added to the workflow for it.
+// reports while it runs (startGenerating → fetching_inputs or submitting, prepareProviderRequest →
+// submitting, the recorded provider reference → generating, a check seeing success →
+// storing_outputs, completeJob / failJob → the end), and checks store the provider's percent and
+// queue position when they changed, at most once per PROGRESS_WRITE_INTERVAL_MS per job. A progress
+// write that fails is logged and skipped: it never fails (and so never repeats) a provider step.
 import { Context, ApplicationFailure } from '@temporalio/activity';
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Database } from '../db/index.js';
-import type { Job, JobOutput, JobPhase } from '../db/schema.js';
+import type { Job, JobOutput, JobPhase, JobStatus } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
 import { findCompletedUpload } from '../db/repos/uploads.js';
-import { jobPrefix, type Storage } from '../shared/storage.js';
-import { failJobAndRemoveMedia } from '../db/job-media.js';
+import type { Storage } from '../shared/storage.js';
+import { createJobService, IllegalStatusMoveError, InsufficientCreditsError, type JobService } from '../db/job-service.js';
 import type { Config } from '../shared/config.js';
 import { failureTypes } from '../shared/failure-types.js';
 import { routeFor } from '../shared/catalog.js';
@@ -44,6 +41,8 @@ import type { JobIoActivities, JobProviderActivities, ProviderCheck } from '../w
 export interface JobActivityDeps {
   db: Database;
   storage: Storage;
+  /** The job lifecycle (made from db and storage when not given). */
+  jobs?: JobService;
   config: Config;
   adapterFor(name: ProviderName): ProviderAdapter;
   /** Stores a remote URL's bytes as a job input, through the SSRF-safe fetcher. */
@@ -76,6 +75,7 @@ export const nextPhaseSql = sql<JobPhase>`case when kind = 'replace_actor' and n
 
 export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
   const { db } = deps;
+  const jobs = deps.jobs ?? createJobService({ db, storage: deps.storage });
 
   async function loadJob(jobId: string): Promise<Job> {
     const job = await jobsRepo.getJob(db, jobId);
@@ -149,41 +149,27 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
     return req;
   }
 
-  /**
-   * markGenerating with the phase the workflow's progress query reports next: one UPDATE for a
-   * pending job (the common case), else the settling transaction (a retry, a reset).
-   */
-  async function moveToGenerating(jobId: string, phaseFor: (job: Job) => JobPhase, phaseSql: JobPhase | RawBuilder<JobPhase>): Promise<Job> {
-    const runId = currentRunId();
-    const attempt = stepAttempt();
+  /** The job service's status moves as activity failures: a refused move ends the job, a lost connection is retried. */
+  async function asStep<T>(fn: () => Promise<T>): Promise<T> {
     try {
-      const started = await jobsRepo.startPendingJob(db, jobId, runId, { phase: phaseSql, attempt });
-      return started ?? (await db.transaction().execute((tx) => jobsRepo.markGenerating(tx, jobId, runId, { phase: phaseFor, attempt })));
+      return await fn();
     } catch (err) {
-      if (err instanceof jobsRepo.InsufficientCreditsError) throw nonRetryable(failureTypes.insufficientCredits, err.message);
-      if (err instanceof jobsRepo.IllegalStatusMoveError) throw nonRetryable(failureTypes.illegalStatusMove, err.message);
-      throw err;
+      throw stepFailure(err);
     }
   }
 
   return {
     /**
-     * pending → generating, or failed → generating when an operator reset started a new run (which
-     * re-charges a refunded job). The run id comes from the activity's own context, so a late
-     * attempt of the run that failed the job, or a job canceled before any workflow ran, is refused.
-     */
-    async markJobGenerating(jobId: string): Promise<void> {
-      await moveToGenerating(jobId, () => 'fetching_inputs', 'fetching_inputs');
-    },
-
-    /**
-     * markJobGenerating, and the provider request built in the same step when every input is
-     * already in our store (all but replace-actor jobs given by URL, whose request comes from
-     * prepareProviderRequest on the fetch queue: `request` is null then). A local activity: it never
-     * fetches a remote URL, so slow servers never hold the workflow worker.
+     * Claims the job for this run: pending → generating, or a reset run taking it over (failed →
+     * generating re-charges a refunded job). The run id comes from the activity's own context, so a
+     * late attempt of the run that failed the job, or a job canceled before any workflow ran, is
+     * refused. The provider request is built in the same step when every input is already in our
+     * store (all but replace-actor jobs given by URL, whose request comes from prepareProviderRequest
+     * on the fetch queue: `request` is null then). A local activity: it never fetches a remote URL.
      */
     async startGenerating(jobId: string): Promise<{ request: ProviderRequest | null }> {
-      const job = await moveToGenerating(jobId, (j) => (needsRemoteFetch(j) ? 'fetching_inputs' : 'submitting'), nextPhaseSql);
+      const phase = (j: Job): JobPhase => (needsRemoteFetch(j) ? 'fetching_inputs' : 'submitting');
+      const { job } = await asStep(() => jobs.claim(jobId, currentRunId(), { phase, phaseSql: nextPhaseSql, attempt: stepAttempt() }));
       return { request: needsRemoteFetch(job) ? null : await buildProviderRequest(job) };
     },
 
@@ -195,45 +181,37 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
       return req;
     },
 
-    /** Stores the provider's request reference; the workflow now waits for the provider. */
-    async recordProviderRef(jobId: string, ref: ProviderRef | null): Promise<void> {
-      await jobsRepo.setProviderRef(db, jobId, ref, { phase: 'generating', attempt: stepAttempt() });
-    },
-
     /**
-     * generating → completed with its outputs (and the provider reference, when given); settles the charge to the price. A job failed
-     * meanwhile (canceled while its outputs were stored) stays failed and refunded, and the
-     * outputs are removed: no media without payment.
+     * → completed with its outputs (and the provider reference, when given), charged its price;
+     * claims the job first when this is the run's first database step (a reset run). A job canceled
+     * meanwhile stays failed and refunded, and its outputs are removed: no media without payment.
      */
     async completeJob(jobId: string, outputs: JobOutput[], ref?: ProviderRef): Promise<void> {
-      let job: Job;
-      const runId = currentRunId();
-      // The reference of a job the provider finished within submit is recorded with the outcome.
-      const extra = { providerRef: ref, progress: { phase: 'completed' as const, attempt: stepAttempt(), percent: 100 } };
-      try {
-        // One UPDATE for a generating job; else the transaction that decides (completed already, failed meanwhile).
-        job = (await jobsRepo.completeGeneratingJob(db, jobId, outputs, runId, extra)) ?? (await db.transaction().execute((tx) => jobsRepo.markCompleted(tx, jobId, outputs, runId, extra))).job;
-      } catch (err) {
-        if (!(err instanceof jobsRepo.IllegalStatusMoveError)) throw err;
-        if (err.from === 'failed') await deps.storage.removePrefix(jobPrefix(jobId));
-        throw nonRetryable(failureTypes.illegalStatusMove, err.message);
-      }
+      const job = await asStep(() => jobs.complete(jobId, outputs, currentRunId(), { providerRef: ref, attempt: stepAttempt() }));
       deps.metrics?.jobFinished(job.kind, 'completed');
     },
 
-    /** → failed with `{ code, message }`, refunded and its media removed; a completed job stays completed. */
-    async failJob(jobId: string, code: 'generation_failed' | 'canceled', message: string): Promise<void> {
-      const job = await loadJob(jobId);
-      const result = await failJobAndRemoveMedia(deps, jobId, { code, message: message.slice(0, 500) }, currentRunId());
-      if (result.status === 'failed') await jobsRepo.setJobPhase(db, jobId, code === 'canceled' ? 'canceled' : 'failed', stepAttempt());
-      if (result.moved) deps.metrics?.jobFinished(job.kind, 'failed');
-    },
-
-    /** Settle by current status; used by reconciliation of workflows that closed without doing it. */
-    async settleCredits(jobId: string): Promise<number> {
-      return db.transaction().execute((tx) => jobsRepo.settleByStatus(tx, jobId));
+    /**
+     * → failed with `{ code, message }`, refunded and its media removed, for this run. Answers the
+     * job's status after it: `completed` for a job whose completion committed first (its outputs
+     * stay), `generating` for one another run has claimed.
+     */
+    async failJob(jobId: string, code: 'generation_failed' | 'canceled', message: string): Promise<{ status: JobStatus; outputs: number }> {
+      const result = await jobs.fail(jobId, { code, message }, currentRunId());
+      if (result.moved) {
+        await jobsRepo.setJobPhase(db, jobId, code === 'canceled' ? 'canceled' : 'failed', stepAttempt());
+        deps.metrics?.jobFinished(result.job.kind, 'failed');
+      }
+      return { status: result.status, outputs: result.job.outputs?.length ?? 0 };
     },
   };
+}
+
+/** A job service error as the activity failure the pipeline expects; anything else as it is (retried). */
+function stepFailure(err: unknown): unknown {
+  if (err instanceof InsufficientCreditsError) return nonRetryable(failureTypes.insufficientCredits, err.message);
+  if (err instanceof IllegalStatusMoveError) return nonRetryable(failureTypes.illegalStatusMove, err.message);
+  return err;
 }
 
 // ------------------------------------------------------------------ provider activities
@@ -266,12 +244,25 @@ export function quietHeartbeat(quietMs: number): { begin(now?: number): void; be
   };
 }
 
+/** How often a provider call that is still running heartbeats (well inside the steps' heartbeat timeout). */
+export const PROVIDER_BEAT_EVERY_MS = 5_000;
+
+/** What a provider step's heartbeats carry: the request it made, so a retry finds it even when Postgres did not take it. */
+interface StepDetails {
+  ref?: ProviderRef;
+  detail?: unknown;
+}
+
 export function createJobProviderActivities(
-  deps: Pick<JobActivityDeps, 'storage' | 'config' | 'adapterFor' | 'metrics'> & { progress: ProgressWriter; heartbeatQuietMs?: number },
+  deps: Pick<JobActivityDeps, 'db' | 'storage' | 'config' | 'adapterFor' | 'metrics' | 'jobs'> & { progress: ProgressWriter; heartbeatQuietMs?: number; beatEveryMs?: number },
 ): JobProviderActivities {
-  const { storage } = deps;
+  const { storage, db } = deps;
+  const jobs = deps.jobs ?? createJobService({ db, storage });
   const heartbeats = quietHeartbeat(deps.heartbeatQuietMs ?? QUIET_START_MS);
-  const heartbeat = (details?: unknown) => heartbeats.beat(details);
+  const beatEveryMs = deps.beatEveryMs ?? PROVIDER_BEAT_EVERY_MS;
+  // The request each running attempt made or found, repeated in every heartbeat it sends.
+  const attemptRef = new WeakMap<Context, ProviderRef>();
+  const heartbeat = (detail?: unknown) => heartbeats.beat({ ref: attemptRef.get(Context.current()), detail } satisfies StepDetails);
 
   function providerContext(): ProviderContext {
     const ctx = Context.current();
@@ -286,10 +277,67 @@ export function createJobProviderActivities(
     };
   }
 
+  /** The request an earlier attempt of this step made, from its last heartbeat. */
+  function refFromHeartbeat(): ProviderRef | undefined {
+    const details = Context.current().info.heartbeatDetails as StepDetails | undefined;
+    return details && typeof details === 'object' && details.ref ? details.ref : undefined;
+  }
+
+  /** A progress write never fails (and so never repeats) a provider step: it is logged and skipped. */
+  async function bestEffort(what: string, fn: () => Promise<void>): Promise<void> {
+    try {
+      await fn();
+    } catch (err) {
+      Context.current().log.warn(`${what} not written`, { error: (err as Error).message });
+    }
+  }
+
+  /**
+   * The job as run `runId` holds it, claiming it when this is the run's first database step (a
+   * reset run whose first live step is a provider step).
+   */
+  async function ownJob(jobId: string, runId: string, phase: JobPhase): Promise<Job> {
+    const job = await jobsRepo.getJob(db, jobId);
+    if (!job) throw nonRetryable(failureTypes.inputUnavailable, `job ${jobId} does not exist`);
+    if (job.status === 'generating' && job.status_run_id === runId) return job;
+    try {
+      return (await jobs.claim(jobId, runId, { phase: () => phase, phaseSql: phase, attempt: stepAttempt() })).job;
+    } catch (err) {
+      throw stepFailure(err);
+    }
+  }
+
+  /**
+   * Records the request just made on the job row before anything else can fail, retrying a lost
+   * connection for a few seconds (the heartbeat already carries it, for a retry of the step). A
+   * run that no longer holds the job cancels the request it just made: nobody would poll it.
+   */
+  async function recordRef(provider: ProviderName, model: string, jobId: string, runId: string, ref: ProviderRef): Promise<void> {
+    const attempt = stepAttempt();
+    for (let i = 0; ; i++) {
+      let recorded: boolean;
+      try {
+        recorded = await jobs.recordProviderRef(jobId, runId, ref, attempt);
+      } catch (err) {
+        if (i >= 4) throw err;
+        heartbeat('recording the provider reference');
+        await new Promise((r) => setTimeout(r, 500 * 2 ** i));
+        continue;
+      }
+      if (recorded) return;
+      await call(provider, model, 'cancel', () => deps.adapterFor(provider).cancel(ref, providerContext())).catch(() => undefined);
+      throw nonRetryable(failureTypes.illegalStatusMove, `job ${jobId} is no longer held by this run; its new request was canceled`);
+    }
+  }
+
   /** Runs a provider call, turning ProviderError into the right Temporal failure and timing it. */
   async function call<T>(provider: ProviderName, model: string, op: string, fn: () => Promise<T>): Promise<T> {
     const start = process.hrtime.bigint();
     let ok = false;
+    // A long synchronous call (a speech synthesis, a slow status answer) keeps the step alive:
+    // without beats its heartbeat timeout would start the same paid call again beside it.
+    const ctx = Context.current();
+    const beats = setInterval(() => ctx.heartbeat({ ref: attemptRef.get(ctx), detail: `waiting for ${op}` } satisfies StepDetails), beatEveryMs);
     try {
       const v = await fn();
       ok = true;
@@ -305,6 +353,7 @@ export function createJobProviderActivities(
       }
       throw err;
     } finally {
+      clearInterval(beats);
       deps.metrics?.providerCall(provider, model, op, Number(process.hrtime.bigint() - start) / 1e9, ok);
     }
   }
@@ -319,22 +368,98 @@ export function createJobProviderActivities(
     // Done at the provider: the outputs are stored next (a phase worth showing only when there is
     // something to download; outputs the provider wrote into our store are only checked).
     const toDownload = (result.outputs ?? []).some((o) => !o.key);
-    if (jobId && result.state === 'succeeded' && toDownload) await deps.progress.phase(jobId, 'storing_outputs', info.attempt, result.percent ?? null);
+    if (jobId && result.state === 'succeeded' && toDownload) await bestEffort('progress', () => deps.progress.phase(jobId, 'storing_outputs', info.attempt, result.percent ?? null));
     if (jobId && (result.state === 'queued' || result.state === 'running')) {
-      await deps.progress.poll(jobId, {
+      const p = {
         percent: result.percent ?? null, // null: keep the last percent
         queuePosition: result.state === 'queued' ? (result.queuePosition ?? null) : null,
         attempt: info.attempt,
-      });
+      };
+      await bestEffort('progress', () => deps.progress.poll(jobId, p));
     }
     return result;
   }
 
+  const store = createOutputStore({ storage, config: deps.config, adapterFor: deps.adapterFor, heartbeat });
+
+  /** One status check; when the provider is done, its outputs are streamed into our store at once. */
+  async function check(provider: ProviderName, req: { jobId: string; model: string }, ref: ProviderRef, submittedNow = false): Promise<ProviderCheck> {
+    const { outputs, ...result } = await poll(provider, req.model, ref);
+    return { ...result, stored: result.state === 'succeeded' ? await store(provider, req.jobId, outputs ?? [], submittedNow) : null };
+  }
+
+  return {
+    /**
+     * Submits once per job and run, then checks once (storing the outputs of a provider that
+     * finished within submit: the local renderer renders there). The request an earlier attempt
+     * made — in its last heartbeat, or recorded on the job row — is polled instead of submitted
+     * again; a new one is recorded on the row and in the heartbeat before anything else can fail.
+     * The local renderer (a free provider) is simply run again.
+     */
+    async submitAndCheck(provider: ProviderName, req: ProviderRequest): Promise<ProviderCheck & { ref: ProviderRef }> {
+      const adapter = deps.adapterFor(provider);
+      const runId = currentRunId();
+      const ctx = Context.current();
+      if (adapter.free) {
+        const ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
+        const first = await check(provider, req, ref, true);
+        // Still running (an injected latency): the row says so, with the reference.
+        if (!first.stored && !(await jobs.recordProviderRef(req.jobId, runId, ref, stepAttempt()))) {
+          throw nonRetryable(failureTypes.illegalStatusMove, `job ${req.jobId} is no longer held by this run`);
+        }
+        return { ref, ...first };
+      }
+      let ref = refFromHeartbeat();
+      const job = await ownJob(req.jobId, runId, 'submitting');
+      ref ??= (job.provider_ref as ProviderRef | null) ?? undefined;
+      if (ref) {
+        attemptRef.set(ctx, ref);
+        // Found in the heartbeat only: the row learns it now.
+        if (!job.provider_ref) await recordRef(provider, req.model, req.jobId, runId, ref);
+      } else {
+        ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
+        attemptRef.set(ctx, ref);
+        ctx.heartbeat({ ref } satisfies StepDetails);
+        await recordRef(provider, req.model, req.jobId, runId, ref);
+      }
+      return { ref, ...(await check(provider, req, ref)) };
+    },
+
+    /**
+     * One status check of the job's recorded request; the outputs are stored when the provider is
+     * done. A job with no live request (revived by a reset after its request was canceled) answers
+     * `resubmit`.
+     */
+    async checkProvider(provider: ProviderName, jobId: string, model: string, ref: ProviderRef): Promise<ProviderCheck> {
+      if (deps.adapterFor(provider).free) return check(provider, { jobId, model }, ref);
+      const job = await ownJob(jobId, currentRunId(), 'generating');
+      const recorded = job.provider_ref as ProviderRef | null;
+      if (!recorded) return { state: 'queued', stored: null, resubmit: true };
+      attemptRef.set(Context.current(), recorded);
+      return check(provider, { jobId, model }, recorded);
+    },
+
+    /** Cancels the job's recorded request (a free provider's: the one given); none recorded, nothing to do. */
+    async cancelProvider(provider: ProviderName, model: string, jobId: string, ref: ProviderRef | undefined): Promise<void> {
+      const adapter = deps.adapterFor(provider);
+      const target = adapter.free ? ref : (((await jobsRepo.getJob(db, jobId))?.provider_ref as ProviderRef | null) ?? ref);
+      if (!target) return;
+      await call(provider, model, 'cancel', () => adapter.cancel(target, providerContext()));
+    },
+  };
+}
+
+/**
+ * Streams a finished generation's outputs into our store (its own function so the provider
+ * activities and their tests share it). `heartbeat` is called as the bytes arrive.
+ */
+export function createOutputStore(deps: Pick<JobActivityDeps, 'storage' | 'config' | 'adapterFor'> & { heartbeat(details?: unknown): void }) {
+  const { storage, heartbeat } = deps;
   /**
    * Streams every output into our store. Outputs already there are checked, unless `writtenNow`:
    * the adapter wrote them within this same activity and reported their type and size.
    */
-  async function store(provider: ProviderName, jobId: string, outputs: ProviderOutput[], writtenNow = false): Promise<JobOutput[]> {
+  return async function store(provider: ProviderName, jobId: string, outputs: ProviderOutput[], writtenNow = false): Promise<JobOutput[]> {
     const adapter = deps.adapterFor(provider);
     const stored: JobOutput[] = [];
     for (const [i, out] of outputs.entries()) {
@@ -378,49 +503,6 @@ export function createJobProviderActivities(
       stored.push({ key: saved.key, content_type: saved.contentType, size: saved.size });
     }
     return stored;
-  }
-
-  /** One status check; when the provider is done, its outputs are streamed into our store at once. */
-  async function check(provider: ProviderName, req: { jobId: string; model: string }, ref: ProviderRef, submittedNow = false): Promise<ProviderCheck> {
-    const { outputs, ...result } = await poll(provider, req.model, ref);
-    return { ...result, stored: result.state === 'succeeded' ? await store(provider, req.jobId, outputs ?? [], submittedNow) : null };
-  }
-
-  return {
-    async submitToProvider(provider: ProviderName, req: ProviderRequest): Promise<ProviderRef> {
-      const adapter = deps.adapterFor(provider);
-      return call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
-    },
-
-    /**
-     * Submit (idempotency key: the job id) and check once, storing the outputs of a provider that
-     * finished within submit (the local renderer renders there): no separate poll, timer or store
-     * step for it. Every part is idempotent, so a retry of the whole activity is safe.
-     */
-    async submitAndCheck(provider: ProviderName, req: ProviderRequest): Promise<ProviderCheck & { ref: ProviderRef }> {
-      const adapter = deps.adapterFor(provider);
-      const ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
-      return { ref, ...(await check(provider, req, ref, true)) };
-    },
-
-    /** One status check of the job's request; the outputs are stored when the provider is done. */
-    async checkProvider(provider: ProviderName, jobId: string, model: string, ref: ProviderRef): Promise<ProviderCheck> {
-      return check(provider, { jobId, model }, ref);
-    },
-
-    async pollProvider(provider: ProviderName, model: string, ref: ProviderRef): Promise<PollResult> {
-      return poll(provider, model, ref);
-    },
-
-    async cancelProvider(provider: ProviderName, model: string, ref: ProviderRef): Promise<void> {
-      const adapter = deps.adapterFor(provider);
-      await call(provider, model, 'cancel', () => adapter.cancel(ref, providerContext()));
-    },
-
-    /** Streams every output into our store (outputs already there are only checked). */
-    async storeOutputs(provider: ProviderName, jobId: string, outputs: ProviderOutput[]): Promise<JobOutput[]> {
-      return store(provider, jobId, outputs);
-    },
   };
 }
 

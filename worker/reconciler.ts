@@ -2,17 +2,18 @@
 // commit (a job is marked started by its workflow's first step, so one waiting in a backlog is
 // asked again: Temporal refuses the duplicate start and the job is marked), and (2) settles jobs
 // whose workflow closed without doing it (terminated from the Web UI, which skips workflow code, or
-// timed out). It never fails a job whose workflow completed, and its
-// markFailed refuses a job that completed meanwhile. Every step is idempotent, so several replicas
-// may run it.
+// timed out) through the job service, which refunds them, then cancels their provider request. It
+// never fails a job whose workflow completed, and the service fails a job only while its row is as
+// the reconciler read it (a reset run that claimed it meanwhile is left alone). Every step is
+// idempotent, so several replicas may run it.
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
 import * as jobsRepo from '../db/repos/jobs.js';
 import type { Storage } from '../shared/storage.js';
-import { failJobAndRemoveMedia } from '../db/job-media.js';
-import { jobToStart, startJobWorkflow } from '../workflows/client.js';
+import { createJobService } from '../db/job-service.js';
+import { jobToStart, jobWorkflowPort, startJobWorkflow } from '../workflows/client.js';
 import type { WorkerMetrics } from './metrics.js';
 import { periodic } from './periodic.js';
 
@@ -25,6 +26,7 @@ export interface Reconciler {
 
 export function createReconciler(deps: { config: Config; db: Database; storage: Storage; client: Client; logger: Logger; metrics?: WorkerMetrics }): Reconciler {
   const { config, db, client, logger } = deps;
+  const jobs = createJobService({ db, storage: deps.storage, logger, workflows: jobWorkflowPort(client, { taskQueuePrefix: config.TASK_QUEUE_PREFIX, timeoutMs: 10_000 }) });
 
   async function startUnstarted(): Promise<number> {
     let started = 0;
@@ -65,10 +67,7 @@ export function createReconciler(deps: { config: Config; db: Database; storage: 
           continue;
         }
         // Closed while the row still says in flight: the workflow never ran its own settlement.
-        // markFailed leaves a job that moved on meanwhile as it is; the run id lets a later reset revive it.
-        const canceled = status === 'TERMINATED' || status === 'CANCELLED';
-        const message = canceled ? `the job was ${status === 'TERMINATED' ? 'terminated' : 'canceled'} by an operator` : `the job's workflow ended as ${status.toLowerCase()}`;
-        const result = await failJobAndRemoveMedia(deps, job.id, { code: canceled ? 'canceled' : 'generation_failed', message }, desc.runId);
+        const result = await jobs.reconcileClosed(job, status);
         if (!result.moved) continue;
         deps.metrics?.reconciled('settled');
         settled++;

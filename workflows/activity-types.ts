@@ -1,44 +1,46 @@
 // The activities the generation workflows call, as the workflows see them (by type only). The
 // worker's activities (activities/jobs.ts) implement these interfaces; the workflows never import
 // activities/.
-import type { JobOutput, ProviderName } from '../shared/job-model.js';
-import type { PollResult, ProviderOutput, ProviderRef, ProviderRequest } from '../shared/provider-types.js';
+import type { JobOutput, JobStatus, ProviderName } from '../shared/job-model.js';
+import type { PollResult, ProviderRef, ProviderRequest } from '../shared/provider-types.js';
 
-/** Postgres and input work: on the io queue, or as local activities of the workflow worker (workflows/pipeline.ts). */
+/** Postgres and input work: local activities of the workflow worker, and input fetching on the fetch queue. */
 export interface JobIoActivities {
-  /** pending → generating (or failed → generating after an operator reset, re-charging). */
-  markJobGenerating(jobId: string): Promise<void>;
   /**
-   * markJobGenerating, with the provider request built in the same step unless the job's inputs
-   * must be fetched from URLs first (`request` null: prepareProviderRequest on the fetch queue).
-   * Run as a local activity.
+   * Claims the job for this run (pending → generating, or a reset run taking it over, re-charging a
+   * refunded job), with the provider request built in the same step unless the job's inputs must
+   * be fetched from URLs first (`request` null: prepareProviderRequest on the fetch queue).
    */
   startGenerating(jobId: string): Promise<{ request: ProviderRequest | null }>;
   /** Resolves the job's inputs into stored objects and builds the provider request. */
   prepareProviderRequest(jobId: string): Promise<ProviderRequest>;
-  /** Stores the provider's request reference; the workflow now waits for the provider. */
-  recordProviderRef(jobId: string, ref: ProviderRef | null): Promise<void>;
-  /** generating → completed with its outputs (and the provider reference, when given), settling the charge. */
+  /** → completed with its outputs (and the provider reference, when given), claiming the job first in a reset run. */
   completeJob(jobId: string, outputs: JobOutput[], ref?: ProviderRef): Promise<void>;
-  /** → failed, refunded and its media removed; a completed job stays completed. */
-  failJob(jobId: string, code: 'generation_failed' | 'canceled', message: string): Promise<void>;
-  /** Settles the job's credits by its current status; answers the difference written. */
-  settleCredits(jobId: string): Promise<number>;
+  /**
+   * → failed, refunded and its media removed. Answers what the job is now: `completed` when it
+   * completed after all (its completion committed, then its workflow task was lost), with its outputs' count.
+   */
+  failJob(jobId: string, code: 'generation_failed' | 'canceled', message: string): Promise<{ status: JobStatus; outputs: number }>;
 }
 
-/** A provider status check: the poll's answer, and the outputs as stored once it succeeded. */
-export type ProviderCheck = Omit<PollResult, 'outputs'> & { stored: JobOutput[] | null };
+/**
+ * A provider status check: the poll's answer, and the outputs as stored once it succeeded.
+ * `resubmit`: the job has no live request (a reset revived it after its request was canceled).
+ */
+export type ProviderCheck = Omit<PollResult, 'outputs'> & { stored: JobOutput[] | null; resubmit?: true };
 
 /** Provider calls and output streaming, on the provider's own queue. */
 export interface JobProviderActivities {
-  /** Submit (idempotency key: the job id) and check once; a provider done already has its outputs stored. */
+  /**
+   * Submits once per job and run: the reference is recorded (job row and heartbeat) before
+   * anything that can fail, and a retry that finds it polls it instead of paying again. Checks
+   * once; a provider done already has its outputs stored.
+   */
   submitAndCheck(provider: ProviderName, req: ProviderRequest): Promise<ProviderCheck & { ref: ProviderRef }>;
-  /** One status check of the job's request; the outputs are stored when the provider is done. */
+  /** One status check of the job's recorded request; the outputs are stored when the provider is done. */
   checkProvider(provider: ProviderName, jobId: string, model: string, ref: ProviderRef): Promise<ProviderCheck>;
-  submitToProvider(provider: ProviderName, req: ProviderRequest): Promise<ProviderRef>;
-  pollProvider(provider: ProviderName, model: string, ref: ProviderRef): Promise<PollResult>;
-  cancelProvider(provider: ProviderName, model: string, ref: ProviderRef): Promise<void>;
-  storeOutputs(provider: ProviderName, jobId: string, outputs: ProviderOutput[]): Promise<JobOutput[]>;
+  /** Cancels the job's recorded request (or `ref`, for a provider whose requests are not recorded); none: nothing to do. */
+  cancelProvider(provider: ProviderName, model: string, jobId: string, ref: ProviderRef | undefined): Promise<void>;
 }
 
 /** Webhook delivery (activities/webhooks.ts), on the io queue. */

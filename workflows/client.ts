@@ -6,7 +6,9 @@ import { TypedSearchAttributes } from '@temporalio/common';
 // Queried by name, not through pipeline.ts's definition: that would load @temporalio/workflow into
 // the gateway.
 import { typedParams, type StoredJobParams } from '../shared/job-params.js';
-import { progressQueryName, searchAttributes, taskQueues, workflowTypes, type GenerationInput, type GenerationProgress, type JobKind, type JobStatus } from './definitions.js';
+import { progressQueryName, searchAttributes, taskQueues, workflowTypes, providerCancelWorkflowType, type GenerationInput, type GenerationProgress, type JobKind, type JobStatus } from './definitions.js';
+import type { JobWorkflowPort, WorkflowCancelOutcome } from '../db/job-service.js';
+import type { Job } from '../db/schema.js';
 
 export interface JobToStart {
   id: string;
@@ -79,18 +81,7 @@ export async function queryJobProgress(client: Client, jobId: string, timeoutMs:
     .catch(() => null);
 }
 
-export type CancelOutcome =
-  /** The workflow runs and was asked to cancel: it fails and refunds the job itself. */
-  | { state: 'cancel_requested' }
-  /** It completed: the job is completed (or about to be), and is never failed. */
-  | { state: 'completed' }
-  /**
-   * It closed otherwise (failed or canceled after its own clean-up, or terminated / timed out
-   * without it): the caller fails the job if it is still in flight, recording this run.
-   */
-  | { state: 'closed'; runId: string }
-  /** No workflow with this id exists (its start never reached Temporal). */
-  | { state: 'not_found' };
+export type CancelOutcome = WorkflowCancelOutcome;
 
 /** Requests cancellation of the job's workflow and says what it found. */
 export async function cancelJobWorkflow(client: Client, jobId: string): Promise<CancelOutcome> {
@@ -111,6 +102,39 @@ export async function cancelJobWorkflow(client: Client, jobId: string): Promise<
   }
   if (status === 'COMPLETED') return { state: 'completed' };
   return { state: 'closed', runId: desc.runId };
+}
+
+/**
+ * Starts the workflow that cancels the provider request of a job no workflow will clean up (its
+ * run was terminated): the cancel runs on the provider's own queue, retried within its time bound.
+ * One per job at a time; a later one (after another terminate) may start once it closed.
+ */
+export async function startProviderCancel(client: Client, job: Job, taskQueuePrefix: string): Promise<void> {
+  const input = jobToStart(job, taskQueuePrefix).input;
+  try {
+    await client.workflow.start(providerCancelWorkflowType, {
+      workflowId: `${job.id}-provider-cancel`,
+      taskQueue: taskQueues(taskQueuePrefix).workflows,
+      args: [{ jobId: job.id, provider: input.provider, model: job.model, taskQueuePrefix }],
+      staticSummary: `Cancel the provider request of ${job.id}`,
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
+/**
+ * The job service's Temporal port (db/job-service.ts) over this client, each call bounded by
+ * `timeoutMs` (a gRPC deadline, so the client's own retries stop too while Temporal is down).
+ */
+export function jobWorkflowPort(client: Client, opts: { taskQueuePrefix: string; timeoutMs: number }): JobWorkflowPort {
+  const bounded = <T>(fn: () => Promise<T>) => client.withDeadline(Date.now() + opts.timeoutMs, fn);
+  return {
+    start: (job) => bounded(() => startJobWorkflow(client, jobToStart(job, opts.taskQueuePrefix))),
+    cancel: (jobId) => bounded(() => cancelJobWorkflow(client, jobId)),
+    cancelProviderRequest: (job) => bounded(() => startProviderCancel(client, job, opts.taskQueuePrefix)),
+  };
 }
 
 export interface LiveProgress {

@@ -13,6 +13,17 @@ export const workflowTypes = {
   talking_actor: 'talkingActorGeneration',
 } as const satisfies Record<JobKind, string>;
 
+/** The workflow that cancels a closed job's provider request (workflows/provider-cancel.ts). */
+export const providerCancelWorkflowType = 'cancelProviderRequest';
+
+/** What the provider-cancel workflow is started with. */
+export interface ProviderCancelInput {
+  jobId: string;
+  provider: ProviderName;
+  model: string;
+  taskQueuePrefix: string;
+}
+
 export interface TaskQueues {
   workflows: string;
   io: string;

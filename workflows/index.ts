@@ -6,3 +6,4 @@ export { talkingActorGeneration } from './talking-actor.js';
 export { uploadFromUrl } from './upload-from-url.js';
 export { progressQuery } from './pipeline.js';
 export { webhookDelivery } from './webhook-delivery.js';
+export { cancelProviderRequest } from './provider-cancel.js';

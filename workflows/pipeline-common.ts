@@ -1,6 +1,5 @@
-// What both builds of the generation pipeline share (pipeline.ts, and pipeline-v1.ts that finishes
-// jobs started before the local-step patch): the progress query, the named activity option presets
-// and the failure message helper. Deterministic code only.
+// What the generation pipeline (pipeline.ts) and the provider-cancel workflow share: the progress
+// query, the named activity option presets and the failure message helper. Deterministic code only.
 import { defineQuery, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import { nonRetryableFailureTypes } from '../shared/failure-types.js';
 import { progressQueryName, type GenerationProgress } from './definitions.js';
@@ -15,53 +14,64 @@ const retryTransient = {
   nonRetryableErrorTypes: nonRetryableFailureTypes,
 };
 
-/** Short Postgres reads and writes. */
-export const dbActivity: ActivityOptions = {
-  startToCloseTimeout: '30s',
-  retry: { ...retryTransient, maximumAttempts: 20 },
-};
 /**
- * The same Postgres steps run as local activities in the workflow worker: no task queue hop and no
- * extra workflow task. A retry that must wait longer than 2 s waits on a workflow timer instead of
- * holding the workflow task open.
+ * The Postgres steps, as local activities of the workflow worker: no task queue hop and no extra
+ * workflow task. They retry for as long as Postgres is away (no attempt cap; the interval stops
+ * growing at a minute), since giving up would fail jobs whose generation is paid for and stored. A
+ * retry that must wait longer than 2 s waits on a workflow timer instead of holding the task open.
  */
 export const localDbStep: LocalActivityOptions = {
   startToCloseTimeout: '30s',
   localRetryThreshold: '2s',
-  retry: { ...retryTransient, maximumAttempts: 20 },
+  retry: { ...retryTransient, maximumInterval: '60s' },
 };
-/** Input preparation: may fetch remote files. */
+/** Input preparation: may fetch remote files; retried for half an hour of outages. */
 export const inputActivity: ActivityOptions = {
   startToCloseTimeout: '5m',
-  heartbeatTimeout: '60s',
-  retry: { ...retryTransient, maximumAttempts: 5 },
+  scheduleToCloseTimeout: '30m',
+  heartbeatTimeout: '30s',
+  retry: { ...retryTransient },
 };
-/** Provider submission: the local renderer renders here, heartbeating. */
+/**
+ * A provider step's heartbeat timeout. Provider calls heartbeat on an interval while they run
+ * (activities/jobs.ts), so only a dead or frozen worker misses it: the step moves to another
+ * worker after this long, and finds the request the first attempt recorded.
+ */
+const PROVIDER_HEARTBEAT_TIMEOUT = '30s';
+/** Provider submission (the local renderer renders here). Bounded by time, see providerStepWithin. */
 export const submitActivity: ActivityOptions = {
   startToCloseTimeout: '15m',
-  heartbeatTimeout: '60s',
-  retry: { ...retryTransient, initialInterval: '2s', maximumAttempts: 6 },
-};
-/** One provider status check. */
-export const pollActivity: ActivityOptions = {
-  startToCloseTimeout: '60s',
-  retry: { ...retryTransient, initialInterval: '2s', maximumAttempts: 8 },
+  heartbeatTimeout: PROVIDER_HEARTBEAT_TIMEOUT,
+  retry: { ...retryTransient, initialInterval: '2s' },
 };
 /**
  * One provider status check that, when the provider is done, streams the outputs into our store in
  * the same activity: as long as storing may take, heartbeating so a hung call is still caught.
+ * Bounded by time, see providerStepWithin.
  */
 export const checkActivity: ActivityOptions = {
   startToCloseTimeout: '20m',
-  heartbeatTimeout: '60s',
-  retry: { ...retryTransient, initialInterval: '2s', maximumAttempts: 8 },
+  heartbeatTimeout: PROVIDER_HEARTBEAT_TIMEOUT,
+  retry: { ...retryTransient, initialInterval: '2s' },
 };
-/** Streaming outputs into our store. */
-export const outputActivity: ActivityOptions = {
-  startToCloseTimeout: '20m',
-  heartbeatTimeout: '60s',
-  retry: { ...retryTransient, maximumAttempts: 6 },
+/** Canceling a provider request: after the refund, retried for at most five minutes. */
+export const cancelActivity: ActivityOptions = {
+  startToCloseTimeout: '60s',
+  scheduleToCloseTimeout: '5m',
+  retry: { ...retryTransient, initialInterval: '2s' },
 };
+
+/** Storing a finished generation's outputs may run past the model's deadline by this much. */
+export const STORE_OUTPUTS_GRACE_MS = 20 * 60_000;
+
+/**
+ * A provider step's time bound: what is left of the model's deadline, plus the time storing the
+ * outputs may take. Its retries (a 5xx, a throttled status endpoint, a storage outage) go on until
+ * then; past it the step fails and so does the job, refunded.
+ */
+export function providerStepWithin(remainingMs: number): Pick<ActivityOptions, 'scheduleToCloseTimeout'> {
+  return { scheduleToCloseTimeout: Math.max(remainingMs, 0) + STORE_OUTPUTS_GRACE_MS };
+}
 
 export const FIRST_POLL_MS = 1_000;
 export const MAX_POLL_MS = 30_000;

@@ -1,89 +1,83 @@
 // The one generation pipeline every job kind runs:
-//   start generating (charged, request built) → submit and check once → while the provider works:
-//   record its reference, check again on durable timers until done, failed or the model's deadline
-//   → mark completed with the outputs the final check stored (settling credits).
-// On failure or cancellation: cancel the provider request, mark failed and refund.
+//   claim the job and build the provider request → submit (the reference made durable at once) and
+//   check once → while the provider works: check again on durable timers until done, failed or the
+//   model's deadline → mark completed with the outputs the final check stored (charged its price).
+// On failure or cancellation: mark failed and refund first, then cancel the provider request.
 //
 // Round trips: the Postgres steps are LOCAL activities, run by the workflow worker inside the
 // workflow task that schedules them (no task queue hop, no extra workflow task); the provider
 // steps stay on the provider's queue so its fleet caps its concurrency. A job the provider finishes
 // within submit (the local renderer) costs two workflow tasks and one activity task.
 //
-// Jobs started before this shape (LOCAL_DB_STEPS) replay and finish on pipeline-v1.ts.
+// Operators: every database step claims the job for the run it belongs to (db/repos/jobs.ts), so a
+// Reset to any workflow task of a history ends with a completed job charged once, whichever step the
+// new run runs first; a provider step of a new run that finds no live request for the job (a
+// revived job's request was canceled with its failure) answers `resubmit` and the pipeline submits
+// again. Jobs are pinned to the build that started them (Worker Versioning), so a change of shape
+// here needs no patch: the replay test holds histories of the current shape.
 // Deterministic code only: activities are seen by type, time comes from the workflow clock.
-import {
-  ApplicationFailure,
-  CancellationScope,
-  isCancellation,
-  log,
-  patched,
-  proxyActivities,
-  proxyLocalActivities,
-  setHandler,
-  sleep,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, log, proxyActivities, proxyLocalActivities, setHandler, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck } from './activity-types.js';
-import type { ProviderRef } from '../shared/provider-types.js';
+import type { ProviderRef, ProviderRequest } from '../shared/provider-types.js';
 import { failureTypes } from '../shared/failure-types.js';
 import { searchAttributes, taskQueues, type GenerationInput, type GenerationProgress, type JobStatus } from './definitions.js';
-import { checkActivity, failureMessage, FIRST_POLL_MS, inputActivity, localDbStep, MAX_POLL_MS, pollActivity, progressQuery, submitActivity } from './pipeline-common.js';
-import { runGenerationV1 } from './pipeline-v1.js';
+import { cancelActivity, checkActivity, failureMessage, FIRST_POLL_MS, inputActivity, localDbStep, MAX_POLL_MS, progressQuery, providerStepWithin, submitActivity } from './pipeline-common.js';
 
 export { progressQuery } from './pipeline-common.js';
 
-/**
- * The patch that made the Postgres steps local and folded the first check and output storing into
- * the provider steps. Its marker is in every history started on this build; histories without it
- * run pipeline-v1.ts. Retire in two deployments: deprecatePatch(LOCAL_DB_STEPS) with v1 removed once
- * no job started before this build runs, then remove the call once none started before that.
- */
-export const LOCAL_DB_STEPS = 'local-db-steps';
-
 export async function runGeneration(input: GenerationInput): Promise<{ outputs: number }> {
-  if (!patched(LOCAL_DB_STEPS)) return runGenerationV1(input);
-
   const queues = taskQueues(input.taskQueuePrefix);
   const providerQueue = queues.provider(input.provider);
-  // Option presets per step; every call adds a summary the Web UI shows for the step.
   const onInputs = { ...inputActivity, taskQueue: queues.fetch };
-  const onSubmit = { ...submitActivity, taskQueue: providerQueue };
-  const onCheck = { ...checkActivity, taskQueue: providerQueue };
-  const onCancel = { ...pollActivity, taskQueue: providerQueue };
+  const onCancel = { ...cancelActivity, taskQueue: providerQueue };
   const db = proxyLocalActivities<JobIoActivities>(localDbStep);
   const inputs = proxyActivities<JobIoActivities>(onInputs);
-  const provider = proxyActivities<JobProviderActivities>(onCheck);
+  const provider = proxyActivities<JobProviderActivities>({ ...checkActivity, taskQueue: providerQueue });
   const via = `${input.provider === 'local' ? 'the local renderer' : input.provider} (${input.model})`;
 
   const progress: GenerationProgress = { phase: 'queued', attempt: workflowInfo().attempt, percent: null, queuePosition: null };
   setHandler(progressQuery, () => progress);
   const setStatus = (status: JobStatus) => upsertSearchAttributes([{ key: searchAttributes.jobStatus, value: status }]);
 
-  let ref: ProviderRef | undefined;
   const startedAt = Date.now(); // workflow clock: deterministic, and resets restart it
   const deadline = startedAt + input.deadlineSeconds * 1000;
+  // Provider steps retry for as long as the model's deadline leaves (plus the time to store the
+  // outputs), not for a number of attempts: an outage of the provider's status endpoint is waited out.
+  const within = () => providerStepWithin(deadline - Date.now());
+
+  let ref: ProviderRef | undefined;
+  // Set before the first submit: from then on a request may exist at the provider, whatever the step answered.
+  let submitted = false;
 
   try {
-    const started = await db.startGenerating.executeWithOptions({ ...localDbStep, summary: 'Mark the job generating (re-charging it after a reset) and build the provider request' }, [input.jobId]);
+    const started = await db.startGenerating.executeWithOptions({ ...localDbStep, summary: 'Claim the job for this run (re-charging it after a reset) and build the provider request' }, [input.jobId]);
     setStatus('generating');
 
-    let request = started.request;
+    let request: ProviderRequest | null = started.request;
     if (!request) {
       progress.phase = 'fetching_inputs';
       request = await inputs.prepareProviderRequest.executeWithOptions({ ...onInputs, summary: 'Fetch the URL inputs into storage and build the provider request' }, [input.jobId]);
     }
+    const submit = async (): Promise<ProviderCheck> => {
+      progress.phase = 'submitting';
+      // A scope canceled already schedules nothing.
+      submitted ||= !CancellationScope.current().consideredCancelled;
+      const { ref: submittedRef, ...first } = await provider.submitAndCheck.executeWithOptions(
+        { ...submitActivity, ...within(), taskQueue: providerQueue, summary: `Submit to ${via} (once: a retry polls the recorded request) and check it` },
+        [input.provider, request!],
+      );
+      ref = submittedRef;
+      return first;
+    };
 
-    progress.phase = 'submitting';
-    let check: ProviderCheck;
-    ({ ref, ...check } = await provider.submitAndCheck.executeWithOptions({ ...onSubmit, summary: `Submit to ${via} and check it once` }, [input.provider, request]));
-
+    let check = await submit();
     let wait = FIRST_POLL_MS;
-    if (!check.stored) {
-      await db.recordProviderRef.executeWithOptions({ ...localDbStep, summary: 'Record the provider request reference' }, [input.jobId, ref]);
-      progress.phase = 'generating';
-    }
+    if (!check.stored) progress.phase = 'generating';
     while (!check.stored) {
+      if (check.resubmit) {
+        check = await submit();
+        continue;
+      }
       progress.percent = check.percent ?? progress.percent;
       progress.queuePosition = check.state === 'queued' ? (check.queuePosition ?? null) : null;
       if (check.state === 'failed') {
@@ -95,7 +89,10 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
       }
       await sleep(Math.min(check.nextPollMs ?? wait, remaining));
       wait = Math.min(Math.round(wait * 1.5), MAX_POLL_MS);
-      check = await provider.checkProvider.executeWithOptions({ ...onCheck, summary: `Check ${via}; store the outputs when it is done` }, [input.provider, input.jobId, input.model, ref]);
+      check = await provider.checkProvider.executeWithOptions(
+        { ...checkActivity, ...within(), taskQueue: providerQueue, summary: `Check ${via}; store the outputs when it is done` },
+        [input.provider, input.jobId, input.model, ref!],
+      );
     }
 
     const outputs = check.stored;
@@ -108,17 +105,27 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
   } catch (err) {
     const canceled = isCancellation(err);
     const message = canceled ? 'the job was canceled' : failureMessage(err);
-    // Clean-up must run even though the workflow is being canceled.
-    await CancellationScope.nonCancellable(async () => {
-      if (ref) {
+    // Clean-up runs even though the workflow is being canceled: the refund first, then the
+    // provider cancel (bounded in time), so a provider outage never holds a customer's credits.
+    const after = await CancellationScope.nonCancellable(async () => {
+      const failed = await db.failJob.executeWithOptions({ ...localDbStep, summary: 'Mark the job failed and refund it' }, [input.jobId, canceled ? 'canceled' : 'generation_failed', message]);
+      if (failed.status === 'failed' && submitted) {
         try {
-          await provider.cancelProvider.executeWithOptions({ ...onCancel, summary: `Cancel the request at ${via}` }, [input.provider, input.model, ref]);
+          await provider.cancelProvider.executeWithOptions({ ...onCancel, summary: `Cancel the request at ${via}` }, [input.provider, input.model, input.jobId, ref]);
         } catch (cancelErr) {
           log.warn('provider cancel failed', { jobId: input.jobId, error: failureMessage(cancelErr) });
         }
       }
-      await db.failJob.executeWithOptions({ ...localDbStep, summary: 'Mark the job failed and refund it' }, [input.jobId, canceled ? 'canceled' : 'generation_failed', message]);
+      return failed;
     });
+    // The job completed after all (its completion committed before a lost workflow task, then a
+    // cancel arrived): Temporal says what Postgres says, and the run completes.
+    if (after.status === 'completed') {
+      progress.phase = 'completed';
+      progress.percent = 100;
+      setStatus('completed');
+      return { outputs: after.outputs };
+    }
     progress.phase = canceled ? 'canceled' : 'failed';
     setStatus('failed');
     if (canceled) throw err;

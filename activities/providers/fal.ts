@@ -3,9 +3,10 @@
 // GET …/requests/{id}/status?logs=1 → IN_QUEUE (queue_position) | IN_PROGRESS | COMPLETED. Result:
 // GET …/requests/{id}. Cancel: PUT …/requests/{id}/cancel → CANCELLATION_REQUESTED | ALREADY_COMPLETED.
 //
-// The queue has no idempotency key: the workflow persists the ref returned by submit (it carries the
-// job id) and never calls submit again once it holds one, so a job is submitted at most once per
-// successful activity completion.
+// The queue documents no idempotency key, so submitting once is the pipeline's job: the provider
+// step records the ref returned by submit (on the job row and in its heartbeat) before anything
+// else can fail, and a retry that finds it polls it instead of calling submit again
+// (activities/jobs.ts submitAndCheck).
 //
 // Every submit asks fal to keep the output files for `outputLifetimeSeconds` (header
 // X-Fal-Object-Lifecycle-Preference) so they outlive our copy; accounts whose CDN requires the key

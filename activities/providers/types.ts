@@ -20,6 +20,11 @@ export interface ProviderContext {
 
 export interface ProviderAdapter {
   readonly name: ProviderName;
+  /**
+   * Its requests cost nothing to repeat and end with the process that made them (the local
+   * renderer): the pipeline records their reference with the outcome, not before the first check.
+   */
+  readonly free?: boolean;
   submit(req: ProviderRequest, ctx: ProviderContext): Promise<ProviderRef>;
   poll(ref: ProviderRef, ctx: ProviderContext): Promise<PollResult>;
   cancel(ref: ProviderRef, ctx: ProviderContext): Promise<void>;

@@ -144,13 +144,19 @@ async function settleTo(tx: Tx, job: Job, target: number): Promise<number> {
 // ------------------------------------------------------------------ status moves
 
 /**
- * The only status moves a job makes (DESIGN.md "Life of a generation request", step 6), in one place:
- *   pending → generating → completed | failed; pending → failed (canceled before its workflow ran);
- *   failed → generating only for a workflow run other than the one that failed it (an operator
- *   reset starts a new run); completed is final.
- * Each mark* function locks the row, checks the move, and repeats the allowed sources in its
- * UPDATE's WHERE, so the SQL refuses an illegal move even in a race the check did not foresee.
- * Repeating the move a job already made (an activity retried after its commit) changes nothing.
+ * The only status moves a job makes (DESIGN.md "Life of a generation request", step 6), one
+ * function each:
+ *   claimJob     pending | generating | failed → generating, for workflow run `runId`
+ *   completeJob  generating (claimed by `runId`) → completed
+ *   failJob      pending | generating (claimed by `runId`) → failed
+ * A workflow run acts on a job only once it has claimed it: whatever database step runs first in
+ * a run claims the job (so an operator's Reset to any point of a history works, whichever step the
+ * new run runs first), and a step of any other run — a late attempt of a run that was reset, the
+ * reconciler acting on a closed run — is refused by the run id in the UPDATE's WHERE. Each UPDATE
+ * repeats its allowed sources and that run id, so the SQL refuses an illegal move even in a race
+ * the check before it did not foresee. Repeating a move a job already made (a step retried after
+ * its commit) changes nothing. Completed is final; a job failed by a cancel (error code
+ * `canceled`: the customer's cancel, or an operator's terminate) is never revived.
  */
 export const statusMoves = {
   generating: ['pending', 'generating', 'failed'],
@@ -164,8 +170,9 @@ export class IllegalStatusMoveError extends Error {
     readonly jobId: string,
     readonly from: JobStatus,
     readonly to: JobStatus,
+    reason?: string,
   ) {
-    super(`job ${jobId} is ${from} and cannot become ${to}`);
+    super(`job ${jobId} is ${from} and cannot become ${to}${reason ? `: ${reason}` : ''}`);
   }
 }
 
@@ -189,10 +196,34 @@ function progressColumns(p: MoveProgress | undefined, job: Job) {
   return phaseColumns(typeof p.phase === 'function' ? p.phase(job) : p.phase, p.attempt, p.percent ?? null);
 }
 
-/** failed → generating is a reset only when a workflow run failed the job and this is another run. */
-function isResetRun(job: Job, runId: string): boolean {
-  return job.status === 'failed' && job.status_run_id !== null && job.status_run_id !== runId;
+/** A job failed by a cancel: the customer's, or an operator's terminate. A reset never revives it. */
+export function wasCanceled(job: Pick<Job, 'status' | 'error'>): boolean {
+  return job.status === 'failed' && job.error?.code === 'canceled';
 }
+
+/**
+ * How run `runId` may claim the job: `ours` (it holds it already), `take` (pending, or generating
+ * under another run: a run replaced by an operator's reset), `revive` (failed by another run, not
+ * canceled: an operator's reset runs it again, re-charged), or why it may not.
+ */
+export function claimOf(job: Pick<Job, 'status' | 'status_run_id' | 'error'>, runId: string): 'ours' | 'take' | 'revive' | { refused: string } {
+  switch (job.status) {
+    case 'pending':
+      return 'take';
+    case 'generating':
+      return job.status_run_id === runId ? 'ours' : 'take';
+    case 'completed':
+      return { refused: 'completed is final' };
+    case 'failed':
+      if (wasCanceled(job)) return { refused: 'it was canceled' };
+      if (job.status_run_id === runId) return { refused: 'this run failed it' };
+      return 'revive';
+  }
+}
+
+/** The claim's sources and run fence as SQL (claimOf): repeated in every claiming UPDATE. */
+const claimableBy = (runId: string) =>
+  sql<boolean>`(status in ('pending', 'generating') or (status = 'failed' and status_run_id is distinct from ${runId} and coalesce(error->>'code', '') <> 'canceled'))`;
 
 const generatingColumns = (runId: string) => ({
   status: 'generating' as const,
@@ -208,7 +239,7 @@ const generatingColumns = (runId: string) => ({
 
 /**
  * The job's ledger nets to its price: true of every pending or generating job (charged at create,
- * charged again by a reset), so moving one between those states and `completed` settles nothing.
+ * charged again by a revival), so moving one between those states and `completed` settles nothing.
  * The one-statement moves below repeat it in their WHERE, so a job that ever broke it takes the
  * settling path instead.
  */
@@ -217,8 +248,8 @@ const chargedItsPrice = (jobId: string) => sql<boolean>`price = (select coalesce
 /**
  * pending → generating in ONE statement, the common first step of every job: nothing to settle
  * (see chargedItsPrice), and the UPDATE takes the row lock itself. Returns undefined when the job
- * is not pending (an activity retried after its commit, an operator reset, a canceled job): the
- * caller then runs markGenerating in a transaction, which decides those cases.
+ * is not pending (a step retried after its commit, an operator reset, a canceled job): the caller
+ * then runs claimJob in a transaction, which decides those cases.
  */
 export async function startPendingJob(
   db: Queryable,
@@ -241,60 +272,33 @@ export async function startPendingJob(
 }
 
 /**
- * generating → completed in ONE statement (see startPendingJob): undefined when the job is not
- * generating (completed already, or failed meanwhile); the caller then runs markCompleted.
+ * The job runs in workflow run `runId` from now on (see claimOf): status `generating`, error
+ * cleared, and its price charged again when a failure had refunded it (a revival also forgets the
+ * provider request of the failed run: it was canceled or failed). Returns the row and how it was
+ * claimed. Throws IllegalStatusMoveError when the run may not claim it, and
+ * InsufficientCreditsError when a revival cannot be paid for.
  */
-export async function completeGeneratingJob(
-  db: Queryable,
-  jobId: string,
-  outputs: JobOutput[],
-  runId: string | null,
-  extra: { progress?: { phase: JobPhase; attempt: number; percent?: number | null }; providerRef?: Record<string, unknown> } = {},
-): Promise<Job | undefined> {
-  const { progress } = extra;
-  return db
-    .updateTable('jobs')
-    .set({
-      ...completedColumns(outputs, runId, extra.providerRef),
-      ...(progress ? phaseColumns(progress.phase, progress.attempt, progress.percent ?? null) : {}),
-    })
-    .where('id', '=', jobId)
-    .where('status', '=', 'generating')
-    .where(chargedItsPrice(jobId))
-    .returningAll()
-    .executeTakeFirst();
-}
-
-/**
- * The job starts (or, after an operator reset, starts again) in workflow run `runId`: status
- * `generating`, error cleared, and its price charged again if an earlier failure refunded it.
- * Throws IllegalStatusMoveError for a completed job, or a failed one that is not being reset
- * (a late activity of the run that failed it, or a job canceled before any workflow ran), and
- * InsufficientCreditsError when a reset run cannot be paid for.
- */
-export async function markGenerating(tx: Tx, jobId: string, runId: string, progress?: MoveProgress): Promise<Job> {
+export async function claimJob(tx: Tx, jobId: string, runId: string, progress?: MoveProgress): Promise<{ job: Job; claim: 'ours' | 'take' | 'revive' }> {
   const job = await lockJob(tx, jobId);
-  if (job.status === 'completed' || (job.status === 'failed' && !isResetRun(job, runId))) {
-    throw new IllegalStatusMoveError(jobId, job.status, 'generating');
-  }
+  const claim = claimOf(job, runId);
+  if (typeof claim === 'object') throw new IllegalStatusMoveError(jobId, job.status, 'generating', claim.refused);
+  if (claim === 'ours' && !progress) return { job, claim };
   await settleTo(tx, job, job.price);
   const row = await tx
     .updateTable('jobs')
-    .set({ ...generatingColumns(runId), ...progressColumns(progress, job) })
+    .set({ ...generatingColumns(runId), ...progressColumns(progress, job), ...(claim === 'revive' ? { provider_ref: null } : {}) })
     .where('id', '=', jobId)
-    .where((eb) =>
-      eb.or([
-        eb('status', 'in', statusMoves.generating.filter((s) => s !== 'failed')),
-        eb.and([eb('status', '=', 'failed'), eb('status_run_id', 'is not', null), eb('status_run_id', '!=', runId)]),
-      ]),
-    )
+    .where(claimableBy(runId))
     .returningAll()
     .executeTakeFirst();
   if (!row) throw new IllegalStatusMoveError(jobId, job.status, 'generating');
-  return row;
+  return { job: row, claim };
 }
 
-const completedColumns = (outputs: JobOutput[], runId: string | null, providerRef?: Record<string, unknown>) => ({
+/** Which run claimed the job: the owner a step must be. */
+const claimedBy = (runId: string) => sql<boolean>`(status = 'generating' and status_run_id = ${runId})`;
+
+const completedColumns = (outputs: JobOutput[], runId: string, providerRef?: Record<string, unknown>) => ({
   status: 'completed' as const,
   status_run_id: runId,
   outputs: JSON.stringify(outputs),
@@ -304,50 +308,79 @@ const completedColumns = (outputs: JobOutput[], runId: string | null, providerRe
   ...(providerRef ? { provider_ref: JSON.stringify(providerRef) } : {}),
 });
 
-/**
- * generating → completed with its outputs, settling the charge to the price. A job already
- * completed is left as it is (a retry); a failed one (canceled while its outputs were stored)
- * throws IllegalStatusMoveError and stays failed and refunded.
- */
-export async function markCompleted(
-  tx: Tx,
-  jobId: string,
-  outputs: JobOutput[],
-  runId: string | null = null,
-  extra: { progress?: MoveProgress; providerRef?: Record<string, unknown> } = {},
-): Promise<{ charged: number; job: Job }> {
-  const job = await lockJob(tx, jobId);
-  if (job.status === 'completed') return { charged: 0, job };
-  if (!(statusMoves.completed as readonly JobStatus[]).includes(job.status)) throw new IllegalStatusMoveError(jobId, job.status, 'completed');
-  const charged = await settleTo(tx, job, job.price);
-  const r = await tx
-    .updateTable('jobs')
-    .set({ ...completedColumns(outputs, runId, extra.providerRef), ...progressColumns(extra.progress, job) })
-    .where('id', '=', jobId)
-    .where('status', 'in', statusMoves.completed)
-    .executeTakeFirst();
-  if (r.numUpdatedRows !== 1n) throw new IllegalStatusMoveError(jobId, job.status, 'completed');
-  return { charged, job };
+interface CompleteExtra {
+  progress?: { phase: JobPhase; attempt: number; percent?: number | null };
+  providerRef?: Record<string, unknown>;
 }
 
 /**
- * The job failed (or was canceled) in workflow run `runId` (null: no workflow run failed it):
- * status `failed` with its error, and the whole charge refunded. A job already failed or completed
- * is left as it is — a completed job is never refunded. `moved` says whether this call failed it,
- * `status` what the job is now.
+ * generating → completed in ONE statement for the run that claimed it (see startPendingJob):
+ * undefined otherwise (completed already, failed meanwhile, claimed by no or another run); the
+ * caller then runs completeJob.
  */
-export async function markFailed(tx: Tx, jobId: string, error: JobError, runId: string | null = null): Promise<{ moved: boolean; refunded: number; status: JobStatus }> {
+export async function completeGeneratingJob(db: Queryable, jobId: string, outputs: JobOutput[], runId: string, extra: CompleteExtra = {}): Promise<Job | undefined> {
+  const { progress } = extra;
+  return db
+    .updateTable('jobs')
+    .set({
+      ...completedColumns(outputs, runId, extra.providerRef),
+      ...(progress ? phaseColumns(progress.phase, progress.attempt, progress.percent ?? null) : {}),
+    })
+    .where('id', '=', jobId)
+    .where(claimedBy(runId))
+    .where(chargedItsPrice(jobId))
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * → completed with its outputs for run `runId`, claiming the job first when this is the run's
+ * first database step (a reset run; a pending job has not started and is refused), and settling
+ * the charge to the price. A completed job is left
+ * as it is (`charged` 0): completed is final, whichever run completed it. A job the run may not
+ * claim (canceled meanwhile) throws IllegalStatusMoveError and stays failed and refunded.
+ */
+export async function completeJob(tx: Tx, jobId: string, outputs: JobOutput[], runId: string, extra: CompleteExtra = {}): Promise<{ charged: number; job: Job }> {
+  let job = await lockJob(tx, jobId);
+  if (job.status === 'completed') return { charged: 0, job };
+  // A job is claimed by the step that starts it: a pending one has not started.
+  const claim = job.status === 'pending' ? { refused: 'it has not started' } : claimOf(job, runId);
+  if (typeof claim === 'object') throw new IllegalStatusMoveError(jobId, job.status, 'completed', claim.refused);
+  if (claim !== 'ours') job = (await claimJob(tx, jobId, runId)).job;
+  const charged = await settleTo(tx, job, job.price);
+  const row = await tx
+    .updateTable('jobs')
+    .set({ ...completedColumns(outputs, runId, extra.providerRef), ...(extra.progress ? phaseColumns(extra.progress.phase, extra.progress.attempt, extra.progress.percent ?? null) : {}) })
+    .where('id', '=', jobId)
+    .where(claimedBy(runId))
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw new IllegalStatusMoveError(jobId, job.status, 'completed');
+  return { charged, job: row };
+}
+
+/**
+ * → failed with `{ code, message }` and the whole charge refunded, for run `runId` (null: no
+ * workflow run acts, e.g. a cancel before any ran): a pending job, or a generating one claimed by
+ * that run. Anything else is left as it is and reported: a completed job is never refunded, and a
+ * job another run has claimed is that run's to finish. The provider reference stays on the row,
+ * for the cancel that follows the refund. `moved` says whether this call failed it, `status` what
+ * the job is now.
+ */
+export async function failJob(tx: Tx, jobId: string, error: JobError, runId: string | null): Promise<{ moved: boolean; refunded: number; status: JobStatus; job: Job }> {
   const job = await lockJob(tx, jobId);
-  if (!(statusMoves.failed as readonly JobStatus[]).includes(job.status)) return { moved: false, refunded: 0, status: job.status };
+  const mayFail = job.status === 'pending' || (job.status === 'generating' && job.status_run_id === runId);
+  if (!mayFail) return { moved: false, refunded: 0, status: job.status, job };
   const moved = await settleTo(tx, job, 0);
-  const r = await tx
+  const row = await tx
     .updateTable('jobs')
     .set({ status: 'failed', status_run_id: runId, error: JSON.stringify(error), finished_at: sql`now()`, updated_at: sql`now()` })
     .where('id', '=', jobId)
-    .where('status', 'in', statusMoves.failed)
+    .where((eb) => eb.or([eb('status', '=', 'pending'), eb.and([eb('status', '=', 'generating'), eb('status_run_id', 'is not distinct from', runId)])]))
+    .returningAll()
     .executeTakeFirst();
-  if (r.numUpdatedRows !== 1n) throw new IllegalStatusMoveError(jobId, job.status, 'failed');
-  return { moved: true, refunded: -moved, status: 'failed' };
+  if (!row) throw new IllegalStatusMoveError(jobId, job.status, 'failed');
+  return { moved: true, refunded: -moved, status: 'failed', job: row };
 }
 
 /** Settle by the job's current status (completed → price, failed → zero); for reconciliation. */
@@ -358,17 +391,20 @@ export async function settleByStatus(tx: Tx, jobId: string): Promise<number> {
   return 0;
 }
 
-/** The provider's request reference, with the phase the job is now in when given. */
-export async function setProviderRef(db: Queryable, jobId: string, ref: Record<string, unknown> | null, progress?: { phase: JobPhase; attempt: number }): Promise<void> {
-  await db
+/**
+ * The provider's request reference of the run that claimed the job, with the phase it is now in:
+ * written right after the submit, before anything that can fail, so a retried step polls the
+ * request instead of paying for another. Returns false (writing nothing) when `runId` no longer
+ * holds the job.
+ */
+export async function recordProviderRef(db: Queryable, jobId: string, runId: string, ref: Record<string, unknown>, progress?: { phase: JobPhase; attempt: number }): Promise<boolean> {
+  const r = await db
     .updateTable('jobs')
-    .set({
-      provider_ref: ref === null ? null : JSON.stringify(ref),
-      updated_at: sql`now()`,
-      ...(progress ? phaseColumns(progress.phase, progress.attempt) : {}),
-    })
+    .set({ provider_ref: JSON.stringify(ref), updated_at: sql`now()`, ...(progress ? phaseColumns(progress.phase, progress.attempt) : {}) })
     .where('id', '=', jobId)
-    .execute();
+    .where(claimedBy(runId))
+    .executeTakeFirst();
+  return r.numUpdatedRows === 1n;
 }
 
 export async function markWorkflowStarted(db: Queryable, jobId: string): Promise<void> {

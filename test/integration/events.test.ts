@@ -71,7 +71,7 @@ describe('event stream costs and lifecycle', () => {
     // One change at a time (a burst of changes may reach a stream as its latest state only).
     await jobsRepo.setJobPhase(tdb.db, id, 'fetching_inputs', 1);
     await s.waitForEvents(2);
-    await tdb.db.transaction().execute((tx) => jobsRepo.markGenerating(tx, id, 'run-1'));
+    await tdb.db.transaction().execute((tx) => jobsRepo.claimJob(tx, id, 'run-1'));
     await s.waitForEvents(3);
     await jobsRepo.setJobPhase(tdb.db, id, 'generating', 1);
     await s.waitForEvents(4);
@@ -101,9 +101,9 @@ describe('event stream costs and lifecycle', () => {
     const before = hub.reads();
     await jobsRepo.setJobPhase(tdb.db, id, 'fetching_inputs', 1);
     await Promise.all(streams.map((s) => s.waitForEvents(2)));
-    await tdb.db.transaction().execute((tx) => jobsRepo.markGenerating(tx, id, 'run-1'));
+    await tdb.db.transaction().execute((tx) => jobsRepo.claimJob(tx, id, 'run-1'));
     await Promise.all(streams.map((s) => s.waitForEvents(3)));
-    await tdb.db.transaction().execute((tx) => jobsRepo.markCompleted(tx, id, [{ key: `jobs/${id}/x/output-0.png`, content_type: 'image/png', size: 1 }], 'run-1'));
+    await tdb.db.transaction().execute((tx) => jobsRepo.completeJob(tx, id, [{ key: `jobs/${id}/x/output-0.png`, content_type: 'image/png', size: 1 }], 'run-1'));
     await Promise.all(streams.map((s) => s.waitForEnd()));
     assert.equal(hub.reads() - before, 3, 'one read per change for all twenty streams');
     for (const s of streams) assert.deepEqual(s.events.map((e) => JSON.parse(e.data).status), ['pending', 'pending', 'generating', 'completed']);

@@ -70,7 +70,7 @@ describe('job progress in Postgres', () => {
       const id = await newJob();
       await waitFor('the insert notification', () => heard.filter((h) => h === id).length === 1, 5_000, 10);
       await jobsRepo.markWorkflowStarted(tdb.db, id);
-      await tdb.db.transaction().execute((tx) => jobsRepo.markGenerating(tx, id, 'run-1'));
+      await tdb.db.transaction().execute((tx) => jobsRepo.claimJob(tx, id, 'run-1'));
       await waitFor('the status notification', () => heard.filter((h) => h === id).length === 2, 5_000, 10);
       await jobsRepo.setJobPhase(tdb.db, id, 'generating', 1);
       await jobsRepo.recordPollProgress(tdb.db, id, { percent: 40, queuePosition: null, attempt: 1 }, 0);
@@ -95,7 +95,7 @@ describe('job progress in Postgres', () => {
     try {
       const id = await newJob();
       await jobsRepo.markWorkflowStarted(tdb.db, id);
-      await tdb.db.transaction().execute((tx) => jobsRepo.markGenerating(tx, id, 'run-1'));
+      await tdb.db.transaction().execute((tx) => jobsRepo.claimJob(tx, id, 'run-1'));
       await jobsRepo.setJobPhase(tdb.db, id, 'generating', 1);
       await jobsRepo.recordPollProgress(tdb.db, id, { percent: 42, queuePosition: null, attempt: 1 }, 0);
       const res = await call(base, 'GET', `/v1/images/${id}`, { key: t.apiKey });
@@ -113,7 +113,7 @@ describe('job progress in Postgres', () => {
       const p = await call(base, 'GET', `/v1/images/${pending}`, { key: t.apiKey });
       assert.deepEqual(p.body.data.progress, { phase: 'queued', attempt: 1, percent: null, queue_position: null });
 
-      await tdb.db.transaction().execute((tx) => jobsRepo.markCompleted(tx, id, [{ key: `jobs/${id}/output-1.png`, content_type: 'image/png', size: 1 }]));
+      await tdb.db.transaction().execute((tx) => jobsRepo.completeJob(tx, id, [{ key: `jobs/${id}/output-1.png`, content_type: 'image/png', size: 1 }], 'run-1'));
       const done = await call(base, 'GET', `/v1/images/${id}`, { key: t.apiKey });
       assert.equal(done.body.data.status, 'completed');
       assert.equal(done.body.data.progress, undefined);

@@ -30,9 +30,15 @@ async function newJob(t: Tenant, kind: jobs.NewJobInput['kind'] = 'image', param
 }
 
 const tx = <T>(fn: (t: Tx) => Promise<T>) => tdb.db.transaction().execute(fn);
-const generating = (id: string, runId: string) => tx((t) => jobs.markGenerating(t, id, runId));
-const completed = (id: string, runId = 'run-a') => tx((t) => jobs.markCompleted(t, id, [{ key: `jobs/${id}/x/output-0.png`, content_type: 'image/png', size: 1 }], runId));
-const failed = (id: string, runId: string | null) => tx((t) => jobs.markFailed(t, id, { code: 'canceled', message: 'canceled' }, runId));
+const generating = (id: string, runId: string) => tx((t) => jobs.claimJob(t, id, runId));
+const completed = (id: string, runId = 'run-a') => tx((t) => jobs.completeJob(t, id, [{ key: `jobs/${id}/x/output-0.png`, content_type: 'image/png', size: 1 }], runId));
+const failedWith = (code: 'canceled' | 'generation_failed') => (id: string, runId: string | null) =>
+  tx(async (t) => {
+    const { moved, refunded, status } = await jobs.failJob(t, id, { code, message: code }, runId);
+    return { moved, refunded, status };
+  });
+const failed = failedWith('canceled');
+const failedByProvider = failedWith('generation_failed');
 const statusOf = async (id: string) => (await jobs.getJob(tdb.db, id))!.status;
 const reasons = async (id: string) => (await jobs.ledgerForJob(tdb.db, id)).map((l) => l.reason);
 
@@ -173,7 +179,7 @@ describe('job status moves', () => {
     const t = await createTenant(tdb.db, 100);
     const id = await newJob(t);
     await generating(id, 'run-a');
-    await failed(id, 'run-a');
+    await failedByProvider(id, 'run-a');
     await assert.rejects(generating(id, 'run-a'), jobs.IllegalStatusMoveError);
     assert.equal(await statusOf(id), 'failed');
     assert.equal(await creditsOf(tdb.db, t), 100, 'the refused move charged nothing');
@@ -196,6 +202,75 @@ describe('job status moves', () => {
     assert.equal(await creditsOf(tdb.db, t), 100);
     assert.deepEqual(await reasons(id), ['charge', 'refund']);
     assert.deepEqual(await failed(id, 'run-a'), { moved: false, refunded: 0, status: 'failed' }, 'failing again changes nothing');
+  });
+
+  test('every move is fenced by its run: a step of another run cannot fail, complete or record a request for the run that holds the job', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const id = await newJob(t);
+    await generating(id, 'run-a');
+    // An operator's reset: run-b claims the job from run-a (terminated by the reset).
+    assert.equal((await generating(id, 'run-b')).claim, 'take');
+    assert.deepEqual(await failedByProvider(id, 'run-a'), { moved: false, refunded: 0, status: 'generating' }, 'a late step of run-a refunds nothing');
+    assert.equal(await jobs.recordProviderRef(tdb.db, id, 'run-a', { requestId: 'from-a' }), false, 'run-a records no request');
+    assert.equal(await jobs.recordProviderRef(tdb.db, id, 'run-b', { requestId: 'from-b' }), true);
+    const completedByB = await completed(id, 'run-b');
+    assert.equal(completedByB.job.status_run_id, 'run-b');
+    assert.equal(await creditsOf(tdb.db, t), 100 - price);
+    assert.deepEqual(await reasons(id), ['charge']);
+  });
+
+  test("a reset run's first database step may be any step: completing claims a failed job, re-charging it once", async () => {
+    const t = await createTenant(tdb.db, 100);
+    const id = await newJob(t);
+    await generating(id, 'run-a');
+    await jobs.recordProviderRef(tdb.db, id, 'run-a', { requestId: 'from-a' });
+    await failedByProvider(id, 'run-a');
+    assert.deepEqual((await jobs.getJob(tdb.db, id))!.provider_ref, { requestId: 'from-a' }, 'the failed run keeps its request for the cancel after the refund');
+    const { charged, job } = await completed(id, 'run-b');
+    assert.equal(charged, 0, 'the claim re-charged it; completing settles nothing more');
+    assert.equal(job.status, 'completed');
+    assert.deepEqual(await reasons(id), ['charge', 'refund', 'recharge']);
+    assert.equal(await creditsOf(tdb.db, t), 100 - price);
+  });
+
+  test('a revived job forgets the failed run\'s provider request; a taken-over one keeps it (it may still run)', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const revived = await newJob(t);
+    await generating(revived, 'run-a');
+    await jobs.recordProviderRef(tdb.db, revived, 'run-a', { requestId: 'canceled-with-the-failure' });
+    await failedByProvider(revived, 'run-a');
+    assert.equal((await generating(revived, 'run-b')).claim, 'revive');
+    assert.equal((await jobs.getJob(tdb.db, revived))!.provider_ref, null);
+
+    const taken = await newJob(t);
+    await generating(taken, 'run-a');
+    await jobs.recordProviderRef(tdb.db, taken, 'run-a', { requestId: 'still-running' });
+    assert.equal((await generating(taken, 'run-b')).claim, 'take');
+    assert.deepEqual((await jobs.getJob(tdb.db, taken))!.provider_ref, { requestId: 'still-running' });
+  });
+
+  test('a job failed by a cancel is never revived: not by a reset run claiming it, nor by one completing it', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const id = await newJob(t);
+    await generating(id, 'run-a');
+    await failed(id, 'run-a');
+    await assert.rejects(generating(id, 'run-b'), (err: Error) => err instanceof jobs.IllegalStatusMoveError && /it was canceled/.test(err.message));
+    await assert.rejects(completed(id, 'run-b'), (err: Error) => err instanceof jobs.IllegalStatusMoveError && /it was canceled/.test(err.message));
+    assert.equal(await statusOf(id), 'failed');
+    assert.equal(await creditsOf(tdb.db, t), 100);
+    assert.deepEqual(await reasons(id), ['charge', 'refund']);
+  });
+
+  test('a reset run that cannot be paid for is refused with the balance, and the job stays failed and refunded', async () => {
+    const t = await createTenant(tdb.db, price);
+    const id = await newJob(t);
+    await generating(id, 'run-a');
+    await failedByProvider(id, 'run-a');
+    await tdb.db.updateTable('workspaces').set({ credits: price - 1 }).where('id', '=', t.workspaceId).execute();
+    await assert.rejects(generating(id, 'run-b'), jobs.InsufficientCreditsError);
+    assert.equal(await statusOf(id), 'failed');
+    assert.deepEqual(await reasons(id), ['charge', 'refund']);
+    assert.equal(await creditsOf(tdb.db, t), price - 1);
   });
 
   test('completion and failure racing in two transactions: exactly one wins, and the credits follow it', async () => {

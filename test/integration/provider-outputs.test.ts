@@ -5,11 +5,11 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { createJobProviderActivities, type ProgressWriter } from '../../activities/jobs.js';
+import { createOutputStore } from '../../activities/jobs.js';
 
 /** storeOutputs writes no progress; the writer is required by the activity group. */
-const noProgress: ProgressWriter = { phase: async () => undefined, poll: async () => undefined };
 import { createFalAdapter } from '../../activities/providers/fal.js';
 import { createXaiAdapter } from '../../activities/providers/xai.js';
 import { outputHostsFor } from '../../activities/providers/outputs.js';
@@ -53,16 +53,15 @@ describe('provider outputs into storage', () => {
       fal: createFalAdapter({ key: fal.key, queueUrl: fal.url, timeoutMs: 2000 }),
       xai: createXaiAdapter({ key: xai.key, baseUrl: xai.url, timeoutMs: 2000 }),
     };
-    // No quiet first second: these downloads end within it, and the test reads their heartbeats.
-    return createJobProviderActivities({ storage, config, adapterFor: (name) => adapters[name]!, progress: noProgress, heartbeatQuietMs: 0 });
+    return createOutputStore({ storage, config, adapterFor: (name) => adapters[name]!, heartbeat: (d) => Context.current().heartbeat(d) });
   }
 
   async function store(provider: ProviderName, jobId: string, outputs: ProviderOutput[], env?: Record<string, string>) {
     const heartbeats: unknown[] = [];
     const mock = new MockActivityEnvironment();
     mock.on('heartbeat', (d: unknown) => heartbeats.push(d));
-    const a = activities(env);
-    const stored = (await mock.run(() => a.storeOutputs(provider, jobId, outputs))) as Awaited<ReturnType<typeof a.storeOutputs>>;
+    const storeOutputs = activities(env);
+    const stored = (await mock.run(() => storeOutputs(provider, jobId, outputs))) as Awaited<ReturnType<typeof storeOutputs>>;
     return { stored, heartbeats };
   }
 
@@ -141,13 +140,13 @@ describe('provider outputs into storage', () => {
       seen = req.headers.authorization;
       res.writeHead(200, { 'content-type': 'image/png' }).end(media['image/png']);
     });
-    const withKey = createJobProviderActivities({
+    const withKey = createOutputStore({
       storage,
-      progress: noProgress,
+      heartbeat: () => undefined,
       config: testConfig(process.env.DATABASE_URL ?? 'postgres://u:p@127.0.0.1:5432/unused', { FETCH_ALLOW_LOOPBACK_ORIGIN: cdn.origin, FETCH_EXTRA_CA_FILE: cdn.caFile, PROVIDER_OUTPUT_HOSTS: '127.0.0.1' }),
       adapterFor: () => ({ ...createFalAdapter({ key: fal.key, queueUrl: fal.url }), outputHeaders: () => ({ authorization: `Key ${fal.key}` }) }),
     });
-    const stored = (await new MockActivityEnvironment().run(() => withKey.storeOutputs('fal', 'job_private', [{ url: `${cdn.origin}/files/private.png` }]))) as { content_type: string }[];
+    const stored = (await new MockActivityEnvironment().run(() => withKey('fal', 'job_private', [{ url: `${cdn.origin}/files/private.png` }]))) as { content_type: string }[];
     assert.equal(stored[0]!.content_type, 'image/png');
     assert.equal(seen, `Key ${fal.key}`);
   });

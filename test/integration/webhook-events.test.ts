@@ -34,18 +34,18 @@ const types = async (jobId: string) => (await deliveriesOfJob(tdb.db, jobId)).ma
 
 test('retries emit nothing more; a reset emits the moves it really makes; ids are stable and distinct', async () => {
   const id = await jobWithWebhook(['generating', 'completed', 'failed']);
-  await tx((x) => jobsRepo.markGenerating(x, id, 'run-1'));
-  await tx((x) => jobsRepo.markGenerating(x, id, 'run-1')); // the activity retried after its commit
+  await tx((x) => jobsRepo.claimJob(x, id, 'run-1'));
+  await tx((x) => jobsRepo.claimJob(x, id, 'run-1')); // the activity retried after its commit
   assert.deepEqual(await types(id), ['job.generating']);
 
-  await tx((x) => jobsRepo.markFailed(x, id, { code: 'generation_failed', message: 'boom' }, 'run-1'));
-  await tx((x) => jobsRepo.markFailed(x, id, { code: 'generation_failed', message: 'boom' }, 'run-1'));
+  await tx((x) => jobsRepo.failJob(x, id, { code: 'generation_failed', message: 'boom' }, 'run-1'));
+  await tx((x) => jobsRepo.failJob(x, id, { code: 'generation_failed', message: 'boom' }, 'run-1'));
   assert.deepEqual(await types(id), ['job.generating', 'job.failed']);
 
   // An operator Reset: a new run moves the failed job again, and completes it (twice: a retry).
-  await tx((x) => jobsRepo.markGenerating(x, id, 'run-2'));
-  await tx((x) => jobsRepo.markCompleted(x, id, [{ key: 'k', content_type: 'image/png', size: 1 }], 'run-2'));
-  await tx((x) => jobsRepo.markCompleted(x, id, [{ key: 'k', content_type: 'image/png', size: 1 }], 'run-2'));
+  await tx((x) => jobsRepo.claimJob(x, id, 'run-2'));
+  await tx((x) => jobsRepo.completeJob(x, id, [{ key: 'k', content_type: 'image/png', size: 1 }], 'run-2'));
+  await tx((x) => jobsRepo.completeJob(x, id, [{ key: 'k', content_type: 'image/png', size: 1 }], 'run-2'));
   const rows = await deliveriesOfJob(tdb.db, id);
   assert.deepEqual(rows.map((r) => r.type), ['job.generating', 'job.failed', 'job.generating', 'job.completed']);
   assert.equal(new Set(rows.map((r) => r.id)).size, 4);
@@ -56,17 +56,17 @@ test('retries emit nothing more; a reset emits the moves it really makes; ids ar
 
 test('only the events asked for; no webhook_url, no events; a failed cancel before any run emits job.failed', async () => {
   const terminal = await jobWithWebhook(['completed', 'failed']);
-  await tx((x) => jobsRepo.markGenerating(x, terminal, 'run-1'));
-  await tx((x) => jobsRepo.markCompleted(x, terminal, [], 'run-1'));
+  await tx((x) => jobsRepo.claimJob(x, terminal, 'run-1'));
+  await tx((x) => jobsRepo.completeJob(x, terminal, [], 'run-1'));
   assert.deepEqual(await types(terminal), ['job.completed']);
 
   const none = await jobWithWebhook(null);
-  await tx((x) => jobsRepo.markGenerating(x, none, 'run-1'));
-  await tx((x) => jobsRepo.markCompleted(x, none, [], 'run-1'));
+  await tx((x) => jobsRepo.claimJob(x, none, 'run-1'));
+  await tx((x) => jobsRepo.completeJob(x, none, [], 'run-1'));
   assert.deepEqual(await types(none), []);
 
   const canceled = await jobWithWebhook(['failed']);
-  await tx((x) => jobsRepo.markFailed(x, canceled, { code: 'canceled', message: 'the job was canceled' }, null));
+  await tx((x) => jobsRepo.failJob(x, canceled, { code: 'canceled', message: 'the job was canceled' }, null));
   assert.deepEqual(await types(canceled), ['job.failed']);
 });
 
@@ -74,7 +74,7 @@ test('a rolled-back move emits nothing', async () => {
   const id = await jobWithWebhook(['generating']);
   await assert.rejects(
     tdb.db.transaction().execute(async (x) => {
-      await jobsRepo.markGenerating(x, id, 'run-1');
+      await jobsRepo.claimJob(x, id, 'run-1');
       throw new Error('rollback');
     }),
     /rollback/,

@@ -14,7 +14,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { randomToken } from '../../shared/ids.js';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck } from '../../workflows/activity-types.js';
-import { searchAttributes, taskQueues, workflowTypes, type GenerationInput } from '../../workflows/definitions.js';
+import { searchAttributes, taskQueues, workflowTypes, type GenerationInput, type JobStatus, type ProviderName } from '../../workflows/definitions.js';
 import type { PollResult, ProviderRef, ProviderRequest } from '../../shared/provider-types.js';
 
 const bundlePath = fileURLToPath(new URL('../../workflow-bundle.js', import.meta.url));
@@ -50,8 +50,9 @@ interface Script {
   /** Resolves when the first checkProvider (the first check after submitAndCheck's own) may answer (default: at once). */
   pollGate?: Promise<void>;
   /** The provider's answer to its n-th status check (n = 1 is the check inside submitAndCheck). */
-  poll(n: number): PollResult;
-  storeOutputs?: JobProviderActivities['storeOutputs'];
+  poll(n: number): PollResult | { resubmit: true };
+  /** What failJob finds the job to be (default: failed, as it moved it). */
+  failedJobIs?: { status: JobStatus; outputs: number };
 }
 
 function stubs(script: Script, calls: Call[], events: { entered?: () => void; polling?: () => void }) {
@@ -63,10 +64,8 @@ function stubs(script: Script, calls: Call[], events: { entered?: () => void; po
     inputs: [],
   });
   let polls = 0;
+  let submits = 0;
   const io: JobIoActivities = {
-    async markJobGenerating(jobId) {
-      calls.push(['markJobGenerating', jobId]);
-    },
     async startGenerating(jobId) {
       calls.push(['startGenerating', jobId]);
       return { request: script.remoteInputs ? null : request(jobId) };
@@ -77,36 +76,28 @@ function stubs(script: Script, calls: Call[], events: { entered?: () => void; po
       await script.prepareGate;
       return request(jobId);
     },
-    async recordProviderRef(jobId, ref) {
-      calls.push(['recordProviderRef', jobId, ref]);
-    },
     async completeJob(jobId, outputs) {
       calls.push(['completeJob', jobId, outputs]);
     },
     async failJob(jobId, code, message) {
       calls.push(['failJob', jobId, code, message]);
-    },
-    async settleCredits(jobId) {
-      calls.push(['settleCredits', jobId]);
-      return 0;
+      return script.failedJobIs ?? { status: 'failed', outputs: 0 };
     },
   };
-  const storeOutputs: JobProviderActivities['storeOutputs'] =
-    script.storeOutputs ??
-    (async (name, jobId, outputs) => {
-      calls.push(['storeOutputs', name, jobId, outputs.length]);
-      return outputs.map((_, i) => ({ key: `jobs/${jobId}/output-${i + 1}.png`, content_type: 'image/png', size: 1 }));
-    });
   /** One status check as the real activities do it: the outputs are stored once the provider is done. */
-  async function check(name: Parameters<typeof storeOutputs>[0], jobId: string): Promise<ProviderCheck> {
+  async function check(name: ProviderName, jobId: string): Promise<ProviderCheck> {
     calls.push(['check', name, jobId]);
-    const { outputs, ...result } = script.poll(++polls);
-    return { ...result, stored: result.state === 'succeeded' ? await storeOutputs(name, jobId, outputs ?? []) : null };
+    const answer = script.poll(++polls);
+    if ('resubmit' in answer) return { state: 'queued', stored: null, resubmit: true };
+    const { outputs, ...result } = answer;
+    if (result.state !== 'succeeded') return { ...result, stored: null };
+    calls.push(['storeOutputs', name, jobId, outputs?.length ?? 0]);
+    return { ...result, stored: (outputs ?? []).map((_, i) => ({ key: `jobs/${jobId}/output-${i + 1}.png`, content_type: 'image/png', size: 1 })) };
   }
   const provider: JobProviderActivities = {
     async submitAndCheck(name, req) {
       calls.push(['submitAndCheck', name, req.jobId]);
-      const ref = { provider: name, requestId: `req-${req.jobId}` } satisfies ProviderRef;
+      const ref = { provider: name, requestId: `req-${req.jobId}-${++submits}` } satisfies ProviderRef;
       return { ...(await check(name, req.jobId)), ref };
     },
     async checkProvider(name, jobId) {
@@ -116,18 +107,9 @@ function stubs(script: Script, calls: Call[], events: { entered?: () => void; po
       }
       return check(name, jobId);
     },
-    async submitToProvider(name, req) {
-      calls.push(['submitToProvider', name, req.jobId]);
-      return { provider: name, requestId: `req-${req.jobId}` } satisfies ProviderRef;
+    async cancelProvider(name, _model, jobId, ref) {
+      calls.push(['cancelProvider', name, jobId, ref]);
     },
-    async pollProvider(name) {
-      calls.push(['pollProvider', name]);
-      return script.poll(++polls);
-    },
-    async cancelProvider(name, _model, ref) {
-      calls.push(['cancelProvider', name, ref]);
-    },
-    storeOutputs,
   };
   return { io, provider };
 }
@@ -191,9 +173,9 @@ describe('generation pipeline branches (mocked activities)', () => {
     assert.equal(outcome.ok, false);
     assert.ok(outcome.error instanceof WorkflowFailedError && outcome.error.cause instanceof CancelledFailure, 'the workflow ends canceled');
     const cancelCall = calls.find(([name]) => name === 'cancelProvider');
-    assert.deepEqual(cancelCall, ['cancelProvider', 'fal', { provider: 'fal', requestId: `req-${jobId}` }]);
+    assert.deepEqual(cancelCall, ['cancelProvider', 'fal', jobId, { provider: 'fal', requestId: `req-${jobId}-1` }]);
     assert.deepEqual(failJobCall(calls), ['failJob', jobId, 'canceled', 'the job was canceled']);
-    assert.ok(names(calls).indexOf('cancelProvider') < names(calls).indexOf('failJob'), 'the provider is told before the job is failed');
+    assert.ok(names(calls).indexOf('failJob') < names(calls).indexOf('cancelProvider'), 'the refund comes first, then the provider cancel');
     assert.ok(!names(calls).includes('completeJob'));
   });
 
@@ -227,7 +209,7 @@ describe('generation pipeline branches (mocked activities)', () => {
     const { jobId, calls, outcome } = await runJob({ poll: () => running }, { deadlineSeconds: 5 });
     assert.equal(outcome.ok, false);
     assert.deepEqual(failJobCall(calls), ['failJob', jobId, 'generation_failed', 'the provider did not finish within 5 s']);
-    assert.deepEqual(calls.find(([name]) => name === 'cancelProvider'), ['cancelProvider', 'fal', { provider: 'fal', requestId: `req-${jobId}` }]);
+    assert.deepEqual(calls.find(([name]) => name === 'cancelProvider'), ['cancelProvider', 'fal', jobId, { provider: 'fal', requestId: `req-${jobId}-1` }]);
     assert.ok(names(calls).filter((n) => n === 'check').length >= 2, 'it checked the provider again until the deadline');
   });
 
@@ -236,5 +218,28 @@ describe('generation pipeline branches (mocked activities)', () => {
     assert.deepEqual(outcome, { ok: true, value: { outputs: 1 } });
     assert.deepEqual(calls.find(([name]) => name === 'completeJob'), ['completeJob', jobId, [{ key: `jobs/${jobId}/output-1.png`, content_type: 'image/png', size: 1 }]]);
     assert.ok(!names(calls).includes('failJob'));
+  });
+
+  test('a check that finds no live request (a reset revived the job) submits again, then completes', async () => {
+    const done: PollResult = { state: 'succeeded', percent: 100, outputs: [{ url: 'https://example.invalid/a.png' }] };
+    const { jobId, calls, outcome } = await runJob({ poll: (n) => (n === 1 ? running : n === 2 ? { resubmit: true } : n === 3 ? running : done) });
+    assert.deepEqual(outcome, { ok: true, value: { outputs: 1 } });
+    assert.equal(names(calls).filter((n) => n === 'submitAndCheck').length, 2, 'submitted once more, for the revived job');
+    assert.deepEqual(calls.find(([name]) => name === 'completeJob')?.[1], jobId);
+  });
+
+  test('a canceled job whose completion had committed ends completed, and its request is not canceled', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const { calls, outcome } = await runJob({ pollGate: gate, poll: () => running, failedJobIs: { status: 'completed', outputs: 2 } }, {
+      deadlineSeconds: 3600,
+      during: async ({ polling, cancel }) => {
+        await polling;
+        await cancel();
+        open();
+      },
+    });
+    assert.deepEqual(outcome, { ok: true, value: { outputs: 2 } }, 'Temporal says what Postgres says: completed');
+    assert.ok(!names(calls).includes('cancelProvider'), 'a completed job keeps its request');
   });
 });

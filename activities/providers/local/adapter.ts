@@ -162,6 +162,7 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
 
   return {
     name: 'local',
+    free: true,
 
     async submit(req, ctx): Promise<LocalRef> {
       let failPoll = false;

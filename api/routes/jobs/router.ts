@@ -17,12 +17,12 @@ import type { Database, Queryable } from '../../../db/index.js';
 import type { Job, JobKind } from '../../../db/schema.js';
 import { newId } from '../../../shared/ids.js';
 import * as jobsRepo from '../../../db/repos/jobs.js';
-import { failJobAndRemoveMedia } from '../../../db/job-media.js';
+import { createJobService, InsufficientCreditsError, ProjectNotInWorkspaceError, type JobService } from '../../../db/job-service.js';
 import { priceFor, requestRefusal } from '../../../shared/catalog.js';
 import { resolveJobRoute } from '../../../shared/routing.js';
 import { outputsGoneReason } from '../../../shared/retention.js';
 import type { StoredJobParams } from '../../../shared/job-params.js';
-import { cancelJobWorkflow, createLiveProgress, jobToStart, startJobWorkflow, type LiveProgress } from '../../../workflows/client.js';
+import { createLiveProgress, jobWorkflowPort, type LiveProgress } from '../../../workflows/client.js';
 import { kinds, presentJob, type KindSpec } from './kinds.js';
 import { statusQuery, urlResultSchema, type Progress } from './schemas.js';
 import { requestedWebhook } from '../../webhooks.js';
@@ -30,9 +30,10 @@ import { requestedWebhook } from '../../webhooks.js';
 /** How long one live `progress` query answer serves every `?live=true` read of the job. */
 const LIVE_PROGRESS_CACHE_MS = 1_000;
 
-/** What the job handlers use: the gateway's deps and the process-wide live progress cache. */
+/** What the job handlers use: the gateway's deps, the job lifecycle and the process-wide live progress cache. */
 export interface JobServices {
   deps: AppDeps & { metrics: ApiMetrics };
+  jobs: JobService;
   liveProgress: LiveProgress;
 }
 
@@ -42,22 +43,6 @@ export async function loadJobOfKey(db: Database, req: Request, res: Response, ki
   const job = await jobsRepo.getJobInWorkspace(db, workspaceId, String(req.params.id), kind);
   if (!job) throw new ApiError(404, 'not_found', `${kind.replace('_', '-')} job ${String(req.params.id)} not found`);
   return job;
-}
-
-/**
- * Starts the job's workflow. `workflow_started` is not written here: the workflow's first step sets
- * it with the move to generating, and a job still unmarked after a few seconds is started again by
- * the reconciler, which Temporal refuses as already started (same workflow id) and which then marks
- * it. One UPDATE fewer on the path of every create.
- */
-async function startWorkflow({ deps }: JobServices, job: Job): Promise<void> {
-  try {
-    const toStart = jobToStart(job, deps.config.TASK_QUEUE_PREFIX);
-    await deps.temporal.withDeadline(Date.now() + deps.config.WORKFLOW_START_TIMEOUT_MS, () => startJobWorkflow(deps.temporal, toStart));
-  } catch (err) {
-    // The job and its charge are committed; the reconciler starts it later.
-    deps.logger.warn({ jobId: job.id, err: (err as Error).message }, 'workflow start failed; left for the reconciler');
-  }
 }
 
 /** An unknown model is invalid_model, told apart from every other malformed field. */
@@ -74,13 +59,21 @@ function parseCreateBody(spec: KindSpec, raw: unknown): unknown {
   return parseOr400(spec.body, raw);
 }
 
-/** 403 unless the project is the workspace's. */
-async function requireProject(db: Queryable, workspaceId: string, projectId: string): Promise<void> {
-  const project = await db.selectFrom('projects').select('workspace_id').where('id', '=', projectId).executeTakeFirst();
-  if (!project || project.workspace_id !== workspaceId) throw forbiddenProject(projectId);
+/** The job service's refusals of a create as the API answers them. */
+function createRefusal(err: unknown, projectId: string): unknown {
+  if (err instanceof ProjectNotInWorkspaceError) return new ApiError(403, 'forbidden', `project ${projectId} is not in this workspace`);
+  if (err instanceof InsufficientCreditsError) {
+    return new ApiError(402, 'insufficient_credits', `insufficient credits: this job requires ${err.required} credits, the workspace has ${err.available}`);
+  }
+  return err;
 }
 
-const forbiddenProject = (projectId: string) => new ApiError(403, 'forbidden', `project ${projectId} is not in this workspace`);
+/** 403 unless the project is the workspace's (the job service's rule). */
+async function requireProject(jobs: JobService, db: Queryable, workspaceId: string, projectId: string): Promise<void> {
+  await jobs.requireProject(db, workspaceId, projectId).catch((err: unknown) => {
+    throw createRefusal(err, projectId);
+  });
+}
 
 /**
  * Everything a create checks before charging — references (404), per-model rules, the route and
@@ -88,7 +81,7 @@ const forbiddenProject = (projectId: string) => new ApiError(403, 'forbidden', `
  * (and by the dry run before this); a request this refuses is refused as 403 first when its project
  * is not the workspace's, so that check still comes first, as the design orders them.
  */
-async function quoteCreate({ deps }: JobServices, spec: KindSpec, body: unknown, db: Queryable, workspaceId: string) {
+async function quoteCreate({ deps, jobs }: JobServices, spec: KindSpec, body: unknown, db: Queryable, workspaceId: string) {
   try {
     const prepared = await spec.prepare(body, db, workspaceId);
     // The route is decided here, once, and stored with the job: the workflow, the activities
@@ -103,7 +96,7 @@ async function quoteCreate({ deps }: JobServices, spec: KindSpec, body: unknown,
     const webhook = await requestedWebhook(db, workspaceId, body as Parameters<typeof requestedWebhook>[2], deps.config);
     return { prepared, params, price: priceFor(prepared.route, prepared.params), webhook };
   } catch (err) {
-    if (err instanceof ApiError) await requireProject(db, workspaceId, (body as { project_id: string }).project_id);
+    if (err instanceof ApiError) await requireProject(jobs, db, workspaceId, (body as { project_id: string }).project_id);
     throw err;
   }
 }
@@ -126,7 +119,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     before: (services) => [
       dryRun(services.deps.db, async (raw, tx, workspaceId) => {
         const body = parseCreateBody(spec, raw);
-        await requireProject(tx, workspaceId, (body as { project_id: string }).project_id);
+        await requireProject(services.jobs, tx, workspaceId, (body as { project_id: string }).project_id);
         return (await quoteCreate(services, spec, body, tx, workspaceId)).price;
       }),
       idempotent(services.deps, { body: 'json' }),
@@ -136,21 +129,16 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
       checkModel(spec, req.body);
     },
     async handler({ res, body, services }) {
-      const { deps } = services;
+      const { deps, jobs } = services;
       const { workspaceId, apiKeyId } = authOf(res);
       const projectId = (body as { project_id: string }).project_id;
       const jobId = newId(spec.idPrefix);
       const create = async (db: Queryable) => {
         const { prepared, params, price, webhook } = await quoteCreate(services, spec, body, db, workspaceId);
         try {
-          const job = { id: jobId, kind: spec.kind, workspaceId, projectId, apiKeyId, model: prepared.model, params, price, webhook };
-          return await jobsRepo.insertJobWithCharge(db, job);
+          return await jobs.create(db, { id: jobId, kind: spec.kind, workspaceId, projectId, apiKeyId, model: prepared.model, params, price, webhook });
         } catch (err) {
-          if (err instanceof jobsRepo.ProjectNotInWorkspaceError) throw forbiddenProject(projectId);
-          if (err instanceof jobsRepo.InsufficientCreditsError) {
-            throw new ApiError(402, 'insufficient_credits', `insufficient credits: this job requires ${err.required} credits, the workspace has ${err.available}`);
-          }
-          throw err;
+          throw createRefusal(err, projectId);
         }
       };
       // The job and its charge are one statement. With an Idempotency-Key, the key's answer commits
@@ -164,7 +152,10 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
         : await create(deps.db);
       deps.metrics.jobCreated(spec.kind, job.model);
       deps.metrics.credits('charged', job.price);
-      await startWorkflow(services, job);
+      // The job and its charge are committed: a start that fails is retried by the reconciler.
+      // `workflow_started` is not written here: the workflow's first step sets it, and a job still
+      // unmarked after a few seconds is started again by the reconciler (refused as a duplicate).
+      await jobs.start(job);
       res.status(200).json({ data: spec.created(job) });
     },
   });
@@ -225,26 +216,14 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     rateClass: 'generate',
     response: spec.record,
     errors: [401, 404, 409, 429, 500],
-    async handler({ req, res, services: { deps } }) {
-      const { db, config } = deps;
-      const job = await loadJobOfKey(db, req, res, spec.kind);
+    async handler({ req, res, services: { deps, jobs } }) {
+      const job = await loadJobOfKey(deps.db, req, res, spec.kind);
       if (job.status === 'completed' || job.status === 'failed') {
         throw new ApiError(409, 'not_cancelable', `job ${job.id} is already ${job.status} and cannot be canceled`, { status: job.status });
       }
-      // Always through Temporal: the workflow is the job's one writer while it runs, and a start that
-      // timed out here may still have succeeded, whatever workflow_started says.
-      // A gRPC deadline bounds the calls (and the client's retries) while Temporal is down: 503.
-      const outcome = await deps.temporal.withDeadline(Date.now() + config.WORKFLOW_START_TIMEOUT_MS, () => cancelJobWorkflow(deps.temporal, job.id));
-      if (outcome.state === 'not_found' || outcome.state === 'closed') {
-        // No workflow will settle it: none exists, or it ended without its own clean-up (terminated
-        // from the Web UI). markFailed leaves a job that was failed or completed meanwhile as it is.
-        const error = { code: 'canceled', message: outcome.state === 'not_found' ? 'the job was canceled' : "the job's workflow had already ended" } as const;
-        const { refunded } = await failJobAndRemoveMedia(deps, job.id, error, outcome.state === 'closed' ? outcome.runId : null);
-        // A job with no workflow is never started later (the reconciler starts pending jobs only).
-        if (outcome.state === 'not_found') await jobsRepo.markWorkflowStarted(db, job.id);
-        if (refunded > 0) deps.metrics.credits('refunded', refunded);
-      }
-      const fresh = (await jobsRepo.getJob(db, job.id))!;
+      // A gRPC deadline bounds the Temporal calls (and the client's retries) while Temporal is down: 503.
+      const { job: fresh, refunded } = await jobs.cancel(job);
+      if (refunded > 0) deps.metrics.credits('refunded', refunded);
       if (fresh.status === 'completed') {
         throw new ApiError(409, 'not_cancelable', `job ${job.id} is already completed and cannot be canceled`, { status: fresh.status });
       }
@@ -259,5 +238,7 @@ for (const spec of kinds) addKind(jobEndpoints, spec);
 
 export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: Auth) {
   const liveProgress = createLiveProgress(deps.temporal, { timeoutMs: deps.config.PROGRESS_QUERY_TIMEOUT_MS, cacheMs: LIVE_PROGRESS_CACHE_MS });
-  return jobEndpoints.router({ deps, liveProgress }, auth);
+  const workflows = jobWorkflowPort(deps.temporal, { taskQueuePrefix: deps.config.TASK_QUEUE_PREFIX, timeoutMs: deps.config.WORKFLOW_START_TIMEOUT_MS });
+  const jobs = createJobService({ db: deps.db, storage: deps.storage, workflows, logger: deps.logger });
+  return jobEndpoints.router({ deps, jobs, liveProgress }, auth);
 }

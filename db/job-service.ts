@@ -1,0 +1,202 @@
+// The job lifecycle, in one place: quote, create, claim, complete, fail, cancel, settle and
+// reconcile a job whose workflow closed without settling it. The gateway's routes, the workflow's
+// activities and the worker's reconciler call this; the SQL lives in db/repos/jobs.ts, one
+// function per status move, and the Temporal calls reach it through a port (workflows/client.ts
+// implements it), so this module sits in db/ and imports no process code.
+//
+// Money and media follow every move here: a failed job is refunded and its media removed, a
+// completed job is charged its price, a revived one is charged again, each exactly once; the
+// provider request of an abandoned job is canceled after the refund, never before it.
+import type { Logger } from 'pino';
+import type { Database, Queryable } from './index.js';
+import type { Job, JobError, JobOutput, JobPhase, JobStatus } from './schema.js';
+import * as jobsRepo from './repos/jobs.js';
+import type { MoveProgress, NewJobInput } from './repos/jobs.js';
+import { jobPrefix, type Storage } from '../shared/storage.js';
+import type { RawBuilder } from 'kysely';
+
+export { IllegalStatusMoveError, InsufficientCreditsError, ProjectNotInWorkspaceError } from './repos/jobs.js';
+
+/** What a cancel found at Temporal (workflows/client.ts cancelJobWorkflow). */
+export type WorkflowCancelOutcome =
+  /** The workflow runs and was asked to cancel: it fails and refunds the job itself. */
+  | { state: 'cancel_requested' }
+  /** It completed: the job is completed (or about to be), and is never failed. */
+  | { state: 'completed' }
+  /** It closed otherwise (failed, canceled, terminated or timed out): nothing runs for the job. */
+  | { state: 'closed'; runId: string }
+  /** No workflow with this id exists (its start never reached Temporal). */
+  | { state: 'not_found' };
+
+/** The Temporal side of the lifecycle, as the service needs it (implemented by workflows/client.ts). */
+export interface JobWorkflowPort {
+  /** Starts the job's workflow; a job whose workflow runs or ran answers 'already_started'. */
+  start(job: Job): Promise<'started' | 'already_started'>;
+  /** Asks the job's workflow to cancel, saying what it found. */
+  cancel(jobId: string): Promise<WorkflowCancelOutcome>;
+  /**
+   * Cancels, durably and within a time bound, the provider request of a job that no workflow will
+   * clean up (its run was terminated): a small workflow on the provider's queue does it.
+   */
+  cancelProviderRequest(job: Job): Promise<void>;
+}
+
+export interface JobServiceDeps {
+  db: Database;
+  storage: Storage;
+  /** Absent where no Temporal call is made (activities). */
+  workflows?: JobWorkflowPort;
+  logger?: Pick<Logger, 'warn' | 'info'>;
+}
+
+export type FailResult = { moved: boolean; refunded: number; status: JobStatus; job: Job };
+
+export function createJobService(deps: JobServiceDeps) {
+  const { db, storage } = deps;
+
+  function workflows(): JobWorkflowPort {
+    if (!deps.workflows) throw new Error('this job service has no Temporal client');
+    return deps.workflows;
+  }
+
+  /** Throws ProjectNotInWorkspaceError unless the project is the workspace's: the 403 rule. */
+  async function requireProject(q: Queryable, workspaceId: string, projectId: string): Promise<void> {
+    const project = await q.selectFrom('projects').select('workspace_id').where('id', '=', projectId).executeTakeFirst();
+    if (!project || project.workspace_id !== workspaceId) throw new jobsRepo.ProjectNotInWorkspaceError(projectId);
+  }
+
+  /** Removes every object under the job's prefix: no media stays for a job that was refunded. */
+  async function removeMedia(jobId: string): Promise<void> {
+    await storage.removePrefix(jobPrefix(jobId));
+  }
+
+  /**
+   * Fails the job (refunding it) for run `runId` and removes its media. Idempotent: removing again
+   * also catches an output written late by a step still running when the job was canceled.
+   */
+  async function fail(jobId: string, error: JobError, runId: string | null): Promise<FailResult> {
+    const result = await db.transaction().execute((tx) => jobsRepo.failJob(tx, jobId, { code: error.code, message: error.message.slice(0, 500) }, runId));
+    if (result.status === 'failed') await removeMedia(jobId);
+    return result;
+  }
+
+  return {
+    requireProject,
+
+    /** The price against the balance, after the project check (a dry run: nothing is written). */
+    async quote(q: Queryable, workspaceId: string, projectId: string, price: number): Promise<{ price: number; available: number; sufficient: boolean }> {
+      await requireProject(q, workspaceId, projectId);
+      const ws = await q.selectFrom('workspaces').select('credits').where('id', '=', workspaceId).executeTakeFirstOrThrow();
+      return { price, available: ws.credits, sufficient: ws.credits >= price };
+    },
+
+    /**
+     * The pending job and its charge, in one statement (so one transaction of its own, or of the
+     * caller's `q`). Throws ProjectNotInWorkspaceError or InsufficientCreditsError, writing nothing.
+     */
+    create(q: Queryable, input: NewJobInput): Promise<Job> {
+      return jobsRepo.insertJobWithCharge(q, input);
+    },
+
+    /**
+     * Starts the committed job's workflow. A failed start leaves the job to the reconciler (it
+     * starts jobs whose workflow has not run after a few seconds): the answer is false then.
+     */
+    async start(job: Job, opts: { logFailure?: boolean } = {}): Promise<boolean> {
+      try {
+        await workflows().start(job);
+        return true;
+      } catch (err) {
+        if (opts.logFailure !== false) deps.logger?.warn({ jobId: job.id, err: (err as Error).message }, 'workflow start failed; left for the reconciler');
+        return false;
+      }
+    },
+
+    /**
+     * The move to generating for run `runId` (jobsRepo.claimOf): one UPDATE for a pending job,
+     * the common case; else the transaction that decides (a retry, a reset, a revival).
+     */
+    async claim(
+      jobId: string,
+      runId: string,
+      /** The phase the job is in next, as a function of the row and as SQL over it (for the one UPDATE). */
+      progress: { phase: (job: Job) => JobPhase; phaseSql: JobPhase | RawBuilder<JobPhase>; attempt: number },
+    ): Promise<{ job: Job; claim: 'ours' | 'take' | 'revive' }> {
+      const started = await jobsRepo.startPendingJob(db, jobId, runId, { phase: progress.phaseSql, attempt: progress.attempt });
+      if (started) return { job: started, claim: 'take' };
+      const move: MoveProgress = { phase: progress.phase, attempt: progress.attempt };
+      return db.transaction().execute((tx) => jobsRepo.claimJob(tx, jobId, runId, move));
+    },
+
+    /**
+     * → completed with its outputs for run `runId` (claiming the job first in a reset run),
+     * charged its price. A job canceled meanwhile stays failed and refunded, and the outputs just
+     * stored are removed: no media without payment (IllegalStatusMoveError is rethrown).
+     */
+    async complete(jobId: string, outputs: JobOutput[], runId: string, extra: { providerRef?: Record<string, unknown>; attempt: number }): Promise<Job> {
+      const moveExtra = { providerRef: extra.providerRef, progress: { phase: 'completed' as const, attempt: extra.attempt, percent: 100 } };
+      try {
+        return (await jobsRepo.completeGeneratingJob(db, jobId, outputs, runId, moveExtra)) ?? (await db.transaction().execute((tx) => jobsRepo.completeJob(tx, jobId, outputs, runId, moveExtra))).job;
+      } catch (err) {
+        if (err instanceof jobsRepo.IllegalStatusMoveError && err.from === 'failed') await removeMedia(jobId);
+        throw err;
+      }
+    },
+
+    fail,
+
+    /** The provider request of run `runId`'s job, durable before anything after the submit can fail. */
+    recordProviderRef(jobId: string, runId: string, ref: Record<string, unknown>, attempt: number): Promise<boolean> {
+      return jobsRepo.recordProviderRef(db, jobId, runId, ref, { phase: 'generating', attempt });
+    },
+
+    /**
+     * A customer's cancel. Always through Temporal: the workflow is the job's one writer while it
+     * runs, and a start that timed out at the gateway may still have succeeded. A job whose workflow
+     * never existed or already closed is failed here (refunded, media removed); a job that
+     * completed meanwhile stays completed. Returns the job as it is now.
+     */
+    async cancel(job: Job): Promise<{ job: Job; refunded: number }> {
+      const outcome = await workflows().cancel(job.id);
+      let refunded = 0;
+      if (outcome.state === 'not_found' || outcome.state === 'closed') {
+        const message = outcome.state === 'not_found' ? 'the job was canceled' : "the job was canceled; its workflow had already ended";
+        // Acts only if the row is still as read: pending, or generating for the run that closed.
+        const result = await fail(job.id, { code: 'canceled', message }, job.status_run_id);
+        refunded = result.refunded;
+        // A job with no workflow is never started later (the reconciler starts unmarked pending jobs only).
+        if (outcome.state === 'not_found') await jobsRepo.markWorkflowStarted(db, job.id);
+        if (result.moved && job.provider_ref) await workflows().cancelProviderRequest(result.job).catch(() => undefined);
+      }
+      return { job: (await jobsRepo.getJob(db, job.id))!, refunded };
+    },
+
+    /**
+     * A job whose workflow closed (`status`, as Temporal names it) while its row says in flight:
+     * the workflow never ran its own settlement (terminated from the Web UI, which skips workflow
+     * code, or timed out). Fails and refunds it — only if the row is still as the caller read it,
+     * so a reset run that claimed it meanwhile is left alone — then cancels its provider request.
+     * A terminate counts as a cancel: a later reset does not revive the job.
+     */
+    async reconcileClosed(job: Job, status: string): Promise<FailResult> {
+      const canceled = status === 'TERMINATED' || status === 'CANCELLED';
+      const message = canceled ? `the job was ${status === 'TERMINATED' ? 'terminated' : 'canceled'} by an operator` : `the job's workflow ended as ${status.toLowerCase()}`;
+      const result = await fail(job.id, { code: canceled ? 'canceled' : 'generation_failed', message }, job.status_run_id);
+      if (result.moved && result.job.provider_ref) {
+        try {
+          await workflows().cancelProviderRequest(result.job);
+        } catch (err) {
+          deps.logger?.warn({ jobId: job.id, err: (err as Error).message }, 'could not start the provider cancel of a closed job');
+        }
+      }
+      return result;
+    },
+
+    /** Settles the job's credits by its status (completed → price, failed → zero); the difference written. */
+    settle(jobId: string): Promise<number> {
+      return db.transaction().execute((tx) => jobsRepo.settleByStatus(tx, jobId));
+    },
+  };
+}
+
+export type JobService = ReturnType<typeof createJobService>;

@@ -1,0 +1,13 @@
+// Cancels the provider request of a job whose own workflow cannot (its run was terminated, which
+// skips workflow code): started by the reconciler and the cancel route after they refunded the job.
+// The cancel runs on the provider's queue, where the provider's keys are, retried within its time
+// bound; the job id keeps one such workflow per job at a time.
+import { proxyActivities } from '@temporalio/workflow';
+import type { JobProviderActivities } from './activity-types.js';
+import { taskQueues, type ProviderCancelInput } from './definitions.js';
+import { cancelActivity } from './pipeline-common.js';
+
+export async function cancelProviderRequest(input: ProviderCancelInput): Promise<void> {
+  const provider = proxyActivities<JobProviderActivities>({ ...cancelActivity, taskQueue: taskQueues(input.taskQueuePrefix).provider(input.provider) });
+  await provider.cancelProvider(input.provider, input.model, input.jobId, undefined);
+}
