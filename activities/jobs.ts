@@ -194,15 +194,17 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
     /**
      * → failed with `{ code, message }`, refunded and its media removed, for this run. Answers the
      * job's status after it: `completed` for a job whose completion committed first (its outputs
-     * stay), `generating` for one another run has claimed.
+     * stay), `generating` for one another run has claimed; `failedHere` when this run failed it
+     * (a retry after the commit included), not a cancel or an earlier run.
      */
-    async failJob(jobId: string, code: 'generation_failed' | 'canceled', message: string): Promise<{ status: JobStatus; outputs: number }> {
-      const result = await jobs.fail(jobId, { code, message }, currentRunId());
+    async failJob(jobId: string, code: 'generation_failed' | 'canceled', message: string): Promise<{ status: JobStatus; outputs: number; failedHere: boolean }> {
+      const runId = currentRunId();
+      const result = await jobs.fail(jobId, { code, message }, runId);
       if (result.moved) {
         await jobsRepo.setJobPhase(db, jobId, code === 'canceled' ? 'canceled' : 'failed', stepAttempt());
         deps.metrics?.jobFinished(result.job.kind, 'failed');
       }
-      return { status: result.status, outputs: result.job.outputs?.length ?? 0 };
+      return { status: result.status, outputs: result.job.outputs?.length ?? 0, failedHere: result.status === 'failed' && result.job.status_run_id === runId };
     },
   };
 }

@@ -18,9 +18,10 @@ export interface JobIoActivities {
   completeJob(jobId: string, outputs: JobOutput[], ref?: ProviderRef): Promise<void>;
   /**
    * → failed, refunded and its media removed. Answers what the job is now: `completed` when it
-   * completed after all (its completion committed, then its workflow task was lost), with its outputs' count.
+   * completed after all (its completion committed, then its workflow task was lost), with its
+   * outputs' count; `failedHere` when this run failed it (so its provider request is this run's to cancel).
    */
-  failJob(jobId: string, code: 'generation_failed' | 'canceled', message: string): Promise<{ status: JobStatus; outputs: number }>;
+  failJob(jobId: string, code: 'generation_failed' | 'canceled', message: string): Promise<{ status: JobStatus; outputs: number; failedHere: boolean }>;
 }
 
 /**

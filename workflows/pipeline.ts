@@ -109,7 +109,9 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     // provider cancel (bounded in time), so a provider outage never holds a customer's credits.
     const after = await CancellationScope.nonCancellable(async () => {
       const failed = await db.failJob.executeWithOptions({ ...localDbStep, summary: 'Mark the job failed and refund it' }, [input.jobId, canceled ? 'canceled' : 'generation_failed', message]);
-      if (failed.status === 'failed' && submitted) {
+      // Only the run that failed the job cancels its request: a job failed before (a reset run
+      // replaying into a canceled job) had its request canceled by whoever failed it.
+      if (failed.failedHere && submitted) {
         try {
           await provider.cancelProvider.executeWithOptions({ ...onCancel, summary: `Cancel the request at ${via}` }, [input.provider, input.model, input.jobId, ref]);
         } catch (cancelErr) {

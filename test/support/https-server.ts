@@ -29,6 +29,8 @@ export interface HttpsTestServer {
   route(path: string, handler: Handler): void;
   /** Serves `body` at `path` with the given Content-Type (default application/octet-stream). */
   file(path: string, body: Buffer, contentType?: string): void;
+  /** Answers every path no route names (default: 404). */
+  fallback(handler: Handler): void;
   close(): Promise<void>;
 }
 
@@ -46,12 +48,13 @@ export async function startHttpsTestServer(): Promise<HttpsTestServer> {
   const [key, cert] = await Promise.all([readFile(keyFile), readFile(caFile)]);
 
   const routes = new Map<string, Handler>();
+  let fallback: Handler | undefined;
   const requests: string[] = [];
   let connections = 0;
   const server = https.createServer({ key, cert }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     requests.push(req.url ?? '/');
-    const handler = routes.get(path);
+    const handler = routes.get(path) ?? fallback;
     if (!handler) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
@@ -72,6 +75,7 @@ export async function startHttpsTestServer(): Promise<HttpsTestServer> {
     connections: () => connections,
     requests,
     route: (path, handler) => routes.set(path, handler),
+    fallback: (handler) => (fallback = handler),
     file(path, body, contentType = 'application/octet-stream') {
       routes.set(path, (_req, res) => {
         res.writeHead(200, { 'content-type': contentType, 'content-length': String(body.length) });

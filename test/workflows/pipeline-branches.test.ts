@@ -52,7 +52,7 @@ interface Script {
   /** The provider's answer to its n-th status check (n = 1 is the check inside submitAndCheck). */
   poll(n: number): PollResult | { resubmit: true };
   /** What failJob finds the job to be (default: failed, as it moved it). */
-  failedJobIs?: { status: JobStatus; outputs: number };
+  failedJobIs?: { status: JobStatus; outputs: number; failedHere: boolean };
 }
 
 function stubs(script: Script, calls: Call[], events: { entered?: () => void; polling?: () => void }) {
@@ -81,7 +81,7 @@ function stubs(script: Script, calls: Call[], events: { entered?: () => void; po
     },
     async failJob(jobId, code, message) {
       calls.push(['failJob', jobId, code, message]);
-      return script.failedJobIs ?? { status: 'failed', outputs: 0 };
+      return script.failedJobIs ?? { status: 'failed', outputs: 0, failedHere: true };
     },
   };
   /** One status check as the real activities do it: the outputs are stored once the provider is done. */
@@ -231,7 +231,7 @@ describe('generation pipeline branches (mocked activities)', () => {
   test('a canceled job whose completion had committed ends completed, and its request is not canceled', async () => {
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
-    const { calls, outcome } = await runJob({ pollGate: gate, poll: () => running, failedJobIs: { status: 'completed', outputs: 2 } }, {
+    const { calls, outcome } = await runJob({ pollGate: gate, poll: () => running, failedJobIs: { status: 'completed', outputs: 2, failedHere: false } }, {
       deadlineSeconds: 3600,
       during: async ({ polling, cancel }) => {
         await polling;

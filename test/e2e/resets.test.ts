@@ -1,0 +1,204 @@
+// An operator's Reset, from every point the Temporal Web UI offers (every WorkflowTaskCompleted of
+// the history), on the real stack. A job that failed at its provider after the request was
+// recorded (the local fal queue refuses its first request) is reset to each point before the
+// failing result: whichever database step the new run runs first claims the job (re-charging it),
+// a check that finds the canceled request submits again, and the job ends completed with its
+// ledger netting to one price. A reset past the failing result replays the failure: the job stays
+// failed and refunded, nothing more is submitted. A job its customer canceled is never revived by a
+// reset, from any point: it stays failed, uncharged, and nothing is submitted again.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
+import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer } from '../support/https-server.js';
+import { indexOfLocalActivity } from '../support/history.js';
+import { ledgerForJob } from '../../db/repos/jobs.js';
+import type { Config } from '../../shared/config.js';
+
+let tdb: TestDatabase;
+let fal: FakeFal;
+let cdn: HttpsTestServer;
+let config: Config;
+let gw: Gateway;
+let workers: Workers;
+
+const price = 4; // nano-banana-2, one image
+const credits = 100;
+
+before(async () => {
+  tdb = await createTestDatabase();
+  let media;
+  [fal, cdn, media] = await Promise.all([startFakeFal(), startHttpsTestServer(), makeSampleMedia()]);
+  const png = media['image/png'];
+  fal.filesBaseUrl = cdn.origin;
+  cdn.fallback((_req, res) => res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(png.length) }).end(png));
+  config = testConfig(tdb.url, {
+    PROVIDERS_MODE: 'live',
+    FAL_KEY: fal.key,
+    FAL_QUEUE_URL: fal.url,
+    OPENAI_API_KEY: '',
+    ELEVENLABS_API_KEY: '',
+    XAI_API_KEY: '',
+    FETCH_ALLOW_LOOPBACK_ORIGIN: cdn.origin,
+    FETCH_EXTRA_CA_FILE: cdn.caFile,
+    PROVIDER_OUTPUT_HOSTS: '127.0.0.1',
+    RATE_LIMIT_GENERATE_PER_MIN: '1000',
+    RATE_LIMIT_POLL_PER_MIN: '100000',
+    RECONCILE_INTERVAL_MS: '3600000',
+  });
+  gw = await startGateway(config, tdb.db);
+  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal');
+});
+
+after(async () => {
+  await workers?.stop();
+  await gw?.close();
+  await Promise.all([fal?.close(), cdn?.close()]);
+  await tdb?.drop();
+});
+
+const submitsFor = (marker: string) => fal.requestsOf('submit').filter((r) => JSON.stringify(r.json).includes(marker)).length;
+const rowOf = (id: string) => tdb.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const ledger = async (id: string) => (await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]);
+
+async function create(t: Tenant, prompt: string): Promise<string> {
+  const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+  assert.equal(r.status, 200, r.text);
+  return r.body.data.id as string;
+}
+
+/** The closed run of a job's workflow, once Temporal says it closed as `status`. */
+async function closedRun(client: Client, id: string, status: string): Promise<string> {
+  return waitFor(`${id}'s workflow to close as ${status}`, async () => {
+    const d = await client.workflow.getHandle(id).describe();
+    return d.status.name === status ? d.runId : undefined;
+  }, 120_000, 200);
+}
+
+/** The WorkflowTaskCompleted event ids of a run's history: the Web UI's reset points. */
+async function resetPoints(client: Client, id: string, runId: string): Promise<{ points: number[]; failedAt: number | undefined }> {
+  const events = (await client.workflow.getHandle(id, runId).fetchHistory()).events ?? [];
+  const points = events.filter((e) => e.workflowTaskCompletedEventAttributes).map((e) => Number(e.eventId));
+  for (const e of events) if (e.eventId) eventIds.set(`${runId}/${Number(e.eventId)}`, e.eventId);
+  // The workflow task that received the provider's refusal ran failJob: its marker follows that
+  // task's WorkflowTaskCompleted, the first point that replays the failure.
+  const refund = indexOfLocalActivity(events, 'failJob');
+  const failedAt = refund < 0 ? undefined : points.filter((p) => p < Number(events[refund]!.eventId)).at(-1);
+  return { points, failedAt };
+}
+
+/** The history's own event id values (protobuf Longs), by run and number. */
+const eventIds = new Map<string, NonNullable<HistoryEvent['eventId']>>();
+type HistoryEvent = NonNullable<Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']>[number];
+
+async function reset(client: Client, id: string, runId: string, point: number): Promise<string> {
+  const r = await client.workflowService.resetWorkflowExecution({
+    namespace: config.TEMPORAL_NAMESPACE,
+    workflowExecution: { workflowId: id, runId },
+    workflowTaskFinishEventId: eventIds.get(`${runId}/${point}`)!,
+    requestId: randomUUID(),
+    reason: `operator: reset to event ${point}`,
+  });
+  assert.ok(r.runId && r.runId !== runId, 'the reset started a new run');
+  return r.runId;
+}
+
+describe('resetting a failed job from every point of its history', () => {
+  test('every point before the failing result ends completed and charged once; a point past it fails again, refunded', async () => {
+    // One job to read the points from; every job below has the same history shape.
+    const probeTenant = await createTenant(tdb.db, credits);
+    fal.nextOutcome('content_policy');
+    const probe = await create(probeTenant, 'a lighthouse [reset-probe]');
+    const probeRun = await closedRun(gw.client, probe, 'FAILED');
+    const { points, failedAt } = await resetPoints(gw.client, probe, probeRun);
+    assert.ok(failedAt, 'the provider refused the request after it was submitted');
+    assert.ok(points.length >= 4, `the history offers several reset points (${points.join(', ')})`);
+
+    // One failed job per reset point, each its own workspace.
+    const jobs: { t: Tenant; id: string; marker: string; index: number }[] = [];
+    for (let index = 0; index < points.length; index++) {
+      const t = await createTenant(tdb.db, credits);
+      const marker = `[reset-${index}]`;
+      fal.nextOutcome('content_policy');
+      jobs.push({ t, id: await create(t, `a lighthouse ${marker}`), marker, index });
+    }
+    const resets = await Promise.all(
+      jobs.map(async (j) => {
+        const runId = await closedRun(gw.client, j.id, 'FAILED');
+        const row = await rowOf(j.id);
+        assert.equal(row.status, 'failed');
+        assert.equal(await creditsOf(tdb.db, j.t), credits, 'the failure refunded the job');
+        const own = await resetPoints(gw.client, j.id, runId);
+        assert.deepEqual(own.points, points, 'the same history shape as the probe');
+        const point = own.points[j.index]!;
+        return { ...j, point, beforeFailure: point < own.failedAt!, newRun: await reset(gw.client, j.id, runId, point) };
+      }),
+    );
+    assert.ok(resets.some((r) => r.beforeFailure) && resets.some((r) => !r.beforeFailure), 'points on both sides of the failure');
+
+    for (const r of resets) {
+      const what = `reset to event ${r.point} (point ${r.index + 1} of ${points.length})`;
+      const handle = gw.client.workflow.getHandle(r.id, r.newRun);
+      if (r.beforeFailure) {
+        assert.deepEqual(await handle.result(), { outputs: 1 }, `${what}: the new run completes`);
+        const row = await rowOf(r.id);
+        assert.equal(row.status, 'completed', `${what}: ${JSON.stringify(row.error)}`);
+        assert.equal(row.status_run_id, r.newRun);
+        const l = await ledger(r.id);
+        assert.deepEqual(l, [['charge', -price], ['refund', price], ['recharge', -price]], `${what}: charged, refunded, charged again`);
+        assert.equal(await creditsOf(tdb.db, r.t), credits - price, `${what}: charged exactly once in total`);
+        const url = await api(gw.baseUrl, r.t.apiKey).get(`/v1/images/${r.id}/url`);
+        assert.equal(url.status, 200, `${what}: ${url.text}`);
+        assert.equal(submitsFor(r.marker), 2, `${what}: the refused request, then one new one`);
+      } else {
+        await assert.rejects(handle.result(), `${what}: the new run replays the failure`);
+        const row = await rowOf(r.id);
+        assert.equal(row.status, 'failed', what);
+        assert.deepEqual(await ledger(r.id), [['charge', -price], ['refund', price]], `${what}: nothing charged again`);
+        assert.equal(await creditsOf(tdb.db, r.t), credits);
+        assert.equal(submitsFor(r.marker), 1, `${what}: nothing submitted again`);
+      }
+    }
+  });
+});
+
+describe('resetting a job its customer canceled', () => {
+  test('from every point of its history, it stays failed with code canceled, uncharged, and nothing is submitted again', async () => {
+    fal.flow = [...Array<'IN_PROGRESS'>(200).fill('IN_PROGRESS'), 'COMPLETED'];
+    try {
+      const probeTenant = await createTenant(tdb.db, credits);
+      const cancelAfterSubmit = async (t: Tenant, marker: string) => {
+        const id = await create(t, `a lighthouse ${marker}`);
+        await waitFor(`${id}'s request to be recorded`, async () => ((await rowOf(id)).provider_ref ? true : undefined), 60_000, 100);
+        const r = await api(gw.baseUrl, t.apiKey).post(`/v1/images/${id}/cancel`, {});
+        assert.equal(r.status, 200, r.text);
+        return { id, runId: await closedRun(gw.client, id, 'CANCELLED') };
+      };
+      const probe = await cancelAfterSubmit(probeTenant, '[cancel-probe]');
+      const { points } = await resetPoints(gw.client, probe.id, probe.runId);
+      assert.ok(points.length >= 2, `reset points: ${points.join(', ')}`);
+
+      await Promise.all(
+        points.map(async (_, index) => {
+          const t = await createTenant(tdb.db, credits);
+          const marker = `[canceled-reset-${index}]`;
+          const { id, runId } = await cancelAfterSubmit(t, marker);
+          const point = (await resetPoints(gw.client, id, runId)).points[index]!;
+          const newRun = await reset(gw.client, id, runId, point);
+          await assert.rejects(gw.client.workflow.getHandle(id, newRun).result(), `reset to event ${point}: the new run does not revive the job`);
+          const row = await rowOf(id);
+          assert.equal(row.status, 'failed');
+          assert.equal(row.error?.code, 'canceled');
+          assert.deepEqual(await ledger(id), [['charge', -price], ['refund', price]], `reset to event ${point}: never charged again`);
+          assert.equal(await creditsOf(tdb.db, t), credits);
+          assert.equal(submitsFor(marker), 1, `reset to event ${point}: nothing submitted again`);
+        }),
+      );
+    } finally {
+      fal.flow = ['IN_QUEUE', 'IN_QUEUE', 'IN_PROGRESS', 'COMPLETED'];
+    }
+  });
+});
