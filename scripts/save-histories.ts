@@ -1,92 +1,351 @@
-// Regenerates the saved workflow histories that the replay test (test/workflows/replay.test.ts)
-// runs through the current workflow code: one completed job of each kind, plus a failed and a
-// canceled image job, run on the real stack with the local renderer.
+// Records the saved workflow histories that the replay test (test/workflows/replay.test.ts) runs
+// through the current workflow code: one history of every path a deploy can find in flight, each
+// from a real job (or delivery, upload, provider cancel) on the real stack. What each file holds is
+// listed in test/workflows/saved-histories.ts; the replay test requires every one of them.
 //
 //   eval "$(scripts/stack.sh up test)" && npm run build && node dist/scripts/save-histories.js
 //
-// Regenerate only on purpose (a deliberate, versioned workflow change): the point of the saved
-// histories is that workflow code which can no longer replay them fails the test. It writes the
-// current build's histories into test/workflows/histories/; test/workflows/histories/v1/ holds the
-// ones the build before the LOCAL_DB_STEPS patch recorded (jobs of that build may still be running),
-// which nothing regenerates. At the next versioned change, move these into a folder of their own
-// the same way and list it in the replay test.
+// Regenerate only on purpose (a deliberate change of a workflow's shape): the point of the saved
+// histories is that workflow code which can no longer replay them fails the test. Jobs are pinned to
+// the build that started them (Worker Versioning), so they describe the current build only.
+//
+// Every group of paths runs on a database and task queues of its own, one group at a time, with the
+// settings its paths need: the local renderer (instant, or slow so a job is caught mid-flight), a
+// fake fal.ai queue (PROVIDERS_MODE=live, a paid provider whose requests are recorded), and workers
+// that reach Postgres through a loopback TCP proxy that can cut it off. Traffic stays on loopback.
 import { mkdir, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
-import { createTestDatabase, createTenant, testConfig, waitFor } from '../test/support/stack.js';
-import { api, startGateway, startWorkers } from '../test/support/services.js';
+import { createTestDatabase, createTenant, insertImageJob, testConfig, waitFor, type Tenant, type TestDatabase } from '../test/support/stack.js';
+import { api, startGateway, startWorkers, type InProcessGateway, type Workers } from '../test/support/services.js';
 import { insertActor, insertUpload, insertVoice } from '../test/support/fixtures.js';
+import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer } from '../test/support/https-server.js';
+import { startFakeFal } from '../test/support/fake-providers/fal.js';
+import { createDb } from '../db/index.js';
+import { deliveriesOfJob } from '../db/repos/webhooks.js';
+import { ledgerForJob } from '../db/repos/jobs.js';
+import { jobToStart, startJobWorkflow } from '../workflows/client.js';
+import { runAdmin } from './admin.js';
+import type { Config } from '../shared/config.js';
+import { savedHistories, type HistoryName } from '../test/workflows/saved-histories.js';
+
+type History = temporal.api.history.v1.IHistory;
 
 const outDir = fileURLToPath(new URL('../../test/workflows/histories/', import.meta.url));
 
-async function main() {
+const saved = new Map<HistoryName, number>();
+
+async function save(name: HistoryName, handle: WorkflowHandle): Promise<void> {
+  await waitFor(`${handle.workflowId}'s workflow to close`, async () => ((await handle.describe()).status.name !== 'RUNNING' ? true : undefined), 180_000, 200);
+  const history = await handle.fetchHistory();
+  await writeHistory(name, history);
+  console.log(`saved ${history.events?.length ?? 0} events of ${handle.workflowId} as ${name}.json`);
+}
+
+async function writeHistory(name: HistoryName, history: History): Promise<void> {
+  await writeFile(`${outDir}${name}.json`, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
+  saved.set(name, history.events?.length ?? 0);
+}
+
+interface Group {
+  tdb: TestDatabase;
+  config: Config;
+  gw: InProcessGateway;
+  workers: Workers;
+}
+
+const limits = { RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', RECONCILE_INTERVAL_MS: '3600000' };
+
+/** A database, a gateway and a worker fleet of their own (the workers on `workerDbUrl` when given), for `fn`. */
+async function group(name: string, overrides: Record<string, string>, fn: (g: Group) => Promise<void>, opts: { workerDbUrl?: (dbUrl: string) => Promise<string> } = {}): Promise<void> {
+  console.log(`-- ${name}`);
   const tdb = await createTestDatabase();
-  const config = testConfig(tdb.url, {
-    RECONCILE_INTERVAL_MS: '3600000',
-    LOCAL_RENDER_FAULTS: 'true',
-    LOCAL_RENDER_LATENCY_MS: '1500',
-    RATE_LIMIT_GENERATE_PER_MIN: '1000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-  });
+  const config = testConfig(tdb.url, { ...limits, ...overrides });
+  const workerDb = opts.workerDbUrl ? createDb(await opts.workerDbUrl(tdb.url), 5) : undefined;
   const gw = await startGateway(config, tdb.db);
-  const workers = await startWorkers(config, tdb.db);
+  const workers = await startWorkers(config, workerDb ?? tdb.db);
   try {
-    const t = await createTenant(tdb.db, 10_000);
-    const c = api(gw.baseUrl, t.apiKey);
-    const voice = await insertVoice(tdb.db);
-    const actor = await insertActor(tdb.db, gw.storage, { defaultVoiceId: voice });
-    const startFrame = await insertUpload(tdb.db, gw.storage, t, 'image');
-    const image = await insertUpload(tdb.db, gw.storage, t, 'image');
-    const video = await insertUpload(tdb.db, gw.storage, t, 'video');
-
-    const jobs: { name: string; path: string; body: Record<string, unknown>; expect: 'completed' | 'failed'; cancel?: true }[] = [
-      { name: 'image', path: '/v1/images/generate', body: { project_id: t.projectId, prompt: 'a fox in snow', model: 'nano-banana-2', aspect_ratio: '1:1', count: 2 }, expect: 'completed' },
-      {
-        name: 'video',
-        path: '/v1/videos/generate',
-        body: { project_id: t.projectId, prompt: 'waves at dusk', model: 'seedance-1.5', aspect_ratio: '9:16', duration: 4, resolution: '480p', start_frame_file_id: startFrame },
-        expect: 'completed',
-      },
-      { name: 'replace_actor', path: '/v1/replace-actors/generations', body: { project_id: t.projectId, image_file_id: image, video_file_id: video, duration: 3 }, expect: 'completed' },
-      { name: 'talking_actor', path: '/v1/talking-actors/generate', body: { project_id: t.projectId, actor_id: actor, script: 'Hello there. This is a replay test.' }, expect: 'completed' },
-      { name: 'image-failed', path: '/v1/images/generate', body: { project_id: t.projectId, prompt: 'broken [fail:terminal]', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 }, expect: 'failed' },
-      { name: 'image-canceled', path: '/v1/images/generate', body: { project_id: t.projectId, prompt: 'canceled', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 }, expect: 'failed', cancel: true },
-    ];
-
-    await mkdir(outDir, { recursive: true });
-    for (const job of jobs) {
-      const created = await c.post(job.path, job.body);
-      if (created.status !== 200) throw new Error(`${job.name}: create answered ${created.status}: ${created.text}`);
-      const id = created.body.data.id as string;
-      if (job.cancel) {
-        await waitFor(`${id} to be generating`, async () => {
-          const row = await tdb.db.selectFrom('jobs').select('provider_ref').where('id', '=', id).executeTakeFirstOrThrow();
-          return row.provider_ref !== null ? true : undefined;
-        });
-        await gw.client.workflow.getHandle(id).cancel();
-      }
-      const status = await waitFor(
-        `${job.name} job ${id} to finish`,
-        async () => {
-          const row = await tdb.db.selectFrom('jobs').select('status').where('id', '=', id).executeTakeFirstOrThrow();
-          return row.status === 'completed' || row.status === 'failed' ? row.status : undefined;
-        },
-        180_000,
-        200,
-      );
-      if (status !== job.expect) throw new Error(`${job.name} job ${id} ended ${status}, expected ${job.expect}`);
-      const handle = gw.client.workflow.getHandle(id);
-      await waitFor(`${id}'s workflow to close`, async () => ((await handle.describe()).status.name !== 'RUNNING' ? true : undefined));
-      const history = await handle.fetchHistory();
-      const file = `${outDir}${job.name}.json`;
-      await writeFile(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
-      console.log(`saved ${history.events?.length ?? 0} events of ${job.name} job ${id} to ${file}`);
-    }
+    await fn({ tdb, config, gw, workers });
   } finally {
     await workers.stop();
     await gw.close();
+    await workerDb?.destroy();
     await tdb.drop();
   }
+}
+
+/** Creates a job over HTTP; answers its id. */
+async function create(g: Group, t: Tenant, path: string, body: Record<string, unknown>): Promise<string> {
+  const r = await api(g.gw.baseUrl, t.apiKey).post(path, { project_id: t.projectId, ...body });
+  if (r.status !== 200) throw new Error(`POST ${path} answered ${r.status}: ${r.text}`);
+  return r.body.data.id as string;
+}
+
+async function jobStatus(g: Group, id: string): Promise<{ status: string; phase: string | null; error: unknown }> {
+  return g.tdb.db.selectFrom('jobs').select(['status', 'phase', 'error']).where('id', '=', id).executeTakeFirstOrThrow();
+}
+
+/** Waits for the job's workflow run (the latest, unless `runId`) to close with the job as `expect`, then saves its history. */
+async function finish(g: Group, name: HistoryName, id: string, expect: 'completed' | 'failed', runId?: string): Promise<void> {
+  const handle = g.gw.client.workflow.getHandle(id, runId);
+  await waitFor(`${name}: ${id}'s workflow to close`, async () => ((await handle.describe()).status.name !== 'RUNNING' ? true : undefined), 180_000, 200);
+  const row = await jobStatus(g, id);
+  if (row.status !== expect) throw new Error(`${name} job ${id} ended ${row.status} (${JSON.stringify(row.error)}), expected ${expect}`);
+  await save(name, handle);
+}
+
+/** The job generating at the provider (its reference recorded). */
+async function generating(g: Group, id: string): Promise<void> {
+  await waitFor(`${id} to be generating at the provider`, async () => {
+    const r = await jobStatus(g, id);
+    return r.status === 'generating' && r.phase === 'generating' ? true : undefined;
+  });
+}
+
+/** Closed as `status`; answers its run id. */
+async function closedAs(client: Client, id: string, status: string): Promise<string> {
+  return waitFor(`${id}'s workflow to close as ${status}`, async () => {
+    const d = await client.workflow.getHandle(id).describe();
+    return d.status.name === status ? d.runId : undefined;
+  }, 180_000, 200);
+}
+
+/** What the Web UI's Reset does: a new run from the history up to the workflow task completed at `eventId`. */
+async function reset(g: Group, id: string, runId: string, eventId: temporal.api.history.v1.IHistoryEvent['eventId'], reason: string): Promise<string> {
+  const r = await g.gw.client.workflowService.resetWorkflowExecution({
+    namespace: g.config.TEMPORAL_NAMESPACE,
+    workflowExecution: { workflowId: id, runId },
+    workflowTaskFinishEventId: eventId,
+    requestId: randomUUID(),
+    reason,
+  });
+  if (!r.runId || r.runId === runId) throw new Error(`the reset of ${id} started no new run`);
+  return r.runId;
+}
+
+/**
+ * A loopback TCP proxy to Postgres that can be cut off: down() closes every open connection and
+ * refuses new ones (a Postgres outage as a worker sees it), up() lets connections through again.
+ */
+async function startPgProxy(target: URL): Promise<{ url(dbUrl: string): string; down(): void; up(): void; close(): Promise<void> }> {
+  let isDown = false;
+  const open = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    if (isDown) return void client.destroy();
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    for (const s of [client, upstream]) {
+      open.add(s);
+      s.on('close', () => open.delete(s));
+      s.on('error', () => undefined);
+    }
+    client.pipe(upstream).pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url(dbUrl) {
+      const u = new URL(dbUrl);
+      u.hostname = '127.0.0.1';
+      u.port = String(port);
+      return u.toString();
+    },
+    down() {
+      isDown = true;
+      for (const s of open) s.destroy();
+    },
+    up() {
+      isDown = false;
+    },
+    close: () => {
+      for (const s of open) s.destroy();
+      return new Promise((r) => server.close(() => r()));
+    },
+  };
+}
+
+/** A loopback webhook receiver answering each request with the next status of `answers` (the last repeats). */
+async function startReceiver(answers: number[]): Promise<{ url: string; received: number; close(): Promise<void> }> {
+  const state = { url: '', received: 0 };
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      state.received++;
+      res.writeHead(answers.length > 1 ? answers.shift()! : answers[0]!).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/replay`;
+  return Object.assign(state, {
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((r) => server.close(() => r()));
+    },
+  });
+}
+
+const imageBody = (prompt: string) => ({ prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+
+async function main() {
+  await mkdir(outDir, { recursive: true });
+  const media = await makeSampleMedia();
+  // Remote inputs, upload-from-url sources and the fake fal's CDN: one loopback HTTPS origin.
+  const remote: HttpsTestServer = await startHttpsTestServer();
+  remote.file('/character.png', media['image/png'], 'image/png');
+  remote.file('/motion.mp4', media['video/mp4'], 'video/mp4');
+  const fetchSettings = { FETCH_ALLOW_LOOPBACK_ORIGIN: remote.origin, FETCH_EXTRA_CA_FILE: remote.caFile, FETCH_TOTAL_TIMEOUT_MS: '20000' };
+  const fal = await startFakeFal();
+  fal.filesBaseUrl = remote.origin;
+  const pgProxy = await startPgProxy(new URL(process.env.DATABASE_URL!));
+  try {
+    await group('the local renderer, instant', { ...fetchSettings, LOCAL_RENDER_FAULTS: 'true', WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_RETRY_INITIAL_MS: '200', WEBHOOK_RETRY_MAX_INTERVAL_MS: '1000' }, async (g) => {
+      const t = await createTenant(g.tdb.db, 10_000);
+      const voice = await insertVoice(g.tdb.db);
+      const actor = await insertActor(g.tdb.db, g.gw.storage, { defaultVoiceId: voice });
+      const startFrame = await insertUpload(g.tdb.db, g.gw.storage, t, 'image');
+      const image = await insertUpload(g.tdb.db, g.gw.storage, t, 'image');
+      const video = await insertUpload(g.tdb.db, g.gw.storage, t, 'video');
+
+      await finish(g, 'image', await create(g, t, '/v1/images/generate', imageBody('a fox in snow')), 'completed');
+      await finish(
+        g,
+        'video',
+        await create(g, t, '/v1/videos/generate', { prompt: 'waves at dusk', model: 'seedance-1.5', aspect_ratio: '9:16', duration: 4, resolution: '480p', start_frame_file_id: startFrame }),
+        'completed',
+      );
+      await finish(g, 'replace_actor', await create(g, t, '/v1/replace-actors/generations', { image_file_id: image, video_file_id: video, duration: 3 }), 'completed');
+      await finish(g, 'talking_actor', await create(g, t, '/v1/talking-actors/generate', { actor_id: actor, script: 'Hello there. This is a replay test.' }), 'completed');
+      await finish(
+        g,
+        'replace_actor-url-inputs',
+        await create(g, t, '/v1/replace-actors/generations', { image_url: `${remote.origin}/character.png`, video_url: `${remote.origin}/motion.mp4`, duration: 3 }),
+        'completed',
+      );
+      await finish(g, 'image-failed', await create(g, t, '/v1/images/generate', imageBody('broken [fail:terminal]')), 'failed');
+
+      // A failed job reset once its workspace can no longer pay (its balance set to 0 here, as if
+      // spent on other jobs meanwhile): the revival's charge is refused.
+      const poor = await createTenant(g.tdb.db, 100);
+      const refused = await create(g, poor, '/v1/images/generate', imageBody('broken again [fail:terminal]'));
+      const runId = await closedAs(g.gw.client, refused, 'FAILED');
+      await g.tdb.db.updateTable('workspaces').set({ credits: 0 }).where('id', '=', poor.workspaceId).execute();
+      const first = (await g.gw.client.workflow.getHandle(refused, runId).fetchHistory()).events?.find((e) => e.workflowTaskCompletedEventAttributes);
+      const resetRun = await reset(g, refused, runId, first?.eventId, 'operator: retry with the renderer fixed');
+      await save('image-reset-insufficient-credits', g.gw.client.workflow.getHandle(refused, resetRun));
+      const after = await jobStatus(g, refused);
+      if (after.status !== 'failed') throw new Error(`the unpaid revival left ${refused} ${after.status}`);
+
+      // webhookDelivery: the job's terminal event, delivered on the second attempt.
+      const rotated = await runAdmin(['webhook', 'secret', 'rotate', '--workspace', t.workspaceId, '--as', t.ownerEmail, '--json'], { ...process.env, DATABASE_URL: g.tdb.url });
+      if (rotated.code !== 0) throw new Error(`webhook secret rotate failed: ${rotated.stderr}`);
+      const receiver = await startReceiver([503, 204]);
+      try {
+        const hooked = await create(g, t, '/v1/images/generate', { ...imageBody('a kite, announced'), webhook_url: receiver.url });
+        const delivery = await waitFor(`${hooked}'s webhook to be delivered`, async () => {
+          const rows = await deliveriesOfJob(g.tdb.db, hooked);
+          return rows.length === 1 && rows[0]!.delivered_at !== null ? rows[0]! : undefined;
+        });
+        await save('webhook-delivery', g.gw.client.workflow.getHandle(delivery.id));
+      } finally {
+        await receiver.close();
+      }
+
+      // uploadFromUrl: the gateway answers once the workflow stored the file.
+      const uploaded = await api(g.gw.baseUrl, t.apiKey).post('/v1/upload-from-url', { project_id: t.projectId, url: `${remote.origin}/character.png` });
+      if (uploaded.status !== 200) throw new Error(`upload-from-url answered ${uploaded.status}: ${uploaded.text}`);
+      await save('upload-from-url', g.gw.client.workflow.getHandle(uploaded.body.data.id as string));
+    });
+
+    await group('the local renderer, slow (jobs caught while the provider works)', { LOCAL_RENDER_LATENCY_MS: '120000', RECONCILE_STALE_AFTER_MS: '100' }, async (g) => {
+      const t = await createTenant(g.tdb.db, 10_000);
+      const canceled = await create(g, t, '/v1/images/generate', imageBody('canceled while rendering'));
+      await generating(g, canceled);
+      await g.gw.client.workflow.getHandle(canceled).cancel();
+      await finish(g, 'image-canceled', canceled, 'failed');
+
+      // A model deadline of 3 s (the catalog's are minutes): the job is written as the gateway
+      // writes it and its workflow started as the gateway starts it.
+      const late = await insertImageJob(g.tdb.db, t, { prompt: 'never ready in time', deadlineSeconds: 3 });
+      await startJobWorkflow(g.gw.client, jobToStart(late, g.config.TASK_QUEUE_PREFIX));
+      await finish(g, 'image-deadline-exceeded', late.id, 'failed');
+
+      // Terminate skips workflow code; the reconciler refunds the job and starts the provider cancel.
+      const terminated = await create(g, t, '/v1/images/generate', imageBody('terminated by an operator'));
+      await generating(g, terminated);
+      await g.gw.client.workflow.getHandle(terminated).terminate('operator: stuck job');
+      await waitFor('the reconciler to settle the terminated job', async () => {
+        await g.workers.fleet.reconciler!.runOnce();
+        return (await jobStatus(g, terminated)).status === 'failed' ? true : undefined;
+      });
+      await save('provider-cancel', g.gw.client.workflow.getHandle(`${terminated}-provider-cancel`));
+    });
+
+    await group(
+      'a paid provider (the fake fal queue)',
+      { ...fetchSettings, PROVIDERS_MODE: 'live', FAL_KEY: fal.key, FAL_QUEUE_URL: fal.url, PROVIDER_OUTPUT_HOSTS: '127.0.0.1', OPENAI_API_KEY: '', ELEVENLABS_API_KEY: '', XAI_API_KEY: '' },
+      async (g) => {
+        // The CDN serves each request's output once fal has it.
+        const cdn = setInterval(() => {
+          for (const id of fal.states.keys()) remote.file(`/files/${id}-1.png`, media['image/png'], 'image/png');
+        }, 20);
+        try {
+          const t = await createTenant(g.tdb.db, 10_000);
+          await finish(g, 'fal-image', await create(g, t, '/v1/images/generate', imageBody('a heron at dawn')), 'completed');
+          if (fal.requestsOf('submit').length !== 1) throw new Error(`fal saw ${fal.requestsOf('submit').length} submits for one job`);
+
+          fal.nextOutcome('content_policy');
+          const failed = await create(g, t, '/v1/images/generate', imageBody('flagged by the content checker'));
+          await finish(g, 'fal-image-failed-after-submit', failed, 'failed');
+          const runId = await closedAs(g.gw.client, failed, 'FAILED');
+
+          // Reset to the workflow task that followed the submit: the new run's first database step
+          // (the provider check) revives the job, finds its request canceled and submits again.
+          const events = (await g.gw.client.workflow.getHandle(failed, runId).fetchHistory()).events ?? [];
+          const submitted = events.findIndex((e) => e.activityTaskCompletedEventAttributes);
+          const point = events.slice(submitted).find((e) => e.workflowTaskCompletedEventAttributes);
+          const resetRun = await reset(g, failed, runId, point?.eventId, 'operator: the content checker was wrong');
+          await finish(g, 'fal-image-reset', failed, 'completed', resetRun);
+          const ledger = (await ledgerForJob(g.tdb.db, failed)).map((l) => l.reason).join(',');
+          if (ledger !== 'charge,refund,recharge') throw new Error(`the reset job's ledger is ${ledger}`);
+          if (fal.requestsOf('cancel').length < 1) throw new Error('the failed request was never canceled at fal');
+        } finally {
+          clearInterval(cdn);
+        }
+      },
+    );
+
+    await group(
+      'a Postgres outage as the workers see it',
+      {},
+      async (g) => {
+        const t = await createTenant(g.tdb.db, 10_000);
+        pgProxy.down();
+        const id = await create(g, t, '/v1/images/generate', imageBody('started during an outage'));
+        // The claim's retries wait longer than the local retry threshold: the workflow sleeps on a timer.
+        await waitFor(`${id}'s first database step to back off on a timer`, async () => {
+          const h = await g.gw.client.workflow.getHandle(id).fetchHistory();
+          return h.events?.some((e) => e.timerStartedEventAttributes) ? true : undefined;
+        }, 120_000, 250);
+        pgProxy.up();
+        await finish(g, 'image-db-step-backoff', id, 'completed');
+      },
+      { workerDbUrl: async (url) => pgProxy.url(url) },
+    );
+  } finally {
+    await pgProxy.close();
+    await fal.close();
+    await remote.close();
+  }
+  const missing = Object.keys(savedHistories).filter((n) => !saved.has(n as HistoryName));
+  if (missing.length) throw new Error(`not saved: ${missing.join(', ')}`);
+  for (const [name, events] of saved) console.log(`${name}: ${events} events`);
 }
 
 main().then(

@@ -1,36 +1,61 @@
-// Determinism guard: histories of real jobs (saved by scripts/save-histories.ts) replay through the
-// current workflow code. A change that would break running workflows — another activity order, a
-// removed step, a new timer without versioning — fails here before it reaches a deployment.
-// histories/ holds the current build's jobs, histories/v1/ the jobs of the build before the
-// LOCAL_DB_STEPS patch (workflows/pipeline.ts): both must replay, since jobs of both builds may be
-// running when a new worker starts.
+// Determinism guard: histories of real jobs, deliveries, uploads and provider cancels (saved by
+// scripts/save-histories.ts, listed in saved-histories.ts) replay through the current workflow
+// code. A change that would break running workflows — another activity order, a removed step, a new
+// timer — fails here before it reaches a deployment. Jobs are pinned to the build that started them
+// (Worker Versioning), so the histories are of the current shape only: one of every path a deploy
+// can find in flight.
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
+import { savedHistories, type HistoryName } from './saved-histories.js';
 
 // Compiled to dist/test/workflows/: the fixtures stay in the source tree, the workflows are the built ones.
 const historiesDir = fileURLToPath(new URL('../../../test/workflows/histories/', import.meta.url));
 const workflowsPath = fileURLToPath(new URL('../../workflows/index.js', import.meta.url));
-/** The previous build's workflows (the upgrade test's old build). */
-const v1WorkflowsPath = fileURLToPath(new URL('./fixtures/workflows-v1.js', import.meta.url));
-const kinds = ['image', 'video', 'replace_actor', 'talking_actor', 'image-failed', 'image-canceled'];
+const names = Object.keys(savedHistories) as HistoryName[];
 
-type History = { name: string; json: any };
+interface Event {
+  eventId: string;
+  eventType: string;
+  [attributes: string]: any;
+}
+type History = { name: HistoryName; json: { events: Event[] } };
+
 let histories: History[];
-let current: History[];
-let v1: History[];
 let options: ReplayWorkerOptions;
 
-async function readHistories(dir: string, prefix: string): Promise<History[]> {
-  const files = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort();
-  return Promise.all(files.map(async (f) => ({ name: `${prefix}${f.replace(/\.json$/, '')}`, json: JSON.parse(await readFile(`${dir}${f}`, 'utf8')) })));
-}
+const is = (type: string) => (e: Event) => e.eventType === `EVENT_TYPE_${type}`;
+const of = (name: HistoryName) => histories.find((h) => h.name === name)!;
+const events = (h: History, type: string) => h.json.events.filter(is(type));
+const workflowType = (h: History): string => h.json.events[0]!.workflowExecutionStartedEventAttributes.workflowType.name;
+const workflowTasks = (h: History) => events(h, 'WORKFLOW_TASK_COMPLETED').length;
+/** Remote activities, in the order they were scheduled. */
+const activityTypes = (h: History): string[] => events(h, 'ACTIVITY_TASK_SCHEDULED').map((e) => e.activityTaskScheduledEventAttributes.activityType.name);
+const closedAs = (h: History) => h.json.events.at(-1)!.eventType.replace('EVENT_TYPE_WORKFLOW_EXECUTION_', '');
 
-const activityTypes = (h: History) => h.json.events.filter((e: any) => e.activityTaskScheduledEventAttributes).map((e: any) => e.activityTaskScheduledEventAttributes.activityType.name as string);
-const workflowTasks = (h: History) => h.json.events.filter((e: any) => e.workflowTaskCompletedEventAttributes).length;
-const markers = (h: History) => h.json.events.filter((e: any) => e.markerRecordedEventAttributes).map((e: any) => e.markerRecordedEventAttributes.markerName as string);
+interface LocalStep {
+  eventId: number;
+  type: string;
+  attempt: number;
+  failure?: { message: string; applicationFailureInfo?: { type?: string } };
+}
+/** The local activities a history recorded (core's markers: type and attempt in the marker's payload). */
+function localSteps(h: History): LocalStep[] {
+  return events(h, 'MARKER_RECORDED')
+    .filter((e) => e.markerRecordedEventAttributes.markerName === 'core_local_activity')
+    .map((e) => {
+      const attrs = e.markerRecordedEventAttributes;
+      const data = JSON.parse(Buffer.from(attrs.details.data.payloads[0].data, 'base64').toString('utf8')) as { activity_type: string; attempt: number };
+      return { eventId: Number(e.eventId), type: data.activity_type, attempt: data.attempt, failure: attrs.failure };
+    });
+}
+const resetTasks = (h: History) => events(h, 'WORKFLOW_TASK_FAILED').filter((e) => e.workflowTaskFailedEventAttributes.cause === 'WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW');
+
+const generationTypes = ['imageGeneration', 'videoGeneration', 'replaceActorGeneration', 'talkingActorGeneration'];
+const dbSteps = ['startGenerating', 'completeJob', 'failJob'];
+const remoteJobSteps = ['prepareProviderRequest', 'submitAndCheck', 'checkProvider', 'cancelProvider'];
 
 before(async () => {
   try {
@@ -38,46 +63,119 @@ before(async () => {
   } catch {
     // already installed in this process
   }
-  current = await readHistories(historiesDir, '');
-  v1 = await readHistories(`${historiesDir}v1/`, 'v1/');
-  histories = [...current, ...v1];
+  const files = (await readdir(historiesDir)).filter((f) => f.endsWith('.json')).sort();
+  histories = await Promise.all(files.map(async (f) => ({ name: f.replace(/\.json$/, '') as HistoryName, json: JSON.parse(await readFile(`${historiesDir}${f}`, 'utf8')) })));
   // One bundle for every replay (bundling is the slow part).
   const bundle = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('ERROR') });
   options = { workflowBundle: bundle };
 });
 
 describe('replaying saved histories', () => {
-  test('there is a saved history of each job kind, including a failed and a canceled job, from both builds', () => {
-    for (const [set, dir] of [
-      [current, ''],
-      [v1, 'v1/'],
-    ] as const) {
-      const names = set.map((h) => h.name);
-      for (const kind of kinds) assert.ok(names.includes(`${dir}${kind}`), `test/workflows/histories/${dir}${kind}.json is missing; run scripts/save-histories.ts`);
-    }
+  test('there is a saved history of every path a deploy can find in flight, and no other', () => {
+    const present = histories.map((h) => h.name);
+    for (const name of names) assert.ok(present.includes(name), `test/workflows/histories/${name}.json (${savedHistories[name]}) is missing; run scripts/save-histories.ts`);
+    assert.deepEqual(present.filter((n) => !names.includes(n)), [], 'every saved history is listed in saved-histories.ts (a stale file would never be re-recorded)');
   });
 
-  test("the current build's jobs carry the patch marker and run their Postgres steps as local activities", () => {
-    for (const h of current) {
-      assert.ok(markers(h).includes('core_patch'), `${h.name}: the LOCAL_DB_STEPS patch marker`);
-      assert.ok(markers(h).includes('core_local_activity'), `${h.name}: local activity markers`);
-      const remote = activityTypes(h);
-      for (const step of ['markJobGenerating', 'recordProviderRef', 'completeJob', 'failJob', 'storeOutputs']) assert.ok(!remote.includes(step), `${h.name}: ${step} is not a remote activity`);
+  test('jobs run their Postgres steps as local activities, inside the workflow tasks', () => {
+    const jobs = histories.filter((h) => generationTypes.includes(workflowType(h)));
+    assert.equal(jobs.length, names.length - 3, 'every history but the delivery, the upload and the provider cancel is a job');
+    for (const h of jobs) {
+      const local = localSteps(h).map((s) => s.type);
+      assert.ok(local.length > 0 && local.every((s) => dbSteps.includes(s)), `${h.name}: local steps ${local.join(', ')}`);
+      assert.ok(local.includes('completeJob') || local.includes('failJob'), `${h.name}: settled by a local step`);
+      for (const remote of activityTypes(h)) assert.ok(remoteJobSteps.includes(remote), `${h.name}: ${remote} is scheduled as a remote activity`);
     }
-    // An image job the renderer reports ready 1.5 s after submit (one timer): two activity tasks and
-    // four workflow tasks, where the previous build took eight and ten for the same job.
-    const image = current.find((h) => h.name === 'image')!;
-    assert.deepEqual(activityTypes(image), ['submitAndCheck', 'checkProvider']);
-    assert.equal(workflowTasks(image), 4);
-    const oldImage = v1.find((h) => h.name === 'v1/image')!;
-    assert.equal(activityTypes(oldImage).length, 8, `the previous build's image job scheduled ${activityTypes(oldImage).join(', ')}`);
-    assert.equal(workflowTasks(oldImage), 10);
-    for (const h of v1) assert.ok(!markers(h).includes('core_patch'), `${h.name} predates the patch`);
+    // The instant path: the claim and the request in the first workflow task, one activity task
+    // that renders, checks and stores, the completion in the second task.
+    const image = of('image');
+    assert.deepEqual(localSteps(image).map((s) => s.type), ['startGenerating', 'completeJob']);
+    assert.deepEqual(activityTypes(image), ['submitAndCheck']);
+    assert.equal(workflowTasks(image), 2);
+    assert.equal(closedAs(image), 'COMPLETED');
   });
 
-  test("the previous build's histories replay through that build's workflows kept as a test fixture (the upgrade test's old build)", async () => {
-    const bundle = await bundleWorkflowCode({ workflowsPath: v1WorkflowsPath, logger: new DefaultLogger('ERROR') });
-    for (const h of v1) await Worker.runReplayHistory({ workflowBundle: bundle }, h.json, h.name);
+  test('each history shows the path it was recorded for', () => {
+    for (const name of ['video', 'replace_actor', 'talking_actor'] as const) {
+      assert.deepEqual(activityTypes(of(name)), ['submitAndCheck'], name);
+      assert.equal(closedAs(of(name)), 'COMPLETED', name);
+    }
+
+    const urls = of('replace_actor-url-inputs');
+    assert.deepEqual(activityTypes(urls), ['prepareProviderRequest', 'submitAndCheck']);
+    assert.match(events(urls, 'ACTIVITY_TASK_SCHEDULED')[0]!.activityTaskScheduledEventAttributes.taskQueue.name, /-fetch$/, 'URL inputs are fetched on the fetch queue');
+    assert.equal(closedAs(urls), 'COMPLETED');
+
+    const failed = of('image-failed');
+    assert.deepEqual(localSteps(failed).map((s) => s.type), ['startGenerating', 'failJob']);
+    assert.match(events(failed, 'ACTIVITY_TASK_FAILED')[0]!.activityTaskFailedEventAttributes.failure.message, /injected terminal failure/);
+    assert.equal(closedAs(failed), 'FAILED');
+
+    const canceled = of('image-canceled');
+    assert.equal(events(canceled, 'WORKFLOW_EXECUTION_CANCEL_REQUESTED').length, 1);
+    assert.equal(localSteps(canceled).at(-1)!.type, 'failJob');
+    assert.equal(activityTypes(canceled).at(-1), 'cancelProvider', 'the provider cancel comes after the refund');
+    assert.equal(closedAs(canceled), 'CANCELED');
+
+    const late = of('image-deadline-exceeded');
+    assert.ok(events(late, 'TIMER_FIRED').length >= 1 && activityTypes(late).includes('checkProvider'), 'polled on durable timers');
+    assert.match(events(late, 'WORKFLOW_EXECUTION_FAILED')[0]!.workflowExecutionFailedEventAttributes.failure.message, /did not finish within 3 s/);
+    assert.equal(activityTypes(late).at(-1), 'cancelProvider');
+
+    // The claim failed while Postgres was away, its retry waited on a workflow timer, then it went through.
+    const backoff = of('image-db-step-backoff');
+    const [claimFailed, claimed] = localSteps(backoff);
+    assert.equal(claimFailed!.type, 'startGenerating');
+    assert.ok(claimFailed!.failure, 'the backoff marker carries the failure');
+    const timer = events(backoff, 'TIMER_STARTED')[0]!;
+    assert.ok(Number(timer.eventId) > claimFailed!.eventId && Number(timer.eventId) < claimed!.eventId, 'a timer between the failed attempts and the one that went through');
+    assert.equal(claimed!.type, 'startGenerating');
+    assert.ok(claimed!.attempt > claimFailed!.attempt && !claimed!.failure, `attempt ${claimed!.attempt} claimed the job`);
+    assert.equal(closedAs(backoff), 'COMPLETED');
+
+    const paid = of('fal-image');
+    assert.equal(activityTypes(paid).filter((t) => t === 'submitAndCheck').length, 1, 'submitted once');
+    assert.ok(activityTypes(paid).includes('checkProvider') && events(paid, 'TIMER_FIRED').length >= 1);
+    assert.equal(closedAs(paid), 'COMPLETED');
+
+    const afterSubmit = of('fal-image-failed-after-submit');
+    assert.equal(activityTypes(afterSubmit)[0], 'submitAndCheck');
+    assert.equal(localSteps(afterSubmit).at(-1)!.type, 'failJob');
+    assert.equal(activityTypes(afterSubmit).at(-1), 'cancelProvider', 'the recorded request is canceled after the refund');
+    assert.equal(closedAs(afterSubmit), 'FAILED');
+
+    // Reset to the task after the submit: the new run's check found the request canceled and submitted again.
+    const revived = of('fal-image-reset');
+    assert.equal(resetTasks(revived).length, 1);
+    assert.equal(activityTypes(revived).filter((t) => t === 'submitAndCheck').length, 2);
+    assert.ok(Number(events(revived, 'ACTIVITY_TASK_SCHEDULED')[0]!.eventId) < Number(resetTasks(revived)[0]!.eventId), 'the first submit is from the run that was reset');
+    assert.equal(localSteps(revived).at(-1)!.type, 'completeJob');
+    assert.equal(closedAs(revived), 'COMPLETED');
+
+    const unpaid = of('image-reset-insufficient-credits');
+    assert.equal(resetTasks(unpaid).length, 1);
+    const [claim, fail] = localSteps(unpaid);
+    assert.equal(claim!.type, 'startGenerating');
+    assert.equal(claim!.failure?.applicationFailureInfo?.type, 'InsufficientCredits', 'the refused revival is a marker, not an activity task');
+    assert.equal(fail!.type, 'failJob');
+    assert.deepEqual(activityTypes(unpaid), []);
+    assert.equal(closedAs(unpaid), 'FAILED');
+
+    const delivery = of('webhook-delivery');
+    assert.equal(workflowType(delivery), 'webhookDelivery');
+    assert.deepEqual(activityTypes(delivery), ['deliverWebhook']);
+    assert.equal(events(delivery, 'ACTIVITY_TASK_STARTED')[0]!.activityTaskStartedEventAttributes.attempt, 2, 'delivered on its retry');
+    assert.equal(closedAs(delivery), 'COMPLETED');
+
+    const upload = of('upload-from-url');
+    assert.equal(workflowType(upload), 'uploadFromUrl');
+    assert.deepEqual(activityTypes(upload), ['fetchRemoteUpload']);
+    assert.equal(closedAs(upload), 'COMPLETED');
+
+    const cancel = of('provider-cancel');
+    assert.equal(workflowType(cancel), 'cancelProviderRequest');
+    assert.deepEqual(activityTypes(cancel), ['cancelProvider']);
+    assert.equal(closedAs(cancel), 'COMPLETED');
   });
 
   test('every saved history replays through the current workflow code without nondeterminism', async () => {
@@ -91,7 +189,7 @@ describe('replaying saved histories', () => {
       replayed++;
       if (r.error) failures.push(`${r.workflowId}: ${r.error.name}: ${r.error.message}`);
     }
-    assert.equal(replayed, histories.length);
+    assert.equal(replayed, names.length);
     assert.deepEqual(failures, []);
   });
 
@@ -102,13 +200,13 @@ describe('replaying saved histories', () => {
 
   test('a history that no longer matches the code fails the replay with a determinism violation', async () => {
     // The same job as the saved one, except that its first activity was something else.
-    const tampered = structuredClone(histories.find((h) => h.name === 'v1/image')!.json);
-    const scheduled = tampered.events.find((e: any) => e.activityTaskScheduledEventAttributes).activityTaskScheduledEventAttributes;
-    assert.equal(scheduled.activityType.name, 'markJobGenerating');
-    scheduled.activityType.name = 'chargeWorkspace';
+    const tampered = structuredClone(of('image').json);
+    const scheduled = tampered.events.find(is('ACTIVITY_TASK_SCHEDULED'))!.activityTaskScheduledEventAttributes;
+    assert.equal(scheduled.activityType.name, 'submitAndCheck');
+    scheduled.activityType.name = 'checkProvider';
     await assert.rejects(Worker.runReplayHistory(options, tampered, 'tampered-image'), (err: Error) => {
       assert.equal(err.name, 'DeterminismViolationError');
-      assert.match(err.message, /chargeWorkspace|markJobGenerating|nondetermin/i);
+      assert.match(err.message, /checkProvider|submitAndCheck|nondetermin/i);
       return true;
     });
   });

@@ -1,0 +1,25 @@
+// The saved workflow histories (test/workflows/histories/<name>.json), recorded on the real stack by
+// scripts/save-histories.ts and replayed by replay.test.ts: one of every path a deploy can find in
+// flight. The replay test requires each of them.
+/** The saved histories, by file name (without .json): what each one is a history of. */
+export const savedHistories = {
+  image: 'an image job (local renderer): completed within its submit',
+  video: 'a video job from an uploaded start frame: completed',
+  replace_actor: 'a replace-actor job from uploaded files: completed',
+  talking_actor: 'a talking-actor job: completed',
+  'replace_actor-url-inputs': 'a replace-actor job from image_url and video_url: inputs fetched on the fetch queue, completed',
+  'image-failed': 'an image job the renderer refused ([fail:terminal]): failed and refunded',
+  'image-canceled': 'an image job canceled while the provider works: failed (canceled), refunded, provider request canceled',
+  'image-deadline-exceeded': "an image job polled on timers past the model's deadline: failed, refunded, provider request canceled",
+  'image-db-step-backoff': 'an image job whose first Postgres step met an outage: the local activity retried on a timer, then completed',
+  'fal-image': 'an image job at a paid provider (fal): submitted once, polled on timers, outputs fetched from its CDN, completed',
+  'fal-image-failed-after-submit': 'a fal image job the provider failed after its request was recorded: failed, refunded, provider cancel',
+  'fal-image-reset': 'the reset run of that failed fal job, reset to the workflow task after its submit: revived (re-charged), resubmitted, completed',
+  'image-reset-insufficient-credits': 'the reset run (to its first workflow task) of a failed image job whose workspace can no longer pay: the revival refused, the job stays failed',
+  'webhook-delivery': 'a webhookDelivery workflow: the first POST answered 503, the retry delivered',
+  'upload-from-url': 'an uploadFromUrl workflow: a loopback HTTPS image fetched and stored',
+  'provider-cancel': "a cancelProviderRequest workflow: a terminated job's provider request canceled after the reconciler refunded it",
+} as const;
+
+export type HistoryName = keyof typeof savedHistories;
+
