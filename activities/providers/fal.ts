@@ -195,12 +195,16 @@ interface BuildContext {
   urls(fs: InputFile[]): Promise<string[]>;
 }
 
-/** The video inputs every video builder reads: first frame (start frame, or a lone reference), last frame, references. */
+/**
+ * The video inputs every video builder reads: first frame (the start frame, or the reference image on
+ * a route without a reference endpoint), last frame, references. Where a reference endpoint exists,
+ * every reference goes there, so a reference is never silently turned into a first frame.
+ */
 function videoFrames(c: BuildContext) {
   const [start] = byRole(c.req.inputs, 'start_frame');
   const [end] = byRole(c.req.inputs, 'end_frame');
   const refs = byRole(c.req.inputs, 'reference', 'image');
-  const first = start ?? (refs.length === 1 || !c.secondary.reference ? refs[0] : undefined);
+  const first = start ?? (c.secondary.reference ? undefined : refs[0]);
   return { first, end, refs };
 }
 
