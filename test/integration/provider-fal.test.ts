@@ -2,10 +2,11 @@
 // protocol, with outputs referenced from real MinIO inputs.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createFalAdapter, falOutputHeaders, seedreamImageSize } from '../../activities/providers/fal.js';
+import { createFalAdapter, falOutputHeaders, falResultRetry, seedreamImageSize } from '../../activities/providers/fal.js';
 import { seedreamMinPixels } from '../../activities/providers/contracts/fal.js';
 import { ProviderError } from '../../activities/providers/types.js';
 import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
+import { json } from '../support/fake-providers/server.js';
 import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput } from '../support/fake-providers/context.js';
 import { probeUrl } from '../support/fixtures.js';
 import { renderVideo } from '../../activities/providers/local/media.js';
@@ -21,7 +22,8 @@ describe('fal queue adapter', () => {
 
   before(async () => {
     fake = await startFakeFal();
-    fal = createFalAdapter({ key: fake.key, queueUrl: fake.url, timeoutMs: 2000 });
+    // fal-js's retry count, with its 1 s backoff shortened so the retried answers take milliseconds here.
+    fal = createFalAdapter({ key: fake.key, queueUrl: fake.url, timeoutMs: 2000, resultRetry: { ...falResultRetry, baseDelayMs: 5, maxDelayMs: 20 } });
   });
   after(() => fake.close());
 
@@ -181,6 +183,56 @@ describe('fal queue adapter', () => {
     assert.equal(last.message, 'fal: Internal error while running the model (runner_error)');
     assert.equal(fake.requestsOf('result').length, results);
   });
+
+  for (const status of [502, 503, 504]) {
+    test(`a ${status} on the result without fal's error marker is retried as fal's client does, and the paid generation succeeds`, async () => {
+      const ref = await fal.submit(requestFor('kling-2.6'), ctx);
+      const results = fake.requestsOf('result').length;
+      // An edge answer: an HTML error page, no X-Fal-Error-Type, no error_type.
+      fake.script('result', { status, headers: { 'content-type': 'text/html' }, body: `<html><body>${status} Bad Gateway</body></html>` }, 2);
+      const last = (await pollToEnd(fal, ref, ctx)).at(-1)!;
+      assert.equal(last.state, 'succeeded', last.message);
+      assert.equal(last.outputs?.[0]?.contentType, 'video/mp4');
+      assert.equal(fake.requestsOf('result').length - results, 3, 'two answers retried, the third delivered');
+    });
+  }
+
+  test("a 429 on the result is retried too, even with fal's marker (a rate limit is never the request's own failure)", async () => {
+    const ref = await fal.submit(requestFor('seedream-4.5'), ctx);
+    fake.script('result', json(429, { detail: 'Too many requests', error_type: 'rate_limited' }));
+    assert.equal((await pollToEnd(fal, ref, ctx)).at(-1)!.state, 'succeeded');
+  });
+
+  test("once fal's retries run out the result stays a retryable error: a paid generation is never failed for an edge error", async () => {
+    const ref = await fal.submit(requestFor('kling-2.6'), ctx);
+    // Walk the status to COMPLETED, then every result answer of one poll is a 503.
+    for (let i = 0; i < fake.flow.length - 1; i++) await fal.poll(ref, ctx);
+    const results = fake.requestsOf('result').length;
+    fake.script('result', json(503, { detail: 'Service Unavailable' }), falResultRetry.maxRetries + 1);
+    const err = await errorOf(() => fal.poll(ref, ctx));
+    assert.ok(err instanceof ProviderError, String(err));
+    assert.equal(err.retryable, true);
+    assert.equal(err.status, 503);
+    assert.equal(fake.requestsOf('result').length - results, falResultRetry.maxRetries + 1, "the first call and fal-js's 3 retries");
+    // The next poll (the activity's own retry) delivers the result.
+    const next = await fal.poll(ref, ctx);
+    assert.equal(next.state, 'succeeded');
+  });
+
+  for (const [how, answer] of [
+    ['the X-Fal-Error-Type header', json(504, { detail: 'Request timed out' }, { 'x-fal-error-type': 'request_timeout' })],
+    ['error_type in the body', json(503, { detail: 'No runner could be allocated', error_type: 'runner_scheduling_failure' })],
+  ] as const) {
+    test(`a result error fal marks as the request's own (${how}) is final, with fal's reason`, async () => {
+      const ref = await fal.submit(requestFor('kling-2.6'), ctx);
+      const results = fake.requestsOf('result').length;
+      fake.script('result', answer);
+      const last = (await pollToEnd(fal, ref, ctx)).at(-1)!;
+      assert.equal(last.state, 'failed');
+      assert.match(last.message!, answer.status === 504 ? /^fal result: provider error \(HTTP 504\): Request timed out \(request_timeout\)$/ : /^fal result: provider error \(HTTP 503\): No runner could be allocated \(runner_scheduling_failure\)$/);
+      assert.equal(fake.requestsOf('result').length - results, 1, 'not retried');
+    });
+  }
 
   test('a 5xx result of a COMPLETED request is final at once (fal already retried its runner)', async () => {
     fake.nextOutcome('result_5xx');
