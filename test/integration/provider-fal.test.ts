@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createFalAdapter, falOutputHeaders, falResultRetry, seedreamImageSize } from '../../activities/providers/fal.js';
 import { seedreamMinPixels } from '../../activities/providers/contracts/fal.js';
 import { ProviderError } from '../../activities/providers/types.js';
-import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
+import { falInputSchemaDocument, startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
 import { json } from '../support/fake-providers/server.js';
 import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput } from '../support/fake-providers/context.js';
 import { probeUrl } from '../support/fixtures.js';
@@ -111,7 +111,53 @@ describe('fal queue adapter', () => {
     assert.ok(err instanceof ProviderError);
     assert.equal(err.retryable, false);
     assert.equal(err.status, 422);
-    assert.match(err.message, /duration: Invalid option: expected one of "5"\|"10"/);
+    assert.match(err.message, /duration: Input should be '5' or '10'/);
+  });
+
+  // fal's published schemas, which the fake now holds requests to (fal-inputs.schema.json), refuse
+  // what the catalog used to let through; the gateway refuses these at create time (provider-limits).
+  test("Veo reference-to-video takes 8 s only: a 6 s request is refused by fal's schema", async () => {
+    const refs = [await storeInput(storage, 'reference'), await storeInput(storage, 'reference')];
+    const err = await errorOf(() => fal.submit(requestFor('veo-3.1', { inputs: refs, duration: 6 }), ctx));
+    assert.equal(fake.requestsOf('submit').at(-1)!.path, '/fal-ai/veo3.1/reference-to-video');
+    assert.equal(err.status, 422, err.message);
+    assert.match(err.message, /duration: Input should be '8s'/);
+  });
+
+  test('Veo reference-to-video takes at most 3 images: a fourth is refused', async () => {
+    const refs = await Promise.all([1, 2, 3, 4].map(() => storeInput(storage, 'reference')));
+    const err = await errorOf(() => fal.submit(requestFor('veo-3.1', { inputs: refs, duration: 8 }), ctx));
+    assert.equal(err.status, 422, err.message);
+    assert.match(err.message, /image_urls: List should have at most 3 items/);
+  });
+
+  test('a lone reference image goes to Veo reference-to-video at 8 s, not turned into a first frame', async () => {
+    const ref = await fal.submit(requestFor('veo-3.1', { inputs: [await storeInput(storage, 'reference')], duration: 8 }), ctx);
+    const submit = fake.requestsOf('submit').at(-1)!;
+    assert.equal(submit.path, '/fal-ai/veo3.1/reference-to-video');
+    assert.equal((submit.json as { duration: string }).duration, '8s');
+    assert.equal((submit.json as { image_urls: string[] }).image_urls.length, 1);
+    assert.equal((await pollToEnd(fal, ref, ctx)).at(-1)!.state, 'succeeded');
+  });
+
+  for (const model of ['kling-3.0', 'kling-2.6']) {
+    test(`${model}: a prompt over 2,500 characters is refused by fal's schema; 2,500 pass`, async () => {
+      const err = await errorOf(() => fal.submit(requestFor(model, { prompt: 'a'.repeat(2501) }), ctx));
+      assert.equal(err.status, 422, err.message);
+      assert.match(err.message, /prompt: String should have at most 2500 characters/);
+      await fal.submit(requestFor(model, { prompt: 'a'.repeat(2500) }), ctx);
+    });
+  }
+
+  test("nano-banana-2: a prompt under 3 characters is refused by fal's schema", async () => {
+    const err = await errorOf(() => fal.submit(requestFor('nano-banana-2', { prompt: 'ab' }), ctx));
+    assert.equal(err.status, 422, err.message);
+    assert.match(err.message, /prompt: String should have at least 3 characters/);
+  });
+
+  test('the fake validates against the published schemas it names, not against our contracts', () => {
+    assert.match(falInputSchemaDocument.source, /^@fal-ai\/client \d+\.\d+\.\d+, src\/types\/endpoints\.d\.ts/);
+    assert.match(falInputSchemaDocument.generated, /^\d{4}-\d{2}-\d{2}$/);
   });
 
   test('a field the endpoint does not define is refused (422), as fal validates its input types', async () => {

@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { catalog, requestRefusal, talkingActorScriptLimit } from '../../shared/catalog.js';
+import { lipsyncFrames } from '../../activities/providers/elevenlabs.js';
 
 test('talking actor: the script cap applies to the live pipeline, not to the local renderer', () => {
   const route = catalog['talking-actor'];
@@ -72,4 +73,17 @@ test('an end frame needs a first frame, and a model without end-frame input refu
   // Where a lone reference is the first frame (no reference endpoint), it opens the video.
   assert.equal(requestRefusal(catalog['sora-2'], { reference_file_ids: ['a'], end_frame_file_id: 'e', duration: 8 }, 'fal'), undefined);
   assert.equal(requestRefusal(catalog['grok-video'], { start_frame_file_id: 's', end_frame_file_id: 'e' }, 'fal'), 'end_frame_file_id: grok-video takes no end frame');
+});
+
+test("InfiniteTalk frame counts are 4n+1 like the ones fal documents (41, 145, 721), enough for the whole speech", () => {
+  assert.equal(lipsyncFrames(0.5), 41);
+  assert.equal(lipsyncFrames(2), 53); // 51 needed
+  assert.equal(lipsyncFrames(5.76), 145); // fal's default count
+  assert.equal(lipsyncFrames(28.8), 721);
+  assert.equal(lipsyncFrames(28.81), undefined);
+  for (let s = 0.1; s <= 28.8; s += 0.37) {
+    const f = lipsyncFrames(s)!;
+    assert.equal((f - 1) % 4, 0, `${s} s → ${f}`);
+    assert.ok(f >= Math.ceil(s * 25) + 1 && f <= 721, `${s} s → ${f}`);
+  }
 });
