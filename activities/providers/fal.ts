@@ -3,13 +3,6 @@
 // GET …/requests/{id}/status?logs=1 → IN_QUEUE (queue_position) | IN_PROGRESS | COMPLETED. Result:
 // GET …/requests/{id}. Cancel: PUT …/requests/{id}/cancel → CANCELLATION_REQUESTED | ALREADY_COMPLETED.
 //
-// The result call is retried as fal's own client retries it (fal-js queue.ts, QUEUE_RETRY_CONFIG:
-// statuses 429, 502, 503 and 504, 3 retries, backoff from 1 s doubling, ±25% jitter): such an answer
-// from fal's edge says nothing about the generation, which succeeded and was paid. An answer fal marks
-// as the request's own failure (the `X-Fal-Error-Type` header, `error_type` in the body: fal.ai/docs,
-// Request Error Types) is final, as is every other error status. Retries exhausted, the call stays a
-// retryable error: the activity asks again later instead of failing a paid generation.
-//
 // The queue has no idempotency key: the workflow persists the ref returned by submit (it carries the
 // job id) and never calls submit again once it holds one, so a job is submitted at most once per
 // successful activity completion.
@@ -40,6 +33,14 @@ export interface FalConfig {
   resultRetry?: FalResultRetry;
 }
 
+/**
+ * The result call is retried as fal's own client retries it (fal-js queue.ts, QUEUE_RETRY_CONFIG:
+ * statuses 429, 502, 503 and 504, 3 retries, backoff from 1 s doubling, ±25% jitter): such an answer
+ * from fal's edge says nothing about the generation, which succeeded and was paid. An answer fal marks
+ * as the request's own failure (the `X-Fal-Error-Type` header, `error_type` in the body: fal.ai/docs,
+ * Request Error Types) is final, as is every other error status. Retries exhausted, the call stays a
+ * retryable error: the activity asks again later instead of failing a paid generation.
+ */
 export interface FalResultRetry {
   maxRetries: number;
   baseDelayMs: number;
