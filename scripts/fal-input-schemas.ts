@@ -24,16 +24,17 @@ interface Limit {
 
 const falDocs = (id: string) => `fal.ai/models/${id}/llms.txt and fal's API reference page for ${id}, read 2026-11-25`;
 const openapiCited = (id: string) =>
-  `fal's OpenAPI schema for ${id} (fal.ai/api/openapi/queue/openapi.json?endpoint_id=${id}) as read in issue 30 (2026-11); the @fal-ai/client type cannot carry it`;
+  `fal's OpenAPI schema for ${id} (fal.ai/api/openapi/queue/openapi.json?endpoint_id=${id}) as cited in issue 30 (2026-11); no copy was reachable to re-read on 2026-11-25, and the @fal-ai/client type cannot carry a length`;
+const googleVeo = "Google's Gemini API Veo 3.1 documentation (ai.google.dev/gemini-api/docs/video): up to three reference images, and reference-image videos are 8 s";
 
 /** Limits of fal's published schemas beyond what the released TypeScript types express, field by field. */
 export const publishedLimits: Record<string, Record<string, Limit>> = {
   'fal-ai/veo3.1/reference-to-video': {
     duration: {
       rule: { enum: ['8s'] },
-      source: `${falDocs('fal-ai/veo3.1/reference-to-video')}: duration is a string whose only value is the default "8s" (the other Veo 3.1 endpoints list "4s", "6s", "8s"); Google's Veo 3.1 renders reference-image videos at 8 s`,
+      source: `${falDocs('fal-ai/veo3.1/reference-to-video')}: duration is a string whose only value is the default "8s" (the other Veo 3.1 endpoints list "4s", "6s", "8s"); ${googleVeo}`,
     },
-    image_urls: { rule: { minItems: 1, maxItems: 3 }, source: `${openapiCited('fal-ai/veo3.1/reference-to-video')}; Google's Veo 3.1 takes at most 3 reference images` },
+    image_urls: { rule: { minItems: 1, maxItems: 3 }, source: `${googleVeo} (the model this endpoint runs; fal's page states no maximum of its own)` },
   },
   'fal-ai/kling-video/v3/pro/text-to-video': { prompt: { rule: { maxLength: 2500 }, source: openapiCited('fal-ai/kling-video/v3/pro/text-to-video') } },
   'fal-ai/kling-video/v3/pro/image-to-video': { prompt: { rule: { maxLength: 2500 }, source: openapiCited('fal-ai/kling-video/v3/pro/image-to-video') } },

@@ -235,7 +235,7 @@ export const catalog = {
     // fal.ai/models/fal-ai/veo3.1/llms.txt: duration "4s" | "6s" | "8s", aspect_ratio 16:9 | 9:16,
     // resolution 720p | 1080p | 4k (4k is billed at a higher rate and not offered here). Reference
     // images go to fal-ai/veo3.1/reference-to-video, whose schema has duration "8s" only, and Veo takes
-    // at most 3 reference images (Google's Veo 3.1 referenceImages limit).
+    // at most 3 reference images (Google's Gemini API Veo 3.1 documentation: "up to three").
     source: 'fal.ai model page fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16); fal-ai/veo3.1/reference-to-video (1-3 image_urls, duration 8s)',
     maxReferenceImages: 3,
     referenceDurations: [8],
