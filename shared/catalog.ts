@@ -41,6 +41,15 @@ export interface ModelRoute {
   servedAs?: Readonly<Record<string, string>>;
   /** Longest speech one live request can lipsync, in seconds (talking actor). */
   maxSpeechSeconds?: number;
+  /**
+   * Prompt length in characters (Unicode code points, as the provider counts them) that the provider's
+   * published input schema allows, where it is narrower than the create schema's 1–4000.
+   */
+  promptChars?: { min?: number; max?: number };
+  /** Durations the provider's reference-image endpoint allows, where narrower than `durations`. */
+  referenceDurations?: readonly number[];
+  /** False where the live route has no end-frame input (an end frame would be dropped, so it is refused). */
+  endFrame?: boolean;
 }
 
 export type { LiveProviderName } from './job-model.js';
@@ -74,6 +83,8 @@ export const catalog = {
     // fal.ai/models/fal-ai/nano-banana-2 (queue API): prompt, num_images, aspect_ratio (auto, 21:9 … 9:16),
     // resolution 0.5K | 1K | 2K | 4K, output_format jpeg | png | webp; /edit adds image_urls.
     source: 'fal.ai model page fal-ai/nano-banana-2 (prompt, num_images, aspect_ratio, output_format; /edit: image_urls)',
+    // fal's input schema for fal-ai/nano-banana-2 and /edit: prompt minLength 3.
+    promptChars: { min: 3 },
     aspectRatios: imageRatios,
     defaultAspectRatio: '1:1',
     deadlineSeconds: 300,
@@ -130,9 +141,11 @@ export const catalog = {
       reference: 'fal-ai/veo3.1/reference-to-video',
     },
     // fal's Veo 3.1 schema puts no rule between resolution and duration: 4s, 6s and 8s at 720p and 1080p
-    // (4k is billed higher and not offered). Several reference images go to reference-to-video.
-    source: 'OpenAI Videos API retired 2026-09-24 (sora-2-pro shut down); routed to fal.ai fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16)',
-    maxReferenceImages: 4,
+    // (4k is billed higher and not offered). Reference images (1-3) go to reference-to-video, 8s only.
+    source: 'OpenAI Videos API retired 2026-09-24 (sora-2-pro shut down); routed to fal.ai fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16; reference-to-video: 1-3 image_urls, 8s only)',
+    servedAs: { model: 'Veo 3.1 on fal (fal-ai/veo3.1): OpenAI shut sora-2-pro down on 2026-09-24' },
+    maxReferenceImages: 3,
+    referenceDurations: [8],
     aspectRatios: ['16:9', '9:16'],
     defaultAspectRatio: '16:9',
     durations: { values: [4, 6, 8] },
@@ -155,6 +168,7 @@ export const catalog = {
     // Veo 3.1 Fast on fal has no reference-to-video endpoint: one reference image is used as the first
     // frame (image-to-video); more would be dropped, so they are refused. Durations as Veo 3.1.
     source: 'OpenAI Videos API retired 2026-09-24 (sora-2 shut down); routed to fal.ai fal-ai/veo3.1/fast (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16; no reference-to-video)',
+    servedAs: { model: 'Veo 3.1 Fast on fal (fal-ai/veo3.1/fast): OpenAI shut sora-2 down on 2026-09-24' },
     maxReferenceImages: 1,
     aspectRatios: ['16:9', '9:16'],
     defaultAspectRatio: '16:9',
@@ -174,9 +188,10 @@ export const catalog = {
     secondaryModelIds: { imageToVideo: 'fal-ai/kling-video/v3/pro/image-to-video' },
     // fal.ai/docs/model-api-reference/video-generation-api/kling-video-v3-pro: duration "3" … "15",
     // aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; image-to-video takes start_image_url / end_image_url.
-    source: 'fal.ai model page fal-ai/kling-video/v3/pro/text-to-video (duration 3-15, aspect_ratio 16:9 | 9:16 | 1:1, generate_audio)',
+    source: 'fal.ai model page fal-ai/kling-video/v3/pro/text-to-video (duration 3-15, aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; prompt at most 2500 characters)',
     // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
     maxReferenceImages: 1,
+    promptChars: { max: 2500 },
     aspectRatios: ['16:9', '9:16', '1:1'],
     defaultAspectRatio: '16:9',
     durations: { min: 3, max: 15 },
@@ -193,9 +208,10 @@ export const catalog = {
     providerModelId: 'fal-ai/kling-video/v2.6/pro/text-to-video',
     falRequest: 'kling',
     secondaryModelIds: { imageToVideo: 'fal-ai/kling-video/v2.6/pro/image-to-video' },
-    source: 'fal.ai model page fal-ai/kling-video/v2.6/pro/text-to-video (duration "5" | "10", aspect_ratio 16:9 | 9:16 | 1:1, generate_audio)',
+    source: 'fal.ai model page fal-ai/kling-video/v2.6/pro/text-to-video (duration "5" | "10", aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; prompt at most 2500 characters)',
     // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
     maxReferenceImages: 1,
+    promptChars: { max: 2500 },
     aspectRatios: ['16:9', '9:16', '1:1'],
     defaultAspectRatio: '16:9',
     durations: { values: [5, 10] },
@@ -217,9 +233,12 @@ export const catalog = {
       reference: 'fal-ai/veo3.1/reference-to-video',
     },
     // fal.ai/models/fal-ai/veo3.1/llms.txt: duration "4s" | "6s" | "8s", aspect_ratio 16:9 | 9:16,
-    // resolution 720p | 1080p | 4k (4k is billed at a higher rate and not offered here).
-    source: 'fal.ai model page fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16)',
-    maxReferenceImages: 4,
+    // resolution 720p | 1080p | 4k (4k is billed at a higher rate and not offered here). Reference
+    // images go to fal-ai/veo3.1/reference-to-video, whose schema has duration "8s" only, and Veo takes
+    // at most 3 reference images (Google's Gemini API Veo 3.1 documentation: "up to three").
+    source: 'fal.ai model page fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16); fal-ai/veo3.1/reference-to-video (1-3 image_urls, duration 8s)',
+    maxReferenceImages: 3,
+    referenceDurations: [8],
     aspectRatios: ['16:9', '9:16'],
     defaultAspectRatio: '16:9',
     durations: { values: [4, 6, 8] },
@@ -267,6 +286,8 @@ export const catalog = {
       },
     ],
     source: 'fal.ai model page xai/grok-imagine-video/text-to-video (duration 1-15, resolution 480p | 720p, aspect_ratio 16:9 | 9:16 | 1:1 | 4:3 | 3:2 | 2:3 | 3:4)',
+    // Neither grok endpoint (fal's image-to-video, xAI's `image`) takes a last frame.
+    endFrame: false,
     // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
     maxReferenceImages: 1,
     aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'],
@@ -367,6 +388,16 @@ export interface RequestShape {
   voice_options?: { speed?: number } | null;
   reference_file_ids?: readonly string[] | null;
   start_frame_file_id?: string | null;
+  end_frame_file_id?: string | null;
+  prompt?: string | null;
+  duration?: number | null;
+}
+
+/** Characters as providers count them (Python `len`: code points, not UTF-16 units). */
+export function promptLength(prompt: string): number {
+  let n = 0;
+  for (const _ of prompt) n++;
+  return n;
 }
 
 /**
@@ -381,6 +412,25 @@ export function requestRefusal(route: ModelRoute, p: RequestShape, provider: Pro
   }
   if (refs > 0 && p.start_frame_file_id) {
     return `reference_file_ids: ${route.model} cannot combine reference images with start_frame_file_id; send one or the other`;
+  }
+  if (refs > 0 && route.referenceDurations && p.duration != null && !route.referenceDurations.includes(p.duration)) {
+    return `duration: ${route.model} with reference images supports ${route.referenceDurations.join(', ')} seconds`;
+  }
+  if (p.end_frame_file_id && route.endFrame === false) {
+    return `end_frame_file_id: ${route.model} takes no end frame`;
+  }
+  // The first frame is the start frame, or a lone reference image on a route without a reference
+  // endpoint (fal.ts videoFrames): an end frame without one has no endpoint to go to.
+  const firstFrame = !!p.start_frame_file_id || (refs === 1 && !route.secondaryModelIds?.reference);
+  if (p.end_frame_file_id && !firstFrame) {
+    return `end_frame_file_id: ${route.model} needs start_frame_file_id (the first frame) with an end frame`;
+  }
+  // A provider's prompt bounds are its own: the local renderer takes any prompt the create schema does.
+  if (provider !== 'local' && typeof p.prompt === 'string' && route.promptChars) {
+    const { min, max } = route.promptChars;
+    const n = promptLength(p.prompt);
+    if (min !== undefined && n < min) return `prompt: ${route.model} needs at least ${min} characters; this prompt has ${n}`;
+    if (max !== undefined && n > max) return `prompt: ${route.model} takes at most ${max} characters; this prompt has ${n}`;
   }
   if (provider !== 'local' && p.script !== undefined) {
     const speed = p.voice_options?.speed ?? 1;

@@ -47,9 +47,13 @@ export function elevenLabsVoiceSettings(v: VoiceSettings | undefined): ElevenLab
   return Object.keys(out).length ? out : undefined;
 }
 
-/** InfiniteTalk's num_frames for speech of `seconds`, or undefined when it is longer than one request can carry. */
+/**
+ * InfiniteTalk's num_frames for speech of `seconds`, or undefined when it is longer than one request
+ * can carry: the frames the speech needs, rounded up to the 4n+1 counts fal documents (41, 145, 721).
+ */
 export function lipsyncFrames(seconds: number): number | undefined {
-  const frames = Math.max(infinitalkMinFrames, Math.ceil(seconds * infinitalkFps) + 1);
+  const needed = Math.max(infinitalkMinFrames, Math.ceil(seconds * infinitalkFps) + 1);
+  const frames = 4 * Math.ceil((needed - 1) / 4) + 1;
   return frames > infinitalkMaxFrames ? undefined : frames;
 }
 

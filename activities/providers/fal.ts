@@ -18,6 +18,7 @@ import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, providerFetch,
 import type { FalInput } from './contracts/fal.js';
 import type { FalRequestShape } from '../../shared/catalog.js';
 import { conformMotionVideo } from './conform.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface FalConfig {
   key: string;
@@ -29,6 +30,45 @@ export interface FalConfig {
   cdnRequiresKey?: boolean;
   /** ffmpeg, to conform replace-actor motion videos (conform.ts). */
   ffmpegPath?: string;
+  /** Result-call retries; default fal-js's (falResultRetry). */
+  resultRetry?: FalResultRetry;
+}
+
+/**
+ * The result call is retried as fal's own client retries it (fal-js queue.ts, QUEUE_RETRY_CONFIG:
+ * statuses 429, 502, 503 and 504, 3 retries, backoff from 1 s doubling, ±25% jitter): such an answer
+ * from fal's edge says nothing about the generation, which succeeded and was paid. An answer fal marks
+ * as the request's own failure (the `X-Fal-Error-Type` header, `error_type` in the body: fal.ai/docs,
+ * Request Error Types) is final, as is every other error status. Retries exhausted, the call stays a
+ * retryable error: the activity asks again later instead of failing a paid generation.
+ */
+export interface FalResultRetry {
+  maxRetries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+/** fal-js retries the result call on these statuses (retry.ts DEFAULT_RETRYABLE_STATUS_CODES). */
+export const falResultRetryStatuses: readonly number[] = [429, 502, 503, 504];
+/** fal-js queue.ts QUEUE_RETRY_CONFIG. */
+export const falResultRetry: FalResultRetry = { maxRetries: 3, baseDelayMs: 1000, maxDelayMs: 60_000 };
+
+/** fal's marker of a request's own failure: the X-Fal-Error-Type header, or `error_type` in the JSON body. */
+export function falErrorType(headers: Headers, bodyText: string): string | undefined {
+  const header = headers.get('x-fal-error-type')?.trim();
+  if (header) return header;
+  try {
+    const body = JSON.parse(bodyText) as { error_type?: unknown } | null;
+    return typeof body?.error_type === 'string' && body.error_type ? body.error_type : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** fal-js's backoff: base × 2^attempt, capped, ±25% jitter. */
+function resultBackoffMs(attempt: number, r: FalResultRetry): number {
+  const d = Math.min(r.baseDelayMs * 2 ** attempt, r.maxDelayMs);
+  return Math.max(0, d + 0.25 * d * (Math.random() * 2 - 1));
 }
 
 /** Hosts fal serves output files from (its CDN); outputs are fetched from these only. */
@@ -130,19 +170,26 @@ export function createFalQueueClient(cfg: FalConfig): FalQueueClient {
 
   async function fetchResult(ref: FalRef, ctx: ProviderContext): Promise<PollResult> {
     const o = opts('result', ctx);
-    const res = await providerFetch(ref.responseUrl, { method: 'GET', headers }, o);
-    const text = await readText(res, o);
-    if (!res.ok) {
+    const retry = cfg.resultRetry ?? falResultRetry;
+    for (let attempt = 0; ; attempt++) {
+      const res = await providerFetch(ref.responseUrl, { method: 'GET', headers }, o);
+      const text = await readText(res, o);
+      if (res.ok) {
+        const outputs = outputsOf(parseJson<Record<string, unknown>>(text, o));
+        if (!outputs.length) throw malformed(o, 'the result holds no image, video or audio file');
+        return { state: 'succeeded', percent: 100, outputs };
+      }
       const err = errorFromResponse(res, text, o);
-      // A COMPLETED request's result is final whatever its status: a 4xx is the generation's own
-      // failure (validation, content policy) and a 5xx is the runner's, which fal already retried.
-      // Only a rate limit or a timeout of our own call is worth asking again.
-      if (err.retryable && (res.status === 429 || res.status === 408)) throw err;
-      return { state: 'failed', message: err.message };
+      const errorType = falErrorType(res.headers, text);
+      // A rate limit is never the request's own; a 502/503/504 is only when fal marks it so.
+      const transient = falResultRetryStatuses.includes(res.status) && (res.status === 429 || errorType === undefined);
+      if (!transient) {
+        // The generation's own failure: a 4xx (validation, content policy), a 500, or a marked error.
+        return { state: 'failed', message: errorType && !err.message.includes(errorType) ? `${err.message} (${errorType})` : err.message };
+      }
+      if (attempt >= retry.maxRetries) throw err;
+      await sleep(resultBackoffMs(attempt, retry), undefined, { signal: ctx.signal });
     }
-    const outputs = outputsOf(parseJson<Record<string, unknown>>(text, o));
-    if (!outputs.length) throw malformed(o, 'the result holds no image, video or audio file');
-    return { state: 'succeeded', percent: 100, outputs };
   }
 }
 
@@ -196,12 +243,16 @@ interface BuildContext {
   urls(fs: InputFile[]): Promise<string[]>;
 }
 
-/** The video inputs every video builder reads: first frame (start frame, or a lone reference), last frame, references. */
+/**
+ * The video inputs every video builder reads: first frame (the start frame, or the reference image on
+ * a route without a reference endpoint), last frame, references. Where a reference endpoint exists,
+ * every reference goes there, so a reference is never silently turned into a first frame.
+ */
 function videoFrames(c: BuildContext) {
   const [start] = byRole(c.req.inputs, 'start_frame');
   const [end] = byRole(c.req.inputs, 'end_frame');
   const refs = byRole(c.req.inputs, 'reference', 'image');
-  const first = start ?? (refs.length === 1 || !c.secondary.reference ? refs[0] : undefined);
+  const first = start ?? (c.secondary.reference ? undefined : refs[0]);
   return { first, end, refs };
 }
 

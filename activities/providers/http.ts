@@ -205,6 +205,14 @@ export function sameOrigin(url: unknown, base: string): url is string {
   }
 }
 
+/**
+ * A provider's API origin from a base URL given with or without the `/v1` its SDKs include
+ * (OPENAI_BASE_URL, xAI's `https://api.x.ai/v1`), so an inherited value does not yield /v1/v1/….
+ */
+export function apiOrigin(baseUrl: string): string {
+  return baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+}
+
 export function joinUrl(base: string, path: string): string {
   return `${base.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
 }

@@ -13,7 +13,7 @@
 // The Videos API (sora-2, sora-2-pro) was shut down on 2026-09-24; those models route to fal (catalog.ts).
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRequest } from './types.js';
 import { ProviderError } from './types.js';
-import { joinUrl, malformed, requestJson, type HttpCallOptions } from './http.js';
+import { apiOrigin, joinUrl, malformed, requestJson, type HttpCallOptions } from './http.js';
 import type { OpenAIImageGenerateParams, OpenAIImagesResponse } from './contracts/openai.js';
 import { jobOutputKey } from '../../shared/storage.js';
 
@@ -32,7 +32,7 @@ export interface OpenAIImageRef {
 
 /** The API origin for a base URL given with or without the SDK's trailing `/v1`. */
 export function openaiApiBase(baseUrl: string): string {
-  return baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+  return apiOrigin(baseUrl);
 }
 
 /**

@@ -4,9 +4,11 @@
 // { status: "done", video: { url, duration, respect_moderation } } or { status: "failed", error: { code,
 // message } } (contracts/xai.ts). grok-video is served by fal first (catalog.ts); this is its alternate
 // route when only XAI_API_KEY is configured. xAI documents no cancel endpoint for deferred requests.
+// XAI_BASE_URL may carry the `/v1` of xAI's SDK base URL (https://api.x.ai/v1): it is dropped, as for
+// OpenAI, so paths are never /v1/v1/….
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderRef } from './types.js';
 import { ProviderError } from './types.js';
-import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, parseJson, providerFetch, readText, requestJson, type HttpCallOptions } from './http.js';
+import { apiOrigin, defaultTimeoutMs, errorFromResponse, joinUrl, malformed, parseJson, providerFetch, readText, requestJson, type HttpCallOptions } from './http.js';
 import type { XaiDeferredVideoResponse, XaiVideoGenerationRequest } from './contracts/xai.js';
 
 export interface XaiConfig {
@@ -23,6 +25,7 @@ export interface XaiRef {
 
 export function createXaiAdapter(cfg: XaiConfig): ProviderAdapter {
   const timeoutMs = cfg.timeoutMs ?? defaultTimeoutMs;
+  const base = apiOrigin(cfg.baseUrl);
   const headers = { authorization: `Bearer ${cfg.key}`, accept: 'application/json' };
   const opts = (what: string, ctx: ProviderContext): HttpCallOptions => ({ provider: 'xAI', what, timeoutMs, signal: ctx.signal, secrets: [cfg.key] });
 
@@ -42,7 +45,7 @@ export function createXaiAdapter(cfg: XaiConfig): ProviderAdapter {
       const [image] = req.inputs.filter((i) => i.role === 'start_frame' || i.role === 'image' || i.role === 'reference');
       const o = opts('video generation', ctx);
       const { body } = await requestJson<Record<string, unknown>>(
-        joinUrl(cfg.baseUrl, '/v1/videos/generations'),
+        joinUrl(base, '/v1/videos/generations'),
         {
           method: 'POST',
           headers: { ...headers, 'content-type': 'application/json' },
@@ -65,7 +68,7 @@ export function createXaiAdapter(cfg: XaiConfig): ProviderAdapter {
     async poll(ref, ctx): Promise<PollResult> {
       const { requestId } = refOf(ref);
       const o = opts('status', ctx);
-      const res = await providerFetch(joinUrl(cfg.baseUrl, `/v1/videos/${encodeURIComponent(requestId)}`), { method: 'GET', headers }, o);
+      const res = await providerFetch(joinUrl(base, `/v1/videos/${encodeURIComponent(requestId)}`), { method: 'GET', headers }, o);
       const text = await readText(res, o);
       if (!res.ok) throw errorFromResponse(res, text, o);
       // 202: still pending, with or without a JSON body (which may carry progress).

@@ -27,6 +27,14 @@ export const modelSchema = z.object({
   resolutions: z.array(z.string()),
   default_resolution: z.string().nullable(),
   max_reference_images: z.number().int().nullable().describe('most reference images a request may send; null when the model takes none'),
+  durations_with_references: z
+    .object({ values: z.array(z.number()) })
+    .nullable()
+    .describe("durations allowed when reference images are sent (the provider's reference endpoint's own list); null when the same as durations"),
+  prompt_length: z
+    .object({ min: z.number().int(), max: z.number().int() })
+    .nullable()
+    .describe("characters a prompt may have (Unicode code points, as the provider counts them): the live provider's bounds where it sets narrower ones; null when the kind takes no prompt"),
   price: z.object({
     credits: z.number().int().describe('credits per unit'),
     per: z.enum(['image', 'second', 'job']).describe('the unit: per image (× count), per second of duration (rounded up), or per job'),
@@ -65,6 +73,8 @@ export function modelInfo(route: ModelRoute, config: KeyConfig): ModelInfo {
     resolutions: [...(route.resolutions ?? [])],
     default_resolution: route.defaultResolution ?? null,
     max_reference_images: route.maxReferenceImages ?? null,
+    durations_with_references: route.referenceDurations ? { values: [...route.referenceDurations] } : null,
+    prompt_length: promptLengthOf(route, inputs, mode),
     price: {
       credits: route.price.credits,
       per: route.price.per,
@@ -74,6 +84,15 @@ export function modelInfo(route: ModelRoute, config: KeyConfig): ModelInfo {
     provider: mode === 'live' ? (liveProviderFor(config, route) ?? null) : null,
     ...(route.servedAs && mode === 'live' ? { served_as: { ...route.servedAs } } : {}),
   };
+}
+
+/** The create schema's prompt bounds (1–4000), narrowed by the provider's published ones unless the local renderer serves the model. */
+export const createPromptChars = { min: 1, max: 4000 } as const;
+
+function promptLengthOf(route: ModelRoute, inputs: readonly string[], mode: RouteMode): ModelInfo['prompt_length'] {
+  if (!inputs.includes('prompt')) return null;
+  const own = mode === 'local' ? undefined : route.promptChars;
+  return { min: Math.max(createPromptChars.min, own?.min ?? 0), max: Math.min(createPromptChars.max, own?.max ?? Infinity) };
 }
 
 /** Every public model, in the order of the create endpoints' model lists. */

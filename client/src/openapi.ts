@@ -5607,6 +5607,15 @@ export interface operations {
                             default_resolution: string | null;
                             /** @description most reference images a request may send; null when the model takes none */
                             max_reference_images: number | null;
+                            /** @description durations allowed when reference images are sent (the provider's reference endpoint's own list); null when the same as durations */
+                            durations_with_references: {
+                                values: number[];
+                            } | null;
+                            /** @description characters a prompt may have (Unicode code points, as the provider counts them): the live provider's bounds where it sets narrower ones; null when the kind takes no prompt */
+                            prompt_length: {
+                                min: number;
+                                max: number;
+                            } | null;
                             price: {
                                 /** @description credits per unit */
                                 credits: number;

@@ -40,6 +40,9 @@ function expected(route: ModelRoute) {
     resolutions: [...(route.resolutions ?? [])],
     default_resolution: route.defaultResolution ?? null,
     max_reference_images: route.maxReferenceImages ?? null,
+    durations_with_references: route.referenceDurations ? { values: [...route.referenceDurations] } : null,
+    // The local renderer takes any prompt the create schema does.
+    prompt_length: route.kind === 'talking_actor' ? null : { min: 1, max: 4000 },
     price_credits: route.price.credits,
     price_per: route.price.per,
   };
@@ -84,6 +87,23 @@ describe('GET /v1/models', () => {
     const create = await api(live.baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt: 'x', model: 'gpt-image-1.5', aspect_ratio: '1:1', count: 1 });
     assert.equal(create.status, 400);
     assert.equal(create.body.error.code, 'invalid_model');
+  });
+
+  test("reports the providers' published limits: Veo's 3 reference images at 8 s, Kling's 2,500-character and Nano Banana 2's 3-character prompts", async () => {
+    const r = await api(live.baseUrl, t.apiKey).get('/v1/models');
+    assert.equal(r.status, 200, r.text);
+    const by = (name: string) => (r.body.data as any[]).find((m) => m.name === name);
+    for (const name of ['veo-3.1', 'sora-2-pro']) {
+      assert.equal(by(name).max_reference_images, 3, name);
+      assert.deepEqual(by(name).durations_with_references, { values: [8] }, name);
+      assert.deepEqual(by(name).durations, { values: [4, 6, 8] }, name);
+    }
+    assert.deepEqual(by('kling-3.0').prompt_length, { min: 1, max: 2500 });
+    assert.deepEqual(by('kling-2.6').prompt_length, { min: 1, max: 2500 });
+    assert.deepEqual(by('nano-banana-2').prompt_length, { min: 3, max: 4000 });
+    assert.equal(by('talking-actor').prompt_length, null);
+    assert.match(by('sora-2').served_as.model, /^Veo 3\.1 Fast on fal/);
+    assert.match(by('sora-2-pro').served_as.model, /^Veo 3\.1 on fal/);
   });
 
   test('401 without a key, in the error shape', async () => {

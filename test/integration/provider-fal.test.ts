@@ -2,10 +2,11 @@
 // protocol, with outputs referenced from real MinIO inputs.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createFalAdapter, falOutputHeaders, seedreamImageSize } from '../../activities/providers/fal.js';
+import { createFalAdapter, falOutputHeaders, falResultRetry, seedreamImageSize } from '../../activities/providers/fal.js';
 import { seedreamMinPixels } from '../../activities/providers/contracts/fal.js';
 import { ProviderError } from '../../activities/providers/types.js';
-import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
+import { falInputSchemaDocument, startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
+import { json } from '../support/fake-providers/server.js';
 import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput } from '../support/fake-providers/context.js';
 import { probeUrl } from '../support/fixtures.js';
 import { renderVideo } from '../../activities/providers/local/media.js';
@@ -21,7 +22,8 @@ describe('fal queue adapter', () => {
 
   before(async () => {
     fake = await startFakeFal();
-    fal = createFalAdapter({ key: fake.key, queueUrl: fake.url, timeoutMs: 2000 });
+    // fal-js's retry count, with its 1 s backoff shortened so the retried answers take milliseconds here.
+    fal = createFalAdapter({ key: fake.key, queueUrl: fake.url, timeoutMs: 2000, resultRetry: { ...falResultRetry, baseDelayMs: 5, maxDelayMs: 20 } });
   });
   after(() => fake.close());
 
@@ -109,7 +111,53 @@ describe('fal queue adapter', () => {
     assert.ok(err instanceof ProviderError);
     assert.equal(err.retryable, false);
     assert.equal(err.status, 422);
-    assert.match(err.message, /duration: Invalid option: expected one of "5"\|"10"/);
+    assert.match(err.message, /duration: Input should be '5' or '10'/);
+  });
+
+  // fal's published schemas, which the fake now holds requests to (fal-inputs.schema.json), refuse
+  // what the catalog used to let through; the gateway refuses these at create time (provider-limits).
+  test("Veo reference-to-video takes 8 s only: a 6 s request is refused by fal's schema", async () => {
+    const refs = [await storeInput(storage, 'reference'), await storeInput(storage, 'reference')];
+    const err = await errorOf(() => fal.submit(requestFor('veo-3.1', { inputs: refs, duration: 6 }), ctx));
+    assert.equal(fake.requestsOf('submit').at(-1)!.path, '/fal-ai/veo3.1/reference-to-video');
+    assert.equal(err.status, 422, err.message);
+    assert.match(err.message, /duration: Input should be '8s'/);
+  });
+
+  test('Veo reference-to-video takes at most 3 images: a fourth is refused', async () => {
+    const refs = await Promise.all([1, 2, 3, 4].map(() => storeInput(storage, 'reference')));
+    const err = await errorOf(() => fal.submit(requestFor('veo-3.1', { inputs: refs, duration: 8 }), ctx));
+    assert.equal(err.status, 422, err.message);
+    assert.match(err.message, /image_urls: List should have at most 3 items/);
+  });
+
+  test('a lone reference image goes to Veo reference-to-video at 8 s, not turned into a first frame', async () => {
+    const ref = await fal.submit(requestFor('veo-3.1', { inputs: [await storeInput(storage, 'reference')], duration: 8 }), ctx);
+    const submit = fake.requestsOf('submit').at(-1)!;
+    assert.equal(submit.path, '/fal-ai/veo3.1/reference-to-video');
+    assert.equal((submit.json as { duration: string }).duration, '8s');
+    assert.equal((submit.json as { image_urls: string[] }).image_urls.length, 1);
+    assert.equal((await pollToEnd(fal, ref, ctx)).at(-1)!.state, 'succeeded');
+  });
+
+  for (const model of ['kling-3.0', 'kling-2.6']) {
+    test(`${model}: a prompt over 2,500 characters is refused by fal's schema; 2,500 pass`, async () => {
+      const err = await errorOf(() => fal.submit(requestFor(model, { prompt: 'a'.repeat(2501) }), ctx));
+      assert.equal(err.status, 422, err.message);
+      assert.match(err.message, /prompt: String should have at most 2500 characters/);
+      await fal.submit(requestFor(model, { prompt: 'a'.repeat(2500) }), ctx);
+    });
+  }
+
+  test("nano-banana-2: a prompt under 3 characters is refused by fal's schema", async () => {
+    const err = await errorOf(() => fal.submit(requestFor('nano-banana-2', { prompt: 'ab' }), ctx));
+    assert.equal(err.status, 422, err.message);
+    assert.match(err.message, /prompt: String should have at least 3 characters/);
+  });
+
+  test('the fake validates against the published schemas it names, not against our contracts', () => {
+    assert.match(falInputSchemaDocument.source, /^@fal-ai\/client \d+\.\d+\.\d+, src\/types\/endpoints\.d\.ts/);
+    assert.match(falInputSchemaDocument.generated, /^\d{4}-\d{2}-\d{2}$/);
   });
 
   test('a field the endpoint does not define is refused (422), as fal validates its input types', async () => {
@@ -181,6 +229,56 @@ describe('fal queue adapter', () => {
     assert.equal(last.message, 'fal: Internal error while running the model (runner_error)');
     assert.equal(fake.requestsOf('result').length, results);
   });
+
+  for (const status of [502, 503, 504]) {
+    test(`a ${status} on the result without fal's error marker is retried as fal's client does, and the paid generation succeeds`, async () => {
+      const ref = await fal.submit(requestFor('kling-2.6'), ctx);
+      const results = fake.requestsOf('result').length;
+      // An edge answer: an HTML error page, no X-Fal-Error-Type, no error_type.
+      fake.script('result', { status, headers: { 'content-type': 'text/html' }, body: `<html><body>${status} Bad Gateway</body></html>` }, 2);
+      const last = (await pollToEnd(fal, ref, ctx)).at(-1)!;
+      assert.equal(last.state, 'succeeded', last.message);
+      assert.equal(last.outputs?.[0]?.contentType, 'video/mp4');
+      assert.equal(fake.requestsOf('result').length - results, 3, 'two answers retried, the third delivered');
+    });
+  }
+
+  test("a 429 on the result is retried too, even with fal's marker (a rate limit is never the request's own failure)", async () => {
+    const ref = await fal.submit(requestFor('seedream-4.5'), ctx);
+    fake.script('result', json(429, { detail: 'Too many requests', error_type: 'rate_limited' }));
+    assert.equal((await pollToEnd(fal, ref, ctx)).at(-1)!.state, 'succeeded');
+  });
+
+  test("once fal's retries run out the result stays a retryable error: a paid generation is never failed for an edge error", async () => {
+    const ref = await fal.submit(requestFor('kling-2.6'), ctx);
+    // Walk the status to COMPLETED, then every result answer of one poll is a 503.
+    for (let i = 0; i < fake.flow.length - 1; i++) await fal.poll(ref, ctx);
+    const results = fake.requestsOf('result').length;
+    fake.script('result', json(503, { detail: 'Service Unavailable' }), falResultRetry.maxRetries + 1);
+    const err = await errorOf(() => fal.poll(ref, ctx));
+    assert.ok(err instanceof ProviderError, String(err));
+    assert.equal(err.retryable, true);
+    assert.equal(err.status, 503);
+    assert.equal(fake.requestsOf('result').length - results, falResultRetry.maxRetries + 1, "the first call and fal-js's 3 retries");
+    // The next poll (the activity's own retry) delivers the result.
+    const next = await fal.poll(ref, ctx);
+    assert.equal(next.state, 'succeeded');
+  });
+
+  for (const [how, answer] of [
+    ['the X-Fal-Error-Type header', json(504, { detail: 'Request timed out' }, { 'x-fal-error-type': 'request_timeout' })],
+    ['error_type in the body', json(503, { detail: 'No runner could be allocated', error_type: 'runner_scheduling_failure' })],
+  ] as const) {
+    test(`a result error fal marks as the request's own (${how}) is final, with fal's reason`, async () => {
+      const ref = await fal.submit(requestFor('kling-2.6'), ctx);
+      const results = fake.requestsOf('result').length;
+      fake.script('result', answer);
+      const last = (await pollToEnd(fal, ref, ctx)).at(-1)!;
+      assert.equal(last.state, 'failed');
+      assert.match(last.message!, answer.status === 504 ? /^fal result: provider error \(HTTP 504\): Request timed out \(request_timeout\)$/ : /^fal result: provider error \(HTTP 503\): No runner could be allocated \(runner_scheduling_failure\)$/);
+      assert.equal(fake.requestsOf('result').length - results, 1, 'not retried');
+    });
+  }
 
   test('a 5xx result of a COMPLETED request is final at once (fal already retried its runner)', async () => {
     fake.nextOutcome('result_5xx');

@@ -39,6 +39,14 @@ describe('xAI video adapter', () => {
     assert.match(seen.at(-1)!.outputs![0]!.url!, new RegExp(`^${fake.url}/files/`));
   });
 
+  test("a base URL given with the /v1 of xAI's SDK (https://api.x.ai/v1) does not yield /v1/v1", async () => {
+    const withV1 = createXaiAdapter({ key: fake.key, baseUrl: `${fake.url}/v1/`, timeoutMs: 2000 });
+    const ref = await withV1.submit(requestFor('grok-video'), ctx);
+    assert.equal(fake.requestsOf('submit').at(-1)!.path, '/v1/videos/generations');
+    await withV1.poll(ref, ctx);
+    assert.equal(fake.requestsOf('status').at(-1)!.path, `/v1/videos/${String(ref.requestId)}`);
+  });
+
   test('a pending request answers 202 with an empty body, and that is pending, not malformed', async () => {
     const ref = await xai.submit(requestFor('grok-video'), ctx);
     const first = await xai.poll(ref, ctx);

@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { catalog, requestRefusal, talkingActorScriptLimit } from '../../shared/catalog.js';
+import { lipsyncFrames } from '../../activities/providers/elevenlabs.js';
 
 test('talking actor: the script cap applies to the live pipeline, not to the local renderer', () => {
   const route = catalog['talking-actor'];
@@ -16,10 +17,73 @@ test('talking actor: the script cap applies to the live pipeline, not to the loc
 test('sora-2 (Veo 3.1 Fast) refuses more reference images than it can use; sora-2-pro takes several', () => {
   assert.equal(requestRefusal(catalog['sora-2'], { reference_file_ids: ['a'] }, 'fal'), undefined);
   assert.equal(requestRefusal(catalog['sora-2'], { reference_file_ids: ['a', 'b'] }, 'fal'), 'reference_file_ids: sora-2 takes at most 1 reference image');
-  assert.equal(requestRefusal(catalog['sora-2-pro'], { reference_file_ids: ['a', 'b', 'c'] }, 'fal'), undefined);
+  assert.equal(requestRefusal(catalog['sora-2-pro'], { reference_file_ids: ['a', 'b', 'c'], duration: 8 }, 'fal'), undefined);
   assert.match(requestRefusal(catalog['kling-3.0'], { reference_file_ids: ['a', 'b'] }, 'local')!, /at most 1 reference image/);
 });
 
 test('reference images and a start frame together are refused (no endpoint takes both)', () => {
   assert.match(requestRefusal(catalog['veo-3.1'], { reference_file_ids: ['a'], start_frame_file_id: 'f' }, 'fal')!, /cannot combine reference images with start_frame_file_id/);
+});
+
+test("Veo 3.1 takes at most 3 reference images (sora-2-pro routes to it), whatever serves the model", () => {
+  for (const model of ['veo-3.1', 'sora-2-pro'] as const) {
+    assert.equal(requestRefusal(catalog[model], { reference_file_ids: ['a', 'b', 'c'], duration: 8 }, 'fal'), undefined);
+    assert.equal(requestRefusal(catalog[model], { reference_file_ids: ['a', 'b', 'c', 'd'], duration: 8 }, 'fal'), `reference_file_ids: ${model} takes at most 3 reference images`);
+    assert.match(requestRefusal(catalog[model], { reference_file_ids: ['a', 'b', 'c', 'd'], duration: 8 }, 'local')!, /at most 3 reference images/);
+  }
+});
+
+test("Veo 3.1 with reference images is 8 s only (fal's reference-to-video schema); without them 4, 6 and 8 stay", () => {
+  for (const model of ['veo-3.1', 'sora-2-pro'] as const) {
+    for (const duration of [4, 6]) {
+      assert.equal(requestRefusal(catalog[model], { reference_file_ids: ['a'], duration }, 'fal'), `duration: ${model} with reference images supports 8 seconds`);
+      assert.equal(requestRefusal(catalog[model], { duration }, 'fal'), undefined);
+      assert.equal(requestRefusal(catalog[model], { start_frame_file_id: 's', duration }, 'fal'), undefined);
+    }
+    assert.equal(requestRefusal(catalog[model], { reference_file_ids: ['a', 'b'], duration: 8 }, 'fal'), undefined);
+  }
+  // sora-2 (Veo 3.1 Fast) has no reference endpoint: its one reference is the first frame, any duration.
+  assert.equal(requestRefusal(catalog['sora-2'], { reference_file_ids: ['a'], duration: 4 }, 'fal'), undefined);
+});
+
+test('Kling prompts are capped at 2,500 characters (fal v2.6 and v3 schemas), counted as code points', () => {
+  for (const model of ['kling-3.0', 'kling-2.6'] as const) {
+    assert.equal(requestRefusal(catalog[model], { prompt: 'a'.repeat(2500) }, 'fal'), undefined);
+    assert.equal(requestRefusal(catalog[model], { prompt: 'a'.repeat(2501) }, 'fal'), `prompt: ${model} takes at most 2500 characters; this prompt has 2501`);
+    // 2,500 emoji are 5,000 UTF-16 units but 2,500 characters to fal.
+    assert.equal(requestRefusal(catalog[model], { prompt: '🎬'.repeat(2500) }, 'fal'), undefined);
+  }
+  assert.equal(requestRefusal(catalog['veo-3.1'], { prompt: 'a'.repeat(4000), duration: 8 }, 'fal'), undefined);
+});
+
+test('Nano Banana 2 needs at least 3 prompt characters', () => {
+  const route = catalog['nano-banana-2'];
+  assert.equal(requestRefusal(route, { prompt: 'ab' }, 'fal'), 'prompt: nano-banana-2 needs at least 3 characters; this prompt has 2');
+  assert.equal(requestRefusal(route, { prompt: 'abc' }, 'fal'), undefined);
+  assert.equal(requestRefusal(catalog['seedream-4.5'], { prompt: 'ab' }, 'fal'), undefined);
+  // A provider's prompt bounds do not bind the local renderer.
+  assert.equal(requestRefusal(route, { prompt: 'x' }, 'local'), undefined);
+  assert.equal(requestRefusal(catalog['kling-3.0'], { prompt: 'a'.repeat(4000) }, 'local'), undefined);
+});
+
+test('an end frame needs a first frame, and a model without end-frame input refuses one (it would be dropped but priced)', () => {
+  assert.match(requestRefusal(catalog['kling-3.0'], { end_frame_file_id: 'e' }, 'fal')!, /^end_frame_file_id: kling-3\.0 needs start_frame_file_id/);
+  assert.match(requestRefusal(catalog['veo-3.1'], { end_frame_file_id: 'e', reference_file_ids: ['a'], duration: 8 }, 'fal')!, /needs start_frame_file_id/);
+  assert.equal(requestRefusal(catalog['kling-3.0'], { start_frame_file_id: 's', end_frame_file_id: 'e' }, 'fal'), undefined);
+  // Where a lone reference is the first frame (no reference endpoint), it opens the video.
+  assert.equal(requestRefusal(catalog['sora-2'], { reference_file_ids: ['a'], end_frame_file_id: 'e', duration: 8 }, 'fal'), undefined);
+  assert.equal(requestRefusal(catalog['grok-video'], { start_frame_file_id: 's', end_frame_file_id: 'e' }, 'fal'), 'end_frame_file_id: grok-video takes no end frame');
+});
+
+test("InfiniteTalk frame counts are 4n+1 like the ones fal documents (41, 145, 721), enough for the whole speech", () => {
+  assert.equal(lipsyncFrames(0.5), 41);
+  assert.equal(lipsyncFrames(2), 53); // 51 needed
+  assert.equal(lipsyncFrames(5.76), 145); // fal's default count
+  assert.equal(lipsyncFrames(28.8), 721);
+  assert.equal(lipsyncFrames(28.81), undefined);
+  for (let s = 0.1; s <= 28.8; s += 0.37) {
+    const f = lipsyncFrames(s)!;
+    assert.equal((f - 1) % 4, 0, `${s} s → ${f}`);
+    assert.ok(f >= Math.ceil(s * 25) + 1 && f <= 721, `${s} s → ${f}`);
+  }
 });

@@ -1,7 +1,7 @@
 // ElevenLabs text-to-speech: the body of POST /v1/text-to-speech/{voice_id}. Source: elevenlabs-js
-// (github.com/elevenlabs/elevenlabs-js) src/api/resources/textToSpeech/client/requests/
-// BodyTextToSpeechFull.ts (`text`, `modelId`, `languageCode`, `voiceSettings`, …, serialized in
-// snake_case) and VoiceSettings.ts, v2.x; API reference elevenlabs.io/docs/api-reference/
+// (github.com/elevenlabs/elevenlabs-js) BodyTextToSpeechFull and VoiceSettings, whose wire form
+// (serialization/…/BodyTextToSpeechFull.Raw, snake_case) contracts/sdk.ts checks this schema against
+// at compile time with the pinned package; API reference elevenlabs.io/docs/api-reference/
 // text-to-speech/convert. The query carries `output_format`, `enable_logging`,
 // `optimize_streaming_latency`. Errors are `{ detail: { status, message } }` (422 validation:
 // `{ detail: [{ loc, msg, type }] }`).

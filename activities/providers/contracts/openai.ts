@@ -1,7 +1,8 @@
 // OpenAI Images: the body of POST /v1/images/generations. Source: openai-node
-// (github.com/openai/openai-node) src/resources/images.ts, `ImageGenerateParamsBase`, v6.x, and the
-// API reference (developers.openai.com/api/reference/resources/images/methods/generate). Fields of
-// the SDK type are listed; a strict schema makes the fake refuse any other.
+// (github.com/openai/openai-node) src/resources/images.ts, `ImageGenerateParamsNonStreaming`, and the
+// API reference (developers.openai.com/api/reference/resources/images/methods/generate). A subset of
+// the SDK type's fields, which contracts/sdk.ts checks against the pinned `openai` package at compile
+// time; a strict schema makes the fake refuse any other.
 //
 // Error answers are `{ error: { message, type, param, code } }`. Two matter here: 400
 // `moderation_blocked` (the safety system refused the prompt: final) and 429 `insufficient_quota`
@@ -22,7 +23,8 @@ export const openaiImageGenerateParams = z.strictObject({
   quality: z.enum(['standard', 'hd', 'low', 'medium', 'high', 'auto']).nullish(),
   response_format: z.enum(['url', 'b64_json']).nullish(),
   size: z.enum(openaiImageSizes).nullish(),
-  stream: z.boolean().nullish(),
+  // The non-streaming call (ImageGenerateParamsNonStreaming): this service reads one JSON answer.
+  stream: z.literal(false).nullish(),
   style: z.enum(['vivid', 'natural']).nullish(),
   user: z.string().optional(),
 });

@@ -1,8 +1,8 @@
 // xAI video generation request and answers, as the provider publishes them. Source: xAI's REST API
-// reference (docs.x.ai, "Video Generation" and "Deferred Requests", read 2026-11) and the fields of
-// its generated OpenAPI types as xAI's TypeScript SDK exposes them (VideoGenerationRequest,
-// GetDeferredVideoResponse). Only the fields listed here exist; a strict schema makes the fake refuse
-// any other, and the adapter's body is checked against the same type with `satisfies`.
+// reference (docs.x.ai, "Video Generation" and "Deferred Requests", read 2026-11). xAI publishes no
+// TypeScript SDK on npm (its SDK is Python, over gRPC), so there is no provider type to check this
+// transcription against at compile time. Only the fields listed here exist; a strict schema makes the
+// fake refuse any other, and the adapter's body is checked against the same type with `satisfies`.
 //
 // Answers of GET /v1/videos/{request_id}: 202 while pending (xAI's OpenAPI: `202: content?: never`;
 // its SDK: "pending requests answer 202, with or without a JSON body"), 200 with `status: "done"` and

@@ -2,7 +2,7 @@
 // job records they answer, and the status query. Stored params are shared/job-params.ts.
 import { z } from 'zod';
 import { NOT_BLANK_PATTERN } from '../../validate.js';
-import { imageModels, replaceActorModel, routeFor, talkingActorModel, videoModels } from '../../../shared/catalog.js';
+import { imageModels, replaceActorModel, routeFor, talkingActorModel, videoModels, type ModelRoute } from '../../../shared/catalog.js';
 import { webhookFieldRules, webhookRequestFields } from '../../webhooks.js';
 
 const id = z.string().min(1).max(100);
@@ -25,7 +25,8 @@ export const imageCreateSchema = z.strictObject({
 /**
  * The per-model rules that `prepare` and `requestRefusal` enforce from the catalog, as JSON Schema
  * for the published document: one branch per model (aspect ratios, durations, resolutions,
- * reference images, no reference images beside a start frame).
+ * reference images, no reference images beside a start frame, the durations a reference endpoint
+ * allows, no end frame without a first frame).
  */
 function videoModelRules(): Record<string, unknown>[] {
   return videoModels.map((model) => {
@@ -41,9 +42,19 @@ function videoModelRules(): Record<string, unknown>[] {
         resolution: { enum: [...(route.resolutions ?? [])] },
         ...(route.maxReferenceImages !== undefined ? { reference_file_ids: { maxItems: route.maxReferenceImages } } : {}),
       },
-      dependentSchemas: { start_frame_file_id: { properties: { reference_file_ids: { maxItems: 0 } } } },
+      dependentSchemas: { start_frame_file_id: { properties: { reference_file_ids: { maxItems: 0 } } }, ...referenceAndEndFrameRules(route) },
     };
   });
+}
+
+/** `requestRefusal`'s reference-duration and end-frame rules (shared/catalog.ts), as JSON Schema. */
+function referenceAndEndFrameRules(route: ModelRoute): Record<string, unknown> {
+  // The first frame: the start frame, or a lone reference image where there is no reference endpoint.
+  const firstFrame = [{ required: ['start_frame_file_id'] }, ...(route.secondaryModelIds?.reference ? [] : [{ required: ['reference_file_ids'], properties: { reference_file_ids: { minItems: 1, maxItems: 1 } } }])];
+  return {
+    ...(route.referenceDurations ? { reference_file_ids: { anyOf: [{ properties: { reference_file_ids: { maxItems: 0 } } }, { properties: { duration: { enum: [...route.referenceDurations] } } }] } } : {}),
+    end_frame_file_id: route.endFrame === false ? false : { anyOf: firstFrame },
+  };
 }
 
 export const videoCreateSchema = z

@@ -1,11 +1,16 @@
-// A local fal.ai queue server speaking the protocol of contracts/fal.ts (fal's Queue API and the
-// endpoint input types fal-js is generated from): POST /{endpoint_id} with a body validated against that
-// endpoint's strict schema (422 `detail: [{ loc, msg, type }]` otherwise) → { request_id, status_url,
-// response_url, cancel_url }; GET …/requests/{id}/status → 202 IN_QUEUE (queue_position) | 202
-// IN_PROGRESS | 200 COMPLETED (with `error` / `error_type` when the run failed); GET …/requests/{id} →
-// the result, the run's 4xx error, or a 5xx; PUT …/requests/{id}/cancel → 202 CANCELLATION_REQUESTED or
-// 400 ALREADY_COMPLETED. Output files are served under /files/ (or from `filesBaseUrl`, a CDN origin).
+// A local fal.ai queue server speaking fal's Queue API: POST /{endpoint_id} with a body validated
+// against fal's published input schema of that endpoint (fal-inputs.schema.json: derived from fal's
+// released @fal-ai/client types plus the limits fal's schemas state, each with its source — not from
+// this service's own contracts) → 422 `detail: [{ loc, msg, type }]` when it does not match, else
+// { request_id, status_url, response_url, cancel_url }; GET …/requests/{id}/status → 202 IN_QUEUE
+// (queue_position) | 202 IN_PROGRESS | 200 COMPLETED (with `error` / `error_type` when the run failed);
+// GET …/requests/{id} → the result, the run's 4xx error, or a 5xx; PUT …/requests/{id}/cancel → 202
+// CANCELLATION_REQUESTED or 400 ALREADY_COMPLETED. Output files are served under /files/ (or from
+// `filesBaseUrl`, a CDN origin).
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { falEndpoints, isFalEndpointId } from '../../../activities/providers/contracts/fal.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
 
@@ -87,16 +92,69 @@ export class FakeFal extends FakeServer {
 
   private submit(endpointId: string, input: unknown): Answer {
     if (!isFalEndpointId(endpointId)) return json(404, { detail: `Application '${endpointId}' not found` });
-    const parsed = falEndpoints[endpointId].input.safeParse(input);
-    if (!parsed.success) {
-      return json(422, { detail: parsed.error.issues.map((i) => ({ loc: ['body', ...i.path.map(String)], msg: i.message, type: i.code })) });
+    const validate = falInputValidator(endpointId);
+    if (!validate(input)) {
+      return json(422, { detail: (validate.errors ?? []).map(pydanticError) });
     }
     const id = randomUUID();
-    this.states.set(id, { id, endpointId, input: parsed.data as Record<string, unknown>, step: 0, outcome: this.outcomes.shift() ?? 'success', canceled: false });
+    this.states.set(id, { id, endpointId, input: input as Record<string, unknown>, step: 0, outcome: this.outcomes.shift() ?? 'success', canceled: false });
     const app = endpointId.split('/').slice(0, 2).join('/');
     const base = `${this.url}/${app}/requests/${id}`;
     return json(200, { status: 'IN_QUEUE', request_id: id, response_url: base, status_url: `${base}/status`, cancel_url: `${base}/cancel`, queue_position: 0 });
   }
+}
+
+/** A schema violation as fal's pydantic validation words it: `{ loc: ['body', field…], msg, type }`. */
+function pydanticError(e: ErrorObject): { loc: string[]; msg: string; type: string } {
+  const loc = ['body', ...e.instancePath.split('/').filter(Boolean)];
+  const p = e.params as Record<string, unknown>;
+  const [msg, type] = ((): [string, string] => {
+    switch (e.keyword) {
+      case 'additionalProperties':
+        loc.push(String(p.additionalProperty));
+        return ['Extra inputs are not permitted', 'extra_forbidden'];
+      case 'required':
+        loc.push(String(p.missingProperty));
+        return ['Field required', 'missing'];
+      case 'enum': {
+        const values = (p.allowedValues as unknown[]).map((v) => `'${String(v)}'`);
+        return [`Input should be ${values.length > 1 ? `${values.slice(0, -1).join(', ')} or ${values.at(-1)}` : values[0]}`, 'literal_error'];
+      }
+      case 'maxLength':
+        return [`String should have at most ${String(p.limit)} characters`, 'string_too_long'];
+      case 'minLength':
+        return [`String should have at least ${String(p.limit)} characters`, 'string_too_short'];
+      case 'maxItems':
+        return [`List should have at most ${String(p.limit)} items after validation`, 'too_long'];
+      case 'minItems':
+        return [`List should have at least ${String(p.limit)} items after validation`, 'too_short'];
+      case 'maximum':
+        return [`Input should be less than or equal to ${String(p.limit)}`, 'less_than_equal'];
+      case 'minimum':
+        return [`Input should be greater than or equal to ${String(p.limit)}`, 'greater_than_equal'];
+      default:
+        return [e.message ?? 'Invalid input', e.keyword];
+    }
+  })();
+  return { loc, msg, type };
+}
+
+/** fal's published input schemas (see the header); the file sits beside this source, two levels above dist/. */
+const schemaFile = fileURLToPath(new URL('../../../../test/support/fake-providers/fal-inputs.schema.json', import.meta.url));
+export const falInputSchemaDocument = JSON.parse(readFileSync(schemaFile, 'utf8')) as { source: string; generated: string; endpoints: Record<string, object> };
+const ajv = new Ajv2020({ allErrors: true, strict: false });
+const validators = new Map<string, ValidateFunction>();
+
+/** The validator of an endpoint's published input schema. */
+export function falInputValidator(endpointId: string): ValidateFunction {
+  let v = validators.get(endpointId);
+  if (!v) {
+    const schema = falInputSchemaDocument.endpoints[endpointId];
+    if (!schema) throw new Error(`fal-inputs.schema.json has no schema for ${endpointId} (npm run fal:schemas)`);
+    v = ajv.compile(schema);
+    validators.set(endpointId, v);
+  }
+  return v;
 }
 
 function classifyFal(method: string, path: string): string | undefined {

@@ -1,0 +1,40 @@
+// Type tests, run by `npm run lint` (tsc): the request-body checks against the providers' own SDK
+// types (activities/providers/contracts/sdk.ts) bite. Each `@ts-expect-error` line holds a body an
+// adapter must never send; were the check to stop refusing it, tsc would fail on the unused directive.
+// The adapters' real bodies are checked where they are built (`satisfies FalInput<…>` in fal.ts and
+// elevenlabs.ts; the OpenAI and ElevenLabs contracts through `Conforms` in sdk.ts).
+import type { FalInput } from '../../activities/providers/contracts/fal.js';
+import type { Conforms, ElevenLabsSdkBody, OpenAISdkImageParams } from '../../activities/providers/contracts/sdk.js';
+
+const url = 'https://example.test/in.png';
+
+// What the adapters send is accepted.
+export const veoReference = { prompt: 'a fox', image_urls: [url, url], duration: '8s', resolution: '720p', aspect_ratio: '16:9', generate_audio: true } satisfies FalInput<'fal-ai/veo3.1/reference-to-video'>;
+export const klingImage = { prompt: 'a fox', start_image_url: url, end_image_url: url, duration: '10', generate_audio: true } satisfies FalInput<'fal-ai/kling-video/v2.6/pro/image-to-video'>;
+export const nano = { prompt: 'a fox', num_images: 2, aspect_ratio: '16:9', output_format: 'png' } satisfies FalInput<'fal-ai/nano-banana-2'>;
+export const openai = { model: 'gpt-image-1.5', prompt: 'a fox', n: 1, size: '1536x1024', output_format: 'png' } satisfies OpenAISdkImageParams;
+export const elevenlabs = { text: 'Hello', model_id: 'eleven_multilingual_v2', voice_settings: { stability: 0.5, similarity_boost: 0.7, speed: 1.1 } } satisfies ElevenLabsSdkBody;
+
+// The deliberately wrong bodies.
+// @ts-expect-error Veo reference-to-video has no `image_url` (its images are `image_urls`)
+export const veoWrongField = { prompt: 'a fox', image_urls: [url], image_url: url } satisfies FalInput<'fal-ai/veo3.1/reference-to-video'>;
+// @ts-expect-error Kling 2.6 renders 5 or 10 seconds, not 7
+export const klingWrongDuration = { prompt: 'a fox', duration: '7' } satisfies FalInput<'fal-ai/kling-video/v2.6/pro/text-to-video'>;
+// @ts-expect-error Kling 2.6 image-to-video has no cfg_scale (its text-to-video has)
+export const klingWrongCfg = { prompt: 'a fox', start_image_url: url, cfg_scale: 0.5 } satisfies FalInput<'fal-ai/kling-video/v2.6/pro/image-to-video'>;
+// @ts-expect-error InfiniteTalk needs the audio
+export const infinitalkNoAudio = { prompt: 'talking', image_url: url } satisfies FalInput<'fal-ai/infinitalk'>;
+// @ts-expect-error OpenAI Images takes a `size`, not an aspect ratio
+export const openaiWrongField = { prompt: 'a fox', aspect_ratio: '16:9' } satisfies OpenAISdkImageParams;
+// @ts-expect-error the ElevenLabs wire body is snake_case: `modelId` is the SDK's own camelCase field
+export const elevenlabsCamel = { text: 'Hello', modelId: 'eleven_multilingual_v2' } satisfies ElevenLabsSdkBody;
+
+// `Conforms`, which keeps the OpenAI and ElevenLabs contracts inside the SDK types, refuses a contract
+// with a field the SDK lacks and one whose values the SDK does not take.
+export const conformsOk: Conforms<{ prompt: string; n?: number }, OpenAISdkImageParams> = true;
+// @ts-expect-error `aspect_ratio` is not a field of ImageGenerateParamsNonStreaming
+export const conformsExtraField: Conforms<{ prompt: string; aspect_ratio?: string }, OpenAISdkImageParams> = true;
+// @ts-expect-error the non-streaming call takes `stream: false` only
+export const conformsWrongValue: Conforms<{ prompt: string; stream?: boolean }, OpenAISdkImageParams> = true;
+// @ts-expect-error a nested field the SDK lacks (voice_settings.pitch) is caught too
+export const conformsNested: Conforms<{ text: string; voice_settings?: { pitch?: number } }, ElevenLabsSdkBody> = true;
