@@ -14,6 +14,7 @@ regenerates it from GET /v1/openapi.json and compares it with the checked-in fil
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 import subprocess
 import sys
@@ -245,7 +246,10 @@ def main(argv: list[str]) -> int:
         return 2
     source = generate(load_document(args[0]))
     if check:
-        if MODELS_PATH.read_text(encoding="utf-8") != source:
+        checked_in = MODELS_PATH.read_text(encoding="utf-8")
+        if checked_in != source:
+            diff = difflib.unified_diff(checked_in.splitlines(), source.splitlines(), "checked in", "generated", lineterm="")
+            print("\n".join(list(diff)[:80]), file=sys.stderr)
             print(f"{MODELS_PATH} is stale: regenerate it with python/scripts/generate_models.py", file=sys.stderr)
             return 1
         return 0

@@ -138,6 +138,7 @@ class AsyncMediaGenClient:
         headers: Mapping[str, str] | None = None,
         accept: str = "application/json",
         stream: bool = False,
+        timeout: float | None = None,
     ) -> httpx.Response:
         """One API call with bearer auth; a 429 is retried after its `retry_after_ms` (the same
         Idempotency-Key on every attempt); any other non-2xx raises MediaGenError. Returns the 2xx
@@ -156,6 +157,7 @@ class AsyncMediaGenClient:
                     json=json,
                     files=files() if files else None,
                     data=data,
+                    timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else httpx.Timeout(timeout, connect=min(timeout, 10.0)),
                 )
                 res = await self._http.send(request, stream=stream)
             except httpx.TransportError as e:
@@ -289,14 +291,15 @@ class AsyncMediaGenClient:
         kind, job_id = _core.job_ref(job)
         return await self._kind(kind).url(job_id)
 
-    async def job_events(self, job: str | Mapping[str, Any], *, last_event_id: str | None = None) -> AsyncIterator[JobEvent[Any]]:
+    async def job_events(self, job: str | Mapping[str, Any], *, last_event_id: str | None = None, timeout: float | None = None) -> AsyncIterator[JobEvent[Any]]:
         """One connection to GET /v1/{kind}/{id}/events: a JobEvent for each `status` event (the job
         record as GET answers it), until the stream ends (after the terminal event, or when the
         connection drops: pass the last `id` as `last_event_id` to resume without replays). Raises
-        MediaGenError 404 where the gateway has no event stream."""
+        MediaGenError 404 where the gateway has no event stream. `timeout`: seconds to wait for the
+        next event (the gateway sends a ping every 15 s), instead of the client's timeout."""
         kind, job_id = _core.job_ref(job)
         headers = {"last-event-id": last_event_id} if last_event_id else {}
-        res = await self.send("GET", f"{JOB_PATHS[kind].base}/{_core.quote_id(job_id)}/events", headers=headers, accept="text/event-stream", stream=True)
+        res = await self.send("GET", f"{JOB_PATHS[kind].base}/{_core.quote_id(job_id)}/events", headers=headers, accept="text/event-stream", stream=True, timeout=timeout)
         try:
             if "text/event-stream" not in res.headers.get("content-type", ""):
                 raise _core.not_an_event_stream(res, kind)
@@ -353,7 +356,7 @@ class AsyncMediaGenClient:
         latest: Mapping[str, Any] | None = None
         for reconnects in range(5):
             try:
-                async for ev in self.job_events(job_id, last_event_id=last_event_id):
+                async for ev in self.job_events(job_id, last_event_id=last_event_id, timeout=None if deadline is None else max(0.01, deadline - time.monotonic())):
                     if ev.id is not None:
                         last_event_id = ev.id
                     latest = ev.job

@@ -136,6 +136,7 @@ class MediaGenClient:
         headers: Mapping[str, str] | None = None,
         accept: str = "application/json",
         stream: bool = False,
+        timeout: float | None = None,
     ) -> httpx.Response:
         """One API call with bearer auth; a 429 is retried after its `retry_after_ms` (the same
         Idempotency-Key on every attempt); any other non-2xx raises MediaGenError. Returns the 2xx
@@ -154,6 +155,7 @@ class MediaGenClient:
                     json=json,
                     files=files() if files else None,
                     data=data,
+                    timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else httpx.Timeout(timeout, connect=min(timeout, 10.0)),
                 )
                 res = self._http.send(request, stream=stream)
             except httpx.TransportError as e:
@@ -286,14 +288,15 @@ class MediaGenClient:
         kind, job_id = _core.job_ref(job)
         return self._kind(kind).url(job_id)
 
-    def job_events(self, job: str | Mapping[str, Any], *, last_event_id: str | None = None) -> Iterator[JobEvent[Any]]:
+    def job_events(self, job: str | Mapping[str, Any], *, last_event_id: str | None = None, timeout: float | None = None) -> Iterator[JobEvent[Any]]:
         """One connection to GET /v1/{kind}/{id}/events: a JobEvent for each `status` event (the job
         record as GET answers it), until the stream ends (after the terminal event, or when the
         connection drops: pass the last `id` as `last_event_id` to resume without replays). Raises
-        MediaGenError 404 where the gateway has no event stream."""
+        MediaGenError 404 where the gateway has no event stream. `timeout`: seconds to wait for the
+        next event (the gateway sends a ping every 15 s), instead of the client's timeout."""
         kind, job_id = _core.job_ref(job)
         headers = {"last-event-id": last_event_id} if last_event_id else {}
-        res = self.send("GET", f"{JOB_PATHS[kind].base}/{_core.quote_id(job_id)}/events", headers=headers, accept="text/event-stream", stream=True)
+        res = self.send("GET", f"{JOB_PATHS[kind].base}/{_core.quote_id(job_id)}/events", headers=headers, accept="text/event-stream", stream=True, timeout=timeout)
         try:
             if "text/event-stream" not in res.headers.get("content-type", ""):
                 raise _core.not_an_event_stream(res, kind)
@@ -350,7 +353,7 @@ class MediaGenClient:
         latest: Mapping[str, Any] | None = None
         for reconnects in range(5):
             try:
-                for ev in self.job_events(job_id, last_event_id=last_event_id):
+                for ev in self.job_events(job_id, last_event_id=last_event_id, timeout=None if deadline is None else max(0.01, deadline - time.monotonic())):
                     if ev.id is not None:
                         last_event_id = ev.id
                     latest = ev.job
