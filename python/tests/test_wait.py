@@ -44,10 +44,10 @@ def test_an_image_job_waited_through_the_event_stream(main: Tenant, tmp_path: Pa
         # One status read, then only events.
         assert status_reads(recorder, "/v1/images", job["id"]) == 1
         assert streams(recorder, "/v1/images", job["id"]) >= 1
-        paths = c.download_outputs(result.urls, f"{tmp_path}/out/", id=job["id"])
+        paths = c.download_outputs(result.urls, f"{tmp_path}/out/", job_id=job["id"])
         assert [p.name for p in paths] == [f"{job['id']}-1.png", f"{job['id']}-2.png"]
         assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
-        single = c.download_outputs(result.urls, tmp_path / "fox.png", id=job["id"])
+        single = c.download_outputs(result.urls, tmp_path / "fox.png", job_id=job["id"])
         assert [p.name for p in single] == ["fox.png", "fox-2.png"]
 
 

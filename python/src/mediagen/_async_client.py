@@ -8,7 +8,7 @@ import anyio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Generic, TypeVar, cast, overload
+from typing import IO, Any, Generic, TypeVar, cast, overload
 
 import httpx
 from httpx_sse import EventSource
@@ -102,9 +102,9 @@ class AsyncMediaGenClient:
         # Set once the gateway answered 404 for an event stream: poll from then on.
         self._events_unsupported = False
 
-        self.projects = _Lister[Project, ProjectsQuery](self, "/v1/projects")
-        self.actors = _Lister[Actor, ActorsQuery](self, "/v1/actors")
-        self.voices = _Lister[Voice, VoicesQuery](self, "/v1/voices")
+        self.projects = _Projects(self, "/v1/projects")
+        self.actors = _Actors(self, "/v1/actors")
+        self.voices = _Voices(self, "/v1/voices")
         self.models = _Models(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
@@ -216,14 +216,23 @@ class AsyncMediaGenClient:
     async def upload_file(self, file: FileInput, *, project_id: str, filename: str | None = None, idempotency_key: str | None = None) -> FileUpload:
         """POST /v1/upload (multipart, through the gateway) of a path, bytes or a binary file object."""
         source = _core.upload_source(file, filename)
+        opened: list[IO[bytes]] = []
 
         def form() -> dict[str, Any]:
-            return {"file": (source.filename, source.open())}
+            # A path is opened anew for each attempt (a 429 retry sends the file again).
+            content = source.open()
+            if not isinstance(content, bytes):
+                opened.append(content)
+            return {"file": (source.filename, content)}
 
-        return cast(
-            FileUpload,
-            await self._data("POST", "/v1/upload", files=form, data={"project_id": project_id}, idempotent=True, idempotency_key=idempotency_key),
-        )
+        try:
+            return cast(
+                FileUpload,
+                await self._data("POST", "/v1/upload", files=form, data={"project_id": project_id}, idempotent=True, idempotency_key=idempotency_key),
+            )
+        finally:
+            for f in opened:
+                f.close()
 
     async def upload_from_url(self, url: str, *, project_id: str, idempotency_key: str | None = None) -> FileUpload:
         """POST /v1/upload-from-url: the gateway fetches a public HTTPS image or video."""
@@ -248,14 +257,18 @@ class AsyncMediaGenClient:
         try:
             # No Authorization header: the presigned policy is the storage's only credential.
             content = source.open()
-            res = await self._http.post(post["url"], data=post["fields"], files={"file": (source.filename, content, created["mime_type"])})
+            try:
+                res = await self._http.post(post["url"], data=post["fields"], files={"file": (source.filename, content, created["mime_type"])})
+            finally:
+                if not isinstance(content, bytes):
+                    content.close()
         except httpx.TransportError as e:
             raise MediaGenError(status=0, code="network_error", message=f"could not reach storage at {httpx.URL(post['url']).host}: {e!r}") from e
         if not res.is_success:
             raise _core.storage_error(res, created["id"])
         return await self.uploads.complete(created["id"])
 
-    async def download_outputs(self, urls: list[str], out: str | Path, *, id: str) -> list[Path]:
+    async def download_outputs(self, urls: list[str], out: str | Path, *, job_id: str) -> list[Path]:
         """Downloads each output URL. `out` is a directory (existing, or ending in /) whose files are
         named `<id>-<n><ext>`, or the file for a single output (`name-2.png`, ... for more).
         Returns the paths written."""
@@ -266,7 +279,7 @@ class AsyncMediaGenClient:
                 async with self._http.stream("GET", url) as res:
                     if not res.is_success:
                         raise MediaGenError(status=res.status_code, code="download_failed", message=f"downloading output {i + 1} failed: HTTP {res.status_code}")
-                    path = _core.output_path(out, is_dir, id, i, url, res.headers.get("content-type"))
+                    path = _core.output_path(out, is_dir, job_id, i, url, res.headers.get("content-type"))
                     path.parent.mkdir(parents=True, exist_ok=True)
                     with path.open("wb") as f:
                         async for chunk in res.aiter_bytes():
@@ -391,17 +404,33 @@ def _check_deadline(deadline: float | None, kind: str, job_id: str) -> None:
 # ---------------------------------------------------------------------- resources
 
 Item = TypeVar("Item")
-Q = TypeVar("Q")
 
 
-class _Lister(Generic[Item, Q]):
+class _Lister(Generic[Item]):
     def __init__(self, client: AsyncMediaGenClient, path: str) -> None:
         self._client = client
         self._path = path
 
-    async def list(self, **query: Any) -> Page[Item]:
-        """One page; `limit` (1-100) and `cursor` (a page's next_cursor), and this list's filters."""
+    async def _list(self, query: Mapping[str, Any]) -> Page[Item]:
         return cast(Page[Item], await self._client.request("GET", f"{self._path}{_core.query_string(query)}"))
+
+
+class _Projects(_Lister[Project]):
+    async def list(self, **query: Unpack[ProjectsQuery]) -> Page[Project]:
+        """GET /v1/projects: one page (`limit` 1-100, `cursor` a page's next_cursor)."""
+        return await self._list(query)
+
+
+class _Actors(_Lister[Actor]):
+    async def list(self, **query: Unpack[ActorsQuery]) -> Page[Actor]:
+        """GET /v1/actors: one page, filtered by gender, age, skin_tone, is_pro."""
+        return await self._list(query)
+
+
+class _Voices(_Lister[Voice]):
+    async def list(self, **query: Unpack[VoicesQuery]) -> Page[Voice]:
+        """GET /v1/voices: one page."""
+        return await self._list(query)
 
 
 class _Models:

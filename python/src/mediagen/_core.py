@@ -77,16 +77,35 @@ OPERATION_METHODS: dict[str, str] = {
     "get_healthz": "health",
     "get_readyz": "ready",
     "get_openapi_json": "openapi",
+    "post_images_generate": "images.generate",
+    "get_images": "images.list",
+    "get_images_by_id": "images.get",
+    "get_images_by_id_url": "images.url",
+    "post_images_by_id_cancel": "images.cancel",
+    "delete_images_by_id": "images.delete_outputs",
+    "get_images_by_id_events": "images.events",
+    "post_videos_generate": "videos.generate",
+    "get_videos": "videos.list",
+    "get_videos_by_id": "videos.get",
+    "get_videos_by_id_url": "videos.url",
+    "post_videos_by_id_cancel": "videos.cancel",
+    "delete_videos_by_id": "videos.delete_outputs",
+    "get_videos_by_id_events": "videos.events",
+    "post_replace_actors_generations": "replace_actors.generate",
+    "get_replace_actors_generations": "replace_actors.list",
+    "get_replace_actors_generations_by_id": "replace_actors.get",
+    "get_replace_actors_generations_by_id_url": "replace_actors.url",
+    "post_replace_actors_generations_by_id_cancel": "replace_actors.cancel",
+    "delete_replace_actors_generations_by_id": "replace_actors.delete_outputs",
+    "get_replace_actors_generations_by_id_events": "replace_actors.events",
+    "post_talking_actors_generate": "talking_actors.generate",
+    "get_talking_actors": "talking_actors.list",
+    "get_talking_actors_by_id": "talking_actors.get",
+    "get_talking_actors_by_id_url": "talking_actors.url",
+    "post_talking_actors_by_id_cancel": "talking_actors.cancel",
+    "delete_talking_actors_by_id": "talking_actors.delete_outputs",
+    "get_talking_actors_by_id_events": "talking_actors.events",
 }
-for _attr, _kind in (("images", "images"), ("videos", "videos"), ("replace_actors", "replace_actors_generations"), ("talking_actors", "talking_actors")):
-    _create = {"images": "post_images_generate", "videos": "post_videos_generate", "replace_actors": "post_replace_actors_generations", "talking_actors": "post_talking_actors_generate"}[_attr]
-    OPERATION_METHODS[_create] = f"{_attr}.generate"
-    OPERATION_METHODS[f"get_{_kind}"] = f"{_attr}.list"
-    OPERATION_METHODS[f"get_{_kind}_by_id"] = f"{_attr}.get"
-    OPERATION_METHODS[f"get_{_kind}_by_id_url"] = f"{_attr}.url"
-    OPERATION_METHODS[f"post_{_kind}_by_id_cancel"] = f"{_attr}.cancel"
-    OPERATION_METHODS[f"delete_{_kind}_by_id"] = f"{_attr}.delete_outputs"
-    OPERATION_METHODS[f"get_{_kind}_by_id_events"] = f"{_attr}.events"
 
 _MIME_TYPES: dict[str, UploadMimeType] = {
     "jpg": "image/jpeg",

@@ -57,8 +57,7 @@ def error_from_response(res: httpx.Response) -> MediaGenError:
         body = None
     # The API's error shape, read defensively: any other body leaves the fallbacks below.
     shaped: dict[str, Any] = body if isinstance(body, dict) else {}
-    error = shaped.get("error") if isinstance(shaped.get("error"), dict) else {}
-    assert isinstance(error, dict)
+    error: dict[str, Any] = shaped["error"] if isinstance(shaped.get("error"), dict) else {}
     retry_after_ms: int | None = None
     if isinstance(shaped.get("retry_after_ms"), (int, float)) and not isinstance(shaped.get("retry_after_ms"), bool):
         retry_after_ms = int(shaped["retry_after_ms"])
