@@ -36,6 +36,10 @@ class Stack:
         t = self.raw["limited"]
         return Tenant(t["api_key"], t["project_id"], t["workspace_id"], t["base_url"])
 
+    def storageless(self) -> Tenant:
+        t = self.raw["storageless"]
+        return Tenant(t["api_key"], t["project_id"], t["workspace_id"], t["base_url"])
+
     def strict(self, i: int) -> Tenant:
         t = self.raw["strict"][i]
         return Tenant(t["api_key"], t["project_id"], t["workspace_id"], t["base_url"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import Stack
 from support import Tenant, raises_api_error
 
@@ -35,6 +36,18 @@ def test_error_answers_of_each_status_class(client: MediaGenClient, main: Tenant
     client.wait_for_job(job)
     raises_api_error(lambda: client.images.cancel(job["id"]), 409, "not_cancelable")
     # 410 (gone), 422 (idempotency_key_reused) and 429 (rate_limited) are met in their own tests.
+
+
+def test_server_side_failures_are_5xx_media_gen_errors(stack: Stack) -> None:
+    # A gateway configured with a bucket that does not exist.
+    broken = stack.storageless()
+    with MediaGenClient(api_key=broken.api_key, base_url=broken.base_url) as c:
+        err = raises_api_error(c.ready, 503, "http_503")
+        assert err.body == {"status": "not_ready", "checks": {"postgres": "ok", "temporal": "ok", "storage": "unavailable"}}
+        with pytest.raises(MediaGenError) as info:
+            c.upload_file(stack.file("fox.png"), project_id=broken.project_id)
+        assert info.value.status >= 500 and info.value.code in ("internal_error", "service_unavailable"), repr(info.value)
+        assert info.value.request_id
 
 
 def test_no_answer_is_a_network_error_and_a_bad_setup_fails_before_sending() -> None:

@@ -23,6 +23,7 @@ let svc: Service;
 let remote: HttpsTestServer;
 let limited: InProcessGateway;
 let strict: InProcessGateway;
+let storageless: InProcessGateway;
 let dir: string;
 let fixturesPath: string;
 let main: Tenant;
@@ -70,6 +71,8 @@ before(async () => {
   const queues = { TASK_QUEUE_PREFIX: svc.config.TASK_QUEUE_PREFIX };
   limited = await startGateway(testConfig(svc.tdb.url, { ...queues, RATE_LIMIT_POLL_PER_MIN: '2', RATE_LIMIT_GENERATE_PER_MIN: '2', RATE_LIMIT_WINDOW_MS: '3000' }), svc.tdb.db);
   strict = await startGateway(testConfig(svc.tdb.url, { ...queues, RATE_LIMIT_POLL_PER_MIN: '2' }), svc.tdb.db);
+  // A gateway whose bucket does not exist: storage answers, but not for it (5xx answers).
+  storageless = await startGateway(testConfig(svc.tdb.url, { ...queues, S3_BUCKET: `missing-${Date.now()}` }), svc.tdb.db);
 
   main = await createTenant(svc.tdb.db, 1_000_000);
   const voiceId = await insertVoice(svc.tdb.db);
@@ -99,6 +102,7 @@ before(async () => {
       webhook_secret: webhookSecret,
       remote_image_url: `${remote.origin}/fox.png`,
       files,
+      storageless: { base_url: storageless.baseUrl, ...tenantJson(await createTenant(svc.tdb.db)) },
       limited: { base_url: limited.baseUrl, ...tenantJson(await createTenant(svc.tdb.db)) },
       strict: [
         { base_url: strict.baseUrl, ...tenantJson(await createTenant(svc.tdb.db)) },
@@ -114,6 +118,7 @@ after(async () => {
   for (const r of rows ?? []) await svc.gw.client.workflow.getHandle(r.id).terminate('test over').catch(() => undefined);
   await limited?.close();
   await strict?.close();
+  await storageless?.close();
   await svc?.close();
   await remote?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
