@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-
-import anyio
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import aclosing
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Generic, TypeVar, cast, overload
 
+import anyio
 import httpx
 from httpx_sse import EventSource
 from typing_extensions import Unpack
@@ -62,6 +62,9 @@ from .models import (
 T = TypeVar("T")
 J = TypeVar("J", bound=Mapping[str, Any])
 DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=10.0)
+# Seconds an event stream may stay silent: four of the gateway's 15 s pings, whatever the client's
+# own timeout (httpx's default of 5 s would cut every quiet stream).
+STREAM_READ_TIMEOUT = 60.0
 
 
 class AsyncMediaGenClient:
@@ -85,8 +88,8 @@ class AsyncMediaGenClient:
         base_url: the gateway, e.g. http://127.0.0.1:8080 (with or without a trailing /v1).
         max_retries: how many times a 429 is retried after its `retry_after_ms` (0 disables).
         max_retry_delay: seconds; a 429 asking for a longer wait fails at once.
-        timeout: seconds (or an httpx.Timeout) per request; event streams need reads within it
-            (the gateway sends a ping every 15 s).
+        timeout: seconds (or an httpx.Timeout) per request; event streams wait up to 60 s for
+            their next event (the gateway sends a ping every 15 s).
         http_client: an httpx.AsyncClient of your own (proxies, transports, event hooks); not closed by close().
         """
         if not api_key:
@@ -304,15 +307,15 @@ class AsyncMediaGenClient:
         kind, job_id = _core.job_ref(job)
         return await self._kind(kind).url(job_id)
 
-    async def job_events(self, job: str | Mapping[str, Any], *, last_event_id: str | None = None, timeout: float | None = None) -> AsyncIterator[JobEvent[Any]]:
+    async def job_events(self, job: str | Mapping[str, Any], *, last_event_id: str | None = None, timeout: float | None = None) -> AsyncGenerator[JobEvent[Any], None]:
         """One connection to GET /v1/{kind}/{id}/events: a JobEvent for each `status` event (the job
         record as GET answers it), until the stream ends (after the terminal event, or when the
         connection drops: pass the last `id` as `last_event_id` to resume without replays). Raises
         MediaGenError 404 where the gateway has no event stream. `timeout`: seconds to wait for the
-        next event (the gateway sends a ping every 15 s), instead of the client's timeout."""
+        next event (default 60 s; the gateway sends a ping every 15 s)."""
         kind, job_id = _core.job_ref(job)
         headers = {"last-event-id": last_event_id} if last_event_id else {}
-        res = await self.send("GET", f"{JOB_PATHS[kind].base}/{_core.quote_id(job_id)}/events", headers=headers, accept="text/event-stream", stream=True, timeout=timeout)
+        res = await self.send("GET", f"{JOB_PATHS[kind].base}/{_core.quote_id(job_id)}/events", headers=headers, accept="text/event-stream", stream=True, timeout=STREAM_READ_TIMEOUT if timeout is None else timeout)
         try:
             if "text/event-stream" not in res.headers.get("content-type", ""):
                 raise _core.not_an_event_stream(res, kind)
@@ -369,23 +372,27 @@ class AsyncMediaGenClient:
         latest: Mapping[str, Any] | None = None
         for reconnects in range(5):
             try:
-                async for ev in self.job_events(job_id, last_event_id=last_event_id, timeout=None if deadline is None else max(0.01, deadline - time.monotonic())):
-                    if ev.id is not None:
-                        last_event_id = ev.id
-                    latest = ev.job
-                    tracker.seen(ev.job)
-                    if ev.job["status"] in TERMINAL:
-                        return cast(Mapping[str, Any], ev.job)
-                    _check_deadline(deadline, kind, job_id)
+                read_timeout = None if deadline is None else max(0.01, deadline - time.monotonic())
+                # Closed on return too, so the connection is given back at once.
+                async with aclosing(self.job_events(job_id, last_event_id=last_event_id, timeout=read_timeout)) as events:
+                    async for ev in events:
+                        if ev.id is not None:
+                            last_event_id = ev.id
+                        latest = ev.job
+                        tracker.seen(ev.job)
+                        if ev.job["status"] in TERMINAL:
+                            return cast(Mapping[str, Any], ev.job)
+                        _check_deadline(deadline, kind, job_id)
                 # The stream closed before a terminal event (a gateway restart): resume from the last id.
             except MediaGenError as e:
+                if e.code == "timeout":
+                    raise
                 # The job exists (just read), so 404/405 means this gateway has no event stream.
                 if e.status in (404, 405):
                     self._events_unsupported = True
                     return None
-                if e.code in ("invalid_response", "timeout"):
-                    if e.code == "timeout":
-                        raise
+                # A body that is not an event stream: poll.
+                if e.code == "invalid_response":
                     return latest
                 # A network error or a 503 while the gateway restarts: reconnect after a short pause;
                 # polling takes over after that and reports a failure that persists.
@@ -513,9 +520,9 @@ class _JobResource(Generic[JobT, CreateT]):
         """DELETE: removes a finished job's outputs from storage (the record stays; its URL then answers 410)."""
         return cast(JobT, await self._client._data("DELETE", self._at(job_id)))
 
-    def events(self, job_id: str, *, last_event_id: str | None = None) -> AsyncIterator[JobEvent[JobT]]:
+    def events(self, job_id: str, *, last_event_id: str | None = None) -> AsyncGenerator[JobEvent[JobT], None]:
         """GET .../{id}/events (server-sent events): see AsyncMediaGenClient.job_events."""
-        return cast(AsyncIterator[JobEvent[JobT]], self._client.job_events(job_id, last_event_id=last_event_id))
+        return cast(AsyncGenerator[JobEvent[JobT], None], self._client.job_events(job_id, last_event_id=last_event_id))
 
 
 class _Images(_JobResource[ImageJob, ImageCreate]):
