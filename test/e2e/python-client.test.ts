@@ -34,16 +34,30 @@ function venvPython(): string {
   return join(home, 'venv', 'bin', 'python');
 }
 
-/** Runs a command to its end: exit code and interleaved output. Python gets no variable of the stack. */
-function run(cmd: string, args: string[], opts: { cwd: string; env?: Record<string, string> }): Promise<{ code: number | null; output: string }> {
+/**
+ * Runs a command to its end, or kills it after `timeoutMs` (a hung process must not outlive the
+ * suite): exit code and interleaved output. Python gets no variable of the stack.
+ */
+function run(cmd: string, args: string[], opts: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? dir, PYTHONDONTWRITEBYTECODE: '1', PIP_DISABLE_PIP_VERSION_CHECK: '1', ...opts.env };
     const child = spawn(cmd, args, { cwd: opts.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
+    const limit = opts.timeoutMs ?? 240_000;
+    const timer = setTimeout(() => {
+      output += `\n[killed after ${limit / 1000} s]`;
+      child.kill('SIGKILL');
+    }, limit);
     child.stdout.on('data', (b: Buffer) => (output += b.toString()));
     child.stderr.on('data', (b: Buffer) => (output += b.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, output }));
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
   });
 }
 
@@ -161,6 +175,7 @@ test('pytest: the Python client against the live gateway (every operation, waits
   const { code, output } = await run(python, ['-m', 'pytest', '-p', 'no:cacheprovider', '-q', '-rfE', `--junitxml=${report}`, 'tests'], {
     cwd: pythonDir,
     env: { MEDIAGEN_TEST_FIXTURES: fixturesPath },
+    timeoutMs: 720_000,
   });
   const xml = existsSync(report) ? await readFile(report, 'utf8') : '';
   const cases = junitCases(xml);
