@@ -73,6 +73,12 @@ SHARED: dict[str, tuple[str, tuple[str | int, ...]]] = {
     "PresignedPost": ("DirectUpload", ("properties", "upload")),
 }
 
+# Enumerations named on their own: name → (model, property).
+ENUMS: dict[str, tuple[str, str]] = {
+    "JobStatus": ("ImageJob", "status"),
+    "UploadMimeType": ("DirectUploadCreate", "mime_type"),
+}
+
 # Request-body keywords a TypedDict cannot state (either-or fields, "needs" rules): the gateway
 # validates them and answers 400 `invalid_request` naming the rule.
 UNTYPABLE = ("oneOf", "dependentRequired", "not", "if", "then", "else")
@@ -233,9 +239,18 @@ def generate(doc: Json) -> str:
     body = body.replace("\n\nModel: TypeAlias = Any\n", "\n")
     if "Any" not in body.replace("from typing import Any, ", ""):
         body = body.replace("from typing import Any, ", "from typing import ")
+    schema = models_schema(doc)["$defs"]
+    aliases = "".join(
+        f"\n{name}: TypeAlias = Literal[{', '.join(json.dumps(v) for v in schema[model]['properties'][prop]['enum'])}]\n"
+        for name, (model, prop) in ENUMS.items()
+    )
     ids = sorted(operations(doc))
     listing = "".join(f'    "{i}",\n' for i in ids)
-    return body + f"\n\n# Every operationId of the document: the client has a method for each (OPERATION_METHODS).\nOPERATION_IDS: tuple[str, ...] = (\n{listing})\n"
+    return (
+        body
+        + f"\n\n# Values named on their own for the client's signatures.{aliases}"
+        + f"\n\n# Every operationId of the document: the client has a method for each (OPERATION_METHODS).\nOPERATION_IDS: tuple[str, ...] = (\n{listing})\n"
+    )
 
 
 def main(argv: list[str]) -> int:

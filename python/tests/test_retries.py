@@ -7,7 +7,7 @@ import time
 import uuid
 
 from conftest import Stack
-from support import Recorder, Tenant, raises_api_error, recorded_client
+from support import Recorder, raises_api_error, recorded_client
 
 from mediagen import MediaGenClient
 

@@ -9,15 +9,14 @@ from ._core import (
     FileInput,
     JobEvent,
     JobKind,
-    JobStatus,
     Page,
-    UploadMimeType,
     WaitResult,
     kind_of_job_id,
     mime_type_of,
 )
 from ._errors import MediaGenError
 from ._webhooks import verify_webhook
+from .models import JobStatus, UploadMimeType
 
 __version__ = "0.1.0"
 

@@ -25,7 +25,6 @@ from ._core import (
     Page,
     ProgressCallback,
     ProgressTracker,
-    UploadMimeType,
     WaitResult,
 )
 from ._errors import MediaGenError, error_from_response
@@ -52,6 +51,7 @@ from .models import (
     TalkingActorCreate,
     TalkingActorCreated,
     TalkingActorJob,
+    UploadMimeType,
     UrlResult,
     VideoCreate,
     VideoJob,

@@ -24,7 +24,6 @@ from ._core import (
     Page,
     ProgressCallback,
     ProgressTracker,
-    UploadMimeType,
     WaitResult,
 )
 from ._errors import MediaGenError, error_from_response
@@ -51,6 +50,7 @@ from .models import (
     TalkingActorCreate,
     TalkingActorCreated,
     TalkingActorJob,
+    UploadMimeType,
     UrlResult,
     VideoCreate,
     VideoJob,

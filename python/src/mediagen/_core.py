@@ -1,5 +1,5 @@
 """What the sync and the async client share: paths, names, the request pieces, the wait bookkeeping.
-Nothing here does I/O."""
+Nothing here talks to the gateway."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from .models import (
     ImageJob,
     ReplaceActorJob,
     TalkingActorJob,
+    UploadMimeType,
     VideoJob,
 )
 
@@ -31,8 +32,6 @@ J = TypeVar("J", bound=Mapping[str, Any])
 JobKind = Literal["images", "videos", "replace-actors", "talking-actors"]
 """The four job kinds, named as in their paths."""
 AnyJob = Union[ImageJob, VideoJob, ReplaceActorJob, TalkingActorJob]
-JobStatus = Literal["pending", "generating", "completed", "failed"]
-UploadMimeType = Literal["image/jpeg", "image/png", "image/webp", "video/mp4", "video/quicktime", "video/webm"]
 FileInput = Union[str, "os.PathLike[str]", bytes, IO[bytes]]
 """What an upload takes: a path, the bytes, or a binary file object."""
 ProgressCallback = Callable[[Any], None]

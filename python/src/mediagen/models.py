@@ -746,6 +746,12 @@ class WebhookEvent(TypedDict, closed=True):
     data: ImageJob | VideoJob | TalkingActorJob
 
 
+# Values named on their own for the client's signatures.
+JobStatus: TypeAlias = Literal["pending", "generating", "completed", "failed"]
+
+UploadMimeType: TypeAlias = Literal["image/jpeg", "image/png", "image/webp", "video/mp4", "video/quicktime", "video/webm"]
+
+
 # Every operationId of the document: the client has a method for each (OPERATION_METHODS).
 OPERATION_IDS: tuple[str, ...] = (
     "delete_images_by_id",
