@@ -116,6 +116,8 @@ install_all() {
       touch "$st_venv/.installed"
     ) 8>"$CACHE_DIR/schemathesis.lock"
   fi
+
+  install_python_client
 }
 
 # ---------------------------------------------------------------- PostgreSQL
@@ -289,6 +291,40 @@ stop_pidfile() { # stop_pidfile FILE [tenths of a second to wait before KILL, de
   rm -f "$f"
 }
 
+# ---------------------------------------------------------------- Python client (python/)
+# The Python client's tools (httpx, httpx-sse, standardwebhooks, pytest, mypy,
+# datamodel-code-generator, flit_core and every dependency) are pinned in python/requirements-dev.txt.
+# They go into a virtualenv named by that file's hash, so a pin change installs anew, beside a
+# wheelhouse of the same files, from which a test installs ./python into a fresh virtualenv without
+# the network. As for schemathesis, a marker written after a complete install makes a second run a
+# file check.
+PY_CLIENT_LOCK="$ROOT/python/requirements-dev.txt"
+
+python_client_home() {
+  [[ -f $PY_CLIENT_LOCK ]] || return 1
+  echo "$CACHE_DIR/python-client-$(sha256sum "$PY_CLIENT_LOCK" | cut -c1-12)"
+}
+
+install_python_client() {
+  local home
+  home=$(python_client_home) || return 0
+  [[ -f $home/.installed ]] && return 0
+  mkdir -p "$CACHE_DIR"
+  ( # the cache is shared by every profile: one install at a time, re-checked under the lock
+    flock -w 600 8 || die "another install holds $CACHE_DIR/python-client.lock"
+    [[ -f $home/.installed ]] && exit 0
+    log "pip install python/requirements-dev.txt into $home"
+    rm -rf "$home"
+    python3 -m venv "$home/venv" >&2 \
+      && "$home/venv/bin/python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+        -d "$home/wheels" -r "$PY_CLIENT_LOCK" >&2 \
+      && "$home/venv/bin/python" -m pip install -q --disable-pip-version-check --no-index --find-links "$home/wheels" \
+        -r "$PY_CLIENT_LOCK" >&2 \
+      || { rm -rf "$home"; die "could not install python/requirements-dev.txt from PyPI"; }
+    touch "$home/.installed"
+  ) 8>"$CACHE_DIR/python-client.lock"
+}
+
 # shellcheck source=scripts/stack-prod.sh
 source "$ROOT/scripts/stack-prod.sh"
 
@@ -318,6 +354,7 @@ case $cmd in
       echo "export TEMPORAL_TEST_SERVER_PATH='$(command -v temporal-test-server || true)'"
       echo "export TEMPORAL_CLI_PATH='$(command -v temporal)'"
       echo "export SCHEMATHESIS_PATH='$SCHEMATHESIS_BIN'"
+      echo "export PYTHON_CLIENT_HOME='$(python_client_home || true)'"
     } >"$STATE/stack.env.tmp"
     if [[ $PROFILE == prod ]]; then
       # The gateways and workers get the addresses just printed (and nothing from the caller's shell).
