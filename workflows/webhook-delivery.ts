@@ -4,7 +4,7 @@
 // workflow: a receiver that never answers delays nothing and touches no credits.
 // Each attempt is one `deliverWebhook` activity on the io queue (summary: event and host): the Web
 // UI's pending activity shows the attempt count and the last failure (status code or timeout).
-import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities, setWorkflowOptions } from '@temporalio/workflow';
 import { taskQueues } from './definitions.js';
 import type { WebhookActivities } from './activity-types.js';
 
@@ -47,3 +47,10 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<{ st
     throw ApplicationFailure.nonRetryable(`webhook ${input.deliveryId} not delivered: ${message}`, 'WebhookUndelivered');
   }
 }
+
+// Auto-upgrade: a delivery may retry for a day (WEBHOOK_RETRY_FOR_MS), longer than a build should
+// have to stay up, so it moves to the current build at its next workflow task, and its attempts
+// (activity retries, no workflow task between them) run on the current build's io fleet. It has
+// only two workflow tasks (start, and the activity's end), and its commands (deliverWebhook, then
+// abandonWebhook on failure) must stay replay-compatible across builds: change them with patched().
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, webhookDelivery);
