@@ -151,7 +151,7 @@ while i < len(b):  # ClusterMetadata: field 2 (varint) is history_shard_count
     elif kind == 2: i += varint()
     elif kind == 1: i += 8
     elif kind == 5: i += 4
-    else: break'
+    else: break' || true   # no database yet: nothing printed
 }
 
 recreate_temporal_if_shards_differ() {

@@ -8,14 +8,13 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { temporal } from '@temporalio/proto';
+import protos, { type temporal } from '@temporalio/proto';
 import type { WorkerDeploymentOptions } from '@temporalio/worker';
 import type { Config } from '../shared/config.js';
 
 type WorkflowService = temporal.api.workflowservice.v1.WorkflowService;
-const VersionStatus = temporal.api.enums.v1.WorkerDeploymentVersionStatus;
-const DrainageStatus = temporal.api.enums.v1.VersionDrainageStatus;
-const TaskQueueType = temporal.api.enums.v1.TaskQueueType;
+// A CommonJS package: its enums through the default export.
+const { WorkerDeploymentVersionStatus: VersionStatus, VersionDrainageStatus: DrainageStatus, TaskQueueType } = protos.temporal.api.enums.v1;
 
 /** Written by `npm run build` (scripts/build-id.ts): the content hash of the runtime code. */
 export const buildIdPath = fileURLToPath(new URL('../build-id', import.meta.url));

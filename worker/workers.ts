@@ -45,13 +45,17 @@ export interface FleetDeps {
   connection?: NativeConnection;
   /** Activity interceptors for every worker that runs activities, local ones included (tests hold an activity with one). */
   activityInterceptors?: ActivityInterceptorsFactory[];
+  /** Activities a build adds beside the standard set of a role's queue (the rollout test's second build). */
+  extraActivities?: Partial<Record<'io' | 'fetch' | 'provider', Record<string, (...args: never[]) => Promise<unknown>>>>;
 }
 
 export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise<WorkerFleet> {
   const { config } = deps;
   const connection = deps.connection ?? (await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }));
   const queues = taskQueues(config.TASK_QUEUE_PREFIX);
-  const activities = createActivities({ db: deps.db, storage: deps.storage, config, metrics: deps.metrics?.activityMetrics });
+  const standard = createActivities({ db: deps.db, storage: deps.storage, config, metrics: deps.metrics?.activityMetrics });
+  const extra = deps.extraActivities ?? {};
+  const activities = { ...standard, io: { ...standard.io, ...extra.io }, fetch: { ...standard.fetch, ...extra.fetch }, provider: { ...standard.provider, ...extra.provider } };
   const concurrency = parsePerProvider(config.PROVIDER_CONCURRENCY, 'PROVIDER_CONCURRENCY');
   const ratePerSecond = parsePerProvider(config.PROVIDER_RATE_PER_SECOND, 'PROVIDER_RATE_PER_SECOND');
   const versioning = workerVersioning(config);
