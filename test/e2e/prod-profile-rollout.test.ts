@@ -10,7 +10,8 @@
 // build that started it: no workflow task or activity fails anywhere, credits are exact.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import puppeteer from 'puppeteer-core';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,7 +74,7 @@ class Ledger {
 
 const image = (t: Tenant, prompt: string) => ({ project_id: t.projectId, prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
 
-async function rollout(order: 'providers-first' | 'workflows-first') {
+async function rollout(order: 'providers-first' | 'workflows-first', opts: { webUi?: true } = {}) {
   const deployment = `rollout-${randomToken(8).toLowerCase()}`;
   const A = `a-${randomToken(8).toLowerCase()}`;
   const B = `b-${randomToken(8).toLowerCase()}`;
@@ -189,7 +190,8 @@ async function rollout(order: 'providers-first' | 'workflows-first') {
     assert.match(described, new RegExp(`CurrentVersionBuildID\\s+${A}\\n`), described);
     assert.match(described, new RegExp(`${deployment}\\s+${B}\\s+draining`), described);
     assert.match(described, new RegExp(`${deployment}\\s+${A}\\s`), described);
-    if (process.env.DEPLOYMENT_DESCRIBE_OUT) await writeFile(process.env.DEPLOYMENT_DESCRIBE_OUT, described.replaceAll(deployment, 'mediagen'));
+    if (process.env.DEPLOYMENT_DESCRIBE_OUT) await writeFile(process.env.DEPLOYMENT_DESCRIBE_OUT, described);
+    if (opts.webUi) await checkDeploymentPage(deployment, { current: A, draining: B });
 
     const jobsAfter: string[] = [];
     for (let i = 0; i < 5; i++) jobsAfter.push(await create(`after the rollback ${i}`));
@@ -240,6 +242,37 @@ async function rollout(order: 'providers-first' | 'workflows-first') {
   }
 }
 
+/**
+ * The Web UI's page of the deployment (Workers → Deployments → the deployment), in headless
+ * Chromium: both builds listed with their lifecycle. DEPLOYMENTS_SCREENSHOT=path.png saves it.
+ */
+async function checkDeploymentPage(deployment: string, builds: { current: string; draining: string }) {
+  const executablePath = process.env.CHROMIUM_PATH || execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' }).trim().split('\n')[0]!;
+  const browser = await puppeteer.launch({
+    executablePath,
+    headless: true,
+    // Root in a container has no user namespace sandbox; the page is the profile's own UI, on loopback.
+    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update'],
+  });
+  try {
+    const page = await browser.newPage();
+    await page.setViewport({ width: 1280, height: 560 });
+    await page.goto(`${prod.vars.TEMPORAL_UI_URL}/namespaces/default/worker-deployments/${deployment}`, { waitUntil: 'networkidle0', timeout: 60_000 });
+    const text = await page.waitForFunction(
+      (b: { current: string; draining: string }) => {
+        const t = (globalThis as any).document.body.innerText as string;
+        return new RegExp(`${b.current}\\s+Current`).test(t) && new RegExp(`${b.draining}\\s+Draining`).test(t) ? t : false;
+      },
+      { timeout: 30_000 },
+      builds,
+    );
+    assert.match(String(await text.jsonValue()), new RegExp(`${builds.draining}\\s+Draining`));
+    if (process.env.DEPLOYMENTS_SCREENSHOT) await page.screenshot({ path: process.env.DEPLOYMENTS_SCREENSHOT as `${string}.png` });
+  } finally {
+    await browser.close();
+  }
+}
+
 /** `temporal worker deployment describe` as an operator runs it. */
 function describeWithCli(deployment: string): Promise<string> {
   const cli = process.env.TEMPORAL_CLI_PATH || 'temporal';
@@ -251,6 +284,6 @@ function describeWithCli(deployment: string): Promise<string> {
 }
 
 describe('rolling a new build out with Worker Versioning on the production server', () => {
-  test("B's provider fleet first: A's jobs finish on A, B's on B, a rollback to A strands nothing", () => rollout('providers-first'));
+  test("B's provider fleet first: A's jobs finish on A, B's on B, a rollback to A strands nothing; the Web UI shows both builds", () => rollout('providers-first', { webUi: true }));
   test("B's workflows fleet first: B is not promoted until its provider fleet polls, then the same", () => rollout('workflows-first'));
 });
