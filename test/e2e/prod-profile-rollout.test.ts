@@ -166,6 +166,13 @@ async function rollout(order: 'providers-first' | 'workflows-first', opts: { web
     }
     await waitFor(`${B} to have its provider fleet`, () => versionHas(B, providerQueue), 60_000, 250);
     assert.equal((await status())?.current, A, 'a new build does not take new jobs by itself');
+    if (order === 'workflows-first') {
+      // A ramp before the promotion: set, seen, ended.
+      assert.equal((await admin('ramp', '--build-id', B, '--percent', '25')).code, 0);
+      assert.deepEqual((await status() as any)?.ramping, { buildId: B, percent: 25 });
+      assert.equal((await admin('ramp', '--build-id', B, '--percent', '0')).code, 0);
+      assert.equal((await status() as any)?.ramping, null);
+    }
 
     const promoted = await admin('promote', '--build-id', B);
     assert.equal(promoted.code, 0, JSON.stringify(promoted.body));
