@@ -1,8 +1,9 @@
 // uploadFromUrl: runs the fetch activity for POST /v1/upload-from-url and returns the stored upload.
 // Started by the gateway with workflow id = upload id on the workflow queue; the gateway waits for
 // the result. The activity does all the I/O (SSRF-safe fetch, streaming into storage, the row).
-import { proxyActivities, setWorkflowOptions } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import { taskQueues } from './definitions.js';
+import { setVersioningBehavior } from './versioning.js';
 import type { StoredUpload } from '../shared/uploads.js';
 
 export type { StoredUpload } from '../shared/uploads.js';
@@ -46,4 +47,4 @@ export async function uploadFromUrl(input: UploadFromUrlInput): Promise<StoredUp
 // Pinned: it lives one fetch (at most three attempts, while the gateway waits), so draining a build
 // waits for it a minute at most, and its fetch runs on the same build's fetch fleet, which returns
 // the upload shape this build's gateway and workflow expect.
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, uploadFromUrl);
+setVersioningBehavior('PINNED', uploadFromUrl);

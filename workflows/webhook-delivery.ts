@@ -4,8 +4,9 @@
 // workflow: a receiver that never answers delays nothing and touches no credits.
 // Each attempt is one `deliverWebhook` activity on the io queue (summary: event and host): the Web
 // UI's pending activity shows the attempt count and the last failure (status code or timeout).
-import { ApplicationFailure, proxyActivities, setWorkflowOptions } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import { taskQueues } from './definitions.js';
+import { setVersioningBehavior } from './versioning.js';
 import type { WebhookActivities } from './activity-types.js';
 
 export const webhookDeliveryWorkflowType = 'webhookDelivery';
@@ -53,4 +54,4 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<{ st
 // (activity retries, no workflow task between them) run on the current build's io fleet. It has
 // only two workflow tasks (start, and the activity's end), and its commands (deliverWebhook, then
 // abandonWebhook on failure) must stay replay-compatible across builds: change them with patched().
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, webhookDelivery);
+setVersioningBehavior('AUTO_UPGRADE', webhookDelivery);

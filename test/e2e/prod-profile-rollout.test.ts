@@ -26,6 +26,9 @@ import { ledgerForJob } from '../../db/repos/jobs.js';
 import { randomToken } from '../../shared/ids.js';
 import { runAdmin } from '../../scripts/admin.js';
 import type { Config } from '../../shared/config.js';
+import protos from '@temporalio/proto';
+
+const temporalEnums = protos.temporal.api.enums.v1;
 
 const buildBWorkflows = fileURLToPath(new URL('./fixtures/rollout-build-b.js', import.meta.url));
 const JOBS = 20;
@@ -224,7 +227,8 @@ async function rollout(order: 'providers-first' | 'workflows-first', opts: { web
 
         const handle = temporal.workflow.getHandle(id);
         const info = (await handle.describe()).raw.workflowExecutionInfo?.versioningInfo;
-        assert.equal(info?.deploymentVersion?.buildId, buildId, `${id} is pinned to ${buildId}`);
+        assert.equal(info?.deploymentVersion?.buildId, buildId, `${id} runs on ${buildId}`);
+        assert.equal(info?.behavior, temporalEnums.VersioningBehavior.VERSIONING_BEHAVIOR_PINNED, `${id} is pinned`);
         const events = (await handle.fetchHistory()).events ?? [];
         const tasks = events.filter((e) => e.workflowTaskCompletedEventAttributes).map((e) => ({ at: Number(e.eventTime?.seconds ?? 0) * 1000, build: e.workflowTaskCompletedEventAttributes!.deploymentVersion?.buildId }));
         assert.deepEqual([...new Set(tasks.map((x) => x.build))], [buildId], `${id}: every workflow task ran on ${buildId}`);
