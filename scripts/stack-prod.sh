@@ -148,7 +148,7 @@ while i < len(b):  # ClusterMetadata: field 2 (varint) is history_shard_count
     if kind == 0:
         v = varint()
         if field == 2: print(v); break
-    elif kind == 2: i += varint()
+    elif kind == 2: n = varint(); i += n
     elif kind == 1: i += 8
     elif kind == 5: i += 4
     else: break' || true   # no database yet: nothing printed
@@ -163,6 +163,8 @@ recreate_temporal_if_shards_differ() {
   have=$(created_history_shards)
   [[ -z $have || $have == "$want" ]] && return 0
   log "temporal: its cluster was created with $have history shards and the config asks for $want (fixed at creation): recreating Temporal's databases"
+  # The service processes go too: restarted by this `up`, their build becomes the new cluster's current version.
+  stop_apps
   stop_pidfile "$STATE/temporal.pid"
   for db in temporal temporal_visibility; do
     psql "postgres://postgres@127.0.0.1:$PG_PORT/postgres" -qc "drop database if exists $db with (force)" >/dev/null \
