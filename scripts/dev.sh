@@ -98,8 +98,12 @@ export NODE_ENV=${NODE_ENV:-development}
 LOG_DIR=${DEV_LOG_DIR:-${MEDIA_GEN_HOME:-/var/tmp/media-gen}/dev}
 mkdir -p "$LOG_DIR"
 # Each in its own session: Ctrl-C reaches only this script, which then stops them in order
-# (the worker drains its in-flight tasks on SIGTERM).
-setsid node --enable-source-maps dist/worker/main.js >"$LOG_DIR/worker.log" 2>&1 </dev/null &
+# (the worker drains its in-flight tasks on SIGTERM). It polls as the Worker Deployment named after
+# its task queue prefix (a deployment owns its queues), version = this build (dist/build-id), and
+# makes that version current at start: the one dev worker replaces the last one, so its build takes
+# the new jobs (jobs pinned to an earlier build wait for it).
+WORKER_DEPLOYMENT_NAME=${WORKER_DEPLOYMENT_NAME:-${TASK_QUEUE_PREFIX:-media}} WORKER_DEPLOYMENT_PROMOTE=${WORKER_DEPLOYMENT_PROMOTE:-always} \
+  setsid node --enable-source-maps dist/worker/main.js >"$LOG_DIR/worker.log" 2>&1 </dev/null &
 WORKER_PID=$!
 setsid node --enable-source-maps dist/api/server.js >"$LOG_DIR/api.log" 2>&1 </dev/null &
 API_PID=$!

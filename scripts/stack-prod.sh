@@ -5,7 +5,8 @@
 #   PostgreSQL        the profile's own cluster: `mediagen` for the service, `temporal` and
 #                     `temporal_visibility` for the Temporal server (schemas by temporal-sql-tool)
 #   Temporal server   1.32.0 built from the Go module proxy, Postgres persistence and SQL
-#                     visibility, namespace `default`, our search attributes
+#                     visibility, 512 history shards (temporal-server.yaml), namespace `default`,
+#                     our search attributes
 #   Temporal Web UI   ui-server built from the Go module proxy, pointed at that server
 #   MinIO             as in the other profiles
 #   gateway-1, -2     two `node dist/api/server.js` replicas
@@ -17,7 +18,8 @@
 # The service processes run from a copy of dist/ in the state directory ($STATE/app), so a rebuild
 # (npm test deletes dist/) cannot pull files from under them; `up` replaces them when the build
 # changed and otherwise reuses every process that is still alive, starting only the missing ones
-# (a killed worker comes back with the next `up prod`).
+# (a killed worker comes back with the next `up prod`). Every worker polls as Worker Deployment
+# `mediagen`, version = the build id (dist/build-id); a replaced build makes itself current.
 
 TEMPORAL_SERVER_MODULE=go.temporal.io/server
 TEMPORAL_SERVER_VERSION=v1.32.0           # same server as the Temporal CLI's dev server (1.9.1)
@@ -127,6 +129,49 @@ temporal_sql() { # temporal_sql DB ARGS... — temporal-sql-tool on the profile'
   "$TEMPORAL_SERVER_DIR/sql" --plugin postgres12 --ep 127.0.0.1 -p "$PG_PORT" -u postgres --db "$db" "$@"
 }
 
+configured_history_shards() { sed -n 's/^ *numHistoryShards: *\([0-9][0-9]*\).*/\1/p' "$ROOT/scripts/prod/temporal-server.yaml"; }
+
+created_history_shards() { # the shard count the profile's Temporal cluster was created with; empty before its first start
+  psql "postgres://postgres@127.0.0.1:$PG_PORT/temporal" -Atqc \
+    "select encode(data, 'hex') from cluster_metadata_info limit 1" 2>/dev/null \
+    | python3 -c 'import sys
+b = bytes.fromhex(sys.stdin.read().strip() or "")
+i = 0
+def varint():
+    global i
+    n = s = 0
+    while True:
+        c = b[i]; i += 1; n |= (c & 0x7f) << s; s += 7
+        if c < 0x80: return n
+while i < len(b):  # ClusterMetadata: field 2 (varint) is history_shard_count
+    key = varint(); field, kind = key >> 3, key & 7
+    if kind == 0:
+        v = varint()
+        if field == 2: print(v); break
+    elif kind == 2: n = varint(); i += n
+    elif kind == 1: i += 8
+    elif kind == 5: i += 4
+    else: break' || true   # no database yet: nothing printed
+}
+
+recreate_temporal_if_shards_differ() {
+  # The shard count is fixed when the cluster is created: a cluster made by an earlier config (4
+  # shards) cannot take the configured count, so its two databases go (the profile is throwaway:
+  # every workflow history of it is lost, the service's own database stays).
+  local want have db
+  want=$(configured_history_shards)
+  have=$(created_history_shards)
+  [[ -z $have || $have == "$want" ]] && return 0
+  log "temporal: its cluster was created with $have history shards and the config asks for $want (fixed at creation): recreating Temporal's databases"
+  # The service processes go too: restarted by this `up`, their build becomes the new cluster's current version.
+  stop_apps
+  stop_pidfile "$STATE/temporal.pid"
+  for db in temporal temporal_visibility; do
+    psql "postgres://postgres@127.0.0.1:$PG_PORT/postgres" -qc "drop database if exists $db with (force)" >/dev/null \
+      || die "could not drop database $db"
+  done
+}
+
 setup_temporal_schemas() { # idempotent: create and set up once, then update to the module's latest
   local db dir
   for db in temporal temporal_visibility; do
@@ -148,11 +193,11 @@ up_temporal_server() {
   if [[ -n ${TEMPORAL_ADDRESS:-} ]]; then up_temporal; return; fi
   prod_ports
   local address="127.0.0.1:$TEMPORAL_FRONTEND_PORT"
+  if [[ -f $STATE/pg.port ]]; then PG_PORT=$(cat "$STATE/pg.port"); recreate_temporal_if_shards_differ; fi
   if pid_alive "$STATE/temporal.pid" && temporal_ready "$address"; then
     log "temporal: reusing the running server on port $TEMPORAL_FRONTEND_PORT"
   else
     [[ -f $STATE/pg.port ]] || die "the profile's PostgreSQL is not running"
-    PG_PORT=$(cat "$STATE/pg.port")
     setup_temporal_schemas
     stop_pidfile "$STATE/temporal.pid"
     TEMPORAL_PG_PORT=$PG_PORT TEMPORAL_DYNAMIC_CONFIG="$ROOT/scripts/prod/temporal-dynamicconfig.yaml" \
@@ -173,9 +218,17 @@ up_temporal_server() {
     wait_for "namespace default" namespace_ready "$address"
   fi
   register_search_attributes "$address"
+  # Without the dev server's forced refresh, a new attribute is usable once the server's cache
+  # reloads (within a minute): wait for that here rather than fail the first jobs.
+  wait_for "the search attributes to be usable" search_attributes_usable "$address"
   up_temporal_ui "$address"
   echo "export TEMPORAL_ADDRESS='$address'"
   echo "export TEMPORAL_UI_URL='http://127.0.0.1:$TEMPORAL_UI_PORT'"
+}
+
+search_attributes_usable() {
+  temporal workflow count --address "$1" --namespace default \
+    --query "WorkspaceId = 'x' AND ProjectId = 'x' AND JobKind = 'x' AND MediaModel = 'x' AND JobStatus = 'x'" >/dev/null 2>&1
 }
 
 ui_ready() { curl -sf -o /dev/null "$1"; }
@@ -211,7 +264,7 @@ gateway_ready() { curl -sf -o /dev/null "http://127.0.0.1:$1/readyz"; }
 worker_ready() { grep -q '"msg":"worker started"' "$1"; }
 
 up_apps() { # needs the profile's DATABASE_URL, TEMPORAL_ADDRESS and S3_* in the environment
-  [[ -f $ROOT/dist/api/server.js && -f $ROOT/dist/worker/main.js && -f $ROOT/dist/workflow-bundle.js ]] \
+  [[ -f $ROOT/dist/api/server.js && -f $ROOT/dist/worker/main.js && -f $ROOT/dist/workflow-bundle.js && -f $ROOT/dist/build-id ]] \
     || die "dist/ is not built: run npm run build first"
   local app=$STATE/app hash name port
   hash=$(dist_hash)
@@ -254,8 +307,11 @@ up_apps() { # needs the profile's DATABASE_URL, TEMPORAL_ADDRESS and S3_* in the
       log "$name: reusing the running worker (pid $(cat "$STATE/$name.pid"), roles ${PROD_ROLES[$name]})"
     else
       stop_pidfile "$STATE/$name.pid"
+      # One Worker Deployment Version per build (dist/build-id): the profile replaces every process
+      # on a new build, so that build makes itself current once its fleets all poll.
       env -i "${common[@]}" WORKER_ROLES="${PROD_ROLES[$name]}" WORKFLOW_BUNDLE_PATH="$app/dist/workflow-bundle.js" \
-        WORKER_SHUTDOWN_GRACE_MS=20000 \
+        WORKER_SHUTDOWN_GRACE_MS=20000 WORKER_DEPLOYMENT_NAME=mediagen WORKER_BUILD_ID="$(cat "$app/dist/build-id")" \
+        WORKER_DEPLOYMENT_PROMOTE=always \
         setsid node --enable-source-maps "$app/dist/worker/main.js" >"$STATE/logs/$name.log" 2>&1 </dev/null 9>&- &
       echo $! >"$STATE/$name.pid"
       started+=("$name")

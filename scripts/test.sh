@@ -24,7 +24,7 @@ fi
 # worker fleets by role) is started or reused only when its suite runs; the suite gets the profile's
 # own variables in PROD_STACK_ENV, apart from the test stack's. The first start on a fresh machine
 # builds the Temporal server and UI from the Go module proxy (about 5 minutes, cached after).
-if printf '%s\n' "${files[@]}" | grep -q '/prod-profile\.test\.js$'; then
+if printf '%s\n' "${files[@]}" | grep -qE '/prod-profile[a-z-]*\.test\.js$'; then
   PROD_STACK_ENV=$(env -u DATABASE_URL -u TEMPORAL_ADDRESS -u S3_ENDPOINT -u S3_ACCESS_KEY -u S3_SECRET_KEY -u S3_BUCKET \
     scripts/stack.sh up prod) || { echo "the prod profile did not start (see the messages above)" >&2; exit 1; }
   export PROD_STACK_ENV

@@ -110,6 +110,15 @@ export const envSchema = z.object({
   // Unset: no metrics server. A port serves /metrics on HOST; 0 takes a free one (logged at start).
   WORKER_METRICS_PORT: optionalInt(0, 65535),
   WORKFLOW_BUNDLE_PATH: optionalString,
+  // Worker Versioning (worker/deployment.ts): every fleet of one build polls as one version of this
+  // deployment, so a job runs to the end on the build that started it. Unset: unversioned workers
+  // (the test suites' in-process fleets). WORKER_BUILD_ID defaults to the build's content hash
+  // (dist/build-id, written by npm run build). WORKER_DEPLOYMENT_PROMOTE: at start, make this build
+  // the current version `first` (only when the deployment has none), `always` (deployments that
+  // replace every process at once) or `never` (an operator promotes it: admin `deployment promote`).
+  WORKER_DEPLOYMENT_NAME: optionalString.pipe(z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'letters, digits, "_" and "-" only').optional()),
+  WORKER_BUILD_ID: optionalString,
+  WORKER_DEPLOYMENT_PROMOTE: z.enum(['first', 'always', 'never']).default('first'),
   RECONCILE_INTERVAL_MS: int(15_000, 200),
   // In-flight jobs untouched this long get their workflow checked (terminated from the UI, say).
   RECONCILE_STALE_AFTER_MS: int(60_000, 100),

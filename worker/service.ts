@@ -20,6 +20,7 @@ export interface WorkerServiceOverrides {
   logger?: Logger;
   metrics?: WorkerMetrics;
   activityInterceptors?: FleetDeps['activityInterceptors'];
+  extraActivities?: FleetDeps['extraActivities'];
   /** Where the SDK core serves its own metrics (relayed on ours); set by worker/main.ts. */
   sdkMetricsUrl?: string;
   /** The metrics port (WORKER_METRICS_PORT) and the route log lines: on for the process, off in tests. */
@@ -83,7 +84,18 @@ export function createWorkerService(config: Config, roles: Role[], overrides: Wo
           .then((r) => r.changed && logger.info({ outputRetentionDays: config.OUTPUT_RETENTION_DAYS, abortIncompleteUploadsRule: r.abortRule }, 'bucket lifecycle rules applied'))
           .catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'could not apply the bucket lifecycle rules'));
       }
-      fleet = await createWorkerFleet({ config, db, storage, logger, metrics, ...(overrides.activityInterceptors ? { activityInterceptors: overrides.activityInterceptors } : {}) }, roles);
+      fleet = await createWorkerFleet(
+        {
+          config,
+          db,
+          storage,
+          logger,
+          metrics,
+          ...(overrides.activityInterceptors ? { activityInterceptors: overrides.activityInterceptors } : {}),
+          ...(overrides.extraActivities ? { extraActivities: overrides.extraActivities } : {}),
+        },
+        roles,
+      );
       if (extras) {
         for (const line of describeRoutes(config)) logger.info(line);
         if (config.WORKER_METRICS_PORT !== null) {
@@ -92,7 +104,7 @@ export function createWorkerService(config: Config, roles: Role[], overrides: Wo
           logger.info({ port }, `metrics on http://${config.HOST}:${port}/metrics`);
         }
       }
-      logger.info({ roles: roles.map(roleName) }, 'worker started');
+      logger.info({ roles: roles.map(roleName), ...(fleet.versioning ? { deployment: fleet.versioning.deploymentName, buildId: fleet.versioning.buildId } : {}) }, 'worker started');
       fleet.run().then(
         async () => {
           await closeOwn();

@@ -15,6 +15,7 @@ import { createReconciler, type Reconciler } from './reconciler.js';
 import { createUploadSweeper, type UploadSweeper } from './upload-sweeper.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher.js';
 import type { WorkerMetrics } from './metrics.js';
+import { deploymentOptions, promoteAtStart, workerVersioning, type Versioning } from './deployment.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 /** Built by `npm run build` (scripts/bundle-workflows.ts); used when present so workers start fast. */
@@ -22,6 +23,8 @@ export const defaultBundlePath = fileURLToPath(new URL('../workflow-bundle.js', 
 
 export interface WorkerFleet {
   roles: Role[];
+  /** The Worker Deployment Version every worker of the fleet polls as; null: unversioned. */
+  versioning: Versioning | null;
   workers: Worker[];
   reconciler: Reconciler | null;
   /** Removes pending direct uploads never completed (runs with the reconciler role). */
@@ -42,19 +45,25 @@ export interface FleetDeps {
   connection?: NativeConnection;
   /** Activity interceptors for every worker that runs activities, local ones included (tests hold an activity with one). */
   activityInterceptors?: ActivityInterceptorsFactory[];
+  /** Activities a build adds beside the standard set of a role's queue (the rollout test's second build). */
+  extraActivities?: Partial<Record<'io' | 'fetch' | 'provider', Record<string, (...args: never[]) => Promise<unknown>>>>;
 }
 
 export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise<WorkerFleet> {
   const { config } = deps;
   const connection = deps.connection ?? (await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }));
   const queues = taskQueues(config.TASK_QUEUE_PREFIX);
-  const activities = createActivities({ db: deps.db, storage: deps.storage, config, metrics: deps.metrics?.activityMetrics });
+  const standard = createActivities({ db: deps.db, storage: deps.storage, config, metrics: deps.metrics?.activityMetrics });
+  const extra = deps.extraActivities ?? {};
+  const activities = { ...standard, io: { ...standard.io, ...extra.io }, fetch: { ...standard.fetch, ...extra.fetch }, provider: { ...standard.provider, ...extra.provider } };
   const concurrency = parsePerProvider(config.PROVIDER_CONCURRENCY, 'PROVIDER_CONCURRENCY');
   const ratePerSecond = parsePerProvider(config.PROVIDER_RATE_PER_SECOND, 'PROVIDER_RATE_PER_SECOND');
+  const versioning = workerVersioning(config);
   const common: Partial<WorkerOptions> = {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     shutdownGraceTime: config.WORKER_SHUTDOWN_GRACE_MS,
+    ...(versioning ? { workerDeploymentOptions: deploymentOptions(versioning) } : {}),
   };
   const activityCommon: Partial<WorkerOptions> = deps.activityInterceptors ? { ...common, interceptors: { activity: deps.activityInterceptors } } : common;
 
@@ -112,11 +121,17 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
       }
     }
   }
-  deps.logger.info({ roles: roles.map(roleName), taskQueues: workers.map((w) => w.options.taskQueue) }, 'worker roles');
+  deps.logger.info(
+    { roles: roles.map(roleName), taskQueues: workers.map((w) => w.options.taskQueue), ...(versioning ? { deployment: versioning.deploymentName, buildId: versioning.buildId } : {}) },
+    'worker roles',
+  );
 
   let running: Promise<void> | null = null;
+  const stopPromoting = new AbortController();
+  let promoting: Promise<unknown> = Promise.resolve();
   return {
     roles,
+    versioning,
     workers,
     reconciler,
     uploadSweeper,
@@ -125,10 +140,18 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
       reconciler?.start();
       uploadSweeper?.start();
       webhookDispatcher?.start();
+      if (!running && versioning && workers.length > 0) {
+        // The version exists once these workers have polled; promoting it runs beside them.
+        promoting = promoteAtStart(connection.workflowService, config.TEMPORAL_NAMESPACE, versioning, deps.logger, stopPromoting.signal).catch((err: unknown) =>
+          deps.logger.warn({ err: (err as Error).message }, 'could not compare this build with the current version of the deployment'),
+        );
+      }
       running ??= Promise.all(workers.map((w) => w.run())).then(() => undefined);
       return running;
     },
     async shutdown() {
+      stopPromoting.abort();
+      await promoting;
       await reconciler?.stop();
       await uploadSweeper?.stop();
       await webhookDispatcher?.stop();

@@ -3,6 +3,7 @@
 // the result. The activity does all the I/O (SSRF-safe fetch, streaming into storage, the row).
 import { proxyActivities } from '@temporalio/workflow';
 import { taskQueues } from './definitions.js';
+import { setVersioningBehavior } from './versioning.js';
 import type { StoredUpload } from '../shared/uploads.js';
 
 export type { StoredUpload } from '../shared/uploads.js';
@@ -42,3 +43,8 @@ export async function uploadFromUrl(input: UploadFromUrlInput): Promise<StoredUp
   });
   return fetchRemoteUpload(input);
 }
+
+// Pinned: it lives one fetch (at most three attempts, while the gateway waits), so draining a build
+// waits for it a minute at most, and its fetch runs on the same build's fetch fleet, which returns
+// the upload shape this build's gateway and workflow expect.
+setVersioningBehavior('PINNED', uploadFromUrl);

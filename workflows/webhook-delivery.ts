@@ -6,6 +6,7 @@
 // UI's pending activity shows the attempt count and the last failure (status code or timeout).
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import { taskQueues } from './definitions.js';
+import { setVersioningBehavior } from './versioning.js';
 import type { WebhookActivities } from './activity-types.js';
 
 export const webhookDeliveryWorkflowType = 'webhookDelivery';
@@ -47,3 +48,10 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<{ st
     throw ApplicationFailure.nonRetryable(`webhook ${input.deliveryId} not delivered: ${message}`, 'WebhookUndelivered');
   }
 }
+
+// Auto-upgrade: a delivery may retry for a day (WEBHOOK_RETRY_FOR_MS), longer than a build should
+// have to stay up, so it moves to the current build at its next workflow task, and its attempts
+// (activity retries, no workflow task between them) run on the current build's io fleet. It has
+// only two workflow tasks (start, and the activity's end), and its commands (deliverWebhook, then
+// abandonWebhook on failure) must stay replay-compatible across builds: change them with patched().
+setVersioningBehavior('AUTO_UPGRADE', webhookDelivery);

@@ -180,6 +180,25 @@ describe('docker-compose.yml', () => {
     assert.equal(gateways.length, 2);
   });
 
+  test('the Temporal server has the history shard count of the prod profile, and no dev server switch', () => {
+    const serverYaml = readFileSync(fileURLToPath(new URL('../../../scripts/prod/temporal-server.yaml', import.meta.url)), 'utf8');
+    const shards = Number(/^\s*numHistoryShards:\s*(\d+)\s*$/m.exec(serverYaml)?.[1]);
+    assert.ok(shards >= 512, `numHistoryShards ${shards}: fixed at creation, so sized for growth`);
+    assert.equal(Number(env(services.temporal!).NUM_HISTORY_SHARDS), shards);
+    const dynamic = readFileSync(fileURLToPath(new URL('../../../scripts/prod/temporal-dynamicconfig.yaml', import.meta.url)), 'utf8');
+    assert.doesNotMatch(dynamic, /^system\.forceSearchAttributesCacheRefreshOnRead/m, 'a dev-server-only switch');
+  });
+
+  test('every worker polls as a version of one Worker Deployment, the build id from its build', () => {
+    for (const p of processes.filter((x) => x.command === 'worker')) {
+      const vars = Object.fromEntries(Object.entries(env(services[p.name]!)).map(([k, v]) => [k, interpolate(v)]));
+      assert.equal(vars.WORKER_DEPLOYMENT_NAME, 'mediagen', p.name);
+      assert.equal(vars.WORKER_BUILD_ID, '', `${p.name}: unset, the image's dist/build-id`);
+      assert.equal(loadConfig(vars).WORKER_DEPLOYMENT_PROMOTE, 'always', p.name);
+    }
+    for (const g of gateways) assert.equal(env(services[g]!).WORKER_DEPLOYMENT_NAME, undefined, `${g} polls nothing`);
+  });
+
   test('Temporal (frontend, Web UI) and MinIO (API, console) are published on 127.0.0.1 only', () => {
     for (const name of ['temporal', 'temporal-ui', 'minio']) {
       const ports = services[name]!.ports ?? [];
