@@ -48,7 +48,7 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
   const { config } = deps;
   const connection = deps.connection ?? (await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }));
   const queues = taskQueues(config.TASK_QUEUE_PREFIX);
-  const activities = createActivities({ db: deps.db, storage: deps.storage, config, metrics: deps.metrics?.activityMetrics });
+  const activities = createActivities({ db: deps.db, storage: deps.storage, config, metrics: deps.metrics?.activityMetrics, logger: deps.logger });
   const concurrency = parsePerProvider(config.PROVIDER_CONCURRENCY, 'PROVIDER_CONCURRENCY');
   const ratePerSecond = parsePerProvider(config.PROVIDER_RATE_PER_SECOND, 'PROVIDER_RATE_PER_SECOND');
   const common: Partial<WorkerOptions> = {
@@ -96,6 +96,9 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
         break;
       case 'fetch':
         workers.push(await activityWorker(queues.fetch, activities.fetch, config.FETCH_ACTIVITY_CONCURRENCY));
+        break;
+      case 'webhooks':
+        workers.push(await activityWorker(queues.webhooks, activities.webhooks, config.WEBHOOK_ACTIVITY_CONCURRENCY));
         break;
       case 'provider':
         workers.push(
