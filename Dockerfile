@@ -1,8 +1,13 @@
 # One image for the gateway, the workers and the admin CLI (the command picks which).
 # Build: docker build -t media-gen .   (docker-compose.yml builds it for the api, worker and migrate services)
+#
+# The base is Node 24 (Active LTS; Node 20 reached its end of life on 2026-04-30), pinned by digest
+# so every build starts from the same bytes: node:24-bookworm-slim as published for Node 24.18.0.
+# To move to a newer patch, replace the digest in both stages (test/unit/image.test.ts checks both
+# are the same LTS image, pinned, and that package.json's engines field admits it).
 
 # ---- build: install every dependency, compile TypeScript, prebuild the workflow bundle
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # client/ is an npm workspace (the typed client and CLI): npm ci needs its package.json, the build its sources.
@@ -24,7 +29,7 @@ RUN npm run build && npm prune --omit=dev \
   && rm -rf dist/test dist/scripts/bench-*.js* dist/scripts/save-histories.js*
 
 # ---- runtime: the local renderer needs ffmpeg and espeak-ng
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
 RUN apt-get update \
   && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ffmpeg espeak-ng ca-certificates tini \
   && rm -rf /var/lib/apt/lists/*

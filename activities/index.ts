@@ -1,6 +1,8 @@
 // createActivities: every activity of the service, built from its clients, grouped by the task
 // queue that runs it so fleets can run apart (io: Postgres; fetch: upload-from-url and input
-// preparation, which fetches URL inputs; provider:<name>: provider calls and output streaming).
+// preparation, which fetches URL inputs; webhooks: deliveries; provider:<name>: provider calls and
+// output streaming).
+import type { Logger } from 'pino';
 import type { Database } from '../db/index.js';
 import type { Config } from '../shared/config.js';
 import type { Storage } from '../shared/storage.js';
@@ -19,6 +21,7 @@ export interface ActivityDeps {
   metrics?: JobActivityDeps['metrics'];
   /** Tests inject a resolver / connector so remote fetches never leave loopback. */
   fetchHooks?: FetchHooks;
+  logger?: Logger;
 }
 
 export function createAdapters(config: Config): (name: ProviderName) => ProviderAdapter {
@@ -44,11 +47,12 @@ export function createActivities(deps: ActivityDeps) {
   };
   const jobIo = createJobIoActivities(jobDeps);
   const uploads = createUploadActivities(fetchDeps);
-  const webhooks = createWebhookActivities({ db: deps.db, config: deps.config, resolver: deps.fetchHooks?.resolver });
+  const webhooks = createWebhookActivities({ db: deps.db, config: deps.config, resolver: deps.fetchHooks?.resolver, logger: deps.logger });
   return {
-    // io keeps the fetch activities too, for workflows scheduled before the fetch queue existed.
+    // io keeps the fetch and webhook activities too, for workflows scheduled before their own queues existed.
     io: { ...jobIo, ...uploads, ...webhooks },
     fetch: { prepareProviderRequest: jobIo.prepareProviderRequest, ...uploads },
+    webhooks,
     provider: createJobProviderActivities({ ...jobDeps, progress: createProgressWriter(deps.db, deps.config.PROGRESS_WRITE_INTERVAL_MS) }),
   };
 }

@@ -7,10 +7,10 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Database } from '../db/index.js';
 import type { Config } from '../shared/config.js';
 import type { Storage } from '../shared/storage.js';
-import { findUploadById, insertUpload, storedUploadOf } from '../db/repos/uploads.js';
-import { sanitizeFileName, uploadFailureTypes, uploadLimits, uploadObjectKey, type StoredUpload } from '../shared/uploads.js';
+import { findUploadById, insertUploadWithinQuota, storedUploadOf } from '../db/repos/uploads.js';
+import { quotaExceededMessage, sanitizeFileName, uploadFailureTypes, uploadLimits, uploadObjectKey, type StoredUpload } from '../shared/uploads.js';
 import { fetchRemote, FetchError, type FetchRemoteOptions } from '../shared/fetch-remote.js';
-import { createMediaGuard, MediaError, type MediaKind, type MediaType } from '../shared/media-type.js';
+import { createMediaGuard, MB, MediaError, type MediaKind, type MediaType } from '../shared/media-type.js';
 import { failureTypes } from '../shared/failure-types.js';
 import type { UploadFetchActivities, UploadFromUrlInput } from '../workflows/upload-from-url.js';
 
@@ -174,19 +174,28 @@ export function createUploadActivities(deps: { db: Database; storage: Storage; c
       }
       try {
         const name = sanitizeFileName(safeDecode(new URL(stored.finalUrl).pathname.split('/').pop()), stored.type);
-        const row = await insertUpload(deps.db, {
-          id: input.uploadId,
-          workspace_id: input.workspaceId,
-          project_id: input.projectId,
-          name,
-          object_key: stored.key,
-          file_type: stored.type.fileType,
-          mime_type: stored.type.mime,
-          file_size: stored.size,
-          status: 'completed',
-          source_url: input.url,
+        const inserted = await insertUploadWithinQuota(
+          deps.db,
+          {
+            id: input.uploadId,
+            workspace_id: input.workspaceId,
+            project_id: input.projectId,
+            name,
+            object_key: stored.key,
+            file_type: stored.type.fileType,
+            mime_type: stored.type.mime,
+            file_size: stored.size,
+            status: 'completed',
+            source_url: input.url,
+          },
+          deps.config.WORKSPACE_UPLOAD_QUOTA_MB * MB,
+        );
+        if ('row' in inserted) return storedUploadOf(inserted.row);
+        throw ApplicationFailure.create({
+          type: uploadFailureTypes.quotaExceeded,
+          message: quotaExceededMessage(deps.config.WORKSPACE_UPLOAD_QUOTA_MB, inserted.usedBytes, stored.size),
+          nonRetryable: true,
         });
-        return storedUploadOf(row);
       } catch (err) {
         await deps.storage.remove(stored.key).catch(() => undefined);
         throw err;

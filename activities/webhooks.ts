@@ -1,7 +1,18 @@
-// Webhook delivery: the io activity that POSTs one signed event (see workflows/webhook-delivery.ts
-// for the retries, shared/webhook-target.ts for the URL rules, shared/webhook-signing.ts for the
-// signature), and the payload built from the job as the event's transaction left it.
+// Webhook delivery: the activity of the webhooks queue that POSTs one signed event (see
+// workflows/webhook-delivery.ts for the retries, shared/webhook-target.ts for the URL rules,
+// shared/webhook-signing.ts for the signature), and the payload built from the job as the event's
+// transaction left it.
+//
+// What keeps one workspace's receivers from hurting the others: each receiver (URL host) has a
+// circuit breaker shared by the fleet (db/repos/webhooks.ts): after WEBHOOK_BREAKER_FAILURES
+// consecutive failed attempts, attempts to it fail at once for WEBHOOK_BREAKER_COOLDOWN_MS — no
+// connection and no slot held — then one probe is let through. The dispatcher
+// (worker/webhook-dispatcher.ts) keeps at most WEBHOOK_WORKSPACE_CONCURRENCY of a workspace's
+// events in flight. A `job.generating` event not yet delivered when its job was canceled by its
+// customer is not sent (superseded: the `job.failed` event says it all), so a create-then-cancel
+// loop costs one delivery per job, and the cap bounds how many of them are under way.
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Logger } from 'pino';
 import type { Database } from '../db/index.js';
 import type { Job, WebhookDelivery } from '../db/schema.js';
 import * as webhooksRepo from '../db/repos/webhooks.js';
@@ -40,9 +51,19 @@ export function webhookBody(delivery: Pick<WebhookDelivery, 'type' | 'job'>): st
 
 export interface WebhookActivityDeps {
   db: Database;
-  config: Pick<Config, 'WEBHOOK_ALLOW_LOOPBACK' | 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_SECRETS_KEY' | 'S3_SECRET_KEY'>;
+  config: Pick<Config, 'WEBHOOK_ALLOW_LOOPBACK' | 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_SECRETS_KEY' | 'S3_SECRET_KEY' | 'WEBHOOK_BREAKER_FAILURES' | 'WEBHOOK_BREAKER_COOLDOWN_MS'>;
   /** Tests inject a resolver so hostile answers are refused without any connection. */
   resolver?: Resolver;
+  logger?: Logger;
+}
+
+/** The breaker's key: the receiver's host (with a non-default port); an unparsable URL is its own key. */
+export function destinationOf(url: string): string {
+  try {
+    return new URL(url).host.toLowerCase();
+  } catch {
+    return url.slice(0, 200);
+  }
 }
 
 const shortError = (message: string) => message.slice(0, 300);
@@ -50,6 +71,7 @@ const shortError = (message: string) => message.slice(0, 300);
 export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActivities {
   const { db, config } = deps;
   const key = secretsEncryptionKey(config);
+  const breaker = { failures: config.WEBHOOK_BREAKER_FAILURES, cooldownMs: config.WEBHOOK_BREAKER_COOLDOWN_MS };
 
   return {
     /**
@@ -57,18 +79,24 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
      * record the outcome. 2xx = delivered; anything else throws and the workflow's retry policy
      * tries again later with the same webhook-id.
      */
-    async deliverWebhook(deliveryId: string): Promise<{ status: number; attempt: number }> {
+    async deliverWebhook(deliveryId: string): Promise<{ status: number; attempt: number; superseded?: boolean }> {
       const attempt = Context.current().info.attempt;
       const delivery = await webhooksRepo.getDelivery(db, deliveryId);
       if (!delivery) throw ApplicationFailure.create({ type: webhookFailureTypes.gone, message: `webhook event ${deliveryId} does not exist`, nonRetryable: true });
       if (delivery.delivered_at) return { status: delivery.last_status ?? 200, attempt };
+      if (delivery.superseded_at) return { status: 0, attempt, superseded: true };
+      if (delivery.type === 'job.generating' && (await webhooksRepo.canceledLater(db, delivery))) {
+        await webhooksRepo.markSuperseded(db, deliveryId);
+        return { status: 0, attempt, superseded: true };
+      }
       const fail = async (status: number | null, message: string, retry: boolean): Promise<never> => {
         await webhooksRepo.recordAttempt(db, deliveryId, { status, error: shortError(message), delivered: false });
         throw ApplicationFailure.create({ type: retry ? webhookFailureTypes.undelivered : webhookFailureTypes.refused, message, nonRetryable: !retry });
       };
 
-      const secrets = await webhooksRepo.activeWebhookSecrets(db, delivery.workspace_id, key);
-      if (secrets.length === 0) return fail(null, 'the workspace has no webhook signing secret (an owner creates one: webhook secret rotate)', true);
+      const { secrets, undecryptable } = await webhooksRepo.signingSecrets(db, delivery.workspace_id, key);
+      if (undecryptable.length > 0) deps.logger?.warn({ workspaceId: delivery.workspace_id, secretIds: undecryptable }, 'webhook secrets that cannot be decrypted were skipped');
+      if (secrets.length === 0) return fail(null, 'the workspace has no webhook signing secret that can be used (an owner creates one: webhook secret rotate)', true);
       let target: Awaited<ReturnType<typeof resolveWebhookTarget>>;
       try {
         target = await resolveWebhookTarget(delivery.url, { allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK, resolver: deps.resolver });
@@ -76,15 +104,23 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
         if (err instanceof FetchError) return fail(null, `webhook URL refused: ${err.message}`, err.kind === 'unavailable');
         throw err;
       }
+      const destination = destinationOf(delivery.url);
+      const admission = await webhooksRepo.admitToDestination(db, destination, breaker);
+      if (!admission.admitted) return fail(null, `webhook not sent: ${destination} failed ${breaker.failures} attempts in a row; its circuit is open until ${admission.openUntil.toISOString()}`, true);
       const body = webhookBody(delivery);
       const headers = signWebhook(secrets, delivery.id, Math.floor(Date.now() / 1000), body);
       let status: number;
       try {
         status = await postWebhook(target, { ...headers }, body, config.WEBHOOK_TIMEOUT_MS);
       } catch (err) {
+        await webhooksRepo.destinationFailed(db, destination, breaker);
         return fail(null, `webhook not delivered: ${(err as Error).message}`, true);
       }
-      if (status < 200 || status > 299) return fail(status, `webhook not delivered: the receiver answered ${status}`, true);
+      if (status < 200 || status > 299) {
+        await webhooksRepo.destinationFailed(db, destination, breaker);
+        return fail(status, `webhook not delivered: the receiver answered ${status}`, true);
+      }
+      await webhooksRepo.destinationSucceeded(db, destination);
       await webhooksRepo.recordAttempt(db, deliveryId, { status, error: null, delivered: true });
       return { status, attempt };
     },

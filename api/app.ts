@@ -16,6 +16,7 @@ import { createModelsRouter } from './routes/models.js';
 import { createRetentionRouter } from './routes/retention.js';
 import { createEventsRouter } from './routes/events.js';
 import { createJobEventHub, type JobEventHub } from './job-events.js';
+import { createStreamRegistry, type StreamRegistry } from './stream-limits.js';
 import { allOperations, createOpenApiRouter } from './openapi.js';
 import { refuseNulInUrl } from './body.js';
 import { createMediaRouter } from './routes/media.js';
@@ -26,6 +27,8 @@ export interface App {
   metrics: ApiMetrics;
   /** The live job events feeding the event streams (one LISTEN connection for the process). */
   jobEvents: JobEventHub;
+  /** The open event streams, by key and workspace (their caps). */
+  streams: StreamRegistry;
   /** Ends every open event stream (at shutdown, before the server closes: they would hold it open). */
   closeStreams(): Promise<void>;
   /** Stops background timers (key cache listener, last-used flush) and the event streams. */
@@ -38,7 +41,19 @@ export function createApp(deps: AppDeps): App {
   // of queueing every tenant's requests behind one another.
   const ownLimiterDb = deps.limiterDb ? null : createLimiterDb(deps.config.DATABASE_URL);
   const full = { ...deps, metrics, limiterDb: deps.limiterDb ?? ownLimiterDb! };
-  const auth = createAuth(full);
+  const { config } = deps;
+  const streams = createStreamRegistry({ perKey: config.SSE_MAX_STREAMS_PER_KEY, perWorkspace: config.SSE_MAX_STREAMS_PER_WORKSPACE, total: config.SSE_MAX_STREAMS });
+  const auth = createAuth({
+    ...full,
+    onKeyRevoked: (keyId) => {
+      const closed = streams.closeKey(keyId);
+      if (closed > 0) deps.logger.info({ apiKeyId: keyId, closed }, 'closed the event streams of a revoked key');
+    },
+    onLiveKeys: (ids) => {
+      const closed = streams.retainKeys(ids);
+      if (closed > 0) deps.logger.info({ closed }, 'closed event streams whose key was revoked while the key listener was down');
+    },
+  });
   const jobEvents = createJobEventHub({ databaseUrl: deps.config.DATABASE_URL, db: deps.db, logger: deps.logger });
   const app = express();
   app.disable('x-powered-by');
@@ -61,7 +76,7 @@ export function createApp(deps: AppDeps): App {
   app.use(createJobListsRouter(full, auth));
   app.use(createModelsRouter(full, auth));
   app.use(createRetentionRouter(full, auth));
-  app.use(createEventsRouter(full, auth, jobEvents));
+  app.use(createEventsRouter(full, auth, jobEvents, streams));
   app.use(methodNotAllowed(allOperations()));
   app.use(notFoundRoute);
   app.use(errorMiddleware(deps.logger));
@@ -70,6 +85,7 @@ export function createApp(deps: AppDeps): App {
     app,
     metrics,
     jobEvents,
+    streams,
     closeStreams: () => jobEvents.close(),
     async close() {
       await jobEvents.close();

@@ -69,6 +69,10 @@ export interface AuthDeps {
   config: Config;
   metrics: ApiMetrics;
   logger?: Logger;
+  /** A key was revoked (its notification, or a lease that found it revoked): end what it holds open. */
+  onKeyRevoked?(keyId: string): void;
+  /** The live key ids loaded after the listener (re)connected: whatever holds another key ends. */
+  onLiveKeys?(ids: ReadonlySet<string>): void;
 }
 
 export function createAuth(deps: AuthDeps): Auth {
@@ -79,6 +83,7 @@ export function createAuth(deps: AuthDeps): Auth {
     onRevoked: (keyId) => {
       cache.delete(keyId);
       knownIds?.delete(keyId);
+      deps.onKeyRevoked?.(keyId);
     },
     onCreated: (keyId) => {
       knownIds?.add(keyId);
@@ -86,6 +91,7 @@ export function createAuth(deps: AuthDeps): Auth {
     },
     onLoaded: (ids) => {
       knownIds = ids && ids.length <= KNOWN_IDS_MAX ? new Set(ids) : null;
+      if (knownIds) deps.onLiveKeys?.(knownIds);
     },
     // Anything cached while we were deaf may be stale.
     onStateChange: () => {
@@ -159,6 +165,7 @@ export function createAuth(deps: AuthDeps): Auth {
     onRevoked: (keyId: string) => {
       cache.delete(keyId);
       knownIds?.delete(keyId);
+      deps.onKeyRevoked?.(keyId);
     },
     onUnavailable: (err) => deps.logger?.warn({ err: { message: (err as Error).message } }, 'rate limiter: lease failed; refusing with 503'),
   });

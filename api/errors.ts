@@ -18,10 +18,13 @@ export const errorCodes = [
   'not_ready',
   'generation_failed',
   'not_cancelable',
+  'upload_refused',
+  'storage_quota_exceeded',
   'idempotency_in_progress',
   'idempotency_key_reused',
   'gone',
   'rate_limited',
+  'too_many_streams',
   'internal_error',
   'service_unavailable',
 ] as const;

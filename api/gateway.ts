@@ -65,6 +65,9 @@ export function createGateway(config: Config, overrides: GatewayOverrides = {}):
   const extras = overrides.processExtras ?? true;
   const server: Server = createServer();
   server.keepAliveTimeout = 65_000;
+  // One ceiling on sockets for every client together: past it Node drops new connections at once,
+  // before any of them costs a request (event streams have their own, smaller caps).
+  server.maxConnections = config.GATEWAY_MAX_CONNECTIONS;
   let app: App | null = null;
   let metricsServer: Server | null = null;
   let stopIdleGc: () => void = () => undefined;

@@ -16,10 +16,17 @@ const DEFAULT_EVENTS: WebhookEventName[] = ['completed', 'failed'];
 export const webhookRequestFields = {
   webhook_url: z
     .string()
+    .min(10)
     .max(2048)
+    // The document states what the server checks first: an absolute http(s) URL with a host and no
+    // credentials ([0-9A-Za-z] and the URL punctuation, as other regex engines read classes differently).
+    .regex(/^https?:\/\/[0-9A-Za-z._~%!$&'()*+,;=:[\]-]+(?:[/?#][!-~]*)?$/, 'must be an https URL with a host and no credentials')
     .refine((v) => URL.canParse(v), 'must be a URL')
     .optional()
-    .describe('https URL (default port) that receives this job\'s events, signed per Standard Webhooks with the workspace\'s secret'),
+    .describe(
+      "https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; " +
+        'http is accepted only by test deployments, for loopback receivers',
+    ),
   webhook_events: z
     .array(z.enum(webhookEventNames))
     .min(1)

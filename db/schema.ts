@@ -155,6 +155,15 @@ export interface WebhookDeliveryTable {
   last_error: string | null;
   delivered_at: Timestamp | null;
   failed_at: Timestamp | null;
+  superseded_at: Timestamp | null;
+}
+
+export interface WebhookDestinationTable {
+  /** The receiver's URL host (with its port when not the default). */
+  host: string;
+  consecutive_failures: Generated<number>;
+  open_until: Timestamp | null;
+  updated_at: Generated<Date>;
 }
 
 export interface CreditLedgerTable {
@@ -204,6 +213,7 @@ export interface DB {
   rate_limits: RateLimitTable;
   webhook_secrets: WebhookSecretTable;
   webhook_deliveries: WebhookDeliveryTable;
+  webhook_destinations: WebhookDestinationTable;
   idempotency_keys: IdempotencyKeyTable;
 }
 

@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { realpathSync } from 'node:fs';
 import { createDb, type Database } from '../db/index.js';
+import { grantAppRole } from '../db/roles.js';
 import { migrateDownAll, migrateToLatest } from '../db/migrate.js';
 import {
   AdminError,
@@ -358,13 +359,19 @@ export const commands: Record<string, Command> = {
     },
   },
   migrate: {
-    usage: 'migrate',
-    summary: 'apply every pending migration',
-    flags: {},
-    async run(ctx) {
+    usage: 'migrate [--app-role NAME]',
+    summary: 'apply every pending migration; with --app-role, then grant that role the DML the gateways and workers need (db/roles.ts)',
+    flags: { 'app-role': { type: 'string', help: 'the role the gateways and workers connect as (DML only)' } },
+    async run(ctx, f) {
       const r = await migrateToLatest(ctx.db());
       const names = (r.results ?? []).map((m) => m.migrationName);
-      return { json: { applied: names }, text: [names.length ? `applied ${names.join(', ')}` : 'already up to date'] };
+      const text = [names.length ? `applied ${names.join(', ')}` : 'already up to date'];
+      const appRole = f['app-role'] as string | undefined;
+      if (appRole !== undefined) {
+        const granted = await grantAppRole(ctx.db(), appRole);
+        text.push(`app role ${appRole}: DML on ${granted.tables.length} tables (administration tables read-only)`);
+      }
+      return { json: { applied: names, ...(appRole !== undefined ? { app_role: appRole } : {}) }, text };
     },
   },
   'migrate down': {

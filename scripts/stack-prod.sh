@@ -2,7 +2,8 @@
 # The `prod` profile of scripts/stack.sh (sourced by it; not run on its own): the production
 # topology on this machine, every part on loopback with ports of its own.
 #
-#   PostgreSQL        the profile's own cluster: `mediagen` for the service, `temporal` and
+#   PostgreSQL        the profile's own cluster: `mediagen` for the service (the gateways and
+#                     workers as `mediagen_app`, DML only; migrations as the owner), `temporal` and
 #                     `temporal_visibility` for the Temporal server (schemas by temporal-sql-tool)
 #   Temporal server   1.32.0 built from the Go module proxy, Postgres persistence and SQL
 #                     visibility, 512 history shards (temporal-server.yaml), namespace `default`,
@@ -12,6 +13,7 @@
 #   gateway-1, -2     two `node dist/api/server.js` replicas
 #   worker-core       `--roles workflows,io,reconciler`
 #   worker-fetch      `--roles fetch` (remote inputs and upload-from-url: the SSRF-exposed role apart)
+#   worker-webhooks   `--roles webhooks` (deliveries: receivers that hang hold only its slots)
 #   worker-local-1,-2 `--roles provider:local`, the provider fleet
 #   (the list is scripts/prod/processes)
 #
@@ -278,13 +280,28 @@ up_apps() { # needs the profile's DATABASE_URL, TEMPORAL_ADDRESS and S3_* in the
     rm -rf "$app"; mv "$app.new" "$app"
   fi
   mkdir -p "$STATE/logs"
+  # Secrets of the profile, made once and kept with its state: production refuses to start without
+  # its own webhook secrets key, and the app role's password.
+  local secret
+  for secret in webhook-secrets.key app-db.password; do
+    [[ -s $STATE/$secret ]] || (umask 077; head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$STATE/$secret")
+  done
+  # The gateways and workers connect as mediagen_app: rows only (db/roles.ts, granted by `migrate
+  # --app-role` below); migrations, the seed and the admin CLI keep the profile's owner URL.
+  psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -qAt -v pw="$(cat "$STATE/app-db.password")" >/dev/null <<'SQL' || die "could not create the app role"
+select 'create role mediagen_app login nosuperuser nocreatedb nocreaterole noreplication nobypassrls' where not exists (select from pg_roles where rolname = 'mediagen_app') \gexec
+select format('alter role mediagen_app password %L', :'pw') \gexec
+SQL
+  local app_url
+  app_url=$(sed -E "s#^(postgres(ql)?://)[^@/]*@#\1mediagen_app:$(cat "$STATE/app-db.password")@#" <<<"$DATABASE_URL")
   # Only these variables (env -i): nothing from the caller's shell (a test run's settings) leaks in.
   local common=(PATH="$PATH" HOME="$HOME" NODE_ENV=production LOG_LEVEL=info TASK_QUEUE_PREFIX=media
-    DATABASE_URL="$DATABASE_URL" TEMPORAL_ADDRESS="$TEMPORAL_ADDRESS" S3_ENDPOINT="$S3_ENDPOINT"
-    S3_ACCESS_KEY="$S3_ACCESS_KEY" S3_SECRET_KEY="$S3_SECRET_KEY" S3_BUCKET="$S3_BUCKET")
-  (cd "$app" && env -i "${common[@]}" node dist/scripts/admin.js migrate >"$STATE/logs/migrate.log" 2>&1) \
+    DATABASE_URL="$app_url" TEMPORAL_ADDRESS="$TEMPORAL_ADDRESS" S3_ENDPOINT="$S3_ENDPOINT"
+    S3_ACCESS_KEY="$S3_ACCESS_KEY" S3_SECRET_KEY="$S3_SECRET_KEY" S3_BUCKET="$S3_BUCKET"
+    WEBHOOK_SECRETS_KEY="$(cat "$STATE/webhook-secrets.key")")
+  (cd "$app" && env -i "${common[@]}" DATABASE_URL="$DATABASE_URL" node dist/scripts/admin.js migrate --app-role mediagen_app >"$STATE/logs/migrate.log" 2>&1) \
     || die "migrations failed (see $STATE/logs/migrate.log)"
-  (cd "$app" && env -i "${common[@]}" node dist/scripts/admin.js seed >"$STATE/logs/seed.log" 2>&1) \
+  (cd "$app" && env -i "${common[@]}" DATABASE_URL="$DATABASE_URL" node dist/scripts/admin.js seed >"$STATE/logs/seed.log" 2>&1) \
     || die "seeding the catalog failed (see $STATE/logs/seed.log)"
 
   local started=() urls=()

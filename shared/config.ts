@@ -80,6 +80,14 @@ export const envSchema = z.object({
   // Event streams (GET /v1/{kind}/{id}/events): a `: ping` comment this often keeps proxies from
   // closing a quiet stream; shorter only in tests.
   SSE_HEARTBEAT_MS: int(15_000, 10, 600_000),
+  // Open event streams allowed per API key, per workspace and per gateway process (api/stream-limits.ts).
+  SSE_MAX_STREAMS_PER_KEY: int(20, 1),
+  SSE_MAX_STREAMS_PER_WORKSPACE: int(50, 1),
+  SSE_MAX_STREAMS: int(2_000, 1),
+  // A stream whose client has not read what was written within this long is closed, not buffered.
+  SSE_DRAIN_TIMEOUT_MS: int(10_000, 10, 600_000),
+  // Sockets the gateway holds at once (every client, streams included); past it, new ones are dropped.
+  GATEWAY_MAX_CONNECTIONS: int(10_000, 1),
   // Sliding rate-limit window; shorter only in tests, which cannot wait a minute.
   RATE_LIMIT_WINDOW_MS: int(60_000, 1_000, 3_600_000),
   // A create answers even when Temporal is down: past this, the reconciler starts the workflow.
@@ -91,6 +99,8 @@ export const envSchema = z.object({
   // completion before the reconciler's sweep removes it and its object.
   DIRECT_UPLOAD_EXPIRY_SECONDS: int(900, 60, 7 * 24 * 3600),
   PENDING_UPLOAD_TTL_SECONDS: int(86_400, 1),
+  // Bytes one workspace's uploads may hold (completed, and pending at their declared size), in MB.
+  WORKSPACE_UPLOAD_QUOTA_MB: int(10_240, 1),
   // Job outputs (everything under jobs/) expire this many days after they were stored, by a bucket
   // lifecycle rule the worker applies at start (shared/retention.ts). Unset: kept until deleted.
   OUTPUT_RETENTION_DAYS: optionalInt(1, 36_500),
@@ -154,7 +164,19 @@ export const envSchema = z.object({
   WEBHOOK_RETRY_INITIAL_MS: int(5_000, 10),
   WEBHOOK_RETRY_MAX_INTERVAL_MS: int(3_600_000, 10),
   WEBHOOK_RETRY_FOR_MS: int(86_400_000, 1_000),
-  // Key material for the at-rest encryption of webhook signing secrets (default: S3_SECRET_KEY).
+  // Deliveries run on their own queue (<prefix>-webhooks, the `webhooks` role): this many attempts at
+  // once per worker; at most WEBHOOK_WORKSPACE_CONCURRENCY of one workspace's events in flight across
+  // the fleet (the rest wait in the outbox, in order).
+  WEBHOOK_ACTIVITY_CONCURRENCY: int(50, 1),
+  WEBHOOK_WORKSPACE_CONCURRENCY: int(10, 1),
+  // Per receiver (URL host): this many consecutive failed attempts open its circuit breaker, and
+  // attempts then fail at once, without a connection, for WEBHOOK_BREAKER_COOLDOWN_MS before a probe.
+  WEBHOOK_BREAKER_FAILURES: int(5, 1),
+  WEBHOOK_BREAKER_COOLDOWN_MS: int(60_000, 10),
+  // Finished events (delivered, given up or superseded) are removed from the outbox after this many days.
+  WEBHOOK_OUTBOX_RETENTION_DAYS: int(7, 1, 3650),
+  // Key material for the at-rest encryption of webhook signing secrets. Required in production; in
+  // development and tests it defaults to S3_SECRET_KEY.
   WEBHOOK_SECRETS_KEY: optionalString,
   // Test-only: webhook targets on loopback (http or https, any port) pass the SSRF guard.
   WEBHOOK_ALLOW_LOOPBACK: bool(false),
@@ -212,6 +234,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (parsed.data.NODE_ENV === 'production') {
     const refused = testOnlySettings.filter((s) => s.active(parsed.data)).map((s) => `  ${s.name}: test-only setting, refused when NODE_ENV=production`);
+    // Its own key: falling back to the storage secret would tie the two secrets' rotations together
+    // and put both in one place.
+    if (!parsed.data.WEBHOOK_SECRETS_KEY) refused.push('  WEBHOOK_SECRETS_KEY: required when NODE_ENV=production (its own key, not the storage secret)');
+    else if (parsed.data.WEBHOOK_SECRETS_KEY === parsed.data.S3_SECRET_KEY) refused.push('  WEBHOOK_SECRETS_KEY: must differ from S3_SECRET_KEY when NODE_ENV=production');
     if (refused.length > 0) throw new ConfigError(`invalid configuration:\n${refused.join('\n')}`);
   }
   return parsed.data;

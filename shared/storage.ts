@@ -22,6 +22,8 @@ export interface Storage {
    */
   putStream(key: string, body: Readable | Buffer, contentType: string, size?: number, opts?: { atLeast?: number }): Promise<StoredObject>;
   getStream(key: string): Promise<Readable>;
+  /** An object's bytes with the ETag storage answered for exactly those bytes. */
+  getWithEtag(key: string): Promise<{ body: Readable; etag: string }>;
   /** Bytes [offset, offset + length) of an object: only that range leaves the store. */
   getRange(key: string, offset: number, length: number): Promise<Readable>;
   stat(key: string): Promise<StoredObject | null>;
@@ -44,8 +46,13 @@ export interface Storage {
    * first, then the file as the form's `file` field, to `url`.
    */
   presignedPost(key: string, opts: { contentType: string; size: number; expirySeconds: number }): Promise<PresignedPost>;
-  /** Server-side copy inside the bucket (no bytes pass through this process). */
-  copy(fromKey: string, toKey: string): Promise<void>;
+  /**
+   * Server-side copy inside the bucket (no bytes pass through this process). With `ifEtag`, storage
+   * copies only while the source still has that ETag, else it throws ObjectChanged.
+   */
+  copy(fromKey: string, toKey: string, opts?: { ifEtag?: string }): Promise<void>;
+  /** Keys (and last-modified times) of every object under `prefix`. */
+  list(prefix: string): AsyncIterable<{ key: string; lastModified: Date }>;
   /** Puts the bucket lifecycle rules of shared/retention.ts in place (idempotent). */
   applyLifecycle(outputRetentionDays: number | null): Promise<LifecycleResult>;
 }
@@ -54,6 +61,11 @@ export interface PresignedPost {
   url: string;
   fields: Record<string, string>;
   expiresAt: Date;
+}
+
+/** A conditional copy found its source changed (another ETag): the bytes it would copy were never checked. */
+export class ObjectChanged extends Error {
+  override name = 'ObjectChanged';
 }
 
 /** S3's minimum multipart part size; also the most a streamed upload holds in memory. */
@@ -242,6 +254,16 @@ export function createStorage(config: StorageConfig): Storage {
     async getStream(key) {
       return client.getObject(bucket, key);
     },
+    async getWithEtag(key) {
+      // minio answers the HTTP response itself: its ETag header belongs to the bytes it carries.
+      const body = (await client.getObject(bucket, key)) as Readable & { headers?: Record<string, string | string[] | undefined> };
+      const etag = body.headers?.etag;
+      if (typeof etag !== 'string' || etag === '') {
+        body.destroy();
+        throw new Error(`storage answered ${key} without an ETag`);
+      }
+      return { body, etag };
+    },
     async getRange(key, offset, length) {
       return client.getPartialObject(bucket, key, offset, length);
     },
@@ -294,8 +316,21 @@ export function createStorage(config: StorageConfig): Storage {
       const { postURL, formData } = await presigner.presignedPostPolicy(policy);
       return { url: postURL, fields: formData, expiresAt };
     },
-    async copy(fromKey, toKey) {
-      await client.copyObject(new CopySourceOptions({ Bucket: bucket, Object: fromKey }), new CopyDestinationOptions({ Bucket: bucket, Object: toKey }));
+    async copy(fromKey, toKey, opts) {
+      try {
+        await client.copyObject(
+          new CopySourceOptions({ Bucket: bucket, Object: fromKey, ...(opts?.ifEtag ? { MatchETag: opts.ifEtag } : {}) }),
+          new CopyDestinationOptions({ Bucket: bucket, Object: toKey }),
+        );
+      } catch (err) {
+        if ((err as { code?: string }).code === 'PreconditionFailed') throw new ObjectChanged(`${fromKey} changed since it was read`);
+        throw err;
+      }
+    },
+    async *list(prefix) {
+      for await (const item of client.listObjectsV2(bucket, prefix, true) as AsyncIterable<{ name?: string; lastModified?: Date }>) {
+        if (item.name) yield { key: item.name, lastModified: item.lastModified ?? new Date(0) };
+      }
     },
   };
 }

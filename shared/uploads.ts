@@ -11,7 +11,15 @@ export const uploadFailureTypes = {
   fetchFailed: 'FetchFailed',
   /** Transient (connection refused/reset, connect timeout, 5xx, 429): retried by the workflow's policy. */
   fetchUnavailable: 'FetchUnavailable',
+  /** The file does not fit in the workspace's upload quota (WORKSPACE_UPLOAD_QUOTA_MB). */
+  quotaExceeded: 'StorageQuotaExceeded',
 } as const;
+
+/** The message of a refusal by the workspace's upload quota (the same on every upload path). */
+export function quotaExceededMessage(quotaMb: number, usedBytes: number, size: number): string {
+  const mb = (n: number) => (n / MB).toFixed(1);
+  return `the workspace's uploads hold ${mb(usedBytes)} MB of its ${quotaMb} MB storage quota; this ${mb(size)} MB file does not fit`;
+}
 
 /** Size limits per kind: direct multipart uploads, and files fetched from a URL. */
 export const uploadLimits = {

@@ -51,9 +51,11 @@ export async function resolveWebhookTarget(raw: string, opts: { allowLoopback: b
   try {
     addresses = await (opts.resolver ?? defaultResolver)(host);
   } catch (err) {
-    const code = (err as { code?: string }).code;
-    if (code === 'EAI_AGAIN' || code === 'ETIMEOUT') throw new FetchError('unavailable', 'temporary DNS failure');
-    throw new FetchError('refused', `${host} does not resolve to a public address`);
+    // A name that does not resolve now (ENOTFOUND, EAI_AGAIN, a timeout) may resolve later — a
+    // receiver's DNS being fixed or propagating — so the delivery retries for its usual day; only
+    // an answer naming a non-public address is final.
+    const code = (err as { code?: string }).code ?? 'an error';
+    throw new FetchError('unavailable', `${host} did not resolve (${code}); retrying`);
   }
   // Loopback names (localhost) are never allowed: the test exception covers IP literals only.
   if (addresses.length === 0 || addresses.some((a) => !isPublicAddress(a.address))) throw new FetchError('refused', `${host} does not resolve to a public address`);

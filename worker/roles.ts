@@ -1,12 +1,12 @@
-// Worker roles: which task queues this process polls. `--roles workflows,io,provider:fal` or
+// Worker roles: which task queues this process polls. `--roles workflows,io,webhooks,provider:fal` or
 // WORKER_ROLES; no roles means all of them (development). The workflows role also runs the job
 // pipeline's Postgres steps as local activities, so it needs the database (DATABASE_URL) too.
 import { providerNames, type ProviderName } from '../workflows/definitions.js';
 
-export type Role = { kind: 'workflows' } | { kind: 'io' } | { kind: 'fetch' } | { kind: 'reconciler' } | { kind: 'provider'; provider: ProviderName };
+export type Role = { kind: 'workflows' } | { kind: 'io' } | { kind: 'fetch' } | { kind: 'webhooks' } | { kind: 'reconciler' } | { kind: 'provider'; provider: ProviderName };
 
 export function allRoles(): Role[] {
-  return [{ kind: 'workflows' }, { kind: 'io' }, { kind: 'fetch' }, { kind: 'reconciler' }, ...providerNames.map((provider) => ({ kind: 'provider', provider }) as Role)];
+  return [{ kind: 'workflows' }, { kind: 'io' }, { kind: 'fetch' }, { kind: 'webhooks' }, { kind: 'reconciler' }, ...providerNames.map((provider) => ({ kind: 'provider', provider }) as Role)];
 }
 
 export class RoleError extends Error {
@@ -17,7 +17,7 @@ export function parseRoles(spec: string | undefined): Role[] {
   if (!spec || !spec.trim() || spec.trim() === 'all') return allRoles();
   const roles: Role[] = [];
   for (const raw of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
-    if (raw === 'workflows' || raw === 'io' || raw === 'fetch' || raw === 'reconciler') roles.push({ kind: raw });
+    if (raw === 'workflows' || raw === 'io' || raw === 'fetch' || raw === 'webhooks' || raw === 'reconciler') roles.push({ kind: raw });
     else if (raw === 'providers') roles.push(...providerNames.map((provider) => ({ kind: 'provider', provider }) as Role));
     else if (raw.startsWith('provider:')) {
       const provider = raw.slice('provider:'.length);
@@ -25,7 +25,7 @@ export function parseRoles(spec: string | undefined): Role[] {
         throw new RoleError(`unknown provider in role ${raw}; known: ${providerNames.join(', ')}`);
       }
       roles.push({ kind: 'provider', provider: provider as ProviderName });
-    } else throw new RoleError(`unknown role ${raw}; use workflows, io, fetch, reconciler, providers or provider:<${providerNames.join('|')}>`);
+    } else throw new RoleError(`unknown role ${raw}; use workflows, io, fetch, webhooks, reconciler, providers or provider:<${providerNames.join('|')}>`);
   }
   return roles;
 }

@@ -1,11 +1,13 @@
 // Part of the reconciler role: removes pending direct uploads that were never completed within
-// PENDING_UPLOAD_TTL_SECONDS (their incoming object, then the row). Idempotent, so several
-// replicas may run it; a pass runs every RECONCILE_INTERVAL_MS.
+// PENDING_UPLOAD_TTL_SECONDS (their incoming object, then the row), and every incoming object
+// without a pending row: a presigned POST stays usable until it expires, so a client can send
+// bytes again after its upload was completed, refused or swept, and nothing else would ever
+// remove them. Idempotent, so several replicas may run it; a pass runs every RECONCILE_INTERVAL_MS.
 import type { Logger } from 'pino';
 import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
 import type { Storage } from '../shared/storage.js';
-import { deletePendingUpload, findExpiredPendingUploads } from '../db/repos/uploads.js';
+import { deletePendingUpload, findExpiredPendingUploads, pendingUploadIds } from '../db/repos/uploads.js';
 import { INCOMING } from '../shared/uploads.js';
 import { periodic } from './periodic.js';
 import { sweepIdempotencyKeys } from '../db/repos/idempotency.js';
@@ -20,6 +22,8 @@ export interface UploadSweeper {
 export function createUploadSweeper(deps: { config: Config; db: Database; storage: Storage; logger: Logger }): UploadSweeper {
   async function runOnce(now = new Date()): Promise<number> {
     const removed = await sweepExpiredUploads(deps, now);
+    const orphans = await sweepOrphanIncoming(deps);
+    if (orphans > 0) deps.logger.info({ removed: orphans }, 'removed incoming objects without a pending upload');
     // Idempotency keys past their 24 h replay window (issue 14) go with the same pass.
     await sweepIdempotencyKeys(deps.db);
     if (removed > 0) deps.logger.info({ removed }, 'removed expired pending uploads');
@@ -40,5 +44,37 @@ export async function sweepExpiredUploads(deps: { db: Database; storage: Storage
     if (row.object_key.startsWith(INCOMING)) await deps.storage.remove(row.object_key);
     if (await deletePendingUpload(deps.db, row.id)) removed++;
   }
+  return removed;
+}
+
+/** The upload id in an incoming key (`incoming/<workspace>/<upload id>/<token>.<ext>`), or null. */
+export function uploadIdOfIncomingKey(key: string): string | null {
+  const parts = key.slice(INCOMING.length).split('/');
+  return key.startsWith(INCOMING) && parts.length === 3 && parts[1] ? parts[1] : null;
+}
+
+/**
+ * Removes every object under incoming/ whose upload is not pending (completed, refused, swept or
+ * unknown). A pending upload's object stays: its completion will inspect it. Returns how many.
+ */
+export async function sweepOrphanIncoming(deps: { db: Database; storage: Storage }, batch = 500): Promise<number> {
+  let removed = 0;
+  let keys: string[] = [];
+  const flush = async () => {
+    const ids = keys.map(uploadIdOfIncomingKey);
+    const pending = await pendingUploadIds(deps.db, [...new Set(ids.filter((id): id is string => id !== null))]);
+    for (const [i, key] of keys.entries()) {
+      const id = ids[i];
+      if (id && pending.has(id)) continue;
+      await deps.storage.remove(key);
+      removed++;
+    }
+    keys = [];
+  };
+  for await (const o of deps.storage.list(INCOMING)) {
+    keys.push(o.key);
+    if (keys.length >= batch) await flush();
+  }
+  await flush();
   return removed;
 }

@@ -4,6 +4,13 @@
 // dispatched twice (two replicas, a crash before dispatched_at was written) is still delivered by
 // one workflow. It LISTENs on `webhook_deliveries` to start deliveries at once, and sweeps every
 // RECONCILE_INTERVAL_MS for rows a lost notification left behind.
+//
+// A workspace has at most WEBHOOK_WORKSPACE_CONCURRENCY events in flight (dispatched, not yet
+// delivered, given up or superseded); its other events wait in the outbox, in order, and are
+// dispatched as those finish (each finish notifies the same channel). So a workspace whose
+// receivers hang or that churns jobs holds a bounded share of the delivery fleet, and the events of
+// every other workspace go out at once. The same sweep removes finished events older than
+// WEBHOOK_OUTBOX_RETENTION_DAYS (their payload is a full job record).
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Logger } from 'pino';
@@ -34,6 +41,7 @@ function hostOf(url: string): string {
 
 export function createWebhookDispatcher(deps: { config: Config; db: Database; client: Client; logger: Logger }): WebhookDispatcher {
   const { config, db, client, logger } = deps;
+  const cap = config.WEBHOOK_WORKSPACE_CONCURRENCY;
 
   async function dispatch(row: Awaited<ReturnType<typeof webhooksRepo.undispatchedDeliveries>>[number]): Promise<boolean> {
     const input: WebhookDeliveryInput = {
@@ -70,18 +78,34 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
   async function runOnce(): Promise<number> {
     let started = 0;
     for (;;) {
-      const rows = await webhooksRepo.undispatchedDeliveries(db, BATCH);
+      const rows = await webhooksRepo.undispatchedDeliveries(db, BATCH, cap);
+      // The query leaves out workspaces at their cap; within the batch, count as we dispatch.
+      const inFlight = await webhooksRepo.inFlightByWorkspace(db, [...new Set(rows.map((r) => r.workspace_id))]);
+      let dispatched = 0;
       for (const row of rows) {
+        const n = inFlight.get(row.workspace_id) ?? 0;
+        if (n >= cap) continue;
         try {
           if (await dispatch(row)) started++;
+          dispatched++;
+          inFlight.set(row.workspace_id, n + 1);
         } catch (err) {
           // Left undispatched: the next pass tries again.
           logger.warn({ deliveryId: row.id, err: (err as Error).message }, 'webhook dispatch failed');
           return started;
         }
       }
-      if (rows.length < BATCH) return started;
+      // A full batch may hide more; a batch whose rows all waited on their workspace's cap does not.
+      if (rows.length < BATCH || dispatched === 0) return started;
     }
+  }
+
+  /** The periodic pass: whatever a lost notification left behind, then the outbox retention. */
+  async function sweepPass(): Promise<void> {
+    await runOnce();
+    const before = new Date(Date.now() - config.WEBHOOK_OUTBOX_RETENTION_DAYS * 86_400_000);
+    const removed = await webhooksRepo.sweepFinishedDeliveries(db, before);
+    if (removed > 0) logger.info({ removed }, 'removed finished webhook events past their retention');
   }
 
   // Notifications coalesce: one pass at a time, and one more after it if any arrived meanwhile.
@@ -103,14 +127,14 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
       });
   };
 
-  const sweep = periodic(config.RECONCILE_INTERVAL_MS, runOnce, (err) => logger.warn({ err: err.message }, 'webhook dispatch sweep failed'));
+  const sweep = periodic(config.RECONCILE_INTERVAL_MS, sweepPass, (err) => logger.warn({ err: err.message }, 'webhook dispatch sweep failed'));
   let listener: PgListener | null = null;
 
   return {
     start() {
       listener ??= createPgListener({
         databaseUrl: config.DATABASE_URL,
-        channels: ['webhook_deliveries'],
+        channels: [webhooksRepo.WEBHOOK_DELIVERIES_CHANNEL],
         applicationName: 'worker-webhook-dispatcher',
         logger,
         what: 'webhook dispatcher listener',

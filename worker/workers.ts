@@ -53,7 +53,7 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
   const { config } = deps;
   const connection = deps.connection ?? (await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }));
   const queues = taskQueues(config.TASK_QUEUE_PREFIX);
-  const standard = createActivities({ db: deps.db, storage: deps.storage, config, metrics: deps.metrics?.activityMetrics });
+  const standard = createActivities({ db: deps.db, storage: deps.storage, config, metrics: deps.metrics?.activityMetrics, logger: deps.logger });
   const extra = deps.extraActivities ?? {};
   const activities = { ...standard, io: { ...standard.io, ...extra.io }, fetch: { ...standard.fetch, ...extra.fetch }, provider: { ...standard.provider, ...extra.provider } };
   const concurrency = parsePerProvider(config.PROVIDER_CONCURRENCY, 'PROVIDER_CONCURRENCY');
@@ -105,6 +105,9 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
         break;
       case 'fetch':
         workers.push(await activityWorker(queues.fetch, activities.fetch, config.FETCH_ACTIVITY_CONCURRENCY));
+        break;
+      case 'webhooks':
+        workers.push(await activityWorker(queues.webhooks, activities.webhooks, config.WEBHOOK_ACTIVITY_CONCURRENCY));
         break;
       case 'provider':
         workers.push(

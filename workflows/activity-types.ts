@@ -44,10 +44,10 @@ export interface JobProviderActivities {
   cancelProvider(provider: ProviderName, model: string, jobId: string, ref: ProviderRef | undefined): Promise<void>;
 }
 
-/** Webhook delivery (activities/webhooks.ts), on the io queue. */
+/** Webhook delivery (activities/webhooks.ts), on the webhooks queue. */
 export interface WebhookActivities {
-  /** One signed POST of the event; throws (retried by the workflow's policy) unless the receiver answered 2xx. */
-  deliverWebhook(deliveryId: string): Promise<{ status: number; attempt: number }>;
+  /** One signed POST of the event; throws (retried by the workflow's policy) unless the receiver answered 2xx. `superseded`: not sent, a later event of the job replaces it. */
+  deliverWebhook(deliveryId: string): Promise<{ status: number; attempt: number; superseded?: boolean }>;
   /** Retries ran out: the event is recorded as given up. */
   abandonWebhook(deliveryId: string, message: string): Promise<void>;
 }

@@ -29,6 +29,8 @@ export interface TaskQueues {
   io: string;
   /** Remote fetches (upload-from-url, URL job inputs): slow servers never hold the io queue's slots. */
   fetch: string;
+  /** Webhook deliveries: a receiver that never answers holds only this queue's slots. */
+  webhooks: string;
   provider(name: ProviderName): string;
 }
 
@@ -38,6 +40,7 @@ export function taskQueues(prefix: string): TaskQueues {
     workflows: `${prefix}-workflows`,
     io: `${prefix}-io`,
     fetch: `${prefix}-fetch`,
+    webhooks: `${prefix}-webhooks`,
     provider: (name) => `${prefix}-provider-${name}`,
   };
 }

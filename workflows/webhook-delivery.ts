@@ -2,8 +2,9 @@
 // by the worker's webhook dispatcher with workflow id = event id (= the `webhook-id` header), so an
 // event is delivered by one workflow however often it is dispatched. It runs apart from the job's
 // workflow: a receiver that never answers delays nothing and touches no credits.
-// Each attempt is one `deliverWebhook` activity on the io queue (summary: event and host): the Web
-// UI's pending activity shows the attempt count and the last failure (status code or timeout).
+// Each attempt is one `deliverWebhook` activity on the webhooks queue (summary: event and host): the
+// Web UI's pending activity shows the attempt count and the last failure (status code or timeout).
+// That queue has its own fleet role, so receivers that hang hold none of the io queue's slots.
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import { taskQueues } from './definitions.js';
 import { setVersioningBehavior } from './versioning.js';
@@ -26,9 +27,9 @@ export interface WebhookDeliveryInput {
 /** Literals of activities/webhooks.ts `webhookFailureTypes` (this sandboxed module imports no activity code). */
 const nonRetryableWebhookFailureTypes = ['WebhookRefused', 'WebhookGone'];
 
-export async function webhookDelivery(input: WebhookDeliveryInput): Promise<{ status: number; attempt: number }> {
-  const onIo = {
-    taskQueue: taskQueues(input.taskQueuePrefix).io,
+export async function webhookDelivery(input: WebhookDeliveryInput): Promise<{ status: number; attempt: number; superseded?: boolean }> {
+  const onQueue = {
+    taskQueue: taskQueues(input.taskQueuePrefix).webhooks,
     startToCloseTimeout: input.attemptTimeoutMs,
     // Retries for about a day in all, then the event is given up.
     scheduleToCloseTimeout: input.retry.forMs,
@@ -39,12 +40,12 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<{ st
       nonRetryableErrorTypes: nonRetryableWebhookFailureTypes,
     },
   };
-  const io = proxyActivities<WebhookActivities>(onIo);
+  const deliveries = proxyActivities<WebhookActivities>(onQueue);
   try {
-    return await io.deliverWebhook.executeWithOptions({ ...onIo, summary: `Deliver ${input.type} to ${input.host}` }, [input.deliveryId]);
+    return await deliveries.deliverWebhook.executeWithOptions({ ...onQueue, summary: `Deliver ${input.type} to ${input.host}` }, [input.deliveryId]);
   } catch (err) {
     const message = err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err);
-    await proxyActivities<WebhookActivities>({ taskQueue: onIo.taskQueue, startToCloseTimeout: '30s', retry: { maximumAttempts: 20 } }).abandonWebhook(input.deliveryId, message);
+    await proxyActivities<WebhookActivities>({ taskQueue: onQueue.taskQueue, startToCloseTimeout: '30s', retry: { maximumAttempts: 20 } }).abandonWebhook(input.deliveryId, message);
     throw ApplicationFailure.nonRetryable(`webhook ${input.deliveryId} not delivered: ${message}`, 'WebhookUndelivered');
   }
 }

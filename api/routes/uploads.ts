@@ -32,10 +32,10 @@ import { ApiError, forbidden, invalidRequest } from '../errors.js';
 import { NOT_BLANK_PATTERN } from '../validate.js';
 import { mediaUrl, publicBaseUrl } from './media.js';
 import { newId } from '../../shared/ids.js';
-import { findUploadInWorkspace, insertUpload, projectBelongsToWorkspace, storedUploadOf } from '../../db/repos/uploads.js';
+import { findUploadInWorkspace, insertUploadWithinQuota, projectBelongsToWorkspace, storedUploadOf } from '../../db/repos/uploads.js';
 import { acceptedMimeTypes, createMediaGuard, MB, MediaError, mediaTypeOf, type MediaGuard } from '../../shared/media-type.js';
 import { StreamEndedEarly } from '../../shared/storage.js';
-import { completedObjectKey, directUploadLimit, incomingObjectKey, sanitizeFileName, uploadFailureTypes, uploadLimits, uploadObjectKey } from '../../shared/uploads.js';
+import { completedObjectKey, directUploadLimit, incomingObjectKey, quotaExceededMessage, sanitizeFileName, uploadFailureTypes, uploadLimits, uploadObjectKey } from '../../shared/uploads.js';
 import { FetchError, precheckUrl } from '../../shared/fetch-remote.js';
 import { completeDirectUpload, DirectUploadRefused } from '../direct-uploads.js';
 import type { FileUpload } from '../../db/schema.js';
@@ -267,18 +267,27 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
         .then(async ([, stored]) => {
           if (settled) return;
           const type = g.type!;
-          const row = await insertUpload(deps.db, {
-            id: uploadId,
-            workspace_id: workspaceId,
-            project_id: p,
-            name: stored.name,
-            object_key: stored.key,
-            file_type: type.fileType,
-            mime_type: type.mime,
-            file_size: g.bytes,
-            status: 'completed',
-            source_url: null,
-          });
+          const inserted = await insertUploadWithinQuota(
+            deps.db,
+            {
+              id: uploadId,
+              workspace_id: workspaceId,
+              project_id: p,
+              name: stored.name,
+              object_key: stored.key,
+              file_type: type.fileType,
+              mime_type: type.mime,
+              file_size: g.bytes,
+              status: 'completed',
+              source_url: null,
+            },
+            quotaBytes(deps),
+          );
+          if (!('row' in inserted)) {
+            await deps.storage.remove(stored.key).catch(() => undefined);
+            throw quotaExceeded(deps, inserted.usedBytes, g.bytes);
+          }
+          const { row } = inserted;
           settled = true;
           setMultipartFingerprint(res, { projectId: p, fileName: fileHash!.name, fileSha256: fileHash!.hash.digest('hex') });
           resolve(uploadRecord(storedUploadOf(row), publicBaseUrl(deps.config)));
@@ -288,6 +297,12 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
 
     pipeline(req, bb, () => undefined);
   });
+}
+
+const quotaBytes = (deps: AppDeps) => deps.config.WORKSPACE_UPLOAD_QUOTA_MB * MB;
+
+function quotaExceeded(deps: AppDeps, usedBytes: number, size: number): ApiError {
+  return new ApiError(413, 'storage_quota_exceeded', quotaExceededMessage(deps.config.WORKSPACE_UPLOAD_QUOTA_MB, usedBytes, size));
 }
 
 function findApplicationFailure(err: unknown): ApplicationFailure | undefined {
@@ -326,6 +341,7 @@ async function runUploadFromUrl(deps: AppDeps, temporal: Client, input: UploadFr
       throw err;
     }
     const failure = findApplicationFailure(err);
+    if (failure?.type === uploadFailureTypes.quotaExceeded) throw new ApiError(413, 'storage_quota_exceeded', failure.message);
     if (failure?.type && refusalTypes.has(failure.type)) throw invalidRequest(failure.message);
     if (err instanceof WorkflowFailedError && /timed out|timeout/i.test(String(err.cause?.message ?? ''))) {
       throw new ApiError(503, 'service_unavailable', 'fetching the URL did not finish in time; try again later');
@@ -344,7 +360,8 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
     summary:
       'Upload an image or video (multipart parts `file` and `project_id`). 400 invalid_request: missing, duplicate or unknown parts, more than one file, ' +
       'not multipart/form-data, unsupported type, or a declared part type that disagrees with the bytes. 403 forbidden: project missing or outside the workspace. ' +
-      '413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored).' + IDEMPOTENCY_NOTE,
+      '413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored). ' +
+      "413 storage_quota_exceeded: the file does not fit in the workspace's upload quota (nothing is stored)." + IDEMPOTENCY_NOTE,
     tags: ['Uploads'],
     rateClass: 'generate',
     multipart: multipartSchema,
@@ -363,12 +380,12 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
     summary:
       'Fetch a public HTTPS image or video URL and store it. 400 invalid_request names why a URL was refused (non-public address, not https, ' +
       'too many redirects, too large, unsupported type, fetch failure). 403 forbidden: project missing or outside the workspace. ' +
-      '503 service_unavailable: the fetch did not finish in time.' + IDEMPOTENCY_NOTE,
+      "413 storage_quota_exceeded: the file does not fit in the workspace's upload quota. 503 service_unavailable: the fetch did not finish in time." + IDEMPOTENCY_NOTE,
     tags: ['Uploads'],
     rateClass: 'generate',
     body: uploadFromUrlSchema,
     response: uploadRecordSchema,
-    errors: [400, 401, 403, 409, 422, 429, 500, 503],
+    errors: [400, 401, 403, 409, 413, 422, 429, 500, 503],
     before: (deps) => [idempotent(deps, { body: 'json' })],
     async handler({ res, body, services: deps }) {
       const { workspaceId } = authOf(res);
@@ -396,13 +413,14 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
     summary:
       'Start a direct upload: answers a pending upload record and a presigned POST that sends the bytes straight to storage, then call ' +
       'POST /v1/uploads/{id}/complete. 400 invalid_request: bad body, or a size over the limit of the type. 403 forbidden: project missing or outside the workspace. ' +
+      "413 storage_quota_exceeded: the declared size does not fit in the workspace's upload quota. " +
       'Pending uploads never completed are removed after a day.' + IDEMPOTENCY_NOTE,
     tags: ['Uploads'],
     rateClass: 'generate',
     body: directUploadSchema,
     response: directUploadCreatedSchema,
     creates: '/v1/uploads/:id',
-    errors: [400, 401, 403, 409, 422, 429, 500],
+    errors: [400, 401, 403, 409, 413, 422, 429, 500],
     before: (deps) => [idempotent(deps, { body: 'json' })],
     async handler({ res, body, services: deps }) {
       const { workspaceId } = authOf(res);
@@ -413,19 +431,25 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
       const id = newId('upl');
       const key = incomingObjectKey(workspaceId, id, body.mime_type);
       const post = await deps.storage.presignedPost(key, { contentType: body.mime_type, size: body.size, expirySeconds: deps.config.DIRECT_UPLOAD_EXPIRY_SECONDS });
-      const row = await insertUpload(deps.db, {
-        id,
-        workspace_id: workspaceId,
-        project_id: body.project_id,
-        name: sanitizeFileName(body.name, type),
-        object_key: key,
-        file_type: type.fileType,
-        mime_type: type.mime,
-        file_size: body.size,
-        status: 'pending',
-        source_url: null,
-        expires_at: new Date(Date.now() + deps.config.PENDING_UPLOAD_TTL_SECONDS * 1000),
-      });
+      const inserted = await insertUploadWithinQuota(
+        deps.db,
+        {
+          id,
+          workspace_id: workspaceId,
+          project_id: body.project_id,
+          name: sanitizeFileName(body.name, type),
+          object_key: key,
+          file_type: type.fileType,
+          mime_type: type.mime,
+          file_size: body.size,
+          status: 'pending',
+          source_url: null,
+          expires_at: new Date(Date.now() + deps.config.PENDING_UPLOAD_TTL_SECONDS * 1000),
+        },
+        quotaBytes(deps),
+      );
+      if (!('row' in inserted)) throw quotaExceeded(deps, inserted.usedBytes, body.size);
+      const { row } = inserted;
       res.status(200).json({
         data: { ...directUploadRecord(row, publicBaseUrl(deps.config)), upload: { method: 'POST', url: post.url, fields: post.fields, expires_at: post.expiresAt.getTime() } },
       });
@@ -436,12 +460,13 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
     path: '/v1/uploads/:id/complete',
     summary:
       'Complete a direct upload once its bytes are in storage: checks the size and the type from the bytes (same rules and limits as POST /v1/upload, image pixel cap included). ' +
-      'Answers the completed record (again on a repeated call); the upload is then usable as a job input. 400 invalid_request: nothing stored yet (the upload stays pending), ' +
-      'or the bytes were refused (the object is deleted and the upload is failed). 404 not_found: no such upload in this workspace.',
+      'Answers the completed record (again on a repeated call); the upload is then usable as a job input. 400 invalid_request: the bytes were refused ' +
+      '(the object is deleted and the upload is failed). 409 not_ready (status pending): nothing stored yet, the upload stays pending. 409 upload_refused (status failed): ' +
+      'the upload was already refused, expired, or its file was replaced in storage while it was checked. 404 not_found: no such upload in this workspace.',
     tags: ['Uploads'],
     rateClass: 'generate',
     response: directUploadRecordSchema,
-    errors: [400, 401, 404, 429, 500],
+    errors: [400, 401, 404, 409, 429, 500],
     async handler({ req, res, services: deps }) {
       const { workspaceId } = authOf(res);
       const id = String(req.params.id);
@@ -451,7 +476,11 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
         const done = await completeDirectUpload(deps, row);
         res.status(200).json({ data: directUploadRecord(done, publicBaseUrl(deps.config)) });
       } catch (err) {
-        if (err instanceof DirectUploadRefused) throw invalidRequest(err.message);
+        if (err instanceof DirectUploadRefused) {
+          if (err.reason === 'bytes') throw invalidRequest(err.message);
+          // A well-formed request the upload's state does not allow: a conflict, with the status.
+          throw new ApiError(409, err.status === 'pending' ? 'not_ready' : 'upload_refused', err.message, { status: err.status });
+        }
         throw err;
       }
     },

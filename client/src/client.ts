@@ -323,7 +323,7 @@ export class MediaGenClient {
   readonly uploads = {
     /** POST /v1/uploads: a pending upload and the presigned POST for its bytes. */
     create: (body: DirectUploadCreate, o?: RequestOptions) => this.data<DirectUpload>('POST', '/v1/uploads', { ...o, body, idempotent: true }),
-    /** POST /v1/uploads/{id}/complete: checks the stored bytes; completed (or 400, failed). */
+    /** POST /v1/uploads/{id}/complete: checks the stored bytes; completed (or 400 when refused, failed; 409 before the bytes are sent or once refused). */
     complete: (id: string, o?: RequestOptions) => this.data<DirectUploadRecord>('POST', `/v1/uploads/${encodeURIComponent(id)}/complete`, o),
     /** GET /v1/uploads/{id}: any upload of the workspace, with its status. */
     get: (id: string, o?: RequestOptions) => this.data<DirectUploadRecord>('GET', `/v1/uploads/${encodeURIComponent(id)}`, o),

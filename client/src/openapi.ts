@@ -61,7 +61,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Upload an image or video (multipart parts `file` and `project_id`). 400 invalid_request: missing, duplicate or unknown parts, more than one file, not multipart/form-data, unsupported type, or a declared part type that disagrees with the bytes. 403 forbidden: project missing or outside the workspace. 413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
+        /** Upload an image or video (multipart parts `file` and `project_id`). 400 invalid_request: missing, duplicate or unknown parts, more than one file, not multipart/form-data, unsupported type, or a declared part type that disagrees with the bytes. 403 forbidden: project missing or outside the workspace. 413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored). 413 storage_quota_exceeded: the file does not fit in the workspace's upload quota (nothing is stored). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
         post: operations["post_upload"];
         delete?: never;
         options?: never;
@@ -78,7 +78,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Fetch a public HTTPS image or video URL and store it. 400 invalid_request names why a URL was refused (non-public address, not https, too many redirects, too large, unsupported type, fetch failure). 403 forbidden: project missing or outside the workspace. 503 service_unavailable: the fetch did not finish in time. Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
+        /** Fetch a public HTTPS image or video URL and store it. 400 invalid_request names why a URL was refused (non-public address, not https, too many redirects, too large, unsupported type, fetch failure). 403 forbidden: project missing or outside the workspace. 413 storage_quota_exceeded: the file does not fit in the workspace's upload quota. 503 service_unavailable: the fetch did not finish in time. Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
         post: operations["post_upload_from_url"];
         delete?: never;
         options?: never;
@@ -95,7 +95,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Start a direct upload: answers a pending upload record and a presigned POST that sends the bytes straight to storage, then call POST /v1/uploads/{id}/complete. 400 invalid_request: bad body, or a size over the limit of the type. 403 forbidden: project missing or outside the workspace. Pending uploads never completed are removed after a day. Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
+        /** Start a direct upload: answers a pending upload record and a presigned POST that sends the bytes straight to storage, then call POST /v1/uploads/{id}/complete. 400 invalid_request: bad body, or a size over the limit of the type. 403 forbidden: project missing or outside the workspace. 413 storage_quota_exceeded: the declared size does not fit in the workspace's upload quota. Pending uploads never completed are removed after a day. Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
         post: operations["post_uploads"];
         delete?: never;
         options?: never;
@@ -112,7 +112,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Complete a direct upload once its bytes are in storage: checks the size and the type from the bytes (same rules and limits as POST /v1/upload, image pixel cap included). Answers the completed record (again on a repeated call); the upload is then usable as a job input. 400 invalid_request: nothing stored yet (the upload stays pending), or the bytes were refused (the object is deleted and the upload is failed). 404 not_found: no such upload in this workspace. */
+        /** Complete a direct upload once its bytes are in storage: checks the size and the type from the bytes (same rules and limits as POST /v1/upload, image pixel cap included). Answers the completed record (again on a repeated call); the upload is then usable as a job input. 400 invalid_request: the bytes were refused (the object is deleted and the upload is failed). 409 not_ready (status pending): nothing stored yet, the upload stays pending. 409 upload_refused (status failed): the upload was already refused, expired, or its file was replaced in storage while it was checked. 404 not_found: no such upload in this workspace. */
         post: operations["post_uploads_by_id_complete"];
         delete?: never;
         options?: never;
@@ -1067,17 +1067,17 @@ export type components = {
                  * @description stable machine-readable code
                  * @enum {string}
                  */
-                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "rate_limited" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "upload_refused" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "rate_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
                 /** @description human-readable explanation */
                 message: string;
             };
         };
         RateLimitError: components["schemas"]["Error"] & {
             error?: {
-                /** @constant */
-                code?: "rate_limited";
+                /** @enum {unknown} */
+                code?: "rate_limited" | "too_many_streams";
             };
-            /** @description milliseconds to wait; a request sent after that succeeds */
+            /** @description milliseconds to wait; a rate-limited request sent after that succeeds */
             retry_after_ms: number;
         };
         ConflictError: components["schemas"]["Error"] & {
@@ -1143,7 +1143,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+        /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
         Error409: {
             headers: {
                 [name: string]: unknown;
@@ -1161,7 +1161,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Request body too large (`payload_too_large`) */
+        /** @description Request body too large (`payload_too_large`), or the upload does not fit in the workspace's storage quota (`storage_quota_exceeded`, the message names the quota) */
         Error413: {
             headers: {
                 [name: string]: unknown;
@@ -1188,7 +1188,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+        /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
         Error429: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
@@ -1284,7 +1284,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1386,7 +1386,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1474,7 +1474,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1588,7 +1588,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1600,7 +1600,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description Request body too large (`payload_too_large`) */
+            /** @description Request body too large (`payload_too_large`), or the upload does not fit in the workspace's storage quota (`storage_quota_exceeded`, the message names the quota) */
             413: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1624,7 +1624,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1737,7 +1737,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1747,6 +1747,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description Request body too large (`payload_too_large`), or the upload does not fit in the workspace's storage quota (`storage_quota_exceeded`, the message names the quota) */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
@@ -1761,7 +1773,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1910,7 +1922,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1920,6 +1932,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description Request body too large (`payload_too_large`), or the upload does not fit in the workspace's storage quota (`storage_quota_exceeded`, the message names the quota) */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
@@ -1934,7 +1958,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2046,7 +2070,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2146,7 +2182,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2203,7 +2239,7 @@ export interface operations {
                     /** @enum {string} */
                     aspect_ratio: "1:1" | "9:16" | "16:9";
                     count: number;
-                    /** @description https URL (default port) that receives this job's events, signed per Standard Webhooks with the workspace's secret */
+                    /** @description https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; http is accepted only by test deployments, for loopback receivers */
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
                     webhook_events?: ("generating" | "completed" | "failed")[];
@@ -2313,7 +2349,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2337,7 +2373,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2459,7 +2495,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2566,7 +2602,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2578,7 +2614,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2657,7 +2693,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2681,7 +2717,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2788,7 +2824,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2800,7 +2836,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2860,7 +2896,7 @@ export interface operations {
                     reference_file_ids?: string[];
                     start_frame_file_id?: string;
                     end_frame_file_id?: string;
-                    /** @description https URL (default port) that receives this job's events, signed per Standard Webhooks with the workspace's secret */
+                    /** @description https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; http is accepted only by test deployments, for loopback receivers */
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
                     webhook_events?: ("generating" | "completed" | "failed")[];
@@ -3038,7 +3074,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3062,7 +3098,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3185,7 +3221,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3293,7 +3329,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3305,7 +3341,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3384,7 +3420,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3408,7 +3444,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3516,7 +3552,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3528,7 +3564,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3650,7 +3686,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3715,7 +3751,7 @@ export interface operations {
                      * @enum {string}
                      */
                     aspect_ratio?: "1:1" | "9:16" | "16:9";
-                    /** @description https URL (default port) that receives this job's events, signed per Standard Webhooks with the workspace's secret */
+                    /** @description https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; http is accepted only by test deployments, for loopback receivers */
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
                     webhook_events?: ("generating" | "completed" | "failed")[];
@@ -3803,7 +3839,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3827,7 +3863,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3950,7 +3986,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4058,7 +4094,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4070,7 +4106,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4149,7 +4185,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4173,7 +4209,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4281,7 +4317,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4293,7 +4329,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4360,7 +4396,7 @@ export interface operations {
                      * @enum {string}
                      */
                     aspect_ratio?: "1:1" | "9:16" | "16:9";
-                    /** @description https URL (default port) that receives this job's events, signed per Standard Webhooks with the workspace's secret */
+                    /** @description https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; http is accepted only by test deployments, for loopback receivers */
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
                     webhook_events?: ("generating" | "completed" | "failed")[];
@@ -4443,7 +4479,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4467,7 +4503,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4588,7 +4624,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4694,7 +4730,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4706,7 +4742,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4785,7 +4821,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4809,7 +4845,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4915,7 +4951,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), or a request with the same Idempotency-Key is still running (`idempotency_in_progress`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4927,7 +4963,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5165,7 +5201,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5286,7 +5322,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5408,7 +5444,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5528,7 +5564,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5643,7 +5679,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5736,7 +5772,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5829,7 +5865,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5922,7 +5958,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6015,7 +6051,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

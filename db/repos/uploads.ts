@@ -4,12 +4,37 @@
 // `completed` or `failed` exactly once, and the sweep removes pending rows past their expiry.
 // Only `completed` uploads are usable as job inputs. Plain functions over Kysely | Transaction.
 import { sql } from 'kysely';
-import type { Queryable } from '../index.js';
+import type { Database, Queryable } from '../index.js';
 import type { FileUpload, NewFileUpload } from '../schema.js';
 import type { StoredUpload } from '../../shared/uploads.js';
 
 export async function insertUpload(db: Queryable, row: NewFileUpload): Promise<FileUpload> {
   return db.insertInto('file_uploads').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Bytes the workspace's uploads hold in storage: completed ones, and pending ones at their declared size. */
+export async function uploadBytesOfWorkspace(db: Queryable, workspaceId: string): Promise<number> {
+  const row = await db
+    .selectFrom('file_uploads')
+    .select(sql<string>`coalesce(sum(file_size), 0)`.as('bytes'))
+    .where('workspace_id', '=', workspaceId)
+    .where('status', 'in', ['pending', 'completed'])
+    .executeTakeFirstOrThrow();
+  return Number(row.bytes);
+}
+
+/**
+ * Inserts the upload only if the workspace's uploads stay within `quotaBytes` with it; answers the
+ * row, or the bytes already used when it would not fit. Inserts of one workspace are serialized
+ * (an advisory lock for the transaction), so concurrent uploads cannot overshoot the quota together.
+ */
+export async function insertUploadWithinQuota(db: Database, row: NewFileUpload, quotaBytes: number): Promise<{ row: FileUpload } | { usedBytes: number }> {
+  return db.transaction().execute(async (tx) => {
+    await sql`select pg_advisory_xact_lock(hashtext(${`upload_quota/${row.workspace_id}`}))`.execute(tx);
+    const usedBytes = await uploadBytesOfWorkspace(tx, row.workspace_id);
+    if (usedBytes + Number(row.file_size) > quotaBytes) return { usedBytes };
+    return { row: await insertUpload(tx, row) };
+  });
 }
 
 /** Any upload row by id (activity retries use it to stay idempotent). */
@@ -74,6 +99,13 @@ export async function findExpiredPendingUploads(db: Queryable, now: Date, limit:
     .orderBy('expires_at')
     .limit(limit)
     .execute();
+}
+
+/** Which of `ids` are uploads still pending (their incoming objects are kept). */
+export async function pendingUploadIds(db: Queryable, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('file_uploads').select('id').where('id', 'in', ids).where('status', '=', 'pending').execute();
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Deletes an upload row only while it is still pending (a completion that won the race stays). */

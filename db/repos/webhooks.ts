@@ -51,6 +51,31 @@ export async function activeWebhookSecrets(db: Queryable, workspaceId: string, k
   return rows.map((r) => decryptSecret(key, r.secret_encrypted, r.id, workspaceId));
 }
 
+/**
+ * The secrets that sign now (newest first), decrypted, skipping any that cannot be decrypted (a
+ * corrupted row, or one written under another WEBHOOK_SECRETS_KEY): one bad secret must not stop
+ * the workspace's deliveries while another one still signs. Names the ids skipped, never a value.
+ */
+export async function signingSecrets(db: Queryable, workspaceId: string, key: Buffer): Promise<{ secrets: string[]; undecryptable: string[] }> {
+  const rows = await db
+    .selectFrom('webhook_secrets')
+    .select(['id', 'secret_encrypted'])
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', sql<Date>`now()`)]))
+    .orderBy('created_at', 'desc')
+    .execute();
+  const secrets: string[] = [];
+  const undecryptable: string[] = [];
+  for (const r of rows) {
+    try {
+      secrets.push(decryptSecret(key, r.secret_encrypted, r.id, workspaceId));
+    } catch {
+      undecryptable.push(r.id);
+    }
+  }
+  return { secrets, undecryptable };
+}
+
 export async function hasActiveWebhookSecret(db: Queryable, workspaceId: string): Promise<boolean> {
   const row = await db
     .selectFrom('webhook_secrets')
@@ -71,22 +96,93 @@ export async function deliveriesOfJob(db: Queryable, jobId: string): Promise<Web
   return db.selectFrom('webhook_deliveries').selectAll().where('job_id', '=', jobId).orderBy('created_at').orderBy('id').execute();
 }
 
-/** Events whose delivery workflow has not been started yet, oldest first. */
-export async function undispatchedDeliveries(db: Queryable, limit = 100): Promise<Pick<WebhookDelivery, 'id' | 'job_id' | 'workspace_id' | 'type' | 'url' | 'job'>[]> {
+/** The dispatcher's channel: a new event, or a delivery that finished (its workspace may dispatch more). */
+export const WEBHOOK_DELIVERIES_CHANNEL = 'webhook_deliveries';
+
+/** Deliveries dispatched and not finished (delivered, given up or superseded). */
+const inFlight = sql<boolean>`dispatched_at is not null and delivered_at is null and failed_at is null and superseded_at is null`;
+
+/**
+ * Events whose delivery workflow has not been started yet, oldest first, leaving out workspaces that
+ * already have `workspaceCap` deliveries in flight (their events wait, in order, for one to finish).
+ */
+export async function undispatchedDeliveries(
+  db: Queryable,
+  limit = 100,
+  workspaceCap = Number.MAX_SAFE_INTEGER,
+): Promise<Pick<WebhookDelivery, 'id' | 'job_id' | 'workspace_id' | 'type' | 'url' | 'job'>[]> {
   return db
     .selectFrom('webhook_deliveries')
     .select(['id', 'job_id', 'workspace_id', 'type', 'url', 'job'])
     .where('dispatched_at', 'is', null)
+    .where(
+      'workspace_id',
+      'not in',
+      db.selectFrom('webhook_deliveries').select('workspace_id').where(inFlight).groupBy('workspace_id').having(sql`count(*)`, '>=', workspaceCap),
+    )
     .orderBy('created_at')
     .limit(limit)
     .execute();
+}
+
+/** Deliveries in flight per workspace, for the given workspaces. */
+export async function inFlightByWorkspace(db: Queryable, workspaceIds: string[]): Promise<Map<string, number>> {
+  if (workspaceIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .select(['workspace_id', sql<string>`count(*)`.as('n')])
+    .where('workspace_id', 'in', workspaceIds)
+    .where(inFlight)
+    .groupBy('workspace_id')
+    .execute();
+  return new Map(rows.map((r) => [r.workspace_id, Number(r.n)]));
+}
+
+/** Whether a later event of the job reports it canceled by its customer (job.failed with error.code `canceled`). */
+export async function canceledLater(db: Queryable, delivery: Pick<WebhookDelivery, 'id' | 'job_id' | 'created_at'>): Promise<boolean> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('job_id', '=', delivery.job_id)
+    .where('id', '!=', delivery.id)
+    .where('created_at', '>=', delivery.created_at)
+    .where('type', '=', 'job.failed')
+    .where(sql<string>`job->'error'->>'code'`, '=', 'canceled')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The event will not be delivered: a later event of its job makes it moot. */
+export async function markSuperseded(db: Database, id: string): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    await tx.updateTable('webhook_deliveries').set({ superseded_at: sql`now()` }).where('id', '=', id).where('delivered_at', 'is', null).execute();
+    await sql`select pg_notify(${WEBHOOK_DELIVERIES_CHANNEL}, ${id})`.execute(tx);
+  });
+}
+
+/** Removes finished events (delivered, given up or superseded) created before `before`; returns how many. */
+export async function sweepFinishedDeliveries(db: Queryable, before: Date, limit = 5_000): Promise<number> {
+  const r = await db
+    .deleteFrom('webhook_deliveries')
+    .where(
+      'id',
+      'in',
+      db
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('created_at', '<', before)
+        .where((eb) => eb.or([eb('delivered_at', 'is not', null), eb('failed_at', 'is not', null), eb('superseded_at', 'is not', null)]))
+        .limit(limit),
+    )
+    .executeTakeFirst();
+  return Number(r.numDeletedRows);
 }
 
 export async function markDispatched(db: Queryable, id: string): Promise<void> {
   await db.updateTable('webhook_deliveries').set({ dispatched_at: sql`now()` }).where('id', '=', id).where('dispatched_at', 'is', null).execute();
 }
 
-/** One attempt's outcome; `delivered` sets delivered_at (once). */
+/** One attempt's outcome; `delivered` sets delivered_at (once) and tells the dispatcher its workspace has room. */
 export async function recordAttempt(db: Queryable, id: string, outcome: { status: number | null; error: string | null; delivered: boolean }): Promise<void> {
   await db
     .updateTable('webhook_deliveries')
@@ -98,8 +194,66 @@ export async function recordAttempt(db: Queryable, id: string, outcome: { status
     })
     .where('id', '=', id)
     .execute();
+  if (outcome.delivered) await sql`select pg_notify(${WEBHOOK_DELIVERIES_CHANNEL}, ${id})`.execute(db);
 }
 
 export async function markDeliveryFailed(db: Queryable, id: string, error: string): Promise<void> {
   await db.updateTable('webhook_deliveries').set({ failed_at: sql`now()`, last_error: error }).where('id', '=', id).where('delivered_at', 'is', null).execute();
+  await sql`select pg_notify(${WEBHOOK_DELIVERIES_CHANNEL}, ${id})`.execute(db);
+}
+
+// ------------------------------------------------------------------ destinations (circuit breaker)
+
+export interface BreakerPolicy {
+  /** Consecutive failed attempts that open the breaker. */
+  failures: number;
+  /** How long it stays open before one probe is let through. */
+  cooldownMs: number;
+}
+
+/**
+ * Whether an attempt to `host` may go out now: yes while the breaker is closed; while it is open,
+ * no (answers until when); once its cooldown has passed, yes for exactly one caller (the probe,
+ * which re-arms the cooldown so concurrent attempts keep failing fast until it reports).
+ */
+export async function admitToDestination(db: Queryable, host: string, policy: BreakerPolicy): Promise<{ admitted: true } | { admitted: false; openUntil: Date }> {
+  const row = await db.selectFrom('webhook_destinations').select(['consecutive_failures', 'open_until']).where('host', '=', host).executeTakeFirst();
+  if (!row || row.consecutive_failures < policy.failures || !row.open_until) return { admitted: true };
+  if (row.open_until > new Date()) return { admitted: false, openUntil: row.open_until };
+  const probe = await db
+    .updateTable('webhook_destinations')
+    .set({ open_until: sql`now() + make_interval(secs => ${policy.cooldownMs / 1000})`, updated_at: sql`now()` })
+    .where('host', '=', host)
+    .where('open_until', '<=', sql<Date>`now()`)
+    .returning('open_until')
+    .executeTakeFirst();
+  if (probe) return { admitted: true };
+  const now = await db.selectFrom('webhook_destinations').select('open_until').where('host', '=', host).executeTakeFirst();
+  return { admitted: false, openUntil: now?.open_until ?? new Date() };
+}
+
+/** A failed attempt to `host` (timeout, refused connection, non-2xx answer). */
+export async function destinationFailed(db: Queryable, host: string, policy: BreakerPolicy): Promise<void> {
+  const cooldown = sql<Date>`now() + make_interval(secs => ${policy.cooldownMs / 1000})`;
+  await db
+    .insertInto('webhook_destinations')
+    .values({ host, consecutive_failures: 1, open_until: policy.failures <= 1 ? cooldown : null })
+    .onConflict((oc) =>
+      oc.column('host').doUpdateSet({
+        consecutive_failures: sql`webhook_destinations.consecutive_failures + 1`,
+        open_until: sql`case when webhook_destinations.consecutive_failures + 1 >= ${policy.failures} then ${cooldown} else webhook_destinations.open_until end`,
+        updated_at: sql`now()`,
+      }),
+    )
+    .execute();
+}
+
+/** A delivered attempt closes the breaker (a write only when it had counted failures). */
+export async function destinationSucceeded(db: Queryable, host: string): Promise<void> {
+  await db
+    .updateTable('webhook_destinations')
+    .set({ consecutive_failures: 0, open_until: null, updated_at: sql`now()` })
+    .where('host', '=', host)
+    .where('consecutive_failures', '>', 0)
+    .execute();
 }

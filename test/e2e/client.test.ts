@@ -245,7 +245,7 @@ describe('uploads', () => {
     assert.equal(created.status, 'pending');
     assert.equal(created.upload.method, 'POST');
     assert.equal((await c.uploads.get(created.id)).status, 'pending');
-    await rejectsWith(c.uploads.complete(created.id), { status: 400, code: 'invalid_request', message: /no file has been sent/ });
+    await rejectsWith(c.uploads.complete(created.id), { status: 409, code: 'not_ready', message: /no file has been sent/ });
 
     // Bytes that are not what they claim: storage takes them (type and size match), completion refuses.
     await rejectsWith(c.uploadDirect(new Blob([Buffer.alloc(64, 1)], { type: 'image/png' }), { projectId: t.projectId, filename: 'fake.png' }), { status: 400, code: 'invalid_request' });

@@ -6,6 +6,13 @@
 // invalid data refused, auth not ignored, OPTIONS / unsupported methods answered with Allow).
 // A fixed seed and a fixed example budget keep the run reproducible and a few minutes long.
 //
+// The database is not empty: before the run, each job kind has a job in every state a client can
+// meet (pending, generating, completed with outputs, completed with its outputs deleted, failed,
+// canceled), and there are direct uploads pending (nothing sent), completed and failed. The path
+// `id` of every operation on a job or an upload is drawn from those ids most of the time, so the
+// fuzzer sees the answers real state gives (410 gone, 409 not_ready / generation_failed /
+// not_cancelable / upload_refused), besides following the links from its own creates.
+//
 // Nothing leaves the machine: the gateway binds 127.0.0.1, no worker runs (jobs the fuzzer creates
 // stay pending and their workflows are terminated at the end, so no provider or remote URL is ever
 // called), and what takes a URL to fetch is kept out of the fuzzed copy of the document: the
@@ -17,8 +24,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { createTenant, createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
-import { startGateway, type InProcessGateway as Gateway } from '../support/services.js';
+import { createTenant, createTestDatabase, testConfig, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, startGateway, type InProcessGateway as Gateway } from '../support/services.js';
+import * as jobsRepo from '../../db/repos/jobs.js';
+import { markOutputsRemoved } from '../../db/repos/job-outputs.js';
+import type { Tx } from '../../db/index.js';
 import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
 
 /** Test cases per operation and phase; with the seed, the whole run is fixed. */
@@ -36,7 +46,14 @@ interface KnownIds {
   voices: string[];
   image: string;
   video: string;
+  /** Per job kind's path (images, videos, replace-actors/generations, talking-actors): a job in each state. */
+  jobs: Record<string, string[]>;
+  /** Direct uploads: pending (nothing sent), completed, failed. */
+  uploads: string[];
 }
+
+/** Operation ids taking a job's `id`, by the kind's path segment in the operation id. */
+const jobOperationKinds: Record<string, string> = { images: 'images', videos: 'videos', replace_actors_generations: 'replace_actors', talking_actors: 'talking_actors' };
 
 /**
  * Settings the command line cannot carry. Known ids let valid creates succeed, so the stateful
@@ -44,9 +61,21 @@ interface KnownIds {
  * also answer 400 to schema-valid data, for reasons no schema can state; each is allowed that 400
  * and nothing else is relaxed.
  */
-function fuzzConfig(ids: KnownIds): string {
+function fuzzConfig(ids: KnownIds, operationIds: string[]): string {
   const list = (values: string[]) => `values = [${values.map((v) => JSON.stringify(v)).join(', ')}]`;
   const bind = (field: string, dictionary: string) => `"body.${field}" = { dictionary = "${dictionary}", probability = 0.8 }`;
+  // Every operation with a job or upload id in its path draws it from the seeded ids.
+  const pathBindings = operationIds
+    .map((op) => {
+      const kind = Object.keys(jobOperationKinds).find((k) => new RegExp(`_${k}_by_id(_|$)`).test(op));
+      const dictionary = kind ? `jobs_${jobOperationKinds[kind]}` : /_uploads_by_id(_|$)/.test(op) ? 'uploads' : null;
+      if (!dictionary) return null;
+      // A job whose outputs were deleted answers its URL endpoint 410 gone, as documented.
+      const gone = /_url$/.test(op) ? '\nchecks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "410", "429"]' : '';
+      return `[[operations]]\ninclude-operation-id = "${op}"\nparameters = { "path.id" = { dictionary = "${dictionary}", probability = 0.8 } }${gone}\n`;
+    })
+    .filter(Boolean)
+    .join('\n');
   return `
 # An event stream (text/event-stream) is read for its first event only: no job here ever finishes
 # (no worker runs), so a stream left to its end would stay open until the request timeout.
@@ -66,6 +95,11 @@ ${list(ids.voices)}
 ${list([ids.image])}
 [dictionaries.videos]
 ${list([ids.video])}
+[dictionaries.uploads]
+${list(ids.uploads)}
+${Object.entries(ids.jobs)
+  .map(([kind, jobIds]) => `[dictionaries.jobs_${kind}]\n${list(jobIds)}`)
+  .join('\n')}
 
 [parameters]
 ${bind('project_id', 'projects')}
@@ -83,15 +117,62 @@ ${bind('reference_file_ids[*]', 'images')}
 include-operation-id = "post_upload"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "404", "409", "429"]
 
-# POST /v1/uploads/{id}/complete needs the bytes in storage first, sent with the presigned POST
-# straight to the storage endpoint, which the fuzzer never calls: 400 (nothing stored yet).
-[[operations]]
-include-operation-id = "post_uploads_by_id_complete"
-checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "404", "409", "429"]
+${pathBindings}
 `;
 }
 
 type Json = Record<string, any>;
+
+/** A job of each kind in each state a client can meet, created over HTTP and moved by the repositories. */
+async function seedJobStates(tenant: Tenant, ids: Pick<KnownIds, 'project' | 'actors' | 'voices' | 'image' | 'video'>): Promise<Record<string, string[]>> {
+  const c = api(gw.baseUrl, tenant.apiKey);
+  const kinds: Array<{ dictionary: string; createPath: string; base: string; body: Record<string, unknown> }> = [
+    { dictionary: 'images', createPath: '/v1/images/generate', base: '/v1/images', body: { prompt: 'seeded image', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 } },
+    { dictionary: 'videos', createPath: '/v1/videos/generate', base: '/v1/videos', body: { prompt: 'seeded video', model: 'seedance-1.5', aspect_ratio: '9:16', duration: 4, resolution: '480p' } },
+    { dictionary: 'replace_actors', createPath: '/v1/replace-actors/generations', base: '/v1/replace-actors/generations', body: { image_file_id: ids.image, video_file_id: ids.video, duration: 3 } },
+    { dictionary: 'talking_actors', createPath: '/v1/talking-actors/generate', base: '/v1/talking-actors', body: { actor_id: ids.actors[0], voice_id: ids.voices[0], script: 'Seeded.' } },
+  ];
+  const tx = <T>(fn: (x: Tx) => Promise<T>) => tdb.db.transaction().execute(fn);
+  const out: Record<string, string[]> = {};
+  for (const kind of kinds) {
+    const create = async () => {
+      const r = await c.post(kind.createPath, { project_id: ids.project, ...kind.body });
+      assert.equal(r.status, 200, r.text);
+      return r.body.data.id as string;
+    };
+    const output = (id: string) => [{ key: `${gw.storage.jobMediaPrefix(id)}/output-1.bin`, content_type: kind.dictionary === 'images' ? 'image/png' : 'video/mp4', size: 1000 }];
+    const [pending, generating, completed, removed, failed, canceled] = [await create(), await create(), await create(), await create(), await create(), await create()];
+    await tx((x) => jobsRepo.claimJob(x, generating, 'seed'));
+    for (const id of [completed, removed]) {
+      await tx((x) => jobsRepo.claimJob(x, id, 'seed'));
+      await tx((x) => jobsRepo.completeJob(x, id, output(id), 'seed'));
+    }
+    assert.ok(await markOutputsRemoved(tdb.db, removed));
+    await tx((x) => jobsRepo.claimJob(x, failed, 'seed'));
+    await tx((x) => jobsRepo.failJob(x, failed, { code: 'generation_failed', message: 'the provider failed (seeded)' }, 'seed'));
+    assert.equal((await c.post(`${kind.base}/${canceled}/cancel`)).status, 200);
+    // The URL endpoint of the job whose outputs were deleted answers 410, as documented.
+    assert.equal((await c.get(`${kind.base}/${removed}/url`)).status, 410);
+    out[kind.dictionary] = [pending, generating, completed, removed, failed, canceled];
+  }
+  return out;
+}
+
+/** Direct uploads pending (nothing sent), failed, and the completed ones given. */
+async function seedUploadStates(tenant: Tenant, completed: string[]): Promise<string[]> {
+  const c = api(gw.baseUrl, tenant.apiKey);
+  const start = async () => {
+    const r = await c.post('/v1/uploads', { project_id: tenant.projectId, name: 'seed.png', mime_type: 'image/png', size: 1000 });
+    assert.equal(r.status, 200, r.text);
+    return r.body.data.id as string;
+  };
+  const pending = await start();
+  const failed = await start();
+  await tdb.db.updateTable('file_uploads').set({ status: 'failed', expires_at: null }).where('id', '=', failed).execute();
+  // Completing before any bytes were sent is a state conflict, as documented.
+  assert.equal((await c.post(`/v1/uploads/${pending}/complete`)).status, 409);
+  return [pending, failed, ...completed];
+}
 
 /**
  * The document as served, less what would make the service fetch a remote URL: the fetching
@@ -187,20 +268,24 @@ test('schemathesis finds no failure in any operation of the published contract',
   const tenant = await createTenant(tdb.db, 1_000_000_000);
   // A voice, an actor speaking with it by default, and one completed upload of each type.
   const voice = await insertVoice(tdb.db);
-  const ids: KnownIds = {
+  const base = {
     project: tenant.projectId,
     actors: [await insertActor(tdb.db, gw.storage, { defaultVoiceId: voice })],
     voices: [voice],
     image: await insertUpload(tdb.db, gw.storage, tenant, 'image'),
     video: await insertUpload(tdb.db, gw.storage, tenant, 'video'),
   };
+  // The state a running service holds: jobs in every state, uploads pending, completed and failed.
+  const ids: KnownIds = { ...base, jobs: await seedJobStates(tenant, base), uploads: await seedUploadStates(tenant, [base.image, base.video]) };
   const workDir = await mkdtemp(join(tmpdir(), 'contract-fuzz-'));
   try {
     const served = (await (await fetch(`${gw.baseUrl}/v1/openapi.json`)).json()) as Json;
+    const fuzzed = withoutFetchedUrls(served);
     const docPath = join(workDir, 'openapi.json');
-    await writeFile(docPath, JSON.stringify(withoutFetchedUrls(served)));
+    await writeFile(docPath, JSON.stringify(fuzzed));
     const configPath = join(workDir, 'schemathesis.toml');
-    await writeFile(configPath, fuzzConfig(ids));
+    const operationIds = Object.values<Json>(fuzzed.paths).flatMap((item) => Object.values<Json>(item).map((op) => op.operationId as string));
+    await writeFile(configPath, fuzzConfig(ids, operationIds));
     const args = [
       '--config-file',
       configPath,

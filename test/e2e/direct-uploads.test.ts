@@ -112,7 +112,7 @@ describe('direct uploads', () => {
     assert.equal((await c.get(`/v1/uploads/${d.id}`)).body.data.status, 'completed');
   });
 
-  test('a wrong size is refused by storage; completion then answers 400 and nothing is stored', async () => {
+  test('a wrong size is refused by storage; completion then answers 409 not_ready and nothing is stored', async () => {
     const t = await createTenant(svc.tdb.db);
     const c = api(svc.gw.baseUrl, t.apiKey);
     const bytes = media['image/png'];
@@ -122,8 +122,9 @@ describe('direct uploads', () => {
       assert.equal(sent.storageStatus, 400, `storage refuses ${bytes.length} bytes against a declared ${size}`);
       assert.match(sent.storageBody!, /EntityTooSmall|EntityTooLarge/);
       const done = await c.post(`/v1/uploads/${sent.created.body.data.id}/complete`);
-      assert.equal(done.status, 400);
-      assert.equal(done.body.error.code, 'invalid_request');
+      assert.equal(done.status, 409);
+      assert.equal(done.body.error.code, 'not_ready');
+      assert.equal(done.body.status, 'pending');
       assert.match(done.body.error.message, /no file has been sent/);
       assert.equal((await rowOf(sent.created.body.data.id))?.status, 'pending', 'still pending: the client may send the right bytes');
     }
@@ -156,7 +157,8 @@ describe('direct uploads', () => {
       assert.match(done.body.error.message, message);
       assert.equal((await rowOf(id))?.status, 'failed');
       const again = await c.post(`/v1/uploads/${id}/complete`);
-      assert.equal(again.status, 400);
+      assert.equal(again.status, 409);
+      assert.equal(again.body.error.code, 'upload_refused');
       assert.match(again.body.error.message, /was refused/);
     }
     assert.deepEqual(await objectsOf(t.workspaceId), []);

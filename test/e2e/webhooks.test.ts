@@ -320,6 +320,9 @@ describe('webhooks end to end', () => {
       [t, { webhook_url: 'https://10.0.0.1/x' }, /webhook_url: the address is not public/],
       [t, { webhook_url: 'https://hooks.example.com:8443/x' }, /webhook_url: only the default https port/],
       [t, { webhook_url: 'not a url' }, /webhook_url/],
+      // Refused by the schema the document publishes, as the server refuses it.
+      [t, { webhook_url: '' }, /webhook_url/],
+      [t, { webhook_url: 'https://user:pw@hooks.example.com/x' }, /webhook_url/],
       [t, { webhook_url: 'http://localhost:9/x' }, /webhook_url/],
       [t, { webhook_events: ['completed'] }, /webhook_events: needs webhook_url/],
       [t, { webhook_url: `${receiver.base}/x`, webhook_events: ['done'] }, /webhook_events/],

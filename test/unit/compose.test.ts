@@ -85,7 +85,7 @@ function text(v: string[] | string | undefined): string {
 
 describe('docker-compose.yml', () => {
   test('has every part: postgres, temporal (+ schema step, UI, namespace and search attributes), minio (+ bucket), gateways and workers', () => {
-    for (const name of ['postgres', 'temporal-schema', 'temporal', 'temporal-ui', 'temporal-setup', 'minio', 'minio-bucket', 'migrate', ...appServices]) {
+    for (const name of ['postgres', 'db-roles', 'temporal-schema', 'temporal', 'temporal-ui', 'temporal-setup', 'minio', 'minio-bucket', 'migrate', ...appServices]) {
       assert.ok(services[name], `service ${name}`);
     }
     assert.match(services.temporal!.image ?? '', /^temporalio\/server:\d/);
@@ -119,23 +119,23 @@ describe('docker-compose.yml', () => {
   test('the gateways, workers and one-shots share one set of service addresses and credentials', () => {
     const api = env(services[gateways[0]!]!);
     for (const s of appServices) for (const k of required) assert.equal(env(services[s]!)[k], api[k], `${s} ${k}`);
-    const pg = env(services.postgres!);
+    const roles = env(services['db-roles']!);
     const db = new URL(interpolate(api.DATABASE_URL!));
-    assert.equal(db.username, pg.POSTGRES_USER);
-    assert.equal(decodeURIComponent(db.password), interpolate(pg.POSTGRES_PASSWORD!));
-    assert.equal(db.pathname, `/${pg.POSTGRES_DB}`);
+    assert.equal(db.host, 'postgres:5432');
+    assert.equal(db.pathname, '/mediagen');
+    assert.equal(decodeURIComponent(db.password), interpolate(roles.APP_PASSWORD!), 'the app role has the password db-roles gives it');
     const setup = env(services['minio-bucket']!);
     assert.equal(api.S3_ACCESS_KEY, setup.MEDIAGEN_S3_ACCESS_KEY, 'the service uses the user the setup step creates');
     assert.equal(api.S3_SECRET_KEY, setup.MEDIAGEN_S3_SECRET_KEY);
     assert.match(text(services['minio-bucket']!.command), new RegExp(`mc mb --ignore-existing local/${api.S3_BUCKET}\\b`));
     const t = env(services.temporal!);
     assert.equal(t.POSTGRES_SEEDS, 'postgres');
-    assert.equal(t.POSTGRES_USER, pg.POSTGRES_USER);
-    assert.equal(interpolate(t.POSTGRES_PWD!), interpolate(pg.POSTGRES_PASSWORD!));
+    assert.equal(t.POSTGRES_USER, 'temporal');
+    assert.equal(interpolate(t.POSTGRES_PWD!), interpolate(roles.TEMPORAL_PASSWORD!));
     const schema = env(services['temporal-schema']!);
     assert.equal(schema.SQL_HOST, 'postgres');
-    assert.equal(schema.SQL_USER, pg.POSTGRES_USER);
-    assert.equal(interpolate(schema.SQL_PASSWORD!), interpolate(pg.POSTGRES_PASSWORD!));
+    assert.equal(schema.SQL_USER, 'temporal');
+    assert.equal(interpolate(schema.SQL_PASSWORD!), interpolate(roles.TEMPORAL_PASSWORD!));
   });
 
   test('Temporal persists in Postgres, with its schemas set up by temporal-sql-tool before the server starts', () => {
@@ -144,9 +144,13 @@ describe('docker-compose.yml', () => {
     assert.equal(env(services['temporal-schema']!).SQL_PLUGIN, 'postgres12');
     const cmd = interpolate(text(services['temporal-schema']!.command));
     assert.match(cmd, /for db in temporal temporal_visibility/);
-    for (const step of ['create-database', 'setup-schema -v 0.0', 'update-schema -d "/etc/temporal/schema/postgresql/v12/$dir/versioned"']) {
+    for (const step of ['setup-schema -v 0.0', 'update-schema -d "/etc/temporal/schema/postgresql/v12/$dir/versioned"']) {
       assert.ok(cmd.includes(`temporal-sql-tool --db "$db" ${step}`), step);
     }
+    // Its databases are created (owned by its own role) by db-roles, which the schema step waits for.
+    const roles = interpolate(text(services['db-roles']!.command));
+    for (const db of ['temporal', 'temporal_visibility']) assert.match(roles, new RegExp(`create database ${db} owner temporal\\b`));
+    assert.deepEqual(services['temporal-schema']!.depends_on, { 'db-roles': { condition: 'service_completed_successfully' } });
     assert.deepEqual(services.temporal!.depends_on, { 'temporal-schema': { condition: 'service_completed_successfully' } });
   });
 
@@ -176,7 +180,7 @@ describe('docker-compose.yml', () => {
     // Nothing else runs the service's code but the one-shot migrate step.
     const others = Object.entries(services).filter(([name, s]) => s.build && name !== 'migrate' && !appServices.includes(name));
     assert.deepEqual(others.map(([name]) => name), []);
-    assert.deepEqual(processes.filter((p) => p.command === 'worker').map((p) => p.roles).sort(), ['fetch', 'provider:local', 'provider:local', 'workflows,io,reconciler']);
+    assert.deepEqual(processes.filter((p) => p.command === 'worker').map((p) => p.roles).sort(), ['fetch', 'provider:local', 'provider:local', 'webhooks', 'workflows,io,reconciler']);
     assert.equal(gateways.length, 2);
   });
 
@@ -212,14 +216,20 @@ describe('docker-compose.yml', () => {
     const secrets: Array<[string, string | undefined]> = [
       ['api DATABASE_URL', api.DATABASE_URL],
       ['api S3_SECRET_KEY', api.S3_SECRET_KEY],
+      ['api WEBHOOK_SECRETS_KEY', api.WEBHOOK_SECRETS_KEY],
+      ['migrate DATABASE_URL', env(services.migrate!).DATABASE_URL],
       ['postgres POSTGRES_PASSWORD', env(services.postgres!).POSTGRES_PASSWORD],
+      ['db-roles PGPASSWORD', env(services['db-roles']!).PGPASSWORD],
+      ['db-roles MIGRATE_PASSWORD', env(services['db-roles']!).MIGRATE_PASSWORD],
+      ['db-roles APP_PASSWORD', env(services['db-roles']!).APP_PASSWORD],
+      ['db-roles TEMPORAL_PASSWORD', env(services['db-roles']!).TEMPORAL_PASSWORD],
       ['temporal POSTGRES_PWD', env(services.temporal!).POSTGRES_PWD],
       ['temporal-schema SQL_PASSWORD', env(services['temporal-schema']!).SQL_PASSWORD],
       ['minio MINIO_ROOT_PASSWORD', env(services.minio!).MINIO_ROOT_PASSWORD],
       ['minio-bucket MINIO_ROOT_PASSWORD', env(services['minio-bucket']!).MINIO_ROOT_PASSWORD],
     ];
     for (const [what, value] of secrets) assert.ok(requiredVar(value), `${what} must be \${VAR:?…}, is ${value}`);
-    assert.equal(requiredVar(api.DATABASE_URL), 'MEDIAGEN_DB_PASSWORD');
+    assert.equal(requiredVar(api.DATABASE_URL), 'MEDIAGEN_APP_DB_PASSWORD');
   });
 
   test('the service uses a MinIO user limited to its bucket, not the root user', () => {
@@ -271,5 +281,40 @@ describe('docker-compose.yml', () => {
       for (const p of services[g]!.ports ?? []) published.add(p.split(':').at(-2)!);
     }
     assert.equal(published.size, gateways.length);
+  });
+  test('the gateway role is no superuser, has no DDL, and is not the migrate role', () => {
+    const gatewayUser = new URL(interpolate(env(services[gateways[0]!]!).DATABASE_URL!)).username;
+    const migrateUser = new URL(interpolate(env(services.migrate!).DATABASE_URL!)).username;
+    const temporalUser = env(services.temporal!).POSTGRES_USER;
+    const superuser = env(services.postgres!).POSTGRES_USER;
+    assert.notEqual(gatewayUser, migrateUser, 'the gateways do not connect as the schema owner');
+    assert.equal(new Set([gatewayUser, migrateUser, temporalUser, superuser]).size, 4, 'app, migrations, Temporal and the superuser: four roles');
+    for (const s of appServices) assert.equal(new URL(interpolate(env(services[s]!).DATABASE_URL!)).username, gatewayUser, `${s} connects as the app role`);
+    const sqlText = interpolate(text(services['db-roles']!.command));
+    // Created without any power beyond logging in...
+    const created = new RegExp(`create role ${gatewayUser} login nosuperuser nocreatedb nocreaterole noreplication nobypassrls'`).test(sqlText);
+    assert.ok(created, `${gatewayUser} is created login nosuperuser nocreatedb nocreaterole noreplication nobypassrls`);
+    // ...owning nothing (the databases belong to the migrate and Temporal roles), with no CREATE on
+    // the schema for anyone but its owner, and no grant but CONNECT and USAGE here.
+    assert.doesNotMatch(sqlText, new RegExp(`owner ${gatewayUser}\\b`));
+    assert.match(sqlText, /revoke create on schema public from public;/);
+    const grants = [...sqlText.matchAll(/^grant (.+) to (.+);$/gm)].filter((m) => m[2]!.split(/,\s*/).includes(gatewayUser)).map((m) => m[1]);
+    assert.deepEqual(grants, ['connect on database mediagen', 'usage on schema public']);
+    assert.match(sqlText, new RegExp(`create database mediagen owner ${migrateUser}\\b`));
+    // Its table privileges are the DML of db/roles.ts, granted by the schema owner after migrating.
+    assert.match(text(services.migrate!.command), new RegExp(`admin\\.js migrate --app-role ${gatewayUser}\\b`));
+    const app = Object.fromEntries(Object.entries(env(services[gateways[0]!]!)).map(([k, v]) => [k, interpolate(v)]));
+    assert.equal(loadConfig(app).NODE_ENV, 'production');
+  });
+
+  test('production needs its own webhook secrets key, and presigned URLs are signed for a host outside clients reach', () => {
+    for (const s of appServices) {
+      const e = env(services[s]!);
+      assert.equal(requiredVar(e.WEBHOOK_SECRETS_KEY), 'MEDIAGEN_WEBHOOK_SECRETS_KEY', `${s} WEBHOOK_SECRETS_KEY`);
+      const presign = new URL(interpolate(e.S3_PRESIGN_ENDPOINT!));
+      assert.notEqual(presign.hostname, 'minio', `${s}: the compose-internal host name is not reachable from outside`);
+    }
+    const vars = Object.fromEntries(Object.entries(env(services[gateways[0]!]!)).map(([k, v]) => [k, interpolate(v)]));
+    assert.throws(() => loadConfig({ ...vars, WEBHOOK_SECRETS_KEY: '' }), /WEBHOOK_SECRETS_KEY: required when NODE_ENV=production/);
   });
 });

@@ -11,6 +11,9 @@ const base = {
   S3_SECRET_KEY: 'not-a-real-secret',
 };
 
+/** A production environment needs its own webhook secrets key. */
+const prod = { ...base, NODE_ENV: 'production', WEBHOOK_SECRETS_KEY: 'a-key-of-its-own' };
+
 const switchedOn: Record<string, string> = {
   FETCH_ALLOW_LOOPBACK_ORIGIN: 'https://127.0.0.1:8443',
   LOCAL_RENDER_FAULTS: 'true',
@@ -26,7 +29,7 @@ describe('test-only settings', () => {
   for (const [name, value] of Object.entries(switchedOn)) {
     test(`${name} is refused when NODE_ENV=production, with its name and without its value`, () => {
       assert.throws(
-        () => loadConfig({ ...base, NODE_ENV: 'production', [name]: value }),
+        () => loadConfig({ ...prod, [name]: value }),
         (err: unknown) => {
           assert.ok(err instanceof ConfigError);
           assert.match(err.message, new RegExp(`${name}: test-only setting, refused when NODE_ENV=production`));
@@ -42,7 +45,27 @@ describe('test-only settings', () => {
   }
 
   test('a production config without them loads, and an off value (false, 0, empty) is not refused', () => {
-    assert.equal(loadConfig({ ...base, NODE_ENV: 'production' }).NODE_ENV, 'production');
-    assert.doesNotThrow(() => loadConfig({ ...base, NODE_ENV: 'production', LOCAL_RENDER_FAULTS: 'false', LOCAL_RENDER_LATENCY_MS: '0', FETCH_ALLOW_LOOPBACK_ORIGIN: '', WEBHOOK_ALLOW_LOOPBACK: 'false' }));
+    assert.equal(loadConfig(prod).NODE_ENV, 'production');
+    assert.doesNotThrow(() => loadConfig({ ...prod, LOCAL_RENDER_FAULTS: 'false', LOCAL_RENDER_LATENCY_MS: '0', FETCH_ALLOW_LOOPBACK_ORIGIN: '', WEBHOOK_ALLOW_LOOPBACK: 'false' }));
+  });
+});
+
+describe('the webhook secrets key', () => {
+  test('production refuses to start without its own key (unset, empty, or the storage secret), naming it and not the value', () => {
+    for (const key of [undefined, '', base.S3_SECRET_KEY]) {
+      assert.throws(
+        () => loadConfig({ ...prod, WEBHOOK_SECRETS_KEY: key }),
+        (err: unknown) => {
+          assert.ok(err instanceof ConfigError);
+          assert.match(err.message, /WEBHOOK_SECRETS_KEY: (required when NODE_ENV=production|must differ from S3_SECRET_KEY)/);
+          assert.ok(!err.message.includes(base.S3_SECRET_KEY), 'no secret is echoed');
+          return true;
+        },
+      );
+    }
+  });
+
+  test('outside production it may be unset (the storage secret is used)', () => {
+    for (const env of ['test', 'development']) assert.equal(loadConfig({ ...base, NODE_ENV: env }).WEBHOOK_SECRETS_KEY, undefined);
   });
 });

@@ -11,6 +11,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkWebhookUrl, postWebhook, resolveWebhookTarget } from '../../shared/webhook-target.js';
 import { jobFromSnapshot } from '../../activities/webhooks.js';
+import { FetchError } from '../../shared/fetch-remote.js';
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -109,15 +110,21 @@ describe('target URL rules', () => {
     for (const answers of [['127.0.0.1'], ['93.184.216.34', '10.1.2.3'], ['::ffff:192.168.0.1'], ['169.254.169.254'], ['fd00::1'], []]) {
       await assert.rejects(resolveWebhookTarget('https://hooks.example.com/x', { allowLoopback: true, resolver: resolver(answers) }), /does not resolve to a public address/, answers.join(','));
     }
-    await assert.rejects(
-      resolveWebhookTarget('https://hooks.example.com/x', {
-        allowLoopback: false,
-        resolver: async () => {
-          throw Object.assign(new Error('nx'), { code: 'ENOTFOUND' });
-        },
-      }),
-      /does not resolve/,
-    );
+  });
+
+  test('a name that does not resolve now (ENOTFOUND, EAI_AGAIN, a timeout) is a retryable failure, not a refusal', async () => {
+    for (const code of ['ENOTFOUND', 'EAI_AGAIN', 'ETIMEOUT']) {
+      await assert.rejects(
+        resolveWebhookTarget('https://hooks.example.com/x', {
+          allowLoopback: false,
+          resolver: async () => {
+            throw Object.assign(new Error('nx'), { code });
+          },
+        }),
+        (err: unknown) => err instanceof FetchError && err.kind === 'unavailable' && err.message.includes(code),
+        code,
+      );
+    }
   });
 });
 

@@ -1,0 +1,47 @@
+// Least privilege for the service's own processes: the gateways and workers connect as an app role
+// that may read and write rows (DML) but owns nothing and may create nothing, while migrations and
+// the admin CLI run as the role that owns the schema. The tables through which a workspace is
+// administered (its members, API keys, webhook signing secrets) are read-only to the app role, so
+// credentials taken from a gateway cannot mint a key or add an owner: only the column the gateway
+// itself writes there (api_keys.last_used_at) may be updated.
+//
+// Run by the owning role after the migrations (`admin migrate --app-role NAME`); idempotent, and
+// again after every migration so new tables are covered.
+import { sql } from 'kysely';
+import type { Database } from './index.js';
+
+/** Administration tables: the app role reads them, and updates only these columns. */
+export const appReadOnlyTables: Readonly<Record<string, readonly string[]>> = {
+  workspace_members: [],
+  api_keys: ['last_used_at'],
+  webhook_secrets: [],
+};
+
+const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Grants `role` what the app needs on every table of the public schema (not the migrator's own tables). */
+export async function grantAppRole(db: Database, role: string): Promise<{ tables: string[] }> {
+  if (!ROLE_NAME.test(role)) throw new Error('the app role name must be a plain lower-case identifier');
+  const r = sql.id(role);
+  const tables = (
+    await sql<{ tablename: string }>`select tablename from pg_tables where schemaname = 'public' and tablename not like 'kysely_%' order by tablename`.execute(db)
+  ).rows.map((t) => t.tablename);
+  await db.transaction().execute(async (tx) => {
+    // Nobody but the owner creates objects in the schema (PostgreSQL 15+ already defaults to this).
+    await sql`revoke create on schema public from public`.execute(tx);
+    await sql`grant usage on schema public to ${r}`.execute(tx);
+    for (const table of tables) {
+      const t = sql.id('public', table);
+      await sql`revoke all on ${t} from ${r}`.execute(tx);
+      const updatable = appReadOnlyTables[table];
+      if (updatable === undefined) {
+        await sql`grant select, insert, update, delete on ${t} to ${r}`.execute(tx);
+      } else {
+        await sql`grant select on ${t} to ${r}`.execute(tx);
+        if (updatable.length > 0) await sql`grant update (${sql.join(updatable.map((c) => sql.id(c)))}) on ${t} to ${r}`.execute(tx);
+      }
+    }
+    await sql`grant usage, select on all sequences in schema public to ${r}`.execute(tx);
+  });
+  return { tables };
+}

@@ -1,0 +1,90 @@
+// The app role of db/roles.ts on the real Postgres: a login role given only what
+// `admin migrate --app-role` grants is no superuser, can create nothing (no DDL), cannot mint API
+// keys, add members or write webhook secrets, and still serves the gateway: a gateway connected
+// as that role authenticates, rate-limits, records key use and writes upload rows over HTTP.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { sql } from 'kysely';
+import { createTenant, createTestDatabase, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
+import { api, startGateway, type InProcessGateway } from '../support/services.js';
+import { grantAppRole } from '../../db/roles.js';
+import { createDb, type Database } from '../../db/index.js';
+import { randomToken } from '../../shared/ids.js';
+
+let tdb: TestDatabase;
+let role: string;
+let appUrl: string;
+let appDb: Database;
+
+before(async () => {
+  tdb = await createTestDatabase();
+  role = `app_${randomToken(8).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
+  const password = randomToken(16);
+  await sql`create role ${sql.id(role)} login nosuperuser nocreatedb nocreaterole password ${sql.lit(password)}`.execute(tdb.db);
+  await grantAppRole(tdb.db, role);
+  const u = new URL(tdb.url);
+  u.username = role;
+  u.password = password;
+  appUrl = u.toString();
+  appDb = createDb(appUrl, 4);
+});
+
+after(async () => {
+  await appDb?.destroy();
+  if (tdb && role) {
+    await sql`revoke all on all tables in schema public from ${sql.id(role)}`.execute(tdb.db);
+    await sql`revoke all on all sequences in schema public from ${sql.id(role)}`.execute(tdb.db);
+    await sql`revoke usage on schema public from ${sql.id(role)}`.execute(tdb.db);
+  }
+  await tdb?.drop();
+  if (role) {
+    const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await c.connect();
+    await c.query(`drop role if exists ${role}`).finally(() => c.end());
+  }
+});
+
+const refused = /permission denied/;
+
+describe('the app role', () => {
+  test('is no superuser and may create nothing: no table, no function, no database, no role', async () => {
+    const me = await sql<{ rolsuper: boolean; rolcreatedb: boolean; rolcreaterole: boolean }>`select rolsuper, rolcreatedb, rolcreaterole from pg_roles where rolname = current_user`.execute(appDb);
+    assert.deepEqual(me.rows[0], { rolsuper: false, rolcreatedb: false, rolcreaterole: false });
+    await assert.rejects(sql`create table evil (id int)`.execute(appDb), refused);
+    await assert.rejects(sql`create function evil() returns int language sql as 'select 1'`.execute(appDb), refused);
+    await assert.rejects(sql`alter table jobs add column evil int`.execute(appDb), /must be owner/);
+    await assert.rejects(sql`drop table jobs`.execute(appDb), /must be owner/);
+    await assert.rejects(sql`copy (select 1) to program 'true'`.execute(appDb), /permission denied|must be superuser|privileges/);
+  });
+
+  test('cannot mint API keys, add members or write webhook secrets; reads them', async () => {
+    const t = await createTenant(tdb.db);
+    await assert.rejects(
+      sql`insert into api_keys (id, workspace_id, name, secret_hash, created_by) values ('k_evil', ${t.workspaceId}, 'evil', 'x', 'evil@example.test')`.execute(appDb),
+      refused,
+    );
+    await assert.rejects(sql`update api_keys set revoked_at = null where workspace_id = ${t.workspaceId}`.execute(appDb), refused);
+    await assert.rejects(sql`insert into workspace_members (workspace_id, email, role) values (${t.workspaceId}, 'evil@example.test', 'owner')`.execute(appDb), refused);
+    await assert.rejects(sql`delete from webhook_secrets`.execute(appDb), refused);
+    const keys = await sql<{ id: string }>`select id from api_keys where workspace_id = ${t.workspaceId}`.execute(appDb);
+    assert.equal(keys.rows.length, 1);
+    await sql`update api_keys set last_used_at = now() where id = ${t.apiKeyId}`.execute(appDb);
+  });
+
+  test('serves a gateway over HTTP: authentication, rate limits, key use and upload rows', async () => {
+    const t = await createTenant(tdb.db);
+    let gw: InProcessGateway | null = null;
+    try {
+      gw = await startGateway(testConfig(appUrl, { HOST: '127.0.0.1' }), appDb);
+      const c = api(gw.baseUrl, t.apiKey);
+      await waitFor('the key to be known', async () => (await c.get('/v1/projects')).status === 200);
+      const created = await c.post('/v1/uploads', { project_id: t.projectId, name: 'a.png', mime_type: 'image/png', size: 1000 });
+      assert.equal(created.status, 200, created.text);
+      const dry = await c.post('/v1/images/generate?dry_run=true', { project_id: t.projectId, prompt: 'a fox', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+      assert.equal(dry.status, 200, dry.text);
+    } finally {
+      await gw?.close();
+    }
+  });
+});

@@ -1,0 +1,209 @@
+// What keeps one workspace's webhooks from hurting the others, on the real Postgres (and the real
+// Temporal for the dispatcher), with the delivery activity run as an activity
+// (MockActivityEnvironment) against receivers on 127.0.0.1:
+//   - a receiver that keeps failing opens its circuit breaker: attempts then fail at once without
+//     a connection, and after the cooldown one probe goes out and closes it again;
+//   - a `job.generating` event not yet delivered when its job was canceled is superseded, never sent;
+//   - a secret that cannot be decrypted is skipped: the workspace's other secret still signs;
+//   - the dispatcher keeps at most WEBHOOK_WORKSPACE_CONCURRENCY events of a workspace in flight,
+//     and dispatches the next as one finishes; other workspaces are dispatched at once;
+//   - finished events past their retention are removed; events still in flight are kept.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { Client, Connection } from '@temporalio/client';
+import { pino } from 'pino';
+import { Webhook } from 'standardwebhooks';
+import { createTenant, createTestDatabase, insertImageJob, testConfig, type Tenant, type TestDatabase } from '../support/stack.js';
+import * as jobsRepo from '../../db/repos/jobs.js';
+import * as webhooksRepo from '../../db/repos/webhooks.js';
+import { createWebhookActivities } from '../../activities/webhooks.js';
+import { createWebhookDispatcher } from '../../worker/webhook-dispatcher.js';
+import { encryptSecret, generateWebhookSecret, secretsEncryptionKey } from '../../shared/webhook-signing.js';
+import type { Config } from '../../shared/config.js';
+import type { Tx } from '../../db/index.js';
+import { parseRoles, roleName } from '../../worker/roles.js';
+import { taskQueues } from '../../workflows/definitions.js';
+
+let tdb: TestDatabase;
+let config: Config;
+let receiver: { server: Server; base: string; hits: string[]; status: number };
+
+before(async () => {
+  tdb = await createTestDatabase();
+  config = testConfig(tdb.url, {
+    WEBHOOK_ALLOW_LOOPBACK: 'true',
+    WEBHOOK_TIMEOUT_MS: '1000',
+    WEBHOOK_BREAKER_FAILURES: '3',
+    WEBHOOK_BREAKER_COOLDOWN_MS: '400',
+    WEBHOOK_WORKSPACE_CONCURRENCY: '2',
+    WEBHOOK_SECRETS_KEY: 'webhook-isolation-test-key',
+  });
+  const hits: string[] = [];
+  const server = createServer((req, res) => {
+    hits.push(req.url ?? '/');
+    req.resume();
+    req.on('end', () => res.writeHead(receiver.status).end());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  receiver = { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, status: 204 };
+});
+
+after(async () => {
+  receiver?.server.closeAllConnections();
+  await new Promise((r) => receiver?.server.close(r));
+  await tdb?.drop();
+});
+
+const key = () => secretsEncryptionKey(config);
+const tx = <T>(fn: (x: Tx) => Promise<T>) => tdb.db.transaction().execute(fn);
+
+async function addSecret(t: Tenant, encrypted?: string): Promise<string> {
+  const id = `whs_${Math.random().toString(36).slice(2)}`;
+  const secret = generateWebhookSecret();
+  await tdb.db
+    .insertInto('webhook_secrets')
+    .values({ id, workspace_id: t.workspaceId, secret_encrypted: encrypted ?? encryptSecret(key(), secret, id, t.workspaceId), created_by: t.ownerEmail })
+    .execute();
+  return secret;
+}
+
+/** A job whose webhook asks for every event, moved to `generating` then `failed`: two outbox rows. */
+async function jobWithEvents(t: Tenant, url: string, moves: Array<'generating' | 'failed'>): Promise<string[]> {
+  const job = await insertImageJob(tdb.db, t);
+  await tdb.db.updateTable('jobs').set({ webhook_url: url, webhook_events: ['generating', 'completed', 'failed'] }).where('id', '=', job.id).execute();
+  for (const m of moves) {
+    if (m === 'generating') await tx((x) => jobsRepo.claimJob(x, job.id, 'run-1'));
+    else await tx((x) => jobsRepo.failJob(x, job.id, { code: 'canceled', message: 'canceled' }, 'run-1'));
+  }
+  return (await webhooksRepo.deliveriesOfJob(tdb.db, job.id)).map((d) => d.id);
+}
+
+function deliver(id: string): Promise<{ status: number; attempt: number; superseded?: boolean }> {
+  const acts = createWebhookActivities({ db: tdb.db, config, logger: pino({ level: 'silent' }) });
+  return new MockActivityEnvironment().run(acts.deliverWebhook, id) as Promise<{ status: number; attempt: number; superseded?: boolean }>;
+}
+
+test('deliveries have their own task queue and fleet role', () => {
+  assert.equal(taskQueues('media').webhooks, 'media-webhooks');
+  assert.deepEqual(parseRoles('webhooks').map(roleName), ['webhooks']);
+  assert.ok(parseRoles('all').map(roleName).includes('webhooks'));
+});
+
+describe('delivery attempts', () => {
+  test('a receiver that keeps failing opens its breaker: attempts fail at once without a connection; after the cooldown one probe closes it', async () => {
+    const t = await createTenant(tdb.db);
+    await addSecret(t);
+    const path = '/breaker';
+    const ids = await Promise.all([1, 2, 3, 4].map(() => jobWithEvents(t, `${receiver.base}${path}`, ['generating', 'failed']).then((x) => x[1]!)));
+    receiver.status = 500;
+    try {
+      for (const id of ids.slice(0, 3)) await assert.rejects(deliver(id), /the receiver answered 500/);
+      const seen = receiver.hits.filter((h) => h === path).length;
+      assert.equal(seen, 3);
+      await assert.rejects(deliver(ids[3]!), /circuit is open until/);
+      assert.equal(receiver.hits.filter((h) => h === path).length, seen, 'no connection while the breaker is open');
+      const host = new URL(receiver.base).host;
+      const row = await tdb.db.selectFrom('webhook_destinations').selectAll().where('host', '=', host).executeTakeFirstOrThrow();
+      assert.equal(row.consecutive_failures, 3);
+      receiver.status = 204;
+      // After the cooldown, the next attempt is the probe: it goes out, and its success closes the breaker.
+      await new Promise((r) => setTimeout(r, Math.max(0, row.open_until!.getTime() - Date.now()) + 20));
+      assert.equal((await deliver(ids[3]!)).status, 204);
+      assert.equal((await tdb.db.selectFrom('webhook_destinations').selectAll().where('host', '=', host).executeTakeFirstOrThrow()).consecutive_failures, 0);
+      assert.equal((await deliver(ids[0]!)).status, 204);
+    } finally {
+      receiver.status = 204;
+    }
+  });
+
+  test('a job.generating event not yet delivered when the job was canceled is superseded and never sent', async () => {
+    const t = await createTenant(tdb.db);
+    await addSecret(t);
+    const [generating, failed] = await jobWithEvents(t, `${receiver.base}/superseded`, ['generating', 'failed']);
+    const answer = await deliver(generating!);
+    assert.equal(answer.superseded, true);
+    assert.equal(receiver.hits.filter((h) => h === '/superseded').length, 0);
+    assert.ok((await webhooksRepo.getDelivery(tdb.db, generating!))?.superseded_at);
+    assert.equal((await deliver(failed!)).status, 204);
+    assert.equal(receiver.hits.filter((h) => h === '/superseded').length, 1);
+  });
+
+  test('a secret that cannot be decrypted is skipped; the other secret signs', async () => {
+    const t = await createTenant(tdb.db);
+    const good = await addSecret(t);
+    // Newer, and written under another key: undecryptable with this worker's key.
+    const otherKey = secretsEncryptionKey({ WEBHOOK_SECRETS_KEY: 'another key' });
+    await new Promise((r) => setTimeout(r, 5));
+    await addSecret(t, encryptSecret(otherKey, generateWebhookSecret(), 'whs_bad', t.workspaceId));
+    const signed: Array<{ headers: Record<string, string>; body: string }> = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        signed.push({ headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString() });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const [, failed] = await jobWithEvents(t, `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, ['generating', 'failed']);
+      assert.equal((await deliver(failed!)).status, 204);
+      assert.equal(signed.length, 1);
+      const event = new Webhook(good).verify(signed[0]!.body, signed[0]!.headers) as { type: string };
+      assert.equal(event.type, 'job.failed');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
+
+describe('dispatch and retention', () => {
+  test('a workspace has at most WEBHOOK_WORKSPACE_CONCURRENCY events in flight; the next goes as one finishes; others are not held back', async () => {
+    const noisy = await createTenant(tdb.db);
+    const quiet = await createTenant(tdb.db);
+    const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+    const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+    // Earlier tests' events are not this test's: mark them dispatched.
+    await tdb.db.updateTable('webhook_deliveries').set({ dispatched_at: new Date() }).where('dispatched_at', 'is', null).execute();
+    const noisyEvents: string[] = [];
+    for (let i = 0; i < 5; i++) noisyEvents.push((await jobWithEvents(noisy, `${receiver.base}/noisy`, ['failed']))[0]!);
+    const quietEvent = (await jobWithEvents(quiet, `${receiver.base}/quiet`, ['failed']))[0]!;
+    const dispatcher = createWebhookDispatcher({ config, db: tdb.db, client, logger: pino({ level: 'silent' }) });
+    const dispatched = async (ids: string[]) =>
+      (await tdb.db.selectFrom('webhook_deliveries').select('id').where('id', 'in', ids).where('dispatched_at', 'is not', null).execute()).map((r) => r.id);
+    try {
+      assert.equal(await dispatcher.runOnce(), 3, 'two of the noisy workspace, and the quiet one');
+      assert.deepEqual((await dispatched(noisyEvents)).sort(), noisyEvents.slice(0, 2).sort(), 'the oldest two, in order');
+      assert.deepEqual(await dispatched([quietEvent]), [quietEvent]);
+      assert.equal(await dispatcher.runOnce(), 0, 'nothing more while two are in flight');
+      await webhooksRepo.recordAttempt(tdb.db, noisyEvents[0]!, { status: 204, error: null, delivered: true });
+      assert.equal(await dispatcher.runOnce(), 1);
+      assert.deepEqual((await dispatched(noisyEvents)).sort(), noisyEvents.slice(0, 3).sort());
+    } finally {
+      for (const id of [...noisyEvents, quietEvent]) await client.workflow.getHandle(id).terminate('test over').catch(() => undefined);
+      await connection.close();
+    }
+  });
+
+  test('finished events past their retention are removed; in-flight and recent ones stay', async () => {
+    const t = await createTenant(tdb.db);
+    const [oldDelivered, oldInFlight, recentDelivered] = [
+      (await jobWithEvents(t, `${receiver.base}/r`, ['failed']))[0]!,
+      (await jobWithEvents(t, `${receiver.base}/r`, ['failed']))[0]!,
+      (await jobWithEvents(t, `${receiver.base}/r`, ['failed']))[0]!,
+    ];
+    const longAgo = new Date(Date.now() - 30 * 86_400_000);
+    await tdb.db.updateTable('webhook_deliveries').set({ created_at: longAgo, dispatched_at: longAgo }).where('id', 'in', [oldDelivered, oldInFlight]).execute();
+    await webhooksRepo.recordAttempt(tdb.db, oldDelivered, { status: 204, error: null, delivered: true });
+    await webhooksRepo.recordAttempt(tdb.db, recentDelivered, { status: 204, error: null, delivered: true });
+    const removed = await webhooksRepo.sweepFinishedDeliveries(tdb.db, new Date(Date.now() - config.WEBHOOK_OUTBOX_RETENTION_DAYS * 86_400_000));
+    assert.ok(removed >= 1);
+    assert.equal(await webhooksRepo.getDelivery(tdb.db, oldDelivered), undefined);
+    assert.ok(await webhooksRepo.getDelivery(tdb.db, oldInFlight));
+    assert.ok(await webhooksRepo.getDelivery(tdb.db, recentDelivered));
+  });
+});
