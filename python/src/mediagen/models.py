@@ -160,7 +160,7 @@ class ImageCreate(TypedDict, closed=True):
     count: int
     webhook_url: NotRequired[str]
     """
-    https URL (default port) that receives this job's events, signed per Standard Webhooks with the workspace's secret
+    https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; http is accepted only by test deployments, for loopback receivers
     """
     webhook_events: NotRequired[list[Literal["generating", "completed", "failed"]]]
     """
@@ -217,6 +217,15 @@ class Durations1(TypedDict, closed=True):
     max: float
 
 
+class DurationsWithReferences(TypedDict, closed=True):
+    values: list[float]
+
+
+class PromptLength(TypedDict, closed=True):
+    min: int
+    max: int
+
+
 class Price(TypedDict, closed=True):
     credits: int
     """
@@ -258,6 +267,14 @@ class ModelInfo(TypedDict, closed=True):
     max_reference_images: int | None
     """
     most reference images a request may send; null when the model takes none
+    """
+    durations_with_references: DurationsWithReferences | None
+    """
+    durations allowed when reference images are sent (the provider's reference endpoint's own list); null when the same as durations
+    """
+    prompt_length: PromptLength | None
+    """
+    characters a prompt may have (Unicode code points, as the provider counts them): the live provider's bounds where it sets narrower ones; null when the kind takes no prompt
     """
     price: Price
     served_by: Literal["live", "local", "unavailable"]
@@ -332,7 +349,7 @@ class ReplaceActorCreate(TypedDict, closed=True):
     aspect_ratio: NotRequired[Literal["1:1", "9:16", "16:9"]]
     webhook_url: NotRequired[str]
     """
-    https URL (default port) that receives this job's events, signed per Standard Webhooks with the workspace's secret
+    https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; http is accepted only by test deployments, for loopback receivers
     """
     webhook_events: NotRequired[list[Literal["generating", "completed", "failed"]]]
     """
@@ -428,7 +445,7 @@ class TalkingActorCreate(TypedDict, closed=True):
     aspect_ratio: NotRequired[Literal["1:1", "9:16", "16:9"]]
     webhook_url: NotRequired[str]
     """
-    https URL (default port) that receives this job's events, signed per Standard Webhooks with the workspace's secret
+    https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; http is accepted only by test deployments, for loopback receivers
     """
     webhook_events: NotRequired[list[Literal["generating", "completed", "failed"]]]
     """
@@ -541,7 +558,7 @@ class VideoCreate(TypedDict, closed=True):
     end_frame_file_id: NotRequired[str]
     webhook_url: NotRequired[str]
     """
-    https URL (default port) that receives this job's events, signed per Standard Webhooks with the workspace's secret
+    https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; http is accepted only by test deployments, for loopback receivers
     """
     webhook_events: NotRequired[list[Literal["generating", "completed", "failed"]]]
     """
