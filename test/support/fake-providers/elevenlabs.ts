@@ -11,6 +11,8 @@ export class FakeElevenLabs extends FakeServer {
   readonly voices = new Set(['21m00Tcm4TlvDq8ikWAM', 'pNInz6obpgDQGcFmaJgB']);
   /** Seconds of speech per character at speed 1. */
   secondsPerChar = 0.06;
+  /** How long each speech answer takes (a long synthesis); the request is recorded when it arrives. */
+  synthesisDelayMs = 0;
 
   constructor(key = 'el-test-key-0123456789') {
     super((method, path) => (method === 'POST' && /^\/v1\/text-to-speech\/[^/]+$/.test(path) ? 'tts' : undefined), (req) => this.answer(req));
@@ -37,7 +39,7 @@ export class FakeElevenLabs extends FakeServer {
     const samples = Math.max(2400, Math.round(seconds * Number(rate)));
     const pcm = Buffer.alloc(samples * 2);
     for (let i = 0; i < samples; i++) pcm.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 220 * i) / Number(rate))), i * 2);
-    return { status: 200, headers: { 'content-type': 'audio/pcm' }, body: pcm };
+    return { status: 200, headers: { 'content-type': 'audio/pcm' }, body: pcm, delayMs: this.synthesisDelayMs };
   }
 }
 
