@@ -83,7 +83,12 @@ export async function insertJobWithCharge(db: Queryable, job: NewJobInput): Prom
     from (values (1)) as one left join job on true`.execute(db);
   const { project_found, available, ...row } = rows[0]!;
   if (!project_found) throw new ProjectNotInWorkspaceError(job.projectId);
-  if (row.id === null) throw new InsufficientCreditsError(job.price, Number(available ?? 0));
+  if (row.id === null) {
+    // The statement's own read of the balance is as of its snapshot; a racing debit it waited for
+    // is not in it. A new statement reads the balance that refused this one.
+    const now = await db.selectFrom('workspaces').select('credits').where('id', '=', job.workspaceId).executeTakeFirst();
+    throw new InsufficientCreditsError(job.price, now?.credits ?? Number(available ?? 0));
+  }
   return row as Job;
 }
 

@@ -50,7 +50,7 @@ def test_direct_uploads_go_to_storage_with_the_presigned_post(client: MediaGenCl
     created = client.uploads.create(project_id=main.project_id, name="x.png", mime_type="image/png", size=len(png))
     assert created["status"] == "pending" and created["upload"]["method"] == "POST"
     assert client.uploads.get(created["id"])["status"] == "pending"
-    raises_api_error(lambda: client.uploads.complete(created["id"]), 400, "invalid_request")
+    raises_api_error(lambda: client.uploads.complete(created["id"]), 409, "not_ready")
 
     # Bytes that are not what they claim: storage takes them (type and size match), completion refuses.
     raises_api_error(lambda: client.upload_direct(b"\x01" * 64, project_id=main.project_id, filename="fake.png"), 400, "invalid_request")

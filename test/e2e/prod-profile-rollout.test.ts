@@ -168,6 +168,10 @@ async function rollout(order: 'providers-first' | 'workflows-first', opts: { web
       await startProvidersB();
     }
     await waitFor(`${B} to have its provider fleet`, () => versionHas(B, providerQueue), 60_000, 250);
+    // Every queue's pollers register on their own: promote once the server has seen them all.
+    for (const queue of [`${config.TASK_QUEUE_PREFIX}-io/activity`, `${config.TASK_QUEUE_PREFIX}-fetch/activity`]) {
+      await waitFor(`${B} to poll ${queue}`, () => versionHas(B, queue), 60_000, 250);
+    }
     assert.equal((await status())?.current, A, 'a new build does not take new jobs by itself');
     if (order === 'workflows-first') {
       // A ramp before the promotion: set, seen, ended.
