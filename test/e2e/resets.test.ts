@@ -12,15 +12,15 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
-import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
-import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer } from '../support/https-server.js';
+import type { FakeFal } from '../support/fake-providers/fal.js';
+import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { indexOfLocalActivity } from '../support/history.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import type { Config } from '../../shared/config.js';
 
 let tdb: TestDatabase;
 let fal: FakeFal;
-let cdn: HttpsTestServer;
+let live: LiveFal;
 let config: Config;
 let gw: Gateway;
 let workers: Workers;
@@ -30,21 +30,10 @@ const credits = 100;
 
 before(async () => {
   tdb = await createTestDatabase();
-  let media;
-  [fal, cdn, media] = await Promise.all([startFakeFal(), startHttpsTestServer(), makeSampleMedia()]);
-  const png = media['image/png'];
-  fal.filesBaseUrl = cdn.origin;
-  cdn.fallback((_req, res) => res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(png.length) }).end(png));
+  live = await startLiveFal();
+  fal = live.fal;
   config = testConfig(tdb.url, {
-    PROVIDERS_MODE: 'live',
-    FAL_KEY: fal.key,
-    FAL_QUEUE_URL: fal.url,
-    OPENAI_API_KEY: '',
-    ELEVENLABS_API_KEY: '',
-    XAI_API_KEY: '',
-    FETCH_ALLOW_LOOPBACK_ORIGIN: cdn.origin,
-    FETCH_EXTRA_CA_FILE: cdn.caFile,
-    PROVIDER_OUTPUT_HOSTS: '127.0.0.1',
+    ...live.env,
     RATE_LIMIT_GENERATE_PER_MIN: '1000',
     RATE_LIMIT_POLL_PER_MIN: '100000',
     RECONCILE_INTERVAL_MS: '3600000',
@@ -56,7 +45,7 @@ before(async () => {
 after(async () => {
   await workers?.stop();
   await gw?.close();
-  await Promise.all([fal?.close(), cdn?.close()]);
+  await live?.close();
   await tdb?.drop();
 });
 

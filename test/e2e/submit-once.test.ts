@@ -12,9 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
-import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
+import type { FakeFal } from '../support/fake-providers/fal.js';
+import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { json } from '../support/fake-providers/server.js';
-import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer } from '../support/https-server.js';
 import { indexOfLocalActivity } from '../support/history.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import { createStorage, type Storage } from '../../shared/storage.js';
@@ -24,7 +24,7 @@ const workerMain = fileURLToPath(new URL('../../worker/main.js', import.meta.url
 
 let tdb: TestDatabase;
 let fal: FakeFal;
-let cdn: HttpsTestServer;
+let live: LiveFal;
 let config: Config;
 let providerEnv: Record<string, string>;
 let gw: Gateway;
@@ -34,22 +34,9 @@ const price = 4; // nano-banana-2, one image
 
 before(async () => {
   tdb = await createTestDatabase();
-  let media;
-  [fal, cdn, media] = await Promise.all([startFakeFal(), startHttpsTestServer(), makeSampleMedia()]);
-  const png = media['image/png'];
-  fal.filesBaseUrl = cdn.origin;
-  cdn.fallback((_req, res) => res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(png.length) }).end(png));
-  providerEnv = {
-    PROVIDERS_MODE: 'live',
-    FAL_KEY: fal.key,
-    FAL_QUEUE_URL: fal.url,
-    OPENAI_API_KEY: '',
-    ELEVENLABS_API_KEY: '',
-    XAI_API_KEY: '',
-    FETCH_ALLOW_LOOPBACK_ORIGIN: cdn.origin,
-    FETCH_EXTRA_CA_FILE: cdn.caFile,
-    PROVIDER_OUTPUT_HOSTS: '127.0.0.1',
-  };
+  live = await startLiveFal();
+  fal = live.fal;
+  providerEnv = live.env;
   config = testConfig(tdb.url, { ...providerEnv, RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', RECONCILE_INTERVAL_MS: '3600000' });
   gw = await startGateway(config, tdb.db);
   // The workflow worker (and the io and fetch queues) for every test; each test brings its provider fleet.
@@ -72,7 +59,7 @@ before(async () => {
 after(async () => {
   await core?.stop();
   await gw?.close();
-  await Promise.all([fal?.close(), cdn?.close()]);
+  await live?.close();
   await tdb?.drop();
 });
 
