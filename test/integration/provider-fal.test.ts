@@ -114,8 +114,8 @@ describe('fal queue adapter', () => {
     assert.match(err.message, /duration: Input should be '5' or '10'/);
   });
 
-  // fal's published schemas, which the fake now holds requests to (fal-inputs.schema.json), refuse
-  // what the catalog used to let through; the gateway refuses these at create time (provider-limits).
+  // fal's published schemas, which the fake holds requests to (fal-inputs.schema.json), refuse these
+  // requests; the gateway refuses them at create time (provider-limits), before any charge.
   test("Veo reference-to-video takes 8 s only: a 6 s request is refused by fal's schema", async () => {
     const refs = [await storeInput(storage, 'reference'), await storeInput(storage, 'reference')];
     const err = await errorOf(() => fal.submit(requestFor('veo-3.1', { inputs: refs, duration: 6 }), ctx));
