@@ -90,6 +90,13 @@ elif [[ $PORT == 0 ]]; then
   PORT=$(free_port)
 fi
 export PORT
+# The gateway's metrics port (9464 by default) moves too when something else holds it: a second
+# checkout's dev stack, or an exporter already on the machine.
+if [[ -z ${API_METRICS_PORT:-} ]] && ! port_free 9464; then
+  API_METRICS_PORT=$(free_port)
+  log "metrics port 9464 is taken; the gateway serves /metrics on $API_METRICS_PORT"
+  export API_METRICS_PORT
+fi
 export HOST=${HOST:-127.0.0.1}
 BASE_URL="http://127.0.0.1:$PORT"
 export PUBLIC_BASE_URL=${PUBLIC_BASE_URL:-$BASE_URL}

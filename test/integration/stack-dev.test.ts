@@ -52,17 +52,16 @@ describe('npm run dev (scripts/dev.sh)', () => {
   });
 
   test('starts, prints the base URL, demo key, project id and Temporal UI, serves the API; Ctrl-C stops it', async () => {
-    await waitFor(
+    // An exit ends the wait at once (waitFor retries a check that throws), with dev.sh's own words.
+    const outcome = await waitFor(
       'dev.sh to print its summary',
-      () => {
-        if (child!.exitCode !== null) throw new Error(`dev.sh exited with ${child!.exitCode}: ${stderr.slice(-2000)}`);
-        return stdout.includes('Ctrl-C stops');
-      },
+      () => (child!.exitCode !== null ? 'exited' : stdout.includes('Ctrl-C stops') && 'ready'),
       240_000,
       200,
     ).catch((err: Error) => {
       throw new Error(`${err.message}\nstderr: ${stderr.slice(-2000)}`);
     });
+    if (outcome === 'exited') assert.fail(`dev.sh exited with ${child!.exitCode}: ${stderr.slice(-2000)}`);
 
     const base = /Base URL\s+(http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(stdout)?.[1];
     const key = /Demo API key\s+(mg_live_\S+)/.exec(stdout)?.[1];
