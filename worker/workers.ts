@@ -15,11 +15,21 @@ import { createReconciler, type Reconciler } from './reconciler.js';
 import { createUploadSweeper, type UploadSweeper } from './upload-sweeper.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher.js';
 import type { WorkerMetrics } from './metrics.js';
+import { tracing } from '../shared/tracing.js';
 import { deploymentOptions, promoteAtStart, workerVersioning, type Versioning } from './deployment.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 /** Built by `npm run build` (scripts/bundle-workflows.ts); used when present so workers start fast. */
 export const defaultBundlePath = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
+
+/**
+ * The prebuilt bundle to load (its traced twin when tracing is on: workflow interceptors live inside
+ * the bundle), or undefined to bundle the sources at start (tests, a build without bundles).
+ */
+export function workflowBundlePath(plain: string, traced: boolean): string | undefined {
+  const path = traced ? plain.replace(/\.js$/, '.traced.js') : plain;
+  return existsSync(path) ? path : undefined;
+}
 
 export interface WorkerFleet {
   roles: Role[];
@@ -65,7 +75,11 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
     shutdownGraceTime: config.WORKER_SHUTDOWN_GRACE_MS,
     ...(versioning ? { workerDeploymentOptions: deploymentOptions(versioning) } : {}),
   };
-  const activityCommon: Partial<WorkerOptions> = deps.activityInterceptors ? { ...common, interceptors: { activity: deps.activityInterceptors } } : common;
+  // With tracing on, every activity (local ones too) continues the trace its workflow carries, and
+  // the workflow's own spans leave the sandbox through a sink to this process's exporter.
+  const traced = tracing();
+  const activityInterceptors = [...(deps.activityInterceptors ?? []), ...(traced ? [traced.activityInterceptor] : [])];
+  const activityCommon: Partial<WorkerOptions> = activityInterceptors.length > 0 ? { ...common, interceptors: { activity: activityInterceptors } } : common;
 
   const activityWorker = (taskQueue: string, acts: object, concurrent: number, perSecond?: number) =>
     Worker.create({
@@ -83,10 +97,16 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
   for (const role of roles) {
     switch (role.kind) {
       case 'workflows': {
-        const bundlePath = config.WORKFLOW_BUNDLE_PATH ?? (existsSync(defaultBundlePath) ? defaultBundlePath : undefined);
+        const bundlePath = workflowBundlePath(config.WORKFLOW_BUNDLE_PATH ?? defaultBundlePath, traced !== null);
         workers.push(
           await Worker.create({
             ...activityCommon,
+            ...(traced
+              ? {
+                  interceptors: { ...activityCommon.interceptors, ...(bundlePath ? {} : { workflowModules: [traced.workflowInterceptorModule] }) },
+                  sinks: traced.workflowSinks(),
+                }
+              : {}),
             taskQueue: queues.workflows,
             ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath }),
             maxConcurrentWorkflowTaskExecutions: Math.min(config.WORKFLOW_TASK_CONCURRENCY, 100),
@@ -116,7 +136,8 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
         );
         break;
       case 'reconciler': {
-        const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
+        const interceptors = traced?.clientInterceptors();
+        const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE, ...(interceptors ? { interceptors: { workflow: interceptors } } : {}) });
         reconciler = createReconciler({ config, db: deps.db, storage: deps.storage, client, logger: deps.logger, metrics: deps.metrics });
         uploadSweeper = createUploadSweeper({ config, db: deps.db, storage: deps.storage, logger: deps.logger });
         webhookDispatcher = createWebhookDispatcher({ config, db: deps.db, client, logger: deps.logger });
