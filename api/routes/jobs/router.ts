@@ -107,7 +107,8 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
   endpoints.add({
     method: 'post',
     path: spec.createPath,
-    summary: `Create a ${name} job. ?dry_run=true answers the price instead (nothing is created or charged).${IDEMPOTENCY_NOTE}`,
+    summary: `Create a ${name} job`,
+    description: `?dry_run=true answers the price instead (nothing is created or charged).${IDEMPOTENCY_NOTE}`,
     tags: [spec.tag],
     rateClass: 'generate',
     body: spec.body,
@@ -213,7 +214,8 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
   endpoints.add({
     method: 'post',
     path: `${spec.base}/:id/cancel`,
-    summary: `Cancel a ${name} job (extension: ends it as failed with code canceled and refunds)`,
+    summary: `Cancel a ${name} job (extension)`,
+    description: 'Ends the job as failed with error code canceled and refunds its price.',
     tags: [spec.tag],
     rateClass: 'generate',
     response: spec.record,
