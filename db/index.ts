@@ -44,7 +44,8 @@ function traceStatements(pool: pg.Pool): void {
     const query = client.query.bind(client) as (text: unknown, values?: unknown) => Promise<unknown>;
     (client as { query: unknown }).query = (text: unknown, values?: unknown) => {
       if (typeof text !== 'string') return query(text, values);
-      return withSpan(`pg ${text.slice(0, text.indexOf(' ') > 0 ? text.indexOf(' ') : text.length)}`, { 'db.system': 'postgresql', 'db.statement': text }, () => query(text, values), SpanKind.CLIENT);
+      const verb = /^\s*(\w+)/.exec(text)?.[1]?.toLowerCase() ?? 'query';
+      return withSpan(`pg ${verb}`, { 'db.system': 'postgresql', 'db.statement': text }, () => query(text, values), SpanKind.CLIENT);
     };
   });
 }

@@ -78,7 +78,27 @@ async function load(endpoint: string, serviceName: string): Promise<TracingRunti
     processor,
     resource,
     clientInterceptors: () => [new OpenTelemetryWorkflowClientInterceptor()],
-    activityInterceptor: (ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) }),
+    activityInterceptor: (ctx) => {
+      // The SDK writes an activity's "completed" line after its span has ended: the trace id seen
+      // while it ran goes on that line too. (Its "started" line is written before any interceptor
+      // sees the task's headers, so it cannot carry one.)
+      let traceId: string | undefined;
+      const inbound = new OpenTelemetryActivityInboundInterceptor(ctx);
+      const outbound = new OpenTelemetryActivityOutboundInterceptor(ctx);
+      return {
+        inbound: {
+          execute: (input, next) =>
+            inbound.execute(input, (i) => {
+              traceId = currentTraceId();
+              return next(i);
+            }),
+        },
+        outbound: {
+          getLogAttributes: (input, next) => outbound.getLogAttributes(input, (attrs) => next(traceId && attrs.trace_id === undefined ? { trace_id: traceId, ...attrs } : attrs)),
+          getMetricTags: (input, next) => next(input),
+        },
+      };
+    },
     workflowInterceptorModule: createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
     workflowSinks: () => ({ exporter: makeWorkflowExporter(processor, resource) }),
     flush: () => provider.forceFlush(),
