@@ -7,7 +7,7 @@
 #   scripts/stack.sh install          install what is missing (apt, pip, go; the prod profile's Go builds
 #                                     too); cached after the first run
 #   scripts/stack.sh up   [profile]   install if needed, start or reuse each part, print `export` lines
-#   scripts/stack.sh down [profile]   stop what this script started for the profile
+#   scripts/stack.sh down [profile]   stop what this script started for the profile (`all`: every profile)
 #   scripts/stack.sh env  [profile]   print the `export` lines of a running profile
 #
 # Reuse: a part whose variable is already set (DATABASE_URL, TEMPORAL_ADDRESS, S3_ENDPOINT) is
@@ -331,6 +331,14 @@ source "$ROOT/scripts/stack-prod.sh"
 # ---------------------------------------------------------------- main
 cmd=${1:-up}
 PROFILE=${2:-${STACK_PROFILE:-dev}}
+# `down all`: every profile this script has state for (test, prod, a kept dev stack, …).
+if [[ $cmd == down && $PROFILE == all ]]; then
+  for dir in "$HOME_DIR"/*/; do
+    [[ -d $dir ]] || continue
+    bash "$ROOT/scripts/stack.sh" down "$(basename "$dir")" || true
+  done
+  exit 0
+fi
 [[ $PROFILE =~ ^[a-z0-9-]+$ ]] || die "profile must be lowercase letters, digits and dashes"
 STATE=$HOME_DIR/$PROFILE
 mkdir -p "$STATE"
