@@ -119,6 +119,8 @@ done
 
 if [[ -n ${TRACE_VIEWER_URL:-} ]]; then
   TRACE_VIEWER_LINE="$TRACE_VIEWER_URL   (a job's trace: $TRACE_VIEWER_URL/redirects/traces/<X-Trace-Id header or the workflow memo's traceId>)"
+elif [[ -n ${OTEL_EXPORTER_OTLP_ENDPOINT:-} ]]; then
+  TRACE_VIEWER_LINE="(not known: spans go to OTEL_EXPORTER_OTLP_ENDPOINT $OTEL_EXPORTER_OTLP_ENDPOINT)"
 else
   TRACE_VIEWER_LINE="(off: DEV_TRACING=0)"
 fi

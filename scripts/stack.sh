@@ -406,8 +406,16 @@ case $cmd in
       up_postgres
       if [[ $PROFILE == prod ]]; then up_temporal_server; else up_temporal; fi
       up_minio
-      # The dev profile traces (DEV_TRACING=0: not); tests run their own OTLP receiver.
-      [[ $PROFILE == dev && ${DEV_TRACING:-1} != 0 ]] && up_trace_viewer
+      # The dev profile traces (DEV_TRACING=0: not; an OTEL_EXPORTER_OTLP_ENDPOINT already set is
+      # used as it is, like the other parts' variables); tests run their own OTLP receiver.
+      if [[ $PROFILE == dev && ${DEV_TRACING:-1} != 0 ]]; then
+        if [[ -n ${OTEL_EXPORTER_OTLP_ENDPOINT:-} ]]; then
+          log "trace viewer: reusing OTEL_EXPORTER_OTLP_ENDPOINT"
+          echo "export OTEL_EXPORTER_OTLP_ENDPOINT='$OTEL_EXPORTER_OTLP_ENDPOINT'"
+        else
+          up_trace_viewer
+        fi
+      fi
       echo "export TEMPORAL_TEST_SERVER_PATH='$(command -v temporal-test-server || true)'"
       echo "export TEMPORAL_CLI_PATH='$(command -v temporal)'"
       echo "export SCHEMATHESIS_PATH='$SCHEMATHESIS_BIN'"
