@@ -332,7 +332,8 @@ install_python_client() {
 }
 
 # The trace viewer in its own virtualenv, named by its version; a marker written after a complete
-# install makes later runs a file check. Only the dev profile starts it (and `install` installs it).
+# install makes later runs a file check. Only the dev profile needs it, so it is installed at its first
+# start rather than by `install` (CI and the tests never pay for it).
 install_trace_viewer() {
   [[ -x $PHOENIX_HOME/venv/bin/phoenix && -f $PHOENIX_HOME/.installed ]] && return 0
   mkdir -p "$CACHE_DIR"
@@ -398,7 +399,7 @@ if command -v flock >/dev/null; then
 fi
 
 case $cmd in
-  install) install_all; install_prod; install_trace_viewer ;;
+  install) install_all; install_prod ;;
   up)
     install_all
     [[ $PROFILE == prod ]] && install_prod
