@@ -47,7 +47,7 @@ export interface JobActivityDeps {
   adapterFor(name: ProviderName): ProviderAdapter;
   /** Stores a remote URL's bytes as a job input, through the SSRF-safe fetcher. */
   fetchRemoteInput(args: { url: string; jobId: string; workspaceId: string; role: InputFile['role']; expect: 'image' | 'video' }): Promise<{ key: string; contentType: string; size: number }>;
-  metrics?: { providerCall(provider: string, model: string, op: string, seconds: number, ok: boolean): void; jobFinished(kind: string, outcome: 'completed' | 'failed'): void };
+  metrics?: { providerCall(provider: string, model: string, op: string, seconds: number, ok: boolean): void; jobFinished(job: FinishedJob, outcome: 'completed' | 'failed'): void };
 }
 
 /** The attempt of the running activity (1 unless the step is being retried). */
@@ -188,7 +188,7 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
      */
     async completeJob(jobId: string, outputs: JobOutput[], ref?: ProviderRef): Promise<void> {
       const job = await asStep(() => jobs.complete(jobId, outputs, currentRunId(), { providerRef: ref, attempt: stepAttempt() }));
-      deps.metrics?.jobFinished(job.kind, 'completed');
+      deps.metrics?.jobFinished(finished(job, 0), 'completed');
     },
 
     /**
@@ -202,11 +202,25 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
       const result = await jobs.fail(jobId, { code, message }, runId);
       if (result.moved) {
         await jobsRepo.setJobPhase(db, jobId, code === 'canceled' ? 'canceled' : 'failed', stepAttempt());
-        deps.metrics?.jobFinished(result.job.kind, 'failed');
+        // A failed job is settled to zero: whatever it was charged went back.
+        deps.metrics?.jobFinished(finished(result.job, result.job.price), 'failed');
       }
       return { status: result.status, outputs: result.job.outputs?.length ?? 0, failedHere: result.status === 'failed' && result.job.status_run_id === runId };
     },
   };
+}
+
+/** What the finished-job metrics need of a job row. */
+export interface FinishedJob {
+  kind: string;
+  model: string;
+  provider: string;
+  createdAt: Date;
+  refunded: number;
+}
+
+function finished(job: Job, refunded: number): FinishedJob {
+  return { kind: job.kind, model: job.model, provider: typedParams(job).params.provider, createdAt: new Date(job.created_at), refunded };
 }
 
 /** A job service error as the activity failure the pipeline expects; anything else as it is (retried). */

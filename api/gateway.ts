@@ -4,7 +4,7 @@
 // (overrides inject a shared db, a Temporal client, or leave the process extras out).
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../shared/config.js';
 import { createDb, type Database } from '../db/index.js';
@@ -12,6 +12,7 @@ import { createStorage, type Storage } from '../shared/storage.js';
 import { createApp, type App } from './app.js';
 import { serveApiMetrics, type ApiMetrics } from './metrics.js';
 import { collectWhenIdle } from './idle-gc.js';
+import { tracing, tracingLogOptions } from '../shared/tracing.js';
 
 /** Log paths that may carry secrets; pino replaces them before anything is written. */
 export const redactPaths = [
@@ -32,6 +33,8 @@ export interface GatewayOverrides {
   /** A Temporal client the caller owns; else one lazy connection for the process. */
   temporal?: Client;
   logger?: Logger;
+  /** Where the gateway's own logger writes (else stdout): tests read its lines. */
+  logDestination?: DestinationStream;
   metrics?: ApiMetrics;
   /** The metrics port (METRICS_ENABLED) and the idle-time collection: on for the process, off in tests. */
   processExtras?: boolean;
@@ -55,13 +58,15 @@ export interface Gateway {
 const SHUTDOWN_GRACE_MS = 10_000;
 
 export function createGateway(config: Config, overrides: GatewayOverrides = {}): Gateway {
-  const logger = overrides.logger ?? pino({ level: config.LOG_LEVEL, base: { service: 'api' }, redact: { paths: redactPaths, censor: '[redacted]' } });
+  const logger = overrides.logger ?? pino({ level: config.LOG_LEVEL, base: { service: 'api' }, redact: { paths: redactPaths, censor: '[redacted]' }, ...tracingLogOptions() }, overrides.logDestination);
   const db = overrides.db ?? createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   const storage = overrides.storage ?? createStorage(config);
   // Connection.lazy connects on first use; one connection and one client for the whole process,
   // created before the first request so there is no first-use race.
   const connection = overrides.temporal ? null : Connection.lazy({ address: config.TEMPORAL_ADDRESS });
-  const temporal = overrides.temporal ?? new Client({ connection: connection!, namespace: config.TEMPORAL_NAMESPACE });
+  // With tracing on, a workflow start carries the request's trace context into the workflow.
+  const interceptors = tracing()?.clientInterceptors();
+  const temporal = overrides.temporal ?? new Client({ connection: connection!, namespace: config.TEMPORAL_NAMESPACE, ...(interceptors ? { interceptors: { workflow: interceptors } } : {}) });
   const extras = overrides.processExtras ?? true;
   const server: Server = createServer();
   server.keepAliveTimeout = 65_000;

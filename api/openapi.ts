@@ -288,6 +288,7 @@ export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?
     const operation: JsonObject = {
       operationId: operationId(op),
       summary: op.summary,
+      ...(op.description ? { description: op.description } : {}),
       tags: op.tags,
       security: op.rateClass ? [{ bearerAuth: [] }] : [],
       ...(parameters.length ? { parameters } : {}),
@@ -333,6 +334,7 @@ function webhookDocument(events: ReturnType<typeof webhookEventDocs>, convert: R
       {
         post: {
           summary: e.summary,
+          ...(e.description ? { description: e.description } : {}),
           parameters,
           requestBody: { required: true, content: { 'application/json': { schema: convert(e.payload, 'output') } } },
           responses: { '200': { description: 'Any 2xx answer (within 10 s) counts as delivered; anything else is retried with backoff for about a day' } },

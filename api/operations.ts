@@ -6,7 +6,10 @@ export interface Operation {
   method: 'get' | 'post' | 'delete';
   /** Express-style path under the app root, e.g. /v1/images/:id */
   path: string;
+  /** One line: Swagger UI shows it in the collapsed row. */
   summary: string;
+  /** The detail (rules, error codes, limits), shown when the operation is opened. */
+  description?: string;
   tags: string[];
   /** Rate-limit class, or null for unauthenticated routes. */
   rateClass: 'poll' | 'generate' | null;

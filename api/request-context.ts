@@ -1,8 +1,13 @@
 // Per-request id (echoed as X-Request-Id), access log line and request metrics; security headers.
+// With tracing on, the request's server span (its trace id answered in `traceparent` and
+// X-Trace-Id, so a client or an operator can open the trace) is the active context of everything
+// the request does, the workflow start included.
 import type { RequestHandler } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ApiMetrics } from './metrics.js';
+import { SpanStatusCode } from '@opentelemetry/api';
+import { runInContext, startRequestSpan, traceparentOf, tracingEnabled } from '../shared/tracing.js';
 
 export function requestContext(deps: { logger: Logger; metrics: ApiMetrics }): RequestHandler {
   return (req, res, next) => {
@@ -10,13 +15,33 @@ export function requestContext(deps: { logger: Logger; metrics: ApiMetrics }): R
     res.locals.requestId = requestId;
     res.setHeader('X-Request-Id', requestId);
     const start = process.hrtime.bigint();
+    if (!tracingEnabled()) {
+      res.on('finish', () => {
+        const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+        const route = routeLabel(req.baseUrl, req.route?.path);
+        deps.metrics.observeRequest(req.method, route, res.statusCode, seconds);
+        deps.logger.debug({ requestId, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
+      });
+      return next();
+    }
+    // The route is known only after routing: the span is renamed when the answer is sent.
+    const { span, ctx } = startRequestSpan(req.method, req.headers, { 'http.request.method': req.method, 'url.path': req.path, 'mediagen.request_id': requestId });
+    res.setHeader('traceparent', traceparentOf(span));
+    res.setHeader('X-Trace-Id', span.spanContext().traceId);
     res.on('finish', () => {
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
       const route = routeLabel(req.baseUrl, req.route?.path);
       deps.metrics.observeRequest(req.method, route, res.statusCode, seconds);
-      deps.logger.debug({ requestId, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
+      span.updateName(`${req.method} ${route}`);
+      span.setAttributes({ 'http.route': route, 'http.response.status_code': res.statusCode });
+      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+      runInContext(ctx, () => deps.logger.debug({ requestId, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request'));
     });
-    next();
+    res.on('close', () => {
+      if (!res.writableFinished) span.end();
+    });
+    runInContext(ctx, next);
   };
 }
 

@@ -3,6 +3,7 @@
 import { loadConfig } from '../shared/config.js';
 import { localRenderedModels } from '../shared/routing.js';
 import { createGateway } from './gateway.js';
+import { startTracing, tracing } from '../shared/tracing.js';
 
 // Signals are caught from the first moment, so a SIGTERM during start-up still ends in an orderly
 // exit (once start-up has finished) rather than the default kill.
@@ -14,6 +15,9 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Before anything else is built: the logger, the db pool and the Temporal client are traced only
+  // when tracing runs by then.
+  await startTracing(config, 'mediagen-api');
   const gateway = createGateway(config);
   const { logger } = gateway;
   const local = localRenderedModels(config);
@@ -31,6 +35,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     try {
       await gateway.stop();
+      await tracing()?.shutdown();
       logger.info('stopped');
       process.exit(0);
     } catch (err) {

@@ -75,16 +75,17 @@ export async function requestedWebhook(
  * The document's `webhooks`: one entry per event, its body `{ type, data }` with data any job
  * record (the same schemas GET answers with).
  */
-export function webhookEventDocs(records: readonly z.ZodType[]): { name: string; summary: string; payload: z.ZodType }[] {
+export function webhookEventDocs(records: readonly z.ZodType[]): { name: string; summary: string; description?: string; payload: z.ZodType }[] {
   const data = z.union(records as [z.ZodType, z.ZodType, ...z.ZodType[]]).describe('the job record, as GET /v1/{kind}/{id} answered at the moment of the event');
   const summaries: Record<WebhookEventName, string> = {
     generating: 'The job started (or, after an operator reset, started again)',
     completed: 'The job completed; its URL endpoint now answers',
-    failed: 'The job failed or was canceled (error.code generation_failed or canceled); it was refunded',
+    failed: 'The job failed or was canceled',
   };
   return webhookEventNames.map((e) => ({
     name: `job.${e}`,
     summary: summaries[e],
+    ...(e === 'failed' ? { description: 'error.code is generation_failed or canceled; the job was refunded.' } : {}),
     payload: z.strictObject({ type: z.literal(`job.${e}`), data }),
   }));
 }

@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createTestDatabase, createTenant, testConfig } from '../test/support/stack.js';
 import { api, creditsOf, startGateway, startWorkers } from '../test/support/services.js';
+import { startTracing } from '../shared/tracing.js';
 import type { RawActivities } from './bench/raw-workflow.js';
 
 const jobsAt10 = Number(process.argv[2] ?? 60);
@@ -158,6 +159,9 @@ async function taskCounts(gw: Awaited<ReturnType<typeof startGateway>>, workflow
 }
 
 async function main() {
+  // With OTEL_EXPORTER_OTLP_ENDPOINT set, the run is traced as a process would be (before the pools
+  // are made, so Postgres statements are spans too): the README's tracing cost comes from here.
+  await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: process.env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined, OTEL_SERVICE_NAME: undefined }, 'mediagen-bench');
   const tdb = await createTestDatabase();
   const config = testConfig(tdb.url, { RATE_LIMIT_GENERATE_PER_MIN: '1000000', RATE_LIMIT_POLL_PER_MIN: '1000000', LOG_LEVEL: 'silent', LOCAL_RENDER_LATENCY_MS: '0' });
   const gw = await startGateway(config, tdb.db);

@@ -6,7 +6,8 @@
 #   the API, and stays in the foreground. Ctrl-C (or SIGTERM) stops the gateway, the worker and the
 #   dev stack.
 #
-# Environment: PORT (default 8080, or a free port when 8080 is taken); DEV_KEEP_STACK=1 leaves the
+# Environment: PORT (default 8080, or a free port when 8080 is taken); DEV_TRACING=0 runs without
+# the trace viewer (Phoenix) and tracing; DEV_KEEP_STACK=1 leaves the
 # stack running on exit; DEV_SKIP_BUILD=1 uses the existing dist/; DEV_LOG_DIR (default: the dev
 # profile's state directory) holds api.log and worker.log. DATABASE_URL / TEMPORAL_ADDRESS /
 # S3_ENDPOINT (+ keys) reuse running services instead of starting them (see scripts/stack.sh).
@@ -123,6 +124,13 @@ until curl -sf -o /dev/null "$BASE_URL/readyz"; do
   sleep 0.3
 done
 
+if [[ -n ${TRACE_VIEWER_URL:-} ]]; then
+  TRACE_VIEWER_LINE="$TRACE_VIEWER_URL   (a job's trace: $TRACE_VIEWER_URL/redirects/traces/<X-Trace-Id header or the workflow memo's traceId>)"
+elif [[ -n ${OTEL_EXPORTER_OTLP_ENDPOINT:-} ]]; then
+  TRACE_VIEWER_LINE="(not known: spans go to OTEL_EXPORTER_OTLP_ENDPOINT $OTEL_EXPORTER_OTLP_ENDPOINT)"
+else
+  TRACE_VIEWER_LINE="(off: DEV_TRACING=0)"
+fi
 cat <<EOF
 
   Media generation API is running.
@@ -132,6 +140,7 @@ cat <<EOF
     Demo project id   $DEMO_PROJECT
     Demo workspace    $DEMO_WORKSPACE
     Temporal Web UI   ${TEMPORAL_UI_URL:-(not known: TEMPORAL_ADDRESS points at a server this script did not start)}
+    Trace viewer      $TRACE_VIEWER_LINE
     Logs              $LOG_DIR/api.log, $LOG_DIR/worker.log
 
   Try:  curl -H "Authorization: Bearer $DEMO_KEY" $BASE_URL/v1/actors

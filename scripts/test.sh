@@ -30,4 +30,13 @@ if printf '%s\n' "${files[@]}" | grep -qE '/prod-profile[a-z-]*\.test\.js$'; the
   export PROD_STACK_ENV
 fi
 export NODE_ENV=test
-exec node --enable-source-maps --test --test-concurrency="${TEST_CONCURRENCY:-2}" --test-timeout="${TEST_TIMEOUT_MS:-300000}" "${files[@]}"
+set +e
+node --enable-source-maps --test --test-concurrency="${TEST_CONCURRENCY:-2}" --test-timeout="${TEST_TIMEOUT_MS:-300000}" "${files[@]}"
+code=$?
+# The stacks stay up so the next run starts in seconds; say so, and how to get the memory back.
+running=()
+for p in test prod dev; do [[ -f ${MEDIA_GEN_HOME:-/var/tmp/media-gen}/$p/stack.env ]] && running+=("$p"); done
+if ((${#running[@]})); then
+  echo "[test] left running so the next run starts in seconds: the ${running[*]} stack(s), about 1.5 GB with prod. Stop everything: npm run stack -- down all" >&2
+fi
+exit $code

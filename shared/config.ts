@@ -114,6 +114,13 @@ export const envSchema = z.object({
   // a burst left behind goes back to the system.
   IDLE_GC_AFTER_MS: int(10_000, 0),
 
+  // Tracing (shared/tracing.ts): spans go over OTLP/HTTP (protobuf) to this base URL
+  // (`<url>/v1/traces`, e.g. http://127.0.0.1:4318). Unset: tracing is off and nothing of the
+  // OpenTelemetry SDK is loaded. OTEL_SERVICE_NAME overrides the process's name (mediagen-api,
+  // mediagen-worker).
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(url.optional()),
+  OTEL_SERVICE_NAME: optionalString,
+
   // Workers
   WORKER_ROLES: optionalString,
   WORKER_SHUTDOWN_GRACE_MS: int(30_000, 0),

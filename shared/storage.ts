@@ -6,6 +6,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { once } from 'node:events';
 import { PassThrough, Readable } from 'node:stream';
 import type { Config } from './config.js';
+import { SpanKind, withSpan } from './tracing.js';
 
 export interface StoredObject {
   key: string;
@@ -242,14 +243,22 @@ export function createStorage(config: StorageConfig): Storage {
     return { key, size: total, contentType };
   }
 
+  async function putObject(key: string, body: Buffer | Readable, contentType: string, opts?: { atLeast?: number }): Promise<StoredObject> {
+    if (!Buffer.isBuffer(body)) return putReadable(key, body, contentType, opts?.atLeast);
+    if (body.length > PART_SIZE) return putReadable(key, Readable.from([body]), contentType, body.length);
+    // Bytes in memory within one part: one PUT, its Content-MD5 checked by storage.
+    await client.makeRequestAsyncOmit({ method: 'PUT', bucketName: bucket, objectName: key, headers: { ...headersOf(body), 'Content-Type': contentType } }, body, [200]);
+    return { key, size: body.length, contentType };
+  }
+
   return {
     bucket,
-    async putStream(key, body, contentType, size, opts) {
-      if (!Buffer.isBuffer(body)) return putReadable(key, body, contentType, opts?.atLeast);
-      if (body.length > PART_SIZE) return putReadable(key, Readable.from([body]), contentType, body.length);
-      // Bytes in memory within one part: one PUT, its Content-MD5 checked by storage.
-      await client.makeRequestAsyncOmit({ method: 'PUT', bucketName: bucket, objectName: key, headers: { ...headersOf(body), 'Content-Type': contentType } }, body, [200]);
-      return { key, size: body.length, contentType };
+    putStream(key, body, contentType, size, opts) {
+      return withSpan('storage put', { 'mediagen.storage.bucket': bucket, 'mediagen.storage.key': key, 'mediagen.storage.content_type': contentType }, async (span) => {
+        const stored = await putObject(key, body, contentType, opts);
+        span?.setAttribute('mediagen.storage.size', stored.size);
+        return stored;
+      }, SpanKind.CLIENT);
     },
     async getStream(key) {
       return client.getObject(bucket, key);

@@ -6,6 +6,7 @@ import { Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { loadConfig } from '../shared/config.js';
 import { parseRoles } from './roles.js';
 import { createWorkerService } from './service.js';
+import { startTracing, tracing } from '../shared/tracing.js';
 
 function rolesFromArgs(argv: string[]): string | undefined {
   const i = argv.indexOf('--roles');
@@ -35,6 +36,8 @@ async function installSdkMetrics(): Promise<string> {
 async function main() {
   const config = loadConfig();
   const roles = parseRoles(rolesFromArgs(process.argv.slice(2)) ?? config.WORKER_ROLES);
+  // Before the service is built: its logger, db pool and workers are traced only when tracing runs by then.
+  await startTracing(config, 'mediagen-worker');
   const sdkMetricsUrl = config.WORKER_METRICS_PORT !== null ? await installSdkMetrics() : undefined;
   const service = createWorkerService(config, roles, sdkMetricsUrl ? { sdkMetricsUrl } : {});
 
@@ -49,6 +52,7 @@ async function main() {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   await service.done;
+  await tracing()?.shutdown();
   service.logger.info('worker stopped');
 }
 

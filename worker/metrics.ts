@@ -2,15 +2,26 @@
 // jobs completed / failed by kind, reconciliations) plus the Temporal SDK runtime metrics, which
 // the SDK's core exports on an internal port and this endpoint relays.
 import { createServer, type Server } from 'node:http';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { FinishedJob } from '../activities/jobs.js';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** What the reconciler role reads on each scrape: the webhook outbox and the task queues' backlogs. */
+export interface BacklogSource {
+  webhooks(): Promise<{ pending: number; oldestAgeSeconds: number }>;
+  taskQueues(): Promise<{ taskQueue: string; backlog: number; ageSeconds: number }[]>;
+}
 
 export interface WorkerMetrics {
   registry: Registry;
   activityMetrics: {
     providerCall(provider: string, model: string, op: string, seconds: number, ok: boolean): void;
-    jobFinished(kind: string, outcome: 'completed' | 'failed'): void;
+    jobFinished(job: FinishedJob, outcome: 'completed' | 'failed'): void;
   };
   reconciled(action: 'started' | 'settled'): void;
+  /** A reconciler pass ended without failing (its lag is alerted on). */
+  reconcilerPassed(): void;
+  /** Set by the process running the reconciler role: its gauges are read from there on scrape. */
+  setBacklogSource(source: BacklogSource): void;
 }
 
 export function createWorkerMetrics(): WorkerMetrics {
@@ -31,8 +42,68 @@ export function createWorkerMetrics(): WorkerMetrics {
   });
   const jobs = new Counter({
     name: 'mediagen_jobs_finished_total',
-    help: 'Jobs finished by kind and outcome (completed or failed)',
-    labelNames: ['kind', 'outcome'] as const,
+    help: 'Jobs finished by kind, model, provider and outcome (completed or failed)',
+    labelNames: ['kind', 'model', 'provider', 'outcome'] as const,
+    registers: [registry],
+  });
+  const jobDuration = new Histogram({
+    name: 'mediagen_job_duration_seconds',
+    help: 'Time from create to completed (or failed), by kind, model and outcome',
+    labelNames: ['kind', 'model', 'outcome'] as const,
+    buckets: [1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 3600],
+    registers: [registry],
+  });
+  const refunds = new Counter({
+    name: 'mediagen_credits_total',
+    help: 'Credits refunded by the workers when a job fails (the gateway counts charges and its own refunds)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const lastPass = new Gauge({
+    name: 'mediagen_reconciler_last_pass_timestamp_seconds',
+    help: 'Unix time of the last reconciler pass that ended without failing',
+    registers: [registry],
+  });
+  let backlog: BacklogSource | null = null;
+  // Read on scrape, by the reconciler role's process only (one answer for the fleet, not one per worker).
+  new Gauge({
+    name: 'mediagen_webhook_backlog',
+    help: 'Webhook events waiting for delivery (neither delivered, given up nor superseded)',
+    registers: [registry],
+    async collect() {
+      if (!backlog) return;
+      const w = await backlog.webhooks().catch(() => null);
+      if (w) {
+        this.set(w.pending);
+        webhookAge.set(w.oldestAgeSeconds);
+      }
+    },
+  });
+  const webhookAge = new Gauge({
+    name: 'mediagen_webhook_oldest_pending_age_seconds',
+    help: 'Age of the oldest webhook event still waiting for delivery (0 when none)',
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'mediagen_task_queue_backlog',
+    help: 'Tasks waiting in a task queue (approximate, from the Temporal server), by task queue and type',
+    labelNames: ['task_queue'] as const,
+    registers: [registry],
+    async collect() {
+      if (!backlog) return;
+      const queues = await backlog.taskQueues().catch(() => []);
+      this.reset();
+      queueAge.reset();
+      for (const q of queues) {
+        this.set({ task_queue: q.taskQueue }, q.backlog);
+        queueAge.set({ task_queue: q.taskQueue }, q.ageSeconds);
+      }
+    },
+  });
+  const queueAge = new Gauge({
+    name: 'mediagen_task_queue_backlog_age_seconds',
+    help: 'Age of the oldest task waiting in a task queue (approximate, from the Temporal server)',
+    labelNames: ['task_queue'] as const,
     registers: [registry],
   });
   const reconciliations = new Counter({
@@ -48,9 +119,17 @@ export function createWorkerMetrics(): WorkerMetrics {
         latency.observe({ provider, model, op }, seconds);
         if (!ok) failures.inc({ provider, model, op });
       },
-      jobFinished: (kind, outcome) => jobs.inc({ kind, outcome }),
+      jobFinished(job, outcome) {
+        jobs.inc({ kind: job.kind, model: job.model, provider: job.provider, outcome });
+        jobDuration.observe({ kind: job.kind, model: job.model, outcome }, (Date.now() - job.createdAt.getTime()) / 1000);
+        if (job.refunded > 0) refunds.inc({ reason: 'refunded' }, job.refunded);
+      },
     },
     reconciled: (action) => reconciliations.inc({ action }),
+    reconcilerPassed: () => lastPass.set(Date.now() / 1000),
+    setBacklogSource(source) {
+      backlog = source;
+    },
   };
 }
 

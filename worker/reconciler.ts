@@ -87,6 +87,7 @@ export function createReconciler(deps: { config: Config; db: Database; storage: 
   async function runOnce() {
     const started = await startUnstarted();
     const settled = await settleClosed();
+    deps.metrics?.reconcilerPassed();
     return { started, settled };
   }
 

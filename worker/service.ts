@@ -4,13 +4,14 @@
 // benchmarks build the same object.
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from '../shared/config.js';
 import { createDb, type Database } from '../db/index.js';
 import { createStorage, type Storage } from '../shared/storage.js';
 import { describeRoutes } from '../shared/routing.js';
 import { roleName, type Role } from './roles.js';
 import { createWorkerFleet, type FleetDeps, type WorkerFleet } from './workers.js';
+import { tracingLogOptions } from '../shared/tracing.js';
 import { createWorkerMetrics, serveWorkerMetrics, type WorkerMetrics } from './metrics.js';
 
 export interface WorkerServiceOverrides {
@@ -18,6 +19,8 @@ export interface WorkerServiceOverrides {
   db?: Database;
   storage?: Storage;
   logger?: Logger;
+  /** Where the service's own logger writes (else stdout): tests read its lines. */
+  logDestination?: DestinationStream;
   metrics?: WorkerMetrics;
   activityInterceptors?: FleetDeps['activityInterceptors'];
   extraActivities?: FleetDeps['extraActivities'];
@@ -43,7 +46,7 @@ export interface WorkerService {
 }
 
 export function createWorkerService(config: Config, roles: Role[], overrides: WorkerServiceOverrides = {}): WorkerService {
-  const logger = overrides.logger ?? pino({ level: config.LOG_LEVEL, base: { service: 'worker' } });
+  const logger = overrides.logger ?? pino({ level: config.LOG_LEVEL, base: { service: 'worker' }, ...tracingLogOptions() }, overrides.logDestination);
   const db = overrides.db ?? createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   const storage = overrides.storage ?? createStorage(config);
   const metrics = overrides.metrics ?? createWorkerMetrics();

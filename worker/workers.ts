@@ -9,17 +9,29 @@ import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
 import type { Storage } from '../shared/storage.js';
 import { createActivities } from '../activities/index.js';
-import { taskQueues } from '../workflows/definitions.js';
+import { providerNames, taskQueues } from '../workflows/definitions.js';
 import { parsePerProvider, roleName, type Role } from './roles.js';
 import { createReconciler, type Reconciler } from './reconciler.js';
 import { createUploadSweeper, type UploadSweeper } from './upload-sweeper.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher.js';
-import type { WorkerMetrics } from './metrics.js';
+import type { BacklogSource, WorkerMetrics } from './metrics.js';
+import { sql } from 'kysely';
+import protos from '@temporalio/proto';
+import { tracing } from '../shared/tracing.js';
 import { deploymentOptions, promoteAtStart, workerVersioning, type Versioning } from './deployment.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 /** Built by `npm run build` (scripts/bundle-workflows.ts); used when present so workers start fast. */
 export const defaultBundlePath = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
+
+/**
+ * The prebuilt bundle to load (its traced twin when tracing is on: workflow interceptors live inside
+ * the bundle), or undefined to bundle the sources at start (tests, a build without bundles).
+ */
+export function workflowBundlePath(plain: string, traced: boolean): string | undefined {
+  const path = traced ? plain.replace(/\.js$/, '.traced.js') : plain;
+  return existsSync(path) ? path : undefined;
+}
 
 export interface WorkerFleet {
   roles: Role[];
@@ -65,7 +77,11 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
     shutdownGraceTime: config.WORKER_SHUTDOWN_GRACE_MS,
     ...(versioning ? { workerDeploymentOptions: deploymentOptions(versioning) } : {}),
   };
-  const activityCommon: Partial<WorkerOptions> = deps.activityInterceptors ? { ...common, interceptors: { activity: deps.activityInterceptors } } : common;
+  // With tracing on, every activity (local ones too) continues the trace its workflow carries, and
+  // the workflow's own spans leave the sandbox through a sink to this process's exporter.
+  const traced = tracing();
+  const activityInterceptors = [...(deps.activityInterceptors ?? []), ...(traced ? [traced.activityInterceptor] : [])];
+  const activityCommon: Partial<WorkerOptions> = activityInterceptors.length > 0 ? { ...common, interceptors: { activity: activityInterceptors } } : common;
 
   const activityWorker = (taskQueue: string, acts: object, concurrent: number, perSecond?: number) =>
     Worker.create({
@@ -83,10 +99,16 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
   for (const role of roles) {
     switch (role.kind) {
       case 'workflows': {
-        const bundlePath = config.WORKFLOW_BUNDLE_PATH ?? (existsSync(defaultBundlePath) ? defaultBundlePath : undefined);
+        const bundlePath = workflowBundlePath(config.WORKFLOW_BUNDLE_PATH ?? defaultBundlePath, traced !== null);
         workers.push(
           await Worker.create({
             ...activityCommon,
+            ...(traced
+              ? {
+                  interceptors: { ...activityCommon.interceptors, ...(bundlePath ? {} : { workflowModules: [traced.workflowInterceptorModule] }) },
+                  sinks: traced.workflowSinks(),
+                }
+              : {}),
             taskQueue: queues.workflows,
             ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath }),
             maxConcurrentWorkflowTaskExecutions: Math.min(config.WORKFLOW_TASK_CONCURRENCY, 100),
@@ -116,10 +138,12 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
         );
         break;
       case 'reconciler': {
-        const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
+        const interceptors = traced?.clientInterceptors();
+        const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE, ...(interceptors ? { interceptors: { workflow: interceptors } } : {}) });
         reconciler = createReconciler({ config, db: deps.db, storage: deps.storage, client, logger: deps.logger, metrics: deps.metrics });
         uploadSweeper = createUploadSweeper({ config, db: deps.db, storage: deps.storage, logger: deps.logger });
         webhookDispatcher = createWebhookDispatcher({ config, db: deps.db, client, logger: deps.logger });
+        deps.metrics?.setBacklogSource(createBacklogSource(deps.db, client, config));
         break;
       }
     }
@@ -162,6 +186,37 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
         if (w.getState() === 'RUNNING') w.shutdown();
       }
       await running;
+    },
+  };
+}
+
+/**
+ * The fleet-wide gauges, read on scrape by the reconciler role's process: the webhook outbox from
+ * Postgres, and each task queue's approximate backlog from the Temporal server.
+ */
+function createBacklogSource(db: Database, client: Client, config: Config): BacklogSource {
+  const queues = taskQueues(config.TASK_QUEUE_PREFIX);
+  return {
+    async webhooks() {
+      const row = await sql<{ pending: number; age: number | null }>`
+        select count(*)::int as pending, extract(epoch from now() - min(created_at))::float8 as age
+        from webhook_deliveries where delivered_at is null and failed_at is null and superseded_at is null`.execute(db);
+      const r = row.rows[0];
+      return { pending: r?.pending ?? 0, oldestAgeSeconds: r?.age ?? 0 };
+    },
+    async taskQueues() {
+      const names = [
+        { name: queues.workflows, type: protos.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW },
+        ...[queues.io, queues.fetch, queues.webhooks, ...providerNames.map((p) => queues.provider(p))].map((name) => ({ name, type: protos.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY })),
+      ];
+      return Promise.all(
+        names.map(async ({ name, type }) => {
+          const res = await client.workflowService.describeTaskQueue({ namespace: config.TEMPORAL_NAMESPACE, taskQueue: { name }, taskQueueType: type, reportStats: true });
+          const stats = res.stats;
+          const age = stats?.approximateBacklogAge;
+          return { taskQueue: name, backlog: Number(stats?.approximateBacklogCount ?? 0), ageSeconds: age ? Number(age.seconds ?? 0) + (age.nanos ?? 0) / 1e9 : 0 };
+        }),
+      );
     },
   };
 }

@@ -9,6 +9,7 @@ import { typedParams, type StoredJobParams } from '../shared/job-params.js';
 import { progressQueryName, searchAttributes, taskQueues, workflowTypes, providerCancelWorkflowType, type GenerationInput, type GenerationProgress, type JobKind, type JobStatus } from './definitions.js';
 import type { JobWorkflowPort, WorkflowCancelOutcome } from '../db/job-service.js';
 import type { Job } from '../db/schema.js';
+import { currentTraceId, withSpan } from '../shared/tracing.js';
 
 export interface JobToStart {
   id: string;
@@ -48,9 +49,17 @@ export function jobSummary(job: Pick<JobToStart, 'kind' | 'model' | 'text'>): st
 }
 
 /** Starts the job's workflow; starting one that already runs (or ran) is harmless. */
-export async function startJobWorkflow(client: Client, job: JobToStart): Promise<'started' | 'already_started'> {
+export function startJobWorkflow(client: Client, job: JobToStart): Promise<'started' | 'already_started'> {
+  // A span of its own, so a start without a request (the reconciler's) still has a trace to name.
+  return withSpan('start job workflow', { 'mediagen.job_id': job.id, 'mediagen.job_kind': job.kind, 'mediagen.model': job.model, 'mediagen.workspace_id': job.workspaceId }, () => startTraced(client, job));
+}
+
+async function startTraced(client: Client, job: JobToStart): Promise<'started' | 'already_started'> {
+  // The trace id in the memo: the Web UI shows it, and an operator searches the trace viewer for it.
+  const traceId = currentTraceId();
   try {
     await client.workflow.start(workflowTypes[job.kind], {
+      ...(traceId ? { memo: { traceId } } : {}),
       workflowId: job.id,
       taskQueue: taskQueues(job.input.taskQueuePrefix).workflows,
       args: [job.input],

@@ -3,6 +3,7 @@
 // network failures are retryable (honouring Retry-After or a rate-limit reset header), other 4xx
 // and content-policy rejections are not. Messages name the provider and its reason, never a key.
 import { ProviderError } from './types.js';
+import { SpanKind, withSpan } from '../../shared/tracing.js';
 
 export interface HttpCallOptions {
   /** Provider name for messages ("fal", "OpenAI", …). */
@@ -18,7 +19,18 @@ export interface HttpCallOptions {
 export const defaultTimeoutMs = 30_000;
 
 /** fetch that gives up after `timeoutMs` or when `signal` aborts, mapping network failures to ProviderError. */
-export async function providerFetch(url: string, init: RequestInit, opts: HttpCallOptions): Promise<Response> {
+export function providerFetch(url: string, init: RequestInit, opts: HttpCallOptions): Promise<Response> {
+  // The URL's path only: query strings may carry tokens (signed CDN links).
+  const { origin, pathname } = new URL(url);
+  const attributes = { 'http.request.method': init.method ?? 'GET', 'server.address': origin, 'url.path': pathname, 'mediagen.provider': opts.provider, 'mediagen.provider.call': opts.what };
+  return withSpan(`${opts.provider} ${opts.what}`, attributes, async (span) => {
+    const response = await fetchProvider(url, init, opts);
+    span?.setAttribute('http.response.status_code', response.status);
+    return response;
+  }, SpanKind.CLIENT);
+}
+
+async function fetchProvider(url: string, init: RequestInit, opts: HttpCallOptions): Promise<Response> {
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
   try {

@@ -63,9 +63,10 @@ for (const k of jobKinds) {
   eventEndpoints.add({
     method: 'get',
     path: `${k.base}/:id/events`,
-    summary:
-      `Stream a ${k.kind.replace('_', '-')} job's changes (server-sent events): a \`status\` event with the job record now, ` +
-      'one per change of status, phase, percent or queue position, and the end of the stream after the terminal one',
+    summary: `Stream a ${k.kind.replace('_', '-')} job's changes (server-sent events)`,
+    description:
+      'A `status` event with the job record now, one per change of status, phase, percent or queue position, ' +
+      'and the end of the stream after the terminal one.',
     tags: [k.tag],
     rateClass: 'poll',
     headers: lastEventIdHeader,

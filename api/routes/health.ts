@@ -39,7 +39,8 @@ export const healthEndpoints = new Endpoints<HealthServices>()
   .add({
     method: 'get',
     path: '/readyz',
-    summary: 'Readiness: Postgres, Temporal and object storage reachable (503 with the same body otherwise)',
+    summary: 'Readiness',
+    description: 'Postgres, Temporal and object storage reachable: 200, else 503 with the same body.',
     tags: ['Health'],
     rateClass: null,
     raw: 'json',

@@ -74,9 +74,8 @@ for (const l of lists) {
   jobListEndpoints.add({
     method: 'get',
     path: l.path,
-    summary: spec
-      ? `List the workspace's ${spec.kind.replace('_', '-')} jobs, newest first (extension)`
-      : "List the workspace's jobs of every kind, newest first (extension); each record adds `kind`",
+    summary: spec ? `List the workspace's ${spec.kind.replace('_', '-')} jobs (extension)` : "List the workspace's jobs of every kind (extension)",
+    description: spec ? 'Newest first.' : 'Newest first; each record adds `kind`.',
     tags: [spec?.tag ?? 'Jobs'],
     rateClass: 'poll',
     query: l.query,

@@ -104,7 +104,8 @@ export function modelCatalog(config: KeyConfig): ModelInfo[] {
 export const modelEndpoints = new Endpoints<{ config: Config }>().add({
   method: 'get',
   path: '/v1/models',
-  summary: 'List every public model: kind, accepted values, inputs, price and how this deployment serves it (extension)',
+  summary: 'List every public model (extension)',
+  description: 'Each model with its kind, accepted values, inputs, price and how this deployment serves it.',
   tags: ['Models'],
   rateClass: 'poll',
   response: z.array(modelSchema),

@@ -19,9 +19,10 @@ for (const k of jobKinds) {
   retentionEndpoints.add({
     method: 'delete',
     path: `${k.base}/:id`,
-    summary:
-      `Delete the outputs of a finished ${k.kind.replace('_', '-')} job (extension): its media is removed from storage, the record stays ` +
-      '(with outputs_removed_at) and the URL endpoint answers 410 gone. Idempotent. 409 not_ready while the job is pending or generating.',
+    summary: `Delete the outputs of a finished ${k.kind.replace('_', '-')} job (extension)`,
+    description:
+      'Its media is removed from storage, the record stays (with outputs_removed_at) and the URL endpoint answers 410 gone. ' +
+      'Idempotent. 409 not_ready while the job is pending or generating.',
     tags: [k.tag],
     rateClass: 'generate',
     response: k.record,

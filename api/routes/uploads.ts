@@ -357,8 +357,9 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
   .add({
     method: 'post',
     path: '/v1/upload',
-    summary:
-      'Upload an image or video (multipart parts `file` and `project_id`). 400 invalid_request: missing, duplicate or unknown parts, more than one file, ' +
+    summary: 'Upload an image or video',
+    description:
+      'Multipart parts `file` and `project_id`. 400 invalid_request: missing, duplicate or unknown parts, more than one file, ' +
       'not multipart/form-data, unsupported type, or a declared part type that disagrees with the bytes. 403 forbidden: project missing or outside the workspace. ' +
       '413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored). ' +
       "413 storage_quota_exceeded: the file does not fit in the workspace's upload quota (nothing is stored)." + IDEMPOTENCY_NOTE,
@@ -377,8 +378,9 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
   .add({
     method: 'post',
     path: '/v1/upload-from-url',
-    summary:
-      'Fetch a public HTTPS image or video URL and store it. 400 invalid_request names why a URL was refused (non-public address, not https, ' +
+    summary: 'Fetch a public HTTPS image or video URL and store it',
+    description:
+      '400 invalid_request names why a URL was refused (non-public address, not https, ' +
       'too many redirects, too large, unsupported type, fetch failure). 403 forbidden: project missing or outside the workspace. ' +
       "413 storage_quota_exceeded: the file does not fit in the workspace's upload quota. 503 service_unavailable: the fetch did not finish in time." + IDEMPOTENCY_NOTE,
     tags: ['Uploads'],
@@ -410,8 +412,9 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
   .add({
     method: 'post',
     path: '/v1/uploads',
-    summary:
-      'Start a direct upload: answers a pending upload record and a presigned POST that sends the bytes straight to storage, then call ' +
+    summary: 'Start a direct upload',
+    description:
+      'Answers a pending upload record and a presigned POST that sends the bytes straight to storage, then call ' +
       'POST /v1/uploads/{id}/complete. 400 invalid_request: bad body, or a size over the limit of the type. 403 forbidden: project missing or outside the workspace. ' +
       "413 storage_quota_exceeded: the declared size does not fit in the workspace's upload quota. " +
       'Pending uploads never completed are removed after a day.' + IDEMPOTENCY_NOTE,
@@ -458,8 +461,9 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
   .add({
     method: 'post',
     path: '/v1/uploads/:id/complete',
-    summary:
-      'Complete a direct upload once its bytes are in storage: checks the size and the type from the bytes (same rules and limits as POST /v1/upload, image pixel cap included). ' +
+    summary: 'Complete a direct upload once its bytes are in storage',
+    description:
+      'Checks the size and the type from the bytes (same rules and limits as POST /v1/upload, image pixel cap included). ' +
       'Answers the completed record (again on a repeated call); the upload is then usable as a job input. 400 invalid_request: the bytes were refused ' +
       '(the object is deleted and the upload is failed). 409 not_ready (status pending): nothing stored yet, the upload stays pending. 409 upload_refused (status failed): ' +
       'the upload was already refused, expired, or its file was replaced in storage while it was checked. 404 not_found: no such upload in this workspace.',
@@ -488,7 +492,8 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
   .add({
     method: 'get',
     path: '/v1/uploads/:id',
-    summary: 'Get an upload record with its status (any upload of the workspace). 404 not_found: no such upload in this workspace.',
+    summary: 'Get an upload record with its status',
+    description: 'Any upload of the workspace. 404 not_found: no such upload in this workspace.',
     tags: ['Uploads'],
     rateClass: 'poll',
     response: directUploadRecordSchema,

@@ -61,7 +61,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Upload an image or video (multipart parts `file` and `project_id`). 400 invalid_request: missing, duplicate or unknown parts, more than one file, not multipart/form-data, unsupported type, or a declared part type that disagrees with the bytes. 403 forbidden: project missing or outside the workspace. 413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored). 413 storage_quota_exceeded: the file does not fit in the workspace's upload quota (nothing is stored). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
+        /**
+         * Upload an image or video
+         * @description Multipart parts `file` and `project_id`. 400 invalid_request: missing, duplicate or unknown parts, more than one file, not multipart/form-data, unsupported type, or a declared part type that disagrees with the bytes. 403 forbidden: project missing or outside the workspace. 413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored). 413 storage_quota_exceeded: the file does not fit in the workspace's upload quota (nothing is stored). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress.
+         */
         post: operations["post_upload"];
         delete?: never;
         options?: never;
@@ -78,7 +81,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Fetch a public HTTPS image or video URL and store it. 400 invalid_request names why a URL was refused (non-public address, not https, too many redirects, too large, unsupported type, fetch failure). 403 forbidden: project missing or outside the workspace. 413 storage_quota_exceeded: the file does not fit in the workspace's upload quota. 503 service_unavailable: the fetch did not finish in time. Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
+        /**
+         * Fetch a public HTTPS image or video URL and store it
+         * @description 400 invalid_request names why a URL was refused (non-public address, not https, too many redirects, too large, unsupported type, fetch failure). 403 forbidden: project missing or outside the workspace. 413 storage_quota_exceeded: the file does not fit in the workspace's upload quota. 503 service_unavailable: the fetch did not finish in time. Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress.
+         */
         post: operations["post_upload_from_url"];
         delete?: never;
         options?: never;
@@ -95,7 +101,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Start a direct upload: answers a pending upload record and a presigned POST that sends the bytes straight to storage, then call POST /v1/uploads/{id}/complete. 400 invalid_request: bad body, or a size over the limit of the type. 403 forbidden: project missing or outside the workspace. 413 storage_quota_exceeded: the declared size does not fit in the workspace's upload quota. Pending uploads never completed are removed after a day. Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
+        /**
+         * Start a direct upload
+         * @description Answers a pending upload record and a presigned POST that sends the bytes straight to storage, then call POST /v1/uploads/{id}/complete. 400 invalid_request: bad body, or a size over the limit of the type. 403 forbidden: project missing or outside the workspace. 413 storage_quota_exceeded: the declared size does not fit in the workspace's upload quota. Pending uploads never completed are removed after a day. Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress.
+         */
         post: operations["post_uploads"];
         delete?: never;
         options?: never;
@@ -112,7 +121,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Complete a direct upload once its bytes are in storage: checks the size and the type from the bytes (same rules and limits as POST /v1/upload, image pixel cap included). Answers the completed record (again on a repeated call); the upload is then usable as a job input. 400 invalid_request: the bytes were refused (the object is deleted and the upload is failed). 409 not_ready (status pending): nothing stored yet, the upload stays pending. 409 upload_refused (status failed): the upload was already refused, expired, or its file was replaced in storage while it was checked. 404 not_found: no such upload in this workspace. */
+        /**
+         * Complete a direct upload once its bytes are in storage
+         * @description Checks the size and the type from the bytes (same rules and limits as POST /v1/upload, image pixel cap included). Answers the completed record (again on a repeated call); the upload is then usable as a job input. 400 invalid_request: the bytes were refused (the object is deleted and the upload is failed). 409 not_ready (status pending): nothing stored yet, the upload stays pending. 409 upload_refused (status failed): the upload was already refused, expired, or its file was replaced in storage while it was checked. 404 not_found: no such upload in this workspace.
+         */
         post: operations["post_uploads_by_id_complete"];
         delete?: never;
         options?: never;
@@ -127,7 +139,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Get an upload record with its status (any upload of the workspace). 404 not_found: no such upload in this workspace. */
+        /**
+         * Get an upload record with its status
+         * @description Any upload of the workspace. 404 not_found: no such upload in this workspace.
+         */
         get: operations["get_uploads_by_id"];
         put?: never;
         post?: never;
@@ -146,7 +161,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Create a image job. ?dry_run=true answers the price instead (nothing is created or charged). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
+        /**
+         * Create a image job
+         * @description ?dry_run=true answers the price instead (nothing is created or charged). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress.
+         */
         post: operations["post_images_generate"];
         delete?: never;
         options?: never;
@@ -165,7 +183,10 @@ export type paths = {
         get: operations["get_images_by_id"];
         put?: never;
         post?: never;
-        /** Delete the outputs of a finished image job (extension): its media is removed from storage, the record stays (with outputs_removed_at) and the URL endpoint answers 410 gone. Idempotent. 409 not_ready while the job is pending or generating. */
+        /**
+         * Delete the outputs of a finished image job (extension)
+         * @description Its media is removed from storage, the record stays (with outputs_removed_at) and the URL endpoint answers 410 gone. Idempotent. 409 not_ready while the job is pending or generating.
+         */
         delete: operations["delete_images_by_id"];
         options?: never;
         head?: never;
@@ -198,7 +219,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Cancel a image job (extension: ends it as failed with code canceled and refunds) */
+        /**
+         * Cancel a image job (extension)
+         * @description Ends the job as failed with error code canceled and refunds its price.
+         */
         post: operations["post_images_by_id_cancel"];
         delete?: never;
         options?: never;
@@ -215,7 +239,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Create a video job. ?dry_run=true answers the price instead (nothing is created or charged). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
+        /**
+         * Create a video job
+         * @description ?dry_run=true answers the price instead (nothing is created or charged). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress.
+         */
         post: operations["post_videos_generate"];
         delete?: never;
         options?: never;
@@ -234,7 +261,10 @@ export type paths = {
         get: operations["get_videos_by_id"];
         put?: never;
         post?: never;
-        /** Delete the outputs of a finished video job (extension): its media is removed from storage, the record stays (with outputs_removed_at) and the URL endpoint answers 410 gone. Idempotent. 409 not_ready while the job is pending or generating. */
+        /**
+         * Delete the outputs of a finished video job (extension)
+         * @description Its media is removed from storage, the record stays (with outputs_removed_at) and the URL endpoint answers 410 gone. Idempotent. 409 not_ready while the job is pending or generating.
+         */
         delete: operations["delete_videos_by_id"];
         options?: never;
         head?: never;
@@ -267,7 +297,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Cancel a video job (extension: ends it as failed with code canceled and refunds) */
+        /**
+         * Cancel a video job (extension)
+         * @description Ends the job as failed with error code canceled and refunds its price.
+         */
         post: operations["post_videos_by_id_cancel"];
         delete?: never;
         options?: never;
@@ -282,10 +315,16 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** List the workspace's replace-actor jobs, newest first (extension) */
+        /**
+         * List the workspace's replace-actor jobs (extension)
+         * @description Newest first.
+         */
         get: operations["get_replace_actors_generations"];
         put?: never;
-        /** Create a replace-actor job. ?dry_run=true answers the price instead (nothing is created or charged). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
+        /**
+         * Create a replace-actor job
+         * @description ?dry_run=true answers the price instead (nothing is created or charged). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress.
+         */
         post: operations["post_replace_actors_generations"];
         delete?: never;
         options?: never;
@@ -304,7 +343,10 @@ export type paths = {
         get: operations["get_replace_actors_generations_by_id"];
         put?: never;
         post?: never;
-        /** Delete the outputs of a finished replace-actor job (extension): its media is removed from storage, the record stays (with outputs_removed_at) and the URL endpoint answers 410 gone. Idempotent. 409 not_ready while the job is pending or generating. */
+        /**
+         * Delete the outputs of a finished replace-actor job (extension)
+         * @description Its media is removed from storage, the record stays (with outputs_removed_at) and the URL endpoint answers 410 gone. Idempotent. 409 not_ready while the job is pending or generating.
+         */
         delete: operations["delete_replace_actors_generations_by_id"];
         options?: never;
         head?: never;
@@ -337,7 +379,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Cancel a replace-actor job (extension: ends it as failed with code canceled and refunds) */
+        /**
+         * Cancel a replace-actor job (extension)
+         * @description Ends the job as failed with error code canceled and refunds its price.
+         */
         post: operations["post_replace_actors_generations_by_id_cancel"];
         delete?: never;
         options?: never;
@@ -354,7 +399,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Create a talking-actor job. ?dry_run=true answers the price instead (nothing is created or charged). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress. */
+        /**
+         * Create a talking-actor job
+         * @description ?dry_run=true answers the price instead (nothing is created or charged). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress.
+         */
         post: operations["post_talking_actors_generate"];
         delete?: never;
         options?: never;
@@ -373,7 +421,10 @@ export type paths = {
         get: operations["get_talking_actors_by_id"];
         put?: never;
         post?: never;
-        /** Delete the outputs of a finished talking-actor job (extension): its media is removed from storage, the record stays (with outputs_removed_at) and the URL endpoint answers 410 gone. Idempotent. 409 not_ready while the job is pending or generating. */
+        /**
+         * Delete the outputs of a finished talking-actor job (extension)
+         * @description Its media is removed from storage, the record stays (with outputs_removed_at) and the URL endpoint answers 410 gone. Idempotent. 409 not_ready while the job is pending or generating.
+         */
         delete: operations["delete_talking_actors_by_id"];
         options?: never;
         head?: never;
@@ -406,7 +457,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Cancel a talking-actor job (extension: ends it as failed with code canceled and refunds) */
+        /**
+         * Cancel a talking-actor job (extension)
+         * @description Ends the job as failed with error code canceled and refunds its price.
+         */
         post: operations["post_talking_actors_by_id_cancel"];
         delete?: never;
         options?: never;
@@ -421,7 +475,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** List the workspace's jobs of every kind, newest first (extension); each record adds `kind` */
+        /**
+         * List the workspace's jobs of every kind (extension)
+         * @description Newest first; each record adds `kind`.
+         */
         get: operations["get_jobs"];
         put?: never;
         post?: never;
@@ -438,7 +495,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** List the workspace's image jobs, newest first (extension) */
+        /**
+         * List the workspace's image jobs (extension)
+         * @description Newest first.
+         */
         get: operations["get_images"];
         put?: never;
         post?: never;
@@ -455,7 +515,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** List the workspace's video jobs, newest first (extension) */
+        /**
+         * List the workspace's video jobs (extension)
+         * @description Newest first.
+         */
         get: operations["get_videos"];
         put?: never;
         post?: never;
@@ -472,7 +535,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** List the workspace's talking-actor jobs, newest first (extension) */
+        /**
+         * List the workspace's talking-actor jobs (extension)
+         * @description Newest first.
+         */
         get: operations["get_talking_actors"];
         put?: never;
         post?: never;
@@ -489,7 +555,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** List every public model: kind, accepted values, inputs, price and how this deployment serves it (extension) */
+        /**
+         * List every public model (extension)
+         * @description Each model with its kind, accepted values, inputs, price and how this deployment serves it.
+         */
         get: operations["get_models"];
         put?: never;
         post?: never;
@@ -506,7 +575,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Stream a image job's changes (server-sent events): a `status` event with the job record now, one per change of status, phase, percent or queue position, and the end of the stream after the terminal one */
+        /**
+         * Stream a image job's changes (server-sent events)
+         * @description A `status` event with the job record now, one per change of status, phase, percent or queue position, and the end of the stream after the terminal one.
+         */
         get: operations["get_images_by_id_events"];
         put?: never;
         post?: never;
@@ -523,7 +595,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Stream a video job's changes (server-sent events): a `status` event with the job record now, one per change of status, phase, percent or queue position, and the end of the stream after the terminal one */
+        /**
+         * Stream a video job's changes (server-sent events)
+         * @description A `status` event with the job record now, one per change of status, phase, percent or queue position, and the end of the stream after the terminal one.
+         */
         get: operations["get_videos_by_id_events"];
         put?: never;
         post?: never;
@@ -540,7 +615,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Stream a replace-actor job's changes (server-sent events): a `status` event with the job record now, one per change of status, phase, percent or queue position, and the end of the stream after the terminal one */
+        /**
+         * Stream a replace-actor job's changes (server-sent events)
+         * @description A `status` event with the job record now, one per change of status, phase, percent or queue position, and the end of the stream after the terminal one.
+         */
         get: operations["get_replace_actors_generations_by_id_events"];
         put?: never;
         post?: never;
@@ -557,7 +635,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Stream a talking-actor job's changes (server-sent events): a `status` event with the job record now, one per change of status, phase, percent or queue position, and the end of the stream after the terminal one */
+        /**
+         * Stream a talking-actor job's changes (server-sent events)
+         * @description A `status` event with the job record now, one per change of status, phase, percent or queue position, and the end of the stream after the terminal one.
+         */
         get: operations["get_talking_actors_by_id_events"];
         put?: never;
         post?: never;
@@ -591,7 +672,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: Postgres, Temporal and object storage reachable (503 with the same body otherwise) */
+        /**
+         * Readiness
+         * @description Postgres, Temporal and object storage reachable: 200, else 503 with the same body.
+         */
         get: operations["get_readyz"];
         put?: never;
         post?: never;
@@ -921,7 +1005,10 @@ export type webhooks = {
         };
         get?: never;
         put?: never;
-        /** The job failed or was canceled (error.code generation_failed or canceled); it was refunded */
+        /**
+         * The job failed or was canceled
+         * @description error.code is generation_failed or canceled; the job was refunded.
+         */
         post: {
             parameters: {
                 query?: never;

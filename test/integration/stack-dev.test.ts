@@ -34,6 +34,9 @@ describe('npm run dev (scripts/dev.sh)', () => {
         // Its own task queues, so its worker never picks up another suite's tasks.
         TASK_QUEUE_PREFIX: `t-dev-${randomToken(8)}`,
         LOG_LEVEL: 'warn',
+        // No trace viewer: it would be a server of its own (docs/trace.png shows the traced dev profile).
+        DEV_TRACING: '0',
+        OTEL_EXPORTER_OTLP_ENDPOINT: '',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -68,6 +71,7 @@ describe('npm run dev (scripts/dev.sh)', () => {
     const project = /Demo project id\s+(prj_\S+)/.exec(stdout)?.[1];
     assert.ok(base && key && project, stdout);
     assert.match(stdout, /Temporal Web UI\s+\S+/);
+    assert.match(stdout, /Trace viewer\s+\(off: DEV_TRACING=0\)/);
     assert.match(stderr, /postgres: reusing DATABASE_URL/);
 
     const ready = await fetch(`${base}/readyz`);

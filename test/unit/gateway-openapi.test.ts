@@ -108,6 +108,18 @@ describe('OpenAPI builder', () => {
     assert.equal(real.openapi, '3.1.0');
     assert.ok(real.paths['/v1/actors'].get);
   });
+
+  test('every operation summary is one short line; the detail is in its description', () => {
+    const real = buildOpenApiDocument(allOperations()) as any;
+    const long: string[] = [];
+    for (const [path, item] of Object.entries<any>({ ...real.paths, ...real.webhooks })) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        // Swagger UI's collapsed row: one line, one phrase (a sentence break means detail).
+        if (typeof op.summary !== 'string' || op.summary.length > 80 || /\n|\. /.test(op.summary)) long.push(`${method.toUpperCase()} ${path}: ${op.summary}`);
+      }
+    }
+    assert.deepEqual(long, []);
+  });
 });
 
 describe('discovery cursors', () => {

@@ -16,6 +16,7 @@ import type { ApiMetrics } from '../../metrics.js';
 import type { Database, Queryable } from '../../../db/index.js';
 import type { Job, JobKind } from '../../../db/schema.js';
 import { newId } from '../../../shared/ids.js';
+import { annotateSpan } from '../../../shared/tracing.js';
 import * as jobsRepo from '../../../db/repos/jobs.js';
 import { createJobService, InsufficientCreditsError, ProjectNotInWorkspaceError, type JobService } from '../../../db/job-service.js';
 import { priceFor, requestRefusal } from '../../../shared/catalog.js';
@@ -106,7 +107,8 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
   endpoints.add({
     method: 'post',
     path: spec.createPath,
-    summary: `Create a ${name} job. ?dry_run=true answers the price instead (nothing is created or charged).${IDEMPOTENCY_NOTE}`,
+    summary: `Create a ${name} job`,
+    description: `?dry_run=true answers the price instead (nothing is created or charged).${IDEMPOTENCY_NOTE}`,
     tags: [spec.tag],
     rateClass: 'generate',
     body: spec.body,
@@ -150,6 +152,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
             return created;
           })
         : await create(deps.db);
+      annotateSpan({ 'mediagen.job_id': job.id, 'mediagen.workspace_id': workspaceId, 'mediagen.job_kind': spec.kind, 'mediagen.model': job.model });
       deps.metrics.jobCreated(spec.kind, job.model);
       deps.metrics.credits('charged', job.price);
       // The job and its charge are committed: a start that fails is retried by the reconciler.
@@ -211,7 +214,8 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
   endpoints.add({
     method: 'post',
     path: `${spec.base}/:id/cancel`,
-    summary: `Cancel a ${name} job (extension: ends it as failed with code canceled and refunds)`,
+    summary: `Cancel a ${name} job (extension)`,
+    description: 'Ends the job as failed with error code canceled and refunds its price.',
     tags: [spec.tag],
     rateClass: 'generate',
     response: spec.record,
