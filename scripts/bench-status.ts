@@ -13,6 +13,7 @@
 //   npm run build && npm run bench:status [-- seconds-per-round=4 rounds=3]
 //   (BENCH_PROFILE_DIR=<dir> also writes the gateway's CPU profile there)
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import os from 'node:os';
@@ -196,6 +197,8 @@ async function main(): Promise<void> {
         HOST: '127.0.0.1',
         PORT: '0',
         NODE_ENV: 'production',
+        // Production refuses to start without its own webhook secrets key; a throwaway one per run.
+        WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64'),
         LOG_LEVEL: 'info',
         // Rate limits on, high enough that the benchmark's single key is never refused.
         RATE_LIMIT_POLL_PER_MIN: '100000000',
