@@ -672,10 +672,16 @@ export type webhooks = {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -705,10 +711,16 @@ export type webhooks = {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -736,10 +748,16 @@ export type webhooks = {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -818,10 +836,16 @@ export type webhooks = {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -851,10 +875,16 @@ export type webhooks = {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -882,10 +912,16 @@ export type webhooks = {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -964,10 +1000,16 @@ export type webhooks = {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -997,10 +1039,16 @@ export type webhooks = {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -1028,10 +1076,16 @@ export type webhooks = {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -2279,10 +2333,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -2456,10 +2516,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -2575,10 +2641,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -2797,10 +2869,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -3004,10 +3082,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -3182,10 +3266,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -3302,10 +3392,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -3525,10 +3621,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -3657,10 +3759,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -3947,10 +4055,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -4067,10 +4181,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -4290,10 +4410,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -4585,10 +4711,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -4703,10 +4835,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -4924,10 +5062,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5055,10 +5199,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5093,10 +5243,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5131,10 +5287,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5167,10 +5329,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5293,10 +5461,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5415,10 +5589,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5535,10 +5715,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5668,8 +5854,19 @@ export interface operations {
                              * @enum {string}
                              */
                             served_by: "live" | "local" | "unavailable";
-                            /** @description the live provider, when served live */
+                            /** @description the live provider new jobs start on, when served live */
                             provider: string | null;
+                            /** @description the live routes in the order jobs use them, each with its circuit breaker: more than one when a job fails over to the next on a provider outage (never for the customer's own fault); open: new jobs skip it; half_open: a trial job is let through. Empty unless served live */
+                            routes: {
+                                provider: string;
+                                /** @enum {string} */
+                                circuit: "closed" | "open" | "half_open";
+                            }[];
+                            /**
+                             * @description available: served as usual; degraded: a route is skipped because its circuit breaker is open, jobs run on the next one; unavailable: not served here, or every route is open
+                             * @enum {string}
+                             */
+                            availability: "available" | "degraded" | "unavailable";
                             /** @description where the live provider serves a value differently (e.g. an aspect ratio it lacks) */
                             served_as?: {
                                 [key: string]: string;
