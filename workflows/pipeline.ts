@@ -148,7 +148,8 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
         // request (canceled here) and moves on; its price stays the one fixed at create.
         gaveUp.push(`${serving}: ${reason}`);
         const next = await db.routeJob.executeWithOptions({ ...localDbStep, summary: `Give up ${via()} and choose the next route` }, [input.jobId, { provider: serving, error: reason }]);
-        if (next.previousRef || submitted) await CancellationScope.nonCancellable(() => cancelAt(serving, next.previousRef ?? ref));
+        // The row holds the reference of every request made (recorded before anything can fail): none, nothing to cancel.
+        if (next.previousRef) await CancellationScope.nonCancellable(() => cancelAt(serving, next.previousRef!));
         submitted = false;
         ref = undefined;
         if (!next.route) throw ApplicationFailure.nonRetryable(`every route of ${input.model} failed: ${gaveUp.join('; then ')}`, failureTypes.generationFailed);

@@ -88,7 +88,7 @@ async function finished(id: string, timeoutMs = 180_000) {
 function falRequests(op: 'submit' | 'status' | 'cancel', marker: string): number {
   if (op === 'submit') return fal.requestsOf('submit').filter((r) => JSON.stringify(r.json).includes(marker)).length;
   const ids = new Set([...fal.states.values()].filter((s) => JSON.stringify(s.input).includes(marker)).map((s) => s.id));
-  return fal.requestsOf(op).filter((r) => ids.has(r.path.split('/')[3]!)).length;
+  return fal.requestsOf(op).filter((r) => ids.has(r.path.split('/')[4]!)).length;
 }
 
 const xaiSubmits = (marker: string) => xai.requestsOf('submit').filter((r) => JSON.stringify(r.json).includes(marker)).length;
@@ -172,6 +172,21 @@ describe('provider failover at run time, charged once', () => {
     assert.ok(falRequests('status', marker) >= 2, 'the primary status was asked until its budget ran out');
     assert.equal(falRequests('cancel', marker), 1, "the primary's request was canceled once");
     assert.equal(await creditsOf(tdb.db, t), 100 - price);
+  });
+
+  test("our account at the primary is out of balance (fal's 403): the job moves at once, without retrying the primary", async () => {
+    fal.down(['submit'], json(403, { detail: 'User is locked. Reason: Exhausted balance. Top up your balance at fal.ai/dashboard/billing.' }));
+    const t = await createTenant(tdb.db, 100);
+    const marker = '[no-balance]';
+    const id = await create(t, marker);
+    const row = await finished(id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    assert.equal(falRequests('submit', marker), 1, 'an account error is not retried at the same provider');
+    assert.equal(xaiSubmits(marker), 1);
+    const rec = await record(t, id);
+    assert.equal(rec.provider, 'xai');
+    assert.match(rec.provider_attempts[0].error, /HTTP 403/);
+    assert.deepEqual(await ledger(id), [['charge', -price]]);
   });
 
   test('the primary refuses for moderation: the job fails with its reason, refunded, and never fails over', async () => {
