@@ -217,13 +217,6 @@ export function createJobService(deps: JobServiceDeps) {
       const from = gaveUp?.provider ?? params.provider;
       const at = routes.findIndex((r) => r.provider === from);
       const candidates = gaveUp ? routes.slice(at + 1) : routes.slice(Math.max(at, 0));
-      if (gaveUp) {
-        try {
-          await deps.circuits?.record(gaveUp.provider, job.model, { ok: false, error: gaveUp.error });
-        } catch (err) {
-          deps.logger?.warn({ jobId, err: (err as Error).message }, 'circuit breaker outcome not recorded');
-        }
-      }
       let route = candidates[0];
       for (const c of candidates) {
         if (!deps.circuits || (await deps.circuits.admit(c.provider, job.model))) {
@@ -236,6 +229,14 @@ export function createJobService(deps: JobServiceDeps) {
       const to = route ?? { provider: from, provider_model_id: params.provider_model_id ?? '' };
       const moved = await jobsRepo.switchJobRoute(db, jobId, runId, { from, to, ...(gaveUp ? { gaveUp } : {}), attempt });
       if (!moved) throw new jobsRepo.IllegalStatusMoveError(jobId, job.status, 'generating', 'this run does not hold it');
+      // Counted once: a retry of this step after the move committed finds the job moved already.
+      if (gaveUp && moved.moved) {
+        try {
+          await deps.circuits?.record(gaveUp.provider, job.model, { ok: false, error: gaveUp.error });
+        } catch (err) {
+          deps.logger?.warn({ jobId, err: (err as Error).message }, 'circuit breaker outcome not recorded');
+        }
+      }
       return { route: route ?? null, previousRef: moved.previousRef };
     },
 
