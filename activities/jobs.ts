@@ -36,7 +36,8 @@ import {
   type ProviderRequest,
 } from './providers/types.js';
 import type { ProviderName } from '../shared/job-model.js';
-import type { JobIoActivities, JobProviderActivities, ProviderCheck } from '../workflows/activity-types.js';
+import type { JobIoActivities, JobProviderActivities, ProviderCheck, ProviderStepOptions } from '../workflows/activity-types.js';
+import { circuitPolicy, createProviderCircuits } from '../db/provider-circuits.js';
 
 export interface JobActivityDeps {
   db: Database;
@@ -75,7 +76,7 @@ export const nextPhaseSql = sql<JobPhase>`case when kind = 'replace_actor' and n
 
 export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
   const { db } = deps;
-  const jobs = deps.jobs ?? createJobService({ db, storage: deps.storage });
+  const jobs = deps.jobs ?? createJobService({ db, storage: deps.storage, circuits: createProviderCircuits(db, circuitPolicy(deps.config)) });
 
   async function loadJob(jobId: string): Promise<Job> {
     const job = await jobsRepo.getJob(db, jobId);
@@ -189,6 +190,14 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
     async completeJob(jobId: string, outputs: JobOutput[], ref?: ProviderRef): Promise<void> {
       const job = await asStep(() => jobs.complete(jobId, outputs, currentRunId(), { providerRef: ref, attempt: stepAttempt() }));
       deps.metrics?.jobFinished(finished(job, 0), 'completed');
+      await jobs.routeSucceeded(job);
+    },
+
+    /** The next route of a job with failover routes (the job service decides, with the circuit breakers). */
+    async routeJob(jobId, gaveUp) {
+      const decision = await asStep(() => jobs.routeJob(jobId, currentRunId(), gaveUp ?? undefined, stepAttempt()));
+      if (gaveUp) Context.current().log.warn('provider route given up', { jobId, provider: gaveUp.provider, next: decision.route?.provider ?? null, error: gaveUp.error });
+      return { route: decision.route, previousRef: (decision.previousRef as ProviderRef | null) ?? null };
     },
 
     /**
@@ -278,6 +287,9 @@ export function createJobProviderActivities(
   const beatEveryMs = deps.beatEveryMs ?? PROVIDER_BEAT_EVERY_MS;
   // The request each running attempt made or found, repeated in every heartbeat it sends.
   const attemptRef = new WeakMap<Context, ProviderRef>();
+  // Attempts whose job has another route: a provider failure past the failover budget ends them.
+  const mayFailOver = new WeakSet<Context>();
+  const failoverAttempts = deps.config.PROVIDER_FAILOVER_ATTEMPTS;
   const heartbeat = (detail?: unknown) => heartbeats.beat({ ref: attemptRef.get(Context.current()), detail } satisfies StepDetails);
 
   function providerContext(): ProviderContext {
@@ -360,6 +372,11 @@ export function createJobProviderActivities(
       return v;
     } catch (err) {
       if (err instanceof ProviderError) {
+        // Another provider can fix our account's trouble or an outage that outlasted the budget; the
+        // customer's own faults (content policy, invalid input) fail the job wherever it runs.
+        if (mayFailOver.has(ctx) && (err.account || (err.retryable && ctx.info.attempt >= failoverAttempts))) {
+          throw nonRetryable(failureTypes.providerFailover, err.retryable ? `${err.message} (${ctx.info.attempt} attempts)` : err.message);
+        }
         if (!err.retryable) throw nonRetryable(failureTypes.providerRejected, err.message);
         throw ApplicationFailure.create({
           type: failureTypes.providerUnavailable,
@@ -412,10 +429,11 @@ export function createJobProviderActivities(
      * again; a new one is recorded on the row and in the heartbeat before anything else can fail.
      * The local renderer (a free provider) is simply run again.
      */
-    async submitAndCheck(provider: ProviderName, req: ProviderRequest): Promise<ProviderCheck & { ref: ProviderRef }> {
+    async submitAndCheck(provider: ProviderName, req: ProviderRequest, opts: ProviderStepOptions = {}): Promise<ProviderCheck & { ref: ProviderRef }> {
       const adapter = deps.adapterFor(provider);
       const runId = currentRunId();
       const ctx = Context.current();
+      if (opts.failover) mayFailOver.add(ctx);
       if (adapter.free) {
         const ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
         const first = await check(provider, req, ref, true);
@@ -427,11 +445,14 @@ export function createJobProviderActivities(
       }
       let ref = refFromHeartbeat();
       const job = await ownJob(req.jobId, runId, 'submitting');
-      ref ??= (job.provider_ref as ProviderRef | null) ?? undefined;
+      // The row's request counts only when it is this provider's (a failover forgets the last route's).
+      const recorded = job.provider_ref as ProviderRef | null;
+      if (recorded?.provider === provider) ref ??= recorded;
+      if (ref && ref.provider !== provider) ref = undefined;
       if (ref) {
         attemptRef.set(ctx, ref);
         // Found in the heartbeat only: the row learns it now.
-        if (!job.provider_ref) await recordRef(provider, req.model, req.jobId, runId, ref);
+        if (recorded?.provider !== provider) await recordRef(provider, req.model, req.jobId, runId, ref);
       } else {
         ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
         attemptRef.set(ctx, ref);
@@ -446,11 +467,12 @@ export function createJobProviderActivities(
      * done. A job with no live request (revived by a reset after its request was canceled) answers
      * `resubmit`.
      */
-    async checkProvider(provider: ProviderName, jobId: string, model: string, ref: ProviderRef): Promise<ProviderCheck> {
+    async checkProvider(provider: ProviderName, jobId: string, model: string, ref: ProviderRef, opts: ProviderStepOptions = {}): Promise<ProviderCheck> {
+      if (opts.failover) mayFailOver.add(Context.current());
       if (deps.adapterFor(provider).free) return check(provider, { jobId, model }, ref);
       const job = await ownJob(jobId, currentRunId(), 'generating');
       const recorded = job.provider_ref as ProviderRef | null;
-      if (!recorded) return { state: 'queued', stored: null, resubmit: true };
+      if (!recorded || recorded.provider !== provider) return { state: 'queued', stored: null, resubmit: true };
       attemptRef.set(Context.current(), recorded);
       return check(provider, { jobId, model }, recorded);
     },
@@ -458,7 +480,9 @@ export function createJobProviderActivities(
     /** Cancels the job's recorded request (a free provider's: the one given); none recorded, nothing to do. */
     async cancelProvider(provider: ProviderName, model: string, jobId: string, ref: ProviderRef | undefined): Promise<void> {
       const adapter = deps.adapterFor(provider);
-      const target = adapter.free ? ref : (((await jobsRepo.getJob(db, jobId))?.provider_ref as ProviderRef | null) ?? ref);
+      const recorded = adapter.free ? null : ((await jobsRepo.getJob(db, jobId))?.provider_ref as ProviderRef | null);
+      // Only this provider's request: after a failover the row holds the next route's.
+      const target = recorded?.provider === provider ? recorded : ref?.provider === provider ? ref : undefined;
       if (!target) return;
       await call(provider, model, 'cancel', () => adapter.cancel(target, providerContext()));
     },

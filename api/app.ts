@@ -6,6 +6,7 @@ import type { AppDeps } from './deps.js';
 import { errorMiddleware, methodNotAllowed, notFoundRoute, optionsRoutes } from './errors.js';
 import { requestContext, securityHeaders } from './request-context.js';
 import { createApiMetrics, type ApiMetrics } from './metrics.js';
+import { openCircuits } from '../db/repos/provider-circuits.js';
 import { createAuth } from './auth.js';
 import { createHealthRouter } from './routes/health.js';
 import { createDiscoveryRouter } from './routes/discovery.js';
@@ -36,7 +37,7 @@ export interface App {
 }
 
 export function createApp(deps: AppDeps): App {
-  const metrics = deps.metrics ?? createApiMetrics();
+  const metrics = deps.metrics ?? createApiMetrics({ circuits: () => openCircuits(deps.db) });
   // Its own small pool that fails fast: a slow or flooded database refuses quickly (503) instead
   // of queueing every tenant's requests behind one another.
   const ownLimiterDb = deps.limiterDb ? null : createLimiterDb(deps.config.DATABASE_URL);

@@ -1,7 +1,7 @@
 // Gateway metrics in Prometheus text format, served at /metrics on their own port (API_METRICS_PORT,
 // on METRICS_HOST = loopback by default) so the public API port never exposes them.
 import { createServer, type Server } from 'node:http';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface ApiMetrics {
   registry: Registry;
@@ -13,9 +13,26 @@ export interface ApiMetrics {
   authLookup(source: 'memory' | 'database'): void;
 }
 
-export function createApiMetrics(): ApiMetrics {
+/** The provider circuit breakers that are not closed (db/repos/provider-circuits.ts openCircuits), read at each scrape. */
+export type CircuitReader = () => Promise<ReadonlyArray<{ provider: string; model: string; state: string }>>;
+
+export function createApiMetrics(opts: { circuits?: CircuitReader } = {}): ApiMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'mediagen_api_' });
+  if (opts.circuits) {
+    const read = opts.circuits;
+    // The fleet's shared breaker state, from Postgres at scrape time: every gateway reports the same.
+    new Gauge({
+      name: 'mediagen_provider_circuit_open',
+      help: 'Provider routes whose circuit breaker is not closed, by provider and model: 1 open (new jobs skip the route), 0.5 half-open (a trial job goes through)',
+      labelNames: ['provider', 'model'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const c of await read()) this.set({ provider: c.provider, model: c.model }, c.state === 'open' ? 1 : 0.5);
+      },
+    });
+  }
   const requests = new Counter({
     name: 'mediagen_http_requests_total',
     help: 'HTTP requests by method, route and status',

@@ -14,6 +14,9 @@ import * as jobsRepo from './repos/jobs.js';
 import type { MoveProgress, NewJobInput } from './repos/jobs.js';
 import { jobPrefix, type Storage } from '../shared/storage.js';
 import type { RawBuilder } from 'kysely';
+import type { ProviderCircuits } from './provider-circuits.js';
+import { typedParams } from '../shared/job-params.js';
+import type { ProviderAttempt, RouteChoice } from '../shared/job-model.js';
 
 export { IllegalStatusMoveError, InsufficientCreditsError, ProjectNotInWorkspaceError } from './repos/jobs.js';
 
@@ -46,10 +49,15 @@ export interface JobServiceDeps {
   storage: Storage;
   /** Absent where no Temporal call is made (activities). */
   workflows?: JobWorkflowPort;
+  /** The providers' circuit breakers (routeJob); absent where no job is routed (the gateway). */
+  circuits?: ProviderCircuits;
   logger?: Pick<Logger, 'warn' | 'info'>;
 }
 
 export type FailResult = { moved: boolean; refunded: number; status: JobStatus; job: Job };
+
+/** Where a job goes next (routeJob): a route, or none left; and the request given up, to cancel. */
+export type RouteDecision = { route: RouteChoice | null; previousRef: Record<string, unknown> | null };
 
 export function createJobService(deps: JobServiceDeps) {
   const { db, storage } = deps;
@@ -190,6 +198,57 @@ export function createJobService(deps: JobServiceDeps) {
         }
       }
       return result;
+    },
+
+    /**
+     * The route run `runId`'s job uses next, among its failover routes (params.routes). At the start
+     * (`gaveUp` absent): the first route from the job's current one whose circuit breaker admits a
+     * new job. After a route failed in a way another provider can fix (`gaveUp`): the breaker
+     * counts the failure, the job records the attempt and forgets that route's request (answered
+     * for its cancel), and moves to the next admitted route after it — or the next one at all when
+     * every breaker is open (the job still gets its chance); `route` null when none is left. The
+     * job is charged nothing here: its price was fixed at create, whichever provider serves it.
+     */
+    async routeJob(jobId: string, runId: string, gaveUp: ProviderAttempt | undefined, attempt: number): Promise<RouteDecision> {
+      const job = await jobsRepo.getJob(db, jobId);
+      if (!job || job.status !== 'generating' || job.status_run_id !== runId) throw new jobsRepo.IllegalStatusMoveError(jobId, job?.status ?? 'pending', 'generating', 'this run does not hold it');
+      const { params } = typedParams(job);
+      const routes = params.routes ?? [];
+      const from = gaveUp?.provider ?? params.provider;
+      const at = routes.findIndex((r) => r.provider === from);
+      const candidates = gaveUp ? routes.slice(at + 1) : routes.slice(Math.max(at, 0));
+      let route = candidates[0];
+      for (const c of candidates) {
+        if (!deps.circuits || (await deps.circuits.admit(c.provider, job.model))) {
+          route = c;
+          break;
+        }
+      }
+      if (!gaveUp && (!route || route.provider === params.provider)) return { route: route ?? null, previousRef: null };
+      // No route left: the attempt is still recorded and its request forgotten (the job stays on it to fail).
+      const to = route ?? { provider: from, provider_model_id: params.provider_model_id ?? '' };
+      const moved = await jobsRepo.switchJobRoute(db, jobId, runId, { from, to, ...(gaveUp ? { gaveUp } : {}), attempt });
+      if (!moved) throw new jobsRepo.IllegalStatusMoveError(jobId, job.status, 'generating', 'this run does not hold it');
+      // Counted once: a retry of this step after the move committed finds the job moved already.
+      if (gaveUp && moved.moved) {
+        try {
+          await deps.circuits?.record(gaveUp.provider, job.model, { ok: false, error: gaveUp.error });
+        } catch (err) {
+          deps.logger?.warn({ jobId, err: (err as Error).message }, 'circuit breaker outcome not recorded');
+        }
+      }
+      return { route: route ?? null, previousRef: moved.previousRef };
+    },
+
+    /** Counts a completed job toward its serving route's circuit breaker (jobs with failover routes only). */
+    async routeSucceeded(job: Job): Promise<void> {
+      const { params } = typedParams(job);
+      if (!params.routes || !deps.circuits) return;
+      try {
+        await deps.circuits.record(params.provider, job.model, { ok: true });
+      } catch (err) {
+        deps.logger?.warn({ jobId: job.id, err: (err as Error).message }, 'circuit breaker outcome not recorded');
+      }
     },
 
     /** Settles the job's credits by its status (completed → price, failed → zero); the difference written. */

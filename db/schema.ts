@@ -4,7 +4,7 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
 
-import type { JobError, JobKind, JobOutput, JobPhase, JobStatus, WebhookEventName } from '../shared/job-model.js';
+import type { JobError, JobKind, JobOutput, JobPhase, JobStatus, ProviderAttempt, WebhookEventName } from '../shared/job-model.js';
 import type { StoredJobParams } from '../shared/job-params.js';
 
 export { jobKinds, jobPhases, jobStatuses, webhookEventNames, type JobError, type JobKind, type JobOutput, type JobPhase, type JobStatus, type WebhookEventName } from '../shared/job-model.js';
@@ -129,7 +129,24 @@ export interface JobTable {
   webhook_events: ColumnType<WebhookEventName[] | null, WebhookEventName[] | null | undefined, WebhookEventName[] | null>;
   /** When a client deleted the job's outputs (DELETE /v1/{kind}/{id}): the record stays, its media is gone. */
   outputs_removed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The routes the job gave up, in order (0012_provider_failover): its record's `provider_attempts`. */
+  provider_attempts: ColumnType<ProviderAttempt[], string | undefined, string>;
 }
+
+/** The circuit breaker of one provider route of a model, shared by the fleet (0012_provider_failover). */
+export interface ProviderCircuitTable {
+  provider: string;
+  model: string;
+  state: Generated<CircuitState>;
+  window_started_at: Generated<Date>;
+  attempts: Generated<number>;
+  failures: Generated<number>;
+  opened_at: Timestamp | null;
+  trial_at: Timestamp | null;
+  last_error: string | null;
+  updated_at: Generated<Date>;
+}
+export type CircuitState = 'closed' | 'open' | 'half_open';
 
 export interface WebhookSecretTable {
   id: string;
@@ -209,6 +226,7 @@ export interface DB {
   voices: VoiceTable;
   file_uploads: FileUploadTable;
   jobs: JobTable;
+  provider_circuits: ProviderCircuitTable;
   credit_ledger: CreditLedgerTable;
   rate_limits: RateLimitTable;
   webhook_secrets: WebhookSecretTable;

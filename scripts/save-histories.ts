@@ -27,6 +27,8 @@ import { api, startGateway, startWorkers, type InProcessGateway, type Workers } 
 import { insertActor, insertUpload, insertVoice } from '../test/support/fixtures.js';
 import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer } from '../test/support/https-server.js';
 import { startFakeFal } from '../test/support/fake-providers/fal.js';
+import { startFakeXai } from '../test/support/fake-providers/xai.js';
+import { json } from '../test/support/fake-providers/server.js';
 import { createDb } from '../db/index.js';
 import { deliveriesOfJob } from '../db/repos/webhooks.js';
 import { ledgerForJob } from '../db/repos/jobs.js';
@@ -203,6 +205,8 @@ async function main() {
   const fetchSettings = { FETCH_ALLOW_LOOPBACK_ORIGIN: remote.origin, FETCH_EXTRA_CA_FILE: remote.caFile, FETCH_TOTAL_TIMEOUT_MS: '20000' };
   const fal = await startFakeFal();
   fal.filesBaseUrl = remote.origin;
+  const xai = await startFakeXai();
+  xai.filesBaseUrl = remote.origin;
   const pgProxy = await startPgProxy(new URL(process.env.DATABASE_URL!));
   try {
     await group('the local renderer, instant', { ...fetchSettings, LOCAL_RENDER_FAULTS: 'true', WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_RETRY_INITIAL_MS: '200', WEBHOOK_RETRY_MAX_INTERVAL_MS: '1000' }, async (g) => {
@@ -322,6 +326,41 @@ async function main() {
     );
 
     await group(
+      'two live routes (grok-video: the fake fal queue, then the fake xAI video API)',
+      {
+        ...fetchSettings,
+        PROVIDERS_MODE: 'live',
+        FAL_KEY: fal.key,
+        FAL_QUEUE_URL: fal.url,
+        XAI_API_KEY: xai.key,
+        XAI_BASE_URL: xai.url,
+        PROVIDER_OUTPUT_HOSTS: '127.0.0.1',
+        PROVIDER_FAILOVER_ATTEMPTS: '2',
+        OPENAI_API_KEY: '',
+        ELEVENLABS_API_KEY: '',
+      },
+      async (g) => {
+        const cdn = setInterval(() => {
+          for (const id of xai.states.keys()) remote.file(`/files/${id}.mp4`, media['video/mp4'], 'video/mp4');
+        }, 20);
+        try {
+          const t = await createTenant(g.tdb.db, 10_000);
+          // fal takes the request, then its status endpoint stays down past the failover budget.
+          fal.down(['status'], json(502, { detail: 'Bad Gateway' }));
+          const cancelsBefore = fal.requestsOf('cancel').length;
+          const id = await create(g, t, '/v1/videos/generate', { prompt: 'a lighthouse in a storm', model: 'grok-video', aspect_ratio: '16:9', duration: 1, resolution: '480p' });
+          await finish(g, 'grok-video-failover', id, 'completed');
+          const row = await g.tdb.db.selectFrom('jobs').select(['params', 'provider_attempts']).where('id', '=', id).executeTakeFirstOrThrow();
+          if (row.params.provider !== 'xai' || row.provider_attempts.length !== 1) throw new Error(`the failover job ended on ${row.params.provider} after ${JSON.stringify(row.provider_attempts)}`);
+          if (fal.requestsOf('cancel').length !== cancelsBefore + 1) throw new Error('the given-up request was not canceled once at fal');
+        } finally {
+          fal.up();
+          clearInterval(cdn);
+        }
+      },
+    );
+
+    await group(
       'a Postgres outage as the workers see it',
       {},
       async (g) => {
@@ -341,6 +380,7 @@ async function main() {
   } finally {
     await pgProxy.close();
     await fal.close();
+    await xai.close();
     await remote.close();
   }
   const missing = Object.keys(savedHistories).filter((n) => !saved.has(n as HistoryName));

@@ -28,7 +28,7 @@ SCHEMATHESIS_VERSION=4.32.5          # PyPI schemathesis: the contract fuzzer ru
 # is not served by the module proxy. First install about 2 minutes, cached after.
 PHOENIX_VERSION=20.26.1
 
-SEARCH_ATTRIBUTES=(WorkspaceId ProjectId JobKind MediaModel JobStatus)
+SEARCH_ATTRIBUTES=(WorkspaceId ProjectId JobKind MediaModel JobStatus ServingProvider)
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 HOME_DIR=${MEDIA_GEN_HOME:-/var/tmp/media-gen}
@@ -200,6 +200,8 @@ up_temporal() {
   local port ui_port
   if pid_alive "$STATE/temporal.pid" && [[ -f $STATE/temporal.port ]] && temporal_ready "127.0.0.1:$(cat "$STATE/temporal.port")"; then
     port=$(cat "$STATE/temporal.port"); ui_port=$(cat "$STATE/temporal-ui.port")
+    # A server started by an older checkout may lack an attribute added since (idempotent).
+    register_search_attributes "127.0.0.1:$port"
     log "temporal: reusing the running dev server on port $port"
   else
     port=$(free_port); ui_port=$(free_port)

@@ -19,10 +19,16 @@ export interface ModelRoute {
   /** Where these values were read. */
   source: string;
   /**
-   * Other live routes for the same model, tried in order when the primary provider's key is absent
-   * (e.g. grok-video: fal first, then xAI's own API).
+   * Other live routes for the same model, in order: used when the primary provider's key is absent,
+   * and with failover on, the routes a running job moves to when its provider fails in a way another
+   * provider can fix (grok-video: fal first, then xAI's own API). See shared/routing.ts.
    */
   alternates?: readonly AlternateRoute[];
+  /**
+   * Where else the same model is served, from the providers' own documentation, and why it has no
+   * alternate here (no adapter written yet, or no second provider at all). README "Provider failover".
+   */
+  otherRoutes?: string;
   /** Providers a pipeline needs besides its own (talking actor: ElevenLabs speech, then fal lipsync). */
   alsoNeeds?: readonly LiveProviderName[];
   aspectRatios: readonly string[];
@@ -82,6 +88,7 @@ export const catalog = {
     secondaryModelIds: { edit: 'fal-ai/nano-banana-2/edit' },
     // fal.ai/models/fal-ai/nano-banana-2 (queue API): prompt, num_images, aspect_ratio (auto, 21:9 … 9:16),
     // resolution 0.5K | 1K | 2K | 4K, output_format jpeg | png | webp; /edit adds image_urls.
+    otherRoutes: "Google serves its Nano Banana image models on the Gemini API (ai.google.dev/gemini-api/docs/nanobanana, models.generateContent); no adapter here yet, and the Gemini model id of Nano Banana 2 is to be confirmed against Google's model list first. No alternate.",
     source: 'fal.ai model page fal-ai/nano-banana-2 (prompt, num_images, aspect_ratio, output_format; /edit: image_urls)',
     // fal's input schema for fal-ai/nano-banana-2 and /edit: prompt minLength 3.
     promptChars: { min: 3 },
@@ -97,6 +104,7 @@ export const catalog = {
     providerModelId: 'gpt-image-1.5',
     // developers.openai.com/api/reference/resources/images/methods/generate: gpt-image-1.5 is listed as live;
     // sizes 1024x1024 | 1536x1024 | 1024x1536 | auto, n 1–10, GPT image models always answer b64_json.
+    otherRoutes: "OpenAI's own model, served by OpenAI's Images API only here. No alternate.",
     source: 'OpenAI Images API, POST /v1/images/generations (size 1024x1024 | 1536x1024 | 1024x1536, n, b64_json)',
     aspectRatios: imageRatios,
     // gpt-image has no 16:9 size: the nearest documented ones are 3:2 and 2:3, and they are served as is.
@@ -116,6 +124,7 @@ export const catalog = {
     // { width, height } with width and height 1920–4096 or a total of 2560×1440 to 4096×4096 pixels; the
     // presets (square_hd = 1024×1024 …) are below that minimum, so explicit sizes are sent
     // (seedreamImageSize: 2048×2048, 2560×1440, 1440×2560). num_images 1–6.
+    otherRoutes: 'ByteDance serves Seedream on BytePlus ModelArk (docs.byteplus.com/en/docs/ModelArk, POST /api/v3/images/generations); no adapter here yet. No alternate.',
     source: 'fal.ai model page fal-ai/bytedance/seedream/v4.5/text-to-image (image_size {width,height} ≥ 2560×1440 pixels, num_images 1-6; /edit: image_urls)',
     aspectRatios: imageRatios,
     servedAs: { '1:1': '2048×2048', '16:9': '2560×1440', '9:16': '1440×2560' },
@@ -142,6 +151,7 @@ export const catalog = {
     },
     // fal's Veo 3.1 schema puts no rule between resolution and duration: 4s, 6s and 8s at 720p and 1080p
     // (4k is billed higher and not offered). Reference images (1-3) go to reference-to-video, 8s only.
+    otherRoutes: "Served as Veo 3.1, which Google's Gemini API also serves (ai.google.dev/gemini-api/docs/video, veo-3.1-generate-preview, models.predictLongRunning); no adapter here yet. No alternate.",
     source: 'OpenAI Videos API retired 2026-09-24 (sora-2-pro shut down); routed to fal.ai fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16; reference-to-video: 1-3 image_urls, 8s only)',
     servedAs: { model: 'Veo 3.1 on fal (fal-ai/veo3.1): OpenAI shut sora-2-pro down on 2026-09-24' },
     maxReferenceImages: 3,
@@ -167,6 +177,7 @@ export const catalog = {
     },
     // Veo 3.1 Fast on fal has no reference-to-video endpoint: one reference image is used as the first
     // frame (image-to-video); more would be dropped, so they are refused. Durations as Veo 3.1.
+    otherRoutes: "Served as Veo 3.1 Fast, which Google's Gemini API also serves (ai.google.dev/gemini-api/docs/video, veo-3.1-fast-generate-preview); no adapter here yet. No alternate.",
     source: 'OpenAI Videos API retired 2026-09-24 (sora-2 shut down); routed to fal.ai fal-ai/veo3.1/fast (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16; no reference-to-video)',
     servedAs: { model: 'Veo 3.1 Fast on fal (fal-ai/veo3.1/fast): OpenAI shut sora-2 down on 2026-09-24' },
     maxReferenceImages: 1,
@@ -188,6 +199,7 @@ export const catalog = {
     secondaryModelIds: { imageToVideo: 'fal-ai/kling-video/v3/pro/image-to-video' },
     // fal.ai/docs/model-api-reference/video-generation-api/kling-video-v3-pro: duration "3" … "15",
     // aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; image-to-video takes start_image_url / end_image_url.
+    otherRoutes: "Kling's own API serves Kling models; not researched from its reference yet, no adapter. No alternate.",
     source: 'fal.ai model page fal-ai/kling-video/v3/pro/text-to-video (duration 3-15, aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; prompt at most 2500 characters)',
     // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
     maxReferenceImages: 1,
@@ -208,6 +220,7 @@ export const catalog = {
     providerModelId: 'fal-ai/kling-video/v2.6/pro/text-to-video',
     falRequest: 'kling',
     secondaryModelIds: { imageToVideo: 'fal-ai/kling-video/v2.6/pro/image-to-video' },
+    otherRoutes: "Kling's own API serves Kling models; not researched from its reference yet, no adapter. No alternate.",
     source: 'fal.ai model page fal-ai/kling-video/v2.6/pro/text-to-video (duration "5" | "10", aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; prompt at most 2500 characters)',
     // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
     maxReferenceImages: 1,
@@ -236,6 +249,7 @@ export const catalog = {
     // resolution 720p | 1080p | 4k (4k is billed at a higher rate and not offered here). Reference
     // images go to fal-ai/veo3.1/reference-to-video, whose schema has duration "8s" only, and Veo takes
     // at most 3 reference images (Google's Gemini API Veo 3.1 documentation: "up to three").
+    otherRoutes: "Google's Gemini API serves Veo 3.1 (ai.google.dev/gemini-api/docs/video: veo-3.1-generate-preview through models.predictLongRunning, then operations polling; 8 s at 720p, 1080p or 4k, up to three reference images), as does Vertex AI; no adapter here yet. No alternate.",
     source: 'fal.ai model page fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16); fal-ai/veo3.1/reference-to-video (1-3 image_urls, duration 8s)',
     maxReferenceImages: 3,
     referenceDurations: [8],
@@ -257,6 +271,7 @@ export const catalog = {
     secondaryModelIds: { imageToVideo: 'fal-ai/bytedance/seedance/v1.5/pro/image-to-video' },
     // fal.ai/models/fal-ai/bytedance/seedance/v1.5/pro/text-to-video/llms.txt: duration "4" … "12",
     // resolution 480p | 720p | 1080p, aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 | auto.
+    otherRoutes: 'ByteDance serves Seedance on BytePlus ModelArk (docs.byteplus.com/en/docs/ModelArk, async tasks at POST /api/v3/contents/generations/tasks); no adapter here yet. No alternate.',
     source: 'fal.ai model page fal-ai/bytedance/seedance/v1.5/pro/text-to-video (duration 4-12, resolution 480p | 720p | 1080p, aspect_ratio 21:9 … 9:16)',
     // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
     maxReferenceImages: 1,
@@ -282,9 +297,10 @@ export const catalog = {
       {
         provider: 'xai',
         providerModelId: 'grok-imagine-video',
-        source: 'docs.x.ai video generation: POST /v1/videos/generations → request_id, GET /v1/videos/{request_id} (status pending | done | expired | failed)',
+    source: 'docs.x.ai video generation: POST /v1/videos/generations → request_id, GET /v1/videos/{request_id} (status pending | done | expired | failed)',
       },
     ],
+    otherRoutes: "fal (xai/grok-imagine-video/*) and xAI's own API (docs.x.ai video generation): two live routes; with failover on a job moves from one to the other.",
     source: 'fal.ai model page xai/grok-imagine-video/text-to-video (duration 1-15, resolution 480p | 720p, aspect_ratio 16:9 | 9:16 | 1:1 | 4:3 | 3:2 | 2:3 | 3:4)',
     // Neither grok endpoint (fal's image-to-video, xAI's `image`) takes a last frame.
     endFrame: false,
@@ -310,6 +326,7 @@ export const catalog = {
     // fal.ai/models/fal-ai/wan/v2.2-14b/animate/replace/llms.txt: video_url, image_url (resized and
     // center-cropped to the output), resolution 480p | 580p | 720p. The output follows the motion video's
     // length, so `duration` is enforced by the motion video we hand over, not by a provider field.
+    otherRoutes: 'Wan 2.2 Animate Replace: no second provider verified from official documentation. No alternate.',
     source: 'fal.ai model page fal-ai/wan/v2.2-14b/animate/replace (video_url, image_url, resolution 480p | 580p | 720p)',
     aspectRatios: ['1:1', '9:16', '16:9'],
     defaultAspectRatio: '9:16',
@@ -332,6 +349,7 @@ export const catalog = {
     // elevenlabs.io/docs/api-reference/text-to-speech/convert: POST /v1/text-to-speech/{voice_id}
     // ?output_format=pcm_24000, header xi-api-key, body { text, model_id, voice_settings { stability,
     // similarity_boost, style, speed } }. fal-ai/infinitalk: image_url, audio_url, prompt, resolution 480p | 720p.
+    otherRoutes: 'A two-provider pipeline (ElevenLabs speech, then fal-ai/infinitalk); no second route for either step here. No alternate.',
     source: 'ElevenLabs POST /v1/text-to-speech/{voice_id} (voice_settings stability, similarity_boost, style, speed 0.7-1.2); fal.ai fal-ai/infinitalk (image_url, audio_url, prompt, resolution)',
     aspectRatios: ['9:16', '16:9', '1:1'],
     defaultAspectRatio: '9:16',

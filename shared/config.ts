@@ -2,6 +2,7 @@
 // variable the service reads is named here, validated once at start, and failing fast with the
 // variable's name (never its value, which may be a secret).
 import { z } from 'zod';
+import { parseRouteOrder } from './routing.js';
 
 const bool = (fallback: boolean) =>
   z
@@ -198,6 +199,22 @@ export const envSchema = z.object({
   ELEVENLABS_BASE_URL: z.url().default('https://api.elevenlabs.io'),
   XAI_API_KEY: optionalString,
   XAI_BASE_URL: z.url().default('https://api.x.ai'),
+  // Failover (README "Provider failover"): a job whose provider fails in a way another provider can
+  // fix moves to the model's next live route. PROVIDER_FAILOVER=false keeps every job on its first
+  // route. PROVIDER_ROUTES overrides the catalog's route order per model, `model=provider,provider`
+  // separated by `;` (one provider listed: no failover for that model). A provider step gives its
+  // route up after PROVIDER_FAILOVER_ATTEMPTS failed attempts (5xx, timeouts) when a route remains.
+  PROVIDER_FAILOVER: bool(true),
+  PROVIDER_ROUTES: optionalString,
+  PROVIDER_FAILOVER_ATTEMPTS: int(5, 1, 100),
+  // The circuit breaker per provider and model, shared by the fleet through Postgres: it opens when
+  // at least PROVIDER_BREAKER_MIN_ATTEMPTS route attempts ended within PROVIDER_BREAKER_WINDOW_MS and
+  // PROVIDER_BREAKER_FAILURE_PERCENT of them failed over; new jobs then skip the route for
+  // PROVIDER_BREAKER_OPEN_MS, after which one trial job per period goes through (half-open).
+  PROVIDER_BREAKER_WINDOW_MS: int(300_000, 1_000),
+  PROVIDER_BREAKER_MIN_ATTEMPTS: int(5, 1),
+  PROVIDER_BREAKER_FAILURE_PERCENT: int(50, 1, 100),
+  PROVIDER_BREAKER_OPEN_MS: int(60_000, 100),
   // Accounts whose fal CDN serves outputs only with the key (the key goes to fal's CDN hosts only).
   FAL_CDN_REQUIRES_KEY: bool(false),
   // Provider outputs are fetched through the guarded fetcher from each provider's CDN hosts only;
@@ -238,6 +255,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  try {
+    parseRouteOrder(parsed.data.PROVIDER_ROUTES);
+  } catch (err) {
+    throw new ConfigError(`invalid configuration:\n  ${(err as Error).message}`);
   }
   if (parsed.data.NODE_ENV === 'production') {
     const refused = testOnlySettings.filter((s) => s.active(parsed.data)).map((s) => `  ${s.name}: test-only setting, refused when NODE_ENV=production`);

@@ -5,6 +5,11 @@ export const failureTypes = {
   providerRejected: 'ProviderRejected',
   /** The provider is temporarily unavailable (429, 5xx, timeout): retried. */
   providerUnavailable: 'ProviderUnavailable',
+  /**
+   * The provider failed in a way another provider can fix (5xx or timeouts past the failover budget,
+   * its account out of quota or credentials refused): the job moves to its next route.
+   */
+  providerFailover: 'ProviderFailover',
   /** A referenced input (upload, remote URL, actor image) cannot be used. */
   inputUnavailable: 'InputUnavailable',
   /** An operator re-ran a job the workspace can no longer pay for. */
@@ -19,6 +24,7 @@ export const failureTypes = {
 
 export const nonRetryableFailureTypes = [
   failureTypes.providerRejected,
+  failureTypes.providerFailover,
   failureTypes.inputUnavailable,
   failureTypes.insufficientCredits,
   failureTypes.deadlineExceeded,

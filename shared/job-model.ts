@@ -22,9 +22,24 @@ export type LiveProviderName = Exclude<ProviderName, 'local'>;
  * shared/job-params.ts), so rows written before `provider_model_id` existed still read.
  */
 export interface JobRoute {
+  /** The provider serving the job now: the first route, or the one failover moved it to. */
   provider: ProviderName;
   provider_model_id?: string;
   deadline_seconds: number;
+  /** Every live route the job may use, in order, when failover is on and the model has more than one. */
+  routes?: RouteChoice[];
+}
+
+/** One live route of a model: the provider and its own model id. */
+export interface RouteChoice {
+  provider: LiveProviderName;
+  provider_model_id: string;
+}
+
+/** A route a job gave up (failover): the provider and why (the job record's `provider_attempts`). */
+export interface ProviderAttempt {
+  provider: ProviderName;
+  error: string;
 }
 
 /** A stored output of a completed job. */

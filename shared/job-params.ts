@@ -48,6 +48,7 @@ export const jobRouteSchema = z.object({
   provider: z.enum(providerNames),
   provider_model_id: z.string().optional(),
   deadline_seconds: z.number().int().positive(),
+  routes: z.array(z.object({ provider: z.enum(providerNames).exclude(['local']), provider_model_id: z.string() })).optional(),
 });
 
 export type JobParamsOf<K extends JobKind> = z.infer<(typeof jobParamsSchemas)[K]>;

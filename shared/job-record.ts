@@ -3,7 +3,7 @@
 // one function that builds a record from a job row (the gateway's status, create, cancel and event
 // answers; the worker's webhook payloads, from the row as the event's transaction left it).
 import { z } from 'zod';
-import { jobStatuses, webhookEventNames, type JobError, type JobKind, type JobPhase, type JobStatus, type WebhookEventName } from './job-model.js';
+import { jobStatuses, providerNames, webhookEventNames, type JobError, type JobKind, type JobPhase, type JobStatus, type ProviderAttempt, type WebhookEventName } from './job-model.js';
 import { typedParams, type StoredJobParams } from './job-params.js';
 
 /** What presentJob reads of a job row (db/schema.ts `Job` has it all). */
@@ -24,6 +24,8 @@ export interface JobRow {
   webhook_url: string | null;
   webhook_events: WebhookEventName[] | null;
   outputs_removed_at: Date | null;
+  /** The routes the job gave up (0012_provider_failover); absent on rows read without it. */
+  provider_attempts?: ProviderAttempt[];
 }
 
 /** Every job record shows its webhook (0007_webhooks). */
@@ -41,10 +43,16 @@ const progressSchema = z.object({
 });
 export type Progress = z.infer<typeof progressSchema>;
 const status = z.enum(jobStatuses);
-/** Present only when the local renderer (no provider key set) serves the job: its media is a stand-in. */
 /** Set once the job's outputs were deleted (DELETE /v1/{kind}/{id}): the record stays, its URL answers 410. */
 const outputsRemovedAt = z.number().int().optional().describe('when the outputs were deleted (ms since the Unix epoch); absent while they are kept');
-const servedBy = z.literal('local').optional().describe('"local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise');
+const servedBy = z
+  .enum(providerNames)
+  .optional()
+  .describe('the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)');
+const providerAttempts = z
+  .array(z.object({ provider: z.enum(providerNames), error: z.string() }))
+  .optional()
+  .describe('the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create');
 
 /** What every job record carries beside its kind's fields, in this order. */
 const statusFields = {
@@ -54,6 +62,7 @@ const statusFields = {
   updated_at: z.number().int(),
   progress: progressSchema.optional(),
   provider: servedBy,
+  provider_attempts: providerAttempts,
   outputs_removed_at: outputsRemovedAt,
   ...webhookRecordFields,
 };
@@ -93,8 +102,8 @@ export type TalkingActorJobRecord = z.infer<typeof talkingActorJobSchema>;
 export type JobRecord = ImageJobRecord | VideoJobRecord | TalkingActorJobRecord;
 
 /**
- * The API record of any job: the kind's fields, the status fields, `provider: "local"` when the
- * local renderer served it, and (unless `progress: false`) the stored progress while in flight.
+ * The API record of any job: the kind's fields, the status fields, the provider serving it and the
+ * ones it gave up, and (unless `progress: false`) the stored progress while in flight.
  */
 export function presentJob(job: JobRow, opts: { progress?: boolean } = {}): JobRecord {
   const t = typedParams(job);
@@ -105,7 +114,8 @@ export function presentJob(job: JobRow, opts: { progress?: boolean } = {}): JobR
     updated_at: job.updated_at.getTime(),
     webhook_url: job.webhook_url ?? null,
     webhook_events: job.webhook_url ? (job.webhook_events ?? null) : null,
-    ...(t.params.provider === 'local' ? { provider: 'local' as const } : {}),
+    provider: t.params.provider,
+    ...(job.provider_attempts?.length ? { provider_attempts: job.provider_attempts.map((a) => ({ provider: a.provider, error: a.error })) } : {}),
     ...(job.outputs_removed_at ? { outputs_removed_at: job.outputs_removed_at.getTime() } : {}),
   };
   let record: JobRecord;

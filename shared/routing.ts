@@ -1,14 +1,15 @@
 // Which adapter serves a model in this deployment: a pure function of configuration, used by the
 // gateway (to refuse unavailable models and pick the provider task queue) and by the workers.
 import type { Config } from './config.js';
-import type { JobRoute, ProviderName } from './job-model.js';
+import type { JobRoute, ProviderName, RouteChoice } from './job-model.js';
 import { catalog, routeFor, type LiveProviderName, type ModelRoute } from './catalog.js';
 
 export type RouteMode = 'live' | 'local' | 'unavailable';
 
 /** The configuration variables that hold provider keys. */
 export type ProviderKey = 'FAL_KEY' | 'OPENAI_API_KEY' | 'ELEVENLABS_API_KEY' | 'XAI_API_KEY';
-type KeyConfig = Pick<Config, 'PROVIDERS_MODE' | ProviderKey>;
+/** What routing reads: the mode, the keys and (optional, so key-only callers still fit) the failover settings. */
+type KeyConfig = Pick<Config, 'PROVIDERS_MODE' | ProviderKey> & Partial<Pick<Config, 'PROVIDER_FAILOVER' | 'PROVIDER_ROUTES'>>;
 
 /**
  * The keys each live provider needs, written once: routing here (gateway and workers) and the
@@ -45,12 +46,55 @@ export function providerFor(config: KeyConfig, model: string): ProviderName | un
 }
 
 /**
- * The live provider serving a route with the keys present: the primary when all its keys are set,
- * else the first alternate whose key is set (grok-video: fal, then xAI's own API).
+ * PROVIDER_ROUTES as model → provider order ("grok-video=xai,fal;veo-3.1=fal"). Throws naming the
+ * entry that is not a model of the catalog with those providers among its routes.
  */
+export function parseRouteOrder(value: string | undefined): Map<string, LiveProviderName[]> {
+  const cached = parsedOrders.get(value ?? '');
+  if (cached) return cached;
+  const order = new Map<string, LiveProviderName[]>();
+  for (const entry of (value ?? '').split(';').map((e) => e.trim()).filter(Boolean)) {
+    const [model, list] = entry.split('=').map((p) => p.trim());
+    const route = model ? routeFor(model) : undefined;
+    const providers = (list ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+    const known = route ? catalogRoutes(route).map((r) => r.provider) : [];
+    if (!route || providers.length === 0 || providers.some((p) => !known.includes(p as LiveProviderName))) {
+      throw new Error(`PROVIDER_ROUTES: "${entry}" is not model=provider[,provider] with providers among the model's routes`);
+    }
+    order.set(model!, providers as LiveProviderName[]);
+  }
+  parsedOrders.set(value ?? '', order);
+  return order;
+}
+const parsedOrders = new Map<string, Map<string, LiveProviderName[]>>();
+
+/** Every route the catalog knows for a model, primary first, whatever keys are set. */
+export function catalogRoutes(route: ModelRoute): RouteChoice[] {
+  return [{ provider: route.provider, provider_model_id: route.providerModelId }, ...(route.alternates ?? []).map((a) => ({ provider: a.provider, provider_model_id: a.providerModelId }))];
+}
+
+/**
+ * The live routes of a model here, in the order jobs try them: the catalog's (primary, then
+ * alternates) or PROVIDER_ROUTES', keeping those whose keys are set. Without failover only the
+ * first is used, but the order still decides which one that is (grok-video with only XAI_API_KEY: xAI).
+ */
+export function liveRoutesFor(config: KeyConfig, route: ModelRoute): RouteChoice[] {
+  const all = catalogRoutes(route);
+  const order = parseRouteOrder(config.PROVIDER_ROUTES).get(route.model);
+  const ordered = order ? order.map((p) => all.find((r) => r.provider === p)!) : all;
+  return ordered.filter((r) => hasKeys(config, r.provider));
+}
+
+/** The live provider a new job of a route starts on (the first live route), or undefined when none is. */
 export function liveProviderFor(config: KeyConfig, route: ModelRoute): LiveProviderName | undefined {
-  if (hasKeys(config, route.provider)) return route.provider;
-  return route.alternates?.find((a) => hasKeys(config, a.provider))?.provider;
+  return liveRoutesFor(config, route)[0]?.provider;
+}
+
+/** The routes a job may fail over across: all live ones when failover is on and there are two or more. */
+export function failoverRoutesFor(config: KeyConfig, route: ModelRoute): RouteChoice[] | undefined {
+  if (config.PROVIDERS_MODE === 'local' || config.PROVIDER_FAILOVER === false) return undefined;
+  const routes = liveRoutesFor(config, route);
+  return routes.length > 1 ? routes : undefined;
 }
 
 /** The provider's own model id for the live provider of a route. */
@@ -64,6 +108,8 @@ export function describeRoutes(config: KeyConfig): string[] {
     const mode = routeMode(config, model);
     const route = routeFor(model)!;
     const live = mode === 'live' ? liveProviderFor(config, route)! : undefined;
+    const failover = failoverRoutesFor(config, route);
+    if (failover) return `route ${model}: live via ${failover.map((r) => `${r.provider} (${r.provider_model_id})`).join(', then ')}`;
     return live ? `route ${model}: live via ${live} (${providerModelIdFor(route, live)})` : `route ${model}: ${mode === 'local' ? 'local renderer' : 'unavailable (provider key missing)'}`;
   });
 }
@@ -80,9 +126,11 @@ export function localRenderedModels(config: KeyConfig): string[] {
 export function resolveJobRoute(config: KeyConfig, route: ModelRoute): JobRoute | undefined {
   const provider = providerFor(config, route.model);
   if (!provider) return undefined;
+  const routes = provider === 'local' ? undefined : failoverRoutesFor(config, route);
   return {
     provider,
     ...(provider === 'local' ? {} : { provider_model_id: providerModelIdFor(route, provider) }),
     deadline_seconds: route.deadlineSeconds,
+    ...(routes ? { routes } : {}),
   };
 }

@@ -1,7 +1,7 @@
 // The activities the generation workflows call, as the workflows see them (by type only). The
 // worker's activities (activities/jobs.ts) implement these interfaces; the workflows never import
 // activities/.
-import type { JobOutput, JobStatus, ProviderName } from '../shared/job-model.js';
+import type { JobOutput, JobStatus, ProviderAttempt, ProviderName, RouteChoice } from '../shared/job-model.js';
 import type { PollResult, ProviderRef, ProviderRequest } from '../shared/provider-types.js';
 
 /** Postgres and input work: local activities of the workflow worker, and input fetching on the fetch queue. */
@@ -22,6 +22,17 @@ export interface JobIoActivities {
    * outputs' count; `failedHere` when this run failed it (so its provider request is this run's to cancel).
    */
   failJob(jobId: string, code: 'generation_failed' | 'canceled', message: string): Promise<{ status: JobStatus; outputs: number; failedHere: boolean }>;
+  /**
+   * The route a job with failover routes uses next (db/job-service.ts routeJob): at the start, the
+   * first one its circuit breaker admits; after `gaveUp`, the next one (null: none left), with the
+   * given-up request to cancel.
+   */
+  routeJob(jobId: string, gaveUp: ProviderAttempt | null): Promise<{ route: RouteChoice | null; previousRef: ProviderRef | null }>;
+}
+
+/** How a provider step runs: `failover` when the job has another route to move to (a give-up ends the step at once). */
+export interface ProviderStepOptions {
+  failover?: boolean;
 }
 
 /**
@@ -37,9 +48,9 @@ export interface JobProviderActivities {
    * anything that can fail, and a retry that finds it polls it instead of paying again. Checks
    * once; a provider done already has its outputs stored.
    */
-  submitAndCheck(provider: ProviderName, req: ProviderRequest): Promise<ProviderCheck & { ref: ProviderRef }>;
+  submitAndCheck(provider: ProviderName, req: ProviderRequest, opts?: ProviderStepOptions): Promise<ProviderCheck & { ref: ProviderRef }>;
   /** One status check of the job's recorded request; the outputs are stored when the provider is done. */
-  checkProvider(provider: ProviderName, jobId: string, model: string, ref: ProviderRef): Promise<ProviderCheck>;
+  checkProvider(provider: ProviderName, jobId: string, model: string, ref: ProviderRef, opts?: ProviderStepOptions): Promise<ProviderCheck>;
   /** Cancels the job's recorded request (or `ref`, for a provider whose requests are not recorded); none: nothing to do. */
   cancelProvider(provider: ProviderName, model: string, jobId: string, ref: ProviderRef | undefined): Promise<void>;
 }

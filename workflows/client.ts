@@ -38,7 +38,15 @@ export function jobToStart(
     status: job.status,
     text: t.kind === 'talking_actor' ? t.params.script : (t.params.prompt ?? ''),
     // The route stored at create time: the workflow does not work it out again.
-    input: { jobId: job.id, kind: job.kind, model: job.model, provider: t.params.provider, deadlineSeconds: t.params.deadline_seconds, taskQueuePrefix },
+    input: {
+      jobId: job.id,
+      kind: job.kind,
+      model: job.model,
+      provider: t.params.provider,
+      ...(t.params.routes ? { routes: t.params.routes } : {}),
+      deadlineSeconds: t.params.deadline_seconds,
+      taskQueuePrefix,
+    },
   };
 }
 
@@ -69,6 +77,7 @@ async function startTraced(client: Client, job: JobToStart): Promise<'started' |
         { key: searchAttributes.jobKind, value: job.kind },
         { key: searchAttributes.mediaModel, value: job.model },
         { key: searchAttributes.jobStatus, value: job.status },
+        { key: searchAttributes.servingProvider, value: job.input.provider },
       ]),
       staticSummary: jobSummary(job),
       staticDetails: `Job ${job.id} of workspace ${job.workspaceId}, project ${job.projectId}.`,

@@ -1,7 +1,7 @@
 // Names shared by the gateway, the workers and the workflows: job kinds, workflow types, task
 // queues, search attributes and the workflow input. Pure data — safe inside the workflow sandbox.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { JobKind, JobPhase, ProviderName } from '../shared/job-model.js';
+import type { JobKind, JobPhase, ProviderName, RouteChoice } from '../shared/job-model.js';
 
 export { providerNames, type JobKind, type JobStatus, type ProviderName } from '../shared/job-model.js';
 
@@ -51,6 +51,8 @@ export const searchAttributes = {
   jobKind: defineSearchAttributeKey('JobKind', SearchAttributeType.KEYWORD),
   mediaModel: defineSearchAttributeKey('MediaModel', SearchAttributeType.KEYWORD),
   jobStatus: defineSearchAttributeKey('JobStatus', SearchAttributeType.KEYWORD),
+  /** The provider serving the job now (its first route, or the one failover moved it to). */
+  servingProvider: defineSearchAttributeKey('ServingProvider', SearchAttributeType.KEYWORD),
 };
 
 /** What a generation workflow is started with; everything else is read from Postgres by activities. */
@@ -60,6 +62,11 @@ export interface GenerationInput {
   model: string;
   /** The provider adapter serving this job, fixed at create time from the routing catalog. */
   provider: ProviderName;
+  /**
+   * The live routes the job may fail over across, in order (failover on and two or more routes);
+   * absent: the job stays on `provider`.
+   */
+  routes?: RouteChoice[];
   /** Seconds the provider may take before the job fails (the model's deadline). */
   deadlineSeconds: number;
   /** Queue prefix so separate deployments (and test suites) share one Temporal namespace. */

@@ -13,12 +13,20 @@
 // Reset to any workflow task of a history ends with a completed job charged once, whichever step the
 // new run runs first; a provider step of a new run that finds no live request for the job (a
 // revived job's request was canceled with its failure) answers `resubmit` and the pipeline submits
-// again. Jobs are pinned to the build that started them (Worker Versioning), so a change of shape
+// again.
+//
+// Failover: a job created with two or more live routes (input.routes) first asks the job service
+// which route its circuit breakers admit; when a provider step gives its route up (an outage past
+// the failover budget, our account's quota or credentials at that provider), the job records the
+// attempt, cancels that route's request from its recorded reference and submits on the next route.
+// The customer's own faults (content policy, invalid input) fail the job as on any route. The job
+// keeps its create price whichever route serves it. Jobs are pinned to the build that started them (Worker Versioning), so a change of shape
 // here needs no patch: the replay test holds histories of the current shape.
 // Deterministic code only: activities are seen by type, time comes from the workflow clock.
-import { ApplicationFailure, CancellationScope, isCancellation, log, proxyActivities, proxyLocalActivities, setHandler, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, log, proxyActivities, proxyLocalActivities, setHandler, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck } from './activity-types.js';
 import type { ProviderRef, ProviderRequest } from '../shared/provider-types.js';
+import type { JobOutput, ProviderName, RouteChoice } from '../shared/job-model.js';
 import { failureTypes } from '../shared/failure-types.js';
 import { searchAttributes, taskQueues, type GenerationInput, type GenerationProgress, type JobStatus } from './definitions.js';
 import { cancelActivity, checkActivity, failureMessage, FIRST_POLL_MS, inputActivity, localDbStep, MAX_POLL_MS, progressQuery, providerStepWithin, submitActivity } from './pipeline-common.js';
@@ -27,13 +35,14 @@ export { progressQuery } from './pipeline-common.js';
 
 export async function runGeneration(input: GenerationInput): Promise<{ outputs: number }> {
   const queues = taskQueues(input.taskQueuePrefix);
-  const providerQueue = queues.provider(input.provider);
   const onInputs = { ...inputActivity, taskQueue: queues.fetch };
-  const onCancel = { ...cancelActivity, taskQueue: providerQueue };
   const db = proxyLocalActivities<JobIoActivities>(localDbStep);
   const inputs = proxyActivities<JobIoActivities>(onInputs);
-  const provider = proxyActivities<JobProviderActivities>({ ...checkActivity, taskQueue: providerQueue });
-  const via = `${input.provider === 'local' ? 'the local renderer' : input.provider} (${input.model})`;
+  const provider = proxyActivities<JobProviderActivities>({ ...checkActivity, taskQueue: queues.provider(input.provider) });
+  // The provider serving the job: its first route, or the one a failover moved it to.
+  let serving = input.provider;
+  const via = () => `${serving === 'local' ? 'the local renderer' : serving} (${input.model})`;
+  const failover = input.routes !== undefined;
 
   const progress: GenerationProgress = { phase: 'queued', attempt: workflowInfo().attempt, percent: null, queuePosition: null };
   setHandler(progressQuery, () => progress);
@@ -48,6 +57,26 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
   let ref: ProviderRef | undefined;
   // Set before the first submit: from then on a request may exist at the provider, whatever the step answered.
   let submitted = false;
+  // The routes given up, for the job's error when none is left.
+  const gaveUp: string[] = [];
+
+  /** Cancels a request the job no longer uses (a given-up route's), bounded and never failing the job. */
+  const cancelAt = async (at: ProviderName, target: ProviderRef | undefined) => {
+    try {
+      await provider.cancelProvider.executeWithOptions({ ...cancelActivity, taskQueue: queues.provider(at), summary: `Cancel the request at ${at} (${input.model})` }, [at, input.model, input.jobId, target]);
+    } catch (cancelErr) {
+      log.warn('provider cancel failed', { jobId: input.jobId, provider: at, error: failureMessage(cancelErr) });
+    }
+  };
+
+  /** Moves the job to the route the job service chose (its first, or the next after a give-up). */
+  const useRoute = (route: RouteChoice, request: ProviderRequest): ProviderRequest => {
+    if (route.provider !== serving) {
+      serving = route.provider;
+      upsertSearchAttributes([{ key: searchAttributes.servingProvider, value: serving }]);
+    }
+    return { ...request, providerModelId: route.provider_model_id };
+  };
 
   try {
     const started = await db.startGenerating.executeWithOptions({ ...localDbStep, summary: 'Claim the job for this run (re-charging it after a reset) and build the provider request' }, [input.jobId]);
@@ -58,44 +87,78 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
       progress.phase = 'fetching_inputs';
       request = await inputs.prepareProviderRequest.executeWithOptions({ ...onInputs, summary: 'Fetch the URL inputs into storage and build the provider request' }, [input.jobId]);
     }
-    const submit = async (): Promise<ProviderCheck> => {
-      progress.phase = 'submitting';
-      // A scope canceled already schedules nothing.
-      submitted ||= !CancellationScope.current().consideredCancelled;
-      const { ref: submittedRef, ...first } = await provider.submitAndCheck.executeWithOptions(
-        { ...submitActivity, ...within(), taskQueue: providerQueue, summary: `Submit to ${via} (once: a retry polls the recorded request) and check it` },
-        [input.provider, request!],
-      );
-      ref = submittedRef;
-      return first;
-    };
-
-    let check = await submit();
-    let wait = FIRST_POLL_MS;
-    if (!check.stored) progress.phase = 'generating';
-    while (!check.stored) {
-      if (check.resubmit) {
-        check = await submit();
-        continue;
-      }
-      progress.percent = check.percent ?? progress.percent;
-      progress.queuePosition = check.state === 'queued' ? (check.queuePosition ?? null) : null;
-      if (check.state === 'failed') {
-        throw ApplicationFailure.nonRetryable(check.message ?? 'the provider reported the generation as failed', failureTypes.generationFailed);
-      }
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) {
-        throw ApplicationFailure.nonRetryable(`the provider did not finish within ${input.deadlineSeconds} s`, failureTypes.deadlineExceeded);
-      }
-      await sleep(Math.min(check.nextPollMs ?? wait, remaining));
-      wait = Math.min(Math.round(wait * 1.5), MAX_POLL_MS);
-      check = await provider.checkProvider.executeWithOptions(
-        { ...checkActivity, ...within(), taskQueue: providerQueue, summary: `Check ${via}; store the outputs when it is done` },
-        [input.provider, input.jobId, input.model, ref!],
-      );
+    if (failover) {
+      // A route whose circuit breaker is open is skipped before anything is asked of it.
+      const first = await db.routeJob.executeWithOptions({ ...localDbStep, summary: 'Choose the first route whose circuit breaker admits the job' }, [input.jobId, null]);
+      if (first.route) request = useRoute(first.route, request);
     }
 
-    const outputs = check.stored;
+    /** Submits on the serving route and checks until its outputs are stored (or it fails). */
+    const generate = async (req: ProviderRequest): Promise<JobOutput[]> => {
+      const providerQueue = queues.provider(serving);
+      const opts = failover ? [{ failover: true }] as const : ([] as const);
+      const submit = async (): Promise<ProviderCheck> => {
+        progress.phase = 'submitting';
+        // A scope canceled already schedules nothing.
+        submitted ||= !CancellationScope.current().consideredCancelled;
+        const { ref: submittedRef, ...first } = await provider.submitAndCheck.executeWithOptions(
+          { ...submitActivity, ...within(), taskQueue: providerQueue, summary: `Submit to ${via()} (once: a retry polls the recorded request) and check it` },
+          [serving, req, ...opts],
+        );
+        ref = submittedRef;
+        return first;
+      };
+
+      let check = await submit();
+      let wait = FIRST_POLL_MS;
+      if (!check.stored) progress.phase = 'generating';
+      while (!check.stored) {
+        if (check.resubmit) {
+          check = await submit();
+          continue;
+        }
+        progress.percent = check.percent ?? progress.percent;
+        progress.queuePosition = check.state === 'queued' ? (check.queuePosition ?? null) : null;
+        if (check.state === 'failed') {
+          throw ApplicationFailure.nonRetryable(check.message ?? 'the provider reported the generation as failed', failureTypes.generationFailed);
+        }
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) {
+          throw ApplicationFailure.nonRetryable(`the provider did not finish within ${input.deadlineSeconds} s`, failureTypes.deadlineExceeded);
+        }
+        await sleep(Math.min(check.nextPollMs ?? wait, remaining));
+        wait = Math.min(Math.round(wait * 1.5), MAX_POLL_MS);
+        check = await provider.checkProvider.executeWithOptions(
+          { ...checkActivity, ...within(), taskQueue: providerQueue, summary: `Check ${via()}; store the outputs when it is done` },
+          [serving, input.jobId, input.model, ref!, ...opts],
+        );
+      }
+      return check.stored;
+    };
+
+    let outputs: JobOutput[];
+    for (;;) {
+      try {
+        outputs = await generate(request);
+        break;
+      } catch (err) {
+        const reason = failover ? failoverReason(err) : undefined;
+        if (reason === undefined) throw err;
+        // The route failed in a way another provider can fix: the job records it, forgets its
+        // request (canceled here) and moves on; its price stays the one fixed at create.
+        gaveUp.push(`${serving}: ${reason}`);
+        const next = await db.routeJob.executeWithOptions({ ...localDbStep, summary: `Give up ${via()} and choose the next route` }, [input.jobId, { provider: serving, error: reason }]);
+        // The row holds the reference of every request made (recorded before anything can fail): none, nothing to cancel.
+        if (next.previousRef) await CancellationScope.nonCancellable(() => cancelAt(serving, next.previousRef!));
+        submitted = false;
+        ref = undefined;
+        if (!next.route) throw ApplicationFailure.nonRetryable(`every route of ${input.model} failed: ${gaveUp.join('; then ')}`, failureTypes.generationFailed);
+        request = useRoute(next.route, request);
+        progress.percent = null;
+        progress.queuePosition = null;
+      }
+    }
+
     if (outputs.length === 0) throw ApplicationFailure.nonRetryable('the provider returned no output', failureTypes.generationFailed);
     await db.completeJob.executeWithOptions({ ...localDbStep, summary: 'Mark the job completed and settle its credits' }, [input.jobId, outputs, ref]);
     progress.phase = 'completed';
@@ -111,13 +174,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
       const failed = await db.failJob.executeWithOptions({ ...localDbStep, summary: 'Mark the job failed and refund it' }, [input.jobId, canceled ? 'canceled' : 'generation_failed', message]);
       // Only the run that failed the job cancels its request: a job failed before (a reset run
       // replaying into a canceled job) had its request canceled by whoever failed it.
-      if (failed.failedHere && submitted) {
-        try {
-          await provider.cancelProvider.executeWithOptions({ ...onCancel, summary: `Cancel the request at ${via}` }, [input.provider, input.model, input.jobId, ref]);
-        } catch (cancelErr) {
-          log.warn('provider cancel failed', { jobId: input.jobId, error: failureMessage(cancelErr) });
-        }
-      }
+      if (failed.failedHere && submitted) await cancelAt(serving, ref);
       return failed;
     });
     // The job completed after all (its completion committed before a lost workflow task, then a
@@ -133,4 +190,15 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     if (canceled) throw err;
     throw ApplicationFailure.nonRetryable(message, failureTypes.generationFailed);
   }
+}
+
+/**
+ * Why a provider step's failure lets the job move to another route: the step gave its route up
+ * (failureTypes.providerFailover: an outage past the failover budget, our account's quota or
+ * credentials). Undefined for everything else, the customer's faults among them.
+ */
+function failoverReason(err: unknown): string | undefined {
+  if (!(err instanceof ActivityFailure)) return undefined;
+  const cause = err.cause;
+  return cause instanceof ApplicationFailure && cause.type === failureTypes.providerFailover ? cause.message : undefined;
 }

@@ -83,7 +83,7 @@ export function errorFromResponse(response: Response, bodyText: string, opts: Pi
   const prefix = `${opts.provider} ${opts.what}`;
   // OpenAI's 429 `insufficient_quota`: the account is out of credit; waiting does not help.
   if (status === 429 && /insufficient_quota/.test(bodyText)) {
-    return new ProviderError(`${prefix}: the provider account has no quota left (HTTP 429); check its billing${reason ? `: ${reason}` : ''}`, { retryable: false, status });
+    return new ProviderError(`${prefix}: the provider account has no quota left (HTTP 429); check its billing${reason ? `: ${reason}` : ''}`, { retryable: false, status, account: true });
   }
   if (status === 429) {
     const retryAfterMs = retryAfterFromHeaders(response.headers);
@@ -94,7 +94,11 @@ export function errorFromResponse(response: Response, bodyText: string, opts: Pi
     return new ProviderError(`${prefix}: provider error (HTTP ${status})${reason ? `: ${reason}` : ''}`, { retryable: true, retryAfterMs: retryAfterFromHeaders(response.headers), status });
   }
   if (status === 401 || status === 403) {
-    return new ProviderError(`${prefix}: the provider refused our credentials (HTTP ${status}); check the API key configuration${reason ? `: ${reason}` : ''}`, { retryable: false, status });
+    return new ProviderError(`${prefix}: the provider refused our credentials (HTTP ${status}); check the API key configuration${reason ? `: ${reason}` : ''}`, { retryable: false, status, account: true });
+  }
+  // Payment required: the account's balance or plan, not the request.
+  if (status === 402) {
+    return new ProviderError(`${prefix}: the provider account cannot pay for this (HTTP 402); check its billing${reason ? `: ${reason}` : ''}`, { retryable: false, status, account: true });
   }
   if (contentPolicyPattern.test(bodyText)) {
     return new ProviderError(`${prefix}: rejected by the provider's content policy${reason ? `: ${reason}` : ''}`, { retryable: false, status });

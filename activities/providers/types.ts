@@ -41,9 +41,12 @@ export class ProviderError extends Error {
   readonly retryable: boolean;
   readonly retryAfterMs: number | undefined;
   readonly status: number | undefined;
-  constructor(message: string, opts: { retryable: boolean; retryAfterMs?: number; status?: number }) {
+  /** Our account's fault at the provider (quota, billing, credentials): another provider can serve the job. */
+  readonly account: boolean;
+  constructor(message: string, opts: { retryable: boolean; retryAfterMs?: number; status?: number; account?: boolean }) {
     super(message);
     this.retryable = opts.retryable;
+    this.account = opts.account ?? false;
     this.retryAfterMs = opts.retryAfterMs;
     this.status = opts.status;
   }

@@ -8,7 +8,10 @@ import type { Auth } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
 import { kinds as jobKinds } from './jobs/kinds.js';
 import { catalog, routeFor, type ModelRoute } from '../../shared/catalog.js';
-import { liveProviderFor, routeMode, type RouteMode } from '../../shared/routing.js';
+import { failoverRoutesFor, liveProviderFor, routeMode, type RouteMode } from '../../shared/routing.js';
+import type { Database } from '../../db/index.js';
+import { openCircuits } from '../../db/repos/provider-circuits.js';
+import type { CircuitState } from '../../db/schema.js';
 import { jobKinds as kindNames } from '../../shared/job-model.js';
 import type { Config } from '../../shared/config.js';
 
@@ -43,7 +46,15 @@ export const modelSchema = z.object({
   served_by: z
     .enum(['live', 'local', 'unavailable'])
     .describe('how this deployment serves the model: live (a provider), local (the local renderer: placeholder media), unavailable (its provider is not configured; creates answer 400 invalid_model)'),
-  provider: z.string().nullable().describe('the live provider, when served live'),
+  provider: z.string().nullable().describe('the live provider new jobs start on, when served live'),
+  routes: z
+    .array(z.object({ provider: z.string(), circuit: z.enum(['closed', 'open', 'half_open']) }))
+    .describe(
+      "the live routes in the order jobs use them, each with its circuit breaker: more than one when a job fails over to the next on a provider outage (never for the customer's own fault); open: new jobs skip it; half_open: a trial job is let through. Empty unless served live",
+    ),
+  availability: z
+    .enum(['available', 'degraded', 'unavailable'])
+    .describe('available: served as usual; degraded: a route is skipped because its circuit breaker is open, jobs run on the next one; unavailable: not served here, or every route is open'),
   served_as: z.record(z.string(), z.string()).optional().describe('where the live provider serves a value differently (e.g. an aspect ratio it lacks)'),
 });
 export type ModelInfo = z.infer<typeof modelSchema>;
@@ -56,7 +67,19 @@ function inputsOf(body: z.ZodType): string[] {
 
 type KeyConfig = Parameters<typeof routeMode>[0];
 
-export function modelInfo(route: ModelRoute, config: KeyConfig): ModelInfo {
+/** Circuit breaker states that are not closed, by `provider/model`. */
+export type CircuitStates = ReadonlyMap<string, CircuitState>;
+
+/** The live routes of a model with their breakers, and what that makes of the model. */
+function routesOf(route: ModelRoute, config: KeyConfig, mode: RouteMode, circuits: CircuitStates): Pick<ModelInfo, 'routes' | 'availability'> {
+  if (mode !== 'live') return { routes: [], availability: mode === 'local' ? 'available' : 'unavailable' };
+  const providers = failoverRoutesFor(config, route)?.map((r) => r.provider) ?? [liveProviderFor(config, route)!];
+  const routes = providers.map((provider) => ({ provider, circuit: circuits.get(`${provider}/${route.model}`) ?? ('closed' as const) }));
+  const open = routes.filter((r) => r.circuit === 'open').length;
+  return { routes, availability: open === 0 ? 'available' : open === routes.length ? 'unavailable' : 'degraded' };
+}
+
+export function modelInfo(route: ModelRoute, config: KeyConfig, circuits: CircuitStates = new Map()): ModelInfo {
   const kind = jobKinds.find((k) => k.kind === route.kind)!;
   const mode: RouteMode = routeMode(config, route.model);
   const d = route.durations;
@@ -82,6 +105,7 @@ export function modelInfo(route: ModelRoute, config: KeyConfig): ModelInfo {
     },
     served_by: mode,
     provider: mode === 'live' ? (liveProviderFor(config, route) ?? null) : null,
+    ...routesOf(route, config, mode, circuits),
     ...(route.servedAs && mode === 'live' ? { served_as: { ...route.servedAs } } : {}),
   };
 }
@@ -96,12 +120,17 @@ function promptLengthOf(route: ModelRoute, inputs: readonly string[], mode: Rout
 }
 
 /** Every public model, in the order of the create endpoints' model lists. */
-export function modelCatalog(config: KeyConfig): ModelInfo[] {
-  return jobKinds.flatMap((k) => k.models.map((name) => modelInfo(routeFor(name)!, config)));
+export function modelCatalog(config: KeyConfig, circuits: CircuitStates = new Map()): ModelInfo[] {
+  return jobKinds.flatMap((k) => k.models.map((name) => modelInfo(routeFor(name)!, config, circuits)));
+}
+
+/** The breakers that are not closed, as modelCatalog reads them (one indexed read: most are closed). */
+export async function readCircuitStates(db: Database): Promise<CircuitStates> {
+  return new Map((await openCircuits(db)).map((c) => [`${c.provider}/${c.model}`, c.state]));
 }
 
 /** GET /v1/models, declared once. */
-export const modelEndpoints = new Endpoints<{ config: Config }>().add({
+export const modelEndpoints = new Endpoints<{ config: Config; db: Database }>().add({
   method: 'get',
   path: '/v1/models',
   summary: 'List every public model (extension)',
@@ -110,12 +139,12 @@ export const modelEndpoints = new Endpoints<{ config: Config }>().add({
   rateClass: 'poll',
   response: z.array(modelSchema),
   errors: [401, 429, 500],
-  handler({ res, services }) {
-    res.json({ data: modelCatalog(services.config) });
+  async handler({ res, services }) {
+    res.json({ data: modelCatalog(services.config, await readCircuitStates(services.db)) });
   },
 });
 
-export const createModelsRouter = (deps: { config: Config }, auth: Auth) => modelEndpoints.router(deps, auth);
+export const createModelsRouter = (deps: { config: Config; db: Database }, auth: Auth) => modelEndpoints.router(deps, auth);
 
 /** Models of the catalog that no create endpoint offers (must stay empty: see test/e2e/models.test.ts). */
 export const unlistedModels = (): string[] => Object.keys(catalog).filter((m) => !jobKinds.some((k) => k.models.includes(m)));

@@ -756,10 +756,16 @@ export type webhooks = {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -789,10 +795,16 @@ export type webhooks = {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -820,10 +832,16 @@ export type webhooks = {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -902,10 +920,16 @@ export type webhooks = {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -935,10 +959,16 @@ export type webhooks = {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -966,10 +996,16 @@ export type webhooks = {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -1051,10 +1087,16 @@ export type webhooks = {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -1084,10 +1126,16 @@ export type webhooks = {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -1115,10 +1163,16 @@ export type webhooks = {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -2366,10 +2420,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -2543,10 +2603,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -2662,10 +2728,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -2884,10 +2956,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -3091,10 +3169,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -3269,10 +3353,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -3389,10 +3479,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -3612,10 +3708,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -3744,10 +3846,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -4034,10 +4142,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -4154,10 +4268,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -4377,10 +4497,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -4672,10 +4798,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -4790,10 +4922,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5011,10 +5149,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5142,10 +5286,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5180,10 +5330,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5218,10 +5374,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5254,10 +5416,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5380,10 +5548,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5502,10 +5676,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5622,10 +5802,16 @@ export interface operations {
                                 queue_position: number | null;
                             };
                             /**
-                             * @description "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
-                             * @constant
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
                              */
-                            provider?: "local";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs";
+                                error: string;
+                            }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5755,8 +5941,19 @@ export interface operations {
                              * @enum {string}
                              */
                             served_by: "live" | "local" | "unavailable";
-                            /** @description the live provider, when served live */
+                            /** @description the live provider new jobs start on, when served live */
                             provider: string | null;
+                            /** @description the live routes in the order jobs use them, each with its circuit breaker: more than one when a job fails over to the next on a provider outage (never for the customer's own fault); open: new jobs skip it; half_open: a trial job is let through. Empty unless served live */
+                            routes: {
+                                provider: string;
+                                /** @enum {string} */
+                                circuit: "closed" | "open" | "half_open";
+                            }[];
+                            /**
+                             * @description available: served as usual; degraded: a route is skipped because its circuit breaker is open, jobs run on the next one; unavailable: not served here, or every route is open
+                             * @enum {string}
+                             */
+                            availability: "available" | "degraded" | "unavailable";
                             /** @description where the live provider serves a value differently (e.g. an aspect ratio it lacks) */
                             served_as?: {
                                 [key: string]: string;

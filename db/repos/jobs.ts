@@ -501,3 +501,41 @@ export async function recordPollProgress(
     .executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
 }
+
+// ------------------------------------------------------------------ provider routes (failover)
+
+/**
+ * Moves run `runId`'s job from provider `from` to route `to`: the job's provider and provider model
+ * id become `to`'s, and when `gaveUp` is given it is appended to the job's provider attempts and the
+ * provider reference recorded for `from` is cleared (answered as `previousRef`, for its cancel), so
+ * the next submit goes to `to` instead of polling `from`'s request. Only while the job is on `from`
+ * and has not recorded this give-up: a repeat after the commit changes nothing and answers
+ * `moved: false`. Undefined when `runId` does
+ * not hold the job.
+ */
+export async function switchJobRoute(
+  db: Queryable,
+  jobId: string,
+  runId: string,
+  move: { from: string; to: { provider: string; provider_model_id: string }; gaveUp?: { provider: string; error: string }; attempt: number },
+): Promise<{ moved: boolean; previousRef: Record<string, unknown> | null; job: Job } | undefined> {
+  const refOfFrom = sql<boolean>`coalesce(j.provider_ref->>'provider', '') = ${move.from}`;
+  const gaveUp = move.gaveUp ? JSON.stringify(move.gaveUp) : null;
+  const { rows } = await sql<Job & { previous_ref: Record<string, unknown> | null }>`
+    update jobs j set
+      params = j.params || jsonb_build_object('provider', ${move.to.provider}::text, 'provider_model_id', ${move.to.provider_model_id}::text),
+      provider_attempts = case when ${gaveUp}::jsonb is null then j.provider_attempts else j.provider_attempts || jsonb_build_array(${gaveUp}::jsonb) end,
+      provider_ref = case when ${!!move.gaveUp} and ${refOfFrom} then null else j.provider_ref end,
+      phase = 'submitting', attempt = ${move.attempt}, percent = null, queue_position = null, progress_updated_at = now(), updated_at = now()
+    from (select id, provider_ref from jobs where id = ${jobId} for update) old
+    where j.id = old.id and j.status = 'generating' and j.status_run_id = ${runId} and j.params->>'provider' = ${move.from}
+      and (${gaveUp}::jsonb is null or not j.provider_attempts @> jsonb_build_array(${gaveUp}::jsonb))
+    returning j.*, case when ${!!move.gaveUp} and coalesce(old.provider_ref->>'provider', '') = ${move.from} then old.provider_ref end as previous_ref`.execute(db);
+  if (rows[0]) {
+    const { previous_ref, ...job } = rows[0];
+    return { moved: true, previousRef: previous_ref, job: job as Job };
+  }
+  const job = await getJob(db, jobId);
+  if (!job || job.status !== 'generating' || job.status_run_id !== runId) return undefined;
+  return { moved: false, previousRef: null, job };
+}

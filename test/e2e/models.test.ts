@@ -45,6 +45,9 @@ function expected(route: ModelRoute) {
     prompt_length: route.kind === 'talking_actor' ? null : { min: 1, max: 4000 },
     price_credits: route.price.credits,
     price_per: route.price.per,
+    // The local renderer serves every model: no provider routes, nothing degraded.
+    routes: [],
+    availability: 'available',
   };
 }
 
@@ -80,8 +83,8 @@ describe('GET /v1/models', () => {
     for (const m of r.body.data as any[]) {
       const route = routeFor(m.name)!;
       const falServes = route.provider === 'fal' || route.alternates?.some((a) => a.provider === 'fal');
-      if (falServes) assert.deepEqual([m.served_by, m.provider], ['live', 'fal'], m.name);
-      else assert.deepEqual([m.served_by, m.provider], ['unavailable', null], m.name);
+      if (falServes) assert.deepEqual([m.served_by, m.provider, m.routes, m.availability], ['live', 'fal', [{ provider: 'fal', circuit: 'closed' }], 'available'], m.name);
+      else assert.deepEqual([m.served_by, m.provider, m.routes, m.availability], ['unavailable', null, [], 'unavailable'], m.name);
     }
     // What the listing calls unavailable, the create endpoint refuses.
     const create = await api(live.baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt: 'x', model: 'gpt-image-1.5', aspect_ratio: '1:1', count: 1 });

@@ -79,7 +79,7 @@ describe('the prod profile', () => {
     assert.equal(info.persistenceStore, 'postgres12');
     assert.equal(info.visibilityStore, 'postgres12');
     const attributes = await temporal.connection.operatorService.listSearchAttributes({ namespace: 'default' });
-    for (const name of ['WorkspaceId', 'ProjectId', 'JobKind', 'MediaModel', 'JobStatus']) {
+    for (const name of ['WorkspaceId', 'ProjectId', 'JobKind', 'MediaModel', 'JobStatus', 'ServingProvider']) {
       assert.ok(attributes.customAttributes?.[name] !== undefined, `search attribute ${name} is registered`);
     }
     const page = await fetch(`${stack.vars.TEMPORAL_UI_URL}/`);

@@ -83,6 +83,11 @@ function stubs(script: Script, calls: Call[], events: { entered?: () => void; po
       calls.push(['failJob', jobId, code, message]);
       return script.failedJobIs ?? { status: 'failed', outputs: 0, failedHere: true };
     },
+    async routeJob(jobId) {
+      // Jobs here have one route: the pipeline never asks.
+      calls.push(['routeJob', jobId]);
+      return { route: null, previousRef: null };
+    },
   };
   /** One status check as the real activities do it: the outputs are stored once the provider is done. */
   async function check(name: ProviderName, jobId: string): Promise<ProviderCheck> {

@@ -54,7 +54,7 @@ function localSteps(h: History): LocalStep[] {
 const resetTasks = (h: History) => events(h, 'WORKFLOW_TASK_FAILED').filter((e) => e.workflowTaskFailedEventAttributes.cause === 'WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW');
 
 const generationTypes = ['imageGeneration', 'videoGeneration', 'replaceActorGeneration', 'talkingActorGeneration'];
-const dbSteps = ['startGenerating', 'completeJob', 'failJob'];
+const dbSteps = ['startGenerating', 'routeJob', 'completeJob', 'failJob'];
 const remoteJobSteps = ['prepareProviderRequest', 'submitAndCheck', 'checkProvider', 'cancelProvider'];
 
 before(async () => {
@@ -151,6 +151,19 @@ describe('replaying saved histories', () => {
     assert.ok(Number(events(revived, 'ACTIVITY_TASK_SCHEDULED')[0]!.eventId) < Number(resetTasks(revived)[0]!.eventId), 'the first submit is from the run that was reset');
     assert.equal(localSteps(revived).at(-1)!.type, 'completeJob');
     assert.equal(closedAs(revived), 'COMPLETED');
+
+    // Failover: fal took the request, its status stayed down past the budget; the route was given up
+    // (a local step), its request canceled on fal's queue, and the job completed on xAI's.
+    const moved = of('grok-video-failover');
+    assert.deepEqual(localSteps(moved).map((s) => s.type), ['startGenerating', 'routeJob', 'routeJob', 'completeJob']);
+    const scheduled = events(moved, 'ACTIVITY_TASK_SCHEDULED').map((e) => [e.activityTaskScheduledEventAttributes.activityType.name, e.activityTaskScheduledEventAttributes.taskQueue.name.replace(/^.*-provider-/, '')]);
+    assert.deepEqual(scheduled[0], ['submitAndCheck', 'fal']);
+    const canceledAt = scheduled.findIndex(([type]) => type === 'cancelProvider');
+    assert.deepEqual(scheduled[canceledAt], ['cancelProvider', 'fal'], 'the given-up request is canceled at its provider');
+    assert.deepEqual(scheduled[canceledAt + 1], ['submitAndCheck', 'xai'], 'then submitted once on the next route');
+    assert.equal(scheduled.filter(([type, queue]) => type === 'submitAndCheck' && queue === 'xai').length, 1);
+    assert.match(events(moved, 'ACTIVITY_TASK_FAILED')[0]!.activityTaskFailedEventAttributes.failure.applicationFailureInfo.type, /ProviderFailover/);
+    assert.equal(closedAs(moved), 'COMPLETED');
 
     const unpaid = of('image-reset-insufficient-credits');
     assert.equal(resetTasks(unpaid).length, 1);

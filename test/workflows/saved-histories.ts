@@ -15,6 +15,7 @@ export const savedHistories = {
   'fal-image': 'an image job at a paid provider (fal): submitted once, polled on timers, outputs fetched from its CDN, completed',
   'fal-image-failed-after-submit': 'a fal image job the provider failed after its request was recorded: failed, refunded, provider cancel',
   'fal-image-reset': 'the reset run of that failed fal job, reset to the workflow task after its submit: revived (re-charged), resubmitted, completed',
+  'grok-video-failover': "a grok-video job whose first route (fal) failed after its submit: given up past the failover budget, that request canceled, completed on the second route (xAI)",
   'image-reset-insufficient-credits': 'the reset run (to its first workflow task) of a failed image job whose workspace can no longer pay: the revival refused, the job stays failed',
   'webhook-delivery': 'a webhookDelivery workflow: the first POST answered 503, the retry delivered',
   'upload-from-url': 'an uploadFromUrl workflow: a loopback HTTPS image fetched and stored',

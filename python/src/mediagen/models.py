@@ -168,6 +168,11 @@ class ImageCreate(TypedDict, closed=True):
     """
 
 
+class ProviderAttempt(TypedDict, closed=True):
+    provider: Literal["local", "fal", "openai", "xai", "elevenlabs"]
+    error: str
+
+
 class JobError(TypedDict, closed=True):
     code: str
     message: str
@@ -241,6 +246,11 @@ class Price(TypedDict, closed=True):
     """
 
 
+class Route(TypedDict, closed=True):
+    provider: str
+    circuit: Literal["closed", "open", "half_open"]
+
+
 class ModelInfo(TypedDict, closed=True):
     name: str
     """
@@ -283,7 +293,15 @@ class ModelInfo(TypedDict, closed=True):
     """
     provider: str | None
     """
-    the live provider, when served live
+    the live provider new jobs start on, when served live
+    """
+    routes: list[Route]
+    """
+    the live routes in the order jobs use them, each with its circuit breaker: more than one when a job fails over to the next on a provider outage (never for the customer's own fault); open: new jobs skip it; half_open: a trial job is let through. Empty unless served live
+    """
+    availability: Literal["available", "degraded", "unavailable"]
+    """
+    available: served as usual; degraded: a route is skipped because its circuit breaker is open, jobs run on the next one; unavailable: not served here, or every route is open
     """
     served_as: NotRequired[dict[str, str]]
     """
@@ -375,9 +393,13 @@ class ReplaceActorJob(TypedDict, closed=True):
     created_at: int
     updated_at: int
     progress: NotRequired[JobProgress]
-    provider: NotRequired[Literal["local"]]
+    provider: NotRequired[Literal["local", "fal", "openai", "xai", "elevenlabs"]]
     """
-    "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+    the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+    """
+    provider_attempts: NotRequired[list[ProviderAttempt]]
+    """
+    the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
     outputs_removed_at: NotRequired[int]
     """
@@ -406,9 +428,13 @@ class ReplaceActorListItem(TypedDict, closed=True):
     created_at: int
     updated_at: int
     progress: NotRequired[JobProgress]
-    provider: NotRequired[Literal["local"]]
+    provider: NotRequired[Literal["local", "fal", "openai", "xai", "elevenlabs"]]
     """
-    "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+    the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+    """
+    provider_attempts: NotRequired[list[ProviderAttempt]]
+    """
+    the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
     outputs_removed_at: NotRequired[int]
     """
@@ -470,9 +496,13 @@ class TalkingActorJob(TypedDict, closed=True):
     created_at: int
     updated_at: int
     progress: NotRequired[JobProgress]
-    provider: NotRequired[Literal["local"]]
+    provider: NotRequired[Literal["local", "fal", "openai", "xai", "elevenlabs"]]
     """
-    "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+    the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+    """
+    provider_attempts: NotRequired[list[ProviderAttempt]]
+    """
+    the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
     outputs_removed_at: NotRequired[int]
     """
@@ -499,9 +529,13 @@ class TalkingActorListItem(TypedDict, closed=True):
     created_at: int
     updated_at: int
     progress: NotRequired[JobProgress]
-    provider: NotRequired[Literal["local"]]
+    provider: NotRequired[Literal["local", "fal", "openai", "xai", "elevenlabs"]]
     """
-    "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+    the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+    """
+    provider_attempts: NotRequired[list[ProviderAttempt]]
+    """
+    the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
     outputs_removed_at: NotRequired[int]
     """
@@ -579,9 +613,13 @@ class VideoJob(TypedDict, closed=True):
     created_at: int
     updated_at: int
     progress: NotRequired[JobProgress]
-    provider: NotRequired[Literal["local"]]
+    provider: NotRequired[Literal["local", "fal", "openai", "xai", "elevenlabs"]]
     """
-    "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+    the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+    """
+    provider_attempts: NotRequired[list[ProviderAttempt]]
+    """
+    the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
     outputs_removed_at: NotRequired[int]
     """
@@ -610,9 +648,13 @@ class VideoListItem(TypedDict, closed=True):
     created_at: int
     updated_at: int
     progress: NotRequired[JobProgress]
-    provider: NotRequired[Literal["local"]]
+    provider: NotRequired[Literal["local", "fal", "openai", "xai", "elevenlabs"]]
     """
-    "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+    the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+    """
+    provider_attempts: NotRequired[list[ProviderAttempt]]
+    """
+    the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
     outputs_removed_at: NotRequired[int]
     """
@@ -701,9 +743,13 @@ class ImageJob(TypedDict, closed=True):
     created_at: int
     updated_at: int
     progress: NotRequired[JobProgress]
-    provider: NotRequired[Literal["local"]]
+    provider: NotRequired[Literal["local", "fal", "openai", "xai", "elevenlabs"]]
     """
-    "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+    the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+    """
+    provider_attempts: NotRequired[list[ProviderAttempt]]
+    """
+    the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
     outputs_removed_at: NotRequired[int]
     """
@@ -731,9 +777,13 @@ class ImageListItem(TypedDict, closed=True):
     created_at: int
     updated_at: int
     progress: NotRequired[JobProgress]
-    provider: NotRequired[Literal["local"]]
+    provider: NotRequired[Literal["local", "fal", "openai", "xai", "elevenlabs"]]
     """
-    "local" when the local renderer served this job (its media is a placeholder, not a real model output); absent otherwise
+    the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+    """
+    provider_attempts: NotRequired[list[ProviderAttempt]]
+    """
+    the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
     outputs_removed_at: NotRequired[int]
     """

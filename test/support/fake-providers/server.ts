@@ -29,6 +29,8 @@ export class FakeServer {
   url = '';
   readonly requests: RecordedRequest[] = [];
   private readonly scripts = new Map<string, Answer[]>();
+  /** Operations answered the same way until `up` (an outage), after any scripted answers. */
+  private readonly outages = new Map<string, Answer>();
   private server: http.Server | undefined;
 
   constructor(
@@ -42,6 +44,19 @@ export class FakeServer {
     const q = this.scripts.get(op) ?? [];
     for (let i = 0; i < times; i++) q.push(answer);
     this.scripts.set(op, q);
+    return this;
+  }
+
+  /** Every request of each `op` gets `answer` until `up` (a provider outage). */
+  down(ops: readonly string[], answer: Answer): this {
+    for (const op of ops) this.outages.set(op, answer);
+    return this;
+  }
+
+  /** Ends the outage of `ops` (all when none given). */
+  up(ops?: readonly string[]): this {
+    if (!ops) this.outages.clear();
+    for (const op of ops ?? []) this.outages.delete(op);
     return this;
   }
 
@@ -80,7 +95,7 @@ export class FakeServer {
     let answer: Answer;
     try {
       if (!op) answer = { status: 404, body: { detail: 'Not Found' } };
-      else answer = this.scripts.get(op)?.shift() ?? (await this.route(rec));
+      else answer = this.scripts.get(op)?.shift() ?? this.outages.get(op) ?? (await this.route(rec));
     } catch (err) {
       answer = { status: 500, body: { detail: `fake server error: ${String(err)}` } };
     }

@@ -1,0 +1,70 @@
+// The circuit breaker per provider and model, shared by every worker through Postgres. Its input is
+// the outcome of route attempts (a job completed on the route, or gave it up and failed over), so a
+// breaker counts jobs, not HTTP calls, and the customer's own faults (moderation, invalid input)
+// count for nothing. Closed: every job may use the route; open once at least `minAttempts` attempts
+// ended within the window and `failurePercent` of them failed over, new jobs then skip the route;
+// after `openMs` one trial job goes through (half-open): it completing closes the breaker, it
+// failing over opens it again.
+import type { Database } from './index.js';
+import * as circuits from './repos/provider-circuits.js';
+import type { CircuitRow } from './repos/provider-circuits.js';
+import type { CircuitState } from './schema.js';
+
+export interface CircuitPolicy {
+  windowMs: number;
+  minAttempts: number;
+  failurePercent: number;
+  openMs: number;
+}
+
+/** The breaker after one route attempt ended at `now` (pure: the rules, apart from the SQL). */
+export function nextCircuit(row: CircuitRow, outcome: { ok: boolean; error?: string }, policy: CircuitPolicy, now: Date): CircuitRow {
+  const next = { ...row };
+  if (now.getTime() - row.window_started_at.getTime() > policy.windowMs) Object.assign(next, { window_started_at: now, attempts: 0, failures: 0 });
+  next.attempts += 1;
+  if (!outcome.ok) {
+    next.failures += 1;
+    next.last_error = outcome.error?.slice(0, 500) ?? null;
+  }
+  const open = { state: 'open' as const, opened_at: now, trial_at: null };
+  switch (row.state) {
+    case 'closed':
+      if (next.attempts >= policy.minAttempts && next.failures * 100 >= policy.failurePercent * next.attempts) Object.assign(next, open);
+      return next;
+    case 'half_open':
+      // The trial decides: back to normal with a fresh window, or open for another period.
+      return outcome.ok ? { ...next, state: 'closed', window_started_at: now, attempts: 0, failures: 0, opened_at: null, trial_at: null } : { ...next, ...open };
+    case 'open':
+      // Jobs admitted before it opened still report; only a trial closes it.
+      return next;
+  }
+}
+
+export function createProviderCircuits(db: Database, policy: CircuitPolicy) {
+  return {
+    /** Whether a new job may use the route now (an open breaker past its period lets one trial through). */
+    async admit(provider: string, model: string): Promise<boolean> {
+      if ((await circuits.circuitState(db, provider, model)) === 'closed') return true;
+      return circuits.takeTrial(db, provider, model, policy.openMs);
+    },
+
+    /** Counts a route attempt that ended: completed on the route (ok) or failed over (not ok, with why). */
+    async record(provider: string, model: string, outcome: { ok: boolean; error?: string }): Promise<CircuitState> {
+      return db.transaction().execute(async (tx) => {
+        const { row, now } = await circuits.lockCircuit(tx, provider, model);
+        const next = nextCircuit(row, outcome, policy, now);
+        await circuits.writeCircuit(tx, next);
+        return next.state;
+      });
+    },
+
+    states: () => circuits.openCircuits(db),
+  };
+}
+
+export type ProviderCircuits = ReturnType<typeof createProviderCircuits>;
+
+/** The breaker policy from configuration. */
+export function circuitPolicy(config: { PROVIDER_BREAKER_WINDOW_MS: number; PROVIDER_BREAKER_MIN_ATTEMPTS: number; PROVIDER_BREAKER_FAILURE_PERCENT: number; PROVIDER_BREAKER_OPEN_MS: number }): CircuitPolicy {
+  return { windowMs: config.PROVIDER_BREAKER_WINDOW_MS, minAttempts: config.PROVIDER_BREAKER_MIN_ATTEMPTS, failurePercent: config.PROVIDER_BREAKER_FAILURE_PERCENT, openMs: config.PROVIDER_BREAKER_OPEN_MS };
+}
