@@ -2,8 +2,9 @@
 // - `jobs.reconcile_lease_until`: a reconciler replica's claim on a job it is about to start or
 //   settle. Claims are taken with FOR UPDATE SKIP LOCKED, so replicas share the work and never act on
 //   the same row; a replica that dies mid-way leaves a claim that simply expires.
-// - `jobs_in_flight_idx` on created_at (was updated_at): the oldest in-flight job bounds how far back
-//   the reconciler's visibility query must look when it starts.
+// - `jobs_in_flight_idx` goes: the reconciler no longer reads in-flight jobs by age (it asks
+//   Temporal for closed runs), and a small index on created_at over pending and generating jobs
+//   tempts the planner away from the list indexes for a status filter.
 // - Job-list indexes for the filters that match few rows (status other than completed, per kind or
 //   not; model), so every list page walks an index in its order and reads about what it returns.
 // - `file_uploads_failed_idx`: the retention sweep of refused uploads.
@@ -70,7 +71,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('jobs').addColumn('reconcile_lease_until', 'timestamptz').execute();
 
   await db.schema.dropIndex('jobs_in_flight_idx').execute();
-  await db.schema.createIndex('jobs_in_flight_idx').ifNotExists().on('jobs').column('created_at').where(sql.ref('status'), 'in', ['pending', 'generating']).execute();
 
   // Completed jobs are most of the history: a status filter of `completed` reads the workspace or
   // kind index at about the rate it matches, so only the other statuses need an index of their own.
@@ -102,7 +102,6 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropIndex('jobs_model_list_idx').execute();
   await db.schema.dropIndex('jobs_kind_status_list_idx').execute();
   await db.schema.dropIndex('jobs_status_list_idx').execute();
-  await db.schema.dropIndex('jobs_in_flight_idx').execute();
   await db.schema.createIndex('jobs_in_flight_idx').on('jobs').column('updated_at').where(sql.ref('status'), 'in', ['pending', 'generating']).execute();
   await db.schema.alterTable('jobs').dropColumn('reconcile_lease_until').execute();
 }

@@ -492,7 +492,10 @@ export async function inFlightJobs(db: Queryable, jobIds: string[]): Promise<Pic
     .execute();
 }
 
-/** When the oldest job still in flight was created (null: none is), from jobs_in_flight_idx. */
+/**
+ * When the oldest job still in flight was created (null: none is). A replica asks once, at its first
+ * pass (it walks jobs_status_list_idx, whose non-completed entries include the failed history).
+ */
 export async function oldestInFlightCreatedAt(db: Queryable): Promise<Date | null> {
   const r = await db
     .selectFrom('jobs')
