@@ -7,6 +7,7 @@
 //   tempts the planner away from the list indexes for a status filter.
 // - Job-list indexes for the filters that match few rows (status other than completed, per kind or
 //   not; model), so every list page walks an index in its order and reads about what it returns.
+// - Dependency statistics over workspace, project, kind and model, so the planner picks those indexes.
 // - `file_uploads_failed_idx`: the retention sweep of refused uploads.
 // - `rate_limit_lease` re-reads its row under lock until it exists, so the sweep of idle rate-limit
 //   rows can delete a row between the function's insert and its lock without losing a grant.
@@ -91,6 +92,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // A model belongs to one kind: this serves the model filter on every list.
   await db.schema.createIndex('jobs_model_list_idx').ifNotExists().on('jobs').columns(['workspace_id', 'model', 'created_at', 'id']).execute();
 
+  // A project belongs to one workspace and a model to one kind: without these dependency statistics
+  // the planner multiplies the selectivities as if independent and may walk the workspace index,
+  // filtering, where the project or model index reads exactly the page.
+  await sql`create statistics if not exists jobs_list_dependencies (dependencies) on workspace_id, project_id, kind, model from jobs`.execute(db);
+
   await db.schema.createIndex('file_uploads_failed_idx').ifNotExists().on('file_uploads').column('updated_at').where(sql.ref('status'), '=', 'failed').execute();
 
   await leaseBody(true).execute(db);
@@ -99,6 +105,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 export async function down(db: Kysely<unknown>): Promise<void> {
   await leaseBody(false).execute(db);
   await db.schema.dropIndex('file_uploads_failed_idx').execute();
+  await sql`drop statistics jobs_list_dependencies`.execute(db);
   await db.schema.dropIndex('jobs_model_list_idx').execute();
   await db.schema.dropIndex('jobs_kind_status_list_idx').execute();
   await db.schema.dropIndex('jobs_status_list_idx').execute();
