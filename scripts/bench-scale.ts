@@ -463,17 +463,28 @@ async function main() {
     printTable(['relation', 'kind', 'rows (1M db)', 'empty db MB', '1M db MB'], sizeRows);
     log('done');
   } finally {
-    for (const s of sides) {
-      // Nothing keeps running in the shared Temporal namespace: every workflow of the bench's queues ends.
-      await s.gw?.client.workflowService
-        .startBatchOperation({
-          namespace: s.config.TEMPORAL_NAMESPACE,
-          visibilityQuery: `TaskQueue = '${s.config.TASK_QUEUE_PREFIX}-workflows' AND ExecutionStatus = 'Running'`,
-          jobId: `bench-scale-cleanup-${s.config.TASK_QUEUE_PREFIX}`,
+    // Nothing keeps running in the shared Temporal namespace: one batch ends every workflow of the
+    // bench's queues (the server runs few batches at once: wait for a slot).
+    const queues = sides.map((s) => `'${s.config.TASK_QUEUE_PREFIX}-workflows'`).join(', ');
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await full.gw?.client.workflowService.startBatchOperation({
+          namespace: full.config.TEMPORAL_NAMESPACE,
+          visibilityQuery: `TaskQueue IN (${queues}) AND ExecutionStatus = 'Running'`,
+          jobId: `bench-scale-cleanup-${full.config.TASK_QUEUE_PREFIX}`,
           reason: 'bench:scale is over',
           terminationOperation: {},
-        })
-        .catch((err: unknown) => console.error(`could not terminate the bench's workflows: ${(err as Error).message}`));
+        });
+        break;
+      } catch (err) {
+        if (attempt >= 30 || !/concurrent batch/i.test((err as Error).message)) {
+          console.error(`could not terminate the bench's workflows: ${(err as Error).message}`);
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 2_000));
+      }
+    }
+    for (const s of sides) {
       await s.workers?.stop();
       await s.gw?.close();
       await s.db.destroy();
