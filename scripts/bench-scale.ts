@@ -14,7 +14,7 @@
 // per minute, the time to settle 100 terminated jobs against the reconcile interval, and the
 // table and index sizes. The databases are dropped at the end (BENCH_KEEP=1 keeps them).
 //
-//   npm run build && npm run bench:scale [-- jobs=1000000 held=1000 inFlight=5000]
+//   npm run build && npm run bench:scale [-- jobs=1000000 held=2000 inFlight=5000]
 import { performance } from 'node:perf_hooks';
 import http from 'node:http';
 import pg from 'pg';
@@ -37,7 +37,7 @@ import type { Config } from '../shared/config.js';
 
 const arg = (name: string, fallback: number) => Number(process.argv.slice(2).find((a) => a.startsWith(`${name}=`))?.split('=')[1] ?? fallback);
 const TOTAL_JOBS = arg('jobs', 1_000_000);
-const HELD = arg('held', 1_000);
+const HELD = arg('held', 2_000);
 const IN_FLIGHT = Math.max(arg('inFlight', 5_000), HELD);
 const WORKSPACES = 1_000;
 const MEASURED_SHARE = 0.1; // of the history, in the measured workspace
