@@ -9,6 +9,7 @@ import * as m0006 from './migrations/0006_job_events_seq.js';
 import * as m0007 from './migrations/0007_webhooks.js';
 import * as m0008 from './migrations/0008_idempotency_lists.js';
 import * as m0010 from './migrations/0010_tenant_isolation.js';
+import * as m0011 from './migrations/0011_flat_at_scale.js';
 import * as m0012 from './migrations/0012_provider_failover.js';
 
 export const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ export const migrations: Record<string, Migration> = {
   '0007_webhooks': m0007,
   '0008_idempotency_lists': m0008,
   '0010_tenant_isolation': m0010,
+  '0011_flat_at_scale': m0011,
   '0012_provider_failover': m0012,
 };
 

@@ -123,6 +123,8 @@ export interface JobTable {
   progress_updated_at: Timestamp | null;
   /** Counts the changes that notify `job_events` (0006_job_events_seq): the live event stream's event id. */
   event_seq: Generated<number>;
+  /** A reconciler replica's claim on the job until this moment (0011_flat_at_scale); null when none. */
+  reconcile_lease_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** Where the job's webhook events go (0007_webhooks); null: no webhooks. */
   webhook_url: ColumnType<string | null, string | null | undefined, string | null>;
   /** The events asked for: a subset of generating, completed, failed. */

@@ -267,7 +267,7 @@ async function main() {
       await save('upload-from-url', g.gw.client.workflow.getHandle(uploaded.body.data.id as string));
     });
 
-    await group('the local renderer, slow (jobs caught while the provider works)', { LOCAL_RENDER_LATENCY_MS: '120000', RECONCILE_STALE_AFTER_MS: '100' }, async (g) => {
+    await group('the local renderer, slow (jobs caught while the provider works)', { LOCAL_RENDER_LATENCY_MS: '120000' }, async (g) => {
       const t = await createTenant(g.tdb.db, 10_000);
       const canceled = await create(g, t, '/v1/images/generate', imageBody('canceled while rendering'));
       await generating(g, canceled);

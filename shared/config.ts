@@ -100,6 +100,9 @@ export const envSchema = z.object({
   // completion before the reconciler's sweep removes it and its object.
   DIRECT_UPLOAD_EXPIRY_SECONDS: int(900, 60, 7 * 24 * 3600),
   PENDING_UPLOAD_TTL_SECONDS: int(86_400, 1),
+  // Refused (failed) upload records are removed this many days after they failed; their bytes were
+  // removed at once.
+  FAILED_UPLOAD_RETENTION_DAYS: int(7, 1, 3650),
   // Bytes one workspace's uploads may hold (completed, and pending at their declared size), in MB.
   WORKSPACE_UPLOAD_QUOTA_MB: int(10_240, 1),
   // Job outputs (everything under jobs/) expire this many days after they were stored, by a bucket
@@ -138,8 +141,11 @@ export const envSchema = z.object({
   WORKER_BUILD_ID: optionalString,
   WORKER_DEPLOYMENT_PROMOTE: z.enum(['first', 'always', 'never']).default('first'),
   RECONCILE_INTERVAL_MS: int(15_000, 200),
-  // In-flight jobs untouched this long get their workflow checked (terminated from the UI, say).
-  RECONCILE_STALE_AFTER_MS: int(60_000, 100),
+  // Reconciler (worker/reconciler.ts): workflow starts and settlements it runs at once per replica,
+  // and how long a replica's claim on a job keeps the others off it (a replica that dies mid-pass
+  // leaves claims that expire after this).
+  RECONCILE_CONCURRENCY: int(16, 1, 1_000),
+  RECONCILE_LEASE_MS: int(60_000, 1_000),
   WORKFLOW_TASK_CONCURRENCY: int(100, 1),
   // A provider poll stores the job's percent / queue position at most this often per job.
   PROGRESS_WRITE_INTERVAL_MS: int(2_000, 0, 60_000),

@@ -11,6 +11,11 @@ import { deletePendingUpload, findExpiredPendingUploads, pendingUploadIds } from
 import { INCOMING } from '../shared/uploads.js';
 import { periodic } from './periodic.js';
 import { sweepIdempotencyKeys } from '../db/repos/idempotency.js';
+import { sweepFailedUploads } from '../db/repos/uploads.js';
+import { sweepIdleRateLimits } from '../db/repos/rate-limits.js';
+
+/** A rate-limit row without a lease for this long holds nothing; the next request writes it again. */
+const RATE_LIMIT_ROW_IDLE_MS = 3_600_000;
 
 export interface UploadSweeper {
   start(): void;
@@ -24,8 +29,12 @@ export function createUploadSweeper(deps: { config: Config; db: Database; storag
     const removed = await sweepExpiredUploads(deps, now);
     const orphans = await sweepOrphanIncoming(deps);
     if (orphans > 0) deps.logger.info({ removed: orphans }, 'removed incoming objects without a pending upload');
-    // Idempotency keys past their 24 h replay window (issue 14) go with the same pass.
+    // The other tables that grow with traffic are trimmed in the same pass, a bounded batch each:
+    // idempotency keys past their 24 h replay window, refused uploads after
+    // FAILED_UPLOAD_RETENTION_DAYS, and rate-limit rows idle for RATE_LIMIT_ROW_IDLE_MS.
     await sweepIdempotencyKeys(deps.db);
+    await sweepFailedUploads(deps.db, new Date(now.getTime() - deps.config.FAILED_UPLOAD_RETENTION_DAYS * 86_400_000));
+    await sweepIdleRateLimits(deps.db, Math.max(RATE_LIMIT_ROW_IDLE_MS, deps.config.RATE_LIMIT_WINDOW_MS));
     if (removed > 0) deps.logger.info({ removed }, 'removed expired pending uploads');
     return removed;
   }

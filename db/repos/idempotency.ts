@@ -103,11 +103,12 @@ export async function releaseIdempotencyKey(db: Queryable, c: { workspaceId: str
     .execute();
 }
 
-/** Deletes rows past the replay window; returns how many. */
-export async function sweepIdempotencyKeys(db: Queryable): Promise<number> {
-  const r = await db
-    .deleteFrom('idempotency_keys')
-    .where(sql<boolean>`created_at < now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})`)
-    .executeTakeFirst();
-  return Number(r.numDeletedRows);
+/** Deletes up to `limit` rows past the replay window, oldest first (idempotency_keys_created_idx); returns how many. */
+export async function sweepIdempotencyKeys(db: Queryable, limit = 5_000): Promise<number> {
+  const r = await sql`
+    delete from idempotency_keys where (workspace_id, key) in (
+      select workspace_id, key from idempotency_keys
+      where created_at < now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})
+      order by created_at limit ${limit})`.execute(db);
+  return Number(r.numAffectedRows ?? 0);
 }

@@ -416,34 +416,95 @@ export async function markWorkflowStarted(db: Queryable, jobId: string): Promise
   await db.updateTable('jobs').set({ workflow_started: true }).where('id', '=', jobId).execute();
 }
 
-/** Pending jobs whose workflow start failed or never happened (older than `olderThanMs`). */
-export async function findUnstartedJobs(db: Queryable, olderThanMs: number, limit = 100): Promise<Job[]> {
+/** Marks the jobs' workflows as started (they exist at Temporal): the reconciler stops asking. */
+export async function markWorkflowsStarted(db: Queryable, jobIds: string[]): Promise<void> {
+  if (jobIds.length === 0) return;
+  await db.updateTable('jobs').set({ workflow_started: true }).where('id', 'in', jobIds).execute();
+}
+
+const leaseFree = sql<boolean>`(reconcile_lease_until is null or reconcile_lease_until < now())`;
+const leaseFor = (leaseMs: number) => sql<Date>`now() + make_interval(secs => ${leaseMs / 1000})`;
+
+/**
+ * Claims for `leaseMs` up to `limit` pending jobs whose workflow has not marked them started within
+ * `olderThanMs` (a start that failed after commit, or a workflow still waiting in a backlog), oldest
+ * first. Rows another replica holds are skipped (SKIP LOCKED, then its lease), so replicas share
+ * the work and never act on the same job. Served by jobs_unstarted_idx.
+ */
+export async function claimUnstartedJobs(db: Queryable, olderThanMs: number, limit: number, leaseMs: number): Promise<Job[]> {
   return db
-    .selectFrom('jobs')
-    .selectAll()
-    .where('workflow_started', '=', false)
-    .where('status', '=', 'pending')
-    .where('created_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
-    .orderBy('created_at')
-    .limit(limit)
+    .updateTable('jobs')
+    .set({ reconcile_lease_until: leaseFor(leaseMs) })
+    .where(
+      'id',
+      'in',
+      db
+        .selectFrom('jobs')
+        .select('id')
+        .where('workflow_started', '=', false)
+        .where('status', '=', 'pending')
+        .where('created_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
+        .where(leaseFree)
+        .orderBy('created_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked(),
+    )
+    .where(leaseFree)
+    .returningAll()
     .execute();
 }
 
-/** In-flight jobs not updated for a while: candidates whose workflow may have been terminated. */
-export async function findStaleInFlightJobs(db: Queryable, olderThanMs: number, limit = 100): Promise<Job[]> {
+/**
+ * Claims for `leaseMs` those of `jobIds` still in flight (pending or generating) that no other
+ * replica holds: the jobs whose closed workflow run this replica will settle. Primary-key reads only.
+ */
+export async function claimInFlightJobs(db: Queryable, jobIds: string[], leaseMs: number): Promise<Job[]> {
+  if (jobIds.length === 0) return [];
+  return db
+    .updateTable('jobs')
+    .set({ reconcile_lease_until: leaseFor(leaseMs) })
+    .where(
+      'id',
+      'in',
+      db
+        .selectFrom('jobs')
+        .select('id')
+        .where('id', 'in', jobIds)
+        .where('status', 'in', ['pending', 'generating'] satisfies JobStatus[])
+        .where(leaseFree)
+        .forUpdate()
+        .skipLocked(),
+    )
+    .where(leaseFree)
+    .returningAll()
+    .execute();
+}
+
+/** Those of `jobIds` still pending or generating, with the run that holds each (primary-key reads). */
+export async function inFlightJobs(db: Queryable, jobIds: string[]): Promise<Pick<Job, 'id' | 'status' | 'status_run_id'>[]> {
+  if (jobIds.length === 0) return [];
   return db
     .selectFrom('jobs')
-    .selectAll()
+    .select(['id', 'status', 'status_run_id'])
+    .where('id', 'in', jobIds)
     .where('status', 'in', ['pending', 'generating'] satisfies JobStatus[])
-    .where('workflow_started', '=', true)
-    .where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
-    .orderBy('updated_at')
-    .limit(limit)
     .execute();
 }
 
-export async function touchJob(db: Queryable, jobId: string): Promise<void> {
-  await db.updateTable('jobs').set({ updated_at: sql`now()` }).where('id', '=', jobId).execute();
+/**
+ * When the oldest job still in flight was created (null: none is). A replica asks once, at its first
+ * pass (it walks jobs_status_list_idx, whose non-completed entries include the failed history).
+ */
+export async function oldestInFlightCreatedAt(db: Queryable): Promise<Date | null> {
+  const r = await db
+    .selectFrom('jobs')
+    .select('created_at')
+    .where('status', 'in', ['pending', 'generating'] satisfies JobStatus[])
+    .orderBy('created_at')
+    .limit(1)
+    .executeTakeFirst();
+  return r?.created_at ?? null;
 }
 
 export async function ledgerForJob(db: Queryable, jobId: string) {

@@ -108,6 +108,15 @@ export async function pendingUploadIds(db: Queryable, ids: string[]): Promise<Se
   return new Set(rows.map((r) => r.id));
 }
 
+/** Deletes up to `limit` refused (failed) upload rows that failed before `before` (file_uploads_failed_idx); returns how many. */
+export async function sweepFailedUploads(db: Queryable, before: Date, limit = 5_000): Promise<number> {
+  const r = await db
+    .deleteFrom('file_uploads')
+    .where('id', 'in', db.selectFrom('file_uploads').select('id').where('status', '=', 'failed').where('updated_at', '<', before).orderBy('updated_at').limit(limit))
+    .executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
 /** Deletes an upload row only while it is still pending (a completion that won the race stays). */
 export async function deletePendingUpload(db: Queryable, id: string): Promise<boolean> {
   const r = await db.deleteFrom('file_uploads').where('id', '=', id).where('status', '=', 'pending').executeTakeFirst();

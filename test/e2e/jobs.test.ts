@@ -431,7 +431,7 @@ describe('cancellation and reconciliation', () => {
       assert.equal((await api(gw.baseUrl, t.apiKey).get(`/v1/images/${id}`)).body.data.status, 'pending');
 
       // The reconciler leaves jobs younger than a few seconds to the gateway's own start.
-      await waitFor('the reconciler to start the job', async () => ((await workers.fleet.reconciler!.runOnce()).started > 0 ? true : undefined), 30_000, 500);
+      await waitFor('the reconciler to start the job', async () => ((await workers.fleet.reconciler!.runOnce()).started.includes(id) ? true : undefined), 30_000, 500);
       const job = await waitForJobStatus(api(gw.baseUrl, t.apiKey), `/v1/images/${id}`, ['completed', 'failed']);
       assert.equal(job.status, 'completed');
       assert.equal(await creditsOf(tdb.db, t), 96);

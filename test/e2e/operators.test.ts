@@ -19,8 +19,8 @@ let gw: Gateway;
 const limits = { RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' };
 
 before(async () => {
-  // The reconciler is driven by hand (runOnce); anything in flight for 100 ms is checked by it.
-  svc = await startService({ ...limits, RECONCILE_INTERVAL_MS: '3600000', RECONCILE_STALE_AFTER_MS: '100' });
+  // The reconciler is driven by hand (runOnce).
+  svc = await startService({ ...limits, RECONCILE_INTERVAL_MS: '3600000' });
   ({ tdb, gw } = svc);
 });
 
@@ -222,7 +222,7 @@ describe('canceling and terminating from the Temporal client', () => {
   let sworkers: Workers;
 
   before(async () => {
-    slow = testConfig(tdb.url, { ...limits, LOCAL_RENDER_LATENCY_MS: '120000', RECONCILE_INTERVAL_MS: '3600000', RECONCILE_STALE_AFTER_MS: '100' });
+    slow = testConfig(tdb.url, { ...limits, LOCAL_RENDER_LATENCY_MS: '120000', RECONCILE_INTERVAL_MS: '3600000' });
     sgw = await startGateway(slow, tdb.db);
     sworkers = await startWorkers(slow, tdb.db);
   });

@@ -5,11 +5,11 @@
 //     keeps no media;
 //   - a cancel after a start that timed out at the client but succeeded, and a cancel before a
 //     late start: markGenerating never revives and re-charges the failed job;
-//   - the reconciler finding a workflow that completed after it listed the job: never failed;
+//   - the reconciler finding a closed run of a job that a newer run (an operator's reset) holds:
+//     never failed;
 //   - the reconciler finding a job whose workflow has not run its first step: not started twice.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@temporalio/client';
 import { pino } from 'pino';
 import { createTenant, insertImageJob, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startWorkers, waitForJobStatus, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
@@ -29,8 +29,8 @@ const price = 4; // nano-banana-2, one image
 
 before(async () => {
   tdb = await createTestDatabase();
-  // The reconciler is driven by hand; anything in flight for 100 ms is checked by it.
-  config = testConfig(tdb.url, { RECONCILE_INTERVAL_MS: '3600000', RECONCILE_STALE_AFTER_MS: '100', RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' });
+  // The reconciler is driven by hand (runOnce).
+  config = testConfig(tdb.url, { RECONCILE_INTERVAL_MS: '3600000', RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' });
   gw = await startGateway(config, tdb.db);
   workers = await startWorkers(config, tdb.db, 'all', { activityInterceptors: [holds.activityInterceptor] });
 });
@@ -138,7 +138,8 @@ describe('cancel and a start the client did not see', () => {
     assert.deepEqual(await ledger(id), [['charge', -price], ['refund', price]]);
     assert.equal(await creditsOf(tdb.db, t), 100);
     // The reconciler starts pending jobs only: nothing to start here.
-    assert.deepEqual(await workers.fleet.reconciler!.runOnce(), { started: 0, settled: 0 });
+    const pass = await workers.fleet.reconciler!.runOnce();
+    assert.deepEqual([pass.started, pass.settled], [[], []]);
     assert.deepEqual(await ledger(id), [['charge', -price], ['refund', price]]);
   });
 
@@ -174,9 +175,17 @@ describe('the reconciler and a job whose workflow has not run its first step', (
     await start.reached;
     assert.equal((await jobsRepo.getJob(tdb.db, id))!.workflow_started, false, 'the gateway leaves the mark to the workflow');
     const reconciler = createReconciler({ config, db: tdb.db, storage: gw.storage, client: gw.client, logger: pino({ level: 'silent' }) });
-    await waitFor('the job to look unstarted to the reconciler', async () => (await jobsRepo.findUnstartedJobs(tdb.db, Math.min(config.RECONCILE_INTERVAL_MS, 5_000))).some((j) => j.id === id), 30_000, 200);
-    assert.deepEqual(await reconciler.runOnce(), { started: 0, settled: 0 }, 'already started: nothing started');
-    assert.equal((await jobsRepo.getJob(tdb.db, id))!.workflow_started, true);
+    // Once the job is a few seconds old a pass claims it, finds its workflow listed and marks it.
+    await waitFor(
+      'the reconciler to mark the job started',
+      async () => {
+        const pass = await reconciler.runOnce();
+        assert.deepEqual(pass.started, [], 'already started: nothing started');
+        return (await jobsRepo.getJob(tdb.db, id))!.workflow_started ? true : undefined;
+      },
+      30_000,
+      500,
+    );
 
     start.release();
     assert.equal((await start.finished).ok, true);
@@ -190,28 +199,57 @@ describe('the reconciler and a job whose workflow has not run its first step', (
   });
 });
 
-describe('the reconciler and a workflow that completes meanwhile', () => {
-  test('a job listed as in flight whose workflow completed before describe() is re-read, never failed', async () => {
+describe('the reconciler and a run replaced by an operator reset', () => {
+  test('the terminated run is listed, but the job the new run holds is left to it: completed, charged once', async () => {
     const t = await createTenant(tdb.db, 100);
     const c = api(gw.baseUrl, t.apiKey);
-    const complete = holds.activity('completeJob', 'before');
-    const id = await create(t, 'reconciled while completing');
-    await complete.reached;
-    await waitFor('the job to be stale for the reconciler', async () => (await jobsRepo.findStaleInFlightJobs(tdb.db, 100)).some((j) => j.id === id));
+    const oldSubmit = holds.activity('submitAndCheck', 'before');
+    const id = await create(t, 'reset while generating');
+    await oldSubmit.reached;
+    const handle = gw.client.workflow.getHandle(id);
+    const first = await handle.describe();
+    // Reset to the first workflow task: the old run is terminated with JobStatus still `generating`.
+    const history = await handle.fetchHistory();
+    const firstTask = history.events!.find((e) => e.workflowTaskCompletedEventAttributes)!;
+    const newRun = holds.activity('startGenerating', 'before', id);
+    await gw.client.workflowService.resetWorkflowExecution({
+      namespace: config.TEMPORAL_NAMESPACE,
+      workflowExecution: { workflowId: id, runId: first.runId },
+      reason: 'test: reset while the reconciler looks',
+      workflowTaskFinishEventId: firstTask.eventId,
+      requestId: `reset-${id}`,
+    });
+    const reconciler = createReconciler({ config, db: tdb.db, storage: gw.storage, client: gw.client, logger: pino({ level: 'silent' }) });
+    // The new run has not claimed the job yet: the row still names the terminated run.
+    await newRun.reached;
+    await waitFor(
+      'visibility to list the terminated run',
+      async () => {
+        for await (const w of gw.client.workflow.list({ query: `WorkflowId = '${id}' AND ExecutionStatus = 'Terminated' AND JobStatus = 'generating'` })) return w.runId === first.runId;
+        return undefined;
+      },
+      30_000,
+      200,
+    );
+    await waitFor(
+      'visibility to list the new run as running',
+      async () => {
+        for await (const _ of gw.client.workflow.list({ query: `WorkflowId = '${id}' AND ExecutionStatus = 'Running'` })) return true;
+        return undefined;
+      },
+      30_000,
+      200,
+    );
+    assert.deepEqual((await reconciler.runOnce()).settled, [], 'the job is the new run\'s');
+    assert.equal(await rowStatus(id), 'generating');
 
-    const client = new Client({ connection: gw.client.connection, namespace: config.TEMPORAL_NAMESPACE, interceptors: { workflow: [holds.clientInterceptor] } });
-    const reconciler = createReconciler({ config, db: tdb.db, storage: gw.storage, client, logger: pino({ level: 'silent' }) });
-    const describeHeld = holds.describe(id);
-    const pass = reconciler.runOnce();
-    await describeHeld.reached; // it listed the job as generating and is about to describe its workflow
-
-    complete.release();
-    assert.equal((await complete.finished).ok, true);
-    await waitFor('the workflow to complete', async () => ((await workflowStatus(id)) === 'COMPLETED' ? true : undefined));
-    describeHeld.release();
-    assert.deepEqual(await pass, { started: 0, settled: 0 });
-
-    assert.equal(await rowStatus(id), 'completed');
+    // The terminated run's step ends (its completion is refused by Temporal), then the new run goes on.
+    oldSubmit.release();
+    await oldSubmit.finished;
+    newRun.release();
+    const job = await waitForJobStatus(c, `/v1/images/${id}`, ['completed', 'failed']);
+    assert.equal(job.status, 'completed');
+    assert.deepEqual((await reconciler.runOnce()).settled, []);
     assert.deepEqual(await ledger(id), [['charge', -price]]);
     assert.equal(await creditsOf(tdb.db, t), 100 - price);
     assert.equal((await c.get(`/v1/images/${id}/url`)).status, 200);

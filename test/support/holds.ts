@@ -1,9 +1,7 @@
 // Deterministic races: hold the next run of a chosen activity (before it runs, or after it has run
 // but before it reports back to Temporal) until the test releases it, through a real Temporal
-// activity interceptor on the workers; and hold a client's describe() of a workflow the same way,
-// through a real client interceptor. No timing: the test waits until the hold is reached.
+// activity interceptor on the workers. No timing: the test waits until the hold is reached.
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import type { WorkflowClientInterceptor } from '@temporalio/client';
 
 export type HoldPoint = 'before' | 'after';
 
@@ -30,11 +28,6 @@ export class Holds {
   /** Hold the next run of `activityType` (for `jobId`, or any job) at `point`. */
   activity(activityType: string, point: HoldPoint = 'before', jobId?: string): HeldCall {
     return this.add(activityType, point, jobId);
-  }
-
-  /** Hold the next describe() of workflow `workflowId` made through `clientInterceptor`. */
-  describe(workflowId: string): HeldCall {
-    return this.add('describe', 'before', workflowId);
   }
 
   private add(what: string, point: HoldPoint, jobId?: string): HeldCall {
@@ -82,9 +75,4 @@ export class Holds {
       execute: (input, next) => this.around(ctx.info.activityType, ctx.info.workflowExecution?.workflowId ?? '', () => next(input)),
     },
   });
-
-  /** For a Temporal Client's `interceptors.workflow`. */
-  readonly clientInterceptor: WorkflowClientInterceptor = {
-    describe: (input, next) => this.around('describe', input.workflowExecution.workflowId, () => next(input)),
-  };
 }

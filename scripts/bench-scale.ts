@@ -1,0 +1,502 @@
+// Benchmark (not a test): flat at a million jobs (issue 27). On the test stack in the environment
+// (eval "$(scripts/stack.sh up test)"), in one run, two databases of their own on its Postgres
+// cluster, each served by its own gateway and worker fleet in this process:
+//   - `bench_scale_empty`: the measured workspace with a few hundred jobs, nothing else;
+//   - `bench_scale_full`: 1,000,000 finished jobs over 1,000 workspaces (the measured workspace
+//     holds 100,000 of them), with the ledger, webhook outbox and idempotency rows they imply, all
+//     written by Postgres itself (INSERT … SELECT generate_series); and jobs in flight: `held` real
+//     workflows parked on a slow provider (the local renderer with a long latency, its poll hint
+//     stretched to the whole latency, so a parked job costs no task until the bench ends), plus
+//     in-flight rows without a workflow up to `inFlight` in all.
+// Requests alternate between the two gateways, so the machine's noise hits both alike, and each
+// figure is printed for both with their ratio: status read p50/p99, each list filter's p99 (one
+// matches nothing), create p99; then the reconciler's pass time and Temporal calls per pass and
+// per minute, the time to settle 100 terminated jobs against the reconcile interval, and the
+// table and index sizes. The databases are dropped at the end (BENCH_KEEP=1 keeps them).
+//
+//   npm run build && npm run bench:scale [-- jobs=1000000 held=2000 inFlight=5000]
+import { performance } from 'node:perf_hooks';
+import http from 'node:http';
+import pg from 'pg';
+import { sql } from 'kysely';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import { createDb, type Database } from '../db/index.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { createTenant, requireStackEnv, testConfig, type Tenant } from '../test/support/stack.js';
+import { startGateway, startWorkers, type InProcessGateway, type Workers } from '../test/support/services.js';
+import { createProject } from '../db/repos/workspaces.js';
+import { insertJobWithCharge } from '../db/repos/jobs.js';
+import { newId } from '../shared/ids.js';
+import { jobToStart, startJobWorkflow } from '../workflows/client.js';
+import { createReconciler } from '../worker/reconciler.js';
+import { pino } from 'pino';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { explainJobListPage } from '../test/support/job-rows.js';
+import type { JobListFilters } from '../db/repos/job-lists.js';
+import type { Config } from '../shared/config.js';
+
+const arg = (name: string, fallback: number) => Number(process.argv.slice(2).find((a) => a.startsWith(`${name}=`))?.split('=')[1] ?? fallback);
+const TOTAL_JOBS = arg('jobs', 1_000_000);
+const HELD = arg('held', 2_000);
+const IN_FLIGHT = Math.max(arg('inFlight', 5_000), HELD);
+const WORKSPACES = 1_000;
+const MEASURED_SHARE = 0.1; // of the history, in the measured workspace
+const EMPTY_JOBS = 400; // the measured workspace's history in the empty database: pages for every filter
+const HOLD_LATENCY_MS = 600_000; // the longest latency the local renderer takes
+const TERMINATED = 100;
+/** RECONCILE_INTERVAL_MS's default: the bench's own reconciler passes run at it. */
+const RECONCILE_INTERVAL = 15_000;
+
+const started = performance.now();
+const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
+const log = (msg: string) => console.log(`[${elapsed()}] ${msg}`);
+
+// ------------------------------------------------------------------ databases
+
+function dbUrl(name: string): string {
+  const u = new URL(process.env.DATABASE_URL!);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: dbUrl('postgres') });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+async function freshDatabase(name: string): Promise<Database> {
+  await admin(async (c) => {
+    await c.query(`drop database if exists ${name} with (force)`);
+    await c.query(`create database ${name}`);
+  });
+  const db = createDb(dbUrl(name), 20);
+  await migrateToLatest(db);
+  return db;
+}
+
+/**
+ * Finished jobs of the measured workspace (`count` of them, two projects) and, with `others`, of
+ * 999 more workspaces: kinds, models and statuses cycle, created over the last 90 days (the newest an
+ * hour ago), each with its ledger rows (charge; refund when failed), one in ten with a webhook whose
+ * delivered event is in the outbox while within its 7-day retention, and an idempotency key for
+ * those created within its 24 h window.
+ */
+async function loadHistory(db: Database, w: { tenant: Tenant; project2: string }, count: number, others: number): Promise<void> {
+  const total = count + others;
+  if (others > 0) {
+    await sql`insert into workspaces (id, name, credits) select 'ws_b' || lpad(g::text, 4, '0'), 'bench ' || g, 1000000 from generate_series(1, ${WORKSPACES - 1}::integer) g`.execute(db);
+    await sql`insert into projects (id, workspace_id, name) select 'prj_b' || lpad(g::text, 4, '0'), 'ws_b' || lpad(g::text, 4, '0'), 'bench' from generate_series(1, ${WORKSPACES - 1}::integer) g`.execute(db);
+  }
+  // Indexes are built once after the load (a sort each) rather than entry by entry during it: the
+  // definitions are read from the migrated schema, so they are exactly the migrations' own.
+  const indexes = (
+    await sql<{ name: string; def: string }>`
+      select indexname as name, indexdef as def from pg_indexes
+      where schemaname = 'public' and tablename in ('jobs', 'credit_ledger', 'webhook_deliveries', 'idempotency_keys')
+        and indexname not in (select conname from pg_constraint)`.execute(db)
+  ).rows;
+  for (const i of indexes) await sql.raw(`drop index ${i.name}`).execute(db);
+  // One NOTIFY per inserted row would only fill the notification queue.
+  await sql`alter table jobs disable trigger jobs_event_on_insert`.execute(db);
+  await sql`
+    insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, error, price, outputs, provider_ref,
+                      workflow_started, status_run_id, created_at, updated_at, started_at, finished_at, phase, percent, webhook_url, webhook_events)
+    select id, kind, ws, prj, null, model, status,
+           jsonb_build_object('prompt', 'a bench prompt about a lighthouse at dusk, number ' || g, 'aspect_ratio', '16:9', 'count', 1, 'duration', 5,
+                              'resolution', '720p', 'actor_id', 'act', 'voice_id', 'voice', 'script', 'hello there', 'provider', 'local', 'deadline_seconds', 600),
+           case when status = 'failed' then '{"code": "generation_failed", "message": "the provider reported the generation as failed"}'::jsonb end,
+           4,
+           case when status = 'completed' then jsonb_build_array(jsonb_build_object('key', 'jobs/' || id || '/tok/output-1.png', 'content_type', 'image/png', 'size', 123456)) end,
+           jsonb_build_object('provider', 'local', 'jobId', id),
+           true, 'run-' || g, created, created + interval '40 seconds', created + interval '1 second', created + interval '40 seconds',
+           status, case when status = 'completed' then 100 end,
+           case when g % 10 = 0 then 'https://hooks.example.com/mediagen' end,
+           case when g % 10 = 0 then array['completed', 'failed'] end
+    from (
+      select g,
+             (array['img', 'vid', 'rpl', 'tlk'])[1 + g % 4] || '_bench' || lpad(g::text, 8, '0') as id,
+             (array['image', 'video', 'replace_actor', 'talking_actor'])[1 + g % 4] as kind,
+             (array['nano-banana-2', 'sora-2', 'replace-actor', 'talking-actor', 'gpt-image-1.5', 'kling-3.0', 'replace-actor', 'talking-actor'])[1 + g % 8] as model,
+             case when g % 7 = 3 then 'failed' else 'completed' end as status,
+             case when g <= ${count} then ${w.tenant.workspaceId} else 'ws_b' || lpad((1 + g % ${WORKSPACES - 1})::text, 4, '0') end as ws,
+             case when g <= ${count} then (case when g % 10 = 5 then ${w.project2} else ${w.tenant.projectId} end)
+                  else 'prj_b' || lpad((1 + g % ${WORKSPACES - 1})::text, 4, '0') end as prj,
+             now() - interval '1 hour' - (g::double precision / ${total}) * interval '90 days' as created
+      from generate_series(1, ${total}::integer) g
+    ) j`.execute(db);
+  await sql`alter table jobs enable trigger jobs_event_on_insert`.execute(db);
+  await sql`
+    insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason, created_at)
+    select workspace_id, id, 1, -price, 'charge', created_at from jobs where id like '%\\_bench%'`.execute(db);
+  await sql`
+    insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason, created_at)
+    select workspace_id, id, 2, price, 'refund', finished_at from jobs where id like '%\\_bench%' and status = 'failed'`.execute(db);
+  await sql`
+    insert into webhook_deliveries (id, job_id, workspace_id, type, url, job, created_at, dispatched_at, attempts, last_status, delivered_at)
+    select 'whk_' || id || '_3', id, workspace_id, 'job.' || status, webhook_url, to_jsonb(j), finished_at, finished_at, 1, 200, finished_at
+    from jobs j where webhook_url is not null and created_at > now() - interval '7 days'`.execute(db);
+  await sql`
+    insert into idempotency_keys (workspace_id, key, operation, fingerprint, claim_token, status, response_status, response_body, locked_at, created_at)
+    select workspace_id, 'key-' || id, 'POST /v1/images/generate', md5(id), md5(id || 'claim'), 'completed', 200,
+           jsonb_build_object('data', jsonb_build_object('id', id, 'status', 'pending')), created_at, created_at
+    from jobs where id like '%\\_bench%' and created_at > now() - interval '24 hours'`.execute(db);
+  await db.connection().execute(async (c) => {
+    await sql`set maintenance_work_mem = '256MB'`.execute(c);
+    for (const i of indexes) await sql.raw(i.def).execute(c);
+  });
+  await sql`analyze`.execute(db);
+}
+
+/** In-flight rows without a workflow (a busy deployment's other running jobs), spread over the other workspaces. */
+async function loadInFlightRows(db: Database, count: number): Promise<void> {
+  if (count <= 0) return;
+  await sql`alter table jobs disable trigger jobs_event_on_insert`.execute(db);
+  await sql`
+    insert into jobs (id, kind, workspace_id, project_id, model, status, params, price, provider_ref, workflow_started, status_run_id, created_at, updated_at, started_at, phase, percent)
+    select 'vid_flight' || lpad(g::text, 6, '0'), 'video', 'ws_b' || lpad((1 + g % ${WORKSPACES - 1})::text, 4, '0'), 'prj_b' || lpad((1 + g % ${WORKSPACES - 1})::text, 4, '0'),
+           'sora-2', 'generating', '{"prompt": "in flight", "aspect_ratio": "16:9", "duration": 5, "resolution": "720p", "provider": "local", "deadline_seconds": 600}',
+           4, '{"provider": "local"}', true, 'run-flight-' || g, now() - g * interval '10 ms', now(), now(), 'generating', 40
+    from generate_series(1, ${count}::integer) g`.execute(db);
+  await sql`
+    insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason)
+    select workspace_id, id, 1, -price, 'charge' from jobs where id like 'vid\\_flight%'`.execute(db);
+  await sql`alter table jobs enable trigger jobs_event_on_insert`.execute(db);
+  await sql`analyze jobs`.execute(db);
+}
+
+// ------------------------------------------------------------------ slow provider for held jobs
+
+/**
+ * The local renderer answers "running" with a poll hint of at most 2 s; held jobs are told to come
+ * back only when their (long) latency is over, so a parked job costs no task while it waits.
+ */
+const parkHeldJobs: ActivityInterceptorsFactory = (ctx) => ({
+  inbound: {
+    async execute(input, next) {
+      const result = (await next(input)) as { nextPollMs?: number; stored?: unknown } | undefined;
+      const type = ctx.info.activityType;
+      if ((type === 'submitAndCheck' || type === 'checkProvider') && result && !result.stored && result.nextPollMs !== undefined) {
+        result.nextPollMs = HOLD_LATENCY_MS;
+      }
+      return result;
+    },
+  },
+});
+
+// ------------------------------------------------------------------ measuring
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+function call(baseUrl: string, method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; ms: number; body: string }> {
+  const u = new URL(path, baseUrl);
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = http.request(
+      { host: u.hostname, port: u.port, path: u.pathname + u.search, method, agent, headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json' } : {}), ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0, body: Buffer.concat(chunks).toString() }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+const pct = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
+};
+
+interface Side {
+  name: 'empty' | 'full';
+  db: Database;
+  config: Config;
+  gw: InProcessGateway;
+  workers: Workers;
+  tenant: Tenant;
+  project2: string;
+  jobIds: string[];
+}
+
+/** `n` rounds of one request to each side, in alternating order; returns each side's latencies. */
+async function alternate(sides: [Side, Side], n: number, request: (side: Side, i: number) => Promise<{ status: number; ms: number }>): Promise<[number[], number[]]> {
+  const out: [number[], number[]] = [[], []];
+  for (let i = 0; i < n; i++) {
+    const order = i % 2 === 0 ? [0, 1] : [1, 0];
+    for (const k of order) {
+      const r = await request(sides[k]!, i);
+      if (r.status !== 200) throw new Error(`${sides[k]!.name}: HTTP ${r.status}`);
+      out[k]!.push(r.ms);
+    }
+  }
+  return out;
+}
+
+const rows: string[][] = [];
+function report(label: string, q: number, lat: [number[], number[]]) {
+  const [e, f] = [pct(lat[0], q), pct(lat[1], q)];
+  rows.push([label, e.toFixed(2), f.toFixed(2), (f / e).toFixed(2)]);
+}
+
+function printTable(head: string[], body: string[][]) {
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  console.log(line(head));
+  for (const r of body) console.log(line(r));
+}
+
+// ------------------------------------------------------------------ the run
+
+async function side(name: 'empty' | 'full', overrides: Record<string, string>): Promise<Side> {
+  const db = await freshDatabase(`bench_scale_${name}`);
+  const config = testConfig(dbUrl(`bench_scale_${name}`), {
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_GENERATE_PER_MIN: '1000000',
+    RATE_LIMIT_POLL_PER_MIN: '1000000',
+    DATABASE_POOL_SIZE: '20',
+    ...overrides,
+  });
+  const tenant = await createTenant(db, 1_000_000_000);
+  const project2 = (await createProject(db, tenant.workspaceId, 'second')).id;
+  return { name, db, config, tenant, project2, jobIds: [], gw: null as unknown as InProcessGateway, workers: null as unknown as Workers };
+}
+
+async function main() {
+  requireStackEnv();
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const keep = process.env.BENCH_KEEP === '1';
+  log(`bench:scale: ${TOTAL_JOBS.toLocaleString('en')} finished jobs over ${WORKSPACES} workspaces, ${HELD} held workflows, ${IN_FLIGHT} in flight in all`);
+  // Both sides park their jobs at the slow provider (nothing renders while requests are timed), and
+  // their fleets' reconcilers stay idle: the bench runs its own, at the default interval.
+  const sideEnv = { LOCAL_RENDER_LATENCY_MS: String(HOLD_LATENCY_MS), RECONCILE_INTERVAL_MS: '3600000' };
+  const empty = await side('empty', sideEnv);
+  const full = await side('full', sideEnv);
+  const sides: [Side, Side] = [empty, full];
+  try {
+    let t = performance.now();
+    await loadHistory(empty.db, empty, EMPTY_JOBS, 0);
+    await loadHistory(full.db, full, Math.round(TOTAL_JOBS * MEASURED_SHARE), TOTAL_JOBS - Math.round(TOTAL_JOBS * MEASURED_SHARE));
+    await loadInFlightRows(full.db, IN_FLIGHT - HELD);
+    log(`loaded the history (${TOTAL_JOBS.toLocaleString('en')} jobs, ledger, outbox, idempotency keys) and ${IN_FLIGHT - HELD} in-flight rows in ${((performance.now() - t) / 1000).toFixed(0)} s`);
+    for (const s of sides) {
+      s.jobIds = (await s.db.selectFrom('jobs').select('id').where('workspace_id', '=', s.tenant.workspaceId).where('kind', '=', 'image').orderBy('created_at', 'desc').limit(2000).execute()).map((r) => r.id);
+      s.gw = await startGateway(s.config, s.db);
+      s.workers = await startWorkers(s.config, s.db, 'all', { activityInterceptors: [parkHeldJobs] });
+    }
+
+    // Jobs held in flight: the gateway's create path (one statement) and its workflow start, 24 at a time.
+    t = performance.now();
+    const heldTenant = await createTenant(full.db, 1_000_000_000);
+    const held: string[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 24 }, async () => {
+        while (next < HELD) {
+          next++;
+          const job = await insertJobWithCharge(full.db, {
+            id: newId('img'),
+            kind: 'image',
+            workspaceId: heldTenant.workspaceId,
+            projectId: heldTenant.projectId,
+            apiKeyId: heldTenant.apiKeyId,
+            model: 'nano-banana-2',
+            params: { prompt: 'held in flight', aspect_ratio: '1:1', count: 1, provider: 'local', deadline_seconds: 7200 },
+            price: 4,
+          });
+          await startJobWorkflow(full.gw.client, jobToStart(job, full.config.TASK_QUEUE_PREFIX));
+          held.push(job.id);
+        }
+      }),
+    );
+    for (;;) {
+      const r = await full.db.selectFrom('jobs').select(sql<number>`count(*)::int`.as('n')).where('workspace_id', '=', heldTenant.workspaceId).where('provider_ref', 'is not', null).executeTakeFirstOrThrow();
+      if (r.n >= HELD) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    log(`${HELD} workflows held at the slow provider (started, claimed, submitted, parked on a timer) in ${((performance.now() - t) / 1000).toFixed(0)} s`);
+
+    // Warm both sides' pools and caches.
+    await alternate(sides, 200, (s, i) => call(s.gw.baseUrl, 'GET', `/v1/images/${s.jobIds[i % s.jobIds.length]}`, s.tenant.apiKey));
+
+    const n = 1000;
+    const reads = await alternate(sides, n * 2, (s, i) => call(s.gw.baseUrl, 'GET', `/v1/images/${s.jobIds[(i * 7919) % s.jobIds.length]}`, s.tenant.apiKey));
+    report('status read p50', 0.5, reads);
+    report('status read p99', 0.99, reads);
+
+    const hourAgo = Date.now() - 3_600_000 - 86_400_000;
+    const listFilters: [string, JobListFilters | ((s: Side) => JobListFilters)][] = [
+      ['/v1/jobs', {}],
+      ['status=failed', { status: 'failed' }],
+      ['status=completed', { status: 'completed' }],
+      ['model=sora-2', { model: 'sora-2' }],
+      ['project_id=(10% project)', (s) => ({ projectId: s.project2 })],
+      ['created_before=(a day back)', { createdBefore: hourAgo }],
+      ['/v1/videos', { kind: 'video' }],
+      ['/v1/images?status=failed', { kind: 'image', status: 'failed' }],
+      ['/v1/talking-actors?model=talking-actor', { kind: 'talking_actor', model: 'talking-actor' }],
+      ['model=veo-3.1 (nothing)', { model: 'veo-3.1' }],
+      ['/v1/videos?status=pending (nothing)', { kind: 'video', status: 'pending' }],
+    ];
+    const filters: [string, (s: Side) => string][] = [
+      ['GET /v1/jobs', () => '/v1/jobs'],
+      ['GET /v1/jobs?status=failed', () => '/v1/jobs?status=failed'],
+      ['GET /v1/jobs?status=completed', () => '/v1/jobs?status=completed'],
+      ['GET /v1/jobs?model=sora-2', () => '/v1/jobs?model=sora-2'],
+      ['GET /v1/jobs?project_id=(10% project)', (s) => `/v1/jobs?project_id=${s.project2}`],
+      ['GET /v1/jobs?created_before=(a day back)', () => `/v1/jobs?created_before=${hourAgo}`],
+      ['GET /v1/videos', () => '/v1/videos'],
+      ['GET /v1/images?status=failed', () => '/v1/images?status=failed'],
+      ['GET /v1/talking-actors?model=talking-actor', () => '/v1/talking-actors?model=talking-actor'],
+      ['GET /v1/jobs?model=veo-3.1 (matches nothing)', () => '/v1/jobs?model=veo-3.1'],
+      ['GET /v1/videos?status=pending (matches nothing)', () => '/v1/videos?status=pending'],
+    ];
+    for (const [label, path] of filters) {
+      const lat = await alternate(sides, 300, (s) => call(s.gw.baseUrl, 'GET', path(s), s.tenant.apiKey));
+      report(`${label} p99`, 0.99, lat);
+    }
+    // What each page reads in Postgres, whatever the machine's noise: buffers touched by the page's query.
+    const bufferRows: string[][] = [];
+    for (const [label, filters] of listFilters) {
+      const read = await Promise.all(
+        sides.map(async (s) => {
+          const f = typeof filters === 'function' ? filters(s) : filters;
+          const plan = (await explainJobListPage(s.db, s.tenant.workspaceId, { limit: 50, filters: f })).join('\n');
+          const buffers = [...plan.matchAll(/Buffers: shared(?: hit=(\d+))?(?: read=(\d+))?/g)][0];
+          const rowsOut = /rows=(\d+) loops=1\)/.exec(plan)?.[1] ?? '?';
+          return { buffers: Number(buffers?.[1] ?? 0) + Number(buffers?.[2] ?? 0), rows: rowsOut, ms: /Execution Time: ([\d.]+)/.exec(plan)?.[1] ?? '?' };
+        }),
+      );
+      bufferRows.push([label, read[0]!.rows, String(read[0]!.buffers), read[0]!.ms, read[1]!.rows, String(read[1]!.buffers), read[1]!.ms]);
+    }
+
+    const creates = await alternate(sides, 200, (s, i) =>
+      call(s.gw.baseUrl, 'POST', '/v1/images/generate', s.tenant.apiKey, { project_id: s.tenant.projectId, prompt: `bench create ${i}`, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 }, { 'idempotency-key': `bench-${s.name}-${i}` }),
+    );
+    report('create p50', 0.5, creates);
+    report('create p99', 0.99, creates);
+
+    console.log('\nlatency in ms, requests alternating between the two gateways');
+    printTable(['', 'empty db', '1M jobs', 'ratio'], rows);
+    console.log('\neach list page in Postgres (EXPLAIN ANALYZE of the query the gateway sends, limit 50): rows returned, 8 kB buffers touched, execution ms');
+    printTable(['', 'empty rows', 'buffers', 'ms', '1M rows', 'buffers', 'ms'], bufferRows);
+
+    // The reconciler: passes with everything in flight and nothing to settle, on both sides.
+    console.log('\nreconciler passes (nothing to settle)');
+    const passRows: string[][] = [];
+    for (const s of sides) {
+      const r = createReconciler({ config: s.config, db: s.db, storage: s.workers.service.storage, client: s.gw.client, logger: pino({ level: 'silent' }) });
+      const times: number[] = [];
+      let calls = 0;
+      for (let i = 0; i < 10; i++) {
+        const t0 = performance.now();
+        const pass = await r.runOnce();
+        times.push(performance.now() - t0);
+        calls += pass.temporalCalls;
+      }
+      const inFlight = await s.db.selectFrom('jobs').select(sql<number>`count(*)::int`.as('n')).where('status', 'in', ['pending', 'generating']).executeTakeFirstOrThrow();
+      const perPass = calls / 10;
+      passRows.push([s.name === 'empty' ? 'empty db' : '1M jobs', String(inFlight.n), pct(times, 0.5).toFixed(1), pct(times, 0.99).toFixed(1), perPass.toFixed(1), ((perPass * 60_000) / RECONCILE_INTERVAL).toFixed(1)]);
+    }
+    printTable(['', 'in flight', 'pass p50 ms', 'pass max ms', 'Temporal calls/pass', 'calls/min (one replica)'], passRows);
+
+    // 100 held jobs terminated (which skips workflow code) while a reconciler runs a pass every
+    // RECONCILE_INTERVAL_MS (the default, 15 s), its phase against the terminations arbitrary.
+    const interval = RECONCILE_INTERVAL;
+    const reconciler = createReconciler({ config: full.config, db: full.db, storage: full.workers.service.storage, client: full.gw.client, logger: pino({ level: 'silent' }) });
+    const victims = held.slice(0, TERMINATED);
+    const passes: { at: number; ms: number; settled: number; calls: number }[] = [];
+    let loopOn = true;
+    const loop = (async () => {
+      while (loopOn) {
+        const t0 = performance.now();
+        const p = await reconciler.runOnce();
+        passes.push({ at: t0, ms: performance.now() - t0, settled: p.settled.length, calls: p.temporalCalls });
+        await new Promise((r) => setTimeout(r, Math.max(0, interval - (performance.now() - t0))));
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 4_000));
+    await Promise.all(victims.map((id) => full.gw.client.workflow.getHandle(id).terminate('bench: terminated by an operator')));
+    const closedAt = performance.now();
+    for (;;) {
+      const r = await full.db
+        .selectFrom('jobs')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .where('id', 'in', victims)
+        .where('status', '=', 'failed')
+        .where(sql<boolean>`exists (select 1 from credit_ledger l where l.job_id = jobs.id and l.reason = 'refund')`)
+        .executeTakeFirstOrThrow();
+      if (r.n === TERMINATED) break;
+      if (performance.now() - closedAt > 120_000) throw new Error(`only ${r.n} of ${TERMINATED} terminated jobs settled after 120 s`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const settleMs = performance.now() - closedAt;
+    loopOn = false;
+    await loop;
+    console.log(
+      `\n${TERMINATED} terminated jobs settled and refunded ${(settleMs / 1000).toFixed(1)} s after they closed (a pass every ${interval / 1000} s; ${HELD - TERMINATED} held jobs and ${IN_FLIGHT - HELD} other jobs still in flight)`,
+    );
+    for (const p of passes) console.log(`  pass at +${((p.at - closedAt) / 1000).toFixed(1)} s: ${p.ms.toFixed(0)} ms, settled ${p.settled}, ${p.calls} Temporal calls`);
+
+    console.log('\ntable and index sizes (MB)');
+    const sizeRows: string[][] = [];
+    const sizes = async (db: Database) =>
+      (
+        await sql<{ name: string; kind: string; mb: string; rows: string }>`
+          select c.relname as name, case c.relkind when 'i' then 'index' else 'table' end as kind,
+                 round(pg_relation_size(c.oid) / 1048576.0, 1)::text as mb, c.reltuples::bigint::text as rows
+          from pg_class c join pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = 'public' and c.relkind in ('r', 'i') and c.relname not like 'kysely%'
+            and (c.relname like 'jobs%' or c.relname like 'credit_ledger%' or c.relname like 'webhook_deliveries%' or c.relname like 'idempotency_keys%' or c.relname like 'file_uploads%' or c.relname like 'rate_limits%')
+          order by c.relname`.execute(db)
+      ).rows;
+    const [se, sf] = [await sizes(empty.db), await sizes(full.db)];
+    for (const r of sf) sizeRows.push([r.name, r.kind, r.rows, se.find((x) => x.name === r.name)?.mb ?? '-', r.mb]);
+    printTable(['relation', 'kind', 'rows (1M db)', 'empty db MB', '1M db MB'], sizeRows);
+    log('done');
+  } finally {
+    // Nothing keeps running in the shared Temporal namespace: one batch ends every workflow of the
+    // bench's queues (the server runs few batches at once: wait for a slot).
+    const queues = sides.map((s) => `'${s.config.TASK_QUEUE_PREFIX}-workflows'`).join(', ');
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await full.gw?.client.workflowService.startBatchOperation({
+          namespace: full.config.TEMPORAL_NAMESPACE,
+          visibilityQuery: `TaskQueue IN (${queues}) AND ExecutionStatus = 'Running'`,
+          jobId: `bench-scale-cleanup-${full.config.TASK_QUEUE_PREFIX}`,
+          reason: 'bench:scale is over',
+          terminationOperation: {},
+        });
+        break;
+      } catch (err) {
+        if (attempt >= 30 || !/concurrent batch/i.test((err as Error).message)) {
+          console.error(`could not terminate the bench's workflows: ${(err as Error).message}`);
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 2_000));
+      }
+    }
+    for (const s of sides) {
+      await s.workers?.stop();
+      await s.gw?.close();
+      await s.db.destroy();
+      if (!keep) await admin((c) => c.query(`drop database if exists bench_scale_${s.name} with (force)`));
+    }
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,214 @@
+// The reconciler at scale (issue 27), on the real stack with fal's queue protocol served locally:
+//   - a terminated job is found by one visibility query, refunded, and its provider request is
+//     canceled from the reference stored on its row; a pass costs a constant number of Temporal
+//     calls plus one per job it settles, and none for the healthy jobs in flight;
+//   - two reconciler replicas never act on the same row: neither when they settle terminated jobs
+//     nor when they start jobs whose start failed, and a claim held by one is skipped by the other.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client, Connection, type WorkflowClientInterceptor } from '@temporalio/client';
+import { pino } from 'pino';
+import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
+import { createDb, type Database } from '../../db/index.js';
+import * as jobsRepo from '../../db/repos/jobs.js';
+import { createReconciler, type ReconcilePass, type Reconciler } from '../../worker/reconciler.js';
+import { listClosedInFlightRuns } from '../../workflows/client.js';
+import type { Config } from '../../shared/config.js';
+
+let tdb: TestDatabase;
+let live: LiveFal;
+let config: Config;
+let gw: Gateway;
+let workers: Workers;
+const price = 4; // nano-banana-2, one image
+const pools: Database[] = [];
+
+before(async () => {
+  tdb = await createTestDatabase();
+  live = await startLiveFal();
+  // Every request stays in fal's queue: the jobs are in flight at the provider until the test ends them.
+  live.fal.flow = ['IN_QUEUE'];
+  // The reconcilers are driven by hand (runOnce).
+  config = testConfig(tdb.url, { ...live.env, RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', RECONCILE_INTERVAL_MS: '3600000' });
+  gw = await startGateway(config, tdb.db);
+  workers = await startWorkers(config, tdb.db);
+});
+
+after(async () => {
+  await workers?.stop();
+  await gw?.close();
+  await Promise.all(pools.map((p) => p.destroy()));
+  await live?.close();
+  await tdb?.drop();
+});
+
+/** A reconciler replica with its own pool, as another worker process would have. */
+function replica(client: Client = gw.client): Reconciler {
+  const db = createDb(tdb.url, 4);
+  pools.push(db);
+  return createReconciler({ config, db, storage: workers.service.storage, client, logger: pino({ level: 'silent' }) });
+}
+
+async function create(t: Tenant, prompt: string, baseUrl = gw.baseUrl): Promise<string> {
+  const r = await api(baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+  assert.equal(r.status, 200, r.text);
+  return r.body.data.id as string;
+}
+
+/** Jobs generating at fal, each with its request reference stored on its row. */
+async function jobsAtProvider(t: Tenant, n: number, label: string): Promise<string[]> {
+  const ids = await Promise.all(Array.from({ length: n }, (_, i) => create(t, `${label} ${i}`)));
+  await waitFor(`${n} jobs to hold a provider reference`, async () => {
+    const rows = await tdb.db.selectFrom('jobs').select(['status', 'provider_ref']).where('id', 'in', ids).execute();
+    return rows.length === n && rows.every((r) => r.status === 'generating' && r.provider_ref) ? true : undefined;
+  });
+  return ids;
+}
+
+/** fal's request id stored on the job's row. */
+async function falRequestOf(jobId: string): Promise<string> {
+  const row = (await jobsRepo.getJob(tdb.db, jobId))!;
+  const ref = row.provider_ref as Record<string, unknown>;
+  const id = Object.values(ref).find((v) => typeof v === 'string' && live.fal.states.has(v));
+  assert.ok(id, `the row of ${jobId} names a fal request`);
+  return id as string;
+}
+
+const cancelsAtFal = (requestId: string) => live.fal.requestsOf('cancel').filter((r) => r.path.split('/')[4] === requestId).length;
+
+async function terminateAll(ids: string[]): Promise<void> {
+  await Promise.all(ids.map((id) => gw.client.workflow.getHandle(id).terminate('operator: stuck job')));
+  // Visibility is eventually consistent: the closed runs are listed a moment later.
+  await waitFor(`visibility to list ${ids.length} terminated runs`, async () => {
+    const { runs } = await listClosedInFlightRuns(gw.client, { taskQueuePrefix: config.TASK_QUEUE_PREFIX, closedAfter: new Date(Date.now() - 3_600_000) });
+    const listed = new Set(runs.map((r) => r.jobId));
+    return ids.every((id) => listed.has(id)) ? true : undefined;
+  }, 30_000, 200);
+}
+
+describe('a job whose workflow was terminated', () => {
+  test('is refunded and its provider request canceled from its stored reference; healthy jobs in flight cost no Temporal call', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const [healthy] = await jobsAtProvider(t, 1, 'healthy');
+    const terminated = await jobsAtProvider(t, 3, 'terminated');
+    const requests = await Promise.all(terminated.map(falRequestOf));
+    assert.equal(await creditsOf(tdb.db, t), 100 - 4 * price);
+    await terminateAll(terminated);
+
+    const reconciler = replica();
+    const passes: ReconcilePass[] = [];
+    await waitFor('the reconciler to settle the terminated jobs', async () => {
+      passes.push(await reconciler.runOnce());
+      return passes.flatMap((p) => p.settled).length === terminated.length ? true : undefined;
+    });
+    assert.deepEqual(passes.flatMap((p) => p.settled).sort(), [...terminated].sort());
+    for (const p of passes) {
+      // One listing of closed runs, one check for newer runs of the jobs it claimed, one provider cancel per job settled.
+      assert.ok(p.temporalCalls <= 2 + p.settled.length, `a pass made ${p.temporalCalls} Temporal calls to settle ${p.settled.length} jobs`);
+    }
+    for (const id of terminated) {
+      const row = (await jobsRepo.getJob(tdb.db, id))!;
+      assert.equal(row.status, 'failed');
+      assert.equal(row.error?.code, 'canceled');
+      assert.match(row.error?.message ?? '', /terminated/);
+      assert.deepEqual((await jobsRepo.ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price], ['refund', price]]);
+    }
+    assert.equal(await creditsOf(tdb.db, t), 100 - price, 'only the healthy job stays charged');
+    // The provider-cancel workflow cancels each request at fal, once, from the reference on the row.
+    await waitFor('fal to receive one cancel per terminated request', () => (requests.every((r) => cancelsAtFal(r) === 1) ? true : undefined));
+
+    // Nothing to settle now: a pass is one visibility call, whatever is in flight.
+    const idle = await reconciler.runOnce();
+    assert.deepEqual(idle, { started: [], settled: [], temporalCalls: 1 });
+    const row = (await jobsRepo.getJob(tdb.db, healthy!))!;
+    assert.equal(row.status, 'generating', 'the healthy job is untouched');
+    assert.equal(row.reconcile_lease_until, null, 'and never claimed');
+  });
+});
+
+describe('two reconciler replicas', () => {
+  test('settling terminated jobs: every job is settled by exactly one of them, refunded once, its request canceled once', async () => {
+    const t = await createTenant(tdb.db, 1000);
+    const ids = await jobsAtProvider(t, 12, 'shared settle');
+    const requests = await Promise.all(ids.map(falRequestOf));
+    await terminateAll(ids);
+
+    const [a, b] = [replica(), replica()];
+    const byA: string[] = [];
+    const byB: string[] = [];
+    await waitFor('the replicas to settle every terminated job', async () => {
+      const [pa, pb] = await Promise.all([a.runOnce(), b.runOnce()]);
+      byA.push(...pa.settled);
+      byB.push(...pb.settled);
+      return byA.length + byB.length >= ids.length ? true : undefined;
+    });
+    assert.deepEqual(byA.filter((id) => byB.includes(id)), [], 'no job settled by both');
+    assert.deepEqual([...byA, ...byB].sort(), [...ids].sort(), 'every job settled once');
+    for (const id of ids) {
+      assert.deepEqual((await jobsRepo.ledgerForJob(tdb.db, id)).map((l) => l.reason), ['charge', 'refund']);
+    }
+    assert.equal(await creditsOf(tdb.db, t), 1000);
+    await waitFor('fal to receive one cancel per request', () => (requests.every((r) => cancelsAtFal(r) === 1) ? true : undefined));
+  });
+
+  test('starting jobs whose start failed: each workflow is started by exactly one of them, once', async () => {
+    // A gateway whose Temporal is unreachable: the creates commit, their starts fail.
+    const deadClient = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 200 }) });
+    const dgw = await startGateway({ ...config, WORKFLOW_START_TIMEOUT_MS: 500 }, tdb.db, { temporal: deadClient });
+    try {
+      const t = await createTenant(tdb.db, 1000);
+      const ids = await Promise.all(Array.from({ length: 12 }, (_, i) => create(t, `unstarted ${i}`, dgw.baseUrl)));
+      // Each replica's start calls, through a client interceptor on its own client.
+      const startsOf = (calls: string[]): WorkflowClientInterceptor => ({
+        start: (input, next) => {
+          calls.push(input.options.workflowId);
+          return next(input);
+        },
+      });
+      const callsA: string[] = [];
+      const callsB: string[] = [];
+      const clientOf = (calls: string[]) => new Client({ connection: gw.client.connection, namespace: config.TEMPORAL_NAMESPACE, interceptors: { workflow: [startsOf(calls)] } });
+      const [a, b] = [replica(clientOf(callsA)), replica(clientOf(callsB))];
+      const started: string[] = [];
+      // The replicas leave jobs younger than a few seconds to the gateway's own start.
+      await waitFor('the replicas to start every job', async () => {
+        const [pa, pb] = await Promise.all([a.runOnce(), b.runOnce()]);
+        started.push(...pa.started, ...pb.started);
+        return started.length >= ids.length ? true : undefined;
+      }, 30_000, 250);
+      assert.deepEqual([...started].sort(), [...ids].sort());
+      assert.deepEqual(callsA.filter((id) => callsB.includes(id)), [], 'no job started by both');
+      assert.deepEqual([...callsA, ...callsB].sort(), [...ids].sort(), 'one start call per job');
+      const rows = await tdb.db.selectFrom('jobs').select('workflow_started').where('id', 'in', ids).execute();
+      assert.ok(rows.every((r) => r.workflow_started));
+    } finally {
+      await dgw.close();
+    }
+  });
+
+  test("a claim held by one replica's open transaction is skipped by the other, and its lease keeps it off afterwards", async () => {
+    const t = await createTenant(tdb.db, 1000);
+    const ids = await jobsAtProvider(t, 4, 'claimed rows');
+    const other = createDb(tdb.url, 2);
+    pools.push(other);
+    let releaseFirst!: () => void;
+    const firstHolds = new Promise<void>((r) => (releaseFirst = r));
+    let firstClaimed!: (ids: string[]) => void;
+    const claimedByFirst = new Promise<string[]>((r) => (firstClaimed = r));
+    const first = tdb.db.transaction().execute(async (tx) => {
+      firstClaimed((await jobsRepo.claimInFlightJobs(tx, ids.slice(0, 2), 60_000)).map((j) => j.id));
+      await firstHolds;
+    });
+    assert.deepEqual((await claimedByFirst).sort(), ids.slice(0, 2).sort());
+    // While the first claim is uncommitted, its rows are locked: the other replica skips them at once.
+    const second = await jobsRepo.claimInFlightJobs(other, ids, 60_000);
+    assert.deepEqual(second.map((j) => j.id).sort(), ids.slice(2).sort());
+    releaseFirst();
+    await first;
+    // Committed: the first replica's lease keeps the rows off, and so does the second's.
+    assert.deepEqual(await jobsRepo.claimInFlightJobs(other, ids, 60_000), []);
+    assert.deepEqual(await jobsRepo.claimInFlightJobs(tdb.db, ids, 60_000), []);
+  });
+});

@@ -1,0 +1,99 @@
+// The retention sweeps the reconciler role runs for the tables that grow with traffic (the outbox,
+// idempotency keys, refused uploads, rate-limit rows), on the real Postgres: each removes the rows
+// past its retention and nothing younger, and the rate limiter writes a swept row again.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { createTenant, createTestDatabase, type Tenant, type TestDatabase } from '../support/stack.js';
+import { sweepIdempotencyKeys } from '../../db/repos/idempotency.js';
+import { sweepFailedUploads } from '../../db/repos/uploads.js';
+import { sweepIdleRateLimits } from '../../db/repos/rate-limits.js';
+import { sweepFinishedDeliveries } from '../../db/repos/webhooks.js';
+
+let tdb: TestDatabase;
+let t: Tenant;
+
+before(async () => {
+  tdb = await createTestDatabase();
+  t = await createTenant(tdb.db, 100);
+});
+
+after(async () => {
+  await tdb?.drop();
+});
+
+const ago = (hours: number) => sql<Date>`now() - make_interval(hours => ${hours})`;
+
+describe('retention sweeps', () => {
+  test('idempotency keys: gone after their 24 h window, in bounded batches; younger keys stay', async () => {
+    for (const [key, hours] of [['old-1', 30], ['old-2', 25], ['young', 1]] as const) {
+      await tdb.db
+        .insertInto('idempotency_keys')
+        .values({ workspace_id: t.workspaceId, key, operation: 'POST /v1/images/generate', fingerprint: 'f', claim_token: 'c', status: 'completed', response_status: 200, response_body: '{}', created_at: ago(hours) })
+        .execute();
+    }
+    assert.equal(await sweepIdempotencyKeys(tdb.db, 1), 1, 'one batch of one');
+    assert.equal(await sweepIdempotencyKeys(tdb.db), 1);
+    assert.equal(await sweepIdempotencyKeys(tdb.db), 0);
+    const left = await tdb.db.selectFrom('idempotency_keys').select('key').execute();
+    assert.deepEqual(left.map((r) => r.key), ['young']);
+  });
+
+  test('refused uploads: gone after their retention; pending and completed uploads stay', async () => {
+    const row = (id: string, status: 'failed' | 'pending' | 'completed', hoursAgo: number) => ({
+      id,
+      workspace_id: t.workspaceId,
+      project_id: t.projectId,
+      name: 'a.png',
+      object_key: `uploads/${id}.png`,
+      file_type: 'image' as const,
+      mime_type: 'image/png',
+      file_size: 10,
+      status,
+      updated_at: ago(hoursAgo),
+    });
+    await tdb.db
+      .insertInto('file_uploads')
+      .values([row('file_old_failed', 'failed', 24 * 8), row('file_new_failed', 'failed', 1), row('file_old_completed', 'completed', 24 * 30), row('file_old_pending', 'pending', 24 * 8)])
+      .execute();
+    const removed = await sweepFailedUploads(tdb.db, new Date(Date.now() - 7 * 86_400_000));
+    assert.equal(removed, 1);
+    const left = await tdb.db.selectFrom('file_uploads').select('id').orderBy('id').execute();
+    assert.deepEqual(left.map((r) => r.id), ['file_new_failed', 'file_old_completed', 'file_old_pending']);
+  });
+
+  test('rate-limit rows: an idle row is swept, a row with a lease in its window stays, and the next lease writes it again', async () => {
+    const lease = async (want: number) =>
+      (await sql<{ granted_tokens: number; used_tokens: number }>`select * from rate_limit_lease(${t.apiKeyId}, 'generate', ${want}::integer, 30, 60000, 2000)`.execute(tdb.db)).rows[0]!;
+    assert.equal((await lease(4)).granted_tokens, 4);
+    assert.equal(await sweepIdleRateLimits(tdb.db, 3_600_000), 0, 'a lease in its window keeps the row');
+    // The row's only lease expired two hours ago: nothing in it counts any more.
+    await sql`update rate_limits set lease_expires = array[now() - interval '2 hours'] where api_key_id = ${t.apiKeyId}`.execute(tdb.db);
+    assert.equal(await sweepIdleRateLimits(tdb.db, 3_600_000), 1);
+    assert.equal((await tdb.db.selectFrom('rate_limits').selectAll().execute()).length, 0);
+    const next = await lease(1);
+    assert.deepEqual([next.granted_tokens, next.used_tokens], [1, 1], 'a fresh budget, recorded in a new row');
+    assert.equal((await tdb.db.selectFrom('rate_limits').selectAll().execute()).length, 1);
+  });
+
+  test('the webhook outbox: finished events past their retention go, events still being delivered stay', async () => {
+    const job = await sql<{ id: string }>`
+      insert into jobs (id, kind, workspace_id, project_id, model, status, params, price)
+      values ('img_outbox', 'image', ${t.workspaceId}, ${t.projectId}, 'nano-banana-2', 'completed', '{}', 0) returning id`.execute(tdb.db);
+    const jobId = job.rows[0]!.id;
+    const event = (id: string, daysAgo: number, finished: boolean) => ({
+      id,
+      job_id: jobId,
+      workspace_id: t.workspaceId,
+      type: 'job.completed',
+      url: 'https://hooks.example.com/x',
+      job: '{}',
+      created_at: sql<Date>`now() - make_interval(days => ${daysAgo})`,
+      delivered_at: finished ? sql<Date>`now()` : null,
+    });
+    await tdb.db.insertInto('webhook_deliveries').values([event('whk_old_done', 8, true), event('whk_old_retrying', 8, false), event('whk_new_done', 1, true)]).execute();
+    assert.equal(await sweepFinishedDeliveries(tdb.db, new Date(Date.now() - 7 * 86_400_000)), 1);
+    const left = await tdb.db.selectFrom('webhook_deliveries').select('id').orderBy('id').execute();
+    assert.deepEqual(left.map((r) => r.id), ['whk_new_done', 'whk_old_retrying']);
+  });
+});
