@@ -306,7 +306,7 @@ describe('metrics', () => {
       );
       assert.match(text, /^mediagen_provider_request_duration_seconds_bucket\{[^}]*provider="local"[^}]*model="nano-banana-2"[^}]*op="submit"/m);
       assert.match(text, /^mediagen_provider_request_duration_seconds_count\{[^}]*op="poll"[^}]*\} [1-9]/m);
-      assert.match(text, /^mediagen_jobs_finished_total\{kind="image",outcome="completed"\} 1$/m);
+      assert.match(text, /^mediagen_jobs_finished_total\{kind="image",model="nano-banana-2",provider="local",outcome="completed"\} 1$/m);
       assert.match(text, /^temporal_\w+/m, 'Temporal SDK runtime series are relayed');
       assert.equal((await fetch(`http://127.0.0.1:${port}/other`)).status, 404);
     } finally {
