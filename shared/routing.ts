@@ -123,15 +123,20 @@ export function localRenderedModels(config: KeyConfig): string[] {
 /**
  * The route a new job of `route`'s model is stored with (adapter, provider model id, deadline), or
  * undefined when the model is unavailable in this deployment. Decided once, at create time. With the
- * job's request, its failover routes keep only those that can take its inputs (veo-3.1 on Google:
- * text-to-video, 8 s); a job only its first route can take does not fail over.
+ * job's request, only routes that can take its inputs count (veo-3.1 on Google: text-to-video, 8 s):
+ * the job starts on the first of them and fails over across them only, so a job only one route can
+ * take does not fail over. When none can, the first live route is kept and requestRefusal says why.
  */
 export function resolveJobRoute(config: KeyConfig, route: ModelRoute, request?: RequestShape): JobRoute | undefined {
-  const provider = providerFor(config, route.model);
+  let provider = providerFor(config, route.model);
   if (!provider) return undefined;
-  const all = provider === 'local' ? undefined : failoverRoutesFor(config, route);
-  const taking = request && all ? all.filter((r) => r.provider === provider || routeTakes(route, r.provider, request)) : all;
-  const routes = taking && taking.length > 1 ? taking : undefined;
+  let all = provider === 'local' ? undefined : failoverRoutesFor(config, route);
+  if (request && provider !== 'local') {
+    const first = liveRoutesFor(config, route).find((r) => routeTakes(route, r.provider, request));
+    if (first) provider = first.provider;
+    all = all?.filter((r) => routeTakes(route, r.provider, request));
+  }
+  const routes = all && all.length > 1 ? all : undefined;
   return {
     provider,
     ...(provider === 'local' ? {} : { provider_model_id: providerModelIdFor(route, provider) }),

@@ -159,5 +159,12 @@ describe('Google Gemini API (Veo) adapter', () => {
     assert.match(requestRefusal(route, { ...text8, duration: 6 }, 'google')!, /duration: veo-3.1 on google supports 8 seconds/);
     assert.match(requestRefusal(route, { ...text8, end_frame_file_id: 'u', start_frame_file_id: 'v' }, 'google')!, /takes no image inputs/);
     assert.equal(requestRefusal(route, { ...text8, duration: 6 }, 'fal'), undefined, 'fal takes 6 s');
+    // PROVIDER_ROUTES putting google first: a job google cannot take starts on fal, without failover.
+    const googleFirst = { ...keys, PROVIDER_ROUTES: 'veo-3.1=google,fal' };
+    assert.deepEqual(resolveJobRoute(googleFirst, route, text8)?.routes?.map((r) => r.provider), ['google', 'fal']);
+    const fourSeconds = resolveJobRoute(googleFirst, route, { ...text8, duration: 4 });
+    assert.equal(fourSeconds?.provider, 'fal');
+    assert.equal(fourSeconds?.provider_model_id, 'fal-ai/veo3.1');
+    assert.equal(fourSeconds?.routes, undefined);
   });
 });
