@@ -268,7 +268,7 @@ export const catalog = {
       {
         provider: 'google',
         providerModelId: 'veo-3.1-generate-preview',
-        source: 'ai.google.dev/gemini-api/docs/video (read 2026-11-25): POST /v1beta/models/veo-3.1-generate-preview:predictLongRunning (x-goog-api-key) → operation name; GET /v1beta/{name} until done; response.generateVideoResponse.generatedSamples[].video.uri; 8-second videos, 16:9 | 9:16, 720p | 1080p (4k not offered)',
+        source: 'ai.google.dev/gemini-api/docs/video (read 2026-11-25): 8-second videos, 16:9 | 9:16, 720p | 1080p | 4k (4k not offered), a polled long-running operation; the REST wire (predictLongRunning, x-goog-api-key, generateVideoResponse.generatedSamples[].video.uri) corroborated from third-party docs only: contracts/google.ts',
         accepts: { durations: [8], resolutions: ['720p', '1080p'], aspectRatios: ['16:9', '9:16'], imageInputs: false },
       },
     ],

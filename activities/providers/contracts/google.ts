@@ -1,17 +1,21 @@
-// Google Gemini API (Veo 3.1) video generation request and answers, as Google publishes them.
-// Sources, read 2026-11-25:
-//  - ai.google.dev/gemini-api/docs/video ("Generate videos with Veo 3.1 in Gemini API"): Veo 3.1 makes
-//    "8-second 720p, 1080p or 4k videos" with native audio; landscape 16:9 and portrait 9:16; first
-//    and/or last frame; "up to three reference images"; model id veo-3.1-generate-preview; the REST
-//    example posts to {base}/v1beta/models/veo-3.1-generate-preview:predictLongRunning with the
-//    `x-goog-api-key` header and polls the returned operation name.
-//  - The long-running Operation resource of Google's REST APIs (cloud.google.com, "REST Resource:
-//    …operations", JSON representation): { name, metadata, done, error?: Status, response? }; "If done
-//    == false, neither error nor response is set. If done == true, exactly one of error or response".
-//    Status is { code, message, details } (google.rpc.Status; the Gemini API answers HTTP errors as
-//    { error: { code, message, status } }).
-//  - The result path response.generateVideoResponse.generatedSamples[].video.uri is the one the
-//    Gemini API's REST example reads; the uri is downloaded with the same `x-goog-api-key` header.
+// Google Gemini API (Veo 3.1) video generation request and answers. Read 2026-11-25 through the
+// search tool's stored copies; what each source does and does not establish:
+//  - Google's own page ai.google.dev/gemini-api/docs/video ("Generate videos with Veo 3.1 in Gemini
+//    API"; the hl=hi copy and an English mirror of it were what could be read): Veo 3.1 makes "8-second
+//    720p, 1080p or 4k videos" with native audio; landscape (16:9) and portrait (9:16); first and/or
+//    last frame; "up to three reference images"; generation is a long-running operation that is polled.
+//    The model id veo-3.1-generate-preview is the one this repository's catalog already cited from that
+//    page. The page's REST tab itself (the exact URL, header and body) was NOT in what could be read.
+//  - Google's long-running Operation resource (cloud.google.com REST references, "JSON
+//    representation"): { name, metadata, done, error?: Status, response? }; "If done == false, neither
+//    error nor response is set. If done == true, exactly one of error or response". Status is
+//    { code, message, details }.
+//  - NOT from Google's text (third-party API docs and public client code that call the Gemini API,
+//    used to corroborate, not as authority): the path {base}/v1beta/models/{model}:predictLongRunning,
+//    the `x-goog-api-key` header, polling GET {base}/v1beta/{operation name}, the result path
+//    response.generateVideoResponse.generatedSamples[].video.uri (downloaded with the key header), and
+//    the Gemini API's HTTP error body { error: { code, message, status } }. Confirm these against
+//    Google's REST reference before relying on the route in production.
 //
 // Where the documentation that could be read is silent, this says so instead of guessing:
 //  - durations: Google's page states 8-second videos; 4 s and 6 s are listed by resellers of the same
@@ -22,8 +26,8 @@
 //    Google's REST reference (SDK field names differ from the wire), so this route is text-to-video
 //    only: jobs with image inputs never fail over to it (catalog `accepts`);
 //  - 4k is not offered (fal's route does not offer it either);
-//  - cancel: no cancel method is documented for these operations (the Operation resource lists get
-//    only for the Gemini API's video operations), so cancel is a no-op as for xAI;
+//  - cancel: no cancel method for these operations was found in what could be read (not confirmed
+//    absent), so cancel is a no-op as for xAI;
 //  - the host the download uri redirects to is not documented (see outputs.ts).
 import { z } from 'zod';
 
