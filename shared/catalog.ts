@@ -68,6 +68,19 @@ export interface AlternateRoute {
   provider: LiveProviderName;
   providerModelId: string;
   source: string;
+  /**
+   * What this route can take, where narrower than the model's: a job asking for more never starts
+   * on it and never fails over to it (shared/routing.ts resolveJobRoute). Unset: everything the model takes.
+   */
+  accepts?: AlternateAccepts;
+}
+
+export interface AlternateAccepts {
+  durations?: readonly number[];
+  resolutions?: readonly string[];
+  aspectRatios?: readonly string[];
+  /** False: text only (no start frame, end frame or reference images). */
+  imageInputs?: boolean;
 }
 
 export type Price =
@@ -249,7 +262,17 @@ export const catalog = {
     // resolution 720p | 1080p | 4k (4k is billed at a higher rate and not offered here). Reference
     // images go to fal-ai/veo3.1/reference-to-video, whose schema has duration "8s" only, and Veo takes
     // at most 3 reference images (Google's Gemini API Veo 3.1 documentation: "up to three").
-    otherRoutes: "Google's Gemini API serves Veo 3.1 (ai.google.dev/gemini-api/docs/video: veo-3.1-generate-preview through models.predictLongRunning, then operations polling; 8 s at 720p, 1080p or 4k, up to three reference images), as does Vertex AI; no adapter here yet. No alternate.",
+    // Google's Gemini API is the second route (activities/providers/google.ts, contracts/google.ts):
+    // text-to-video at 8 s only, the part of its protocol read from Google's documentation.
+    alternates: [
+      {
+        provider: 'google',
+        providerModelId: 'veo-3.1-generate-preview',
+        source: 'ai.google.dev/gemini-api/docs/video (read 2026-11-25): 8-second videos, 16:9 | 9:16, 720p | 1080p | 4k (4k not offered), a polled long-running operation; the REST wire (predictLongRunning, x-goog-api-key, generateVideoResponse.generatedSamples[].video.uri) corroborated from third-party docs only: contracts/google.ts',
+        accepts: { durations: [8], resolutions: ['720p', '1080p'], aspectRatios: ['16:9', '9:16'], imageInputs: false },
+      },
+    ],
+    otherRoutes: "fal (fal-ai/veo3.1/*) and Google's Gemini API (ai.google.dev/gemini-api/docs/video: veo-3.1-generate-preview through models.predictLongRunning, then operations polling): two live routes for text-to-video 8 s jobs; with failover on such a job moves from one to the other. Jobs with image inputs or 4 s / 6 s stay on fal (the Gemini wire shape of image inputs and of durationSeconds was not confirmed from Google's documentation). Vertex AI serves it too; no adapter.",
     source: 'fal.ai model page fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16); fal-ai/veo3.1/reference-to-video (1-3 image_urls, duration 8s)',
     maxReferenceImages: 3,
     referenceDurations: [8],
@@ -418,12 +441,34 @@ export function promptLength(prompt: string): number {
   return n;
 }
 
+/** Why `provider`'s route of the model cannot take this request (an alternate's `accepts`), or undefined. */
+export function routeRefusal(route: ModelRoute, provider: ProviderName, p: RequestShape): string | undefined {
+  const accepts = provider === route.provider ? undefined : route.alternates?.find((a) => a.provider === provider)?.accepts;
+  if (!accepts) return undefined;
+  const via = `${route.model} on ${provider}`;
+  if (accepts.imageInputs === false && (p.start_frame_file_id || p.end_frame_file_id || (p.reference_file_ids?.length ?? 0) > 0)) return `${via} takes no image inputs (text-to-video only)`;
+  const duration = p.duration ?? route.defaultDuration;
+  if (accepts.durations && duration != null && !accepts.durations.includes(duration)) return `duration: ${via} supports ${accepts.durations.join(', ')} seconds`;
+  const resolution = (p.resolution as string | null | undefined) ?? route.defaultResolution;
+  if (accepts.resolutions && resolution != null && !accepts.resolutions.includes(resolution)) return `resolution: ${via} supports ${accepts.resolutions.join(', ')}`;
+  const aspect = (p.aspect_ratio as string | null | undefined) ?? route.defaultAspectRatio;
+  if (accepts.aspectRatios && !accepts.aspectRatios.includes(aspect)) return `aspect_ratio: ${via} supports ${accepts.aspectRatios.join(', ')}`;
+  return undefined;
+}
+
+/** Whether `provider`'s route of the model can take this request. */
+export function routeTakes(route: ModelRoute, provider: ProviderName, p: RequestShape): boolean {
+  return routeRefusal(route, provider, p) === undefined;
+}
+
 /**
  * Why a request the create schema accepts cannot be served as asked (the message of a 400), or
  * undefined. `provider` is the adapter that would serve it: caps of a live provider do not apply to
  * the local renderer.
  */
 export function requestRefusal(route: ModelRoute, p: RequestShape, provider: ProviderName): string | undefined {
+  const narrower = routeRefusal(route, provider, p);
+  if (narrower) return narrower;
   const refs = p.reference_file_ids?.length ?? 0;
   if (route.maxReferenceImages !== undefined && refs > route.maxReferenceImages) {
     return `reference_file_ids: ${route.model} takes at most ${route.maxReferenceImages} reference image${route.maxReferenceImages === 1 ? '' : 's'}`;

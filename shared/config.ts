@@ -205,6 +205,9 @@ export const envSchema = z.object({
   ELEVENLABS_BASE_URL: z.url().default('https://api.elevenlabs.io'),
   XAI_API_KEY: optionalString,
   XAI_BASE_URL: z.url().default('https://api.x.ai'),
+  // Google's Gemini API (Veo 3.1, veo-3.1's second route). A trailing /v1beta (the SDKs' base) is dropped.
+  GEMINI_API_KEY: optionalString,
+  GEMINI_BASE_URL: z.url().default('https://generativelanguage.googleapis.com'),
   // Failover (README "Provider failover"): a job whose provider fails in a way another provider can
   // fix moves to the model's next live route. PROVIDER_FAILOVER=false keeps every job on its first
   // route. PROVIDER_ROUTES overrides the catalog's route order per model, `model=provider,provider`

@@ -2,12 +2,12 @@
 // gateway (to refuse unavailable models and pick the provider task queue) and by the workers.
 import type { Config } from './config.js';
 import type { JobRoute, ProviderName, RouteChoice } from './job-model.js';
-import { catalog, routeFor, type LiveProviderName, type ModelRoute } from './catalog.js';
+import { catalog, routeFor, routeTakes, type LiveProviderName, type ModelRoute, type RequestShape } from './catalog.js';
 
 export type RouteMode = 'live' | 'local' | 'unavailable';
 
 /** The configuration variables that hold provider keys. */
-export type ProviderKey = 'FAL_KEY' | 'OPENAI_API_KEY' | 'ELEVENLABS_API_KEY' | 'XAI_API_KEY';
+export type ProviderKey = 'FAL_KEY' | 'OPENAI_API_KEY' | 'ELEVENLABS_API_KEY' | 'XAI_API_KEY' | 'GEMINI_API_KEY';
 /** What routing reads: the mode, the keys and (optional, so key-only callers still fit) the failover settings. */
 type KeyConfig = Pick<Config, 'PROVIDERS_MODE' | ProviderKey> & Partial<Pick<Config, 'PROVIDER_FAILOVER' | 'PROVIDER_ROUTES'>>;
 
@@ -20,6 +20,7 @@ export const providerKeys = {
   fal: ['FAL_KEY'],
   openai: ['OPENAI_API_KEY'],
   xai: ['XAI_API_KEY'],
+  google: ['GEMINI_API_KEY'],
   elevenlabs: ['ELEVENLABS_API_KEY', 'FAL_KEY'],
 } as const satisfies Record<LiveProviderName, readonly ProviderKey[]>;
 
@@ -121,12 +122,21 @@ export function localRenderedModels(config: KeyConfig): string[] {
 
 /**
  * The route a new job of `route`'s model is stored with (adapter, provider model id, deadline), or
- * undefined when the model is unavailable in this deployment. Decided once, at create time.
+ * undefined when the model is unavailable in this deployment. Decided once, at create time. With the
+ * job's request, only routes that can take its inputs count (veo-3.1 on Google: text-to-video, 8 s):
+ * the job starts on the first of them and fails over across them only, so a job only one route can
+ * take does not fail over. When none can, the first live route is kept and requestRefusal says why.
  */
-export function resolveJobRoute(config: KeyConfig, route: ModelRoute): JobRoute | undefined {
-  const provider = providerFor(config, route.model);
+export function resolveJobRoute(config: KeyConfig, route: ModelRoute, request?: RequestShape): JobRoute | undefined {
+  let provider = providerFor(config, route.model);
   if (!provider) return undefined;
-  const routes = provider === 'local' ? undefined : failoverRoutesFor(config, route);
+  let all = provider === 'local' ? undefined : failoverRoutesFor(config, route);
+  if (request && provider !== 'local') {
+    const first = liveRoutesFor(config, route).find((r) => routeTakes(route, r.provider, request));
+    if (first) provider = first.provider;
+    all = all?.filter((r) => routeTakes(route, r.provider, request));
+  }
+  const routes = all && all.length > 1 ? all : undefined;
   return {
     provider,
     ...(provider === 'local' ? {} : { provider_model_id: providerModelIdFor(route, provider) }),

@@ -14,12 +14,20 @@ import type { ProviderOutput } from './types.js';
 /** xAI serves generated videos from its own domain (vidgen.x.ai). */
 export const xaiCdnHosts = ['x.ai', '*.x.ai'] as const;
 
+/**
+ * Google serves generated videos from the Gemini API's origin (the `video.uri` of an operation). The
+ * host that download redirects to is not documented (Google's user-content hosts in practice): an
+ * operator adds it with PROVIDER_OUTPUT_HOSTS if downloads are refused.
+ */
+export const googleOutputHosts = ['generativelanguage.googleapis.com'] as const;
+
 /** Where each provider's output files may come from. OpenAI answers base64; the local renderer writes to our store. */
 export const providerOutputHosts: Record<ProviderName, readonly string[]> = {
   fal: falCdnHosts,
   // The talking-actor video is a fal lipsync output.
   elevenlabs: falCdnHosts,
   xai: xaiCdnHosts,
+  google: googleOutputHosts,
   openai: [],
   local: [],
 };

@@ -9,10 +9,11 @@ import { createFalAdapter, type FalConfig } from './fal.js';
 import { createOpenAIAdapter } from './openai.js';
 import { createElevenLabsAdapter } from './elevenlabs.js';
 import { createXaiAdapter } from './xai.js';
+import { createGoogleAdapter } from './google.js';
 
 export type ProvidersConfig = Pick<
   Config,
-  'PROVIDERS_MODE' | 'FAL_KEY' | 'FAL_QUEUE_URL' | 'OPENAI_API_KEY' | 'OPENAI_BASE_URL' | 'ELEVENLABS_API_KEY' | 'ELEVENLABS_BASE_URL' | 'XAI_API_KEY' | 'XAI_BASE_URL'
+  'PROVIDERS_MODE' | 'FAL_KEY' | 'FAL_QUEUE_URL' | 'OPENAI_API_KEY' | 'OPENAI_BASE_URL' | 'ELEVENLABS_API_KEY' | 'ELEVENLABS_BASE_URL' | 'XAI_API_KEY' | 'XAI_BASE_URL' | 'GEMINI_API_KEY' | 'GEMINI_BASE_URL'
 > &
   Partial<Pick<Config, 'FAL_CDN_REQUIRES_KEY' | 'FFMPEG_PATH'>>;
 
@@ -29,6 +30,7 @@ export const providerRegistry = {
   fal: { name: 'fal', requiredKeys: providerKeys.fal, create: (c) => createFalAdapter(falConfig(c)) },
   openai: { name: 'openai', requiredKeys: providerKeys.openai, create: (c) => createOpenAIAdapter({ key: c.OPENAI_API_KEY!, baseUrl: c.OPENAI_BASE_URL }) },
   xai: { name: 'xai', requiredKeys: providerKeys.xai, create: (c) => createXaiAdapter({ key: c.XAI_API_KEY!, baseUrl: c.XAI_BASE_URL }) },
+  google: { name: 'google', requiredKeys: providerKeys.google, create: (c) => createGoogleAdapter({ key: c.GEMINI_API_KEY!, baseUrl: c.GEMINI_BASE_URL }) },
   elevenlabs: {
     name: 'elevenlabs',
     requiredKeys: providerKeys.elevenlabs,

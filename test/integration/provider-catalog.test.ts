@@ -10,6 +10,7 @@ import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/openai.js';
 import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-providers/elevenlabs.js';
 import { startFakeXai, type FakeXai } from '../support/fake-providers/xai.js';
+import { startFakeGoogle, type FakeGoogle } from '../support/fake-providers/google.js';
 import { pollToEnd, providerContext, requestFor, stackStorage, storeInput, testVoice } from '../support/fake-providers/context.js';
 
 const localAdapter: ProviderAdapter = {
@@ -29,6 +30,8 @@ const noKeys: ProvidersConfig = {
   ELEVENLABS_BASE_URL: 'http://127.0.0.1:9',
   XAI_API_KEY: undefined,
   XAI_BASE_URL: 'http://127.0.0.1:9',
+  GEMINI_API_KEY: undefined,
+  GEMINI_BASE_URL: 'http://127.0.0.1:9',
 };
 
 function durationsToTry(route: ModelRoute): (number | undefined)[] {
@@ -38,13 +41,13 @@ function durationsToTry(route: ModelRoute): (number | undefined)[] {
 }
 
 describe('routing catalog', () => {
-  let fal: FakeFal, openai: FakeOpenAI, el: FakeElevenLabs, xai: FakeXai;
+  let fal: FakeFal, openai: FakeOpenAI, el: FakeElevenLabs, xai: FakeXai, google: FakeGoogle;
   let config: ProvidersConfig;
   const storage = stackStorage();
   const ctx = providerContext(storage);
 
   before(async () => {
-    [fal, openai, el, xai] = await Promise.all([startFakeFal(), startFakeOpenAI(), startFakeElevenLabs(), startFakeXai()]);
+    [fal, openai, el, xai, google] = await Promise.all([startFakeFal(), startFakeOpenAI(), startFakeElevenLabs(), startFakeXai(), startFakeGoogle()]);
     config = {
       PROVIDERS_MODE: 'live',
       FAL_KEY: fal.key,
@@ -55,9 +58,11 @@ describe('routing catalog', () => {
       ELEVENLABS_BASE_URL: el.url,
       XAI_API_KEY: xai.key,
       XAI_BASE_URL: xai.url,
+      GEMINI_API_KEY: google.key,
+      GEMINI_BASE_URL: google.url,
     };
   });
-  after(() => Promise.all([fal.close(), openai.close(), el.close(), xai.close()]));
+  after(() => Promise.all([fal.close(), openai.close(), el.close(), xai.close(), google.close()]));
 
   test('the public model lists and the catalog agree, and every entry is well formed', () => {
     assert.deepEqual(new Set(Object.keys(catalog)), new Set([...imageModels, ...videoModels, replaceActorModel, talkingActorModel]));

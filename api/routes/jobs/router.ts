@@ -87,7 +87,7 @@ async function quoteCreate({ deps, jobs }: JobServices, spec: KindSpec, body: un
     const prepared = await spec.prepare(body, db, workspaceId);
     // The route is decided here, once, and stored with the job: the workflow, the activities
     // and the adapters read it back instead of working it out again.
-    const route = resolveJobRoute(deps.config, prepared.route);
+    const route = resolveJobRoute(deps.config, prepared.route, prepared.params);
     if (!route) {
       throw new ApiError(400, 'invalid_model', `model ${prepared.model} is not enabled here (its provider is not configured in this deployment)`);
     }

@@ -169,7 +169,7 @@ class ImageCreate(TypedDict, closed=True):
 
 
 class ProviderAttempt(TypedDict, closed=True):
-    provider: Literal["local", "fal", "openai", "xai", "elevenlabs"]
+    provider: Literal["local", "fal", "openai", "xai", "elevenlabs", "google"]
     error: str
 
 
@@ -393,7 +393,9 @@ class ReplaceActorJob(TypedDict, closed=True):
     created_at: int
     updated_at: int
     progress: NotRequired[JobProgress]
-    provider: NotRequired[Literal["local", "fal", "openai", "xai", "elevenlabs"]]
+    provider: NotRequired[
+        Literal["local", "fal", "openai", "xai", "elevenlabs", "google"]
+    ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
     """
@@ -428,7 +430,9 @@ class ReplaceActorListItem(TypedDict, closed=True):
     created_at: int
     updated_at: int
     progress: NotRequired[JobProgress]
-    provider: NotRequired[Literal["local", "fal", "openai", "xai", "elevenlabs"]]
+    provider: NotRequired[
+        Literal["local", "fal", "openai", "xai", "elevenlabs", "google"]
+    ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
     """
@@ -496,7 +500,9 @@ class TalkingActorJob(TypedDict, closed=True):
     created_at: int
     updated_at: int
     progress: NotRequired[JobProgress]
-    provider: NotRequired[Literal["local", "fal", "openai", "xai", "elevenlabs"]]
+    provider: NotRequired[
+        Literal["local", "fal", "openai", "xai", "elevenlabs", "google"]
+    ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
     """
@@ -529,7 +535,9 @@ class TalkingActorListItem(TypedDict, closed=True):
     created_at: int
     updated_at: int
     progress: NotRequired[JobProgress]
-    provider: NotRequired[Literal["local", "fal", "openai", "xai", "elevenlabs"]]
+    provider: NotRequired[
+        Literal["local", "fal", "openai", "xai", "elevenlabs", "google"]
+    ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
     """
@@ -613,7 +621,9 @@ class VideoJob(TypedDict, closed=True):
     created_at: int
     updated_at: int
     progress: NotRequired[JobProgress]
-    provider: NotRequired[Literal["local", "fal", "openai", "xai", "elevenlabs"]]
+    provider: NotRequired[
+        Literal["local", "fal", "openai", "xai", "elevenlabs", "google"]
+    ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
     """
@@ -648,7 +658,9 @@ class VideoListItem(TypedDict, closed=True):
     created_at: int
     updated_at: int
     progress: NotRequired[JobProgress]
-    provider: NotRequired[Literal["local", "fal", "openai", "xai", "elevenlabs"]]
+    provider: NotRequired[
+        Literal["local", "fal", "openai", "xai", "elevenlabs", "google"]
+    ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
     """
@@ -743,7 +755,9 @@ class ImageJob(TypedDict, closed=True):
     created_at: int
     updated_at: int
     progress: NotRequired[JobProgress]
-    provider: NotRequired[Literal["local", "fal", "openai", "xai", "elevenlabs"]]
+    provider: NotRequired[
+        Literal["local", "fal", "openai", "xai", "elevenlabs", "google"]
+    ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
     """
@@ -777,7 +791,9 @@ class ImageListItem(TypedDict, closed=True):
     created_at: int
     updated_at: int
     progress: NotRequired[JobProgress]
-    provider: NotRequired[Literal["local", "fal", "openai", "xai", "elevenlabs"]]
+    provider: NotRequired[
+        Literal["local", "fal", "openai", "xai", "elevenlabs", "google"]
+    ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
     """

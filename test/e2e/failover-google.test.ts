@@ -1,0 +1,113 @@
+// veo-3.1's second route on the real stack (issue 25): fal's queue first, then Google's Gemini API
+// (Veo 3.1), both local fakes speaking their providers' protocols. With fal answering 503 to every
+// call, a text-to-video 8 s job completes on Google, charged once, with one Google submit; a job the
+// Google route cannot take (4 s) is stored without failover routes and never reaches Google.
+import { after, before, beforeEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import type { FakeFal } from '../support/fake-providers/fal.js';
+import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
+import { startFakeGoogle, type FakeGoogle } from '../support/fake-providers/google.js';
+import { json } from '../support/fake-providers/server.js';
+import { ledgerForJob } from '../../db/repos/jobs.js';
+import type { Config } from '../../shared/config.js';
+
+let tdb: TestDatabase;
+let live: LiveFal;
+let fal: FakeFal;
+let google: FakeGoogle;
+let config: Config;
+let gw: Gateway;
+let workers: Workers;
+
+const model = 'veo-3.1';
+const unavailable = json(503, { detail: 'Service Unavailable' });
+
+before(async () => {
+  tdb = await createTestDatabase();
+  live = await startLiveFal();
+  fal = live.fal;
+  google = await startFakeGoogle();
+  google.filesBaseUrl = live.cdn.origin;
+  config = testConfig(tdb.url, {
+    ...live.env,
+    GEMINI_API_KEY: google.key,
+    GEMINI_BASE_URL: google.url,
+    RATE_LIMIT_GENERATE_PER_MIN: '1000',
+    RATE_LIMIT_POLL_PER_MIN: '100000',
+    RECONCILE_INTERVAL_MS: '3600000',
+    PROVIDER_FAILOVER_ATTEMPTS: '2',
+    PROVIDER_BREAKER_OPEN_MS: '3600000',
+  });
+  gw = await startGateway(config, tdb.db);
+  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal,provider:google');
+});
+
+after(async () => {
+  await workers?.stop();
+  await gw?.close();
+  await Promise.all([live?.close(), google?.close()]);
+  await tdb?.drop();
+});
+
+beforeEach(async () => {
+  fal.up();
+  google.up();
+  fal.flow = ['IN_QUEUE', 'IN_PROGRESS', 'COMPLETED'];
+  await tdb.db.deleteFrom('provider_circuits').execute();
+});
+
+async function create(t: Tenant, marker: string, duration: number): Promise<string> {
+  const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', { project_id: t.projectId, prompt: `a lighthouse at dusk ${marker}`, model, aspect_ratio: '16:9', duration, resolution: '720p' });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.data.provider, 'fal', 'new jobs start on the first route');
+  return r.body.data.id as string;
+}
+
+const rowOf = (id: string) => tdb.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+async function finished(id: string, timeoutMs = 180_000) {
+  return waitFor(`${id} to finish`, async () => {
+    const row = await rowOf(id);
+    return row.status === 'completed' || row.status === 'failed' ? row : undefined;
+  }, timeoutMs, 200);
+}
+
+const googleSubmits = (marker: string) => google.requestsOf('submit').filter((r) => JSON.stringify(r.json).includes(marker)).length;
+const ledger = async (id: string) => (await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]);
+
+describe('veo-3.1 fails over from fal to Google (Gemini API)', () => {
+  test('fal answers 503 to everything: the job completes on Google, charged once, with one Google submit', async () => {
+    fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
+    const t = await createTenant(tdb.db, 1000);
+    const marker = '[fal-down]';
+    const id = await create(t, marker, 8);
+    const row = await finished(id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    assert.equal(row.outputs?.length, 1);
+    assert.equal(googleSubmits(marker), 1, 'exactly one submit on Google');
+    const submit = google.requestsOf('submit').find((r) => JSON.stringify(r.json).includes(marker))!;
+    assert.equal(submit.path, '/v1beta/models/veo-3.1-generate-preview:predictLongRunning');
+    assert.deepEqual((submit.json as { parameters: unknown }).parameters, { aspectRatio: '16:9', resolution: '720p' });
+    const price = 20 * 8;
+    assert.deepEqual(await ledger(id), [['charge', -price]], 'charged once');
+    assert.equal(await creditsOf(tdb.db, t), 1000 - price);
+    const r = await api(gw.baseUrl, t.apiKey).get(`/v1/videos/${id}`);
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.data.provider, 'google');
+    assert.equal(r.body.data.provider_attempts?.length, 1);
+    assert.equal(r.body.data.provider_attempts[0].provider, 'fal');
+  });
+
+  test('a job Google cannot take (4 s) is stored without failover routes and stays on fal', async () => {
+    const t = await createTenant(tdb.db, 1000);
+    const marker = '[four-seconds]';
+    const id = await create(t, marker, 4);
+    const stored = await rowOf(id);
+    assert.equal((stored.params as { routes?: unknown }).routes, undefined, 'no failover routes for a job only fal can take');
+    const row = await finished(id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    assert.equal(googleSubmits(marker), 0);
+  });
+});

@@ -1,0 +1,170 @@
+// Contract tests of the Google Gemini API (Veo 3.1) adapter, veo-3.1's second route, against a local
+// server speaking the long-running-operation protocol of contracts/google.ts: the submit body, polling
+// running → done (video or error), the download with the key header, and how errors are classed
+// (outage and rate limit: retried, then failover; credentials and quota: our account, failover at
+// once; invalid argument and safety blocks: the customer's, final).
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createGoogleAdapter } from '../../activities/providers/google.js';
+import { ProviderError } from '../../activities/providers/types.js';
+import { routeFor, requestRefusal } from '../../shared/catalog.js';
+import { resolveJobRoute } from '../../shared/routing.js';
+import { startFakeGoogle, type FakeGoogle } from '../support/fake-providers/google.js';
+import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput } from '../support/fake-providers/context.js';
+
+describe('Google Gemini API (Veo) adapter', () => {
+  let fake: FakeGoogle;
+  const storage = stackStorage();
+  const ctx = providerContext(storage);
+  let google: ReturnType<typeof createGoogleAdapter>;
+  const veo = (over: Parameters<typeof requestFor>[1] = {}) => requestFor('veo-3.1', { providerModelId: 'veo-3.1-generate-preview', duration: 8, ...over });
+
+  before(async () => {
+    fake = await startFakeGoogle();
+    google = createGoogleAdapter({ key: fake.key, baseUrl: fake.url, timeoutMs: 2000 });
+  });
+  after(() => fake.close());
+
+  test('submits veo-3.1-generate-preview with the key header and the documented body, polls running then done, and returns the video uri', async () => {
+    const ref = await google.submit(veo({ aspectRatio: '9:16', resolution: '1080p' }), ctx);
+    const call = fake.requestsOf('submit').at(-1)!;
+    assert.equal(call.path, '/v1beta/models/veo-3.1-generate-preview:predictLongRunning');
+    assert.equal(call.headers['x-goog-api-key'], fake.key);
+    assert.equal(call.headers.authorization, undefined, 'the key goes in x-goog-api-key only');
+    assert.deepEqual(call.json, { instances: [{ prompt: 'A lighthouse on a cliff at dawn, waves below' }], parameters: { aspectRatio: '9:16', resolution: '1080p' } });
+    assert.match(String(ref.operation), /^models\/veo-3\.1-generate-preview\/operations\/[0-9a-f]+$/);
+
+    const seen = await pollToEnd(google, ref, ctx);
+    assert.deepEqual(seen.map((s) => s.state), ['running', 'running', 'succeeded']);
+    assert.equal(fake.requestsOf('status').at(-1)!.path, `/v1beta/${String(ref.operation)}`);
+    const out = seen.at(-1)!.outputs![0]!;
+    assert.match(out.url!, new RegExp(`^${fake.url}/v1beta/files/[0-9a-f]+:download\\?alt=media$`));
+
+    // The download needs the key header: the adapter gives it for the API's own origin only.
+    const headers = google.outputHeaders!(out);
+    assert.deepEqual(headers, { 'x-goog-api-key': fake.key });
+    const res = await fetch(out.url!, { headers });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'video/mp4');
+    assert.equal((await fetch(out.url!)).status, 403, 'without the key the download is refused');
+    assert.deepEqual(google.outputHeaders!({ url: 'https://cdn.example.com/v.mp4' }), {}, 'never the key to another origin');
+  });
+
+  test("a base URL given with the SDKs' /v1beta does not yield /v1beta/v1beta", async () => {
+    const withBeta = createGoogleAdapter({ key: fake.key, baseUrl: `${fake.url}/v1beta/`, timeoutMs: 2000 });
+    const ref = await withBeta.submit(veo(), ctx);
+    assert.equal(fake.requestsOf('submit').at(-1)!.path, '/v1beta/models/veo-3.1-generate-preview:predictLongRunning');
+    await withBeta.poll(ref, ctx);
+    assert.equal(fake.requestsOf('status').at(-1)!.path, `/v1beta/${String(ref.operation)}`);
+  });
+
+  test('an operation done with error { code, message, status } is final with its message; a safety block too', async () => {
+    fake.nextOutcome('failed');
+    const failed = (await pollToEnd(google, await google.submit(veo(), ctx), ctx)).at(-1)!;
+    assert.equal(failed.state, 'failed');
+    assert.equal(failed.message, 'Google: generation failed: The prompt could not be processed. (INVALID_ARGUMENT)');
+
+    fake.nextOutcome('filtered');
+    const filtered = (await pollToEnd(google, await google.submit(veo(), ctx), ctx)).at(-1)!;
+    assert.equal(filtered.state, 'failed');
+    assert.match(filtered.message!, /blocked by the provider's safety filters: The video was blocked by safety filters/);
+  });
+
+  test('5xx and UNAVAILABLE are retryable outages; polling then goes on', async () => {
+    fake.nextOutcome('unavailable');
+    const down = await errorOf(() => google.submit(veo(), ctx));
+    assert.ok(down instanceof ProviderError);
+    assert.equal(down.retryable, true);
+    assert.equal(down.account, false);
+    assert.match(down.message, /Google video generation: provider error \(HTTP 503\): The model is overloaded/);
+
+    const ref = await google.submit(veo(), ctx);
+    fake.script('status', { status: 500, body: { error: { code: 500, message: 'Internal error encountered.', status: 'INTERNAL' } } });
+    const err = await errorOf(() => google.poll(ref, ctx));
+    assert.equal((err as ProviderError).retryable, true);
+    assert.equal((await pollToEnd(google, ref, ctx)).at(-1)!.state, 'succeeded');
+
+    // An operation that ends UNAVAILABLE is the provider's too: retried, not the customer's failure.
+    const ref2 = await google.submit(veo(), ctx);
+    fake.script('status', { status: 200, body: { name: ref2.operation, done: true, error: { code: 14, message: 'Service unavailable', status: 'UNAVAILABLE' } } });
+    const opErr = await errorOf(() => google.poll(ref2, ctx));
+    assert.equal((opErr as ProviderError).retryable, true);
+  });
+
+  test('a plain 429 rate limit is retryable after Retry-After; a 429 naming the quota is our account (failover, no retry)', async () => {
+    fake.script('submit', { status: 429, headers: { 'retry-after': '7' }, body: { error: { code: 429, message: 'Resource has been exhausted (e.g. check rate limits).', status: 'RESOURCE_EXHAUSTED' } } });
+    const limited = await errorOf(() => google.submit(veo(), ctx));
+    assert.equal((limited as ProviderError).retryable, true);
+    assert.equal(limited.retryAfterMs, 7000);
+
+    fake.nextOutcome('quota');
+    const quota = await errorOf(() => google.submit(veo(), ctx));
+    assert.ok(quota instanceof ProviderError);
+    assert.equal(quota.retryable, false);
+    assert.equal(quota.account, true);
+    assert.match(quota.message, /quota is exhausted \(HTTP 429\)/);
+  });
+
+  test('a wrong key (403 PERMISSION_DENIED) is an account error; the key never appears in a message', async () => {
+    const wrong = createGoogleAdapter({ key: 'wrong-key-0000', baseUrl: fake.url, timeoutMs: 2000 });
+    const err = await errorOf(() => wrong.submit(veo(), ctx));
+    assert.ok(err instanceof ProviderError);
+    assert.equal(err.account, true);
+    assert.equal(err.retryable, false);
+    assert.match(err.message, /refused our credentials \(HTTP 403\)/);
+    assert.ok(!err.message.includes('wrong-key-0000'));
+  });
+
+  test('400 INVALID_ARGUMENT is the request’s fault: final, not retried, not an account error', async () => {
+    fake.script('submit', { status: 400, body: { error: { code: 400, message: 'parameters.resolution: 4k is not supported', status: 'INVALID_ARGUMENT' } } });
+    const err = await errorOf(() => google.submit(veo(), ctx));
+    assert.ok(err instanceof ProviderError);
+    assert.equal(err.retryable, false);
+    assert.equal(err.account, false);
+    assert.match(err.message, /request rejected \(HTTP 400\): parameters.resolution: 4k is not supported \(INVALID_ARGUMENT\)/);
+  });
+
+  test('a malformed answer is a clear error', async () => {
+    const ref = await google.submit(veo(), ctx);
+    fake.script('status', { status: 200, body: { name: ref.operation, done: true, response: { generateVideoResponse: { generatedSamples: [] } } } });
+    assert.equal((await errorOf(() => google.poll(ref, ctx))).message, 'Google status: malformed answer: a done operation without an error or a video');
+    fake.script('submit', { status: 200, body: { done: false } });
+    assert.equal((await errorOf(() => google.submit(veo(), ctx))).message, 'Google video generation: malformed answer: no operation name in the answer');
+  });
+
+  test('image inputs are refused by the adapter (text-to-video only), and cancel is a no-op that sends nothing', async () => {
+    const start = await storeInput(storage, 'start_frame');
+    const refused = await errorOf(() => google.submit(veo({ inputs: [start] }), ctx));
+    assert.equal((refused as ProviderError).retryable, false);
+    assert.match(refused.message, /text-to-video only/);
+
+    const ref = await google.submit(veo(), ctx);
+    const calls = fake.requests.length;
+    await google.cancel(ref, ctx);
+    assert.equal(fake.requests.length, calls);
+  });
+
+  test('routing: veo-3.1 fails over to google only for jobs google can take (text-to-video, 8 s, 720p/1080p)', () => {
+    const route = routeFor('veo-3.1')!;
+    const keys = { PROVIDERS_MODE: 'live' as const, FAL_KEY: 'k-fal-1234', OPENAI_API_KEY: undefined, ELEVENLABS_API_KEY: undefined, XAI_API_KEY: undefined, GEMINI_API_KEY: 'k-gem-1234' };
+    const text8 = { prompt: 'x', duration: 8, resolution: '1080p', aspect_ratio: '16:9' };
+    assert.deepEqual(resolveJobRoute(keys, route, text8)?.routes?.map((r) => r.provider), ['fal', 'google']);
+    assert.equal(resolveJobRoute(keys, route, { ...text8, duration: 4 })?.routes, undefined, 'a 4 s job stays on fal');
+    assert.equal(resolveJobRoute(keys, route, { ...text8, start_frame_file_id: 'upl_1' })?.routes, undefined, 'an image-to-video job stays on fal');
+    assert.equal(resolveJobRoute(keys, route, { ...text8, reference_file_ids: ['upl_1'] })?.routes, undefined);
+    // With only GEMINI_API_KEY, google is the first route, and what it cannot take is refused at create.
+    const googleOnly = { ...keys, FAL_KEY: undefined };
+    assert.equal(resolveJobRoute(googleOnly, route, text8)?.provider, 'google');
+    assert.equal(requestRefusal(route, text8, 'google'), undefined);
+    assert.match(requestRefusal(route, { ...text8, duration: 6 }, 'google')!, /duration: veo-3.1 on google supports 8 seconds/);
+    assert.match(requestRefusal(route, { ...text8, end_frame_file_id: 'u', start_frame_file_id: 'v' }, 'google')!, /takes no image inputs/);
+    assert.equal(requestRefusal(route, { ...text8, duration: 6 }, 'fal'), undefined, 'fal takes 6 s');
+    // PROVIDER_ROUTES putting google first: a job google cannot take starts on fal, without failover.
+    const googleFirst = { ...keys, PROVIDER_ROUTES: 'veo-3.1=google,fal' };
+    assert.deepEqual(resolveJobRoute(googleFirst, route, text8)?.routes?.map((r) => r.provider), ['google', 'fal']);
+    const fourSeconds = resolveJobRoute(googleFirst, route, { ...text8, duration: 4 });
+    assert.equal(fourSeconds?.provider, 'fal');
+    assert.equal(fourSeconds?.provider_model_id, 'fal-ai/veo3.1');
+    assert.equal(fourSeconds?.routes, undefined);
+  });
+});
