@@ -37,6 +37,7 @@ code=$?
 running=()
 for p in test prod dev; do [[ -f ${MEDIA_GEN_HOME:-/var/tmp/media-gen}/$p/stack.env ]] && running+=("$p"); done
 if ((${#running[@]})); then
-  echo "[test] left running so the next run starts in seconds: the ${running[*]} stack(s), about 1.5 GB with prod. Stop everything: npm run stack -- down all" >&2
+  names="${running[*]}"
+  echo "[test] left running so the next run starts in seconds: the ${names// / and } stack(s), about 1.5 GB with prod. Stop everything: npm run stack -- down all" >&2
 fi
 exit $code
