@@ -1,4 +1,4 @@
-// Benchmark (not a test): flat at a million jobs (issue 27). On the test stack in the environment
+// Benchmark (not a test): flat at a million jobs. On the test stack in the environment
 // (eval "$(scripts/stack.sh up test)"), in one run, two databases of their own on its Postgres
 // cluster, each served by its own gateway and worker fleet in this process:
 //   - `bench_scale_empty`: the measured workspace with a few hundred jobs, nothing else;

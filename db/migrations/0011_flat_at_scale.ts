@@ -1,4 +1,4 @@
-// Costs that do not grow with history or with the jobs in flight (issue 27):
+// Costs that do not grow with history or with the jobs in flight:
 // - `jobs.reconcile_lease_until`: a reconciler replica's claim on a job it is about to start or
 //   settle. Claims are taken with FOR UPDATE SKIP LOCKED, so replicas share the work and never act on
 //   the same row; a replica that dies mid-way leaves a claim that simply expires.

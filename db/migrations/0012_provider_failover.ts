@@ -1,4 +1,4 @@
-// Provider failover (issue 25):
+// Provider failover:
 // - `jobs.provider_attempts`: the routes a job gave up, in order, each with the provider and why, so
 //   its record says which providers were tried besides the one that served it.
 // - `provider_circuits`: the circuit breaker per provider and model, shared by every worker: route

@@ -2,9 +2,9 @@
 // `charge` in the caller's transaction; settling makes the job's net charge equal its price
 // (completed, or about to run again) or zero (failed), writing only the difference — so retries,
 // worker crashes and operator resets charge exactly once.
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Queryable, Tx } from '../index.js';
-import type { Job, JobError, JobKind, JobOutput, JobPhase, JobStatus, LedgerReason, WebhookEventName } from '../schema.js';
+import type { DB, Job, JobError, JobKind, JobOutput, JobPhase, JobStatus, LedgerReason, WebhookEventName } from '../schema.js';
 
 export class InsufficientCreditsError extends Error {
   override name = 'InsufficientCreditsError';
@@ -426,33 +426,35 @@ const leaseFree = sql<boolean>`(reconcile_lease_until is null or reconcile_lease
 const leaseFor = (leaseMs: number) => sql<Date>`now() + make_interval(secs => ${leaseMs / 1000})`;
 
 /**
- * Claims for `leaseMs` up to `limit` pending jobs whose workflow has not marked them started within
- * `olderThanMs` (a start that failed after commit, or a workflow still waiting in a backlog), oldest
- * first. Rows another replica holds are skipped (SKIP LOCKED, then its lease), so replicas share
- * the work and never act on the same job. Served by jobs_unstarted_idx.
+ * Leases for `leaseMs` the rows of `candidates` that no other replica holds: rows locked by another
+ * claim are skipped (SKIP LOCKED), then rows whose lease has not run out, so replicas share the work
+ * and never act on the same job.
  */
-export async function claimUnstartedJobs(db: Queryable, olderThanMs: number, limit: number, leaseMs: number): Promise<Job[]> {
+function leaseJobs(db: Queryable, candidates: SelectQueryBuilder<DB, 'jobs', { id: string }>, leaseMs: number): Promise<Job[]> {
   return db
     .updateTable('jobs')
     .set({ reconcile_lease_until: leaseFor(leaseMs) })
-    .where(
-      'id',
-      'in',
-      db
-        .selectFrom('jobs')
-        .select('id')
-        .where('workflow_started', '=', false)
-        .where('status', '=', 'pending')
-        .where('created_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
-        .where(leaseFree)
-        .orderBy('created_at')
-        .limit(limit)
-        .forUpdate()
-        .skipLocked(),
-    )
+    .where('id', 'in', candidates.where(leaseFree).forUpdate().skipLocked())
     .where(leaseFree)
     .returningAll()
     .execute();
+}
+
+/**
+ * Claims for `leaseMs` up to `limit` pending jobs whose workflow has not marked them started within
+ * `olderThanMs` (a start that failed after commit, or a workflow still waiting in a backlog), oldest
+ * first, that no other replica holds. Served by jobs_unstarted_idx.
+ */
+export async function claimUnstartedJobs(db: Queryable, olderThanMs: number, limit: number, leaseMs: number): Promise<Job[]> {
+  const candidates = db
+    .selectFrom('jobs')
+    .select('id')
+    .where('workflow_started', '=', false)
+    .where('status', '=', 'pending')
+    .where('created_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
+    .orderBy('created_at')
+    .limit(limit);
+  return leaseJobs(db, candidates, leaseMs);
 }
 
 /**
@@ -461,24 +463,12 @@ export async function claimUnstartedJobs(db: Queryable, olderThanMs: number, lim
  */
 export async function claimInFlightJobs(db: Queryable, jobIds: string[], leaseMs: number): Promise<Job[]> {
   if (jobIds.length === 0) return [];
-  return db
-    .updateTable('jobs')
-    .set({ reconcile_lease_until: leaseFor(leaseMs) })
-    .where(
-      'id',
-      'in',
-      db
-        .selectFrom('jobs')
-        .select('id')
-        .where('id', 'in', jobIds)
-        .where('status', 'in', ['pending', 'generating'] satisfies JobStatus[])
-        .where(leaseFree)
-        .forUpdate()
-        .skipLocked(),
-    )
-    .where(leaseFree)
-    .returningAll()
-    .execute();
+  const candidates = db
+    .selectFrom('jobs')
+    .select('id')
+    .where('id', 'in', jobIds)
+    .where('status', 'in', ['pending', 'generating'] satisfies JobStatus[]);
+  return leaseJobs(db, candidates, leaseMs);
 }
 
 /** Those of `jobIds` still pending or generating, with the run that holds each (primary-key reads). */

@@ -1,4 +1,4 @@
-// veo-3.1's second route on the real stack (issue 25): fal's queue first, then Google's Gemini API
+// veo-3.1's second route on the real stack: fal's queue first, then Google's Gemini API
 // (Veo 3.1), both local fakes speaking their providers' protocols. With fal answering 503 to every
 // call, a text-to-video 8 s job completes on Google, charged once, with one Google submit; a job the
 // Google route cannot take (4 s) is stored without failover routes and never reaches Google.

@@ -1,4 +1,4 @@
-// Provider failover at run time, charged once (issue 25), on the real stack: the gateway over HTTP,
+// Provider failover at run time, charged once, on the real stack: the gateway over HTTP,
 // workflows on Temporal, Postgres, outputs stored in MinIO from a loopback HTTPS "CDN". grok-video has
 // two live routes here: fal's queue first, then xAI's own video API, both local fakes speaking their
 // providers' protocols (they count every submit, status call and cancel). A job whose provider fails

@@ -1,4 +1,4 @@
-// The reconciler at scale (issue 27), on the real stack with fal's queue protocol served locally:
+// The reconciler at scale, on the real stack with fal's queue protocol served locally:
 //   - a terminated job is found by one visibility query, refunded, and its provider request is
 //     canceled from the reference stored on its row; a pass costs a constant number of Temporal
 //     calls plus one per job it settles, and none for the healthy jobs in flight;

@@ -10,8 +10,8 @@
 //    representation"): { name, metadata, done, error?: Status, response? }; "If done == false, neither
 //    error nor response is set. If done == true, exactly one of error or response". Status is
 //    { code, message, details }.
-//  - NOT from Google's text (third-party API docs and public client code that call the Gemini API,
-//    used to corroborate, not as authority): the path {base}/v1beta/models/{model}:predictLongRunning,
+//  - NOT from Google's text (third-party API docs and public client code that call the Gemini API
+//    corroborate them; they are no authority): the path {base}/v1beta/models/{model}:predictLongRunning,
 //    the `x-goog-api-key` header, polling GET {base}/v1beta/{operation name}, the result path
 //    response.generateVideoResponse.generatedSamples[].video.uri (downloaded with the key header), and
 //    the Gemini API's HTTP error body { error: { code, message, status } }. Confirm these against
