@@ -212,7 +212,7 @@ export const catalog = {
     secondaryModelIds: { imageToVideo: 'fal-ai/kling-video/v3/pro/image-to-video' },
     // fal.ai/docs/model-api-reference/video-generation-api/kling-video-v3-pro: duration "3" … "15",
     // aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; image-to-video takes start_image_url / end_image_url.
-    otherRoutes: "Kling's own API serves Kling models; not researched from its reference yet, no adapter. No alternate.",
+    otherRoutes: "Kuaishou serves Kling models on its own API (app.klingai.com/global/dev), but its reference is not reachable from this build's sources: only third-party summaries, which disagree on the host and on authentication (a JWT signed with an access/secret key pair at api.klingai.com, or a bearer key at an api-singapore host after a 2026 revision). No adapter is written from those. No alternate.",
     source: 'fal.ai model page fal-ai/kling-video/v3/pro/text-to-video (duration 3-15, aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; prompt at most 2500 characters)',
     // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
     maxReferenceImages: 1,
@@ -233,7 +233,7 @@ export const catalog = {
     providerModelId: 'fal-ai/kling-video/v2.6/pro/text-to-video',
     falRequest: 'kling',
     secondaryModelIds: { imageToVideo: 'fal-ai/kling-video/v2.6/pro/image-to-video' },
-    otherRoutes: "Kling's own API serves Kling models; not researched from its reference yet, no adapter. No alternate.",
+    otherRoutes: "Kuaishou serves Kling models on its own API (app.klingai.com/global/dev), but its reference is not reachable from this build's sources: only third-party summaries, which disagree on the host and on authentication (a JWT signed with an access/secret key pair at api.klingai.com, or a bearer key at an api-singapore host after a 2026 revision). No adapter is written from those. No alternate.",
     source: 'fal.ai model page fal-ai/kling-video/v2.6/pro/text-to-video (duration "5" | "10", aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; prompt at most 2500 characters)',
     // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
     maxReferenceImages: 1,
