@@ -95,6 +95,20 @@ describe('BytePlus ModelArk adapter', () => {
     assert.equal(ark.outputHeaders, undefined, 'the signed video URL is fetched without our key');
   });
 
+  test("every setting the catalog's byteplus `accepts` allows passes the contract the fake enforces", async () => {
+    for (const model of ['seedream-4.5', 'seedance-1.5'] as const) {
+      const route = routeFor(model)!;
+      const accepts = route.alternates!.find((a) => a.provider === 'byteplus')!.accepts!;
+      const providerModelId = route.alternates!.find((a) => a.provider === 'byteplus')!.providerModelId;
+      for (const aspectRatio of accepts.aspectRatios ?? route.aspectRatios)
+        for (const duration of accepts.durations ?? [undefined])
+          for (const resolution of accepts.resolutions ?? [route.defaultResolution]) {
+            const ref = await ark.submit(requestFor(model, { providerModelId, aspectRatio, duration, resolution }), ctx);
+            assert.ok(ref.taskId || ref.outputs, `${model} ${aspectRatio} ${duration ?? ''} ${resolution ?? ''}`);
+          }
+    }
+  });
+
   test("a base URL given with the SDK's /api/v3 does not yield /api/v3/api/v3; the model ids are configurable", async () => {
     assert.equal(arkOrigin('https://ark.ap-southeast.bytepluses.com/api/v3/'), 'https://ark.ap-southeast.bytepluses.com');
     const withPath = createByteplusAdapter({ key: fake.key, baseUrl: `${fake.url}/api/v3`, timeoutMs: 2000, seedanceModel: 'ep-20261125-abcde', seedreamModel: 'ep-20261125-fghij' });

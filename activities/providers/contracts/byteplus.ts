@@ -6,7 +6,8 @@
 //      is read from ARK_API_KEY and sent as `Authorization: Bearer {api_key}`; DEFAULT_TIMEOUT 600 s.
 //    · resources/images/images.py: Images.generate posts "/images/generations" with the body fields
 //      model, prompt, image (str | list[str]), response_format, size, seed, guidance_scale, watermark,
-//      optimize_prompt(_options), sequential_image_generation (+ _options.max_images), tools,
+//      optimize_prompt(_options), sequential_image_generation (its docstring: auto | disabled, "disabled":
+//      the model generates only a single image; + _options.max_images), tools,
 //      output_format, layer_decomposition, stream; types/images/images.py: ImagesResponse { model,
 //      data: [{ url, b64_json, size, output_format? }], error { message, code }, usage, created_at }.
 //    · resources/content_generation/tasks.py: Tasks.create posts "/contents/generations/tasks" with
