@@ -137,7 +137,17 @@ export const catalog = {
     // { width, height } with width and height 1920–4096 or a total of 2560×1440 to 4096×4096 pixels; the
     // presets (square_hd = 1024×1024 …) are below that minimum, so explicit sizes are sent
     // (seedreamImageSize: 2048×2048, 2560×1440, 1440×2560). num_images 1–6.
-    otherRoutes: 'ByteDance serves Seedream on BytePlus ModelArk (docs.byteplus.com/en/docs/ModelArk, POST /api/v3/images/generations); no adapter here yet. No alternate.',
+    // BytePlus ModelArk is the second route (activities/providers/byteplus.ts, contracts/byteplus.ts):
+    // the same three sizes as `size` "WxH", reference images as `image`, one call per image.
+    alternates: [
+      {
+        provider: 'byteplus',
+        providerModelId: 'seedream-4-5-251128',
+        source: "byteplus-python-sdk-v2 3.0.63 byteplussdkarkruntime (Images.generate: POST /api/v3/images/generations, model, prompt, image, size, sequential_image_generation, response_format b64_json, watermark); model id and the 2560×1440 … 4096×4096 pixel rule from third-party docs only (ARK_SEEDREAM_MODEL overrides the id): contracts/byteplus.ts",
+        accepts: { aspectRatios: ['1:1', '16:9', '9:16'] },
+      },
+    ],
+    otherRoutes: "fal (fal-ai/bytedance/seedream/v4.5/*) and BytePlus ModelArk (POST /api/v3/images/generations, ByteDance's byteplus-python-sdk-v2 and docs.byteplus.com ModelArk): two live routes; with failover on a job moves from one to the other. The Ark model id seedream-4-5-251128 is from third-party docs (BytePlus's model list rows could not be read): ARK_SEEDREAM_MODEL overrides it.",
     source: 'fal.ai model page fal-ai/bytedance/seedream/v4.5/text-to-image (image_size {width,height} ≥ 2560×1440 pixels, num_images 1-6; /edit: image_urls)',
     aspectRatios: imageRatios,
     servedAs: { '1:1': '2048×2048', '16:9': '2560×1440', '9:16': '1440×2560' },
@@ -294,7 +304,17 @@ export const catalog = {
     secondaryModelIds: { imageToVideo: 'fal-ai/bytedance/seedance/v1.5/pro/image-to-video' },
     // fal.ai/models/fal-ai/bytedance/seedance/v1.5/pro/text-to-video/llms.txt: duration "4" … "12",
     // resolution 480p | 720p | 1080p, aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 | auto.
-    otherRoutes: 'ByteDance serves Seedance on BytePlus ModelArk (docs.byteplus.com/en/docs/ModelArk, async tasks at POST /api/v3/contents/generations/tasks); no adapter here yet. No alternate.',
+    // BytePlus ModelArk is the second route (activities/providers/byteplus.ts, contracts/byteplus.ts):
+    // text-to-video at 480p or 720p, 4–12 s, the six ratios, as top-level ratio/duration/resolution.
+    alternates: [
+      {
+        provider: 'byteplus',
+        providerModelId: 'seedance-1-5-pro-251215',
+        source: 'byteplus-python-sdk-v2 3.0.63 byteplussdkarkruntime (Tasks.create: POST /api/v3/contents/generations/tasks, model, content[{ type: text }], ratio, duration, resolution, generate_audio, watermark → { id }; Tasks.get status queued | running | succeeded | failed | cancelled, content.video_url; Tasks.delete) and docs.byteplus.com ModelArk 1520757; model id, ratios, 4–12 s and 480p/720p from third-party docs only (1080p disputed, image roles unconfirmed): contracts/byteplus.ts',
+        accepts: { durations: [4, 5, 6, 7, 8, 9, 10, 11, 12], resolutions: ['480p', '720p'], aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'], imageInputs: false },
+      },
+    ],
+    otherRoutes: "fal (fal-ai/bytedance/seedance/v1.5/pro/*) and BytePlus ModelArk (async tasks at POST /api/v3/contents/generations/tasks, ByteDance's byteplus-python-sdk-v2 and docs.byteplus.com ModelArk 1520757): two live routes for text-to-video jobs at 480p or 720p; with failover on such a job moves from one to the other. Jobs with a start/end frame or reference images, or at 1080p, stay on fal (the Ark image roles were not confirmed from BytePlus's text, and resellers disagree on 1080p). The Ark model id seedance-1-5-pro-251215 is from third-party docs: ARK_SEEDANCE_MODEL overrides it.",
     source: 'fal.ai model page fal-ai/bytedance/seedance/v1.5/pro/text-to-video (duration 4-12, resolution 480p | 720p | 1080p, aspect_ratio 21:9 … 9:16)',
     // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
     maxReferenceImages: 1,

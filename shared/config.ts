@@ -208,6 +208,13 @@ export const envSchema = z.object({
   // Google's Gemini API (Veo 3.1, veo-3.1's second route). A trailing /v1beta (the SDKs' base) is dropped.
   GEMINI_API_KEY: optionalString,
   GEMINI_BASE_URL: z.url().default('https://generativelanguage.googleapis.com'),
+  // BytePlus ModelArk (Seedream 4.5 and Seedance 1.5 pro, the second route of seedream-4.5 and
+  // seedance-1.5). A trailing /api/v3 (the SDK's base) is dropped. The model variables replace the
+  // catalog's model ids (an Ark Endpoint ID "ep-…" works too).
+  ARK_API_KEY: optionalString,
+  ARK_BASE_URL: z.url().default('https://ark.ap-southeast.bytepluses.com'),
+  ARK_SEEDREAM_MODEL: optionalString,
+  ARK_SEEDANCE_MODEL: optionalString,
   // Failover (README "Provider failover"): a job whose provider fails in a way another provider can
   // fix moves to the model's next live route. PROVIDER_FAILOVER=false keeps every job on its first
   // route. PROVIDER_ROUTES overrides the catalog's route order per model, `model=provider,provider`

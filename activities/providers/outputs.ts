@@ -21,6 +21,13 @@ export const xaiCdnHosts = ['x.ai', '*.x.ai'] as const;
  */
 export const googleOutputHosts = ['generativelanguage.googleapis.com'] as const;
 
+/**
+ * BytePlus ModelArk serves generated videos as signed URLs on its object storage (docs samples are on
+ * *.bytepluses.com; the exact host of `content.video_url` is not documented): an operator adds it with
+ * PROVIDER_OUTPUT_HOSTS if downloads are refused. Seedream images arrive as base64 in the answer.
+ */
+export const byteplusOutputHosts = ['*.bytepluses.com'] as const;
+
 /** Where each provider's output files may come from. OpenAI answers base64; the local renderer writes to our store. */
 export const providerOutputHosts: Record<ProviderName, readonly string[]> = {
   fal: falCdnHosts,
@@ -28,6 +35,7 @@ export const providerOutputHosts: Record<ProviderName, readonly string[]> = {
   elevenlabs: falCdnHosts,
   xai: xaiCdnHosts,
   google: googleOutputHosts,
+  byteplus: byteplusOutputHosts,
   openai: [],
   local: [],
 };

@@ -10,12 +10,14 @@ import { createOpenAIAdapter } from './openai.js';
 import { createElevenLabsAdapter } from './elevenlabs.js';
 import { createXaiAdapter } from './xai.js';
 import { createGoogleAdapter } from './google.js';
+import { createByteplusAdapter } from './byteplus.js';
 
 export type ProvidersConfig = Pick<
   Config,
   'PROVIDERS_MODE' | 'FAL_KEY' | 'FAL_QUEUE_URL' | 'OPENAI_API_KEY' | 'OPENAI_BASE_URL' | 'ELEVENLABS_API_KEY' | 'ELEVENLABS_BASE_URL' | 'XAI_API_KEY' | 'XAI_BASE_URL' | 'GEMINI_API_KEY' | 'GEMINI_BASE_URL'
+  | 'ARK_API_KEY' | 'ARK_BASE_URL'
 > &
-  Partial<Pick<Config, 'FAL_CDN_REQUIRES_KEY' | 'FFMPEG_PATH'>>;
+  Partial<Pick<Config, 'FAL_CDN_REQUIRES_KEY' | 'FFMPEG_PATH' | 'ARK_SEEDREAM_MODEL' | 'ARK_SEEDANCE_MODEL'>>;
 
 export interface ProviderEntry {
   name: LiveProviderName;
@@ -31,6 +33,11 @@ export const providerRegistry = {
   openai: { name: 'openai', requiredKeys: providerKeys.openai, create: (c) => createOpenAIAdapter({ key: c.OPENAI_API_KEY!, baseUrl: c.OPENAI_BASE_URL }) },
   xai: { name: 'xai', requiredKeys: providerKeys.xai, create: (c) => createXaiAdapter({ key: c.XAI_API_KEY!, baseUrl: c.XAI_BASE_URL }) },
   google: { name: 'google', requiredKeys: providerKeys.google, create: (c) => createGoogleAdapter({ key: c.GEMINI_API_KEY!, baseUrl: c.GEMINI_BASE_URL }) },
+  byteplus: {
+    name: 'byteplus',
+    requiredKeys: providerKeys.byteplus,
+    create: (c) => createByteplusAdapter({ key: c.ARK_API_KEY!, baseUrl: c.ARK_BASE_URL, seedreamModel: c.ARK_SEEDREAM_MODEL, seedanceModel: c.ARK_SEEDANCE_MODEL }),
+  },
   elevenlabs: {
     name: 'elevenlabs',
     requiredKeys: providerKeys.elevenlabs,

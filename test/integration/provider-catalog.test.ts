@@ -11,6 +11,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/open
 import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-providers/elevenlabs.js';
 import { startFakeXai, type FakeXai } from '../support/fake-providers/xai.js';
 import { startFakeGoogle, type FakeGoogle } from '../support/fake-providers/google.js';
+import { startFakeByteplus, type FakeByteplus } from '../support/fake-providers/byteplus.js';
 import { pollToEnd, providerContext, requestFor, stackStorage, storeInput, testVoice } from '../support/fake-providers/context.js';
 
 const localAdapter: ProviderAdapter = {
@@ -32,6 +33,8 @@ const noKeys: ProvidersConfig = {
   XAI_BASE_URL: 'http://127.0.0.1:9',
   GEMINI_API_KEY: undefined,
   GEMINI_BASE_URL: 'http://127.0.0.1:9',
+  ARK_API_KEY: undefined,
+  ARK_BASE_URL: 'http://127.0.0.1:9',
 };
 
 function durationsToTry(route: ModelRoute): (number | undefined)[] {
@@ -41,13 +44,13 @@ function durationsToTry(route: ModelRoute): (number | undefined)[] {
 }
 
 describe('routing catalog', () => {
-  let fal: FakeFal, openai: FakeOpenAI, el: FakeElevenLabs, xai: FakeXai, google: FakeGoogle;
+  let fal: FakeFal, openai: FakeOpenAI, el: FakeElevenLabs, xai: FakeXai, google: FakeGoogle, ark: FakeByteplus;
   let config: ProvidersConfig;
   const storage = stackStorage();
   const ctx = providerContext(storage);
 
   before(async () => {
-    [fal, openai, el, xai, google] = await Promise.all([startFakeFal(), startFakeOpenAI(), startFakeElevenLabs(), startFakeXai(), startFakeGoogle()]);
+    [fal, openai, el, xai, google, ark] = await Promise.all([startFakeFal(), startFakeOpenAI(), startFakeElevenLabs(), startFakeXai(), startFakeGoogle(), startFakeByteplus()]);
     config = {
       PROVIDERS_MODE: 'live',
       FAL_KEY: fal.key,
@@ -60,9 +63,11 @@ describe('routing catalog', () => {
       XAI_BASE_URL: xai.url,
       GEMINI_API_KEY: google.key,
       GEMINI_BASE_URL: google.url,
+      ARK_API_KEY: ark.key,
+      ARK_BASE_URL: ark.url,
     };
   });
-  after(() => Promise.all([fal.close(), openai.close(), el.close(), xai.close(), google.close()]));
+  after(() => Promise.all([fal.close(), openai.close(), el.close(), xai.close(), google.close(), ark.close()]));
 
   test('the public model lists and the catalog agree, and every entry is well formed', () => {
     assert.deepEqual(new Set(Object.keys(catalog)), new Set([...imageModels, ...videoModels, replaceActorModel, talkingActorModel]));

@@ -1,0 +1,133 @@
+// seedream-4.5's and seedance-1.5's second route on the real stack: fal's queue first, then BytePlus
+// ModelArk, both local fakes speaking their providers' protocols. With fal answering 503 to every
+// call, an image job and a text-to-video job complete on Ark, each charged once with one Ark
+// generation per image / one task; a video job the Ark route cannot take (1080p) is stored without
+// failover routes and never reaches Ark.
+import { after, before, beforeEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTenant, createTestDatabase, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import type { FakeFal } from '../support/fake-providers/fal.js';
+import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
+import { startFakeByteplus, type FakeByteplus } from '../support/fake-providers/byteplus.js';
+import { json } from '../support/fake-providers/server.js';
+import { ledgerForJob } from '../../db/repos/jobs.js';
+import type { Config } from '../../shared/config.js';
+
+let tdb: TestDatabase;
+let live: LiveFal;
+let fal: FakeFal;
+let ark: FakeByteplus;
+let config: Config;
+let gw: Gateway;
+let workers: Workers;
+
+const unavailable = json(503, { detail: 'Service Unavailable' });
+
+before(async () => {
+  tdb = await createTestDatabase();
+  live = await startLiveFal();
+  fal = live.fal;
+  ark = await startFakeByteplus();
+  ark.filesBaseUrl = live.cdn.origin;
+  config = testConfig(tdb.url, {
+    ...live.env,
+    ARK_API_KEY: ark.key,
+    ARK_BASE_URL: ark.url,
+    RATE_LIMIT_GENERATE_PER_MIN: '1000',
+    RATE_LIMIT_POLL_PER_MIN: '100000',
+    RECONCILE_INTERVAL_MS: '3600000',
+    PROVIDER_FAILOVER_ATTEMPTS: '2',
+    PROVIDER_BREAKER_OPEN_MS: '3600000',
+  });
+  gw = await startGateway(config, tdb.db);
+  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal,provider:byteplus');
+});
+
+after(async () => {
+  await workers?.stop();
+  await gw?.close();
+  await Promise.all([live?.close(), ark?.close()]);
+  await tdb?.drop();
+});
+
+beforeEach(async () => {
+  fal.up();
+  ark.up();
+  fal.flow = ['IN_QUEUE', 'IN_PROGRESS', 'COMPLETED'];
+  await tdb.db.deleteFrom('provider_circuits').execute();
+});
+
+const rowOf = (id: string) => tdb.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+async function finished(id: string, timeoutMs = 180_000) {
+  return waitFor(`${id} to finish`, async () => {
+    const row = await rowOf(id);
+    return row.status === 'completed' || row.status === 'failed' ? row : undefined;
+  }, timeoutMs, 200);
+}
+
+const arkCalls = (op: 'image' | 'submit', marker: string) => ark.requestsOf(op).filter((r) => JSON.stringify(r.json).includes(marker));
+const ledger = async (id: string) => (await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]);
+
+describe('seedream-4.5 and seedance-1.5 fail over from fal to BytePlus ModelArk', () => {
+  test('seedream-4.5: fal answers 503 to everything; the job completes on Ark, charged once, one Ark call per image', async () => {
+    fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
+    const t = await createTenant(tdb.db, 1000);
+    const marker = '[seedream-fal-down]';
+    const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt: `a paper boat on a pond ${marker}`, model: 'seedream-4.5', aspect_ratio: '9:16', count: 2 });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.data.provider, 'fal', 'new jobs start on the first route');
+    const id = r.body.data.id as string;
+    const row = await finished(id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    assert.equal(row.outputs?.length, 2);
+    const calls = arkCalls('image', marker);
+    assert.equal(calls.length, 2, 'one Ark generation per image');
+    assert.deepEqual(calls.map((c) => (c.json as { size: string; model: string }).size), ['1440x2560', '1440x2560']);
+    assert.equal((calls[0]!.json as { model: string }).model, 'seedream-4-5-251128');
+    const price = 4 * 2;
+    assert.deepEqual(await ledger(id), [['charge', -price]], 'charged once');
+    assert.equal(await creditsOf(tdb.db, t), 1000 - price);
+    const rec = await api(gw.baseUrl, t.apiKey).get(`/v1/images/${id}`);
+    assert.equal(rec.status, 200, rec.text);
+    assert.equal(rec.body.data.provider, 'byteplus');
+    assert.equal(rec.body.data.provider_attempts?.[0]?.provider, 'fal');
+  });
+
+  test('seedance-1.5: fal answers 503 to everything; the text-to-video job completes on Ark, charged once, one Ark task', async () => {
+    fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
+    const t = await createTenant(tdb.db, 1000);
+    const marker = '[seedance-fal-down]';
+    const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', { project_id: t.projectId, prompt: `a lighthouse at dusk ${marker}`, model: 'seedance-1.5', aspect_ratio: '16:9', duration: 6, resolution: '720p' });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.data.provider, 'fal');
+    const id = r.body.data.id as string;
+    const row = await finished(id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    assert.equal(row.outputs?.length, 1);
+    const calls = arkCalls('submit', marker);
+    assert.equal(calls.length, 1, 'exactly one task on Ark');
+    const body = calls[0]!.json as Record<string, unknown>;
+    assert.deepEqual([body.model, body.ratio, body.duration, body.resolution], ['seedance-1-5-pro-251215', '16:9', 6, '720p']);
+    const price = 8 * 6;
+    assert.deepEqual(await ledger(id), [['charge', -price]], 'charged once');
+    assert.equal(await creditsOf(tdb.db, t), 1000 - price);
+    const rec = await api(gw.baseUrl, t.apiKey).get(`/v1/videos/${id}`);
+    assert.equal(rec.status, 200, rec.text);
+    assert.equal(rec.body.data.provider, 'byteplus');
+    assert.equal(rec.body.data.provider_attempts?.[0]?.provider, 'fal');
+  });
+
+  test('a seedance-1.5 job Ark cannot take (1080p) is stored without failover routes and stays on fal', async () => {
+    const t = await createTenant(tdb.db, 1000);
+    const marker = '[seedance-1080p]';
+    const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', { project_id: t.projectId, prompt: `a lighthouse at dusk ${marker}`, model: 'seedance-1.5', aspect_ratio: '16:9', duration: 5, resolution: '1080p' });
+    assert.equal(r.status, 200, r.text);
+    const id = r.body.data.id as string;
+    assert.equal(((await rowOf(id)).params as { routes?: unknown }).routes, undefined, 'no failover routes for a job only fal can take');
+    const row = await finished(id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    assert.equal(arkCalls('submit', marker).length, 0);
+  });
+});
