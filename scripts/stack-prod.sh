@@ -14,8 +14,15 @@
 #   worker-core       `--roles workflows,io,reconciler`
 #   worker-fetch      `--roles fetch` (remote inputs and upload-from-url: the SSRF-exposed role apart)
 #   worker-webhooks   `--roles webhooks` (deliveries: receivers that hang hold only its slots)
-#   worker-local-1,-2 `--roles provider:local`, the provider fleet
+#   worker-local-1,-2 `--roles provider:local`, the provider fleet of the local renderer
+#   worker-fal, -xai  `--roles provider:fal` / `provider:xai`, the fleets of grok-video's two live
+#                     routes (idle while PROVIDERS_MODE=local)
 #   (the list is scripts/prod/processes)
+#
+# Overrides for a suite that points the profile at local fake providers: $STATE/overrides.env holds
+# NAME=value lines given to every gateway and worker after the profile's own variables (so they win).
+# `up` replaces every process started under other overrides; removing the file and running `up`
+# again restores the profile.
 #
 # The service processes run from a copy of dist/ in the state directory ($STATE/app), so a rebuild
 # (npm test deletes dist/) cannot pull files from under them; `up` replaces them when the build
@@ -262,6 +269,8 @@ stop_apps() {
   for name in "${PROD_GATEWAYS[@]}"; do stop_pidfile "$STATE/$name.pid"; done
 }
 
+overrides_hash() { [[ -s $STATE/overrides.env ]] && sha1sum <"$STATE/overrides.env" | cut -c1-16 || true; }
+
 gateway_ready() { curl -sf -o /dev/null "http://127.0.0.1:$1/readyz"; }
 worker_ready() { grep -q '"msg":"worker started"' "$1"; }
 
@@ -279,6 +288,14 @@ up_apps() { # needs the profile's DATABASE_URL, TEMPORAL_ADDRESS and S3_* in the
     echo "$hash" >"$app.new/.build"
     rm -rf "$app"; mv "$app.new" "$app"
   fi
+  local overrides=() applied
+  applied=$(overrides_hash)
+  if [[ $(cat "$STATE/overrides.applied" 2>/dev/null) != "$applied" ]]; then
+    log "app: the overrides changed: replacing the gateway and worker processes"
+    stop_apps
+    echo "$applied" >"$STATE/overrides.applied"
+  fi
+  [[ -s $STATE/overrides.env ]] && mapfile -t overrides < <(grep -E '^[A-Z][A-Z0-9_]*=' "$STATE/overrides.env")
   mkdir -p "$STATE/logs"
   # Secrets of the profile, made once and kept with its state: production refuses to start without
   # its own webhook secrets key, and the app role's password.
@@ -313,7 +330,7 @@ SQL
     else
       stop_pidfile "$STATE/$name.pid"
       env -i "${common[@]}" HOST=127.0.0.1 PORT="$port" API_METRICS_PORT=0 PUBLIC_BASE_URL="http://127.0.0.1:$port" \
-        setsid node --enable-source-maps "$app/dist/api/server.js" >"$STATE/logs/$name.log" 2>&1 </dev/null 9>&- &
+        "${overrides[@]}" setsid node --enable-source-maps "$app/dist/api/server.js" >"$STATE/logs/$name.log" 2>&1 </dev/null 9>&- &
       echo $! >"$STATE/$name.pid"
       started+=("$name")
     fi
@@ -328,7 +345,7 @@ SQL
       # on a new build, so that build makes itself current once its fleets all poll.
       env -i "${common[@]}" WORKER_ROLES="${PROD_ROLES[$name]}" WORKFLOW_BUNDLE_PATH="$app/dist/workflow-bundle.js" \
         WORKER_SHUTDOWN_GRACE_MS=20000 WORKER_DEPLOYMENT_NAME=mediagen WORKER_BUILD_ID="$(cat "$app/dist/build-id")" \
-        WORKER_DEPLOYMENT_PROMOTE=always \
+        WORKER_DEPLOYMENT_PROMOTE=always "${overrides[@]}" \
         setsid node --enable-source-maps "$app/dist/worker/main.js" >"$STATE/logs/$name.log" 2>&1 </dev/null 9>&- &
       echo $! >"$STATE/$name.pid"
       started+=("$name")

@@ -4,52 +4,29 @@
 // Google route cannot take (4 s) is stored without failover routes and never reaches Google.
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, type InProcessGateway as Gateway } from '../support/services.js';
+import { startFailoverStack, type FailoverStack } from '../support/failover-stack.js';
 import type { FakeFal } from '../support/fake-providers/fal.js';
-import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
-import { startFakeGoogle, type FakeGoogle } from '../support/fake-providers/google.js';
+import type { FakeGoogle } from '../support/fake-providers/google.js';
 import { json } from '../support/fake-providers/server.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
-import type { Config } from '../../shared/config.js';
 
+let stack: FailoverStack<'google'>;
 let tdb: TestDatabase;
-let live: LiveFal;
 let fal: FakeFal;
 let google: FakeGoogle;
-let config: Config;
 let gw: Gateway;
-let workers: Workers;
 
 const model = 'veo-3.1';
 const unavailable = json(503, { detail: 'Service Unavailable' });
 
 before(async () => {
-  tdb = await createTestDatabase();
-  live = await startLiveFal();
-  fal = live.fal;
-  google = await startFakeGoogle();
-  google.filesBaseUrl = live.cdn.origin;
-  config = testConfig(tdb.url, {
-    ...live.env,
-    GEMINI_API_KEY: google.key,
-    GEMINI_BASE_URL: google.url,
-    RATE_LIMIT_GENERATE_PER_MIN: '1000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-    RECONCILE_INTERVAL_MS: '3600000',
-    PROVIDER_FAILOVER_ATTEMPTS: '2',
-    PROVIDER_BREAKER_OPEN_MS: '3600000',
-  });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal,provider:google');
+  stack = await startFailoverStack({ secondary: 'google', roles: 'workflows,io,fetch,provider:fal,provider:google', env: { PROVIDER_BREAKER_OPEN_MS: '3600000' } });
+  ({ tdb, fal, secondary: google, gw } = stack);
 });
 
-after(async () => {
-  await workers?.stop();
-  await gw?.close();
-  await Promise.all([live?.close(), google?.close()]);
-  await tdb?.drop();
-});
+after(() => stack?.close());
 
 beforeEach(async () => {
   fal.up();

@@ -8,58 +8,40 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, type InProcessGateway as Gateway } from '../support/services.js';
+import { falRequestsWith, startFailoverStack, submitsWith, type FailoverStack } from '../support/failover-stack.js';
 import type { FakeFal } from '../support/fake-providers/fal.js';
-import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
-import { startFakeXai, type FakeXai } from '../support/fake-providers/xai.js';
+import type { FakeXai } from '../support/fake-providers/xai.js';
 import { json } from '../support/fake-providers/server.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import { searchAttributes } from '../../workflows/definitions.js';
-import type { Config } from '../../shared/config.js';
 
+let stack: FailoverStack<'xai'>;
 let tdb: TestDatabase;
-let live: LiveFal;
 let fal: FakeFal;
 let xai: FakeXai;
-let config: Config;
 let gw: Gateway;
-let workers: Workers;
 
 const model = 'grok-video';
 const price = 6; // grok-video, 1 second
 const unavailable = json(503, { detail: 'Service Unavailable' });
 
 before(async () => {
-  tdb = await createTestDatabase();
-  live = await startLiveFal();
-  fal = live.fal;
-  xai = await startFakeXai();
-  xai.filesBaseUrl = live.cdn.origin;
-  config = testConfig(tdb.url, {
-    ...live.env,
-    XAI_API_KEY: xai.key,
-    XAI_BASE_URL: xai.url,
-    RATE_LIMIT_GENERATE_PER_MIN: '1000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-    RECONCILE_INTERVAL_MS: '3600000',
-    // A route is given up after its second failed attempt, so a test waits seconds, not minutes.
-    PROVIDER_FAILOVER_ATTEMPTS: '2',
-    PROVIDER_BREAKER_MIN_ATTEMPTS: '5',
-    PROVIDER_BREAKER_FAILURE_PERCENT: '50',
-    // Longer than any test: the recovery test moves the breaker's clock instead of waiting.
-    PROVIDER_BREAKER_OPEN_MS: '3600000',
+  stack = await startFailoverStack({
+    secondary: 'xai',
+    roles: 'workflows,io,fetch,provider:fal,provider:xai',
+    env: {
+      PROVIDER_BREAKER_MIN_ATTEMPTS: '5',
+      PROVIDER_BREAKER_FAILURE_PERCENT: '50',
+      // Longer than any test: the recovery test moves the breaker's clock instead of waiting.
+      PROVIDER_BREAKER_OPEN_MS: '3600000',
+    },
   });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal,provider:xai');
+  ({ tdb, fal, secondary: xai, gw } = stack);
 });
 
-after(async () => {
-  await workers?.stop();
-  await gw?.close();
-  await Promise.all([live?.close(), xai?.close()]);
-  await tdb?.drop();
-});
+after(() => stack?.close());
 
 beforeEach(async () => {
   fal.up();
@@ -84,14 +66,8 @@ async function finished(id: string, timeoutMs = 180_000) {
   }, timeoutMs, 200);
 }
 
-/** Requests of `op` at fal that belong to the job with this prompt marker. */
-function falRequests(op: 'submit' | 'status' | 'cancel', marker: string): number {
-  if (op === 'submit') return fal.requestsOf('submit').filter((r) => JSON.stringify(r.json).includes(marker)).length;
-  const ids = new Set([...fal.states.values()].filter((s) => JSON.stringify(s.input).includes(marker)).map((s) => s.id));
-  return fal.requestsOf(op).filter((r) => ids.has(r.path.split('/')[4]!)).length;
-}
-
-const xaiSubmits = (marker: string) => xai.requestsOf('submit').filter((r) => JSON.stringify(r.json).includes(marker)).length;
+const falRequests = (op: 'submit' | 'status' | 'cancel', marker: string) => falRequestsWith(fal, op, marker);
+const xaiSubmits = (marker: string) => submitsWith(xai, marker);
 
 const ledger = async (id: string) => (await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]);
 

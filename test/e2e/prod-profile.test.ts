@@ -93,6 +93,8 @@ describe('the prod profile', () => {
       'worker-fetch': '["fetch"]',
       'worker-local-1': '["provider:local"]',
       'worker-local-2': '["provider:local"]',
+      'worker-fal': '["provider:fal"]',
+      'worker-xai': '["provider:xai"]',
     };
     const pids = new Set<number>();
     for (const [name, list] of Object.entries(roles)) {
@@ -105,7 +107,7 @@ describe('the prod profile', () => {
       assert.equal((await fetch(`${gateway(i)}/readyz`)).status, 200);
       pids.add(await stack.pid(`gateway-${i + 1}`));
     }
-    assert.equal(pids.size, 6);
+    assert.equal(pids.size, 8);
   });
 
   test('jobs of every kind complete, created on one gateway and read on the other, with exact credits', async () => {

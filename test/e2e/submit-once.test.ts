@@ -7,40 +7,29 @@
 // HTTPS "CDN".
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startWorkers, type InProcessGateway as Gateway } from '../support/services.js';
+import { falRequestsWith, spawnWorkerProcess, startFailoverStack, type FailoverStack } from '../support/failover-stack.js';
 import type { FakeFal } from '../support/fake-providers/fal.js';
-import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { json } from '../support/fake-providers/server.js';
 import { indexOfLocalActivity } from '../support/history.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import { createStorage, type Storage } from '../../shared/storage.js';
 import type { Config } from '../../shared/config.js';
 
-const workerMain = fileURLToPath(new URL('../../worker/main.js', import.meta.url));
-
+let stack: FailoverStack;
 let tdb: TestDatabase;
 let fal: FakeFal;
-let live: LiveFal;
 let config: Config;
-let providerEnv: Record<string, string>;
 let gw: Gateway;
-let core: Workers;
 
 const price = 4; // nano-banana-2, one image
 
 before(async () => {
-  tdb = await createTestDatabase();
-  live = await startLiveFal();
-  fal = live.fal;
-  providerEnv = live.env;
-  config = testConfig(tdb.url, { ...providerEnv, RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', RECONCILE_INTERVAL_MS: '3600000' });
-  gw = await startGateway(config, tdb.db);
   // The workflow worker (and the io and fetch queues) for every test; each test brings its provider fleet.
-  core = await startWorkers(config, tdb.db, 'workflows,io,fetch');
+  stack = await startFailoverStack({ roles: 'workflows,io,fetch' });
+  ({ tdb, fal, config, gw } = stack);
   // A progress write that fails once, in Postgres itself: the first move of a marked job to
   // storing_outputs raises (a sequence, so the one-shot survives the statement's rollback).
   await sql`create sequence progress_fault_seq`.execute(tdb.db);
@@ -56,19 +45,10 @@ before(async () => {
   await sql`create trigger fail_progress_once before update on jobs for each row execute function fail_progress_once()`.execute(tdb.db);
 });
 
-after(async () => {
-  await core?.stop();
-  await gw?.close();
-  await live?.close();
-  await tdb?.drop();
-});
+after(() => stack?.close());
 
 /** Requests of `op` at the fake that belong to the job with this prompt marker. */
-function requestsFor(op: 'submit' | 'status' | 'cancel', marker: string): number {
-  if (op === 'submit') return fal.requestsOf('submit').filter((r) => JSON.stringify(r.json).includes(marker)).length;
-  const ids = new Set([...fal.states.values()].filter((s) => JSON.stringify(s.input).includes(marker)).map((s) => s.id));
-  return fal.requestsOf(op).filter((r) => ids.has(r.path.split('/')[4]!)).length;
-}
+const requestsFor = (op: 'submit' | 'status' | 'cancel', marker: string) => falRequestsWith(fal, op, marker);
 
 async function create(t: Tenant, marker: string): Promise<string> {
   const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt: `a lighthouse ${marker}`, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
@@ -109,30 +89,6 @@ function storageFailingOnePut(marker: { jobId?: string }): Storage {
       return storage.putStream(key, ...rest);
     },
   };
-}
-
-interface WorkerProcess {
-  child: ChildProcess;
-  exited: Promise<unknown>;
-}
-
-/** The built worker as its own process, serving the fal provider queue of this suite. */
-async function spawnProviderWorker(): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [workerMain, '--roles', 'provider:fal'], {
-    env: { ...process.env, ...providerEnv, NODE_ENV: 'test', LOG_LEVEL: 'info', DATABASE_URL: config.DATABASE_URL, TASK_QUEUE_PREFIX: config.TASK_QUEUE_PREFIX, WORKER_METRICS_PORT: '', RECONCILE_INTERVAL_MS: '3600000' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  await Promise.race([
-    waitFor(`worker process ${child.pid} to start`, () => out.includes('"msg":"worker started"'), 60_000, 50),
-    exited.then(() => {
-      throw new Error(`worker process exited before starting:\n${out}`);
-    }),
-  ]);
-  return { child, exited };
 }
 
 async function withProviderFleet<T>(opts: { storage?: Storage }, fn: () => Promise<T>): Promise<T> {
@@ -192,7 +148,7 @@ describe('a provider is paid once per job, whatever fails after the submit', () 
       const marker = fault.includes('SIGSTOP') ? '[frozen]' : '[killed]';
       // The first status check hangs, so the step is in flight after the submit when the worker goes.
       fal.script('status', { ...json(202, { status: 'IN_QUEUE' }), delayMs: 45_000 });
-      const first = await spawnProviderWorker();
+      const first = await spawnWorkerProcess(stack, 'provider:fal');
       try {
         const id = await create(t, marker);
         await waitFor('the submit and the first status check', async () => ((await rowOf(id)).provider_ref && requestsFor('status', marker) >= 1 ? true : undefined), 60_000, 100);

@@ -180,7 +180,7 @@ describe('docker-compose.yml', () => {
     // Nothing else runs the service's code but the one-shot migrate step.
     const others = Object.entries(services).filter(([name, s]) => s.build && name !== 'migrate' && !appServices.includes(name));
     assert.deepEqual(others.map(([name]) => name), []);
-    assert.deepEqual(processes.filter((p) => p.command === 'worker').map((p) => p.roles).sort(), ['fetch', 'provider:local', 'provider:local', 'webhooks', 'workflows,io,reconciler']);
+    assert.deepEqual(processes.filter((p) => p.command === 'worker').map((p) => p.roles).sort(), ['fetch', 'provider:fal', 'provider:local', 'provider:local', 'provider:xai', 'webhooks', 'workflows,io,reconciler']);
     assert.equal(gateways.length, 2);
   });
 
