@@ -208,6 +208,10 @@ export const envSchema = z.object({
   // Google's Gemini API (Veo 3.1, veo-3.1's second route). A trailing /v1beta (the SDKs' base) is dropped.
   GEMINI_API_KEY: optionalString,
   GEMINI_BASE_URL: z.url().default('https://generativelanguage.googleapis.com'),
+  // Alibaba Cloud Model Studio (DashScope; Wan 2.2 Animate Mix, replace-actor's second route). The
+  // Singapore (international) endpoint by default; a trailing /api/v1 (the SDK's base) is dropped.
+  DASHSCOPE_API_KEY: optionalString,
+  DASHSCOPE_BASE_URL: z.url().default('https://dashscope-intl.aliyuncs.com'),
   // Failover (README "Provider failover"): a job whose provider fails in a way another provider can
   // fix moves to the model's next live route. PROVIDER_FAILOVER=false keeps every job on its first
   // route. PROVIDER_ROUTES overrides the catalog's route order per model, `model=provider,provider`

@@ -21,6 +21,13 @@ export const xaiCdnHosts = ['x.ai', '*.x.ai'] as const;
  */
 export const googleOutputHosts = ['generativelanguage.googleapis.com'] as const;
 
+/**
+ * Alibaba's DashScope answers a signed OSS URL on an aliyuncs.com host (its examples:
+ * dashscope-result-bj.oss-cn-beijing.aliyuncs.com, dashscope-result-sh.oss-accelerate.aliyuncs.com);
+ * the bucket and region vary, so the whole domain is allowed.
+ */
+export const alibabaOutputHosts = ['*.aliyuncs.com'] as const;
+
 /** Where each provider's output files may come from. OpenAI answers base64; the local renderer writes to our store. */
 export const providerOutputHosts: Record<ProviderName, readonly string[]> = {
   fal: falCdnHosts,
@@ -28,6 +35,7 @@ export const providerOutputHosts: Record<ProviderName, readonly string[]> = {
   elevenlabs: falCdnHosts,
   xai: xaiCdnHosts,
   google: googleOutputHosts,
+  alibaba: alibabaOutputHosts,
   openai: [],
   local: [],
 };

@@ -32,6 +32,8 @@ const noKeys: ProvidersConfig = {
   XAI_BASE_URL: 'http://127.0.0.1:9',
   GEMINI_API_KEY: undefined,
   GEMINI_BASE_URL: 'http://127.0.0.1:9',
+  DASHSCOPE_API_KEY: undefined,
+  DASHSCOPE_BASE_URL: 'http://127.0.0.1:9',
 };
 
 function durationsToTry(route: ModelRoute): (number | undefined)[] {
@@ -60,6 +62,8 @@ describe('routing catalog', () => {
       XAI_BASE_URL: xai.url,
       GEMINI_API_KEY: google.key,
       GEMINI_BASE_URL: google.url,
+      DASHSCOPE_API_KEY: undefined,
+      DASHSCOPE_BASE_URL: 'http://127.0.0.1:9',
     };
   });
   after(() => Promise.all([fal.close(), openai.close(), el.close(), xai.close(), google.close()]));

@@ -9,7 +9,7 @@ import { ConfigError, loadConfig } from '../../shared/config.js';
 import { nextCircuit, type CircuitPolicy } from '../../db/provider-circuits.js';
 import type { CircuitRow } from '../../db/repos/provider-circuits.js';
 
-const keys = { PROVIDERS_MODE: 'live' as const, FAL_KEY: 'f', OPENAI_API_KEY: undefined, ELEVENLABS_API_KEY: undefined, XAI_API_KEY: 'x', GEMINI_API_KEY: undefined };
+const keys = { PROVIDERS_MODE: 'live' as const, FAL_KEY: 'f', OPENAI_API_KEY: undefined, ELEVENLABS_API_KEY: undefined, XAI_API_KEY: 'x', GEMINI_API_KEY: undefined, DASHSCOPE_API_KEY: undefined };
 const grok = routeFor('grok-video')!;
 
 describe('failover routes', () => {

@@ -169,7 +169,9 @@ class ImageCreate(TypedDict, closed=True):
 
 
 class ProviderAttempt(TypedDict, closed=True):
-    provider: Literal["local", "fal", "openai", "xai", "elevenlabs", "google"]
+    provider: Literal[
+        "local", "fal", "openai", "xai", "elevenlabs", "google", "alibaba"
+    ]
     error: str
 
 
@@ -394,7 +396,7 @@ class ReplaceActorJob(TypedDict, closed=True):
     updated_at: int
     progress: NotRequired[JobProgress]
     provider: NotRequired[
-        Literal["local", "fal", "openai", "xai", "elevenlabs", "google"]
+        Literal["local", "fal", "openai", "xai", "elevenlabs", "google", "alibaba"]
     ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
@@ -431,7 +433,7 @@ class ReplaceActorListItem(TypedDict, closed=True):
     updated_at: int
     progress: NotRequired[JobProgress]
     provider: NotRequired[
-        Literal["local", "fal", "openai", "xai", "elevenlabs", "google"]
+        Literal["local", "fal", "openai", "xai", "elevenlabs", "google", "alibaba"]
     ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
@@ -501,7 +503,7 @@ class TalkingActorJob(TypedDict, closed=True):
     updated_at: int
     progress: NotRequired[JobProgress]
     provider: NotRequired[
-        Literal["local", "fal", "openai", "xai", "elevenlabs", "google"]
+        Literal["local", "fal", "openai", "xai", "elevenlabs", "google", "alibaba"]
     ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
@@ -536,7 +538,7 @@ class TalkingActorListItem(TypedDict, closed=True):
     updated_at: int
     progress: NotRequired[JobProgress]
     provider: NotRequired[
-        Literal["local", "fal", "openai", "xai", "elevenlabs", "google"]
+        Literal["local", "fal", "openai", "xai", "elevenlabs", "google", "alibaba"]
     ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
@@ -622,7 +624,7 @@ class VideoJob(TypedDict, closed=True):
     updated_at: int
     progress: NotRequired[JobProgress]
     provider: NotRequired[
-        Literal["local", "fal", "openai", "xai", "elevenlabs", "google"]
+        Literal["local", "fal", "openai", "xai", "elevenlabs", "google", "alibaba"]
     ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
@@ -659,7 +661,7 @@ class VideoListItem(TypedDict, closed=True):
     updated_at: int
     progress: NotRequired[JobProgress]
     provider: NotRequired[
-        Literal["local", "fal", "openai", "xai", "elevenlabs", "google"]
+        Literal["local", "fal", "openai", "xai", "elevenlabs", "google", "alibaba"]
     ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
@@ -756,7 +758,7 @@ class ImageJob(TypedDict, closed=True):
     updated_at: int
     progress: NotRequired[JobProgress]
     provider: NotRequired[
-        Literal["local", "fal", "openai", "xai", "elevenlabs", "google"]
+        Literal["local", "fal", "openai", "xai", "elevenlabs", "google", "alibaba"]
     ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
@@ -792,7 +794,7 @@ class ImageListItem(TypedDict, closed=True):
     updated_at: int
     progress: NotRequired[JobProgress]
     provider: NotRequired[
-        Literal["local", "fal", "openai", "xai", "elevenlabs", "google"]
+        Literal["local", "fal", "openai", "xai", "elevenlabs", "google", "alibaba"]
     ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
