@@ -43,9 +43,10 @@ export interface AlibabaRef {
 }
 
 /**
- * Standard mode: Alibaba describes wan-std as the fast, cost-effective mode and wan-pro as smoother at
- * 1.5× the price per second. A failover job keeps the price charged at create, and this route runs
- * while the job's deadline is already partly spent, so the faster, cheaper mode is the one used.
+ * Standard mode: Alibaba describes wan-std as the fast, cost-effective mode and wan-pro as smoother
+ * (help.aliyun.com wan-animate-mix-api, "模型与价格": 0.6 vs 0.9 yuan per second, 1.5×). A failover job
+ * keeps the price charged at create, and this route runs while the job's deadline is already partly
+ * spent, so the faster, cheaper mode is the one used.
  */
 export const alibabaAnimateMixMode: AlibabaAnimateMixMode = 'wan-std';
 

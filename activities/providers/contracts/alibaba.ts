@@ -30,6 +30,9 @@
 //    Throttling / Throttling.RateQuota / Throttling.AllocationQuota (429, rate limits), InternalError
 //    (500), ServiceUnavailable (503), GatewayTimeout (504), Arrearage ("a refused request, not an
 //    exhausted quota").
+//  - help.aliyun.com/zh/model-studio/wan-animate-mix-api, "模型与价格" (Beijing): wan-std 0.6 and wan-pro
+//    0.9 yuan per second; rate limits shared by the account: 5 task submissions per second and ONE task
+//    in progress at a time (同时处理中任务数量 1), so further tasks wait as PENDING.
 //  - alibabacloud.com/help/en/model-studio/developer-reference/error-code ("Status codes"): 400
 //    InvalidParameter, 400 DataInspectionFailed ("Input or output data may contain inappropriate
 //    content"), 400 InvalidURL, 400 Arrearage ("Access denied because of overdue payments").
