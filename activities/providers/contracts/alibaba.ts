@@ -32,7 +32,8 @@
 //    exhausted quota").
 //  - help.aliyun.com/zh/model-studio/wan-animate-mix-api, "模型与价格" (Beijing): wan-std 0.6 and wan-pro
 //    0.9 yuan per second; rate limits shared by the account: 5 task submissions per second and ONE task
-//    in progress at a time (同时处理中任务数量 1), so further tasks wait as PENDING.
+//    in progress at a time (同时处理中任务数量 1); whether further tasks queue as PENDING or are
+//    refused is not stated.
 //  - alibabacloud.com/help/en/model-studio/developer-reference/error-code ("Status codes"): 400
 //    InvalidParameter, 400 DataInspectionFailed ("Input or output data may contain inappropriate
 //    content"), 400 InvalidURL, 400 Arrearage ("Access denied because of overdue payments").
