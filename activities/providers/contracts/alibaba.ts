@@ -10,8 +10,9 @@
 //    `X-DashScope-Async: enable`, `Authorization: Bearer $DASHSCOPE_API_KEY`, `Content-Type:
 //    application/json` and the body { model: "wan2.2-animate-mix", input: { image_url, video_url },
 //    parameters: { mode: "wan-std" } }.
-//  - Alibaba's "Wan — Retrieve character swap result" reference (docs.qwencloud.com, api-reference/
-//    video-generation/wan-video-character-swap/query-result): GET {base}/api/v1/tasks/{task_id} with the
+//  - "Wan — Retrieve character swap result" (docs.qwencloud.com, api-reference/video-generation/
+//    wan-video-character-swap/query-result; Qwen Cloud's reference of the same DashScope endpoints, taken
+//    as Alibaba's from its content, its ownership not verified): GET {base}/api/v1/tasks/{task_id} with the
 //    Bearer key → { request_id, output: { task_id, task_status, submit_time, scheduled_time, end_time,
 //    results: { video_url } }, usage: { video_duration, video_ratio } }; status flow PENDING → RUNNING →
 //    SUCCEEDED | FAILED; video_url expires after 24 hours.
