@@ -369,7 +369,19 @@ export const catalog = {
     // fal.ai/models/fal-ai/wan/v2.2-14b/animate/replace/llms.txt: video_url, image_url (resized and
     // center-cropped to the output), resolution 480p | 580p | 720p. The output follows the motion video's
     // length, so `duration` is enforced by the motion video we hand over, not by a provider field.
-    otherRoutes: 'Wan 2.2 Animate Replace: no second provider verified from official documentation. No alternate.',
+    // Alibaba, the maker of Wan, serves the same model on Model Studio (activities/providers/alibaba.ts,
+    // contracts/alibaba.ts): the second route. It takes everything this model takes once the inputs are
+    // conformed (3–30 s inside its 2–30 s, a 720p frame of 1:1, 9:16 or 16:9, an actor PNG at that frame),
+    // so `accepts` only pins the resolution and aspect ratios the conformed inputs were checked for.
+    alternates: [
+      {
+        provider: 'alibaba',
+        providerModelId: 'wan2.2-animate-mix',
+        source: 'alibabacloud.com/help/en/model-studio/wan-animate-mix-api (read 2026-11-25): POST /api/v1/services/aigc/image2video/video-synthesis (X-DashScope-Async: enable, Bearer key) { model: wan2.2-animate-mix, input: { image_url, video_url }, parameters: { mode: wan-std } } → output.task_id; GET /api/v1/tasks/{task_id} until SUCCEEDED → output.results.video_url; dashscope SDK 2.0.2 for the task protocol and error codes',
+        accepts: { resolutions: ['720p'], aspectRatios: ['1:1', '9:16', '16:9'] },
+      },
+    ],
+    otherRoutes: "fal (fal-ai/wan/v2.2-14b/animate/replace) and Alibaba Cloud Model Studio (alibabacloud.com/help/en/model-studio/wan-animate-mix-api: wan2.2-animate-mix, video character swap, standard mode wan-std, through DashScope's asynchronous task API): two live routes; with failover on a job moves from one to the other.",
     source: 'fal.ai model page fal-ai/wan/v2.2-14b/animate/replace (video_url, image_url, resolution 480p | 580p | 720p)',
     aspectRatios: ['1:1', '9:16', '16:9'],
     defaultAspectRatio: '9:16',

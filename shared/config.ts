@@ -215,6 +215,10 @@ export const envSchema = z.object({
   ARK_BASE_URL: z.url().default('https://ark.ap-southeast.bytepluses.com'),
   ARK_SEEDREAM_MODEL: optionalString,
   ARK_SEEDANCE_MODEL: optionalString,
+  // Alibaba Cloud Model Studio (DashScope; Wan 2.2 Animate Mix, replace-actor's second route). The
+  // Singapore (international) endpoint by default; a trailing /api/v1 (the SDK's base) is dropped.
+  DASHSCOPE_API_KEY: optionalString,
+  DASHSCOPE_BASE_URL: z.url().default('https://dashscope-intl.aliyuncs.com'),
   // Failover (README "Provider failover"): a job whose provider fails in a way another provider can
   // fix moves to the model's next live route. PROVIDER_FAILOVER=false keeps every job on its first
   // route. PROVIDER_ROUTES overrides the catalog's route order per model, `model=provider,provider`

@@ -28,6 +28,13 @@ export const googleOutputHosts = ['generativelanguage.googleapis.com'] as const;
  */
 export const byteplusOutputHosts = ['*.bytepluses.com'] as const;
 
+/**
+ * Alibaba's DashScope answers a signed OSS URL on an aliyuncs.com host (its examples:
+ * dashscope-result-bj.oss-cn-beijing.aliyuncs.com, dashscope-result-sh.oss-accelerate.aliyuncs.com);
+ * the bucket and region vary, so the whole domain is allowed.
+ */
+export const alibabaOutputHosts = ['*.aliyuncs.com'] as const;
+
 /** Where each provider's output files may come from. OpenAI answers base64; the local renderer writes to our store. */
 export const providerOutputHosts: Record<ProviderName, readonly string[]> = {
   fal: falCdnHosts,
@@ -36,6 +43,7 @@ export const providerOutputHosts: Record<ProviderName, readonly string[]> = {
   xai: xaiCdnHosts,
   google: googleOutputHosts,
   byteplus: byteplusOutputHosts,
+  alibaba: alibabaOutputHosts,
   openai: [],
   local: [],
 };

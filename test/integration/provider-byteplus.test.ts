@@ -12,6 +12,7 @@ import { resolveJobRoute } from '../../shared/routing.js';
 import { startFakeByteplus, type FakeByteplus } from '../support/fake-providers/byteplus.js';
 import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput } from '../support/fake-providers/context.js';
 import { tinyPng } from '../support/fake-providers/server.js';
+import { liveKeys } from '../support/provider-keys.js';
 
 describe('BytePlus ModelArk adapter', () => {
   let fake: FakeByteplus;
@@ -238,7 +239,7 @@ describe('BytePlus ModelArk adapter', () => {
   });
 
   test('routing: both models fail over between fal and byteplus only for jobs the Ark route takes', () => {
-    const keys = { PROVIDERS_MODE: 'live' as const, FAL_KEY: 'k-fal-1234', OPENAI_API_KEY: undefined, ELEVENLABS_API_KEY: undefined, XAI_API_KEY: undefined, GEMINI_API_KEY: undefined, ARK_API_KEY: 'k-ark-1234' };
+    const keys = liveKeys({ FAL_KEY: 'k-fal-1234', ARK_API_KEY: 'k-ark-1234' });
     const image = routeFor('seedream-4.5')!;
     assert.deepEqual(resolveJobRoute(keys, image, { prompt: 'x', aspect_ratio: '16:9', count: 2 })?.routes?.map((r) => r.provider), ['fal', 'byteplus']);
     assert.deepEqual(resolveJobRoute(keys, image, { prompt: 'x', aspect_ratio: '1:1', reference_file_ids: ['upl_1'] })?.routes?.map((r) => r.provider), ['fal', 'byteplus'], 'edits too');

@@ -35,6 +35,8 @@ const noKeys: ProvidersConfig = {
   GEMINI_BASE_URL: 'http://127.0.0.1:9',
   ARK_API_KEY: undefined,
   ARK_BASE_URL: 'http://127.0.0.1:9',
+  DASHSCOPE_API_KEY: undefined,
+  DASHSCOPE_BASE_URL: 'http://127.0.0.1:9',
 };
 
 function durationsToTry(route: ModelRoute): (number | undefined)[] {
@@ -65,6 +67,8 @@ describe('routing catalog', () => {
       GEMINI_BASE_URL: google.url,
       ARK_API_KEY: ark.key,
       ARK_BASE_URL: ark.url,
+      DASHSCOPE_API_KEY: undefined,
+      DASHSCOPE_BASE_URL: 'http://127.0.0.1:9',
     };
   });
   after(() => Promise.all([fal.close(), openai.close(), el.close(), xai.close(), google.close(), ark.close()]));

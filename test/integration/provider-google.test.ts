@@ -11,6 +11,7 @@ import { routeFor, requestRefusal } from '../../shared/catalog.js';
 import { resolveJobRoute } from '../../shared/routing.js';
 import { startFakeGoogle, type FakeGoogle } from '../support/fake-providers/google.js';
 import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput } from '../support/fake-providers/context.js';
+import { liveKeys } from '../support/provider-keys.js';
 
 describe('Google Gemini API (Veo) adapter', () => {
   let fake: FakeGoogle;
@@ -146,7 +147,7 @@ describe('Google Gemini API (Veo) adapter', () => {
 
   test('routing: veo-3.1 fails over to google only for jobs google can take (text-to-video, 8 s, 720p/1080p)', () => {
     const route = routeFor('veo-3.1')!;
-    const keys = { PROVIDERS_MODE: 'live' as const, FAL_KEY: 'k-fal-1234', OPENAI_API_KEY: undefined, ELEVENLABS_API_KEY: undefined, XAI_API_KEY: undefined, GEMINI_API_KEY: 'k-gem-1234', ARK_API_KEY: undefined };
+    const keys = liveKeys({ FAL_KEY: 'k-fal-1234', GEMINI_API_KEY: 'k-gem-1234' });
     const text8 = { prompt: 'x', duration: 8, resolution: '1080p', aspect_ratio: '16:9' };
     assert.deepEqual(resolveJobRoute(keys, route, text8)?.routes?.map((r) => r.provider), ['fal', 'google']);
     assert.equal(resolveJobRoute(keys, route, { ...text8, duration: 4 })?.routes, undefined, 'a 4 s job stays on fal');

@@ -8,8 +8,9 @@ import { routeFor } from '../../shared/catalog.js';
 import { ConfigError, loadConfig } from '../../shared/config.js';
 import { nextCircuit, type CircuitPolicy } from '../../db/provider-circuits.js';
 import type { CircuitRow } from '../../db/repos/provider-circuits.js';
+import { liveKeys } from '../support/provider-keys.js';
 
-const keys = { PROVIDERS_MODE: 'live' as const, FAL_KEY: 'f', OPENAI_API_KEY: undefined, ELEVENLABS_API_KEY: undefined, XAI_API_KEY: 'x', GEMINI_API_KEY: undefined, ARK_API_KEY: undefined };
+const keys = liveKeys({ FAL_KEY: 'f', XAI_API_KEY: 'x' });
 const grok = routeFor('grok-video')!;
 
 describe('failover routes', () => {

@@ -170,7 +170,7 @@ class ImageCreate(TypedDict, closed=True):
 
 class ProviderAttempt(TypedDict, closed=True):
     provider: Literal[
-        "local", "fal", "openai", "xai", "elevenlabs", "google", "byteplus"
+        "local", "fal", "openai", "xai", "elevenlabs", "google", "byteplus", "alibaba"
     ]
     error: str
 
@@ -396,7 +396,16 @@ class ReplaceActorJob(TypedDict, closed=True):
     updated_at: int
     progress: NotRequired[JobProgress]
     provider: NotRequired[
-        Literal["local", "fal", "openai", "xai", "elevenlabs", "google", "byteplus"]
+        Literal[
+            "local",
+            "fal",
+            "openai",
+            "xai",
+            "elevenlabs",
+            "google",
+            "byteplus",
+            "alibaba",
+        ]
     ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
@@ -433,7 +442,16 @@ class ReplaceActorListItem(TypedDict, closed=True):
     updated_at: int
     progress: NotRequired[JobProgress]
     provider: NotRequired[
-        Literal["local", "fal", "openai", "xai", "elevenlabs", "google", "byteplus"]
+        Literal[
+            "local",
+            "fal",
+            "openai",
+            "xai",
+            "elevenlabs",
+            "google",
+            "byteplus",
+            "alibaba",
+        ]
     ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
@@ -503,7 +521,16 @@ class TalkingActorJob(TypedDict, closed=True):
     updated_at: int
     progress: NotRequired[JobProgress]
     provider: NotRequired[
-        Literal["local", "fal", "openai", "xai", "elevenlabs", "google", "byteplus"]
+        Literal[
+            "local",
+            "fal",
+            "openai",
+            "xai",
+            "elevenlabs",
+            "google",
+            "byteplus",
+            "alibaba",
+        ]
     ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
@@ -538,7 +565,16 @@ class TalkingActorListItem(TypedDict, closed=True):
     updated_at: int
     progress: NotRequired[JobProgress]
     provider: NotRequired[
-        Literal["local", "fal", "openai", "xai", "elevenlabs", "google", "byteplus"]
+        Literal[
+            "local",
+            "fal",
+            "openai",
+            "xai",
+            "elevenlabs",
+            "google",
+            "byteplus",
+            "alibaba",
+        ]
     ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
@@ -624,7 +660,16 @@ class VideoJob(TypedDict, closed=True):
     updated_at: int
     progress: NotRequired[JobProgress]
     provider: NotRequired[
-        Literal["local", "fal", "openai", "xai", "elevenlabs", "google", "byteplus"]
+        Literal[
+            "local",
+            "fal",
+            "openai",
+            "xai",
+            "elevenlabs",
+            "google",
+            "byteplus",
+            "alibaba",
+        ]
     ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
@@ -661,7 +706,16 @@ class VideoListItem(TypedDict, closed=True):
     updated_at: int
     progress: NotRequired[JobProgress]
     provider: NotRequired[
-        Literal["local", "fal", "openai", "xai", "elevenlabs", "google", "byteplus"]
+        Literal[
+            "local",
+            "fal",
+            "openai",
+            "xai",
+            "elevenlabs",
+            "google",
+            "byteplus",
+            "alibaba",
+        ]
     ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
@@ -758,7 +812,16 @@ class ImageJob(TypedDict, closed=True):
     updated_at: int
     progress: NotRequired[JobProgress]
     provider: NotRequired[
-        Literal["local", "fal", "openai", "xai", "elevenlabs", "google", "byteplus"]
+        Literal[
+            "local",
+            "fal",
+            "openai",
+            "xai",
+            "elevenlabs",
+            "google",
+            "byteplus",
+            "alibaba",
+        ]
     ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
@@ -794,7 +857,16 @@ class ImageListItem(TypedDict, closed=True):
     updated_at: int
     progress: NotRequired[JobProgress]
     provider: NotRequired[
-        Literal["local", "fal", "openai", "xai", "elevenlabs", "google", "byteplus"]
+        Literal[
+            "local",
+            "fal",
+            "openai",
+            "xai",
+            "elevenlabs",
+            "google",
+            "byteplus",
+            "alibaba",
+        ]
     ]
     """
     the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)

@@ -1,0 +1,195 @@
+// Alibaba Cloud Model Studio (DashScope) adapter: Wan 2.2 Animate Mix, replace-actor's second route
+// (contracts/alibaba.ts names the sources). POST {base}/api/v1/services/aigc/image2video/video-synthesis
+// with `Authorization: Bearer <key>`, `X-DashScope-Async: enable` and { model, input: { image_url,
+// video_url }, parameters: { mode } } → output.task_id; GET {base}/api/v1/tasks/{task_id} until
+// output.task_status is final, the video at output.results.video_url (a signed OSS URL, fetched without
+// our key); cancel is POST {base}/api/v1/tasks/{task_id}/cancel, which DashScope honours for PENDING
+// tasks only. DashScope documents no idempotency key: the pipeline records the ref before anything else
+// can fail and polls it on a retry (activities/jobs.ts submitAndCheck), as for fal.
+//
+// The inputs go as they go to fal: the motion video is conformed to the job's duration and aspect ratio
+// at 720p (conform.ts), so the output is what was asked and priced; the actor image is center-cropped
+// to the same frame as a PNG (Alibaba advises an image shaped like the video, and fal crops it so
+// itself), which keeps both inside the documented size limits; both reach Alibaba as presigned URLs
+// of our store (ctx.inputUrl).
+//
+// Errors: 5xx, timeouts and 429 Throttling are retried, then the job moves to its next route;
+// Arrearage (overdue payment) and 401/403 are our account: the job moves at once; DataInspectionFailed
+// (moderation), InvalidParameter and other 4xx are the request's: final, never another route.
+import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderRef, ProviderRequest } from './types.js';
+import { ProviderError } from './types.js';
+import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, parseJson, providerFetch, providerReason, readText, scrub, type HttpCallOptions } from './http.js';
+import { conformActorImage, conformMotionVideo } from './conform.js';
+import {
+  dashscopeAsyncHeader,
+  dashscopeCodes,
+  type AlibabaAnimateMixMode,
+  type AlibabaAnimateMixRequest,
+  type DashScopeTaskAnswer,
+} from './contracts/alibaba.js';
+
+export interface AlibabaConfig {
+  key: string;
+  baseUrl: string;
+  timeoutMs?: number;
+  /** ffmpeg, to conform the inputs (conform.ts). */
+  ffmpegPath?: string;
+}
+
+export interface AlibabaRef {
+  provider: 'alibaba';
+  jobId: string;
+  taskId: string;
+}
+
+/**
+ * Standard mode: Alibaba describes wan-std as the fast, cost-effective mode and wan-pro as smoother
+ * (help.aliyun.com wan-animate-mix-api, "模型与价格": 0.6 vs 0.9 yuan per second, 1.5×). A failover job
+ * keeps the price charged at create, and this route runs while the job's deadline is already partly
+ * spent, so the faster, cheaper mode is the one used.
+ */
+export const alibabaAnimateMixMode: AlibabaAnimateMixMode = 'wan-std';
+
+/** The API origin from a base URL given with or without the `/api/v1` of the SDK's base URL. */
+export function dashscopeOrigin(baseUrl: string): string {
+  return baseUrl.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
+}
+
+const codeIn = (code: string | undefined, group: readonly string[]) => code !== undefined && group.includes(code);
+
+/**
+ * An HTTP error answer ({ request_id, code, message }) as http.ts maps it, with DashScope's codes where
+ * the status alone says too little: Arrearage is a 400 about our account's billing, and
+ * DataInspectionFailed a 400 from content moderation.
+ */
+export function dashscopeHttpError(res: Response, text: string, o: HttpCallOptions): ProviderError {
+  const code = codeOf(text);
+  const reason = scrub(providerReason(text), o.secrets);
+  const prefix = `${o.provider} ${o.what}`;
+  if (codeIn(code, dashscopeCodes.billing)) {
+    return new ProviderError(`${prefix}: the provider account is in arrears (HTTP ${res.status}); check its billing${reason ? `: ${reason}` : ''}`, { retryable: false, status: res.status, account: true });
+  }
+  if (codeIn(code, dashscopeCodes.moderation)) {
+    return new ProviderError(`${prefix}: rejected by the provider's content moderation (HTTP ${res.status})${reason ? `: ${reason}` : ''}`, { retryable: false, status: res.status });
+  }
+  return errorFromResponse(res, text, o);
+}
+
+function codeOf(text: string): string | undefined {
+  try {
+    const body = JSON.parse(text) as { code?: unknown } | null;
+    return typeof body?.code === 'string' ? body.code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A FAILED task: the provider's own trouble is retried (then another route); the request's is final. */
+function taskFailure(answer: DashScopeTaskAnswer): PollResult | ProviderError {
+  const out = answer.output ?? {};
+  const code = typeof out.code === 'string' ? out.code : typeof answer.code === 'string' ? answer.code : undefined;
+  const text = typeof out.message === 'string' ? out.message : typeof answer.message === 'string' ? answer.message : 'no reason given';
+  const reason = `${text}${code ? ` (${code})` : ''}`;
+  if (codeIn(code, dashscopeCodes.billing)) return new ProviderError(`Alibaba: the provider account is in arrears: ${reason}`, { retryable: false, account: true, status: 400 });
+  if (codeIn(code, dashscopeCodes.outage) || codeIn(code, dashscopeCodes.throttling)) {
+    return new ProviderError(`Alibaba: provider error: ${reason}`, { retryable: true, status: 503 });
+  }
+  if (codeIn(code, dashscopeCodes.moderation)) return { state: 'failed', message: `Alibaba: rejected by the provider's content moderation: ${reason}` };
+  return { state: 'failed', message: `Alibaba: generation failed: ${reason}` };
+}
+
+const byRole = (inputs: InputFile[], ...roles: InputFile['role'][]) => inputs.find((i) => roles.includes(i.role));
+
+export function createAlibabaAdapter(cfg: AlibabaConfig): ProviderAdapter {
+  const timeoutMs = cfg.timeoutMs ?? defaultTimeoutMs;
+  const base = dashscopeOrigin(cfg.baseUrl);
+  const headers = { authorization: `Bearer ${cfg.key}`, accept: 'application/json' };
+  const opts = (what: string, ctx: ProviderContext): HttpCallOptions => ({ provider: 'Alibaba', what, timeoutMs, signal: ctx.signal, secrets: [cfg.key] });
+
+  async function callJson(url: string, init: RequestInit, o: HttpCallOptions): Promise<DashScopeTaskAnswer> {
+    const res = await providerFetch(url, init, o);
+    const text = await readText(res, o);
+    if (!res.ok) throw dashscopeHttpError(res, text, o);
+    return parseJson<DashScopeTaskAnswer>(text, o);
+  }
+
+  const refOf = (ref: ProviderRef): AlibabaRef => {
+    if (typeof ref.taskId !== 'string' || !ref.taskId) throw new ProviderError('Alibaba: the stored provider ref is incomplete', { retryable: false });
+    return ref as unknown as AlibabaRef;
+  };
+  const taskUrl = (taskId: string, suffix = '') => joinUrl(base, `/api/v1/tasks/${encodeURIComponent(taskId)}${suffix}`);
+
+  async function bodyFor(req: ProviderRequest, model: string, ctx: ProviderContext): Promise<AlibabaAnimateMixRequest> {
+    const video = byRole(req.inputs, 'video');
+    const image = byRole(req.inputs, 'image', 'actor_image', 'reference');
+    if (!video || !image) throw new ProviderError('replace-actor needs a character image and a motion video', { retryable: false });
+    const [motion, actor] = await Promise.all([conformMotionVideo(req, video, ctx, cfg.ffmpegPath), conformActorImage(req, image, ctx, cfg.ffmpegPath)]);
+    return {
+      model: model as AlibabaAnimateMixRequest['model'],
+      input: { image_url: await ctx.inputUrl(actor.key), video_url: await ctx.inputUrl(motion.key) },
+      parameters: { mode: alibabaAnimateMixMode },
+    };
+  }
+
+  return {
+    name: 'alibaba',
+    async submit(req, ctx) {
+      if (req.kind !== 'replace_actor') throw new ProviderError(`Alibaba serves only replace-actor here, not ${req.model}`, { retryable: false });
+      const alt = req.route.alternates?.find((a) => a.provider === 'alibaba');
+      const model = req.providerModelId ?? (req.route.provider === 'alibaba' ? req.route.providerModelId : alt?.providerModelId);
+      if (!model) throw new ProviderError(`${req.model} has no Alibaba route in the catalog`, { retryable: false });
+      const body = await bodyFor(req, model, ctx);
+      const o = opts('video synthesis', ctx);
+      const answer = await callJson(
+        joinUrl(base, '/api/v1/services/aigc/image2video/video-synthesis'),
+        { method: 'POST', headers: { ...headers, ...dashscopeAsyncHeader, 'content-type': 'application/json' }, body: JSON.stringify(body) },
+        o,
+      );
+      const taskId = answer.output?.task_id;
+      if (typeof taskId !== 'string' || !taskId) throw malformed(o, 'no output.task_id in the answer');
+      const ref: AlibabaRef = { provider: 'alibaba', jobId: req.jobId, taskId };
+      return { ...ref };
+    },
+
+    async poll(ref, ctx): Promise<PollResult> {
+      const { taskId } = refOf(ref);
+      const o = opts('status', ctx);
+      const answer = await callJson(taskUrl(taskId), { method: 'GET', headers }, o);
+      const status = answer.output?.task_status;
+      switch (status) {
+        case 'PENDING':
+          return { state: 'queued' };
+        case 'RUNNING':
+        case 'SUSPENDED':
+          return { state: 'running' };
+        case 'SUCCEEDED': {
+          const url = answer.output?.results?.video_url ?? answer.output?.video_url;
+          if (typeof url !== 'string' || !/^https?:\/\//.test(url)) throw malformed(o, 'a SUCCEEDED task without a video_url');
+          return { state: 'succeeded', percent: 100, outputs: [{ url, contentType: 'video/mp4' }] };
+        }
+        case 'FAILED': {
+          const failure = taskFailure(answer);
+          if (failure instanceof ProviderError) throw failure;
+          return failure;
+        }
+        case 'CANCELED':
+          return { state: 'failed', message: 'Alibaba: the task was canceled at the provider' };
+        case 'UNKNOWN':
+          return { state: 'failed', message: 'Alibaba: the task is unknown to the provider (expired after 24 hours, or not visible to this API key)' };
+        default:
+          throw malformed(o, `unknown task_status ${JSON.stringify(status ?? null)}`);
+      }
+    },
+
+    // DashScope cancels PENDING tasks only; a 4xx (the task already running or finished) leaves nothing
+    // to stop here: the workflow stops polling.
+    async cancel(ref, ctx) {
+      const { taskId } = refOf(ref);
+      const o = opts('cancel', ctx);
+      const res = await providerFetch(taskUrl(taskId, '/cancel'), { method: 'POST', headers }, o);
+      const text = await readText(res, o);
+      if (res.ok || (res.status >= 400 && res.status < 500 && res.status !== 401 && res.status !== 403 && res.status !== 429)) return;
+      throw dashscopeHttpError(res, text, o);
+    },
+  };
+}
