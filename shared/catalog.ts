@@ -268,7 +268,7 @@ export const catalog = {
       {
         provider: 'google',
         providerModelId: 'veo-3.1-generate-preview',
-        source: 'ai.google.dev/gemini-api/docs/video (read 2026-11-25): 8-second videos, 16:9 | 9:16, 720p | 1080p | 4k (4k not offered), a polled long-running operation; the REST wire (predictLongRunning, x-goog-api-key, generateVideoResponse.generatedSamples[].video.uri) corroborated from third-party docs only: contracts/google.ts',
+        source: "ai.google.dev/gemini-api/docs/video (8-second videos, 16:9 | 9:16, 720p | 1080p | 4k; 4k not offered); the REST wire (predictLongRunning with x-goog-api-key, the body, operation polling, generateVideoResponse.generatedSamples[].video.uri) read from Google's SDK @google/genai 2.32.0 and tested against it: contracts/google.ts",
         accepts: { durations: [8], resolutions: ['720p', '1080p'], aspectRatios: ['16:9', '9:16'], imageInputs: false },
       },
     ],

@@ -31,7 +31,7 @@ describe('Google Gemini API (Veo) adapter', () => {
     assert.equal(call.path, '/v1beta/models/veo-3.1-generate-preview:predictLongRunning');
     assert.equal(call.headers['x-goog-api-key'], fake.key);
     assert.equal(call.headers.authorization, undefined, 'the key goes in x-goog-api-key only');
-    assert.deepEqual(call.json, { instances: [{ prompt: 'A lighthouse on a cliff at dawn, waves below' }], parameters: { aspectRatio: '9:16', resolution: '1080p' } });
+    assert.deepEqual(call.json, { instances: [{ prompt: 'A lighthouse on a cliff at dawn, waves below' }], parameters: { aspectRatio: '9:16', resolution: '1080p', durationSeconds: 8 } });
     assert.match(String(ref.operation), /^models\/veo-3\.1-generate-preview\/operations\/[0-9a-f]+$/);
 
     const seen = await pollToEnd(google, ref, ctx);
@@ -48,6 +48,35 @@ describe('Google Gemini API (Veo) adapter', () => {
     assert.equal(res.headers.get('content-type'), 'video/mp4');
     assert.equal((await fetch(out.url!)).status, 403, 'without the key the download is refused');
     assert.deepEqual(google.outputHeaders!({ url: 'https://cdn.example.com/v.mp4' }), {}, 'never the key to another origin');
+  });
+
+  // Google's own SDK (@google/genai 2.32.0, the Gemini Developer API path of models.generateVideos and
+  // operations.getVideosOperation) run against the fake: our request equals the SDK's for the same
+  // job, and the SDK reads the fake's operation to the same video uri our adapter returns.
+  test("the wire equals what Google's own SDK sends and reads for the same job", async () => {
+    const { GoogleGenAI } = await import('@google/genai');
+    const ai = new GoogleGenAI({ apiKey: fake.key, httpOptions: { baseUrl: fake.url } });
+    const job = veo({ aspectRatio: '9:16', resolution: '720p' });
+    let op = await ai.models.generateVideos({
+      model: 'veo-3.1-generate-preview',
+      source: { prompt: job.prompt! },
+      config: { aspectRatio: '9:16', resolution: '720p', durationSeconds: 8 },
+    });
+    const sdkCall = fake.requestsOf('submit').at(-1)!;
+    const ref = await google.submit(job, ctx);
+    const ours = fake.requestsOf('submit').at(-1)!;
+    assert.notEqual(ours, sdkCall);
+    assert.equal(ours.path, sdkCall.path);
+    assert.equal(sdkCall.headers['x-goog-api-key'], fake.key, 'the SDK sends the key in x-goog-api-key too');
+    assert.deepEqual(ours.json, sdkCall.json);
+
+    while (!op.done) op = await ai.operations.getVideosOperation({ operation: op });
+    const sdkPoll = fake.requestsOf('status').at(-1)!;
+    assert.equal(sdkPoll.path, `/v1beta/${op.name}`);
+    const seen = await pollToEnd(google, ref, ctx);
+    const uri = op.response?.generatedVideos?.[0]?.video?.uri;
+    assert.ok(uri);
+    assert.equal(seen.at(-1)!.outputs![0]!.url!.replace(/\/files\/[0-9a-f]+:/, '/files/ID:'), uri.replace(/\/files\/[0-9a-f]+:/, '/files/ID:'));
   });
 
   test("a base URL given with the SDKs' /v1beta does not yield /v1beta/v1beta", async () => {
