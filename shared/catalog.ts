@@ -263,16 +263,18 @@ export const catalog = {
     // images go to fal-ai/veo3.1/reference-to-video, whose schema has duration "8s" only, and Veo takes
     // at most 3 reference images (Google's Gemini API Veo 3.1 documentation: "up to three").
     // Google's Gemini API is the second route (activities/providers/google.ts, contracts/google.ts):
-    // text-to-video at 8 s only, the part of its protocol read from Google's documentation.
+    // 8 s jobs, text-to-video, first frame, first and last frame or 1-3 reference images (sent inline
+    // as base64, the only image form the Gemini API takes); 4 s and 6 s are documented for Vertex, not
+    // for the Gemini API, so they stay on fal.
     alternates: [
       {
         provider: 'google',
         providerModelId: 'veo-3.1-generate-preview',
         source: "ai.google.dev/gemini-api/docs/video (8-second videos, 16:9 | 9:16, 720p | 1080p | 4k; 4k not offered); the REST wire (predictLongRunning with x-goog-api-key, the body, operation polling, generateVideoResponse.generatedSamples[].video.uri) read from Google's SDK @google/genai 2.32.0 and tested against it: contracts/google.ts",
-        accepts: { durations: [8], resolutions: ['720p', '1080p'], aspectRatios: ['16:9', '9:16'], imageInputs: false },
+        accepts: { durations: [8], resolutions: ['720p', '1080p'], aspectRatios: ['16:9', '9:16'] },
       },
     ],
-    otherRoutes: "fal (fal-ai/veo3.1/*) and Google's Gemini API (ai.google.dev/gemini-api/docs/video: veo-3.1-generate-preview through models.predictLongRunning, then operations polling): two live routes for text-to-video 8 s jobs; with failover on such a job moves from one to the other. Jobs with image inputs or 4 s / 6 s stay on fal (the Gemini wire shape of image inputs and of durationSeconds was not confirmed from Google's documentation). Vertex AI serves it too; no adapter.",
+    otherRoutes: "fal (fal-ai/veo3.1/*) and Google's Gemini API (ai.google.dev/gemini-api/docs/video: veo-3.1-generate-preview through models.predictLongRunning, then operations polling; wire read from Google's SDK @google/genai): two live routes for 8 s jobs (text, first frame, first and last frame, reference images); with failover on such a job moves from one to the other. 4 s and 6 s jobs stay on fal (Google documents them for Vertex, not for the Gemini API). Vertex AI serves it too; no adapter.",
     source: 'fal.ai model page fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16); fal-ai/veo3.1/reference-to-video (1-3 image_urls, duration 8s)',
     maxReferenceImages: 3,
     referenceDurations: [8],

@@ -123,8 +123,6 @@ export function createGoogleAdapter(cfg: GoogleConfig): ProviderAdapter {
       const alt = req.route.alternates?.find((a) => a.provider === 'google');
       const model = req.providerModelId ?? (req.route.provider === 'google' ? req.route.providerModelId : alt?.providerModelId);
       if (!model) throw new ProviderError(`${req.model} has no Google route in the catalog`, { retryable: false });
-      // The create-time check (catalog accepts) keeps these jobs off this route; refuse rather than drop inputs.
-      if (req.inputs.length > 0) throw new ProviderError(`Google: ${req.model} is text-to-video only on this route; the job has image inputs`, { retryable: false });
       const o = opts('video generation', ctx);
       const body = await predictBody(req, ctx);
       const op = await callJson<Partial<GoogleVeoOperation>>(

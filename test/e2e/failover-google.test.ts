@@ -1,7 +1,8 @@
 // veo-3.1's second route on the real stack: fal's queue first, then Google's Gemini API
 // (Veo 3.1), both local fakes speaking their providers' protocols. With fal answering 503 to every
-// call, a text-to-video 8 s job completes on Google, charged once, with one Google submit; a job the
-// Google route cannot take (4 s) is stored without failover routes and never reaches Google.
+// call, a text-to-video 8 s job completes on Google, charged once, with one Google submit; a first-and-
+// last-frame job moves too, its frames sent inline; a job the Google route cannot take (4 s) is stored
+// without failover routes and never reaches Google.
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
@@ -11,6 +12,8 @@ import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.j
 import { startFakeGoogle, type FakeGoogle } from '../support/fake-providers/google.js';
 import { json } from '../support/fake-providers/server.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
+import { insertUpload } from '../support/fixtures.js';
+import { buffer } from 'node:stream/consumers';
 import type { Config } from '../../shared/config.js';
 
 let tdb: TestDatabase;
@@ -58,8 +61,8 @@ beforeEach(async () => {
   await tdb.db.deleteFrom('provider_circuits').execute();
 });
 
-async function create(t: Tenant, marker: string, duration: number): Promise<string> {
-  const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', { project_id: t.projectId, prompt: `a lighthouse at dusk ${marker}`, model, aspect_ratio: '16:9', duration, resolution: '720p' });
+async function create(t: Tenant, marker: string, duration: number, more: Record<string, unknown> = {}): Promise<string> {
+  const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', { project_id: t.projectId, prompt: `a lighthouse at dusk ${marker}`, model, aspect_ratio: '16:9', duration, resolution: '720p', ...more });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.data.provider, 'fal', 'new jobs start on the first route');
   return r.body.data.id as string;
@@ -89,7 +92,7 @@ describe('veo-3.1 fails over from fal to Google (Gemini API)', () => {
     assert.equal(googleSubmits(marker), 1, 'exactly one submit on Google');
     const submit = google.requestsOf('submit').find((r) => JSON.stringify(r.json).includes(marker))!;
     assert.equal(submit.path, '/v1beta/models/veo-3.1-generate-preview:predictLongRunning');
-    assert.deepEqual((submit.json as { parameters: unknown }).parameters, { aspectRatio: '16:9', resolution: '720p' });
+    assert.deepEqual((submit.json as { parameters: unknown }).parameters, { aspectRatio: '16:9', resolution: '720p', durationSeconds: 8 });
     const price = 20 * 8;
     assert.deepEqual(await ledger(id), [['charge', -price]], 'charged once');
     assert.equal(await creditsOf(tdb.db, t), 1000 - price);
@@ -98,6 +101,24 @@ describe('veo-3.1 fails over from fal to Google (Gemini API)', () => {
     assert.equal(r.body.data.provider, 'google');
     assert.equal(r.body.data.provider_attempts?.length, 1);
     assert.equal(r.body.data.provider_attempts[0].provider, 'fal');
+  });
+
+  test('a first-and-last-frame job moves to Google with both frames inline (base64 of the uploads, image/png)', async () => {
+    fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
+    const t = await createTenant(tdb.db, 1000);
+    const [start, end] = [await insertUpload(tdb.db, gw.storage, t, 'image'), await insertUpload(tdb.db, gw.storage, t, 'image')];
+    const marker = '[two-frames]';
+    const id = await create(t, marker, 8, { start_frame_file_id: start, end_frame_file_id: end });
+    const row = await finished(id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    const submit = google.requestsOf('submit').find((r) => JSON.stringify(r.json).includes(marker))!;
+    const instance = (submit.json as { instances: { image?: { bytesBase64Encoded: string; mimeType: string }; lastFrame?: { bytesBase64Encoded: string; mimeType: string } }[] }).instances[0]!;
+    for (const [frame, fileId] of [[instance.image, start], [instance.lastFrame, end]] as const) {
+      const upload = await tdb.db.selectFrom('file_uploads').select('object_key').where('id', '=', fileId).executeTakeFirstOrThrow();
+      const stored = await buffer(await gw.storage.getStream(upload.object_key));
+      assert.equal(frame?.mimeType, 'image/png');
+      assert.ok(Buffer.from(frame!.bytesBase64Encoded, 'base64').equals(stored), 'the frame is the uploaded image, byte for byte');
+    }
   });
 
   test('a job Google cannot take (4 s) is stored without failover routes and stays on fal', async () => {
