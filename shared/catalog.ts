@@ -164,7 +164,16 @@ export const catalog = {
     },
     // fal's Veo 3.1 schema puts no rule between resolution and duration: 4s, 6s and 8s at 720p and 1080p
     // (4k is billed higher and not offered). Reference images (1-3) go to reference-to-video, 8s only.
-    otherRoutes: "Served as Veo 3.1, which Google's Gemini API also serves (ai.google.dev/gemini-api/docs/video, veo-3.1-generate-preview, models.predictLongRunning); no adapter here yet. No alternate.",
+    // Google's Gemini API serves the same Veo 3.1 as veo-3.1's second route does, with the same reach.
+    alternates: [
+      {
+        provider: 'google',
+        providerModelId: 'veo-3.1-generate-preview',
+        source: "ai.google.dev/gemini-api/docs/video (Veo 3.1: 8-second videos, 16:9 | 9:16, first and/or last frame, up to three reference images); the REST wire read from Google's SDK @google/genai 2.32.0 and tested against it: contracts/google.ts",
+        accepts: { durations: [8], resolutions: ['720p', '1080p'], aspectRatios: ['16:9', '9:16'] },
+      },
+    ],
+    otherRoutes: "Served as Veo 3.1: fal (fal-ai/veo3.1/*) and Google's Gemini API (veo-3.1-generate-preview through models.predictLongRunning, as veo-3.1's second route): two live routes for 8 s jobs (text, first frame, first and last frame, reference images); 4 s and 6 s jobs stay on fal.",
     source: 'OpenAI Videos API retired 2026-09-24 (sora-2-pro shut down); routed to fal.ai fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16; reference-to-video: 1-3 image_urls, 8s only)',
     servedAs: { model: 'Veo 3.1 on fal (fal-ai/veo3.1): OpenAI shut sora-2-pro down on 2026-09-24' },
     maxReferenceImages: 3,
@@ -190,7 +199,17 @@ export const catalog = {
     },
     // Veo 3.1 Fast on fal has no reference-to-video endpoint: one reference image is used as the first
     // frame (image-to-video); more would be dropped, so they are refused. Durations as Veo 3.1.
-    otherRoutes: "Served as Veo 3.1 Fast, which Google's Gemini API also serves (ai.google.dev/gemini-api/docs/video, veo-3.1-fast-generate-preview); no adapter here yet. No alternate.",
+    // Google's Gemini API is the second route for 8 s text-to-video: Google's pages read name the
+    // image features for Veo 3.1 without saying which Veo 3.1 Fast has, so jobs with images stay on fal.
+    alternates: [
+      {
+        provider: 'google',
+        providerModelId: 'veo-3.1-fast-generate-preview',
+        source: "Google's Veo 3.1 model page (cloud.google.com/vertex-ai/generative-ai/docs/models/veo/3-1-generate: model id veo-3.1-fast-generate-preview, 16:9 | 9:16, 720p | 1080p); ai.google.dev/gemini-api/docs/video (8-second videos on the Gemini API); the REST wire read from Google's SDK @google/genai 2.32.0: contracts/google.ts",
+        accepts: { durations: [8], resolutions: ['720p', '1080p'], aspectRatios: ['16:9', '9:16'], imageInputs: false },
+      },
+    ],
+    otherRoutes: "Served as Veo 3.1 Fast: fal (fal-ai/veo3.1/fast/*) and Google's Gemini API (veo-3.1-fast-generate-preview through models.predictLongRunning): two live routes for 8 s text-to-video jobs; jobs with image inputs or of 4 s / 6 s stay on fal.",
     source: 'OpenAI Videos API retired 2026-09-24 (sora-2 shut down); routed to fal.ai fal-ai/veo3.1/fast (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16; no reference-to-video)',
     servedAs: { model: 'Veo 3.1 Fast on fal (fal-ai/veo3.1/fast): OpenAI shut sora-2 down on 2026-09-24' },
     maxReferenceImages: 1,

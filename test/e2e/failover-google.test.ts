@@ -2,7 +2,7 @@
 // (Veo 3.1), both local fakes speaking their providers' protocols. With fal answering 503 to every
 // call, a text-to-video 8 s job completes on Google, charged once, with one Google submit; a first-and-
 // last-frame job moves too, its frames sent inline; a job the Google route cannot take (4 s) is stored
-// without failover routes and never reaches Google.
+// without failover routes and never reaches Google. sora-2, served as Veo 3.1 Fast, moves the same way.
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
@@ -80,7 +80,7 @@ async function finished(id: string, timeoutMs = 180_000) {
 const googleSubmits = (marker: string) => google.requestsOf('submit').filter((r) => JSON.stringify(r.json).includes(marker)).length;
 const ledger = async (id: string) => (await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]);
 
-describe('veo-3.1 fails over from fal to Google (Gemini API)', () => {
+describe('veo-3.1 and sora-2 fail over from fal to Google (Gemini API)', () => {
   test('fal answers 503 to everything: the job completes on Google, charged once, with one Google submit', async () => {
     fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
     const t = await createTenant(tdb.db, 1000);
@@ -119,6 +119,19 @@ describe('veo-3.1 fails over from fal to Google (Gemini API)', () => {
       assert.equal(frame?.mimeType, 'image/png');
       assert.ok(Buffer.from(frame!.bytesBase64Encoded, 'base64').equals(stored), 'the frame is the uploaded image, byte for byte');
     }
+  });
+
+  test('sora-2 (Veo 3.1 Fast on fal) moves to Google as veo-3.1-fast-generate-preview, charged once at its own price', async () => {
+    fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
+    const t = await createTenant(tdb.db, 1000);
+    const marker = '[sora-2]';
+    const id = await create(t, marker, 8, { model: 'sora-2' });
+    const row = await finished(id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    assert.equal((await api(gw.baseUrl, t.apiKey).get(`/v1/videos/${id}`)).body.data.provider, 'google');
+    assert.equal(googleSubmits(marker), 1);
+    assert.equal(google.requestsOf('submit').find((r) => JSON.stringify(r.json).includes(marker))!.path, '/v1beta/models/veo-3.1-fast-generate-preview:predictLongRunning');
+    assert.deepEqual(await ledger(id), [['charge', -10 * 8]], 'charged once');
   });
 
   test('a job Google cannot take (4 s) is stored without failover routes and stays on fal', async () => {

@@ -126,6 +126,27 @@ describe('Google Gemini API (Veo) adapter', () => {
     assert.equal((ours.json as { instances: { referenceImages: unknown[] }[] }).instances[0]!.referenceImages.length, 2);
   });
 
+  test('sora-2 (served as Veo 3.1 Fast) goes to veo-3.1-fast-generate-preview with the body the SDK sends; sora-2-pro references are referenceImages', async () => {
+    const fast = requestFor('sora-2', { providerModelId: 'veo-3.1-fast-generate-preview', duration: 8 });
+    const { ours, theirs } = await oursAndSdks(fast, {
+      model: 'veo-3.1-fast-generate-preview',
+      source: { prompt: fast.prompt! },
+      config: { aspectRatio: '16:9', resolution: '720p', durationSeconds: 8 },
+    });
+    assert.equal(ours.path, '/v1beta/models/veo-3.1-fast-generate-preview:predictLongRunning');
+    assert.equal(ours.path, theirs.path);
+    assert.deepEqual(ours.json, theirs.json);
+
+    const refs = [await storeInput(storage, 'reference')];
+    const pro = requestFor('sora-2-pro', { providerModelId: 'veo-3.1-generate-preview', duration: 8, inputs: refs });
+    const both = await oursAndSdks(pro, {
+      model: 'veo-3.1-generate-preview',
+      source: { prompt: pro.prompt! },
+      config: { aspectRatio: '16:9', resolution: '1080p', durationSeconds: 8, referenceImages: [{ image: png, referenceType: VideoGenerationReferenceType.ASSET }] },
+    });
+    assert.deepEqual(both.ours.json, both.theirs.json);
+  });
+
   test('an inline image whose bytes are not of its stated type is refused by the fake (400 INVALID_ARGUMENT)', async () => {
     const mislabeled = await storeInput(storage, 'start_frame', 'image/jpeg');
     const err = await errorOf(() => google.submit(veo({ inputs: [mislabeled] }), ctx));
@@ -246,5 +267,15 @@ describe('Google Gemini API (Veo) adapter', () => {
     assert.equal(fourSeconds?.provider, 'fal');
     assert.equal(fourSeconds?.provider_model_id, 'fal-ai/veo3.1');
     assert.equal(fourSeconds?.routes, undefined);
+  });
+
+  test('routing: sora-2-pro fails over to veo-3.1-generate-preview as veo-3.1 does; sora-2 to veo-3.1-fast-generate-preview for 8 s text-to-video only', () => {
+    const keys = { PROVIDERS_MODE: 'live' as const, FAL_KEY: 'k-fal-1234', OPENAI_API_KEY: undefined, ELEVENLABS_API_KEY: undefined, XAI_API_KEY: undefined, GEMINI_API_KEY: 'k-gem-1234' };
+    const text8 = { prompt: 'x', duration: 8, resolution: '720p', aspect_ratio: '16:9' };
+    const routes = (model: string, p: Record<string, unknown>) => resolveJobRoute(keys, routeFor(model)!, p)?.routes?.map((r) => `${r.provider}:${r.provider_model_id}`);
+    assert.deepEqual(routes('sora-2-pro', { ...text8, reference_file_ids: ['a', 'b'] }), ['fal:fal-ai/veo3.1', 'google:veo-3.1-generate-preview']);
+    assert.deepEqual(routes('sora-2', text8), ['fal:fal-ai/veo3.1/fast', 'google:veo-3.1-fast-generate-preview']);
+    assert.equal(routes('sora-2', { ...text8, start_frame_file_id: 'upl_1' }), undefined, 'an image job of sora-2 stays on fal');
+    assert.equal(routes('sora-2', { ...text8, duration: 6 }), undefined, 'a 6 s job stays on fal');
   });
 });
