@@ -101,7 +101,7 @@ export const catalog = {
     secondaryModelIds: { edit: 'fal-ai/nano-banana-2/edit' },
     // fal.ai/models/fal-ai/nano-banana-2 (queue API): prompt, num_images, aspect_ratio (auto, 21:9 … 9:16),
     // resolution 0.5K | 1K | 2K | 4K, output_format jpeg | png | webp; /edit adds image_urls.
-    otherRoutes: "Google serves its Nano Banana image models on the Gemini API (ai.google.dev/gemini-api/docs/nanobanana, models.generateContent); no adapter here yet, and the Gemini model id of Nano Banana 2 is to be confirmed against Google's model list first. No alternate.",
+    otherRoutes: "Google serves Nano Banana image models on the Gemini API (ai.google.dev/gemini-api/docs/nanobanana, models.generateContent), but the pages read there list only Nano Banana (gemini-2.5-flash-image) and Nano Banana Pro; Nano Banana 2 (Gemini 3.1 Flash Image) is named on Google's Vertex/Enterprise model pages only (gemini-3.1-flash-image), so its Gemini API model id is unconfirmed. No alternate.",
     source: 'fal.ai model page fal-ai/nano-banana-2 (prompt, num_images, aspect_ratio, output_format; /edit: image_urls)',
     // fal's input schema for fal-ai/nano-banana-2 and /edit: prompt minLength 3.
     promptChars: { min: 3 },
