@@ -4,13 +4,15 @@
 // aspectRatio, resolution, durationSeconds } } → an Operation { name }; GET {base}/v1beta/{name} until
 // `done: true`, then either `error: { code, message, status }` or
 // `response.generateVideoResponse.generatedSamples[].video.uri`, which is downloaded with the same key
-// header (outputHeaders: sent to the API's origin only, never after a redirect elsewhere). Image
+// header (outputHeaders: sent to the API's origin only, never after a redirect elsewhere), or the video
+// inline (`encodedVideo`), which is stored under the job here. Image
 // inputs go inline as base64 (the Gemini API takes no image URL), read from our store. veo-3.1,
 // sora-2-pro and sora-2 are served by fal first (catalog.ts); this is their second route, 8 s only.
 // Google documents no cancel for these operations: cancel is a no-op, the workflow stops polling.
 // GEMINI_BASE_URL may carry the `/v1beta` of the SDKs' base URL: it is dropped, so paths are never
 // /v1beta/v1beta/….
 import { buffer } from 'node:stream/consumers';
+import { jobOutputKey } from '../../shared/storage.js';
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest, InputFile } from './types.js';
 import { ProviderError } from './types.js';
 import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, parseJson, providerFetch, providerReason, readText, sameOrigin, scrub, type HttpCallOptions } from './http.js';
@@ -155,11 +157,22 @@ export function createGoogleAdapter(cfg: GoogleConfig): ProviderAdapter {
         }
         throw malformed(o, 'a done operation without an error or a video');
       }
-      const outputs: ProviderOutput[] = samples.map((s) => {
+      const outputs: ProviderOutput[] = [];
+      for (const [i, s] of samples.entries()) {
         const uri = s.video?.uri;
-        if (typeof uri !== 'string' || !/^https?:\/\//.test(uri)) throw malformed(o, 'a generated sample without a video uri');
-        return { url: uri, contentType: 'video/mp4' };
-      });
+        if (typeof uri === 'string' && /^https?:\/\//.test(uri)) {
+          outputs.push({ url: uri, contentType: 'video/mp4' });
+          continue;
+        }
+        // videoFromMldev also reads the video inline (encodedVideo, encoding): stored here, so only its key travels on.
+        const inline = s.video?.encodedVideo;
+        if (typeof inline !== 'string' || !inline) throw malformed(o, 'a generated sample without a video uri or bytes');
+        if (s.video?.encoding !== undefined && s.video.encoding !== 'video/mp4') throw malformed(o, `a generated sample of type ${String(s.video.encoding)}, not video/mp4`);
+        const bytes = Buffer.from(inline, 'base64');
+        const key = jobOutputKey(ctx.storage, ref.jobId as string, i + 1, 'mp4');
+        const stored = await ctx.storage.putStream(key, bytes, 'video/mp4', bytes.length);
+        outputs.push({ key, contentType: 'video/mp4', size: stored.size });
+      }
       return { state: 'succeeded', percent: 100, outputs };
     },
 

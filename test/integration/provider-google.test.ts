@@ -13,6 +13,8 @@ import { resolveJobRoute } from '../../shared/routing.js';
 import { startFakeGoogle, type FakeGoogle } from '../support/fake-providers/google.js';
 import { tinyPng } from '../support/fake-providers/server.js';
 import { GoogleGenAI, VideoGenerationReferenceType } from '@google/genai';
+import { buffer } from 'node:stream/consumers';
+import { jobOutputKey } from '../../shared/storage.js';
 import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput } from '../support/fake-providers/context.js';
 
 describe('Google Gemini API (Veo) adapter', () => {
@@ -226,6 +228,20 @@ describe('Google Gemini API (Veo) adapter', () => {
     assert.equal(err.retryable, false);
     assert.equal(err.account, false);
     assert.match(err.message, /request rejected \(HTTP 400\): parameters.resolution: 4k is not supported \(INVALID_ARGUMENT\)/);
+  });
+
+  test('a sample with the video inline (encodedVideo, encoding) is stored under the job and reported by key', async () => {
+    const job = veo();
+    const ref = await google.submit(job, ctx);
+    const bytes = Buffer.from('not really an mp4, but bytes');
+    fake.script('status', { status: 200, body: { name: ref.operation, done: true, response: { generateVideoResponse: { generatedSamples: [{ video: { encodedVideo: bytes.toString('base64'), encoding: 'video/mp4' } }] } } } });
+    const done = await google.poll(ref, ctx);
+    assert.equal(done.state, 'succeeded');
+    const out = done.outputs![0]!;
+    assert.equal(out.url, undefined);
+    assert.equal(out.key, jobOutputKey(storage, job.jobId, 1, 'mp4'));
+    assert.equal(out.size, bytes.length);
+    assert.ok((await buffer(await storage.getStream(out.key!))).equals(bytes));
   });
 
   test('a malformed answer is a clear error', async () => {
