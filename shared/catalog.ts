@@ -101,7 +101,7 @@ export const catalog = {
     secondaryModelIds: { edit: 'fal-ai/nano-banana-2/edit' },
     // fal.ai/models/fal-ai/nano-banana-2 (queue API): prompt, num_images, aspect_ratio (auto, 21:9 … 9:16),
     // resolution 0.5K | 1K | 2K | 4K, output_format jpeg | png | webp; /edit adds image_urls.
-    otherRoutes: "Google serves its Nano Banana image models on the Gemini API (ai.google.dev/gemini-api/docs/nanobanana, models.generateContent); no adapter here yet, and the Gemini model id of Nano Banana 2 is to be confirmed against Google's model list first. No alternate.",
+    otherRoutes: "Google serves Nano Banana image models on the Gemini API (ai.google.dev/gemini-api/docs/nanobanana, models.generateContent), but the pages read there list only Nano Banana (gemini-2.5-flash-image) and Nano Banana Pro; Nano Banana 2 (Gemini 3.1 Flash Image) is named on Google's Vertex/Enterprise model pages only (gemini-3.1-flash-image), so its Gemini API model id is unconfirmed. No alternate.",
     source: 'fal.ai model page fal-ai/nano-banana-2 (prompt, num_images, aspect_ratio, output_format; /edit: image_urls)',
     // fal's input schema for fal-ai/nano-banana-2 and /edit: prompt minLength 3.
     promptChars: { min: 3 },
@@ -174,7 +174,16 @@ export const catalog = {
     },
     // fal's Veo 3.1 schema puts no rule between resolution and duration: 4s, 6s and 8s at 720p and 1080p
     // (4k is billed higher and not offered). Reference images (1-3) go to reference-to-video, 8s only.
-    otherRoutes: "Served as Veo 3.1, which Google's Gemini API also serves (ai.google.dev/gemini-api/docs/video, veo-3.1-generate-preview, models.predictLongRunning); no adapter here yet. No alternate.",
+    // Google's Gemini API serves the same Veo 3.1 as veo-3.1's second route does, with the same reach.
+    alternates: [
+      {
+        provider: 'google',
+        providerModelId: 'veo-3.1-generate-preview',
+        source: "ai.google.dev/gemini-api/docs/video (Veo 3.1: 8-second videos, 16:9 | 9:16, first and/or last frame, up to three reference images); the REST wire read from Google's SDK @google/genai 2.32.0 and tested against it: contracts/google.ts",
+        accepts: { durations: [8], resolutions: ['720p', '1080p'], aspectRatios: ['16:9', '9:16'] },
+      },
+    ],
+    otherRoutes: "Served as Veo 3.1: fal (fal-ai/veo3.1/*) and Google's Gemini API (veo-3.1-generate-preview through models.predictLongRunning, as veo-3.1's second route): two live routes for 8 s jobs (text, first frame, first and last frame, reference images); 4 s and 6 s jobs stay on fal.",
     source: 'OpenAI Videos API retired 2026-09-24 (sora-2-pro shut down); routed to fal.ai fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16; reference-to-video: 1-3 image_urls, 8s only)',
     servedAs: { model: 'Veo 3.1 on fal (fal-ai/veo3.1): OpenAI shut sora-2-pro down on 2026-09-24' },
     maxReferenceImages: 3,
@@ -200,7 +209,17 @@ export const catalog = {
     },
     // Veo 3.1 Fast on fal has no reference-to-video endpoint: one reference image is used as the first
     // frame (image-to-video); more would be dropped, so they are refused. Durations as Veo 3.1.
-    otherRoutes: "Served as Veo 3.1 Fast, which Google's Gemini API also serves (ai.google.dev/gemini-api/docs/video, veo-3.1-fast-generate-preview); no adapter here yet. No alternate.",
+    // Google's Gemini API is the second route for 8 s text-to-video: Google's pages read name the
+    // image features for Veo 3.1 without saying which Veo 3.1 Fast has, so jobs with images stay on fal.
+    alternates: [
+      {
+        provider: 'google',
+        providerModelId: 'veo-3.1-fast-generate-preview',
+        source: "Google's Veo 3.1 model page (cloud.google.com/vertex-ai/generative-ai/docs/models/veo/3-1-generate: model id veo-3.1-fast-generate-preview, 16:9 | 9:16, 720p | 1080p); ai.google.dev/gemini-api/docs/video (8-second videos on the Gemini API); the REST wire read from Google's SDK @google/genai 2.32.0: contracts/google.ts",
+        accepts: { durations: [8], resolutions: ['720p', '1080p'], aspectRatios: ['16:9', '9:16'], imageInputs: false },
+      },
+    ],
+    otherRoutes: "Served as Veo 3.1 Fast: fal (fal-ai/veo3.1/fast/*) and Google's Gemini API (veo-3.1-fast-generate-preview through models.predictLongRunning): two live routes for 8 s text-to-video jobs; jobs with image inputs or of 4 s / 6 s stay on fal.",
     source: 'OpenAI Videos API retired 2026-09-24 (sora-2 shut down); routed to fal.ai fal-ai/veo3.1/fast (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16; no reference-to-video)',
     servedAs: { model: 'Veo 3.1 Fast on fal (fal-ai/veo3.1/fast): OpenAI shut sora-2 down on 2026-09-24' },
     maxReferenceImages: 1,
@@ -273,16 +292,18 @@ export const catalog = {
     // images go to fal-ai/veo3.1/reference-to-video, whose schema has duration "8s" only, and Veo takes
     // at most 3 reference images (Google's Gemini API Veo 3.1 documentation: "up to three").
     // Google's Gemini API is the second route (activities/providers/google.ts, contracts/google.ts):
-    // text-to-video at 8 s only, the part of its protocol read from Google's documentation.
+    // 8 s jobs, text-to-video, first frame, first and last frame or 1-3 reference images (sent inline
+    // as base64, the only image form the Gemini API takes); 4 s and 6 s are documented for Vertex, not
+    // for the Gemini API, so they stay on fal.
     alternates: [
       {
         provider: 'google',
         providerModelId: 'veo-3.1-generate-preview',
-        source: 'ai.google.dev/gemini-api/docs/video (read 2026-11-25): 8-second videos, 16:9 | 9:16, 720p | 1080p | 4k (4k not offered), a polled long-running operation; the REST wire (predictLongRunning, x-goog-api-key, generateVideoResponse.generatedSamples[].video.uri) corroborated from third-party docs only: contracts/google.ts',
-        accepts: { durations: [8], resolutions: ['720p', '1080p'], aspectRatios: ['16:9', '9:16'], imageInputs: false },
+        source: "ai.google.dev/gemini-api/docs/video (8-second videos, 16:9 | 9:16, 720p | 1080p | 4k; 4k not offered); the REST wire (predictLongRunning with x-goog-api-key, the body, operation polling, generateVideoResponse.generatedSamples[].video.uri) read from Google's SDK @google/genai 2.32.0 and tested against it: contracts/google.ts",
+        accepts: { durations: [8], resolutions: ['720p', '1080p'], aspectRatios: ['16:9', '9:16'] },
       },
     ],
-    otherRoutes: "fal (fal-ai/veo3.1/*) and Google's Gemini API (ai.google.dev/gemini-api/docs/video: veo-3.1-generate-preview through models.predictLongRunning, then operations polling): two live routes for text-to-video 8 s jobs; with failover on such a job moves from one to the other. Jobs with image inputs or 4 s / 6 s stay on fal (the Gemini wire shape of image inputs and of durationSeconds was not confirmed from Google's documentation). Vertex AI serves it too; no adapter.",
+    otherRoutes: "fal (fal-ai/veo3.1/*) and Google's Gemini API (ai.google.dev/gemini-api/docs/video: veo-3.1-generate-preview through models.predictLongRunning, then operations polling; wire read from Google's SDK @google/genai): two live routes for 8 s jobs (text, first frame, first and last frame, reference images); with failover on such a job moves from one to the other. 4 s and 6 s jobs stay on fal (Google documents them for Vertex, not for the Gemini API). Vertex AI serves it too; no adapter.",
     source: 'fal.ai model page fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16); fal-ai/veo3.1/reference-to-video (1-3 image_urls, duration 8s)',
     maxReferenceImages: 3,
     referenceDurations: [8],

@@ -1,17 +1,22 @@
-// Google Gemini API video adapter (Veo 3.1; ai.google.dev/gemini-api/docs/video, contracts/google.ts):
-// POST {base}/v1beta/models/{model}:predictLongRunning with `x-goog-api-key` and { instances: [{ prompt
-// }], parameters: { aspectRatio, resolution } } → an Operation { name }; GET {base}/v1beta/{name} until
+// Google Gemini API video adapter (Veo 3.1 and Veo 3.1 Fast; the wire of contracts/google.ts, read
+// from Google's SDK @google/genai): POST {base}/v1beta/models/{model}:predictLongRunning with
+// `x-goog-api-key` and { instances: [{ prompt, image?, lastFrame?, referenceImages? }], parameters: {
+// aspectRatio, resolution, durationSeconds } } → an Operation { name }; GET {base}/v1beta/{name} until
 // `done: true`, then either `error: { code, message, status }` or
 // `response.generateVideoResponse.generatedSamples[].video.uri`, which is downloaded with the same key
-// header (outputHeaders: sent to the API's origin only, never after a redirect elsewhere). veo-3.1 is
-// served by fal first (catalog.ts); this is its second route, text-to-video at 8 s only. Google
-// documents no cancel for these operations: cancel is a no-op, the workflow stops polling.
+// header (outputHeaders: sent to the API's origin only, never after a redirect elsewhere), or the video
+// inline (`encodedVideo`), which is stored under the job here. Image
+// inputs go inline as base64 (the Gemini API takes no image URL), read from our store. veo-3.1,
+// sora-2-pro and sora-2 are served by fal first (catalog.ts); this is their second route, 8 s only.
+// Google documents no cancel for these operations: cancel is a no-op, the workflow stops polling.
 // GEMINI_BASE_URL may carry the `/v1beta` of the SDKs' base URL: it is dropped, so paths are never
 // /v1beta/v1beta/….
-import type { PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef } from './types.js';
+import { buffer } from 'node:stream/consumers';
+import { jobOutputKey } from '../../shared/storage.js';
+import type { PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest, InputFile } from './types.js';
 import { ProviderError } from './types.js';
 import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, parseJson, providerFetch, providerReason, readText, sameOrigin, scrub, type HttpCallOptions } from './http.js';
-import type { GoogleStatus, GoogleVeoOperation, GoogleVeoPredictRequest } from './contracts/google.js';
+import type { GoogleStatus, GoogleVeoImage, GoogleVeoOperation, GoogleVeoParameters, GoogleVeoPredictRequest } from './contracts/google.js';
 
 export interface GoogleConfig {
   key: string;
@@ -66,6 +71,42 @@ async function callJson<T>(url: string, init: RequestInit, o: HttpCallOptions): 
   return parseJson<T>(text, o);
 }
 
+const byRole = (inputs: InputFile[], ...roles: InputFile['role'][]) => inputs.filter((i) => roles.includes(i.role));
+
+/** imageToMldev: the image's bytes inline, base64, with its MIME type. */
+async function inlineImage(f: InputFile, ctx: ProviderContext): Promise<GoogleVeoImage> {
+  const bytes = await buffer(await ctx.storage.getStream(f.key));
+  return { bytesBase64Encoded: bytes.toString('base64'), mimeType: f.contentType };
+}
+
+/**
+ * The predictLongRunning body of a job. Inputs mean what they mean on the model's first route (fal.ts
+ * videoFrames, catalog requestRefusal): start frame → `image`, end frame → `lastFrame`; reference
+ * images → `referenceImages` (ASSET) where the model has a reference mode, else a lone reference is the
+ * first frame.
+ */
+export async function predictBody(req: ProviderRequest, ctx: ProviderContext): Promise<GoogleVeoPredictRequest> {
+  const [start] = byRole(req.inputs, 'start_frame');
+  const [end] = byRole(req.inputs, 'end_frame');
+  const refs = byRole(req.inputs, 'reference', 'image');
+  const referenceMode = !!req.route.secondaryModelIds?.reference;
+  const first = start ?? (referenceMode ? undefined : refs[0]);
+  if (!referenceMode && refs.length > 1) throw new ProviderError(`Google: ${req.model} takes at most one reference image (its first frame)`, { retryable: false });
+  if (end && !first) throw new ProviderError(`Google: ${req.model} needs a first frame with an end frame`, { retryable: false });
+  const instance: GoogleVeoPredictRequest['instances'][number] = { prompt: req.prompt ?? '' };
+  if (first) instance.image = await inlineImage(first, ctx);
+  if (end) instance.lastFrame = await inlineImage(end, ctx);
+  if (referenceMode && refs.length) {
+    instance.referenceImages = await Promise.all(refs.map(async (r) => ({ image: await inlineImage(r, ctx), referenceType: 'ASSET' as const })));
+  }
+  const parameters: GoogleVeoParameters = {
+    aspectRatio: (req.aspectRatio ?? req.route.defaultAspectRatio) as GoogleVeoParameters['aspectRatio'],
+    resolution: (req.resolution ?? req.route.defaultResolution) as GoogleVeoParameters['resolution'],
+    durationSeconds: (req.duration ?? req.route.defaultDuration) as GoogleVeoParameters['durationSeconds'],
+  };
+  return { instances: [instance], parameters };
+}
+
 export function createGoogleAdapter(cfg: GoogleConfig): ProviderAdapter {
   const timeoutMs = cfg.timeoutMs ?? defaultTimeoutMs;
   const base = geminiOrigin(cfg.baseUrl);
@@ -84,16 +125,8 @@ export function createGoogleAdapter(cfg: GoogleConfig): ProviderAdapter {
       const alt = req.route.alternates?.find((a) => a.provider === 'google');
       const model = req.providerModelId ?? (req.route.provider === 'google' ? req.route.providerModelId : alt?.providerModelId);
       if (!model) throw new ProviderError(`${req.model} has no Google route in the catalog`, { retryable: false });
-      // The create-time check (catalog accepts) keeps these jobs off this route; refuse rather than drop inputs.
-      if (req.inputs.length > 0) throw new ProviderError(`Google: ${req.model} is text-to-video only on this route; the job has image inputs`, { retryable: false });
       const o = opts('video generation', ctx);
-      const body: GoogleVeoPredictRequest = {
-        instances: [{ prompt: req.prompt ?? '' }],
-        parameters: {
-          aspectRatio: (req.aspectRatio ?? req.route.defaultAspectRatio) as '16:9' | '9:16',
-          resolution: (req.resolution ?? req.route.defaultResolution) as '720p' | '1080p',
-        },
-      };
+      const body = await predictBody(req, ctx);
       const op = await callJson<Partial<GoogleVeoOperation>>(
         joinUrl(base, `/v1beta/models/${encodeURIComponent(model)}:predictLongRunning`),
         { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) },
@@ -124,11 +157,22 @@ export function createGoogleAdapter(cfg: GoogleConfig): ProviderAdapter {
         }
         throw malformed(o, 'a done operation without an error or a video');
       }
-      const outputs: ProviderOutput[] = samples.map((s) => {
+      const outputs: ProviderOutput[] = [];
+      for (const [i, s] of samples.entries()) {
         const uri = s.video?.uri;
-        if (typeof uri !== 'string' || !/^https?:\/\//.test(uri)) throw malformed(o, 'a generated sample without a video uri');
-        return { url: uri, contentType: 'video/mp4' };
-      });
+        if (typeof uri === 'string' && /^https?:\/\//.test(uri)) {
+          outputs.push({ url: uri, contentType: 'video/mp4' });
+          continue;
+        }
+        // videoFromMldev also reads the video inline (encodedVideo, encoding): stored here, so only its key travels on.
+        const inline = s.video?.encodedVideo;
+        if (typeof inline !== 'string' || !inline) throw malformed(o, 'a generated sample without a video uri or bytes');
+        if (s.video?.encoding !== undefined && s.video.encoding !== 'video/mp4') throw malformed(o, `a generated sample of type ${String(s.video.encoding)}, not video/mp4`);
+        const bytes = Buffer.from(inline, 'base64');
+        const key = jobOutputKey(ctx.storage, ref.jobId as string, i + 1, 'mp4');
+        const stored = await ctx.storage.putStream(key, bytes, 'video/mp4', bytes.length);
+        outputs.push({ key, contentType: 'video/mp4', size: stored.size });
+      }
       return { state: 'succeeded', percent: 100, outputs };
     },
 

@@ -1,7 +1,8 @@
 // veo-3.1's second route on the real stack: fal's queue first, then Google's Gemini API
 // (Veo 3.1), both local fakes speaking their providers' protocols. With fal answering 503 to every
-// call, a text-to-video 8 s job completes on Google, charged once, with one Google submit; a job the
-// Google route cannot take (4 s) is stored without failover routes and never reaches Google.
+// call, a text-to-video 8 s job completes on Google, charged once, with one Google submit; a first-and-
+// last-frame job moves too, its frames sent inline; a job the Google route cannot take (4 s) is stored
+// without failover routes and never reaches Google. sora-2, served as Veo 3.1 Fast, moves the same way.
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
@@ -11,6 +12,8 @@ import type { FakeFal } from '../support/fake-providers/fal.js';
 import type { FakeGoogle } from '../support/fake-providers/google.js';
 import { json } from '../support/fake-providers/server.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
+import { insertUpload } from '../support/fixtures.js';
+import { buffer } from 'node:stream/consumers';
 
 let stack: FailoverStack<'google'>;
 let tdb: TestDatabase;
@@ -35,8 +38,8 @@ beforeEach(async () => {
   await tdb.db.deleteFrom('provider_circuits').execute();
 });
 
-async function create(t: Tenant, marker: string, duration: number): Promise<string> {
-  const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', { project_id: t.projectId, prompt: `a lighthouse at dusk ${marker}`, model, aspect_ratio: '16:9', duration, resolution: '720p' });
+async function create(t: Tenant, marker: string, duration: number, more: Record<string, unknown> = {}): Promise<string> {
+  const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', { project_id: t.projectId, prompt: `a lighthouse at dusk ${marker}`, model, aspect_ratio: '16:9', duration, resolution: '720p', ...more });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.data.provider, 'fal', 'new jobs start on the first route');
   return r.body.data.id as string;
@@ -54,7 +57,7 @@ async function finished(id: string, timeoutMs = 180_000) {
 const googleSubmits = (marker: string) => google.requestsOf('submit').filter((r) => JSON.stringify(r.json).includes(marker)).length;
 const ledger = async (id: string) => (await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]);
 
-describe('veo-3.1 fails over from fal to Google (Gemini API)', () => {
+describe('veo-3.1 and sora-2 fail over from fal to Google (Gemini API)', () => {
   test('fal answers 503 to everything: the job completes on Google, charged once, with one Google submit', async () => {
     fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
     const t = await createTenant(tdb.db, 1000);
@@ -66,7 +69,7 @@ describe('veo-3.1 fails over from fal to Google (Gemini API)', () => {
     assert.equal(googleSubmits(marker), 1, 'exactly one submit on Google');
     const submit = google.requestsOf('submit').find((r) => JSON.stringify(r.json).includes(marker))!;
     assert.equal(submit.path, '/v1beta/models/veo-3.1-generate-preview:predictLongRunning');
-    assert.deepEqual((submit.json as { parameters: unknown }).parameters, { aspectRatio: '16:9', resolution: '720p' });
+    assert.deepEqual((submit.json as { parameters: unknown }).parameters, { aspectRatio: '16:9', resolution: '720p', durationSeconds: 8 });
     const price = 20 * 8;
     assert.deepEqual(await ledger(id), [['charge', -price]], 'charged once');
     assert.equal(await creditsOf(tdb.db, t), 1000 - price);
@@ -75,6 +78,37 @@ describe('veo-3.1 fails over from fal to Google (Gemini API)', () => {
     assert.equal(r.body.data.provider, 'google');
     assert.equal(r.body.data.provider_attempts?.length, 1);
     assert.equal(r.body.data.provider_attempts[0].provider, 'fal');
+  });
+
+  test('a first-and-last-frame job moves to Google with both frames inline (base64 of the uploads, image/png)', async () => {
+    fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
+    const t = await createTenant(tdb.db, 1000);
+    const [start, end] = [await insertUpload(tdb.db, gw.storage, t, 'image'), await insertUpload(tdb.db, gw.storage, t, 'image')];
+    const marker = '[two-frames]';
+    const id = await create(t, marker, 8, { start_frame_file_id: start, end_frame_file_id: end });
+    const row = await finished(id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    const submit = google.requestsOf('submit').find((r) => JSON.stringify(r.json).includes(marker))!;
+    const instance = (submit.json as { instances: { image?: { bytesBase64Encoded: string; mimeType: string }; lastFrame?: { bytesBase64Encoded: string; mimeType: string } }[] }).instances[0]!;
+    for (const [frame, fileId] of [[instance.image, start], [instance.lastFrame, end]] as const) {
+      const upload = await tdb.db.selectFrom('file_uploads').select('object_key').where('id', '=', fileId).executeTakeFirstOrThrow();
+      const stored = await buffer(await gw.storage.getStream(upload.object_key));
+      assert.equal(frame?.mimeType, 'image/png');
+      assert.ok(Buffer.from(frame!.bytesBase64Encoded, 'base64').equals(stored), 'the frame is the uploaded image, byte for byte');
+    }
+  });
+
+  test('sora-2 (Veo 3.1 Fast on fal) moves to Google as veo-3.1-fast-generate-preview, charged once at its own price', async () => {
+    fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
+    const t = await createTenant(tdb.db, 1000);
+    const marker = '[sora-2]';
+    const id = await create(t, marker, 8, { model: 'sora-2' });
+    const row = await finished(id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    assert.equal((await api(gw.baseUrl, t.apiKey).get(`/v1/videos/${id}`)).body.data.provider, 'google');
+    assert.equal(googleSubmits(marker), 1);
+    assert.equal(google.requestsOf('submit').find((r) => JSON.stringify(r.json).includes(marker))!.path, '/v1beta/models/veo-3.1-fast-generate-preview:predictLongRunning');
+    assert.deepEqual(await ledger(id), [['charge', -10 * 8]], 'charged once');
   });
 
   test('a job Google cannot take (4 s) is stored without failover routes and stays on fal', async () => {

@@ -1,5 +1,6 @@
 // Contract tests of the Google Gemini API (Veo 3.1) adapter, veo-3.1's second route, against a local
-// server speaking the long-running-operation protocol of contracts/google.ts: the submit body, polling
+// server speaking the long-running-operation protocol of contracts/google.ts: the submit body (checked
+// against the body Google's own SDK sends for the same job, images included), polling
 // running → done (video or error), the download with the key header, and how errors are classed
 // (outage and rate limit: retried, then failover; credentials and quota: our account, failover at
 // once; invalid argument and safety blocks: the customer's, final).
@@ -10,6 +11,10 @@ import { ProviderError } from '../../activities/providers/types.js';
 import { routeFor, requestRefusal } from '../../shared/catalog.js';
 import { resolveJobRoute } from '../../shared/routing.js';
 import { startFakeGoogle, type FakeGoogle } from '../support/fake-providers/google.js';
+import { tinyPng } from '../support/fake-providers/server.js';
+import { GoogleGenAI, VideoGenerationReferenceType } from '@google/genai';
+import { buffer } from 'node:stream/consumers';
+import { jobOutputKey } from '../../shared/storage.js';
 import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput } from '../support/fake-providers/context.js';
 import { liveKeys } from '../support/provider-keys.js';
 
@@ -32,7 +37,7 @@ describe('Google Gemini API (Veo) adapter', () => {
     assert.equal(call.path, '/v1beta/models/veo-3.1-generate-preview:predictLongRunning');
     assert.equal(call.headers['x-goog-api-key'], fake.key);
     assert.equal(call.headers.authorization, undefined, 'the key goes in x-goog-api-key only');
-    assert.deepEqual(call.json, { instances: [{ prompt: 'A lighthouse on a cliff at dawn, waves below' }], parameters: { aspectRatio: '9:16', resolution: '1080p' } });
+    assert.deepEqual(call.json, { instances: [{ prompt: 'A lighthouse on a cliff at dawn, waves below' }], parameters: { aspectRatio: '9:16', resolution: '1080p', durationSeconds: 8 } });
     assert.match(String(ref.operation), /^models\/veo-3\.1-generate-preview\/operations\/[0-9a-f]+$/);
 
     const seen = await pollToEnd(google, ref, ctx);
@@ -49,6 +54,107 @@ describe('Google Gemini API (Veo) adapter', () => {
     assert.equal(res.headers.get('content-type'), 'video/mp4');
     assert.equal((await fetch(out.url!)).status, 403, 'without the key the download is refused');
     assert.deepEqual(google.outputHeaders!({ url: 'https://cdn.example.com/v.mp4' }), {}, 'never the key to another origin');
+  });
+
+  // Google's own SDK (@google/genai 2.32.0, the Gemini Developer API path of models.generateVideos and
+  // operations.getVideosOperation) run against the fake: our request equals the SDK's for the same
+  // job, and the SDK reads the fake's operation to the same video uri our adapter returns.
+  const sdk = () => new GoogleGenAI({ apiKey: fake.key, httpOptions: { baseUrl: fake.url } });
+  type SdkParams = Parameters<GoogleGenAI['models']['generateVideos']>[0];
+  /** The submit our adapter sends for `job` and the one the SDK sends for `params`, both as the fake recorded them. */
+  async function oursAndSdks(job: ReturnType<typeof veo>, params: SdkParams) {
+    await sdk().models.generateVideos(params);
+    const theirs = fake.requestsOf('submit').at(-1)!;
+    await google.submit(job, ctx);
+    const ours = fake.requestsOf('submit').at(-1)!;
+    assert.notEqual(ours, theirs);
+    return { ours, theirs };
+  }
+  const png = { imageBytes: tinyPng.toString('base64'), mimeType: 'image/png' };
+
+  test("the wire equals what Google's own SDK sends and reads for the same job", async () => {
+    const ai = sdk();
+    const job = veo({ aspectRatio: '9:16', resolution: '720p' });
+    let op = await ai.models.generateVideos({
+      model: 'veo-3.1-generate-preview',
+      source: { prompt: job.prompt! },
+      config: { aspectRatio: '9:16', resolution: '720p', durationSeconds: 8 },
+    });
+    const sdkCall = fake.requestsOf('submit').at(-1)!;
+    const ref = await google.submit(job, ctx);
+    const ours = fake.requestsOf('submit').at(-1)!;
+    assert.notEqual(ours, sdkCall);
+    assert.equal(ours.path, sdkCall.path);
+    assert.equal(sdkCall.headers['x-goog-api-key'], fake.key, 'the SDK sends the key in x-goog-api-key too');
+    assert.deepEqual(ours.json, sdkCall.json);
+
+    while (!op.done) op = await ai.operations.getVideosOperation({ operation: op });
+    const sdkPoll = fake.requestsOf('status').at(-1)!;
+    assert.equal(sdkPoll.path, `/v1beta/${op.name}`);
+    const seen = await pollToEnd(google, ref, ctx);
+    const uri = op.response?.generatedVideos?.[0]?.video?.uri;
+    assert.ok(uri);
+    assert.equal(seen.at(-1)!.outputs![0]!.url!.replace(/\/files\/[0-9a-f]+:/, '/files/ID:'), uri.replace(/\/files\/[0-9a-f]+:/, '/files/ID:'));
+  });
+
+  test('a start frame is `image`, inline base64 with its MIME type, as the SDK sends it', async () => {
+    const start = await storeInput(storage, 'start_frame');
+    const { ours, theirs } = await oursAndSdks(veo({ inputs: [start] }), {
+      model: 'veo-3.1-generate-preview',
+      source: { prompt: 'A lighthouse on a cliff at dawn, waves below', image: png },
+      config: { aspectRatio: '16:9', resolution: '720p', durationSeconds: 8 },
+    });
+    assert.deepEqual(ours.json, theirs.json);
+    assert.deepEqual((ours.json as { instances: unknown[] }).instances[0], { prompt: 'A lighthouse on a cliff at dawn, waves below', image: { bytesBase64Encoded: tinyPng.toString('base64'), mimeType: 'image/png' } });
+  });
+
+  test('start and end frames are `image` and `lastFrame`, as the SDK sends them', async () => {
+    const [start, end] = [await storeInput(storage, 'start_frame'), await storeInput(storage, 'end_frame')];
+    const { ours, theirs } = await oursAndSdks(veo({ inputs: [start, end] }), {
+      model: 'veo-3.1-generate-preview',
+      source: { prompt: 'A lighthouse on a cliff at dawn, waves below', image: png },
+      config: { aspectRatio: '16:9', resolution: '720p', durationSeconds: 8, lastFrame: png },
+    });
+    assert.deepEqual(ours.json, theirs.json);
+  });
+
+  test('reference images are `referenceImages` of type ASSET, as the SDK sends them', async () => {
+    const refs = [await storeInput(storage, 'reference'), await storeInput(storage, 'reference')];
+    const { ours, theirs } = await oursAndSdks(veo({ inputs: refs }), {
+      model: 'veo-3.1-generate-preview',
+      source: { prompt: 'A lighthouse on a cliff at dawn, waves below' },
+      config: { aspectRatio: '16:9', resolution: '720p', durationSeconds: 8, referenceImages: refs.map(() => ({ image: png, referenceType: VideoGenerationReferenceType.ASSET })) },
+    });
+    assert.deepEqual(ours.json, theirs.json);
+    assert.equal((ours.json as { instances: { referenceImages: unknown[] }[] }).instances[0]!.referenceImages.length, 2);
+  });
+
+  test('sora-2 (served as Veo 3.1 Fast) goes to veo-3.1-fast-generate-preview with the body the SDK sends; sora-2-pro references are referenceImages', async () => {
+    const fast = requestFor('sora-2', { providerModelId: 'veo-3.1-fast-generate-preview', duration: 8 });
+    const { ours, theirs } = await oursAndSdks(fast, {
+      model: 'veo-3.1-fast-generate-preview',
+      source: { prompt: fast.prompt! },
+      config: { aspectRatio: '16:9', resolution: '720p', durationSeconds: 8 },
+    });
+    assert.equal(ours.path, '/v1beta/models/veo-3.1-fast-generate-preview:predictLongRunning');
+    assert.equal(ours.path, theirs.path);
+    assert.deepEqual(ours.json, theirs.json);
+
+    const refs = [await storeInput(storage, 'reference')];
+    const pro = requestFor('sora-2-pro', { providerModelId: 'veo-3.1-generate-preview', duration: 8, inputs: refs });
+    const both = await oursAndSdks(pro, {
+      model: 'veo-3.1-generate-preview',
+      source: { prompt: pro.prompt! },
+      config: { aspectRatio: '16:9', resolution: '1080p', durationSeconds: 8, referenceImages: [{ image: png, referenceType: VideoGenerationReferenceType.ASSET }] },
+    });
+    assert.deepEqual(both.ours.json, both.theirs.json);
+  });
+
+  test('an inline image whose bytes are not of its stated type is refused by the fake (400 INVALID_ARGUMENT)', async () => {
+    const mislabeled = await storeInput(storage, 'start_frame', 'image/jpeg');
+    const err = await errorOf(() => google.submit(veo({ inputs: [mislabeled] }), ctx));
+    assert.equal((err as ProviderError).retryable, false);
+    assert.match(err.message, /request rejected \(HTTP 400\): Unable to process input image: the bytes are not image\/jpeg/);
   });
 
   test("a base URL given with the SDKs' /v1beta does not yield /v1beta/v1beta", async () => {
@@ -125,6 +231,20 @@ describe('Google Gemini API (Veo) adapter', () => {
     assert.match(err.message, /request rejected \(HTTP 400\): parameters.resolution: 4k is not supported \(INVALID_ARGUMENT\)/);
   });
 
+  test('a sample with the video inline (encodedVideo, encoding) is stored under the job and reported by key', async () => {
+    const job = veo();
+    const ref = await google.submit(job, ctx);
+    const bytes = Buffer.from('not really an mp4, but bytes');
+    fake.script('status', { status: 200, body: { name: ref.operation, done: true, response: { generateVideoResponse: { generatedSamples: [{ video: { encodedVideo: bytes.toString('base64'), encoding: 'video/mp4' } }] } } } });
+    const done = await google.poll(ref, ctx);
+    assert.equal(done.state, 'succeeded');
+    const out = done.outputs![0]!;
+    assert.equal(out.url, undefined);
+    assert.equal(out.key, jobOutputKey(storage, job.jobId, 1, 'mp4'));
+    assert.equal(out.size, bytes.length);
+    assert.ok((await buffer(await storage.getStream(out.key!))).equals(bytes));
+  });
+
   test('a malformed answer is a clear error', async () => {
     const ref = await google.submit(veo(), ctx);
     fake.script('status', { status: 200, body: { name: ref.operation, done: true, response: { generateVideoResponse: { generatedSamples: [] } } } });
@@ -133,32 +253,29 @@ describe('Google Gemini API (Veo) adapter', () => {
     assert.equal((await errorOf(() => google.submit(veo(), ctx))).message, 'Google video generation: malformed answer: no operation name in the answer');
   });
 
-  test('image inputs are refused by the adapter (text-to-video only), and cancel is a no-op that sends nothing', async () => {
-    const start = await storeInput(storage, 'start_frame');
-    const refused = await errorOf(() => google.submit(veo({ inputs: [start] }), ctx));
-    assert.equal((refused as ProviderError).retryable, false);
-    assert.match(refused.message, /text-to-video only/);
-
+  test('cancel is a no-op that sends nothing', async () => {
     const ref = await google.submit(veo(), ctx);
     const calls = fake.requests.length;
     await google.cancel(ref, ctx);
     assert.equal(fake.requests.length, calls);
   });
 
-  test('routing: veo-3.1 fails over to google only for jobs google can take (text-to-video, 8 s, 720p/1080p)', () => {
+  test('routing: veo-3.1 fails over to google for the jobs google can take (8 s, 720p/1080p, with or without images)', () => {
     const route = routeFor('veo-3.1')!;
     const keys = liveKeys({ FAL_KEY: 'k-fal-1234', GEMINI_API_KEY: 'k-gem-1234' });
     const text8 = { prompt: 'x', duration: 8, resolution: '1080p', aspect_ratio: '16:9' };
     assert.deepEqual(resolveJobRoute(keys, route, text8)?.routes?.map((r) => r.provider), ['fal', 'google']);
     assert.equal(resolveJobRoute(keys, route, { ...text8, duration: 4 })?.routes, undefined, 'a 4 s job stays on fal');
-    assert.equal(resolveJobRoute(keys, route, { ...text8, start_frame_file_id: 'upl_1' })?.routes, undefined, 'an image-to-video job stays on fal');
-    assert.equal(resolveJobRoute(keys, route, { ...text8, reference_file_ids: ['upl_1'] })?.routes, undefined);
+    assert.deepEqual(resolveJobRoute(keys, route, { ...text8, start_frame_file_id: 'upl_1' })?.routes?.map((r) => r.provider), ['fal', 'google'], 'image-to-video fails over');
+    assert.deepEqual(resolveJobRoute(keys, route, { ...text8, start_frame_file_id: 'upl_1', end_frame_file_id: 'upl_2' })?.routes?.map((r) => r.provider), ['fal', 'google']);
+    assert.deepEqual(resolveJobRoute(keys, route, { ...text8, reference_file_ids: ['upl_1', 'upl_2', 'upl_3'] })?.routes?.map((r) => r.provider), ['fal', 'google']);
     // With only GEMINI_API_KEY, google is the first route, and what it cannot take is refused at create.
     const googleOnly = { ...keys, FAL_KEY: undefined };
     assert.equal(resolveJobRoute(googleOnly, route, text8)?.provider, 'google');
     assert.equal(requestRefusal(route, text8, 'google'), undefined);
+    assert.equal(requestRefusal(route, { ...text8, end_frame_file_id: 'u', start_frame_file_id: 'v' }, 'google'), undefined);
     assert.match(requestRefusal(route, { ...text8, duration: 6 }, 'google')!, /duration: veo-3.1 on google supports 8 seconds/);
-    assert.match(requestRefusal(route, { ...text8, end_frame_file_id: 'u', start_frame_file_id: 'v' }, 'google')!, /takes no image inputs/);
+    assert.match(requestRefusal(route, { ...text8, reference_file_ids: ['a', 'b', 'c', 'd'] }, 'google')!, /at most 3 reference images/);
     assert.equal(requestRefusal(route, { ...text8, duration: 6 }, 'fal'), undefined, 'fal takes 6 s');
     // PROVIDER_ROUTES putting google first: a job google cannot take starts on fal, without failover.
     const googleFirst = { ...keys, PROVIDER_ROUTES: 'veo-3.1=google,fal' };
@@ -167,5 +284,15 @@ describe('Google Gemini API (Veo) adapter', () => {
     assert.equal(fourSeconds?.provider, 'fal');
     assert.equal(fourSeconds?.provider_model_id, 'fal-ai/veo3.1');
     assert.equal(fourSeconds?.routes, undefined);
+  });
+
+  test('routing: sora-2-pro fails over to veo-3.1-generate-preview as veo-3.1 does; sora-2 to veo-3.1-fast-generate-preview for 8 s text-to-video only', () => {
+    const keys = liveKeys({ FAL_KEY: 'k-fal-1234', GEMINI_API_KEY: 'k-gem-1234' });
+    const text8 = { prompt: 'x', duration: 8, resolution: '720p', aspect_ratio: '16:9' };
+    const routes = (model: string, p: Record<string, unknown>) => resolveJobRoute(keys, routeFor(model)!, p)?.routes?.map((r) => `${r.provider}:${r.provider_model_id}`);
+    assert.deepEqual(routes('sora-2-pro', { ...text8, reference_file_ids: ['a', 'b'] }), ['fal:fal-ai/veo3.1', 'google:veo-3.1-generate-preview']);
+    assert.deepEqual(routes('sora-2', text8), ['fal:fal-ai/veo3.1/fast', 'google:veo-3.1-fast-generate-preview']);
+    assert.equal(routes('sora-2', { ...text8, start_frame_file_id: 'upl_1' }), undefined, 'an image job of sora-2 stays on fal');
+    assert.equal(routes('sora-2', { ...text8, duration: 6 }), undefined, 'a 6 s job stays on fal');
   });
 });

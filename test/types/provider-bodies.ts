@@ -4,7 +4,7 @@
 // The adapters' real bodies are checked where they are built (`satisfies FalInput<…>` in fal.ts and
 // elevenlabs.ts; the OpenAI and ElevenLabs contracts through `Conforms` in sdk.ts).
 import type { FalInput } from '../../activities/providers/contracts/fal.js';
-import type { Conforms, ElevenLabsSdkBody, OpenAISdkImageParams } from '../../activities/providers/contracts/sdk.js';
+import type { Conforms, ElevenLabsSdkBody, GoogleSdkVideosConfig, OpenAISdkImageParams } from '../../activities/providers/contracts/sdk.js';
 
 const url = 'https://example.test/in.png';
 
@@ -38,3 +38,7 @@ export const conformsExtraField: Conforms<{ prompt: string; aspect_ratio?: strin
 export const conformsWrongValue: Conforms<{ prompt: string; stream?: boolean }, OpenAISdkImageParams> = true;
 // @ts-expect-error a nested field the SDK lacks (voice_settings.pitch) is caught too
 export const conformsNested: Conforms<{ text: string; voice_settings?: { pitch?: number } }, ElevenLabsSdkBody> = true;
+// @ts-expect-error Veo's durationSeconds is a number in Google's GenerateVideosConfig, not fal's "8s" string
+export const conformsGoogleDuration: Conforms<{ durationSeconds?: '8s' }, GoogleSdkVideosConfig> = true;
+// @ts-expect-error the SDK has no `duration` (its field is durationSeconds)
+export const conformsGoogleField: Conforms<{ duration?: number }, GoogleSdkVideosConfig> = true;

@@ -1,49 +1,88 @@
-// Google Gemini API (Veo 3.1) video generation request and answers. Read 2026-11-25 through the
-// search tool's stored copies; what each source does and does not establish:
-//  - Google's own page ai.google.dev/gemini-api/docs/video ("Generate videos with Veo 3.1 in Gemini
-//    API"; the hl=hi copy and an English mirror of it were what could be read): Veo 3.1 makes "8-second
-//    720p, 1080p or 4k videos" with native audio; landscape (16:9) and portrait (9:16); first and/or
-//    last frame; "up to three reference images"; generation is a long-running operation that is polled.
-//    The model id veo-3.1-generate-preview is the one this repository's catalog already cited from that
-//    page. The page's REST tab itself (the exact URL, header and body) was NOT in what could be read.
-//  - Google's long-running Operation resource (cloud.google.com REST references, "JSON
-//    representation"): { name, metadata, done, error?: Status, response? }; "If done == false, neither
-//    error nor response is set. If done == true, exactly one of error or response". Status is
-//    { code, message, details }.
-//  - NOT from Google's text (third-party API docs and public client code that call the Gemini API
-//    corroborate them; they are no authority): the path {base}/v1beta/models/{model}:predictLongRunning,
-//    the `x-goog-api-key` header, polling GET {base}/v1beta/{operation name}, the result path
-//    response.generateVideoResponse.generatedSamples[].video.uri (downloaded with the key header), and
-//    the Gemini API's HTTP error body { error: { code, message, status } }. Confirm these against
-//    Google's REST reference before relying on the route in production.
+// Google Gemini API (Veo 3.1) video generation request and answers, transcribed from Google's own
+// JavaScript SDK, @google/genai 2.32.0 (a pinned devDependency; the test "the body equals what
+// Google's own SDK sends" in test/integration/provider-google.test.ts runs that SDK against the fake
+// and compares). What each source establishes:
+//  - @google/genai 2.32.0 dist/node/index.mjs, the Gemini Developer API ("mldev") path of
+//    Models.generateVideosInternal: POST `{model}:predictLongRunning` under the API version `v1beta`
+//    (GOOGLE_AI_API_DEFAULT_VERSION) on https://generativelanguage.googleapis.com/, the API key in the
+//    `x-goog-api-key` header (GOOGLE_API_KEY_HEADER). Its body is built by
+//    generateVideosParametersToMldev / generateVideosSourceToMldev / generateVideosConfigToMldev:
+//      instances[0].prompt;
+//      instances[0].image and instances[0].lastFrame: imageToMldev, i.e. { bytesBase64Encoded,
+//        mimeType } (inline base64; `gcsUri` throws "only supported in Gemini Enterprise Agent
+//        Platform mode", so there is no URL form on the Gemini API, unlike Vertex's gcsUri);
+//      instances[0].referenceImages[]: videoGenerationReferenceImageToMldev, { image: { bytesBase64Encoded,
+//        mimeType }, referenceType } with referenceType "ASSET" | "STYLE" (enum VideoGenerationReferenceType);
+//      parameters.aspectRatio, .resolution, .durationSeconds (a number: GenerateVideosConfig.durationSeconds),
+//        .negativePrompt, .sampleCount (numberOfVideos), .personGeneration, .enhancePrompt;
+//      refused on the Gemini API (the converter throws): outputGcsUri, fps, seed, pubsubTopic,
+//        generateAudio, mask, compressionQuality, labels, resizeMode. Veo 3.1 makes audio on its own
+//        there; no audio switch is sent.
+//  - the same file, Operations.getVideosOperationInternal (mldev): GET `{operationName}` under
+//    v1beta, so GET {base}/v1beta/models/{model}/operations/{id}; generateVideosOperationFromMldev reads
+//    { name, metadata, done, error, response.generateVideoResponse }, and generateVideosResponseFromMldev
+//    / videoFromMldev read generatedSamples[].video.{ uri, encodedVideo, encoding } and
+//    raiMediaFilteredCount / raiMediaFilteredReasons. The uri is downloaded with the key
+//    (Files.download).
+//  - Google's long-running Operation resource (cloud.google.com REST references): done == true means
+//    exactly one of error or response; Status is { code, message, details }. The Gemini API's HTTP
+//    error body { error: { code, message, status } } is what the SDK's ApiError reads.
+//  - ai.google.dev/gemini-api/docs/video ("Generate videos with Veo 3.1 in Gemini API", read through
+//    the search tool's stored copies): 8-second videos at 720p, 1080p or 4k, 16:9 or 9:16, first and/or
+//    last frame, "up to three reference images", model id veo-3.1-generate-preview.
+//  - Google's Vertex AI Veo 3.1 model page (cloud.google.com/vertex-ai/generative-ai/docs/models/veo/
+//    3-1-generate, a stored copy): model ids veo-3.1-generate-preview and veo-3.1-fast-generate-preview;
+//    "4, 6, or 8 seconds; reference image to video only supports 8 seconds" — on Vertex.
 //
-// Where the documentation that could be read is silent, this says so instead of guessing:
-//  - durations: Google's page states 8-second videos; 4 s and 6 s are listed by resellers of the same
-//    model, not in the Google text read here, and whether `durationSeconds` is a number or a string
-//    on the wire was not confirmed; so this route takes 8-second jobs only and does not send
-//    `durationSeconds` (the model's 8 seconds apply);
-//  - the wire shape of image inputs (first frame, last frame, reference images) could not be read from
-//    Google's REST reference (SDK field names differ from the wire), so this route is text-to-video
-//    only: jobs with image inputs never fail over to it (catalog `accepts`);
-//  - 4k is not offered (fal's route does not offer it either);
-//  - cancel: no cancel method for these operations was found in what could be read (not confirmed
-//    absent), so cancel is a no-op as for xAI;
-//  - the host the download uri redirects to is not documented (see outputs.ts).
+// Not confirmed, so this route does not rely on it:
+//  - 4 s and 6 s on the Gemini API: the SDK passes durationSeconds through without a list, Google's
+//    Gemini API page states 8-second videos, and the 4/6/8 list read is Vertex's. This route sends
+//    durationSeconds: 8 only (googleVeoDurations).
+//  - @google/genai 3.x (3.1.0, 3.3.0) no longer sends generateVideos to the Gemini Developer API: its
+//    generateVideosInternal throws "only supported by the Gemini Enterprise Agent Platform" there and
+//    its README lists generateVideos as Enterprise-only. 2.32.0 (2026-10-29) is the last release whose
+//    Gemini API path is read here. Whether the Gemini API keeps serving predictLongRunning for Veo is
+//    not established by that; Google's video page still documents it.
+//  - cancel: no cancel method for these operations in the SDK's mldev path, so cancel is a no-op;
+//  - the host the download uri redirects to (see outputs.ts); 4k is not offered (nor on fal).
 import { z } from 'zod';
 
-export const googleVeoModelIds = ['veo-3.1-generate-preview'] as const;
+export const googleVeoModelIds = ['veo-3.1-generate-preview', 'veo-3.1-fast-generate-preview'] as const;
 export const googleVeoAspectRatios = ['16:9', '9:16'] as const;
 export const googleVeoResolutions = ['720p', '1080p'] as const;
-/** The durations this route takes (see above: 8 s is what Google's page states). */
+/** The durations this route takes (see above: 8 s is what Google's Gemini API page states). */
 export const googleVeoDurations = [8] as const;
+/** VideoGenerationReferenceType of the SDK. */
+export const googleVeoReferenceTypes = ['ASSET', 'STYLE'] as const;
+export const googleVeoMaxReferenceImages = 3;
 
-export const googleVeoInstance = z.strictObject({
-  prompt: z.string().min(1),
+/** imageToMldev: inline bytes only on the Gemini API. */
+export const googleVeoImage = z.strictObject({
+  bytesBase64Encoded: z.string().min(1).regex(/^[A-Za-z0-9+/]+={0,2}$/, 'base64'),
+  mimeType: z.string().regex(/^image\/[a-z0-9.+-]+$/),
 });
+
+export const googleVeoReferenceImage = z.strictObject({
+  image: googleVeoImage,
+  referenceType: z.enum(googleVeoReferenceTypes),
+});
+
+export const googleVeoInstance = z
+  .strictObject({
+    prompt: z.string().min(1),
+    image: googleVeoImage.optional(),
+    lastFrame: googleVeoImage.optional(),
+    referenceImages: z.array(googleVeoReferenceImage).min(1).max(googleVeoMaxReferenceImages).optional(),
+  })
+  // GenerateVideosConfig.lastFrame: "Only supported for image to video use cases"; referenceImages:
+  // "The image, video, or last_frame field are not supported".
+  .refine((i) => !i.lastFrame || i.image, { message: 'lastFrame needs image (the first frame)', path: ['lastFrame'] })
+  .refine((i) => !i.referenceImages || (!i.image && !i.lastFrame), { message: 'referenceImages cannot be combined with image or lastFrame', path: ['referenceImages'] });
 
 export const googleVeoParameters = z.strictObject({
   aspectRatio: z.enum(googleVeoAspectRatios).optional(),
   resolution: z.enum(googleVeoResolutions).optional(),
+  durationSeconds: z.literal(googleVeoDurations).optional(),
   negativePrompt: z.string().optional(),
 });
 
@@ -54,6 +93,8 @@ export const googleVeoPredictRequest = z.strictObject({
 });
 
 export type GoogleVeoPredictRequest = z.input<typeof googleVeoPredictRequest>;
+export type GoogleVeoImage = z.input<typeof googleVeoImage>;
+export type GoogleVeoParameters = z.input<typeof googleVeoParameters>;
 
 /** google.rpc.Status as the Gemini API answers it (in an operation's `error`, or an HTTP error body's `error`). */
 export interface GoogleStatus {
@@ -63,7 +104,7 @@ export interface GoogleStatus {
   details?: unknown[];
 }
 
-/** The answer of predictLongRunning and of GET {base}/v1beta/{name}. */
+/** The answer of predictLongRunning and of GET {base}/v1beta/{name} (generateVideosOperationFromMldev). */
 export interface GoogleVeoOperation {
   name: string;
   done?: boolean;
@@ -72,8 +113,8 @@ export interface GoogleVeoOperation {
   response?: {
     '@type'?: string;
     generateVideoResponse?: {
-      generatedSamples?: { video?: { uri?: string } }[];
-      /** Present when samples were filtered out by Google's safety filters (the SDKs expose it). */
+      /** videoFromMldev: `uri`, or the bytes inline as `encodedVideo` with `encoding` (its MIME type). */
+      generatedSamples?: { video?: { uri?: string; encodedVideo?: string; encoding?: string } }[];
       raiMediaFilteredCount?: number;
       raiMediaFilteredReasons?: string[];
     };

@@ -5,6 +5,9 @@
 //   OpenAI       openai                resources/images.d.ts — ImageGenerateParamsNonStreaming
 //   ElevenLabs   @elevenlabs/elevenlabs-js serialization/…/BodyTextToSpeechFull.d.ts — the wire body
 //                                      (snake_case) of POST /v1/text-to-speech/{voice_id}
+//   Google       @google/genai 2.32.0  dist/genai.d.ts — GenerateVideosConfig, the camelCase config of
+//                                      models.generateVideos; on the Gemini API its fields become the
+//                                      wire's `parameters` under the same names (generateVideosConfigToMldev)
 // xAI publishes no TypeScript SDK on npm (its SDK is Python), so its body is checked against
 // contracts/xai.ts alone.
 //
@@ -15,13 +18,16 @@
 import type { EndpointTypeMap } from '@fal-ai/client/endpoints';
 import type { ImageGenerateParamsNonStreaming } from 'openai/resources/images';
 import type { BodyTextToSpeechFull } from '@elevenlabs/elevenlabs-js/serialization/resources/textToSpeech/client/requests/BodyTextToSpeechFull.js';
+import type { GenerateVideosConfig } from '@google/genai';
 import type { OpenAIImageGenerateParams } from './openai.js';
+import type { GoogleVeoParameters } from './google.js';
 import type { ElevenLabsTextToSpeechBody } from './elevenlabs.js';
 
 export type FalSdkEndpointId = keyof EndpointTypeMap;
 export type FalSdkInput<E extends FalSdkEndpointId> = EndpointTypeMap[E]['input'];
 export type OpenAISdkImageParams = ImageGenerateParamsNonStreaming;
 export type ElevenLabsSdkBody = BodyTextToSpeechFull.Raw;
+export type GoogleSdkVideosConfig = GenerateVideosConfig;
 
 /** Keys of T, nested objects and array items included, that U does not have (never when none). */
 type ExtraKeys<T, U> = T extends readonly (infer I)[]
@@ -40,3 +46,7 @@ export type Conforms<Ours, Sdk> = [Ours] extends [Sdk] ? ([ExtraKeys<Ours, Sdk>]
 // Our run-time contracts (what the fakes validate) stay inside the providers' types.
 export const openAIConforms: Conforms<OpenAIImageGenerateParams, OpenAISdkImageParams> = true;
 export const elevenLabsConforms: Conforms<ElevenLabsTextToSpeechBody, ElevenLabsSdkBody> = true;
+// The Gemini API Veo `parameters` we send are GenerateVideosConfig fields of the same name and type.
+// (The instance's images differ on purpose: the SDK's Image { imageBytes } is sent as { bytesBase64Encoded };
+// the SDK-run test in provider-google.test.ts checks the whole body.)
+export const googleVeoParametersConform: Conforms<GoogleVeoParameters, GoogleSdkVideosConfig> = true;

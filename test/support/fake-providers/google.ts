@@ -1,6 +1,7 @@
 // A local Gemini API (Veo) server speaking the protocol of contracts/google.ts: POST
 // /v1beta/models/{model}:predictLongRunning with `x-goog-api-key` and a body validated against the
-// same strict schema the adapter's body is typed with → an Operation { name:
+// same strict schema the adapter's body is typed with (inline images: base64 of a PNG or JPEG of the
+// stated type) → an Operation { name:
 // "models/{model}/operations/{id}" }; GET /v1beta/{name} → { name, done: false } while running, then
 // { done: true, response: { generateVideoResponse: { generatedSamples: [{ video: { uri } }] } } } or
 // { done: true, error: { code, message, status } }. Errors are Google's { error: { code, message,
@@ -11,6 +12,13 @@ import { googleVeoModelIds, googleVeoPredictRequest } from '../../../activities/
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
 
 export type GoogleOutcome = 'success' | 'failed' | 'filtered' | 'unavailable' | 'quota';
+
+/** The decoded inline image is the type it claims (PNG or JPEG signature). */
+function imageBytesMatch(bytes: Buffer, mimeType: string): boolean {
+  if (mimeType === 'image/png') return bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+  if (mimeType === 'image/jpeg') return bytes[0] === 0xff && bytes[1] === 0xd8;
+  return false;
+}
 
 const googleError = (code: number, status: string, message: string): Answer => json(code, { error: { code, message, status } });
 
@@ -61,6 +69,10 @@ export class FakeGoogle extends FakeServer {
         const issue = parsed.error.issues[0]!;
         return googleError(400, 'INVALID_ARGUMENT', `${issue.path.join('.') || 'body'}: ${issue.message}`);
       }
+      const instance = parsed.data.instances[0]!;
+      const images = [instance.image, instance.lastFrame, ...(instance.referenceImages ?? []).map((r) => r.image)].filter((i) => i !== undefined);
+      const unreadable = images.find((i) => !imageBytesMatch(Buffer.from(i.bytesBase64Encoded, 'base64'), i.mimeType));
+      if (unreadable) return googleError(400, 'INVALID_ARGUMENT', `Unable to process input image: the bytes are not ${unreadable.mimeType}`);
       const outcome = this.outcomes.shift() ?? 'success';
       if (outcome === 'quota') return googleError(429, 'RESOURCE_EXHAUSTED', 'You exceeded your current quota, please check your plan and billing details.');
       if (outcome === 'unavailable') return googleError(503, 'UNAVAILABLE', 'The model is overloaded. Please try again later.');
