@@ -4,45 +4,26 @@
 // once, with one Alibaba submit whose inputs are presigned URLs of our store that DashScope downloads.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, type InProcessGateway as Gateway } from '../support/services.js';
 import { insertUpload } from '../support/fixtures.js';
-import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
-import { startFakeAlibaba, type FakeAlibaba } from '../support/fake-providers/alibaba.js';
+import { jobFinished, jobLedger, jobRow, startFailoverStack, type FailoverStack } from '../support/failover-stack.js';
+import type { LiveFal } from '../support/fake-providers/live-fal.js';
+import type { FakeAlibaba } from '../support/fake-providers/alibaba.js';
 import { json } from '../support/fake-providers/server.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
 
+let stack: FailoverStack<'alibaba'>;
 let tdb: TestDatabase;
 let live: LiveFal;
 let alibaba: FakeAlibaba;
 let gw: Gateway;
-let workers: Workers;
 
 before(async () => {
-  tdb = await createTestDatabase();
-  live = await startLiveFal();
-  alibaba = await startFakeAlibaba();
-  alibaba.filesBaseUrl = live.cdn.origin;
-  const config = testConfig(tdb.url, {
-    ...live.env,
-    DASHSCOPE_API_KEY: alibaba.key,
-    DASHSCOPE_BASE_URL: alibaba.url,
-    RATE_LIMIT_GENERATE_PER_MIN: '1000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-    RECONCILE_INTERVAL_MS: '3600000',
-    PROVIDER_FAILOVER_ATTEMPTS: '2',
-    PROVIDER_BREAKER_OPEN_MS: '3600000',
-  });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal,provider:alibaba');
+  stack = await startFailoverStack({ secondary: 'alibaba', roles: 'workflows,io,fetch,provider:fal,provider:alibaba', env: { PROVIDER_BREAKER_OPEN_MS: '3600000' } });
+  ({ tdb, live, secondary: alibaba, gw } = stack);
 });
 
-after(async () => {
-  await workers?.stop();
-  await gw?.close();
-  await Promise.all([live?.close(), alibaba?.close()]);
-  await tdb?.drop();
-});
+after(() => stack?.close());
 
 describe('replace-actor fails over from fal to Alibaba (Model Studio)', () => {
   test('fal answers 503 to everything: the job completes on Alibaba, charged once, with one Alibaba submit', async () => {
@@ -57,14 +38,11 @@ describe('replace-actor fails over from fal to Alibaba (Model Studio)', () => {
     });
     assert.equal(created.status, 200, created.text);
     const id = created.body.data.id as string;
-    const stored = (await tdb.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow()).params as { provider?: string; routes?: { provider: string }[] };
+    const stored = (await jobRow(tdb.db, id)).params as { provider?: string; routes?: { provider: string }[] };
     assert.equal(stored.provider, 'fal', 'new jobs start on the first route');
     assert.deepEqual(stored.routes?.map((r) => r.provider), ['fal', 'alibaba']);
 
-    const row = await waitFor(`${id} to finish`, async () => {
-      const r = await tdb.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-      return r.status === 'completed' || r.status === 'failed' ? r : undefined;
-    }, 180_000, 200);
+    const row = await jobFinished(tdb.db, id);
     assert.equal(row.status, 'completed', JSON.stringify(row.error));
     assert.equal(row.outputs?.length, 1);
 
@@ -77,7 +55,7 @@ describe('replace-actor fails over from fal to Alibaba (Model Studio)', () => {
     for (const url of [body.input.image_url, body.input.video_url]) assert.ok(alibaba.fetchedInputs.some((f) => f.url === url && f.bytes > 0), 'DashScope downloaded the input');
 
     const price = 8 * duration;
-    assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price]], 'charged once');
+    assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -price]], 'charged once');
     assert.equal(await creditsOf(tdb.db, t), 1000 - price);
     const r = await api(gw.baseUrl, t.apiKey).get(`/v1/replace-actors/generations/${id}`);
     assert.equal(r.status, 200, r.text);

@@ -5,51 +5,27 @@
 // failover routes and never reaches Ark.
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, type InProcessGateway as Gateway } from '../support/services.js';
+import { jobFinished, jobLedger, jobRow, startFailoverStack, type FailoverStack } from '../support/failover-stack.js';
 import type { FakeFal } from '../support/fake-providers/fal.js';
-import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
-import { startFakeByteplus, type FakeByteplus } from '../support/fake-providers/byteplus.js';
+import type { FakeByteplus } from '../support/fake-providers/byteplus.js';
 import { json } from '../support/fake-providers/server.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
-import type { Config } from '../../shared/config.js';
 
+let stack: FailoverStack<'byteplus'>;
 let tdb: TestDatabase;
-let live: LiveFal;
 let fal: FakeFal;
 let ark: FakeByteplus;
-let config: Config;
 let gw: Gateway;
-let workers: Workers;
 
 const unavailable = json(503, { detail: 'Service Unavailable' });
 
 before(async () => {
-  tdb = await createTestDatabase();
-  live = await startLiveFal();
-  fal = live.fal;
-  ark = await startFakeByteplus();
-  ark.filesBaseUrl = live.cdn.origin;
-  config = testConfig(tdb.url, {
-    ...live.env,
-    ARK_API_KEY: ark.key,
-    ARK_BASE_URL: ark.url,
-    RATE_LIMIT_GENERATE_PER_MIN: '1000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-    RECONCILE_INTERVAL_MS: '3600000',
-    PROVIDER_FAILOVER_ATTEMPTS: '2',
-    PROVIDER_BREAKER_OPEN_MS: '3600000',
-  });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal,provider:byteplus');
+  stack = await startFailoverStack({ secondary: 'byteplus', roles: 'workflows,io,fetch,provider:fal,provider:byteplus', env: { PROVIDER_BREAKER_OPEN_MS: '3600000' } });
+  ({ tdb, fal, secondary: ark, gw } = stack);
 });
 
-after(async () => {
-  await workers?.stop();
-  await gw?.close();
-  await Promise.all([live?.close(), ark?.close()]);
-  await tdb?.drop();
-});
+after(() => stack?.close());
 
 beforeEach(async () => {
   fal.up();
@@ -58,17 +34,11 @@ beforeEach(async () => {
   await tdb.db.deleteFrom('provider_circuits').execute();
 });
 
-const rowOf = (id: string) => tdb.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-
-async function finished(id: string, timeoutMs = 180_000) {
-  return waitFor(`${id} to finish`, async () => {
-    const row = await rowOf(id);
-    return row.status === 'completed' || row.status === 'failed' ? row : undefined;
-  }, timeoutMs, 200);
-}
+const rowOf = (id: string) => jobRow(tdb.db, id);
+const finished = (id: string) => jobFinished(tdb.db, id);
+const ledger = (id: string) => jobLedger(tdb.db, id);
 
 const arkCalls = (op: 'image' | 'submit', marker: string) => ark.requestsOf(op).filter((r) => JSON.stringify(r.json).includes(marker));
-const ledger = async (id: string) => (await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]);
 
 describe('seedream-4.5 and seedance-1.5 fail over from fal to BytePlus ModelArk', () => {
   test('seedream-4.5: fal answers 503 to everything; the job completes on Ark, charged once, one Ark call per image', async () => {

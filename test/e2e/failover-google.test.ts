@@ -5,13 +5,12 @@
 // without failover routes and never reaches Google. sora-2, served as Veo 3.1 Fast, moves the same way.
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { createTenant, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, type InProcessGateway as Gateway } from '../support/services.js';
-import { startFailoverStack, type FailoverStack } from '../support/failover-stack.js';
+import { jobFinished, jobLedger, jobRow, startFailoverStack, type FailoverStack } from '../support/failover-stack.js';
 import type { FakeFal } from '../support/fake-providers/fal.js';
 import type { FakeGoogle } from '../support/fake-providers/google.js';
 import { json } from '../support/fake-providers/server.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
 import { insertUpload } from '../support/fixtures.js';
 import { buffer } from 'node:stream/consumers';
 
@@ -45,17 +44,11 @@ async function create(t: Tenant, marker: string, duration: number, more: Record<
   return r.body.data.id as string;
 }
 
-const rowOf = (id: string) => tdb.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-
-async function finished(id: string, timeoutMs = 180_000) {
-  return waitFor(`${id} to finish`, async () => {
-    const row = await rowOf(id);
-    return row.status === 'completed' || row.status === 'failed' ? row : undefined;
-  }, timeoutMs, 200);
-}
+const rowOf = (id: string) => jobRow(tdb.db, id);
+const finished = (id: string) => jobFinished(tdb.db, id);
 
 const googleSubmits = (marker: string) => google.requestsOf('submit').filter((r) => JSON.stringify(r.json).includes(marker)).length;
-const ledger = async (id: string) => (await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]);
+const ledger = (id: string) => jobLedger(tdb.db, id);
 
 describe('veo-3.1 and sora-2 fail over from fal to Google (Gemini API)', () => {
   test('fal answers 503 to everything: the job completes on Google, charged once, with one Google submit', async () => {

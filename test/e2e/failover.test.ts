@@ -10,11 +10,10 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, type InProcessGateway as Gateway } from '../support/services.js';
-import { falRequestsWith, startFailoverStack, submitsWith, type FailoverStack } from '../support/failover-stack.js';
+import { falRequestsWith, jobFinished, jobLedger, startFailoverStack, submitsWith, type FailoverStack } from '../support/failover-stack.js';
 import type { FakeFal } from '../support/fake-providers/fal.js';
 import type { FakeXai } from '../support/fake-providers/xai.js';
 import { json } from '../support/fake-providers/server.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
 import { searchAttributes } from '../../workflows/definitions.js';
 
 let stack: FailoverStack<'xai'>;
@@ -57,19 +56,12 @@ async function create(t: Tenant, marker: string): Promise<string> {
   return r.body.data.id as string;
 }
 
-const rowOf = (id: string) => tdb.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-
-async function finished(id: string, timeoutMs = 180_000) {
-  return waitFor(`${id} to finish`, async () => {
-    const row = await rowOf(id);
-    return row.status === 'completed' || row.status === 'failed' ? row : undefined;
-  }, timeoutMs, 200);
-}
+const finished = (id: string) => jobFinished(tdb.db, id);
 
 const falRequests = (op: 'submit' | 'status' | 'cancel', marker: string) => falRequestsWith(fal, op, marker);
 const xaiSubmits = (marker: string) => submitsWith(xai, marker);
 
-const ledger = async (id: string) => (await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]);
+const ledger = (id: string) => jobLedger(tdb.db, id);
 
 async function record(t: Tenant, id: string) {
   const r = await api(gw.baseUrl, t.apiKey).get(`/v1/videos/${id}`);

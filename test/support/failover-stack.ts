@@ -1,18 +1,23 @@
 // The stack the failover and submit-once suites share: a fresh test database, the local fal queue as
 // a live route (its outputs on a loopback HTTPS "CDN"), optionally a second provider's fake for the
-// model's other route (xAI for grok-video, Google for veo-3.1) with its files on that CDN, the
-// gateway in-process and the worker roles the suite asks for. Also the built worker as its own
-// process, for suites that kill one, and counts of a fake's requests per job (by a prompt marker).
+// model's other route (xAI for grok-video, Google for the Veo models, BytePlus for Seedream and
+// Seedance, Alibaba for replace-actor) with its files on that CDN, the gateway in-process and the
+// worker roles the suite asks for. Also the built worker as its own process, for suites that kill
+// one, counts of a fake's requests per job (by a prompt marker), and a job's row, its end and its ledger.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, testConfig, waitFor, type TestDatabase } from './stack.js';
 import { startGateway, startWorkers, type InProcessGateway, type Workers } from './services.js';
 import type { FakeFal } from './fake-providers/fal.js';
 import { startLiveFal, type LiveFal } from './fake-providers/live-fal.js';
-import { startFakeXai, type FakeXai } from './fake-providers/xai.js';
-import { startFakeGoogle, type FakeGoogle } from './fake-providers/google.js';
+import { startFakeXai } from './fake-providers/xai.js';
+import { startFakeGoogle } from './fake-providers/google.js';
+import { startFakeByteplus } from './fake-providers/byteplus.js';
+import { startFakeAlibaba } from './fake-providers/alibaba.js';
 import type { FakeServer } from './fake-providers/server.js';
 import type { Config } from '../../shared/config.js';
+import type { Database } from '../../db/index.js';
+import { ledgerForJob } from '../../db/repos/jobs.js';
 
 const workerMain = fileURLToPath(new URL('../../worker/main.js', import.meta.url));
 
@@ -28,10 +33,21 @@ const secondaries = {
     fake.filesBaseUrl = cdnOrigin;
     return { fake, env: { GEMINI_API_KEY: fake.key, GEMINI_BASE_URL: fake.url } };
   },
+  byteplus: async (cdnOrigin: string) => {
+    const fake = await startFakeByteplus();
+    fake.filesBaseUrl = cdnOrigin;
+    return { fake, env: { ARK_API_KEY: fake.key, ARK_BASE_URL: fake.url } };
+  },
+  alibaba: async (cdnOrigin: string) => {
+    const fake = await startFakeAlibaba();
+    fake.filesBaseUrl = cdnOrigin;
+    return { fake, env: { DASHSCOPE_API_KEY: fake.key, DASHSCOPE_BASE_URL: fake.url } };
+  },
 };
 
 type SecondaryName = keyof typeof secondaries;
-type SecondaryFake<S> = S extends 'xai' ? FakeXai : S extends 'google' ? FakeGoogle : undefined;
+type Secondaries = { [K in SecondaryName]: Awaited<ReturnType<(typeof secondaries)[K]>>['fake'] };
+type SecondaryFake<S> = S extends SecondaryName ? Secondaries[S] : undefined;
 
 export interface FailoverStack<S extends SecondaryName | undefined = undefined> {
   tdb: TestDatabase;
@@ -122,3 +138,17 @@ export function falRequestsWith(fal: FakeFal, op: 'submit' | 'status' | 'cancel'
   const ids = new Set([...fal.states.values()].filter((s) => JSON.stringify(s.input).includes(marker)).map((s) => s.id));
   return fal.requestsOf(op).filter((r) => ids.has(r.path.split('/')[4]!)).length;
 }
+
+/** A job's row. */
+export const jobRow = (db: Database, id: string) => db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+/** A job's row once it has completed or failed. */
+export function jobFinished(db: Database, id: string, timeoutMs = 180_000) {
+  return waitFor(`${id} to finish`, async () => {
+    const row = await jobRow(db, id);
+    return row.status === 'completed' || row.status === 'failed' ? row : undefined;
+  }, timeoutMs, 200);
+}
+
+/** A job's ledger entries as [reason, delta] pairs, oldest first. */
+export const jobLedger = async (db: Database, id: string) => (await ledgerForJob(db, id)).map((l) => [l.reason, Number(l.delta)]);
