@@ -46,18 +46,18 @@ export class Holds {
     return i < 0 ? undefined : this.holds.splice(i, 1)[0];
   }
 
-  private async around<T>(what: string, jobId: string, run: () => Promise<T>): Promise<T> {
+  private async around<T>(what: string, jobId: string, run: () => Promise<T>, heartbeat: () => void): Promise<T> {
     const before = this.take(what, 'before', jobId);
     if (before) {
       before.reach(jobId);
-      await before.released;
+      await heldAlive(before.released, heartbeat);
     }
     const after = this.take(what, 'after', jobId);
     try {
       const value = await run();
       if (after) {
         after.reach(jobId);
-        await after.released;
+        await heldAlive(after.released, heartbeat);
       }
       before?.finish({ ok: true, value });
       after?.finish({ ok: true, value });
@@ -72,7 +72,22 @@ export class Holds {
   /** For FleetDeps.activityInterceptors. */
   readonly activityInterceptor: ActivityInterceptorsFactory = (ctx) => ({
     inbound: {
-      execute: (input, next) => this.around(ctx.info.activityType, ctx.info.workflowExecution?.workflowId ?? '', () => next(input)),
+      execute: (input, next) =>
+        this.around(ctx.info.activityType, ctx.info.workflowExecution?.workflowId ?? '', () => next(input), () => ctx.heartbeat(ctx.info.heartbeatDetails)),
     },
   });
+}
+
+/**
+ * Waits for the release while heartbeating (with the details the attempt started with, so a resuming
+ * activity still finds them): a held activity is alive, and a busy machine that makes a test wait
+ * longer than the activity's heartbeat timeout must not turn the hold into a retry.
+ */
+async function heldAlive(released: Promise<void>, heartbeat: () => void): Promise<void> {
+  const timer = setInterval(heartbeat, 5_000);
+  try {
+    await released;
+  } finally {
+    clearInterval(timer);
+  }
 }
