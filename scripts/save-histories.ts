@@ -293,7 +293,7 @@ async function main() {
 
     await group(
       'a paid provider (the fake fal queue)',
-      { ...fetchSettings, PROVIDERS_MODE: 'live', FAL_KEY: fal.key, FAL_QUEUE_URL: fal.url, PROVIDER_OUTPUT_HOSTS: '127.0.0.1', OPENAI_API_KEY: '', ELEVENLABS_API_KEY: '', XAI_API_KEY: '', GEMINI_API_KEY: '', ARK_API_KEY: '', DASHSCOPE_API_KEY: '' },
+      { ...fetchSettings, PROVIDERS_MODE: 'live', FAL_KEY: fal.key, FAL_QUEUE_URL: fal.url, PROVIDER_OUTPUT_HOSTS: '127.0.0.1', OPENAI_API_KEY: '', ELEVENLABS_API_KEY: '', XAI_API_KEY: '', GEMINI_API_KEY: '', ARK_API_KEY: '', DASHSCOPE_API_KEY: '', AZURE_OPENAI_API_KEY: '' },
       async (g) => {
         // The CDN serves each request's output once fal has it.
         const cdn = setInterval(() => {

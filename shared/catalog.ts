@@ -117,7 +117,17 @@ export const catalog = {
     providerModelId: 'gpt-image-1.5',
     // developers.openai.com/api/reference/resources/images/methods/generate: gpt-image-1.5 is listed as live;
     // sizes 1024x1024 | 1536x1024 | 1024x1536 | auto, n 1–10, GPT image models always answer b64_json.
-    otherRoutes: "OpenAI's own model, served by OpenAI's Images API only here. No alternate.",
+    // Azure OpenAI in Microsoft Foundry serves it too (activities/providers/azure.ts, contracts/azure.ts):
+    // the second route, on a deployment of gpt-image-1.5, with the same three sizes and n. Its 4,000-character
+    // prompt bound is the create schema's own, so it takes every job this model takes.
+    alternates: [
+      {
+        provider: 'azure',
+        providerModelId: 'gpt-image-1.5',
+        source: "Microsoft's Azure OpenAI REST reference (MicrosoftDocs/azure-ai-docs includes/api-versions/latest-inference-preview.md: POST {endpoint}/openai/deployments/{deployment-id}/images/generations?api-version=2025-04-01-preview, api-key header) and how-to dall-e.md (gpt-image-1 series sizes 1024x1024 | 1024x1536 | 1536x1024, n 1–10, b64_json, contentFilter errors); the openai SDK's AzureOpenAI client (azure.js) builds the same URL and header; the deployment is AZURE_OPENAI_IMAGE_DEPLOYMENT",
+      },
+    ],
+    otherRoutes: "OpenAI's Images API (POST /v1/images/generations) and Azure OpenAI in Microsoft Foundry (a gpt-image-1.5 deployment, POST /openai/deployments/{deployment}/images/generations, listed among Azure's image generation models in Microsoft's docs): two live routes; with failover on a job moves from one to the other.",
     source: 'OpenAI Images API, POST /v1/images/generations (size 1024x1024 | 1536x1024 | 1024x1536, n, b64_json)',
     aspectRatios: imageRatios,
     // gpt-image has no 16:9 size: the nearest documented ones are 3:2 and 2:3, and they are served as is.

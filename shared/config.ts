@@ -219,6 +219,13 @@ export const envSchema = z.object({
   // Singapore (international) endpoint by default; a trailing /api/v1 (the SDK's base) is dropped.
   DASHSCOPE_API_KEY: optionalString,
   DASHSCOPE_BASE_URL: z.url().default('https://dashscope-intl.aliyuncs.com'),
+  // Azure OpenAI in Microsoft Foundry (gpt-image-1.5's second route): the resource endpoint
+  // https://{resource}.openai.azure.com (a trailing /openai, the SDK's base, is dropped), the name of the
+  // gpt-image-1.5 deployment, and the api-version of the deployments path. Live only with key and endpoint.
+  AZURE_OPENAI_API_KEY: optionalString,
+  AZURE_OPENAI_ENDPOINT: optionalString.pipe(z.url().optional()),
+  AZURE_OPENAI_IMAGE_DEPLOYMENT: z.string().min(1).default('gpt-image-1.5'),
+  AZURE_OPENAI_API_VERSION: z.string().min(1).default('2025-04-01-preview'),
   // Failover (README "Provider failover"): a job whose provider fails in a way another provider can
   // fix moves to the model's next live route. PROVIDER_FAILOVER=false keeps every job on its first
   // route. PROVIDER_ROUTES overrides the catalog's route order per model, `model=provider,provider`

@@ -11,7 +11,7 @@ export type JobStatus = (typeof jobStatuses)[number];
 export const jobPhases = ['queued', 'fetching_inputs', 'submitting', 'generating', 'storing_outputs', 'completed', 'failed', 'canceled'] as const;
 export type JobPhase = (typeof jobPhases)[number];
 
-export const providerNames = ['local', 'fal', 'openai', 'xai', 'elevenlabs', 'google', 'byteplus', 'alibaba'] as const;
+export const providerNames = ['local', 'fal', 'openai', 'xai', 'elevenlabs', 'google', 'byteplus', 'alibaba', 'azure'] as const;
 export type ProviderName = (typeof providerNames)[number];
 export type LiveProviderName = Exclude<ProviderName, 'local'>;
 

@@ -7,7 +7,7 @@ import { catalog, routeFor, routeTakes, type LiveProviderName, type ModelRoute, 
 export type RouteMode = 'live' | 'local' | 'unavailable';
 
 /** The configuration variables that hold provider keys. */
-export type ProviderKey = 'FAL_KEY' | 'OPENAI_API_KEY' | 'ELEVENLABS_API_KEY' | 'XAI_API_KEY' | 'GEMINI_API_KEY' | 'ARK_API_KEY' | 'DASHSCOPE_API_KEY';
+export type ProviderKey = 'FAL_KEY' | 'OPENAI_API_KEY' | 'ELEVENLABS_API_KEY' | 'XAI_API_KEY' | 'GEMINI_API_KEY' | 'ARK_API_KEY' | 'DASHSCOPE_API_KEY' | 'AZURE_OPENAI_API_KEY' | 'AZURE_OPENAI_ENDPOINT';
 /** What routing reads: the mode, the keys and (optional, so key-only callers still fit) the failover settings. */
 type KeyConfig = Pick<Config, 'PROVIDERS_MODE' | ProviderKey> & Partial<Pick<Config, 'PROVIDER_FAILOVER' | 'PROVIDER_ROUTES'>>;
 
@@ -24,6 +24,8 @@ export const providerKeys = {
   byteplus: ['ARK_API_KEY'],
   elevenlabs: ['ELEVENLABS_API_KEY', 'FAL_KEY'],
   alibaba: ['DASHSCOPE_API_KEY'],
+  // Azure needs the resource's endpoint as well as the key: it has no default host.
+  azure: ['AZURE_OPENAI_API_KEY', 'AZURE_OPENAI_ENDPOINT'],
 } as const satisfies Record<LiveProviderName, readonly ProviderKey[]>;
 
 const hasKeys = (config: KeyConfig, provider: LiveProviderName) => providerKeys[provider].every((k) => Boolean(config[k]));

@@ -45,6 +45,8 @@ export const providerOutputHosts: Record<ProviderName, readonly string[]> = {
   byteplus: byteplusOutputHosts,
   alibaba: alibabaOutputHosts,
   openai: [],
+  // Azure OpenAI answers base64 too.
+  azure: [],
   local: [],
 };
 

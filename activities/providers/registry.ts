@@ -12,13 +12,15 @@ import { createXaiAdapter } from './xai.js';
 import { createGoogleAdapter } from './google.js';
 import { createByteplusAdapter } from './byteplus.js';
 import { createAlibabaAdapter } from './alibaba.js';
+import { createAzureAdapter } from './azure.js';
 
 export type ProvidersConfig = Pick<
   Config,
   'PROVIDERS_MODE' | 'FAL_KEY' | 'FAL_QUEUE_URL' | 'OPENAI_API_KEY' | 'OPENAI_BASE_URL' | 'ELEVENLABS_API_KEY' | 'ELEVENLABS_BASE_URL' | 'XAI_API_KEY' | 'XAI_BASE_URL' | 'GEMINI_API_KEY' | 'GEMINI_BASE_URL'
   | 'ARK_API_KEY' | 'ARK_BASE_URL' | 'DASHSCOPE_API_KEY' | 'DASHSCOPE_BASE_URL'
+  | 'AZURE_OPENAI_API_KEY' | 'AZURE_OPENAI_ENDPOINT'
 > &
-  Partial<Pick<Config, 'FAL_CDN_REQUIRES_KEY' | 'FFMPEG_PATH' | 'ARK_SEEDREAM_MODEL' | 'ARK_SEEDANCE_MODEL'>>;
+  Partial<Pick<Config, 'FAL_CDN_REQUIRES_KEY' | 'FFMPEG_PATH' | 'ARK_SEEDREAM_MODEL' | 'ARK_SEEDANCE_MODEL' | 'AZURE_OPENAI_IMAGE_DEPLOYMENT' | 'AZURE_OPENAI_API_VERSION'>>;
 
 export interface ProviderEntry {
   name: LiveProviderName;
@@ -45,6 +47,11 @@ export const providerRegistry = {
     create: (c) => createElevenLabsAdapter({ key: c.ELEVENLABS_API_KEY!, baseUrl: c.ELEVENLABS_BASE_URL, fal: falConfig(c) }),
   },
   alibaba: { name: 'alibaba', requiredKeys: providerKeys.alibaba, create: (c) => createAlibabaAdapter({ key: c.DASHSCOPE_API_KEY!, baseUrl: c.DASHSCOPE_BASE_URL, ffmpegPath: c.FFMPEG_PATH }) },
+  azure: {
+    name: 'azure',
+    requiredKeys: providerKeys.azure,
+    create: (c) => createAzureAdapter({ key: c.AZURE_OPENAI_API_KEY!, endpoint: c.AZURE_OPENAI_ENDPOINT!, deployment: c.AZURE_OPENAI_IMAGE_DEPLOYMENT ?? 'gpt-image-1.5', apiVersion: c.AZURE_OPENAI_API_VERSION }),
+  },
 } as const satisfies Record<LiveProviderName, ProviderEntry>;
 
 /** The adapter of a live provider; throws naming the missing variables (never a value) when its keys are not set. */

@@ -759,11 +759,11 @@ export type webhooks = {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -798,11 +798,11 @@ export type webhooks = {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -835,11 +835,11 @@ export type webhooks = {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -923,11 +923,11 @@ export type webhooks = {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -962,11 +962,11 @@ export type webhooks = {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -999,11 +999,11 @@ export type webhooks = {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -1090,11 +1090,11 @@ export type webhooks = {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -1129,11 +1129,11 @@ export type webhooks = {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -1166,11 +1166,11 @@ export type webhooks = {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -2423,11 +2423,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -2606,11 +2606,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -2731,11 +2731,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -2959,11 +2959,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -3172,11 +3172,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -3356,11 +3356,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -3482,11 +3482,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -3711,11 +3711,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -3849,11 +3849,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -4145,11 +4145,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -4271,11 +4271,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -4500,11 +4500,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -4801,11 +4801,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -4925,11 +4925,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -5152,11 +5152,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -5289,11 +5289,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -5333,11 +5333,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -5377,11 +5377,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -5419,11 +5419,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -5551,11 +5551,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -5679,11 +5679,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
@@ -5805,11 +5805,11 @@ export interface operations {
                              * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
                              * @enum {string}
                              */
-                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                             /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
                             provider_attempts?: {
                                 /** @enum {string} */
-                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba";
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */

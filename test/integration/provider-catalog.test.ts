@@ -37,6 +37,8 @@ const noKeys: ProvidersConfig = {
   ARK_BASE_URL: 'http://127.0.0.1:9',
   DASHSCOPE_API_KEY: undefined,
   DASHSCOPE_BASE_URL: 'http://127.0.0.1:9',
+  AZURE_OPENAI_API_KEY: undefined,
+  AZURE_OPENAI_ENDPOINT: undefined,
 };
 
 function durationsToTry(route: ModelRoute): (number | undefined)[] {
@@ -69,6 +71,8 @@ describe('routing catalog', () => {
       ARK_BASE_URL: ark.url,
       DASHSCOPE_API_KEY: undefined,
       DASHSCOPE_BASE_URL: 'http://127.0.0.1:9',
+      AZURE_OPENAI_API_KEY: undefined,
+      AZURE_OPENAI_ENDPOINT: undefined,
     };
   });
   after(() => Promise.all([fal.close(), openai.close(), el.close(), xai.close(), google.close(), ark.close()]));

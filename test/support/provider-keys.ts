@@ -10,6 +10,8 @@ const unset: Record<ProviderKey, undefined> = {
   GEMINI_API_KEY: undefined,
   ARK_API_KEY: undefined,
   DASHSCOPE_API_KEY: undefined,
+  AZURE_OPENAI_API_KEY: undefined,
+  AZURE_OPENAI_ENDPOINT: undefined,
 };
 
 export function liveKeys(set: Partial<Record<ProviderKey, string>> = {}): { PROVIDERS_MODE: 'live' } & Record<ProviderKey, string | undefined> {

@@ -170,7 +170,15 @@ class ImageCreate(TypedDict, closed=True):
 
 class ProviderAttempt(TypedDict, closed=True):
     provider: Literal[
-        "local", "fal", "openai", "xai", "elevenlabs", "google", "byteplus", "alibaba"
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
     ]
     error: str
 
@@ -405,6 +413,7 @@ class ReplaceActorJob(TypedDict, closed=True):
             "google",
             "byteplus",
             "alibaba",
+            "azure",
         ]
     ]
     """
@@ -451,6 +460,7 @@ class ReplaceActorListItem(TypedDict, closed=True):
             "google",
             "byteplus",
             "alibaba",
+            "azure",
         ]
     ]
     """
@@ -530,6 +540,7 @@ class TalkingActorJob(TypedDict, closed=True):
             "google",
             "byteplus",
             "alibaba",
+            "azure",
         ]
     ]
     """
@@ -574,6 +585,7 @@ class TalkingActorListItem(TypedDict, closed=True):
             "google",
             "byteplus",
             "alibaba",
+            "azure",
         ]
     ]
     """
@@ -669,6 +681,7 @@ class VideoJob(TypedDict, closed=True):
             "google",
             "byteplus",
             "alibaba",
+            "azure",
         ]
     ]
     """
@@ -715,6 +728,7 @@ class VideoListItem(TypedDict, closed=True):
             "google",
             "byteplus",
             "alibaba",
+            "azure",
         ]
     ]
     """
@@ -821,6 +835,7 @@ class ImageJob(TypedDict, closed=True):
             "google",
             "byteplus",
             "alibaba",
+            "azure",
         ]
     ]
     """
@@ -866,6 +881,7 @@ class ImageListItem(TypedDict, closed=True):
             "google",
             "byteplus",
             "alibaba",
+            "azure",
         ]
     ]
     """

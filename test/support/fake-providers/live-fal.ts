@@ -32,6 +32,7 @@ export async function startLiveFal(): Promise<LiveFal> {
       GEMINI_API_KEY: '',
       ARK_API_KEY: '',
       DASHSCOPE_API_KEY: '',
+      AZURE_OPENAI_API_KEY: '',
       // Outputs come from the loopback CDN, trusted by the test only.
       FETCH_ALLOW_LOOPBACK_ORIGIN: cdn.origin,
       FETCH_EXTRA_CA_FILE: cdn.caFile,

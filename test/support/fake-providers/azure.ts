@@ -1,0 +1,64 @@
+// A local Azure OpenAI server speaking the protocol of contracts/azure.ts (Microsoft's REST reference for
+// image generation on a deployment, and the openai SDK's AzureOpenAI client): POST
+// /openai/deployments/{deployment}/images/generations?api-version=… with the `api-key` header and a body
+// validated against the same strict schema the adapter is type-checked with → { created, data: [{ b64_json }] }.
+// Errors use Azure's { error: { code, message, … } }: a wrong key is 401; an unknown deployment 404
+// DeploymentNotFound; a missing api-version 404; an invalid body 400; a prompt containing "forbidden" is
+// refused by the content filter (400 contentFilter, as the how-to's troubleshooting shows) and one
+// containing "jailbreak" by the prompt filter with inner_error ResponsibleAIPolicyViolation (the
+// reference's dalleErrorResponse). Every accepted call is a new, paid generation.
+import { azureImageGenerateParams } from '../../../activities/providers/contracts/azure.js';
+import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
+
+const imagesPath = /^\/openai\/deployments\/([^/]+)\/images\/generations$/;
+
+export class FakeAzure extends FakeServer {
+  readonly key: string;
+  readonly deployment: string;
+  generations = 0;
+
+  constructor(key = 'azure-test-key-0123456789abcdef', deployment = 'gpt-image-1.5') {
+    super((method, path) => (method === 'POST' && imagesPath.test(path) ? 'images' : undefined), (req) => this.answer(req));
+    this.key = key;
+    this.deployment = deployment;
+  }
+
+  private answer(req: RecordedRequest): Answer {
+    if (req.headers['api-key'] !== this.key) {
+      return json(401, { error: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint.' } });
+    }
+    if (!req.query.get('api-version')) return json(404, { error: { code: '404', message: 'Resource not found' } });
+    const deployment = decodeURIComponent(imagesPath.exec(req.path)![1]!);
+    if (deployment !== this.deployment) {
+      return json(404, { error: { code: 'DeploymentNotFound', message: 'The API deployment for this resource does not exist.' } });
+    }
+    const parsed = azureImageGenerateParams.safeParse(req.json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      return json(400, { error: { code: 'invalid_value', message: issue.message, param: issue.path.join('.') || 'body', type: 'invalid_request_error' } });
+    }
+    const b = parsed.data;
+    if (b.model !== undefined && b.model !== deployment) return json(400, { error: { code: 'invalid_value', message: `model ${b.model} is not this deployment`, param: 'model', type: 'invalid_request_error' } });
+    if (/forbidden/i.test(b.prompt)) {
+      return json(400, { created: Math.floor(Date.now() / 1000), error: { code: 'contentFilter', message: 'Your task failed as a result of our safety system.' } });
+    }
+    if (/jailbreak/i.test(b.prompt)) {
+      return json(400, {
+        error: {
+          code: 'content_policy_violation',
+          message: 'Your request was rejected as a result of our safety system.',
+          param: null,
+          type: null,
+          inner_error: { code: 'ResponsibleAIPolicyViolation', content_filter_results: { jailbreak: { detected: true, filtered: true } } },
+        },
+      });
+    }
+    this.generations++;
+    const n = b.n ?? 1;
+    return json(200, { created: Math.floor(Date.now() / 1000), data: Array.from({ length: n }, () => ({ b64_json: tinyPng.toString('base64') })), usage: { total_tokens: 100 } });
+  }
+}
+
+export async function startFakeAzure(key?: string, deployment?: string): Promise<FakeAzure> {
+  return new FakeAzure(key, deployment).start();
+}
