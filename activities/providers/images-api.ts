@@ -1,0 +1,105 @@
+// OpenAI's Images API as its hosts serve it (OpenAI itself, Azure OpenAI): POST a JSON body
+// { model, prompt, n, size, output_format } → { data: [{ b64_json }] } (GPT image models always answer
+// base64). The call is synchronous, so submit does the work: it decodes each image straight into our
+// store at jobs/<jobId>/output-<n>.png and the ref carries only the keys. The hosts differ only in the
+// URL, the auth header, the model name and how an error answer reads; the adapters (openai.ts,
+// azure.ts) say those, and this file does the rest once.
+//
+// Nothing here relies on an idempotency key (neither host documents one): every call is a paid
+// generation. So the timeout follows the SDK's 600 s (a timeout retried is an image paid twice), and a
+// retried submit first looks for the images an earlier attempt already stored.
+import type { PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRequest } from './types.js';
+import { ProviderError } from './types.js';
+import { errorFromResponse, malformed, parseJson, providerFetch, readText, type HttpCallOptions } from './http.js';
+import { jobOutputKey } from '../../shared/storage.js';
+
+export interface ImagesApiHost<Name extends 'openai' | 'azure'> {
+  name: Name;
+  /** How messages name the provider ('OpenAI', 'Azure OpenAI'). */
+  label: string;
+  key: string;
+  url: string;
+  headers: Record<string, string>;
+  /** The request body, checked against the host's contract where it is built. */
+  body(req: ProviderRequest, count: number): object;
+  /** An HTTP error answer as the host means it; http.ts's mapping by default. */
+  httpError?(res: Response, text: string, o: HttpCallOptions): ProviderError;
+  /** Image generation can take minutes; default 600 s, as openai-node. */
+  timeoutMs?: number | undefined;
+}
+
+export interface ImagesApiRef<Name extends string> {
+  provider: Name;
+  jobId: string;
+  outputs: { key: string; contentType: string; size: number }[];
+}
+
+/**
+ * gpt-image sizes: square, landscape 3:2 and portrait 2:3 are the documented choices, so 16:9 and 9:16
+ * are served as 3:2 and 2:3 (the catalog's `servedAs` says so).
+ */
+export function gptImageSize(aspectRatio: string): '1024x1024' | '1536x1024' | '1024x1536' {
+  if (aspectRatio === '16:9') return '1536x1024';
+  if (aspectRatio === '9:16') return '1024x1536';
+  return '1024x1024';
+}
+
+export function createImagesApiAdapter<Name extends 'openai' | 'azure'>(host: ImagesApiHost<Name>): ProviderAdapter {
+  const timeoutMs = host.timeoutMs ?? 600_000;
+  const opts = (what: string, ctx: ProviderContext): HttpCallOptions => ({ provider: host.label, what, timeoutMs, signal: ctx.signal, secrets: [host.key] });
+  const refOf = (jobId: string, outputs: ImagesApiRef<Name>['outputs']) => ({ ...({ provider: host.name, jobId, outputs } satisfies ImagesApiRef<Name>) });
+
+  return {
+    name: host.name,
+    async submit(req: ProviderRequest, ctx: ProviderContext) {
+      if (req.route.kind !== 'image') {
+        throw new ProviderError(`${host.label} serves only image models here; ${req.model} is routed elsewhere`, { retryable: false });
+      }
+      const o = opts('image generation', ctx);
+      const count = req.count ?? 1;
+      const keys = Array.from({ length: count }, (_, i) => jobOutputKey(ctx.storage, req.jobId, i + 1, 'png'));
+      // An earlier attempt that stored every image (then failed to report it) was already paid for.
+      const stored = await Promise.all(keys.map((k) => ctx.storage.stat(k)));
+      if (stored.every((st) => st && st.size > 0)) {
+        return refOf(req.jobId, keys.map((key, i) => ({ key, contentType: 'image/png', size: stored[i]!.size })));
+      }
+      // Keep the activity alive while the synchronous call runs.
+      const beat = setInterval(() => ctx.heartbeat({ phase: `${host.name}-images` }), 10_000);
+      let body: { data?: unknown };
+      try {
+        const res = await providerFetch(host.url, { method: 'POST', headers: { ...host.headers, 'content-type': 'application/json' }, body: JSON.stringify(host.body(req, count)) }, o);
+        const text = await readText(res, o);
+        if (!res.ok) throw (host.httpError ?? errorFromResponse)(res, text, o);
+        body = parseJson<{ data?: unknown }>(text, o);
+      } finally {
+        clearInterval(beat);
+      }
+      if (!Array.isArray(body.data) || body.data.length === 0) throw malformed(o, 'no images in "data"');
+      const outputs: ImagesApiRef<Name>['outputs'] = [];
+      for (const [i, item] of (body.data as { b64_json?: unknown }[]).entries()) {
+        if (i >= keys.length) break;
+        const b64 = item?.b64_json;
+        if (typeof b64 !== 'string' || !b64) throw malformed(o, `image ${i + 1} has no b64_json`);
+        const bytes = Buffer.from(b64, 'base64');
+        if (!isPng(bytes)) throw malformed(o, `image ${i + 1} is not a PNG`);
+        const key = keys[i]!;
+        const put = await ctx.storage.putStream(key, bytes, 'image/png', bytes.length);
+        outputs.push({ key, contentType: 'image/png', size: put.size });
+      }
+      return refOf(req.jobId, outputs);
+    },
+
+    async poll(ref): Promise<PollResult> {
+      const outputs = (ref as unknown as Partial<ImagesApiRef<Name>>).outputs;
+      if (!Array.isArray(outputs)) throw new ProviderError(`${host.label}: the stored provider ref is incomplete`, { retryable: false });
+      return { state: 'succeeded', percent: 100, outputs: outputs.map((x): ProviderOutput => ({ key: x.key, contentType: x.contentType, size: x.size })) };
+    },
+
+    // Image generation completes inside submit; there is nothing left to stop.
+    async cancel() {},
+  };
+}
+
+function isPng(b: Buffer): boolean {
+  return b.length > 8 && b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47;
+}
