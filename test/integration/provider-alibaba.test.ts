@@ -6,18 +6,14 @@
 // failover at once; moderation and invalid input: the customer's, final).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { alibabaAnimateMixMode, createAlibabaAdapter, dashscopeOrigin } from '../../activities/providers/alibaba.js';
 import { alibabaOutputHosts } from '../../activities/providers/outputs.js';
 import { hostMatches } from '../../activities/providers/fal.js';
-import { renderVideo } from '../../activities/providers/local/media.js';
 import { ProviderError, type InputFile } from '../../activities/providers/types.js';
 import { routeFor, requestRefusal } from '../../shared/catalog.js';
 import { resolveJobRoute } from '../../shared/routing.js';
 import { startFakeAlibaba, type FakeAlibaba } from '../support/fake-providers/alibaba.js';
-import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput } from '../support/fake-providers/context.js';
+import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput, storeMotionVideo } from '../support/fake-providers/context.js';
 import { probeUrl } from '../support/fixtures.js';
 import { liveKeys } from '../support/provider-keys.js';
 
@@ -69,16 +65,7 @@ describe('Alibaba Model Studio (DashScope, Wan 2.2 Animate Mix) adapter', () => 
   });
 
   test('the motion video is conformed to the asked duration and aspect ratio at 720p, the actor image to the same frame', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'motion-'));
-    let motion: Buffer;
-    try {
-      await renderVideo({ prompt: 'motion', width: 320, height: 568, durationSeconds: 4, outPath: join(dir, 'm.mp4') });
-      motion = await readFile(join(dir, 'm.mp4'));
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-    const video = await storeInput(storage, 'video');
-    await storage.putStream(video.key, motion, 'video/mp4', motion.length);
+    const video = await storeMotionVideo(storage);
     const image = await storeInput(storage, 'image');
     for (const [duration, aspectRatio, width, height] of [
       [3, '16:9', 1280, 720],

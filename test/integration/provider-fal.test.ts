@@ -7,12 +7,8 @@ import { seedreamMinPixels } from '../../activities/providers/contracts/fal.js';
 import { ProviderError } from '../../activities/providers/types.js';
 import { falInputSchemaDocument, startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
 import { json } from '../support/fake-providers/server.js';
-import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput } from '../support/fake-providers/context.js';
+import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput, storeMotionVideo } from '../support/fake-providers/context.js';
 import { probeUrl } from '../support/fixtures.js';
-import { renderVideo } from '../../activities/providers/local/media.js';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 
 describe('fal queue adapter', () => {
   let fake: FakeFal;
@@ -179,16 +175,7 @@ describe('fal queue adapter', () => {
   });
 
   test('replace-actor: the motion video is trimmed or padded to the asked duration and cropped to the asked aspect ratio', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'motion-'));
-    let motion: Buffer;
-    try {
-      await renderVideo({ prompt: 'motion', width: 320, height: 568, durationSeconds: 4, outPath: join(dir, 'm.mp4') });
-      motion = await readFile(join(dir, 'm.mp4'));
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-    const video = await storeInput(storage, 'video');
-    await storage.putStream(video.key, motion, 'video/mp4', motion.length);
+    const video = await storeMotionVideo(storage);
     const image = await storeInput(storage, 'image');
     for (const [duration, aspectRatio, width, height] of [
       [3, '16:9', 1280, 720],

@@ -1,6 +1,10 @@
 // Shared pieces of the provider contract tests: real MinIO storage from the stack's S3_* variables,
 // a ProviderContext over it, requests built from the catalog's defaults, and a poll loop.
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { renderVideo } from '../../../activities/providers/local/media.js';
 import { createStorage, type Storage } from '../../../shared/storage.js';
 import { routeFor } from '../../../shared/catalog.js';
 import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderRef, ProviderRequest } from '../../../activities/providers/types.js';
@@ -45,6 +49,21 @@ export async function storeInput(storage: Storage, role: InputFile['role'], cont
   const key = `test-inputs/${randomUUID()}/${role}${contentType === 'video/mp4' ? '.mp4' : '.png'}`;
   await storage.putStream(key, tinyPng, contentType, tinyPng.length);
   return { role, key, contentType };
+}
+
+/** A real 4 s portrait (320×568) motion video rendered locally and stored as a video input, for adapters that conform it. */
+export async function storeMotionVideo(storage: Storage): Promise<InputFile> {
+  const dir = await mkdtemp(join(tmpdir(), 'motion-'));
+  let motion: Buffer;
+  try {
+    await renderVideo({ prompt: 'motion', width: 320, height: 568, durationSeconds: 4, outPath: join(dir, 'm.mp4') });
+    motion = await readFile(join(dir, 'm.mp4'));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  const video = await storeInput(storage, 'video');
+  await storage.putStream(video.key, motion, 'video/mp4', motion.length);
+  return video;
 }
 
 export const testVoice = { id: 'voice_rachel', ttsVoice: 'en-us', providerVoiceId: '21m00Tcm4TlvDq8ikWAM', gender: 'female' };
