@@ -101,7 +101,7 @@ export const catalog = {
     secondaryModelIds: { edit: 'fal-ai/nano-banana-2/edit' },
     // fal.ai/models/fal-ai/nano-banana-2 (queue API): prompt, num_images, aspect_ratio (auto, 21:9 … 9:16),
     // resolution 0.5K | 1K | 2K | 4K, output_format jpeg | png | webp; /edit adds image_urls.
-    otherRoutes: "Google serves Nano Banana image models on the Gemini API (ai.google.dev/gemini-api/docs/nanobanana, models.generateContent), but the pages read there list only Nano Banana (gemini-2.5-flash-image) and Nano Banana Pro; Nano Banana 2 (Gemini 3.1 Flash Image) is named on Google's Vertex/Enterprise model pages only (gemini-3.1-flash-image), so its Gemini API model id is unconfirmed. No alternate.",
+    otherRoutes: "Google's Gemini API names Nano Banana 2 gemini-3.1-flash-image (GA 2026-05-28; the -preview id shut down 2026-06-25), per ai.google.dev/gemini-api/docs/changelog and /deprecations. Its changelog entry of 2026-10-06 deprecates gemini-3.1-flash-image in favour of gemini-nano-banana-2.1 (Nano Banana 2.1, a newer model, not this one) without a shutdown date; third-party gateway notes (LiteLLM) give a shutdown on 2026-10-29 that no Google page read confirms or denies. Whether the Gemini API still serves gemini-3.1-flash-image is unconfirmed, so no alternate.",
     source: 'fal.ai model page fal-ai/nano-banana-2 (prompt, num_images, aspect_ratio, output_format; /edit: image_urls)',
     // fal's input schema for fal-ai/nano-banana-2 and /edit: prompt minLength 3.
     promptChars: { min: 3 },
