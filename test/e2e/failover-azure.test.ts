@@ -4,13 +4,13 @@
 // generation; a prompt Azure's content filter refuses fails the job without moving it anywhere else.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
+import { createTenant, createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/openai.js';
 import { startFakeAzure, type FakeAzure } from '../support/fake-providers/azure.js';
 import { json } from '../support/fake-providers/server.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
+import { jobFinished, jobLedger } from '../support/failover-stack.js';
 
 let tdb: TestDatabase;
 let live: LiveFal;
@@ -45,11 +45,7 @@ after(async () => {
   await tdb?.drop();
 });
 
-const finished = (id: string) =>
-  waitFor(`${id} to finish`, async () => {
-    const r = await tdb.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-    return r.status === 'completed' || r.status === 'failed' ? r : undefined;
-  }, 180_000, 200);
+const finished = (id: string) => jobFinished(tdb.db, id);
 
 const azureCalls = (marker: string) => azure.requestsOf('images').filter((c) => (c.json as { prompt?: string } | undefined)?.prompt?.includes(marker));
 
@@ -73,7 +69,7 @@ describe('gpt-image-1.5 fails over from OpenAI to Azure OpenAI', () => {
       assert.equal(calls[0]!.headers['api-key'], azure.key);
 
       const price = 6 * 2;
-      assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price]], 'charged once');
+      assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -price]], 'charged once');
       assert.equal(await creditsOf(tdb.db, t), 1000 - price);
       const rec = await api(gw.baseUrl, t.apiKey).get(`/v1/images/${id}`);
       assert.equal(rec.status, 200, rec.text);

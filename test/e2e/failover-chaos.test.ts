@@ -7,9 +7,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, waitFor } from '../support/stack.js';
 import { api, creditsOf, startWorkers } from '../support/services.js';
-import { spawnWorkerProcess, startFailoverStack, submitsWith, type FailoverStack } from '../support/failover-stack.js';
+import { jobFinished, jobLedger, jobRow, spawnWorkerProcess, startFailoverStack, submitsWith, type FailoverStack } from '../support/failover-stack.js';
 import { json } from '../support/fake-providers/server.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
 
 let stack: FailoverStack<'xai'>;
 
@@ -32,7 +31,7 @@ test('the xAI worker is killed (SIGKILL) right after the failover submit: anothe
     const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', { project_id: t.projectId, prompt: `a lighthouse ${marker}`, model: 'grok-video', aspect_ratio: '16:9', duration: 1, resolution: '480p' });
     assert.equal(r.status, 200, r.text);
     const id = r.body.data.id as string;
-    const rowOf = () => tdb.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const rowOf = () => jobRow(tdb.db, id);
     await waitFor('the failover submit at xAI and its first status check', async () => {
       const row = await rowOf();
       return (row.provider_ref as { provider?: string } | null)?.provider === 'xai' && xai.requestsOf('status').length >= 1 ? true : undefined;
@@ -41,14 +40,11 @@ test('the xAI worker is killed (SIGKILL) right after the failover submit: anothe
     await first.exited;
     const fleet = await startWorkers(config, tdb.db, 'provider:xai');
     try {
-      const row = await waitFor('the job to finish', async () => {
-        const j = await rowOf();
-        return j.status === 'completed' || j.status === 'failed' ? j : undefined;
-      }, 180_000, 200);
+      const row = await jobFinished(tdb.db, id);
       assert.equal(row.status, 'completed', JSON.stringify(row.error));
       assert.equal(submitsWith(xai, marker), 1, 'one submit at xAI');
       assert.deepEqual(row.provider_attempts.map((a) => a.provider), ['fal']);
-      assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]), [['charge', -6]]);
+      assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -6]]);
       assert.equal(await creditsOf(tdb.db, t), 100 - 6);
     } finally {
       await fleet.stop();

@@ -14,11 +14,10 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { createDb, type Database } from '../../db/index.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
 import { createTenant, waitFor } from '../support/stack.js';
 import { api, creditsOf } from '../support/services.js';
 import { processAlive, prodStack, type ProdStack } from '../support/prod-stack.js';
-import { falRequestsWith, submitsWith } from '../support/failover-stack.js';
+import { falRequestsWith, jobFinished, jobLedger, jobRow, submitsWith } from '../support/failover-stack.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { startFakeXai, type FakeXai } from '../support/fake-providers/xai.js';
 import { json } from '../support/fake-providers/server.js';
@@ -72,7 +71,7 @@ after(async () => {
   await Promise.all([live?.close(), xai?.close()]);
 }, { timeout: 600_000 });
 
-const rowOf = (id: string) => db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const rowOf = (id: string) => jobRow(db, id);
 
 test(`${jobs} jobs fail over from fal to xAI and worker-xai is killed (SIGKILL) right after their submits: restarted by up prod, one submit each, fal canceled once, credits exact`, { timeout: 600_000 }, async () => {
   const fal = live.fal;
@@ -112,17 +111,14 @@ test(`${jobs} jobs fail over from fal to xAI and worker-xai is killed (SIGKILL) 
 
   for (const [i, id] of ids.entries()) {
     const marker = markers[i]!;
-    const row = await waitFor(`${id} to finish`, async () => {
-      const j = await rowOf(id);
-      return j.status === 'completed' || j.status === 'failed' ? j : undefined;
-    }, 240_000, 250);
+    const row = await jobFinished(db, id, 240_000);
     assert.equal(row.status, 'completed', `${marker}: ${JSON.stringify(row.error)}`);
     assert.equal(row.outputs?.length, 1);
     assert.equal(submitsWith(xai, marker), 1, `${marker}: exactly one submit on the secondary`);
     assert.equal(falRequestsWith(fal, 'submit', marker), 1, `${marker}: one submit at the primary`);
     await waitFor(`${marker}: the primary's request to be canceled`, () => falRequestsWith(fal, 'cancel', marker) >= 1 || undefined, 60_000, 100);
     assert.equal(falRequestsWith(fal, 'cancel', marker), 1, `${marker}: the primary's request canceled once`);
-    assert.deepEqual((await ledgerForJob(db, id)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price]], `${marker}: charged once`);
+    assert.deepEqual(await jobLedger(db, id), [['charge', -price]], `${marker}: charged once`);
     const rec = await api(stack.gateways[(i + 1) % 2]!, t.apiKey).get(`/v1/videos/${id}`);
     assert.equal(rec.status, 200, rec.text);
     assert.equal(rec.body.data.provider, 'xai', 'the record names the serving provider');

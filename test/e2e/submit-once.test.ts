@@ -10,11 +10,10 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startWorkers, type InProcessGateway as Gateway } from '../support/services.js';
-import { falRequestsWith, spawnWorkerProcess, startFailoverStack, type FailoverStack } from '../support/failover-stack.js';
+import { falRequestsWith, jobFinished, jobLedger, jobRow, spawnWorkerProcess, startFailoverStack, type FailoverStack } from '../support/failover-stack.js';
 import type { FakeFal } from '../support/fake-providers/fal.js';
 import { json } from '../support/fake-providers/server.js';
 import { indexOfLocalActivity } from '../support/history.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
 import { createStorage, type Storage } from '../../shared/storage.js';
 import type { Config } from '../../shared/config.js';
 
@@ -56,14 +55,8 @@ async function create(t: Tenant, marker: string): Promise<string> {
   return r.body.data.id as string;
 }
 
-const rowOf = (id: string) => tdb.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-
-async function finished(id: string, timeoutMs = 120_000) {
-  return waitFor(`${id} to finish`, async () => {
-    const row = await rowOf(id);
-    return row.status === 'completed' || row.status === 'failed' ? row : undefined;
-  }, timeoutMs, 200);
-}
+const rowOf = (id: string) => jobRow(tdb.db, id);
+const finished = (id: string) => jobFinished(tdb.db, id, 120_000);
 
 /** Completed, with its one output in MinIO, and charged its price exactly once. */
 async function assertCompletedOnce(t: Tenant, id: string, marker: string): Promise<void> {
@@ -71,7 +64,7 @@ async function assertCompletedOnce(t: Tenant, id: string, marker: string): Promi
   assert.equal(row.status, 'completed', JSON.stringify(row.error));
   assert.equal(row.outputs?.length, 1);
   assert.equal(requestsFor('submit', marker), 1, 'exactly one submit at the provider');
-  assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price]]);
+  assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -price]]);
   assert.equal(await creditsOf(tdb.db, t), 100 - price);
 }
 
@@ -179,7 +172,7 @@ describe('a provider is paid once per job, whatever fails after the submit', () 
       await waitFor('the workflow to close', async () => ((await handle.describe()).status.name !== 'RUNNING' ? true : undefined), 60_000, 200);
       assert.equal(requestsFor('cancel', marker), 1, 'exactly one provider cancel');
       assert.equal(requestsFor('submit', marker), 1);
-      assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => l.reason), ['charge', 'refund']);
+      assert.deepEqual((await jobLedger(tdb.db, id)).map(([reason]) => reason), ['charge', 'refund']);
       assert.equal(await creditsOf(tdb.db, t), 100);
       // The refund is in the history before the provider cancel.
       const events = (await handle.fetchHistory()).events ?? [];
