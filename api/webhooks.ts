@@ -9,6 +9,7 @@ import { hasActiveWebhookSecret } from '../db/repos/webhooks.js';
 import { FetchError } from '../shared/fetch-remote.js';
 import { checkWebhookUrl } from '../shared/webhook-target.js';
 import { ApiError } from './errors.js';
+import { PUBLIC_HTTPS_URL_PATTERN } from './validate.js';
 
 const DEFAULT_EVENTS: WebhookEventName[] = ['completed', 'failed'];
 
@@ -22,6 +23,9 @@ export const webhookRequestFields = {
     // credentials ([0-9A-Za-z] and the URL punctuation, as other regex engines read classes differently).
     .regex(/^https?:\/\/[0-9A-Za-z._~%!$&'()*+,;=:[\]-]+(?:[/?#][!-~]*)?$/, 'must be an https URL with a host and no credentials')
     .refine((v) => URL.canParse(v), 'must be a URL')
+    // What production accepts (https, a public name, the default port); the http loopback receivers
+    // of test deployments are an exception the document leaves out.
+    .meta({ pattern: PUBLIC_HTTPS_URL_PATTERN })
     .optional()
     .describe(
       "https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; " +

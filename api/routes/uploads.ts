@@ -29,7 +29,7 @@ import { authOf, type Auth } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
 import { IDEMPOTENCY_NOTE, idempotent, setMultipartFingerprint } from '../idempotency.js';
 import { ApiError, forbidden, invalidRequest } from '../errors.js';
-import { NOT_BLANK_PATTERN } from '../validate.js';
+import { NOT_BLANK_PATTERN, PUBLIC_HTTPS_URL_PATTERN } from '../validate.js';
 import { mediaUrl, publicBaseUrl } from './media.js';
 import { newId } from '../../shared/ids.js';
 import { findUploadInWorkspace, insertUploadWithinQuota, projectBelongsToWorkspace, storedUploadOf } from '../../db/repos/uploads.js';
@@ -66,7 +66,7 @@ const multipartSchema = z.object({
 
 export const uploadFromUrlSchema = z
   .object({
-    url: z.string().min(1).max(2048).describe('public HTTPS URL (port 443, no credentials) of an image (≤ 10 MB) or video (≤ 50 MB)'),
+    url: z.string().min(1).max(2048).meta({ pattern: PUBLIC_HTTPS_URL_PATTERN }).describe('public HTTPS URL (port 443, no credentials) of an image (≤ 10 MB) or video (≤ 50 MB)'),
     project_id: projectId,
   })
   .strict();

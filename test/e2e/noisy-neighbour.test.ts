@@ -7,11 +7,14 @@
 //   - points 200 jobs' webhooks at an HTTPS receiver on loopback that accepts connections and never
 //     answers (every attempt holds a delivery slot until its timeout);
 //   - creates and cancels jobs as fast as its rate limit allows, each with a webhook at that receiver.
-// Meanwhile workspace B polls its job's status and has its own webhooks delivered. Asserted: B's
-// webhooks arrive within 5 s, A's extra stream is refused with 429 too_many_streams, A holds no
-// more deliveries in flight than its cap, and the gateway's RSS grows by less than 100 MB. B's
-// status latency is printed (p50, p99) and held under a bound generous enough for a busy 2-core
-// machine (NOISY_P99_BOUND_MS, default 250 ms); the target, 50 ms, is met on an idle one.
+// Meanwhile workspace B polls its job's status and has its own webhooks delivered. B's status
+// latency is measured twice in the same run, on the same gateway: first with A idle (the baseline),
+// then with all of A's load running, which the test checks did run (streams held, progress events,
+// jobs churned, deliveries in flight). Asserted: B's webhooks arrive within 5 s, A's extra stream is
+// refused with 429 too_many_streams, A holds no more deliveries in flight than its cap, the
+// gateway's RSS grows by less than 100 MB, and B's p99 moves by less than a bound generous enough
+// for a busy 2-core machine (NOISY_P99_DELTA_BOUND_MS, default 200 ms). Both figures and their
+// difference are printed; the target, a p99 moved by under 50 ms, is met on a quiet machine.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -38,7 +41,9 @@ const overrides = {
   SSE_MAX_STREAMS_PER_WORKSPACE: '50',
   RECONCILE_INTERVAL_MS: '1000',
 };
-const P99_BOUND_MS = Number(process.env.NOISY_P99_BOUND_MS ?? 250);
+const P99_DELTA_BOUND_MS = Number(process.env.NOISY_P99_DELTA_BOUND_MS ?? 200);
+/** Status polls per measurement (with A idle, then under A's load). */
+const POLLS = 400;
 
 let tdb: TestDatabase;
 let config: Config;
@@ -126,6 +131,18 @@ function neverReadStream(key: string, path: string): Promise<{ status: number; b
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
+/** B's status latency over `POLLS` sequential polls of one job, sorted. */
+async function statusLatencies(c: ReturnType<typeof api>, path: string): Promise<number[]> {
+  const latencies: number[] = [];
+  for (let i = 0; i < POLLS; i++) {
+    const started = performance.now();
+    const r = await c.get(path);
+    latencies.push(performance.now() - started);
+    assert.equal(r.status, 200);
+  }
+  return latencies.sort((x, y) => x - y);
+}
+
 test('workspace A at its worst does not degrade workspace B: status latency, webhooks within 5 s, bounded gateway memory', { timeout: 600_000 }, async () => {
   const a = await createTenant(tdb.db, 1_000_000);
   const b = await createTenant(tdb.db, 1_000_000);
@@ -144,6 +161,8 @@ test('workspace A at its worst does not degrade workspace B: status latency, web
   assert.equal(bJob.status, 200, bJob.text);
   for (let i = 0; i < 50; i++) await cb.get(`/v1/images/${bJob.body.data.id}`);
   const rssBefore = await rssMb(gateway.child.pid!);
+  // The baseline: B's status latency with A idle, on the same gateway and machine.
+  const baseline = await statusLatencies(cb, `/v1/images/${bJob.body.data.id}`);
 
   // A: a long job with a maximal prompt, generating; its cap of streams, never read.
   const long = await insertImageJob(tdb.db, a, { prompt: 'p'.repeat(4_000) });
@@ -164,6 +183,7 @@ test('workspace A at its worst does not degrade workspace B: status latency, web
   assert.match(refusal!.body, /too_many_streams/);
 
   let running = true;
+  let progressEvents = 0;
   const loops: Promise<unknown>[] = [];
   // The long job's progress keeps changing: every change is a ~4.3 KB event for each of A's streams.
   loops.push(
@@ -171,6 +191,7 @@ test('workspace A at its worst does not degrade workspace B: status latency, web
       let percent = 0;
       while (running) {
         percent = (percent % 99) + 1;
+        progressEvents++;
         await jobsRepo.recordPollProgress(tdb.db, long.id, { percent, queuePosition: null, attempt: 1 }, 0);
         await new Promise((r) => setTimeout(r, 20));
       }
@@ -236,15 +257,10 @@ test('workspace A at its worst does not degrade workspace B: status latency, web
       webhookMs.push(received.find((r) => r.path === path)!.at - at);
     }
 
-    // B: its status polls.
-    const latencies: number[] = [];
-    for (let i = 0; i < 400; i++) {
-      const started = performance.now();
-      const r = await cb.get(`/v1/images/${bJob.body.data.id}`);
-      latencies.push(performance.now() - started);
-      assert.equal(r.status, 200);
-    }
-    latencies.sort((x, y) => x - y);
+    // B: its status polls, under A's load (which keeps running: the counts below are read after).
+    const churnedBefore = churned;
+    const progressBefore = progressEvents;
+    const latencies = await statusLatencies(cb, `/v1/images/${bJob.body.data.id}`);
     const rssAfter = await rssMb(gateway.child.pid!);
     const inFlight = await tdb.db
       .selectFrom('webhook_deliveries')
@@ -255,15 +271,23 @@ test('workspace A at its worst does not degrade workspace B: status latency, web
       .where('failed_at', 'is', null)
       .where('superseded_at', 'is', null)
       .executeTakeFirstOrThrow();
+    const delta = percentile(latencies, 99) - percentile(baseline, 99);
     console.log(
-      `[noisy-neighbour] B status p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms; ` +
+      `[noisy-neighbour] B status with A idle: p50 ${percentile(baseline, 50).toFixed(1)} ms, p99 ${percentile(baseline, 99).toFixed(1)} ms; ` +
+        `with A's load: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms (p99 moved ${delta.toFixed(1)} ms); ` +
+        `during B's polls A churned ${churned - churnedBefore} jobs and wrote ${progressEvents - progressBefore} progress events; ` +
         `B webhooks ${webhookMs.map((m) => m.toFixed(0)).join(', ')} ms; gateway RSS ${rssBefore.toFixed(0)} → ${rssAfter.toFixed(0)} MB; ` +
         `A: ${streams.length} streams, ${churned} jobs churned, ${inFlight.n} deliveries in flight, ${heldByReceiver.length} connections held by the hanging receiver`,
     );
     assert.ok(webhookMs.every((m) => m < 5_000));
     assert.ok(Number(inFlight.n) <= 10, `A has at most its cap of deliveries in flight (${inFlight.n})`);
     assert.ok(rssAfter - rssBefore < 100, `the gateway's RSS grew by ${(rssAfter - rssBefore).toFixed(0)} MB`);
-    assert.ok(percentile(latencies, 99) < P99_BOUND_MS, `B's status p99 ${percentile(latencies, 99).toFixed(1)} ms is under ${P99_BOUND_MS} ms`);
+    // The noisy load ran while B was measured: its streams and deliveries are held throughout (above),
+    // and its stream job kept changing progress during the polls.
+    // (Churn is paced by A's rate limit, about one create a second, so it is counted over the test.)
+    assert.ok(churned > 0, 'A churned jobs');
+    assert.ok(progressEvents - progressBefore > 10, `A's stream job changed progress while B polled (${progressEvents - progressBefore})`);
+    assert.ok(delta < P99_DELTA_BOUND_MS, `B's status p99 moved ${delta.toFixed(1)} ms under A's load (bound ${P99_DELTA_BOUND_MS} ms)`);
   } finally {
     running = false;
     await Promise.allSettled(loops);

@@ -1,7 +1,7 @@
 // The job endpoints' schemas: one create body per kind (validation and the published document), the
 // job records they answer, and the status query. Stored params are shared/job-params.ts.
 import { z } from 'zod';
-import { NOT_BLANK_PATTERN } from '../../validate.js';
+import { NOT_BLANK_PATTERN, PUBLIC_HTTPS_URL_PATTERN } from '../../validate.js';
 import { imageModels, replaceActorModel, routeFor, talkingActorModel, videoModels, type ModelRoute } from '../../../shared/catalog.js';
 import { webhookFieldRules, webhookRequestFields } from '../../webhooks.js';
 
@@ -11,7 +11,8 @@ const aspectRatio3 = z.enum(['1:1', '9:16', '16:9']);
 const httpsUrl = z
   .string()
   .max(2048)
-  .refine((v) => URL.canParse(v) && new URL(v).protocol === 'https:', 'must be an https URL');
+  .refine((v) => URL.canParse(v) && new URL(v).protocol === 'https:', 'must be an https URL')
+  .meta({ pattern: PUBLIC_HTTPS_URL_PATTERN });
 
 export const imageCreateSchema = z.strictObject({
   project_id: id,
