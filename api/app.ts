@@ -22,6 +22,7 @@ import { allOperations, createOpenApiRouter } from './openapi.js';
 import { refuseNulInUrl } from './body.js';
 import { createMediaRouter } from './routes/media.js';
 import { createDocsRouter } from './routes/docs.js';
+import { scopeRequest } from './last-resort.js';
 
 export interface App {
   app: Express;
@@ -61,6 +62,7 @@ export function createApp(deps: AppDeps): App {
   app.set('trust proxy', false);
   app.set('etag', false);
 
+  app.use(scopeRequest);
   app.use(requestContext(full));
   app.use(securityHeaders);
   app.use(refuseNulInUrl);
