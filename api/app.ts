@@ -59,7 +59,8 @@ export function createApp(deps: AppDeps): App {
   const jobEvents = createJobEventHub({ databaseUrl: deps.config.DATABASE_URL, db: deps.db, logger: deps.logger });
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', false);
+  // Off unless configured: then req.ip is the client a trusted load balancer names in X-Forwarded-For.
+  app.set('trust proxy', config.TRUST_PROXY);
   app.set('etag', false);
 
   app.use(scopeRequest);
