@@ -1,10 +1,10 @@
 // The gateway process's last resort for an error nothing else caught (`uncaughtException`,
 // `unhandledRejection`). The rule:
 //
-// - An error attributable to one request (thrown while that request's code ran: its middleware and
-//   handlers, or a listener of its request or response stream) ends that request (500 in the error
-//   shape if nothing was sent yet, else the socket is cut) and the process keeps serving: the state
-//   such an error can leave behind is the request's own.
+// - An error attributable to one request (thrown by a listener of its request or response stream,
+//   or in its context while it is still being answered: its middleware, handlers and promises) ends
+//   that request (500 in the error shape if nothing was sent yet, else the socket is cut) and the
+//   process keeps serving: the state such an error can leave behind is the request's own.
 // - Anything else (a timer, a pool, a listener outside any request), or more than
 //   MAX_REQUEST_ERRORS_PER_MINUTE request errors in a minute (something is wrong beyond one
 //   request), is fatal: logged, then the process stops gracefully and exits non-zero so its
@@ -57,9 +57,16 @@ export const scopeRequest: RequestHandler = (req, res, next) => {
   requestScope.run(scope, next);
 };
 
+/**
+ * The request an error belongs to: the one whose stream listener threw it, else the one whose
+ * context it ran in while that request is still being answered. A timer or a promise a request
+ * merely started, failing after its answer was sent, is no longer that request's: it is fatal.
+ */
 function scopeOf(err: unknown): RequestScope | undefined {
   const tagged = err && typeof err === 'object' ? (err as { [scopeOfError]?: RequestScope })[scopeOfError] : undefined;
-  return tagged ?? requestScope.getStore();
+  if (tagged) return tagged;
+  const current = requestScope.getStore();
+  return current && !current.res.writableFinished && !current.res.destroyed ? current : undefined;
 }
 
 function describe(err: unknown): Record<string, unknown> {
