@@ -346,6 +346,7 @@ function limitConcurrentUploads(deps: AppDeps): RequestHandler {
     const count = running.get(apiKeyId) ?? 0;
     if (count >= max) {
       discardRest(req);
+      res.setHeader('Retry-After', String(Math.ceil(UPLOAD_SLOT_RETRY_MS / 1000)));
       next(new ApiError(429, 'rate_limited', `at most ${max} uploads of one API key may run at once; retry when one has finished`, { retry_after_ms: UPLOAD_SLOT_RETRY_MS }));
       return;
     }

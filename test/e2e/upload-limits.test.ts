@@ -67,6 +67,7 @@ describe('multipart upload limits', () => {
       assert.equal(refused.body.error.code, 'rate_limited');
       assert.match(refused.body.error.message, new RegExp(`at most ${MAX_PER_KEY} uploads`));
       assert.ok(Number.isInteger(refused.body.retry_after_ms) && refused.body.retry_after_ms > 0, JSON.stringify(refused.body));
+      assert.equal(refused.headers['retry-after'], String(Math.ceil(refused.body.retry_after_ms / 1000)));
 
       const other = await upload(capped, b);
       assert.equal(other.status, 200, JSON.stringify(other.body));

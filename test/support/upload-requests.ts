@@ -13,7 +13,7 @@ export interface OpenUpload {
   /** Sends the rest of the file and the closing boundary. */
   finish(rest: Buffer): void;
   /** The answer (status and parsed body), whenever the gateway sends it. */
-  answer: Promise<{ status: number; body: any }>;
+  answer: Promise<{ status: number; body: any; headers: http.IncomingHttpHeaders }>;
   destroy(): void;
 }
 
@@ -32,7 +32,7 @@ export function openUpload(baseUrl: string, key: string, projectId: string, opts
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   const req = http.request(url, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` } });
   let done = false;
-  const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
+  const answer = new Promise<{ status: number; body: any; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
     req.on('response', (res) => {
       done = true;
       let text = '';
@@ -44,7 +44,7 @@ export function openUpload(baseUrl: string, key: string, projectId: string, opts
         } catch {
           body = text;
         }
-        resolve({ status: res.statusCode ?? 0, body });
+        resolve({ status: res.statusCode ?? 0, body, headers: res.headers });
       });
       res.on('error', reject);
     });
