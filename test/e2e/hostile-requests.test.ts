@@ -22,6 +22,7 @@ import { MAX_JSON_DEPTH } from '../../api/json-limits.js';
 const HEADERS_TIMEOUT_MS = 1_500;
 const PER_CLIENT = 50;
 const IDLE_SOCKETS = 2_000;
+const CONNECT_BATCH = 100;
 
 /** A raw TCP connection to a loopback gateway from a chosen loopback source address. */
 function connectFrom(baseUrl: string, localAddress: string): net.Socket {
@@ -91,16 +92,22 @@ describe('hostile requests against a gateway process', () => {
     let closed = 0;
     const sockets: net.Socket[] = [];
     try {
-      const connected: Promise<unknown>[] = [];
-      for (let i = 0; i < IDLE_SOCKETS; i++) {
-        const s = connectFrom(gw.baseUrl, '127.0.0.2');
-        s.on('error', () => undefined);
-        s.once('close', () => closed++);
-        // Connected, or refused/reset at once: either way the socket was offered to the gateway.
-        connected.push(new Promise((resolve) => (s.once('connect', resolve), s.once('close', resolve))));
-        sockets.push(s);
+      // In batches well under the listen backlog: a flood past it would leave sockets the kernel
+      // never handed to the gateway (the client believes them connected, the server never saw them).
+      for (let batch = 0; batch < IDLE_SOCKETS / CONNECT_BATCH; batch++) {
+        const connected: Promise<unknown>[] = [];
+        for (let i = 0; i < CONNECT_BATCH; i++) {
+          const s = connectFrom(gw.baseUrl, '127.0.0.2');
+          s.on('error', () => undefined);
+          s.once('close', () => closed++);
+          // It sends nothing but reads what comes (the 408 of the header timeout), so it sees the close.
+          s.resume();
+          // Connected, or reset at once: either way the socket was offered to the gateway.
+          connected.push(new Promise((resolve) => (s.once('connect', resolve), s.once('close', resolve))));
+          sockets.push(s);
+        }
+        await Promise.all(connected);
       }
-      await Promise.all(connected);
       // While they are open, another client is served as usual.
       for (let i = 0; i < 20; i++) {
         const r = await call(gw.baseUrl, 'GET', '/v1/models', { key: t.apiKey });
