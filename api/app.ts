@@ -22,6 +22,7 @@ import { allOperations, createOpenApiRouter } from './openapi.js';
 import { refuseNulInUrl } from './body.js';
 import { createMediaRouter } from './routes/media.js';
 import { createDocsRouter } from './routes/docs.js';
+import { scopeRequest } from './last-resort.js';
 
 export interface App {
   app: Express;
@@ -58,9 +59,11 @@ export function createApp(deps: AppDeps): App {
   const jobEvents = createJobEventHub({ databaseUrl: deps.config.DATABASE_URL, db: deps.db, logger: deps.logger });
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', false);
+  // Off unless configured: then req.ip is the client a trusted load balancer names in X-Forwarded-For.
+  app.set('trust proxy', config.TRUST_PROXY);
   app.set('etag', false);
 
+  app.use(scopeRequest);
   app.use(requestContext(full));
   app.use(securityHeaders);
   app.use(refuseNulInUrl);

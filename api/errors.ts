@@ -14,6 +14,7 @@ export const errorCodes = [
   'not_found',
   'method_not_allowed',
   'payload_too_large',
+  'request_timeout',
   'unsupported_media_type',
   'not_ready',
   'generation_failed',

@@ -12,6 +12,7 @@ import { createStorage, type Storage } from '../shared/storage.js';
 import { createApp, type App } from './app.js';
 import { serveApiMetrics, type ApiMetrics } from './metrics.js';
 import { collectWhenIdle } from './idle-gc.js';
+import { limitConnectionsPerClient, serverTimeouts } from './connection-limits.js';
 import { tracing, tracingLogOptions } from '../shared/tracing.js';
 
 /** Log paths that may carry secrets; pino replaces them before anything is written. */
@@ -68,11 +69,14 @@ export function createGateway(config: Config, overrides: GatewayOverrides = {}):
   const interceptors = tracing()?.clientInterceptors();
   const temporal = overrides.temporal ?? new Client({ connection: connection!, namespace: config.TEMPORAL_NAMESPACE, ...(interceptors ? { interceptors: { workflow: interceptors } } : {}) });
   const extras = overrides.processExtras ?? true;
-  const server: Server = createServer();
-  server.keepAliveTimeout = 65_000;
+  const server: Server = createServer(serverTimeouts(config));
   // One ceiling on sockets for every client together: past it Node drops new connections at once,
   // before any of them costs a request (event streams have their own, smaller caps).
   server.maxConnections = config.GATEWAY_MAX_CONNECTIONS;
+  // And one per client address, so that one client cannot take them all. The peers trusted as
+  // proxies are known once the app (its `trust proxy`) exists; nothing is served before that.
+  let isProxy: (address: string) => boolean = () => false;
+  limitConnectionsPerClient(server, config.GATEWAY_MAX_CONNECTIONS_PER_CLIENT, (address) => isProxy(address));
   let app: App | null = null;
   let metricsServer: Server | null = null;
   let stopIdleGc: () => void = () => undefined;
@@ -111,6 +115,8 @@ export function createGateway(config: Config, overrides: GatewayOverrides = {}):
         if (extras) logger.warn('PUBLIC_BASE_URL is not set: media links use the listening address');
       }
       app = createApp({ config: appConfig, db, storage, temporal, logger, ...(overrides.metrics ? { metrics: overrides.metrics } : {}) });
+      const trust = app.app.get('trust proxy fn') as (address: string, hop: number) => boolean;
+      isProxy = (address) => trust(address, 0);
       server.on('request', app.app);
       if (!extras) return;
       stopIdleGc = collectWhenIdle(server, config.IDLE_GC_AFTER_MS);

@@ -61,16 +61,42 @@ interface Claim {
 
 const CLAIM_LOCAL = 'idempotencyClaim';
 
-/** Canonical JSON: object keys sorted at every level, so key order does not change the fingerprint. */
+/**
+ * Canonical JSON: object keys sorted at every level, so key order does not change the fingerprint.
+ * Iterative (a stack of pieces still to write), so no body can exhaust the call stack here.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
+  const out: string[] = [];
+  // Either a value still to serialise or literal text; popped in order, so pushed in reverse.
+  const todo: Array<{ value: unknown } | string> = [{ value }];
+  while (todo.length > 0) {
+    const item = todo.pop()!;
+    if (typeof item === 'string') {
+      out.push(item);
+      continue;
+    }
+    const v = item.value;
+    if (Array.isArray(v)) {
+      todo.push(']');
+      for (let i = v.length - 1; i >= 0; i--) {
+        todo.push({ value: v[i] });
+        if (i > 0) todo.push(',');
+      }
+      todo.push('[');
+    } else if (v && typeof v === 'object') {
+      const keys = Object.keys(v).sort();
+      todo.push('}');
+      for (let i = keys.length - 1; i >= 0; i--) {
+        todo.push({ value: (v as Record<string, unknown>)[keys[i]!] });
+        todo.push(`${JSON.stringify(keys[i])}:`);
+        if (i > 0) todo.push(',');
+      }
+      todo.push('{');
+    } else {
+      out.push(JSON.stringify(v) ?? 'null');
+    }
   }
-  return JSON.stringify(value) ?? 'null';
+  return out.join('');
 }
 
 const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');

@@ -4,6 +4,7 @@ import { loadConfig } from '../shared/config.js';
 import { localRenderedModels } from '../shared/routing.js';
 import { createGateway } from './gateway.js';
 import { startTracing, tracing } from '../shared/tracing.js';
+import { installLastResort } from './last-resort.js';
 
 // Signals are caught from the first moment, so a SIGTERM during start-up still ends in an orderly
 // exit (once start-up has finished) rather than the default kill.
@@ -12,6 +13,9 @@ let pendingSignal: string | null = null;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => (onSignal ? onSignal(signal) : (pendingSignal ??= signal)));
 }
+
+/** How long requests in flight may finish after a fatal error before the process exits. */
+const FATAL_GRACE_MS = 5_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -29,21 +33,30 @@ async function main(): Promise<void> {
   await gateway.start();
 
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, code = 0, graceMs?: number) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
     try {
-      await gateway.stop();
+      await gateway.stop(graceMs === undefined ? {} : { graceMs });
       await tracing()?.shutdown();
       logger.info('stopped');
-      process.exit(0);
+      process.exit(code);
     } catch (err) {
       logger.error({ err }, 'error during shutdown');
       process.exit(1);
     }
   };
   onSignal = (signal) => void shutdown(signal);
+  // An error no request owns leaves the process in an unknown state: requests in flight get a
+  // short grace, then the process exits non-zero and its supervisor starts a fresh one.
+  installLastResort({
+    logger,
+    onFatal: () => {
+      setTimeout(() => process.exit(1), FATAL_GRACE_MS + 5_000).unref();
+      void shutdown('fatal error', 1, FATAL_GRACE_MS);
+    },
+  });
   if (pendingSignal) onSignal(pendingSignal);
 }
 

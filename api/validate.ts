@@ -36,14 +36,36 @@ export const NOT_BLANK_PATTERN = '^[^\\u0000]*[^\\u0000\\t\\n\\v\\f\\r \\u00a0\\
  */
 export const PUBLIC_HTTPS_URL_PATTERN = '^https://(?:[0-9A-Za-z-]+\\.)*[A-Za-z][0-9A-Za-z-]*(?:[/?#][!-~]*)?$';
 
-/** Where in a parsed JSON value a string (or key) holds NUL, as a field path; null when none does. */
-export function nulPath(value: unknown, path: string[] = []): string | null {
-  if (typeof value === 'string') return value.includes('\0') ? path.join('.') || 'body' : null;
-  if (!value || typeof value !== 'object') return null;
-  for (const [key, v] of Object.entries(value)) {
-    if (key.includes('\0')) return [...path, key].join('.');
-    const found = nulPath(v, [...path, key]);
-    if (found !== null) return found;
+/**
+ * Where in a parsed JSON value a string (or key) holds NUL, as a field path; null when none does.
+ * Iterative: the walk's cost is the body's size, never the call stack's depth.
+ */
+export function nulPath(value: unknown): string | null {
+  interface Node {
+    value: unknown;
+    key: string | null;
+    parent: Node | null;
+  }
+  const pathOf = (n: Node, last?: string): string => {
+    const keys: string[] = last === undefined ? [] : [last];
+    for (let p: Node | null = n; p && p.key !== null; p = p.parent) keys.push(p.key);
+    return keys.reverse().join('.') || 'body';
+  };
+  const todo: Node[] = [{ value, key: null, parent: null }];
+  while (todo.length > 0) {
+    const node = todo.pop()!;
+    const v = node.value;
+    if (typeof v === 'string') {
+      if (v.includes('\0')) return pathOf(node);
+    } else if (v && typeof v === 'object') {
+      const entries = Object.entries(v);
+      // Pushed in reverse so the first field is looked at first, as a reader would.
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, child] = entries[i]!;
+        if (key.includes('\0')) return pathOf(node, key);
+        todo.push({ value: child, key, parent: node });
+      }
+    }
   }
   return null;
 }

@@ -1,6 +1,7 @@
 // The one configuration module of both processes (gateway and workers): every environment
 // variable the service reads is named here, validated once at start, and failing fast with the
 // variable's name (never its value, which may be a secret).
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseRouteOrder } from './routing.js';
 
@@ -46,6 +47,27 @@ const optionalString = z
 
 const url = z.url();
 
+const proxyNames = ['loopback', 'linklocal', 'uniquelocal'];
+/** TRUST_PROXY: false (none), a hop count, or a list of addresses, CIDR ranges and range names. */
+const trustProxy = z
+  .string()
+  .optional()
+  .transform((v, ctx): false | number | string[] => {
+    const s = (v ?? '').trim();
+    if (s === '' || s === 'false') return false;
+    if (/^\d+$/.test(s)) return Number(s);
+    const items = s.split(',').map((x) => x.trim());
+    const valid = (item: string) => {
+      if (proxyNames.includes(item)) return true;
+      const [addr = '', bits, ...rest] = item.split('/');
+      const family = isIP(addr);
+      return family !== 0 && rest.length === 0 && (bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)));
+    };
+    if (items.every(valid)) return items;
+    ctx.addIssue({ code: 'custom', message: `must be empty, a hop count, or a comma-separated list of addresses, CIDR ranges and ${proxyNames.join('/')} (never "true": every peer could then forge its address)` });
+    return z.NEVER;
+  });
+
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -89,6 +111,21 @@ export const envSchema = z.object({
   SSE_DRAIN_TIMEOUT_MS: int(10_000, 10, 600_000),
   // Sockets the gateway holds at once (every client, streams included); past it, new ones are dropped.
   GATEWAY_MAX_CONNECTIONS: int(10_000, 1),
+  // Sockets one client address may hold at once; past it, its new ones are dropped. Peers
+  // TRUST_PROXY trusts (the load balancer) are exempt: the balancer limits its clients itself.
+  GATEWAY_MAX_CONNECTIONS_PER_CLIENT: int(256, 1),
+  // A request's headers must arrive within GATEWAY_HEADERS_TIMEOUT_MS (slowloris), the whole
+  // request within GATEWAY_REQUEST_TIMEOUT_MS (else 408 and the socket is closed). An idle
+  // keep-alive socket is closed after GATEWAY_KEEP_ALIVE_TIMEOUT_MS: longer than the load
+  // balancer's idle timeout for its upstream connections, so the gateway never closes one the
+  // balancer is about to reuse.
+  GATEWAY_HEADERS_TIMEOUT_MS: int(20_000, 100, 600_000),
+  GATEWAY_REQUEST_TIMEOUT_MS: int(300_000, 1_000, 3_600_000),
+  GATEWAY_KEEP_ALIVE_TIMEOUT_MS: int(65_000, 1_000, 600_000),
+  // Peers whose X-Forwarded-For is believed (Express `trust proxy`): empty (default) trusts none;
+  // a hop count; or addresses, CIDR ranges and loopback/linklocal/uniquelocal, comma-separated.
+  // The client address it yields keys the /media rate limit and the per-client connection cap.
+  TRUST_PROXY: trustProxy,
   // Sliding rate-limit window; shorter only in tests, which cannot wait a minute.
   RATE_LIMIT_WINDOW_MS: int(60_000, 1_000, 3_600_000),
   // A create answers even when Temporal is down: past this, the reconciler starts the workflow.
@@ -108,6 +145,12 @@ export const envSchema = z.object({
   // Job outputs (everything under jobs/) expire this many days after they were stored, by a bucket
   // lifecycle rule the worker applies at start (shared/retention.ts). Unset: kept until deleted.
   OUTPUT_RETENTION_DAYS: optionalInt(1, 36_500),
+  // Multipart uploads (POST /v1/upload) one API key may run at once on a gateway (429 past it).
+  UPLOAD_MAX_CONCURRENT_PER_KEY: int(4, 1),
+  // The slowest upload allowed: one that receives fewer than UPLOAD_MIN_BYTES_PER_SEC on average
+  // over a window of UPLOAD_RATE_WINDOW_MS is cut (408) and what it stored is removed. 0: off.
+  UPLOAD_MIN_BYTES_PER_SEC: int(8_192, 0),
+  UPLOAD_RATE_WINDOW_MS: int(30_000, 100, 600_000),
   METRICS_ENABLED: bool(true),
   // GET /media/... (public, unauthenticated): requests per minute per client address.
   MEDIA_RATE_LIMIT_PER_MIN: int(600, 1),

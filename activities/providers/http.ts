@@ -161,10 +161,14 @@ export function providerReason(bodyText: string): string {
   return shorten(out ?? '');
 }
 
-function reasonOf(v: unknown): string | undefined {
+/** Error bodies nest a message a few levels deep at most; a deeper (hostile) body is not walked further. */
+const MAX_REASON_DEPTH = 8;
+
+function reasonOf(v: unknown, depth = 0): string | undefined {
   if (typeof v === 'string') return v;
+  if (depth >= MAX_REASON_DEPTH) return undefined;
   if (Array.isArray(v)) {
-    const parts = v.map(reasonOf).filter((x): x is string => !!x);
+    const parts = v.map((x) => reasonOf(x, depth + 1)).filter((x): x is string => !!x);
     return parts.length ? parts.join('; ') : undefined;
   }
   if (v && typeof v === 'object') {
@@ -175,7 +179,7 @@ function reasonOf(v: unknown): string | undefined {
       return loc ? `${loc}: ${o.msg}` : o.msg;
     }
     for (const k of ['message', 'error', 'detail', 'reason']) {
-      const r = reasonOf(o[k]);
+      const r = reasonOf(o[k], depth + 1);
       if (r) {
         // The machine code beside the message: OpenAI `code` / `type`, ElevenLabs `status`.
         const code = [o.code, k !== 'detail' ? o.type : undefined, o.status].find((c): c is string => typeof c === 'string' && c !== '');

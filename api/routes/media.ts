@@ -80,8 +80,9 @@ export function createMediaRouter(deps: { storage: Storage; config: Pick<Config,
   const serve = async (req: Request, res: Response, next: NextFunction) => {
     try {
       // No key here, so the limit is per client address (this replica's own count: it guards this
-      // process and the store behind it, and costs no shared state per request).
-      const d = limiter.take(req.socket.remoteAddress ?? 'unknown');
+      // process and the store behind it, and costs no shared state per request). req.ip is the
+      // address a trusted load balancer names (TRUST_PROXY), else the socket's.
+      const d = limiter.take(req.ip ?? req.socket.remoteAddress ?? 'unknown');
       setRateLimitHeaders(res, d);
       if (!d.allowed) throw new ApiError(429, 'rate_limited', `rate limit of ${d.limit} media requests per minute exceeded; retry in ${Math.max(1, d.resetMs)} ms`, { retry_after_ms: Math.max(1, d.resetMs) });
       const raw = (req.params as { key?: string[] | string }).key;

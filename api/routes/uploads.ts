@@ -17,7 +17,7 @@
 // (both are "outside the workspace"); a size limit crossed is 413 `payload_too_large`; every other
 // refusal of the request (missing/duplicate/unknown parts, extra files, wrong Content-Type,
 // unsupported or mislabelled file) is 400 `invalid_request`.
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import busboy from 'busboy';
 import { pipeline } from 'node:stream';
 import { createHash } from 'node:crypto';
@@ -197,9 +197,11 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
 
   return new Promise<UploadRecord>((resolve, reject) => {
     let settled = false;
+    const stopRateCheck = enforceMinimumRate(deps, req, () => fail(tooSlow(deps)));
     const fail = (err: unknown) => {
       if (settled) return;
       settled = true;
+      stopRateCheck();
       discardRest(req);
       guard?.destroy(err instanceof Error ? err : new Error(String(err)));
       // Answer only once storage is clean: an aborted upload leaves nothing, a finished one is removed.
@@ -289,6 +291,7 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
           }
           const { row } = inserted;
           settled = true;
+          stopRateCheck();
           setMultipartFingerprint(res, { projectId: p, fileName: fileHash!.name, fileSha256: fileHash!.hash.digest('hex') });
           resolve(uploadRecord(storedUploadOf(row), publicBaseUrl(deps.config)));
         })
@@ -298,6 +301,67 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
     pipeline(req, bb, () => undefined);
   });
 }
+
+/**
+ * Cuts an upload that receives fewer than UPLOAD_MIN_BYTES_PER_SEC on average over a window of
+ * UPLOAD_RATE_WINDOW_MS (a trickling client would hold a socket, a storage upload and a slot of its
+ * key's concurrency for as long as it likes). Returns the function that stops the check.
+ */
+function enforceMinimumRate(deps: AppDeps, req: Request, tooSlow: () => void): () => void {
+  const { UPLOAD_MIN_BYTES_PER_SEC: perSecond, UPLOAD_RATE_WINDOW_MS: windowMs } = deps.config;
+  if (perSecond === 0 || req.readableEnded) return () => undefined;
+  let inWindow = 0;
+  const count = (chunk: Buffer) => (inWindow += chunk.length);
+  const timer = setInterval(() => {
+    if (inWindow < (perSecond * windowMs) / 1000) tooSlow();
+    inWindow = 0;
+  }, windowMs);
+  timer.unref();
+  // Once the body has arrived, what is left (storage, the database) is the gateway's own time.
+  const stop = () => {
+    clearInterval(timer);
+    req.off('data', count);
+  };
+  req.on('data', count);
+  req.once('end', stop);
+  req.once('close', stop);
+  return stop;
+}
+
+function tooSlow(deps: AppDeps): ApiError {
+  const { UPLOAD_MIN_BYTES_PER_SEC: perSecond, UPLOAD_RATE_WINDOW_MS: windowMs } = deps.config;
+  return new ApiError(408, 'request_timeout', `the upload was cut: it arrived slower than the minimum of ${perSecond} bytes/s over ${windowMs / 1000} s; nothing was stored`);
+}
+
+/**
+ * At most UPLOAD_MAX_CONCURRENT_PER_KEY multipart uploads of one API key at once on this gateway:
+ * each holds a socket and a storage upload for as long as it streams. A slot is freed when its
+ * answer is sent or its connection closes.
+ */
+function limitConcurrentUploads(deps: AppDeps): RequestHandler {
+  const max = deps.config.UPLOAD_MAX_CONCURRENT_PER_KEY;
+  const running = new Map<string, number>();
+  return (req, res, next) => {
+    const { apiKeyId } = authOf(res);
+    const count = running.get(apiKeyId) ?? 0;
+    if (count >= max) {
+      discardRest(req);
+      res.setHeader('Retry-After', String(Math.ceil(UPLOAD_SLOT_RETRY_MS / 1000)));
+      next(new ApiError(429, 'rate_limited', `at most ${max} uploads of one API key may run at once; retry when one has finished`, { retry_after_ms: UPLOAD_SLOT_RETRY_MS }));
+      return;
+    }
+    running.set(apiKeyId, count + 1);
+    res.once('close', () => {
+      const left = (running.get(apiKeyId) ?? 1) - 1;
+      if (left <= 0) running.delete(apiKeyId);
+      else running.set(apiKeyId, left);
+    });
+    next();
+  };
+}
+
+/** What a client refused an upload slot is told to wait: about the time a small upload takes. */
+const UPLOAD_SLOT_RETRY_MS = 1_000;
 
 const quotaBytes = (deps: AppDeps) => deps.config.WORKSPACE_UPLOAD_QUOTA_MB * MB;
 
@@ -362,14 +426,16 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
       'Multipart parts `file` and `project_id`. 400 invalid_request: missing, duplicate or unknown parts, more than one file, ' +
       'not multipart/form-data, unsupported type, or a declared part type that disagrees with the bytes. 403 forbidden: project missing or outside the workspace. ' +
       '413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored). ' +
-      "413 storage_quota_exceeded: the file does not fit in the workspace's upload quota (nothing is stored)." + IDEMPOTENCY_NOTE,
+      "413 storage_quota_exceeded: the file does not fit in the workspace's upload quota (nothing is stored). " +
+      '408 request_timeout: the body arrived slower than the minimum transfer rate (nothing is stored). 429 rate_limited: too many uploads of this key at once.' +
+      IDEMPOTENCY_NOTE,
     tags: ['Uploads'],
     rateClass: 'generate',
     multipart: multipartSchema,
     response: uploadRecordSchema,
     creates: '/v1/uploads/:id',
-    errors: [400, 401, 403, 409, 413, 422, 429, 500],
-    before: (deps) => [idempotent(deps, { body: 'multipart', discard: discardRest, maxMultipartBytes: uploadLimits.direct.video + 64 * 1024 })],
+    errors: [400, 401, 403, 408, 409, 413, 422, 429, 500],
+    before: (deps) => [limitConcurrentUploads(deps), idempotent(deps, { body: 'multipart', discard: discardRest, maxMultipartBytes: uploadLimits.direct.video + 64 * 1024 })],
     async handler({ req, res, services: deps }) {
       const record = await handleMultipart(deps, req, res);
       res.status(200).json({ data: record });

@@ -43,6 +43,7 @@ import { markOutputsRemoved } from '../../db/repos/job-outputs.js';
 import type { Tx } from '../../db/index.js';
 import type { Config } from '../../shared/config.js';
 import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
+import { hostileBodies, jsonOperations } from '../support/hostile-json.js';
 
 /** Test cases per operation and phase; with the seed, the whole run is fixed. */
 const MAX_EXAMPLES = 30;
@@ -352,5 +353,19 @@ test('schemathesis finds no failure in any operation of the published contract',
     assert.equal(Number(tested[1]), Number(selected[2]), 'every operation was tested');
   } finally {
     await rm(workDir, { recursive: true, force: true });
+  }
+});
+
+// Cases a generator from the document does not produce: bodies nested far deeper than the depth
+// limit, and a flat array near the body size cap, on every operation with a JSON body.
+test('deep nesting and a huge flat array, on every JSON operation of the document: a clean 4xx each', async () => {
+  const tenant = await createTenant(tdb.db);
+  const client = api(gw.baseUrl, tenant.apiKey);
+  const doc = (await client.get('/v1/openapi.json')).body as Json;
+  for (const op of jsonOperations(doc)) {
+    for (const { name, body } of hostileBodies(op.field)) {
+      const r = await client.call(op.method, op.path, body);
+      assert.ok(r.status >= 400 && r.status < 500 && r.body?.error?.code, `${op.operationId}, ${name}: ${r.status} ${r.text.slice(0, 200)}`);
+    }
   }
 });

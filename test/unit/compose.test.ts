@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import express from 'express';
 import { configVariables, loadConfig } from '../../shared/config.js';
 
 const composePath = fileURLToPath(new URL('../../../docker-compose.yml', import.meta.url));
@@ -274,14 +275,51 @@ describe('docker-compose.yml', () => {
     assert.ok(deps('migrate').includes('minio-bucket'));
   });
 
-  test('the gateways listen on all interfaces inside their containers, published on ports of their own', () => {
-    const published = new Set<string>();
+  test('the gateways listen on the compose network only (no published port), behind the load balancer', () => {
     for (const g of gateways) {
-      assert.equal(env(services[g]!).HOST, '0.0.0.0');
-      for (const p of services[g]!.ports ?? []) published.add(p.split(':').at(-2)!);
+      assert.equal(env(services[g]!).HOST, '0.0.0.0', `${g} listens on its container's interfaces`);
+      assert.deepEqual(services[g]!.ports ?? [], [], `${g} publishes no port`);
     }
-    assert.equal(published.size, gateways.length);
+    const published = Object.entries(services).filter(([, s]) => (s.ports ?? []).some((p) => interpolate(p).split(':').at(-2) === '8080'));
+    assert.deepEqual(published.map(([name]) => name), ['lb'], 'only the load balancer publishes the API port');
   });
+
+  test('the load balancer: nginx with its config from ops/, on loopback by default, in front of every gateway, setting X-Forwarded-For the gateways trust', () => {
+    const lb = services.lb!;
+    assert.match(lb.image ?? '', /^nginx:\d+\.\d+(\.\d+)?-alpine$/, 'a pinned nginx image');
+    const mount = ((lb as { volumes?: string[] }).volumes ?? []).find((v) => v.endsWith(':/etc/nginx/conf.d/default.conf:ro'));
+    assert.ok(mount, 'its config is mounted read-only as the default server');
+    const confPath = fileURLToPath(new URL(`../../../${mount.split(':')[0]!.replace(/^\.\//, '')}`, import.meta.url));
+    assert.match(confPath, /\/ops\/nginx\//);
+    const conf = readFileSync(confPath, 'utf8').replace(/#.*$/gm, '');
+    assert.deepEqual((lb.ports ?? []).map(interpolate), ['127.0.0.1:8080:8080'], 'published on loopback unless MEDIAGEN_API_BIND says otherwise');
+    for (const g of gateways) assert.deepEqual((lb.depends_on as Record<string, unknown>)[g], { condition: 'service_healthy' }, `waits for ${g}`);
+
+    const upstream = /upstream\s+(\S+)\s*\{([^}]*)\}/.exec(conf);
+    assert.ok(upstream, 'an upstream block');
+    const servers = [...upstream[2]!.matchAll(/^\s*server\s+(\S+)/gm)].map((m) => m[1]);
+    const gatewayConfigs = gateways.map((g) => loadConfig(Object.fromEntries(Object.entries(env(services[g]!)).map(([k, v]) => [k, interpolate(v)]))));
+    assert.deepEqual(servers, gateways.map((g, i) => `${g}:${gatewayConfigs[i]!.PORT}`), 'every gateway, at the port it listens on');
+    assert.match(conf, new RegExp(`proxy_pass\\s+http://${upstream[1]};`));
+    // Replaced, not appended to ($proxy_add_x_forwarded_for): a client cannot name another address.
+    assert.match(conf, /proxy_set_header\s+X-Forwarded-For\s+\$remote_addr;/);
+    assert.match(conf, /limit_conn\s+\S+\s+\d+;/, 'connections capped per client address');
+    assert.match(conf, /proxy_request_buffering\s+off;/, 'uploads stream through');
+    assert.match(conf, /proxy_buffering\s+off;/, 'event streams are not buffered');
+    const seconds = (name: string, block: string) => Number(new RegExp(`${name}\\s+(\\d+)s;`).exec(block)?.[1]);
+    for (const [i, g] of gateways.entries()) {
+      const cfg = gatewayConfigs[i]!;
+      // nginx drops an idle upstream connection before the gateway would: it never reuses a closed one.
+      assert.ok(seconds('keepalive_timeout', upstream[2]!) * 1000 < cfg.GATEWAY_KEEP_ALIVE_TIMEOUT_MS, `${g}: upstream keepalive_timeout below GATEWAY_KEEP_ALIVE_TIMEOUT_MS`);
+      assert.ok(seconds('client_header_timeout', conf) * 1000 <= cfg.GATEWAY_HEADERS_TIMEOUT_MS, `${g}: the balancer cuts slow headers no later than the gateway`);
+      // The balancer's address on the compose network (a private range) is trusted; a public one is not.
+      const trust = express().set('trust proxy', cfg.TRUST_PROXY).get('trust proxy fn') as (addr: string, hop: number) => boolean;
+      assert.equal(trust('172.18.0.7', 0), true, `${g} trusts the load balancer's X-Forwarded-For`);
+      assert.equal(trust('203.0.113.9', 0), false, `${g} does not trust a public peer`);
+      assert.equal(new URL(cfg.PUBLIC_BASE_URL!).port, '8080', `${g}: media links point at the load balancer`);
+    }
+  });
+
   test('the gateway role is no superuser, has no DDL, and is not the migrate role', () => {
     const gatewayUser = new URL(interpolate(env(services[gateways[0]!]!).DATABASE_URL!)).username;
     const migrateUser = new URL(interpolate(env(services.migrate!).DATABASE_URL!)).username;

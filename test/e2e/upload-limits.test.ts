@@ -1,0 +1,119 @@
+// Multipart upload limits on the real stack (Postgres, MinIO), over HTTP to real gateways:
+// - one API key runs at most UPLOAD_MAX_CONCURRENT_PER_KEY uploads at once: the next answers 429
+//   rate_limited with retry_after_ms, while another key uploads fine, and a freed slot is usable;
+// - an upload trickled below UPLOAD_MIN_BYTES_PER_SEC is cut with 408 request_timeout and leaves no
+//   object, no incomplete storage upload and no row; an upload at a normal pace is not cut.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { startGateway, type InProcessGateway } from '../support/services.js';
+import { openUpload, storedUploadsOf } from '../support/upload-requests.js';
+import { renderImagePng } from '../../activities/providers/local/png.js';
+import type { Config } from '../../shared/config.js';
+
+const MAX_PER_KEY = 2;
+const MIN_BYTES_PER_SEC = 4_096;
+const RATE_WINDOW_MS = 1_000;
+
+describe('multipart upload limits', () => {
+  let tdb: TestDatabase;
+  let concurrencyConfig: Config;
+  let rateConfig: Config;
+  let capped: InProcessGateway;
+  let paced: InProcessGateway;
+  let a: Tenant;
+  let b: Tenant;
+  let png: Buffer;
+
+  before(async () => {
+    tdb = await createTestDatabase();
+    const common = { RATE_LIMIT_GENERATE_PER_MIN: '10000' };
+    concurrencyConfig = testConfig(tdb.url, { ...common, UPLOAD_MAX_CONCURRENT_PER_KEY: String(MAX_PER_KEY), UPLOAD_MIN_BYTES_PER_SEC: '0' });
+    rateConfig = testConfig(tdb.url, { ...common, UPLOAD_MIN_BYTES_PER_SEC: String(MIN_BYTES_PER_SEC), UPLOAD_RATE_WINDOW_MS: String(RATE_WINDOW_MS) });
+    capped = await startGateway(concurrencyConfig, tdb.db);
+    paced = await startGateway(rateConfig, tdb.db);
+    a = await createTenant(tdb.db);
+    b = await createTenant(tdb.db);
+    png = await renderImagePng('upload limits', 256, 256);
+  });
+
+  after(async () => {
+    await capped?.close();
+    await paced?.close();
+    await tdb?.drop();
+  });
+
+  const upload = async (gw: InProcessGateway, t: Tenant) => {
+    const u = openUpload(gw.baseUrl, t.apiKey, t.projectId, { fileName: 'picture.png', mime: 'image/png' });
+    u.finish(png);
+    return u.answer;
+  };
+
+  test(`a key's upload beyond ${MAX_PER_KEY} at once answers 429 with retry_after_ms; another key uploads meanwhile; a freed slot is usable`, async () => {
+    // Two uploads of key A, held open after the first bytes of the file.
+    const held = [0, 1].map(() => openUpload(capped.baseUrl, a.apiKey, a.projectId, { fileName: 'picture.png', mime: 'image/png' }));
+    try {
+      for (const h of held) h.write(png.subarray(0, 64));
+      // The held uploads take their slots once authenticated; until then a third may still pass.
+      const refused = await waitFor(
+        "key A's third upload to be refused",
+        async () => {
+          const r = await upload(capped, a);
+          return r.status === 429 ? r : undefined;
+        },
+        10_000,
+        50,
+      );
+      assert.equal(refused.body.error.code, 'rate_limited');
+      assert.match(refused.body.error.message, new RegExp(`at most ${MAX_PER_KEY} uploads`));
+      assert.ok(Number.isInteger(refused.body.retry_after_ms) && refused.body.retry_after_ms > 0, JSON.stringify(refused.body));
+      assert.equal(refused.headers['retry-after'], String(Math.ceil(refused.body.retry_after_ms / 1000)));
+
+      const other = await upload(capped, b);
+      assert.equal(other.status, 200, JSON.stringify(other.body));
+
+      // The held ones complete normally...
+      for (const h of held) h.finish(png.subarray(64));
+      for (const h of held) assert.equal((await h.answer).status, 200);
+    } finally {
+      for (const h of held) h.destroy();
+    }
+    // ...and their slots are free again.
+    const again = await upload(capped, a);
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+  });
+
+  test(`an upload trickled below ${MIN_BYTES_PER_SEC} bytes/s is cut with 408 and leaves nothing behind; one at a normal pace is not`, async () => {
+    const slow = await createTenant(tdb.db);
+    const u = openUpload(paced.baseUrl, slow.apiKey, slow.projectId, { fileName: 'picture.png', mime: 'image/png' });
+    const started = performance.now();
+    let sent = 0;
+    // 100 bytes every 100 ms: about 1 KB/s, a quarter of the minimum.
+    const trickle = setInterval(() => {
+      if (sent + 100 >= png.length) return;
+      u.write(png.subarray(sent, sent + 100));
+      sent += 100;
+    }, 100);
+    let answer;
+    try {
+      answer = await u.answer;
+    } finally {
+      clearInterval(trickle);
+      u.destroy();
+    }
+    const ms = performance.now() - started;
+    console.log(`[upload-limits] trickled upload cut after ${ms.toFixed(0)} ms, ${sent} bytes of the file sent: ${answer.status} ${JSON.stringify(answer.body)}`);
+    assert.equal(answer.status, 408, JSON.stringify(answer.body));
+    assert.equal(answer.body.error.code, 'request_timeout');
+    assert.match(answer.body.error.message, new RegExp(`${MIN_BYTES_PER_SEC} bytes/s`));
+    assert.ok(sent < png.length, 'cut before the file was complete');
+    // Storage and the database were cleaned before the answer; the aborted storage upload may take a moment.
+    await waitFor('nothing stored for the cut upload', async () => {
+      const s = await storedUploadsOf(rateConfig, tdb.db, slow.workspaceId);
+      return s.objects.length === 0 && s.incomplete.length === 0 && s.rows === 0 ? s : undefined;
+    }, 10_000);
+
+    const normal = await upload(paced, slow);
+    assert.equal(normal.status, 200, JSON.stringify(normal.body));
+  });
+});
