@@ -116,7 +116,8 @@ export function modelInfo(route: ModelRoute, config: KeyConfig, circuits: Circui
       per: route.price.per,
       ...(route.price.per === 'job' && route.price.perHundredChars !== undefined ? { per_hundred_chars: route.price.perHundredChars } : {}),
     },
-    cancel_policy: cancelPolicyOf(route, mode === 'live' ? liveProviderFor(config, route) : undefined),
+    // Unavailable here: the policy of its catalog provider, for when it is enabled.
+    cancel_policy: cancelPolicyOf(route, mode === 'local' ? undefined : (liveProviderFor(config, route) ?? route.provider)),
     placeholder: mode === 'local',
     served_by: mode,
     provider: mode === 'live' ? (liveProviderFor(config, route) ?? null) : null,
@@ -125,7 +126,7 @@ export function modelInfo(route: ModelRoute, config: KeyConfig, circuits: Circui
   };
 }
 
-/** What a cancel of the model's jobs refunds, on the provider new jobs start on (none: the local renderer, or unavailable). */
+/** What a cancel of the model's jobs refunds, on the provider new jobs start on (none: the local renderer). */
 function cancelPolicyOf(route: ModelRoute, provider: ReturnType<typeof liveProviderFor>): ModelInfo['cancel_policy'] {
   if (!provider) return { provider_cost: 0, provider_cancel: 'free', rule: 'a cancel refunds the whole price' };
   const cost = route.price.providerCost;

@@ -258,13 +258,11 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
       // A gRPC deadline bounds the Temporal calls (and the client's retries) while Temporal is down: 503.
       const { job: fresh, refunded } = await jobs.cancel(job);
       if (refunded > 0) deps.metrics.credits('refunded', refunded);
-      if (fresh.status !== 'completed') {
-        const stage = cancelStage(fresh.provider_ref ? fresh : job);
-        deps.metrics.jobCanceled(stage.provider, stage.afterSubmit, stage.honored);
-      }
       if (fresh.status === 'completed') {
         throw new ApiError(409, 'not_cancelable', `job ${job.id} is already completed and cannot be canceled`, { status: fresh.status });
       }
+      const stage = cancelStage(fresh.provider_ref ? fresh : job);
+      deps.metrics.jobCanceled(stage.provider, stage.afterSubmit, stage.honored);
       res.json({ data: presentJob(fresh, { progress: false }) });
     },
   });
