@@ -76,7 +76,7 @@ async function cancel(t: Tenant, id: string, via = 0) {
 const openaiGenerationsWith = (marker: string) => openai.requestsOf('images').filter((c) => (c.json as { prompt?: string } | undefined)?.prompt?.includes(marker)).length;
 
 describe("a customer's cancel charges what the operator cannot get back", () => {
-  test(`${loops} create→cancel loops after the submit on a route whose cancel is not honored: each keeps the provider cost, then creates answer 429`, async () => {
+  test(`${loops} create→cancel loops after the submit on a route whose cancel is not honored: each keeps the provider cost, then creates answer 429`, { timeout: 900_000 }, async () => {
     const t = await createTenant(tdb.db, loops * openaiCost + openaiPrice);
     const marker = `[churn-${t.workspaceId}]`;
     const ids: string[] = [];
