@@ -49,7 +49,7 @@ async function canceledJob(t: Tenant, opts: { submitted: boolean; count?: number
   return id;
 }
 
-const net = async (id: string) => -(await jobs.ledgerForJob(tdb.db, id)).reduce((sum, l) => sum + Number(l.delta), 0);
+const net = async (id: string) => 0 - (await jobs.ledgerForJob(tdb.db, id)).reduce((sum, l) => sum + Number(l.delta), 0);
 const cancelFail = (id: string) => service.fail(id, { code: 'canceled', message: 'the job was canceled' }, 'run-a');
 
 describe("a customer's cancel settles to the documented target, exactly once", () => {
