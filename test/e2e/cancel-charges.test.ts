@@ -83,13 +83,16 @@ describe("a customer's cancel charges what the operator cannot get back", () => 
     for (let i = 0; i < loops; i++) {
       // Held after the submit ran (the image is made and paid at OpenAI, its reference recorded).
       const held = holds.activity('submitAndCheck', 'after');
-      const id = await createImage(t, 'gpt-image-1.5', marker, i);
-      assert.equal(await held.reached, id);
-      // Created on one gateway, canceled on the other.
-      await cancel(t, id, i + 1);
-      held.release();
+      try {
+        const id = await createImage(t, 'gpt-image-1.5', marker, i);
+        assert.equal(await held.reached, id);
+        // Created on one gateway, canceled on the other.
+        await cancel(t, id, i + 1);
+        ids.push(id);
+      } finally {
+        held.release();
+      }
       await held.finished;
-      ids.push(id);
     }
     assert.equal(openaiGenerationsWith(marker), loops, 'every job was paid at the provider');
 
@@ -115,25 +118,29 @@ describe("a customer's cancel charges what the operator cannot get back", () => 
       assert.ok(Number(r.headers.get('retry-after')) >= 1);
     }
     assert.equal(await creditsOf(tdb.db, t), openaiPrice, 'a refused create charges nothing');
-    // Another workspace is not limited by this one's churn.
+    // Another workspace is not limited by this one's churn (its job ends before the next test holds one).
     const other = await createTenant(tdb.db, 100);
-    await createImage(other, 'nano-banana-2', '[not-churning]');
+    const otherJob = await createImage(other, 'nano-banana-2', '[not-churning]');
+    assert.equal((await jobFinished(tdb.db, otherJob, 120_000)).status, 'completed');
   });
 
   test('a cancel before the submit refunds the whole price and does not count as churn', async () => {
     const t = await createTenant(tdb.db, 100);
     const marker = `[before-submit-${t.workspaceId}]`;
     const held = holds.activity('submitAndCheck', 'before');
-    const id = await createImage(t, 'gpt-image-1.5', marker);
-    assert.equal(await held.reached, id);
-    const row = await cancel(t, id);
-    assert.equal(row.provider_ref, null, 'nothing was submitted');
-    assert.equal(row.canceled_after_submit_at, null);
-    assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -openaiPrice], ['refund', openaiPrice]]);
-    assert.equal(await creditsOf(tdb.db, t), 100);
-    const rec = await client(t).get(`/v1/images/${id}`);
-    assert.deepEqual(rec.body.data.cancel, { refunded: openaiPrice, kept: 0, after_submit: false });
-    held.release();
+    try {
+      const id = await createImage(t, 'gpt-image-1.5', marker);
+      assert.equal(await held.reached, id);
+      const row = await cancel(t, id);
+      assert.equal(row.provider_ref, null, 'nothing was submitted');
+      assert.equal(row.canceled_after_submit_at, null);
+      assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -openaiPrice], ['refund', openaiPrice]]);
+      assert.equal(await creditsOf(tdb.db, t), 100);
+      const rec = await client(t).get(`/v1/images/${id}`);
+      assert.deepEqual(rec.body.data.cancel, { refunded: openaiPrice, kept: 0, after_submit: false });
+    } finally {
+      held.release();
+    }
     await held.finished;
   });
 
