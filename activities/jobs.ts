@@ -22,6 +22,7 @@ import { createJobService, IllegalStatusMoveError, InsufficientCreditsError, typ
 import type { Config } from '../shared/config.js';
 import { failureTypes } from '../shared/failure-types.js';
 import { routeFor } from '../shared/catalog.js';
+import { providerCancel } from '../shared/routing.js';
 import { typedParams } from '../shared/job-params.js';
 import { storeProviderOutput } from './providers/outputs.js';
 import { toApplicationFailure } from './uploads.js';
@@ -211,8 +212,8 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
       const result = await jobs.fail(jobId, { code, message }, runId);
       if (result.moved) {
         await jobsRepo.setJobPhase(db, jobId, code === 'canceled' ? 'canceled' : 'failed', stepAttempt());
-        // A failed job is settled to zero: whatever it was charged went back.
-        deps.metrics?.jobFinished(finished(result.job, result.job.price), 'failed');
+        // A failed job is refunded all it was charged, but what its customer's cancel kept.
+        deps.metrics?.jobFinished(finished(result.job, result.refunded), 'failed');
       }
       return { status: result.status, outputs: result.job.outputs?.length ?? 0, failedHere: result.status === 'failed' && result.job.status_run_id === runId };
     },
@@ -477,14 +478,19 @@ export function createJobProviderActivities(
       return check(provider, { jobId, model }, recorded);
     },
 
-    /** Cancels the job's recorded request (a free provider's: the one given); none recorded, nothing to do. */
+    /**
+     * Cancels the job's recorded request (a free provider's: the one given); none recorded, nothing
+     * to do. A cancel the provider confirms, where its cancel is honored, refunds what the
+     * customer's cancel kept (the provider charges nothing for it).
+     */
     async cancelProvider(provider: ProviderName, model: string, jobId: string, ref: ProviderRef | undefined): Promise<void> {
       const adapter = deps.adapterFor(provider);
       const recorded = adapter.free ? null : ((await jobsRepo.getJob(db, jobId))?.provider_ref as ProviderRef | null);
       // Only this provider's request: after a failover the row holds the next route's.
       const target = recorded?.provider === provider ? recorded : ref?.provider === provider ? ref : undefined;
       if (!target) return;
-      await call(provider, model, 'cancel', () => adapter.cancel(target, providerContext()));
+      const outcome = await call(provider, model, 'cancel', () => adapter.cancel(target, providerContext()));
+      if (outcome.confirmed && provider !== 'local' && providerCancel[provider] !== 'never') await jobs.cancelConfirmed(jobId);
     },
   };
 }

@@ -1,5 +1,6 @@
 // `?dry_run=true` on the generate endpoints: the create's full validation, its project (403) and
-// reference (404) checks and its price, answered as `{ data: { price, available, sufficient } }`.
+// reference (404) checks and its price, answered as `{ data: { price, available, sufficient,
+// non_refundable_after_submit } }`.
 // Nothing is charged, stored or started: the checks run in a read-only transaction. The request
 // has passed the generation rate class before it gets here, so a dry run counts like a create.
 import type { RequestHandler } from 'express';
@@ -19,6 +20,12 @@ export const dryRunResultSchema = z.object({
   price: z.number().int().describe('credits this request would be charged'),
   available: z.number().int().describe("the workspace's credit balance now"),
   sufficient: z.boolean().describe('whether the balance covers the price (else the create would answer 402)'),
+  non_refundable_after_submit: z
+    .number()
+    .int()
+    .describe(
+      "credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model",
+    ),
 });
 export type DryRunResult = z.infer<typeof dryRunResultSchema>;
 
@@ -27,16 +34,16 @@ export type DryRunResult = z.infer<typeof dryRunResultSchema>;
  * which validates the request and returns its price inside the given transaction (throwing the
  * create's 4xx), and passes every other request on.
  */
-export function dryRun(db: Database, quote: (body: unknown, tx: Tx, workspaceId: string) => Promise<number>): RequestHandler {
+export function dryRun(db: Database, quote: (body: unknown, tx: Tx, workspaceId: string) => Promise<{ price: number; nonRefundable: number }>): RequestHandler {
   return (req, res, next) => {
     if (!req.url.includes('?') || parseOr400(dryRunQuery, req.query).dry_run !== 'true') return next();
     const { workspaceId } = authOf(res);
     db.transaction()
       .setAccessMode('read only')
       .execute(async (tx) => {
-        const price = await quote(req.body, tx, workspaceId);
+        const { price, nonRefundable } = await quote(req.body, tx, workspaceId);
         const ws = await tx.selectFrom('workspaces').select('credits').where('id', '=', workspaceId).executeTakeFirstOrThrow();
-        return { price, available: ws.credits, sufficient: ws.credits >= price } satisfies DryRunResult;
+        return { price, available: ws.credits, sufficient: ws.credits >= price, non_refundable_after_submit: nonRefundable } satisfies DryRunResult;
       })
       .then((data) => res.status(200).json({ data }), next);
   };

@@ -25,6 +25,7 @@ export const errorCodes = [
   'idempotency_key_reused',
   'gone',
   'rate_limited',
+  'cancel_churn_limited',
   'too_many_streams',
   'internal_error',
   'service_unavailable',

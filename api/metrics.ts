@@ -2,6 +2,8 @@
 // on METRICS_HOST = loopback by default) so the public API port never exposes them.
 import { createServer, type Server } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { providerNames } from '../shared/job-model.js';
+import { providerCancel } from '../shared/routing.js';
 
 export interface ApiMetrics {
   registry: Registry;
@@ -9,6 +11,10 @@ export interface ApiMetrics {
   rateLimited(cls: string): void;
   jobCreated(kind: string, model: string): void;
   credits(reason: 'charged' | 'refunded', amount: number): void;
+  /** A customer's cancel, by the provider serving the job, whether it came after the submit and whether that provider honors cancels. */
+  jobCanceled(provider: string, afterSubmit: boolean, honored: boolean): void;
+  /** A create refused by the per-workspace cancel-churn limit. */
+  cancelChurnRefused(): void;
   /** Where an API key lookup was answered: from memory (an unknown id) or by a Postgres query. */
   authLookup(source: 'memory' | 'database'): void;
 }
@@ -64,6 +70,23 @@ export function createApiMetrics(opts: { circuits?: CircuitReader } = {}): ApiMe
     labelNames: ['reason'] as const,
     registers: [registry],
   });
+  const cancels = new Counter({
+    name: 'mediagen_job_cancels_total',
+    help: "Customers' cancels by the provider serving the job, stage (before_submit, after_submit) and whether that provider honors cancels (after the submit, a cancel that is not honored keeps the provider's cost)",
+    labelNames: ['provider', 'stage', 'honored'] as const,
+    registers: [registry],
+  });
+  // Every provider's series from the start, so rules over them have data before a first cancel.
+  for (const provider of providerNames) {
+    const honored = provider !== 'local' && providerCancel[provider] !== 'never';
+    cancels.inc({ provider, stage: 'before_submit', honored: String(honored) }, 0);
+    if (provider !== 'local') cancels.inc({ provider, stage: 'after_submit', honored: String(honored) }, 0);
+  }
+  const churnRefusals = new Counter({
+    name: 'mediagen_cancel_churn_refusals_total',
+    help: 'Creates refused because the workspace canceled too many jobs after their submit (429 cancel_churn_limited)',
+    registers: [registry],
+  });
   const authLookups = new Counter({
     name: 'mediagen_auth_lookups_total',
     help: 'API key lookups that missed the key cache, by where they were answered (memory: unknown id refused without a query)',
@@ -80,6 +103,8 @@ export function createApiMetrics(opts: { circuits?: CircuitReader } = {}): ApiMe
     rateLimited: (cls) => refusals.inc({ class: cls }),
     jobCreated: (kind, model) => jobs.inc({ kind, model }),
     credits: (reason, amount) => credits.inc({ reason }, amount),
+    jobCanceled: (provider, afterSubmit, honored) => cancels.inc({ provider, stage: afterSubmit ? 'after_submit' : 'before_submit', honored: String(honored) }),
+    cancelChurnRefused: () => churnRefusals.inc(),
     authLookup: (source) => authLookups.inc({ source }),
   };
 }

@@ -57,7 +57,7 @@ const errorDescriptions: Record<number, string> = {
   413: "Request body too large (`payload_too_large`), or the upload does not fit in the workspace's storage quota (`storage_quota_exceeded`, the message names the quota)",
   415: 'Unsupported media type (`unsupported_media_type`)',
   422: 'The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`)',
-  429: 'Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds',
+  429: 'Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds',
   500: 'Unexpected failure (`internal_error`); the message carries a request id',
   503: 'A dependency is unavailable (`service_unavailable`)',
 };
@@ -112,7 +112,7 @@ function components(): JsonObject {
             type: 'object',
             required: ['retry_after_ms'],
             properties: {
-              error: { type: 'object', properties: { code: { enum: ['rate_limited', 'too_many_streams'] } } },
+              error: { type: 'object', properties: { code: { enum: ['rate_limited', 'too_many_streams', 'cancel_churn_limited'] } } },
               retry_after_ms: { type: 'integer', minimum: 1, description: 'milliseconds to wait; a rate-limited request sent after that succeeds' },
             },
           },

@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   const { logger } = gateway;
   const local = localRenderedModels(config);
   if (config.NODE_ENV === 'production' && local.length > 0) {
-    // Not an error (PROVIDERS_MODE=local or auto without a key is a valid choice), but clients are
+    // Allowed on purpose (ALLOW_PLACEHOLDER_PROVIDERS, else the config refused it), but clients are
     // paying for placeholders: say so once, loudly; job records carry provider: "local" too.
     logger.warn({ models: local }, `serving ${local.length} model(s) from the local renderer (no provider key set): ${local.join(', ')}`);
   }

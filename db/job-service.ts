@@ -17,6 +17,19 @@ import type { RawBuilder } from 'kysely';
 import type { ProviderCircuits } from './provider-circuits.js';
 import { typedParams } from '../shared/job-params.js';
 import type { ProviderAttempt, RouteChoice } from '../shared/job-model.js';
+import { providerCostFor, routeFor } from '../shared/catalog.js';
+
+/**
+ * What a customer's cancel of `job` keeps: nothing before a provider has the request (no reference
+ * recorded, or the free local renderer's), else the model's provider cost. A provider that honors
+ * cancels gets that back too once it confirms the cancel (cancelConfirmed).
+ */
+export function cancelChargeOf(job: Job): jobsRepo.CancelCharge {
+  const provider = (job.provider_ref as { provider?: string } | null)?.provider;
+  if (!provider || provider === 'local') return { kept: 0, afterSubmit: false };
+  const route = routeFor(job.model);
+  return { kept: route ? providerCostFor(route, typedParams(job).params) : 0, afterSubmit: true };
+}
 
 export { IllegalStatusMoveError, InsufficientCreditsError, ProjectNotInWorkspaceError } from './repos/jobs.js';
 
@@ -83,7 +96,7 @@ export function createJobService(deps: JobServiceDeps) {
    * also catches an output written late by a step still running when the job was canceled.
    */
   async function fail(jobId: string, error: JobError, runId: string | null): Promise<FailResult> {
-    const result = await db.transaction().execute((tx) => jobsRepo.failJob(tx, jobId, { code: error.code, message: error.message.slice(0, 500) }, runId));
+    const result = await db.transaction().execute((tx) => jobsRepo.failJob(tx, jobId, { code: error.code, message: error.message.slice(0, 500) }, runId, cancelChargeOf));
     if (result.status === 'failed') await removeMedia(jobId);
     return result;
   }
@@ -162,9 +175,12 @@ export function createJobService(deps: JobServiceDeps) {
      * A customer's cancel. Always through Temporal: the workflow is the job's one writer while it
      * runs, and a start that timed out at the gateway may still have succeeded. A job whose workflow
      * never existed or already closed is failed here (refunded, media removed); a job that
-     * completed meanwhile stays completed. Returns the job as it is now.
+     * completed meanwhile stays completed. The request is marked first: a job failed as canceled
+     * then keeps the provider's cost when it had been submitted (cancelChargeOf). Returns the job
+     * as it is now.
      */
     async cancel(job: Job): Promise<{ job: Job; refunded: number }> {
+      await jobsRepo.markCancelRequested(db, job.id);
       const outcome = await workflows().cancel(job.id);
       let refunded = 0;
       if (outcome.state === 'not_found' || outcome.state === 'closed') {
@@ -249,6 +265,20 @@ export function createJobService(deps: JobServiceDeps) {
       } catch (err) {
         deps.logger?.warn({ jobId: job.id, err: (err as Error).message }, 'circuit breaker outcome not recorded');
       }
+    },
+
+    /** The provider confirmed the cancel of a canceled job's request: what the cancel kept is refunded (once). */
+    cancelConfirmed(jobId: string): Promise<number> {
+      return db.transaction().execute((tx) => jobsRepo.refundConfirmedCancel(tx, jobId));
+    },
+
+    /**
+     * Whether the workspace's cancels after a submit within `windowMs` are past `limit` (new jobs
+     * are refused then, until `retryAfterMs`): counted from the committed job rows, so every gateway
+     * replica sees the same count.
+     */
+    cancelChurn(q: Queryable, workspaceId: string, limit: number, windowMs: number): Promise<{ over: boolean; retryAfterMs: number }> {
+      return jobsRepo.cancelChurn(q, workspaceId, limit, windowMs);
     },
 
     /** Settles the job's credits by its status (completed → price, failed → zero); the difference written. */

@@ -133,6 +133,12 @@ export interface JobTable {
   outputs_removed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** The routes the job gave up, in order (0012_provider_failover): its record's `provider_attempts`. */
   provider_attempts: ColumnType<ProviderAttempt[], string | undefined, string>;
+  /** When the customer asked to cancel (0015_cancel_charges); null: never. */
+  cancel_requested_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** Credits a customer's cancel did not refund (the provider's cost); null: not canceled by its customer. */
+  cancel_kept: ColumnType<number | null, number | null | undefined, number | null>;
+  /** When a customer's cancel failed the job after its submit to a provider: counted by the churn limit. */
+  canceled_after_submit_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 /** The circuit breaker of one provider route of a model, shared by the fleet (0012_provider_failover). */

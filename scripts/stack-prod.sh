@@ -315,7 +315,7 @@ SQL
   local common=(PATH="$PATH" HOME="$HOME" NODE_ENV=production LOG_LEVEL=info TASK_QUEUE_PREFIX=media
     DATABASE_URL="$app_url" TEMPORAL_ADDRESS="$TEMPORAL_ADDRESS" S3_ENDPOINT="$S3_ENDPOINT"
     S3_ACCESS_KEY="$S3_ACCESS_KEY" S3_SECRET_KEY="$S3_SECRET_KEY" S3_BUCKET="$S3_BUCKET"
-    WEBHOOK_SECRETS_KEY="$(cat "$STATE/webhook-secrets.key")")
+    WEBHOOK_SECRETS_KEY="$(cat "$STATE/webhook-secrets.key")" ALLOW_PLACEHOLDER_PROVIDERS=1) # the profile serves placeholder media on purpose
   (cd "$app" && env -i "${common[@]}" DATABASE_URL="$DATABASE_URL" node dist/scripts/admin.js migrate --app-role mediagen_app >"$STATE/logs/migrate.log" 2>&1) \
     || die "migrations failed (see $STATE/logs/migrate.log)"
   (cd "$app" && env -i "${common[@]}" DATABASE_URL="$DATABASE_URL" node dist/scripts/admin.js seed >"$STATE/logs/seed.log" 2>&1) \

@@ -83,10 +83,15 @@ export interface AlternateAccepts {
   imageInputs?: boolean;
 }
 
+/**
+ * `providerCost`: what the provider charges for a submitted request, in credits per the same unit
+ * (per job: plus the price's per-hundred-characters part, the speech made first). A customer's
+ * cancel after the submit does not refund it unless the provider honors the cancel (README "Cancel").
+ */
 export type Price =
-  | { per: 'image'; credits: number }
-  | { per: 'second'; credits: number }
-  | { per: 'job'; credits: number; perHundredChars?: number };
+  | { per: 'image'; credits: number; providerCost: number }
+  | { per: 'second'; credits: number; providerCost: number }
+  | { per: 'job'; credits: number; perHundredChars?: number; providerCost: number };
 
 const imageRatios = ['1:1', '9:16', '16:9'] as const;
 
@@ -108,7 +113,7 @@ export const catalog = {
     aspectRatios: imageRatios,
     defaultAspectRatio: '1:1',
     deadlineSeconds: 300,
-    price: { per: 'image', credits: 4 },
+    price: { per: 'image', credits: 4, providerCost: 3 },
   },
   'gpt-image-1.5': {
     model: 'gpt-image-1.5',
@@ -134,7 +139,7 @@ export const catalog = {
     servedAs: { '16:9': '3:2, 1536×1024 (gpt-image has no 16:9 size)', '9:16': '2:3, 1024×1536 (gpt-image has no 9:16 size)' },
     defaultAspectRatio: '1:1',
     deadlineSeconds: 300,
-    price: { per: 'image', credits: 6 },
+    price: { per: 'image', credits: 6, providerCost: 4 },
   },
   'seedream-4.5': {
     model: 'seedream-4.5',
@@ -163,7 +168,7 @@ export const catalog = {
     servedAs: { '1:1': '2048×2048', '16:9': '2560×1440', '9:16': '1440×2560' },
     defaultAspectRatio: '1:1',
     deadlineSeconds: 300,
-    price: { per: 'image', credits: 4 },
+    price: { per: 'image', credits: 4, providerCost: 3 },
   },
 
   // ---- videos
@@ -205,7 +210,7 @@ export const catalog = {
     resolutions: ['720p', '1080p'],
     defaultResolution: '1080p',
     deadlineSeconds: 1800,
-    price: { per: 'second', credits: 30 },
+    price: { per: 'second', credits: 30, providerCost: 20 },
   },
   'sora-2': {
     model: 'sora-2',
@@ -240,7 +245,7 @@ export const catalog = {
     resolutions: ['720p', '1080p'],
     defaultResolution: '720p',
     deadlineSeconds: 1200,
-    price: { per: 'second', credits: 10 },
+    price: { per: 'second', credits: 10, providerCost: 7 },
   },
   'kling-3.0': {
     model: 'kling-3.0',
@@ -263,7 +268,7 @@ export const catalog = {
     resolutions: ['1080p'],
     defaultResolution: '1080p',
     deadlineSeconds: 1200,
-    price: { per: 'second', credits: 14 },
+    price: { per: 'second', credits: 14, providerCost: 10 },
   },
   'kling-2.6': {
     model: 'kling-2.6',
@@ -284,7 +289,7 @@ export const catalog = {
     resolutions: ['1080p'],
     defaultResolution: '1080p',
     deadlineSeconds: 1200,
-    price: { per: 'second', credits: 10 },
+    price: { per: 'second', credits: 10, providerCost: 7 },
   },
   'veo-3.1': {
     model: 'veo-3.1',
@@ -324,7 +329,7 @@ export const catalog = {
     resolutions: ['720p', '1080p'],
     defaultResolution: '720p',
     deadlineSeconds: 1200,
-    price: { per: 'second', credits: 20 },
+    price: { per: 'second', credits: 20, providerCost: 14 },
   },
   'seedance-1.5': {
     model: 'seedance-1.5',
@@ -356,7 +361,7 @@ export const catalog = {
     resolutions: ['480p', '720p', '1080p'],
     defaultResolution: '720p',
     deadlineSeconds: 1200,
-    price: { per: 'second', credits: 8 },
+    price: { per: 'second', credits: 8, providerCost: 5 },
   },
   'grok-video': {
     model: 'grok-video',
@@ -387,7 +392,7 @@ export const catalog = {
     resolutions: ['480p', '720p'],
     defaultResolution: '720p',
     deadlineSeconds: 1200,
-    price: { per: 'second', credits: 6 },
+    price: { per: 'second', credits: 6, providerCost: 4 },
   },
 
   // ---- replace actor (one fixed model name for the kind)
@@ -421,7 +426,7 @@ export const catalog = {
     resolutions: ['720p'],
     defaultResolution: '720p',
     deadlineSeconds: 1800,
-    price: { per: 'second', credits: 8 },
+    price: { per: 'second', credits: 8, providerCost: 5 },
   },
 
   // ---- talking actor: ElevenLabs speech, then an image + audio lipsync model on fal
@@ -442,7 +447,7 @@ export const catalog = {
     resolutions: ['720p'],
     defaultResolution: '720p',
     deadlineSeconds: 1800,
-    price: { per: 'job', credits: 20, perHundredChars: 2 },
+    price: { per: 'job', credits: 20, perHundredChars: 2, providerCost: 14 },
     // InfiniteTalk renders num_frames 41–721 at 25 fps: at most 28.8 s of speech per request. Longer
     // scripts are refused at create time on the live route (talkingActorScriptLimit), so what is charged
     // is what is delivered; the local renderer has no such cap.
@@ -579,6 +584,14 @@ export function priceFor(route: ModelRoute, p: { count?: number; duration?: numb
     case 'job':
       return price.credits + (price.perHundredChars ?? 0) * Math.ceil((p.script?.length ?? 0) / 100);
   }
+}
+
+/** The credits of a job's price that a cancel after its submit does not refund: never more than the price. */
+export function providerCostFor(route: ModelRoute, p: { count?: number; duration?: number; script?: string }): number {
+  const price = route.price;
+  const units = price.per === 'image' ? (p.count ?? 1) : price.per === 'second' ? Math.ceil(p.duration ?? route.defaultDuration ?? 1) : 1;
+  const speech = price.per === 'job' ? (price.perHundredChars ?? 0) * Math.ceil((p.script?.length ?? 0) / 100) : 0;
+  return Math.max(0, Math.min(priceFor(route, p), price.providerCost * units + speech));
 }
 
 /** Pixel size of a frame for an aspect ratio at a resolution label (short side = the label). */

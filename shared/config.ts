@@ -3,7 +3,7 @@
 // variable's name (never its value, which may be a secret).
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { parseRouteOrder } from './routing.js';
+import { localRenderedModels, parseRouteOrder } from './routing.js';
 
 const bool = (fallback: boolean) =>
   z
@@ -99,6 +99,10 @@ export const envSchema = z.object({
   PUBLIC_BASE_URL: optionalString.pipe(url.optional()),
   RATE_LIMIT_POLL_PER_MIN: int(120, 1),
   RATE_LIMIT_GENERATE_PER_MIN: int(30, 1),
+  // A workspace whose customers canceled more than CANCEL_CHURN_LIMIT jobs after their submit to a
+  // provider within CANCEL_CHURN_WINDOW_MS gets 429 cancel_churn_limited on create (0: no limit).
+  CANCEL_CHURN_LIMIT: int(20, 0),
+  CANCEL_CHURN_WINDOW_MS: int(3_600_000, 1_000, 30 * 24 * 3_600_000),
   PROGRESS_QUERY_TIMEOUT_MS: int(300, 10, 10_000),
   // Event streams (GET /v1/{kind}/{id}/events): a `: ping` comment this often keeps proxies from
   // closing a quiet stream; shorter only in tests.
@@ -240,6 +244,9 @@ export const envSchema = z.object({
 
   // Providers: a route is live only when its key is present and PROVIDERS_MODE is not "local".
   PROVIDERS_MODE: z.enum(['local', 'live', 'auto']).default('local'),
+  // Production refuses to serve (and charge for) placeholder media from the local renderer, by
+  // PROVIDERS_MODE=local or by auto's fallback, unless this says it is on purpose (a demo, the prod profile).
+  ALLOW_PLACEHOLDER_PROVIDERS: bool(false),
   FAL_KEY: optionalString,
   FAL_QUEUE_URL: z.url().default('https://queue.fal.run'),
   OPENAI_API_KEY: optionalString,
@@ -337,6 +344,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // and put both in one place.
     if (!parsed.data.WEBHOOK_SECRETS_KEY) refused.push('  WEBHOOK_SECRETS_KEY: required when NODE_ENV=production (its own key, not the storage secret)');
     else if (parsed.data.WEBHOOK_SECRETS_KEY === parsed.data.S3_SECRET_KEY) refused.push('  WEBHOOK_SECRETS_KEY: must differ from S3_SECRET_KEY when NODE_ENV=production');
+    if (!parsed.data.ALLOW_PLACEHOLDER_PROVIDERS) {
+      const placeholders = localRenderedModels(parsed.data);
+      if (parsed.data.PROVIDERS_MODE === 'local') {
+        refused.push('  PROVIDERS_MODE: local serves every model from the local renderer (placeholder media, charged as real) and is refused when NODE_ENV=production unless ALLOW_PLACEHOLDER_PROVIDERS=1');
+      } else if (placeholders.length > 0) {
+        refused.push(`  PROVIDERS_MODE: auto would serve ${placeholders.join(', ')} from the local renderer (placeholder media; their provider keys are not set), refused when NODE_ENV=production unless ALLOW_PLACEHOLDER_PROVIDERS=1`);
+      }
+    }
     if (refused.length > 0) throw new ConfigError(`invalid configuration:\n${refused.join('\n')}`);
   }
   return parsed.data;

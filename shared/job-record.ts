@@ -26,6 +26,10 @@ export interface JobRow {
   outputs_removed_at: Date | null;
   /** The routes the job gave up (0012_provider_failover); absent on rows read without it. */
   provider_attempts?: ProviderAttempt[];
+  /** What a customer's cancel kept of the price, and when it came after the submit (0015_cancel_charges). */
+  price?: number;
+  cancel_kept?: number | null;
+  canceled_after_submit_at?: Date | null;
 }
 
 /** Every job record shows its webhook (0007_webhooks). */
@@ -53,6 +57,14 @@ const providerAttempts = z
   .array(z.object({ provider: z.enum(providerNames), error: z.string() }))
   .optional()
   .describe('the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create');
+const cancelRecord = z
+  .object({
+    refunded: z.number().int().describe('credits refunded'),
+    kept: z.number().int().describe("credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel"),
+    after_submit: z.boolean().describe('whether the job had been submitted to a provider when it was canceled'),
+  })
+  .optional()
+  .describe("what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint");
 
 /** What every job record carries beside its kind's fields, in this order. */
 const statusFields = {
@@ -63,6 +75,7 @@ const statusFields = {
   progress: progressSchema.optional(),
   provider: servedBy,
   provider_attempts: providerAttempts,
+  cancel: cancelRecord,
   outputs_removed_at: outputsRemovedAt,
   ...webhookRecordFields,
 };
@@ -116,6 +129,9 @@ export function presentJob(job: JobRow, opts: { progress?: boolean } = {}): JobR
     webhook_events: job.webhook_url ? (job.webhook_events ?? null) : null,
     provider: t.params.provider,
     ...(job.provider_attempts?.length ? { provider_attempts: job.provider_attempts.map((a) => ({ provider: a.provider, error: a.error })) } : {}),
+    ...(job.cancel_kept != null && job.price !== undefined
+      ? { cancel: { refunded: job.price - job.cancel_kept, kept: job.cancel_kept, after_submit: job.canceled_after_submit_at != null } }
+      : {}),
     ...(job.outputs_removed_at ? { outputs_removed_at: job.outputs_removed_at.getTime() } : {}),
   };
   let record: JobRecord;

@@ -28,6 +28,32 @@ export const providerKeys = {
   azure: ['AZURE_OPENAI_API_KEY', 'AZURE_OPENAI_ENDPOINT'],
 } as const satisfies Record<LiveProviderName, readonly ProviderKey[]>;
 
+/**
+ * Whether each live provider honors a cancel of a submitted request, from its adapter's cancel:
+ * `queued`: a request still waiting in the provider's queue is stopped and never charged (the
+ * adapter reports the cancel confirmed); `never`: there is no cancel (the adapter's is a no-op) or
+ * the provider is paid before a cancel could land. A customer's cancel after the submit refunds the
+ * model's provider cost only once a `queued` provider confirmed the cancel (README "Cancel").
+ */
+export type ProviderCancel = 'queued' | 'never';
+export const providerCancel = {
+  // PUT …/requests/{id}/cancel: 202 CANCELLATION_REQUESTED while IN_QUEUE.
+  fal: 'queued',
+  // The Images API answers within the request: nothing is left to cancel.
+  openai: 'never',
+  // No cancel for deferred video requests.
+  xai: 'never',
+  // No cancel for the Gemini API's video operations.
+  google: 'never',
+  // DELETE …/contents/generations/tasks/{id} stops queued video tasks (images finish within the submit).
+  byteplus: 'queued',
+  // The speech is synthesized (and paid) before the fal lipsync is queued.
+  elevenlabs: 'never',
+  // POST …/tasks/{id}/cancel stops PENDING tasks.
+  alibaba: 'queued',
+  azure: 'never',
+} as const satisfies Record<LiveProviderName, ProviderCancel>;
+
 const hasKeys = (config: KeyConfig, provider: LiveProviderName) => providerKeys[provider].every((k) => Boolean(config[k]));
 
 /** The keys a route needs to be live. */

@@ -17,7 +17,7 @@
 // Arrearage (overdue payment) and 401/403 are our account: the job moves at once; DataInspectionFailed
 // (moderation), InvalidParameter and other 4xx are the request's: final, never another route.
 import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderRef, ProviderRequest } from './types.js';
-import { ProviderError } from './types.js';
+import { notConfirmed, ProviderError } from './types.js';
 import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, parseJson, providerFetch, providerReason, readText, scrub, type HttpCallOptions } from './http.js';
 import { conformActorImage, conformMotionVideo } from './conform.js';
 import {
@@ -188,7 +188,9 @@ export function createAlibabaAdapter(cfg: AlibabaConfig): ProviderAdapter {
       const o = opts('cancel', ctx);
       const res = await providerFetch(taskUrl(taskId, '/cancel'), { method: 'POST', headers }, o);
       const text = await readText(res, o);
-      if (res.ok || (res.status >= 400 && res.status < 500 && res.status !== 401 && res.status !== 403 && res.status !== 429)) return;
+      // Only a PENDING task can be canceled: accepted, it never runs. Any other 4xx: it ran or is gone.
+      if (res.ok) return { confirmed: true };
+      if (res.status >= 400 && res.status < 500 && res.status !== 401 && res.status !== 403 && res.status !== 429) return notConfirmed;
       throw dashscopeHttpError(res, text, o);
     },
   };

@@ -14,7 +14,7 @@
 // overdue account, a quota code, and an endpoint or model not enabled for our account are ours (failover
 // at once); sensitive-content codes and invalid parameters are the request's (final, no failover).
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderRef, ProviderRequest, InputFile } from './types.js';
-import { ProviderError } from './types.js';
+import { notConfirmed, ProviderError } from './types.js';
 import { errorFromResponse, joinUrl, malformed, parseJson, providerFetch, providerReason, readText, scrub, type HttpCallOptions } from './http.js';
 import { arkSeedanceModelId, arkSeedreamModelId, arkSeedreamSizes, type ArkError, type ArkImageGenerationRequest, type ArkImagesResponse, type ArkTask, type ArkTaskCreated, type ArkVideoTaskRequest } from './contracts/byteplus.js';
 import { jobOutputKey } from '../../shared/storage.js';
@@ -253,12 +253,14 @@ export function createByteplusAdapter(cfg: ByteplusConfig): ProviderAdapter {
 
     async cancel(ref, ctx) {
       // Images complete inside submit: nothing left to stop.
-      if (isImageRef(ref)) return;
+      if (isImageRef(ref)) return notConfirmed;
       const o = opts('cancel', ctx);
       const res = await providerFetch(taskUrl(taskIdOf(ref)), { method: 'DELETE', headers }, o);
       const text = await readText(res, o);
       // 4xx: the task is running (it cannot be stopped), already final, or gone; the workflow stops polling.
-      if (res.ok || (res.status >= 400 && res.status < 500 && res.status !== 401 && res.status !== 403 && res.status !== 429)) return;
+      // Only a queued task can be deleted: accepted, it never runs.
+      if (res.ok) return { confirmed: true };
+      if (res.status >= 400 && res.status < 500 && res.status !== 401 && res.status !== 403 && res.status !== 429) return notConfirmed;
       throw byteplusHttpError(res, text, o);
     },
   };

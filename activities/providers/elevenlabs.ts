@@ -140,7 +140,7 @@ export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter 
       return fal.poll(refOf(ref).lipsync, ctx);
     },
     async cancel(ref, ctx) {
-      await fal.cancel(refOf(ref).lipsync, ctx);
+      return fal.cancel(refOf(ref).lipsync, ctx);
     },
     // The lipsync video is a fal output.
     outputHeaders: (output) => falOutputHeaders(cfg.fal, output),

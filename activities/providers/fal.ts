@@ -12,8 +12,8 @@
 // X-Fal-Object-Lifecycle-Preference) so they outlive our copy; accounts whose CDN requires the key
 // (`cdnRequiresKey`) get `Authorization: Key …` on output downloads from fal's own CDN hosts only.
 // Request bodies are built against fal's input types (contracts/fal.ts) with `satisfies`.
-import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest } from './types.js';
-import { ProviderError } from './types.js';
+import type { CancelOutcome, InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest } from './types.js';
+import { notConfirmed, ProviderError } from './types.js';
 import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, providerFetch, readText, parseJson, requestJson, sameOrigin, type HttpCallOptions } from './http.js';
 import type { FalInput } from './contracts/fal.js';
 import type { FalRequestShape } from '../../shared/catalog.js';
@@ -96,7 +96,7 @@ export interface FalRef {
 export interface FalQueueClient {
   submit(endpointId: string, input: Record<string, unknown>, jobId: string, ctx: ProviderContext): Promise<FalRef>;
   poll(ref: FalRef, ctx: ProviderContext): Promise<PollResult>;
-  cancel(ref: FalRef, ctx: ProviderContext): Promise<void>;
+  cancel(ref: FalRef, ctx: ProviderContext): Promise<CancelOutcome>;
 }
 
 export function createFalQueueClient(cfg: FalConfig): FalQueueClient {
@@ -161,9 +161,11 @@ export function createFalQueueClient(cfg: FalConfig): FalQueueClient {
       const o = opts('cancel', ctx);
       const res = await providerFetch(ref.cancelUrl, { method: 'PUT', headers }, o);
       const text = await readText(res, o);
-      if (res.ok || res.status === 404) return;
+      // 202 CANCELLATION_REQUESTED: the request had not run, fal charges nothing for it.
+      if (res.ok) return { confirmed: true };
+      if (res.status === 404) return notConfirmed;
       // 400 { status: "ALREADY_COMPLETED" }: nothing left to stop.
-      if (res.status === 400 && /ALREADY_COMPLETED|NOT_FOUND/.test(text)) return;
+      if (res.status === 400 && /ALREADY_COMPLETED|NOT_FOUND/.test(text)) return notConfirmed;
       throw errorFromResponse(res, text, o);
     },
   };

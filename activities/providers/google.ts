@@ -14,7 +14,7 @@
 import { buffer } from 'node:stream/consumers';
 import { jobOutputKey } from '../../shared/storage.js';
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest, InputFile } from './types.js';
-import { ProviderError } from './types.js';
+import { notConfirmed, ProviderError } from './types.js';
 import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, parseJson, providerFetch, providerReason, readText, sameOrigin, scrub, type HttpCallOptions } from './http.js';
 import type { GoogleStatus, GoogleVeoImage, GoogleVeoOperation, GoogleVeoParameters, GoogleVeoPredictRequest } from './contracts/google.js';
 
@@ -177,7 +177,9 @@ export function createGoogleAdapter(cfg: GoogleConfig): ProviderAdapter {
     },
 
     // No documented cancel for these operations: the workflow stops polling.
-    async cancel() {},
+    async cancel() {
+      return notConfirmed;
+    },
 
     // The video uri is on the API's own origin and needs the key; a redirect elsewhere gets no header.
     outputHeaders: (output): Record<string, string> => (sameOrigin(output.url, base) ? { 'x-goog-api-key': cfg.key } : {}),

@@ -9,7 +9,7 @@
 // generation. So the timeout follows the SDK's 600 s (a timeout retried is an image paid twice), and a
 // retried submit first looks for the images an earlier attempt already stored.
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRequest } from './types.js';
-import { ProviderError } from './types.js';
+import { notConfirmed, ProviderError } from './types.js';
 import { errorFromResponse, malformed, parseJson, providerFetch, readText, type HttpCallOptions } from './http.js';
 import { jobOutputKey } from '../../shared/storage.js';
 
@@ -96,7 +96,9 @@ export function createImagesApiAdapter<Name extends 'openai' | 'azure'>(host: Im
     },
 
     // Image generation completes inside submit; there is nothing left to stop.
-    async cancel() {},
+    async cancel() {
+      return notConfirmed;
+    },
   };
 }
 

@@ -18,6 +18,13 @@ export interface ProviderContext {
   attempt: number;
 }
 
+export interface CancelOutcome {
+  confirmed: boolean;
+}
+
+/** A cancel the provider did not (or could not) confirm. */
+export const notConfirmed: CancelOutcome = Object.freeze({ confirmed: false });
+
 export interface ProviderAdapter {
   readonly name: ProviderName;
   /**
@@ -27,7 +34,12 @@ export interface ProviderAdapter {
   readonly free?: boolean;
   submit(req: ProviderRequest, ctx: ProviderContext): Promise<ProviderRef>;
   poll(ref: ProviderRef, ctx: ProviderContext): Promise<PollResult>;
-  cancel(ref: ProviderRef, ctx: ProviderContext): Promise<void>;
+  /**
+   * Asks the provider to stop the request. `confirmed`: the provider accepted the cancel of a request
+   * it had not run, so it charges nothing (only providers whose cancel is honored, shared/routing.ts
+   * providerCancel); false when there is no cancel to ask for or the request had already run.
+   */
+  cancel(ref: ProviderRef, ctx: ProviderContext): Promise<CancelOutcome>;
   /** Extra headers needed to download an output URL (rarely needed). */
   outputHeaders?(output: ProviderOutput): Record<string, string>;
 }

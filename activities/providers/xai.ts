@@ -7,7 +7,7 @@
 // XAI_BASE_URL may carry the `/v1` of xAI's SDK base URL (https://api.x.ai/v1): it is dropped, as for
 // OpenAI, so paths are never /v1/v1/….
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderRef } from './types.js';
-import { ProviderError } from './types.js';
+import { notConfirmed, ProviderError } from './types.js';
 import { apiOrigin, defaultTimeoutMs, errorFromResponse, joinUrl, malformed, parseJson, providerFetch, readText, requestJson, type HttpCallOptions } from './http.js';
 import type { XaiDeferredVideoResponse, XaiVideoGenerationRequest } from './contracts/xai.js';
 
@@ -99,7 +99,9 @@ export function createXaiAdapter(cfg: XaiConfig): ProviderAdapter {
     },
 
     // No documented cancel for deferred requests: the workflow stops polling and the result expires.
-    async cancel() {},
+    async cancel() {
+      return notConfirmed;
+    },
   };
 }
 

@@ -8,7 +8,7 @@ import type { Auth } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
 import { kinds as jobKinds } from './jobs/kinds.js';
 import { catalog, routeFor, type ModelRoute } from '../../shared/catalog.js';
-import { failoverRoutesFor, liveProviderFor, routeMode, type RouteMode } from '../../shared/routing.js';
+import { failoverRoutesFor, liveProviderFor, providerCancel, routeMode, type RouteMode } from '../../shared/routing.js';
 import type { Database } from '../../db/index.js';
 import { openCircuits } from '../../db/repos/provider-circuits.js';
 import type { CircuitState } from '../../db/schema.js';
@@ -43,6 +43,19 @@ export const modelSchema = z.object({
     per: z.enum(['image', 'second', 'job']).describe('the unit: per image (× count), per second of duration (rounded up), or per job'),
     per_hundred_chars: z.number().int().optional().describe('per job: added for every started 100 characters of the script'),
   }),
+  cancel_policy: z
+    .object({
+      provider_cost: z
+        .number()
+        .int()
+        .describe("credits per unit of the price (price.per; per job: plus the script's per-hundred-characters part) that a cancel after the job's submit to its provider does not refund; 0 when the local renderer serves the model"),
+      provider_cancel: z
+        .enum(['queued', 'never', 'free'])
+        .describe("whether the provider new jobs start on honors a cancel: queued (a request still in its queue is stopped and not charged: the provider cost is refunded too once it confirms), never (it has no cancel, or is paid before one could land), free (the local renderer: nothing is kept)"),
+      rule: z.string().describe('the refund rule in words'),
+    })
+    .describe("what a cancel (POST /v1/{kind}/{id}/cancel) refunds: the whole price before the job is submitted to a provider; after it, the price less the provider cost unless the provider confirms the cancel"),
+  placeholder: z.boolean().describe('true when this deployment serves the model from the local renderer: its media is a placeholder, not a real model output'),
   served_by: z
     .enum(['live', 'local', 'unavailable'])
     .describe('how this deployment serves the model: live (a provider), local (the local renderer: placeholder media), unavailable (its provider is not configured; creates answer 400 invalid_model)'),
@@ -103,10 +116,28 @@ export function modelInfo(route: ModelRoute, config: KeyConfig, circuits: Circui
       per: route.price.per,
       ...(route.price.per === 'job' && route.price.perHundredChars !== undefined ? { per_hundred_chars: route.price.perHundredChars } : {}),
     },
+    // Unavailable here: the policy of its catalog provider, for when it is enabled.
+    cancel_policy: cancelPolicyOf(route, mode === 'local' ? undefined : (liveProviderFor(config, route) ?? route.provider)),
+    placeholder: mode === 'local',
     served_by: mode,
     provider: mode === 'live' ? (liveProviderFor(config, route) ?? null) : null,
     ...routesOf(route, config, mode, circuits),
     ...(route.servedAs && mode === 'live' ? { served_as: { ...route.servedAs } } : {}),
+  };
+}
+
+/** What a cancel of the model's jobs refunds, on the provider new jobs start on (none: the local renderer). */
+function cancelPolicyOf(route: ModelRoute, provider: ReturnType<typeof liveProviderFor>): ModelInfo['cancel_policy'] {
+  if (!provider) return { provider_cost: 0, provider_cancel: 'free', rule: 'a cancel refunds the whole price' };
+  const cost = route.price.providerCost;
+  const unit = route.price.per === 'job' ? 'per job' : `per ${route.price.per}`;
+  const speech = route.price.per === 'job' && route.price.perHundredChars ? ` plus ${route.price.perHundredChars} per started 100 characters of the script` : '';
+  const honored = providerCancel[provider];
+  const after = `after it, the price less ${cost} credits ${unit}${speech}`;
+  return {
+    provider_cost: cost,
+    provider_cancel: honored,
+    rule: `a cancel before the job is submitted to ${provider} refunds the whole price; ${after}${honored === 'queued' ? `, or the whole price once ${provider} confirms it canceled a request still in its queue` : ''}`,
   };
 }
 

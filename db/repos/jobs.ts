@@ -365,21 +365,38 @@ export async function completeJob(tx: Tx, jobId: string, outputs: JobOutput[], r
 }
 
 /**
- * → failed with `{ code, message }` and the whole charge refunded, for run `runId` (null: no
+ * → failed with `{ code, message }` and the charge refunded (all of it, but for what the customer's
+ * own cancel keeps: `cancelCharge`, recorded as `cancel_kept`), for run `runId` (null: no
  * workflow run acts, e.g. a cancel before any ran): a pending job, or a generating one claimed by
  * that run. Anything else is left as it is and reported: a completed job is never refunded, and a
  * job another run has claimed is that run's to finish. The provider reference stays on the row,
  * for the cancel that follows the refund. `moved` says whether this call failed it, `status` what
  * the job is now.
  */
-export async function failJob(tx: Tx, jobId: string, error: JobError, runId: string | null): Promise<{ moved: boolean; refunded: number; status: JobStatus; job: Job }> {
+export async function failJob(
+  tx: Tx,
+  jobId: string,
+  error: JobError,
+  runId: string | null,
+  cancelCharge?: (job: Job) => CancelCharge,
+): Promise<{ moved: boolean; refunded: number; status: JobStatus; job: Job }> {
   const job = await lockJob(tx, jobId);
   const mayFail = job.status === 'pending' || (job.status === 'generating' && job.status_run_id === runId);
   if (!mayFail) return { moved: false, refunded: 0, status: job.status, job };
-  const moved = await settleTo(tx, job, 0);
+  // Only the customer's own cancel keeps anything: an operator's terminate or a failure refunds in full.
+  const cancel = error.code === 'canceled' && job.cancel_requested_at ? (cancelCharge?.(job) ?? { kept: 0, afterSubmit: false }) : null;
+  const kept = cancel ? Math.max(0, Math.min(job.price, cancel.kept)) : 0;
+  const moved = await settleTo(tx, job, kept);
   const row = await tx
     .updateTable('jobs')
-    .set({ status: 'failed', status_run_id: runId, error: JSON.stringify(error), finished_at: sql`now()`, updated_at: sql`now()` })
+    .set({
+      status: 'failed',
+      status_run_id: runId,
+      error: JSON.stringify(error),
+      finished_at: sql`now()`,
+      updated_at: sql`now()`,
+      ...(cancel ? { cancel_kept: kept, canceled_after_submit_at: cancel.afterSubmit ? sql<Date>`now()` : null } : {}),
+    })
     .where('id', '=', jobId)
     .where((eb) => eb.or([eb('status', '=', 'pending'), eb.and([eb('status', '=', 'generating'), eb('status_run_id', 'is not distinct from', runId)])]))
     .returningAll()
@@ -388,12 +405,60 @@ export async function failJob(tx: Tx, jobId: string, error: JobError, runId: str
   return { moved: true, refunded: -moved, status: 'failed', job: row };
 }
 
-/** Settle by the job's current status (completed → price, failed → zero); for reconciliation. */
+/** Settle by the job's current status (completed → price, failed → zero, or what its customer's cancel kept); for reconciliation. */
 export async function settleByStatus(tx: Tx, jobId: string): Promise<number> {
   const job = await lockJob(tx, jobId);
   if (job.status === 'completed') return settleTo(tx, job, job.price);
-  if (job.status === 'failed') return settleTo(tx, job, 0);
+  if (job.status === 'failed') return settleTo(tx, job, job.cancel_kept ?? 0);
   return 0;
+}
+
+/**
+ * What a customer's cancel keeps of the job's charge (failJob): `kept` credits (the provider's cost
+ * of a submitted request; at most the price), and whether the job had been submitted to a provider.
+ */
+export interface CancelCharge {
+  kept: number;
+  afterSubmit: boolean;
+}
+
+/** The customer asked to cancel the job (before its workflow is asked): its cancel may keep the provider's cost. */
+export async function markCancelRequested(db: Queryable, jobId: string): Promise<void> {
+  await db
+    .updateTable('jobs')
+    .set({ cancel_requested_at: sql<Date>`coalesce(cancel_requested_at, now())` })
+    .where('id', '=', jobId)
+    .where('status', 'in', ['pending', 'generating'])
+    .execute();
+}
+
+/**
+ * The provider confirmed the cancel of a canceled job's request (it will not charge for it): what the
+ * cancel kept is refunded too, once. Returns the credits refunded now (0 on a repeat).
+ */
+export async function refundConfirmedCancel(tx: Tx, jobId: string): Promise<number> {
+  const job = await lockJob(tx, jobId);
+  if (!wasCanceled(job) || !job.cancel_kept) return 0;
+  const moved = await settleTo(tx, job, 0);
+  await tx.updateTable('jobs').set({ cancel_kept: 0, updated_at: sql`now()` }).where('id', '=', jobId).execute();
+  return -moved;
+}
+
+/**
+ * The workspace's cancels after a submit within the last `windowMs`, newest first, at most
+ * `limit + 1` of them (jobs_cancel_churn_idx): past `limit`, `retryAfterMs` is when the oldest of
+ * those leaves the window, and the count is back within the limit.
+ */
+export async function cancelChurn(db: Queryable, workspaceId: string, limit: number, windowMs: number): Promise<{ over: boolean; retryAfterMs: number }> {
+  const { rows } = await sql<{ leaves_in_ms: number }>`
+    select ceil(extract(epoch from (canceled_after_submit_at + make_interval(secs => ${windowMs / 1000}) - now())) * 1000)::float8 as leaves_in_ms
+      from jobs
+     where workspace_id = ${workspaceId} and canceled_after_submit_at is not null
+       and canceled_after_submit_at > now() - make_interval(secs => ${windowMs / 1000})
+     order by canceled_after_submit_at desc
+     limit ${limit + 1}`.execute(db);
+  if (rows.length <= limit) return { over: false, retryAfterMs: 0 };
+  return { over: true, retryAfterMs: Math.max(1, Math.ceil(Number(rows[limit]!.leaves_in_ms))) };
 }
 
 /**

@@ -1,6 +1,7 @@
 // ?dry_run=true on the generate endpoints over HTTP on the real gateway and Postgres: the create's
 // validation, 403/404 checks and price, with nothing charged, stored or started; the generation
-// rate class; and the model catalog checked against it value by value.
+// rate class; and the model catalog checked against it value by value. The local renderer serves
+// every model here, so a cancel after the submit keeps nothing (non_refundable_after_submit 0).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, createTenant, type TestDatabase, type Tenant } from '../support/stack.js';
@@ -40,9 +41,9 @@ describe('?dry_run=true', () => {
     const c = api(gw.baseUrl, t.apiKey);
     const r = await c.post('/v1/images/generate?dry_run=true', image(t));
     assert.equal(r.status, 200, r.text);
-    assert.deepEqual(r.body, { data: { price: 8, available: 100, sufficient: true } });
+    assert.deepEqual(r.body, { data: { price: 8, available: 100, sufficient: true, non_refundable_after_submit: 0 } });
     const video = await c.post('/v1/videos/generate?dry_run=true', { project_id: t.projectId, prompt: 'waves', model: 'kling-3.0', duration: 8 });
-    assert.deepEqual(video.body, { data: { price: 14 * 8, available: 100, sufficient: false } }, 'an insufficient balance is a 200 with sufficient false');
+    assert.deepEqual(video.body, { data: { price: 14 * 8, available: 100, sufficient: false, non_refundable_after_submit: 0 } }, 'an insufficient balance is a 200 with sufficient false');
     await nothingStored(t, 100);
     // dry_run=false is an ordinary create.
     const made = await c.post('/v1/images/generate?dry_run=false', image(t));
@@ -76,11 +77,11 @@ describe('?dry_run=true', () => {
     const voice = await insertVoice(tdb.db);
     const actor = await insertActor(tdb.db, storage, { defaultVoiceId: voice });
     const talking = await c.post('/v1/talking-actors/generate?dry_run=true', { project_id: t.projectId, actor_id: actor, script: 'x'.repeat(250) });
-    assert.deepEqual(talking.body, { data: { price: 20 + 2 * 3, available: 1000, sufficient: true } });
+    assert.deepEqual(talking.body, { data: { price: 20 + 2 * 3, available: 1000, sufficient: true, non_refundable_after_submit: 0 } });
     const img = await insertUpload(tdb.db, storage, t, 'image');
     const vid = await insertUpload(tdb.db, storage, t, 'video');
     const replace = await c.post('/v1/replace-actors/generations?dry_run=true', { project_id: t.projectId, image_file_id: img, video_file_id: vid, duration: 10 });
-    assert.deepEqual(replace.body, { data: { price: 8 * 10, available: 1000, sufficient: true } });
+    assert.deepEqual(replace.body, { data: { price: 8 * 10, available: 1000, sufficient: true, non_refundable_after_submit: 0 } });
     await nothingStored(t, 1000);
   });
 
@@ -104,7 +105,7 @@ describe('?dry_run=true', () => {
     }
     for (const m of models.filter((x) => x.kind === 'image')) {
       const r = await c.post('/v1/images/generate?dry_run=true', { project_id: t.projectId, prompt: 'p', model: m.name, aspect_ratio: m.aspect_ratios[0], count: 3 });
-      assert.deepEqual(r.body.data, { price: m.price.credits * 3, available: 0, sufficient: false }, m.name);
+      assert.deepEqual(r.body.data, { price: m.price.credits * 3, available: 0, sufficient: false, non_refundable_after_submit: 0 }, m.name);
     }
   });
 

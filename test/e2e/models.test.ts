@@ -45,9 +45,11 @@ function expected(route: ModelRoute) {
     prompt_length: route.kind === 'talking_actor' ? null : { min: 1, max: 4000 },
     price_credits: route.price.credits,
     price_per: route.price.per,
-    // The local renderer serves every model: no provider routes, nothing degraded.
+    // The local renderer serves every model: no provider routes, nothing degraded, nothing kept by a cancel.
     routes: [],
     availability: 'available',
+    cancel_policy: { provider_cost: 0, provider_cancel: 'free', rule: 'a cancel refunds the whole price' },
+    placeholder: true,
   };
 }
 
@@ -85,6 +87,9 @@ describe('GET /v1/models', () => {
       const falServes = route.provider === 'fal' || route.alternates?.some((a) => a.provider === 'fal');
       if (falServes) assert.deepEqual([m.served_by, m.provider, m.routes, m.availability], ['live', 'fal', [{ provider: 'fal', circuit: 'closed' }], 'available'], m.name);
       else assert.deepEqual([m.served_by, m.provider, m.routes, m.availability], ['unavailable', null, [], 'unavailable'], m.name);
+      assert.equal(m.placeholder, false, m.name);
+      // fal stops a queued request: a cancel after the submit keeps the provider cost unless fal confirms it.
+      if (falServes) assert.deepEqual([m.cancel_policy.provider_cost, m.cancel_policy.provider_cancel], [route.price.providerCost, 'queued'], m.name);
     }
     // What the listing calls unavailable, the create endpoint refuses.
     const create = await api(live.baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt: 'x', model: 'gpt-image-1.5', aspect_ratio: '1:1', count: 1 });

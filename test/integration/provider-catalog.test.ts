@@ -18,7 +18,7 @@ const localAdapter: ProviderAdapter = {
   name: 'local',
   submit: async () => ({ provider: 'local' }),
   poll: async () => ({ state: 'succeeded', outputs: [] }),
-  cancel: async () => {},
+  cancel: async () => ({ confirmed: false }),
 };
 
 const noKeys: ProvidersConfig = {

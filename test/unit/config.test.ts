@@ -1,6 +1,9 @@
-// shared/config.ts: test-only switches are refused in production, naming the variable (never its value).
+// shared/config.ts: test-only switches and placeholder providers are refused in production, naming
+// the variable (never its value).
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, testOnlySettings } from '../../shared/config.js';
 
 const base = {
@@ -11,8 +14,8 @@ const base = {
   S3_SECRET_KEY: 'not-a-real-secret',
 };
 
-/** A production environment needs its own webhook secrets key. */
-const prod = { ...base, NODE_ENV: 'production', WEBHOOK_SECRETS_KEY: 'a-key-of-its-own' };
+/** A production environment needs its own webhook secrets key, and live providers (placeholders are refused). */
+const prod = { ...base, NODE_ENV: 'production', WEBHOOK_SECRETS_KEY: 'a-key-of-its-own', PROVIDERS_MODE: 'live' };
 
 const switchedOn: Record<string, string> = {
   FETCH_ALLOW_LOOPBACK_ORIGIN: 'https://127.0.0.1:8443',
@@ -67,5 +70,60 @@ describe('the webhook secrets key', () => {
 
   test('outside production it may be unset (the storage secret is used)', () => {
     for (const env of ['test', 'development']) assert.equal(loadConfig({ ...base, NODE_ENV: env }).WEBHOOK_SECRETS_KEY, undefined);
+  });
+});
+
+describe('placeholder providers in production', () => {
+  /** Every provider key set: auto serves every model live. */
+  const allKeys = {
+    FAL_KEY: 'k',
+    OPENAI_API_KEY: 'k',
+    ELEVENLABS_API_KEY: 'k',
+    XAI_API_KEY: 'k',
+    GEMINI_API_KEY: 'k',
+    ARK_API_KEY: 'k',
+    DASHSCOPE_API_KEY: 'k',
+    AZURE_OPENAI_API_KEY: 'k',
+    AZURE_OPENAI_ENDPOINT: 'https://example.openai.azure.com',
+  };
+  const refusedNaming = (pattern: RegExp) => (err: unknown) => {
+    assert.ok(err instanceof ConfigError);
+    assert.match(err.message, /ALLOW_PLACEHOLDER_PROVIDERS=1/);
+    assert.match(err.message, pattern);
+    return true;
+  };
+
+  test('PROVIDERS_MODE=local (or unset: its default) is refused, naming the allow variable', () => {
+    assert.throws(() => loadConfig({ ...prod, PROVIDERS_MODE: 'local' }), refusedNaming(/PROVIDERS_MODE: local serves every model from the local renderer/));
+    assert.throws(() => loadConfig({ ...prod, PROVIDERS_MODE: undefined }), refusedNaming(/PROVIDERS_MODE: local/));
+    assert.throws(() => loadConfig({ ...prod, PROVIDERS_MODE: 'local', ALLOW_PLACEHOLDER_PROVIDERS: '0' }), refusedNaming(/PROVIDERS_MODE: local/));
+  });
+
+  test("auto is refused when a model would fall back to the local renderer, naming the models; with every key it loads", () => {
+    const { FAL_KEY: _fal, ...noFal } = allKeys;
+    assert.throws(() => loadConfig({ ...prod, ...noFal, PROVIDERS_MODE: 'auto' }), refusedNaming(/PROVIDERS_MODE: auto would serve [^\n]*nano-banana-2[^\n]* from the local renderer/));
+    assert.equal(loadConfig({ ...prod, ...allKeys, PROVIDERS_MODE: 'auto' }).PROVIDERS_MODE, 'auto');
+  });
+
+  test('ALLOW_PLACEHOLDER_PROVIDERS=1 runs them on purpose; outside production nothing is refused', () => {
+    assert.equal(loadConfig({ ...prod, PROVIDERS_MODE: 'local', ALLOW_PLACEHOLDER_PROVIDERS: '1' }).PROVIDERS_MODE, 'local');
+    assert.equal(loadConfig({ ...prod, PROVIDERS_MODE: 'auto', ALLOW_PLACEHOLDER_PROVIDERS: 'true' }).PROVIDERS_MODE, 'auto');
+    for (const env of ['test', 'development']) assert.doesNotThrow(() => loadConfig({ ...base, NODE_ENV: env, PROVIDERS_MODE: 'local' }));
+  });
+
+  test('a production gateway process with PROVIDERS_MODE=local and no allow refuses to start, naming the variable', async () => {
+    const gatewayMain = fileURLToPath(new URL('../../api/server.js', import.meta.url));
+    // Only these variables: nothing of the test run's environment decides the outcome. Loopback
+    // addresses only, and the config refuses before anything connects.
+    const env = { PATH: process.env.PATH ?? '', ...prod, PROVIDERS_MODE: 'local', HOST: '127.0.0.1', PORT: '0', OTEL_EXPORTER_OTLP_ENDPOINT: '' };
+    const child = spawn(process.execPath, [gatewayMain], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    assert.notEqual(code, 0, out);
+    assert.match(out, /PROVIDERS_MODE: local serves every model from the local renderer/);
+    assert.match(out, /ALLOW_PLACEHOLDER_PROVIDERS=1/);
+    assert.doesNotMatch(out, /listening on/);
   });
 });

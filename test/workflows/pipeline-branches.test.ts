@@ -60,7 +60,7 @@ function stubs(script: Script, calls: Call[], events: { entered?: () => void; po
     jobId,
     kind: 'image',
     model: 'nano-banana-2',
-    route: { model: 'nano-banana-2', kind: 'image', provider: 'fal', providerModelId: 'x', source: 'test', aspectRatios: ['1:1'], defaultAspectRatio: '1:1', deadlineSeconds: 60, price: { per: 'image', credits: 1 } },
+    route: { model: 'nano-banana-2', kind: 'image', provider: 'fal', providerModelId: 'x', source: 'test', aspectRatios: ['1:1'], defaultAspectRatio: '1:1', deadlineSeconds: 60, price: { per: 'image', credits: 1, providerCost: 1 } },
     inputs: [],
   });
   let polls = 0;

@@ -17,7 +17,7 @@ import { extname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { frameSize, imageSize } from '../../../shared/catalog.js';
 import { log } from '@temporalio/activity';
-import { ProviderError } from '../types.js';
+import { notConfirmed, ProviderError } from '../types.js';
 import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest } from '../types.js';
 import { MediaToolError, renderImage, renderReplaceActor, renderTalkingActor, renderVideo, synthesizeSpeech } from './media.js';
 import { extensionOf } from '../../../shared/media-type.js';
@@ -220,8 +220,9 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
       return { state: 'succeeded', percent: 100, outputs: r.outputs.map((o) => ({ ...o })) };
     },
 
-    async cancel(): Promise<void> {
+    async cancel() {
       // Nothing runs remotely: a render in progress stops with its activity's abort signal.
+      return notConfirmed;
     },
   };
 }

@@ -18,11 +18,11 @@ import type { Job, JobKind } from '../../../db/schema.js';
 import { newId } from '../../../shared/ids.js';
 import { annotateSpan } from '../../../shared/tracing.js';
 import * as jobsRepo from '../../../db/repos/jobs.js';
-import { createJobService, InsufficientCreditsError, ProjectNotInWorkspaceError, type JobService } from '../../../db/job-service.js';
-import { priceFor, requestRefusal } from '../../../shared/catalog.js';
-import { resolveJobRoute } from '../../../shared/routing.js';
+import { cancelChargeOf, createJobService, InsufficientCreditsError, ProjectNotInWorkspaceError, type JobService } from '../../../db/job-service.js';
+import { priceFor, providerCostFor, requestRefusal } from '../../../shared/catalog.js';
+import { providerCancel, resolveJobRoute } from '../../../shared/routing.js';
 import { outputsGoneReason } from '../../../shared/retention.js';
-import type { StoredJobParams } from '../../../shared/job-params.js';
+import { typedParams, type StoredJobParams } from '../../../shared/job-params.js';
 import { createLiveProgress, jobWorkflowPort, type LiveProgress } from '../../../workflows/client.js';
 import { kinds, presentJob, type KindSpec } from './kinds.js';
 import { statusQuery, urlResultSchema, type Progress } from './schemas.js';
@@ -102,6 +102,32 @@ async function quoteCreate({ deps, jobs }: JobServices, spec: KindSpec, body: un
   }
 }
 
+/**
+ * 429 cancel_churn_limited while the workspace's cancels after a submit within the window are past
+ * CANCEL_CHURN_LIMIT: each such cancel may cost the operator the provider's price, so a workspace
+ * looping create→cancel is stopped until the oldest counted cancel leaves the window.
+ */
+async function refuseCancelChurn({ deps, jobs }: JobServices, res: Response, workspaceId: string): Promise<void> {
+  const limit = deps.config.CANCEL_CHURN_LIMIT;
+  if (limit === 0) return;
+  const churn = await jobs.cancelChurn(deps.db, workspaceId, limit, deps.config.CANCEL_CHURN_WINDOW_MS);
+  if (!churn.over) return;
+  deps.metrics.cancelChurnRefused();
+  res.setHeader('Retry-After', String(Math.max(1, Math.ceil(churn.retryAfterMs / 1000))));
+  throw new ApiError(
+    429,
+    'cancel_churn_limited',
+    `this workspace canceled more than ${limit} jobs after their submit to a provider within ${deps.config.CANCEL_CHURN_WINDOW_MS} ms; new jobs are refused for ${churn.retryAfterMs} ms`,
+    { retry_after_ms: churn.retryAfterMs },
+  );
+}
+
+/** Whether a job was canceled after its submit, and whether its provider honors cancels (for the metric). */
+function cancelStage(job: Job): { provider: string; afterSubmit: boolean; honored: boolean } {
+  const provider = typedParams(job).params.provider;
+  return { provider, afterSubmit: cancelChargeOf(job).afterSubmit, honored: provider !== 'local' && providerCancel[provider] !== 'never' };
+}
+
 function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
   const name = spec.kind.replace('_', '-');
   endpoints.add({
@@ -122,7 +148,9 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
       dryRun(services.deps.db, async (raw, tx, workspaceId) => {
         const body = parseCreateBody(spec, raw);
         await requireProject(services.jobs, tx, workspaceId, (body as { project_id: string }).project_id);
-        return (await quoteCreate(services, spec, body, tx, workspaceId)).price;
+        const { price, params, prepared } = await quoteCreate(services, spec, body, tx, workspaceId);
+        // The local renderer costs the operator nothing: a cancel refunds all of it.
+        return { price, nonRefundable: params.provider === 'local' ? 0 : providerCostFor(prepared.route, prepared.params) };
       }),
       idempotent(services.deps, { body: 'json' }),
     ],
@@ -134,6 +162,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
       const { deps, jobs } = services;
       const { workspaceId, apiKeyId } = authOf(res);
       const projectId = (body as { project_id: string }).project_id;
+      await refuseCancelChurn(services, res, workspaceId);
       const jobId = newId(spec.idPrefix);
       const create = async (db: Queryable) => {
         const { prepared, params, price, webhook } = await quoteCreate(services, spec, body, db, workspaceId);
@@ -215,7 +244,8 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     method: 'post',
     path: `${spec.base}/:id/cancel`,
     summary: `Cancel a ${name} job (extension)`,
-    description: 'Ends the job as failed with error code canceled and refunds its price.',
+    description:
+      "Ends the job as failed with error code canceled and refunds its price: in full before the job was submitted to a provider, or when the provider confirms the cancel; otherwise all but the model's provider cost (GET /v1/models cancel_policy). The job record's `cancel` says what was refunded. Canceling many jobs after their submit gets new creates refused for a while (429 cancel_churn_limited).",
     tags: [spec.tag],
     rateClass: 'generate',
     response: spec.record,
@@ -231,6 +261,8 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
       if (fresh.status === 'completed') {
         throw new ApiError(409, 'not_cancelable', `job ${job.id} is already completed and cannot be canceled`, { status: fresh.status });
       }
+      const stage = cancelStage(fresh.provider_ref ? fresh : job);
+      deps.metrics.jobCanceled(stage.provider, stage.afterSubmit, stage.honored);
       res.json({ data: presentJob(fresh, { progress: false }) });
     },
   });
