@@ -16,7 +16,7 @@ import { sql } from 'kysely';
 import type { Database } from '../db/index.js';
 import type { Job, JobOutput, JobPhase, JobStatus } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
-import { findCompletedUpload } from '../db/repos/uploads.js';
+import { findUploadForJob } from '../db/repos/uploads.js';
 import type { Storage } from '../shared/storage.js';
 import { createJobService, IllegalStatusMoveError, InsufficientCreditsError, type JobService } from '../db/job-service.js';
 import type { Config } from '../shared/config.js';
@@ -85,7 +85,7 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
   }
 
   async function uploadInput(job: Job, id: string, role: InputFile['role'], expect: 'image' | 'video'): Promise<InputFile> {
-    const up = await findCompletedUpload(db, job.workspace_id, id);
+    const up = await findUploadForJob(db, job.workspace_id, id);
     if (!up || up.file_type !== expect) throw nonRetryable(failureTypes.inputUnavailable, `file upload ${id} is no longer available as a ${expect}`);
     return { role, key: up.object_key, contentType: up.mime_type };
   }

@@ -72,7 +72,7 @@ export async function inspectStoredObject(
 export interface DirectUploadDeps {
   db: Database;
   storage: Storage;
-  config: Pick<Config, 'UPLOAD_MAX_IMAGE_PIXELS'>;
+  config: Pick<Config, 'UPLOAD_MAX_IMAGE_PIXELS' | 'UPLOAD_RETENTION_SECONDS'>;
 }
 
 /**
@@ -114,7 +114,7 @@ export async function completeDirectUpload(deps: DirectUploadDeps, row: FileUplo
     if (now?.status === 'completed') return now;
     throw err;
   }
-  const completed = await completePendingUpload(deps.db, row.id, finalKey);
+  const completed = await completePendingUpload(deps.db, row.id, finalKey, deps.config.UPLOAD_RETENTION_SECONDS);
   await deps.storage.remove(incomingKey).catch(() => undefined);
   if (completed) return completed;
   // Someone else moved the row first: a concurrent completion (same final key), or the sweep.

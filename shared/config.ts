@@ -103,6 +103,10 @@ export const envSchema = z.object({
   // Refused (failed) upload records are removed this many days after they failed; their bytes were
   // removed at once.
   FAILED_UPLOAD_RETENTION_DAYS: int(7, 1, 3650),
+  // Completed uploads are served and usable as job inputs this long (default 30 days), then the
+  // reconciler's sweep removes their objects; a request may ask for 1 s up to the maximum instead.
+  UPLOAD_RETENTION_SECONDS: int(30 * 86_400, 1),
+  UPLOAD_MAX_RETENTION_SECONDS: int(90 * 86_400, 1),
   // Bytes one workspace's uploads may hold (completed, and pending at their declared size), in MB.
   WORKSPACE_UPLOAD_QUOTA_MB: int(10_240, 1),
   // Job outputs (everything under jobs/) expire this many days after they were stored, by a bucket
@@ -124,6 +128,9 @@ export const envSchema = z.object({
   // mediagen-worker).
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(url.optional()),
   OTEL_SERVICE_NAME: optionalString,
+  // An inbound `traceparent` becomes the parent of the request's span only when set (a trusted
+  // proxy in front); otherwise the request starts its own trace with a link to the caller's span.
+  TRACE_TRUST_INBOUND: bool(false),
 
   // Workers
   WORKER_ROLES: optionalString,
