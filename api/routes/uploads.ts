@@ -508,8 +508,8 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
     description:
       'Checks the size and the type from the bytes (same rules and limits as POST /v1/upload, image pixel cap included). ' +
       'Answers the completed record (again on a repeated call); the upload is then usable as a job input. 400 invalid_request: the bytes were refused ' +
-      '(the object is deleted and the upload is failed). 409 not_ready (status pending): nothing stored yet, the upload stays pending. 409 upload_refused (status failed): ' +
-      'the upload was already refused, expired, or its file was replaced in storage while it was checked. 404 not_found: no such upload in this workspace.',
+      '(the object is deleted and the upload is failed). 409 not_ready (status pending): nothing stored yet, the upload stays pending. 409 upload_refused (status failed, expired or deleted): ' +
+      'the upload was already refused, expired or deleted, or its file was replaced in storage while it was checked. 404 not_found: no such upload in this workspace.',
     tags: ['Uploads'],
     rateClass: 'generate',
     response: directUploadRecordSchema,
