@@ -295,6 +295,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch (err) {
     throw new ConfigError(`invalid configuration:\n  ${(err as Error).message}`);
   }
+  if (parsed.data.UPLOAD_RETENTION_SECONDS > parsed.data.UPLOAD_MAX_RETENTION_SECONDS) {
+    throw new ConfigError('invalid configuration:\n  UPLOAD_RETENTION_SECONDS: must not exceed UPLOAD_MAX_RETENTION_SECONDS');
+  }
   if (parsed.data.NODE_ENV === 'production') {
     const refused = testOnlySettings.filter((s) => s.active(parsed.data)).map((s) => `  ${s.name}: test-only setting, refused when NODE_ENV=production`);
     // Its own key: falling back to the storage secret would tie the two secrets' rotations together

@@ -28,7 +28,7 @@ let mp4: Buffer;
 before(async () => {
   tdb = await createTestDatabase();
   // The sweep is driven by hand (runOnce), so its timing is the test's.
-  config = testConfig(tdb.url, { RECONCILE_INTERVAL_MS: '3600000', RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', UPLOAD_MAX_RETENTION_SECONDS: '86400' });
+  config = testConfig(tdb.url, { RECONCILE_INTERVAL_MS: '3600000', RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', UPLOAD_RETENTION_SECONDS: '3600', UPLOAD_MAX_RETENTION_SECONDS: '86400' });
   gw = await startGateway(config, tdb.db);
   workers = await startWorkers(config, tdb.db, 'all', { activityInterceptors: [holds.activityInterceptor] });
   png = await renderImage({ prompt: 'an upload with a lifetime', width: 320, height: 320 });
