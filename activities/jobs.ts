@@ -16,7 +16,8 @@ import { sql } from 'kysely';
 import type { Database } from '../db/index.js';
 import type { Job, JobOutput, JobPhase, JobStatus } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
-import { findCompletedUpload } from '../db/repos/uploads.js';
+import { findUploadForJob } from '../db/repos/uploads.js';
+import { redactText } from '../shared/redact.js';
 import type { Storage } from '../shared/storage.js';
 import { createJobService, IllegalStatusMoveError, InsufficientCreditsError, type JobService } from '../db/job-service.js';
 import type { Config } from '../shared/config.js';
@@ -86,7 +87,7 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
   }
 
   async function uploadInput(job: Job, id: string, role: InputFile['role'], expect: 'image' | 'video'): Promise<InputFile> {
-    const up = await findCompletedUpload(db, job.workspace_id, id);
+    const up = await findUploadForJob(db, job.workspace_id, id);
     if (!up || up.file_type !== expect) throw nonRetryable(failureTypes.inputUnavailable, `file upload ${id} is no longer available as a ${expect}`);
     return { role, key: up.object_key, contentType: up.mime_type };
   }
@@ -197,7 +198,7 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
     /** The next route of a job with failover routes (the job service decides, with the circuit breakers). */
     async routeJob(jobId, gaveUp) {
       const decision = await asStep(() => jobs.routeJob(jobId, currentRunId(), gaveUp ?? undefined, stepAttempt()));
-      if (gaveUp) Context.current().log.warn('provider route given up', { jobId, provider: gaveUp.provider, next: decision.route?.provider ?? null, error: gaveUp.error });
+      if (gaveUp) Context.current().log.warn('provider route given up', { jobId, provider: gaveUp.provider, next: decision.route?.provider ?? null, error: redactText(gaveUp.error) });
       return { route: decision.route, previousRef: (decision.previousRef as ProviderRef | null) ?? null };
     },
 
@@ -317,7 +318,7 @@ export function createJobProviderActivities(
     try {
       await fn();
     } catch (err) {
-      Context.current().log.warn(`${what} not written`, { error: (err as Error).message });
+      Context.current().log.warn(`${what} not written`, { error: redactText((err as Error).message) });
     }
   }
 

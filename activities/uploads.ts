@@ -187,6 +187,8 @@ export function createUploadActivities(deps: { db: Database; storage: Storage; c
             file_size: stored.size,
             status: 'completed',
             source_url: input.url,
+            expires_at: new Date(Date.now() + (input.retentionSeconds ?? deps.config.UPLOAD_RETENTION_SECONDS) * 1000),
+            retention_seconds: input.retentionSeconds ?? null,
           },
           deps.config.WORKSPACE_UPLOAD_QUOTA_MB * MB,
         );

@@ -40,7 +40,7 @@ export class DirectUploadRefused extends Error {
     message: string,
     readonly reason: 'bytes' | 'state',
     /** The upload's status after the refusal. */
-    readonly status: 'pending' | 'failed',
+    readonly status: 'pending' | 'failed' | 'expired' | 'deleted',
   ) {
     super(message);
   }
@@ -72,7 +72,7 @@ export async function inspectStoredObject(
 export interface DirectUploadDeps {
   db: Database;
   storage: Storage;
-  config: Pick<Config, 'UPLOAD_MAX_IMAGE_PIXELS'>;
+  config: Pick<Config, 'UPLOAD_MAX_IMAGE_PIXELS' | 'UPLOAD_RETENTION_SECONDS'>;
 }
 
 /**
@@ -83,6 +83,7 @@ export interface DirectUploadDeps {
 export async function completeDirectUpload(deps: DirectUploadDeps, row: FileUpload): Promise<FileUpload> {
   if (row.status === 'completed') return row;
   if (row.status === 'failed') throw new DirectUploadRefused(`upload ${row.id} was refused and cannot be completed; create a new upload`, 'state', 'failed');
+  if (row.status === 'expired' || row.status === 'deleted') throw new DirectUploadRefused(`upload ${row.id} was ${row.status === 'deleted' ? 'deleted' : 'expired'}; create a new upload`, 'state', row.status);
   const mime = row.mime_type as AcceptedMime;
   const incomingKey = row.object_key;
   const notSent = () => new DirectUploadRefused(`no file has been sent to storage for upload ${row.id} yet: send it with the presigned POST, then complete`, 'state', 'pending');
@@ -114,12 +115,13 @@ export async function completeDirectUpload(deps: DirectUploadDeps, row: FileUplo
     if (now?.status === 'completed') return now;
     throw err;
   }
-  const completed = await completePendingUpload(deps.db, row.id, finalKey);
+  const completed = await completePendingUpload(deps.db, row.id, finalKey, deps.config.UPLOAD_RETENTION_SECONDS);
   await deps.storage.remove(incomingKey).catch(() => undefined);
   if (completed) return completed;
   // Someone else moved the row first: a concurrent completion (same final key), or the sweep.
   const now = await deps.db.selectFrom('file_uploads').selectAll().where('id', '=', row.id).executeTakeFirst();
   if (now?.status === 'completed') return now;
   await deps.storage.remove(finalKey).catch(() => undefined);
+  if (now?.status === 'deleted') throw new DirectUploadRefused(`upload ${row.id} was deleted; create a new upload`, 'state', 'deleted');
   throw new DirectUploadRefused(`upload ${row.id} expired before it was completed; create a new upload`, 'state', 'failed');
 }

@@ -3,6 +3,7 @@
 import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import type { Operation } from './operations.js';
 import type { Logger } from 'pino';
+import { redactedError, redactPath, redactText } from '../shared/redact.js';
 
 /** Every error code the API answers, in document order (the OpenAPI Error schema lists them). */
 export const errorCodes = [
@@ -20,6 +21,7 @@ export const errorCodes = [
   'generation_failed',
   'not_cancelable',
   'upload_refused',
+  'upload_unavailable',
   'storage_quota_exceeded',
   'idempotency_in_progress',
   'idempotency_key_reused',
@@ -149,12 +151,12 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
       apiError = invalidRequest(String(err.message));
     } else if (isDependencyOutage(err)) {
       // Postgres, Temporal or storage cannot be reached: the client should retry, not report a bug.
-      logger.warn({ requestId: res.locals.requestId, method: req.method, path: req.path, err: (err as Error).message }, 'dependency unavailable');
+      logger.warn({ requestId: res.locals.requestId, method: req.method, path: redactPath(req.path), err: redactText((err as Error).message) }, 'dependency unavailable');
       res.setHeader('Retry-After', String(DEPENDENCY_RETRY_AFTER_SECONDS));
       apiError = new ApiError(503, 'service_unavailable', 'the service is temporarily unavailable; retry later');
     } else {
       const requestId = String(res.locals.requestId ?? 'unknown');
-      logger.error({ err, requestId, method: req.method, path: req.path }, 'unhandled error');
+      logger.error({ err: redactedError(err), requestId, method: req.method, path: redactPath(req.path) }, 'unhandled error');
       apiError = new ApiError(500, 'internal_error', `internal error (request id ${requestId})`);
     }
     if (res.headersSent) {

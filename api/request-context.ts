@@ -1,15 +1,17 @@
 // Per-request id (echoed as X-Request-Id), access log line and request metrics; security headers.
 // With tracing on, the request's server span (its trace id answered in `traceparent` and
 // X-Trace-Id, so a client or an operator can open the trace) is the active context of everything
-// the request does, the workflow start included.
+// the request does, the workflow start included. Its `url.path` has upload tokens redacted (a
+// /media/uploads/… path is the credential to the file).
 import type { RequestHandler } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ApiMetrics } from './metrics.js';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { runInContext, startRequestSpan, traceparentOf, tracingEnabled } from '../shared/tracing.js';
+import { redactPath } from '../shared/redact.js';
 
-export function requestContext(deps: { logger: Logger; metrics: ApiMetrics }): RequestHandler {
+export function requestContext(deps: { logger: Logger; metrics: ApiMetrics; config: { TRACE_TRUST_INBOUND: boolean } }): RequestHandler {
   return (req, res, next) => {
     const requestId = randomUUID();
     res.locals.requestId = requestId;
@@ -25,7 +27,8 @@ export function requestContext(deps: { logger: Logger; metrics: ApiMetrics }): R
       return next();
     }
     // The route is known only after routing: the span is renamed when the answer is sent.
-    const { span, ctx } = startRequestSpan(req.method, req.headers, { 'http.request.method': req.method, 'url.path': req.path, 'mediagen.request_id': requestId });
+    const attributes = { 'http.request.method': req.method, 'url.path': redactPath(req.path), 'mediagen.request_id': requestId };
+    const { span, ctx } = startRequestSpan(req.method, req.headers, attributes, deps.config.TRACE_TRUST_INBOUND);
     res.setHeader('traceparent', traceparentOf(span));
     res.setHeader('X-Trace-Id', span.spanContext().traceId);
     res.on('finish', () => {

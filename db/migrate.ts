@@ -12,6 +12,7 @@ import * as m0010 from './migrations/0010_tenant_isolation.js';
 import * as m0011 from './migrations/0011_flat_at_scale.js';
 import * as m0012 from './migrations/0012_provider_failover.js';
 import * as m0015 from './migrations/0015_cancel_charges.js';
+import * as m0016 from './migrations/0016_upload_expiry.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -25,6 +26,7 @@ export const migrations: Record<string, Migration> = {
   '0011_flat_at_scale': m0011,
   '0012_provider_failover': m0012,
   '0015_cancel_charges': m0015,
+  '0016_upload_expiry': m0016,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

@@ -10,7 +10,7 @@ import type { StoredJobParams } from '../shared/job-params.js';
 export { jobKinds, jobPhases, jobStatuses, webhookEventNames, type JobError, type JobKind, type JobOutput, type JobPhase, type JobStatus, type WebhookEventName } from '../shared/job-model.js';
 export type MemberRole = 'owner' | 'member';
 export type LedgerReason = 'charge' | 'refund' | 'recharge' | 'grant' | 'deduct';
-export type UploadStatus = 'pending' | 'completed' | 'failed';
+export type UploadStatus = 'pending' | 'completed' | 'failed' | 'expired' | 'deleted';
 
 export interface WorkspaceTable {
   id: string;
@@ -87,8 +87,15 @@ export interface FileUploadTable {
   file_size: ColumnType<number, number, number>;
   status: UploadStatus;
   source_url: string | null;
-  /** Pending direct uploads only: removed by the sweep after this moment unless completed. */
+  /**
+   * Pending: removed by the sweep after this moment unless completed. Completed: no longer served
+   * nor usable as a job input after it (the sweep then marks it `expired`).
+   */
   expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The lifetime a direct upload asked for, counted from its completion (null: the default). */
+  retention_seconds: ColumnType<number | null, number | null | undefined, number | null>;
+  /** When the upload's objects were removed from storage (expired or deleted uploads). */
+  objects_removed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

@@ -144,6 +144,10 @@ export const envSchema = z.object({
   // Refused (failed) upload records are removed this many days after they failed; their bytes were
   // removed at once.
   FAILED_UPLOAD_RETENTION_DAYS: int(7, 1, 3650),
+  // Completed uploads are served and usable as job inputs this long (default 30 days), then the
+  // reconciler's sweep removes their objects; a request may ask for 1 s up to the maximum instead.
+  UPLOAD_RETENTION_SECONDS: int(30 * 86_400, 1),
+  UPLOAD_MAX_RETENTION_SECONDS: int(90 * 86_400, 1),
   // Bytes one workspace's uploads may hold (completed, and pending at their declared size), in MB.
   WORKSPACE_UPLOAD_QUOTA_MB: int(10_240, 1),
   // Job outputs (everything under jobs/) expire this many days after they were stored, by a bucket
@@ -171,6 +175,9 @@ export const envSchema = z.object({
   // mediagen-worker).
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(url.optional()),
   OTEL_SERVICE_NAME: optionalString,
+  // An inbound `traceparent` becomes the parent of the request's span only when set (a trusted
+  // proxy in front); otherwise the request starts its own trace with a link to the caller's span.
+  TRACE_TRUST_INBOUND: bool(false),
 
   // Workers
   WORKER_ROLES: optionalString,
@@ -337,6 +344,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     parseRouteOrder(parsed.data.PROVIDER_ROUTES);
   } catch (err) {
     throw new ConfigError(`invalid configuration:\n  ${(err as Error).message}`);
+  }
+  if (parsed.data.UPLOAD_RETENTION_SECONDS > parsed.data.UPLOAD_MAX_RETENTION_SECONDS) {
+    throw new ConfigError('invalid configuration:\n  UPLOAD_RETENTION_SECONDS: must not exceed UPLOAD_MAX_RETENTION_SECONDS');
   }
   if (parsed.data.NODE_ENV === 'production') {
     const refused = testOnlySettings.filter((s) => s.active(parsed.data)).map((s) => `  ${s.name}: test-only setting, refused when NODE_ENV=production`);

@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { PassThrough, Readable } from 'node:stream';
 import type { Config } from './config.js';
 import { SpanKind, withSpan } from './tracing.js';
+import { redactPath } from './redact.js';
 
 export interface StoredObject {
   key: string;
@@ -254,7 +255,7 @@ export function createStorage(config: StorageConfig): Storage {
   return {
     bucket,
     putStream(key, body, contentType, size, opts) {
-      return withSpan('storage put', { 'mediagen.storage.bucket': bucket, 'mediagen.storage.key': key, 'mediagen.storage.content_type': contentType }, async (span) => {
+      return withSpan('storage put', { 'mediagen.storage.bucket': bucket, 'mediagen.storage.key': redactPath(key), 'mediagen.storage.content_type': contentType }, async (span) => {
         const stored = await putObject(key, body, contentType, opts);
         span?.setAttribute('mediagen.storage.size', stored.size);
         return stored;

@@ -131,11 +131,23 @@ export function withSpan<T>(name: string, attributes: Attributes, fn: (span: Spa
   });
 }
 
-/** Starts a server span for an incoming request, continuing a caller's `traceparent`; run the rest of the request in `ctx`. */
-export function startRequestSpan(name: string, headers: Record<string, string | string[] | undefined>, attributes: Attributes) {
-  const parent = propagation.extract(context.active(), headers);
-  const span = trace.getTracer(tracerName).startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
-  return { span, ctx: trace.setSpan(parent, span) };
+/**
+ * Starts a server span for an incoming request; run the rest of the request in `ctx`. A caller's
+ * `traceparent` is adopted as the parent only when `trustInbound` (a proxy of ours sets it);
+ * otherwise the request starts its own trace and the caller's span is a link: a client cannot
+ * splice our spans into a trace of its choosing, nor pick our sampling.
+ */
+export function startRequestSpan(name: string, headers: Record<string, string | string[] | undefined>, attributes: Attributes, trustInbound: boolean) {
+  const inbound = propagation.extract(context.active(), headers);
+  const tracer = trace.getTracer(tracerName);
+  if (trustInbound) {
+    const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, inbound);
+    return { span, ctx: trace.setSpan(inbound, span) };
+  }
+  const caller = trace.getSpanContext(inbound);
+  const links = caller && trace.isSpanContextValid(caller) ? [{ context: caller }] : [];
+  const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes, links, root: true }, context.active());
+  return { span, ctx: trace.setSpan(context.active(), span) };
 }
 
 export function runInContext<T>(ctx: ReturnType<typeof context.active>, fn: () => T): T {

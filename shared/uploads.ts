@@ -53,6 +53,18 @@ export function completedObjectKey(incomingKey: string): string {
   return UPLOADS + incomingKey.slice(INCOMING.length);
 }
 
+/** The incoming key a completed direct upload's public key was copied from. */
+export function incomingObjectKeyOf(publicKey: string): string {
+  if (!publicKey.startsWith(UPLOADS)) throw new Error('not a public upload key');
+  return INCOMING + publicKey.slice(UPLOADS.length);
+}
+
+/** The upload id in a public upload key (`uploads/<workspace>/<upload id>/<token>.<ext>`), or null. */
+export function uploadIdOfPublicKey(key: string): string | null {
+  const parts = key.split('/');
+  return parts.length === 4 && parts[0] === 'uploads' && parts[2] ? parts[2] : null;
+}
+
 /** The byte limit of a declared type (the same limits as multipart uploads). */
 export function directUploadLimit(mime: AcceptedMime): number {
   return uploadLimits.direct[mediaTypeOf(mime).fileType];
@@ -68,6 +80,8 @@ export interface StoredUpload {
   file_type: 'image' | 'video';
   mime_type: string;
   file_size: number;
+  /** ms since the Unix epoch after which the upload is no longer served nor usable (null: never). */
+  expires_at: number | null;
   created_at: number;
   updated_at: number;
 }

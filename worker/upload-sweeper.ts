@@ -1,5 +1,7 @@
-// Part of the reconciler role: removes pending direct uploads that were never completed within
-// PENDING_UPLOAD_TTL_SECONDS (their incoming object, then the row), and every incoming object
+// Part of the reconciler role: marks completed uploads past their expiry `expired` and removes the
+// objects of expired and deleted uploads no job in flight reads (db/upload-lifecycle.ts); removes
+// pending direct uploads that were never completed within PENDING_UPLOAD_TTL_SECONDS (their
+// incoming object, then the row), and every incoming object
 // without a pending row: a presigned POST stays usable until it expires, so a client can send
 // bytes again after its upload was completed, refused or swept, and nothing else would ever
 // remove them. Idempotent, so several replicas may run it; a pass runs every RECONCILE_INTERVAL_MS.
@@ -10,6 +12,8 @@ import type { Storage } from '../shared/storage.js';
 import { deletePendingUpload, findExpiredPendingUploads, pendingUploadIds } from '../db/repos/uploads.js';
 import { INCOMING } from '../shared/uploads.js';
 import { periodic } from './periodic.js';
+import { sweepUploadLifetimes } from '../db/upload-lifecycle.js';
+import { redactText } from '../shared/redact.js';
 import { sweepIdempotencyKeys } from '../db/repos/idempotency.js';
 import { sweepFailedUploads } from '../db/repos/uploads.js';
 import { sweepIdleRateLimits } from '../db/repos/rate-limits.js';
@@ -27,6 +31,8 @@ export interface UploadSweeper {
 export function createUploadSweeper(deps: { config: Config; db: Database; storage: Storage; logger: Logger }): UploadSweeper {
   async function runOnce(now = new Date()): Promise<number> {
     const removed = await sweepExpiredUploads(deps, now);
+    const lifetimes = await sweepUploadLifetimes(deps, now);
+    if (lifetimes.expired > 0 || lifetimes.removed > 0) deps.logger.info(lifetimes, 'expired uploads, and removed the files of expired or deleted ones');
     const orphans = await sweepOrphanIncoming(deps);
     if (orphans > 0) deps.logger.info({ removed: orphans }, 'removed incoming objects without a pending upload');
     // The other tables that grow with traffic are trimmed in the same pass, a bounded batch each:
@@ -39,7 +45,7 @@ export function createUploadSweeper(deps: { config: Config; db: Database; storag
     return removed;
   }
 
-  const loop = periodic(deps.config.RECONCILE_INTERVAL_MS, () => runOnce(), (err) => deps.logger.warn({ err: err.message }, 'pending upload sweep failed'));
+  const loop = periodic(deps.config.RECONCILE_INTERVAL_MS, () => runOnce(), (err) => deps.logger.warn({ err: redactText(err.message) }, 'upload sweep failed'));
   return { start: loop.start, stop: loop.stop, runOnce };
 }
 

@@ -13,6 +13,8 @@ export interface UploadFromUrlInput {
   workspaceId: string;
   projectId: string;
   url: string;
+  /** How long the upload is served and usable, from its storing (absent: the worker's default). */
+  retentionSeconds?: number;
   /** Start-to-close timeout of one fetch attempt (the fetch's own total timeout plus a margin). */
   attemptTimeoutMs: number;
   /** The workflow runs on the workflow fleet; the fetch runs on this prefix's fetch queue. */

@@ -4,6 +4,7 @@
 // and content-policy rejections are not. Messages name the provider and its reason, never a key.
 import { ProviderError } from './types.js';
 import { SpanKind, withSpan } from '../../shared/tracing.js';
+import { redactPath } from '../../shared/redact.js';
 
 export interface HttpCallOptions {
   /** Provider name for messages ("fal", "OpenAI", …). */
@@ -22,7 +23,7 @@ export const defaultTimeoutMs = 30_000;
 export function providerFetch(url: string, init: RequestInit, opts: HttpCallOptions): Promise<Response> {
   // The URL's path only: query strings may carry tokens (signed CDN links).
   const { origin, pathname } = new URL(url);
-  const attributes = { 'http.request.method': init.method ?? 'GET', 'server.address': origin, 'url.path': pathname, 'mediagen.provider': opts.provider, 'mediagen.provider.call': opts.what };
+  const attributes = { 'http.request.method': init.method ?? 'GET', 'server.address': origin, 'url.path': redactPath(pathname), 'mediagen.provider': opts.provider, 'mediagen.provider.call': opts.what };
   return withSpan(`${opts.provider} ${opts.what}`, attributes, async (span) => {
     const response = await fetchProvider(url, init, opts);
     span?.setAttribute('http.response.status_code', response.status);

@@ -1,12 +1,17 @@
 // GET /media/<object key>: the public, unauthenticated read path for media the service itself
 // serves — the catalog (actor images, preview videos, voice previews) and uploads (whose keys carry
 // random ids, so they are unguessable). Anything else in the bucket (job outputs) is never served
-// here: those go through the authenticated /url endpoints.
+// here: those go through the authenticated /url endpoints. An upload is served only while its
+// record is completed and before its expiry: an expired or deleted one answers 410 `gone` (its
+// object may still exist for a job in flight), a key without a record 404.
 import { Router, type Request, type Response, type NextFunction } from 'express';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Storage } from '../../shared/storage.js';
 import type { Config } from '../../shared/config.js';
+import type { Queryable } from '../../db/index.js';
+import { findUploadByObjectKey, uploadUnavailable } from '../../db/repos/uploads.js';
+import { uploadIdOfPublicKey } from '../../shared/uploads.js';
 import { ApiError } from '../errors.js';
 import { RATE_WINDOW_MS, setRateLimitHeaders, type RateDecision } from '../rate-limit.js';
 
@@ -14,7 +19,8 @@ import { RATE_WINDOW_MS, setRateLimitHeaders, type RateDecision } from '../rate-
 const publicPrefixes: ReadonlyArray<{ prefix: string; cacheControl: string }> = [
   // Catalog media only changes when the catalog does; a day is a safe cache lifetime.
   { prefix: 'catalog/', cacheControl: 'public, max-age=86400' },
-  // Uploads belong to one workspace: browsers may keep them, shared caches and CDNs must not.
+  // Uploads belong to one workspace: browsers may keep them (up to their expiry), shared caches and
+  // CDNs must not.
   { prefix: 'uploads/', cacheControl: 'private, max-age=3600' },
 ];
 
@@ -73,7 +79,21 @@ export function parseRange(header: string | undefined, size: number): { start: n
   return { start, end };
 }
 
-export function createMediaRouter(deps: { storage: Storage; config: Pick<Config, 'MEDIA_RATE_LIMIT_PER_MIN'> }): Router {
+/** Browsers may keep an upload at most this long, and never past its expiry. */
+const UPLOAD_MAX_AGE_S = 3600;
+
+/** Whether an upload key may be served now, and for how long a browser may keep it (seconds). */
+async function uploadServable(db: Queryable, key: string): Promise<number> {
+  const id = uploadIdOfPublicKey(key);
+  const row = id ? await findUploadByObjectKey(db, id, key) : undefined;
+  if (!row) throw new ApiError(404, 'not_found', 'media not found');
+  const unavailable = uploadUnavailable(row);
+  if (unavailable === 'expired' || unavailable === 'deleted') throw new ApiError(410, 'gone', `this upload ${unavailable === 'expired' ? 'expired' : 'was deleted'}`);
+  if (unavailable) throw new ApiError(404, 'not_found', 'media not found');
+  return row.expires_at ? Math.max(0, Math.min(UPLOAD_MAX_AGE_S, Math.floor((row.expires_at.getTime() - Date.now()) / 1000))) : UPLOAD_MAX_AGE_S;
+}
+
+export function createMediaRouter(deps: { storage: Storage; db: Queryable; config: Pick<Config, 'MEDIA_RATE_LIMIT_PER_MIN'> }): Router {
   const router = Router();
   const limiter = createClientLimiter(deps.config.MEDIA_RATE_LIMIT_PER_MIN, RATE_WINDOW_MS);
 
@@ -89,11 +109,12 @@ export function createMediaRouter(deps: { storage: Storage; config: Pick<Config,
       const segments = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split('/') : [];
       const target = publicObjectKey(segments);
       if (!target) throw new ApiError(404, 'not_found', 'media not found');
+      const maxAge = target.key.startsWith('uploads/') ? await uploadServable(deps.db, target.key) : undefined;
       const stat = await deps.storage.stat(target.key);
       if (!stat) throw new ApiError(404, 'not_found', 'media not found');
 
       res.setHeader('Content-Type', stat.contentType);
-      res.setHeader('Cache-Control', target.cacheControl);
+      res.setHeader('Cache-Control', maxAge === undefined ? target.cacheControl : `private, max-age=${maxAge}`);
       res.setHeader('Accept-Ranges', 'bytes');
       res.setHeader('X-Content-Type-Options', 'nosniff');
       res.setHeader('Content-Disposition', 'inline');

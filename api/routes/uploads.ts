@@ -32,17 +32,31 @@ import { ApiError, forbidden, invalidRequest } from '../errors.js';
 import { NOT_BLANK_PATTERN, PUBLIC_HTTPS_URL_PATTERN } from '../validate.js';
 import { mediaUrl, publicBaseUrl } from './media.js';
 import { newId } from '../../shared/ids.js';
-import { findUploadInWorkspace, insertUploadWithinQuota, projectBelongsToWorkspace, storedUploadOf } from '../../db/repos/uploads.js';
+import { findUploadInWorkspace, insertUploadWithinQuota, projectBelongsToWorkspace, storedUploadOf, uploadUnavailable } from '../../db/repos/uploads.js';
 import { acceptedMimeTypes, createMediaGuard, MB, MediaError, mediaTypeOf, type MediaGuard } from '../../shared/media-type.js';
 import { StreamEndedEarly } from '../../shared/storage.js';
 import { completedObjectKey, directUploadLimit, incomingObjectKey, quotaExceededMessage, sanitizeFileName, uploadFailureTypes, uploadLimits, uploadObjectKey } from '../../shared/uploads.js';
 import { FetchError, precheckUrl } from '../../shared/fetch-remote.js';
 import { completeDirectUpload, DirectUploadRefused } from '../direct-uploads.js';
+import { deleteUpload } from '../../db/upload-lifecycle.js';
 import type { FileUpload } from '../../db/schema.js';
 import { taskQueues } from '../../workflows/definitions.js';
 import type { StoredUpload, UploadFromUrlInput } from '../../workflows/upload-from-url.js';
 
 const projectId = z.string().min(1).max(128);
+
+const expiresInSeconds = z
+  .number()
+  .int()
+  .min(1)
+  .describe('how long the upload is served and usable as a job input, from when it is stored (default UPLOAD_RETENTION_SECONDS, 30 days; at most UPLOAD_MAX_RETENTION_SECONDS, 90 days)');
+
+/** The upload's lifetime in seconds: the requested one within the configured maximum, or the default. */
+function retentionSeconds(deps: AppDeps, requested: number | undefined): number {
+  if (requested === undefined) return deps.config.UPLOAD_RETENTION_SECONDS;
+  if (requested > deps.config.UPLOAD_MAX_RETENTION_SECONDS) throw invalidRequest(`expires_in_seconds: at most ${deps.config.UPLOAD_MAX_RETENTION_SECONDS} seconds`);
+  return requested;
+}
 
 export const uploadRecordSchema = z.object({
   id: z.string(),
@@ -53,6 +67,11 @@ export const uploadRecordSchema = z.object({
   file_type: z.enum(['image', 'video']),
   mime_type: z.enum(['image/jpeg', 'image/png', 'image/webp', 'video/mp4', 'video/quicktime', 'video/webm']),
   file_size: z.number().int().describe('exact size in bytes'),
+  expires_at: z
+    .number()
+    .int()
+    .nullable()
+    .describe('ms since the Unix epoch: from then on `path` answers 410 gone and a job naming the upload answers 400 upload_unavailable (pending direct uploads: when an upload never completed is removed)'),
   created_at: z.number().int().describe('ms since the Unix epoch'),
   updated_at: z.number().int().describe('ms since the Unix epoch'),
 });
@@ -61,6 +80,7 @@ export type UploadRecord = z.infer<typeof uploadRecordSchema>;
 const multipartSchema = z.object({
   // The part is trimmed before use: the document says it must not be blank.
   project_id: projectId.describe('project in the key\'s workspace (a part before or after `file`)').meta({ pattern: NOT_BLANK_PATTERN }),
+  expires_in_seconds: z.string().regex(/^[0-9]{1,10}$/).optional().describe('optional part: ' + expiresInSeconds.description),
   file: z.string().describe('the file (binary part): image/jpeg, image/png, image/webp up to 10 MB; video/mp4, video/quicktime, video/webm up to 20 MB; type decided from the bytes'),
 });
 
@@ -68,13 +88,16 @@ export const uploadFromUrlSchema = z
   .object({
     url: z.string().min(1).max(2048).meta({ pattern: PUBLIC_HTTPS_URL_PATTERN }).describe('public HTTPS URL (port 443, no credentials) of an image (≤ 10 MB) or video (≤ 50 MB)'),
     project_id: projectId,
+    expires_in_seconds: expiresInSeconds.optional(),
   })
   .strict();
 
-export const uploadStatusSchema = z.enum(['pending', 'completed', 'failed']);
+export const uploadStatusSchema = z.enum(['pending', 'completed', 'failed', 'expired', 'deleted']);
 
 export const directUploadRecordSchema = uploadRecordSchema.extend({
-  status: uploadStatusSchema.describe('pending until completed; failed when the stored bytes were refused (the object is deleted)'),
+  status: uploadStatusSchema.describe(
+    'pending until completed; failed when the stored bytes were refused (the object is deleted); expired once past `expires_at`; deleted by DELETE /v1/uploads/{id}',
+  ),
 });
 export type DirectUploadRecord = z.infer<typeof directUploadRecordSchema>;
 
@@ -89,6 +112,7 @@ export const directUploadSchema = z
       .min(1)
       .max(20 * MB)
       .describe('exact size in bytes: images up to 10 MB, videos up to 20 MB (storage refuses any other size)'),
+    expires_in_seconds: expiresInSeconds.optional().describe('counted from completion; ' + expiresInSeconds.description),
   })
   .strict()
   // The size limit of each type, for the document (the route checks it with directUploadLimit).
@@ -125,7 +149,8 @@ export function uploadRecord(stored: StoredUpload, base: string): UploadRecord {
 function directUploadRecord(row: FileUpload, base: string): DirectUploadRecord {
   const stored = storedUploadOf(row);
   if (row.status !== 'completed' && row.object_key.startsWith('incoming/')) stored.object_key = completedObjectKey(row.object_key);
-  return { ...uploadRecord(stored, base), status: row.status };
+  // Past its expiry an upload is expired already, before the sweep marks it.
+  return { ...uploadRecord(stored, base), status: uploadUnavailable(row) === 'expired' ? 'expired' : row.status };
 }
 
 async function requireProject(deps: AppDeps, workspaceId: string, id: string): Promise<void> {
@@ -186,6 +211,7 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
 
   const uploadId = newId('upl');
   let project: string | undefined;
+  let retention: number | undefined;
   let projectCheck: Promise<void> | undefined;
   let fileSeen = false;
   let guard: MediaGuard | undefined;
@@ -242,7 +268,18 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
     bb.on('field', (name, value, info) => {
       if (settled) return;
       if (name === 'file') return fail(invalidRequest('the "file" part must be a file (a part with a filename)'));
-      if (name !== 'project_id') return fail(invalidRequest(`unexpected field "${name}": the parts are "file" and "project_id"`));
+      if (name === 'expires_in_seconds') {
+        if (retention !== undefined) return fail(invalidRequest('expires_in_seconds was sent more than once'));
+        const n = /^[0-9]{1,10}$/.test(value.trim()) ? Number(value.trim()) : NaN;
+        if (!Number.isSafeInteger(n) || n < 1) return fail(invalidRequest('expires_in_seconds must be a whole number of seconds, at least 1'));
+        try {
+          retention = retentionSeconds(deps, n);
+        } catch (err) {
+          return fail(err);
+        }
+        return;
+      }
+      if (name !== 'project_id') return fail(invalidRequest(`unexpected field "${name}": the parts are "file", "project_id" and "expires_in_seconds"`));
       if (project !== undefined) return fail(invalidRequest('project_id was sent more than once'));
       const parsed = projectId.safeParse(value.trim());
       if (info.valueTruncated || !parsed.success) return fail(invalidRequest('project_id must be a string of 1 to 128 characters'));
@@ -282,6 +319,8 @@ async function handleMultipart(deps: AppDeps, req: Request, res: Response): Prom
               file_size: g.bytes,
               status: 'completed',
               source_url: null,
+              expires_at: new Date(Date.now() + (retention ?? deps.config.UPLOAD_RETENTION_SECONDS) * 1000),
+              retention_seconds: retention ?? null,
             },
             quotaBytes(deps),
           );
@@ -457,6 +496,7 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
     before: (deps) => [idempotent(deps, { body: 'json' })],
     async handler({ res, body, services: deps }) {
       const { workspaceId } = authOf(res);
+      const retention = retentionSeconds(deps, body.expires_in_seconds);
       try {
         precheckUrl(body.url, deps.config.FETCH_ALLOW_LOOPBACK_ORIGIN);
       } catch (err) {
@@ -469,6 +509,7 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
         workspaceId,
         projectId: body.project_id,
         url: body.url,
+        retentionSeconds: retention,
         attemptTimeoutMs: deps.config.FETCH_TOTAL_TIMEOUT_MS + 5_000,
         taskQueuePrefix: deps.config.TASK_QUEUE_PREFIX,
       });
@@ -496,6 +537,7 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
       const limit = directUploadLimit(body.mime_type);
       const type = mediaTypeOf(body.mime_type);
       if (body.size > limit) throw invalidRequest(`size: a ${type.fileType} may be at most ${limit / MB} MB (${limit} bytes)`);
+      const retention = retentionSeconds(deps, body.expires_in_seconds);
       await requireProject(deps, workspaceId, body.project_id);
       const id = newId('upl');
       const key = incomingObjectKey(workspaceId, id, body.mime_type);
@@ -514,6 +556,7 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
           status: 'pending',
           source_url: null,
           expires_at: new Date(Date.now() + deps.config.PENDING_UPLOAD_TTL_SECONDS * 1000),
+          retention_seconds: retention,
         },
         quotaBytes(deps),
       );
@@ -531,8 +574,8 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
     description:
       'Checks the size and the type from the bytes (same rules and limits as POST /v1/upload, image pixel cap included). ' +
       'Answers the completed record (again on a repeated call); the upload is then usable as a job input. 400 invalid_request: the bytes were refused ' +
-      '(the object is deleted and the upload is failed). 409 not_ready (status pending): nothing stored yet, the upload stays pending. 409 upload_refused (status failed): ' +
-      'the upload was already refused, expired, or its file was replaced in storage while it was checked. 404 not_found: no such upload in this workspace.',
+      '(the object is deleted and the upload is failed). 409 not_ready (status pending): nothing stored yet, the upload stays pending. 409 upload_refused (status failed, expired or deleted): ' +
+      'the upload was already refused, expired or deleted, or its file was replaced in storage while it was checked. 404 not_found: no such upload in this workspace.',
     tags: ['Uploads'],
     rateClass: 'generate',
     response: directUploadRecordSchema,
@@ -568,6 +611,26 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
       const { workspaceId } = authOf(res);
       const id = String(req.params.id);
       const row = await findUploadInWorkspace(deps.db, workspaceId, id);
+      if (!row) throw new ApiError(404, 'not_found', `file upload ${id} not found`);
+      res.status(200).json({ data: directUploadRecord(row, publicBaseUrl(deps.config)) });
+    },
+  })
+  .add({
+    method: 'delete',
+    path: '/v1/uploads/:id',
+    summary: 'Delete an upload',
+    description:
+      'Any upload of the workspace, whatever its status: from then on its `path` answers 410 gone and a job naming it answers 400 upload_unavailable; ' +
+      'its file is removed from storage (kept until they end for jobs already in flight that read it). Answers the record with status `deleted`; ' +
+      'deleting again answers the same. 404 not_found: no such upload in this workspace.',
+    tags: ['Uploads'],
+    rateClass: 'generate',
+    response: directUploadRecordSchema,
+    errors: [401, 404, 429, 500],
+    async handler({ req, res, services: deps }) {
+      const { workspaceId } = authOf(res);
+      const id = String(req.params.id);
+      const row = await deleteUpload(deps, workspaceId, id);
       if (!row) throw new ApiError(404, 'not_found', `file upload ${id} not found`);
       res.status(200).json({ data: directUploadRecord(row, publicBaseUrl(deps.config)) });
     },

@@ -346,6 +346,15 @@ export function buildProgram(): Command {
       const up = await client().uploadFromUrl(url, { projectId: o.project });
       print(globals(), up, () => `${up.id}  ${up.file_type}  ${up.mime_type}  ${up.file_size} bytes`);
     });
+  const uploads = program.command('uploads').description('manage uploaded files');
+  uploads
+    .command('delete')
+    .description('delete an upload: its link answers 410 from now on and new jobs refuse it (idempotent)')
+    .argument('<id>', 'upload id (upl_…)')
+    .action(async (id: string) => {
+      const up = await client().uploads.delete(id);
+      print(globals(), up, () => `${up.id}  ${up.status}`);
+    });
 
   // ---- jobs
   const jobs = program.command('jobs').description('find and follow jobs of any kind');

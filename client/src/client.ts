@@ -327,6 +327,8 @@ export class MediaGenClient {
     complete: (id: string, o?: RequestOptions) => this.data<DirectUploadRecord>('POST', `/v1/uploads/${encodeURIComponent(id)}/complete`, o),
     /** GET /v1/uploads/{id}: any upload of the workspace, with its status. */
     get: (id: string, o?: RequestOptions) => this.data<DirectUploadRecord>('GET', `/v1/uploads/${encodeURIComponent(id)}`, o),
+    /** DELETE /v1/uploads/{id}: any upload of the workspace; its link then answers 410 and jobs refuse it. Idempotent. */
+    delete: (id: string, o?: RequestOptions) => this.data<DirectUploadRecord>('DELETE', `/v1/uploads/${encodeURIComponent(id)}`, o),
   };
 
   /**
@@ -583,6 +585,8 @@ export const operationMethods = {
   delete_videos_by_id: 'videos.deleteOutputs',
   delete_replace_actors_generations_by_id: 'replaceActors.deleteOutputs',
   delete_talking_actors_by_id: 'talkingActors.deleteOutputs',
+  // Spread, so the check below does not refuse it while openapi.ts is generated from an older document.
+  ...({ delete_uploads_by_id: 'uploads.delete' } as const),
 } as const satisfies Record<keyof operations, string>;
 
 export function createClient(opts: ClientOptions): MediaGenClient {

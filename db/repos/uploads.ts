@@ -2,7 +2,9 @@
 // stored (status `completed`), so a refused or failed upload leaves no row behind. Direct uploads
 // write a `pending` row first (the client then sends the bytes to storage); completing moves it to
 // `completed` or `failed` exactly once, and the sweep removes pending rows past their expiry.
-// Only `completed` uploads are usable as job inputs. Plain functions over Kysely | Transaction.
+// Only `completed` uploads before their `expires_at` are served and usable as new job inputs; an
+// upload that expired or was deleted stays as a tombstone (status `expired` / `deleted`), and its
+// objects are removed once no job in flight reads them. Plain functions over Kysely | Transaction.
 import { sql } from 'kysely';
 import type { Database, Queryable } from '../index.js';
 import type { FileUpload, NewFileUpload } from '../schema.js';
@@ -68,10 +70,15 @@ export async function findUploadInWorkspace(db: Queryable, workspaceId: string, 
  * Moves a pending upload to `completed` at its final object key. Undefined when it is no longer
  * pending (completed or refused by a concurrent call, or swept): the caller re-reads the row.
  */
-export async function completePendingUpload(db: Queryable, id: string, objectKey: string): Promise<FileUpload | undefined> {
+export async function completePendingUpload(db: Queryable, id: string, objectKey: string, defaultRetentionSeconds: number): Promise<FileUpload | undefined> {
   return db
     .updateTable('file_uploads')
-    .set({ status: 'completed', object_key: objectKey, expires_at: null, updated_at: sql<Date>`now()` })
+    .set({
+      status: 'completed',
+      object_key: objectKey,
+      expires_at: sql<Date>`now() + make_interval(secs => coalesce(retention_seconds, ${defaultRetentionSeconds}))`,
+      updated_at: sql<Date>`now()`,
+    })
     .where('id', '=', id)
     .where('status', '=', 'pending')
     .returningAll()
@@ -123,6 +130,92 @@ export async function deletePendingUpload(db: Queryable, id: string): Promise<bo
   return r.numDeletedRows > 0n;
 }
 
+/** Why a referenced upload cannot be used or served; null when it can. */
+export function uploadUnavailable(row: Pick<FileUpload, 'status' | 'expires_at'>, now = new Date()): 'expired' | 'deleted' | 'not_completed' | null {
+  if (row.status === 'deleted') return 'deleted';
+  if (row.status === 'expired' || (row.status === 'completed' && row.expires_at !== null && row.expires_at <= now)) return 'expired';
+  return row.status === 'completed' ? null : 'not_completed';
+}
+
+/**
+ * An upload a job created before its expiry or deletion may still read: completed, or expired or
+ * deleted while its objects are kept for the jobs in flight that reference it.
+ */
+export async function findUploadForJob(db: Queryable, workspaceId: string, id: string): Promise<FileUpload | undefined> {
+  return db
+    .selectFrom('file_uploads')
+    .selectAll()
+    .where('id', '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .where('status', 'in', ['completed', 'expired', 'deleted'])
+    .where('objects_removed_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** The upload whose object `key` is, if any (the media route decides from it whether to serve). */
+export async function findUploadByObjectKey(db: Queryable, id: string, key: string): Promise<Pick<FileUpload, 'status' | 'expires_at'> | undefined> {
+  return db.selectFrom('file_uploads').select(['status', 'expires_at']).where('id', '=', id).where('object_key', '=', key).executeTakeFirst();
+}
+
+/**
+ * Marks the workspace's upload deleted (from any state); answers the row, already deleted or not,
+ * or undefined when the workspace has no such upload.
+ */
+export async function markUploadDeleted(db: Queryable, workspaceId: string, id: string): Promise<FileUpload | undefined> {
+  const updated = await db
+    .updateTable('file_uploads')
+    .set({ status: 'deleted', updated_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .where('status', '<>', 'deleted')
+    .returningAll()
+    .executeTakeFirst();
+  return updated ?? (await findUploadInWorkspace(db, workspaceId, id));
+}
+
+/** Marks up to `limit` completed uploads past their expiry `expired`; returns how many. */
+export async function expireUploads(db: Queryable, now: Date, limit = 5_000): Promise<number> {
+  const r = await db
+    .updateTable('file_uploads')
+    .set({ status: 'expired', updated_at: sql<Date>`now()` })
+    .where('id', 'in', db.selectFrom('file_uploads').select('id').where('status', '=', 'completed').where('expires_at', '<=', now).orderBy('expires_at').limit(limit))
+    .where('status', '=', 'completed')
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+/** Whether a job in flight (pending or generating) of the upload's workspace names it as an input. */
+const readByJobInFlight = sql<boolean>`exists (
+  select 1 from jobs j
+  where j.workspace_id = file_uploads.workspace_id
+    and j.status in ('pending', 'generating')
+    and (file_uploads.id in (j.params->>'image_file_id', j.params->>'video_file_id', j.params->>'start_frame_file_id', j.params->>'end_frame_file_id')
+      or coalesce(j.params->'reference_file_ids', '[]'::jsonb) ? file_uploads.id)
+)`;
+
+/** Whether a job in flight still reads the upload (its objects are kept until that job ends). */
+export async function uploadReadByJobInFlight(db: Queryable, id: string): Promise<boolean> {
+  const row = await db.selectFrom('file_uploads').select(readByJobInFlight.as('read')).where('id', '=', id).executeTakeFirst();
+  return row?.read === true;
+}
+
+/** Expired or deleted uploads whose objects are still stored and that no job in flight reads, oldest first. */
+export async function uploadsWithObjectsToRemove(db: Queryable, limit: number): Promise<FileUpload[]> {
+  return db
+    .selectFrom('file_uploads')
+    .selectAll()
+    .where('status', 'in', ['expired', 'deleted'])
+    .where('objects_removed_at', 'is', null)
+    .where(sql<boolean>`not ${readByJobInFlight}`)
+    .orderBy('updated_at')
+    .limit(limit)
+    .execute();
+}
+
+export async function markObjectsRemoved(db: Queryable, id: string): Promise<void> {
+  await db.updateTable('file_uploads').set({ objects_removed_at: sql<Date>`now()` }).where('id', '=', id).where('objects_removed_at', 'is', null).execute();
+}
+
 /** The upload record the fetch workflow returns (timestamps in ms). */
 export function storedUploadOf(row: FileUpload): StoredUpload {
   return {
@@ -134,6 +227,7 @@ export function storedUploadOf(row: FileUpload): StoredUpload {
     file_type: row.file_type,
     mime_type: row.mime_type,
     file_size: Number(row.file_size),
+    expires_at: row.expires_at?.getTime() ?? null,
     created_at: row.created_at.getTime(),
     updated_at: row.updated_at.getTime(),
   };

@@ -78,9 +78,9 @@ export async function spawnGateway(databaseUrl: string, env: Record<string, stri
 }
 
 /** The public /media route alone (with the gateway's 404 and error handling) on a loopback port. */
-export async function serveMediaRoute(storage: Storage, config: Config): Promise<{ server: Server; base: string }> {
+export async function serveMediaRoute(storage: Storage, config: Config, db: Database): Promise<{ server: Server; base: string }> {
   const app = express();
-  app.use(createMediaRouter({ storage, config }));
+  app.use(createMediaRouter({ storage, config, db }));
   app.use(notFoundRoute);
   app.use(errorMiddleware(pino({ level: 'silent' })));
   const server = app.listen(0, '127.0.0.1');

@@ -1,5 +1,6 @@
 // GET /media/uploads/...: ranges are read from the store as ranges (evidence: the bytes the store
 // handed over), uploads are Cache-Control: private, and each client address has a request limit.
+// The upload has its record (the route serves an upload only while its record is live).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable, Transform } from 'node:stream';
@@ -9,8 +10,8 @@ import { MB } from '../../shared/media-type.js';
 import { randomToken } from '../../shared/ids.js';
 import { serveMediaRoute } from './gateway-harness.js';
 import { createClientLimiter, mediaPath } from '../../api/routes/media.js';
-import { requireStackEnv } from '../support/stack.js';
-import { loadConfig } from '../../shared/config.js';
+import { createTenant, createTestDatabase, requireStackEnv, testConfig, type TestDatabase } from '../support/stack.js';
+import { insertUploadRow } from '../support/fixtures.js';
 
 const MEDIA_LIMIT = 8;
 
@@ -18,9 +19,11 @@ describe('GET /media/uploads', () => {
   let server: Server;
   let base: string;
   let storage: Storage;
+  let tdb: TestDatabase;
   /** Bytes the store has streamed to the route so far. */
   let bytesFromStore = 0;
-  const key = `uploads/ws_media/upl_${randomToken(10)}/big.mp4`;
+  const uploadId = `upl_${randomToken(10)}`;
+  let key: string;
   const size = 50 * MB;
 
   const counted = (stream: Readable): Readable =>
@@ -35,7 +38,10 @@ describe('GET /media/uploads', () => {
 
   before(async () => {
     requireStackEnv();
-    const config = loadConfig({ ...process.env, NODE_ENV: 'test', DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused', MEDIA_RATE_LIMIT_PER_MIN: String(MEDIA_LIMIT) });
+    tdb = await createTestDatabase();
+    const tenant = await createTenant(tdb.db);
+    key = `uploads/${tenant.workspaceId}/${uploadId}/big.mp4`;
+    const config = testConfig(tdb.url, { MEDIA_RATE_LIMIT_PER_MIN: String(MEDIA_LIMIT) });
     const real = createStorage(config);
     storage = {
       ...real,
@@ -47,13 +53,15 @@ describe('GET /media/uploads', () => {
     const body = Buffer.alloc(size);
     body[size - 1] = 0x7a;
     await real.putStream(key, Readable.from([body]), 'video/mp4');
-    ({ server, base } = await serveMediaRoute(storage, config));
+    await insertUploadRow(tdb.db, tenant, { id: uploadId, key, type: 'video', size });
+    ({ server, base } = await serveMediaRoute(storage, config, tdb.db));
   });
 
   after(async () => {
     server?.closeAllConnections();
     server?.close();
-    await storage?.remove(key).catch(() => undefined);
+    if (key) await storage?.remove(key).catch(() => undefined);
+    await tdb?.drop();
   });
 
   test('Range: bytes=0-0 on a 50 MB upload answers one byte and reads one byte from the store', async () => {

@@ -5,7 +5,8 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { Client } from 'minio';
-import { createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
+import { createTenant, createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
+import { insertUploadRow } from '../support/fixtures.js';
 import { createStorage, type Storage } from '../../shared/storage.js';
 import { catalogKeys, seedCatalog, seedDemo, DEMO_CREDITS } from '../../scripts/seed.js';
 import { actorAges, actorGenders, actorSkinTones } from '../../db/seed-data.js';
@@ -32,7 +33,7 @@ describe('catalog seed, demo workspace and the public media route', () => {
     await minio.makeBucket(bucket, config.S3_REGION);
     storage = createStorage(config);
 
-    ({ server, base } = await serveMediaRoute(storage, config));
+    ({ server, base } = await serveMediaRoute(storage, config, t.db));
   });
 
   after(async () => {
@@ -140,13 +141,18 @@ describe('catalog seed, demo workspace and the public media route', () => {
     assert.equal(beyond.headers.get('content-range'), `bytes */${full.length}`);
   });
 
-  test('GET /media refuses keys outside catalog/ and uploads/, missing keys and traversal with 404', async () => {
+  test('GET /media refuses keys outside catalog/ and uploads/, uploads without a record, missing keys and traversal with 404', async () => {
     await storage.putStream('outputs/job_secret/0.png', Buffer.from('private'), 'image/png');
-    await storage.putStream('uploads/ws_x/upl_abc/file.png', Buffer.from('uploaded'), 'image/png');
-    const ok = await fetch(`${base}/media/uploads/ws_x/upl_abc/file.png`);
+    const tenant = await createTenant(t.db);
+    const key = `uploads/${tenant.workspaceId}/upl_abc/file.png`;
+    await storage.putStream(key, Buffer.from('uploaded'), 'image/png');
+    await insertUploadRow(t.db, tenant, { id: 'upl_abc', key, type: 'image', size: 8 });
+    await storage.putStream(`uploads/${tenant.workspaceId}/upl_norecord/file.png`, Buffer.from('stray'), 'image/png');
+    const ok = await fetch(`${base}/media/${key}`);
     assert.equal(ok.status, 200);
     assert.equal(await ok.text(), 'uploaded');
     for (const path of [
+      `/media/uploads/${tenant.workspaceId}/upl_norecord/file.png`,
       '/media/outputs/job_secret/0.png',
       '/media/catalog/actors/nobody/reference.png',
       '/media/catalog/../outputs/job_secret/0.png',

@@ -60,22 +60,32 @@ export async function insertUpload(db: Database, storage: Storage, t: { workspac
       await rm(dir, { recursive: true, force: true });
     }
   }
+  await insertUploadRow(db, t, { id, key, type, size });
+  return id;
+}
+
+/** The completed upload row of an object already stored at `key` (`uploads/<workspace>/<id>/<name>`), so /media serves it. */
+export async function insertUploadRow(
+  db: Database,
+  t: { workspaceId: string; projectId: string },
+  u: { id: string; key: string; type: 'image' | 'video'; size: number; expiresAt?: Date | null },
+): Promise<void> {
   await db
     .insertInto('file_uploads')
     .values({
-      id,
+      id: u.id,
       workspace_id: t.workspaceId,
       project_id: t.projectId,
-      name: type === 'image' ? 'input.png' : 'input.mp4',
-      object_key: key,
-      file_type: type,
-      mime_type: type === 'image' ? 'image/png' : 'video/mp4',
-      file_size: size,
+      name: u.key.split('/').pop()!,
+      object_key: u.key,
+      file_type: u.type,
+      mime_type: u.type === 'image' ? 'image/png' : 'video/mp4',
+      file_size: u.size,
       status: 'completed',
       source_url: null,
+      expires_at: u.expiresAt ?? null,
     })
     .execute();
-  return id;
 }
 
 /** Downloads a URL and probes it with ffprobe. */

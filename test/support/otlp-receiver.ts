@@ -13,23 +13,29 @@ export interface ReceivedSpan {
   name: string;
   kind: number;
   attributes: Record<string, string | number | boolean>;
+  /** The spans this one links to (not its parent). */
+  links: { traceId: string; spanId: string }[];
 }
 
 export interface OtlpReceiver {
   /** The base URL for OTEL_EXPORTER_OTLP_ENDPOINT. */
   url: string;
   spans: ReceivedSpan[];
+  /** Every request body received, as sent (a scan for a secret reads all of it: events, links, resources). */
+  bodies: Buffer[];
   close(): Promise<void>;
 }
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
+  const bodies: Buffer[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       if (req.method !== 'POST' || req.url !== '/v1/traces') return void res.writeHead(404).end();
       const body = Buffer.concat(chunks);
+      bodies.push(body);
       try {
         spans.push(...(String(req.headers['content-type']).includes('json') ? fromJson(JSON.parse(body.toString('utf8'))) : fromProtobuf(body)));
       } catch {
@@ -43,6 +49,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     url: `http://127.0.0.1:${port}`,
     spans,
+    bodies,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -102,7 +109,8 @@ function attributes(kvs: Buffer[]): Record<string, string | number | boolean> {
 }
 
 // ExportTraceServiceRequest.resource_spans(1) → ResourceSpans{resource(1), scope_spans(2)} →
-// ScopeSpans{spans(2)} → Span{trace_id(1), span_id(2), parent_span_id(4), name(5), kind(6), attributes(9)}.
+// ScopeSpans{spans(2)} → Span{trace_id(1), span_id(2), parent_span_id(4), name(5), kind(6), attributes(9),
+// links(13)} with Link{trace_id(1), span_id(2)}.
 function fromProtobuf(body: Buffer): ReceivedSpan[] {
   const out: ReceivedSpan[] = [];
   for (const rs of sub(fields(body), 1)) {
@@ -119,6 +127,10 @@ function fromProtobuf(body: Buffer): ReceivedSpan[] {
           name: str(f, 5),
           kind: Number(f.find((x) => x.no === 6)?.value ?? 0n),
           attributes: attributes(sub(f, 9)),
+          links: sub(f, 13).map((l) => {
+            const lf = fields(l);
+            return { traceId: hex(lf, 1), spanId: hex(lf, 2) };
+          }),
         });
       }
     }
@@ -134,7 +146,7 @@ function fromJson(body: any): ReceivedSpan[] {
     const resource = attrs(rs.resource?.attributes);
     for (const ss of rs.scopeSpans ?? []) {
       for (const sp of ss.spans ?? []) {
-        out.push({ service: String(resource['service.name'] ?? ''), traceId: sp.traceId, spanId: sp.spanId, parentSpanId: sp.parentSpanId ?? '', name: sp.name, kind: sp.kind ?? 0, attributes: attrs(sp.attributes) });
+        out.push({ service: String(resource['service.name'] ?? ''), traceId: sp.traceId, spanId: sp.spanId, parentSpanId: sp.parentSpanId ?? '', name: sp.name, kind: sp.kind ?? 0, attributes: attrs(sp.attributes), links: (sp.links ?? []).map((l: any) => ({ traceId: l.traceId, spanId: l.spanId })) });
       }
     }
   }

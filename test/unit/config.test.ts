@@ -127,3 +127,14 @@ describe('placeholder providers in production', () => {
     assert.doesNotMatch(out, /listening on/);
   });
 });
+
+describe('upload lifetimes', () => {
+  test('a default retention longer than the maximum a request may ask for is refused, naming both', () => {
+    assert.throws(
+      () => loadConfig({ ...base, UPLOAD_RETENTION_SECONDS: '7200', UPLOAD_MAX_RETENTION_SECONDS: '3600' }),
+      (err: unknown) => err instanceof ConfigError && /UPLOAD_RETENTION_SECONDS: must not exceed UPLOAD_MAX_RETENTION_SECONDS/.test(err.message),
+    );
+    const c = loadConfig(base);
+    assert.deepEqual([c.UPLOAD_RETENTION_SECONDS, c.UPLOAD_MAX_RETENTION_SECONDS, c.TRACE_TRUST_INBOUND], [30 * 86_400, 90 * 86_400, false]);
+  });
+});

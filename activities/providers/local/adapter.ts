@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { frameSize, imageSize } from '../../../shared/catalog.js';
+import { redactText } from '../../../shared/redact.js';
 import { log } from '@temporalio/activity';
 import { notConfirmed, ProviderError } from '../types.js';
 import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest } from '../types.js';
@@ -185,7 +186,7 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
             // The tools ran and refused the job's inputs (or the parameters): retrying will not help.
             // The job's error is what a client may read, so it names the step, never the tool's
             // stderr or our temp paths; the detail goes to the worker's log.
-            logDetail('local render failed', { jobId: req.jobId, error: err.message });
+            logDetail('local render failed', { jobId: req.jobId, error: redactText(err.message) });
             throw new ProviderError(`local renderer: ${publicRenderFailure(req)}`, { retryable: false });
           }
           throw err;

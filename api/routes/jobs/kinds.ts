@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { ApiError } from '../../errors.js';
 import type { Queryable } from '../../../db/index.js';
 import type { Job } from '../../../db/schema.js';
+import { uploadUnavailable } from '../../../db/repos/uploads.js';
 import type { JobKind } from '../../../shared/job-model.js';
 import { typedParams, type JobParamsOf } from '../../../shared/job-params.js';
 import { presentJob } from '../../../shared/job-record.js';
@@ -57,12 +58,15 @@ function requireRoute(model: string): ModelRoute {
 async function requireUpload(db: Queryable, workspaceId: string, uploadId: string, field: string, fileType: 'image' | 'video'): Promise<void> {
   const up = await db
     .selectFrom('file_uploads')
-    .select(['file_type', 'status'])
+    .select(['file_type', 'status', 'expires_at'])
     .where('id', '=', uploadId)
     .where('workspace_id', '=', workspaceId)
     .executeTakeFirst();
   if (!up) throw new ApiError(404, 'not_found', `${field}: file upload ${uploadId} not found`);
-  if (up.status !== 'completed') throw new ApiError(400, 'invalid_request', `${field}: file upload ${uploadId} is not completed`);
+  const unavailable = uploadUnavailable(up);
+  if (unavailable === 'expired') throw new ApiError(400, 'upload_unavailable', `${field}: file upload ${uploadId} expired at ${up.expires_at?.toISOString()}; upload the file again`);
+  if (unavailable === 'deleted') throw new ApiError(400, 'upload_unavailable', `${field}: file upload ${uploadId} was deleted; upload the file again`);
+  if (unavailable) throw new ApiError(400, 'invalid_request', `${field}: file upload ${uploadId} is not completed`);
   if (up.file_type !== fileType) throw new ApiError(400, 'invalid_request', `${field}: file upload ${uploadId} is a ${up.file_type}, a ${fileType} is required`);
 }
 

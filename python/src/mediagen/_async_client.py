@@ -480,6 +480,10 @@ class _Uploads:
         """GET /v1/uploads/{id}: any upload of the workspace, with its status."""
         return cast(DirectUploadRecord, await self._client._data("GET", f"/v1/uploads/{_core.quote_id(upload_id)}"))
 
+    async def delete(self, upload_id: str) -> DirectUploadRecord:
+        """DELETE /v1/uploads/{id}: any upload of the workspace; its link then answers 410 and jobs refuse it. Idempotent."""
+        return cast(DirectUploadRecord, await self._client._data("DELETE", f"/v1/uploads/{_core.quote_id(upload_id)}"))
+
 
 JobT = TypeVar("JobT", bound=Mapping[str, Any])
 CreateT = TypeVar("CreateT")

@@ -73,6 +73,7 @@ OPERATION_METHODS: dict[str, str] = {
     "post_uploads": "uploads.create",
     "post_uploads_by_id_complete": "uploads.complete",
     "get_uploads_by_id": "uploads.get",
+    "delete_uploads_by_id": "uploads.delete",
     "get_healthz": "health",
     "get_readyz": "ready",
     "get_openapi_json": "openapi",
