@@ -256,6 +256,14 @@ export const envSchema = z.object({
   LOCAL_RENDER_FAULTS: bool(false),
   FFMPEG_PATH: z.string().default('ffmpeg'),
   FFPROBE_PATH: z.string().default('ffprobe'),
+  // Caps of every ffmpeg/ffprobe run on a tenant's file (activities/providers/media-tools.ts): frame
+  // size and length of videos (longer or larger ones fail the job), threads per run, and the address
+  // space of each tool process through util-linux prlimit (0 = uncapped).
+  MEDIA_INPUT_MAX_VIDEO_PIXELS: int(4096 * 4096, 1),
+  MEDIA_INPUT_MAX_SECONDS: int(600, 1, 86_400),
+  MEDIA_TOOL_THREADS: int(2, 1, 64),
+  MEDIA_TOOL_MEMORY_MB: int(1536, 0, 1_048_576),
+  PRLIMIT_PATH: z.string().default('prlimit'),
   ESPEAK_PATH: z.string().default('espeak-ng'),
 });
 
