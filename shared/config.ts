@@ -189,14 +189,18 @@ export const envSchema = z.object({
   WEBHOOK_BREAKER_COOLDOWN_MS: int(60_000, 10),
   // Finished events (delivered, given up or superseded) are removed from the outbox after this many days.
   WEBHOOK_OUTBOX_RETENTION_DAYS: int(7, 1, 3650),
-  // Key material for the at-rest encryption of webhook signing secrets. Required in production; in
-  // development and tests it defaults to S3_SECRET_KEY.
+  // Key material for the at-rest encryption of webhook signing secrets. Required in production by the
+  // processes that read it (the webhooks role, the admin CLI); in development and tests it defaults
+  // to S3_SECRET_KEY.
   WEBHOOK_SECRETS_KEY: optionalString,
   // Test-only: webhook targets on loopback (http or https, any port) pass the SSRF guard.
   WEBHOOK_ALLOW_LOOPBACK: bool(false),
 
   // Providers: a route is live only when its key is present and PROVIDERS_MODE is not "local".
   PROVIDERS_MODE: z.enum(['local', 'live', 'auto']).default('local'),
+  // Names (never values) of the provider key variables set on this deployment's provider fleets,
+  // comma-separated: a process that routes jobs but calls no provider (a gateway) holds no key.
+  PROVIDER_KEYS_SET: optionalString,
   FAL_KEY: optionalString,
   FAL_QUEUE_URL: z.url().default('https://queue.fal.run'),
   OPENAI_API_KEY: optionalString,
@@ -299,9 +303,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (parsed.data.NODE_ENV === 'production') {
     const refused = testOnlySettings.filter((s) => s.active(parsed.data)).map((s) => `  ${s.name}: test-only setting, refused when NODE_ENV=production`);
     // Its own key: falling back to the storage secret would tie the two secrets' rotations together
-    // and put both in one place.
-    if (!parsed.data.WEBHOOK_SECRETS_KEY) refused.push('  WEBHOOK_SECRETS_KEY: required when NODE_ENV=production (its own key, not the storage secret)');
-    else if (parsed.data.WEBHOOK_SECRETS_KEY === parsed.data.S3_SECRET_KEY) refused.push('  WEBHOOK_SECRETS_KEY: must differ from S3_SECRET_KEY when NODE_ENV=production');
+    // and put both in one place. Whether a process needs it at all depends on its roles
+    // (shared/routing.ts missingRoleSecrets).
+    if (parsed.data.WEBHOOK_SECRETS_KEY && parsed.data.WEBHOOK_SECRETS_KEY === parsed.data.S3_SECRET_KEY) refused.push('  WEBHOOK_SECRETS_KEY: must differ from S3_SECRET_KEY when NODE_ENV=production');
     if (refused.length > 0) throw new ConfigError(`invalid configuration:\n${refused.join('\n')}`);
   }
   return parsed.data;
