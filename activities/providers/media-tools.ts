@@ -204,7 +204,7 @@ export async function inspectUntrusted(path: string, kind: MediaKind, what: stri
     ({ stdout, stderr } = await runToolWithStderr(tools.ffprobePath, args, { stdout: true, timeoutMs: tools.probeTimeoutMs, memoryBytes: tools.memoryBytes, prlimitPath: tools.prlimitPath, ...(signal ? { signal } : {}) }));
   } catch (err) {
     if (signal?.aborted) throw err;
-    throw declaredSizeError(String((err as Error).message), what, maxPixels) ?? new UntrustedMediaError('corrupt', `${what} could not be read as a ${kind}`);
+    throw declaredSizeError(String((err as Error).message), what, kind, maxPixels) ?? new UntrustedMediaError('corrupt', `${what} could not be read as a ${kind}`);
   }
   let probed: ProbeOutput;
   try {
@@ -217,8 +217,8 @@ export async function inspectUntrusted(path: string, kind: MediaKind, what: stri
   const height = stream?.height ?? 0;
   // A frame size the decoder refused (over the cap, or over ffmpeg's own limit) probes as 0×0 with
   // the declared size in a warning.
-  if (!width || !height) throw declaredSizeError(stderr, what, maxPixels) ?? new UntrustedMediaError('corrupt', `${what} has no readable frame size`);
-  if (width * height > maxPixels) throw new UntrustedMediaError('dimensions', `${what} is ${width}×${height} (${mpx(width * height)}); the limit is ${mpx(maxPixels)}`);
+  if (!width || !height) throw declaredSizeError(stderr, what, kind, maxPixels) ?? new UntrustedMediaError('corrupt', `${what} has no readable frame size`);
+  if (width * height > maxPixels) throw tooManyPixels(what, kind, width, height, maxPixels);
   const input: UntrustedInput = { path, kind, mime: type.mime, demuxer, width, height };
   if (kind === 'video') {
     const duration = Number(probed.format?.duration);
@@ -231,12 +231,13 @@ export async function inspectUntrusted(path: string, kind: MediaKind, what: stri
 }
 
 /** The refusal naming a frame size a tool's messages report ("Picture size 30000x30000 is invalid"). */
-function declaredSizeError(toolOutput: string, what: string, maxPixels: number): UntrustedMediaError | undefined {
+function declaredSizeError(toolOutput: string, what: string, kind: MediaKind, maxPixels: number): UntrustedMediaError | undefined {
   const m = /Picture size (\d+)x(\d+)/.exec(toolOutput);
-  if (!m) return undefined;
-  const [w, h] = [Number(m[1]), Number(m[2])];
-  return new UntrustedMediaError('dimensions', `${what} declares ${w}×${h} frames (${mpx(w * h)}); the limit is ${mpx(maxPixels)}`);
+  return m ? tooManyPixels(what, kind, Number(m[1]), Number(m[2]), maxPixels) : undefined;
 }
+
+const tooManyPixels = (what: string, kind: MediaKind, w: number, h: number, maxPixels: number) =>
+  new UntrustedMediaError('dimensions', `${what} declares ${w}×${h} ${kind === 'video' ? 'frames' : 'pixels'} (${mpx(w * h)}); the limit is ${mpx(maxPixels)}`);
 
 /**
  * `-i path` for an inspected tenant file: its demuxer, the decoder's pixel cap and threads, and
