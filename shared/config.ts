@@ -248,8 +248,9 @@ export const envSchema = z.object({
   PROVIDER_BREAKER_OPEN_MS: int(60_000, 100),
   // Accounts whose fal CDN serves outputs only with the key (the key goes to fal's CDN hosts only).
   FAL_CDN_REQUIRES_KEY: bool(false),
-  // Provider outputs are fetched through the guarded fetcher from each provider's CDN hosts only;
-  // extra host patterns (comma-separated, `*.example.com` for subdomains), a size cap and a timeout.
+  // Provider outputs are fetched through the guarded fetcher from each provider's own hosts only;
+  // the operator's extra host patterns per provider (`google=a.example.com;byteplus=*.cdn.example.net`;
+  // a bare comma-separated list applies to every provider), a size cap and a timeout.
   PROVIDER_OUTPUT_HOSTS: optionalString,
   PROVIDER_OUTPUT_MAX_MB: int(1024, 1, 10_240),
   PROVIDER_OUTPUT_TIMEOUT_MS: int(900_000, 1000, 3_600_000),
