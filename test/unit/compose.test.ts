@@ -366,7 +366,8 @@ describe('docker-compose.yml', () => {
   test('worker metrics bind loopback unless set: compose sets 0.0.0.0 for its workers explicitly, the image and the prod profile do not', () => {
     const dockerfile = readFileSync(fileURLToPath(new URL('../../../Dockerfile', import.meta.url)), 'utf8');
     assert.doesNotMatch(dockerfile, /METRICS_HOST/);
-    assert.equal(loadConfig({ DATABASE_URL: 'postgres://u:p@h/db', S3_ENDPOINT: 'http://h:9000', S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b', HOST: '0.0.0.0' }).METRICS_HOST, '127.0.0.1');
+    const minimal = { DATABASE_URL: 'postgres://u:p@h/db', TEMPORAL_ADDRESS: 'h:7233', S3_ENDPOINT: 'http://h:9000', S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b' };
+    assert.equal(loadConfig({ ...minimal, HOST: '0.0.0.0' }).METRICS_HOST, '127.0.0.1', "the image's HOST does not move metrics off loopback");
     assert.ok(!prodProfileVariables().worker.includes('METRICS_HOST'), 'the prod profile keeps the default');
     for (const p of processes.filter((x) => x.command === 'worker')) {
       const e = env(services[p.name]!);

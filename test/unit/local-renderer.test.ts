@@ -159,12 +159,18 @@ describe('renderVideo', () => {
     await assert.rejects(rendering, /cancelled by test/);
   });
 
-  test('a broken input fails fast with the tool stderr in the message', { timeout: 30_000 }, async () => {
+  test('a broken input fails fast, naming the input: bytes that are no image, and a PNG whose data is broken', { timeout: 30_000 }, async () => {
     const bogus = join(dir, 'bogus.png');
     await writeFile(bogus, 'not an image');
     await assert.rejects(
       renderVideo({ prompt: 'x', width: 320, height: 240, durationSeconds: 1, outPath: join(dir, 'bogus.mp4'), startFrame: bogus, ffmpegPath }),
-      (err: unknown) => err instanceof MediaToolError && /exited with/.test(err.message),
+      (err: unknown) => err instanceof UntrustedMediaError && err.problem === 'unsupported' && /^the start image /.test(err.message),
+    );
+    const broken = join(dir, 'broken.png');
+    await writeFile(broken, Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 0xab)]));
+    await assert.rejects(
+      renderVideo({ prompt: 'x', width: 320, height: 240, durationSeconds: 1, outPath: join(dir, 'broken.mp4'), startFrame: broken, ffmpegPath }),
+      (err: unknown) => err instanceof UntrustedMediaError && err.problem === 'corrupt' && /^the start image /.test(err.message),
     );
   });
 
