@@ -35,27 +35,23 @@ after(async () => {
   await stack?.close();
 });
 
-/** Resident set of a process and all its descendants, in MB (Linux /proc). */
+/** Resident set of a process and all its descendants (children of each of its threads), in MB (Linux /proc). */
 async function treeRssMb(pid: number): Promise<number> {
-  const parents = new Map<number, number[]>();
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    if (ppid) parents.set(ppid, [...(parents.get(ppid) ?? []), Number(entry)]);
-  }
   let kb = 0;
   const queue = [pid];
   while (queue.length) {
     const p = queue.pop()!;
     const status = await readFile(`/proc/${p}/status`, 'utf8').catch(() => '');
     kb += Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0);
-    queue.push(...(parents.get(p) ?? []));
+    for (const task of await readdir(`/proc/${p}/task`).catch(() => [] as string[])) {
+      const children = await readFile(`/proc/${p}/task/${task}/children`, 'utf8').catch(() => '');
+      queue.push(...children.split(' ').filter(Boolean).map(Number));
+    }
   }
   return kb / 1024;
 }
 
-/** Samples the worker's tree every 25 ms until `until` settles; answers its result and the peak. */
+/** Samples the worker's tree every 20 ms until `until` settles; answers its result and the peak. */
 async function sampling<T>(pid: number, until: Promise<T>): Promise<{ result: T; peakMb: number; samples: number }> {
   let done = false;
   let peakMb = 0;
@@ -64,7 +60,7 @@ async function sampling<T>(pid: number, until: Promise<T>): Promise<{ result: T;
     while (!done) {
       peakMb = Math.max(peakMb, await treeRssMb(pid));
       samples++;
-      await new Promise((r) => setTimeout(r, 25));
+      await new Promise((r) => setTimeout(r, 20));
     }
   })();
   try {
