@@ -28,7 +28,8 @@ COPY test ./test
 RUN npm run build && npm prune --omit=dev \
   && rm -rf dist/test dist/scripts/bench-*.js* dist/scripts/save-histories.js*
 
-# ---- runtime: the local renderer needs ffmpeg and espeak-ng
+# ---- runtime: the local renderer needs ffmpeg and espeak-ng; prlimit (util-linux, essential in
+# Debian, so already here) caps the memory of each ffmpeg run on tenant media
 FROM node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
 RUN apt-get update \
   && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ffmpeg espeak-ng ca-certificates tini \

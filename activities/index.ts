@@ -10,6 +10,7 @@ import type { ProviderName } from '../workflows/definitions.js';
 import type { ProviderAdapter } from './providers/types.js';
 import { createLocalAdapter } from './providers/local/adapter.js';
 import { createProviders } from './providers/index.js';
+import { mediaToolsFrom } from './providers/media-tools.js';
 import { createJobIoActivities, createJobProviderActivities, createProgressWriter, type JobActivityDeps } from './jobs.js';
 import { createWebhookActivities } from './webhooks.js';
 import { createUploadActivities, createWorkspaceFetchSlots, fetchRemoteInput, type FetchHooks } from './uploads.js';
@@ -28,6 +29,7 @@ export function createAdapters(config: Config): (name: ProviderName) => Provider
   const local = createLocalAdapter({
     ffmpegPath: config.FFMPEG_PATH,
     ffprobePath: config.FFPROBE_PATH,
+    media: mediaToolsFrom(config),
     espeakPath: config.ESPEAK_PATH,
     latencyMs: config.LOCAL_RENDER_LATENCY_MS,
     faults: config.LOCAL_RENDER_FAULTS,

@@ -28,6 +28,7 @@ import {
 } from '../db/repos/workspaces.js';
 import { rotateWebhookSecret } from '../db/repos/webhooks.js';
 import { secretsEncryptionKey } from '../shared/webhook-signing.js';
+import { missingRoleSecrets } from '../shared/routing.js';
 import type { Connection } from '@temporalio/client';
 import type * as DeploymentModule from '../worker/deployment.js';
 // The seed's modules (object storage client, media renderer) load only for `seed`, so every other
@@ -220,6 +221,8 @@ export const commands: Record<string, Command> = {
     async run(ctx, f) {
       const graceHours = f['grace-hours'] === undefined ? 24 : nonNegativeInt('grace-hours', f['grace-hours'] as string);
       let key: Buffer;
+      const missing = missingRoleSecrets(ctx.env, ['admin']);
+      if (missing.length) throw new ConfigProblem(missing.join('; '));
       try {
         key = secretsEncryptionKey(ctx.env);
       } catch {

@@ -312,10 +312,31 @@ SQL
   local app_url
   app_url=$(sed -E "s#^(postgres(ql)?://)[^@/]*@#\1mediagen_app:$(cat "$STATE/app-db.password")@#" <<<"$DATABASE_URL")
   # Only these variables (env -i): nothing from the caller's shell (a test run's settings) leaks in.
+  # Role-scoped secrets (provider keys, the webhook secrets key) are not common: each process gets
+  # those its roles read (role_env below); every process learns which provider keys are set.
   local common=(PATH="$PATH" HOME="$HOME" NODE_ENV=production LOG_LEVEL=info TASK_QUEUE_PREFIX=media
     DATABASE_URL="$app_url" TEMPORAL_ADDRESS="$TEMPORAL_ADDRESS" S3_ENDPOINT="$S3_ENDPOINT"
     S3_ACCESS_KEY="$S3_ACCESS_KEY" S3_SECRET_KEY="$S3_SECRET_KEY" S3_BUCKET="$S3_BUCKET"
-    WEBHOOK_SECRETS_KEY="$(cat "$STATE/webhook-secrets.key")" ALLOW_PLACEHOLDER_PROVIDERS=1) # the profile serves placeholder media on purpose
+    ALLOW_PLACEHOLDER_PROVIDERS=1) # the profile serves placeholder media on purpose
+  local scoped keys_set=() line
+  scoped=$(node "$app/dist/scripts/role-secrets.js" --all)
+  for line in "${overrides[@]}"; do
+    [[ ${line%%=*} != WEBHOOK_SECRETS_KEY && -n ${line#*=} ]] && grep -qx "${line%%=*}" <<<"$scoped" && keys_set+=("${line%%=*}")
+  done
+  common+=(PROVIDER_KEYS_SET="$(IFS=,; echo "${keys_set[*]}")")
+  # role_env ROLES: the overrides without the role-scoped secrets ROLES do not read, and the webhook
+  # secrets key when they read it (shared/routing.ts secretsOfRoles, through dist/scripts/role-secrets.js).
+  role_env() {
+    local own name
+    own=$(node "$app/dist/scripts/role-secrets.js" "$1")
+    grep -qx WEBHOOK_SECRETS_KEY <<<"$own" && printf 'WEBHOOK_SECRETS_KEY=%s\n' "$(cat "$STATE/webhook-secrets.key")"
+    for line in "${overrides[@]}"; do
+      name=${line%%=*}
+      if grep -qx "$name" <<<"$scoped" && ! grep -qx "$name" <<<"$own"; then continue; fi
+      printf '%s\n' "$line"
+    done
+  }
+  local own_env=()
   (cd "$app" && env -i "${common[@]}" DATABASE_URL="$DATABASE_URL" node dist/scripts/admin.js migrate --app-role mediagen_app >"$STATE/logs/migrate.log" 2>&1) \
     || die "migrations failed (see $STATE/logs/migrate.log)"
   (cd "$app" && env -i "${common[@]}" DATABASE_URL="$DATABASE_URL" node dist/scripts/admin.js seed >"$STATE/logs/seed.log" 2>&1) \
@@ -329,8 +350,9 @@ SQL
       log "$name: reusing the running gateway on port $port"
     else
       stop_pidfile "$STATE/$name.pid"
+      mapfile -t own_env < <(role_env gateway)
       env -i "${common[@]}" HOST=127.0.0.1 PORT="$port" API_METRICS_PORT=0 PUBLIC_BASE_URL="http://127.0.0.1:$port" \
-        "${overrides[@]}" setsid node --enable-source-maps "$app/dist/api/server.js" >"$STATE/logs/$name.log" 2>&1 </dev/null 9>&- &
+        "${own_env[@]}" setsid node --enable-source-maps "$app/dist/api/server.js" >"$STATE/logs/$name.log" 2>&1 </dev/null 9>&- &
       echo $! >"$STATE/$name.pid"
       started+=("$name")
     fi
@@ -343,9 +365,10 @@ SQL
       stop_pidfile "$STATE/$name.pid"
       # One Worker Deployment Version per build (dist/build-id): the profile replaces every process
       # on a new build, so that build makes itself current once its fleets all poll.
+      mapfile -t own_env < <(role_env "${PROD_ROLES[$name]}")
       env -i "${common[@]}" WORKER_ROLES="${PROD_ROLES[$name]}" WORKFLOW_BUNDLE_PATH="$app/dist/workflow-bundle.js" \
         WORKER_SHUTDOWN_GRACE_MS=20000 WORKER_DEPLOYMENT_NAME=mediagen WORKER_BUILD_ID="$(cat "$app/dist/build-id")" \
-        WORKER_DEPLOYMENT_PROMOTE=always "${overrides[@]}" \
+        WORKER_DEPLOYMENT_PROMOTE=always "${own_env[@]}" \
         setsid node --enable-source-maps "$app/dist/worker/main.js" >"$STATE/logs/$name.log" 2>&1 </dev/null 9>&- &
       echo $! >"$STATE/$name.pid"
       started+=("$name")

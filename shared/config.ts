@@ -243,8 +243,9 @@ export const envSchema = z.object({
   WEBHOOK_BREAKER_COOLDOWN_MS: int(60_000, 10),
   // Finished events (delivered, given up or superseded) are removed from the outbox after this many days.
   WEBHOOK_OUTBOX_RETENTION_DAYS: int(7, 1, 3650),
-  // Key material for the at-rest encryption of webhook signing secrets. Required in production; in
-  // development and tests it defaults to S3_SECRET_KEY.
+  // Key material for the at-rest encryption of webhook signing secrets. Required in production by the
+  // processes that read it (the webhooks role, the admin CLI); in development and tests it defaults
+  // to S3_SECRET_KEY.
   WEBHOOK_SECRETS_KEY: optionalString,
   // Test-only: webhook targets on loopback (http or https, any port) pass the SSRF guard.
   WEBHOOK_ALLOW_LOOPBACK: bool(false),
@@ -254,6 +255,9 @@ export const envSchema = z.object({
   // Production refuses to serve (and charge for) placeholder media from the local renderer, by
   // PROVIDERS_MODE=local or by auto's fallback, unless this says it is on purpose (a demo, the prod profile).
   ALLOW_PLACEHOLDER_PROVIDERS: bool(false),
+  // Names (never values) of the provider key variables set on this deployment's provider fleets,
+  // comma-separated: a process that routes jobs but calls no provider (a gateway) holds no key.
+  PROVIDER_KEYS_SET: optionalString,
   FAL_KEY: optionalString,
   FAL_QUEUE_URL: z.url().default('https://queue.fal.run'),
   OPENAI_API_KEY: optionalString,
@@ -301,8 +305,9 @@ export const envSchema = z.object({
   PROVIDER_BREAKER_OPEN_MS: int(60_000, 100),
   // Accounts whose fal CDN serves outputs only with the key (the key goes to fal's CDN hosts only).
   FAL_CDN_REQUIRES_KEY: bool(false),
-  // Provider outputs are fetched through the guarded fetcher from each provider's CDN hosts only;
-  // extra host patterns (comma-separated, `*.example.com` for subdomains), a size cap and a timeout.
+  // Provider outputs are fetched through the guarded fetcher from each provider's own hosts only;
+  // the operator's extra host patterns per provider (`google=a.example.com;byteplus=*.cdn.example.net`;
+  // a bare comma-separated list applies to every provider), a size cap and a timeout.
   PROVIDER_OUTPUT_HOSTS: optionalString,
   PROVIDER_OUTPUT_MAX_MB: int(1024, 1, 10_240),
   PROVIDER_OUTPUT_TIMEOUT_MS: int(900_000, 1000, 3_600_000),
@@ -313,6 +318,14 @@ export const envSchema = z.object({
   LOCAL_RENDER_FAULTS: bool(false),
   FFMPEG_PATH: z.string().default('ffmpeg'),
   FFPROBE_PATH: z.string().default('ffprobe'),
+  // Caps of every ffmpeg/ffprobe run on a tenant's file (activities/providers/media-tools.ts): frame
+  // size and length of videos (longer or larger ones fail the job), threads per run, and the address
+  // space of each tool process through util-linux prlimit (0 = uncapped).
+  MEDIA_INPUT_MAX_VIDEO_PIXELS: int(4096 * 4096, 1),
+  MEDIA_INPUT_MAX_SECONDS: int(600, 1, 86_400),
+  MEDIA_TOOL_THREADS: int(2, 1, 64),
+  MEDIA_TOOL_MEMORY_MB: int(1536, 0, 1_048_576),
+  PRLIMIT_PATH: z.string().default('prlimit'),
   ESPEAK_PATH: z.string().default('espeak-ng'),
 });
 
@@ -351,9 +364,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (parsed.data.NODE_ENV === 'production') {
     const refused = testOnlySettings.filter((s) => s.active(parsed.data)).map((s) => `  ${s.name}: test-only setting, refused when NODE_ENV=production`);
     // Its own key: falling back to the storage secret would tie the two secrets' rotations together
-    // and put both in one place.
-    if (!parsed.data.WEBHOOK_SECRETS_KEY) refused.push('  WEBHOOK_SECRETS_KEY: required when NODE_ENV=production (its own key, not the storage secret)');
-    else if (parsed.data.WEBHOOK_SECRETS_KEY === parsed.data.S3_SECRET_KEY) refused.push('  WEBHOOK_SECRETS_KEY: must differ from S3_SECRET_KEY when NODE_ENV=production');
+    // and put both in one place. Whether a process needs it at all depends on its roles
+    // (shared/routing.ts missingRoleSecrets).
+    if (parsed.data.WEBHOOK_SECRETS_KEY && parsed.data.WEBHOOK_SECRETS_KEY === parsed.data.S3_SECRET_KEY) refused.push('  WEBHOOK_SECRETS_KEY: must differ from S3_SECRET_KEY when NODE_ENV=production');
     if (!parsed.data.ALLOW_PLACEHOLDER_PROVIDERS) {
       const placeholders = localRenderedModels(parsed.data);
       if (parsed.data.PROVIDERS_MODE === 'local') {

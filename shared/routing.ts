@@ -9,7 +9,7 @@ export type RouteMode = 'live' | 'local' | 'unavailable';
 /** The configuration variables that hold provider keys. */
 export type ProviderKey = 'FAL_KEY' | 'OPENAI_API_KEY' | 'ELEVENLABS_API_KEY' | 'XAI_API_KEY' | 'GEMINI_API_KEY' | 'ARK_API_KEY' | 'DASHSCOPE_API_KEY' | 'AZURE_OPENAI_API_KEY' | 'AZURE_OPENAI_ENDPOINT';
 /** What routing reads: the mode, the keys and (optional, so key-only callers still fit) the failover settings. */
-type KeyConfig = Pick<Config, 'PROVIDERS_MODE' | ProviderKey> & Partial<Pick<Config, 'PROVIDER_FAILOVER' | 'PROVIDER_ROUTES'>>;
+type KeyConfig = Pick<Config, 'PROVIDERS_MODE' | ProviderKey> & Partial<Pick<Config, 'PROVIDER_FAILOVER' | 'PROVIDER_ROUTES' | 'PROVIDER_KEYS_SET'>>;
 
 /**
  * The keys each live provider needs, written once: routing here (gateway and workers) and the
@@ -54,7 +54,53 @@ export const providerCancel = {
   azure: 'never',
 } as const satisfies Record<LiveProviderName, ProviderCancel>;
 
-const hasKeys = (config: KeyConfig, provider: LiveProviderName) => providerKeys[provider].every((k) => Boolean(config[k]));
+/**
+ * A provider's keys are set here, or (PROVIDER_KEYS_SET, names only) on the deployment's provider
+ * fleets: a gateway routes jobs to a provider without holding its key.
+ */
+const hasKeys = (config: KeyConfig, provider: LiveProviderName) => providerKeys[provider].every((k) => Boolean(config[k]) || keysSetElsewhere(config.PROVIDER_KEYS_SET).has(k));
+
+function keysSetElsewhere(value: string | undefined): ReadonlySet<string> {
+  let set = keysSetCache.get(value ?? '');
+  if (!set) {
+    set = new Set((value ?? '').split(',').map((k) => k.trim()).filter(Boolean));
+    keysSetCache.set(value ?? '', set);
+  }
+  return set;
+}
+const keysSetCache = new Map<string, ReadonlySet<string>>();
+
+/**
+ * The secrets a process is given by what its roles read, and nothing else (least privilege): the
+ * provider keys go to that provider's fleet only (the talking-actor fleet runs a fal lipsync too),
+ * the key that decrypts webhook signing secrets to the fleet that signs deliveries (the admin CLI
+ * reads it as well, to store a new secret). Gateways route on PROVIDER_KEYS_SET and never call a
+ * provider; the workflows, io, fetch and reconciler roles call none either. The database URL and the
+ * storage secret are every process's and are not listed. docker-compose.yml and the prod profile
+ * (scripts/stack-prod.sh) are checked against this map (test/unit/compose.test.ts).
+ */
+export type ProcessRole = 'gateway' | 'admin' | 'workflows' | 'io' | 'fetch' | 'webhooks' | 'reconciler' | `provider:${ProviderName}`;
+export const roleScopedSecrets = ['FAL_KEY', 'OPENAI_API_KEY', 'ELEVENLABS_API_KEY', 'XAI_API_KEY', 'GEMINI_API_KEY', 'ARK_API_KEY', 'DASHSCOPE_API_KEY', 'AZURE_OPENAI_API_KEY', 'WEBHOOK_SECRETS_KEY'] as const;
+export type RoleScopedSecret = (typeof roleScopedSecrets)[number];
+
+export function secretsOfRole(role: ProcessRole | string): RoleScopedSecret[] {
+  if (role === 'webhooks' || role === 'admin') return ['WEBHOOK_SECRETS_KEY'];
+  if (!role.startsWith('provider:')) return [];
+  const provider = role.slice('provider:'.length);
+  if (!(provider in providerKeys)) return [];
+  return providerKeys[provider as LiveProviderName].filter((k): k is Exclude<ProviderKey, 'AZURE_OPENAI_ENDPOINT'> => k !== 'AZURE_OPENAI_ENDPOINT');
+}
+
+/** The role-scoped secrets a process running these roles reads. */
+export function secretsOfRoles(roles: readonly (ProcessRole | string)[]): RoleScopedSecret[] {
+  return roleScopedSecrets.filter((s) => roles.some((r) => secretsOfRole(r).includes(s)));
+}
+
+/** Why a production process with these roles must not start (a secret its roles read is missing), if it must not. */
+export function missingRoleSecrets(config: { NODE_ENV?: string | undefined; WEBHOOK_SECRETS_KEY?: string | undefined }, roles: readonly (ProcessRole | string)[]): string[] {
+  if (config.NODE_ENV !== 'production' || !secretsOfRoles(roles).includes('WEBHOOK_SECRETS_KEY') || config.WEBHOOK_SECRETS_KEY) return [];
+  return ['WEBHOOK_SECRETS_KEY: required when NODE_ENV=production for the webhooks role (its own key, not the storage secret)'];
+}
 
 /** The keys a route needs to be live. */
 export function requiredKeys(route: ModelRoute): readonly ProviderKey[] {

@@ -3,8 +3,9 @@
 // installs the SDK runtime and handles signals. SIGTERM/SIGINT: stop polling, let in-flight
 // activities finish within WORKER_SHUTDOWN_GRACE_MS, exit 0.
 import { Runtime, makeTelemetryFilterString } from '@temporalio/worker';
-import { loadConfig } from '../shared/config.js';
-import { parseRoles } from './roles.js';
+import { ConfigError, loadConfig } from '../shared/config.js';
+import { missingRoleSecrets } from '../shared/routing.js';
+import { parseRoles, roleName } from './roles.js';
 import { createWorkerService } from './service.js';
 import { startTracing, tracing } from '../shared/tracing.js';
 
@@ -36,6 +37,8 @@ async function installSdkMetrics(): Promise<string> {
 async function main() {
   const config = loadConfig();
   const roles = parseRoles(rolesFromArgs(process.argv.slice(2)) ?? config.WORKER_ROLES);
+  const missing = missingRoleSecrets(config, roles.map(roleName));
+  if (missing.length) throw new ConfigError(`invalid configuration:\n${missing.map((m) => `  ${m}`).join('\n')}`);
   // Before the service is built: its logger, db pool and workers are traced only when tracing runs by then.
   await startTracing(config, 'mediagen-worker');
   const sdkMetricsUrl = config.WORKER_METRICS_PORT !== null ? await installSdkMetrics() : undefined;

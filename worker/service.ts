@@ -102,9 +102,10 @@ export function createWorkerService(config: Config, roles: Role[], overrides: Wo
       if (extras) {
         for (const line of describeRoutes(config)) logger.info(line);
         if (config.WORKER_METRICS_PORT !== null) {
-          metricsServer = await serveWorkerMetrics(metrics, config.HOST, config.WORKER_METRICS_PORT, overrides.sdkMetricsUrl);
+          // METRICS_HOST (loopback unless set), not HOST: the image listens on all interfaces for the gateway.
+          metricsServer = await serveWorkerMetrics(metrics, config.METRICS_HOST, config.WORKER_METRICS_PORT, overrides.sdkMetricsUrl);
           const { port } = metricsServer.address() as AddressInfo;
-          logger.info({ port }, `metrics on http://${config.HOST}:${port}/metrics`);
+          logger.info({ port }, `metrics on http://${config.METRICS_HOST}:${port}/metrics`);
         }
       }
       logger.info({ roles: roles.map(roleName), ...(fleet.versioning ? { deployment: fleet.versioning.deploymentName, buildId: fleet.versioning.buildId } : {}) }, 'worker started');

@@ -20,6 +20,8 @@ import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderR
 import { notConfirmed, ProviderError } from './types.js';
 import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, parseJson, providerFetch, providerReason, readText, scrub, type HttpCallOptions } from './http.js';
 import { conformActorImage, conformMotionVideo } from './conform.js';
+import type { MediaTools } from './media-tools.js';
+import type { OutputHosts } from './hosts.js';
 import {
   dashscopeAsyncHeader,
   dashscopeCodes,
@@ -28,12 +30,20 @@ import {
   type DashScopeTaskAnswer,
 } from './contracts/alibaba.js';
 
+/**
+ * DashScope answers a signed URL on its own result buckets on OSS, named by region (its examples:
+ * dashscope-result-bj.oss-cn-beijing.aliyuncs.com, dashscope-result-sh.oss-cn-shanghai.aliyuncs.com,
+ * dashscope-result-sh.oss-accelerate.aliyuncs.com). Other OSS buckets are anyone's, so only
+ * dashscope-result-* buckets are allowed; no key goes there.
+ */
+export const alibabaOutputHosts: OutputHosts = { hosts: ['dashscope-result-*.oss-*.aliyuncs.com'], keyHosts: [] };
+
 export interface AlibabaConfig {
   key: string;
   baseUrl: string;
   timeoutMs?: number;
-  /** ffmpeg, to conform the inputs (conform.ts). */
-  ffmpegPath?: string;
+  /** ffmpeg and its caps, to conform the inputs (conform.ts). */
+  media?: MediaTools;
 }
 
 export interface AlibabaRef {
@@ -123,7 +133,7 @@ export function createAlibabaAdapter(cfg: AlibabaConfig): ProviderAdapter {
     const video = byRole(req.inputs, 'video');
     const image = byRole(req.inputs, 'image', 'actor_image', 'reference');
     if (!video || !image) throw new ProviderError('replace-actor needs a character image and a motion video', { retryable: false });
-    const [motion, actor] = await Promise.all([conformMotionVideo(req, video, ctx, cfg.ffmpegPath), conformActorImage(req, image, ctx, cfg.ffmpegPath)]);
+    const [motion, actor] = await Promise.all([conformMotionVideo(req, video, ctx, cfg.media), conformActorImage(req, image, ctx, cfg.media)]);
     return {
       model: model as AlibabaAnimateMixRequest['model'],
       input: { image_url: await ctx.inputUrl(actor.key), video_url: await ctx.inputUrl(motion.key) },

@@ -19,6 +19,15 @@ import { errorFromResponse, joinUrl, malformed, parseJson, providerFetch, provid
 import { arkSeedanceModelId, arkSeedreamModelId, arkSeedreamSizes, type ArkError, type ArkImageGenerationRequest, type ArkImagesResponse, type ArkTask, type ArkTaskCreated, type ArkVideoTaskRequest } from './contracts/byteplus.js';
 import { jobOutputKey } from '../../shared/storage.js';
 import { sniffMediaType } from '../../shared/media-type.js';
+import type { OutputHosts } from './hosts.js';
+
+/**
+ * BytePlus ModelArk answers signed URLs on its own TOS bucket: ModelArk's image generation reference
+ * shows ark-content-generation-v2-ap-southeast-1.tos-ap-southeast-1.bytepluses.com; the bucket's
+ * suffix follows the region. Other buckets on BytePlus's object storage are anyone's, so only
+ * ark-content-generation-* buckets are allowed; no key goes there. Seedream images arrive as base64.
+ */
+export const byteplusOutputHosts: OutputHosts = { hosts: ['ark-content-generation-*.tos-*.bytepluses.com'], keyHosts: [] };
 
 export interface ByteplusConfig {
   key: string;

@@ -113,7 +113,7 @@ export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter 
       const [actorImage] = req.inputs.filter((i) => i.role === 'actor_image' || i.role === 'image');
       if (!actorImage) throw new ProviderError("talking actor needs the actor's image", { retryable: false });
       // InfiniteTalk keeps the image's shape: crop it to the asked aspect ratio so the option applies.
-      const image = await conformActorImage(req, actorImage, ctx, cfg.fal.ffmpegPath);
+      const image = await conformActorImage(req, actorImage, ctx, cfg.fal.media);
       const speech = await synthesize(req, ctx);
       ctx.heartbeat({ phase: 'speech-ready' });
       const lipsyncModel = req.route.secondaryModelIds?.lipsync;

@@ -18,6 +18,8 @@ import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, providerFetch,
 import type { FalInput } from './contracts/fal.js';
 import type { FalRequestShape } from '../../shared/catalog.js';
 import { conformMotionVideo } from './conform.js';
+import type { MediaTools } from './media-tools.js';
+import { hostMatches, type OutputHosts } from './hosts.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface FalConfig {
@@ -28,8 +30,8 @@ export interface FalConfig {
   outputLifetimeSeconds?: number;
   /** The account's CDN serves outputs only with the key (fal "private" media). */
   cdnRequiresKey?: boolean;
-  /** ffmpeg, to conform replace-actor motion videos (conform.ts). */
-  ffmpegPath?: string;
+  /** ffmpeg and its caps, to conform replace-actor motion videos (conform.ts). */
+  media?: MediaTools;
   /** Result-call retries; default fal-js's (falResultRetry). */
   resultRetry?: FalResultRetry;
 }
@@ -71,17 +73,17 @@ function resultBackoffMs(attempt: number, r: FalResultRetry): number {
   return Math.max(0, d + 0.25 * d * (Math.random() * 2 - 1));
 }
 
-/** Hosts fal serves output files from (its CDN); outputs are fetched from these only. */
-export const falCdnHosts = ['fal.media', '*.fal.media', 'fal.run', '*.fal.run', 'storage.googleapis.com'] as const;
-
-/** Whether `host` matches one of `patterns` (`*.example.com` matches subdomains only). */
-export function hostMatches(host: string, patterns: readonly string[]): boolean {
-  const h = host.toLowerCase().replace(/\.$/, '');
-  return patterns.some((p) => {
-    const q = p.toLowerCase();
-    return q.startsWith('*.') ? h.endsWith(q.slice(1)) && h.length > q.length - 1 : h === q;
-  });
-}
+/**
+ * fal's CDN, the only place its output files are fetched from. fal's docs ("fal CDN", "Media
+ * expiration") show generated files on https://v3.fal.media/files/…, and "File access controls" puts
+ * the CDN v3 objects, the only ones an ACL can make private, on https://v3b.fal.media/…; model
+ * outputs of older endpoints carry https://fal.media/files/… (and v2.fal.media). Its "private" files
+ * are read with the key, which therefore goes to the two CDN v3 hosts only.
+ */
+export const falOutputHosts: OutputHosts = {
+  hosts: ['v3.fal.media', 'v3b.fal.media', 'fal.media', 'v2.fal.media'],
+  keyHosts: ['v3.fal.media', 'v3b.fal.media'],
+};
 
 export interface FalRef {
   provider: 'fal';
@@ -395,7 +397,7 @@ export function createFalAdapter(cfg: FalConfig): ProviderAdapter {
       // Wan follows its motion video: trim/pad and crop it to the asked duration and aspect ratio first.
       const motion = req.kind === 'replace_actor' ? req.inputs.find((i) => i.role === 'video') : undefined;
       if (motion) {
-        const conformed = await conformMotionVideo(req, motion, ctx, cfg.ffmpegPath);
+        const conformed = await conformMotionVideo(req, motion, ctx, cfg.media);
         req = { ...req, inputs: req.inputs.map((i) => (i === motion ? conformed : i)) };
       }
       const { endpointId, input } = await falRequestFor(req, ctx);
@@ -407,12 +409,12 @@ export function createFalAdapter(cfg: FalConfig): ProviderAdapter {
   };
 }
 
-/** The key goes with an output download only when the account's CDN requires it, and only to fal's own CDN. */
+/** The key goes with an output download only when the account's CDN requires it, and only to fal's key-bearing CDN hosts. */
 export function falOutputHeaders(cfg: Pick<FalConfig, 'key' | 'cdnRequiresKey'>, output: ProviderOutput): Record<string, string> {
   if (!cfg.cdnRequiresKey || !output.url) return {};
   try {
     const u = new URL(output.url);
-    return u.protocol === 'https:' && hostMatches(u.hostname, falCdnHosts) ? { authorization: `Key ${cfg.key}` } : {};
+    return u.protocol === 'https:' && hostMatches(u.hostname, falOutputHosts.keyHosts) ? { authorization: `Key ${cfg.key}` } : {};
   } catch {
     return {};
   }

@@ -8,47 +8,14 @@ import type { ProviderName } from '../../workflows/definitions.js';
 import { jobOutputKey, type Storage } from '../../shared/storage.js';
 import { storeRemoteFile, type FetchHooks } from '../uploads.js';
 import { MB } from '../../shared/media-type.js';
-import { falCdnHosts, hostMatches } from './fal.js';
+import { hostMatches } from './hosts.js';
+import { providerRegistry } from './registry.js';
 import type { ProviderOutput } from './types.js';
 
-/** xAI serves generated videos from its own domain (vidgen.x.ai). */
-export const xaiCdnHosts = ['x.ai', '*.x.ai'] as const;
-
-/**
- * Google serves generated videos from the Gemini API's origin (the `video.uri` of an operation). The
- * host that download redirects to is not documented (Google's user-content hosts in practice): an
- * operator adds it with PROVIDER_OUTPUT_HOSTS if downloads are refused.
- */
-export const googleOutputHosts = ['generativelanguage.googleapis.com'] as const;
-
-/**
- * BytePlus ModelArk serves generated videos as signed URLs on its object storage (docs samples are on
- * *.bytepluses.com; the exact host of `content.video_url` is not documented): an operator adds it with
- * PROVIDER_OUTPUT_HOSTS if downloads are refused. Seedream images arrive as base64 in the answer.
- */
-export const byteplusOutputHosts = ['*.bytepluses.com'] as const;
-
-/**
- * Alibaba's DashScope answers a signed OSS URL on an aliyuncs.com host (its examples:
- * dashscope-result-bj.oss-cn-beijing.aliyuncs.com, dashscope-result-sh.oss-accelerate.aliyuncs.com);
- * the bucket and region vary, so the whole domain is allowed.
- */
-export const alibabaOutputHosts = ['*.aliyuncs.com'] as const;
-
-/** Where each provider's output files may come from. OpenAI answers base64; the local renderer writes to our store. */
-export const providerOutputHosts: Record<ProviderName, readonly string[]> = {
-  fal: falCdnHosts,
-  // The talking-actor video is a fal lipsync output.
-  elevenlabs: falCdnHosts,
-  xai: xaiCdnHosts,
-  google: googleOutputHosts,
-  byteplus: byteplusOutputHosts,
-  alibaba: alibabaOutputHosts,
-  openai: [],
-  // Azure OpenAI answers base64 too.
-  azure: [],
-  local: [],
-};
+/** Where each provider's output files may come from (its registry entry); the local renderer writes to our store. */
+export function providerOutputHosts(provider: ProviderName): readonly string[] {
+  return provider === 'local' ? [] : providerRegistry[provider].outputs.hosts;
+}
 
 export type OutputFetchConfig = Pick<
   Config,
@@ -56,13 +23,25 @@ export type OutputFetchConfig = Pick<
   | 'FETCH_MIN_BYTES_PER_SECOND' | 'FETCH_MIN_RATE_WINDOW_MS' | 'UPLOAD_MAX_IMAGE_PIXELS'
 >;
 
-/** The host patterns a provider's outputs may come from here (its CDN plus PROVIDER_OUTPUT_HOSTS). */
+/** The host patterns a provider's outputs may come from here: its own, plus the operator's for it (PROVIDER_OUTPUT_HOSTS). */
 export function outputHostsFor(provider: ProviderName, config: Pick<OutputFetchConfig, 'PROVIDER_OUTPUT_HOSTS'>): string[] {
-  const extra = (config.PROVIDER_OUTPUT_HOSTS ?? '')
-    .split(',')
-    .map((h) => h.trim())
-    .filter(Boolean);
-  return [...providerOutputHosts[provider], ...extra];
+  return [...providerOutputHosts(provider), ...extraOutputHosts(config.PROVIDER_OUTPUT_HOSTS, provider)];
+}
+
+/**
+ * The operator's extra output hosts of one provider: PROVIDER_OUTPUT_HOSTS is `provider=host,host`
+ * entries separated by `;` ("google=video-downloads.googleusercontent.com;byteplus=my-bucket.example.com").
+ * A list without `provider=` applies to every provider (the older form, kept for development setups).
+ * Extra hosts never receive a provider's key.
+ */
+export function extraOutputHosts(value: string | undefined, provider: ProviderName): string[] {
+  const hosts: string[] = [];
+  for (const entry of (value ?? '').split(';').map((e) => e.trim()).filter(Boolean)) {
+    const eq = entry.indexOf('=');
+    if (eq >= 0 && entry.slice(0, eq).trim() !== provider) continue;
+    hosts.push(...entry.slice(eq + 1).split(',').map((h) => h.trim()).filter(Boolean));
+  }
+  return hosts;
 }
 
 export interface StoredOutput {

@@ -1,18 +1,21 @@
 // The provider registry: every live provider's name, the keys it needs (shared/routing.ts
-// providerKeys, which routing reads too) and how its adapter is built from configuration. Adding a
-// provider is one entry here, its keys there, and its catalog routes.
+// providerKeys, which routing reads too), the hosts its output files may come from (and its key may
+// go to) and how its adapter is built from configuration. Adding a provider is one entry here, its
+// keys there, and its catalog routes.
 import type { Config } from '../../shared/config.js';
 import type { LiveProviderName } from '../../shared/job-model.js';
 import { providerKeys, type ProviderKey } from '../../shared/routing.js';
 import type { ProviderAdapter } from './types.js';
-import { createFalAdapter, type FalConfig } from './fal.js';
+import { createFalAdapter, falOutputHosts, type FalConfig } from './fal.js';
 import { createOpenAIAdapter } from './openai.js';
 import { createElevenLabsAdapter } from './elevenlabs.js';
-import { createXaiAdapter } from './xai.js';
-import { createGoogleAdapter } from './google.js';
-import { createByteplusAdapter } from './byteplus.js';
-import { createAlibabaAdapter } from './alibaba.js';
+import { createXaiAdapter, xaiOutputHosts } from './xai.js';
+import { createGoogleAdapter, googleOutputHosts } from './google.js';
+import { byteplusOutputHosts, createByteplusAdapter } from './byteplus.js';
+import { alibabaOutputHosts, createAlibabaAdapter } from './alibaba.js';
+import type { OutputHosts } from './hosts.js';
 import { createAzureAdapter } from './azure.js';
+import { mediaToolsFrom, type MediaToolsConfig } from './media-tools.js';
 
 export type ProvidersConfig = Pick<
   Config,
@@ -20,36 +23,46 @@ export type ProvidersConfig = Pick<
   | 'ARK_API_KEY' | 'ARK_BASE_URL' | 'DASHSCOPE_API_KEY' | 'DASHSCOPE_BASE_URL'
   | 'AZURE_OPENAI_API_KEY' | 'AZURE_OPENAI_ENDPOINT'
 > &
-  Partial<Pick<Config, 'FAL_CDN_REQUIRES_KEY' | 'FFMPEG_PATH' | 'ARK_SEEDREAM_MODEL' | 'ARK_SEEDANCE_MODEL' | 'AZURE_OPENAI_IMAGE_DEPLOYMENT' | 'AZURE_OPENAI_API_VERSION'>>;
+  Partial<MediaToolsConfig> &
+  Partial<Pick<Config, 'FAL_CDN_REQUIRES_KEY' | 'ARK_SEEDREAM_MODEL' | 'ARK_SEEDANCE_MODEL' | 'AZURE_OPENAI_IMAGE_DEPLOYMENT' | 'AZURE_OPENAI_API_VERSION'>>;
 
 export interface ProviderEntry {
   name: LiveProviderName;
   requiredKeys: readonly ProviderKey[];
+  /** Where its output files may come from, and which of those hosts may receive its key. */
+  outputs: OutputHosts;
   /** Builds the adapter; called only when every required key is set. */
   create(config: ProvidersConfig): ProviderAdapter;
 }
 
-const falConfig = (config: ProvidersConfig): FalConfig => ({ key: config.FAL_KEY!, queueUrl: config.FAL_QUEUE_URL, cdnRequiresKey: config.FAL_CDN_REQUIRES_KEY ?? false, ffmpegPath: config.FFMPEG_PATH });
+const noOutputHosts: OutputHosts = { hosts: [], keyHosts: [] };
+
+const falConfig = (config: ProvidersConfig): FalConfig => ({ key: config.FAL_KEY!, queueUrl: config.FAL_QUEUE_URL, cdnRequiresKey: config.FAL_CDN_REQUIRES_KEY ?? false, media: mediaToolsFrom(config) });
 
 export const providerRegistry = {
-  fal: { name: 'fal', requiredKeys: providerKeys.fal, create: (c) => createFalAdapter(falConfig(c)) },
-  openai: { name: 'openai', requiredKeys: providerKeys.openai, create: (c) => createOpenAIAdapter({ key: c.OPENAI_API_KEY!, baseUrl: c.OPENAI_BASE_URL }) },
-  xai: { name: 'xai', requiredKeys: providerKeys.xai, create: (c) => createXaiAdapter({ key: c.XAI_API_KEY!, baseUrl: c.XAI_BASE_URL }) },
-  google: { name: 'google', requiredKeys: providerKeys.google, create: (c) => createGoogleAdapter({ key: c.GEMINI_API_KEY!, baseUrl: c.GEMINI_BASE_URL }) },
+  fal: { name: 'fal', requiredKeys: providerKeys.fal, outputs: falOutputHosts, create: (c) => createFalAdapter(falConfig(c)) },
+  // OpenAI and Azure answer images as base64: no output host at all.
+  openai: { name: 'openai', requiredKeys: providerKeys.openai, outputs: noOutputHosts, create: (c) => createOpenAIAdapter({ key: c.OPENAI_API_KEY!, baseUrl: c.OPENAI_BASE_URL }) },
+  xai: { name: 'xai', requiredKeys: providerKeys.xai, outputs: xaiOutputHosts, create: (c) => createXaiAdapter({ key: c.XAI_API_KEY!, baseUrl: c.XAI_BASE_URL }) },
+  google: { name: 'google', requiredKeys: providerKeys.google, outputs: googleOutputHosts, create: (c) => createGoogleAdapter({ key: c.GEMINI_API_KEY!, baseUrl: c.GEMINI_BASE_URL }) },
   byteplus: {
     name: 'byteplus',
     requiredKeys: providerKeys.byteplus,
+    outputs: byteplusOutputHosts,
     create: (c) => createByteplusAdapter({ key: c.ARK_API_KEY!, baseUrl: c.ARK_BASE_URL, seedreamModel: c.ARK_SEEDREAM_MODEL, seedanceModel: c.ARK_SEEDANCE_MODEL }),
   },
   elevenlabs: {
     name: 'elevenlabs',
     requiredKeys: providerKeys.elevenlabs,
+    // The talking-actor video is a fal lipsync output.
+    outputs: falOutputHosts,
     create: (c) => createElevenLabsAdapter({ key: c.ELEVENLABS_API_KEY!, baseUrl: c.ELEVENLABS_BASE_URL, fal: falConfig(c) }),
   },
-  alibaba: { name: 'alibaba', requiredKeys: providerKeys.alibaba, create: (c) => createAlibabaAdapter({ key: c.DASHSCOPE_API_KEY!, baseUrl: c.DASHSCOPE_BASE_URL, ffmpegPath: c.FFMPEG_PATH }) },
+  alibaba: { name: 'alibaba', requiredKeys: providerKeys.alibaba, outputs: alibabaOutputHosts, create: (c) => createAlibabaAdapter({ key: c.DASHSCOPE_API_KEY!, baseUrl: c.DASHSCOPE_BASE_URL, media: mediaToolsFrom(c) }) },
   azure: {
     name: 'azure',
     requiredKeys: providerKeys.azure,
+    outputs: noOutputHosts,
     create: (c) => createAzureAdapter({ key: c.AZURE_OPENAI_API_KEY!, endpoint: c.AZURE_OPENAI_ENDPOINT!, deployment: c.AZURE_OPENAI_IMAGE_DEPLOYMENT ?? 'gpt-image-1.5', apiVersion: c.AZURE_OPENAI_API_VERSION }),
   },
 } as const satisfies Record<LiveProviderName, ProviderEntry>;

@@ -10,6 +10,10 @@ import type { PollResult, ProviderAdapter, ProviderContext, ProviderRef } from '
 import { notConfirmed, ProviderError } from './types.js';
 import { apiOrigin, defaultTimeoutMs, errorFromResponse, joinUrl, malformed, parseJson, providerFetch, readText, requestJson, type HttpCallOptions } from './http.js';
 import type { XaiDeferredVideoResponse, XaiVideoGenerationRequest } from './contracts/xai.js';
+import type { OutputHosts } from './hosts.js';
+
+/** xAI serves generated videos from vidgen.x.ai (the `video.url` of docs.x.ai's Video Generation answers); no key goes there. */
+export const xaiOutputHosts: OutputHosts = { hosts: ['vidgen.x.ai'], keyHosts: [] };
 
 export interface XaiConfig {
   key: string;

@@ -21,6 +21,9 @@ import { falRequestsWith, jobFinished, jobLedger, jobRow, submitsWith } from '..
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { startFakeXai, type FakeXai } from '../support/fake-providers/xai.js';
 import { json } from '../support/fake-providers/server.js';
+import { roleScopedSecrets, secretsOfRoles } from '../../shared/routing.js';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 let stack: ProdStack;
 let db: Database;
@@ -133,5 +136,19 @@ test(`${jobs} jobs fail over from fal to xAI and worker-xai is killed (SIGKILL) 
     const xaiSteps = new Set(events.filter((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name === 'media-provider-xai').map((e) => String(e.eventId)));
     const started = events.map((e) => e.activityTaskStartedEventAttributes).filter((a) => a && xaiSteps.has(String(a.scheduledEventId)));
     assert.ok(started.some((a) => (a!.attempt ?? 1) >= 2 && !a!.identity?.startsWith(`${killed}@`)), `${markers[i]}: the xAI step ran again on another worker process`);
+  }
+});
+
+test('each process runs with the secrets its roles read and no other: provider keys on their fleets only, the webhook secrets key on the webhooks fleet', async () => {
+  const processes = readFileSync(fileURLToPath(new URL('../../../scripts/prod/processes', import.meta.url)), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() && !l.startsWith('#'))
+    .map((l) => l.trim().split(/\s+/));
+  const set = (e: Record<string, string>) => roleScopedSecrets.filter((s) => e[s]);
+  for (const [name, command, roles] of processes) {
+    const e = await stack.environment(name!);
+    const expected = secretsOfRoles(command === 'gateway' ? ['gateway'] : roles!.split(',')).filter((s) => s === 'WEBHOOK_SECRETS_KEY' || s === 'FAL_KEY' || s === 'XAI_API_KEY');
+    assert.deepEqual(set(e), expected, `${name} (${roles ?? 'gateway'})`);
+    assert.equal(e.PROVIDER_KEYS_SET, 'FAL_KEY,XAI_API_KEY', `${name} knows which provider keys the deployment sets`);
   }
 });

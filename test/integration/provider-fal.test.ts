@@ -288,10 +288,12 @@ describe('fal queue adapter', () => {
     assert.equal(((await raw.json()) as { status: string }).status, 'COMPLETED');
   });
 
-  test("the key goes with output downloads only when the CDN requires it, and only to fal's CDN over https", () => {
+  test("the key goes with output downloads only when the CDN requires it, and only to fal's CDN v3 hosts over https", () => {
     const cfg = { key: 'fal-key-123456', cdnRequiresKey: true };
     assert.deepEqual(falOutputHeaders(cfg, { url: 'https://v3.fal.media/files/x.png' }), { authorization: 'Key fal-key-123456' });
-    assert.deepEqual(falOutputHeaders(cfg, { url: 'https://fal.media/files/x.png' }), { authorization: 'Key fal-key-123456' });
+    assert.deepEqual(falOutputHeaders(cfg, { url: 'https://v3b.fal.media/files/x.png' }), { authorization: 'Key fal-key-123456' });
+    assert.deepEqual(falOutputHeaders(cfg, { url: 'https://fal.media/files/x.png' }), {}, 'no ACL applies there, so no key either');
+    assert.deepEqual(falOutputHeaders(cfg, { url: 'https://storage.googleapis.com/falserverless/x.png' }), {});
     assert.deepEqual(falOutputHeaders(cfg, { url: 'https://evilfal.media/x.png' }), {});
     assert.deepEqual(falOutputHeaders(cfg, { url: 'http://v3.fal.media/x.png' }), {});
     assert.deepEqual(falOutputHeaders({ ...cfg, cdnRequiresKey: false }, { url: 'https://v3.fal.media/x.png' }), {});

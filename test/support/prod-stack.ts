@@ -39,6 +39,8 @@ export interface ProdStack {
   pid(name: string): Promise<number>;
   /** The log of one of the profile's gateway or worker processes. */
   log(name: string): Promise<string>;
+  /** The environment one of the profile's processes runs with (Linux /proc). */
+  environment(name: string): Promise<Record<string, string>>;
   /** `scripts/stack.sh up prod` for the same state directory. */
   up(): Promise<{ code: number; stdout: string; stderr: string }>;
 }
@@ -62,6 +64,11 @@ export function prodStack(): ProdStack {
     },
     async log(name) {
       return readFile(join(stateDir, 'logs', `${name}.log`), 'utf8');
+    },
+    async environment(name) {
+      const pid = Number((await readFile(join(stateDir, `${name}.pid`), 'utf8')).trim());
+      const raw = await readFile(`/proc/${pid}/environ`, 'utf8');
+      return Object.fromEntries(raw.split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
     },
     up() {
       const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MEDIA_GEN_HOME: dirname(stateDir) };

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import express from 'express';
 import { configVariables, loadConfig } from '../../shared/config.js';
+import { missingRoleSecrets, roleScopedSecrets, routeMode, secretsOfRoles } from '../../shared/routing.js';
 
 const composePath = fileURLToPath(new URL('../../../docker-compose.yml', import.meta.url));
 const processesPath = fileURLToPath(new URL('../../../scripts/prod/processes', import.meta.url));
@@ -65,13 +66,15 @@ function env(service: Service): Record<string, string> {
 }
 
 /**
- * Compose interpolation of ${VAR:-default} / ${VAR-default} / ${VAR}, and of required ${VAR:?message}
- * as if the operator set VAR to `set-<VAR>`; nothing else is set in the shell.
+ * Compose interpolation of ${VAR:-default} / ${VAR-default} / ${VAR} / ${VAR:+replacement}, and of
+ * required ${VAR:?message} as if the operator set VAR to `set-<VAR>`; nothing else is set in the
+ * shell but `shell`.
  */
-function interpolate(value: string): string {
+function interpolate(value: string, shell: Record<string, string> = {}): string {
   return value
     .replace(/\$\{([A-Z0-9_]+):\?[^}]*\}/g, (_m, name: string) => `set-${name}`)
-    .replace(/\$\{([A-Z0-9_]+)(?::?-([^}]*))?\}/g, (_m, _name: string, dflt?: string) => dflt ?? '')
+    .replace(/\$\{([A-Z0-9_]+):\+([^}]*)\}/g, (_m, name: string, word: string) => (shell[name] ? word : ''))
+    .replace(/\$\{([A-Z0-9_]+)(?::?-([^}]*))?\}/g, (_m, name: string, dflt?: string) => shell[name] || (dflt ?? ''))
     .replace(/\$\$/g, '$');
 }
 
@@ -217,7 +220,8 @@ describe('docker-compose.yml', () => {
     const secrets: Array<[string, string | undefined]> = [
       ['api DATABASE_URL', api.DATABASE_URL],
       ['api S3_SECRET_KEY', api.S3_SECRET_KEY],
-      ['api WEBHOOK_SECRETS_KEY', api.WEBHOOK_SECRETS_KEY],
+      ['worker-webhooks WEBHOOK_SECRETS_KEY', env(services['worker-webhooks']!).WEBHOOK_SECRETS_KEY],
+      ['migrate WEBHOOK_SECRETS_KEY', env(services.migrate!).WEBHOOK_SECRETS_KEY],
       ['migrate DATABASE_URL', env(services.migrate!).DATABASE_URL],
       ['postgres POSTGRES_PASSWORD', env(services.postgres!).POSTGRES_PASSWORD],
       ['db-roles PGPASSWORD', env(services['db-roles']!).PGPASSWORD],
@@ -345,14 +349,70 @@ describe('docker-compose.yml', () => {
     assert.equal(loadConfig(app).NODE_ENV, 'production');
   });
 
-  test('production needs its own webhook secrets key, and presigned URLs are signed for a host outside clients reach', () => {
+  test('the webhooks fleet and the admin CLI need their own webhook secrets key, and presigned URLs are signed for a host outside clients reach', () => {
+    for (const s of ['worker-webhooks', 'migrate']) assert.equal(requiredVar(env(services[s]!).WEBHOOK_SECRETS_KEY), 'MEDIAGEN_WEBHOOK_SECRETS_KEY', `${s} WEBHOOK_SECRETS_KEY`);
     for (const s of appServices) {
-      const e = env(services[s]!);
-      assert.equal(requiredVar(e.WEBHOOK_SECRETS_KEY), 'MEDIAGEN_WEBHOOK_SECRETS_KEY', `${s} WEBHOOK_SECRETS_KEY`);
-      const presign = new URL(interpolate(e.S3_PRESIGN_ENDPOINT!));
+      const presign = new URL(interpolate(env(services[s]!).S3_PRESIGN_ENDPOINT!));
       assert.notEqual(presign.hostname, 'minio', `${s}: the compose-internal host name is not reachable from outside`);
     }
-    const vars = Object.fromEntries(Object.entries(env(services[gateways[0]!]!)).map(([k, v]) => [k, interpolate(v)]));
-    assert.throws(() => loadConfig({ ...vars, WEBHOOK_SECRETS_KEY: '' }), /WEBHOOK_SECRETS_KEY: required when NODE_ENV=production/);
+    const vars = Object.fromEntries(Object.entries(env(services['worker-webhooks']!)).map(([k, v]) => [k, interpolate(v)]));
+    assert.deepEqual(missingRoleSecrets(loadConfig({ ...vars, WEBHOOK_SECRETS_KEY: '' }), ['webhooks']), [
+      'WEBHOOK_SECRETS_KEY: required when NODE_ENV=production for the webhooks role (its own key, not the storage secret)',
+    ]);
+    assert.deepEqual(missingRoleSecrets(loadConfig(vars), ['webhooks']), []);
+  });
+
+  test('no process gets a secret its roles do not read: each its own role-scoped secrets (shared/routing.ts), no more, no fewer', () => {
+    for (const p of processes) {
+      const e = env(services[p.name]!);
+      const roles = p.command === 'gateway' ? ['gateway'] : p.roles.split(',');
+      const given = roleScopedSecrets.filter((s) => s in e);
+      assert.deepEqual(given, secretsOfRoles(roles), `${p.name} (${roles.join(',')})`);
+    }
+    assert.deepEqual(roleScopedSecrets.filter((s) => s in env(services.migrate!)), secretsOfRoles(['admin']), 'migrate (the admin CLI)');
+    assert.deepEqual(secretsOfRoles(['gateway']), [], 'a gateway holds no provider key and no webhook secrets key');
+    assert.deepEqual(secretsOfRoles(['fetch']), [], 'the fetch fleet (the one that reaches the internet) holds none either');
+    assert.deepEqual(secretsOfRoles(['provider:fal']), ['FAL_KEY']);
+    assert.deepEqual(secretsOfRoles(['provider:elevenlabs']), ['FAL_KEY', 'ELEVENLABS_API_KEY'], 'talking actor: ElevenLabs speech, then a fal lipsync');
+  });
+
+  test('a gateway without provider keys routes to the providers whose keys the deployment sets (PROVIDER_KEYS_SET)', () => {
+    const shell = { FAL_KEY: 'fal-secret', XAI_API_KEY: 'xai-secret' };
+    const gateway = loadConfig({ ...Object.fromEntries(Object.entries(env(services[gateways[0]!]!)).map(([k, v]) => [k, interpolate(v, shell)])), PROVIDERS_MODE: 'live' });
+    assert.equal(gateway.FAL_KEY, undefined);
+    assert.equal(gateway.PROVIDER_KEYS_SET, 'FAL_KEY,XAI_API_KEY,');
+    assert.equal(routeMode(gateway, 'grok-video'), 'live');
+    assert.equal(routeMode(gateway, 'gpt-image-1.5'), 'unavailable', 'no OpenAI or Azure key set');
+    const fal = Object.fromEntries(Object.entries(env(services['worker-fal']!)).map(([k, v]) => [k, interpolate(v, shell)]));
+    assert.equal(fal.FAL_KEY, 'fal-secret');
+    assert.equal(fal.XAI_API_KEY, undefined);
+  });
+
+  test('the prod profile gives role-scoped secrets per process, through the same map', () => {
+    const script = readFileSync(stackProdPath, 'utf8');
+    const common = /local common=\(([\s\S]*?)\)\n/.exec(script)![1]!;
+    for (const s of roleScopedSecrets) assert.doesNotMatch(common, new RegExp(`\\b${s}=`), `${s} is not common to every process`);
+    assert.match(script, /role-secrets\.js/, 'the per-role list comes from shared/routing.ts (dist/scripts/role-secrets.js)');
+    const launches = script.split('env -i "${common[@]}"').slice(1).filter((part) => /setsid node/.test(part.split('\n').slice(0, 4).join('\n')));
+    assert.equal(launches.length, 2, 'a gateway launch and a worker launch');
+    for (const launch of launches) {
+      assert.doesNotMatch(launch.split('setsid')[0]!, /\$\{overrides\[@\]\}/, 'overrides only through role_env');
+      assert.match(launch.split('setsid')[0]!, /\$\{own_env\[@\]\}/);
+    }
+  });
+
+  test('worker metrics bind loopback unless set: compose sets 0.0.0.0 for its workers explicitly, the image and the prod profile do not', () => {
+    const dockerfile = readFileSync(fileURLToPath(new URL('../../../Dockerfile', import.meta.url)), 'utf8');
+    assert.doesNotMatch(dockerfile, /METRICS_HOST/);
+    const minimal = { DATABASE_URL: 'postgres://u:p@h/db', TEMPORAL_ADDRESS: 'h:7233', S3_ENDPOINT: 'http://h:9000', S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b' };
+    assert.equal(loadConfig({ ...minimal, HOST: '0.0.0.0' }).METRICS_HOST, '127.0.0.1', "the image's HOST does not move metrics off loopback");
+    assert.ok(!prodProfileVariables().worker.includes('METRICS_HOST'), 'the prod profile keeps the default');
+    for (const p of processes.filter((x) => x.command === 'worker')) {
+      const e = env(services[p.name]!);
+      assert.equal(e.METRICS_HOST, '0.0.0.0', `${p.name}: set explicitly for the compose network`);
+      assert.ok(!(services[p.name]!.ports ?? []).some((port) => port.endsWith(':9464')), `${p.name}: its metrics are not published`);
+    }
+    const yamlText = readFileSync(composePath, 'utf8');
+    assert.match(yamlText, /#.*\n.*\n\s*WORKER_METRICS_PORT: 9464\n\s*METRICS_HOST: 0\.0\.0\.0/, 'with a comment saying why');
   });
 });

@@ -20,13 +20,16 @@ import { redactText } from '../../../shared/redact.js';
 import { log } from '@temporalio/activity';
 import { notConfirmed, ProviderError } from '../types.js';
 import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest } from '../types.js';
-import { MediaToolError, renderImage, renderReplaceActor, renderTalkingActor, renderVideo, synthesizeSpeech } from './media.js';
+import { MediaToolError, renderImage, renderReplaceActor, renderTalkingActor, renderVideo, synthesizeSpeech, UntrustedMediaError } from './media.js';
+import { defaultMediaTools, type MediaTools } from '../media-tools.js';
 import { extensionOf } from '../../../shared/media-type.js';
 import { jobOutputKey } from '../../../shared/storage.js';
 
 export interface LocalAdapterOptions {
   ffmpegPath: string;
   ffprobePath: string;
+  /** The caps of runs on the job's inputs; the defaults with the paths above when unset. */
+  media?: MediaTools;
   espeakPath: string;
   /** How long after submit the outputs are reported ready, in ms. */
   latencyMs: number;
@@ -50,7 +53,7 @@ export interface LocalRef extends ProviderRef {
 const DEFAULT_VOICE = 'en-us';
 
 
-/** ffmpeg picks its image reader by file extension, so inputs keep a proper one. */
+/** Inputs keep a proper extension, so a work directory reads plainly (the tools go by content). */
 function inputExtension(input: InputFile): string {
   const fromType = extensionOf(input.contentType);
   if (fromType) return `.${fromType}`;
@@ -70,6 +73,7 @@ export function injectedFault(req: Pick<ProviderRequest, 'prompt' | 'script'>, a
 
 export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
   const heartbeatMs = opts.heartbeatMs ?? 2000;
+  const media = opts.media ?? { ...defaultMediaTools, ffmpegPath: opts.ffmpegPath, ffprobePath: opts.ffprobePath };
 
   async function download(ctx: ProviderContext, dir: string, input: InputFile, index: number): Promise<string> {
     const path = join(dir, `input-${index}-${input.role}${inputExtension(input)}`);
@@ -88,7 +92,7 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
       for (const [i, input] of req.inputs.entries()) if (input.role === role) paths.push(await download(ctx, await workDir(), input, i));
       return paths;
     };
-    const common = { ffmpegPath: opts.ffmpegPath, signal: ctx.signal };
+    const common = { ffmpegPath: opts.ffmpegPath, media, signal: ctx.signal };
     const aspect = req.aspectRatio ?? req.route.defaultAspectRatio;
     switch (req.kind) {
       case 'image': {
@@ -182,6 +186,10 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
         try {
           files = await render(req, ctx, workDir);
         } catch (err) {
+          if (err instanceof UntrustedMediaError) {
+            // Refused by the inspection: the message names the input and the limit, nothing of ours.
+            throw new ProviderError(`local renderer: ${err.message}`, { retryable: false });
+          }
           if (err instanceof MediaToolError || err instanceof RangeError) {
             // The tools ran and refused the job's inputs (or the parameters): retrying will not help.
             // The job's error is what a client may read, so it names the step, never the tool's

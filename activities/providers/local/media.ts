@@ -1,45 +1,22 @@
 // The local renderer's media functions: real images, videos, speech and composites derived from
 // the request, made offline with the pure-JS PNG encoder (png.ts), ffmpeg/ffprobe and espeak-ng. Pure
-// functions (no Temporal, no database) so the seed script can use them too. Binaries are spawned
-// with argument arrays (never a shell); failures carry the tail of the tool's stderr.
-import { spawn } from 'node:child_process';
+// functions (no Temporal, no database) so the seed script can use them too. Tenant inputs (stills,
+// motion videos) are read only through media-tools.ts: inspected first, then decoded under its caps.
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { extname, join } from 'node:path';
+import { join } from 'node:path';
 import { hexColor, renderImagePng } from './png.js';
+import {
+  defaultMediaTools, inspectUntrusted, MediaToolError, outputThreadArgs, runFfmpegUntrusted, runTool, untrustedInputArgs, type MediaTools, type RunOptions, type UntrustedInput,
+} from '../media-tools.js';
 
 export { paintGradient, renderImagePixels, renderImagePng } from './png.js';
+export { MAX_INPUT_PIXELS, MediaToolError, runTool, UntrustedMediaError } from '../media-tools.js';
 
 /** Frame rate of rendered videos: low, because the content is simple and the machines are small. */
 export const VIDEO_FPS = 15;
-/**
- * The most pixels an input frame may declare. A few-MB PNG can declare 20k×20k (1.6 GB decoded);
- * ffmpeg's decoders refuse such a frame before allocating it. Matches the upload cap.
- */
-export const MAX_INPUT_PIXELS = 40_000_000;
 /** Stills are downscaled to fit this square before any render loops them, so every frame is cheap. */
 export const MAX_STILL_SIDE = 2048;
-
-/** Input demuxers by extension (the adapter names files after their sniffed type): never guessed. */
-const inputFormats: Record<string, string> = {
-  '.png': 'png_pipe',
-  '.jpg': 'jpeg_pipe',
-  '.jpeg': 'jpeg_pipe',
-  '.webp': 'webp_pipe',
-  '.gif': 'gif',
-  '.mp4': 'mov',
-  '.mov': 'mov',
-  '.webm': 'matroska',
-  '.mkv': 'matroska',
-  '.wav': 'wav',
-};
-
-/** `-i path` for an untrusted input: an explicit demuxer and the decoder's pixel cap. */
-export function untrustedInput(path: string): string[] {
-  const format = inputFormats[extname(path).toLowerCase()];
-  if (!format) throw new MediaToolError(`unsupported input file type ${extname(path) || '(no extension)'}`);
-  return ['-max_pixels', String(MAX_INPUT_PIXELS), '-f', format, '-i', path];
-}
 
 /** `-i path` for a still this module wrote itself (a PNG from normalizeStill or renderImage), looped. */
 function ownStill(path: string, fps: number, durationSeconds?: number): string[] {
@@ -48,67 +25,9 @@ function ownStill(path: string, fps: number, durationSeconds?: number): string[]
 
 const X264_ARGS = ['-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'stillimage', '-pix_fmt', 'yuv420p', '-movflags', '+faststart'];
 
-export class MediaToolError extends Error {
-  override name = 'MediaToolError';
-}
-
-interface RunOptions {
-  signal?: AbortSignal;
-  stdin?: Buffer | string;
-  /** Collect stdout into the result (otherwise it is discarded). */
-  stdout?: boolean;
-  /** Kill the tool after this long: a watchdog against inputs that make it loop forever. */
-  timeoutMs?: number;
-}
-
-/** Runs a binary with an argument array; rejects with the stderr tail on a non-zero exit. */
-export function runTool(bin: string, args: string[], opts: RunOptions = {}): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    if (opts.signal?.aborted) {
-      reject(opts.signal.reason instanceof Error ? opts.signal.reason : new MediaToolError(`${bin} aborted`));
-      return;
-    }
-    const child = spawn(bin, args, { stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', opts.stdout ? 'pipe' : 'ignore', 'pipe'] });
-    const out: Buffer[] = [];
-    let errTail = '';
-    let settled = false;
-    const finish = (err: Error | null) => {
-      if (settled) return;
-      settled = true;
-      opts.signal?.removeEventListener('abort', onAbort);
-      clearTimeout(timer);
-      if (err) reject(err);
-      else resolve(Buffer.concat(out));
-    };
-    const onAbort = () => {
-      child.kill('SIGKILL');
-      finish(opts.signal?.reason instanceof Error ? opts.signal.reason : new MediaToolError(`${bin} aborted`));
-    };
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
-    const timer = opts.timeoutMs
-      ? setTimeout(() => {
-          child.kill('SIGKILL');
-          finish(new MediaToolError(`${bin} timed out after ${opts.timeoutMs} ms`));
-        }, opts.timeoutMs)
-      : undefined;
-    child.stdout?.on('data', (c: Buffer) => out.push(c));
-    child.stderr?.on('data', (c: Buffer) => {
-      errTail = (errTail + c.toString('utf8')).slice(-2000);
-    });
-    child.on('error', (err: NodeJS.ErrnoException) => {
-      finish(new MediaToolError(err.code === 'ENOENT' ? `${bin} not found (install it or set its path in the configuration)` : `${bin} failed to start: ${err.message}`));
-    });
-    child.on('close', (code, sig) => {
-      if (code === 0) finish(null);
-      else finish(new MediaToolError(`${bin} exited with ${code ?? sig}: ${errTail.trim().split('\n').slice(-6).join(' | ')}`));
-    });
-    if (opts.stdin !== undefined && child.stdin) {
-      child.stdin.on('error', () => {
-        /* the tool may exit before reading everything; its exit code tells the story */
-      });
-      child.stdin.end(opts.stdin);
-    }
-  });
+/** The tools and caps of a render: `media` when the caller has them (the adapter), else the defaults with `ffmpegPath`. */
+function toolsOf(opts: { ffmpegPath?: string | undefined; media?: MediaTools | undefined }): MediaTools {
+  return opts.media ?? { ...defaultMediaTools, ffmpegPath: opts.ffmpegPath ?? defaultMediaTools.ffmpegPath };
 }
 
 // ---------------------------------------------------------------- images
@@ -146,21 +65,24 @@ function renderRun(signal: AbortSignal | undefined, mediaSeconds = 0): RunOption
 }
 
 /**
- * Decodes the first frame of an image into a PNG in `dir`, downscaled to fit MAX_STILL_SIDE. A
- * looped image input that cannot be decoded makes ffmpeg retry forever, so inputs are checked this
- * way first, which fails fast with the decoder's message; a frame declaring more than
- * MAX_INPUT_PIXELS is refused by the decoder before it allocates anything.
+ * Decodes the first frame of a tenant's image into a PNG in `dir`, downscaled to fit MAX_STILL_SIDE.
+ * A looped image input that cannot be decoded makes ffmpeg retry forever, so inputs are checked this
+ * way first, which fails fast; an image declaring more pixels than the cap is refused by the
+ * inspection before anything decodes it.
  */
-export async function normalizeStill(path: string, dir: string, name: string, ffmpegPath: string, signal?: AbortSignal): Promise<string> {
+export async function normalizeStill(path: string, dir: string, name: string, tools: MediaTools, signal?: AbortSignal): Promise<string> {
   const out = join(dir, `${name}.png`);
   const fit = `scale='min(iw,${MAX_STILL_SIDE})':'min(ih,${MAX_STILL_SIDE})':force_original_aspect_ratio=decrease`;
-  await runTool(ffmpegPath, ['-hide_banner', '-loglevel', 'error', '-y', ...untrustedInput(path), '-frames:v', '1', '-vf', fit, '-c:v', 'png', '-f', 'image2', out], renderRun(signal));
+  const input = await inspectUntrusted(path, 'image', `the ${name} image`, tools, signal);
+  await runFfmpegUntrusted(['-y', ...untrustedInputArgs(input, tools), ...outputThreadArgs(tools), '-frames:v', '1', '-vf', fit, '-c:v', 'png', '-f', 'image2', out], tools, renderRun(signal));
   return out;
 }
 
-/** Fails fast (with ffmpeg's message) when a video has no decodable video frame. */
-export async function checkVideo(path: string, ffmpegPath: string, signal?: AbortSignal): Promise<void> {
-  await runTool(ffmpegPath, ['-hide_banner', '-loglevel', 'error', ...untrustedInput(path), '-map', '0:v:0', '-frames:v', '1', '-f', 'null', '-'], renderRun(signal));
+/** Inspects a tenant's video and fails fast when it has no decodable video frame. */
+export async function checkVideo(path: string, tools: MediaTools, signal?: AbortSignal): Promise<UntrustedInput> {
+  const input = await inspectUntrusted(path, 'video', 'the motion video', tools, signal);
+  await runFfmpegUntrusted([...untrustedInputArgs(input, tools), ...outputThreadArgs(tools), '-map', '0:v:0', '-frames:v', '1', '-f', 'null', '-'], tools, renderRun(signal));
+  return input;
 }
 
 async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
@@ -188,18 +110,20 @@ export async function renderVideo(opts: {
   endFrame?: string;
   references?: string[];
   ffmpegPath?: string;
+  media?: MediaTools;
   fps?: number;
   signal?: AbortSignal;
 }): Promise<void> {
   const { width, height, durationSeconds: d } = opts;
   if (!(d > 0)) throw new RangeError(`invalid duration ${d}`);
   const fps = opts.fps ?? VIDEO_FPS;
-  const ffmpeg = opts.ffmpegPath ?? 'ffmpeg';
+  const tools = toolsOf(opts);
+  const ffmpeg = tools.ffmpegPath;
   await withTempDir(async (dir) => {
-    let background = opts.startFrame && (await normalizeStill(opts.startFrame, dir, 'start', ffmpeg, opts.signal));
-    const endFrame = opts.endFrame && (await normalizeStill(opts.endFrame, dir, 'end', ffmpeg, opts.signal));
+    let background = opts.startFrame && (await normalizeStill(opts.startFrame, dir, 'start', tools, opts.signal));
+    const endFrame = opts.endFrame && (await normalizeStill(opts.endFrame, dir, 'end', tools, opts.signal));
     const refs: string[] = [];
-    for (const [i, ref] of (opts.references ?? []).entries()) refs.push(await normalizeStill(ref, dir, `ref-${i}`, ffmpeg, opts.signal));
+    for (const [i, ref] of (opts.references ?? []).entries()) refs.push(await normalizeStill(ref, dir, `ref-${i}`, tools, opts.signal));
     if (!background) {
       background = join(dir, 'background.png');
       await writeFile(background, await renderImage({ prompt: opts.prompt, width, height }));
@@ -277,10 +201,11 @@ export function wavDuration(wav: Buffer): number {
  * The actor's image, fitted to width×height with a slow pan, a waveform of the speech along the
  * bottom (a stand-in for lip movement) and the speech as an AAC track; the length follows the audio.
  */
-export async function renderTalkingActor(opts: { actorImage: string; audioPath: string; width: number; height: number; outPath: string; ffmpegPath?: string; fps?: number; signal?: AbortSignal }): Promise<void> {
+export async function renderTalkingActor(opts: { actorImage: string; audioPath: string; width: number; height: number; outPath: string; ffmpegPath?: string; media?: MediaTools; fps?: number; signal?: AbortSignal }): Promise<void> {
   const { width, height } = opts;
   const fps = opts.fps ?? VIDEO_FPS;
-  const ffmpeg = opts.ffmpegPath ?? 'ffmpeg';
+  const tools = toolsOf(opts);
+  const ffmpeg = tools.ffmpegPath;
   const bigW = Math.round((width * 1.06) / 2) * 2;
   const bigH = Math.round((height * 1.06) / 2) * 2;
   const waveH = Math.max(16, Math.round(height / 7 / 2) * 2);
@@ -291,7 +216,7 @@ export async function renderTalkingActor(opts: { actorImage: string; audioPath: 
     `[bg][wave]overlay=x=0:y=${height - waveH - Math.round(height / 12)}:shortest=1,format=yuv420p[v]`,
   ];
   await withTempDir(async (dir) => {
-    const actorImage = await normalizeStill(opts.actorImage, dir, 'actor', ffmpeg, opts.signal);
+    const actorImage = await normalizeStill(opts.actorImage, dir, 'actor', tools, opts.signal);
     await runTool(
       ffmpeg,
       [
@@ -313,11 +238,22 @@ export async function renderTalkingActor(opts: { actorImage: string; audioPath: 
  * The character image composited onto the motion video (looped or trimmed to the duration, cropped
  * to fill width×height), swaying with a period of a few seconds; the motion video's audio is kept.
  */
-export async function renderReplaceActor(opts: { characterImage: string; motionVideo: string; width: number; height: number; durationSeconds: number; outPath: string; ffmpegPath?: string; fps?: number; signal?: AbortSignal }): Promise<void> {
+export async function renderReplaceActor(opts: {
+  characterImage: string;
+  motionVideo: string;
+  width: number;
+  height: number;
+  durationSeconds: number;
+  outPath: string;
+  ffmpegPath?: string;
+  media?: MediaTools;
+  fps?: number;
+  signal?: AbortSignal;
+}): Promise<void> {
   const { width, height, durationSeconds: d } = opts;
   if (!(d > 0)) throw new RangeError(`invalid duration ${d}`);
   const fps = opts.fps ?? VIDEO_FPS;
-  const ffmpeg = opts.ffmpegPath ?? 'ffmpeg';
+  const tools = toolsOf(opts);
   const boxW = Math.round(width * 0.6);
   const boxH = Math.round(height * 0.7);
   const filters = [
@@ -326,18 +262,19 @@ export async function renderReplaceActor(opts: { characterImage: string; motionV
     `[bg][ch]overlay=x='(W-w)/2+W*0.06*sin(2*PI*t/3)':y='H-h-H*0.04+H*0.01*sin(2*PI*t/0.8)',format=yuv420p[v]`,
   ];
   await withTempDir(async (dir) => {
-    await checkVideo(opts.motionVideo, ffmpeg, opts.signal);
-    const characterImage = await normalizeStill(opts.characterImage, dir, 'character', ffmpeg, opts.signal);
-    await runTool(
-      ffmpeg,
+    const motion = await checkVideo(opts.motionVideo, tools, opts.signal);
+    const characterImage = await normalizeStill(opts.characterImage, dir, 'character', tools, opts.signal);
+    await runFfmpegUntrusted(
       [
-        '-hide_banner', '-loglevel', 'error', '-y',
-        '-stream_loop', '-1', ...untrustedInput(opts.motionVideo),
+        '-y',
+        '-stream_loop', '-1', ...untrustedInputArgs(motion, tools),
         ...ownStill(characterImage, fps),
+        ...outputThreadArgs(tools),
         '-filter_complex', filters.join(';'),
         '-map', '[v]', '-map', '0:a?', '-r', String(fps), '-t', seconds(d),
         ...X264_ARGS, '-c:a', 'aac', '-b:a', '96k', opts.outPath,
       ],
+      tools,
       renderRun(opts.signal, d),
     );
   });
