@@ -16,13 +16,13 @@ import { Client, Connection } from '@temporalio/client';
 import { createDb, type Database } from '../../db/index.js';
 import { createTenant, waitFor } from '../support/stack.js';
 import { api, creditsOf } from '../support/services.js';
-import { processAlive, prodStack, type ProdStack } from '../support/prod-stack.js';
+import { lockProdStack, processAlive, type ProdStack } from '../support/prod-stack.js';
 import { falRequestsWith, jobFinished, jobLedger, jobRow, submitsWith } from '../support/failover-stack.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { startFakeXai, type FakeXai } from '../support/fake-providers/xai.js';
 import { json } from '../support/fake-providers/server.js';
 
-let stack: ProdStack;
+let stack: ProdStack & { release(): void };
 let db: Database;
 let connection: Connection;
 let temporal: Client;
@@ -45,7 +45,8 @@ async function up(): Promise<string> {
 const resetCircuits = () => db.deleteFrom('provider_circuits').where('model', '=', model).execute();
 
 before(async () => {
-  stack = prodStack();
+  // The suite lock first: no other prod-profile suite uses the stack until this one ends.
+  stack = await lockProdStack();
   db = createDb(stack.config.DATABASE_URL, 5);
   connection = await Connection.connect({ address: stack.config.TEMPORAL_ADDRESS });
   temporal = new Client({ connection, namespace: 'default' });
@@ -57,7 +58,7 @@ before(async () => {
   await resetCircuits();
   // Every gateway and worker is replaced under the overrides.
   assert.match(await up(), /the overrides changed/);
-}, { timeout: 600_000 });
+}, { timeout: 4_200_000 });
 
 after(async () => {
   if (stack) {
@@ -69,6 +70,7 @@ after(async () => {
   await connection?.close();
   await db?.destroy();
   await Promise.all([live?.close(), xai?.close()]);
+  stack?.release();
 }, { timeout: 600_000 });
 
 const rowOf = (id: string) => jobRow(db, id);

@@ -1,8 +1,9 @@
 // Access to the `prod` profile of scripts/stack.sh (scripts/stack-prod.sh) for the suite that runs
 // against it: scripts/test.sh starts or reuses the profile and hands its `export` lines over in
 // PROD_STACK_ENV; this module reads them and can run `stack.sh up prod` again (which restarts
-// whatever process of the topology is missing and reuses the rest).
-import { execFile } from 'node:child_process';
+// whatever process of the topology is missing and reuses the rest). The suites share that one stack:
+// each holds the profile's suite lock (lockProdStack) from before it touches the stack to its end.
+import { execFile, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,4 +80,36 @@ export function processAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** The lock every prod-profile suite holds while it uses the stack: a file in the profile's state directory. */
+export const suiteLockPath = (stateDir: string) => join(stateDir, 'suites.lock');
+
+/**
+ * Waits for the profile's suite lock (flock(1) on suiteLockPath, held by a child process until this
+ * process releases it or exits, so a crashed suite never leaves it held), then runs `stack.sh up
+ * prod` again under it (another suite may have changed the stack since scripts/test.sh started it)
+ * and returns the stack as that `up` printed it. Released by `release()` (the suite's last `after`)
+ * or when the suite's process exits. Call it in the suite's `before`, with a timeout long enough to
+ * wait for the other suites.
+ */
+export async function lockProdStack(opts: { waitMs?: number } = {}): Promise<ProdStack & { release(): void }> {
+  const first = prodStack();
+  const holder = spawn('flock', ['-w', String(Math.ceil((opts.waitMs ?? 3_600_000) / 1000)), suiteLockPath(first.stateDir), 'sh', '-c', 'echo locked; exec cat'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const release = () => {
+    holder.stdin.end();
+    holder.kill();
+  };
+  process.once('exit', release);
+  await new Promise<void>((resolve, reject) => {
+    holder.stdout.once('data', () => resolve());
+    holder.once('exit', (code) => reject(new Error(`could not take the prod profile's suite lock ${suiteLockPath(first.stateDir)} (flock exited ${code})`)));
+  });
+  const up = await first.up();
+  if (up.code !== 0) {
+    release();
+    throw new Error(`stack.sh up prod failed under the suite lock:\n${up.stderr}`);
+  }
+  process.env.PROD_STACK_ENV = up.stdout;
+  return { ...prodStack(), release };
 }
