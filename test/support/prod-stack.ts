@@ -40,8 +40,10 @@ export interface ProdStack {
   pid(name: string): Promise<number>;
   /** The log of one of the profile's gateway or worker processes. */
   log(name: string): Promise<string>;
-  /** `scripts/stack.sh up prod` for the same state directory. */
-  up(): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** `scripts/stack.sh up prod` for the same state directory (`env`: e.g. PROD_DIST, another build to deploy). */
+  up(env?: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** A build's directory of the profile ($STATE/builds/<id>: app/, pid files, logs/). */
+  buildDir(buildId: string): string;
 }
 
 export function prodStack(): ProdStack {
@@ -64,11 +66,12 @@ export function prodStack(): ProdStack {
     async log(name) {
       return readFile(join(stateDir, 'logs', `${name}.log`), 'utf8');
     },
-    up() {
-      const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MEDIA_GEN_HOME: dirname(stateDir) };
+    up(extra = {}) {
+      const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MEDIA_GEN_HOME: dirname(stateDir), ...extra };
       if (process.env.MEDIA_GEN_CACHE) env.MEDIA_GEN_CACHE = process.env.MEDIA_GEN_CACHE;
       return runStackScript(['up', 'prod'], env);
     },
+    buildDir: (buildId) => join(stateDir, 'builds', buildId),
   };
 }
 
