@@ -62,8 +62,8 @@ test('a run whose build lost every worker ends at its run timeout, refunded, its
   });
   const build = (buildId: string) => ({ ...config, WORKER_BUILD_ID: buildId });
   const current = async () => (await describeDeployment(temporal.workflowService, 'default', deployment))?.current;
-  // The fal request stays IN_PROGRESS: only the run timeout ends this job.
-  live.fal.flow = ['IN_PROGRESS'];
+  // The fal request stays IN_PROGRESS (the fake's walk is longer than the test): only the run timeout ends this job.
+  live.fal.flow = Array<'IN_PROGRESS'>(10_000).fill('IN_PROGRESS');
 
   const fleets: (Workers | WorkerService)[] = [];
   let metricsServer: Server | undefined;
