@@ -51,8 +51,8 @@ export function createActivities(deps: ActivityDeps) {
   const uploads = createUploadActivities(fetchDeps);
   const webhooks = createWebhookActivities({ db: deps.db, config: deps.config, resolver: deps.fetchHooks?.resolver, logger: deps.logger });
   return {
-    // io keeps the fetch and webhook activities too, for workflows scheduled before their own queues existed.
-    io: { ...jobIo, ...uploads, ...webhooks },
+    // The job pipeline's Postgres steps: local activities of the workflows role, and the io queue's.
+    io: jobIo,
     fetch: { prepareProviderRequest: jobIo.prepareProviderRequest, ...uploads },
     webhooks,
     provider: createJobProviderActivities({ ...jobDeps, progress: createProgressWriter(deps.db, deps.config.PROGRESS_WRITE_INTERVAL_MS) }),

@@ -247,7 +247,7 @@ function stepFailure(err: unknown): unknown {
  * A provider activity's first second sends no heartbeat. The SDK sends the first heartbeat at once
  * (a server round trip and a write of the workflow's state) and throttles the rest, so a provider
  * step that ends within a second (an image, a status check) would pay that for nothing: its
- * heartbeat timeout is a minute, and a cancellation waits at most that second longer. Later calls
+ * heartbeat timeout is 30 s (PROVIDER_HEARTBEAT_TIMEOUT), and a cancellation waits at most that second longer. Later calls
  * go through as they are.
  */
 export const QUIET_START_MS = 1000;

@@ -47,7 +47,7 @@ export function webhookBody(delivery: Pick<WebhookDelivery, 'type' | 'job'>): st
   return JSON.stringify({ type: delivery.type, data: presentJob(job) });
 }
 
-// ------------------------------------------------------------------ activities (io queue)
+// ------------------------------------------------------------------ activities (webhooks queue)
 
 export interface WebhookActivityDeps {
   db: Database;

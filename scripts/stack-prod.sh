@@ -24,11 +24,18 @@
 # `up` replaces every process started under other overrides; removing the file and running `up`
 # again restores the profile.
 #
-# The service processes run from a copy of dist/ in the state directory ($STATE/app), so a rebuild
-# (npm test deletes dist/) cannot pull files from under them; `up` replaces them when the build
-# changed and otherwise reuses every process that is still alive, starting only the missing ones
-# (a killed worker comes back with the next `up prod`). Every worker polls as Worker Deployment
-# `mediagen`, version = the build id (dist/build-id); a replaced build makes itself current.
+# Rainbow deploys: each build's processes run from a copy of its dist/ in a directory of their own
+# ($STATE/builds/<build id>/: app/, the pid files and logs/), so a rebuild (npm test deletes dist/)
+# cannot pull files from under them. Every worker polls as Worker Deployment `mediagen`, version =
+# the build id (dist/build-id, or PROD_DIST=dir/ to deploy another built dist/). `up` with a new
+# build starts its workers BESIDE the running build's and replaces the two gateways; the new build
+# makes itself current once its fleets poll every queue (WORKER_DEPLOYMENT_PROMOTE=newer), and the
+# old build's workers keep serving the jobs pinned to it until the server reports it drained, then
+# stop by themselves (WORKER_DRAIN_CHECK_MS); the next `up` removes a drained build's directory.
+# A restarted worker of an old build never makes it current again. Otherwise `up` reuses every
+# process that is still alive and starts the missing ones of every build not drained (a killed
+# worker comes back with the next `up prod`). $STATE/<name>.pid and $STATE/logs/<name>.log name
+# the newest build's processes.
 
 TEMPORAL_SERVER_MODULE=go.temporal.io/server
 TEMPORAL_SERVER_VERSION=v1.32.0           # same server as the Temporal CLI's dev server (1.9.1)
@@ -259,14 +266,36 @@ up_temporal_ui() {
 }
 
 # ---------------------------------------------------------------- gateway and worker processes
-dist_hash() { (cd "$ROOT" && find dist -type f -print0 | sort -z | xargs -0 sha1sum | sha1sum | cut -c1-16); }
 
-stop_apps() {
+stop_workers() { # stop_workers BUILD_DIR — the workers of one build, in parallel: each finishes its in-flight activities (WORKER_SHUTDOWN_GRACE_MS)
   local name
-  # Workers first, in parallel: each drains its in-flight activities (WORKER_SHUTDOWN_GRACE_MS).
-  for name in "${PROD_WORKERS[@]}"; do stop_pidfile "$STATE/$name.pid" 300 & done
+  for name in "${PROD_WORKERS[@]}"; do stop_pidfile "$1/$name.pid" 300 & done
   wait
+}
+
+stop_apps() { # every build's workers, then the gateways
+  local dir name
+  for dir in "$STATE"/builds/*/; do [[ -d $dir ]] && stop_workers "${dir%/}"; done
   for name in "${PROD_GATEWAYS[@]}"; do stop_pidfile "$STATE/$name.pid"; done
+}
+
+build_drained() { grep -qs '"msg":"this build is drained' "$1"/logs/*.log; }
+
+build_alive() { # build_alive BUILD_DIR — any of its workers running
+  local name
+  for name in "${PROD_WORKERS[@]}"; do pid_alive "$1/$name.pid" && return 0; done
+  return 1
+}
+
+start_worker() { # start_worker BUILD_DIR NAME ENV... — one worker of a build, detached, with exactly ENV
+  # and what its roles read of the overrides and role-scoped secrets (role_env, defined by up_apps)
+  local dir=$1 name=$2 role_vars=(); shift 2
+  mapfile -t role_vars < <(role_env "${PROD_ROLES[$name]}")
+  stop_pidfile "$dir/$name.pid"
+  env -i "$@" "${role_vars[@]}" WORKER_ROLES="${PROD_ROLES[$name]}" WORKFLOW_BUNDLE_PATH="$dir/app/dist/workflow-bundle.js" \
+    WORKER_BUILD_ID="$(cat "$dir/app/dist/build-id")" \
+    setsid node --enable-source-maps "$dir/app/dist/worker/main.js" >"$dir/logs/$name.log" 2>&1 </dev/null 9>&- &
+  echo $! >"$dir/$name.pid"
 }
 
 overrides_hash() { [[ -s $STATE/overrides.env ]] && sha1sum <"$STATE/overrides.env" | cut -c1-16 || true; }
@@ -275,24 +304,41 @@ gateway_ready() { curl -sf -o /dev/null "http://127.0.0.1:$1/readyz"; }
 worker_ready() { grep -q '"msg":"worker started"' "$1"; }
 
 up_apps() { # needs the profile's DATABASE_URL, TEMPORAL_ADDRESS and S3_* in the environment
-  [[ -f $ROOT/dist/api/server.js && -f $ROOT/dist/worker/main.js && -f $ROOT/dist/workflow-bundle.js && -f $ROOT/dist/build-id ]] \
-    || die "dist/ is not built: run npm run build first"
-  local app=$STATE/app hash name port
-  hash=$(dist_hash)
-  if [[ $(cat "$app/.build" 2>/dev/null) != "$hash" ]]; then
-    log "app: build $hash differs from the running one: replacing the gateway and worker processes"
-    stop_apps
-    rm -rf "$app.new"; mkdir -p "$app.new"
-    cp -r "$ROOT/dist" "$app.new/dist"; cp "$ROOT/package.json" "$app.new/"
-    ln -s "$ROOT/node_modules" "$app.new/node_modules"
-    echo "$hash" >"$app.new/.build"
-    rm -rf "$app"; mv "$app.new" "$app"
+  local dist=${PROD_DIST:-$ROOT/dist}
+  [[ -f $dist/api/server.js && -f $dist/worker/main.js && -f $dist/workflow-bundle.js && -f $dist/build-id ]] \
+    || die "$dist is not built: run npm run build first"
+  local build name port dir previous
+  build=$(cat "$dist/build-id")
+  [[ $build =~ ^[A-Za-z0-9._-]+$ ]] || die "$dist/build-id is not a build id"
+  dir=$STATE/builds/$build
+  previous=$(cat "$STATE/current-build" 2>/dev/null || true)
+  # The running layout of an older checkout (one app for every process): replaced as before.
+  if [[ -d $STATE/app ]]; then
+    log "app: the processes of an older layout are replaced"
+    for name in "${PROD_WORKERS[@]}"; do stop_pidfile "$STATE/$name.pid" 300 & done
+    wait
+    for name in "${PROD_GATEWAYS[@]}"; do stop_pidfile "$STATE/$name.pid"; done
+    rm -rf "$STATE/app"
   fi
+  if [[ ! -f $dir/app/.ready ]]; then
+    rm -rf "$dir"; mkdir -p "$dir/app" "$dir/logs"
+    cp -r "$dist" "$dir/app/dist"; cp "$ROOT/package.json" "$dir/app/"
+    ln -s "$ROOT/node_modules" "$dir/app/node_modules"
+    touch "$dir/app/.ready"
+  fi
+  local app=$dir/app
+  if [[ -n $previous && $previous != "$build" ]]; then
+    log "app: build $build starts beside build $previous (rainbow deploy): the gateways are replaced; $build becomes current once its fleets poll every queue, and $previous's workers stop by themselves once it drained"
+    for name in "${PROD_GATEWAYS[@]}"; do stop_pidfile "$STATE/$name.pid"; done
+  fi
+  echo "$build" >"$STATE/current-build"
   local overrides=() applied
   applied=$(overrides_hash)
   if [[ $(cat "$STATE/overrides.applied" 2>/dev/null) != "$applied" ]]; then
+    # Same build, other settings: its processes restart in place (its pinned jobs wait for them).
     log "app: the overrides changed: replacing the gateway and worker processes"
-    stop_apps
+    stop_workers "$dir"
+    for name in "${PROD_GATEWAYS[@]}"; do stop_pidfile "$STATE/$name.pid"; done
     echo "$applied" >"$STATE/overrides.applied"
   fi
   [[ -s $STATE/overrides.env ]] && mapfile -t overrides < <(grep -E '^[A-Z][A-Z0-9_]*=' "$STATE/overrides.env")
@@ -358,30 +404,48 @@ SQL
     fi
     urls+=("http://127.0.0.1:$port")
   done
+  # One Worker Deployment Version per build: a new build promotes itself once its fleets all poll
+  # (never an old one again), and a superseded build's workers exit once it drained (checked every
+  # 5 s here: the profile's Temporal server reports drainage within about 40 s, see
+  # temporal-dynamicconfig.yaml).
+  local worker_env=("${common[@]}" WORKER_SHUTDOWN_GRACE_MS=20000 WORKER_DEPLOYMENT_NAME=mediagen
+    WORKER_DEPLOYMENT_PROMOTE=newer WORKER_DRAIN_CHECK_MS=5000)
+  local other
+  for other in "$STATE"/builds/*/; do
+    other=${other%/}
+    [[ $other == "$dir" || ! -d $other ]] && continue
+    if build_drained "$other"; then
+      build_alive "$other" && continue   # its other workers are stopping by themselves
+      log "build ${other##*/}: drained, its workers stopped by themselves: removing it"
+      rm -rf "$other"
+      continue
+    fi
+    # Not drained: its jobs still need its workers (a crashed one comes back, as for the new build).
+    for name in "${PROD_WORKERS[@]}"; do
+      if pid_alive "$other/$name.pid"; then continue; fi
+      start_worker "$other" "$name" "${worker_env[@]}"
+      log "$name of build ${other##*/} (not drained yet): started again (pid $(cat "$other/$name.pid"))"
+    done
+  done
   for name in "${PROD_WORKERS[@]}"; do
-    if pid_alive "$STATE/$name.pid" && worker_ready "$STATE/logs/$name.log"; then
-      log "$name: reusing the running worker (pid $(cat "$STATE/$name.pid"), roles ${PROD_ROLES[$name]})"
+    if pid_alive "$dir/$name.pid" && worker_ready "$dir/logs/$name.log"; then
+      log "$name: reusing the running worker (pid $(cat "$dir/$name.pid"), roles ${PROD_ROLES[$name]})"
     else
-      stop_pidfile "$STATE/$name.pid"
-      # One Worker Deployment Version per build (dist/build-id): the profile replaces every process
-      # on a new build, so that build makes itself current once its fleets all poll.
-      mapfile -t own_env < <(role_env "${PROD_ROLES[$name]}")
-      env -i "${common[@]}" WORKER_ROLES="${PROD_ROLES[$name]}" WORKFLOW_BUNDLE_PATH="$app/dist/workflow-bundle.js" \
-        WORKER_SHUTDOWN_GRACE_MS=20000 WORKER_DEPLOYMENT_NAME=mediagen WORKER_BUILD_ID="$(cat "$app/dist/build-id")" \
-        WORKER_DEPLOYMENT_PROMOTE=always "${own_env[@]}" \
-        setsid node --enable-source-maps "$app/dist/worker/main.js" >"$STATE/logs/$name.log" 2>&1 </dev/null 9>&- &
-      echo $! >"$STATE/$name.pid"
+      start_worker "$dir" "$name" "${worker_env[@]}"
       started+=("$name")
     fi
+    ln -sfn "$dir/$name.pid" "$STATE/$name.pid"
+    ln -sfn "$dir/logs/$name.log" "$STATE/logs/$name.log"
   done
   for name in "${started[@]}"; do
     if [[ $name == gateway-* ]]; then
       wait_for_process "$name" "$STATE/$name.pid" "$STATE/logs/$name.log" gateway_ready "$(cat "$STATE/$name.port")"
     else
-      wait_for_process "$name" "$STATE/$name.pid" "$STATE/logs/$name.log" worker_ready "$STATE/logs/$name.log"
+      wait_for_process "$name" "$dir/$name.pid" "$dir/logs/$name.log" worker_ready "$dir/logs/$name.log"
     fi
     log "$name: started (pid $(cat "$STATE/$name.pid"))"
   done
+  echo "export PROD_BUILD_ID='$build'"
   echo "export GATEWAY_URLS='${urls[*]}'"
   echo "export STACK_STATE_DIR='$STATE'"
 }

@@ -45,6 +45,10 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
+port_free() { # as a server binds it (SO_REUSEADDR: connections of a crashed one in TIME_WAIT do not count)
+  python3 -c 'import socket, sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", int(sys.argv[1]))); s.close()' "$1" 2>/dev/null
+}
+
 wait_for() { # wait_for "what" command... — polls until the command succeeds, or fails naming the part
   local what=$1; shift
   local deadline=$((SECONDS + WAIT_SECONDS))
@@ -138,6 +142,16 @@ up_postgres() {
   fi
   local dir=$STATE/pg port bin
   bin=$(pg_bin) || die "PostgreSQL server binaries not found (Debian package postgresql)"
+  # The prod profile's cluster is durable, as a production database is (a crash loses no committed
+  # transaction); the dev and test clusters are throwaway and trade durability for speed.
+  local durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+  [[ $PROFILE == prod ]] && durability="-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
+  if [[ -f $STATE/pg.port ]] && pg_ready "$(cat "$STATE/pg.port")" && [[ $PROFILE == prod ]] \
+    && [[ $(psql "postgres://postgres@127.0.0.1:$(cat "$STATE/pg.port")/postgres" -Atqc 'show fsync' 2>/dev/null) == off ]]; then
+    # Started by an older checkout without durability: restarted with it, on the same port.
+    log "postgres: restarting the cluster durable (fsync, synchronous_commit, full_page_writes on)"
+    as_postgres "$bin/pg_ctl" -D "$dir" -m fast -w stop >&2 9>&- || die "could not stop PostgreSQL"
+  fi
   if [[ -f $STATE/pg.port ]] && pg_ready "$(cat "$STATE/pg.port")"; then
     port=$(cat "$STATE/pg.port")
     log "postgres: reusing the running cluster on port $port"
@@ -148,10 +162,12 @@ up_postgres() {
       as_postgres "$bin/initdb" -D "$dir" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$STATE/pg-initdb.log" 2>&1 \
         || die "initdb failed (see $STATE/pg-initdb.log)"
     fi
-    port=$(free_port)
-    # Throwaway cluster: durability traded for speed; loopback only; socket in its own directory.
+    # The port it had, when free: the running services' DATABASE_URL keeps working after a crash.
+    port=$(cat "$STATE/pg.port" 2>/dev/null || true)
+    [[ -n $port ]] && port_free "$port" || port=$(free_port)
+    # Loopback only; socket in its own directory.
     as_postgres "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 \
-      -o "-p $port -h 127.0.0.1 -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
+      -o "-p $port -h 127.0.0.1 -k $dir $durability -c max_connections=300" \
       start >&2 9>&- || die "PostgreSQL did not start (see $dir/server.log)"
     echo "$port" >"$STATE/pg.port"
     wait_for "PostgreSQL" pg_ready "$port"

@@ -189,11 +189,23 @@ export const envSchema = z.object({
   // deployment, so a job runs to the end on the build that started it. Unset: unversioned workers
   // (the test suites' in-process fleets). WORKER_BUILD_ID defaults to the build's content hash
   // (dist/build-id, written by npm run build). WORKER_DEPLOYMENT_PROMOTE: at start, make this build
-  // the current version `first` (only when the deployment has none), `always` (deployments that
-  // replace every process at once) or `never` (an operator promotes it: admin `deployment promote`).
+  // the current version `newer` (once it polls every queue, only a build never current before and
+  // newer than the current one: rainbow deploys), `first` (only when the deployment has none),
+  // `always` (`npm run dev`, which replaces every process at once) or `never` (an operator
+  // promotes it: admin `deployment promote`).
   WORKER_DEPLOYMENT_NAME: optionalString.pipe(z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'letters, digits, "_" and "-" only').optional()),
   WORKER_BUILD_ID: optionalString,
-  WORKER_DEPLOYMENT_PROMOTE: z.enum(['first', 'always', 'never']).default('first'),
+  WORKER_DEPLOYMENT_PROMOTE: z.enum(['newer', 'first', 'always', 'never']).default('newer'),
+  // A versioned worker whose build the server reports drained (superseded, no job pinned to it
+  // left) stops by itself, checked this often; 0 keeps it running (an operator retires it).
+  WORKER_DRAIN_CHECK_MS: int(30_000, 0),
+  // Every generation run's workflowRunTimeout is the model's deadline plus this: the time storing
+  // outputs may run past the deadline (20 min), the provider-cancel bound (5 min) and a margin. A
+  // run no worker serves (its build's workers gone) ends then and the reconciler refunds it.
+  JOB_RUN_TIMEOUT_GRACE_MS: int(30 * 60_000, 1_000),
+  // The reconciler role's mediagen_workflows_without_pollers gauge: a build counts as polled while
+  // one of its workers polled the workflows queue within this long (longer than a long poll, 60 s).
+  VERSION_POLLERS_FRESH_MS: int(90_000, 1_000),
   RECONCILE_INTERVAL_MS: int(15_000, 200),
   // Reconciler (worker/reconciler.ts): workflow starts and settlements it runs at once per replica,
   // and how long a replica's claim on a job keeps the others off it (a replica that dies mid-pass

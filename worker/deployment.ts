@@ -3,8 +3,11 @@
 // (WORKER_BUILD_ID). A pinned job runs to the end on the version that started it, its activities
 // included (the server sends them to the same version's workers of the activity's queue), while new
 // jobs go to the deployment's Current (or Ramping) Version. The operations below change that routing;
-// the worker uses them at start (WORKER_DEPLOYMENT_PROMOTE) and the admin CLI (`deployment …`) for
-// rollouts, ramps, rollbacks and retiring a drained build.
+// the worker uses them at start (WORKER_DEPLOYMENT_PROMOTE) and while it runs (a drained build's
+// workers stop by themselves: watchDrainage), and the admin CLI (`deployment …`) for rollouts,
+// ramps, rollbacks and retiring a drained build. Together they make a rainbow deploy: a new build
+// starts beside the running one, becomes current once its fleets poll every queue, and the old
+// build's workers keep serving the jobs pinned to it until the server reports it drained.
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -225,12 +228,31 @@ function asDeploymentError(err: unknown): Error {
 }
 
 /**
+ * Whether the `newer` policy promotes this build, from the deployment's state: only a version that
+ * was never current nor ramping (the server moves a superseded one to draining, then drained, and
+ * never back to inactive) and registered no earlier than the current one, and not while an
+ * operator ramps another build. So a restarted worker of an old build never takes new jobs back.
+ */
+export function newerDecision(deployment: DeploymentState, buildId: string): { promote: true } | { promote: false; reason: string } {
+  const mine = deployment.versions.find((x) => x.buildId === buildId);
+  if (!mine) return { promote: false, reason: 'not registered yet' };
+  if (mine.status !== 'inactive') return { promote: false, reason: `this build was current before and is ${mine.status} now: an operator promotes it again (deployment promote) if that is wanted` };
+  const current = deployment.versions.find((x) => x.buildId === deployment.current);
+  if (current?.createdAt && mine.createdAt && mine.createdAt < current.createdAt) {
+    return { promote: false, reason: `this build registered before the current one (${deployment.current}): it is older, so it is not promoted` };
+  }
+  if (deployment.ramping?.buildId && deployment.ramping.buildId !== buildId) return { promote: false, reason: `an operator ramps ${deployment.ramping.buildId}` };
+  return { promote: true };
+}
+
+/**
  * At worker start: once this process's version is registered (its first poll), make it Current
- * when the policy says so: `first` only when the deployment has no Current Version yet (a fresh
- * deployment, or one that only ever ran unversioned workers), `always` every time (a deployment
- * that replaces all its processes at once: `npm run dev`, the prod profile, `docker compose up`),
- * `never` leaves routing to the operator. Retries until the version has every task queue the
- * Current one has (a build's other fleets may start later), or until `signal` aborts.
+ * when the policy says so: `newer` (the default: rainbow deploys) when it is a build that was
+ * never current and is newer than the current one (newerDecision), `first` only when the
+ * deployment has no Current Version yet (a fresh deployment, or one that only ever ran unversioned
+ * workers), `always` every time (`npm run dev`, which replaces every process at once), `never`
+ * leaves routing to the operator. Retries until the version has every task queue the Current one
+ * has (a build's other fleets may start later), or until `signal` aborts.
  */
 export async function promoteAtStart(
   svc: WorkflowService,
@@ -251,6 +273,11 @@ export async function promoteAtStart(
         log.info({ deployment: v.deploymentName, buildId: v.buildId, current: deployment.current }, 'this build is not the current version: new jobs go to the current one until an operator promotes this build');
         return 'left';
       }
+      const decision = deployment && v.promote === 'newer' ? newerDecision(deployment, v.buildId) : null;
+      if (decision && !decision.promote && decision.reason !== 'not registered yet') {
+        log.info({ deployment: v.deploymentName, buildId: v.buildId, current: deployment!.current, reason: decision.reason }, 'this build is not made the current version');
+        return 'left';
+      }
       if (deployment?.versions.some((x) => x.buildId === v.buildId)) {
         const { previous } = await setCurrentVersion(svc, namespace, v.deploymentName, v.buildId, { identity: who });
         log.info({ deployment: v.deploymentName, buildId: v.buildId, previous }, 'this build is now the current version');
@@ -269,4 +296,34 @@ export async function promoteAtStart(
     delay = Math.min(delay * 2, 5_000);
   }
   return 'aborted';
+}
+
+/**
+ * While a versioned worker runs: resolves once the server reports its build drained (no longer
+ * current nor ramping, and no workflow pinned to it still open), checked every `intervalMs`, so
+ * the process can stop by itself; resolves null when `signal` aborts first. A build that was never
+ * current is inactive, not drained: its workers keep running until an operator decides.
+ */
+export async function watchDrainage(
+  svc: WorkflowService,
+  namespace: string,
+  v: Versioning,
+  intervalMs: number,
+  log: { warn(o: object, m: string): void },
+  signal: AbortSignal,
+): Promise<VersionState | null> {
+  while (!signal.aborted) {
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, intervalMs);
+      signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+    });
+    if (signal.aborted) break;
+    try {
+      const state = await describeVersion(svc, namespace, v.deploymentName, v.buildId);
+      if (state && (state.status === 'drained' || (state.drainage === 'drained' && state.status !== 'current' && state.status !== 'ramping'))) return state;
+    } catch (err) {
+      log.warn({ deployment: v.deploymentName, buildId: v.buildId, err: (err as Error).message }, 'could not read the drainage of this build; retrying');
+    }
+  }
+  return null;
 }

@@ -9,6 +9,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export interface BacklogSource {
   webhooks(): Promise<{ pending: number; oldestAgeSeconds: number }>;
   taskQueues(): Promise<{ taskQueue: string; backlog: number; ageSeconds: number }[]>;
+  /** Running workflows per version of the deployment whose workers no longer poll (none when unversioned). */
+  versionsWithoutPollers(): Promise<{ deployment: string; buildId: string; running: number }[]>;
 }
 
 export interface WorkerMetrics {
@@ -105,6 +107,19 @@ export function createWorkerMetrics(): WorkerMetrics {
     help: 'Age of the oldest task waiting in a task queue (approximate, from the Temporal server)',
     labelNames: ['task_queue'] as const,
     registers: [registry],
+  });
+  new Gauge({
+    name: 'mediagen_workflows_without_pollers',
+    help: 'Running workflows pinned to a build none of whose workers polls the workflows queue any more (they end only at their run timeout), by deployment and build',
+    labelNames: ['deployment', 'build_id'] as const,
+    registers: [registry],
+    async collect() {
+      if (!backlog) return;
+      const versions = await backlog.versionsWithoutPollers().catch(() => null);
+      if (!versions) return;
+      this.reset();
+      for (const v of versions) this.set({ deployment: v.deployment, build_id: v.buildId }, v.running);
+    },
   });
   const reconciliations = new Counter({
     name: 'mediagen_reconciliations_total',

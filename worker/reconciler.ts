@@ -63,7 +63,7 @@ async function eachBounded<T>(items: T[], limit: number, fn: (item: T) => Promis
 export function createReconciler(deps: { config: Config; db: Database; storage: Storage; client: Client; logger: Logger; metrics?: WorkerMetrics }): Reconciler {
   const { config, db, client, logger } = deps;
   const prefix = config.TASK_QUEUE_PREFIX;
-  const workflows = jobWorkflowPort(client, { taskQueuePrefix: prefix, timeoutMs: 10_000 });
+  const workflows = jobWorkflowPort(client, { taskQueuePrefix: prefix, timeoutMs: 10_000, runTimeoutGraceMs: config.JOB_RUN_TIMEOUT_GRACE_MS });
   let providerCancels = 0;
   // The service's provider cancels are Temporal calls too: counted for the pass's figure.
   const jobs = createJobService({
@@ -96,7 +96,7 @@ export function createReconciler(deps: { config: Config; db: Database; storage: 
         async (job) => {
           try {
             pass.temporalCalls++;
-            const outcome = await startJobWorkflow(client, jobToStart(job, prefix));
+            const outcome = await startJobWorkflow(client, jobToStart(job, prefix), { runTimeoutGraceMs: config.JOB_RUN_TIMEOUT_GRACE_MS });
             marked.push(job.id);
             if (outcome === 'already_started') return;
             deps.metrics?.reconciled('started');

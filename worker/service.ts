@@ -45,9 +45,19 @@ export interface WorkerService {
   stop(): Promise<void>;
 }
 
+/**
+ * The database pool of a worker process: at least one connection per Postgres step it may run at
+ * once (the workflows role's local activities, the io queue's activities), so a step never waits
+ * for a connection while holding a slot, plus a few for the reconciler and metrics.
+ */
+export function workerPoolSize(config: Config, roles: Role[]): number {
+  const steps = roles.some((r) => r.kind === 'workflows' || r.kind === 'io') ? config.IO_ACTIVITY_CONCURRENCY + 4 : 0;
+  return Math.max(config.DATABASE_POOL_SIZE, steps);
+}
+
 export function createWorkerService(config: Config, roles: Role[], overrides: WorkerServiceOverrides = {}): WorkerService {
   const logger = overrides.logger ?? pino({ level: config.LOG_LEVEL, base: { service: 'worker' }, ...tracingLogOptions() }, overrides.logDestination);
-  const db = overrides.db ?? createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
+  const db = overrides.db ?? createDb(config.DATABASE_URL, workerPoolSize(config, roles));
   const storage = overrides.storage ?? createStorage(config);
   const metrics = overrides.metrics ?? createWorkerMetrics();
   const extras = overrides.processExtras ?? true;

@@ -18,7 +18,7 @@ import type { BacklogSource, WorkerMetrics } from './metrics.js';
 import { sql } from 'kysely';
 import protos from '@temporalio/proto';
 import { tracing } from '../shared/tracing.js';
-import { deploymentOptions, promoteAtStart, workerVersioning, type Versioning } from './deployment.js';
+import { describeDeployment, deploymentOptions, promoteAtStart, runningOnVersion, watchDrainage, workerVersioning, type Versioning } from './deployment.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 /** Built by `npm run build` (scripts/bundle-workflows.ts); used when present so workers start fast. */
@@ -156,6 +156,22 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
   let running: Promise<void> | null = null;
   const stopPromoting = new AbortController();
   let promoting: Promise<unknown> = Promise.resolve();
+  let watching: Promise<unknown> = Promise.resolve();
+  let stopping: Promise<void> | null = null;
+  // Once, whoever asks first: a signal, the caller, or the drain watcher.
+  const shutdown = () =>
+    (stopping ??= (async () => {
+      stopPromoting.abort();
+      await promoting;
+      await watching;
+      await reconciler?.stop();
+      await uploadSweeper?.stop();
+      await webhookDispatcher?.stop();
+      for (const w of workers) {
+        if (w.getState() === 'RUNNING') w.shutdown();
+      }
+      await running;
+    })());
   return {
     roles,
     versioning,
@@ -172,21 +188,21 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
         promoting = promoteAtStart(connection.workflowService, config.TEMPORAL_NAMESPACE, versioning, deps.logger, stopPromoting.signal).catch((err: unknown) =>
           deps.logger.warn({ err: (err as Error).message }, 'could not compare this build with the current version of the deployment'),
         );
+        // Rainbow deploys: a superseded build serves the jobs pinned to it, then its workers stop
+        // by themselves once the server reports it drained (no orchestrator needs to know when).
+        if (config.WORKER_DRAIN_CHECK_MS > 0) {
+          watching = watchDrainage(connection.workflowService, config.TEMPORAL_NAMESPACE, versioning, config.WORKER_DRAIN_CHECK_MS, deps.logger, stopPromoting.signal).then((drained) => {
+            if (!drained) return;
+            deps.logger.info({ deployment: versioning.deploymentName, buildId: versioning.buildId, status: drained.status, drainageCheckedAt: drained.drainageCheckedAt }, 'this build is drained: stopping its workers');
+            // Not awaited here: shutdown() awaits this watcher.
+            setImmediate(() => void shutdown());
+          });
+        }
       }
       running ??= Promise.all(workers.map((w) => w.run())).then(() => undefined);
       return running;
     },
-    async shutdown() {
-      stopPromoting.abort();
-      await promoting;
-      await reconciler?.stop();
-      await uploadSweeper?.stop();
-      await webhookDispatcher?.stop();
-      for (const w of workers) {
-        if (w.getState() === 'RUNNING') w.shutdown();
-      }
-      await running;
-    },
+    shutdown,
   };
 }
 
@@ -217,6 +233,28 @@ function createBacklogSource(db: Database, client: Client, config: Config): Back
           return { taskQueue: name, backlog: Number(stats?.approximateBacklogCount ?? 0), ageSeconds: age ? Number(age.seconds ?? 0) + (age.nanos ?? 0) / 1e9 : 0 };
         }),
       );
+    },
+    async versionsWithoutPollers() {
+      const name = config.WORKER_DEPLOYMENT_NAME;
+      if (!name) return [];
+      const svc = client.workflowService;
+      const deployment = await describeDeployment(svc, config.TEMPORAL_NAMESPACE, name);
+      if (!deployment) return [];
+      // One describe for the workflows queue: the server lists the pollers of every version of it.
+      const res = await svc.describeTaskQueue({ namespace: config.TEMPORAL_NAMESPACE, taskQueue: { name: queues.workflows }, taskQueueType: protos.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, reportPollers: true });
+      const freshSince = Date.now() - config.VERSION_POLLERS_FRESH_MS;
+      const polled = new Set(
+        (res.pollers ?? [])
+          .filter((p) => p.deploymentOptions?.deploymentName === name && Number(p.lastAccessTime?.seconds ?? 0) * 1000 >= freshSince)
+          .map((p) => p.deploymentOptions!.buildId ?? ''),
+      );
+      const out: { deployment: string; buildId: string; running: number }[] = [];
+      for (const v of deployment.versions) {
+        if (v.status === 'drained' || polled.has(v.buildId)) continue;
+        const running = await runningOnVersion(svc, config.TEMPORAL_NAMESPACE, name, v.buildId);
+        if (running > 0) out.push({ deployment: name, buildId: v.buildId, running });
+      }
+      return out;
     },
   };
 }

@@ -56,13 +56,25 @@ export function jobSummary(job: Pick<JobToStart, 'kind' | 'model' | 'text'>): st
   return `${job.kind.replace('_', '-')} · ${job.model}${short ? ` · "${short}"` : ''}`;
 }
 
-/** Starts the job's workflow; starting one that already runs (or ran) is harmless. */
-export function startJobWorkflow(client: Client, job: JobToStart): Promise<'started' | 'already_started'> {
-  // A span of its own, so a start without a request (the reconciler's) still has a trace to name.
-  return withSpan('start job workflow', { 'mediagen.job_id': job.id, 'mediagen.job_kind': job.kind, 'mediagen.model': job.model, 'mediagen.workspace_id': job.workspaceId }, () => startTraced(client, job));
+/** JOB_RUN_TIMEOUT_GRACE_MS's default (shared/config.ts): outputs storing (20 min) + provider cancel (5 min) + a margin. */
+export const DEFAULT_RUN_TIMEOUT_GRACE_MS = 30 * 60_000;
+
+/**
+ * A generation run's workflowRunTimeout: the backstop no deploy can defeat. A run whose build lost
+ * its workers (or any run that never finishes) ends TIMED_OUT then, and the reconciler refunds the
+ * job and cancels its provider request. `graceMs` covers what may run past the model's deadline.
+ */
+export function jobRunTimeoutMs(deadlineSeconds: number, graceMs = DEFAULT_RUN_TIMEOUT_GRACE_MS): number {
+  return deadlineSeconds * 1000 + graceMs;
 }
 
-async function startTraced(client: Client, job: JobToStart): Promise<'started' | 'already_started'> {
+/** Starts the job's workflow; starting one that already runs (or ran) is harmless. */
+export function startJobWorkflow(client: Client, job: JobToStart, opts: { runTimeoutGraceMs?: number } = {}): Promise<'started' | 'already_started'> {
+  // A span of its own, so a start without a request (the reconciler's) still has a trace to name.
+  return withSpan('start job workflow', { 'mediagen.job_id': job.id, 'mediagen.job_kind': job.kind, 'mediagen.model': job.model, 'mediagen.workspace_id': job.workspaceId }, () => startTraced(client, job, opts.runTimeoutGraceMs));
+}
+
+async function startTraced(client: Client, job: JobToStart, runTimeoutGraceMs: number | undefined): Promise<'started' | 'already_started'> {
   // The trace id in the memo: the Web UI shows it, and an operator searches the trace viewer for it.
   const traceId = currentTraceId();
   try {
@@ -81,6 +93,7 @@ async function startTraced(client: Client, job: JobToStart): Promise<'started' |
       ]),
       staticSummary: jobSummary(job),
       staticDetails: `Job ${job.id} of workspace ${job.workspaceId}, project ${job.projectId}.`,
+      workflowRunTimeout: jobRunTimeoutMs(job.input.deadlineSeconds, runTimeoutGraceMs),
       // The workflow id is the job id for ever: a second start of a closed job is refused, not re-run.
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
     });
@@ -146,10 +159,10 @@ export async function startProviderCancel(client: Client, job: Job, taskQueuePre
  * The job service's Temporal port (db/job-service.ts) over this client, each call bounded by
  * `timeoutMs` (a gRPC deadline, so the client's own retries stop too while Temporal is down).
  */
-export function jobWorkflowPort(client: Client, opts: { taskQueuePrefix: string; timeoutMs: number }): JobWorkflowPort {
+export function jobWorkflowPort(client: Client, opts: { taskQueuePrefix: string; timeoutMs: number; runTimeoutGraceMs?: number }): JobWorkflowPort {
   const bounded = <T>(fn: () => Promise<T>) => client.withDeadline(Date.now() + opts.timeoutMs, fn);
   return {
-    start: (job) => bounded(() => startJobWorkflow(client, jobToStart(job, opts.taskQueuePrefix))),
+    start: (job) => bounded(() => startJobWorkflow(client, jobToStart(job, opts.taskQueuePrefix), { runTimeoutGraceMs: opts.runTimeoutGraceMs })),
     cancel: (jobId) => bounded(() => cancelJobWorkflow(client, jobId)),
     cancelProviderRequest: (job) => bounded(() => startProviderCancel(client, job, opts.taskQueuePrefix)),
   };

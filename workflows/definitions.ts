@@ -27,7 +27,7 @@ export interface ProviderCancelInput {
 export interface TaskQueues {
   workflows: string;
   io: string;
-  /** Remote fetches (upload-from-url, URL job inputs): slow servers never hold the io queue's slots. */
+  /** Remote fetches (upload-from-url, URL job inputs): slow servers never hold another fleet's slots. */
   fetch: string;
   /** Webhook deliveries: a receiver that never answers holds only this queue's slots. */
   webhooks: string;

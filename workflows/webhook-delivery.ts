@@ -52,7 +52,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<{ st
 
 // Auto-upgrade: a delivery may retry for a day (WEBHOOK_RETRY_FOR_MS), longer than a build should
 // have to stay up, so it moves to the current build at its next workflow task, and its attempts
-// (activity retries, no workflow task between them) run on the current build's io fleet. It has
+// (activity retries, no workflow task between them) run on the current build's webhooks fleet. It has
 // only two workflow tasks (start, and the activity's end), and its commands (deliverWebhook, then
 // abandonWebhook on failure) must stay replay-compatible across builds: change them with patched().
 setVersioningBehavior('AUTO_UPGRADE', webhookDelivery);

@@ -16,7 +16,7 @@ import { Client, Connection } from '@temporalio/client';
 import { createDb, type Database } from '../../db/index.js';
 import { createTenant, waitFor } from '../support/stack.js';
 import { api, creditsOf } from '../support/services.js';
-import { processAlive, prodStack, type ProdStack } from '../support/prod-stack.js';
+import { lockProdStack, processAlive, type ProdStack } from '../support/prod-stack.js';
 import { falRequestsWith, jobFinished, jobLedger, jobRow, submitsWith } from '../support/failover-stack.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { startFakeXai, type FakeXai } from '../support/fake-providers/xai.js';
@@ -25,7 +25,7 @@ import { roleScopedSecrets, secretsOfRoles } from '../../shared/routing.js';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-let stack: ProdStack;
+let stack: ProdStack & { release(): void };
 let db: Database;
 let connection: Connection;
 let temporal: Client;
@@ -48,7 +48,8 @@ async function up(): Promise<string> {
 const resetCircuits = () => db.deleteFrom('provider_circuits').where('model', '=', model).execute();
 
 before(async () => {
-  stack = prodStack();
+  // The suite lock first: no other prod-profile suite uses the stack until this one ends.
+  stack = await lockProdStack();
   db = createDb(stack.config.DATABASE_URL, 5);
   connection = await Connection.connect({ address: stack.config.TEMPORAL_ADDRESS });
   temporal = new Client({ connection, namespace: 'default' });
@@ -60,7 +61,7 @@ before(async () => {
   await resetCircuits();
   // Every gateway and worker is replaced under the overrides.
   assert.match(await up(), /the overrides changed/);
-}, { timeout: 600_000 });
+}, { timeout: 4_200_000 });
 
 after(async () => {
   if (stack) {
@@ -72,6 +73,7 @@ after(async () => {
   await connection?.close();
   await db?.destroy();
   await Promise.all([live?.close(), xai?.close()]);
+  stack?.release();
 }, { timeout: 600_000 });
 
 const rowOf = (id: string) => jobRow(db, id);

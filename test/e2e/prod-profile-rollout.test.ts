@@ -21,7 +21,7 @@ import { Client, Connection } from '@temporalio/client';
 import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startWorkers, type Workers } from '../support/services.js';
 import { Holds, type HeldCall } from '../support/holds.js';
-import { prodStack, type ProdStack } from '../support/prod-stack.js';
+import { lockProdStack, type ProdStack } from '../support/prod-stack.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import { randomToken } from '../../shared/ids.js';
 import { runAdmin } from '../../scripts/admin.js';
@@ -33,7 +33,7 @@ const temporalEnums = protos.temporal.api.enums.v1;
 const buildBWorkflows = fileURLToPath(new URL('./fixtures/rollout-build-b.js', import.meta.url));
 const JOBS = 20;
 
-let prod: ProdStack;
+let prod: ProdStack & { release(): void };
 let tdb: TestDatabase;
 let bundleDir: string;
 let buildBBundle: string;
@@ -41,7 +41,7 @@ let connection: Connection;
 let temporal: Client;
 
 before(async () => {
-  prod = prodStack();
+  prod = await lockProdStack();
   tdb = await createTestDatabase();
   bundleDir = await mkdtemp(join(tmpdir(), 'rollout-test-'));
   buildBBundle = join(bundleDir, 'workflow-bundle-b.js');
@@ -49,12 +49,13 @@ before(async () => {
   await writeFile(buildBBundle, code);
   connection = await Connection.connect({ address: prod.config.TEMPORAL_ADDRESS });
   temporal = new Client({ connection, namespace: 'default' });
-});
+}, { timeout: 4_200_000 });
 
 after(async () => {
   await connection?.close();
   await tdb?.drop();
   if (bundleDir) await rm(bundleDir, { recursive: true, force: true });
+  prod?.release();
 });
 
 /** Which fleet ran each activity task, per job: an activity interceptor on each provider fleet. */
@@ -90,7 +91,7 @@ async function rollout(order: 'providers-first' | 'workflows-first', opts: { web
     RATE_LIMIT_POLL_PER_MIN: '100000',
   });
   const providerQueue = `${config.TASK_QUEUE_PREFIX}-provider-local/activity`;
-  const build = (buildId: string, extra: Partial<Config> = {}): Config => ({ ...config, WORKER_DEPLOYMENT_NAME: deployment, WORKER_BUILD_ID: buildId, WORKER_DEPLOYMENT_PROMOTE: 'first', ...extra });
+  const build = (buildId: string, extra: Partial<Config> = {}): Config => ({ ...config, WORKER_DEPLOYMENT_NAME: deployment, WORKER_BUILD_ID: buildId, WORKER_DEPLOYMENT_PROMOTE: 'first', WORKER_DRAIN_CHECK_MS: 0, ...extra });
   const adminEnv = { TEMPORAL_ADDRESS: prod.config.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: 'default', WORKER_DEPLOYMENT_NAME: deployment };
   const admin = async (...args: string[]) => {
     const r = await runAdmin(['deployment', ...args, '--json'], adminEnv);

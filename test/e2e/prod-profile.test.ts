@@ -15,25 +15,26 @@ import { revokeApiKey } from '../../db/repos/workspaces.js';
 import { createTenant, waitFor, type Tenant } from '../support/stack.js';
 import { api, creditsOf } from '../support/services.js';
 import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
-import { processAlive, prodStack, type ProdStack } from '../support/prod-stack.js';
+import { lockProdStack, processAlive, type ProdStack } from '../support/prod-stack.js';
 
-let stack: ProdStack;
+let stack: ProdStack & { release(): void };
 let db: Database;
 let storage: Storage;
 let connection: Connection;
 let temporal: Client;
 
 before(async () => {
-  stack = prodStack();
+  stack = await lockProdStack();
   db = createDb(stack.config.DATABASE_URL, 5);
   storage = createStorage(stack.config);
   connection = await Connection.connect({ address: stack.config.TEMPORAL_ADDRESS });
   temporal = new Client({ connection, namespace: 'default' });
-});
+}, { timeout: 4_200_000 });
 
 after(async () => {
   await connection?.close();
   await db?.destroy();
+  stack?.release();
 });
 
 const gateway = (i: 0 | 1) => stack.gateways[i]!;

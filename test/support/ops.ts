@@ -70,3 +70,108 @@ export function exposedNames(text: string): Set<string> {
   }
   return names;
 }
+
+/** One sample of a Prometheus text exposition: its labels and value. */
+export interface Sample {
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** The samples of `name` in a Prometheus text exposition. */
+export function samplesOf(text: string, name: string): Sample[] {
+  const out: Sample[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const labels: Record<string, string> = {};
+    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    out.push({ labels, value: Number(m[3]) });
+  }
+  return out;
+}
+
+type SyntaxNode = ReturnType<ReturnType<typeof parser.parse>['topNode']['getChild']> & object;
+
+/**
+ * Evaluates an alert rule's expression at one instant against one scrape (the rule's `for` aside):
+ * the series an alert would fire for, with their labels and value. The subset alert rules of the
+ * form `agg by (labels) (metric{matchers}) <cmp> number` use: vector selectors with = and !=
+ * matchers, sum / max / min / count with `by`, parentheses and a comparison with a number.
+ * Anything else throws, so a rule this cannot evaluate is never reported as quiet.
+ */
+export function evaluateAlert(expr: string, exposition: string): Sample[] {
+  const tree = parser.parse(expr);
+  const src = (n: SyntaxNode) => expr.slice(n.from, n.to);
+  const kids = (n: SyntaxNode) => {
+    const out: SyntaxNode[] = [];
+    for (let c = n.firstChild; c; c = c.nextSibling) out.push(c);
+    return out;
+  };
+  const evalNode = (n: SyntaxNode): Sample[] | number => {
+    switch (n.name) {
+      case 'PromQL':
+      case 'ParenExpr':
+      case 'FunctionCallBody':
+        return evalNode(kids(n).find((c) => c.name !== '(' && c.name !== ')')!);
+      case 'NumberDurationLiteral':
+      case 'NumberLiteral':
+        return Number(src(n));
+      case 'VectorSelector': {
+        const name = src(n.getChild('Identifier')!);
+        const matchers = (n.getChild('LabelMatchers') ? kids(n.getChild('LabelMatchers')!) : []).map((m) => ({
+          label: src(m.getChild('LabelName')!),
+          op: src(m.getChild('MatchOp')!),
+          value: JSON.parse(src(m.getChild('StringLiteral')!)) as string,
+        }));
+        for (const m of matchers) if (m.op !== '=' && m.op !== '!=') throw new Error(`evaluateAlert: matcher ${m.op} is not supported`);
+        return samplesOf(exposition, name).filter((s) => matchers.every((m) => ((s.labels[m.label] ?? '') === m.value) === (m.op === '=')));
+      }
+      case 'AggregateExpr': {
+        const op = src(n.getChild('AggregateOp')!);
+        const modifier = n.getChild('AggregateModifier');
+        if (modifier && !modifier.getChild('By')) throw new Error('evaluateAlert: only `by` grouping is supported');
+        const by = modifier ? kids(modifier.getChild('GroupingLabels')!).filter((c) => c.name === 'LabelName').map(src) : [];
+        const input = evalNode(n.getChild('FunctionCallBody')!);
+        if (typeof input === 'number') throw new Error('evaluateAlert: aggregation of a number');
+        const groups = new Map<string, { labels: Record<string, string>; values: number[] }>();
+        for (const s of input) {
+          const labels = Object.fromEntries(by.filter((l) => s.labels[l] !== undefined).map((l) => [l, s.labels[l]!]));
+          const key = JSON.stringify(by.map((l) => labels[l] ?? ''));
+          const g = groups.get(key) ?? { labels, values: [] };
+          g.values.push(s.value);
+          groups.set(key, g);
+        }
+        const fold: Record<string, (v: number[]) => number> = {
+          sum: (v) => v.reduce((a, b) => a + b, 0),
+          max: (v) => Math.max(...v),
+          min: (v) => Math.min(...v),
+          count: (v) => v.length,
+        };
+        if (!fold[op]) throw new Error(`evaluateAlert: aggregation ${op} is not supported`);
+        return [...groups.values()].map((g) => ({ labels: g.labels, value: fold[op]!(g.values) }));
+      }
+      case 'BinaryExpr': {
+        const [l, opNode, r] = kids(n);
+        const compare: Record<string, (a: number, b: number) => boolean> = { Gtr: (a, b) => a > b, Lss: (a, b) => a < b, Gte: (a, b) => a >= b, Lte: (a, b) => a <= b, EqlSingle: (a, b) => a === b, Neq: (a, b) => a !== b };
+        const cmp = compare[opNode!.name];
+        const left = evalNode(l!);
+        const right = evalNode(r!);
+        if (!cmp || typeof left === 'number' || typeof right !== 'number') throw new Error(`evaluateAlert: only "vector <comparison> number" is supported, not ${src(n)}`);
+        return left.filter((s) => cmp(s.value, right));
+      }
+      default:
+        throw new Error(`evaluateAlert: ${n.name} (${src(n)}) is not supported`);
+    }
+  };
+  if (promqlErrors(expr).length) throw new Error(`evaluateAlert: ${expr} does not parse`);
+  const result = evalNode(tree.topNode as SyntaxNode);
+  if (typeof result === 'number') throw new Error('evaluateAlert: the expression is a number');
+  return result;
+}
+
+/** The alert rule named `alert` of ops/prometheus/alerts.yml. */
+export function alertRule(alert: string): { alert: string; expr: string; for: string } {
+  const rule = (alertRules().groups as any[]).flatMap((g) => g.rules as any[]).find((r) => r.alert === alert);
+  if (!rule) throw new Error(`no alert rule ${alert}`);
+  return rule;
+}

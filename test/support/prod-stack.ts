@@ -1,8 +1,9 @@
 // Access to the `prod` profile of scripts/stack.sh (scripts/stack-prod.sh) for the suite that runs
 // against it: scripts/test.sh starts or reuses the profile and hands its `export` lines over in
 // PROD_STACK_ENV; this module reads them and can run `stack.sh up prod` again (which restarts
-// whatever process of the topology is missing and reuses the rest).
-import { execFile } from 'node:child_process';
+// whatever process of the topology is missing and reuses the rest). The suites share that one stack:
+// each holds the profile's suite lock (lockProdStack) from before it touches the stack to its end.
+import { execFile, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,8 +42,10 @@ export interface ProdStack {
   log(name: string): Promise<string>;
   /** The environment one of the profile's processes runs with (Linux /proc). */
   environment(name: string): Promise<Record<string, string>>;
-  /** `scripts/stack.sh up prod` for the same state directory. */
-  up(): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** `scripts/stack.sh up prod` for the same state directory (`env`: e.g. PROD_DIST, another build to deploy). */
+  up(env?: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** A build's directory of the profile ($STATE/builds/<id>: app/, pid files, logs/). */
+  buildDir(buildId: string): string;
 }
 
 export function prodStack(): ProdStack {
@@ -70,11 +73,12 @@ export function prodStack(): ProdStack {
       const raw = await readFile(`/proc/${pid}/environ`, 'utf8');
       return Object.fromEntries(raw.split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
     },
-    up() {
-      const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MEDIA_GEN_HOME: dirname(stateDir) };
+    up(extra = {}) {
+      const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MEDIA_GEN_HOME: dirname(stateDir), ...extra };
       if (process.env.MEDIA_GEN_CACHE) env.MEDIA_GEN_CACHE = process.env.MEDIA_GEN_CACHE;
       return runStackScript(['up', 'prod'], env);
     },
+    buildDir: (buildId) => join(stateDir, 'builds', buildId),
   };
 }
 
@@ -86,4 +90,36 @@ export function processAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** The lock every prod-profile suite holds while it uses the stack: a file in the profile's state directory. */
+export const suiteLockPath = (stateDir: string) => join(stateDir, 'suites.lock');
+
+/**
+ * Waits for the profile's suite lock (flock(1) on suiteLockPath, held by a child process until this
+ * process releases it or exits, so a crashed suite never leaves it held), then runs `stack.sh up
+ * prod` again under it (another suite may have changed the stack since scripts/test.sh started it)
+ * and returns the stack as that `up` printed it. Released by `release()` (the suite's last `after`)
+ * or when the suite's process exits. Call it in the suite's `before`, with a timeout long enough to
+ * wait for the other suites.
+ */
+export async function lockProdStack(opts: { waitMs?: number } = {}): Promise<ProdStack & { release(): void }> {
+  const first = prodStack();
+  const holder = spawn('flock', ['-w', String(Math.ceil((opts.waitMs ?? 3_600_000) / 1000)), suiteLockPath(first.stateDir), 'sh', '-c', 'echo locked; exec cat'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const release = () => {
+    holder.stdin.end();
+    holder.kill();
+  };
+  process.once('exit', release);
+  await new Promise<void>((resolve, reject) => {
+    holder.stdout.once('data', () => resolve());
+    holder.once('exit', (code) => reject(new Error(`could not take the prod profile's suite lock ${suiteLockPath(first.stateDir)} (flock exited ${code})`)));
+  });
+  const up = await first.up();
+  if (up.code !== 0) {
+    release();
+    throw new Error(`stack.sh up prod failed under the suite lock:\n${up.stderr}`);
+  }
+  process.env.PROD_STACK_ENV = up.stdout;
+  return { ...prodStack(), release };
 }

@@ -9,6 +9,7 @@ import { loadConfig, type Config } from '../../shared/config.js';
 import { createWorkspace, createApiKey, createProject } from '../../db/repos/workspaces.js';
 import { newId } from '../../shared/ids.js';
 import { insertJobWithCharge } from '../../db/repos/jobs.js';
+import type { ProviderName } from '../../shared/job-model.js';
 
 export function requireStackEnv(): void {
   for (const v of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'S3_ENDPOINT']) {
@@ -94,7 +95,7 @@ export async function createTenant(db: Database, credits = 1000): Promise<Tenant
  * A charged `pending` image job written straight to the database, with no workflow: for tests and
  * benchmarks that drive the row themselves.
  */
-export async function insertImageJob(db: Database, t: Tenant, opts: { prompt?: string; price?: number; deadlineSeconds?: number } = {}) {
+export async function insertImageJob(db: Database, t: Tenant, opts: { prompt?: string; price?: number; deadlineSeconds?: number; route?: { provider: ProviderName; provider_model_id?: string } } = {}) {
   const id = newId('img');
   return db.transaction().execute((tx) =>
     insertJobWithCharge(tx, {
@@ -104,7 +105,7 @@ export async function insertImageJob(db: Database, t: Tenant, opts: { prompt?: s
       projectId: t.projectId,
       apiKeyId: t.apiKeyId,
       model: 'nano-banana-2',
-      params: { prompt: opts.prompt ?? `test ${id}`, aspect_ratio: '1:1', count: 1, provider: 'local', deadline_seconds: opts.deadlineSeconds ?? 600 },
+      params: { prompt: opts.prompt ?? `test ${id}`, aspect_ratio: '1:1', count: 1, provider: 'local', ...opts.route, deadline_seconds: opts.deadlineSeconds ?? 600 },
       price: opts.price ?? 1,
     }),
   );

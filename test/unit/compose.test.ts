@@ -50,7 +50,10 @@ function prodProfileVariables(): { gateway: string[]; worker: string[] } {
   // Each launch: `env -i "${common[@]}" NAME=… \ … setsid node <entry>`.
   const launches = script.split('env -i "${common[@]}"').slice(1).map((part) => /^([\s\S]*?)setsid node (\S+ )*"\$app\/dist\/(\S+)"/.exec(part));
   const launch = (entry: string) => names(launches.find((m) => m?.[3] === entry)![1]!);
-  return { gateway: [...common, ...launch('api/server.js')], worker: [...common, ...launch('worker/main.js')] };
+  // Workers: `start_worker DIR NAME "${worker_env[@]}"`, which runs `env -i "$@" NAME=… \ … setsid node`.
+  const workerEnv = names(/local worker_env=\(([\s\S]*?)\)\n/.exec(script)![1]!);
+  const startWorker = names(/start_worker\(\) \{[\s\S]*?env -i "\$@" ([\s\S]*?)setsid node/.exec(script)![1]!);
+  return { gateway: [...common, ...launch('api/server.js')], worker: [...common, ...workerEnv, ...startWorker] };
 }
 
 /** A pinned version in scripts/stack-prod.sh (`NAME=v1.2.3`), without the v. */
@@ -202,7 +205,7 @@ describe('docker-compose.yml', () => {
       const vars = Object.fromEntries(Object.entries(env(services[p.name]!)).map(([k, v]) => [k, interpolate(v)]));
       assert.equal(vars.WORKER_DEPLOYMENT_NAME, 'mediagen', p.name);
       assert.equal(vars.WORKER_BUILD_ID, '', `${p.name}: unset, the image's dist/build-id`);
-      assert.equal(loadConfig(vars).WORKER_DEPLOYMENT_PROMOTE, 'always', p.name);
+      assert.equal(loadConfig(vars).WORKER_DEPLOYMENT_PROMOTE, 'newer', p.name);
     }
     for (const g of gateways) assert.equal(env(services[g]!).WORKER_DEPLOYMENT_NAME, undefined, `${g} polls nothing`);
   });

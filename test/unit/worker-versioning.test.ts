@@ -3,7 +3,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../shared/config.js';
-import { deploymentOptions, workerVersioning } from '../../worker/deployment.js';
+import { deploymentOptions, newerDecision, workerVersioning, type DeploymentState, type VersionStatusName } from '../../worker/deployment.js';
+import { workerPoolSize } from '../../worker/service.js';
+import { parseRoles } from '../../worker/roles.js';
 
 const base = { DATABASE_URL: 'postgres://u@127.0.0.1:5432/db', TEMPORAL_ADDRESS: '127.0.0.1:7233', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY: 'k', S3_SECRET_KEY: 's' };
 const noFile = () => {
@@ -15,8 +17,8 @@ describe('worker versioning settings', () => {
     assert.equal(workerVersioning(loadConfig(base), noFile), null);
   });
 
-  test('the configured build id, else the one the build wrote; promote defaults to first', () => {
-    assert.deepEqual(workerVersioning(loadConfig({ ...base, WORKER_DEPLOYMENT_NAME: 'mediagen', WORKER_BUILD_ID: 'abc123' }), noFile), { deploymentName: 'mediagen', buildId: 'abc123', promote: 'first' });
+  test('the configured build id, else the one the build wrote; promote defaults to newer (rainbow deploys)', () => {
+    assert.deepEqual(workerVersioning(loadConfig({ ...base, WORKER_DEPLOYMENT_NAME: 'mediagen', WORKER_BUILD_ID: 'abc123' }), noFile), { deploymentName: 'mediagen', buildId: 'abc123', promote: 'newer' });
     assert.deepEqual(workerVersioning(loadConfig({ ...base, WORKER_DEPLOYMENT_NAME: 'mediagen', WORKER_DEPLOYMENT_PROMOTE: 'always' }), () => '0123abcd'), { deploymentName: 'mediagen', buildId: '0123abcd', promote: 'always' });
   });
 
@@ -33,5 +35,36 @@ describe('worker versioning settings', () => {
       useWorkerVersioning: true,
       defaultVersioningBehavior: 'PINNED',
     });
+  });
+
+  const deployment = (current: string | null, versions: [string, VersionStatusName, string][], ramping: string | null = null): DeploymentState => ({
+    name: 'mediagen',
+    current,
+    ramping: ramping ? { buildId: ramping, percent: 10 } : null,
+    versions: versions.map(([buildId, status, createdAt]) => ({ buildId, status, createdAt })),
+  });
+
+  test('`newer` promotes a build never current before and registered after the current one, nothing else', () => {
+    const t0 = '2026-11-26T10:00:00.000Z';
+    const t1 = '2026-11-26T11:00:00.000Z';
+    assert.deepEqual(newerDecision(deployment(null, [['a', 'inactive', t0]]), 'a'), { promote: true }, 'the first build of a fresh deployment');
+    assert.deepEqual(newerDecision(deployment('a', [['a', 'current', t0], ['b', 'inactive', t1]]), 'b'), { promote: true }, 'a new build beside the current one');
+    // The old build restarted after the new one took over: draining, or drained, never again current by itself.
+    for (const status of ['draining', 'drained'] as const) {
+      const d = newerDecision(deployment('b', [['a', status, t0], ['b', 'current', t1]]), 'a');
+      assert.equal(d.promote, false, status);
+      assert.match((d as { reason: string }).reason, new RegExp(`current before and is ${status}`));
+    }
+    const older = newerDecision(deployment('b', [['z', 'inactive', t0], ['b', 'current', t1]]), 'z');
+    assert.equal(older.promote, false, 'a build that registered before the current one is older');
+    assert.equal(newerDecision(deployment('a', [['a', 'current', t0], ['b', 'inactive', t1], ['c', 'inactive', t1]], 'c'), 'b').promote, false, 'not while an operator ramps another build');
+    assert.equal(newerDecision(deployment('a', [['a', 'current', t0]]), 'b').promote, false, 'not registered yet');
+  });
+
+  test("a worker's database pool has a connection for every Postgres step it may run at once", () => {
+    const config = loadConfig({ ...base, DATABASE_POOL_SIZE: '10', IO_ACTIVITY_CONCURRENCY: '50' });
+    assert.ok(workerPoolSize(config, parseRoles('workflows,io,reconciler')) >= 50);
+    assert.equal(workerPoolSize(config, parseRoles('provider:local')), 10, 'a provider fleet runs no Postgres step as a local activity');
+    assert.equal(workerPoolSize(loadConfig({ ...base, DATABASE_POOL_SIZE: '80' }), parseRoles('workflows')), 80);
   });
 });

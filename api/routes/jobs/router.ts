@@ -274,7 +274,7 @@ for (const spec of kinds) addKind(jobEndpoints, spec);
 
 export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: Auth) {
   const liveProgress = createLiveProgress(deps.temporal, { timeoutMs: deps.config.PROGRESS_QUERY_TIMEOUT_MS, cacheMs: LIVE_PROGRESS_CACHE_MS });
-  const workflows = jobWorkflowPort(deps.temporal, { taskQueuePrefix: deps.config.TASK_QUEUE_PREFIX, timeoutMs: deps.config.WORKFLOW_START_TIMEOUT_MS });
+  const workflows = jobWorkflowPort(deps.temporal, { taskQueuePrefix: deps.config.TASK_QUEUE_PREFIX, timeoutMs: deps.config.WORKFLOW_START_TIMEOUT_MS, runTimeoutGraceMs: deps.config.JOB_RUN_TIMEOUT_GRACE_MS });
   const jobs = createJobService({ db: deps.db, storage: deps.storage, workflows, logger: deps.logger });
   return jobEndpoints.router({ deps, jobs, liveProgress }, auth);
 }
