@@ -133,6 +133,8 @@ export interface JobTable {
   outputs_removed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** The routes the job gave up, in order (0012_provider_failover): its record's `provider_attempts`. */
   provider_attempts: ColumnType<ProviderAttempt[], string | undefined, string>;
+  /** When the run that holds the job claimed it (0018_run_claims): the model's deadline counts from it. */
+  claimed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 /** The circuit breaker of one provider route of a model, shared by the fleet (0012_provider_failover). */
