@@ -63,9 +63,10 @@ function currentRunId(): string {
   return runId;
 }
 
-/** The run holding the job and since when, for the pipeline's deadline (none for a row claimed before claims were timed). */
-export function runClaim(job: Pick<Job, 'status_run_id' | 'claimed_at'>): RunClaim | undefined {
-  return job.status_run_id && job.claimed_at ? { runId: job.status_run_id, at: new Date(job.claimed_at).getTime() } : undefined;
+/** The run holding the job and since when, for the pipeline's deadline (a row claimed before claims were timed: since its start). */
+export function runClaim(job: Pick<Job, 'status_run_id' | 'claimed_at' | 'started_at'>): RunClaim | undefined {
+  const at = job.claimed_at ?? job.started_at;
+  return job.status_run_id && at ? { runId: job.status_run_id, at: new Date(at).getTime() } : undefined;
 }
 
 /**
