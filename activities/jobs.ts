@@ -37,7 +37,7 @@ import {
   type ProviderRef,
   type ProviderRequest,
 } from './providers/types.js';
-import type { ProviderName } from '../shared/job-model.js';
+import type { ProviderName, RunClaim } from '../shared/job-model.js';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck, ProviderStepOptions } from '../workflows/activity-types.js';
 import { circuitPolicy, createProviderCircuits } from '../db/provider-circuits.js';
 
@@ -65,6 +65,27 @@ function currentRunId(): string {
   return runId;
 }
 
+/** The run holding the job and since when, for the pipeline's deadline (a row claimed before claims were timed: since its start). */
+export function runClaim(job: Pick<Job, 'status_run_id' | 'claimed_at' | 'started_at'>): RunClaim | undefined {
+  const at = job.claimed_at ?? job.started_at;
+  return job.status_run_id && at ? { runId: job.status_run_id, at: new Date(at).getTime() } : undefined;
+}
+
+/**
+ * The job as run `runId` holds it, claiming it when this is the run's first live database step (a
+ * reset run may start at any step): a refused claim fails the step for good.
+ */
+async function holdJob(db: Database, jobs: JobService, jobId: string, runId: string, phase: JobPhase): Promise<Job> {
+  const job = await jobsRepo.getJob(db, jobId);
+  if (!job) throw nonRetryable(failureTypes.inputUnavailable, `job ${jobId} does not exist`);
+  if (job.status === 'generating' && job.status_run_id === runId) return job;
+  try {
+    return (await jobs.claim(jobId, runId, { phase: () => phase, phaseSql: phase, attempt: stepAttempt() })).job;
+  } catch (err) {
+    throw stepFailure(err);
+  }
+}
+
 // ------------------------------------------------------------------ io activities
 
 /** Only a replace-actor job given by URLs needs a remote fetch before its request can be built. */
@@ -79,12 +100,6 @@ export const nextPhaseSql = sql<JobPhase>`case when kind = 'replace_actor' and n
 export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
   const { db } = deps;
   const jobs = deps.jobs ?? createJobService({ db, storage: deps.storage, circuits: createProviderCircuits(db, circuitPolicy(deps.config)) });
-
-  async function loadJob(jobId: string): Promise<Job> {
-    const job = await jobsRepo.getJob(db, jobId);
-    if (!job) throw nonRetryable(failureTypes.inputUnavailable, `job ${jobId} does not exist`);
-    return job;
-  }
 
   async function uploadInput(job: Job, id: string, role: InputFile['role'], expect: 'image' | 'video'): Promise<InputFile> {
     const up = await findUploadForJob(db, job.workspace_id, id);
@@ -170,15 +185,18 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
      * store (all but replace-actor jobs given by URL, whose request comes from prepareProviderRequest
      * on the fetch queue: `request` is null then). A local activity: it never fetches a remote URL.
      */
-    async startGenerating(jobId: string): Promise<{ request: ProviderRequest | null }> {
+    async startGenerating(jobId: string): Promise<{ request: ProviderRequest | null; claim?: RunClaim }> {
       const phase = (j: Job): JobPhase => (needsRemoteFetch(j) ? 'fetching_inputs' : 'submitting');
       const { job } = await asStep(() => jobs.claim(jobId, currentRunId(), { phase, phaseSql: nextPhaseSql, attempt: stepAttempt() }));
-      return { request: needsRemoteFetch(job) ? null : await buildProviderRequest(job) };
+      return { request: needsRemoteFetch(job) ? null : await buildProviderRequest(job), claim: runClaim(job) };
     },
 
-    /** Resolves the job's inputs into objects in our store (fetching remote URLs safely) and builds the provider request. */
+    /**
+     * Resolves the job's inputs into objects in our store (fetching remote URLs safely) and builds
+     * the provider request; claims the job first when this is the run's first database step.
+     */
     async prepareProviderRequest(jobId: string): Promise<ProviderRequest> {
-      const req = await buildProviderRequest(await loadJob(jobId));
+      const req = await buildProviderRequest(await holdJob(db, jobs, jobId, currentRunId(), 'fetching_inputs'));
       // The workflow submits next: the phase says so even while no provider fleet has taken it.
       await jobsRepo.setJobPhase(db, jobId, 'submitting', stepAttempt());
       return req;
@@ -197,9 +215,11 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
 
     /** The next route of a job with failover routes (the job service decides, with the circuit breakers). */
     async routeJob(jobId, gaveUp) {
+      // A reset to the task that gives a route up (or that follows the inputs' fetch) runs this step first.
+      const held = await holdJob(db, jobs, jobId, currentRunId(), 'submitting');
       const decision = await asStep(() => jobs.routeJob(jobId, currentRunId(), gaveUp ?? undefined, stepAttempt()));
       if (gaveUp) Context.current().log.warn('provider route given up', { jobId, provider: gaveUp.provider, next: decision.route?.provider ?? null, error: redactText(gaveUp.error) });
-      return { route: decision.route, previousRef: (decision.previousRef as ProviderRef | null) ?? null };
+      return { route: decision.route, previousRef: (decision.previousRef as ProviderRef | null) ?? null, claim: runClaim(held) };
     },
 
     /**
@@ -322,20 +342,8 @@ export function createJobProviderActivities(
     }
   }
 
-  /**
-   * The job as run `runId` holds it, claiming it when this is the run's first database step (a
-   * reset run whose first live step is a provider step).
-   */
-  async function ownJob(jobId: string, runId: string, phase: JobPhase): Promise<Job> {
-    const job = await jobsRepo.getJob(db, jobId);
-    if (!job) throw nonRetryable(failureTypes.inputUnavailable, `job ${jobId} does not exist`);
-    if (job.status === 'generating' && job.status_run_id === runId) return job;
-    try {
-      return (await jobs.claim(jobId, runId, { phase: () => phase, phaseSql: phase, attempt: stepAttempt() })).job;
-    } catch (err) {
-      throw stepFailure(err);
-    }
-  }
+  /** The job as run `runId` holds it, claimed when this is the run's first database step (a reset run's). */
+  const ownJob = (jobId: string, runId: string, phase: JobPhase) => holdJob(db, jobs, jobId, runId, phase);
 
   /**
    * Records the request just made on the job row before anything else can fail, retrying a lost
@@ -461,7 +469,7 @@ export function createJobProviderActivities(
         ctx.heartbeat({ ref } satisfies StepDetails);
         await recordRef(provider, req.model, req.jobId, runId, ref);
       }
-      return { ref, ...(await check(provider, req, ref)) };
+      return { ref, ...(await check(provider, req, ref)), claim: runClaim(job) };
     },
 
     /**
@@ -473,10 +481,11 @@ export function createJobProviderActivities(
       if (opts.failover) mayFailOver.add(Context.current());
       if (deps.adapterFor(provider).free) return check(provider, { jobId, model }, ref);
       const job = await ownJob(jobId, currentRunId(), 'generating');
+      const claim = runClaim(job);
       const recorded = job.provider_ref as ProviderRef | null;
-      if (!recorded || recorded.provider !== provider) return { state: 'queued', stored: null, resubmit: true };
+      if (!recorded || recorded.provider !== provider) return { state: 'queued', stored: null, resubmit: true, claim };
       attemptRef.set(Context.current(), recorded);
-      return check(provider, { jobId, model }, recorded);
+      return { ...(await check(provider, { jobId, model }, recorded)), claim };
     },
 
     /**

@@ -12,7 +12,7 @@ import type { Database, Queryable } from './index.js';
 import type { Job, JobError, JobOutput, JobPhase, JobStatus } from './schema.js';
 import * as jobsRepo from './repos/jobs.js';
 import type { MoveProgress, NewJobInput } from './repos/jobs.js';
-import { jobPrefix, type Storage } from '../shared/storage.js';
+import { isFetchedInput, jobOutputs, jobPrefix, type Storage } from '../shared/storage.js';
 import type { RawBuilder } from 'kysely';
 import type { ProviderCircuits } from './provider-circuits.js';
 import { typedParams } from '../shared/job-params.js';
@@ -86,9 +86,15 @@ export function createJobService(deps: JobServiceDeps) {
     if (!project || project.workspace_id !== workspaceId) throw new jobsRepo.ProjectNotInWorkspaceError(projectId);
   }
 
-  /** Removes every object under the job's prefix: no media stays for a job that was refunded. */
+  /**
+   * Removes the job's media but its fetched inputs: no generated media stays for a job that was
+   * refunded, and a run an operator's reset revives finds the inputs its replayed request names.
+   * The inputs go with the rest of the job's media (retention, DELETE).
+   */
   async function removeMedia(jobId: string): Promise<void> {
-    await storage.removePrefix(jobPrefix(jobId));
+    for await (const o of storage.list(jobPrefix(jobId))) {
+      if (!isFetchedInput(o.key)) await storage.remove(o.key);
+    }
   }
 
   /**
@@ -214,6 +220,29 @@ export function createJobService(deps: JobServiceDeps) {
         }
       }
       return result;
+    },
+
+    /**
+     * A job whose workflow run `runId` completed while its row says in flight: the completion's
+     * write was lost (a database crash, a failover to a replica behind). Completed with the outputs
+     * stored under its prefix and charged its price (once: a charged job is charged nothing more);
+     * with none found, failed and refunded like any closed run. Acts only while the row is still
+     * as the caller read it.
+     */
+    async reconcileCompleted(job: Job, runId: string): Promise<{ completed: boolean; result?: FailResult }> {
+      const outputs = await jobOutputs(storage, job.id);
+      if (outputs.length === 0) {
+        const result = await fail(job.id, { code: 'generation_failed', message: "the job's workflow completed but its outputs were not found" }, job.status_run_id);
+        return { completed: false, result };
+      }
+      const extra = { providerRef: (job.provider_ref as Record<string, unknown> | null) ?? undefined, progress: { phase: 'completed' as const, attempt: job.attempt, percent: 100 } };
+      const done = await db.transaction().execute(async (tx) => {
+        const now = await tx.selectFrom('jobs').select(['status', 'status_run_id']).where('id', '=', job.id).forUpdate().executeTakeFirst();
+        if (!now || now.status !== job.status || now.status_run_id !== job.status_run_id) return false;
+        await jobsRepo.completeJob(tx, job.id, outputs, runId, extra);
+        return true;
+      });
+      return { completed: done };
     },
 
     /**

@@ -13,6 +13,7 @@ import * as m0011 from './migrations/0011_flat_at_scale.js';
 import * as m0012 from './migrations/0012_provider_failover.js';
 import * as m0015 from './migrations/0015_cancel_charges.js';
 import * as m0016 from './migrations/0016_upload_expiry.js';
+import * as m0018 from './migrations/0018_run_claims.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -27,6 +28,7 @@ export const migrations: Record<string, Migration> = {
   '0012_provider_failover': m0012,
   '0015_cancel_charges': m0015,
   '0016_upload_expiry': m0016,
+  '0018_run_claims': m0018,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

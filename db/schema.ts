@@ -146,6 +146,8 @@ export interface JobTable {
   cancel_kept: ColumnType<number | null, number | null | undefined, number | null>;
   /** When a customer's cancel failed the job after its submit to a provider: counted by the churn limit. */
   canceled_after_submit_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** When the run that holds the job claimed it (0018_run_claims): the model's deadline counts from it. */
+  claimed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 /** The circuit breaker of one provider route of a model, shared by the fleet (0012_provider_failover). */

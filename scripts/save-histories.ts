@@ -29,6 +29,7 @@ import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer } from '../
 import { startFakeFal } from '../test/support/fake-providers/fal.js';
 import { startFakeXai } from '../test/support/fake-providers/xai.js';
 import { json } from '../test/support/fake-providers/server.js';
+import { localActivityOf } from '../test/support/history.js';
 import { createDb } from '../db/index.js';
 import { deliveriesOfJob } from '../db/repos/webhooks.js';
 import { ledgerForJob } from '../db/repos/jobs.js';
@@ -353,6 +354,20 @@ async function main() {
           const row = await g.tdb.db.selectFrom('jobs').select(['params', 'provider_attempts']).where('id', '=', id).executeTakeFirstOrThrow();
           if (row.params.provider !== 'xai' || row.provider_attempts.length !== 1) throw new Error(`the failover job ended on ${row.params.provider} after ${JSON.stringify(row.provider_attempts)}`);
           if (fal.requestsOf('cancel').length !== cancelsBefore + 1) throw new Error('the given-up request was not canceled once at fal');
+
+          // A job that gave fal up and was then refused by xAI, reset to the workflow task that gave
+          // fal up: the route step is the new run's first, claims the job, and xAI serves it.
+          xai.nextOutcome('moderated');
+          const refused = await create(g, t, '/v1/videos/generate', { prompt: 'a lighthouse in a gale', model: 'grok-video', aspect_ratio: '16:9', duration: 1, resolution: '480p' });
+          await finish(g, 'grok-video-failed-after-failover', refused, 'failed');
+          const runId = await closedAs(g.gw.client, refused, 'FAILED');
+          const events = (await g.gw.client.workflow.getHandle(refused, runId).fetchHistory()).events ?? [];
+          // The second routeJob step is the give-up (the first chose the starting route).
+          const giveUp = events.filter((e) => localActivityOf(e) === 'routeJob')[1];
+          if (!giveUp) throw new Error(`${refused} never gave fal up`);
+          const point = events.filter((e) => e.workflowTaskCompletedEventAttributes && Number(e.eventId) < Number(giveUp.eventId)).at(-1);
+          const resetRun = await reset(g, refused, runId, point?.eventId, 'operator: the moderation was wrong');
+          await finish(g, 'grok-video-reset-after-give-up', refused, 'completed', resetRun);
         } finally {
           fal.up();
           clearInterval(cdn);

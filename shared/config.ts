@@ -212,6 +212,9 @@ export const envSchema = z.object({
   // leaves claims that expire after this).
   RECONCILE_CONCURRENCY: int(16, 1, 1_000),
   RECONCILE_LEASE_MS: int(60_000, 1_000),
+  // A job in flight whose row has not been written for this long is checked against its workflow
+  // (a final write lost with a database crash is repaired); each such row at most once per period.
+  RECONCILE_STALE_AFTER_MS: int(600_000, 1_000),
   WORKFLOW_TASK_CONCURRENCY: int(100, 1),
   // A provider poll stores the job's percent / queue position at most this often per job.
   PROGRESS_WRITE_INTERVAL_MS: int(2_000, 0, 60_000),

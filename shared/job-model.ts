@@ -42,6 +42,15 @@ export interface ProviderAttempt {
   error: string;
 }
 
+/**
+ * Which workflow run holds the job and since when (epoch ms), as the steps that claim it answer:
+ * the pipeline measures the model's deadline from the claim of its own run.
+ */
+export interface RunClaim {
+  runId: string;
+  at: number;
+}
+
 /** A stored output of a completed job. */
 export interface JobOutput {
   key: string;

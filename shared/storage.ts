@@ -90,6 +90,28 @@ export function jobOutputKey(storage: Pick<Storage, 'jobMediaPrefix'>, jobId: st
   return `${storage.jobMediaPrefix(jobId)}/output-${n}.${ext}`;
 }
 
+/** A URL input the job fetched into its media prefix (activities/uploads.ts names them `input-<role>.<ext>`). */
+export const isFetchedInput = (key: string): boolean => /\/input-[^/]*$/.test(key);
+
+/**
+ * The outputs stored for a job under its media prefix (jobOutputKey), in order, with their type
+ * and size: what a job whose completion was lost is completed from.
+ */
+export async function jobOutputs(storage: Pick<Storage, 'jobMediaPrefix' | 'list' | 'stat'>, jobId: string): Promise<{ key: string; content_type: string; size: number }[]> {
+  const found: { n: number; key: string }[] = [];
+  for await (const o of storage.list(`${storage.jobMediaPrefix(jobId)}/`)) {
+    const m = /\/output-(\d+)\.[^/]+$/.exec(o.key);
+    if (m) found.push({ n: Number(m[1]), key: o.key });
+  }
+  found.sort((a, b) => a.n - b.n);
+  const outputs = [];
+  for (const { key } of found) {
+    const st = await storage.stat(key);
+    if (st) outputs.push({ key, content_type: st.contentType, size: st.size });
+  }
+  return outputs;
+}
+
 type StorageConfig = Pick<Config, 'S3_ENDPOINT' | 'S3_ACCESS_KEY' | 'S3_SECRET_KEY' | 'S3_BUCKET' | 'S3_REGION' | 'S3_PUBLIC_BASE_URL' | 'PRESIGN_EXPIRY_SECONDS'> &
   Partial<Pick<Config, 'S3_PRESIGN_ENDPOINT'>>;
 

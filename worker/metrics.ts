@@ -19,7 +19,7 @@ export interface WorkerMetrics {
     providerCall(provider: string, model: string, op: string, seconds: number, ok: boolean): void;
     jobFinished(job: FinishedJob, outcome: 'completed' | 'failed'): void;
   };
-  reconciled(action: 'started' | 'settled'): void;
+  reconciled(action: 'started' | 'settled' | 'completed'): void;
   /** A reconciler pass ended without failing (its lag is alerted on). */
   reconcilerPassed(): void;
   /** Set by the process running the reconciler role: its gauges are read from there on scrape. */
@@ -123,7 +123,7 @@ export function createWorkerMetrics(): WorkerMetrics {
   });
   const reconciliations = new Counter({
     name: 'mediagen_reconciliations_total',
-    help: 'Jobs the reconciler started or settled',
+    help: 'Jobs the reconciler started, settled, or completed from their stored outputs',
     labelNames: ['action'] as const,
     registers: [registry],
   });

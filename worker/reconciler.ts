@@ -6,13 +6,21 @@
 //       again), and the others are started in parallel, at most RECONCILE_CONCURRENCY at once;
 //   (2) settles jobs whose workflow closed without doing it (terminated from the Web UI, which skips
 //       workflow code, or timed out): ONE visibility query lists the runs closed since the last pass
-//       whose JobStatus search attribute still says pending or generating; their rows are claimed
-//       and settled through the job service, which refunds them and then cancels the provider
-//       request from the reference stored on the row.
+//       whose JobStatus search attribute still says pending or generating; a row in flight that
+//       names any of its job's closed runs (an operator's reset leaves several) is claimed;
+//   (3) repairs rows whose last write is older than RECONCILE_STALE_AFTER_MS, whatever the search
+//       attributes say: a final write lost with a database crash leaves a row in flight that no
+//       run will ever write again. Few rows, read by an index, each checked at most once a period.
+// Before acting on a job from (2) or (3), ONE describe of its workflow (strongly consistent, unlike
+// visibility) says what its latest run is: running (a healthy job, or a reset run that has not
+// claimed it yet) → left alone; completed → the job is completed from the outputs stored under its
+// prefix, charged once; closed otherwise → the job service fails and refunds it, then cancels the
+// provider request from the reference stored on the row.
 // Rows are claimed with FOR UPDATE SKIP LOCKED and a lease (RECONCILE_LEASE_MS), so replicas share
-// the work and never act on the same job. A healthy job in flight costs no Temporal call at all.
-// It never fails a job whose workflow completed (such a run says `completed`), nor a job a newer
-// run holds (an operator's reset): the service fails a job only while its row names the closed run.
+// the work and never act on the same job. A healthy job in flight costs no Temporal call until it
+// has gone unwritten for the stale period, then one describe per period.
+// It never fails a job whose workflow completed, nor a job a newer run holds (an operator's reset):
+// the service acts on a job only while its row is as the reconciler read it.
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../shared/config.js';
@@ -21,7 +29,7 @@ import type { Job } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
 import type { Storage } from '../shared/storage.js';
 import { createJobService } from '../db/job-service.js';
-import { jobToStart, jobWorkflowPort, listClosedInFlightRuns, listJobRuns, startJobWorkflow, type ClosedRun } from '../workflows/client.js';
+import { describeJobRun, jobToStart, jobWorkflowPort, listClosedInFlightRuns, listJobRuns, startJobWorkflow, type ClosedRun } from '../workflows/client.js';
 import type { WorkerMetrics } from './metrics.js';
 import { periodic } from './periodic.js';
 
@@ -30,6 +38,8 @@ export interface ReconcilePass {
   started: string[];
   /** Jobs this pass settled (failed and refunded after their run closed). */
   settled: string[];
+  /** Jobs this pass completed from their stored outputs (their workflow completed, the row's write was lost). */
+  completed: string[];
   /** Temporal calls made (visibility pages, starts, provider cancels). */
   temporalCalls: number;
 }
@@ -45,6 +55,8 @@ export interface Reconciler {
 const UNSTARTED_AFTER_MS = 5_000;
 /** Unstarted jobs claimed per batch. */
 const START_BATCH = 200;
+/** Stale rows checked per pass: a database crash loses the last commits of a few jobs, not thousands. */
+const STALE_BATCH = 100;
 /**
  * Runs closing this recently may not be visible yet (visibility is eventually consistent): every
  * pass looks back this far, and re-listed runs already settled cost a primary-key read, no call.
@@ -112,6 +124,54 @@ export function createReconciler(deps: { config: Config; db: Database; storage: 
     }
   }
 
+  /**
+   * Acts on a claimed job in flight by what its workflow's latest run is now (one describe):
+   * `left` while a run still holds it (or none can be found), else `settled` or `completed`.
+   */
+  async function settleByWorkflow(job: Job, pass: ReconcilePass): Promise<'left' | 'settled' | 'completed'> {
+    try {
+      pass.temporalCalls++;
+      const run = await describeJobRun(client, job.id, 10_000);
+      // A missing workflow is left alone: a wrong namespace must not refund every job it cannot see.
+      if (!run) {
+        logger.warn({ jobId: job.id }, 'reconciler found no workflow for a job in flight');
+        return 'left';
+      }
+      if (run.status === 'RUNNING' || run.status === 'CONTINUED_AS_NEW') return 'left';
+      if (run.status === 'COMPLETED') {
+        const r = await jobs.reconcileCompleted(job, run.runId);
+        if (r.completed) {
+          deps.metrics?.reconciled('completed');
+          pass.completed.push(job.id);
+          logger.info({ jobId: job.id, runId: run.runId }, 'reconciler completed a job whose completion was lost');
+          return 'completed';
+        }
+        if (!r.result?.moved) return 'left';
+      } else {
+        const result = await jobs.reconcileClosed(job, run.status);
+        if (!result.moved) return 'left';
+      }
+      deps.metrics?.reconciled('settled');
+      pass.settled.push(job.id);
+      logger.info({ jobId: job.id, workflowStatus: run.status }, 'reconciler settled a closed job');
+      return 'settled';
+    } catch (err) {
+      logger.warn({ jobId: job.id, err: (err as Error).message }, 'reconciler could not settle job');
+      return 'left';
+    }
+  }
+
+  /** Settles each job, at most RECONCILE_CONCURRENCY at once; the leases of jobs left end now. */
+  async function settleAll(claimed: Job[], pass: ReconcilePass): Promise<void> {
+    const before = providerCancels;
+    const left: string[] = [];
+    await eachBounded(claimed, config.RECONCILE_CONCURRENCY, async (job) => {
+      if ((await settleByWorkflow(job, pass)) === 'left') left.push(job.id);
+    });
+    await jobsRepo.releaseLeases(db, left);
+    pass.temporalCalls += providerCancels - before;
+  }
+
   async function settleClosed(pass: ReconcilePass): Promise<void> {
     const passStart = Date.now();
     if (!closedAfter) {
@@ -121,54 +181,35 @@ export function createReconciler(deps: { config: Config; db: Database; storage: 
     }
     const listed = await listClosedInFlightRuns(client, { taskQueuePrefix: prefix, closedAfter });
     pass.temporalCalls += listed.calls;
-    // The latest closed run of each job (an operator's reset leaves older runs closed too).
-    const closed = new Map<string, ClosedRun>();
-    for (const run of listed.runs) {
-      const seen = closed.get(run.jobId);
-      if (!seen || run.closedAt > seen.closedAt) closed.set(run.jobId, run);
-    }
+    // Every closed run of each job: an operator's reset leaves the replaced run closed beside the new one.
+    const closed = new Map<string, ClosedRun[]>();
+    for (const run of listed.runs) closed.set(run.jobId, [...(closed.get(run.jobId) ?? []), run]);
     const ids = [...closed.keys()];
-    // Rows still in flight and named by the closed run (or pending): they need settling.
-    const needed = (row: Pick<Job, 'status' | 'status_run_id'>, run: ClosedRun) => row.status === 'pending' || row.status_run_id === run.runId;
-    const claimed = (await jobsRepo.claimInFlightJobs(db, ids, leaseMs)).filter((row) => needed(row, closed.get(row.id)!));
-    if (claimed.length > 0) {
-      // A job whose workflow runs again (an operator's reset) is that run's: one call per 100 jobs.
-      const running = await listJobRuns(
-        client,
-        claimed.map((j) => j.id),
-        { runningOnly: true },
-      );
-      pass.temporalCalls += running.calls;
-      const before = providerCancels;
-      await eachBounded(
-        claimed.filter((j) => !running.ids.has(j.id)),
-        config.RECONCILE_CONCURRENCY,
-        async (job) => {
-          const run = closed.get(job.id)!;
-          try {
-            const result = await jobs.reconcileClosed(job, run.status);
-            if (!result.moved) return;
-            deps.metrics?.reconciled('settled');
-            pass.settled.push(job.id);
-            logger.info({ jobId: job.id, workflowStatus: run.status }, 'reconciler settled a closed job');
-          } catch (err) {
-            logger.warn({ jobId: job.id, err: (err as Error).message }, 'reconciler could not settle job');
-          }
-        },
-      );
-      pass.temporalCalls += providerCancels - before;
-    }
+    // The closed run a row in flight still names (a pending row: its earliest): it needs settling.
+    const matched = (row: Pick<Job, 'id' | 'status' | 'status_run_id'>): ClosedRun | undefined => {
+      const runs = closed.get(row.id)!;
+      return runs.find((r) => r.runId === row.status_run_id) ?? (row.status === 'pending' ? runs.reduce((a, b) => (a.closedAt <= b.closedAt ? a : b)) : undefined);
+    };
+    const claimed = (await jobsRepo.claimInFlightJobs(db, ids, leaseMs)).filter((row) => matched(row));
+    await settleAll(claimed, pass);
     // Look back next time as far as the oldest run still unsettled (another replica's claim, a
-    // failure here), else as far as visibility may lag.
-    const unsettled = (await jobsRepo.inFlightJobs(db, ids)).filter((row) => needed(row, closed.get(row.id)!));
-    const oldestUnsettled = Math.min(...unsettled.map((row) => closed.get(row.id)!.closedAt.getTime() - 1));
+    // failure here, a reset run not done yet), else as far as visibility may lag.
+    const unsettled = (await jobsRepo.inFlightJobs(db, ids)).map(matched).filter((r) => r !== undefined);
+    const oldestUnsettled = Math.min(...unsettled.map((r) => r.closedAt.getTime() - 1));
     closedAfter = new Date(Math.max(closedAfter.getTime(), Math.min(oldestUnsettled, passStart - VISIBILITY_LAG_MS)));
   }
 
+  /** Rows in flight unwritten for the stale period, checked against their workflow whatever visibility says. */
+  async function repairStale(pass: ReconcilePass): Promise<void> {
+    const stale = await jobsRepo.claimStaleInFlightJobs(db, config.RECONCILE_STALE_AFTER_MS, STALE_BATCH, leaseMs);
+    if (stale.length > 0) await settleAll(stale, pass);
+  }
+
   async function runOnce(): Promise<ReconcilePass> {
-    const pass: ReconcilePass = { started: [], settled: [], temporalCalls: 0 };
+    const pass: ReconcilePass = { started: [], settled: [], completed: [], temporalCalls: 0 };
     await startUnstarted(pass);
     await settleClosed(pass);
+    await repairStale(pass);
     deps.metrics?.reconcilerPassed();
     return pass;
   }

@@ -1,7 +1,7 @@
 // The activities the generation workflows call, as the workflows see them (by type only). The
 // worker's activities (activities/jobs.ts) implement these interfaces; the workflows never import
 // activities/.
-import type { JobOutput, JobStatus, ProviderAttempt, ProviderName, RouteChoice } from '../shared/job-model.js';
+import type { JobOutput, JobStatus, ProviderAttempt, ProviderName, RouteChoice, RunClaim } from '../shared/job-model.js';
 import type { PollResult, ProviderRef, ProviderRequest } from '../shared/provider-types.js';
 
 /** Postgres and input work: local activities of the workflow worker, and input fetching on the fetch queue. */
@@ -11,8 +11,8 @@ export interface JobIoActivities {
    * refunded job), with the provider request built in the same step unless the job's inputs must
    * be fetched from URLs first (`request` null: prepareProviderRequest on the fetch queue).
    */
-  startGenerating(jobId: string): Promise<{ request: ProviderRequest | null }>;
-  /** Resolves the job's inputs into stored objects and builds the provider request. */
+  startGenerating(jobId: string): Promise<{ request: ProviderRequest | null; claim?: RunClaim }>;
+  /** Resolves the job's inputs into stored objects and builds the provider request (claiming the job first in a reset run). */
   prepareProviderRequest(jobId: string): Promise<ProviderRequest>;
   /** → completed with its outputs (and the provider reference, when given), claiming the job first in a reset run. */
   completeJob(jobId: string, outputs: JobOutput[], ref?: ProviderRef): Promise<void>;
@@ -25,9 +25,9 @@ export interface JobIoActivities {
   /**
    * The route a job with failover routes uses next (db/job-service.ts routeJob): at the start, the
    * first one its circuit breaker admits; after `gaveUp`, the next one (null: none left), with the
-   * given-up request to cancel.
+   * given-up request to cancel. Claims the job first in a reset run.
    */
-  routeJob(jobId: string, gaveUp: ProviderAttempt | null): Promise<{ route: RouteChoice | null; previousRef: ProviderRef | null }>;
+  routeJob(jobId: string, gaveUp: ProviderAttempt | null): Promise<{ route: RouteChoice | null; previousRef: ProviderRef | null; claim?: RunClaim }>;
 }
 
 /** How a provider step runs: `failover` when the job has another route to move to (a give-up ends the step at once). */
@@ -38,8 +38,9 @@ export interface ProviderStepOptions {
 /**
  * A provider status check: the poll's answer, and the outputs as stored once it succeeded.
  * `resubmit`: the job has no live request (a reset revived it after its request was canceled).
+ * `claim`: the run holding the job, for its deadline (absent for a free provider, which never reads the row).
  */
-export type ProviderCheck = Omit<PollResult, 'outputs'> & { stored: JobOutput[] | null; resubmit?: true };
+export type ProviderCheck = Omit<PollResult, 'outputs'> & { stored: JobOutput[] | null; resubmit?: true; claim?: RunClaim };
 
 /** Provider calls and output streaming, on the provider's own queue. */
 export interface JobProviderActivities {

@@ -136,6 +136,21 @@ export async function cancelJobWorkflow(client: Client, jobId: string): Promise<
 }
 
 /**
+ * The latest run of the job's workflow and its status as Temporal names it (RUNNING, COMPLETED,
+ * FAILED, CANCELLED, TERMINATED, TIMED_OUT…), from a describe: read from the execution itself,
+ * so strongly consistent, unlike visibility. Null when no workflow has this id.
+ */
+export async function describeJobRun(client: Client, jobId: string, timeoutMs: number): Promise<{ runId: string; status: string } | null> {
+  try {
+    const d = await client.withDeadline(Date.now() + timeoutMs, () => client.workflow.getHandle(jobId).describe());
+    return { runId: d.runId, status: d.status.name };
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return null;
+    throw err;
+  }
+}
+
+/**
  * Starts the workflow that cancels the provider request of a job no workflow will clean up (its
  * run was terminated): the cancel runs on the provider's own queue, retried within its time bound.
  * One per job at a time; a later one (after another terminate) may start once it closed.

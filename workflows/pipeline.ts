@@ -13,7 +13,7 @@
 // Reset to any workflow task of a history ends with a completed job charged once, whichever step the
 // new run runs first; a provider step of a new run that finds no live request for the job (a
 // revived job's request was canceled with its failure) answers `resubmit` and the pipeline submits
-// again.
+// again. The model's deadline counts from the claim of the run, not from the replayed clock.
 //
 // Failover: a job created with two or more live routes (input.routes) first asks the job service
 // which route its circuit breakers admit; when a provider step gives its route up (an outage past
@@ -26,7 +26,7 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, log, proxyActivities, proxyLocalActivities, setHandler, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck } from './activity-types.js';
 import type { ProviderRef, ProviderRequest } from '../shared/provider-types.js';
-import type { JobOutput, ProviderName, RouteChoice } from '../shared/job-model.js';
+import type { JobOutput, ProviderName, RouteChoice, RunClaim } from '../shared/job-model.js';
 import { failureTypes } from '../shared/failure-types.js';
 import { searchAttributes, taskQueues, type GenerationInput, type GenerationProgress, type JobStatus } from './definitions.js';
 import { cancelActivity, checkActivity, failureMessage, FIRST_POLL_MS, inputActivity, localDbStep, MAX_POLL_MS, progressQuery, providerStepWithin, submitActivity } from './pipeline-common.js';
@@ -48,11 +48,18 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
   setHandler(progressQuery, () => progress);
   const setStatus = (status: JobStatus) => upsertSearchAttributes([{ key: searchAttributes.jobStatus, value: status }]);
 
-  const startedAt = Date.now(); // workflow clock: deterministic, and resets restart it
-  const deadline = startedAt + input.deadlineSeconds * 1000;
+  // The model's deadline counts from the moment this run claimed the job, as its steps answer it:
+  // a run an operator's reset revived replays the clock of the run it replaces, which may have
+  // failed hours ago. Until a step of this run has answered (the replayed part of a reset run),
+  // no deadline has started.
+  let claimedAt: number | undefined;
+  const noteClaim = (claim: RunClaim | undefined) => {
+    if (claim && claim.runId === workflowInfo().runId) claimedAt = claim.at;
+  };
+  const deadline = () => (claimedAt ?? Date.now()) + input.deadlineSeconds * 1000;
   // Provider steps retry for as long as the model's deadline leaves (plus the time to store the
   // outputs), not for a number of attempts: an outage of the provider's status endpoint is waited out.
-  const within = () => providerStepWithin(deadline - Date.now());
+  const within = () => providerStepWithin(deadline() - Date.now());
 
   let ref: ProviderRef | undefined;
   // Set before the first submit: from then on a request may exist at the provider, whatever the step answered.
@@ -80,6 +87,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
 
   try {
     const started = await db.startGenerating.executeWithOptions({ ...localDbStep, summary: 'Claim the job for this run (re-charging it after a reset) and build the provider request' }, [input.jobId]);
+    noteClaim(started.claim);
     setStatus('generating');
 
     let request: ProviderRequest | null = started.request;
@@ -90,6 +98,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     if (failover) {
       // A route whose circuit breaker is open is skipped before anything is asked of it.
       const first = await db.routeJob.executeWithOptions({ ...localDbStep, summary: 'Choose the first route whose circuit breaker admits the job' }, [input.jobId, null]);
+      noteClaim(first.claim);
       if (first.route) request = useRoute(first.route, request);
     }
 
@@ -106,6 +115,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
           [serving, req, ...opts],
         );
         ref = submittedRef;
+        noteClaim(first.claim);
         return first;
       };
 
@@ -122,7 +132,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
         if (check.state === 'failed') {
           throw ApplicationFailure.nonRetryable(check.message ?? 'the provider reported the generation as failed', failureTypes.generationFailed);
         }
-        const remaining = deadline - Date.now();
+        const remaining = deadline() - Date.now();
         if (remaining <= 0) {
           throw ApplicationFailure.nonRetryable(`the provider did not finish within ${input.deadlineSeconds} s`, failureTypes.deadlineExceeded);
         }
@@ -132,6 +142,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
           { ...checkActivity, ...within(), taskQueue: providerQueue, summary: `Check ${via()}; store the outputs when it is done` },
           [serving, input.jobId, input.model, ref!, ...opts],
         );
+        noteClaim(check.claim);
       }
       return check.stored;
     };
@@ -148,6 +159,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
         // request (canceled here) and moves on; its price stays the one fixed at create.
         gaveUp.push(`${serving}: ${reason}`);
         const next = await db.routeJob.executeWithOptions({ ...localDbStep, summary: `Give up ${via()} and choose the next route` }, [input.jobId, { provider: serving, error: reason }]);
+        noteClaim(next.claim);
         // The row holds the reference of every request made (recorded before anything can fail): none, nothing to cancel.
         if (next.previousRef) await CancellationScope.nonCancellable(() => cancelAt(serving, next.previousRef!));
         submitted = false;

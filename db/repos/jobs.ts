@@ -230,9 +230,11 @@ export function claimOf(job: Pick<Job, 'status' | 'status_run_id' | 'error'>, ru
 const claimableBy = (runId: string) =>
   sql<boolean>`(status in ('pending', 'generating') or (status = 'failed' and status_run_id is distinct from ${runId} and coalesce(error->>'code', '') <> 'canceled'))`;
 
-const generatingColumns = (runId: string) => ({
+/** The columns of a claim by `runId`; `fresh` (a run taking the job, not one repeating its own claim) restarts its deadline. */
+const generatingColumns = (runId: string, fresh = true) => ({
   status: 'generating' as const,
   status_run_id: runId,
+  ...(fresh ? { claimed_at: sql<Date>`now()` } : {}),
   // Its workflow runs, whatever the gateway heard back from the start (a lost answer).
   workflow_started: true,
   error: null,
@@ -291,7 +293,7 @@ export async function claimJob(tx: Tx, jobId: string, runId: string, progress?: 
   await settleTo(tx, job, job.price);
   const row = await tx
     .updateTable('jobs')
-    .set({ ...generatingColumns(runId), ...progressColumns(progress, job), ...(claim === 'revive' ? { provider_ref: null } : {}) })
+    .set({ ...generatingColumns(runId, claim !== 'ours'), ...progressColumns(progress, job), ...(claim === 'revive' ? { provider_ref: null } : {}) })
     .where('id', '=', jobId)
     .where(claimableBy(runId))
     .returningAll()
@@ -520,6 +522,33 @@ export async function claimUnstartedJobs(db: Queryable, olderThanMs: number, lim
     .orderBy('created_at')
     .limit(limit);
   return leaseJobs(db, candidates, leaseMs);
+}
+
+/**
+ * Claims for `leaseMs` up to `limit` jobs in flight whose row has not been written for `staleAfterMs`
+ * (a final write lost with a database crash, or a long generation), oldest first, that no replica
+ * holds and none checked within `staleAfterMs` (a checked row's lease ends when its check does, so
+ * it comes back only that much later). Pending jobs whose workflow was never marked started are
+ * the unstarted pass's. Served by jobs_stale_in_flight_idx.
+ */
+export async function claimStaleInFlightJobs(db: Queryable, staleAfterMs: number, limit: number, leaseMs: number): Promise<Job[]> {
+  const bound = sql<Date>`now() - make_interval(secs => ${staleAfterMs / 1000})`;
+  const candidates = db
+    .selectFrom('jobs')
+    .select('id')
+    .where('status', 'in', ['pending', 'generating'] satisfies JobStatus[])
+    .where('updated_at', '<', bound)
+    .where((eb) => eb.or([eb('status', '=', 'generating'), eb('workflow_started', '=', true)]))
+    .where((eb) => eb.or([eb('reconcile_lease_until', 'is', null), eb('reconcile_lease_until', '<', bound)]))
+    .orderBy('updated_at')
+    .limit(limit);
+  return leaseJobs(db, candidates, leaseMs);
+}
+
+/** Ends this replica's leases on the jobs now (checked and left as they are): other passes may act on them at once. */
+export async function releaseLeases(db: Queryable, jobIds: string[]): Promise<void> {
+  if (jobIds.length === 0) return;
+  await db.updateTable('jobs').set({ reconcile_lease_until: sql<Date>`now()` }).where('id', 'in', jobIds).execute();
 }
 
 /**

@@ -2,6 +2,11 @@
 //   - a terminated job is found by one visibility query, refunded, and its provider request is
 //     canceled from the reference stored on its row; a pass costs a constant number of Temporal
 //     calls plus one per job it settles, and none for the healthy jobs in flight;
+//   - a reset run terminated before its first step: the row still names the run the reset
+//     replaced, and is settled from it once;
+//   - a job whose final database write was lost (its workflow completed or failed, the row went
+//     back to generating) is repaired from the database side within two passes, whatever the
+//     search attributes say: completed with its stored outputs, or failed and refunded;
 //   - two reconciler replicas never act on the same row: neither when they settle terminated jobs
 //     nor when they start jobs whose start failed, and a claim held by one is skipped by the other.
 import { after, before, describe, test } from 'node:test';
@@ -15,6 +20,8 @@ import { createDb, type Database } from '../../db/index.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
 import { createReconciler, type ReconcilePass, type Reconciler } from '../../worker/reconciler.js';
 import { listClosedInFlightRuns } from '../../workflows/client.js';
+import { closedRun, resetRun, runHistory } from '../support/resets.js';
+import { sql } from 'kysely';
 import type { Config } from '../../shared/config.js';
 
 let tdb: TestDatabase;
@@ -45,10 +52,10 @@ after(async () => {
 });
 
 /** A reconciler replica with its own pool, as another worker process would have. */
-function replica(client: Client = gw.client): Reconciler {
+function replica(client: Client = gw.client, overrides: Partial<Config> = {}): Reconciler {
   const db = createDb(tdb.url, 4);
   pools.push(db);
-  return createReconciler({ config, db, storage: workers.service.storage, client, logger: pino({ level: 'silent' }) });
+  return createReconciler({ config: { ...config, ...overrides }, db, storage: workers.service.storage, client, logger: pino({ level: 'silent' }) });
 }
 
 async function create(t: Tenant, prompt: string, baseUrl = gw.baseUrl): Promise<string> {
@@ -105,8 +112,8 @@ describe('a job whose workflow was terminated', () => {
     });
     assert.deepEqual(passes.flatMap((p) => p.settled).sort(), [...terminated].sort());
     for (const p of passes) {
-      // One listing of closed runs, one check for newer runs of the jobs it claimed, one provider cancel per job settled.
-      assert.ok(p.temporalCalls <= 2 + p.settled.length, `a pass made ${p.temporalCalls} Temporal calls to settle ${p.settled.length} jobs`);
+      // One listing of closed runs, one describe and one provider cancel per job settled.
+      assert.ok(p.temporalCalls <= 1 + 2 * p.settled.length, `a pass made ${p.temporalCalls} Temporal calls to settle ${p.settled.length} jobs`);
     }
     for (const id of terminated) {
       const row = (await jobsRepo.getJob(tdb.db, id))!;
@@ -121,7 +128,7 @@ describe('a job whose workflow was terminated', () => {
 
     // Nothing to settle now: a pass is one visibility call, whatever is in flight.
     const idle = await reconciler.runOnce();
-    assert.deepEqual(idle, { started: [], settled: [], temporalCalls: 1 });
+    assert.deepEqual(idle, { started: [], settled: [], completed: [], temporalCalls: 1 });
     const row = (await jobsRepo.getJob(tdb.db, healthy!))!;
     assert.equal(row.status, 'generating', 'the healthy job is untouched');
     assert.equal(row.reconcile_lease_until, null, 'and never claimed');
@@ -210,5 +217,102 @@ describe('two reconciler replicas', () => {
     // Committed: the first replica's lease keeps the rows off, and so does the second's.
     assert.deepEqual(await jobsRepo.claimInFlightJobs(other, ids, 60_000), []);
     assert.deepEqual(await jobsRepo.claimInFlightJobs(tdb.db, ids, 60_000), []);
+  });
+});
+
+describe('a reset run terminated before its first step', () => {
+  test('the job is settled once from the run its row still names: refunded once, its provider request canceled once', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const [id] = await jobsAtProvider(t, 1, 'reset then terminate');
+    const request = await falRequestOf(id!);
+    const replaced = (await gw.client.workflow.getHandle(id!).describe()).runId;
+    const { points } = await runHistory(gw.client, id!, replaced);
+    // With no worker polling, the new run's first workflow task never runs before its terminate.
+    await workers.stop();
+    try {
+      const newRun = await resetRun(gw.client, config.TEMPORAL_NAMESPACE, id!, replaced, points[0]!);
+      await gw.client.workflow.getHandle(id!, newRun).terminate('operator: stuck job');
+      assert.equal((await jobsRepo.getJob(tdb.db, id!))!.status_run_id, replaced, 'the row still names the replaced run');
+    } finally {
+      workers = await startWorkers(config, tdb.db);
+    }
+
+    const reconciler = replica();
+    const settled: string[] = [];
+    await waitFor('the reconciler to settle the job', async () => {
+      settled.push(...(await reconciler.runOnce()).settled);
+      return settled.includes(id!) ? true : undefined;
+    }, 60_000, 250);
+    // Later passes (visibility still lists both closed runs) change nothing.
+    for (let i = 0; i < 2; i++) assert.deepEqual((await reconciler.runOnce()).settled, []);
+    const row = (await jobsRepo.getJob(tdb.db, id!))!;
+    assert.equal(row.status, 'failed');
+    assert.equal(row.error?.code, 'canceled');
+    assert.deepEqual((await jobsRepo.ledgerForJob(tdb.db, id!)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price], ['refund', price]], 'refunded exactly once');
+    assert.equal(await creditsOf(tdb.db, t), 100);
+    await waitFor('fal to receive one cancel of the request', () => (cancelsAtFal(request) === 1 ? true : undefined));
+  });
+});
+
+describe('a job whose final database write was lost', () => {
+  const staleAfterMs = 60_000;
+  /** The row as it was before its final write, last written longer ago than the stale bound. */
+  const lostFinalWrite = (id: string) =>
+    tdb.db
+      .updateTable('jobs')
+      .set({ status: 'generating', outputs: null, error: null, finished_at: null, phase: 'generating', percent: null, updated_at: sql<Date>`now() - make_interval(secs => ${staleAfterMs / 1000 + 1})` })
+      .where('id', '=', id)
+      .execute();
+
+  test('completed workflow: within two passes the job is completed with its stored outputs, charged once', async () => {
+    live.fal.flow = ['COMPLETED'];
+    try {
+      const t = await createTenant(tdb.db, 100);
+      const id = await create(t, 'lost completion');
+      await closedRun(gw.client, id, 'COMPLETED');
+      const done = (await jobsRepo.getJob(tdb.db, id))!;
+      assert.equal(done.status, 'completed');
+      await lostFinalWrite(id);
+
+      const reconciler = replica(gw.client, { RECONCILE_STALE_AFTER_MS: staleAfterMs });
+      const passes = [await reconciler.runOnce(), await reconciler.runOnce()];
+      assert.deepEqual(passes.flatMap((p) => p.completed).filter((j) => j === id), [id], 'completed by the reconciler, once');
+      const row = (await jobsRepo.getJob(tdb.db, id))!;
+      assert.equal(row.status, 'completed');
+      assert.deepEqual(row.outputs, done.outputs, 'with the outputs its workflow stored');
+      assert.deepEqual((await jobsRepo.ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price]], 'charged once');
+      assert.equal(await creditsOf(tdb.db, t), 100 - price);
+      const url = await api(gw.baseUrl, t.apiKey).get(`/v1/images/${id}/url`);
+      assert.equal(url.status, 200, url.text);
+    } finally {
+      live.fal.flow = ['IN_QUEUE'];
+    }
+  });
+
+  test('failed workflow: within two passes the job is failed and refunded once', async () => {
+    live.fal.flow = ['COMPLETED'];
+    try {
+      const t = await createTenant(tdb.db, 100);
+      live.fal.nextOutcome('content_policy');
+      const id = await create(t, 'lost failure');
+      await closedRun(gw.client, id, 'FAILED');
+      assert.equal((await jobsRepo.getJob(tdb.db, id))!.status, 'failed');
+      // The failure's commit is lost whole: the row goes back to generating and the refund is undone.
+      await lostFinalWrite(id);
+      await tdb.db.deleteFrom('credit_ledger').where('job_id', '=', id).where('reason', '=', 'refund').execute();
+      await tdb.db.updateTable('workspaces').set({ credits: sql`credits - ${price}` }).where('id', '=', t.workspaceId).execute();
+      assert.equal(await creditsOf(tdb.db, t), 100 - price);
+
+      const reconciler = replica(gw.client, { RECONCILE_STALE_AFTER_MS: staleAfterMs });
+      const passes = [await reconciler.runOnce(), await reconciler.runOnce()];
+      assert.deepEqual(passes.flatMap((p) => p.settled).filter((j) => j === id), [id], 'settled by the reconciler, once');
+      const row = (await jobsRepo.getJob(tdb.db, id))!;
+      assert.equal(row.status, 'failed');
+      assert.equal(row.error?.code, 'generation_failed');
+      assert.deepEqual((await jobsRepo.ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price], ['refund', price]], 'refunded once');
+      assert.equal(await creditsOf(tdb.db, t), 100);
+    } finally {
+      live.fal.flow = ['IN_QUEUE'];
+    }
   });
 });

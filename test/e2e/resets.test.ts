@@ -5,18 +5,21 @@
 // a check that finds the canceled request submits again, and the job ends completed with its
 // ledger netting to one price. A reset past the failing result replays the failure: the job stays
 // failed and refunded, nothing more is submitted. A job its customer canceled is never revived by a
-// reset, from any point: it stays failed, uncharged, and nothing is submitted again.
+// reset, from any point: it stays failed, uncharged, and nothing is submitted again. A job that
+// failed longer ago than its model's deadline is revived with a deadline counted from the new run's
+// claim, not from the replayed clock.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
+import { sql } from 'kysely';
 import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import type { FakeFal } from '../support/fake-providers/fal.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
-import { indexOfLocalActivity } from '../support/history.js';
+import { closedRun, pointOfLocalActivity, resetRun, runHistory } from '../support/resets.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import type { Config } from '../../shared/config.js';
+import { jobToStart, startJobWorkflow } from '../../workflows/client.js';
 
 let tdb: TestDatabase;
 let fal: FakeFal;
@@ -53,47 +56,19 @@ const submitsFor = (marker: string) => fal.requestsOf('submit').filter((r) => JS
 const rowOf = (id: string) => tdb.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 const ledger = async (id: string) => (await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]);
 
-async function create(t: Tenant, prompt: string): Promise<string> {
-  const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+async function create(t: Tenant, prompt: string, baseUrl = gw.baseUrl): Promise<string> {
+  const r = await api(baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
   assert.equal(r.status, 200, r.text);
   return r.body.data.id as string;
 }
 
-/** The closed run of a job's workflow, once Temporal says it closed as `status`. */
-async function closedRun(client: Client, id: string, status: string): Promise<string> {
-  return waitFor(`${id}'s workflow to close as ${status}`, async () => {
-    const d = await client.workflow.getHandle(id).describe();
-    return d.status.name === status ? d.runId : undefined;
-  }, 120_000, 200);
-}
-
-/** The WorkflowTaskCompleted event ids of a run's history: the Web UI's reset points. */
+/** The reset points of a run, and the first that replays its failure (the task that ran failJob). */
 async function resetPoints(client: Client, id: string, runId: string): Promise<{ points: number[]; failedAt: number | undefined }> {
-  const events = (await client.workflow.getHandle(id, runId).fetchHistory()).events ?? [];
-  const points = events.filter((e) => e.workflowTaskCompletedEventAttributes).map((e) => Number(e.eventId));
-  for (const e of events) if (e.eventId) eventIds.set(`${runId}/${Number(e.eventId)}`, e.eventId);
-  // The workflow task that received the provider's refusal ran failJob: its marker follows that
-  // task's WorkflowTaskCompleted, the first point that replays the failure.
-  const refund = indexOfLocalActivity(events, 'failJob');
-  const failedAt = refund < 0 ? undefined : points.filter((p) => p < Number(events[refund]!.eventId)).at(-1);
-  return { points, failedAt };
+  const h = await runHistory(client, id, runId);
+  return { points: h.points, failedAt: pointOfLocalActivity(h, 'failJob') };
 }
 
-/** The history's own event id values (protobuf Longs), by run and number. */
-const eventIds = new Map<string, NonNullable<HistoryEvent['eventId']>>();
-type HistoryEvent = NonNullable<Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']>[number];
-
-async function reset(client: Client, id: string, runId: string, point: number): Promise<string> {
-  const r = await client.workflowService.resetWorkflowExecution({
-    namespace: config.TEMPORAL_NAMESPACE,
-    workflowExecution: { workflowId: id, runId },
-    workflowTaskFinishEventId: eventIds.get(`${runId}/${point}`)!,
-    requestId: randomUUID(),
-    reason: `operator: reset to event ${point}`,
-  });
-  assert.ok(r.runId && r.runId !== runId, 'the reset started a new run');
-  return r.runId;
-}
+const reset = (client: Client, id: string, runId: string, point: number) => resetRun(client, config.TEMPORAL_NAMESPACE, id, runId, point);
 
 describe('resetting a failed job from every point of its history', () => {
   test('every point before the failing result ends completed and charged once; a point past it fails again, refunded', async () => {
@@ -188,6 +163,72 @@ describe('resetting a job its customer canceled', () => {
       );
     } finally {
       fal.flow = ['IN_QUEUE', 'IN_QUEUE', 'IN_PROGRESS', 'COMPLETED'];
+    }
+  });
+});
+
+describe('resetting a job that failed longer ago than its model\'s deadline', () => {
+  test('from every point before the failing result, it completes within a deadline counted from the new claim, charged once, with one new submit', async () => {
+    const deadlineSeconds = 30;
+    // One check before the provider's answer: each run fits its deadline even on a loaded machine.
+    fal.flow = ['IN_QUEUE', 'COMPLETED'];
+    // Jobs created by a gateway whose Temporal is unreachable stay unstarted: their deadline is
+    // shortened before this suite starts their workflows, as a model with a short deadline would have.
+    const deadClient = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 200 }) });
+    const dgw = await startGateway({ ...config, WORKFLOW_START_TIMEOUT_MS: 500 }, tdb.db, { temporal: deadClient });
+    const failedJob = async (t: Tenant, marker: string) => {
+      const id = await create(t, `a lighthouse ${marker}`, dgw.baseUrl);
+      const row = await tdb.db
+        .updateTable('jobs')
+        .set({ params: sql`params || jsonb_build_object('deadline_seconds', ${deadlineSeconds}::int)` })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      fal.nextOutcome('content_policy');
+      assert.equal(await startJobWorkflow(gw.client, jobToStart(row, config.TASK_QUEUE_PREFIX)), 'started');
+      return { id, runId: await closedRun(gw.client, id, 'FAILED') };
+    };
+    try {
+      const probe = await failedJob(await createTenant(tdb.db, credits), '[deadline-probe]');
+      const { points, failedAt } = await resetPoints(gw.client, probe.id, probe.runId);
+      const before = points.filter((p) => p < failedAt!);
+      assert.ok(before.length >= 3, `reset points before the failure: ${before.join(', ')}`);
+
+      const jobs = await Promise.all(
+        before.map(async (_, index) => {
+          const t = await createTenant(tdb.db, credits);
+          const marker = `[deadline-reset-${index}]`;
+          return { t, marker, index, ...(await failedJob(t, marker)) };
+        }),
+      );
+      // Every failure is now older than the model's deadline.
+      await waitFor('the failures to be older than the deadline', async () => {
+        const rows = await tdb.db.selectFrom('jobs').select(['status', 'finished_at']).where('id', 'in', jobs.map((j) => j.id)).execute();
+        return rows.every((r) => r.status === 'failed' && Date.now() - new Date(r.finished_at!).getTime() > (deadlineSeconds + 1) * 1000) ? true : undefined;
+      }, 120_000, 500);
+
+      await Promise.all(
+        jobs.map(async (j) => {
+          const { points: own } = await resetPoints(gw.client, j.id, j.runId);
+          const point = own[j.index]!;
+          const what = `reset to event ${point} (point ${j.index + 1})`;
+          const newRun = await reset(gw.client, j.id, j.runId, point);
+          const result = await gw.client.workflow
+            .getHandle(j.id, newRun)
+            .result()
+            .catch(async (err: Error) => assert.fail(`${what}: the new run failed (${err.message}): ${JSON.stringify((await rowOf(j.id)).error)}`));
+          assert.deepEqual(result, { outputs: 1 }, `${what}: the new run completes`);
+          const row = await rowOf(j.id);
+          assert.equal(row.status, 'completed', `${what}: ${JSON.stringify(row.error)}`);
+          assert.equal(row.status_run_id, newRun);
+          assert.deepEqual(await ledger(j.id), [['charge', -price], ['refund', price], ['recharge', -price]], `${what}: charged, refunded, charged again`);
+          assert.equal(await creditsOf(tdb.db, j.t), credits - price, `${what}: charged exactly once in total`);
+          assert.equal(submitsFor(j.marker), 2, `${what}: the refused request, then one new one`);
+        }),
+      );
+    } finally {
+      fal.flow = ['IN_QUEUE', 'IN_QUEUE', 'IN_PROGRESS', 'COMPLETED'];
+      await dgw.close();
     }
   });
 });

@@ -4,6 +4,7 @@
 // two transactions, exactly one wins and the credits match it.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { createTenant, createTestDatabase, type Tenant, type TestDatabase } from '../support/stack.js';
 import { creditsOf } from '../support/services.js';
 import { newId } from '../../shared/ids.js';
@@ -390,5 +391,52 @@ describe('job status moves', () => {
         assert.equal(row?.phase, needsRemoteFetch(row!) ? 'fetching_inputs' : 'submitting', `${kind} ${JSON.stringify(params)}`);
       }
     });
+  });
+});
+
+describe('run claims and stale rows (resets and the reconciler\'s repairs)', () => {
+  /** The claim time in microseconds, as Postgres keeps it. */
+  const claimedAt = async (id: string) =>
+    (await tdb.db.selectFrom('jobs').select(sql<string>`(extract(epoch from claimed_at) * 1000000)::bigint::text`.as('us')).where('id', '=', id).executeTakeFirstOrThrow()).us;
+
+  test("a run taking or reviving the job restarts its claim time (the deadline's start); the run repeating its own claim keeps it", async () => {
+    const t = await createTenant(tdb.db, 100);
+    const id = await newJob(t);
+    const started = await jobs.startPendingJob(tdb.db, id, 'run-a');
+    assert.ok(started?.claimed_at, 'the first claim is timed');
+    const a = await claimedAt(id);
+    await tx((q) => jobs.claimJob(q, id, 'run-a', { phase: 'submitting', attempt: 2 })); // the first step retried after its commit
+    assert.equal(await claimedAt(id), a, 'the same run keeps its claim time');
+    await generating(id, 'run-b'); // a reset run taking over a job still generating
+    const b = await claimedAt(id);
+    assert.ok(BigInt(b) > BigInt(a), 'a take restarts it');
+    await failedByProvider(id, 'run-b');
+    await generating(id, 'run-c'); // a reset run reviving the failed job
+    assert.ok(BigInt(await claimedAt(id)) > BigInt(b), 'a revival restarts it');
+  });
+
+  test('stale rows in flight: only those unwritten for the bound are claimed, and one checked comes back only a bound later', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const hourAgo = sql<Date>`now() - interval '1 hour'`;
+    const stale = await newJob(t);
+    await generating(stale, 'run-a');
+    const fresh = await newJob(t);
+    await generating(fresh, 'run-a');
+    const unstarted = await newJob(t); // pending, its workflow never marked started: the unstarted pass's
+    const done = await newJob(t);
+    await generating(done, 'run-a');
+    await completed(done, 'run-a');
+    await tdb.db.updateTable('jobs').set({ updated_at: hourAgo }).where('id', 'in', [stale, unstarted, done]).execute();
+    const mine = new Set([stale, fresh, unstarted, done]);
+    const claimStale = async () => (await jobs.claimStaleInFlightJobs(tdb.db, 30 * 60_000, 100, 60_000)).map((j) => j.id).filter((id) => mine.has(id));
+
+    assert.deepEqual(await claimStale(), [stale]);
+    assert.deepEqual(await claimStale(), [], 'leased');
+    await jobs.releaseLeases(tdb.db, [stale]);
+    assert.deepEqual(await claimStale(), [], 'checked within the bound: not again');
+    // Still held by no one, it is claimable by the closed-runs pass at once.
+    assert.deepEqual((await jobs.claimInFlightJobs(tdb.db, [stale], 60_000)).map((j) => j.id), [stale]);
+    await tdb.db.updateTable('jobs').set({ reconcile_lease_until: hourAgo }).where('id', '=', stale).execute();
+    assert.deepEqual(await claimStale(), [stale], 'a bound after its check, it is checked again');
   });
 });

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Context } from '@temporalio/activity';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
@@ -68,7 +69,9 @@ function stubs(script: Script, calls: Call[], events: { entered?: () => void; po
   const io: JobIoActivities = {
     async startGenerating(jobId) {
       calls.push(['startGenerating', jobId]);
-      return { request: script.remoteInputs ? null : request(jobId) };
+      // The claim of this run, as the real step answers it: the model's deadline counts from it.
+      const claim = { runId: Context.current().info.workflowExecution?.runId ?? '', at: Date.now() };
+      return { request: script.remoteInputs ? null : request(jobId), claim };
     },
     async prepareProviderRequest(jobId) {
       calls.push(['prepareProviderRequest', jobId]);

@@ -16,6 +16,8 @@ export const savedHistories = {
   'fal-image-failed-after-submit': 'a fal image job the provider failed after its request was recorded: failed, refunded, provider cancel',
   'fal-image-reset': 'the reset run of that failed fal job, reset to the workflow task after its submit: revived (re-charged), resubmitted, completed',
   'grok-video-failover': "a grok-video job whose first route (fal) failed after its submit: given up past the failover budget, that request canceled, completed on the second route (xAI)",
+  'grok-video-failed-after-failover': 'a grok-video job that gave fal up (status 5xx past the budget) and was refused by xAI for moderation: failed, refunded',
+  'grok-video-reset-after-give-up': "the reset run of that job, reset to the workflow task that gave fal up: the route step claims (re-charges) the job, xAI serves it, completed",
   'image-reset-insufficient-credits': 'the reset run (to its first workflow task) of a failed image job whose workspace can no longer pay: the revival refused, the job stays failed',
   'webhook-delivery': 'a webhookDelivery workflow: the first POST answered 503, the retry delivered',
   'upload-from-url': 'an uploadFromUrl workflow: a loopback HTTPS image fetched and stored',
