@@ -269,6 +269,17 @@ export function quietHeartbeat(quietMs: number): { begin(now?: number): void; be
   };
 }
 
+/**
+ * Whether a provider step of a job with another route gives its route up after a retryable failure
+ * (5xx, 429, timeouts): never for a request the provider last reported running or done (its result
+ * is paid for, or being made; the job's deadline ends the wait), otherwise once the provider has
+ * been unreachable for `budgetMs` since the step was first scheduled (its attempts retried until then).
+ */
+export function givesUp(step: ProviderStepOptions, firstScheduledMs: number, budgetMs: number, now = Date.now()): boolean {
+  if (step.reported === 'running' || step.reported === 'succeeded') return false;
+  return now - firstScheduledMs >= budgetMs;
+}
+
 /** How often a provider call that is still running heartbeats (well inside the steps' heartbeat timeout). */
 export const PROVIDER_BEAT_EVERY_MS = 5_000;
 
@@ -287,9 +298,10 @@ export function createJobProviderActivities(
   const beatEveryMs = deps.beatEveryMs ?? PROVIDER_BEAT_EVERY_MS;
   // The request each running attempt made or found, repeated in every heartbeat it sends.
   const attemptRef = new WeakMap<Context, ProviderRef>();
-  // Attempts whose job has another route: a provider failure past the failover budget ends them.
-  const mayFailOver = new WeakSet<Context>();
-  const failoverAttempts = deps.config.PROVIDER_FAILOVER_ATTEMPTS;
+  // Attempts whose job has another route, with what the provider last reported of the request:
+  // an outage past the failover budget ends them, unless the provider said it was running.
+  const mayFailOver = new WeakMap<Context, ProviderStepOptions>();
+  const failoverBudgetMs = deps.config.PROVIDER_FAILOVER_BUDGET_MS;
   const heartbeat = (detail?: unknown) => heartbeats.beat({ ref: attemptRef.get(Context.current()), detail } satisfies StepDetails);
 
   function providerContext(): ProviderContext {
@@ -374,8 +386,10 @@ export function createJobProviderActivities(
       if (err instanceof ProviderError) {
         // Another provider can fix our account's trouble or an outage that outlasted the budget; the
         // customer's own faults (content policy, invalid input) fail the job wherever it runs.
-        if (mayFailOver.has(ctx) && (err.account || (err.retryable && ctx.info.attempt >= failoverAttempts))) {
-          throw nonRetryable(failureTypes.providerFailover, err.retryable ? `${err.message} (${ctx.info.attempt} attempts)` : err.message);
+        const failover = mayFailOver.get(ctx);
+        if (failover && (err.account || (err.retryable && givesUp(failover, ctx.info.scheduledTimestampMs, failoverBudgetMs)))) {
+          const unreachableS = Math.round((Date.now() - ctx.info.scheduledTimestampMs) / 1000);
+          throw nonRetryable(failureTypes.providerFailover, err.retryable ? `${err.message} (unreachable for ${unreachableS} s, ${ctx.info.attempt} attempts)` : err.message);
         }
         if (!err.retryable) throw nonRetryable(failureTypes.providerRejected, err.message);
         throw ApplicationFailure.create({
@@ -433,7 +447,7 @@ export function createJobProviderActivities(
       const adapter = deps.adapterFor(provider);
       const runId = currentRunId();
       const ctx = Context.current();
-      if (opts.failover) mayFailOver.add(ctx);
+      if (opts.failover) mayFailOver.set(ctx, opts);
       if (adapter.free) {
         const ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
         const first = await check(provider, req, ref, true);
@@ -468,7 +482,7 @@ export function createJobProviderActivities(
      * `resubmit`.
      */
     async checkProvider(provider: ProviderName, jobId: string, model: string, ref: ProviderRef, opts: ProviderStepOptions = {}): Promise<ProviderCheck> {
-      if (opts.failover) mayFailOver.add(Context.current());
+      if (opts.failover) mayFailOver.set(Context.current(), opts);
       if (deps.adapterFor(provider).free) return check(provider, { jobId, model }, ref);
       const job = await ownJob(jobId, currentRunId(), 'generating');
       const recorded = job.provider_ref as ProviderRef | null;

@@ -557,8 +557,9 @@ export async function recordPollProgress(
 
 /**
  * Moves run `runId`'s job from provider `from` to route `to`: the job's provider and provider model
- * id become `to`'s, and when `gaveUp` is given it is appended to the job's provider attempts and the
- * provider reference recorded for `from` is cleared (answered as `previousRef`, for its cancel), so
+ * id become `to`'s, and when `gaveUp` is given it is appended to the job's provider attempts (with
+ * `from`'s recorded request as its `ref`) and that reference is cleared from the row (answered as
+ * `previousRef`, for its cancel, also by a repeat after the commit), so
  * the next submit goes to `to` instead of polling `from`'s request. Only while the job is on `from`
  * and has not recorded this give-up: a repeat after the commit changes nothing and answers
  * `moved: false`. Undefined when `runId` does
@@ -575,7 +576,8 @@ export async function switchJobRoute(
   const { rows } = await sql<Job & { previous_ref: Record<string, unknown> | null }>`
     update jobs j set
       params = j.params || jsonb_build_object('provider', ${move.to.provider}::text, 'provider_model_id', ${move.to.provider_model_id}::text),
-      provider_attempts = case when ${gaveUp}::jsonb is null then j.provider_attempts else j.provider_attempts || jsonb_build_array(${gaveUp}::jsonb) end,
+      provider_attempts = case when ${gaveUp}::jsonb is null then j.provider_attempts
+        else j.provider_attempts || jsonb_build_array(${gaveUp}::jsonb || case when coalesce(old.provider_ref->>'provider', '') = ${move.from} then jsonb_build_object('ref', old.provider_ref) else '{}'::jsonb end) end,
       provider_ref = case when ${!!move.gaveUp} and ${refOfFrom} then null else j.provider_ref end,
       phase = 'submitting', attempt = ${move.attempt}, percent = null, queue_position = null, progress_updated_at = now(), updated_at = now()
     from (select id, provider_ref from jobs where id = ${jobId} for update) old
@@ -588,5 +590,7 @@ export async function switchJobRoute(
   }
   const job = await getJob(db, jobId);
   if (!job || job.status !== 'generating' || job.status_run_id !== runId) return undefined;
-  return { moved: false, previousRef: null, job };
+  // A repeat of a give-up that committed: the request it gave up, as stored with the attempt.
+  const given = move.gaveUp ? job.provider_attempts.find((a) => a.provider === move.gaveUp!.provider && a.error === move.gaveUp!.error) : undefined;
+  return { moved: false, previousRef: given?.ref ?? null, job };
 }
