@@ -429,10 +429,24 @@ export function createJobProviderActivities(
 
   const store = createOutputStore({ storage, config: deps.config, adapterFor: deps.adapterFor, heartbeat });
 
-  /** One status check; when the provider is done, its outputs are streamed into our store at once. */
+  /**
+   * One status check; when the provider is done, its outputs are streamed into our store at once —
+   * unless the job is no longer this run's to generate (a worker frozen past its heartbeat timeout,
+   * resumed after another took the step over and ended the job): such a step writes nothing.
+   */
   async function check(provider: ProviderName, req: { jobId: string; model: string }, ref: ProviderRef, submittedNow = false): Promise<ProviderCheck> {
     const { outputs, ...result } = await poll(provider, req.model, ref);
-    return { ...result, stored: result.state === 'succeeded' ? await store(provider, req.jobId, outputs ?? [], submittedNow) : null };
+    if (result.state !== 'succeeded') return { ...result, stored: null };
+    if (!deps.adapterFor(provider).free) await stillHeld(req.jobId, currentRunId());
+    return { ...result, stored: await store(provider, req.jobId, outputs ?? [], submittedNow) };
+  }
+
+  /** Throws (not retried) unless run `runId` still generates the job. */
+  async function stillHeld(jobId: string, runId: string): Promise<void> {
+    const job = await jobsRepo.getJob(db, jobId);
+    if (job?.status === 'generating' && job.status_run_id === runId) return;
+    Context.current().log.warn('provider step stopped: the job is no longer generating for this run', { jobId, status: job?.status ?? null });
+    throw nonRetryable(failureTypes.illegalStatusMove, `job ${jobId} is no longer generating for this run (${job?.status ?? 'missing'}); its outputs are not stored again`);
   }
 
   return {
@@ -577,7 +591,7 @@ export function createProgressWriter(db: Database, minIntervalMs: number): Progr
   return {
     async phase(jobId, phase, attempt, percent = null) {
       last.delete(jobId);
-      await jobsRepo.setJobPhase(db, jobId, phase, attempt, percent);
+      await jobsRepo.setJobPhase(db, jobId, phase, attempt, percent, { whileGenerating: true });
     },
     async poll(jobId, p) {
       const seen = `${p.percent}/${p.queuePosition}`;

@@ -335,7 +335,7 @@ async function main() {
         XAI_API_KEY: xai.key,
         XAI_BASE_URL: xai.url,
         PROVIDER_OUTPUT_HOSTS: '127.0.0.1',
-        PROVIDER_FAILOVER_ATTEMPTS: '2',
+        PROVIDER_FAILOVER_BUDGET_MS: '1500',
         OPENAI_API_KEY: '',
         ELEVENLABS_API_KEY: '',
       },
@@ -352,9 +352,38 @@ async function main() {
           await finish(g, 'grok-video-failover', id, 'completed');
           const row = await g.tdb.db.selectFrom('jobs').select(['params', 'provider_attempts']).where('id', '=', id).executeTakeFirstOrThrow();
           if (row.params.provider !== 'xai' || row.provider_attempts.length !== 1) throw new Error(`the failover job ended on ${row.params.provider} after ${JSON.stringify(row.provider_attempts)}`);
+          // The given-up request's cancel ran in its own workflow, not waited for by the job.
+          await save('provider-cancel-given-up', g.gw.client.workflow.getHandle(`${id}-given-up-fal`));
           if (fal.requestsOf('cancel').length !== cancelsBefore + 1) throw new Error('the given-up request was not canceled once at fal');
+
+          // Every route fails: fal past its budget, then xAI past its budget; the job fails, refunded.
+          fal.down(['submit', 'status', 'result', 'cancel'], json(503, { detail: 'Service Unavailable' }));
+          xai.down(['submit', 'status'], json(503, { code: 'unavailable', error: 'The service is currently unavailable' }));
+          const doomed = await create(g, t, '/v1/videos/generate', { prompt: 'a lighthouse nobody can render', model: 'grok-video', aspect_ratio: '16:9', duration: 1, resolution: '480p' });
+          await finish(g, 'grok-video-every-route-failed', doomed, 'failed');
+          fal.up();
+          xai.up();
+
+          // fal's breaker open at the start: the job skips it and goes straight to xAI.
+          await g.tdb.db.insertInto('provider_circuits').values({ provider: 'fal', model: 'grok-video', state: 'open', opened_at: new Date() }).execute();
+          const skipping = await create(g, t, '/v1/videos/generate', { prompt: 'a lighthouse, fal skipped', model: 'grok-video', aspect_ratio: '16:9', duration: 1, resolution: '480p' });
+          await finish(g, 'grok-video-breaker-skip', skipping, 'completed');
+          await g.tdb.db.deleteFrom('provider_circuits').execute();
+
+          // Canceled by its customer on the second route, after the failover.
+          fal.down(['status'], json(502, { detail: 'Bad Gateway' }));
+          xai.pendingPolls = 10_000;
+          const canceled = await create(g, t, '/v1/videos/generate', { prompt: 'a lighthouse, canceled after the failover', model: 'grok-video', aspect_ratio: '16:9', duration: 1, resolution: '480p' });
+          await waitFor(`${canceled} to be generating at xAI`, async () => {
+            const row = await g.tdb.db.selectFrom('jobs').select('provider_ref').where('id', '=', canceled).executeTakeFirstOrThrow();
+            return (row.provider_ref as { provider?: string } | null)?.provider === 'xai' ? true : undefined;
+          });
+          await g.gw.client.workflow.getHandle(canceled).cancel();
+          await finish(g, 'grok-video-canceled-during-failover', canceled, 'failed');
         } finally {
           fal.up();
+          xai.up();
+          xai.pendingPolls = 2;
           clearInterval(cdn);
         }
       },

@@ -74,8 +74,8 @@ export async function takeTrial(db: Queryable, provider: string, model: string, 
 
 /** Marks the job's outcome on a route as counted; false when it was counted before (a repeated step). */
 export async function countOutcomeOnce(tx: Tx, jobId: string, provider: string, ok: boolean): Promise<boolean> {
-  const r = await tx.insertInto('provider_route_outcomes').values({ job_id: jobId, provider, ok }).onConflict((oc) => oc.columns(['job_id', 'provider']).doNothing()).executeTakeFirst();
-  return r.numInsertedRows === 1n;
+  const r = await tx.insertInto('provider_route_outcomes').values({ job_id: jobId, provider, ok }).onConflict((oc) => oc.columns(['job_id', 'provider']).doNothing()).returning('job_id').executeTakeFirst();
+  return r !== undefined;
 }
 
 export async function circuitState(db: Queryable, provider: string, model: string): Promise<CircuitState> {
