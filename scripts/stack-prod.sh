@@ -263,8 +263,9 @@ dist_hash() { (cd "$ROOT" && find dist -type f -print0 | sort -z | xargs -0 sha1
 
 stop_apps() {
   local name
-  # Workers first, in parallel: each drains its in-flight activities (WORKER_SHUTDOWN_GRACE_MS).
-  for name in "${PROD_WORKERS[@]}"; do stop_pidfile "$STATE/$name.pid" 300 & done
+  # Workers first, in parallel: each drains its in-flight activities (WORKER_SHUTDOWN_GRACE_MS; the
+  # fal and xAI fleets their longest provider call plus 30 s, 60 s: activities/providers/call-timeouts.ts).
+  for name in "${PROD_WORKERS[@]}"; do stop_pidfile "$STATE/$name.pid" 700 & done
   wait
   for name in "${PROD_GATEWAYS[@]}"; do stop_pidfile "$STATE/$name.pid"; done
 }

@@ -93,14 +93,15 @@ describe('the circuit breaker, shared through Postgres', () => {
     const circuits = createProviderCircuits(tdb.db, policy);
     await circuits.record('fal', model, { ok: false });
     await circuits.record('fal', model, { ok: false });
-    assert.equal(await circuits.admit('fal', model, 'vid_early'), false, 'open: new jobs skip the route');
+    assert.equal(await circuits.admit('fal', model, 'vid_refused'), false, 'open: new jobs skip the route');
     await sql`update provider_circuits set opened_at = now() - interval '2 minutes'`.execute(tdb.db);
     return circuits;
   }
 
   test('exactly one half-open trial among concurrent workers, named by its job; only its completing closes it', async () => {
+    const early = await jobOnFal('run-early');
     const circuits = await openedLongAgo();
-    const tokens = Array.from({ length: 8 }, (_, i) => `vid_${i}`);
+    const tokens = await Promise.all(Array.from({ length: 8 }, (_, i) => jobOnFal(`run-${i}`)));
     const answers = await Promise.all(tokens.map((t) => createProviderCircuits(tdb.db, policy).admit('fal', model, t)));
     assert.equal(answers.filter(Boolean).length, 1, 'one trial for the fleet');
     const trial = tokens[answers.indexOf(true)]!;
@@ -108,20 +109,21 @@ describe('the circuit breaker, shared through Postgres', () => {
     assert.equal(await circuits.admit('fal', model, trial), true, 'the trial asking again (a retried step) is still the trial');
     assert.equal(await circuits.admit('fal', model, 'vid_next'), false, 'no second trial while the first runs');
     // A job admitted before the breaker opened completes: counted, but it is not the trial.
-    assert.equal(await circuits.record('fal', model, { ok: true, jobId: 'vid_early' }), 'half_open');
+    assert.equal(await circuits.record('fal', model, { ok: true, jobId: early }), 'half_open');
     assert.equal(await circuits.record('fal', model, { ok: true, jobId: trial }), 'closed');
     assert.equal(await circuits.admit('fal', model, 'vid_after'), true);
   });
 
   test('a trial that never ends lets the next one through only after the trial period', async () => {
+    const [stuck, next] = [await jobOnFal('run-stuck'), await jobOnFal('run-next')];
     const circuits = await openedLongAgo();
-    assert.equal(await circuits.admit('fal', model, 'vid_stuck'), true);
+    assert.equal(await circuits.admit('fal', model, stuck), true);
     await sql`update provider_circuits set trial_at = now() - interval '5 minutes'`.execute(tdb.db);
-    assert.equal(await circuits.admit('fal', model, 'vid_next'), false, 'a video trial may run for minutes (trialMs 10 min)');
+    assert.equal(await circuits.admit('fal', model, next), false, 'a video trial may run for minutes (trialMs 10 min)');
     await sql`update provider_circuits set trial_at = now() - interval '11 minutes'`.execute(tdb.db);
-    assert.equal(await circuits.admit('fal', model, 'vid_next'), true);
-    assert.equal(await circuits.record('fal', model, { ok: true, jobId: 'vid_stuck' }), 'half_open', 'the stale trial no longer decides');
-    assert.equal(await circuits.record('fal', model, { ok: false, jobId: 'vid_next', error: 'down' }), 'open');
+    assert.equal(await circuits.admit('fal', model, next), true);
+    assert.equal(await circuits.record('fal', model, { ok: true, jobId: stuck }), 'half_open', 'the stale trial no longer decides');
+    assert.equal(await circuits.record('fal', model, { ok: false, jobId: next, error: 'down' }), 'open');
   });
 
   test('a job completing on a route is counted once, however often its completeJob step runs', async () => {
