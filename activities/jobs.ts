@@ -505,12 +505,20 @@ export function createJobProviderActivities(
       return check(provider, { jobId, model }, recorded);
     },
 
-    /** Cancels the job's recorded request (a free provider's: the one given); none recorded, nothing to do. */
+    /**
+     * Cancels the request given (a given-up route's, or the run's own), else the job's recorded one;
+     * none, nothing to do. The given one comes first: by the time a given-up route's cancel runs, the
+     * row may hold a newer request of the job (a reset run's on the same provider) that must live.
+     */
     async cancelProvider(provider: ProviderName, model: string, jobId: string, ref: ProviderRef | undefined): Promise<void> {
       const adapter = deps.adapterFor(provider);
+      if (ref?.provider === provider) {
+        await call(provider, model, 'cancel', () => adapter.cancel(ref, providerContext()));
+        return;
+      }
       const recorded = adapter.free ? null : ((await jobsRepo.getJob(db, jobId))?.provider_ref as ProviderRef | null);
       // Only this provider's request: after a failover the row holds the next route's.
-      const target = recorded?.provider === provider ? recorded : ref?.provider === provider ? ref : undefined;
+      const target = recorded?.provider === provider ? recorded : undefined;
       if (!target) return;
       await call(provider, model, 'cancel', () => adapter.cancel(target, providerContext()));
     },
