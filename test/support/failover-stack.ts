@@ -73,8 +73,8 @@ export interface FailoverStackOptions<S extends SecondaryName | undefined> {
 }
 
 /**
- * Starts the stack. A route is given up after 1.5 s of failed attempts (PROVIDER_FAILOVER_BUDGET_MS), its second one,
- * so a failover takes seconds; the rate limits are out of the way and the reconciler's periodic pass
+ * Starts the stack. A provider unreachable for 1.5 s (PROVIDER_FAILOVER_BUDGET_MS: a step's second
+ * failed attempt) has its route given up, so a failover takes seconds; the rate limits are out of the way and the reconciler's periodic pass
  * stays out of the tests' timing.
  */
 export async function startFailoverStack<S extends SecondaryName | undefined = undefined>(opts: FailoverStackOptions<S>): Promise<FailoverStack<S>> {
