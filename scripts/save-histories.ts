@@ -267,6 +267,28 @@ async function main() {
       await save('upload-from-url', g.gw.client.workflow.getHandle(uploaded.body.data.id as string));
     });
 
+    await group(
+      'webhooks whose retries run out',
+      { WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_RETRY_INITIAL_MS: '200', WEBHOOK_RETRY_MAX_INTERVAL_MS: '500', WEBHOOK_RETRY_FOR_MS: '3000' },
+      async (g) => {
+        const t = await createTenant(g.tdb.db, 10_000);
+        const rotated = await runAdmin(['webhook', 'secret', 'rotate', '--workspace', t.workspaceId, '--as', t.ownerEmail, '--json'], { ...process.env, DATABASE_URL: g.tdb.url });
+        if (rotated.code !== 0) throw new Error(`webhook secret rotate failed: ${rotated.stderr}`);
+        // The receiver answers 503 to every attempt: the retries run out and the event is given up.
+        const receiver = await startReceiver([503]);
+        try {
+          const hooked = await create(g, t, '/v1/images/generate', { ...imageBody('a kite, announced to nobody'), webhook_url: receiver.url });
+          const delivery = await waitFor(`${hooked}'s webhook to be given up`, async () => {
+            const rows = await deliveriesOfJob(g.tdb.db, hooked);
+            return rows.length === 1 && rows[0]!.failed_at !== null ? rows[0]! : undefined;
+          });
+          await save('webhook-abandon', g.gw.client.workflow.getHandle(delivery.id));
+        } finally {
+          await receiver.close();
+        }
+      },
+    );
+
     await group('the local renderer, slow (jobs caught while the provider works)', { LOCAL_RENDER_LATENCY_MS: '120000' }, async (g) => {
       const t = await createTenant(g.tdb.db, 10_000);
       const canceled = await create(g, t, '/v1/images/generate', imageBody('canceled while rendering'));

@@ -22,6 +22,7 @@ export const savedHistories = {
   'grok-video-canceled-during-failover': 'a grok-video job canceled by its customer on xAI after fal was given up: failed (canceled), refunded, the xAI request canceled',
   'image-reset-insufficient-credits': 'the reset run (to its first workflow task) of a failed image job whose workspace can no longer pay: the revival refused, the job stays failed',
   'webhook-delivery': 'a webhookDelivery workflow: the first POST answered 503, the retry delivered',
+  'webhook-abandon': 'a webhookDelivery workflow whose every POST was answered 503 until its retries ran out: the event given up (abandonWebhook)',
   'upload-from-url': 'an uploadFromUrl workflow: a loopback HTTPS image fetched and stored',
   'provider-cancel': "a cancelProviderRequest workflow: a terminated job's provider request canceled after the reconciler refunded it",
 } as const;
