@@ -38,6 +38,7 @@ import {
 import type { ProviderName } from '../shared/job-model.js';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck, ProviderStepOptions } from '../workflows/activity-types.js';
 import { circuitPolicy, createProviderCircuits } from '../db/provider-circuits.js';
+import { failingForMs } from '../shared/provider-retry.js';
 
 export interface JobActivityDeps {
   db: Database;
@@ -270,14 +271,15 @@ export function quietHeartbeat(quietMs: number): { begin(now?: number): void; be
 }
 
 /**
- * Whether a provider step of a job with another route gives its route up after a retryable failure
- * (5xx, 429, timeouts): never for a request the provider last reported running or done (its result
- * is paid for, or being made; the job's deadline ends the wait), otherwise once the provider has
- * been unreachable for `budgetMs` since the step was first scheduled (its attempts retried until then).
+ * Whether attempt `attempt` of a provider step of a job with another route gives its route up after
+ * a retryable failure (5xx, 429, timeouts): never for a request the provider last reported running
+ * or done (its result is paid for, or being made; the job's deadline ends the wait), otherwise once
+ * the provider has been failing for `budgetMs`, measured by the retry schedule between the step's
+ * failed attempts (so time the step spent queued behind a busy fleet counts for nothing).
  */
-export function givesUp(step: ProviderStepOptions, firstScheduledMs: number, budgetMs: number, now = Date.now()): boolean {
+export function givesUp(step: ProviderStepOptions, attempt: number, budgetMs: number): boolean {
   if (step.reported === 'running' || step.reported === 'succeeded') return false;
-  return now - firstScheduledMs >= budgetMs;
+  return failingForMs(attempt) >= budgetMs;
 }
 
 /** How often a provider call that is still running heartbeats (well inside the steps' heartbeat timeout). */
@@ -387,9 +389,9 @@ export function createJobProviderActivities(
         // Another provider can fix our account's trouble or an outage that outlasted the budget; the
         // customer's own faults (content policy, invalid input) fail the job wherever it runs.
         const failover = mayFailOver.get(ctx);
-        if (failover && (err.account || (err.retryable && givesUp(failover, ctx.info.scheduledTimestampMs, failoverBudgetMs)))) {
-          const unreachableS = Math.round((Date.now() - ctx.info.scheduledTimestampMs) / 1000);
-          throw nonRetryable(failureTypes.providerFailover, err.retryable ? `${err.message} (unreachable for ${unreachableS} s, ${ctx.info.attempt} attempts)` : err.message);
+        if (failover && (err.account || (err.retryable && givesUp(failover, ctx.info.attempt, failoverBudgetMs)))) {
+          const failingS = Math.round(failingForMs(ctx.info.attempt) / 1000);
+          throw nonRetryable(failureTypes.providerFailover, err.retryable ? `${err.message} (failing for ${failingS} s, ${ctx.info.attempt} attempts)` : err.message);
         }
         if (!err.retryable) throw nonRetryable(failureTypes.providerRejected, err.message);
         throw ApplicationFailure.create({

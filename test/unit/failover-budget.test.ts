@@ -4,23 +4,29 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { givesUp } from '../../activities/jobs.js';
+import { failingForMs } from '../../shared/provider-retry.js';
 import { AFTER_CALL_MARGIN_MS, IMAGES_API_TIMEOUT_MS, longestCallMs, providerShutdownGraceMs } from '../../activities/providers/call-timeouts.js';
 
 describe('giving a route up', () => {
   const budgetMs = 300_000;
-  const t0 = 1_000_000;
 
-  test('a request the provider last reported running or done is never given up, however long it is unreachable', () => {
+  test('the time a provider has been failing comes from the retry schedule between attempts', () => {
+    assert.deepEqual([1, 2, 3, 4, 5, 6, 7].map(failingForMs), [0, 2_000, 6_000, 14_000, 30_000, 60_000, 90_000]);
+  });
+
+  test('a request the provider last reported running or done is never given up, however long it fails', () => {
     for (const reported of ['running', 'succeeded'] as const) {
-      assert.equal(givesUp({ failover: true, reported }, t0, budgetMs, t0 + 10 * budgetMs), false, reported);
+      assert.equal(givesUp({ failover: true, reported }, 100, budgetMs), false, reported);
     }
   });
 
-  test('a submit, or a request still queued, is given up only once the provider was unreachable for the budget', () => {
+  test('a submit, or a request still queued, is given up only once the provider failed for the budget', () => {
     for (const step of [{ failover: true }, { failover: true, reported: 'queued' as const }]) {
-      assert.equal(givesUp(step, t0, budgetMs, t0 + 30_000), false, 'thirty seconds of 5xx is no outage');
-      assert.equal(givesUp(step, t0, budgetMs, t0 + budgetMs - 1), false);
-      assert.equal(givesUp(step, t0, budgetMs, t0 + budgetMs), true);
+      assert.equal(givesUp(step, 5, budgetMs), false, 'the old five attempts (30 s of 5xx) are no outage');
+      assert.equal(givesUp(step, 13, budgetMs), false, `${failingForMs(13) / 1000} s`);
+      assert.equal(givesUp(step, 14, budgetMs), true, `${failingForMs(14) / 1000} s`);
+      assert.equal(givesUp(step, 1, 1_500), false, 'never at the first failure');
+      assert.equal(givesUp(step, 2, 1_500), true);
     }
   });
 });
