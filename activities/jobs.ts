@@ -40,6 +40,13 @@ import {
 import type { ProviderName, RunClaim } from '../shared/job-model.js';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck, ProviderStepOptions } from '../workflows/activity-types.js';
 import { circuitPolicy, createProviderCircuits } from '../db/provider-circuits.js';
+import { failingForMs } from '../shared/provider-retry.js';
+
+/** Whether two provider references name the same request, whatever their key order. */
+function sameRef(a: ProviderRef, b: ProviderRef): boolean {
+  const canonical = (r: ProviderRef) => JSON.stringify(Object.entries(r).sort(([x], [y]) => (x < y ? -1 : 1)));
+  return canonical(a) === canonical(b);
+}
 
 export interface JobActivityDeps {
   db: Database;
@@ -291,6 +298,18 @@ export function quietHeartbeat(quietMs: number): { begin(now?: number): void; be
   };
 }
 
+/**
+ * Whether attempt `attempt` of a provider step of a job with another route gives its route up after
+ * a retryable failure (5xx, 429, timeouts): never for a request the provider last reported running
+ * or done (its result is paid for, or being made; the job's deadline ends the wait), otherwise once
+ * the provider has been failing for `budgetMs`, measured by the retry schedule between the step's
+ * failed attempts (so time the step spent queued behind a busy fleet counts for nothing).
+ */
+export function givesUp(step: ProviderStepOptions, attempt: number, budgetMs: number): boolean {
+  if (step.reported === 'running' || step.reported === 'succeeded') return false;
+  return failingForMs(attempt) >= budgetMs;
+}
+
 /** How often a provider call that is still running heartbeats (well inside the steps' heartbeat timeout). */
 export const PROVIDER_BEAT_EVERY_MS = 5_000;
 
@@ -309,9 +328,10 @@ export function createJobProviderActivities(
   const beatEveryMs = deps.beatEveryMs ?? PROVIDER_BEAT_EVERY_MS;
   // The request each running attempt made or found, repeated in every heartbeat it sends.
   const attemptRef = new WeakMap<Context, ProviderRef>();
-  // Attempts whose job has another route: a provider failure past the failover budget ends them.
-  const mayFailOver = new WeakSet<Context>();
-  const failoverAttempts = deps.config.PROVIDER_FAILOVER_ATTEMPTS;
+  // Attempts whose job has another route, with what the provider last reported of the request:
+  // an outage past the failover budget ends them, unless the provider said it was running.
+  const mayFailOver = new WeakMap<Context, ProviderStepOptions>();
+  const failoverBudgetMs = deps.config.PROVIDER_FAILOVER_BUDGET_MS;
   const heartbeat = (detail?: unknown) => heartbeats.beat({ ref: attemptRef.get(Context.current()), detail } satisfies StepDetails);
 
   function providerContext(): ProviderContext {
@@ -384,8 +404,10 @@ export function createJobProviderActivities(
       if (err instanceof ProviderError) {
         // Another provider can fix our account's trouble or an outage that outlasted the budget; the
         // customer's own faults (content policy, invalid input) fail the job wherever it runs.
-        if (mayFailOver.has(ctx) && (err.account || (err.retryable && ctx.info.attempt >= failoverAttempts))) {
-          throw nonRetryable(failureTypes.providerFailover, err.retryable ? `${err.message} (${ctx.info.attempt} attempts)` : err.message);
+        const failover = mayFailOver.get(ctx);
+        if (failover && (err.account || (err.retryable && givesUp(failover, ctx.info.attempt, failoverBudgetMs)))) {
+          const failingS = Math.round(failingForMs(ctx.info.attempt) / 1000);
+          throw nonRetryable(failureTypes.providerFailover, err.retryable ? `${err.message} (failing for ${failingS} s, ${ctx.info.attempt} attempts)` : err.message);
         }
         if (!err.retryable) throw nonRetryable(failureTypes.providerRejected, err.message);
         throw ApplicationFailure.create({
@@ -425,10 +447,24 @@ export function createJobProviderActivities(
 
   const store = createOutputStore({ storage, config: deps.config, adapterFor: deps.adapterFor, heartbeat });
 
-  /** One status check; when the provider is done, its outputs are streamed into our store at once. */
+  /**
+   * One status check; when the provider is done, its outputs are streamed into our store at once —
+   * unless the job is no longer this run's to generate (a worker frozen past its heartbeat timeout,
+   * resumed after another took the step over and ended the job): such a step writes nothing.
+   */
   async function check(provider: ProviderName, req: { jobId: string; model: string }, ref: ProviderRef, submittedNow = false): Promise<ProviderCheck> {
     const { outputs, ...result } = await poll(provider, req.model, ref);
-    return { ...result, stored: result.state === 'succeeded' ? await store(provider, req.jobId, outputs ?? [], submittedNow) : null };
+    if (result.state !== 'succeeded') return { ...result, stored: null };
+    if (!deps.adapterFor(provider).free) await stillHeld(req.jobId, currentRunId());
+    return { ...result, stored: await store(provider, req.jobId, outputs ?? [], submittedNow) };
+  }
+
+  /** Throws (not retried) unless run `runId` still generates the job. */
+  async function stillHeld(jobId: string, runId: string): Promise<void> {
+    const job = await jobsRepo.getJob(db, jobId);
+    if (job?.status === 'generating' && job.status_run_id === runId) return;
+    Context.current().log.warn('provider step stopped: the job is no longer generating for this run', { jobId, status: job?.status ?? null });
+    throw nonRetryable(failureTypes.illegalStatusMove, `job ${jobId} is no longer generating for this run (${job?.status ?? 'missing'}); its outputs are not stored again`);
   }
 
   return {
@@ -443,7 +479,7 @@ export function createJobProviderActivities(
       const adapter = deps.adapterFor(provider);
       const runId = currentRunId();
       const ctx = Context.current();
-      if (opts.failover) mayFailOver.add(ctx);
+      if (opts.failover) mayFailOver.set(ctx, opts);
       if (adapter.free) {
         const ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
         const first = await check(provider, req, ref, true);
@@ -478,7 +514,7 @@ export function createJobProviderActivities(
      * `resubmit`.
      */
     async checkProvider(provider: ProviderName, jobId: string, model: string, ref: ProviderRef, opts: ProviderStepOptions = {}): Promise<ProviderCheck> {
-      if (opts.failover) mayFailOver.add(Context.current());
+      if (opts.failover) mayFailOver.set(Context.current(), opts);
       if (deps.adapterFor(provider).free) return check(provider, { jobId, model }, ref);
       const job = await ownJob(jobId, currentRunId(), 'generating');
       const claim = runClaim(job);
@@ -489,18 +525,23 @@ export function createJobProviderActivities(
     },
 
     /**
-     * Cancels the job's recorded request (a free provider's: the one given); none recorded, nothing
-     * to do. A cancel the provider confirms, where its cancel is honored, refunds what the
-     * customer's cancel kept (the provider charges nothing for it).
+     * Cancels the request given (a given-up route's, or the run's own), else the job's recorded one;
+     * none, nothing to do. The given one comes first: by the time a given-up route's cancel runs, the
+     * row may hold a newer request of the job (a reset run's on the same provider) that must live. A
+     * cancel the provider confirms of the request the job's charge stands on (the recorded one),
+     * where its cancel is honored, refunds what the customer's cancel kept (the provider charges
+     * nothing for it).
      */
     async cancelProvider(provider: ProviderName, model: string, jobId: string, ref: ProviderRef | undefined): Promise<void> {
       const adapter = deps.adapterFor(provider);
       const recorded = adapter.free ? null : ((await jobsRepo.getJob(db, jobId))?.provider_ref as ProviderRef | null);
       // Only this provider's request: after a failover the row holds the next route's.
-      const target = recorded?.provider === provider ? recorded : ref?.provider === provider ? ref : undefined;
+      const target = ref?.provider === provider ? ref : recorded?.provider === provider ? recorded : undefined;
       if (!target) return;
       const outcome = await call(provider, model, 'cancel', () => adapter.cancel(target, providerContext()));
-      if (outcome.confirmed && provider !== 'local' && providerCancel[provider] !== 'never') await jobs.cancelConfirmed(jobId);
+      // (jsonb keeps its own key order: compared field by field.)
+      const charged = recorded !== null && sameRef(recorded, target);
+      if (outcome.confirmed && charged && provider !== 'local' && providerCancel[provider] !== 'never') await jobs.cancelConfirmed(jobId);
     },
   };
 }
@@ -579,7 +620,7 @@ export function createProgressWriter(db: Database, minIntervalMs: number): Progr
   return {
     async phase(jobId, phase, attempt, percent = null) {
       last.delete(jobId);
-      await jobsRepo.setJobPhase(db, jobId, phase, attempt, percent);
+      await jobsRepo.setJobPhase(db, jobId, phase, attempt, percent, { whileGenerating: true });
     },
     async poll(jobId, p) {
       const seen = `${p.percent}/${p.queuePosition}`;

@@ -260,11 +260,16 @@ export function createJobService(deps: JobServiceDeps) {
       const { params } = typedParams(job);
       const routes = params.routes ?? [];
       const from = gaveUp?.provider ?? params.provider;
+      // A retry of this step after the give-up committed: the route it moved to (none when the job
+      // stayed on the route it gave up) and the request it gave up, from the stored attempt; no
+      // breaker is asked again.
+      const repeat = gaveUp ? job.provider_attempts.find((a) => a.provider === gaveUp.provider && a.error === gaveUp.error) : undefined;
+      if (repeat) return { route: params.provider === from ? null : (routes.find((r) => r.provider === params.provider) ?? null), previousRef: repeat.ref ?? null };
       const at = routes.findIndex((r) => r.provider === from);
       const candidates = gaveUp ? routes.slice(at + 1) : routes.slice(Math.max(at, 0));
       let route = candidates[0];
       for (const c of candidates) {
-        if (!deps.circuits || (await deps.circuits.admit(c.provider, job.model))) {
+        if (!deps.circuits || (await deps.circuits.admit(c.provider, job.model, jobId))) {
           route = c;
           break;
         }
@@ -274,10 +279,16 @@ export function createJobService(deps: JobServiceDeps) {
       const to = route ?? { provider: from, provider_model_id: params.provider_model_id ?? '' };
       const moved = await jobsRepo.switchJobRoute(db, jobId, runId, { from, to, ...(gaveUp ? { gaveUp } : {}), attempt });
       if (!moved) throw new jobsRepo.IllegalStatusMoveError(jobId, job.status, 'generating', 'this run does not hold it');
+      if (gaveUp && !moved.moved) {
+        // Another attempt of this step committed the give-up meanwhile: answered as above.
+        const now = typedParams(moved.job).params;
+        const current = now.provider === from ? null : (routes.find((r) => r.provider === now.provider) ?? null);
+        return { route: current, previousRef: moved.previousRef };
+      }
       // Counted once: a retry of this step after the move committed finds the job moved already.
       if (gaveUp && moved.moved) {
         try {
-          await deps.circuits?.record(gaveUp.provider, job.model, { ok: false, error: gaveUp.error });
+          await deps.circuits?.record(gaveUp.provider, job.model, { ok: false, error: gaveUp.error, jobId });
         } catch (err) {
           deps.logger?.warn({ jobId, err: (err as Error).message }, 'circuit breaker outcome not recorded');
         }
@@ -285,12 +296,12 @@ export function createJobService(deps: JobServiceDeps) {
       return { route: route ?? null, previousRef: moved.previousRef };
     },
 
-    /** Counts a completed job toward its serving route's circuit breaker (jobs with failover routes only). */
+    /** Counts a completed job toward its serving route's circuit breaker (jobs with failover routes only; once per job, however often a step repeats). */
     async routeSucceeded(job: Job): Promise<void> {
       const { params } = typedParams(job);
       if (!params.routes || !deps.circuits) return;
       try {
-        await deps.circuits.record(params.provider, job.model, { ok: true });
+        await deps.circuits.record(params.provider, job.model, { ok: true, jobId: job.id });
       } catch (err) {
         deps.logger?.warn({ jobId: job.id, err: (err as Error).message }, 'circuit breaker outcome not recorded');
       }

@@ -160,8 +160,17 @@ export interface ProviderCircuitTable {
   failures: Generated<number>;
   opened_at: Timestamp | null;
   trial_at: Timestamp | null;
+  /** The job let through as the half-open trial (0019_breaker_trials): only its outcome decides. */
+  trial_token: string | null;
   last_error: string | null;
   updated_at: Generated<Date>;
+}
+/** A job's route outcome the breaker counted (0019_breaker_trials): one per job and route. */
+export interface ProviderRouteOutcomeTable {
+  job_id: string;
+  provider: string;
+  ok: boolean;
+  created_at: Generated<Date>;
 }
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
@@ -244,6 +253,7 @@ export interface DB {
   file_uploads: FileUploadTable;
   jobs: JobTable;
   provider_circuits: ProviderCircuitTable;
+  provider_route_outcomes: ProviderRouteOutcomeTable;
   credit_ledger: CreditLedgerTable;
   rate_limits: RateLimitTable;
   webhook_secrets: WebhookSecretTable;

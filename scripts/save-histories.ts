@@ -268,6 +268,28 @@ async function main() {
       await save('upload-from-url', g.gw.client.workflow.getHandle(uploaded.body.data.id as string));
     });
 
+    await group(
+      'webhooks whose retries run out',
+      { WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_RETRY_INITIAL_MS: '200', WEBHOOK_RETRY_MAX_INTERVAL_MS: '500', WEBHOOK_RETRY_FOR_MS: '3000' },
+      async (g) => {
+        const t = await createTenant(g.tdb.db, 10_000);
+        const rotated = await runAdmin(['webhook', 'secret', 'rotate', '--workspace', t.workspaceId, '--as', t.ownerEmail, '--json'], { ...process.env, DATABASE_URL: g.tdb.url });
+        if (rotated.code !== 0) throw new Error(`webhook secret rotate failed: ${rotated.stderr}`);
+        // The receiver answers 503 to every attempt: the retries run out and the event is given up.
+        const receiver = await startReceiver([503]);
+        try {
+          const hooked = await create(g, t, '/v1/images/generate', { ...imageBody('a kite, announced to nobody'), webhook_url: receiver.url });
+          const delivery = await waitFor(`${hooked}'s webhook to be given up`, async () => {
+            const rows = await deliveriesOfJob(g.tdb.db, hooked);
+            return rows.length === 1 && rows[0]!.failed_at !== null ? rows[0]! : undefined;
+          });
+          await save('webhook-abandon', g.gw.client.workflow.getHandle(delivery.id));
+        } finally {
+          await receiver.close();
+        }
+      },
+    );
+
     await group('the local renderer, slow (jobs caught while the provider works)', { LOCAL_RENDER_LATENCY_MS: '120000' }, async (g) => {
       const t = await createTenant(g.tdb.db, 10_000);
       const canceled = await create(g, t, '/v1/images/generate', imageBody('canceled while rendering'));
@@ -336,7 +358,7 @@ async function main() {
         XAI_API_KEY: xai.key,
         XAI_BASE_URL: xai.url,
         PROVIDER_OUTPUT_HOSTS: '127.0.0.1',
-        PROVIDER_FAILOVER_ATTEMPTS: '2',
+        PROVIDER_FAILOVER_BUDGET_MS: '1500',
         OPENAI_API_KEY: '',
         ELEVENLABS_API_KEY: '',
       },
@@ -353,6 +375,8 @@ async function main() {
           await finish(g, 'grok-video-failover', id, 'completed');
           const row = await g.tdb.db.selectFrom('jobs').select(['params', 'provider_attempts']).where('id', '=', id).executeTakeFirstOrThrow();
           if (row.params.provider !== 'xai' || row.provider_attempts.length !== 1) throw new Error(`the failover job ended on ${row.params.provider} after ${JSON.stringify(row.provider_attempts)}`);
+          // The given-up request's cancel ran in its own workflow, not waited for by the job.
+          await save('provider-cancel-given-up', g.gw.client.workflow.getHandle(`${id}-given-up-fal`));
           if (fal.requestsOf('cancel').length !== cancelsBefore + 1) throw new Error('the given-up request was not canceled once at fal');
 
           // A job that gave fal up and was then refused by xAI, reset to the workflow task that gave
@@ -368,8 +392,35 @@ async function main() {
           const point = events.filter((e) => e.workflowTaskCompletedEventAttributes && Number(e.eventId) < Number(giveUp.eventId)).at(-1);
           const resetRun = await reset(g, refused, runId, point?.eventId, 'operator: the moderation was wrong');
           await finish(g, 'grok-video-reset-after-give-up', refused, 'completed', resetRun);
+
+          // Every route fails: fal past its budget, then xAI past its budget; the job fails, refunded.
+          fal.down(['submit', 'status', 'result', 'cancel'], json(503, { detail: 'Service Unavailable' }));
+          xai.down(['submit', 'status'], json(503, { code: 'unavailable', error: 'The service is currently unavailable' }));
+          const doomed = await create(g, t, '/v1/videos/generate', { prompt: 'a lighthouse nobody can render', model: 'grok-video', aspect_ratio: '16:9', duration: 1, resolution: '480p' });
+          await finish(g, 'grok-video-every-route-failed', doomed, 'failed');
+          fal.up();
+          xai.up();
+
+          // fal's breaker open at the start: the job skips it and goes straight to xAI.
+          await g.tdb.db.insertInto('provider_circuits').values({ provider: 'fal', model: 'grok-video', state: 'open', opened_at: new Date() }).execute();
+          const skipping = await create(g, t, '/v1/videos/generate', { prompt: 'a lighthouse, fal skipped', model: 'grok-video', aspect_ratio: '16:9', duration: 1, resolution: '480p' });
+          await finish(g, 'grok-video-breaker-skip', skipping, 'completed');
+          await g.tdb.db.deleteFrom('provider_circuits').execute();
+
+          // Canceled by its customer on the second route, after the failover.
+          fal.down(['status'], json(502, { detail: 'Bad Gateway' }));
+          xai.pendingPolls = 10_000;
+          const canceled = await create(g, t, '/v1/videos/generate', { prompt: 'a lighthouse, canceled after the failover', model: 'grok-video', aspect_ratio: '16:9', duration: 1, resolution: '480p' });
+          await waitFor(`${canceled} to be generating at xAI`, async () => {
+            const row = await g.tdb.db.selectFrom('jobs').select('provider_ref').where('id', '=', canceled).executeTakeFirstOrThrow();
+            return (row.provider_ref as { provider?: string } | null)?.provider === 'xai' ? true : undefined;
+          });
+          await g.gw.client.workflow.getHandle(canceled).cancel();
+          await finish(g, 'grok-video-canceled-during-failover', canceled, 'failed');
         } finally {
           fal.up();
+          xai.up();
+          xai.pendingPolls = 2;
           clearInterval(cdn);
         }
       },

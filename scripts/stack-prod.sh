@@ -269,7 +269,9 @@ up_temporal_ui() {
 
 stop_workers() { # stop_workers BUILD_DIR — the workers of one build, in parallel: each finishes its in-flight activities (WORKER_SHUTDOWN_GRACE_MS)
   local name
-  for name in "${PROD_WORKERS[@]}"; do stop_pidfile "$1/$name.pid" 300 & done
+  # Each drains its in-flight activities (WORKER_SHUTDOWN_GRACE_MS; the fal and xAI fleets their
+  # longest provider call plus 30 s, 60 s: activities/providers/call-timeouts.ts).
+  for name in "${PROD_WORKERS[@]}"; do stop_pidfile "$1/$name.pid" 700 & done
   wait
 }
 

@@ -306,18 +306,21 @@ export const envSchema = z.object({
   // fix moves to the model's next live route. PROVIDER_FAILOVER=false keeps every job on its first
   // route. PROVIDER_ROUTES overrides the catalog's route order per model, `model=provider,provider`
   // separated by `;` (one provider listed: no failover for that model). A provider step gives its
-  // route up after PROVIDER_FAILOVER_ATTEMPTS failed attempts (5xx, timeouts) when a route remains.
+  // route up when the provider stayed unreachable (5xx, timeouts) for PROVIDER_FAILOVER_BUDGET_MS and
+  // a route remains; a request the provider last reported running is never given up (its deadline ends it).
   PROVIDER_FAILOVER: bool(true),
   PROVIDER_ROUTES: optionalString,
-  PROVIDER_FAILOVER_ATTEMPTS: int(5, 1, 100),
+  PROVIDER_FAILOVER_BUDGET_MS: int(300_000, 100, 3_600_000),
   // The circuit breaker per provider and model, shared by the fleet through Postgres: it opens when
   // at least PROVIDER_BREAKER_MIN_ATTEMPTS route attempts ended within PROVIDER_BREAKER_WINDOW_MS and
   // PROVIDER_BREAKER_FAILURE_PERCENT of them failed over; new jobs then skip the route for
-  // PROVIDER_BREAKER_OPEN_MS, after which one trial job per period goes through (half-open).
+  // PROVIDER_BREAKER_OPEN_MS, after which one trial job goes through (half-open); a trial that has
+  // not ended after PROVIDER_BREAKER_TRIAL_MS (minutes-long video jobs) lets the next one through.
   PROVIDER_BREAKER_WINDOW_MS: int(300_000, 1_000),
   PROVIDER_BREAKER_MIN_ATTEMPTS: int(5, 1),
   PROVIDER_BREAKER_FAILURE_PERCENT: int(50, 1, 100),
   PROVIDER_BREAKER_OPEN_MS: int(60_000, 100),
+  PROVIDER_BREAKER_TRIAL_MS: int(900_000, 100),
   // Accounts whose fal CDN serves outputs only with the key (the key goes to fal's CDN hosts only).
   FAL_CDN_REQUIRES_KEY: bool(false),
   // Provider outputs are fetched through the guarded fetcher from each provider's own hosts only;

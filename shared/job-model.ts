@@ -40,6 +40,8 @@ export interface RouteChoice {
 export interface ProviderAttempt {
   provider: ProviderName;
   error: string;
+  /** The request the route had made, stored so a retried give-up still cancels it (never shown to customers). */
+  ref?: Record<string, unknown>;
 }
 
 /**

@@ -1,7 +1,8 @@
 // Worker process entry: `npm run worker -- --roles workflows,io,provider:local` (or WORKER_ROLES);
 // no roles runs all of them. The worker service (worker/service.ts) does the work; this file only
 // installs the SDK runtime and handles signals. SIGTERM/SIGINT: stop polling, let in-flight
-// activities finish within WORKER_SHUTDOWN_GRACE_MS, exit 0.
+// activities finish within WORKER_SHUTDOWN_GRACE_MS (a provider fleet: at least its providers'
+// longest paid call, activities/providers/call-timeouts.ts), exit 0.
 import { Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { ConfigError, loadConfig } from '../shared/config.js';
 import { missingRoleSecrets } from '../shared/routing.js';

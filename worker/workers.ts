@@ -19,6 +19,7 @@ import { sql } from 'kysely';
 import protos from '@temporalio/proto';
 import { tracing } from '../shared/tracing.js';
 import { describeDeployment, deploymentOptions, promoteAtStart, runningOnVersion, watchDrainage, workerVersioning, type Versioning } from './deployment.js';
+import { providerShutdownGraceMs } from '../activities/providers/call-timeouts.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 /** Built by `npm run build` (scripts/bundle-workflows.ts); used when present so workers start fast. */
@@ -83,9 +84,10 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
   const activityInterceptors = [...(deps.activityInterceptors ?? []), ...(traced ? [traced.activityInterceptor] : [])];
   const activityCommon: Partial<WorkerOptions> = activityInterceptors.length > 0 ? { ...common, interceptors: { activity: activityInterceptors } } : common;
 
-  const activityWorker = (taskQueue: string, acts: object, concurrent: number, perSecond?: number) =>
+  const activityWorker = (taskQueue: string, acts: object, concurrent: number, perSecond?: number, graceMs?: number) =>
     Worker.create({
       ...activityCommon,
+      ...(graceMs !== undefined ? { shutdownGraceTime: graceMs } : {}),
       taskQueue,
       activities: acts,
       maxConcurrentActivityTaskExecutions: concurrent,
@@ -133,8 +135,15 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
         break;
       case 'provider':
         workers.push(
-          // A provider fleet never takes more concurrent requests than its limit.
-          await activityWorker(queues.provider(role.provider), activities.provider, concurrency[role.provider] ?? (role.provider === 'local' ? 2 : 8), ratePerSecond[role.provider]),
+          // A provider fleet never takes more concurrent requests than its limit, and on shutdown
+          // waits for its longest paid call to answer rather than abort it (the retry would pay again).
+          await activityWorker(
+            queues.provider(role.provider),
+            activities.provider,
+            concurrency[role.provider] ?? (role.provider === 'local' ? 2 : 8),
+            ratePerSecond[role.provider],
+            providerShutdownGraceMs([role.provider], config.WORKER_SHUTDOWN_GRACE_MS),
+          ),
         );
         break;
       case 'reconciler': {

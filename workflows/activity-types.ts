@@ -33,6 +33,8 @@ export interface JobIoActivities {
 /** How a provider step runs: `failover` when the job has another route to move to (a give-up ends the step at once). */
 export interface ProviderStepOptions {
   failover?: boolean;
+  /** The state the provider last reported of the request (a check's), which decides whether an outage may give the route up. */
+  reported?: PollResult['state'];
 }
 
 /**

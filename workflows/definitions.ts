@@ -2,6 +2,7 @@
 // queues, search attributes and the workflow input. Pure data — safe inside the workflow sandbox.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { JobKind, JobPhase, ProviderName, RouteChoice } from '../shared/job-model.js';
+import type { ProviderRef } from '../shared/provider-types.js';
 
 export { providerNames, type JobKind, type JobStatus, type ProviderName } from '../shared/job-model.js';
 
@@ -22,6 +23,8 @@ export interface ProviderCancelInput {
   provider: ProviderName;
   model: string;
   taskQueuePrefix: string;
+  /** The request to cancel (a route the job gave up); absent: the one recorded on the job row. */
+  ref?: ProviderRef;
 }
 
 export interface TaskQueues {

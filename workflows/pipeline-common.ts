@@ -2,6 +2,7 @@
 // query, the named activity option presets and the failure message helper. Deterministic code only.
 import { defineQuery, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import { nonRetryableFailureTypes } from '../shared/failure-types.js';
+import { providerStepRetry } from '../shared/provider-retry.js';
 import { progressQueryName, type GenerationProgress } from './definitions.js';
 
 export const progressQuery = defineQuery<GenerationProgress>(progressQueryName);
@@ -38,11 +39,13 @@ export const inputActivity: ActivityOptions = {
  * worker after this long, and finds the request the first attempt recorded.
  */
 const PROVIDER_HEARTBEAT_TIMEOUT = '30s';
+/** The provider steps' retries (shared/provider-retry.ts: the steps measure an outage from it). */
+const providerRetry = { ...retryTransient, initialInterval: providerStepRetry.initialMs, backoffCoefficient: providerStepRetry.coefficient, maximumInterval: providerStepRetry.maxIntervalMs };
 /** Provider submission (the local renderer renders here). Bounded by time, see providerStepWithin. */
 export const submitActivity: ActivityOptions = {
   startToCloseTimeout: '15m',
   heartbeatTimeout: PROVIDER_HEARTBEAT_TIMEOUT,
-  retry: { ...retryTransient, initialInterval: '2s' },
+  retry: providerRetry,
 };
 /**
  * One provider status check that, when the provider is done, streams the outputs into our store in
@@ -52,7 +55,7 @@ export const submitActivity: ActivityOptions = {
 export const checkActivity: ActivityOptions = {
   startToCloseTimeout: '20m',
   heartbeatTimeout: PROVIDER_HEARTBEAT_TIMEOUT,
-  retry: { ...retryTransient, initialInterval: '2s' },
+  retry: providerRetry,
 };
 /** Canceling a provider request: after the refund, retried for at most five minutes. */
 export const cancelActivity: ActivityOptions = {

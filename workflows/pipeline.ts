@@ -18,17 +18,20 @@
 // Failover: a job created with two or more live routes (input.routes) first asks the job service
 // which route its circuit breakers admit; when a provider step gives its route up (an outage past
 // the failover budget, our account's quota or credentials at that provider), the job records the
-// attempt, cancels that route's request from its recorded reference and submits on the next route.
+// attempt (with that route's request, so a retried step still has it), hands the cancel of that
+// request to the provider-cancel workflow without waiting for it, and submits on the next route.
+// A route is given up only after the provider stayed unreachable past the failover budget, and never
+// while the provider last reported the request running (activities/jobs.ts givesUp).
 // The customer's own faults (content policy, invalid input) fail the job as on any route. The job
 // keeps its create price whichever route serves it. Jobs are pinned to the build that started them (Worker Versioning), so a change of shape
 // here needs no patch: the replay test holds histories of the current shape.
 // Deterministic code only: activities are seen by type, time comes from the workflow clock.
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, log, proxyActivities, proxyLocalActivities, setHandler, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, log, ParentClosePolicy, proxyActivities, proxyLocalActivities, setHandler, sleep, startChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck } from './activity-types.js';
 import type { ProviderRef, ProviderRequest } from '../shared/provider-types.js';
 import type { JobOutput, ProviderName, RouteChoice, RunClaim } from '../shared/job-model.js';
 import { failureTypes } from '../shared/failure-types.js';
-import { searchAttributes, taskQueues, type GenerationInput, type GenerationProgress, type JobStatus } from './definitions.js';
+import { providerCancelWorkflowType, searchAttributes, taskQueues, type GenerationInput, type GenerationProgress, type JobStatus, type ProviderCancelInput } from './definitions.js';
 import { cancelActivity, checkActivity, failureMessage, FIRST_POLL_MS, inputActivity, localDbStep, MAX_POLL_MS, progressQuery, providerStepWithin, submitActivity } from './pipeline-common.js';
 
 export { progressQuery } from './pipeline-common.js';
@@ -76,6 +79,27 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     }
   };
 
+  /**
+   * Hands the cancel of a given-up route's request to its own workflow (durable, retried within
+   * its bound) without waiting for it: the job submits on its next route at once, however long the
+   * route it left takes to answer. The workflow outlives this run (ABANDON).
+   */
+  const cancelGivenUp = async (at: ProviderName, target: ProviderRef) => {
+    const args: ProviderCancelInput = { jobId: input.jobId, provider: at, model: input.model, taskQueuePrefix: input.taskQueuePrefix, ref: target };
+    try {
+      await startChild(providerCancelWorkflowType, {
+        workflowId: `${input.jobId}-given-up-${at}`,
+        taskQueue: queues.workflows,
+        args: [args],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        staticSummary: `Cancel the given-up request at ${at} (${input.model})`,
+      });
+    } catch (err) {
+      // Already started for this route (a reset run giving it up again): that one cancels it.
+      log.warn('provider cancel of a given-up route not started', { jobId: input.jobId, provider: at, error: failureMessage(err) });
+    }
+  };
+
   /** Moves the job to the route the job service chose (its first, or the next after a give-up). */
   const useRoute = (route: RouteChoice, request: ProviderRequest): ProviderRequest => {
     if (route.provider !== serving) {
@@ -106,6 +130,8 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     const generate = async (req: ProviderRequest): Promise<JobOutput[]> => {
       const providerQueue = queues.provider(serving);
       const opts = failover ? [{ failover: true }] as const : ([] as const);
+      // A check tells the step what the provider last said of the request: one running is never given up.
+      const checkOpts = (reported: ProviderCheck['state']) => (failover ? [{ failover: true, reported }] as const : ([] as const));
       const submit = async (): Promise<ProviderCheck> => {
         progress.phase = 'submitting';
         // A scope canceled already schedules nothing.
@@ -140,7 +166,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
         wait = Math.min(Math.round(wait * 1.5), MAX_POLL_MS);
         check = await provider.checkProvider.executeWithOptions(
           { ...checkActivity, ...within(), taskQueue: providerQueue, summary: `Check ${via()}; store the outputs when it is done` },
-          [serving, input.jobId, input.model, ref!, ...opts],
+          [serving, input.jobId, input.model, ref!, ...checkOpts(check.state)],
         );
         noteClaim(check.claim);
       }
@@ -161,7 +187,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
         const next = await db.routeJob.executeWithOptions({ ...localDbStep, summary: `Give up ${via()} and choose the next route` }, [input.jobId, { provider: serving, error: reason }]);
         noteClaim(next.claim);
         // The row holds the reference of every request made (recorded before anything can fail): none, nothing to cancel.
-        if (next.previousRef) await CancellationScope.nonCancellable(() => cancelAt(serving, next.previousRef!));
+        if (next.previousRef) await CancellationScope.nonCancellable(() => cancelGivenUp(serving, next.previousRef!));
         submitted = false;
         ref = undefined;
         if (!next.route) throw ApplicationFailure.nonRetryable(`every route of ${input.model} failed: ${gaveUp.join('; then ')}`, failureTypes.generationFailed);

@@ -1,5 +1,6 @@
 // Cancels the provider request of a job whose own workflow cannot (its run was terminated, which
-// skips workflow code): started by the reconciler and the cancel route after they refunded the job.
+// skips workflow code): started by the reconciler and the cancel route after they refunded the job,
+// and by a job's own workflow for the request of a route it gave up (that request's reference given).
 // The cancel runs on the provider's queue, where the provider's keys are, retried within its time
 // bound; the job id keeps one such workflow per job at a time.
 import { proxyActivities } from '@temporalio/workflow';
@@ -9,5 +10,5 @@ import { cancelActivity } from './pipeline-common.js';
 
 export async function cancelProviderRequest(input: ProviderCancelInput): Promise<void> {
   const provider = proxyActivities<JobProviderActivities>({ ...cancelActivity, taskQueue: taskQueues(input.taskQueuePrefix).provider(input.provider) });
-  await provider.cancelProvider(input.provider, input.model, input.jobId, undefined);
+  await provider.cancelProvider(input.provider, input.model, input.jobId, input.ref);
 }

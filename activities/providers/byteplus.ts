@@ -19,6 +19,7 @@ import { errorFromResponse, joinUrl, malformed, parseJson, providerFetch, provid
 import { arkSeedanceModelId, arkSeedreamModelId, arkSeedreamSizes, type ArkError, type ArkImageGenerationRequest, type ArkImagesResponse, type ArkTask, type ArkTaskCreated, type ArkVideoTaskRequest } from './contracts/byteplus.js';
 import { jobOutputKey } from '../../shared/storage.js';
 import { sniffMediaType } from '../../shared/media-type.js';
+import { BYTEPLUS_IMAGE_TIMEOUT_MS } from './call-timeouts.js';
 import type { OutputHosts } from './hosts.js';
 
 /**
@@ -104,7 +105,7 @@ const byRole = (inputs: InputFile[], ...roles: InputFile['role'][]) => inputs.fi
 
 export function createByteplusAdapter(cfg: ByteplusConfig): ProviderAdapter {
   const timeoutMs = cfg.timeoutMs ?? 30_000;
-  const imageTimeoutMs = cfg.imageTimeoutMs ?? 600_000;
+  const imageTimeoutMs = cfg.imageTimeoutMs ?? BYTEPLUS_IMAGE_TIMEOUT_MS;
   const base = arkOrigin(cfg.baseUrl);
   const headers = { authorization: `Bearer ${cfg.key}`, accept: 'application/json' };
   const opts = (what: string, ctx: ProviderContext, ms = timeoutMs): HttpCallOptions => ({ provider: 'BytePlus', what, timeoutMs: ms, signal: ctx.signal, secrets: [cfg.key] });

@@ -15,6 +15,7 @@ import { conformActorImage } from './conform.js';
 import { createFalQueueClient, falOutputHeaders, isFalRef, type FalConfig, type FalRef } from './fal.js';
 import type { ElevenLabsTextToSpeechBody, ElevenLabsVoiceSettings } from './contracts/elevenlabs.js';
 import { infinitalkFps, infinitalkMaxFrames, infinitalkMinFrames, type FalInput } from './contracts/fal.js';
+import { ELEVENLABS_TIMEOUT_MS } from './call-timeouts.js';
 
 export interface ElevenLabsConfig {
   key: string;
@@ -58,8 +59,8 @@ export function lipsyncFrames(seconds: number): number | undefined {
 }
 
 export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter & { synthesize(req: ProviderRequest, ctx: ProviderContext): Promise<{ key: string; seconds: number }> } {
-  // elevenlabs-js waits 240 s by default; a long script can take minutes to speak.
-  const timeoutMs = cfg.timeoutMs ?? 240_000;
+  // A long script can take minutes to speak.
+  const timeoutMs = cfg.timeoutMs ?? ELEVENLABS_TIMEOUT_MS;
   const fal = createFalQueueClient(cfg.fal);
   const opts = (what: string, ctx: ProviderContext): HttpCallOptions => ({ provider: 'ElevenLabs', what, timeoutMs, signal: ctx.signal, secrets: [cfg.key, cfg.fal.key] });
 

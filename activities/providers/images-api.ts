@@ -12,6 +12,7 @@ import type { PollResult, ProviderAdapter, ProviderContext, ProviderOutput, Prov
 import { notConfirmed, ProviderError } from './types.js';
 import { errorFromResponse, malformed, parseJson, providerFetch, readText, type HttpCallOptions } from './http.js';
 import { jobOutputKey } from '../../shared/storage.js';
+import { IMAGES_API_TIMEOUT_MS } from './call-timeouts.js';
 
 export interface ImagesApiHost<Name extends 'openai' | 'azure'> {
   name: Name;
@@ -45,7 +46,7 @@ export function gptImageSize(aspectRatio: string): '1024x1024' | '1536x1024' | '
 }
 
 export function createImagesApiAdapter<Name extends 'openai' | 'azure'>(host: ImagesApiHost<Name>): ProviderAdapter {
-  const timeoutMs = host.timeoutMs ?? 600_000;
+  const timeoutMs = host.timeoutMs ?? IMAGES_API_TIMEOUT_MS;
   const opts = (what: string, ctx: ProviderContext): HttpCallOptions => ({ provider: host.label, what, timeoutMs, signal: ctx.signal, secrets: [host.key] });
   const refOf = (jobId: string, outputs: ImagesApiRef<Name>['outputs']) => ({ ...({ provider: host.name, jobId, outputs } satisfies ImagesApiRef<Name>) });
 

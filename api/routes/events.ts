@@ -148,7 +148,13 @@ for (const k of jobKinds) {
           if (open) deliver(job);
           else if (!early || job.event_seq > early.event_seq) early = job;
         },
-        onClose: end,
+        // The gateway is shutting down: the stream ends with a comment saying so and a short
+        // reconnection delay, so EventSource clients come back (to another gateway) at once with
+        // Last-Event-ID.
+        onClose: () => {
+          if (open && !ended && !blocked && !res.writableEnded) res.write(': the gateway is shutting down; reconnect with Last-Event-ID\nretry: 1000\n\n');
+          end();
+        },
       });
       unwatch = stopWatching;
       if (ended) stopWatching();

@@ -605,12 +605,12 @@ export interface StoredProgress {
 }
 
 /** A phase change: the provider's percent and queue position start over with it. */
-export async function setJobPhase(db: Queryable, jobId: string, phase: JobPhase, attempt: number, percent: number | null = null): Promise<void> {
-  await db
-    .updateTable('jobs')
-    .set(phaseColumns(phase, attempt, percent))
-    .where('id', '=', jobId)
-    .execute();
+export async function setJobPhase(db: Queryable, jobId: string, phase: JobPhase, attempt: number, percent: number | null = null, opts: { whileGenerating?: boolean } = {}): Promise<void> {
+  let q = db.updateTable('jobs').set(phaseColumns(phase, attempt, percent)).where('id', '=', jobId);
+  // A provider step's progress: a step still running after its job ended (a worker frozen, then
+  // resumed) must not move an ended job's phase back.
+  if (opts.whileGenerating) q = q.where('status', '=', 'generating');
+  await q.execute();
 }
 
 /**
@@ -651,8 +651,9 @@ export async function recordPollProgress(
 
 /**
  * Moves run `runId`'s job from provider `from` to route `to`: the job's provider and provider model
- * id become `to`'s, and when `gaveUp` is given it is appended to the job's provider attempts and the
- * provider reference recorded for `from` is cleared (answered as `previousRef`, for its cancel), so
+ * id become `to`'s, and when `gaveUp` is given it is appended to the job's provider attempts (with
+ * `from`'s recorded request as its `ref`) and that reference is cleared from the row (answered as
+ * `previousRef`, for its cancel, also by a repeat after the commit), so
  * the next submit goes to `to` instead of polling `from`'s request. Only while the job is on `from`
  * and has not recorded this give-up: a repeat after the commit changes nothing and answers
  * `moved: false`. Undefined when `runId` does
@@ -669,7 +670,8 @@ export async function switchJobRoute(
   const { rows } = await sql<Job & { previous_ref: Record<string, unknown> | null }>`
     update jobs j set
       params = j.params || jsonb_build_object('provider', ${move.to.provider}::text, 'provider_model_id', ${move.to.provider_model_id}::text),
-      provider_attempts = case when ${gaveUp}::jsonb is null then j.provider_attempts else j.provider_attempts || jsonb_build_array(${gaveUp}::jsonb) end,
+      provider_attempts = case when ${gaveUp}::jsonb is null then j.provider_attempts
+        else j.provider_attempts || jsonb_build_array(${gaveUp}::jsonb || case when coalesce(old.provider_ref->>'provider', '') = ${move.from} then jsonb_build_object('ref', old.provider_ref) else '{}'::jsonb end) end,
       provider_ref = case when ${!!move.gaveUp} and ${refOfFrom} then null else j.provider_ref end,
       phase = 'submitting', attempt = ${move.attempt}, percent = null, queue_position = null, progress_updated_at = now(), updated_at = now()
     from (select id, provider_ref from jobs where id = ${jobId} for update) old
@@ -682,5 +684,7 @@ export async function switchJobRoute(
   }
   const job = await getJob(db, jobId);
   if (!job || job.status !== 'generating' || job.status_run_id !== runId) return undefined;
-  return { moved: false, previousRef: null, job };
+  // A repeat of a give-up that committed: the request it gave up, as stored with the attempt.
+  const given = move.gaveUp ? job.provider_attempts.find((a) => a.provider === move.gaveUp!.provider && a.error === move.gaveUp!.error) : undefined;
+  return { moved: false, previousRef: given?.ref ?? null, job };
 }

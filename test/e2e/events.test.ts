@@ -18,12 +18,13 @@ let gw: Gateway;
 let workers: Workers;
 let t: Tenant;
 let other: Tenant;
+let config: ReturnType<typeof testConfig>;
 const holds = new Holds();
 const HEARTBEAT_MS = 200;
 
 before(async () => {
   tdb = await createTestDatabase();
-  const config = testConfig(tdb.url, {
+  config = testConfig(tdb.url, {
     // Long enough for the provider to report percents, which are all written.
     LOCAL_RENDER_LATENCY_MS: '5000',
     PROGRESS_WRITE_INTERVAL_MS: '0',
@@ -163,6 +164,29 @@ describe('job event stream', () => {
     assert.equal(bad.body.error.code, 'invalid_request');
     job.release();
     await stream(t, job.id).then((s) => s.waitForEnd());
+  });
+
+  test('at shutdown a gateway ends its open streams with a reconnect hint, and clients resume on another gateway', async () => {
+    const job = await heldJob(t, 'a kite, the gateway redeployed');
+    const leaving = await startGateway(config, tdb.db);
+    let stopped = false;
+    try {
+      const s = await openEventStream(leaving.baseUrl, `/v1/images/${job.id}/events`, auth(t));
+      assert.equal(s.status, 200);
+      const [first] = await s.waitForEvents(1);
+      const stopping = leaving.service.stop({ graceMs: 5000 }).then(() => (stopped = true));
+      await s.waitForEnd();
+      assert.ok(s.comments.some((c) => /shutting down; reconnect with Last-Event-ID/.test(c)), JSON.stringify(s.comments));
+      await stopping;
+      // The client comes back on the other gateway from where it was.
+      const again = await openEventStream(gw.baseUrl, `/v1/images/${job.id}/events`, auth(t, { 'last-event-id': first!.id! }));
+      job.release();
+      const records = (await again.waitForEnd()).map(record);
+      assert.equal(records.at(-1)!.status, 'completed');
+    } finally {
+      job.release();
+      if (!stopped) await leaving.close().catch(() => undefined);
+    }
   });
 
   test('when its LISTEN connection is killed the gateway reconnects, and open streams still get every change', async () => {

@@ -31,7 +31,7 @@ before(async () => {
     RATE_LIMIT_GENERATE_PER_MIN: '1000',
     RATE_LIMIT_POLL_PER_MIN: '100000',
     RECONCILE_INTERVAL_MS: '3600000',
-    PROVIDER_FAILOVER_ATTEMPTS: '2',
+    PROVIDER_FAILOVER_BUDGET_MS: '1500',
     PROVIDER_BREAKER_OPEN_MS: '3600000',
   });
   gw = await startGateway(config, tdb.db);

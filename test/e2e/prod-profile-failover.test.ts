@@ -56,7 +56,7 @@ before(async () => {
   live = await startLiveFal();
   xai = await startFakeXai();
   xai.filesBaseUrl = live.cdn.origin;
-  const overrides = { ...live.env, NODE_ENV: 'test', XAI_API_KEY: xai.key, XAI_BASE_URL: xai.url, PROVIDER_FAILOVER_ATTEMPTS: '2' };
+  const overrides = { ...live.env, NODE_ENV: 'test', XAI_API_KEY: xai.key, XAI_BASE_URL: xai.url, PROVIDER_FAILOVER_BUDGET_MS: '1500' };
   await writeFile(overridesFile(), Object.entries(overrides).map(([k, v]) => `${k}=${v}\n`).join(''), { mode: 0o600 });
   await resetCircuits();
   // Every gateway and worker is replaced under the overrides.

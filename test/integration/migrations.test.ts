@@ -7,7 +7,7 @@ import { createTestDatabase, type TestDatabase } from '../support/stack.js';
 import { migrateDownAll, migrateToLatest, migrations } from '../../db/migrate.js';
 import type { Database } from '../../db/index.js';
 
-const appTables = ['actors', 'api_keys', 'credit_ledger', 'file_uploads', 'idempotency_keys', 'jobs', 'projects', 'provider_circuits', 'rate_limits', 'voices', 'webhook_deliveries', 'webhook_destinations', 'webhook_secrets', 'workspace_members', 'workspaces'];
+const appTables = ['actors', 'api_keys', 'credit_ledger', 'file_uploads', 'idempotency_keys', 'jobs', 'projects', 'provider_circuits', 'provider_route_outcomes', 'rate_limits', 'voices', 'webhook_deliveries', 'webhook_destinations', 'webhook_secrets', 'workspace_members', 'workspaces'];
 
 async function tables(db: Database): Promise<string[]> {
   const r = await sql<{ table_name: string }>`

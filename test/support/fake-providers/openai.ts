@@ -16,6 +16,8 @@ export class FakeOpenAI extends FakeServer {
   readonly key: string;
   generations = 0;
   outOfQuota = false;
+  /** How long an accepted generation takes before the answer (the real API answers when the image is made). */
+  generationMs = 0;
 
   constructor(key = 'sk-test-openai-0123456789') {
     super((method, path) => (method === 'POST' && path === '/v1/images/generations' ? 'images' : undefined), (req) => this.answer(req));
@@ -44,7 +46,7 @@ export class FakeOpenAI extends FakeServer {
     }
     this.generations++;
     const n = b.n ?? 1;
-    return json(200, { created: Math.floor(Date.now() / 1000), data: Array.from({ length: n }, () => ({ b64_json: tinyPng.toString('base64') })), usage: { total_tokens: 100 } });
+    return { ...json(200, { created: Math.floor(Date.now() / 1000), data: Array.from({ length: n }, () => ({ b64_json: tinyPng.toString('base64') })), usage: { total_tokens: 100 } }), delayMs: this.generationMs };
   }
 }
 

@@ -11,6 +11,8 @@ export interface Answer {
   body?: unknown;
   /** Wait this long before answering (to exercise client timeouts). */
   delayMs?: number;
+  /** Answer only once this settles (a test releases a held answer). */
+  until?: Promise<unknown>;
 }
 
 export interface RecordedRequest {
@@ -31,6 +33,8 @@ export class FakeServer {
   private readonly scripts = new Map<string, Answer[]>();
   /** Operations answered the same way until `up` (an outage), after any scripted answers. */
   private readonly outages = new Map<string, Answer>();
+  /** Answers of normally served requests held back until their promise settles (holdAnswer). */
+  private readonly held = new Map<string, Promise<unknown>[]>();
   private server: http.Server | undefined;
 
   constructor(
@@ -44,6 +48,18 @@ export class FakeServer {
     const q = this.scripts.get(op) ?? [];
     for (let i = 0; i < times; i++) q.push(answer);
     this.scripts.set(op, q);
+    return this;
+  }
+
+  /**
+   * The next request of `op` is served as usual (a submit is accepted, and paid) but its answer
+   * leaves only once `until` settles: the window between a provider accepting a call and the caller
+   * hearing of it.
+   */
+  holdAnswer(op: string, until: Promise<unknown>): this {
+    const q = this.held.get(op) ?? [];
+    q.push(until);
+    this.held.set(op, q);
     return this;
   }
 
@@ -100,6 +116,9 @@ export class FakeServer {
       answer = { status: 500, body: { detail: `fake server error: ${String(err)}` } };
     }
     if (answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
+    if (answer.until) await answer.until;
+    const held = op ? this.held.get(op)?.shift() : undefined;
+    if (held) await held;
     if (res.destroyed) return;
     const headers = { ...(answer.headers ?? {}) };
     let payload: Buffer | string = '';
