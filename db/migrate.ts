@@ -11,6 +11,7 @@ import * as m0008 from './migrations/0008_idempotency_lists.js';
 import * as m0010 from './migrations/0010_tenant_isolation.js';
 import * as m0011 from './migrations/0011_flat_at_scale.js';
 import * as m0012 from './migrations/0012_provider_failover.js';
+import * as m0014 from './migrations/0014_webhook_circuits.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -23,6 +24,7 @@ export const migrations: Record<string, Migration> = {
   '0010_tenant_isolation': m0010,
   '0011_flat_at_scale': m0011,
   '0012_provider_failover': m0012,
+  '0014_webhook_circuits': m0014,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

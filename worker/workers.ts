@@ -14,6 +14,7 @@ import { parsePerProvider, roleName, type Role } from './roles.js';
 import { createReconciler, type Reconciler } from './reconciler.js';
 import { createUploadSweeper, type UploadSweeper } from './upload-sweeper.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher.js';
+import { openCircuitsByWorkspace } from '../db/repos/webhooks.js';
 import type { BacklogSource, WorkerMetrics } from './metrics.js';
 import { sql } from 'kysely';
 import protos from '@temporalio/proto';
@@ -204,6 +205,7 @@ function createBacklogSource(db: Database, client: Client, config: Config): Back
       const r = row.rows[0];
       return { pending: r?.pending ?? 0, oldestAgeSeconds: r?.age ?? 0 };
     },
+    openWebhookCircuits: () => openCircuitsByWorkspace(db),
     async taskQueues() {
       const names = [
         { name: queues.workflows, type: protos.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW },
