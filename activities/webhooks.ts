@@ -94,8 +94,9 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
         return { status: 0, attempt, superseded: true };
       }
       // The attempt number rides on the failure, so the workflow counts attempts across activity runs.
+      let counted = false;
       const fail = async (status: number | null, message: string, retry: boolean): Promise<never> => {
-        await webhooksRepo.recordAttempt(db, deliveryId, { status, error: shortError(message), delivered: false });
+        await webhooksRepo.recordAttempt(db, deliveryId, { status, error: shortError(message), delivered: false, counted });
         throw ApplicationFailure.create({ type: retry ? webhookFailureTypes.undelivered : webhookFailureTypes.refused, message, nonRetryable: !retry, details: [{ attempt }] });
       };
 
@@ -118,6 +119,8 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
       }
       const body = webhookBody(delivery);
       const headers = signWebhook(secrets, delivery.id, Math.floor(Date.now() / 1000), body);
+      await webhooksRepo.countAttempt(db, deliveryId);
+      counted = true;
       let status: number;
       try {
         status = await postWebhook(target, { ...headers }, body, config.WEBHOOK_TIMEOUT_MS);
@@ -127,7 +130,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
       }
       await webhooksRepo.recordCircuitOutcome(db, circuit, outcomeOfStatus(status), admission.trial, breaker);
       if (status < 200 || status > 299) return fail(status, `webhook not delivered: the receiver answered ${status}`, true);
-      await webhooksRepo.recordAttempt(db, deliveryId, { status, error: null, delivered: true });
+      await webhooksRepo.recordAttempt(db, deliveryId, { status, error: null, delivered: true, counted });
       return { status, attempt };
     },
 

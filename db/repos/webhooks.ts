@@ -183,12 +183,20 @@ export async function markDispatched(db: Queryable, id: string): Promise<void> {
   await db.updateTable('webhook_deliveries').set({ dispatched_at: sql`now()` }).where('id', '=', id).where('dispatched_at', 'is', null).execute();
 }
 
-/** One attempt's outcome; `delivered` sets delivered_at (once) and tells the dispatcher its workspace has room. */
-export async function recordAttempt(db: Queryable, id: string, outcome: { status: number | null; error: string | null; delivered: boolean }): Promise<void> {
+/** An attempt about to send its request: counted now, so one cut short (timeout, worker gone) still counts. */
+export async function countAttempt(db: Queryable, id: string): Promise<void> {
+  await db.updateTable('webhook_deliveries').set({ attempts: sql`attempts + 1` }).where('id', '=', id).execute();
+}
+
+/**
+ * One attempt's outcome (`counted`: countAttempt already counted it); `delivered` sets delivered_at
+ * (once) and tells the dispatcher its workspace has room.
+ */
+export async function recordAttempt(db: Queryable, id: string, outcome: { status: number | null; error: string | null; delivered: boolean; counted?: boolean }): Promise<void> {
   await db
     .updateTable('webhook_deliveries')
     .set({
-      attempts: sql`attempts + 1`,
+      attempts: outcome.counted ? sql`attempts` : sql`attempts + 1`,
       last_status: outcome.status,
       last_error: outcome.error,
       ...(outcome.delivered ? { delivered_at: sql`coalesce(delivered_at, now())` } : {}),

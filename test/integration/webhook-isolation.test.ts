@@ -27,6 +27,7 @@ import { encryptSecret, generateWebhookSecret, secretsEncryptionKey } from '../.
 import type { Config } from '../../shared/config.js';
 import type { Tx } from '../../db/index.js';
 import { parseRoles, roleName } from '../../worker/roles.js';
+import { createWorkerMetrics } from '../../worker/metrics.js';
 import { taskQueues } from '../../workflows/definitions.js';
 import type { WebhookAttemptResult } from '../../workflows/activity-types.js';
 
@@ -124,6 +125,11 @@ describe('delivery attempts', () => {
       assert.ok(waiting.circuitWaitMs! > 0 && waiting.circuitWaitMs! <= 400 + 40, `waits for the cooldown: ${waiting.circuitWaitMs}`);
       assert.equal(receiver.hits.filter((h) => h === pathA).length, sent, 'no connection while the circuit is open');
       assert.equal((await webhooksRepo.getDelivery(tdb.db, idsA[8]!))!.attempts, 0, 'a skipped attempt is not an attempt');
+      // The open-circuits gauge names the workspace (and only it).
+      const metrics = createWorkerMetrics();
+      metrics.setBacklogSource({ webhooks: async () => ({ pending: 0, oldestAgeSeconds: 0 }), taskQueues: async () => [], openWebhookCircuits: () => webhooksRepo.openCircuitsByWorkspace(tdb.db) });
+      const exposed = (await metrics.registry.metrics()).split('\n').filter((l) => l.startsWith('mediagen_webhook_open_circuits{'));
+      assert.deepEqual(exposed, [`mediagen_webhook_open_circuits{workspace_id="${a.workspaceId}"} 1`]);
       // Same host and port, another workspace: its circuit is its own.
       assert.equal((await deliver(idB)).status, 204);
       assert.equal(receiver.hits.filter((h) => h === pathB).length, 1);
