@@ -15,6 +15,7 @@ import { createReconciler, type Reconciler } from './reconciler.js';
 import { createUploadSweeper, type UploadSweeper } from './upload-sweeper.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher.js';
 import { openCircuitsByWorkspace } from '../db/repos/webhooks.js';
+import { circuitPolicy } from '../activities/webhooks.js';
 import type { BacklogSource, WorkerMetrics } from './metrics.js';
 import { sql } from 'kysely';
 import protos from '@temporalio/proto';
@@ -205,7 +206,10 @@ function createBacklogSource(db: Database, client: Client, config: Config): Back
       const r = row.rows[0];
       return { pending: r?.pending ?? 0, oldestAgeSeconds: r?.age ?? 0 };
     },
-    openWebhookCircuits: () => openCircuitsByWorkspace(db),
+    openWebhookCircuits: () => {
+      const policy = circuitPolicy(config);
+      return openCircuitsByWorkspace(db, new Date(Date.now() - policy.cooldownMs - policy.trialTimeoutMs - 60_000));
+    },
     async taskQueues() {
       const names = [
         { name: queues.workflows, type: protos.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW },

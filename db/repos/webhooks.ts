@@ -299,13 +299,24 @@ export async function recordCircuitOutcome(db: Database, k: CircuitKey, outcome:
   });
 }
 
-/** Circuits not closed (open or half-open), per workspace: the open-circuits gauge. */
-export async function openCircuitsByWorkspace(db: Queryable): Promise<Array<{ workspaceId: string; open: number }>> {
+/**
+ * Circuits open or half-open, per workspace: the open-circuits gauge. Deliveries waiting on a circuit
+ * move it at least once per cooldown and trial round, so one untouched since `activeSince` has none
+ * waiting (they were delivered or given up) and is left out.
+ */
+export async function openCircuitsByWorkspace(db: Queryable, activeSince: Date): Promise<Array<{ workspaceId: string; open: number }>> {
   const rows = await db
     .selectFrom('webhook_circuits')
     .select(['workspace_id', sql<number>`count(*)::int`.as('n')])
     .where('state', '<>', 'closed')
+    .where('updated_at', '>=', activeSince)
     .groupBy('workspace_id')
     .execute();
   return rows.map((r) => ({ workspaceId: r.workspace_id, open: r.n }));
+}
+
+/** Removes circuits untouched since `before` (a circuit's history is minutes long); returns how many. */
+export async function sweepIdleCircuits(db: Queryable, before: Date): Promise<number> {
+  const r = await db.deleteFrom('webhook_circuits').where('updated_at', '<', before).executeTakeFirst();
+  return Number(r.numDeletedRows);
 }

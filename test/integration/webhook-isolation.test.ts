@@ -127,7 +127,7 @@ describe('delivery attempts', () => {
       assert.equal((await webhooksRepo.getDelivery(tdb.db, idsA[8]!))!.attempts, 0, 'a skipped attempt is not an attempt');
       // The open-circuits gauge names the workspace (and only it).
       const metrics = createWorkerMetrics();
-      metrics.setBacklogSource({ webhooks: async () => ({ pending: 0, oldestAgeSeconds: 0 }), taskQueues: async () => [], openWebhookCircuits: () => webhooksRepo.openCircuitsByWorkspace(tdb.db) });
+      metrics.setBacklogSource({ webhooks: async () => ({ pending: 0, oldestAgeSeconds: 0 }), taskQueues: async () => [], openWebhookCircuits: () => webhooksRepo.openCircuitsByWorkspace(tdb.db, new Date(Date.now() - 60_000)) });
       const exposed = (await metrics.registry.metrics()).split('\n').filter((l) => l.startsWith('mediagen_webhook_open_circuits{'));
       assert.deepEqual(exposed, [`mediagen_webhook_open_circuits{workspace_id="${a.workspaceId}"} 1`]);
       // Same host and port, another workspace: its circuit is its own.
@@ -260,4 +260,21 @@ describe('dispatch and retention', () => {
     assert.ok(await webhooksRepo.getDelivery(tdb.db, oldInFlight));
     assert.ok(await webhooksRepo.getDelivery(tdb.db, recentDelivered));
   });
+});
+
+test('circuits idle for a day are removed, and the gauge leaves out open circuits nobody has moved since a round', async () => {
+  const t = await createTenant(tdb.db);
+  const longAgo = new Date(Date.now() - 2 * 86_400_000);
+  await tdb.db
+    .insertInto('webhook_circuits')
+    .values([
+      { workspace_id: t.workspaceId, destination: 'idle.example.com', state: 'open', open_until: longAgo, updated_at: longAgo },
+      { workspace_id: t.workspaceId, destination: 'busy.example.com', state: 'open', open_until: new Date(Date.now() + 60_000) },
+    ])
+    .execute();
+  const open = await webhooksRepo.openCircuitsByWorkspace(tdb.db, new Date(Date.now() - 120_000));
+  assert.deepEqual(open.filter((o) => o.workspaceId === t.workspaceId), [{ workspaceId: t.workspaceId, open: 1 }]);
+  assert.ok((await webhooksRepo.sweepIdleCircuits(tdb.db, new Date(Date.now() - 86_400_000))) >= 1);
+  const left = await tdb.db.selectFrom('webhook_circuits').select('destination').where('workspace_id', '=', t.workspaceId).execute();
+  assert.deepEqual(left.map((r) => r.destination), ['busy.example.com']);
 });
