@@ -41,8 +41,8 @@ before(async () => {
     WEBHOOK_ALLOW_LOOPBACK: 'true',
     WEBHOOK_TIMEOUT_MS: '1000',
     WEBHOOK_BREAKER_FAILURES: '3',
-    WEBHOOK_BREAKER_SPAN_MS: '200',
-    WEBHOOK_BREAKER_COOLDOWN_MS: '400',
+    WEBHOOK_BREAKER_SPAN_MS: '1000',
+    WEBHOOK_BREAKER_COOLDOWN_MS: '3000',
     WEBHOOK_BREAKER_TRIALS: '2',
     WEBHOOK_WORKSPACE_CONCURRENCY: '2',
     WEBHOOK_SECRETS_KEY: 'webhook-isolation-test-key',
@@ -109,20 +109,20 @@ describe('delivery attempts', () => {
     const idB = (await jobWithEvents(b, `${receiver.base}${pathB}`, ['generating', 'failed']))[1]!;
     const circuitA = { workspaceId: a.workspaceId, destination: new URL(receiver.base).host };
     try {
-      // Failures 100 ms apart until the circuit opens: it takes at least three, over at least the span.
+      // Failures 250 ms apart until the circuit opens: it takes at least three, over at least the span.
       let failed = 0;
       while ((await webhooksRepo.getCircuit(tdb.db, circuitA)).state !== 'open') {
         assert.ok(failed < 8, 'the circuit opened');
         await assert.rejects(deliver(idsA[failed++]!), /the receiver answered 500/);
-        if ((await webhooksRepo.getCircuit(tdb.db, circuitA)).state !== 'open') await new Promise((r) => setTimeout(r, 100));
+        if ((await webhooksRepo.getCircuit(tdb.db, circuitA)).state !== 'open') await new Promise((r) => setTimeout(r, 250));
       }
       const circuit = await webhooksRepo.getCircuit(tdb.db, circuitA);
       assert.ok(failed >= 3, `opened after ${failed} failures`);
-      assert.ok(circuit.lastFailureAt!.getTime() - circuit.failingSince!.getTime() >= 200, 'not before the span');
+      assert.ok(circuit.lastFailureAt!.getTime() - circuit.failingSince!.getTime() >= 1000, 'not before the span');
       const sent = receiver.hits.filter((h) => h === pathA).length;
       assert.equal(sent, failed);
       const waiting = await deliver(idsA[8]!);
-      assert.ok(waiting.circuitWaitMs! > 0 && waiting.circuitWaitMs! <= 400 + 40, `waits for the cooldown: ${waiting.circuitWaitMs}`);
+      assert.ok(waiting.circuitWaitMs! > 0 && waiting.circuitWaitMs! <= 3000 + 300, `waits for the cooldown: ${waiting.circuitWaitMs}`);
       assert.equal(receiver.hits.filter((h) => h === pathA).length, sent, 'no connection while the circuit is open');
       assert.equal((await webhooksRepo.getDelivery(tdb.db, idsA[8]!))!.attempts, 0, 'a skipped attempt is not an attempt');
       // The open-circuits gauge names the workspace (and only it).
