@@ -3,14 +3,16 @@
 // shared/webhook-signing.ts for the signature), and the payload built from the job as the event's
 // transaction left it.
 //
-// What keeps one workspace's receivers from hurting the others: each receiver (URL host) has a
-// circuit breaker shared by the fleet (db/repos/webhooks.ts): after WEBHOOK_BREAKER_FAILURES
-// consecutive failed attempts, attempts to it fail at once for WEBHOOK_BREAKER_COOLDOWN_MS — no
-// connection and no slot held — then one probe is let through. The dispatcher
-// (worker/webhook-dispatcher.ts) keeps at most WEBHOOK_WORKSPACE_CONCURRENCY of a workspace's
-// events in flight. A `job.generating` event not yet delivered when its job was canceled by its
-// customer is not sent (superseded: the `job.failed` event says it all), so a create-then-cancel
-// loop costs one delivery per job, and the cap bounds how many of them are under way.
+// What keeps one workspace's receivers from hurting the others: each workspace has its own circuit
+// breaker per destination (URL host and port), shared by the fleet (shared/webhook-circuit.ts,
+// db/repos/webhooks.ts), so a workspace whose requests fail at a shared host opens only its own
+// circuit there. Only connection errors, timeouts and 5xx count against a destination; a 4xx is
+// the receiver's answer about that event (retried, not counted). While a circuit is open an attempt
+// is not made and not counted: the activity answers how long to wait and the workflow waits on a
+// timer. The dispatcher (worker/webhook-dispatcher.ts) keeps at most WEBHOOK_WORKSPACE_CONCURRENCY
+// of a workspace's events in flight. A `job.generating` event not yet delivered when its job was
+// canceled by its customer is not sent (superseded: the `job.failed` event says it all), so a
+// create-then-cancel loop costs one delivery per job, and the cap bounds how many are under way.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { Database } from '../db/index.js';
@@ -21,7 +23,8 @@ import { FetchError, type Resolver } from '../shared/fetch-remote.js';
 import { postWebhook, resolveWebhookTarget } from '../shared/webhook-target.js';
 import { secretsEncryptionKey, signWebhook } from '../shared/webhook-signing.js';
 import { presentJob } from '../shared/job-record.js';
-import type { WebhookActivities } from '../workflows/activity-types.js';
+import type { WebhookActivities, WebhookAttemptResult } from '../workflows/activity-types.js';
+import { outcomeOfStatus, type CircuitPolicy } from '../shared/webhook-circuit.js';
 
 /** Failure types of the delivery activity; only WebhookUndelivered is retried. */
 export const webhookFailureTypes = {
@@ -51,13 +54,13 @@ export function webhookBody(delivery: Pick<WebhookDelivery, 'type' | 'job'>): st
 
 export interface WebhookActivityDeps {
   db: Database;
-  config: Pick<Config, 'WEBHOOK_ALLOW_LOOPBACK' | 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_SECRETS_KEY' | 'S3_SECRET_KEY' | 'WEBHOOK_BREAKER_FAILURES' | 'WEBHOOK_BREAKER_COOLDOWN_MS'>;
+  config: Pick<Config, 'WEBHOOK_ALLOW_LOOPBACK' | 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_SECRETS_KEY' | 'S3_SECRET_KEY' | 'WEBHOOK_BREAKER_FAILURES' | 'WEBHOOK_BREAKER_SPAN_MS' | 'WEBHOOK_BREAKER_COOLDOWN_MS' | 'WEBHOOK_BREAKER_TRIALS'>;
   /** Tests inject a resolver so hostile answers are refused without any connection. */
   resolver?: Resolver;
   logger?: Logger;
 }
 
-/** The breaker's key: the receiver's host (with a non-default port); an unparsable URL is its own key. */
+/** The destination a circuit is kept for (with the workspace): the receiver's host (with a non-default port); an unparsable URL is its own key. */
 export function destinationOf(url: string): string {
   try {
     return new URL(url).host.toLowerCase();
@@ -71,15 +74,16 @@ const shortError = (message: string) => message.slice(0, 300);
 export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActivities {
   const { db, config } = deps;
   const key = secretsEncryptionKey(config);
-  const breaker = { failures: config.WEBHOOK_BREAKER_FAILURES, cooldownMs: config.WEBHOOK_BREAKER_COOLDOWN_MS };
+  const breaker = circuitPolicy(config);
 
   return {
     /**
      * One delivery attempt of one event: sign with every active secret of the workspace, POST, and
      * record the outcome. 2xx = delivered; anything else throws and the workflow's retry policy
-     * tries again later with the same webhook-id.
+     * tries again later with the same webhook-id. While the destination's circuit is open nothing
+     * is sent and nothing recorded: the answer's `circuitWaitMs` says how long to wait.
      */
-    async deliverWebhook(deliveryId: string): Promise<{ status: number; attempt: number; superseded?: boolean }> {
+    async deliverWebhook(deliveryId: string): Promise<WebhookAttemptResult> {
       const attempt = Context.current().info.attempt;
       const delivery = await webhooksRepo.getDelivery(db, deliveryId);
       if (!delivery) throw ApplicationFailure.create({ type: webhookFailureTypes.gone, message: `webhook event ${deliveryId} does not exist`, nonRetryable: true });
@@ -89,9 +93,11 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
         await webhooksRepo.markSuperseded(db, deliveryId);
         return { status: 0, attempt, superseded: true };
       }
+      // The attempt number rides on the failure, so the workflow counts attempts across activity runs.
+      let counted = false;
       const fail = async (status: number | null, message: string, retry: boolean): Promise<never> => {
-        await webhooksRepo.recordAttempt(db, deliveryId, { status, error: shortError(message), delivered: false });
-        throw ApplicationFailure.create({ type: retry ? webhookFailureTypes.undelivered : webhookFailureTypes.refused, message, nonRetryable: !retry });
+        await webhooksRepo.recordAttempt(db, deliveryId, { status, error: shortError(message), delivered: false, counted });
+        throw ApplicationFailure.create({ type: retry ? webhookFailureTypes.undelivered : webhookFailureTypes.refused, message, nonRetryable: !retry, details: [{ attempt }] });
       };
 
       const { secrets, undecryptable } = await webhooksRepo.signingSecrets(db, delivery.workspace_id, key);
@@ -99,36 +105,50 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
       if (secrets.length === 0) return fail(null, 'the workspace has no webhook signing secret that can be used (an owner creates one: webhook secret rotate)', true);
       let target: Awaited<ReturnType<typeof resolveWebhookTarget>>;
       try {
+        // A name that does not resolve now is retried, and says nothing about the destination's health.
         target = await resolveWebhookTarget(delivery.url, { allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK, resolver: deps.resolver });
       } catch (err) {
         if (err instanceof FetchError) return fail(null, `webhook URL refused: ${err.message}`, err.kind === 'unavailable');
         throw err;
       }
-      const destination = destinationOf(delivery.url);
-      const admission = await webhooksRepo.admitToDestination(db, destination, breaker);
-      if (!admission.admitted) return fail(null, `webhook not sent: ${destination} failed ${breaker.failures} attempts in a row; its circuit is open until ${admission.openUntil.toISOString()}`, true);
+      const circuit = { workspaceId: delivery.workspace_id, destination: destinationOf(delivery.url) };
+      const admission = await webhooksRepo.admitToCircuit(db, circuit, breaker);
+      if (!admission.admitted) {
+        // Spread the waiters so they do not all come back in the same instant.
+        return { status: 0, attempt, circuitWaitMs: Math.ceil(admission.waitMs + Math.random() * Math.min(1_000, admission.waitMs / 10)) };
+      }
       const body = webhookBody(delivery);
       const headers = signWebhook(secrets, delivery.id, Math.floor(Date.now() / 1000), body);
+      await webhooksRepo.countAttempt(db, deliveryId);
+      counted = true;
       let status: number;
       try {
         status = await postWebhook(target, { ...headers }, body, config.WEBHOOK_TIMEOUT_MS);
       } catch (err) {
-        await webhooksRepo.destinationFailed(db, destination, breaker);
+        await webhooksRepo.recordCircuitOutcome(db, circuit, 'failure', admission.trial, breaker);
         return fail(null, `webhook not delivered: ${(err as Error).message}`, true);
       }
-      if (status < 200 || status > 299) {
-        await webhooksRepo.destinationFailed(db, destination, breaker);
-        return fail(status, `webhook not delivered: the receiver answered ${status}`, true);
-      }
-      await webhooksRepo.destinationSucceeded(db, destination);
-      await webhooksRepo.recordAttempt(db, deliveryId, { status, error: null, delivered: true });
+      await webhooksRepo.recordCircuitOutcome(db, circuit, outcomeOfStatus(status), admission.trial, breaker);
+      if (status < 200 || status > 299) return fail(status, `webhook not delivered: the receiver answered ${status}`, true);
+      await webhooksRepo.recordAttempt(db, deliveryId, { status, error: null, delivered: true, counted });
       return { status, attempt };
     },
 
-    /** Retries ran out (about a day): the event is given up, and says so. */
-    async abandonWebhook(deliveryId: string, message: string): Promise<void> {
-      await webhooksRepo.markDeliveryFailed(db, deliveryId, shortError(message));
+    /** Retries ran out (about a day): the event is given up, and says so, with the attempts its workflow made. */
+    async abandonWebhook(deliveryId: string, message: string, attempts?: number): Promise<void> {
+      await webhooksRepo.markDeliveryFailed(db, deliveryId, shortError(message), attempts ?? 0);
     },
+  };
+}
+
+/** The breaker's parameters from the config; a trial has one attempt's time (the POST and a margin). */
+export function circuitPolicy(config: Pick<Config, 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_BREAKER_FAILURES' | 'WEBHOOK_BREAKER_SPAN_MS' | 'WEBHOOK_BREAKER_COOLDOWN_MS' | 'WEBHOOK_BREAKER_TRIALS'>): CircuitPolicy {
+  return {
+    failures: config.WEBHOOK_BREAKER_FAILURES,
+    spanMs: config.WEBHOOK_BREAKER_SPAN_MS,
+    cooldownMs: config.WEBHOOK_BREAKER_COOLDOWN_MS,
+    trials: config.WEBHOOK_BREAKER_TRIALS,
+    trialTimeoutMs: config.WEBHOOK_TIMEOUT_MS + 5_000,
   };
 }
 

@@ -15,6 +15,7 @@ import * as m0015 from './migrations/0015_cancel_charges.js';
 import * as m0016 from './migrations/0016_upload_expiry.js';
 import * as m0018 from './migrations/0018_run_claims.js';
 import * as m0019 from './migrations/0019_breaker_trials.js';
+import * as m0014 from './migrations/0014_webhook_circuits.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -31,6 +32,7 @@ export const migrations: Record<string, Migration> = {
   '0016_upload_expiry': m0016,
   '0018_run_claims': m0018,
   '0019_breaker_trials': m0019,
+  '0014_webhook_circuits': m0014,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

@@ -201,11 +201,19 @@ export interface WebhookDeliveryTable {
   superseded_at: Timestamp | null;
 }
 
-export interface WebhookDestinationTable {
+/** One workspace's circuit breaker for one destination (shared/webhook-circuit.ts). */
+export interface WebhookCircuitTable {
+  workspace_id: string;
   /** The receiver's URL host (with its port when not the default). */
-  host: string;
-  consecutive_failures: Generated<number>;
+  destination: string;
+  state: Generated<'closed' | 'open' | 'half_open'>;
+  failures: Generated<number>;
+  failing_since: Timestamp | null;
+  last_failure_at: Timestamp | null;
   open_until: Timestamp | null;
+  trials_admitted: Generated<number>;
+  trial_failures: Generated<number>;
+  trials_started_at: Timestamp | null;
   updated_at: Generated<Date>;
 }
 
@@ -258,7 +266,7 @@ export interface DB {
   rate_limits: RateLimitTable;
   webhook_secrets: WebhookSecretTable;
   webhook_deliveries: WebhookDeliveryTable;
-  webhook_destinations: WebhookDestinationTable;
+  webhook_circuits: WebhookCircuitTable;
   idempotency_keys: IdempotencyKeyTable;
 }
 

@@ -252,10 +252,14 @@ export const envSchema = z.object({
   // the fleet (the rest wait in the outbox, in order).
   WEBHOOK_ACTIVITY_CONCURRENCY: int(50, 1),
   WEBHOOK_WORKSPACE_CONCURRENCY: int(10, 1),
-  // Per receiver (URL host): this many consecutive failed attempts open its circuit breaker, and
-  // attempts then fail at once, without a connection, for WEBHOOK_BREAKER_COOLDOWN_MS before a probe.
-  WEBHOOK_BREAKER_FAILURES: int(5, 1),
+  // Circuit breaker per (workspace, destination), counting connection errors, timeouts and 5xx
+  // (shared/webhook-circuit.ts): it opens after at least WEBHOOK_BREAKER_FAILURES failures and
+  // WEBHOOK_BREAKER_SPAN_MS without a success; attempts then wait WEBHOOK_BREAKER_COOLDOWN_MS (not
+  // counted as retries), then WEBHOOK_BREAKER_TRIALS trials go out and the first success closes it.
+  WEBHOOK_BREAKER_FAILURES: int(10, 1),
+  WEBHOOK_BREAKER_SPAN_MS: int(30_000, 0),
   WEBHOOK_BREAKER_COOLDOWN_MS: int(60_000, 10),
+  WEBHOOK_BREAKER_TRIALS: int(3, 1),
   // Finished events (delivered, given up or superseded) are removed from the outbox after this many days.
   WEBHOOK_OUTBOX_RETENTION_DAYS: int(7, 1, 3650),
   // Key material for the at-rest encryption of webhook signing secrets. Required in production by the

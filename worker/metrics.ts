@@ -8,6 +8,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 /** What the reconciler role reads on each scrape: the webhook outbox and the task queues' backlogs. */
 export interface BacklogSource {
   webhooks(): Promise<{ pending: number; oldestAgeSeconds: number }>;
+  /** Webhook circuits open or half-open, per workspace (workspaces with none are left out). */
+  openWebhookCircuits(): Promise<Array<{ workspaceId: string; open: number }>>;
   taskQueues(): Promise<{ taskQueue: string; backlog: number; ageSeconds: number }[]>;
   /** Running workflows per version of the deployment whose workers no longer poll (none when unversioned). */
   versionsWithoutPollers(): Promise<{ deployment: string; buildId: string; running: number }[]>;
@@ -85,6 +87,19 @@ export function createWorkerMetrics(): WorkerMetrics {
     name: 'mediagen_webhook_oldest_pending_age_seconds',
     help: 'Age of the oldest webhook event still waiting for delivery (0 when none)',
     registers: [registry],
+  });
+  new Gauge({
+    name: 'mediagen_webhook_open_circuits',
+    help: 'Webhook circuits open or half-open (deliveries waiting), by workspace',
+    labelNames: ['workspace_id'] as const,
+    registers: [registry],
+    async collect() {
+      if (!backlog) return;
+      const circuits = await backlog.openWebhookCircuits().catch(() => null);
+      if (!circuits) return;
+      this.reset();
+      for (const c of circuits) this.set({ workspace_id: c.workspaceId }, c.open);
+    },
   });
   new Gauge({
     name: 'mediagen_task_queue_backlog',

@@ -10,7 +10,7 @@
 // dispatched as those finish (each finish notifies the same channel). So a workspace whose
 // receivers hang or that churns jobs holds a bounded share of the delivery fleet, and the events of
 // every other workspace go out at once. The same sweep removes finished events older than
-// WEBHOOK_OUTBOX_RETENTION_DAYS (their payload is a full job record).
+// WEBHOOK_OUTBOX_RETENTION_DAYS (their payload is a full job record), and circuits idle for a day.
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Logger } from 'pino';
@@ -106,6 +106,8 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
     const before = new Date(Date.now() - config.WEBHOOK_OUTBOX_RETENTION_DAYS * 86_400_000);
     const removed = await webhooksRepo.sweepFinishedDeliveries(db, before);
     if (removed > 0) logger.info({ removed }, 'removed finished webhook events past their retention');
+    // No delivery waits on a circuit untouched for a day (waiting ones move it every cooldown).
+    await webhooksRepo.sweepIdleCircuits(db, new Date(Date.now() - 86_400_000));
   }
 
   // Notifications coalesce: one pass at a time, and one more after it if any arrived meanwhile.

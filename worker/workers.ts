@@ -14,6 +14,8 @@ import { parsePerProvider, roleName, type Role } from './roles.js';
 import { createReconciler, type Reconciler } from './reconciler.js';
 import { createUploadSweeper, type UploadSweeper } from './upload-sweeper.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher.js';
+import { openCircuitsByWorkspace } from '../db/repos/webhooks.js';
+import { circuitPolicy } from '../activities/webhooks.js';
 import type { BacklogSource, WorkerMetrics } from './metrics.js';
 import { sql } from 'kysely';
 import protos from '@temporalio/proto';
@@ -228,6 +230,10 @@ function createBacklogSource(db: Database, client: Client, config: Config): Back
         from webhook_deliveries where delivered_at is null and failed_at is null and superseded_at is null`.execute(db);
       const r = row.rows[0];
       return { pending: r?.pending ?? 0, oldestAgeSeconds: r?.age ?? 0 };
+    },
+    openWebhookCircuits: () => {
+      const policy = circuitPolicy(config);
+      return openCircuitsByWorkspace(db, new Date(Date.now() - policy.cooldownMs - policy.trialTimeoutMs - 60_000));
     },
     async taskQueues() {
       const names = [

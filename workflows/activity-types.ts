@@ -58,10 +58,20 @@ export interface JobProviderActivities {
   cancelProvider(provider: ProviderName, model: string, jobId: string, ref: ProviderRef | undefined): Promise<void>;
 }
 
+/** One delivery attempt's answer (activities/webhooks.ts). */
+export interface WebhookAttemptResult {
+  status: number;
+  attempt: number;
+  /** Not sent: a later event of the job replaces it. */
+  superseded?: boolean;
+  /** Not sent, and no attempt made: the destination's circuit is open; ask again after this long. */
+  circuitWaitMs?: number;
+}
+
 /** Webhook delivery (activities/webhooks.ts), on the webhooks queue. */
 export interface WebhookActivities {
-  /** One signed POST of the event; throws (retried by the workflow's policy) unless the receiver answered 2xx. `superseded`: not sent, a later event of the job replaces it. */
-  deliverWebhook(deliveryId: string): Promise<{ status: number; attempt: number; superseded?: boolean }>;
-  /** Retries ran out: the event is recorded as given up. */
-  abandonWebhook(deliveryId: string, message: string): Promise<void>;
+  /** One signed POST of the event; throws (retried by the workflow's policy) unless the receiver answered 2xx. */
+  deliverWebhook(deliveryId: string): Promise<WebhookAttemptResult>;
+  /** Retries ran out: the event is recorded as given up, with the attempts made. */
+  abandonWebhook(deliveryId: string, message: string, attempts?: number): Promise<void>;
 }

@@ -1,8 +1,9 @@
 // Webhook signing secrets (per workspace, stored encrypted) and the delivery outbox
 // (`webhook_deliveries`, written by the 0007_webhooks trigger on each requested status move).
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
 import type { Database, Queryable } from '../index.js';
-import type { WebhookDelivery } from '../schema.js';
+import type { DB, WebhookCircuitTable, WebhookDelivery } from '../schema.js';
+import { admitAttempt, closedCircuit, recordOutcome, type Admission, type AttemptOutcome, type Circuit, type CircuitPolicy } from '../../shared/webhook-circuit.js';
 import { newId } from '../../shared/ids.js';
 import { getWorkspace, requireOwner } from './workspaces.js';
 import { decryptSecret, encryptSecret, generateWebhookSecret } from '../../shared/webhook-signing.js';
@@ -182,12 +183,20 @@ export async function markDispatched(db: Queryable, id: string): Promise<void> {
   await db.updateTable('webhook_deliveries').set({ dispatched_at: sql`now()` }).where('id', '=', id).where('dispatched_at', 'is', null).execute();
 }
 
-/** One attempt's outcome; `delivered` sets delivered_at (once) and tells the dispatcher its workspace has room. */
-export async function recordAttempt(db: Queryable, id: string, outcome: { status: number | null; error: string | null; delivered: boolean }): Promise<void> {
+/** An attempt about to send its request: counted now, so one cut short (timeout, worker gone) still counts. */
+export async function countAttempt(db: Queryable, id: string): Promise<void> {
+  await db.updateTable('webhook_deliveries').set({ attempts: sql`attempts + 1` }).where('id', '=', id).execute();
+}
+
+/**
+ * One attempt's outcome (`counted`: countAttempt already counted it); `delivered` sets delivered_at
+ * (once) and tells the dispatcher its workspace has room.
+ */
+export async function recordAttempt(db: Queryable, id: string, outcome: { status: number | null; error: string | null; delivered: boolean; counted?: boolean }): Promise<void> {
   await db
     .updateTable('webhook_deliveries')
     .set({
-      attempts: sql`attempts + 1`,
+      attempts: outcome.counted ? sql`attempts` : sql`attempts + 1`,
       last_status: outcome.status,
       last_error: outcome.error,
       ...(outcome.delivered ? { delivered_at: sql`coalesce(delivered_at, now())` } : {}),
@@ -197,63 +206,117 @@ export async function recordAttempt(db: Queryable, id: string, outcome: { status
   if (outcome.delivered) await sql`select pg_notify(${WEBHOOK_DELIVERIES_CHANNEL}, ${id})`.execute(db);
 }
 
-export async function markDeliveryFailed(db: Queryable, id: string, error: string): Promise<void> {
-  await db.updateTable('webhook_deliveries').set({ failed_at: sql`now()`, last_error: error }).where('id', '=', id).where('delivered_at', 'is', null).execute();
+/**
+ * The event is given up. `attempts`: the attempts its workflow made, which may exceed those the
+ * attempts themselves recorded (an attempt cut by its timeout or its worker's death records none).
+ * Repeating it (a retried activity) changes nothing.
+ */
+export async function markDeliveryFailed(db: Queryable, id: string, error: string, attempts = 0): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ failed_at: sql`coalesce(failed_at, now())`, last_error: error, attempts: sql`greatest(attempts, ${attempts})` })
+    .where('id', '=', id)
+    .where('delivered_at', 'is', null)
+    .execute();
   await sql`select pg_notify(${WEBHOOK_DELIVERIES_CHANNEL}, ${id})`.execute(db);
 }
 
-// ------------------------------------------------------------------ destinations (circuit breaker)
+// ------------------------------------------------------------------ circuits (one per workspace and destination)
 
-export interface BreakerPolicy {
-  /** Consecutive failed attempts that open the breaker. */
-  failures: number;
-  /** How long it stays open before one probe is let through. */
-  cooldownMs: number;
+export interface CircuitKey {
+  workspaceId: string;
+  /** The receiver's URL host (with its port when not the default). */
+  destination: string;
+}
+
+type CircuitRow = Selectable<WebhookCircuitTable>;
+
+const circuitOf = (r: CircuitRow): Circuit => ({
+  state: r.state,
+  failures: r.failures,
+  failingSince: r.failing_since,
+  lastFailureAt: r.last_failure_at,
+  openUntil: r.open_until,
+  trialsAdmitted: r.trials_admitted,
+  trialFailures: r.trial_failures,
+  trialsStartedAt: r.trials_started_at,
+});
+
+const columnsOf = (c: Circuit) => ({
+  state: c.state,
+  failures: c.failures,
+  failing_since: c.failingSince,
+  last_failure_at: c.lastFailureAt,
+  open_until: c.openUntil,
+  trials_admitted: c.trialsAdmitted,
+  trial_failures: c.trialFailures,
+  trials_started_at: c.trialsStartedAt,
+  updated_at: sql<Date>`now()`,
+});
+
+const whereKey = (k: CircuitKey) => (eb: ExpressionBuilder<DB, 'webhook_circuits'>) => eb.and([eb('workspace_id', '=', k.workspaceId), eb('destination', '=', k.destination)]);
+
+export async function getCircuit(db: Queryable, k: CircuitKey): Promise<Circuit> {
+  const row = await db.selectFrom('webhook_circuits').selectAll().where(whereKey(k)).executeTakeFirst();
+  return row ? circuitOf(row) : closedCircuit;
 }
 
 /**
- * Whether an attempt to `host` may go out now: yes while the breaker is closed; while it is open,
- * no (answers until when); once its cooldown has passed, yes for exactly one caller (the probe,
- * which re-arms the cooldown so concurrent attempts keep failing fast until it reports).
+ * Applies `step` to the circuit under its row lock (the row is created closed when missing) and
+ * writes what it returns when that differs; two workers deciding at once see each other's writes.
  */
-export async function admitToDestination(db: Queryable, host: string, policy: BreakerPolicy): Promise<{ admitted: true } | { admitted: false; openUntil: Date }> {
-  const row = await db.selectFrom('webhook_destinations').select(['consecutive_failures', 'open_until']).where('host', '=', host).executeTakeFirst();
-  if (!row || row.consecutive_failures < policy.failures || !row.open_until) return { admitted: true };
-  if (row.open_until > new Date()) return { admitted: false, openUntil: row.open_until };
-  const probe = await db
-    .updateTable('webhook_destinations')
-    .set({ open_until: sql`now() + make_interval(secs => ${policy.cooldownMs / 1000})`, updated_at: sql`now()` })
-    .where('host', '=', host)
-    .where('open_until', '<=', sql<Date>`now()`)
-    .returning('open_until')
-    .executeTakeFirst();
-  if (probe) return { admitted: true };
-  const now = await db.selectFrom('webhook_destinations').select('open_until').where('host', '=', host).executeTakeFirst();
-  return { admitted: false, openUntil: now?.open_until ?? new Date() };
+async function changeCircuit<T>(db: Database, k: CircuitKey, step: (c: Circuit, now: Date) => { next: Circuit; result: T }): Promise<T> {
+  return db.transaction().execute(async (tx) => {
+    await tx.insertInto('webhook_circuits').values({ workspace_id: k.workspaceId, destination: k.destination }).onConflict((oc) => oc.doNothing()).execute();
+    const row = await tx.selectFrom('webhook_circuits').selectAll().where(whereKey(k)).forUpdate().executeTakeFirstOrThrow();
+    const current = circuitOf(row);
+    const { next, result } = step(current, new Date());
+    if (next !== current) await tx.updateTable('webhook_circuits').set(columnsOf(next)).where(whereKey(k)).execute();
+    return result;
+  });
 }
 
-/** A failed attempt to `host` (timeout, refused connection, non-2xx answer). */
-export async function destinationFailed(db: Queryable, host: string, policy: BreakerPolicy): Promise<void> {
-  const cooldown = sql<Date>`now() + make_interval(secs => ${policy.cooldownMs / 1000})`;
-  await db
-    .insertInto('webhook_destinations')
-    .values({ host, consecutive_failures: 1, open_until: policy.failures <= 1 ? cooldown : null })
-    .onConflict((oc) =>
-      oc.column('host').doUpdateSet({
-        consecutive_failures: sql`webhook_destinations.consecutive_failures + 1`,
-        open_until: sql`case when webhook_destinations.consecutive_failures + 1 >= ${policy.failures} then ${cooldown} else webhook_destinations.open_until end`,
-        updated_at: sql`now()`,
-      }),
-    )
-    .execute();
+/**
+ * Whether an attempt may go out now. A closed circuit (the usual case) costs one read and no
+ * write; an open or half-open one is decided under its row lock, so the trials admitted are counted
+ * exactly across the fleet.
+ */
+export async function admitToCircuit(db: Database, k: CircuitKey, policy: CircuitPolicy): Promise<Admission> {
+  if ((await getCircuit(db, k)).state === 'closed') return { admitted: true, trial: false };
+  return changeCircuit(db, k, (c, now) => {
+    const { admission, next } = admitAttempt(c, now, policy);
+    return { next, result: admission };
+  });
 }
 
-/** A delivered attempt closes the breaker (a write only when it had counted failures). */
-export async function destinationSucceeded(db: Queryable, host: string): Promise<void> {
-  await db
-    .updateTable('webhook_destinations')
-    .set({ consecutive_failures: 0, open_until: null, updated_at: sql`now()` })
-    .where('host', '=', host)
-    .where('consecutive_failures', '>', 0)
+/** An attempt's outcome; a success at a closed circuit without failures writes nothing. */
+export async function recordCircuitOutcome(db: Database, k: CircuitKey, outcome: AttemptOutcome, trial: boolean, policy: CircuitPolicy): Promise<Circuit> {
+  const seen = await getCircuit(db, k);
+  if (recordOutcome(seen, outcome, trial, new Date(), policy) === seen && seen.state === 'closed') return seen;
+  return changeCircuit(db, k, (c, now) => {
+    const next = recordOutcome(c, outcome, trial, now, policy);
+    return { next, result: next };
+  });
+}
+
+/**
+ * Circuits open or half-open, per workspace: the open-circuits gauge. Deliveries waiting on a circuit
+ * move it at least once per cooldown and trial round, so one untouched since `activeSince` has none
+ * waiting (they were delivered or given up) and is left out.
+ */
+export async function openCircuitsByWorkspace(db: Queryable, activeSince: Date): Promise<Array<{ workspaceId: string; open: number }>> {
+  const rows = await db
+    .selectFrom('webhook_circuits')
+    .select(['workspace_id', sql<number>`count(*)::int`.as('n')])
+    .where('state', '<>', 'closed')
+    .where('updated_at', '>=', activeSince)
+    .groupBy('workspace_id')
     .execute();
+  return rows.map((r) => ({ workspaceId: r.workspace_id, open: r.n }));
+}
+
+/** Removes circuits untouched since `before` (a circuit's history is minutes long); returns how many. */
+export async function sweepIdleCircuits(db: Queryable, before: Date): Promise<number> {
+  const r = await db.deleteFrom('webhook_circuits').where('updated_at', '<', before).executeTakeFirst();
+  return Number(r.numDeletedRows);
 }

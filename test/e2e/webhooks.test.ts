@@ -3,8 +3,6 @@
 // on 127.0.0.1, and every delivery is verified with the npm `standardwebhooks` package.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { verifyWebhook } from '@mediagen/client/webhooks';
@@ -15,50 +13,7 @@ import { deliveriesOfJob } from '../../db/repos/webhooks.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
 import { randomUUID } from 'node:crypto';
-
-interface Received {
-  path: string;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** A loopback receiver: records every request; per path, answers as the test scripts it. */
-class Receiver {
-  readonly received: Received[] = [];
-  /** Per path: status codes to answer in turn (the last repeats); 'hang' never answers. */
-  readonly scripts = new Map<string, Array<number | 'hang'>>();
-  private readonly hanging: ServerResponse[] = [];
-  private server!: Server;
-  base = '';
-
-  async start(): Promise<void> {
-    this.server = createServer((req: IncomingMessage, res: ServerResponse) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const path = req.url ?? '/';
-        const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : (v ?? '')]));
-        this.received.push({ path, headers, body: Buffer.concat(chunks).toString('utf8') });
-        const script = this.scripts.get(path) ?? [204];
-        const answer = script.length > 1 ? script.shift()! : script[0]!;
-        if (answer === 'hang') this.hanging.push(res);
-        else res.writeHead(answer).end();
-      });
-    });
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  at(path: string): Received[] {
-    return this.received.filter((r) => r.path === path);
-  }
-
-  async close(): Promise<void> {
-    for (const res of this.hanging) res.destroy();
-    this.server.closeAllConnections();
-    await new Promise((r) => this.server.close(r));
-  }
-}
+import { Receiver, type Received } from '../support/webhook-receiver.js';
 
 let svc: Service;
 const receiver = new Receiver();

@@ -1,8 +1,10 @@
 // What keeps one workspace's webhooks from hurting the others, on the real Postgres (and the real
 // Temporal for the dispatcher), with the delivery activity run as an activity
 // (MockActivityEnvironment) against receivers on 127.0.0.1:
-//   - a receiver that keeps failing opens its circuit breaker: attempts then fail at once without
-//     a connection, and after the cooldown one probe goes out and closes it again;
+//   - a receiver that keeps failing (5xx) opens its workspace's circuit for that destination:
+//     attempts then wait without a connection and without counting as attempts, while another
+//     workspace's attempts to the same destination go out; 404s never open it; after the cooldown
+//     trials go out and a success closes it;
 //   - a `job.generating` event not yet delivered when its job was canceled is superseded, never sent;
 //   - a secret that cannot be decrypted is skipped: the workspace's other secret still signs;
 //   - the dispatcher keeps at most WEBHOOK_WORKSPACE_CONCURRENCY events of a workspace in flight,
@@ -25,11 +27,13 @@ import { encryptSecret, generateWebhookSecret, secretsEncryptionKey } from '../.
 import type { Config } from '../../shared/config.js';
 import type { Tx } from '../../db/index.js';
 import { parseRoles, roleName } from '../../worker/roles.js';
+import { createWorkerMetrics } from '../../worker/metrics.js';
 import { taskQueues } from '../../workflows/definitions.js';
+import type { WebhookAttemptResult } from '../../workflows/activity-types.js';
 
 let tdb: TestDatabase;
 let config: Config;
-let receiver: { server: Server; base: string; hits: string[]; status: number };
+let receiver: { server: Server; base: string; hits: string[]; status: number; statusOf: Map<string, number> };
 
 before(async () => {
   tdb = await createTestDatabase();
@@ -37,7 +41,9 @@ before(async () => {
     WEBHOOK_ALLOW_LOOPBACK: 'true',
     WEBHOOK_TIMEOUT_MS: '1000',
     WEBHOOK_BREAKER_FAILURES: '3',
-    WEBHOOK_BREAKER_COOLDOWN_MS: '400',
+    WEBHOOK_BREAKER_SPAN_MS: '1000',
+    WEBHOOK_BREAKER_COOLDOWN_MS: '3000',
+    WEBHOOK_BREAKER_TRIALS: '2',
     WEBHOOK_WORKSPACE_CONCURRENCY: '2',
     WEBHOOK_SECRETS_KEY: 'webhook-isolation-test-key',
   });
@@ -45,10 +51,10 @@ before(async () => {
   const server = createServer((req, res) => {
     hits.push(req.url ?? '/');
     req.resume();
-    req.on('end', () => res.writeHead(receiver.status).end());
+    req.on('end', () => res.writeHead(receiver.statusOf.get(req.url ?? '/') ?? receiver.status).end());
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  receiver = { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, status: 204 };
+  receiver = { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, status: 204, statusOf: new Map() };
 });
 
 after(async () => {
@@ -81,9 +87,9 @@ async function jobWithEvents(t: Tenant, url: string, moves: Array<'generating' |
   return (await webhooksRepo.deliveriesOfJob(tdb.db, job.id)).map((d) => d.id);
 }
 
-function deliver(id: string): Promise<{ status: number; attempt: number; superseded?: boolean }> {
+function deliver(id: string): Promise<WebhookAttemptResult> {
   const acts = createWebhookActivities({ db: tdb.db, config, logger: pino({ level: 'silent' }) });
-  return new MockActivityEnvironment().run(acts.deliverWebhook, id) as Promise<{ status: number; attempt: number; superseded?: boolean }>;
+  return new MockActivityEnvironment().run(acts.deliverWebhook, id) as Promise<WebhookAttemptResult>;
 }
 
 test('deliveries have their own task queue and fleet role', () => {
@@ -93,29 +99,77 @@ test('deliveries have their own task queue and fleet role', () => {
 });
 
 describe('delivery attempts', () => {
-  test('a receiver that keeps failing opens its breaker: attempts fail at once without a connection; after the cooldown one probe closes it', async () => {
+  test("a receiver that keeps failing opens its workspace's circuit: attempts wait, uncounted and unsent, while another workspace's go out; after the cooldown a trial closes it", async () => {
+    const [a, b] = [await createTenant(tdb.db), await createTenant(tdb.db)];
+    await addSecret(a);
+    await addSecret(b);
+    const [pathA, pathB] = ['/circuit-a', '/circuit-b'];
+    receiver.statusOf.set(pathA, 500);
+    const idsA = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map(() => jobWithEvents(a, `${receiver.base}${pathA}`, ['generating', 'failed']).then((x) => x[1]!)));
+    const idB = (await jobWithEvents(b, `${receiver.base}${pathB}`, ['generating', 'failed']))[1]!;
+    const circuitA = { workspaceId: a.workspaceId, destination: new URL(receiver.base).host };
+    try {
+      // Failures 250 ms apart until the circuit opens: it takes at least three, over at least the span.
+      let failed = 0;
+      while ((await webhooksRepo.getCircuit(tdb.db, circuitA)).state !== 'open') {
+        assert.ok(failed < 8, 'the circuit opened');
+        await assert.rejects(deliver(idsA[failed++]!), /the receiver answered 500/);
+        if ((await webhooksRepo.getCircuit(tdb.db, circuitA)).state !== 'open') await new Promise((r) => setTimeout(r, 250));
+      }
+      const circuit = await webhooksRepo.getCircuit(tdb.db, circuitA);
+      assert.ok(failed >= 3, `opened after ${failed} failures`);
+      assert.ok(circuit.lastFailureAt!.getTime() - circuit.failingSince!.getTime() >= 1000, 'not before the span');
+      const sent = receiver.hits.filter((h) => h === pathA).length;
+      assert.equal(sent, failed);
+      const waiting = await deliver(idsA[8]!);
+      assert.ok(waiting.circuitWaitMs! > 0 && waiting.circuitWaitMs! <= 3000 + 300, `waits for the cooldown: ${waiting.circuitWaitMs}`);
+      assert.equal(receiver.hits.filter((h) => h === pathA).length, sent, 'no connection while the circuit is open');
+      assert.equal((await webhooksRepo.getDelivery(tdb.db, idsA[8]!))!.attempts, 0, 'a skipped attempt is not an attempt');
+      // The open-circuits gauge names the workspace (and only it).
+      const metrics = createWorkerMetrics();
+      metrics.setBacklogSource({ webhooks: async () => ({ pending: 0, oldestAgeSeconds: 0 }), taskQueues: async () => [], openWebhookCircuits: () => webhooksRepo.openCircuitsByWorkspace(tdb.db, new Date(Date.now() - 60_000)) });
+      const exposed = (await metrics.registry.metrics()).split('\n').filter((l) => l.startsWith('mediagen_webhook_open_circuits{'));
+      assert.deepEqual(exposed, [`mediagen_webhook_open_circuits{workspace_id="${a.workspaceId}"} 1`]);
+      // Same host and port, another workspace: its circuit is its own.
+      assert.equal((await deliver(idB)).status, 204);
+      assert.equal(receiver.hits.filter((h) => h === pathB).length, 1);
+
+      // After the cooldown: two trials go out (both fail), a third waits; then it is open again.
+      await new Promise((r) => setTimeout(r, waiting.circuitWaitMs! + 20));
+      const round = await Promise.allSettled([deliver(idsA[0]!), deliver(idsA[1]!), deliver(idsA[2]!)]);
+      const trials = round.filter((r) => r.status === 'rejected');
+      assert.equal(trials.length, 2, 'two trials at once');
+      for (const r of trials) assert.match(String((r as PromiseRejectedResult).reason), /answered 500/);
+      const third = round.find((r) => r.status === 'fulfilled') as PromiseFulfilledResult<WebhookAttemptResult>;
+      assert.ok(third.value.circuitWaitMs! > 0, 'the third waits');
+      assert.equal((await webhooksRepo.getCircuit(tdb.db, circuitA)).state, 'open', 'every trial failed');
+      receiver.statusOf.set(pathA, 204);
+      const again = await deliver(idsA[9]!);
+      assert.ok(again.circuitWaitMs! > 0);
+      await new Promise((r) => setTimeout(r, again.circuitWaitMs! + 20));
+      assert.equal((await deliver(idsA[9]!)).status, 204, 'the trial goes out and is delivered');
+      assert.equal((await webhooksRepo.getCircuit(tdb.db, circuitA)).state, 'closed');
+      assert.equal((await deliver(idsA[8]!)).status, 204);
+    } finally {
+      receiver.statusOf.delete(pathA);
+    }
+  });
+
+  test('404s never open the circuit: every attempt goes out and is retried', async () => {
     const t = await createTenant(tdb.db);
     await addSecret(t);
-    const path = '/breaker';
-    const ids = await Promise.all([1, 2, 3, 4].map(() => jobWithEvents(t, `${receiver.base}${path}`, ['generating', 'failed']).then((x) => x[1]!)));
-    receiver.status = 500;
+    const path = '/gone';
+    receiver.statusOf.set(path, 404);
     try {
-      for (const id of ids.slice(0, 3)) await assert.rejects(deliver(id), /the receiver answered 500/);
-      const seen = receiver.hits.filter((h) => h === path).length;
-      assert.equal(seen, 3);
-      await assert.rejects(deliver(ids[3]!), /circuit is open until/);
-      assert.equal(receiver.hits.filter((h) => h === path).length, seen, 'no connection while the breaker is open');
-      const host = new URL(receiver.base).host;
-      const row = await tdb.db.selectFrom('webhook_destinations').selectAll().where('host', '=', host).executeTakeFirstOrThrow();
-      assert.equal(row.consecutive_failures, 3);
-      receiver.status = 204;
-      // After the cooldown, the next attempt is the probe: it goes out, and its success closes the breaker.
-      await new Promise((r) => setTimeout(r, Math.max(0, row.open_until!.getTime() - Date.now()) + 20));
-      assert.equal((await deliver(ids[3]!)).status, 204);
-      assert.equal((await tdb.db.selectFrom('webhook_destinations').selectAll().where('host', '=', host).executeTakeFirstOrThrow()).consecutive_failures, 0);
-      assert.equal((await deliver(ids[0]!)).status, 204);
+      const ids = await Promise.all([1, 2, 3, 4, 5, 6].map(() => jobWithEvents(t, `${receiver.base}${path}`, ['generating', 'failed']).then((x) => x[1]!)));
+      for (const id of ids) {
+        await assert.rejects(deliver(id), /the receiver answered 404/);
+        await new Promise((r) => setTimeout(r, 60));
+      }
+      assert.equal(receiver.hits.filter((h) => h === path).length, ids.length);
+      assert.equal((await webhooksRepo.getCircuit(tdb.db, { workspaceId: t.workspaceId, destination: new URL(receiver.base).host })).state, 'closed');
     } finally {
-      receiver.status = 204;
+      receiver.statusOf.delete(path);
     }
   });
 
@@ -206,4 +260,21 @@ describe('dispatch and retention', () => {
     assert.ok(await webhooksRepo.getDelivery(tdb.db, oldInFlight));
     assert.ok(await webhooksRepo.getDelivery(tdb.db, recentDelivered));
   });
+});
+
+test('circuits idle for a day are removed, and the gauge leaves out open circuits nobody has moved since a round', async () => {
+  const t = await createTenant(tdb.db);
+  const longAgo = new Date(Date.now() - 2 * 86_400_000);
+  await tdb.db
+    .insertInto('webhook_circuits')
+    .values([
+      { workspace_id: t.workspaceId, destination: 'idle.example.com', state: 'open', open_until: longAgo, updated_at: longAgo },
+      { workspace_id: t.workspaceId, destination: 'busy.example.com', state: 'open', open_until: new Date(Date.now() + 60_000) },
+    ])
+    .execute();
+  const open = await webhooksRepo.openCircuitsByWorkspace(tdb.db, new Date(Date.now() - 120_000));
+  assert.deepEqual(open.filter((o) => o.workspaceId === t.workspaceId), [{ workspaceId: t.workspaceId, open: 1 }]);
+  assert.ok((await webhooksRepo.sweepIdleCircuits(tdb.db, new Date(Date.now() - 86_400_000))) >= 1);
+  const left = await tdb.db.selectFrom('webhook_circuits').select('destination').where('workspace_id', '=', t.workspaceId).execute();
+  assert.deepEqual(left.map((r) => r.destination), ['busy.example.com']);
 });
