@@ -127,7 +127,7 @@ describe('delivery attempts', () => {
       assert.equal((await webhooksRepo.getDelivery(tdb.db, idsA[8]!))!.attempts, 0, 'a skipped attempt is not an attempt');
       // The open-circuits gauge names the workspace (and only it).
       const metrics = createWorkerMetrics();
-      metrics.setBacklogSource({ webhooks: async () => ({ pending: 0, oldestAgeSeconds: 0 }), taskQueues: async () => [], openWebhookCircuits: () => webhooksRepo.openCircuitsByWorkspace(tdb.db, new Date(Date.now() - 60_000)) });
+      metrics.setBacklogSource({ webhooks: async () => ({ pending: 0, oldestAgeSeconds: 0 }), taskQueues: async () => [], versionsWithoutPollers: async () => [], openWebhookCircuits: () => webhooksRepo.openCircuitsByWorkspace(tdb.db, new Date(Date.now() - 60_000)) });
       const exposed = (await metrics.registry.metrics()).split('\n').filter((l) => l.startsWith('mediagen_webhook_open_circuits{'));
       assert.deepEqual(exposed, [`mediagen_webhook_open_circuits{workspace_id="${a.workspaceId}"} 1`]);
       // Same host and port, another workspace: its circuit is its own.

@@ -299,7 +299,7 @@ describe('docker-compose.yml', () => {
     const confPath = fileURLToPath(new URL(`../../../${mount.split(':')[0]!.replace(/^\.\//, '')}`, import.meta.url));
     assert.match(confPath, /\/ops\/nginx\//);
     const conf = readFileSync(confPath, 'utf8').replace(/#.*$/gm, '');
-    assert.deepEqual((lb.ports ?? []).map(interpolate), ['127.0.0.1:8080:8080'], 'published on loopback unless MEDIAGEN_API_BIND says otherwise');
+    assert.deepEqual((lb.ports ?? []).map((p) => interpolate(p)), ['127.0.0.1:8080:8080'], 'published on loopback unless MEDIAGEN_API_BIND says otherwise');
     for (const g of gateways) assert.deepEqual((lb.depends_on as Record<string, unknown>)[g], { condition: 'service_healthy' }, `waits for ${g}`);
 
     const upstream = /upstream\s+(\S+)\s*\{([^}]*)\}/.exec(conf);
