@@ -585,8 +585,8 @@ export const operationMethods = {
   delete_videos_by_id: 'videos.deleteOutputs',
   delete_replace_actors_generations_by_id: 'replaceActors.deleteOutputs',
   delete_talking_actors_by_id: 'talkingActors.deleteOutputs',
-  // Spread, so the check below does not refuse it while openapi.ts is generated from an older document.
-  ...({ delete_uploads_by_id: 'uploads.delete' } as const),
+  // Deleting an upload (its links stop working).
+  delete_uploads_by_id: 'uploads.delete',
 } as const satisfies Record<keyof operations, string>;
 
 export function createClient(opts: ClientOptions): MediaGenClient {

@@ -63,7 +63,7 @@ export type paths = {
         put?: never;
         /**
          * Upload an image or video
-         * @description Multipart parts `file` and `project_id`. 400 invalid_request: missing, duplicate or unknown parts, more than one file, not multipart/form-data, unsupported type, or a declared part type that disagrees with the bytes. 403 forbidden: project missing or outside the workspace. 413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored). 413 storage_quota_exceeded: the file does not fit in the workspace's upload quota (nothing is stored). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress.
+         * @description Multipart parts `file` and `project_id`. 400 invalid_request: missing, duplicate or unknown parts, more than one file, not multipart/form-data, unsupported type, or a declared part type that disagrees with the bytes. 403 forbidden: project missing or outside the workspace. 413 payload_too_large: over 20 MB, or over 10 MB for an image (checked while streaming; nothing is stored). 413 storage_quota_exceeded: the file does not fit in the workspace's upload quota (nothing is stored). 408 request_timeout: the body arrived slower than the minimum transfer rate (nothing is stored). 429 rate_limited: too many uploads of this key at once. Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress.
          */
         post: operations["post_upload"];
         delete?: never;
@@ -123,7 +123,7 @@ export type paths = {
         put?: never;
         /**
          * Complete a direct upload once its bytes are in storage
-         * @description Checks the size and the type from the bytes (same rules and limits as POST /v1/upload, image pixel cap included). Answers the completed record (again on a repeated call); the upload is then usable as a job input. 400 invalid_request: the bytes were refused (the object is deleted and the upload is failed). 409 not_ready (status pending): nothing stored yet, the upload stays pending. 409 upload_refused (status failed): the upload was already refused, expired, or its file was replaced in storage while it was checked. 404 not_found: no such upload in this workspace.
+         * @description Checks the size and the type from the bytes (same rules and limits as POST /v1/upload, image pixel cap included). Answers the completed record (again on a repeated call); the upload is then usable as a job input. 400 invalid_request: the bytes were refused (the object is deleted and the upload is failed). 409 not_ready (status pending): nothing stored yet, the upload stays pending. 409 upload_refused (status failed, expired or deleted): the upload was already refused, expired or deleted, or its file was replaced in storage while it was checked. 404 not_found: no such upload in this workspace.
          */
         post: operations["post_uploads_by_id_complete"];
         delete?: never;
@@ -146,7 +146,11 @@ export type paths = {
         get: operations["get_uploads_by_id"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete an upload
+         * @description Any upload of the workspace, whatever its status: from then on its `path` answers 410 gone and a job naming it answers 400 upload_unavailable; its file is removed from storage (kept until they end for jobs already in flight that read it). Answers the record with status `deleted`; deleting again answers the same. 404 not_found: no such upload in this workspace.
+         */
+        delete: operations["delete_uploads_by_id"];
         options?: never;
         head?: never;
         patch?: never;
@@ -221,7 +225,7 @@ export type paths = {
         put?: never;
         /**
          * Cancel a image job (extension)
-         * @description Ends the job as failed with error code canceled and refunds its price.
+         * @description Ends the job as failed with error code canceled and refunds its price: in full before the job was submitted to a provider, or when the provider confirms the cancel; otherwise all but the model's provider cost (GET /v1/models cancel_policy). The job record's `cancel` says what was refunded. Canceling many jobs after their submit gets new creates refused for a while (429 cancel_churn_limited).
          */
         post: operations["post_images_by_id_cancel"];
         delete?: never;
@@ -299,7 +303,7 @@ export type paths = {
         put?: never;
         /**
          * Cancel a video job (extension)
-         * @description Ends the job as failed with error code canceled and refunds its price.
+         * @description Ends the job as failed with error code canceled and refunds its price: in full before the job was submitted to a provider, or when the provider confirms the cancel; otherwise all but the model's provider cost (GET /v1/models cancel_policy). The job record's `cancel` says what was refunded. Canceling many jobs after their submit gets new creates refused for a while (429 cancel_churn_limited).
          */
         post: operations["post_videos_by_id_cancel"];
         delete?: never;
@@ -381,7 +385,7 @@ export type paths = {
         put?: never;
         /**
          * Cancel a replace-actor job (extension)
-         * @description Ends the job as failed with error code canceled and refunds its price.
+         * @description Ends the job as failed with error code canceled and refunds its price: in full before the job was submitted to a provider, or when the provider confirms the cancel; otherwise all but the model's provider cost (GET /v1/models cancel_policy). The job record's `cancel` says what was refunded. Canceling many jobs after their submit gets new creates refused for a while (429 cancel_churn_limited).
          */
         post: operations["post_replace_actors_generations_by_id_cancel"];
         delete?: never;
@@ -459,7 +463,7 @@ export type paths = {
         put?: never;
         /**
          * Cancel a talking-actor job (extension)
-         * @description Ends the job as failed with error code canceled and refunds its price.
+         * @description Ends the job as failed with error code canceled and refunds its price: in full before the job was submitted to a provider, or when the provider confirms the cancel; otherwise all but the model's provider cost (GET /v1/models cancel_policy). The job record's `cancel` says what was refunded. Canceling many jobs after their submit gets new creates refused for a while (429 cancel_churn_limited).
          */
         post: operations["post_talking_actors_by_id_cancel"];
         delete?: never;
@@ -766,6 +770,15 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -805,6 +818,15 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -842,6 +864,15 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -930,6 +961,15 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -969,6 +1009,15 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -1006,6 +1055,15 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -1097,6 +1155,15 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -1136,6 +1203,15 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -1173,6 +1249,15 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -1208,7 +1293,7 @@ export type components = {
                  * @description stable machine-readable code
                  * @enum {string}
                  */
-                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "upload_refused" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "rate_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
                 /** @description human-readable explanation */
                 message: string;
             };
@@ -1216,7 +1301,7 @@ export type components = {
         RateLimitError: components["schemas"]["Error"] & {
             error?: {
                 /** @enum {unknown} */
-                code?: "rate_limited" | "too_many_streams";
+                code?: "rate_limited" | "too_many_streams" | "cancel_churn_limited";
             };
             /** @description milliseconds to wait; a rate-limited request sent after that succeeds */
             retry_after_ms: number;
@@ -1284,6 +1369,15 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The upload arrived slower than the minimum transfer rate (`request_timeout`); what it stored was removed */
+        Error408: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
         Error409: {
             headers: {
@@ -1329,7 +1423,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+        /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
         Error429: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
@@ -1425,7 +1519,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1527,7 +1621,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1615,7 +1709,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1664,6 +1758,8 @@ export interface operations {
                 "multipart/form-data": {
                     /** @description project in the key's workspace (a part before or after `file`) */
                     project_id: string;
+                    /** @description optional part: how long the upload is served and usable as a job input, from when it is stored (default UPLOAD_RETENTION_SECONDS, 30 days; at most UPLOAD_MAX_RETENTION_SECONDS, 90 days) */
+                    expires_in_seconds?: string;
                     /** @description the file (not empty) */
                     file: string;
                 };
@@ -1696,6 +1792,8 @@ export interface operations {
                             mime_type: "image/jpeg" | "image/png" | "image/webp" | "video/mp4" | "video/quicktime" | "video/webm";
                             /** @description exact size in bytes */
                             file_size: number;
+                            /** @description ms since the Unix epoch: from then on `path` answers 410 gone and a job naming the upload answers 400 upload_unavailable (pending direct uploads: when an upload never completed is removed) */
+                            expires_at: number | null;
                             /** @description ms since the Unix epoch */
                             created_at: number;
                             /** @description ms since the Unix epoch */
@@ -1719,6 +1817,18 @@ export interface operations {
             401: components["responses"]["Error401"];
             /** @description Project outside the key's workspace (`forbidden`) */
             403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The upload arrived slower than the minimum transfer rate (`request_timeout`); what it stored was removed */
+            408: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -1765,7 +1875,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1815,6 +1925,8 @@ export interface operations {
                     /** @description public HTTPS URL (port 443, no credentials) of an image (≤ 10 MB) or video (≤ 50 MB) */
                     url: string;
                     project_id: string;
+                    /** @description how long the upload is served and usable as a job input, from when it is stored (default UPLOAD_RETENTION_SECONDS, 30 days; at most UPLOAD_MAX_RETENTION_SECONDS, 90 days) */
+                    expires_in_seconds?: number;
                 };
             };
         };
@@ -1845,6 +1957,8 @@ export interface operations {
                             mime_type: "image/jpeg" | "image/png" | "image/webp" | "video/mp4" | "video/quicktime" | "video/webm";
                             /** @description exact size in bytes */
                             file_size: number;
+                            /** @description ms since the Unix epoch: from then on `path` answers 410 gone and a job naming the upload answers 400 upload_unavailable (pending direct uploads: when an upload never completed is removed) */
+                            expires_at: number | null;
                             /** @description ms since the Unix epoch */
                             created_at: number;
                             /** @description ms since the Unix epoch */
@@ -1914,7 +2028,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1971,6 +2085,8 @@ export interface operations {
                     mime_type: "image/jpeg" | "image/png" | "image/webp" | "video/mp4" | "video/quicktime" | "video/webm";
                     /** @description exact size in bytes: images up to 10 MB, videos up to 20 MB (storage refuses any other size) */
                     size: number;
+                    /** @description counted from completion; how long the upload is served and usable as a job input, from when it is stored (default UPLOAD_RETENTION_SECONDS, 30 days; at most UPLOAD_MAX_RETENTION_SECONDS, 90 days) */
+                    expires_in_seconds?: number;
                 } & ({
                     /** @enum {unknown} */
                     mime_type?: "image/jpeg" | "image/png" | "image/webp";
@@ -2009,15 +2125,17 @@ export interface operations {
                             mime_type: "image/jpeg" | "image/png" | "image/webp" | "video/mp4" | "video/quicktime" | "video/webm";
                             /** @description exact size in bytes */
                             file_size: number;
+                            /** @description ms since the Unix epoch: from then on `path` answers 410 gone and a job naming the upload answers 400 upload_unavailable (pending direct uploads: when an upload never completed is removed) */
+                            expires_at: number | null;
                             /** @description ms since the Unix epoch */
                             created_at: number;
                             /** @description ms since the Unix epoch */
                             updated_at: number;
                             /**
-                             * @description pending until completed; failed when the stored bytes were refused (the object is deleted)
+                             * @description pending until completed; failed when the stored bytes were refused (the object is deleted); expired once past `expires_at`; deleted by DELETE /v1/uploads/{id}
                              * @enum {string}
                              */
-                            status: "pending" | "completed" | "failed";
+                            status: "pending" | "completed" | "failed" | "expired" | "deleted";
                             /** @description a presigned POST whose policy fixes the object key, the Content-Type (= mime_type) and the exact size: send `fields` then the file as `file` (multipart/form-data) */
                             upload: {
                                 /** @constant */
@@ -2099,7 +2217,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2173,15 +2291,17 @@ export interface operations {
                             mime_type: "image/jpeg" | "image/png" | "image/webp" | "video/mp4" | "video/quicktime" | "video/webm";
                             /** @description exact size in bytes */
                             file_size: number;
+                            /** @description ms since the Unix epoch: from then on `path` answers 410 gone and a job naming the upload answers 400 upload_unavailable (pending direct uploads: when an upload never completed is removed) */
+                            expires_at: number | null;
                             /** @description ms since the Unix epoch */
                             created_at: number;
                             /** @description ms since the Unix epoch */
                             updated_at: number;
                             /**
-                             * @description pending until completed; failed when the stored bytes were refused (the object is deleted)
+                             * @description pending until completed; failed when the stored bytes were refused (the object is deleted); expired once past `expires_at`; deleted by DELETE /v1/uploads/{id}
                              * @enum {string}
                              */
-                            status: "pending" | "completed" | "failed";
+                            status: "pending" | "completed" | "failed" | "expired" | "deleted";
                         };
                     };
                 };
@@ -2223,7 +2343,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2297,15 +2417,17 @@ export interface operations {
                             mime_type: "image/jpeg" | "image/png" | "image/webp" | "video/mp4" | "video/quicktime" | "video/webm";
                             /** @description exact size in bytes */
                             file_size: number;
+                            /** @description ms since the Unix epoch: from then on `path` answers 410 gone and a job naming the upload answers 400 upload_unavailable (pending direct uploads: when an upload never completed is removed) */
+                            expires_at: number | null;
                             /** @description ms since the Unix epoch */
                             created_at: number;
                             /** @description ms since the Unix epoch */
                             updated_at: number;
                             /**
-                             * @description pending until completed; failed when the stored bytes were refused (the object is deleted)
+                             * @description pending until completed; failed when the stored bytes were refused (the object is deleted); expired once past `expires_at`; deleted by DELETE /v1/uploads/{id}
                              * @enum {string}
                              */
-                            status: "pending" | "completed" | "failed";
+                            status: "pending" | "completed" | "failed" | "expired" | "deleted";
                         };
                     };
                 };
@@ -2323,7 +2445,109 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_uploads_by_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            name: string;
+                            /**
+                             * Format: uri
+                             * @description where the stored file is served (GET /media/...)
+                             */
+                            path: string;
+                            workspace_id: string;
+                            project_id: string;
+                            /** @enum {string} */
+                            file_type: "image" | "video";
+                            /** @enum {string} */
+                            mime_type: "image/jpeg" | "image/png" | "image/webp" | "video/mp4" | "video/quicktime" | "video/webm";
+                            /** @description exact size in bytes */
+                            file_size: number;
+                            /** @description ms since the Unix epoch: from then on `path` answers 410 gone and a job naming the upload answers 400 upload_unavailable (pending direct uploads: when an upload never completed is removed) */
+                            expires_at: number | null;
+                            /** @description ms since the Unix epoch */
+                            created_at: number;
+                            /** @description ms since the Unix epoch */
+                            updated_at: number;
+                            /**
+                             * @description pending until completed; failed when the stored bytes were refused (the object is deleted); expired once past `expires_at`; deleted by DELETE /v1/uploads/{id}
+                             * @enum {string}
+                             */
+                            status: "pending" | "completed" | "failed" | "expired" | "deleted";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2430,6 +2654,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -2443,6 +2676,8 @@ export interface operations {
                             available: number;
                             /** @description whether the balance covers the price (else the create would answer 402) */
                             sufficient: boolean;
+                            /** @description credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model */
+                            non_refundable_after_submit: number;
                         };
                     };
                 };
@@ -2520,7 +2755,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2613,6 +2848,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -2648,7 +2892,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2738,6 +2982,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -2773,7 +3026,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2876,7 +3129,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2966,6 +3219,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -3001,7 +3263,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3179,6 +3441,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -3192,6 +3463,8 @@ export interface operations {
                             available: number;
                             /** @description whether the balance covers the price (else the create would answer 402) */
                             sufficient: boolean;
+                            /** @description credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model */
+                            non_refundable_after_submit: number;
                         };
                     };
                 };
@@ -3269,7 +3542,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3363,6 +3636,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -3398,7 +3680,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3489,6 +3771,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -3524,7 +3815,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3627,7 +3918,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3718,6 +4009,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -3753,7 +4053,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3856,6 +4156,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -3881,7 +4190,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3981,6 +4290,8 @@ export interface operations {
                             available: number;
                             /** @description whether the balance covers the price (else the create would answer 402) */
                             sufficient: boolean;
+                            /** @description credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model */
+                            non_refundable_after_submit: number;
                         };
                     };
                 };
@@ -4058,7 +4369,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4152,6 +4463,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -4187,7 +4507,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4278,6 +4598,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -4313,7 +4642,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4416,7 +4745,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4507,6 +4836,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -4542,7 +4880,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4639,6 +4977,8 @@ export interface operations {
                             available: number;
                             /** @description whether the balance covers the price (else the create would answer 402) */
                             sufficient: boolean;
+                            /** @description credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model */
+                            non_refundable_after_submit: number;
                         };
                     };
                 };
@@ -4716,7 +5056,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4808,6 +5148,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -4843,7 +5192,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4932,6 +5281,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -4967,7 +5325,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5070,7 +5428,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5159,6 +5517,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5194,7 +5561,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5296,6 +5663,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5340,6 +5716,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5384,6 +5769,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5426,6 +5820,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5456,7 +5859,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5558,6 +5961,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5583,7 +5995,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5686,6 +6098,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5711,7 +6132,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5812,6 +6233,15 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
                             /** @description where this job's webhook events go; null: no webhooks */
@@ -5837,7 +6267,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5936,6 +6366,20 @@ export interface operations {
                                 /** @description per job: added for every started 100 characters of the script */
                                 per_hundred_chars?: number;
                             };
+                            /** @description what a cancel (POST /v1/{kind}/{id}/cancel) refunds: the whole price before the job is submitted to a provider; after it, the price less the provider cost unless the provider confirms the cancel */
+                            cancel_policy: {
+                                /** @description credits per unit of the price (price.per; per job: plus the script's per-hundred-characters part) that a cancel after the job's submit to its provider does not refund; 0 when the local renderer serves the model */
+                                provider_cost: number;
+                                /**
+                                 * @description whether the provider new jobs start on honors a cancel: queued (a request still in its queue is stopped and not charged: the provider cost is refunded too once it confirms), never (it has no cancel, or is paid before one could land), free (the local renderer: nothing is kept)
+                                 * @enum {string}
+                                 */
+                                provider_cancel: "queued" | "never" | "free";
+                                /** @description the refund rule in words */
+                                rule: string;
+                            };
+                            /** @description true when this deployment serves the model from the local renderer: its media is a placeholder, not a real model output */
+                            placeholder: boolean;
                             /**
                              * @description how this deployment serves the model: live (a provider), local (the local renderer: placeholder media), unavailable (its provider is not configured; creates answer 400 invalid_model)
                              * @enum {string}
@@ -5963,7 +6407,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6056,7 +6500,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6149,7 +6593,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6242,7 +6686,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6335,7 +6779,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limited`), or a cap on open event streams reached (`too_many_streams`, the message names the cap); wait `retry_after_ms` milliseconds */
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

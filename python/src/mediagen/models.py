@@ -63,6 +63,10 @@ class DirectUploadCreate(TypedDict, closed=True):
     """
     exact size in bytes: images up to 10 MB, videos up to 20 MB (storage refuses any other size)
     """
+    expires_in_seconds: NotRequired[int]
+    """
+    counted from completion; how long the upload is served and usable as a job input, from when it is stored (default UPLOAD_RETENTION_SECONDS, 30 days; at most UPLOAD_MAX_RETENTION_SECONDS, 90 days)
+    """
 
 
 class DirectUploadRecord(TypedDict, closed=True):
@@ -87,6 +91,10 @@ class DirectUploadRecord(TypedDict, closed=True):
     """
     exact size in bytes
     """
+    expires_at: int | None
+    """
+    ms since the Unix epoch: from then on `path` answers 410 gone and a job naming the upload answers 400 upload_unavailable (pending direct uploads: when an upload never completed is removed)
+    """
     created_at: int
     """
     ms since the Unix epoch
@@ -95,9 +103,9 @@ class DirectUploadRecord(TypedDict, closed=True):
     """
     ms since the Unix epoch
     """
-    status: Literal["pending", "completed", "failed"]
+    status: Literal["pending", "completed", "failed", "expired", "deleted"]
     """
-    pending until completed; failed when the stored bytes were refused (the object is deleted)
+    pending until completed; failed when the stored bytes were refused (the object is deleted); expired once past `expires_at`; deleted by DELETE /v1/uploads/{id}
     """
 
 
@@ -113,6 +121,10 @@ class DryRunQuote(TypedDict, closed=True):
     sufficient: bool
     """
     whether the balance covers the price (else the create would answer 402)
+    """
+    non_refundable_after_submit: int
+    """
+    credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model
     """
 
 
@@ -137,6 +149,10 @@ class FileUpload(TypedDict, closed=True):
     file_size: int
     """
     exact size in bytes
+    """
+    expires_at: int | None
+    """
+    ms since the Unix epoch: from then on `path` answers 410 gone and a job naming the upload answers 400 upload_unavailable (pending direct uploads: when an upload never completed is removed)
     """
     created_at: int
     """
@@ -181,6 +197,21 @@ class ProviderAttempt(TypedDict, closed=True):
         "azure",
     ]
     error: str
+
+
+class Cancel(TypedDict, closed=True):
+    refunded: int
+    """
+    credits refunded
+    """
+    kept: int
+    """
+    credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel
+    """
+    after_submit: bool
+    """
+    whether the job had been submitted to a provider when it was canceled
+    """
 
 
 class JobError(TypedDict, closed=True):
@@ -256,6 +287,21 @@ class Price(TypedDict, closed=True):
     """
 
 
+class CancelPolicy(TypedDict, closed=True):
+    provider_cost: int
+    """
+    credits per unit of the price (price.per; per job: plus the script's per-hundred-characters part) that a cancel after the job's submit to its provider does not refund; 0 when the local renderer serves the model
+    """
+    provider_cancel: Literal["queued", "never", "free"]
+    """
+    whether the provider new jobs start on honors a cancel: queued (a request still in its queue is stopped and not charged: the provider cost is refunded too once it confirms), never (it has no cancel, or is paid before one could land), free (the local renderer: nothing is kept)
+    """
+    rule: str
+    """
+    the refund rule in words
+    """
+
+
 class Route(TypedDict, closed=True):
     provider: str
     circuit: Literal["closed", "open", "half_open"]
@@ -297,6 +343,14 @@ class ModelInfo(TypedDict, closed=True):
     characters a prompt may have (Unicode code points, as the provider counts them): the live provider's bounds where it sets narrower ones; null when the kind takes no prompt
     """
     price: Price
+    cancel_policy: CancelPolicy
+    """
+    what a cancel (POST /v1/{kind}/{id}/cancel) refunds: the whole price before the job is submitted to a provider; after it, the price less the provider cost unless the provider confirms the cancel
+    """
+    placeholder: bool
+    """
+    true when this deployment serves the model from the local renderer: its media is a placeholder, not a real model output
+    """
     served_by: Literal["live", "local", "unavailable"]
     """
     how this deployment serves the model: live (a provider), local (the local renderer: placeholder media), unavailable (its provider is not configured; creates answer 400 invalid_model)
@@ -423,6 +477,10 @@ class ReplaceActorJob(TypedDict, closed=True):
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
+    cancel: NotRequired[Cancel]
+    """
+    what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
+    """
     outputs_removed_at: NotRequired[int]
     """
     when the outputs were deleted (ms since the Unix epoch); absent while they are kept
@@ -469,6 +527,10 @@ class ReplaceActorListItem(TypedDict, closed=True):
     provider_attempts: NotRequired[list[ProviderAttempt]]
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
+    """
+    cancel: NotRequired[Cancel]
+    """
+    what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
     """
     outputs_removed_at: NotRequired[int]
     """
@@ -550,6 +612,10 @@ class TalkingActorJob(TypedDict, closed=True):
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
+    cancel: NotRequired[Cancel]
+    """
+    what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
+    """
     outputs_removed_at: NotRequired[int]
     """
     when the outputs were deleted (ms since the Unix epoch); absent while they are kept
@@ -595,6 +661,10 @@ class TalkingActorListItem(TypedDict, closed=True):
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
+    cancel: NotRequired[Cancel]
+    """
+    what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
+    """
     outputs_removed_at: NotRequired[int]
     """
     when the outputs were deleted (ms since the Unix epoch); absent while they are kept
@@ -619,6 +689,10 @@ class UploadFromUrl(TypedDict, closed=True):
     public HTTPS URL (port 443, no credentials) of an image (≤ 10 MB) or video (≤ 50 MB)
     """
     project_id: str
+    expires_in_seconds: NotRequired[int]
+    """
+    how long the upload is served and usable as a job input, from when it is stored (default UPLOAD_RETENTION_SECONDS, 30 days; at most UPLOAD_MAX_RETENTION_SECONDS, 90 days)
+    """
 
 
 class UrlResult(TypedDict, closed=True):
@@ -691,6 +765,10 @@ class VideoJob(TypedDict, closed=True):
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
+    cancel: NotRequired[Cancel]
+    """
+    what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
+    """
     outputs_removed_at: NotRequired[int]
     """
     when the outputs were deleted (ms since the Unix epoch); absent while they are kept
@@ -737,6 +815,10 @@ class VideoListItem(TypedDict, closed=True):
     provider_attempts: NotRequired[list[ProviderAttempt]]
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
+    """
+    cancel: NotRequired[Cancel]
+    """
+    what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
     """
     outputs_removed_at: NotRequired[int]
     """
@@ -798,6 +880,10 @@ class DirectUpload(TypedDict, closed=True):
     """
     exact size in bytes
     """
+    expires_at: int | None
+    """
+    ms since the Unix epoch: from then on `path` answers 410 gone and a job naming the upload answers 400 upload_unavailable (pending direct uploads: when an upload never completed is removed)
+    """
     created_at: int
     """
     ms since the Unix epoch
@@ -806,9 +892,9 @@ class DirectUpload(TypedDict, closed=True):
     """
     ms since the Unix epoch
     """
-    status: Literal["pending", "completed", "failed"]
+    status: Literal["pending", "completed", "failed", "expired", "deleted"]
     """
-    pending until completed; failed when the stored bytes were refused (the object is deleted)
+    pending until completed; failed when the stored bytes were refused (the object is deleted); expired once past `expires_at`; deleted by DELETE /v1/uploads/{id}
     """
     upload: PresignedPost
 
@@ -844,6 +930,10 @@ class ImageJob(TypedDict, closed=True):
     provider_attempts: NotRequired[list[ProviderAttempt]]
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
+    """
+    cancel: NotRequired[Cancel]
+    """
+    what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
     """
     outputs_removed_at: NotRequired[int]
     """
@@ -891,6 +981,10 @@ class ImageListItem(TypedDict, closed=True):
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
+    cancel: NotRequired[Cancel]
+    """
+    what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
+    """
     outputs_removed_at: NotRequired[int]
     """
     when the outputs were deleted (ms since the Unix epoch); absent while they are kept
@@ -930,6 +1024,7 @@ OPERATION_IDS: tuple[str, ...] = (
     "delete_images_by_id",
     "delete_replace_actors_generations_by_id",
     "delete_talking_actors_by_id",
+    "delete_uploads_by_id",
     "delete_videos_by_id",
     "get_actors",
     "get_healthz",
