@@ -171,7 +171,8 @@ describe('local adapter', () => {
     const image = await putInput('image', 'broken.png', Buffer.from('not a png either '.repeat(64)), 'image/png');
     await assert.rejects(adapter().submit(request('replace-actor', { aspectRatio: '1:1', duration: 3, inputs: [image, video] }), ctx()), (err: unknown) => {
       assert.ok(err instanceof ProviderError && !err.retryable, String(err));
-      assert.equal(err.message, 'local renderer: the replace-actor could not be rendered from its inputs (unreadable or unsupported media)');
+      // Refused by the inspection, which names the input by its role.
+      assert.equal(err.message, 'local renderer: the motion video is not a supported video (by its content)');
       assert.doesNotMatch(err.message, /\/tmp|ffmpeg|exited|Invalid data|\|/);
       return true;
     });

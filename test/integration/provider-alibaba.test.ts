@@ -29,7 +29,7 @@ describe('Alibaba Model Studio (DashScope, Wan 2.2 Animate Mix) adapter', () => 
   before(async () => {
     fake = await startFakeAlibaba();
     alibaba = createAlibabaAdapter({ key: fake.key, baseUrl: fake.url, timeoutMs: 5000 });
-    inputs = [await storeInput(storage, 'image'), await storeInput(storage, 'video')];
+    inputs = [await storeInput(storage, 'image'), await storeMotionVideo(storage)];
   });
   after(() => fake.close());
 

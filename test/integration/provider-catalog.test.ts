@@ -12,7 +12,7 @@ import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-provid
 import { startFakeXai, type FakeXai } from '../support/fake-providers/xai.js';
 import { startFakeGoogle, type FakeGoogle } from '../support/fake-providers/google.js';
 import { startFakeByteplus, type FakeByteplus } from '../support/fake-providers/byteplus.js';
-import { pollToEnd, providerContext, requestFor, stackStorage, storeInput, testVoice } from '../support/fake-providers/context.js';
+import { pollToEnd, providerContext, requestFor, stackStorage, storeInput, storeMotionVideo, testVoice } from '../support/fake-providers/context.js';
 
 const localAdapter: ProviderAdapter = {
   name: 'local',
@@ -100,7 +100,7 @@ describe('routing catalog', () => {
       const adapter = providers.adapterFor(name);
 
       const base: Partial<ProviderRequest> = {};
-      if (route.kind === 'replace_actor') base.inputs = [await storeInput(storage, 'image'), await storeInput(storage, 'video')];
+      if (route.kind === 'replace_actor') base.inputs = [await storeInput(storage, 'image'), await storeMotionVideo(storage)];
       if (route.kind === 'talking_actor') Object.assign(base, { script: 'Welcome to the demo.', voice: testVoice, inputs: [await storeInput(storage, 'actor_image')] });
 
       const settings: Partial<ProviderRequest>[] = [];

@@ -167,7 +167,7 @@ describe('fal queue adapter', () => {
   });
 
   test('the replace-actor request carries no prompt (Wan Animate Replace has none), even when the job has one', async () => {
-    const inputs = [await storeInput(storage, 'image'), await storeInput(storage, 'video')];
+    const inputs = [await storeInput(storage, 'image'), await storeMotionVideo(storage)];
     const ref = await fal.submit(requestFor('replace-actor', { prompt: 'make it dramatic', inputs }), ctx);
     const body = fake.requestsOf('submit').at(-1)!.json as Record<string, unknown>;
     assert.deepEqual(Object.keys(body).sort(), ['image_url', 'resolution', 'video_url']);
