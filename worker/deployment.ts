@@ -268,7 +268,8 @@ export async function promoteAtStart(
   while (!signal.aborted) {
     try {
       const deployment = await describeDeployment(svc, namespace, v.deploymentName);
-      if (deployment?.current === v.buildId) return 'already-current';
+      // The version's own status may say so before the routing does (another process of the build promoted it).
+      if (deployment?.current === v.buildId || deployment?.versions.some((x) => x.buildId === v.buildId && x.status === 'current')) return 'already-current';
       if (deployment && deployment.current !== null && v.promote === 'first') {
         log.info({ deployment: v.deploymentName, buildId: v.buildId, current: deployment.current }, 'this build is not the current version: new jobs go to the current one until an operator promotes this build');
         return 'left';
