@@ -53,13 +53,17 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
 
   // The model's deadline counts from the moment this run claimed the job, as its steps answer it:
   // a run an operator's reset revived replays the clock of the run it replaces, which may have
-  // failed hours ago. Until a step of this run has answered (the replayed part of a reset run),
-  // no deadline has started.
+  // failed hours ago. While only another run's claims have been seen (the replayed part of a reset
+  // run), no deadline has started; steps that answer no claim at all leave it at the run's start.
+  const startedAt = Date.now(); // workflow clock: deterministic
   let claimedAt: number | undefined;
+  let replayedClaim = false;
   const noteClaim = (claim: RunClaim | undefined) => {
-    if (claim && claim.runId === workflowInfo().runId) claimedAt = claim.at;
+    if (!claim) return;
+    if (claim.runId === workflowInfo().runId) claimedAt = claim.at;
+    else replayedClaim = true;
   };
-  const deadline = () => (claimedAt ?? Date.now()) + input.deadlineSeconds * 1000;
+  const deadline = () => (claimedAt ?? (replayedClaim ? Date.now() : startedAt)) + input.deadlineSeconds * 1000;
   // Provider steps retry for as long as the model's deadline leaves (plus the time to store the
   // outputs), not for a number of attempts: an outage of the provider's status endpoint is waited out.
   const within = () => providerStepWithin(deadline() - Date.now());
