@@ -31,7 +31,7 @@ if printf '%s\n' "${files[@]}" | grep -qE '/prod-profile[a-z-]*\.test\.js$'; the
 fi
 export NODE_ENV=test
 set +e
-node --enable-source-maps --test --test-concurrency="${TEST_CONCURRENCY:-2}" --test-timeout="${TEST_TIMEOUT_MS:-300000}" "${files[@]}"
+node --enable-source-maps --test --test-concurrency="${TEST_CONCURRENCY:-2}" --test-timeout="${TEST_TIMEOUT_MS:-1800000}" "${files[@]}"
 code=$?
 # The stacks stay up so the next run starts in seconds; say so, and how to get the memory back.
 running=()
