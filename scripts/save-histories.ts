@@ -402,6 +402,8 @@ async function main() {
           xai.up();
 
           // fal's breaker open at the start: the job skips it and goes straight to xAI.
+          // (The earlier paths left fal's breaker with a history of its own: it starts again, open.)
+          await g.tdb.db.deleteFrom('provider_circuits').execute();
           await g.tdb.db.insertInto('provider_circuits').values({ provider: 'fal', model: 'grok-video', state: 'open', opened_at: new Date() }).execute();
           const skipping = await create(g, t, '/v1/videos/generate', { prompt: 'a lighthouse, fal skipped', model: 'grok-video', aspect_ratio: '16:9', duration: 1, resolution: '480p' });
           await finish(g, 'grok-video-breaker-skip', skipping, 'completed');
