@@ -8,6 +8,7 @@ import type { AppDeps } from './deps.js';
 import type { Operation } from './operations.js';
 import { errorCodes } from './errors.js';
 import { jobStatuses } from '../shared/job-model.js';
+import { uploadStatuses } from '../shared/uploads.js';
 
 import { NO_NUL_PATTERN } from './validate.js';
 import { healthEndpoints } from './routes/health.js';
@@ -123,7 +124,7 @@ function components(): JsonObject {
           { $ref: '#/components/schemas/Error' },
           {
             type: 'object',
-            properties: { status: { type: 'string', enum: [...jobStatuses], description: 'current job status' } },
+            properties: { status: { type: 'string', enum: [...new Set([...jobStatuses, ...uploadStatuses])], description: 'current status of the job (of the upload, with `upload_refused`)' } },
             if: { properties: { error: { properties: { code: { enum: ['not_ready', 'generation_failed'] } } } } },
             then: { required: ['status'] },
           },
@@ -191,7 +192,14 @@ function openApiPath(path: string): { path: string; params: string[] } {
   return { path: converted, params };
 }
 
-export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?: string } = {}): JsonObject {
+/** The deployment's settings the document states: the bounds a request is checked against at run time. */
+export interface DocumentSettings {
+  serverUrl?: string;
+  /** UPLOAD_MAX_RETENTION_SECONDS: the most an upload's `expires_in_seconds` may ask for (default 90 days). */
+  uploadMaxRetentionSeconds?: number;
+}
+
+export function buildOpenApiDocument(operations: Operation[], opts: DocumentSettings = {}): JsonObject {
   const comps = components();
   const convert = converter(comps.schemas as JsonObject);
   const paths: Record<string, JsonObject> = {};
@@ -299,6 +307,7 @@ export function buildOpenApiDocument(operations: Operation[], opts: { serverUrl?
     if (op.rateClass) operation['x-rate-limit-class'] = op.rateClass;
     (paths[path] ??= {})[op.method] = operation;
   }
+  statesUploadLifetimeBound(paths, opts.uploadMaxRetentionSeconds ?? DEFAULT_UPLOAD_MAX_RETENTION_SECONDS);
 
   return {
     openapi: '3.1.0',
@@ -369,6 +378,19 @@ function errorHeaders(status: number): JsonObject {
   return status === 429 || status === 503 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {};
 }
 
+const DEFAULT_UPLOAD_MAX_RETENTION_SECONDS = 90 * 86_400;
+
+/** Every JSON `expires_in_seconds` an upload request takes gets the deployment's maximum. */
+function statesUploadLifetimeBound(paths: Record<string, JsonObject>, max: number): void {
+  for (const item of Object.values(paths)) {
+    for (const op of Object.values(item) as JsonObject[]) {
+      const schema = (op.requestBody as { content?: Record<string, { schema?: JsonObject }> } | undefined)?.content?.['application/json']?.schema;
+      const field = (schema?.properties as Record<string, JsonObject> | undefined)?.expires_in_seconds;
+      if (field?.type === 'integer') field.maximum = max;
+    }
+  }
+}
+
 function operationId(op: Operation): string {
   const words = op.path
     .replace(/^\/v1\//, '')
@@ -380,5 +402,5 @@ function operationId(op: Operation): string {
 
 export function createOpenApiRouter(deps: AppDeps): Router {
   let document: string | null = null;
-  return openApiEndpoints.router({ document: () => (document ??= JSON.stringify(buildOpenApiDocument(allOperations(), { serverUrl: deps.config.PUBLIC_BASE_URL }))) });
+  return openApiEndpoints.router({ document: () => (document ??= JSON.stringify(buildOpenApiDocument(allOperations(), { serverUrl: deps.config.PUBLIC_BASE_URL, uploadMaxRetentionSeconds: deps.config.UPLOAD_MAX_RETENTION_SECONDS }))) });
 }

@@ -6,11 +6,12 @@ type Json<T> = ColumnType<T, string, string>;
 
 import type { JobError, JobKind, JobOutput, JobPhase, JobStatus, ProviderAttempt, WebhookEventName } from '../shared/job-model.js';
 import type { StoredJobParams } from '../shared/job-params.js';
+import type { UploadStatus } from '../shared/uploads.js';
 
 export { jobKinds, jobPhases, jobStatuses, webhookEventNames, type JobError, type JobKind, type JobOutput, type JobPhase, type JobStatus, type WebhookEventName } from '../shared/job-model.js';
 export type MemberRole = 'owner' | 'member';
 export type LedgerReason = 'charge' | 'refund' | 'recharge' | 'grant' | 'deduct';
-export type UploadStatus = 'pending' | 'completed' | 'failed' | 'expired' | 'deleted';
+export type { UploadStatus } from '../shared/uploads.js';
 
 export interface WorkspaceTable {
   id: string;

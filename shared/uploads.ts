@@ -4,6 +4,10 @@ import { randomToken } from './ids.js';
 import { MB, mediaTypeOf, type AcceptedMime, type MediaKind, type MediaType } from './media-type.js';
 
 /** ApplicationFailure types of the fetch activity; all but FetchUnavailable are final (never retried). */
+/** An upload's states: `expired` and `deleted` keep the row (its links answer 410, jobs refuse it). */
+export const uploadStatuses = ['pending', 'completed', 'failed', 'expired', 'deleted'] as const;
+export type UploadStatus = (typeof uploadStatuses)[number];
+
 export const uploadFailureTypes = {
   urlRefused: 'UrlRefused',
   tooLarge: 'TooLarge',

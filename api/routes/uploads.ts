@@ -35,7 +35,7 @@ import { newId } from '../../shared/ids.js';
 import { findUploadInWorkspace, insertUploadWithinQuota, projectBelongsToWorkspace, storedUploadOf, uploadUnavailable } from '../../db/repos/uploads.js';
 import { acceptedMimeTypes, createMediaGuard, MB, MediaError, mediaTypeOf, type MediaGuard } from '../../shared/media-type.js';
 import { StreamEndedEarly } from '../../shared/storage.js';
-import { completedObjectKey, directUploadLimit, incomingObjectKey, quotaExceededMessage, sanitizeFileName, uploadFailureTypes, uploadLimits, uploadObjectKey } from '../../shared/uploads.js';
+import { completedObjectKey, directUploadLimit, incomingObjectKey, quotaExceededMessage, sanitizeFileName, uploadFailureTypes, uploadLimits, uploadObjectKey, uploadStatuses } from '../../shared/uploads.js';
 import { FetchError, precheckUrl } from '../../shared/fetch-remote.js';
 import { completeDirectUpload, DirectUploadRefused } from '../direct-uploads.js';
 import { deleteUpload } from '../../db/upload-lifecycle.js';
@@ -92,7 +92,7 @@ export const uploadFromUrlSchema = z
   })
   .strict();
 
-export const uploadStatusSchema = z.enum(['pending', 'completed', 'failed', 'expired', 'deleted']);
+export const uploadStatusSchema = z.enum(uploadStatuses);
 
 export const directUploadRecordSchema = uploadRecordSchema.extend({
   status: uploadStatusSchema.describe(
