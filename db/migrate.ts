@@ -11,11 +11,11 @@ import * as m0008 from './migrations/0008_idempotency_lists.js';
 import * as m0010 from './migrations/0010_tenant_isolation.js';
 import * as m0011 from './migrations/0011_flat_at_scale.js';
 import * as m0012 from './migrations/0012_provider_failover.js';
+import * as m0014 from './migrations/0014_webhook_circuits.js';
 import * as m0015 from './migrations/0015_cancel_charges.js';
 import * as m0016 from './migrations/0016_upload_expiry.js';
 import * as m0018 from './migrations/0018_run_claims.js';
 import * as m0019 from './migrations/0019_breaker_trials.js';
-import * as m0014 from './migrations/0014_webhook_circuits.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -28,11 +28,11 @@ export const migrations: Record<string, Migration> = {
   '0010_tenant_isolation': m0010,
   '0011_flat_at_scale': m0011,
   '0012_provider_failover': m0012,
+  '0014_webhook_circuits': m0014,
   '0015_cancel_charges': m0015,
   '0016_upload_expiry': m0016,
   '0018_run_claims': m0018,
   '0019_breaker_trials': m0019,
-  '0014_webhook_circuits': m0014,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

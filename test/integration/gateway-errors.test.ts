@@ -92,7 +92,7 @@ describe('gateway error answers', () => {
       ['/v1/images/img_x', 'GET, HEAD, DELETE'],
       ['/v1/images/img_x/cancel', 'POST'],
       ['/v1/uploads', 'POST'],
-      ['/v1/uploads/upl_x', 'GET, HEAD'],
+      ['/v1/uploads/upl_x', 'GET, HEAD, DELETE'],
       ['/v1/projects', 'GET, HEAD'],
     ]) {
       const res = await call(gw.baseUrl, 'OPTIONS', path!);

@@ -81,7 +81,7 @@ describe('POST /v1/upload', () => {
       ]);
       assert.equal(r.status, 200, JSON.stringify(r.body));
       const d = r.body.data!;
-      assert.deepEqual(Object.keys(d).sort(), ['created_at', 'file_size', 'file_type', 'id', 'mime_type', 'name', 'path', 'project_id', 'updated_at', 'workspace_id']);
+      assert.deepEqual(Object.keys(d).sort(), ['created_at', 'expires_at', 'file_size', 'file_type', 'id', 'mime_type', 'name', 'path', 'project_id', 'updated_at', 'workspace_id']);
       assert.equal(d.mime_type, mime);
       assert.equal(d.file_type, mime.split('/')[0]);
       assert.equal(d.file_size, bytes.length);

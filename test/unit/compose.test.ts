@@ -396,12 +396,17 @@ describe('docker-compose.yml', () => {
     const common = /local common=\(([\s\S]*?)\)\n/.exec(script)![1]!;
     for (const s of roleScopedSecrets) assert.doesNotMatch(common, new RegExp(`\\b${s}=`), `${s} is not common to every process`);
     assert.match(script, /role-secrets\.js/, 'the per-role list comes from shared/routing.ts (dist/scripts/role-secrets.js)');
-    const launches = script.split('env -i "${common[@]}"').slice(1).filter((part) => /setsid node/.test(part.split('\n').slice(0, 4).join('\n')));
-    assert.equal(launches.length, 2, 'a gateway launch and a worker launch');
-    for (const launch of launches) {
-      assert.doesNotMatch(launch.split('setsid')[0]!, /\$\{overrides\[@\]\}/, 'overrides only through role_env');
-      assert.match(launch.split('setsid')[0]!, /\$\{own_env\[@\]\}/);
-    }
+    // The gateway's launch, and every worker's (start_worker, whatever its build): the overrides and
+    // secrets only through role_env, never the whole overrides list.
+    const gateways = script.split('env -i "${common[@]}"').slice(1).filter((part) => /setsid node/.test(part.split('\n').slice(0, 4).join('\n')));
+    assert.equal(gateways.length, 1, 'one gateway launch');
+    assert.doesNotMatch(gateways[0]!.split('setsid')[0]!, /\$\{overrides\[@\]\}/, 'overrides only through role_env');
+    assert.match(gateways[0]!.split('setsid')[0]!, /\$\{own_env\[@\]\}/);
+    const startWorker = /\nstart_worker\(\) \{([\s\S]*?)\n\}/.exec(script)![1]!;
+    assert.match(startWorker, /mapfile -t role_vars < <\(role_env "\$\{PROD_ROLES\[\$name\]\}"\)/, "a worker's role-scoped variables come from role_env");
+    assert.match(startWorker, /env -i "\$@" "\$\{role_vars\[@\]\}"/);
+    const workerEnv = /local worker_env=\(([\s\S]*?)\)\n/.exec(script)![1]!;
+    assert.doesNotMatch(workerEnv, /overrides/, "the workers' common environment carries no override");
   });
 
   test('worker metrics bind loopback unless set: compose sets 0.0.0.0 for its workers explicitly, the image and the prod profile do not', () => {

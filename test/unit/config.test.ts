@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, testOnlySettings } from '../../shared/config.js';
+import { missingRoleSecrets } from '../../shared/routing.js';
 
 const base = {
   DATABASE_URL: 'postgres://media@127.0.0.1:5432/media',
@@ -54,18 +55,26 @@ describe('test-only settings', () => {
 });
 
 describe('the webhook secrets key', () => {
-  test('production refuses to start without its own key (unset, empty, or the storage secret), naming it and not the value', () => {
-    for (const key of [undefined, '', base.S3_SECRET_KEY]) {
-      assert.throws(
-        () => loadConfig({ ...prod, WEBHOOK_SECRETS_KEY: key }),
-        (err: unknown) => {
-          assert.ok(err instanceof ConfigError);
-          assert.match(err.message, /WEBHOOK_SECRETS_KEY: (required when NODE_ENV=production|must differ from S3_SECRET_KEY)/);
-          assert.ok(!err.message.includes(base.S3_SECRET_KEY), 'no secret is echoed');
-          return true;
-        },
-      );
+  test('production refuses the storage secret as the key, naming it and not the value', () => {
+    assert.throws(
+      () => loadConfig({ ...prod, WEBHOOK_SECRETS_KEY: base.S3_SECRET_KEY }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(err.message, /WEBHOOK_SECRETS_KEY: must differ from S3_SECRET_KEY/);
+        assert.ok(!err.message.includes(base.S3_SECRET_KEY), 'no secret is echoed');
+        return true;
+      },
+    );
+  });
+
+  test('in production only the roles that read it need it (the webhooks fleet; the admin CLI to rotate)', () => {
+    for (const key of [undefined, '']) {
+      const config = loadConfig({ ...prod, WEBHOOK_SECRETS_KEY: key });
+      assert.deepEqual(missingRoleSecrets(config, ['gateway']), []);
+      assert.deepEqual(missingRoleSecrets(config, ['workflows', 'io', 'provider:fal']), []);
+      assert.match(missingRoleSecrets(config, ['webhooks']).join('\n'), /WEBHOOK_SECRETS_KEY: required when NODE_ENV=production/);
     }
+    assert.deepEqual(missingRoleSecrets(prod, ['webhooks']), []);
   });
 
   test('outside production it may be unset (the storage secret is used)', () => {
