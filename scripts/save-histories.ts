@@ -30,6 +30,7 @@ import { startFakeFal } from '../test/support/fake-providers/fal.js';
 import { startFakeXai } from '../test/support/fake-providers/xai.js';
 import { json } from '../test/support/fake-providers/server.js';
 import { localActivityOf } from '../test/support/history.js';
+import { Holds } from '../test/support/holds.js';
 import { createDb } from '../db/index.js';
 import { deliveriesOfJob } from '../db/repos/webhooks.js';
 import { ledgerForJob } from '../db/repos/jobs.js';
@@ -66,13 +67,13 @@ interface Group {
 const limits = { RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', RECONCILE_INTERVAL_MS: '3600000' };
 
 /** A database, a gateway and a worker fleet of their own (the workers on `workerDbUrl` when given), for `fn`. */
-async function group(name: string, overrides: Record<string, string>, fn: (g: Group) => Promise<void>, opts: { workerDbUrl?: (dbUrl: string) => Promise<string> } = {}): Promise<void> {
+async function group(name: string, overrides: Record<string, string>, fn: (g: Group) => Promise<void>, opts: { workerDbUrl?: (dbUrl: string) => Promise<string>; holds?: Holds } = {}): Promise<void> {
   console.log(`-- ${name}`);
   const tdb = await createTestDatabase();
   const config = testConfig(tdb.url, { ...limits, ...overrides });
   const workerDb = opts.workerDbUrl ? createDb(await opts.workerDbUrl(tdb.url), 5) : undefined;
   const gw = await startGateway(config, tdb.db);
-  const workers = await startWorkers(config, workerDb ?? tdb.db);
+  const workers = await startWorkers(config, workerDb ?? tdb.db, 'all', opts.holds ? { activityInterceptors: [opts.holds.activityInterceptor] } : {});
   try {
     await fn({ tdb, config, gw, workers });
   } finally {
@@ -288,6 +289,27 @@ async function main() {
           await receiver.close();
         }
       },
+    );
+
+    // A cancel that reaches a job after its outputs were stored, while its completion step runs: the
+    // step is canceled, the job failed and refunded (the held step, released, is refused).
+    const holds = new Holds();
+    await group(
+      'a cancel after the outputs were stored',
+      {},
+      async (g) => {
+        const t = await createTenant(g.tdb.db, 10_000);
+        const complete = holds.activity('completeJob', 'before');
+        const late = await create(g, t, '/v1/images/generate', imageBody('canceled once its outputs were stored'));
+        if ((await complete.reached) !== late) throw new Error('another job reached completeJob');
+        const canceled = await api(g.gw.baseUrl, t.apiKey).post(`/v1/images/${late}/cancel`, {});
+        if (canceled.status !== 200) throw new Error(`cancel answered ${canceled.status}: ${canceled.text}`);
+        await waitFor(`${late} to be failed by its cancel`, async () => ((await jobStatus(g, late)).status === 'failed' ? true : undefined));
+        complete.release();
+        await complete.finished;
+        await finish(g, 'image-canceled-after-completion', late, 'failed');
+      },
+      { holds },
     );
 
     await group('the local renderer, slow (jobs caught while the provider works)', { LOCAL_RENDER_LATENCY_MS: '120000' }, async (g) => {

@@ -118,6 +118,11 @@ describe('replaying saved histories', () => {
     assert.equal(activityTypes(canceled).at(-1), 'cancelProvider', 'the provider cancel comes after the refund');
     assert.equal(closedAs(canceled), 'CANCELED');
 
+    const afterOutputs = of('image-canceled-after-completion');
+    assert.equal(events(afterOutputs, 'WORKFLOW_EXECUTION_CANCEL_REQUESTED').length, 1);
+    assert.deepEqual(localSteps(afterOutputs).map((s) => [s.type, s.failure ? 'failed' : 'ok']), [['startGenerating', 'ok'], ['completeJob', 'failed'], ['failJob', 'ok']], 'the completion in flight gives way to the cancel');
+    assert.equal(closedAs(afterOutputs), 'CANCELED');
+
     const late = of('image-deadline-exceeded');
     assert.ok(events(late, 'TIMER_FIRED').length >= 1 && activityTypes(late).includes('checkProvider'), 'polled on durable timers');
     assert.match(events(late, 'WORKFLOW_EXECUTION_FAILED')[0]!.workflowExecutionFailedEventAttributes.failure.message, /did not finish within 3 s/);

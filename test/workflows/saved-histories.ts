@@ -9,6 +9,7 @@ export const savedHistories = {
   talking_actor: 'a talking-actor job: completed',
   'replace_actor-url-inputs': 'a replace-actor job from image_url and video_url: inputs fetched on the fetch queue, completed',
   'image-failed': 'an image job the renderer refused ([fail:terminal]): failed and refunded',
+  'image-canceled-after-completion': 'an image job canceled after its outputs were stored, while its completion step ran: that step canceled, the job failed and refunded, the run canceled',
   'image-canceled': 'an image job canceled while the provider works: failed (canceled), refunded, provider request canceled',
   'image-deadline-exceeded': "an image job polled on timers past the model's deadline: failed, refunded, provider request canceled",
   'image-db-step-backoff': 'an image job whose first Postgres step met an outage: the local activity retried on a timer, then completed',
