@@ -1308,10 +1308,10 @@ export type components = {
         };
         ConflictError: components["schemas"]["Error"] & {
             /**
-             * @description current job status
+             * @description current status of the job (of the upload, with `upload_refused`)
              * @enum {string}
              */
-            status?: "pending" | "generating" | "completed" | "failed";
+            status?: "pending" | "generating" | "completed" | "failed" | "expired" | "deleted";
         };
     };
     responses: {
