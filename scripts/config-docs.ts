@@ -17,9 +17,9 @@ export function descriptionOf(field: Field): string | undefined {
   return typeof text === 'string' && text.trim() !== '' ? text : undefined;
 }
 
-/** The value type: the `type` the env-types helpers (or the variable) set, else the enum's values. */
+/** The value type: the `valueType` the env-types helpers (or the variable) set, else the enum's values. */
 function typeOf(field: Field): string {
-  const type = (field.meta() as { type?: unknown } | undefined)?.type;
+  const type = (field.meta() as { valueType?: unknown } | undefined)?.valueType;
   if (typeof type === 'string') return type;
   if (field instanceof z.ZodDefault || field instanceof z.ZodOptional) return typeOf(field.unwrap() as Field);
   if (field instanceof z.ZodEnum) return field.options.map((o) => `\`${String(o)}\``).join(', ');

@@ -14,12 +14,12 @@ export const coreEnv = {
     "Connections in the process's Postgres pool. A worker running the `workflows` or `io` role uses at least IO_ACTIVITY_CONCURRENCY + 4 whatever this says (one connection per Postgres step).",
   ),
 
-  TEMPORAL_ADDRESS: z.string().min(1).meta({ type: 'host:port' }).describe('Temporal frontend address (required), e.g. `127.0.0.1:7233`.'),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default').meta({ type: 'string' }).describe('Temporal namespace of every workflow.'),
+  TEMPORAL_ADDRESS: z.string().min(1).meta({ valueType: 'host:port' }).describe('Temporal frontend address (required), e.g. `127.0.0.1:7233`.'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default').meta({ valueType: 'string' }).describe('Temporal namespace of every workflow.'),
   TASK_QUEUE_PREFIX: z
     .string()
     .regex(/^[a-z0-9-]+$/)
     .default('media')
-    .meta({ type: 'lowercase letters, digits and `-`' })
+    .meta({ valueType: 'lowercase letters, digits and `-`' })
     .describe('Prefix of every task queue name (`<prefix>-workflows`, `<prefix>-io`, `<prefix>-fetch`, `<prefix>-webhooks`, one per provider fleet).'),
 };

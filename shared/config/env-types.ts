@@ -1,5 +1,6 @@
 // The value types of environment variables: each parses the raw string (unset and empty mean "use
-// the default") and carries a `type` in its metadata, which the configuration reference prints.
+// the default") and carries a `valueType` in its metadata (not `type`, which a JSON Schema export
+// would take for its own keyword), printed by the configuration reference.
 import { isIP } from 'node:net';
 import { z } from 'zod';
 
@@ -8,7 +9,7 @@ export const bool = (fallback: boolean) =>
     .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
     .optional()
     .transform((v) => (v === undefined || v === '' ? fallback : v === 'true' || v === '1' || v === 'yes'))
-    .meta({ type: 'boolean (`true`/`1`/`yes`, `false`/`0`/`no`)' });
+    .meta({ valueType: 'boolean (`true`/`1`/`yes`, `false`/`0`/`no`)' });
 
 const range = (min: number, max: number) => (max === Number.MAX_SAFE_INTEGER ? `integer ≥ ${min}` : `integer ${min}–${max}`);
 
@@ -25,7 +26,7 @@ export const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
       }
       return n;
     })
-    .meta({ type: range(min, max) });
+    .meta({ valueType: range(min, max) });
 
 /** An optional integer: unset or empty is null (the feature is off). */
 export const optionalInt = (min: number, max: number) =>
@@ -41,18 +42,18 @@ export const optionalInt = (min: number, max: number) =>
       }
       return n;
     })
-    .meta({ type: range(min, max) });
+    .meta({ valueType: range(min, max) });
 
 export const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === undefined || v === '' ? undefined : v))
-  .meta({ type: 'string' });
+  .meta({ valueType: 'string' });
 
-export const url = z.url().meta({ type: 'URL' });
+export const url = z.url().meta({ valueType: 'URL' });
 
 /** An optional URL: unset or empty is undefined. */
-export const optionalUrl = () => optionalString.pipe(z.url().optional()).meta({ type: 'URL' });
+export const optionalUrl = () => optionalString.pipe(z.url().optional()).meta({ valueType: 'URL' });
 
 const proxyNames = ['loopback', 'linklocal', 'uniquelocal'];
 /** TRUST_PROXY: false (none), a hop count, or a list of addresses, CIDR ranges and range names. */
@@ -74,4 +75,4 @@ export const trustProxy = z
     ctx.addIssue({ code: 'custom', message: `must be empty, a hop count, or a comma-separated list of addresses, CIDR ranges and ${proxyNames.join('/')} (never "true": every peer could then forge its address)` });
     return z.NEVER;
   })
-  .meta({ type: 'empty, a hop count, or addresses, CIDR ranges and `loopback`/`linklocal`/`uniquelocal`, comma-separated' });
+  .meta({ valueType: 'empty, a hop count, or addresses, CIDR ranges and `loopback`/`linklocal`/`uniquelocal`, comma-separated' });

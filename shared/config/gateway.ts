@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { int, optionalUrl, trustProxy } from './env-types.js';
 
 export const gatewayEnv = {
-  HOST: z.string().default('127.0.0.1').meta({ type: 'address' }).describe('Address the gateway listens on (and a worker serves WORKER_METRICS_PORT on).'),
+  HOST: z.string().default('127.0.0.1').meta({ valueType: 'address' }).describe('Address the gateway listens on (and a worker serves WORKER_METRICS_PORT on).'),
   PORT: int(8080, 0, 65535).describe('Port of the public API (0 takes a free one).'),
   PUBLIC_BASE_URL: optionalUrl().describe(
     "Where clients reach the gateway: links to /media and the OpenAPI server URL are built from it, never from a request's Host header. Unset: the listening address (logged as a warning).",

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { bool, int } from './env-types.js';
 
-const path = (name: string) => z.string().default(name).meta({ type: 'command or path' });
+const path = (name: string) => z.string().default(name).meta({ valueType: 'command or path' });
 
 export const localRenderEnv = {
   LOCAL_RENDER_LATENCY_MS: int(0, 0, 600_000).describe('Test-only: the local renderer waits this long per job. Refused above 0 when NODE_ENV=production.'),

@@ -6,7 +6,7 @@ export const observabilityEnv = {
   METRICS_ENABLED: bool(true).describe('Gateway: serve Prometheus /metrics on API_METRICS_PORT.'),
   // /metrics is never on the public API port.
   API_METRICS_PORT: int(9464, 0, 65535).describe("Gateway: the port of /metrics, its own, never the public API's."),
-  METRICS_HOST: z.string().default('127.0.0.1').meta({ type: 'address' }).describe('Gateway: the address /metrics listens on (loopback by default).'),
+  METRICS_HOST: z.string().default('127.0.0.1').meta({ valueType: 'address' }).describe('Gateway: the address /metrics listens on (loopback by default).'),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl().describe(
     'Spans go over OTLP/HTTP (protobuf) to this base URL (`<url>/v1/traces`, e.g. `http://127.0.0.1:4318`). Unset: tracing is off and nothing of the OpenTelemetry SDK is loaded.',
   ),

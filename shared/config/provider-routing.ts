@@ -13,13 +13,13 @@ export const providerRoutingEnv = {
   ALLOW_PLACEHOLDER_PROVIDERS: bool(false).describe(
     'Production refuses to serve (and charge for) placeholder media from the local renderer, by PROVIDERS_MODE=local or by auto\'s fallback, unless this says it is on purpose (a demo, the prod profile).',
   ),
-  PROVIDER_KEYS_SET: optionalString.meta({ type: 'variable names, comma-separated' }).describe(
+  PROVIDER_KEYS_SET: optionalString.meta({ valueType: 'variable names, comma-separated' }).describe(
     "Names (never values) of the provider key variables set on this deployment's provider fleets: a process that routes jobs but calls no provider (a gateway) holds no key.",
   ),
   PROVIDER_FAILOVER: bool(true).describe(
     "A job whose provider fails in a way another provider can fix moves to the model's next live route; `false` keeps every job on its first route.",
   ),
-  PROVIDER_ROUTES: optionalString.meta({ type: '`model=provider,provider` separated by `;`' }).describe(
+  PROVIDER_ROUTES: optionalString.meta({ valueType: '`model=provider,provider` separated by `;`' }).describe(
     "Overrides the catalog's route order per model (one provider listed: no failover for that model). Checked at start.",
   ),
   PROVIDER_FAILOVER_BUDGET_MS: int(300_000, 100, 3_600_000).describe(
@@ -31,7 +31,7 @@ export const providerRoutingEnv = {
   PROVIDER_BREAKER_FAILURE_PERCENT: int(50, 1, 100).describe('…and at least this percent of them failed over.'),
   PROVIDER_BREAKER_OPEN_MS: int(60_000, 100).describe('An open circuit makes new jobs skip the route this long, then one trial job goes through (half-open).'),
   PROVIDER_BREAKER_TRIAL_MS: int(900_000, 100).describe('A trial that has not ended after this long (minutes-long video jobs) lets the next one through.'),
-  PROVIDER_OUTPUT_HOSTS: optionalString.meta({ type: '`provider=pattern;…` or a comma-separated list' }).describe(
+  PROVIDER_OUTPUT_HOSTS: optionalString.meta({ valueType: '`provider=pattern;…` or a comma-separated list' }).describe(
     "Provider outputs are fetched through the guarded fetcher from each provider's own hosts only; these are the operator's extra host patterns per provider (`google=a.example.com;byteplus=*.cdn.example.net`; a bare comma-separated list applies to every provider).",
   ),
   PROVIDER_OUTPUT_MAX_MB: int(1024, 1, 10_240).describe('The largest provider output fetched, in MB.'),

@@ -4,12 +4,12 @@
 import { z } from 'zod';
 import { bool, optionalString } from './env-types.js';
 
-const key = (provider: string) => optionalString.meta({ type: 'string (secret)' }).describe(`${provider} API key. Set: the provider's routes can be live.`);
+const key = (provider: string) => optionalString.meta({ valueType: 'string (secret)' }).describe(`${provider} API key. Set: the provider's routes can be live.`);
 const baseUrl = (fallback: string, note = '') =>
   z
     .url()
     .default(fallback)
-    .meta({ type: 'URL' })
+    .meta({ valueType: 'URL' })
     .describe(`Base URL of the provider's API (a proxy may sit in between).${note}`);
 
 export const providersEnv = {
@@ -43,8 +43,8 @@ export const providersEnv = {
   AZURE_OPENAI_API_KEY: key("Azure OpenAI in Microsoft Foundry (gpt-image-1.5's second route; live only with AZURE_OPENAI_ENDPOINT too)"),
   AZURE_OPENAI_ENDPOINT: optionalString
     .pipe(z.url().optional())
-    .meta({ type: 'URL' })
+    .meta({ valueType: 'URL' })
     .describe("The resource endpoint `https://{resource}.openai.azure.com` (a trailing /openai, the SDK's base, is dropped). No default: it is your resource's own."),
-  AZURE_OPENAI_IMAGE_DEPLOYMENT: z.string().min(1).default('gpt-image-1.5').meta({ type: 'string' }).describe('The name of the gpt-image-1.5 deployment.'),
-  AZURE_OPENAI_API_VERSION: z.string().min(1).default('2025-04-01-preview').meta({ type: 'string' }).describe('The api-version of the deployments path.'),
+  AZURE_OPENAI_IMAGE_DEPLOYMENT: z.string().min(1).default('gpt-image-1.5').meta({ valueType: 'string' }).describe('The name of the gpt-image-1.5 deployment.'),
+  AZURE_OPENAI_API_VERSION: z.string().min(1).default('2025-04-01-preview').meta({ valueType: 'string' }).describe('The api-version of the deployments path.'),
 };

@@ -17,7 +17,7 @@ export const webhooksEnv = {
   WEBHOOK_BREAKER_COOLDOWN_MS: int(60_000, 10).describe('Attempts to an open circuit wait this long (not counted as retries).'),
   WEBHOOK_BREAKER_TRIALS: int(3, 1).describe('After the cooldown this many trials go out; the first success closes the circuit.'),
   WEBHOOK_OUTBOX_RETENTION_DAYS: int(7, 1, 3650).describe('Finished events (delivered, given up or superseded) are removed from the outbox after this many days.'),
-  WEBHOOK_SECRETS_KEY: optionalString.meta({ type: 'string (secret)' }).describe(
+  WEBHOOK_SECRETS_KEY: optionalString.meta({ valueType: 'string (secret)' }).describe(
     'Key material for the at-rest encryption of webhook signing secrets. Required in production by the processes that read it (the webhooks role, the admin CLI), and must differ from S3_SECRET_KEY there; in development and tests it defaults to S3_SECRET_KEY.',
   ),
   WEBHOOK_ALLOW_LOOPBACK: bool(false).describe('Test-only: webhook targets on loopback (http or https, any port) pass the SSRF guard. Refused when NODE_ENV=production.'),
