@@ -47,6 +47,36 @@ test('every relative link in the README files and docs/ names a file in the repo
   assert.deepEqual(broken, []);
 });
 
+/** The anchors GitHub gives a Markdown file's headings (outside code blocks), duplicates numbered. */
+function headingAnchors(text: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  for (const [, title] of text.replace(/```[\s\S]*?```/g, '').matchAll(/^#{1,6} (.+)$/gm)) {
+    const slug = title!.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    anchors.add(n === 0 ? slug : `${slug}-${n}`);
+  }
+  return anchors;
+}
+
+test('every link to a section of a Markdown file names a heading it has', () => {
+  const broken: string[] = [];
+  let checked = 0;
+  for (const file of markdownFiles()) {
+    for (const target of linkTargets(readFileSync(file, 'utf8'))) {
+      if (/^[a-z][a-z0-9+.-]*:/i.test(target) || !target.includes('#')) continue;
+      const [path, anchor] = target.split('#') as [string, string];
+      const doc = path === '' ? file : resolve(dirname(file), decodeURI(path));
+      if (!doc.endsWith('.md') || !existsSync(doc)) continue;
+      checked++;
+      if (!headingAnchors(readFileSync(doc, 'utf8')).has(decodeURIComponent(anchor))) broken.push(`${relative(root, file)} → ${target}`);
+    }
+  }
+  assert.ok(checked > 0, 'some section links were checked');
+  assert.deepEqual(broken, []);
+});
+
 test('no documentation names a path outside the repository', () => {
   const outside = markdownFiles().filter((f) => /\.\.\/shared\//.test(readFileSync(f, 'utf8')));
   assert.deepEqual(outside.map((f) => relative(root, f)), []);

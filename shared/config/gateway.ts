@@ -1,0 +1,42 @@
+// The gateway (api/): listening, rate limits, event streams, connection limits and timeouts.
+import { z } from 'zod';
+import { int, optionalUrl, trustProxy } from './env-types.js';
+
+export const gatewayEnv = {
+  HOST: z.string().default('127.0.0.1').meta({ valueType: 'address' }).describe('Address the gateway listens on (and a worker serves WORKER_METRICS_PORT on).'),
+  PORT: int(8080, 0, 65535).describe('Port of the public API (0 takes a free one).'),
+  PUBLIC_BASE_URL: optionalUrl().describe(
+    "Where clients reach the gateway: links to /media and the OpenAPI server URL are built from it, never from a request's Host header. Unset: the listening address (logged as a warning).",
+  ),
+  RATE_LIMIT_POLL_PER_MIN: int(120, 1).describe('Requests of the `poll` rate class (reads) per minute per API key.'),
+  RATE_LIMIT_GENERATE_PER_MIN: int(30, 1).describe('Requests of the `generate` rate class (creates) per minute per API key.'),
+  // Sliding rate-limit window; shorter only in tests, which cannot wait a minute.
+  RATE_LIMIT_WINDOW_MS: int(60_000, 1_000, 3_600_000).describe('Length of the sliding rate-limit window; shorter only in tests, which cannot wait a minute.'),
+  MEDIA_RATE_LIMIT_PER_MIN: int(600, 1).describe('GET /media/… (public, unauthenticated): requests per minute per client address.'),
+  CANCEL_CHURN_LIMIT: int(20, 0).describe(
+    'A workspace whose customers canceled more than this many jobs after their submit to a provider within CANCEL_CHURN_WINDOW_MS gets 429 `cancel_churn_limited` on create (0: no limit).',
+  ),
+  CANCEL_CHURN_WINDOW_MS: int(3_600_000, 1_000, 30 * 24 * 3_600_000).describe('The window CANCEL_CHURN_LIMIT counts cancels in.'),
+  PROGRESS_QUERY_TIMEOUT_MS: int(300, 10, 10_000).describe("How long a status read waits for the running workflow's live progress before answering with the stored one."),
+  WORKFLOW_START_TIMEOUT_MS: int(3_000, 100, 60_000).describe('A create answers even when Temporal is down: past this, the reconciler starts the workflow.'),
+  SSE_HEARTBEAT_MS: int(15_000, 10, 600_000).describe(
+    'Event streams (GET /v1/{kind}/{id}/events): a `: ping` comment this often keeps proxies from closing a quiet stream; shorter only in tests.',
+  ),
+  SSE_MAX_STREAMS_PER_KEY: int(20, 1).describe('Open event streams allowed per API key (api/stream-limits.ts).'),
+  SSE_MAX_STREAMS_PER_WORKSPACE: int(50, 1).describe('Open event streams allowed per workspace.'),
+  SSE_MAX_STREAMS: int(2_000, 1).describe('Open event streams allowed per gateway process.'),
+  SSE_DRAIN_TIMEOUT_MS: int(10_000, 10, 600_000).describe('A stream whose client has not read what was written within this long is closed, not buffered.'),
+  GATEWAY_MAX_CONNECTIONS: int(10_000, 1).describe('Sockets the gateway holds at once (every client, streams included); past it, new ones are dropped.'),
+  GATEWAY_MAX_CONNECTIONS_PER_CLIENT: int(256, 1).describe(
+    'Sockets one client address may hold at once; past it, its new ones are dropped. Peers TRUST_PROXY trusts (the load balancer) are exempt: the balancer limits its clients itself.',
+  ),
+  GATEWAY_HEADERS_TIMEOUT_MS: int(20_000, 100, 600_000).describe("A request's headers must arrive within this long (slowloris)."),
+  GATEWAY_REQUEST_TIMEOUT_MS: int(300_000, 1_000, 3_600_000).describe('The whole request must arrive within this long, else 408 and the socket is closed.'),
+  GATEWAY_KEEP_ALIVE_TIMEOUT_MS: int(65_000, 1_000, 600_000).describe(
+    "An idle keep-alive socket is closed after this long: longer than the load balancer's idle timeout for its upstream connections, so the gateway never closes one the balancer is about to reuse.",
+  ),
+  TRUST_PROXY: trustProxy.describe(
+    'Peers whose X-Forwarded-For is believed (Express `trust proxy`): empty trusts none; a hop count; or addresses, CIDR ranges and range names. The client address it yields keys the /media rate limit and the per-client connection cap. Never `true`: every peer could then forge its address.',
+  ),
+  IDLE_GC_AFTER_MS: int(10_000, 0).describe('Gateway: one full garbage collection after this long without requests (0: never), so memory a burst left behind goes back to the system.'),
+};

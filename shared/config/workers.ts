@@ -1,0 +1,51 @@
+// Workers (worker/): roles, shutdown, Worker Versioning, the reconciler and activity concurrency.
+import { z } from 'zod';
+import { int, optionalInt, optionalString } from './env-types.js';
+
+export const workersEnv = {
+  WORKER_ROLES: optionalString.meta({ valueType: 'comma-separated roles' }).describe(
+    'Roles this worker process runs (`workflows`, `io`, `fetch`, `webhooks`, `reconciler`, `provider:<name>`), when `--roles` is not given. Unset: every role (development).',
+  ),
+  WORKER_SHUTDOWN_GRACE_MS: int(30_000, 0).describe("On SIGTERM, in-flight activities may finish within this long (a provider fleet: at least its providers' own grace)."),
+  WORKER_METRICS_PORT: optionalInt(0, 65535).describe('A port serves the worker\'s /metrics on HOST; 0 takes a free one (logged at start). Unset: no metrics server.'),
+  WORKFLOW_BUNDLE_PATH: optionalString.describe('The prebuilt workflow bundle to load (written by `npm run build`). Unset: the build\'s default path.'),
+  WORKER_DEPLOYMENT_NAME: optionalString
+    .pipe(z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'letters, digits, "_" and "-" only').optional())
+    .meta({ valueType: 'letters, digits, `_` and `-` (1–100)' })
+    .describe(
+      'Worker Versioning (worker/deployment.ts): every fleet of one build polls as one version of this deployment, so a job runs to the end on the build that started it. Unset: unversioned workers (the test suites\' in-process fleets).',
+    ),
+  WORKER_BUILD_ID: optionalString.describe("This build's version id. Unset: the build's content hash (`dist/build-id`, written by `npm run build`)."),
+  WORKER_DEPLOYMENT_PROMOTE: z
+    .enum(['newer', 'first', 'always', 'never'])
+    .default('newer')
+    .describe(
+      'At start, make this build the current version: `newer` (once it polls every queue, only a build never current before and newer than the current one: rainbow deploys), `first` (only when the deployment has none), `always` (`npm run dev`, which replaces every process at once) or `never` (an operator promotes it: admin `deployment promote`).',
+    ),
+  WORKER_DRAIN_CHECK_MS: int(30_000, 0).describe(
+    'A versioned worker whose build the server reports drained (superseded, no job pinned to it left) stops by itself, checked this often; 0 keeps it running (an operator retires it).',
+  ),
+  JOB_RUN_TIMEOUT_GRACE_MS: int(30 * 60_000, 1_000).describe(
+    "Every generation run's workflowRunTimeout is the model's deadline plus this: the time storing outputs may run past the deadline (20 min), the provider-cancel bound (5 min) and a margin. A run no worker serves (its build's workers gone) ends then and the reconciler refunds it.",
+  ),
+  VERSION_POLLERS_FRESH_MS: int(90_000, 1_000).describe(
+    "The reconciler role's `mediagen_workflows_without_pollers` gauge: a build counts as polled while one of its workers polled the workflows queue within this long (longer than a long poll, 60 s).",
+  ),
+  RECONCILE_INTERVAL_MS: int(15_000, 200).describe('How often the reconciler (worker/reconciler.ts) runs a pass.'),
+  RECONCILE_CONCURRENCY: int(16, 1, 1_000).describe('Workflow starts and settlements the reconciler runs at once per replica.'),
+  RECONCILE_LEASE_MS: int(60_000, 1_000).describe(
+    "How long a reconciler replica's claim on a job keeps the others off it (a replica that dies mid-pass leaves claims that expire after this).",
+  ),
+  RECONCILE_STALE_AFTER_MS: int(600_000, 1_000).describe(
+    'A job in flight whose row has not been written for this long is checked against its workflow (a final write lost with a database crash is repaired); each such row at most once per period.',
+  ),
+  WORKFLOW_TASK_CONCURRENCY: int(100, 1).describe('Workflow tasks one worker runs at once.'),
+  PROGRESS_WRITE_INTERVAL_MS: int(2_000, 0, 60_000).describe("A provider poll stores the job's percent / queue position at most this often per job."),
+  IO_ACTIVITY_CONCURRENCY: int(50, 1).describe('Activities of the `io` queue (Postgres and storage steps) one worker runs at once.'),
+  PROVIDER_CONCURRENCY: optionalString.meta({ valueType: '`provider=n` pairs, comma-separated' }).describe(
+    'Per provider fleet: at most this many provider activities at once on one worker, e.g. `fal=8,local=2`.',
+  ),
+  PROVIDER_RATE_PER_SECOND: optionalString.meta({ valueType: '`provider=n` pairs, comma-separated' }).describe(
+    'Per provider fleet: at most this many provider activities per second across every worker of the queue (server-enforced).',
+  ),
+};
