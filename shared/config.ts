@@ -4,6 +4,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { localRenderedModels, parseRouteOrder } from './routing.js';
+import { providerConfigSchema } from './providers/index.js';
 
 const bool = (fallback: boolean) =>
   z
@@ -277,35 +278,8 @@ export const envSchema = z.object({
   // Names (never values) of the provider key variables set on this deployment's provider fleets,
   // comma-separated: a process that routes jobs but calls no provider (a gateway) holds no key.
   PROVIDER_KEYS_SET: optionalString,
-  FAL_KEY: optionalString,
-  FAL_QUEUE_URL: z.url().default('https://queue.fal.run'),
-  OPENAI_API_KEY: optionalString,
-  OPENAI_BASE_URL: z.url().default('https://api.openai.com'),
-  ELEVENLABS_API_KEY: optionalString,
-  ELEVENLABS_BASE_URL: z.url().default('https://api.elevenlabs.io'),
-  XAI_API_KEY: optionalString,
-  XAI_BASE_URL: z.url().default('https://api.x.ai'),
-  // Google's Gemini API (Veo 3.1, veo-3.1's second route). A trailing /v1beta (the SDKs' base) is dropped.
-  GEMINI_API_KEY: optionalString,
-  GEMINI_BASE_URL: z.url().default('https://generativelanguage.googleapis.com'),
-  // BytePlus ModelArk (Seedream 4.5 and Seedance 1.5 pro, the second route of seedream-4.5 and
-  // seedance-1.5). A trailing /api/v3 (the SDK's base) is dropped. The model variables replace the
-  // catalog's model ids (an Ark Endpoint ID "ep-…" works too).
-  ARK_API_KEY: optionalString,
-  ARK_BASE_URL: z.url().default('https://ark.ap-southeast.bytepluses.com'),
-  ARK_SEEDREAM_MODEL: optionalString,
-  ARK_SEEDANCE_MODEL: optionalString,
-  // Alibaba Cloud Model Studio (DashScope; Wan 2.2 Animate Mix, replace-actor's second route). The
-  // Singapore (international) endpoint by default; a trailing /api/v1 (the SDK's base) is dropped.
-  DASHSCOPE_API_KEY: optionalString,
-  DASHSCOPE_BASE_URL: z.url().default('https://dashscope-intl.aliyuncs.com'),
-  // Azure OpenAI in Microsoft Foundry (gpt-image-1.5's second route): the resource endpoint
-  // https://{resource}.openai.azure.com (a trailing /openai, the SDK's base, is dropped), the name of the
-  // gpt-image-1.5 deployment, and the api-version of the deployments path. Live only with key and endpoint.
-  AZURE_OPENAI_API_KEY: optionalString,
-  AZURE_OPENAI_ENDPOINT: optionalString.pipe(z.url().optional()),
-  AZURE_OPENAI_IMAGE_DEPLOYMENT: z.string().min(1).default('gpt-image-1.5'),
-  AZURE_OPENAI_API_VERSION: z.string().min(1).default('2025-04-01-preview'),
+  // Each provider's keys and settings (FAL_*, OPENAI_*, …), declared with the provider (shared/providers/<name>.ts).
+  ...providerConfigSchema,
   // Failover (README "Provider failover"): a job whose provider fails in a way another provider can
   // fix moves to the model's next live route. PROVIDER_FAILOVER=false keeps every job on its first
   // route. PROVIDER_ROUTES overrides the catalog's route order per model, `model=provider,provider`
@@ -325,8 +299,6 @@ export const envSchema = z.object({
   PROVIDER_BREAKER_FAILURE_PERCENT: int(50, 1, 100),
   PROVIDER_BREAKER_OPEN_MS: int(60_000, 100),
   PROVIDER_BREAKER_TRIAL_MS: int(900_000, 100),
-  // Accounts whose fal CDN serves outputs only with the key (the key goes to fal's CDN hosts only).
-  FAL_CDN_REQUIRES_KEY: bool(false),
   // Provider outputs are fetched through the guarded fetcher from each provider's own hosts only;
   // the operator's extra host patterns per provider (`google=a.example.com;byteplus=*.cdn.example.net`;
   // a bare comma-separated list applies to every provider), a size cap and a timeout.
