@@ -8,7 +8,7 @@ import { createJobService } from '../../db/job-service.js';
 import { failureTypes } from '../../shared/failure-types.js';
 import { ProviderError, type PollResult, type ProviderContext, type ProviderRef } from '../providers/types.js';
 import type { ProviderName } from '../../shared/job-model.js';
-import type { JobProviderActivities, ProviderCheck, ProviderStepOptions } from '../../workflows/activity-types.js';
+import type { ProviderCheck, ProviderStepOptions } from '../../workflows/activity-types.js';
 import { failingForMs } from '../../shared/provider-retry.js';
 import { stepAttempt, nonRetryable, currentRunId, holdJob, type JobActivityDeps } from './common.js';
 import { createOutputStore } from './outputs.js';

@@ -8,7 +8,7 @@ import { stepAttempt, nonRetryable, currentRunId, runClaim } from './common.js';
 import type { ProviderStepKit, StepDetails } from './provider-kit.js';
 
 export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities['submitAndCheck'] {
-  const { deps, jobs, attemptRef, mayFailOver, heartbeat, providerContext, refFromHeartbeat, ownJob, recordRef, call, check } = kit;
+  const { deps, jobs, attemptRef, mayFailOver, providerContext, refFromHeartbeat, ownJob, recordRef, call, check } = kit;
   /**
    * Submits once per job and run, then checks once (storing the outputs of a provider that
    * finished within submit: the local renderer renders there). The request an earlier attempt

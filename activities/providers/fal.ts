@@ -12,7 +12,7 @@
 // X-Fal-Object-Lifecycle-Preference) so they outlive our copy; accounts whose CDN requires the key
 // (`cdnRequiresKey`) get `Authorization: Key …` on output downloads from fal's own CDN hosts only.
 // Request bodies are built against fal's input types (contracts/fal.ts) with `satisfies`.
-import type { CancelOutcome, PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest } from './types.js';
+import type { CancelOutcome, PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef } from './types.js';
 import { notConfirmed, ProviderError } from './types.js';
 import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, providerFetch, readText, parseJson, requestJson, sameOrigin, type HttpCallOptions } from './http.js';
 import { falRequestFor } from './fal-requests.js';
