@@ -4,7 +4,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { localRenderedModels, parseRouteOrder } from './routing.js';
-import { providerConfigSchema } from './providers/index.js';
+import { providerConfigSchema } from './providers/config.js';
 
 const bool = (fallback: boolean) =>
   z

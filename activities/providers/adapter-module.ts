@@ -2,7 +2,7 @@
 // shared/providers/) exports: `createAdapter`, building the adapter from configuration. The registry
 // (./registry.ts) finds the module by the provider's name, so an adapter is registered by existing.
 import type { Config } from '../../shared/config.js';
-import type { providerConfigSchema } from '../../shared/providers/index.js';
+import type { providerConfigSchema } from '../../shared/providers/config.js';
 import type { MediaToolsConfig } from './media-tools.js';
 import type { ProviderAdapter } from './types.js';
 

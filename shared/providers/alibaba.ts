@@ -1,15 +1,14 @@
 // Alibaba Cloud Model Studio (DashScope; Wan 2.2 Animate Mix): replace-actor's second route
 // (activities/providers/alibaba.ts).
-import { z } from 'zod';
-import { defineProvider, optionalString } from './define.js';
+import { defineProvider } from './define.js';
 
 export const alibaba = defineProvider({
   name: 'alibaba',
   keys: ['DASHSCOPE_API_KEY'],
-  config: {
+  config: ({ z, optionalString }) => ({
     DASHSCOPE_API_KEY: optionalString.describe("Alibaba Cloud Model Studio's (DashScope) API key: replace-actor's second route is live only with it."),
     DASHSCOPE_BASE_URL: z.url().default('https://dashscope-intl.aliyuncs.com').describe("DashScope's API origin, the Singapore (international) endpoint by default; a trailing /api/v1 (the SDK's base) is dropped."),
-  },
+  }),
   /**
    * DashScope answers a signed URL on its own result buckets on OSS, named by region (its examples:
    * dashscope-result-bj.oss-cn-beijing.aliyuncs.com, dashscope-result-sh.oss-cn-shanghai.aliyuncs.com,

@@ -1,18 +1,17 @@
 // Azure OpenAI in Microsoft Foundry: gpt-image-1.5's second route (activities/providers/azure.ts).
-import { z } from 'zod';
-import { defineProvider, optionalString } from './define.js';
+import { defineProvider } from './define.js';
 
 export const azure = defineProvider({
   name: 'azure',
   // Azure needs the resource's endpoint as well as the key: it has no default host.
   keys: ['AZURE_OPENAI_API_KEY', 'AZURE_OPENAI_ENDPOINT'],
   publicKeys: ['AZURE_OPENAI_ENDPOINT'],
-  config: {
+  config: ({ z, optionalString }) => ({
     AZURE_OPENAI_API_KEY: optionalString.describe("The Azure OpenAI resource's key: gpt-image-1.5's second route is live only with it and AZURE_OPENAI_ENDPOINT."),
     AZURE_OPENAI_ENDPOINT: optionalString.pipe(z.url().optional()).describe('The resource endpoint https://{resource}.openai.azure.com (a trailing /openai, the SDK\'s base, is dropped).'),
     AZURE_OPENAI_IMAGE_DEPLOYMENT: z.string().min(1).default('gpt-image-1.5').describe('The name of the gpt-image-1.5 deployment.'),
     AZURE_OPENAI_API_VERSION: z.string().min(1).default('2025-04-01-preview').describe('The api-version of the deployments path.'),
-  },
+  }),
   // Images are answered as base64: no output host at all.
   outputHosts: { hosts: [], keyHosts: [] },
   cancel: 'never',

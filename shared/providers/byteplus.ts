@@ -1,17 +1,16 @@
 // BytePlus ModelArk (Seedream 4.5 and Seedance 1.5 pro): the second route of seedream-4.5 and
 // seedance-1.5 (activities/providers/byteplus.ts).
-import { z } from 'zod';
-import { defineProvider, optionalString } from './define.js';
+import { defineProvider } from './define.js';
 
 export const byteplus = defineProvider({
   name: 'byteplus',
   keys: ['ARK_API_KEY'],
-  config: {
+  config: ({ z, optionalString }) => ({
     ARK_API_KEY: optionalString.describe("BytePlus ModelArk's API key: the Seedream and Seedance second routes are live only with it."),
     ARK_BASE_URL: z.url().default('https://ark.ap-southeast.bytepluses.com').describe("ModelArk's API origin; a trailing /api/v3 (the SDK's base) is dropped."),
     ARK_SEEDREAM_MODEL: optionalString.describe("Replaces the catalog's Seedream 4.5 model id on ModelArk (an Ark Endpoint ID \"ep-…\" works too)."),
     ARK_SEEDANCE_MODEL: optionalString.describe("Replaces the catalog's Seedance 1.5 pro model id on ModelArk (an Ark Endpoint ID \"ep-…\" works too)."),
-  },
+  }),
   /**
    * BytePlus ModelArk answers signed URLs on its own TOS bucket: ModelArk's image generation reference
    * shows ark-content-generation-v2-ap-southeast-1.tos-ap-southeast-1.bytepluses.com; the bucket's

@@ -3,21 +3,18 @@
 // its output files come from, whether its cancel is honored, and the catalog routes it serves besides
 // the models it is the primary route of. Everything else (provider names, key lists, role secrets,
 // the cancel policy, catalog alternates, the worker's adapter registry) is derived in ./index.ts.
-// Pure data: this folder imports zod and nothing of ours but itself.
-import { z } from 'zod';
+// Pure data without zod at run time (workflow code imports the names through shared/job-model.ts):
+// a descriptor's config is a function of the zod kit that shared/providers/config.ts hands it.
+import type { z } from 'zod';
 
-/** An optional string variable: unset or empty is undefined. */
-export const optionalString = z
-  .string()
-  .optional()
-  .transform((v) => (v === undefined || v === '' ? undefined : v));
-
-/** A boolean variable: true | 1 | yes, false | 0 | no, or unset/empty for the fallback. */
-export const bool = (fallback: boolean) =>
-  z
-    .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
-    .optional()
-    .transform((v) => (v === undefined || v === '' ? fallback : v === 'true' || v === '1' || v === 'yes'));
+/** What a descriptor's `config` is given to declare its variables with (built in ./config.ts). */
+export interface ConfigKit {
+  z: typeof z;
+  /** An optional string variable: unset or empty is undefined. */
+  optionalString: z.ZodType<string | undefined, string | undefined>;
+  /** A boolean variable: true | 1 | yes, false | 0 | no, or unset/empty for the fallback. */
+  bool(fallback: boolean): z.ZodType<boolean, string | undefined>;
+}
 
 /**
  * Whether the provider honors a cancel of a submitted request, from its adapter's cancel: `queued`:
@@ -61,7 +58,7 @@ export interface ProviderDescriptor<N extends string = string, K extends string 
   /** Those of `keys` that are not secrets (an endpoint): they are not scoped to the provider's fleet. */
   publicKeys?: readonly K[];
   /** The provider's configuration variables, each described (the configuration reference is generated from them). */
-  config: C;
+  config: (kit: ConfigKit) => C;
   outputHosts: OutputHosts;
   cancel: ProviderCancel;
   /** Catalog models (by public name) this provider serves besides its primary ones, in the order they were added. */

@@ -1,15 +1,14 @@
 // fal.ai's queue API: the primary route of most models (activities/providers/fal.ts).
-import { z } from 'zod';
-import { bool, defineProvider, optionalString } from './define.js';
+import { defineProvider } from './define.js';
 
 export const fal = defineProvider({
   name: 'fal',
   keys: ['FAL_KEY'],
-  config: {
+  config: ({ z, optionalString, bool }) => ({
     FAL_KEY: optionalString.describe("fal.ai's API key: fal's routes are live only with it."),
     FAL_QUEUE_URL: z.url().default('https://queue.fal.run').describe("fal's queue API origin."),
     FAL_CDN_REQUIRES_KEY: bool(false).describe("Accounts whose fal CDN serves outputs only with the key (the key goes to fal's CDN v3 hosts only)."),
-  },
+  }),
   /**
    * fal's CDN, the only place its output files are fetched from. fal's docs ("fal CDN", "Media
    * expiration") show generated files on https://v3.fal.media/files/…, and "File access controls" puts

@@ -1,15 +1,14 @@
 // Google's Gemini API (Veo 3.1): the second route of veo-3.1, sora-2-pro and sora-2
 // (activities/providers/google.ts).
-import { z } from 'zod';
-import { defineProvider, optionalString } from './define.js';
+import { defineProvider } from './define.js';
 
 export const google = defineProvider({
   name: 'google',
   keys: ['GEMINI_API_KEY'],
-  config: {
+  config: ({ z, optionalString }) => ({
     GEMINI_API_KEY: optionalString.describe("Google's Gemini API key: the Veo 3.1 second routes are live only with it."),
     GEMINI_BASE_URL: z.url().default('https://generativelanguage.googleapis.com').describe("The Gemini API origin; a trailing /v1beta (the SDKs' base) is dropped."),
-  },
+  }),
   /**
    * Google serves generated videos from the Gemini API's origin (the `video.uri` of an operation, read
    * with the key, which goes to the configured API origin only: outputHeaders). The host that download

@@ -2,7 +2,7 @@
 // and on the worker its adapter (activities/providers/<name>.ts, found by the provider's name) and
 // its contract (activities/providers/contracts/<name>.ts). Everything below derives from the list:
 // provider names (shared/job-model.ts), key variables and role secrets (shared/routing.ts), the
-// cancel policy, the provider part of the configuration schema (shared/config.ts), the output hosts
+// cancel policy, the provider part of the configuration schema (./config.ts), the output hosts
 // (activities/providers/registry.ts) and the catalog's alternates (shared/catalog.ts).
 import type { OutputHosts, ProviderCancel, ProviderRoute } from './define.js';
 import { fal } from './fal.js';
@@ -18,7 +18,7 @@ export const providers = [fal, openai, xai, elevenlabs, google, byteplus, alibab
 
 export type { AlternateAccepts, OutputHosts, ProviderCancel, ProviderDescriptor, ProviderRoute } from './define.js';
 
-type Descriptor = (typeof providers)[number];
+export type Descriptor = (typeof providers)[number];
 export type LiveProviderName = Descriptor['name'];
 export const liveProviderNames = providers.map((p) => p.name) as readonly LiveProviderName[] as readonly [LiveProviderName, ...LiveProviderName[]];
 
@@ -40,11 +40,6 @@ export const providerOutputHosts: Readonly<Record<LiveProviderName, OutputHosts>
 type PublicKey = NonNullable<Extract<Descriptor, { publicKeys: unknown }>['publicKeys']>[number];
 /** The provider key variables that are secrets (an endpoint is not), in list order without repeats. */
 export const providerSecrets = [...new Set(providers.flatMap((p) => p.keys.filter((k) => !((p as { publicKeys?: readonly string[] }).publicKeys ?? []).includes(k))))] as Exclude<ProviderKey, PublicKey>[];
-
-type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
-type ProviderConfigShape = UnionToIntersection<Descriptor['config']>;
-/** Every provider's configuration variables, as zod entries for shared/config.ts's schema. */
-export const providerConfigSchema = Object.assign({}, ...providers.map((p) => p.config)) as ProviderConfigShape;
 
 /** The further routes of each catalog model, in list order: the catalog's `alternates`. */
 export function providerRoutesOf(model: string): (ProviderRoute & { provider: LiveProviderName })[] {

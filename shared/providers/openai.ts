@@ -1,14 +1,13 @@
 // OpenAI's Images API (gpt-image-1.5; activities/providers/openai.ts).
-import { z } from 'zod';
-import { defineProvider, optionalString } from './define.js';
+import { defineProvider } from './define.js';
 
 export const openai = defineProvider({
   name: 'openai',
   keys: ['OPENAI_API_KEY'],
-  config: {
+  config: ({ z, optionalString }) => ({
     OPENAI_API_KEY: optionalString.describe("OpenAI's API key: gpt-image-1.5 is live on OpenAI only with it."),
     OPENAI_BASE_URL: z.url().default('https://api.openai.com').describe("OpenAI's API origin."),
-  },
+  }),
   // Images are answered as base64: no output host at all.
   outputHosts: { hosts: [], keyHosts: [] },
   // The Images API answers within the request: nothing is left to cancel.

@@ -4,7 +4,8 @@
 // catalog models it is not already the primary route of.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { providers, providerConfigSchema, providerKeys, providerSecrets } from '../../shared/providers/index.js';
+import { providers, providerKeys, providerSecrets } from '../../shared/providers/index.js';
+import { providerConfigSchema } from '../../shared/providers/config.js';
 import { configVariables, loadConfig } from '../../shared/config.js';
 import { catalog, routeFor } from '../../shared/catalog.js';
 import { roleScopedSecrets } from '../../shared/routing.js';
