@@ -6,7 +6,7 @@
 // The queue documents no idempotency key, so submitting once is the pipeline's job: the provider
 // step records the ref returned by submit (on the job row and in its heartbeat) before anything
 // else can fail, and a retry that finds it polls it instead of calling submit again
-// (activities/jobs.ts submitAndCheck).
+// (activities/jobs/submit.ts submitAndCheck).
 //
 // Every submit asks fal to keep the output files for `outputLifetimeSeconds` (header
 // X-Fal-Object-Lifecycle-Preference) so they outlive our copy; accounts whose CDN requires the key
