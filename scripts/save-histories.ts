@@ -38,6 +38,10 @@ import { jobToStart, startJobWorkflow } from '../workflows/client.js';
 import { runAdmin } from './admin.js';
 import type { Config } from '../shared/config.js';
 import { savedHistories, type HistoryName } from '../test/workflows/saved-histories.js';
+import { providerSecrets } from '../shared/providers/index.js';
+
+// Every provider key emptied (the fal group sets its own back): no provider is live by accident.
+const noProviderKeys = Object.fromEntries(providerSecrets.map((k) => [k, '']));
 
 type History = temporal.api.history.v1.IHistory;
 
@@ -338,7 +342,7 @@ async function main() {
 
     await group(
       'a paid provider (the fake fal queue)',
-      { ...fetchSettings, PROVIDERS_MODE: 'live', FAL_KEY: fal.key, FAL_QUEUE_URL: fal.url, PROVIDER_OUTPUT_HOSTS: '127.0.0.1', OPENAI_API_KEY: '', ELEVENLABS_API_KEY: '', XAI_API_KEY: '', GEMINI_API_KEY: '', ARK_API_KEY: '', DASHSCOPE_API_KEY: '', AZURE_OPENAI_API_KEY: '' },
+      { ...fetchSettings, ...noProviderKeys, PROVIDERS_MODE: 'live', FAL_KEY: fal.key, FAL_QUEUE_URL: fal.url, PROVIDER_OUTPUT_HOSTS: '127.0.0.1' },
       async (g) => {
         // The CDN serves each request's output once fal has it.
         const cdn = setInterval(() => {

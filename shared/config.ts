@@ -9,11 +9,11 @@ import { gatewayEnv } from './config/gateway.js';
 import { localRenderEnv } from './config/local-render.js';
 import { observabilityEnv } from './config/observability.js';
 import { providerRoutingEnv } from './config/provider-routing.js';
-import { providersEnv } from './config/providers.js';
 import { storageEnv } from './config/storage.js';
 import { uploadsEnv } from './config/uploads.js';
 import { webhooksEnv } from './config/webhooks.js';
 import { workersEnv } from './config/workers.js';
+import { providerConfigSchema } from './providers/config.js';
 
 /**
  * The variables by section (shared/config/*.ts), in the order the configuration reference
@@ -30,7 +30,7 @@ export const configSections = [
   { title: 'Workers and the reconciler', variables: workersEnv },
   { title: 'Metrics and tracing', variables: observabilityEnv },
   { title: 'Provider routing, failover and outputs', variables: providerRoutingEnv },
-  { title: 'Providers', variables: providersEnv },
+  { title: 'Providers', variables: providerConfigSchema },
   { title: 'Local renderer and media tools', variables: localRenderEnv },
 ] as const;
 
@@ -44,7 +44,7 @@ export const envSchema = z.object({
   ...workersEnv,
   ...observabilityEnv,
   ...providerRoutingEnv,
-  ...providersEnv,
+  ...providerConfigSchema,
   ...localRenderEnv,
 });
 

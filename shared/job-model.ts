@@ -1,5 +1,7 @@
 // The job vocabulary both processes and the workflows share, declared once: kinds, statuses,
-// phases and provider names. Pure data without dependencies, so workflow code may import it.
+// phases and provider names (the live ones from the provider list, shared/providers/index.ts). Pure
+// data, so workflow code may import it.
+import { liveProviderNames, type LiveProviderName } from './providers/index.js';
 
 export const jobKinds = ['image', 'video', 'replace_actor', 'talking_actor'] as const;
 export type JobKind = (typeof jobKinds)[number];
@@ -11,9 +13,9 @@ export type JobStatus = (typeof jobStatuses)[number];
 export const jobPhases = ['queued', 'fetching_inputs', 'submitting', 'generating', 'storing_outputs', 'completed', 'failed', 'canceled'] as const;
 export type JobPhase = (typeof jobPhases)[number];
 
-export const providerNames = ['local', 'fal', 'openai', 'xai', 'elevenlabs', 'google', 'byteplus', 'alibaba', 'azure'] as const;
-export type ProviderName = (typeof providerNames)[number];
-export type LiveProviderName = Exclude<ProviderName, 'local'>;
+export const providerNames = ['local', ...liveProviderNames] as const;
+export type ProviderName = 'local' | LiveProviderName;
+export type { LiveProviderName };
 
 /**
  * How a job is served, resolved once when it is created (gateway) and stored with it: the adapter,

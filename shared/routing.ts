@@ -1,58 +1,24 @@
 // Which adapter serves a model in this deployment: a pure function of configuration, used by the
 // gateway (to refuse unavailable models and pick the provider task queue) and by the workers.
-import type { Config } from './config.js';
 import type { JobRoute, ProviderName, RouteChoice } from './job-model.js';
 import { catalog, routeFor, routeTakes, type LiveProviderName, type ModelRoute, type RequestShape } from './catalog.js';
+import { providerCancel, providerKeys, providerSecrets, type ProviderCancel, type ProviderKey } from './providers/index.js';
+
+// The provider facts routing reads are declared by each provider (shared/providers/<name>.ts).
+export { providerCancel, providerKeys, type ProviderCancel, type ProviderKey };
 
 export type RouteMode = 'live' | 'local' | 'unavailable';
 
-/** The configuration variables that hold provider keys. */
-export type ProviderKey = 'FAL_KEY' | 'OPENAI_API_KEY' | 'ELEVENLABS_API_KEY' | 'XAI_API_KEY' | 'GEMINI_API_KEY' | 'ARK_API_KEY' | 'DASHSCOPE_API_KEY' | 'AZURE_OPENAI_API_KEY' | 'AZURE_OPENAI_ENDPOINT';
-/** What routing reads: the mode, the keys and (optional, so key-only callers still fit) the failover settings. */
-type KeyConfig = Pick<Config, 'PROVIDERS_MODE' | ProviderKey> & Partial<Pick<Config, 'PROVIDER_FAILOVER' | 'PROVIDER_ROUTES' | 'PROVIDER_KEYS_SET'>>;
-
 /**
- * The keys each live provider needs, written once: routing here (gateway and workers) and the
- * provider registry (activities/providers/registry.ts) read them. The talking-actor pipeline is
- * ElevenLabs speech, then a lipsync on fal.
+ * What routing reads: the mode, the keys and (optional, so key-only callers still fit) the failover
+ * settings. Declared here rather than picked from shared/config.ts's Config, which validates
+ * PROVIDER_ROUTES with this module: the dependency runs one way, config → routing.
  */
-export const providerKeys = {
-  fal: ['FAL_KEY'],
-  openai: ['OPENAI_API_KEY'],
-  xai: ['XAI_API_KEY'],
-  google: ['GEMINI_API_KEY'],
-  byteplus: ['ARK_API_KEY'],
-  elevenlabs: ['ELEVENLABS_API_KEY', 'FAL_KEY'],
-  alibaba: ['DASHSCOPE_API_KEY'],
-  // Azure needs the resource's endpoint as well as the key: it has no default host.
-  azure: ['AZURE_OPENAI_API_KEY', 'AZURE_OPENAI_ENDPOINT'],
-} as const satisfies Record<LiveProviderName, readonly ProviderKey[]>;
-
-/**
- * Whether each live provider honors a cancel of a submitted request, from its adapter's cancel:
- * `queued`: a request still waiting in the provider's queue is stopped and never charged (the
- * adapter reports the cancel confirmed); `never`: there is no cancel (the adapter's is a no-op) or
- * the provider is paid before a cancel could land. A customer's cancel after the submit refunds the
- * model's provider cost only once a `queued` provider confirmed the cancel (README "Cancel").
- */
-export type ProviderCancel = 'queued' | 'never';
-export const providerCancel = {
-  // PUT …/requests/{id}/cancel: 202 CANCELLATION_REQUESTED while IN_QUEUE.
-  fal: 'queued',
-  // The Images API answers within the request: nothing is left to cancel.
-  openai: 'never',
-  // No cancel for deferred video requests.
-  xai: 'never',
-  // No cancel for the Gemini API's video operations.
-  google: 'never',
-  // DELETE …/contents/generations/tasks/{id} stops queued video tasks (images finish within the submit).
-  byteplus: 'queued',
-  // The speech is synthesized (and paid) before the fal lipsync is queued.
-  elevenlabs: 'never',
-  // POST …/tasks/{id}/cancel stops PENDING tasks.
-  alibaba: 'queued',
-  azure: 'never',
-} as const satisfies Record<LiveProviderName, ProviderCancel>;
+type KeyConfig = { PROVIDERS_MODE: 'local' | 'live' | 'auto' } & { readonly [K in ProviderKey]?: string | undefined } & {
+  PROVIDER_FAILOVER?: boolean;
+  PROVIDER_ROUTES?: string | undefined;
+  PROVIDER_KEYS_SET?: string | undefined;
+};
 
 /**
  * A provider's keys are set here, or (PROVIDER_KEYS_SET, names only) on the deployment's provider
@@ -80,7 +46,7 @@ const keysSetCache = new Map<string, ReadonlySet<string>>();
  * (scripts/stack-prod.sh) are checked against this map (test/unit/compose.test.ts).
  */
 export type ProcessRole = 'gateway' | 'admin' | 'workflows' | 'io' | 'fetch' | 'webhooks' | 'reconciler' | `provider:${ProviderName}`;
-export const roleScopedSecrets = ['FAL_KEY', 'OPENAI_API_KEY', 'ELEVENLABS_API_KEY', 'XAI_API_KEY', 'GEMINI_API_KEY', 'ARK_API_KEY', 'DASHSCOPE_API_KEY', 'AZURE_OPENAI_API_KEY', 'WEBHOOK_SECRETS_KEY'] as const;
+export const roleScopedSecrets = [...providerSecrets, 'WEBHOOK_SECRETS_KEY'] as const;
 export type RoleScopedSecret = (typeof roleScopedSecrets)[number];
 
 export function secretsOfRole(role: ProcessRole | string): RoleScopedSecret[] {
@@ -88,7 +54,7 @@ export function secretsOfRole(role: ProcessRole | string): RoleScopedSecret[] {
   if (!role.startsWith('provider:')) return [];
   const provider = role.slice('provider:'.length);
   if (!(provider in providerKeys)) return [];
-  return providerKeys[provider as LiveProviderName].filter((k): k is Exclude<ProviderKey, 'AZURE_OPENAI_ENDPOINT'> => k !== 'AZURE_OPENAI_ENDPOINT');
+  return (providerKeys[provider as LiveProviderName] as readonly string[]).filter((k): k is RoleScopedSecret => (roleScopedSecrets as readonly string[]).includes(k));
 }
 
 /** The role-scoped secrets a process running these roles reads. */

@@ -18,10 +18,10 @@
 // (moderation), InvalidParameter and other 4xx are the request's: final, never another route.
 import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderRef, ProviderRequest } from './types.js';
 import { notConfirmed, ProviderError } from './types.js';
+import type { AdapterModule } from './adapter-module.js';
 import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, parseJson, providerFetch, providerReason, readText, scrub, type HttpCallOptions } from './http.js';
 import { conformActorImage, conformMotionVideo } from './conform.js';
-import type { MediaTools } from './media-tools.js';
-import type { OutputHosts } from './hosts.js';
+import { mediaToolsFrom, type MediaTools } from './media-tools.js';
 import {
   dashscopeAsyncHeader,
   dashscopeCodes,
@@ -30,13 +30,6 @@ import {
   type DashScopeTaskAnswer,
 } from './contracts/alibaba.js';
 
-/**
- * DashScope answers a signed URL on its own result buckets on OSS, named by region (its examples:
- * dashscope-result-bj.oss-cn-beijing.aliyuncs.com, dashscope-result-sh.oss-cn-shanghai.aliyuncs.com,
- * dashscope-result-sh.oss-accelerate.aliyuncs.com). Other OSS buckets are anyone's, so only
- * dashscope-result-* buckets are allowed; no key goes there.
- */
-export const alibabaOutputHosts: OutputHosts = { hosts: ['dashscope-result-*.oss-*.aliyuncs.com'], keyHosts: [] };
 
 export interface AlibabaConfig {
   key: string;
@@ -205,3 +198,5 @@ export function createAlibabaAdapter(cfg: AlibabaConfig): ProviderAdapter {
     },
   };
 }
+
+export const createAdapter: AdapterModule['createAdapter'] = (c) => createAlibabaAdapter({ key: c.DASHSCOPE_API_KEY!, baseUrl: c.DASHSCOPE_BASE_URL, media: mediaToolsFrom(c) });

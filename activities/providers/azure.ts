@@ -9,6 +9,7 @@
 // request's (final, no failover).
 import type { ProviderAdapter } from './types.js';
 import { ProviderError } from './types.js';
+import type { AdapterModule } from './adapter-module.js';
 import { errorFromResponse, providerReason, scrub, type HttpCallOptions } from './http.js';
 import { createImagesApiAdapter, gptImageSize, type ImagesApiRef } from './images-api.js';
 import { azureContentFilterCodes, azureDefaultApiVersion, type azureImageSizes, type AzureErrorBody, type AzureImageGenerateParams } from './contracts/azure.js';
@@ -76,3 +77,6 @@ export function createAzureAdapter(cfg: AzureConfig): ProviderAdapter {
     httpError: azureHttpError,
   });
 }
+
+export const createAdapter: AdapterModule['createAdapter'] = (c) =>
+  createAzureAdapter({ key: c.AZURE_OPENAI_API_KEY!, endpoint: c.AZURE_OPENAI_ENDPOINT!, deployment: c.AZURE_OPENAI_IMAGE_DEPLOYMENT ?? 'gpt-image-1.5', apiVersion: c.AZURE_OPENAI_API_VERSION });

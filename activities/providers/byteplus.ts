@@ -15,20 +15,13 @@
 // at once); sensitive-content codes and invalid parameters are the request's (final, no failover).
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderRef, ProviderRequest, InputFile } from './types.js';
 import { notConfirmed, ProviderError } from './types.js';
+import type { AdapterModule } from './adapter-module.js';
 import { errorFromResponse, joinUrl, malformed, parseJson, providerFetch, providerReason, readText, scrub, type HttpCallOptions } from './http.js';
 import { arkSeedanceModelId, arkSeedreamModelId, arkSeedreamSizes, type ArkError, type ArkImageGenerationRequest, type ArkImagesResponse, type ArkTask, type ArkTaskCreated, type ArkVideoTaskRequest } from './contracts/byteplus.js';
 import { jobOutputKey } from '../../shared/storage.js';
 import { sniffMediaType } from '../../shared/media-type.js';
 import { BYTEPLUS_IMAGE_TIMEOUT_MS } from './call-timeouts.js';
-import type { OutputHosts } from './hosts.js';
 
-/**
- * BytePlus ModelArk answers signed URLs on its own TOS bucket: ModelArk's image generation reference
- * shows ark-content-generation-v2-ap-southeast-1.tos-ap-southeast-1.bytepluses.com; the bucket's
- * suffix follows the region. Other buckets on BytePlus's object storage are anyone's, so only
- * ark-content-generation-* buckets are allowed; no key goes there. Seedream images arrive as base64.
- */
-export const byteplusOutputHosts: OutputHosts = { hosts: ['ark-content-generation-*.tos-*.bytepluses.com'], keyHosts: [] };
 
 export interface ByteplusConfig {
   key: string;
@@ -275,3 +268,6 @@ export function createByteplusAdapter(cfg: ByteplusConfig): ProviderAdapter {
     },
   };
 }
+
+export const createAdapter: AdapterModule['createAdapter'] = (c) =>
+  createByteplusAdapter({ key: c.ARK_API_KEY!, baseUrl: c.ARK_BASE_URL, seedreamModel: c.ARK_SEEDREAM_MODEL, seedanceModel: c.ARK_SEEDANCE_MODEL });

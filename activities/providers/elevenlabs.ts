@@ -10,9 +10,10 @@
 //    speech that still comes out longer fails the job (refunded) instead of being cut short.
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderRef, ProviderRequest, VoiceSettings } from './types.js';
 import { ProviderError } from './types.js';
+import type { AdapterModule } from './adapter-module.js';
 import { errorFromResponse, joinUrl, malformed, providerFetch, readText, type HttpCallOptions } from './http.js';
 import { conformActorImage } from './conform.js';
-import { createFalQueueClient, falOutputHeaders, isFalRef, type FalConfig, type FalRef } from './fal.js';
+import { createFalQueueClient, falConfigFrom, falOutputHeaders, isFalRef, type FalConfig, type FalRef } from './fal.js';
 import type { ElevenLabsTextToSpeechBody, ElevenLabsVoiceSettings } from './contracts/elevenlabs.js';
 import { infinitalkFps, infinitalkMaxFrames, infinitalkMinFrames, type FalInput } from './contracts/fal.js';
 import { ELEVENLABS_TIMEOUT_MS } from './call-timeouts.js';
@@ -166,3 +167,5 @@ export function wavHeader(dataBytes: number, rate: number): Buffer {
   h.writeUInt32LE(dataBytes, 40);
   return h;
 }
+
+export const createAdapter: AdapterModule['createAdapter'] = (c) => createElevenLabsAdapter({ key: c.ELEVENLABS_API_KEY!, baseUrl: c.ELEVENLABS_BASE_URL, fal: falConfigFrom(c) });

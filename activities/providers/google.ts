@@ -15,17 +15,10 @@ import { buffer } from 'node:stream/consumers';
 import { jobOutputKey } from '../../shared/storage.js';
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest, InputFile } from './types.js';
 import { notConfirmed, ProviderError } from './types.js';
+import type { AdapterModule } from './adapter-module.js';
 import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, parseJson, providerFetch, providerReason, readText, sameOrigin, scrub, type HttpCallOptions } from './http.js';
 import type { GoogleStatus, GoogleVeoImage, GoogleVeoOperation, GoogleVeoParameters, GoogleVeoPredictRequest } from './contracts/google.js';
-import type { OutputHosts } from './hosts.js';
 
-/**
- * Google serves generated videos from the Gemini API's origin (the `video.uri` of an operation, read
- * with the key, which goes to the configured API origin only: outputHeaders). The host that download
- * redirects to is not documented (Google's user-content hosts in practice): an operator adds it for
- * google in PROVIDER_OUTPUT_HOSTS if downloads are refused.
- */
-export const googleOutputHosts: OutputHosts = { hosts: ['generativelanguage.googleapis.com'], keyHosts: ['generativelanguage.googleapis.com'] };
 
 export interface GoogleConfig {
   key: string;
@@ -194,3 +187,5 @@ export function createGoogleAdapter(cfg: GoogleConfig): ProviderAdapter {
     outputHeaders: (output): Record<string, string> => (sameOrigin(output.url, base) ? { 'x-goog-api-key': cfg.key } : {}),
   };
 }
+
+export const createAdapter: AdapterModule['createAdapter'] = (c) => createGoogleAdapter({ key: c.GEMINI_API_KEY!, baseUrl: c.GEMINI_BASE_URL });

@@ -25,10 +25,5 @@ function labelPattern(pattern: string): RegExp {
   return re;
 }
 
-/** Where a provider's output files may come from, and the hosts its key may go to with a download. */
-export interface OutputHosts {
-  /** Host patterns of the provider's own file hosts, each with where the provider documents it. */
-  hosts: readonly string[];
-  /** Exact hosts that may receive the provider's key with a download (https only); none by default. */
-  keyHosts: readonly string[];
-}
+// Declared with each provider (shared/providers/<name>.ts `outputHosts`).
+export type { OutputHosts } from '../../shared/providers/index.js';

@@ -6,6 +6,7 @@
 //
 // The Videos API (sora-2, sora-2-pro) was shut down on 2026-09-24; those models route to fal (catalog.ts).
 import type { ProviderAdapter } from './types.js';
+import type { AdapterModule } from './adapter-module.js';
 import { apiOrigin, joinUrl } from './http.js';
 import { createImagesApiAdapter, gptImageSize, type ImagesApiRef } from './images-api.js';
 import type { OpenAIImageGenerateParams } from './contracts/openai.js';
@@ -42,3 +43,5 @@ export function createOpenAIAdapter(cfg: OpenAIConfig): ProviderAdapter {
       }) satisfies OpenAIImageGenerateParams,
   });
 }
+
+export const createAdapter: AdapterModule['createAdapter'] = (c) => createOpenAIAdapter({ key: c.OPENAI_API_KEY!, baseUrl: c.OPENAI_BASE_URL });

@@ -9,12 +9,12 @@ import { jobOutputKey, type Storage } from '../../shared/storage.js';
 import { storeRemoteFile, type FetchHooks } from '../uploads.js';
 import { MB } from '../../shared/media-type.js';
 import { hostMatches } from './hosts.js';
-import { providerRegistry } from './registry.js';
+import { providerOutputHosts as ownHosts } from '../../shared/providers/index.js';
 import type { ProviderOutput } from './types.js';
 
-/** Where each provider's output files may come from (its registry entry); the local renderer writes to our store. */
+/** Where each provider's output files may come from (its descriptor); the local renderer writes to our store. */
 export function providerOutputHosts(provider: ProviderName): readonly string[] {
-  return provider === 'local' ? [] : providerRegistry[provider].outputs.hosts;
+  return provider === 'local' ? [] : ownHosts[provider].hosts;
 }
 
 export type OutputFetchConfig = Pick<

@@ -8,12 +8,10 @@
 // OpenAI, so paths are never /v1/v1/….
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderRef } from './types.js';
 import { notConfirmed, ProviderError } from './types.js';
+import type { AdapterModule } from './adapter-module.js';
 import { apiOrigin, defaultTimeoutMs, errorFromResponse, joinUrl, malformed, parseJson, providerFetch, readText, requestJson, type HttpCallOptions } from './http.js';
 import type { XaiDeferredVideoResponse, XaiVideoGenerationRequest } from './contracts/xai.js';
-import type { OutputHosts } from './hosts.js';
 
-/** xAI serves generated videos from vidgen.x.ai (the `video.url` of docs.x.ai's Video Generation answers); no key goes there. */
-export const xaiOutputHosts: OutputHosts = { hosts: ['vidgen.x.ai'], keyHosts: [] };
 
 export interface XaiConfig {
   key: string;
@@ -121,3 +119,5 @@ function tryParse(text: string): Partial<XaiDeferredVideoResponse> | undefined {
 function percentOf(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? Math.min(100, Math.max(0, v)) : undefined;
 }
+
+export const createAdapter: AdapterModule['createAdapter'] = (c) => createXaiAdapter({ key: c.XAI_API_KEY!, baseUrl: c.XAI_BASE_URL });

@@ -7,7 +7,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { alibabaAnimateMixMode, createAlibabaAdapter, dashscopeOrigin } from '../../activities/providers/alibaba.js';
-import { alibabaOutputHosts } from '../../activities/providers/alibaba.js';
+import { alibaba as alibabaProvider } from '../../shared/providers/alibaba.js';
 import { hostMatches } from '../../activities/providers/hosts.js';
 import { ProviderError, type InputFile } from '../../activities/providers/types.js';
 import { routeFor, requestRefusal } from '../../shared/catalog.js';
@@ -60,9 +60,9 @@ describe('Alibaba Model Studio (DashScope, Wan 2.2 Animate Mix) adapter', () => 
     const out = seen.at(-1)!.outputs![0]!;
     assert.equal(out.url, `${fake.url}/files/${String(ref.taskId)}.mp4?Expires=1&Signature=x`);
     assert.equal(alibaba.outputHeaders, undefined, 'the signed result URL is fetched without our key');
-    assert.ok(hostMatches('dashscope-result-bj.oss-cn-beijing.aliyuncs.com', alibabaOutputHosts.hosts));
-    assert.ok(!hostMatches('someone-else.oss-cn-beijing.aliyuncs.com', alibabaOutputHosts.hosts), "another tenant's bucket on the same cloud");
-    assert.ok(!hostMatches('aliyuncs.com.example.org', alibabaOutputHosts.hosts));
+    assert.ok(hostMatches('dashscope-result-bj.oss-cn-beijing.aliyuncs.com', alibabaProvider.outputHosts.hosts));
+    assert.ok(!hostMatches('someone-else.oss-cn-beijing.aliyuncs.com', alibabaProvider.outputHosts.hosts), "another tenant's bucket on the same cloud");
+    assert.ok(!hostMatches('aliyuncs.com.example.org', alibabaProvider.outputHosts.hosts));
   });
 
   test('the motion video is conformed to the asked duration and aspect ratio at 720p, the actor image to the same frame', async () => {

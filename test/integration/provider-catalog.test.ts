@@ -39,6 +39,11 @@ const noKeys: ProvidersConfig = {
   DASHSCOPE_BASE_URL: 'http://127.0.0.1:9',
   AZURE_OPENAI_API_KEY: undefined,
   AZURE_OPENAI_ENDPOINT: undefined,
+  FAL_CDN_REQUIRES_KEY: false,
+  ARK_SEEDREAM_MODEL: undefined,
+  ARK_SEEDANCE_MODEL: undefined,
+  AZURE_OPENAI_IMAGE_DEPLOYMENT: 'gpt-image-1.5',
+  AZURE_OPENAI_API_VERSION: '2025-04-01-preview',
 };
 
 function durationsToTry(route: ModelRoute): (number | undefined)[] {
@@ -56,6 +61,7 @@ describe('routing catalog', () => {
   before(async () => {
     [fal, openai, el, xai, google, ark] = await Promise.all([startFakeFal(), startFakeOpenAI(), startFakeElevenLabs(), startFakeXai(), startFakeGoogle(), startFakeByteplus()]);
     config = {
+      ...noKeys,
       PROVIDERS_MODE: 'live',
       FAL_KEY: fal.key,
       FAL_QUEUE_URL: fal.url,

@@ -40,7 +40,7 @@ describe('each provider fetches outputs from its own hosts only', () => {
   test('no provider allows a whole shared cloud (a bare wildcard over a public storage or cloud domain)', () => {
     const shared = ['aliyuncs.com', 'bytepluses.com', 'googleapis.com', 'amazonaws.com', 'volces.com'];
     for (const [name, entry] of Object.entries(providerRegistry)) {
-      for (const pattern of entry.outputs.hosts) {
+      for (const pattern of entry.outputHosts.hosts) {
         assert.ok(!shared.some((d) => pattern === `*.${d}` || pattern === d), `${name}: ${pattern}`);
         assert.notEqual(pattern, 'storage.googleapis.com', `${name}: any bucket of Google Cloud Storage`);
       }
@@ -67,7 +67,7 @@ describe("the operator's extra hosts apply to the provider they name", () => {
 describe('a provider key goes only to that provider\'s own key-bearing hosts', () => {
   const cfg = { key: 'fal-key-123456', cdnRequiresKey: true };
   test('fal: the CDN v3 hosts over https, never an extra host, a look-alike or another provider', () => {
-    assert.deepEqual(providerRegistry.fal.outputs.keyHosts, ['v3.fal.media', 'v3b.fal.media']);
+    assert.deepEqual(providerRegistry.fal.outputHosts.keyHosts, ['v3.fal.media', 'v3b.fal.media']);
     for (const url of ['https://v3.fal.media/files/a.png', 'https://v3b.fal.media/files/a.png']) assert.deepEqual(falOutputHeaders(cfg, { url }), { authorization: 'Key fal-key-123456' }, url);
     for (const url of [
       'https://storage.googleapis.com/falserverless/a.png',
@@ -88,8 +88,8 @@ describe('a provider key goes only to that provider\'s own key-bearing hosts', (
     assert.deepEqual(google.outputHeaders!({ url: 'https://generativelanguage.googleapis.com/v1beta/files/x:download?alt=media' }), { 'x-goog-api-key': 'g-key' });
     assert.deepEqual(google.outputHeaders!({ url: 'https://video-downloads.googleusercontent.com/x' }), {});
     for (const [name, entry] of Object.entries(providerRegistry)) {
-      if (name !== 'fal' && name !== 'elevenlabs' && name !== 'google') assert.deepEqual(entry.outputs.keyHosts, [], name);
-      for (const host of entry.outputs.keyHosts) assert.ok(hostMatches(host, entry.outputs.hosts), `${name}: a key host is one of its own output hosts`);
+      if (name !== 'fal' && name !== 'elevenlabs' && name !== 'google') assert.deepEqual(entry.outputHosts.keyHosts, [], name);
+      for (const host of entry.outputHosts.keyHosts) assert.ok(hostMatches(host, entry.outputHosts.hosts), `${name}: a key host is one of its own output hosts`);
     }
   });
 });

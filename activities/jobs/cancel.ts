@@ -1,0 +1,31 @@
+// The provider step that cancels a request, refunding what a confirmed cancel leaves uncharged.
+import * as jobsRepo from '../../db/repos/jobs.js';
+import { providerCancel } from '../../shared/routing.js';
+import type { ProviderRef } from '../providers/types.js';
+import type { ProviderName } from '../../shared/job-model.js';
+import type { JobProviderActivities } from '../../workflows/activity-types.js';
+import { sameRef } from './common.js';
+import type { ProviderStepKit } from './provider-kit.js';
+
+export function cancelProviderStep(kit: ProviderStepKit): JobProviderActivities['cancelProvider'] {
+  const { deps, db, jobs, providerContext, call } = kit;
+  /**
+   * Cancels the request given (a given-up route's, or the run's own), else the job's recorded one;
+   * none, nothing to do. The given one comes first: by the time a given-up route's cancel runs, the
+   * row may hold a newer request of the job (a reset run's on the same provider) that must live. A
+   * cancel the provider confirms of the request the job's charge stands on (the recorded one),
+   * where its cancel is honored, refunds what the customer's cancel kept (the provider charges
+   * nothing for it).
+   */
+  return async function cancelProvider(provider: ProviderName, model: string, jobId: string, ref: ProviderRef | undefined): Promise<void> {
+    const adapter = deps.adapterFor(provider);
+    const recorded = adapter.free ? null : ((await jobsRepo.getJob(db, jobId))?.provider_ref as ProviderRef | null);
+    // Only this provider's request: after a failover the row holds the next route's.
+    const target = ref?.provider === provider ? ref : recorded?.provider === provider ? recorded : undefined;
+    if (!target) return;
+    const outcome = await call(provider, model, 'cancel', () => adapter.cancel(target, providerContext()));
+    // (jsonb keeps its own key order: compared field by field.)
+    const charged = recorded !== null && sameRef(recorded, target);
+    if (outcome.confirmed && charged && provider !== 'local' && providerCancel[provider] !== 'never') await jobs.cancelConfirmed(jobId);
+  };
+}

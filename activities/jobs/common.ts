@@ -1,0 +1,91 @@
+// What the job activities share: their dependencies, the run a step belongs to, and the job it holds.
+import { Context, ApplicationFailure } from '@temporalio/activity';
+import { sql } from 'kysely';
+import type { Database } from '../../db/index.js';
+import type { Job, JobPhase } from '../../db/schema.js';
+import * as jobsRepo from '../../db/repos/jobs.js';
+import type { Storage } from '../../shared/storage.js';
+import { IllegalStatusMoveError, InsufficientCreditsError, type JobService } from '../../db/job-service.js';
+import type { Config } from '../../shared/config.js';
+import { failureTypes } from '../../shared/failure-types.js';
+import { typedParams } from '../../shared/job-params.js';
+import type { InputFile, ProviderAdapter, ProviderRef } from '../providers/types.js';
+import type { ProviderName, RunClaim } from '../../shared/job-model.js';
+
+/** Whether two provider references name the same request, whatever their key order. */
+export function sameRef(a: ProviderRef, b: ProviderRef): boolean {
+  const canonical = (r: ProviderRef) => JSON.stringify(Object.entries(r).sort(([x], [y]) => (x < y ? -1 : 1)));
+  return canonical(a) === canonical(b);
+}
+
+export interface JobActivityDeps {
+  db: Database;
+  storage: Storage;
+  /** The job lifecycle (made from db and storage when not given). */
+  jobs?: JobService;
+  config: Config;
+  adapterFor(name: ProviderName): ProviderAdapter;
+  /** Stores a remote URL's bytes as a job input, through the SSRF-safe fetcher. */
+  fetchRemoteInput(args: { url: string; jobId: string; workspaceId: string; role: InputFile['role']; expect: 'image' | 'video' }): Promise<{ key: string; contentType: string; size: number }>;
+  metrics?: { providerCall(provider: string, model: string, op: string, seconds: number, ok: boolean): void; jobFinished(job: FinishedJob, outcome: 'completed' | 'failed'): void };
+}
+
+/** The attempt of the running activity (1 unless the step is being retried). */
+export const stepAttempt = () => Context.current().info.attempt;
+
+export const nonRetryable = (type: string, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true });
+
+/** The workflow run this activity works for (status moves record it; see db/repos/jobs.ts). */
+export function currentRunId(): string {
+  const runId = Context.current().info.workflowExecution?.runId;
+  if (!runId) throw nonRetryable(failureTypes.illegalStatusMove, 'job activities run only on behalf of a workflow');
+  return runId;
+}
+
+/** The run holding the job and since when, for the pipeline's deadline (a row claimed before claims were timed: since its start). */
+export function runClaim(job: Pick<Job, 'status_run_id' | 'claimed_at' | 'started_at'>): RunClaim | undefined {
+  const at = job.claimed_at ?? job.started_at;
+  return job.status_run_id && at ? { runId: job.status_run_id, at: new Date(at).getTime() } : undefined;
+}
+
+/**
+ * The job as run `runId` holds it, claiming it when this is the run's first live database step (a
+ * reset run may start at any step): a refused claim fails the step for good.
+ */
+export async function holdJob(db: Database, jobs: JobService, jobId: string, runId: string, phase: JobPhase): Promise<Job> {
+  const job = await jobsRepo.getJob(db, jobId);
+  if (!job) throw nonRetryable(failureTypes.inputUnavailable, `job ${jobId} does not exist`);
+  if (job.status === 'generating' && job.status_run_id === runId) return job;
+  try {
+    return (await jobs.claim(jobId, runId, { phase: () => phase, phaseSql: phase, attempt: stepAttempt() })).job;
+  } catch (err) {
+    throw stepFailure(err);
+  }
+}
+
+// ------------------------------------------------------------------ io activities
+
+/** Only a replace-actor job given by URLs needs a remote fetch before its request can be built. */
+export function needsRemoteFetch(job: Pick<Job, 'kind' | 'params'>): boolean {
+  const t = typedParams(job);
+  return t.kind === 'replace_actor' && !(t.params.image_file_id && t.params.video_file_id);
+}
+
+/** The phase after startGenerating as SQL over the job's row: needsRemoteFetch, for the one-statement start (a test holds the two equal). */
+export const nextPhaseSql = sql<JobPhase>`case when kind = 'replace_actor' and not (coalesce(params->>'image_file_id', '') <> '' and coalesce(params->>'video_file_id', '') <> '') then 'fetching_inputs' else 'submitting' end`;
+
+/** What the finished-job metrics need of a job row. */
+export interface FinishedJob {
+  kind: string;
+  model: string;
+  provider: string;
+  createdAt: Date;
+  refunded: number;
+}
+
+/** A job service error as the activity failure the pipeline expects; anything else as it is (retried). */
+export function stepFailure(err: unknown): unknown {
+  if (err instanceof InsufficientCreditsError) return nonRetryable(failureTypes.insufficientCredits, err.message);
+  if (err instanceof IllegalStatusMoveError) return nonRetryable(failureTypes.illegalStatusMove, err.message);
+  return err;
+}

@@ -1,0 +1,51 @@
+// The provider step that submits a job's request (once per job and run) and checks it once.
+import { Context } from '@temporalio/activity';
+import { failureTypes } from '../../shared/failure-types.js';
+import type { ProviderRef, ProviderRequest } from '../providers/types.js';
+import type { ProviderName } from '../../shared/job-model.js';
+import type { JobProviderActivities, ProviderCheck, ProviderStepOptions } from '../../workflows/activity-types.js';
+import { stepAttempt, nonRetryable, currentRunId, runClaim } from './common.js';
+import type { ProviderStepKit, StepDetails } from './provider-kit.js';
+
+export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities['submitAndCheck'] {
+  const { deps, jobs, attemptRef, mayFailOver, providerContext, refFromHeartbeat, ownJob, recordRef, call, check } = kit;
+  /**
+   * Submits once per job and run, then checks once (storing the outputs of a provider that
+   * finished within submit: the local renderer renders there). The request an earlier attempt
+   * made — in its last heartbeat, or recorded on the job row — is polled instead of submitted
+   * again; a new one is recorded on the row and in the heartbeat before anything else can fail.
+   * The local renderer (a free provider) is simply run again.
+   */
+  return async function submitAndCheck(provider: ProviderName, req: ProviderRequest, opts: ProviderStepOptions = {}): Promise<ProviderCheck & { ref: ProviderRef }> {
+    const adapter = deps.adapterFor(provider);
+    const runId = currentRunId();
+    const ctx = Context.current();
+    if (opts.failover) mayFailOver.set(ctx, opts);
+    if (adapter.free) {
+      const ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
+      const first = await check(provider, req, ref, true);
+      // Still running (an injected latency): the row says so, with the reference.
+      if (!first.stored && !(await jobs.recordProviderRef(req.jobId, runId, ref, stepAttempt()))) {
+        throw nonRetryable(failureTypes.illegalStatusMove, `job ${req.jobId} is no longer held by this run`);
+      }
+      return { ref, ...first };
+    }
+    let ref = refFromHeartbeat();
+    const job = await ownJob(req.jobId, runId, 'submitting');
+    // The row's request counts only when it is this provider's (a failover forgets the last route's).
+    const recorded = job.provider_ref as ProviderRef | null;
+    if (recorded?.provider === provider) ref ??= recorded;
+    if (ref && ref.provider !== provider) ref = undefined;
+    if (ref) {
+      attemptRef.set(ctx, ref);
+      // Found in the heartbeat only: the row learns it now.
+      if (recorded?.provider !== provider) await recordRef(provider, req.model, req.jobId, runId, ref);
+    } else {
+      ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
+      attemptRef.set(ctx, ref);
+      ctx.heartbeat({ ref } satisfies StepDetails);
+      await recordRef(provider, req.model, req.jobId, runId, ref);
+    }
+    return { ref, ...(await check(provider, req, ref)), claim: runClaim(job) };
+  };
+}

@@ -1,0 +1,57 @@
+// The catalog's actor models, replace actor and talking actor (shared/catalog.ts has the rules).
+// Values follow each provider's documentation; the `source` of each entry says where. Second routes:
+// shared/providers/*.ts `routes`.
+import type { ModelEntry } from './types.js';
+
+export const actorEntries = {
+  // ---- replace actor (one fixed model name for the kind)
+  'replace-actor': {
+    model: 'replace-actor',
+    kind: 'replace_actor',
+    provider: 'fal',
+    providerModelId: 'fal-ai/wan/v2.2-14b/animate/replace',
+    falRequest: 'wan-animate-replace',
+    // fal.ai/models/fal-ai/wan/v2.2-14b/animate/replace/llms.txt: video_url, image_url (resized and
+    // center-cropped to the output), resolution 480p | 580p | 720p. The output follows the motion video's
+    // length, so `duration` is enforced by the motion video we hand over, not by a provider field.
+    // Alibaba, the maker of Wan, serves the same model on Model Studio (activities/providers/alibaba.ts,
+    // contracts/alibaba.ts): the second route. It takes everything this model takes once the inputs are
+    // conformed (3–30 s inside its 2–30 s, a 720p frame of 1:1, 9:16 or 16:9, an actor PNG at that frame),
+    // so `accepts` only pins the resolution and aspect ratios the conformed inputs were checked for.
+    otherRoutes: "fal (fal-ai/wan/v2.2-14b/animate/replace) and Alibaba Cloud Model Studio (alibabacloud.com/help/en/model-studio/wan-animate-mix-api: wan2.2-animate-mix, video character swap, standard mode wan-std, through DashScope's asynchronous task API): two live routes; with failover on a job moves from one to the other.",
+    source: 'fal.ai model page fal-ai/wan/v2.2-14b/animate/replace (video_url, image_url, resolution 480p | 580p | 720p)',
+    aspectRatios: ['1:1', '9:16', '16:9'],
+    defaultAspectRatio: '9:16',
+    durations: { min: 3, max: 30 },
+    defaultDuration: 30,
+    resolutions: ['720p'],
+    defaultResolution: '720p',
+    deadlineSeconds: 1800,
+    price: { per: 'second', credits: 8, providerCost: 5 },
+  },
+
+  // ---- talking actor: ElevenLabs speech, then an image + audio lipsync model on fal
+  'talking-actor': {
+    model: 'talking-actor',
+    kind: 'talking_actor',
+    provider: 'elevenlabs',
+    providerModelId: 'eleven_multilingual_v2',
+    secondaryModelIds: { lipsync: 'fal-ai/infinitalk' },
+    alsoNeeds: ['fal'],
+    // elevenlabs.io/docs/api-reference/text-to-speech/convert: POST /v1/text-to-speech/{voice_id}
+    // ?output_format=pcm_24000, header xi-api-key, body { text, model_id, voice_settings { stability,
+    // similarity_boost, style, speed } }. fal-ai/infinitalk: image_url, audio_url, prompt, resolution 480p | 720p.
+    otherRoutes: 'A two-provider pipeline (ElevenLabs speech, then fal-ai/infinitalk); no second route for either step here. No alternate.',
+    source: 'ElevenLabs POST /v1/text-to-speech/{voice_id} (voice_settings stability, similarity_boost, style, speed 0.7-1.2); fal.ai fal-ai/infinitalk (image_url, audio_url, prompt, resolution)',
+    aspectRatios: ['9:16', '16:9', '1:1'],
+    defaultAspectRatio: '9:16',
+    resolutions: ['720p'],
+    defaultResolution: '720p',
+    deadlineSeconds: 1800,
+    price: { per: 'job', credits: 20, perHundredChars: 2, providerCost: 14 },
+    // InfiniteTalk renders num_frames 41–721 at 25 fps: at most 28.8 s of speech per request. Longer
+    // scripts are refused at create time on the live route (talkingActorScriptLimit), so what is charged
+    // is what is delivered; the local renderer has no such cap.
+    maxSpeechSeconds: 28.8,
+  },
+} as const satisfies Record<string, ModelEntry>;

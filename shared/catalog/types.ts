@@ -1,0 +1,88 @@
+// The catalog's types: a model's route (provider, model ids, inputs, deadline, price) and its price.
+// Apart from the entries (./images.ts, ./videos.ts, ./actors.ts) and the rules (shared/catalog.ts).
+import type { JobKind, LiveProviderName } from '../job-model.js';
+import type { AlternateAccepts } from '../providers/index.js';
+
+export type { AlternateAccepts, LiveProviderName };
+
+export interface ModelRoute {
+  /** Public model name of our API. */
+  model: string;
+  kind: JobKind;
+  /** Adapter that serves the model when it is live. */
+  provider: LiveProviderName;
+  /** The provider's own model id or endpoint id. */
+  providerModelId: string;
+  /** How the fal adapter shapes this model's request (its documented input schema), when fal serves it. */
+  falRequest?: FalRequestShape;
+  /** For multi-step pipelines (talking actor): further provider ids used. */
+  secondaryModelIds?: Record<string, string>;
+  /** Where these values were read. */
+  source: string;
+  /**
+   * Other live routes for the same model, in order: used when the primary provider's key is absent,
+   * and with failover on, the routes a running job moves to when its provider fails in a way another
+   * provider can fix (grok-video: fal first, then xAI's own API). See shared/routing.ts.
+   */
+  alternates?: readonly AlternateRoute[];
+  /**
+   * Where else the same model is served, from the providers' own documentation, and why it has no
+   * alternate here (no adapter written yet, or no second provider at all). README "Provider failover".
+   */
+  otherRoutes?: string;
+  /** Providers a pipeline needs besides its own (talking actor: ElevenLabs speech, then fal lipsync). */
+  alsoNeeds?: readonly LiveProviderName[];
+  aspectRatios: readonly string[];
+  defaultAspectRatio: string;
+  /** Allowed durations in seconds: a list of discrete values, or an inclusive range of integers. */
+  durations?: { values: readonly number[] } | { min: number; max: number };
+  defaultDuration?: number;
+  resolutions?: readonly string[];
+  defaultResolution?: string;
+  /** Provider time budget before the job fails, in seconds. */
+  deadlineSeconds: number;
+  price: Price;
+  /** Most reference images the live route can use (extra ones would be dropped silently, so they are refused). */
+  maxReferenceImages?: number;
+  /** How the live provider serves what is asked, where it differs (stated in the model catalog and README). */
+  servedAs?: Readonly<Record<string, string>>;
+  /** Longest speech one live request can lipsync, in seconds (talking actor). */
+  maxSpeechSeconds?: number;
+  /**
+   * Prompt length in characters (Unicode code points, as the provider counts them) that the provider's
+   * published input schema allows, where it is narrower than the create schema's 1–4000.
+   */
+  promptChars?: { min?: number; max?: number };
+  /** Durations the provider's reference-image endpoint allows, where narrower than `durations`. */
+  referenceDurations?: readonly number[];
+  /** False where the live route has no end-frame input (an end frame would be dropped, so it is refused). */
+  endFrame?: boolean;
+}
+
+/** The fal request builders (activities/providers/fal.ts), one per documented input schema family. */
+export const falRequestShapes = ['nano-banana', 'seedream', 'veo', 'kling', 'seedance', 'grok', 'wan-animate-replace'] as const;
+export type FalRequestShape = (typeof falRequestShapes)[number];
+
+export interface AlternateRoute {
+  provider: LiveProviderName;
+  providerModelId: string;
+  source: string;
+  /**
+   * What this route can take, where narrower than the model's: a job asking for more never starts
+   * on it and never fails over to it (shared/routing.ts resolveJobRoute). Unset: everything the model takes.
+   */
+  accepts?: AlternateAccepts;
+}
+
+/**
+ * `providerCost`: what the provider charges for a submitted request, in credits per the same unit
+ * (per job: plus the price's per-hundred-characters part, the speech made first). A customer's
+ * cancel after the submit does not refund it unless the provider honors the cancel (README "Cancel").
+ */
+export type Price =
+  | { per: 'image'; credits: number; providerCost: number }
+  | { per: 'second'; credits: number; providerCost: number }
+  | { per: 'job'; credits: number; perHundredChars?: number; providerCost: number };
+
+/** A catalog entry as its data file writes it: the alternates come from the providers' descriptors. */
+export type ModelEntry = Omit<ModelRoute, 'alternates'>;

@@ -1,0 +1,35 @@
+// BytePlus ModelArk (Seedream 4.5 and Seedance 1.5 pro): the second route of seedream-4.5 and
+// seedance-1.5 (activities/providers/byteplus.ts).
+import { defineProvider } from './define.js';
+
+export const byteplus = defineProvider({
+  name: 'byteplus',
+  keys: ['ARK_API_KEY'],
+  config: ({ optionalString, url }) => ({
+    ARK_API_KEY: optionalString.describe("BytePlus ModelArk's API key: the Seedream and Seedance second routes are live only with it."),
+    ARK_BASE_URL: url.default('https://ark.ap-southeast.bytepluses.com').describe("ModelArk's API origin; a trailing /api/v3 (the SDK's base) is dropped."),
+    ARK_SEEDREAM_MODEL: optionalString.describe("Replaces the catalog's Seedream 4.5 model id on ModelArk (an Ark Endpoint ID \"ep-…\" works too)."),
+    ARK_SEEDANCE_MODEL: optionalString.describe("Replaces the catalog's Seedance 1.5 pro model id on ModelArk (an Ark Endpoint ID \"ep-…\" works too)."),
+  }),
+  /**
+   * BytePlus ModelArk answers signed URLs on its own TOS bucket: ModelArk's image generation reference
+   * shows ark-content-generation-v2-ap-southeast-1.tos-ap-southeast-1.bytepluses.com; the bucket's
+   * suffix follows the region. Other buckets on BytePlus's object storage are anyone's, so only
+   * ark-content-generation-* buckets are allowed; no key goes there. Seedream images arrive as base64.
+   */
+  outputHosts: { hosts: ['ark-content-generation-*.tos-*.bytepluses.com'], keyHosts: [] },
+  // DELETE …/contents/generations/tasks/{id} stops queued video tasks (images finish within the submit).
+  cancel: 'queued',
+  routes: {
+    'seedream-4.5': {
+      providerModelId: 'seedream-4-5-251128',
+      source: "byteplus-python-sdk-v2 3.0.63 byteplussdkarkruntime (Images.generate: POST /api/v3/images/generations, model, prompt, image, size, sequential_image_generation, response_format b64_json, watermark); model id and the 2560×1440 … 4096×4096 pixel rule from third-party docs only (ARK_SEEDREAM_MODEL overrides the id): contracts/byteplus.ts",
+      accepts: { aspectRatios: ['1:1', '16:9', '9:16'] },
+    },
+    'seedance-1.5': {
+      providerModelId: 'seedance-1-5-pro-251215',
+      source: 'byteplus-python-sdk-v2 3.0.63 byteplussdkarkruntime (Tasks.create: POST /api/v3/contents/generations/tasks, model, content[{ type: text }], ratio, duration, resolution, generate_audio, watermark → { id }; Tasks.get status queued | running | succeeded | failed | cancelled, content.video_url; Tasks.delete) and docs.byteplus.com ModelArk 1520757; model id, ratios, 4–12 s and 480p/720p from third-party docs only (1080p disputed, image roles unconfirmed): contracts/byteplus.ts',
+      accepts: { durations: [4, 5, 6, 7, 8, 9, 10, 11, 12], resolutions: ['480p', '720p'], aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'], imageInputs: false },
+    },
+  },
+});

@@ -1,0 +1,50 @@
+// The one list of live providers. Adding a provider: its descriptor (./<name>.ts), one line here,
+// and on the worker its adapter (activities/providers/<name>.ts, found by the provider's name) and
+// its contract (activities/providers/contracts/<name>.ts). Everything below derives from the list:
+// provider names (shared/job-model.ts), key variables and role secrets (shared/routing.ts), the
+// cancel policy, the provider part of the configuration schema (./config.ts), the output hosts
+// (activities/providers/registry.ts) and the catalog's alternates (shared/catalog.ts).
+import type { OutputHosts, ProviderCancel, ProviderRoute } from './define.js';
+import { fal } from './fal.js';
+import { openai } from './openai.js';
+import { xai } from './xai.js';
+import { elevenlabs } from './elevenlabs.js';
+import { google } from './google.js';
+import { byteplus } from './byteplus.js';
+import { alibaba } from './alibaba.js';
+import { azure } from './azure.js';
+
+export const providers = [fal, openai, xai, elevenlabs, google, byteplus, alibaba, azure] as const;
+
+export type { AlternateAccepts, OutputHosts, ProviderCancel, ProviderDescriptor, ProviderRoute } from './define.js';
+
+export type Descriptor = (typeof providers)[number];
+export type LiveProviderName = Descriptor['name'];
+export const liveProviderNames = providers.map((p) => p.name) as readonly LiveProviderName[] as readonly [LiveProviderName, ...LiveProviderName[]];
+
+/** The configuration variables that hold provider keys. */
+export type ProviderKey = Descriptor['keys'][number];
+
+type ByName<T> = { [P in Descriptor as P['name']]: T extends 'keys' ? P['keys'] : never };
+const byName = <T>(value: (p: Descriptor) => T) => Object.fromEntries(providers.map((p) => [p.name, value(p)])) as Record<LiveProviderName, T>;
+
+/** The keys each live provider needs: all set (here or on its fleet) makes its routes live. */
+export const providerKeys = byName((p) => p.keys) as ByName<'keys'>;
+
+/** Whether each live provider honors a cancel of a submitted request (the descriptors' `cancel`). */
+export const providerCancel: Readonly<Record<LiveProviderName, ProviderCancel>> = byName((p) => p.cancel);
+
+/** Where each live provider's output files may come from, and which of those hosts may receive its key. */
+export const providerOutputHosts: Readonly<Record<LiveProviderName, OutputHosts>> = byName((p) => p.outputHosts);
+
+type PublicKey = NonNullable<Extract<Descriptor, { publicKeys: unknown }>['publicKeys']>[number];
+/** The provider key variables that are secrets (an endpoint is not), in list order without repeats. */
+export const providerSecrets = [...new Set(providers.flatMap((p) => p.keys.filter((k) => !((p as { publicKeys?: readonly string[] }).publicKeys ?? []).includes(k))))] as Exclude<ProviderKey, PublicKey>[];
+
+/** The further routes of each catalog model, in list order: the catalog's `alternates`. */
+export function providerRoutesOf(model: string): (ProviderRoute & { provider: LiveProviderName })[] {
+  return providers.flatMap((p) => {
+    const route = (p as { routes?: Readonly<Record<string, ProviderRoute>> }).routes?.[model];
+    return route ? [{ provider: p.name, ...route }] : [];
+  });
+}
