@@ -14,7 +14,7 @@ COPY package.json package-lock.json ./
 COPY client/package.json ./client/
 RUN npm ci --no-audit --no-fund
 COPY client ./client
-COPY tsconfig.json ./
+COPY tsconfig.json tsconfig.build.json ./
 COPY shared ./shared
 COPY api ./api
 COPY activities ./activities
@@ -22,11 +22,9 @@ COPY db ./db
 COPY scripts ./scripts
 COPY worker ./worker
 COPY workflows ./workflows
-COPY test ./test
-# Tests (and the benchmarks and history recorder, which drive the test harness) are built for type
-# checking only: the runtime image carries neither them nor the dev dependencies (@temporalio/testing).
-RUN npm run build && npm prune --omit=dev \
-  && rm -rf dist/test dist/scripts/bench-*.js* dist/scripts/save-histories.js*
+# npm run build compiles tsconfig.build.json: what ships, without the tests (nor the benchmarks and
+# history recorder, which drive the test harness); the runtime image drops the dev dependencies too.
+RUN npm run build && npm prune --omit=dev
 
 # ---- runtime: the local renderer needs ffmpeg and espeak-ng; prlimit (util-linux, essential in
 # Debian, so already here) caps the memory of each ffmpeg run on tenant media

@@ -10,7 +10,7 @@
 //   - how many LISTEN connections the gateway held (one, whatever the number of streams).
 // It asserts nothing.
 //
-//   npm run build && npm run bench:events [-- streams=500 jobs=50]
+//   npm run build:all && npm run bench:events [-- streams=500 jobs=50]
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';

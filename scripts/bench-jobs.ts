@@ -12,7 +12,7 @@
 // gateway, the workers and the activities alike).
 //
 //   npm run bench:jobs [-- 60 20]     (jobs at concurrency 10, jobs at concurrency 1; both profiles)
-//   node dist/scripts/bench-jobs.js 60 20          (after npm run build, on the stack in the environment)
+//   node dist/scripts/bench-jobs.js 60 20          (after npm run build:all, on the stack in the environment)
 import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';

@@ -14,7 +14,7 @@
 // per minute, the time to settle 100 terminated jobs against the reconcile interval, and the
 // table and index sizes. The databases are dropped at the end (BENCH_KEEP=1 keeps them).
 //
-//   npm run build && npm run bench:scale [-- jobs=1000000 held=2000 inFlight=5000]
+//   npm run build:all && npm run bench:scale [-- jobs=1000000 held=2000 inFlight=5000]
 import { performance } from 'node:perf_hooks';
 import http from 'node:http';
 import pg from 'pg';

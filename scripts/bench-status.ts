@@ -10,7 +10,7 @@
 // latency counted from each request's scheduled send time: p50/p99). It prints figures and
 // asserts nothing.
 //
-//   npm run build && npm run bench:status [-- seconds-per-round=4 rounds=3]
+//   npm run build:all && npm run bench:status [-- seconds-per-round=4 rounds=3]
 //   (BENCH_PROFILE_DIR=<dir> also writes the gateway's CPU profile there)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -11,7 +11,7 @@
 // by when V8's memory reducer (which runs ~10 s into an idle period) has given unused heap back.
 // Uses a throw-away database and removes the objects it stored.
 //
-//   npm run build && npm run bench:uploads -- [concurrency] [megabytes]
+//   npm run build:all && npm run bench:uploads -- [concurrency] [megabytes]
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';

@@ -3,7 +3,7 @@
 // from a real job (or delivery, upload, provider cancel) on the real stack. What each file holds is
 // listed in test/workflows/saved-histories.ts; the replay test requires every one of them.
 //
-//   eval "$(scripts/stack.sh up test)" && npm run build && node dist/scripts/save-histories.js
+//   eval "$(scripts/stack.sh up test)" && npm run build:all && node dist/scripts/save-histories.js
 //
 // Regenerate only on purpose (a deliberate change of a workflow's shape): the point of the saved
 // histories is that workflow code which can no longer replay them fails the test. Jobs are pinned to

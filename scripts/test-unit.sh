@@ -2,18 +2,19 @@
 # npm run test:unit: the tests that need no stack (no Postgres, shared Temporal server or MinIO) —
 # test/unit/ and the workflow tests with mocked activities (they start their own Temporal dev server
 # from the `temporal` CLI that scripts/stack.sh install puts on PATH). Builds into dist/ like npm test.
-# Pass name patterns to run a subset: npm run test:unit -- ssrf pipeline
+# Pass name patterns to run a subset: npm run test:unit -- ssrf pipeline (and node --test flags, as npm test)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/test-build.sh
+split_test_args "$@"
 source scripts/npm-deps.sh
 ensure_npm_deps
-rm -rf dist
-npm run --silent build
+incremental_build
 command -v temporal >/dev/null || echo "[test:unit] the temporal CLI is not installed (scripts/stack.sh install): the mocked workflow tests will fail" >&2
 mapfile -t files < <({ find dist/test/unit -name '*.test.js'; echo dist/test/workflows/pipeline-branches.test.js; } | sort)
-if (($#)); then
-  mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -E "$(IFS='|'; echo "$*")" || true)
-  ((${#files[@]})) || { echo "no unit test file matches: $*" >&2; exit 1; }
+if ((${#patterns[@]})); then
+  mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -E "$(IFS='|'; echo "${patterns[*]}")" || true)
+  ((${#files[@]})) || { echo "no unit test file matches: ${patterns[*]}" >&2; exit 1; }
 fi
 export NODE_ENV=test
-exec node --enable-source-maps --test --test-concurrency="${TEST_CONCURRENCY:-2}" --test-timeout="${TEST_TIMEOUT_MS:-120000}" "${files[@]}"
+exec node --enable-source-maps --test --test-concurrency="${TEST_CONCURRENCY:-2}" --test-timeout="${TEST_TIMEOUT_MS:-120000}" "${node_flags[@]}" "${files[@]}"

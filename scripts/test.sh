@@ -1,24 +1,21 @@
 #!/usr/bin/env bash
 # npm test: provision the real stack (profile "test"), build, then run every test file with node's
-# test runner. Pass name patterns to run a subset: npm test -- uploads gateway
+# test runner. Pass name patterns to run a subset: npm test -- uploads gateway; arguments starting
+# with - go to node --test: npm test -- redact --test-name-pattern "api keys"
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/test-build.sh
+split_test_args "$@"
 # A fresh clone has no node_modules: install before spending minutes on the stack.
 source scripts/npm-deps.sh
 ensure_npm_deps
 stack_env=$(scripts/stack.sh up test) || { echo "the test stack did not start (see the messages above)" >&2; exit 1; }
 eval "$stack_env"
-# A clean dist/: a test file deleted or renamed in the source must stop running.
-rm -rf dist
-if ! npm run --silent build; then
-  # While several people edit at once, ALLOW_TYPE_ERRORS=1 runs what tsc still emitted. Never in CI.
-  [[ ${ALLOW_TYPE_ERRORS:-0} == 1 && -z ${CI:-} ]] || exit 1
-  echo "[test] type errors ignored (ALLOW_TYPE_ERRORS=1)" >&2
-fi
+incremental_build || exit 1
 mapfile -t files < <(find dist/test -name '*.test.js' | sort)
-if (($#)); then
-  mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -E "$(IFS='|'; echo "$*")" || true)
-  ((${#files[@]})) || { echo "no test file matches: $*" >&2; exit 1; }
+if ((${#patterns[@]})); then
+  mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -E "$(IFS='|'; echo "${patterns[*]}")" || true)
+  ((${#files[@]})) || { echo "no test file matches: ${patterns[*]}" >&2; exit 1; }
 fi
 # The production topology (scripts/stack.sh up prod: Temporal server on Postgres, two gateways,
 # worker fleets by role) is started or reused only when its suite runs; the suite gets the profile's
@@ -31,7 +28,7 @@ if printf '%s\n' "${files[@]}" | grep -qE '/prod-profile[a-z-]*\.test\.js$'; the
 fi
 export NODE_ENV=test
 set +e
-node --enable-source-maps --test --test-concurrency="${TEST_CONCURRENCY:-2}" --test-timeout="${TEST_TIMEOUT_MS:-1800000}" "${files[@]}"
+node --enable-source-maps --test --test-concurrency="${TEST_CONCURRENCY:-2}" --test-timeout="${TEST_TIMEOUT_MS:-1800000}" "${node_flags[@]}" "${files[@]}"
 code=$?
 # The stacks stay up so the next run starts in seconds; say so, and how to get the memory back.
 running=()

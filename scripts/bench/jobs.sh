@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 source scripts/npm-deps.sh
 ensure_npm_deps
-npm run --silent build
+npm run --silent build:all
 for profile in ${BENCH_PROFILES:-dev prod}; do
   echo "== profile $profile"
   # The profile's own servers, whatever this shell's variables point at.

@@ -12,7 +12,8 @@ import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, typ
 import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/openai.js';
-import { falRequestsWith, jobFinished, jobLedger, jobRow } from '../support/failover-stack.js';
+import { falRequestsWith } from '../support/failover-stack.js';
+import { jobFinished, jobLedger, jobRow } from '../support/job-helpers.js';
 import { Holds } from '../support/holds.js';
 
 const loops = 50;

@@ -10,7 +10,7 @@ import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.j
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/openai.js';
 import { startFakeAzure, type FakeAzure } from '../support/fake-providers/azure.js';
 import { json } from '../support/fake-providers/server.js';
-import { jobFinished, jobLedger } from '../support/failover-stack.js';
+import { jobFinished, jobLedger } from '../support/job-helpers.js';
 
 let tdb: TestDatabase;
 let live: LiveFal;

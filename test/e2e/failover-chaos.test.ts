@@ -7,7 +7,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, waitFor } from '../support/stack.js';
 import { api, creditsOf, startWorkers } from '../support/services.js';
-import { jobFinished, jobLedger, jobRow, spawnWorkerProcess, startFailoverStack, submitsWith, type FailoverStack } from '../support/failover-stack.js';
+import { spawnWorkerProcess, startFailoverStack, submitsWith, type FailoverStack } from '../support/failover-stack.js';
+import { jobFinished, jobLedger, jobRow } from '../support/job-helpers.js';
 import { json } from '../support/fake-providers/server.js';
 
 let stack: FailoverStack<'xai'>;

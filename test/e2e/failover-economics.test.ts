@@ -11,8 +11,9 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, waitFor, type Tenant } from '../support/stack.js';
-import { api, creditsOf } from '../support/services.js';
-import { falRequestsWith, jobFinished, jobLedger, jobRow, startFailoverStack, submitsWith, type FailoverStack } from '../support/failover-stack.js';
+import { creditsOf } from '../support/services.js';
+import { falRequestsWith, startFailoverStack, submitsWith, type FailoverStack } from '../support/failover-stack.js';
+import { createVideoOnFal, jobFinished, jobLedger, jobRow } from '../support/job-helpers.js';
 import { json } from '../support/fake-providers/server.js';
 
 let stack: FailoverStack<'xai'>;
@@ -34,12 +35,7 @@ beforeEach(async () => {
   await stack.tdb.db.deleteFrom('provider_circuits').execute();
 });
 
-async function create(t: Tenant, marker: string): Promise<string> {
-  const r = await api(stack.gw.baseUrl, t.apiKey).post('/v1/videos/generate', { project_id: t.projectId, prompt: `a lighthouse at dusk ${marker}`, model, aspect_ratio: '16:9', duration: 1, resolution: '480p' });
-  assert.equal(r.status, 200, r.text);
-  assert.equal(r.body.data.provider, 'fal');
-  return r.body.data.id as string;
-}
+const create = (t: Tenant, marker: string) => createVideoOnFal(stack.gw.baseUrl, t, model, marker);
 
 describe('failover pays once for one result', () => {
   test(`status checks answer 502 for ${outageMs / 1000} s (20x the failover budget) after fal reported the request running: the job completes on fal, one submit, nothing at xAI`, { timeout: 400_000 }, async () => {

@@ -7,7 +7,8 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, type InProcessGateway as Gateway } from '../support/services.js';
-import { jobFinished, jobLedger, jobRow, startFailoverStack, type FailoverStack } from '../support/failover-stack.js';
+import { startFailoverStack, type FailoverStack } from '../support/failover-stack.js';
+import { createVideoOnFal, jobFinished, jobLedger, jobRow } from '../support/job-helpers.js';
 import type { FakeFal } from '../support/fake-providers/fal.js';
 import type { FakeGoogle } from '../support/fake-providers/google.js';
 import { json } from '../support/fake-providers/server.js';
@@ -37,12 +38,7 @@ beforeEach(async () => {
   await tdb.db.deleteFrom('provider_circuits').execute();
 });
 
-async function create(t: Tenant, marker: string, duration: number, more: Record<string, unknown> = {}): Promise<string> {
-  const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', { project_id: t.projectId, prompt: `a lighthouse at dusk ${marker}`, model, aspect_ratio: '16:9', duration, resolution: '720p', ...more });
-  assert.equal(r.status, 200, r.text);
-  assert.equal(r.body.data.provider, 'fal', 'new jobs start on the first route');
-  return r.body.data.id as string;
-}
+const create = (t: Tenant, marker: string, duration: number, more: Record<string, unknown> = {}) => createVideoOnFal(gw.baseUrl, t, model, marker, { duration, resolution: '720p', ...more });
 
 const rowOf = (id: string) => jobRow(tdb.db, id);
 const finished = (id: string) => jobFinished(tdb.db, id);

@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, type InProcessGateway as Gateway } from '../support/services.js';
-import { falRequestsWith, jobFinished, jobLedger, startFailoverStack, submitsWith, type FailoverStack } from '../support/failover-stack.js';
+import { falRequestsWith, startFailoverStack, submitsWith, type FailoverStack } from '../support/failover-stack.js';
+import { createVideoOnFal, jobFinished, jobLedger } from '../support/job-helpers.js';
 import type { FakeFal } from '../support/fake-providers/fal.js';
 import type { FakeXai } from '../support/fake-providers/xai.js';
 import { json } from '../support/fake-providers/server.js';
@@ -49,12 +50,7 @@ beforeEach(async () => {
   await tdb.db.deleteFrom('provider_circuits').execute();
 });
 
-async function create(t: Tenant, marker: string): Promise<string> {
-  const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', { project_id: t.projectId, prompt: `a lighthouse at dusk ${marker}`, model, aspect_ratio: '16:9', duration: 1, resolution: '480p' });
-  assert.equal(r.status, 200, r.text);
-  assert.equal(r.body.data.provider, 'fal', 'new jobs start on the first route');
-  return r.body.data.id as string;
-}
+const create = (t: Tenant, marker: string) => createVideoOnFal(gw.baseUrl, t, model, marker);
 
 const finished = (id: string) => jobFinished(tdb.db, id);
 

@@ -7,11 +7,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
-import { createTestDatabase, createTenant, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { createTestDatabase, createTenant, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
 import { api, startGateway, startWorkers, type Workers } from '../support/services.js';
 import { roleName } from '../../worker/roles.js';
 import type { Config } from '../../shared/config.js';
 import { serveApiMetrics } from '../../api/metrics.js';
+import { imageBody } from '../support/job-helpers.js';
 
 const workerMain = fileURLToPath(new URL('../../worker/main.js', import.meta.url));
 const limits = { RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', RECONCILE_INTERVAL_MS: '3600000' };
@@ -80,8 +81,6 @@ async function waitForJob(id: string, statuses: string[], timeoutMs = 120_000) {
     return statuses.includes(row.status) ? row : undefined;
   }, timeoutMs, 200);
 }
-
-const imageBody = (t: Tenant, prompt: string) => ({ project_id: t.projectId, prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
 
 /** The worker identities (`<pid>@<host>`) that worked on the job: tasks in its history and activities in flight. */
 async function identities(client: Client, jobId: string): Promise<{ history: string[]; pending: string[] }> {

@@ -11,7 +11,8 @@ import { readFile, readdir } from 'node:fs/promises';
 import { createTenant, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, type InProcessGateway as Gateway } from '../support/services.js';
 import { insertUpload } from '../support/fixtures.js';
-import { jobFinished, jobLedger, spawnWorkerProcess, startFailoverStack, type FailoverStack, type WorkerProcess } from '../support/failover-stack.js';
+import { spawnWorkerProcess, startFailoverStack, type FailoverStack, type WorkerProcess } from '../support/failover-stack.js';
+import { jobFinished, jobLedger } from '../support/job-helpers.js';
 import { oversizedMp4 } from '../support/oversized-video.js';
 
 /** The provider:fal worker process and the tools it starts, together, never above this (resident set, MB). */

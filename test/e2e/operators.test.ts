@@ -11,6 +11,7 @@ import { insertUpload, probeUrl } from '../support/fixtures.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import { searchAttributes } from '../../workflows/definitions.js';
 import type { Config } from '../../shared/config.js';
+import { imageBody } from '../support/job-helpers.js';
 
 let svc: Service;
 let tdb: TestDatabase;
@@ -49,8 +50,6 @@ async function waitForListed(client: Client, query: string, ids: string[]): Prom
     250,
   );
 }
-
-const imageBody = (t: Tenant, prompt: string) => ({ project_id: t.projectId, prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
 
 describe('finding jobs in the Temporal Web UI', () => {
   test('a job is found by id and by each search attribute, JobStatus follows the job, and the summary is short', async () => {

@@ -16,7 +16,7 @@ import { createDb, type Database } from '../../db/index.js';
 import { createTenant, waitFor } from '../support/stack.js';
 import { api, creditsOf } from '../support/services.js';
 import { lockProdStack, type ProdStack } from '../support/prod-stack.js';
-import { jobRow } from '../support/failover-stack.js';
+import { jobRow } from '../support/job-helpers.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import { randomToken } from '../../shared/ids.js';

@@ -16,6 +16,7 @@ import { createTenant, waitFor, type Tenant } from '../support/stack.js';
 import { api, creditsOf } from '../support/services.js';
 import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
 import { lockProdStack, processAlive, type ProdStack } from '../support/prod-stack.js';
+import { jobFinished } from '../support/job-helpers.js';
 
 let stack: ProdStack & { release(): void };
 let db: Database;
@@ -39,17 +40,8 @@ after(async () => {
 
 const gateway = (i: 0 | 1) => stack.gateways[i]!;
 
-async function jobRow(id: string) {
-  return db.selectFrom('jobs').select(['status', 'error', 'price', 'workspace_id']).where('id', '=', id).executeTakeFirstOrThrow();
-}
-
 /** Waits on the job's row (no gateway round trips, so no rate-limit budget is spent while waiting). */
-async function waitForFinished(id: string, timeoutMs = 240_000) {
-  return waitFor(`${id} to finish`, async () => {
-    const row = await jobRow(id);
-    return row.status === 'completed' || row.status === 'failed' ? row : undefined;
-  }, timeoutMs, 250);
-}
+const waitForFinished = (id: string, timeoutMs = 240_000) => jobFinished(db, id, timeoutMs);
 
 /** Every job completed, its ledger nets to its price, and the workspace paid exactly the sum. */
 async function assertCompletedWithExactCredits(t: Tenant, startCredits: number, ids: string[]) {

@@ -23,6 +23,7 @@ import { listClosedInFlightRuns } from '../../workflows/client.js';
 import { closedRun, resetRun, runHistory } from '../support/resets.js';
 import { sql } from 'kysely';
 import type { Config } from '../../shared/config.js';
+import { createImage } from '../support/job-helpers.js';
 
 let tdb: TestDatabase;
 let live: LiveFal;
@@ -58,11 +59,7 @@ function replica(client: Client = gw.client, overrides: Partial<Config> = {}): R
   return createReconciler({ config: { ...config, ...overrides }, db, storage: workers.service.storage, client, logger: pino({ level: 'silent' }) });
 }
 
-async function create(t: Tenant, prompt: string, baseUrl = gw.baseUrl): Promise<string> {
-  const r = await api(baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
-  assert.equal(r.status, 200, r.text);
-  return r.body.data.id as string;
-}
+const create = (t: Tenant, prompt: string, baseUrl = gw.baseUrl) => createImage(baseUrl, t, prompt);
 
 /** Jobs generating at fal, each with its request reference stored on its row. */
 async function jobsAtProvider(t: Tenant, n: number, label: string): Promise<string[]> {

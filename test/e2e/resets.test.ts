@@ -17,9 +17,9 @@ import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Ga
 import type { FakeFal } from '../support/fake-providers/fal.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { closedRun, pointOfLocalActivity, resetRun, runHistory } from '../support/resets.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
 import type { Config } from '../../shared/config.js';
 import { jobToStart, startJobWorkflow } from '../../workflows/client.js';
+import { createImage, jobLedger, jobRow } from '../support/job-helpers.js';
 
 let tdb: TestDatabase;
 let fal: FakeFal;
@@ -53,14 +53,10 @@ after(async () => {
 });
 
 const submitsFor = (marker: string) => fal.requestsOf('submit').filter((r) => JSON.stringify(r.json).includes(marker)).length;
-const rowOf = (id: string) => tdb.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const ledger = async (id: string) => (await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]);
+const rowOf = (id: string) => jobRow(tdb.db, id);
+const ledger = (id: string) => jobLedger(tdb.db, id);
 
-async function create(t: Tenant, prompt: string, baseUrl = gw.baseUrl): Promise<string> {
-  const r = await api(baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
-  assert.equal(r.status, 200, r.text);
-  return r.body.data.id as string;
-}
+const create = (t: Tenant, prompt: string, baseUrl = gw.baseUrl) => createImage(baseUrl, t, prompt);
 
 /** The reset points of a run, and the first that replays its failure (the task that ran failJob). */
 async function resetPoints(client: Client, id: string, runId: string): Promise<{ points: number[]; failedAt: number | undefined }> {

@@ -15,7 +15,7 @@ import { createTenant, createTestDatabase, insertImageJob, testConfig, waitFor, 
 import { creditsOf, startWorkers, type Workers } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { alertRule, evaluateAlert } from '../support/ops.js';
-import { jobLedger, jobRow } from '../support/failover-stack.js';
+import { jobLedger, jobRow } from '../support/job-helpers.js';
 import { createWorkerService, type WorkerService } from '../../worker/service.js';
 import { createWorkerMetrics, serveWorkerMetrics } from '../../worker/metrics.js';
 import { parseRoles } from '../../worker/roles.js';

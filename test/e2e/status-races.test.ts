@@ -19,6 +19,7 @@ import * as jobsRepo from '../../db/repos/jobs.js';
 import { jobToStart, startJobWorkflow } from '../../workflows/client.js';
 import { createReconciler } from '../../worker/reconciler.js';
 import type { Config } from '../../shared/config.js';
+import { createImage, jobLedger } from '../support/job-helpers.js';
 
 let tdb: TestDatabase;
 let config: Config;
@@ -41,17 +42,12 @@ after(async () => {
   await tdb?.drop();
 });
 
-const imageBody = (t: Tenant, prompt: string) => ({ project_id: t.projectId, prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
 
-async function create(t: Tenant, prompt: string): Promise<string> {
-  const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', imageBody(t, prompt));
-  assert.equal(r.status, 200, r.text);
-  return r.body.data.id as string;
-}
+const create = (t: Tenant, prompt: string) => createImage(gw.baseUrl, t, prompt);
 
 const storedKeys = (jobId: string) => jobObjectKeys(config, jobId);
 
-const ledger = async (id: string) => (await jobsRepo.ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]);
+const ledger = (id: string) => jobLedger(tdb.db, id);
 const rowStatus = async (id: string) => (await jobsRepo.getJob(tdb.db, id))!.status;
 const workflowStatus = async (id: string) => (await gw.client.workflow.getHandle(id).describe()).status.name;
 

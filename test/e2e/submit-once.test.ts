@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startWorkers, type InProcessGateway as Gateway } from '../support/services.js';
-import { falRequestsWith, jobFinished, jobLedger, jobRow, spawnWorkerProcess, startFailoverStack, type FailoverStack } from '../support/failover-stack.js';
+import { falRequestsWith, spawnWorkerProcess, startFailoverStack, type FailoverStack } from '../support/failover-stack.js';
+import { createImage, jobFinished, jobLedger, jobRow } from '../support/job-helpers.js';
 import type { FakeFal } from '../support/fake-providers/fal.js';
 import { json } from '../support/fake-providers/server.js';
 import { indexOfLocalActivity } from '../support/history.js';
@@ -50,11 +51,7 @@ after(() => stack?.close());
 /** Requests of `op` at the fake that belong to the job with this prompt marker. */
 const requestsFor = (op: 'submit' | 'status' | 'cancel', marker: string) => falRequestsWith(fal, op, marker);
 
-async function create(t: Tenant, marker: string): Promise<string> {
-  const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt: `a lighthouse ${marker}`, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
-  assert.equal(r.status, 200, r.text);
-  return r.body.data.id as string;
-}
+const create = (t: Tenant, marker: string) => createImage(gw.baseUrl, t, `a lighthouse ${marker}`);
 
 const rowOf = (id: string) => jobRow(tdb.db, id);
 const finished = (id: string) => jobFinished(tdb.db, id, 120_000);

@@ -15,7 +15,8 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createTenant, rawMinioClient, waitFor, type Tenant } from '../support/stack.js';
 import { api, creditsOf, startWorkers } from '../support/services.js';
-import { falRequestsWith, jobFinished, jobLedger, jobRow, spawnWorkerProcess, startFailoverStack, type FailoverStack, type WorkerProcess } from '../support/failover-stack.js';
+import { falRequestsWith, spawnWorkerProcess, startFailoverStack, type FailoverStack, type WorkerProcess } from '../support/failover-stack.js';
+import { jobFinished, jobLedger, jobRow } from '../support/job-helpers.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/openai.js';
 
 let stack: FailoverStack;

@@ -16,8 +16,6 @@ import { startFakeByteplus } from './fake-providers/byteplus.js';
 import { startFakeAlibaba } from './fake-providers/alibaba.js';
 import type { FakeServer } from './fake-providers/server.js';
 import type { Config } from '../../shared/config.js';
-import type { Database } from '../../db/index.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
 
 const workerMain = fileURLToPath(new URL('../../worker/main.js', import.meta.url));
 
@@ -141,17 +139,3 @@ export function falRequestsWith(fal: FakeFal, op: 'submit' | 'status' | 'cancel'
   const ids = new Set([...fal.states.values()].filter((s) => JSON.stringify(s.input).includes(marker)).map((s) => s.id));
   return fal.requestsOf(op).filter((r) => ids.has(r.path.split('/')[4]!)).length;
 }
-
-/** A job's row. */
-export const jobRow = (db: Database, id: string) => db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-
-/** A job's row once it has completed or failed. */
-export function jobFinished(db: Database, id: string, timeoutMs = 180_000) {
-  return waitFor(`${id} to finish`, async () => {
-    const row = await jobRow(db, id);
-    return row.status === 'completed' || row.status === 'failed' ? row : undefined;
-  }, timeoutMs, 200);
-}
-
-/** A job's ledger entries as [reason, delta] pairs, oldest first. */
-export const jobLedger = async (db: Database, id: string) => (await ledgerForJob(db, id)).map((l) => [l.reason, Number(l.delta)]);

@@ -1,4 +1,4 @@
-"""The asynchronous client (httpx.AsyncClient, on asyncio or trio): MediaGenClient's methods, awaited."""
+"""The asynchronous client (httpx.AsyncClient, on asyncio or trio), source of the sync one (scripts/generate_sync_client.py)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,26 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from contextlib import aclosing
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Generic, TypeVar, cast, overload
+from typing import IO, Any, TypeVar, cast, overload
 
 import anyio
 import httpx
 from httpx_sse import EventSource
-from typing_extensions import Unpack
 
 from . import _core
+from ._async_resources import (
+    _Actors,
+    _Images,
+    _JobResource,
+    _Jobs,
+    _Models,
+    _Projects,
+    _ReplaceActors,
+    _TalkingActors,
+    _Uploads,
+    _Videos,
+    _Voices,
+)
 from ._core import (
     JOB_PATHS,
     TERMINAL,
@@ -29,34 +41,12 @@ from ._core import (
 )
 from ._errors import MediaGenError, error_from_response
 from .models import (
-    Actor,
-    ActorsQuery,
-    DirectUpload,
-    DirectUploadCreate,
     DirectUploadRecord,
-    DryRunQuote,
     FileUpload,
     Health,
-    ImageCreate,
-    ImageJob,
-    JobListItem,
-    JobListQuery,
-    ModelInfo,
-    Project,
-    ProjectsQuery,
     Readiness,
-    ReplaceActorCreate,
-    ReplaceActorCreated,
-    ReplaceActorJob,
-    TalkingActorCreate,
-    TalkingActorCreated,
-    TalkingActorJob,
     UploadMimeType,
     UrlResult,
-    VideoCreate,
-    VideoJob,
-    Voice,
-    VoicesQuery,
 )
 
 T = TypeVar("T")
@@ -407,164 +397,3 @@ def _check_deadline(deadline: float | None, kind: str, job_id: str) -> None:
     if deadline is not None and time.monotonic() >= deadline:
         raise MediaGenError(status=0, code="timeout", message=f"{kind} job {job_id} did not finish in time")
 
-
-# ---------------------------------------------------------------------- resources
-
-Item = TypeVar("Item")
-
-
-class _Lister(Generic[Item]):
-    def __init__(self, client: AsyncMediaGenClient, path: str) -> None:
-        self._client = client
-        self._path = path
-
-    async def _list(self, query: Mapping[str, Any]) -> Page[Item]:
-        return cast(Page[Item], await self._client.request("GET", f"{self._path}{_core.query_string(query)}"))
-
-
-class _Projects(_Lister[Project]):
-    async def list(self, **query: Unpack[ProjectsQuery]) -> Page[Project]:
-        """GET /v1/projects: one page (`limit` 1-100, `cursor` a page's next_cursor)."""
-        return await self._list(query)
-
-
-class _Actors(_Lister[Actor]):
-    async def list(self, **query: Unpack[ActorsQuery]) -> Page[Actor]:
-        """GET /v1/actors: one page, filtered by gender, age, skin_tone, is_pro."""
-        return await self._list(query)
-
-
-class _Voices(_Lister[Voice]):
-    async def list(self, **query: Unpack[VoicesQuery]) -> Page[Voice]:
-        """GET /v1/voices: one page."""
-        return await self._list(query)
-
-
-class _Models:
-    def __init__(self, client: AsyncMediaGenClient) -> None:
-        self._client = client
-
-    async def list(self) -> Page[ModelInfo]:
-        """GET /v1/models: every public model, what it accepts, its price and how this deployment serves it."""
-        return cast(Page[ModelInfo], await self._client.request("GET", "/v1/models"))
-
-
-class _Jobs:
-    def __init__(self, client: AsyncMediaGenClient) -> None:
-        self._client = client
-
-    async def list(self, **query: Unpack[JobListQuery]) -> Page[JobListItem]:
-        """GET /v1/jobs: every kind, newest first."""
-        return cast(Page[JobListItem], await self._client.request("GET", f"/v1/jobs{_core.query_string(query)}"))
-
-    async def get(self, job_id: str) -> AnyJob:
-        """The status of any job, its kind told by its id."""
-        return await self._client.get_job(job_id)
-
-
-class _Uploads:
-    """Direct uploads: the bytes go straight to storage with a presigned POST, never through a gateway."""
-
-    def __init__(self, client: AsyncMediaGenClient) -> None:
-        self._client = client
-
-    async def create(self, *, idempotency_key: str | None = None, **body: Unpack[DirectUploadCreate]) -> DirectUpload:
-        """POST /v1/uploads: a pending upload and the presigned POST for its bytes."""
-        return cast(DirectUpload, await self._client._data("POST", "/v1/uploads", json=body, idempotent=True, idempotency_key=idempotency_key))
-
-    async def complete(self, upload_id: str) -> DirectUploadRecord:
-        """POST /v1/uploads/{id}/complete: checks the stored bytes; completed (or 400, failed)."""
-        return cast(DirectUploadRecord, await self._client._data("POST", f"/v1/uploads/{_core.quote_id(upload_id)}/complete"))
-
-    async def get(self, upload_id: str) -> DirectUploadRecord:
-        """GET /v1/uploads/{id}: any upload of the workspace, with its status."""
-        return cast(DirectUploadRecord, await self._client._data("GET", f"/v1/uploads/{_core.quote_id(upload_id)}"))
-
-    async def delete(self, upload_id: str) -> DirectUploadRecord:
-        """DELETE /v1/uploads/{id}: any upload of the workspace; its link then answers 410 and jobs refuse it. Idempotent."""
-        return cast(DirectUploadRecord, await self._client._data("DELETE", f"/v1/uploads/{_core.quote_id(upload_id)}"))
-
-
-JobT = TypeVar("JobT", bound=Mapping[str, Any])
-CreateT = TypeVar("CreateT")
-
-
-class _JobResource(Generic[JobT, CreateT]):
-    """Status, URL, cancel, delete, list, quote and events of one job kind."""
-
-    def __init__(self, client: AsyncMediaGenClient, kind: JobKind) -> None:
-        self._client = client
-        self._kind = kind
-        self._paths = JOB_PATHS[kind]
-
-    def _at(self, job_id: str, suffix: str = "") -> str:
-        return f"{self._paths.base}/{_core.quote_id(job_id)}{suffix}"
-
-    async def _create(self, body: Mapping[str, Any], idempotency_key: str | None) -> Any:
-        return await self._client._data("POST", self._paths.create, json=dict(body), idempotent=True, idempotency_key=idempotency_key)
-
-    async def _quote(self, body: Mapping[str, Any]) -> DryRunQuote:
-        return cast(DryRunQuote, await self._client._data("POST", f"{self._paths.create}?dry_run=true", json=dict(body)))
-
-    async def list(self, **query: Unpack[JobListQuery]) -> Page[JobT]:
-        """This kind's jobs, newest first (the same filters as jobs.list)."""
-        return cast(Page[JobT], await self._client.request("GET", f"{self._paths.base}{_core.query_string(query)}"))
-
-    async def get(self, job_id: str) -> JobT:
-        return cast(JobT, await self._client._data("GET", self._at(job_id)))
-
-    async def url(self, job_id: str) -> UrlResult:
-        """The output URL(s) of a completed job; 409 `not_ready` (body `status`) before."""
-        return cast(UrlResult, await self._client._data("GET", self._at(job_id, "/url")))
-
-    async def cancel(self, job_id: str) -> JobT:
-        return cast(JobT, await self._client._data("POST", self._at(job_id, "/cancel")))
-
-    async def delete_outputs(self, job_id: str) -> JobT:
-        """DELETE: removes a finished job's outputs from storage (the record stays; its URL then answers 410)."""
-        return cast(JobT, await self._client._data("DELETE", self._at(job_id)))
-
-    def events(self, job_id: str, *, last_event_id: str | None = None) -> AsyncGenerator[JobEvent[JobT], None]:
-        """GET .../{id}/events (server-sent events): see AsyncMediaGenClient.job_events."""
-        return cast(AsyncGenerator[JobEvent[JobT], None], self._client.job_events(job_id, last_event_id=last_event_id))
-
-
-class _Images(_JobResource[ImageJob, ImageCreate]):
-    async def generate(self, *, idempotency_key: str | None = None, **body: Unpack[ImageCreate]) -> ImageJob:
-        """POST /v1/images/generate: the job record, status `pending`."""
-        return cast(ImageJob, await self._create(body, idempotency_key))
-
-    async def quote(self, **body: Unpack[ImageCreate]) -> DryRunQuote:
-        """The create with ?dry_run=true: validation and price, nothing created or charged."""
-        return await self._quote(body)
-
-
-class _Videos(_JobResource[VideoJob, VideoCreate]):
-    async def generate(self, *, idempotency_key: str | None = None, **body: Unpack[VideoCreate]) -> VideoJob:
-        """POST /v1/videos/generate: the job record, status `pending`."""
-        return cast(VideoJob, await self._create(body, idempotency_key))
-
-    async def quote(self, **body: Unpack[VideoCreate]) -> DryRunQuote:
-        """The create with ?dry_run=true: validation and price, nothing created or charged."""
-        return await self._quote(body)
-
-
-class _ReplaceActors(_JobResource[ReplaceActorJob, ReplaceActorCreate]):
-    async def generate(self, *, idempotency_key: str | None = None, **body: Unpack[ReplaceActorCreate]) -> ReplaceActorCreated:
-        """POST /v1/replace-actors/generations: image_file_id + video_file_id, or image_url + video_url.
-        Answers the job's id and status `pending`."""
-        return cast(ReplaceActorCreated, await self._create(body, idempotency_key))
-
-    async def quote(self, **body: Unpack[ReplaceActorCreate]) -> DryRunQuote:
-        """The create with ?dry_run=true: validation and price, nothing created or charged."""
-        return await self._quote(body)
-
-
-class _TalkingActors(_JobResource[TalkingActorJob, TalkingActorCreate]):
-    async def generate(self, *, idempotency_key: str | None = None, **body: Unpack[TalkingActorCreate]) -> TalkingActorCreated:
-        """POST /v1/talking-actors/generate: the job's id, the voice it will speak with, status `pending`."""
-        return cast(TalkingActorCreated, await self._create(body, idempotency_key))
-
-    async def quote(self, **body: Unpack[TalkingActorCreate]) -> DryRunQuote:
-        """The create with ?dry_run=true: validation and price, nothing created or charged."""
-        return await self._quote(body)
