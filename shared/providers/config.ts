@@ -18,6 +18,7 @@ export const providerConfigSchema = Object.assign({}, ...providers.map(declared)
 /** A provider's variables, its keys marked secret for the configuration reference. */
 function declared(p: Descriptor): Record<string, z.ZodType> {
   const vars: Record<string, z.ZodType> = p.config(configKit);
-  const keys: readonly string[] = p.keys;
-  return Object.fromEntries(Object.entries(vars).map(([name, schema]) => [name, keys.includes(name) && !name.endsWith('_ENDPOINT') ? schema.meta({ valueType: 'string (secret)' }) : schema]));
+  const publicKeys: readonly string[] = (p as { publicKeys?: readonly string[] }).publicKeys ?? [];
+  const secrets = (p.keys as readonly string[]).filter((k) => !publicKeys.includes(k));
+  return Object.fromEntries(Object.entries(vars).map(([name, schema]) => [name, secrets.includes(name) ? schema.meta({ valueType: 'string (secret)' }) : schema]));
 }
