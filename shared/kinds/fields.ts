@@ -131,6 +131,8 @@ export interface KindDescriptor<K extends string = string, B extends z.ZodType =
   models: readonly string[];
   /** The create request body. */
   body: B;
+  /** The params keys that hold file upload ids (one id, or a list of them): a job in flight keeps those uploads. */
+  uploadParams?: readonly string[];
   /** What a job of the kind stores in its `params` column, beside its route (shared/job-params.ts). */
   params: P;
   /** The job record GET, the lists, the events and the webhooks answer with. */

@@ -25,6 +25,9 @@ export function kindOf(kind: JobKind): KindDescriptor {
   return byKind.get(kind)!;
 }
 
+/** Every params key that holds file upload ids, over all kinds (db/repos/uploads.ts keeps those uploads while the job runs). */
+export const uploadParamKeys: readonly string[] = [...new Set(kindDescriptors.flatMap((d) => d.uploadParams ?? []))];
+
 /** Workflow type per job kind (the exported workflow function names in workflows/index.ts). */
 export const workflowTypes = Object.fromEntries(kindDescriptors.map((d) => [d.kind, d.workflowType])) as { [K in JobKind]: KindOf<K>['workflowType'] };
 

@@ -45,6 +45,7 @@ export const replaceActorKind = defineKind({
       ],
       ...webhookFieldRules,
     }),
+  uploadParams: ['image_file_id', 'video_file_id'],
   params: z.object({
     prompt: z.string(),
     aspect_ratio: z.string(),

@@ -65,6 +65,7 @@ export const videoKind = defineKind({
       ...webhookRequestFields,
     })
     .meta({ oneOf: videoModelRules(), ...webhookFieldRules }),
+  uploadParams: ['reference_file_ids', 'start_frame_file_id', 'end_frame_file_id'],
   params: z.object({
     prompt: z.string(),
     aspect_ratio: z.string(),
