@@ -9,14 +9,13 @@ import type { Operation } from './operations.js';
 import { errorCodes } from './errors.js';
 import { jobStatuses } from '../shared/job-model.js';
 import { uploadStatuses } from '../shared/uploads.js';
-
 import { NO_NUL_PATTERN } from './validate.js';
 import { healthEndpoints } from './routes/health.js';
 import { discoveryEndpoints } from './routes/discovery.js';
 import { uploadEndpoints } from './routes/uploads.js';
 import { jobEndpoints } from './routes/jobs/router.js';
 import { eventEndpoints } from './routes/events.js';
-import { kinds } from './routes/jobs/kinds.js';
+import { kindDescriptors } from '../shared/kinds/index.js';
 import { webhookEventDocs } from './webhooks.js';
 import { jobListEndpoints } from './routes/job-lists.js';
 import { modelEndpoints } from './routes/models.js';
@@ -270,12 +269,8 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
     const responses: JsonObject = { '200': { description: 'OK', ...(headers ? { headers } : {}), content: okContent, ...(links ? { links } : {}) } };
 
     const statuses = new Set(op.errors);
-    if (op.rateClass) {
-      statuses.add(401);
-      statuses.add(429);
-      // Authenticated routes need Postgres: while it (or Temporal / storage) is down they answer 503.
-      statuses.add(503);
-    }
+    // Authenticated routes need Postgres: while it (or Temporal / storage) is down they answer 503.
+    if (op.rateClass) [401, 429, 503].forEach((s) => statuses.add(s));
     if (op.body) statuses.add(400);
     statuses.add(500);
     for (const status of [...statuses].sort((a, b) => a - b)) {
@@ -325,7 +320,7 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
     security: [{ bearerAuth: [] }],
     paths,
     // The job events POSTed to a job's webhook_url, with the record schemas GET answers with.
-    webhooks: webhookDocument(webhookEventDocs([...new Set(kinds.map((k) => k.record))]), convert),
+    webhooks: webhookDocument(webhookEventDocs([...new Set(kindDescriptors.map((k) => k.record))]), convert),
     components: comps,
   };
 }
@@ -370,13 +365,9 @@ function createdResourceLinks(resourcePath: string, operations: Operation[]): Js
   return links;
 }
 
-function resolveErrorResponse(comps: JsonObject, status: number): JsonObject {
-  return { ...((comps.responses as JsonObject)[`Error${status}`] as JsonObject) };
-}
+const resolveErrorResponse = (comps: JsonObject, status: number): JsonObject => ({ ...((comps.responses as JsonObject)[`Error${status}`] as JsonObject) });
 
-function errorHeaders(status: number): JsonObject {
-  return status === 429 || status === 503 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {};
-}
+const errorHeaders = (status: number): JsonObject => (status === 429 || status === 503 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {});
 
 const DEFAULT_UPLOAD_MAX_RETENTION_SECONDS = 90 * 86_400;
 

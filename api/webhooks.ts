@@ -9,38 +9,11 @@ import { hasActiveWebhookSecret } from '../db/repos/webhooks.js';
 import { FetchError } from '../shared/fetch-remote.js';
 import { checkWebhookUrl } from '../shared/webhook-target.js';
 import { ApiError } from './errors.js';
-import { PUBLIC_HTTPS_URL_PATTERN } from './validate.js';
 
 const DEFAULT_EVENTS: WebhookEventName[] = ['completed', 'failed'];
 
-/** Request fields of every create schema. */
-export const webhookRequestFields = {
-  webhook_url: z
-    .string()
-    .min(10)
-    .max(2048)
-    // The document states what the server checks first: an absolute http(s) URL with a host and no
-    // credentials ([0-9A-Za-z] and the URL punctuation, as other regex engines read classes differently).
-    .regex(/^https?:\/\/[0-9A-Za-z._~%!$&'()*+,;=:[\]-]+(?:[/?#][!-~]*)?$/, 'must be an https URL with a host and no credentials')
-    .refine((v) => URL.canParse(v), 'must be a URL')
-    // What production accepts (https, a public name, the default port); the http loopback receivers
-    // of test deployments are an exception the document leaves out.
-    .meta({ pattern: PUBLIC_HTTPS_URL_PATTERN })
-    .optional()
-    .describe(
-      "https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; " +
-        'http is accepted only by test deployments, for loopback receivers',
-    ),
-  webhook_events: z
-    .array(z.enum(webhookEventNames))
-    .min(1)
-    .max(webhookEventNames.length)
-    .optional()
-    .describe('the events to deliver (needs webhook_url); default ["completed", "failed"]'),
-};
-
-/** For the document: webhook_events only beside webhook_url (merged into each create schema's meta). */
-export const webhookFieldRules = { dependentRequired: { webhook_events: ['webhook_url'] } };
+// The create bodies' webhook fields live with the kinds (shared/kinds/fields.ts); re-exported for the gateway.
+export { webhookFieldRules, webhookRequestFields } from '../shared/kinds/fields.js';
 
 export interface RequestedWebhook {
   url: string;

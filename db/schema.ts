@@ -8,7 +8,8 @@ import type { JobError, JobKind, JobOutput, JobPhase, JobStatus, ProviderAttempt
 import type { StoredJobParams } from '../shared/job-params.js';
 import type { UploadStatus } from '../shared/uploads.js';
 
-export { jobKinds, jobPhases, jobStatuses, webhookEventNames, type JobError, type JobKind, type JobOutput, type JobPhase, type JobStatus, type WebhookEventName } from '../shared/job-model.js';
+export { jobKinds } from '../shared/kinds/index.js';
+export { jobPhases, jobStatuses, webhookEventNames, type JobError, type JobKind, type JobOutput, type JobPhase, type JobStatus, type WebhookEventName } from '../shared/job-model.js';
 export type MemberRole = 'owner' | 'member';
 export type LedgerReason = 'charge' | 'refund' | 'recharge' | 'grant' | 'deduct';
 export type { UploadStatus } from '../shared/uploads.js';

@@ -1,10 +1,11 @@
-// The job vocabulary both processes and the workflows share, declared once: kinds, statuses,
-// phases and provider names (the live ones from the provider list, shared/providers/index.ts). Pure
-// data, so workflow code may import it.
+// The job vocabulary both processes and the workflows share, declared once: statuses, phases and
+// provider names (the live ones from the provider list, shared/providers/index.ts). Pure data, so
+// workflow code may import it. The kinds are declared by their descriptors (shared/kinds): only
+// their type is read here, so this stays free of zod for the workflow bundle.
+import type { JobKind } from './kinds/index.js';
 import { liveProviderNames, type LiveProviderName } from './providers/index.js';
 
-export const jobKinds = ['image', 'video', 'replace_actor', 'talking_actor'] as const;
-export type JobKind = (typeof jobKinds)[number];
+export type { JobKind };
 
 export const jobStatuses = ['pending', 'generating', 'completed', 'failed'] as const;
 export type JobStatus = (typeof jobStatuses)[number];
@@ -21,7 +22,7 @@ export type { LiveProviderName };
  * How a job is served, resolved once when it is created (gateway) and stored with it: the adapter,
  * the provider's own model id (absent for the local renderer) and the provider's time budget. The
  * job's price is the `price` column beside it. Stored flat in the job's `params` (see
- * shared/job-params.ts), so rows written before `provider_model_id` existed still read.
+ * shared/job-params.ts).
  */
 export interface JobRoute {
   /** The provider serving the job now: the first route, or the one failover moved it to. */

@@ -6,7 +6,8 @@ import { TypedSearchAttributes } from '@temporalio/common';
 // Queried by name, not through pipeline.ts's definition: that would load @temporalio/workflow into
 // the gateway.
 import { typedParams, type StoredJobParams } from '../shared/job-params.js';
-import { progressQueryName, searchAttributes, taskQueues, workflowTypes, providerCancelWorkflowType, type GenerationInput, type GenerationProgress, type JobKind, type JobStatus } from './definitions.js';
+import { kindOf } from '../shared/kinds/index.js';
+import { progressQueryName, searchAttributes, taskQueues, providerCancelWorkflowType, type GenerationInput, type GenerationProgress, type JobKind, type JobStatus } from './definitions.js';
 import type { JobWorkflowPort, WorkflowCancelOutcome } from '../db/job-service.js';
 import type { Job } from '../db/schema.js';
 import { currentTraceId, withSpan } from '../shared/tracing.js';
@@ -78,7 +79,7 @@ async function startTraced(client: Client, job: JobToStart, runTimeoutGraceMs: n
   // The trace id in the memo: the Web UI shows it, and an operator searches the trace viewer for it.
   const traceId = currentTraceId();
   try {
-    await client.workflow.start(workflowTypes[job.kind], {
+    await client.workflow.start(kindOf(job.kind).workflowType, {
       ...(traceId ? { memo: { traceId } } : {}),
       workflowId: job.id,
       taskQueue: taskQueues(job.input.taskQueuePrefix).workflows,

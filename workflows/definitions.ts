@@ -1,18 +1,11 @@
-// Names shared by the gateway, the workers and the workflows: job kinds, workflow types, task
-// queues, search attributes and the workflow input. Pure data — safe inside the workflow sandbox.
+// Names shared by the gateway, the workers and the workflows: task queues, search attributes and
+// the workflow input. Pure data — safe inside the workflow sandbox (the job kinds' workflow types
+// are their descriptors', shared/kinds, which the sandbox does not load).
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { JobKind, JobPhase, ProviderName, RouteChoice } from '../shared/job-model.js';
 import type { ProviderRef } from '../shared/provider-types.js';
 
 export { providerNames, type JobKind, type JobStatus, type ProviderName } from '../shared/job-model.js';
-
-/** Workflow type per job kind (the exported workflow function names in workflows/index.ts). */
-export const workflowTypes = {
-  image: 'imageGeneration',
-  video: 'videoGeneration',
-  replace_actor: 'replaceActorGeneration',
-  talking_actor: 'talkingActorGeneration',
-} as const satisfies Record<JobKind, string>;
 
 /** The workflow that cancels a closed job's provider request (workflows/provider-cancel.ts). */
 export const providerCancelWorkflowType = 'cancelProviderRequest';

@@ -13,10 +13,9 @@ import { kinds as jobKinds, presentJob } from './jobs/kinds.js';
 import { jobStatuses, type JobKind } from '../../db/schema.js';
 import { listJobsPage, type JobListKey } from '../../db/repos/job-lists.js';
 
-/** A list's name in its cursors: `jobs`, or the kind's path segment. */
-type ListName = 'jobs' | 'images' | 'videos' | 'replace-actors' | 'talking-actors';
+/** A list's name in its cursors: `jobs`, or the kind's (its descriptor's `list`). */
+type ListName = string;
 
-const listNameOf: Record<JobKind, ListName> = { image: 'images', video: 'videos', replace_actor: 'replace-actors', talking_actor: 'talking-actors' };
 const CURSOR_REFUSED = 'not a cursor returned by this endpoint';
 const cursorPattern = (list: ListName) => new RegExp(`^${list}\\.([0-9]{1,16})\\.([A-Za-z0-9_-]{1,200})$`);
 /** Bounds of created_after / created_before: ms since the epoch up to year 9999. */
@@ -58,7 +57,7 @@ interface ListSpec {
 
 const lists: ListSpec[] = [
   { path: '/v1/jobs', list: 'jobs', query: listQuery('jobs') },
-  ...jobKinds.map((k) => ({ path: k.base, list: listNameOf[k.kind], kind: k.kind, query: listQuery(listNameOf[k.kind]) })),
+  ...jobKinds.map((k) => ({ path: k.base, list: k.list, kind: k.kind, query: listQuery(k.list) })),
 ];
 
 function decodeCursor(list: ListName, cursor: string): JobListKey {

@@ -12,7 +12,7 @@ import { failoverRoutesFor, liveProviderFor, providerCancel, routeMode, type Rou
 import type { Database } from '../../db/index.js';
 import { openCircuits } from '../../db/repos/provider-circuits.js';
 import type { CircuitState } from '../../db/schema.js';
-import { jobKinds as kindNames } from '../../shared/job-model.js';
+import { jobKinds as kindNames } from '../../shared/kinds/index.js';
 import type { Config } from '../../shared/config.js';
 
 export const modelSchema = z.object({

@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import type { Database, Queryable } from '../index.js';
 import type { FileUpload, NewFileUpload } from '../schema.js';
 import type { StoredUpload } from '../../shared/uploads.js';
+import { uploadParamKeys } from '../../shared/kinds/index.js';
 
 export async function insertUpload(db: Queryable, row: NewFileUpload): Promise<FileUpload> {
   return db.insertInto('file_uploads').values(row).returningAll().executeTakeFirstOrThrow();
@@ -184,13 +185,16 @@ export async function expireUploads(db: Queryable, now: Date, limit = 5_000): Pr
   return Number(r.numUpdatedRows);
 }
 
+// Whether a job's params name the upload under a key its kind declares (shared/kinds `uploadParams`):
+// a key holds one id or a list of them, and jsonb `@>` matches the id in either.
+const namedByJob = sql.join(uploadParamKeys.map((k) => sql`j.params->${sql.lit(k)} @> to_jsonb(file_uploads.id)`), sql` or `);
+
 /** Whether a job in flight (pending or generating) of the upload's workspace names it as an input. */
 const readByJobInFlight = sql<boolean>`exists (
   select 1 from jobs j
   where j.workspace_id = file_uploads.workspace_id
     and j.status in ('pending', 'generating')
-    and (file_uploads.id in (j.params->>'image_file_id', j.params->>'video_file_id', j.params->>'start_frame_file_id', j.params->>'end_frame_file_id')
-      or coalesce(j.params->'reference_file_ids', '[]'::jsonb) ? file_uploads.id)
+    and (${namedByJob})
 )`;
 
 /** Whether a job in flight still reads the upload (its objects are kept until that job ends). */

@@ -13,7 +13,8 @@ import { createWorkerFleet, type WorkerFleet } from '../../worker/workers.js';
 import { parseRoles } from '../../worker/roles.js';
 import { insertJobWithCharge, ledgerForJob, getJob } from '../../db/repos/jobs.js';
 import { jobToStart } from '../../workflows/client.js';
-import { searchAttributes, taskQueues, workflowTypes } from '../../workflows/definitions.js';
+import { searchAttributes, taskQueues } from '../../workflows/definitions.js';
+import { workflowTypes } from '../../shared/kinds/index.js';
 import type { Config } from '../../shared/config.js';
 
 let env: TestWorkflowEnvironment;

@@ -16,7 +16,8 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { randomToken } from '../../shared/ids.js';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck } from '../../workflows/activity-types.js';
-import { searchAttributes, taskQueues, workflowTypes, type GenerationInput, type JobStatus, type ProviderName } from '../../workflows/definitions.js';
+import { searchAttributes, taskQueues, type GenerationInput, type JobStatus, type ProviderName } from '../../workflows/definitions.js';
+import { workflowTypes } from '../../shared/kinds/index.js';
 import type { PollResult, ProviderRef, ProviderRequest } from '../../shared/provider-types.js';
 
 const bundlePath = fileURLToPath(new URL('../../workflow-bundle.js', import.meta.url));

@@ -1,26 +1,15 @@
-// The four job kinds as the gateway serves them: paths, create body, what the create transaction
-// checks and stores (`prepare`: per-model rules and references → the kind's typed params), and
-// `presentJob` (shared/job-record.ts, which the worker's webhook payloads use too).
+// The four job kinds as the gateway serves them: each kind's descriptor (shared/kinds: paths, create
+// body, records, presentation) and what only the gateway does, inside the create transaction
+// (`prepare`: per-model rules and references → the kind's typed params).
 import type { z } from 'zod';
 import { ApiError } from '../../errors.js';
 import type { Queryable } from '../../../db/index.js';
 import type { Job } from '../../../db/schema.js';
 import { uploadUnavailable } from '../../../db/repos/uploads.js';
-import type { JobKind } from '../../../shared/job-model.js';
-import { typedParams, type JobParamsOf } from '../../../shared/job-params.js';
-import { presentJob } from '../../../shared/job-record.js';
-import { allowedDurations, durationAllowed, imageModels, replaceActorModel, routeFor, talkingActorModel, videoModels, type ModelRoute } from '../../../shared/catalog.js';
-import {
-  creationResult,
-  imageCreateSchema,
-  imageJobSchema,
-  replaceActorCreateSchema,
-  talkingActorCreateSchema,
-  talkingActorJobSchema,
-  talkingCreationResult,
-  videoCreateSchema,
-  videoJobSchema,
-} from './schemas.js';
+import type { JobParamsOf } from '../../../shared/job-params.js';
+import { createdAnswer, presentJob } from '../../../shared/job-record.js';
+import { allowedDurations, durationAllowed, replaceActorModel, routeFor, talkingActorModel, type ModelRoute } from '../../../shared/catalog.js';
+import { kindDescriptors, type JobKind, type KindDescriptor, type KindOf } from '../../../shared/kinds/index.js';
 
 /** What a create request resolves to inside its transaction, before the route and price are added. */
 export interface Prepared<K extends JobKind> {
@@ -29,25 +18,16 @@ export interface Prepared<K extends JobKind> {
   params: JobParamsOf<K>;
 }
 
-export interface KindSpec<K extends JobKind = JobKind, B extends z.ZodType = z.ZodType> {
-  kind: K;
-  /** Base of status/URL/cancel paths. */
-  base: string;
-  createPath: string;
-  tag: string;
-  /** Prefix of the kind's job ids. */
-  idPrefix: string;
-  models: readonly string[];
-  body: B;
-  record: z.ZodType;
-  createResult: z.ZodType;
+/** A kind's descriptor and the gateway's part of its create. */
+export interface KindSpec<K extends JobKind = JobKind> extends KindDescriptor<K> {
   /** Validates what the schema cannot (per-model rules, references) before the create charges. */
-  prepare(body: z.infer<B>, db: Queryable, workspaceId: string): Promise<Prepared<K>>;
+  prepare(body: unknown, db: Queryable, workspaceId: string): Promise<Prepared<K>>;
   /** The create answer. */
   created(job: Job): Record<string, unknown>;
 }
 
-const defineKind = <K extends JobKind, B extends z.ZodType>(spec: KindSpec<K, B>): KindSpec<K, B> => spec;
+/** A kind's `prepare`, typed by its descriptor's create body. */
+type Prepare<K extends JobKind> = (body: z.output<KindOf<K>['body']>, db: Queryable, workspaceId: string) => Promise<Prepared<K>>;
 
 function requireRoute(model: string): ModelRoute {
   const route = routeFor(model);
@@ -70,34 +50,14 @@ async function requireUpload(db: Queryable, workspaceId: string, uploadId: strin
   if (up.file_type !== fileType) throw new ApiError(400, 'invalid_request', `${field}: file upload ${uploadId} is a ${up.file_type}, a ${fileType} is required`);
 }
 
-export const imageKind = defineKind({
-  kind: 'image',
-  base: '/v1/images',
-  createPath: '/v1/images/generate',
-  tag: 'Images',
-  idPrefix: 'img',
-  models: imageModels,
-  body: imageCreateSchema,
-  record: imageJobSchema,
-  createResult: imageJobSchema,
-  async prepare(b) {
+/** Per kind, what its create checks and stores: a new kind without one does not compile. */
+const prepares: { [K in JobKind]: Prepare<K> } = {
+  async image(b) {
     const route = requireRoute(b.model);
     return { model: b.model, route, params: { prompt: b.prompt, aspect_ratio: b.aspect_ratio, count: b.count } };
   },
-  created: (job) => presentJob(job, { progress: false }),
-});
 
-export const videoKind = defineKind({
-  kind: 'video',
-  base: '/v1/videos',
-  createPath: '/v1/videos/generate',
-  tag: 'Videos',
-  idPrefix: 'vid',
-  models: videoModels,
-  body: videoCreateSchema,
-  record: videoJobSchema,
-  createResult: videoJobSchema,
-  async prepare(b, db, workspaceId) {
+  async video(b, db, workspaceId) {
     const route = requireRoute(b.model);
     const aspect = b.aspect_ratio ?? route.defaultAspectRatio;
     if (!route.aspectRatios.includes(aspect)) {
@@ -128,20 +88,8 @@ export const videoKind = defineKind({
       },
     };
   },
-  created: (job) => presentJob(job, { progress: false }),
-});
 
-export const replaceActorKind = defineKind({
-  kind: 'replace_actor',
-  base: '/v1/replace-actors/generations',
-  createPath: '/v1/replace-actors/generations',
-  tag: 'Replace actors',
-  idPrefix: 'rpl',
-  models: [replaceActorModel],
-  body: replaceActorCreateSchema,
-  record: videoJobSchema,
-  createResult: creationResult,
-  async prepare(b, db, workspaceId) {
+  async replace_actor(b, db, workspaceId) {
     const route = requireRoute(replaceActorModel);
     if (b.image_file_id) await requireUpload(db, workspaceId, b.image_file_id, 'image_file_id', 'image');
     if (b.video_file_id) await requireUpload(db, workspaceId, b.video_file_id, 'video_file_id', 'video');
@@ -160,20 +108,8 @@ export const replaceActorKind = defineKind({
       },
     };
   },
-  created: (job) => ({ id: job.id, status: 'pending' }),
-});
 
-export const talkingActorKind = defineKind({
-  kind: 'talking_actor',
-  base: '/v1/talking-actors',
-  createPath: '/v1/talking-actors/generate',
-  tag: 'Talking actors',
-  idPrefix: 'tlk',
-  models: [talkingActorModel],
-  body: talkingActorCreateSchema,
-  record: talkingActorJobSchema,
-  createResult: talkingCreationResult,
-  async prepare(b, db) {
+  async talking_actor(b, db) {
     const route = requireRoute(talkingActorModel);
     const actor = await db.selectFrom('actors').select(['id', 'default_voice_id']).where('id', '=', b.actor_id).executeTakeFirst();
     if (!actor) throw new ApiError(404, 'not_found', `actor ${b.actor_id} not found`);
@@ -189,14 +125,10 @@ export const talkingActorKind = defineKind({
       params: { actor_id: b.actor_id, voice_id: voiceId, script: b.script, voice_options: b.voice_options, aspect_ratio: b.aspect_ratio },
     };
   },
-  created(job) {
-    const t = typedParams(job);
-    return { id: job.id, status: 'pending', voice_id: t.kind === 'talking_actor' ? t.params.voice_id : undefined };
-  },
-});
+};
 
-/** Every kind, in document order. */
-export const kinds: readonly KindSpec[] = [imageKind, videoKind, replaceActorKind, talkingActorKind];
+/** Every kind, in document order (shared/kinds). */
+export const kinds: readonly KindSpec[] = kindDescriptors.map((d) => ({ ...(d as KindDescriptor), kind: d.kind, prepare: prepares[d.kind] as KindSpec['prepare'], created: createdAnswer }));
 
 export function kindSpec(kind: JobKind): KindSpec {
   return kinds.find((k) => k.kind === kind)!;

@@ -1,0 +1,148 @@
+// What every job kind's descriptor shares: the descriptor's shape (`KindDescriptor`), the fields
+// every create body takes (webhooks) and the ones several do (ids, prompt, aspect ratio, https
+// URL), and the status fields every job record carries beside its kind's own. Pure zod, no I/O:
+// the gateway, the workers and the scripts read it alike.
+import { z } from 'zod';
+import { jobStatuses, providerNames, webhookEventNames } from '../job-model.js';
+
+/**
+ * For the document: a string with a character String.prototype.trim() keeps (and no NUL), i.e. what
+ * `.trim().min(1)` accepts. Spelled out rather than \S, which regex engines read differently.
+ */
+export const NOT_BLANK_PATTERN = '^[^\\u0000]*[^\\u0000\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff][^\\u0000]*$';
+
+/**
+ * For the document: what every URL the service fetches or posts to must look like before its host is
+ * resolved — https, the default port (no `:`), no credentials (no `@`), and a host whose last label
+ * starts with a letter (a name, never an IP literal such as `0` or `10.1`, which URL parsing reads as
+ * IPv4). Whether the name resolves to a public address is checked when it is used: that, no pattern
+ * can say.
+ */
+export const PUBLIC_HTTPS_URL_PATTERN = '^https://(?:[0-9A-Za-z-]+\\.)*[A-Za-z][0-9A-Za-z-]*(?:[/?#][!-~]*)?$';
+
+/** Request fields of every create schema. */
+export const webhookRequestFields = {
+  webhook_url: z
+    .string()
+    .min(10)
+    .max(2048)
+    // The document states what the server checks first: an absolute http(s) URL with a host and no
+    // credentials ([0-9A-Za-z] and the URL punctuation, as other regex engines read classes differently).
+    .regex(/^https?:\/\/[0-9A-Za-z._~%!$&'()*+,;=:[\]-]+(?:[/?#][!-~]*)?$/, 'must be an https URL with a host and no credentials')
+    .refine((v) => URL.canParse(v), 'must be a URL')
+    // What production accepts (https, a public name, the default port); the http loopback receivers
+    // of test deployments are an exception the document leaves out.
+    .meta({ pattern: PUBLIC_HTTPS_URL_PATTERN })
+    .optional()
+    .describe(
+      "https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; " +
+        'http is accepted only by test deployments, for loopback receivers',
+    ),
+  webhook_events: z
+    .array(z.enum(webhookEventNames))
+    .min(1)
+    .max(webhookEventNames.length)
+    .optional()
+    .describe('the events to deliver (needs webhook_url); default ["completed", "failed"]'),
+};
+
+/** For the document: webhook_events only beside webhook_url (merged into each create schema's meta). */
+export const webhookFieldRules = { dependentRequired: { webhook_events: ['webhook_url'] } };
+
+export const idField = z.string().min(1).max(100);
+export const promptField = z.string().trim().min(1, 'must not be empty').max(4000, 'must be at most 4000 characters').meta({ pattern: NOT_BLANK_PATTERN });
+export const aspectRatio3 = z.enum(['1:1', '9:16', '16:9']);
+export const httpsUrlField = z
+  .string()
+  .max(2048)
+  .refine((v) => URL.canParse(v) && new URL(v).protocol === 'https:', 'must be an https URL')
+  .meta({ pattern: PUBLIC_HTTPS_URL_PATTERN });
+
+/** The create answer of the kinds that answer with the id alone (their record's fields come later). */
+export const creationResult = z.object({ id: z.string(), status: z.literal('pending') });
+
+/** Every job record shows its webhook (0007_webhooks). */
+const webhookRecordFields = {
+  webhook_url: z.string().nullable().describe("where this job's webhook events go; null: no webhooks"),
+  webhook_events: z.array(z.enum(webhookEventNames)).nullable().describe('the events delivered to webhook_url; null: no webhooks'),
+};
+
+const jobError = z.object({ code: z.string(), message: z.string() }).nullable();
+export const progressSchema = z.object({
+  phase: z.string(),
+  attempt: z.number().int(),
+  percent: z.number().nullable(),
+  queue_position: z.number().int().nullable(),
+});
+/** Set once the job's outputs were deleted (DELETE /v1/{kind}/{id}): the record stays, its URL answers 410. */
+const outputsRemovedAt = z.number().int().optional().describe('when the outputs were deleted (ms since the Unix epoch); absent while they are kept');
+const servedBy = z
+  .enum(providerNames)
+  .optional()
+  .describe('the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)');
+const providerAttempts = z
+  .array(z.object({ provider: z.enum(providerNames), error: z.string() }))
+  .optional()
+  .describe('the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create');
+const cancelRecord = z
+  .object({
+    refunded: z.number().int().describe('credits refunded'),
+    kept: z.number().int().describe("credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel"),
+    after_submit: z.boolean().describe('whether the job had been submitted to a provider when it was canceled'),
+  })
+  .optional()
+  .describe("what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint");
+
+/** What every job record carries beside its kind's fields, in this order. */
+export const statusFields = {
+  status: z.enum(jobStatuses),
+  error: jobError,
+  created_at: z.number().int(),
+  updated_at: z.number().int(),
+  progress: progressSchema.optional(),
+  provider: servedBy,
+  provider_attempts: providerAttempts,
+  cancel: cancelRecord,
+  outputs_removed_at: outputsRemovedAt,
+  ...webhookRecordFields,
+};
+
+/** A job record: its id and project, the kind's own fields, then the status fields. */
+export const jobRecordSchema = <S extends z.ZodRawShape>(fields: S) => z.object({ id: z.string(), project_id: z.string(), ...fields, ...statusFields });
+
+/**
+ * One job kind, declared once: its names (paths, list, id prefix, workflow type, tag), its models,
+ * its create body, what its jobs store (`params`, defaults resolved) and how its record shows them.
+ * The gateway adds what needs the database (api/routes/jobs/kinds.ts `prepare`).
+ */
+export interface KindDescriptor<K extends string = string, B extends z.ZodType = z.ZodType, P extends z.ZodObject = z.ZodObject, R extends z.ZodObject = z.ZodObject> {
+  kind: K;
+  /** Base of the status, URL, cancel and list paths. */
+  base: string;
+  createPath: string;
+  /** The kind's list name in list cursors (`<list>.<created_at µs>.<id>`). */
+  list: string;
+  /** Prefix of the kind's job ids (before `_`). */
+  idPrefix: string;
+  /** The kind's workflow (an export of workflows/index.ts); saved histories replay by this name. */
+  workflowType: string;
+  /** The document's tag of the kind's operations. */
+  tag: string;
+  models: readonly string[];
+  /** The create request body. */
+  body: B;
+  /** The params keys that hold file upload ids (one id, or a list of them): a job in flight keeps those uploads. */
+  uploadParams?: readonly string[];
+  /** What a job of the kind stores in its `params` column, beside its route (shared/job-params.ts). */
+  params: P;
+  /** The job record GET, the lists, the events and the webhooks answer with. */
+  record: R;
+  /** The create answer: `record` (without progress), or `{ id, status, ...createdFields }`. */
+  createResult: z.ZodType;
+  /** The create answer's fields beside id and status; absent: the create answers the whole record. */
+  createdFields?(params: z.infer<P>): Record<string, unknown>;
+  /** The kind's own record fields (between project_id and the status fields) of a stored job. */
+  present(params: z.infer<P>, job: { model: string }): Record<string, unknown>;
+}
+
+export const defineKind = <K extends string, B extends z.ZodType, P extends z.ZodObject, R extends z.ZodObject>(d: KindDescriptor<K, B, P, R>): KindDescriptor<K, B, P, R> => d;

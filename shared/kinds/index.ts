@@ -1,0 +1,35 @@
+// The one list of job kinds, in document order. Everything keyed by kind derives from it: the kind
+// names (`jobKinds`, `JobKind`), the workflow types, the id prefixes, the list names, the stored
+// params' schemas (shared/job-params.ts), the records (shared/job-record.ts), and the gateway's
+// endpoints and document (api/routes/jobs/kinds.ts). A new kind: its descriptor here, its workflow
+// (workflows/<kind>.ts, exported from workflows/index.ts) and its models in the catalog.
+import type { KindDescriptor } from './fields.js';
+import { imageKind } from './image.js';
+import { videoKind } from './video.js';
+import { replaceActorKind } from './replace-actor.js';
+import { talkingActorKind } from './talking-actor.js';
+
+export const kindDescriptors = [imageKind, videoKind, replaceActorKind, talkingActorKind] as const;
+
+type Kinds = (typeof kindDescriptors)[number];
+export type JobKind = Kinds['kind'];
+/** The descriptor of one kind, with its own schemas' types. */
+export type KindOf<K extends JobKind> = Extract<Kinds, { kind: K }>;
+
+export const jobKinds = kindDescriptors.map((d) => d.kind) as unknown as readonly [JobKind, ...JobKind[]];
+
+const byKind = new Map<string, KindDescriptor>(kindDescriptors.map((d) => [d.kind, d]));
+
+/** A kind's descriptor (loosely typed: the caller holds a kind name, not its params). */
+export function kindOf(kind: JobKind): KindDescriptor {
+  return byKind.get(kind)!;
+}
+
+/** Every params key that holds file upload ids, over all kinds (db/repos/uploads.ts keeps those uploads while the job runs). */
+export const uploadParamKeys: readonly string[] = [...new Set(kindDescriptors.flatMap((d) => d.uploadParams ?? []))];
+
+/** Workflow type per job kind (the exported workflow function names in workflows/index.ts). */
+export const workflowTypes = Object.fromEntries(kindDescriptors.map((d) => [d.kind, d.workflowType])) as { [K in JobKind]: KindOf<K>['workflowType'] };
+
+export type { KindDescriptor } from './fields.js';
+export { imageKind, videoKind, replaceActorKind, talkingActorKind };

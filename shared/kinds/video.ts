@@ -1,0 +1,81 @@
+// The video kind: text (or a start frame, an end frame, reference images) to video, per-model rules
+// from the catalog.
+import { z } from 'zod';
+import { routeFor, videoModels, type ModelRoute } from '../catalog.js';
+import { defineKind, idField, jobRecordSchema, promptField, webhookFieldRules, webhookRequestFields } from './fields.js';
+
+/**
+ * The per-model rules that the gateway's `prepare` and `requestRefusal` enforce from the catalog, as
+ * JSON Schema for the published document: one branch per model (aspect ratios, durations,
+ * resolutions, reference images, no reference images beside a start frame, the durations a
+ * reference endpoint allows, no end frame without a first frame).
+ */
+function videoModelRules(): Record<string, unknown>[] {
+  return videoModels.map((model) => {
+    const route = routeFor(model)!;
+    const d = route.durations;
+    const duration = !d ? false : 'values' in d ? { enum: [...d.values] } : { type: 'integer', minimum: d.min, maximum: d.max };
+    return {
+      title: model,
+      properties: {
+        model: { const: model },
+        aspect_ratio: { enum: [...route.aspectRatios] },
+        duration,
+        resolution: { enum: [...(route.resolutions ?? [])] },
+        ...(route.maxReferenceImages !== undefined ? { reference_file_ids: { maxItems: route.maxReferenceImages } } : {}),
+      },
+      dependentSchemas: { start_frame_file_id: { properties: { reference_file_ids: { maxItems: 0 } } }, ...referenceAndEndFrameRules(route) },
+    };
+  });
+}
+
+/** `requestRefusal`'s reference-duration and end-frame rules (shared/catalog.ts), as JSON Schema. */
+function referenceAndEndFrameRules(route: ModelRoute): Record<string, unknown> {
+  // The first frame: the start frame, or a lone reference image where there is no reference endpoint.
+  const firstFrame = [{ required: ['start_frame_file_id'] }, ...(route.secondaryModelIds?.reference ? [] : [{ required: ['reference_file_ids'], properties: { reference_file_ids: { minItems: 1, maxItems: 1 } } }])];
+  return {
+    ...(route.referenceDurations ? { reference_file_ids: { anyOf: [{ properties: { reference_file_ids: { maxItems: 0 } } }, { properties: { duration: { enum: [...route.referenceDurations] } } }] } } : {}),
+    end_frame_file_id: route.endFrame === false ? false : { anyOf: firstFrame },
+  };
+}
+
+/** The record of video and replace-actor jobs. */
+export const videoRecord = jobRecordSchema({ prompt: z.string(), model: z.string(), aspect_ratio: z.string(), duration: z.number(), resolution: z.string() });
+
+export const videoKind = defineKind({
+  kind: 'video',
+  base: '/v1/videos',
+  createPath: '/v1/videos/generate',
+  list: 'videos',
+  idPrefix: 'vid',
+  workflowType: 'videoGeneration',
+  tag: 'Videos',
+  models: videoModels,
+  body: z
+    .strictObject({
+      project_id: idField,
+      prompt: promptField,
+      model: z.enum(videoModels),
+      aspect_ratio: z.string().optional(),
+      duration: z.number().positive().optional(),
+      resolution: z.string().optional(),
+      reference_file_ids: z.array(idField).max(4).optional(),
+      start_frame_file_id: idField.optional(),
+      end_frame_file_id: idField.optional(),
+      ...webhookRequestFields,
+    })
+    .meta({ oneOf: videoModelRules(), ...webhookFieldRules }),
+  uploadParams: ['reference_file_ids', 'start_frame_file_id', 'end_frame_file_id'],
+  params: z.object({
+    prompt: z.string(),
+    aspect_ratio: z.string(),
+    duration: z.number(),
+    resolution: z.string(),
+    reference_file_ids: z.array(z.string()).optional(),
+    start_frame_file_id: z.string().optional(),
+    end_frame_file_id: z.string().optional(),
+  }),
+  record: videoRecord,
+  createResult: videoRecord,
+  present: (p, job) => ({ prompt: p.prompt, model: job.model, aspect_ratio: p.aspect_ratio, duration: p.duration, resolution: p.resolution }),
+});
