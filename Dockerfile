@@ -21,6 +21,7 @@ COPY activities ./activities
 COPY db ./db
 COPY scripts ./scripts
 COPY worker ./worker
+COPY admin ./admin
 COPY workflows ./workflows
 COPY test ./test
 # Tests (and the benchmarks and history recorder, which drive the test harness) are built for type

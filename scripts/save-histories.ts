@@ -35,7 +35,7 @@ import { createDb } from '../db/index.js';
 import { deliveriesOfJob } from '../db/repos/webhooks.js';
 import { ledgerForJob } from '../db/repos/jobs.js';
 import { jobToStart, startJobWorkflow } from '../workflows/client.js';
-import { runAdmin } from './admin.js';
+import { runAdmin } from '../admin/main.js';
 import type { Config } from '../shared/config.js';
 import { savedHistories, type HistoryName } from '../test/workflows/saved-histories.js';
 
