@@ -27,7 +27,7 @@ COPY test ./test
 # Tests (and the benchmarks and history recorder, which drive the test harness) are built for type
 # checking only: the runtime image carries neither them nor the dev dependencies (@temporalio/testing).
 RUN npm run build && npm prune --omit=dev \
-  && rm -rf dist/test dist/scripts/bench-*.js* dist/scripts/save-histories.js*
+  && rm -rf dist/test dist/scripts/bench-*.js* dist/scripts/save-histories*.js*
 
 # ---- runtime: the local renderer needs ffmpeg and espeak-ng; prlimit (util-linux, essential in
 # Debian, so already here) caps the memory of each ffmpeg run on tenant media
