@@ -23,10 +23,6 @@ import { completeUpload, getUpload, removeUpload, startDirectUpload } from '../u
 import { directUploadRecordSchema, uploadRecordSchema } from '../uploads/records.js';
 import { projectId } from '../uploads/rules.js';
 
-// Callers and tests reach these through the route's module.
-export { discardRest } from '../uploads/limits.js';
-export { uploadRecord, uploadRecordSchema, uploadStatusSchema, directUploadRecordSchema, type UploadRecord, type DirectUploadRecord } from '../uploads/records.js';
-
 const expiresInSeconds = z
   .number()
   .int()
