@@ -7,6 +7,7 @@
 //   activities/ the worker's side-effecting steps and provider adapters
 //   worker/     the worker process                                     (imports all of the above)
 //   api/        the gateway process                 (imports shared/, db/, workflows/ — never activities/ or worker/)
+//   admin/      the admin CLI, an entry point       (imports all but api/; nothing imports it)
 //
 // An import against these arrows fails `npm run lint`.
 import tseslint from 'typescript-eslint';
@@ -32,27 +33,32 @@ export default tseslint.config(
   },
   {
     files: ['shared/**/*.ts'],
-    rules: restricted(ban(['api', 'worker', 'activities', 'workflows', 'db'], 'shared/ is the bottom layer: it imports no other folder of the service')),
+    rules: restricted(ban(['api', 'worker', 'activities', 'workflows', 'db', 'admin'], 'shared/ is the bottom layer: it imports no other folder of the service')),
   },
   {
     files: ['db/**/*.ts'],
-    rules: restricted(ban(['api', 'worker', 'activities', 'workflows'], 'db/ imports only shared/ (it sits below every process)')),
+    rules: restricted(ban(['api', 'worker', 'activities', 'workflows', 'admin'], 'db/ imports only shared/ (it sits below every process)')),
   },
   {
     files: ['api/**/*.ts'],
-    rules: restricted(ban(['activities', 'worker'], 'the gateway never imports worker code: move what both need to shared/')),
+    rules: restricted(ban(['activities', 'worker', 'admin'], 'the gateway never imports worker code: move what both need to shared/')),
   },
   {
     files: ['activities/**/*.ts'],
-    rules: restricted(ban(['api', 'worker'], 'activities/ never import the processes that host them')),
+    rules: restricted(ban(['api', 'worker', 'admin'], 'activities/ never import the processes that host them')),
   },
   {
     files: ['worker/**/*.ts'],
-    rules: restricted(ban(['api'], 'the worker never imports gateway code: move what both need to shared/')),
+    rules: restricted(ban(['api', 'admin'], 'the worker never imports gateway code: move what both need to shared/')),
+  },
+  {
+    // The admin CLI is an entry point of its own: it runs beside the processes, never inside one.
+    files: ['admin/**/*.ts'],
+    rules: restricted(ban(['api'], 'the admin CLI never imports gateway code: move what both need to shared/ or db/')),
   },
   {
     files: ['workflows/client.ts'],
-    rules: restricted(ban(['activities', 'api', 'worker'], 'the workflow client runs in the gateway and the worker: it imports shared/ and workflows/ only')),
+    rules: restricted(ban(['activities', 'api', 'worker', 'admin'], 'the workflow client runs in the gateway and the worker: it imports shared/ and workflows/ only')),
   },
   {
     files: ['workflows/**/*.ts'],
@@ -63,7 +69,7 @@ export default tseslint.config(
       // Workflow code sees activities through workflows/activity-types.ts and the pure modules of shared/.
       ...restricted([
         nodeBuiltins,
-        ...ban(['activities', 'api', 'worker'], 'workflow code never imports activities/ or the processes: declare what it needs in workflows/ or shared/'),
+        ...ban(['activities', 'api', 'worker', 'admin'], 'workflow code never imports activities/ or the processes: declare what it needs in workflows/ or shared/'),
         ...ban(['db'], 'workflows see db/ by type only', { allowTypeImports: true }),
       ]),
     },

@@ -47,13 +47,14 @@ export function createActivities(deps: ActivityDeps) {
     adapterFor,
     fetchRemoteInput: (args) => fetchRemoteInput(fetchDeps, args),
   };
-  const jobIo = createJobIoActivities(jobDeps);
+  // prepareProviderRequest fetches URL inputs, so it runs on the fetch queue only.
+  const { prepareProviderRequest, ...jobIo } = createJobIoActivities(jobDeps);
   const uploads = createUploadActivities(fetchDeps);
   const webhooks = createWebhookActivities({ db: deps.db, config: deps.config, resolver: deps.fetchHooks?.resolver, logger: deps.logger });
   return {
     // The job pipeline's Postgres steps: local activities of the workflows role, and the io queue's.
     io: jobIo,
-    fetch: { prepareProviderRequest: jobIo.prepareProviderRequest, ...uploads },
+    fetch: { prepareProviderRequest, ...uploads },
     webhooks,
     provider: createJobProviderActivities({ ...jobDeps, progress: createProgressWriter(deps.db, deps.config.PROGRESS_WRITE_INTERVAL_MS) }),
   };

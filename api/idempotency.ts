@@ -124,7 +124,14 @@ export function idempotencyKeyOf(req: Request): string | undefined {
  * The multipart upload's fingerprint, computed by its route while the file streams (the part's bytes
  * are hashed on the way to storage); stored with the answer.
  */
-export function setMultipartFingerprint(res: Response, parts: { projectId: string; fileName: string; fileSha256: string }): void {
+/** What a multipart upload's fingerprint takes of its parts. */
+export interface MultipartFingerprint {
+  projectId: string;
+  fileName: string;
+  fileSha256: string;
+}
+
+export function setMultipartFingerprint(res: Response, parts: MultipartFingerprint): void {
   const claim = res.locals[CLAIM_LOCAL] as Claim | undefined;
   if (claim) claim.fingerprint = multipartFingerprint(operationOf(res.req), parts);
 }

@@ -1,6 +1,6 @@
 // The catalog every workspace sees: voices and actors with stable ids, so seeding is an
 // idempotent upsert. Media (reference image, preview video, thumbnail, voice preview) is rendered
-// offline by scripts/seed.ts and served by the gateway under /media/catalog/...
+// offline by admin/seed.ts and served by the gateway under /media/catalog/...
 //
 // Allowed values (the spec leaves them open; GET /v1/actors returns exactly these labels):
 //   age        young_adult (18–29) · adult (30–44) · middle_aged (45–64) · senior (65+)

@@ -16,13 +16,10 @@
 //
 //   npm run build:all && npm run bench:scale [-- jobs=1000000 held=2000 inFlight=5000]
 import { performance } from 'node:perf_hooks';
-import http from 'node:http';
-import pg from 'pg';
 import { sql } from 'kysely';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { createDb, type Database } from '../db/index.js';
-import { migrateToLatest } from '../db/migrate.js';
-import { createTenant, requireStackEnv, testConfig, type Tenant } from '../test/support/stack.js';
+import type { Database } from '../db/index.js';
+import { createTenant, requireStackEnv, testConfig } from '../test/support/stack.js';
 import { startGateway, startWorkers, type InProcessGateway, type Workers } from '../test/support/services.js';
 import { createProject } from '../db/repos/workspaces.js';
 import { insertJobWithCharge } from '../db/repos/jobs.js';
@@ -33,16 +30,15 @@ import { pino } from 'pino';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { explainJobListPage } from '../test/support/job-rows.js';
 import type { JobListFilters } from '../db/repos/job-lists.js';
-import type { Config } from '../shared/config.js';
+import { admin, dbUrl, freshDatabase, HOLD_LATENCY_MS, loadHistory, loadInFlightRows, WORKSPACES } from './bench-scale-data.js';
+import { alternate, call, pct, printTable, report, rows, type Side } from './bench-scale-measure.js';
 
 const arg = (name: string, fallback: number) => Number(process.argv.slice(2).find((a) => a.startsWith(`${name}=`))?.split('=')[1] ?? fallback);
 const TOTAL_JOBS = arg('jobs', 1_000_000);
 const HELD = arg('held', 2_000);
 const IN_FLIGHT = Math.max(arg('inFlight', 5_000), HELD);
-const WORKSPACES = 1_000;
 const MEASURED_SHARE = 0.1; // of the history, in the measured workspace
 const EMPTY_JOBS = 400; // the measured workspace's history in the empty database: pages for every filter
-const HOLD_LATENCY_MS = 600_000; // the longest latency the local renderer takes
 const TERMINATED = 100;
 /** RECONCILE_INTERVAL_MS's default: the bench's own reconciler passes run at it. */
 const RECONCILE_INTERVAL = 15_000;
@@ -50,124 +46,6 @@ const RECONCILE_INTERVAL = 15_000;
 const started = performance.now();
 const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
 const log = (msg: string) => console.log(`[${elapsed()}] ${msg}`);
-
-// ------------------------------------------------------------------ databases
-
-function dbUrl(name: string): string {
-  const u = new URL(process.env.DATABASE_URL!);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
-
-async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: dbUrl('postgres') });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
-
-async function freshDatabase(name: string): Promise<Database> {
-  await admin(async (c) => {
-    await c.query(`drop database if exists ${name} with (force)`);
-    await c.query(`create database ${name}`);
-  });
-  const db = createDb(dbUrl(name), 20);
-  await migrateToLatest(db);
-  return db;
-}
-
-/**
- * Finished jobs of the measured workspace (`count` of them, two projects) and, with `others`, of
- * 999 more workspaces: kinds, models and statuses cycle, created over the last 90 days (the newest an
- * hour ago), each with its ledger rows (charge; refund when failed), one in ten with a webhook whose
- * delivered event is in the outbox while within its 7-day retention, and an idempotency key for
- * those created within its 24 h window.
- */
-async function loadHistory(db: Database, w: { tenant: Tenant; project2: string }, count: number, others: number): Promise<void> {
-  const total = count + others;
-  if (others > 0) {
-    await sql`insert into workspaces (id, name, credits) select 'ws_b' || lpad(g::text, 4, '0'), 'bench ' || g, 1000000 from generate_series(1, ${WORKSPACES - 1}::integer) g`.execute(db);
-    await sql`insert into projects (id, workspace_id, name) select 'prj_b' || lpad(g::text, 4, '0'), 'ws_b' || lpad(g::text, 4, '0'), 'bench' from generate_series(1, ${WORKSPACES - 1}::integer) g`.execute(db);
-  }
-  // Indexes are built once after the load (a sort each) rather than entry by entry during it: the
-  // definitions are read from the migrated schema, so they are exactly the migrations' own.
-  const indexes = (
-    await sql<{ name: string; def: string }>`
-      select indexname as name, indexdef as def from pg_indexes
-      where schemaname = 'public' and tablename in ('jobs', 'credit_ledger', 'webhook_deliveries', 'idempotency_keys')
-        and indexname not in (select conname from pg_constraint)`.execute(db)
-  ).rows;
-  for (const i of indexes) await sql.raw(`drop index ${i.name}`).execute(db);
-  // One NOTIFY per inserted row would only fill the notification queue.
-  await sql`alter table jobs disable trigger jobs_event_on_insert`.execute(db);
-  await sql`
-    insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, error, price, outputs, provider_ref,
-                      workflow_started, status_run_id, created_at, updated_at, started_at, finished_at, phase, percent, webhook_url, webhook_events)
-    select id, kind, ws, prj, null, model, status,
-           jsonb_build_object('prompt', 'a bench prompt about a lighthouse at dusk, number ' || g, 'aspect_ratio', '16:9', 'count', 1, 'duration', 5,
-                              'resolution', '720p', 'actor_id', 'act', 'voice_id', 'voice', 'script', 'hello there', 'provider', 'local', 'deadline_seconds', 600),
-           case when status = 'failed' then '{"code": "generation_failed", "message": "the provider reported the generation as failed"}'::jsonb end,
-           4,
-           case when status = 'completed' then jsonb_build_array(jsonb_build_object('key', 'jobs/' || id || '/tok/output-1.png', 'content_type', 'image/png', 'size', 123456)) end,
-           jsonb_build_object('provider', 'local', 'jobId', id),
-           true, 'run-' || g, created, created + interval '40 seconds', created + interval '1 second', created + interval '40 seconds',
-           status, case when status = 'completed' then 100 end,
-           case when g % 10 = 0 then 'https://hooks.example.com/mediagen' end,
-           case when g % 10 = 0 then array['completed', 'failed'] end
-    from (
-      select g,
-             (array['img', 'vid', 'rpl', 'tlk'])[1 + g % 4] || '_bench' || lpad(g::text, 8, '0') as id,
-             (array['image', 'video', 'replace_actor', 'talking_actor'])[1 + g % 4] as kind,
-             (array['nano-banana-2', 'sora-2', 'replace-actor', 'talking-actor', 'gpt-image-1.5', 'kling-3.0', 'replace-actor', 'talking-actor'])[1 + g % 8] as model,
-             case when g % 7 = 3 then 'failed' else 'completed' end as status,
-             case when g <= ${count} then ${w.tenant.workspaceId} else 'ws_b' || lpad((1 + g % ${WORKSPACES - 1})::text, 4, '0') end as ws,
-             case when g <= ${count} then (case when g % 10 = 5 then ${w.project2} else ${w.tenant.projectId} end)
-                  else 'prj_b' || lpad((1 + g % ${WORKSPACES - 1})::text, 4, '0') end as prj,
-             now() - interval '1 hour' - (g::double precision / ${total}) * interval '90 days' as created
-      from generate_series(1, ${total}::integer) g
-    ) j`.execute(db);
-  await sql`alter table jobs enable trigger jobs_event_on_insert`.execute(db);
-  await sql`
-    insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason, created_at)
-    select workspace_id, id, 1, -price, 'charge', created_at from jobs where id like '%\\_bench%'`.execute(db);
-  await sql`
-    insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason, created_at)
-    select workspace_id, id, 2, price, 'refund', finished_at from jobs where id like '%\\_bench%' and status = 'failed'`.execute(db);
-  await sql`
-    insert into webhook_deliveries (id, job_id, workspace_id, type, url, job, created_at, dispatched_at, attempts, last_status, delivered_at)
-    select 'whk_' || id || '_3', id, workspace_id, 'job.' || status, webhook_url, to_jsonb(j), finished_at, finished_at, 1, 200, finished_at
-    from jobs j where webhook_url is not null and created_at > now() - interval '7 days'`.execute(db);
-  await sql`
-    insert into idempotency_keys (workspace_id, key, operation, fingerprint, claim_token, status, response_status, response_body, locked_at, created_at)
-    select workspace_id, 'key-' || id, 'POST /v1/images/generate', md5(id), md5(id || 'claim'), 'completed', 200,
-           jsonb_build_object('data', jsonb_build_object('id', id, 'status', 'pending')), created_at, created_at
-    from jobs where id like '%\\_bench%' and created_at > now() - interval '24 hours'`.execute(db);
-  await db.connection().execute(async (c) => {
-    await sql`set maintenance_work_mem = '256MB'`.execute(c);
-    for (const i of indexes) await sql.raw(i.def).execute(c);
-  });
-  await sql`analyze`.execute(db);
-}
-
-/** In-flight rows without a workflow (a busy deployment's other running jobs), spread over the other workspaces. */
-async function loadInFlightRows(db: Database, count: number): Promise<void> {
-  if (count <= 0) return;
-  await sql`alter table jobs disable trigger jobs_event_on_insert`.execute(db);
-  await sql`
-    insert into jobs (id, kind, workspace_id, project_id, model, status, params, price, provider_ref, workflow_started, status_run_id, created_at, updated_at, started_at, phase, percent)
-    select 'vid_flight' || lpad(g::text, 6, '0'), 'video', 'ws_b' || lpad((1 + g % ${WORKSPACES - 1})::text, 4, '0'), 'prj_b' || lpad((1 + g % ${WORKSPACES - 1})::text, 4, '0'),
-           'sora-2', 'generating', '{"prompt": "in flight", "aspect_ratio": "16:9", "duration": 5, "resolution": "720p", "provider": "local", "deadline_seconds": 600}',
-           4, '{"provider": "local"}', true, 'run-flight-' || g, now() - g * interval '10 ms', now(), now(), 'generating', 40
-    from generate_series(1, ${count}::integer) g`.execute(db);
-  await sql`
-    insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason)
-    select workspace_id, id, 1, -price, 'charge' from jobs where id like 'vid\\_flight%'`.execute(db);
-  await sql`alter table jobs enable trigger jobs_event_on_insert`.execute(db);
-  await sql`analyze jobs`.execute(db);
-}
 
 // ------------------------------------------------------------------ slow provider for held jobs
 
@@ -187,72 +65,6 @@ const parkHeldJobs: ActivityInterceptorsFactory = (ctx) => ({
     },
   },
 });
-
-// ------------------------------------------------------------------ measuring
-
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-
-function call(baseUrl: string, method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; ms: number; body: string }> {
-  const u = new URL(path, baseUrl);
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const req = http.request(
-      { host: u.hostname, port: u.port, path: u.pathname + u.search, method, agent, headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json' } : {}), ...headers } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0, body: Buffer.concat(chunks).toString() }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-const pct = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
-};
-
-interface Side {
-  name: 'empty' | 'full';
-  db: Database;
-  config: Config;
-  gw: InProcessGateway;
-  workers: Workers;
-  tenant: Tenant;
-  project2: string;
-  jobIds: string[];
-}
-
-/** `n` rounds of one request to each side, in alternating order; returns each side's latencies. */
-async function alternate(sides: [Side, Side], n: number, request: (side: Side, i: number) => Promise<{ status: number; ms: number }>): Promise<[number[], number[]]> {
-  const out: [number[], number[]] = [[], []];
-  for (let i = 0; i < n; i++) {
-    const order = i % 2 === 0 ? [0, 1] : [1, 0];
-    for (const k of order) {
-      const r = await request(sides[k]!, i);
-      if (r.status !== 200) throw new Error(`${sides[k]!.name}: HTTP ${r.status}`);
-      out[k]!.push(r.ms);
-    }
-  }
-  return out;
-}
-
-const rows: string[][] = [];
-function report(label: string, q: number, lat: [number[], number[]]) {
-  const [e, f] = [pct(lat[0], q), pct(lat[1], q)];
-  rows.push([label, e.toFixed(2), f.toFixed(2), (f / e).toFixed(2)]);
-}
-
-function printTable(head: string[], body: string[][]) {
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
-  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  console.log(line(head));
-  for (const r of body) console.log(line(r));
-}
 
 // ------------------------------------------------------------------ the run
 

@@ -16,7 +16,7 @@
 #    on-failure leaves them stopped. `--prune` (or the next deploy) removes their stopped projects.
 #
 # Watch it: `temporal worker deployment describe --name mediagen` (the old build goes draining,
-# then drained) or `docker compose run --rm migrate node dist/scripts/admin.js deployment status`.
+# then drained) or `docker compose run --rm migrate node dist/admin/main.js deployment status`.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

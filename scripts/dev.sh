@@ -72,10 +72,10 @@ if [[ ${DEV_SKIP_BUILD:-0} != 1 ]]; then
   log "building"
   npm run --silent build >&2 || die "the build failed"
 fi
-node dist/scripts/admin.js migrate >&2 || die "migrations failed"
+node dist/admin/main.js migrate >&2 || die "migrations failed"
 seed_out=$(mktemp)
 log "seeding the catalog and the demo workspace"
-node dist/scripts/admin.js seed --demo --json >"$seed_out" || { rm -f "$seed_out"; die "seeding failed"; }
+node dist/admin/main.js seed --demo --json >"$seed_out" || { rm -f "$seed_out"; die "seeding failed"; }
 DEMO_KEY=$(json_field "$seed_out" demo.api_key)
 DEMO_PROJECT=$(json_field "$seed_out" demo.project_id)
 DEMO_WORKSPACE=$(json_field "$seed_out" demo.workspace_id)

@@ -385,9 +385,9 @@ SQL
     done
   }
   local own_env=()
-  (cd "$app" && env -i "${common[@]}" DATABASE_URL="$DATABASE_URL" node dist/scripts/admin.js migrate --app-role mediagen_app >"$STATE/logs/migrate.log" 2>&1) \
+  (cd "$app" && env -i "${common[@]}" DATABASE_URL="$DATABASE_URL" node dist/admin/main.js migrate --app-role mediagen_app >"$STATE/logs/migrate.log" 2>&1) \
     || die "migrations failed (see $STATE/logs/migrate.log)"
-  (cd "$app" && env -i "${common[@]}" DATABASE_URL="$DATABASE_URL" node dist/scripts/admin.js seed >"$STATE/logs/seed.log" 2>&1) \
+  (cd "$app" && env -i "${common[@]}" DATABASE_URL="$DATABASE_URL" node dist/admin/main.js seed >"$STATE/logs/seed.log" 2>&1) \
     || die "seeding the catalog failed (see $STATE/logs/seed.log)"
 
   local started=() urls=()

@@ -1,192 +1,21 @@
 // The typed client. Runs wherever `fetch` does (Node 20+, browsers, workers): no Node built-ins here;
-// file paths and streams live in ./node.ts. Request and response types come from ./openapi.ts,
+// file paths and streams live in ./node.ts. Request and response types (./types.ts) come from ./openapi.ts,
 // generated from the gateway's OpenAPI document (`npm run client:types`).
-import type { operations } from './openapi.js';
 import { MediaGenError, errorFromResponse } from './errors.js';
 import { readEvents } from './sse.js';
+import { newIdempotencyKey, query, sleep } from './util.js';
+import { jobPaths, kindOfJobId, mimeTypeOf } from './types.js';
+import type {
+  ActorsQuery, AnyJob, ClientOptions, CreateBodies, CreatedData, DirectUpload, DirectUploadCreate, DirectUploadRecord, DryRunQuote, EventsOptions,
+  FileUpload, Health, ImageCreate, JobEvent, JobKind, JobListQuery, JobRecords, JobRef, Page, ProjectsQuery, Readiness, ReplaceActorCreate,
+  RequestOptions, SendOptions, TalkingActorCreate, UploadFromUrl, UploadMimeType, UrlResult, VideoCreate, VoicesQuery, WaitOptions, WaitResult
+} from './types.js';
 
-// ------------------------------------------------------------------ types from the document
-
-type JsonOf<Op> = Op extends { responses: { 200: { content: { 'application/json': infer B } } } } ? B : never;
-type BodyOf<Op> = Op extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
-type QueryOf<Op> = Op extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
-type DataOf<K extends keyof operations> = JsonOf<operations[K]> extends { data: infer D } ? D : never;
-/** A list answer: `{ data: [...], next_cursor }`. */
-export type Page<K extends keyof operations> = JsonOf<operations[K]>;
-
-export type Project = DataOf<'get_projects'>[number];
-export type Actor = DataOf<'get_actors'>[number];
-export type Voice = DataOf<'get_voices'>[number];
-export type FileUpload = DataOf<'post_upload'>;
-export type ImageJob = DataOf<'get_images_by_id'>;
-export type VideoJob = DataOf<'get_videos_by_id'>;
-export type ReplaceActorJob = DataOf<'get_replace_actors_generations_by_id'>;
-export type TalkingActorJob = DataOf<'get_talking_actors_by_id'>;
-export type UrlResult = DataOf<'get_images_by_id_url'>;
-export type JobStatus = ImageJob['status'];
-export type JobProgress = NonNullable<ImageJob['progress']>;
-
-export type ImageCreate = BodyOf<operations['post_images_generate']>;
-export type VideoCreate = BodyOf<operations['post_videos_generate']>;
-export type ReplaceActorCreate = BodyOf<operations['post_replace_actors_generations']>;
-export type TalkingActorCreate = BodyOf<operations['post_talking_actors_generate']>;
-export type UploadFromUrl = BodyOf<operations['post_upload_from_url']>;
-export type DirectUploadCreate = BodyOf<operations['post_uploads']>;
-/** A direct upload as created: the pending record plus the presigned POST to send the bytes with. */
-export type DirectUpload = DataOf<'post_uploads'>;
-/** A direct upload's record (GET /v1/uploads/{id}, POST …/complete). */
-export type DirectUploadRecord = DataOf<'get_uploads_by_id'>;
-export type UploadMimeType = DirectUploadCreate['mime_type'];
-export type Health = JsonOf<operations['get_healthz']>;
-export type Readiness = JsonOf<operations['get_readyz']>;
-export type ProjectsQuery = QueryOf<operations['get_projects']>;
-export type ActorsQuery = QueryOf<operations['get_actors']>;
-export type VoicesQuery = QueryOf<operations['get_voices']>;
-
-/** The four job kinds, named as in their paths. */
-export type JobKind = 'images' | 'videos' | 'replace-actors' | 'talking-actors';
-export interface JobRecords {
-  images: ImageJob;
-  videos: VideoJob;
-  'replace-actors': ReplaceActorJob;
-  'talking-actors': TalkingActorJob;
-}
-export type AnyJob = JobRecords[JobKind];
-export interface CreateBodies {
-  images: ImageCreate;
-  videos: VideoCreate;
-  'replace-actors': ReplaceActorCreate;
-  'talking-actors': TalkingActorCreate;
-}
-/** What waitForJob needs: the kind and the id (every create result carries both). */
-export interface JobRef<K extends JobKind = JobKind> {
-  kind: K;
-  id: string;
-}
-/** The answer of `?dry_run=true` on a create: the price and whether the balance covers it. */
-export type DryRunQuote = Extract<DataOf<'post_images_generate'>, { sufficient: boolean }>;
-/** A create's 200 answer without its dry-run alternative. */
-type CreatedData<K extends keyof operations> = Exclude<DataOf<K>, DryRunQuote>;
-export type Created<K extends keyof operations, Kind extends JobKind> = CreatedData<K> & { kind: Kind };
-
-/** Paths of each kind: status, URL and cancel under `base`, create at `create`. */
-export const jobPaths: Record<JobKind, { create: string; base: string; idPrefix: string }> = {
-  images: { create: '/v1/images/generate', base: '/v1/images', idPrefix: 'img_' },
-  videos: { create: '/v1/videos/generate', base: '/v1/videos', idPrefix: 'vid_' },
-  'replace-actors': { create: '/v1/replace-actors/generations', base: '/v1/replace-actors/generations', idPrefix: 'rpl_' },
-  'talking-actors': { create: '/v1/talking-actors/generate', base: '/v1/talking-actors', idPrefix: 'tlk_' },
-};
-
-/** The job kind an id belongs to, from its prefix (`img_…` → images), or null. */
-export function kindOfJobId(id: string): JobKind | null {
-  for (const [kind, p] of Object.entries(jobPaths)) if (id.startsWith(p.idPrefix)) return kind as JobKind;
-  return null;
-}
-
-/** GET /v1/jobs: filters and paging. */
-export type JobListQuery = QueryOf<operations['get_jobs']>;
-/** A record of GET /v1/jobs: the kind's job record plus `kind` (image, video, replace_actor, talking_actor). */
-export type JobListItem = DataOf<'get_jobs'>[number];
-/** A model of GET /v1/models. */
-export type ModelInfo = DataOf<'get_models'>[number];
-
-/** The MIME type of an upload from a file name's extension (direct uploads must declare it). */
-export function mimeTypeOf(name: string): UploadMimeType | null {
-  const ext = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase();
-  const types: Record<string, UploadMimeType> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', mp4: 'video/mp4', m4v: 'video/mp4', mov: 'video/quicktime', webm: 'video/webm' };
-  return (ext && types[ext]) || null;
-}
-
-// ------------------------------------------------------------------ options
-
-export interface ClientOptions {
-  /** Workspace API key (`mg_live_…`). */
-  apiKey: string;
-  /** Gateway address, e.g. http://127.0.0.1:8080 (with or without a trailing /v1). */
-  baseUrl: string;
-  /** How many times a 429 is retried after its `retry_after_ms` (default 2; 0 disables). */
-  maxRetries?: number;
-  /** Never wait longer than this for one 429 retry (default 60 s); a longer wait fails at once. */
-  maxRetryDelayMs?: number;
-  /** A fetch implementation (default: the global one). */
-  fetch?: typeof fetch;
-}
-
-export interface RequestOptions {
-  signal?: AbortSignal;
-  /** Sent as Idempotency-Key; creates and uploads get a random one when not given. */
-  idempotencyKey?: string;
-}
-
-export interface WaitOptions {
-  /** Called with each new snapshot of the job (status, phase, percent, queue position). */
-  onProgress?: (job: AnyJob) => void;
-  signal?: AbortSignal;
-  /** First polling interval (default 500 ms); it grows ×1.5 up to `maxPollIntervalMs` while nothing changes. */
-  pollIntervalMs?: number;
-  maxPollIntervalMs?: number;
-  /** Use the live event stream when the gateway offers it (default true). */
-  events?: boolean;
-}
-
-export interface EventsOptions {
-  signal?: AbortSignal;
-  /** The `id` of the last event received: the gateway sends only newer changes. */
-  lastEventId?: string;
-}
-
-/** One `status` event of a job's event stream. */
-export interface JobEvent<J = AnyJob> {
-  /** The event id (the job's change counter), for `lastEventId` on reconnect. */
-  id: string | null;
-  job: J;
-}
-
-export interface WaitResult<J = AnyJob> {
-  job: J;
-  /** The first (or only) output URL. */
-  url: string;
-  /** Every output URL (several for an image job with count > 1). */
-  urls: string[];
-}
-
-export interface SendOptions extends RequestOptions {
-  body?: unknown;
-  /** Send an Idempotency-Key (creates and uploads). */
-  idempotent?: boolean;
-  accept?: string;
-  headers?: Record<string, string>;
-}
+// The types and tables live in ./types.ts; the package's entry exports them from here.
+export * from './types.js';
+export { sleep } from './util.js';
 
 const terminal = new Set<string>(['completed', 'failed']);
-
-/** Waits `ms`, or rejects when the signal aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-function newIdempotencyKey(): string {
-  return globalThis.crypto.randomUUID();
-}
-
-function query(params: object | undefined): string {
-  if (!params) return '';
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) q.set(k, String(v));
-  const s = q.toString();
-  return s ? `?${s}` : '';
-}
 
 // ------------------------------------------------------------------ the client
 
@@ -536,58 +365,6 @@ export class MediaGenClient {
 
 }
 
-/**
- * The client method serving each operation of the OpenAPI document (dotted path on a client).
- * `satisfies` makes tsc fail when `npm run client:types` brings an operation this table lacks.
- */
-export const operationMethods = {
-  get_projects: 'projects.list',
-  get_actors: 'actors.list',
-  get_voices: 'voices.list',
-  post_upload: 'uploadFile',
-  post_upload_from_url: 'uploadFromUrl',
-  post_uploads: 'uploads.create',
-  post_uploads_by_id_complete: 'uploads.complete',
-  get_uploads_by_id: 'uploads.get',
-  post_images_generate: 'images.generate',
-  get_images_by_id: 'images.get',
-  get_images_by_id_url: 'images.url',
-  post_images_by_id_cancel: 'images.cancel',
-  post_videos_generate: 'videos.generate',
-  get_videos_by_id: 'videos.get',
-  get_videos_by_id_url: 'videos.url',
-  post_videos_by_id_cancel: 'videos.cancel',
-  post_replace_actors_generations: 'replaceActors.generate',
-  get_replace_actors_generations_by_id: 'replaceActors.get',
-  get_replace_actors_generations_by_id_url: 'replaceActors.url',
-  post_replace_actors_generations_by_id_cancel: 'replaceActors.cancel',
-  post_talking_actors_generate: 'talkingActors.generate',
-  get_talking_actors_by_id: 'talkingActors.get',
-  get_talking_actors_by_id_url: 'talkingActors.url',
-  post_talking_actors_by_id_cancel: 'talkingActors.cancel',
-  get_healthz: 'health',
-  get_readyz: 'ready',
-  get_openapi_json: 'openapi',
-  // The live event stream (GET /v1/{kind}/{id}/events).
-  get_images_by_id_events: 'images.events',
-  get_videos_by_id_events: 'videos.events',
-  get_replace_actors_generations_by_id_events: 'replaceActors.events',
-  get_talking_actors_by_id_events: 'talkingActors.events',
-  // Lists and the model catalog (issue 14).
-  get_jobs: 'jobs.list',
-  get_images: 'images.list',
-  get_videos: 'videos.list',
-  get_replace_actors_generations: 'replaceActors.list',
-  get_talking_actors: 'talkingActors.list',
-  get_models: 'models.list',
-  // Deleting a finished job's outputs (retention).
-  delete_images_by_id: 'images.deleteOutputs',
-  delete_videos_by_id: 'videos.deleteOutputs',
-  delete_replace_actors_generations_by_id: 'replaceActors.deleteOutputs',
-  delete_talking_actors_by_id: 'talkingActors.deleteOutputs',
-  // Deleting an upload (its links stop working).
-  delete_uploads_by_id: 'uploads.delete',
-} as const satisfies Record<keyof operations, string>;
 
 export function createClient(opts: ClientOptions): MediaGenClient {
   return new MediaGenClient(opts);

@@ -26,7 +26,7 @@ import { jobRow } from '../support/job-helpers.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import { describeDeployment, describeVersion } from '../../worker/deployment.js';
-import { runAdmin } from '../../scripts/admin.js';
+import { runAdmin } from '../../admin/main.js';
 import { randomToken } from '../../shared/ids.js';
 import protos from '@temporalio/proto';
 

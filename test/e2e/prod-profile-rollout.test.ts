@@ -24,7 +24,7 @@ import { Holds, type HeldCall } from '../support/holds.js';
 import { lockProdStack, type ProdStack } from '../support/prod-stack.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import { randomToken } from '../../shared/ids.js';
-import { runAdmin } from '../../scripts/admin.js';
+import { runAdmin } from '../../admin/main.js';
 import type { Config } from '../../shared/config.js';
 import protos from '@temporalio/proto';
 

@@ -15,7 +15,7 @@ import { createTenant, testConfig, type Tenant } from '../support/stack.js';
 import { startGateway, startService, type InProcessGateway, type Service } from '../support/services.js';
 import { insertActor, insertVoice } from '../support/fixtures.js';
 import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer } from '../support/https-server.js';
-import { runAdmin } from '../../scripts/admin.js';
+import { runAdmin } from '../../admin/main.js';
 
 const pythonDir = fileURLToPath(new URL('../../../python/', import.meta.url));
 

@@ -8,7 +8,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { verifyWebhook } from '@mediagen/client/webhooks';
 import { createTenant, testConfig, waitFor, type Tenant } from '../support/stack.js';
 import { api, creditsOf, startGateway, startService, startWorkers, waitForJobStatus, type Service, type Workers } from '../support/services.js';
-import { runAdmin } from '../../scripts/admin.js';
+import { runAdmin } from '../../admin/main.js';
 import { deliveriesOfJob } from '../../db/repos/webhooks.js';
 import { ledgerForJob } from '../../db/repos/jobs.js';
 import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';

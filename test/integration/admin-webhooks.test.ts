@@ -9,7 +9,7 @@ import { addMember } from '../../db/repos/workspaces.js';
 import { activeWebhookSecrets } from '../../db/repos/webhooks.js';
 import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
 
-const adminJs = fileURLToPath(new URL('../../scripts/admin.js', import.meta.url));
+const adminJs = fileURLToPath(new URL('../../admin/main.js', import.meta.url));
 let tdb: TestDatabase;
 let t: Tenant;
 let env: NodeJS.ProcessEnv;

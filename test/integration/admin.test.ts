@@ -7,9 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { createTestDatabase, type TestDatabase } from '../support/stack.js';
 import { parseApiKey, secretMatches } from '../../db/api-keys.js';
 import { sql } from 'kysely';
-import { runAdmin } from '../../scripts/admin.js';
+import { runAdmin } from '../../admin/main.js';
 
-const adminJs = fileURLToPath(new URL('../../scripts/admin.js', import.meta.url));
+const adminJs = fileURLToPath(new URL('../../admin/main.js', import.meta.url));
 
 interface Run {
   code: number;
@@ -17,7 +17,7 @@ interface Run {
   stderr: string;
 }
 
-describe('admin CLI (node dist/scripts/admin.js)', () => {
+describe('admin CLI (node dist/admin/main.js)', () => {
   let t: TestDatabase;
   let env: NodeJS.ProcessEnv;
 

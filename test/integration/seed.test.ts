@@ -8,7 +8,7 @@ import { Client } from 'minio';
 import { createTenant, createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
 import { insertUploadRow } from '../support/fixtures.js';
 import { createStorage, type Storage } from '../../shared/storage.js';
-import { catalogKeys, seedCatalog, seedDemo, DEMO_CREDITS } from '../../scripts/seed.js';
+import { catalogKeys, seedCatalog, seedDemo, DEMO_CREDITS } from '../../admin/seed.js';
 import { actorAges, actorGenders, actorSkinTones } from '../../db/seed-data.js';
 import { serveMediaRoute } from './gateway-harness.js';
 import { mediaPath } from '../../api/routes/media.js';

@@ -1,4 +1,4 @@
-// discardRest (api/routes/uploads.ts) drains what is left of a refused upload for a bounded time,
+// discardRest (api/uploads/limits.ts) drains what is left of a refused upload for a bounded time,
 // then cuts the connection. A request already read to the end must leave no timer behind: on a
 // keep-alive connection the socket goes on to carry the next request (an event stream, say), which
 // a late cut would kill mid-answer.
@@ -6,7 +6,7 @@ import { test, describe, mock, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import type { Request } from 'express';
-import { discardRest } from '../../api/routes/uploads.js';
+import { discardRest } from '../../api/uploads/limits.js';
 
 /** A request body stream with a socket whose destroy() is counted. */
 function fakeRequest(): { req: Request; body: PassThrough; cuts: () => number } {

@@ -1,0 +1,126 @@
+// bench-scale's databases (scripts/bench-scale.ts): a fresh database per side, the million-job
+// history and the in-flight rows, all written by Postgres itself.
+import pg from 'pg';
+import { sql } from 'kysely';
+import { createDb, type Database } from '../db/index.js';
+import { migrateToLatest } from '../db/migrate.js';
+import type { Tenant } from '../test/support/stack.js';
+
+export const WORKSPACES = 1_000;
+export const HOLD_LATENCY_MS = 600_000; // the longest latency the local renderer takes
+
+export function dbUrl(name: string): string {
+  const u = new URL(process.env.DATABASE_URL!);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+export async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: dbUrl('postgres') });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+export async function freshDatabase(name: string): Promise<Database> {
+  await admin(async (c) => {
+    await c.query(`drop database if exists ${name} with (force)`);
+    await c.query(`create database ${name}`);
+  });
+  const db = createDb(dbUrl(name), 20);
+  await migrateToLatest(db);
+  return db;
+}
+
+/**
+ * Finished jobs of the measured workspace (`count` of them, two projects) and, with `others`, of
+ * 999 more workspaces: kinds, models and statuses cycle, created over the last 90 days (the newest an
+ * hour ago), each with its ledger rows (charge; refund when failed), one in ten with a webhook whose
+ * delivered event is in the outbox while within its 7-day retention, and an idempotency key for
+ * those created within its 24 h window.
+ */
+export async function loadHistory(db: Database, w: { tenant: Tenant; project2: string }, count: number, others: number): Promise<void> {
+  const total = count + others;
+  if (others > 0) {
+    await sql`insert into workspaces (id, name, credits) select 'ws_b' || lpad(g::text, 4, '0'), 'bench ' || g, 1000000 from generate_series(1, ${WORKSPACES - 1}::integer) g`.execute(db);
+    await sql`insert into projects (id, workspace_id, name) select 'prj_b' || lpad(g::text, 4, '0'), 'ws_b' || lpad(g::text, 4, '0'), 'bench' from generate_series(1, ${WORKSPACES - 1}::integer) g`.execute(db);
+  }
+  // Indexes are built once after the load (a sort each) rather than entry by entry during it: the
+  // definitions are read from the migrated schema, so they are exactly the migrations' own.
+  const indexes = (
+    await sql<{ name: string; def: string }>`
+      select indexname as name, indexdef as def from pg_indexes
+      where schemaname = 'public' and tablename in ('jobs', 'credit_ledger', 'webhook_deliveries', 'idempotency_keys')
+        and indexname not in (select conname from pg_constraint)`.execute(db)
+  ).rows;
+  for (const i of indexes) await sql.raw(`drop index ${i.name}`).execute(db);
+  // One NOTIFY per inserted row would only fill the notification queue.
+  await sql`alter table jobs disable trigger jobs_event_on_insert`.execute(db);
+  await sql`
+    insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, error, price, outputs, provider_ref,
+                      workflow_started, status_run_id, created_at, updated_at, started_at, finished_at, phase, percent, webhook_url, webhook_events)
+    select id, kind, ws, prj, null, model, status,
+           jsonb_build_object('prompt', 'a bench prompt about a lighthouse at dusk, number ' || g, 'aspect_ratio', '16:9', 'count', 1, 'duration', 5,
+                              'resolution', '720p', 'actor_id', 'act', 'voice_id', 'voice', 'script', 'hello there', 'provider', 'local', 'deadline_seconds', 600),
+           case when status = 'failed' then '{"code": "generation_failed", "message": "the provider reported the generation as failed"}'::jsonb end,
+           4,
+           case when status = 'completed' then jsonb_build_array(jsonb_build_object('key', 'jobs/' || id || '/tok/output-1.png', 'content_type', 'image/png', 'size', 123456)) end,
+           jsonb_build_object('provider', 'local', 'jobId', id),
+           true, 'run-' || g, created, created + interval '40 seconds', created + interval '1 second', created + interval '40 seconds',
+           status, case when status = 'completed' then 100 end,
+           case when g % 10 = 0 then 'https://hooks.example.com/mediagen' end,
+           case when g % 10 = 0 then array['completed', 'failed'] end
+    from (
+      select g,
+             (array['img', 'vid', 'rpl', 'tlk'])[1 + g % 4] || '_bench' || lpad(g::text, 8, '0') as id,
+             (array['image', 'video', 'replace_actor', 'talking_actor'])[1 + g % 4] as kind,
+             (array['nano-banana-2', 'sora-2', 'replace-actor', 'talking-actor', 'gpt-image-1.5', 'kling-3.0', 'replace-actor', 'talking-actor'])[1 + g % 8] as model,
+             case when g % 7 = 3 then 'failed' else 'completed' end as status,
+             case when g <= ${count} then ${w.tenant.workspaceId} else 'ws_b' || lpad((1 + g % ${WORKSPACES - 1})::text, 4, '0') end as ws,
+             case when g <= ${count} then (case when g % 10 = 5 then ${w.project2} else ${w.tenant.projectId} end)
+                  else 'prj_b' || lpad((1 + g % ${WORKSPACES - 1})::text, 4, '0') end as prj,
+             now() - interval '1 hour' - (g::double precision / ${total}) * interval '90 days' as created
+      from generate_series(1, ${total}::integer) g
+    ) j`.execute(db);
+  await sql`alter table jobs enable trigger jobs_event_on_insert`.execute(db);
+  await sql`
+    insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason, created_at)
+    select workspace_id, id, 1, -price, 'charge', created_at from jobs where id like '%\\_bench%'`.execute(db);
+  await sql`
+    insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason, created_at)
+    select workspace_id, id, 2, price, 'refund', finished_at from jobs where id like '%\\_bench%' and status = 'failed'`.execute(db);
+  await sql`
+    insert into webhook_deliveries (id, job_id, workspace_id, type, url, job, created_at, dispatched_at, attempts, last_status, delivered_at)
+    select 'whk_' || id || '_3', id, workspace_id, 'job.' || status, webhook_url, to_jsonb(j), finished_at, finished_at, 1, 200, finished_at
+    from jobs j where webhook_url is not null and created_at > now() - interval '7 days'`.execute(db);
+  await sql`
+    insert into idempotency_keys (workspace_id, key, operation, fingerprint, claim_token, status, response_status, response_body, locked_at, created_at)
+    select workspace_id, 'key-' || id, 'POST /v1/images/generate', md5(id), md5(id || 'claim'), 'completed', 200,
+           jsonb_build_object('data', jsonb_build_object('id', id, 'status', 'pending')), created_at, created_at
+    from jobs where id like '%\\_bench%' and created_at > now() - interval '24 hours'`.execute(db);
+  await db.connection().execute(async (c) => {
+    await sql`set maintenance_work_mem = '256MB'`.execute(c);
+    for (const i of indexes) await sql.raw(i.def).execute(c);
+  });
+  await sql`analyze`.execute(db);
+}
+
+/** In-flight rows without a workflow (a busy deployment's other running jobs), spread over the other workspaces. */
+export async function loadInFlightRows(db: Database, count: number): Promise<void> {
+  if (count <= 0) return;
+  await sql`alter table jobs disable trigger jobs_event_on_insert`.execute(db);
+  await sql`
+    insert into jobs (id, kind, workspace_id, project_id, model, status, params, price, provider_ref, workflow_started, status_run_id, created_at, updated_at, started_at, phase, percent)
+    select 'vid_flight' || lpad(g::text, 6, '0'), 'video', 'ws_b' || lpad((1 + g % ${WORKSPACES - 1})::text, 4, '0'), 'prj_b' || lpad((1 + g % ${WORKSPACES - 1})::text, 4, '0'),
+           'sora-2', 'generating', '{"prompt": "in flight", "aspect_ratio": "16:9", "duration": 5, "resolution": "720p", "provider": "local", "deadline_seconds": 600}',
+           4, '{"provider": "local"}', true, 'run-flight-' || g, now() - g * interval '10 ms', now(), now(), 'generating', 40
+    from generate_series(1, ${count}::integer) g`.execute(db);
+  await sql`
+    insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason)
+    select workspace_id, id, 1, -price, 'charge' from jobs where id like 'vid\\_flight%'`.execute(db);
+  await sql`alter table jobs enable trigger jobs_event_on_insert`.execute(db);
+  await sql`analyze jobs`.execute(db);
+}
