@@ -2,11 +2,12 @@
 // (no Node built-ins, no floating promises in workflow code), and the layering of the folders:
 //
 //   shared/     config, storage, catalog and routing, media, the guarded fetcher, the job model
-//   db/         tables, migrations, repositories                       (imports shared/)
-//   workflows/  deterministic workflow code and its client             (imports shared/, db/ types)
+//   db/         tables, migrations, repositories (SQL only)            (imports shared/)
+//   jobs/       the job domain: service, rules, transition table       (imports shared/, db/)
+//   workflows/  deterministic workflow code and its client             (imports shared/, db/ and jobs/ types)
 //   activities/ the worker's side-effecting steps and provider adapters
 //   worker/     the worker process                                     (imports all of the above)
-//   api/        the gateway process                 (imports shared/, db/, workflows/ — never activities/ or worker/)
+//   api/        the gateway process                 (imports shared/, db/, jobs/, workflows/ — never activities/ or worker/)
 //
 // An import against these arrows fails `npm run lint`.
 import tseslint from 'typescript-eslint';
@@ -32,11 +33,15 @@ export default tseslint.config(
   },
   {
     files: ['shared/**/*.ts'],
-    rules: restricted(ban(['api', 'worker', 'activities', 'workflows', 'db'], 'shared/ is the bottom layer: it imports no other folder of the service')),
+    rules: restricted(ban(['api', 'worker', 'activities', 'workflows', 'db', 'jobs'], 'shared/ is the bottom layer: it imports no other folder of the service')),
   },
   {
     files: ['db/**/*.ts'],
-    rules: restricted(ban(['api', 'worker', 'activities', 'workflows'], 'db/ imports only shared/ (it sits below every process)')),
+    rules: restricted(ban(['api', 'worker', 'activities', 'workflows', 'jobs'], 'db/ imports only shared/ (it sits below every process and the job domain: the service passes its rules in)')),
+  },
+  {
+    files: ['jobs/**/*.ts'],
+    rules: restricted(ban(['api', 'worker', 'activities', 'workflows'], 'jobs/ imports only shared/ and db/: the processes call it, and Temporal reaches it through its port')),
   },
   {
     files: ['api/**/*.ts'],
@@ -52,7 +57,11 @@ export default tseslint.config(
   },
   {
     files: ['workflows/client.ts'],
-    rules: restricted(ban(['activities', 'api', 'worker'], 'the workflow client runs in the gateway and the worker: it imports shared/ and workflows/ only')),
+    rules: restricted([
+      ...ban(['activities', 'api', 'worker'], 'the workflow client runs in the gateway and the worker: it imports shared/ and workflows/ only'),
+      // The port it implements by type; of the job domain's code, only the pure transition table.
+      { group: ['../jobs/*', '!../jobs/transitions.js'], message: 'the workflow client sees jobs/ by type, but for the pure transition table', allowTypeImports: true },
+    ]),
   },
   {
     files: ['workflows/**/*.ts'],
@@ -65,6 +74,7 @@ export default tseslint.config(
         nodeBuiltins,
         ...ban(['activities', 'api', 'worker'], 'workflow code never imports activities/ or the processes: declare what it needs in workflows/ or shared/'),
         ...ban(['db'], 'workflows see db/ by type only', { allowTypeImports: true }),
+        ...ban(['jobs'], 'workflows see jobs/ by type only', { allowTypeImports: true }),
       ]),
     },
   },

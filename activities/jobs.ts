@@ -2,7 +2,7 @@
 // apart: `io` activities (Postgres, input fetching; the Postgres ones run as LOCAL activities of
 // the workflow worker) and `provider` activities (provider calls and output streaming: they need
 // storage and provider keys, and the database for the job's provider reference and progress). Every
-// status move goes through the job service (db/job-service.ts), for the run the step belongs to.
+// status move goes through the job service (jobs/service.ts), for the run the step belongs to.
 //
 // Progress lives in the job row, written by the steps themselves so a status read is one Postgres
 // read and never a Temporal query: each step stores the phase the workflow's `progress` query
@@ -16,10 +16,11 @@ import { sql } from 'kysely';
 import type { Database } from '../db/index.js';
 import type { Job, JobOutput, JobPhase, JobStatus } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
+import * as progressRepo from '../db/repos/job-progress.js';
 import { findUploadForJob } from '../db/repos/uploads.js';
 import { redactText } from '../shared/redact.js';
 import type { Storage } from '../shared/storage.js';
-import { createJobService, IllegalStatusMoveError, InsufficientCreditsError, type JobService } from '../db/job-service.js';
+import { IllegalStatusMoveError, InsufficientCreditsError, type JobService } from '../jobs/index.js';
 import type { Config } from '../shared/config.js';
 import { failureTypes } from '../shared/failure-types.js';
 import { routeFor } from '../shared/catalog.js';
@@ -39,7 +40,6 @@ import {
 } from './providers/types.js';
 import type { ProviderName, RunClaim } from '../shared/job-model.js';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck, ProviderStepOptions } from '../workflows/activity-types.js';
-import { circuitPolicy, createProviderCircuits } from '../db/provider-circuits.js';
 import { failingForMs } from '../shared/provider-retry.js';
 
 /** Whether two provider references name the same request, whatever their key order. */
@@ -51,8 +51,8 @@ function sameRef(a: ProviderRef, b: ProviderRef): boolean {
 export interface JobActivityDeps {
   db: Database;
   storage: Storage;
-  /** The job lifecycle (made from db and storage when not given). */
-  jobs?: JobService;
+  /** The process's job service (the activities' dependency, built where the worker is composed). */
+  jobs: JobService;
   config: Config;
   adapterFor(name: ProviderName): ProviderAdapter;
   /** Stores a remote URL's bytes as a job input, through the SSRF-safe fetcher. */
@@ -65,7 +65,7 @@ const stepAttempt = () => Context.current().info.attempt;
 
 const nonRetryable = (type: string, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true });
 
-/** The workflow run this activity works for (status moves record it; see db/repos/jobs.ts). */
+/** The workflow run this activity works for (status moves record it; see jobs/moves.ts). */
 function currentRunId(): string {
   const runId = Context.current().info.workflowExecution?.runId;
   if (!runId) throw nonRetryable(failureTypes.illegalStatusMove, 'job activities run only on behalf of a workflow');
@@ -105,8 +105,7 @@ export function needsRemoteFetch(job: Pick<Job, 'kind' | 'params'>): boolean {
 export const nextPhaseSql = sql<JobPhase>`case when kind = 'replace_actor' and not (coalesce(params->>'image_file_id', '') <> '' and coalesce(params->>'video_file_id', '') <> '') then 'fetching_inputs' else 'submitting' end`;
 
 export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
-  const { db } = deps;
-  const jobs = deps.jobs ?? createJobService({ db, storage: deps.storage, circuits: createProviderCircuits(db, circuitPolicy(deps.config)) });
+  const { db, jobs } = deps;
 
   async function uploadInput(job: Job, id: string, role: InputFile['role'], expect: 'image' | 'video'): Promise<InputFile> {
     const up = await findUploadForJob(db, job.workspace_id, id);
@@ -205,7 +204,7 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
     async prepareProviderRequest(jobId: string): Promise<ProviderRequest> {
       const req = await buildProviderRequest(await holdJob(db, jobs, jobId, currentRunId(), 'fetching_inputs'));
       // The workflow submits next: the phase says so even while no provider fleet has taken it.
-      await jobsRepo.setJobPhase(db, jobId, 'submitting', stepAttempt());
+      await progressRepo.setJobPhase(db, jobId, 'submitting', stepAttempt());
       return req;
     },
 
@@ -239,7 +238,7 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
       const runId = currentRunId();
       const result = await jobs.fail(jobId, { code, message }, runId);
       if (result.moved) {
-        await jobsRepo.setJobPhase(db, jobId, code === 'canceled' ? 'canceled' : 'failed', stepAttempt());
+        await progressRepo.setJobPhase(db, jobId, code === 'canceled' ? 'canceled' : 'failed', stepAttempt());
         // A failed job is refunded all it was charged, but what its customer's cancel kept.
         deps.metrics?.jobFinished(finished(result.job, result.refunded), 'failed');
       }
@@ -322,8 +321,7 @@ interface StepDetails {
 export function createJobProviderActivities(
   deps: Pick<JobActivityDeps, 'db' | 'storage' | 'config' | 'adapterFor' | 'metrics' | 'jobs'> & { progress: ProgressWriter; heartbeatQuietMs?: number; beatEveryMs?: number },
 ): JobProviderActivities {
-  const { storage, db } = deps;
-  const jobs = deps.jobs ?? createJobService({ db, storage });
+  const { storage, db, jobs } = deps;
   const heartbeats = quietHeartbeat(deps.heartbeatQuietMs ?? QUIET_START_MS);
   const beatEveryMs = deps.beatEveryMs ?? PROVIDER_BEAT_EVERY_MS;
   // The request each running attempt made or found, repeated in every heartbeat it sends.
@@ -620,12 +618,12 @@ export function createProgressWriter(db: Database, minIntervalMs: number): Progr
   return {
     async phase(jobId, phase, attempt, percent = null) {
       last.delete(jobId);
-      await jobsRepo.setJobPhase(db, jobId, phase, attempt, percent, { whileGenerating: true });
+      await progressRepo.setJobPhase(db, jobId, phase, attempt, percent, { whileGenerating: true });
     },
     async poll(jobId, p) {
       const seen = `${p.percent}/${p.queuePosition}`;
       if (last.get(jobId) === seen) return;
-      const written = await jobsRepo.recordPollProgress(db, jobId, p, minIntervalMs);
+      const written = await progressRepo.recordPollProgress(db, jobId, p, minIntervalMs);
       if (!written) return;
       last.delete(jobId);
       if (last.size >= LAST_POLL_CACHE_MAX) last.delete(last.keys().next().value!);
