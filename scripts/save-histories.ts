@@ -33,7 +33,7 @@ import { localActivityOf } from '../test/support/history.js';
 import { Holds } from '../test/support/holds.js';
 import { createDb } from '../db/index.js';
 import { deliveriesOfJob } from '../db/repos/webhooks.js';
-import { ledgerForJob } from '../db/repos/jobs.js';
+import { ledgerForJob } from '../test/support/ledger.js';
 import { jobToStart, startJobWorkflow } from '../workflows/client.js';
 import { runAdmin } from './admin.js';
 import type { Config } from '../shared/config.js';

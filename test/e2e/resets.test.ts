@@ -17,7 +17,7 @@ import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Ga
 import type { FakeFal } from '../support/fake-providers/fal.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { closedRun, pointOfLocalActivity, resetRun, runHistory } from '../support/resets.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
+import { ledgerForJob } from '../support/ledger.js';
 import type { Config } from '../../shared/config.js';
 import { jobToStart, startJobWorkflow } from '../../workflows/client.js';
 

@@ -17,7 +17,7 @@ import { startFakeAlibaba } from './fake-providers/alibaba.js';
 import type { FakeServer } from './fake-providers/server.js';
 import type { Config } from '../../shared/config.js';
 import type { Database } from '../../db/index.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
+import { ledgerForJob } from './ledger.js';
 
 const workerMain = fileURLToPath(new URL('../../worker/main.js', import.meta.url));
 
