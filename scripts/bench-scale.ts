@@ -30,6 +30,7 @@ import { newId } from '../shared/ids.js';
 import { jobToStart, startJobWorkflow } from '../workflows/client.js';
 import { pino } from 'pino';
 import { reconcilerOf } from '../test/support/reconciler.js';
+import { inFlightStatuses } from '../jobs/index.js';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { explainJobListPage } from '../test/support/job-rows.js';
 import type { JobListFilters } from '../db/repos/job-lists.js';
@@ -402,7 +403,7 @@ async function main() {
         times.push(performance.now() - t0);
         calls += pass.temporalCalls;
       }
-      const inFlight = await s.db.selectFrom('jobs').select(sql<number>`count(*)::int`.as('n')).where('status', 'in', ['pending', 'generating']).executeTakeFirstOrThrow();
+      const inFlight = await s.db.selectFrom('jobs').select(sql<number>`count(*)::int`.as('n')).where('status', 'in', inFlightStatuses).executeTakeFirstOrThrow();
       const perPass = calls / 10;
       passRows.push([s.name === 'empty' ? 'empty db' : '1M jobs', String(inFlight.n), pct(times, 0.5).toFixed(1), pct(times, 0.99).toFixed(1), perPass.toFixed(1), ((perPass * 60_000) / RECONCILE_INTERVAL).toFixed(1)]);
     }

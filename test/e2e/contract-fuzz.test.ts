@@ -187,7 +187,7 @@ async function seedJobStates(tenant: Tenant, ids: Pick<KnownIds, 'project' | 'ac
       await tx((x) => jobMoves.claimJob(x, id, 'seed'));
       await tx((x) => jobMoves.completeJob(x, id, output(id), 'seed'));
     }
-    assert.ok(await markOutputsRemoved(tdb.db, removed));
+    assert.ok(await markOutputsRemoved(tdb.db, removed, jobMoves.terminalStatuses));
     await tx((x) => jobMoves.claimJob(x, failed, 'seed'));
     await tx((x) => jobMoves.failJob(x, failed, { code: 'generation_failed', message: 'the provider failed (seeded)' }, 'seed'));
     assert.equal((await c.post(`${kind.base}/${canceled}/cancel`)).status, 200);
