@@ -3,7 +3,8 @@
 //   (1) starts the workflows of jobs whose start failed after commit: pending jobs not marked
 //       started (by their workflow's first step) after a few seconds are claimed in batches, one
 //       visibility call per 100 tells which workflows exist already (a backlog: marked, not started
-//       again), and the others are started in parallel, at most RECONCILE_CONCURRENCY at once;
+//       again), and the others are started through the job service (jobs.start) in parallel, at
+//       most RECONCILE_CONCURRENCY at once;
 //   (2) settles jobs whose workflow closed without doing it (terminated from the Web UI, which skips
 //       workflow code, or timed out): ONE visibility query lists the runs closed since the last pass
 //       whose JobStatus search attribute still says pending or generating; a row in flight that
