@@ -1,7 +1,6 @@
 // The `io` activities: the job's database steps (start, route, complete, fail) and its input fetching.
 import { Context } from '@temporalio/activity';
 import type { Job, JobOutput, JobPhase, JobStatus } from '../../db/schema.js';
-import * as jobsRepo from '../../db/repos/jobs.js';
 import * as progressRepo from '../../db/repos/job-progress.js';
 import { findUploadForJob } from '../../db/repos/uploads.js';
 import { redactText } from '../../shared/redact.js';

@@ -17,7 +17,6 @@ import { api, creditsOf, startGateway, startWorkers, waitForJobStatus, type InPr
 import { Holds } from '../support/holds.js';
 import { jobObjectKeys, probeUrl } from '../support/fixtures.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
-import { ledgerForJob } from '../support/ledger.js';
 import { jobToStart, startJobWorkflow } from '../../workflows/client.js';
 import type { Config } from '../../shared/config.js';
 import { createImage, jobLedger } from '../support/job-helpers.js';
