@@ -3,12 +3,13 @@
 // request (no auth: mounted before the /v1 authentication).
 import type { Router } from 'express';
 import { Endpoints } from './endpoint.js';
-import { z } from 'zod';
+
 import type { AppDeps } from './deps.js';
 import type { Operation } from './operations.js';
 import { errorCodes } from './errors.js';
 import { jobStatuses } from '../shared/job-model.js';
 import { uploadStatuses } from '../shared/uploads.js';
+import { converter, openApiPath } from './openapi-schema.js';
 import { NO_NUL_PATTERN } from './validate.js';
 import { healthEndpoints } from './routes/health.js';
 import { discoveryEndpoints } from './routes/discovery.js';
@@ -41,7 +42,17 @@ export const openApiEndpoints = new Endpoints<{ document(): string }>().add({
 
 /** Every operation the gateway serves, in document order. */
 export function allOperations(): Operation[] {
-  return [...discoveryEndpoints.operations, ...uploadEndpoints.operations, ...jobEndpoints.operations, ...jobListEndpoints.operations, ...modelEndpoints.operations, ...retentionEndpoints.operations, ...eventEndpoints.operations, ...healthEndpoints.operations, ...openApiEndpoints.operations];
+  return [
+    ...discoveryEndpoints.operations,
+    ...uploadEndpoints.operations,
+    ...jobEndpoints.operations,
+    ...jobListEndpoints.operations,
+    ...modelEndpoints.operations,
+    ...retentionEndpoints.operations,
+    ...eventEndpoints.operations,
+    ...healthEndpoints.operations,
+    ...openApiEndpoints.operations,
+  ];
 }
 
 const errorDescriptions: Record<number, string> = {
@@ -123,7 +134,13 @@ function components(): JsonObject {
           { $ref: '#/components/schemas/Error' },
           {
             type: 'object',
-            properties: { status: { type: 'string', enum: [...new Set([...jobStatuses, ...uploadStatuses])], description: 'current status of the job (of the upload, with `upload_refused`)' } },
+            properties: {
+              status: {
+                type: 'string',
+                enum: [...new Set([...jobStatuses, ...uploadStatuses])],
+                description: 'current status of the job (of the upload, with `upload_refused`)',
+              },
+            },
             if: { properties: { error: { properties: { code: { enum: ['not_ready', 'generation_failed'] } } } } },
             then: { required: ['status'] },
           },
@@ -132,63 +149,6 @@ function components(): JsonObject {
     },
     responses,
   };
-}
-
-/** Converts a zod schema and moves its $defs into components.schemas (refs rewritten). */
-function converter(schemas: JsonObject) {
-  const rewrite = (node: unknown, renames: Map<string, string>): unknown => {
-    if (Array.isArray(node)) return node.map((n) => rewrite(n, renames));
-    if (!node || typeof node !== 'object') return node;
-    const out: JsonObject = {};
-    for (const [k, v] of Object.entries(node)) {
-      if (k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/')) {
-        const name = v.slice('#/$defs/'.length);
-        out[k] = `#/components/schemas/${renames.get(name) ?? name}`;
-      } else {
-        out[k] = rewrite(v, renames);
-      }
-    }
-    return out;
-  };
-  return (schema: z.ZodType, io: 'input' | 'output'): JsonObject => {
-    const raw = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonObject;
-    delete raw.$schema;
-    const defs = (raw.$defs ?? {}) as JsonObject;
-    delete raw.$defs;
-    const renames = new Map<string, string>();
-    for (const name of Object.keys(defs)) {
-      let target = name;
-      for (let i = 2; schemas[target] !== undefined && JSON.stringify(schemas[target]) !== JSON.stringify(defs[name]); i++) target = `${name}_${i}`;
-      renames.set(name, target);
-    }
-    for (const [name, def] of Object.entries(defs)) schemas[renames.get(name)!] = rewrite(def, renames);
-    const out = rewrite(raw, renames) as JsonObject;
-    if (io === 'input') forbidNul(out);
-    return out;
-  };
-}
-
-/**
- * Request strings never carry NUL (the gateway refuses it: Postgres text cannot store one): every
- * free string of a request schema says so. A string with its own pattern, enum or const states
- * its exact form already.
- */
-function forbidNul(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(forbidNul);
-  if (!node || typeof node !== 'object') return;
-  const s = node as JsonObject;
-  if (s.type === 'string' && s.pattern === undefined && s.enum === undefined && s.const === undefined && s.contentMediaType === undefined) s.pattern = NO_NUL_PATTERN;
-  Object.values(s).forEach(forbidNul);
-}
-
-/** `/v1/images/:id` → `/v1/images/{id}` and its path parameter names. */
-function openApiPath(path: string): { path: string; params: string[] } {
-  const params: string[] = [];
-  const converted = path.replace(/:([A-Za-z0-9_]+)/g, (_m, name: string) => {
-    params.push(name);
-    return `{${name}}`;
-  });
-  return { path: converted, params };
 }
 
 /** The deployment's settings the document states: the bounds a request is checked against at run time. */
@@ -230,7 +190,10 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
       requestBody = { required: true, content: { 'application/json': { schema: convert(op.body, 'input') } } };
     } else if (op.multipart) {
       const fields = convert(op.multipart, 'input');
-      const properties = { ...((fields.properties ?? {}) as JsonObject), file: { type: 'string', contentMediaType: 'application/octet-stream', minLength: 1, description: 'the file (not empty)' } };
+      const properties = {
+        ...((fields.properties ?? {}) as JsonObject),
+        file: { type: 'string', contentMediaType: 'application/octet-stream', minLength: 1, description: 'the file (not empty)' },
+      };
       const required = [...new Set([...(((fields.required as string[] | undefined) ?? []) as string[]), 'file'])];
       requestBody = { required: true, content: { 'multipart/form-data': { schema: { ...fields, properties, required } } } };
     }
@@ -247,7 +210,7 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
           schema: {
             type: 'object',
             description:
-              'One server-sent event. Each `status` event has an `id` (the job\'s change counter, for Last-Event-ID) and, as its data, ' +
+              "One server-sent event. Each `status` event has an `id` (the job's change counter, for Last-Event-ID) and, as its data, " +
               'the job record GET answers; the stream ends after the completed or failed record. A `: ping` comment is sent every 15 s.',
             required: ['event', 'data'],
             properties: {
@@ -283,7 +246,9 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
         // Refusals before the limiter ran (401: no key to count against) carry no RateLimit headers.
         // An outage (503) is answered before the limiter can count: Retry-After only.
         if (status === 503) responses[String(status)] = { ...resolveErrorResponse(comps, status), headers: errorHeaders(status) };
-        else responses[String(status)] = headers && status !== 401 ? { ...resolveErrorResponse(comps, status), headers: { ...headers, ...errorHeaders(status) } } : ref;
+        else
+          responses[String(status)] =
+            headers && status !== 401 ? { ...resolveErrorResponse(comps, status), headers: { ...headers, ...errorHeaders(status) } } : ref;
       } else {
         responses[String(status)] = { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
       }
@@ -331,7 +296,10 @@ function webhookDocument(events: ReturnType<typeof webhookEventDocs>, convert: R
   const parameters = [
     header('webhook-id', 'the event id: the same on every retry of this event, so receivers can drop duplicates'),
     header('webhook-timestamp', 'unix seconds of this attempt; refuse deliveries more than 5 minutes off'),
-    header('webhook-signature', "space-separated `v1,<base64 HMAC-SHA256 of \"<webhook-id>.<webhook-timestamp>.<raw body>\">`, one per active secret of the workspace (two during a rotation)"),
+    header(
+      'webhook-signature',
+      'space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active secret of the workspace (two during a rotation)',
+    ),
   ];
   return Object.fromEntries(
     events.map((e) => [
@@ -360,7 +328,11 @@ function createdResourceLinks(resourcePath: string, operations: Operation[]): Js
   for (const target of operations) {
     if (target.path !== resourcePath && !target.path.startsWith(`${resourcePath}/`)) continue;
     const id = operationId(target);
-    links[id] = { operationId: id, parameters: { [`path.${params[0]}`]: '$response.body#/data/id' }, description: `${target.method.toUpperCase()} ${openApiPath(target.path).path} of the created resource` };
+    links[id] = {
+      operationId: id,
+      parameters: { [`path.${params[0]}`]: '$response.body#/data/id' },
+      description: `${target.method.toUpperCase()} ${openApiPath(target.path).path} of the created resource`,
+    };
   }
   return links;
 }
@@ -393,5 +365,10 @@ function operationId(op: Operation): string {
 
 export function createOpenApiRouter(deps: AppDeps): Router {
   let document: string | null = null;
-  return openApiEndpoints.router({ document: () => (document ??= JSON.stringify(buildOpenApiDocument(allOperations(), { serverUrl: deps.config.PUBLIC_BASE_URL, uploadMaxRetentionSeconds: deps.config.UPLOAD_MAX_RETENTION_SECONDS }))) });
+  return openApiEndpoints.router({
+    document: () =>
+      (document ??= JSON.stringify(
+        buildOpenApiDocument(allOperations(), { serverUrl: deps.config.PUBLIC_BASE_URL, uploadMaxRetentionSeconds: deps.config.UPLOAD_MAX_RETENTION_SECONDS }),
+      )),
+  });
 }

@@ -4,12 +4,22 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
 
-import type { JobError, JobKind, JobOutput, JobPhase, JobStatus, ProviderAttempt, WebhookEventName } from '../shared/job-model.js';
+import type { JobKind } from '../shared/kinds/index.js';
+import type { JobError, JobOutput, JobPhase, JobStatus, ProviderAttempt, WebhookEventName } from '../shared/job-model.js';
 import type { StoredJobParams } from '../shared/job-params.js';
 import type { UploadStatus } from '../shared/uploads.js';
 
-export { jobKinds } from '../shared/kinds/index.js';
-export { jobPhases, jobStatuses, webhookEventNames, type JobError, type JobKind, type JobOutput, type JobPhase, type JobStatus, type WebhookEventName } from '../shared/job-model.js';
+export { jobKinds, type JobKind } from '../shared/kinds/index.js';
+export {
+  jobPhases,
+  jobStatuses,
+  webhookEventNames,
+  type JobError,
+  type JobOutput,
+  type JobPhase,
+  type JobStatus,
+  type WebhookEventName,
+} from '../shared/job-model.js';
 export type MemberRole = 'owner' | 'member';
 export type LedgerReason = 'charge' | 'refund' | 'recharge' | 'grant' | 'deduct';
 export type { UploadStatus } from '../shared/uploads.js';

@@ -2,10 +2,16 @@
 // provider names (the live ones from the provider list, shared/providers/index.ts). Pure data, so
 // workflow code may import it. The kinds are declared by their descriptors (shared/kinds): only
 // their type is read here, so this stays free of zod for the workflow bundle.
-import type { JobKind } from './kinds/index.js';
 import { liveProviderNames, type LiveProviderName } from './providers/index.js';
 
-export type { JobKind };
+/**
+ * The job kind names, in document order. Each has its descriptor in shared/kinds/ (the one list there
+ * must name exactly these: a compile-time check), which declares everything else about it. Kept here,
+ * in the leaf vocabulary, so the catalog can name a model's kind without importing the descriptors
+ * that read the catalog.
+ */
+export const jobKindNames = ['image', 'video', 'replace_actor', 'talking_actor'] as const;
+export type JobKindName = (typeof jobKindNames)[number];
 
 export const jobStatuses = ['pending', 'generating', 'completed', 'failed'] as const;
 export type JobStatus = (typeof jobStatuses)[number];

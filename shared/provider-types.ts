@@ -1,7 +1,8 @@
 // The data a job's activities and its workflow exchange with provider adapters: the normalized
 // request, the reference to a submitted request, poll results and outputs. JSON-serializable (they
 // travel in Temporal payloads), and pure types, so workflow code may see them.
-import type { JobKind, ProviderName } from './job-model.js';
+import type { ProviderName } from './job-model.js';
+import type { JobKind } from './kinds/index.js';
 import type { ModelRoute } from './catalog.js';
 
 /** An input file already in our object store. */

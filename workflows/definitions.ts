@@ -2,10 +2,12 @@
 // the workflow input. Pure data — safe inside the workflow sandbox (the job kinds' workflow types
 // are their descriptors', shared/kinds, which the sandbox does not load).
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { JobKind, JobPhase, ProviderName, RouteChoice } from '../shared/job-model.js';
+import type { JobPhase, ProviderName, RouteChoice } from '../shared/job-model.js';
+import type { JobKind } from '../shared/kinds/index.js';
 import type { ProviderRef } from '../shared/provider-types.js';
 
-export { providerNames, type JobKind, type JobStatus, type ProviderName } from '../shared/job-model.js';
+export { providerNames, type JobStatus, type ProviderName } from '../shared/job-model.js';
+export type { JobKind } from '../shared/kinds/index.js';
 
 /** The workflow that cancels a closed job's provider request (workflows/provider-cancel.ts). */
 export const providerCancelWorkflowType = 'cancelProviderRequest';

@@ -26,8 +26,17 @@ export interface JobActivityDeps {
   config: Config;
   adapterFor(name: ProviderName): ProviderAdapter;
   /** Stores a remote URL's bytes as a job input, through the SSRF-safe fetcher. */
-  fetchRemoteInput(args: { url: string; jobId: string; workspaceId: string; role: InputFile['role']; expect: 'image' | 'video' }): Promise<{ key: string; contentType: string; size: number }>;
-  metrics?: { providerCall(provider: string, model: string, op: string, seconds: number, ok: boolean): void; jobFinished(job: FinishedJob, outcome: 'completed' | 'failed'): void };
+  fetchRemoteInput(args: {
+    url: string;
+    jobId: string;
+    workspaceId: string;
+    role: InputFile['role'];
+    expect: 'image' | 'video';
+  }): Promise<{ key: string; contentType: string; size: number }>;
+  metrics?: {
+    providerCall(provider: string, model: string, op: string, seconds: number, ok: boolean): void;
+    jobFinished(job: FinishedJob, outcome: 'completed' | 'failed'): void;
+  };
 }
 
 /** The attempt of the running activity (1 unless the step is being retried). */

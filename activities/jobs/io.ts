@@ -10,7 +10,18 @@ import { typedParams } from '../../shared/job-params.js';
 import type { InputFile, ProviderRef, ProviderRequest } from '../providers/types.js';
 import type { RunClaim } from '../../shared/job-model.js';
 import type { JobIoActivities } from '../../workflows/activity-types.js';
-import { stepAttempt, nonRetryable, currentRunId, runClaim, holdJob, needsRemoteFetch, nextPhaseSql, stepFailure, type FinishedJob, type JobActivityDeps } from './common.js';
+import {
+  stepAttempt,
+  nonRetryable,
+  currentRunId,
+  runClaim,
+  holdJob,
+  needsRemoteFetch,
+  nextPhaseSql,
+  stepFailure,
+  type FinishedJob,
+  type JobActivityDeps,
+} from './common.js';
 
 export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
   const { db, jobs } = deps;
@@ -52,7 +63,10 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
           inputs.push(await uploadInput(job, p.image_file_id, 'image', 'image'));
           inputs.push(await uploadInput(job, p.video_file_id, 'video', 'video'));
         } else if (p.image_url && p.video_url) {
-          for (const [role, url, expect] of [['image', p.image_url, 'image'], ['video', p.video_url, 'video']] as const) {
+          for (const [role, url, expect] of [
+            ['image', p.image_url, 'image'],
+            ['video', p.video_url, 'video'],
+          ] as const) {
             Context.current().heartbeat(role);
             const stored = await deps.fetchRemoteInput({ url, jobId, workspaceId: job.workspace_id, role, expect });
             inputs.push({ role, key: stored.key, contentType: stored.contentType });
@@ -132,7 +146,13 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
       // A reset to the task that gives a route up (or that follows the inputs' fetch) runs this step first.
       const held = await holdJob(db, jobs, jobId, currentRunId(), 'submitting');
       const decision = await asStep(() => jobs.routeJob(jobId, currentRunId(), gaveUp ?? undefined, stepAttempt()));
-      if (gaveUp) Context.current().log.warn('provider route given up', { jobId, provider: gaveUp.provider, next: decision.route?.provider ?? null, error: redactText(gaveUp.error) });
+      if (gaveUp)
+        Context.current().log.warn('provider route given up', {
+          jobId,
+          provider: gaveUp.provider,
+          next: decision.route?.provider ?? null,
+          error: redactText(gaveUp.error),
+        });
       return { route: decision.route, previousRef: (decision.previousRef as ProviderRef | null) ?? null, claim: runClaim(held) };
     },
 
@@ -142,7 +162,11 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
      * stay), `generating` for one another run has claimed; `failedHere` when this run failed it
      * (a retry after the commit included), not a cancel or an earlier run.
      */
-    async failJob(jobId: string, code: 'generation_failed' | 'canceled', message: string): Promise<{ status: JobStatus; outputs: number; failedHere: boolean }> {
+    async failJob(
+      jobId: string,
+      code: 'generation_failed' | 'canceled',
+      message: string,
+    ): Promise<{ status: JobStatus; outputs: number; failedHere: boolean }> {
       const runId = currentRunId();
       const result = await jobs.fail(jobId, { code, message }, runId);
       if (result.moved) {
@@ -158,4 +182,3 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
 function finished(job: Job, refunded: number): FinishedJob {
   return { kind: job.kind, model: job.model, provider: typedParams(job).params.provider, createdAt: new Date(job.created_at), refunded };
 }
-

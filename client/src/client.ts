@@ -2,20 +2,49 @@
 // file paths and streams live in ./node.ts. Request and response types (./types.ts) come from ./openapi.ts,
 // generated from the gateway's OpenAPI document (`npm run client:types`).
 import { MediaGenError, errorFromResponse } from './errors.js';
-import { readEvents } from './sse.js';
+import { followEvents, statusEvents } from './events.js';
 import { newIdempotencyKey, query, sleep } from './util.js';
 import { jobPaths, kindOfJobId, mimeTypeOf } from './types.js';
 import type {
-  ActorsQuery, AnyJob, ClientOptions, CreateBodies, CreatedData, DirectUpload, DirectUploadCreate, DirectUploadRecord, DryRunQuote, EventsOptions,
-  FileUpload, Health, ImageCreate, JobEvent, JobKind, JobListQuery, JobRecords, JobRef, Page, ProjectsQuery, Readiness, ReplaceActorCreate,
-  RequestOptions, SendOptions, TalkingActorCreate, UploadFromUrl, UploadMimeType, UrlResult, VideoCreate, VoicesQuery, WaitOptions, WaitResult
+  ActorsQuery,
+  AnyJob,
+  ClientOptions,
+  CreateBodies,
+  CreatedData,
+  DirectUpload,
+  DirectUploadCreate,
+  DirectUploadRecord,
+  DryRunQuote,
+  EventsOptions,
+  FileUpload,
+  Health,
+  ImageCreate,
+  JobEvent,
+  JobKind,
+  JobListQuery,
+  JobRecords,
+  JobRef,
+  Page,
+  ProjectsQuery,
+  Readiness,
+  ReplaceActorCreate,
+  RequestOptions,
+  SendOptions,
+  TalkingActorCreate,
+  UploadFromUrl,
+  UploadMimeType,
+  UrlResult,
+  VideoCreate,
+  VoicesQuery,
+  WaitOptions,
+  WaitResult,
 } from './types.js';
 
 // The types and tables live in ./types.ts; the package's entry exports them from here.
 export * from './types.js';
 export { sleep } from './util.js';
 
-const terminal = new Set<string>(['completed', 'failed']);
+import { terminal } from './events.js';
 
 // ------------------------------------------------------------------ the client
 
@@ -50,12 +79,24 @@ export class MediaGenClient {
     } catch (cause) {
       if (opts.signal?.aborted) throw opts.signal.reason;
       // The connection closed while the body was arriving.
-      throw new MediaGenError({ status: 0, code: 'network_error', message: `the answer to ${method} ${path} was cut off: ${(cause as Error).message}`, requestId: res.headers.get('x-request-id'), cause });
+      throw new MediaGenError({
+        status: 0,
+        code: 'network_error',
+        message: `the answer to ${method} ${path} was cut off: ${(cause as Error).message}`,
+        requestId: res.headers.get('x-request-id'),
+        cause,
+      });
     }
     try {
       return (text ? JSON.parse(text) : null) as T;
     } catch (cause) {
-      throw new MediaGenError({ status: res.status, code: 'invalid_response', message: `the gateway answered ${path} with a body that is not JSON`, requestId: res.headers.get('x-request-id'), cause });
+      throw new MediaGenError({
+        status: res.status,
+        code: 'invalid_response',
+        message: `the gateway answered ${path} with a body that is not JSON`,
+        requestId: res.headers.get('x-request-id'),
+        cause,
+      });
     }
   }
 
@@ -168,7 +209,12 @@ export class MediaGenClient {
   async uploadDirect(file: Blob, opts: RequestOptions & { projectId: string; filename?: string; mimeType?: UploadMimeType }): Promise<DirectUploadRecord> {
     const name = opts.filename ?? ((file as { name?: unknown }).name as string | undefined) ?? 'upload';
     const mime = opts.mimeType ?? (file.type ? (file.type as UploadMimeType) : null) ?? mimeTypeOf(name);
-    if (!mime) throw new MediaGenError({ status: 0, code: 'unknown_mime_type', message: `cannot tell the type of ${name}: pass mimeType (image/jpeg, image/png, image/webp, video/mp4, video/quicktime or video/webm)` });
+    if (!mime)
+      throw new MediaGenError({
+        status: 0,
+        code: 'unknown_mime_type',
+        message: `cannot tell the type of ${name}: pass mimeType (image/jpeg, image/png, image/webp, video/mp4, video/quicktime or video/webm)`,
+      });
     const created = await this.uploads.create({ project_id: opts.projectId, name, mime_type: mime, size: file.size }, opts);
     const form = new FormData();
     for (const [k, v] of Object.entries(created.upload.fields)) form.append(k, v);
@@ -178,7 +224,12 @@ export class MediaGenClient {
       res = await this.fetchImpl(created.upload.url, { method: 'POST', body: form, signal: opts.signal ?? null });
     } catch (cause) {
       if (opts.signal?.aborted) throw opts.signal.reason;
-      throw new MediaGenError({ status: 0, code: 'network_error', message: `could not reach storage at ${new URL(created.upload.url).origin}: ${(cause as Error).message}`, cause });
+      throw new MediaGenError({
+        status: 0,
+        code: 'network_error',
+        message: `could not reach storage at ${new URL(created.upload.url).origin}: ${(cause as Error).message}`,
+        cause,
+      });
     }
     const text = await res.text();
     if (!res.ok) {
@@ -285,7 +336,9 @@ export class MediaGenClient {
     let job: AnyJob = await this.getJob(ref, { signal });
     seen(job);
     if (!terminal.has(job.status) && opts.events !== false && !this.eventsUnsupported) {
-      job = (await this.followEvents(ref, seen, signal)) ?? job;
+      const followed = await followEvents((o) => this.jobEvents(ref, o), seen, signal);
+      if (followed === 'unsupported') this.eventsUnsupported = true;
+      else job = followed ?? job;
     }
     let interval = opts.pollIntervalMs ?? 500;
     const maxInterval = opts.maxPollIntervalMs ?? 5000;
@@ -318,53 +371,14 @@ export class MediaGenClient {
    */
   async *jobEvents<K extends JobKind>(ref: JobRef<K>, o: EventsOptions = {}): AsyncGenerator<JobEvent<JobRecords[K]>> {
     const headers: Record<string, string> = o.lastEventId ? { 'last-event-id': o.lastEventId } : {};
-    const res = await this.send('GET', `${jobPaths[ref.kind].base}/${encodeURIComponent(ref.id)}/events`, { signal: o.signal, headers, accept: 'text/event-stream' });
-    if (!res.body || !(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
-      await res.body?.cancel();
-      throw new MediaGenError({ status: res.status, code: 'invalid_response', message: `the gateway answered ${ref.kind} events with ${res.headers.get('content-type') ?? 'no body'}, not an event stream`, requestId: res.headers.get('x-request-id') });
-    }
-    for await (const ev of readEvents(res.body)) {
-      if (ev.event !== 'status') continue;
-      const parsed = JSON.parse(ev.data) as JobRecords[K] | { data: JobRecords[K] };
-      const job = 'data' in parsed && parsed.data && typeof parsed.data === 'object' ? parsed.data : (parsed as JobRecords[K]);
-      yield { id: ev.id, job };
-    }
+    const res = await this.send('GET', `${jobPaths[ref.kind].base}/${encodeURIComponent(ref.id)}/events`, {
+      signal: o.signal,
+      headers,
+      accept: 'text/event-stream',
+    });
+    yield* statusEvents<JobRecords[K]>(res, ref.kind);
   }
-
-  /** Follows the event stream until a terminal status; null when the gateway has no stream for it. */
-  private async followEvents(ref: JobRef, seen: (job: AnyJob) => boolean, signal?: AbortSignal): Promise<AnyJob | null> {
-    let lastEventId: string | undefined;
-    let latest: AnyJob | null = null;
-    for (let reconnects = 0; reconnects < 5; reconnects++) {
-      try {
-        for await (const { id, job } of this.jobEvents(ref, { signal, ...(lastEventId ? { lastEventId } : {}) })) {
-          if (id !== null) lastEventId = id;
-          latest = job;
-          seen(job);
-          if (terminal.has(job.status)) return job;
-        }
-        // The stream closed before a terminal event (a gateway restart): resume from the last id.
-      } catch (err) {
-        if (signal?.aborted) throw signal.reason;
-        // The job exists (we just read it), so 404/405 means this gateway has no event stream.
-        if (err instanceof MediaGenError && (err.status === 404 || err.status === 405)) {
-          this.eventsUnsupported = true;
-          return null;
-        }
-        // A body that is not an event stream: poll.
-        if (err instanceof MediaGenError && err.code === 'invalid_response') return latest;
-        // A connection dropped mid-stream (fetch's "terminated"), a network error or a 503 while the
-        // gateway restarts: reconnect after a short pause, then polling takes over and reports the
-        // failure if it persists.
-        await sleep(250 * (reconnects + 1), signal);
-      }
-    }
-    return latest; // then polling takes over
-  }
-
-
 }
-
 
 export function createClient(opts: ClientOptions): MediaGenClient {
   return new MediaGenClient(opts);

@@ -1,6 +1,7 @@
 // The catalog's types: a model's route (provider, model ids, inputs, deadline, price) and its price.
 // Apart from the entries (./images.ts, ./videos.ts, ./actors.ts) and the rules (shared/catalog.ts).
-import type { JobKind, LiveProviderName } from '../job-model.js';
+import type { LiveProviderName } from '../job-model.js';
+import type { JobKindName as JobKind } from '../job-model.js';
 import type { AlternateAccepts } from '../providers/index.js';
 
 export type { AlternateAccepts, LiveProviderName };

@@ -4,15 +4,19 @@
 // endpoints and document (api/routes/jobs/kinds.ts). A new kind: its descriptor here, its workflow
 // (workflows/<kind>.ts, exported from workflows/index.ts) and its models in the catalog.
 import type { KindDescriptor } from './fields.js';
+import type { JobKindName } from '../job-model.js';
 import { imageKind } from './image.js';
 import { videoKind } from './video.js';
 import { replaceActorKind } from './replace-actor.js';
 import { talkingActorKind } from './talking-actor.js';
 
-export const kindDescriptors = [imageKind, videoKind, replaceActorKind, talkingActorKind] as const;
+export const kindDescriptors = [imageKind, videoKind, replaceActorKind, talkingActorKind] as const satisfies readonly { kind: JobKindName }[];
 
 type Kinds = (typeof kindDescriptors)[number];
 export type JobKind = Kinds['kind'];
+// Every kind name of shared/job-model.ts has its descriptor in the list.
+const everyKindDescribed: [Exclude<JobKindName, JobKind>] extends [never] ? true : never = true;
+void everyKindDescribed;
 /** The descriptor of one kind, with its own schemas' types. */
 export type KindOf<K extends JobKind> = Extract<Kinds, { kind: K }>;
 

@@ -2,15 +2,25 @@
 // the request, made offline with the pure-JS PNG encoder (png.ts), ffmpeg/ffprobe and espeak-ng. Pure
 // functions (no Temporal, no database) so the seed script can use them too. Tenant inputs (stills,
 // motion videos) are read only through media-tools.ts: inspected first, then decoded under its caps.
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hexColor, renderImagePng } from './png.js';
 import {
-  defaultMediaTools, inspectUntrusted, MediaToolError, outputThreadArgs, runFfmpegUntrusted, runTool, untrustedInputArgs, type MediaTools, type RunOptions, type UntrustedInput,
+  defaultMediaTools,
+  inspectUntrusted,
+  outputThreadArgs,
+  runFfmpegUntrusted,
+  runTool,
+  untrustedInputArgs,
+  type MediaTools,
+  type UntrustedInput,
 } from '../media-tools.js';
 
 export { paintGradient, renderImagePixels, renderImagePng } from './png.js';
+export { synthesizeSpeech, wavDuration } from './speech.js';
+export { probeMedia, type MediaInfo } from './probe.js';
+import { renderRun } from './render-run.js';
 export { MAX_INPUT_PIXELS, MediaToolError, runTool, UntrustedMediaError } from '../media-tools.js';
 
 /** Frame rate of rendered videos: low, because the content is simple and the machines are small. */
@@ -20,7 +30,19 @@ export const MAX_STILL_SIDE = 2048;
 
 /** `-i path` for a still this module wrote itself (a PNG from normalizeStill or renderImage), looped. */
 function ownStill(path: string, fps: number, durationSeconds?: number): string[] {
-  return ['-loop', '1', '-framerate', String(fps), ...(durationSeconds === undefined ? [] : ['-t', seconds(durationSeconds)]), '-f', 'image2', '-c:v', 'png', '-i', path];
+  return [
+    '-loop',
+    '1',
+    '-framerate',
+    String(fps),
+    ...(durationSeconds === undefined ? [] : ['-t', seconds(durationSeconds)]),
+    '-f',
+    'image2',
+    '-c:v',
+    'png',
+    '-i',
+    path,
+  ];
 }
 
 const X264_ARGS = ['-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'stillimage', '-pix_fmt', 'yuv420p', '-movflags', '+faststart'];
@@ -33,7 +55,15 @@ function toolsOf(opts: { ffmpegPath?: string | undefined; media?: MediaTools | u
 // ---------------------------------------------------------------- images
 
 /** An image of exactly width×height whose content is a deterministic function of prompt and seed. */
-export async function renderImage(opts: { prompt: string; width: number; height: number; seed?: number; format?: 'png' | 'jpeg'; ffmpegPath?: string; signal?: AbortSignal }): Promise<Buffer> {
+export async function renderImage(opts: {
+  prompt: string;
+  width: number;
+  height: number;
+  seed?: number;
+  format?: 'png' | 'jpeg';
+  ffmpegPath?: string;
+  signal?: AbortSignal;
+}): Promise<Buffer> {
   const { width, height } = opts;
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width * height > 16_777_216) {
     throw new RangeError(`invalid image size ${width}x${height}`);
@@ -42,7 +72,30 @@ export async function renderImage(opts: { prompt: string; width: number; height:
   if ((opts.format ?? 'png') === 'png') return png;
   return runTool(
     opts.ffmpegPath ?? 'ffmpeg',
-    ['-hide_banner', '-loglevel', 'error', '-f', 'png_pipe', '-i', 'pipe:0', '-frames:v', '1', '-c:v', 'mjpeg', '-q:v', '3', '-pix_fmt', 'yuvj420p', '-fflags', '+bitexact', '-flags', '+bitexact', '-f', 'image2pipe', 'pipe:1'],
+    [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'png_pipe',
+      '-i',
+      'pipe:0',
+      '-frames:v',
+      '1',
+      '-c:v',
+      'mjpeg',
+      '-q:v',
+      '3',
+      '-pix_fmt',
+      'yuvj420p',
+      '-fflags',
+      '+bitexact',
+      '-flags',
+      '+bitexact',
+      '-f',
+      'image2pipe',
+      'pipe:1',
+    ],
     { stdin: png, stdout: true, ...(opts.signal ? { signal: opts.signal } : {}) },
   );
 }
@@ -58,12 +111,6 @@ function seconds(n: number): string {
   return n.toFixed(3);
 }
 
-/** Options for a render of `mediaSeconds` of output: the abort signal and a generous watchdog. */
-function renderRun(signal: AbortSignal | undefined, mediaSeconds = 0): RunOptions {
-  const timeoutMs = 120_000 + Math.ceil(mediaSeconds) * 10_000;
-  return signal ? { signal, timeoutMs } : { timeoutMs };
-}
-
 /**
  * Decodes the first frame of a tenant's image into a PNG in `dir`, downscaled to fit MAX_STILL_SIDE.
  * A looped image input that cannot be decoded makes ffmpeg retry forever, so inputs are checked this
@@ -74,14 +121,22 @@ export async function normalizeStill(path: string, dir: string, name: string, to
   const out = join(dir, `${name}.png`);
   const fit = `scale='min(iw,${MAX_STILL_SIDE})':'min(ih,${MAX_STILL_SIDE})':force_original_aspect_ratio=decrease`;
   const input = await inspectUntrusted(path, 'image', `the ${name} image`, tools, signal);
-  await runFfmpegUntrusted(['-y', ...untrustedInputArgs(input, tools), ...outputThreadArgs(tools), '-frames:v', '1', '-vf', fit, '-c:v', 'png', '-f', 'image2', out], tools, renderRun(signal));
+  await runFfmpegUntrusted(
+    ['-y', ...untrustedInputArgs(input, tools), ...outputThreadArgs(tools), '-frames:v', '1', '-vf', fit, '-c:v', 'png', '-f', 'image2', out],
+    tools,
+    renderRun(signal),
+  );
   return out;
 }
 
 /** Inspects a tenant's video and fails fast when it has no decodable video frame. */
 export async function checkVideo(path: string, tools: MediaTools, signal?: AbortSignal): Promise<UntrustedInput> {
   const input = await inspectUntrusted(path, 'video', 'the motion video', tools, signal);
-  await runFfmpegUntrusted([...untrustedInputArgs(input, tools), ...outputThreadArgs(tools), '-map', '0:v:0', '-frames:v', '1', '-f', 'null', '-'], tools, renderRun(signal));
+  await runFfmpegUntrusted(
+    [...untrustedInputArgs(input, tools), ...outputThreadArgs(tools), '-map', '0:v:0', '-frames:v', '1', '-f', 'null', '-'],
+    tools,
+    renderRun(signal),
+  );
   return input;
 }
 
@@ -148,51 +203,20 @@ export async function renderVideo(opts: {
     refs.forEach((ref, i) => {
       still(ref);
       filters.push(`[${input}:v]scale=${refW}:${refH}:force_original_aspect_ratio=decrease,setsar=1[ref${i}]`);
-      filters.push(`[${last}][ref${i}]overlay=x=W-w-${Math.round(width / 40)}:y=${Math.round(height / 40)}:enable='between(t,${seconds(i * slot)},${seconds((i + 1) * slot)})'[r${i}]`);
+      filters.push(
+        `[${last}][ref${i}]overlay=x=W-w-${Math.round(width / 40)}:y=${Math.round(height / 40)}:enable='between(t,${seconds(i * slot)},${seconds((i + 1) * slot)})'[r${i}]`,
+      );
       last = `r${i}`;
       input++;
     });
     const marker = Math.max(8, Math.round(Math.min(width, height) / 10 / 2) * 2);
     args.push('-f', 'lavfi', '-i', `color=c=${hexColor(opts.prompt, 7)}:s=${marker}x${marker}:r=${fps}:d=${seconds(d)}`);
-    filters.push(`[${last}][${input}:v]overlay=x='(W-w)*(0.5+0.42*sin(2*PI*t/${seconds(Math.max(d, 1))}))':y='(H-h)*(0.5+0.42*cos(2*PI*t/${seconds(Math.max(d, 1))}))',format=yuv420p[v]`);
+    filters.push(
+      `[${last}][${input}:v]overlay=x='(W-w)*(0.5+0.42*sin(2*PI*t/${seconds(Math.max(d, 1))}))':y='(H-h)*(0.5+0.42*cos(2*PI*t/${seconds(Math.max(d, 1))}))',format=yuv420p[v]`,
+    );
     args.push('-filter_complex', filters.join(';'), '-map', '[v]', '-r', String(fps), '-t', seconds(d), ...X264_ARGS, '-an', opts.outPath);
     await runTool(ffmpeg, args, renderRun(opts.signal, d));
   });
-}
-
-// ---------------------------------------------------------------- speech
-
-/** espeak-ng's default rate in words per minute; `speed` scales it. */
-const ESPEAK_BASE_WPM = 175;
-
-/** Speech from text with an espeak-ng voice (e.g. `en-us+f3`) into a WAV file; speed 0.7–1.2 scales the rate. */
-export async function synthesizeSpeech(opts: { text: string; ttsVoice: string; speed?: number; outPath: string; espeakPath?: string; signal?: AbortSignal }): Promise<{ durationSeconds: number }> {
-  const speed = Math.min(2, Math.max(0.5, opts.speed ?? 1));
-  const wpm = Math.round(ESPEAK_BASE_WPM * speed);
-  if (!/^[A-Za-z0-9_+-]{1,64}$/.test(opts.ttsVoice)) throw new RangeError('invalid espeak-ng voice name');
-  // The text goes through stdin, so nothing in it can be read as an option.
-  await runTool(opts.espeakPath ?? 'espeak-ng', ['-v', opts.ttsVoice, '-s', String(wpm), '-w', opts.outPath, '--stdin'], { stdin: `${opts.text}\n`, ...renderRun(opts.signal) });
-  return { durationSeconds: wavDuration(await readFile(opts.outPath)) };
-}
-
-/** Duration of a PCM WAV from its fmt and data chunks. */
-export function wavDuration(wav: Buffer): number {
-  if (wav.toString('ascii', 0, 4) !== 'RIFF' || wav.toString('ascii', 8, 12) !== 'WAVE') throw new MediaToolError('not a WAV file');
-  let pos = 12;
-  let byteRate = 0;
-  while (pos + 8 <= wav.length) {
-    const id = wav.toString('ascii', pos, pos + 4);
-    let size = wav.readUInt32LE(pos + 4);
-    if (id === 'fmt ') byteRate = wav.readUInt32LE(pos + 16);
-    if (id === 'data') {
-      // A streamed WAV may leave the size unset (0 or 0xffffffff): use what is actually there.
-      if (size === 0 || size === 0xffffffff || pos + 8 + size > wav.length) size = wav.length - pos - 8;
-      if (!byteRate) throw new MediaToolError('WAV without a fmt chunk');
-      return size / byteRate;
-    }
-    pos += 8 + size + (size % 2);
-  }
-  throw new MediaToolError('WAV without a data chunk');
 }
 
 // ---------------------------------------------------------------- talking actor
@@ -201,7 +225,17 @@ export function wavDuration(wav: Buffer): number {
  * The actor's image, fitted to width×height with a slow pan, a waveform of the speech along the
  * bottom (a stand-in for lip movement) and the speech as an AAC track; the length follows the audio.
  */
-export async function renderTalkingActor(opts: { actorImage: string; audioPath: string; width: number; height: number; outPath: string; ffmpegPath?: string; media?: MediaTools; fps?: number; signal?: AbortSignal }): Promise<void> {
+export async function renderTalkingActor(opts: {
+  actorImage: string;
+  audioPath: string;
+  width: number;
+  height: number;
+  outPath: string;
+  ffmpegPath?: string;
+  media?: MediaTools;
+  fps?: number;
+  signal?: AbortSignal;
+}): Promise<void> {
   const { width, height } = opts;
   const fps = opts.fps ?? VIDEO_FPS;
   const tools = toolsOf(opts);
@@ -220,12 +254,30 @@ export async function renderTalkingActor(opts: { actorImage: string; audioPath: 
     await runTool(
       ffmpeg,
       [
-        '-hide_banner', '-loglevel', 'error', '-y',
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-y',
         ...ownStill(actorImage, fps),
-        '-f', 'wav', '-i', opts.audioPath,
-        '-filter_complex', filters.join(';'),
-        '-map', '[v]', '-map', '[aout]', '-r', String(fps),
-        ...X264_ARGS, '-c:a', 'aac', '-b:a', '96k', '-shortest', opts.outPath,
+        '-f',
+        'wav',
+        '-i',
+        opts.audioPath,
+        '-filter_complex',
+        filters.join(';'),
+        '-map',
+        '[v]',
+        '-map',
+        '[aout]',
+        '-r',
+        String(fps),
+        ...X264_ARGS,
+        '-c:a',
+        'aac',
+        '-b:a',
+        '96k',
+        '-shortest',
+        opts.outPath,
       ],
       renderRun(opts.signal, 600),
     );
@@ -267,48 +319,30 @@ export async function renderReplaceActor(opts: {
     await runFfmpegUntrusted(
       [
         '-y',
-        '-stream_loop', '-1', ...untrustedInputArgs(motion, tools),
+        '-stream_loop',
+        '-1',
+        ...untrustedInputArgs(motion, tools),
         ...ownStill(characterImage, fps),
         ...outputThreadArgs(tools),
-        '-filter_complex', filters.join(';'),
-        '-map', '[v]', '-map', '0:a?', '-r', String(fps), '-t', seconds(d),
-        ...X264_ARGS, '-c:a', 'aac', '-b:a', '96k', opts.outPath,
+        '-filter_complex',
+        filters.join(';'),
+        '-map',
+        '[v]',
+        '-map',
+        '0:a?',
+        '-r',
+        String(fps),
+        '-t',
+        seconds(d),
+        ...X264_ARGS,
+        '-c:a',
+        'aac',
+        '-b:a',
+        '96k',
+        opts.outPath,
       ],
       tools,
       renderRun(opts.signal, d),
     );
   });
-}
-
-// ---------------------------------------------------------------- probing
-
-export interface MediaInfo {
-  width?: number;
-  height?: number;
-  durationSeconds?: number;
-  videoCodec?: string;
-  audioCodec?: string;
-  hasAudio: boolean;
-  formatName: string;
-}
-
-interface FfprobeOutput {
-  streams?: { codec_type?: string; codec_name?: string; width?: number; height?: number; duration?: string }[];
-  format?: { format_name?: string; duration?: string };
-}
-
-/** What ffprobe says about a media file. */
-export async function probeMedia(path: string, opts: { ffprobePath?: string; signal?: AbortSignal } = {}): Promise<MediaInfo> {
-  const out = await runTool(opts.ffprobePath ?? 'ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path], { stdout: true, ...renderRun(opts.signal) });
-  const json = JSON.parse(out.toString('utf8')) as FfprobeOutput;
-  const video = json.streams?.find((s) => s.codec_type === 'video');
-  const audio = json.streams?.find((s) => s.codec_type === 'audio');
-  const duration = Number(json.format?.duration ?? video?.duration ?? audio?.duration);
-  const info: MediaInfo = { hasAudio: Boolean(audio), formatName: json.format?.format_name ?? 'unknown' };
-  if (video?.width) info.width = video.width;
-  if (video?.height) info.height = video.height;
-  if (Number.isFinite(duration)) info.durationSeconds = duration;
-  if (video?.codec_name) info.videoCodec = video.codec_name;
-  if (audio?.codec_name) info.audioCodec = audio.codec_name;
-  return info;
 }
