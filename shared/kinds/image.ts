@@ -28,4 +28,5 @@ export const imageKind = defineKind({
   record,
   createResult: record,
   present: (p, job) => ({ prompt: p.prompt, model: job.model, aspect_ratio: p.aspect_ratio, count: p.count }),
+  request: (p) => ({ prompt: p.prompt, aspectRatio: p.aspect_ratio, count: p.count }),
 });

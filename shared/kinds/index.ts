@@ -3,7 +3,7 @@
 // params' schemas (shared/job-params.ts), the records (shared/job-record.ts), and the gateway's
 // endpoints and document (api/routes/jobs/kinds.ts). A new kind: its descriptor here, its workflow
 // (workflows/<kind>.ts, exported from workflows/index.ts) and its models in the catalog.
-import type { KindDescriptor } from './fields.js';
+import { uploadParamsOf, type KindDescriptor } from './fields.js';
 import { imageKind } from './image.js';
 import { videoKind } from './video.js';
 import { replaceActorKind } from './replace-actor.js';
@@ -26,10 +26,10 @@ export function kindOf(kind: JobKind): KindDescriptor {
 }
 
 /** Every params key that holds file upload ids, over all kinds (db/repos/uploads.ts keeps those uploads while the job runs). */
-export const uploadParamKeys: readonly string[] = [...new Set(kindDescriptors.flatMap((d) => d.uploadParams ?? []))];
+export const uploadParamKeys: readonly string[] = [...new Set(kindDescriptors.flatMap((d) => uploadParamsOf(d)))];
 
 /** Workflow type per job kind (the exported workflow function names in workflows/index.ts). */
 export const workflowTypes = Object.fromEntries(kindDescriptors.map((d) => [d.kind, d.workflowType])) as { [K in JobKind]: KindOf<K>['workflowType'] };
 
-export type { KindDescriptor } from './fields.js';
+export type { InputParam, KindDescriptor, KindRequest, RequestContext } from './fields.js';
 export { imageKind, videoKind, replaceActorKind, talkingActorKind };

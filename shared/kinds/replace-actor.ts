@@ -45,7 +45,13 @@ export const replaceActorKind = defineKind({
       ],
       ...webhookFieldRules,
     }),
-  uploadParams: ['image_file_id', 'video_file_id'],
+  // Both files, or both URLs (the body's rule): the job's two inputs, image then video.
+  inputs: {
+    image_file_id: { from: 'upload', type: 'image', role: 'image' },
+    video_file_id: { from: 'upload', type: 'video', role: 'video' },
+    image_url: { from: 'url', type: 'image', role: 'image' },
+    video_url: { from: 'url', type: 'video', role: 'video' },
+  },
   params: z.object({
     prompt: z.string(),
     aspect_ratio: z.string(),
@@ -62,4 +68,8 @@ export const replaceActorKind = defineKind({
   // Rows written before the gateway stored a prompt for replace-actor jobs hold none, and no
   // migration backfilled it (params is jsonb): those rows show an empty prompt.
   present: (p, job) => ({ prompt: p.prompt ?? '', model: job.model, aspect_ratio: p.aspect_ratio, duration: p.duration, resolution: p.resolution! }),
+  request(p, ctx) {
+    if (ctx.inputs.length !== 2) ctx.unavailable('a replace-actor job needs an image and a video (files or URLs)');
+    return { prompt: p.prompt, aspectRatio: p.aspect_ratio, duration: p.duration, resolution: p.resolution };
+  },
 });

@@ -41,4 +41,16 @@ export const talkingActorKind = defineKind({
   createResult: creationResult.extend({ voice_id: z.string() }),
   createdFields: (p) => ({ voice_id: p.voice_id }),
   present: (p) => ({ actor_id: p.actor_id, voice_id: p.voice_id, script: p.script }),
+  async request(p, ctx) {
+    const actor = await ctx.actor(p.actor_id);
+    const voice = await ctx.voice(p.voice_id);
+    if (!actor || !voice) return ctx.unavailable('the actor or voice of this job no longer exists');
+    return {
+      script: p.script,
+      aspectRatio: p.aspect_ratio,
+      voiceOptions: p.voice_options ?? undefined,
+      voice,
+      inputs: [...ctx.inputs, { role: 'actor_image', key: actor.referenceImageKey, contentType: 'image/png' }],
+    };
+  },
 });

@@ -65,7 +65,11 @@ export const videoKind = defineKind({
       ...webhookRequestFields,
     })
     .meta({ oneOf: videoModelRules(), ...webhookFieldRules }),
-  uploadParams: ['reference_file_ids', 'start_frame_file_id', 'end_frame_file_id'],
+  inputs: {
+    start_frame_file_id: { from: 'upload', type: 'image', role: 'start_frame' },
+    end_frame_file_id: { from: 'upload', type: 'image', role: 'end_frame' },
+    reference_file_ids: { from: 'upload', type: 'image', role: 'reference' },
+  },
   params: z.object({
     prompt: z.string(),
     aspect_ratio: z.string(),
@@ -78,4 +82,5 @@ export const videoKind = defineKind({
   record: videoRecord,
   createResult: videoRecord,
   present: (p, job) => ({ prompt: p.prompt, model: job.model, aspect_ratio: p.aspect_ratio, duration: p.duration, resolution: p.resolution }),
+  request: (p) => ({ prompt: p.prompt, aspectRatio: p.aspect_ratio, duration: p.duration, resolution: p.resolution }),
 });
