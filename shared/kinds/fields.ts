@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { jobStatuses, providerNames, webhookEventNames } from '../job-model.js';
 import type { InputFile, ProviderRequest } from '../provider-types.js';
+import type { ModelRoute } from '../catalog.js';
 
 /**
  * For the document: a string with a character String.prototype.trim() keeps (and no NUL), i.e. what
@@ -121,6 +122,20 @@ export interface InputParam {
   role: InputFile['role'];
 }
 
+/** A create body field the gateway checks against the model's catalog route (its default when absent). */
+export type RouteCheck = 'aspect_ratio' | 'duration' | 'resolution';
+
+/** What the gateway's create checks resolved, for a kind's `toParams`. */
+export interface Checked {
+  route: ModelRoute;
+  /** The `routeChecks` fields, defaults resolved. */
+  aspect_ratio?: string;
+  duration?: number;
+  resolution?: string;
+  /** What the kind's database hook resolved (api/routes/jobs/kinds.ts), e.g. a default voice. */
+  refs: Readonly<Record<string, string>>;
+}
+
 /** What a kind's `request` is given beside its params (activities/jobs/io.ts builds it). */
 export interface RequestContext {
   /** The job's declared inputs that its params name, resolved into our store, in declaration order. */
@@ -165,6 +180,10 @@ export interface KindDescriptor<K extends string = string, B extends z.ZodType =
   inputs?: Readonly<Record<string, InputParam>>;
   /** What a job of the kind stores in its `params` column, beside its route (shared/job-params.ts). */
   params: P;
+  /** The create body fields checked against the model's route, in this order (the gateway's `prepare`). */
+  routeChecks?: readonly RouteCheck[];
+  /** The params a checked create body stores. */
+  toParams(body: z.output<B>, checked: Checked): z.infer<P>;
   /** The job record GET, the lists, the events and the webhooks answer with. */
   record: R;
   /** The create answer: `record` (without progress), or `{ id, status, ...createdFields }`. */

@@ -31,5 +31,5 @@ export const uploadParamKeys: readonly string[] = [...new Set(kindDescriptors.fl
 /** Workflow type per job kind (the exported workflow function names in workflows/index.ts). */
 export const workflowTypes = Object.fromEntries(kindDescriptors.map((d) => [d.kind, d.workflowType])) as { [K in JobKind]: KindOf<K>['workflowType'] };
 
-export type { InputParam, KindDescriptor, KindRequest, RequestContext } from './fields.js';
+export type { Checked, InputParam, KindDescriptor, KindRequest, RequestContext, RouteCheck } from './fields.js';
 export { imageKind, videoKind, replaceActorKind, talkingActorKind };

@@ -37,6 +37,8 @@ export const talkingActorKind = defineKind({
     })
     .meta(webhookFieldRules),
   params: z.object({ actor_id: z.string(), voice_id: z.string(), script: z.string(), voice_options: voiceOptions.optional(), aspect_ratio: z.string() }),
+  // voice_id: the request's, or the actor's default (the gateway's hook for this kind resolves it).
+  toParams: (b, c) => ({ actor_id: b.actor_id, voice_id: c.refs.voice_id!, script: b.script, voice_options: b.voice_options, aspect_ratio: b.aspect_ratio }),
   record: jobRecordSchema({ actor_id: z.string(), voice_id: z.string(), script: z.string() }),
   createResult: creationResult.extend({ voice_id: z.string() }),
   createdFields: (p) => ({ voice_id: p.voice_id }),
