@@ -1,8 +1,10 @@
 // The one list of job kinds, in document order. Everything keyed by kind derives from it: the kind
 // names (`jobKinds`, `JobKind`), the workflow types, the id prefixes, the list names, the stored
-// params' schemas (shared/job-params.ts), the records (shared/job-record.ts), and the gateway's
-// endpoints and document (api/routes/jobs/kinds.ts). A new kind: its descriptor here, its workflow
-// (workflows/<kind>.ts, exported from workflows/index.ts) and its models in the catalog.
+// params' schemas (shared/job-params.ts), the records (shared/job-record.ts), the gateway's
+// endpoints, create checks and document (api/routes/jobs/kinds.ts), the worker's provider requests
+// (activities/jobs/io.ts) and the jobs.kind check (db/migrate.ts). A new kind: its descriptor here,
+// its workflow (workflows/<kind>.ts, exported from workflows/index.ts) and its models in the catalog
+// (docs/contributing.md, "Adding a job kind").
 import { uploadParamsOf, type KindDescriptor } from './fields.js';
 import { imageKind } from './image.js';
 import { videoKind } from './video.js';
