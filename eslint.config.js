@@ -2,11 +2,12 @@
 // (no Node built-ins, no floating promises in workflow code), and the layering of the folders:
 //
 //   shared/     config, storage, catalog and routing, media, the guarded fetcher, the job model
-//   db/         tables, migrations, repositories                       (imports shared/)
-//   workflows/  deterministic workflow code and its client             (imports shared/, db/ types)
+//   db/         tables, migrations, repositories (SQL only)            (imports shared/)
+//   jobs/       the job domain: service, rules, transition table       (imports shared/, db/)
+//   workflows/  deterministic workflow code and its client             (imports shared/, db/ and jobs/ types)
 //   activities/ the worker's side-effecting steps and provider adapters
 //   worker/     the worker process                                     (imports all of the above)
-//   api/        the gateway process                 (imports shared/, db/, workflows/ — never activities/ or worker/)
+//   api/        the gateway process                 (imports shared/, db/, jobs/, workflows/ — never activities/ or worker/)
 //   admin/      the admin CLI, an entry point       (imports all but api/; nothing imports it)
 //
 // An import against these arrows fails `npm run lint`.
@@ -33,11 +34,15 @@ export default tseslint.config(
   },
   {
     files: ['shared/**/*.ts'],
-    rules: restricted(ban(['api', 'worker', 'activities', 'workflows', 'db', 'admin'], 'shared/ is the bottom layer: it imports no other folder of the service')),
+    rules: restricted(ban(['api', 'worker', 'activities', 'workflows', 'db', 'jobs', 'admin'], 'shared/ is the bottom layer: it imports no other folder of the service')),
   },
   {
     files: ['db/**/*.ts'],
-    rules: restricted(ban(['api', 'worker', 'activities', 'workflows', 'admin'], 'db/ imports only shared/ (it sits below every process)')),
+    rules: restricted(ban(['api', 'worker', 'activities', 'workflows', 'jobs', 'admin'], 'db/ imports only shared/ (it sits below every process and the job domain: the service passes its rules in)')),
+  },
+  {
+    files: ['jobs/**/*.ts'],
+    rules: restricted(ban(['api', 'worker', 'activities', 'workflows', 'admin'], 'jobs/ imports only shared/ and db/: the processes call it, and Temporal reaches it through its port')),
   },
   {
     files: ['api/**/*.ts'],
@@ -58,7 +63,11 @@ export default tseslint.config(
   },
   {
     files: ['workflows/client.ts'],
-    rules: restricted(ban(['activities', 'api', 'worker', 'admin'], 'the workflow client runs in the gateway and the worker: it imports shared/ and workflows/ only')),
+    rules: restricted([
+      ...ban(['activities', 'api', 'worker', 'admin'], 'the workflow client runs in the gateway and the worker: it imports shared/ and workflows/ only'),
+      // The port it implements by type; of the job domain's code, only the pure transition table.
+      { group: ['../jobs/*', '!../jobs/transitions.js'], message: 'the workflow client sees jobs/ by type, but for the pure transition table', allowTypeImports: true },
+    ]),
   },
   {
     files: ['workflows/**/*.ts'],
@@ -71,6 +80,7 @@ export default tseslint.config(
         nodeBuiltins,
         ...ban(['activities', 'api', 'worker', 'admin'], 'workflow code never imports activities/ or the processes: declare what it needs in workflows/ or shared/'),
         ...ban(['db'], 'workflows see db/ by type only', { allowTypeImports: true }),
+        ...ban(['jobs'], 'workflows see jobs/ by type only', { allowTypeImports: true }),
       ]),
     },
   },

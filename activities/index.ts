@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/index.js';
 import type { Config } from '../shared/config.js';
 import type { Storage } from '../shared/storage.js';
+import type { JobService } from '../jobs/index.js';
 import type { ProviderName } from '../workflows/definitions.js';
 import type { ProviderAdapter } from './providers/types.js';
 import { createLocalAdapter } from './providers/local/adapter.js';
@@ -18,6 +19,8 @@ import { createUploadActivities, createWorkspaceFetchSlots, fetchRemoteInput, ty
 export interface ActivityDeps {
   db: Database;
   storage: Storage;
+  /** The process's job service (worker/workers.ts builds it): every status move goes through it. */
+  jobs: JobService;
   config: Config;
   metrics?: JobActivityDeps['metrics'];
   /** Tests inject a resolver / connector so remote fetches never leave loopback. */

@@ -2,7 +2,7 @@
 // apart: `io` activities (Postgres, input fetching; the Postgres ones run as LOCAL activities of
 // the workflow worker) and `provider` activities (provider calls and output streaming: they need
 // storage and provider keys, and the database for the job's provider reference and progress). Every
-// status move goes through the job service (db/job-service.ts), for the run the step belongs to.
+// status move goes through the job service (jobs/service.ts), for the run the step belongs to.
 //
 // Progress lives in the job row, written by the steps themselves so a status read is one Postgres
 // read and never a Temporal query: each step stores the phase the workflow's `progress` query

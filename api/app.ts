@@ -12,6 +12,8 @@ import { createHealthRouter } from './routes/health.js';
 import { createDiscoveryRouter } from './routes/discovery.js';
 import { createUploadsRouter } from './routes/uploads.js';
 import { createJobsRouter } from './routes/jobs/router.js';
+import { createJobService } from '../jobs/index.js';
+import { jobWorkflowPort } from '../workflows/client.js';
 import { createJobListsRouter } from './routes/job-lists.js';
 import { createModelsRouter } from './routes/models.js';
 import { createRetentionRouter } from './routes/retention.js';
@@ -42,7 +44,17 @@ export function createApp(deps: AppDeps): App {
   // Its own small pool that fails fast: a slow or flooded database refuses quickly (503) instead
   // of queueing every tenant's requests behind one another.
   const ownLimiterDb = deps.limiterDb ? null : createLimiterDb(deps.config.DATABASE_URL);
-  const full = { ...deps, metrics, limiterDb: deps.limiterDb ?? ownLimiterDb! };
+  // The gateway's one job service: its routes quote, create, start and cancel jobs through it.
+  const jobs =
+    deps.jobs ??
+    createJobService({
+      db: deps.db,
+      storage: deps.storage,
+      config: deps.config,
+      logger: deps.logger,
+      workflows: jobWorkflowPort(deps.temporal, { taskQueuePrefix: deps.config.TASK_QUEUE_PREFIX, timeoutMs: deps.config.WORKFLOW_START_TIMEOUT_MS, runTimeoutGraceMs: deps.config.JOB_RUN_TIMEOUT_GRACE_MS }),
+    });
+  const full = { ...deps, metrics, jobs, limiterDb: deps.limiterDb ?? ownLimiterDb! };
   const { config } = deps;
   const streams = createStreamRegistry({ perKey: config.SSE_MAX_STREAMS_PER_KEY, perWorkspace: config.SSE_MAX_STREAMS_PER_WORKSPACE, total: config.SSE_MAX_STREAMS });
   const auth = createAuth({

@@ -6,6 +6,7 @@ import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
 import type { Storage } from '../shared/storage.js';
 import type { ApiMetrics } from './metrics.js';
+import type { JobService } from '../jobs/index.js';
 
 export interface AppDeps {
   config: Config;
@@ -16,4 +17,6 @@ export interface AppDeps {
   temporal: Client;
   logger: Logger;
   metrics?: ApiMetrics;
+  /** The process's job service; createApp builds it (over `temporal`) when not given. */
+  jobs?: JobService;
 }

@@ -31,20 +31,17 @@ export type DryRunResult = z.infer<typeof dryRunResultSchema>;
 
 /**
  * Middleware before a create's handler (after the body parser): answers a dry run with `quote`,
- * which validates the request and returns its price inside the given transaction (throwing the
- * create's 4xx), and passes every other request on.
+ * which validates the request and answers its quote against the balance inside the given
+ * transaction (the job service's quote; throwing the create's 4xx), and passes every other
+ * request on.
  */
-export function dryRun(db: Database, quote: (body: unknown, tx: Tx, workspaceId: string) => Promise<{ price: number; nonRefundable: number }>): RequestHandler {
+export function dryRun(db: Database, quote: (body: unknown, tx: Tx, workspaceId: string) => Promise<DryRunResult>): RequestHandler {
   return (req, res, next) => {
     if (!req.url.includes('?') || parseOr400(dryRunQuery, req.query).dry_run !== 'true') return next();
     const { workspaceId } = authOf(res);
     db.transaction()
       .setAccessMode('read only')
-      .execute(async (tx) => {
-        const { price, nonRefundable } = await quote(req.body, tx, workspaceId);
-        const ws = await tx.selectFrom('workspaces').select('credits').where('id', '=', workspaceId).executeTakeFirstOrThrow();
-        return { price, available: ws.credits, sufficient: ws.credits >= price, non_refundable_after_submit: nonRefundable } satisfies DryRunResult;
-      })
+      .execute((tx) => quote(req.body, tx, workspaceId))
       .then((data) => res.status(200).json({ data }), next);
   };
 }

@@ -25,8 +25,9 @@ import { createProject } from '../db/repos/workspaces.js';
 import { insertJobWithCharge } from '../db/repos/jobs.js';
 import { newId } from '../shared/ids.js';
 import { jobToStart, startJobWorkflow } from '../workflows/client.js';
-import { createReconciler } from '../worker/reconciler.js';
 import { pino } from 'pino';
+import { reconcilerOf } from '../test/support/reconciler.js';
+import { inFlightStatuses } from '../jobs/index.js';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { explainJobListPage } from '../test/support/job-rows.js';
 import type { JobListFilters } from '../db/repos/job-lists.js';
@@ -205,7 +206,7 @@ async function main() {
     console.log('\nreconciler passes (nothing to settle)');
     const passRows: string[][] = [];
     for (const s of sides) {
-      const r = createReconciler({ config: s.config, db: s.db, storage: s.workers.service.storage, client: s.gw.client, logger: pino({ level: 'silent' }) });
+      const r = reconcilerOf({ config: s.config, db: s.db, storage: s.workers.service.storage, client: s.gw.client, logger: pino({ level: 'silent' }) });
       const times: number[] = [];
       let calls = 0;
       for (let i = 0; i < 10; i++) {
@@ -214,7 +215,7 @@ async function main() {
         times.push(performance.now() - t0);
         calls += pass.temporalCalls;
       }
-      const inFlight = await s.db.selectFrom('jobs').select(sql<number>`count(*)::int`.as('n')).where('status', 'in', ['pending', 'generating']).executeTakeFirstOrThrow();
+      const inFlight = await s.db.selectFrom('jobs').select(sql<number>`count(*)::int`.as('n')).where('status', 'in', inFlightStatuses).executeTakeFirstOrThrow();
       const perPass = calls / 10;
       passRows.push([s.name === 'empty' ? 'empty db' : '1M jobs', String(inFlight.n), pct(times, 0.5).toFixed(1), pct(times, 0.99).toFixed(1), perPass.toFixed(1), ((perPass * 60_000) / RECONCILE_INTERVAL).toFixed(1)]);
     }
@@ -223,7 +224,7 @@ async function main() {
     // 100 held jobs terminated (which skips workflow code) while a reconciler runs a pass every
     // RECONCILE_INTERVAL_MS (the default, 15 s), its phase against the terminations arbitrary.
     const interval = RECONCILE_INTERVAL;
-    const reconciler = createReconciler({ config: full.config, db: full.db, storage: full.workers.service.storage, client: full.gw.client, logger: pino({ level: 'silent' }) });
+    const reconciler = reconcilerOf({ config: full.config, db: full.db, storage: full.workers.service.storage, client: full.gw.client, logger: pino({ level: 'silent' }) });
     const victims = held.slice(0, TERMINATED);
     const passes: { at: number; ms: number; settled: number; calls: number }[] = [];
     let loopOn = true;

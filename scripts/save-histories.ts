@@ -24,7 +24,7 @@ import { json } from '../test/support/fake-providers/server.js';
 import { localActivityOf } from '../test/support/history.js';
 import { Holds } from '../test/support/holds.js';
 import { deliveriesOfJob } from '../db/repos/webhooks.js';
-import { ledgerForJob } from '../db/repos/jobs.js';
+import { ledgerForJob } from '../test/support/ledger.js';
 import { jobToStart, startJobWorkflow } from '../workflows/client.js';
 import { runAdmin } from '../admin/main.js';
 import { savedHistories, type HistoryName } from '../test/workflows/saved-histories.js';

@@ -3,7 +3,8 @@
 //   (1) starts the workflows of jobs whose start failed after commit: pending jobs not marked
 //       started (by their workflow's first step) after a few seconds are claimed in batches, one
 //       visibility call per 100 tells which workflows exist already (a backlog: marked, not started
-//       again), and the others are started in parallel, at most RECONCILE_CONCURRENCY at once;
+//       again), and the others are started through the job service (jobs.start) in parallel, at
+//       most RECONCILE_CONCURRENCY at once;
 //   (2) settles jobs whose workflow closed without doing it (terminated from the Web UI, which skips
 //       workflow code, or timed out): ONE visibility query lists the runs closed since the last pass
 //       whose JobStatus search attribute still says pending or generating; a row in flight that
@@ -26,10 +27,9 @@ import type { Logger } from 'pino';
 import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
 import type { Job } from '../db/schema.js';
-import * as jobsRepo from '../db/repos/jobs.js';
-import type { Storage } from '../shared/storage.js';
-import { createJobService } from '../db/job-service.js';
-import { describeJobRun, jobToStart, jobWorkflowPort, listClosedInFlightRuns, listJobRuns, startJobWorkflow, type ClosedRun } from '../workflows/client.js';
+import * as leases from '../db/repos/job-leases.js';
+import { inFlightStatuses, type JobService } from '../jobs/index.js';
+import { describeJobRun, listClosedInFlightRuns, listJobRuns, type ClosedRun } from '../workflows/client.js';
 import type { WorkerMetrics } from './metrics.js';
 import { periodic } from './periodic.js';
 
@@ -72,31 +72,20 @@ async function eachBounded<T>(items: T[], limit: number, fn: (item: T) => Promis
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
 }
 
-export function createReconciler(deps: { config: Config; db: Database; storage: Storage; client: Client; logger: Logger; metrics?: WorkerMetrics }): Reconciler {
-  const { config, db, client, logger } = deps;
+/**
+ * The reconciler over the process's job service (`jobs`, with a Temporal port: it starts and
+ * settles jobs through it) and a Temporal client of its own for visibility and describes.
+ */
+export function createReconciler(deps: { config: Config; db: Database; jobs: JobService; client: Client; logger: Logger; metrics?: WorkerMetrics }): Reconciler {
+  const { config, db, jobs, client, logger } = deps;
   const prefix = config.TASK_QUEUE_PREFIX;
-  const workflows = jobWorkflowPort(client, { taskQueuePrefix: prefix, timeoutMs: 10_000, runTimeoutGraceMs: config.JOB_RUN_TIMEOUT_GRACE_MS });
-  let providerCancels = 0;
-  // The service's provider cancels are Temporal calls too: counted for the pass's figure.
-  const jobs = createJobService({
-    db,
-    storage: deps.storage,
-    logger,
-    workflows: {
-      ...workflows,
-      cancelProviderRequest: (job) => {
-        providerCancels++;
-        return workflows.cancelProviderRequest(job);
-      },
-    },
-  });
   const leaseMs = config.RECONCILE_LEASE_MS;
   /** Runs closed before this were handled by earlier passes of this replica (null: none yet). */
   let closedAfter: Date | null = null;
 
   async function startUnstarted(pass: ReconcilePass): Promise<void> {
     for (;;) {
-      const batch = await jobsRepo.claimUnstartedJobs(db, Math.min(config.RECONCILE_INTERVAL_MS, UNSTARTED_AFTER_MS), START_BATCH, leaseMs);
+      const batch = await leases.claimUnstartedJobs(db, Math.min(config.RECONCILE_INTERVAL_MS, UNSTARTED_AFTER_MS), START_BATCH, leaseMs);
       if (batch.length === 0) return;
       // A job waiting in a backlog has its workflow already: marked, not started again.
       const existing = await listJobRuns(client, batch.map((j) => j.id));
@@ -106,20 +95,18 @@ export function createReconciler(deps: { config: Config; db: Database; storage: 
         batch.filter((j) => !existing.ids.has(j.id)),
         config.RECONCILE_CONCURRENCY,
         async (job) => {
-          try {
-            pass.temporalCalls++;
-            const outcome = await startJobWorkflow(client, jobToStart(job, prefix), { runTimeoutGraceMs: config.JOB_RUN_TIMEOUT_GRACE_MS });
-            marked.push(job.id);
-            if (outcome === 'already_started') return;
-            deps.metrics?.reconciled('started');
-            pass.started.push(job.id);
-          } catch (err) {
-            // Left claimed: its lease runs out and a later pass (of any replica) tries again.
-            logger.warn({ jobId: job.id, err: (err as Error).message }, 'reconciler could not start workflow');
-          }
+          pass.temporalCalls++;
+          // A failed start is logged by the service and left claimed: its lease runs out and a
+          // later pass (of any replica) tries again.
+          const outcome = await jobs.start(job);
+          if (outcome === 'failed') return;
+          marked.push(job.id);
+          if (outcome === 'already_started') return;
+          deps.metrics?.reconciled('started');
+          pass.started.push(job.id);
         },
       );
-      await jobsRepo.markWorkflowsStarted(db, marked);
+      await leases.markWorkflowsStarted(db, marked);
       if (batch.length < START_BATCH) return;
     }
   }
@@ -149,6 +136,8 @@ export function createReconciler(deps: { config: Config; db: Database; storage: 
         if (!r.result?.moved) return 'left';
       } else {
         const result = await jobs.reconcileClosed(job, run.status);
+        // The provider cancel it started is a Temporal call too: counted for the pass's figure.
+        if (result.providerCancel) pass.temporalCalls++;
         if (!result.moved) return 'left';
       }
       deps.metrics?.reconciled('settled');
@@ -163,20 +152,18 @@ export function createReconciler(deps: { config: Config; db: Database; storage: 
 
   /** Settles each job, at most RECONCILE_CONCURRENCY at once; the leases of jobs left end now. */
   async function settleAll(claimed: Job[], pass: ReconcilePass): Promise<void> {
-    const before = providerCancels;
     const left: string[] = [];
     await eachBounded(claimed, config.RECONCILE_CONCURRENCY, async (job) => {
       if ((await settleByWorkflow(job, pass)) === 'left') left.push(job.id);
     });
-    await jobsRepo.releaseLeases(db, left);
-    pass.temporalCalls += providerCancels - before;
+    await leases.releaseLeases(db, left);
   }
 
   async function settleClosed(pass: ReconcilePass): Promise<void> {
     const passStart = Date.now();
     if (!closedAfter) {
       // No run of a job still in flight can have closed before that job was created.
-      const oldest = await jobsRepo.oldestInFlightCreatedAt(db);
+      const oldest = await leases.oldestInFlightCreatedAt(db, inFlightStatuses);
       closedAfter = new Date(Math.min(oldest?.getTime() ?? passStart, passStart - VISIBILITY_LAG_MS));
     }
     const listed = await listClosedInFlightRuns(client, { taskQueuePrefix: prefix, closedAfter });
@@ -190,18 +177,18 @@ export function createReconciler(deps: { config: Config; db: Database; storage: 
       const runs = closed.get(row.id)!;
       return runs.find((r) => r.runId === row.status_run_id) ?? (row.status === 'pending' ? runs.reduce((a, b) => (a.closedAt <= b.closedAt ? a : b)) : undefined);
     };
-    const claimed = (await jobsRepo.claimInFlightJobs(db, ids, leaseMs)).filter((row) => matched(row));
+    const claimed = (await leases.claimInFlightJobs(db, inFlightStatuses, ids, leaseMs)).filter((row) => matched(row));
     await settleAll(claimed, pass);
     // Look back next time as far as the oldest run still unsettled (another replica's claim, a
     // failure here, a reset run not done yet), else as far as visibility may lag.
-    const unsettled = (await jobsRepo.inFlightJobs(db, ids)).map(matched).filter((r) => r !== undefined);
+    const unsettled = (await leases.inFlightJobs(db, inFlightStatuses, ids)).map(matched).filter((r) => r !== undefined);
     const oldestUnsettled = Math.min(...unsettled.map((r) => r.closedAt.getTime() - 1));
     closedAfter = new Date(Math.max(closedAfter.getTime(), Math.min(oldestUnsettled, passStart - VISIBILITY_LAG_MS)));
   }
 
   /** Rows in flight unwritten for the stale period, checked against their workflow whatever visibility says. */
   async function repairStale(pass: ReconcilePass): Promise<void> {
-    const stale = await jobsRepo.claimStaleInFlightJobs(db, config.RECONCILE_STALE_AFTER_MS, STALE_BATCH, leaseMs);
+    const stale = await leases.claimStaleInFlightJobs(db, inFlightStatuses, config.RECONCILE_STALE_AFTER_MS, STALE_BATCH, leaseMs);
     if (stale.length > 0) await settleAll(stale, pass);
   }
 

@@ -22,6 +22,9 @@ import protos from '@temporalio/proto';
 import { tracing } from '../shared/tracing.js';
 import { describeDeployment, deploymentOptions, promoteAtStart, runningOnVersion, watchDrainage, workerVersioning, type Versioning } from './deployment.js';
 import { providerShutdownGraceMs } from '../activities/providers/call-timeouts.js';
+import { createJobService, type JobService } from '../jobs/index.js';
+import { circuitPolicy as providerCircuitPolicy, createProviderCircuits } from '../db/provider-circuits.js';
+import { jobWorkflowPort } from '../workflows/client.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 /** Built by `npm run build` (scripts/bundle-workflows.ts); used when present so workers start fast. */
@@ -60,6 +63,8 @@ export interface FleetDeps {
   connection?: NativeConnection;
   /** Activity interceptors for every worker that runs activities, local ones included (tests hold an activity with one). */
   activityInterceptors?: ActivityInterceptorsFactory[];
+  /** The process's job service; built here (the fleet is where the worker process is composed) when not given. */
+  jobs?: JobService;
   /** Activities a build adds beside the standard set of a role's queue (the rollout test's second build). */
   extraActivities?: Partial<Record<'io' | 'fetch' | 'provider', Record<string, (...args: never[]) => Promise<unknown>>>>;
 }
@@ -68,7 +73,20 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
   const { config } = deps;
   const connection = deps.connection ?? (await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }));
   const queues = taskQueues(config.TASK_QUEUE_PREFIX);
-  const standard = createActivities({ db: deps.db, storage: deps.storage, config, metrics: deps.metrics?.activityMetrics, logger: deps.logger });
+  const traced = tracing();
+  // The reconciler role's Temporal client: its visibility calls, and the job service's starts and cancels.
+  const client = roles.some((r) => r.kind === 'reconciler') ? await connectClient(config, traced) : null;
+  // The process's one job service: the activities' status moves and the reconciler's starts and settlements.
+  const jobs =
+    deps.jobs ??
+    createJobService({
+      db: deps.db,
+      storage: deps.storage,
+      logger: deps.logger,
+      circuits: createProviderCircuits(deps.db, providerCircuitPolicy(config)),
+      ...(client ? { workflows: jobWorkflowPort(client, { taskQueuePrefix: config.TASK_QUEUE_PREFIX, timeoutMs: 10_000, runTimeoutGraceMs: config.JOB_RUN_TIMEOUT_GRACE_MS }) } : {}),
+    });
+  const standard = createActivities({ db: deps.db, storage: deps.storage, jobs, config, metrics: deps.metrics?.activityMetrics, logger: deps.logger });
   const extra = deps.extraActivities ?? {};
   const activities = { ...standard, io: { ...standard.io, ...extra.io }, fetch: { ...standard.fetch, ...extra.fetch }, provider: { ...standard.provider, ...extra.provider } };
   const concurrency = parsePerProvider(config.PROVIDER_CONCURRENCY, 'PROVIDER_CONCURRENCY');
@@ -82,7 +100,6 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
   };
   // With tracing on, every activity (local ones too) continues the trace its workflow carries, and
   // the workflow's own spans leave the sandbox through a sink to this process's exporter.
-  const traced = tracing();
   const activityInterceptors = [...(deps.activityInterceptors ?? []), ...(traced ? [traced.activityInterceptor] : [])];
   const activityCommon: Partial<WorkerOptions> = activityInterceptors.length > 0 ? { ...common, interceptors: { activity: activityInterceptors } } : common;
 
@@ -149,9 +166,8 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
         );
         break;
       case 'reconciler': {
-        const interceptors = traced?.clientInterceptors();
-        const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE, ...(interceptors ? { interceptors: { workflow: interceptors } } : {}) });
-        reconciler = createReconciler({ config, db: deps.db, storage: deps.storage, client, logger: deps.logger, metrics: deps.metrics });
+        if (!client) throw new Error('the reconciler role has no Temporal client');
+        reconciler = createReconciler({ config, db: deps.db, jobs, client, logger: deps.logger, metrics: deps.metrics });
         uploadSweeper = createUploadSweeper({ config, db: deps.db, storage: deps.storage, logger: deps.logger });
         webhookDispatcher = createWebhookDispatcher({ config, db: deps.db, client, logger: deps.logger });
         deps.metrics?.setBacklogSource(createBacklogSource(deps.db, client, config));
@@ -272,4 +288,10 @@ function createBacklogSource(db: Database, client: Client, config: Config): Back
       return out;
     },
   };
+}
+
+/** A Temporal client of the process (the reconciler role's), traced when tracing runs. */
+async function connectClient(config: Config, traced: ReturnType<typeof tracing>): Promise<Client> {
+  const interceptors = traced?.clientInterceptors();
+  return new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE, ...(interceptors ? { interceptors: { workflow: interceptors } } : {}) });
 }

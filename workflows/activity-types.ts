@@ -23,7 +23,7 @@ export interface JobIoActivities {
    */
   failJob(jobId: string, code: 'generation_failed' | 'canceled', message: string): Promise<{ status: JobStatus; outputs: number; failedHere: boolean }>;
   /**
-   * The route a job with failover routes uses next (db/job-service.ts routeJob): at the start, the
+   * The route a job with failover routes uses next (jobs/failover.ts routeJob): at the start, the
    * first one its circuit breaker admits; after `gaveUp`, the next one (null: none left), with the
    * given-up request to cancel. Claims the job first in a reset run.
    */

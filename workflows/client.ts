@@ -8,7 +8,8 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { typedParams, type StoredJobParams } from '../shared/job-params.js';
 import { kindOf } from '../shared/kinds/index.js';
 import { progressQueryName, searchAttributes, taskQueues, providerCancelWorkflowType, type GenerationInput, type GenerationProgress, type JobKind, type JobStatus } from './definitions.js';
-import type { JobWorkflowPort, WorkflowCancelOutcome } from '../db/job-service.js';
+import type { JobWorkflowPort, WorkflowCancelOutcome } from '../jobs/service.js';
+import { inFlightStatuses } from '../jobs/transitions.js';
 import type { Job } from '../db/schema.js';
 import { currentTraceId, withSpan } from '../shared/tracing.js';
 
@@ -172,7 +173,7 @@ export async function startProviderCancel(client: Client, job: Job, taskQueuePre
 }
 
 /**
- * The job service's Temporal port (db/job-service.ts) over this client, each call bounded by
+ * The job service's Temporal port (jobs/service.ts) over this client, each call bounded by
  * `timeoutMs` (a gRPC deadline, so the client's own retries stop too while Temporal is down).
  */
 export function jobWorkflowPort(client: Client, opts: { taskQueuePrefix: string; timeoutMs: number; runTimeoutGraceMs?: number }): JobWorkflowPort {
@@ -259,7 +260,7 @@ export async function listClosedInFlightRuns(client: Client, opts: { taskQueuePr
   const query = [
     `TaskQueue = ${quoted(taskQueues(opts.taskQueuePrefix).workflows)}`,
     `ExecutionStatus IN ('Terminated', 'TimedOut', 'Canceled', 'Failed')`,
-    `${searchAttributes.jobStatus.name} IN ('pending', 'generating')`,
+    `${searchAttributes.jobStatus.name} IN (${inFlightStatuses.map(quoted).join(', ')})`,
     `CloseTime > ${quoted(opts.closedAfter.toISOString())}`,
   ].join(' AND ');
   return listRuns(client, query, opts.pageSize ?? 1000);

@@ -5,7 +5,7 @@ import type { Database } from '../../db/index.js';
 import type { Job, JobPhase } from '../../db/schema.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
 import type { Storage } from '../../shared/storage.js';
-import { IllegalStatusMoveError, InsufficientCreditsError, type JobService } from '../../db/job-service.js';
+import { IllegalStatusMoveError, InsufficientCreditsError, type JobService } from '../../jobs/index.js';
 import type { Config } from '../../shared/config.js';
 import { failureTypes } from '../../shared/failure-types.js';
 import { kindDescriptors, type KindDescriptor } from '../../shared/kinds/index.js';
@@ -21,8 +21,8 @@ export function sameRef(a: ProviderRef, b: ProviderRef): boolean {
 export interface JobActivityDeps {
   db: Database;
   storage: Storage;
-  /** The job lifecycle (made from db and storage when not given). */
-  jobs?: JobService;
+  /** The process's job service (the activities' dependency, built where the worker is composed). */
+  jobs: JobService;
   config: Config;
   adapterFor(name: ProviderName): ProviderAdapter;
   /** Stores a remote URL's bytes as a job input, through the SSRF-safe fetcher. */
@@ -35,7 +35,7 @@ export const stepAttempt = () => Context.current().info.attempt;
 
 export const nonRetryable = (type: string, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true });
 
-/** The workflow run this activity works for (status moves record it; see db/repos/jobs.ts). */
+/** The workflow run this activity works for (status moves record it; see jobs/moves.ts). */
 export function currentRunId(): string {
   const runId = Context.current().info.workflowExecution?.runId;
   if (!runId) throw nonRetryable(failureTypes.illegalStatusMove, 'job activities run only on behalf of a workflow');

@@ -1,10 +1,9 @@
 // The `io` activities: the job's database steps (start, route, complete, fail) and its input fetching.
 import { Context } from '@temporalio/activity';
 import type { Job, JobOutput, JobPhase, JobStatus } from '../../db/schema.js';
-import * as jobsRepo from '../../db/repos/jobs.js';
+import * as progressRepo from '../../db/repos/job-progress.js';
 import { findUploadForJob } from '../../db/repos/uploads.js';
 import { redactText } from '../../shared/redact.js';
-import { createJobService } from '../../db/job-service.js';
 import { failureTypes } from '../../shared/failure-types.js';
 import { routeFor } from '../../shared/catalog.js';
 import { typedParams } from '../../shared/job-params.js';
@@ -12,12 +11,10 @@ import { kindOf, type KindDescriptor } from '../../shared/kinds/index.js';
 import type { InputFile, ProviderRef, ProviderRequest } from '../providers/types.js';
 import type { RunClaim } from '../../shared/job-model.js';
 import type { JobIoActivities } from '../../workflows/activity-types.js';
-import { circuitPolicy, createProviderCircuits } from '../../db/provider-circuits.js';
 import { stepAttempt, nonRetryable, currentRunId, runClaim, holdJob, needsRemoteFetch, nextPhaseSql, stepFailure, type FinishedJob, type JobActivityDeps } from './common.js';
 
 export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
-  const { db } = deps;
-  const jobs = deps.jobs ?? createJobService({ db, storage: deps.storage, circuits: createProviderCircuits(db, circuitPolicy(deps.config)) });
+  const { db, jobs } = deps;
 
   async function uploadInput(job: Job, id: string, role: InputFile['role'], expect: 'image' | 'video'): Promise<InputFile> {
     const up = await findUploadForJob(db, job.workspace_id, id);
@@ -103,7 +100,7 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
     async prepareProviderRequest(jobId: string): Promise<ProviderRequest> {
       const req = await buildProviderRequest(await holdJob(db, jobs, jobId, currentRunId(), 'fetching_inputs'));
       // The workflow submits next: the phase says so even while no provider fleet has taken it.
-      await jobsRepo.setJobPhase(db, jobId, 'submitting', stepAttempt());
+      await progressRepo.setJobPhase(db, jobId, 'submitting', stepAttempt());
       return req;
     },
 
@@ -137,7 +134,7 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
       const runId = currentRunId();
       const result = await jobs.fail(jobId, { code, message }, runId);
       if (result.moved) {
-        await jobsRepo.setJobPhase(db, jobId, code === 'canceled' ? 'canceled' : 'failed', stepAttempt());
+        await progressRepo.setJobPhase(db, jobId, code === 'canceled' ? 'canceled' : 'failed', stepAttempt());
         // A failed job is refunded all it was charged, but what its customer's cancel kept.
         deps.metrics?.jobFinished(finished(result.job, result.refunded), 'failed');
       }

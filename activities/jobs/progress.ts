@@ -1,7 +1,7 @@
 // The job's progress as the provider steps write it.
 import type { Database } from '../../db/index.js';
 import type { JobPhase } from '../../db/schema.js';
-import * as jobsRepo from '../../db/repos/jobs.js';
+import * as progressRepo from '../../db/repos/job-progress.js';
 
 /**
  * Progress writes from provider activities. Polls skip the round trip when nothing changed since
@@ -20,12 +20,12 @@ export function createProgressWriter(db: Database, minIntervalMs: number): Progr
   return {
     async phase(jobId, phase, attempt, percent = null) {
       last.delete(jobId);
-      await jobsRepo.setJobPhase(db, jobId, phase, attempt, percent, { whileGenerating: true });
+      await progressRepo.setJobPhase(db, jobId, phase, attempt, percent, { whileGenerating: true });
     },
     async poll(jobId, p) {
       const seen = `${p.percent}/${p.queuePosition}`;
       if (last.get(jobId) === seen) return;
-      const written = await jobsRepo.recordPollProgress(db, jobId, p, minIntervalMs);
+      const written = await progressRepo.recordPollProgress(db, jobId, p, minIntervalMs);
       if (!written) return;
       last.delete(jobId);
       if (last.size >= LAST_POLL_CACHE_MAX) last.delete(last.keys().next().value!);

@@ -4,7 +4,6 @@ import { Context, ApplicationFailure } from '@temporalio/activity';
 import type { JobPhase } from '../../db/schema.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
 import { redactText } from '../../shared/redact.js';
-import { createJobService } from '../../db/job-service.js';
 import { failureTypes } from '../../shared/failure-types.js';
 import { ProviderError, type PollResult, type ProviderContext, type ProviderRef } from '../providers/types.js';
 import type { ProviderName } from '../../shared/job-model.js';
@@ -74,8 +73,7 @@ export type ProviderActivityDeps = Pick<JobActivityDeps, 'db' | 'storage' | 'con
  * activity registration, so attempts of every step see the same heartbeat and failover bookkeeping.
  */
 export function createProviderStepKit(deps: ProviderActivityDeps) {
-  const { storage, db } = deps;
-  const jobs = deps.jobs ?? createJobService({ db, storage });
+  const { storage, db, jobs } = deps;
   const heartbeats = quietHeartbeat(deps.heartbeatQuietMs ?? QUIET_START_MS);
   const beatEveryMs = deps.beatEveryMs ?? PROVIDER_BEAT_EVERY_MS;
   // The request each running attempt made or found, repeated in every heartbeat it sends.

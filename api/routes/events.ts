@@ -30,6 +30,7 @@ import { Endpoints } from '../endpoint.js';
 import type { Job } from '../../db/schema.js';
 import { kinds as jobKinds, presentJob } from './jobs/kinds.js';
 import { loadJobOfKey } from './jobs/router.js';
+import { isTerminal as isTerminalStatus } from '../../jobs/index.js';
 
 export const lastEventIdHeader = z.object({
   'Last-Event-ID': z
@@ -41,7 +42,7 @@ export const lastEventIdHeader = z.object({
 });
 
 
-const isTerminal = (job: Job) => job.status === 'completed' || job.status === 'failed';
+const isTerminal = (job: Job) => isTerminalStatus(job.status);
 
 /** The Last-Event-ID header as a change counter: 0 when absent or empty (EventSource's reset). */
 function seenThrough(header: string | undefined): number {

@@ -12,6 +12,7 @@ import { kinds as jobKinds, presentJob } from './jobs/kinds.js';
 import { loadJobOfKey } from './jobs/router.js';
 import { jobPrefix } from '../../shared/storage.js';
 import { markOutputsRemoved } from '../../db/repos/job-outputs.js';
+import { terminalStatuses } from '../../jobs/index.js';
 
 /** DELETE {base}/{id} of every kind, each declared once. */
 export const retentionEndpoints = new Endpoints<AppDeps>();
@@ -29,7 +30,7 @@ for (const k of jobKinds) {
     errors: [401, 404, 409, 429, 500],
     async handler({ req, res, services: deps }) {
       const job = await loadJobOfKey(deps.db, req, res, k.kind);
-      const marked = await markOutputsRemoved(deps.db, job.id);
+      const marked = await markOutputsRemoved(deps.db, job.id, terminalStatuses);
       if (!marked) {
         throw new ApiError(409, 'not_ready', `job ${job.id} is still ${job.status}; cancel it first or wait until it finished`, { status: job.status });
       }

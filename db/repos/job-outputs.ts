@@ -3,15 +3,18 @@
 // its outputs.
 import { sql } from 'kysely';
 import type { Queryable } from '../index.js';
-import type { Job } from '../schema.js';
+import type { Job, JobStatus } from '../schema.js';
 
-/** Marks a finished job's outputs removed (the first time only); undefined when the job is still in flight. */
-export async function markOutputsRemoved(db: Queryable, jobId: string): Promise<Job | undefined> {
+/**
+ * Marks a finished job's outputs removed (the first time only); undefined when the job is still in
+ * flight. `finished`: the statuses a job has ended in (jobs/transitions.ts terminalStatuses).
+ */
+export async function markOutputsRemoved(db: Queryable, jobId: string, finished: readonly JobStatus[]): Promise<Job | undefined> {
   return db
     .updateTable('jobs')
     .set({ outputs: null, outputs_removed_at: sql`coalesce(outputs_removed_at, now())` })
     .where('id', '=', jobId)
-    .where('status', 'in', ['completed', 'failed'])
+    .where('status', 'in', finished)
     .returningAll()
     .executeTakeFirst();
 }

@@ -1,34 +1,16 @@
-// The job read model and its credits. Creating a job debits its price and writes the ledger's
-// `charge` in the caller's transaction; settling makes the job's net charge equal its price
-// (completed, or about to run again) or zero (failed), writing only the difference — so retries,
-// worker crashes and operator resets charge exactly once.
-import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+// The job rows' SQL: the create with its charge, reads, and one UPDATE per status move. Which
+// moves are allowed, and when, is the job service's (jobs/): it passes each UPDATE its fence (the
+// statuses the move may start from, jobs/transitions.ts), which the UPDATE repeats in its WHERE so
+// the SQL refuses an illegal move even in a race the service's check did not foresee.
+// The ledger is db/repos/job-ledger.ts, progress db/repos/job-progress.ts, the reconciler's leases
+// db/repos/job-leases.ts.
+import { sql, type RawBuilder } from 'kysely';
 import type { Queryable, Tx } from '../index.js';
-import type { DB, Job, JobError, JobKind, JobOutput, JobPhase, JobStatus, LedgerReason, WebhookEventName } from '../schema.js';
+import type { Job, JobError, JobKind, JobOutput, JobPhase, JobStatus, WebhookEventName } from '../schema.js';
+import { InsufficientCreditsError } from './job-ledger.js';
+import { phaseColumns, progressColumns, type MoveProgress } from './job-progress.js';
 
-export class InsufficientCreditsError extends Error {
-  override name = 'InsufficientCreditsError';
-  constructor(
-    readonly required: number,
-    readonly available: number,
-  ) {
-    super(`insufficient credits: ${required} required, ${available} available`);
-  }
-}
-
-/** Debits `amount` if the balance allows it; never goes below zero. Returns the new balance. */
-export async function debitCredits(tx: Queryable, workspaceId: string, amount: number): Promise<number> {
-  const row = await tx
-    .updateTable('workspaces')
-    .set({ credits: sql`credits - ${amount}`, updated_at: sql`now()` })
-    .where('id', '=', workspaceId)
-    .where('credits', '>=', amount)
-    .returning('credits')
-    .executeTakeFirst();
-  if (row) return row.credits;
-  const ws = await tx.selectFrom('workspaces').select('credits').where('id', '=', workspaceId).executeTakeFirst();
-  throw new InsufficientCreditsError(amount, ws?.credits ?? 0);
-}
+export { InsufficientCreditsError } from './job-ledger.js';
 
 export interface NewJobInput {
   id: string;
@@ -102,133 +84,19 @@ export async function getJobInWorkspace(db: Queryable, workspaceId: string, id: 
   return q.executeTakeFirst();
 }
 
-async function lockJob(tx: Tx, id: string): Promise<Job> {
+/** The workspace a project belongs to (undefined: no such project). */
+export async function projectWorkspace(q: Queryable, projectId: string): Promise<string | undefined> {
+  return (await q.selectFrom('projects').select('workspace_id').where('id', '=', projectId).executeTakeFirst())?.workspace_id;
+}
+
+/** The job row, locked for the caller's transaction: every move that settles credits holds it. */
+export async function lockJob(tx: Tx, id: string): Promise<Job> {
   const job = await tx.selectFrom('jobs').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
   if (!job) throw new Error(`job ${id} not found`);
   return job;
 }
 
-/** The job's net charge so far (positive = credits taken from the workspace). */
-async function netCharge(tx: Tx, jobId: string): Promise<{ net: number; lastSeq: number }> {
-  const r = await tx
-    .selectFrom('credit_ledger')
-    .select([sql<number>`coalesce(-sum(delta), 0)::int`.as('net'), sql<number>`coalesce(max(job_seq), 0)::int`.as('last_seq')])
-    .where('job_id', '=', jobId)
-    .executeTakeFirstOrThrow();
-  return { net: r.net, lastSeq: r.last_seq };
-}
-
-/**
- * Make the job's net charge equal `target`, writing one ledger row for the difference (or none).
- * The job row lock serializes concurrent settlements; (job_id, job_seq) uniqueness backs it up.
- * Returns the credits moved: positive = charged now, negative = refunded now.
- */
-async function settleTo(tx: Tx, job: Job, target: number): Promise<number> {
-  const { net, lastSeq } = await netCharge(tx, job.id);
-  const diff = target - net;
-  if (diff === 0) return 0;
-  let reason: LedgerReason;
-  if (diff > 0) {
-    await debitCredits(tx, job.workspace_id, diff);
-    reason = 'recharge';
-  } else {
-    await tx
-      .updateTable('workspaces')
-      .set({ credits: sql`credits + ${-diff}`, updated_at: sql`now()` })
-      .where('id', '=', job.workspace_id)
-      .execute();
-    reason = 'refund';
-  }
-  await tx
-    .insertInto('credit_ledger')
-    .values({ workspace_id: job.workspace_id, job_id: job.id, job_seq: lastSeq + 1, delta: -diff, reason, note: null })
-    .execute();
-  return diff;
-}
-
 // ------------------------------------------------------------------ status moves
-
-/**
- * The only status moves a job makes (DESIGN.md "Life of a generation request", step 6), one
- * function each:
- *   claimJob     pending | generating | failed → generating, for workflow run `runId`
- *   completeJob  generating (claimed by `runId`) → completed
- *   failJob      pending | generating (claimed by `runId`) → failed
- * A workflow run acts on a job only once it has claimed it: whatever database step runs first in
- * a run claims the job (so an operator's Reset to any point of a history works, whichever step the
- * new run runs first), and a step of any other run — a late attempt of a run that was reset, the
- * reconciler acting on a closed run — is refused by the run id in the UPDATE's WHERE. Each UPDATE
- * repeats its allowed sources and that run id, so the SQL refuses an illegal move even in a race
- * the check before it did not foresee. Repeating a move a job already made (a step retried after
- * its commit) changes nothing. Completed is final; a job failed by a cancel (error code
- * `canceled`: the customer's cancel, or an operator's terminate) is never revived.
- */
-export const statusMoves = {
-  generating: ['pending', 'generating', 'failed'],
-  completed: ['generating'],
-  failed: ['pending', 'generating'],
-} as const satisfies Record<Exclude<JobStatus, 'pending'>, readonly JobStatus[]>;
-
-export class IllegalStatusMoveError extends Error {
-  override name = 'IllegalStatusMoveError';
-  constructor(
-    readonly jobId: string,
-    readonly from: JobStatus,
-    readonly to: JobStatus,
-    reason?: string,
-  ) {
-    super(`job ${jobId} is ${from} and cannot become ${to}${reason ? `: ${reason}` : ''}`);
-  }
-}
-
-/**
- * The progress a status move records in the same UPDATE (the read model's phase, with the
- * provider's percent and queue position starting over): one statement instead of two.
- */
-export interface MoveProgress {
-  phase: JobPhase | ((job: Job) => JobPhase);
-  attempt: number;
-  percent?: number | null;
-}
-
-/** The progress columns of a phase change: the provider's percent and queue position start over with it. */
-function phaseColumns(phase: JobPhase | RawBuilder<JobPhase>, attempt: number, percent: number | null = null) {
-  return { phase, attempt, percent, queue_position: null, progress_updated_at: sql<Date>`now()` };
-}
-
-function progressColumns(p: MoveProgress | undefined, job: Job) {
-  if (!p) return {};
-  return phaseColumns(typeof p.phase === 'function' ? p.phase(job) : p.phase, p.attempt, p.percent ?? null);
-}
-
-/** A job failed by a cancel: the customer's, or an operator's terminate. A reset never revives it. */
-export function wasCanceled(job: Pick<Job, 'status' | 'error'>): boolean {
-  return job.status === 'failed' && job.error?.code === 'canceled';
-}
-
-/**
- * How run `runId` may claim the job: `ours` (it holds it already), `take` (pending, or generating
- * under another run: a run replaced by an operator's reset), `revive` (failed by another run, not
- * canceled: an operator's reset runs it again, re-charged), or why it may not.
- */
-export function claimOf(job: Pick<Job, 'status' | 'status_run_id' | 'error'>, runId: string): 'ours' | 'take' | 'revive' | { refused: string } {
-  switch (job.status) {
-    case 'pending':
-      return 'take';
-    case 'generating':
-      return job.status_run_id === runId ? 'ours' : 'take';
-    case 'completed':
-      return { refused: 'completed is final' };
-    case 'failed':
-      if (wasCanceled(job)) return { refused: 'it was canceled' };
-      if (job.status_run_id === runId) return { refused: 'this run failed it' };
-      return 'revive';
-  }
-}
-
-/** The claim's sources and run fence as SQL (claimOf): repeated in every claiming UPDATE. */
-const claimableBy = (runId: string) =>
-  sql<boolean>`(status in ('pending', 'generating') or (status = 'failed' and status_run_id is distinct from ${runId} and coalesce(error->>'code', '') <> 'canceled'))`;
 
 /** The columns of a claim by `runId`; `fresh` (a run taking the job, not one repeating its own claim) restarts its deadline. */
 const generatingColumns = (runId: string, fresh = true) => ({
@@ -279,27 +147,40 @@ export async function startPendingJob(
 }
 
 /**
- * The job runs in workflow run `runId` from now on (see claimOf): status `generating`, error
- * cleared, and its price charged again when a failure had refunded it (a revival also forgets the
- * provider request of the failed run: it was canceled or failed). Returns the row and how it was
- * claimed. Throws IllegalStatusMoveError when the run may not claim it, and
- * InsufficientCreditsError when a revival cannot be paid for.
+ * The fence of a move to generating: the statuses it may start from, and among them those only a
+ * revival leaves (a failed job), which run `runId` may take only when another run failed it and no
+ * cancel did.
  */
-export async function claimJob(tx: Tx, jobId: string, runId: string, progress?: MoveProgress): Promise<{ job: Job; claim: 'ours' | 'take' | 'revive' }> {
-  const job = await lockJob(tx, jobId);
-  const claim = claimOf(job, runId);
-  if (typeof claim === 'object') throw new IllegalStatusMoveError(jobId, job.status, 'generating', claim.refused);
-  if (claim === 'ours' && !progress) return { job, claim };
-  await settleTo(tx, job, job.price);
-  const row = await tx
+export interface ClaimFence {
+  from: readonly JobStatus[];
+  revivingFrom: readonly JobStatus[];
+}
+
+/**
+ * The job runs in workflow run `runId` from now on: status `generating`, error cleared, progress
+ * recorded; `fresh` restarts its claim deadline, `forgetRef` clears the provider request of a failed
+ * run. Undefined when the row is outside `fence` (the service checked it under the row lock).
+ */
+export async function moveToGenerating(
+  tx: Tx,
+  job: Job,
+  runId: string,
+  fence: ClaimFence,
+  set: { fresh: boolean; progress?: MoveProgress | undefined; forgetRef: boolean },
+): Promise<Job | undefined> {
+  return tx
     .updateTable('jobs')
-    .set({ ...generatingColumns(runId, claim !== 'ours'), ...progressColumns(progress, job), ...(claim === 'revive' ? { provider_ref: null } : {}) })
-    .where('id', '=', jobId)
-    .where(claimableBy(runId))
+    .set({ ...generatingColumns(runId, set.fresh), ...progressColumns(set.progress, job), ...(set.forgetRef ? { provider_ref: null } : {}) })
+    .where('id', '=', job.id)
+    .where('status', 'in', fence.from)
+    .where((eb) =>
+      eb.or([
+        eb('status', 'not in', fence.revivingFrom),
+        sql<boolean>`(status_run_id is distinct from ${runId} and coalesce(error->>'code', '') <> 'canceled')`,
+      ]),
+    )
     .returningAll()
     .executeTakeFirst();
-  if (!row) throw new IllegalStatusMoveError(jobId, job.status, 'generating');
-  return { job: row, claim };
 }
 
 /** Which run claimed the job: the owner a step must be. */
@@ -315,7 +196,7 @@ const completedColumns = (outputs: JobOutput[], runId: string, providerRef?: Rec
   ...(providerRef ? { provider_ref: JSON.stringify(providerRef) } : {}),
 });
 
-interface CompleteExtra {
+export interface CompleteExtra {
   progress?: { phase: JobPhase; attempt: number; percent?: number | null };
   providerRef?: Record<string, unknown>;
 }
@@ -340,56 +221,32 @@ export async function completeGeneratingJob(db: Queryable, jobId: string, output
     .executeTakeFirst();
 }
 
-/**
- * → completed with its outputs for run `runId`, claiming the job first when this is the run's
- * first database step (a reset run; a pending job has not started and is refused), and settling
- * the charge to the price. A completed job is left
- * as it is (`charged` 0): completed is final, whichever run completed it. A job the run may not
- * claim (canceled meanwhile) throws IllegalStatusMoveError and stays failed and refunded.
- */
-export async function completeJob(tx: Tx, jobId: string, outputs: JobOutput[], runId: string, extra: CompleteExtra = {}): Promise<{ charged: number; job: Job }> {
-  let job = await lockJob(tx, jobId);
-  if (job.status === 'completed') return { charged: 0, job };
-  // A job is claimed by the step that starts it: a pending one has not started.
-  const claim = job.status === 'pending' ? { refused: 'it has not started' } : claimOf(job, runId);
-  if (typeof claim === 'object') throw new IllegalStatusMoveError(jobId, job.status, 'completed', claim.refused);
-  if (claim !== 'ours') job = (await claimJob(tx, jobId, runId)).job;
-  const charged = await settleTo(tx, job, job.price);
-  const row = await tx
+/** → completed with its outputs for run `runId`, which holds it (the service claimed and settled it first). */
+export async function moveToCompleted(tx: Tx, jobId: string, outputs: JobOutput[], runId: string, extra: CompleteExtra = {}): Promise<Job | undefined> {
+  return tx
     .updateTable('jobs')
     .set({ ...completedColumns(outputs, runId, extra.providerRef), ...(extra.progress ? phaseColumns(extra.progress.phase, extra.progress.attempt, extra.progress.percent ?? null) : {}) })
     .where('id', '=', jobId)
     .where(claimedBy(runId))
     .returningAll()
     .executeTakeFirst();
-  if (!row) throw new IllegalStatusMoveError(jobId, job.status, 'completed');
-  return { charged, job: row };
 }
 
 /**
- * → failed with `{ code, message }` and the charge refunded (all of it, but for what the customer's
- * own cancel keeps: `cancelCharge`, recorded as `cancel_kept`), for run `runId` (null: no
- * workflow run acts, e.g. a cancel before any ran): a pending job, or a generating one claimed by
- * that run. Anything else is left as it is and reported: a completed job is never refunded, and a
- * job another run has claimed is that run's to finish. The provider reference stays on the row,
- * for the cancel that follows the refund. `moved` says whether this call failed it, `status` what
- * the job is now.
+ * → failed with `error` for run `runId` (null: no workflow run acts), from a status of `from`,
+ * and a generating job only when that run holds it. `cancel`: what the customer's cancel kept
+ * (cancel_kept) and whether it came after the submit. The provider reference stays on the row,
+ * for the cancel that follows the refund. Undefined when the row is outside the fence.
  */
-export async function failJob(
+export async function moveToFailed(
   tx: Tx,
   jobId: string,
   error: JobError,
   runId: string | null,
-  cancelCharge?: (job: Job) => CancelCharge,
-): Promise<{ moved: boolean; refunded: number; status: JobStatus; job: Job }> {
-  const job = await lockJob(tx, jobId);
-  const mayFail = job.status === 'pending' || (job.status === 'generating' && job.status_run_id === runId);
-  if (!mayFail) return { moved: false, refunded: 0, status: job.status, job };
-  // Only the customer's own cancel keeps anything: an operator's terminate or a failure refunds in full.
-  const cancel = error.code === 'canceled' && job.cancel_requested_at ? (cancelCharge?.(job) ?? { kept: 0, afterSubmit: false }) : null;
-  const kept = cancel ? Math.max(0, Math.min(job.price, cancel.kept)) : 0;
-  const moved = await settleTo(tx, job, kept);
-  const row = await tx
+  from: readonly JobStatus[],
+  cancel: { kept: number; afterSubmit: boolean } | null,
+): Promise<Job | undefined> {
+  return tx
     .updateTable('jobs')
     .set({
       status: 'failed',
@@ -397,53 +254,28 @@ export async function failJob(
       error: JSON.stringify(error),
       finished_at: sql`now()`,
       updated_at: sql`now()`,
-      ...(cancel ? { cancel_kept: kept, canceled_after_submit_at: cancel.afterSubmit ? sql<Date>`now()` : null } : {}),
+      ...(cancel ? { cancel_kept: cancel.kept, canceled_after_submit_at: cancel.afterSubmit ? sql<Date>`now()` : null } : {}),
     })
     .where('id', '=', jobId)
-    .where((eb) => eb.or([eb('status', '=', 'pending'), eb.and([eb('status', '=', 'generating'), eb('status_run_id', 'is not distinct from', runId)])]))
+    .where('status', 'in', from)
+    .where((eb) => eb.or([eb('status', '<>', 'generating'), eb('status_run_id', 'is not distinct from', runId)]))
     .returningAll()
     .executeTakeFirst();
-  if (!row) throw new IllegalStatusMoveError(jobId, job.status, 'failed');
-  return { moved: true, refunded: -moved, status: 'failed', job: row };
 }
 
-/** Settle by the job's current status (completed → price, failed → zero, or what its customer's cancel kept); for reconciliation. */
-export async function settleByStatus(tx: Tx, jobId: string): Promise<number> {
-  const job = await lockJob(tx, jobId);
-  if (job.status === 'completed') return settleTo(tx, job, job.price);
-  if (job.status === 'failed') return settleTo(tx, job, job.cancel_kept ?? 0);
-  return 0;
-}
-
-/**
- * What a customer's cancel keeps of the job's charge (failJob): `kept` credits (the provider's cost
- * of a submitted request; at most the price), and whether the job had been submitted to a provider.
- */
-export interface CancelCharge {
-  kept: number;
-  afterSubmit: boolean;
-}
-
-/** The customer asked to cancel the job (before its workflow is asked): its cancel may keep the provider's cost. */
-export async function markCancelRequested(db: Queryable, jobId: string): Promise<void> {
+/** The customer asked to cancel the job (before its workflow is asked), while it is in flight (`inFlight`). */
+export async function markCancelRequested(db: Queryable, jobId: string, inFlight: readonly JobStatus[]): Promise<void> {
   await db
     .updateTable('jobs')
     .set({ cancel_requested_at: sql<Date>`coalesce(cancel_requested_at, now())` })
     .where('id', '=', jobId)
-    .where('status', 'in', ['pending', 'generating'])
+    .where('status', 'in', inFlight)
     .execute();
 }
 
-/**
- * The provider confirmed the cancel of a canceled job's request (it will not charge for it): what the
- * cancel kept is refunded too, once. Returns the credits refunded now (0 on a repeat).
- */
-export async function refundConfirmedCancel(tx: Tx, jobId: string): Promise<number> {
-  const job = await lockJob(tx, jobId);
-  if (!wasCanceled(job) || !job.cancel_kept) return 0;
-  const moved = await settleTo(tx, job, 0);
+/** What the job's cancel kept was refunded (the provider confirmed the cancel). */
+export async function clearCancelKept(tx: Tx, jobId: string): Promise<void> {
   await tx.updateTable('jobs').set({ cancel_kept: 0, updated_at: sql`now()` }).where('id', '=', jobId).execute();
-  return -moved;
 }
 
 /**
@@ -481,170 +313,6 @@ export async function recordProviderRef(db: Queryable, jobId: string, runId: str
 
 export async function markWorkflowStarted(db: Queryable, jobId: string): Promise<void> {
   await db.updateTable('jobs').set({ workflow_started: true }).where('id', '=', jobId).execute();
-}
-
-/** Marks the jobs' workflows as started (they exist at Temporal): the reconciler stops asking. */
-export async function markWorkflowsStarted(db: Queryable, jobIds: string[]): Promise<void> {
-  if (jobIds.length === 0) return;
-  await db.updateTable('jobs').set({ workflow_started: true }).where('id', 'in', jobIds).execute();
-}
-
-const leaseFree = sql<boolean>`(reconcile_lease_until is null or reconcile_lease_until < now())`;
-const leaseFor = (leaseMs: number) => sql<Date>`now() + make_interval(secs => ${leaseMs / 1000})`;
-
-/**
- * Leases for `leaseMs` the rows of `candidates` that no other replica holds: rows locked by another
- * claim are skipped (SKIP LOCKED), then rows whose lease has not run out, so replicas share the work
- * and never act on the same job.
- */
-function leaseJobs(db: Queryable, candidates: SelectQueryBuilder<DB, 'jobs', { id: string }>, leaseMs: number): Promise<Job[]> {
-  return db
-    .updateTable('jobs')
-    .set({ reconcile_lease_until: leaseFor(leaseMs) })
-    .where('id', 'in', candidates.where(leaseFree).forUpdate().skipLocked())
-    .where(leaseFree)
-    .returningAll()
-    .execute();
-}
-
-/**
- * Claims for `leaseMs` up to `limit` pending jobs whose workflow has not marked them started within
- * `olderThanMs` (a start that failed after commit, or a workflow still waiting in a backlog), oldest
- * first, that no other replica holds. Served by jobs_unstarted_idx.
- */
-export async function claimUnstartedJobs(db: Queryable, olderThanMs: number, limit: number, leaseMs: number): Promise<Job[]> {
-  const candidates = db
-    .selectFrom('jobs')
-    .select('id')
-    .where('workflow_started', '=', false)
-    .where('status', '=', 'pending')
-    .where('created_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`)
-    .orderBy('created_at')
-    .limit(limit);
-  return leaseJobs(db, candidates, leaseMs);
-}
-
-/**
- * Claims for `leaseMs` up to `limit` jobs in flight whose row has not been written for `staleAfterMs`
- * (a final write lost with a database crash, or a long generation), oldest first, that no replica
- * holds and none checked within `staleAfterMs` (a checked row's lease ends when its check does, so
- * it comes back only that much later). Pending jobs whose workflow was never marked started are
- * the unstarted pass's. Served by jobs_stale_in_flight_idx.
- */
-export async function claimStaleInFlightJobs(db: Queryable, staleAfterMs: number, limit: number, leaseMs: number): Promise<Job[]> {
-  const bound = sql<Date>`now() - make_interval(secs => ${staleAfterMs / 1000})`;
-  const candidates = db
-    .selectFrom('jobs')
-    .select('id')
-    .where('status', 'in', ['pending', 'generating'] satisfies JobStatus[])
-    .where('updated_at', '<', bound)
-    .where((eb) => eb.or([eb('status', '=', 'generating'), eb('workflow_started', '=', true)]))
-    .where((eb) => eb.or([eb('reconcile_lease_until', 'is', null), eb('reconcile_lease_until', '<', bound)]))
-    .orderBy('updated_at')
-    .limit(limit);
-  return leaseJobs(db, candidates, leaseMs);
-}
-
-/** Ends this replica's leases on the jobs now (checked and left as they are): other passes may act on them at once. */
-export async function releaseLeases(db: Queryable, jobIds: string[]): Promise<void> {
-  if (jobIds.length === 0) return;
-  await db.updateTable('jobs').set({ reconcile_lease_until: sql<Date>`now()` }).where('id', 'in', jobIds).execute();
-}
-
-/**
- * Claims for `leaseMs` those of `jobIds` still in flight (pending or generating) that no other
- * replica holds: the jobs whose closed workflow run this replica will settle. Primary-key reads only.
- */
-export async function claimInFlightJobs(db: Queryable, jobIds: string[], leaseMs: number): Promise<Job[]> {
-  if (jobIds.length === 0) return [];
-  const candidates = db
-    .selectFrom('jobs')
-    .select('id')
-    .where('id', 'in', jobIds)
-    .where('status', 'in', ['pending', 'generating'] satisfies JobStatus[]);
-  return leaseJobs(db, candidates, leaseMs);
-}
-
-/** Those of `jobIds` still pending or generating, with the run that holds each (primary-key reads). */
-export async function inFlightJobs(db: Queryable, jobIds: string[]): Promise<Pick<Job, 'id' | 'status' | 'status_run_id'>[]> {
-  if (jobIds.length === 0) return [];
-  return db
-    .selectFrom('jobs')
-    .select(['id', 'status', 'status_run_id'])
-    .where('id', 'in', jobIds)
-    .where('status', 'in', ['pending', 'generating'] satisfies JobStatus[])
-    .execute();
-}
-
-/**
- * When the oldest job still in flight was created (null: none is). A replica asks once, at its first
- * pass (it walks jobs_status_list_idx, whose non-completed entries include the failed history).
- */
-export async function oldestInFlightCreatedAt(db: Queryable): Promise<Date | null> {
-  const r = await db
-    .selectFrom('jobs')
-    .select('created_at')
-    .where('status', 'in', ['pending', 'generating'] satisfies JobStatus[])
-    .orderBy('created_at')
-    .limit(1)
-    .executeTakeFirst();
-  return r?.created_at ?? null;
-}
-
-export async function ledgerForJob(db: Queryable, jobId: string) {
-  return db.selectFrom('credit_ledger').selectAll().where('job_id', '=', jobId).orderBy('job_seq').execute();
-}
-
-// ------------------------------------------------------------------ progress (the read model of the workflow's state)
-
-export interface StoredProgress {
-  phase: JobPhase;
-  attempt: number;
-  percent: number | null;
-  queue_position: number | null;
-}
-
-/** A phase change: the provider's percent and queue position start over with it. */
-export async function setJobPhase(db: Queryable, jobId: string, phase: JobPhase, attempt: number, percent: number | null = null, opts: { whileGenerating?: boolean } = {}): Promise<void> {
-  let q = db.updateTable('jobs').set(phaseColumns(phase, attempt, percent)).where('id', '=', jobId);
-  // A provider step's progress: a step still running after its job ended (a worker frozen, then
-  // resumed) must not move an ended job's phase back.
-  if (opts.whileGenerating) q = q.where('status', '=', 'generating');
-  await q.execute();
-}
-
-/**
- * The provider's percent and queue position from a poll, written only while the job is still in
- * the `generating` phase and at most once per `minIntervalMs` per job, whichever worker polls.
- * Returns whether the row changed.
- */
-export async function recordPollProgress(
-  db: Queryable,
-  jobId: string,
-  p: { percent: number | null; queuePosition: number | null; attempt: number },
-  minIntervalMs: number,
-): Promise<boolean> {
-  // A poll without a percent keeps the last one, as the workflow's query does.
-  const percent = sql<number | null>`coalesce(${p.percent}::double precision, percent)`;
-  const r = await db
-    .updateTable('jobs')
-    .set({ percent, queue_position: p.queuePosition, attempt: p.attempt, progress_updated_at: sql`now()` })
-    .where('id', '=', jobId)
-    .where('phase', '=', 'generating')
-    .where((eb) => eb.or([sql<boolean>`${percent} is distinct from percent`, eb('queue_position', 'is distinct from', p.queuePosition)]))
-    .where((eb) => {
-      const due = [
-        // The phase's first figure is always written.
-        eb.and([eb('percent', 'is', null), eb('queue_position', 'is', null)]),
-        eb('progress_updated_at', 'is', null),
-        eb('progress_updated_at', '<=', sql<Date>`now() - make_interval(secs => ${minIntervalMs / 1000})`),
-      ];
-      // Leaving the provider's queue is news worth telling at once.
-      if (p.queuePosition === null) due.push(eb('queue_position', 'is not', null));
-      return eb.or(due);
-    })
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) > 0;
 }
 
 // ------------------------------------------------------------------ provider routes (failover)

@@ -38,7 +38,8 @@ import { rotateWebhookSecret } from '../../db/repos/webhooks.js';
 import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
 import { createTenant, createTestDatabase, testConfig, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, startGateway, type InProcessGateway as Gateway } from '../support/services.js';
-import * as jobsRepo from '../../db/repos/jobs.js';
+// The job service's status moves, in a transaction of the test's own.
+import * as jobMoves from '../../jobs/index.js';
 import { markOutputsRemoved } from '../../db/repos/job-outputs.js';
 import type { Tx } from '../../db/index.js';
 import type { Config } from '../../shared/config.js';
@@ -181,14 +182,14 @@ async function seedJobStates(tenant: Tenant, ids: Pick<KnownIds, 'project' | 'ac
     };
     const output = (id: string) => [{ key: `${gw.storage.jobMediaPrefix(id)}/output-1.bin`, content_type: kind.dictionary === 'images' ? 'image/png' : 'video/mp4', size: 1000 }];
     const [pending, generating, completed, removed, failed, canceled] = [await create(), await create(), await create(), await create(), await create(), await create()];
-    await tx((x) => jobsRepo.claimJob(x, generating, 'seed'));
+    await tx((x) => jobMoves.claimJob(x, generating, 'seed'));
     for (const id of [completed, removed]) {
-      await tx((x) => jobsRepo.claimJob(x, id, 'seed'));
-      await tx((x) => jobsRepo.completeJob(x, id, output(id), 'seed'));
+      await tx((x) => jobMoves.claimJob(x, id, 'seed'));
+      await tx((x) => jobMoves.completeJob(x, id, output(id), 'seed'));
     }
-    assert.ok(await markOutputsRemoved(tdb.db, removed));
-    await tx((x) => jobsRepo.claimJob(x, failed, 'seed'));
-    await tx((x) => jobsRepo.failJob(x, failed, { code: 'generation_failed', message: 'the provider failed (seeded)' }, 'seed'));
+    assert.ok(await markOutputsRemoved(tdb.db, removed, jobMoves.terminalStatuses));
+    await tx((x) => jobMoves.claimJob(x, failed, 'seed'));
+    await tx((x) => jobMoves.failJob(x, failed, { code: 'generation_failed', message: 'the provider failed (seeded)' }, 'seed'));
     assert.equal((await c.post(`${kind.base}/${canceled}/cancel`)).status, 200);
     // The URL endpoint of the job whose outputs were deleted answers 410, as documented.
     assert.equal((await c.get(`${kind.base}/${removed}/url`)).status, 410);

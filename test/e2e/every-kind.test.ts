@@ -10,7 +10,7 @@ import { api, creditsOf, startGateway, startWorkers, waitForJobStatus, type InPr
 import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
 import { Holds } from '../support/holds.js';
 import { documentValidator } from '../support/openapi.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
+import { ledgerForJob } from '../support/ledger.js';
 import type { Config } from '../../shared/config.js';
 
 let tdb: TestDatabase;

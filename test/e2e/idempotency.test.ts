@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { createTenant, type TestDatabase, type Tenant } from '../support/stack.js';
 import { api, assertApiError, creditsOf, startGateway, startService, type Gateway, type Service } from '../support/services.js';
 import { makeSampleMedia, type SampleMedia } from '../support/https-server.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
+import { ledgerForJob } from '../support/ledger.js';
 import { claimIdempotencyKey, completeIdempotencyKey } from '../../db/repos/idempotency.js';
 
 let svc: Service;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createTenant, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startService, startWorkers, waitForJobStatus, type InProcessGateway as Gateway, type Service, type Workers } from '../support/services.js';
 import { insertActor, insertUpload, insertVoice, jobObjectKeys, probeUrl } from '../support/fixtures.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
+import { ledgerForJob } from '../support/ledger.js';
 import type { Config } from '../../shared/config.js';
 
 let svc: Service;

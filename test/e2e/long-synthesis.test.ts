@@ -12,7 +12,7 @@ import { insertActor, insertVoice } from '../support/fixtures.js';
 import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-providers/elevenlabs.js';
 import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
 import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer, type SampleMedia } from '../support/https-server.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
+import { ledgerForJob } from '../support/ledger.js';
 import type { Config } from '../../shared/config.js';
 
 const SYNTHESIS_MS = 150_000;

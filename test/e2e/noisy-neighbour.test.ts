@@ -27,7 +27,9 @@ import { api, startWorkers, type Workers } from '../support/services.js';
 import { spawnGateway } from '../integration/gateway-harness.js';
 import { createApiKey } from '../../db/repos/workspaces.js';
 import { rotateWebhookSecret } from '../../db/repos/webhooks.js';
-import * as jobsRepo from '../../db/repos/jobs.js';
+// The job service's status moves, in a transaction of the test's own.
+import * as jobMoves from '../../jobs/index.js';
+import * as progressRepo from '../../db/repos/job-progress.js';
 import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
 import type { Config } from '../../shared/config.js';
 import { Client, Connection } from '@temporalio/client';
@@ -166,8 +168,8 @@ test('workspace A at its worst does not degrade workspace B: status latency, web
 
   // A: a long job with a maximal prompt, generating; its cap of streams, never read.
   const long = await insertImageJob(tdb.db, a, { prompt: 'p'.repeat(4_000) });
-  await tdb.db.transaction().execute((tx) => jobsRepo.claimJob(tx, long.id, 'run-1'));
-  await jobsRepo.setJobPhase(tdb.db, long.id, 'generating', 1);
+  await tdb.db.transaction().execute((tx) => jobMoves.claimJob(tx, long.id, 'run-1'));
+  await progressRepo.setJobPhase(tdb.db, long.id, 'generating', 1);
   const streams: net.Socket[] = [];
   let refusal: { status: number; body: string } | null = null;
   for (let i = 0; i < 60 && !refusal; i++) {
@@ -192,7 +194,7 @@ test('workspace A at its worst does not degrade workspace B: status latency, web
       while (running) {
         percent = (percent % 99) + 1;
         progressEvents++;
-        await jobsRepo.recordPollProgress(tdb.db, long.id, { percent, queuePosition: null, attempt: 1 }, 0);
+        await progressRepo.recordPollProgress(tdb.db, long.id, { percent, queuePosition: null, attempt: 1 }, 0);
         await new Promise((r) => setTimeout(r, 20));
       }
     })(),
@@ -202,7 +204,7 @@ test('workspace A at its worst does not degrade workspace B: status latency, web
   for (let i = 0; i < 200; i++) {
     const job = await insertImageJob(tdb.db, a);
     await tdb.db.updateTable('jobs').set({ webhook_url: hangingUrl, webhook_events: ['failed'] }).where('id', '=', job.id).execute();
-    await tdb.db.transaction().execute((tx) => jobsRepo.failJob(tx, job.id, { code: 'canceled', message: 'canceled' }, null));
+    await tdb.db.transaction().execute((tx) => jobMoves.failJob(tx, job.id, { code: 'canceled', message: 'canceled' }, null));
   }
 
   // A: create-then-cancel churn at its rate limit, every job with a webhook at the hanging receiver.

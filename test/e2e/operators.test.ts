@@ -8,7 +8,7 @@ import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { createTenant, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startService, startWorkers, waitForJobStatus, type InProcessGateway as Gateway, type Service, type Workers } from '../support/services.js';
 import { insertUpload, probeUrl } from '../support/fixtures.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
+import { ledgerForJob } from '../support/ledger.js';
 import { searchAttributes } from '../../workflows/definitions.js';
 import type { Config } from '../../shared/config.js';
 import { imageBody } from '../support/job-helpers.js';

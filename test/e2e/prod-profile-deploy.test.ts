@@ -24,7 +24,7 @@ import { api, creditsOf, startWorkers } from '../support/services.js';
 import { lockProdStack, processAlive, type ProdStack } from '../support/prod-stack.js';
 import { jobRow } from '../support/job-helpers.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
+import { ledgerForJob } from '../support/ledger.js';
 import { describeDeployment, describeVersion } from '../../worker/deployment.js';
 import { runAdmin } from '../../admin/main.js';
 import { randomToken } from '../../shared/ids.js';

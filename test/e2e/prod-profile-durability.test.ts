@@ -18,7 +18,7 @@ import { api, creditsOf } from '../support/services.js';
 import { lockProdStack, type ProdStack } from '../support/prod-stack.js';
 import { jobRow } from '../support/job-helpers.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
+import { ledgerForJob } from '../support/ledger.js';
 import { randomToken } from '../../shared/ids.js';
 
 const JOBS = 20;

@@ -22,7 +22,7 @@ import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, typ
 import { api, creditsOf, startGateway, startWorkers, type Workers } from '../support/services.js';
 import { Holds, type HeldCall } from '../support/holds.js';
 import { lockProdStack, type ProdStack } from '../support/prod-stack.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
+import { ledgerForJob } from '../support/ledger.js';
 import { randomToken } from '../../shared/ids.js';
 import { runAdmin } from '../../admin/main.js';
 import type { Config } from '../../shared/config.js';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { Client, Connection } from '@temporalio/client';
 import { createDb, type Database } from '../../db/index.js';
 import { createStorage, type Storage } from '../../shared/storage.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
+import { ledgerForJob } from '../support/ledger.js';
 import { revokeApiKey } from '../../db/repos/workspaces.js';
 import { createTenant, waitFor, type Tenant } from '../support/stack.js';
 import { api, creditsOf } from '../support/services.js';

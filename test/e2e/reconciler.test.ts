@@ -13,12 +13,16 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, Connection, type WorkflowClientInterceptor } from '@temporalio/client';
 import { pino } from 'pino';
+import { reconcilerOf } from '../support/reconciler.js';
 import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { createDb, type Database } from '../../db/index.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
-import { createReconciler, type ReconcilePass, type Reconciler } from '../../worker/reconciler.js';
+import * as leases from '../../db/repos/job-leases.js';
+import { inFlightStatuses } from '../../jobs/index.js';
+import { ledgerForJob } from '../support/ledger.js';
+import type { ReconcilePass, Reconciler } from '../../worker/reconciler.js';
 import { listClosedInFlightRuns } from '../../workflows/client.js';
 import { closedRun, resetRun, runHistory } from '../support/resets.js';
 import { sql } from 'kysely';
@@ -56,7 +60,7 @@ after(async () => {
 function replica(client: Client = gw.client, overrides: Partial<Config> = {}): Reconciler {
   const db = createDb(tdb.url, 4);
   pools.push(db);
-  return createReconciler({ config: { ...config, ...overrides }, db, storage: workers.service.storage, client, logger: pino({ level: 'silent' }) });
+  return reconcilerOf({ config: { ...config, ...overrides }, db, storage: workers.service.storage, client, logger: pino({ level: 'silent' }) });
 }
 
 const create = (t: Tenant, prompt: string, baseUrl = gw.baseUrl) => createImage(baseUrl, t, prompt);
@@ -117,7 +121,7 @@ describe('a job whose workflow was terminated', () => {
       assert.equal(row.status, 'failed');
       assert.equal(row.error?.code, 'canceled');
       assert.match(row.error?.message ?? '', /terminated/);
-      assert.deepEqual((await jobsRepo.ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price], ['refund', price]]);
+      assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price], ['refund', price]]);
     }
     assert.equal(await creditsOf(tdb.db, t), 100 - price, 'only the healthy job stays charged');
     // The provider-cancel workflow cancels each request at fal, once, from the reference on the row.
@@ -151,7 +155,7 @@ describe('two reconciler replicas', () => {
     assert.deepEqual(byA.filter((id) => byB.includes(id)), [], 'no job settled by both');
     assert.deepEqual([...byA, ...byB].sort(), [...ids].sort(), 'every job settled once');
     for (const id of ids) {
-      assert.deepEqual((await jobsRepo.ledgerForJob(tdb.db, id)).map((l) => l.reason), ['charge', 'refund']);
+      assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => l.reason), ['charge', 'refund']);
     }
     assert.equal(await creditsOf(tdb.db, t), 1000);
     await waitFor('fal to receive one cancel per request', () => (requests.every((r) => cancelsAtFal(r) === 1) ? true : undefined));
@@ -202,18 +206,18 @@ describe('two reconciler replicas', () => {
     let firstClaimed!: (ids: string[]) => void;
     const claimedByFirst = new Promise<string[]>((r) => (firstClaimed = r));
     const first = tdb.db.transaction().execute(async (tx) => {
-      firstClaimed((await jobsRepo.claimInFlightJobs(tx, ids.slice(0, 2), 60_000)).map((j) => j.id));
+      firstClaimed((await leases.claimInFlightJobs(tx, inFlightStatuses, ids.slice(0, 2), 60_000)).map((j) => j.id));
       await firstHolds;
     });
     assert.deepEqual((await claimedByFirst).sort(), ids.slice(0, 2).sort());
     // While the first claim is uncommitted, its rows are locked: the other replica skips them at once.
-    const second = await jobsRepo.claimInFlightJobs(other, ids, 60_000);
+    const second = await leases.claimInFlightJobs(other, inFlightStatuses, ids, 60_000);
     assert.deepEqual(second.map((j) => j.id).sort(), ids.slice(2).sort());
     releaseFirst();
     await first;
     // Committed: the first replica's lease keeps the rows off, and so does the second's.
-    assert.deepEqual(await jobsRepo.claimInFlightJobs(other, ids, 60_000), []);
-    assert.deepEqual(await jobsRepo.claimInFlightJobs(tdb.db, ids, 60_000), []);
+    assert.deepEqual(await leases.claimInFlightJobs(other, inFlightStatuses, ids, 60_000), []);
+    assert.deepEqual(await leases.claimInFlightJobs(tdb.db, inFlightStatuses, ids, 60_000), []);
   });
 });
 
@@ -245,7 +249,7 @@ describe('a reset run terminated before its first step', () => {
     const row = (await jobsRepo.getJob(tdb.db, id!))!;
     assert.equal(row.status, 'failed');
     assert.equal(row.error?.code, 'canceled');
-    assert.deepEqual((await jobsRepo.ledgerForJob(tdb.db, id!)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price], ['refund', price]], 'refunded exactly once');
+    assert.deepEqual((await ledgerForJob(tdb.db, id!)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price], ['refund', price]], 'refunded exactly once');
     assert.equal(await creditsOf(tdb.db, t), 100);
     await waitFor('fal to receive one cancel of the request', () => (cancelsAtFal(request) === 1 ? true : undefined));
   });
@@ -277,7 +281,7 @@ describe('a job whose final database write was lost', () => {
       const row = (await jobsRepo.getJob(tdb.db, id))!;
       assert.equal(row.status, 'completed');
       assert.deepEqual(row.outputs, done.outputs, 'with the outputs its workflow stored');
-      assert.deepEqual((await jobsRepo.ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price]], 'charged once');
+      assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price]], 'charged once');
       assert.equal(await creditsOf(tdb.db, t), 100 - price);
       const url = await api(gw.baseUrl, t.apiKey).get(`/v1/images/${id}/url`);
       assert.equal(url.status, 200, url.text);
@@ -306,7 +310,7 @@ describe('a job whose final database write was lost', () => {
       const row = (await jobsRepo.getJob(tdb.db, id))!;
       assert.equal(row.status, 'failed');
       assert.equal(row.error?.code, 'generation_failed');
-      assert.deepEqual((await jobsRepo.ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price], ['refund', price]], 'refunded once');
+      assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price], ['refund', price]], 'refunded once');
       assert.equal(await creditsOf(tdb.db, t), 100);
     } finally {
       live.fal.flow = ['IN_QUEUE'];

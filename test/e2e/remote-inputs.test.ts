@@ -7,7 +7,7 @@ import { createTenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startService, waitForJobStatus, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer } from '../support/https-server.js';
 import { jobObjectKeys, probeUrl } from '../support/fixtures.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
+import { ledgerForJob } from '../support/ledger.js';
 
 let svc: Service;
 let tdb: TestDatabase;

@@ -11,13 +11,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
+import { reconcilerOf } from '../support/reconciler.js';
 import { createTenant, insertImageJob, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startWorkers, waitForJobStatus, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import { Holds } from '../support/holds.js';
 import { jobObjectKeys, probeUrl } from '../support/fixtures.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
 import { jobToStart, startJobWorkflow } from '../../workflows/client.js';
-import { createReconciler } from '../../worker/reconciler.js';
 import type { Config } from '../../shared/config.js';
 import { createImage, jobLedger } from '../support/job-helpers.js';
 
@@ -170,7 +170,7 @@ describe('the reconciler and a job whose workflow has not run its first step', (
     const id = await create(t, 'waiting in a backlog');
     await start.reached;
     assert.equal((await jobsRepo.getJob(tdb.db, id))!.workflow_started, false, 'the gateway leaves the mark to the workflow');
-    const reconciler = createReconciler({ config, db: tdb.db, storage: gw.storage, client: gw.client, logger: pino({ level: 'silent' }) });
+    const reconciler = reconcilerOf({ config, db: tdb.db, storage: gw.storage, client: gw.client, logger: pino({ level: 'silent' }) });
     // Once the job is a few seconds old a pass claims it, finds its workflow listed and marks it.
     await waitFor(
       'the reconciler to mark the job started',
@@ -215,7 +215,7 @@ describe('the reconciler and a run replaced by an operator reset', () => {
       workflowTaskFinishEventId: firstTask.eventId,
       requestId: `reset-${id}`,
     });
-    const reconciler = createReconciler({ config, db: tdb.db, storage: gw.storage, client: gw.client, logger: pino({ level: 'silent' }) });
+    const reconciler = reconcilerOf({ config, db: tdb.db, storage: gw.storage, client: gw.client, logger: pino({ level: 'silent' }) });
     // The new run has not claimed the job yet: the row still names the terminated run.
     await newRun.reached;
     await waitFor(

@@ -10,7 +10,7 @@ import { createTenant, testConfig, waitFor, type Tenant } from '../support/stack
 import { api, creditsOf, startGateway, startService, startWorkers, waitForJobStatus, type Service, type Workers } from '../support/services.js';
 import { runAdmin } from '../../admin/main.js';
 import { deliveriesOfJob } from '../../db/repos/webhooks.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
+import { ledgerForJob } from '../support/ledger.js';
 import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
 import { randomUUID } from 'node:crypto';
 import { Receiver, type Received } from '../support/webhook-receiver.js';

@@ -1,4 +1,4 @@
-// What a customer's cancel settles, on the real Postgres (db/job-service.ts, db/repos/jobs.ts):
+// What a customer's cancel settles, on the real Postgres (the job service, jobs/):
 // before a provider has the request the whole price comes back; after it, the model's provider
 // cost is kept (never more than the price); an operator's terminate or a failure refunds in full;
 // a confirmed provider cancel refunds the rest once; retries and the reconciler's settle charge
@@ -10,7 +10,8 @@ import { createTenant, createTestDatabase, testConfig, type Tenant, type TestDat
 import { creditsOf } from '../support/services.js';
 import { newId } from '../../shared/ids.js';
 import * as jobs from '../../db/repos/jobs.js';
-import { createJobService, type JobService } from '../../db/job-service.js';
+import { createJobService, inFlightStatuses, type JobService } from '../../jobs/index.js';
+import { ledgerForJob } from '../support/ledger.js';
 import { createStorage } from '../../shared/storage.js';
 
 let tdb: TestDatabase;
@@ -43,13 +44,14 @@ async function canceledJob(t: Tenant, opts: { submitted: boolean; count?: number
       price: price * count,
     }),
   );
-  await tdb.db.transaction().execute((tx) => jobs.claimJob(tx, id, 'run-a'));
-  if (opts.submitted) assert.ok(await jobs.recordProviderRef(tdb.db, id, 'run-a', { provider: 'openai', outputs: [] }));
-  await jobs.markCancelRequested(tdb.db, id);
+  await service.claim(id, 'run-a');
+  if (opts.submitted) assert.ok(await service.recordProviderRef(id, 'run-a', { provider: 'openai', outputs: [] }, 1));
+  // What the service's cancel writes before it asks the workflow (this service has no Temporal port).
+  await jobs.markCancelRequested(tdb.db, id, inFlightStatuses);
   return id;
 }
 
-const net = async (id: string) => 0 - (await jobs.ledgerForJob(tdb.db, id)).reduce((sum, l) => sum + Number(l.delta), 0);
+const net = async (id: string) => 0 - (await ledgerForJob(tdb.db, id)).reduce((sum, l) => sum + Number(l.delta), 0);
 const cancelFail = (id: string) => service.fail(id, { code: 'canceled', message: 'the job was canceled' }, 'run-a');
 
 describe("a customer's cancel settles to the documented target, exactly once", () => {

@@ -16,6 +16,9 @@ import { documentValidator } from '../support/openapi.js';
 import type { App } from '../../api/app.js';
 import { newId } from '../../shared/ids.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
+// The job service's status moves, in a transaction of the test's own.
+import * as jobMoves from '../../jobs/index.js';
+import * as progressRepo from '../../db/repos/job-progress.js';
 import type { JobKind } from '../../db/schema.js';
 
 let tdb: TestDatabase;
@@ -69,13 +72,13 @@ describe('event stream costs and lifecycle', () => {
     const s = await open(tight.baseUrl, owner, id);
     await s.waitForEvents(1);
     // One change at a time (a burst of changes may reach a stream as its latest state only).
-    await jobsRepo.setJobPhase(tdb.db, id, 'fetching_inputs', 1);
+    await progressRepo.setJobPhase(tdb.db, id, 'fetching_inputs', 1);
     await s.waitForEvents(2);
-    await tdb.db.transaction().execute((tx) => jobsRepo.claimJob(tx, id, 'run-1'));
+    await tdb.db.transaction().execute((tx) => jobMoves.claimJob(tx, id, 'run-1'));
     await s.waitForEvents(3);
-    await jobsRepo.setJobPhase(tdb.db, id, 'generating', 1);
+    await progressRepo.setJobPhase(tdb.db, id, 'generating', 1);
     await s.waitForEvents(4);
-    await jobsRepo.recordPollProgress(tdb.db, id, { percent: 40, queuePosition: null, attempt: 1 }, 0);
+    await progressRepo.recordPollProgress(tdb.db, id, { percent: 40, queuePosition: null, attempt: 1 }, 0);
     const events = await s.waitForEvents(5);
     assert.deepEqual(phases(s), ['queued', 'fetching_inputs', 'fetching_inputs', 'generating', 'generating']);
     assert.equal(JSON.parse(events[2]!.data).status, 'generating');
@@ -99,11 +102,11 @@ describe('event stream costs and lifecycle', () => {
     // Reads made when the listener connected are counted by then.
     await waitFor('the listener', () => hub.listening());
     const before = hub.reads();
-    await jobsRepo.setJobPhase(tdb.db, id, 'fetching_inputs', 1);
+    await progressRepo.setJobPhase(tdb.db, id, 'fetching_inputs', 1);
     await Promise.all(streams.map((s) => s.waitForEvents(2)));
-    await tdb.db.transaction().execute((tx) => jobsRepo.claimJob(tx, id, 'run-1'));
+    await tdb.db.transaction().execute((tx) => jobMoves.claimJob(tx, id, 'run-1'));
     await Promise.all(streams.map((s) => s.waitForEvents(3)));
-    await tdb.db.transaction().execute((tx) => jobsRepo.completeJob(tx, id, [{ key: `jobs/${id}/x/output-0.png`, content_type: 'image/png', size: 1 }], 'run-1'));
+    await tdb.db.transaction().execute((tx) => jobMoves.completeJob(tx, id, [{ key: `jobs/${id}/x/output-0.png`, content_type: 'image/png', size: 1 }], 'run-1'));
     await Promise.all(streams.map((s) => s.waitForEnd()));
     assert.equal(hub.reads() - before, 3, 'one read per change for all twenty streams');
     for (const s of streams) assert.deepEqual(s.events.map((e) => JSON.parse(e.data).status), ['pending', 'pending', 'generating', 'completed']);

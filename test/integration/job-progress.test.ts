@@ -11,6 +11,9 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { createTestDatabase, createTenant, insertImageJob, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
+// The job service's status moves, in a transaction of the test's own.
+import * as jobMoves from '../../jobs/index.js';
+import * as progressRepo from '../../db/repos/job-progress.js';
 import { createApp } from '../../api/app.js';
 import { createStorage } from '../../shared/storage.js';
 import { call } from './gateway-harness.js';
@@ -39,24 +42,24 @@ describe('job progress in Postgres', () => {
   test('a new job is queued; a phase change resets percent and queue position', async () => {
     const id = await newJob();
     assert.deepEqual(await progressOf(id), { phase: 'queued', percent: null, queue_position: null, attempt: 1 });
-    await jobsRepo.setJobPhase(tdb.db, id, 'generating', 1);
-    assert.equal(await jobsRepo.recordPollProgress(tdb.db, id, { percent: null, queuePosition: 3, attempt: 1 }, 60_000), true);
+    await progressRepo.setJobPhase(tdb.db, id, 'generating', 1);
+    assert.equal(await progressRepo.recordPollProgress(tdb.db, id, { percent: null, queuePosition: 3, attempt: 1 }, 60_000), true);
     assert.deepEqual(await progressOf(id), { phase: 'generating', percent: null, queue_position: 3, attempt: 1 });
-    await jobsRepo.setJobPhase(tdb.db, id, 'storing_outputs', 2);
+    await progressRepo.setJobPhase(tdb.db, id, 'storing_outputs', 2);
     assert.deepEqual(await progressOf(id), { phase: 'storing_outputs', percent: null, queue_position: null, attempt: 2 });
   });
 
   test('poll writes: only in the generating phase, only changes, at most once per interval, leaving the queue at once', async () => {
     const id = await newJob();
-    assert.equal(await jobsRepo.recordPollProgress(tdb.db, id, { percent: 5, queuePosition: null, attempt: 1 }, 60_000), false, 'not before the provider wait');
-    await jobsRepo.setJobPhase(tdb.db, id, 'generating', 1);
-    assert.equal(await jobsRepo.recordPollProgress(tdb.db, id, { percent: null, queuePosition: 4, attempt: 1 }, 60_000), true, 'the first figure');
-    assert.equal(await jobsRepo.recordPollProgress(tdb.db, id, { percent: null, queuePosition: 2, attempt: 1 }, 60_000), false, 'throttled');
-    assert.equal(await jobsRepo.recordPollProgress(tdb.db, id, { percent: 10, queuePosition: null, attempt: 1 }, 60_000), true, 'left the queue');
-    assert.equal(await jobsRepo.recordPollProgress(tdb.db, id, { percent: 20, queuePosition: null, attempt: 1 }, 60_000), false, 'throttled');
-    assert.equal(await jobsRepo.recordPollProgress(tdb.db, id, { percent: 20, queuePosition: null, attempt: 1 }, 0), true, 'interval over');
-    assert.equal(await jobsRepo.recordPollProgress(tdb.db, id, { percent: 20, queuePosition: null, attempt: 1 }, 0), false, 'unchanged');
-    assert.equal(await jobsRepo.recordPollProgress(tdb.db, id, { percent: null, queuePosition: null, attempt: 1 }, 0), false, 'no percent keeps the last one');
+    assert.equal(await progressRepo.recordPollProgress(tdb.db, id, { percent: 5, queuePosition: null, attempt: 1 }, 60_000), false, 'not before the provider wait');
+    await progressRepo.setJobPhase(tdb.db, id, 'generating', 1);
+    assert.equal(await progressRepo.recordPollProgress(tdb.db, id, { percent: null, queuePosition: 4, attempt: 1 }, 60_000), true, 'the first figure');
+    assert.equal(await progressRepo.recordPollProgress(tdb.db, id, { percent: null, queuePosition: 2, attempt: 1 }, 60_000), false, 'throttled');
+    assert.equal(await progressRepo.recordPollProgress(tdb.db, id, { percent: 10, queuePosition: null, attempt: 1 }, 60_000), true, 'left the queue');
+    assert.equal(await progressRepo.recordPollProgress(tdb.db, id, { percent: 20, queuePosition: null, attempt: 1 }, 60_000), false, 'throttled');
+    assert.equal(await progressRepo.recordPollProgress(tdb.db, id, { percent: 20, queuePosition: null, attempt: 1 }, 0), true, 'interval over');
+    assert.equal(await progressRepo.recordPollProgress(tdb.db, id, { percent: 20, queuePosition: null, attempt: 1 }, 0), false, 'unchanged');
+    assert.equal(await progressRepo.recordPollProgress(tdb.db, id, { percent: null, queuePosition: null, attempt: 1 }, 0), false, 'no percent keeps the last one');
     assert.deepEqual(await progressOf(id), { phase: 'generating', percent: 20, queue_position: null, attempt: 1 });
   });
 
@@ -70,10 +73,10 @@ describe('job progress in Postgres', () => {
       const id = await newJob();
       await waitFor('the insert notification', () => heard.filter((h) => h === id).length === 1, 5_000, 10);
       await jobsRepo.markWorkflowStarted(tdb.db, id);
-      await tdb.db.transaction().execute((tx) => jobsRepo.claimJob(tx, id, 'run-1'));
+      await tdb.db.transaction().execute((tx) => jobMoves.claimJob(tx, id, 'run-1'));
       await waitFor('the status notification', () => heard.filter((h) => h === id).length === 2, 5_000, 10);
-      await jobsRepo.setJobPhase(tdb.db, id, 'generating', 1);
-      await jobsRepo.recordPollProgress(tdb.db, id, { percent: 40, queuePosition: null, attempt: 1 }, 0);
+      await progressRepo.setJobPhase(tdb.db, id, 'generating', 1);
+      await progressRepo.recordPollProgress(tdb.db, id, { percent: 40, queuePosition: null, attempt: 1 }, 0);
       await waitFor('the progress notifications', () => heard.filter((h) => h === id).length === 4, 5_000, 10);
       // A marker job changed after everything above: once its event arrives, nothing else came.
       const marker = await newJob();
@@ -95,9 +98,9 @@ describe('job progress in Postgres', () => {
     try {
       const id = await newJob();
       await jobsRepo.markWorkflowStarted(tdb.db, id);
-      await tdb.db.transaction().execute((tx) => jobsRepo.claimJob(tx, id, 'run-1'));
-      await jobsRepo.setJobPhase(tdb.db, id, 'generating', 1);
-      await jobsRepo.recordPollProgress(tdb.db, id, { percent: 42, queuePosition: null, attempt: 1 }, 0);
+      await tdb.db.transaction().execute((tx) => jobMoves.claimJob(tx, id, 'run-1'));
+      await progressRepo.setJobPhase(tdb.db, id, 'generating', 1);
+      await progressRepo.recordPollProgress(tdb.db, id, { percent: 42, queuePosition: null, attempt: 1 }, 0);
       const res = await call(base, 'GET', `/v1/images/${id}`, { key: t.apiKey });
       assert.equal(res.status, 200, res.text);
       assert.deepEqual(res.body.data.progress, { phase: 'generating', attempt: 1, percent: 42, queue_position: null });
@@ -113,7 +116,7 @@ describe('job progress in Postgres', () => {
       const p = await call(base, 'GET', `/v1/images/${pending}`, { key: t.apiKey });
       assert.deepEqual(p.body.data.progress, { phase: 'queued', attempt: 1, percent: null, queue_position: null });
 
-      await tdb.db.transaction().execute((tx) => jobsRepo.completeJob(tx, id, [{ key: `jobs/${id}/output-1.png`, content_type: 'image/png', size: 1 }], 'run-1'));
+      await tdb.db.transaction().execute((tx) => jobMoves.completeJob(tx, id, [{ key: `jobs/${id}/output-1.png`, content_type: 'image/png', size: 1 }], 'run-1'));
       const done = await call(base, 'GET', `/v1/images/${id}`, { key: t.apiKey });
       assert.equal(done.body.data.status, 'completed');
       assert.equal(done.body.data.progress, undefined);

@@ -1,4 +1,4 @@
-// The legal status moves of db/repos/jobs.ts on the real Postgres, credits checked after each:
+// The legal status moves of the job service (jobs/) on the real Postgres, credits checked after each:
 // pending → generating → completed | failed; failed → generating only for another workflow run (a
 // reset); a completed job is never failed nor refunded; and when completion and failure race in
 // two transactions, exactly one wins and the credits match it.
@@ -9,14 +9,21 @@ import { createTenant, createTestDatabase, type Tenant, type TestDatabase } from
 import { creditsOf } from '../support/services.js';
 import { newId } from '../../shared/ids.js';
 import * as jobs from '../../db/repos/jobs.js';
+import * as leases from '../../db/repos/job-leases.js';
 import type { Tx } from '../../db/index.js';
+import { completeJob, createJobService, fromStatuses, IllegalStatusMoveError, inFlightStatuses, type JobService } from '../../jobs/index.js';
+import { createStorage } from '../../shared/storage.js';
+import { ledgerForJob } from '../support/ledger.js';
+import { testConfig } from '../support/stack.js';
 import { needsRemoteFetch, nextPhaseSql } from '../../activities/jobs.js';
 
 let tdb: TestDatabase;
+let service: JobService;
 const price = 10;
 
 before(async () => {
   tdb = await createTestDatabase();
+  service = createJobService({ db: tdb.db, storage: createStorage(testConfig(tdb.url)) });
 });
 after(async () => {
   await tdb?.drop();
@@ -31,17 +38,17 @@ async function newJob(t: Tenant, kind: jobs.NewJobInput['kind'] = 'image', param
 }
 
 const tx = <T>(fn: (t: Tx) => Promise<T>) => tdb.db.transaction().execute(fn);
-const generating = (id: string, runId: string) => tx((t) => jobs.claimJob(t, id, runId));
-const completed = (id: string, runId = 'run-a') => tx((t) => jobs.completeJob(t, id, [{ key: `jobs/${id}/x/output-0.png`, content_type: 'image/png', size: 1 }], runId));
-const failedWith = (code: 'canceled' | 'generation_failed') => (id: string, runId: string | null) =>
-  tx(async (t) => {
-    const { moved, refunded, status } = await jobs.failJob(t, id, { code, message: code }, runId);
-    return { moved, refunded, status };
-  });
+const generating = (id: string, runId: string) => service.claim(id, runId);
+// The service's completion in a transaction of the test's own: the answer says what it charged.
+const completed = (id: string, runId = 'run-a') => tx((t) => completeJob(t, id, [{ key: `jobs/${id}/x/output-0.png`, content_type: 'image/png', size: 1 }], runId));
+const failedWith = (code: 'canceled' | 'generation_failed') => async (id: string, runId: string | null) => {
+  const { moved, refunded, status } = await service.fail(id, { code, message: code }, runId);
+  return { moved, refunded, status };
+};
 const failed = failedWith('canceled');
 const failedByProvider = failedWith('generation_failed');
 const statusOf = async (id: string) => (await jobs.getJob(tdb.db, id))!.status;
-const reasons = async (id: string) => (await jobs.ledgerForJob(tdb.db, id)).map((l) => l.reason);
+const reasons = async (id: string) => (await ledgerForJob(tdb.db, id)).map((l) => l.reason);
 
 describe('creating a job: one statement (project, conditional debit, job row, ledger charge)', () => {
   const input = (t: Tenant, over: Partial<jobs.NewJobInput> = {}): jobs.NewJobInput => ({
@@ -55,7 +62,7 @@ describe('creating a job: one statement (project, conditional debit, job row, le
     price,
     ...over,
   });
-  const rowsOf = async (id: string) => ({ job: await jobs.getJob(tdb.db, id), ledger: await jobs.ledgerForJob(tdb.db, id) });
+  const rowsOf = async (id: string) => ({ job: await jobs.getJob(tdb.db, id), ledger: await ledgerForJob(tdb.db, id) });
 
   test('writes the pending job, debits its price and records the charge', async () => {
     const t = await createTenant(tdb.db, 25);
@@ -68,7 +75,7 @@ describe('creating a job: one statement (project, conditional debit, job row, le
     assert.deepEqual(await jobs.getJob(tdb.db, job.id), job, 'the answer is the stored row');
     assert.equal(await creditsOf(tdb.db, t), 25 - price);
     assert.deepEqual(
-      (await jobs.ledgerForJob(tdb.db, job.id)).map((l) => [l.reason, Number(l.delta), l.job_seq]),
+      (await ledgerForJob(tdb.db, job.id)).map((l) => [l.reason, Number(l.delta), l.job_seq]),
       [['charge', -price, 1]],
     );
   });
@@ -99,7 +106,7 @@ describe('creating a job: one statement (project, conditional debit, job row, le
     const job = await jobs.insertJobWithCharge(tdb.db, input(t, { price: 0 }));
     assert.equal(job.status, 'pending');
     assert.equal(await creditsOf(tdb.db, t), 0);
-    assert.deepEqual((await jobs.ledgerForJob(tdb.db, job.id)).map((l) => [l.reason, Number(l.delta)]), [['charge', 0]]);
+    assert.deepEqual((await ledgerForJob(tdb.db, job.id)).map((l) => [l.reason, Number(l.delta)]), [['charge', 0]]);
   });
 
   test('inside a transaction that rolls back, nothing stays', async () => {
@@ -131,7 +138,8 @@ describe('creating a job: one statement (project, conditional debit, job row, le
 
 describe('job status moves', () => {
   test('the table of moves is the one the design states', () => {
-    assert.deepEqual(jobs.statusMoves, { generating: ['pending', 'generating', 'failed'], completed: ['generating'], failed: ['pending', 'generating'] });
+    const sources = { generating: fromStatuses('generating'), completed: fromStatuses('completed'), failed: fromStatuses('failed') };
+    assert.deepEqual(sources, { generating: ['pending', 'generating', 'failed'], completed: ['generating'], failed: ['pending', 'generating'] });
   });
 
   test('a completed job is never failed, refunded nor started again', async () => {
@@ -141,7 +149,7 @@ describe('job status moves', () => {
     await completed(id);
     assert.deepEqual(await failed(id, 'run-a'), { moved: false, refunded: 0, status: 'completed' });
     assert.deepEqual(await failed(id, null), { moved: false, refunded: 0, status: 'completed' });
-    await assert.rejects(generating(id, 'run-b'), jobs.IllegalStatusMoveError);
+    await assert.rejects(generating(id, 'run-b'), IllegalStatusMoveError);
     assert.equal((await completed(id)).charged, 0, 'completing again (a retried activity) changes nothing');
     assert.equal(await statusOf(id), 'completed');
     assert.equal(await creditsOf(tdb.db, t), 100 - price);
@@ -153,7 +161,7 @@ describe('job status moves', () => {
     const id = await newJob(t);
     await generating(id, 'run-a');
     assert.deepEqual(await failed(id, 'run-a'), { moved: true, refunded: price, status: 'failed' });
-    await assert.rejects(completed(id), (err: Error) => err instanceof jobs.IllegalStatusMoveError && /failed and cannot become completed/.test(err.message));
+    await assert.rejects(completed(id), (err: Error) => err instanceof IllegalStatusMoveError && /failed and cannot become completed/.test(err.message));
     assert.equal(await statusOf(id), 'failed');
     assert.equal(await creditsOf(tdb.db, t), 100);
     assert.deepEqual(await reasons(id), ['charge', 'refund']);
@@ -171,7 +179,7 @@ describe('job status moves', () => {
   test('a pending job cannot complete without having started', async () => {
     const t = await createTenant(tdb.db, 100);
     const id = await newJob(t);
-    await assert.rejects(completed(id), jobs.IllegalStatusMoveError);
+    await assert.rejects(completed(id), IllegalStatusMoveError);
     assert.equal(await statusOf(id), 'pending');
     assert.equal(await creditsOf(tdb.db, t), 100 - price);
   });
@@ -181,7 +189,7 @@ describe('job status moves', () => {
     const id = await newJob(t);
     await generating(id, 'run-a');
     await failedByProvider(id, 'run-a');
-    await assert.rejects(generating(id, 'run-a'), jobs.IllegalStatusMoveError);
+    await assert.rejects(generating(id, 'run-a'), IllegalStatusMoveError);
     assert.equal(await statusOf(id), 'failed');
     assert.equal(await creditsOf(tdb.db, t), 100, 'the refused move charged nothing');
 
@@ -198,7 +206,7 @@ describe('job status moves', () => {
     const t = await createTenant(tdb.db, 100);
     const id = await newJob(t);
     assert.deepEqual(await failed(id, null), { moved: true, refunded: price, status: 'failed' });
-    for (const run of ['run-a', 'run-b']) await assert.rejects(generating(id, run), jobs.IllegalStatusMoveError);
+    for (const run of ['run-a', 'run-b']) await assert.rejects(generating(id, run), IllegalStatusMoveError);
     assert.equal(await statusOf(id), 'failed');
     assert.equal(await creditsOf(tdb.db, t), 100);
     assert.deepEqual(await reasons(id), ['charge', 'refund']);
@@ -255,8 +263,8 @@ describe('job status moves', () => {
     const id = await newJob(t);
     await generating(id, 'run-a');
     await failed(id, 'run-a');
-    await assert.rejects(generating(id, 'run-b'), (err: Error) => err instanceof jobs.IllegalStatusMoveError && /it was canceled/.test(err.message));
-    await assert.rejects(completed(id, 'run-b'), (err: Error) => err instanceof jobs.IllegalStatusMoveError && /it was canceled/.test(err.message));
+    await assert.rejects(generating(id, 'run-b'), (err: Error) => err instanceof IllegalStatusMoveError && /it was canceled/.test(err.message));
+    await assert.rejects(completed(id, 'run-b'), (err: Error) => err instanceof IllegalStatusMoveError && /it was canceled/.test(err.message));
     assert.equal(await statusOf(id), 'failed');
     assert.equal(await creditsOf(tdb.db, t), 100);
     assert.deepEqual(await reasons(id), ['charge', 'refund']);
@@ -283,7 +291,7 @@ describe('job status moves', () => {
       const [c, f] = await Promise.allSettled([completed(id), failed(id, 'run-a')]);
       const status = await statusOf(id);
       outcomes[status as 'completed' | 'failed']++;
-      const net = (await jobs.ledgerForJob(tdb.db, id)).reduce((sum, l) => sum - Number(l.delta), 0);
+      const net = (await ledgerForJob(tdb.db, id)).reduce((sum, l) => sum - Number(l.delta), 0);
       if (status === 'completed') {
         assert.equal(c.status, 'fulfilled');
         assert.deepEqual(f.status === 'fulfilled' && f.value, { moved: false, refunded: 0, status: 'completed' });
@@ -366,7 +374,7 @@ describe('job status moves', () => {
         await generating(id, 'run-a');
         const [c] = await Promise.all([jobs.completeGeneratingJob(tdb.db, id, outputs, 'run-a'), failed(id, 'run-a')]);
         const status = await statusOf(id);
-        const net = (await jobs.ledgerForJob(tdb.db, id)).reduce((sum, l) => sum - Number(l.delta), 0);
+        const net = (await ledgerForJob(tdb.db, id)).reduce((sum, l) => sum - Number(l.delta), 0);
         assert.equal(net, status === 'completed' ? price : 0);
         assert.equal(c !== undefined, status === 'completed');
         if (status === 'completed') completedJobs++;
@@ -405,7 +413,7 @@ describe('run claims and stale rows (resets and the reconciler\'s repairs)', () 
     const started = await jobs.startPendingJob(tdb.db, id, 'run-a');
     assert.ok(started?.claimed_at, 'the first claim is timed');
     const a = await claimedAt(id);
-    await tx((q) => jobs.claimJob(q, id, 'run-a', { phase: 'submitting', attempt: 2 })); // the first step retried after its commit
+    await service.claim(id, 'run-a', { phase: () => 'submitting', phaseSql: 'submitting', attempt: 2 }); // the first step retried after its commit
     assert.equal(await claimedAt(id), a, 'the same run keeps its claim time');
     await generating(id, 'run-b'); // a reset run taking over a job still generating
     const b = await claimedAt(id);
@@ -428,14 +436,14 @@ describe('run claims and stale rows (resets and the reconciler\'s repairs)', () 
     await completed(done, 'run-a');
     await tdb.db.updateTable('jobs').set({ updated_at: hourAgo }).where('id', 'in', [stale, unstarted, done]).execute();
     const mine = new Set([stale, fresh, unstarted, done]);
-    const claimStale = async () => (await jobs.claimStaleInFlightJobs(tdb.db, 30 * 60_000, 100, 60_000)).map((j) => j.id).filter((id) => mine.has(id));
+    const claimStale = async () => (await leases.claimStaleInFlightJobs(tdb.db, inFlightStatuses, 30 * 60_000, 100, 60_000)).map((j) => j.id).filter((id) => mine.has(id));
 
     assert.deepEqual(await claimStale(), [stale]);
     assert.deepEqual(await claimStale(), [], 'leased');
-    await jobs.releaseLeases(tdb.db, [stale]);
+    await leases.releaseLeases(tdb.db, [stale]);
     assert.deepEqual(await claimStale(), [], 'checked within the bound: not again');
     // Still held by no one, it is claimable by the closed-runs pass at once.
-    assert.deepEqual((await jobs.claimInFlightJobs(tdb.db, [stale], 60_000)).map((j) => j.id), [stale]);
+    assert.deepEqual((await leases.claimInFlightJobs(tdb.db, inFlightStatuses, [stale], 60_000)).map((j) => j.id), [stale]);
     await tdb.db.updateTable('jobs').set({ reconcile_lease_until: hourAgo }).where('id', '=', stale).execute();
     assert.deepEqual(await claimStale(), [stale], 'a bound after its check, it is checked again');
   });

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { createTenant, createTestDatabase, type TestDatabase } from '../support/stack.js';
 import { newId } from '../../shared/ids.js';
 import * as jobs from '../../db/repos/jobs.js';
-import { createJobService } from '../../db/job-service.js';
+import { createJobService, IllegalStatusMoveError } from '../../jobs/index.js';
 import { createProviderCircuits, type CircuitPolicy } from '../../db/provider-circuits.js';
 import { createStorage } from '../../shared/storage.js';
 import { testConfig } from '../support/stack.js';
@@ -40,7 +40,7 @@ async function jobOnFal(runId: string): Promise<string> {
   const id = newId('vid');
   const params = { prompt: 'p', aspect_ratio: '16:9', duration: 1, resolution: '480p', provider: 'fal', provider_model_id: routes[0]!.provider_model_id, deadline_seconds: 600, routes };
   await tdb.db.transaction().execute((tx) => jobs.insertJobWithCharge(tx, { id, kind: 'video', workspaceId: t.workspaceId, projectId: t.projectId, apiKeyId: t.apiKeyId, model, params, price: 6 }));
-  await jobs.startPendingJob(tdb.db, id, runId);
+  await service().claim(id, runId);
   assert.ok(await jobs.recordProviderRef(tdb.db, id, runId, { provider: 'fal', requestId: 'fal-1' }));
   return id;
 }
@@ -67,7 +67,7 @@ describe('moving a job between its routes', () => {
 
   test('another run cannot move the job; no route after the last one', async () => {
     const id = await jobOnFal('run-a');
-    await assert.rejects(service().routeJob(id, 'run-b', { provider: 'fal', error: 'x' }, 1), jobs.IllegalStatusMoveError);
+    await assert.rejects(service().routeJob(id, 'run-b', { provider: 'fal', error: 'x' }, 1), IllegalStatusMoveError);
     await service().routeJob(id, 'run-a', { provider: 'fal', error: 'fal down' }, 1);
     assert.ok(await jobs.recordProviderRef(tdb.db, id, 'run-a', { provider: 'xai', requestId: 'xai-1' }));
     const last = await service().routeJob(id, 'run-a', { provider: 'xai', error: 'xai down' }, 1);

@@ -12,7 +12,9 @@ import { createTenant, createTestDatabase, insertImageJob, waitFor, type Tenant,
 import { call, startInProcessGateway, type InProcessGateway } from './gateway-harness.js';
 import { openEventStream, type SseStream } from '../support/sse.js';
 import { createApiKey, revokeApiKey } from '../../db/repos/workspaces.js';
-import * as jobsRepo from '../../db/repos/jobs.js';
+// The job service's status moves, in a transaction of the test's own.
+import * as jobMoves from '../../jobs/index.js';
+import * as progressRepo from '../../db/repos/job-progress.js';
 
 let tdb: TestDatabase;
 let gw: InProcessGateway;
@@ -108,7 +110,7 @@ describe('event stream caps', () => {
     for (const s of revoked) await s.waitForEnd(10_000);
     assert.equal(streams().open({ apiKeyId: t.apiKeyId }), 0);
     assert.equal(streams().open({ workspaceId: t.workspaceId }), 1);
-    await jobsRepo.setJobPhase(tdb.db, job.id, 'fetching_inputs', 1);
+    await progressRepo.setJobPhase(tdb.db, job.id, 'fetching_inputs', 1);
     await kept.waitForEvents(2);
     kept.close();
     await waitFor('every stream to end', () => streams().open() === 0);
@@ -122,8 +124,8 @@ describe('backpressure', () => {
     // The largest record an image job has: a prompt of 4,000 characters.
     const job = await insertImageJob(tdb.db, t, { prompt: 'x'.repeat(4_000) });
     // Generating, so each provider percent is a change the stream sends.
-    await tdb.db.transaction().execute((tx) => jobsRepo.claimJob(tx, job.id, 'run-1'));
-    await jobsRepo.setJobPhase(tdb.db, job.id, 'generating', 1);
+    await tdb.db.transaction().execute((tx) => jobMoves.claimJob(tx, job.id, 'run-1'));
+    await progressRepo.setJobPhase(tdb.db, job.id, 'generating', 1);
     const url = new URL(gw.baseUrl);
     const socket = net.connect(Number(url.port), url.hostname);
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
@@ -142,7 +144,7 @@ describe('backpressure', () => {
       async () => {
         if (streams().open({ apiKeyId: t.apiKeyId }) === 0) return true;
         percent = (percent % 99) + 1;
-        await jobsRepo.recordPollProgress(tdb.db, job.id, { percent, queuePosition: null, attempt: 1 }, 0);
+        await progressRepo.recordPollProgress(tdb.db, job.id, { percent, queuePosition: null, attempt: 1 }, 0);
         return false;
       },
       120_000,

@@ -6,7 +6,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, createTestDatabase, insertImageJob, type Tenant, type TestDatabase } from '../support/stack.js';
-import * as jobsRepo from '../../db/repos/jobs.js';
+// The job service's status moves, in a transaction of the test's own.
+import * as jobMoves from '../../jobs/index.js';
 import { deliveriesOfJob } from '../../db/repos/webhooks.js';
 import type { WebhookEventName } from '../../db/schema.js';
 import type { Tx } from '../../db/index.js';
@@ -34,18 +35,18 @@ const types = async (jobId: string) => (await deliveriesOfJob(tdb.db, jobId)).ma
 
 test('retries emit nothing more; a reset emits the moves it really makes; ids are stable and distinct', async () => {
   const id = await jobWithWebhook(['generating', 'completed', 'failed']);
-  await tx((x) => jobsRepo.claimJob(x, id, 'run-1'));
-  await tx((x) => jobsRepo.claimJob(x, id, 'run-1')); // the activity retried after its commit
+  await tx((x) => jobMoves.claimJob(x, id, 'run-1'));
+  await tx((x) => jobMoves.claimJob(x, id, 'run-1')); // the activity retried after its commit
   assert.deepEqual(await types(id), ['job.generating']);
 
-  await tx((x) => jobsRepo.failJob(x, id, { code: 'generation_failed', message: 'boom' }, 'run-1'));
-  await tx((x) => jobsRepo.failJob(x, id, { code: 'generation_failed', message: 'boom' }, 'run-1'));
+  await tx((x) => jobMoves.failJob(x, id, { code: 'generation_failed', message: 'boom' }, 'run-1'));
+  await tx((x) => jobMoves.failJob(x, id, { code: 'generation_failed', message: 'boom' }, 'run-1'));
   assert.deepEqual(await types(id), ['job.generating', 'job.failed']);
 
   // An operator Reset: a new run moves the failed job again, and completes it (twice: a retry).
-  await tx((x) => jobsRepo.claimJob(x, id, 'run-2'));
-  await tx((x) => jobsRepo.completeJob(x, id, [{ key: 'k', content_type: 'image/png', size: 1 }], 'run-2'));
-  await tx((x) => jobsRepo.completeJob(x, id, [{ key: 'k', content_type: 'image/png', size: 1 }], 'run-2'));
+  await tx((x) => jobMoves.claimJob(x, id, 'run-2'));
+  await tx((x) => jobMoves.completeJob(x, id, [{ key: 'k', content_type: 'image/png', size: 1 }], 'run-2'));
+  await tx((x) => jobMoves.completeJob(x, id, [{ key: 'k', content_type: 'image/png', size: 1 }], 'run-2'));
   const rows = await deliveriesOfJob(tdb.db, id);
   assert.deepEqual(rows.map((r) => r.type), ['job.generating', 'job.failed', 'job.generating', 'job.completed']);
   assert.equal(new Set(rows.map((r) => r.id)).size, 4);
@@ -56,17 +57,17 @@ test('retries emit nothing more; a reset emits the moves it really makes; ids ar
 
 test('only the events asked for; no webhook_url, no events; a failed cancel before any run emits job.failed', async () => {
   const terminal = await jobWithWebhook(['completed', 'failed']);
-  await tx((x) => jobsRepo.claimJob(x, terminal, 'run-1'));
-  await tx((x) => jobsRepo.completeJob(x, terminal, [], 'run-1'));
+  await tx((x) => jobMoves.claimJob(x, terminal, 'run-1'));
+  await tx((x) => jobMoves.completeJob(x, terminal, [], 'run-1'));
   assert.deepEqual(await types(terminal), ['job.completed']);
 
   const none = await jobWithWebhook(null);
-  await tx((x) => jobsRepo.claimJob(x, none, 'run-1'));
-  await tx((x) => jobsRepo.completeJob(x, none, [], 'run-1'));
+  await tx((x) => jobMoves.claimJob(x, none, 'run-1'));
+  await tx((x) => jobMoves.completeJob(x, none, [], 'run-1'));
   assert.deepEqual(await types(none), []);
 
   const canceled = await jobWithWebhook(['failed']);
-  await tx((x) => jobsRepo.failJob(x, canceled, { code: 'canceled', message: 'the job was canceled' }, null));
+  await tx((x) => jobMoves.failJob(x, canceled, { code: 'canceled', message: 'the job was canceled' }, null));
   assert.deepEqual(await types(canceled), ['job.failed']);
 });
 
@@ -74,7 +75,7 @@ test('a rolled-back move emits nothing', async () => {
   const id = await jobWithWebhook(['generating']);
   await assert.rejects(
     tdb.db.transaction().execute(async (x) => {
-      await jobsRepo.claimJob(x, id, 'run-1');
+      await jobMoves.claimJob(x, id, 'run-1');
       throw new Error('rollback');
     }),
     /rollback/,

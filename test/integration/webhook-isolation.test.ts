@@ -19,7 +19,8 @@ import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { createTenant, createTestDatabase, insertImageJob, testConfig, type Tenant, type TestDatabase } from '../support/stack.js';
-import * as jobsRepo from '../../db/repos/jobs.js';
+// The job service's status moves, in a transaction of the test's own.
+import * as jobMoves from '../../jobs/index.js';
 import * as webhooksRepo from '../../db/repos/webhooks.js';
 import { createWebhookActivities } from '../../activities/webhooks.js';
 import { createWebhookDispatcher } from '../../worker/webhook-dispatcher.js';
@@ -81,8 +82,8 @@ async function jobWithEvents(t: Tenant, url: string, moves: Array<'generating' |
   const job = await insertImageJob(tdb.db, t);
   await tdb.db.updateTable('jobs').set({ webhook_url: url, webhook_events: ['generating', 'completed', 'failed'] }).where('id', '=', job.id).execute();
   for (const m of moves) {
-    if (m === 'generating') await tx((x) => jobsRepo.claimJob(x, job.id, 'run-1'));
-    else await tx((x) => jobsRepo.failJob(x, job.id, { code: 'canceled', message: 'canceled' }, 'run-1'));
+    if (m === 'generating') await tx((x) => jobMoves.claimJob(x, job.id, 'run-1'));
+    else await tx((x) => jobMoves.failJob(x, job.id, { code: 'canceled', message: 'canceled' }, 'run-1'));
   }
   return (await webhooksRepo.deliveriesOfJob(tdb.db, job.id)).map((d) => d.id);
 }

@@ -2,7 +2,7 @@
 // finish, read its ledger. Shared so every suite creates and reads jobs the same way.
 import assert from 'node:assert/strict';
 import type { Database } from '../../db/index.js';
-import { ledgerForJob } from '../../db/repos/jobs.js';
+import { ledgerForJob } from './ledger.js';
 import { api } from './services.js';
 import { waitFor, type Tenant } from './stack.js';
 

@@ -11,7 +11,8 @@ import { createTestDatabase, createTenant, testConfig, type TestDatabase } from 
 import { createStorage } from '../../shared/storage.js';
 import { createWorkerFleet, type WorkerFleet } from '../../worker/workers.js';
 import { parseRoles } from '../../worker/roles.js';
-import { insertJobWithCharge, ledgerForJob, getJob } from '../../db/repos/jobs.js';
+import { ledgerForJob } from '../support/ledger.js';
+import { insertJobWithCharge, getJob } from '../../db/repos/jobs.js';
 import { jobToStart } from '../../workflows/client.js';
 import { searchAttributes, taskQueues } from '../../workflows/definitions.js';
 import { workflowTypes } from '../../shared/kinds/index.js';

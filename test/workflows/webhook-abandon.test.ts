@@ -16,7 +16,8 @@ import { sql } from 'kysely';
 import { createStorage } from '../../shared/storage.js';
 import { createWorkerFleet, type WorkerFleet } from '../../worker/workers.js';
 import { parseRoles } from '../../worker/roles.js';
-import * as jobsRepo from '../../db/repos/jobs.js';
+// The job service's status moves, in a transaction of the test's own.
+import * as jobMoves from '../../jobs/index.js';
 import { deliveriesOfJob, getDelivery, rotateWebhookSecret } from '../../db/repos/webhooks.js';
 import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
 import { taskQueues } from '../../workflows/definitions.js';
@@ -78,8 +79,8 @@ describe('giving up a webhook event', () => {
     await rotateWebhookSecret(tdb.db, { workspaceId: t.workspaceId, actorEmail: t.ownerEmail, graceSeconds: 0, key: secretsEncryptionKey(config) });
     const job = await insertImageJob(tdb.db, t);
     await tdb.db.updateTable('jobs').set({ webhook_url: `${receiver.base}/gone`, webhook_events: ['failed'] }).where('id', '=', job.id).execute();
-    await tdb.db.transaction().execute((x) => jobsRepo.claimJob(x, job.id, 'run-1'));
-    await tdb.db.transaction().execute((x) => jobsRepo.failJob(x, job.id, { code: 'canceled', message: 'canceled' }, 'run-1'));
+    await tdb.db.transaction().execute((x) => jobMoves.claimJob(x, job.id, 'run-1'));
+    await tdb.db.transaction().execute((x) => jobMoves.failJob(x, job.id, { code: 'canceled', message: 'canceled' }, 'run-1'));
     const [event] = await deliveriesOfJob(tdb.db, job.id);
     assert.ok(event);
 

@@ -18,12 +18,11 @@ import type { Job, JobKind } from '../../../db/schema.js';
 import { newId } from '../../../shared/ids.js';
 import { annotateSpan } from '../../../shared/tracing.js';
 import * as jobsRepo from '../../../db/repos/jobs.js';
-import { cancelChargeOf, createJobService, InsufficientCreditsError, ProjectNotInWorkspaceError, type JobService } from '../../../db/job-service.js';
-import { priceFor, providerCostFor, requestRefusal } from '../../../shared/catalog.js';
-import { providerCancel, resolveJobRoute } from '../../../shared/routing.js';
+import { cancelChargeOf, InsufficientCreditsError, isTerminal, JobRequestRefusedError, ProjectNotInWorkspaceError, type JobService, type Quote } from '../../../jobs/index.js';
+import { providerCancel } from '../../../shared/routing.js';
 import { outputsGoneReason } from '../../../shared/retention.js';
-import { typedParams, type StoredJobParams } from '../../../shared/job-params.js';
-import { createLiveProgress, jobWorkflowPort, type LiveProgress } from '../../../workflows/client.js';
+import { typedParams } from '../../../shared/job-params.js';
+import { createLiveProgress, type LiveProgress } from '../../../workflows/client.js';
 import { kinds, presentJob, type KindSpec } from './kinds.js';
 import { statusQuery, urlResultSchema, type Progress } from './schemas.js';
 import { requestedWebhook } from '../../webhooks.js';
@@ -62,6 +61,7 @@ function parseCreateBody(spec: KindSpec, raw: unknown): unknown {
 
 /** The job service's refusals of a create as the API answers them. */
 function createRefusal(err: unknown, projectId: string): unknown {
+  if (err instanceof JobRequestRefusedError) return new ApiError(400, err.code, err.message);
   if (err instanceof ProjectNotInWorkspaceError) return new ApiError(403, 'forbidden', `project ${projectId} is not in this workspace`);
   if (err instanceof InsufficientCreditsError) {
     return new ApiError(402, 'insufficient_credits', `insufficient credits: this job requires ${err.required} credits, the workspace has ${err.available}`);
@@ -78,27 +78,24 @@ async function requireProject(jobs: JobService, db: Queryable, workspaceId: stri
 
 /**
  * Everything a create checks before charging — references (404), per-model rules, the route and
- * the webhook (400) — and its price. The project (403) is checked by the create's own statement
- * (and by the dry run before this); a request this refuses is refused as 403 first when its project
- * is not the workspace's, so that check still comes first, as the design orders them.
+ * the webhook (400) — and its quote (jobs.quote; `balance`: a dry run's, the project checked
+ * first and the balance read). The project (403) is checked by the create's own statement; a
+ * request this refuses is refused as 403 first when its project is not the workspace's, so that
+ * check still comes first, as the design orders them.
  */
-async function quoteCreate({ deps, jobs }: JobServices, spec: KindSpec, body: unknown, db: Queryable, workspaceId: string) {
+async function quoteCreate({ deps, jobs }: JobServices, spec: KindSpec, body: unknown, db: Queryable, workspaceId: string, opts: { balance?: boolean } = {}) {
+  const projectId = (body as { project_id: string }).project_id;
   try {
     const prepared = await spec.prepare(body, db, workspaceId);
-    // The route is decided here, once, and stored with the job: the workflow, the activities
-    // and the adapters read it back instead of working it out again.
-    const route = resolveJobRoute(deps.config, prepared.route, prepared.params);
-    if (!route) {
-      throw new ApiError(400, 'invalid_model', `model ${prepared.model} is not enabled here (its provider is not configured in this deployment)`);
-    }
-    const refusal = requestRefusal(prepared.route, prepared.params, route.provider);
-    if (refusal) throw new ApiError(400, 'invalid_request', refusal);
-    const params = { ...prepared.params, ...route } as StoredJobParams;
+    // The route is decided by the quote, once, and stored with the job: the workflow, the
+    // activities and the adapters read it back instead of working it out again.
+    const request = { workspaceId, projectId, ...prepared };
+    const quote: Quote & { available?: number; sufficient?: boolean } = opts.balance ? await jobs.quote(db, request, { balance: true }) : await jobs.quote(db, request);
     const webhook = await requestedWebhook(db, workspaceId, body as Parameters<typeof requestedWebhook>[2], deps.config);
-    return { prepared, params, price: priceFor(prepared.route, prepared.params), webhook };
+    return { prepared, quote, webhook };
   } catch (err) {
-    if (err instanceof ApiError) await requireProject(jobs, db, workspaceId, (body as { project_id: string }).project_id);
-    throw err;
+    if (err instanceof ApiError || err instanceof JobRequestRefusedError) await requireProject(jobs, db, workspaceId, projectId);
+    throw createRefusal(err, projectId);
   }
 }
 
@@ -146,11 +143,8 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     // Dry runs answer here (after the generation rate class); Idempotency-Key claims, replays or refuses.
     before: (services) => [
       dryRun(services.deps.db, async (raw, tx, workspaceId) => {
-        const body = parseCreateBody(spec, raw);
-        await requireProject(services.jobs, tx, workspaceId, (body as { project_id: string }).project_id);
-        const { price, params, prepared } = await quoteCreate(services, spec, body, tx, workspaceId);
-        // The local renderer costs the operator nothing: a cancel refunds all of it.
-        return { price, nonRefundable: params.provider === 'local' ? 0 : providerCostFor(prepared.route, prepared.params) };
+        const { quote } = await quoteCreate(services, spec, parseCreateBody(spec, raw), tx, workspaceId, { balance: true });
+        return { price: quote.price, available: quote.available!, sufficient: quote.sufficient!, non_refundable_after_submit: quote.nonRefundable };
       }),
       idempotent(services.deps, { body: 'json' }),
     ],
@@ -165,9 +159,9 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
       await refuseCancelChurn(services, res, workspaceId);
       const jobId = newId(spec.idPrefix);
       const create = async (db: Queryable) => {
-        const { prepared, params, price, webhook } = await quoteCreate(services, spec, body, db, workspaceId);
+        const { prepared, quote, webhook } = await quoteCreate(services, spec, body, db, workspaceId);
         try {
-          return await jobs.create(db, { id: jobId, kind: spec.kind, workspaceId, projectId, apiKeyId, model: prepared.model, params, price, webhook });
+          return await jobs.create(db, { id: jobId, kind: spec.kind, workspaceId, projectId, apiKeyId, model: prepared.model, params: quote.params, price: quote.price, webhook });
         } catch (err) {
           throw createRefusal(err, projectId);
         }
@@ -252,7 +246,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     errors: [401, 404, 409, 429, 500],
     async handler({ req, res, services: { deps, jobs } }) {
       const job = await loadJobOfKey(deps.db, req, res, spec.kind);
-      if (job.status === 'completed' || job.status === 'failed') {
+      if (isTerminal(job.status)) {
         throw new ApiError(409, 'not_cancelable', `job ${job.id} is already ${job.status} and cannot be canceled`, { status: job.status });
       }
       // A gRPC deadline bounds the Temporal calls (and the client's retries) while Temporal is down: 503.
@@ -272,9 +266,8 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
 export const jobEndpoints = new Endpoints<JobServices>();
 for (const spec of kinds) addKind(jobEndpoints, spec);
 
-export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics }, auth: Auth) {
+/** The job endpoints over the process's job service (built by createApp). */
+export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics; jobs: JobService }, auth: Auth) {
   const liveProgress = createLiveProgress(deps.temporal, { timeoutMs: deps.config.PROGRESS_QUERY_TIMEOUT_MS, cacheMs: LIVE_PROGRESS_CACHE_MS });
-  const workflows = jobWorkflowPort(deps.temporal, { taskQueuePrefix: deps.config.TASK_QUEUE_PREFIX, timeoutMs: deps.config.WORKFLOW_START_TIMEOUT_MS, runTimeoutGraceMs: deps.config.JOB_RUN_TIMEOUT_GRACE_MS });
-  const jobs = createJobService({ db: deps.db, storage: deps.storage, workflows, logger: deps.logger });
-  return jobEndpoints.router({ deps, jobs, liveProgress }, auth);
+  return jobEndpoints.router({ deps, jobs: deps.jobs, liveProgress }, auth);
 }

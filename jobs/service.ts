@@ -1,0 +1,307 @@
+// The job lifecycle, in one place: quote, create, start, claim, complete, fail, cancel, settle and
+// reconcile a job whose workflow closed without settling it. One service per process, built where
+// the process is composed (api/app.ts, worker/workers.ts) and passed down: the gateway's routes,
+// the workflow's activities and the worker's reconciler call it. Its rules are jobs/rules.ts and
+// jobs/transitions.ts; the SQL lives in db/repos/, and the Temporal calls reach it through a port
+// (workflows/client.ts implements it), so this module imports no process code.
+//
+// Money and media follow every move here: a failed job is refunded and its media removed, a
+// completed job is charged its price, a revived one is charged again, each exactly once; the
+// provider request of an abandoned job is canceled after the refund, never before it.
+import type { Logger } from 'pino';
+import type { RawBuilder } from 'kysely';
+import type { Database, Queryable } from '../db/index.js';
+import type { Job, JobError, JobOutput, JobPhase } from '../db/schema.js';
+import * as jobsRepo from '../db/repos/jobs.js';
+import type { NewJobInput } from '../db/repos/jobs.js';
+import { creditsOf } from '../db/repos/job-ledger.js';
+import type { MoveProgress } from '../db/repos/job-progress.js';
+import type { ProviderCircuits } from '../db/provider-circuits.js';
+import { isFetchedInput, jobOutputs, jobPrefix, type Storage } from '../shared/storage.js';
+import { priceFor, providerCostFor, requestRefusal, type ModelRoute } from '../shared/catalog.js';
+import { resolveJobRoute } from '../shared/routing.js';
+import type { JobParamsOf, StoredJobParams } from '../shared/job-params.js';
+import type { JobKind } from '../shared/job-model.js';
+
+/** The configuration that says which providers serve each model here. */
+type RoutingConfig = Parameters<typeof resolveJobRoute>[0];
+import { claimJob, completeJob, failJob, refundConfirmedCancel, settleByStatus, type FailResult } from './moves.js';
+import { IllegalStatusMoveError, JobRequestRefusedError } from './rules.js';
+import { inFlightStatuses } from './transitions.js';
+import { createJobFailover } from './failover.js';
+
+/** What a cancel found at Temporal (workflows/client.ts cancelJobWorkflow). */
+export type WorkflowCancelOutcome =
+  /** The workflow runs and was asked to cancel: it fails and refunds the job itself. */
+  | { state: 'cancel_requested' }
+  /** It completed: the job is completed (or about to be), and is never failed. */
+  | { state: 'completed' }
+  /** It closed otherwise (failed, canceled, terminated or timed out): nothing runs for the job. */
+  | { state: 'closed'; runId: string }
+  /** No workflow with this id exists (its start never reached Temporal). */
+  | { state: 'not_found' };
+
+/** The Temporal side of the lifecycle, as the service needs it (implemented by workflows/client.ts). */
+export interface JobWorkflowPort {
+  /** Starts the job's workflow; a job whose workflow runs or ran answers 'already_started'. */
+  start(job: Job): Promise<'started' | 'already_started'>;
+  /** Asks the job's workflow to cancel, saying what it found. */
+  cancel(jobId: string): Promise<WorkflowCancelOutcome>;
+  /**
+   * Cancels, durably and within a time bound, the provider request of a job that no workflow will
+   * clean up (its run was terminated): a small workflow on the provider's queue does it.
+   */
+  cancelProviderRequest(job: Job): Promise<void>;
+}
+
+export interface JobServiceDeps {
+  db: Database;
+  storage: Storage;
+  /** Which providers serve each model here (quote); absent where nothing is quoted. */
+  config?: RoutingConfig;
+  /** Absent where no Temporal call is made (a worker without the reconciler role). */
+  workflows?: JobWorkflowPort;
+  /** The providers' circuit breakers (routeJob); absent where no job is routed (the gateway). */
+  circuits?: ProviderCircuits;
+  logger?: Pick<Logger, 'warn' | 'info'>;
+}
+
+/** A create as the gateway prepared it: its model's route and the kind's typed params. */
+export interface QuoteRequest {
+  workspaceId: string;
+  projectId: string;
+  model: string;
+  route: ModelRoute;
+  params: JobParamsOf<JobKind>;
+}
+
+export interface Quote {
+  /** The params stored with the job: the request's, with the route it is served by (decided here, once). */
+  params: StoredJobParams;
+  price: number;
+  /** What a cancel after the submit does not refund: the provider's cost (0 on the free local renderer). */
+  nonRefundable: number;
+}
+
+/** How a start went: the workflow started, it existed already, or the start failed (left for the reconciler). */
+export type StartOutcome = 'started' | 'already_started' | 'failed';
+
+export function createJobService(deps: JobServiceDeps) {
+  const { db, storage } = deps;
+
+  function workflows(): JobWorkflowPort {
+    if (!deps.workflows) throw new Error('this job service has no Temporal client');
+    return deps.workflows;
+  }
+
+  /** Throws ProjectNotInWorkspaceError unless the project is the workspace's: the 403 rule. */
+  async function requireProject(q: Queryable, workspaceId: string, projectId: string): Promise<void> {
+    if ((await jobsRepo.projectWorkspace(q, projectId)) !== workspaceId) throw new jobsRepo.ProjectNotInWorkspaceError(projectId);
+  }
+
+  /**
+   * Removes the job's media but its fetched inputs: no generated media stays for a job that was
+   * refunded, and a run an operator's reset revives finds the inputs its replayed request names.
+   * The inputs go with the rest of the job's media (retention, DELETE).
+   */
+  async function removeMedia(jobId: string): Promise<void> {
+    for await (const o of storage.list(jobPrefix(jobId))) {
+      if (!isFetchedInput(o.key)) await storage.remove(o.key);
+    }
+  }
+
+  /**
+   * Fails the job (refunding it) for run `runId` and removes its media. Idempotent: removing again
+   * also catches an output written late by a step still running when the job was canceled.
+   */
+  async function fail(jobId: string, error: JobError, runId: string | null): Promise<FailResult> {
+    const result = await db.transaction().execute((tx) => failJob(tx, jobId, { code: error.code, message: error.message.slice(0, 500) }, runId));
+    if (result.status === 'failed') await removeMedia(jobId);
+    return result;
+  }
+
+  /** The route that serves the request here, its price and what a cancel keeps. Throws JobRequestRefusedError. */
+  function price(req: QuoteRequest): Quote {
+    if (!deps.config) throw new Error('this job service has no routing configuration');
+    const route = resolveJobRoute(deps.config, req.route, req.params);
+    if (!route) throw new JobRequestRefusedError('invalid_model', `model ${req.model} is not enabled here (its provider is not configured in this deployment)`);
+    const refusal = requestRefusal(req.route, req.params, route.provider);
+    if (refusal) throw new JobRequestRefusedError('invalid_request', refusal);
+    const params = { ...req.params, ...route } as StoredJobParams;
+    // The local renderer costs the operator nothing: a cancel refunds all of it.
+    return { params, price: priceFor(req.route, req.params), nonRefundable: params.provider === 'local' ? 0 : providerCostFor(req.route, req.params) };
+  }
+
+  /**
+   * THE quote of a create, and of its dry run (`balance`: the project checked first, and the price
+   * against the workspace's balance; nothing is written). Throws JobRequestRefusedError, and
+   * ProjectNotInWorkspaceError for a dry run.
+   */
+  async function quote(q: Queryable, req: QuoteRequest): Promise<Quote>;
+  async function quote(q: Queryable, req: QuoteRequest, opts: { balance: true }): Promise<Quote & { available: number; sufficient: boolean }>;
+  async function quote(q: Queryable, req: QuoteRequest, opts: { balance?: boolean } = {}): Promise<Quote & { available?: number; sufficient?: boolean }> {
+    if (!opts.balance) return price(req);
+    await requireProject(q, req.workspaceId, req.projectId);
+    const quoted = price(req);
+    const available = (await creditsOf(q, req.workspaceId)) ?? 0;
+    return { ...quoted, available, sufficient: available >= quoted.price };
+  }
+
+  return {
+    requireProject,
+
+    quote,
+
+    /**
+     * The pending job and its charge, in one statement (so one transaction of its own, or of the
+     * caller's `q`). Throws ProjectNotInWorkspaceError or InsufficientCreditsError, writing nothing.
+     */
+    create(q: Queryable, input: NewJobInput): Promise<Job> {
+      return jobsRepo.insertJobWithCharge(q, input);
+    },
+
+    /**
+     * Starts the committed job's workflow. A failed start leaves the job to the reconciler (it
+     * starts jobs whose workflow has not run after a few seconds): the answer is 'failed' then.
+     */
+    async start(job: Job, opts: { logFailure?: boolean } = {}): Promise<StartOutcome> {
+      try {
+        return await workflows().start(job);
+      } catch (err) {
+        if (opts.logFailure !== false) deps.logger?.warn({ jobId: job.id, err: (err as Error).message }, 'workflow start failed; left for the reconciler');
+        return 'failed';
+      }
+    },
+
+    /**
+     * The move to generating for run `runId` (rules.ts claimOf): one UPDATE for a pending job,
+     * the common case; else the transaction that decides (a retry, a reset, a revival).
+     */
+    async claim(
+      jobId: string,
+      runId: string,
+      /** The phase the job is in next, as a function of the row and as SQL over it (for the one UPDATE). */
+      progress?: { phase: (job: Job) => JobPhase; phaseSql: JobPhase | RawBuilder<JobPhase>; attempt: number },
+    ): Promise<{ job: Job; claim: 'ours' | 'take' | 'revive' }> {
+      const started = await jobsRepo.startPendingJob(db, jobId, runId, progress && { phase: progress.phaseSql, attempt: progress.attempt });
+      if (started) return { job: started, claim: 'take' };
+      const move: MoveProgress | undefined = progress && { phase: progress.phase, attempt: progress.attempt };
+      return db.transaction().execute((tx) => claimJob(tx, jobId, runId, move));
+    },
+
+    /**
+     * → completed with its outputs for run `runId` (claiming the job first in a reset run),
+     * charged its price. A job canceled meanwhile stays failed and refunded, and the outputs just
+     * stored are removed: no media without payment (IllegalStatusMoveError is rethrown).
+     */
+    async complete(jobId: string, outputs: JobOutput[], runId: string, extra: { providerRef?: Record<string, unknown>; attempt?: number } = {}): Promise<Job> {
+      const moveExtra = { providerRef: extra.providerRef, ...(extra.attempt !== undefined ? { progress: { phase: 'completed' as const, attempt: extra.attempt, percent: 100 } } : {}) };
+      try {
+        return (await jobsRepo.completeGeneratingJob(db, jobId, outputs, runId, moveExtra)) ?? (await db.transaction().execute((tx) => completeJob(tx, jobId, outputs, runId, moveExtra))).job;
+      } catch (err) {
+        if (err instanceof IllegalStatusMoveError && err.from === 'failed') await removeMedia(jobId);
+        throw err;
+      }
+    },
+
+    fail,
+
+    /** The provider request of run `runId`'s job, durable before anything after the submit can fail. */
+    recordProviderRef(jobId: string, runId: string, ref: Record<string, unknown>, attempt: number): Promise<boolean> {
+      return jobsRepo.recordProviderRef(db, jobId, runId, ref, { phase: 'generating', attempt });
+    },
+
+    /**
+     * A customer's cancel. Always through Temporal: the workflow is the job's one writer while it
+     * runs, and a start that timed out at the gateway may still have succeeded. A job whose workflow
+     * never existed or already closed is failed here (refunded, media removed); a job that
+     * completed meanwhile stays completed. The request is marked first: a job failed as canceled
+     * then keeps the provider's cost when it had been submitted (rules.ts cancelChargeOf). Returns
+     * the job as it is now.
+     */
+    async cancel(job: Job): Promise<{ job: Job; refunded: number }> {
+      await jobsRepo.markCancelRequested(db, job.id, inFlightStatuses);
+      const outcome = await workflows().cancel(job.id);
+      let refunded = 0;
+      if (outcome.state === 'not_found' || outcome.state === 'closed') {
+        const message = outcome.state === 'not_found' ? 'the job was canceled' : "the job was canceled; its workflow had already ended";
+        // Acts only if the row is still as read: pending, or generating for the run that closed.
+        const result = await fail(job.id, { code: 'canceled', message }, job.status_run_id);
+        refunded = result.refunded;
+        // A job with no workflow is never started later (the reconciler starts unmarked pending jobs only).
+        if (outcome.state === 'not_found') await jobsRepo.markWorkflowStarted(db, job.id);
+        if (result.moved && job.provider_ref) await workflows().cancelProviderRequest(result.job).catch(() => undefined);
+      }
+      return { job: (await jobsRepo.getJob(db, job.id))!, refunded };
+    },
+
+    /**
+     * A job whose workflow closed (`status`, as Temporal names it) while its row says in flight:
+     * the workflow never ran its own settlement (terminated from the Web UI, which skips workflow
+     * code, or timed out). Fails and refunds it — only if the row is still as the caller read it,
+     * so a reset run that claimed it meanwhile is left alone — then cancels its provider request
+     * (`providerCancel`: whether that was asked of Temporal).
+     * A terminate counts as a cancel: a later reset does not revive the job.
+     */
+    async reconcileClosed(job: Job, status: string): Promise<FailResult & { providerCancel: boolean }> {
+      const canceled = status === 'TERMINATED' || status === 'CANCELLED';
+      const message = canceled ? `the job was ${status === 'TERMINATED' ? 'terminated' : 'canceled'} by an operator` : `the job's workflow ended as ${status.toLowerCase()}`;
+      const result = await fail(job.id, { code: canceled ? 'canceled' : 'generation_failed', message }, job.status_run_id);
+      const providerCancel = result.moved && !!result.job.provider_ref;
+      if (providerCancel) {
+        try {
+          await workflows().cancelProviderRequest(result.job);
+        } catch (err) {
+          deps.logger?.warn({ jobId: job.id, err: (err as Error).message }, 'could not start the provider cancel of a closed job');
+        }
+      }
+      return { ...result, providerCancel };
+    },
+
+    /**
+     * A job whose workflow run `runId` completed while its row says in flight: the completion's
+     * write was lost (a database crash, a failover to a replica behind). Completed with the outputs
+     * stored under its prefix and charged its price (once: a charged job is charged nothing more);
+     * with none found, failed and refunded like any closed run. Acts only while the row is still
+     * as the caller read it.
+     */
+    async reconcileCompleted(job: Job, runId: string): Promise<{ completed: boolean; result?: FailResult }> {
+      const outputs = await jobOutputs(storage, job.id);
+      if (outputs.length === 0) {
+        const result = await fail(job.id, { code: 'generation_failed', message: "the job's workflow completed but its outputs were not found" }, job.status_run_id);
+        return { completed: false, result };
+      }
+      const extra = { providerRef: (job.provider_ref as Record<string, unknown> | null) ?? undefined, progress: { phase: 'completed' as const, attempt: job.attempt, percent: 100 } };
+      const done = await db.transaction().execute(async (tx) => {
+        const now = await jobsRepo.lockJob(tx, job.id);
+        if ( now.status !== job.status || now.status_run_id !== job.status_run_id) return false;
+        await completeJob(tx, job.id, outputs, runId, extra);
+        return true;
+      });
+      return { completed: done };
+    },
+
+    ...createJobFailover(deps),
+
+    /** The provider confirmed the cancel of a canceled job's request: what the cancel kept is refunded (once). */
+    cancelConfirmed(jobId: string): Promise<number> {
+      return db.transaction().execute((tx) => refundConfirmedCancel(tx, jobId));
+    },
+
+    /**
+     * Whether the workspace's cancels after a submit within `windowMs` are past `limit` (new jobs
+     * are refused then, until `retryAfterMs`): counted from the committed job rows, so every gateway
+     * replica sees the same count.
+     */
+    cancelChurn(q: Queryable, workspaceId: string, limit: number, windowMs: number): Promise<{ over: boolean; retryAfterMs: number }> {
+      return jobsRepo.cancelChurn(q, workspaceId, limit, windowMs);
+    },
+
+    /** Settles the job's credits by its status (completed → price, failed → what its cancel kept); the difference written. */
+    settle(jobId: string): Promise<number> {
+      return db.transaction().execute((tx) => settleByStatus(tx, jobId));
+    },
+  };
+}
+
+export type JobService = ReturnType<typeof createJobService>;
