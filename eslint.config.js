@@ -15,7 +15,10 @@ import tseslint from 'typescript-eslint';
 
 const layer = (name) => ({ group: [`../${name}/*`, `../../${name}/*`, `../../../${name}/*`, `../${name}/**`, `../../${name}/**`, `../../../${name}/**`] });
 const ban = (names, message, extra = {}) => names.map((name) => ({ ...layer(name), message, ...extra }));
-const nodeBuiltins = { group: ['node:*', 'fs', 'path', 'crypto', 'http', 'https', 'net', 'child_process'], message: 'workflow code runs in a sandbox without Node built-ins' };
+const nodeBuiltins = {
+  group: ['node:*', 'fs', 'path', 'crypto', 'http', 'https', 'net', 'child_process'],
+  message: 'workflow code runs in a sandbox without Node built-ins',
+};
 
 const restricted = (patterns) => ({ '@typescript-eslint/no-restricted-imports': ['error', { patterns }] });
 
@@ -34,15 +37,27 @@ export default tseslint.config(
   },
   {
     files: ['shared/**/*.ts'],
-    rules: restricted(ban(['api', 'worker', 'activities', 'workflows', 'db', 'jobs', 'admin'], 'shared/ is the bottom layer: it imports no other folder of the service')),
+    rules: restricted(
+      ban(['api', 'worker', 'activities', 'workflows', 'db', 'jobs', 'admin'], 'shared/ is the bottom layer: it imports no other folder of the service'),
+    ),
   },
   {
     files: ['db/**/*.ts'],
-    rules: restricted(ban(['api', 'worker', 'activities', 'workflows', 'jobs', 'admin'], 'db/ imports only shared/ (it sits below every process and the job domain: the service passes its rules in)')),
+    rules: restricted(
+      ban(
+        ['api', 'worker', 'activities', 'workflows', 'jobs', 'admin'],
+        'db/ imports only shared/ (it sits below every process and the job domain: the service passes its rules in)',
+      ),
+    ),
   },
   {
     files: ['jobs/**/*.ts'],
-    rules: restricted(ban(['api', 'worker', 'activities', 'workflows', 'admin'], 'jobs/ imports only shared/ and db/: the processes call it, and Temporal reaches it through its port')),
+    rules: restricted(
+      ban(
+        ['api', 'worker', 'activities', 'workflows', 'admin'],
+        'jobs/ imports only shared/ and db/: the processes call it, and Temporal reaches it through its port',
+      ),
+    ),
   },
   {
     files: ['api/**/*.ts'],
@@ -66,7 +81,11 @@ export default tseslint.config(
     rules: restricted([
       ...ban(['activities', 'api', 'worker', 'admin'], 'the workflow client runs in the gateway and the worker: it imports shared/ and workflows/ only'),
       // The port it implements by type; of the job domain's code, only the pure transition table.
-      { group: ['../jobs/*', '!../jobs/transitions.js'], message: 'the workflow client sees jobs/ by type, but for the pure transition table', allowTypeImports: true },
+      {
+        group: ['../jobs/*', '!../jobs/transitions.js'],
+        message: 'the workflow client sees jobs/ by type, but for the pure transition table',
+        allowTypeImports: true,
+      },
     ]),
   },
   {
@@ -78,7 +97,10 @@ export default tseslint.config(
       // Workflow code sees activities through workflows/activity-types.ts and the pure modules of shared/.
       ...restricted([
         nodeBuiltins,
-        ...ban(['activities', 'api', 'worker', 'admin'], 'workflow code never imports activities/ or the processes: declare what it needs in workflows/ or shared/'),
+        ...ban(
+          ['activities', 'api', 'worker', 'admin'],
+          'workflow code never imports activities/ or the processes: declare what it needs in workflows/ or shared/',
+        ),
         ...ban(['db'], 'workflows see db/ by type only', { allowTypeImports: true }),
         ...ban(['jobs'], 'workflows see jobs/ by type only', { allowTypeImports: true }),
       ]),

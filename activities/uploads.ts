@@ -19,7 +19,13 @@ export type FetchHooks = Pick<FetchRemoteOptions, 'resolver' | 'connect'>;
 
 type FetchConfig = Pick<
   Config,
-  'FETCH_CONNECT_TIMEOUT_MS' | 'FETCH_TOTAL_TIMEOUT_MS' | 'FETCH_ALLOW_LOOPBACK_ORIGIN' | 'FETCH_EXTRA_CA_FILE' | 'FETCH_MIN_BYTES_PER_SECOND' | 'FETCH_MIN_RATE_WINDOW_MS' | 'UPLOAD_MAX_IMAGE_PIXELS'
+  | 'FETCH_CONNECT_TIMEOUT_MS'
+  | 'FETCH_TOTAL_TIMEOUT_MS'
+  | 'FETCH_ALLOW_LOOPBACK_ORIGIN'
+  | 'FETCH_EXTRA_CA_FILE'
+  | 'FETCH_MIN_BYTES_PER_SECOND'
+  | 'FETCH_MIN_RATE_WINDOW_MS'
+  | 'UPLOAD_MAX_IMAGE_PIXELS'
 >;
 
 /** Per-workspace count of this worker's remote fetches in flight. */
@@ -107,7 +113,9 @@ export async function storeRemoteFile(
       allowLoopbackOrigin: config.FETCH_ALLOW_LOOPBACK_ORIGIN,
       ca: extraCa(config.FETCH_EXTRA_CA_FILE),
       signal: await cancellationSignal(),
-      accept: Object.keys(limits).map((k) => `${k}/*`).join(','),
+      accept: Object.keys(limits)
+        .map((k) => `${k}/*`)
+        .join(','),
       ...more.fetch,
       ...deps.fetchHooks,
     });
@@ -139,8 +147,7 @@ export async function storeRemoteFile(
 
 /** Maps fetch and media failures to ApplicationFailures; `finalType` replaces every final type (job inputs). */
 export function toApplicationFailure(err: unknown, finalType?: string): unknown {
-  const fail = (type: string, message: string) =>
-    ApplicationFailure.create({ type: finalType ?? type, message, nonRetryable: true });
+  const fail = (type: string, message: string) => ApplicationFailure.create({ type: finalType ?? type, message, nonRetryable: true });
   if (err instanceof FetchError) {
     switch (err.kind) {
       case 'refused':
@@ -150,7 +157,11 @@ export function toApplicationFailure(err: unknown, finalType?: string): unknown 
       case 'failed':
         return fail(uploadFailureTypes.fetchFailed, `could not fetch the URL: ${err.message}`);
       case 'unavailable':
-        return ApplicationFailure.create({ type: uploadFailureTypes.fetchUnavailable, message: `could not fetch the URL: ${err.message}`, nonRetryable: false });
+        return ApplicationFailure.create({
+          type: uploadFailureTypes.fetchUnavailable,
+          message: `could not fetch the URL: ${err.message}`,
+          nonRetryable: false,
+        });
     }
   }
   if (err instanceof MediaError) {
@@ -168,7 +179,13 @@ export function createUploadActivities(deps: { db: Database; storage: Storage; c
       if (existing) return storedUploadOf(existing); // a retry after the row was written
       let stored: StoredRemote;
       try {
-        stored = await storeRemoteFile(deps, input.url, uploadLimits.remote, (t) => uploadObjectKey(input.workspaceId, input.uploadId, t.ext), input.workspaceId);
+        stored = await storeRemoteFile(
+          deps,
+          input.url,
+          uploadLimits.remote,
+          (t) => uploadObjectKey(input.workspaceId, input.uploadId, t.ext),
+          input.workspaceId,
+        );
       } catch (err) {
         throw toApplicationFailure(err);
       }
@@ -230,7 +247,13 @@ export async function fetchRemoteInput(
   if (!/^[a-z0-9_-]{1,40}$/i.test(input.role)) throw new Error(`invalid input role ${input.role}`);
   const limits = { [input.expect]: uploadLimits.remote[input.expect] } as Partial<Record<MediaKind, number>>;
   try {
-    const stored = await storeRemoteFile(deps, input.url, limits, (t) => `${deps.storage.jobMediaPrefix(input.jobId)}/input-${input.role}.${t.ext}`, input.workspaceId);
+    const stored = await storeRemoteFile(
+      deps,
+      input.url,
+      limits,
+      (t) => `${deps.storage.jobMediaPrefix(input.jobId)}/input-${input.role}.${t.ext}`,
+      input.workspaceId,
+    );
     return { key: stored.key, contentType: stored.type.mime, size: stored.size };
   } catch (err) {
     throw toApplicationFailure(err, failureTypes.inputUnavailable);

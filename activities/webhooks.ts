@@ -54,7 +54,17 @@ export function webhookBody(delivery: Pick<WebhookDelivery, 'type' | 'job'>): st
 
 export interface WebhookActivityDeps {
   db: Database;
-  config: Pick<Config, 'WEBHOOK_ALLOW_LOOPBACK' | 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_SECRETS_KEY' | 'S3_SECRET_KEY' | 'WEBHOOK_BREAKER_FAILURES' | 'WEBHOOK_BREAKER_SPAN_MS' | 'WEBHOOK_BREAKER_COOLDOWN_MS' | 'WEBHOOK_BREAKER_TRIALS'>;
+  config: Pick<
+    Config,
+    | 'WEBHOOK_ALLOW_LOOPBACK'
+    | 'WEBHOOK_TIMEOUT_MS'
+    | 'WEBHOOK_SECRETS_KEY'
+    | 'S3_SECRET_KEY'
+    | 'WEBHOOK_BREAKER_FAILURES'
+    | 'WEBHOOK_BREAKER_SPAN_MS'
+    | 'WEBHOOK_BREAKER_COOLDOWN_MS'
+    | 'WEBHOOK_BREAKER_TRIALS'
+  >;
   /** Tests inject a resolver so hostile answers are refused without any connection. */
   resolver?: Resolver;
   logger?: Logger;
@@ -86,7 +96,8 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
     async deliverWebhook(deliveryId: string): Promise<WebhookAttemptResult> {
       const attempt = Context.current().info.attempt;
       const delivery = await webhooksRepo.getDelivery(db, deliveryId);
-      if (!delivery) throw ApplicationFailure.create({ type: webhookFailureTypes.gone, message: `webhook event ${deliveryId} does not exist`, nonRetryable: true });
+      if (!delivery)
+        throw ApplicationFailure.create({ type: webhookFailureTypes.gone, message: `webhook event ${deliveryId} does not exist`, nonRetryable: true });
       if (delivery.delivered_at) return { status: delivery.last_status ?? 200, attempt };
       if (delivery.superseded_at) return { status: 0, attempt, superseded: true };
       if (delivery.type === 'job.generating' && (await webhooksRepo.canceledLater(db, delivery))) {
@@ -97,12 +108,19 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
       let counted = false;
       const fail = async (status: number | null, message: string, retry: boolean): Promise<never> => {
         await webhooksRepo.recordAttempt(db, deliveryId, { status, error: shortError(message), delivered: false, counted });
-        throw ApplicationFailure.create({ type: retry ? webhookFailureTypes.undelivered : webhookFailureTypes.refused, message, nonRetryable: !retry, details: [{ attempt }] });
+        throw ApplicationFailure.create({
+          type: retry ? webhookFailureTypes.undelivered : webhookFailureTypes.refused,
+          message,
+          nonRetryable: !retry,
+          details: [{ attempt }],
+        });
       };
 
       const { secrets, undecryptable } = await webhooksRepo.signingSecrets(db, delivery.workspace_id, key);
-      if (undecryptable.length > 0) deps.logger?.warn({ workspaceId: delivery.workspace_id, secretIds: undecryptable }, 'webhook secrets that cannot be decrypted were skipped');
-      if (secrets.length === 0) return fail(null, 'the workspace has no webhook signing secret that can be used (an owner creates one: webhook secret rotate)', true);
+      if (undecryptable.length > 0)
+        deps.logger?.warn({ workspaceId: delivery.workspace_id, secretIds: undecryptable }, 'webhook secrets that cannot be decrypted were skipped');
+      if (secrets.length === 0)
+        return fail(null, 'the workspace has no webhook signing secret that can be used (an owner creates one: webhook secret rotate)', true);
       let target: Awaited<ReturnType<typeof resolveWebhookTarget>>;
       try {
         // A name that does not resolve now is retried, and says nothing about the destination's health.
@@ -142,7 +160,12 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
 }
 
 /** The breaker's parameters from the config; a trial has one attempt's time (the POST and a margin). */
-export function circuitPolicy(config: Pick<Config, 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_BREAKER_FAILURES' | 'WEBHOOK_BREAKER_SPAN_MS' | 'WEBHOOK_BREAKER_COOLDOWN_MS' | 'WEBHOOK_BREAKER_TRIALS'>): CircuitPolicy {
+export function circuitPolicy(
+  config: Pick<
+    Config,
+    'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_BREAKER_FAILURES' | 'WEBHOOK_BREAKER_SPAN_MS' | 'WEBHOOK_BREAKER_COOLDOWN_MS' | 'WEBHOOK_BREAKER_TRIALS'
+  >,
+): CircuitPolicy {
   return {
     failures: config.WEBHOOK_BREAKER_FAILURES,
     spanMs: config.WEBHOOK_BREAKER_SPAN_MS,

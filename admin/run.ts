@@ -50,7 +50,11 @@ export interface RunResult {
 }
 
 /** Runs one CLI invocation; never throws, never exits (tests and main() share it). */
-export async function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, io: { confirm?: (question: string) => Promise<boolean> } = {}): Promise<RunResult> {
+export async function runAdmin(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+  io: { confirm?: (question: string) => Promise<boolean> } = {},
+): Promise<RunResult> {
   const json = argv.includes('--json');
   const args = argv.filter((a) => a !== '--json');
   let db: Database | undefined;
@@ -58,11 +62,17 @@ export async function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv =
   const fail = (code: number, kind: string, message: string): RunResult => ({
     code,
     stdout: '',
-    stderr: json ? `${JSON.stringify({ error: { code: kind, message } })}\n` : `error: ${message}\n${code === exitCodes.usage ? '\nrun `npm run admin -- help` for the list of commands\n' : ''}`,
+    stderr: json
+      ? `${JSON.stringify({ error: { code: kind, message } })}\n`
+      : `error: ${message}\n${code === exitCodes.usage ? '\nrun `npm run admin -- help` for the list of commands\n' : ''}`,
   });
   try {
     if (args.length === 0 || args[0] === 'help' || args[0] === '--help' || args[0] === '-h') {
-      return { code: args.length === 0 ? exitCodes.usage : exitCodes.ok, stdout: args.length === 0 ? '' : `${helpText()}\n`, stderr: args.length === 0 ? `${helpText()}\n` : '' };
+      return {
+        code: args.length === 0 ? exitCodes.usage : exitCodes.ok,
+        stdout: args.length === 0 ? '' : `${helpText()}\n`,
+        stderr: args.length === 0 ? `${helpText()}\n` : '',
+      };
     }
     const { name, rest } = resolveCommand(args);
     const cmd = commands[name]!;
@@ -105,7 +115,13 @@ export async function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv =
   } catch (err) {
     if (err instanceof UsageError) return fail(exitCodes.usage, 'usage', err.message);
     if (err instanceof AdminError) {
-      const code = { invalid: exitCodes.usage, not_found: exitCodes.notFound, forbidden: exitCodes.forbidden, conflict: exitCodes.conflict, insufficient_credits: exitCodes.conflict }[err.code];
+      const code = {
+        invalid: exitCodes.usage,
+        not_found: exitCodes.notFound,
+        forbidden: exitCodes.forbidden,
+        conflict: exitCodes.conflict,
+        insufficient_credits: exitCodes.conflict,
+      }[err.code];
       return fail(code, err.code, err.message);
     }
     if (err instanceof ConfigProblem) return fail(exitCodes.other, 'config', err.message);

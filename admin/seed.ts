@@ -57,7 +57,11 @@ export async function seedCatalog(db: Database, storage: Storage, opts: SeedCata
         provider_voice_id: v.providerVoiceId,
         sort_key: i,
       };
-      await tx.insertInto('voices').values({ id: v.id, ...row }).onConflict((oc) => oc.column('id').doUpdateSet(row)).execute();
+      await tx
+        .insertInto('voices')
+        .values({ id: v.id, ...row })
+        .onConflict((oc) => oc.column('id').doUpdateSet(row))
+        .execute();
     }
     for (const [i, a] of seedActors.entries()) {
       const row = {
@@ -72,7 +76,11 @@ export async function seedCatalog(db: Database, storage: Storage, opts: SeedCata
         preview_thumbnail_key: catalogKeys.actorThumbnail(a.id),
         sort_key: i,
       };
-      await tx.insertInto('actors').values({ id: a.id, ...row }).onConflict((oc) => oc.column('id').doUpdateSet(row)).execute();
+      await tx
+        .insertInto('actors')
+        .values({ id: a.id, ...row })
+        .onConflict((oc) => oc.column('id').doUpdateSet(row))
+        .execute();
     }
   });
 
@@ -156,7 +164,13 @@ async function seedActorMedia(a: SeedActor, storage: Storage, work: string, opts
       // Actors with a voice introduce themselves, in that voice.
       const audio = join(dir, 'intro.wav');
       const voice = previewVoiceFor(a);
-      await synthesizeSpeech({ text: `Hi, I'm ${a.name.split(' ')[0]}.`, ttsVoice: voice.ttsVoice, speed: 1.1, outPath: audio, ...(opts.espeakPath ? { espeakPath: opts.espeakPath } : {}) });
+      await synthesizeSpeech({
+        text: `Hi, I'm ${a.name.split(' ')[0]}.`,
+        ttsVoice: voice.ttsVoice,
+        speed: 1.1,
+        outPath: audio,
+        ...(opts.espeakPath ? { espeakPath: opts.espeakPath } : {}),
+      });
       await renderTalkingActor({ actorImage: refPath, audioPath: audio, ...PREVIEW_SIZE, outPath: previewPath, ...ffmpeg });
     } else {
       await renderVideo({ prompt: a.look, ...PREVIEW_SIZE, durationSeconds: SILENT_PREVIEW_SECONDS, startFrame: refPath, outPath: previewPath, ...ffmpeg });
@@ -169,7 +183,21 @@ async function seedActorMedia(a: SeedActor, storage: Storage, work: string, opts
   if (need.thumb) {
     const thumbPath = join(dir, 'thumbnail.jpg');
     // The thumbnail is the preview's first frame, so list views match what plays.
-    await runTool(opts.ffmpegPath ?? 'ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-i', previewPath, '-frames:v', '1', '-vf', `scale=-2:${THUMBNAIL_HEIGHT}`, '-q:v', '4', thumbPath]);
+    await runTool(opts.ffmpegPath ?? 'ffmpeg', [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-y',
+      '-i',
+      previewPath,
+      '-frames:v',
+      '1',
+      '-vf',
+      `scale=-2:${THUMBNAIL_HEIGHT}`,
+      '-q:v',
+      '4',
+      thumbPath,
+    ]);
     await putFile(storage, keys.thumb, thumbPath, 'image/jpeg');
     counts.created++;
   }
@@ -237,8 +265,13 @@ export async function seedDemo(db: Database, opts: { credits?: number } = {}): P
       }
 
       const project =
-        (await conn.selectFrom('projects').select('id').where('workspace_id', '=', workspaceId).where('name', '=', DEMO_PROJECT_NAME).orderBy('created_at').executeTakeFirst()) ??
-        (await createProject(conn, workspaceId, DEMO_PROJECT_NAME));
+        (await conn
+          .selectFrom('projects')
+          .select('id')
+          .where('workspace_id', '=', workspaceId)
+          .where('name', '=', DEMO_PROJECT_NAME)
+          .orderBy('created_at')
+          .executeTakeFirst()) ?? (await createProject(conn, workspaceId, DEMO_PROJECT_NAME));
 
       const stale = await conn
         .selectFrom('api_keys')

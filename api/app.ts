@@ -52,11 +52,19 @@ export function createApp(deps: AppDeps): App {
       storage: deps.storage,
       config: deps.config,
       logger: deps.logger,
-      workflows: jobWorkflowPort(deps.temporal, { taskQueuePrefix: deps.config.TASK_QUEUE_PREFIX, timeoutMs: deps.config.WORKFLOW_START_TIMEOUT_MS, runTimeoutGraceMs: deps.config.JOB_RUN_TIMEOUT_GRACE_MS }),
+      workflows: jobWorkflowPort(deps.temporal, {
+        taskQueuePrefix: deps.config.TASK_QUEUE_PREFIX,
+        timeoutMs: deps.config.WORKFLOW_START_TIMEOUT_MS,
+        runTimeoutGraceMs: deps.config.JOB_RUN_TIMEOUT_GRACE_MS,
+      }),
     });
   const full = { ...deps, metrics, jobs, limiterDb: deps.limiterDb ?? ownLimiterDb! };
   const { config } = deps;
-  const streams = createStreamRegistry({ perKey: config.SSE_MAX_STREAMS_PER_KEY, perWorkspace: config.SSE_MAX_STREAMS_PER_WORKSPACE, total: config.SSE_MAX_STREAMS });
+  const streams = createStreamRegistry({
+    perKey: config.SSE_MAX_STREAMS_PER_KEY,
+    perWorkspace: config.SSE_MAX_STREAMS_PER_WORKSPACE,
+    total: config.SSE_MAX_STREAMS,
+  });
   const auth = createAuth({
     ...full,
     onKeyRevoked: (keyId) => {

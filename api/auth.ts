@@ -120,11 +120,7 @@ export function createAuth(deps: AuthDeps): Auth {
     }
     deps.metrics.authLookup('database');
     const generation = listener.generation();
-    const row = await deps.db
-      .selectFrom('api_keys')
-      .select(['workspace_id', 'secret_hash', 'revoked_at'])
-      .where('id', '=', keyId)
-      .executeTakeFirst();
+    const row = await deps.db.selectFrom('api_keys').select(['workspace_id', 'secret_hash', 'revoked_at']).where('id', '=', keyId).executeTakeFirst();
     if (!row || row.revoked_at) {
       cache.delete(keyId);
       return null;

@@ -83,10 +83,12 @@ export interface DirectUploadDeps {
 export async function completeDirectUpload(deps: DirectUploadDeps, row: FileUpload): Promise<FileUpload> {
   if (row.status === 'completed') return row;
   if (row.status === 'failed') throw new DirectUploadRefused(`upload ${row.id} was refused and cannot be completed; create a new upload`, 'state', 'failed');
-  if (row.status === 'expired' || row.status === 'deleted') throw new DirectUploadRefused(`upload ${row.id} was ${row.status === 'deleted' ? 'deleted' : 'expired'}; create a new upload`, 'state', row.status);
+  if (row.status === 'expired' || row.status === 'deleted')
+    throw new DirectUploadRefused(`upload ${row.id} was ${row.status === 'deleted' ? 'deleted' : 'expired'}; create a new upload`, 'state', row.status);
   const mime = row.mime_type as AcceptedMime;
   const incomingKey = row.object_key;
-  const notSent = () => new DirectUploadRefused(`no file has been sent to storage for upload ${row.id} yet: send it with the presigned POST, then complete`, 'state', 'pending');
+  const notSent = () =>
+    new DirectUploadRefused(`no file has been sent to storage for upload ${row.id} yet: send it with the presigned POST, then complete`, 'state', 'pending');
   if (!(await deps.storage.stat(incomingKey))) throw notSent();
 
   const refuse = async (message: string, reason: 'bytes' | 'state'): Promise<never> => {
@@ -96,7 +98,11 @@ export async function completeDirectUpload(deps: DirectUploadDeps, row: FileUplo
   };
   let inspected: Awaited<ReturnType<typeof inspectStoredObject>>;
   try {
-    inspected = await inspectStoredObject(deps.storage, incomingKey, { declaredType: mime, limit: directUploadLimit(mime), maxPixels: deps.config.UPLOAD_MAX_IMAGE_PIXELS });
+    inspected = await inspectStoredObject(deps.storage, incomingKey, {
+      declaredType: mime,
+      limit: directUploadLimit(mime),
+      maxPixels: deps.config.UPLOAD_MAX_IMAGE_PIXELS,
+    });
   } catch (err) {
     if (err instanceof MediaError) return refuse(err.message, 'bytes');
     // Removed between the stat and the read (a sweep): nothing to complete yet.
@@ -109,7 +115,8 @@ export async function completeDirectUpload(deps: DirectUploadDeps, row: FileUplo
   try {
     await deps.storage.copy(incomingKey, finalKey, { ifEtag: inspected.etag });
   } catch (err) {
-    if (err instanceof ObjectChanged) return refuse(`the file of upload ${row.id} was replaced in storage while it was being checked; create a new upload`, 'state');
+    if (err instanceof ObjectChanged)
+      return refuse(`the file of upload ${row.id} was replaced in storage while it was being checked; create a new upload`, 'state');
     // A concurrent completion finished first and removed the incoming object.
     const now = await deps.db.selectFrom('file_uploads').selectAll().where('id', '=', row.id).executeTakeFirst();
     if (now?.status === 'completed') return now;

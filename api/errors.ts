@@ -72,9 +72,7 @@ function allowedMethods(operations: Operation[]): [path: string, allow: string][
     byPath.set(op.path, methods);
   }
   const params = (path: string) => path.split('/').filter((s) => s.startsWith(':')).length;
-  return [...byPath]
-    .sort(([a], [b]) => params(a) - params(b))
-    .map(([path, methods]) => [path, [...methods].join(', ')]);
+  return [...byPath].sort(([a], [b]) => params(a) - params(b)).map(([path, methods]) => [path, [...methods].join(', ')]);
 }
 
 /**
@@ -151,7 +149,10 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
       apiError = invalidRequest(String(err.message));
     } else if (isDependencyOutage(err)) {
       // Postgres, Temporal or storage cannot be reached: the client should retry, not report a bug.
-      logger.warn({ requestId: res.locals.requestId, method: req.method, path: redactPath(req.path), err: redactText((err as Error).message) }, 'dependency unavailable');
+      logger.warn(
+        { requestId: res.locals.requestId, method: req.method, path: redactPath(req.path), err: redactText((err as Error).message) },
+        'dependency unavailable',
+      );
       res.setHeader('Retry-After', String(DEPENDENCY_RETRY_AFTER_SECONDS));
       apiError = new ApiError(503, 'service_unavailable', 'the service is temporarily unavailable; retry later');
     } else {

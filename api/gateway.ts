@@ -59,7 +59,12 @@ export interface Gateway {
 const SHUTDOWN_GRACE_MS = 10_000;
 
 export function createGateway(config: Config, overrides: GatewayOverrides = {}): Gateway {
-  const logger = overrides.logger ?? pino({ level: config.LOG_LEVEL, base: { service: 'api' }, redact: { paths: redactPaths, censor: '[redacted]' }, ...tracingLogOptions() }, overrides.logDestination);
+  const logger =
+    overrides.logger ??
+    pino(
+      { level: config.LOG_LEVEL, base: { service: 'api' }, redact: { paths: redactPaths, censor: '[redacted]' }, ...tracingLogOptions() },
+      overrides.logDestination,
+    );
   const db = overrides.db ?? createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   const storage = overrides.storage ?? createStorage(config);
   // Connection.lazy connects on first use; one connection and one client for the whole process,
@@ -67,7 +72,9 @@ export function createGateway(config: Config, overrides: GatewayOverrides = {}):
   const connection = overrides.temporal ? null : Connection.lazy({ address: config.TEMPORAL_ADDRESS });
   // With tracing on, a workflow start carries the request's trace context into the workflow.
   const interceptors = tracing()?.clientInterceptors();
-  const temporal = overrides.temporal ?? new Client({ connection: connection!, namespace: config.TEMPORAL_NAMESPACE, ...(interceptors ? { interceptors: { workflow: interceptors } } : {}) });
+  const temporal =
+    overrides.temporal ??
+    new Client({ connection: connection!, namespace: config.TEMPORAL_NAMESPACE, ...(interceptors ? { interceptors: { workflow: interceptors } } : {}) });
   const extras = overrides.processExtras ?? true;
   const server: Server = createServer(serverTimeouts(config));
   // One ceiling on sockets for every client together: past it Node drops new connections at once,

@@ -157,7 +157,11 @@ const operationOf = (req: Request) => `${req.method} ${req.baseUrl}${(req.route 
 
 const inProgress = () => new ApiError(409, 'idempotency_in_progress', 'a request with this Idempotency-Key is still being processed; retry after it finished');
 const reused = () =>
-  new ApiError(422, 'idempotency_key_reused', 'this Idempotency-Key was already used for a different request (another endpoint or body); use a new key for a new request');
+  new ApiError(
+    422,
+    'idempotency_key_reused',
+    'this Idempotency-Key was already used for a different request (another endpoint or body); use a new key for a new request',
+  );
 
 /** Reads a repeated multipart upload to its end (storing nothing) and returns its fingerprint, or null when it is malformed. */
 function fingerprintOfMultipart(req: Request, operation: string, maxFileBytes: number): Promise<string | null> {

@@ -30,12 +30,15 @@ export function collectWhenIdle(server: Server, idleMs: number): () => void {
     collected = false;
   };
   server.on('request', onRequest);
-  const timer = setInterval(() => {
-    if (collected || Date.now() - lastRequest < idleMs) return;
-    collected = true;
-    gc();
-    setImmediate(gc);
-  }, Math.max(250, Math.floor(idleMs / 4)));
+  const timer = setInterval(
+    () => {
+      if (collected || Date.now() - lastRequest < idleMs) return;
+      collected = true;
+      gc();
+      setImmediate(gc);
+    },
+    Math.max(250, Math.floor(idleMs / 4)),
+  );
   timer.unref();
   return () => {
     clearInterval(timer);

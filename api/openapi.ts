@@ -41,7 +41,17 @@ export const openApiEndpoints = new Endpoints<{ document(): string }>().add({
 
 /** Every operation the gateway serves, in document order. */
 export function allOperations(): Operation[] {
-  return [...discoveryEndpoints.operations, ...uploadEndpoints.operations, ...jobEndpoints.operations, ...jobListEndpoints.operations, ...modelEndpoints.operations, ...retentionEndpoints.operations, ...eventEndpoints.operations, ...healthEndpoints.operations, ...openApiEndpoints.operations];
+  return [
+    ...discoveryEndpoints.operations,
+    ...uploadEndpoints.operations,
+    ...jobEndpoints.operations,
+    ...jobListEndpoints.operations,
+    ...modelEndpoints.operations,
+    ...retentionEndpoints.operations,
+    ...eventEndpoints.operations,
+    ...healthEndpoints.operations,
+    ...openApiEndpoints.operations,
+  ];
 }
 
 const errorDescriptions: Record<number, string> = {
@@ -123,7 +133,13 @@ function components(): JsonObject {
           { $ref: '#/components/schemas/Error' },
           {
             type: 'object',
-            properties: { status: { type: 'string', enum: [...new Set([...jobStatuses, ...uploadStatuses])], description: 'current status of the job (of the upload, with `upload_refused`)' } },
+            properties: {
+              status: {
+                type: 'string',
+                enum: [...new Set([...jobStatuses, ...uploadStatuses])],
+                description: 'current status of the job (of the upload, with `upload_refused`)',
+              },
+            },
             if: { properties: { error: { properties: { code: { enum: ['not_ready', 'generation_failed'] } } } } },
             then: { required: ['status'] },
           },
@@ -177,7 +193,8 @@ function forbidNul(node: unknown): void {
   if (Array.isArray(node)) return node.forEach(forbidNul);
   if (!node || typeof node !== 'object') return;
   const s = node as JsonObject;
-  if (s.type === 'string' && s.pattern === undefined && s.enum === undefined && s.const === undefined && s.contentMediaType === undefined) s.pattern = NO_NUL_PATTERN;
+  if (s.type === 'string' && s.pattern === undefined && s.enum === undefined && s.const === undefined && s.contentMediaType === undefined)
+    s.pattern = NO_NUL_PATTERN;
   Object.values(s).forEach(forbidNul);
 }
 
@@ -230,7 +247,10 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
       requestBody = { required: true, content: { 'application/json': { schema: convert(op.body, 'input') } } };
     } else if (op.multipart) {
       const fields = convert(op.multipart, 'input');
-      const properties = { ...((fields.properties ?? {}) as JsonObject), file: { type: 'string', contentMediaType: 'application/octet-stream', minLength: 1, description: 'the file (not empty)' } };
+      const properties = {
+        ...((fields.properties ?? {}) as JsonObject),
+        file: { type: 'string', contentMediaType: 'application/octet-stream', minLength: 1, description: 'the file (not empty)' },
+      };
       const required = [...new Set([...(((fields.required as string[] | undefined) ?? []) as string[]), 'file'])];
       requestBody = { required: true, content: { 'multipart/form-data': { schema: { ...fields, properties, required } } } };
     }
@@ -247,7 +267,7 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
           schema: {
             type: 'object',
             description:
-              'One server-sent event. Each `status` event has an `id` (the job\'s change counter, for Last-Event-ID) and, as its data, ' +
+              "One server-sent event. Each `status` event has an `id` (the job's change counter, for Last-Event-ID) and, as its data, " +
               'the job record GET answers; the stream ends after the completed or failed record. A `: ping` comment is sent every 15 s.',
             required: ['event', 'data'],
             properties: {
@@ -283,7 +303,9 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
         // Refusals before the limiter ran (401: no key to count against) carry no RateLimit headers.
         // An outage (503) is answered before the limiter can count: Retry-After only.
         if (status === 503) responses[String(status)] = { ...resolveErrorResponse(comps, status), headers: errorHeaders(status) };
-        else responses[String(status)] = headers && status !== 401 ? { ...resolveErrorResponse(comps, status), headers: { ...headers, ...errorHeaders(status) } } : ref;
+        else
+          responses[String(status)] =
+            headers && status !== 401 ? { ...resolveErrorResponse(comps, status), headers: { ...headers, ...errorHeaders(status) } } : ref;
       } else {
         responses[String(status)] = { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
       }
@@ -331,7 +353,10 @@ function webhookDocument(events: ReturnType<typeof webhookEventDocs>, convert: R
   const parameters = [
     header('webhook-id', 'the event id: the same on every retry of this event, so receivers can drop duplicates'),
     header('webhook-timestamp', 'unix seconds of this attempt; refuse deliveries more than 5 minutes off'),
-    header('webhook-signature', "space-separated `v1,<base64 HMAC-SHA256 of \"<webhook-id>.<webhook-timestamp>.<raw body>\">`, one per active secret of the workspace (two during a rotation)"),
+    header(
+      'webhook-signature',
+      'space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active secret of the workspace (two during a rotation)',
+    ),
   ];
   return Object.fromEntries(
     events.map((e) => [
@@ -360,7 +385,11 @@ function createdResourceLinks(resourcePath: string, operations: Operation[]): Js
   for (const target of operations) {
     if (target.path !== resourcePath && !target.path.startsWith(`${resourcePath}/`)) continue;
     const id = operationId(target);
-    links[id] = { operationId: id, parameters: { [`path.${params[0]}`]: '$response.body#/data/id' }, description: `${target.method.toUpperCase()} ${openApiPath(target.path).path} of the created resource` };
+    links[id] = {
+      operationId: id,
+      parameters: { [`path.${params[0]}`]: '$response.body#/data/id' },
+      description: `${target.method.toUpperCase()} ${openApiPath(target.path).path} of the created resource`,
+    };
   }
   return links;
 }
@@ -393,5 +422,10 @@ function operationId(op: Operation): string {
 
 export function createOpenApiRouter(deps: AppDeps): Router {
   let document: string | null = null;
-  return openApiEndpoints.router({ document: () => (document ??= JSON.stringify(buildOpenApiDocument(allOperations(), { serverUrl: deps.config.PUBLIC_BASE_URL, uploadMaxRetentionSeconds: deps.config.UPLOAD_MAX_RETENTION_SECONDS }))) });
+  return openApiEndpoints.router({
+    document: () =>
+      (document ??= JSON.stringify(
+        buildOpenApiDocument(allOperations(), { serverUrl: deps.config.PUBLIC_BASE_URL, uploadMaxRetentionSeconds: deps.config.UPLOAD_MAX_RETENTION_SECONDS }),
+      )),
+  });
 }

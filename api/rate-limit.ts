@@ -68,7 +68,14 @@ export function leaseMsFor(windowMs: number): number {
 }
 
 /** One lease round trip. Null when the key no longer exists or is revoked (the caller answers 401). */
-export async function leaseTokens(db: Queryable, apiKeyId: string, cls: RateClass, want: number, limit: number, windowMs = RATE_WINDOW_MS): Promise<Lease | null> {
+export async function leaseTokens(
+  db: Queryable,
+  apiKeyId: string,
+  cls: RateClass,
+  want: number,
+  limit: number,
+  windowMs = RATE_WINDOW_MS,
+): Promise<Lease | null> {
   const r = await sql<{ granted_tokens: number; used_tokens: number; reset_after_ms: number }>`
     select granted_tokens, used_tokens, reset_after_ms
       from rate_limit_lease(${apiKeyId}, ${cls}, ${want}::integer, ${limit}::integer, ${windowMs}::integer, ${leaseMsFor(windowMs)}::integer)
@@ -79,7 +86,13 @@ export async function leaseTokens(db: Queryable, apiKeyId: string, cls: RateClas
 }
 
 /** Counts one request straight in Postgres (one round trip); the gateway leases blocks instead. */
-export async function consumeRateLimit(db: Queryable, apiKeyId: string, cls: RateClass, limit: number, windowMs = RATE_WINDOW_MS): Promise<RateDecision | null> {
+export async function consumeRateLimit(
+  db: Queryable,
+  apiKeyId: string,
+  cls: RateClass,
+  limit: number,
+  windowMs = RATE_WINDOW_MS,
+): Promise<RateDecision | null> {
   const lease = await leaseTokens(db, apiKeyId, cls, 1, limit, windowMs);
   if (!lease) return null;
   return { allowed: lease.granted > 0, limit, remaining: Math.max(0, limit - lease.used), resetMs: lease.resetMs };
@@ -156,7 +169,20 @@ export function createRateLimiter(deps: RateLimiterDeps): RateLimiter {
     let b = buckets.get(id);
     if (!b) {
       if (buckets.size >= BUCKETS_MAX) evictIdle(t);
-      b = { tokens: 0, tokensUntil: 0, shared: 0, resetAt: 0, refusedUntil: 0, revoked: false, leasing: null, waiting: 0, arrivals: 0, prevArrivals: 0, periodStart: t, lastSeen: t };
+      b = {
+        tokens: 0,
+        tokensUntil: 0,
+        shared: 0,
+        resetAt: 0,
+        refusedUntil: 0,
+        revoked: false,
+        leasing: null,
+        waiting: 0,
+        arrivals: 0,
+        prevArrivals: 0,
+        periodStart: t,
+        lastSeen: t,
+      };
       buckets.set(id, b);
     }
     return b;

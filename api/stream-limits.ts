@@ -66,7 +66,8 @@ export function createStreamRegistry(caps: StreamCaps): StreamRegistry {
       const ofKey = byKey.get(owner.apiKeyId)?.size ?? 0;
       if (ofKey >= caps.perKey) refuse(`this API key already has ${ofKey} open event streams, the per-key cap (${caps.perKey}); close one or poll instead`);
       const ofWorkspace = perWorkspace.get(owner.workspaceId) ?? 0;
-      if (ofWorkspace >= caps.perWorkspace) refuse(`this workspace already has ${ofWorkspace} open event streams, the per-workspace cap (${caps.perWorkspace}); close one or poll instead`);
+      if (ofWorkspace >= caps.perWorkspace)
+        refuse(`this workspace already has ${ofWorkspace} open event streams, the per-workspace cap (${caps.perWorkspace}); close one or poll instead`);
       if (total >= caps.total) refuse(`this gateway holds its cap of ${caps.total} open event streams; retry later or poll instead`);
       const entry: Entry = { owner, close };
       let set = byKey.get(owner.apiKeyId);

@@ -42,7 +42,11 @@ export async function requestedWebhook(
     throw err;
   }
   if (!(await hasActiveWebhookSecret(db, workspaceId))) {
-    throw new ApiError(400, 'invalid_request', 'webhook_url: this workspace has no webhook signing secret yet; an owner creates one with the admin CLI (webhook secret rotate)');
+    throw new ApiError(
+      400,
+      'invalid_request',
+      'webhook_url: this workspace has no webhook signing secret yet; an owner creates one with the admin CLI (webhook secret rotate)',
+    );
   }
   const events = body.webhook_events ? webhookEventNames.filter((e) => body.webhook_events!.includes(e)) : DEFAULT_EVENTS;
   return { url: body.webhook_url, events };
@@ -53,7 +57,9 @@ export async function requestedWebhook(
  * record (the same schemas GET answers with).
  */
 export function webhookEventDocs(records: readonly z.ZodType[]): { name: string; summary: string; description?: string; payload: z.ZodType }[] {
-  const data = z.union(records as [z.ZodType, z.ZodType, ...z.ZodType[]]).describe('the job record, as GET /v1/{kind}/{id} answered at the moment of the event');
+  const data = z
+    .union(records as [z.ZodType, z.ZodType, ...z.ZodType[]])
+    .describe('the job record, as GET /v1/{kind}/{id} answered at the moment of the event');
   const summaries: Record<WebhookEventName, string> = {
     generating: 'The job started (or, after an operator reset, started again)',
     completed: 'The job completed; its URL endpoint now answers',

@@ -78,7 +78,9 @@ export async function syncKindChecks(db: Kysely<DB>): Promise<string[]> {
     const listed = [...(current.rows[0]?.def ?? '').matchAll(/'((?:[^']|'')*)'/g)].map((m) => m[1]!.replaceAll("''", "'"));
     if (current.rows.length > 0 && listed.join('\n') === jobKinds.join('\n')) continue;
     const kinds = sql.join(jobKinds.map((k) => sql.lit(k)));
-    await sql`alter table ${sql.table(c.table)} drop constraint if exists ${sql.ref(c.name)}, add constraint ${sql.ref(c.name)} check (${sql.ref(c.column)} in (${kinds})) not valid`.execute(db);
+    await sql`alter table ${sql.table(c.table)} drop constraint if exists ${sql.ref(c.name)}, add constraint ${sql.ref(c.name)} check (${sql.ref(c.column)} in (${kinds})) not valid`.execute(
+      db,
+    );
     await sql`alter table ${sql.table(c.table)} validate constraint ${sql.ref(c.name)}`.execute(db);
     replaced.push(c.name);
   }

@@ -46,7 +46,9 @@ export function nextCircuit(row: CircuitRow, outcome: RouteOutcome, policy: Circ
       // Only the trial decides: back to normal with a fresh window, or open for another period.
       // Another job's outcome (admitted before the breaker opened) is only counted.
       if (outcome.jobId === undefined || outcome.jobId !== row.trial_token) return next;
-      return outcome.ok ? { ...next, state: 'closed', window_started_at: now, attempts: 0, failures: 0, opened_at: null, trial_at: null, trial_token: null } : { ...next, ...open };
+      return outcome.ok
+        ? { ...next, state: 'closed', window_started_at: now, attempts: 0, failures: 0, opened_at: null, trial_at: null, trial_token: null }
+        : { ...next, ...open };
     case 'open':
       // Jobs admitted before it opened still report; only a trial closes it.
       return next;
@@ -67,7 +69,8 @@ export function createProviderCircuits(db: Database, policy: CircuitPolicy) {
      */
     async record(provider: string, model: string, outcome: RouteOutcome): Promise<CircuitState> {
       return db.transaction().execute(async (tx) => {
-        if (outcome.jobId !== undefined && !(await circuits.countOutcomeOnce(tx, outcome.jobId, provider, outcome.ok))) return circuits.circuitState(tx, provider, model);
+        if (outcome.jobId !== undefined && !(await circuits.countOutcomeOnce(tx, outcome.jobId, provider, outcome.ok)))
+          return circuits.circuitState(tx, provider, model);
         const { row, now } = await circuits.lockCircuit(tx, provider, model);
         const next = nextCircuit(row, outcome, policy, now);
         await circuits.writeCircuit(tx, next);

@@ -24,7 +24,9 @@ export async function grantAppRole(db: Database, role: string): Promise<{ tables
   if (!ROLE_NAME.test(role)) throw new Error('the app role name must be a plain lower-case identifier');
   const r = sql.id(role);
   const tables = (
-    await sql<{ tablename: string }>`select tablename from pg_tables where schemaname = 'public' and tablename not like 'kysely_%' order by tablename`.execute(db)
+    await sql<{ tablename: string }>`select tablename from pg_tables where schemaname = 'public' and tablename not like 'kysely_%' order by tablename`.execute(
+      db,
+    )
   ).rows.map((t) => t.tablename);
   await db.transaction().execute(async (tx) => {
     // Nobody but the owner creates objects in the schema (PostgreSQL 15+ already defaults to this).

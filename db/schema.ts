@@ -9,7 +9,17 @@ import type { StoredJobParams } from '../shared/job-params.js';
 import type { UploadStatus } from '../shared/uploads.js';
 
 export { jobKinds } from '../shared/kinds/index.js';
-export { jobPhases, jobStatuses, webhookEventNames, type JobError, type JobKind, type JobOutput, type JobPhase, type JobStatus, type WebhookEventName } from '../shared/job-model.js';
+export {
+  jobPhases,
+  jobStatuses,
+  webhookEventNames,
+  type JobError,
+  type JobKind,
+  type JobOutput,
+  type JobPhase,
+  type JobStatus,
+  type WebhookEventName,
+} from '../shared/job-model.js';
 export type MemberRole = 'owner' | 'member';
 export type LedgerReason = 'charge' | 'refund' | 'recharge' | 'grant' | 'deduct';
 export type { UploadStatus } from '../shared/uploads.js';

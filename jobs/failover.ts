@@ -27,7 +27,8 @@ export function createJobFailover(deps: { db: Database; circuits?: ProviderCircu
      */
     async routeJob(jobId: string, runId: string, gaveUp: ProviderAttempt | undefined, attempt: number): Promise<RouteDecision> {
       const job = await jobsRepo.getJob(db, jobId);
-      if (!job || job.status !== 'generating' || job.status_run_id !== runId) throw new IllegalStatusMoveError(jobId, job?.status ?? 'pending', 'generating', 'this run does not hold it');
+      if (!job || job.status !== 'generating' || job.status_run_id !== runId)
+        throw new IllegalStatusMoveError(jobId, job?.status ?? 'pending', 'generating', 'this run does not hold it');
       const { params } = typedParams(job);
       const routes = params.routes ?? [];
       const from = gaveUp?.provider ?? params.provider;
@@ -35,7 +36,8 @@ export function createJobFailover(deps: { db: Database; circuits?: ProviderCircu
       // stayed on the route it gave up) and the request it gave up, from the stored attempt; no
       // breaker is asked again.
       const repeat = gaveUp ? job.provider_attempts.find((a) => a.provider === gaveUp.provider && a.error === gaveUp.error) : undefined;
-      if (repeat) return { route: params.provider === from ? null : (routes.find((r) => r.provider === params.provider) ?? null), previousRef: repeat.ref ?? null };
+      if (repeat)
+        return { route: params.provider === from ? null : (routes.find((r) => r.provider === params.provider) ?? null), previousRef: repeat.ref ?? null };
       const at = routes.findIndex((r) => r.provider === from);
       const candidates = gaveUp ? routes.slice(at + 1) : routes.slice(Math.max(at, 0));
       let route = candidates[0];
@@ -77,6 +79,5 @@ export function createJobFailover(deps: { db: Database; circuits?: ProviderCircu
         deps.logger?.warn({ jobId: job.id, err: (err as Error).message }, 'circuit breaker outcome not recorded');
       }
     },
-
   };
 }

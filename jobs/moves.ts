@@ -50,7 +50,13 @@ export async function claimJob(tx: Tx, jobId: string, runId: string, progress?: 
  * whichever run completed it. A job the run may not claim (canceled meanwhile) throws
  * IllegalStatusMoveError and stays failed and refunded.
  */
-export async function completeJob(tx: Tx, jobId: string, outputs: JobOutput[], runId: string, extra: CompleteExtra = {}): Promise<{ charged: number; job: Job }> {
+export async function completeJob(
+  tx: Tx,
+  jobId: string,
+  outputs: JobOutput[],
+  runId: string,
+  extra: CompleteExtra = {},
+): Promise<{ charged: number; job: Job }> {
   let job = await jobsRepo.lockJob(tx, jobId);
   if (job.status === 'completed') return { charged: 0, job };
   const claim = completionClaimOf(job, runId);

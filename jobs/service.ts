@@ -195,9 +195,15 @@ export function createJobService(deps: JobServiceDeps) {
      * stored are removed: no media without payment (IllegalStatusMoveError is rethrown).
      */
     async complete(jobId: string, outputs: JobOutput[], runId: string, extra: { providerRef?: Record<string, unknown>; attempt?: number } = {}): Promise<Job> {
-      const moveExtra = { providerRef: extra.providerRef, ...(extra.attempt !== undefined ? { progress: { phase: 'completed' as const, attempt: extra.attempt, percent: 100 } } : {}) };
+      const moveExtra = {
+        providerRef: extra.providerRef,
+        ...(extra.attempt !== undefined ? { progress: { phase: 'completed' as const, attempt: extra.attempt, percent: 100 } } : {}),
+      };
       try {
-        return (await jobsRepo.completeGeneratingJob(db, jobId, outputs, runId, moveExtra)) ?? (await db.transaction().execute((tx) => completeJob(tx, jobId, outputs, runId, moveExtra))).job;
+        return (
+          (await jobsRepo.completeGeneratingJob(db, jobId, outputs, runId, moveExtra)) ??
+          (await db.transaction().execute((tx) => completeJob(tx, jobId, outputs, runId, moveExtra))).job
+        );
       } catch (err) {
         if (err instanceof IllegalStatusMoveError && err.from === 'failed') await removeMedia(jobId);
         throw err;
@@ -224,13 +230,16 @@ export function createJobService(deps: JobServiceDeps) {
       const outcome = await workflows().cancel(job.id);
       let refunded = 0;
       if (outcome.state === 'not_found' || outcome.state === 'closed') {
-        const message = outcome.state === 'not_found' ? 'the job was canceled' : "the job was canceled; its workflow had already ended";
+        const message = outcome.state === 'not_found' ? 'the job was canceled' : 'the job was canceled; its workflow had already ended';
         // Acts only if the row is still as read: pending, or generating for the run that closed.
         const result = await fail(job.id, { code: 'canceled', message }, job.status_run_id);
         refunded = result.refunded;
         // A job with no workflow is never started later (the reconciler starts unmarked pending jobs only).
         if (outcome.state === 'not_found') await jobsRepo.markWorkflowStarted(db, job.id);
-        if (result.moved && job.provider_ref) await workflows().cancelProviderRequest(result.job).catch(() => undefined);
+        if (result.moved && job.provider_ref)
+          await workflows()
+            .cancelProviderRequest(result.job)
+            .catch(() => undefined);
       }
       return { job: (await jobsRepo.getJob(db, job.id))!, refunded };
     },
@@ -245,7 +254,9 @@ export function createJobService(deps: JobServiceDeps) {
      */
     async reconcileClosed(job: Job, status: string): Promise<FailResult & { providerCancel: boolean }> {
       const canceled = status === 'TERMINATED' || status === 'CANCELLED';
-      const message = canceled ? `the job was ${status === 'TERMINATED' ? 'terminated' : 'canceled'} by an operator` : `the job's workflow ended as ${status.toLowerCase()}`;
+      const message = canceled
+        ? `the job was ${status === 'TERMINATED' ? 'terminated' : 'canceled'} by an operator`
+        : `the job's workflow ended as ${status.toLowerCase()}`;
       const result = await fail(job.id, { code: canceled ? 'canceled' : 'generation_failed', message }, job.status_run_id);
       const providerCancel = result.moved && !!result.job.provider_ref;
       if (providerCancel) {
@@ -268,13 +279,20 @@ export function createJobService(deps: JobServiceDeps) {
     async reconcileCompleted(job: Job, runId: string): Promise<{ completed: boolean; result?: FailResult }> {
       const outputs = await jobOutputs(storage, job.id);
       if (outputs.length === 0) {
-        const result = await fail(job.id, { code: 'generation_failed', message: "the job's workflow completed but its outputs were not found" }, job.status_run_id);
+        const result = await fail(
+          job.id,
+          { code: 'generation_failed', message: "the job's workflow completed but its outputs were not found" },
+          job.status_run_id,
+        );
         return { completed: false, result };
       }
-      const extra = { providerRef: (job.provider_ref as Record<string, unknown> | null) ?? undefined, progress: { phase: 'completed' as const, attempt: job.attempt, percent: 100 } };
+      const extra = {
+        providerRef: (job.provider_ref as Record<string, unknown> | null) ?? undefined,
+        progress: { phase: 'completed' as const, attempt: job.attempt, percent: 100 },
+      };
       const done = await db.transaction().execute(async (tx) => {
         const now = await jobsRepo.lockJob(tx, job.id);
-        if ( now.status !== job.status || now.status_run_id !== job.status_run_id) return false;
+        if (now.status !== job.status || now.status_run_id !== job.status_run_id) return false;
         await completeJob(tx, job.id, outputs, runId, extra);
         return true;
       });

@@ -75,7 +75,11 @@ async function main(): Promise<void> {
     );
     const openMs = performance.now() - openStart;
     const rssOpen = rssMb(pid);
-    const listeners = (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where application_name = ${JOB_EVENTS_LISTENER_NAME} and datname = current_database()`.execute(tdb.db)).rows[0]!.n;
+    const listeners = (
+      await sql<{
+        n: number;
+      }>`select count(*)::int as n from pg_stat_activity where application_name = ${JOB_EVENTS_LISTENER_NAME} and datname = current_database()`.execute(tdb.db)
+    ).rows[0]!.n;
 
     const doneStart = performance.now();
     await Promise.all(streams.map(({ s }) => s.waitForEnd(300_000)));
@@ -106,7 +110,9 @@ async function main(): Promise<void> {
     console.log(`  opened all streams in ${f(openMs)} ms; gateway LISTEN connections: ${listeners}`);
     console.log(`  streams that got their terminal event: ${terminal}/${STREAMS}; events received: ${events}; ids out of order: ${outOfOrder}`);
     console.log(`  all streams ended ${f(allDoneMs / 1000)} s after the last one opened`);
-    console.log(`  gateway RSS: ${f(rssBefore)} MB before the streams, ${f(rssOpen)} MB with ${STREAMS} open, peak ${f(rssPeak)} MB (growth ${f(rssPeak - rssBefore)} MB, ${f(((rssPeak - rssBefore) * 1024) / STREAMS)} KB per stream), ${f(rssAfter)} MB after they closed`);
+    console.log(
+      `  gateway RSS: ${f(rssBefore)} MB before the streams, ${f(rssOpen)} MB with ${STREAMS} open, peak ${f(rssPeak)} MB (growth ${f(rssPeak - rssBefore)} MB, ${f(((rssPeak - rssBefore) * 1024) / STREAMS)} KB per stream), ${f(rssAfter)} MB after they closed`,
+    );
     console.log(
       `  event delay (row change → receipt) over ${delays.length} status events: p50 ${f(percentile(delays, 0.5))} ms, p99 ${f(percentile(delays, 0.99))} ms, max ${f(delays.at(-1) ?? NaN)} ms`,
     );

@@ -163,12 +163,23 @@ async function main() {
   // are made, so Postgres statements are spans too): the README's tracing cost comes from here.
   await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: process.env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined, OTEL_SERVICE_NAME: undefined }, 'mediagen-bench');
   const tdb = await createTestDatabase();
-  const config = testConfig(tdb.url, { RATE_LIMIT_GENERATE_PER_MIN: '1000000', RATE_LIMIT_POLL_PER_MIN: '1000000', LOG_LEVEL: 'silent', LOCAL_RENDER_LATENCY_MS: '0' });
+  const config = testConfig(tdb.url, {
+    RATE_LIMIT_GENERATE_PER_MIN: '1000000',
+    RATE_LIMIT_POLL_PER_MIN: '1000000',
+    LOG_LEVEL: 'silent',
+    LOCAL_RENDER_LATENCY_MS: '0',
+  });
   const gw = await startGateway(config, tdb.db);
   const workers = await startWorkers(config, tdb.db);
   const rawQueue = `${config.TASK_QUEUE_PREFIX}-raw`;
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  const rawWorker = await Worker.create({ connection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: rawQueue, workflowsPath: rawWorkflowPath, activities: rawActivities });
+  const rawWorker = await Worker.create({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: rawQueue,
+    workflowsPath: rawWorkflowPath,
+    activities: rawActivities,
+  });
   const rawRunning = rawWorker.run();
   const t = await createTenant(tdb.db, (jobsAt10 + jobsAt1 + 2) * 10);
   const c = api(gw.baseUrl, t.apiKey);
@@ -210,7 +221,9 @@ async function main() {
       console.log(`concurrency ${width}, ${count} each:`);
       console.log(line('ours (job pipeline)', o));
       console.log(line('raw (6 no-op activities)', r));
-      console.log(`  ratio ours/raw: throughput ${(o.jobsPerSecond / r.jobsPerSecond).toFixed(2)}×, p50 ${(quantile(o.ms, 0.5) / quantile(r.ms, 0.5)).toFixed(2)}×, p99 ${(quantile(o.ms, 0.99) / quantile(r.ms, 0.99)).toFixed(2)}×`);
+      console.log(
+        `  ratio ours/raw: throughput ${(o.jobsPerSecond / r.jobsPerSecond).toFixed(2)}×, p50 ${(quantile(o.ms, 0.5) / quantile(r.ms, 0.5)).toFixed(2)}×, p99 ${(quantile(o.ms, 0.99) / quantile(r.ms, 0.99)).toFixed(2)}×`,
+      );
     }
     // Where the time goes: the server round trips one job and one raw workflow cost.
     console.log(`per workflow, from its history: ours ${await taskCounts(gw, lastJob)}; raw ${await taskCounts(gw, `${rawQueue}-0`)}`);

@@ -45,8 +45,12 @@ export async function freshDatabase(name: string): Promise<Database> {
 export async function loadHistory(db: Database, w: { tenant: Tenant; project2: string }, count: number, others: number): Promise<void> {
   const total = count + others;
   if (others > 0) {
-    await sql`insert into workspaces (id, name, credits) select 'ws_b' || lpad(g::text, 4, '0'), 'bench ' || g, 1000000 from generate_series(1, ${WORKSPACES - 1}::integer) g`.execute(db);
-    await sql`insert into projects (id, workspace_id, name) select 'prj_b' || lpad(g::text, 4, '0'), 'ws_b' || lpad(g::text, 4, '0'), 'bench' from generate_series(1, ${WORKSPACES - 1}::integer) g`.execute(db);
+    await sql`insert into workspaces (id, name, credits) select 'ws_b' || lpad(g::text, 4, '0'), 'bench ' || g, 1000000 from generate_series(1, ${WORKSPACES - 1}::integer) g`.execute(
+      db,
+    );
+    await sql`insert into projects (id, workspace_id, name) select 'prj_b' || lpad(g::text, 4, '0'), 'ws_b' || lpad(g::text, 4, '0'), 'bench' from generate_series(1, ${WORKSPACES - 1}::integer) g`.execute(
+      db,
+    );
   }
   // Indexes are built once after the load (a sort each) rather than entry by entry during it: the
   // definitions are read from the migrated schema, so they are exactly the migrations' own.

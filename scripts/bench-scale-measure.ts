@@ -8,13 +8,27 @@ import type { InProcessGateway, Workers } from '../test/support/services.js';
 
 export const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
-export function call(baseUrl: string, method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; ms: number; body: string }> {
+export function call(
+  baseUrl: string,
+  method: string,
+  path: string,
+  key: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; ms: number; body: string }> {
   const u = new URL(path, baseUrl);
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const req = http.request(
-      { host: u.hostname, port: u.port, path: u.pathname + u.search, method, agent, headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json' } : {}), ...headers } },
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method,
+        agent,
+        headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json' } : {}), ...headers },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -44,7 +58,11 @@ export interface Side {
 }
 
 /** `n` rounds of one request to each side, in alternating order; returns each side's latencies. */
-export async function alternate(sides: [Side, Side], n: number, request: (side: Side, i: number) => Promise<{ status: number; ms: number }>): Promise<[number[], number[]]> {
+export async function alternate(
+  sides: [Side, Side],
+  n: number,
+  request: (side: Side, i: number) => Promise<{ status: number; ms: number }>,
+): Promise<[number[], number[]]> {
   const out: [number[], number[]] = [[], []];
   for (let i = 0; i < n; i++) {
     const order = i % 2 === 0 ? [0, 1] : [1, 0];
@@ -69,4 +87,3 @@ export function printTable(head: string[], body: string[][]) {
   console.log(line(head));
   for (const r of body) console.log(line(r));
 }
-

@@ -34,7 +34,13 @@ import type { JobListFilters } from '../db/repos/job-lists.js';
 import { admin, dbUrl, freshDatabase, HOLD_LATENCY_MS, loadHistory, loadInFlightRows, WORKSPACES } from './bench-scale-data.js';
 import { alternate, call, pct, printTable, report, rows, type Side } from './bench-scale-measure.js';
 
-const arg = (name: string, fallback: number) => Number(process.argv.slice(2).find((a) => a.startsWith(`${name}=`))?.split('=')[1] ?? fallback);
+const arg = (name: string, fallback: number) =>
+  Number(
+    process.argv
+      .slice(2)
+      .find((a) => a.startsWith(`${name}=`))
+      ?.split('=')[1] ?? fallback,
+  );
 const TOTAL_JOBS = arg('jobs', 1_000_000);
 const HELD = arg('held', 2_000);
 const IN_FLIGHT = Math.max(arg('inFlight', 5_000), HELD);
@@ -99,9 +105,20 @@ async function main() {
     await loadHistory(empty.db, empty, EMPTY_JOBS, 0);
     await loadHistory(full.db, full, Math.round(TOTAL_JOBS * MEASURED_SHARE), TOTAL_JOBS - Math.round(TOTAL_JOBS * MEASURED_SHARE));
     await loadInFlightRows(full.db, IN_FLIGHT - HELD);
-    log(`loaded the history (${TOTAL_JOBS.toLocaleString('en')} jobs, ledger, outbox, idempotency keys) and ${IN_FLIGHT - HELD} in-flight rows in ${((performance.now() - t) / 1000).toFixed(0)} s`);
+    log(
+      `loaded the history (${TOTAL_JOBS.toLocaleString('en')} jobs, ledger, outbox, idempotency keys) and ${IN_FLIGHT - HELD} in-flight rows in ${((performance.now() - t) / 1000).toFixed(0)} s`,
+    );
     for (const s of sides) {
-      s.jobIds = (await s.db.selectFrom('jobs').select('id').where('workspace_id', '=', s.tenant.workspaceId).where('kind', '=', 'image').orderBy('created_at', 'desc').limit(2000).execute()).map((r) => r.id);
+      s.jobIds = (
+        await s.db
+          .selectFrom('jobs')
+          .select('id')
+          .where('workspace_id', '=', s.tenant.workspaceId)
+          .where('kind', '=', 'image')
+          .orderBy('created_at', 'desc')
+          .limit(2000)
+          .execute()
+      ).map((r) => r.id);
       s.gw = await startGateway(s.config, s.db);
       s.workers = await startWorkers(s.config, s.db, 'all', { activityInterceptors: [parkHeldJobs] });
     }
@@ -131,7 +148,12 @@ async function main() {
       }),
     );
     for (;;) {
-      const r = await full.db.selectFrom('jobs').select(sql<number>`count(*)::int`.as('n')).where('workspace_id', '=', heldTenant.workspaceId).where('provider_ref', 'is not', null).executeTakeFirstOrThrow();
+      const r = await full.db
+        .selectFrom('jobs')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .where('workspace_id', '=', heldTenant.workspaceId)
+        .where('provider_ref', 'is not', null)
+        .executeTakeFirstOrThrow();
       if (r.n >= HELD) break;
       await new Promise((r) => setTimeout(r, 500));
     }
@@ -192,7 +214,14 @@ async function main() {
     }
 
     const creates = await alternate(sides, 200, (s, i) =>
-      call(s.gw.baseUrl, 'POST', '/v1/images/generate', s.tenant.apiKey, { project_id: s.tenant.projectId, prompt: `bench create ${i}`, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 }, { 'idempotency-key': `bench-${s.name}-${i}` }),
+      call(
+        s.gw.baseUrl,
+        'POST',
+        '/v1/images/generate',
+        s.tenant.apiKey,
+        { project_id: s.tenant.projectId, prompt: `bench create ${i}`, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 },
+        { 'idempotency-key': `bench-${s.name}-${i}` },
+      ),
     );
     report('create p50', 0.5, creates);
     report('create p99', 0.99, creates);
@@ -215,16 +244,33 @@ async function main() {
         times.push(performance.now() - t0);
         calls += pass.temporalCalls;
       }
-      const inFlight = await s.db.selectFrom('jobs').select(sql<number>`count(*)::int`.as('n')).where('status', 'in', inFlightStatuses).executeTakeFirstOrThrow();
+      const inFlight = await s.db
+        .selectFrom('jobs')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .where('status', 'in', inFlightStatuses)
+        .executeTakeFirstOrThrow();
       const perPass = calls / 10;
-      passRows.push([s.name === 'empty' ? 'empty db' : '1M jobs', String(inFlight.n), pct(times, 0.5).toFixed(1), pct(times, 0.99).toFixed(1), perPass.toFixed(1), ((perPass * 60_000) / RECONCILE_INTERVAL).toFixed(1)]);
+      passRows.push([
+        s.name === 'empty' ? 'empty db' : '1M jobs',
+        String(inFlight.n),
+        pct(times, 0.5).toFixed(1),
+        pct(times, 0.99).toFixed(1),
+        perPass.toFixed(1),
+        ((perPass * 60_000) / RECONCILE_INTERVAL).toFixed(1),
+      ]);
     }
     printTable(['', 'in flight', 'pass p50 ms', 'pass max ms', 'Temporal calls/pass', 'calls/min (one replica)'], passRows);
 
     // 100 held jobs terminated (which skips workflow code) while a reconciler runs a pass every
     // RECONCILE_INTERVAL_MS (the default, 15 s), its phase against the terminations arbitrary.
     const interval = RECONCILE_INTERVAL;
-    const reconciler = reconcilerOf({ config: full.config, db: full.db, storage: full.workers.service.storage, client: full.gw.client, logger: pino({ level: 'silent' }) });
+    const reconciler = reconcilerOf({
+      config: full.config,
+      db: full.db,
+      storage: full.workers.service.storage,
+      client: full.gw.client,
+      logger: pino({ level: 'silent' }),
+    });
     const victims = held.slice(0, TERMINATED);
     const passes: { at: number; ms: number; settled: number; calls: number }[] = [];
     let loopOn = true;
@@ -257,7 +303,8 @@ async function main() {
     console.log(
       `\n${TERMINATED} terminated jobs settled and refunded ${(settleMs / 1000).toFixed(1)} s after they closed (a pass every ${interval / 1000} s; ${HELD - TERMINATED} held jobs and ${IN_FLIGHT - HELD} other jobs still in flight)`,
     );
-    for (const p of passes) console.log(`  pass at +${((p.at - closedAt) / 1000).toFixed(1)} s: ${p.ms.toFixed(0)} ms, settled ${p.settled}, ${p.calls} Temporal calls`);
+    for (const p of passes)
+      console.log(`  pass at +${((p.at - closedAt) / 1000).toFixed(1)} s: ${p.ms.toFixed(0)} ms, settled ${p.settled}, ${p.calls} Temporal calls`);
 
     console.log('\ntable and index sizes (MB)');
     const sizeRows: string[][] = [];

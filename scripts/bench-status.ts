@@ -175,7 +175,13 @@ async function main(): Promise<void> {
     const completed = await insert();
     await tdb.db
       .updateTable('jobs')
-      .set({ status: 'completed', phase: 'completed', percent: 100, workflow_started: true, outputs: JSON.stringify([{ key: `jobs/${completed}/output-1.png`, content_type: 'image/png', size: 1 }]) })
+      .set({
+        status: 'completed',
+        phase: 'completed',
+        percent: 100,
+        workflow_started: true,
+        outputs: JSON.stringify([{ key: `jobs/${completed}/output-1.png`, content_type: 'image/png', size: 1 }]),
+      })
       .where('id', '=', completed)
       .execute();
     const inFlight: string[] = [];
@@ -227,19 +233,24 @@ async function main(): Promise<void> {
     let withoutProgress = 0;
     for (const id of inFlight) {
       const body = await new Promise<string>((resolve, reject) => {
-        http.get({ host: '127.0.0.1', port: gw.port, path: `/v1/images/${id}`, headers: auth, agent }, (res) => {
-          let text = '';
-          res.setEncoding('utf8').on('data', (d: string) => (text += d));
-          res.on('end', () => resolve(text));
-        }).on('error', reject);
+        http
+          .get({ host: '127.0.0.1', port: gw.port, path: `/v1/images/${id}`, headers: auth, agent }, (res) => {
+            let text = '';
+            res.setEncoding('utf8').on('data', (d: string) => (text += d));
+            res.on('end', () => resolve(text));
+          })
+          .on('error', reject);
       });
       if (!(JSON.parse(body) as { data?: { progress?: unknown } }).data?.progress) withoutProgress++;
     }
 
-    const fmt = (r: RoundResult) => `${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(2).padStart(6)} ms  p99 ${r.p99.toFixed(2).padStart(7)} ms${r.errors ? `  ${r.errors} non-200` : ''}`;
+    const fmt = (r: RoundResult) =>
+      `${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(2).padStart(6)} ms  p99 ${r.p99.toFixed(2).padStart(7)} ms${r.errors ? `  ${r.errors} non-200` : ''}`;
     const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
     console.log(`bench:status on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown cpu'}), node ${process.version}`);
-    console.log(`rounds: ${rounds} per target and mode, ${seconds} s each, alternating gateway / bare; closed loop ${CONNECTIONS} connections; open loop ${OPEN_RATE} req/s`);
+    console.log(
+      `rounds: ${rounds} per target and mode, ${seconds} s each, alternating gateway / bare; closed loop ${CONNECTIONS} connections; open loop ${OPEN_RATE} req/s`,
+    );
     console.log(`in-flight answers without progress: ${withoutProgress} of ${IN_FLIGHT}`);
     // Warm both (JIT, pools, key cache).
     for (const c of cases) for (const target of [c.gateway, c.bare]) await closedLoop(target, 1);
@@ -264,12 +275,16 @@ async function main(): Promise<void> {
       }
       const gRps = median(closed.gateway!.map((x) => x.rps));
       const bRps = median(closed.bare!.map((x) => x.rps));
-      console.log(`closed loop, median of rounds: gateway ${gRps.toFixed(0)} req/s, bare ${bRps.toFixed(0)} req/s, ratio ${(gRps / bRps).toFixed(2)} (target >= 0.6)`);
+      console.log(
+        `closed loop, median of rounds: gateway ${gRps.toFixed(0)} req/s, bare ${bRps.toFixed(0)} req/s, ratio ${(gRps / bRps).toFixed(2)} (target >= 0.6)`,
+      );
       const g99 = median(open.gateway!.map((x) => x.p99));
       const b99 = median(open.bare!.map((x) => x.p99));
       const g50 = median(open.gateway!.map((x) => x.p50));
       const b50 = median(open.bare!.map((x) => x.p50));
-      console.log(`open loop ${OPEN_RATE} req/s, median of rounds: gateway p50 ${g50.toFixed(2)} ms p99 ${g99.toFixed(2)} ms; bare p50 ${b50.toFixed(2)} ms p99 ${b99.toFixed(2)} ms (target: gateway p99 <= 15 ms)`);
+      console.log(
+        `open loop ${OPEN_RATE} req/s, median of rounds: gateway p50 ${g50.toFixed(2)} ms p99 ${g99.toFixed(2)} ms; bare p50 ${b50.toFixed(2)} ms p99 ${b99.toFixed(2)} ms (target: gateway p99 <= 15 ms)`,
+      );
     }
   } finally {
     agent.destroy();

@@ -87,7 +87,11 @@ function multipartUpload(baseUrl: string, tenant: Tenant, payload: Buffer): Prom
     const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
     const req = http.request(`${baseUrl}/v1/upload`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${tenant.apiKey}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + payload.length + tail.length) },
+      headers: {
+        authorization: `Bearer ${tenant.apiKey}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'content-length': String(head.length + payload.length + tail.length),
+      },
     });
     req.on('error', reject);
     req.on('response', (res) => {
@@ -127,7 +131,12 @@ async function postJson(url: string, key: string, body?: unknown): Promise<any> 
 
 /** The direct flow: create, send the bytes to storage with the presigned POST, complete. */
 async function directUpload(baseUrl: string, tenant: Tenant, payload: Blob): Promise<void> {
-  const created = await postJson(`${baseUrl}/v1/uploads`, tenant.apiKey, { project_id: tenant.projectId, name: 'bench.mp4', mime_type: 'video/mp4', size: payload.size });
+  const created = await postJson(`${baseUrl}/v1/uploads`, tenant.apiKey, {
+    project_id: tenant.projectId,
+    name: 'bench.mp4',
+    mime_type: 'video/mp4',
+    size: payload.size,
+  });
   const { url, fields } = created.upload as { url: string; fields: Record<string, string> };
   if (!/^https?:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])[:/]/.test(url)) throw new Error('the benchmark only sends to loopback storage');
   const form = new FormData();

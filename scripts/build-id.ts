@@ -22,7 +22,10 @@ async function files(dir: string): Promise<string[]> {
 }
 
 const hash = createHash('sha256');
-const paths = (await files(dist)).map((p) => relative(dist, p).split('\\').join('/')).filter((p) => !skipped(p)).sort();
+const paths = (await files(dist))
+  .map((p) => relative(dist, p).split('\\').join('/'))
+  .filter((p) => !skipped(p))
+  .sort();
 for (const rel of paths) {
   hash.update(`${rel}\0`);
   hash.update(await readFile(join(dist, rel)));

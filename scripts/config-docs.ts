@@ -58,14 +58,20 @@ export function configReference(): string {
     '',
     'Every process (gateway, workers, admin CLI) reads its configuration from the environment once, at',
     'start, through one schema (`shared/config.ts`, its sections in `shared/config/*.ts`). A bad value',
-    'stops the process with the variable\'s name and what is wrong, never the value (it may be a secret).',
+    "stops the process with the variable's name and what is wrong, never the value (it may be a secret).",
     'Unset and empty mean the default. This page is generated from the schema itself; the test',
     '`test/unit/config-docs.test.ts` fails when a variable has no description or this page is stale',
     '(regenerate it with `npm run docs:config`).',
     '',
     `${Object.keys(shape).length} variables:`,
     '',
-    ...sections.map((s) => `- [${s.title}](#${s.title.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')}) (${s.names.length})`),
+    ...sections.map(
+      (s) =>
+        `- [${s.title}](#${s.title
+          .toLowerCase()
+          .replace(/[^a-z0-9 -]/g, '')
+          .replace(/ /g, '-')}) (${s.names.length})`,
+    ),
   ];
   for (const section of sections) {
     out.push('', `## ${section.title}`, '', '| variable | type | default | description |', '|---|---|---|---|');

@@ -20,7 +20,10 @@ async function main() {
     console.log(`loaded ${rows} jobs into one workspace in ${((performance.now() - loadStart) / 1000).toFixed(1)} s`);
     const cases: [string, JobListOptions][] = [
       ['GET /v1/jobs (first page, limit 50)', { limit: 50 }],
-      [`GET /v1/jobs?cursor=… (a page half way down: ${rows / 2} rows newer)`, { limit: 50, after: { createdAtMicros: String((Date.now() - (rows / 2) * 1000) * 1000), id: 'zzz' } }],
+      [
+        `GET /v1/jobs?cursor=… (a page half way down: ${rows / 2} rows newer)`,
+        { limit: 50, after: { createdAtMicros: String((Date.now() - (rows / 2) * 1000) * 1000), id: 'zzz' } },
+      ],
       ['GET /v1/videos', { limit: 50, filters: { kind: 'video' } }],
       ['GET /v1/jobs?status=failed', { limit: 50, filters: { status: 'failed' } }],
       ['GET /v1/images?status=pending', { limit: 50, filters: { kind: 'image', status: 'pending' } }],

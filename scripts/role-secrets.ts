@@ -11,5 +11,13 @@ if (!arg) {
   process.stderr.write('usage: role-secrets.js <gateway | admin | worker roles, comma-separated | --all>\n');
   process.exit(2);
 }
-const names = arg === '--all' ? [...roleScopedSecrets] : secretsOfRoles(arg.split(',').map((r) => r.trim()).filter(Boolean));
+const names =
+  arg === '--all'
+    ? [...roleScopedSecrets]
+    : secretsOfRoles(
+        arg
+          .split(',')
+          .map((r) => r.trim())
+          .filter(Boolean),
+      );
 process.stdout.write(names.map((n) => `${n}\n`).join(''));

@@ -45,7 +45,12 @@ export interface Group {
 export const limits = { RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', RECONCILE_INTERVAL_MS: '3600000' };
 
 /** A database, a gateway and a worker fleet of their own (the workers on `workerDbUrl` when given), for `fn`. */
-export async function group(name: string, overrides: Record<string, string>, fn: (g: Group) => Promise<void>, opts: { workerDbUrl?: (dbUrl: string) => Promise<string>; holds?: Holds } = {}): Promise<void> {
+export async function group(
+  name: string,
+  overrides: Record<string, string>,
+  fn: (g: Group) => Promise<void>,
+  opts: { workerDbUrl?: (dbUrl: string) => Promise<string>; holds?: Holds } = {},
+): Promise<void> {
   console.log(`-- ${name}`);
   const tdb = await createTestDatabase();
   const config = testConfig(tdb.url, { ...limits, ...overrides });
@@ -92,10 +97,15 @@ export async function generating(g: Group, id: string): Promise<void> {
 
 /** Closed as `status`; answers its run id. */
 export async function closedAs(client: Client, id: string, status: string): Promise<string> {
-  return waitFor(`${id}'s workflow to close as ${status}`, async () => {
-    const d = await client.workflow.getHandle(id).describe();
-    return d.status.name === status ? d.runId : undefined;
-  }, 180_000, 200);
+  return waitFor(
+    `${id}'s workflow to close as ${status}`,
+    async () => {
+      const d = await client.workflow.getHandle(id).describe();
+      return d.status.name === status ? d.runId : undefined;
+    },
+    180_000,
+    200,
+  );
 }
 
 /** What the Web UI's Reset does: a new run from the history up to the workflow task completed at `eventId`. */

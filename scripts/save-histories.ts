@@ -32,7 +32,21 @@ import { providerSecrets } from '../shared/providers/index.js';
 
 // Every provider key emptied (the fal group sets its own back): no provider is live by accident.
 const noProviderKeys = Object.fromEntries(providerSecrets.map((k) => [k, '']));
-import { closedAs, create, finish, generating, group, imageBody, jobStatus, outDir, reset, save, saved, startPgProxy, startReceiver } from './save-histories-support.js';
+import {
+  closedAs,
+  create,
+  finish,
+  generating,
+  group,
+  imageBody,
+  jobStatus,
+  outDir,
+  reset,
+  save,
+  saved,
+  startPgProxy,
+  startReceiver,
+} from './save-histories-support.js';
 
 async function main() {
   await mkdir(outDir, { recursive: true });
@@ -48,70 +62,114 @@ async function main() {
   xai.filesBaseUrl = remote.origin;
   const pgProxy = await startPgProxy(new URL(process.env.DATABASE_URL!));
   try {
-    await group('the local renderer, instant', { ...fetchSettings, LOCAL_RENDER_FAULTS: 'true', WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_RETRY_INITIAL_MS: '200', WEBHOOK_RETRY_MAX_INTERVAL_MS: '1000' }, async (g) => {
-      const t = await createTenant(g.tdb.db, 10_000);
-      const voice = await insertVoice(g.tdb.db);
-      const actor = await insertActor(g.tdb.db, g.gw.storage, { defaultVoiceId: voice });
-      const startFrame = await insertUpload(g.tdb.db, g.gw.storage, t, 'image');
-      const image = await insertUpload(g.tdb.db, g.gw.storage, t, 'image');
-      const video = await insertUpload(g.tdb.db, g.gw.storage, t, 'video');
+    await group(
+      'the local renderer, instant',
+      {
+        ...fetchSettings,
+        LOCAL_RENDER_FAULTS: 'true',
+        WEBHOOK_ALLOW_LOOPBACK: 'true',
+        WEBHOOK_TIMEOUT_MS: '2000',
+        WEBHOOK_RETRY_INITIAL_MS: '200',
+        WEBHOOK_RETRY_MAX_INTERVAL_MS: '1000',
+      },
+      async (g) => {
+        const t = await createTenant(g.tdb.db, 10_000);
+        const voice = await insertVoice(g.tdb.db);
+        const actor = await insertActor(g.tdb.db, g.gw.storage, { defaultVoiceId: voice });
+        const startFrame = await insertUpload(g.tdb.db, g.gw.storage, t, 'image');
+        const image = await insertUpload(g.tdb.db, g.gw.storage, t, 'image');
+        const video = await insertUpload(g.tdb.db, g.gw.storage, t, 'video');
 
-      await finish(g, 'image', await create(g, t, '/v1/images/generate', imageBody('a fox in snow')), 'completed');
-      await finish(
-        g,
-        'video',
-        await create(g, t, '/v1/videos/generate', { prompt: 'waves at dusk', model: 'seedance-1.5', aspect_ratio: '9:16', duration: 4, resolution: '480p', start_frame_file_id: startFrame }),
-        'completed',
-      );
-      await finish(g, 'replace_actor', await create(g, t, '/v1/replace-actors/generations', { image_file_id: image, video_file_id: video, duration: 3 }), 'completed');
-      await finish(g, 'talking_actor', await create(g, t, '/v1/talking-actors/generate', { actor_id: actor, script: 'Hello there. This is a replay test.' }), 'completed');
-      await finish(
-        g,
-        'replace_actor-url-inputs',
-        await create(g, t, '/v1/replace-actors/generations', { image_url: `${remote.origin}/character.png`, video_url: `${remote.origin}/motion.mp4`, duration: 3 }),
-        'completed',
-      );
-      await finish(g, 'image-failed', await create(g, t, '/v1/images/generate', imageBody('broken [fail:terminal]')), 'failed');
+        await finish(g, 'image', await create(g, t, '/v1/images/generate', imageBody('a fox in snow')), 'completed');
+        await finish(
+          g,
+          'video',
+          await create(g, t, '/v1/videos/generate', {
+            prompt: 'waves at dusk',
+            model: 'seedance-1.5',
+            aspect_ratio: '9:16',
+            duration: 4,
+            resolution: '480p',
+            start_frame_file_id: startFrame,
+          }),
+          'completed',
+        );
+        await finish(
+          g,
+          'replace_actor',
+          await create(g, t, '/v1/replace-actors/generations', { image_file_id: image, video_file_id: video, duration: 3 }),
+          'completed',
+        );
+        await finish(
+          g,
+          'talking_actor',
+          await create(g, t, '/v1/talking-actors/generate', { actor_id: actor, script: 'Hello there. This is a replay test.' }),
+          'completed',
+        );
+        await finish(
+          g,
+          'replace_actor-url-inputs',
+          await create(g, t, '/v1/replace-actors/generations', {
+            image_url: `${remote.origin}/character.png`,
+            video_url: `${remote.origin}/motion.mp4`,
+            duration: 3,
+          }),
+          'completed',
+        );
+        await finish(g, 'image-failed', await create(g, t, '/v1/images/generate', imageBody('broken [fail:terminal]')), 'failed');
 
-      // A failed job reset once its workspace can no longer pay (its balance set to 0 here, as if
-      // spent on other jobs meanwhile): the revival's charge is refused.
-      const poor = await createTenant(g.tdb.db, 100);
-      const refused = await create(g, poor, '/v1/images/generate', imageBody('broken again [fail:terminal]'));
-      const runId = await closedAs(g.gw.client, refused, 'FAILED');
-      await g.tdb.db.updateTable('workspaces').set({ credits: 0 }).where('id', '=', poor.workspaceId).execute();
-      const first = (await g.gw.client.workflow.getHandle(refused, runId).fetchHistory()).events?.find((e) => e.workflowTaskCompletedEventAttributes);
-      const resetRun = await reset(g, refused, runId, first?.eventId, 'operator: retry with the renderer fixed');
-      await save('image-reset-insufficient-credits', g.gw.client.workflow.getHandle(refused, resetRun));
-      const after = await jobStatus(g, refused);
-      if (after.status !== 'failed') throw new Error(`the unpaid revival left ${refused} ${after.status}`);
+        // A failed job reset once its workspace can no longer pay (its balance set to 0 here, as if
+        // spent on other jobs meanwhile): the revival's charge is refused.
+        const poor = await createTenant(g.tdb.db, 100);
+        const refused = await create(g, poor, '/v1/images/generate', imageBody('broken again [fail:terminal]'));
+        const runId = await closedAs(g.gw.client, refused, 'FAILED');
+        await g.tdb.db.updateTable('workspaces').set({ credits: 0 }).where('id', '=', poor.workspaceId).execute();
+        const first = (await g.gw.client.workflow.getHandle(refused, runId).fetchHistory()).events?.find((e) => e.workflowTaskCompletedEventAttributes);
+        const resetRun = await reset(g, refused, runId, first?.eventId, 'operator: retry with the renderer fixed');
+        await save('image-reset-insufficient-credits', g.gw.client.workflow.getHandle(refused, resetRun));
+        const after = await jobStatus(g, refused);
+        if (after.status !== 'failed') throw new Error(`the unpaid revival left ${refused} ${after.status}`);
 
-      // webhookDelivery: the job's terminal event, delivered on the second attempt.
-      const rotated = await runAdmin(['webhook', 'secret', 'rotate', '--workspace', t.workspaceId, '--as', t.ownerEmail, '--json'], { ...process.env, DATABASE_URL: g.tdb.url });
-      if (rotated.code !== 0) throw new Error(`webhook secret rotate failed: ${rotated.stderr}`);
-      const receiver = await startReceiver([503, 204]);
-      try {
-        const hooked = await create(g, t, '/v1/images/generate', { ...imageBody('a kite, announced'), webhook_url: receiver.url });
-        const delivery = await waitFor(`${hooked}'s webhook to be delivered`, async () => {
-          const rows = await deliveriesOfJob(g.tdb.db, hooked);
-          return rows.length === 1 && rows[0]!.delivered_at !== null ? rows[0]! : undefined;
+        // webhookDelivery: the job's terminal event, delivered on the second attempt.
+        const rotated = await runAdmin(['webhook', 'secret', 'rotate', '--workspace', t.workspaceId, '--as', t.ownerEmail, '--json'], {
+          ...process.env,
+          DATABASE_URL: g.tdb.url,
         });
-        await save('webhook-delivery', g.gw.client.workflow.getHandle(delivery.id));
-      } finally {
-        await receiver.close();
-      }
+        if (rotated.code !== 0) throw new Error(`webhook secret rotate failed: ${rotated.stderr}`);
+        const receiver = await startReceiver([503, 204]);
+        try {
+          const hooked = await create(g, t, '/v1/images/generate', { ...imageBody('a kite, announced'), webhook_url: receiver.url });
+          const delivery = await waitFor(`${hooked}'s webhook to be delivered`, async () => {
+            const rows = await deliveriesOfJob(g.tdb.db, hooked);
+            return rows.length === 1 && rows[0]!.delivered_at !== null ? rows[0]! : undefined;
+          });
+          await save('webhook-delivery', g.gw.client.workflow.getHandle(delivery.id));
+        } finally {
+          await receiver.close();
+        }
 
-      // uploadFromUrl: the gateway answers once the workflow stored the file.
-      const uploaded = await api(g.gw.baseUrl, t.apiKey).post('/v1/upload-from-url', { project_id: t.projectId, url: `${remote.origin}/character.png` });
-      if (uploaded.status !== 200) throw new Error(`upload-from-url answered ${uploaded.status}: ${uploaded.text}`);
-      await save('upload-from-url', g.gw.client.workflow.getHandle(uploaded.body.data.id as string));
-    });
+        // uploadFromUrl: the gateway answers once the workflow stored the file.
+        const uploaded = await api(g.gw.baseUrl, t.apiKey).post('/v1/upload-from-url', { project_id: t.projectId, url: `${remote.origin}/character.png` });
+        if (uploaded.status !== 200) throw new Error(`upload-from-url answered ${uploaded.status}: ${uploaded.text}`);
+        await save('upload-from-url', g.gw.client.workflow.getHandle(uploaded.body.data.id as string));
+      },
+    );
 
     await group(
       'webhooks whose retries run out',
-      { WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_RETRY_INITIAL_MS: '200', WEBHOOK_RETRY_MAX_INTERVAL_MS: '500', WEBHOOK_RETRY_FOR_MS: '3000' },
+      {
+        WEBHOOK_ALLOW_LOOPBACK: 'true',
+        WEBHOOK_TIMEOUT_MS: '2000',
+        WEBHOOK_RETRY_INITIAL_MS: '200',
+        WEBHOOK_RETRY_MAX_INTERVAL_MS: '500',
+        WEBHOOK_RETRY_FOR_MS: '3000',
+      },
       async (g) => {
         const t = await createTenant(g.tdb.db, 10_000);
-        const rotated = await runAdmin(['webhook', 'secret', 'rotate', '--workspace', t.workspaceId, '--as', t.ownerEmail, '--json'], { ...process.env, DATABASE_URL: g.tdb.url });
+        const rotated = await runAdmin(['webhook', 'secret', 'rotate', '--workspace', t.workspaceId, '--as', t.ownerEmail, '--json'], {
+          ...process.env,
+          DATABASE_URL: g.tdb.url,
+        });
         if (rotated.code !== 0) throw new Error(`webhook secret rotate failed: ${rotated.stderr}`);
         // The receiver answers 503 to every attempt: the retries run out and the event is given up.
         const receiver = await startReceiver([503]);
@@ -230,10 +288,17 @@ async function main() {
           // fal takes the request, then its status endpoint stays down past the failover budget.
           fal.down(['status'], json(502, { detail: 'Bad Gateway' }));
           const cancelsBefore = fal.requestsOf('cancel').length;
-          const id = await create(g, t, '/v1/videos/generate', { prompt: 'a lighthouse in a storm', model: 'grok-video', aspect_ratio: '16:9', duration: 1, resolution: '480p' });
+          const id = await create(g, t, '/v1/videos/generate', {
+            prompt: 'a lighthouse in a storm',
+            model: 'grok-video',
+            aspect_ratio: '16:9',
+            duration: 1,
+            resolution: '480p',
+          });
           await finish(g, 'grok-video-failover', id, 'completed');
           const row = await g.tdb.db.selectFrom('jobs').select(['params', 'provider_attempts']).where('id', '=', id).executeTakeFirstOrThrow();
-          if (row.params.provider !== 'xai' || row.provider_attempts.length !== 1) throw new Error(`the failover job ended on ${row.params.provider} after ${JSON.stringify(row.provider_attempts)}`);
+          if (row.params.provider !== 'xai' || row.provider_attempts.length !== 1)
+            throw new Error(`the failover job ended on ${row.params.provider} after ${JSON.stringify(row.provider_attempts)}`);
           // The given-up request's cancel ran in its own workflow, not waited for by the job.
           await save('provider-cancel-given-up', g.gw.client.workflow.getHandle(`${id}-given-up-fal`));
           if (fal.requestsOf('cancel').length !== cancelsBefore + 1) throw new Error('the given-up request was not canceled once at fal');
@@ -241,7 +306,13 @@ async function main() {
           // A job that gave fal up and was then refused by xAI, reset to the workflow task that gave
           // fal up: the route step is the new run's first, claims the job, and xAI serves it.
           xai.nextOutcome('moderated');
-          const refused = await create(g, t, '/v1/videos/generate', { prompt: 'a lighthouse in a gale', model: 'grok-video', aspect_ratio: '16:9', duration: 1, resolution: '480p' });
+          const refused = await create(g, t, '/v1/videos/generate', {
+            prompt: 'a lighthouse in a gale',
+            model: 'grok-video',
+            aspect_ratio: '16:9',
+            duration: 1,
+            resolution: '480p',
+          });
           await finish(g, 'grok-video-failed-after-failover', refused, 'failed');
           const runId = await closedAs(g.gw.client, refused, 'FAILED');
           const events = (await g.gw.client.workflow.getHandle(refused, runId).fetchHistory()).events ?? [];
@@ -255,7 +326,13 @@ async function main() {
           // Every route fails: fal past its budget, then xAI past its budget; the job fails, refunded.
           fal.down(['submit', 'status', 'result', 'cancel'], json(503, { detail: 'Service Unavailable' }));
           xai.down(['submit', 'status'], json(503, { code: 'unavailable', error: 'The service is currently unavailable' }));
-          const doomed = await create(g, t, '/v1/videos/generate', { prompt: 'a lighthouse nobody can render', model: 'grok-video', aspect_ratio: '16:9', duration: 1, resolution: '480p' });
+          const doomed = await create(g, t, '/v1/videos/generate', {
+            prompt: 'a lighthouse nobody can render',
+            model: 'grok-video',
+            aspect_ratio: '16:9',
+            duration: 1,
+            resolution: '480p',
+          });
           await finish(g, 'grok-video-every-route-failed', doomed, 'failed');
           fal.up();
           xai.up();
@@ -264,14 +341,26 @@ async function main() {
           // (The earlier paths left fal's breaker with a history of its own: it starts again, open.)
           await g.tdb.db.deleteFrom('provider_circuits').execute();
           await g.tdb.db.insertInto('provider_circuits').values({ provider: 'fal', model: 'grok-video', state: 'open', opened_at: new Date() }).execute();
-          const skipping = await create(g, t, '/v1/videos/generate', { prompt: 'a lighthouse, fal skipped', model: 'grok-video', aspect_ratio: '16:9', duration: 1, resolution: '480p' });
+          const skipping = await create(g, t, '/v1/videos/generate', {
+            prompt: 'a lighthouse, fal skipped',
+            model: 'grok-video',
+            aspect_ratio: '16:9',
+            duration: 1,
+            resolution: '480p',
+          });
           await finish(g, 'grok-video-breaker-skip', skipping, 'completed');
           await g.tdb.db.deleteFrom('provider_circuits').execute();
 
           // Canceled by its customer on the second route, after the failover.
           fal.down(['status'], json(502, { detail: 'Bad Gateway' }));
           xai.pendingPolls = 10_000;
-          const canceled = await create(g, t, '/v1/videos/generate', { prompt: 'a lighthouse, canceled after the failover', model: 'grok-video', aspect_ratio: '16:9', duration: 1, resolution: '480p' });
+          const canceled = await create(g, t, '/v1/videos/generate', {
+            prompt: 'a lighthouse, canceled after the failover',
+            model: 'grok-video',
+            aspect_ratio: '16:9',
+            duration: 1,
+            resolution: '480p',
+          });
           await waitFor(`${canceled} to be generating at xAI`, async () => {
             const row = await g.tdb.db.selectFrom('jobs').select('provider_ref').where('id', '=', canceled).executeTakeFirstOrThrow();
             return (row.provider_ref as { provider?: string } | null)?.provider === 'xai' ? true : undefined;
@@ -295,10 +384,15 @@ async function main() {
         pgProxy.down();
         const id = await create(g, t, '/v1/images/generate', imageBody('started during an outage'));
         // The claim's retries wait longer than the local retry threshold: the workflow sleeps on a timer.
-        await waitFor(`${id}'s first database step to back off on a timer`, async () => {
-          const h = await g.gw.client.workflow.getHandle(id).fetchHistory();
-          return h.events?.some((e) => e.timerStartedEventAttributes) ? true : undefined;
-        }, 120_000, 250);
+        await waitFor(
+          `${id}'s first database step to back off on a timer`,
+          async () => {
+            const h = await g.gw.client.workflow.getHandle(id).fetchHistory();
+            return h.events?.some((e) => e.timerStartedEventAttributes) ? true : undefined;
+          },
+          120_000,
+          250,
+        );
         pgProxy.up();
         await finish(g, 'image-db-step-backoff', id, 'completed');
       },

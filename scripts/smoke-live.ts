@@ -27,7 +27,10 @@ import type { ProviderName } from '../workflows/definitions.js';
 
 const config = loadConfig({ ...process.env, PROVIDERS_MODE: 'live' });
 const storage = createStorage(config);
-const stamp = new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14);
+const stamp = new Date()
+  .toISOString()
+  .replace(/[-:.TZ]/g, '')
+  .slice(0, 14);
 
 const ctx: ProviderContext = {
   storage,
@@ -114,7 +117,11 @@ const smokes: Smoke[] = [
     listPrice: 'per ElevenLabs character pricing (about 60 characters)',
     async run() {
       const voiceId = process.env.SMOKE_ELEVENLABS_VOICE_ID ?? '21m00Tcm4TlvDq8ikWAM';
-      const adapter = createElevenLabsAdapter({ key: config.ELEVENLABS_API_KEY!, baseUrl: config.ELEVENLABS_BASE_URL, fal: { key: config.FAL_KEY ?? '', queueUrl: config.FAL_QUEUE_URL } });
+      const adapter = createElevenLabsAdapter({
+        key: config.ELEVENLABS_API_KEY!,
+        baseUrl: config.ELEVENLABS_BASE_URL,
+        fal: { key: config.FAL_KEY ?? '', queueUrl: config.FAL_QUEUE_URL },
+      });
       const script = 'Hello, this is a short smoke test of the speech step.';
       const req = request('talking-actor', 'elevenlabs', { script, voice: { id: 'smoke', ttsVoice: 'en-us', providerVoiceId: voiceId, gender: 'female' } });
       const speech = await adapter.synthesize(req, ctx);

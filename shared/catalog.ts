@@ -22,7 +22,9 @@ function withAlternates<E extends ModelEntry>(entry: E): E & Pick<ModelRoute, 'a
 
 const entries = { ...imageEntries, ...videoEntries, ...actorEntries };
 export type ModelName = keyof typeof entries;
-export const catalog = Object.fromEntries(Object.entries(entries).map(([model, entry]) => [model, withAlternates(entry)])) as { readonly [M in ModelName]: (typeof entries)[M] & Pick<ModelRoute, 'alternates'> };
+export const catalog = Object.fromEntries(Object.entries(entries).map(([model, entry]) => [model, withAlternates(entry)])) as {
+  readonly [M in ModelName]: (typeof entries)[M] & Pick<ModelRoute, 'alternates'>;
+};
 
 export const imageModels = ['nano-banana-2', 'gpt-image-1.5', 'seedream-4.5'] as const;
 export const videoModels = ['sora-2-pro', 'sora-2', 'kling-3.0', 'kling-2.6', 'veo-3.1', 'seedance-1.5', 'grok-video'] as const;
@@ -81,11 +83,14 @@ export function routeRefusal(route: ModelRoute, provider: ProviderName, p: Reque
   const accepts = provider === route.provider ? undefined : route.alternates?.find((a) => a.provider === provider)?.accepts;
   if (!accepts) return undefined;
   const via = `${route.model} on ${provider}`;
-  if (accepts.imageInputs === false && (p.start_frame_file_id || p.end_frame_file_id || (p.reference_file_ids?.length ?? 0) > 0)) return `${via} takes no image inputs (text-to-video only)`;
+  if (accepts.imageInputs === false && (p.start_frame_file_id || p.end_frame_file_id || (p.reference_file_ids?.length ?? 0) > 0))
+    return `${via} takes no image inputs (text-to-video only)`;
   const duration = p.duration ?? route.defaultDuration;
-  if (accepts.durations && duration != null && !accepts.durations.includes(duration)) return `duration: ${via} supports ${accepts.durations.join(', ')} seconds`;
+  if (accepts.durations && duration != null && !accepts.durations.includes(duration))
+    return `duration: ${via} supports ${accepts.durations.join(', ')} seconds`;
   const resolution = (p.resolution as string | null | undefined) ?? route.defaultResolution;
-  if (accepts.resolutions && resolution != null && !accepts.resolutions.includes(resolution)) return `resolution: ${via} supports ${accepts.resolutions.join(', ')}`;
+  if (accepts.resolutions && resolution != null && !accepts.resolutions.includes(resolution))
+    return `resolution: ${via} supports ${accepts.resolutions.join(', ')}`;
   const aspect = (p.aspect_ratio as string | null | undefined) ?? route.defaultAspectRatio;
   if (accepts.aspectRatios && !accepts.aspectRatios.includes(aspect)) return `aspect_ratio: ${via} supports ${accepts.aspectRatios.join(', ')}`;
   return undefined;

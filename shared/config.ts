@@ -85,13 +85,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Its own key: falling back to the storage secret would tie the two secrets' rotations together
     // and put both in one place. Whether a process needs it at all depends on its roles
     // (shared/routing.ts missingRoleSecrets).
-    if (parsed.data.WEBHOOK_SECRETS_KEY && parsed.data.WEBHOOK_SECRETS_KEY === parsed.data.S3_SECRET_KEY) refused.push('  WEBHOOK_SECRETS_KEY: must differ from S3_SECRET_KEY when NODE_ENV=production');
+    if (parsed.data.WEBHOOK_SECRETS_KEY && parsed.data.WEBHOOK_SECRETS_KEY === parsed.data.S3_SECRET_KEY)
+      refused.push('  WEBHOOK_SECRETS_KEY: must differ from S3_SECRET_KEY when NODE_ENV=production');
     if (!parsed.data.ALLOW_PLACEHOLDER_PROVIDERS) {
       const placeholders = localRenderedModels(parsed.data);
       if (parsed.data.PROVIDERS_MODE === 'local') {
-        refused.push('  PROVIDERS_MODE: local serves every model from the local renderer (placeholder media, charged as real) and is refused when NODE_ENV=production unless ALLOW_PLACEHOLDER_PROVIDERS=1');
+        refused.push(
+          '  PROVIDERS_MODE: local serves every model from the local renderer (placeholder media, charged as real) and is refused when NODE_ENV=production unless ALLOW_PLACEHOLDER_PROVIDERS=1',
+        );
       } else if (placeholders.length > 0) {
-        refused.push(`  PROVIDERS_MODE: auto would serve ${placeholders.join(', ')} from the local renderer (placeholder media; their provider keys are not set), refused when NODE_ENV=production unless ALLOW_PLACEHOLDER_PROVIDERS=1`);
+        refused.push(
+          `  PROVIDERS_MODE: auto would serve ${placeholders.join(', ')} from the local renderer (placeholder media; their provider keys are not set), refused when NODE_ENV=production unless ALLOW_PLACEHOLDER_PROVIDERS=1`,
+        );
       }
     }
     if (refused.length > 0) throw new ConfigError(`invalid configuration:\n${refused.join('\n')}`);

@@ -196,7 +196,13 @@ function byteCap(maxBytes: number, onBytes: (n: number) => void): Transform {
 }
 
 /** One GET to a checked target, answering once the response headers arrive. */
-function requestOnce(target: CheckedTarget, opts: FetchRemoteOptions, extraCa: string[] | undefined, onAbort: (fn: (err: Error) => void) => void, extraHeaders: Record<string, string> = {}): Promise<IncomingMessage> {
+function requestOnce(
+  target: CheckedTarget,
+  opts: FetchRemoteOptions,
+  extraCa: string[] | undefined,
+  onAbort: (fn: (err: Error) => void) => void,
+  extraHeaders: Record<string, string> = {},
+): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const agent = new https.Agent({ keepAlive: false, maxSockets: 1 });
     const connect = opts.connect ?? ((o: tls.ConnectionOptions) => tls.connect(o));

@@ -59,7 +59,9 @@ export function presentJob(job: JobRow, opts: { progress?: boolean } = {}): JobR
     webhook_events: job.webhook_url ? (job.webhook_events ?? null) : null,
     provider: job.params.provider,
     ...(job.provider_attempts.length ? { provider_attempts: job.provider_attempts.map((a) => ({ provider: a.provider, error: a.error })) } : {}),
-    ...(job.cancel_kept !== null ? { cancel: { refunded: job.price - job.cancel_kept, kept: job.cancel_kept, after_submit: job.canceled_after_submit_at !== null } } : {}),
+    ...(job.cancel_kept !== null
+      ? { cancel: { refunded: job.price - job.cancel_kept, kept: job.cancel_kept, after_submit: job.canceled_after_submit_at !== null } }
+      : {}),
     ...(job.outputs_removed_at ? { outputs_removed_at: job.outputs_removed_at.getTime() } : {}),
   };
   const record = { id: job.id, project_id: job.project_id, ...kindOf(job.kind).present(job.params, job), ...common } as JobRecord;

@@ -2,7 +2,17 @@
 // first bytes until the type is known, refuses unsupported or mislabelled files, then passes bytes
 // on while counting them against the size limit of the detected kind (so limits hold mid-stream).
 import { Transform, type TransformCallback } from 'node:stream';
-import { acceptedMimeTypes, declaredTypeMatches, MB, MediaError, normalizeDeclaredType, sniffMediaType, SNIFF_BYTES, type MediaKind, type MediaType } from './media-sniff.js';
+import {
+  acceptedMimeTypes,
+  declaredTypeMatches,
+  MB,
+  MediaError,
+  normalizeDeclaredType,
+  sniffMediaType,
+  SNIFF_BYTES,
+  type MediaKind,
+  type MediaType,
+} from './media-sniff.js';
 import { DEFAULT_MAX_IMAGE_PIXELS, ImageDimensionScanner, checkImagePixels, type ImageDimensions } from './image-dimensions.js';
 
 // The sniffer and the dimension reader live in their own modules; callers import all of it from here.
@@ -123,7 +133,9 @@ export class MediaGuard extends Transform {
     const limit = this.options.limits[type.fileType];
     if (limit === undefined) return cb(new MediaError('unsupported', `expected ${Object.keys(this.options.limits).join(' or ')}, got ${type.mime}`));
     if (!declaredTypeMatches(this.options.declaredType, type)) {
-      return cb(new MediaError('mismatch', `declared type ${normalizeDeclaredType(this.options.declaredType)} does not match the file's content (${type.mime})`));
+      return cb(
+        new MediaError('mismatch', `declared type ${normalizeDeclaredType(this.options.declaredType)} does not match the file's content (${type.mime})`),
+      );
     }
     let dims: ImageDimensions | null = null;
     if (type.fileType === 'image') {

@@ -107,4 +107,3 @@ export function isLoopbackAddress(ip: string): boolean {
   if (g.slice(0, 7).every((x) => x === 0) && g[7] === 1) return true;
   return g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff && inV4(g[6]! * 65536 + g[7]!, v4(127, 0, 0, 0), 8);
 }
-

@@ -81,5 +81,10 @@ export function redactText(text: string): string {
 export function redactedError(err: unknown): Record<string, unknown> {
   if (!(err instanceof Error)) return { message: redactText(String(err)) };
   const code = (err as { code?: unknown }).code;
-  return { type: err.name, ...(typeof code === 'string' ? { code } : {}), message: redactText(err.message), ...(err.stack ? { stack: redactText(err.stack) } : {}) };
+  return {
+    type: err.name,
+    ...(typeof code === 'string' ? { code } : {}),
+    message: redactText(err.message),
+    ...(err.stack ? { stack: redactText(err.stack) } : {}),
+  };
 }

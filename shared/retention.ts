@@ -53,7 +53,13 @@ export interface LifecycleResult {
 export async function applyLifecycleRules(client: MinioClient, bucket: string, outputRetentionDays: number | null): Promise<LifecycleResult> {
   const current = await readLifecycleRules(client, bucket);
   const others = current.filter((r) => !OUR_RULES.has(r.ID));
-  const ours = (rules: LifecycleRule[]) => JSON.stringify(rules.filter((r) => OUR_RULES.has(r.ID)).map(normalize).sort((a, b) => a.id.localeCompare(b.id)));
+  const ours = (rules: LifecycleRule[]) =>
+    JSON.stringify(
+      rules
+        .filter((r) => OUR_RULES.has(r.ID))
+        .map(normalize)
+        .sort((a, b) => a.id.localeCompare(b.id)),
+    );
   for (const abortRule of [true, false]) {
     const wanted = [...others, ...lifecycleRules(outputRetentionDays, abortRule)];
     if (ours(current) === ours(wanted)) return { changed: false, abortRule };
@@ -85,7 +91,11 @@ function normalize(r: LifecycleRule) {
  * the retention the lifecycle rule enforces (the objects may linger until MinIO's scan removes them;
  * they are not handed out meanwhile).
  */
-export function outputsGoneReason(job: { outputs_removed_at: Date | null; finished_at: Date | null; updated_at: Date }, outputRetentionDays: number | null, now = Date.now()): string | null {
+export function outputsGoneReason(
+  job: { outputs_removed_at: Date | null; finished_at: Date | null; updated_at: Date },
+  outputRetentionDays: number | null,
+  now = Date.now(),
+): string | null {
   if (job.outputs_removed_at) return 'its outputs were deleted';
   if (outputRetentionDays !== null) {
     const stored = (job.finished_at ?? job.updated_at).getTime();

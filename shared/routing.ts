@@ -24,12 +24,18 @@ type KeyConfig = { PROVIDERS_MODE: 'local' | 'live' | 'auto' } & { readonly [K i
  * A provider's keys are set here, or (PROVIDER_KEYS_SET, names only) on the deployment's provider
  * fleets: a gateway routes jobs to a provider without holding its key.
  */
-const hasKeys = (config: KeyConfig, provider: LiveProviderName) => providerKeys[provider].every((k) => Boolean(config[k]) || keysSetElsewhere(config.PROVIDER_KEYS_SET).has(k));
+const hasKeys = (config: KeyConfig, provider: LiveProviderName) =>
+  providerKeys[provider].every((k) => Boolean(config[k]) || keysSetElsewhere(config.PROVIDER_KEYS_SET).has(k));
 
 function keysSetElsewhere(value: string | undefined): ReadonlySet<string> {
   let set = keysSetCache.get(value ?? '');
   if (!set) {
-    set = new Set((value ?? '').split(',').map((k) => k.trim()).filter(Boolean));
+    set = new Set(
+      (value ?? '')
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean),
+    );
     keysSetCache.set(value ?? '', set);
   }
   return set;
@@ -54,7 +60,9 @@ export function secretsOfRole(role: ProcessRole | string): RoleScopedSecret[] {
   if (!role.startsWith('provider:')) return [];
   const provider = role.slice('provider:'.length);
   if (!(provider in providerKeys)) return [];
-  return (providerKeys[provider as LiveProviderName] as readonly string[]).filter((k): k is RoleScopedSecret => (roleScopedSecrets as readonly string[]).includes(k));
+  return (providerKeys[provider as LiveProviderName] as readonly string[]).filter((k): k is RoleScopedSecret =>
+    (roleScopedSecrets as readonly string[]).includes(k),
+  );
 }
 
 /** The role-scoped secrets a process running these roles reads. */
@@ -63,7 +71,10 @@ export function secretsOfRoles(roles: readonly (ProcessRole | string)[]): RoleSc
 }
 
 /** Why a production process with these roles must not start (a secret its roles read is missing), if it must not. */
-export function missingRoleSecrets(config: { NODE_ENV?: string | undefined; WEBHOOK_SECRETS_KEY?: string | undefined }, roles: readonly (ProcessRole | string)[]): string[] {
+export function missingRoleSecrets(
+  config: { NODE_ENV?: string | undefined; WEBHOOK_SECRETS_KEY?: string | undefined },
+  roles: readonly (ProcessRole | string)[],
+): string[] {
   if (config.NODE_ENV !== 'production' || !secretsOfRoles(roles).includes('WEBHOOK_SECRETS_KEY') || config.WEBHOOK_SECRETS_KEY) return [];
   return ['WEBHOOK_SECRETS_KEY: required when NODE_ENV=production for the webhooks role (its own key, not the storage secret)'];
 }
@@ -96,10 +107,16 @@ export function parseRouteOrder(value: string | undefined): Map<string, LiveProv
   const cached = parsedOrders.get(value ?? '');
   if (cached) return cached;
   const order = new Map<string, LiveProviderName[]>();
-  for (const entry of (value ?? '').split(';').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of (value ?? '')
+    .split(';')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const [model, list] = entry.split('=').map((p) => p.trim());
     const route = model ? routeFor(model) : undefined;
-    const providers = (list ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+    const providers = (list ?? '')
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean);
     const known = route ? catalogRoutes(route).map((r) => r.provider) : [];
     if (!route || providers.length === 0 || providers.some((p) => !known.includes(p as LiveProviderName))) {
       throw new Error(`PROVIDER_ROUTES: "${entry}" is not model=provider[,provider] with providers among the model's routes`);
@@ -113,7 +130,10 @@ const parsedOrders = new Map<string, Map<string, LiveProviderName[]>>();
 
 /** Every route the catalog knows for a model, primary first, whatever keys are set. */
 export function catalogRoutes(route: ModelRoute): RouteChoice[] {
-  return [{ provider: route.provider, provider_model_id: route.providerModelId }, ...(route.alternates ?? []).map((a) => ({ provider: a.provider, provider_model_id: a.providerModelId }))];
+  return [
+    { provider: route.provider, provider_model_id: route.providerModelId },
+    ...(route.alternates ?? []).map((a) => ({ provider: a.provider, provider_model_id: a.providerModelId })),
+  ];
 }
 
 /**
@@ -142,7 +162,9 @@ export function failoverRoutesFor(config: KeyConfig, route: ModelRoute): RouteCh
 
 /** The provider's own model id for the live provider of a route. */
 export function providerModelIdFor(route: ModelRoute, provider: LiveProviderName): string {
-  return provider === route.provider ? route.providerModelId : (route.alternates?.find((a) => a.provider === provider)?.providerModelId ?? route.providerModelId);
+  return provider === route.provider
+    ? route.providerModelId
+    : (route.alternates?.find((a) => a.provider === provider)?.providerModelId ?? route.providerModelId);
 }
 
 /** One log line per model saying how it is routed here (never any key). */
@@ -153,7 +175,9 @@ export function describeRoutes(config: KeyConfig): string[] {
     const live = mode === 'live' ? liveProviderFor(config, route)! : undefined;
     const failover = failoverRoutesFor(config, route);
     if (failover) return `route ${model}: live via ${failover.map((r) => `${r.provider} (${r.provider_model_id})`).join(', then ')}`;
-    return live ? `route ${model}: live via ${live} (${providerModelIdFor(route, live)})` : `route ${model}: ${mode === 'local' ? 'local renderer' : 'unavailable (provider key missing)'}`;
+    return live
+      ? `route ${model}: live via ${live} (${providerModelIdFor(route, live)})`
+      : `route ${model}: ${mode === 'local' ? 'local renderer' : 'unavailable (provider key missing)'}`;
   });
 }
 

@@ -97,7 +97,10 @@ export const isFetchedInput = (key: string): boolean => /\/input-[^/]*$/.test(ke
  * The outputs stored for a job under its media prefix (jobOutputKey), in order, with their type
  * and size: what a job whose completion was lost is completed from.
  */
-export async function jobOutputs(storage: Pick<Storage, 'jobMediaPrefix' | 'list' | 'stat'>, jobId: string): Promise<{ key: string; content_type: string; size: number }[]> {
+export async function jobOutputs(
+  storage: Pick<Storage, 'jobMediaPrefix' | 'list' | 'stat'>,
+  jobId: string,
+): Promise<{ key: string; content_type: string; size: number }[]> {
   const found: { n: number; key: string }[] = [];
   for await (const o of storage.list(`${storage.jobMediaPrefix(jobId)}/`)) {
     const m = /\/output-(\d+)\.[^/]+$/.exec(o.key);
@@ -112,7 +115,10 @@ export async function jobOutputs(storage: Pick<Storage, 'jobMediaPrefix' | 'list
   return outputs;
 }
 
-type StorageConfig = Pick<Config, 'S3_ENDPOINT' | 'S3_ACCESS_KEY' | 'S3_SECRET_KEY' | 'S3_BUCKET' | 'S3_REGION' | 'S3_PUBLIC_BASE_URL' | 'PRESIGN_EXPIRY_SECONDS'> &
+type StorageConfig = Pick<
+  Config,
+  'S3_ENDPOINT' | 'S3_ACCESS_KEY' | 'S3_SECRET_KEY' | 'S3_BUCKET' | 'S3_REGION' | 'S3_PUBLIC_BASE_URL' | 'PRESIGN_EXPIRY_SECONDS'
+> &
   Partial<Pick<Config, 'S3_PRESIGN_ENDPOINT'>>;
 
 function s3Options(config: StorageConfig, endpointUrl: string) {
@@ -251,7 +257,11 @@ export function createStorage(config: StorageConfig): Storage {
       if (uploadId === undefined) {
         // Within one part: a single PUT of the part buffer (minio's putObject would copy it again).
         const bytes = (part ?? Buffer.alloc(0)).subarray(0, filled);
-        await client.makeRequestAsyncOmit({ method: 'PUT', bucketName: bucket, objectName: key, headers: { ...headersOf(bytes), 'Content-Type': contentType } }, bytes, [200]);
+        await client.makeRequestAsyncOmit(
+          { method: 'PUT', bucketName: bucket, objectName: key, headers: { ...headersOf(bytes), 'Content-Type': contentType } },
+          bytes,
+          [200],
+        );
       } else {
         if (filled > 0) await sendPart();
         await client.completeMultipartUpload(bucket, key, uploadId, parts);
@@ -270,18 +280,27 @@ export function createStorage(config: StorageConfig): Storage {
     if (!Buffer.isBuffer(body)) return putReadable(key, body, contentType, opts?.atLeast);
     if (body.length > PART_SIZE) return putReadable(key, Readable.from([body]), contentType, body.length);
     // Bytes in memory within one part: one PUT, its Content-MD5 checked by storage.
-    await client.makeRequestAsyncOmit({ method: 'PUT', bucketName: bucket, objectName: key, headers: { ...headersOf(body), 'Content-Type': contentType } }, body, [200]);
+    await client.makeRequestAsyncOmit(
+      { method: 'PUT', bucketName: bucket, objectName: key, headers: { ...headersOf(body), 'Content-Type': contentType } },
+      body,
+      [200],
+    );
     return { key, size: body.length, contentType };
   }
 
   return {
     bucket,
     putStream(key, body, contentType, size, opts) {
-      return withSpan('storage put', { 'mediagen.storage.bucket': bucket, 'mediagen.storage.key': redactPath(key), 'mediagen.storage.content_type': contentType }, async (span) => {
-        const stored = await putObject(key, body, contentType, opts);
-        span?.setAttribute('mediagen.storage.size', stored.size);
-        return stored;
-      }, SpanKind.CLIENT);
+      return withSpan(
+        'storage put',
+        { 'mediagen.storage.bucket': bucket, 'mediagen.storage.key': redactPath(key), 'mediagen.storage.content_type': contentType },
+        async (span) => {
+          const stored = await putObject(key, body, contentType, opts);
+          span?.setAttribute('mediagen.storage.size', stored.size);
+          return stored;
+        },
+        SpanKind.CLIENT,
+      );
     },
     async getStream(key) {
       return client.getObject(bucket, key);

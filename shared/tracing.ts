@@ -49,7 +49,10 @@ export function tracingEnabled(): boolean {
  * Starts tracing for this process when OTEL_EXPORTER_OTLP_ENDPOINT is set (once: later calls get
  * the same runtime, so a test running the gateway and a worker in one process has one provider).
  */
-export function startTracing(config: Pick<Config, 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_SERVICE_NAME'>, defaultServiceName: string): Promise<TracingRuntime | null> {
+export function startTracing(
+  config: Pick<Config, 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_SERVICE_NAME'>,
+  defaultServiceName: string,
+): Promise<TracingRuntime | null> {
   const endpoint = config.OTEL_EXPORTER_OTLP_ENDPOINT;
   if (!endpoint) return Promise.resolve(runtime);
   starting ??= load(endpoint.replace(/\/+$/, ''), config.OTEL_SERVICE_NAME ?? defaultServiceName).then((r) => (runtime = r));
@@ -72,7 +75,8 @@ async function load(endpoint: string, serviceName: string): Promise<TracingRunti
   const processor = new base.BatchSpanProcessor(exporter, { scheduledDelayMillis: 1_000, maxQueueSize: 8_192, maxExportBatchSize: 512 });
   const provider = new base.BasicTracerProvider({ resource, spanProcessors: [processor] });
   provider.register({ contextManager: new AsyncLocalStorageContextManager().enable(), propagator: new W3CTraceContextPropagator() });
-  const { OpenTelemetryWorkflowClientInterceptor, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor, makeWorkflowExporter } = otelInterceptors;
+  const { OpenTelemetryWorkflowClientInterceptor, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor, makeWorkflowExporter } =
+    otelInterceptors;
   return {
     serviceName,
     processor,
@@ -94,7 +98,8 @@ async function load(endpoint: string, serviceName: string): Promise<TracingRunti
             }),
         },
         outbound: {
-          getLogAttributes: (input, next) => outbound.getLogAttributes(input, (attrs) => next(traceId && attrs.trace_id === undefined ? { trace_id: traceId, ...attrs } : attrs)),
+          getLogAttributes: (input, next) =>
+            outbound.getLogAttributes(input, (attrs) => next(traceId && attrs.trace_id === undefined ? { trace_id: traceId, ...attrs } : attrs)),
           getMetricTags: (input, next) => next(input),
         },
       };

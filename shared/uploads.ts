@@ -39,7 +39,10 @@ export function uploadObjectKey(workspaceId: string, uploadId: string, ext: stri
 /** A safe display name: the base name, no control characters, at most 255 characters. */
 export function sanitizeFileName(name: string | undefined, type: MediaType): string {
   const base = (name ?? '').split(/[/\\]/).pop() ?? '';
-  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
+  const clean = base
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .slice(0, 255);
   return clean === '' || clean === '.' || clean === '..' ? `upload.${type.ext}` : clean;
 }
 
@@ -89,4 +92,3 @@ export interface StoredUpload {
   created_at: number;
   updated_at: number;
 }
-

@@ -82,11 +82,15 @@ export function admitAttempt(c: Circuit, now: Date, p: CircuitPolicy): { admissi
   if (c.state === 'open') {
     const waitMs = ms(c.openUntil) - now.getTime();
     if (waitMs > 0) return { admission: { admitted: false, waitMs, state: 'open' }, next: c };
-    return { admission: { admitted: true, trial: true }, next: { ...c, state: 'half_open', openUntil: null, trialsAdmitted: 1, trialFailures: 0, trialsStartedAt: now } };
+    return {
+      admission: { admitted: true, trial: true },
+      next: { ...c, state: 'half_open', openUntil: null, trialsAdmitted: 1, trialFailures: 0, trialsStartedAt: now },
+    };
   }
   const roundEnds = ms(c.trialsStartedAt) + p.trialTimeoutMs;
   // The round's outcomes never all came back: start another.
-  if (now.getTime() >= roundEnds) return { admission: { admitted: true, trial: true }, next: { ...c, trialsAdmitted: 1, trialFailures: 0, trialsStartedAt: now } };
+  if (now.getTime() >= roundEnds)
+    return { admission: { admitted: true, trial: true }, next: { ...c, trialsAdmitted: 1, trialFailures: 0, trialsStartedAt: now } };
   if (c.trialsAdmitted < p.trials) return { admission: { admitted: true, trial: true }, next: { ...c, trialsAdmitted: c.trialsAdmitted + 1 } };
   // Every place is taken: come back once the trials have had their time.
   return { admission: { admitted: false, waitMs: roundEnds - now.getTime(), state: 'half_open' }, next: c };
@@ -111,7 +115,14 @@ export function recordOutcome(c: Circuit, outcome: AttemptOutcome, trial: boolea
   if (outcome === 'neutral') return { ...c, trialsAdmitted: Math.max(0, c.trialsAdmitted - 1) };
   const trialFailures = c.trialFailures + 1;
   if (trialFailures >= p.trials) {
-    return { ...closedCircuit, state: 'open', failures: c.failures + trialFailures, failingSince: c.failingSince, lastFailureAt: now, openUntil: new Date(now.getTime() + p.cooldownMs) };
+    return {
+      ...closedCircuit,
+      state: 'open',
+      failures: c.failures + trialFailures,
+      failingSince: c.failingSince,
+      lastFailureAt: now,
+      openUntil: new Date(now.getTime() + p.cooldownMs),
+    };
   }
   return { ...c, trialFailures };
 }

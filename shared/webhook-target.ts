@@ -42,7 +42,10 @@ export function checkWebhookUrl(raw: string, allowLoopback: boolean): URL {
 }
 
 /** Resolves a checked URL to the one address the delivery connects to; every address must be public. */
-export async function resolveWebhookTarget(raw: string, opts: { allowLoopback: boolean; resolver?: Resolver }): Promise<{ url: URL; address: ResolvedAddress }> {
+export async function resolveWebhookTarget(
+  raw: string,
+  opts: { allowLoopback: boolean; resolver?: Resolver },
+): Promise<{ url: URL; address: ResolvedAddress }> {
   const url = checkWebhookUrl(raw, opts.allowLoopback);
   const host = unbracket(url.hostname);
   const literal = net.isIP(host);
@@ -58,7 +61,8 @@ export async function resolveWebhookTarget(raw: string, opts: { allowLoopback: b
     throw new FetchError('unavailable', `${host} did not resolve (${code}); retrying`);
   }
   // Loopback names (localhost) are never allowed: the test exception covers IP literals only.
-  if (addresses.length === 0 || addresses.some((a) => !isPublicAddress(a.address))) throw new FetchError('refused', `${host} does not resolve to a public address`);
+  if (addresses.length === 0 || addresses.some((a) => !isPublicAddress(a.address)))
+    throw new FetchError('refused', `${host} does not resolve to a public address`);
   return { url, address: addresses[0]! };
 }
 
@@ -102,7 +106,11 @@ export function postWebhook(target: { url: URL; address: ResolvedAddress }, head
     });
     req.on('error', (err) => {
       const e = err as { name?: string; code?: string };
-      reject(new Error(e.name === 'AbortError' || e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `connection failed${e.code ? ` (${e.code})` : ''}`));
+      reject(
+        new Error(
+          e.name === 'AbortError' || e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `connection failed${e.code ? ` (${e.code})` : ''}`,
+        ),
+      );
     });
     req.end(body);
   });

@@ -146,10 +146,18 @@ export async function describeVersion(svc: WorkflowService, namespace: string, n
     buildId,
     status: statusNames[info?.status ?? 0] ?? 'unspecified',
     rampPercent: info?.rampPercentage ?? 0,
-    drainage: drainage === DrainageStatus.VERSION_DRAINAGE_STATUS_DRAINING ? 'draining' : drainage === DrainageStatus.VERSION_DRAINAGE_STATUS_DRAINED ? 'drained' : null,
+    drainage:
+      drainage === DrainageStatus.VERSION_DRAINAGE_STATUS_DRAINING
+        ? 'draining'
+        : drainage === DrainageStatus.VERSION_DRAINAGE_STATUS_DRAINED
+          ? 'drained'
+          : null,
     drainageCheckedAt: iso(info?.drainageInfo?.lastCheckedTime),
     taskQueues: (info?.taskQueueInfos ?? [])
-      .map((q) => `${q.name}/${q.type === TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW ? 'workflow' : q.type === TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY ? 'activity' : 'other'}`)
+      .map(
+        (q) =>
+          `${q.name}/${q.type === TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW ? 'workflow' : q.type === TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY ? 'activity' : 'other'}`,
+      )
       .sort(),
   };
 }
@@ -182,13 +190,25 @@ export async function missingTaskQueues(svc: WorkflowService, namespace: string,
 }
 
 /** Makes `buildId` the Current Version: new jobs start on it; jobs pinned elsewhere stay where they are. */
-export async function setCurrentVersion(svc: WorkflowService, namespace: string, name: string, buildId: string, opts: { force?: boolean; identity: string }): Promise<{ previous: string | null }> {
+export async function setCurrentVersion(
+  svc: WorkflowService,
+  namespace: string,
+  name: string,
+  buildId: string,
+  opts: { force?: boolean; identity: string },
+): Promise<{ previous: string | null }> {
   const missing = await missingTaskQueues(svc, namespace, name, buildId);
   if (missing.length && !opts.force) {
     throw new DeploymentError(`version ${buildId} has no workers yet on ${missing.join(', ')}: deploy every fleet of the build first (or --force)`, 'conflict');
   }
   try {
-    const res = await svc.setWorkerDeploymentCurrentVersion({ namespace, deploymentName: name, buildId, identity: opts.identity, ignoreMissingTaskQueues: !!opts.force });
+    const res = await svc.setWorkerDeploymentCurrentVersion({
+      namespace,
+      deploymentName: name,
+      buildId,
+      identity: opts.identity,
+      ignoreMissingTaskQueues: !!opts.force,
+    });
     return { previous: res.previousDeploymentVersion?.buildId || null };
   } catch (err) {
     throw asDeploymentError(err);
@@ -196,14 +216,32 @@ export async function setCurrentVersion(svc: WorkflowService, namespace: string,
 }
 
 /** Sends `percent` of new jobs to `buildId` (0: no ramp), the rest to the Current Version. */
-export async function setRampingVersion(svc: WorkflowService, namespace: string, name: string, buildId: string, percent: number, opts: { force?: boolean; identity: string }): Promise<void> {
+export async function setRampingVersion(
+  svc: WorkflowService,
+  namespace: string,
+  name: string,
+  buildId: string,
+  percent: number,
+  opts: { force?: boolean; identity: string },
+): Promise<void> {
   if (!(percent >= 0 && percent <= 100)) throw new DeploymentError('the ramp percentage must be from 0 to 100', 'invalid');
   if (percent > 0) {
     const missing = await missingTaskQueues(svc, namespace, name, buildId);
-    if (missing.length && !opts.force) throw new DeploymentError(`version ${buildId} has no workers yet on ${missing.join(', ')}: deploy every fleet of the build first (or --force)`, 'conflict');
+    if (missing.length && !opts.force)
+      throw new DeploymentError(
+        `version ${buildId} has no workers yet on ${missing.join(', ')}: deploy every fleet of the build first (or --force)`,
+        'conflict',
+      );
   }
   try {
-    await svc.setWorkerDeploymentRampingVersion({ namespace, deploymentName: name, buildId: percent > 0 ? buildId : '', percentage: percent, identity: opts.identity, ignoreMissingTaskQueues: !!opts.force });
+    await svc.setWorkerDeploymentRampingVersion({
+      namespace,
+      deploymentName: name,
+      buildId: percent > 0 ? buildId : '',
+      percentage: percent,
+      identity: opts.identity,
+      ignoreMissingTaskQueues: !!opts.force,
+    });
   } catch (err) {
     throw asDeploymentError(err);
   }
@@ -236,12 +274,17 @@ function asDeploymentError(err: unknown): Error {
 export function newerDecision(deployment: DeploymentState, buildId: string): { promote: true } | { promote: false; reason: string } {
   const mine = deployment.versions.find((x) => x.buildId === buildId);
   if (!mine) return { promote: false, reason: 'not registered yet' };
-  if (mine.status !== 'inactive') return { promote: false, reason: `this build was current before and is ${mine.status} now: an operator promotes it again (deployment promote) if that is wanted` };
+  if (mine.status !== 'inactive')
+    return {
+      promote: false,
+      reason: `this build was current before and is ${mine.status} now: an operator promotes it again (deployment promote) if that is wanted`,
+    };
   const current = deployment.versions.find((x) => x.buildId === deployment.current);
   if (current?.createdAt && mine.createdAt && mine.createdAt < current.createdAt) {
     return { promote: false, reason: `this build registered before the current one (${deployment.current}): it is older, so it is not promoted` };
   }
-  if (deployment.ramping?.buildId && deployment.ramping.buildId !== buildId) return { promote: false, reason: `an operator ramps ${deployment.ramping.buildId}` };
+  if (deployment.ramping?.buildId && deployment.ramping.buildId !== buildId)
+    return { promote: false, reason: `an operator ramps ${deployment.ramping.buildId}` };
   return { promote: true };
 }
 
@@ -271,12 +314,18 @@ export async function promoteAtStart(
       // The version's own status may say so before the routing does (another process of the build promoted it).
       if (deployment?.current === v.buildId || deployment?.versions.some((x) => x.buildId === v.buildId && x.status === 'current')) return 'already-current';
       if (deployment && deployment.current !== null && v.promote === 'first') {
-        log.info({ deployment: v.deploymentName, buildId: v.buildId, current: deployment.current }, 'this build is not the current version: new jobs go to the current one until an operator promotes this build');
+        log.info(
+          { deployment: v.deploymentName, buildId: v.buildId, current: deployment.current },
+          'this build is not the current version: new jobs go to the current one until an operator promotes this build',
+        );
         return 'left';
       }
       const decision = deployment && v.promote === 'newer' ? newerDecision(deployment, v.buildId) : null;
       if (decision && !decision.promote && decision.reason !== 'not registered yet') {
-        log.info({ deployment: v.deploymentName, buildId: v.buildId, current: deployment!.current, reason: decision.reason }, 'this build is not made the current version');
+        log.info(
+          { deployment: v.deploymentName, buildId: v.buildId, current: deployment!.current, reason: decision.reason },
+          'this build is not made the current version',
+        );
         return 'left';
       }
       if (deployment?.versions.some((x) => x.buildId === v.buildId)) {

@@ -76,7 +76,14 @@ async function eachBounded<T>(items: T[], limit: number, fn: (item: T) => Promis
  * The reconciler over the process's job service (`jobs`, with a Temporal port: it starts and
  * settles jobs through it) and a Temporal client of its own for visibility and describes.
  */
-export function createReconciler(deps: { config: Config; db: Database; jobs: JobService; client: Client; logger: Logger; metrics?: WorkerMetrics }): Reconciler {
+export function createReconciler(deps: {
+  config: Config;
+  db: Database;
+  jobs: JobService;
+  client: Client;
+  logger: Logger;
+  metrics?: WorkerMetrics;
+}): Reconciler {
   const { config, db, jobs, client, logger } = deps;
   const prefix = config.TASK_QUEUE_PREFIX;
   const leaseMs = config.RECONCILE_LEASE_MS;
@@ -88,7 +95,10 @@ export function createReconciler(deps: { config: Config; db: Database; jobs: Job
       const batch = await leases.claimUnstartedJobs(db, Math.min(config.RECONCILE_INTERVAL_MS, UNSTARTED_AFTER_MS), START_BATCH, leaseMs);
       if (batch.length === 0) return;
       // A job waiting in a backlog has its workflow already: marked, not started again.
-      const existing = await listJobRuns(client, batch.map((j) => j.id));
+      const existing = await listJobRuns(
+        client,
+        batch.map((j) => j.id),
+      );
       pass.temporalCalls += existing.calls;
       const marked = [...existing.ids];
       await eachBounded(
@@ -175,7 +185,9 @@ export function createReconciler(deps: { config: Config; db: Database; jobs: Job
     // The closed run a row in flight still names (a pending row: its earliest): it needs settling.
     const matched = (row: Pick<Job, 'id' | 'status' | 'status_run_id'>): ClosedRun | undefined => {
       const runs = closed.get(row.id)!;
-      return runs.find((r) => r.runId === row.status_run_id) ?? (row.status === 'pending' ? runs.reduce((a, b) => (a.closedAt <= b.closedAt ? a : b)) : undefined);
+      return (
+        runs.find((r) => r.runId === row.status_run_id) ?? (row.status === 'pending' ? runs.reduce((a, b) => (a.closedAt <= b.closedAt ? a : b)) : undefined)
+      );
     };
     const claimed = (await leases.claimInFlightJobs(db, inFlightStatuses, ids, leaseMs)).filter((row) => matched(row));
     await settleAll(claimed, pass);

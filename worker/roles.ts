@@ -3,10 +3,18 @@
 // pipeline's Postgres steps as local activities, so it needs the database (DATABASE_URL) too.
 import { providerNames, type ProviderName } from '../workflows/definitions.js';
 
-export type Role = { kind: 'workflows' } | { kind: 'io' } | { kind: 'fetch' } | { kind: 'webhooks' } | { kind: 'reconciler' } | { kind: 'provider'; provider: ProviderName };
+export type Role =
+  { kind: 'workflows' } | { kind: 'io' } | { kind: 'fetch' } | { kind: 'webhooks' } | { kind: 'reconciler' } | { kind: 'provider'; provider: ProviderName };
 
 export function allRoles(): Role[] {
-  return [{ kind: 'workflows' }, { kind: 'io' }, { kind: 'fetch' }, { kind: 'webhooks' }, { kind: 'reconciler' }, ...providerNames.map((provider) => ({ kind: 'provider', provider }) as Role)];
+  return [
+    { kind: 'workflows' },
+    { kind: 'io' },
+    { kind: 'fetch' },
+    { kind: 'webhooks' },
+    { kind: 'reconciler' },
+    ...providerNames.map((provider) => ({ kind: 'provider', provider }) as Role),
+  ];
 }
 
 export class RoleError extends Error {
@@ -16,7 +24,10 @@ export class RoleError extends Error {
 export function parseRoles(spec: string | undefined): Role[] {
   if (!spec || !spec.trim() || spec.trim() === 'all') return allRoles();
   const roles: Role[] = [];
-  for (const raw of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const raw of spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (raw === 'workflows' || raw === 'io' || raw === 'fetch' || raw === 'webhooks' || raw === 'reconciler') roles.push({ kind: raw });
     else if (raw === 'providers') roles.push(...providerNames.map((provider) => ({ kind: 'provider', provider }) as Role));
     else if (raw.startsWith('provider:')) {
@@ -38,7 +49,10 @@ export function roleName(r: Role): string {
 export function parsePerProvider(spec: string | undefined, what: string): Partial<Record<ProviderName, number>> {
   const out: Partial<Record<ProviderName, number>> = {};
   if (!spec) return out;
-  for (const part of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [name, value] = part.split('=');
     const n = Number(value);
     if (!name || !(providerNames as readonly string[]).includes(name) || !Number.isFinite(n) || n <= 0) {

@@ -94,7 +94,11 @@ export function createWorkerService(config: Config, roles: Role[], overrides: Wo
         // Bucket lifecycle (abort stale multipart uploads; OUTPUT_RETENTION_DAYS): idempotent, so every worker applies it.
         await storage
           .applyLifecycle(config.OUTPUT_RETENTION_DAYS)
-          .then((r) => r.changed && logger.info({ outputRetentionDays: config.OUTPUT_RETENTION_DAYS, abortIncompleteUploadsRule: r.abortRule }, 'bucket lifecycle rules applied'))
+          .then(
+            (r) =>
+              r.changed &&
+              logger.info({ outputRetentionDays: config.OUTPUT_RETENTION_DAYS, abortIncompleteUploadsRule: r.abortRule }, 'bucket lifecycle rules applied'),
+          )
           .catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'could not apply the bucket lifecycle rules'));
       }
       fleet = await createWorkerFleet(
@@ -118,7 +122,10 @@ export function createWorkerService(config: Config, roles: Role[], overrides: Wo
           logger.info({ port }, `metrics on http://${config.METRICS_HOST}:${port}/metrics`);
         }
       }
-      logger.info({ roles: roles.map(roleName), ...(fleet.versioning ? { deployment: fleet.versioning.deploymentName, buildId: fleet.versioning.buildId } : {}) }, 'worker started');
+      logger.info(
+        { roles: roles.map(roleName), ...(fleet.versioning ? { deployment: fleet.versioning.deploymentName, buildId: fleet.versioning.buildId } : {}) },
+        'worker started',
+      );
       fleet.run().then(
         async () => {
           await closeOwn();

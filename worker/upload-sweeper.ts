@@ -45,7 +45,11 @@ export function createUploadSweeper(deps: { config: Config; db: Database; storag
     return removed;
   }
 
-  const loop = periodic(deps.config.RECONCILE_INTERVAL_MS, () => runOnce(), (err) => deps.logger.warn({ err: redactText(err.message) }, 'upload sweep failed'));
+  const loop = periodic(
+    deps.config.RECONCILE_INTERVAL_MS,
+    () => runOnce(),
+    (err) => deps.logger.warn({ err: redactText(err.message) }, 'upload sweep failed'),
+  );
   return { start: loop.start, stop: loop.stop, runOnce };
 }
 

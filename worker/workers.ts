@@ -84,11 +84,24 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
       storage: deps.storage,
       logger: deps.logger,
       circuits: createProviderCircuits(deps.db, providerCircuitPolicy(config)),
-      ...(client ? { workflows: jobWorkflowPort(client, { taskQueuePrefix: config.TASK_QUEUE_PREFIX, timeoutMs: 10_000, runTimeoutGraceMs: config.JOB_RUN_TIMEOUT_GRACE_MS }) } : {}),
+      ...(client
+        ? {
+            workflows: jobWorkflowPort(client, {
+              taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+              timeoutMs: 10_000,
+              runTimeoutGraceMs: config.JOB_RUN_TIMEOUT_GRACE_MS,
+            }),
+          }
+        : {}),
     });
   const standard = createActivities({ db: deps.db, storage: deps.storage, jobs, config, metrics: deps.metrics?.activityMetrics, logger: deps.logger });
   const extra = deps.extraActivities ?? {};
-  const activities = { ...standard, io: { ...standard.io, ...extra.io }, fetch: { ...standard.fetch, ...extra.fetch }, provider: { ...standard.provider, ...extra.provider } };
+  const activities = {
+    ...standard,
+    io: { ...standard.io, ...extra.io },
+    fetch: { ...standard.fetch, ...extra.fetch },
+    provider: { ...standard.provider, ...extra.provider },
+  };
   const concurrency = parsePerProvider(config.PROVIDER_CONCURRENCY, 'PROVIDER_CONCURRENCY');
   const ratePerSecond = parsePerProvider(config.PROVIDER_RATE_PER_SECOND, 'PROVIDER_RATE_PER_SECOND');
   const versioning = workerVersioning(config);
@@ -176,7 +189,11 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
     }
   }
   deps.logger.info(
-    { roles: roles.map(roleName), taskQueues: workers.map((w) => w.options.taskQueue), ...(versioning ? { deployment: versioning.deploymentName, buildId: versioning.buildId } : {}) },
+    {
+      roles: roles.map(roleName),
+      taskQueues: workers.map((w) => w.options.taskQueue),
+      ...(versioning ? { deployment: versioning.deploymentName, buildId: versioning.buildId } : {}),
+    },
     'worker roles',
   );
 
@@ -218,9 +235,19 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
         // Rainbow deploys: a superseded build serves the jobs pinned to it, then its workers stop
         // by themselves once the server reports it drained (no orchestrator needs to know when).
         if (config.WORKER_DRAIN_CHECK_MS > 0) {
-          watching = watchDrainage(connection.workflowService, config.TEMPORAL_NAMESPACE, versioning, config.WORKER_DRAIN_CHECK_MS, deps.logger, stopPromoting.signal).then((drained) => {
+          watching = watchDrainage(
+            connection.workflowService,
+            config.TEMPORAL_NAMESPACE,
+            versioning,
+            config.WORKER_DRAIN_CHECK_MS,
+            deps.logger,
+            stopPromoting.signal,
+          ).then((drained) => {
             if (!drained) return;
-            deps.logger.info({ deployment: versioning.deploymentName, buildId: versioning.buildId, status: drained.status, drainageCheckedAt: drained.drainageCheckedAt }, 'this build is drained: stopping its workers');
+            deps.logger.info(
+              { deployment: versioning.deploymentName, buildId: versioning.buildId, status: drained.status, drainageCheckedAt: drained.drainageCheckedAt },
+              'this build is drained: stopping its workers',
+            );
             // Not awaited here: shutdown() awaits this watcher.
             setImmediate(() => void shutdown());
           });
@@ -254,14 +281,26 @@ function createBacklogSource(db: Database, client: Client, config: Config): Back
     async taskQueues() {
       const names = [
         { name: queues.workflows, type: protos.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW },
-        ...[queues.io, queues.fetch, queues.webhooks, ...providerNames.map((p) => queues.provider(p))].map((name) => ({ name, type: protos.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY })),
+        ...[queues.io, queues.fetch, queues.webhooks, ...providerNames.map((p) => queues.provider(p))].map((name) => ({
+          name,
+          type: protos.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+        })),
       ];
       return Promise.all(
         names.map(async ({ name, type }) => {
-          const res = await client.workflowService.describeTaskQueue({ namespace: config.TEMPORAL_NAMESPACE, taskQueue: { name }, taskQueueType: type, reportStats: true });
+          const res = await client.workflowService.describeTaskQueue({
+            namespace: config.TEMPORAL_NAMESPACE,
+            taskQueue: { name },
+            taskQueueType: type,
+            reportStats: true,
+          });
           const stats = res.stats;
           const age = stats?.approximateBacklogAge;
-          return { taskQueue: name, backlog: Number(stats?.approximateBacklogCount ?? 0), ageSeconds: age ? Number(age.seconds ?? 0) + (age.nanos ?? 0) / 1e9 : 0 };
+          return {
+            taskQueue: name,
+            backlog: Number(stats?.approximateBacklogCount ?? 0),
+            ageSeconds: age ? Number(age.seconds ?? 0) + (age.nanos ?? 0) / 1e9 : 0,
+          };
         }),
       );
     },
@@ -272,7 +311,12 @@ function createBacklogSource(db: Database, client: Client, config: Config): Back
       const deployment = await describeDeployment(svc, config.TEMPORAL_NAMESPACE, name);
       if (!deployment) return [];
       // One describe for the workflows queue: the server lists the pollers of every version of it.
-      const res = await svc.describeTaskQueue({ namespace: config.TEMPORAL_NAMESPACE, taskQueue: { name: queues.workflows }, taskQueueType: protos.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, reportPollers: true });
+      const res = await svc.describeTaskQueue({
+        namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: { name: queues.workflows },
+        taskQueueType: protos.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        reportPollers: true,
+      });
       const freshSince = Date.now() - config.VERSION_POLLERS_FRESH_MS;
       const polled = new Set(
         (res.pollers ?? [])
@@ -293,5 +337,9 @@ function createBacklogSource(db: Database, client: Client, config: Config): Back
 /** A Temporal client of the process (the reconciler role's), traced when tracing runs. */
 async function connectClient(config: Config, traced: ReturnType<typeof tracing>): Promise<Client> {
   const interceptors = traced?.clientInterceptors();
-  return new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE, ...(interceptors ? { interceptors: { workflow: interceptors } } : {}) });
+  return new Client({
+    connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }),
+    namespace: config.TEMPORAL_NAMESPACE,
+    ...(interceptors ? { interceptors: { workflow: interceptors } } : {}),
+  });
 }

@@ -7,7 +7,16 @@ import { TypedSearchAttributes } from '@temporalio/common';
 // the gateway.
 import { typedParams, type StoredJobParams } from '../shared/job-params.js';
 import { kindOf } from '../shared/kinds/index.js';
-import { progressQueryName, searchAttributes, taskQueues, providerCancelWorkflowType, type GenerationInput, type GenerationProgress, type JobKind, type JobStatus } from './definitions.js';
+import {
+  progressQueryName,
+  searchAttributes,
+  taskQueues,
+  providerCancelWorkflowType,
+  type GenerationInput,
+  type GenerationProgress,
+  type JobKind,
+  type JobStatus,
+} from './definitions.js';
 import type { JobWorkflowPort, WorkflowCancelOutcome } from '../jobs/service.js';
 import { inFlightStatuses } from '../jobs/transitions.js';
 import type { Job } from '../db/schema.js';
@@ -73,7 +82,11 @@ export function jobRunTimeoutMs(deadlineSeconds: number, graceMs = DEFAULT_RUN_T
 /** Starts the job's workflow; starting one that already runs (or ran) is harmless. */
 export function startJobWorkflow(client: Client, job: JobToStart, opts: { runTimeoutGraceMs?: number } = {}): Promise<'started' | 'already_started'> {
   // A span of its own, so a start without a request (the reconciler's) still has a trace to name.
-  return withSpan('start job workflow', { 'mediagen.job_id': job.id, 'mediagen.job_kind': job.kind, 'mediagen.model': job.model, 'mediagen.workspace_id': job.workspaceId }, () => startTraced(client, job, opts.runTimeoutGraceMs));
+  return withSpan(
+    'start job workflow',
+    { 'mediagen.job_id': job.id, 'mediagen.job_kind': job.kind, 'mediagen.model': job.model, 'mediagen.workspace_id': job.workspaceId },
+    () => startTraced(client, job, opts.runTimeoutGraceMs),
+  );
 }
 
 async function startTraced(client: Client, job: JobToStart, runTimeoutGraceMs: number | undefined): Promise<'started' | 'already_started'> {
@@ -109,9 +122,7 @@ async function startTraced(client: Client, job: JobToStart, runTimeoutGraceMs: n
 /** The workflow's live progress, or null when Temporal does not answer within `timeoutMs`. */
 export async function queryJobProgress(client: Client, jobId: string, timeoutMs: number): Promise<GenerationProgress | null> {
   // The deadline bounds the gRPC call itself, so no query outlives the request that asked.
-  return client
-    .withDeadline(Date.now() + timeoutMs, () => client.workflow.getHandle(jobId).query<GenerationProgress>(progressQueryName))
-    .catch(() => null);
+  return client.withDeadline(Date.now() + timeoutMs, () => client.workflow.getHandle(jobId).query<GenerationProgress>(progressQueryName)).catch(() => null);
 }
 
 export type CancelOutcome = WorkflowCancelOutcome;
@@ -256,7 +267,10 @@ function timestampToDate(t: { seconds?: unknown; nanos?: number | null } | null 
  * (terminated, timed out) keeps an in-flight status. One visibility call per page of `pageSize`:
  * the cost follows the runs found, never the jobs in flight. Returns the runs and the calls made.
  */
-export async function listClosedInFlightRuns(client: Client, opts: { taskQueuePrefix: string; closedAfter: Date; pageSize?: number }): Promise<{ runs: ClosedRun[]; calls: number }> {
+export async function listClosedInFlightRuns(
+  client: Client,
+  opts: { taskQueuePrefix: string; closedAfter: Date; pageSize?: number },
+): Promise<{ runs: ClosedRun[]; calls: number }> {
   const query = [
     `TaskQueue = ${quoted(taskQueues(opts.taskQueuePrefix).workflows)}`,
     `ExecutionStatus IN ('Terminated', 'TimedOut', 'Canceled', 'Failed')`,

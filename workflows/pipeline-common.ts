@@ -40,7 +40,12 @@ export const inputActivity: ActivityOptions = {
  */
 const PROVIDER_HEARTBEAT_TIMEOUT = '30s';
 /** The provider steps' retries (shared/provider-retry.ts: the steps measure an outage from it). */
-const providerRetry = { ...retryTransient, initialInterval: providerStepRetry.initialMs, backoffCoefficient: providerStepRetry.coefficient, maximumInterval: providerStepRetry.maxIntervalMs };
+const providerRetry = {
+  ...retryTransient,
+  initialInterval: providerStepRetry.initialMs,
+  backoffCoefficient: providerStepRetry.coefficient,
+  maximumInterval: providerStepRetry.maxIntervalMs,
+};
 /** Provider submission (the local renderer renders here). Bounded by time, see providerStepWithin. */
 export const submitActivity: ActivityOptions = {
   startToCloseTimeout: '15m',

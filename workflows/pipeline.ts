@@ -26,13 +26,46 @@
 // keeps its create price whichever route serves it. Jobs are pinned to the build that started them (Worker Versioning), so a change of shape
 // here needs no patch: the replay test holds histories of the current shape.
 // Deterministic code only: activities are seen by type, time comes from the workflow clock.
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, log, ParentClosePolicy, proxyActivities, proxyLocalActivities, setHandler, sleep, startChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  log,
+  ParentClosePolicy,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  sleep,
+  startChild,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck } from './activity-types.js';
 import type { ProviderRef, ProviderRequest } from '../shared/provider-types.js';
 import type { JobOutput, ProviderName, RouteChoice, RunClaim } from '../shared/job-model.js';
 import { failureTypes } from '../shared/failure-types.js';
-import { providerCancelWorkflowType, searchAttributes, taskQueues, type GenerationInput, type GenerationProgress, type JobStatus, type ProviderCancelInput } from './definitions.js';
-import { cancelActivity, checkActivity, failureMessage, FIRST_POLL_MS, inputActivity, localDbStep, MAX_POLL_MS, progressQuery, providerStepWithin, submitActivity } from './pipeline-common.js';
+import {
+  providerCancelWorkflowType,
+  searchAttributes,
+  taskQueues,
+  type GenerationInput,
+  type GenerationProgress,
+  type JobStatus,
+  type ProviderCancelInput,
+} from './definitions.js';
+import {
+  cancelActivity,
+  checkActivity,
+  failureMessage,
+  FIRST_POLL_MS,
+  inputActivity,
+  localDbStep,
+  MAX_POLL_MS,
+  progressQuery,
+  providerStepWithin,
+  submitActivity,
+} from './pipeline-common.js';
 
 export { progressQuery } from './pipeline-common.js';
 
@@ -77,7 +110,10 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
   /** Cancels a request the job no longer uses (a given-up route's), bounded and never failing the job. */
   const cancelAt = async (at: ProviderName, target: ProviderRef | undefined) => {
     try {
-      await provider.cancelProvider.executeWithOptions({ ...cancelActivity, taskQueue: queues.provider(at), summary: `Cancel the request at ${at} (${input.model})` }, [at, input.model, input.jobId, target]);
+      await provider.cancelProvider.executeWithOptions(
+        { ...cancelActivity, taskQueue: queues.provider(at), summary: `Cancel the request at ${at} (${input.model})` },
+        [at, input.model, input.jobId, target],
+      );
     } catch (cancelErr) {
       log.warn('provider cancel failed', { jobId: input.jobId, provider: at, error: failureMessage(cancelErr) });
     }
@@ -114,18 +150,27 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
   };
 
   try {
-    const started = await db.startGenerating.executeWithOptions({ ...localDbStep, summary: 'Claim the job for this run (re-charging it after a reset) and build the provider request' }, [input.jobId]);
+    const started = await db.startGenerating.executeWithOptions(
+      { ...localDbStep, summary: 'Claim the job for this run (re-charging it after a reset) and build the provider request' },
+      [input.jobId],
+    );
     noteClaim(started.claim);
     setStatus('generating');
 
     let request: ProviderRequest | null = started.request;
     if (!request) {
       progress.phase = 'fetching_inputs';
-      request = await inputs.prepareProviderRequest.executeWithOptions({ ...onInputs, summary: 'Fetch the URL inputs into storage and build the provider request' }, [input.jobId]);
+      request = await inputs.prepareProviderRequest.executeWithOptions(
+        { ...onInputs, summary: 'Fetch the URL inputs into storage and build the provider request' },
+        [input.jobId],
+      );
     }
     if (failover) {
       // A route whose circuit breaker is open is skipped before anything is asked of it.
-      const first = await db.routeJob.executeWithOptions({ ...localDbStep, summary: 'Choose the first route whose circuit breaker admits the job' }, [input.jobId, null]);
+      const first = await db.routeJob.executeWithOptions({ ...localDbStep, summary: 'Choose the first route whose circuit breaker admits the job' }, [
+        input.jobId,
+        null,
+      ]);
       noteClaim(first.claim);
       if (first.route) request = useRoute(first.route, request);
     }
@@ -133,9 +178,9 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     /** Submits on the serving route and checks until its outputs are stored (or it fails). */
     const generate = async (req: ProviderRequest): Promise<JobOutput[]> => {
       const providerQueue = queues.provider(serving);
-      const opts = failover ? [{ failover: true }] as const : ([] as const);
+      const opts = failover ? ([{ failover: true }] as const) : ([] as const);
       // A check tells the step what the provider last said of the request: one running is never given up.
-      const checkOpts = (reported: ProviderCheck['state']) => (failover ? [{ failover: true, reported }] as const : ([] as const));
+      const checkOpts = (reported: ProviderCheck['state']) => (failover ? ([{ failover: true, reported }] as const) : ([] as const));
       const submit = async (): Promise<ProviderCheck> => {
         progress.phase = 'submitting';
         // A scope canceled already schedules nothing.
@@ -188,13 +233,17 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
         // The route failed in a way another provider can fix: the job records it, forgets its
         // request (canceled here) and moves on; its price stays the one fixed at create.
         gaveUp.push(`${serving}: ${reason}`);
-        const next = await db.routeJob.executeWithOptions({ ...localDbStep, summary: `Give up ${via()} and choose the next route` }, [input.jobId, { provider: serving, error: reason }]);
+        const next = await db.routeJob.executeWithOptions({ ...localDbStep, summary: `Give up ${via()} and choose the next route` }, [
+          input.jobId,
+          { provider: serving, error: reason },
+        ]);
         noteClaim(next.claim);
         // The row holds the reference of every request made (recorded before anything can fail): none, nothing to cancel.
         if (next.previousRef) await CancellationScope.nonCancellable(() => cancelGivenUp(serving, next.previousRef!));
         submitted = false;
         ref = undefined;
-        if (!next.route) throw ApplicationFailure.nonRetryable(`every route of ${input.model} failed: ${gaveUp.join('; then ')}`, failureTypes.generationFailed);
+        if (!next.route)
+          throw ApplicationFailure.nonRetryable(`every route of ${input.model} failed: ${gaveUp.join('; then ')}`, failureTypes.generationFailed);
         request = useRoute(next.route, request);
         progress.percent = null;
         progress.queuePosition = null;
@@ -213,7 +262,11 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     // Clean-up runs even though the workflow is being canceled: the refund first, then the
     // provider cancel (bounded in time), so a provider outage never holds a customer's credits.
     const after = await CancellationScope.nonCancellable(async () => {
-      const failed = await db.failJob.executeWithOptions({ ...localDbStep, summary: 'Mark the job failed and refund it' }, [input.jobId, canceled ? 'canceled' : 'generation_failed', message]);
+      const failed = await db.failJob.executeWithOptions({ ...localDbStep, summary: 'Mark the job failed and refund it' }, [
+        input.jobId,
+        canceled ? 'canceled' : 'generation_failed',
+        message,
+      ]);
       // Only the run that failed the job cancels its request: a job failed before (a reset run
       // replaying into a canceled job) had its request canceled by whoever failed it.
       if (failed.failedHere && submitted) await cancelAt(serving, ref);

@@ -74,7 +74,11 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
   }
   // Giving up is recorded whatever it takes (Postgres away for a while): a delivery left unfinished
   // would hold one of its workspace's in-flight places for good.
-  await proxyActivities<WebhookActivities>({ taskQueue: onQueue.taskQueue, startToCloseTimeout: '30s', retry: { maximumInterval: '1m' } }).abandonWebhook(input.deliveryId, message, attempts);
+  await proxyActivities<WebhookActivities>({ taskQueue: onQueue.taskQueue, startToCloseTimeout: '30s', retry: { maximumInterval: '1m' } }).abandonWebhook(
+    input.deliveryId,
+    message,
+    attempts,
+  );
   throw ApplicationFailure.nonRetryable(`webhook ${input.deliveryId} not delivered: ${message}`, 'WebhookUndelivered');
 }
 

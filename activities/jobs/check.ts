@@ -13,7 +13,13 @@ export function checkProviderStep(kit: ProviderStepKit): JobProviderActivities['
    * done. A job with no live request (revived by a reset after its request was canceled) answers
    * `resubmit`.
    */
-  return async function checkProvider(provider: ProviderName, jobId: string, model: string, ref: ProviderRef, opts: ProviderStepOptions = {}): Promise<ProviderCheck> {
+  return async function checkProvider(
+    provider: ProviderName,
+    jobId: string,
+    model: string,
+    ref: ProviderRef,
+    opts: ProviderStepOptions = {},
+  ): Promise<ProviderCheck> {
     if (opts.failover) mayFailOver.set(Context.current(), opts);
     if (deps.adapterFor(provider).free) return check(provider, { jobId, model }, ref);
     const job = await ownJob(jobId, currentRunId(), 'generating');

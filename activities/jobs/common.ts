@@ -26,8 +26,17 @@ export interface JobActivityDeps {
   config: Config;
   adapterFor(name: ProviderName): ProviderAdapter;
   /** Stores a remote URL's bytes as a job input, through the SSRF-safe fetcher. */
-  fetchRemoteInput(args: { url: string; jobId: string; workspaceId: string; role: InputFile['role']; expect: 'image' | 'video' }): Promise<{ key: string; contentType: string; size: number }>;
-  metrics?: { providerCall(provider: string, model: string, op: string, seconds: number, ok: boolean): void; jobFinished(job: FinishedJob, outcome: 'completed' | 'failed'): void };
+  fetchRemoteInput(args: {
+    url: string;
+    jobId: string;
+    workspaceId: string;
+    role: InputFile['role'];
+    expect: 'image' | 'video';
+  }): Promise<{ key: string; contentType: string; size: number }>;
+  metrics?: {
+    providerCall(provider: string, model: string, op: string, seconds: number, ok: boolean): void;
+    jobFinished(job: FinishedJob, outcome: 'completed' | 'failed'): void;
+  };
 }
 
 /** The attempt of the running activity (1 unless the step is being retried). */
@@ -67,7 +76,15 @@ export async function holdJob(db: Database, jobs: JobService, jobId: string, run
 
 /** Per kind, the params keys of its URL inputs (shared/kinds `inputs`): they are fetched before the request can be built. */
 const urlInputs = kindDescriptors
-  .map((d) => [d.kind, Object.entries((d as KindDescriptor).inputs ?? {}).filter(([, i]) => i.from === 'url').map(([key]) => key)] as const)
+  .map(
+    (d) =>
+      [
+        d.kind,
+        Object.entries((d as KindDescriptor).inputs ?? {})
+          .filter(([, i]) => i.from === 'url')
+          .map(([key]) => key),
+      ] as const,
+  )
   .filter(([, keys]) => keys.length > 0);
 
 /** Only a job whose params name a URL input (a replace-actor job given by URLs) needs a remote fetch before its request can be built. */
@@ -78,12 +95,19 @@ export function needsRemoteFetch(job: Pick<Job, 'kind' | 'params'>): boolean {
 }
 
 /** The phase after startGenerating as SQL over the job's row: needsRemoteFetch, for the one-statement start (a test holds the two equal). */
-export const nextPhaseSql = urlInputs.length === 0
-  ? sql<JobPhase>`'submitting'`
-  : sql<JobPhase>`case when ${sql.join(
-      urlInputs.map(([kind, keys]) => sql`(kind = ${sql.lit(kind)} and (${sql.join(keys.map((k) => sql`coalesce(params->>${sql.lit(k)}, '') not in ('', '[]')`), sql` or `)}))`),
-      sql` or `,
-    )} then 'fetching_inputs' else 'submitting' end`;
+export const nextPhaseSql =
+  urlInputs.length === 0
+    ? sql<JobPhase>`'submitting'`
+    : sql<JobPhase>`case when ${sql.join(
+        urlInputs.map(
+          ([kind, keys]) =>
+            sql`(kind = ${sql.lit(kind)} and (${sql.join(
+              keys.map((k) => sql`coalesce(params->>${sql.lit(k)}, '') not in ('', '[]')`),
+              sql` or `,
+            )}))`,
+        ),
+        sql` or `,
+      )} then 'fetching_inputs' else 'submitting' end`;
 
 /** What the finished-job metrics need of a job row. */
 export interface FinishedJob {

@@ -11,7 +11,18 @@ import { kindOf, type KindDescriptor } from '../../shared/kinds/index.js';
 import type { InputFile, ProviderRef, ProviderRequest } from '../providers/types.js';
 import type { RunClaim } from '../../shared/job-model.js';
 import type { JobIoActivities } from '../../workflows/activity-types.js';
-import { stepAttempt, nonRetryable, currentRunId, runClaim, holdJob, needsRemoteFetch, nextPhaseSql, stepFailure, type FinishedJob, type JobActivityDeps } from './common.js';
+import {
+  stepAttempt,
+  nonRetryable,
+  currentRunId,
+  runClaim,
+  holdJob,
+  needsRemoteFetch,
+  nextPhaseSql,
+  stepFailure,
+  type FinishedJob,
+  type JobActivityDeps,
+} from './common.js';
 
 export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
   const { db, jobs } = deps;
@@ -120,7 +131,13 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
       // A reset to the task that gives a route up (or that follows the inputs' fetch) runs this step first.
       const held = await holdJob(db, jobs, jobId, currentRunId(), 'submitting');
       const decision = await asStep(() => jobs.routeJob(jobId, currentRunId(), gaveUp ?? undefined, stepAttempt()));
-      if (gaveUp) Context.current().log.warn('provider route given up', { jobId, provider: gaveUp.provider, next: decision.route?.provider ?? null, error: redactText(gaveUp.error) });
+      if (gaveUp)
+        Context.current().log.warn('provider route given up', {
+          jobId,
+          provider: gaveUp.provider,
+          next: decision.route?.provider ?? null,
+          error: redactText(gaveUp.error),
+        });
       return { route: decision.route, previousRef: (decision.previousRef as ProviderRef | null) ?? null, claim: runClaim(held) };
     },
 
@@ -130,7 +147,11 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
      * stay), `generating` for one another run has claimed; `failedHere` when this run failed it
      * (a retry after the commit included), not a cancel or an earlier run.
      */
-    async failJob(jobId: string, code: 'generation_failed' | 'canceled', message: string): Promise<{ status: JobStatus; outputs: number; failedHere: boolean }> {
+    async failJob(
+      jobId: string,
+      code: 'generation_failed' | 'canceled',
+      message: string,
+    ): Promise<{ status: JobStatus; outputs: number; failedHere: boolean }> {
       const runId = currentRunId();
       const result = await jobs.fail(jobId, { code, message }, runId);
       if (result.moved) {
@@ -146,4 +167,3 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
 function finished(job: Job, refunded: number): FinishedJob {
   return { kind: job.kind, model: job.model, provider: typedParams(job).params.provider, createdAt: new Date(job.created_at), refunded };
 }
-

@@ -64,9 +64,12 @@ export interface StepDetails {
   detail?: unknown;
 }
 
-
 /** What createJobProviderActivities is given. */
-export type ProviderActivityDeps = Pick<JobActivityDeps, 'db' | 'storage' | 'config' | 'adapterFor' | 'metrics' | 'jobs'> & { progress: ProgressWriter; heartbeatQuietMs?: number; beatEveryMs?: number };
+export type ProviderActivityDeps = Pick<JobActivityDeps, 'db' | 'storage' | 'config' | 'adapterFor' | 'metrics' | 'jobs'> & {
+  progress: ProgressWriter;
+  heartbeatQuietMs?: number;
+  beatEveryMs?: number;
+};
 
 /**
  * The state and helpers the provider steps share (./submit.ts, ./check.ts, ./cancel.ts): one per
@@ -157,7 +160,10 @@ export function createProviderStepKit(deps: ProviderActivityDeps) {
         const failover = mayFailOver.get(ctx);
         if (failover && (err.account || (err.retryable && givesUp(failover, ctx.info.attempt, failoverBudgetMs)))) {
           const failingS = Math.round(failingForMs(ctx.info.attempt) / 1000);
-          throw nonRetryable(failureTypes.providerFailover, err.retryable ? `${err.message} (failing for ${failingS} s, ${ctx.info.attempt} attempts)` : err.message);
+          throw nonRetryable(
+            failureTypes.providerFailover,
+            err.retryable ? `${err.message} (failing for ${failingS} s, ${ctx.info.attempt} attempts)` : err.message,
+          );
         }
         if (!err.retryable) throw nonRetryable(failureTypes.providerRejected, err.message);
         throw ApplicationFailure.create({
@@ -183,7 +189,8 @@ export function createProviderStepKit(deps: ProviderActivityDeps) {
     // Done at the provider: the outputs are stored next (a phase worth showing only when there is
     // something to download; outputs the provider wrote into our store are only checked).
     const toDownload = (result.outputs ?? []).some((o) => !o.key);
-    if (jobId && result.state === 'succeeded' && toDownload) await bestEffort('progress', () => deps.progress.phase(jobId, 'storing_outputs', info.attempt, result.percent ?? null));
+    if (jobId && result.state === 'succeeded' && toDownload)
+      await bestEffort('progress', () => deps.progress.phase(jobId, 'storing_outputs', info.attempt, result.percent ?? null));
     if (jobId && (result.state === 'queued' || result.state === 'running')) {
       const p = {
         percent: result.percent ?? null, // null: keep the last percent
@@ -214,7 +221,10 @@ export function createProviderStepKit(deps: ProviderActivityDeps) {
     const job = await jobsRepo.getJob(db, jobId);
     if (job?.status === 'generating' && job.status_run_id === runId) return;
     Context.current().log.warn('provider step stopped: the job is no longer generating for this run', { jobId, status: job?.status ?? null });
-    throw nonRetryable(failureTypes.illegalStatusMove, `job ${jobId} is no longer generating for this run (${job?.status ?? 'missing'}); its outputs are not stored again`);
+    throw nonRetryable(
+      failureTypes.illegalStatusMove,
+      `job ${jobId} is no longer generating for this run (${job?.status ?? 'missing'}); its outputs are not stored again`,
+    );
   }
 
   return { deps, db, jobs, attemptRef, mayFailOver, heartbeat, providerContext, refFromHeartbeat, ownJob, recordRef, call, check };

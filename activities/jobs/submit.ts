@@ -16,7 +16,11 @@ export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities[
    * again; a new one is recorded on the row and in the heartbeat before anything else can fail.
    * The local renderer (a free provider) is simply run again.
    */
-  return async function submitAndCheck(provider: ProviderName, req: ProviderRequest, opts: ProviderStepOptions = {}): Promise<ProviderCheck & { ref: ProviderRef }> {
+  return async function submitAndCheck(
+    provider: ProviderName,
+    req: ProviderRequest,
+    opts: ProviderStepOptions = {},
+  ): Promise<ProviderCheck & { ref: ProviderRef }> {
     const adapter = deps.adapterFor(provider);
     const runId = currentRunId();
     const ctx = Context.current();

@@ -19,7 +19,18 @@
 import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderRef, ProviderRequest } from './types.js';
 import { notConfirmed, ProviderError } from './types.js';
 import type { AdapterModule } from './adapter-module.js';
-import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, parseJson, providerFetch, providerReason, readText, scrub, type HttpCallOptions } from './http.js';
+import {
+  defaultTimeoutMs,
+  errorFromResponse,
+  joinUrl,
+  malformed,
+  parseJson,
+  providerFetch,
+  providerReason,
+  readText,
+  scrub,
+  type HttpCallOptions,
+} from './http.js';
 import { conformActorImage, conformMotionVideo } from './conform.js';
 import { mediaToolsFrom, type MediaTools } from './media-tools.js';
 import {
@@ -29,7 +40,6 @@ import {
   type AlibabaAnimateMixRequest,
   type DashScopeTaskAnswer,
 } from './contracts/alibaba.js';
-
 
 export interface AlibabaConfig {
   key: string;
@@ -70,10 +80,17 @@ export function dashscopeHttpError(res: Response, text: string, o: HttpCallOptio
   const reason = scrub(providerReason(text), o.secrets);
   const prefix = `${o.provider} ${o.what}`;
   if (codeIn(code, dashscopeCodes.billing)) {
-    return new ProviderError(`${prefix}: the provider account is in arrears (HTTP ${res.status}); check its billing${reason ? `: ${reason}` : ''}`, { retryable: false, status: res.status, account: true });
+    return new ProviderError(`${prefix}: the provider account is in arrears (HTTP ${res.status}); check its billing${reason ? `: ${reason}` : ''}`, {
+      retryable: false,
+      status: res.status,
+      account: true,
+    });
   }
   if (codeIn(code, dashscopeCodes.moderation)) {
-    return new ProviderError(`${prefix}: rejected by the provider's content moderation (HTTP ${res.status})${reason ? `: ${reason}` : ''}`, { retryable: false, status: res.status });
+    return new ProviderError(`${prefix}: rejected by the provider's content moderation (HTTP ${res.status})${reason ? `: ${reason}` : ''}`, {
+      retryable: false,
+      status: res.status,
+    });
   }
   return errorFromResponse(res, text, o);
 }
@@ -93,7 +110,8 @@ function taskFailure(answer: DashScopeTaskAnswer): PollResult | ProviderError {
   const code = typeof out.code === 'string' ? out.code : typeof answer.code === 'string' ? answer.code : undefined;
   const text = typeof out.message === 'string' ? out.message : typeof answer.message === 'string' ? answer.message : 'no reason given';
   const reason = `${text}${code ? ` (${code})` : ''}`;
-  if (codeIn(code, dashscopeCodes.billing)) return new ProviderError(`Alibaba: the provider account is in arrears: ${reason}`, { retryable: false, account: true, status: 400 });
+  if (codeIn(code, dashscopeCodes.billing))
+    return new ProviderError(`Alibaba: the provider account is in arrears: ${reason}`, { retryable: false, account: true, status: 400 });
   if (codeIn(code, dashscopeCodes.outage) || codeIn(code, dashscopeCodes.throttling)) {
     return new ProviderError(`Alibaba: provider error: ${reason}`, { retryable: true, status: 503 });
   }
@@ -199,4 +217,5 @@ export function createAlibabaAdapter(cfg: AlibabaConfig): ProviderAdapter {
   };
 }
 
-export const createAdapter: AdapterModule['createAdapter'] = (c) => createAlibabaAdapter({ key: c.DASHSCOPE_API_KEY!, baseUrl: c.DASHSCOPE_BASE_URL, media: mediaToolsFrom(c) });
+export const createAdapter: AdapterModule['createAdapter'] = (c) =>
+  createAlibabaAdapter({ key: c.DASHSCOPE_API_KEY!, baseUrl: c.DASHSCOPE_BASE_URL, media: mediaToolsFrom(c) });

@@ -12,7 +12,13 @@ import { ProviderError } from './types.js';
 import type { AdapterModule } from './adapter-module.js';
 import { errorFromResponse, providerReason, scrub, type HttpCallOptions } from './http.js';
 import { createImagesApiAdapter, gptImageSize, type ImagesApiRef } from './images-api.js';
-import { azureContentFilterCodes, azureDefaultApiVersion, type azureImageSizes, type AzureErrorBody, type AzureImageGenerateParams } from './contracts/azure.js';
+import {
+  azureContentFilterCodes,
+  azureDefaultApiVersion,
+  type azureImageSizes,
+  type AzureErrorBody,
+  type AzureImageGenerateParams,
+} from './contracts/azure.js';
 
 export interface AzureConfig {
   key: string;
@@ -53,7 +59,10 @@ export function azureHttpError(res: Response, text: string, o: HttpCallOptions):
   const filtered = azureErrorCodes(text).some((c) => (azureContentFilterCodes as readonly string[]).includes(c));
   if (filtered && res.status < 500) {
     const reason = scrub(providerReason(text), o.secrets);
-    return new ProviderError(`${o.provider} ${o.what}: rejected by the provider's content filter (HTTP ${res.status})${reason ? `: ${reason}` : ''}`, { retryable: false, status: res.status });
+    return new ProviderError(`${o.provider} ${o.what}: rejected by the provider's content filter (HTTP ${res.status})${reason ? `: ${reason}` : ''}`, {
+      retryable: false,
+      status: res.status,
+    });
   }
   return errorFromResponse(res, text, o);
 }
@@ -79,4 +88,9 @@ export function createAzureAdapter(cfg: AzureConfig): ProviderAdapter {
 }
 
 export const createAdapter: AdapterModule['createAdapter'] = (c) =>
-  createAzureAdapter({ key: c.AZURE_OPENAI_API_KEY!, endpoint: c.AZURE_OPENAI_ENDPOINT!, deployment: c.AZURE_OPENAI_IMAGE_DEPLOYMENT ?? 'gpt-image-1.5', apiVersion: c.AZURE_OPENAI_API_VERSION });
+  createAzureAdapter({
+    key: c.AZURE_OPENAI_API_KEY!,
+    endpoint: c.AZURE_OPENAI_ENDPOINT!,
+    deployment: c.AZURE_OPENAI_IMAGE_DEPLOYMENT ?? 'gpt-image-1.5',
+    apiVersion: c.AZURE_OPENAI_API_VERSION,
+  });

@@ -17,11 +17,20 @@ import type { PollResult, ProviderAdapter, ProviderContext, ProviderRef, Provide
 import { notConfirmed, ProviderError } from './types.js';
 import type { AdapterModule } from './adapter-module.js';
 import { errorFromResponse, joinUrl, malformed, parseJson, providerFetch, providerReason, readText, scrub, type HttpCallOptions } from './http.js';
-import { arkSeedanceModelId, arkSeedreamModelId, arkSeedreamSizes, type ArkError, type ArkImageGenerationRequest, type ArkImagesResponse, type ArkTask, type ArkTaskCreated, type ArkVideoTaskRequest } from './contracts/byteplus.js';
+import {
+  arkSeedanceModelId,
+  arkSeedreamModelId,
+  arkSeedreamSizes,
+  type ArkError,
+  type ArkImageGenerationRequest,
+  type ArkImagesResponse,
+  type ArkTask,
+  type ArkTaskCreated,
+  type ArkVideoTaskRequest,
+} from './contracts/byteplus.js';
 import { jobOutputKey } from '../../shared/storage.js';
 import { sniffMediaType } from '../../shared/media-type.js';
 import { BYTEPLUS_IMAGE_TIMEOUT_MS } from './call-timeouts.js';
-
 
 export interface ByteplusConfig {
   key: string;
@@ -53,7 +62,8 @@ export function arkOrigin(baseUrl: string): string {
 }
 
 const sensitive = /Sensitive|RiskDetection/i;
-const accountCode = /QuotaExceeded|AccountOverdue|Overdue|InsufficientBalance|ModelNotOpen|InvalidEndpoint(OrModel)?\.(NotFound|ClosedEndpoint|ModelIDAccessDisabled)|AccessDenied/i;
+const accountCode =
+  /QuotaExceeded|AccountOverdue|Overdue|InsufficientBalance|ModelNotOpen|InvalidEndpoint(OrModel)?\.(NotFound|ClosedEndpoint|ModelIDAccessDisabled)|AccessDenied/i;
 const providerFault = /InternalServiceError|InternalError|ServiceUnavailable|ServerOverloaded|Timeout/i;
 
 function arkErrorOf(text: string): ArkError | undefined {
@@ -76,9 +86,16 @@ export function byteplusHttpError(res: Response, text: string, o: HttpCallOption
   const reason = scrub(providerReason(text), o.secrets);
   const prefix = `${o.provider} ${o.what}`;
   if (typeof code === 'string' && res.status < 500) {
-    if (sensitive.test(code)) return new ProviderError(`${prefix}: rejected by the provider's content policy (HTTP ${res.status})${reason ? `: ${reason}` : ''}`, { retryable: false, status: res.status });
+    if (sensitive.test(code))
+      return new ProviderError(`${prefix}: rejected by the provider's content policy (HTTP ${res.status})${reason ? `: ${reason}` : ''}`, {
+        retryable: false,
+        status: res.status,
+      });
     if (accountCode.test(code)) {
-      return new ProviderError(`${prefix}: the provider account cannot serve this (HTTP ${res.status}); check its quota, billing and enabled models${reason ? `: ${reason}` : ''}`, { retryable: false, status: res.status, account: true });
+      return new ProviderError(
+        `${prefix}: the provider account cannot serve this (HTTP ${res.status}); check its quota, billing and enabled models${reason ? `: ${reason}` : ''}`,
+        { retryable: false, status: res.status, account: true },
+      );
     }
   }
   return errorFromResponse(res, text, o);
@@ -89,7 +106,8 @@ function taskFailure(err: ArkError | null | undefined): PollResult | ProviderErr
   const code = typeof err?.code === 'string' ? err.code : '';
   const reason = `${typeof err?.message === 'string' && err.message ? err.message : 'no reason given'}${code ? ` (${code})` : ''}`;
   if (sensitive.test(code)) return { state: 'failed', message: `BytePlus: rejected by the provider's content policy: ${reason}` };
-  if (accountCode.test(code)) return new ProviderError(`BytePlus: the provider account cannot serve this: ${reason}`, { retryable: false, account: true, status: 403 });
+  if (accountCode.test(code))
+    return new ProviderError(`BytePlus: the provider account cannot serve this: ${reason}`, { retryable: false, account: true, status: 403 });
   if (providerFault.test(code)) return new ProviderError(`BytePlus: provider error: ${reason}`, { retryable: true, status: 503 });
   return { state: 'failed', message: `BytePlus: generation failed: ${reason}` };
 }
@@ -101,7 +119,13 @@ export function createByteplusAdapter(cfg: ByteplusConfig): ProviderAdapter {
   const imageTimeoutMs = cfg.imageTimeoutMs ?? BYTEPLUS_IMAGE_TIMEOUT_MS;
   const base = arkOrigin(cfg.baseUrl);
   const headers = { authorization: `Bearer ${cfg.key}`, accept: 'application/json' };
-  const opts = (what: string, ctx: ProviderContext, ms = timeoutMs): HttpCallOptions => ({ provider: 'BytePlus', what, timeoutMs: ms, signal: ctx.signal, secrets: [cfg.key] });
+  const opts = (what: string, ctx: ProviderContext, ms = timeoutMs): HttpCallOptions => ({
+    provider: 'BytePlus',
+    what,
+    timeoutMs: ms,
+    signal: ctx.signal,
+    secrets: [cfg.key],
+  });
   const tasksUrl = joinUrl(base, '/api/v3/contents/generations/tasks');
   const taskUrl = (id: string) => `${tasksUrl}/${encodeURIComponent(id)}`;
 
@@ -123,7 +147,11 @@ export function createByteplusAdapter(cfg: ByteplusConfig): ProviderAdapter {
   }
 
   async function storedImage(ctx: ProviderContext, jobId: string, n: number): Promise<ByteplusImageRef['outputs'][number] | undefined> {
-    for (const [ext, contentType] of [['jpg', 'image/jpeg'], ['png', 'image/png'], ['webp', 'image/webp']] as const) {
+    for (const [ext, contentType] of [
+      ['jpg', 'image/jpeg'],
+      ['png', 'image/png'],
+      ['webp', 'image/webp'],
+    ] as const) {
       const key = jobOutputKey(ctx.storage, jobId, n, ext);
       const st = await ctx.storage.stat(key);
       if (st && st.size > 0) return { key, contentType, size: st.size };
@@ -160,7 +188,11 @@ export function createByteplusAdapter(cfg: ByteplusConfig): ProviderAdapter {
       const beat = setInterval(() => ctx.heartbeat({ phase: 'byteplus-images', image: n }), 10_000);
       let answer: ArkImagesResponse;
       try {
-        answer = await callJson<ArkImagesResponse>(joinUrl(base, '/api/v3/images/generations'), { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) }, o);
+        answer = await callJson<ArkImagesResponse>(
+          joinUrl(base, '/api/v3/images/generations'),
+          { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) },
+          o,
+        );
       } finally {
         clearInterval(beat);
       }
@@ -189,7 +221,8 @@ export function createByteplusAdapter(cfg: ByteplusConfig): ProviderAdapter {
   async function createVideoTask(req: ProviderRequest, ctx: ProviderContext): Promise<ProviderRef> {
     const o = opts('video generation', ctx);
     // The create-time check (catalog accepts) keeps these jobs off this route; refuse rather than drop inputs.
-    if (req.inputs.length > 0) throw new ProviderError(`BytePlus: ${req.model} is text-to-video only on this route; the job has image inputs`, { retryable: false });
+    if (req.inputs.length > 0)
+      throw new ProviderError(`BytePlus: ${req.model} is text-to-video only on this route; the job has image inputs`, { retryable: false });
     if (!req.prompt) throw new ProviderError(`BytePlus: ${req.model} needs a prompt on this route`, { retryable: false });
     const content: ArkVideoTaskRequest['content'] = [{ type: 'text', text: req.prompt }];
     const body: ArkVideoTaskRequest = {
@@ -201,7 +234,11 @@ export function createByteplusAdapter(cfg: ByteplusConfig): ProviderAdapter {
       generate_audio: true,
       watermark: false,
     };
-    const created = await callJson<Partial<ArkTaskCreated>>(tasksUrl, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) }, o);
+    const created = await callJson<Partial<ArkTaskCreated>>(
+      tasksUrl,
+      { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) },
+      o,
+    );
     if (typeof created.id !== 'string' || !created.id) throw malformed(o, 'no task id in the answer');
     const ref: ByteplusTaskRef = { provider: 'byteplus', jobId: req.jobId, taskId: created.id };
     return { ...ref };

@@ -10,28 +10,81 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { frameSize } from '../../shared/catalog.js';
-import { defaultMediaTools, inspectUntrusted, outputThreadArgs, runFfmpegUntrusted, untrustedInputArgs, UntrustedMediaError, type MediaTools } from './media-tools.js';
+import {
+  defaultMediaTools,
+  inspectUntrusted,
+  outputThreadArgs,
+  runFfmpegUntrusted,
+  untrustedInputArgs,
+  UntrustedMediaError,
+  type MediaTools,
+} from './media-tools.js';
 import type { MediaKind } from '../../shared/media-type.js';
 import { ProviderError, type InputFile, type ProviderContext, type ProviderRequest } from './types.js';
 
 /** The replace-actor motion video at exactly the asked duration and aspect ratio (stored once per job and shape). */
-export async function conformMotionVideo(req: ProviderRequest, video: InputFile, ctx: ProviderContext, tools: MediaTools = defaultMediaTools): Promise<InputFile> {
+export async function conformMotionVideo(
+  req: ProviderRequest,
+  video: InputFile,
+  ctx: ProviderContext,
+  tools: MediaTools = defaultMediaTools,
+): Promise<InputFile> {
   const seconds = req.duration ?? req.route.defaultDuration ?? 30;
   const { width, height } = frameSize(req.aspectRatio ?? req.route.defaultAspectRatio, req.resolution ?? req.route.defaultResolution);
   const key = `${ctx.storage.jobMediaPrefix(req.jobId)}/motion-${seconds}s-${width}x${height}.mp4`;
   const filter = `${cropTo(width, height)},tpad=stop_mode=clone:stop_duration=${seconds}`;
-  await transcodeOnce(ctx, tools, { key: video.key, kind: 'video', what: 'the motion video' }, key, 'video/mp4', 120_000 + seconds * 10_000, (input, output) => [
-    ...input, ...outputThreadArgs(tools), '-vf', filter, '-t', String(seconds), '-an', '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-f', 'mp4', output,
-  ]);
+  await transcodeOnce(
+    ctx,
+    tools,
+    { key: video.key, kind: 'video', what: 'the motion video' },
+    key,
+    'video/mp4',
+    120_000 + seconds * 10_000,
+    (input, output) => [
+      ...input,
+      ...outputThreadArgs(tools),
+      '-vf',
+      filter,
+      '-t',
+      String(seconds),
+      '-an',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-pix_fmt',
+      'yuv420p',
+      '-movflags',
+      '+faststart',
+      '-f',
+      'mp4',
+      output,
+    ],
+  );
   return { role: 'video', key, contentType: 'video/mp4' };
 }
 
 /** The talking actor's image center-cropped to the asked aspect ratio (InfiniteTalk keeps the image's shape). */
-export async function conformActorImage(req: ProviderRequest, image: InputFile, ctx: ProviderContext, tools: MediaTools = defaultMediaTools): Promise<InputFile> {
+export async function conformActorImage(
+  req: ProviderRequest,
+  image: InputFile,
+  ctx: ProviderContext,
+  tools: MediaTools = defaultMediaTools,
+): Promise<InputFile> {
   const { width, height } = frameSize(req.aspectRatio ?? req.route.defaultAspectRatio, req.resolution ?? req.route.defaultResolution);
   const key = `${ctx.storage.jobMediaPrefix(req.jobId)}/actor-${width}x${height}.png`;
   await transcodeOnce(ctx, tools, { key: image.key, kind: 'image', what: "the actor's image" }, key, 'image/png', 60_000, (input, output) => [
-    ...input, ...outputThreadArgs(tools), '-vf', cropTo(width, height), '-frames:v', '1', '-c:v', 'png', '-f', 'image2', output,
+    ...input,
+    ...outputThreadArgs(tools),
+    '-vf',
+    cropTo(width, height),
+    '-frames:v',
+    '1',
+    '-c:v',
+    'png',
+    '-f',
+    'image2',
+    output,
   ]);
   return { role: 'actor_image', key, contentType: 'image/png' };
 }

@@ -59,11 +59,19 @@ export function lipsyncFrames(seconds: number): number | undefined {
   return frames > infinitalkMaxFrames ? undefined : frames;
 }
 
-export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter & { synthesize(req: ProviderRequest, ctx: ProviderContext): Promise<{ key: string; seconds: number }> } {
+export function createElevenLabsAdapter(
+  cfg: ElevenLabsConfig,
+): ProviderAdapter & { synthesize(req: ProviderRequest, ctx: ProviderContext): Promise<{ key: string; seconds: number }> } {
   // A long script can take minutes to speak.
   const timeoutMs = cfg.timeoutMs ?? ELEVENLABS_TIMEOUT_MS;
   const fal = createFalQueueClient(cfg.fal);
-  const opts = (what: string, ctx: ProviderContext): HttpCallOptions => ({ provider: 'ElevenLabs', what, timeoutMs, signal: ctx.signal, secrets: [cfg.key, cfg.fal.key] });
+  const opts = (what: string, ctx: ProviderContext): HttpCallOptions => ({
+    provider: 'ElevenLabs',
+    what,
+    timeoutMs,
+    signal: ctx.signal,
+    secrets: [cfg.key, cfg.fal.key],
+  });
 
   async function synthesize(req: ProviderRequest, ctx: ProviderContext): Promise<{ key: string; seconds: number }> {
     const key = `${ctx.storage.jobMediaPrefix(req.jobId)}/speech.wav`;
@@ -82,7 +90,11 @@ export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter 
       {
         method: 'POST',
         headers: { 'xi-api-key': cfg.key, 'content-type': 'application/json', accept: 'audio/pcm, application/octet-stream' },
-        body: JSON.stringify({ text: req.script, model_id: req.providerModelId ?? req.route.providerModelId, voice_settings: elevenLabsVoiceSettings(req.voiceOptions) } satisfies ElevenLabsTextToSpeechBody),
+        body: JSON.stringify({
+          text: req.script,
+          model_id: req.providerModelId ?? req.route.providerModelId,
+          voice_settings: elevenLabsVoiceSettings(req.voiceOptions),
+        } satisfies ElevenLabsTextToSpeechBody),
       },
       o,
     );
@@ -168,4 +180,5 @@ export function wavHeader(dataBytes: number, rate: number): Buffer {
   return h;
 }
 
-export const createAdapter: AdapterModule['createAdapter'] = (c) => createElevenLabsAdapter({ key: c.ELEVENLABS_API_KEY!, baseUrl: c.ELEVENLABS_BASE_URL, fal: falConfigFrom(c) });
+export const createAdapter: AdapterModule['createAdapter'] = (c) =>
+  createElevenLabsAdapter({ key: c.ELEVENLABS_API_KEY!, baseUrl: c.ELEVENLABS_BASE_URL, fal: falConfigFrom(c) });

@@ -47,13 +47,23 @@ const falRequestBuilders: Record<FalRequestShape, (c: BuildContext) => Promise<F
     const { edit, endpointId, count } = await imageEdit(c);
     return {
       endpointId,
-      input: { prompt: c.prompt, num_images: count, aspect_ratio: c.aspectRatio as FalInput<'fal-ai/nano-banana-2'>['aspect_ratio'], output_format: 'png', ...edit } satisfies FalInput<'fal-ai/nano-banana-2'> | FalInput<'fal-ai/nano-banana-2/edit'>,
+      input: {
+        prompt: c.prompt,
+        num_images: count,
+        aspect_ratio: c.aspectRatio as FalInput<'fal-ai/nano-banana-2'>['aspect_ratio'],
+        output_format: 'png',
+        ...edit,
+      } satisfies FalInput<'fal-ai/nano-banana-2'> | FalInput<'fal-ai/nano-banana-2/edit'>,
     };
   },
 
   async seedream(c) {
     const { edit, endpointId, count } = await imageEdit(c);
-    return { endpointId, input: { prompt: c.prompt, num_images: count, image_size: seedreamImageSize(c.aspectRatio), ...edit } satisfies FalInput<'fal-ai/bytedance/seedream/v4.5/edit'> | FalInput<'fal-ai/bytedance/seedream/v4.5/text-to-image'> };
+    return {
+      endpointId,
+      input: { prompt: c.prompt, num_images: count, image_size: seedreamImageSize(c.aspectRatio), ...edit } satisfies
+        FalInput<'fal-ai/bytedance/seedream/v4.5/edit'> | FalInput<'fal-ai/bytedance/seedream/v4.5/text-to-image'>,
+    };
   },
 
   async 'wan-animate-replace'(c) {
@@ -63,7 +73,11 @@ const falRequestBuilders: Record<FalRequestShape, (c: BuildContext) => Promise<F
     // Wan Animate Replace takes no prompt: the motion video and the character image drive it.
     return {
       endpointId: c.endpointId,
-      input: { video_url: await c.url(video), image_url: await c.url(image), resolution: c.resolution as FalInput<'fal-ai/wan/v2.2-14b/animate/replace'>['resolution'] } satisfies FalInput<'fal-ai/wan/v2.2-14b/animate/replace'>,
+      input: {
+        video_url: await c.url(video),
+        image_url: await c.url(image),
+        resolution: c.resolution as FalInput<'fal-ai/wan/v2.2-14b/animate/replace'>['resolution'],
+      } satisfies FalInput<'fal-ai/wan/v2.2-14b/animate/replace'>,
     };
   },
 
@@ -76,12 +90,24 @@ const falRequestBuilders: Record<FalRequestShape, (c: BuildContext) => Promise<F
     if (first && end && secondary.firstLastFrame) {
       return {
         endpointId: secondary.firstLastFrame,
-        input: { ...base, aspect_ratio: ratio, first_frame_url: await url(first), last_frame_url: await url(end) } satisfies FalInput<'fal-ai/veo3.1/first-last-frame-to-video'>,
+        input: {
+          ...base,
+          aspect_ratio: ratio,
+          first_frame_url: await url(first),
+          last_frame_url: await url(end),
+        } satisfies FalInput<'fal-ai/veo3.1/first-last-frame-to-video'>,
       };
     }
-    if (first && secondary.imageToVideo) return { endpointId: secondary.imageToVideo, input: { ...base, aspect_ratio: ratio, image_url: await url(first) } satisfies FalInput<'fal-ai/veo3.1/image-to-video'> };
+    if (first && secondary.imageToVideo)
+      return {
+        endpointId: secondary.imageToVideo,
+        input: { ...base, aspect_ratio: ratio, image_url: await url(first) } satisfies FalInput<'fal-ai/veo3.1/image-to-video'>,
+      };
     if (refs.length && secondary.reference) {
-      return { endpointId: secondary.reference, input: { ...base, aspect_ratio: ratio, image_urls: await c.urls(refs) } satisfies FalInput<'fal-ai/veo3.1/reference-to-video'> };
+      return {
+        endpointId: secondary.reference,
+        input: { ...base, aspect_ratio: ratio, image_urls: await c.urls(refs) } satisfies FalInput<'fal-ai/veo3.1/reference-to-video'>,
+      };
     }
     return { endpointId: c.endpointId, input: { ...base, aspect_ratio: ratio } satisfies Veo };
   },
@@ -89,24 +115,44 @@ const falRequestBuilders: Record<FalRequestShape, (c: BuildContext) => Promise<F
   async kling(c) {
     const { first, end } = videoFrames(c);
     type Kling = FalInput<'fal-ai/kling-video/v3/pro/text-to-video'>;
-    const base = { prompt: c.prompt, duration: String(c.duration) as NonNullable<Kling['duration']> & NonNullable<FalInput<'fal-ai/kling-video/v2.6/pro/text-to-video'>['duration']>, generate_audio: true };
+    const base = {
+      prompt: c.prompt,
+      duration: String(c.duration) as NonNullable<Kling['duration']> & NonNullable<FalInput<'fal-ai/kling-video/v2.6/pro/text-to-video'>['duration']>,
+      generate_audio: true,
+    };
     if (first && c.secondary.imageToVideo) {
       return {
         endpointId: c.secondary.imageToVideo,
-        input: { ...base, start_image_url: await c.url(first), ...(end ? { end_image_url: await c.url(end) } : {}) } satisfies FalInput<'fal-ai/kling-video/v3/pro/image-to-video'> & FalInput<'fal-ai/kling-video/v2.6/pro/image-to-video'>,
+        input: {
+          ...base,
+          start_image_url: await c.url(first),
+          ...(end ? { end_image_url: await c.url(end) } : {}),
+        } satisfies FalInput<'fal-ai/kling-video/v3/pro/image-to-video'> & FalInput<'fal-ai/kling-video/v2.6/pro/image-to-video'>,
       };
     }
-    return { endpointId: c.endpointId, input: { ...base, aspect_ratio: c.aspectRatio as Kling['aspect_ratio'] } satisfies Kling & FalInput<'fal-ai/kling-video/v2.6/pro/text-to-video'> };
+    return {
+      endpointId: c.endpointId,
+      input: { ...base, aspect_ratio: c.aspectRatio as Kling['aspect_ratio'] } satisfies Kling & FalInput<'fal-ai/kling-video/v2.6/pro/text-to-video'>,
+    };
   },
 
   async seedance(c) {
     const { first, end } = videoFrames(c);
     type Seedance = FalInput<'fal-ai/bytedance/seedance/v1.5/pro/text-to-video'>;
-    const base = { prompt: c.prompt, duration: String(c.duration) as Seedance['duration'], resolution: c.resolution as Seedance['resolution'], aspect_ratio: c.aspectRatio as Seedance['aspect_ratio'] } satisfies Seedance;
+    const base = {
+      prompt: c.prompt,
+      duration: String(c.duration) as Seedance['duration'],
+      resolution: c.resolution as Seedance['resolution'],
+      aspect_ratio: c.aspectRatio as Seedance['aspect_ratio'],
+    } satisfies Seedance;
     if (first && c.secondary.imageToVideo) {
       return {
         endpointId: c.secondary.imageToVideo,
-        input: { ...base, image_url: await c.url(first), ...(end ? { end_image_url: await c.url(end) } : {}) } satisfies FalInput<'fal-ai/bytedance/seedance/v1.5/pro/image-to-video'>,
+        input: {
+          ...base,
+          image_url: await c.url(first),
+          ...(end ? { end_image_url: await c.url(end) } : {}),
+        } satisfies FalInput<'fal-ai/bytedance/seedance/v1.5/pro/image-to-video'>,
       };
     }
     return { endpointId: c.endpointId, input: base };
@@ -116,7 +162,11 @@ const falRequestBuilders: Record<FalRequestShape, (c: BuildContext) => Promise<F
     const { first } = videoFrames(c);
     type Grok = FalInput<'xai/grok-imagine-video/text-to-video'>;
     const base = { prompt: c.prompt, duration: c.duration, resolution: c.resolution as Grok['resolution'] };
-    if (first && c.secondary.imageToVideo) return { endpointId: c.secondary.imageToVideo, input: { ...base, image_url: await c.url(first) } satisfies FalInput<'xai/grok-imagine-video/image-to-video'> };
+    if (first && c.secondary.imageToVideo)
+      return {
+        endpointId: c.secondary.imageToVideo,
+        input: { ...base, image_url: await c.url(first) } satisfies FalInput<'xai/grok-imagine-video/image-to-video'>,
+      };
     return { endpointId: c.endpointId, input: { ...base, aspect_ratio: c.aspectRatio as Grok['aspect_ratio'] } satisfies Grok };
   },
 };

@@ -14,7 +14,18 @@
 // Request bodies are built against fal's input types (contracts/fal.ts) with `satisfies`.
 import type { CancelOutcome, PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef } from './types.js';
 import { notConfirmed, ProviderError } from './types.js';
-import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, providerFetch, readText, parseJson, requestJson, sameOrigin, type HttpCallOptions } from './http.js';
+import {
+  defaultTimeoutMs,
+  errorFromResponse,
+  joinUrl,
+  malformed,
+  providerFetch,
+  readText,
+  parseJson,
+  requestJson,
+  sameOrigin,
+  type HttpCallOptions,
+} from './http.js';
 import { falRequestFor } from './fal-requests.js';
 import { conformMotionVideo } from './conform.js';
 import { mediaToolsFrom, type MediaTools } from './media-tools.js';
@@ -77,7 +88,6 @@ function resultBackoffMs(attempt: number, r: FalResultRetry): number {
   return Math.max(0, d + 0.25 * d * (Math.random() * 2 - 1));
 }
 
-
 export interface FalRef {
   provider: 'fal';
   jobId: string;
@@ -111,7 +121,11 @@ export function createFalQueueClient(cfg: FalConfig): FalQueueClient {
       const o = opts(`submit to ${endpointId}`, ctx);
       const { body } = await requestJson<Record<string, unknown>>(
         joinUrl(cfg.queueUrl, endpointId),
-        { method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'x-fal-object-lifecycle-preference': lifecycle }, body: JSON.stringify(input) },
+        {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json', 'x-fal-object-lifecycle-preference': lifecycle },
+          body: JSON.stringify(input),
+        },
         o,
       );
       const requestId = body.request_id;
@@ -146,7 +160,10 @@ export function createFalQueueClient(cfg: FalConfig): FalQueueClient {
         case 'FAILED':
         case 'CANCELED':
         case 'CANCELLED':
-          return { state: 'failed', message: `fal: request ${String(body.status).toLowerCase()}${body.error ? `: ${describeFalError(body.error, body.error_type)}` : ''}` };
+          return {
+            state: 'failed',
+            message: `fal: request ${String(body.status).toLowerCase()}${body.error ? `: ${describeFalError(body.error, body.error_type)}` : ''}`,
+          };
         default:
           throw malformed(o, `unknown status ${JSON.stringify(body.status ?? null)}`);
       }
@@ -264,6 +281,11 @@ export function falOutputHeaders(cfg: Pick<FalConfig, 'key' | 'cdnRequiresKey'>,
 }
 
 /** fal's adapter settings from configuration (the talking actor's lipsync on fal reads them too). */
-export const falConfigFrom = (c: ProvidersConfig): FalConfig => ({ key: c.FAL_KEY!, queueUrl: c.FAL_QUEUE_URL, cdnRequiresKey: c.FAL_CDN_REQUIRES_KEY ?? false, media: mediaToolsFrom(c) });
+export const falConfigFrom = (c: ProvidersConfig): FalConfig => ({
+  key: c.FAL_KEY!,
+  queueUrl: c.FAL_QUEUE_URL,
+  cdnRequiresKey: c.FAL_CDN_REQUIRES_KEY ?? false,
+  media: mediaToolsFrom(c),
+});
 
 export const createAdapter: AdapterModule['createAdapter'] = (c) => createFalAdapter(falConfigFrom(c));

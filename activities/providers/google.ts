@@ -16,9 +16,20 @@ import { jobOutputKey } from '../../shared/storage.js';
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest, InputFile } from './types.js';
 import { notConfirmed, ProviderError } from './types.js';
 import type { AdapterModule } from './adapter-module.js';
-import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, parseJson, providerFetch, providerReason, readText, sameOrigin, scrub, type HttpCallOptions } from './http.js';
+import {
+  defaultTimeoutMs,
+  errorFromResponse,
+  joinUrl,
+  malformed,
+  parseJson,
+  providerFetch,
+  providerReason,
+  readText,
+  sameOrigin,
+  scrub,
+  type HttpCallOptions,
+} from './http.js';
 import type { GoogleStatus, GoogleVeoImage, GoogleVeoOperation, GoogleVeoParameters, GoogleVeoPredictRequest } from './contracts/google.js';
-
 
 export interface GoogleConfig {
   key: string;
@@ -43,7 +54,8 @@ function operationFailure(err: GoogleStatus | undefined): PollResult | ProviderE
   const status = typeof err?.status === 'string' ? err.status : '';
   const reason = `${typeof err?.message === 'string' ? err.message : 'no reason given'}${status ? ` (${status})` : ''}`;
   // google.rpc.Code: 8 RESOURCE_EXHAUSTED (quota), 13 INTERNAL, 14 UNAVAILABLE, 4 DEADLINE_EXCEEDED.
-  if (code === 8 || status === 'RESOURCE_EXHAUSTED') return new ProviderError(`Google: the account's quota is exhausted: ${reason}`, { retryable: false, account: true, status: 429 });
+  if (code === 8 || status === 'RESOURCE_EXHAUSTED')
+    return new ProviderError(`Google: the account's quota is exhausted: ${reason}`, { retryable: false, account: true, status: 429 });
   if (code === 7 || code === 16 || status === 'PERMISSION_DENIED' || status === 'UNAUTHENTICATED') {
     return new ProviderError(`Google: the provider refused our credentials: ${reason}`, { retryable: false, account: true, status: 403 });
   }
@@ -61,7 +73,10 @@ function operationFailure(err: GoogleStatus | undefined): PollResult | ProviderE
 export function googleHttpError(res: Response, text: string, o: HttpCallOptions): ProviderError {
   if (res.status === 429 && /quota/i.test(text)) {
     const reason = scrub(providerReason(text), o.secrets);
-    return new ProviderError(`${o.provider} ${o.what}: the provider account's quota is exhausted (HTTP 429); check its plan and billing${reason ? `: ${reason}` : ''}`, { retryable: false, status: 429, account: true });
+    return new ProviderError(
+      `${o.provider} ${o.what}: the provider account's quota is exhausted (HTTP 429); check its plan and billing${reason ? `: ${reason}` : ''}`,
+      { retryable: false, status: 429, account: true },
+    );
   }
   return errorFromResponse(res, text, o);
 }
@@ -93,7 +108,8 @@ export async function predictBody(req: ProviderRequest, ctx: ProviderContext): P
   const refs = byRole(req.inputs, 'reference', 'image');
   const referenceMode = !!req.route.secondaryModelIds?.reference;
   const first = start ?? (referenceMode ? undefined : refs[0]);
-  if (!referenceMode && refs.length > 1) throw new ProviderError(`Google: ${req.model} takes at most one reference image (its first frame)`, { retryable: false });
+  if (!referenceMode && refs.length > 1)
+    throw new ProviderError(`Google: ${req.model} takes at most one reference image (its first frame)`, { retryable: false });
   if (end && !first) throw new ProviderError(`Google: ${req.model} needs a first frame with an end frame`, { retryable: false });
   const instance: GoogleVeoPredictRequest['instances'][number] = { prompt: req.prompt ?? '' };
   if (first) instance.image = await inlineImage(first, ctx);
@@ -155,7 +171,10 @@ export function createGoogleAdapter(cfg: GoogleConfig): ProviderAdapter {
       if (samples.length === 0) {
         const reasons = answer?.raiMediaFilteredReasons?.filter((r) => typeof r === 'string') ?? [];
         if (reasons.length || (answer?.raiMediaFilteredCount ?? 0) > 0) {
-          return { state: 'failed', message: `Google: the generated video was blocked by the provider's safety filters${reasons.length ? `: ${reasons.join('; ')}` : ''}` };
+          return {
+            state: 'failed',
+            message: `Google: the generated video was blocked by the provider's safety filters${reasons.length ? `: ${reasons.join('; ')}` : ''}`,
+          };
         }
         throw malformed(o, 'a done operation without an error or a video');
       }
@@ -169,7 +188,8 @@ export function createGoogleAdapter(cfg: GoogleConfig): ProviderAdapter {
         // videoFromMldev also reads the video inline (encodedVideo, encoding): stored here, so only its key travels on.
         const inline = s.video?.encodedVideo;
         if (typeof inline !== 'string' || !inline) throw malformed(o, 'a generated sample without a video uri or bytes');
-        if (s.video?.encoding !== undefined && s.video.encoding !== 'video/mp4') throw malformed(o, `a generated sample of type ${String(s.video.encoding)}, not video/mp4`);
+        if (s.video?.encoding !== undefined && s.video.encoding !== 'video/mp4')
+          throw malformed(o, `a generated sample of type ${String(s.video.encoding)}, not video/mp4`);
         const bytes = Buffer.from(inline, 'base64');
         const key = jobOutputKey(ctx.storage, ref.jobId as string, i + 1, 'mp4');
         const stored = await ctx.storage.putStream(key, bytes, 'video/mp4', bytes.length);

@@ -18,7 +18,10 @@ const labelPatterns = new Map<string, RegExp>();
 function labelPattern(pattern: string): RegExp {
   let re = labelPatterns.get(pattern);
   if (!re) {
-    const source = pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\-]/g, '\\$&')).join('[a-z0-9-]+');
+    const source = pattern
+      .split('*')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\-]/g, '\\$&'))
+      .join('[a-z0-9-]+');
     re = new RegExp(`^${source}$`);
     labelPatterns.set(pattern, re);
   }

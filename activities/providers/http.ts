@@ -23,12 +23,23 @@ export const defaultTimeoutMs = 30_000;
 export function providerFetch(url: string, init: RequestInit, opts: HttpCallOptions): Promise<Response> {
   // The URL's path only: query strings may carry tokens (signed CDN links).
   const { origin, pathname } = new URL(url);
-  const attributes = { 'http.request.method': init.method ?? 'GET', 'server.address': origin, 'url.path': redactPath(pathname), 'mediagen.provider': opts.provider, 'mediagen.provider.call': opts.what };
-  return withSpan(`${opts.provider} ${opts.what}`, attributes, async (span) => {
-    const response = await fetchProvider(url, init, opts);
-    span?.setAttribute('http.response.status_code', response.status);
-    return response;
-  }, SpanKind.CLIENT);
+  const attributes = {
+    'http.request.method': init.method ?? 'GET',
+    'server.address': origin,
+    'url.path': redactPath(pathname),
+    'mediagen.provider': opts.provider,
+    'mediagen.provider.call': opts.what,
+  };
+  return withSpan(
+    `${opts.provider} ${opts.what}`,
+    attributes,
+    async (span) => {
+      const response = await fetchProvider(url, init, opts);
+      span?.setAttribute('http.response.status_code', response.status);
+      return response;
+    },
+    SpanKind.CLIENT,
+  );
 }
 
 async function fetchProvider(url: string, init: RequestInit, opts: HttpCallOptions): Promise<Response> {
@@ -56,7 +67,10 @@ export async function readText(response: Response, opts: HttpCallOptions): Promi
   try {
     return await response.text();
   } catch (err) {
-    throw new ProviderError(`${opts.provider} ${opts.what}: the answer was cut off (${scrub(errorText(err), opts.secrets)})`, { retryable: true, status: response.status });
+    throw new ProviderError(`${opts.provider} ${opts.what}: the answer was cut off (${scrub(errorText(err), opts.secrets)})`, {
+      retryable: true,
+      status: response.status,
+    });
   }
 }
 
@@ -84,7 +98,11 @@ export function errorFromResponse(response: Response, bodyText: string, opts: Pi
   const prefix = `${opts.provider} ${opts.what}`;
   // OpenAI's 429 `insufficient_quota`: the account is out of credit; waiting does not help.
   if (status === 429 && /insufficient_quota/.test(bodyText)) {
-    return new ProviderError(`${prefix}: the provider account has no quota left (HTTP 429); check its billing${reason ? `: ${reason}` : ''}`, { retryable: false, status, account: true });
+    return new ProviderError(`${prefix}: the provider account has no quota left (HTTP 429); check its billing${reason ? `: ${reason}` : ''}`, {
+      retryable: false,
+      status,
+      account: true,
+    });
   }
   if (status === 429) {
     const retryAfterMs = retryAfterFromHeaders(response.headers);
@@ -92,14 +110,25 @@ export function errorFromResponse(response: Response, bodyText: string, opts: Pi
     return new ProviderError(`${prefix}: rate limited (HTTP 429)${wait}${reason ? `: ${reason}` : ''}`, { retryable: true, retryAfterMs, status });
   }
   if (status >= 500 || status === 408) {
-    return new ProviderError(`${prefix}: provider error (HTTP ${status})${reason ? `: ${reason}` : ''}`, { retryable: true, retryAfterMs: retryAfterFromHeaders(response.headers), status });
+    return new ProviderError(`${prefix}: provider error (HTTP ${status})${reason ? `: ${reason}` : ''}`, {
+      retryable: true,
+      retryAfterMs: retryAfterFromHeaders(response.headers),
+      status,
+    });
   }
   if (status === 401 || status === 403) {
-    return new ProviderError(`${prefix}: the provider refused our credentials (HTTP ${status}); check the API key configuration${reason ? `: ${reason}` : ''}`, { retryable: false, status, account: true });
+    return new ProviderError(
+      `${prefix}: the provider refused our credentials (HTTP ${status}); check the API key configuration${reason ? `: ${reason}` : ''}`,
+      { retryable: false, status, account: true },
+    );
   }
   // Payment required: the account's balance or plan, not the request.
   if (status === 402) {
-    return new ProviderError(`${prefix}: the provider account cannot pay for this (HTTP 402); check its billing${reason ? `: ${reason}` : ''}`, { retryable: false, status, account: true });
+    return new ProviderError(`${prefix}: the provider account cannot pay for this (HTTP 402); check its billing${reason ? `: ${reason}` : ''}`, {
+      retryable: false,
+      status,
+      account: true,
+    });
   }
   if (contentPolicyPattern.test(bodyText)) {
     return new ProviderError(`${prefix}: rejected by the provider's content policy${reason ? `: ${reason}` : ''}`, { retryable: false, status });

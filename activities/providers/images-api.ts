@@ -62,13 +62,20 @@ export function createImagesApiAdapter<Name extends 'openai' | 'azure'>(host: Im
       // An earlier attempt that stored every image (then failed to report it) was already paid for.
       const stored = await Promise.all(keys.map((k) => ctx.storage.stat(k)));
       if (stored.every((st) => st && st.size > 0)) {
-        return refOf(req.jobId, keys.map((key, i) => ({ key, contentType: 'image/png', size: stored[i]!.size })));
+        return refOf(
+          req.jobId,
+          keys.map((key, i) => ({ key, contentType: 'image/png', size: stored[i]!.size })),
+        );
       }
       // Keep the activity alive while the synchronous call runs.
       const beat = setInterval(() => ctx.heartbeat({ phase: `${host.name}-images` }), 10_000);
       let body: { data?: unknown };
       try {
-        const res = await providerFetch(host.url, { method: 'POST', headers: { ...host.headers, 'content-type': 'application/json' }, body: JSON.stringify(host.body(req, count)) }, o);
+        const res = await providerFetch(
+          host.url,
+          { method: 'POST', headers: { ...host.headers, 'content-type': 'application/json' }, body: JSON.stringify(host.body(req, count)) },
+          o,
+        );
         const text = await readText(res, o);
         if (!res.ok) throw (host.httpError ?? errorFromResponse)(res, text, o);
         body = parseJson<{ data?: unknown }>(text, o);

@@ -64,7 +64,10 @@ export const defaultMediaTools: MediaTools = {
   probeTimeoutMs: 30_000,
 };
 
-export type MediaToolsConfig = Pick<Config, 'FFMPEG_PATH' | 'FFPROBE_PATH' | 'PRLIMIT_PATH' | 'MEDIA_INPUT_MAX_VIDEO_PIXELS' | 'MEDIA_INPUT_MAX_SECONDS' | 'MEDIA_TOOL_THREADS' | 'MEDIA_TOOL_MEMORY_MB'> &
+export type MediaToolsConfig = Pick<
+  Config,
+  'FFMPEG_PATH' | 'FFPROBE_PATH' | 'PRLIMIT_PATH' | 'MEDIA_INPUT_MAX_VIDEO_PIXELS' | 'MEDIA_INPUT_MAX_SECONDS' | 'MEDIA_TOOL_THREADS' | 'MEDIA_TOOL_MEMORY_MB'
+> &
   Partial<Pick<Config, 'UPLOAD_MAX_IMAGE_PIXELS'>>;
 
 export function mediaToolsFrom(config: Partial<MediaToolsConfig>): MediaTools {
@@ -135,7 +138,11 @@ export function runToolWithStderr(bin: string, args: string[], opts: RunOptions 
       errTail = (errTail + c.toString('utf8')).slice(-2000);
     });
     child.on('error', (err: NodeJS.ErrnoException) => {
-      finish(new MediaToolError(err.code === 'ENOENT' ? `${file} not found (install it or set its path in the configuration)` : `${file} failed to start: ${err.message}`));
+      finish(
+        new MediaToolError(
+          err.code === 'ENOENT' ? `${file} not found (install it or set its path in the configuration)` : `${file} failed to start: ${err.message}`,
+        ),
+      );
     });
     child.on('close', (code, sig) => {
       if (code === 0) finish(null);
@@ -197,14 +204,37 @@ export async function inspectUntrusted(path: string, kind: MediaKind, what: stri
   if (!type || type.fileType !== kind) throw new UntrustedMediaError('unsupported', `${what} is not a supported ${kind} (by its content)`);
   const demuxer = demuxers[type.mime];
   const maxPixels = kind === 'video' ? tools.maxVideoPixels : tools.maxImagePixels;
-  const args = ['-v', 'error', '-threads', '1', '-max_pixels', String(maxPixels), '-f', demuxer, '-show_entries', 'stream=codec_type,width,height:format=duration', '-of', 'json', '-i', path];
+  const args = [
+    '-v',
+    'error',
+    '-threads',
+    '1',
+    '-max_pixels',
+    String(maxPixels),
+    '-f',
+    demuxer,
+    '-show_entries',
+    'stream=codec_type,width,height:format=duration',
+    '-of',
+    'json',
+    '-i',
+    path,
+  ];
   let stdout: Buffer;
   let stderr: string;
   try {
-    ({ stdout, stderr } = await runToolWithStderr(tools.ffprobePath, args, { stdout: true, timeoutMs: tools.probeTimeoutMs, memoryBytes: tools.memoryBytes, prlimitPath: tools.prlimitPath, ...(signal ? { signal } : {}) }));
+    ({ stdout, stderr } = await runToolWithStderr(tools.ffprobePath, args, {
+      stdout: true,
+      timeoutMs: tools.probeTimeoutMs,
+      memoryBytes: tools.memoryBytes,
+      prlimitPath: tools.prlimitPath,
+      ...(signal ? { signal } : {}),
+    }));
   } catch (err) {
     if (signal?.aborted) throw err;
-    throw declaredSizeError(String((err as Error).message), what, kind, maxPixels) ?? new UntrustedMediaError('corrupt', `${what} could not be read as a ${kind}`);
+    throw (
+      declaredSizeError(String((err as Error).message), what, kind, maxPixels) ?? new UntrustedMediaError('corrupt', `${what} could not be read as a ${kind}`)
+    );
   }
   let probed: ProbeOutput;
   try {
@@ -245,7 +275,17 @@ const tooManyPixels = (what: string, kind: MediaKind, w: number, h: number, maxP
  */
 export function untrustedInputArgs(input: UntrustedInput, tools: MediaTools): string[] {
   const maxPixels = input.kind === 'video' ? tools.maxVideoPixels : tools.maxImagePixels;
-  return ['-threads', String(tools.threads), '-max_pixels', String(maxPixels), ...(input.kind === 'video' ? ['-t', String(tools.maxSeconds)] : []), '-f', input.demuxer, '-i', input.path];
+  return [
+    '-threads',
+    String(tools.threads),
+    '-max_pixels',
+    String(maxPixels),
+    ...(input.kind === 'video' ? ['-t', String(tools.maxSeconds)] : []),
+    '-f',
+    input.demuxer,
+    '-i',
+    input.path,
+  ];
 }
 
 /** Filter and encoder threads of a run (put before the output's options). */
@@ -255,5 +295,9 @@ export function outputThreadArgs(tools: MediaTools): string[] {
 
 /** Runs ffmpeg over tenant media under the run caps (address space; the caller's watchdog and signal). */
 export function runFfmpegUntrusted(args: string[], tools: MediaTools, opts: Pick<RunOptions, 'signal' | 'timeoutMs'> = {}): Promise<Buffer> {
-  return runTool(tools.ffmpegPath, ['-hide_banner', '-loglevel', 'error', ...args], { ...opts, memoryBytes: tools.memoryBytes, prlimitPath: tools.prlimitPath });
+  return runTool(tools.ffmpegPath, ['-hide_banner', '-loglevel', 'error', ...args], {
+    ...opts,
+    memoryBytes: tools.memoryBytes,
+    prlimitPath: tools.prlimitPath,
+  });
 }

@@ -19,8 +19,16 @@ export function providerOutputHosts(provider: ProviderName): readonly string[] {
 
 export type OutputFetchConfig = Pick<
   Config,
-  'FETCH_CONNECT_TIMEOUT_MS' | 'FETCH_TOTAL_TIMEOUT_MS' | 'FETCH_ALLOW_LOOPBACK_ORIGIN' | 'FETCH_EXTRA_CA_FILE' | 'PROVIDER_OUTPUT_HOSTS' | 'PROVIDER_OUTPUT_MAX_MB' | 'PROVIDER_OUTPUT_TIMEOUT_MS'
-  | 'FETCH_MIN_BYTES_PER_SECOND' | 'FETCH_MIN_RATE_WINDOW_MS' | 'UPLOAD_MAX_IMAGE_PIXELS'
+  | 'FETCH_CONNECT_TIMEOUT_MS'
+  | 'FETCH_TOTAL_TIMEOUT_MS'
+  | 'FETCH_ALLOW_LOOPBACK_ORIGIN'
+  | 'FETCH_EXTRA_CA_FILE'
+  | 'PROVIDER_OUTPUT_HOSTS'
+  | 'PROVIDER_OUTPUT_MAX_MB'
+  | 'PROVIDER_OUTPUT_TIMEOUT_MS'
+  | 'FETCH_MIN_BYTES_PER_SECOND'
+  | 'FETCH_MIN_RATE_WINDOW_MS'
+  | 'UPLOAD_MAX_IMAGE_PIXELS'
 >;
 
 /** The host patterns a provider's outputs may come from here: its own, plus the operator's for it (PROVIDER_OUTPUT_HOSTS). */
@@ -36,10 +44,19 @@ export function outputHostsFor(provider: ProviderName, config: Pick<OutputFetchC
  */
 export function extraOutputHosts(value: string | undefined, provider: ProviderName): string[] {
   const hosts: string[] = [];
-  for (const entry of (value ?? '').split(';').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of (value ?? '')
+    .split(';')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const eq = entry.indexOf('=');
     if (eq >= 0 && entry.slice(0, eq).trim() !== provider) continue;
-    hosts.push(...entry.slice(eq + 1).split(',').map((h) => h.trim()).filter(Boolean));
+    hosts.push(
+      ...entry
+        .slice(eq + 1)
+        .split(',')
+        .map((h) => h.trim())
+        .filter(Boolean),
+    );
   }
   return hosts;
 }
@@ -56,13 +73,27 @@ export interface StoredOutput {
  */
 export async function storeProviderOutput(
   deps: { storage: Storage; config: OutputFetchConfig; fetchHooks?: FetchHooks },
-  args: { provider: ProviderName; jobId: string; index: number; output: ProviderOutput; headers?: Record<string, string>; onProgress?: (bytes: number) => void },
+  args: {
+    provider: ProviderName;
+    jobId: string;
+    index: number;
+    output: ProviderOutput;
+    headers?: Record<string, string>;
+    onProgress?: (bytes: number) => void;
+  },
 ): Promise<StoredOutput> {
   const hosts = outputHostsFor(args.provider, deps.config);
   const maxBytes = deps.config.PROVIDER_OUTPUT_MAX_MB * MB;
-  const stored = await storeRemoteFile(deps, args.output.url!, { image: maxBytes, video: maxBytes }, (t) => jobOutputKey(deps.storage, args.jobId, args.index + 1, t.ext), null, {
-    fetch: { headers: args.headers, allowHost: (host) => hostMatches(host, hosts), totalTimeoutMs: deps.config.PROVIDER_OUTPUT_TIMEOUT_MS },
-    onProgress: args.onProgress,
-  });
+  const stored = await storeRemoteFile(
+    deps,
+    args.output.url!,
+    { image: maxBytes, video: maxBytes },
+    (t) => jobOutputKey(deps.storage, args.jobId, args.index + 1, t.ext),
+    null,
+    {
+      fetch: { headers: args.headers, allowHost: (host) => hostMatches(host, hosts), totalTimeoutMs: deps.config.PROVIDER_OUTPUT_TIMEOUT_MS },
+      onProgress: args.onProgress,
+    },
+  );
   return { key: stored.key, contentType: stored.type.mime, size: stored.size };
 }

@@ -29,6 +29,7 @@ export function createProviderAdapter(name: LiveProviderName, config: ProvidersC
   const missing = entry.keys.filter((k) => !config[k]);
   if (missing.length) throw new Error(`the ${name} provider is not configured here: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set`);
   const module = adapterModules.get(name);
-  if (typeof module?.createAdapter !== 'function') throw new Error(`the ${name} provider has no adapter module (activities/providers/${name}.ts exporting createAdapter)`);
+  if (typeof module?.createAdapter !== 'function')
+    throw new Error(`the ${name} provider has no adapter module (activities/providers/${name}.ts exporting createAdapter)`);
   return module.createAdapter(config);
 }

@@ -9,9 +9,19 @@
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderRef } from './types.js';
 import { notConfirmed, ProviderError } from './types.js';
 import type { AdapterModule } from './adapter-module.js';
-import { apiOrigin, defaultTimeoutMs, errorFromResponse, joinUrl, malformed, parseJson, providerFetch, readText, requestJson, type HttpCallOptions } from './http.js';
+import {
+  apiOrigin,
+  defaultTimeoutMs,
+  errorFromResponse,
+  joinUrl,
+  malformed,
+  parseJson,
+  providerFetch,
+  readText,
+  requestJson,
+  type HttpCallOptions,
+} from './http.js';
 import type { XaiDeferredVideoResponse, XaiVideoGenerationRequest } from './contracts/xai.js';
-
 
 export interface XaiConfig {
   key: string;
@@ -84,7 +94,8 @@ export function createXaiAdapter(cfg: XaiConfig): ProviderAdapter {
           return { state: 'running', percent: percentOf(body.progress) };
         case 'done': {
           const video = body.video;
-          if (video?.respect_moderation === false) return { state: 'failed', message: "xAI: the generated video was rejected by the provider's content moderation" };
+          if (video?.respect_moderation === false)
+            return { state: 'failed', message: "xAI: the generated video was rejected by the provider's content moderation" };
           if (typeof video?.url !== 'string' || !/^https?:\/\//.test(video.url)) throw malformed(o, 'a done request without a video url');
           return { state: 'succeeded', percent: 100, outputs: [{ url: video.url, contentType: 'video/mp4' }] };
         }
@@ -92,7 +103,12 @@ export function createXaiAdapter(cfg: XaiConfig): ProviderAdapter {
           return { state: 'failed', message: 'xAI: the request expired before it completed' };
         case 'failed': {
           const err = body.error as { code?: unknown; message?: unknown } | string | undefined;
-          const reason = typeof err === 'string' ? err : typeof err?.message === 'string' ? `${err.message}${typeof err.code === 'string' ? ` (${err.code})` : ''}` : undefined;
+          const reason =
+            typeof err === 'string'
+              ? err
+              : typeof err?.message === 'string'
+                ? `${err.message}${typeof err.code === 'string' ? ` (${err.code})` : ''}`
+                : undefined;
           return { state: 'failed', message: `xAI: generation failed${reason ? `: ${reason}` : ''}` };
         }
         default:

@@ -44,4 +44,3 @@ function safeDatabaseName(url: string | undefined): string {
     return '(unparsable DATABASE_URL)';
   }
 }
-

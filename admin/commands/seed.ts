@@ -17,14 +17,26 @@ export const seedCommands: Record<string, Command> = {
         import('../seed.js') as Promise<SeedModule>,
       ]);
       const storageEnv = envSchema
-        .pick({ S3_ENDPOINT: true, S3_ACCESS_KEY: true, S3_SECRET_KEY: true, S3_BUCKET: true, S3_REGION: true, S3_PUBLIC_BASE_URL: true, PRESIGN_EXPIRY_SECONDS: true, FFMPEG_PATH: true, ESPEAK_PATH: true })
+        .pick({
+          S3_ENDPOINT: true,
+          S3_ACCESS_KEY: true,
+          S3_SECRET_KEY: true,
+          S3_BUCKET: true,
+          S3_REGION: true,
+          S3_PUBLIC_BASE_URL: true,
+          PRESIGN_EXPIRY_SECONDS: true,
+          FFMPEG_PATH: true,
+          ESPEAK_PATH: true,
+        })
         .safeParse(ctx.env);
       if (!storageEnv.success) {
         throw new ConfigProblem(`object storage is not configured: ${storageEnv.error.issues.map((i) => i.path.join('.')).join(', ')}`);
       }
       const storage = createStorage(storageEnv.data);
       const catalog = await seedCatalog(ctx.db(), storage, {});
-      const text = [`catalog: ${catalog.voices} voices, ${catalog.actors} actors; media ${catalog.mediaCreated} rendered, ${catalog.mediaSkipped} already present`];
+      const text = [
+        `catalog: ${catalog.voices} voices, ${catalog.actors} actors; media ${catalog.mediaCreated} rendered, ${catalog.mediaSkipped} already present`,
+      ];
       let demo: Awaited<ReturnType<SeedModule['seedDemo']>> | undefined;
       if (f.demo) {
         demo = await seedDemo(ctx.db());
@@ -33,7 +45,14 @@ export const seedCommands: Record<string, Command> = {
       return {
         json: {
           catalog,
-          demo: demo && { workspace_id: demo.workspaceId, project_id: demo.projectId, owner: demo.ownerEmail, credits: demo.credits, api_key_id: demo.apiKeyId, api_key: demo.apiKey },
+          demo: demo && {
+            workspace_id: demo.workspaceId,
+            project_id: demo.projectId,
+            owner: demo.ownerEmail,
+            credits: demo.credits,
+            api_key_id: demo.apiKeyId,
+            api_key: demo.apiKey,
+          },
         },
         text,
       };

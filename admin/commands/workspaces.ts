@@ -20,11 +20,18 @@ function creditsCommand(direction: 'grant' | 'deduct'): Command {
   return {
     usage: `credits ${direction} --workspace W --amount N --reason TEXT`,
     summary: direction === 'grant' ? 'add credits (ledger entry "grant")' : 'remove credits (ledger entry "deduct"); never below zero',
-    flags: { workspace: ws, amount: { type: 'string', required: true, help: 'credits, a positive integer' }, reason: { type: 'string', required: true, help: 'why, kept in the ledger' } },
+    flags: {
+      workspace: ws,
+      amount: { type: 'string', required: true, help: 'credits, a positive integer' },
+      reason: { type: 'string', required: true, help: 'why, kept in the ledger' },
+    },
     async run(ctx, f) {
       const amount = positiveInt('amount', f.amount as string);
       const reason = nonEmpty('reason', f.reason as string);
-      const { credits } = await ctx.db().transaction().execute((tx) => adjustCredits(tx, f.workspace as string, direction === 'grant' ? amount : -amount, reason));
+      const { credits } = await ctx
+        .db()
+        .transaction()
+        .execute((tx) => adjustCredits(tx, f.workspace as string, direction === 'grant' ? amount : -amount, reason));
       return {
         json: { workspace_id: f.workspace, delta: direction === 'grant' ? amount : -amount, credits },
         text: [`${direction === 'grant' ? 'granted' : 'deducted'} ${amount} credits; workspace ${f.workspace as string} now has ${credits}`],
@@ -69,7 +76,11 @@ export const workspaceCommands: Record<string, Command> = {
   'member add': {
     usage: 'member add --workspace W --email E --role owner|member',
     summary: 'add a member (or change their role)',
-    flags: { workspace: ws, email: { type: 'string', required: true, help: "member's email" }, role: { type: 'string', required: true, help: 'owner or member' } },
+    flags: {
+      workspace: ws,
+      email: { type: 'string', required: true, help: "member's email" },
+      role: { type: 'string', required: true, help: 'owner or member' },
+    },
     async run(ctx, f) {
       const role = f.role as string;
       if (role !== 'owner' && role !== 'member') throw new UsageError(`--role must be owner or member, got "${role}"`);
@@ -80,7 +91,11 @@ export const workspaceCommands: Record<string, Command> = {
   'key create': {
     usage: 'key create --workspace W --name N --as EMAIL',
     summary: 'create an API key (owners only); the full key is printed once',
-    flags: { workspace: ws, name: { type: 'string', required: true, help: 'a label for the key' }, as: { type: 'string', required: true, help: 'email of the owner acting' } },
+    flags: {
+      workspace: ws,
+      name: { type: 'string', required: true, help: 'a label for the key' },
+      as: { type: 'string', required: true, help: 'email of the owner acting' },
+    },
     async run(ctx, f) {
       const k = await createApiKey(ctx.db(), { workspaceId: f.workspace as string, name: nonEmpty('name', f.name as string), actorEmail: f.as as string });
       return {
@@ -109,7 +124,9 @@ export const workspaceCommands: Record<string, Command> = {
       return {
         json: rows,
         text: rows.length
-          ? rows.map((k) => `${k.id}  ${k.status.padEnd(7)}  ${k.name}  (by ${k.created_by}, ${k.created_at}${k.last_used_at ? `, last used ${k.last_used_at}` : ''})`)
+          ? rows.map(
+              (k) => `${k.id}  ${k.status.padEnd(7)}  ${k.name}  (by ${k.created_by}, ${k.created_at}${k.last_used_at ? `, last used ${k.last_used_at}` : ''})`,
+            )
           : ['no API keys'],
       };
     },
@@ -117,7 +134,11 @@ export const workspaceCommands: Record<string, Command> = {
   'key revoke': {
     usage: 'key revoke --workspace W --key KEYID --as EMAIL',
     summary: 'revoke an API key at once (owners only)',
-    flags: { workspace: ws, key: { type: 'string', required: true, help: 'key id (the part after mg_live_)' }, as: { type: 'string', required: true, help: 'email of the owner acting' } },
+    flags: {
+      workspace: ws,
+      key: { type: 'string', required: true, help: 'key id (the part after mg_live_)' },
+      as: { type: 'string', required: true, help: 'email of the owner acting' },
+    },
     async run(ctx, f) {
       const db = ctx.db();
       await getWorkspace(db, f.workspace as string);

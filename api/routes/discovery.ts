@@ -73,7 +73,6 @@ export const voiceSchema = z.object({
 const nextCursor = { next_cursor: z.string().nullable().describe('pass as `cursor` to get the next page; null on the last page') };
 const discoveryErrors = [400, 401, 429, 500];
 
-
 // ---- cursors: the last row's sort key and id, tagged with the list it belongs to
 
 type CursorKind = 'projects' | 'actors' | 'voices';

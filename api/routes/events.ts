@@ -41,7 +41,6 @@ export const lastEventIdHeader = z.object({
     .describe("The `id` of the last event received (browsers' EventSource sends it on reconnect): only newer changes are sent"),
 });
 
-
 const isTerminal = (job: Job) => isTerminalStatus(job.status);
 
 /** The Last-Event-ID header as a change counter: 0 when absent or empty (EventSource's reset). */
@@ -138,7 +137,8 @@ for (const k of jobKinds) {
       try {
         release = services.streams.admit(authOf(res), () => end());
       } catch (err) {
-        if (err instanceof ApiError && err.code === 'too_many_streams') res.setHeader('Retry-After', String(Math.ceil(Number(err.extra.retry_after_ms) / 1000)));
+        if (err instanceof ApiError && err.code === 'too_many_streams')
+          res.setHeader('Retry-After', String(Math.ceil(Number(err.extra.retry_after_ms) / 1000)));
         throw err;
       }
 

@@ -69,7 +69,9 @@ export function createHealthRouter(deps: AppDeps & { metrics: ApiMetrics }): Rou
     await Promise.all([
       run('postgres', () => pingDb(deps.db)),
       // A gRPC deadline (not only a timer) so no call or retry outlives the check.
-      run('temporal', () => deps.temporal.withDeadline(Date.now() + READY_CHECK_TIMEOUT_MS - 100, () => deps.temporal.connection.workflowService.getSystemInfo({}))),
+      run('temporal', () =>
+        deps.temporal.withDeadline(Date.now() + READY_CHECK_TIMEOUT_MS - 100, () => deps.temporal.connection.workflowService.getSystemInfo({})),
+      ),
       run('storage', () => deps.storage.ping()),
     ]);
     return checks;

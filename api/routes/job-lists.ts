@@ -22,12 +22,7 @@ const cursorPattern = (list: ListName) => new RegExp(`^${list}\\.([0-9]{1,16})\\
 const MAX_MILLIS = 253_402_300_799_999;
 
 const millis = (what: string) =>
-  z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(MAX_MILLIS)
-    .describe(`only jobs created ${what} this moment (milliseconds since the Unix epoch, exclusive)`);
+  z.coerce.number().int().min(0).max(MAX_MILLIS).describe(`only jobs created ${what} this moment (milliseconds since the Unix epoch, exclusive)`);
 
 function listQuery(list: ListName) {
   return z.object({
@@ -45,7 +40,9 @@ const nextCursor = { next_cursor: z.string().nullable().describe('pass as `curso
 
 const anyJobRecord = z.discriminatedUnion(
   'kind',
-  jobKinds.map((k) => (k.record as z.ZodObject).extend({ kind: z.literal(k.kind).describe('the job kind (its status path: ' + k.base + '/{id})') })) as unknown as [z.ZodObject, ...z.ZodObject[]],
+  jobKinds.map((k) =>
+    (k.record as z.ZodObject).extend({ kind: z.literal(k.kind).describe('the job kind (its status path: ' + k.base + '/{id})') }),
+  ) as unknown as [z.ZodObject, ...z.ZodObject[]],
 );
 
 interface ListSpec {

@@ -88,7 +88,8 @@ async function uploadServable(db: Queryable, key: string): Promise<number> {
   const row = id ? await findUploadByObjectKey(db, id, key) : undefined;
   if (!row) throw new ApiError(404, 'not_found', 'media not found');
   const unavailable = uploadUnavailable(row);
-  if (unavailable === 'expired' || unavailable === 'deleted') throw new ApiError(410, 'gone', `this upload ${unavailable === 'expired' ? 'expired' : 'was deleted'}`);
+  if (unavailable === 'expired' || unavailable === 'deleted')
+    throw new ApiError(410, 'gone', `this upload ${unavailable === 'expired' ? 'expired' : 'was deleted'}`);
   if (unavailable) throw new ApiError(404, 'not_found', 'media not found');
   return row.expires_at ? Math.max(0, Math.min(UPLOAD_MAX_AGE_S, Math.floor((row.expires_at.getTime() - Date.now()) / 1000))) : UPLOAD_MAX_AGE_S;
 }
@@ -104,7 +105,10 @@ export function createMediaRouter(deps: { storage: Storage; db: Queryable; confi
       // address a trusted load balancer names (TRUST_PROXY), else the socket's.
       const d = limiter.take(req.ip ?? req.socket.remoteAddress ?? 'unknown');
       setRateLimitHeaders(res, d);
-      if (!d.allowed) throw new ApiError(429, 'rate_limited', `rate limit of ${d.limit} media requests per minute exceeded; retry in ${Math.max(1, d.resetMs)} ms`, { retry_after_ms: Math.max(1, d.resetMs) });
+      if (!d.allowed)
+        throw new ApiError(429, 'rate_limited', `rate limit of ${d.limit} media requests per minute exceeded; retry in ${Math.max(1, d.resetMs)} ms`, {
+          retry_after_ms: Math.max(1, d.resetMs),
+        });
       const raw = (req.params as { key?: string[] | string }).key;
       const segments = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split('/') : [];
       const target = publicObjectKey(segments);
@@ -137,7 +141,9 @@ export function createMediaRouter(deps: { storage: Storage; db: Queryable; confi
         return;
       }
       // A range is read from the store as a range: `bytes=0-0` of 50 MB moves one byte.
-      const body: Readable = range ? await deps.storage.getRange(target.key, range.start, range.end - range.start + 1) : await deps.storage.getStream(target.key);
+      const body: Readable = range
+        ? await deps.storage.getRange(target.key, range.start, range.end - range.start + 1)
+        : await deps.storage.getStream(target.key);
       try {
         await pipeline(body, res);
       } catch {

@@ -25,7 +25,9 @@ export const modelSchema = z.object({
   durations: z
     .union([z.object({ values: z.array(z.number()) }), z.object({ min: z.number(), max: z.number() })])
     .nullable()
-    .describe('allowed durations in seconds: a list, or an inclusive range of integers; null when the kind takes no duration (images, talking actors: the script sets it)'),
+    .describe(
+      'allowed durations in seconds: a list, or an inclusive range of integers; null when the kind takes no duration (images, talking actors: the script sets it)',
+    ),
   default_duration: z.number().nullable(),
   resolutions: z.array(z.string()),
   default_resolution: z.string().nullable(),
@@ -37,7 +39,9 @@ export const modelSchema = z.object({
   prompt_length: z
     .object({ min: z.number().int(), max: z.number().int() })
     .nullable()
-    .describe("characters a prompt may have (Unicode code points, as the provider counts them): the live provider's bounds where it sets narrower ones; null when the kind takes no prompt"),
+    .describe(
+      "characters a prompt may have (Unicode code points, as the provider counts them): the live provider's bounds where it sets narrower ones; null when the kind takes no prompt",
+    ),
   price: z.object({
     credits: z.number().int().describe('credits per unit'),
     per: z.enum(['image', 'second', 'job']).describe('the unit: per image (× count), per second of duration (rounded up), or per job'),
@@ -48,17 +52,25 @@ export const modelSchema = z.object({
       provider_cost: z
         .number()
         .int()
-        .describe("credits per unit of the price (price.per; per job: plus the script's per-hundred-characters part) that a cancel after the job's submit to its provider does not refund; 0 when the local renderer serves the model"),
+        .describe(
+          "credits per unit of the price (price.per; per job: plus the script's per-hundred-characters part) that a cancel after the job's submit to its provider does not refund; 0 when the local renderer serves the model",
+        ),
       provider_cancel: z
         .enum(['queued', 'never', 'free'])
-        .describe("whether the provider new jobs start on honors a cancel: queued (a request still in its queue is stopped and not charged: the provider cost is refunded too once it confirms), never (it has no cancel, or is paid before one could land), free (the local renderer: nothing is kept)"),
+        .describe(
+          'whether the provider new jobs start on honors a cancel: queued (a request still in its queue is stopped and not charged: the provider cost is refunded too once it confirms), never (it has no cancel, or is paid before one could land), free (the local renderer: nothing is kept)',
+        ),
       rule: z.string().describe('the refund rule in words'),
     })
-    .describe("what a cancel (POST /v1/{kind}/{id}/cancel) refunds: the whole price before the job is submitted to a provider; after it, the price less the provider cost unless the provider confirms the cancel"),
+    .describe(
+      'what a cancel (POST /v1/{kind}/{id}/cancel) refunds: the whole price before the job is submitted to a provider; after it, the price less the provider cost unless the provider confirms the cancel',
+    ),
   placeholder: z.boolean().describe('true when this deployment serves the model from the local renderer: its media is a placeholder, not a real model output'),
   served_by: z
     .enum(['live', 'local', 'unavailable'])
-    .describe('how this deployment serves the model: live (a provider), local (the local renderer: placeholder media), unavailable (its provider is not configured; creates answer 400 invalid_model)'),
+    .describe(
+      'how this deployment serves the model: live (a provider), local (the local renderer: placeholder media), unavailable (its provider is not configured; creates answer 400 invalid_model)',
+    ),
   provider: z.string().nullable().describe('the live provider new jobs start on, when served live'),
   routes: z
     .array(z.object({ provider: z.string(), circuit: z.enum(['closed', 'open', 'half_open']) }))
@@ -67,7 +79,9 @@ export const modelSchema = z.object({
     ),
   availability: z
     .enum(['available', 'degraded', 'unavailable'])
-    .describe('available: served as usual; degraded: a route is skipped because its circuit breaker is open, jobs run on the next one; unavailable: not served here, or every route is open'),
+    .describe(
+      'available: served as usual; degraded: a route is skipped because its circuit breaker is open, jobs run on the next one; unavailable: not served here, or every route is open',
+    ),
   served_as: z.record(z.string(), z.string()).optional().describe('where the live provider serves a value differently (e.g. an aspect ratio it lacks)'),
 });
 export type ModelInfo = z.infer<typeof modelSchema>;
@@ -131,7 +145,8 @@ function cancelPolicyOf(route: ModelRoute, provider: ReturnType<typeof liveProvi
   if (!provider) return { provider_cost: 0, provider_cancel: 'free', rule: 'a cancel refunds the whole price' };
   const cost = route.price.providerCost;
   const unit = route.price.per === 'job' ? 'per job' : `per ${route.price.per}`;
-  const speech = route.price.per === 'job' && route.price.perHundredChars ? ` plus ${route.price.perHundredChars} per started 100 characters of the script` : '';
+  const speech =
+    route.price.per === 'job' && route.price.perHundredChars ? ` plus ${route.price.perHundredChars} per started 100 characters of the script` : '';
   const honored = providerCancel[provider];
   const after = `after it, the price less ${cost} credits ${unit}${speech}`;
   return {

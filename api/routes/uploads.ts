@@ -27,18 +27,33 @@ const expiresInSeconds = z
   .number()
   .int()
   .min(1)
-  .describe('how long the upload is served and usable as a job input, from when it is stored (default UPLOAD_RETENTION_SECONDS, 30 days; at most UPLOAD_MAX_RETENTION_SECONDS, 90 days)');
+  .describe(
+    'how long the upload is served and usable as a job input, from when it is stored (default UPLOAD_RETENTION_SECONDS, 30 days; at most UPLOAD_MAX_RETENTION_SECONDS, 90 days)',
+  );
 
 const multipartSchema = z.object({
   // The part is trimmed before use: the document says it must not be blank.
-  project_id: projectId.describe('project in the key\'s workspace (a part before or after `file`)').meta({ pattern: NOT_BLANK_PATTERN }),
-  expires_in_seconds: z.string().regex(/^[0-9]{1,10}$/).optional().describe('optional part: ' + expiresInSeconds.description),
-  file: z.string().describe('the file (binary part): image/jpeg, image/png, image/webp up to 10 MB; video/mp4, video/quicktime, video/webm up to 20 MB; type decided from the bytes'),
+  project_id: projectId.describe("project in the key's workspace (a part before or after `file`)").meta({ pattern: NOT_BLANK_PATTERN }),
+  expires_in_seconds: z
+    .string()
+    .regex(/^[0-9]{1,10}$/)
+    .optional()
+    .describe('optional part: ' + expiresInSeconds.description),
+  file: z
+    .string()
+    .describe(
+      'the file (binary part): image/jpeg, image/png, image/webp up to 10 MB; video/mp4, video/quicktime, video/webm up to 20 MB; type decided from the bytes',
+    ),
 });
 
 export const uploadFromUrlSchema = z
   .object({
-    url: z.string().min(1).max(2048).meta({ pattern: PUBLIC_HTTPS_URL_PATTERN }).describe('public HTTPS URL (port 443, no credentials) of an image (≤ 10 MB) or video (≤ 50 MB)'),
+    url: z
+      .string()
+      .min(1)
+      .max(2048)
+      .meta({ pattern: PUBLIC_HTTPS_URL_PATTERN })
+      .describe('public HTTPS URL (port 443, no credentials) of an image (≤ 10 MB) or video (≤ 50 MB)'),
     project_id: projectId,
     expires_in_seconds: expiresInSeconds.optional(),
   })
@@ -100,7 +115,10 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
     response: uploadRecordSchema,
     creates: '/v1/uploads/:id',
     errors: [400, 401, 403, 408, 409, 413, 422, 429, 500],
-    before: (deps) => [limitConcurrentUploads(deps), idempotent(deps, { body: 'multipart', discard: discardRest, maxMultipartBytes: uploadLimits.direct.video + MAX_AFTER_FILE })],
+    before: (deps) => [
+      limitConcurrentUploads(deps),
+      idempotent(deps, { body: 'multipart', discard: discardRest, maxMultipartBytes: uploadLimits.direct.video + MAX_AFTER_FILE }),
+    ],
     async handler({ req, res, services: deps }) {
       const { record, fingerprint } = await receiveMultipartUpload(deps, req, authOf(res).workspaceId);
       setMultipartFingerprint(res, fingerprint);
@@ -114,7 +132,8 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
     description:
       '400 invalid_request names why a URL was refused (non-public address, not https, ' +
       'too many redirects, too large, unsupported type, fetch failure). 403 forbidden: project missing or outside the workspace. ' +
-      "413 storage_quota_exceeded: the file does not fit in the workspace's upload quota. 503 service_unavailable: the fetch did not finish in time." + IDEMPOTENCY_NOTE,
+      "413 storage_quota_exceeded: the file does not fit in the workspace's upload quota. 503 service_unavailable: the fetch did not finish in time." +
+      IDEMPOTENCY_NOTE,
     tags: ['Uploads'],
     rateClass: 'generate',
     body: uploadFromUrlSchema,
@@ -133,7 +152,8 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
       'Answers a pending upload record and a presigned POST that sends the bytes straight to storage, then call ' +
       'POST /v1/uploads/{id}/complete. 400 invalid_request: bad body, or a size over the limit of the type. 403 forbidden: project missing or outside the workspace. ' +
       "413 storage_quota_exceeded: the declared size does not fit in the workspace's upload quota. " +
-      'Pending uploads never completed are removed after a day.' + IDEMPOTENCY_NOTE,
+      'Pending uploads never completed are removed after a day.' +
+      IDEMPOTENCY_NOTE,
     tags: ['Uploads'],
     rateClass: 'generate',
     body: directUploadSchema,

@@ -29,7 +29,11 @@ export interface PresignedPost {
 }
 
 /** A pending upload row and the presigned POST that sends its bytes to storage. */
-export async function startDirectUpload(deps: AppDeps, workspaceId: string, body: DirectUploadRequest): Promise<DirectUploadRecord & { upload: PresignedPost }> {
+export async function startDirectUpload(
+  deps: AppDeps,
+  workspaceId: string,
+  body: DirectUploadRequest,
+): Promise<DirectUploadRecord & { upload: PresignedPost }> {
   const limit = directUploadLimit(body.mime_type);
   const type = mediaTypeOf(body.mime_type);
   if (body.size > limit) throw invalidRequest(`size: a ${type.fileType} may be at most ${limit / MB} MB (${limit} bytes)`);
@@ -58,7 +62,10 @@ export async function startDirectUpload(deps: AppDeps, workspaceId: string, body
   );
   if (!('row' in inserted)) throw quotaExceeded(deps, inserted.usedBytes, body.size);
   const { row } = inserted;
-  return { ...directUploadRecord(row, publicBaseUrl(deps.config)), upload: { method: 'POST', url: post.url, fields: post.fields, expires_at: post.expiresAt.getTime() } };
+  return {
+    ...directUploadRecord(row, publicBaseUrl(deps.config)),
+    upload: { method: 'POST', url: post.url, fields: post.fields, expires_at: post.expiresAt.getTime() },
+  };
 }
 
 function notFound(id: string): ApiError {

@@ -65,7 +65,10 @@ async function runUploadFromUrl(deps: AppDeps, temporal: Client, input: UploadFr
     });
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ApiError(503, 'service_unavailable', 'fetching the URL did not finish in time; try again later')), deps.config.UPLOAD_FROM_URL_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new ApiError(503, 'service_unavailable', 'fetching the URL did not finish in time; try again later')),
+      deps.config.UPLOAD_FROM_URL_TIMEOUT_MS,
+    );
   });
   try {
     // The deadline bounds the long poll itself; the timer turns it into a clean 503.

@@ -55,7 +55,11 @@ export function enforceMinimumRate(deps: AppDeps, req: Request, tooSlow: () => v
 
 export function tooSlow(deps: AppDeps): ApiError {
   const { UPLOAD_MIN_BYTES_PER_SEC: perSecond, UPLOAD_RATE_WINDOW_MS: windowMs } = deps.config;
-  return new ApiError(408, 'request_timeout', `the upload was cut: it arrived slower than the minimum of ${perSecond} bytes/s over ${windowMs / 1000} s; nothing was stored`);
+  return new ApiError(
+    408,
+    'request_timeout',
+    `the upload was cut: it arrived slower than the minimum of ${perSecond} bytes/s over ${windowMs / 1000} s; nothing was stored`,
+  );
 }
 
 /**
@@ -72,7 +76,11 @@ export function limitConcurrentUploads(deps: AppDeps): RequestHandler {
     if (count >= max) {
       discardRest(req);
       res.setHeader('Retry-After', String(Math.ceil(UPLOAD_SLOT_RETRY_MS / 1000)));
-      next(new ApiError(429, 'rate_limited', `at most ${max} uploads of one API key may run at once; retry when one has finished`, { retry_after_ms: UPLOAD_SLOT_RETRY_MS }));
+      next(
+        new ApiError(429, 'rate_limited', `at most ${max} uploads of one API key may run at once; retry when one has finished`, {
+          retry_after_ms: UPLOAD_SLOT_RETRY_MS,
+        }),
+      );
       return;
     }
     running.set(apiKeyId, count + 1);

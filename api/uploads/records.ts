@@ -20,7 +20,9 @@ export const uploadRecordSchema = z.object({
     .number()
     .int()
     .nullable()
-    .describe('ms since the Unix epoch: from then on `path` answers 410 gone and a job naming the upload answers 400 upload_unavailable (pending direct uploads: when an upload never completed is removed)'),
+    .describe(
+      'ms since the Unix epoch: from then on `path` answers 410 gone and a job naming the upload answers 400 upload_unavailable (pending direct uploads: when an upload never completed is removed)',
+    ),
   created_at: z.number().int().describe('ms since the Unix epoch'),
   updated_at: z.number().int().describe('ms since the Unix epoch'),
 });

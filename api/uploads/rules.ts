@@ -13,7 +13,8 @@ export const projectId = z.string().min(1).max(128);
 /** The upload's lifetime in seconds: the requested one within the configured maximum, or the default. */
 export function retentionSeconds(deps: AppDeps, requested: number | undefined): number {
   if (requested === undefined) return deps.config.UPLOAD_RETENTION_SECONDS;
-  if (requested > deps.config.UPLOAD_MAX_RETENTION_SECONDS) throw invalidRequest(`expires_in_seconds: at most ${deps.config.UPLOAD_MAX_RETENTION_SECONDS} seconds`);
+  if (requested > deps.config.UPLOAD_MAX_RETENTION_SECONDS)
+    throw invalidRequest(`expires_in_seconds: at most ${deps.config.UPLOAD_MAX_RETENTION_SECONDS} seconds`);
   return requested;
 }
 

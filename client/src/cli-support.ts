@@ -45,13 +45,19 @@ export function table(rows: Record<string, unknown>[], columns: string[]): strin
   if (!rows.length) return '(none)';
   const cells = rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '' : String(r[c]))));
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
-  const line = (vals: string[]) => vals.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (vals: string[]) =>
+    vals
+      .map((v, i) => v.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(columns), ...cells.map(line)].join('\n');
 }
 
 export function describeJob(job: AnyJob & { kind?: string }): string {
   const p = job.progress;
-  const extra = p ? ` · ${p.phase}${p.percent !== null ? ` ${Math.round(p.percent)}%` : ''}${p.queue_position !== null ? ` · queue ${p.queue_position}` : ''}` : '';
+  const extra = p
+    ? ` · ${p.phase}${p.percent !== null ? ` ${Math.round(p.percent)}%` : ''}${p.queue_position !== null ? ` · queue ${p.queue_position}` : ''}`
+    : '';
   const err = job.error ? ` · ${job.error.code}: ${job.error.message}` : '';
   return `${job.id}  ${job.status}${extra}${err}`;
 }
@@ -73,7 +79,9 @@ export async function waitAndReport(client: MediaGenClient, ref: JobRef, opts: G
   const started = Date.now();
   const tty = Boolean(process.stderr.isTTY);
   const abort = new AbortController();
-  process.once('SIGINT', () => abort.abort(new MediaGenError({ status: 0, code: 'interrupted', message: `stopped waiting (the job ${ref.id} goes on; mediagen jobs wait ${ref.id})` })));
+  process.once('SIGINT', () =>
+    abort.abort(new MediaGenError({ status: 0, code: 'interrupted', message: `stopped waiting (the job ${ref.id} goes on; mediagen jobs wait ${ref.id})` })),
+  );
   let bar: cliProgress.SingleBar | null = null;
   const payload = (job: AnyJob) => ({
     phase: (job.progress?.phase ?? job.status).padEnd(15),
@@ -82,7 +90,13 @@ export async function waitAndReport(client: MediaGenClient, ref: JobRef, opts: G
   });
   if (tty) {
     bar = new cliProgress.SingleBar(
-      { format: `${ref.id} {phase} |{bar}| {percentage}% · queue {queue} · {elapsed}s`, hideCursor: true, clearOnComplete: false, stream: process.stderr, fps: 10 },
+      {
+        format: `${ref.id} {phase} |{bar}| {percentage}% · queue {queue} · {elapsed}s`,
+        hideCursor: true,
+        clearOnComplete: false,
+        stream: process.stderr,
+        fps: 10,
+      },
       cliProgress.Presets.shades_classic,
     );
   }
@@ -122,7 +136,9 @@ export async function waitAndReport(client: MediaGenClient, ref: JobRef, opts: G
     if (tick) clearInterval(tick);
     bar?.stop();
     if (!tty && err instanceof MediaGenError && err.body && typeof err.body === 'object' && 'status' in err.body) {
-      process.stdout.write(JSON.stringify({ event: 'failed', kind: ref.kind, id: ref.id, error: (err.body as AnyJob).error, elapsed_ms: Date.now() - started }) + '\n');
+      process.stdout.write(
+        JSON.stringify({ event: 'failed', kind: ref.kind, id: ref.id, error: (err.body as AnyJob).error, elapsed_ms: Date.now() - started }) + '\n',
+      );
     }
     throw err;
   }
@@ -133,10 +149,25 @@ export async function waitAndReport(client: MediaGenClient, ref: JobRef, opts: G
   }
   const files = flags.out ? await downloadOutputs(result.urls, flags.out, { id: ref.id }) : [];
   if (!tty) {
-    process.stdout.write(JSON.stringify({ event: 'completed', kind: ref.kind, id: ref.id, job: result.job, url: result.url, urls: result.urls, files, elapsed_ms: Date.now() - started }) + '\n');
+    process.stdout.write(
+      JSON.stringify({
+        event: 'completed',
+        kind: ref.kind,
+        id: ref.id,
+        job: result.job,
+        url: result.url,
+        urls: result.urls,
+        files,
+        elapsed_ms: Date.now() - started,
+      }) + '\n',
+    );
   } else {
     print(opts, { job: result.job, url: result.url, urls: result.urls, files }, () =>
-      [`${ref.id} completed in ${((Date.now() - started) / 1000).toFixed(1)}s`, ...result.urls.map((u) => `  url   ${u}`), ...files.map((f) => `  saved ${f}`)].join('\n'),
+      [
+        `${ref.id} completed in ${((Date.now() - started) / 1000).toFixed(1)}s`,
+        ...result.urls.map((u) => `  url   ${u}`),
+        ...files.map((f) => `  saved ${f}`),
+      ].join('\n'),
     );
   }
 }
@@ -158,7 +189,8 @@ export function exitCodeFor(err: unknown): number {
   if (!(err instanceof MediaGenError)) return exitCodes.other;
   if (err.code === 'missing_api_key' || err.code === 'missing_base_url' || err.code === 'invalid_job_id') return exitCodes.usage;
   if (err.code === 'file_not_found') return exitCodes.notFound;
-  if (err.status === 409 && (err.code === 'generation_failed' || err.code === 'canceled') && err.body && (err.body as AnyJob).status === 'failed') return exitCodes.jobFailed;
+  if (err.status === 409 && (err.code === 'generation_failed' || err.code === 'canceled') && err.body && (err.body as AnyJob).status === 'failed')
+    return exitCodes.jobFailed;
   switch (err.status) {
     case 400:
     case 413:

@@ -6,7 +6,21 @@
 import { Command, CommanderError, Option } from 'commander';
 import { MediaGenClient, kindOfJobId, type JobRef } from './client.js';
 import { uploadFile } from './node.js';
-import { collect, created, describeJob, exitCodeFor, exitCodes, int, messageFor, num, print, table, usageError, waitAndReport, type GlobalOpts } from './cli-support.js';
+import {
+  collect,
+  created,
+  describeJob,
+  exitCodeFor,
+  exitCodes,
+  int,
+  messageFor,
+  num,
+  print,
+  table,
+  usageError,
+  waitAndReport,
+  type GlobalOpts,
+} from './cli-support.js';
 
 export { exitCodeFor, exitCodes, messageFor, overallPercent } from './cli-support.js';
 
@@ -29,9 +43,16 @@ export function buildProgram(): Command {
   const globals = (): GlobalOpts => program.opts<GlobalOpts>();
   const client = () => {
     const g = globals();
-    return new MediaGenClient({ apiKey: g.apiKey ?? process.env.MEDIAGEN_API_KEY ?? '', baseUrl: g.baseUrl ?? process.env.MEDIAGEN_BASE_URL ?? '', maxRetries: g.maxRetries });
+    return new MediaGenClient({
+      apiKey: g.apiKey ?? process.env.MEDIAGEN_API_KEY ?? '',
+      baseUrl: g.baseUrl ?? process.env.MEDIAGEN_BASE_URL ?? '',
+      maxRetries: g.maxRetries,
+    });
   };
-  const waitOptions = (cmd: Command) => cmd.option('--wait', 'wait until the job finishes, showing its progress').option('--out <path>', 'with --wait: download the outputs to this file or directory');
+  const waitOptions = (cmd: Command) =>
+    cmd
+      .option('--wait', 'wait until the job finishes, showing its progress')
+      .option('--out <path>', 'with --wait: download the outputs to this file or directory');
 
   // ---- generation
   const images = program.command('images').description('image jobs');
@@ -205,11 +226,22 @@ export function buildProgram(): Command {
         limit: o.limit,
         cursor: o.cursor,
       });
-      print(globals(), page, () => table(page.data as Record<string, unknown>[], ['id', 'kind', 'status', 'model', 'created_at']) + (page.next_cursor ? `\nnext: --cursor ${page.next_cursor}` : ''));
+      print(
+        globals(),
+        page,
+        () =>
+          table(page.data as Record<string, unknown>[], ['id', 'kind', 'status', 'model', 'created_at']) +
+          (page.next_cursor ? `\nnext: --cursor ${page.next_cursor}` : ''),
+      );
     });
 
   // ---- discovery
-  const listCommand = (name: string, description: string, columns: string[], fetchPage: (c: MediaGenClient, q: { limit?: number; cursor?: string }) => Promise<{ data: unknown[]; next_cursor?: string | null }>) =>
+  const listCommand = (
+    name: string,
+    description: string,
+    columns: string[],
+    fetchPage: (c: MediaGenClient, q: { limit?: number; cursor?: string }) => Promise<{ data: unknown[]; next_cursor?: string | null }>,
+  ) =>
     program
       .command(name)
       .description(description)
@@ -264,4 +296,3 @@ export async function main(argv = process.argv): Promise<number> {
     return exitCodeFor(err);
   }
 }
-

@@ -6,9 +6,38 @@ import { readEvents } from './sse.js';
 import { newIdempotencyKey, query, sleep } from './util.js';
 import { jobPaths, kindOfJobId, mimeTypeOf } from './types.js';
 import type {
-  ActorsQuery, AnyJob, ClientOptions, CreateBodies, CreatedData, DirectUpload, DirectUploadCreate, DirectUploadRecord, DryRunQuote, EventsOptions,
-  FileUpload, Health, ImageCreate, JobEvent, JobKind, JobListQuery, JobRecords, JobRef, Page, ProjectsQuery, Readiness, ReplaceActorCreate,
-  RequestOptions, SendOptions, TalkingActorCreate, UploadFromUrl, UploadMimeType, UrlResult, VideoCreate, VoicesQuery, WaitOptions, WaitResult
+  ActorsQuery,
+  AnyJob,
+  ClientOptions,
+  CreateBodies,
+  CreatedData,
+  DirectUpload,
+  DirectUploadCreate,
+  DirectUploadRecord,
+  DryRunQuote,
+  EventsOptions,
+  FileUpload,
+  Health,
+  ImageCreate,
+  JobEvent,
+  JobKind,
+  JobListQuery,
+  JobRecords,
+  JobRef,
+  Page,
+  ProjectsQuery,
+  Readiness,
+  ReplaceActorCreate,
+  RequestOptions,
+  SendOptions,
+  TalkingActorCreate,
+  UploadFromUrl,
+  UploadMimeType,
+  UrlResult,
+  VideoCreate,
+  VoicesQuery,
+  WaitOptions,
+  WaitResult,
 } from './types.js';
 
 // The types and tables live in ./types.ts; the package's entry exports them from here.
@@ -50,12 +79,24 @@ export class MediaGenClient {
     } catch (cause) {
       if (opts.signal?.aborted) throw opts.signal.reason;
       // The connection closed while the body was arriving.
-      throw new MediaGenError({ status: 0, code: 'network_error', message: `the answer to ${method} ${path} was cut off: ${(cause as Error).message}`, requestId: res.headers.get('x-request-id'), cause });
+      throw new MediaGenError({
+        status: 0,
+        code: 'network_error',
+        message: `the answer to ${method} ${path} was cut off: ${(cause as Error).message}`,
+        requestId: res.headers.get('x-request-id'),
+        cause,
+      });
     }
     try {
       return (text ? JSON.parse(text) : null) as T;
     } catch (cause) {
-      throw new MediaGenError({ status: res.status, code: 'invalid_response', message: `the gateway answered ${path} with a body that is not JSON`, requestId: res.headers.get('x-request-id'), cause });
+      throw new MediaGenError({
+        status: res.status,
+        code: 'invalid_response',
+        message: `the gateway answered ${path} with a body that is not JSON`,
+        requestId: res.headers.get('x-request-id'),
+        cause,
+      });
     }
   }
 
@@ -168,7 +209,12 @@ export class MediaGenClient {
   async uploadDirect(file: Blob, opts: RequestOptions & { projectId: string; filename?: string; mimeType?: UploadMimeType }): Promise<DirectUploadRecord> {
     const name = opts.filename ?? ((file as { name?: unknown }).name as string | undefined) ?? 'upload';
     const mime = opts.mimeType ?? (file.type ? (file.type as UploadMimeType) : null) ?? mimeTypeOf(name);
-    if (!mime) throw new MediaGenError({ status: 0, code: 'unknown_mime_type', message: `cannot tell the type of ${name}: pass mimeType (image/jpeg, image/png, image/webp, video/mp4, video/quicktime or video/webm)` });
+    if (!mime)
+      throw new MediaGenError({
+        status: 0,
+        code: 'unknown_mime_type',
+        message: `cannot tell the type of ${name}: pass mimeType (image/jpeg, image/png, image/webp, video/mp4, video/quicktime or video/webm)`,
+      });
     const created = await this.uploads.create({ project_id: opts.projectId, name, mime_type: mime, size: file.size }, opts);
     const form = new FormData();
     for (const [k, v] of Object.entries(created.upload.fields)) form.append(k, v);
@@ -178,7 +224,12 @@ export class MediaGenClient {
       res = await this.fetchImpl(created.upload.url, { method: 'POST', body: form, signal: opts.signal ?? null });
     } catch (cause) {
       if (opts.signal?.aborted) throw opts.signal.reason;
-      throw new MediaGenError({ status: 0, code: 'network_error', message: `could not reach storage at ${new URL(created.upload.url).origin}: ${(cause as Error).message}`, cause });
+      throw new MediaGenError({
+        status: 0,
+        code: 'network_error',
+        message: `could not reach storage at ${new URL(created.upload.url).origin}: ${(cause as Error).message}`,
+        cause,
+      });
     }
     const text = await res.text();
     if (!res.ok) {
@@ -318,10 +369,19 @@ export class MediaGenClient {
    */
   async *jobEvents<K extends JobKind>(ref: JobRef<K>, o: EventsOptions = {}): AsyncGenerator<JobEvent<JobRecords[K]>> {
     const headers: Record<string, string> = o.lastEventId ? { 'last-event-id': o.lastEventId } : {};
-    const res = await this.send('GET', `${jobPaths[ref.kind].base}/${encodeURIComponent(ref.id)}/events`, { signal: o.signal, headers, accept: 'text/event-stream' });
+    const res = await this.send('GET', `${jobPaths[ref.kind].base}/${encodeURIComponent(ref.id)}/events`, {
+      signal: o.signal,
+      headers,
+      accept: 'text/event-stream',
+    });
     if (!res.body || !(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
       await res.body?.cancel();
-      throw new MediaGenError({ status: res.status, code: 'invalid_response', message: `the gateway answered ${ref.kind} events with ${res.headers.get('content-type') ?? 'no body'}, not an event stream`, requestId: res.headers.get('x-request-id') });
+      throw new MediaGenError({
+        status: res.status,
+        code: 'invalid_response',
+        message: `the gateway answered ${ref.kind} events with ${res.headers.get('content-type') ?? 'no body'}, not an event stream`,
+        requestId: res.headers.get('x-request-id'),
+      });
     }
     for await (const ev of readEvents(res.body)) {
       if (ev.event !== 'status') continue;
@@ -361,10 +421,7 @@ export class MediaGenClient {
     }
     return latest; // then polling takes over
   }
-
-
 }
-
 
 export function createClient(opts: ClientOptions): MediaGenClient {
   return new MediaGenClient(opts);

@@ -14,7 +14,15 @@ export class MediaGenError extends Error {
   /** The whole error body as answered (e.g. `status` of a 409 `not_ready`). */
   readonly body: unknown;
 
-  constructor(init: { status: number; code: string; message: string; retryAfterMs?: number | null; requestId?: string | null; body?: unknown; cause?: unknown }) {
+  constructor(init: {
+    status: number;
+    code: string;
+    message: string;
+    retryAfterMs?: number | null;
+    requestId?: string | null;
+    body?: unknown;
+    cause?: unknown;
+  }) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
     this.status = init.status;
     this.code = init.code;
@@ -37,7 +45,11 @@ export function errorFromResponse(res: Response, text: string): MediaGenError {
   const requestId = res.headers.get('x-request-id');
   const retryAfterHeader = Number(res.headers.get('retry-after'));
   const retryAfterMs =
-    typeof shaped.retry_after_ms === 'number' ? shaped.retry_after_ms : Number.isFinite(retryAfterHeader) && res.headers.has('retry-after') ? retryAfterHeader * 1000 : null;
+    typeof shaped.retry_after_ms === 'number'
+      ? shaped.retry_after_ms
+      : Number.isFinite(retryAfterHeader) && res.headers.has('retry-after')
+        ? retryAfterHeader * 1000
+        : null;
   const code = typeof shaped.error?.code === 'string' ? shaped.error.code : `http_${res.status}`;
   const message = typeof shaped.error?.message === 'string' ? shaped.error.message : `HTTP ${res.status} ${res.statusText}`.trim();
   return new MediaGenError({ status: res.status, code, message, retryAfterMs, requestId, body });

@@ -28,13 +28,19 @@ export async function uploadFile(
       blob = await openAsBlob(input);
     } catch (cause) {
       const code = (cause as NodeJS.ErrnoException).code;
-      throw new MediaGenError({ status: 0, code: code === 'ENOENT' ? 'file_not_found' : 'file_unreadable', message: `cannot read ${input}: ${(cause as Error).message}`, cause });
+      throw new MediaGenError({
+        status: 0,
+        code: code === 'ENOENT' ? 'file_not_found' : 'file_unreadable',
+        message: `cannot read ${input}: ${(cause as Error).message}`,
+        cause,
+      });
     }
     filename ??= basename(input);
   } else if (input instanceof Blob) {
     blob = input;
   } else {
-    const readable = input instanceof ReadableStream ? Readable.fromWeb(input as import('node:stream/web').ReadableStream<Uint8Array>) : (input as NodeJS.ReadableStream);
+    const readable =
+      input instanceof ReadableStream ? Readable.fromWeb(input as import('node:stream/web').ReadableStream<Uint8Array>) : (input as NodeJS.ReadableStream);
     const chunks: Uint8Array<ArrayBuffer>[] = [];
     for await (const chunk of readable) chunks.push(typeof chunk === 'string' ? new TextEncoder().encode(chunk) : new Uint8Array(chunk as Uint8Array));
     blob = new Blob(chunks);
@@ -49,11 +55,17 @@ export async function uploadFile(
  * Returns the paths written.
  */
 export async function downloadOutputs(urls: string[], out: string, opts: { id: string; signal?: AbortSignal; fetch?: typeof fetch }): Promise<string[]> {
-  const isDir = out.endsWith('/') || (await stat(out).then((s) => s.isDirectory(), () => false));
+  const isDir =
+    out.endsWith('/') ||
+    (await stat(out).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ));
   const written: string[] = [];
   for (const [i, url] of urls.entries()) {
     const res = await (opts.fetch ?? fetch)(url, { signal: opts.signal ?? null });
-    if (!res.ok || !res.body) throw new MediaGenError({ status: res.status, code: 'download_failed', message: `downloading output ${i + 1} failed: HTTP ${res.status}` });
+    if (!res.ok || !res.body)
+      throw new MediaGenError({ status: res.status, code: 'download_failed', message: `downloading output ${i + 1} failed: HTTP ${res.status}` });
     const ext = extname(new URL(url).pathname) || extFor(res.headers.get('content-type'));
     let path: string;
     if (isDir) path = join(out, `${opts.id}-${i + 1}${ext}`);
@@ -67,6 +79,13 @@ export async function downloadOutputs(urls: string[], out: string, opts: { id: s
 }
 
 function extFor(contentType: string | null): string {
-  const map: Record<string, string> = { 'image/png': '.png', 'image/jpeg': '.jpg', 'image/webp': '.webp', 'video/mp4': '.mp4', 'video/webm': '.webm', 'video/quicktime': '.mov' };
+  const map: Record<string, string> = {
+    'image/png': '.png',
+    'image/jpeg': '.jpg',
+    'image/webp': '.webp',
+    'video/mp4': '.mp4',
+    'video/webm': '.webm',
+    'video/quicktime': '.mov',
+  };
   return map[(contentType ?? '').split(';')[0]!.trim()] ?? '';
 }

@@ -90,7 +90,16 @@ export type ModelInfo = DataOf<'get_models'>[number];
 /** The MIME type of an upload from a file name's extension (direct uploads must declare it). */
 export function mimeTypeOf(name: string): UploadMimeType | null {
   const ext = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase();
-  const types: Record<string, UploadMimeType> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', mp4: 'video/mp4', m4v: 'video/mp4', mov: 'video/quicktime', webm: 'video/webm' };
+  const types: Record<string, UploadMimeType> = {
+    jpg: 'image/jpeg',
+    jpeg: 'image/jpeg',
+    png: 'image/png',
+    webp: 'image/webp',
+    mp4: 'video/mp4',
+    m4v: 'video/mp4',
+    mov: 'video/quicktime',
+    webm: 'video/webm',
+  };
   return (ext && types[ext]) || null;
 }
 

@@ -33,7 +33,8 @@ export function verifyWebhook<T = unknown>(secret: string, rawBody: string, head
       'webhook-signature': get('webhook-signature'),
     }) as WebhookEvent<T>;
   } catch (cause) {
-    if (cause instanceof WebhookVerificationError) throw new MediaGenError({ status: 0, code: 'invalid_signature', message: `webhook verification failed: ${cause.message}`, cause });
+    if (cause instanceof WebhookVerificationError)
+      throw new MediaGenError({ status: 0, code: 'invalid_signature', message: `webhook verification failed: ${cause.message}`, cause });
     throw cause;
   }
 }

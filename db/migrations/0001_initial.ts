@@ -7,7 +7,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createTable('workspaces')
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('name', 'text', (c) => c.notNull())
-    .addColumn('credits', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`credits >= 0`))
+    .addColumn('credits', 'bigint', (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`credits >= 0`),
+    )
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
@@ -116,12 +121,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // Status reads are by (id, workspace); the primary key serves them. The reconciler looks for
   // jobs whose workflow never started, and for in-flight jobs whose workflow may have closed.
   await db.schema.createIndex('jobs_unstarted_idx').on('jobs').column('created_at').where(sql.ref('workflow_started'), '=', false).execute();
-  await db.schema
-    .createIndex('jobs_in_flight_idx')
-    .on('jobs')
-    .column('updated_at')
-    .where(sql.ref('status'), 'in', ['pending', 'generating'])
-    .execute();
+  await db.schema.createIndex('jobs_in_flight_idx').on('jobs').column('updated_at').where(sql.ref('status'), 'in', ['pending', 'generating']).execute();
   await db.schema.createIndex('jobs_workspace_idx').on('jobs').columns(['workspace_id', 'created_at']).execute();
 
   await db.schema
@@ -150,18 +150,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const table of [
-    'rate_limits',
-    'credit_ledger',
-    'jobs',
-    'file_uploads',
-    'actors',
-    'voices',
-    'projects',
-    'api_keys',
-    'workspace_members',
-    'workspaces',
-  ]) {
+  for (const table of ['rate_limits', 'credit_ledger', 'jobs', 'file_uploads', 'actors', 'voices', 'projects', 'api_keys', 'workspace_members', 'workspaces']) {
     await db.schema.dropTable(table).execute();
   }
 }

@@ -5,12 +5,7 @@ import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('file_uploads').addColumn('expires_at', 'timestamptz').execute();
-  await db.schema
-    .createIndex('file_uploads_pending_expiry_idx')
-    .on('file_uploads')
-    .column('expires_at')
-    .where(sql.ref('status'), '=', 'pending')
-    .execute();
+  await db.schema.createIndex('file_uploads_pending_expiry_idx').on('file_uploads').column('expires_at').where(sql.ref('status'), '=', 'pending').execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -16,7 +16,8 @@
 // migration's `if not exists` then skips them.
 import { sql, type Kysely } from 'kysely';
 
-const leaseBody = (lockLoop: boolean) => sql.raw(`
+const leaseBody = (lockLoop: boolean) =>
+  sql.raw(`
     create or replace function rate_limit_lease(p_key text, p_class text, p_want integer, p_limit integer, p_window_ms integer, p_lease_ms integer)
     returns table (granted_tokens integer, used_tokens integer, reset_after_ms integer)
     language plpgsql as $$
@@ -97,7 +98,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // filtering, where the project or model index reads exactly the page.
   await sql`create statistics if not exists jobs_list_dependencies (dependencies) on workspace_id, project_id, kind, model from jobs`.execute(db);
 
-  await db.schema.createIndex('file_uploads_failed_idx').ifNotExists().on('file_uploads').column('updated_at').where(sql.ref('status'), '=', 'failed').execute();
+  await db.schema
+    .createIndex('file_uploads_failed_idx')
+    .ifNotExists()
+    .on('file_uploads')
+    .column('updated_at')
+    .where(sql.ref('status'), '=', 'failed')
+    .execute();
 
   await leaseBody(true).execute(db);
 }

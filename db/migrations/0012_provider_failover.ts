@@ -15,7 +15,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createTable('provider_circuits')
     .addColumn('provider', 'text', (c) => c.notNull())
     .addColumn('model', 'text', (c) => c.notNull())
-    .addColumn('state', 'text', (c) => c.notNull().defaultTo('closed').check(sql`state in ('closed', 'open', 'half_open')`))
+    .addColumn('state', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('closed')
+        .check(sql`state in ('closed', 'open', 'half_open')`),
+    )
     .addColumn('window_started_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('failures', 'integer', (c) => c.notNull().defaultTo(0))

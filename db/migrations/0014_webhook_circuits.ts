@@ -10,7 +10,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
     // The receiver's URL host, with its port when not the default.
     .addColumn('destination', 'text', (c) => c.notNull())
-    .addColumn('state', 'text', (c) => c.notNull().defaultTo('closed').check(sql`state in ('closed', 'open', 'half_open')`))
+    .addColumn('state', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('closed')
+        .check(sql`state in ('closed', 'open', 'half_open')`),
+    )
     .addColumn('failures', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('failing_since', 'timestamptz')
     .addColumn('last_failure_at', 'timestamptz')
@@ -22,7 +27,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('webhook_circuits_pk', ['workspace_id', 'destination'])
     .execute();
   // The open-circuits gauge reads only the few circuits not closed.
-  await db.schema.createIndex('webhook_circuits_not_closed_idx').on('webhook_circuits').column('workspace_id').where(sql.ref('state'), '<>', 'closed').execute();
+  await db.schema
+    .createIndex('webhook_circuits_not_closed_idx')
+    .on('webhook_circuits')
+    .column('workspace_id')
+    .where(sql.ref('state'), '<>', 'closed')
+    .execute();
   await db.schema.dropTable('webhook_destinations').execute();
 }
 

@@ -11,12 +11,10 @@ import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`alter table file_uploads drop constraint file_uploads_status_check`.execute(db);
-  await sql`alter table file_uploads add constraint file_uploads_status_check check (status in ('pending', 'completed', 'failed', 'expired', 'deleted'))`.execute(db);
-  await db.schema
-    .alterTable('file_uploads')
-    .addColumn('retention_seconds', 'integer')
-    .addColumn('objects_removed_at', 'timestamptz')
-    .execute();
+  await sql`alter table file_uploads add constraint file_uploads_status_check check (status in ('pending', 'completed', 'failed', 'expired', 'deleted'))`.execute(
+    db,
+  );
+  await db.schema.alterTable('file_uploads').addColumn('retention_seconds', 'integer').addColumn('objects_removed_at', 'timestamptz').execute();
   await sql`update file_uploads set expires_at = created_at + interval '30 days' where status = 'completed' and expires_at is null`.execute(db);
   await db.schema.createIndex('file_uploads_completed_expiry_idx').on('file_uploads').column('expires_at').where(sql.ref('status'), '=', 'completed').execute();
   await db.schema

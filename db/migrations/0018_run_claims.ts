@@ -8,12 +8,7 @@ import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('jobs').addColumn('claimed_at', 'timestamptz').execute();
-  await db.schema
-    .createIndex('jobs_stale_in_flight_idx')
-    .on('jobs')
-    .column('updated_at')
-    .where(sql.ref('status'), 'in', ['pending', 'generating'])
-    .execute();
+  await db.schema.createIndex('jobs_stale_in_flight_idx').on('jobs').column('updated_at').where(sql.ref('status'), 'in', ['pending', 'generating']).execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

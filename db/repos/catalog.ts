@@ -35,7 +35,11 @@ function page<T, K>(rows: T[], limit: number, keyOf: (row: T) => K): Page<T, K> 
   return { rows: kept, next: keyOf(kept[kept.length - 1]!) };
 }
 
-export async function listProjectsPage(db: Queryable, workspaceId: string, opts: { limit: number; after?: ProjectKey | null }): Promise<Page<Project, ProjectKey>> {
+export async function listProjectsPage(
+  db: Queryable,
+  workspaceId: string,
+  opts: { limit: number; after?: ProjectKey | null },
+): Promise<Page<Project, ProjectKey>> {
   let q = db
     .selectFrom('projects')
     .selectAll()
@@ -45,12 +49,19 @@ export async function listProjectsPage(db: Queryable, workspaceId: string, opts:
     const at = sql`timestamptz 'epoch' + ${opts.after.createdAtMicros}::bigint * interval '1 microsecond'`;
     q = q.where(sql<boolean>`(created_at, id) > (${at}, ${opts.after.id})`);
   }
-  const rows = await q.orderBy('created_at').orderBy('id').limit(opts.limit + 1).execute();
+  const rows = await q
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(opts.limit + 1)
+    .execute();
   const result = page(rows, opts.limit, (r) => ({ createdAtMicros: r.created_us, id: r.id }));
   return { rows: result.rows.map(({ created_us: _, ...p }) => p), next: result.next };
 }
 
-export async function listActorsPage(db: Queryable, opts: { limit: number; after?: CatalogKey | null; filters?: ActorFilters }): Promise<Page<Actor, CatalogKey>> {
+export async function listActorsPage(
+  db: Queryable,
+  opts: { limit: number; after?: CatalogKey | null; filters?: ActorFilters },
+): Promise<Page<Actor, CatalogKey>> {
   let q = db.selectFrom('actors').selectAll();
   const f = opts.filters ?? {};
   if (f.gender !== undefined) q = q.where('gender', '=', f.gender);
@@ -58,13 +69,21 @@ export async function listActorsPage(db: Queryable, opts: { limit: number; after
   if (f.skin_tone !== undefined) q = q.where('skin_tone', '=', f.skin_tone);
   if (f.is_pro !== undefined) q = q.where('is_pro', '=', f.is_pro);
   if (opts.after) q = q.where(sql<boolean>`(sort_key, id) > (${opts.after.sortKey}::integer, ${opts.after.id})`);
-  const rows = await q.orderBy('sort_key').orderBy('id').limit(opts.limit + 1).execute();
+  const rows = await q
+    .orderBy('sort_key')
+    .orderBy('id')
+    .limit(opts.limit + 1)
+    .execute();
   return page(rows, opts.limit, (r) => ({ sortKey: r.sort_key, id: r.id }));
 }
 
 export async function listVoicesPage(db: Queryable, opts: { limit: number; after?: CatalogKey | null }): Promise<Page<Voice, CatalogKey>> {
   let q = db.selectFrom('voices').selectAll();
   if (opts.after) q = q.where(sql<boolean>`(sort_key, id) > (${opts.after.sortKey}::integer, ${opts.after.id})`);
-  const rows = await q.orderBy('sort_key').orderBy('id').limit(opts.limit + 1).execute();
+  const rows = await q
+    .orderBy('sort_key')
+    .orderBy('id')
+    .limit(opts.limit + 1)
+    .execute();
   return page(rows, opts.limit, (r) => ({ sortKey: r.sort_key, id: r.id }));
 }

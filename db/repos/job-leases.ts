@@ -53,7 +53,13 @@ export async function claimUnstartedJobs(db: Queryable, olderThanMs: number, lim
  * it comes back only that much later). Pending jobs whose workflow was never marked started are
  * the unstarted pass's. Served by jobs_stale_in_flight_idx.
  */
-export async function claimStaleInFlightJobs(db: Queryable, inFlight: readonly JobStatus[], staleAfterMs: number, limit: number, leaseMs: number): Promise<Job[]> {
+export async function claimStaleInFlightJobs(
+  db: Queryable,
+  inFlight: readonly JobStatus[],
+  staleAfterMs: number,
+  limit: number,
+  leaseMs: number,
+): Promise<Job[]> {
   const bound = sql<Date>`now() - make_interval(secs => ${staleAfterMs / 1000})`;
   const candidates = db
     .selectFrom('jobs')
@@ -70,7 +76,11 @@ export async function claimStaleInFlightJobs(db: Queryable, inFlight: readonly J
 /** Ends this replica's leases on the jobs now (checked and left as they are): other passes may act on them at once. */
 export async function releaseLeases(db: Queryable, jobIds: string[]): Promise<void> {
   if (jobIds.length === 0) return;
-  await db.updateTable('jobs').set({ reconcile_lease_until: sql<Date>`now()` }).where('id', 'in', jobIds).execute();
+  await db
+    .updateTable('jobs')
+    .set({ reconcile_lease_until: sql<Date>`now()` })
+    .where('id', 'in', jobIds)
+    .execute();
 }
 
 /**
@@ -79,23 +89,14 @@ export async function releaseLeases(db: Queryable, jobIds: string[]): Promise<vo
  */
 export async function claimInFlightJobs(db: Queryable, inFlight: readonly JobStatus[], jobIds: string[], leaseMs: number): Promise<Job[]> {
   if (jobIds.length === 0) return [];
-  const candidates = db
-    .selectFrom('jobs')
-    .select('id')
-    .where('id', 'in', jobIds)
-    .where('status', 'in', inFlight);
+  const candidates = db.selectFrom('jobs').select('id').where('id', 'in', jobIds).where('status', 'in', inFlight);
   return leaseJobs(db, candidates, leaseMs);
 }
 
 /** Those of `jobIds` still in flight, with the run that holds each (primary-key reads). */
 export async function inFlightJobs(db: Queryable, inFlight: readonly JobStatus[], jobIds: string[]): Promise<Pick<Job, 'id' | 'status' | 'status_run_id'>[]> {
   if (jobIds.length === 0) return [];
-  return db
-    .selectFrom('jobs')
-    .select(['id', 'status', 'status_run_id'])
-    .where('id', 'in', jobIds)
-    .where('status', 'in', inFlight)
-    .execute();
+  return db.selectFrom('jobs').select(['id', 'status', 'status_run_id']).where('id', 'in', jobIds).where('status', 'in', inFlight).execute();
 }
 
 /**
@@ -103,12 +104,6 @@ export async function inFlightJobs(db: Queryable, inFlight: readonly JobStatus[]
  * pass (it walks jobs_status_list_idx, whose non-completed entries include the failed history).
  */
 export async function oldestInFlightCreatedAt(db: Queryable, inFlight: readonly JobStatus[]): Promise<Date | null> {
-  const r = await db
-    .selectFrom('jobs')
-    .select('created_at')
-    .where('status', 'in', inFlight)
-    .orderBy('created_at')
-    .limit(1)
-    .executeTakeFirst();
+  const r = await db.selectFrom('jobs').select('created_at').where('status', 'in', inFlight).orderBy('created_at').limit(1).executeTakeFirst();
   return r?.created_at ?? null;
 }

@@ -48,7 +48,10 @@ export function jobsPageQuery(db: Queryable, workspaceId: string, opts: JobListO
     const at = sql`timestamptz 'epoch' + ${opts.after.createdAtMicros}::bigint * interval '1 microsecond'`;
     q = q.where(sql<boolean>`(created_at, id) < (${at}, ${opts.after.id})`);
   }
-  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(opts.limit + 1);
+  return q
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(opts.limit + 1);
 }
 
 export async function listJobsPage(db: Queryable, workspaceId: string, opts: JobListOptions): Promise<Page<Job, JobListKey>> {

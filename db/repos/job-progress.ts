@@ -34,8 +34,18 @@ export interface StoredProgress {
 }
 
 /** A phase change: the provider's percent and queue position start over with it. */
-export async function setJobPhase(db: Queryable, jobId: string, phase: JobPhase, attempt: number, percent: number | null = null, opts: { whileGenerating?: boolean } = {}): Promise<void> {
-  let q = db.updateTable('jobs').set(phaseColumns(phase, attempt, percent)).where('id', '=', jobId);
+export async function setJobPhase(
+  db: Queryable,
+  jobId: string,
+  phase: JobPhase,
+  attempt: number,
+  percent: number | null = null,
+  opts: { whileGenerating?: boolean } = {},
+): Promise<void> {
+  let q = db
+    .updateTable('jobs')
+    .set(phaseColumns(phase, attempt, percent))
+    .where('id', '=', jobId);
   // A provider step's progress: a step still running after its job ended (a worker frozen, then
   // resumed) must not move an ended job's phase back.
   if (opts.whileGenerating) q = q.where('status', '=', 'generating');
@@ -75,4 +85,3 @@ export async function recordPollProgress(
     .executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
 }
-

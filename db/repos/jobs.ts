@@ -206,7 +206,13 @@ export interface CompleteExtra {
  * undefined otherwise (completed already, failed meanwhile, claimed by no or another run); the
  * caller then runs completeJob.
  */
-export async function completeGeneratingJob(db: Queryable, jobId: string, outputs: JobOutput[], runId: string, extra: CompleteExtra = {}): Promise<Job | undefined> {
+export async function completeGeneratingJob(
+  db: Queryable,
+  jobId: string,
+  outputs: JobOutput[],
+  runId: string,
+  extra: CompleteExtra = {},
+): Promise<Job | undefined> {
   const { progress } = extra;
   return db
     .updateTable('jobs')
@@ -225,7 +231,10 @@ export async function completeGeneratingJob(db: Queryable, jobId: string, output
 export async function moveToCompleted(tx: Tx, jobId: string, outputs: JobOutput[], runId: string, extra: CompleteExtra = {}): Promise<Job | undefined> {
   return tx
     .updateTable('jobs')
-    .set({ ...completedColumns(outputs, runId, extra.providerRef), ...(extra.progress ? phaseColumns(extra.progress.phase, extra.progress.attempt, extra.progress.percent ?? null) : {}) })
+    .set({
+      ...completedColumns(outputs, runId, extra.providerRef),
+      ...(extra.progress ? phaseColumns(extra.progress.phase, extra.progress.attempt, extra.progress.percent ?? null) : {}),
+    })
     .where('id', '=', jobId)
     .where(claimedBy(runId))
     .returningAll()
@@ -275,7 +284,11 @@ export async function markCancelRequested(db: Queryable, jobId: string, inFlight
 
 /** What the job's cancel kept was refunded (the provider confirmed the cancel). */
 export async function clearCancelKept(tx: Tx, jobId: string): Promise<void> {
-  await tx.updateTable('jobs').set({ cancel_kept: 0, updated_at: sql`now()` }).where('id', '=', jobId).execute();
+  await tx
+    .updateTable('jobs')
+    .set({ cancel_kept: 0, updated_at: sql`now()` })
+    .where('id', '=', jobId)
+    .execute();
 }
 
 /**
@@ -301,7 +314,13 @@ export async function cancelChurn(db: Queryable, workspaceId: string, limit: num
  * request instead of paying for another. Returns false (writing nothing) when `runId` no longer
  * holds the job.
  */
-export async function recordProviderRef(db: Queryable, jobId: string, runId: string, ref: Record<string, unknown>, progress?: { phase: JobPhase; attempt: number }): Promise<boolean> {
+export async function recordProviderRef(
+  db: Queryable,
+  jobId: string,
+  runId: string,
+  ref: Record<string, unknown>,
+  progress?: { phase: JobPhase; attempt: number },
+): Promise<boolean> {
   const r = await db
     .updateTable('jobs')
     .set({ provider_ref: JSON.stringify(ref), updated_at: sql`now()`, ...(progress ? phaseColumns(progress.phase, progress.attempt) : {}) })
@@ -345,7 +364,9 @@ export async function switchJobRoute(
     from (select id, provider_ref from jobs where id = ${jobId} for update) old
     where j.id = old.id and j.status = 'generating' and j.status_run_id = ${runId} and j.params->>'provider' = ${move.from}
       and (${gaveUp}::jsonb is null or not j.provider_attempts @> jsonb_build_array(${gaveUp}::jsonb))
-    returning j.*, case when ${!!move.gaveUp} and coalesce(old.provider_ref->>'provider', '') = ${move.from} then old.provider_ref end as previous_ref`.execute(db);
+    returning j.*, case when ${!!move.gaveUp} and coalesce(old.provider_ref->>'provider', '') = ${move.from} then old.provider_ref end as previous_ref`.execute(
+    db,
+  );
   if (rows[0]) {
     const { previous_ref, ...job } = rows[0];
     return { moved: true, previousRef: previous_ref, job: job as Job };

@@ -20,10 +20,26 @@ export interface CircuitRow {
 
 /** The breaker of a route, locked for its update, with the database's clock; a closed one is created when missing. */
 export async function lockCircuit(tx: Tx, provider: string, model: string): Promise<{ row: CircuitRow; now: Date }> {
-  await tx.insertInto('provider_circuits').values({ provider, model }).onConflict((oc) => oc.columns(['provider', 'model']).doNothing()).execute();
+  await tx
+    .insertInto('provider_circuits')
+    .values({ provider, model })
+    .onConflict((oc) => oc.columns(['provider', 'model']).doNothing())
+    .execute();
   const row = await tx
     .selectFrom('provider_circuits')
-    .select(['provider', 'model', 'state', 'window_started_at', 'attempts', 'failures', 'opened_at', 'trial_at', 'trial_token', 'last_error', sql<Date>`now()`.as('now')])
+    .select([
+      'provider',
+      'model',
+      'state',
+      'window_started_at',
+      'attempts',
+      'failures',
+      'opened_at',
+      'trial_at',
+      'trial_token',
+      'last_error',
+      sql<Date>`now()`.as('now'),
+    ])
     .where('provider', '=', provider)
     .where('model', '=', model)
     .forUpdate()
@@ -74,7 +90,12 @@ export async function takeTrial(db: Queryable, provider: string, model: string, 
 
 /** Marks the job's outcome on a route as counted; false when it was counted before (a repeated step). */
 export async function countOutcomeOnce(tx: Tx, jobId: string, provider: string, ok: boolean): Promise<boolean> {
-  const r = await tx.insertInto('provider_route_outcomes').values({ job_id: jobId, provider, ok }).onConflict((oc) => oc.columns(['job_id', 'provider']).doNothing()).returning('job_id').executeTakeFirst();
+  const r = await tx
+    .insertInto('provider_route_outcomes')
+    .values({ job_id: jobId, provider, ok })
+    .onConflict((oc) => oc.columns(['job_id', 'provider']).doNothing())
+    .returning('job_id')
+    .executeTakeFirst();
   return r !== undefined;
 }
 
@@ -85,5 +106,11 @@ export async function circuitState(db: Queryable, provider: string, model: strin
 
 /** Every breaker that is not closed (what operators and GET /v1/models are shown). */
 export async function openCircuits(db: Queryable): Promise<Array<Pick<CircuitRow, 'provider' | 'model' | 'state' | 'opened_at' | 'last_error'>>> {
-  return db.selectFrom('provider_circuits').select(['provider', 'model', 'state', 'opened_at', 'last_error']).where('state', '<>', 'closed').orderBy('model').orderBy('provider').execute();
+  return db
+    .selectFrom('provider_circuits')
+    .select(['provider', 'model', 'state', 'opened_at', 'last_error'])
+    .where('state', '<>', 'closed')
+    .orderBy('model')
+    .orderBy('provider')
+    .execute();
 }

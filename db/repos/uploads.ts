@@ -99,14 +99,7 @@ export async function failPendingUpload(db: Queryable, id: string): Promise<bool
 
 /** Pending uploads whose expiry has passed, oldest first (the sweep's work list). */
 export async function findExpiredPendingUploads(db: Queryable, now: Date, limit: number): Promise<FileUpload[]> {
-  return db
-    .selectFrom('file_uploads')
-    .selectAll()
-    .where('status', '=', 'pending')
-    .where('expires_at', '<=', now)
-    .orderBy('expires_at')
-    .limit(limit)
-    .execute();
+  return db.selectFrom('file_uploads').selectAll().where('status', '=', 'pending').where('expires_at', '<=', now).orderBy('expires_at').limit(limit).execute();
 }
 
 /** Which of `ids` are uploads still pending (their incoming objects are kept). */
@@ -120,7 +113,11 @@ export async function pendingUploadIds(db: Queryable, ids: string[]): Promise<Se
 export async function sweepFailedUploads(db: Queryable, before: Date, limit = 5_000): Promise<number> {
   const r = await db
     .deleteFrom('file_uploads')
-    .where('id', 'in', db.selectFrom('file_uploads').select('id').where('status', '=', 'failed').where('updated_at', '<', before).orderBy('updated_at').limit(limit))
+    .where(
+      'id',
+      'in',
+      db.selectFrom('file_uploads').select('id').where('status', '=', 'failed').where('updated_at', '<', before).orderBy('updated_at').limit(limit),
+    )
     .executeTakeFirst();
   return Number(r.numDeletedRows);
 }
@@ -179,7 +176,11 @@ export async function expireUploads(db: Queryable, now: Date, limit = 5_000): Pr
   const r = await db
     .updateTable('file_uploads')
     .set({ status: 'expired', updated_at: sql<Date>`now()` })
-    .where('id', 'in', db.selectFrom('file_uploads').select('id').where('status', '=', 'completed').where('expires_at', '<=', now).orderBy('expires_at').limit(limit))
+    .where(
+      'id',
+      'in',
+      db.selectFrom('file_uploads').select('id').where('status', '=', 'completed').where('expires_at', '<=', now).orderBy('expires_at').limit(limit),
+    )
     .where('status', '=', 'completed')
     .executeTakeFirst();
   return Number(r.numUpdatedRows);
@@ -187,7 +188,10 @@ export async function expireUploads(db: Queryable, now: Date, limit = 5_000): Pr
 
 // Whether a job's params name the upload under a key its kind declares (shared/kinds: its `inputs` from uploads):
 // a key holds one id or a list of them, and jsonb `@>` matches the id in either.
-const namedByJob = sql.join(uploadParamKeys.map((k) => sql`j.params->${sql.lit(k)} @> to_jsonb(file_uploads.id)`), sql` or `);
+const namedByJob = sql.join(
+  uploadParamKeys.map((k) => sql`j.params->${sql.lit(k)} @> to_jsonb(file_uploads.id)`),
+  sql` or `,
+);
 
 /** Whether a job in flight (pending or generating) of the upload's workspace names it as an input. */
 const readByJobInFlight = sql<boolean>`exists (
@@ -217,7 +221,12 @@ export async function uploadsWithObjectsToRemove(db: Queryable, limit: number): 
 }
 
 export async function markObjectsRemoved(db: Queryable, id: string): Promise<void> {
-  await db.updateTable('file_uploads').set({ objects_removed_at: sql<Date>`now()` }).where('id', '=', id).where('objects_removed_at', 'is', null).execute();
+  await db
+    .updateTable('file_uploads')
+    .set({ objects_removed_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .where('objects_removed_at', 'is', null)
+    .execute();
 }
 
 /** The upload record the fetch workflow returns (timestamps in ms). */

@@ -3,7 +3,15 @@
 import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
 import type { Database, Queryable } from '../index.js';
 import type { DB, WebhookCircuitTable, WebhookDelivery } from '../schema.js';
-import { admitAttempt, closedCircuit, recordOutcome, type Admission, type AttemptOutcome, type Circuit, type CircuitPolicy } from '../../shared/webhook-circuit.js';
+import {
+  admitAttempt,
+  closedCircuit,
+  recordOutcome,
+  type Admission,
+  type AttemptOutcome,
+  type Circuit,
+  type CircuitPolicy,
+} from '../../shared/webhook-circuit.js';
 import { newId } from '../../shared/ids.js';
 import { getWorkspace, requireOwner } from './workspaces.js';
 import { decryptSecret, encryptSecret, generateWebhookSecret } from '../../shared/webhook-signing.js';
@@ -34,7 +42,12 @@ export async function rotateWebhookSecret(
     const secret = generateWebhookSecret();
     await tx
       .insertInto('webhook_secrets')
-      .values({ id, workspace_id: input.workspaceId, secret_encrypted: encryptSecret(input.key, secret, id, input.workspaceId), created_by: input.actorEmail.trim().toLowerCase() })
+      .values({
+        id,
+        workspace_id: input.workspaceId,
+        secret_encrypted: encryptSecret(input.key, secret, id, input.workspaceId),
+        created_by: input.actorEmail.trim().toLowerCase(),
+      })
       .execute();
     return { id, secret, previousUntil: previous[0]?.expires_at ?? null };
   });
@@ -119,7 +132,12 @@ export async function undispatchedDeliveries(
     .where(
       'workspace_id',
       'not in',
-      db.selectFrom('webhook_deliveries').select('workspace_id').where(inFlight).groupBy('workspace_id').having(sql`count(*)`, '>=', workspaceCap),
+      db
+        .selectFrom('webhook_deliveries')
+        .select('workspace_id')
+        .where(inFlight)
+        .groupBy('workspace_id')
+        .having(sql`count(*)`, '>=', workspaceCap),
     )
     .orderBy('created_at')
     .limit(limit)
@@ -156,7 +174,12 @@ export async function canceledLater(db: Queryable, delivery: Pick<WebhookDeliver
 /** The event will not be delivered: a later event of its job makes it moot. */
 export async function markSuperseded(db: Database, id: string): Promise<void> {
   await db.transaction().execute(async (tx) => {
-    await tx.updateTable('webhook_deliveries').set({ superseded_at: sql`now()` }).where('id', '=', id).where('delivered_at', 'is', null).execute();
+    await tx
+      .updateTable('webhook_deliveries')
+      .set({ superseded_at: sql`now()` })
+      .where('id', '=', id)
+      .where('delivered_at', 'is', null)
+      .execute();
     await sql`select pg_notify(${WEBHOOK_DELIVERIES_CHANNEL}, ${id})`.execute(tx);
   });
 }
@@ -180,19 +203,32 @@ export async function sweepFinishedDeliveries(db: Queryable, before: Date, limit
 }
 
 export async function markDispatched(db: Queryable, id: string): Promise<void> {
-  await db.updateTable('webhook_deliveries').set({ dispatched_at: sql`now()` }).where('id', '=', id).where('dispatched_at', 'is', null).execute();
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ dispatched_at: sql`now()` })
+    .where('id', '=', id)
+    .where('dispatched_at', 'is', null)
+    .execute();
 }
 
 /** An attempt about to send its request: counted now, so one cut short (timeout, worker gone) still counts. */
 export async function countAttempt(db: Queryable, id: string): Promise<void> {
-  await db.updateTable('webhook_deliveries').set({ attempts: sql`attempts + 1` }).where('id', '=', id).execute();
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ attempts: sql`attempts + 1` })
+    .where('id', '=', id)
+    .execute();
 }
 
 /**
  * One attempt's outcome (`counted`: countAttempt already counted it); `delivered` sets delivered_at
  * (once) and tells the dispatcher its workspace has room.
  */
-export async function recordAttempt(db: Queryable, id: string, outcome: { status: number | null; error: string | null; delivered: boolean; counted?: boolean }): Promise<void> {
+export async function recordAttempt(
+  db: Queryable,
+  id: string,
+  outcome: { status: number | null; error: string | null; delivered: boolean; counted?: boolean },
+): Promise<void> {
   await db
     .updateTable('webhook_deliveries')
     .set({
@@ -254,7 +290,8 @@ const columnsOf = (c: Circuit) => ({
   updated_at: sql<Date>`now()`,
 });
 
-const whereKey = (k: CircuitKey) => (eb: ExpressionBuilder<DB, 'webhook_circuits'>) => eb.and([eb('workspace_id', '=', k.workspaceId), eb('destination', '=', k.destination)]);
+const whereKey = (k: CircuitKey) => (eb: ExpressionBuilder<DB, 'webhook_circuits'>) =>
+  eb.and([eb('workspace_id', '=', k.workspaceId), eb('destination', '=', k.destination)]);
 
 export async function getCircuit(db: Queryable, k: CircuitKey): Promise<Circuit> {
   const row = await db.selectFrom('webhook_circuits').selectAll().where(whereKey(k)).executeTakeFirst();
@@ -267,7 +304,11 @@ export async function getCircuit(db: Queryable, k: CircuitKey): Promise<Circuit>
  */
 async function changeCircuit<T>(db: Database, k: CircuitKey, step: (c: Circuit, now: Date) => { next: Circuit; result: T }): Promise<T> {
   return db.transaction().execute(async (tx) => {
-    await tx.insertInto('webhook_circuits').values({ workspace_id: k.workspaceId, destination: k.destination }).onConflict((oc) => oc.doNothing()).execute();
+    await tx
+      .insertInto('webhook_circuits')
+      .values({ workspace_id: k.workspaceId, destination: k.destination })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
     const row = await tx.selectFrom('webhook_circuits').selectAll().where(whereKey(k)).forUpdate().executeTakeFirstOrThrow();
     const current = circuitOf(row);
     const { next, result } = step(current, new Date());

@@ -20,7 +20,10 @@ export async function createWorkspace(db: Database, input: { name: string; owner
   return db.transaction().execute(async (tx) => {
     const id = newId('ws');
     await tx.insertInto('workspaces').values({ id, name: input.name, credits: 0 }).execute();
-    await tx.insertInto('workspace_members').values({ workspace_id: id, email: normalizeEmail(input.ownerEmail), role: 'owner' }).execute();
+    await tx
+      .insertInto('workspace_members')
+      .values({ workspace_id: id, email: normalizeEmail(input.ownerEmail), role: 'owner' })
+      .execute();
     if (input.credits) await adjustCredits(tx, id, input.credits, 'initial grant');
     return { id, name: input.name };
   });
@@ -51,12 +54,7 @@ export async function addMember(db: Queryable, workspaceId: string, email: strin
 
 export async function requireOwner(db: Queryable, workspaceId: string, email: string) {
   const e = normalizeEmail(email);
-  const m = await db
-    .selectFrom('workspace_members')
-    .select('role')
-    .where('workspace_id', '=', workspaceId)
-    .where('email', '=', e)
-    .executeTakeFirst();
+  const m = await db.selectFrom('workspace_members').select('role').where('workspace_id', '=', workspaceId).where('email', '=', e).executeTakeFirst();
   if (!m) throw new AdminError('forbidden', `${e} is not a member of workspace ${workspaceId}`);
   if (m.role !== 'owner') throw new AdminError('forbidden', `only workspace owners may manage API keys; ${e} is a ${m.role}`);
 }
@@ -89,7 +87,12 @@ export async function revokeApiKey(db: Database, input: { workspaceId: string; k
       .returning(['id'])
       .executeTakeFirst();
     if (!res) {
-      const exists = await tx.selectFrom('api_keys').select('id').where('id', '=', input.keyId).where('workspace_id', '=', input.workspaceId).executeTakeFirst();
+      const exists = await tx
+        .selectFrom('api_keys')
+        .select('id')
+        .where('id', '=', input.keyId)
+        .where('workspace_id', '=', input.workspaceId)
+        .executeTakeFirst();
       if (!exists) throw new AdminError('not_found', `API key ${input.keyId} not found in workspace ${input.workspaceId}`);
       throw new AdminError('conflict', `API key ${input.keyId} is already revoked`);
     }

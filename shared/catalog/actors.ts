@@ -18,7 +18,8 @@ export const actorEntries = {
     // contracts/alibaba.ts): the second route. It takes everything this model takes once the inputs are
     // conformed (3–30 s inside its 2–30 s, a 720p frame of 1:1, 9:16 or 16:9, an actor PNG at that frame),
     // so `accepts` only pins the resolution and aspect ratios the conformed inputs were checked for.
-    otherRoutes: "fal (fal-ai/wan/v2.2-14b/animate/replace) and Alibaba Cloud Model Studio (alibabacloud.com/help/en/model-studio/wan-animate-mix-api: wan2.2-animate-mix, video character swap, standard mode wan-std, through DashScope's asynchronous task API): two live routes; with failover on a job moves from one to the other.",
+    otherRoutes:
+      "fal (fal-ai/wan/v2.2-14b/animate/replace) and Alibaba Cloud Model Studio (alibabacloud.com/help/en/model-studio/wan-animate-mix-api: wan2.2-animate-mix, video character swap, standard mode wan-std, through DashScope's asynchronous task API): two live routes; with failover on a job moves from one to the other.",
     source: 'fal.ai model page fal-ai/wan/v2.2-14b/animate/replace (video_url, image_url, resolution 480p | 580p | 720p)',
     aspectRatios: ['1:1', '9:16', '16:9'],
     defaultAspectRatio: '9:16',
@@ -42,7 +43,8 @@ export const actorEntries = {
     // ?output_format=pcm_24000, header xi-api-key, body { text, model_id, voice_settings { stability,
     // similarity_boost, style, speed } }. fal-ai/infinitalk: image_url, audio_url, prompt, resolution 480p | 720p.
     otherRoutes: 'A two-provider pipeline (ElevenLabs speech, then fal-ai/infinitalk); no second route for either step here. No alternate.',
-    source: 'ElevenLabs POST /v1/text-to-speech/{voice_id} (voice_settings stability, similarity_boost, style, speed 0.7-1.2); fal.ai fal-ai/infinitalk (image_url, audio_url, prompt, resolution)',
+    source:
+      'ElevenLabs POST /v1/text-to-speech/{voice_id} (voice_settings stability, similarity_boost, style, speed 0.7-1.2); fal.ai fal-ai/infinitalk (image_url, audio_url, prompt, resolution)',
     aspectRatios: ['9:16', '16:9', '1:1'],
     defaultAspectRatio: '9:16',
     resolutions: ['720p'],

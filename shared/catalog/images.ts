@@ -14,7 +14,8 @@ export const imageEntries = {
     secondaryModelIds: { edit: 'fal-ai/nano-banana-2/edit' },
     // fal.ai/models/fal-ai/nano-banana-2 (queue API): prompt, num_images, aspect_ratio (auto, 21:9 … 9:16),
     // resolution 0.5K | 1K | 2K | 4K, output_format jpeg | png | webp; /edit adds image_urls.
-    otherRoutes: "Google's Gemini API names Nano Banana 2 gemini-3.1-flash-image (GA 2026-05-28; the -preview id shut down 2026-06-25), per ai.google.dev/gemini-api/docs/changelog and /deprecations. Its changelog entry of 2026-10-06 deprecates gemini-3.1-flash-image in favour of gemini-nano-banana-2.1 (Nano Banana 2.1, a newer model, not this one) without a shutdown date; third-party gateway notes (LiteLLM) give a shutdown on 2026-10-29 that no Google page read confirms or denies. Whether the Gemini API still serves gemini-3.1-flash-image is unconfirmed, so no alternate.",
+    otherRoutes:
+      "Google's Gemini API names Nano Banana 2 gemini-3.1-flash-image (GA 2026-05-28; the -preview id shut down 2026-06-25), per ai.google.dev/gemini-api/docs/changelog and /deprecations. Its changelog entry of 2026-10-06 deprecates gemini-3.1-flash-image in favour of gemini-nano-banana-2.1 (Nano Banana 2.1, a newer model, not this one) without a shutdown date; third-party gateway notes (LiteLLM) give a shutdown on 2026-10-29 that no Google page read confirms or denies. Whether the Gemini API still serves gemini-3.1-flash-image is unconfirmed, so no alternate.",
     source: 'fal.ai model page fal-ai/nano-banana-2 (prompt, num_images, aspect_ratio, output_format; /edit: image_urls)',
     // fal's input schema for fal-ai/nano-banana-2 and /edit: prompt minLength 3.
     promptChars: { min: 3 },
@@ -33,7 +34,8 @@ export const imageEntries = {
     // Azure OpenAI in Microsoft Foundry serves it too (activities/providers/azure.ts, contracts/azure.ts):
     // the second route, on a deployment of gpt-image-1.5, with the same three sizes and n. Its 4,000-character
     // prompt bound is the create schema's own, so it takes every job this model takes.
-    otherRoutes: "OpenAI's Images API (POST /v1/images/generations) and Azure OpenAI in Microsoft Foundry (a gpt-image-1.5 deployment, POST /openai/deployments/{deployment}/images/generations, listed among Azure's image generation models in Microsoft's docs): two live routes; with failover on a job moves from one to the other.",
+    otherRoutes:
+      "OpenAI's Images API (POST /v1/images/generations) and Azure OpenAI in Microsoft Foundry (a gpt-image-1.5 deployment, POST /openai/deployments/{deployment}/images/generations, listed among Azure's image generation models in Microsoft's docs): two live routes; with failover on a job moves from one to the other.",
     source: 'OpenAI Images API, POST /v1/images/generations (size 1024x1024 | 1536x1024 | 1024x1536, n, b64_json)',
     aspectRatios: imageRatios,
     // gpt-image has no 16:9 size: the nearest documented ones are 3:2 and 2:3, and they are served as is.
@@ -55,7 +57,8 @@ export const imageEntries = {
     // (seedreamImageSize: 2048×2048, 2560×1440, 1440×2560). num_images 1–6.
     // BytePlus ModelArk is the second route (activities/providers/byteplus.ts, contracts/byteplus.ts):
     // the same three sizes as `size` "WxH", reference images as `image`, one call per image.
-    otherRoutes: "fal (fal-ai/bytedance/seedream/v4.5/*) and BytePlus ModelArk (POST /api/v3/images/generations, ByteDance's byteplus-python-sdk-v2 and docs.byteplus.com ModelArk): two live routes; with failover on a job moves from one to the other. The Ark model id seedream-4-5-251128 is from third-party docs (BytePlus's model list rows could not be read): ARK_SEEDREAM_MODEL overrides it.",
+    otherRoutes:
+      "fal (fal-ai/bytedance/seedream/v4.5/*) and BytePlus ModelArk (POST /api/v3/images/generations, ByteDance's byteplus-python-sdk-v2 and docs.byteplus.com ModelArk): two live routes; with failover on a job moves from one to the other. The Ark model id seedream-4-5-251128 is from third-party docs (BytePlus's model list rows could not be read): ARK_SEEDREAM_MODEL overrides it.",
     source: 'fal.ai model page fal-ai/bytedance/seedream/v4.5/text-to-image (image_size {width,height} ≥ 2560×1440 pixels, num_images 1-6; /edit: image_urls)',
     aspectRatios: imageRatios,
     servedAs: { '1:1': '2048×2048', '16:9': '2560×1440', '9:16': '1440×2560' },

@@ -22,8 +22,10 @@ export const videoEntries = {
     // fal's Veo 3.1 schema puts no rule between resolution and duration: 4s, 6s and 8s at 720p and 1080p
     // (4k is billed higher and not offered). Reference images (1-3) go to reference-to-video, 8s only.
     // Google's Gemini API serves the same Veo 3.1 as veo-3.1's second route does, with the same reach.
-    otherRoutes: "Served as Veo 3.1: fal (fal-ai/veo3.1/*) and Google's Gemini API (veo-3.1-generate-preview through models.predictLongRunning, as veo-3.1's second route): two live routes for 8 s jobs (text, first frame, first and last frame, reference images); 4 s and 6 s jobs stay on fal.",
-    source: 'OpenAI Videos API retired 2026-09-24 (sora-2-pro shut down); routed to fal.ai fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16; reference-to-video: 1-3 image_urls, 8s only)',
+    otherRoutes:
+      "Served as Veo 3.1: fal (fal-ai/veo3.1/*) and Google's Gemini API (veo-3.1-generate-preview through models.predictLongRunning, as veo-3.1's second route): two live routes for 8 s jobs (text, first frame, first and last frame, reference images); 4 s and 6 s jobs stay on fal.",
+    source:
+      'OpenAI Videos API retired 2026-09-24 (sora-2-pro shut down); routed to fal.ai fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16; reference-to-video: 1-3 image_urls, 8s only)',
     servedAs: { model: 'Veo 3.1 on fal (fal-ai/veo3.1): OpenAI shut sora-2-pro down on 2026-09-24' },
     maxReferenceImages: 3,
     referenceDurations: [8],
@@ -50,8 +52,10 @@ export const videoEntries = {
     // frame (image-to-video); more would be dropped, so they are refused. Durations as Veo 3.1.
     // Google's Gemini API is the second route for 8 s text-to-video: Google's pages read name the
     // image features for Veo 3.1 without saying which Veo 3.1 Fast has, so jobs with images stay on fal.
-    otherRoutes: "Served as Veo 3.1 Fast: fal (fal-ai/veo3.1/fast/*) and Google's Gemini API (veo-3.1-fast-generate-preview through models.predictLongRunning): two live routes for 8 s text-to-video jobs; jobs with image inputs or of 4 s / 6 s stay on fal.",
-    source: 'OpenAI Videos API retired 2026-09-24 (sora-2 shut down); routed to fal.ai fal-ai/veo3.1/fast (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16; no reference-to-video)',
+    otherRoutes:
+      "Served as Veo 3.1 Fast: fal (fal-ai/veo3.1/fast/*) and Google's Gemini API (veo-3.1-fast-generate-preview through models.predictLongRunning): two live routes for 8 s text-to-video jobs; jobs with image inputs or of 4 s / 6 s stay on fal.",
+    source:
+      'OpenAI Videos API retired 2026-09-24 (sora-2 shut down); routed to fal.ai fal-ai/veo3.1/fast (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16; no reference-to-video)',
     servedAs: { model: 'Veo 3.1 Fast on fal (fal-ai/veo3.1/fast): OpenAI shut sora-2 down on 2026-09-24' },
     maxReferenceImages: 1,
     aspectRatios: ['16:9', '9:16'],
@@ -72,8 +76,10 @@ export const videoEntries = {
     secondaryModelIds: { imageToVideo: 'fal-ai/kling-video/v3/pro/image-to-video' },
     // fal.ai/docs/model-api-reference/video-generation-api/kling-video-v3-pro: duration "3" … "15",
     // aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; image-to-video takes start_image_url / end_image_url.
-    otherRoutes: "Kuaishou serves Kling models on its own API (app.klingai.com/global/dev), but its reference is not reachable from this build's sources: only third-party summaries, which disagree on the host and on authentication (a JWT signed with an access/secret key pair at api.klingai.com, or a bearer key at an api-singapore host after a 2026 revision). No adapter is written from those. No alternate.",
-    source: 'fal.ai model page fal-ai/kling-video/v3/pro/text-to-video (duration 3-15, aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; prompt at most 2500 characters)',
+    otherRoutes:
+      "Kuaishou serves Kling models on its own API (app.klingai.com/global/dev), but its reference is not reachable from this build's sources: only third-party summaries, which disagree on the host and on authentication (a JWT signed with an access/secret key pair at api.klingai.com, or a bearer key at an api-singapore host after a 2026 revision). No adapter is written from those. No alternate.",
+    source:
+      'fal.ai model page fal-ai/kling-video/v3/pro/text-to-video (duration 3-15, aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; prompt at most 2500 characters)',
     // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
     maxReferenceImages: 1,
     promptChars: { max: 2500 },
@@ -93,8 +99,10 @@ export const videoEntries = {
     providerModelId: 'fal-ai/kling-video/v2.6/pro/text-to-video',
     falRequest: 'kling',
     secondaryModelIds: { imageToVideo: 'fal-ai/kling-video/v2.6/pro/image-to-video' },
-    otherRoutes: "Kuaishou serves Kling models on its own API (app.klingai.com/global/dev), but its reference is not reachable from this build's sources: only third-party summaries, which disagree on the host and on authentication (a JWT signed with an access/secret key pair at api.klingai.com, or a bearer key at an api-singapore host after a 2026 revision). No adapter is written from those. No alternate.",
-    source: 'fal.ai model page fal-ai/kling-video/v2.6/pro/text-to-video (duration "5" | "10", aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; prompt at most 2500 characters)',
+    otherRoutes:
+      "Kuaishou serves Kling models on its own API (app.klingai.com/global/dev), but its reference is not reachable from this build's sources: only third-party summaries, which disagree on the host and on authentication (a JWT signed with an access/secret key pair at api.klingai.com, or a bearer key at an api-singapore host after a 2026 revision). No adapter is written from those. No alternate.",
+    source:
+      'fal.ai model page fal-ai/kling-video/v2.6/pro/text-to-video (duration "5" | "10", aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; prompt at most 2500 characters)',
     // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
     maxReferenceImages: 1,
     promptChars: { max: 2500 },
@@ -126,8 +134,10 @@ export const videoEntries = {
     // 8 s jobs, text-to-video, first frame, first and last frame or 1-3 reference images (sent inline
     // as base64, the only image form the Gemini API takes); 4 s and 6 s are documented for Vertex, not
     // for the Gemini API, so they stay on fal.
-    otherRoutes: "fal (fal-ai/veo3.1/*) and Google's Gemini API (ai.google.dev/gemini-api/docs/video: veo-3.1-generate-preview through models.predictLongRunning, then operations polling; wire read from Google's SDK @google/genai): two live routes for 8 s jobs (text, first frame, first and last frame, reference images); with failover on such a job moves from one to the other. 4 s and 6 s jobs stay on fal (Google documents them for Vertex, not for the Gemini API). Vertex AI serves it too; no adapter.",
-    source: 'fal.ai model page fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16); fal-ai/veo3.1/reference-to-video (1-3 image_urls, duration 8s)',
+    otherRoutes:
+      "fal (fal-ai/veo3.1/*) and Google's Gemini API (ai.google.dev/gemini-api/docs/video: veo-3.1-generate-preview through models.predictLongRunning, then operations polling; wire read from Google's SDK @google/genai): two live routes for 8 s jobs (text, first frame, first and last frame, reference images); with failover on such a job moves from one to the other. 4 s and 6 s jobs stay on fal (Google documents them for Vertex, not for the Gemini API). Vertex AI serves it too; no adapter.",
+    source:
+      'fal.ai model page fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16); fal-ai/veo3.1/reference-to-video (1-3 image_urls, duration 8s)',
     maxReferenceImages: 3,
     referenceDurations: [8],
     aspectRatios: ['16:9', '9:16'],
@@ -150,7 +160,8 @@ export const videoEntries = {
     // resolution 480p | 720p | 1080p, aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 | auto.
     // BytePlus ModelArk is the second route (activities/providers/byteplus.ts, contracts/byteplus.ts):
     // text-to-video at 480p or 720p, 4–12 s, the six ratios, as top-level ratio/duration/resolution.
-    otherRoutes: "fal (fal-ai/bytedance/seedance/v1.5/pro/*) and BytePlus ModelArk (async tasks at POST /api/v3/contents/generations/tasks, ByteDance's byteplus-python-sdk-v2 and docs.byteplus.com ModelArk 1520757): two live routes for text-to-video jobs at 480p or 720p; with failover on such a job moves from one to the other. Jobs with a start/end frame or reference images, or at 1080p, stay on fal (the Ark image roles were not confirmed from BytePlus's text, and resellers disagree on 1080p). The Ark model id seedance-1-5-pro-251215 is from third-party docs: ARK_SEEDANCE_MODEL overrides it.",
+    otherRoutes:
+      "fal (fal-ai/bytedance/seedance/v1.5/pro/*) and BytePlus ModelArk (async tasks at POST /api/v3/contents/generations/tasks, ByteDance's byteplus-python-sdk-v2 and docs.byteplus.com ModelArk 1520757): two live routes for text-to-video jobs at 480p or 720p; with failover on such a job moves from one to the other. Jobs with a start/end frame or reference images, or at 1080p, stay on fal (the Ark image roles were not confirmed from BytePlus's text, and resellers disagree on 1080p). The Ark model id seedance-1-5-pro-251215 is from third-party docs: ARK_SEEDANCE_MODEL overrides it.",
     source: 'fal.ai model page fal-ai/bytedance/seedance/v1.5/pro/text-to-video (duration 4-12, resolution 480p | 720p | 1080p, aspect_ratio 21:9 … 9:16)',
     // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
     maxReferenceImages: 1,
@@ -172,8 +183,10 @@ export const videoEntries = {
     providerModelId: 'xai/grok-imagine-video/text-to-video',
     falRequest: 'grok',
     secondaryModelIds: { imageToVideo: 'xai/grok-imagine-video/image-to-video' },
-    otherRoutes: "fal (xai/grok-imagine-video/*) and xAI's own API (docs.x.ai video generation): two live routes; with failover on a job moves from one to the other.",
-    source: 'fal.ai model page xai/grok-imagine-video/text-to-video (duration 1-15, resolution 480p | 720p, aspect_ratio 16:9 | 9:16 | 1:1 | 4:3 | 3:2 | 2:3 | 3:4)',
+    otherRoutes:
+      "fal (xai/grok-imagine-video/*) and xAI's own API (docs.x.ai video generation): two live routes; with failover on a job moves from one to the other.",
+    source:
+      'fal.ai model page xai/grok-imagine-video/text-to-video (duration 1-15, resolution 480p | 720p, aspect_ratio 16:9 | 9:16 | 1:1 | 4:3 | 3:2 | 2:3 | 3:4)',
     // Neither grok endpoint (fal's image-to-video, xAI's `image`) takes a last frame.
     endFrame: false,
     // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.

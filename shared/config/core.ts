@@ -6,7 +6,9 @@ export const coreEnv = {
   NODE_ENV: z
     .enum(['development', 'production', 'test'])
     .default('development')
-    .describe('`production` refuses test-only switches and placeholder providers (unless ALLOW_PLACEHOLDER_PROVIDERS) and requires WEBHOOK_SECRETS_KEY where it is read.'),
+    .describe(
+      '`production` refuses test-only switches and placeholder providers (unless ALLOW_PLACEHOLDER_PROVIDERS) and requires WEBHOOK_SECRETS_KEY where it is read.',
+    ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Lowest pino log level written.'),
 
   DATABASE_URL: url.describe('Postgres connection URL (required).'),

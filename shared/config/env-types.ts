@@ -72,7 +72,10 @@ export const trustProxy = z
       return family !== 0 && rest.length === 0 && (bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)));
     };
     if (items.every(valid)) return items;
-    ctx.addIssue({ code: 'custom', message: `must be empty, a hop count, or a comma-separated list of addresses, CIDR ranges and ${proxyNames.join('/')} (never "true": every peer could then forge its address)` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be empty, a hop count, or a comma-separated list of addresses, CIDR ranges and ${proxyNames.join('/')} (never "true": every peer could then forge its address)`,
+    });
     return z.NEVER;
   })
   .meta({ valueType: 'empty, a hop count, or addresses, CIDR ranges and `loopback`/`linklocal`/`uniquelocal`, comma-separated' });

@@ -11,8 +11,12 @@ export const fetchEnv = {
   FETCH_MIN_RATE_WINDOW_MS: int(10_000, 100).describe('The window FETCH_MIN_BYTES_PER_SECOND is averaged over.'),
   FETCH_ACTIVITY_CONCURRENCY: int(20, 1).describe('Remote fetches run on their own task queue (`<prefix>-fetch`): this many at once per worker.'),
   FETCH_PER_WORKSPACE_CONCURRENCY: int(4, 1).describe("At most this many of one workspace's fetches in flight across the fleet."),
-  FETCH_ALLOW_LOOPBACK_ORIGIN: optionalString.meta({ valueType: 'https origin' }).describe(
-    'Test-only escape hatch: one loopback https origin (e.g. `https://127.0.0.1:8443`) that the SSRF guard lets through. Refused when NODE_ENV=production.',
-  ),
-  FETCH_EXTRA_CA_FILE: optionalString.meta({ valueType: 'file path' }).describe('A PEM file of extra certificate authorities remote fetches trust (tests: the fake origin\'s CA).'),
+  FETCH_ALLOW_LOOPBACK_ORIGIN: optionalString
+    .meta({ valueType: 'https origin' })
+    .describe(
+      'Test-only escape hatch: one loopback https origin (e.g. `https://127.0.0.1:8443`) that the SSRF guard lets through. Refused when NODE_ENV=production.',
+    ),
+  FETCH_EXTRA_CA_FILE: optionalString
+    .meta({ valueType: 'file path' })
+    .describe("A PEM file of extra certificate authorities remote fetches trust (tests: the fake origin's CA)."),
 };

@@ -17,7 +17,9 @@ export const gatewayEnv = {
     'A workspace whose customers canceled more than this many jobs after their submit to a provider within CANCEL_CHURN_WINDOW_MS gets 429 `cancel_churn_limited` on create (0: no limit).',
   ),
   CANCEL_CHURN_WINDOW_MS: int(3_600_000, 1_000, 30 * 24 * 3_600_000).describe('The window CANCEL_CHURN_LIMIT counts cancels in.'),
-  PROGRESS_QUERY_TIMEOUT_MS: int(300, 10, 10_000).describe("How long a status read waits for the running workflow's live progress before answering with the stored one."),
+  PROGRESS_QUERY_TIMEOUT_MS: int(300, 10, 10_000).describe(
+    "How long a status read waits for the running workflow's live progress before answering with the stored one.",
+  ),
   WORKFLOW_START_TIMEOUT_MS: int(3_000, 100, 60_000).describe('A create answers even when Temporal is down: past this, the reconciler starts the workflow.'),
   SSE_HEARTBEAT_MS: int(15_000, 10, 600_000).describe(
     'Event streams (GET /v1/{kind}/{id}/events): a `: ping` comment this often keeps proxies from closing a quiet stream; shorter only in tests.',
@@ -38,5 +40,7 @@ export const gatewayEnv = {
   TRUST_PROXY: trustProxy.describe(
     'Peers whose X-Forwarded-For is believed (Express `trust proxy`): empty trusts none; a hop count; or addresses, CIDR ranges and range names. The client address it yields keys the /media rate limit and the per-client connection cap. Never `true`: every peer could then forge its address.',
   ),
-  IDLE_GC_AFTER_MS: int(10_000, 0).describe('Gateway: one full garbage collection after this long without requests (0: never), so memory a burst left behind goes back to the system.'),
+  IDLE_GC_AFTER_MS: int(10_000, 0).describe(
+    'Gateway: one full garbage collection after this long without requests (0: never), so memory a burst left behind goes back to the system.',
+  ),
 };

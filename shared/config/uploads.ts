@@ -5,8 +5,12 @@ export const uploadsEnv = {
   UPLOAD_FROM_URL_TIMEOUT_MS: int(60_000, 1000).describe('POST /v1/upload-from-url: how long the fetch workflow may run before the request answers 503.'),
   UPLOAD_MAX_IMAGE_PIXELS: int(40_000_000, 1).describe('Uploads (all paths): images above this many pixels are refused (decompression bombs).'),
   DIRECT_UPLOAD_EXPIRY_SECONDS: int(900, 60, 7 * 24 * 3600).describe('Direct uploads: lifetime of the presigned POST.'),
-  PENDING_UPLOAD_TTL_SECONDS: int(86_400, 1).describe("How long a pending direct upload waits for its completion before the reconciler's sweep removes it and its object."),
-  FAILED_UPLOAD_RETENTION_DAYS: int(7, 1, 3650).describe('Refused (failed) upload records are removed this many days after they failed; their bytes were removed at once.'),
+  PENDING_UPLOAD_TTL_SECONDS: int(86_400, 1).describe(
+    "How long a pending direct upload waits for its completion before the reconciler's sweep removes it and its object.",
+  ),
+  FAILED_UPLOAD_RETENTION_DAYS: int(7, 1, 3650).describe(
+    'Refused (failed) upload records are removed this many days after they failed; their bytes were removed at once.',
+  ),
   UPLOAD_RETENTION_SECONDS: int(30 * 86_400, 1).describe(
     "Completed uploads are served and usable as job inputs this long (default 30 days), then the reconciler's sweep removes their objects. Must not exceed UPLOAD_MAX_RETENTION_SECONDS.",
   ),

@@ -3,17 +3,28 @@ import { z } from 'zod';
 import { int, optionalInt, optionalString } from './env-types.js';
 
 export const workersEnv = {
-  WORKER_ROLES: optionalString.meta({ valueType: 'comma-separated roles' }).describe(
-    'Roles this worker process runs (`workflows`, `io`, `fetch`, `webhooks`, `reconciler`, `provider:<name>`), when `--roles` is not given. Unset: every role (development).',
+  WORKER_ROLES: optionalString
+    .meta({ valueType: 'comma-separated roles' })
+    .describe(
+      'Roles this worker process runs (`workflows`, `io`, `fetch`, `webhooks`, `reconciler`, `provider:<name>`), when `--roles` is not given. Unset: every role (development).',
+    ),
+  WORKER_SHUTDOWN_GRACE_MS: int(30_000, 0).describe(
+    "On SIGTERM, in-flight activities may finish within this long (a provider fleet: at least its providers' own grace).",
   ),
-  WORKER_SHUTDOWN_GRACE_MS: int(30_000, 0).describe("On SIGTERM, in-flight activities may finish within this long (a provider fleet: at least its providers' own grace)."),
-  WORKER_METRICS_PORT: optionalInt(0, 65535).describe('A port serves the worker\'s /metrics on HOST; 0 takes a free one (logged at start). Unset: no metrics server.'),
-  WORKFLOW_BUNDLE_PATH: optionalString.describe('The prebuilt workflow bundle to load (written by `npm run build`). Unset: the build\'s default path.'),
+  WORKER_METRICS_PORT: optionalInt(0, 65535).describe(
+    "A port serves the worker's /metrics on HOST; 0 takes a free one (logged at start). Unset: no metrics server.",
+  ),
+  WORKFLOW_BUNDLE_PATH: optionalString.describe("The prebuilt workflow bundle to load (written by `npm run build`). Unset: the build's default path."),
   WORKER_DEPLOYMENT_NAME: optionalString
-    .pipe(z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'letters, digits, "_" and "-" only').optional())
+    .pipe(
+      z
+        .string()
+        .regex(/^[A-Za-z0-9_-]{1,100}$/, 'letters, digits, "_" and "-" only')
+        .optional(),
+    )
     .meta({ valueType: 'letters, digits, `_` and `-` (1–100)' })
     .describe(
-      'Worker Versioning (worker/deployment.ts): every fleet of one build polls as one version of this deployment, so a job runs to the end on the build that started it. Unset: unversioned workers (the test suites\' in-process fleets).',
+      "Worker Versioning (worker/deployment.ts): every fleet of one build polls as one version of this deployment, so a job runs to the end on the build that started it. Unset: unversioned workers (the test suites' in-process fleets).",
     ),
   WORKER_BUILD_ID: optionalString.describe("This build's version id. Unset: the build's content hash (`dist/build-id`, written by `npm run build`)."),
   WORKER_DEPLOYMENT_PROMOTE: z
@@ -42,10 +53,10 @@ export const workersEnv = {
   WORKFLOW_TASK_CONCURRENCY: int(100, 1).describe('Workflow tasks one worker runs at once.'),
   PROGRESS_WRITE_INTERVAL_MS: int(2_000, 0, 60_000).describe("A provider poll stores the job's percent / queue position at most this often per job."),
   IO_ACTIVITY_CONCURRENCY: int(50, 1).describe('Activities of the `io` queue (Postgres and storage steps) one worker runs at once.'),
-  PROVIDER_CONCURRENCY: optionalString.meta({ valueType: '`provider=n` pairs, comma-separated' }).describe(
-    'Per provider fleet: at most this many provider activities at once on one worker, e.g. `fal=8,local=2`.',
-  ),
-  PROVIDER_RATE_PER_SECOND: optionalString.meta({ valueType: '`provider=n` pairs, comma-separated' }).describe(
-    'Per provider fleet: at most this many provider activities per second across every worker of the queue (server-enforced).',
-  ),
+  PROVIDER_CONCURRENCY: optionalString
+    .meta({ valueType: '`provider=n` pairs, comma-separated' })
+    .describe('Per provider fleet: at most this many provider activities at once on one worker, e.g. `fal=8,local=2`.'),
+  PROVIDER_RATE_PER_SECOND: optionalString
+    .meta({ valueType: '`provider=n` pairs, comma-separated' })
+    .describe('Per provider fleet: at most this many provider activities per second across every worker of the queue (server-enforced).'),
 };

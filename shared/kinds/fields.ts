@@ -81,15 +81,24 @@ const outputsRemovedAt = z.number().int().optional().describe('when the outputs 
 const servedBy = z
   .enum(providerNames)
   .optional()
-  .describe('the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)');
+  .describe(
+    'the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)',
+  );
 const providerAttempts = z
   .array(z.object({ provider: z.enum(providerNames), error: z.string() }))
   .optional()
-  .describe('the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create');
+  .describe(
+    'the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create',
+  );
 const cancelRecord = z
   .object({
     refunded: z.number().int().describe('credits refunded'),
-    kept: z.number().int().describe("credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel"),
+    kept: z
+      .number()
+      .int()
+      .describe(
+        "credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel",
+      ),
     after_submit: z.boolean().describe('whether the job had been submitted to a provider when it was canceled'),
   })
   .optional()
@@ -156,7 +165,12 @@ export type KindRequest = Omit<ProviderRequest, 'jobId' | 'kind' | 'model' | 'ro
  * its create body, what its jobs store (`params`, defaults resolved) and how its record shows them.
  * The gateway adds what needs the database (api/routes/jobs/kinds.ts `prepare`).
  */
-export interface KindDescriptor<K extends string = string, B extends z.ZodType = z.ZodType, P extends z.ZodObject = z.ZodObject, R extends z.ZodObject = z.ZodObject> {
+export interface KindDescriptor<
+  K extends string = string,
+  B extends z.ZodType = z.ZodType,
+  P extends z.ZodObject = z.ZodObject,
+  R extends z.ZodObject = z.ZodObject,
+> {
   kind: K;
   /** Base of the status, URL, cancel and list paths. */
   base: string;
@@ -203,4 +217,6 @@ export function uploadParamsOf(d: Pick<KindDescriptor, 'inputs'>): string[] {
     .map(([key]) => key);
 }
 
-export const defineKind = <K extends string, B extends z.ZodType, P extends z.ZodObject, R extends z.ZodObject>(d: KindDescriptor<K, B, P, R>): KindDescriptor<K, B, P, R> => d;
+export const defineKind = <K extends string, B extends z.ZodType, P extends z.ZodObject, R extends z.ZodObject>(
+  d: KindDescriptor<K, B, P, R>,
+): KindDescriptor<K, B, P, R> => d;

@@ -32,9 +32,18 @@ function videoModelRules(): Record<string, unknown>[] {
 /** `requestRefusal`'s reference-duration and end-frame rules (shared/catalog.ts), as JSON Schema. */
 function referenceAndEndFrameRules(route: ModelRoute): Record<string, unknown> {
   // The first frame: the start frame, or a lone reference image where there is no reference endpoint.
-  const firstFrame = [{ required: ['start_frame_file_id'] }, ...(route.secondaryModelIds?.reference ? [] : [{ required: ['reference_file_ids'], properties: { reference_file_ids: { minItems: 1, maxItems: 1 } } }])];
+  const firstFrame = [
+    { required: ['start_frame_file_id'] },
+    ...(route.secondaryModelIds?.reference ? [] : [{ required: ['reference_file_ids'], properties: { reference_file_ids: { minItems: 1, maxItems: 1 } } }]),
+  ];
   return {
-    ...(route.referenceDurations ? { reference_file_ids: { anyOf: [{ properties: { reference_file_ids: { maxItems: 0 } } }, { properties: { duration: { enum: [...route.referenceDurations] } } }] } } : {}),
+    ...(route.referenceDurations
+      ? {
+          reference_file_ids: {
+            anyOf: [{ properties: { reference_file_ids: { maxItems: 0 } } }, { properties: { duration: { enum: [...route.referenceDurations] } } }],
+          },
+        }
+      : {}),
     end_frame_file_id: route.endFrame === false ? false : { anyOf: firstFrame },
   };
 }

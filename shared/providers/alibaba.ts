@@ -7,7 +7,9 @@ export const alibaba = defineProvider({
   keys: ['DASHSCOPE_API_KEY'],
   config: ({ optionalString, url }) => ({
     DASHSCOPE_API_KEY: optionalString.describe("Alibaba Cloud Model Studio's (DashScope) API key: replace-actor's second route is live only with it."),
-    DASHSCOPE_BASE_URL: url.default('https://dashscope-intl.aliyuncs.com').describe("DashScope's API origin, the Singapore (international) endpoint by default; a trailing /api/v1 (the SDK's base) is dropped."),
+    DASHSCOPE_BASE_URL: url
+      .default('https://dashscope-intl.aliyuncs.com')
+      .describe("DashScope's API origin, the Singapore (international) endpoint by default; a trailing /api/v1 (the SDK's base) is dropped."),
   }),
   /**
    * DashScope answers a signed URL on its own result buckets on OSS, named by region (its examples:
@@ -21,7 +23,8 @@ export const alibaba = defineProvider({
   routes: {
     'replace-actor': {
       providerModelId: 'wan2.2-animate-mix',
-      source: 'alibabacloud.com/help/en/model-studio/wan-animate-mix-api (read 2026-11-25): POST /api/v1/services/aigc/image2video/video-synthesis (X-DashScope-Async: enable, Bearer key) { model: wan2.2-animate-mix, input: { image_url, video_url }, parameters: { mode: wan-std } } → output.task_id; GET /api/v1/tasks/{task_id} until SUCCEEDED → output.results.video_url; dashscope SDK 2.0.2 for the task protocol and error codes',
+      source:
+        'alibabacloud.com/help/en/model-studio/wan-animate-mix-api (read 2026-11-25): POST /api/v1/services/aigc/image2video/video-synthesis (X-DashScope-Async: enable, Bearer key) { model: wan2.2-animate-mix, input: { image_url, video_url }, parameters: { mode: wan-std } } → output.task_id; GET /api/v1/tasks/{task_id} until SUCCEEDED → output.results.video_url; dashscope SDK 2.0.2 for the task protocol and error codes',
       accepts: { resolutions: ['720p'], aspectRatios: ['1:1', '9:16', '16:9'] },
     },
   },

@@ -7,8 +7,12 @@ export const azure = defineProvider({
   keys: ['AZURE_OPENAI_API_KEY', 'AZURE_OPENAI_ENDPOINT'],
   publicKeys: ['AZURE_OPENAI_ENDPOINT'],
   config: ({ z, optionalString, optionalUrl }) => ({
-    AZURE_OPENAI_API_KEY: optionalString.describe("The Azure OpenAI resource's key: gpt-image-1.5's second route is live only with it and AZURE_OPENAI_ENDPOINT."),
-    AZURE_OPENAI_ENDPOINT: optionalUrl().describe('The resource endpoint https://{resource}.openai.azure.com (a trailing /openai, the SDK\'s base, is dropped).'),
+    AZURE_OPENAI_API_KEY: optionalString.describe(
+      "The Azure OpenAI resource's key: gpt-image-1.5's second route is live only with it and AZURE_OPENAI_ENDPOINT.",
+    ),
+    AZURE_OPENAI_ENDPOINT: optionalUrl().describe(
+      "The resource endpoint https://{resource}.openai.azure.com (a trailing /openai, the SDK's base, is dropped).",
+    ),
     AZURE_OPENAI_IMAGE_DEPLOYMENT: z.string().min(1).default('gpt-image-1.5').describe('The name of the gpt-image-1.5 deployment.'),
     AZURE_OPENAI_API_VERSION: z.string().min(1).default('2025-04-01-preview').describe('The api-version of the deployments path.'),
   }),
@@ -18,7 +22,8 @@ export const azure = defineProvider({
   routes: {
     'gpt-image-1.5': {
       providerModelId: 'gpt-image-1.5',
-      source: "Microsoft's Azure OpenAI REST reference (MicrosoftDocs/azure-ai-docs includes/api-versions/latest-inference-preview.md: POST {endpoint}/openai/deployments/{deployment-id}/images/generations?api-version=2025-04-01-preview, api-key header) and how-to dall-e.md (gpt-image-1 series sizes 1024x1024 | 1024x1536 | 1536x1024, n 1–10, b64_json, contentFilter errors); the openai SDK's AzureOpenAI client (azure.js) builds the same URL and header; the deployment is AZURE_OPENAI_IMAGE_DEPLOYMENT",
+      source:
+        "Microsoft's Azure OpenAI REST reference (MicrosoftDocs/azure-ai-docs includes/api-versions/latest-inference-preview.md: POST {endpoint}/openai/deployments/{deployment-id}/images/generations?api-version=2025-04-01-preview, api-key header) and how-to dall-e.md (gpt-image-1 series sizes 1024x1024 | 1024x1536 | 1536x1024, n 1–10, b64_json, contentFilter errors); the openai SDK's AzureOpenAI client (azure.js) builds the same URL and header; the deployment is AZURE_OPENAI_IMAGE_DEPLOYMENT",
     },
   },
 });

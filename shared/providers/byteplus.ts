@@ -8,8 +8,8 @@ export const byteplus = defineProvider({
   config: ({ optionalString, url }) => ({
     ARK_API_KEY: optionalString.describe("BytePlus ModelArk's API key: the Seedream and Seedance second routes are live only with it."),
     ARK_BASE_URL: url.default('https://ark.ap-southeast.bytepluses.com').describe("ModelArk's API origin; a trailing /api/v3 (the SDK's base) is dropped."),
-    ARK_SEEDREAM_MODEL: optionalString.describe("Replaces the catalog's Seedream 4.5 model id on ModelArk (an Ark Endpoint ID \"ep-…\" works too)."),
-    ARK_SEEDANCE_MODEL: optionalString.describe("Replaces the catalog's Seedance 1.5 pro model id on ModelArk (an Ark Endpoint ID \"ep-…\" works too)."),
+    ARK_SEEDREAM_MODEL: optionalString.describe('Replaces the catalog\'s Seedream 4.5 model id on ModelArk (an Ark Endpoint ID "ep-…" works too).'),
+    ARK_SEEDANCE_MODEL: optionalString.describe('Replaces the catalog\'s Seedance 1.5 pro model id on ModelArk (an Ark Endpoint ID "ep-…" works too).'),
   }),
   /**
    * BytePlus ModelArk answers signed URLs on its own TOS bucket: ModelArk's image generation reference
@@ -23,13 +23,20 @@ export const byteplus = defineProvider({
   routes: {
     'seedream-4.5': {
       providerModelId: 'seedream-4-5-251128',
-      source: "byteplus-python-sdk-v2 3.0.63 byteplussdkarkruntime (Images.generate: POST /api/v3/images/generations, model, prompt, image, size, sequential_image_generation, response_format b64_json, watermark); model id and the 2560×1440 … 4096×4096 pixel rule from third-party docs only (ARK_SEEDREAM_MODEL overrides the id): contracts/byteplus.ts",
+      source:
+        'byteplus-python-sdk-v2 3.0.63 byteplussdkarkruntime (Images.generate: POST /api/v3/images/generations, model, prompt, image, size, sequential_image_generation, response_format b64_json, watermark); model id and the 2560×1440 … 4096×4096 pixel rule from third-party docs only (ARK_SEEDREAM_MODEL overrides the id): contracts/byteplus.ts',
       accepts: { aspectRatios: ['1:1', '16:9', '9:16'] },
     },
     'seedance-1.5': {
       providerModelId: 'seedance-1-5-pro-251215',
-      source: 'byteplus-python-sdk-v2 3.0.63 byteplussdkarkruntime (Tasks.create: POST /api/v3/contents/generations/tasks, model, content[{ type: text }], ratio, duration, resolution, generate_audio, watermark → { id }; Tasks.get status queued | running | succeeded | failed | cancelled, content.video_url; Tasks.delete) and docs.byteplus.com ModelArk 1520757; model id, ratios, 4–12 s and 480p/720p from third-party docs only (1080p disputed, image roles unconfirmed): contracts/byteplus.ts',
-      accepts: { durations: [4, 5, 6, 7, 8, 9, 10, 11, 12], resolutions: ['480p', '720p'], aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'], imageInputs: false },
+      source:
+        'byteplus-python-sdk-v2 3.0.63 byteplussdkarkruntime (Tasks.create: POST /api/v3/contents/generations/tasks, model, content[{ type: text }], ratio, duration, resolution, generate_audio, watermark → { id }; Tasks.get status queued | running | succeeded | failed | cancelled, content.video_url; Tasks.delete) and docs.byteplus.com ModelArk 1520757; model id, ratios, 4–12 s and 480p/720p from third-party docs only (1080p disputed, image roles unconfirmed): contracts/byteplus.ts',
+      accepts: {
+        durations: [4, 5, 6, 7, 8, 9, 10, 11, 12],
+        resolutions: ['480p', '720p'],
+        aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
+        imageInputs: false,
+      },
     },
   },
 });

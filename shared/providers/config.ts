@@ -20,5 +20,7 @@ function declared(p: Descriptor): Record<string, z.ZodType> {
   const vars: Record<string, z.ZodType> = p.config(configKit);
   const publicKeys: readonly string[] = (p as { publicKeys?: readonly string[] }).publicKeys ?? [];
   const secrets = (p.keys as readonly string[]).filter((k) => !publicKeys.includes(k));
-  return Object.fromEntries(Object.entries(vars).map(([name, schema]) => [name, secrets.includes(name) ? schema.meta({ valueType: 'string (secret)' }) : schema]));
+  return Object.fromEntries(
+    Object.entries(vars).map(([name, schema]) => [name, secrets.includes(name) ? schema.meta({ valueType: 'string (secret)' }) : schema]),
+  );
 }

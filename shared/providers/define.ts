@@ -70,6 +70,8 @@ export interface ProviderDescriptor<N extends string = string, K extends string 
 }
 
 /** Declares a provider; the identity, typed so names, keys and config stay literal for the derivations. */
-export function defineProvider<const N extends string, const K extends string, C extends Record<string, z.ZodType>>(d: ProviderDescriptor<N, K, C>): ProviderDescriptor<N, K, C> {
+export function defineProvider<const N extends string, const K extends string, C extends Record<string, z.ZodType>>(
+  d: ProviderDescriptor<N, K, C>,
+): ProviderDescriptor<N, K, C> {
   return d;
 }

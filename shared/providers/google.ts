@@ -7,7 +7,9 @@ export const google = defineProvider({
   keys: ['GEMINI_API_KEY'],
   config: ({ optionalString, url }) => ({
     GEMINI_API_KEY: optionalString.describe("Google's Gemini API key: the Veo 3.1 second routes are live only with it."),
-    GEMINI_BASE_URL: url.default('https://generativelanguage.googleapis.com').describe("The Gemini API origin; a trailing /v1beta (the SDKs' base) is dropped."),
+    GEMINI_BASE_URL: url
+      .default('https://generativelanguage.googleapis.com')
+      .describe("The Gemini API origin; a trailing /v1beta (the SDKs' base) is dropped."),
   }),
   /**
    * Google serves generated videos from the Gemini API's origin (the `video.uri` of an operation, read
@@ -21,17 +23,20 @@ export const google = defineProvider({
   routes: {
     'sora-2-pro': {
       providerModelId: 'veo-3.1-generate-preview',
-      source: "ai.google.dev/gemini-api/docs/video (Veo 3.1: 8-second videos, 16:9 | 9:16, first and/or last frame, up to three reference images); the REST wire read from Google's SDK @google/genai 2.32.0 and tested against it: contracts/google.ts",
+      source:
+        "ai.google.dev/gemini-api/docs/video (Veo 3.1: 8-second videos, 16:9 | 9:16, first and/or last frame, up to three reference images); the REST wire read from Google's SDK @google/genai 2.32.0 and tested against it: contracts/google.ts",
       accepts: { durations: [8], resolutions: ['720p', '1080p'], aspectRatios: ['16:9', '9:16'] },
     },
     'sora-2': {
       providerModelId: 'veo-3.1-fast-generate-preview',
-      source: "Google's Veo 3.1 model page (cloud.google.com/vertex-ai/generative-ai/docs/models/veo/3-1-generate: model id veo-3.1-fast-generate-preview, 16:9 | 9:16, 720p | 1080p); ai.google.dev/gemini-api/docs/video (8-second videos on the Gemini API); the REST wire read from Google's SDK @google/genai 2.32.0: contracts/google.ts",
+      source:
+        "Google's Veo 3.1 model page (cloud.google.com/vertex-ai/generative-ai/docs/models/veo/3-1-generate: model id veo-3.1-fast-generate-preview, 16:9 | 9:16, 720p | 1080p); ai.google.dev/gemini-api/docs/video (8-second videos on the Gemini API); the REST wire read from Google's SDK @google/genai 2.32.0: contracts/google.ts",
       accepts: { durations: [8], resolutions: ['720p', '1080p'], aspectRatios: ['16:9', '9:16'], imageInputs: false },
     },
     'veo-3.1': {
       providerModelId: 'veo-3.1-generate-preview',
-      source: "ai.google.dev/gemini-api/docs/video (8-second videos, 16:9 | 9:16, 720p | 1080p | 4k; 4k not offered); the REST wire (predictLongRunning with x-goog-api-key, the body, operation polling, generateVideoResponse.generatedSamples[].video.uri) read from Google's SDK @google/genai 2.32.0 and tested against it: contracts/google.ts",
+      source:
+        "ai.google.dev/gemini-api/docs/video (8-second videos, 16:9 | 9:16, 720p | 1080p | 4k; 4k not offered); the REST wire (predictLongRunning with x-goog-api-key, the body, operation polling, generateVideoResponse.generatedSamples[].video.uri) read from Google's SDK @google/genai 2.32.0 and tested against it: contracts/google.ts",
       accepts: { durations: [8], resolutions: ['720p', '1080p'], aspectRatios: ['16:9', '9:16'] },
     },
   },

@@ -39,7 +39,9 @@ export const providerOutputHosts: Readonly<Record<LiveProviderName, OutputHosts>
 
 type PublicKey = NonNullable<Extract<Descriptor, { publicKeys: unknown }>['publicKeys']>[number];
 /** The provider key variables that are secrets (an endpoint is not), in list order without repeats. */
-export const providerSecrets = [...new Set(providers.flatMap((p) => p.keys.filter((k) => !((p as { publicKeys?: readonly string[] }).publicKeys ?? []).includes(k))))] as Exclude<ProviderKey, PublicKey>[];
+export const providerSecrets = [
+  ...new Set(providers.flatMap((p) => p.keys.filter((k) => !((p as { publicKeys?: readonly string[] }).publicKeys ?? []).includes(k)))),
+] as Exclude<ProviderKey, PublicKey>[];
 
 /** The further routes of each catalog model, in list order: the catalog's `alternates`. */
 export function providerRoutesOf(model: string): (ProviderRoute & { provider: LiveProviderName })[] {

@@ -59,7 +59,13 @@ after(async () => {
 const client = (t: Tenant, i = 0) => api(gateways[i % 2]!.baseUrl, t.apiKey);
 
 async function createImage(t: Tenant, model: string, marker: string, via = 0): Promise<string> {
-  const r = await client(t, via).post('/v1/images/generate', { project_id: t.projectId, prompt: `a lighthouse at dusk ${marker}`, model, aspect_ratio: '1:1', count: 1 });
+  const r = await client(t, via).post('/v1/images/generate', {
+    project_id: t.projectId,
+    prompt: `a lighthouse at dusk ${marker}`,
+    model,
+    aspect_ratio: '1:1',
+    count: 1,
+  });
   assert.equal(r.status, 200, r.text);
   return r.body.data.id as string;
 }
@@ -74,56 +80,74 @@ async function cancel(t: Tenant, id: string, via = 0) {
   return row;
 }
 
-const openaiGenerationsWith = (marker: string) => openai.requestsOf('images').filter((c) => (c.json as { prompt?: string } | undefined)?.prompt?.includes(marker)).length;
+const openaiGenerationsWith = (marker: string) =>
+  openai.requestsOf('images').filter((c) => (c.json as { prompt?: string } | undefined)?.prompt?.includes(marker)).length;
 
 describe("a customer's cancel charges what the operator cannot get back", () => {
-  test(`${loops} create→cancel loops after the submit on a route whose cancel is not honored: each keeps the provider cost, then creates answer 429`, { timeout: 900_000 }, async () => {
-    const t = await createTenant(tdb.db, loops * openaiCost + openaiPrice);
-    const marker = `[churn-${t.workspaceId}]`;
-    const ids: string[] = [];
-    for (let i = 0; i < loops; i++) {
-      // Held after the submit ran (the image is made and paid at OpenAI, its reference recorded).
-      const held = holds.activity('submitAndCheck', 'after');
-      try {
-        const id = await createImage(t, 'gpt-image-1.5', marker, i);
-        assert.equal(await held.reached, id);
-        // Created on one gateway, canceled on the other.
-        await cancel(t, id, i + 1);
-        ids.push(id);
-      } finally {
-        held.release();
+  test(
+    `${loops} create→cancel loops after the submit on a route whose cancel is not honored: each keeps the provider cost, then creates answer 429`,
+    { timeout: 900_000 },
+    async () => {
+      const t = await createTenant(tdb.db, loops * openaiCost + openaiPrice);
+      const marker = `[churn-${t.workspaceId}]`;
+      const ids: string[] = [];
+      for (let i = 0; i < loops; i++) {
+        // Held after the submit ran (the image is made and paid at OpenAI, its reference recorded).
+        const held = holds.activity('submitAndCheck', 'after');
+        try {
+          const id = await createImage(t, 'gpt-image-1.5', marker, i);
+          assert.equal(await held.reached, id);
+          // Created on one gateway, canceled on the other.
+          await cancel(t, id, i + 1);
+          ids.push(id);
+        } finally {
+          held.release();
+        }
+        await held.finished;
       }
-      await held.finished;
-    }
-    assert.equal(openaiGenerationsWith(marker), loops, 'every job was paid at the provider');
+      assert.equal(openaiGenerationsWith(marker), loops, 'every job was paid at the provider');
 
-    // The ledger's job rows (not the workspace's grant), summed in SQL: each job nets its provider
-    // cost, all together 50 × the cost.
-    const { rows } = await sql<{ net: number; jobs: number }>`
+      // The ledger's job rows (not the workspace's grant), summed in SQL: each job nets its provider
+      // cost, all together 50 × the cost.
+      const { rows } = await sql<{ net: number; jobs: number }>`
       select coalesce(-sum(delta), 0)::int as net, count(distinct job_id)::int as jobs
         from credit_ledger where workspace_id = ${t.workspaceId} and job_id is not null`.execute(tdb.db);
-    assert.deepEqual(rows[0], { net: loops * openaiCost, jobs: loops });
-    assert.equal(await creditsOf(tdb.db, t), openaiPrice);
-    for (const id of ids) assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -openaiPrice], ['refund', openaiPrice - openaiCost]]);
-    // The record says what the cancel refunded.
-    const rec = await client(t).get(`/v1/images/${ids[0]}`);
-    assert.equal(rec.status, 200, rec.text);
-    assert.deepEqual(rec.body.data.cancel, { refunded: openaiPrice - openaiCost, kept: openaiCost, after_submit: true });
+      assert.deepEqual(rows[0], { net: loops * openaiCost, jobs: loops });
+      assert.equal(await creditsOf(tdb.db, t), openaiPrice);
+      for (const id of ids)
+        assert.deepEqual(await jobLedger(tdb.db, id), [
+          ['charge', -openaiPrice],
+          ['refund', openaiPrice - openaiCost],
+        ]);
+      // The record says what the cancel refunded.
+      const rec = await client(t).get(`/v1/images/${ids[0]}`);
+      assert.equal(rec.status, 200, rec.text);
+      assert.deepEqual(rec.body.data.cancel, { refunded: openaiPrice - openaiCost, kept: openaiCost, after_submit: true });
 
-    // Past the limit: both gateways refuse the next create, charging nothing.
-    for (const via of [0, 1]) {
-      const r = await client(t, via).post('/v1/images/generate', { project_id: t.projectId, prompt: `one more ${marker}`, model: 'gpt-image-1.5', aspect_ratio: '1:1', count: 1 });
-      assert.equal(r.status, 429, r.text);
-      assert.equal(r.body.error.code, 'cancel_churn_limited');
-      assert.ok(Number.isInteger(r.body.retry_after_ms) && r.body.retry_after_ms > 0 && r.body.retry_after_ms <= windowMs, `retry_after_ms ${r.body.retry_after_ms}`);
-      assert.ok(Number(r.headers.get('retry-after')) >= 1);
-    }
-    assert.equal(await creditsOf(tdb.db, t), openaiPrice, 'a refused create charges nothing');
-    // Another workspace is not limited by this one's churn (its job ends before the next test holds one).
-    const other = await createTenant(tdb.db, 100);
-    const otherJob = await createImage(other, 'nano-banana-2', '[not-churning]');
-    assert.equal((await jobFinished(tdb.db, otherJob, 120_000)).status, 'completed');
-  });
+      // Past the limit: both gateways refuse the next create, charging nothing.
+      for (const via of [0, 1]) {
+        const r = await client(t, via).post('/v1/images/generate', {
+          project_id: t.projectId,
+          prompt: `one more ${marker}`,
+          model: 'gpt-image-1.5',
+          aspect_ratio: '1:1',
+          count: 1,
+        });
+        assert.equal(r.status, 429, r.text);
+        assert.equal(r.body.error.code, 'cancel_churn_limited');
+        assert.ok(
+          Number.isInteger(r.body.retry_after_ms) && r.body.retry_after_ms > 0 && r.body.retry_after_ms <= windowMs,
+          `retry_after_ms ${r.body.retry_after_ms}`,
+        );
+        assert.ok(Number(r.headers.get('retry-after')) >= 1);
+      }
+      assert.equal(await creditsOf(tdb.db, t), openaiPrice, 'a refused create charges nothing');
+      // Another workspace is not limited by this one's churn (its job ends before the next test holds one).
+      const other = await createTenant(tdb.db, 100);
+      const otherJob = await createImage(other, 'nano-banana-2', '[not-churning]');
+      assert.equal((await jobFinished(tdb.db, otherJob, 120_000)).status, 'completed');
+    },
+  );
 
   test('a cancel before the submit refunds the whole price and does not count as churn', async () => {
     const t = await createTenant(tdb.db, 100);
@@ -135,7 +159,10 @@ describe("a customer's cancel charges what the operator cannot get back", () => 
       const row = await cancel(t, id);
       assert.equal(row.provider_ref, null, 'nothing was submitted');
       assert.equal(row.canceled_after_submit_at, null);
-      assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -openaiPrice], ['refund', openaiPrice]]);
+      assert.deepEqual(await jobLedger(tdb.db, id), [
+        ['charge', -openaiPrice],
+        ['refund', openaiPrice],
+      ]);
       assert.equal(await creditsOf(tdb.db, t), 100);
       const rec = await client(t).get(`/v1/images/${id}`);
       assert.deepEqual(rec.body.data.cancel, { refunded: openaiPrice, kept: 0, after_submit: false });
@@ -156,8 +183,14 @@ describe("a customer's cancel charges what the operator cannot get back", () => 
     await waitFor('the confirmed cancel to be refunded', async () => ((await creditsOf(tdb.db, t)) === 100 ? true : undefined), 60_000, 100);
     assert.equal(falRequestsWith(live.fal, 'cancel', marker), 1);
     const ledger = await jobLedger(tdb.db, id);
-    assert.deepEqual(ledger.map(([reason]) => reason), ['charge', 'refund', 'refund']);
-    assert.equal(ledger.reduce((sum, [, delta]) => sum + Number(delta), 0), 0);
+    assert.deepEqual(
+      ledger.map(([reason]) => reason),
+      ['charge', 'refund', 'refund'],
+    );
+    assert.equal(
+      ledger.reduce((sum, [, delta]) => sum + Number(delta), 0),
+      0,
+    );
     const row = await jobRow(tdb.db, id);
     assert.equal(row.cancel_kept, 0);
     const rec = await client(t).get(`/v1/images/${id}`);
@@ -168,11 +201,22 @@ describe("a customer's cancel charges what the operator cannot get back", () => 
     const t = await createTenant(tdb.db, 100);
     const models = await client(t).get('/v1/models');
     assert.equal(models.status, 200, models.text);
-    const byName = new Map((models.body.data as { name: string; cancel_policy: { provider_cost: number; provider_cancel: string }; placeholder: boolean }[]).map((m) => [m.name, m]));
-    assert.deepEqual({ ...byName.get('gpt-image-1.5')!.cancel_policy, rule: undefined }, { provider_cost: openaiCost, provider_cancel: 'never', rule: undefined });
+    const byName = new Map(
+      (models.body.data as { name: string; cancel_policy: { provider_cost: number; provider_cancel: string }; placeholder: boolean }[]).map((m) => [m.name, m]),
+    );
+    assert.deepEqual(
+      { ...byName.get('gpt-image-1.5')!.cancel_policy, rule: undefined },
+      { provider_cost: openaiCost, provider_cancel: 'never', rule: undefined },
+    );
     assert.equal(byName.get('nano-banana-2')!.cancel_policy.provider_cancel, 'queued');
     assert.equal(byName.get('gpt-image-1.5')!.placeholder, false);
-    const quote = await client(t).post('/v1/images/generate?dry_run=true', { project_id: t.projectId, prompt: 'a quote', model: 'gpt-image-1.5', aspect_ratio: '1:1', count: 2 });
+    const quote = await client(t).post('/v1/images/generate?dry_run=true', {
+      project_id: t.projectId,
+      prompt: 'a quote',
+      model: 'gpt-image-1.5',
+      aspect_ratio: '1:1',
+      count: 2,
+    });
     assert.equal(quote.status, 200, quote.text);
     assert.deepEqual(quote.body.data, { price: 2 * openaiPrice, available: 100, sufficient: true, non_refundable_after_submit: 2 * openaiCost });
   });

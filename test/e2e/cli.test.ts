@@ -19,7 +19,12 @@ let svc: Service;
 let dir: string;
 
 before(async () => {
-  svc = await startService({ LOCAL_RENDER_FAULTS: 'true', LOCAL_RENDER_LATENCY_MS: '4000', RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' });
+  svc = await startService({
+    LOCAL_RENDER_FAULTS: 'true',
+    LOCAL_RENDER_LATENCY_MS: '4000',
+    RATE_LIMIT_GENERATE_PER_MIN: '1000',
+    RATE_LIMIT_POLL_PER_MIN: '100000',
+  });
   dir = await mkdtemp(join(tmpdir(), 'cli-test-'));
 });
 
@@ -48,7 +53,8 @@ function run(command: string, args: string[], env: Record<string, string>): Prom
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 /** Runs the CLI with a terminal on stdin/stdout/stderr; the terminal's whole output comes back. */
-const mediagenTty = (args: string[], env: Record<string, string>) => run('script', ['-q', '-e', '-c', [process.execPath, cli, ...args].map(quote).join(' '), '/dev/null'], env);
+const mediagenTty = (args: string[], env: Record<string, string>) =>
+  run('script', ['-q', '-e', '-c', [process.execPath, cli, ...args].map(quote).join(' '), '/dev/null'], env);
 const mediagen = (args: string[], env: Record<string, string>) => run(process.execPath, [cli, ...args], env);
 
 const envFor = (t: Tenant) => ({ MEDIAGEN_API_KEY: t.apiKey, MEDIAGEN_BASE_URL: svc.gw.baseUrl });
@@ -64,7 +70,10 @@ describe('images generate --wait --out', () => {
   test('on a terminal: a progress bar moves through the phases to 100%, then the PNG is on disk', async () => {
     const t = await createTenant(svc.tdb.db);
     const out = join(dir, 'tty', 'fox.png');
-    const r = await mediagenTty(['images', 'generate', '--project', t.projectId, '--prompt', 'a red fox', '--aspect-ratio', '1:1', '--wait', '--out', out], envFor(t));
+    const r = await mediagenTty(
+      ['images', 'generate', '--project', t.projectId, '--prompt', 'a red fox', '--aspect-ratio', '1:1', '--wait', '--out', out],
+      envFor(t),
+    );
     assert.equal(r.code, 0, r.stdout + r.stderr);
 
     // Each redraw of the bar: "<id> <phase> |████░░| NN% · queue - · 1.2s"
@@ -76,7 +85,11 @@ describe('images generate --wait --out', () => {
       .filter((m): m is RegExpExecArray => m !== null);
     assert.ok(frames.length >= 3, `the bar was drawn several times:\n${r.stdout}`);
     const percents = frames.map((f) => Number(f[3]));
-    assert.deepEqual(percents, [...percents].sort((a, b) => a - b), 'the percent never goes back');
+    assert.deepEqual(
+      percents,
+      [...percents].sort((a, b) => a - b),
+      'the percent never goes back',
+    );
     assert.equal(percents.at(-1), 100);
     assert.ok(new Set(percents).size >= 3, `the bar moved: ${[...new Set(percents)].join(', ')}`);
     const phases = [...new Set(frames.map((f) => f[2]!))];
@@ -92,10 +105,16 @@ describe('images generate --wait --out', () => {
   test('without a terminal: JSON lines (created, progress…, completed with the saved files), then the PNG', async () => {
     const t = await createTenant(svc.tdb.db);
     const out = join(dir, 'pipe');
-    const r = await mediagen(['images', 'generate', '--project', t.projectId, '--prompt', 'a blue fox', '--count', '2', '--wait', '--out', `${out}/`], envFor(t));
+    const r = await mediagen(
+      ['images', 'generate', '--project', t.projectId, '--prompt', 'a blue fox', '--count', '2', '--wait', '--out', `${out}/`],
+      envFor(t),
+    );
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr, '', 'no progress bar without a terminal');
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, any>);
     assert.equal(lines[0]!.event, 'created');
     assert.equal(lines.at(-1)!.event, 'completed');
     const progress = lines.slice(1, -1);
@@ -140,7 +159,10 @@ describe('errors and exit codes', () => {
 
     const json = await mediagen(['projects', '--json'], env);
     assert.equal(json.code, 0);
-    assert.deepEqual(JSON.parse(json.stdout).data.map((p: { id: string }) => p.id), [t.projectId]);
+    assert.deepEqual(
+      JSON.parse(json.stdout).data.map((p: { id: string }) => p.id),
+      [t.projectId],
+    );
   });
 });
 

@@ -81,7 +81,11 @@ describe('discovery', () => {
 
     const all: string[] = [];
     for await (const a of c.paginate((q) => c.actors.list(q), 1)) all.push(a.id);
-    assert.deepEqual(all, actors.data.map((a) => a.id), 'one item per page, in the same order');
+    assert.deepEqual(
+      all,
+      actors.data.map((a) => a.id),
+      'one item per page, in the same order',
+    );
   });
 });
 
@@ -121,7 +125,10 @@ describe('the whole document', () => {
     const all = await c.jobs.list({ limit: 10 });
     assert.deepEqual([all.data[0]?.id, all.data[0]?.kind], [job.id, 'image']);
     const images = await c.images.list({ project_id: t.projectId });
-    assert.deepEqual(images.data.map((j) => j.id), [job.id]);
+    assert.deepEqual(
+      images.data.map((j) => j.id),
+      [job.id],
+    );
     assert.deepEqual((await c.videos.list()).data, []);
     const quote = await c.images.quote({ project_id: t.projectId, prompt: 'priced', model: 'nano-banana-2', aspect_ratio: '1:1', count: 3 });
     assert.equal(quote.price, 12);
@@ -146,7 +153,6 @@ describe('rate limits', () => {
       assert.ok(answers.includes(429), `the third call was limited: ${answers.join(' ')}`);
       assert.equal(answers.at(-1), 200, 'and then retried until admitted');
       assert.equal(answers.filter((s) => s === 200).length, 3);
-
     } finally {
       await small.close();
     }
@@ -179,11 +185,24 @@ describe('errors', () => {
     const unauthorized = await rejectsWith(bad.projects.list(), { status: 401, code: 'unauthorized' });
     assert.match(unauthorized.requestId ?? '', /\S/, 'the gateway request id is kept');
 
-    await rejectsWith(c.images.generate({ project_id: t.projectId, prompt: 'x', model: 'nano-banana-2', aspect_ratio: '1:1', count: 9 }), { status: 400, code: 'invalid_request' });
-    await rejectsWith(c.images.generate({ project_id: t.projectId, prompt: 'x', model: 'dall-e' as 'nano-banana-2', aspect_ratio: '1:1', count: 1 }), { status: 400, code: 'invalid_model' });
-    await rejectsWith(c.images.generate({ project_id: t.projectId, prompt: 'x', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 }), { status: 402, code: 'insufficient_credits', message: /requires \d+ credits/ });
+    await rejectsWith(c.images.generate({ project_id: t.projectId, prompt: 'x', model: 'nano-banana-2', aspect_ratio: '1:1', count: 9 }), {
+      status: 400,
+      code: 'invalid_request',
+    });
+    await rejectsWith(c.images.generate({ project_id: t.projectId, prompt: 'x', model: 'dall-e' as 'nano-banana-2', aspect_ratio: '1:1', count: 1 }), {
+      status: 400,
+      code: 'invalid_model',
+    });
+    await rejectsWith(c.images.generate({ project_id: t.projectId, prompt: 'x', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 }), {
+      status: 402,
+      code: 'insufficient_credits',
+      message: /requires \d+ credits/,
+    });
     assert.equal(await creditsOf(svc.tdb.db, t), 3, 'a refused create charges nothing');
-    await rejectsWith(c.images.generate({ project_id: other.projectId, prompt: 'x', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 }), { status: 403, code: 'forbidden' });
+    await rejectsWith(c.images.generate({ project_id: other.projectId, prompt: 'x', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 }), {
+      status: 403,
+      code: 'forbidden',
+    });
     await rejectsWith(c.images.get('img_doesnotexist'), { status: 404, code: 'not_found' });
     await rejectsWith(c.talkingActors.generate({ project_id: t.projectId, actor_id: 'actor_missing', script: 'hi' }), { status: 404, code: 'not_found' });
     assert.equal(await creditsOf(svc.tdb.db, t), 3);
@@ -236,7 +255,10 @@ describe('uploads', () => {
     await writeFile(path, media['video/mp4']);
 
     const fromPath = await uploadFile(c, path, { projectId: t.projectId, direct: true });
-    assert.deepEqual([fromPath.name, fromPath.file_type, fromPath.mime_type, fromPath.file_size], ['direct.mp4', 'video', 'video/mp4', media['video/mp4'].length]);
+    assert.deepEqual(
+      [fromPath.name, fromPath.file_type, fromPath.mime_type, fromPath.file_size],
+      ['direct.mp4', 'video', 'video/mp4', media['video/mp4'].length],
+    );
     assert.equal((await c.uploads.get(fromPath.id)).status, 'completed');
     assert.deepEqual((await probeUrl(fromPath.path)).bytes, media['video/mp4'], 'the stored bytes are the file');
 
@@ -248,7 +270,10 @@ describe('uploads', () => {
     await rejectsWith(c.uploads.complete(created.id), { status: 409, code: 'not_ready', message: /no file has been sent/ });
 
     // Bytes that are not what they claim: storage takes them (type and size match), completion refuses.
-    await rejectsWith(c.uploadDirect(new Blob([Buffer.alloc(64, 1)], { type: 'image/png' }), { projectId: t.projectId, filename: 'fake.png' }), { status: 400, code: 'invalid_request' });
+    await rejectsWith(c.uploadDirect(new Blob([Buffer.alloc(64, 1)], { type: 'image/png' }), { projectId: t.projectId, filename: 'fake.png' }), {
+      status: 400,
+      code: 'invalid_request',
+    });
     await rejectsWith(c.uploadDirect(new Blob(['x']), { projectId: t.projectId, filename: 'notes.txt' }), { status: 0, code: 'unknown_mime_type' });
     await rejectsWith(c.uploads.get('file_doesnotexist'), { status: 404, code: 'not_found' });
   });
@@ -275,12 +300,19 @@ describe('waitForJob', () => {
       await c.replaceActors.generate({ project_id: t.projectId, image_file_id: image.id, video_file_id: video.id, duration: 3 }),
       await c.talkingActors.generate({ project_id: t.projectId, actor_id: actorId, script: 'Hello there.' }),
     ];
-    assert.deepEqual(jobs.map((j) => j.kind), ['images', 'videos', 'replace-actors', 'talking-actors']);
+    assert.deepEqual(
+      jobs.map((j) => j.kind),
+      ['images', 'videos', 'replace-actors', 'talking-actors'],
+    );
     assert.ok(jobs.every((j) => j.status === 'pending'));
 
     // A client whose requests are counted: streams where the gateway has them, polls otherwise.
     const paths: string[] = [];
-    const counted = new MediaGenClient({ apiKey: t.apiKey, baseUrl: svc.gw.baseUrl, fetch: (input, init) => (paths.push(new URL(String(input)).pathname), fetch(input, init)) });
+    const counted = new MediaGenClient({
+      apiKey: t.apiKey,
+      baseUrl: svc.gw.baseUrl,
+      fetch: (input, init) => (paths.push(new URL(String(input)).pathname), fetch(input, init)),
+    });
     const results = await Promise.all(
       jobs.map(async (job, i) => {
         const seen: AnyJob[] = [];
@@ -297,7 +329,10 @@ describe('waitForJob', () => {
       const statuses = seen.map((s) => order.indexOf(s.status));
       assert.deepEqual(statuses, [...statuses].sort(), `${job.kind}: statuses only move forward`);
       assert.equal(seen.at(-1)?.status, 'completed');
-      assert.ok(seen.some((s) => s.progress?.phase === 'generating'), `${job.kind}: the provider phase was reported`);
+      assert.ok(
+        seen.some((s) => s.progress?.phase === 'generating'),
+        `${job.kind}: the provider phase was reported`,
+      );
       const out = await probeUrl(r.url);
       assert.equal(out.contentType, job.kind === 'images' ? 'image/png' : 'video/mp4');
     }
@@ -310,7 +345,8 @@ describe('waitForJob', () => {
       const streams = paths.filter((p) => p === `${jobPaths[job.kind].base}/${job.id}/events`).length;
       if (i % 2 === 1) assert.deepEqual([statusReads > 1, streams], [true, 0], `${job.kind}: polled as asked (${statusReads} reads)`);
       // (A stream cut mid-way is reopened with Last-Event-ID: more than one stream, still no polling.)
-      else if (hasEvents) assert.ok(statusReads === 1 && streams >= 1, `${job.kind}: followed its stream, no polling (${statusReads} reads, ${streams} streams)`);
+      else if (hasEvents)
+        assert.ok(statusReads === 1 && streams >= 1, `${job.kind}: followed its stream, no polling (${statusReads} reads, ${streams} streams)`);
       else assert.ok(statusReads > 1 && streams <= 1, `${job.kind}: polled (${statusReads} reads, ${streams} stream attempts)`);
     }
     const streamed = (async () => {
@@ -318,7 +354,12 @@ describe('waitForJob', () => {
       for await (const ev of c.images.events(jobs[0]!.id)) got.push(ev.job);
       return got;
     })();
-    if (hasEvents) assert.deepEqual((await streamed).map((j) => j.status), ['completed'], 'a finished job: its record, then the end');
+    if (hasEvents)
+      assert.deepEqual(
+        (await streamed).map((j) => j.status),
+        ['completed'],
+        'a finished job: its record, then the end',
+      );
     else await rejectsWith(streamed, { status: 404, code: 'not_found' });
     // Fetching a finished job through the kind-agnostic helpers agrees.
     assert.equal((await c.jobs.get(jobs[1]!.id)).status, 'completed');
@@ -348,7 +389,10 @@ describe('waitForJob', () => {
     const replace = await c.replaceActors.generate({ project_id: t.projectId, image_file_id: image.id, video_file_id: video.id, duration: 3 });
     const talking = await c.talkingActors.generate({ project_id: t.projectId, actor_id: actorId, script: 'Hello.' });
     const canceled = [await c.videos.cancel(video1.id), await c.replaceActors.cancel(replace.id), await c.talkingActors.cancel(talking.id)];
-    assert.deepEqual(canceled.map((j) => j.id), [video1.id, replace.id, talking.id]);
+    assert.deepEqual(
+      canceled.map((j) => j.id),
+      [video1.id, replace.id, talking.id],
+    );
     for (const job of [video1, replace, talking]) {
       const err = await rejectsWith(c.waitForJob(job, { pollIntervalMs: 100 }), { status: 409, code: 'canceled' });
       assert.equal((err.body as AnyJob).status, 'failed');

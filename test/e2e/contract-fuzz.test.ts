@@ -90,7 +90,12 @@ interface KnownIds {
 }
 
 /** Operation ids taking a job's `id`, by the kind's path segment in the operation id. */
-const jobOperationKinds: Record<string, string> = { images: 'images', videos: 'videos', replace_actors_generations: 'replace_actors', talking_actors: 'talking_actors' };
+const jobOperationKinds: Record<string, string> = {
+  images: 'images',
+  videos: 'videos',
+  replace_actors_generations: 'replace_actors',
+  talking_actors: 'talking_actors',
+};
 
 /**
  * Settings the command line cannot carry. Known ids let valid creates succeed, so the stateful
@@ -155,7 +160,10 @@ ${bind('end_frame_file_id', 'images')}
 ${bind('reference_file_ids[*]', 'images')}
 
 ${Object.entries(KNOWN_UNEXPRESSIBLE)
-  .map(([op, why]) => `# ${why}: refused with 400\n[[operations]]\ninclude-operation-id = "${op}"\nchecks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "404", "409", "429"]\n`)
+  .map(
+    ([op, why]) =>
+      `# ${why}: refused with 400\n[[operations]]\ninclude-operation-id = "${op}"\nchecks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "404", "409", "429"]\n`,
+  )
   .join('\n')}
 ${pathBindings}
 `;
@@ -167,10 +175,30 @@ type Json = Record<string, any>;
 async function seedJobStates(tenant: Tenant, ids: Pick<KnownIds, 'project' | 'actors' | 'voices' | 'image' | 'video'>): Promise<Record<string, string[]>> {
   const c = api(gw.baseUrl, tenant.apiKey);
   const kinds: Array<{ dictionary: string; createPath: string; base: string; body: Record<string, unknown> }> = [
-    { dictionary: 'images', createPath: '/v1/images/generate', base: '/v1/images', body: { prompt: 'seeded image', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 } },
-    { dictionary: 'videos', createPath: '/v1/videos/generate', base: '/v1/videos', body: { prompt: 'seeded video', model: 'seedance-1.5', aspect_ratio: '9:16', duration: 4, resolution: '480p' } },
-    { dictionary: 'replace_actors', createPath: '/v1/replace-actors/generations', base: '/v1/replace-actors/generations', body: { image_file_id: ids.image, video_file_id: ids.video, duration: 3 } },
-    { dictionary: 'talking_actors', createPath: '/v1/talking-actors/generate', base: '/v1/talking-actors', body: { actor_id: ids.actors[0], voice_id: ids.voices[0], script: 'Seeded.' } },
+    {
+      dictionary: 'images',
+      createPath: '/v1/images/generate',
+      base: '/v1/images',
+      body: { prompt: 'seeded image', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 },
+    },
+    {
+      dictionary: 'videos',
+      createPath: '/v1/videos/generate',
+      base: '/v1/videos',
+      body: { prompt: 'seeded video', model: 'seedance-1.5', aspect_ratio: '9:16', duration: 4, resolution: '480p' },
+    },
+    {
+      dictionary: 'replace_actors',
+      createPath: '/v1/replace-actors/generations',
+      base: '/v1/replace-actors/generations',
+      body: { image_file_id: ids.image, video_file_id: ids.video, duration: 3 },
+    },
+    {
+      dictionary: 'talking_actors',
+      createPath: '/v1/talking-actors/generate',
+      base: '/v1/talking-actors',
+      body: { actor_id: ids.actors[0], voice_id: ids.voices[0], script: 'Seeded.' },
+    },
   ];
   const tx = <T>(fn: (x: Tx) => Promise<T>) => tdb.db.transaction().execute(fn);
   const out: Record<string, string[]> = {};
@@ -180,8 +208,17 @@ async function seedJobStates(tenant: Tenant, ids: Pick<KnownIds, 'project' | 'ac
       assert.equal(r.status, 200, r.text);
       return r.body.data.id as string;
     };
-    const output = (id: string) => [{ key: `${gw.storage.jobMediaPrefix(id)}/output-1.bin`, content_type: kind.dictionary === 'images' ? 'image/png' : 'video/mp4', size: 1000 }];
-    const [pending, generating, completed, removed, failed, canceled] = [await create(), await create(), await create(), await create(), await create(), await create()];
+    const output = (id: string) => [
+      { key: `${gw.storage.jobMediaPrefix(id)}/output-1.bin`, content_type: kind.dictionary === 'images' ? 'image/png' : 'video/mp4', size: 1000 },
+    ];
+    const [pending, generating, completed, removed, failed, canceled] = [
+      await create(),
+      await create(),
+      await create(),
+      await create(),
+      await create(),
+      await create(),
+    ];
     await tx((x) => jobMoves.claimJob(x, generating, 'seed'));
     for (const id of [completed, removed]) {
       await tx((x) => jobMoves.claimJob(x, id, 'seed'));
@@ -291,7 +328,11 @@ function runSchemathesis(args: string[], cwd: string, signal: AbortSignal): Prom
     let output = '';
     child.stdout.on('data', (b: Buffer) => (output += b.toString()));
     child.stderr.on('data', (b: Buffer) => (output += b.toString()));
-    child.on('error', (err) => (signal.aborted ? resolve({ code: null, output: `${output}\n(ended: ${String(signal.reason)})`, seconds: (performance.now() - started) / 1000 }) : reject(err)));
+    child.on('error', (err) =>
+      signal.aborted
+        ? resolve({ code: null, output: `${output}\n(ended: ${String(signal.reason)})`, seconds: (performance.now() - started) / 1000 })
+        : reject(err),
+    );
     child.on('close', (code) => resolve({ code, output, seconds: (performance.now() - started) / 1000 }));
   });
 }

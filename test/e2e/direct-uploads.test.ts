@@ -37,7 +37,10 @@ interface Sent {
 }
 
 /** Starts a direct upload and sends `bytes` with its presigned POST (fields may be overridden to break the policy). */
-async function directUpload(t: Tenant, opts: { name: string; mime: string; bytes: Buffer; size?: number; fieldOverrides?: Record<string, string> }): Promise<Sent> {
+async function directUpload(
+  t: Tenant,
+  opts: { name: string; mime: string; bytes: Buffer; size?: number; fieldOverrides?: Record<string, string> },
+): Promise<Sent> {
   const c = api(svc.gw.baseUrl, t.apiKey);
   const created = await c.post('/v1/uploads', { project_id: t.projectId, name: opts.name, mime_type: opts.mime, size: opts.size ?? opts.bytes.length });
   if (created.status !== 200) return { created };
@@ -185,7 +188,13 @@ describe('direct uploads', () => {
     assert.match(over.body.error.message, /at most 10 MB/);
     const videoOver = await c.post('/v1/uploads', { ...base, mime_type: 'video/mp4', size: 20 * 1024 * 1024 + 1 });
     assert.equal(videoOver.status, 400);
-    for (const body of [{ ...base, mime_type: 'image/gif' }, { ...base, size: 0 }, { ...base, size: 1.5 }, { ...base, extra: 1 }, { ...base, name: '' }]) {
+    for (const body of [
+      { ...base, mime_type: 'image/gif' },
+      { ...base, size: 0 },
+      { ...base, size: 1.5 },
+      { ...base, extra: 1 },
+      { ...base, name: '' },
+    ]) {
       const r = await c.post('/v1/uploads', body);
       assert.equal(r.status, 400, JSON.stringify(body));
       assert.equal(r.body.error.code, 'invalid_request');
@@ -233,7 +242,11 @@ describe('direct uploads', () => {
     assert.equal(await sweeper.runOnce(new Date()), 0, 'nothing is due a day early');
     const dayLater = new Date(Date.now() + svc.config.PENDING_UPLOAD_TTL_SECONDS * 1000 + 1000);
     const fresh = await directUpload(t, { name: 'fresh.png', mime: 'image/png', bytes: media['image/png'] });
-    await svc.tdb.db.updateTable('file_uploads').set({ expires_at: new Date(Date.now() + 3 * 86_400_000) }).where('id', '=', fresh.created.body.data.id).execute();
+    await svc.tdb.db
+      .updateTable('file_uploads')
+      .set({ expires_at: new Date(Date.now() + 3 * 86_400_000) })
+      .where('id', '=', fresh.created.body.data.id)
+      .execute();
     assert.ok((await sweeper.runOnce(dayLater)) >= 1);
     assert.equal(await rowOf(stale.created.body.data.id), undefined);
     assert.equal((await rowOf(done.created.body.data.id))?.status, 'completed');
@@ -259,7 +272,10 @@ describe('direct uploads', () => {
       await rm(dir, { recursive: true, force: true });
     }
     const ids: string[] = [];
-    for (const [name, mime, bytes] of [['character.png', 'image/png', image], ['motion.mp4', 'video/mp4', video]] as const) {
+    for (const [name, mime, bytes] of [
+      ['character.png', 'image/png', image],
+      ['motion.mp4', 'video/mp4', video],
+    ] as const) {
       const sent = await directUpload(t, { name, mime, bytes });
       assert.equal(sent.storageStatus, 204, sent.storageBody);
       const done = await c.post(`/v1/uploads/${sent.created.body.data.id}/complete`);

@@ -27,12 +27,23 @@ after(async () => {
   await tdb?.drop();
 });
 
-const image = (t: Tenant, extra: Record<string, unknown> = {}) => ({ project_id: t.projectId, prompt: 'a fox', model: 'nano-banana-2', aspect_ratio: '1:1', count: 2, ...extra });
+const image = (t: Tenant, extra: Record<string, unknown> = {}) => ({
+  project_id: t.projectId,
+  prompt: 'a fox',
+  model: 'nano-banana-2',
+  aspect_ratio: '1:1',
+  count: 2,
+  ...extra,
+});
 
 async function nothingStored(t: Tenant, credits: number) {
   assert.equal(await creditsOf(tdb.db, t), credits, 'nothing charged');
   assert.equal((await tdb.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspaceId).execute()).length, 0, 'no job');
-  assert.equal((await tdb.db.selectFrom('credit_ledger').select('id').where('workspace_id', '=', t.workspaceId).where('reason', '!=', 'grant').execute()).length, 0, 'no ledger row');
+  assert.equal(
+    (await tdb.db.selectFrom('credit_ledger').select('id').where('workspace_id', '=', t.workspaceId).where('reason', '!=', 'grant').execute()).length,
+    0,
+    'no ledger row',
+  );
 }
 
 describe('?dry_run=true', () => {
@@ -43,7 +54,11 @@ describe('?dry_run=true', () => {
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(r.body, { data: { price: 8, available: 100, sufficient: true, non_refundable_after_submit: 0 } });
     const video = await c.post('/v1/videos/generate?dry_run=true', { project_id: t.projectId, prompt: 'waves', model: 'kling-3.0', duration: 8 });
-    assert.deepEqual(video.body, { data: { price: 14 * 8, available: 100, sufficient: false, non_refundable_after_submit: 0 } }, 'an insufficient balance is a 200 with sufficient false');
+    assert.deepEqual(
+      video.body,
+      { data: { price: 14 * 8, available: 100, sufficient: false, non_refundable_after_submit: 0 } },
+      'an insufficient balance is a 200 with sufficient false',
+    );
     await nothingStored(t, 100);
     // dry_run=false is an ordinary create.
     const made = await c.post('/v1/images/generate?dry_run=false', image(t));
@@ -58,14 +73,30 @@ describe('?dry_run=true', () => {
     const c = api(gw.baseUrl, t.apiKey);
     assertApiError(await c.post('/v1/images/generate?dry_run=true', image(t, { count: 5 })), 400, 'invalid_request');
     assertApiError(await c.post('/v1/images/generate?dry_run=true', image(t, { model: 'dall-e-9' })), 400, 'invalid_model');
-    assertApiError(await c.post('/v1/videos/generate?dry_run=true', { project_id: t.projectId, prompt: 'x', model: 'sora-2', aspect_ratio: '1:1' }), 400, 'invalid_request');
+    assertApiError(
+      await c.post('/v1/videos/generate?dry_run=true', { project_id: t.projectId, prompt: 'x', model: 'sora-2', aspect_ratio: '1:1' }),
+      400,
+      'invalid_request',
+    );
     assertApiError(await c.post('/v1/images/generate?dry_run=true', image(t, { project_id: other.projectId })), 403, 'forbidden');
-    assertApiError(await c.post('/v1/videos/generate?dry_run=true', { project_id: t.projectId, prompt: 'x', model: 'sora-2', start_frame_file_id: 'file_missing' }), 404, 'not_found');
+    assertApiError(
+      await c.post('/v1/videos/generate?dry_run=true', { project_id: t.projectId, prompt: 'x', model: 'sora-2', start_frame_file_id: 'file_missing' }),
+      404,
+      'not_found',
+    );
     // Another workspace's upload is as missing as an unknown one.
     const storage = createStorage(testConfig(tdb.url));
     const theirs = await insertUpload(tdb.db, storage, other, 'image');
-    assertApiError(await c.post('/v1/videos/generate?dry_run=true', { project_id: t.projectId, prompt: 'x', model: 'sora-2', start_frame_file_id: theirs }), 404, 'not_found');
-    assertApiError(await c.post('/v1/talking-actors/generate?dry_run=true', { project_id: t.projectId, actor_id: 'actor_missing', script: 'hi' }), 404, 'not_found');
+    assertApiError(
+      await c.post('/v1/videos/generate?dry_run=true', { project_id: t.projectId, prompt: 'x', model: 'sora-2', start_frame_file_id: theirs }),
+      404,
+      'not_found',
+    );
+    assertApiError(
+      await c.post('/v1/talking-actors/generate?dry_run=true', { project_id: t.projectId, actor_id: 'actor_missing', script: 'hi' }),
+      404,
+      'not_found',
+    );
     assertApiError(await c.post('/v1/images/generate?dry_run=maybe', image(t)), 400, 'invalid_request');
     await nothingStored(t, 100);
   });
@@ -80,7 +111,12 @@ describe('?dry_run=true', () => {
     assert.deepEqual(talking.body, { data: { price: 20 + 2 * 3, available: 1000, sufficient: true, non_refundable_after_submit: 0 } });
     const img = await insertUpload(tdb.db, storage, t, 'image');
     const vid = await insertUpload(tdb.db, storage, t, 'video');
-    const replace = await c.post('/v1/replace-actors/generations?dry_run=true', { project_id: t.projectId, image_file_id: img, video_file_id: vid, duration: 10 });
+    const replace = await c.post('/v1/replace-actors/generations?dry_run=true', {
+      project_id: t.projectId,
+      image_file_id: img,
+      video_file_id: vid,
+      duration: 10,
+    });
     assert.deepEqual(replace.body, { data: { price: 8 * 10, available: 1000, sufficient: true, non_refundable_after_submit: 0 } });
     await nothingStored(t, 1000);
   });
@@ -96,15 +132,23 @@ describe('?dry_run=true', () => {
         assert.equal(r.status, 200, `${m.name} ${aspect_ratio}: ${r.text}`);
         assert.equal(r.body.data.price, m.price.credits * m.default_duration, `${m.name} priced per second of its default duration`);
       }
-      for (const resolution of m.resolutions) assert.equal((await c.post('/v1/videos/generate?dry_run=true', { ...base, resolution })).status, 200, `${m.name} ${resolution}`);
+      for (const resolution of m.resolutions)
+        assert.equal((await c.post('/v1/videos/generate?dry_run=true', { ...base, resolution })).status, 200, `${m.name} ${resolution}`);
       const durations: number[] = 'values' in m.durations ? m.durations.values : [m.durations.min, m.durations.max];
-      for (const duration of durations) assert.equal((await c.post('/v1/videos/generate?dry_run=true', { ...base, duration })).status, 200, `${m.name} ${duration}s`);
+      for (const duration of durations)
+        assert.equal((await c.post('/v1/videos/generate?dry_run=true', { ...base, duration })).status, 200, `${m.name} ${duration}s`);
       const outside = 'values' in m.durations ? Math.max(...m.durations.values) + 1 : m.durations.max + 1;
       assertApiError(await c.post('/v1/videos/generate?dry_run=true', { ...base, duration: outside }), 400, 'invalid_request');
       assertApiError(await c.post('/v1/videos/generate?dry_run=true', { ...base, aspect_ratio: '5:4' }), 400, 'invalid_request');
     }
     for (const m of models.filter((x) => x.kind === 'image')) {
-      const r = await c.post('/v1/images/generate?dry_run=true', { project_id: t.projectId, prompt: 'p', model: m.name, aspect_ratio: m.aspect_ratios[0], count: 3 });
+      const r = await c.post('/v1/images/generate?dry_run=true', {
+        project_id: t.projectId,
+        prompt: 'p',
+        model: m.name,
+        aspect_ratio: m.aspect_ratios[0],
+        count: 3,
+      });
       assert.deepEqual(r.body.data, { price: m.price.credits * 3, available: 0, sufficient: false, non_refundable_after_submit: 0 }, m.name);
     }
   });

@@ -48,7 +48,13 @@ const record = (e: SseEvent) => JSON.parse(e.data) as Record<string, any>;
 const auth = (tenant: Tenant, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${tenant.apiKey}`, ...extra });
 
 async function createImage(tenant: Tenant, prompt: string): Promise<string> {
-  const r = await api(gw.baseUrl, tenant.apiKey).post('/v1/images/generate', { project_id: tenant.projectId, prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+  const r = await api(gw.baseUrl, tenant.apiKey).post('/v1/images/generate', {
+    project_id: tenant.projectId,
+    prompt,
+    model: 'nano-banana-2',
+    aspect_ratio: '1:1',
+    count: 1,
+  });
   assert.equal(r.status, 200, r.text);
   return r.body.data.id as string;
 }
@@ -90,7 +96,10 @@ describe('job event stream', () => {
       `a generating event carries the provider's percent: ${JSON.stringify(records.map((r) => r.progress))}`,
     );
     const ids = events.map((e) => Number(e.id));
-    assert.ok(ids.every((id, i) => Number.isInteger(id) && (i === 0 || id > ids[i - 1]!)), `ids grow: ${ids.join(', ')}`);
+    assert.ok(
+      ids.every((id, i) => Number.isInteger(id) && (i === 0 || id > ids[i - 1]!)),
+      `ids grow: ${ids.join(', ')}`,
+    );
     const last = records.at(-1)!;
     assert.equal(last.status, 'completed');
     assert.equal(last.progress, undefined);
@@ -110,7 +119,10 @@ describe('job event stream', () => {
     job.release();
     const resumed = (await s2.waitForEnd()).map(record);
     assert.ok(resumed.length >= 2);
-    assert.ok(resumed.every((r) => r.status !== 'pending'), 'nothing before the reconnect is replayed');
+    assert.ok(
+      resumed.every((r) => r.status !== 'pending'),
+      'nothing before the reconnect is replayed',
+    );
     assert.equal(resumed.at(-1)!.status, 'completed');
     const lastId = s2.events.at(-1)!.id!;
 
@@ -147,7 +159,7 @@ describe('job event stream', () => {
     assert.deepEqual(last, (await api(gw.baseUrl, t.apiKey).get(`/v1/images/${id}`)).body.data);
   });
 
-  test('401 without a key, 404 for another workspace\'s job, an unknown id or another kind, 400 for a malformed Last-Event-ID', async () => {
+  test("401 without a key, 404 for another workspace's job, an unknown id or another kind, 400 for a malformed Last-Event-ID", async () => {
     const job = await heldJob(t, 'private');
     const noKey = await api(gw.baseUrl).get(`/v1/images/${job.id}/events`);
     assert.equal(noKey.status, 401);
@@ -176,7 +188,10 @@ describe('job event stream', () => {
       const [first] = await s.waitForEvents(1);
       const stopping = leaving.service.stop({ graceMs: 5000 }).then(() => (stopped = true));
       await s.waitForEnd();
-      assert.ok(s.comments.some((c) => /shutting down; reconnect with Last-Event-ID/.test(c)), JSON.stringify(s.comments));
+      assert.ok(
+        s.comments.some((c) => /shutting down; reconnect with Last-Event-ID/.test(c)),
+        JSON.stringify(s.comments),
+      );
       await stopping;
       // The client comes back on the other gateway from where it was.
       const again = await openEventStream(gw.baseUrl, `/v1/images/${job.id}/events`, auth(t, { 'last-event-id': first!.id! }));
@@ -194,9 +209,11 @@ describe('job event stream', () => {
     const s = await stream(t, job.id);
     await s.waitForEvents(1);
     const listenerPids = async () =>
-      (await sql<{ pid: number }>`select pid from pg_stat_activity where application_name = ${JOB_EVENTS_LISTENER_NAME} and datname = current_database()`.execute(tdb.db)).rows.map(
-        (r) => r.pid,
-      );
+      (
+        await sql<{
+          pid: number;
+        }>`select pid from pg_stat_activity where application_name = ${JOB_EVENTS_LISTENER_NAME} and datname = current_database()`.execute(tdb.db)
+      ).rows.map((r) => r.pid);
     const [old] = await waitFor('the listener', async () => ((await listenerPids()).length === 1 ? await listenerPids() : undefined));
     await sql`select pg_terminate_backend(${old})`.execute(tdb.db);
     // Changed while the listener is (most likely) still reconnecting: only the re-read after

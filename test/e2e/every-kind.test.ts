@@ -74,7 +74,12 @@ const kinds: Kind[] = [
     base: '/v1/talking-actors',
     body: async (t) => {
       const voiceId = await insertVoice(tdb.db);
-      return { project_id: t.projectId, actor_id: await insertActor(tdb.db, gw.storage, { defaultVoiceId: voiceId }), voice_id: voiceId, script: 'Hello there.' };
+      return {
+        project_id: t.projectId,
+        actor_id: await insertActor(tdb.db, gw.storage, { defaultVoiceId: voiceId }),
+        voice_id: voiceId,
+        script: 'Hello there.',
+      };
     },
   },
 ];
@@ -114,7 +119,11 @@ describe('every job kind, held before it starts', () => {
       assert.deepEqual([notReady.body.error.code, notReady.body.status], ['not_ready', 'pending']);
       assertMatchesDocument('get', `${item}/url`, notReady);
 
-      for (const [method, path] of [['get', ''], ['get', '/url'], ['post', '/cancel']] as const) {
+      for (const [method, path] of [
+        ['get', ''],
+        ['get', '/url'],
+        ['post', '/cancel'],
+      ] as const) {
         const res = await stranger.call(method.toUpperCase(), `${kind.base}/${id}${path}`);
         assert.equal(res.status, 404, `${method} ${path}: ${res.text}`);
         assert.equal(res.body.error.code, 'not_found');
@@ -138,7 +147,13 @@ describe('every job kind, held before it starts', () => {
       assertMatchesDocument('post', `${item}/cancel`, again);
 
       assert.equal(await creditsOf(tdb.db, owner), 10_000);
-      assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]), [['charge', -charged], ['refund', charged]]);
+      assert.deepEqual(
+        (await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]),
+        [
+          ['charge', -charged],
+          ['refund', charged],
+        ],
+      );
     });
   }
 });

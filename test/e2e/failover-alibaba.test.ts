@@ -20,7 +20,11 @@ let alibaba: FakeAlibaba;
 let gw: Gateway;
 
 before(async () => {
-  stack = await startFailoverStack({ secondary: 'alibaba', roles: 'workflows,io,fetch,provider:fal,provider:alibaba', env: { PROVIDER_BREAKER_OPEN_MS: '3600000' } });
+  stack = await startFailoverStack({
+    secondary: 'alibaba',
+    roles: 'workflows,io,fetch,provider:fal,provider:alibaba',
+    env: { PROVIDER_BREAKER_OPEN_MS: '3600000' },
+  });
   ({ tdb, live, secondary: alibaba, gw } = stack);
 });
 
@@ -41,7 +45,10 @@ describe('replace-actor fails over from fal to Alibaba (Model Studio)', () => {
     const id = created.body.data.id as string;
     const stored = (await jobRow(tdb.db, id)).params as { provider?: string; routes?: { provider: string }[] };
     assert.equal(stored.provider, 'fal', 'new jobs start on the first route');
-    assert.deepEqual(stored.routes?.map((r) => r.provider), ['fal', 'alibaba']);
+    assert.deepEqual(
+      stored.routes?.map((r) => r.provider),
+      ['fal', 'alibaba'],
+    );
 
     const row = await jobFinished(tdb.db, id);
     assert.equal(row.status, 'completed', JSON.stringify(row.error));
@@ -53,7 +60,11 @@ describe('replace-actor fails over from fal to Alibaba (Model Studio)', () => {
     assert.equal(body.model, 'wan2.2-animate-mix');
     assert.deepEqual(body.parameters, { mode: 'wan-std' });
     assert.equal(submits[0]!.headers['x-dashscope-async'], 'enable');
-    for (const url of [body.input.image_url, body.input.video_url]) assert.ok(alibaba.fetchedInputs.some((f) => f.url === url && f.bytes > 0), 'DashScope downloaded the input');
+    for (const url of [body.input.image_url, body.input.video_url])
+      assert.ok(
+        alibaba.fetchedInputs.some((f) => f.url === url && f.bytes > 0),
+        'DashScope downloaded the input',
+      );
 
     const price = 8 * duration;
     assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -price]], 'charged once');
@@ -61,6 +72,9 @@ describe('replace-actor fails over from fal to Alibaba (Model Studio)', () => {
     const r = await api(gw.baseUrl, t.apiKey).get(`/v1/replace-actors/generations/${id}`);
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.data.provider, 'alibaba');
-    assert.deepEqual(r.body.data.provider_attempts?.map((a: { provider: string }) => a.provider), ['fal']);
+    assert.deepEqual(
+      r.body.data.provider_attempts?.map((a: { provider: string }) => a.provider),
+      ['fal'],
+    );
   });
 });

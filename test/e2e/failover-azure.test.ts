@@ -55,7 +55,13 @@ describe('gpt-image-1.5 fails over from OpenAI to Azure OpenAI', () => {
     try {
       const t = await createTenant(tdb.db, 1000);
       const marker = '[gpt-image-openai-down]';
-      const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt: `a kite over the dunes ${marker}`, model: 'gpt-image-1.5', aspect_ratio: '16:9', count: 2 });
+      const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', {
+        project_id: t.projectId,
+        prompt: `a kite over the dunes ${marker}`,
+        model: 'gpt-image-1.5',
+        aspect_ratio: '16:9',
+        count: 2,
+      });
       assert.equal(r.status, 200, r.text);
       assert.equal(r.body.data.provider, 'openai', 'new jobs start on the first route');
       const id = r.body.data.id as string;
@@ -74,7 +80,10 @@ describe('gpt-image-1.5 fails over from OpenAI to Azure OpenAI', () => {
       const rec = await api(gw.baseUrl, t.apiKey).get(`/v1/images/${id}`);
       assert.equal(rec.status, 200, rec.text);
       assert.equal(rec.body.data.provider, 'azure');
-      assert.deepEqual(rec.body.data.provider_attempts?.map((a: { provider: string }) => a.provider), ['openai']);
+      assert.deepEqual(
+        rec.body.data.provider_attempts?.map((a: { provider: string }) => a.provider),
+        ['openai'],
+      );
     } finally {
       openai.up();
     }
@@ -86,7 +95,13 @@ describe('gpt-image-1.5 fails over from OpenAI to Azure OpenAI', () => {
     // OpenAI is out of the way for this job (503, or its circuit already open), so it reaches Azure, which refuses it.
     openai.down(['images'], json(503, { error: { message: 'The engine is currently overloaded.', type: 'server_error', param: null, code: null } }));
     try {
-      const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt: `something forbidden ${marker}`, model: 'gpt-image-1.5', aspect_ratio: '1:1', count: 1 });
+      const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', {
+        project_id: t.projectId,
+        prompt: `something forbidden ${marker}`,
+        model: 'gpt-image-1.5',
+        aspect_ratio: '1:1',
+        count: 1,
+      });
       assert.equal(r.status, 200, r.text);
       const id = r.body.data.id as string;
       const row = await finished(id);

@@ -22,7 +22,11 @@ let gw: Gateway;
 const unavailable = json(503, { detail: 'Service Unavailable' });
 
 before(async () => {
-  stack = await startFailoverStack({ secondary: 'byteplus', roles: 'workflows,io,fetch,provider:fal,provider:byteplus', env: { PROVIDER_BREAKER_OPEN_MS: '3600000' } });
+  stack = await startFailoverStack({
+    secondary: 'byteplus',
+    roles: 'workflows,io,fetch,provider:fal,provider:byteplus',
+    env: { PROVIDER_BREAKER_OPEN_MS: '3600000' },
+  });
   ({ tdb, fal, secondary: ark, gw } = stack);
 });
 
@@ -46,7 +50,13 @@ describe('seedream-4.5 and seedance-1.5 fail over from fal to BytePlus ModelArk'
     fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
     const t = await createTenant(tdb.db, 1000);
     const marker = '[seedream-fal-down]';
-    const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt: `a paper boat on a pond ${marker}`, model: 'seedream-4.5', aspect_ratio: '9:16', count: 2 });
+    const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', {
+      project_id: t.projectId,
+      prompt: `a paper boat on a pond ${marker}`,
+      model: 'seedream-4.5',
+      aspect_ratio: '9:16',
+      count: 2,
+    });
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.data.provider, 'fal', 'new jobs start on the first route');
     const id = r.body.data.id as string;
@@ -55,7 +65,10 @@ describe('seedream-4.5 and seedance-1.5 fail over from fal to BytePlus ModelArk'
     assert.equal(row.outputs?.length, 2);
     const calls = arkCalls('image', marker);
     assert.equal(calls.length, 2, 'one Ark generation per image');
-    assert.deepEqual(calls.map((c) => (c.json as { size: string; model: string }).size), ['1440x2560', '1440x2560']);
+    assert.deepEqual(
+      calls.map((c) => (c.json as { size: string; model: string }).size),
+      ['1440x2560', '1440x2560'],
+    );
     assert.equal((calls[0]!.json as { model: string }).model, 'seedream-4-5-251128');
     const price = 4 * 2;
     assert.deepEqual(await ledger(id), [['charge', -price]], 'charged once');
@@ -70,7 +83,14 @@ describe('seedream-4.5 and seedance-1.5 fail over from fal to BytePlus ModelArk'
     fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
     const t = await createTenant(tdb.db, 1000);
     const marker = '[seedance-fal-down]';
-    const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', { project_id: t.projectId, prompt: `a lighthouse at dusk ${marker}`, model: 'seedance-1.5', aspect_ratio: '16:9', duration: 6, resolution: '720p' });
+    const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', {
+      project_id: t.projectId,
+      prompt: `a lighthouse at dusk ${marker}`,
+      model: 'seedance-1.5',
+      aspect_ratio: '16:9',
+      duration: 6,
+      resolution: '720p',
+    });
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.data.provider, 'fal');
     const id = r.body.data.id as string;
@@ -93,7 +113,14 @@ describe('seedream-4.5 and seedance-1.5 fail over from fal to BytePlus ModelArk'
   test('a seedance-1.5 job Ark cannot take (1080p) is stored without failover routes and stays on fal', async () => {
     const t = await createTenant(tdb.db, 1000);
     const marker = '[seedance-1080p]';
-    const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', { project_id: t.projectId, prompt: `a lighthouse at dusk ${marker}`, model: 'seedance-1.5', aspect_ratio: '16:9', duration: 5, resolution: '1080p' });
+    const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', {
+      project_id: t.projectId,
+      prompt: `a lighthouse at dusk ${marker}`,
+      model: 'seedance-1.5',
+      aspect_ratio: '16:9',
+      duration: 5,
+      resolution: '1080p',
+    });
     assert.equal(r.status, 200, r.text);
     const id = r.body.data.id as string;
     assert.equal(((await rowOf(id)).params as { routes?: unknown }).routes, undefined, 'no failover routes for a job only fal can take');

@@ -29,14 +29,26 @@ test('the xAI worker is killed (SIGKILL) right after the failover submit: anothe
   const marker = '[killed-during-failover]';
   const first = await spawnWorkerProcess(stack, 'provider:xai');
   try {
-    const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', { project_id: t.projectId, prompt: `a lighthouse ${marker}`, model: 'grok-video', aspect_ratio: '16:9', duration: 1, resolution: '480p' });
+    const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', {
+      project_id: t.projectId,
+      prompt: `a lighthouse ${marker}`,
+      model: 'grok-video',
+      aspect_ratio: '16:9',
+      duration: 1,
+      resolution: '480p',
+    });
     assert.equal(r.status, 200, r.text);
     const id = r.body.data.id as string;
     const rowOf = () => jobRow(tdb.db, id);
-    await waitFor('the failover submit at xAI and its first status check', async () => {
-      const row = await rowOf();
-      return (row.provider_ref as { provider?: string } | null)?.provider === 'xai' && xai.requestsOf('status').length >= 1 ? true : undefined;
-    }, 120_000, 100);
+    await waitFor(
+      'the failover submit at xAI and its first status check',
+      async () => {
+        const row = await rowOf();
+        return (row.provider_ref as { provider?: string } | null)?.provider === 'xai' && xai.requestsOf('status').length >= 1 ? true : undefined;
+      },
+      120_000,
+      100,
+    );
     first.child.kill('SIGKILL');
     await first.exited;
     const fleet = await startWorkers(config, tdb.db, 'provider:xai');
@@ -44,7 +56,10 @@ test('the xAI worker is killed (SIGKILL) right after the failover submit: anothe
       const row = await jobFinished(tdb.db, id);
       assert.equal(row.status, 'completed', JSON.stringify(row.error));
       assert.equal(submitsWith(xai, marker), 1, 'one submit at xAI');
-      assert.deepEqual(row.provider_attempts.map((a) => a.provider), ['fal']);
+      assert.deepEqual(
+        row.provider_attempts.map((a) => a.provider),
+        ['fal'],
+      );
       assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -6]]);
       assert.equal(await creditsOf(tdb.db, t), 100 - 6);
     } finally {

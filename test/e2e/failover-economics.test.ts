@@ -38,31 +38,45 @@ beforeEach(async () => {
 const create = (t: Tenant, marker: string) => createVideoOnFal(stack.gw.baseUrl, t, model, marker);
 
 describe('failover pays once for one result', () => {
-  test(`status checks answer 502 for ${outageMs / 1000} s (20x the failover budget) after fal reported the request running: the job completes on fal, one submit, nothing at xAI`, { timeout: 400_000 }, async () => {
-    const { fal, secondary: xai, tdb } = stack;
-    // Running from the first check on, then done: every check the outage lets through says so.
-    fal.flow = ['IN_PROGRESS', 'IN_PROGRESS', 'IN_PROGRESS', 'COMPLETED'];
-    const t = await createTenant(tdb.db, 100);
-    const marker = '[status-5xx-while-running]';
-    const id = await create(t, marker);
-    await waitFor('the submit and a check reporting the request running', async () => ((await jobRow(tdb.db, id)).provider_ref && falRequestsWith(fal, 'status', marker) >= 1 ? true : undefined), 60_000, 50);
-    fal.down(['status'], json(502, { detail: 'Bad Gateway' }));
-    const downAt = Date.now();
-    const refusedBefore = falRequestsWith(fal, 'status', marker);
-    // The outage lasts its length and is seen by several checks (each retried step asks again).
-    await waitFor(`${outageMs / 1000} s of refused status checks`, () => (Date.now() - downAt >= outageMs && falRequestsWith(fal, 'status', marker) - refusedBefore >= 3 ? true : undefined), outageMs + 120_000, 250);
-    assert.equal((await jobRow(tdb.db, id)).status, 'generating', 'the job waited the outage out on fal');
-    fal.up();
-    const row = await jobFinished(tdb.db, id);
-    assert.equal(row.status, 'completed', JSON.stringify(row.error));
-    assert.equal(falRequestsWith(fal, 'submit', marker), 1, 'one submit at fal');
-    assert.equal(submitsWith(xai, marker), 0, 'nothing paid at xAI');
-    assert.equal(falRequestsWith(fal, 'cancel', marker), 0, 'the running request was never given up');
-    assert.deepEqual(row.provider_attempts, []);
-    assert.equal((row.params as { provider: string }).provider, 'fal');
-    assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -price]]);
-    assert.equal(await creditsOf(tdb.db, t), 100 - price);
-  });
+  test(
+    `status checks answer 502 for ${outageMs / 1000} s (20x the failover budget) after fal reported the request running: the job completes on fal, one submit, nothing at xAI`,
+    { timeout: 400_000 },
+    async () => {
+      const { fal, secondary: xai, tdb } = stack;
+      // Running from the first check on, then done: every check the outage lets through says so.
+      fal.flow = ['IN_PROGRESS', 'IN_PROGRESS', 'IN_PROGRESS', 'COMPLETED'];
+      const t = await createTenant(tdb.db, 100);
+      const marker = '[status-5xx-while-running]';
+      const id = await create(t, marker);
+      await waitFor(
+        'the submit and a check reporting the request running',
+        async () => ((await jobRow(tdb.db, id)).provider_ref && falRequestsWith(fal, 'status', marker) >= 1 ? true : undefined),
+        60_000,
+        50,
+      );
+      fal.down(['status'], json(502, { detail: 'Bad Gateway' }));
+      const downAt = Date.now();
+      const refusedBefore = falRequestsWith(fal, 'status', marker);
+      // The outage lasts its length and is seen by several checks (each retried step asks again).
+      await waitFor(
+        `${outageMs / 1000} s of refused status checks`,
+        () => (Date.now() - downAt >= outageMs && falRequestsWith(fal, 'status', marker) - refusedBefore >= 3 ? true : undefined),
+        outageMs + 120_000,
+        250,
+      );
+      assert.equal((await jobRow(tdb.db, id)).status, 'generating', 'the job waited the outage out on fal');
+      fal.up();
+      const row = await jobFinished(tdb.db, id);
+      assert.equal(row.status, 'completed', JSON.stringify(row.error));
+      assert.equal(falRequestsWith(fal, 'submit', marker), 1, 'one submit at fal');
+      assert.equal(submitsWith(xai, marker), 0, 'nothing paid at xAI');
+      assert.equal(falRequestsWith(fal, 'cancel', marker), 0, 'the running request was never given up');
+      assert.deepEqual(row.provider_attempts, []);
+      assert.equal((row.params as { provider: string }).provider, 'fal');
+      assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -price]]);
+      assert.equal(await creditsOf(tdb.db, t), 100 - price);
+    },
+  );
 
   test("a given-up route's cancel that hangs does not hold the job: it completes on xAI while fal's cancel is still outstanding", async () => {
     const { fal, secondary: xai, tdb, gw } = stack;
@@ -78,12 +92,19 @@ describe('failover pays once for one result', () => {
     const row = await jobFinished(tdb.db, id);
     assert.equal(row.status, 'completed', JSON.stringify(row.error));
     assert.equal(submitsWith(xai, marker), 1);
-    assert.deepEqual(row.provider_attempts.map((a) => a.provider), ['fal']);
+    assert.deepEqual(
+      row.provider_attempts.map((a) => a.provider),
+      ['fal'],
+    );
     // The cancel runs in its own workflow, still waiting for fal when the job completed.
     const cancel = gw.client.workflow.getHandle(`${id}-given-up-fal`);
     assert.equal((await cancel.describe()).status.name, 'RUNNING', "fal's cancel is still outstanding");
     const events = (await gw.client.workflow.getHandle(id).fetchHistory()).events ?? [];
-    assert.equal(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'cancelProvider').length, 0, 'the job never waited for a cancel');
+    assert.equal(
+      events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'cancelProvider').length,
+      0,
+      'the job never waited for a cancel',
+    );
     assert.equal(events.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes).length, 1);
     await waitFor("fal's cancel to be asked", () => (falRequestsWith(fal, 'cancel', marker) >= 1 ? true : undefined), 60_000, 100);
     // fal answers: the given-up request (the job's one request at fal) is canceled, and the workflow ends.

@@ -25,7 +25,11 @@ const model = 'veo-3.1';
 const unavailable = json(503, { detail: 'Service Unavailable' });
 
 before(async () => {
-  stack = await startFailoverStack({ secondary: 'google', roles: 'workflows,io,fetch,provider:fal,provider:google', env: { PROVIDER_BREAKER_OPEN_MS: '3600000' } });
+  stack = await startFailoverStack({
+    secondary: 'google',
+    roles: 'workflows,io,fetch,provider:fal,provider:google',
+    env: { PROVIDER_BREAKER_OPEN_MS: '3600000' },
+  });
   ({ tdb, fal, secondary: google, gw } = stack);
 });
 
@@ -38,7 +42,8 @@ beforeEach(async () => {
   await tdb.db.deleteFrom('provider_circuits').execute();
 });
 
-const create = (t: Tenant, marker: string, duration: number, more: Record<string, unknown> = {}) => createVideoOnFal(gw.baseUrl, t, model, marker, { duration, resolution: '720p', ...more });
+const create = (t: Tenant, marker: string, duration: number, more: Record<string, unknown> = {}) =>
+  createVideoOnFal(gw.baseUrl, t, model, marker, { duration, resolution: '720p', ...more });
 
 const rowOf = (id: string) => jobRow(tdb.db, id);
 const finished = (id: string) => jobFinished(tdb.db, id);
@@ -78,8 +83,13 @@ describe('veo-3.1 and sora-2 fail over from fal to Google (Gemini API)', () => {
     const row = await finished(id);
     assert.equal(row.status, 'completed', JSON.stringify(row.error));
     const submit = google.requestsOf('submit').find((r) => JSON.stringify(r.json).includes(marker))!;
-    const instance = (submit.json as { instances: { image?: { bytesBase64Encoded: string; mimeType: string }; lastFrame?: { bytesBase64Encoded: string; mimeType: string } }[] }).instances[0]!;
-    for (const [frame, fileId] of [[instance.image, start], [instance.lastFrame, end]] as const) {
+    const instance = (
+      submit.json as { instances: { image?: { bytesBase64Encoded: string; mimeType: string }; lastFrame?: { bytesBase64Encoded: string; mimeType: string } }[] }
+    ).instances[0]!;
+    for (const [frame, fileId] of [
+      [instance.image, start],
+      [instance.lastFrame, end],
+    ] as const) {
       const upload = await tdb.db.selectFrom('file_uploads').select('object_key').where('id', '=', fileId).executeTakeFirstOrThrow();
       const stored = await buffer(await gw.storage.getStream(upload.object_key));
       assert.equal(frame?.mimeType, 'image/png');
@@ -96,7 +106,10 @@ describe('veo-3.1 and sora-2 fail over from fal to Google (Gemini API)', () => {
     assert.equal(row.status, 'completed', JSON.stringify(row.error));
     assert.equal((await api(gw.baseUrl, t.apiKey).get(`/v1/videos/${id}`)).body.data.provider, 'google');
     assert.equal(googleSubmits(marker), 1);
-    assert.equal(google.requestsOf('submit').find((r) => JSON.stringify(r.json).includes(marker))!.path, '/v1beta/models/veo-3.1-fast-generate-preview:predictLongRunning');
+    assert.equal(
+      google.requestsOf('submit').find((r) => JSON.stringify(r.json).includes(marker))!.path,
+      '/v1beta/models/veo-3.1-fast-generate-preview:predictLongRunning',
+    );
     assert.deepEqual(await ledger(id), [['charge', -10 * 8]], 'charged once');
   });
 

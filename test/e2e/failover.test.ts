@@ -66,7 +66,8 @@ async function record(t: Tenant, id: string) {
 }
 
 const circuit = async (provider: string) =>
-  (await tdb.db.selectFrom('provider_circuits').select('state').where('provider', '=', provider).where('model', '=', model).executeTakeFirst())?.state ?? 'closed';
+  (await tdb.db.selectFrom('provider_circuits').select('state').where('provider', '=', provider).where('model', '=', model).executeTakeFirst())?.state ??
+  'closed';
 
 async function listedModel(t: Tenant) {
   const r = await api(gw.baseUrl, t.apiKey).get('/v1/models');
@@ -163,7 +164,10 @@ describe('provider failover at run time, charged once', () => {
     assert.equal(row.error?.code, 'generation_failed');
     assert.match(row.error!.message, /content/i);
     assert.equal(xaiSubmits(marker), 0, 'no failover for the customer’s own fault');
-    assert.deepEqual(await ledger(id), [['charge', -price], ['refund', price]]);
+    assert.deepEqual(await ledger(id), [
+      ['charge', -price],
+      ['refund', price],
+    ]);
     assert.equal(await creditsOf(tdb.db, t), 100);
     const rec = await record(t, id);
     assert.equal(rec.provider, 'fal');
@@ -180,10 +184,20 @@ describe('provider failover at run time, charged once', () => {
     const row = await finished(id);
     assert.equal(row.status, 'failed');
     assert.match(row.error!.message, /every route of grok-video failed: fal: .*503.*; then xai: .*503/);
-    assert.deepEqual(await ledger(id), [['charge', -price], ['refund', price]], 'refunded exactly once');
+    assert.deepEqual(
+      await ledger(id),
+      [
+        ['charge', -price],
+        ['refund', price],
+      ],
+      'refunded exactly once',
+    );
     assert.equal(await creditsOf(tdb.db, t), 100);
     const rec = await record(t, id);
-    assert.deepEqual(rec.provider_attempts.map((a: { provider: string }) => a.provider), ['fal', 'xai']);
+    assert.deepEqual(
+      rec.provider_attempts.map((a: { provider: string }) => a.provider),
+      ['fal', 'xai'],
+    );
     const handle = gw.client.workflow.getHandle(id);
     await waitFor('the workflow to close', async () => ((await handle.describe()).status.name === 'FAILED' ? true : undefined), 60_000, 200);
   });

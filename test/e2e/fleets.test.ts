@@ -76,10 +76,15 @@ async function jobRow(id: string) {
 }
 
 async function waitForJob(id: string, statuses: string[], timeoutMs = 120_000) {
-  return waitFor(`${id} to reach ${statuses.join('/')}`, async () => {
-    const row = await jobRow(id);
-    return statuses.includes(row.status) ? row : undefined;
-  }, timeoutMs, 200);
+  return waitFor(
+    `${id} to reach ${statuses.join('/')}`,
+    async () => {
+      const row = await jobRow(id);
+      return statuses.includes(row.status) ? row : undefined;
+    },
+    timeoutMs,
+    200,
+  );
 }
 
 /** The worker identities (`<pid>@<host>`) that worked on the job: tasks in its history and activities in flight. */
@@ -153,7 +158,14 @@ describe('graceful shutdown', () => {
       const t = await createTenant(tdb.db, 1000);
       const c = api(gw.baseUrl, t.apiKey);
       // The longest, largest local render: the submit activity runs for a few seconds.
-      const created = await c.post('/v1/videos/generate', { project_id: t.projectId, prompt: 'a long pan over a city', model: 'seedance-1.5', aspect_ratio: '16:9', duration: 12, resolution: '1080p' });
+      const created = await c.post('/v1/videos/generate', {
+        project_id: t.projectId,
+        prompt: 'a long pan over a city',
+        model: 'seedance-1.5',
+        aspect_ratio: '16:9',
+        duration: 12,
+        resolution: '1080p',
+      });
       assert.equal(created.status, 200, created.text);
       const id = created.body.data.id as string;
       const handle = gw.client.workflow.getHandle(id);
@@ -287,7 +299,10 @@ describe('metrics', () => {
     try {
       // Port 0: the worker binds a free port itself and logs it (no probing for a free port here).
       proc = await spawnWorker(config, { WORKER_METRICS_PORT: '0' });
-      const port = await waitFor('the worker to log its metrics port', () => /"msg":"metrics on http:\/\/127\.0\.0\.1:(\d+)\/metrics"/.exec(proc!.output())?.[1]);
+      const port = await waitFor(
+        'the worker to log its metrics port',
+        () => /"msg":"metrics on http:\/\/127\.0\.0\.1:(\d+)\/metrics"/.exec(proc!.output())?.[1],
+      );
       const t = await createTenant(tdb.db, 100);
       const created = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', imageBody(t, 'measured'));
       const row = await waitForJob(created.body.data.id, ['completed', 'failed']);

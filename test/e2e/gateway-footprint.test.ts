@@ -55,8 +55,14 @@ describe('gateway import footprint', () => {
       await gw.close();
     }
     const loaded = [...new Set((await readFile(log, 'utf8')).split('\n').filter(Boolean))];
-    assert.ok(loaded.some((u) => u.endsWith('/dist/api/server.js')), 'the log recorded the gateway itself');
-    assert.ok(loaded.some((u) => u.includes('node_modules/express/')), 'the log recorded CommonJS modules');
+    assert.ok(
+      loaded.some((u) => u.endsWith('/dist/api/server.js')),
+      'the log recorded the gateway itself',
+    );
+    assert.ok(
+      loaded.some((u) => u.includes('node_modules/express/')),
+      'the log recorded CommonJS modules',
+    );
     const offenders = loaded.flatMap((url) => forbidden.filter(([re]) => re.test(url)).map(([, why]) => `${why}: ${url}`));
     assert.deepEqual(offenders, []);
   });

@@ -102,7 +102,9 @@ describe('a crafted motion video on the provider conform path', () => {
       const submitsBefore = stack.fal.requestsOf('submit').length;
 
       const { result: row, peakMb, samples } = await sampling(worker.child.pid!, jobFinished(tdb.db, id));
-      console.log(`[hostile-media] ${side}×${side}: worker tree RSS baseline ${baselineMb.toFixed(0)} MB, peak ${peakMb.toFixed(0)} MB over ${samples} samples (bound ${RSS_BOUND_MB} MB)`);
+      console.log(
+        `[hostile-media] ${side}×${side}: worker tree RSS baseline ${baselineMb.toFixed(0)} MB, peak ${peakMb.toFixed(0)} MB over ${samples} samples (bound ${RSS_BOUND_MB} MB)`,
+      );
 
       assert.equal(row.status, 'failed');
       const r = await api(gw.baseUrl, t.apiKey).get(`/v1/replace-actors/generations/${id}`);
@@ -112,7 +114,14 @@ describe('a crafted motion video on the provider conform path', () => {
       assert.equal(stack.fal.requestsOf('submit').length, submitsBefore, 'refused before fal was asked for anything');
 
       const price = 8 * duration;
-      assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -price], ['refund', price]], 'charged once, refunded once');
+      assert.deepEqual(
+        await jobLedger(tdb.db, id),
+        [
+          ['charge', -price],
+          ['refund', price],
+        ],
+        'charged once, refunded once',
+      );
       assert.equal(await creditsOf(tdb.db, t), 1000);
 
       assert.ok(samples >= 3, `the worker was sampled while the job ran (${samples} samples)`);

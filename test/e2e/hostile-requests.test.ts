@@ -167,10 +167,14 @@ describe('/media rate limit by client address', () => {
     await tdb?.drop();
   });
 
-  const media = (gw: Gateway, client: string) => fetch(`${gw.baseUrl}/media/catalog/none.png`, { headers: { 'x-forwarded-for': client } }).then((r) => r.status);
+  const media = (gw: Gateway, client: string) =>
+    fetch(`${gw.baseUrl}/media/catalog/none.png`, { headers: { 'x-forwarded-for': client } }).then((r) => r.status);
 
   test('behind a trusted proxy, each client address named in X-Forwarded-For has its own bucket', async () => {
-    assert.deepEqual([await media(behindProxy, '203.0.113.1'), await media(behindProxy, '203.0.113.1'), await media(behindProxy, '203.0.113.1')], [404, 404, 429]);
+    assert.deepEqual(
+      [await media(behindProxy, '203.0.113.1'), await media(behindProxy, '203.0.113.1'), await media(behindProxy, '203.0.113.1')],
+      [404, 404, 429],
+    );
     assert.equal(await media(behindProxy, '203.0.113.2'), 404, 'another client behind the same proxy is not limited');
   });
 

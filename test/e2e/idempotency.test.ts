@@ -52,7 +52,10 @@ describe('Idempotency-Key on generate endpoints', () => {
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
     assert.deepEqual(again.body, first.body, 'the first answer, status and body');
     const jobs = await jobsOf(t);
-    assert.deepEqual(jobs.map((j) => j.id), [first.body.data.id]);
+    assert.deepEqual(
+      jobs.map((j) => j.id),
+      [first.body.data.id],
+    );
     assert.equal(await creditsOf(tdb.db, t), 100 - jobs[0]!.price);
     const ledger = await ledgerForJob(tdb.db, first.body.data.id);
     assert.deepEqual(ledger.filter((l) => l.reason === 'charge').length, 1);
@@ -112,7 +115,11 @@ describe('Idempotency-Key on generate endpoints', () => {
     assertApiError(await c.post('/v1/images/generate', imageBody(t), withKey(key)), 409, 'idempotency_in_progress');
     assert.equal((await jobsOf(t)).length, 0);
     // Its holder stopped refreshing it (crashed before its transaction committed: no job, no charge).
-    await tdb.db.updateTable('idempotency_keys').set({ locked_at: sql`now() - interval '5 minutes'` }).where('key', '=', key).execute();
+    await tdb.db
+      .updateTable('idempotency_keys')
+      .set({ locked_at: sql`now() - interval '5 minutes'` })
+      .where('key', '=', key)
+      .execute();
     const taken = await c.post('/v1/images/generate', imageBody(t), withKey(key));
     assert.equal(taken.status, 200, taken.text);
     assert.equal((await jobsOf(t)).length, 1);
@@ -127,7 +134,11 @@ describe('Idempotency-Key on generate endpoints', () => {
     const c = api(gw.baseUrl, t.apiKey);
     const key = randomUUID();
     const first = await c.post('/v1/images/generate', imageBody(t), withKey(key));
-    await tdb.db.updateTable('idempotency_keys').set({ created_at: sql`now() - interval '25 hours'` }).where('key', '=', key).execute();
+    await tdb.db
+      .updateTable('idempotency_keys')
+      .set({ created_at: sql`now() - interval '25 hours'` })
+      .where('key', '=', key)
+      .execute();
     const later = await c.post('/v1/images/generate', imageBody(t, 'another day'), withKey(key));
     assert.equal(later.status, 200, later.text);
     assert.notEqual(later.body.data.id, first.body.data.id);
@@ -140,7 +151,10 @@ describe('Idempotency-Key on generate endpoints', () => {
       Array.from({ length: 50 }, (_, i) => api(i % 2 ? replica.baseUrl : gw.baseUrl, t.apiKey).post('/v1/images/generate', imageBody(t), withKey(key))),
     );
     const statuses = answers.map((a) => a.status);
-    assert.ok(statuses.every((s) => s === 200 || s === 409), `statuses ${statuses.join(',')}`);
+    assert.ok(
+      statuses.every((s) => s === 200 || s === 409),
+      `statuses ${statuses.join(',')}`,
+    );
     for (const a of answers.filter((x) => x.status === 409)) assert.equal(a.body.error.code, 'idempotency_in_progress');
     const ids = new Set(answers.filter((a) => a.status === 200).map((a) => a.body.data.id as string));
     assert.equal(ids.size, 1, 'every 200 carries the one job');

@@ -65,17 +65,36 @@ describe('job lists', () => {
     // the order and the cursor.
     const seconds = [0, 1, 1, 2, 3];
     for (const [i, x] of created.entries()) {
-      await tdb.db.updateTable('jobs').set({ created_at: new Date(T0 + seconds[i]! * 1000) }).where('id', '=', x.id).execute();
+      await tdb.db
+        .updateTable('jobs')
+        .set({ created_at: new Date(T0 + seconds[i]! * 1000) })
+        .where('id', '=', x.id)
+        .execute();
     }
     for (const x of created) await waitForJobStatus(c, x.path, ['completed', 'failed']);
-    await api(gw.baseUrl, other.apiKey).post('/v1/images/generate', { project_id: other.projectId, prompt: 'not yours', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+    await api(gw.baseUrl, other.apiKey).post('/v1/images/generate', {
+      project_id: other.projectId,
+      prompt: 'not yours',
+      model: 'nano-banana-2',
+      aspect_ratio: '1:1',
+      count: 1,
+    });
   });
 
   test('GET /v1/jobs lists every kind newest first, each record the one GET answers plus kind, across pages', async () => {
     const c = api(gw.baseUrl, t.apiKey);
     const listed = await all(c, '/v1/jobs', 2);
-    const rows = await tdb.db.selectFrom('jobs').select(['id']).where('workspace_id', '=', t.workspaceId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
-    assert.deepEqual(listed.map((j) => j.id), rows.map((r) => r.id));
+    const rows = await tdb.db
+      .selectFrom('jobs')
+      .select(['id'])
+      .where('workspace_id', '=', t.workspaceId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+    assert.deepEqual(
+      listed.map((j) => j.id),
+      rows.map((r) => r.id),
+    );
     assert.equal(listed.length, created.length);
     for (const job of listed) {
       const one = created.find((x) => x.id === job.id)!;
@@ -83,7 +102,14 @@ describe('job lists', () => {
       assert.equal(kind, one.kind);
       const got = await c.get(one.path);
       // The job may have moved on between the two reads: compare what does not change.
-      assert.deepEqual(Object.keys(record).filter((k) => k !== 'progress').sort(), Object.keys(got.body.data).filter((k: string) => k !== 'progress').sort());
+      assert.deepEqual(
+        Object.keys(record)
+          .filter((k) => k !== 'progress')
+          .sort(),
+        Object.keys(got.body.data)
+          .filter((k: string) => k !== 'progress')
+          .sort(),
+      );
       assert.equal(record.created_at, got.body.data.created_at);
       assert.equal(record.project_id, got.body.data.project_id);
     }
@@ -92,10 +118,22 @@ describe('job lists', () => {
   test('per-kind lists hold their kind only, with the same records', async () => {
     const c = api(gw.baseUrl, t.apiKey);
     const images = await all(c, '/v1/images', 1);
-    assert.deepEqual(images.map((j) => j.id).sort(), created.filter((x) => x.kind === 'image').map((x) => x.id).sort());
+    assert.deepEqual(
+      images.map((j) => j.id).sort(),
+      created
+        .filter((x) => x.kind === 'image')
+        .map((x) => x.id)
+        .sort(),
+    );
     assert.ok(images.every((j) => j.kind === undefined && typeof j.prompt === 'string' && typeof j.count === 'number'));
     const videos = await all(c, '/v1/videos', 50);
-    assert.deepEqual(videos.map((j) => j.id).sort(), created.filter((x) => x.kind === 'video').map((x) => x.id).sort());
+    assert.deepEqual(
+      videos.map((j) => j.id).sort(),
+      created
+        .filter((x) => x.kind === 'video')
+        .map((x) => x.id)
+        .sort(),
+    );
     for (const path of ['/v1/replace-actors/generations', '/v1/talking-actors']) {
       const r = await c.get(path);
       assert.equal(r.status, 200, r.text);
@@ -111,7 +149,13 @@ describe('job lists', () => {
     // Every job has finished (before): fail one by hand so both statuses have members.
     await tdb.db.updateTable('jobs').set({ status: 'failed' }).where('id', '=', created[3]!.id).execute();
     assert.deepEqual(await ids('status=failed'), [created[3]!.id]);
-    assert.deepEqual(await ids('status=completed'), created.filter((_, i) => i !== 3).map((x) => x.id).sort());
+    assert.deepEqual(
+      await ids('status=completed'),
+      created
+        .filter((_, i) => i !== 3)
+        .map((x) => x.id)
+        .sort(),
+    );
     assert.deepEqual(await ids('status=pending'), []);
     const mid = T0 + 1000; // jobs 1 and 2
     const sorted = (idx: number[]) => idx.map((i) => created[i]!.id).sort();
@@ -130,7 +174,7 @@ describe('job lists', () => {
     assert.deepEqual((await c.get(`/v1/images?project_id=${t.projectId}`)).body, { data: [], next_cursor: null });
   });
 
-  test('4xx in the error shape: bad limit, status, dates, cursors (also another list\'s), no key; 405 on POST /v1/jobs', async () => {
+  test("4xx in the error shape: bad limit, status, dates, cursors (also another list's), no key; 405 on POST /v1/jobs", async () => {
     const c = api(gw.baseUrl, t.apiKey);
     assertApiError(await c.get('/v1/jobs?limit=0'), 400, 'invalid_request');
     assertApiError(await c.get('/v1/jobs?limit=101'), 400, 'invalid_request');

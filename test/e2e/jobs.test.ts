@@ -4,7 +4,17 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startService, startWorkers, waitForJobStatus, type InProcessGateway as Gateway, type Service, type Workers } from '../support/services.js';
+import {
+  api,
+  creditsOf,
+  startGateway,
+  startService,
+  startWorkers,
+  waitForJobStatus,
+  type InProcessGateway as Gateway,
+  type Service,
+  type Workers,
+} from '../support/services.js';
 import { insertActor, insertUpload, insertVoice, jobObjectKeys, probeUrl } from '../support/fixtures.js';
 import { ledgerForJob } from '../support/ledger.js';
 import type { Config } from '../../shared/config.js';
@@ -17,7 +27,12 @@ let workers: Workers;
 
 before(async () => {
   // The reconciler is driven by hand (runOnce) so its timing is the test's.
-  svc = await startService({ RECONCILE_INTERVAL_MS: '3600000', LOCAL_RENDER_FAULTS: 'true', RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' });
+  svc = await startService({
+    RECONCILE_INTERVAL_MS: '3600000',
+    LOCAL_RENDER_FAULTS: 'true',
+    RATE_LIMIT_GENERATE_PER_MIN: '1000',
+    RATE_LIMIT_POLL_PER_MIN: '100000',
+  });
   ({ tdb, config, gw, workers } = svc);
 });
 
@@ -30,7 +45,6 @@ function sameQueues(): Record<string, string> {
   return { TASK_QUEUE_PREFIX: config.TASK_QUEUE_PREFIX, RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' };
 }
 
-
 function pngSize(buf: Buffer): { width: number; height: number } {
   assert.equal(buf.subarray(1, 4).toString('latin1'), 'PNG');
   return { width: buf.readUInt32BE(16), height: buf.readUInt32BE(20) };
@@ -40,7 +54,13 @@ describe('image jobs', () => {
   test('an image job completes and every URL serves a PNG of the requested aspect ratio', async () => {
     const t = await createTenant(tdb.db, 100);
     const c = api(gw.baseUrl, t.apiKey);
-    const created = await c.post('/v1/images/generate', { project_id: t.projectId, prompt: 'a red fox in snow', model: 'nano-banana-2', aspect_ratio: '9:16', count: 2 });
+    const created = await c.post('/v1/images/generate', {
+      project_id: t.projectId,
+      prompt: 'a red fox in snow',
+      model: 'nano-banana-2',
+      aspect_ratio: '9:16',
+      count: 2,
+    });
     assert.equal(created.status, 200, created.text);
     assert.equal(created.body.data.status, 'pending');
     assert.equal(typeof created.body.data.created_at, 'number');
@@ -76,13 +96,22 @@ describe('image jobs', () => {
 
     assert.equal(await creditsOf(tdb.db, t), 100 - 8, 'charged 2 images × 4 credits once');
     const ledger = await ledgerForJob(tdb.db, id);
-    assert.deepEqual(ledger.map((l) => [l.reason, l.delta]), [['charge', -8]]);
+    assert.deepEqual(
+      ledger.map((l) => [l.reason, l.delta]),
+      [['charge', -8]],
+    );
   });
 
   test('a forced provider failure fails the job and refunds it exactly once', async () => {
     const t = await createTenant(tdb.db, 50);
     const c = api(gw.baseUrl, t.apiKey);
-    const created = await c.post('/v1/images/generate', { project_id: t.projectId, prompt: 'doomed [fail:terminal]', model: 'seedream-4.5', aspect_ratio: '1:1', count: 1 });
+    const created = await c.post('/v1/images/generate', {
+      project_id: t.projectId,
+      prompt: 'doomed [fail:terminal]',
+      model: 'seedream-4.5',
+      aspect_ratio: '1:1',
+      count: 1,
+    });
     assert.equal(created.status, 200, created.text);
     const id = created.body.data.id;
     assert.equal(await creditsOf(tdb.db, t), 46, 'charged at create time');
@@ -96,14 +125,26 @@ describe('image jobs', () => {
     assert.equal(url.body.status, 'failed');
     assert.equal(await creditsOf(tdb.db, t), 50, 'refunded');
     const ledger = await ledgerForJob(tdb.db, id);
-    assert.deepEqual(ledger.map((l) => [l.reason, l.delta]), [['charge', -4], ['refund', 4]]);
+    assert.deepEqual(
+      ledger.map((l) => [l.reason, l.delta]),
+      [
+        ['charge', -4],
+        ['refund', 4],
+      ],
+    );
   });
 
   test('a job the provider fails after rendering keeps no media: its outputs are removed from storage', async () => {
     const t = await createTenant(tdb.db, 50);
     const c = api(gw.baseUrl, t.apiKey);
     // [fail:poll]: the render succeeds and its outputs are stored, then the provider reports failure.
-    const created = await c.post('/v1/images/generate', { project_id: t.projectId, prompt: 'rendered then failed [fail:poll]', model: 'seedream-4.5', aspect_ratio: '1:1', count: 2 });
+    const created = await c.post('/v1/images/generate', {
+      project_id: t.projectId,
+      prompt: 'rendered then failed [fail:poll]',
+      model: 'seedream-4.5',
+      aspect_ratio: '1:1',
+      count: 2,
+    });
     assert.equal(created.status, 200, created.text);
     const id = created.body.data.id as string;
     const job = await waitForJobStatus(c, `/v1/images/${id}`, ['completed', 'failed']);
@@ -119,7 +160,13 @@ describe('image jobs', () => {
   test('transient provider failures are retried and the job completes, charged once', async () => {
     const t = await createTenant(tdb.db, 50);
     const c = api(gw.baseUrl, t.apiKey);
-    const created = await c.post('/v1/images/generate', { project_id: t.projectId, prompt: 'flaky [fail:transient:2]', model: 'gpt-image-1.5', aspect_ratio: '16:9', count: 1 });
+    const created = await c.post('/v1/images/generate', {
+      project_id: t.projectId,
+      prompt: 'flaky [fail:transient:2]',
+      model: 'gpt-image-1.5',
+      aspect_ratio: '16:9',
+      count: 1,
+    });
     assert.equal(created.status, 200, created.text);
     const job = await waitForJobStatus(c, `/v1/images/${created.body.data.id}`, ['completed', 'failed']);
     assert.equal(job.status, 'completed');
@@ -131,7 +178,9 @@ describe('image jobs', () => {
     const t = await createTenant(tdb.db, 25 * 4);
     const c = api(gw.baseUrl, t.apiKey);
     const results = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => c.post('/v1/images/generate', { project_id: t.projectId, prompt: `race ${i}`, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 })),
+      Array.from({ length: 50 }, (_, i) =>
+        c.post('/v1/images/generate', { project_id: t.projectId, prompt: `race ${i}`, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 }),
+      ),
     );
     const accepted = results.filter((r) => r.status === 200);
     const refused = results.filter((r) => r.status === 402);
@@ -238,10 +287,20 @@ describe('video, replace-actor and talking-actor jobs', () => {
     const r = await c.post('/v1/replace-actors/generations', { project_id: t.projectId, image_url: 'https://example.com/a.png', video_file_id: 'file_x' });
     assert.equal(r.status, 400);
     assert.match(r.body.error.message, /either image_file_id and video_file_id, or image_url and video_url/);
-    const d = await c.post('/v1/replace-actors/generations', { project_id: t.projectId, image_url: 'https://example.com/a.png', video_url: 'https://example.com/v.mp4', duration: 31 });
+    const d = await c.post('/v1/replace-actors/generations', {
+      project_id: t.projectId,
+      image_url: 'https://example.com/a.png',
+      video_url: 'https://example.com/v.mp4',
+      duration: 31,
+    });
     assert.equal(d.status, 400);
     assert.match(d.body.error.message, /duration/);
-    const m = await c.post('/v1/replace-actors/generations', { project_id: t.projectId, image_url: 'https://example.com/a.png', video_url: 'https://example.com/v.mp4', model: 'wan-2.2' });
+    const m = await c.post('/v1/replace-actors/generations', {
+      project_id: t.projectId,
+      image_url: 'https://example.com/a.png',
+      video_url: 'https://example.com/v.mp4',
+      model: 'wan-2.2',
+    });
     assert.equal(m.status, 400);
     assert.equal(m.body.error.code, 'invalid_model');
     assert.match(m.body.error.message, /replace-actor/);
@@ -252,7 +311,12 @@ describe('video, replace-actor and talking-actor jobs', () => {
     const c = api(gw.baseUrl, t.apiKey);
     const voice = await insertVoice(tdb.db);
     const actor = await insertActor(tdb.db, gw.storage, { defaultVoiceId: voice });
-    const created = await c.post('/v1/talking-actors/generate', { project_id: t.projectId, actor_id: actor, script: 'Hello there. This is a short test.', voice_options: { speed: 1.1 } });
+    const created = await c.post('/v1/talking-actors/generate', {
+      project_id: t.projectId,
+      actor_id: actor,
+      script: 'Hello there. This is a short test.',
+      voice_options: { speed: 1.1 },
+    });
     assert.equal(created.status, 200, created.text);
     assert.equal(created.body.data.voice_id, voice);
     assert.equal(created.body.data.status, 'pending');
@@ -288,7 +352,10 @@ describe('video, replace-actor and talking-actor jobs', () => {
     for (const [name, media] of Object.entries(probed)) {
       assert.deepEqual([media.videoCodec, media.audioCodec, media.width, media.height], ['h264', 'aac', 720, 1280], name);
     }
-    assert.ok(probed.long!.durationSeconds! > probed.short!.durationSeconds! + 3, `long ${probed.long!.durationSeconds} s vs short ${probed.short!.durationSeconds} s`);
+    assert.ok(
+      probed.long!.durationSeconds! > probed.short!.durationSeconds! + 3,
+      `long ${probed.long!.durationSeconds} s vs short ${probed.short!.durationSeconds} s`,
+    );
   });
 
   test('talking-actor: no default voice and no voice_id is a clear 400; unknown actor or voice is 404', async () => {
@@ -302,7 +369,13 @@ describe('video, replace-actor and talking-actor jobs', () => {
     assert.equal(unknownActor.status, 404);
     const unknownVoice = await c.post('/v1/talking-actors/generate', { project_id: t.projectId, actor_id: actor, script: 'hi', voice_id: 'voice_nope' });
     assert.equal(unknownVoice.status, 404);
-    const badSpeed = await c.post('/v1/talking-actors/generate', { project_id: t.projectId, actor_id: actor, script: 'hi', voice_id: 'x', voice_options: { speed: 2 } });
+    const badSpeed = await c.post('/v1/talking-actors/generate', {
+      project_id: t.projectId,
+      actor_id: actor,
+      script: 'hi',
+      voice_id: 'x',
+      voice_options: { speed: 2 },
+    });
     assert.equal(badSpeed.status, 400);
     assert.match(badSpeed.body.error.message, /voice_options.speed/);
   });
@@ -344,8 +417,22 @@ describe('credits and scoping on create', () => {
     // The project is checked before anything else the request gets wrong: a missing reference
     // (404) and a webhook without a signing secret (400) in another workspace's project are 403.
     for (const [body, ownStatus] of [
-      [{ project_id: b.projectId, prompt: 'p', model: 'veo-3.1', aspect_ratio: '16:9', duration: 8, resolution: '720p', start_frame_file_id: 'upl_missing' }, 404],
-      [{ project_id: b.projectId, prompt: 'p', model: 'veo-3.1', aspect_ratio: '16:9', duration: 8, resolution: '720p', webhook_url: 'https://example.test/hook' }, 400],
+      [
+        { project_id: b.projectId, prompt: 'p', model: 'veo-3.1', aspect_ratio: '16:9', duration: 8, resolution: '720p', start_frame_file_id: 'upl_missing' },
+        404,
+      ],
+      [
+        {
+          project_id: b.projectId,
+          prompt: 'p',
+          model: 'veo-3.1',
+          aspect_ratio: '16:9',
+          duration: 8,
+          resolution: '720p',
+          webhook_url: 'https://example.test/hook',
+        },
+        400,
+      ],
     ] as const) {
       const r = await ca.post('/v1/videos/generate', body);
       assert.equal(r.status, 403, r.text);
@@ -383,7 +470,12 @@ describe('credits and scoping on create', () => {
 
 describe('cancellation and reconciliation', () => {
   test('canceling an in-flight job ends it as failed with code canceled and refunds; canceling again is 409', async () => {
-    const slow = testConfig(tdb.url, { LOCAL_RENDER_LATENCY_MS: '60000', RECONCILE_INTERVAL_MS: '3600000', RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' });
+    const slow = testConfig(tdb.url, {
+      LOCAL_RENDER_LATENCY_MS: '60000',
+      RECONCILE_INTERVAL_MS: '3600000',
+      RATE_LIMIT_GENERATE_PER_MIN: '1000',
+      RATE_LIMIT_POLL_PER_MIN: '100000',
+    });
     const sgw = await startGateway(slow, tdb.db);
     const sworkers = await startWorkers(slow, tdb.db);
     try {
@@ -431,11 +523,19 @@ describe('cancellation and reconciliation', () => {
       assert.equal((await api(gw.baseUrl, t.apiKey).get(`/v1/images/${id}`)).body.data.status, 'pending');
 
       // The reconciler leaves jobs younger than a few seconds to the gateway's own start.
-      await waitFor('the reconciler to start the job', async () => ((await workers.fleet.reconciler!.runOnce()).started.includes(id) ? true : undefined), 30_000, 500);
+      await waitFor(
+        'the reconciler to start the job',
+        async () => ((await workers.fleet.reconciler!.runOnce()).started.includes(id) ? true : undefined),
+        30_000,
+        500,
+      );
       const job = await waitForJobStatus(api(gw.baseUrl, t.apiKey), `/v1/images/${id}`, ['completed', 'failed']);
       assert.equal(job.status, 'completed');
       assert.equal(await creditsOf(tdb.db, t), 96);
-      assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => l.reason), ['charge']);
+      assert.deepEqual(
+        (await ledgerForJob(tdb.db, id)).map((l) => l.reason),
+        ['charge'],
+      );
     } finally {
       await dgw.close();
     }

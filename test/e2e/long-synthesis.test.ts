@@ -88,7 +88,10 @@ describe('a long speech synthesis', () => {
     assert.equal(done.status, 'completed', JSON.stringify(done));
     assert.equal(el.requestsOf('tts').length, 1, 'one synthesis call');
     assert.equal(fal.requestsOf('submit').length, 1, 'one lipsync request');
-    assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => [l.reason, l.delta]), [['charge', -price]]);
+    assert.deepEqual(
+      (await ledgerForJob(tdb.db, id)).map((l) => [l.reason, l.delta]),
+      [['charge', -price]],
+    );
     assert.equal(await creditsOf(tdb.db, t), 1000 - price);
   });
 });

@@ -18,7 +18,13 @@ before(async () => {
   tdb = await createTestDatabase();
   local = await startInProcessGateway(tdb.db, tdb.url, { PROVIDERS_MODE: 'local' });
   // Only fal configured: fal's models are live, the others unavailable (no request leaves the machine).
-  live = await startInProcessGateway(tdb.db, tdb.url, { PROVIDERS_MODE: 'live', FAL_KEY: 'test-key', OPENAI_API_KEY: '', ELEVENLABS_API_KEY: '', XAI_API_KEY: '' });
+  live = await startInProcessGateway(tdb.db, tdb.url, {
+    PROVIDERS_MODE: 'live',
+    FAL_KEY: 'test-key',
+    OPENAI_API_KEY: '',
+    ELEVENLABS_API_KEY: '',
+    XAI_API_KEY: '',
+  });
   t = await createTenant(tdb.db, 0);
 });
 
@@ -63,7 +69,16 @@ describe('GET /v1/models', () => {
       const route = routeFor(name)!;
       const m = listed.find((x) => x.name === name);
       assert.deepEqual(
-        { ...m, price_credits: m.price.credits, price_per: m.price.per, price: undefined, inputs: undefined, served_by: undefined, provider: undefined, create_path: undefined },
+        {
+          ...m,
+          price_credits: m.price.credits,
+          price_per: m.price.per,
+          price: undefined,
+          inputs: undefined,
+          served_by: undefined,
+          provider: undefined,
+          create_path: undefined,
+        },
         { ...expected(route), price: undefined, inputs: undefined, served_by: undefined, provider: undefined, create_path: undefined },
         name,
       );
@@ -85,14 +100,21 @@ describe('GET /v1/models', () => {
     for (const m of r.body.data as any[]) {
       const route = routeFor(m.name)!;
       const falServes = route.provider === 'fal' || route.alternates?.some((a) => a.provider === 'fal');
-      if (falServes) assert.deepEqual([m.served_by, m.provider, m.routes, m.availability], ['live', 'fal', [{ provider: 'fal', circuit: 'closed' }], 'available'], m.name);
+      if (falServes)
+        assert.deepEqual([m.served_by, m.provider, m.routes, m.availability], ['live', 'fal', [{ provider: 'fal', circuit: 'closed' }], 'available'], m.name);
       else assert.deepEqual([m.served_by, m.provider, m.routes, m.availability], ['unavailable', null, [], 'unavailable'], m.name);
       assert.equal(m.placeholder, false, m.name);
       // fal stops a queued request: a cancel after the submit keeps the provider cost unless fal confirms it.
       if (falServes) assert.deepEqual([m.cancel_policy.provider_cost, m.cancel_policy.provider_cancel], [route.price.providerCost, 'queued'], m.name);
     }
     // What the listing calls unavailable, the create endpoint refuses.
-    const create = await api(live.baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt: 'x', model: 'gpt-image-1.5', aspect_ratio: '1:1', count: 1 });
+    const create = await api(live.baseUrl, t.apiKey).post('/v1/images/generate', {
+      project_id: t.projectId,
+      prompt: 'x',
+      model: 'gpt-image-1.5',
+      aspect_ratio: '1:1',
+      count: 1,
+    });
     assert.equal(create.status, 400);
     assert.equal(create.body.error.code, 'invalid_model');
   });

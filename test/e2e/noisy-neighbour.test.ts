@@ -87,9 +87,17 @@ after(async () => {
     const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
     const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
     const open = await tdb.db.selectFrom('webhook_deliveries').select('id').where('dispatched_at', 'is not', null).where('delivered_at', 'is', null).execute();
-    for (const r of open) await client.workflow.getHandle(r.id).terminate('test over').catch(() => undefined);
+    for (const r of open)
+      await client.workflow
+        .getHandle(r.id)
+        .terminate('test over')
+        .catch(() => undefined);
     const jobs = await tdb.db.selectFrom('jobs').select('id').where('status', 'in', ['pending', 'generating']).execute();
-    for (const j of jobs) await client.workflow.getHandle(j.id).terminate('test over').catch(() => undefined);
+    for (const j of jobs)
+      await client.workflow
+        .getHandle(j.id)
+        .terminate('test over')
+        .catch(() => undefined);
     await connection.close();
   }
   await gateway?.close();
@@ -117,7 +125,9 @@ function neverReadStream(key: string, path: string): Promise<{ status: number; b
     const socket = net.connect(Number(url.port), url.hostname);
     socket.on('error', () => undefined);
     let head = '';
-    socket.once('connect', () => socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${key}\r\nAccept: text/event-stream\r\n\r\n`));
+    socket.once('connect', () =>
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${key}\r\nAccept: text/event-stream\r\n\r\n`),
+    );
     const onData = (d: Buffer) => {
       head += d.toString('latin1');
       const end = head.indexOf('\r\n\r\n');
@@ -203,7 +213,11 @@ test('workspace A at its worst does not degrade workspace B: status latency, web
   // A: 200 jobs whose webhooks point at the hanging receiver (their events written as a cancel writes them).
   for (let i = 0; i < 200; i++) {
     const job = await insertImageJob(tdb.db, a);
-    await tdb.db.updateTable('jobs').set({ webhook_url: hangingUrl, webhook_events: ['failed'] }).where('id', '=', job.id).execute();
+    await tdb.db
+      .updateTable('jobs')
+      .set({ webhook_url: hangingUrl, webhook_events: ['failed'] })
+      .where('id', '=', job.id)
+      .execute();
     await tdb.db.transaction().execute((tx) => jobMoves.failJob(tx, job.id, { code: 'canceled', message: 'canceled' }, null));
   }
 
@@ -212,7 +226,14 @@ test('workspace A at its worst does not degrade workspace B: status latency, web
   loops.push(
     (async () => {
       while (running) {
-        const created = await ca.post('/v1/images/generate', { project_id: a.projectId, prompt: 'churn', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1, webhook_url: hangingUrl });
+        const created = await ca.post('/v1/images/generate', {
+          project_id: a.projectId,
+          prompt: 'churn',
+          model: 'nano-banana-2',
+          aspect_ratio: '1:1',
+          count: 1,
+          webhook_url: hangingUrl,
+        });
         if (created.status === 429) {
           await new Promise((r) => setTimeout(r, Math.min(created.body.retry_after_ms, 1_000)));
           continue;

@@ -6,7 +6,17 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { createTenant, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startService, startWorkers, waitForJobStatus, type InProcessGateway as Gateway, type Service, type Workers } from '../support/services.js';
+import {
+  api,
+  creditsOf,
+  startGateway,
+  startService,
+  startWorkers,
+  waitForJobStatus,
+  type InProcessGateway as Gateway,
+  type Service,
+  type Workers,
+} from '../support/services.js';
 import { insertUpload, probeUrl } from '../support/fixtures.js';
 import { ledgerForJob } from '../support/ledger.js';
 import { searchAttributes } from '../../workflows/definitions.js';
@@ -29,7 +39,6 @@ after(async () => {
   await svc?.close();
 });
 
-
 /** The workflows a visibility query finds (what the Web UI's search box runs). */
 async function list(client: Client, query: string): Promise<WorkflowExecutionInfo[]> {
   const found: WorkflowExecutionInfo[] = [];
@@ -44,7 +53,12 @@ async function waitForListed(client: Client, query: string, ids: string[]): Prom
     `visibility query ${query} to find ${want || 'nothing'}`,
     async () => {
       const found = await list(client, query);
-      return found.map((w) => w.workflowId).sort().join(',') === want ? found : undefined;
+      return found
+        .map((w) => w.workflowId)
+        .sort()
+        .join(',') === want
+        ? found
+        : undefined;
     },
     30_000,
     250,
@@ -255,7 +269,10 @@ describe('canceling and terminating from the Temporal client', () => {
     assert.equal(job.status, 'failed');
     assert.equal(job.error.code, 'canceled');
     assert.equal(await creditsOf(tdb.db, t), 100);
-    assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => l.reason), ['charge', 'refund']);
+    assert.deepEqual(
+      (await ledgerForJob(tdb.db, id)).map((l) => l.reason),
+      ['charge', 'refund'],
+    );
     await waitFor('the workflow to close as canceled', async () => ((await handle.describe()).status.name === 'CANCELLED' ? true : undefined));
     await waitForListed(sgw.client, `WorkspaceId='${t.workspaceId}' AND JobStatus='failed'`, [id]);
     const again = await c.post(`/v1/images/${id}/cancel`);
@@ -288,7 +305,10 @@ describe('canceling and terminating from the Temporal client', () => {
     // Further passes change nothing.
     await reconciler.runOnce();
     await reconciler.runOnce();
-    assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => l.reason), ['charge', 'refund']);
+    assert.deepEqual(
+      (await ledgerForJob(tdb.db, id)).map((l) => l.reason),
+      ['charge', 'refund'],
+    );
     assert.equal(await creditsOf(tdb.db, t), 100);
   });
   test('cancelling a terminated job through the API settles it at once, refunded once', async () => {
@@ -302,6 +322,9 @@ describe('canceling and terminating from the Temporal client', () => {
     assert.equal(canceled.body.data.error.code, 'canceled');
     assert.equal(await creditsOf(tdb.db, t), 100);
     await sworkers.fleet.reconciler!.runOnce();
-    assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => l.reason), ['charge', 'refund']);
+    assert.deepEqual(
+      (await ledgerForJob(tdb.db, id)).map((l) => l.reason),
+      ['charge', 'refund'],
+    );
   });
 });

@@ -42,15 +42,29 @@ after(async () => {
 test('every metric the alerting rules and the dashboard read is served by a gateway or a worker', async () => {
   const common = { NODE_ENV: 'test', LOG_LEVEL: 'info', DATABASE_URL: tdb.url, TASK_QUEUE_PREFIX: `t-${randomToken(10)}`, OTEL_EXPORTER_OTLP_ENDPOINT: '' };
   // The gateway logs its API address, then its metrics address.
-  const gateway = await startProcess(gatewayMain, { ...common, HOST: '127.0.0.1', PORT: '0', API_METRICS_PORT: '0', METRICS_ENABLED: 'true' }, /listening on (http:\/\/[^"]+)"[^]*metrics on (http:\/\/[^"]+)"/);
+  const gateway = await startProcess(
+    gatewayMain,
+    { ...common, HOST: '127.0.0.1', PORT: '0', API_METRICS_PORT: '0', METRICS_ENABLED: 'true' },
+    /listening on (http:\/\/[^"]+)"[^]*metrics on (http:\/\/[^"]+)"/,
+  );
   const [baseUrl, gatewayMetrics] = gateway.urls as [string, string];
-  const worker = await startProcess(workerMain, { ...common, WORKER_ROLES: 'all', WORKER_METRICS_PORT: '0', RECONCILE_INTERVAL_MS: '500' }, /metrics on (http:\/\/[^"]+)"/);
+  const worker = await startProcess(
+    workerMain,
+    { ...common, WORKER_ROLES: 'all', WORKER_METRICS_PORT: '0', RECONCILE_INTERVAL_MS: '500' },
+    /metrics on (http:\/\/[^"]+)"/,
+  );
   const workerMetrics = worker.urls[0]!;
 
   // One job through both, so the SDK's task latencies and the job series have samples.
   const t = await createTenant(tdb.db);
   const client = api(baseUrl, t.apiKey);
-  const r = await client.post('/v1/images/generate', { project_id: t.projectId, prompt: 'a lighthouse', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+  const r = await client.post('/v1/images/generate', {
+    project_id: t.projectId,
+    prompt: 'a lighthouse',
+    model: 'nano-banana-2',
+    aspect_ratio: '1:1',
+    count: 1,
+  });
   assert.equal(r.status, 200, r.text);
   await waitForJobStatus(client, `/v1/images/${r.body.data.id}`, ['completed']);
 

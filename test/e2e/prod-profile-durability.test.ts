@@ -38,34 +38,48 @@ async function up(): Promise<string> {
 
 /** Runs a PostgreSQL server binary on the profile's cluster as its owner (`postgres` when we are root). */
 function pgCtl(args: string[]): Promise<string> {
-  const bin = `/usr/lib/postgresql/${readdirSync('/usr/lib/postgresql').sort((a, b) => Number(a) - Number(b)).at(-1)}/bin/pg_ctl`;
+  const bin = `/usr/lib/postgresql/${readdirSync('/usr/lib/postgresql')
+    .sort((a, b) => Number(a) - Number(b))
+    .at(-1)}/bin/pg_ctl`;
   const [cmd, argv] = process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
   return new Promise((resolve, reject) =>
     execFile(cmd, argv as string[], { timeout: 120_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
   );
 }
 
-before(async () => {
-  stack = await lockProdStack();
-  db = createDb(stack.config.DATABASE_URL, 5);
-  connection = await Connection.connect({ address: stack.config.TEMPORAL_ADDRESS });
-  temporal = new Client({ connection, namespace: 'default' });
-  live = await startLiveFal();
-  const overrides = { ...live.env, NODE_ENV: 'test' };
-  await writeFile(overridesFile(), Object.entries(overrides).map(([k, v]) => `${k}=${v}\n`).join(''), { mode: 0o600 });
-  assert.match(await up(), /the overrides changed/);
-}, { timeout: 4_200_000 });
+before(
+  async () => {
+    stack = await lockProdStack();
+    db = createDb(stack.config.DATABASE_URL, 5);
+    connection = await Connection.connect({ address: stack.config.TEMPORAL_ADDRESS });
+    temporal = new Client({ connection, namespace: 'default' });
+    live = await startLiveFal();
+    const overrides = { ...live.env, NODE_ENV: 'test' };
+    await writeFile(
+      overridesFile(),
+      Object.entries(overrides)
+        .map(([k, v]) => `${k}=${v}\n`)
+        .join(''),
+      { mode: 0o600 },
+    );
+    assert.match(await up(), /the overrides changed/);
+  },
+  { timeout: 4_200_000 },
+);
 
-after(async () => {
-  if (stack) {
-    await rm(overridesFile(), { force: true });
-    await up();
-  }
-  await connection?.close();
-  await db?.destroy();
-  await live?.close();
-  stack?.release();
-}, { timeout: 600_000 });
+after(
+  async () => {
+    if (stack) {
+      await rm(overridesFile(), { force: true });
+      await up();
+    }
+    await connection?.close();
+    await db?.destroy();
+    await live?.close();
+    stack?.release();
+  },
+  { timeout: 600_000 },
+);
 
 test('the profile runs Postgres durable: fsync, synchronous_commit and full_page_writes on', async () => {
   for (const setting of ['fsync', 'synchronous_commit', 'full_page_writes']) {
@@ -74,43 +88,68 @@ test('the profile runs Postgres durable: fsync, synchronous_commit and full_page
   }
 });
 
-test(`Postgres stopped with pg_ctl -m immediate while ${JOBS} jobs complete, then started by up prod: all complete, credits exact, Temporal agrees`, { timeout: 1_200_000 }, async () => {
-  const t = await createTenant(db, 10_000);
-  const marker = randomToken(6);
-  live.fal.flow = ['IN_PROGRESS'];
-  const ids: string[] = [];
-  for (let i = 0; i < JOBS; i++) {
-    const r = await api(stack.gateways[i % 2]!, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt: `crash ${marker} ${i}`, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
-    assert.equal(r.status, 200, r.text);
-    ids.push(r.body.data.id as string);
-  }
-  await waitFor(`every job to be submitted to fal`, () => [...live.fal.states.values()].filter((s) => String(s.input.prompt).includes(`crash ${marker} `)).length === JOBS, 120_000, 250);
+test(
+  `Postgres stopped with pg_ctl -m immediate while ${JOBS} jobs complete, then started by up prod: all complete, credits exact, Temporal agrees`,
+  { timeout: 1_200_000 },
+  async () => {
+    const t = await createTenant(db, 10_000);
+    const marker = randomToken(6);
+    live.fal.flow = ['IN_PROGRESS'];
+    const ids: string[] = [];
+    for (let i = 0; i < JOBS; i++) {
+      const r = await api(stack.gateways[i % 2]!, t.apiKey).post('/v1/images/generate', {
+        project_id: t.projectId,
+        prompt: `crash ${marker} ${i}`,
+        model: 'nano-banana-2',
+        aspect_ratio: '1:1',
+        count: 1,
+      });
+      assert.equal(r.status, 200, r.text);
+      ids.push(r.body.data.id as string);
+    }
+    await waitFor(
+      `every job to be submitted to fal`,
+      () => [...live.fal.states.values()].filter((s) => String(s.input.prompt).includes(`crash ${marker} `)).length === JOBS,
+      120_000,
+      250,
+    );
 
-  // fal completes them all; the crash comes as soon as the first completion committed.
-  live.fal.flow = ['COMPLETED'];
-  await waitFor('a first job to complete', async () => (await db.selectFrom('jobs').select('id').where('id', 'in', ids).where('status', '=', 'completed').execute()).length > 0, 120_000, 20);
-  await db.destroy();
-  await pgCtl(['stop', '-D', join(stack.stateDir, 'pg'), '-m', 'immediate']);
+    // fal completes them all; the crash comes as soon as the first completion committed.
+    live.fal.flow = ['COMPLETED'];
+    await waitFor(
+      'a first job to complete',
+      async () => (await db.selectFrom('jobs').select('id').where('id', 'in', ids).where('status', '=', 'completed').execute()).length > 0,
+      120_000,
+      20,
+    );
+    await db.destroy();
+    await pgCtl(['stop', '-D', join(stack.stateDir, 'pg'), '-m', 'immediate']);
 
-  // The profile's own command starts it again (same port), and reuses every other process.
-  const restarted = await up();
-  assert.match(restarted, /postgres: started/, restarted);
-  db = createDb(stack.config.DATABASE_URL, 5);
+    // The profile's own command starts it again (same port), and reuses every other process.
+    const restarted = await up();
+    assert.match(restarted, /postgres: started/, restarted);
+    db = createDb(stack.config.DATABASE_URL, 5);
 
-  await waitFor(`${JOBS} jobs to finish`, async () => {
-    const rows = await db.selectFrom('jobs').select('status').where('id', 'in', ids).execute();
-    return rows.every((r) => r.status === 'completed' || r.status === 'failed');
-  }, 600_000, 1000);
-  let total = 0;
-  for (const id of ids) {
-    const row = await jobRow(db, id);
-    assert.equal(row.status, 'completed', `${id}: ${JSON.stringify(row.error)}`);
-    assert.ok(Array.isArray(row.outputs) && row.outputs.length > 0, `${id} has its outputs`);
-    const net = (await ledgerForJob(db, id)).reduce((sum, e) => sum - e.delta, 0);
-    assert.equal(net, row.price, `${id} is charged its price once`);
-    total += row.price;
-    const desc = await temporal.workflow.getHandle(id).describe();
-    assert.equal(desc.status.name, 'COMPLETED', `${id}: its workflow completed`);
-  }
-  assert.equal(await creditsOf(db, t), 10_000 - total, 'the workspace paid every job once');
-});
+    await waitFor(
+      `${JOBS} jobs to finish`,
+      async () => {
+        const rows = await db.selectFrom('jobs').select('status').where('id', 'in', ids).execute();
+        return rows.every((r) => r.status === 'completed' || r.status === 'failed');
+      },
+      600_000,
+      1000,
+    );
+    let total = 0;
+    for (const id of ids) {
+      const row = await jobRow(db, id);
+      assert.equal(row.status, 'completed', `${id}: ${JSON.stringify(row.error)}`);
+      assert.ok(Array.isArray(row.outputs) && row.outputs.length > 0, `${id} has its outputs`);
+      const net = (await ledgerForJob(db, id)).reduce((sum, e) => sum - e.delta, 0);
+      assert.equal(net, row.price, `${id} is charged its price once`);
+      total += row.price;
+      const desc = await temporal.workflow.getHandle(id).describe();
+      assert.equal(desc.status.name, 'COMPLETED', `${id}: its workflow completed`);
+    }
+    assert.equal(await creditsOf(db, t), 10_000 - total, 'the workspace paid every job once');
+  },
+);

@@ -40,16 +40,19 @@ let buildBBundle: string;
 let connection: Connection;
 let temporal: Client;
 
-before(async () => {
-  prod = await lockProdStack();
-  tdb = await createTestDatabase();
-  bundleDir = await mkdtemp(join(tmpdir(), 'rollout-test-'));
-  buildBBundle = join(bundleDir, 'workflow-bundle-b.js');
-  const { code } = await bundleWorkflowCode({ workflowsPath: buildBWorkflows, logger: new DefaultLogger('ERROR') });
-  await writeFile(buildBBundle, code);
-  connection = await Connection.connect({ address: prod.config.TEMPORAL_ADDRESS });
-  temporal = new Client({ connection, namespace: 'default' });
-}, { timeout: 4_200_000 });
+before(
+  async () => {
+    prod = await lockProdStack();
+    tdb = await createTestDatabase();
+    bundleDir = await mkdtemp(join(tmpdir(), 'rollout-test-'));
+    buildBBundle = join(bundleDir, 'workflow-bundle-b.js');
+    const { code } = await bundleWorkflowCode({ workflowsPath: buildBWorkflows, logger: new DefaultLogger('ERROR') });
+    await writeFile(buildBBundle, code);
+    connection = await Connection.connect({ address: prod.config.TEMPORAL_ADDRESS });
+    temporal = new Client({ connection, namespace: 'default' });
+  },
+  { timeout: 4_200_000 },
+);
 
 after(async () => {
   await connection?.close();
@@ -91,7 +94,14 @@ async function rollout(order: 'providers-first' | 'workflows-first', opts: { web
     RATE_LIMIT_POLL_PER_MIN: '100000',
   });
   const providerQueue = `${config.TASK_QUEUE_PREFIX}-provider-local/activity`;
-  const build = (buildId: string, extra: Partial<Config> = {}): Config => ({ ...config, WORKER_DEPLOYMENT_NAME: deployment, WORKER_BUILD_ID: buildId, WORKER_DEPLOYMENT_PROMOTE: 'first', WORKER_DRAIN_CHECK_MS: 0, ...extra });
+  const build = (buildId: string, extra: Partial<Config> = {}): Config => ({
+    ...config,
+    WORKER_DEPLOYMENT_NAME: deployment,
+    WORKER_BUILD_ID: buildId,
+    WORKER_DEPLOYMENT_PROMOTE: 'first',
+    WORKER_DRAIN_CHECK_MS: 0,
+    ...extra,
+  });
   const adminEnv = { TEMPORAL_ADDRESS: prod.config.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: 'default', WORKER_DEPLOYMENT_NAME: deployment };
   const admin = async (...args: string[]) => {
     const r = await runAdmin(['deployment', ...args, '--json'], adminEnv);
@@ -99,9 +109,12 @@ async function rollout(order: 'providers-first' | 'workflows-first', opts: { web
   };
   const status = async () => {
     const r = await admin('status');
-    return r.code === 0 ? (r.body as { current: string | null; versions: { buildId: string; status: string; running: number; taskQueues: string[] }[] }) : undefined;
+    return r.code === 0
+      ? (r.body as { current: string | null; versions: { buildId: string; status: string; running: number; taskQueues: string[] }[] })
+      : undefined;
   };
-  const versionHas = async (buildId: string, queue: string) => (await status())?.versions.find((v) => v.buildId === buildId)?.taskQueues.includes(queue) ?? false;
+  const versionHas = async (buildId: string, queue: string) =>
+    (await status())?.versions.find((v) => v.buildId === buildId)?.taskQueues.includes(queue) ?? false;
 
   const ledger = new Ledger();
   const holdsA = new Holds();
@@ -132,7 +145,12 @@ async function rollout(order: 'providers-first' | 'workflows-first', opts: { web
     // Build A: the first version of a fresh deployment makes itself current (WORKER_DEPLOYMENT_PROMOTE=first).
     fleets.push(await startWorkers(build(A), tdb.db, 'workflows,io,fetch'));
     fleets.push(await startWorkers(build(A), tdb.db, 'provider:local', { activityInterceptors: [ledger.on('A'), holdsA.activityInterceptor] }));
-    await waitFor(`${A} to be current with its provider fleet`, async () => (await status())?.current === A && (await versionHas(A, providerQueue)), 60_000, 250);
+    await waitFor(
+      `${A} to be current with its provider fleet`,
+      async () => (await status())?.current === A && (await versionHas(A, providerQueue)),
+      60_000,
+      250,
+    );
 
     // 20 jobs held mid-pipeline on A: started, their render dispatched to A's provider fleet.
     const heldA = hold(holdsA, JOBS);
@@ -177,9 +195,9 @@ async function rollout(order: 'providers-first' | 'workflows-first', opts: { web
     if (order === 'workflows-first') {
       // A ramp before the promotion: set, seen, ended.
       assert.equal((await admin('ramp', '--build-id', B, '--percent', '25')).code, 0);
-      assert.deepEqual((await status() as any)?.ramping, { buildId: B, percent: 25 });
+      assert.deepEqual(((await status()) as any)?.ramping, { buildId: B, percent: 25 });
       assert.equal((await admin('ramp', '--build-id', B, '--percent', '0')).code, 0);
-      assert.equal((await status() as any)?.ramping, null);
+      assert.equal(((await status()) as any)?.ramping, null);
     }
 
     const promoted = await admin('promote', '--build-id', B);
@@ -213,10 +231,15 @@ async function rollout(order: 'providers-first' | 'workflows-first', opts: { web
     for (const h of heldB) h.release();
 
     const all = [...jobsA, ...jobsB, ...jobsAfter];
-    await waitFor(`${all.length} jobs to finish`, async () => {
-      const rows = await tdb.db.selectFrom('jobs').select(['status']).where('id', 'in', all).execute();
-      return rows.every((r) => r.status === 'completed' || r.status === 'failed');
-    }, 180_000, 500);
+    await waitFor(
+      `${all.length} jobs to finish`,
+      async () => {
+        const rows = await tdb.db.selectFrom('jobs').select(['status']).where('id', 'in', all).execute();
+        return rows.every((r) => r.status === 'completed' || r.status === 'failed');
+      },
+      180_000,
+      500,
+    );
 
     const expectations: [string[], string, number][] = [
       [jobsA, A, promotedAt],
@@ -235,11 +258,24 @@ async function rollout(order: 'providers-first' | 'workflows-first', opts: { web
         assert.equal(info?.deploymentVersion?.buildId, buildId, `${id} runs on ${buildId}`);
         assert.equal(info?.behavior, temporalEnums.VersioningBehavior.VERSIONING_BEHAVIOR_PINNED, `${id} is pinned`);
         const events = (await handle.fetchHistory()).events ?? [];
-        const tasks = events.filter((e) => e.workflowTaskCompletedEventAttributes).map((e) => ({ at: Number(e.eventTime?.seconds ?? 0) * 1000, build: e.workflowTaskCompletedEventAttributes!.deploymentVersion?.buildId }));
+        const tasks = events
+          .filter((e) => e.workflowTaskCompletedEventAttributes)
+          .map((e) => ({ at: Number(e.eventTime?.seconds ?? 0) * 1000, build: e.workflowTaskCompletedEventAttributes!.deploymentVersion?.buildId }));
         assert.deepEqual([...new Set(tasks.map((x) => x.build))], [buildId], `${id}: every workflow task ran on ${buildId}`);
-        assert.ok(tasks.some((x) => x.at >= Math.floor(laterThan / 1000) * 1000), `${id}: it still had workflow tasks after the routing changed`);
-        const failures = events.filter((e) => e.workflowTaskFailedEventAttributes || e.activityTaskFailedEventAttributes || e.activityTaskTimedOutEventAttributes);
-        assert.deepEqual(failures.map((e) => JSON.stringify(e.workflowTaskFailedEventAttributes?.failure?.message ?? e.activityTaskFailedEventAttributes?.failure?.message ?? 'timed out')), [], `${id}: no nondeterminism, no "activity not registered", no failed step`);
+        assert.ok(
+          tasks.some((x) => x.at >= Math.floor(laterThan / 1000) * 1000),
+          `${id}: it still had workflow tasks after the routing changed`,
+        );
+        const failures = events.filter(
+          (e) => e.workflowTaskFailedEventAttributes || e.activityTaskFailedEventAttributes || e.activityTaskTimedOutEventAttributes,
+        );
+        assert.deepEqual(
+          failures.map((e) =>
+            JSON.stringify(e.workflowTaskFailedEventAttributes?.failure?.message ?? e.activityTaskFailedEventAttributes?.failure?.message ?? 'timed out'),
+          ),
+          [],
+          `${id}: no nondeterminism, no "activity not registered", no failed step`,
+        );
         const scheduled = events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter((n): n is string => !!n);
         assert.equal(scheduled.includes('recordBuild'), buildId === B, `${id}: ${scheduled.join(', ')}`);
         assert.deepEqual(ledger.fleetsOf(id), [buildId === A ? 'A' : 'B'], `${id}: its activities ran on ${buildId}'s provider fleet`);
@@ -263,7 +299,8 @@ async function rollout(order: 'providers-first' | 'workflows-first', opts: { web
  * Chromium: both builds listed with their lifecycle. DEPLOYMENTS_SCREENSHOT=path.png saves it.
  */
 async function checkDeploymentPage(deployment: string, builds: { current: string; draining: string }) {
-  const executablePath = process.env.CHROMIUM_PATH || execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' }).trim().split('\n')[0]!;
+  const executablePath =
+    process.env.CHROMIUM_PATH || execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' }).trim().split('\n')[0]!;
   const browser = await puppeteer.launch({
     executablePath,
     headless: true,
@@ -293,13 +330,16 @@ async function checkDeploymentPage(deployment: string, builds: { current: string
 function describeWithCli(deployment: string): Promise<string> {
   const cli = process.env.TEMPORAL_CLI_PATH || 'temporal';
   return new Promise((resolve, reject) =>
-    execFile(cli, ['worker', 'deployment', 'describe', '--name', deployment, '--address', prod.config.TEMPORAL_ADDRESS, '--namespace', 'default'], (err, stdout, stderr) =>
-      err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+    execFile(
+      cli,
+      ['worker', 'deployment', 'describe', '--name', deployment, '--address', prod.config.TEMPORAL_ADDRESS, '--namespace', 'default'],
+      (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
     ),
   );
 }
 
 describe('rolling a new build out with Worker Versioning on the production server', () => {
-  test("B's provider fleet first: A's jobs finish on A, B's on B, a rollback to A strands nothing; the Web UI shows both builds", () => rollout('providers-first', { webUi: true }));
+  test("B's provider fleet first: A's jobs finish on A, B's on B, a rollback to A strands nothing; the Web UI shows both builds", () =>
+    rollout('providers-first', { webUi: true }));
   test("B's workflows fleet first: B is not promoted until its provider fleet polls, then the same", () => rollout('workflows-first'));
 });

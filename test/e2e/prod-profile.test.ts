@@ -24,13 +24,16 @@ let storage: Storage;
 let connection: Connection;
 let temporal: Client;
 
-before(async () => {
-  stack = await lockProdStack();
-  db = createDb(stack.config.DATABASE_URL, 5);
-  storage = createStorage(stack.config);
-  connection = await Connection.connect({ address: stack.config.TEMPORAL_ADDRESS });
-  temporal = new Client({ connection, namespace: 'default' });
-}, { timeout: 4_200_000 });
+before(
+  async () => {
+    stack = await lockProdStack();
+    db = createDb(stack.config.DATABASE_URL, 5);
+    storage = createStorage(stack.config);
+    connection = await Connection.connect({ address: stack.config.TEMPORAL_ADDRESS });
+    temporal = new Client({ connection, namespace: 'default' });
+  },
+  { timeout: 4_200_000 },
+);
 
 after(async () => {
   await connection?.close();
@@ -56,7 +59,14 @@ async function assertCompletedWithExactCredits(t: Tenant, startCredits: number, 
   assert.equal(await creditsOf(db, t), startCredits - total);
 }
 
-const longVideo = (t: Tenant, prompt: string) => ({ project_id: t.projectId, prompt, model: 'seedance-1.5', aspect_ratio: '16:9', duration: 12, resolution: '1080p' });
+const longVideo = (t: Tenant, prompt: string) => ({
+  project_id: t.projectId,
+  prompt,
+  model: 'seedance-1.5',
+  aspect_ratio: '16:9',
+  duration: 12,
+  resolution: '1080p',
+});
 const image = (t: Tenant, prompt: string) => ({ project_id: t.projectId, prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
 
 async function create(gw: string, t: Tenant, path: string, body: Record<string, unknown>): Promise<string> {
@@ -67,7 +77,7 @@ async function create(gw: string, t: Tenant, path: string, body: Record<string, 
 
 describe('the prod profile', () => {
   test('is a standalone Temporal server 1.32.0 on Postgres, reached through its Web UI, with our search attributes', async () => {
-    const info = await (await fetch(`${stack.vars.TEMPORAL_UI_URL}/api/v1/cluster-info`)).json() as Record<string, unknown>;
+    const info = (await (await fetch(`${stack.vars.TEMPORAL_UI_URL}/api/v1/cluster-info`)).json()) as Record<string, unknown>;
     assert.equal(info.serverVersion, '1.32.0');
     assert.equal(info.persistenceStore, 'postgres12');
     assert.equal(info.visibilityStore, 'postgres12');
@@ -108,7 +118,14 @@ describe('the prod profile', () => {
     const voiceId = await insertVoice(db);
     const ids = [
       await create(gateway(0), t, '/v1/images/generate', image(t, 'prod profile image')),
-      await create(gateway(1), t, '/v1/videos/generate', { project_id: t.projectId, prompt: 'prod profile video', model: 'seedance-1.5', aspect_ratio: '9:16', duration: 4, resolution: '480p' }),
+      await create(gateway(1), t, '/v1/videos/generate', {
+        project_id: t.projectId,
+        prompt: 'prod profile video',
+        model: 'seedance-1.5',
+        aspect_ratio: '9:16',
+        duration: 4,
+        resolution: '480p',
+      }),
       await create(gateway(0), t, '/v1/replace-actors/generations', {
         project_id: t.projectId,
         image_file_id: await insertUpload(db, storage, t, 'image'),
@@ -132,11 +149,16 @@ describe('the prod profile', () => {
       assert.equal((await fetch(url.body.data.url)).status, 200, `${id}'s output downloads`);
     }
     // The workflows are listed by our search attributes in the server's SQL visibility.
-    const listed = await waitFor('the jobs in visibility', async () => {
-      const found: string[] = [];
-      for await (const wf of temporal.workflow.list({ query: `WorkspaceId = '${t.workspaceId}' AND JobStatus = 'completed'` })) found.push(wf.workflowId);
-      return found.length === ids.length ? found : undefined;
-    }, 30_000, 500);
+    const listed = await waitFor(
+      'the jobs in visibility',
+      async () => {
+        const found: string[] = [];
+        for await (const wf of temporal.workflow.list({ query: `WorkspaceId = '${t.workspaceId}' AND JobStatus = 'completed'` })) found.push(wf.workflowId);
+        return found.length === ids.length ? found : undefined;
+      },
+      30_000,
+      500,
+    );
     assert.deepEqual(listed.sort(), [...ids].sort());
   });
 
@@ -186,12 +208,17 @@ describe('the prod profile', () => {
 
     /** Waits until the job's render (the local provider's submit) runs on a provider worker; returns that worker. */
     const renderingOn = (id: string) =>
-      waitFor(`${id}'s render to be in flight on a provider worker`, async () => {
-        const desc = await temporal.workflow.getHandle(id).describe();
-        const submit = (desc.raw.pendingActivities ?? []).find((a) => a.activityType?.name === 'submitAndCheck' && a.lastWorkerIdentity);
-        const pid = Number(submit?.lastWorkerIdentity?.split('@')[0]);
-        return pids.has(pid) ? pid : undefined;
-      }, 120_000, 50);
+      waitFor(
+        `${id}'s render to be in flight on a provider worker`,
+        async () => {
+          const desc = await temporal.workflow.getHandle(id).describe();
+          const submit = (desc.raw.pendingActivities ?? []).find((a) => a.activityType?.name === 'submitAndCheck' && a.lastWorkerIdentity);
+          const pid = Number(submit?.lastWorkerIdentity?.split('@')[0]);
+          return pids.has(pid) ? pid : undefined;
+        },
+        120_000,
+        50,
+      );
 
     // SIGTERM: the worker stops polling, lets its in-flight render finish, and exits.
     const a = await create(gateway(0), t, '/v1/videos/generate', longVideo(t, 'stopped gracefully'));
@@ -223,8 +250,15 @@ describe('the prod profile', () => {
     await assertCompletedWithExactCredits(t, 1000, ids);
     // The killed render ran again: its submit started a second attempt.
     const events = (await temporal.workflow.getHandle(b).fetchHistory()).events ?? [];
-    const submits = new Set(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'submitAndCheck').map((e) => String(e.eventId)));
-    const attempts = events.filter((e) => submits.has(String(e.activityTaskStartedEventAttributes?.scheduledEventId))).map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 1);
-    assert.ok(attempts.some((n) => n >= 2), `the killed render was retried (attempts ${attempts.join(', ')})`);
+    const submits = new Set(
+      events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'submitAndCheck').map((e) => String(e.eventId)),
+    );
+    const attempts = events
+      .filter((e) => submits.has(String(e.activityTaskStartedEventAttributes?.scheduledEventId)))
+      .map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 1);
+    assert.ok(
+      attempts.some((n) => n >= 2),
+      `the killed render was retried (attempts ${attempts.join(', ')})`,
+    );
   });
 });

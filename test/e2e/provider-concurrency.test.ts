@@ -49,7 +49,9 @@ describe('provider fleet concurrency', () => {
     const c = api(gw.baseUrl, t.apiKey);
     // Videos take the renderer a moment, so overlapping submissions would show.
     const created = await Promise.all(
-      [0, 1, 2].map((i) => c.post('/v1/videos/generate', { project_id: t.projectId, prompt: `queue ${i}`, model: 'seedance-1.5', duration: 4, resolution: '480p' })),
+      [0, 1, 2].map((i) =>
+        c.post('/v1/videos/generate', { project_id: t.projectId, prompt: `queue ${i}`, model: 'seedance-1.5', duration: 4, resolution: '480p' }),
+      ),
     );
     for (const r of created) assert.equal(r.status, 200, r.text);
     const ids = created.map((r) => r.body.data.id as string);

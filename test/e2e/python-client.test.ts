@@ -30,7 +30,10 @@ let main: Tenant;
 
 function venvPython(): string {
   const home = process.env.PYTHON_CLIENT_HOME;
-  assert.ok(home && existsSync(join(home, '.installed')), 'PYTHON_CLIENT_HOME is not set or not installed: run the tests with `npm test` (scripts/stack.sh installs the Python client\'s tools)');
+  assert.ok(
+    home && existsSync(join(home, '.installed')),
+    "PYTHON_CLIENT_HOME is not set or not installed: run the tests with `npm test` (scripts/stack.sh installs the Python client's tools)",
+  );
   return join(home, 'venv', 'bin', 'python');
 }
 
@@ -38,9 +41,19 @@ function venvPython(): string {
  * Runs a command to its end, or kills it after `timeoutMs` (a hung process must not outlive the
  * suite): exit code and interleaved output. Python gets no variable of the stack.
  */
-function run(cmd: string, args: string[], opts: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<{ code: number | null; output: string }> {
+function run(
+  cmd: string,
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string>; timeoutMs?: number },
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? dir, PYTHONDONTWRITEBYTECODE: '1', PIP_DISABLE_PIP_VERSION_CHECK: '1', ...opts.env };
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? dir,
+      PYTHONDONTWRITEBYTECODE: '1',
+      PIP_DISABLE_PIP_VERSION_CHECK: '1',
+      ...opts.env,
+    };
     const child = spawn(cmd, args, { cwd: opts.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const limit = opts.timeoutMs ?? 240_000;
@@ -83,7 +96,10 @@ before(async () => {
   // suite's task queues so the workers above run what they start: two requests per class per 3 s,
   // and two per minute (refused however slow the machine is).
   const queues = { TASK_QUEUE_PREFIX: svc.config.TASK_QUEUE_PREFIX };
-  limited = await startGateway(testConfig(svc.tdb.url, { ...queues, RATE_LIMIT_POLL_PER_MIN: '2', RATE_LIMIT_GENERATE_PER_MIN: '2', RATE_LIMIT_WINDOW_MS: '3000' }), svc.tdb.db);
+  limited = await startGateway(
+    testConfig(svc.tdb.url, { ...queues, RATE_LIMIT_POLL_PER_MIN: '2', RATE_LIMIT_GENERATE_PER_MIN: '2', RATE_LIMIT_WINDOW_MS: '3000' }),
+    svc.tdb.db,
+  );
   strict = await startGateway(testConfig(svc.tdb.url, { ...queues, RATE_LIMIT_POLL_PER_MIN: '2' }), svc.tdb.db);
   // A gateway whose bucket does not exist: storage answers, but not for it (5xx answers).
   storageless = await startGateway(testConfig(svc.tdb.url, { ...queues, S3_BUCKET: `missing-${Date.now()}` }), svc.tdb.db);
@@ -91,12 +107,19 @@ before(async () => {
   main = await createTenant(svc.tdb.db, 1_000_000);
   const voiceId = await insertVoice(svc.tdb.db);
   const actorId = await insertActor(svc.tdb.db, svc.gw.storage, { defaultVoiceId: voiceId });
-  const rotated = await runAdmin(['webhook', 'secret', 'rotate', '--workspace', main.workspaceId, '--as', main.ownerEmail, '--json'], { ...process.env, DATABASE_URL: svc.tdb.url });
+  const rotated = await runAdmin(['webhook', 'secret', 'rotate', '--workspace', main.workspaceId, '--as', main.ownerEmail, '--json'], {
+    ...process.env,
+    DATABASE_URL: svc.tdb.url,
+  });
   assert.equal(rotated.code, 0, rotated.stderr);
   const webhookSecret = (JSON.parse(rotated.stdout) as { secret: string }).secret;
 
   const files: Record<string, string> = {};
-  for (const [name, type] of [['fox.png', 'image/png'], ['clip.mp4', 'video/mp4'], ['fox.jpg', 'image/jpeg']] as const) {
+  for (const [name, type] of [
+    ['fox.png', 'image/png'],
+    ['clip.mp4', 'video/mp4'],
+    ['fox.jpg', 'image/jpeg'],
+  ] as const) {
     files[name] = join(dir, name);
     await writeFile(files[name], media[type]);
   }
@@ -129,7 +152,11 @@ before(async () => {
 after(async () => {
   // Webhook deliveries still retrying end with the suite.
   const rows = await svc?.tdb.db.selectFrom('webhook_deliveries').select('id').where('delivered_at', 'is', null).execute();
-  for (const r of rows ?? []) await svc.gw.client.workflow.getHandle(r.id).terminate('test over').catch(() => undefined);
+  for (const r of rows ?? [])
+    await svc.gw.client.workflow
+      .getHandle(r.id)
+      .terminate('test over')
+      .catch(() => undefined);
   await limited?.close();
   await strict?.close();
   await storageless?.close();
@@ -195,10 +222,14 @@ test('mypy --strict passes on the package, its tests and the README example', { 
   assert.ok(example, 'python/README.md has a ```python example');
   const examplePath = join(dir, 'readme_example.py');
   await writeFile(examplePath, example);
-  const { code, output } = await run(python, ['-m', 'mypy', '--strict', '--python-version', '3.10', '--cache-dir', join(dir, 'mypy-cache'), 'src/mediagen', 'tests', examplePath], {
-    cwd: pythonDir,
-    env: { MYPYPATH: `${join(pythonDir, 'src')}:${join(pythonDir, 'tests')}` },
-  });
+  const { code, output } = await run(
+    python,
+    ['-m', 'mypy', '--strict', '--python-version', '3.10', '--cache-dir', join(dir, 'mypy-cache'), 'src/mediagen', 'tests', examplePath],
+    {
+      cwd: pythonDir,
+      env: { MYPYPATH: `${join(pythonDir, 'src')}:${join(pythonDir, 'tests')}` },
+    },
+  );
   assert.equal(code, 0, `mypy --strict found errors:\n${output}`);
   assert.match(output, /Success: no issues found/);
 });
@@ -219,7 +250,10 @@ test('pip install ./python into a fresh virtualenv, then the README example crea
   await mkdir(work);
   await writeFile(join(work, 'example.py'), example);
   // Run outside python/, so `mediagen` can only come from the installed package.
-  const ran = await run(join(venv, 'bin', 'python'), ['example.py'], { cwd: work, env: { MEDIAGEN_API_KEY: main.apiKey, MEDIAGEN_BASE_URL: `${svc.gw.baseUrl}/v1` } });
+  const ran = await run(join(venv, 'bin', 'python'), ['example.py'], {
+    cwd: work,
+    env: { MEDIAGEN_API_KEY: main.apiKey, MEDIAGEN_BASE_URL: `${svc.gw.baseUrl}/v1` },
+  });
   assert.equal(ran.code, 0, `the README example failed:\n${ran.output}`);
   assert.match(ran.output, /^completed /m, `progress was printed:\n${ran.output}`);
   const out = await readdir(join(work, 'out'));

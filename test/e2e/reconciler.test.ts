@@ -89,11 +89,16 @@ const cancelsAtFal = (requestId: string) => live.fal.requestsOf('cancel').filter
 async function terminateAll(ids: string[]): Promise<void> {
   await Promise.all(ids.map((id) => gw.client.workflow.getHandle(id).terminate('operator: stuck job')));
   // Visibility is eventually consistent: the closed runs are listed a moment later.
-  await waitFor(`visibility to list ${ids.length} terminated runs`, async () => {
-    const { runs } = await listClosedInFlightRuns(gw.client, { taskQueuePrefix: config.TASK_QUEUE_PREFIX, closedAfter: new Date(Date.now() - 3_600_000) });
-    const listed = new Set(runs.map((r) => r.jobId));
-    return ids.every((id) => listed.has(id)) ? true : undefined;
-  }, 30_000, 200);
+  await waitFor(
+    `visibility to list ${ids.length} terminated runs`,
+    async () => {
+      const { runs } = await listClosedInFlightRuns(gw.client, { taskQueuePrefix: config.TASK_QUEUE_PREFIX, closedAfter: new Date(Date.now() - 3_600_000) });
+      const listed = new Set(runs.map((r) => r.jobId));
+      return ids.every((id) => listed.has(id)) ? true : undefined;
+    },
+    30_000,
+    200,
+  );
 }
 
 describe('a job whose workflow was terminated', () => {
@@ -121,7 +126,13 @@ describe('a job whose workflow was terminated', () => {
       assert.equal(row.status, 'failed');
       assert.equal(row.error?.code, 'canceled');
       assert.match(row.error?.message ?? '', /terminated/);
-      assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price], ['refund', price]]);
+      assert.deepEqual(
+        (await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]),
+        [
+          ['charge', -price],
+          ['refund', price],
+        ],
+      );
     }
     assert.equal(await creditsOf(tdb.db, t), 100 - price, 'only the healthy job stays charged');
     // The provider-cancel workflow cancels each request at fal, once, from the reference on the row.
@@ -152,10 +163,17 @@ describe('two reconciler replicas', () => {
       byB.push(...pb.settled);
       return byA.length + byB.length >= ids.length ? true : undefined;
     });
-    assert.deepEqual(byA.filter((id) => byB.includes(id)), [], 'no job settled by both');
+    assert.deepEqual(
+      byA.filter((id) => byB.includes(id)),
+      [],
+      'no job settled by both',
+    );
     assert.deepEqual([...byA, ...byB].sort(), [...ids].sort(), 'every job settled once');
     for (const id of ids) {
-      assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => l.reason), ['charge', 'refund']);
+      assert.deepEqual(
+        (await ledgerForJob(tdb.db, id)).map((l) => l.reason),
+        ['charge', 'refund'],
+      );
     }
     assert.equal(await creditsOf(tdb.db, t), 1000);
     await waitFor('fal to receive one cancel per request', () => (requests.every((r) => cancelsAtFal(r) === 1) ? true : undefined));
@@ -177,17 +195,27 @@ describe('two reconciler replicas', () => {
       });
       const callsA: string[] = [];
       const callsB: string[] = [];
-      const clientOf = (calls: string[]) => new Client({ connection: gw.client.connection, namespace: config.TEMPORAL_NAMESPACE, interceptors: { workflow: [startsOf(calls)] } });
+      const clientOf = (calls: string[]) =>
+        new Client({ connection: gw.client.connection, namespace: config.TEMPORAL_NAMESPACE, interceptors: { workflow: [startsOf(calls)] } });
       const [a, b] = [replica(clientOf(callsA)), replica(clientOf(callsB))];
       const started: string[] = [];
       // The replicas leave jobs younger than a few seconds to the gateway's own start.
-      await waitFor('the replicas to start every job', async () => {
-        const [pa, pb] = await Promise.all([a.runOnce(), b.runOnce()]);
-        started.push(...pa.started, ...pb.started);
-        return started.length >= ids.length ? true : undefined;
-      }, 30_000, 250);
+      await waitFor(
+        'the replicas to start every job',
+        async () => {
+          const [pa, pb] = await Promise.all([a.runOnce(), b.runOnce()]);
+          started.push(...pa.started, ...pb.started);
+          return started.length >= ids.length ? true : undefined;
+        },
+        30_000,
+        250,
+      );
       assert.deepEqual([...started].sort(), [...ids].sort());
-      assert.deepEqual(callsA.filter((id) => callsB.includes(id)), [], 'no job started by both');
+      assert.deepEqual(
+        callsA.filter((id) => callsB.includes(id)),
+        [],
+        'no job started by both',
+      );
       assert.deepEqual([...callsA, ...callsB].sort(), [...ids].sort(), 'one start call per job');
       const rows = await tdb.db.selectFrom('jobs').select('workflow_started').where('id', 'in', ids).execute();
       assert.ok(rows.every((r) => r.workflow_started));
@@ -240,16 +268,28 @@ describe('a reset run terminated before its first step', () => {
 
     const reconciler = replica();
     const settled: string[] = [];
-    await waitFor('the reconciler to settle the job', async () => {
-      settled.push(...(await reconciler.runOnce()).settled);
-      return settled.includes(id!) ? true : undefined;
-    }, 60_000, 250);
+    await waitFor(
+      'the reconciler to settle the job',
+      async () => {
+        settled.push(...(await reconciler.runOnce()).settled);
+        return settled.includes(id!) ? true : undefined;
+      },
+      60_000,
+      250,
+    );
     // Later passes (visibility still lists both closed runs) change nothing.
     for (let i = 0; i < 2; i++) assert.deepEqual((await reconciler.runOnce()).settled, []);
     const row = (await jobsRepo.getJob(tdb.db, id!))!;
     assert.equal(row.status, 'failed');
     assert.equal(row.error?.code, 'canceled');
-    assert.deepEqual((await ledgerForJob(tdb.db, id!)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price], ['refund', price]], 'refunded exactly once');
+    assert.deepEqual(
+      (await ledgerForJob(tdb.db, id!)).map((l) => [l.reason, Number(l.delta)]),
+      [
+        ['charge', -price],
+        ['refund', price],
+      ],
+      'refunded exactly once',
+    );
     assert.equal(await creditsOf(tdb.db, t), 100);
     await waitFor('fal to receive one cancel of the request', () => (cancelsAtFal(request) === 1 ? true : undefined));
   });
@@ -261,7 +301,15 @@ describe('a job whose final database write was lost', () => {
   const lostFinalWrite = (id: string) =>
     tdb.db
       .updateTable('jobs')
-      .set({ status: 'generating', outputs: null, error: null, finished_at: null, phase: 'generating', percent: null, updated_at: sql<Date>`now() - make_interval(secs => ${staleAfterMs / 1000 + 1})` })
+      .set({
+        status: 'generating',
+        outputs: null,
+        error: null,
+        finished_at: null,
+        phase: 'generating',
+        percent: null,
+        updated_at: sql<Date>`now() - make_interval(secs => ${staleAfterMs / 1000 + 1})`,
+      })
       .where('id', '=', id)
       .execute();
 
@@ -277,11 +325,19 @@ describe('a job whose final database write was lost', () => {
 
       const reconciler = replica(gw.client, { RECONCILE_STALE_AFTER_MS: staleAfterMs });
       const passes = [await reconciler.runOnce(), await reconciler.runOnce()];
-      assert.deepEqual(passes.flatMap((p) => p.completed).filter((j) => j === id), [id], 'completed by the reconciler, once');
+      assert.deepEqual(
+        passes.flatMap((p) => p.completed).filter((j) => j === id),
+        [id],
+        'completed by the reconciler, once',
+      );
       const row = (await jobsRepo.getJob(tdb.db, id))!;
       assert.equal(row.status, 'completed');
       assert.deepEqual(row.outputs, done.outputs, 'with the outputs its workflow stored');
-      assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price]], 'charged once');
+      assert.deepEqual(
+        (await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]),
+        [['charge', -price]],
+        'charged once',
+      );
       assert.equal(await creditsOf(tdb.db, t), 100 - price);
       const url = await api(gw.baseUrl, t.apiKey).get(`/v1/images/${id}/url`);
       assert.equal(url.status, 200, url.text);
@@ -301,16 +357,31 @@ describe('a job whose final database write was lost', () => {
       // The failure's commit is lost whole: the row goes back to generating and the refund is undone.
       await lostFinalWrite(id);
       await tdb.db.deleteFrom('credit_ledger').where('job_id', '=', id).where('reason', '=', 'refund').execute();
-      await tdb.db.updateTable('workspaces').set({ credits: sql`credits - ${price}` }).where('id', '=', t.workspaceId).execute();
+      await tdb.db
+        .updateTable('workspaces')
+        .set({ credits: sql`credits - ${price}` })
+        .where('id', '=', t.workspaceId)
+        .execute();
       assert.equal(await creditsOf(tdb.db, t), 100 - price);
 
       const reconciler = replica(gw.client, { RECONCILE_STALE_AFTER_MS: staleAfterMs });
       const passes = [await reconciler.runOnce(), await reconciler.runOnce()];
-      assert.deepEqual(passes.flatMap((p) => p.settled).filter((j) => j === id), [id], 'settled by the reconciler, once');
+      assert.deepEqual(
+        passes.flatMap((p) => p.settled).filter((j) => j === id),
+        [id],
+        'settled by the reconciler, once',
+      );
       const row = (await jobsRepo.getJob(tdb.db, id))!;
       assert.equal(row.status, 'failed');
       assert.equal(row.error?.code, 'generation_failed');
-      assert.deepEqual((await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]), [['charge', -price], ['refund', price]], 'refunded once');
+      assert.deepEqual(
+        (await ledgerForJob(tdb.db, id)).map((l) => [l.reason, Number(l.delta)]),
+        [
+          ['charge', -price],
+          ['refund', price],
+        ],
+        'refunded once',
+      );
       assert.equal(await creditsOf(tdb.db, t), 100);
     } finally {
       live.fal.flow = ['IN_QUEUE'];

@@ -73,9 +73,15 @@ describe('remote URLs as job inputs', () => {
     assert.match(job.error.message, /private|not public|refused/i);
     assert.ok(remote.requests.includes('/character.png'), 'the image input was fetched before the video was refused');
     const keys = await jobObjectKeys(svc.config, job.id);
-    assert.ok(keys.every((k) => /\/input-image\.\w+$/.test(k)), `a failed job keeps only the inputs it fetched (a reset reuses them): ${keys.join(', ')}`);
+    assert.ok(
+      keys.every((k) => /\/input-image\.\w+$/.test(k)),
+      `a failed job keeps only the inputs it fetched (a reset reuses them): ${keys.join(', ')}`,
+    );
     const ledger = await ledgerForJob(tdb.db, job.id);
-    assert.deepEqual(ledger.map((l) => l.reason), ['charge', 'refund']);
+    assert.deepEqual(
+      ledger.map((l) => l.reason),
+      ['charge', 'refund'],
+    );
     assert.equal(await creditsOf(tdb.db, t), 1000);
   });
 });

@@ -56,11 +56,21 @@ async function failedUrlJob(t: Tenant, marker: string): Promise<{ id: string; ru
   const row = await jobRow(tdb.db, id);
   assert.equal(row.status, 'failed');
   assert.equal(row.error?.code, 'generation_failed');
-  assert.deepEqual(row.provider_attempts.map((a) => a.provider), ['fal'], 'fal was given up');
-  assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -price], ['refund', price]]);
+  assert.deepEqual(
+    row.provider_attempts.map((a) => a.provider),
+    ['fal'],
+    'fal was given up',
+  );
+  assert.deepEqual(await jobLedger(tdb.db, id), [
+    ['charge', -price],
+    ['refund', price],
+  ]);
   const keys = await jobObjectKeys(stack.config, id);
   assert.equal(keys.length, 2, `the fetched inputs stay after the failure, nothing else: ${keys.join(', ')}`);
-  assert.ok(keys.every((k) => /\/input-(image|video)\.\w+$/.test(k)), keys.join(', '));
+  assert.ok(
+    keys.every((k) => /\/input-(image|video)\.\w+$/.test(k)),
+    keys.join(', '),
+  );
   return { id, runId };
 }
 
@@ -73,15 +83,30 @@ async function resetCompletes(t: Tenant, id: string, runId: string, point: numbe
   const row = await jobRow(tdb.db, id);
   assert.equal(row.status, 'completed', JSON.stringify(row.error));
   assert.equal(row.status_run_id, newRun);
-  assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -price], ['refund', price], ['recharge', -price]], 'charged, refunded, charged again');
+  assert.deepEqual(
+    await jobLedger(tdb.db, id),
+    [
+      ['charge', -price],
+      ['refund', price],
+      ['recharge', -price],
+    ],
+    'charged, refunded, charged again',
+  );
   assert.equal(await creditsOf(tdb.db, t), credits - price, 'charged exactly once in total');
   assert.equal(alibaba.requestsOf('submit').length - alibabaSubmits, 1, 'one new submit at Alibaba');
   assert.equal(live.fal.requestsOf('submit').length - falSubmits, 0, 'fal, given up already, is not asked again');
-  assert.ok(alibaba.fetchedInputs.slice(-2).every((f) => f.bytes > 0), 'Alibaba downloaded both inputs from our store');
+  assert.ok(
+    alibaba.fetchedInputs.slice(-2).every((f) => f.bytes > 0),
+    'Alibaba downloaded both inputs from our store',
+  );
   const rec = await api(gw.baseUrl, t.apiKey).get(`/v1/replace-actors/generations/${id}`);
   assert.equal(rec.status, 200, rec.text);
   assert.equal(rec.body.data.provider, 'alibaba');
-  assert.deepEqual(rec.body.data.provider_attempts.map((a: { provider: string }) => a.provider), ['fal'], 'the give-up is recorded once');
+  assert.deepEqual(
+    rec.body.data.provider_attempts.map((a: { provider: string }) => a.provider),
+    ['fal'],
+    'the give-up is recorded once',
+  );
 }
 
 describe('resetting a failed failover job', () => {
@@ -100,7 +125,10 @@ describe('resetting a failed failover job', () => {
     const h = await runHistory(gw.client, id, runId);
     const point = pointOfLocalActivity(h, 'routeJob', 0);
     assert.ok(point, 'the history has the first route step');
-    assert.ok(h.events.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'prepareProviderRequest' && Number(e.eventId) < point), 'the point follows the fetch of the inputs');
+    assert.ok(
+      h.events.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'prepareProviderRequest' && Number(e.eventId) < point),
+      'the point follows the fetch of the inputs',
+    );
     await resetCompletes(t, id, runId, point);
   });
 });

@@ -108,7 +108,15 @@ describe('resetting a failed job from every point of its history', () => {
         assert.equal(row.status, 'completed', `${what}: ${JSON.stringify(row.error)}`);
         assert.equal(row.status_run_id, r.newRun);
         const l = await ledger(r.id);
-        assert.deepEqual(l, [['charge', -price], ['refund', price], ['recharge', -price]], `${what}: charged, refunded, charged again`);
+        assert.deepEqual(
+          l,
+          [
+            ['charge', -price],
+            ['refund', price],
+            ['recharge', -price],
+          ],
+          `${what}: charged, refunded, charged again`,
+        );
         assert.equal(await creditsOf(tdb.db, r.t), credits - price, `${what}: charged exactly once in total`);
         const url = await api(gw.baseUrl, r.t.apiKey).get(`/v1/images/${r.id}/url`);
         assert.equal(url.status, 200, `${what}: ${url.text}`);
@@ -117,7 +125,14 @@ describe('resetting a failed job from every point of its history', () => {
         await assert.rejects(handle.result(), `${what}: the new run replays the failure`);
         const row = await rowOf(r.id);
         assert.equal(row.status, 'failed', what);
-        assert.deepEqual(await ledger(r.id), [['charge', -price], ['refund', price]], `${what}: nothing charged again`);
+        assert.deepEqual(
+          await ledger(r.id),
+          [
+            ['charge', -price],
+            ['refund', price],
+          ],
+          `${what}: nothing charged again`,
+        );
         assert.equal(await creditsOf(tdb.db, r.t), credits);
         assert.equal(submitsFor(r.marker), 1, `${what}: nothing submitted again`);
       }
@@ -156,8 +171,15 @@ describe('resetting a job its customer canceled', () => {
           // provider's cost, and fal's confirmed cancel the rest (in one refund when confirmed first).
           const entries = await ledger(id);
           assert.deepEqual(entries[0], ['charge', -price], `reset to event ${point}: charged once`);
-          assert.ok(entries.slice(1).every(([reason]) => reason === 'refund'), `reset to event ${point}: never charged again: ${JSON.stringify(entries)}`);
-          assert.equal(entries.slice(1).reduce((sum, [, delta]) => sum + Number(delta), 0), price, `reset to event ${point}: refunded in full`);
+          assert.ok(
+            entries.slice(1).every(([reason]) => reason === 'refund'),
+            `reset to event ${point}: never charged again: ${JSON.stringify(entries)}`,
+          );
+          assert.equal(
+            entries.slice(1).reduce((sum, [, delta]) => sum + Number(delta), 0),
+            price,
+            `reset to event ${point}: refunded in full`,
+          );
           assert.equal(await creditsOf(tdb.db, t), credits);
           assert.equal(submitsFor(marker), 1, `reset to event ${point}: nothing submitted again`);
         }),
@@ -168,7 +190,7 @@ describe('resetting a job its customer canceled', () => {
   });
 });
 
-describe('resetting a job that failed longer ago than its model\'s deadline', () => {
+describe("resetting a job that failed longer ago than its model's deadline", () => {
   test('from every point before the failing result, it completes within a deadline counted from the new claim, charged once, with one new submit', async () => {
     const deadlineSeconds = 30;
     // One check before the provider's answer: each run fits its deadline even on a loaded machine.
@@ -203,10 +225,23 @@ describe('resetting a job that failed longer ago than its model\'s deadline', ()
         }),
       );
       // Every failure is now older than the model's deadline.
-      await waitFor('the failures to be older than the deadline', async () => {
-        const rows = await tdb.db.selectFrom('jobs').select(['status', 'finished_at']).where('id', 'in', jobs.map((j) => j.id)).execute();
-        return rows.every((r) => r.status === 'failed' && Date.now() - new Date(r.finished_at!).getTime() > (deadlineSeconds + 1) * 1000) ? true : undefined;
-      }, 120_000, 500);
+      await waitFor(
+        'the failures to be older than the deadline',
+        async () => {
+          const rows = await tdb.db
+            .selectFrom('jobs')
+            .select(['status', 'finished_at'])
+            .where(
+              'id',
+              'in',
+              jobs.map((j) => j.id),
+            )
+            .execute();
+          return rows.every((r) => r.status === 'failed' && Date.now() - new Date(r.finished_at!).getTime() > (deadlineSeconds + 1) * 1000) ? true : undefined;
+        },
+        120_000,
+        500,
+      );
 
       await Promise.all(
         jobs.map(async (j) => {
@@ -222,7 +257,15 @@ describe('resetting a job that failed longer ago than its model\'s deadline', ()
           const row = await rowOf(j.id);
           assert.equal(row.status, 'completed', `${what}: ${JSON.stringify(row.error)}`);
           assert.equal(row.status_run_id, newRun);
-          assert.deepEqual(await ledger(j.id), [['charge', -price], ['refund', price], ['recharge', -price]], `${what}: charged, refunded, charged again`);
+          assert.deepEqual(
+            await ledger(j.id),
+            [
+              ['charge', -price],
+              ['refund', price],
+              ['recharge', -price],
+            ],
+            `${what}: charged, refunded, charged again`,
+          );
           assert.equal(await creditsOf(tdb.db, j.t), credits - price, `${what}: charged exactly once in total`);
           assert.equal(submitsFor(j.marker), 2, `${what}: the refused request, then one new one`);
         }),

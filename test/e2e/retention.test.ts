@@ -30,7 +30,13 @@ describe('DELETE /v1/{kind}/{id}', () => {
   test("removes a completed job's media: URL 410 gone, the record stays; twice is the same; other workspace 404", async () => {
     const t = await createTenant(tdb.db, 100);
     const c = api(gw.baseUrl, t.apiKey);
-    const created = await c.post('/v1/images/generate', { project_id: t.projectId, prompt: 'to delete', model: 'nano-banana-2', aspect_ratio: '1:1', count: 2 });
+    const created = await c.post('/v1/images/generate', {
+      project_id: t.projectId,
+      prompt: 'to delete',
+      model: 'nano-banana-2',
+      aspect_ratio: '1:1',
+      count: 2,
+    });
     assert.equal(created.status, 200, created.text);
     const id = created.body.data.id as string;
     await waitForJobStatus(c, `/v1/images/${id}`, ['completed']);
@@ -70,7 +76,11 @@ describe('DELETE /v1/{kind}/{id}', () => {
     assert.equal(r.body.status, 'pending');
     const row = await tdb.db.selectFrom('jobs').select(['outputs_removed_at', 'status']).where('id', '=', pending.id).executeTakeFirstOrThrow();
     assert.deepEqual(row, { outputs_removed_at: null, status: 'pending' });
-    await tdb.db.updateTable('jobs').set({ status: 'failed', error: JSON.stringify({ code: 'generation_failed', message: 'x' }) }).where('id', '=', pending.id).execute();
+    await tdb.db
+      .updateTable('jobs')
+      .set({ status: 'failed', error: JSON.stringify({ code: 'generation_failed', message: 'x' }) })
+      .where('id', '=', pending.id)
+      .execute();
     const failed = await c.call('DELETE', `/v1/images/${pending.id}`);
     assert.equal(failed.status, 200, failed.text);
     assert.equal(failed.body.data.status, 'failed');
@@ -79,17 +89,28 @@ describe('DELETE /v1/{kind}/{id}', () => {
   });
 
   test('OUTPUT_RETENTION_DAYS: a completed job older than the retention answers 410 gone', async () => {
-    const short = await startGateway(testConfig(tdb.url, { TASK_QUEUE_PREFIX: config.TASK_QUEUE_PREFIX, OUTPUT_RETENTION_DAYS: '2', RATE_LIMIT_POLL_PER_MIN: '100000' }), tdb.db);
+    const short = await startGateway(
+      testConfig(tdb.url, { TASK_QUEUE_PREFIX: config.TASK_QUEUE_PREFIX, OUTPUT_RETENTION_DAYS: '2', RATE_LIMIT_POLL_PER_MIN: '100000' }),
+      tdb.db,
+    );
     try {
       const t = await createTenant(tdb.db, 100);
       const job = await insertImageJob(tdb.db, t);
       const outputs = JSON.stringify([{ key: `jobs/${job.id}/x/output-1.png`, content_type: 'image/png', size: 1 }]);
-      await tdb.db.updateTable('jobs').set({ status: 'completed', outputs, finished_at: new Date(Date.now() - 3 * 86_400_000) }).where('id', '=', job.id).execute();
+      await tdb.db
+        .updateTable('jobs')
+        .set({ status: 'completed', outputs, finished_at: new Date(Date.now() - 3 * 86_400_000) })
+        .where('id', '=', job.id)
+        .execute();
       const c = api(short.baseUrl, t.apiKey);
       const r = await c.get(`/v1/images/${job.id}/url`);
       assertApiError(r, 410, 'gone');
       assert.match(r.body.error.message, /expired after 2 days/);
-      await tdb.db.updateTable('jobs').set({ finished_at: new Date(Date.now() - 86_400_000) }).where('id', '=', job.id).execute();
+      await tdb.db
+        .updateTable('jobs')
+        .set({ finished_at: new Date(Date.now() - 86_400_000) })
+        .where('id', '=', job.id)
+        .execute();
       assert.equal((await c.get(`/v1/images/${job.id}/url`)).status, 200, 'within the retention the URL is served');
     } finally {
       await short.close();
@@ -123,7 +144,10 @@ describe('bucket lifecycle rules', () => {
       assert.equal(Number(expire.Expiration?.Days), 30);
       assert.equal(expire.Filter?.Prefix, 'jobs/');
       assert.equal(expire.Status, 'Enabled');
-      assert.ok(rules.some((r) => r.ID === 'someone-elses'), 'a rule of someone else is kept');
+      assert.ok(
+        rules.some((r) => r.ID === 'someone-elses'),
+        'a rule of someone else is kept',
+      );
       assert.equal((await storage.applyLifecycle(30)).changed, false);
       // Retention switched off again: the expiry rule goes, the others stay.
       assert.equal((await storage.applyLifecycle(null)).changed, true);

@@ -46,86 +46,117 @@ after(async () => {
 const DEADLINE_SECONDS = 45;
 const GRACE_MS = 15_000;
 
-test('a run whose build lost every worker ends at its run timeout, refunded, its provider request canceled, and the no-pollers alert fires meanwhile', { timeout: 600_000 }, async () => {
-  const deployment = `backstop-${randomToken(8).toLowerCase()}`;
-  const X = `x-${randomToken(8).toLowerCase()}`;
-  const Y = `y-${randomToken(8).toLowerCase()}`;
-  const config = testConfig(tdb.url, {
-    ...live.env,
-    RECONCILE_INTERVAL_MS: '1000',
-    JOB_RUN_TIMEOUT_GRACE_MS: String(GRACE_MS),
-    // A build counts as polled while a worker of it polled this recently (production: 90 s).
-    VERSION_POLLERS_FRESH_MS: '15000',
-    WORKER_DEPLOYMENT_NAME: deployment,
-    WORKER_DEPLOYMENT_PROMOTE: 'newer',
-    WORKER_DRAIN_CHECK_MS: '0',
-  });
-  const build = (buildId: string) => ({ ...config, WORKER_BUILD_ID: buildId });
-  const current = async () => (await describeDeployment(temporal.workflowService, 'default', deployment))?.current;
-  // The fal request stays IN_PROGRESS (the fake's walk is longer than the test): only the run timeout ends this job.
-  live.fal.flow = Array<'IN_PROGRESS'>(10_000).fill('IN_PROGRESS');
+test(
+  'a run whose build lost every worker ends at its run timeout, refunded, its provider request canceled, and the no-pollers alert fires meanwhile',
+  { timeout: 600_000 },
+  async () => {
+    const deployment = `backstop-${randomToken(8).toLowerCase()}`;
+    const X = `x-${randomToken(8).toLowerCase()}`;
+    const Y = `y-${randomToken(8).toLowerCase()}`;
+    const config = testConfig(tdb.url, {
+      ...live.env,
+      RECONCILE_INTERVAL_MS: '1000',
+      JOB_RUN_TIMEOUT_GRACE_MS: String(GRACE_MS),
+      // A build counts as polled while a worker of it polled this recently (production: 90 s).
+      VERSION_POLLERS_FRESH_MS: '15000',
+      WORKER_DEPLOYMENT_NAME: deployment,
+      WORKER_DEPLOYMENT_PROMOTE: 'newer',
+      WORKER_DRAIN_CHECK_MS: '0',
+    });
+    const build = (buildId: string) => ({ ...config, WORKER_BUILD_ID: buildId });
+    const current = async () => (await describeDeployment(temporal.workflowService, 'default', deployment))?.current;
+    // The fal request stays IN_PROGRESS (the fake's walk is longer than the test): only the run timeout ends this job.
+    live.fal.flow = Array<'IN_PROGRESS'>(10_000).fill('IN_PROGRESS');
 
-  const fleets: (Workers | WorkerService)[] = [];
-  let metricsServer: Server | undefined;
-  try {
-    const t = await createTenant(tdb.db, 100);
-    // Build X: every role, the reconciler among them (it starts the job below: its start path).
-    const x = await startWorkers(build(X), tdb.db, 'workflows,io,fetch,reconciler,provider:fal');
-    fleets.push(x);
-    await waitFor(`${X} to be current`, async () => (await current()) === X, 60_000, 250);
+    const fleets: (Workers | WorkerService)[] = [];
+    let metricsServer: Server | undefined;
+    try {
+      const t = await createTenant(tdb.db, 100);
+      // Build X: every role, the reconciler among them (it starts the job below: its start path).
+      const x = await startWorkers(build(X), tdb.db, 'workflows,io,fetch,reconciler,provider:fal');
+      fleets.push(x);
+      await waitFor(`${X} to be current`, async () => (await current()) === X, 60_000, 250);
 
-    const route = resolveJobRoute(config, catalog['nano-banana-2'])!;
-    assert.equal(route.provider, 'fal');
-    const job = await insertImageJob(tdb.db, t, { price: 4, deadlineSeconds: DEADLINE_SECONDS, route: { provider: 'fal', provider_model_id: route.provider_model_id! } });
-    const jobId = job.id;
-    // The reconciler of X starts the job's workflow; its render is submitted to fal and stays there.
-    const requestId = await waitFor(`${jobId}'s fal request`, () => [...live.fal.states.values()].find((s) => String(s.input.prompt).includes(jobId))?.id, 60_000, 100);
-    assert.equal((await jobRow(tdb.db, jobId)).status, 'generating');
-    const desc = await temporal.workflow.getHandle(jobId).describe();
-    assert.equal(desc.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId, X, 'the job is pinned to X');
-    const runTimeout = desc.raw.executionConfig?.workflowRunTimeout;
-    assert.equal(Number(runTimeout?.seconds ?? 0) * 1000 + Math.round((runTimeout?.nanos ?? 0) / 1e6), jobRunTimeoutMs(DEADLINE_SECONDS, GRACE_MS), 'the run timeout is the deadline plus the grace');
-    assert.equal(await creditsOf(tdb.db, t), 96, 'charged at create');
+      const route = resolveJobRoute(config, catalog['nano-banana-2'])!;
+      assert.equal(route.provider, 'fal');
+      const job = await insertImageJob(tdb.db, t, {
+        price: 4,
+        deadlineSeconds: DEADLINE_SECONDS,
+        route: { provider: 'fal', provider_model_id: route.provider_model_id! },
+      });
+      const jobId = job.id;
+      // The reconciler of X starts the job's workflow; its render is submitted to fal and stays there.
+      const requestId = await waitFor(
+        `${jobId}'s fal request`,
+        () => [...live.fal.states.values()].find((s) => String(s.input.prompt).includes(jobId))?.id,
+        60_000,
+        100,
+      );
+      assert.equal((await jobRow(tdb.db, jobId)).status, 'generating');
+      const desc = await temporal.workflow.getHandle(jobId).describe();
+      assert.equal(desc.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId, X, 'the job is pinned to X');
+      const runTimeout = desc.raw.executionConfig?.workflowRunTimeout;
+      assert.equal(
+        Number(runTimeout?.seconds ?? 0) * 1000 + Math.round((runTimeout?.nanos ?? 0) / 1e6),
+        jobRunTimeoutMs(DEADLINE_SECONDS, GRACE_MS),
+        'the run timeout is the deadline plus the grace',
+      );
+      assert.equal(await creditsOf(tdb.db, t), 96, 'charged at create');
 
-    // A deploy gone wrong: every worker of X stops with the job in flight; build Y takes over.
-    await x.stop();
-    fleets.splice(fleets.indexOf(x), 1);
-    const metrics = createWorkerMetrics();
-    const y = createWorkerService(build(Y), parseRoles('workflows,io,fetch,reconciler,provider:fal'), { db: tdb.db, metrics, processExtras: false });
-    await y.start();
-    fleets.push(y);
-    metricsServer = await serveWorkerMetrics(metrics, '127.0.0.1', 0);
-    const metricsUrl = `http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}/metrics`;
-    await waitFor(`${Y} to be current`, async () => (await current()) === Y, 60_000, 250);
+      // A deploy gone wrong: every worker of X stops with the job in flight; build Y takes over.
+      await x.stop();
+      fleets.splice(fleets.indexOf(x), 1);
+      const metrics = createWorkerMetrics();
+      const y = createWorkerService(build(Y), parseRoles('workflows,io,fetch,reconciler,provider:fal'), { db: tdb.db, metrics, processExtras: false });
+      await y.start();
+      fleets.push(y);
+      metricsServer = await serveWorkerMetrics(metrics, '127.0.0.1', 0);
+      const metricsUrl = `http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}/metrics`;
+      await waitFor(`${Y} to be current`, async () => (await current()) === Y, 60_000, 250);
 
-    // The gauge names X (one job on it, no poller); the alert rule fires for X, and for X only.
-    const rule = alertRule('MediagenWorkflowsWithoutPollers');
-    const firing = await waitFor('the no-pollers alert to fire', async () => {
-      const scraped = await (await fetch(metricsUrl)).text();
-      const series = evaluateAlert(rule.expr, scraped);
-      return series.length > 0 ? series : undefined;
-    }, 60_000, 500);
-    assert.deepEqual(firing, [{ labels: { deployment, build_id: X }, value: 1 }]);
-    assert.equal((await jobRow(tdb.db, jobId)).status, 'generating', 'the alert fires while the job still hangs');
+      // The gauge names X (one job on it, no poller); the alert rule fires for X, and for X only.
+      const rule = alertRule('MediagenWorkflowsWithoutPollers');
+      const firing = await waitFor(
+        'the no-pollers alert to fire',
+        async () => {
+          const scraped = await (await fetch(metricsUrl)).text();
+          const series = evaluateAlert(rule.expr, scraped);
+          return series.length > 0 ? series : undefined;
+        },
+        60_000,
+        500,
+      );
+      assert.deepEqual(firing, [{ labels: { deployment, build_id: X }, value: 1 }]);
+      assert.equal((await jobRow(tdb.db, jobId)).status, 'generating', 'the alert fires while the job still hangs');
 
-    // The run timeout ends it; the reconciler (on Y) refunds it and cancels its fal request.
-    const row = await waitFor(`${jobId} to be settled`, async () => {
-      const r = await jobRow(tdb.db, jobId);
-      return r.status === 'failed' ? r : undefined;
-    }, jobRunTimeoutMs(DEADLINE_SECONDS, GRACE_MS) + 60_000, 250);
-    assert.equal((await temporal.workflow.getHandle(jobId).describe()).status.name, 'TIMED_OUT');
-    const ledger = await jobLedger(tdb.db, jobId);
-    assert.equal(ledger.length, 2, `charged once, refunded once: ${JSON.stringify(ledger)}`);
-    assert.equal(ledger.reduce((sum, [, delta]) => sum + Number(delta), 0), 0, 'the refund nets the charge');
-    assert.equal(await creditsOf(tdb.db, t), 100, 'refunded in full');
-    assert.ok(row.error, 'the job says why it failed');
-    await waitFor(`the fal request ${requestId} to be canceled`, () => live.fal.states.get(requestId)?.canceled === true, 60_000, 250);
-    assert.equal(live.fal.requestsOf('cancel').filter((r) => r.path.includes(requestId)).length, 1, 'canceled once');
+      // The run timeout ends it; the reconciler (on Y) refunds it and cancels its fal request.
+      const row = await waitFor(
+        `${jobId} to be settled`,
+        async () => {
+          const r = await jobRow(tdb.db, jobId);
+          return r.status === 'failed' ? r : undefined;
+        },
+        jobRunTimeoutMs(DEADLINE_SECONDS, GRACE_MS) + 60_000,
+        250,
+      );
+      assert.equal((await temporal.workflow.getHandle(jobId).describe()).status.name, 'TIMED_OUT');
+      const ledger = await jobLedger(tdb.db, jobId);
+      assert.equal(ledger.length, 2, `charged once, refunded once: ${JSON.stringify(ledger)}`);
+      assert.equal(
+        ledger.reduce((sum, [, delta]) => sum + Number(delta), 0),
+        0,
+        'the refund nets the charge',
+      );
+      assert.equal(await creditsOf(tdb.db, t), 100, 'refunded in full');
+      assert.ok(row.error, 'the job says why it failed');
+      await waitFor(`the fal request ${requestId} to be canceled`, () => live.fal.states.get(requestId)?.canceled === true, 60_000, 250);
+      assert.equal(live.fal.requestsOf('cancel').filter((r) => r.path.includes(requestId)).length, 1, 'canceled once');
 
-    // Nothing runs on X any more: the gauge and the alert go quiet.
-    await waitFor('the no-pollers alert to resolve', async () => evaluateAlert(rule.expr, await (await fetch(metricsUrl)).text()).length === 0, 60_000, 500);
-  } finally {
-    metricsServer?.close();
-    for (const f of fleets.reverse()) await f.stop();
-  }
-});
+      // Nothing runs on X any more: the gauge and the alert go quiet.
+      await waitFor('the no-pollers alert to resolve', async () => evaluateAlert(rule.expr, await (await fetch(metricsUrl)).text()).length === 0, 60_000, 500);
+    } finally {
+      metricsServer?.close();
+      for (const f of fleets.reverse()) await f.stop();
+    }
+  },
+);

@@ -42,7 +42,6 @@ after(async () => {
   await tdb?.drop();
 });
 
-
 const create = (t: Tenant, prompt: string) => createImage(gw.baseUrl, t, prompt);
 
 const storedKeys = (jobId: string) => jobObjectKeys(config, jobId);
@@ -58,7 +57,10 @@ describe('cancel racing completion', () => {
     const complete = holds.activity('completeJob', 'before');
     const id = await create(t, 'cancel wins');
     assert.equal(await complete.reached, id);
-    assert.ok((await storedKeys(id)).some((k) => /\/output-1\.png$/.test(k)), 'the outputs are stored before completion');
+    assert.ok(
+      (await storedKeys(id)).some((k) => /\/output-1\.png$/.test(k)),
+      'the outputs are stored before completion',
+    );
 
     const canceled = await c.post(`/v1/images/${id}/cancel`);
     assert.equal(canceled.status, 200, canceled.text);
@@ -72,7 +74,10 @@ describe('cancel racing completion', () => {
     assert.equal(late.ok, false, 'the late completion is refused');
     assert.match(String(!late.ok && late.error.message), /failed and cannot become completed/);
     assert.equal(await rowStatus(id), 'failed');
-    assert.deepEqual(await ledger(id), [['charge', -price], ['refund', price]]);
+    assert.deepEqual(await ledger(id), [
+      ['charge', -price],
+      ['refund', price],
+    ]);
     assert.equal(await creditsOf(tdb.db, t), 100);
     assert.deepEqual(await storedKeys(id), [], 'no media is kept for a refunded job');
     const url = await c.get(`/v1/images/${id}/url`);
@@ -131,12 +136,18 @@ describe('cancel and a start the client did not see', () => {
     assert.equal(late.ok, false, 'the late start is refused');
     assert.match(String(!late.ok && late.error.message), /failed and cannot become generating/);
     assert.equal(await rowStatus(id), 'failed');
-    assert.deepEqual(await ledger(id), [['charge', -price], ['refund', price]]);
+    assert.deepEqual(await ledger(id), [
+      ['charge', -price],
+      ['refund', price],
+    ]);
     assert.equal(await creditsOf(tdb.db, t), 100);
     // The reconciler starts pending jobs only: nothing to start here.
     const pass = await workers.fleet.reconciler!.runOnce();
     assert.deepEqual([pass.started, pass.settled], [[], []]);
-    assert.deepEqual(await ledger(id), [['charge', -price], ['refund', price]]);
+    assert.deepEqual(await ledger(id), [
+      ['charge', -price],
+      ['refund', price],
+    ]);
   });
 
   test('a cancel before the workflow exists fails the job here; the start that lands late cannot revive it', async () => {
@@ -158,7 +169,10 @@ describe('cancel and a start the client did not see', () => {
     const row = (await jobsRepo.getJob(tdb.db, id))!;
     assert.equal(row.status, 'failed');
     assert.equal(row.error?.code, 'canceled', 'the first failure stands');
-    assert.deepEqual(await ledger(id), [['charge', -price], ['refund', price]]);
+    assert.deepEqual(await ledger(id), [
+      ['charge', -price],
+      ['refund', price],
+    ]);
     assert.equal(await creditsOf(tdb.db, t), 100);
   });
 });
@@ -221,7 +235,8 @@ describe('the reconciler and a run replaced by an operator reset', () => {
     await waitFor(
       'visibility to list the terminated run',
       async () => {
-        for await (const w of gw.client.workflow.list({ query: `WorkflowId = '${id}' AND ExecutionStatus = 'Terminated' AND JobStatus = 'generating'` })) return w.runId === first.runId;
+        for await (const w of gw.client.workflow.list({ query: `WorkflowId = '${id}' AND ExecutionStatus = 'Terminated' AND JobStatus = 'generating'` }))
+          return w.runId === first.runId;
         return undefined;
       },
       30_000,
@@ -236,7 +251,7 @@ describe('the reconciler and a run replaced by an operator reset', () => {
       30_000,
       200,
     );
-    assert.deepEqual((await reconciler.runOnce()).settled, [], 'the job is the new run\'s');
+    assert.deepEqual((await reconciler.runOnce()).settled, [], "the job is the new run's");
     assert.equal(await rowStatus(id), 'generating');
 
     // The terminated run's step ends (its completion is refused by Temporal), then the new run goes on.

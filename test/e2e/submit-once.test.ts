@@ -142,7 +142,12 @@ describe('a provider is paid once per job, whatever fails after the submit', () 
       const first = await spawnWorkerProcess(stack, 'provider:fal');
       try {
         const id = await create(t, marker);
-        await waitFor('the submit and the first status check', async () => ((await rowOf(id)).provider_ref && requestsFor('status', marker) >= 1 ? true : undefined), 60_000, 100);
+        await waitFor(
+          'the submit and the first status check',
+          async () => ((await rowOf(id)).provider_ref && requestsFor('status', marker) >= 1 ? true : undefined),
+          60_000,
+          100,
+        );
         first.child.kill(fault.includes('SIGSTOP') ? 'SIGSTOP' : 'SIGKILL');
         await withProviderFleet({}, async () => {
           await assertCompletedOnce(t, id, marker);
@@ -171,7 +176,11 @@ describe('a provider is paid once per job, whatever fails after the submit', () 
       assert.equal(requestsFor('cancel', marker), 1, 'exactly one provider cancel');
       assert.equal(requestsFor('submit', marker), 1);
       // Refunded but fal's cost first; fal confirmed the cancel (its queue stops the request), so that too.
-      assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -price], ['refund', 1], ['refund', 3]]);
+      assert.deepEqual(await jobLedger(tdb.db, id), [
+        ['charge', -price],
+        ['refund', 1],
+        ['refund', 3],
+      ]);
       assert.equal(await creditsOf(tdb.db, t), 100);
       // The refund is in the history before the provider cancel.
       const events = (await handle.fetchHistory()).events ?? [];

@@ -57,14 +57,19 @@ describe('npm run dev with its trace viewer', () => {
     child.kill('SIGINT');
     assert.equal(await exit, 130);
     await assert.rejects(fetch(`${base}/healthz`), 'the gateway is gone');
-    await waitFor('the viewer to stop', async () => {
-      try {
-        await fetch(`${viewer}/healthz`);
-        return false;
-      } catch {
-        return true;
-      }
-    }, 60_000, 200);
+    await waitFor(
+      'the viewer to stop',
+      async () => {
+        try {
+          await fetch(`${viewer}/healthz`);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      60_000,
+      200,
+    );
     assert.throws(() => process.kill(viewerPid, 0), 'the viewer process is gone');
     const state = await readdir(join(home, 'dev')).catch(() => [] as string[]);
     assert.ok(!state.some((f) => f.endsWith('.pid')), state.join(', '));

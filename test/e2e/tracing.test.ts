@@ -60,7 +60,13 @@ after(async () => {
 test('a job created through the gateway is one trace, named in its headers, logs and memo', async () => {
   const t = await createTenant(tdb.db);
   const client = api(gateway.baseUrl, t.apiKey);
-  const r = await client.post('/v1/images/generate', { project_id: t.projectId, prompt: 'a lighthouse at dusk', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+  const r = await client.post('/v1/images/generate', {
+    project_id: t.projectId,
+    prompt: 'a lighthouse at dusk',
+    model: 'nano-banana-2',
+    aspect_ratio: '1:1',
+    count: 1,
+  });
   assert.equal(r.status, 200, r.text);
   const jobId = r.body.data.id as string;
   const traceId = r.headers.get('x-trace-id') ?? '';
@@ -118,19 +124,30 @@ test('a job created through the gateway is one trace, named in its headers, logs
   // One trace: no span about this job (by workflow id or job id) lives in another one.
   const aboutJob = (s: ReceivedSpan) => s.attributes.workflowId === jobId || s.attributes['mediagen.job_id'] === jobId;
   const elsewhere = receiver.spans.filter((s) => aboutJob(s) && s.traceId !== traceId);
-  assert.deepEqual(elsewhere.map((s) => `${s.name} ${s.traceId}`), []);
+  assert.deepEqual(
+    elsewhere.map((s) => `${s.name} ${s.traceId}`),
+    [],
+  );
 
   // The request span is the trace's root (the client sent no traceparent) and names the job.
   const request = ofTrace.find((s) => s.name === 'POST /v1/images/generate')!;
   assert.equal(request.parentSpanId, '');
   assert.deepEqual(
-    [request.attributes['mediagen.job_id'], request.attributes['mediagen.workspace_id'], request.attributes['mediagen.job_kind'], request.attributes['mediagen.model']],
+    [
+      request.attributes['mediagen.job_id'],
+      request.attributes['mediagen.workspace_id'],
+      request.attributes['mediagen.job_kind'],
+      request.attributes['mediagen.model'],
+    ],
     [jobId, t.workspaceId, 'image', 'nano-banana-2'],
   );
   // Parent links hold: every span but the root has its parent in the trace.
   const ids = new Set(ofTrace.map((s) => s.spanId));
   const orphans = ofTrace.filter((s) => s.parentSpanId !== '' && !ids.has(s.parentSpanId));
-  assert.deepEqual(orphans.map((s) => s.name), []);
+  assert.deepEqual(
+    orphans.map((s) => s.name),
+    [],
+  );
 
   // Logs: every gateway line of the request, and the job's activity lines.
   const requestLines = gatewayLines.filter((l) => l.requestId !== undefined && l.requestId === r.headers.get('x-request-id'));

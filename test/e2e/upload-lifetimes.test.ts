@@ -28,7 +28,13 @@ let mp4: Buffer;
 before(async () => {
   tdb = await createTestDatabase();
   // The sweep is driven by hand (runOnce), so its timing is the test's.
-  config = testConfig(tdb.url, { RECONCILE_INTERVAL_MS: '3600000', RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', UPLOAD_RETENTION_SECONDS: '3600', UPLOAD_MAX_RETENTION_SECONDS: '86400' });
+  config = testConfig(tdb.url, {
+    RECONCILE_INTERVAL_MS: '3600000',
+    RATE_LIMIT_GENERATE_PER_MIN: '1000',
+    RATE_LIMIT_POLL_PER_MIN: '100000',
+    UPLOAD_RETENTION_SECONDS: '3600',
+    UPLOAD_MAX_RETENTION_SECONDS: '86400',
+  });
   gw = await startGateway(config, tdb.db);
   workers = await startWorkers(config, tdb.db, 'all', { activityInterceptors: [holds.activityInterceptor] });
   png = await renderImage({ prompt: 'an upload with a lifetime', width: 320, height: 320 });
@@ -68,7 +74,12 @@ async function uploadImage(t: Tenant, extra: Record<string, string> = {}) {
 
 /** A job create naming the upload as its input (a replace-actor job: image and motion video). */
 function createWith(t: Tenant, images: { image: string; video: string }) {
-  return api(gw.baseUrl, t.apiKey).post('/v1/replace-actors/generations', { project_id: t.projectId, image_file_id: images.image, video_file_id: images.video, duration: 3 });
+  return api(gw.baseUrl, t.apiKey).post('/v1/replace-actors/generations', {
+    project_id: t.projectId,
+    image_file_id: images.image,
+    video_file_id: images.video,
+    duration: 3,
+  });
 }
 
 describe('upload lifetimes', () => {
@@ -114,7 +125,13 @@ describe('upload lifetimes', () => {
     assert.ok(Math.abs(image.expires_at - (image.created_at + 4_000)) < 1_000, `expires_at ${image.expires_at} is about created_at + 4 s`);
     const cache = (await fetch(image.path, { method: 'HEAD' })).headers.get('cache-control') ?? '';
     assert.match(cache, /^private, max-age=[0-4]$/, 'a browser may not keep it past its expiry');
-    const direct = await completedDirectUpload(gw.baseUrl, t.apiKey, t.projectId, { name: 'late.png', mime: 'image/png', bytes: png }, { expires_in_seconds: 2 });
+    const direct = await completedDirectUpload(
+      gw.baseUrl,
+      t.apiKey,
+      t.projectId,
+      { name: 'late.png', mime: 'image/png', bytes: png },
+      { expires_in_seconds: 2 },
+    );
     assert.equal(direct.expires_at - direct.updated_at, 2_000, 'a direct upload counts from its completion');
 
     await waitFor('the image link to answer 410', async () => (await fetch(image.path)).status === 410 || undefined, 15_000, 200);

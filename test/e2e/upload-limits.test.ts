@@ -102,16 +102,22 @@ describe('multipart upload limits', () => {
       u.destroy();
     }
     const ms = performance.now() - started;
-    console.log(`[upload-limits] trickled upload cut after ${ms.toFixed(0)} ms, ${sent} bytes of the file sent: ${answer.status} ${JSON.stringify(answer.body)}`);
+    console.log(
+      `[upload-limits] trickled upload cut after ${ms.toFixed(0)} ms, ${sent} bytes of the file sent: ${answer.status} ${JSON.stringify(answer.body)}`,
+    );
     assert.equal(answer.status, 408, JSON.stringify(answer.body));
     assert.equal(answer.body.error.code, 'request_timeout');
     assert.match(answer.body.error.message, new RegExp(`${MIN_BYTES_PER_SEC} bytes/s`));
     assert.ok(sent < png.length, 'cut before the file was complete');
     // Storage and the database were cleaned before the answer; the aborted storage upload may take a moment.
-    await waitFor('nothing stored for the cut upload', async () => {
-      const s = await storedUploadsOf(rateConfig, tdb.db, slow.workspaceId);
-      return s.objects.length === 0 && s.incomplete.length === 0 && s.rows === 0 ? s : undefined;
-    }, 10_000);
+    await waitFor(
+      'nothing stored for the cut upload',
+      async () => {
+        const s = await storedUploadsOf(rateConfig, tdb.db, slow.workspaceId);
+        return s.objects.length === 0 && s.incomplete.length === 0 && s.rows === 0 ? s : undefined;
+      },
+      10_000,
+    );
 
     const normal = await upload(paced, slow);
     assert.equal(normal.status, 200, JSON.stringify(normal.body));

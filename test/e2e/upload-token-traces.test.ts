@@ -35,7 +35,12 @@ const sdkLines: LogEntry[] = [];
 const collect = (into: string[]) =>
   new Writable({
     write(chunk: Buffer, _enc, done) {
-      into.push(...chunk.toString('utf8').split('\n').filter((l) => l.trim()));
+      into.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l.trim()),
+      );
       done();
     },
   });
@@ -43,10 +48,18 @@ const collect = (into: string[]) =>
 before(async () => {
   Runtime.install({ logger: new DefaultLogger('DEBUG', (entry) => void sdkLines.push(entry)) });
   [tdb, receiver] = await Promise.all([createTestDatabase(), startOtlpReceiver()]);
-  config = testConfig(tdb.url, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, LOG_LEVEL: 'debug', RECONCILE_INTERVAL_MS: '3600000', RATE_LIMIT_GENERATE_PER_MIN: '1000' });
+  config = testConfig(tdb.url, {
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    LOG_LEVEL: 'debug',
+    RECONCILE_INTERVAL_MS: '3600000',
+    RATE_LIMIT_GENERATE_PER_MIN: '1000',
+  });
   assert.ok(await startTracing(config, 'mediagen-test'));
   gateway = createGateway({ ...config, HOST: '127.0.0.1', PORT: 0 }, { processExtras: false, logDestination: collect(gatewayLines) });
-  trusting = createGateway({ ...config, HOST: '127.0.0.1', PORT: 0, TRACE_TRUST_INBOUND: true }, { processExtras: false, logDestination: collect(gatewayLines) });
+  trusting = createGateway(
+    { ...config, HOST: '127.0.0.1', PORT: 0, TRACE_TRUST_INBOUND: true },
+    { processExtras: false, logDestination: collect(gatewayLines) },
+  );
   await Promise.all([gateway.start(), trusting.start()]);
   workers = await startWorkers(config, gateway.db, 'all', { logDestination: collect(workerLines) });
 });
@@ -117,7 +130,10 @@ test('no exported span and no log line holds an upload token (multipart and dire
     );
   });
   const media = receiver.spans.filter((s) => mediaPath(s).startsWith('/media/uploads/'));
-  assert.ok(media.every((s) => /\/\[redacted\]\.(png|mp4)$/.test(mediaPath(s))), media.map(mediaPath).join(', '));
+  assert.ok(
+    media.every((s) => /\/\[redacted\]\.(png|mp4)$/.test(mediaPath(s))),
+    media.map(mediaPath).join(', '),
+  );
   assert.ok(receiver.spans.some((s) => storageKey(s) === `uploads/${t.workspaceId}/${image.id}/[redacted].png`));
   assert.ok(receiver.spans.some((s) => storageKey(s).startsWith(`jobs/${job.id}/[redacted]/`)));
 
@@ -125,9 +141,23 @@ test('no exported span and no log line holds an upload token (multipart and dire
   for (const secret of secrets) {
     const inSpans = receiver.bodies.filter((b) => b.includes(secret)).length;
     assert.equal(inSpans, 0, `${inSpans} exported span batches hold a token`);
-    assert.deepEqual(gatewayLines.filter((l) => l.includes(secret)), [], 'gateway log lines');
-    assert.deepEqual(workerLines.filter((l) => l.includes(secret)), [], 'worker log lines');
-    assert.deepEqual(sdkLines.filter((e) => JSON.stringify({ m: e.message, meta: e.meta }, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)).includes(secret)).map((e) => e.message), [], 'Temporal SDK log lines');
+    assert.deepEqual(
+      gatewayLines.filter((l) => l.includes(secret)),
+      [],
+      'gateway log lines',
+    );
+    assert.deepEqual(
+      workerLines.filter((l) => l.includes(secret)),
+      [],
+      'worker log lines',
+    );
+    assert.deepEqual(
+      sdkLines
+        .filter((e) => JSON.stringify({ m: e.message, meta: e.meta }, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)).includes(secret))
+        .map((e) => e.message),
+      [],
+      'Temporal SDK log lines',
+    );
   }
   assert.ok(receiver.bodies.length > 0 && gatewayLines.length > 0 && workerLines.length > 0 && sdkLines.length > 0, 'spans and logs were captured');
 });

@@ -33,7 +33,11 @@ before(async () => {
 after(async () => {
   // Deliveries still retrying (A's and C's) end with the suite.
   const rows = await svc?.tdb.db.selectFrom('webhook_deliveries').select('id').where('delivered_at', 'is', null).execute();
-  for (const r of rows ?? []) await svc.gw.client.workflow.getHandle(r.id).terminate('test over').catch(() => undefined);
+  for (const r of rows ?? [])
+    await svc.gw.client.workflow
+      .getHandle(r.id)
+      .terminate('test over')
+      .catch(() => undefined);
   await receiver.close();
   await svc?.close();
 });
@@ -45,7 +49,14 @@ async function tenantWithSecret(): Promise<Tenant> {
 }
 
 async function createImage(t: Tenant, prompt: string, webhook: Record<string, unknown>): Promise<string> {
-  const r = await api(svc.gw.baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1, ...webhook });
+  const r = await api(svc.gw.baseUrl, t.apiKey).post('/v1/images/generate', {
+    project_id: t.projectId,
+    prompt,
+    model: 'nano-banana-2',
+    aspect_ratio: '1:1',
+    count: 1,
+    ...webhook,
+  });
   assert.equal(r.status, 200, r.text);
   return r.body.data.id as string;
 }
@@ -108,50 +119,61 @@ describe('webhook circuits per workspace and destination', () => {
       assert.equal(r.delivered_at, null);
       assert.equal(r.last_status, 404);
     }
-    assert.ok(aRows.some((r) => r.attempts >= 2), 'A retried');
+    assert.ok(
+      aRows.some((r) => r.attempts >= 2),
+      'A retried',
+    );
     assert.equal((await getCircuit(svc.tdb.db, { workspaceId: a.workspaceId, destination: destination() })).state, 'closed');
     // C's attempts stopped going out once its circuit opened (those already under way may land just after).
     assert.ok(receiver.at('/c').length >= 10);
     for (const r of receiver.at('/c')) assert.ok(r.at <= openedAt + 1_000, `a request of C ${r.at - openedAt} ms after its circuit opened`);
-    console.log(`[webhook-circuits] B's delivery after its job ended: alone ${baseline.join(', ')} ms; with A failing and C's circuit open ${during.join(', ')} ms`);
+    console.log(
+      `[webhook-circuits] B's delivery after its job ended: alone ${baseline.join(', ')} ms; with A failing and C's circuit open ${during.join(', ')} ms`,
+    );
   });
 
-  test('a receiver that fails the first two attempts of every event (500) receives every event of 10 jobs within 5 minutes, each exactly once', { timeout: 420_000 }, async () => {
-    const t = await tenantWithSecret();
-    const path = '/flaky';
-    receiver.answerWith = (r, earlier) => {
-      if (r.path !== path) return undefined;
-      const before = earlier.filter((e) => e.path === path && e.headers['webhook-id'] === r.headers['webhook-id']).length;
-      return before < 2 ? 500 : 204;
-    };
-    const started = Date.now();
-    try {
-      const jobs = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => createImage(t, `flaky ${i}`, { webhook_url: `${receiver.base}${path}`, webhook_events: ['generating', 'completed', 'failed'] })),
-      );
-      const events = await waitFor(
-        'every event of the 10 jobs delivered',
-        async () => {
-          const rows = (await Promise.all(jobs.map((id) => deliveriesOfJob(svc.tdb.db, id)))).flat();
-          return rows.length === 20 && rows.every((r) => r.delivered_at !== null) ? rows : undefined;
-        },
-        300_000,
-        500,
-      );
-      const took = Date.now() - started;
-      const got = receiver.at(path);
-      const ids = new Set(events.map((e) => e.id));
-      const delivered = new Map<string, number>();
-      for (const r of got.filter((x) => x.answer === 204)) delivered.set(r.headers['webhook-id']!, (delivered.get(r.headers['webhook-id']!) ?? 0) + 1);
-      assert.deepEqual([...delivered.keys()].sort(), [...ids].sort(), 'every event arrived');
-      for (const [id, n] of delivered) assert.equal(n, 1, `${id} received once`);
-      for (const id of ids) assert.equal(got.filter((r) => r.headers['webhook-id'] === id).length, 3, `${id}: two failed attempts, then delivered`);
-      assert.equal((await getCircuit(svc.tdb.db, { workspaceId: t.workspaceId, destination: destination() })).state, 'closed');
-      console.log(`[webhook-circuits] 20 events of 10 jobs, each failed twice first, all delivered in ${took} ms`);
-    } finally {
-      receiver.answerWith = null;
-    }
-  });
+  test(
+    'a receiver that fails the first two attempts of every event (500) receives every event of 10 jobs within 5 minutes, each exactly once',
+    { timeout: 420_000 },
+    async () => {
+      const t = await tenantWithSecret();
+      const path = '/flaky';
+      receiver.answerWith = (r, earlier) => {
+        if (r.path !== path) return undefined;
+        const before = earlier.filter((e) => e.path === path && e.headers['webhook-id'] === r.headers['webhook-id']).length;
+        return before < 2 ? 500 : 204;
+      };
+      const started = Date.now();
+      try {
+        const jobs = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            createImage(t, `flaky ${i}`, { webhook_url: `${receiver.base}${path}`, webhook_events: ['generating', 'completed', 'failed'] }),
+          ),
+        );
+        const events = await waitFor(
+          'every event of the 10 jobs delivered',
+          async () => {
+            const rows = (await Promise.all(jobs.map((id) => deliveriesOfJob(svc.tdb.db, id)))).flat();
+            return rows.length === 20 && rows.every((r) => r.delivered_at !== null) ? rows : undefined;
+          },
+          300_000,
+          500,
+        );
+        const took = Date.now() - started;
+        const got = receiver.at(path);
+        const ids = new Set(events.map((e) => e.id));
+        const delivered = new Map<string, number>();
+        for (const r of got.filter((x) => x.answer === 204)) delivered.set(r.headers['webhook-id']!, (delivered.get(r.headers['webhook-id']!) ?? 0) + 1);
+        assert.deepEqual([...delivered.keys()].sort(), [...ids].sort(), 'every event arrived');
+        for (const [id, n] of delivered) assert.equal(n, 1, `${id} received once`);
+        for (const id of ids) assert.equal(got.filter((r) => r.headers['webhook-id'] === id).length, 3, `${id}: two failed attempts, then delivered`);
+        assert.equal((await getCircuit(svc.tdb.db, { workspaceId: t.workspaceId, destination: destination() })).state, 'closed');
+        console.log(`[webhook-circuits] 20 events of 10 jobs, each failed twice first, all delivered in ${took} ms`);
+      } finally {
+        receiver.answerWith = null;
+      }
+    },
+  );
 
   test('a delivery that finds its circuit open waits on a workflow timer, then is delivered at its first real attempt', async () => {
     const t = await tenantWithSecret();
@@ -168,7 +190,10 @@ describe('webhook circuits per workspace and destination', () => {
     assert.ok(got[0]!.at >= openUntil.getTime(), 'sent once the cooldown was over');
     assert.equal(row.attempts, 1, 'the wait was not an attempt');
     const history = await svc.gw.client.workflow.getHandle(row.id).fetchHistory();
-    assert.ok(history.events?.some((e) => e.timerStartedEventAttributes), 'the wait is a workflow timer');
+    assert.ok(
+      history.events?.some((e) => e.timerStartedEventAttributes),
+      'the wait is a workflow timer',
+    );
     const scheduled = history.events?.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'deliverWebhook') ?? [];
     assert.equal(scheduled.length, 2, 'asked once (circuit open), then sent');
     assert.equal((await getCircuit(svc.tdb.db, { workspaceId: t.workspaceId, destination: destination() })).state, 'closed', 'the trial closed it');

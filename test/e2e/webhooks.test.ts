@@ -23,7 +23,17 @@ let pathSeq = 0;
 const newPath = (name: string) => `/hooks/${name}-${++pathSeq}`;
 
 async function rotate(tenant: Tenant, graceHours?: number): Promise<string> {
-  const args = ['webhook', 'secret', 'rotate', '--workspace', tenant.workspaceId, '--as', tenant.ownerEmail, '--json', ...(graceHours === undefined ? [] : ['--grace-hours', String(graceHours)])];
+  const args = [
+    'webhook',
+    'secret',
+    'rotate',
+    '--workspace',
+    tenant.workspaceId,
+    '--as',
+    tenant.ownerEmail,
+    '--json',
+    ...(graceHours === undefined ? [] : ['--grace-hours', String(graceHours)]),
+  ];
   const r = await runAdmin(args, { ...process.env, DATABASE_URL: svc.tdb.url });
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout) as { secret: string };
@@ -32,7 +42,14 @@ async function rotate(tenant: Tenant, graceHours?: number): Promise<string> {
 }
 
 async function createImage(tenant: Tenant, prompt: string, webhook: Record<string, unknown>): Promise<any> {
-  const r = await api(svc.gw.baseUrl, tenant.apiKey).post('/v1/images/generate', { project_id: tenant.projectId, prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1, ...webhook });
+  const r = await api(svc.gw.baseUrl, tenant.apiKey).post('/v1/images/generate', {
+    project_id: tenant.projectId,
+    prompt,
+    model: 'nano-banana-2',
+    aspect_ratio: '1:1',
+    count: 1,
+    ...webhook,
+  });
   assert.equal(r.status, 200, r.text);
   return r.body.data;
 }
@@ -69,7 +86,11 @@ before(async () => {
 after(async () => {
   // Deliveries still retrying (the silent receiver) end with the suite.
   const rows = await svc?.tdb.db.selectFrom('webhook_deliveries').select('id').where('delivered_at', 'is', null).execute();
-  for (const r of rows ?? []) await svc.gw.client.workflow.getHandle(r.id).terminate('test over').catch(() => undefined);
+  for (const r of rows ?? [])
+    await svc.gw.client.workflow
+      .getHandle(r.id)
+      .terminate('test over')
+      .catch(() => undefined);
   await receiver.close();
   await svc?.close();
 });
@@ -114,7 +135,10 @@ describe('webhooks end to end', () => {
     assert.deepEqual(job2.webhook_events, ['completed', 'failed']);
     await waitForJobStatus(api(svc.gw.baseUrl, t.apiKey), `/v1/images/${job2.id}`, ['completed']);
     await delivered(job2.id, 1);
-    assert.deepEqual(receiver.at(path2).map((r) => verify(secret, r).type), ['job.completed']);
+    assert.deepEqual(
+      receiver.at(path2).map((r) => verify(secret, r).type),
+      ['job.completed'],
+    );
   });
 
   test('a tampered body fails verification (standardwebhooks and the client)', async () => {
@@ -126,7 +150,10 @@ describe('webhooks end to end', () => {
     const tampered = r!.body.replace('"status":"completed"', '"status":"failed"');
     assert.notEqual(tampered, r!.body);
     assert.throws(() => new Webhook(secret).verify(tampered, r!.headers));
-    assert.throws(() => verifyWebhook(secret, tampered, r!.headers), (e: any) => e.code === 'invalid_signature');
+    assert.throws(
+      () => verifyWebhook(secret, tampered, r!.headers),
+      (e: any) => e.code === 'invalid_signature',
+    );
   });
 
   test('a receiver that fails three times then answers gets the event, with the same webhook-id each time', async () => {
@@ -150,7 +177,11 @@ describe('webhooks end to end', () => {
     const job = await createImage(t, 'a slow receiver', { webhook_url: `${receiver.base}${path}` });
     await waitForJobStatus(api(svc.gw.baseUrl, t.apiKey), `/v1/images/${job.id}`, ['completed']);
     // Attempts time out and are retried, while the job is long done.
-    await waitFor('two timed-out attempts', async () => ((await deliveriesOfJob(svc.tdb.db, job.id))[0]?.attempts ?? 0) >= 2 && receiver.at(path).length >= 2, 30_000);
+    await waitFor(
+      'two timed-out attempts',
+      async () => ((await deliveriesOfJob(svc.tdb.db, job.id))[0]?.attempts ?? 0) >= 2 && receiver.at(path).length >= 2,
+      30_000,
+    );
     const [row] = await deliveriesOfJob(svc.tdb.db, job.id);
     assert.equal(row!.delivered_at, null);
     assert.match(row!.last_error ?? '', /no answer within 1000 ms/);
@@ -158,7 +189,10 @@ describe('webhooks end to end', () => {
     assert.equal(stored.status, 'completed');
     const price = (await svc.tdb.db.selectFrom('jobs').select('price').where('id', '=', job.id).executeTakeFirstOrThrow()).price;
     assert.equal(await creditsOf(svc.tdb.db, t), before - price);
-    assert.deepEqual((await ledgerForJob(svc.tdb.db, job.id)).map((l) => [l.reason, l.delta]), [['charge', -price]]);
+    assert.deepEqual(
+      (await ledgerForJob(svc.tdb.db, job.id)).map((l) => [l.reason, l.delta]),
+      [['charge', -price]],
+    );
   });
 
   test('a failed job delivers job.failed (and is refunded)', async () => {
@@ -256,10 +290,7 @@ describe('webhooks end to end', () => {
       await waitForJobStatus(client, `/v1/videos/${id}`, ['completed']);
       await delivered(id, 4);
       const got = receiver.at(path);
-      assert.deepEqual(
-        got.map((r) => verify(secret, r).type).sort(),
-        ['job.completed', 'job.failed', 'job.generating', 'job.generating'],
-      );
+      assert.deepEqual(got.map((r) => verify(secret, r).type).sort(), ['job.completed', 'job.failed', 'job.generating', 'job.generating']);
       assert.equal(new Set(got.map((r) => r.headers['webhook-id'])).size, 4, 'one delivery per event, each its own webhook-id');
     } finally {
       await oworkers?.stop();
@@ -285,7 +316,14 @@ describe('webhooks end to end', () => {
       [noSecret, { webhook_url: `${receiver.base}/x` }, /no webhook signing secret/],
     ];
     for (const [tenant, fields, message] of cases) {
-      const r = await api(svc.gw.baseUrl, tenant.apiKey).post('/v1/images/generate', { project_id: tenant.projectId, prompt: 'x', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1, ...fields });
+      const r = await api(svc.gw.baseUrl, tenant.apiKey).post('/v1/images/generate', {
+        project_id: tenant.projectId,
+        prompt: 'x',
+        model: 'nano-banana-2',
+        aspect_ratio: '1:1',
+        count: 1,
+        ...fields,
+      });
       assert.equal(r.status, 400, `${JSON.stringify(fields)}: ${r.text}`);
       assert.equal(r.body.error.code, 'invalid_request');
       assert.match(r.body.error.message, message);
@@ -297,25 +335,49 @@ describe('webhooks end to end', () => {
     const path = newPath('kinds');
     const url = `${receiver.base}${path}`;
     const client = api(svc.gw.baseUrl, t.apiKey);
-    const video = await client.post('/v1/videos/generate', { project_id: t.projectId, prompt: 'waves', model: 'veo-3.1', webhook_url: url, webhook_events: ['failed'] });
+    const video = await client.post('/v1/videos/generate', {
+      project_id: t.projectId,
+      prompt: 'waves',
+      model: 'veo-3.1',
+      webhook_url: url,
+      webhook_events: ['failed'],
+    });
     assert.equal(video.status, 200, video.text);
     assert.equal(video.body.data.webhook_url, url);
     assert.deepEqual(video.body.data.webhook_events, ['failed']);
     const voiceId = await insertVoice(svc.tdb.db);
     const actorId = await insertActor(svc.tdb.db, svc.gw.storage, { defaultVoiceId: voiceId });
-    const talking = await client.post('/v1/talking-actors/generate', { project_id: t.projectId, actor_id: actorId, script: 'hello', webhook_url: url, webhook_events: ['failed'] });
+    const talking = await client.post('/v1/talking-actors/generate', {
+      project_id: t.projectId,
+      actor_id: actorId,
+      script: 'hello',
+      webhook_url: url,
+      webhook_events: ['failed'],
+    });
     assert.equal(talking.status, 200, talking.text);
     const got = (await client.get(`/v1/talking-actors/${talking.body.data.id}`)).body.data;
     assert.equal(got.webhook_url, url);
-    const replace = await client.post('/v1/replace-actors/generations', { project_id: t.projectId, image_url: 'https://example.com/a.png', video_url: 'https://example.com/a.mp4', webhook_url: 'http://example.com/' });
+    const replace = await client.post('/v1/replace-actors/generations', {
+      project_id: t.projectId,
+      image_url: 'https://example.com/a.png',
+      video_url: 'https://example.com/a.mp4',
+      webhook_url: 'http://example.com/',
+    });
     assert.equal(replace.status, 400);
     assert.match(replace.body.error.message, /webhook_url/);
     // Canceled through the API: the cancel's own status move emits the event.
-    for (const p of [`/v1/videos/${video.body.data.id}/cancel`, `/v1/talking-actors/${talking.body.data.id}/cancel`]) assert.equal((await client.post(p)).status, 200);
+    for (const p of [`/v1/videos/${video.body.data.id}/cancel`, `/v1/talking-actors/${talking.body.data.id}/cancel`])
+      assert.equal((await client.post(p)).status, 200);
     await delivered(video.body.data.id, 1);
     await delivered(talking.body.data.id, 1);
     const failed = receiver.at(path).map((r) => verify(secret, r));
-    assert.deepEqual(failed.map((e) => [e.type, e.data.error.code]), [['job.failed', 'canceled'], ['job.failed', 'canceled']]);
+    assert.deepEqual(
+      failed.map((e) => [e.type, e.data.error.code]),
+      [
+        ['job.failed', 'canceled'],
+        ['job.failed', 'canceled'],
+      ],
+    );
     const plain = await createImage(t, 'no webhook', {});
     assert.equal(plain.webhook_url, null);
     assert.equal(plain.webhook_events, null);

@@ -57,7 +57,13 @@ describe('a worker restart never pays a provider twice', () => {
     const first = await spawnWorkerProcess(stack, 'provider:openai');
     let second: WorkerProcess | undefined;
     try {
-      const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt: `a kite over the dunes ${marker}`, model: 'gpt-image-1.5', aspect_ratio: '1:1', count: 1 });
+      const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', {
+        project_id: t.projectId,
+        prompt: `a kite over the dunes ${marker}`,
+        model: 'gpt-image-1.5',
+        aspect_ratio: '1:1',
+        count: 1,
+      });
       assert.equal(r.status, 200, r.text);
       const id = r.body.data.id as string;
       assert.equal(r.body.data.provider, 'openai');
@@ -88,7 +94,13 @@ describe('a worker restart never pays a provider twice', () => {
     const { tdb, gw, fal } = stack;
     let answerSubmit!: () => void;
     fal.holdAnswer('submit', new Promise<void>((r) => (answerSubmit = r)));
-    const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', { project_id: t.projectId, prompt: `a lighthouse ${marker}`, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+    const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', {
+      project_id: t.projectId,
+      prompt: `a lighthouse ${marker}`,
+      model: 'nano-banana-2',
+      aspect_ratio: '1:1',
+      count: 1,
+    });
     assert.equal(r.status, 200, r.text);
     const id = r.body.data.id as string;
     await waitFor('fal to accept the submit', () => (falRequestsWith(fal, 'submit', marker) === 1 ? true : undefined), 60_000, 50);
@@ -108,12 +120,17 @@ describe('a worker restart never pays a provider twice', () => {
       .catch(() => undefined);
     await isLocked;
     answerSubmit();
-    const requestId = await waitFor('the request id in the step heartbeat', async () => {
-      const d = await gw.client.workflow.getHandle(id).describe();
-      const beat = d.raw.pendingActivities?.find((a) => a.activityType?.name === 'submitAndCheck')?.heartbeatDetails?.payloads?.[0]?.data;
-      const text = beat ? Buffer.from(beat).toString('utf8') : '';
-      return text.includes('"provider":"fal"') ? text : undefined;
-    }, 90_000, 200);
+    const requestId = await waitFor(
+      'the request id in the step heartbeat',
+      async () => {
+        const d = await gw.client.workflow.getHandle(id).describe();
+        const beat = d.raw.pendingActivities?.find((a) => a.activityType?.name === 'submitAndCheck')?.heartbeatDetails?.payloads?.[0]?.data;
+        const text = beat ? Buffer.from(beat).toString('utf8') : '';
+        return text.includes('"provider":"fal"') ? text : undefined;
+      },
+      90_000,
+      200,
+    );
     assert.equal((await jobRow(tdb.db, id)).provider_ref, null, 'the reference is not on the row yet');
     assert.ok(requestId);
     return {

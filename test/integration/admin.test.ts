@@ -56,7 +56,10 @@ describe('admin CLI (node dist/admin/main.js)', () => {
     const show = await json('workspace', 'show', '--workspace', workspaceId);
     assert.deepEqual(show.members, [{ email: 'owner@example.test', role: 'owner' }]);
     const ledger = await t.db.selectFrom('credit_ledger').selectAll().where('workspace_id', '=', workspaceId).execute();
-    assert.deepEqual(ledger.map((l) => [l.delta, l.reason]), [[250, 'grant']]);
+    assert.deepEqual(
+      ledger.map((l) => [l.delta, l.reason]),
+      [[250, 'grant']],
+    );
   });
 
   test('human output by default', async () => {
@@ -108,7 +111,13 @@ describe('admin CLI (node dist/admin/main.js)', () => {
 
   test('key list shows the keys without secrets', async () => {
     const list = await json('key', 'list', '--workspace', workspaceId);
-    assert.deepEqual(list.map((k: { name: string; status: string }) => [k.name, k.status]), [['ci', 'active'], ['second', 'active']]);
+    assert.deepEqual(
+      list.map((k: { name: string; status: string }) => [k.name, k.status]),
+      [
+        ['ci', 'active'],
+        ['second', 'active'],
+      ],
+    );
     const human = await admin('key', 'list', '--workspace', workspaceId);
     assert.equal(human.code, 0);
     assert.doesNotMatch(human.stdout, /mg_live_|sha256/);
@@ -161,7 +170,10 @@ describe('admin CLI (node dist/admin/main.js)', () => {
     const p2 = await json('project', 'create', '--workspace', workspaceId, '--name', 'Ads');
     assert.match(p1.id, /^prj_/);
     const list = await json('project', 'list', '--workspace', workspaceId);
-    assert.deepEqual(list.map((p: { id: string }) => p.id), [p1.id, p2.id]);
+    assert.deepEqual(
+      list.map((p: { id: string }) => p.id),
+      [p1.id, p2.id],
+    );
     const human = await admin('project', 'list', '--workspace', workspaceId);
     assert.match(human.stdout, /Launch video/);
   });
@@ -205,16 +217,26 @@ describe('admin CLI (node dist/admin/main.js)', () => {
   test('a database that cannot be reached fails with exit 1 and no connection string in the output', async () => {
     const secretUrl = 'postgres://admin:s3cretpass@127.0.0.1:1/nowhere';
     const r = await new Promise<Run>((resolve) => {
-      execFile(process.execPath, [adminJs, 'project', 'list', '--workspace', 'ws_x'], { env: { PATH: process.env.PATH, DATABASE_URL: secretUrl }, timeout: 60_000 }, (err, stdout, stderr) => {
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      });
+      execFile(
+        process.execPath,
+        [adminJs, 'project', 'list', '--workspace', 'ws_x'],
+        { env: { PATH: process.env.PATH, DATABASE_URL: secretUrl }, timeout: 60_000 },
+        (err, stdout, stderr) => {
+          resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+        },
+      );
     });
     assert.equal(r.code, 1);
     assert.doesNotMatch(r.stdout + r.stderr, /s3cretpass/);
     const noUrl = await new Promise<Run>((resolve) => {
-      execFile(process.execPath, [adminJs, 'project', 'list', '--workspace', 'ws_x'], { env: { PATH: process.env.PATH }, timeout: 60_000 }, (err, stdout, stderr) => {
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      });
+      execFile(
+        process.execPath,
+        [adminJs, 'project', 'list', '--workspace', 'ws_x'],
+        { env: { PATH: process.env.PATH }, timeout: 60_000 },
+        (err, stdout, stderr) => {
+          resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+        },
+      );
     });
     assert.equal(noUrl.code, 1);
     assert.match(noUrl.stderr, /DATABASE_URL is not set/);
@@ -230,7 +252,9 @@ describe('admin CLI (node dist/admin/main.js)', () => {
     assert.equal(r.code, 2);
     assert.match(r.stderr, /migrate down not confirmed: answer "yes" at the prompt, or pass --yes/);
     assert.ok(!r.stderr.includes(String(env.DATABASE_URL)), 'the connection string is not printed');
-    const tables = await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_schema = 'public' and table_name = 'jobs'`.execute(t.db);
+    const tables = await sql<{
+      n: number;
+    }>`select count(*)::int as n from information_schema.tables where table_schema = 'public' and table_name = 'jobs'`.execute(t.db);
     assert.equal(tables.rows[0]!.n, 1, 'the jobs table is still there');
   });
 
@@ -243,7 +267,11 @@ describe('admin CLI (node dist/admin/main.js)', () => {
       assert.equal(questions.length, 1);
       assert.match(questions[0]!, /drops every table of database t_[0-9a-z]+ and all its data/);
       assert.ok(!questions[0]!.includes('postgres://'), 'the prompt names the database, not the connection string');
-      const yes = await runAdmin(['migrate', 'down', '--yes', '--json'], { DATABASE_URL: scratch.url }, { confirm: async () => assert.fail('--yes must not ask') });
+      const yes = await runAdmin(
+        ['migrate', 'down', '--yes', '--json'],
+        { DATABASE_URL: scratch.url },
+        { confirm: async () => assert.fail('--yes must not ask') },
+      );
       assert.equal(yes.code, 0, yes.stderr);
       assert.ok((JSON.parse(yes.stdout) as { reverted: string[] }).reverted.length > 0);
     } finally {

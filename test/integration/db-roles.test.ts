@@ -19,7 +19,9 @@ let appDb: Database;
 
 before(async () => {
   tdb = await createTestDatabase();
-  role = `app_${randomToken(8).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
+  role = `app_${randomToken(8)
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, 'x')}`;
   const password = randomToken(16);
   await sql`create role ${sql.id(role)} login nosuperuser nocreatedb nocreaterole password ${sql.lit(password)}`.execute(tdb.db);
   await grantAppRole(tdb.db, role);
@@ -49,7 +51,11 @@ const refused = /permission denied/;
 
 describe('the app role', () => {
   test('is no superuser and may create nothing: no table, no function, no database, no role', async () => {
-    const me = await sql<{ rolsuper: boolean; rolcreatedb: boolean; rolcreaterole: boolean }>`select rolsuper, rolcreatedb, rolcreaterole from pg_roles where rolname = current_user`.execute(appDb);
+    const me = await sql<{
+      rolsuper: boolean;
+      rolcreatedb: boolean;
+      rolcreaterole: boolean;
+    }>`select rolsuper, rolcreatedb, rolcreaterole from pg_roles where rolname = current_user`.execute(appDb);
     assert.deepEqual(me.rows[0], { rolsuper: false, rolcreatedb: false, rolcreaterole: false });
     await assert.rejects(sql`create table evil (id int)`.execute(appDb), refused);
     await assert.rejects(sql`create function evil() returns int language sql as 'select 1'`.execute(appDb), refused);
@@ -61,11 +67,16 @@ describe('the app role', () => {
   test('cannot mint API keys, add members or write webhook secrets; reads them', async () => {
     const t = await createTenant(tdb.db);
     await assert.rejects(
-      sql`insert into api_keys (id, workspace_id, name, secret_hash, created_by) values ('k_evil', ${t.workspaceId}, 'evil', 'x', 'evil@example.test')`.execute(appDb),
+      sql`insert into api_keys (id, workspace_id, name, secret_hash, created_by) values ('k_evil', ${t.workspaceId}, 'evil', 'x', 'evil@example.test')`.execute(
+        appDb,
+      ),
       refused,
     );
     await assert.rejects(sql`update api_keys set revoked_at = null where workspace_id = ${t.workspaceId}`.execute(appDb), refused);
-    await assert.rejects(sql`insert into workspace_members (workspace_id, email, role) values (${t.workspaceId}, 'evil@example.test', 'owner')`.execute(appDb), refused);
+    await assert.rejects(
+      sql`insert into workspace_members (workspace_id, email, role) values (${t.workspaceId}, 'evil@example.test', 'owner')`.execute(appDb),
+      refused,
+    );
     await assert.rejects(sql`delete from webhook_secrets`.execute(appDb), refused);
     const keys = await sql<{ id: string }>`select id from api_keys where workspace_id = ${t.workspaceId}`.execute(appDb);
     assert.equal(keys.rows.length, 1);
@@ -81,7 +92,13 @@ describe('the app role', () => {
       await waitFor('the key to be known', async () => (await c.get('/v1/projects')).status === 200);
       const created = await c.post('/v1/uploads', { project_id: t.projectId, name: 'a.png', mime_type: 'image/png', size: 1000 });
       assert.equal(created.status, 200, created.text);
-      const dry = await c.post('/v1/images/generate?dry_run=true', { project_id: t.projectId, prompt: 'a fox', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+      const dry = await c.post('/v1/images/generate?dry_run=true', {
+        project_id: t.projectId,
+        prompt: 'a fox',
+        model: 'nano-banana-2',
+        aspect_ratio: '1:1',
+        count: 1,
+      });
       assert.equal(dry.status, 200, dry.text);
     } finally {
       await gw?.close();

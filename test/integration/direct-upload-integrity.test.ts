@@ -26,7 +26,12 @@ let beforeCopy: (() => Promise<void>) | null = null;
 
 before(async () => {
   tdb = await createTestDatabase();
-  const config = testConfig(tdb.url, { HOST: '127.0.0.1', RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', WORKSPACE_UPLOAD_QUOTA_MB: '1' });
+  const config = testConfig(tdb.url, {
+    HOST: '127.0.0.1',
+    RATE_LIMIT_GENERATE_PER_MIN: '1000',
+    RATE_LIMIT_POLL_PER_MIN: '100000',
+    WORKSPACE_UPLOAD_QUOTA_MB: '1',
+  });
   storage = createStorage(config);
   const racing: Storage = {
     ...storage,

@@ -40,9 +40,20 @@ after(async () => {
 
 async function insertJob(owner: Tenant, kind: JobKind, model: string, params: Record<string, unknown>): Promise<string> {
   const id = newId(kind.slice(0, 3));
-  await tdb.db.transaction().execute((tx) =>
-    jobsRepo.insertJobWithCharge(tx, { id, kind, workspaceId: owner.workspaceId, projectId: owner.projectId, apiKeyId: owner.apiKeyId, model, params: { ...params, provider: 'local' }, price: 4 }),
-  );
+  await tdb.db
+    .transaction()
+    .execute((tx) =>
+      jobsRepo.insertJobWithCharge(tx, {
+        id,
+        kind,
+        workspaceId: owner.workspaceId,
+        projectId: owner.projectId,
+        apiKeyId: owner.apiKeyId,
+        model,
+        params: { ...params, provider: 'local' },
+        price: 4,
+      }),
+    );
   return id;
 }
 
@@ -106,10 +117,16 @@ describe('event stream costs and lifecycle', () => {
     await Promise.all(streams.map((s) => s.waitForEvents(2)));
     await tdb.db.transaction().execute((tx) => jobMoves.claimJob(tx, id, 'run-1'));
     await Promise.all(streams.map((s) => s.waitForEvents(3)));
-    await tdb.db.transaction().execute((tx) => jobMoves.completeJob(tx, id, [{ key: `jobs/${id}/x/output-0.png`, content_type: 'image/png', size: 1 }], 'run-1'));
+    await tdb.db
+      .transaction()
+      .execute((tx) => jobMoves.completeJob(tx, id, [{ key: `jobs/${id}/x/output-0.png`, content_type: 'image/png', size: 1 }], 'run-1'));
     await Promise.all(streams.map((s) => s.waitForEnd()));
     assert.equal(hub.reads() - before, 3, 'one read per change for all twenty streams');
-    for (const s of streams) assert.deepEqual(s.events.map((e) => JSON.parse(e.data).status), ['pending', 'pending', 'generating', 'completed']);
+    for (const s of streams)
+      assert.deepEqual(
+        s.events.map((e) => JSON.parse(e.data).status),
+        ['pending', 'pending', 'generating', 'completed'],
+      );
     await waitFor('the streams to be let go', () => hub.watchers() === 0);
   });
 
@@ -132,7 +149,7 @@ describe('event stream costs and lifecycle', () => {
     }
   });
 
-  test('a Last-Event-ID the job never reached (another job\'s) gets the current record at once', async () => {
+  test("a Last-Event-ID the job never reached (another job's) gets the current record at once", async () => {
     const owner = await createTenant(tdb.db, 100);
     const id = await insertImageJob(owner);
     await known(roomy.baseUrl, owner);

@@ -100,7 +100,12 @@ describe('gateway discovery', () => {
   });
 
   test('default page is 50, the largest 100; next_cursor is null at the end', async () => {
-    const total = (await tdb.db.selectFrom('actors').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+    const total = (
+      await tdb.db
+        .selectFrom('actors')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n;
     const def = await call(gw.baseUrl, 'GET', '/v1/actors', { key: t.apiKey });
     assert.equal(def.body.data.length, Math.min(50, Number(total)));
     assert.equal(typeof def.body.next_cursor, 'string');
@@ -131,7 +136,9 @@ describe('gateway discovery', () => {
       .insertInto('projects')
       .values(ids.map((id) => ({ id, workspace_id: t.workspaceId, name: id })))
       .execute();
-    const expected = (await tdb.db.selectFrom('projects').select('id').where('workspace_id', '=', t.workspaceId).orderBy('created_at').orderBy('id').execute()).map((r) => r.id);
+    const expected = (
+      await tdb.db.selectFrom('projects').select('id').where('workspace_id', '=', t.workspaceId).orderBy('created_at').orderBy('id').execute()
+    ).map((r) => r.id);
     assert.equal(expected.length, 6);
     for (const limit of [1, 2, 4]) assert.deepEqual((await walk(gw, t.apiKey, '/v1/projects', limit)).ids, expected);
   });
@@ -174,7 +181,7 @@ describe('gateway discovery', () => {
     }
   });
 
-  test("a cursor of one list is refused by another", async () => {
+  test('a cursor of one list is refused by another', async () => {
     const actors = await call(gw.baseUrl, 'GET', '/v1/actors?limit=1', { key: t.apiKey });
     const res = await call(gw.baseUrl, 'GET', `/v1/voices?cursor=${actors.body.next_cursor}`, { key: t.apiKey });
     assert.equal(res.status, 400);

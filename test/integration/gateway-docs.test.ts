@@ -61,7 +61,10 @@ test('the assets are served by the gateway itself, with their types', async () =
 });
 
 test('headless Chromium lists every operation of /v1/openapi.json and loads nothing from elsewhere', async () => {
-  const doc = (await (await fetch(`${gw.baseUrl}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>>; webhooks?: Record<string, Record<string, unknown>> };
+  const doc = (await (await fetch(`${gw.baseUrl}/v1/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, unknown>>;
+    webhooks?: Record<string, Record<string, unknown>>;
+  };
   // Swagger UI lists the document's webhooks (job.completed, …) beside its paths.
   const expected = [...Object.entries(doc.paths), ...Object.entries(doc.webhooks ?? {})]
     .flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`))

@@ -56,7 +56,13 @@ describe('gateway floods', () => {
         return real.ping();
       },
     };
-    app = createApp({ config, db: tdb.db, storage, temporal: new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }), logger: pino({ level: 'silent' }) });
+    app = createApp({
+      config,
+      db: tdb.db,
+      storage,
+      temporal: new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }),
+      logger: pino({ level: 'silent' }),
+    });
     server = createServer(app.app).listen(0, '127.0.0.1');
     await once(server, 'listening');
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -98,10 +104,15 @@ describe('gateway floods', () => {
     const refusedBefore = (await lookups()).memory;
     const created = await createApiKey(tdb.db, { workspaceId: tenant.workspaceId, name: 'fresh', actorEmail: tenant.ownerEmail });
     // Delivery of the creation notification takes milliseconds; 5 s bounds it on a busy machine.
-    const res = await waitFor('the new key to be accepted', async () => {
-      const r = await call(baseUrl, 'GET', '/v1/projects', { key: created.key });
-      return r.status === 200 ? r : undefined;
-    }, 5_000, 20);
+    const res = await waitFor(
+      'the new key to be accepted',
+      async () => {
+        const r = await call(baseUrl, 'GET', '/v1/projects', { key: created.key });
+        return r.status === 200 ? r : undefined;
+      },
+      5_000,
+      20,
+    );
     assert.equal(res.status, 200);
     // And unknown ids are still refused from memory afterwards (the set was updated, not dropped).
     await call(baseUrl, 'GET', '/v1/projects', { key: generateApiKey().key });
@@ -114,35 +125,54 @@ describe('gateway floods', () => {
     await revokeApiKey(tdb.db, { workspaceId: tenant.workspaceId, keyId: key.id, actorEmail: tenant.ownerEmail });
     const r = await call(baseUrl, 'GET', '/v1/projects', { key: key.key });
     assert.equal(r.status, 401, 'revoked keys fail on the very next request');
-    await waitFor('the revoked key to be refused from memory', async () => {
-      const before = await lookups();
-      const again = await call(baseUrl, 'GET', '/v1/projects', { key: key.key });
-      const after = await lookups();
-      return again.status === 401 && after.database === before.database && after.memory === before.memory + 1;
-    }, 5_000, 20);
+    await waitFor(
+      'the revoked key to be refused from memory',
+      async () => {
+        const before = await lookups();
+        const again = await call(baseUrl, 'GET', '/v1/projects', { key: key.key });
+        const after = await lookups();
+        return again.status === 401 && after.database === before.database && after.memory === before.memory + 1;
+      },
+      5_000,
+      20,
+    );
   });
 
   test("when the key listener's connection drops, a key revoked meanwhile is refused, and after the reconnect unknown ids are answered from memory again", async () => {
     const key = await createApiKey(tdb.db, { workspaceId: tenant.workspaceId, name: 'across-a-drop', actorEmail: tenant.ownerEmail });
     assert.equal((await call(baseUrl, 'GET', '/v1/projects', { key: key.key })).status, 200, 'cached');
     const listeners = async () =>
-      (await sql<{ pid: number }>`select pid from pg_stat_activity where application_name = ${KEY_LISTENER_NAME} and datname = current_database()`.execute(tdb.db)).rows.map((r) => r.pid);
+      (
+        await sql<{ pid: number }>`select pid from pg_stat_activity where application_name = ${KEY_LISTENER_NAME} and datname = current_database()`.execute(
+          tdb.db,
+        )
+      ).rows.map((r) => r.pid);
     const [pid] = await listeners();
     assert.ok(pid, 'the key listener has its own connection');
     await sql`select pg_terminate_backend(${pid})`.execute(tdb.db);
     // Revoked while the listener may be down: its notification can be lost, the refusal cannot.
     await revokeApiKey(tdb.db, { workspaceId: tenant.workspaceId, keyId: key.id, actorEmail: tenant.ownerEmail });
     assert.equal((await call(baseUrl, 'GET', '/v1/projects', { key: key.key })).status, 401);
-    await waitFor('a new key listener connection', async () => {
-      const now = await listeners();
-      return now.length === 1 && now[0] !== pid;
-    }, 10_000, 50);
-    await waitFor('unknown ids answered from memory again', async () => {
-      const before = await lookups();
-      const r = await call(baseUrl, 'GET', '/v1/projects', { key: generateApiKey().key });
-      const after = await lookups();
-      return r.status === 401 && after.memory === before.memory + 1 && after.database === before.database;
-    }, 10_000, 50);
+    await waitFor(
+      'a new key listener connection',
+      async () => {
+        const now = await listeners();
+        return now.length === 1 && now[0] !== pid;
+      },
+      10_000,
+      50,
+    );
+    await waitFor(
+      'unknown ids answered from memory again',
+      async () => {
+        const before = await lookups();
+        const r = await call(baseUrl, 'GET', '/v1/projects', { key: generateApiKey().key });
+        const after = await lookups();
+        return r.status === 401 && after.memory === before.memory + 1 && after.database === before.database;
+      },
+      10_000,
+      50,
+    );
     // The reloaded set no longer holds the revoked key: refused from memory too.
     const before = await lookups();
     assert.equal((await call(baseUrl, 'GET', '/v1/projects', { key: key.key })).status, 401);
@@ -152,11 +182,16 @@ describe('gateway floods', () => {
 
   test('a flood of /readyz probes the dependencies once per cache period', async () => {
     // The cache does expire: a later probe checks again.
-    await waitFor('the readiness cache to expire', async () => {
-      const before = pings;
-      await call(baseUrl, 'GET', '/readyz');
-      return pings > before;
-    }, 10_000, READY_CACHE_MS);
+    await waitFor(
+      'the readiness cache to expire',
+      async () => {
+        const before = pings;
+        await call(baseUrl, 'GET', '/readyz');
+        return pings > before;
+      },
+      10_000,
+      READY_CACHE_MS,
+    );
     const before = pings;
     // Whether or not the period ends during the burst, 30 concurrent probes share at most one check.
     const answers = await Promise.all(Array.from({ length: 30 }, () => call(baseUrl, 'GET', '/readyz')));
@@ -172,7 +207,11 @@ describe('cachedFor (readiness cache)', () => {
   test('shares one run between concurrent callers and re-runs only after the period', async () => {
     let now = 1_000;
     let runs = 0;
-    const cached = cachedFor(1_500, async () => ++runs, () => now);
+    const cached = cachedFor(
+      1_500,
+      async () => ++runs,
+      () => now,
+    );
     assert.deepEqual(await Promise.all([cached(), cached(), cached()]), [1, 1, 1]);
     now += 1_499;
     assert.equal(await cached(), 1);

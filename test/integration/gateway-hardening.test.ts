@@ -150,7 +150,18 @@ describe('answers and headers', () => {
     const url = new URL(`${gw.baseUrl}/v1/upload`);
     const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = http.request(
-        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { host: 'evil.example', authorization: `Bearer ${tenant.apiKey}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': body.length } },
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: {
+            host: 'evil.example',
+            authorization: `Bearer ${tenant.apiKey}`,
+            'content-type': `multipart/form-data; boundary=${boundary}`,
+            'content-length': body.length,
+          },
+        },
         (res) => {
           let text = '';
           res.setEncoding('utf8').on('data', (d: string) => (text += d));

@@ -96,7 +96,12 @@ export interface HttpAnswer {
 }
 
 /** One request against a loopback gateway (refuses any other host, whatever the caller passes). */
-export async function call(baseUrl: string, method: string, path: string, opts: { key?: string; authorization?: string; body?: string; contentType?: string } = {}): Promise<HttpAnswer> {
+export async function call(
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: { key?: string; authorization?: string; body?: string; contentType?: string } = {},
+): Promise<HttpAnswer> {
   const url = new URL(path, baseUrl);
   if (url.hostname !== '127.0.0.1') throw new Error(`refusing to send a test request to ${url.hostname}`);
   const headers: Record<string, string> = {};

@@ -7,7 +7,6 @@ import { call, insertCatalog, spawnGateway, type Gateway } from './gateway-harne
 import { allOperations } from '../../api/openapi.js';
 import { documentValidator } from '../support/openapi.js';
 
-
 describe('gateway OpenAPI document', () => {
   let tdb: TestDatabase;
   let gw: Gateway;
@@ -37,7 +36,12 @@ describe('gateway OpenAPI document', () => {
   test('is an OpenAPI 3.1 document served without a key, with bearer security', () => {
     assert.equal(doc.openapi, '3.1.0');
     assert.equal(doc.info.version, '1.0.0');
-    assert.deepEqual(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'mg_live_<key id>_<secret>', description: 'Workspace API key' });
+    assert.deepEqual(doc.components.securitySchemes.bearerAuth, {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'mg_live_<key id>_<secret>',
+      description: 'Workspace API key',
+    });
     assert.deepEqual(doc.paths['/v1/actors'].get.security, [{ bearerAuth: [] }]);
     assert.deepEqual(doc.paths['/healthz'].get.security, []);
   });
@@ -107,7 +111,11 @@ describe('gateway OpenAPI document', () => {
     const created = await call(gw.baseUrl, 'POST', '/v1/images/generate', { key: t.apiKey, body, contentType: 'application/json' });
     assert.equal(created.status, 200, created.text);
     assertMatchesDocument('post', '/v1/images/generate', created);
-    const bad = await call(gw.baseUrl, 'POST', '/v1/images/generate', { key: t.apiKey, body: JSON.stringify({ ...JSON.parse(body), model: 'dall-e-1' }), contentType: 'application/json' });
+    const bad = await call(gw.baseUrl, 'POST', '/v1/images/generate', {
+      key: t.apiKey,
+      body: JSON.stringify({ ...JSON.parse(body), model: 'dall-e-1' }),
+      contentType: 'application/json',
+    });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error.code, 'invalid_model');
     assertMatchesDocument('post', '/v1/images/generate', bad);

@@ -38,14 +38,21 @@ describe('live-route limits at create time', () => {
   });
 
   const create = (body: Record<string, unknown>) =>
-    call(gw.baseUrl, 'POST', '/v1/talking-actors/generate', { key: t.apiKey, body: JSON.stringify({ project_id: t.projectId, actor_id: actorId, voice_id: voiceId, ...body }), contentType: 'application/json' });
+    call(gw.baseUrl, 'POST', '/v1/talking-actors/generate', {
+      key: t.apiKey,
+      body: JSON.stringify({ project_id: t.projectId, actor_id: actorId, voice_id: voiceId, ...body }),
+      contentType: 'application/json',
+    });
 
   test('a script longer than the lipsync cap is a 400 that states the limit, and charges nothing', async () => {
     const before = await creditsOf(tdb.db, t);
     const res = await create({ script: 'word '.repeat(200) });
     assert.equal(res.status, 400, res.text);
     assert.equal(res.body.error.code, 'invalid_request');
-    assert.equal(res.body.error.message, 'script: at most 403 characters at speed 1 here (talking-actor lipsyncs at most 28.8 seconds of speech per video); this script has 999');
+    assert.equal(
+      res.body.error.message,
+      'script: at most 403 characters at speed 1 here (talking-actor lipsyncs at most 28.8 seconds of speech per video); this script has 999',
+    );
     assert.equal(await creditsOf(tdb.db, t), before);
   });
 
@@ -73,7 +80,18 @@ describe("fal's published limits at create time, over HTTP", () => {
       const id = newId('upl');
       await tdb.db
         .insertInto('file_uploads')
-        .values({ id, workspace_id: t.workspaceId, project_id: t.projectId, name: `ref-${i}.png`, object_key: `uploads/${id}.png`, file_type: 'image', mime_type: 'image/png', file_size: 100, status: 'completed', source_url: null })
+        .values({
+          id,
+          workspace_id: t.workspaceId,
+          project_id: t.projectId,
+          name: `ref-${i}.png`,
+          object_key: `uploads/${id}.png`,
+          file_type: 'image',
+          mime_type: 'image/png',
+          file_size: 100,
+          status: 'completed',
+          source_url: null,
+        })
         .execute();
       images.push(id);
     }
@@ -95,34 +113,71 @@ describe("fal's published limits at create time, over HTTP", () => {
     assert.equal(res.body.error.code, 'invalid_request');
     assert.equal(res.body.error.message, message);
     assert.equal(await creditsOf(tdb.db, t), credits, 'nothing is charged');
-    const jobs = await tdb.db.selectFrom('jobs').select((eb) => eb.fn.countAll<string>().as('n')).where('workspace_id', '=', t.workspaceId).executeTakeFirstOrThrow();
+    const jobs = await tdb.db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('workspace_id', '=', t.workspaceId)
+      .executeTakeFirstOrThrow();
     assert.equal(Number(jobs.n), 0, 'no job is created');
   }
 
   test('a 6 s veo-3.1 job with reference images (reference-to-video renders 8 s only)', async () => {
-    await refused('/v1/videos/generate', { model: 'veo-3.1', prompt: 'a fox in the snow', duration: 6, reference_file_ids: images.slice(0, 2) }, 'duration: veo-3.1 with reference images supports 8 seconds');
-    await refused('/v1/videos/generate', { model: 'sora-2-pro', prompt: 'a fox in the snow', duration: 4, reference_file_ids: images.slice(0, 1) }, 'duration: sora-2-pro with reference images supports 8 seconds');
+    await refused(
+      '/v1/videos/generate',
+      { model: 'veo-3.1', prompt: 'a fox in the snow', duration: 6, reference_file_ids: images.slice(0, 2) },
+      'duration: veo-3.1 with reference images supports 8 seconds',
+    );
+    await refused(
+      '/v1/videos/generate',
+      { model: 'sora-2-pro', prompt: 'a fox in the snow', duration: 4, reference_file_ids: images.slice(0, 1) },
+      'duration: sora-2-pro with reference images supports 8 seconds',
+    );
   });
 
   test('a fourth reference image (Veo takes at most 3)', async () => {
-    await refused('/v1/videos/generate', { model: 'veo-3.1', prompt: 'a fox in the snow', duration: 8, reference_file_ids: images }, 'reference_file_ids: veo-3.1 takes at most 3 reference images');
+    await refused(
+      '/v1/videos/generate',
+      { model: 'veo-3.1', prompt: 'a fox in the snow', duration: 8, reference_file_ids: images },
+      'reference_file_ids: veo-3.1 takes at most 3 reference images',
+    );
   });
 
   test('a 2,501-character Kling prompt', async () => {
-    await refused('/v1/videos/generate', { model: 'kling-3.0', prompt: 'a'.repeat(2501) }, 'prompt: kling-3.0 takes at most 2500 characters; this prompt has 2501');
-    await refused('/v1/videos/generate', { model: 'kling-2.6', prompt: 'a'.repeat(2501) }, 'prompt: kling-2.6 takes at most 2500 characters; this prompt has 2501');
+    await refused(
+      '/v1/videos/generate',
+      { model: 'kling-3.0', prompt: 'a'.repeat(2501) },
+      'prompt: kling-3.0 takes at most 2500 characters; this prompt has 2501',
+    );
+    await refused(
+      '/v1/videos/generate',
+      { model: 'kling-2.6', prompt: 'a'.repeat(2501) },
+      'prompt: kling-2.6 takes at most 2500 characters; this prompt has 2501',
+    );
   });
 
   test('a 2-character Nano Banana 2 prompt', async () => {
-    await refused('/v1/images/generate', { model: 'nano-banana-2', prompt: 'ab', aspect_ratio: '1:1', count: 1 }, 'prompt: nano-banana-2 needs at least 3 characters; this prompt has 2');
+    await refused(
+      '/v1/images/generate',
+      { model: 'nano-banana-2', prompt: 'ab', aspect_ratio: '1:1', count: 1 },
+      'prompt: nano-banana-2 needs at least 3 characters; this prompt has 2',
+    );
   });
 
   test('an end frame without a start frame (it would be dropped, yet priced)', async () => {
-    await refused('/v1/videos/generate', { model: 'kling-3.0', prompt: 'a fox in the snow', end_frame_file_id: images[0] }, 'end_frame_file_id: kling-3.0 needs start_frame_file_id (the first frame) with an end frame');
+    await refused(
+      '/v1/videos/generate',
+      { model: 'kling-3.0', prompt: 'a fox in the snow', end_frame_file_id: images[0] },
+      'end_frame_file_id: kling-3.0 needs start_frame_file_id (the first frame) with an end frame',
+    );
   });
 
   test('the dry run quotes what the create refuses as the same 400', async () => {
-    const res = await post('/v1/videos/generate?dry_run=true', { model: 'veo-3.1', prompt: 'a fox in the snow', duration: 6, reference_file_ids: images.slice(0, 2) });
+    const res = await post('/v1/videos/generate?dry_run=true', {
+      model: 'veo-3.1',
+      prompt: 'a fox in the snow',
+      duration: 6,
+      reference_file_ids: images.slice(0, 2),
+    });
     assert.equal(res.status, 400, res.text);
     assert.equal(res.body.error.message, 'duration: veo-3.1 with reference images supports 8 seconds');
   });

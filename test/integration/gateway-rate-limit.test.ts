@@ -151,10 +151,15 @@ describe('gateway rate limits', () => {
       assert.equal((await call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey })).status, 200);
       // Instead of waiting most of a minute, age that first request's lease by 58 s: it leaves the
       // window in about two seconds, while everything sent from here on stays in it.
-      await sql`update rate_limits set lease_expires[1] = lease_expires[1] - interval '58 seconds' where api_key_id = ${t.apiKeyId} and class = 'poll'`.execute(tdb.db);
+      await sql`update rate_limits set lease_expires[1] = lease_expires[1] - interval '58 seconds' where api_key_id = ${t.apiKeyId} and class = 'poll'`.execute(
+        tdb.db,
+      );
       const burst = await Promise.all(Array.from({ length: 8 }, () => call(small.baseUrl, 'GET', '/v1/voices', { key: t.apiKey })));
       assert.equal(burst.filter((r) => r.status === 200).length, 4);
-      const hint = assertRefused(burst.find((r) => r.status === 429)!, 5);
+      const hint = assertRefused(
+        burst.find((r) => r.status === 429)!,
+        5,
+      );
       assert.ok(hint <= 2_100, `the aged lease leaves first: hint ${hint} ms`);
       await sleep(hint);
       // One request left the window, four have not: one more fits, where a fixed window that
@@ -182,7 +187,11 @@ describe('gateway rate limits', () => {
       assert.equal((await upload()).status, 200);
       assert.equal((await upload()).status, 200);
       assertRefused(await upload(), 2);
-      const fromUrl = await call(small.baseUrl, 'POST', '/v1/upload-from-url', { key: t.apiKey, body: JSON.stringify({ url: 'https://127.0.0.1/a.png' }), contentType: 'application/json' });
+      const fromUrl = await call(small.baseUrl, 'POST', '/v1/upload-from-url', {
+        key: t.apiKey,
+        body: JSON.stringify({ url: 'https://127.0.0.1/a.png' }),
+        contentType: 'application/json',
+      });
       assertRefused(fromUrl, 2);
 
       for (let i = 0; i < 2; i++) assert.equal((await call(small.baseUrl, 'GET', '/v1/images/img_missing', { key: t.apiKey })).status, 404);
@@ -212,7 +221,10 @@ describe('gateway rate limits', () => {
     try {
       const limiter = createRateLimiter({ db: dead, limits: { poll: 120, generate: 30 } });
       for (const cls of ['generate', 'poll'] as const) {
-        await assert.rejects(limiter.take(t.apiKeyId, cls), (err: unknown) => err instanceof ApiError && err.status === 503 && err.code === 'service_unavailable');
+        await assert.rejects(
+          limiter.take(t.apiKeyId, cls),
+          (err: unknown) => err instanceof ApiError && err.status === 503 && err.code === 'service_unavailable',
+        );
       }
     } finally {
       await dead.destroy();

@@ -28,7 +28,13 @@ describe('two gateway processes', () => {
 
   test('each process logged one "listening on" line and answers /healthz without a key', async () => {
     for (const g of [g1, g2]) {
-      assert.equal(g.output().split('\n').filter((l) => l.includes('listening on http://127.0.0.1:')).length, 1);
+      assert.equal(
+        g
+          .output()
+          .split('\n')
+          .filter((l) => l.includes('listening on http://127.0.0.1:')).length,
+        1,
+      );
       const res = await call(g.baseUrl, 'GET', '/healthz');
       assert.equal(res.status, 200);
     }
@@ -51,10 +57,15 @@ describe('two gateway processes', () => {
     }
     // Routes without a rate-limit statement rely on the LISTEN/NOTIFY eviction: also prompt.
     for (const g of [g1, g2]) {
-      const res = await waitFor('the revocation notification', async () => {
-        const r = await call(g.baseUrl, 'GET', '/v1/no-such-route', { key: t.apiKey });
-        return r.status === 401 ? r : undefined;
-      }, 5_000, 20);
+      const res = await waitFor(
+        'the revocation notification',
+        async () => {
+          const r = await call(g.baseUrl, 'GET', '/v1/no-such-route', { key: t.apiKey });
+          return r.status === 401 ? r : undefined;
+        },
+        5_000,
+        20,
+      );
       assert.equal(res.body.error.code, 'unauthorized');
     }
   });
@@ -107,7 +118,10 @@ describe('two gateway processes', () => {
         }
       };
       await Promise.all([sender(r1), sender(r1), sender(r2), sender(r2)]);
-      assert.ok(answers.every((a) => a.status === 200 || a.status === 429), 'only 200 and 429');
+      assert.ok(
+        answers.every((a) => a.status === 200 || a.status === 429),
+        'only 200 and 429',
+      );
       const admitted = answers.filter((a) => a.status === 200);
       // A request was admitted somewhere between its send and its answer: the ones whose whole
       // span lies inside some window of length W are at most the limit, for every window start.

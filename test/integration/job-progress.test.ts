@@ -51,7 +51,11 @@ describe('job progress in Postgres', () => {
 
   test('poll writes: only in the generating phase, only changes, at most once per interval, leaving the queue at once', async () => {
     const id = await newJob();
-    assert.equal(await progressRepo.recordPollProgress(tdb.db, id, { percent: 5, queuePosition: null, attempt: 1 }, 60_000), false, 'not before the provider wait');
+    assert.equal(
+      await progressRepo.recordPollProgress(tdb.db, id, { percent: 5, queuePosition: null, attempt: 1 }, 60_000),
+      false,
+      'not before the provider wait',
+    );
     await progressRepo.setJobPhase(tdb.db, id, 'generating', 1);
     assert.equal(await progressRepo.recordPollProgress(tdb.db, id, { percent: null, queuePosition: 4, attempt: 1 }, 60_000), true, 'the first figure');
     assert.equal(await progressRepo.recordPollProgress(tdb.db, id, { percent: null, queuePosition: 2, attempt: 1 }, 60_000), false, 'throttled');
@@ -59,7 +63,11 @@ describe('job progress in Postgres', () => {
     assert.equal(await progressRepo.recordPollProgress(tdb.db, id, { percent: 20, queuePosition: null, attempt: 1 }, 60_000), false, 'throttled');
     assert.equal(await progressRepo.recordPollProgress(tdb.db, id, { percent: 20, queuePosition: null, attempt: 1 }, 0), true, 'interval over');
     assert.equal(await progressRepo.recordPollProgress(tdb.db, id, { percent: 20, queuePosition: null, attempt: 1 }, 0), false, 'unchanged');
-    assert.equal(await progressRepo.recordPollProgress(tdb.db, id, { percent: null, queuePosition: null, attempt: 1 }, 0), false, 'no percent keeps the last one');
+    assert.equal(
+      await progressRepo.recordPollProgress(tdb.db, id, { percent: null, queuePosition: null, attempt: 1 }, 0),
+      false,
+      'no percent keeps the last one',
+    );
     assert.deepEqual(await progressOf(id), { phase: 'generating', percent: 20, queue_position: null, attempt: 1 });
   });
 
@@ -116,7 +124,9 @@ describe('job progress in Postgres', () => {
       const p = await call(base, 'GET', `/v1/images/${pending}`, { key: t.apiKey });
       assert.deepEqual(p.body.data.progress, { phase: 'queued', attempt: 1, percent: null, queue_position: null });
 
-      await tdb.db.transaction().execute((tx) => jobMoves.completeJob(tx, id, [{ key: `jobs/${id}/output-1.png`, content_type: 'image/png', size: 1 }], 'run-1'));
+      await tdb.db
+        .transaction()
+        .execute((tx) => jobMoves.completeJob(tx, id, [{ key: `jobs/${id}/output-1.png`, content_type: 'image/png', size: 1 }], 'run-1'));
       const done = await call(base, 'GET', `/v1/images/${id}`, { key: t.apiKey });
       assert.equal(done.body.data.status, 'completed');
       assert.equal(done.body.data.progress, undefined);

@@ -31,16 +31,28 @@ after(async () => {
 
 async function newJob(t: Tenant, kind: jobs.NewJobInput['kind'] = 'image', params: Record<string, unknown> = {}): Promise<string> {
   const id = newId('img');
-  await tdb.db.transaction().execute((tx) =>
-    jobs.insertJobWithCharge(tx, { id, kind, workspaceId: t.workspaceId, projectId: t.projectId, apiKeyId: t.apiKeyId, model: 'nano-banana-2', params, price }),
-  );
+  await tdb.db
+    .transaction()
+    .execute((tx) =>
+      jobs.insertJobWithCharge(tx, {
+        id,
+        kind,
+        workspaceId: t.workspaceId,
+        projectId: t.projectId,
+        apiKeyId: t.apiKeyId,
+        model: 'nano-banana-2',
+        params,
+        price,
+      }),
+    );
   return id;
 }
 
 const tx = <T>(fn: (t: Tx) => Promise<T>) => tdb.db.transaction().execute(fn);
 const generating = (id: string, runId: string) => service.claim(id, runId);
 // The service's completion in a transaction of the test's own: the answer says what it charged.
-const completed = (id: string, runId = 'run-a') => tx((t) => completeJob(t, id, [{ key: `jobs/${id}/x/output-0.png`, content_type: 'image/png', size: 1 }], runId));
+const completed = (id: string, runId = 'run-a') =>
+  tx((t) => completeJob(t, id, [{ key: `jobs/${id}/x/output-0.png`, content_type: 'image/png', size: 1 }], runId));
 const failedWith = (code: 'canceled' | 'generation_failed') => async (id: string, runId: string | null) => {
   const { moved, refunded, status } = await service.fail(id, { code, message: code }, runId);
   return { moved, refunded, status };
@@ -106,7 +118,10 @@ describe('creating a job: one statement (project, conditional debit, job row, le
     const job = await jobs.insertJobWithCharge(tdb.db, input(t, { price: 0 }));
     assert.equal(job.status, 'pending');
     assert.equal(await creditsOf(tdb.db, t), 0);
-    assert.deepEqual((await ledgerForJob(tdb.db, job.id)).map((l) => [l.reason, Number(l.delta)]), [['charge', 0]]);
+    assert.deepEqual(
+      (await ledgerForJob(tdb.db, job.id)).map((l) => [l.reason, Number(l.delta)]),
+      [['charge', 0]],
+    );
   });
 
   test('inside a transaction that rolls back, nothing stays', async () => {
@@ -131,7 +146,12 @@ describe('creating a job: one statement (project, conditional debit, job row, le
     assert.equal(created.length, 7);
     for (const r of refused) assert.ok(r.reason instanceof jobs.InsufficientCreditsError, String(r.reason));
     assert.equal(await creditsOf(tdb.db, t), 0);
-    const charges = await tdb.db.selectFrom('credit_ledger').select((eb) => eb.fn.sum<string>('delta').as('sum')).where('workspace_id', '=', t.workspaceId).where('reason', '=', 'charge').executeTakeFirstOrThrow();
+    const charges = await tdb.db
+      .selectFrom('credit_ledger')
+      .select((eb) => eb.fn.sum<string>('delta').as('sum'))
+      .where('workspace_id', '=', t.workspaceId)
+      .where('reason', '=', 'charge')
+      .executeTakeFirstOrThrow();
     assert.equal(Number(charges.sum), -7 * price);
   });
 });
@@ -234,7 +254,11 @@ describe('job status moves', () => {
     await generating(id, 'run-a');
     await jobs.recordProviderRef(tdb.db, id, 'run-a', { requestId: 'from-a' });
     await failedByProvider(id, 'run-a');
-    assert.deepEqual((await jobs.getJob(tdb.db, id))!.provider_ref, { requestId: 'from-a' }, 'the failed run keeps its request for the cancel after the refund');
+    assert.deepEqual(
+      (await jobs.getJob(tdb.db, id))!.provider_ref,
+      { requestId: 'from-a' },
+      'the failed run keeps its request for the cancel after the refund',
+    );
     const { charged, job } = await completed(id, 'run-b');
     assert.equal(charged, 0, 'the claim re-charged it; completing settles nothing more');
     assert.equal(job.status, 'completed');
@@ -242,7 +266,7 @@ describe('job status moves', () => {
     assert.equal(await creditsOf(tdb.db, t), 100 - price);
   });
 
-  test('a revived job forgets the failed run\'s provider request; a taken-over one keeps it (it may still run)', async () => {
+  test("a revived job forgets the failed run's provider request; a taken-over one keeps it (it may still run)", async () => {
     const t = await createTenant(tdb.db, 100);
     const revived = await newJob(t);
     await generating(revived, 'run-a');
@@ -275,7 +299,11 @@ describe('job status moves', () => {
     const id = await newJob(t);
     await generating(id, 'run-a');
     await failedByProvider(id, 'run-a');
-    await tdb.db.updateTable('workspaces').set({ credits: price - 1 }).where('id', '=', t.workspaceId).execute();
+    await tdb.db
+      .updateTable('workspaces')
+      .set({ credits: price - 1 })
+      .where('id', '=', t.workspaceId)
+      .execute();
     await assert.rejects(generating(id, 'run-b'), jobs.InsufficientCreditsError);
     assert.equal(await statusOf(id), 'failed');
     assert.deepEqual(await reasons(id), ['charge', 'refund']);
@@ -342,7 +370,10 @@ describe('job status moves', () => {
       const t = await createTenant(tdb.db, 100);
       const id = await newJob(t);
       // A hand-made refund (the invariant broken from outside): the one-statement start refuses.
-      await tdb.db.insertInto('credit_ledger').values({ workspace_id: t.workspaceId, job_id: id, job_seq: 2, delta: price, reason: 'refund', note: 'test' }).execute();
+      await tdb.db
+        .insertInto('credit_ledger')
+        .values({ workspace_id: t.workspaceId, job_id: id, job_seq: 2, delta: price, reason: 'refund', note: 'test' })
+        .execute();
       assert.equal(await jobs.startPendingJob(tdb.db, id, 'run-a'), undefined);
       await generating(id, 'run-a');
       assert.deepEqual(await reasons(id), ['charge', 'refund', 'recharge'], 'markGenerating charged it again');
@@ -352,8 +383,17 @@ describe('job status moves', () => {
       const t = await createTenant(tdb.db, 100);
       const id = await newJob(t);
       await generating(id, 'run-a');
-      const row = await jobs.completeGeneratingJob(tdb.db, id, outputs, 'run-a', { providerRef: { provider: 'local' }, progress: { phase: 'completed', attempt: 1, percent: 100 } });
-      assert.deepEqual(row && [row.status, row.outputs, row.provider_ref, row.phase, row.percent], ['completed', outputs, { provider: 'local' }, 'completed', 100]);
+      const row = await jobs.completeGeneratingJob(tdb.db, id, outputs, 'run-a', {
+        providerRef: { provider: 'local' },
+        progress: { phase: 'completed', attempt: 1, percent: 100 },
+      });
+      assert.deepEqual(row && [row.status, row.outputs, row.provider_ref, row.phase, row.percent], [
+        'completed',
+        outputs,
+        { provider: 'local' },
+        'completed',
+        100,
+      ]);
       assert.ok(row!.finished_at);
       assert.equal(await jobs.completeGeneratingJob(tdb.db, id, outputs, 'run-a'), undefined, 'completed already');
       const canceled = await newJob(t);
@@ -402,10 +442,16 @@ describe('job status moves', () => {
   });
 });
 
-describe('run claims and stale rows (resets and the reconciler\'s repairs)', () => {
+describe("run claims and stale rows (resets and the reconciler's repairs)", () => {
   /** The claim time in microseconds, as Postgres keeps it. */
   const claimedAt = async (id: string) =>
-    (await tdb.db.selectFrom('jobs').select(sql<string>`(extract(epoch from claimed_at) * 1000000)::bigint::text`.as('us')).where('id', '=', id).executeTakeFirstOrThrow()).us;
+    (
+      await tdb.db
+        .selectFrom('jobs')
+        .select(sql<string>`(extract(epoch from claimed_at) * 1000000)::bigint::text`.as('us'))
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow()
+    ).us;
 
   test("a run taking or reviving the job restarts its claim time (the deadline's start); the run repeating its own claim keeps it", async () => {
     const t = await createTenant(tdb.db, 100);
@@ -436,14 +482,18 @@ describe('run claims and stale rows (resets and the reconciler\'s repairs)', () 
     await completed(done, 'run-a');
     await tdb.db.updateTable('jobs').set({ updated_at: hourAgo }).where('id', 'in', [stale, unstarted, done]).execute();
     const mine = new Set([stale, fresh, unstarted, done]);
-    const claimStale = async () => (await leases.claimStaleInFlightJobs(tdb.db, inFlightStatuses, 30 * 60_000, 100, 60_000)).map((j) => j.id).filter((id) => mine.has(id));
+    const claimStale = async () =>
+      (await leases.claimStaleInFlightJobs(tdb.db, inFlightStatuses, 30 * 60_000, 100, 60_000)).map((j) => j.id).filter((id) => mine.has(id));
 
     assert.deepEqual(await claimStale(), [stale]);
     assert.deepEqual(await claimStale(), [], 'leased');
     await leases.releaseLeases(tdb.db, [stale]);
     assert.deepEqual(await claimStale(), [], 'checked within the bound: not again');
     // Still held by no one, it is claimable by the closed-runs pass at once.
-    assert.deepEqual((await leases.claimInFlightJobs(tdb.db, inFlightStatuses, [stale], 60_000)).map((j) => j.id), [stale]);
+    assert.deepEqual(
+      (await leases.claimInFlightJobs(tdb.db, inFlightStatuses, [stale], 60_000)).map((j) => j.id),
+      [stale],
+    );
     await tdb.db.updateTable('jobs').set({ reconcile_lease_until: hourAgo }).where('id', '=', stale).execute();
     assert.deepEqual(await claimStale(), [stale], 'a bound after its check, it is checked again');
   });

@@ -122,7 +122,10 @@ describe('local adapter', () => {
 
   test('video: start frame from the store, duration and resolution of the request', async () => {
     const start = await putInput('start_frame', 'start.png', await renderImage({ prompt: 'start frame', width: 400, height: 300 }), 'image/png');
-    const ref = (await adapter().submit(request('seedance-1.5', { prompt: 'a slow pan', aspectRatio: '16:9', resolution: '480p', duration: 2, inputs: [start] }), ctx())) as LocalRef;
+    const ref = (await adapter().submit(
+      request('seedance-1.5', { prompt: 'a slow pan', aspectRatio: '16:9', resolution: '480p', duration: 2, inputs: [start] }),
+      ctx(),
+    )) as LocalRef;
     track(ref);
     assert.equal(ref.outputs.length, 1);
     assert.match(ref.outputs[0]!.key, /\/output-1\.mp4$/);
@@ -134,7 +137,12 @@ describe('local adapter', () => {
   });
 
   test('talking actor: actor image and voice give an MP4 with an audio track', async () => {
-    const actor = await putInput('actor_image', 'actor.jpg', await renderImage({ prompt: 'actor', width: 360, height: 640, format: 'jpeg', ffmpegPath: config.FFMPEG_PATH }), 'image/jpeg');
+    const actor = await putInput(
+      'actor_image',
+      'actor.jpg',
+      await renderImage({ prompt: 'actor', width: 360, height: 640, format: 'jpeg', ffmpegPath: config.FFMPEG_PATH }),
+      'image/jpeg',
+    );
     const req = request('talking-actor', {
       script: 'Hi! Welcome to our product tour.',
       voice: { id: 'voice_x', ttsVoice: 'en-us+f3', providerVoiceId: null, gender: 'female' },
@@ -186,22 +194,33 @@ describe('local adapter', () => {
     assert.equal(first.state, 'running');
     assert.ok(typeof first.percent === 'number' && first.percent >= 0 && first.percent < 100);
     assert.ok(first.nextPollMs! > 0 && first.nextPollMs! <= 600);
-    const done = await waitFor('the local job to be ready', async () => {
-      const p = await a.poll(ref, ctx());
-      return p.state === 'succeeded' ? p : undefined;
-    }, 10_000, 50);
+    const done = await waitFor(
+      'the local job to be ready',
+      async () => {
+        const p = await a.poll(ref, ctx());
+        return p.state === 'succeeded' ? p : undefined;
+      },
+      10_000,
+      50,
+    );
     assert.equal(done.outputs?.[0]?.key, ref.outputs[0]!.key);
     await a.cancel(ref, ctx());
   });
 
   describe('fault injection', () => {
     test('[fail:terminal] throws a non-retryable ProviderError', async () => {
-      await assert.rejects(adapter({ faults: true }).submit(request('nano-banana-2', { prompt: 'x [fail:terminal]' }), ctx()), (err: unknown) => err instanceof ProviderError && !err.retryable);
+      await assert.rejects(
+        adapter({ faults: true }).submit(request('nano-banana-2', { prompt: 'x [fail:terminal]' }), ctx()),
+        (err: unknown) => err instanceof ProviderError && !err.retryable,
+      );
     });
 
     test('[fail:transient:2] fails attempts 1 and 2 retryably, attempt 3 succeeds', async () => {
       const a = adapter({ faults: true });
-      const req = request('talking-actor', { script: 'Try again [fail:transient:2]', voice: { id: 'v', ttsVoice: 'en-us', providerVoiceId: null, gender: 'male' } });
+      const req = request('talking-actor', {
+        script: 'Try again [fail:transient:2]',
+        voice: { id: 'v', ttsVoice: 'en-us', providerVoiceId: null, gender: 'male' },
+      });
       for (const attempt of [1, 2]) {
         await assert.rejects(a.submit(req, ctx(attempt)), (err: unknown) => err instanceof ProviderError && err.retryable);
       }

@@ -8,7 +8,24 @@ import { migrateDownAll, migrateToLatest, migrations, syncKindChecks } from '../
 import { jobKinds } from '../../shared/kinds/index.js';
 import type { Database } from '../../db/index.js';
 
-const appTables = ['actors', 'api_keys', 'credit_ledger', 'file_uploads', 'idempotency_keys', 'jobs', 'projects', 'provider_circuits', 'provider_route_outcomes', 'rate_limits', 'voices', 'webhook_circuits', 'webhook_deliveries', 'webhook_secrets', 'workspace_members', 'workspaces'];
+const appTables = [
+  'actors',
+  'api_keys',
+  'credit_ledger',
+  'file_uploads',
+  'idempotency_keys',
+  'jobs',
+  'projects',
+  'provider_circuits',
+  'provider_route_outcomes',
+  'rate_limits',
+  'voices',
+  'webhook_circuits',
+  'webhook_deliveries',
+  'webhook_secrets',
+  'workspace_members',
+  'workspaces',
+];
 
 async function tables(db: Database): Promise<string[]> {
   const r = await sql<{ table_name: string }>`
@@ -35,7 +52,9 @@ async function kindCheckValidated(db: Database): Promise<boolean> {
 
 /** A job row of any kind, through SQL (the table's types admit only the known kinds). */
 async function insertJob(db: Database, id: string, kind: string): Promise<void> {
-  await sql`insert into jobs (id, workspace_id, project_id, kind, model, status, params, price) values (${id}, 'ws_none', 'prj_none', ${kind}, 'm', 'pending', '{}'::jsonb, 0)`.execute(db);
+  await sql`insert into jobs (id, workspace_id, project_id, kind, model, status, params, price) values (${id}, 'ws_none', 'prj_none', ${kind}, 'm', 'pending', '{}'::jsonb, 0)`.execute(
+    db,
+  );
 }
 
 describe('migrations on real Postgres', () => {
@@ -50,7 +69,28 @@ describe('migrations on real Postgres', () => {
   test('migrateToLatest creates every table, index and constraint', async () => {
     assert.deepEqual(await tables(t.db), appTables);
     const idx = await indexes(t.db);
-    for (const name of ['api_keys_workspace_idx', 'projects_workspace_page_idx', 'jobs_unstarted_idx', 'credit_ledger_job_seq_uq', 'actors_page_idx', 'voices_page_idx', 'file_uploads_pending_expiry_idx', 'webhook_deliveries_undispatched_idx', 'webhook_secrets_workspace_idx', 'jobs_workspace_list_idx', 'jobs_kind_list_idx', 'jobs_project_list_idx', 'idempotency_keys_created_idx', 'webhook_deliveries_in_flight_idx', 'webhook_deliveries_created_idx', 'jobs_status_list_idx', 'jobs_kind_status_list_idx', 'jobs_model_list_idx', 'file_uploads_failed_idx', 'webhook_circuits_not_closed_idx']) {
+    for (const name of [
+      'api_keys_workspace_idx',
+      'projects_workspace_page_idx',
+      'jobs_unstarted_idx',
+      'credit_ledger_job_seq_uq',
+      'actors_page_idx',
+      'voices_page_idx',
+      'file_uploads_pending_expiry_idx',
+      'webhook_deliveries_undispatched_idx',
+      'webhook_secrets_workspace_idx',
+      'jobs_workspace_list_idx',
+      'jobs_kind_list_idx',
+      'jobs_project_list_idx',
+      'idempotency_keys_created_idx',
+      'webhook_deliveries_in_flight_idx',
+      'webhook_deliveries_created_idx',
+      'jobs_status_list_idx',
+      'jobs_kind_status_list_idx',
+      'jobs_model_list_idx',
+      'file_uploads_failed_idx',
+      'webhook_circuits_not_closed_idx',
+    ]) {
       assert.ok(idx.includes(name), `index ${name} exists`);
     }
     // The balance can never go negative.
@@ -73,7 +113,9 @@ describe('migrations on real Postgres', () => {
   test('a kinds check that differs from the descriptors is replaced once; migrating again changes nothing', async () => {
     // As a database migrated before the last kind was added would have it.
     const older = jobKinds.slice(0, -1);
-    await sql`alter table jobs drop constraint jobs_kind_check, add constraint jobs_kind_check check (kind in (${sql.join(older.map((k) => sql.lit(k)))}))`.execute(t.db);
+    await sql`alter table jobs drop constraint jobs_kind_check, add constraint jobs_kind_check check (kind in (${sql.join(older.map((k) => sql.lit(k)))}))`.execute(
+      t.db,
+    );
     assert.deepEqual(await kindCheckKinds(t.db), older);
     const r = await migrateToLatest(t.db);
     assert.deepEqual(r.results, [], 'no migration ran');
@@ -86,7 +128,9 @@ describe('migrations on real Postgres', () => {
     const r = await migrateDownAll(t.db);
     assert.deepEqual(
       (r.results ?? []).map((m) => [m.migrationName, m.direction, m.status]),
-      Object.keys(migrations).reverse().map((n) => [n, 'Down', 'Success']),
+      Object.keys(migrations)
+        .reverse()
+        .map((n) => [n, 'Down', 'Success']),
     );
     assert.deepEqual(await tables(t.db), []);
     assert.deepEqual(await indexes(t.db).then((i) => i.filter((n) => !n.startsWith('kysely_'))), []);
@@ -94,7 +138,10 @@ describe('migrations on real Postgres', () => {
 
   test('up again after down recreates the schema, which then works', async () => {
     const r = await migrateToLatest(t.db);
-    assert.deepEqual((r.results ?? []).map((m) => m.status), Object.keys(migrations).map(() => 'Success'));
+    assert.deepEqual(
+      (r.results ?? []).map((m) => m.status),
+      Object.keys(migrations).map(() => 'Success'),
+    );
     assert.deepEqual(await tables(t.db), appTables);
     await t.db.insertInto('workspaces').values({ id: 'ws_again', name: 'again', credits: 1 }).execute();
     const row = await t.db.selectFrom('workspaces').select('credits').where('id', '=', 'ws_again').executeTakeFirstOrThrow();

@@ -23,7 +23,8 @@ describe('Alibaba Model Studio (DashScope, Wan 2.2 Animate Mix) adapter', () => 
   const ctx = providerContext(storage);
   let alibaba: ReturnType<typeof createAlibabaAdapter>;
   let inputs: InputFile[];
-  const replace = (over: Parameters<typeof requestFor>[1] = {}) => requestFor('replace-actor', { providerModelId: 'wan2.2-animate-mix', duration: 3, inputs, ...over });
+  const replace = (over: Parameters<typeof requestFor>[1] = {}) =>
+    requestFor('replace-actor', { providerModelId: 'wan2.2-animate-mix', duration: 3, inputs, ...over });
   const lastSubmit = () => fake.requestsOf('submit').at(-1)!;
 
   before(async () => {
@@ -47,14 +48,21 @@ describe('Alibaba Model Studio (DashScope, Wan 2.2 Animate Mix) adapter', () => 
     assert.deepEqual(body.parameters, { mode: 'wan-std' });
     assert.equal(alibabaAnimateMixMode, 'wan-std');
     // The inputs are presigned URLs of our store (the conformed copies), which DashScope downloaded.
-    for (const url of [body.input.image_url, body.input.video_url]) assert.ok(fake.fetchedInputs.some((f) => f.url === url && f.bytes > 0), `fetched ${url}`);
+    for (const url of [body.input.image_url, body.input.video_url])
+      assert.ok(
+        fake.fetchedInputs.some((f) => f.url === url && f.bytes > 0),
+        `fetched ${url}`,
+      );
     assert.match(body.input.video_url, /\/motion-3s-720x1280\.mp4\?/);
     assert.match(body.input.image_url, /\/actor-720x1280\.png\?/);
     assert.equal(ref.provider, 'alibaba');
     assert.equal(typeof ref.taskId, 'string');
 
     const seen = await pollToEnd(alibaba, ref, ctx);
-    assert.deepEqual(seen.map((s) => s.state), ['queued', 'running', 'succeeded']);
+    assert.deepEqual(
+      seen.map((s) => s.state),
+      ['queued', 'running', 'succeeded'],
+    );
     assert.equal(fake.requestsOf('status').at(-1)!.path, `/api/v1/tasks/${String(ref.taskId)}`);
     assert.equal(fake.requestsOf('status').at(-1)!.headers.authorization, `Bearer ${fake.key}`);
     const out = seen.at(-1)!.outputs![0]!;
@@ -161,9 +169,15 @@ describe('Alibaba Model Studio (DashScope, Wan 2.2 Animate Mix) adapter', () => 
     assert.ok(moderated instanceof ProviderError);
     assert.equal(moderated.retryable, false);
     assert.equal(moderated.account, false);
-    assert.match(moderated.message, /rejected by the provider's content moderation \(HTTP 400\): Input data may contain inappropriate content\. \(DataInspectionFailed\)/);
+    assert.match(
+      moderated.message,
+      /rejected by the provider's content moderation \(HTTP 400\): Input data may contain inappropriate content\. \(DataInspectionFailed\)/,
+    );
 
-    fake.script('submit', { status: 400, body: { request_id: 'r', code: 'InvalidParameter', message: 'The video duration must be between 2 and 30 seconds.' } });
+    fake.script('submit', {
+      status: 400,
+      body: { request_id: 'r', code: 'InvalidParameter', message: 'The video duration must be between 2 and 30 seconds.' },
+    });
     const invalid = await errorOf(() => alibaba.submit(replace(), ctx));
     assert.ok(invalid instanceof ProviderError);
     assert.equal(invalid.retryable, false);
@@ -175,13 +189,21 @@ describe('Alibaba Model Studio (DashScope, Wan 2.2 Animate Mix) adapter', () => 
     const res = await fetch(`${fake.url}/api/v1/services/aigc/image2video/video-synthesis`, {
       method: 'POST',
       headers: { authorization: `Bearer ${fake.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'wan2.2-animate-mix', input: { image_url: 'https://example.test/i.png', video_url: 'https://example.test/v.mp4' }, parameters: { mode: 'wan-std' } }),
+      body: JSON.stringify({
+        model: 'wan2.2-animate-mix',
+        input: { image_url: 'https://example.test/i.png', video_url: 'https://example.test/v.mp4' },
+        parameters: { mode: 'wan-std' },
+      }),
     });
     assert.equal(res.status, 403);
     const withPrompt = await fetch(`${fake.url}/api/v1/services/aigc/image2video/video-synthesis`, {
       method: 'POST',
       headers: { authorization: `Bearer ${fake.key}`, 'content-type': 'application/json', 'x-dashscope-async': 'enable' },
-      body: JSON.stringify({ model: 'wan2.2-animate-mix', input: { image_url: 'https://example.test/i.png', video_url: 'https://example.test/v.mp4', prompt: 'x' }, parameters: { mode: 'wan-max' } }),
+      body: JSON.stringify({
+        model: 'wan2.2-animate-mix',
+        input: { image_url: 'https://example.test/i.png', video_url: 'https://example.test/v.mp4', prompt: 'x' },
+        parameters: { mode: 'wan-max' },
+      }),
     });
     assert.equal(withPrompt.status, 400);
     assert.equal(((await withPrompt.json()) as { code: string }).code, 'InvalidParameter');
@@ -232,7 +254,8 @@ describe('Alibaba Model Studio (DashScope, Wan 2.2 Animate Mix) adapter', () => 
       { provider: 'fal', provider_model_id: 'fal-ai/wan/v2.2-14b/animate/replace' },
       { provider: 'alibaba', provider_model_id: 'wan2.2-animate-mix' },
     ]);
-    for (const aspect_ratio of route.aspectRatios) for (const duration of [3, 30]) assert.equal(requestRefusal(route, { ...job, aspect_ratio, duration }, 'alibaba'), undefined);
+    for (const aspect_ratio of route.aspectRatios)
+      for (const duration of [3, 30]) assert.equal(requestRefusal(route, { ...job, aspect_ratio, duration }, 'alibaba'), undefined);
     // Every duration the model takes is inside the 2–30 s Alibaba allows for the motion video.
     const d = route.durations as { min: number; max: number };
     assert.ok(d.min >= 2 && d.max <= 30);
@@ -243,6 +266,9 @@ describe('Alibaba Model Studio (DashScope, Wan 2.2 Animate Mix) adapter', () => 
     assert.equal(alibabaOnly?.routes, undefined);
 
     const first = resolveJobRoute({ ...keys, PROVIDER_ROUTES: 'replace-actor=alibaba,fal' }, route, job);
-    assert.deepEqual(first?.routes?.map((r) => r.provider), ['alibaba', 'fal']);
+    assert.deepEqual(
+      first?.routes?.map((r) => r.provider),
+      ['alibaba', 'fal'],
+    );
   });
 });

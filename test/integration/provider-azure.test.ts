@@ -38,7 +38,10 @@ describe('Azure OpenAI images adapter', () => {
 
     const result = await azure.poll(ref, ctx);
     assert.equal(result.state, 'succeeded');
-    assert.deepEqual(result.outputs!.map((o) => o.key), [`${storage.jobMediaPrefix(req.jobId)}/output-1.png`, `${storage.jobMediaPrefix(req.jobId)}/output-2.png`]);
+    assert.deepEqual(
+      result.outputs!.map((o) => o.key),
+      [`${storage.jobMediaPrefix(req.jobId)}/output-1.png`, `${storage.jobMediaPrefix(req.jobId)}/output-2.png`],
+    );
     for (const o of result.outputs!) assert.equal((await storage.stat(o.key!))?.contentType, 'image/png');
   });
 
@@ -51,13 +54,22 @@ describe('Azure OpenAI images adapter', () => {
     assert.equal(sdkCall.query.get('api-version'), '2025-04-01-preview');
     assert.equal(sdkCall.headers['api-key'], fake.key);
     assert.deepEqual(Object.keys(sdkCall.json as object).sort(), ['model', 'n', 'output_format', 'prompt', 'size'], 'the same fields the adapter sends');
-    assert.equal(azureImagesUrl(fake.url, fake.deployment, '2025-04-01-preview'), `${fake.url}/openai/deployments/gpt-image-1.5/images/generations?api-version=2025-04-01-preview`);
+    assert.equal(
+      azureImagesUrl(fake.url, fake.deployment, '2025-04-01-preview'),
+      `${fake.url}/openai/deployments/gpt-image-1.5/images/generations?api-version=2025-04-01-preview`,
+    );
   });
 
   test('an endpoint given with the SDK base (/openai) or a trailing slash, a configured deployment and api-version', async () => {
     const fake2 = await startFakeAzure(undefined, 'img-prod');
     try {
-      const a = createAzureAdapter({ key: fake2.key, endpoint: `${fake2.url}/openai/`, deployment: 'img-prod', apiVersion: '2025-05-01-preview', timeoutMs: 2000 });
+      const a = createAzureAdapter({
+        key: fake2.key,
+        endpoint: `${fake2.url}/openai/`,
+        deployment: 'img-prod',
+        apiVersion: '2025-05-01-preview',
+        timeoutMs: 2000,
+      });
       await a.submit(requestFor('gpt-image-1.5'), ctx);
       const call = fake2.requestsOf('images').at(-1)!;
       assert.equal(call.path, '/openai/deployments/img-prod/images/generations');
@@ -89,8 +101,17 @@ describe('Azure OpenAI images adapter', () => {
   });
 
   test('a field or size the contract does not define is refused by the fake', async () => {
-    for (const body of [{ prompt: 'a cat', aspect_ratio: '16:9' }, { prompt: 'a cat', size: '1792x1024' }, { prompt: 'a cat', output_format: 'webp' }, { prompt: 'x'.repeat(4001) }]) {
-      const res = await fetch(azureImagesUrl(fake.url, fake.deployment, '2025-04-01-preview'), { method: 'POST', headers: { 'api-key': fake.key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    for (const body of [
+      { prompt: 'a cat', aspect_ratio: '16:9' },
+      { prompt: 'a cat', size: '1792x1024' },
+      { prompt: 'a cat', output_format: 'webp' },
+      { prompt: 'x'.repeat(4001) },
+    ]) {
+      const res = await fetch(azureImagesUrl(fake.url, fake.deployment, '2025-04-01-preview'), {
+        method: 'POST',
+        headers: { 'api-key': fake.key, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       assert.equal(res.status, 400, JSON.stringify(body).slice(0, 60));
     }
   });
@@ -102,12 +123,19 @@ describe('Azure OpenAI images adapter', () => {
       assert.equal(err.retryable, false);
       assert.equal(err.account, false, 'another provider cannot fix a refused prompt');
       assert.equal(err.status, 400);
-      assert.match(err.message, /Azure OpenAI image generation: rejected by the provider's content filter \(HTTP 400\): Your (task failed|request was rejected) as a result of our safety system/);
+      assert.match(
+        err.message,
+        /Azure OpenAI image generation: rejected by the provider's content filter \(HTTP 400\): Your (task failed|request was rejected) as a result of our safety system/,
+      );
     }
   });
 
   test('429 and 5xx are retried (then failover); 401 and 403 are our account (failover at once); other 4xx are final', async () => {
-    fake.script('images', { status: 429, headers: { 'retry-after': '3' }, body: { error: { code: '429', message: 'Requests to the Images_Generations API have exceeded the rate limit of your current tier.' } } });
+    fake.script('images', {
+      status: 429,
+      headers: { 'retry-after': '3' },
+      body: { error: { code: '429', message: 'Requests to the Images_Generations API have exceeded the rate limit of your current tier.' } },
+    });
     const limited = (await errorOf(() => azure.submit(requestFor('gpt-image-1.5'), ctx))) as ProviderError;
     assert.equal(limited.retryable, true);
     assert.equal(limited.retryAfterMs, 3000);
@@ -125,7 +153,10 @@ describe('Azure OpenAI images adapter', () => {
     assert.match(denied.message, /refused our credentials \(HTTP 401\)/);
     assert.ok(!denied.message.includes('azure-wrong-key-123456'));
 
-    fake.script('images', { status: 400, body: { error: { code: 'invalid_value', message: 'Invalid value for n.', param: 'n', type: 'invalid_request_error' } } });
+    fake.script('images', {
+      status: 400,
+      body: { error: { code: 'invalid_value', message: 'Invalid value for n.', param: 'n', type: 'invalid_request_error' } },
+    });
     const invalid = (await errorOf(() => azure.submit(requestFor('gpt-image-1.5'), ctx))) as ProviderError;
     assert.equal(invalid.retryable, false);
     assert.equal(invalid.account, false);
@@ -133,7 +164,10 @@ describe('Azure OpenAI images adapter', () => {
 
   test('a malformed answer is a clear error', async () => {
     fake.script('images', { status: 200, body: { created: 1, data: [{ url: 'https://example.invalid/a.png' }] } });
-    assert.equal((await errorOf(() => azure.submit(requestFor('gpt-image-1.5'), ctx))).message, 'Azure OpenAI image generation: malformed answer: image 1 has no b64_json');
+    assert.equal(
+      (await errorOf(() => azure.submit(requestFor('gpt-image-1.5'), ctx))).message,
+      'Azure OpenAI image generation: malformed answer: image 1 has no b64_json',
+    );
   });
 
   test('routing: gpt-image-1.5 fails over from openai to azure for every job; azure is live only with key and endpoint', () => {

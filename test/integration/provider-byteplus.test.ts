@@ -60,7 +60,10 @@ describe('BytePlus ModelArk adapter', () => {
   });
 
   test('seedream: sizes for every aspect ratio meet the 2560×1440 pixel minimum; reference images go as `image`', async () => {
-    for (const [aspectRatio, size] of [['1:1', '2048x2048'], ['9:16', '1440x2560']] as const) {
+    for (const [aspectRatio, size] of [
+      ['1:1', '2048x2048'],
+      ['9:16', '1440x2560'],
+    ] as const) {
       await ark.submit(seedream({ aspectRatio }), ctx);
       assert.equal((fake.requestsOf('image').at(-1)!.json as { size: string }).size, size);
     }
@@ -68,7 +71,10 @@ describe('BytePlus ModelArk adapter', () => {
     await ark.submit(seedream({ inputs: refs }), ctx);
     const image = (fake.requestsOf('image').at(-1)!.json as { image: string[] }).image;
     assert.equal(image.length, 2);
-    assert.ok(image.every((u) => /^https?:\/\//.test(u)), 'presigned URLs of our stored inputs');
+    assert.ok(
+      image.every((u) => /^https?:\/\//.test(u)),
+      'presigned URLs of our stored inputs',
+    );
     await ark.submit(seedream({ inputs: [refs[0]!] }), ctx);
     assert.equal(typeof (fake.requestsOf('image').at(-1)!.json as { image: unknown }).image, 'string', 'one reference image is a plain string');
   });
@@ -89,7 +95,10 @@ describe('BytePlus ModelArk adapter', () => {
     });
     assert.match(String(ref.taskId), /^cgt-/);
     const seen = await pollToEnd(ark, ref, ctx);
-    assert.deepEqual(seen.map((s) => s.state), ['queued', 'running', 'succeeded']);
+    assert.deepEqual(
+      seen.map((s) => s.state),
+      ['queued', 'running', 'succeeded'],
+    );
     assert.equal(fake.requestsOf('status').at(-1)!.path, `/api/v3/contents/generations/tasks/${String(ref.taskId)}`);
     const out = seen.at(-1)!.outputs![0]!;
     assert.equal(out.url, `${fake.url}/files/${String(ref.taskId)}.mp4`);
@@ -112,7 +121,13 @@ describe('BytePlus ModelArk adapter', () => {
 
   test("a base URL given with the SDK's /api/v3 does not yield /api/v3/api/v3; the model ids are configurable", async () => {
     assert.equal(arkOrigin('https://ark.ap-southeast.bytepluses.com/api/v3/'), 'https://ark.ap-southeast.bytepluses.com');
-    const withPath = createByteplusAdapter({ key: fake.key, baseUrl: `${fake.url}/api/v3`, timeoutMs: 2000, seedanceModel: 'ep-20261125-abcde', seedreamModel: 'ep-20261125-fghij' });
+    const withPath = createByteplusAdapter({
+      key: fake.key,
+      baseUrl: `${fake.url}/api/v3`,
+      timeoutMs: 2000,
+      seedanceModel: 'ep-20261125-abcde',
+      seedreamModel: 'ep-20261125-fghij',
+    });
     await withPath.submit(seedance(), ctx);
     const call = fake.requestsOf('submit').at(-1)!;
     assert.equal(call.path, '/api/v3/contents/generations/tasks');
@@ -151,7 +166,10 @@ describe('BytePlus ModelArk adapter', () => {
     assert.equal((await errorOf(() => ark.submit(seedream(), ctx))).retryable, true);
 
     const ref = await ark.submit(seedance(), ctx);
-    fake.script('status', { status: 500, body: { error: { code: 'InternalServiceError', message: 'The service encountered an unexpected internal error.', type: 'InternalServerError' } } });
+    fake.script('status', {
+      status: 500,
+      body: { error: { code: 'InternalServiceError', message: 'The service encountered an unexpected internal error.', type: 'InternalServerError' } },
+    });
     assert.equal((await errorOf(() => ark.poll(ref, ctx))).retryable, true);
     assert.equal((await pollToEnd(ark, ref, ctx)).at(-1)!.state, 'succeeded');
 
@@ -163,7 +181,17 @@ describe('BytePlus ModelArk adapter', () => {
     assert.equal((internal as ProviderError).retryable, true, 'the provider’s own failure: retried, then failover');
     assert.match(internal.message, /provider error: .*InternalServiceError/);
 
-    fake.script('submit', { status: 429, headers: { 'retry-after': '5' }, body: { error: { code: 'RateLimitExceeded.EndpointRPMExceeded', message: 'The Requests Per Minute (RPM) limit of the associated endpoint for your account has been exceeded.', type: 'TooManyRequests' } } });
+    fake.script('submit', {
+      status: 429,
+      headers: { 'retry-after': '5' },
+      body: {
+        error: {
+          code: 'RateLimitExceeded.EndpointRPMExceeded',
+          message: 'The Requests Per Minute (RPM) limit of the associated endpoint for your account has been exceeded.',
+          type: 'TooManyRequests',
+        },
+      },
+    });
     const limited = await errorOf(() => ark.submit(seedance(), ctx));
     assert.equal((limited as ProviderError).retryable, true);
     assert.equal(limited.retryAfterMs, 5000);
@@ -189,7 +217,17 @@ describe('BytePlus ModelArk adapter', () => {
   });
 
   test('invalid input (400 InvalidParameter) is the request’s fault: final, not an account error', async () => {
-    fake.script('submit', { status: 400, body: { error: { code: 'InvalidParameter', message: 'The parameter `resolution` specified in the request is not valid.', param: 'resolution', type: 'BadRequest' } } });
+    fake.script('submit', {
+      status: 400,
+      body: {
+        error: {
+          code: 'InvalidParameter',
+          message: 'The parameter `resolution` specified in the request is not valid.',
+          param: 'resolution',
+          type: 'BadRequest',
+        },
+      },
+    });
     const err = await errorOf(() => ark.submit(seedance(), ctx));
     assert.ok(err instanceof ProviderError);
     assert.equal(err.retryable, false);
@@ -241,8 +279,15 @@ describe('BytePlus ModelArk adapter', () => {
   test('routing: both models fail over between fal and byteplus only for jobs the Ark route takes', () => {
     const keys = liveKeys({ FAL_KEY: 'k-fal-1234', ARK_API_KEY: 'k-ark-1234' });
     const image = routeFor('seedream-4.5')!;
-    assert.deepEqual(resolveJobRoute(keys, image, { prompt: 'x', aspect_ratio: '16:9', count: 2 })?.routes?.map((r) => r.provider), ['fal', 'byteplus']);
-    assert.deepEqual(resolveJobRoute(keys, image, { prompt: 'x', aspect_ratio: '1:1', reference_file_ids: ['upl_1'] })?.routes?.map((r) => r.provider), ['fal', 'byteplus'], 'edits too');
+    assert.deepEqual(
+      resolveJobRoute(keys, image, { prompt: 'x', aspect_ratio: '16:9', count: 2 })?.routes?.map((r) => r.provider),
+      ['fal', 'byteplus'],
+    );
+    assert.deepEqual(
+      resolveJobRoute(keys, image, { prompt: 'x', aspect_ratio: '1:1', reference_file_ids: ['upl_1'] })?.routes?.map((r) => r.provider),
+      ['fal', 'byteplus'],
+      'edits too',
+    );
 
     const video = routeFor('seedance-1.5')!;
     const text = { prompt: 'x', duration: 5, resolution: '720p', aspect_ratio: '16:9' };

@@ -59,7 +59,14 @@ describe('routing catalog', () => {
   const ctx = providerContext(storage);
 
   before(async () => {
-    [fal, openai, el, xai, google, ark] = await Promise.all([startFakeFal(), startFakeOpenAI(), startFakeElevenLabs(), startFakeXai(), startFakeGoogle(), startFakeByteplus()]);
+    [fal, openai, el, xai, google, ark] = await Promise.all([
+      startFakeFal(),
+      startFakeOpenAI(),
+      startFakeElevenLabs(),
+      startFakeXai(),
+      startFakeGoogle(),
+      startFakeByteplus(),
+    ]);
     config = {
       ...noKeys,
       PROVIDERS_MODE: 'live',
@@ -107,12 +114,14 @@ describe('routing catalog', () => {
 
       const base: Partial<ProviderRequest> = {};
       if (route.kind === 'replace_actor') base.inputs = [await storeInput(storage, 'image'), await storeMotionVideo(storage)];
-      if (route.kind === 'talking_actor') Object.assign(base, { script: 'Welcome to the demo.', voice: testVoice, inputs: [await storeInput(storage, 'actor_image')] });
+      if (route.kind === 'talking_actor')
+        Object.assign(base, { script: 'Welcome to the demo.', voice: testVoice, inputs: [await storeInput(storage, 'actor_image')] });
 
       const settings: Partial<ProviderRequest>[] = [];
       for (const aspectRatio of route.aspectRatios)
         for (const duration of durationsToTry(route))
-          for (const resolution of route.resolutions ?? [undefined]) settings.push({ aspectRatio, duration, resolution, ...(route.kind === 'image' ? { count: 4 } : {}) });
+          for (const resolution of route.resolutions ?? [undefined])
+            settings.push({ aspectRatio, duration, resolution, ...(route.kind === 'image' ? { count: 4 } : {}) });
 
       let last;
       for (const s of settings) {

@@ -38,14 +38,28 @@ const service = () => createJobService({ db: tdb.db, storage: createStorage(test
 async function jobOnFal(runId: string): Promise<string> {
   const t = await createTenant(tdb.db, 100);
   const id = newId('vid');
-  const params = { prompt: 'p', aspect_ratio: '16:9', duration: 1, resolution: '480p', provider: 'fal', provider_model_id: routes[0]!.provider_model_id, deadline_seconds: 600, routes };
-  await tdb.db.transaction().execute((tx) => jobs.insertJobWithCharge(tx, { id, kind: 'video', workspaceId: t.workspaceId, projectId: t.projectId, apiKeyId: t.apiKeyId, model, params, price: 6 }));
+  const params = {
+    prompt: 'p',
+    aspect_ratio: '16:9',
+    duration: 1,
+    resolution: '480p',
+    provider: 'fal',
+    provider_model_id: routes[0]!.provider_model_id,
+    deadline_seconds: 600,
+    routes,
+  };
+  await tdb.db
+    .transaction()
+    .execute((tx) =>
+      jobs.insertJobWithCharge(tx, { id, kind: 'video', workspaceId: t.workspaceId, projectId: t.projectId, apiKeyId: t.apiKeyId, model, params, price: 6 }),
+    );
   await service().claim(id, runId);
   assert.ok(await jobs.recordProviderRef(tdb.db, id, runId, { provider: 'fal', requestId: 'fal-1' }));
   return id;
 }
 
-const circuitOf = (provider: string) => tdb.db.selectFrom('provider_circuits').selectAll().where('provider', '=', provider).where('model', '=', model).executeTakeFirst();
+const circuitOf = (provider: string) =>
+  tdb.db.selectFrom('provider_circuits').selectAll().where('provider', '=', provider).where('model', '=', model).executeTakeFirst();
 
 describe('moving a job between its routes', () => {
   test('a give-up moves the job to the next route once, answering the request to cancel', async () => {
@@ -72,8 +86,15 @@ describe('moving a job between its routes', () => {
     assert.ok(await jobs.recordProviderRef(tdb.db, id, 'run-a', { provider: 'xai', requestId: 'xai-1' }));
     const last = await service().routeJob(id, 'run-a', { provider: 'xai', error: 'xai down' }, 1);
     assert.deepEqual(last, { route: null, previousRef: { provider: 'xai', requestId: 'xai-1' } });
-    assert.deepEqual(await service().routeJob(id, 'run-a', { provider: 'xai', error: 'xai down' }, 2), last, 'repeated: still no route, the same request to cancel');
-    assert.deepEqual((await jobs.getJob(tdb.db, id))!.provider_attempts.map((a) => a.provider), ['fal', 'xai']);
+    assert.deepEqual(
+      await service().routeJob(id, 'run-a', { provider: 'xai', error: 'xai down' }, 2),
+      last,
+      'repeated: still no route, the same request to cancel',
+    );
+    assert.deepEqual(
+      (await jobs.getJob(tdb.db, id))!.provider_attempts.map((a) => a.provider),
+      ['fal', 'xai'],
+    );
   });
 
   test('at the start, an open route is skipped for the next one', async () => {

@@ -129,7 +129,11 @@ describe('talking-actor pipeline (ElevenLabs + fal lipsync)', () => {
   });
 
   test('a 429 with Retry-After is retryable after the hint', async () => {
-    el.script('tts', { status: 429, headers: { 'retry-after': '3' }, body: { detail: { status: 'too_many_concurrent_requests', message: 'Too many concurrent requests' } } });
+    el.script('tts', {
+      status: 429,
+      headers: { 'retry-after': '3' },
+      body: { detail: { status: 'too_many_concurrent_requests', message: 'Too many concurrent requests' } },
+    });
     const err = await errorOf(async () => adapter.submit(await talking(), ctx));
     assert.ok(err instanceof ProviderError);
     assert.equal(err.retryable, true);
@@ -155,7 +159,10 @@ describe('talking-actor pipeline (ElevenLabs + fal lipsync)', () => {
   test('cancel stops the lipsync request on fal', async () => {
     const ref = await adapter.submit(await talking(), ctx);
     await adapter.cancel(ref, ctx);
-    assert.equal(fal.requestsOf('cancel').at(-1)!.path, `/fal-ai/infinitalk/requests/${ref.lipsync && (ref.lipsync as { requestId: string }).requestId}/cancel`);
+    assert.equal(
+      fal.requestsOf('cancel').at(-1)!.path,
+      `/fal-ai/infinitalk/requests/${ref.lipsync && (ref.lipsync as { requestId: string }).requestId}/cancel`,
+    );
     const last = (await pollToEnd(adapter, ref, ctx)).at(-1)!;
     assert.equal(last.state, 'failed');
   });

@@ -204,7 +204,9 @@ describe('fal queue adapter', () => {
 
   test('every submit asks fal to keep the outputs a day (X-Fal-Object-Lifecycle-Preference)', async () => {
     await fal.submit(requestFor('nano-banana-2'), ctx);
-    assert.deepEqual(JSON.parse(String(fake.requestsOf('submit').at(-1)!.headers['x-fal-object-lifecycle-preference'])), { expiration_duration_seconds: 86_400 });
+    assert.deepEqual(JSON.parse(String(fake.requestsOf('submit').at(-1)!.headers['x-fal-object-lifecycle-preference'])), {
+      expiration_duration_seconds: 86_400,
+    });
   });
 
   test("COMPLETED with an error is a failed job with fal's message, without fetching the result", async () => {
@@ -262,7 +264,12 @@ describe('fal queue adapter', () => {
       fake.script('result', answer);
       const last = (await pollToEnd(fal, ref, ctx)).at(-1)!;
       assert.equal(last.state, 'failed');
-      assert.match(last.message!, answer.status === 504 ? /^fal result: provider error \(HTTP 504\): Request timed out \(request_timeout\)$/ : /^fal result: provider error \(HTTP 503\): No runner could be allocated \(runner_scheduling_failure\)$/);
+      assert.match(
+        last.message!,
+        answer.status === 504
+          ? /^fal result: provider error \(HTTP 504\): Request timed out \(request_timeout\)$/
+          : /^fal result: provider error \(HTTP 503\): No runner could be allocated \(runner_scheduling_failure\)$/,
+      );
       assert.equal(fake.requestsOf('result').length - results, 1, 'not retried');
     });
   }
@@ -338,7 +345,12 @@ describe('fal queue adapter', () => {
   test('follows only queue URLs on the configured origin, and never echoes the key', async () => {
     fake.script('submit', {
       status: 200,
-      body: { request_id: 'r-1', status_url: 'http://203.0.113.9/steal/status', response_url: 'http://203.0.113.9/steal', cancel_url: 'http://203.0.113.9/steal/cancel' },
+      body: {
+        request_id: 'r-1',
+        status_url: 'http://203.0.113.9/steal/status',
+        response_url: 'http://203.0.113.9/steal',
+        cancel_url: 'http://203.0.113.9/steal/cancel',
+      },
     });
     const ref = await fal.submit(requestFor('nano-banana-2'), ctx);
     assert.equal(ref.statusUrl, `${fake.url}/fal-ai/nano-banana-2/requests/r-1/status`);

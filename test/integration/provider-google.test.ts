@@ -37,11 +37,17 @@ describe('Google Gemini API (Veo) adapter', () => {
     assert.equal(call.path, '/v1beta/models/veo-3.1-generate-preview:predictLongRunning');
     assert.equal(call.headers['x-goog-api-key'], fake.key);
     assert.equal(call.headers.authorization, undefined, 'the key goes in x-goog-api-key only');
-    assert.deepEqual(call.json, { instances: [{ prompt: 'A lighthouse on a cliff at dawn, waves below' }], parameters: { aspectRatio: '9:16', resolution: '1080p', durationSeconds: 8 } });
+    assert.deepEqual(call.json, {
+      instances: [{ prompt: 'A lighthouse on a cliff at dawn, waves below' }],
+      parameters: { aspectRatio: '9:16', resolution: '1080p', durationSeconds: 8 },
+    });
     assert.match(String(ref.operation), /^models\/veo-3\.1-generate-preview\/operations\/[0-9a-f]+$/);
 
     const seen = await pollToEnd(google, ref, ctx);
-    assert.deepEqual(seen.map((s) => s.state), ['running', 'running', 'succeeded']);
+    assert.deepEqual(
+      seen.map((s) => s.state),
+      ['running', 'running', 'succeeded'],
+    );
     assert.equal(fake.requestsOf('status').at(-1)!.path, `/v1beta/${String(ref.operation)}`);
     const out = seen.at(-1)!.outputs![0]!;
     assert.match(out.url!, new RegExp(`^${fake.url}/v1beta/files/[0-9a-f]+:download\\?alt=media$`));
@@ -105,7 +111,10 @@ describe('Google Gemini API (Veo) adapter', () => {
       config: { aspectRatio: '16:9', resolution: '720p', durationSeconds: 8 },
     });
     assert.deepEqual(ours.json, theirs.json);
-    assert.deepEqual((ours.json as { instances: unknown[] }).instances[0], { prompt: 'A lighthouse on a cliff at dawn, waves below', image: { bytesBase64Encoded: tinyPng.toString('base64'), mimeType: 'image/png' } });
+    assert.deepEqual((ours.json as { instances: unknown[] }).instances[0], {
+      prompt: 'A lighthouse on a cliff at dawn, waves below',
+      image: { bytesBase64Encoded: tinyPng.toString('base64'), mimeType: 'image/png' },
+    });
   });
 
   test('start and end frames are `image` and `lastFrame`, as the SDK sends them', async () => {
@@ -123,7 +132,12 @@ describe('Google Gemini API (Veo) adapter', () => {
     const { ours, theirs } = await oursAndSdks(veo({ inputs: refs }), {
       model: 'veo-3.1-generate-preview',
       source: { prompt: 'A lighthouse on a cliff at dawn, waves below' },
-      config: { aspectRatio: '16:9', resolution: '720p', durationSeconds: 8, referenceImages: refs.map(() => ({ image: png, referenceType: VideoGenerationReferenceType.ASSET })) },
+      config: {
+        aspectRatio: '16:9',
+        resolution: '720p',
+        durationSeconds: 8,
+        referenceImages: refs.map(() => ({ image: png, referenceType: VideoGenerationReferenceType.ASSET })),
+      },
     });
     assert.deepEqual(ours.json, theirs.json);
     assert.equal((ours.json as { instances: { referenceImages: unknown[] }[] }).instances[0]!.referenceImages.length, 2);
@@ -145,7 +159,12 @@ describe('Google Gemini API (Veo) adapter', () => {
     const both = await oursAndSdks(pro, {
       model: 'veo-3.1-generate-preview',
       source: { prompt: pro.prompt! },
-      config: { aspectRatio: '16:9', resolution: '1080p', durationSeconds: 8, referenceImages: [{ image: png, referenceType: VideoGenerationReferenceType.ASSET }] },
+      config: {
+        aspectRatio: '16:9',
+        resolution: '1080p',
+        durationSeconds: 8,
+        referenceImages: [{ image: png, referenceType: VideoGenerationReferenceType.ASSET }],
+      },
     });
     assert.deepEqual(both.ours.json, both.theirs.json);
   });
@@ -193,13 +212,20 @@ describe('Google Gemini API (Veo) adapter', () => {
 
     // An operation that ends UNAVAILABLE is the provider's too: retried, not the customer's failure.
     const ref2 = await google.submit(veo(), ctx);
-    fake.script('status', { status: 200, body: { name: ref2.operation, done: true, error: { code: 14, message: 'Service unavailable', status: 'UNAVAILABLE' } } });
+    fake.script('status', {
+      status: 200,
+      body: { name: ref2.operation, done: true, error: { code: 14, message: 'Service unavailable', status: 'UNAVAILABLE' } },
+    });
     const opErr = await errorOf(() => google.poll(ref2, ctx));
     assert.equal((opErr as ProviderError).retryable, true);
   });
 
   test('a plain 429 rate limit is retryable after Retry-After; a 429 naming the quota is our account (failover, no retry)', async () => {
-    fake.script('submit', { status: 429, headers: { 'retry-after': '7' }, body: { error: { code: 429, message: 'Resource has been exhausted (e.g. check rate limits).', status: 'RESOURCE_EXHAUSTED' } } });
+    fake.script('submit', {
+      status: 429,
+      headers: { 'retry-after': '7' },
+      body: { error: { code: 429, message: 'Resource has been exhausted (e.g. check rate limits).', status: 'RESOURCE_EXHAUSTED' } },
+    });
     const limited = await errorOf(() => google.submit(veo(), ctx));
     assert.equal((limited as ProviderError).retryable, true);
     assert.equal(limited.retryAfterMs, 7000);
@@ -235,7 +261,14 @@ describe('Google Gemini API (Veo) adapter', () => {
     const job = veo();
     const ref = await google.submit(job, ctx);
     const bytes = Buffer.from('not really an mp4, but bytes');
-    fake.script('status', { status: 200, body: { name: ref.operation, done: true, response: { generateVideoResponse: { generatedSamples: [{ video: { encodedVideo: bytes.toString('base64'), encoding: 'video/mp4' } }] } } } });
+    fake.script('status', {
+      status: 200,
+      body: {
+        name: ref.operation,
+        done: true,
+        response: { generateVideoResponse: { generatedSamples: [{ video: { encodedVideo: bytes.toString('base64'), encoding: 'video/mp4' } }] } },
+      },
+    });
     const done = await google.poll(ref, ctx);
     assert.equal(done.state, 'succeeded');
     const out = done.outputs![0]!;
@@ -264,11 +297,24 @@ describe('Google Gemini API (Veo) adapter', () => {
     const route = routeFor('veo-3.1')!;
     const keys = liveKeys({ FAL_KEY: 'k-fal-1234', GEMINI_API_KEY: 'k-gem-1234' });
     const text8 = { prompt: 'x', duration: 8, resolution: '1080p', aspect_ratio: '16:9' };
-    assert.deepEqual(resolveJobRoute(keys, route, text8)?.routes?.map((r) => r.provider), ['fal', 'google']);
+    assert.deepEqual(
+      resolveJobRoute(keys, route, text8)?.routes?.map((r) => r.provider),
+      ['fal', 'google'],
+    );
     assert.equal(resolveJobRoute(keys, route, { ...text8, duration: 4 })?.routes, undefined, 'a 4 s job stays on fal');
-    assert.deepEqual(resolveJobRoute(keys, route, { ...text8, start_frame_file_id: 'upl_1' })?.routes?.map((r) => r.provider), ['fal', 'google'], 'image-to-video fails over');
-    assert.deepEqual(resolveJobRoute(keys, route, { ...text8, start_frame_file_id: 'upl_1', end_frame_file_id: 'upl_2' })?.routes?.map((r) => r.provider), ['fal', 'google']);
-    assert.deepEqual(resolveJobRoute(keys, route, { ...text8, reference_file_ids: ['upl_1', 'upl_2', 'upl_3'] })?.routes?.map((r) => r.provider), ['fal', 'google']);
+    assert.deepEqual(
+      resolveJobRoute(keys, route, { ...text8, start_frame_file_id: 'upl_1' })?.routes?.map((r) => r.provider),
+      ['fal', 'google'],
+      'image-to-video fails over',
+    );
+    assert.deepEqual(
+      resolveJobRoute(keys, route, { ...text8, start_frame_file_id: 'upl_1', end_frame_file_id: 'upl_2' })?.routes?.map((r) => r.provider),
+      ['fal', 'google'],
+    );
+    assert.deepEqual(
+      resolveJobRoute(keys, route, { ...text8, reference_file_ids: ['upl_1', 'upl_2', 'upl_3'] })?.routes?.map((r) => r.provider),
+      ['fal', 'google'],
+    );
     // With only GEMINI_API_KEY, google is the first route, and what it cannot take is refused at create.
     const googleOnly = { ...keys, FAL_KEY: undefined };
     assert.equal(resolveJobRoute(googleOnly, route, text8)?.provider, 'google');
@@ -279,7 +325,10 @@ describe('Google Gemini API (Veo) adapter', () => {
     assert.equal(requestRefusal(route, { ...text8, duration: 6 }, 'fal'), undefined, 'fal takes 6 s');
     // PROVIDER_ROUTES putting google first: a job google cannot take starts on fal, without failover.
     const googleFirst = { ...keys, PROVIDER_ROUTES: 'veo-3.1=google,fal' };
-    assert.deepEqual(resolveJobRoute(googleFirst, route, text8)?.routes?.map((r) => r.provider), ['google', 'fal']);
+    assert.deepEqual(
+      resolveJobRoute(googleFirst, route, text8)?.routes?.map((r) => r.provider),
+      ['google', 'fal'],
+    );
     const fourSeconds = resolveJobRoute(googleFirst, route, { ...text8, duration: 4 });
     assert.equal(fourSeconds?.provider, 'fal');
     assert.equal(fourSeconds?.provider_model_id, 'fal-ai/veo3.1');
@@ -289,7 +338,8 @@ describe('Google Gemini API (Veo) adapter', () => {
   test('routing: sora-2-pro fails over to veo-3.1-generate-preview as veo-3.1 does; sora-2 to veo-3.1-fast-generate-preview for 8 s text-to-video only', () => {
     const keys = liveKeys({ FAL_KEY: 'k-fal-1234', GEMINI_API_KEY: 'k-gem-1234' });
     const text8 = { prompt: 'x', duration: 8, resolution: '720p', aspect_ratio: '16:9' };
-    const routes = (model: string, p: Record<string, unknown>) => resolveJobRoute(keys, routeFor(model)!, p)?.routes?.map((r) => `${r.provider}:${r.provider_model_id}`);
+    const routes = (model: string, p: Record<string, unknown>) =>
+      resolveJobRoute(keys, routeFor(model)!, p)?.routes?.map((r) => `${r.provider}:${r.provider_model_id}`);
     assert.deepEqual(routes('sora-2-pro', { ...text8, reference_file_ids: ['a', 'b'] }), ['fal:fal-ai/veo3.1', 'google:veo-3.1-generate-preview']);
     assert.deepEqual(routes('sora-2', text8), ['fal:fal-ai/veo3.1/fast', 'google:veo-3.1-fast-generate-preview']);
     assert.equal(routes('sora-2', { ...text8, start_frame_file_id: 'upl_1' }), undefined, 'an image job of sora-2 stays on fal');

@@ -94,7 +94,7 @@ describe('OpenAI images adapter', () => {
     }
   });
 
-  test('a base URL inherited with the SDK\'s trailing /v1 does not yield /v1/v1', async () => {
+  test("a base URL inherited with the SDK's trailing /v1 does not yield /v1/v1", async () => {
     const withV1 = createOpenAIAdapter({ key: fake.key, baseUrl: `${fake.url}/v1/`, timeoutMs: 2000 });
     await withV1.submit(requestFor('gpt-image-1.5'), ctx);
     assert.equal(fake.requests.at(-1)!.path, '/v1/images/generations');
@@ -102,7 +102,10 @@ describe('OpenAI images adapter', () => {
   });
 
   test('a 500 is retryable and the retried submit succeeds', async () => {
-    fake.script('images', { status: 500, body: { error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } } });
+    fake.script('images', {
+      status: 500,
+      body: { error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } },
+    });
     const req = requestFor('gpt-image-1.5');
     const err = await errorOf(() => openai.submit(req, ctx));
     assert.ok(err instanceof ProviderError);

@@ -143,10 +143,16 @@ describe('provider outputs into storage', () => {
     const withKey = createOutputStore({
       storage,
       heartbeat: () => undefined,
-      config: testConfig(process.env.DATABASE_URL ?? 'postgres://u:p@127.0.0.1:5432/unused', { FETCH_ALLOW_LOOPBACK_ORIGIN: cdn.origin, FETCH_EXTRA_CA_FILE: cdn.caFile, PROVIDER_OUTPUT_HOSTS: '127.0.0.1' }),
+      config: testConfig(process.env.DATABASE_URL ?? 'postgres://u:p@127.0.0.1:5432/unused', {
+        FETCH_ALLOW_LOOPBACK_ORIGIN: cdn.origin,
+        FETCH_EXTRA_CA_FILE: cdn.caFile,
+        PROVIDER_OUTPUT_HOSTS: '127.0.0.1',
+      }),
       adapterFor: () => ({ ...createFalAdapter({ key: fal.key, queueUrl: fal.url }), outputHeaders: () => ({ authorization: `Key ${fal.key}` }) }),
     });
-    const stored = (await new MockActivityEnvironment().run(() => withKey('fal', 'job_private', [{ url: `${cdn.origin}/files/private.png` }]))) as { content_type: string }[];
+    const stored = (await new MockActivityEnvironment().run(() => withKey('fal', 'job_private', [{ url: `${cdn.origin}/files/private.png` }]))) as {
+      content_type: string;
+    }[];
     assert.equal(stored[0]!.content_type, 'image/png');
     assert.equal(seen, `Key ${fal.key}`);
   });

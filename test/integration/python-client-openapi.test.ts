@@ -49,5 +49,9 @@ test('python/src/mediagen/models.py is what the generator makes of GET /v1/opena
     child.on('error', reject);
     child.on('close', (c) => resolve({ code: c, output: out }));
   });
-  assert.equal(code, 0, `python/src/mediagen/models.py is stale: run \`python/scripts/generate_models.py\` on the served document and commit the result\n${output}`);
+  assert.equal(
+    code,
+    0,
+    `python/src/mediagen/models.py is stale: run \`python/scripts/generate_models.py\` on the served document and commit the result\n${output}`,
+  );
 });

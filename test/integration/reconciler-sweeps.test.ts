@@ -26,17 +26,34 @@ const ago = (hours: number) => sql<Date>`now() - make_interval(hours => ${hours}
 
 describe('retention sweeps', () => {
   test('idempotency keys: gone after their 24 h window, in bounded batches; younger keys stay', async () => {
-    for (const [key, hours] of [['old-1', 30], ['old-2', 25], ['young', 1]] as const) {
+    for (const [key, hours] of [
+      ['old-1', 30],
+      ['old-2', 25],
+      ['young', 1],
+    ] as const) {
       await tdb.db
         .insertInto('idempotency_keys')
-        .values({ workspace_id: t.workspaceId, key, operation: 'POST /v1/images/generate', fingerprint: 'f', claim_token: 'c', status: 'completed', response_status: 200, response_body: '{}', created_at: ago(hours) })
+        .values({
+          workspace_id: t.workspaceId,
+          key,
+          operation: 'POST /v1/images/generate',
+          fingerprint: 'f',
+          claim_token: 'c',
+          status: 'completed',
+          response_status: 200,
+          response_body: '{}',
+          created_at: ago(hours),
+        })
         .execute();
     }
     assert.equal(await sweepIdempotencyKeys(tdb.db, 1), 1, 'one batch of one');
     assert.equal(await sweepIdempotencyKeys(tdb.db), 1);
     assert.equal(await sweepIdempotencyKeys(tdb.db), 0);
     const left = await tdb.db.selectFrom('idempotency_keys').select('key').execute();
-    assert.deepEqual(left.map((r) => r.key), ['young']);
+    assert.deepEqual(
+      left.map((r) => r.key),
+      ['young'],
+    );
   });
 
   test('refused uploads: gone after their retention; pending and completed uploads stay', async () => {
@@ -54,17 +71,30 @@ describe('retention sweeps', () => {
     });
     await tdb.db
       .insertInto('file_uploads')
-      .values([row('file_old_failed', 'failed', 24 * 8), row('file_new_failed', 'failed', 1), row('file_old_completed', 'completed', 24 * 30), row('file_old_pending', 'pending', 24 * 8)])
+      .values([
+        row('file_old_failed', 'failed', 24 * 8),
+        row('file_new_failed', 'failed', 1),
+        row('file_old_completed', 'completed', 24 * 30),
+        row('file_old_pending', 'pending', 24 * 8),
+      ])
       .execute();
     const removed = await sweepFailedUploads(tdb.db, new Date(Date.now() - 7 * 86_400_000));
     assert.equal(removed, 1);
     const left = await tdb.db.selectFrom('file_uploads').select('id').orderBy('id').execute();
-    assert.deepEqual(left.map((r) => r.id), ['file_new_failed', 'file_old_completed', 'file_old_pending']);
+    assert.deepEqual(
+      left.map((r) => r.id),
+      ['file_new_failed', 'file_old_completed', 'file_old_pending'],
+    );
   });
 
   test('rate-limit rows: an idle row is swept, a row with a lease in its window stays, and the next lease writes it again', async () => {
     const lease = async (want: number) =>
-      (await sql<{ granted_tokens: number; used_tokens: number }>`select * from rate_limit_lease(${t.apiKeyId}, 'generate', ${want}::integer, 30, 60000, 2000)`.execute(tdb.db)).rows[0]!;
+      (
+        await sql<{
+          granted_tokens: number;
+          used_tokens: number;
+        }>`select * from rate_limit_lease(${t.apiKeyId}, 'generate', ${want}::integer, 30, 60000, 2000)`.execute(tdb.db)
+      ).rows[0]!;
     assert.equal((await lease(4)).granted_tokens, 4);
     assert.equal(await sweepIdleRateLimits(tdb.db, 3_600_000), 0, 'a lease in its window keeps the row');
     // The row's only lease expired two hours ago: nothing in it counts any more.
@@ -91,9 +121,15 @@ describe('retention sweeps', () => {
       created_at: sql<Date>`now() - make_interval(days => ${daysAgo})`,
       delivered_at: finished ? sql<Date>`now()` : null,
     });
-    await tdb.db.insertInto('webhook_deliveries').values([event('whk_old_done', 8, true), event('whk_old_retrying', 8, false), event('whk_new_done', 1, true)]).execute();
+    await tdb.db
+      .insertInto('webhook_deliveries')
+      .values([event('whk_old_done', 8, true), event('whk_old_retrying', 8, false), event('whk_new_done', 1, true)])
+      .execute();
     assert.equal(await sweepFinishedDeliveries(tdb.db, new Date(Date.now() - 7 * 86_400_000)), 1);
     const left = await tdb.db.selectFrom('webhook_deliveries').select('id').orderBy('id').execute();
-    assert.deepEqual(left.map((r) => r.id), ['whk_new_done', 'whk_old_retrying']);
+    assert.deepEqual(
+      left.map((r) => r.id),
+      ['whk_new_done', 'whk_old_retrying'],
+    );
   });
 });

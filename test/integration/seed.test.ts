@@ -29,7 +29,14 @@ describe('catalog seed, demo workspace and the public media route', () => {
     bucket = `t-seed-${randomToken(10)}`;
     const config = testConfig(t.url, { S3_BUCKET: bucket });
     const ep = new URL(config.S3_ENDPOINT);
-    minio = new Client({ endPoint: ep.hostname, port: Number(ep.port), useSSL: false, accessKey: config.S3_ACCESS_KEY, secretKey: config.S3_SECRET_KEY, pathStyle: true });
+    minio = new Client({
+      endPoint: ep.hostname,
+      port: Number(ep.port),
+      useSSL: false,
+      accessKey: config.S3_ACCESS_KEY,
+      secretKey: config.S3_SECRET_KEY,
+      pathStyle: true,
+    });
     await minio.makeBucket(bucket, config.S3_REGION);
     storage = createStorage(config);
 
@@ -186,7 +193,13 @@ describe('catalog seed, demo workspace and the public media route', () => {
     assert.equal(second.credits, DEMO_CREDITS);
     assert.notEqual(second.apiKeyId, first.apiKeyId);
     const keys = await t.db.selectFrom('api_keys').select(['id', 'revoked_at']).where('workspace_id', '=', first.workspaceId).orderBy('created_at').execute();
-    assert.deepEqual(keys.map((k) => [k.id, k.revoked_at !== null]), [[first.apiKeyId, true], [second.apiKeyId, false]]);
+    assert.deepEqual(
+      keys.map((k) => [k.id, k.revoked_at !== null]),
+      [
+        [first.apiKeyId, true],
+        [second.apiKeyId, false],
+      ],
+    );
     const workspaces = await t.db.selectFrom('workspace_members').select('workspace_id').where('email', '=', 'demo@example.com').execute();
     assert.equal(workspaces.length, 1);
   });

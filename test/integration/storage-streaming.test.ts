@@ -108,7 +108,10 @@ describe('Storage.putStream', () => {
 
   test('a source that fails mid-part (streamed or buffered) leaves nothing', async () => {
     const bytes = randomBytes(3 * PART_SIZE);
-    for (const [name, atLeast] of [['fail-streamed.bin', 3 * PART_SIZE], ['fail-buffered.bin', 0]] as const) {
+    for (const [name, atLeast] of [
+      ['fail-streamed.bin', 3 * PART_SIZE],
+      ['fail-buffered.bin', 0],
+    ] as const) {
       const key = `${prefix}${name}`;
       await assert.rejects(storage.putStream(key, chunked(bytes, PART_SIZE + 1_000_000), 'video/mp4', undefined, { atLeast }), /source failed/);
       assert.deepEqual(await leftovers(key), { objects: [], incomplete: [] }, name);

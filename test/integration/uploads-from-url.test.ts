@@ -90,7 +90,8 @@ before(async () => {
   owner = await createTenant(tdb.db);
   clean = await createTenant(tdb.db);
 
-  for (const [mime, bytes] of Object.entries(media)) remote.file(`/media/${mime.replace('/', '-')}`, bytes, mime.includes('/') ? mime : 'application/octet-stream');
+  for (const [mime, bytes] of Object.entries(media))
+    remote.file(`/media/${mime.replace('/', '-')}`, bytes, mime.includes('/') ? mime : 'application/octet-stream');
   // A PNG header declaring 20000×20000 pixels (a decompression bomb) in 4 KB.
   const bomb = Buffer.alloc(4096);
   media['image/png'].copy(bomb, 0, 0, 33);
@@ -238,7 +239,13 @@ describe('POST /v1/upload-from-url', () => {
   });
 
   test('malformed bodies are 400', async () => {
-    for (const body of [{}, { url: `${remote.origin}/media/image-png` }, { project_id: clean.projectId }, { url: 42, project_id: clean.projectId }, { url: 'x', project_id: clean.projectId, extra: 1 }]) {
+    for (const body of [
+      {},
+      { url: `${remote.origin}/media/image-png` },
+      { project_id: clean.projectId },
+      { url: 42, project_id: clean.projectId },
+      { url: 'x', project_id: clean.projectId, extra: 1 },
+    ]) {
       const r = await fromUrl(clean, body);
       assert.equal(r.status, 400, JSON.stringify(body));
     }
@@ -250,12 +257,19 @@ describe('POST /v1/upload-from-url', () => {
 describe('fetchRemoteInput (job inputs given as URLs)', () => {
   test('stores the bytes at jobs/<jobId>/<token>/input-<role>.<ext>, refusing the wrong kind', async () => {
     const storage = createStorage(config);
-    const got = await fetchRemoteInput({ storage, config, fetchHooks }, { url: `${remote.origin}/media/video-webm`, jobId: 'job_test1', workspaceId: 'ws_test1', role: 'video', expect: 'video' });
+    const got = await fetchRemoteInput(
+      { storage, config, fetchHooks },
+      { url: `${remote.origin}/media/video-webm`, jobId: 'job_test1', workspaceId: 'ws_test1', role: 'video', expect: 'video' },
+    );
     assert.deepEqual(got, { key: `${storage.jobMediaPrefix('job_test1')}/input-video.webm`, contentType: 'video/webm', size: media['video/webm'].length });
     await storage.remove(got.key);
     await assert.rejects(
-      fetchRemoteInput({ storage, config, fetchHooks }, { url: `${remote.origin}/media/video-mp4`, jobId: 'job_test1', workspaceId: 'ws_test1', role: 'image', expect: 'image' }),
-      (err: Error & { type?: string; nonRetryable?: boolean }) => err.type === 'InputUnavailable' && err.nonRetryable === true && /expected image/.test(err.message),
+      fetchRemoteInput(
+        { storage, config, fetchHooks },
+        { url: `${remote.origin}/media/video-mp4`, jobId: 'job_test1', workspaceId: 'ws_test1', role: 'image', expect: 'image' },
+      ),
+      (err: Error & { type?: string; nonRetryable?: boolean }) =>
+        err.type === 'InputUnavailable' && err.nonRetryable === true && /expected image/.test(err.message),
     );
     assert.equal(await storage.stat(`${storage.jobMediaPrefix('job_test1')}/input-image.mp4`), null);
   });

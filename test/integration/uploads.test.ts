@@ -81,7 +81,19 @@ describe('POST /v1/upload', () => {
       ]);
       assert.equal(r.status, 200, JSON.stringify(r.body));
       const d = r.body.data!;
-      assert.deepEqual(Object.keys(d).sort(), ['created_at', 'expires_at', 'file_size', 'file_type', 'id', 'mime_type', 'name', 'path', 'project_id', 'updated_at', 'workspace_id']);
+      assert.deepEqual(Object.keys(d).sort(), [
+        'created_at',
+        'expires_at',
+        'file_size',
+        'file_type',
+        'id',
+        'mime_type',
+        'name',
+        'path',
+        'project_id',
+        'updated_at',
+        'workspace_id',
+      ]);
       assert.equal(d.mime_type, mime);
       assert.equal(d.file_type, mime.split('/')[0]);
       assert.equal(d.file_size, bytes.length);
@@ -121,7 +133,10 @@ describe('POST /v1/upload', () => {
   });
 
   test('a file of an unaccepted type (GIF, Matroska) is refused (400), nothing stored', async () => {
-    for (const [bytes, name] of [[media.gif, 'a.gif'], [media.mkv, 'a.mkv']] as const) {
+    for (const [bytes, name] of [
+      [media.gif, 'a.gif'],
+      [media.mkv, 'a.mkv'],
+    ] as const) {
       const r = await upload(clean, [
         ['project_id', clean.projectId],
         ['file', new Blob([bytes]), name],
@@ -154,7 +169,11 @@ describe('POST /v1/upload', () => {
     const total = 40 * MB;
     const req = http.request(`${base}/v1/upload`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${clean.apiKey}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(preamble.length + total) },
+      headers: {
+        authorization: `Bearer ${clean.apiKey}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'content-length': String(preamble.length + total),
+      },
     });
     const response = new Promise<{ status: number; body: string; sentWhenAnswered: number }>((resolve, reject) => {
       req.on('response', (res) => {
@@ -168,7 +187,10 @@ describe('POST /v1/upload', () => {
     });
     let sent = 0;
     let answered = false;
-    void response.then(() => (answered = true), () => (answered = true));
+    void response.then(
+      () => (answered = true),
+      () => (answered = true),
+    );
     req.write(preamble);
     const chunk = Buffer.alloc(256 * 1024);
     media['video/mp4'].copy(chunk); // a real MP4 header, then filler
@@ -243,7 +265,10 @@ describe('POST /v1/upload', () => {
     app1.writeUInt16BE(60_002, 2);
     const sof = Buffer.from([0xff, 0xc0, 0, 17, 8, 0x27, 0x10, 0x27, 0x10, 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]); // 10000×10000
     const jpeg = Buffer.concat([Buffer.from([0xff, 0xd8]), app1, app1, app1, sof, Buffer.alloc(1000)]);
-    for (const [bytes, mime, name] of [[png, 'image/png', 'bomb.png'], [jpeg, 'image/jpeg', 'bomb.jpg']] as const) {
+    for (const [bytes, mime, name] of [
+      [png, 'image/png', 'bomb.png'],
+      [jpeg, 'image/jpeg', 'bomb.jpg'],
+    ] as const) {
       const r = await upload(clean, [
         ['project_id', clean.projectId],
         ['file', new Blob([bytes], { type: mime }), name],
@@ -256,7 +281,12 @@ describe('POST /v1/upload', () => {
   });
 
   test('a project of another workspace, or none at all, is 403 forbidden, before or after the file', async () => {
-    for (const [pid, first] of [[owner.projectId, true], [owner.projectId, false], ['prj_doesnotexist', true], ['prj_doesnotexist', false]] as const) {
+    for (const [pid, first] of [
+      [owner.projectId, true],
+      [owner.projectId, false],
+      ['prj_doesnotexist', true],
+      ['prj_doesnotexist', false],
+    ] as const) {
       const file: [string, Blob, string] = ['file', new Blob([media['image/jpeg']], { type: 'image/jpeg' }), 'a.jpg'];
       const r = await upload(clean, first ? [['project_id', pid], file] : [file, ['project_id', pid]]);
       assert.equal(r.status, 403, `${pid} first=${first}`);
@@ -270,11 +300,49 @@ describe('POST /v1/upload', () => {
     const cases: Array<[string, Array<[string, string | Blob, string?]>, RegExp]> = [
       ['no file', [['project_id', clean.projectId]], /missing the "file" part/],
       ['no project_id', [['file', jpeg(), 'a.jpg']], /missing the "project_id" part/],
-      ['two files', [['project_id', clean.projectId], ['file', jpeg(), 'a.jpg'], ['file', jpeg(), 'b.jpg']], /only one file/],
-      ['file under another name', [['project_id', clean.projectId], ['image', jpeg(), 'a.jpg']], /unexpected file part/],
-      ['unknown field', [['project_id', clean.projectId], ['color', 'blue'], ['file', jpeg(), 'a.jpg']], /unexpected field/],
-      ['file as a text field', [['project_id', clean.projectId], ['file', 'not a file']], /must be a file/],
-      ['duplicate project_id', [['project_id', clean.projectId], ['project_id', clean.projectId], ['file', jpeg(), 'a.jpg']], /more than once/],
+      [
+        'two files',
+        [
+          ['project_id', clean.projectId],
+          ['file', jpeg(), 'a.jpg'],
+          ['file', jpeg(), 'b.jpg'],
+        ],
+        /only one file/,
+      ],
+      [
+        'file under another name',
+        [
+          ['project_id', clean.projectId],
+          ['image', jpeg(), 'a.jpg'],
+        ],
+        /unexpected file part/,
+      ],
+      [
+        'unknown field',
+        [
+          ['project_id', clean.projectId],
+          ['color', 'blue'],
+          ['file', jpeg(), 'a.jpg'],
+        ],
+        /unexpected field/,
+      ],
+      [
+        'file as a text field',
+        [
+          ['project_id', clean.projectId],
+          ['file', 'not a file'],
+        ],
+        /must be a file/,
+      ],
+      [
+        'duplicate project_id',
+        [
+          ['project_id', clean.projectId],
+          ['project_id', clean.projectId],
+          ['file', jpeg(), 'a.jpg'],
+        ],
+        /more than once/,
+      ],
     ];
     for (const [why, parts, message] of cases) {
       const r = await upload(clean, parts);
@@ -282,7 +350,11 @@ describe('POST /v1/upload', () => {
       assert.equal(r.body.error!.code, 'invalid_request', why);
       assert.match(r.body.error!.message, message, why);
     }
-    for (const [contentType, body] of [['application/json', JSON.stringify({ project_id: clean.projectId })], ['multipart/form-data', 'no boundary'], ['multipart/form-data; boundary=zzz', 'garbage without parts']] as const) {
+    for (const [contentType, body] of [
+      ['application/json', JSON.stringify({ project_id: clean.projectId })],
+      ['multipart/form-data', 'no boundary'],
+      ['multipart/form-data; boundary=zzz', 'garbage without parts'],
+    ] as const) {
       const res = await fetch(`${base}/v1/upload`, { method: 'POST', headers: { authorization: `Bearer ${clean.apiKey}`, 'content-type': contentType }, body });
       assert.equal(res.status, 400, contentType);
       assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'invalid_request');

@@ -48,7 +48,10 @@ test('retries emit nothing more; a reset emits the moves it really makes; ids ar
   await tx((x) => jobMoves.completeJob(x, id, [{ key: 'k', content_type: 'image/png', size: 1 }], 'run-2'));
   await tx((x) => jobMoves.completeJob(x, id, [{ key: 'k', content_type: 'image/png', size: 1 }], 'run-2'));
   const rows = await deliveriesOfJob(tdb.db, id);
-  assert.deepEqual(rows.map((r) => r.type), ['job.generating', 'job.failed', 'job.generating', 'job.completed']);
+  assert.deepEqual(
+    rows.map((r) => r.type),
+    ['job.generating', 'job.failed', 'job.generating', 'job.completed'],
+  );
   assert.equal(new Set(rows.map((r) => r.id)).size, 4);
   for (const r of rows) assert.match(r.id, new RegExp(`^whk_${id}_\\d+$`));
   assert.equal(rows[3]!.job.status, 'completed');

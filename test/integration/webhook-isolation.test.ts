@@ -80,7 +80,11 @@ async function addSecret(t: Tenant, encrypted?: string): Promise<string> {
 /** A job whose webhook asks for every event, moved to `generating` then `failed`: two outbox rows. */
 async function jobWithEvents(t: Tenant, url: string, moves: Array<'generating' | 'failed'>): Promise<string[]> {
   const job = await insertImageJob(tdb.db, t);
-  await tdb.db.updateTable('jobs').set({ webhook_url: url, webhook_events: ['generating', 'completed', 'failed'] }).where('id', '=', job.id).execute();
+  await tdb.db
+    .updateTable('jobs')
+    .set({ webhook_url: url, webhook_events: ['generating', 'completed', 'failed'] })
+    .where('id', '=', job.id)
+    .execute();
   for (const m of moves) {
     if (m === 'generating') await tx((x) => jobMoves.claimJob(x, job.id, 'run-1'));
     else await tx((x) => jobMoves.failJob(x, job.id, { code: 'canceled', message: 'canceled' }, 'run-1'));
@@ -106,7 +110,9 @@ describe('delivery attempts', () => {
     await addSecret(b);
     const [pathA, pathB] = ['/circuit-a', '/circuit-b'];
     receiver.statusOf.set(pathA, 500);
-    const idsA = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map(() => jobWithEvents(a, `${receiver.base}${pathA}`, ['generating', 'failed']).then((x) => x[1]!)));
+    const idsA = await Promise.all(
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map(() => jobWithEvents(a, `${receiver.base}${pathA}`, ['generating', 'failed']).then((x) => x[1]!)),
+    );
     const idB = (await jobWithEvents(b, `${receiver.base}${pathB}`, ['generating', 'failed']))[1]!;
     const circuitA = { workspaceId: a.workspaceId, destination: new URL(receiver.base).host };
     try {
@@ -128,7 +134,12 @@ describe('delivery attempts', () => {
       assert.equal((await webhooksRepo.getDelivery(tdb.db, idsA[8]!))!.attempts, 0, 'a skipped attempt is not an attempt');
       // The open-circuits gauge names the workspace (and only it).
       const metrics = createWorkerMetrics();
-      metrics.setBacklogSource({ webhooks: async () => ({ pending: 0, oldestAgeSeconds: 0 }), taskQueues: async () => [], versionsWithoutPollers: async () => [], openWebhookCircuits: () => webhooksRepo.openCircuitsByWorkspace(tdb.db, new Date(Date.now() - 60_000)) });
+      metrics.setBacklogSource({
+        webhooks: async () => ({ pending: 0, oldestAgeSeconds: 0 }),
+        taskQueues: async () => [],
+        versionsWithoutPollers: async () => [],
+        openWebhookCircuits: () => webhooksRepo.openCircuitsByWorkspace(tdb.db, new Date(Date.now() - 60_000)),
+      });
       const exposed = (await metrics.registry.metrics()).split('\n').filter((l) => l.startsWith('mediagen_webhook_open_circuits{'));
       assert.deepEqual(exposed, [`mediagen_webhook_open_circuits{workspace_id="${a.workspaceId}"} 1`]);
       // Same host and port, another workspace: its circuit is its own.
@@ -239,7 +250,11 @@ describe('dispatch and retention', () => {
       assert.equal(await dispatcher.runOnce(), 1);
       assert.deepEqual((await dispatched(noisyEvents)).sort(), noisyEvents.slice(0, 3).sort());
     } finally {
-      for (const id of [...noisyEvents, quietEvent]) await client.workflow.getHandle(id).terminate('test over').catch(() => undefined);
+      for (const id of [...noisyEvents, quietEvent])
+        await client.workflow
+          .getHandle(id)
+          .terminate('test over')
+          .catch(() => undefined);
       await connection.close();
     }
   });
@@ -252,7 +267,11 @@ describe('dispatch and retention', () => {
       (await jobWithEvents(t, `${receiver.base}/r`, ['failed']))[0]!,
     ];
     const longAgo = new Date(Date.now() - 30 * 86_400_000);
-    await tdb.db.updateTable('webhook_deliveries').set({ created_at: longAgo, dispatched_at: longAgo }).where('id', 'in', [oldDelivered, oldInFlight]).execute();
+    await tdb.db
+      .updateTable('webhook_deliveries')
+      .set({ created_at: longAgo, dispatched_at: longAgo })
+      .where('id', 'in', [oldDelivered, oldInFlight])
+      .execute();
     await webhooksRepo.recordAttempt(tdb.db, oldDelivered, { status: 204, error: null, delivered: true });
     await webhooksRepo.recordAttempt(tdb.db, recentDelivered, { status: 204, error: null, delivered: true });
     const removed = await webhooksRepo.sweepFinishedDeliveries(tdb.db, new Date(Date.now() - config.WEBHOOK_OUTBOX_RETENTION_DAYS * 86_400_000));
@@ -274,8 +293,14 @@ test('circuits idle for a day are removed, and the gauge leaves out open circuit
     ])
     .execute();
   const open = await webhooksRepo.openCircuitsByWorkspace(tdb.db, new Date(Date.now() - 120_000));
-  assert.deepEqual(open.filter((o) => o.workspaceId === t.workspaceId), [{ workspaceId: t.workspaceId, open: 1 }]);
+  assert.deepEqual(
+    open.filter((o) => o.workspaceId === t.workspaceId),
+    [{ workspaceId: t.workspaceId, open: 1 }],
+  );
   assert.ok((await webhooksRepo.sweepIdleCircuits(tdb.db, new Date(Date.now() - 86_400_000))) >= 1);
   const left = await tdb.db.selectFrom('webhook_circuits').select('destination').where('workspace_id', '=', t.workspaceId).execute();
-  assert.deepEqual(left.map((r) => r.destination), ['busy.example.com']);
+  assert.deepEqual(
+    left.map((r) => r.destination),
+    ['busy.example.com'],
+  );
 });

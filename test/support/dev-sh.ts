@@ -56,11 +56,14 @@ export async function startDevSh(env: NodeJS.ProcessEnv): Promise<DevSh> {
     exit,
     async summary(timeoutMs) {
       // An exit ends the wait at once (waitFor retries a check that throws), with dev.sh's own words.
-      const outcome = await waitFor('dev.sh to print its summary', () => (child.exitCode !== null ? 'exited' : stdout.includes('Ctrl-C stops') && 'ready'), timeoutMs, 200).catch(
-        (err: Error) => {
-          throw new Error(`${err.message}\nstderr: ${stderr.slice(-2000)}`);
-        },
-      );
+      const outcome = await waitFor(
+        'dev.sh to print its summary',
+        () => (child.exitCode !== null ? 'exited' : stdout.includes('Ctrl-C stops') && 'ready'),
+        timeoutMs,
+        200,
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}\nstderr: ${stderr.slice(-2000)}`);
+      });
       if (outcome === 'exited') assert.fail(`dev.sh exited with ${child.exitCode}: ${stderr.slice(-2000)}`);
       const base = /Base URL\s+(http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(stdout)?.[1];
       const key = /Demo API key\s+(mg_live_\S+)/.exec(stdout)?.[1];

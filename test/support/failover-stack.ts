@@ -112,7 +112,15 @@ export interface WorkerProcess {
 /** The built worker as its own process with these roles, on the stack's database and task queues. */
 export async function spawnWorkerProcess(stack: Pick<FailoverStack<SecondaryName | undefined>, 'env' | 'config'>, roles: string): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [workerMain, '--roles', roles], {
-    env: { ...process.env, ...stack.env, NODE_ENV: 'test', LOG_LEVEL: 'info', DATABASE_URL: stack.config.DATABASE_URL, TASK_QUEUE_PREFIX: stack.config.TASK_QUEUE_PREFIX, WORKER_METRICS_PORT: '' },
+    env: {
+      ...process.env,
+      ...stack.env,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: stack.config.DATABASE_URL,
+      TASK_QUEUE_PREFIX: stack.config.TASK_QUEUE_PREFIX,
+      WORKER_METRICS_PORT: '',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -14,7 +14,17 @@ export async function insertVoice(db: Database, opts: { id?: string; ttsVoice?: 
   const id = opts.id ?? newId('voice');
   await db
     .insertInto('voices')
-    .values({ id, name: 'Test voice', gender: 'female', language: 'en', accent: 'american', preview_key: `catalog/voices/${id}/preview.wav`, tts_voice: opts.ttsVoice ?? 'en-us+f3', provider_voice_id: null, sort_key: 1 })
+    .values({
+      id,
+      name: 'Test voice',
+      gender: 'female',
+      language: 'en',
+      accent: 'american',
+      preview_key: `catalog/voices/${id}/preview.wav`,
+      tts_voice: opts.ttsVoice ?? 'en-us+f3',
+      provider_voice_id: null,
+      sort_key: 1,
+    })
     .execute();
   return id;
 }

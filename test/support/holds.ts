@@ -73,7 +73,12 @@ export class Holds {
   readonly activityInterceptor: ActivityInterceptorsFactory = (ctx) => ({
     inbound: {
       execute: (input, next) =>
-        this.around(ctx.info.activityType, ctx.info.workflowExecution?.workflowId ?? '', () => next(input), () => ctx.heartbeat(ctx.info.heartbeatDetails)),
+        this.around(
+          ctx.info.activityType,
+          ctx.info.workflowExecution?.workflowId ?? '',
+          () => next(input),
+          () => ctx.heartbeat(ctx.info.heartbeatDetails),
+        ),
     },
   });
 }

@@ -15,7 +15,11 @@ export interface JsonOperation {
 
 function resolve(doc: Json, schema: Json): Json {
   let s = schema;
-  for (let i = 0; s?.$ref && i < 10; i++) s = s.$ref.split('/').slice(1).reduce((node: Json, part: string) => node?.[part], doc);
+  for (let i = 0; s?.$ref && i < 10; i++)
+    s = s.$ref
+      .split('/')
+      .slice(1)
+      .reduce((node: Json, part: string) => node?.[part], doc);
   return s ?? {};
 }
 

@@ -39,11 +39,24 @@ export async function startHttpsTestServer(): Promise<HttpsTestServer> {
   const keyFile = join(dir, 'key.pem');
   const caFile = join(dir, 'cert.pem');
   await run('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-sha256', '-days', '1',
-    '-keyout', keyFile, '-out', caFile,
-    '-subj', '/CN=127.0.0.1',
-    '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    '-addext', 'basicConstraints=critical,CA:TRUE',
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-sha256',
+    '-days',
+    '1',
+    '-keyout',
+    keyFile,
+    '-out',
+    caFile,
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
   ]);
   const [key, cert] = await Promise.all([readFile(keyFile), readFile(caFile)]);
 

@@ -21,7 +21,15 @@ export async function createImage(baseUrl: string, t: Tenant, prompt: string): P
  * carries `marker`, and checks it starts on fal, the first route: its id.
  */
 export async function createVideoOnFal(baseUrl: string, t: Tenant, model: string, marker: string, more: Record<string, unknown> = {}): Promise<string> {
-  const r = await api(baseUrl, t.apiKey).post('/v1/videos/generate', { project_id: t.projectId, prompt: `a lighthouse at dusk ${marker}`, model, aspect_ratio: '16:9', duration: 1, resolution: '480p', ...more });
+  const r = await api(baseUrl, t.apiKey).post('/v1/videos/generate', {
+    project_id: t.projectId,
+    prompt: `a lighthouse at dusk ${marker}`,
+    model,
+    aspect_ratio: '16:9',
+    duration: 1,
+    resolution: '480p',
+    ...more,
+  });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.data.provider, 'fal', 'new jobs start on the first route');
   return r.body.data.id as string;
@@ -32,10 +40,15 @@ export const jobRow = (db: Database, id: string) => db.selectFrom('jobs').select
 
 /** A job's row once it has completed or failed. */
 export function jobFinished(db: Database, id: string, timeoutMs = 180_000) {
-  return waitFor(`${id} to finish`, async () => {
-    const row = await jobRow(db, id);
-    return row.status === 'completed' || row.status === 'failed' ? row : undefined;
-  }, timeoutMs, 200);
+  return waitFor(
+    `${id} to finish`,
+    async () => {
+      const row = await jobRow(db, id);
+      return row.status === 'completed' || row.status === 'failed' ? row : undefined;
+    },
+    timeoutMs,
+    200,
+  );
 }
 
 /** A job's ledger entries as [reason, delta] pairs, oldest first. */

@@ -9,5 +9,10 @@ register(new URL('./module-log-hooks.js', import.meta.url));
 const require = createRequire(import.meta.url);
 process.on('exit', () => {
   if (!process.env.MODULE_LOG) return;
-  appendFileSync(process.env.MODULE_LOG, Object.keys(require.cache).map((path) => `${pathToFileURL(path).href}\n`).join(''));
+  appendFileSync(
+    process.env.MODULE_LOG,
+    Object.keys(require.cache)
+      .map((path) => `${pathToFileURL(path).href}\n`)
+      .join(''),
+  );
 });

@@ -35,6 +35,9 @@ export function documentValidator(doc: any): (method: string, template: string, 
     const validate = ajv.getSchema(`openapi.json${pointer}/content/${pointerEscape(contentType)}/schema`);
     assert.ok(validate, 'schema compiles');
     const ok = validate(contentType === 'application/json' ? res.body : res.text);
-    assert.ok(ok, `${method.toUpperCase()} ${template} ${res.status} does not match the document: ${ajv.errorsText(validate.errors)}\n${res.text.slice(0, 500)}`);
+    assert.ok(
+      ok,
+      `${method.toUpperCase()} ${template} ${res.status} does not match the document: ${ajv.errorsText(validate.errors)}\n${res.text.slice(0, 500)}`,
+    );
   };
 }

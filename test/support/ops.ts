@@ -84,7 +84,8 @@ export function samplesOf(text: string, name: string): Sample[] {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
     if (!m || m[1] !== name) continue;
     const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
     out.push({ labels, value: Number(m[3]) });
   }
   return out;
@@ -130,7 +131,11 @@ export function evaluateAlert(expr: string, exposition: string): Sample[] {
         const op = src(n.getChild('AggregateOp')!);
         const modifier = n.getChild('AggregateModifier');
         if (modifier && !modifier.getChild('By')) throw new Error('evaluateAlert: only `by` grouping is supported');
-        const by = modifier ? kids(modifier.getChild('GroupingLabels')!).filter((c) => c.name === 'LabelName').map(src) : [];
+        const by = modifier
+          ? kids(modifier.getChild('GroupingLabels')!)
+              .filter((c) => c.name === 'LabelName')
+              .map(src)
+          : [];
         const input = evalNode(n.getChild('FunctionCallBody')!);
         if (typeof input === 'number') throw new Error('evaluateAlert: aggregation of a number');
         const groups = new Map<string, { labels: Record<string, string>; values: number[] }>();
@@ -152,11 +157,19 @@ export function evaluateAlert(expr: string, exposition: string): Sample[] {
       }
       case 'BinaryExpr': {
         const [l, opNode, r] = kids(n);
-        const compare: Record<string, (a: number, b: number) => boolean> = { Gtr: (a, b) => a > b, Lss: (a, b) => a < b, Gte: (a, b) => a >= b, Lte: (a, b) => a <= b, EqlSingle: (a, b) => a === b, Neq: (a, b) => a !== b };
+        const compare: Record<string, (a: number, b: number) => boolean> = {
+          Gtr: (a, b) => a > b,
+          Lss: (a, b) => a < b,
+          Gte: (a, b) => a >= b,
+          Lte: (a, b) => a <= b,
+          EqlSingle: (a, b) => a === b,
+          Neq: (a, b) => a !== b,
+        };
         const cmp = compare[opNode!.name];
         const left = evalNode(l!);
         const right = evalNode(r!);
-        if (!cmp || typeof left === 'number' || typeof right !== 'number') throw new Error(`evaluateAlert: only "vector <comparison> number" is supported, not ${src(n)}`);
+        if (!cmp || typeof left === 'number' || typeof right !== 'number')
+          throw new Error(`evaluateAlert: only "vector <comparison> number" is supported, not ${src(n)}`);
         return left.filter((s) => cmp(s.value, right));
       }
       default:

@@ -146,7 +146,16 @@ function fromJson(body: any): ReceivedSpan[] {
     const resource = attrs(rs.resource?.attributes);
     for (const ss of rs.scopeSpans ?? []) {
       for (const sp of ss.spans ?? []) {
-        out.push({ service: String(resource['service.name'] ?? ''), traceId: sp.traceId, spanId: sp.spanId, parentSpanId: sp.parentSpanId ?? '', name: sp.name, kind: sp.kind ?? 0, attributes: attrs(sp.attributes), links: (sp.links ?? []).map((l: any) => ({ traceId: l.traceId, spanId: l.spanId })) });
+        out.push({
+          service: String(resource['service.name'] ?? ''),
+          traceId: sp.traceId,
+          spanId: sp.spanId,
+          parentSpanId: sp.parentSpanId ?? '',
+          name: sp.name,
+          kind: sp.kind ?? 0,
+          attributes: attrs(sp.attributes),
+          links: (sp.links ?? []).map((l: any) => ({ traceId: l.traceId, spanId: l.spanId })),
+        });
       }
     }
   }

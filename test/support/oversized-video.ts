@@ -15,8 +15,23 @@ export async function oversizedMp4(width: number, height: number, ffmpegPath = '
     // Baseline profile keeps the SPS simple; no +faststart, so the moov box follows the media data
     // and growing it moves no chunk offset.
     await runTool(ffmpegPath, [
-      '-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=red:s=64x64:r=5:d=1',
-      '-c:v', 'libx264', '-profile:v', 'baseline', '-pix_fmt', 'yuv420p', '-f', 'mp4', out,
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'color=c=red:s=64x64:r=5:d=1',
+      '-c:v',
+      'libx264',
+      '-profile:v',
+      'baseline',
+      '-pix_fmt',
+      'yuv420p',
+      '-f',
+      'mp4',
+      out,
     ]);
     return declareFrameSize(await readFile(out), width, height);
   } finally {

@@ -71,7 +71,12 @@ export function prodStack(): ProdStack {
     async environment(name) {
       const pid = Number((await readFile(join(stateDir, `${name}.pid`), 'utf8')).trim());
       const raw = await readFile(`/proc/${pid}/environ`, 'utf8');
-      return Object.fromEntries(raw.split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+      return Object.fromEntries(
+        raw
+          .split('\0')
+          .filter(Boolean)
+          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+      );
     },
     up(extra = {}) {
       const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MEDIA_GEN_HOME: dirname(stateDir), ...extra };
@@ -105,7 +110,11 @@ export const suiteLockPath = (stateDir: string) => join(stateDir, 'suites.lock')
  */
 export async function lockProdStack(opts: { waitMs?: number } = {}): Promise<ProdStack & { release(): void }> {
   const first = prodStack();
-  const holder = spawn('flock', ['-w', String(Math.ceil((opts.waitMs ?? 3_600_000) / 1000)), suiteLockPath(first.stateDir), 'sh', '-c', 'echo locked; exec cat'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const holder = spawn(
+    'flock',
+    ['-w', String(Math.ceil((opts.waitMs ?? 3_600_000) / 1000)), suiteLockPath(first.stateDir), 'sh', '-c', 'echo locked; exec cat'],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
   const release = () => {
     holder.stdin.end();
     holder.kill();

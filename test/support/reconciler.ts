@@ -11,6 +11,10 @@ import { createReconciler, type Reconciler } from '../../worker/reconciler.js';
 
 export function reconcilerOf(deps: { config: Config; db: Database; storage: Storage; client: Client; logger: Logger }): Reconciler {
   const { config, db, storage, client, logger } = deps;
-  const workflows = jobWorkflowPort(client, { taskQueuePrefix: config.TASK_QUEUE_PREFIX, timeoutMs: 10_000, runTimeoutGraceMs: config.JOB_RUN_TIMEOUT_GRACE_MS });
+  const workflows = jobWorkflowPort(client, {
+    taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+    timeoutMs: 10_000,
+    runTimeoutGraceMs: config.JOB_RUN_TIMEOUT_GRACE_MS,
+  });
   return createReconciler({ config, db, jobs: createJobService({ db, storage, logger, workflows }), client, logger });
 }

@@ -15,10 +15,15 @@ const eventIds = new Map<string, NonNullable<HistoryEvent['eventId']>>();
 
 /** The closed run of a job's workflow, once Temporal says it closed as `status`. */
 export async function closedRun(client: Client, id: string, status: string): Promise<string> {
-  return waitFor(`${id}'s workflow to close as ${status}`, async () => {
-    const d = await client.workflow.getHandle(id).describe();
-    return d.status.name === status ? d.runId : undefined;
-  }, 120_000, 200);
+  return waitFor(
+    `${id}'s workflow to close as ${status}`,
+    async () => {
+      const d = await client.workflow.getHandle(id).describe();
+      return d.status.name === status ? d.runId : undefined;
+    },
+    120_000,
+    200,
+  );
 }
 
 /** A run's history, with its reset points (WorkflowTaskCompleted event ids) remembered for reset(). */

@@ -61,7 +61,12 @@ export interface Workers {
 }
 
 /** The worker service (worker/service.ts) for `roles`, running in this process on the suite's queues. */
-export async function startWorkers(config: Config, db: Database, roles = 'all', opts: Pick<WorkerServiceOverrides, 'activityInterceptors' | 'storage' | 'extraActivities' | 'logDestination'> = {}): Promise<Workers> {
+export async function startWorkers(
+  config: Config,
+  db: Database,
+  roles = 'all',
+  opts: Pick<WorkerServiceOverrides, 'activityInterceptors' | 'storage' | 'extraActivities' | 'logDestination'> = {},
+): Promise<Workers> {
   quietRuntime();
   const service = createWorkerService(config, parseRoles(roles), { db, processExtras: false, ...opts });
   await service.start();

@@ -120,7 +120,8 @@ export function openEventStream(baseUrl: string, path: string, headers: Record<s
         comments,
         ended,
         waitForEvents: (count, timeoutMs = 60_000) => until(`${count} events`, () => (events.length >= count ? events.slice(0, count) : undefined), timeoutMs),
-        waitForComments: (count, timeoutMs = 60_000) => until(`${count} comments`, () => (comments.length >= count ? comments.slice(0, count) : undefined), timeoutMs),
+        waitForComments: (count, timeoutMs = 60_000) =>
+          until(`${count} comments`, () => (comments.length >= count ? comments.slice(0, count) : undefined), timeoutMs),
         waitForEnd: async (timeoutMs = 120_000) => {
           const timeout = new Promise<never>((_r, rej) => setTimeout(() => rej(new Error(`the stream did not end within ${timeoutMs} ms`)), timeoutMs).unref());
           await Promise.race([ended, timeout]);

@@ -95,7 +95,11 @@ export async function createTenant(db: Database, credits = 1000): Promise<Tenant
  * A charged `pending` image job written straight to the database, with no workflow: for tests and
  * benchmarks that drive the row themselves.
  */
-export async function insertImageJob(db: Database, t: Tenant, opts: { prompt?: string; price?: number; deadlineSeconds?: number; route?: { provider: ProviderName; provider_model_id?: string } } = {}) {
+export async function insertImageJob(
+  db: Database,
+  t: Tenant,
+  opts: { prompt?: string; price?: number; deadlineSeconds?: number; route?: { provider: ProviderName; provider_model_id?: string } } = {},
+) {
   const id = newId('img');
   return db.transaction().execute((tx) =>
     insertJobWithCharge(tx, {
@@ -105,14 +109,26 @@ export async function insertImageJob(db: Database, t: Tenant, opts: { prompt?: s
       projectId: t.projectId,
       apiKeyId: t.apiKeyId,
       model: 'nano-banana-2',
-      params: { prompt: opts.prompt ?? `test ${id}`, aspect_ratio: '1:1', count: 1, provider: 'local', ...opts.route, deadline_seconds: opts.deadlineSeconds ?? 600 },
+      params: {
+        prompt: opts.prompt ?? `test ${id}`,
+        aspect_ratio: '1:1',
+        count: 1,
+        provider: 'local',
+        ...opts.route,
+        deadline_seconds: opts.deadlineSeconds ?? 600,
+      },
       price: opts.price ?? 1,
     }),
   );
 }
 
 /** Polls until `check` returns a value other than undefined/false, or fails naming what it waited for. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000, intervalMs = 100): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 60_000,
+  intervalMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

@@ -10,7 +10,13 @@ export interface UploadAnswer {
 }
 
 /** POST /v1/upload with `file` and `project_id` (plus any extra fields, e.g. expires_in_seconds). */
-export async function multipartUpload(baseUrl: string, apiKey: string, projectId: string, file: { name: string; mime: string; bytes: Buffer }, extra: Record<string, string> = {}): Promise<UploadAnswer> {
+export async function multipartUpload(
+  baseUrl: string,
+  apiKey: string,
+  projectId: string,
+  file: { name: string; mime: string; bytes: Buffer },
+  extra: Record<string, string> = {},
+): Promise<UploadAnswer> {
   const form = new FormData();
   form.append('project_id', projectId);
   for (const [k, v] of Object.entries(extra)) form.append(k, v);
@@ -27,7 +33,13 @@ export async function multipartUpload(baseUrl: string, apiKey: string, projectId
 }
 
 /** A completed direct upload: create (with any extra body fields), send the bytes to storage, complete; answers the completed record. */
-export async function completedDirectUpload(baseUrl: string, apiKey: string, projectId: string, file: { name: string; mime: string; bytes: Buffer }, extra: Record<string, unknown> = {}): Promise<any> {
+export async function completedDirectUpload(
+  baseUrl: string,
+  apiKey: string,
+  projectId: string,
+  file: { name: string; mime: string; bytes: Buffer },
+  extra: Record<string, unknown> = {},
+): Promise<any> {
   const c = api(baseUrl, apiKey);
   const created = await c.post('/v1/uploads', { project_id: projectId, name: file.name, mime_type: file.mime, size: file.bytes.length, ...extra });
   assert.equal(created.status, 200, created.text);

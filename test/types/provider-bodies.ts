@@ -9,11 +9,28 @@ import type { Conforms, ElevenLabsSdkBody, GoogleSdkVideosConfig, OpenAISdkImage
 const url = 'https://example.test/in.png';
 
 // What the adapters send is accepted.
-export const veoReference = { prompt: 'a fox', image_urls: [url, url], duration: '8s', resolution: '720p', aspect_ratio: '16:9', generate_audio: true } satisfies FalInput<'fal-ai/veo3.1/reference-to-video'>;
-export const klingImage = { prompt: 'a fox', start_image_url: url, end_image_url: url, duration: '10', generate_audio: true } satisfies FalInput<'fal-ai/kling-video/v2.6/pro/image-to-video'>;
+export const veoReference = {
+  prompt: 'a fox',
+  image_urls: [url, url],
+  duration: '8s',
+  resolution: '720p',
+  aspect_ratio: '16:9',
+  generate_audio: true,
+} satisfies FalInput<'fal-ai/veo3.1/reference-to-video'>;
+export const klingImage = {
+  prompt: 'a fox',
+  start_image_url: url,
+  end_image_url: url,
+  duration: '10',
+  generate_audio: true,
+} satisfies FalInput<'fal-ai/kling-video/v2.6/pro/image-to-video'>;
 export const nano = { prompt: 'a fox', num_images: 2, aspect_ratio: '16:9', output_format: 'png' } satisfies FalInput<'fal-ai/nano-banana-2'>;
 export const openai = { model: 'gpt-image-1.5', prompt: 'a fox', n: 1, size: '1536x1024', output_format: 'png' } satisfies OpenAISdkImageParams;
-export const elevenlabs = { text: 'Hello', model_id: 'eleven_multilingual_v2', voice_settings: { stability: 0.5, similarity_boost: 0.7, speed: 1.1 } } satisfies ElevenLabsSdkBody;
+export const elevenlabs = {
+  text: 'Hello',
+  model_id: 'eleven_multilingual_v2',
+  voice_settings: { stability: 0.5, similarity_boost: 0.7, speed: 1.1 },
+} satisfies ElevenLabsSdkBody;
 
 // The deliberately wrong bodies.
 // @ts-expect-error Veo reference-to-video has no `image_url` (its images are `image_urls`)

@@ -26,7 +26,10 @@ function scripted(answers: (() => Response)[]) {
 }
 
 const limited = (retryAfterMs: number) => () =>
-  Response.json({ error: { code: 'rate_limited', message: 'too many requests' }, retry_after_ms: retryAfterMs }, { status: 429, headers: { 'x-request-id': 'req_429', 'retry-after': '1' } });
+  Response.json(
+    { error: { code: 'rate_limited', message: 'too many requests' }, retry_after_ms: retryAfterMs },
+    { status: 429, headers: { 'x-request-id': 'req_429', 'retry-after': '1' } },
+  );
 const created = () => Response.json({ data: { id: 'img_1', status: 'pending' } });
 const imageBody = { project_id: 'prj_1', prompt: 'a fox', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 } as const;
 
@@ -70,7 +73,10 @@ test('a 429 past maxRetries, or asking a longer wait than maxRetryDelayMs, is a 
 test('a non-JSON error body still maps to a MediaGenError named by its status', async () => {
   const gw = scripted([() => new Response('<html>bad gateway</html>', { status: 502, statusText: 'Bad Gateway' })]);
   const c = new MediaGenClient({ apiKey: 'k', baseUrl: 'http://gw.invalid', fetch: gw.fetchImpl });
-  await assert.rejects(c.voices.list(), (err: unknown) => err instanceof MediaGenError && err.status === 502 && err.code === 'http_502' && /502 Bad Gateway/.test(err.message));
+  await assert.rejects(
+    c.voices.list(),
+    (err: unknown) => err instanceof MediaGenError && err.status === 502 && err.code === 'http_502' && /502 Bad Gateway/.test(err.message),
+  );
 });
 
 test('verifyWebhook accepts a Standard Webhooks signature and refuses a tampered body, a wrong secret or an old timestamp', () => {
@@ -86,10 +92,16 @@ test('verifyWebhook accepts a Standard Webhooks signature and refuses a tampered
   assert.equal(verifyWebhook(secret, body, new Headers(headers)).type, 'job.completed', 'a fetch Headers works too');
   // During a secret rotation both secrets sign: any matching signature of the list is enough.
   const other = randomBytes(24);
-  assert.equal(verifyWebhook(secret, body, { ...headers, 'webhook-signature': `${sign('msg_1', now, body, other)} ${headers['webhook-signature']}` }).type, 'job.completed');
+  assert.equal(
+    verifyWebhook(secret, body, { ...headers, 'webhook-signature': `${sign('msg_1', now, body, other)} ${headers['webhook-signature']}` }).type,
+    'job.completed',
+  );
 
   const refused = (h: Record<string, string>, b = body, s = secret) =>
-    assert.throws(() => verifyWebhook(s, b, h), (err: unknown) => err instanceof MediaGenError && err.code === 'invalid_signature');
+    assert.throws(
+      () => verifyWebhook(s, b, h),
+      (err: unknown) => err instanceof MediaGenError && err.code === 'invalid_signature',
+    );
   refused(headers, body.replace('completed', 'failed'));
   refused(headers, body, `whsec_${other.toString('base64')}`);
   const old = now - 3600;

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { createSseParser, kindOfJobId, MediaGenClient, MediaGenError } from '@mediagen/client';
 import { exitCodeFor, overallPercent } from '@mediagen/client/cli';
 
-const stream = ': heartbeat\n\nid: 1\nevent: status\ndata: {"status":"pending"}\n\nid: 2\r\nevent: status\r\ndata: {"status":\r\ndata: "completed"}\r\n\r\nevent: ignored-without-data\n\n';
+const stream =
+  ': heartbeat\n\nid: 1\nevent: status\ndata: {"status":"pending"}\n\nid: 2\r\nevent: status\r\ndata: {"status":\r\ndata: "completed"}\r\n\r\nevent: ignored-without-data\n\n';
 
 test('the SSE parser yields whole events whatever the chunk boundaries, skipping comments', () => {
   const expected = [
@@ -44,9 +45,20 @@ test('the CLI maps answers to its documented exit codes', () => {
 test('the progress bar percent only grows through the phases', () => {
   const job = (status: string, phase?: string, percent: number | null = null) =>
     ({ status, ...(phase ? { progress: { phase, attempt: 1, percent, queue_position: null } } : {}) }) as never;
-  const seq = [job('pending'), job('generating', 'queued'), job('generating', 'submitting'), job('generating', 'generating', 0), job('generating', 'generating', 50), job('generating', 'storing_outputs'), job('completed')];
+  const seq = [
+    job('pending'),
+    job('generating', 'queued'),
+    job('generating', 'submitting'),
+    job('generating', 'generating', 0),
+    job('generating', 'generating', 50),
+    job('generating', 'storing_outputs'),
+    job('completed'),
+  ];
   const p = seq.map(overallPercent);
-  assert.deepEqual(p, [...p].sort((a, b) => a - b));
+  assert.deepEqual(
+    p,
+    [...p].sort((a, b) => a - b),
+  );
   assert.equal(p[0], 0);
   assert.equal(p.at(-1), 100);
 });
@@ -82,18 +94,23 @@ function fakeGateway(routes: Record<string, (() => Response)[]>) {
   };
   return { calls, fetchImpl };
 }
-const json = (body: unknown, status = 200) => () => Response.json(body, { status });
-const sseResponse = (text: string, chunk = 5) => () =>
-  new Response(
-    new ReadableStream<Uint8Array>({
-      start(c) {
-        const bytes = new TextEncoder().encode(text);
-        for (let i = 0; i < bytes.length; i += chunk) c.enqueue(bytes.slice(i, i + chunk));
-        c.close();
-      },
-    }),
-    { headers: { 'content-type': 'text/event-stream; charset=utf-8' } },
-  );
+const json =
+  (body: unknown, status = 200) =>
+  () =>
+    Response.json(body, { status });
+const sseResponse =
+  (text: string, chunk = 5) =>
+  () =>
+    new Response(
+      new ReadableStream<Uint8Array>({
+        start(c) {
+          const bytes = new TextEncoder().encode(text);
+          for (let i = 0; i < bytes.length; i += chunk) c.enqueue(bytes.slice(i, i + chunk));
+          c.close();
+        },
+      }),
+      { headers: { 'content-type': 'text/event-stream; charset=utf-8' } },
+    );
 const urlAnswer = json({ data: { id: 'img_1', url: 'http://x/a.png', urls: ['http://x/a.png', 'http://x/b.png'] } });
 
 test('waitForJob follows the event stream: progress in order, resumes with Last-Event-ID after a drop, no polling', async () => {
@@ -101,8 +118,18 @@ test('waitForJob follows the event stream: progress in order, resumes with Last-
     '/v1/images/img_1': [json({ data: record('pending') })],
     '/v1/images/img_1/events': [
       // The first connection drops after two events; the second resumes from id 2.
-      sseResponse(sse([{ id: 1, job: record('pending') }, { id: 2, job: record('generating', 'generating', 40) }])),
-      sseResponse(sse([{ id: 3, job: record('generating', 'storing_outputs') }, { id: 4, job: record('completed', 'completed') }])),
+      sseResponse(
+        sse([
+          { id: 1, job: record('pending') },
+          { id: 2, job: record('generating', 'generating', 40) },
+        ]),
+      ),
+      sseResponse(
+        sse([
+          { id: 3, job: record('generating', 'storing_outputs') },
+          { id: 4, job: record('completed', 'completed') },
+        ]),
+      ),
     ],
     '/v1/images/img_1/url': [urlAnswer],
   });
@@ -113,8 +140,15 @@ test('waitForJob follows the event stream: progress in order, resumes with Last-
   assert.deepEqual(r.urls, ['http://x/a.png', 'http://x/b.png']);
   assert.equal(r.url, 'http://x/a.png');
   const events = gw.calls.filter((x) => x.path.endsWith('/events'));
-  assert.deepEqual(events.map((x) => x.lastEventId), [null, '2'], 'the reconnect says what it already had');
-  assert.ok(events.every((x) => x.auth === 'Bearer mg_live_k'), 'the stream is authenticated like any call');
+  assert.deepEqual(
+    events.map((x) => x.lastEventId),
+    [null, '2'],
+    'the reconnect says what it already had',
+  );
+  assert.ok(
+    events.every((x) => x.auth === 'Bearer mg_live_k'),
+    'the stream is authenticated like any call',
+  );
   assert.equal(gw.calls.filter((x) => x.path === '/v1/images/img_1').length, 1, 'one status read, then only events');
 });
 
@@ -153,20 +187,33 @@ test('a gateway without event streams (404) is polled, and the client stops aski
   const first = await c.waitForJob({ kind: 'talking-actors', id: 'tlk_1' }, { pollIntervalMs: 1, onProgress: (j) => seen.push(j.status) });
   assert.deepEqual(first.urls, ['http://x/v.mp4'], 'urls falls back to [url]');
   assert.deepEqual(seen, ['pending', 'generating', 'completed'], 'polling reports each change');
-  assert.deepEqual(gw.calls.map((x) => x.path.replace('/v1/talking-actors/', '')), ['tlk_1', 'tlk_1/events', 'tlk_1', 'tlk_1', 'tlk_1/url']);
+  assert.deepEqual(
+    gw.calls.map((x) => x.path.replace('/v1/talking-actors/', '')),
+    ['tlk_1', 'tlk_1/events', 'tlk_1', 'tlk_1', 'tlk_1/url'],
+  );
   gw.calls.length = 0;
   await c.waitForJob({ kind: 'talking-actors', id: 'tlk_2' }, { pollIntervalMs: 1 });
-  assert.deepEqual(gw.calls.map((x) => x.path.replace('/v1/talking-actors/', '')), ['tlk_2', 'tlk_2', 'tlk_2', 'tlk_2/url'], 'no second try at a stream the gateway does not have');
+  assert.deepEqual(
+    gw.calls.map((x) => x.path.replace('/v1/talking-actors/', '')),
+    ['tlk_2', 'tlk_2', 'tlk_2', 'tlk_2/url'],
+    'no second try at a stream the gateway does not have',
+  );
 });
 
 test('jobEvents yields each status event with its id; a body that is not an event stream is refused', async () => {
   const gw = fakeGateway({
-    '/v1/replace-actors/generations/rpl_1/events': [sseResponse(': ping\n\n' + sse([{ id: 5, job: { ...record('completed'), id: 'rpl_1' } }]), 3), json({ data: {} })],
+    '/v1/replace-actors/generations/rpl_1/events': [
+      sseResponse(': ping\n\n' + sse([{ id: 5, job: { ...record('completed'), id: 'rpl_1' } }]), 3),
+      json({ data: {} }),
+    ],
   });
   const c = new MediaGenClient({ apiKey: 'k', baseUrl: base, fetch: gw.fetchImpl });
   const got = [];
   for await (const ev of c.replaceActors.events('rpl_1')) got.push(ev);
-  assert.deepEqual(got.map((e) => [e.id, e.job.status]), [['5', 'completed']]);
+  assert.deepEqual(
+    got.map((e) => [e.id, e.job.status]),
+    [['5', 'completed']],
+  );
   await assert.rejects(
     (async () => {
       for await (const _ of c.replaceActors.events('rpl_1', { lastEventId: '5' })) void _;
@@ -198,6 +245,9 @@ test('a stream cut mid-way (fetch "terminated") is reopened with Last-Event-ID, 
   const c = new MediaGenClient({ apiKey: 'k', baseUrl: base, fetch: gw.fetchImpl });
   const r = await c.waitForJob({ kind: 'images', id: 'img_1' });
   assert.equal(r.job.status, 'completed');
-  assert.deepEqual(gw.calls.filter((x) => x.path.endsWith('/events')).map((x) => x.lastEventId), [null, '3']);
+  assert.deepEqual(
+    gw.calls.filter((x) => x.path.endsWith('/events')).map((x) => x.lastEventId),
+    [null, '3'],
+  );
   assert.equal(gw.calls.filter((x) => x.path === '/v1/images/img_1').length, 1, 'no polling');
 });

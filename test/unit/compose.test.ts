@@ -48,7 +48,10 @@ function prodProfileVariables(): { gateway: string[]; worker: string[] } {
   const names = (text: string) => [...text.matchAll(/\b([A-Z][A-Z0-9_]*)=/g)].map((m) => m[1]!).filter((n) => n !== 'PATH' && n !== 'HOME');
   const common = names(/local common=\(([\s\S]*?)\)\n/.exec(script)![1]!);
   // Each launch: `env -i "${common[@]}" NAME=… \ … setsid node <entry>`.
-  const launches = script.split('env -i "${common[@]}"').slice(1).map((part) => /^([\s\S]*?)setsid node (\S+ )*"\$app\/dist\/(\S+)"/.exec(part));
+  const launches = script
+    .split('env -i "${common[@]}"')
+    .slice(1)
+    .map((part) => /^([\s\S]*?)setsid node (\S+ )*"\$app\/dist\/(\S+)"/.exec(part));
   const launch = (entry: string) => names(launches.find((m) => m?.[3] === entry)![1]!);
   // Workers: `start_worker DIR NAME "${worker_env[@]}"`, which runs `env -i "$@" NAME=… \ … setsid node`.
   const workerEnv = names(/local worker_env=\(([\s\S]*?)\)\n/.exec(script)![1]!);
@@ -64,7 +67,9 @@ const required = ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'S3_ENDPOINT', 'S3_ACCESS_
 
 function env(service: Service): Record<string, string> {
   const e = service.environment ?? {};
-  const entries = Array.isArray(e) ? e.map((kv) => kv.split(/=(.*)/s).slice(0, 2) as [string, string]) : Object.entries(e).map(([k, v]) => [k, v === null ? '' : String(v)] as [string, string]);
+  const entries = Array.isArray(e)
+    ? e.map((kv) => kv.split(/=(.*)/s).slice(0, 2) as [string, string])
+    : Object.entries(e).map(([k, v]) => [k, v === null ? '' : String(v)] as [string, string]);
   return Object.fromEntries(entries);
 }
 
@@ -92,7 +97,18 @@ function text(v: string[] | string | undefined): string {
 
 describe('docker-compose.yml', () => {
   test('has every part: postgres, temporal (+ schema step, UI, namespace and search attributes), minio (+ bucket), gateways and workers', () => {
-    for (const name of ['postgres', 'db-roles', 'temporal-schema', 'temporal', 'temporal-ui', 'temporal-setup', 'minio', 'minio-bucket', 'migrate', ...appServices]) {
+    for (const name of [
+      'postgres',
+      'db-roles',
+      'temporal-schema',
+      'temporal',
+      'temporal-ui',
+      'temporal-setup',
+      'minio',
+      'minio-bucket',
+      'migrate',
+      ...appServices,
+    ]) {
       assert.ok(services[name], `service ${name}`);
     }
     assert.match(services.temporal!.image ?? '', /^temporalio\/server:\d/);
@@ -169,7 +185,7 @@ describe('docker-compose.yml', () => {
     assert.equal(services['temporal-ui']!.image, `temporalio/ui:${stackProdVersion('TEMPORAL_UI_VERSION')}`);
   });
 
-  test('the prod profile\'s processes: one service each, same command, roles and variable names', () => {
+  test("the prod profile's processes: one service each, same command, roles and variable names", () => {
     const vars = prodProfileVariables();
     for (const p of processes) {
       const svc = services[p.name]!;
@@ -186,8 +202,17 @@ describe('docker-compose.yml', () => {
     }
     // Nothing else runs the service's code but the one-shot migrate step.
     const others = Object.entries(services).filter(([name, s]) => s.build && name !== 'migrate' && !appServices.includes(name));
-    assert.deepEqual(others.map(([name]) => name), []);
-    assert.deepEqual(processes.filter((p) => p.command === 'worker').map((p) => p.roles).sort(), ['fetch', 'provider:fal', 'provider:local', 'provider:local', 'provider:xai', 'webhooks', 'workflows,io,reconciler']);
+    assert.deepEqual(
+      others.map(([name]) => name),
+      [],
+    );
+    assert.deepEqual(
+      processes
+        .filter((p) => p.command === 'worker')
+        .map((p) => p.roles)
+        .sort(),
+      ['fetch', 'provider:fal', 'provider:local', 'provider:local', 'provider:xai', 'webhooks', 'workflows,io,reconciler'],
+    );
     assert.equal(gateways.length, 2);
   });
 
@@ -288,7 +313,11 @@ describe('docker-compose.yml', () => {
       assert.deepEqual(services[g]!.ports ?? [], [], `${g} publishes no port`);
     }
     const published = Object.entries(services).filter(([, s]) => (s.ports ?? []).some((p) => interpolate(p).split(':').at(-2) === '8080'));
-    assert.deepEqual(published.map(([name]) => name), ['lb'], 'only the load balancer publishes the API port');
+    assert.deepEqual(
+      published.map(([name]) => name),
+      ['lb'],
+      'only the load balancer publishes the API port',
+    );
   });
 
   test('the load balancer: nginx with its config from ops/, on loopback by default, in front of every gateway, setting X-Forwarded-For the gateways trust', () => {
@@ -299,14 +328,22 @@ describe('docker-compose.yml', () => {
     const confPath = fileURLToPath(new URL(`../../../${mount.split(':')[0]!.replace(/^\.\//, '')}`, import.meta.url));
     assert.match(confPath, /\/ops\/nginx\//);
     const conf = readFileSync(confPath, 'utf8').replace(/#.*$/gm, '');
-    assert.deepEqual((lb.ports ?? []).map((p) => interpolate(p)), ['127.0.0.1:8080:8080'], 'published on loopback unless MEDIAGEN_API_BIND says otherwise');
+    assert.deepEqual(
+      (lb.ports ?? []).map((p) => interpolate(p)),
+      ['127.0.0.1:8080:8080'],
+      'published on loopback unless MEDIAGEN_API_BIND says otherwise',
+    );
     for (const g of gateways) assert.deepEqual((lb.depends_on as Record<string, unknown>)[g], { condition: 'service_healthy' }, `waits for ${g}`);
 
     const upstream = /upstream\s+(\S+)\s*\{([^}]*)\}/.exec(conf);
     assert.ok(upstream, 'an upstream block');
     const servers = [...upstream[2]!.matchAll(/^\s*server\s+(\S+)/gm)].map((m) => m[1]);
     const gatewayConfigs = gateways.map((g) => loadConfig(Object.fromEntries(Object.entries(env(services[g]!)).map(([k, v]) => [k, interpolate(v)]))));
-    assert.deepEqual(servers, gateways.map((g, i) => `${g}:${gatewayConfigs[i]!.PORT}`), 'every gateway, at the port it listens on');
+    assert.deepEqual(
+      servers,
+      gateways.map((g, i) => `${g}:${gatewayConfigs[i]!.PORT}`),
+      'every gateway, at the port it listens on',
+    );
     assert.match(conf, new RegExp(`proxy_pass\\s+http://${upstream[1]};`));
     // Replaced, not appended to ($proxy_add_x_forwarded_for): a client cannot name another address.
     assert.match(conf, /proxy_set_header\s+X-Forwarded-For\s+\$remote_addr;/);
@@ -317,8 +354,14 @@ describe('docker-compose.yml', () => {
     for (const [i, g] of gateways.entries()) {
       const cfg = gatewayConfigs[i]!;
       // nginx drops an idle upstream connection before the gateway would: it never reuses a closed one.
-      assert.ok(seconds('keepalive_timeout', upstream[2]!) * 1000 < cfg.GATEWAY_KEEP_ALIVE_TIMEOUT_MS, `${g}: upstream keepalive_timeout below GATEWAY_KEEP_ALIVE_TIMEOUT_MS`);
-      assert.ok(seconds('client_header_timeout', conf) * 1000 <= cfg.GATEWAY_HEADERS_TIMEOUT_MS, `${g}: the balancer cuts slow headers no later than the gateway`);
+      assert.ok(
+        seconds('keepalive_timeout', upstream[2]!) * 1000 < cfg.GATEWAY_KEEP_ALIVE_TIMEOUT_MS,
+        `${g}: upstream keepalive_timeout below GATEWAY_KEEP_ALIVE_TIMEOUT_MS`,
+      );
+      assert.ok(
+        seconds('client_header_timeout', conf) * 1000 <= cfg.GATEWAY_HEADERS_TIMEOUT_MS,
+        `${g}: the balancer cuts slow headers no later than the gateway`,
+      );
       // The balancer's address on the compose network (a private range) is trusted; a public one is not.
       const trust = express().set('trust proxy', cfg.TRUST_PROXY).get('trust proxy fn') as (addr: string, hop: number) => boolean;
       assert.equal(trust('172.18.0.7', 0), true, `${g} trusts the load balancer's X-Forwarded-For`);
@@ -353,7 +396,8 @@ describe('docker-compose.yml', () => {
   });
 
   test('the webhooks fleet and the admin CLI need their own webhook secrets key, and presigned URLs are signed for a host outside clients reach', () => {
-    for (const s of ['worker-webhooks', 'migrate']) assert.equal(requiredVar(env(services[s]!).WEBHOOK_SECRETS_KEY), 'MEDIAGEN_WEBHOOK_SECRETS_KEY', `${s} WEBHOOK_SECRETS_KEY`);
+    for (const s of ['worker-webhooks', 'migrate'])
+      assert.equal(requiredVar(env(services[s]!).WEBHOOK_SECRETS_KEY), 'MEDIAGEN_WEBHOOK_SECRETS_KEY', `${s} WEBHOOK_SECRETS_KEY`);
     for (const s of appServices) {
       const presign = new URL(interpolate(env(services[s]!).S3_PRESIGN_ENDPOINT!));
       assert.notEqual(presign.hostname, 'minio', `${s}: the compose-internal host name is not reachable from outside`);
@@ -372,7 +416,11 @@ describe('docker-compose.yml', () => {
       const given = roleScopedSecrets.filter((s) => s in e);
       assert.deepEqual(given, secretsOfRoles(roles), `${p.name} (${roles.join(',')})`);
     }
-    assert.deepEqual(roleScopedSecrets.filter((s) => s in env(services.migrate!)), secretsOfRoles(['admin']), 'migrate (the admin CLI)');
+    assert.deepEqual(
+      roleScopedSecrets.filter((s) => s in env(services.migrate!)),
+      secretsOfRoles(['admin']),
+      'migrate (the admin CLI)',
+    );
     assert.deepEqual(secretsOfRoles(['gateway']), [], 'a gateway holds no provider key and no webhook secrets key');
     assert.deepEqual(secretsOfRoles(['fetch']), [], 'the fetch fleet (the one that reaches the internet) holds none either');
     assert.deepEqual(secretsOfRoles(['provider:fal']), ['FAL_KEY']);
@@ -381,7 +429,10 @@ describe('docker-compose.yml', () => {
 
   test('a gateway without provider keys routes to the providers whose keys the deployment sets (PROVIDER_KEYS_SET)', () => {
     const shell = { FAL_KEY: 'fal-secret', XAI_API_KEY: 'xai-secret' };
-    const gateway = loadConfig({ ...Object.fromEntries(Object.entries(env(services[gateways[0]!]!)).map(([k, v]) => [k, interpolate(v, shell)])), PROVIDERS_MODE: 'live' });
+    const gateway = loadConfig({
+      ...Object.fromEntries(Object.entries(env(services[gateways[0]!]!)).map(([k, v]) => [k, interpolate(v, shell)])),
+      PROVIDERS_MODE: 'live',
+    });
     assert.equal(gateway.FAL_KEY, undefined);
     assert.equal(gateway.PROVIDER_KEYS_SET, 'FAL_KEY,XAI_API_KEY,');
     assert.equal(routeMode(gateway, 'grok-video'), 'live');
@@ -398,7 +449,10 @@ describe('docker-compose.yml', () => {
     assert.match(script, /role-secrets\.js/, 'the per-role list comes from shared/routing.ts (dist/scripts/role-secrets.js)');
     // The gateway's launch, and every worker's (start_worker, whatever its build): the overrides and
     // secrets only through role_env, never the whole overrides list.
-    const gateways = script.split('env -i "${common[@]}"').slice(1).filter((part) => /setsid node/.test(part.split('\n').slice(0, 4).join('\n')));
+    const gateways = script
+      .split('env -i "${common[@]}"')
+      .slice(1)
+      .filter((part) => /setsid node/.test(part.split('\n').slice(0, 4).join('\n')));
     assert.equal(gateways.length, 1, 'one gateway launch');
     assert.doesNotMatch(gateways[0]!.split('setsid')[0]!, /\$\{overrides\[@\]\}/, 'overrides only through role_env');
     assert.match(gateways[0]!.split('setsid')[0]!, /\$\{own_env\[@\]\}/);

@@ -50,7 +50,9 @@ describe('test-only settings', () => {
 
   test('a production config without them loads, and an off value (false, 0, empty) is not refused', () => {
     assert.equal(loadConfig(prod).NODE_ENV, 'production');
-    assert.doesNotThrow(() => loadConfig({ ...prod, LOCAL_RENDER_FAULTS: 'false', LOCAL_RENDER_LATENCY_MS: '0', FETCH_ALLOW_LOOPBACK_ORIGIN: '', WEBHOOK_ALLOW_LOOPBACK: 'false' }));
+    assert.doesNotThrow(() =>
+      loadConfig({ ...prod, LOCAL_RENDER_FAULTS: 'false', LOCAL_RENDER_LATENCY_MS: '0', FETCH_ALLOW_LOOPBACK_ORIGIN: '', WEBHOOK_ALLOW_LOOPBACK: 'false' }),
+    );
   });
 });
 
@@ -108,9 +110,12 @@ describe('placeholder providers in production', () => {
     assert.throws(() => loadConfig({ ...prod, PROVIDERS_MODE: 'local', ALLOW_PLACEHOLDER_PROVIDERS: '0' }), refusedNaming(/PROVIDERS_MODE: local/));
   });
 
-  test("auto is refused when a model would fall back to the local renderer, naming the models; with every key it loads", () => {
+  test('auto is refused when a model would fall back to the local renderer, naming the models; with every key it loads', () => {
     const { FAL_KEY: _fal, ...noFal } = allKeys;
-    assert.throws(() => loadConfig({ ...prod, ...noFal, PROVIDERS_MODE: 'auto' }), refusedNaming(/PROVIDERS_MODE: auto would serve [^\n]*nano-banana-2[^\n]* from the local renderer/));
+    assert.throws(
+      () => loadConfig({ ...prod, ...noFal, PROVIDERS_MODE: 'auto' }),
+      refusedNaming(/PROVIDERS_MODE: auto would serve [^\n]*nano-banana-2[^\n]* from the local renderer/),
+    );
     assert.equal(loadConfig({ ...prod, ...allKeys, PROVIDERS_MODE: 'auto' }).PROVIDERS_MODE, 'auto');
   });
 

@@ -13,7 +13,10 @@ const base = {
   S3_SECRET_KEY: 'b',
 };
 
-const trustFn = (value: string) => express().set('trust proxy', loadConfig({ ...base, TRUST_PROXY: value }).TRUST_PROXY).get('trust proxy fn') as (addr: string, hop: number) => boolean;
+const trustFn = (value: string) =>
+  express()
+    .set('trust proxy', loadConfig({ ...base, TRUST_PROXY: value }).TRUST_PROXY)
+    .get('trust proxy fn') as (addr: string, hop: number) => boolean;
 
 describe('TRUST_PROXY', () => {
   test('unset or empty trusts no peer: X-Forwarded-For is ignored', () => {
@@ -42,7 +45,12 @@ describe('TRUST_PROXY', () => {
 
 describe('gateway server timeouts', () => {
   test('defaults: headers 20 s, request 300 s, keep-alive 65 s, checked every second', () => {
-    assert.deepEqual(serverTimeouts(loadConfig(base)), { headersTimeout: 20_000, requestTimeout: 300_000, keepAliveTimeout: 65_000, connectionsCheckingInterval: 1_000 });
+    assert.deepEqual(serverTimeouts(loadConfig(base)), {
+      headersTimeout: 20_000,
+      requestTimeout: 300_000,
+      keepAliveTimeout: 65_000,
+      connectionsCheckingInterval: 1_000,
+    });
   });
 
   test('the header timeout never exceeds the request timeout (Node refuses it), and a short one is checked often', () => {

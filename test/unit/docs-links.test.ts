@@ -52,7 +52,11 @@ function headingAnchors(text: string): Set<string> {
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
   for (const [, title] of text.replace(/```[\s\S]*?```/g, '').matchAll(/^#{1,6} (.+)$/gm)) {
-    const slug = title!.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const slug = title!
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     const n = seen.get(slug) ?? 0;
     seen.set(slug, n + 1);
     anchors.add(n === 0 ? slug : `${slug}-${n}`);
@@ -79,5 +83,8 @@ test('every link to a section of a Markdown file names a heading it has', () => 
 
 test('no documentation names a path outside the repository', () => {
   const outside = markdownFiles().filter((f) => /\.\.\/shared\//.test(readFileSync(f, 'utf8')));
-  assert.deepEqual(outside.map((f) => relative(root, f)), []);
+  assert.deepEqual(
+    outside.map((f) => relative(root, f)),
+    [],
+  );
 });

@@ -19,7 +19,10 @@ describe('failover routes', () => {
       { provider: 'fal', provider_model_id: 'xai/grok-imagine-video/text-to-video' },
       { provider: 'xai', provider_model_id: 'grok-imagine-video' },
     ]);
-    assert.deepEqual(resolveJobRoute(keys, grok)?.routes?.map((r) => r.provider), ['fal', 'xai']);
+    assert.deepEqual(
+      resolveJobRoute(keys, grok)?.routes?.map((r) => r.provider),
+      ['fal', 'xai'],
+    );
   });
 
   test('one live route, failover off, or the local renderer: no routes stored', () => {
@@ -30,7 +33,10 @@ describe('failover routes', () => {
   });
 
   test('PROVIDER_ROUTES reorders a model, and one provider listed keeps it on that route', () => {
-    assert.deepEqual(failoverRoutesFor({ ...keys, PROVIDER_ROUTES: 'grok-video=xai,fal' }, grok)?.map((r) => r.provider), ['xai', 'fal']);
+    assert.deepEqual(
+      failoverRoutesFor({ ...keys, PROVIDER_ROUTES: 'grok-video=xai,fal' }, grok)?.map((r) => r.provider),
+      ['xai', 'fal'],
+    );
     assert.equal(liveProviderFor({ ...keys, PROVIDER_ROUTES: 'grok-video=xai,fal' }, grok), 'xai');
     assert.equal(failoverRoutesFor({ ...keys, PROVIDER_ROUTES: 'grok-video=xai' }, grok), undefined);
     assert.equal(liveProviderFor({ ...keys, PROVIDER_ROUTES: 'grok-video=xai' }, grok), 'xai');
@@ -39,8 +45,17 @@ describe('failover routes', () => {
   test('a PROVIDER_ROUTES entry that is not a model with those routes is refused at start, naming the entry', () => {
     assert.throws(() => parseRouteOrder('grok-video=openai'), /grok-video=openai/);
     assert.throws(() => parseRouteOrder('no-such-model=fal'), /no-such-model=fal/);
-    const env = { DATABASE_URL: 'postgres://m@127.0.0.1/m', TEMPORAL_ADDRESS: '127.0.0.1:7233', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b' };
-    assert.throws(() => loadConfig({ ...env, PROVIDER_ROUTES: 'veo-3.1=xai' }), (err: Error) => err instanceof ConfigError && /PROVIDER_ROUTES/.test(err.message));
+    const env = {
+      DATABASE_URL: 'postgres://m@127.0.0.1/m',
+      TEMPORAL_ADDRESS: '127.0.0.1:7233',
+      S3_ENDPOINT: 'http://127.0.0.1:9000',
+      S3_ACCESS_KEY: 'a',
+      S3_SECRET_KEY: 'b',
+    };
+    assert.throws(
+      () => loadConfig({ ...env, PROVIDER_ROUTES: 'veo-3.1=xai' }),
+      (err: Error) => err instanceof ConfigError && /PROVIDER_ROUTES/.test(err.message),
+    );
     assert.doesNotThrow(() => loadConfig({ ...env, PROVIDER_ROUTES: 'grok-video=xai,fal; veo-3.1=fal' }));
   });
 });
@@ -49,8 +64,20 @@ describe('circuit breaker rules', () => {
   const policy: CircuitPolicy = { windowMs: 60_000, minAttempts: 4, failurePercent: 50, openMs: 30_000, trialMs: 600_000 };
   const t0 = new Date('2026-01-01T00:00:00Z');
   const at = (s: number) => new Date(t0.getTime() + s * 1000);
-  const closed: CircuitRow = { provider: 'fal', model: 'grok-video', state: 'closed', window_started_at: t0, attempts: 0, failures: 0, opened_at: null, trial_at: null, trial_token: null, last_error: null };
-  const run = (row: CircuitRow, outcomes: boolean[], now: Date) => outcomes.reduce((r, ok) => nextCircuit(r, { ok, error: ok ? undefined : 'HTTP 503' }, policy, now), row);
+  const closed: CircuitRow = {
+    provider: 'fal',
+    model: 'grok-video',
+    state: 'closed',
+    window_started_at: t0,
+    attempts: 0,
+    failures: 0,
+    opened_at: null,
+    trial_at: null,
+    trial_token: null,
+    last_error: null,
+  };
+  const run = (row: CircuitRow, outcomes: boolean[], now: Date) =>
+    outcomes.reduce((r, ok) => nextCircuit(r, { ok, error: ok ? undefined : 'HTTP 503' }, policy, now), row);
 
   test('opens once enough attempts in the window failed over at the rate', () => {
     assert.equal(run(closed, [false, false, false], at(1)).state, 'closed', 'fewer attempts than the minimum');

@@ -71,14 +71,21 @@ describe('OpenAPI builder', () => {
   test('each create links its answer to every operation on the created resource', () => {
     const real = buildOpenApiDocument(allOperations()) as any;
     const links = real.paths['/v1/images/generate'].post.responses['200'].links;
-    assert.deepEqual(Object.keys(links).sort(), ['delete_images_by_id', 'get_images_by_id', 'get_images_by_id_events', 'get_images_by_id_url', 'post_images_by_id_cancel']);
+    assert.deepEqual(Object.keys(links).sort(), [
+      'delete_images_by_id',
+      'get_images_by_id',
+      'get_images_by_id_events',
+      'get_images_by_id_url',
+      'post_images_by_id_cancel',
+    ]);
     assert.deepEqual(links.get_images_by_id_url.parameters, { 'path.id': '$response.body#/data/id' });
     const uploadLinks = real.paths['/v1/uploads'].post.responses['200'].links;
     assert.deepEqual(Object.keys(uploadLinks).sort(), ['delete_uploads_by_id', 'get_uploads_by_id', 'post_uploads_by_id_complete']);
     // Every link names an operation of the document.
     const ids = new Set(Object.values<any>(real.paths).flatMap((item) => Object.values<any>(item).map((o) => o.operationId)));
     for (const item of Object.values<any>(real.paths)) {
-      for (const o of Object.values<any>(item)) for (const l of Object.values<any>(o.responses['200']?.links ?? {})) assert.ok(ids.has(l.operationId), l.operationId);
+      for (const o of Object.values<any>(item))
+        for (const l of Object.values<any>(o.responses['200']?.links ?? {})) assert.ok(ids.has(l.operationId), l.operationId);
     }
   });
 
@@ -94,7 +101,13 @@ describe('OpenAPI builder', () => {
   test('replace-actor inputs, direct-upload sizes and the multipart file state the rules the routes enforce', () => {
     const real = buildOpenApiDocument(allOperations()) as any;
     const replace = real.paths['/v1/replace-actors/generations'].post.requestBody.content['application/json'].schema;
-    assert.deepEqual(replace.oneOf.map((b: any) => b.required), [['image_file_id', 'video_file_id'], ['image_url', 'video_url']]);
+    assert.deepEqual(
+      replace.oneOf.map((b: any) => b.required),
+      [
+        ['image_file_id', 'video_file_id'],
+        ['image_url', 'video_url'],
+      ],
+    );
     assert.equal(replace.oneOf[0].properties.image_url, false, 'files and URLs do not mix');
     const direct = real.paths['/v1/uploads'].post.requestBody.content['application/json'].schema;
     const imageBranch = direct.oneOf.find((b: any) => b.properties.mime_type.enum.includes('image/png'));
@@ -159,6 +172,6 @@ describe('discovery cursors', () => {
         c,
       );
     }
-    assert.throws(() => decodeProjectCursor(Buffer.from(JSON.stringify(['projects', "1; drop table", 'p'])).toString('base64url')), ApiError);
+    assert.throws(() => decodeProjectCursor(Buffer.from(JSON.stringify(['projects', '1; drop table', 'p'])).toString('base64url')), ApiError);
   });
 });

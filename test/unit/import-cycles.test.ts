@@ -60,7 +60,10 @@ describe('import circles', () => {
   it('reads value, type-only and re-export imports', () => {
     const file = join(root, 'shared', 'x.ts');
     const text = "import { a } from './a.js';\nimport type { B } from './b.js';\nexport { c } from '../c.js';\nimport { z } from 'zod';\n";
-    assert.deepEqual(importsOf(file, text).map((p) => relative(root, p)), ['shared/a.ts', 'shared/b.ts', 'c.ts']);
+    assert.deepEqual(
+      importsOf(file, text).map((p) => relative(root, p)),
+      ['shared/a.ts', 'shared/b.ts', 'c.ts'],
+    );
   });
 
   it('the service code has none', () => {

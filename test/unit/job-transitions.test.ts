@@ -45,7 +45,11 @@ describe('the job transition table', () => {
     assert.deepEqual(transitions.completed, []);
     for (const from of terminalStatuses) {
       for (const to of jobStatuses) {
-        if (canMove(from, to)) assert.ok(revivals.some((r) => r.from === from && r.to === to), `${from} → ${to} is not a revival`);
+        if (canMove(from, to))
+          assert.ok(
+            revivals.some((r) => r.from === from && r.to === to),
+            `${from} → ${to} is not a revival`,
+          );
       }
     }
     // A job failed by a cancel is never revived; a completed one never moves.
@@ -62,11 +66,14 @@ describe('the job transition table', () => {
       );
     }
     // The fences the repositories' UPDATEs repeat, as the design states them.
-    assert.deepEqual({ generating: fromStatuses('generating'), completed: fromStatuses('completed'), failed: fromStatuses('failed'), pending: fromStatuses('pending') }, {
-      generating: ['pending', 'generating', 'failed'],
-      completed: ['generating'],
-      failed: ['pending', 'generating'],
-      pending: [],
-    });
+    assert.deepEqual(
+      { generating: fromStatuses('generating'), completed: fromStatuses('completed'), failed: fromStatuses('failed'), pending: fromStatuses('pending') },
+      {
+        generating: ['pending', 'generating', 'failed'],
+        completed: ['generating'],
+        failed: ['pending', 'generating'],
+        pending: [],
+      },
+    );
   });
 });

@@ -56,7 +56,7 @@ describe('nestsDeeperThan', () => {
 
 describe('canonicalJson', () => {
   test('keys sorted at every level, arrays in order, scalars as JSON.stringify writes them (unchanged output)', () => {
-    const value = { b: [3, { z: null, a: 'x"y' }, true], a: { d: 1.5, c: [] }, 'é': {}, '10': 1, '2': 2 };
+    const value = { b: [3, { z: null, a: 'x"y' }, true], a: { d: 1.5, c: [] }, é: {}, '10': 1, '2': 2 };
     assert.equal(canonicalJson(value), '{"10":1,"2":2,"a":{"c":[],"d":1.5},"b":[3,{"a":"x\\"y","z":null},true],"é":{}}');
     assert.equal(canonicalJson([]), '[]');
     assert.equal(canonicalJson('s'), '"s"');

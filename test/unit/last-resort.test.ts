@@ -35,7 +35,11 @@ describe('last-resort handler', () => {
 
   test('an error thrown by a request stream listener: that request gets 500, the same process serves the next', async () => {
     const pid = await pidOf();
-    const r = await fetch(`${base}/throw-in-stream`, { method: 'POST', body: JSON.stringify({ token: SECRET }), headers: { 'content-type': 'application/json' } });
+    const r = await fetch(`${base}/throw-in-stream`, {
+      method: 'POST',
+      body: JSON.stringify({ token: SECRET }),
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(r.status, 500);
     const body = (await r.json()) as { error: { code: string; message: string } };
     assert.equal(body.error.code, 'internal_error');

@@ -138,7 +138,17 @@ describe('renderVideo', () => {
     const end = await writeImage('end.png', 'end', 240, 320);
     const ref = await writeImage('ref.png', 'ref', 200, 200);
     const out = join(dir, 'frames.mp4');
-    await renderVideo({ prompt: 'frames', width, height, durationSeconds: 3, outPath: out, startFrame: start, endFrame: end, references: [ref, start], ffmpegPath });
+    await renderVideo({
+      prompt: 'frames',
+      width,
+      height,
+      durationSeconds: 3,
+      outPath: out,
+      startFrame: start,
+      endFrame: end,
+      references: [ref, start],
+      ffmpegPath,
+    });
     const info = await probe(out);
     assert.equal(info.videoCodec, 'h264');
     assert.deepEqual([info.width, info.height], [width, height]);
@@ -154,7 +164,15 @@ describe('renderVideo', () => {
 
   test('an abort signal kills ffmpeg and rejects', async () => {
     const ac = new AbortController();
-    const rendering = renderVideo({ prompt: 'long', width: 640, height: 360, durationSeconds: 600, outPath: join(dir, 'aborted.mp4'), ffmpegPath, signal: ac.signal });
+    const rendering = renderVideo({
+      prompt: 'long',
+      width: 640,
+      height: 360,
+      durationSeconds: 600,
+      outPath: join(dir, 'aborted.mp4'),
+      ffmpegPath,
+      signal: ac.signal,
+    });
     setTimeout(() => ac.abort(new Error('cancelled by test')), 200);
     await assert.rejects(rendering, /cancelled by test/);
   });
@@ -214,7 +232,10 @@ describe('renderTalkingActor', () => {
   test('has an H.264 video and an AAC audio stream whose length follows the script', async () => {
     const actor = await writeImage('actor.png', 'an actor', 300, 400);
     const lengths: number[] = [];
-    for (const [i, script] of ['Hello there.', 'Hello there. This is a much longer script, so the talking actor video must run for clearly longer.'].entries()) {
+    for (const [i, script] of [
+      'Hello there.',
+      'Hello there. This is a much longer script, so the talking actor video must run for clearly longer.',
+    ].entries()) {
       const wav = join(dir, `ta-${i}.wav`);
       const speech = await synthesizeSpeech({ text: script, ttsVoice: 'en-us+m3', outPath: wav, espeakPath });
       const out = join(dir, `ta-${i}.mp4`);
@@ -250,7 +271,15 @@ describe('renderReplaceActor', () => {
     await writeFile(bogus, 'not a video');
     const character = await writeImage('character2.png', 'character', 64, 64);
     await assert.rejects(
-      renderReplaceActor({ characterImage: character, motionVideo: bogus, width: 320, height: 320, durationSeconds: 2, outPath: join(dir, 'bogus-replace.mp4'), ffmpegPath }),
+      renderReplaceActor({
+        characterImage: character,
+        motionVideo: bogus,
+        width: 320,
+        height: 320,
+        durationSeconds: 2,
+        outPath: join(dir, 'bogus-replace.mp4'),
+        ffmpegPath,
+      }),
       MediaToolError,
     );
   });
@@ -284,13 +313,19 @@ describe('untrusted stills and videos', () => {
     const bomb = join(dir, 'bomb.png');
     await writeFile(bomb, await pngDeclaring(20_000, 20_000));
     // Refused for its size, not for its missing pixel data.
-    await assert.rejects(normalizeStill(bomb, dir, 'bomb-out', tools), (err: unknown) => err instanceof UntrustedMediaError && err.problem === 'dimensions' && /20000×20000/.test(err.message));
+    await assert.rejects(
+      normalizeStill(bomb, dir, 'bomb-out', tools),
+      (err: unknown) => err instanceof UntrustedMediaError && err.problem === 'dimensions' && /20000×20000/.test(err.message),
+    );
   });
 
   test('a PNG just over the pixel cap (7000×6000 = 42 Mpx, which ffmpeg alone would try to decode) is refused', async () => {
     const big = join(dir, 'big.png');
     await writeFile(big, await pngDeclaring(7_000, 6_000));
-    await assert.rejects(normalizeStill(big, dir, 'big-out', tools), (err: unknown) => err instanceof UntrustedMediaError && /7000×6000 .*the limit is 40\.0 Mpx/.test(err.message));
+    await assert.rejects(
+      normalizeStill(big, dir, 'big-out', tools),
+      (err: unknown) => err instanceof UntrustedMediaError && /7000×6000 .*the limit is 40\.0 Mpx/.test(err.message),
+    );
   });
 
   test('a large still is downscaled to fit the still box, keeping its aspect ratio', async () => {

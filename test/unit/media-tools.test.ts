@@ -7,7 +7,14 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  defaultMediaTools, inspectUntrusted, mediaToolsFrom, outputThreadArgs, runTool, untrustedInputArgs, UntrustedMediaError, type MediaTools,
+  defaultMediaTools,
+  inspectUntrusted,
+  mediaToolsFrom,
+  outputThreadArgs,
+  runTool,
+  untrustedInputArgs,
+  UntrustedMediaError,
+  type MediaTools,
 } from '../../activities/providers/media-tools.js';
 import { renderVideo } from '../../activities/providers/local/media.js';
 import { oversizedMp4 } from '../support/oversized-video.js';
@@ -23,13 +30,17 @@ before(async () => {
 });
 after(() => rm(dir, { recursive: true, force: true }));
 
-const refusedFor = (problem: string, message: RegExp) => (err: unknown) => err instanceof UntrustedMediaError && err.problem === problem && message.test(err.message);
+const refusedFor = (problem: string, message: RegExp) => (err: unknown) =>
+  err instanceof UntrustedMediaError && err.problem === problem && message.test(err.message);
 
 describe('inspecting a tenant file', () => {
   test('an MP4 declaring 30,000×30,000 frames is refused for its size, naming it', async () => {
     const path = join(dir, 'bomb-30k.mp4');
     await writeFile(path, await oversizedMp4(30_000, 30_000, tools.ffmpegPath));
-    await assert.rejects(inspectUntrusted(path, 'video', 'the motion video', tools), refusedFor('dimensions', /^the motion video declares 30000×30000 frames \(900\.0 Mpx\); the limit is 16\.8 Mpx$/));
+    await assert.rejects(
+      inspectUntrusted(path, 'video', 'the motion video', tools),
+      refusedFor('dimensions', /^the motion video declares 30000×30000 frames \(900\.0 Mpx\); the limit is 16\.8 Mpx$/),
+    );
   });
 
   test('an MP4 declaring 16,000×16,000 frames (which ffmpeg itself would decode) is refused by the cap', async () => {
@@ -47,17 +58,26 @@ describe('inspecting a tenant file', () => {
     const input = await inspectUntrusted(misnamed, 'video', 'the motion video', tools);
     assert.deepEqual([input.mime, input.demuxer, input.width, input.height], ['video/mp4', 'mov', 320, 240]);
     assert.ok(Math.abs(input.durationSeconds! - 2) < 0.2, `duration ${input.durationSeconds}`);
-    await assert.rejects(inspectUntrusted(misnamed, 'image', "the actor's image", tools), refusedFor('unsupported', /^the actor's image is not a supported image/));
+    await assert.rejects(
+      inspectUntrusted(misnamed, 'image', "the actor's image", tools),
+      refusedFor('unsupported', /^the actor's image is not a supported image/),
+    );
   });
 
   test('a video longer than the length cap is refused', async () => {
-    await assert.rejects(inspectUntrusted(smallVideo, 'video', 'the motion video', { ...tools, maxSeconds: 1 }), refusedFor('duration', /lasts 2 s; the limit is 1 s/));
+    await assert.rejects(
+      inspectUntrusted(smallVideo, 'video', 'the motion video', { ...tools, maxSeconds: 1 }),
+      refusedFor('duration', /lasts 2 s; the limit is 1 s/),
+    );
   });
 
   test('bytes that are no accepted media are refused before any tool runs', async () => {
     const junk = join(dir, 'junk.mp4');
     await writeFile(junk, Buffer.alloc(10_000, 7));
-    await assert.rejects(inspectUntrusted(junk, 'video', 'the motion video', { ...tools, ffprobePath: '/nonexistent/ffprobe' }), refusedFor('unsupported', /not a supported video/));
+    await assert.rejects(
+      inspectUntrusted(junk, 'video', 'the motion video', { ...tools, ffprobePath: '/nonexistent/ffprobe' }),
+      refusedFor('unsupported', /not a supported video/),
+    );
   });
 });
 
@@ -74,7 +94,13 @@ describe('the caps of a run', () => {
   });
 
   test('the configuration sets the caps', () => {
-    const t = mediaToolsFrom({ MEDIA_TOOL_MEMORY_MB: 0, MEDIA_TOOL_THREADS: 1, MEDIA_INPUT_MAX_SECONDS: 30, MEDIA_INPUT_MAX_VIDEO_PIXELS: 1000, UPLOAD_MAX_IMAGE_PIXELS: 2000 });
+    const t = mediaToolsFrom({
+      MEDIA_TOOL_MEMORY_MB: 0,
+      MEDIA_TOOL_THREADS: 1,
+      MEDIA_INPUT_MAX_SECONDS: 30,
+      MEDIA_INPUT_MAX_VIDEO_PIXELS: 1000,
+      UPLOAD_MAX_IMAGE_PIXELS: 2000,
+    });
     assert.deepEqual([t.memoryBytes, t.threads, t.maxSeconds, t.maxVideoPixels, t.maxImagePixels], [0, 1, 30, 1000, 2000]);
   });
 });

@@ -2,7 +2,17 @@ import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createMediaGuard, declaredTypeMatches, MediaError, sniffMediaType, SNIFF_BYTES, mediaTypeOf, MB, readImageDimensions, DEFAULT_MAX_IMAGE_PIXELS } from '../../shared/media-type.js';
+import {
+  createMediaGuard,
+  declaredTypeMatches,
+  MediaError,
+  sniffMediaType,
+  SNIFF_BYTES,
+  mediaTypeOf,
+  MB,
+  readImageDimensions,
+  DEFAULT_MAX_IMAGE_PIXELS,
+} from '../../shared/media-type.js';
 import { makeSampleMedia, type SampleMedia } from '../support/https-server.js';
 
 let media: SampleMedia;
@@ -199,11 +209,20 @@ describe('readImageDimensions', () => {
 
   test('a JPEG whose image data starts before any frame header, or a PNG without IHDR, is corrupt', () => {
     const noFrame = Buffer.concat([Buffer.from([0xff, 0xd8]), jpegSegment(0xda, Buffer.alloc(10))]);
-    assert.throws(() => readImageDimensions('image/jpeg', noFrame), (e: unknown) => e instanceof MediaError && e.kind === 'corrupt');
+    assert.throws(
+      () => readImageDimensions('image/jpeg', noFrame),
+      (e: unknown) => e instanceof MediaError && e.kind === 'corrupt',
+    );
     const badPng = png(10, 10);
     badPng.write('IDAT', 12, 'latin1');
-    assert.throws(() => readImageDimensions('image/png', badPng), (e: unknown) => e instanceof MediaError && e.kind === 'corrupt');
-    assert.throws(() => readImageDimensions('image/png', png(0, 10)), (e: unknown) => e instanceof MediaError && e.kind === 'corrupt');
+    assert.throws(
+      () => readImageDimensions('image/png', badPng),
+      (e: unknown) => e instanceof MediaError && e.kind === 'corrupt',
+    );
+    assert.throws(
+      () => readImageDimensions('image/png', png(0, 10)),
+      (e: unknown) => e instanceof MediaError && e.kind === 'corrupt',
+    );
   });
 });
 

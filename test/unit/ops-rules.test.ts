@@ -44,7 +44,10 @@ test('the dashboard is a Grafana dashboard whose panels each query Prometheus', 
 test('every expression parses as PromQL and reads at least one metric', () => {
   const exprs = allExpressions();
   assert.ok(exprs.length > 10);
-  const bad = exprs.flatMap(({ where, expr }) => [...promqlErrors(expr).map((e) => `${where}: ${e}`), ...(metricNames(expr).length === 0 ? [`${where}: reads no metric`] : [])]);
+  const bad = exprs.flatMap(({ where, expr }) => [
+    ...promqlErrors(expr).map((e) => `${where}: ${e}`),
+    ...(metricNames(expr).length === 0 ? [`${where}: reads no metric`] : []),
+  ]);
   assert.deepEqual(bad, []);
   // The parser does find errors (a guard against a grammar that accepts anything).
   assert.notDeepEqual(promqlErrors('sum(rate(x[5m]) /'), []);

@@ -9,24 +9,36 @@ import { falOutputHeaders } from '../../activities/providers/fal.js';
 import { createGoogleAdapter } from '../../activities/providers/google.js';
 import { providerNames } from '../../workflows/definitions.js';
 
-const allowed = (provider: (typeof providerNames)[number], host: string, extra?: string) => hostMatches(host, outputHostsFor(provider, { PROVIDER_OUTPUT_HOSTS: extra }));
+const allowed = (provider: (typeof providerNames)[number], host: string, extra?: string) =>
+  hostMatches(host, outputHostsFor(provider, { PROVIDER_OUTPUT_HOSTS: extra }));
 
 describe('each provider fetches outputs from its own hosts only', () => {
   test('fal: its CDN hosts, exactly; no shared bucket host and no other fal-looking name', () => {
     assert.deepEqual(providerOutputHosts('fal'), ['v3.fal.media', 'v3b.fal.media', 'fal.media', 'v2.fal.media']);
     for (const host of ['v3.fal.media', 'v3b.fal.media', 'fal.media', 'V3.FAL.MEDIA.']) assert.ok(allowed('fal', host), host);
-    for (const host of ['storage.googleapis.com', 'evil.fal.media', 'evilfal.media', 'fal.media.example.com', 'fal.run', 'queue.fal.run']) assert.ok(!allowed('fal', host), host);
+    for (const host of ['storage.googleapis.com', 'evil.fal.media', 'evilfal.media', 'fal.media.example.com', 'fal.run', 'queue.fal.run'])
+      assert.ok(!allowed('fal', host), host);
   });
 
   test('Alibaba and BytePlus: their own result buckets, not any bucket of the same cloud', () => {
-    for (const host of ['dashscope-result-bj.oss-cn-beijing.aliyuncs.com', 'dashscope-result-sh.oss-accelerate.aliyuncs.com', 'dashscope-result-wlcb-acdr-1.oss-cn-wulanchabu-acdr-1.aliyuncs.com']) {
+    for (const host of [
+      'dashscope-result-bj.oss-cn-beijing.aliyuncs.com',
+      'dashscope-result-sh.oss-accelerate.aliyuncs.com',
+      'dashscope-result-wlcb-acdr-1.oss-cn-wulanchabu-acdr-1.aliyuncs.com',
+    ]) {
       assert.ok(allowed('alibaba', host), host);
     }
-    for (const host of ['attacker.oss-cn-beijing.aliyuncs.com', 'dashscope-result-bj.evil.oss-cn-beijing.aliyuncs.com', 'dashscope-intl.aliyuncs.com', 'dashscope-result-bj.oss-cn-beijing.aliyuncs.com.example.org']) {
+    for (const host of [
+      'attacker.oss-cn-beijing.aliyuncs.com',
+      'dashscope-result-bj.evil.oss-cn-beijing.aliyuncs.com',
+      'dashscope-intl.aliyuncs.com',
+      'dashscope-result-bj.oss-cn-beijing.aliyuncs.com.example.org',
+    ]) {
       assert.ok(!allowed('alibaba', host), host);
     }
     assert.ok(allowed('byteplus', 'ark-content-generation-v2-ap-southeast-1.tos-ap-southeast-1.bytepluses.com'));
-    for (const host of ['ark-doc.tos-ap-southeast-1.bytepluses.com', 'someone.tos-ap-southeast-1.bytepluses.com', 'ark.ap-southeast.bytepluses.com']) assert.ok(!allowed('byteplus', host), host);
+    for (const host of ['ark-doc.tos-ap-southeast-1.bytepluses.com', 'someone.tos-ap-southeast-1.bytepluses.com', 'ark.ap-southeast.bytepluses.com'])
+      assert.ok(!allowed('byteplus', host), host);
   });
 
   test('xAI, Google: exact hosts; OpenAI, Azure and the local renderer: none', () => {
@@ -64,11 +76,12 @@ describe("the operator's extra hosts apply to the provider they name", () => {
   });
 });
 
-describe('a provider key goes only to that provider\'s own key-bearing hosts', () => {
+describe("a provider key goes only to that provider's own key-bearing hosts", () => {
   const cfg = { key: 'fal-key-123456', cdnRequiresKey: true };
   test('fal: the CDN v3 hosts over https, never an extra host, a look-alike or another provider', () => {
     assert.deepEqual(providerRegistry.fal.outputHosts.keyHosts, ['v3.fal.media', 'v3b.fal.media']);
-    for (const url of ['https://v3.fal.media/files/a.png', 'https://v3b.fal.media/files/a.png']) assert.deepEqual(falOutputHeaders(cfg, { url }), { authorization: 'Key fal-key-123456' }, url);
+    for (const url of ['https://v3.fal.media/files/a.png', 'https://v3b.fal.media/files/a.png'])
+      assert.deepEqual(falOutputHeaders(cfg, { url }), { authorization: 'Key fal-key-123456' }, url);
     for (const url of [
       'https://storage.googleapis.com/falserverless/a.png',
       'https://fal.media/files/a.png',
@@ -85,11 +98,14 @@ describe('a provider key goes only to that provider\'s own key-bearing hosts', (
 
   test("Google's key goes to its API origin only; no other provider sends a key with a download", () => {
     const google = createGoogleAdapter({ key: 'g-key', baseUrl: 'https://generativelanguage.googleapis.com' });
-    assert.deepEqual(google.outputHeaders!({ url: 'https://generativelanguage.googleapis.com/v1beta/files/x:download?alt=media' }), { 'x-goog-api-key': 'g-key' });
+    assert.deepEqual(google.outputHeaders!({ url: 'https://generativelanguage.googleapis.com/v1beta/files/x:download?alt=media' }), {
+      'x-goog-api-key': 'g-key',
+    });
     assert.deepEqual(google.outputHeaders!({ url: 'https://video-downloads.googleusercontent.com/x' }), {});
     for (const [name, entry] of Object.entries(providerRegistry)) {
       if (name !== 'fal' && name !== 'elevenlabs' && name !== 'google') assert.deepEqual(entry.outputHosts.keyHosts, [], name);
-      for (const host of entry.outputHosts.keyHosts) assert.ok(hostMatches(host, entry.outputHosts.hosts), `${name}: a key host is one of its own output hosts`);
+      for (const host of entry.outputHosts.keyHosts)
+        assert.ok(hostMatches(host, entry.outputHosts.hosts), `${name}: a key host is one of its own output hosts`);
     }
   });
 });

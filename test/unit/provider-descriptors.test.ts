@@ -16,14 +16,23 @@ import type { AdapterModule } from '../../activities/providers/registry.js';
 describe('provider descriptors', () => {
   it('every descriptor has an adapter module exporting createAdapter', async () => {
     for (const p of providers) {
-      const module = (await import(new URL(adapterModulePath(p.name), new URL('../../activities/providers/registry.js', import.meta.url)).href)) as Partial<AdapterModule>;
+      const module = (await import(
+        new URL(adapterModulePath(p.name), new URL('../../activities/providers/registry.js', import.meta.url)).href
+      )) as Partial<AdapterModule>;
       assert.equal(typeof module.createAdapter, 'function', `activities/providers/${p.name}.ts exports createAdapter`);
     }
   });
 
   it('the registry builds each adapter once its keys are set, and names the missing keys otherwise', () => {
     // The variables every process needs (never read here), and no provider key.
-    const config = loadConfig({ DATABASE_URL: 'postgres://u@127.0.0.1:9/db', TEMPORAL_ADDRESS: '127.0.0.1:9', S3_ENDPOINT: 'http://127.0.0.1:9', S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b', PROVIDERS_MODE: 'live' });
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://u@127.0.0.1:9/db',
+      TEMPORAL_ADDRESS: '127.0.0.1:9',
+      S3_ENDPOINT: 'http://127.0.0.1:9',
+      S3_ACCESS_KEY: 'a',
+      S3_SECRET_KEY: 'b',
+      PROVIDERS_MODE: 'live',
+    });
     for (const p of providers) {
       assert.throws(() => createProviderAdapter(p.name, config), new RegExp(`the ${p.name} provider is not configured here: ${p.keys[0]}`));
       const keyed = { ...config, ...Object.fromEntries(p.keys.map((k) => [k, k.endsWith('ENDPOINT') ? 'https://example.openai.azure.com' : 'k-1234'])) };
@@ -59,6 +68,9 @@ describe('provider descriptors', () => {
         assert.deepEqual(entry.alternates?.find((a) => a.provider === p.name)?.providerModelId, route.providerModelId);
       }
     }
-    assert.deepEqual(catalog['grok-video'].alternates?.map((a) => a.provider), ['xai']);
+    assert.deepEqual(
+      catalog['grok-video'].alternates?.map((a) => a.provider),
+      ['xai'],
+    );
   });
 });

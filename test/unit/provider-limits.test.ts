@@ -22,13 +22,19 @@ test('sora-2 (Veo 3.1 Fast) refuses more reference images than it can use; sora-
 });
 
 test('reference images and a start frame together are refused (no endpoint takes both)', () => {
-  assert.match(requestRefusal(catalog['veo-3.1'], { reference_file_ids: ['a'], start_frame_file_id: 'f' }, 'fal')!, /cannot combine reference images with start_frame_file_id/);
+  assert.match(
+    requestRefusal(catalog['veo-3.1'], { reference_file_ids: ['a'], start_frame_file_id: 'f' }, 'fal')!,
+    /cannot combine reference images with start_frame_file_id/,
+  );
 });
 
-test("Veo 3.1 takes at most 3 reference images (sora-2-pro routes to it), whatever serves the model", () => {
+test('Veo 3.1 takes at most 3 reference images (sora-2-pro routes to it), whatever serves the model', () => {
   for (const model of ['veo-3.1', 'sora-2-pro'] as const) {
     assert.equal(requestRefusal(catalog[model], { reference_file_ids: ['a', 'b', 'c'], duration: 8 }, 'fal'), undefined);
-    assert.equal(requestRefusal(catalog[model], { reference_file_ids: ['a', 'b', 'c', 'd'], duration: 8 }, 'fal'), `reference_file_ids: ${model} takes at most 3 reference images`);
+    assert.equal(
+      requestRefusal(catalog[model], { reference_file_ids: ['a', 'b', 'c', 'd'], duration: 8 }, 'fal'),
+      `reference_file_ids: ${model} takes at most 3 reference images`,
+    );
     assert.match(requestRefusal(catalog[model], { reference_file_ids: ['a', 'b', 'c', 'd'], duration: 8 }, 'local')!, /at most 3 reference images/);
   }
 });
@@ -36,7 +42,10 @@ test("Veo 3.1 takes at most 3 reference images (sora-2-pro routes to it), whatev
 test("Veo 3.1 with reference images is 8 s only (fal's reference-to-video schema); without them 4, 6 and 8 stay", () => {
   for (const model of ['veo-3.1', 'sora-2-pro'] as const) {
     for (const duration of [4, 6]) {
-      assert.equal(requestRefusal(catalog[model], { reference_file_ids: ['a'], duration }, 'fal'), `duration: ${model} with reference images supports 8 seconds`);
+      assert.equal(
+        requestRefusal(catalog[model], { reference_file_ids: ['a'], duration }, 'fal'),
+        `duration: ${model} with reference images supports 8 seconds`,
+      );
       assert.equal(requestRefusal(catalog[model], { duration }, 'fal'), undefined);
       assert.equal(requestRefusal(catalog[model], { start_frame_file_id: 's', duration }, 'fal'), undefined);
     }
@@ -72,10 +81,13 @@ test('an end frame needs a first frame, and a model without end-frame input refu
   assert.equal(requestRefusal(catalog['kling-3.0'], { start_frame_file_id: 's', end_frame_file_id: 'e' }, 'fal'), undefined);
   // Where a lone reference is the first frame (no reference endpoint), it opens the video.
   assert.equal(requestRefusal(catalog['sora-2'], { reference_file_ids: ['a'], end_frame_file_id: 'e', duration: 8 }, 'fal'), undefined);
-  assert.equal(requestRefusal(catalog['grok-video'], { start_frame_file_id: 's', end_frame_file_id: 'e' }, 'fal'), 'end_frame_file_id: grok-video takes no end frame');
+  assert.equal(
+    requestRefusal(catalog['grok-video'], { start_frame_file_id: 's', end_frame_file_id: 'e' }, 'fal'),
+    'end_frame_file_id: grok-video takes no end frame',
+  );
 });
 
-test("InfiniteTalk frame counts are 4n+1 like the ones fal documents (41, 145, 721), enough for the whole speech", () => {
+test('InfiniteTalk frame counts are 4n+1 like the ones fal documents (41, 145, 721), enough for the whole speech', () => {
   assert.equal(lipsyncFrames(0.5), 41);
   assert.equal(lipsyncFrames(2), 53); // 51 needed
   assert.equal(lipsyncFrames(5.76), 145); // fal's default count

@@ -15,6 +15,8 @@ test('without an OTLP endpoint nothing of the tracing SDK is loaded or installed
   assert.equal(await withSpan('x', {}, async (span) => span), null, 'no span is made');
   assert.equal(currentTraceId(), undefined);
   // Both are CommonJS packages: loading them from ESM puts them in the CommonJS module cache.
-  const loaded = Object.keys(createRequire(import.meta.url).cache).filter((p) => /@opentelemetry[\\/]sdk-trace-base|interceptors-opentelemetry|exporter-trace-otlp/.test(p));
+  const loaded = Object.keys(createRequire(import.meta.url).cache).filter((p) =>
+    /@opentelemetry[\\/]sdk-trace-base|interceptors-opentelemetry|exporter-trace-otlp/.test(p),
+  );
   assert.deepEqual(loaded, []);
 });

@@ -5,7 +5,15 @@
 // all trials failing reopens it; a trial never reported frees its place).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { admitAttempt, closedCircuit, outcomeOfStatus, recordOutcome, type AttemptOutcome, type Circuit, type CircuitPolicy } from '../../shared/webhook-circuit.js';
+import {
+  admitAttempt,
+  closedCircuit,
+  outcomeOfStatus,
+  recordOutcome,
+  type AttemptOutcome,
+  type Circuit,
+  type CircuitPolicy,
+} from '../../shared/webhook-circuit.js';
 
 /** The production defaults (shared/config.ts: 10 failures, 30 s, 60 s cooldown, 3 trials, 10 s + 5 s trial). */
 const policy: CircuitPolicy = { failures: 10, spanMs: 30_000, cooldownMs: 60_000, trials: 3, trialTimeoutMs: 15_000 };
@@ -25,7 +33,19 @@ const opened = () => feed(closedCircuit, failingEvery(0, 30));
 
 describe('closed', () => {
   test('answers count as their status says: 2xx success, 5xx failure, 4xx and 3xx neutral', () => {
-    assert.deepEqual([200, 204, 299, 500, 503, 599, 404, 400, 429, 302, 0].map(outcomeOfStatus), ['success', 'success', 'success', 'failure', 'failure', 'failure', 'neutral', 'neutral', 'neutral', 'neutral', 'neutral']);
+    assert.deepEqual([200, 204, 299, 500, 503, 599, 404, 400, 429, 302, 0].map(outcomeOfStatus), [
+      'success',
+      'success',
+      'success',
+      'failure',
+      'failure',
+      'failure',
+      'neutral',
+      'neutral',
+      'neutral',
+      'neutral',
+      'neutral',
+    ]);
   });
 
   test('admits every attempt without a change', () => {
@@ -43,18 +63,32 @@ describe('closed', () => {
   });
 
   test('a burst of failures within a second never opens it, however many', () => {
-    const c = feed(closedCircuit, Array.from({ length: 500 }, () => [0, 'failure'] as [number, AttemptOutcome]));
+    const c = feed(
+      closedCircuit,
+      Array.from({ length: 500 }, () => [0, 'failure'] as [number, AttemptOutcome]),
+    );
     assert.equal(c.state, 'closed');
     assert.equal(c.failures, 500);
   });
 
   test('a span of failures too few does not open it (a single event retrying)', () => {
     // One event's backoff: 0, 5, 15, 35 s: four failures over 35 s.
-    assert.equal(feed(closedCircuit, [[0, 'failure'], [5, 'failure'], [15, 'failure'], [35, 'failure']]).state, 'closed');
+    assert.equal(
+      feed(closedCircuit, [
+        [0, 'failure'],
+        [5, 'failure'],
+        [15, 'failure'],
+        [35, 'failure'],
+      ]).state,
+      'closed',
+    );
   });
 
   test('4xx never opens it', () => {
-    const c = feed(closedCircuit, Array.from({ length: 120 }, (_, i) => [i, 'neutral'] as [number, AttemptOutcome]));
+    const c = feed(
+      closedCircuit,
+      Array.from({ length: 120 }, (_, i) => [i, 'neutral'] as [number, AttemptOutcome]),
+    );
     assert.equal(c, closedCircuit);
   });
 

@@ -73,7 +73,12 @@ describe('secrets at rest', () => {
 });
 
 describe('target URL rules', () => {
-  const refused = (url: string, allowLoopback = false) => assert.throws(() => checkWebhookUrl(url, allowLoopback), (e: Error) => e.name === 'FetchError', url);
+  const refused = (url: string, allowLoopback = false) =>
+    assert.throws(
+      () => checkWebhookUrl(url, allowLoopback),
+      (e: Error) => e.name === 'FetchError',
+      url,
+    );
 
   test('upload-from-url rules: https on the default port, no credentials, public IP literals only', () => {
     assert.equal(checkWebhookUrl('https://hooks.example.com/mediagen?token=abc', false).host, 'hooks.example.com');
@@ -108,7 +113,11 @@ describe('target URL rules', () => {
     const ok = await resolveWebhookTarget('https://hooks.example.com/x', { allowLoopback: false, resolver: resolver(['93.184.216.34', '2606:2800:220:1::1']) });
     assert.equal(ok.address.address, '93.184.216.34');
     for (const answers of [['127.0.0.1'], ['93.184.216.34', '10.1.2.3'], ['::ffff:192.168.0.1'], ['169.254.169.254'], ['fd00::1'], []]) {
-      await assert.rejects(resolveWebhookTarget('https://hooks.example.com/x', { allowLoopback: true, resolver: resolver(answers) }), /does not resolve to a public address/, answers.join(','));
+      await assert.rejects(
+        resolveWebhookTarget('https://hooks.example.com/x', { allowLoopback: true, resolver: resolver(answers) }),
+        /does not resolve to a public address/,
+        answers.join(','),
+      );
     }
   });
 

@@ -7,7 +7,13 @@ import { deploymentOptions, newerDecision, workerVersioning, type DeploymentStat
 import { workerPoolSize } from '../../worker/service.js';
 import { parseRoles } from '../../worker/roles.js';
 
-const base = { DATABASE_URL: 'postgres://u@127.0.0.1:5432/db', TEMPORAL_ADDRESS: '127.0.0.1:7233', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY: 'k', S3_SECRET_KEY: 's' };
+const base = {
+  DATABASE_URL: 'postgres://u@127.0.0.1:5432/db',
+  TEMPORAL_ADDRESS: '127.0.0.1:7233',
+  S3_ENDPOINT: 'http://127.0.0.1:9000',
+  S3_ACCESS_KEY: 'k',
+  S3_SECRET_KEY: 's',
+};
 const noFile = () => {
   throw new Error('ENOENT');
 };
@@ -18,8 +24,15 @@ describe('worker versioning settings', () => {
   });
 
   test('the configured build id, else the one the build wrote; promote defaults to newer (rainbow deploys)', () => {
-    assert.deepEqual(workerVersioning(loadConfig({ ...base, WORKER_DEPLOYMENT_NAME: 'mediagen', WORKER_BUILD_ID: 'abc123' }), noFile), { deploymentName: 'mediagen', buildId: 'abc123', promote: 'newer' });
-    assert.deepEqual(workerVersioning(loadConfig({ ...base, WORKER_DEPLOYMENT_NAME: 'mediagen', WORKER_DEPLOYMENT_PROMOTE: 'always' }), () => '0123abcd'), { deploymentName: 'mediagen', buildId: '0123abcd', promote: 'always' });
+    assert.deepEqual(workerVersioning(loadConfig({ ...base, WORKER_DEPLOYMENT_NAME: 'mediagen', WORKER_BUILD_ID: 'abc123' }), noFile), {
+      deploymentName: 'mediagen',
+      buildId: 'abc123',
+      promote: 'newer',
+    });
+    assert.deepEqual(
+      workerVersioning(loadConfig({ ...base, WORKER_DEPLOYMENT_NAME: 'mediagen', WORKER_DEPLOYMENT_PROMOTE: 'always' }), () => '0123abcd'),
+      { deploymentName: 'mediagen', buildId: '0123abcd', promote: 'always' },
+    );
   });
 
   test('fails naming the variable when there is no build id at all, or a malformed one', () => {
@@ -48,16 +61,53 @@ describe('worker versioning settings', () => {
     const t0 = '2026-11-26T10:00:00.000Z';
     const t1 = '2026-11-26T11:00:00.000Z';
     assert.deepEqual(newerDecision(deployment(null, [['a', 'inactive', t0]]), 'a'), { promote: true }, 'the first build of a fresh deployment');
-    assert.deepEqual(newerDecision(deployment('a', [['a', 'current', t0], ['b', 'inactive', t1]]), 'b'), { promote: true }, 'a new build beside the current one');
+    assert.deepEqual(
+      newerDecision(
+        deployment('a', [
+          ['a', 'current', t0],
+          ['b', 'inactive', t1],
+        ]),
+        'b',
+      ),
+      { promote: true },
+      'a new build beside the current one',
+    );
     // The old build restarted after the new one took over: draining, or drained, never again current by itself.
     for (const status of ['draining', 'drained'] as const) {
-      const d = newerDecision(deployment('b', [['a', status, t0], ['b', 'current', t1]]), 'a');
+      const d = newerDecision(
+        deployment('b', [
+          ['a', status, t0],
+          ['b', 'current', t1],
+        ]),
+        'a',
+      );
       assert.equal(d.promote, false, status);
       assert.match((d as { reason: string }).reason, new RegExp(`current before and is ${status}`));
     }
-    const older = newerDecision(deployment('b', [['z', 'inactive', t0], ['b', 'current', t1]]), 'z');
+    const older = newerDecision(
+      deployment('b', [
+        ['z', 'inactive', t0],
+        ['b', 'current', t1],
+      ]),
+      'z',
+    );
     assert.equal(older.promote, false, 'a build that registered before the current one is older');
-    assert.equal(newerDecision(deployment('a', [['a', 'current', t0], ['b', 'inactive', t1], ['c', 'inactive', t1]], 'c'), 'b').promote, false, 'not while an operator ramps another build');
+    assert.equal(
+      newerDecision(
+        deployment(
+          'a',
+          [
+            ['a', 'current', t0],
+            ['b', 'inactive', t1],
+            ['c', 'inactive', t1],
+          ],
+          'c',
+        ),
+        'b',
+      ).promote,
+      false,
+      'not while an operator ramps another build',
+    );
     assert.equal(newerDecision(deployment('a', [['a', 'current', t0]]), 'b').promote, false, 'not registered yet');
   });
 

@@ -137,7 +137,13 @@ describe('a Postgres outage during in-flight jobs', () => {
         }),
       );
       const start = jobToStart(job, config.TASK_QUEUE_PREFIX);
-      handles.push(await env.client.workflow.start(workflowTypes.image, { workflowId: job.id, taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).workflows, args: [start.input] }));
+      handles.push(
+        await env.client.workflow.start(workflowTypes.image, {
+          workflowId: job.id,
+          taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).workflows,
+          args: [start.input],
+        }),
+      );
     }
     assert.equal(await creditsOf(tdb.db, t), 100 - JOBS * PRICE);
 
@@ -185,26 +191,39 @@ describe('a Postgres outage during in-flight jobs', () => {
       500,
     );
     const results = await Promise.all(handles.map((h) => h.result()));
-    assert.deepEqual(results, Array.from({ length: JOBS }, () => ({ outputs: 1 })));
+    assert.deepEqual(
+      results,
+      Array.from({ length: JOBS }, () => ({ outputs: 1 })),
+    );
 
     for (const h of handles) {
       const r = await completeJobRecord(h);
       // Failed attempts, each recorded with the backoff it waits (the first two retry inside the
       // workflow task, unrecorded), up to the one that succeeded…
       assert.ok(r.failedAttempts.length >= 10, `${h.workflowId}: ${r.failedAttempts.length} failed attempts recorded`);
-      assert.ok(r.failedAttempts.every((a) => a < r.succeededAttempt), `${h.workflowId}: attempts ${r.failedAttempts.join(', ')} failed, ${r.succeededAttempt} succeeded`);
+      assert.ok(
+        r.failedAttempts.every((a) => a < r.succeededAttempt),
+        `${h.workflowId}: attempts ${r.failedAttempts.join(', ')} failed, ${r.succeededAttempt} succeeded`,
+      );
       // …for the whole outage: the last failure within one longest backoff (a minute) of its end, the
       // success after it. A policy that gives up (20 attempts, 30 s apart at most) ends by 8 minutes.
       const failingMs = r.lastFailedAt - r.firstTriedAt;
       assert.ok(failingMs >= OUTAGE_MS - 60_000, `${h.workflowId}: completeJob failed for ${(failingMs / 60_000).toFixed(1)} min of workflow time`);
-      assert.ok(r.succeededAt - r.firstTriedAt >= OUTAGE_MS, `${h.workflowId}: completed ${((r.succeededAt - r.firstTriedAt) / 60_000).toFixed(1)} min after its first try`);
+      assert.ok(
+        r.succeededAt - r.firstTriedAt >= OUTAGE_MS,
+        `${h.workflowId}: completed ${((r.succeededAt - r.firstTriedAt) / 60_000).toFixed(1)} min after its first try`,
+      );
     }
 
     const done = await tdb.db.selectFrom('jobs').select(['id', 'status', 'outputs']).where('id', 'in', ids).execute();
     for (const row of done) {
       assert.equal(row.status, 'completed', row.id);
       assert.equal(row.outputs?.length, 1, row.id);
-      assert.deepEqual((await ledgerForJob(tdb.db, row.id)).map((l) => [l.reason, l.delta]), [['charge', -PRICE]], `${row.id}: charged once`);
+      assert.deepEqual(
+        (await ledgerForJob(tdb.db, row.id)).map((l) => [l.reason, l.delta]),
+        [['charge', -PRICE]],
+        `${row.id}: charged once`,
+      );
     }
     assert.equal(await creditsOf(tdb.db, t), 100 - JOBS * PRICE);
   });

@@ -83,6 +83,12 @@ describe('model deadline', () => {
     assert.equal(row?.status, 'failed');
     assert.equal(row?.error?.code, 'generation_failed');
     assert.match(row!.error!.message, /did not finish within 300 s/);
-    assert.deepEqual((await ledgerForJob(tdb.db, job.id)).map((l) => [l.reason, l.delta]), [['charge', -4], ['refund', 4]]);
+    assert.deepEqual(
+      (await ledgerForJob(tdb.db, job.id)).map((l) => [l.reason, l.delta]),
+      [
+        ['charge', -4],
+        ['refund', 4],
+      ],
+    );
   });
 });

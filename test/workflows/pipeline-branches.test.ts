@@ -27,14 +27,24 @@ let env: TestWorkflowEnvironment;
 
 /** The installed `temporal` CLI (scripts/stack.sh install): TEMPORAL_CLI_PATH, else the first on PATH. */
 function temporalCli(): string {
-  const found = process.env.TEMPORAL_CLI_PATH ?? (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'temporal')).find((p) => existsSync(p));
+  const found =
+    process.env.TEMPORAL_CLI_PATH ??
+    (process.env.PATH ?? '')
+      .split(delimiter)
+      .map((dir) => join(dir, 'temporal'))
+      .find((p) => existsSync(p));
   if (!found) throw new Error('the temporal CLI is not installed: run scripts/stack.sh install');
   return found;
 }
 
 before(async () => {
   env = await TestWorkflowEnvironment.createLocal({
-    server: { executable: { type: 'existing-path', path: temporalCli() }, ip: '127.0.0.1', searchAttributes: Object.values(searchAttributes), extraArgs: ['--log-level', 'error'] },
+    server: {
+      executable: { type: 'existing-path', path: temporalCli() },
+      ip: '127.0.0.1',
+      searchAttributes: Object.values(searchAttributes),
+      extraArgs: ['--log-level', 'error'],
+    },
   });
 });
 
@@ -63,7 +73,17 @@ function stubs(script: Script, calls: Call[], events: { entered?: () => void; po
     jobId,
     kind: 'image',
     model: 'nano-banana-2',
-    route: { model: 'nano-banana-2', kind: 'image', provider: 'fal', providerModelId: 'x', source: 'test', aspectRatios: ['1:1'], defaultAspectRatio: '1:1', deadlineSeconds: 60, price: { per: 'image', credits: 1, providerCost: 1 } },
+    route: {
+      model: 'nano-banana-2',
+      kind: 'image',
+      provider: 'fal',
+      providerModelId: 'x',
+      source: 'test',
+      aspectRatios: ['1:1'],
+      defaultAspectRatio: '1:1',
+      deadlineSeconds: 60,
+      price: { per: 'image', credits: 1, providerCost: 1 },
+    },
     inputs: [],
   });
   let polls = 0;
@@ -125,7 +145,10 @@ function stubs(script: Script, calls: Call[], events: { entered?: () => void; po
 }
 
 /** Runs one job's workflow against the stubs on fresh task queues; `during` acts while it runs. */
-async function runJob(script: Script, opts: { deadlineSeconds?: number; during?: (ctl: { cancel(): Promise<void>; entered: Promise<void>; polling: Promise<void> }) => Promise<void> } = {}) {
+async function runJob(
+  script: Script,
+  opts: { deadlineSeconds?: number; during?: (ctl: { cancel(): Promise<void>; entered: Promise<void>; polling: Promise<void> }) => Promise<void> } = {},
+) {
   const prefix = `wfmock-${randomToken(8)}`;
   const queues = taskQueues(prefix);
   const calls: Call[] = [];
@@ -144,7 +167,14 @@ async function runJob(script: Script, opts: { deadlineSeconds?: number; during?:
     Worker.create({ ...common, taskQueue: queues.provider('fal'), activities: provider }),
   ]);
   const jobId = `img_${randomToken(12)}`;
-  const input: GenerationInput = { jobId, kind: 'image', model: 'nano-banana-2', provider: 'fal', deadlineSeconds: opts.deadlineSeconds ?? 600, taskQueuePrefix: prefix };
+  const input: GenerationInput = {
+    jobId,
+    kind: 'image',
+    model: 'nano-banana-2',
+    provider: 'fal',
+    deadlineSeconds: opts.deadlineSeconds ?? 600,
+    taskQueuePrefix: prefix,
+  };
   const runs = workers.map((w) => w.run());
   try {
     const handle = await env.client.workflow.start(workflowTypes.image, { workflowId: jobId, taskQueue: queues.workflows, args: [input] });
@@ -172,14 +202,17 @@ describe('generation pipeline branches (mocked activities)', () => {
     // The cancel lands while the first status check after submission is in flight (the workflow waits on it).
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
-    const { jobId, calls, outcome } = await runJob({ pollGate: gate, poll: () => running }, {
-      deadlineSeconds: 3600,
-      during: async ({ polling, cancel }) => {
-        await polling;
-        await cancel();
-        open();
+    const { jobId, calls, outcome } = await runJob(
+      { pollGate: gate, poll: () => running },
+      {
+        deadlineSeconds: 3600,
+        during: async ({ polling, cancel }) => {
+          await polling;
+          await cancel();
+          open();
+        },
       },
-    });
+    );
     assert.equal(outcome.ok, false);
     assert.ok(outcome.error instanceof WorkflowFailedError && outcome.error.cause instanceof CancelledFailure, 'the workflow ends canceled');
     const cancelCall = calls.find(([name]) => name === 'cancelProvider');
@@ -192,14 +225,17 @@ describe('generation pipeline branches (mocked activities)', () => {
   test('a job canceled before submission has no provider request to cancel, and fails as canceled', async () => {
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
-    const { jobId, calls, outcome } = await runJob({ remoteInputs: true, prepareGate: gate, poll: () => running }, {
-      deadlineSeconds: 3600,
-      during: async ({ entered, cancel }) => {
-        await entered;
-        await cancel();
-        open();
+    const { jobId, calls, outcome } = await runJob(
+      { remoteInputs: true, prepareGate: gate, poll: () => running },
+      {
+        deadlineSeconds: 3600,
+        during: async ({ entered, cancel }) => {
+          await entered;
+          await cancel();
+          open();
+        },
       },
-    });
+    );
     assert.equal(outcome.ok, false);
     assert.ok(outcome.error instanceof WorkflowFailedError && outcome.error.cause instanceof CancelledFailure, 'the workflow ends canceled');
     assert.ok(!names(calls).includes('submitAndCheck'), 'nothing was submitted');
@@ -219,14 +255,22 @@ describe('generation pipeline branches (mocked activities)', () => {
     const { jobId, calls, outcome } = await runJob({ poll: () => running }, { deadlineSeconds: 5 });
     assert.equal(outcome.ok, false);
     assert.deepEqual(failJobCall(calls), ['failJob', jobId, 'generation_failed', 'the provider did not finish within 5 s']);
-    assert.deepEqual(calls.find(([name]) => name === 'cancelProvider'), ['cancelProvider', 'fal', jobId, { provider: 'fal', requestId: `req-${jobId}-1` }]);
+    assert.deepEqual(
+      calls.find(([name]) => name === 'cancelProvider'),
+      ['cancelProvider', 'fal', jobId, { provider: 'fal', requestId: `req-${jobId}-1` }],
+    );
     assert.ok(names(calls).filter((n) => n === 'check').length >= 2, 'it checked the provider again until the deadline');
   });
 
   test('a provider that succeeds stores the outputs and completes the job', async () => {
-    const { jobId, calls, outcome } = await runJob({ poll: (n) => (n < 3 ? running : { state: 'succeeded', percent: 100, outputs: [{ url: 'https://example.invalid/a.png' }] }) });
+    const { jobId, calls, outcome } = await runJob({
+      poll: (n) => (n < 3 ? running : { state: 'succeeded', percent: 100, outputs: [{ url: 'https://example.invalid/a.png' }] }),
+    });
     assert.deepEqual(outcome, { ok: true, value: { outputs: 1 } });
-    assert.deepEqual(calls.find(([name]) => name === 'completeJob'), ['completeJob', jobId, [{ key: `jobs/${jobId}/output-1.png`, content_type: 'image/png', size: 1 }]]);
+    assert.deepEqual(
+      calls.find(([name]) => name === 'completeJob'),
+      ['completeJob', jobId, [{ key: `jobs/${jobId}/output-1.png`, content_type: 'image/png', size: 1 }]],
+    );
     assert.ok(!names(calls).includes('failJob'));
   });
 
@@ -241,14 +285,17 @@ describe('generation pipeline branches (mocked activities)', () => {
   test('a canceled job whose completion had committed ends completed, and its request is not canceled', async () => {
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
-    const { calls, outcome } = await runJob({ pollGate: gate, poll: () => running, failedJobIs: { status: 'completed', outputs: 2, failedHere: false } }, {
-      deadlineSeconds: 3600,
-      during: async ({ polling, cancel }) => {
-        await polling;
-        await cancel();
-        open();
+    const { calls, outcome } = await runJob(
+      { pollGate: gate, poll: () => running, failedJobIs: { status: 'completed', outputs: 2, failedHere: false } },
+      {
+        deadlineSeconds: 3600,
+        during: async ({ polling, cancel }) => {
+          await polling;
+          await cancel();
+          open();
+        },
       },
-    });
+    );
     assert.deepEqual(outcome, { ok: true, value: { outputs: 2 } }, 'Temporal says what Postgres says: completed');
     assert.ok(!names(calls).includes('cancelProvider'), 'a completed job keeps its request');
   });
@@ -268,7 +315,25 @@ describe('failover branches (mocked activities)', () => {
     const io: JobIoActivities = {
       async startGenerating(id) {
         calls.push(['startGenerating', id]);
-        return { request: { jobId: id, kind: 'video', model: 'grok-video', route: { model: 'grok-video', kind: 'video', provider: 'fal', providerModelId: 'x', source: 'test', aspectRatios: ['16:9'], defaultAspectRatio: '16:9', deadlineSeconds: 600, price: { per: 'video', credits: 1 } }, inputs: [] } as unknown as ProviderRequest };
+        return {
+          request: {
+            jobId: id,
+            kind: 'video',
+            model: 'grok-video',
+            route: {
+              model: 'grok-video',
+              kind: 'video',
+              provider: 'fal',
+              providerModelId: 'x',
+              source: 'test',
+              aspectRatios: ['16:9'],
+              defaultAspectRatio: '16:9',
+              deadlineSeconds: 600,
+              price: { per: 'video', credits: 1 },
+            },
+            inputs: [],
+          } as unknown as ProviderRequest,
+        };
       },
       async prepareProviderRequest() {
         throw new Error('not used');
@@ -282,14 +347,21 @@ describe('failover branches (mocked activities)', () => {
       },
       async routeJob(id, gaveUp) {
         calls.push(['routeJob', id, gaveUp?.provider ?? null]);
-        return gaveUp ? { route: { provider: 'xai', provider_model_id: 'grok-imagine-video' }, previousRef: givenUp } : { route: { provider: 'fal', provider_model_id: 'x' }, previousRef: null };
+        return gaveUp
+          ? { route: { provider: 'xai', provider_model_id: 'grok-imagine-video' }, previousRef: givenUp }
+          : { route: { provider: 'fal', provider_model_id: 'x' }, previousRef: null };
       },
     };
     const provider = (name: ProviderName): JobProviderActivities => ({
       async submitAndCheck(_name, req, opts) {
         calls.push(['submitAndCheck', name, opts?.failover ?? false]);
-        if (name === 'fal') throw ApplicationFailure.create({ type: 'ProviderFailover', message: 'fal status: HTTP 502 (unreachable for 300 s)', nonRetryable: true });
-        return { state: 'succeeded', stored: [{ key: `jobs/${req.jobId}/output-1.mp4`, content_type: 'video/mp4', size: 1 }], ref: { provider: name, requestId: `req-${req.jobId}-${name}` } };
+        if (name === 'fal')
+          throw ApplicationFailure.create({ type: 'ProviderFailover', message: 'fal status: HTTP 502 (unreachable for 300 s)', nonRetryable: true });
+        return {
+          state: 'succeeded',
+          stored: [{ key: `jobs/${req.jobId}/output-1.mp4`, content_type: 'video/mp4', size: 1 }],
+          ref: { provider: name, requestId: `req-${req.jobId}-${name}` },
+        };
       },
       async checkProvider() {
         throw new Error('not used');
@@ -315,11 +387,20 @@ describe('failover branches (mocked activities)', () => {
       ];
       const input: GenerationInput = { jobId, kind: 'video', model: 'grok-video', provider: 'fal', routes, deadlineSeconds: 600, taskQueuePrefix: prefix };
       const handle = await env.client.workflow.start(workflowTypes.video, { workflowId: jobId, taskQueue: queues.workflows, args: [input] });
-      const stuck = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`job ${jobId}: the workflow did not end within 60 s`)), 60_000).unref());
+      const stuck = new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`job ${jobId}: the workflow did not end within 60 s`)), 60_000).unref(),
+      );
       assert.deepEqual(await Promise.race([handle.result(), stuck]), { outputs: 1 }, 'completed on xAI');
       await Promise.race([cancelArrived, stuck]);
-      assert.deepEqual(names(calls).filter((n) => n !== 'cancelProvider'), ['startGenerating', 'routeJob', 'submitAndCheck', 'routeJob', 'submitAndCheck', 'completeJob']);
-      assert.deepEqual(calls.find(([n]) => n === 'cancelProvider'), ['cancelProvider', 'fal', jobId, givenUp], 'the given-up request, by its reference');
+      assert.deepEqual(
+        names(calls).filter((n) => n !== 'cancelProvider'),
+        ['startGenerating', 'routeJob', 'submitAndCheck', 'routeJob', 'submitAndCheck', 'completeJob'],
+      );
+      assert.deepEqual(
+        calls.find(([n]) => n === 'cancelProvider'),
+        ['cancelProvider', 'fal', jobId, givenUp],
+        'the given-up request, by its reference',
+      );
       const cancel = env.client.workflow.getHandle(`${jobId}-given-up-fal`);
       assert.equal((await cancel.describe()).status.name, 'RUNNING', 'the cancel outlives the job, still waiting for fal');
       answerCancel();

@@ -51,7 +51,8 @@ function localSteps(h: History): LocalStep[] {
       return { eventId: Number(e.eventId), type: data.activity_type, attempt: data.attempt, failure: attrs.failure };
     });
 }
-const resetTasks = (h: History) => events(h, 'WORKFLOW_TASK_FAILED').filter((e) => e.workflowTaskFailedEventAttributes.cause === 'WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW');
+const resetTasks = (h: History) =>
+  events(h, 'WORKFLOW_TASK_FAILED').filter((e) => e.workflowTaskFailedEventAttributes.cause === 'WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW');
 
 const generationTypes = ['imageGeneration', 'videoGeneration', 'replaceActorGeneration', 'talkingActorGeneration'];
 const dbSteps = ['startGenerating', 'routeJob', 'completeJob', 'failJob'];
@@ -64,7 +65,9 @@ before(async () => {
     // already installed in this process
   }
   const files = (await readdir(historiesDir)).filter((f) => f.endsWith('.json')).sort();
-  histories = await Promise.all(files.map(async (f) => ({ name: f.replace(/\.json$/, '') as HistoryName, json: JSON.parse(await readFile(`${historiesDir}${f}`, 'utf8')) })));
+  histories = await Promise.all(
+    files.map(async (f) => ({ name: f.replace(/\.json$/, '') as HistoryName, json: JSON.parse(await readFile(`${historiesDir}${f}`, 'utf8')) })),
+  );
   // One bundle for every replay (bundling is the slow part).
   const bundle = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('ERROR') });
   options = { workflowBundle: bundle };
@@ -73,8 +76,13 @@ before(async () => {
 describe('replaying saved histories', () => {
   test('there is a saved history of every path a deploy can find in flight, and no other', () => {
     const present = histories.map((h) => h.name);
-    for (const name of names) assert.ok(present.includes(name), `test/workflows/histories/${name}.json (${savedHistories[name]}) is missing; run scripts/save-histories.ts`);
-    assert.deepEqual(present.filter((n) => !names.includes(n)), [], 'every saved history is listed in saved-histories.ts (a stale file would never be re-recorded)');
+    for (const name of names)
+      assert.ok(present.includes(name), `test/workflows/histories/${name}.json (${savedHistories[name]}) is missing; run scripts/save-histories.ts`);
+    assert.deepEqual(
+      present.filter((n) => !names.includes(n)),
+      [],
+      'every saved history is listed in saved-histories.ts (a stale file would never be re-recorded)',
+    );
   });
 
   test('jobs run their Postgres steps as local activities, inside the workflow tasks', () => {
@@ -90,7 +98,10 @@ describe('replaying saved histories', () => {
     // The instant path: the claim and the request in the first workflow task, one activity task
     // that renders, checks and stores, the completion in the second task.
     const image = of('image');
-    assert.deepEqual(localSteps(image).map((s) => s.type), ['startGenerating', 'completeJob']);
+    assert.deepEqual(
+      localSteps(image).map((s) => s.type),
+      ['startGenerating', 'completeJob'],
+    );
     assert.deepEqual(activityTypes(image), ['submitAndCheck']);
     assert.equal(workflowTasks(image), 2);
     assert.equal(closedAs(image), 'COMPLETED');
@@ -104,11 +115,18 @@ describe('replaying saved histories', () => {
 
     const urls = of('replace_actor-url-inputs');
     assert.deepEqual(activityTypes(urls), ['prepareProviderRequest', 'submitAndCheck']);
-    assert.match(events(urls, 'ACTIVITY_TASK_SCHEDULED')[0]!.activityTaskScheduledEventAttributes.taskQueue.name, /-fetch$/, 'URL inputs are fetched on the fetch queue');
+    assert.match(
+      events(urls, 'ACTIVITY_TASK_SCHEDULED')[0]!.activityTaskScheduledEventAttributes.taskQueue.name,
+      /-fetch$/,
+      'URL inputs are fetched on the fetch queue',
+    );
     assert.equal(closedAs(urls), 'COMPLETED');
 
     const failed = of('image-failed');
-    assert.deepEqual(localSteps(failed).map((s) => s.type), ['startGenerating', 'failJob']);
+    assert.deepEqual(
+      localSteps(failed).map((s) => s.type),
+      ['startGenerating', 'failJob'],
+    );
     assert.match(events(failed, 'ACTIVITY_TASK_FAILED')[0]!.activityTaskFailedEventAttributes.failure.message, /injected terminal failure/);
     assert.equal(closedAs(failed), 'FAILED');
 
@@ -120,7 +138,15 @@ describe('replaying saved histories', () => {
 
     const afterOutputs = of('image-canceled-after-completion');
     assert.equal(events(afterOutputs, 'WORKFLOW_EXECUTION_CANCEL_REQUESTED').length, 1);
-    assert.deepEqual(localSteps(afterOutputs).map((s) => [s.type, s.failure ? 'failed' : 'ok']), [['startGenerating', 'ok'], ['completeJob', 'failed'], ['failJob', 'ok']], 'the completion in flight gives way to the cancel');
+    assert.deepEqual(
+      localSteps(afterOutputs).map((s) => [s.type, s.failure ? 'failed' : 'ok']),
+      [
+        ['startGenerating', 'ok'],
+        ['completeJob', 'failed'],
+        ['failJob', 'ok'],
+      ],
+      'the completion in flight gives way to the cancel',
+    );
     assert.equal(closedAs(afterOutputs), 'CANCELED');
 
     const late = of('image-deadline-exceeded');
@@ -134,7 +160,10 @@ describe('replaying saved histories', () => {
     assert.equal(claimFailed!.type, 'startGenerating');
     assert.ok(claimFailed!.failure, 'the backoff marker carries the failure');
     const timer = events(backoff, 'TIMER_STARTED')[0]!;
-    assert.ok(Number(timer.eventId) > claimFailed!.eventId && Number(timer.eventId) < claimed!.eventId, 'a timer between the failed attempts and the one that went through');
+    assert.ok(
+      Number(timer.eventId) > claimFailed!.eventId && Number(timer.eventId) < claimed!.eventId,
+      'a timer between the failed attempts and the one that went through',
+    );
     assert.equal(claimed!.type, 'startGenerating');
     assert.ok(claimed!.attempt > claimFailed!.attempt && !claimed!.failure, `attempt ${claimed!.attempt} claimed the job`);
     assert.equal(closedAs(backoff), 'COMPLETED');
@@ -154,21 +183,38 @@ describe('replaying saved histories', () => {
     const revived = of('fal-image-reset');
     assert.equal(resetTasks(revived).length, 1);
     assert.equal(activityTypes(revived).filter((t) => t === 'submitAndCheck').length, 2);
-    assert.ok(Number(events(revived, 'ACTIVITY_TASK_SCHEDULED')[0]!.eventId) < Number(resetTasks(revived)[0]!.eventId), 'the first submit is from the run that was reset');
+    assert.ok(
+      Number(events(revived, 'ACTIVITY_TASK_SCHEDULED')[0]!.eventId) < Number(resetTasks(revived)[0]!.eventId),
+      'the first submit is from the run that was reset',
+    );
     assert.equal(localSteps(revived).at(-1)!.type, 'completeJob');
     assert.equal(closedAs(revived), 'COMPLETED');
 
     // Failover: fal took the request, its status stayed down past the budget; the route was given up
     // (a local step), its request canceled on fal's queue, and the job completed on xAI's.
     const moved = of('grok-video-failover');
-    assert.deepEqual(localSteps(moved).map((s) => s.type), ['startGenerating', 'routeJob', 'routeJob', 'completeJob']);
-    const scheduled = events(moved, 'ACTIVITY_TASK_SCHEDULED').map((e) => [e.activityTaskScheduledEventAttributes.activityType.name, e.activityTaskScheduledEventAttributes.taskQueue.name.replace(/^.*-provider-/, '')]);
+    assert.deepEqual(
+      localSteps(moved).map((s) => s.type),
+      ['startGenerating', 'routeJob', 'routeJob', 'completeJob'],
+    );
+    const scheduled = events(moved, 'ACTIVITY_TASK_SCHEDULED').map((e) => [
+      e.activityTaskScheduledEventAttributes.activityType.name,
+      e.activityTaskScheduledEventAttributes.taskQueue.name.replace(/^.*-provider-/, ''),
+    ]);
     assert.deepEqual(scheduled[0], ['submitAndCheck', 'fal']);
     assert.ok(!scheduled.some(([type]) => type === 'cancelProvider'), 'the job itself never waits for the given-up cancel');
     const handedOff = events(moved, 'START_CHILD_WORKFLOW_EXECUTION_INITIATED');
     assert.equal(handedOff.length, 1);
-    assert.equal(handedOff[0]!.startChildWorkflowExecutionInitiatedEventAttributes.workflowType.name, 'cancelProviderRequest', "the given-up request's cancel is its own workflow");
-    assert.ok(Number(handedOff[0]!.eventId) < Number(moved.json.events.find((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name?.endsWith('-provider-xai'))!.eventId), 'handed off before the next submit');
+    assert.equal(
+      handedOff[0]!.startChildWorkflowExecutionInitiatedEventAttributes.workflowType.name,
+      'cancelProviderRequest',
+      "the given-up request's cancel is its own workflow",
+    );
+    assert.ok(
+      Number(handedOff[0]!.eventId) <
+        Number(moved.json.events.find((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name?.endsWith('-provider-xai'))!.eventId),
+      'handed off before the next submit',
+    );
     assert.equal(scheduled.filter(([type, queue]) => type === 'submitAndCheck' && queue === 'xai').length, 1, 'submitted once on the next route');
     assert.match(events(moved, 'ACTIVITY_TASK_FAILED')[0]!.activityTaskFailedEventAttributes.failure.applicationFailureInfo.type, /ProviderFailover/);
     assert.equal(closedAs(moved), 'COMPLETED');
@@ -177,10 +223,20 @@ describe('replaying saved histories', () => {
     assert.deepEqual(activityTypes(givenUpCancel), ['cancelProvider']);
 
     const everyRoute = of('grok-video-every-route-failed');
-    assert.deepEqual(localSteps(everyRoute).map((s) => s.type), ['startGenerating', 'routeJob', 'routeJob', 'routeJob', 'failJob']);
+    assert.deepEqual(
+      localSteps(everyRoute).map((s) => s.type),
+      ['startGenerating', 'routeJob', 'routeJob', 'routeJob', 'failJob'],
+    );
     assert.equal(closedAs(everyRoute), 'FAILED');
     const skipped = of('grok-video-breaker-skip');
-    assert.ok(activityTypes(skipped).every((type, i) => type !== 'submitAndCheck' || !events(skipped, 'ACTIVITY_TASK_SCHEDULED')[i]!.activityTaskScheduledEventAttributes.taskQueue.name.endsWith('-provider-fal')), 'fal never asked');
+    assert.ok(
+      activityTypes(skipped).every(
+        (type, i) =>
+          type !== 'submitAndCheck' ||
+          !events(skipped, 'ACTIVITY_TASK_SCHEDULED')[i]!.activityTaskScheduledEventAttributes.taskQueue.name.endsWith('-provider-fal'),
+      ),
+      'fal never asked',
+    );
     assert.equal(closedAs(skipped), 'COMPLETED');
     assert.equal(closedAs(of('grok-video-canceled-during-failover')), 'CANCELED');
 

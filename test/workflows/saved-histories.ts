@@ -9,7 +9,8 @@ export const savedHistories = {
   talking_actor: 'a talking-actor job: completed',
   'replace_actor-url-inputs': 'a replace-actor job from image_url and video_url: inputs fetched on the fetch queue, completed',
   'image-failed': 'an image job the renderer refused ([fail:terminal]): failed and refunded',
-  'image-canceled-after-completion': 'an image job canceled after its outputs were stored, while its completion step ran: that step canceled, the job failed and refunded, the run canceled',
+  'image-canceled-after-completion':
+    'an image job canceled after its outputs were stored, while its completion step ran: that step canceled, the job failed and refunded, the run canceled',
   'image-canceled': 'an image job canceled while the provider works: failed (canceled), refunded, provider request canceled',
   'image-deadline-exceeded': "an image job polled on timers past the model's deadline: failed, refunded, provider request canceled",
   'image-db-step-backoff': 'an image job whose first Postgres step met an outage: the local activity retried on a timer, then completed',
@@ -17,13 +18,18 @@ export const savedHistories = {
   'fal-image-failed-after-submit': 'a fal image job the provider failed after its request was recorded: failed, refunded, provider cancel',
   'fal-image-reset': 'the reset run of that failed fal job, reset to the workflow task after its submit: revived (re-charged), resubmitted, completed',
   'grok-video-failed-after-failover': 'a grok-video job that gave fal up (status 5xx past the budget) and was refused by xAI for moderation: failed, refunded',
-  'grok-video-reset-after-give-up': "the reset run of that job, reset to the workflow task that gave fal up: the route step claims (re-charges) the job, xAI serves it, completed",
-  'grok-video-failover': "a grok-video job whose first route (fal) failed after its submit: given up past the failover budget, that request's cancel handed to its own workflow, completed on the second route (xAI)",
-  'provider-cancel-given-up': "a cancelProviderRequest workflow started by that job for its given-up fal request (the reference given): canceled at fal",
-  'grok-video-every-route-failed': 'a grok-video job whose every route (fal, then xAI) stayed unreachable past the failover budget: failed, refunded, naming both attempts',
+  'grok-video-reset-after-give-up':
+    'the reset run of that job, reset to the workflow task that gave fal up: the route step claims (re-charges) the job, xAI serves it, completed',
+  'grok-video-failover':
+    "a grok-video job whose first route (fal) failed after its submit: given up past the failover budget, that request's cancel handed to its own workflow, completed on the second route (xAI)",
+  'provider-cancel-given-up': 'a cancelProviderRequest workflow started by that job for its given-up fal request (the reference given): canceled at fal',
+  'grok-video-every-route-failed':
+    'a grok-video job whose every route (fal, then xAI) stayed unreachable past the failover budget: failed, refunded, naming both attempts',
   'grok-video-breaker-skip': "a grok-video job created while fal's circuit breaker was open: fal skipped at the start, completed on xAI",
-  'grok-video-canceled-during-failover': 'a grok-video job canceled by its customer on xAI after fal was given up: failed (canceled), refunded, the xAI request canceled',
-  'image-reset-insufficient-credits': 'the reset run (to its first workflow task) of a failed image job whose workspace can no longer pay: the revival refused, the job stays failed',
+  'grok-video-canceled-during-failover':
+    'a grok-video job canceled by its customer on xAI after fal was given up: failed (canceled), refunded, the xAI request canceled',
+  'image-reset-insufficient-credits':
+    'the reset run (to its first workflow task) of a failed image job whose workspace can no longer pay: the revival refused, the job stays failed',
   'webhook-delivery': 'a webhookDelivery workflow: the first POST answered 503, the retry delivered',
   'webhook-abandon': 'a webhookDelivery workflow whose every POST was answered 503 until its retries ran out: the event given up (abandonWebhook)',
   'upload-from-url': 'an uploadFromUrl workflow: a loopback HTTPS image fetched and stored',
@@ -31,4 +37,3 @@ export const savedHistories = {
 } as const;
 
 export type HistoryName = keyof typeof savedHistories;
-

@@ -74,49 +74,61 @@ after(async () => {
 });
 
 describe('giving up a webhook event', () => {
-  test('retries run out while the database write fails for 30 minutes: the event is recorded as given up once it works, with every attempt', { timeout: 200_000 }, async () => {
-    const t = await createTenant(tdb.db);
-    await rotateWebhookSecret(tdb.db, { workspaceId: t.workspaceId, actorEmail: t.ownerEmail, graceSeconds: 0, key: secretsEncryptionKey(config) });
-    const job = await insertImageJob(tdb.db, t);
-    await tdb.db.updateTable('jobs').set({ webhook_url: `${receiver.base}/gone`, webhook_events: ['failed'] }).where('id', '=', job.id).execute();
-    await tdb.db.transaction().execute((x) => jobMoves.claimJob(x, job.id, 'run-1'));
-    await tdb.db.transaction().execute((x) => jobMoves.failJob(x, job.id, { code: 'canceled', message: 'canceled' }, 'run-1'));
-    const [event] = await deliveriesOfJob(tdb.db, job.id);
-    assert.ok(event);
+  test(
+    'retries run out while the database write fails for 30 minutes: the event is recorded as given up once it works, with every attempt',
+    { timeout: 200_000 },
+    async () => {
+      const t = await createTenant(tdb.db);
+      await rotateWebhookSecret(tdb.db, { workspaceId: t.workspaceId, actorEmail: t.ownerEmail, graceSeconds: 0, key: secretsEncryptionKey(config) });
+      const job = await insertImageJob(tdb.db, t);
+      await tdb.db
+        .updateTable('jobs')
+        .set({ webhook_url: `${receiver.base}/gone`, webhook_events: ['failed'] })
+        .where('id', '=', job.id)
+        .execute();
+      await tdb.db.transaction().execute((x) => jobMoves.claimJob(x, job.id, 'run-1'));
+      await tdb.db.transaction().execute((x) => jobMoves.failJob(x, job.id, { code: 'canceled', message: 'canceled' }, 'run-1'));
+      const [event] = await deliveriesOfJob(tdb.db, job.id);
+      assert.ok(event);
 
-    const abandon = holds.activity('abandonWebhook', 'before', event.id);
-    const input: WebhookDeliveryInput = {
-      deliveryId: event.id,
-      type: event.type,
-      host: new URL(receiver.base).host,
-      taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-      attemptTimeoutMs: config.WEBHOOK_TIMEOUT_MS + 5_000,
-      retry: { initialMs: config.WEBHOOK_RETRY_INITIAL_MS, maxIntervalMs: config.WEBHOOK_RETRY_MAX_INTERVAL_MS, forMs: config.WEBHOOK_RETRY_FOR_MS },
-    };
-    const handle = await env.client.workflow.start(webhookDeliveryWorkflowType, { workflowId: event.id, taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).workflows, args: [input] });
-    // The minute of retries passes on the skipped clock; then the workflow gives the event up.
-    const reachedAbandon = abandon.reached.then(() => true);
-    await waitFor('the retries ran out', async () => (await Promise.race([reachedAbandon, env.sleep(5_000).then(() => false)])) || undefined, 120_000, 0);
-    const sent = receiver.at('/gone').length;
-    assert.ok(sent >= 5, `${sent} attempts sent`);
+      const abandon = holds.activity('abandonWebhook', 'before', event.id);
+      const input: WebhookDeliveryInput = {
+        deliveryId: event.id,
+        type: event.type,
+        host: new URL(receiver.base).host,
+        taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+        attemptTimeoutMs: config.WEBHOOK_TIMEOUT_MS + 5_000,
+        retry: { initialMs: config.WEBHOOK_RETRY_INITIAL_MS, maxIntervalMs: config.WEBHOOK_RETRY_MAX_INTERVAL_MS, forMs: config.WEBHOOK_RETRY_FOR_MS },
+      };
+      const handle = await env.client.workflow.start(webhookDeliveryWorkflowType, {
+        workflowId: event.id,
+        taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).workflows,
+        args: [input],
+      });
+      // The minute of retries passes on the skipped clock; then the workflow gives the event up.
+      const reachedAbandon = abandon.reached.then(() => true);
+      await waitFor('the retries ran out', async () => (await Promise.race([reachedAbandon, env.sleep(5_000).then(() => false)])) || undefined, 120_000, 0);
+      const sent = receiver.at('/gone').length;
+      assert.ok(sent >= 5, `${sent} attempts sent`);
 
-    await sql`alter table webhook_deliveries rename to webhook_deliveries_away`.execute(tdb.db);
-    abandon.release();
-    const first = await abandon.finished;
-    assert.equal(first.ok, false, 'the first try to record it failed');
-    await env.sleep(OUTAGE_MS);
-    const pending = (await handle.describe()).raw.pendingActivities ?? [];
-    assert.equal(pending[0]?.activityType?.name, 'abandonWebhook');
-    assert.ok((pending[0]?.attempt ?? 0) > 20, `still trying after ${pending[0]?.attempt} attempts`);
-    await sql`alter table webhook_deliveries_away rename to webhook_deliveries`.execute(tdb.db);
+      await sql`alter table webhook_deliveries rename to webhook_deliveries_away`.execute(tdb.db);
+      abandon.release();
+      const first = await abandon.finished;
+      assert.equal(first.ok, false, 'the first try to record it failed');
+      await env.sleep(OUTAGE_MS);
+      const pending = (await handle.describe()).raw.pendingActivities ?? [];
+      assert.equal(pending[0]?.activityType?.name, 'abandonWebhook');
+      assert.ok((pending[0]?.attempt ?? 0) > 20, `still trying after ${pending[0]?.attempt} attempts`);
+      await sql`alter table webhook_deliveries_away rename to webhook_deliveries`.execute(tdb.db);
 
-    await waitFor('the delivery workflow closed', async () => (await handle.describe()).status.name !== 'RUNNING', 120_000, 500);
-    assert.equal((await handle.describe()).status.name, 'FAILED');
-    const row = await getDelivery(tdb.db, event.id);
-    assert.ok(row?.failed_at, 'recorded as given up');
-    assert.equal(row.delivered_at, null);
-    assert.equal(row.attempts, sent, 'every attempt sent is counted');
-    assert.equal(row.last_status, 404);
-    assert.match(row.last_error ?? '', /answered 404/);
-  });
+      await waitFor('the delivery workflow closed', async () => (await handle.describe()).status.name !== 'RUNNING', 120_000, 500);
+      assert.equal((await handle.describe()).status.name, 'FAILED');
+      const row = await getDelivery(tdb.db, event.id);
+      assert.ok(row?.failed_at, 'recorded as given up');
+      assert.equal(row.delivered_at, null);
+      assert.equal(row.attempts, sent, 'every attempt sent is counted');
+      assert.equal(row.last_status, 404);
+      assert.match(row.last_error ?? '', /answered 404/);
+    },
+  );
 });

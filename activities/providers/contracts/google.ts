@@ -58,7 +58,10 @@ export const googleVeoMaxReferenceImages = 3;
 
 /** imageToMldev: inline bytes only on the Gemini API. */
 export const googleVeoImage = z.strictObject({
-  bytesBase64Encoded: z.string().min(1).regex(/^[A-Za-z0-9+/]+={0,2}$/, 'base64'),
+  bytesBase64Encoded: z
+    .string()
+    .min(1)
+    .regex(/^[A-Za-z0-9+/]+={0,2}$/, 'base64'),
   mimeType: z.string().regex(/^image\/[a-z0-9.+-]+$/),
 });
 
@@ -77,7 +80,10 @@ export const googleVeoInstance = z
   // GenerateVideosConfig.lastFrame: "Only supported for image to video use cases"; referenceImages:
   // "The image, video, or last_frame field are not supported".
   .refine((i) => !i.lastFrame || i.image, { message: 'lastFrame needs image (the first frame)', path: ['lastFrame'] })
-  .refine((i) => !i.referenceImages || (!i.image && !i.lastFrame), { message: 'referenceImages cannot be combined with image or lastFrame', path: ['referenceImages'] });
+  .refine((i) => !i.referenceImages || (!i.image && !i.lastFrame), {
+    message: 'referenceImages cannot be combined with image or lastFrame',
+    path: ['referenceImages'],
+  });
 
 export const googleVeoParameters = z.strictObject({
   aspectRatio: z.enum(googleVeoAspectRatios).optional(),

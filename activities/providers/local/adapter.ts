@@ -52,7 +52,6 @@ export interface LocalRef extends ProviderRef {
 
 const DEFAULT_VOICE = 'en-us';
 
-
 /** Inputs keep a proper extension, so a work directory reads plainly (the tools go by content). */
 function inputExtension(input: InputFile): string {
   const fromType = extensionOf(input.contentType);
@@ -101,7 +100,11 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
         const images: Rendered[] = [];
         for (let n = 0; n < count; n++) {
           // About 100 KB each: kept in memory and stored from there, no temporary file.
-          images.push({ data: await renderImage({ prompt: req.prompt ?? '', width, height, seed: n, format: 'png', ...common }), contentType: 'image/png', ext: 'png' });
+          images.push({
+            data: await renderImage({ prompt: req.prompt ?? '', width, height, seed: n, format: 'png', ...common }),
+            contentType: 'image/png',
+            ext: 'png',
+          });
           ctx.heartbeat({ phase: 'render', done: n + 1, of: count });
         }
         return images;
@@ -159,7 +162,15 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
           throw new ProviderError('local renderer: replace actor needs an image and a video input', { retryable: false });
         }
         const path = join(dir, 'output-0.mp4');
-        await renderReplaceActor({ characterImage, motionVideo, width, height, durationSeconds: req.duration ?? req.route.defaultDuration ?? 5, outPath: path, ...common });
+        await renderReplaceActor({
+          characterImage,
+          motionVideo,
+          width,
+          height,
+          durationSeconds: req.duration ?? req.route.defaultDuration ?? 5,
+          outPath: path,
+          ...common,
+        });
         return [{ path, contentType: 'video/mp4', ext: 'mp4' }];
       }
     }
@@ -210,11 +221,22 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
           ctx.heartbeat({ phase: 'upload', done: n + 1, of: files.length });
         }
         const renderedAt = Date.now();
-        return { provider: 'local', jobId: req.jobId, outputs, renderedAt, readyAt: renderedAt + opts.latencyMs, ...(failPoll ? { failPoll: true as const } : {}) };
+        return {
+          provider: 'local',
+          jobId: req.jobId,
+          outputs,
+          renderedAt,
+          readyAt: renderedAt + opts.latencyMs,
+          ...(failPoll ? { failPoll: true as const } : {}),
+        };
       } finally {
         clearInterval(beat);
         // A directory that failed to be made has already failed the render.
-        if (dir) await dir.then((d) => rm(d, { recursive: true, force: true }), () => undefined);
+        if (dir)
+          await dir.then(
+            (d) => rm(d, { recursive: true, force: true }),
+            () => undefined,
+          );
       }
     },
 
@@ -223,7 +245,11 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
       const now = Date.now();
       if (now < r.readyAt) {
         const span = Math.max(1, r.readyAt - r.renderedAt);
-        return { state: 'running', percent: Math.min(99, Math.max(0, Math.floor((100 * (now - r.renderedAt)) / span))), nextPollMs: Math.min(2000, r.readyAt - now) };
+        return {
+          state: 'running',
+          percent: Math.min(99, Math.max(0, Math.floor((100 * (now - r.renderedAt)) / span))),
+          nextPollMs: Math.min(2000, r.readyAt - now),
+        };
       }
       if (r.failPoll) return { state: 'failed', message: 'local renderer: injected failure reported by poll' };
       return { state: 'succeeded', percent: 100, outputs: r.outputs.map((o) => ({ ...o })) };

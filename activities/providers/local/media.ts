@@ -7,7 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hexColor, renderImagePng } from './png.js';
 import {
-  defaultMediaTools, inspectUntrusted, MediaToolError, outputThreadArgs, runFfmpegUntrusted, runTool, untrustedInputArgs, type MediaTools, type RunOptions, type UntrustedInput,
+  defaultMediaTools,
+  inspectUntrusted,
+  MediaToolError,
+  outputThreadArgs,
+  runFfmpegUntrusted,
+  runTool,
+  untrustedInputArgs,
+  type MediaTools,
+  type RunOptions,
+  type UntrustedInput,
 } from '../media-tools.js';
 
 export { paintGradient, renderImagePixels, renderImagePng } from './png.js';
@@ -20,7 +29,19 @@ export const MAX_STILL_SIDE = 2048;
 
 /** `-i path` for a still this module wrote itself (a PNG from normalizeStill or renderImage), looped. */
 function ownStill(path: string, fps: number, durationSeconds?: number): string[] {
-  return ['-loop', '1', '-framerate', String(fps), ...(durationSeconds === undefined ? [] : ['-t', seconds(durationSeconds)]), '-f', 'image2', '-c:v', 'png', '-i', path];
+  return [
+    '-loop',
+    '1',
+    '-framerate',
+    String(fps),
+    ...(durationSeconds === undefined ? [] : ['-t', seconds(durationSeconds)]),
+    '-f',
+    'image2',
+    '-c:v',
+    'png',
+    '-i',
+    path,
+  ];
 }
 
 const X264_ARGS = ['-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'stillimage', '-pix_fmt', 'yuv420p', '-movflags', '+faststart'];
@@ -33,7 +54,15 @@ function toolsOf(opts: { ffmpegPath?: string | undefined; media?: MediaTools | u
 // ---------------------------------------------------------------- images
 
 /** An image of exactly width×height whose content is a deterministic function of prompt and seed. */
-export async function renderImage(opts: { prompt: string; width: number; height: number; seed?: number; format?: 'png' | 'jpeg'; ffmpegPath?: string; signal?: AbortSignal }): Promise<Buffer> {
+export async function renderImage(opts: {
+  prompt: string;
+  width: number;
+  height: number;
+  seed?: number;
+  format?: 'png' | 'jpeg';
+  ffmpegPath?: string;
+  signal?: AbortSignal;
+}): Promise<Buffer> {
   const { width, height } = opts;
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width * height > 16_777_216) {
     throw new RangeError(`invalid image size ${width}x${height}`);
@@ -42,7 +71,30 @@ export async function renderImage(opts: { prompt: string; width: number; height:
   if ((opts.format ?? 'png') === 'png') return png;
   return runTool(
     opts.ffmpegPath ?? 'ffmpeg',
-    ['-hide_banner', '-loglevel', 'error', '-f', 'png_pipe', '-i', 'pipe:0', '-frames:v', '1', '-c:v', 'mjpeg', '-q:v', '3', '-pix_fmt', 'yuvj420p', '-fflags', '+bitexact', '-flags', '+bitexact', '-f', 'image2pipe', 'pipe:1'],
+    [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'png_pipe',
+      '-i',
+      'pipe:0',
+      '-frames:v',
+      '1',
+      '-c:v',
+      'mjpeg',
+      '-q:v',
+      '3',
+      '-pix_fmt',
+      'yuvj420p',
+      '-fflags',
+      '+bitexact',
+      '-flags',
+      '+bitexact',
+      '-f',
+      'image2pipe',
+      'pipe:1',
+    ],
     { stdin: png, stdout: true, ...(opts.signal ? { signal: opts.signal } : {}) },
   );
 }
@@ -74,14 +126,22 @@ export async function normalizeStill(path: string, dir: string, name: string, to
   const out = join(dir, `${name}.png`);
   const fit = `scale='min(iw,${MAX_STILL_SIDE})':'min(ih,${MAX_STILL_SIDE})':force_original_aspect_ratio=decrease`;
   const input = await inspectUntrusted(path, 'image', `the ${name} image`, tools, signal);
-  await runFfmpegUntrusted(['-y', ...untrustedInputArgs(input, tools), ...outputThreadArgs(tools), '-frames:v', '1', '-vf', fit, '-c:v', 'png', '-f', 'image2', out], tools, renderRun(signal));
+  await runFfmpegUntrusted(
+    ['-y', ...untrustedInputArgs(input, tools), ...outputThreadArgs(tools), '-frames:v', '1', '-vf', fit, '-c:v', 'png', '-f', 'image2', out],
+    tools,
+    renderRun(signal),
+  );
   return out;
 }
 
 /** Inspects a tenant's video and fails fast when it has no decodable video frame. */
 export async function checkVideo(path: string, tools: MediaTools, signal?: AbortSignal): Promise<UntrustedInput> {
   const input = await inspectUntrusted(path, 'video', 'the motion video', tools, signal);
-  await runFfmpegUntrusted([...untrustedInputArgs(input, tools), ...outputThreadArgs(tools), '-map', '0:v:0', '-frames:v', '1', '-f', 'null', '-'], tools, renderRun(signal));
+  await runFfmpegUntrusted(
+    [...untrustedInputArgs(input, tools), ...outputThreadArgs(tools), '-map', '0:v:0', '-frames:v', '1', '-f', 'null', '-'],
+    tools,
+    renderRun(signal),
+  );
   return input;
 }
 
@@ -148,13 +208,17 @@ export async function renderVideo(opts: {
     refs.forEach((ref, i) => {
       still(ref);
       filters.push(`[${input}:v]scale=${refW}:${refH}:force_original_aspect_ratio=decrease,setsar=1[ref${i}]`);
-      filters.push(`[${last}][ref${i}]overlay=x=W-w-${Math.round(width / 40)}:y=${Math.round(height / 40)}:enable='between(t,${seconds(i * slot)},${seconds((i + 1) * slot)})'[r${i}]`);
+      filters.push(
+        `[${last}][ref${i}]overlay=x=W-w-${Math.round(width / 40)}:y=${Math.round(height / 40)}:enable='between(t,${seconds(i * slot)},${seconds((i + 1) * slot)})'[r${i}]`,
+      );
       last = `r${i}`;
       input++;
     });
     const marker = Math.max(8, Math.round(Math.min(width, height) / 10 / 2) * 2);
     args.push('-f', 'lavfi', '-i', `color=c=${hexColor(opts.prompt, 7)}:s=${marker}x${marker}:r=${fps}:d=${seconds(d)}`);
-    filters.push(`[${last}][${input}:v]overlay=x='(W-w)*(0.5+0.42*sin(2*PI*t/${seconds(Math.max(d, 1))}))':y='(H-h)*(0.5+0.42*cos(2*PI*t/${seconds(Math.max(d, 1))}))',format=yuv420p[v]`);
+    filters.push(
+      `[${last}][${input}:v]overlay=x='(W-w)*(0.5+0.42*sin(2*PI*t/${seconds(Math.max(d, 1))}))':y='(H-h)*(0.5+0.42*cos(2*PI*t/${seconds(Math.max(d, 1))}))',format=yuv420p[v]`,
+    );
     args.push('-filter_complex', filters.join(';'), '-map', '[v]', '-r', String(fps), '-t', seconds(d), ...X264_ARGS, '-an', opts.outPath);
     await runTool(ffmpeg, args, renderRun(opts.signal, d));
   });
@@ -166,12 +230,22 @@ export async function renderVideo(opts: {
 const ESPEAK_BASE_WPM = 175;
 
 /** Speech from text with an espeak-ng voice (e.g. `en-us+f3`) into a WAV file; speed 0.7–1.2 scales the rate. */
-export async function synthesizeSpeech(opts: { text: string; ttsVoice: string; speed?: number; outPath: string; espeakPath?: string; signal?: AbortSignal }): Promise<{ durationSeconds: number }> {
+export async function synthesizeSpeech(opts: {
+  text: string;
+  ttsVoice: string;
+  speed?: number;
+  outPath: string;
+  espeakPath?: string;
+  signal?: AbortSignal;
+}): Promise<{ durationSeconds: number }> {
   const speed = Math.min(2, Math.max(0.5, opts.speed ?? 1));
   const wpm = Math.round(ESPEAK_BASE_WPM * speed);
   if (!/^[A-Za-z0-9_+-]{1,64}$/.test(opts.ttsVoice)) throw new RangeError('invalid espeak-ng voice name');
   // The text goes through stdin, so nothing in it can be read as an option.
-  await runTool(opts.espeakPath ?? 'espeak-ng', ['-v', opts.ttsVoice, '-s', String(wpm), '-w', opts.outPath, '--stdin'], { stdin: `${opts.text}\n`, ...renderRun(opts.signal) });
+  await runTool(opts.espeakPath ?? 'espeak-ng', ['-v', opts.ttsVoice, '-s', String(wpm), '-w', opts.outPath, '--stdin'], {
+    stdin: `${opts.text}\n`,
+    ...renderRun(opts.signal),
+  });
   return { durationSeconds: wavDuration(await readFile(opts.outPath)) };
 }
 
@@ -201,7 +275,17 @@ export function wavDuration(wav: Buffer): number {
  * The actor's image, fitted to width×height with a slow pan, a waveform of the speech along the
  * bottom (a stand-in for lip movement) and the speech as an AAC track; the length follows the audio.
  */
-export async function renderTalkingActor(opts: { actorImage: string; audioPath: string; width: number; height: number; outPath: string; ffmpegPath?: string; media?: MediaTools; fps?: number; signal?: AbortSignal }): Promise<void> {
+export async function renderTalkingActor(opts: {
+  actorImage: string;
+  audioPath: string;
+  width: number;
+  height: number;
+  outPath: string;
+  ffmpegPath?: string;
+  media?: MediaTools;
+  fps?: number;
+  signal?: AbortSignal;
+}): Promise<void> {
   const { width, height } = opts;
   const fps = opts.fps ?? VIDEO_FPS;
   const tools = toolsOf(opts);
@@ -220,12 +304,30 @@ export async function renderTalkingActor(opts: { actorImage: string; audioPath: 
     await runTool(
       ffmpeg,
       [
-        '-hide_banner', '-loglevel', 'error', '-y',
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-y',
         ...ownStill(actorImage, fps),
-        '-f', 'wav', '-i', opts.audioPath,
-        '-filter_complex', filters.join(';'),
-        '-map', '[v]', '-map', '[aout]', '-r', String(fps),
-        ...X264_ARGS, '-c:a', 'aac', '-b:a', '96k', '-shortest', opts.outPath,
+        '-f',
+        'wav',
+        '-i',
+        opts.audioPath,
+        '-filter_complex',
+        filters.join(';'),
+        '-map',
+        '[v]',
+        '-map',
+        '[aout]',
+        '-r',
+        String(fps),
+        ...X264_ARGS,
+        '-c:a',
+        'aac',
+        '-b:a',
+        '96k',
+        '-shortest',
+        opts.outPath,
       ],
       renderRun(opts.signal, 600),
     );
@@ -267,12 +369,27 @@ export async function renderReplaceActor(opts: {
     await runFfmpegUntrusted(
       [
         '-y',
-        '-stream_loop', '-1', ...untrustedInputArgs(motion, tools),
+        '-stream_loop',
+        '-1',
+        ...untrustedInputArgs(motion, tools),
         ...ownStill(characterImage, fps),
         ...outputThreadArgs(tools),
-        '-filter_complex', filters.join(';'),
-        '-map', '[v]', '-map', '0:a?', '-r', String(fps), '-t', seconds(d),
-        ...X264_ARGS, '-c:a', 'aac', '-b:a', '96k', opts.outPath,
+        '-filter_complex',
+        filters.join(';'),
+        '-map',
+        '[v]',
+        '-map',
+        '0:a?',
+        '-r',
+        String(fps),
+        '-t',
+        seconds(d),
+        ...X264_ARGS,
+        '-c:a',
+        'aac',
+        '-b:a',
+        '96k',
+        opts.outPath,
       ],
       tools,
       renderRun(opts.signal, d),
@@ -299,7 +416,10 @@ interface FfprobeOutput {
 
 /** What ffprobe says about a media file. */
 export async function probeMedia(path: string, opts: { ffprobePath?: string; signal?: AbortSignal } = {}): Promise<MediaInfo> {
-  const out = await runTool(opts.ffprobePath ?? 'ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path], { stdout: true, ...renderRun(opts.signal) });
+  const out = await runTool(opts.ffprobePath ?? 'ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path], {
+    stdout: true,
+    ...renderRun(opts.signal),
+  });
   const json = JSON.parse(out.toString('utf8')) as FfprobeOutput;
   const video = json.streams?.find((s) => s.codec_type === 'video');
   const audio = json.streams?.find((s) => s.codec_type === 'audio');

@@ -102,7 +102,7 @@ function paint(prompt: string, width: number, height: number, seed: number, lead
 
   const minSide = Math.min(width, height);
   const shapes: Shape[] = [];
-  for (let n = 3 + (next() % 5); shapes.length < n; ) {
+  for (let n = 3 + (next() % 5); shapes.length < n;) {
     const color = hsl(unit() * 360, 0.5 + unit() * 0.5, 0.35 + unit() * 0.4);
     const alpha = 0.45 + unit() * 0.45;
     const blend = color.map((c) => {
@@ -182,7 +182,18 @@ interface Ramp {
  * gradient so close to vertical that the ramp would be huge is painted pixel by pixel, as is every
  * gradient when `direct` (the reference); those return null.
  */
-export function paintGradient(px: Buffer, lead: number, width: number, height: number, c1: Rgb, c2: Rgb, a: number, b: number, t0: number, direct = false): Ramp | null {
+export function paintGradient(
+  px: Buffer,
+  lead: number,
+  width: number,
+  height: number,
+  c1: Rgb,
+  c2: Rgb,
+  a: number,
+  b: number,
+  t0: number,
+  direct = false,
+): Ramp | null {
   const rowBytes = lead + width * 3;
   const [r1, g1, b1] = c1;
   const dr = c2[0] - r1;

@@ -45,10 +45,12 @@ async function requireUpload(db: Queryable, workspaceId: string, uploadId: strin
     .executeTakeFirst();
   if (!up) throw new ApiError(404, 'not_found', `${field}: file upload ${uploadId} not found`);
   const unavailable = uploadUnavailable(up);
-  if (unavailable === 'expired') throw new ApiError(400, 'upload_unavailable', `${field}: file upload ${uploadId} expired at ${up.expires_at?.toISOString()}; upload the file again`);
+  if (unavailable === 'expired')
+    throw new ApiError(400, 'upload_unavailable', `${field}: file upload ${uploadId} expired at ${up.expires_at?.toISOString()}; upload the file again`);
   if (unavailable === 'deleted') throw new ApiError(400, 'upload_unavailable', `${field}: file upload ${uploadId} was deleted; upload the file again`);
   if (unavailable) throw new ApiError(400, 'invalid_request', `${field}: file upload ${uploadId} is not completed`);
-  if (up.file_type !== fileType) throw new ApiError(400, 'invalid_request', `${field}: file upload ${uploadId} is a ${up.file_type}, a ${fileType} is required`);
+  if (up.file_type !== fileType)
+    throw new ApiError(400, 'invalid_request', `${field}: file upload ${uploadId} is a ${up.file_type}, a ${fileType} is required`);
 }
 
 /** Per route-checked field: the body's value or the route's default, refused unless the route allows it. */
@@ -110,7 +112,12 @@ async function prepare(d: KindDescriptor, body: Record<string, unknown>, db: Que
 }
 
 /** Every kind, in document order (shared/kinds). */
-export const kinds: readonly KindSpec[] = kindDescriptors.map((d) => ({ ...(d as KindDescriptor), kind: d.kind, prepare: (body, db, workspaceId) => prepare(d as KindDescriptor, body as Record<string, unknown>, db, workspaceId), created: createdAnswer }));
+export const kinds: readonly KindSpec[] = kindDescriptors.map((d) => ({
+  ...(d as KindDescriptor),
+  kind: d.kind,
+  prepare: (body, db, workspaceId) => prepare(d as KindDescriptor, body as Record<string, unknown>, db, workspaceId),
+  created: createdAnswer,
+}));
 
 export function kindSpec(kind: JobKind): KindSpec {
   return kinds.find((k) => k.kind === kind)!;

@@ -18,7 +18,15 @@ import type { Job, JobKind } from '../../../db/schema.js';
 import { newId } from '../../../shared/ids.js';
 import { annotateSpan } from '../../../shared/tracing.js';
 import * as jobsRepo from '../../../db/repos/jobs.js';
-import { cancelChargeOf, InsufficientCreditsError, isTerminal, JobRequestRefusedError, ProjectNotInWorkspaceError, type JobService, type Quote } from '../../../jobs/index.js';
+import {
+  cancelChargeOf,
+  InsufficientCreditsError,
+  isTerminal,
+  JobRequestRefusedError,
+  ProjectNotInWorkspaceError,
+  type JobService,
+  type Quote,
+} from '../../../jobs/index.js';
 import { providerCancel } from '../../../shared/routing.js';
 import { outputsGoneReason } from '../../../shared/retention.js';
 import { typedParams } from '../../../shared/job-params.js';
@@ -90,7 +98,9 @@ async function quoteCreate({ deps, jobs }: JobServices, spec: KindSpec, body: un
     // The route is decided by the quote, once, and stored with the job: the workflow, the
     // activities and the adapters read it back instead of working it out again.
     const request = { workspaceId, projectId, ...prepared };
-    const quote: Quote & { available?: number; sufficient?: boolean } = opts.balance ? await jobs.quote(db, request, { balance: true }) : await jobs.quote(db, request);
+    const quote: Quote & { available?: number; sufficient?: boolean } = opts.balance
+      ? await jobs.quote(db, request, { balance: true })
+      : await jobs.quote(db, request);
     const webhook = await requestedWebhook(db, workspaceId, body as Parameters<typeof requestedWebhook>[2], deps.config);
     return { prepared, quote, webhook };
   } catch (err) {
@@ -161,7 +171,17 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
       const create = async (db: Queryable) => {
         const { prepared, quote, webhook } = await quoteCreate(services, spec, body, db, workspaceId);
         try {
-          return await jobs.create(db, { id: jobId, kind: spec.kind, workspaceId, projectId, apiKeyId, model: prepared.model, params: quote.params, price: quote.price, webhook });
+          return await jobs.create(db, {
+            id: jobId,
+            kind: spec.kind,
+            workspaceId,
+            projectId,
+            apiKeyId,
+            model: prepared.model,
+            params: quote.params,
+            price: quote.price,
+            webhook,
+          });
         } catch (err) {
           throw createRefusal(err, projectId);
         }

@@ -66,7 +66,8 @@ export class FakeAlibaba extends FakeServer {
     const task = this.tasks.get(id);
     if (req.op === 'cancel') {
       if (!task) return dashscopeError(404, 'NotFound', 'Task not found.');
-      if (this.statusOf(task) !== 'PENDING') return dashscopeError(400, 'UnsupportedOperation', 'Failed to cancel the task, please confirm if the task is in PENDING status.');
+      if (this.statusOf(task) !== 'PENDING')
+        return dashscopeError(400, 'UnsupportedOperation', 'Failed to cancel the task, please confirm if the task is in PENDING status.');
       task.canceled = true;
       return json(200, { request_id: randomUUID() });
     }
@@ -100,7 +101,8 @@ export class FakeAlibaba extends FakeServer {
 
   private async submit(req: RecordedRequest): Promise<Answer> {
     if (req.headers['x-dashscope-async'] !== 'enable') return dashscopeError(403, 'AccessDenied', 'current user api does not support synchronous calls');
-    if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) return dashscopeError(400, 'InvalidParameter', 'Content-Type must be application/json');
+    if (!String(req.headers['content-type'] ?? '').startsWith('application/json'))
+      return dashscopeError(400, 'InvalidParameter', 'Content-Type must be application/json');
     const parsed = alibabaAnimateMixRequest.safeParse(req.json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;

@@ -18,7 +18,10 @@ export class FakeAzure extends FakeServer {
   generations = 0;
 
   constructor(key = 'azure-test-key-0123456789abcdef', deployment = 'gpt-image-1.5') {
-    super((method, path) => (method === 'POST' && imagesPath.test(path) ? 'images' : undefined), (req) => this.answer(req));
+    super(
+      (method, path) => (method === 'POST' && imagesPath.test(path) ? 'images' : undefined),
+      (req) => this.answer(req),
+    );
     this.key = key;
     this.deployment = deployment;
   }
@@ -38,9 +41,13 @@ export class FakeAzure extends FakeServer {
       return json(400, { error: { code: 'invalid_value', message: issue.message, param: issue.path.join('.') || 'body', type: 'invalid_request_error' } });
     }
     const b = parsed.data;
-    if (b.model !== undefined && b.model !== deployment) return json(400, { error: { code: 'invalid_value', message: `model ${b.model} is not this deployment`, param: 'model', type: 'invalid_request_error' } });
+    if (b.model !== undefined && b.model !== deployment)
+      return json(400, { error: { code: 'invalid_value', message: `model ${b.model} is not this deployment`, param: 'model', type: 'invalid_request_error' } });
     if (/forbidden/i.test(b.prompt)) {
-      return json(400, { created: Math.floor(Date.now() / 1000), error: { code: 'contentFilter', message: 'Your task failed as a result of our safety system.' } });
+      return json(400, {
+        created: Math.floor(Date.now() / 1000),
+        error: { code: 'contentFilter', message: 'Your task failed as a result of our safety system.' },
+      });
     }
     if (/jailbreak/i.test(b.prompt)) {
       return json(400, {
@@ -55,7 +62,11 @@ export class FakeAzure extends FakeServer {
     }
     this.generations++;
     const n = b.n ?? 1;
-    return json(200, { created: Math.floor(Date.now() / 1000), data: Array.from({ length: n }, () => ({ b64_json: tinyPng.toString('base64') })), usage: { total_tokens: 100 } });
+    return json(200, {
+      created: Math.floor(Date.now() / 1000),
+      data: Array.from({ length: n }, () => ({ b64_json: tinyPng.toString('base64') })),
+      usage: { total_tokens: 100 },
+    });
   }
 }
 

@@ -15,10 +15,17 @@ import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './
 export type ArkImageOutcome = 'success' | 'sensitive' | 'unavailable' | 'quota';
 export type ArkTaskOutcome = 'success' | 'failed' | 'sensitive' | 'internal' | 'unavailable' | 'quota';
 
-const arkError = (status: number, code: string, message: string, type: string, param?: string): Answer => json(status, { error: { code, message: `${message} Request id: 0217${randomUUID().slice(0, 8)}`, ...(param ? { param } : {}), type } });
+const arkError = (status: number, code: string, message: string, type: string, param?: string): Answer =>
+  json(status, { error: { code, message: `${message} Request id: 0217${randomUUID().slice(0, 8)}`, ...(param ? { param } : {}), type } });
 
 const invalid = (issue: { path: PropertyKey[]; message: string }) =>
-  arkError(400, 'InvalidParameter', `The parameter \`${issue.path.join('.') || 'body'}\` specified in the request is not valid: ${issue.message}.`, 'BadRequest', issue.path.join('.') || undefined);
+  arkError(
+    400,
+    'InvalidParameter',
+    `The parameter \`${issue.path.join('.') || 'body'}\` specified in the request is not valid: ${issue.message}.`,
+    'BadRequest',
+    issue.path.join('.') || undefined,
+  );
 
 export class FakeByteplus extends FakeServer {
   readonly key: string;
@@ -66,7 +73,8 @@ export class FakeByteplus extends FakeServer {
 
   private answer(req: RecordedRequest): Answer {
     if (req.op === 'file') return { status: 200, headers: { 'content-type': 'video/mp4' }, body: tinyPng };
-    if (req.headers.authorization !== `Bearer ${this.key}`) return arkError(401, 'AuthenticationError', 'The API key or AK/SK in the request is missing or invalid.', 'Unauthorized');
+    if (req.headers.authorization !== `Bearer ${this.key}`)
+      return arkError(401, 'AuthenticationError', 'The API key or AK/SK in the request is missing or invalid.', 'Unauthorized');
     switch (req.op) {
       case 'image':
         return this.image(req);
@@ -82,7 +90,13 @@ export class FakeByteplus extends FakeServer {
   private image(req: RecordedRequest): Answer {
     const parsed = arkImageGenerationRequest.safeParse(req.json);
     if (!parsed.success) return invalid(parsed.error.issues[0]!);
-    if (!this.knownModel(parsed.data.model)) return arkError(404, 'InvalidEndpointOrModel.NotFound', `The model or endpoint ${parsed.data.model} does not exist or you do not have access to it.`, 'NotFound');
+    if (!this.knownModel(parsed.data.model))
+      return arkError(
+        404,
+        'InvalidEndpointOrModel.NotFound',
+        `The model or endpoint ${parsed.data.model} does not exist or you do not have access to it.`,
+        'NotFound',
+      );
     switch (this.imageOutcomes.shift() ?? 'success') {
       case 'sensitive':
         return arkError(400, 'InputTextSensitiveContentDetected', 'The request failed because the input text may contain sensitive information.', 'BadRequest');
@@ -91,14 +105,25 @@ export class FakeByteplus extends FakeServer {
       case 'quota':
         return arkError(429, 'QuotaExceeded', 'The request has exceeded the quota of your account.', 'TooManyRequests');
       default:
-        return json(200, { model: parsed.data.model, created_at: Math.floor(Date.now() / 1000), data: [{ b64_json: tinyPng.toString('base64'), size: parsed.data.size }], usage: { generated_images: 1 } });
+        return json(200, {
+          model: parsed.data.model,
+          created_at: Math.floor(Date.now() / 1000),
+          data: [{ b64_json: tinyPng.toString('base64'), size: parsed.data.size }],
+          usage: { generated_images: 1 },
+        });
     }
   }
 
   private submit(req: RecordedRequest): Answer {
     const parsed = arkVideoTaskRequest.safeParse(req.json);
     if (!parsed.success) return invalid(parsed.error.issues[0]!);
-    if (!this.knownModel(parsed.data.model)) return arkError(404, 'InvalidEndpointOrModel.NotFound', `The model or endpoint ${parsed.data.model} does not exist or you do not have access to it.`, 'NotFound');
+    if (!this.knownModel(parsed.data.model))
+      return arkError(
+        404,
+        'InvalidEndpointOrModel.NotFound',
+        `The model or endpoint ${parsed.data.model} does not exist or you do not have access to it.`,
+        'NotFound',
+      );
     const outcome = this.taskOutcomes.shift() ?? 'success';
     if (outcome === 'quota') return arkError(429, 'QuotaExceeded', 'The request has exceeded the quota of your account.', 'TooManyRequests');
     if (outcome === 'unavailable') return arkError(503, 'ServiceUnavailable', 'The service is temporarily unavailable.', 'ServiceUnavailable');
@@ -122,11 +147,23 @@ export class FakeByteplus extends FakeServer {
     if (task.polls <= this.queuedPolls + this.runningPolls) return json(200, { ...base, status: (task.status = 'running') });
     switch (task.outcome) {
       case 'failed':
-        return json(200, { ...base, status: (task.status = 'failed'), error: { code: 'InvalidParameter', message: 'The generation could not be completed with the given parameters.' } });
+        return json(200, {
+          ...base,
+          status: (task.status = 'failed'),
+          error: { code: 'InvalidParameter', message: 'The generation could not be completed with the given parameters.' },
+        });
       case 'sensitive':
-        return json(200, { ...base, status: (task.status = 'failed'), error: { code: 'OutputVideoSensitiveContentDetected', message: 'The request failed because the output video may contain sensitive information.' } });
+        return json(200, {
+          ...base,
+          status: (task.status = 'failed'),
+          error: { code: 'OutputVideoSensitiveContentDetected', message: 'The request failed because the output video may contain sensitive information.' },
+        });
       case 'internal':
-        return json(200, { ...base, status: (task.status = 'failed'), error: { code: 'InternalServiceError', message: 'The service encountered an unexpected internal error.' } });
+        return json(200, {
+          ...base,
+          status: (task.status = 'failed'),
+          error: { code: 'InternalServiceError', message: 'The service encountered an unexpected internal error.' },
+        });
       default:
         return json(200, {
           ...base,

@@ -15,7 +15,10 @@ export class FakeElevenLabs extends FakeServer {
   synthesisDelayMs = 0;
 
   constructor(key = 'el-test-key-0123456789') {
-    super((method, path) => (method === 'POST' && /^\/v1\/text-to-speech\/[^/]+$/.test(path) ? 'tts' : undefined), (req) => this.answer(req));
+    super(
+      (method, path) => (method === 'POST' && /^\/v1\/text-to-speech\/[^/]+$/.test(path) ? 'tts' : undefined),
+      (req) => this.answer(req),
+    );
     this.key = key;
   }
 

@@ -59,7 +59,8 @@ export class FakeFal extends FakeServer {
       st.step++;
       const body: Record<string, unknown> = { status, request_id: id, response_url: base, status_url: `${base}/status`, cancel_url: `${base}/cancel` };
       if (status === 'IN_QUEUE') body.queue_position = Math.max(0, this.flow.filter((s) => s === 'IN_QUEUE').length - st.step);
-      if (req.query.get('logs') === '1') body.logs = status === 'IN_PROGRESS' ? [{ message: 'Generating: 40%', level: 'INFO', timestamp: new Date().toISOString() }] : [];
+      if (req.query.get('logs') === '1')
+        body.logs = status === 'IN_PROGRESS' ? [{ message: 'Generating: 40%', level: 'INFO', timestamp: new Date().toISOString() }] : [];
       if (status === 'COMPLETED' && st.outcome === 'completed_with_error') {
         body.error = 'Internal error while running the model';
         body.error_type = 'runner_error';
@@ -77,7 +78,15 @@ export class FakeFal extends FakeServer {
     if (st.canceled) return json(400, { detail: 'Request was cancelled by the user' });
     if (st.step < this.flow.length) return json(400, { detail: 'Request is still in progress' });
     if (st.outcome === 'content_policy') {
-      return json(422, { detail: [{ loc: ['body', 'prompt'], msg: 'The content could not be processed because it contained material flagged by a content checker.', type: 'content_policy_violation' }] });
+      return json(422, {
+        detail: [
+          {
+            loc: ['body', 'prompt'],
+            msg: 'The content could not be processed because it contained material flagged by a content checker.',
+            type: 'content_policy_violation',
+          },
+        ],
+      });
     }
     if (st.outcome === 'result_5xx') return json(500, { detail: 'CUDA out of memory while decoding the video' });
     if (st.outcome === 'completed_with_error') return json(500, { detail: 'Internal error while running the model' });
@@ -85,7 +94,10 @@ export class FakeFal extends FakeServer {
     const files = this.filesBaseUrl ?? this.url;
     if (isFalEndpointId(st.endpointId) && falEndpoints[st.endpointId].output === 'images') {
       const n = Number(st.input.num_images ?? 1);
-      return json(200, { images: Array.from({ length: n }, (_, i) => ({ url: `${files}/files/${id}-${i + 1}.png`, content_type: 'image/png', file_size: tinyPng.length })), seed: 42 });
+      return json(200, {
+        images: Array.from({ length: n }, (_, i) => ({ url: `${files}/files/${id}-${i + 1}.png`, content_type: 'image/png', file_size: tinyPng.length })),
+        seed: 42,
+      });
     }
     return json(200, { video: { url: `${files}/files/${id}.mp4`, content_type: 'video/mp4', file_size: tinyPng.length } });
   }

@@ -55,7 +55,8 @@ export class FakeGoogle extends FakeServer {
 
   private answer(req: RecordedRequest): Answer {
     if (req.op === 'file') return { status: 200, headers: { 'content-type': 'video/mp4' }, body: tinyPng };
-    if (req.headers['x-goog-api-key'] !== this.key) return googleError(403, 'PERMISSION_DENIED', 'Method doesn\'t allow unregistered callers. Please use API Key.');
+    if (req.headers['x-goog-api-key'] !== this.key)
+      return googleError(403, 'PERMISSION_DENIED', "Method doesn't allow unregistered callers. Please use API Key.");
     if (req.op === 'download') {
       const id = /\/files\/([^/:]+):download$/.exec(req.path)![1]!;
       if (!this.states.has(id)) return googleError(404, 'NOT_FOUND', 'File not found');
@@ -63,7 +64,8 @@ export class FakeGoogle extends FakeServer {
     }
     if (req.op === 'submit') {
       const model = /^\/v1beta\/models\/([^/]+):predictLongRunning$/.exec(req.path)![1]!;
-      if (!(googleVeoModelIds as readonly string[]).includes(model)) return googleError(404, 'NOT_FOUND', `models/${model} is not found for API version v1beta`);
+      if (!(googleVeoModelIds as readonly string[]).includes(model))
+        return googleError(404, 'NOT_FOUND', `models/${model} is not found for API version v1beta`);
       const parsed = googleVeoPredictRequest.safeParse(req.json);
       if (!parsed.success) {
         const issue = parsed.error.issues[0]!;
@@ -92,14 +94,25 @@ export class FakeGoogle extends FakeServer {
       case 'failed':
         return json(200, { name, done: true, error: { code: 3, message: 'The prompt could not be processed.', status: 'INVALID_ARGUMENT' } });
       case 'filtered':
-        return json(200, { name, done: true, response: { '@type': 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse', generateVideoResponse: { raiMediaFilteredCount: 1, raiMediaFilteredReasons: ['The video was blocked by safety filters.'] } } });
+        return json(200, {
+          name,
+          done: true,
+          response: {
+            '@type': 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse',
+            generateVideoResponse: { raiMediaFilteredCount: 1, raiMediaFilteredReasons: ['The video was blocked by safety filters.'] },
+          },
+        });
       default:
         return json(200, {
           name,
           done: true,
           response: {
             '@type': 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse',
-            generateVideoResponse: { generatedSamples: [{ video: { uri: this.filesBaseUrl ? `${this.filesBaseUrl}/files/${id}.mp4` : `${this.url}/v1beta/files/${id}:download?alt=media` } }] },
+            generateVideoResponse: {
+              generatedSamples: [
+                { video: { uri: this.filesBaseUrl ? `${this.filesBaseUrl}/files/${id}.mp4` : `${this.url}/v1beta/files/${id}:download?alt=media` } },
+              ],
+            },
           },
         });
     }

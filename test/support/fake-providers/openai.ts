@@ -20,7 +20,10 @@ export class FakeOpenAI extends FakeServer {
   generationMs = 0;
 
   constructor(key = 'sk-test-openai-0123456789') {
-    super((method, path) => (method === 'POST' && path === '/v1/images/generations' ? 'images' : undefined), (req) => this.answer(req));
+    super(
+      (method, path) => (method === 'POST' && path === '/v1/images/generations' ? 'images' : undefined),
+      (req) => this.answer(req),
+    );
     this.key = key;
   }
 
@@ -39,14 +42,35 @@ export class FakeOpenAI extends FakeServer {
     if (b.size != null && !gptImageSizes.includes(b.size)) return invalid('size', `Invalid size '${b.size}'. Supported: ${gptImageSizes.join(', ')}`);
     if (b.response_format != null) return invalid('response_format', 'Unknown parameter: response_format is not supported for GPT image models.');
     if (this.outOfQuota) {
-      return json(429, { error: { message: 'You exceeded your current quota, please check your plan and billing details.', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } });
+      return json(429, {
+        error: {
+          message: 'You exceeded your current quota, please check your plan and billing details.',
+          type: 'insufficient_quota',
+          param: null,
+          code: 'insufficient_quota',
+        },
+      });
     }
     if (/forbidden/i.test(b.prompt)) {
-      return json(400, { error: { message: 'Your request was rejected as a result of our safety system.', type: 'image_generation_user_error', param: null, code: 'moderation_blocked' } });
+      return json(400, {
+        error: {
+          message: 'Your request was rejected as a result of our safety system.',
+          type: 'image_generation_user_error',
+          param: null,
+          code: 'moderation_blocked',
+        },
+      });
     }
     this.generations++;
     const n = b.n ?? 1;
-    return { ...json(200, { created: Math.floor(Date.now() / 1000), data: Array.from({ length: n }, () => ({ b64_json: tinyPng.toString('base64') })), usage: { total_tokens: 100 } }), delayMs: this.generationMs };
+    return {
+      ...json(200, {
+        created: Math.floor(Date.now() / 1000),
+        data: Array.from({ length: n }, () => ({ b64_json: tinyPng.toString('base64') })),
+        usage: { total_tokens: 100 },
+      }),
+      delayMs: this.generationMs,
+    };
   }
 }
 

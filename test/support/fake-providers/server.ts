@@ -106,7 +106,15 @@ export class FakeServer {
     } catch {
       json = undefined;
     }
-    const rec: RecordedRequest = { op: op ?? 'unknown', method: req.method ?? 'GET', path: u.pathname, query: u.searchParams, headers: req.headers, body, json };
+    const rec: RecordedRequest = {
+      op: op ?? 'unknown',
+      method: req.method ?? 'GET',
+      path: u.pathname,
+      query: u.searchParams,
+      headers: req.headers,
+      body,
+      json,
+    };
     this.requests.push(rec);
     let answer: Answer;
     try {
@@ -135,7 +143,4 @@ export class FakeServer {
 export const json = (status: number, body: unknown, headers?: Record<string, string>): Answer => ({ status, body, headers });
 
 /** A 1×1 PNG, for fakes that answer images. */
-export const tinyPng = Buffer.from(
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
-  'base64',
-);
+export const tinyPng = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');

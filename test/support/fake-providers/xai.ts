@@ -24,7 +24,13 @@ export class FakeXai extends FakeServer {
   constructor(key = 'xai-test-key-0123456789') {
     super(
       (method, path) =>
-        method === 'POST' && path === '/v1/videos/generations' ? 'submit' : method === 'GET' && /^\/v1\/videos\/[^/]+$/.test(path) ? 'status' : method === 'GET' && path.startsWith('/files/') ? 'file' : undefined,
+        method === 'POST' && path === '/v1/videos/generations'
+          ? 'submit'
+          : method === 'GET' && /^\/v1\/videos\/[^/]+$/.test(path)
+            ? 'status'
+            : method === 'GET' && path.startsWith('/files/')
+              ? 'file'
+              : undefined,
       (req) => this.answer(req),
     );
     this.key = key;
