@@ -1,6 +1,7 @@
 // Migrations are listed explicitly (no directory scan), so the bundle and the order are fixed.
-import { Migrator, NO_MIGRATIONS, type Kysely, type Migration, type MigrationResultSet } from 'kysely';
+import { Migrator, NO_MIGRATIONS, sql, type Kysely, type Migration, type MigrationResultSet } from 'kysely';
 import type { DB } from './schema.js';
+import { jobKinds } from '../shared/kinds/index.js';
 import * as m0001 from './migrations/0001_initial.js';
 import * as m0002 from './migrations/0002_job_progress.js';
 import * as m0003 from './migrations/0003_hardening.js';
@@ -48,7 +49,42 @@ function check(result: MigrationResultSet): MigrationResultSet {
 }
 
 export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
-  return check(await migrator(db).migrateToLatest());
+  const result = check(await migrator(db).migrateToLatest());
+  await syncKindChecks(db);
+  return result;
+}
+
+/**
+ * The check constraints that list the job kinds (0001_initial created them). They follow the kind
+ * descriptors (shared/kinds `jobKinds`) rather than a migration per new kind: see syncKindChecks.
+ */
+const kindChecks = [{ table: 'jobs', column: 'kind', name: 'jobs_kind_check' }] as const;
+
+/**
+ * Makes every check that lists the job kinds allow exactly `jobKinds`, after the migrations. Only a
+ * check that differs is replaced: dropped and re-added NOT VALID in one statement (a brief lock, no
+ * scan), then validated on its own, which scans the table without blocking writes. Answers the
+ * checks it replaced (none when they already matched).
+ */
+export async function syncKindChecks(db: Kysely<DB>): Promise<string[]> {
+  const replaced: string[] = [];
+  for (const c of kindChecks) {
+    const table = await sql<{ exists: boolean }>`select to_regclass(${c.table}) is not null as exists`.execute(db);
+    if (!table.rows[0]?.exists) continue;
+    const current = await sql<{ def: string }>`
+      select pg_get_constraintdef(oid) as def from pg_constraint
+      where conrelid = to_regclass(${c.table}) and conname = ${c.name}`.execute(db);
+    // pg_get_constraintdef spells `kind in (...)` as `CHECK ((kind = ANY (ARRAY['image'::text, ...])))`.
+    const listed = [...(current.rows[0]?.def ?? '').matchAll(/'((?:[^']|'')*)'/g)].map((m) => m[1]!.replaceAll("''", "'"));
+    if (current.rows.length > 0 && listed.join('\n') === jobKinds.join('\n')) continue;
+    const kinds = sql.join(jobKinds.map((k) => sql.lit(k)));
+    await sql`alter table ${sql.table(c.table)} drop constraint if exists ${sql.ref(c.name)}, add constraint ${sql.ref(c.name)} check (${sql.ref(c.column)} in (${kinds})) not valid`.execute(
+      db,
+    );
+    await sql`alter table ${sql.table(c.table)} validate constraint ${sql.ref(c.name)}`.execute(db);
+    replaced.push(c.name);
+  }
+  return replaced;
 }
 
 export async function migrateDownAll(db: Kysely<DB>): Promise<MigrationResultSet> {

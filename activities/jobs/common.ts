@@ -8,7 +8,7 @@ import type { Storage } from '../../shared/storage.js';
 import { IllegalStatusMoveError, InsufficientCreditsError, type JobService } from '../../jobs/index.js';
 import type { Config } from '../../shared/config.js';
 import { failureTypes } from '../../shared/failure-types.js';
-import { typedParams } from '../../shared/job-params.js';
+import { kindDescriptors, type KindDescriptor } from '../../shared/kinds/index.js';
 import type { InputFile, ProviderAdapter, ProviderRef } from '../providers/types.js';
 import type { ProviderName, RunClaim } from '../../shared/job-model.js';
 
@@ -74,14 +74,40 @@ export async function holdJob(db: Database, jobs: JobService, jobId: string, run
 
 // ------------------------------------------------------------------ io activities
 
-/** Only a replace-actor job given by URLs needs a remote fetch before its request can be built. */
+/** Per kind, the params keys of its URL inputs (shared/kinds `inputs`): they are fetched before the request can be built. */
+const urlInputs = kindDescriptors
+  .map(
+    (d) =>
+      [
+        d.kind,
+        Object.entries((d as KindDescriptor).inputs ?? {})
+          .filter(([, i]) => i.from === 'url')
+          .map(([key]) => key),
+      ] as const,
+  )
+  .filter(([, keys]) => keys.length > 0);
+
+/** Only a job whose params name a URL input (a replace-actor job given by URLs) needs a remote fetch before its request can be built. */
 export function needsRemoteFetch(job: Pick<Job, 'kind' | 'params'>): boolean {
-  const t = typedParams(job);
-  return t.kind === 'replace_actor' && !(t.params.image_file_id && t.params.video_file_id);
+  const params = job.params as unknown as Record<string, unknown>;
+  const named = (v: unknown) => (Array.isArray(v) ? v.length > 0 : typeof v === 'string' && v !== '');
+  return urlInputs.some(([kind, keys]) => kind === job.kind && keys.some((k) => named(params[k])));
 }
 
 /** The phase after startGenerating as SQL over the job's row: needsRemoteFetch, for the one-statement start (a test holds the two equal). */
-export const nextPhaseSql = sql<JobPhase>`case when kind = 'replace_actor' and not (coalesce(params->>'image_file_id', '') <> '' and coalesce(params->>'video_file_id', '') <> '') then 'fetching_inputs' else 'submitting' end`;
+export const nextPhaseSql =
+  urlInputs.length === 0
+    ? sql<JobPhase>`'submitting'`
+    : sql<JobPhase>`case when ${sql.join(
+        urlInputs.map(
+          ([kind, keys]) =>
+            sql`(kind = ${sql.lit(kind)} and (${sql.join(
+              keys.map((k) => sql`coalesce(params->>${sql.lit(k)}, '') not in ('', '[]')`),
+              sql` or `,
+            )}))`,
+        ),
+        sql` or `,
+      )} then 'fetching_inputs' else 'submitting' end`;
 
 /** What the finished-job metrics need of a job row. */
 export interface FinishedJob {

@@ -7,6 +7,7 @@ import { redactText } from '../../shared/redact.js';
 import { failureTypes } from '../../shared/failure-types.js';
 import { routeFor } from '../../shared/catalog.js';
 import { typedParams } from '../../shared/job-params.js';
+import { kindOf, type KindDescriptor } from '../../shared/kinds/index.js';
 import type { InputFile, ProviderRef, ProviderRequest } from '../providers/types.js';
 import type { RunClaim } from '../../shared/job-model.js';
 import type { JobIoActivities } from '../../workflows/activity-types.js';
@@ -32,67 +33,51 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
     return { role, key: up.object_key, contentType: up.mime_type };
   }
 
-  /** The provider request of a job whose inputs are in our store (fetching URL inputs first, safely). */
-  async function buildProviderRequest(job: Job): Promise<ProviderRequest> {
-    const jobId = job.id;
-    const route = routeFor(job.model);
-    if (!route) throw nonRetryable(failureTypes.inputUnavailable, `model ${job.model} is not in the catalog`);
+  /** The job's declared inputs (shared/kinds `inputs`) that its params name, resolved into our store in declaration order (fetching URL inputs, safely). */
+  async function resolveInputs(job: Job, declared: KindDescriptor['inputs']): Promise<InputFile[]> {
     const inputs: InputFile[] = [];
-    const t = typedParams(job);
-    // The provider's model id was fixed when the job was created (rows from before then: the catalog's).
-    const base = { jobId, kind: job.kind, model: job.model, route, providerModelId: t.params.provider_model_id, inputs };
-    let req: ProviderRequest;
-    switch (t.kind) {
-      case 'image': {
-        const p = t.params;
-        req = { ...base, prompt: p.prompt, aspectRatio: p.aspect_ratio, count: p.count };
-        break;
-      }
-      case 'video': {
-        const p = t.params;
-        req = { ...base, prompt: p.prompt, aspectRatio: p.aspect_ratio, duration: p.duration, resolution: p.resolution };
-        if (p.start_frame_file_id) inputs.push(await uploadInput(job, p.start_frame_file_id, 'start_frame', 'image'));
-        if (p.end_frame_file_id) inputs.push(await uploadInput(job, p.end_frame_file_id, 'end_frame', 'image'));
-        for (const id of p.reference_file_ids ?? []) inputs.push(await uploadInput(job, id, 'reference', 'image'));
-        break;
-      }
-      case 'replace_actor': {
-        const p = t.params;
-        req = { ...base, prompt: p.prompt, aspectRatio: p.aspect_ratio, duration: p.duration, resolution: p.resolution };
-        if (p.image_file_id && p.video_file_id) {
-          inputs.push(await uploadInput(job, p.image_file_id, 'image', 'image'));
-          inputs.push(await uploadInput(job, p.video_file_id, 'video', 'video'));
-        } else if (p.image_url && p.video_url) {
-          for (const [role, url, expect] of [
-            ['image', p.image_url, 'image'],
-            ['video', p.video_url, 'video'],
-          ] as const) {
-            Context.current().heartbeat(role);
-            const stored = await deps.fetchRemoteInput({ url, jobId, workspaceId: job.workspace_id, role, expect });
-            inputs.push({ role, key: stored.key, contentType: stored.contentType });
-          }
-        } else {
-          throw nonRetryable(failureTypes.inputUnavailable, 'a replace-actor job needs an image and a video (files or URLs)');
+    const params = job.params as unknown as Record<string, unknown>;
+    for (const [key, { from, type, role }] of Object.entries(declared ?? {})) {
+      const value = params[key];
+      const values = (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string' && v !== '');
+      for (const v of values) {
+        if (from === 'upload') {
+          inputs.push(await uploadInput(job, v, role, type));
+          continue;
         }
-        break;
-      }
-      case 'talking_actor': {
-        const p = t.params;
-        const actor = await db.selectFrom('actors').selectAll().where('id', '=', p.actor_id).executeTakeFirst();
-        const voice = await db.selectFrom('voices').selectAll().where('id', '=', p.voice_id).executeTakeFirst();
-        if (!actor || !voice) throw nonRetryable(failureTypes.inputUnavailable, 'the actor or voice of this job no longer exists');
-        req = {
-          ...base,
-          script: p.script,
-          aspectRatio: p.aspect_ratio,
-          voiceOptions: p.voice_options ?? undefined,
-          voice: { id: voice.id, ttsVoice: voice.tts_voice, providerVoiceId: voice.provider_voice_id, gender: voice.gender },
-        };
-        inputs.push({ role: 'actor_image', key: actor.reference_image_key, contentType: 'image/png' });
-        break;
+        Context.current().heartbeat(role);
+        const stored = await deps.fetchRemoteInput({ url: v, jobId: job.id, workspaceId: job.workspace_id, role, expect: type });
+        inputs.push({ role, key: stored.key, contentType: stored.contentType });
       }
     }
-    return req;
+    return inputs;
+  }
+
+  /** What a kind's `request` may ask of the database beyond its params. */
+  const lookups = {
+    async actor(id: string) {
+      const actor = await db.selectFrom('actors').select('reference_image_key').where('id', '=', id).executeTakeFirst();
+      return actor ? { referenceImageKey: actor.reference_image_key } : null;
+    },
+    async voice(id: string) {
+      const v = await db.selectFrom('voices').select(['id', 'tts_voice', 'provider_voice_id', 'gender']).where('id', '=', id).executeTakeFirst();
+      return v ? { id: v.id, ttsVoice: v.tts_voice, providerVoiceId: v.provider_voice_id, gender: v.gender } : null;
+    },
+    unavailable(message: string): never {
+      throw nonRetryable(failureTypes.inputUnavailable, message);
+    },
+  };
+
+  /** The provider request of a job: the common fields here, the kind's own from its descriptor's `request`. */
+  async function buildProviderRequest(job: Job): Promise<ProviderRequest> {
+    const route = routeFor(job.model);
+    if (!route) throw nonRetryable(failureTypes.inputUnavailable, `model ${job.model} is not in the catalog`);
+    const kind = kindOf(job.kind);
+    const params = typedParams(job).params;
+    const ctx = { ...lookups, inputs: await resolveInputs(job, kind.inputs) };
+    const { inputs = ctx.inputs, ...fields } = await kind.request(params, ctx);
+    // The provider's model id was fixed when the job was created (rows from before then: the catalog's).
+    return { jobId: job.id, kind: job.kind, model: job.model, route, providerModelId: params.provider_model_id, inputs, ...fields };
   }
 
   /** The job service's status moves as activity failures: a refused move ends the job, a lost connection is retried. */

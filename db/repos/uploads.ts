@@ -186,7 +186,7 @@ export async function expireUploads(db: Queryable, now: Date, limit = 5_000): Pr
   return Number(r.numUpdatedRows);
 }
 
-// Whether a job's params name the upload under a key its kind declares (shared/kinds `uploadParams`):
+// Whether a job's params name the upload under a key its kind declares (shared/kinds: its `inputs` from uploads):
 // a key holds one id or a list of them, and jsonb `@>` matches the id in either.
 const namedByJob = sql.join(
   uploadParamKeys.map((k) => sql`j.params->${sql.lit(k)} @> to_jsonb(file_uploads.id)`),

@@ -4,6 +4,8 @@
 // the gateway, the workers and the scripts read it alike.
 import { z } from 'zod';
 import { jobStatuses, providerNames, webhookEventNames } from '../job-model.js';
+import type { InputFile, ProviderRequest } from '../provider-types.js';
+import type { ModelRoute } from '../catalog.js';
 
 /**
  * For the document: a string with a character String.prototype.trim() keeps (and no NUL), i.e. what
@@ -119,6 +121,45 @@ export const statusFields = {
 /** A job record: its id and project, the kind's own fields, then the status fields. */
 export const jobRecordSchema = <S extends z.ZodRawShape>(fields: S) => z.object({ id: z.string(), project_id: z.string(), ...fields, ...statusFields });
 
+/** A params key naming input files of a job: the gateway checks them at create, the worker resolves them into the provider request. */
+export interface InputParam {
+  /** `upload`: a file upload id (or a list of them) of the job's workspace; `url`: an https URL fetched into our store when the job starts. */
+  from: 'upload' | 'url';
+  /** The file type the input must be. */
+  type: 'image' | 'video';
+  /** Its role in the provider request. */
+  role: InputFile['role'];
+}
+
+/** A create body field the gateway checks against the model's catalog route (its default when absent). */
+export type RouteCheck = 'aspect_ratio' | 'duration' | 'resolution';
+
+/** What the gateway's create checks resolved, for a kind's `toParams`. */
+export interface Checked {
+  route: ModelRoute;
+  /** The `routeChecks` fields, defaults resolved. */
+  aspect_ratio?: string;
+  duration?: number;
+  resolution?: string;
+  /** What the kind's database hook resolved (api/routes/jobs/kinds.ts), e.g. a default voice. */
+  refs: Readonly<Record<string, string>>;
+}
+
+/** What a kind's `request` is given beside its params (activities/jobs/io.ts builds it). */
+export interface RequestContext {
+  /** The job's declared inputs that its params name, resolved into our store, in declaration order. */
+  inputs: InputFile[];
+  /** A stored actor (null: deleted since the create). */
+  actor(id: string): Promise<{ referenceImageKey: string } | null>;
+  /** A stored voice (null: deleted since the create). */
+  voice(id: string): Promise<NonNullable<ProviderRequest['voice']> | null>;
+  /** Ends the job, not retried: an input it needs is gone. */
+  unavailable(message: string): never;
+}
+
+/** A kind's part of the provider request: the common fields (job, model, route) are added around it; `inputs` defaults to the context's. */
+export type KindRequest = Omit<ProviderRequest, 'jobId' | 'kind' | 'model' | 'route' | 'providerModelId' | 'inputs'> & { inputs?: InputFile[] };
+
 /**
  * One job kind, declared once: its names (paths, list, id prefix, workflow type, tag), its models,
  * its create body, what its jobs store (`params`, defaults resolved) and how its record shows them.
@@ -145,10 +186,18 @@ export interface KindDescriptor<
   models: readonly string[];
   /** The create request body. */
   body: B;
-  /** The params keys that hold file upload ids (one id, or a list of them): a job in flight keeps those uploads. */
-  uploadParams?: readonly string[];
+  /**
+   * The params keys that name input files, in the provider request's order. Upload ids (one, or a
+   * list) are checked at create (their file type) and kept while the job is in flight; URLs are
+   * fetched when the job starts.
+   */
+  inputs?: Readonly<Record<string, InputParam>>;
   /** What a job of the kind stores in its `params` column, beside its route (shared/job-params.ts). */
   params: P;
+  /** The create body fields checked against the model's route, in this order (the gateway's `prepare`). */
+  routeChecks?: readonly RouteCheck[];
+  /** The params a checked create body stores. */
+  toParams(body: z.output<B>, checked: Checked): z.infer<P>;
   /** The job record GET, the lists, the events and the webhooks answer with. */
   record: R;
   /** The create answer: `record` (without progress), or `{ id, status, ...createdFields }`. */
@@ -157,6 +206,15 @@ export interface KindDescriptor<
   createdFields?(params: z.infer<P>): Record<string, unknown>;
   /** The kind's own record fields (between project_id and the status fields) of a stored job. */
   present(params: z.infer<P>, job: { model: string }): Record<string, unknown>;
+  /** The provider request's fields of a stored job (the worker adds the job, model and route). */
+  request(params: z.infer<P>, ctx: RequestContext): KindRequest | Promise<KindRequest>;
+}
+
+/** A kind's params keys that hold file upload ids. */
+export function uploadParamsOf(d: Pick<KindDescriptor, 'inputs'>): string[] {
+  return Object.entries(d.inputs ?? {})
+    .filter(([, input]) => input.from === 'upload')
+    .map(([key]) => key);
 }
 
 export const defineKind = <K extends string, B extends z.ZodType, P extends z.ZodObject, R extends z.ZodObject>(

@@ -25,7 +25,9 @@ export const imageKind = defineKind({
     })
     .meta(webhookFieldRules),
   params: z.object({ prompt: z.string(), aspect_ratio: z.string(), count: z.number().int() }),
+  toParams: (b) => ({ prompt: b.prompt, aspect_ratio: b.aspect_ratio, count: b.count }),
   record,
   createResult: record,
   present: (p, job) => ({ prompt: p.prompt, model: job.model, aspect_ratio: p.aspect_ratio, count: p.count }),
+  request: (p) => ({ prompt: p.prompt, aspectRatio: p.aspect_ratio, count: p.count }),
 });

@@ -1,9 +1,11 @@
 // The one list of job kinds, in document order. Everything keyed by kind derives from it: the kind
 // names (`jobKinds`, `JobKind`), the workflow types, the id prefixes, the list names, the stored
-// params' schemas (shared/job-params.ts), the records (shared/job-record.ts), and the gateway's
-// endpoints and document (api/routes/jobs/kinds.ts). A new kind: its descriptor here, its workflow
-// (workflows/<kind>.ts, exported from workflows/index.ts) and its models in the catalog.
-import type { KindDescriptor } from './fields.js';
+// params' schemas (shared/job-params.ts), the records (shared/job-record.ts), the gateway's
+// endpoints, create checks and document (api/routes/jobs/kinds.ts), the worker's provider requests
+// (activities/jobs/io.ts) and the jobs.kind check (db/migrate.ts). A new kind: its descriptor here,
+// its workflow (workflows/<kind>.ts, exported from workflows/index.ts) and its models in the catalog
+// (docs/contributing.md, "Adding a job kind").
+import { uploadParamsOf, type KindDescriptor } from './fields.js';
 import type { JobKindName } from '../job-model.js';
 import { imageKind } from './image.js';
 import { videoKind } from './video.js';
@@ -30,10 +32,10 @@ export function kindOf(kind: JobKind): KindDescriptor {
 }
 
 /** Every params key that holds file upload ids, over all kinds (db/repos/uploads.ts keeps those uploads while the job runs). */
-export const uploadParamKeys: readonly string[] = [...new Set(kindDescriptors.flatMap((d) => d.uploadParams ?? []))];
+export const uploadParamKeys: readonly string[] = [...new Set(kindDescriptors.flatMap((d) => uploadParamsOf(d)))];
 
 /** Workflow type per job kind (the exported workflow function names in workflows/index.ts). */
 export const workflowTypes = Object.fromEntries(kindDescriptors.map((d) => [d.kind, d.workflowType])) as { [K in JobKind]: KindOf<K>['workflowType'] };
 
-export type { KindDescriptor } from './fields.js';
+export type { Checked, InputParam, KindDescriptor, KindRequest, RequestContext, RouteCheck } from './fields.js';
 export { imageKind, videoKind, replaceActorKind, talkingActorKind };

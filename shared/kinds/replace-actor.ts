@@ -45,7 +45,13 @@ export const replaceActorKind = defineKind({
       ],
       ...webhookFieldRules,
     }),
-  uploadParams: ['image_file_id', 'video_file_id'],
+  // Both files, or both URLs (the body's rule): the job's two inputs, image then video.
+  inputs: {
+    image_file_id: { from: 'upload', type: 'image', role: 'image' },
+    video_file_id: { from: 'upload', type: 'video', role: 'video' },
+    image_url: { from: 'url', type: 'image', role: 'image' },
+    video_url: { from: 'url', type: 'video', role: 'video' },
+  },
   params: z.object({
     prompt: z.string(),
     aspect_ratio: z.string(),
@@ -56,10 +62,24 @@ export const replaceActorKind = defineKind({
     image_url: z.string().optional(),
     video_url: z.string().optional(),
   }),
+  toParams: (b, c) => ({
+    prompt: b.prompt ?? '',
+    aspect_ratio: b.aspect_ratio,
+    duration: b.duration,
+    resolution: c.route.defaultResolution,
+    image_file_id: b.image_file_id,
+    video_file_id: b.video_file_id,
+    image_url: b.image_url,
+    video_url: b.video_url,
+  }),
   record: videoRecord,
   createResult: creationResult,
   createdFields: () => ({}),
   // Rows written before the gateway stored a prompt for replace-actor jobs hold none, and no
   // migration backfilled it (params is jsonb): those rows show an empty prompt.
   present: (p, job) => ({ prompt: p.prompt ?? '', model: job.model, aspect_ratio: p.aspect_ratio, duration: p.duration, resolution: p.resolution! }),
+  request(p, ctx) {
+    if (ctx.inputs.length !== 2) ctx.unavailable('a replace-actor job needs an image and a video (files or URLs)');
+    return { prompt: p.prompt, aspectRatio: p.aspect_ratio, duration: p.duration, resolution: p.resolution };
+  },
 });

@@ -37,8 +37,22 @@ export const talkingActorKind = defineKind({
     })
     .meta(webhookFieldRules),
   params: z.object({ actor_id: z.string(), voice_id: z.string(), script: z.string(), voice_options: voiceOptions.optional(), aspect_ratio: z.string() }),
+  // voice_id: the request's, or the actor's default (the gateway's hook for this kind resolves it).
+  toParams: (b, c) => ({ actor_id: b.actor_id, voice_id: c.refs.voice_id!, script: b.script, voice_options: b.voice_options, aspect_ratio: b.aspect_ratio }),
   record: jobRecordSchema({ actor_id: z.string(), voice_id: z.string(), script: z.string() }),
   createResult: creationResult.extend({ voice_id: z.string() }),
   createdFields: (p) => ({ voice_id: p.voice_id }),
   present: (p) => ({ actor_id: p.actor_id, voice_id: p.voice_id, script: p.script }),
+  async request(p, ctx) {
+    const actor = await ctx.actor(p.actor_id);
+    const voice = await ctx.voice(p.voice_id);
+    if (!actor || !voice) return ctx.unavailable('the actor or voice of this job no longer exists');
+    return {
+      script: p.script,
+      aspectRatio: p.aspect_ratio,
+      voiceOptions: p.voice_options ?? undefined,
+      voice,
+      inputs: [...ctx.inputs, { role: 'actor_image', key: actor.referenceImageKey, contentType: 'image/png' }],
+    };
+  },
 });

@@ -74,7 +74,11 @@ export const videoKind = defineKind({
       ...webhookRequestFields,
     })
     .meta({ oneOf: videoModelRules(), ...webhookFieldRules }),
-  uploadParams: ['reference_file_ids', 'start_frame_file_id', 'end_frame_file_id'],
+  inputs: {
+    start_frame_file_id: { from: 'upload', type: 'image', role: 'start_frame' },
+    end_frame_file_id: { from: 'upload', type: 'image', role: 'end_frame' },
+    reference_file_ids: { from: 'upload', type: 'image', role: 'reference' },
+  },
   params: z.object({
     prompt: z.string(),
     aspect_ratio: z.string(),
@@ -84,7 +88,18 @@ export const videoKind = defineKind({
     start_frame_file_id: z.string().optional(),
     end_frame_file_id: z.string().optional(),
   }),
+  routeChecks: ['aspect_ratio', 'duration', 'resolution'],
+  toParams: (b, c) => ({
+    prompt: b.prompt,
+    aspect_ratio: c.aspect_ratio!,
+    duration: c.duration!,
+    resolution: c.resolution!,
+    reference_file_ids: b.reference_file_ids,
+    start_frame_file_id: b.start_frame_file_id,
+    end_frame_file_id: b.end_frame_file_id,
+  }),
   record: videoRecord,
   createResult: videoRecord,
   present: (p, job) => ({ prompt: p.prompt, model: job.model, aspect_ratio: p.aspect_ratio, duration: p.duration, resolution: p.resolution }),
+  request: (p) => ({ prompt: p.prompt, aspectRatio: p.aspect_ratio, duration: p.duration, resolution: p.resolution }),
 });

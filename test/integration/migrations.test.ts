@@ -4,7 +4,8 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase } from '../support/stack.js';
-import { migrateDownAll, migrateToLatest, migrations } from '../../db/migrate.js';
+import { migrateDownAll, migrateToLatest, migrations, syncKindChecks } from '../../db/migrate.js';
+import { jobKinds } from '../../shared/kinds/index.js';
 import type { Database } from '../../db/index.js';
 
 const appTables = [
@@ -37,6 +38,23 @@ async function tables(db: Database): Promise<string[]> {
 async function indexes(db: Database): Promise<string[]> {
   const r = await sql<{ indexname: string }>`select indexname from pg_indexes where schemaname = 'public' order by indexname`.execute(db);
   return r.rows.map((i) => i.indexname);
+}
+
+async function kindCheckKinds(db: Database): Promise<string[]> {
+  const r = await sql<{ def: string }>`select pg_get_constraintdef(oid) as def from pg_constraint where conname = 'jobs_kind_check'`.execute(db);
+  return [...r.rows[0]!.def.matchAll(/'([^']*)'/g)].map((m) => m[1]!);
+}
+
+async function kindCheckValidated(db: Database): Promise<boolean> {
+  const r = await sql<{ convalidated: boolean }>`select convalidated from pg_constraint where conname = 'jobs_kind_check'`.execute(db);
+  return r.rows[0]!.convalidated;
+}
+
+/** A job row of any kind, through SQL (the table's types admit only the known kinds). */
+async function insertJob(db: Database, id: string, kind: string): Promise<void> {
+  await sql`insert into jobs (id, workspace_id, project_id, kind, model, status, params, price) values (${id}, 'ws_none', 'prj_none', ${kind}, 'm', 'pending', '{}'::jsonb, 0)`.execute(
+    db,
+  );
 }
 
 describe('migrations on real Postgres', () => {
@@ -84,6 +102,26 @@ describe('migrations on real Postgres', () => {
   test('migrateToLatest again is a no-op', async () => {
     const r = await migrateToLatest(t.db);
     assert.deepEqual(r.results, []);
+  });
+
+  test("the jobs.kind check lists exactly the kind descriptors' kinds and refuses any other", async () => {
+    assert.deepEqual(await kindCheckKinds(t.db), [...jobKinds]);
+    // The check refuses the row before its foreign keys are looked at: no workspace or project needed.
+    await assert.rejects(insertJob(t.db, 'job_unknown_kind', 'not_a_kind'), /jobs_kind_check/);
+  });
+
+  test('a kinds check that differs from the descriptors is replaced once; migrating again changes nothing', async () => {
+    // As a database migrated before the last kind was added would have it.
+    const older = jobKinds.slice(0, -1);
+    await sql`alter table jobs drop constraint jobs_kind_check, add constraint jobs_kind_check check (kind in (${sql.join(older.map((k) => sql.lit(k)))}))`.execute(
+      t.db,
+    );
+    assert.deepEqual(await kindCheckKinds(t.db), older);
+    const r = await migrateToLatest(t.db);
+    assert.deepEqual(r.results, [], 'no migration ran');
+    assert.deepEqual(await kindCheckKinds(t.db), [...jobKinds]);
+    assert.equal(await kindCheckValidated(t.db), true, 'the replaced check is validated');
+    assert.deepEqual(await syncKindChecks(t.db), [], 'the second sync replaces nothing');
   });
 
   test('migrateDownAll reverts every migration and drops every table', async () => {

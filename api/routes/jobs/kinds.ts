@@ -1,6 +1,7 @@
-// The four job kinds as the gateway serves them: each kind's descriptor (shared/kinds: paths, create
-// body, records, presentation) and what only the gateway does, inside the create transaction
-// (`prepare`: per-model rules and references → the kind's typed params).
+// The job kinds as the gateway serves them: each kind's descriptor (shared/kinds: paths, create
+// body, records, presentation) and what only the gateway does, inside the create transaction: one
+// `prepare` for every kind, driven by the descriptor (its route checks, its upload inputs, its
+// params), plus a database lookup for the kinds whose references need one (`lookups`).
 import type { z } from 'zod';
 import { ApiError } from '../../errors.js';
 import type { Queryable } from '../../../db/index.js';
@@ -8,8 +9,8 @@ import type { Job } from '../../../db/schema.js';
 import { uploadUnavailable } from '../../../db/repos/uploads.js';
 import type { JobParamsOf } from '../../../shared/job-params.js';
 import { createdAnswer, presentJob } from '../../../shared/job-record.js';
-import { allowedDurations, durationAllowed, replaceActorModel, routeFor, talkingActorModel, type ModelRoute } from '../../../shared/catalog.js';
-import { kindDescriptors, type JobKind, type KindDescriptor, type KindOf } from '../../../shared/kinds/index.js';
+import { allowedDurations, durationAllowed, routeFor, type ModelRoute } from '../../../shared/catalog.js';
+import { kindDescriptors, type Checked, type JobKind, type KindDescriptor, type KindOf, type RouteCheck } from '../../../shared/kinds/index.js';
 
 /** What a create request resolves to inside its transaction, before the route and price are added. */
 export interface Prepared<K extends JobKind> {
@@ -26,8 +27,8 @@ export interface KindSpec<K extends JobKind = JobKind> extends KindDescriptor<K>
   created(job: Job): Record<string, unknown>;
 }
 
-/** A kind's `prepare`, typed by its descriptor's create body. */
-type Prepare<K extends JobKind> = (body: z.output<KindOf<K>['body']>, db: Queryable, workspaceId: string) => Promise<Prepared<K>>;
+/** What only a database lookup can check of a kind's create body (its references): resolved values for its `toParams`. */
+type Lookup<K extends JobKind> = (body: z.output<KindOf<K>['body']>, db: Queryable, workspaceId: string) => Promise<Record<string, string>>;
 
 function requireRoute(model: string): ModelRoute {
   const route = routeFor(model);
@@ -52,67 +53,28 @@ async function requireUpload(db: Queryable, workspaceId: string, uploadId: strin
     throw new ApiError(400, 'invalid_request', `${field}: file upload ${uploadId} is a ${up.file_type}, a ${fileType} is required`);
 }
 
-/** Per kind, what its create checks and stores: a new kind without one does not compile. */
-const prepares: { [K in JobKind]: Prepare<K> } = {
-  async image(b) {
-    const route = requireRoute(b.model);
-    return { model: b.model, route, params: { prompt: b.prompt, aspect_ratio: b.aspect_ratio, count: b.count } };
+/** Per route-checked field: the body's value or the route's default, refused unless the route allows it. */
+const routeChecks: { [F in RouteCheck]: (model: string, route: ModelRoute, value: unknown) => NonNullable<Checked[F]> } = {
+  aspect_ratio(model, route, value) {
+    const aspect = (value as string | undefined) ?? route.defaultAspectRatio;
+    if (!route.aspectRatios.includes(aspect)) throw new ApiError(400, 'invalid_request', `aspect_ratio: ${model} supports ${route.aspectRatios.join(', ')}`);
+    return aspect;
   },
-
-  async video(b, db, workspaceId) {
-    const route = requireRoute(b.model);
-    const aspect = b.aspect_ratio ?? route.defaultAspectRatio;
-    if (!route.aspectRatios.includes(aspect)) {
-      throw new ApiError(400, 'invalid_request', `aspect_ratio: ${b.model} supports ${route.aspectRatios.join(', ')}`);
-    }
-    const duration = b.duration ?? route.defaultDuration!;
-    if (!durationAllowed(route, duration)) {
-      throw new ApiError(400, 'invalid_request', `duration: ${b.model} supports ${allowedDurations(route)} seconds`);
-    }
-    const resolution = b.resolution ?? route.defaultResolution!;
-    if (!route.resolutions?.includes(resolution)) {
-      throw new ApiError(400, 'invalid_request', `resolution: ${b.model} supports ${route.resolutions?.join(', ')}`);
-    }
-    if (b.start_frame_file_id) await requireUpload(db, workspaceId, b.start_frame_file_id, 'start_frame_file_id', 'image');
-    if (b.end_frame_file_id) await requireUpload(db, workspaceId, b.end_frame_file_id, 'end_frame_file_id', 'image');
-    for (const [i, ref] of (b.reference_file_ids ?? []).entries()) await requireUpload(db, workspaceId, ref, `reference_file_ids.${i}`, 'image');
-    return {
-      model: b.model,
-      route,
-      params: {
-        prompt: b.prompt,
-        aspect_ratio: aspect,
-        duration,
-        resolution,
-        reference_file_ids: b.reference_file_ids,
-        start_frame_file_id: b.start_frame_file_id,
-        end_frame_file_id: b.end_frame_file_id,
-      },
-    };
+  duration(model, route, value) {
+    const duration = (value as number | undefined) ?? route.defaultDuration!;
+    if (!durationAllowed(route, duration)) throw new ApiError(400, 'invalid_request', `duration: ${model} supports ${allowedDurations(route)} seconds`);
+    return duration;
   },
-
-  async replace_actor(b, db, workspaceId) {
-    const route = requireRoute(replaceActorModel);
-    if (b.image_file_id) await requireUpload(db, workspaceId, b.image_file_id, 'image_file_id', 'image');
-    if (b.video_file_id) await requireUpload(db, workspaceId, b.video_file_id, 'video_file_id', 'video');
-    return {
-      model: replaceActorModel,
-      route,
-      params: {
-        prompt: b.prompt ?? '',
-        aspect_ratio: b.aspect_ratio,
-        duration: b.duration,
-        resolution: route.defaultResolution,
-        image_file_id: b.image_file_id,
-        video_file_id: b.video_file_id,
-        image_url: b.image_url,
-        video_url: b.video_url,
-      },
-    };
+  resolution(model, route, value) {
+    const resolution = (value as string | undefined) ?? route.defaultResolution!;
+    if (!route.resolutions?.includes(resolution)) throw new ApiError(400, 'invalid_request', `resolution: ${model} supports ${route.resolutions?.join(', ')}`);
+    return resolution;
   },
+};
 
+/** The kinds whose create needs a database lookup beyond the catalog and its uploads (optional for a new kind). */
+const lookups: { [K in JobKind]?: Lookup<K> } = {
   async talking_actor(b, db) {
-    const route = requireRoute(talkingActorModel);
     const actor = await db.selectFrom('actors').select(['id', 'default_voice_id']).where('id', '=', b.actor_id).executeTakeFirst();
     if (!actor) throw new ApiError(404, 'not_found', `actor ${b.actor_id} not found`);
     const voiceId = b.voice_id ?? actor.default_voice_id;
@@ -121,19 +83,39 @@ const prepares: { [K in JobKind]: Prepare<K> } = {
     }
     const voice = await db.selectFrom('voices').select('id').where('id', '=', voiceId).executeTakeFirst();
     if (!voice) throw new ApiError(404, 'not_found', `voice ${voiceId} not found`);
-    return {
-      model: talkingActorModel,
-      route,
-      params: { actor_id: b.actor_id, voice_id: voiceId, script: b.script, voice_options: b.voice_options, aspect_ratio: b.aspect_ratio },
-    };
+    return { voice_id: voiceId };
   },
 };
+
+/**
+ * Every kind's create checks, from its descriptor: the model's route (the body's model, or the
+ * kind's one model), its `routeChecks` with their defaults, its upload inputs (in the workspace,
+ * available, of their file type), then its lookup, if any.
+ */
+async function prepare(d: KindDescriptor, body: Record<string, unknown>, db: Queryable, workspaceId: string): Promise<Prepared<JobKind>> {
+  const model = (body.model as string | undefined) ?? d.models[0]!;
+  const route = requireRoute(model);
+  const checked: { -readonly [F in keyof Checked]: Checked[F] } = { route, refs: {} };
+  for (const field of d.routeChecks ?? []) Object.assign(checked, { [field]: routeChecks[field](model, route, body[field]) });
+  for (const [key, input] of Object.entries(d.inputs ?? {})) {
+    const value = body[key];
+    if (input.from !== 'upload' || !value) continue;
+    if (Array.isArray(value)) {
+      for (const [i, id] of (value as string[]).entries()) await requireUpload(db, workspaceId, id, `${key}.${i}`, input.type);
+    } else {
+      await requireUpload(db, workspaceId, value as string, key, input.type);
+    }
+  }
+  const lookup = lookups[d.kind as JobKind] as Lookup<JobKind> | undefined;
+  if (lookup) checked.refs = await lookup(body as never, db, workspaceId);
+  return { model, route, params: d.toParams(body, checked) as JobParamsOf<JobKind> };
+}
 
 /** Every kind, in document order (shared/kinds). */
 export const kinds: readonly KindSpec[] = kindDescriptors.map((d) => ({
   ...(d as KindDescriptor),
   kind: d.kind,
-  prepare: prepares[d.kind] as KindSpec['prepare'],
+  prepare: (body, db, workspaceId) => prepare(d as KindDescriptor, body as Record<string, unknown>, db, workspaceId),
   created: createdAnswer,
 }));
 
