@@ -2,7 +2,7 @@
 // request, the reference to a submitted request, poll results and outputs. JSON-serializable (they
 // travel in Temporal payloads), and pure types, so workflow code may see them.
 import type { ProviderName } from './job-model.js';
-import type { JobKind } from './kinds/index.js';
+import type { JobKindName as JobKind } from './job-model.js';
 import type { ModelRoute } from './catalog.js';
 
 /** An input file already in our object store. */

@@ -3,7 +3,7 @@
 // params' schemas (shared/job-params.ts), the records (shared/job-record.ts), the gateway's
 // endpoints, create checks and document (api/routes/jobs/kinds.ts), the worker's provider requests
 // (activities/jobs/io.ts) and the jobs.kind check (db/migrate.ts). A new kind: its descriptor here,
-// its workflow (workflows/<kind>.ts, exported from workflows/index.ts) and its models in the catalog
+// its name in shared/job-model.ts, its workflow (workflows/kinds.ts) and its models in the catalog
 // (docs/contributing.md, "Adding a job kind").
 import { uploadParamsOf, type KindDescriptor } from './fields.js';
 import type { JobKindName } from '../job-model.js';
