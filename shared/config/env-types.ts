@@ -13,12 +13,13 @@ export const bool = (fallback: boolean) =>
 
 const range = (min: number, max: number) => (max === Number.MAX_SAFE_INTEGER ? `integer ≥ ${min}` : `integer ${min}–${max}`);
 
-export const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+/** An integer from `min` to `max`; unset or empty is `unset` (the default, or null for a feature that is off). */
+const integer = <U extends number | null>(unset: U, min: number, max: number) =>
   z
     .string()
     .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v === '') return fallback;
+    .transform((v, ctx): number | U => {
+      if (v === undefined || v === '') return unset;
       const n = Number(v);
       if (!Number.isInteger(n) || n < min || n > max) {
         ctx.addIssue({ code: 'custom', message: `must be an integer from ${min} to ${max}` });
@@ -28,21 +29,10 @@ export const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
     })
     .meta({ valueType: range(min, max) });
 
+export const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) => integer<number>(fallback, min, max);
+
 /** An optional integer: unset or empty is null (the feature is off). */
-export const optionalInt = (min: number, max: number) =>
-  z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v === '') return null;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < min || n > max) {
-        ctx.addIssue({ code: 'custom', message: `must be an integer from ${min} to ${max}` });
-        return z.NEVER;
-      }
-      return n;
-    })
-    .meta({ valueType: range(min, max) });
+export const optionalInt = (min: number, max: number) => integer(null, min, max);
 
 export const optionalString = z
   .string()
