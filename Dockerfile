@@ -21,6 +21,7 @@ COPY activities ./activities
 COPY db ./db
 COPY scripts ./scripts
 COPY worker ./worker
+COPY jobs ./jobs
 COPY admin ./admin
 COPY workflows ./workflows
 # npm run build compiles tsconfig.build.json: what ships, without the tests (nor the benchmarks and

@@ -39,3 +39,11 @@ test("package.json's engines field admits the image's Node line and no end-of-li
   assert.ok(majors.includes(major), `engines (${pkg.engines.node}) admits Node ${major}`);
   for (const m of majors) assert.ok(supportedLts.includes(m) && !unsupported.includes(m), `engines admits Node ${m}, which is not a supported LTS line`);
 });
+
+test('the build stage copies every folder the shipped build compiles (tsconfig.build.json include)', () => {
+  const build = JSON.parse(readFileSync(root('tsconfig.build.json'), 'utf8').replace(/^\s*\/\/.*$/gm, '')) as { include: string[] };
+  const copied = new Set([...dockerfile.matchAll(/^COPY\s+(\S+)\s+\.\/(\S+)$/gm)].map((m) => m[1]));
+  const missing = build.include.filter((folder) => !copied.has(folder));
+  assert.ok(build.include.length >= 8, `read the shipped folders (${build.include.join(', ')})`);
+  assert.deepEqual(missing, [], `the image build would miss ${missing.join(', ')}: add COPY <folder> ./<folder> to the Dockerfile`);
+});
