@@ -1,4 +1,4 @@
-// Idempotency-Key on creates and uploads, with payment-API semantics (DESIGN.md, Decisions):
+// Idempotency-Key on creates and uploads, with payment-API semantics (docs/architecture.md, Decisions):
 //
 // - The first request with a key claims the (workspace, key) row in Postgres before any work; the
 //   primary key is the lock, so it holds across gateway replicas and concurrent requests.

@@ -1,5 +1,5 @@
 // The job's status moves that settle credits, each in the caller's transaction under the job row
-// lock (DESIGN.md "Life of a generation request", step 6):
+// lock (docs/architecture.md "Life of a generation request", step 6):
 //   claimJob     pending | generating | failed → generating, for workflow run `runId`
 //   completeJob  generating (claimed by `runId`) → completed
 //   failJob      pending | generating (claimed by `runId`) → failed

@@ -5,7 +5,7 @@
 import { jobStatuses, type JobStatus } from '../shared/job-model.js';
 
 /**
- * Every status a job may move to from each status (DESIGN.md "Life of a generation request",
+ * Every status a job may move to from each status (docs/architecture.md "Life of a generation request",
  * step 6). A move to the same status is a run taking over a job (an operator's reset replaces the
  * run) or repeating its own claim. `failed → generating` is the one revival: an operator's reset
  * runs a failed job again (re-charged), unless a cancel failed it (the service's rules refuse that).

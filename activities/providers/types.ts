@@ -1,4 +1,4 @@
-// The provider adapter interface of DESIGN.md: submit(job) → ref, poll(ref) → state, cancel(ref).
+// The provider adapter interface of docs/architecture.md: submit(job) → ref, poll(ref) → state, cancel(ref).
 // Adapters never put media bytes into a Temporal payload: inputs are object keys in our store
 // (handed to providers as presigned URLs) and outputs are either URLs the pipeline streams into
 // our store, or keys already written there.
