@@ -16,7 +16,7 @@ prune_dist() {
   done < <(find dist -mindepth 2 -type f \( -name '*.js' -o -name '*.js.map' -o -name '*.d.ts' \) -print0)
   while IFS= read -r -d '' src; do
     [[ -f dist/${src%.ts}.js ]] || { missing=1; break; }
-  done < <(find shared api workflows activities worker db test scripts jobs -name '*.ts' ! -name '*.d.ts' -print0 2>/dev/null)
+  done < <(find shared api workflows activities worker db jobs admin test scripts -name '*.ts' ! -name '*.d.ts' -print0 2>/dev/null)
   ((missing == 0)) || rm -f dist/.tsbuildinfo
 }
 
