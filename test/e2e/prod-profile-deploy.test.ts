@@ -17,11 +17,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { Client, Connection } from '@temporalio/client';
-import { createDb, type Database } from '../../db/index.js';
+import type { Client } from '@temporalio/client';
+import type { Database } from '../../db/index.js';
 import { createTenant, waitFor } from '../support/stack.js';
 import { api, creditsOf, startWorkers } from '../support/services.js';
-import { lockProdStack, processAlive, type ProdStack } from '../support/prod-stack.js';
+import { processAlive } from '../support/prod-stack.js';
+import { openProdSuite, type ProdSuite } from '../support/prod-suite.js';
 import { jobRow } from '../support/job-helpers.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { ledgerForJob } from '../support/ledger.js';
@@ -41,19 +42,13 @@ const workerNames = async () =>
     .filter(([, command]) => command === 'worker')
     .map(([name]) => name!);
 
-let stack: ProdStack & { release(): void };
+let suite: ProdSuite;
+let stack: ProdSuite['stack'];
 let db: Database;
-let connection: Connection;
 let temporal: Client;
 let live: LiveFal;
 let buildBDir: string | undefined;
-const overridesFile = () => join(stack.stateDir, 'overrides.env');
-
-async function up(env?: Record<string, string>): Promise<string> {
-  const r = await stack.up(env);
-  assert.equal(r.code, 0, r.stderr);
-  return r.stderr;
-}
+const up = (env?: Record<string, string>) => suite.up(env);
 
 const admin = async (...args: string[]) => {
   const r = await runAdmin(['deployment', ...args, '--json'], {
@@ -68,32 +63,19 @@ const version = (buildId: string) => describeVersion(temporal.workflowService, '
 
 before(
   async () => {
-    stack = await lockProdStack();
-    db = createDb(stack.config.DATABASE_URL, 5);
-    connection = await Connection.connect({ address: stack.config.TEMPORAL_ADDRESS });
-    temporal = new Client({ connection, namespace: 'default' });
     live = await startLiveFal();
     // NODE_ENV=test: production refuses FETCH_ALLOW_LOOPBACK_ORIGIN, the fake CDN's way past the SSRF guard.
-    const overrides = { ...live.env, NODE_ENV: 'test' };
-    await writeFile(
-      overridesFile(),
-      Object.entries(overrides)
-        .map(([k, v]) => `${k}=${v}\n`)
-        .join(''),
-      { mode: 0o600 },
-    );
-    assert.match(await up(), /the overrides changed/);
+    suite = await openProdSuite({ ...live.env, NODE_ENV: 'test' });
+    ({ stack, db, temporal } = suite);
   },
   { timeout: 4_200_000 },
 );
 
 after(
   async () => {
-    if (stack) {
-      await rm(overridesFile(), { force: true });
-      // Back to this checkout's build with the profile's own settings: its workers start again, and
-      // a rollback (the operator's promote) makes it current; B then drains and stops by itself.
-      await up();
+    // Back to this checkout's build with the profile's own settings: its workers start again, and
+    // a rollback (the operator's promote) makes it current; B then drains and stops by itself.
+    await suite?.close(async () => {
       const A = stack.vars.PROD_BUILD_ID!;
       await waitFor(
         `${A} to poll again`,
@@ -101,12 +83,9 @@ after(
         120_000,
         1000,
       ).catch(() => undefined);
-    }
-    await connection?.close();
-    await db?.destroy();
+    });
     await live?.close();
     if (buildBDir) await rm(buildBDir, { recursive: true, force: true });
-    stack?.release();
   },
   { timeout: 600_000 },
 );

@@ -9,13 +9,12 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { createDb, type Database } from '../../db/index.js';
 import { createTenant, waitFor } from '../support/stack.js';
 import { api, creditsOf } from '../support/services.js';
-import { lockProdStack, type ProdStack } from '../support/prod-stack.js';
+import { openProdSuite, type ProdSuite } from '../support/prod-suite.js';
 import { jobRow } from '../support/job-helpers.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { ledgerForJob } from '../support/ledger.js';
@@ -23,18 +22,12 @@ import { randomToken } from '../../shared/ids.js';
 
 const JOBS = 20;
 
-let stack: ProdStack & { release(): void };
+let suite: ProdSuite;
+let stack: ProdSuite['stack'];
 let db: Database;
-let connection: Connection;
 let temporal: Client;
 let live: LiveFal;
-const overridesFile = () => join(stack.stateDir, 'overrides.env');
-
-async function up(): Promise<string> {
-  const r = await stack.up();
-  assert.equal(r.code, 0, r.stderr);
-  return r.stderr;
-}
+const up = () => suite.up();
 
 /** Runs a PostgreSQL server binary on the profile's cluster as its owner (`postgres` when we are root). */
 function pgCtl(args: string[]): Promise<string> {
@@ -49,34 +42,19 @@ function pgCtl(args: string[]): Promise<string> {
 
 before(
   async () => {
-    stack = await lockProdStack();
-    db = createDb(stack.config.DATABASE_URL, 5);
-    connection = await Connection.connect({ address: stack.config.TEMPORAL_ADDRESS });
-    temporal = new Client({ connection, namespace: 'default' });
     live = await startLiveFal();
-    const overrides = { ...live.env, NODE_ENV: 'test' };
-    await writeFile(
-      overridesFile(),
-      Object.entries(overrides)
-        .map(([k, v]) => `${k}=${v}\n`)
-        .join(''),
-      { mode: 0o600 },
-    );
-    assert.match(await up(), /the overrides changed/);
+    suite = await openProdSuite({ ...live.env, NODE_ENV: 'test' });
+    ({ stack, db, temporal } = suite);
   },
   { timeout: 4_200_000 },
 );
 
 after(
   async () => {
-    if (stack) {
-      await rm(overridesFile(), { force: true });
-      await up();
-    }
-    await connection?.close();
+    await suite?.close();
+    // The test replaces the suite's pool after the crash: that one is closed here.
     await db?.destroy();
     await live?.close();
-    stack?.release();
   },
   { timeout: 600_000 },
 );

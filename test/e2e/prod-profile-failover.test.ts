@@ -10,13 +10,12 @@
 // one submit there, its fal request canceled once, charged its price once.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { createDb, type Database } from '../../db/index.js';
+import type { Client } from '@temporalio/client';
+import type { Database } from '../../db/index.js';
 import { createTenant, waitFor } from '../support/stack.js';
 import { api, creditsOf } from '../support/services.js';
-import { lockProdStack, processAlive, type ProdStack } from '../support/prod-stack.js';
+import { processAlive } from '../support/prod-stack.js';
+import { openProdSuite, type ProdSuite } from '../support/prod-suite.js';
 import { falRequestsWith, submitsWith } from '../support/failover-stack.js';
 import { jobFinished, jobLedger, jobRow } from '../support/job-helpers.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
@@ -26,9 +25,9 @@ import { roleScopedSecrets, secretsOfRoles } from '../../shared/routing.js';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-let stack: ProdStack & { release(): void };
+let suite: ProdSuite;
+let stack: ProdSuite['stack'];
 let db: Database;
-let connection: Connection;
 let temporal: Client;
 let live: LiveFal;
 let xai: FakeXai;
@@ -36,55 +35,28 @@ let xai: FakeXai;
 const model = 'grok-video';
 const price = 6; // grok-video, 1 second
 const jobs = 5;
-const overridesFile = () => join(stack.stateDir, 'overrides.env');
-
-/** `stack.sh up prod`, which must succeed. */
-async function up(): Promise<string> {
-  const r = await stack.up();
-  assert.equal(r.code, 0, r.stderr);
-  return r.stderr;
-}
+const up = () => suite.up();
 
 /** The breaker of grok-video's routes starts closed: an earlier run's failovers may have opened fal's. */
-const resetCircuits = () => db.deleteFrom('provider_circuits').where('model', '=', model).execute();
+const resetCircuits = (d: Database) => d.deleteFrom('provider_circuits').where('model', '=', model).execute();
 
 before(
   async () => {
-    // The suite lock first: no other prod-profile suite uses the stack until this one ends.
-    stack = await lockProdStack();
-    db = createDb(stack.config.DATABASE_URL, 5);
-    connection = await Connection.connect({ address: stack.config.TEMPORAL_ADDRESS });
-    temporal = new Client({ connection, namespace: 'default' });
     live = await startLiveFal();
     xai = await startFakeXai();
     xai.filesBaseUrl = live.cdn.origin;
     const overrides = { ...live.env, NODE_ENV: 'test', XAI_API_KEY: xai.key, XAI_BASE_URL: xai.url, PROVIDER_FAILOVER_BUDGET_MS: '1500' };
-    await writeFile(
-      overridesFile(),
-      Object.entries(overrides)
-        .map(([k, v]) => `${k}=${v}\n`)
-        .join(''),
-      { mode: 0o600 },
-    );
-    await resetCircuits();
-    // Every gateway and worker is replaced under the overrides.
-    assert.match(await up(), /the overrides changed/);
+    suite = await openProdSuite(overrides, { beforeUp: (d) => resetCircuits(d) });
+    ({ stack, db, temporal } = suite);
   },
   { timeout: 4_200_000 },
 );
 
 after(
   async () => {
-    if (stack) {
-      await rm(overridesFile(), { force: true });
-      // Back to the profile's own settings for the suites that follow.
-      await up();
-      await resetCircuits();
-    }
-    await connection?.close();
-    await db?.destroy();
+    // Back to the profile's own settings, breakers closed, for the suites that follow.
+    await suite?.close(() => resetCircuits(db));
     await Promise.all([live?.close(), xai?.close()]);
-    stack?.release();
   },
   { timeout: 600_000 },
 );
