@@ -201,7 +201,7 @@ export const operationMethods = {
   get_videos_by_id_events: 'videos.events',
   get_replace_actors_generations_by_id_events: 'replaceActors.events',
   get_talking_actors_by_id_events: 'talkingActors.events',
-  // Lists and the model catalog (issue 14).
+  // Lists and the model catalog.
   get_jobs: 'jobs.list',
   get_images: 'images.list',
   get_videos: 'videos.list',
