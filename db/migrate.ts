@@ -17,6 +17,7 @@ import * as m0015 from './migrations/0015_cancel_charges.js';
 import * as m0016 from './migrations/0016_upload_expiry.js';
 import * as m0018 from './migrations/0018_run_claims.js';
 import * as m0019 from './migrations/0019_breaker_trials.js';
+import * as m0020 from './migrations/0020_route_probes.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -34,6 +35,7 @@ export const migrations: Record<string, Migration> = {
   '0016_upload_expiry': m0016,
   '0018_run_claims': m0018,
   '0019_breaker_trials': m0019,
+  '0020_route_probes': m0020,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

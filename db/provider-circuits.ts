@@ -11,6 +11,7 @@ import type { Database } from './index.js';
 import * as circuits from './repos/provider-circuits.js';
 import type { CircuitRow } from './repos/provider-circuits.js';
 import type { CircuitState } from './schema.js';
+import { unavailableRoutes } from './repos/route-probes.js';
 
 export interface CircuitPolicy {
   windowMs: number;
@@ -79,6 +80,14 @@ export function createProviderCircuits(db: Database, policy: CircuitPolicy) {
     },
 
     states: () => circuits.openCircuits(db),
+
+    /**
+     * The providers whose route of `model` the route health probe found gone (or its key refused):
+     * out of rotation whatever their breaker says, until a probe finds the model again.
+     */
+    async outOfRotation(model: string): Promise<ReadonlySet<string>> {
+      return new Set((await unavailableRoutes(db, model)).map((r) => r.provider));
+    },
   };
 }
 

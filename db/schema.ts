@@ -186,6 +186,22 @@ export interface ProviderRouteOutcomeTable {
 }
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
+/** The route health probe's finding per provider and public model (0020_route_probes). */
+export interface RouteProbeTable {
+  provider: string;
+  model: string;
+  provider_model_id: string;
+  status: Generated<RouteProbeStatus>;
+  /** Why the route is unavailable (the provider's answer, in words); null while available. */
+  reason: string | null;
+  /** The last probe that could not tell (a 5xx, a timeout): it changes nothing. */
+  last_error: string | null;
+  checked_at: Timestamp | null;
+  changed_at: Timestamp | null;
+  next_probe_at: Generated<Date>;
+}
+export type RouteProbeStatus = 'available' | 'unavailable';
+
 export interface WebhookSecretTable {
   id: string;
   workspace_id: string;
@@ -274,6 +290,7 @@ export interface DB {
   jobs: JobTable;
   provider_circuits: ProviderCircuitTable;
   provider_route_outcomes: ProviderRouteOutcomeTable;
+  route_probes: RouteProbeTable;
   credit_ledger: CreditLedgerTable;
   rate_limits: RateLimitTable;
   webhook_secrets: WebhookSecretTable;

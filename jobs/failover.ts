@@ -17,9 +17,9 @@ export function createJobFailover(deps: { db: Database; circuits?: ProviderCircu
   const { db } = deps;
   return {
     /**
-     * The route run `runId`'s job uses next, among its failover routes (params.routes). At the start
-     * (`gaveUp` absent): the first route from the job's current one whose circuit breaker admits a
-     * new job. After a route failed in a way another provider can fix (`gaveUp`): the breaker
+     * The route run `runId`'s job uses next, among its failover routes (params.routes), passing over
+     * routes the route health probe found gone. At the start (`gaveUp` absent): the first route from
+     * the job's current one whose circuit breaker admits a new job. After a route failed in a way another provider can fix (`gaveUp`): the breaker
      * counts the failure, the job records the attempt and forgets that route's request (answered
      * for its cancel), and moves to the next admitted route after it — or the next one at all when
      * every breaker is open (the job still gets its chance); `route` null when none is left. The
@@ -39,7 +39,11 @@ export function createJobFailover(deps: { db: Database; circuits?: ProviderCircu
       if (repeat)
         return { route: params.provider === from ? null : (routes.find((r) => r.provider === params.provider) ?? null), previousRef: repeat.ref ?? null };
       const at = routes.findIndex((r) => r.provider === from);
-      const candidates = gaveUp ? routes.slice(at + 1) : routes.slice(Math.max(at, 0));
+      const after = gaveUp ? routes.slice(at + 1) : routes.slice(Math.max(at, 0));
+      // Routes whose model the route probe found gone are skipped outright; only when every route
+      // left is gone does the job still try the first of them.
+      const gone = deps.circuits ? await deps.circuits.outOfRotation(job.model) : new Set<string>();
+      const candidates = after.some((r) => !gone.has(r.provider)) ? after.filter((r) => !gone.has(r.provider)) : after;
       let route = candidates[0];
       for (const c of candidates) {
         if (!deps.circuits || (await deps.circuits.admit(c.provider, job.model, jobId))) {

@@ -233,7 +233,15 @@ async function main() {
 
     await group(
       'a paid provider (the fake fal queue)',
-      { ...fetchSettings, ...noProviderKeys, PROVIDERS_MODE: 'live', FAL_KEY: fal.key, FAL_QUEUE_URL: fal.url, PROVIDER_OUTPUT_HOSTS: '127.0.0.1' },
+      {
+        ...fetchSettings,
+        ...noProviderKeys,
+        PROVIDERS_MODE: 'live',
+        FAL_KEY: fal.key,
+        FAL_QUEUE_URL: fal.url,
+        FAL_API_URL: fal.url,
+        PROVIDER_OUTPUT_HOSTS: '127.0.0.1',
+      },
       async (g) => {
         // The CDN serves each request's output once fal has it.
         const cdn = setInterval(() => {
@@ -272,6 +280,7 @@ async function main() {
         PROVIDERS_MODE: 'live',
         FAL_KEY: fal.key,
         FAL_QUEUE_URL: fal.url,
+        FAL_API_URL: fal.url,
         XAI_API_KEY: xai.key,
         XAI_BASE_URL: xai.url,
         PROVIDER_OUTPUT_HOSTS: '127.0.0.1',

@@ -13,6 +13,8 @@ export interface BacklogSource {
   taskQueues(): Promise<{ taskQueue: string; backlog: number; ageSeconds: number }[]>;
   /** Running workflows per version of the deployment whose workers no longer poll (none when unversioned). */
   versionsWithoutPollers(): Promise<{ deployment: string; buildId: string; running: number }[]>;
+  /** Every probed route with whether the route health probe last found its model served (worker/route-prober.ts). */
+  routeProbes?(): Promise<{ provider: string; model: string; available: boolean }[]>;
 }
 
 export interface WorkerMetrics {
@@ -22,6 +24,8 @@ export interface WorkerMetrics {
     jobFinished(job: FinishedJob, outcome: 'completed' | 'failed'): void;
   };
   reconciled(action: 'started' | 'settled' | 'completed'): void;
+  /** A route health probe ended: the model served (available), gone, the key refused, or nothing learnt (unknown). */
+  routeProbed(provider: string, model: string, outcome: 'available' | 'gone' | 'refused' | 'unknown'): void;
   /** A reconciler pass ended without failing (its lag is alerted on). */
   reconcilerPassed(): void;
   /** Set by the process running the reconciler role: its gauges are read from there on scrape. */
@@ -136,6 +140,25 @@ export function createWorkerMetrics(): WorkerMetrics {
       for (const v of versions) this.set({ deployment: v.deployment, build_id: v.buildId }, v.running);
     },
   });
+  new Gauge({
+    name: 'mediagen_route_available',
+    help: "Whether the route health probe last found the route's model served by its provider (1) or gone / its key refused (0), by provider and model; fleet-wide, from Postgres",
+    labelNames: ['provider', 'model'] as const,
+    registers: [registry],
+    async collect() {
+      if (!backlog?.routeProbes) return;
+      const routes = await backlog.routeProbes().catch(() => null);
+      if (!routes) return;
+      this.reset();
+      for (const r of routes) this.set({ provider: r.provider, model: r.model }, r.available ? 1 : 0);
+    },
+  });
+  const routeProbes = new Counter({
+    name: 'mediagen_route_probes_total',
+    help: 'Route health probes by provider, model and outcome (available, gone, refused, unknown: a 5xx or timeout that tells nothing)',
+    labelNames: ['provider', 'model', 'outcome'] as const,
+    registers: [registry],
+  });
   const reconciliations = new Counter({
     name: 'mediagen_reconciliations_total',
     help: 'Jobs the reconciler started, settled, or completed from their stored outputs',
@@ -156,6 +179,7 @@ export function createWorkerMetrics(): WorkerMetrics {
       },
     },
     reconciled: (action) => reconciliations.inc({ action }),
+    routeProbed: (provider, model, outcome) => routeProbes.inc({ provider, model, outcome }),
     reconcilerPassed: () => lastPass.set(Date.now() / 1000),
     setBacklogSource(source) {
       backlog = source;

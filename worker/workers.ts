@@ -25,6 +25,9 @@ import { providerShutdownGraceMs } from '../activities/providers/call-timeouts.j
 import { createJobService, type JobService } from '../jobs/index.js';
 import { circuitPolicy as providerCircuitPolicy, createProviderCircuits } from '../db/provider-circuits.js';
 import { jobWorkflowPort } from '../workflows/client.js';
+import { createRouteProber, type RouteProber } from './route-prober.js';
+import { probedRoutes as probedRouteRows } from '../db/repos/route-probes.js';
+import type { LiveProviderName } from '../shared/catalog.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 /** Built by `npm run build` (scripts/bundle-workflows.ts); used when present so workers start fast. */
@@ -49,6 +52,8 @@ export interface WorkerFleet {
   uploadSweeper: UploadSweeper | null;
   /** Starts a delivery workflow for each webhook event (runs with the reconciler role). */
   webhookDispatcher: WebhookDispatcher | null;
+  /** Asks the providers of this fleet's provider roles whether each route's model is still served. */
+  routeProber: RouteProber | null;
   /** Resolves when every worker has stopped (after shutdown()). */
   run(): Promise<void>;
   shutdown(): Promise<void>;
@@ -130,6 +135,9 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
   let reconciler: Reconciler | null = null;
   let uploadSweeper: UploadSweeper | null = null;
   let webhookDispatcher: WebhookDispatcher | null = null;
+  const probedProviders = roles.flatMap((r) => (r.kind === 'provider' && r.provider !== 'local' ? [r.provider as LiveProviderName] : []));
+  const routeProber =
+    probedProviders.length > 0 ? createRouteProber({ config, db: deps.db, providers: probedProviders, logger: deps.logger, metrics: deps.metrics }) : null;
   for (const role of roles) {
     switch (role.kind) {
       case 'workflows': {
@@ -211,6 +219,7 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
       await reconciler?.stop();
       await uploadSweeper?.stop();
       await webhookDispatcher?.stop();
+      await routeProber?.stop();
       for (const w of workers) {
         if (w.getState() === 'RUNNING') w.shutdown();
       }
@@ -223,10 +232,12 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
     reconciler,
     uploadSweeper,
     webhookDispatcher,
+    routeProber,
     run() {
       reconciler?.start();
       uploadSweeper?.start();
       webhookDispatcher?.start();
+      routeProber?.start();
       if (!running && versioning && workers.length > 0) {
         // The version exists once these workers have polled; promoting it runs beside them.
         promoting = promoteAtStart(connection.workflowService, config.TEMPORAL_NAMESPACE, versioning, deps.logger, stopPromoting.signal).catch((err: unknown) =>
@@ -331,6 +342,7 @@ function createBacklogSource(db: Database, client: Client, config: Config): Back
       }
       return out;
     },
+    routeProbes: async () => (await probedRouteRows(db)).map((r) => ({ provider: r.provider, model: r.model, available: r.status === 'available' })),
   };
 }
 

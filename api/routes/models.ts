@@ -11,6 +11,7 @@ import { catalog, routeFor, type ModelRoute } from '../../shared/catalog.js';
 import { failoverRoutesFor, liveProviderFor, providerCancel, routeMode, type RouteMode } from '../../shared/routing.js';
 import type { Database } from '../../db/index.js';
 import { openCircuits } from '../../db/repos/provider-circuits.js';
+import { unavailableRoutes } from '../../db/repos/route-probes.js';
 import type { CircuitState } from '../../db/schema.js';
 import { jobKinds as kindNames } from '../../shared/kinds/index.js';
 import type { Config } from '../../shared/config.js';
@@ -73,14 +74,28 @@ export const modelSchema = z.object({
     ),
   provider: z.string().nullable().describe('the live provider new jobs start on, when served live'),
   routes: z
-    .array(z.object({ provider: z.string(), circuit: z.enum(['closed', 'open', 'half_open']) }))
+    .array(
+      z.object({
+        provider: z.string(),
+        circuit: z.enum(['closed', 'open', 'half_open']),
+        status: z
+          .enum(['available', 'unavailable'])
+          .describe(
+            "what the route health probe last found: available (the provider lists the model, or the provider has no probe, or none ran yet); unavailable (the provider no longer serves the model, or refuses this deployment's key): new jobs skip the route and no job fails over onto it until a probe finds the model again",
+          ),
+        unavailable_reason: z
+          .string()
+          .nullable()
+          .describe("why the route is unavailable, in the provider's terms (e.g. the 404 its model endpoint answered); null while available"),
+      }),
+    )
     .describe(
-      "the live routes in the order jobs use them, each with its circuit breaker: more than one when a job fails over to the next on a provider outage (never for the customer's own fault); open: new jobs skip it; half_open: a trial job is let through. Empty unless served live",
+      "the live routes in the order jobs use them, each with its circuit breaker and probe status: more than one when a job fails over to the next on a provider outage (never for the customer's own fault); circuit open: new jobs skip it; half_open: a trial job is let through. Empty unless served live",
     ),
   availability: z
     .enum(['available', 'degraded', 'unavailable'])
     .describe(
-      'available: served as usual; degraded: a route is skipped because its circuit breaker is open, jobs run on the next one; unavailable: not served here, or every route is open',
+      'available: served as usual; degraded: a route is skipped (its circuit breaker is open, or the route probe found its model gone), jobs run on the next one; unavailable: not served here, or every route is skipped',
     ),
   served_as: z.record(z.string(), z.string()).optional().describe('where the live provider serves a value differently (e.g. an aspect ratio it lacks)'),
 });
@@ -97,16 +112,33 @@ type KeyConfig = Parameters<typeof routeMode>[0];
 /** Circuit breaker states that are not closed, by `provider/model`. */
 export type CircuitStates = ReadonlyMap<string, CircuitState>;
 
+/** Why the route probe found a route unavailable, by `provider/model` (routes it found available are absent). */
+export type RouteProbeStates = ReadonlyMap<string, string>;
+
 /** The live routes of a model with their breakers, and what that makes of the model. */
-function routesOf(route: ModelRoute, config: KeyConfig, mode: RouteMode, circuits: CircuitStates): Pick<ModelInfo, 'routes' | 'availability'> {
+function routesOf(
+  route: ModelRoute,
+  config: KeyConfig,
+  mode: RouteMode,
+  circuits: CircuitStates,
+  probes: RouteProbeStates,
+): Pick<ModelInfo, 'routes' | 'availability'> {
   if (mode !== 'live') return { routes: [], availability: mode === 'local' ? 'available' : 'unavailable' };
   const providers = failoverRoutesFor(config, route)?.map((r) => r.provider) ?? [liveProviderFor(config, route)!];
-  const routes = providers.map((provider) => ({ provider, circuit: circuits.get(`${provider}/${route.model}`) ?? ('closed' as const) }));
-  const open = routes.filter((r) => r.circuit === 'open').length;
-  return { routes, availability: open === 0 ? 'available' : open === routes.length ? 'unavailable' : 'degraded' };
+  const routes = providers.map((provider) => {
+    const reason = probes.get(`${provider}/${route.model}`) ?? null;
+    return {
+      provider,
+      circuit: circuits.get(`${provider}/${route.model}`) ?? ('closed' as const),
+      status: reason === null ? ('available' as const) : ('unavailable' as const),
+      unavailable_reason: reason,
+    };
+  });
+  const skipped = routes.filter((r) => r.circuit === 'open' || r.status === 'unavailable').length;
+  return { routes, availability: skipped === 0 ? 'available' : skipped === routes.length ? 'unavailable' : 'degraded' };
 }
 
-export function modelInfo(route: ModelRoute, config: KeyConfig, circuits: CircuitStates = new Map()): ModelInfo {
+export function modelInfo(route: ModelRoute, config: KeyConfig, circuits: CircuitStates = new Map(), probes: RouteProbeStates = new Map()): ModelInfo {
   const kind = jobKinds.find((k) => k.kind === route.kind)!;
   const mode: RouteMode = routeMode(config, route.model);
   const d = route.durations;
@@ -135,7 +167,7 @@ export function modelInfo(route: ModelRoute, config: KeyConfig, circuits: Circui
     placeholder: mode === 'local',
     served_by: mode,
     provider: mode === 'live' ? (liveProviderFor(config, route) ?? null) : null,
-    ...routesOf(route, config, mode, circuits),
+    ...routesOf(route, config, mode, circuits, probes),
     ...(route.servedAs && mode === 'live' ? { served_as: { ...route.servedAs } } : {}),
   };
 }
@@ -166,13 +198,18 @@ function promptLengthOf(route: ModelRoute, inputs: readonly string[], mode: Rout
 }
 
 /** Every public model, in the order of the create endpoints' model lists. */
-export function modelCatalog(config: KeyConfig, circuits: CircuitStates = new Map()): ModelInfo[] {
-  return jobKinds.flatMap((k) => k.models.map((name) => modelInfo(routeFor(name)!, config, circuits)));
+export function modelCatalog(config: KeyConfig, circuits: CircuitStates = new Map(), probes: RouteProbeStates = new Map()): ModelInfo[] {
+  return jobKinds.flatMap((k) => k.models.map((name) => modelInfo(routeFor(name)!, config, circuits, probes)));
 }
 
 /** The breakers that are not closed, as modelCatalog reads them (one indexed read: most are closed). */
 export async function readCircuitStates(db: Database): Promise<CircuitStates> {
   return new Map((await openCircuits(db)).map((c) => [`${c.provider}/${c.model}`, c.state]));
+}
+
+/** The routes the route probe found unavailable, with why, as modelCatalog reads them (one indexed read: usually none). */
+export async function readRouteProbeStates(db: Database): Promise<RouteProbeStates> {
+  return new Map((await unavailableRoutes(db)).map((r) => [`${r.provider}/${r.model}`, r.reason ?? 'the route probe found the model unavailable']));
 }
 
 /** GET /v1/models, declared once. */
@@ -186,7 +223,8 @@ export const modelEndpoints = new Endpoints<{ config: Config; db: Database }>().
   response: z.array(modelSchema),
   errors: [401, 429, 500],
   async handler({ res, services }) {
-    res.json({ data: modelCatalog(services.config, await readCircuitStates(services.db)) });
+    const [circuits, probes] = await Promise.all([readCircuitStates(services.db), readRouteProbeStates(services.db)]);
+    res.json({ data: modelCatalog(services.config, circuits, probes) });
   },
 });
 

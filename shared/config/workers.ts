@@ -43,6 +43,9 @@ export const workersEnv = {
     "The reconciler role's `mediagen_workflows_without_pollers` gauge: a build counts as polled while one of its workers polled the workflows queue within this long (longer than a long poll, 60 s).",
   ),
   RECONCILE_INTERVAL_MS: int(15_000, 200).describe('How often the reconciler (worker/reconciler.ts) runs a pass.'),
+  ROUTE_PROBE_INTERVAL_MS: int(300_000, 0).describe(
+    "How often each provider fleet asks its provider whether every route's model is still served (worker/route-prober.ts: a model get/list call, free), where the provider has such an endpoint; one replica probes a route per period. A route whose model is gone, or whose key is refused, is taken out of rotation until a probe finds it again. 0: no probes.",
+  ),
   RECONCILE_CONCURRENCY: int(16, 1, 1_000).describe('Workflow starts and settlements the reconciler runs at once per replica.'),
   RECONCILE_LEASE_MS: int(60_000, 1_000).describe(
     "How long a reconciler replica's claim on a job keeps the others off it (a replica that dies mid-pass leaves claims that expire after this).",

@@ -7,6 +7,9 @@ export const fal = defineProvider({
   config: ({ optionalString, bool, url }) => ({
     FAL_KEY: optionalString.describe("fal.ai's API key: fal's routes are live only with it."),
     FAL_QUEUE_URL: url.default('https://queue.fal.run').describe("fal's queue API origin."),
+    FAL_API_URL: url
+      .default('https://api.fal.ai')
+      .describe("fal's Platform API origin (its model search, GET /v1/models?endpoint_id=…, is the route health probe's); a trailing /v1 is dropped."),
     FAL_CDN_REQUIRES_KEY: bool(false).describe("Accounts whose fal CDN serves outputs only with the key (the key goes to fal's CDN v3 hosts only)."),
   }),
   /**

@@ -25,6 +25,7 @@ const noKeys: ProvidersConfig = {
   PROVIDERS_MODE: 'live',
   FAL_KEY: undefined,
   FAL_QUEUE_URL: 'http://127.0.0.1:9',
+  FAL_API_URL: 'http://127.0.0.1:9',
   OPENAI_API_KEY: undefined,
   OPENAI_BASE_URL: 'http://127.0.0.1:9',
   ELEVENLABS_API_KEY: undefined,

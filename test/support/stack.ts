@@ -70,6 +70,8 @@ export function testConfig(databaseUrl: string, overrides: Record<string, string
     TASK_QUEUE_PREFIX: `t-${randomToken(10)}`,
     PORT: '0',
     API_METRICS_PORT: '0',
+    // No route health probes unless a suite asks for them (they would hit the fakes on their own clock).
+    ROUTE_PROBE_INTERVAL_MS: '0',
     ...overrides,
   });
 }

@@ -44,6 +44,25 @@ export class FakeElevenLabs extends FakeServer {
     for (let i = 0; i < samples; i++) pcm.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 220 * i) / Number(rate))), i * 2);
     return { status: 200, headers: { 'content-type': 'audio/pcm' }, body: pcm, delayMs: this.synthesisDelayMs };
   }
+
+  /** The model ids ElevenLabs lists here. */
+  readonly models = new Set(['eleven_multilingual_v2', 'eleven_flash_v2_5', 'eleven_v3']);
+
+  // "List models" (elevenlabs.io/docs/api-reference/models/list): GET /v1/models with `xi-api-key` →
+  // an array of { model_id, name, can_do_text_to_speech, … }.
+  protected override modelsOp(method: string, path: string): 'models' | undefined {
+    return method === 'GET' && path === '/v1/models' ? 'models' : undefined;
+  }
+
+  protected override modelsAnswer(req: RecordedRequest): Answer {
+    if (req.headers['xi-api-key'] !== this.key) return json(401, { detail: { status: 'invalid_api_key', message: 'Invalid API key' } });
+    return json(
+      200,
+      [...this.models]
+        .filter((id) => !this.lostModels.has(id))
+        .map((model_id) => ({ model_id, name: model_id, can_do_text_to_speech: true, can_do_voice_conversion: false })),
+    );
+  }
 }
 
 export async function startFakeElevenLabs(key?: string): Promise<FakeElevenLabs> {

@@ -114,6 +114,23 @@ export class FakeFal extends FakeServer {
     const base = `${this.url}/${app}/requests/${id}`;
     return json(200, { status: 'IN_QUEUE', request_id: id, response_url: base, status_url: `${base}/status`, cancel_url: `${base}/cancel`, queue_position: 0 });
   }
+
+  // fal's Platform API Model Search in find mode (fal.ai/docs/api-reference/platform-apis/openapi/v1.json):
+  // GET /v1/models?endpoint_id=…[&endpoint_id=…] with `Authorization: Key …` → { models: [{ endpoint_id,
+  // metadata }], has_more, next_cursor }, leaving out endpoints fal does not have (or lost here).
+  protected override modelsOp(method: string, path: string): 'models' | undefined {
+    return method === 'GET' && path === '/v1/models' ? 'models' : undefined;
+  }
+
+  protected override modelsAnswer(req: RecordedRequest): Answer {
+    if (req.headers.authorization !== `Key ${this.key}`) return json(401, { detail: 'No user found for Key ID and Secret' });
+    const ids = req.query.getAll('endpoint_id').filter((id) => id in falInputSchemaDocument.endpoints && !this.lostModels.has(id));
+    return json(200, {
+      models: ids.map((endpoint_id) => ({ endpoint_id, metadata: { display_name: endpoint_id, status: 'active' } })),
+      has_more: false,
+      next_cursor: null,
+    });
+  }
 }
 
 /** A schema violation as fal's pydantic validation words it: `{ loc: ['body', field…], msg, type }`. */

@@ -117,6 +117,21 @@ export class FakeGoogle extends FakeServer {
         });
     }
   }
+
+  // Gemini API models.get (ai.google.dev/api/rest/v1beta/models/get): GET /v1beta/models/{model} with
+  // `x-goog-api-key` → a Model { name: "models/{model}", … }; a model it does not serve → 404 NOT_FOUND.
+  protected override modelsOp(method: string, path: string): 'models' | undefined {
+    return method === 'GET' && /^\/v1beta\/models\/[^/:]+$/.test(path) ? 'models' : undefined;
+  }
+
+  protected override modelsAnswer(req: RecordedRequest): Answer {
+    if (req.headers['x-goog-api-key'] !== this.key)
+      return googleError(403, 'PERMISSION_DENIED', "Method doesn't allow unregistered callers. Please use API Key.");
+    const id = decodeURIComponent(req.path.split('/').pop()!);
+    if (!(googleVeoModelIds as readonly string[]).includes(id) || this.lostModels.has(id))
+      return googleError(404, 'NOT_FOUND', `models/${id} is not found for API version v1beta, or is not supported for predictLongRunning.`);
+    return json(200, { name: `models/${id}`, version: '3.1', displayName: id, supportedGenerationMethods: ['predictLongRunning'] });
+  }
 }
 
 export async function startFakeGoogle(key?: string): Promise<FakeGoogle> {

@@ -26,6 +26,7 @@ export async function startLiveFal(): Promise<LiveFal> {
       PROVIDERS_MODE: 'live',
       FAL_KEY: fal.key,
       FAL_QUEUE_URL: fal.url,
+      FAL_API_URL: fal.url,
       OPENAI_API_KEY: '',
       ELEVENLABS_API_KEY: '',
       XAI_API_KEY: '',

@@ -72,6 +72,23 @@ export class FakeOpenAI extends FakeServer {
       delayMs: this.generationMs,
     };
   }
+
+  // "Retrieve model" (openai-node Models.retrieve: GET /v1/models/{model}) → { id, object: 'model',
+  // created, owned_by }; a model the key cannot use → 404 model_not_found.
+  protected override modelsOp(method: string, path: string): 'models' | undefined {
+    return method === 'GET' && /^\/v1\/models\/[^/]+$/.test(path) ? 'models' : undefined;
+  }
+
+  protected override modelsAnswer(req: RecordedRequest): Answer {
+    if (req.headers.authorization !== `Bearer ${this.key}`) {
+      return json(401, { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
+    }
+    const id = decodeURIComponent(req.path.split('/').pop()!);
+    if (!models.includes(id) || this.lostModels.has(id)) {
+      return json(404, { error: { message: `The model '${id}' does not exist`, type: 'invalid_request_error', param: 'model', code: 'model_not_found' } });
+    }
+    return json(200, { id, object: 'model', created: 1_760_000_000, owned_by: 'system' });
+  }
 }
 
 export async function startFakeOpenAI(key?: string): Promise<FakeOpenAI> {

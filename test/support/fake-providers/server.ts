@@ -36,6 +36,12 @@ export class FakeServer {
   /** Answers of normally served requests held back until their promise settles (holdAnswer). */
   private readonly held = new Map<string, Promise<unknown>[]>();
   private server: http.Server | undefined;
+  /**
+   * Provider model ids this fake no longer serves (loseModel): its model endpoints answer for them as
+   * the provider documents a missing model (a 404, or a list without it). Only the model endpoints:
+   * submits still go through, as a probe is what must find the loss.
+   */
+  readonly lostModels = new Set<string>();
 
   constructor(
     /** Names the operation of a request, or undefined for 404. */
@@ -76,6 +82,29 @@ export class FakeServer {
     return this;
   }
 
+  /** The provider stops listing `id` on its model endpoints (a retired model). */
+  loseModel(id: string): this {
+    this.lostModels.add(id);
+    return this;
+  }
+
+  /** The provider lists `id` again (every lost model when none given). */
+  restoreModel(id?: string): this {
+    if (id === undefined) this.lostModels.clear();
+    else this.lostModels.delete(id);
+    return this;
+  }
+
+  /** Names a request to the provider's model get/list endpoints 'models' (fakes of providers that document one override it). */
+  protected modelsOp(_method: string, _path: string): 'models' | undefined {
+    return undefined;
+  }
+
+  /** Answers a request of the 'models' operation, as the provider documents its model endpoints. */
+  protected modelsAnswer(_req: RecordedRequest): Answer {
+    return { status: 404 };
+  }
+
   requestsOf(op: string): RecordedRequest[] {
     return this.requests.filter((r) => r.op === op);
   }
@@ -99,7 +128,7 @@ export class FakeServer {
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
     const u = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const op = this.classify(req.method ?? 'GET', u.pathname);
+    const op = this.classify(req.method ?? 'GET', u.pathname) ?? this.modelsOp(req.method ?? 'GET', u.pathname);
     let json: unknown;
     try {
       json = body.length ? JSON.parse(body.toString('utf8')) : undefined;
@@ -119,7 +148,7 @@ export class FakeServer {
     let answer: Answer;
     try {
       if (!op) answer = { status: 404, body: { detail: 'Not Found' } };
-      else answer = this.scripts.get(op)?.shift() ?? this.outages.get(op) ?? (await this.route(rec));
+      else answer = this.scripts.get(op)?.shift() ?? this.outages.get(op) ?? (op === 'models' ? this.modelsAnswer(rec) : await this.route(rec));
     } catch (err) {
       answer = { status: 500, body: { detail: `fake server error: ${String(err)}` } };
     }

@@ -77,6 +77,35 @@ export class FakeXai extends FakeServer {
         });
     }
   }
+
+  /** The model ids xAI serves here, by family. */
+  readonly models = { video: new Set(['grok-imagine-video']), image: new Set<string>() };
+
+  // xAI's "Video Generation Models" / "Image Generation Models" (its REST API's OpenAPI document):
+  // GET /v1/video-generation-models/{model_id} → { id, object: 'model', owned_by, input_modalities,
+  // output_modalities, … }; an unknown model → 404.
+  protected override modelsOp(method: string, path: string): 'models' | undefined {
+    return method === 'GET' && /^\/v1\/(video|image)-generation-models\/[^/]+$/.test(path) ? 'models' : undefined;
+  }
+
+  protected override modelsAnswer(req: RecordedRequest): Answer {
+    if (req.headers.authorization !== `Bearer ${this.key}`) return json(401, { code: 'unauthenticated', error: 'Incorrect API key provided' });
+    const [, , family, raw] = req.path.split('/');
+    const id = decodeURIComponent(raw!);
+    const known = family === 'video-generation-models' ? this.models.video : this.models.image;
+    if (!known.has(id) || this.lostModels.has(id)) return json(404, { code: 'not_found', error: 'Model not found' });
+    const output = family === 'video-generation-models' ? 'video' : 'image';
+    return json(200, {
+      id,
+      object: 'model',
+      owned_by: 'xai',
+      created: 1_743_724_800,
+      version: '1.0.0',
+      input_modalities: ['text', 'image'],
+      output_modalities: [output],
+      aliases: [],
+    });
+  }
 }
 
 export async function startFakeXai(key?: string): Promise<FakeXai> {

@@ -1,0 +1,135 @@
+// Route health probes: one cheap, free call per route that asks the provider whether it still serves
+// the route's model, through the model get/list endpoint the provider documents. Only a definite
+// answer counts: the model absent (404, or a list without it) or the key refused (401/403) makes the
+// route unavailable; anything else (5xx, 429, a timeout, an answer we cannot read) tells nothing and
+// changes nothing, so a provider's bad minute never takes a route out of rotation.
+// Providers without a documented endpoint that says whether a model exists have no probe:
+// - Azure OpenAI: the data-plane deployments API (GET {endpoint}/openai/deployments/{id}) was retired
+//   (Microsoft Q&A 1371786: "retired in favor of the centralized management plane API"), which needs
+//   Azure Resource Manager credentials, not the resource key.
+// - BytePlus ModelArk: listing models and endpoints is a control-plane API signed with an access key
+//   (docs.byteplus.com/docs/ModelArk/1298459: ListEndpoints, HMAC-SHA256), not ARK_API_KEY.
+// - Alibaba Model Studio: GET /api/v1/models is documented (alibabacloud.com/help/en/model-studio/
+//   list-models) but its answer's fields could not be read from Alibaba's pages, so nothing reads it.
+import type { ModelRoute } from '../../shared/catalog.js';
+import type { LiveProviderName } from '../../shared/job-model.js';
+import type { ProvidersConfig } from './adapter-module.js';
+import { apiOrigin, joinUrl } from './http.js';
+
+/** What a probe found: `available`; `gone` or `refused` (the route is unavailable, with why); `unknown` (nothing learnt). */
+export type ProbeOutcome = { state: 'available' } | { state: 'gone' | 'refused' | 'unknown'; reason: string };
+
+export interface ProbeContext {
+  signal: AbortSignal;
+  /** The route's kind (xAI answers image and video models on separate endpoints). */
+  kind: ModelRoute['kind'];
+}
+
+export type RouteProbe = (providerModelId: string, ctx: ProbeContext) => Promise<ProbeOutcome>;
+
+/** How long one probe call may take before it counts as telling nothing. */
+const PROBE_TIMEOUT_MS = 10_000;
+
+interface Lookup {
+  url: string;
+  headers: Record<string, string>;
+  /** What the call is, for the reason an operator reads (the path, never a key). */
+  what: string;
+  /** For a list: whether a 200 answer names the model. Absent: a 200 is the model itself. */
+  lists?: (body: unknown) => boolean;
+}
+
+async function lookUp(l: Lookup, subject: string, signal: AbortSignal): Promise<ProbeOutcome> {
+  let res: Response;
+  try {
+    res = await fetch(l.url, {
+      headers: { accept: 'application/json', ...l.headers },
+      signal: AbortSignal.any([signal, AbortSignal.timeout(PROBE_TIMEOUT_MS)]),
+    });
+  } catch (err) {
+    return { state: 'unknown', reason: `${l.what} failed: ${(err as Error).message}` };
+  }
+  const text = await res.text().catch(() => '');
+  if (res.status === 404) return { state: 'gone', reason: `${subject}: model gone (404 from ${l.what})` };
+  if (res.status === 401 || res.status === 403) return { state: 'refused', reason: `${subject}: credentials refused (${res.status} from ${l.what})` };
+  if (res.status !== 200) return { state: 'unknown', reason: `${res.status} from ${l.what}` };
+  if (!l.lists) return { state: 'available' };
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { state: 'unknown', reason: `${l.what} answered 200 with a body that is not JSON` };
+  }
+  return l.lists(body) ? { state: 'available' } : { state: 'gone', reason: `${subject}: model gone (not listed by ${l.what})` };
+}
+
+const path = (id: string) => encodeURIComponent(id);
+
+/** The probe of each provider that has one, over the deployment's provider configuration. */
+export function routeProbes(c: ProvidersConfig): Partial<Record<LiveProviderName, RouteProbe>> {
+  return {
+    // fal Platform API, Model Search in "find mode" (fal.ai/docs/api-reference/platform-apis/openapi/v1.json,
+    // GET https://api.fal.ai/v1/models?endpoint_id=…, `Authorization: Key …`): { models: [{ endpoint_id,
+    // metadata }], has_more, next_cursor }; an endpoint fal no longer has is left out of `models`.
+    fal: (id, ctx) =>
+      lookUp(
+        {
+          url: `${joinUrl(apiOrigin(c.FAL_API_URL), '/v1/models')}?endpoint_id=${path(id)}`,
+          headers: { authorization: `Key ${c.FAL_KEY ?? ''}` },
+          what: `GET /v1/models?endpoint_id=${id}`,
+          lists: (b) =>
+            Array.isArray((b as { models?: unknown }).models) && (b as { models: { endpoint_id?: unknown }[] }).models.some((m) => m?.endpoint_id === id),
+        },
+        `fal route for ${id}`,
+        ctx.signal,
+      ),
+    // OpenAI "Retrieve model" (openai-node Models.retrieve: GET /models/{model} on the /v1 base): 404 for a model the key cannot use.
+    openai: (id, ctx) =>
+      lookUp(
+        {
+          url: joinUrl(apiOrigin(c.OPENAI_BASE_URL), `/v1/models/${path(id)}`),
+          headers: { authorization: `Bearer ${c.OPENAI_API_KEY ?? ''}` },
+          what: `GET /v1/models/${id}`,
+        },
+        `openai route for ${id}`,
+        ctx.signal,
+      ),
+    // xAI's REST API (its OpenAPI document, "Video Generation Models" / "Image Generation Models"):
+    // GET /v1/video-generation-models/{model_id} and /v1/image-generation-models/{model_id}, 404 "Model not found".
+    xai: (id, ctx) => {
+      const family = ctx.kind === 'image' ? 'image-generation-models' : 'video-generation-models';
+      return lookUp(
+        {
+          url: joinUrl(apiOrigin(c.XAI_BASE_URL), `/v1/${family}/${path(id)}`),
+          headers: { authorization: `Bearer ${c.XAI_API_KEY ?? ''}` },
+          what: `GET /v1/${family}/${id}`,
+        },
+        `xai route for ${id}`,
+        ctx.signal,
+      );
+    },
+    // Gemini API models.get (ai.google.dev/api/rest/v1beta/models/get: GET /v1beta/{name=models/*}, x-goog-api-key): 404 NOT_FOUND for a model it does not serve.
+    google: (id, ctx) =>
+      lookUp(
+        {
+          url: joinUrl(c.GEMINI_BASE_URL.replace(/\/+$/, '').replace(/\/v1(beta)?$/, ''), `/v1beta/models/${path(id)}`),
+          headers: { 'x-goog-api-key': c.GEMINI_API_KEY ?? '' },
+          what: `GET /v1beta/models/${id}`,
+        },
+        `google route for ${id}`,
+        ctx.signal,
+      ),
+    // ElevenLabs "List models" (elevenlabs.io/docs/api-reference/models/list: GET /v1/models, xi-api-key): an array of { model_id, … }.
+    elevenlabs: (id, ctx) =>
+      lookUp(
+        {
+          url: joinUrl(c.ELEVENLABS_BASE_URL, '/v1/models'),
+          headers: { 'xi-api-key': c.ELEVENLABS_API_KEY ?? '' },
+          what: 'GET /v1/models',
+          lists: (b) => Array.isArray(b) && b.some((m: { model_id?: unknown }) => m?.model_id === id),
+        },
+        `elevenlabs route for ${id}`,
+        ctx.signal,
+      ),
+  };
+}

@@ -1,0 +1,107 @@
+// The route health probe: every ROUTE_PROBE_INTERVAL_MS a provider fleet asks its provider whether
+// each live route's model is still served (activities/providers/probes.ts: a free model get/list
+// call), so a dead route is found before a customer's job is. The finding is stored in Postgres
+// (route_probes), where every replica reads it: GET /v1/models shows the route unavailable with why,
+// and the failover (jobs/failover.ts) takes it out of rotation: new jobs skip it and jobs failing
+// over do not move onto it. A probe that cannot tell (5xx, timeout) changes nothing; the next probe
+// that finds the model again puts the route back. Each route is claimed per period in one statement,
+// so of many replicas of a fleet one probes it.
+import type { Logger } from 'pino';
+import type { Config } from '../shared/config.js';
+import type { Database } from '../db/index.js';
+import { catalog, routeFor, type LiveProviderName, type ModelRoute } from '../shared/catalog.js';
+import { liveRoutesFor } from '../shared/routing.js';
+import { providerKeys } from '../shared/providers/index.js';
+import * as probes from '../db/repos/route-probes.js';
+import { routeProbes, type ProbeOutcome } from '../activities/providers/probes.js';
+import type { WorkerMetrics } from './metrics.js';
+import { periodic } from './periodic.js';
+
+export interface ProbedRoute {
+  provider: LiveProviderName;
+  model: string;
+  providerModelId: string;
+  kind: ModelRoute['kind'];
+}
+
+export interface RouteProber {
+  start(): void;
+  stop(): Promise<void>;
+  /** One pass over the routes due; answers what each probe found (for tests and logs). */
+  runOnce(): Promise<Array<ProbedRoute & { outcome: ProbeOutcome }>>;
+}
+
+/** The live routes here of these providers that have a probe and their keys set in this process. */
+export function probedRoutes(config: Config, providers: readonly LiveProviderName[]): ProbedRoute[] {
+  const probeOf = routeProbes(config);
+  const keyed = (p: LiveProviderName) => (providerKeys[p] as readonly string[]).every((k) => Boolean((config as Record<string, unknown>)[k]));
+  const wanted = providers.filter((p) => probeOf[p] && keyed(p));
+  if (config.PROVIDERS_MODE === 'local' || wanted.length === 0) return [];
+  return Object.keys(catalog).flatMap((model) => {
+    const route = routeFor(model)!;
+    return liveRoutesFor(config, route)
+      .filter((r) => wanted.includes(r.provider as LiveProviderName))
+      .map((r) => ({ provider: r.provider as LiveProviderName, model, providerModelId: r.provider_model_id, kind: route.kind }));
+  });
+}
+
+export function createRouteProber(deps: {
+  config: Config;
+  db: Database;
+  providers: readonly LiveProviderName[];
+  logger: Logger;
+  metrics?: WorkerMetrics | undefined;
+}): RouteProber {
+  const { config, db, logger } = deps;
+  const intervalMs = config.ROUTE_PROBE_INTERVAL_MS;
+  const probeOf = routeProbes(config);
+  const routes = probedRoutes(config, deps.providers);
+  // A claim holds the route for most of a period, so the next pass (one period later, give or take
+  // the time a pass takes) finds it due again: a lost model is found within one interval.
+  const leaseMs = Math.max(1, Math.floor(intervalMs * 0.8));
+  const stopping = new AbortController();
+
+  async function probeOne(route: ProbedRoute): Promise<ProbeOutcome | undefined> {
+    if (!(await probes.claimDueProbe(db, route, leaseMs))) return undefined;
+    const outcome = await probeOf[route.provider]!(route.providerModelId, { signal: stopping.signal, kind: route.kind });
+    deps.metrics?.routeProbed(route.provider, route.model, outcome.state);
+    const where = { provider: route.provider, model: route.model, providerModelId: route.providerModelId };
+    if (outcome.state === 'unknown') {
+      await probes.recordProbeError(db, route, outcome.reason);
+      logger.info({ ...where, reason: outcome.reason }, 'route probe could not tell; the route stays as it was');
+      return outcome;
+    }
+    const available = outcome.state === 'available';
+    const { changed } = await probes.recordProbe(db, route, { status: available ? 'available' : 'unavailable', reason: available ? null : outcome.reason });
+    if (changed && !available)
+      logger.warn(
+        where,
+        `${outcome.reason}; taken out of rotation for ${route.model}: new jobs skip it and no job fails over onto it. Check the catalog (shared/catalog, shared/providers/${route.provider}.ts) and the provider's model list or account`,
+      );
+    if (changed && available)
+      logger.info(where, `${route.provider} route for ${route.providerModelId}: the model is served again; back in rotation for ${route.model}`);
+    return outcome;
+  }
+
+  async function runOnce() {
+    const found: Array<ProbedRoute & { outcome: ProbeOutcome }> = [];
+    for (const route of routes) {
+      if (stopping.signal.aborted) break;
+      const outcome = await probeOne(route);
+      if (outcome) found.push({ ...route, outcome });
+    }
+    return found;
+  }
+
+  const loop = periodic(intervalMs, runOnce, (err) => logger.warn({ err: err.message }, 'route probe pass failed'));
+  return {
+    start: () => {
+      if (intervalMs > 0 && routes.length > 0) loop.start();
+    },
+    async stop() {
+      stopping.abort();
+      await loop.stop();
+    },
+    runOnce,
+  };
+}
