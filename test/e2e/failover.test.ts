@@ -120,8 +120,8 @@ describe('provider failover at run time, charged once', () => {
     const listed = await listedModel(t);
     assert.equal(listed.availability, 'degraded');
     assert.deepEqual(listed.routes, [
-      { provider: 'fal', circuit: 'open' },
-      { provider: 'xai', circuit: 'closed' },
+      { provider: 'fal', circuit: 'open', status: 'available', unavailable_reason: null },
+      { provider: 'xai', circuit: 'closed', status: 'available', unavailable_reason: null },
     ]);
     const metrics = await gw.app.metrics.registry.metrics();
     assert.match(metrics, /mediagen_provider_circuit_open\{provider="fal",model="grok-video"\} 1/);

@@ -101,7 +101,11 @@ describe('GET /v1/models', () => {
       const route = routeFor(m.name)!;
       const falServes = route.provider === 'fal' || route.alternates?.some((a) => a.provider === 'fal');
       if (falServes)
-        assert.deepEqual([m.served_by, m.provider, m.routes, m.availability], ['live', 'fal', [{ provider: 'fal', circuit: 'closed' }], 'available'], m.name);
+        assert.deepEqual(
+          [m.served_by, m.provider, m.routes, m.availability],
+          ['live', 'fal', [{ provider: 'fal', circuit: 'closed', status: 'available', unavailable_reason: null }], 'available'],
+          m.name,
+        );
       else assert.deepEqual([m.served_by, m.provider, m.routes, m.availability], ['unavailable', null, [], 'unavailable'], m.name);
       assert.equal(m.placeholder, false, m.name);
       // fal stops a queued request: a cancel after the submit keeps the provider cost unless fal confirms it.
