@@ -6387,14 +6387,21 @@ export interface operations {
                             served_by: "live" | "local" | "unavailable";
                             /** @description the live provider new jobs start on, when served live */
                             provider: string | null;
-                            /** @description the live routes in the order jobs use them, each with its circuit breaker: more than one when a job fails over to the next on a provider outage (never for the customer's own fault); open: new jobs skip it; half_open: a trial job is let through. Empty unless served live */
+                            /** @description the live routes in the order jobs use them, each with its circuit breaker and probe status: more than one when a job fails over to the next on a provider outage (never for the customer's own fault); circuit open: new jobs skip it; half_open: a trial job is let through. Empty unless served live */
                             routes: {
                                 provider: string;
                                 /** @enum {string} */
                                 circuit: "closed" | "open" | "half_open";
+                                /**
+                                 * @description what the route health probe last found: available (the provider lists the model, or the provider has no probe, or none ran yet); unavailable (the provider no longer serves the model, or refuses this deployment's key): new jobs skip the route and no job fails over onto it until a probe finds the model again
+                                 * @enum {string}
+                                 */
+                                status: "available" | "unavailable";
+                                /** @description why the route is unavailable, in the provider's terms (e.g. the 404 its model endpoint answered); null while available */
+                                unavailable_reason: string | null;
                             }[];
                             /**
-                             * @description available: served as usual; degraded: a route is skipped because its circuit breaker is open, jobs run on the next one; unavailable: not served here, or every route is open
+                             * @description available: served as usual; degraded: a route is skipped (its circuit breaker is open, or the route probe found its model gone), jobs run on the next one; unavailable: not served here, or every route is skipped
                              * @enum {string}
                              */
                             availability: "available" | "degraded" | "unavailable";

@@ -305,6 +305,14 @@ class CancelPolicy(TypedDict, closed=True):
 class Route(TypedDict, closed=True):
     provider: str
     circuit: Literal["closed", "open", "half_open"]
+    status: Literal["available", "unavailable"]
+    """
+    what the route health probe last found: available (the provider lists the model, or the provider has no probe, or none ran yet); unavailable (the provider no longer serves the model, or refuses this deployment's key): new jobs skip the route and no job fails over onto it until a probe finds the model again
+    """
+    unavailable_reason: str | None
+    """
+    why the route is unavailable, in the provider's terms (e.g. the 404 its model endpoint answered); null while available
+    """
 
 
 class ModelInfo(TypedDict, closed=True):
@@ -361,11 +369,11 @@ class ModelInfo(TypedDict, closed=True):
     """
     routes: list[Route]
     """
-    the live routes in the order jobs use them, each with its circuit breaker: more than one when a job fails over to the next on a provider outage (never for the customer's own fault); open: new jobs skip it; half_open: a trial job is let through. Empty unless served live
+    the live routes in the order jobs use them, each with its circuit breaker and probe status: more than one when a job fails over to the next on a provider outage (never for the customer's own fault); circuit open: new jobs skip it; half_open: a trial job is let through. Empty unless served live
     """
     availability: Literal["available", "degraded", "unavailable"]
     """
-    available: served as usual; degraded: a route is skipped because its circuit breaker is open, jobs run on the next one; unavailable: not served here, or every route is open
+    available: served as usual; degraded: a route is skipped (its circuit breaker is open, or the route probe found its model gone), jobs run on the next one; unavailable: not served here, or every route is skipped
     """
     served_as: NotRequired[dict[str, str]]
     """
