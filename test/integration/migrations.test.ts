@@ -19,6 +19,7 @@ const appTables = [
   'provider_circuits',
   'provider_route_outcomes',
   'rate_limits',
+  'route_probes',
   'voices',
   'webhook_circuits',
   'webhook_deliveries',
