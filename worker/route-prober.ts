@@ -15,7 +15,9 @@ import { providerKeys } from '../shared/providers/index.js';
 import * as probes from '../db/repos/route-probes.js';
 import { routeProbes, type ProbeOutcome } from '../activities/providers/probes.js';
 import type { WorkerMetrics } from './metrics.js';
-import { periodic } from './periodic.js';
+
+/** Routes probed at once by one replica. */
+const PROBE_CONCURRENCY = 4;
 
 export interface ProbedRoute {
   provider: LiveProviderName;
@@ -56,8 +58,9 @@ export function createRouteProber(deps: {
   const intervalMs = config.ROUTE_PROBE_INTERVAL_MS;
   const probeOf = routeProbes(config);
   const routes = probedRoutes(config, deps.providers);
-  // A claim holds the route for most of a period, so the next pass (one period later, give or take
-  // the time a pass takes) finds it due again: a lost model is found within one interval.
+  // Passes start one interval apart (not an interval after the previous one ended), and a claim holds
+  // the route for most of a period, so each route is probed once per interval: a model lost is found
+  // within one interval.
   const leaseMs = Math.max(1, Math.floor(intervalMs * 0.8));
   const stopping = new AbortController();
 
@@ -85,22 +88,43 @@ export function createRouteProber(deps: {
 
   async function runOnce() {
     const found: Array<ProbedRoute & { outcome: ProbeOutcome }> = [];
-    for (const route of routes) {
-      if (stopping.signal.aborted) break;
-      const outcome = await probeOne(route);
-      if (outcome) found.push({ ...route, outcome });
-    }
+    // A few at once: a pass stays short however many routes a provider serves.
+    let next = 0;
+    const lane = async () => {
+      while (next < routes.length && !stopping.signal.aborted) {
+        const route = routes[next++]!;
+        const outcome = await probeOne(route);
+        if (outcome) found.push({ ...route, outcome });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PROBE_CONCURRENCY, routes.length) }, lane));
     return found;
   }
 
-  const loop = periodic(intervalMs, runOnce, (err) => logger.warn({ err: err.message }, 'route probe pass failed'));
+  let timer: NodeJS.Timeout | null = null;
+  let current: Promise<unknown> | null = null;
+  function schedule(delayMs: number) {
+    timer = setTimeout(() => {
+      const started = Date.now();
+      current = runOnce()
+        .catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'route probe pass failed'))
+        .finally(() => {
+          current = null;
+          if (timer) schedule(Math.max(0, intervalMs - (Date.now() - started)));
+        });
+    }, delayMs);
+    timer.unref();
+  }
+
   return {
     start: () => {
-      if (intervalMs > 0 && routes.length > 0) loop.start();
+      if (intervalMs > 0 && routes.length > 0 && !timer) schedule(intervalMs);
     },
     async stop() {
       stopping.abort();
-      await loop.stop();
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await current;
     },
     runOnce,
   };
