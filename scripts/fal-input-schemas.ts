@@ -54,10 +54,47 @@ export const publishedLimits: Record<string, Record<string, Limit>> = {
   },
 };
 
+const klingTurboDurations = ['3', '4', '5', '6', '7', '8', '9', '10', '11', '12', '13', '14', '15'];
+
+interface Transcribed {
+  /** The fields as fal's page lists them; `sdkField` borrows a field's schema from an endpoint the client types. */
+  properties: Record<string, JsonSchema | { sdkField: [string, string] }>;
+  required?: string[];
+  source: string;
+}
+
+/**
+ * Endpoints the pinned @fal-ai/client does not type yet (contracts/fal.ts FalTranscribedInputs holds the
+ * same as TypeScript): their input schemas transcribed from fal's own model pages.
+ */
+export const transcribedInputs: Record<string, Transcribed> = {
+  'fal-ai/kling-video/v3/turbo/pro/text-to-video': {
+    properties: {
+      prompt: { type: 'string' },
+      multi_prompt: { sdkField: ['fal-ai/kling-video/v3/pro/text-to-video', 'multi_prompt'] },
+      aspect_ratio: { type: 'string', enum: ['16:9', '9:16', '1:1'] },
+      duration: { type: 'string', enum: klingTurboDurations },
+    },
+    source:
+      'fal.ai/models/fal-ai/kling-video/v3/turbo/pro/text-to-video/llms.txt, read 2026-11-27: prompt, multi_prompt (list<KlingV3MultiPromptElement>), aspect_ratio 16:9 | 9:16 | 1:1, duration "3" … "15"; no required field',
+  },
+  'fal-ai/kling-video/v3/turbo/pro/image-to-video': {
+    properties: {
+      prompt: { type: 'string' },
+      multi_prompt: { sdkField: ['fal-ai/kling-video/v3/pro/text-to-video', 'multi_prompt'] },
+      image_url: { type: 'string' },
+      duration: { type: 'string', enum: klingTurboDurations },
+    },
+    required: ['image_url'],
+    source:
+      'fal.ai/models/fal-ai/kling-video/v3/turbo/pro/image-to-video/llms.txt, read 2026-11-27: prompt, multi_prompt (list<KlingV3MultiPromptElement>), image_url (required, the first frame), duration "3" … "15"',
+  },
+};
+
 /** The JSON Schema of every endpoint's input, from the installed @fal-ai/client's types and `publishedLimits`. */
 export function falInputSchemas(): Record<string, JsonSchema> {
   const virtualFile = join(root, '__fal_inputs__.ts');
-  const ids = Object.keys(falEndpoints);
+  const ids = Object.keys(falEndpoints).filter((id) => !Object.hasOwn(transcribedInputs, id));
   const text = `import type { EndpointTypeMap } from '@fal-ai/client/endpoints';\n${ids.map((id, i) => `export type I${i} = EndpointTypeMap[${JSON.stringify(id)}]['input'];`).join('\n')}\n`;
   const options: ts.CompilerOptions = {
     module: ts.ModuleKind.NodeNext,
@@ -90,7 +127,20 @@ export function falInputSchemas(): Record<string, JsonSchema> {
     }
     out[id] = schema;
   });
-  return out;
+  for (const [id, t] of Object.entries(transcribedInputs)) {
+    if (!Object.hasOwn(falEndpoints, id)) throw new Error(`${id} is transcribed but no adapter calls it`);
+    const properties = Object.fromEntries(
+      Object.entries(t.properties).map(([field, p]) => {
+        if (!('sdkField' in p)) return [field, p];
+        const [from, name] = p.sdkField as [string, string];
+        const borrowed = (out[from]?.properties as Record<string, JsonSchema> | undefined)?.[name];
+        if (!borrowed) throw new Error(`${id}.${field}: ${from} has no ${name}`);
+        return [field, borrowed];
+      }),
+    );
+    out[id] = { type: 'object', properties, ...(t.required ? { required: t.required } : {}), additionalProperties: false };
+  }
+  return Object.fromEntries(Object.keys(falEndpoints).map((id) => [id, out[id]!]));
 }
 
 const isFileLike = (t: ts.Type) => ['Blob', 'File'].includes(t.getSymbol()?.getName() ?? '');
@@ -139,6 +189,7 @@ export function falInputSchemasDocument(): JsonSchema {
         Object.fromEntries(Object.entries(fields).map(([f, l]) => [f, { ...l.rule, source: l.source }])),
       ]),
     ),
+    transcribed: Object.fromEntries(Object.entries(transcribedInputs).map(([id, t]) => [id, t.source])),
     endpoints: falInputSchemas(),
   };
 }

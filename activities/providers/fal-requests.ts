@@ -136,6 +136,24 @@ const falRequestBuilders: Record<FalRequestShape, (c: BuildContext) => Promise<F
     };
   },
 
+  // Kling 3.0 Turbo: its own schema (fal.ai/models/fal-ai/kling-video/v3/turbo/pro/*/llms.txt): the first
+  // frame is `image_url`; the pages list no generate_audio, aspect ratio on image-to-video, or end frame.
+  async 'kling-turbo'(c) {
+    const { first } = videoFrames(c);
+    type Turbo = FalInput<'fal-ai/kling-video/v3/turbo/pro/text-to-video'>;
+    const duration = String(c.duration) as NonNullable<Turbo['duration']>;
+    if (first && c.secondary.imageToVideo) {
+      return {
+        endpointId: c.secondary.imageToVideo,
+        input: { prompt: c.prompt, image_url: await c.url(first), duration } satisfies FalInput<'fal-ai/kling-video/v3/turbo/pro/image-to-video'>,
+      };
+    }
+    return {
+      endpointId: c.endpointId,
+      input: { prompt: c.prompt, duration, aspect_ratio: c.aspectRatio as Turbo['aspect_ratio'] } satisfies Turbo,
+    };
+  },
+
   async seedance(c) {
     const { first, end } = videoFrames(c);
     type Seedance = FalInput<'fal-ai/bytedance/seedance/v1.5/pro/text-to-video'>;

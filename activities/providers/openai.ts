@@ -1,4 +1,4 @@
-// OpenAI Images adapter for gpt-image-1.5: POST {base}/v1/images/generations with Bearer auth, the
+// OpenAI Images adapter for gpt-image-1.5 and gpt-image-2: POST {base}/v1/images/generations with Bearer auth, the
 // request and answer as every host of OpenAI's Images API has them (images-api.ts, which also says why a
 // retried submit never pays twice). A 429 `insufficient_quota` (the account is out of credit) is our
 // account's, unlike a rate-limit 429 (http.ts). The base URL is read like the SDK's OPENAI_BASE_URL,
@@ -10,6 +10,19 @@ import type { AdapterModule } from './adapter-module.js';
 import { apiOrigin, joinUrl } from './http.js';
 import { createImagesApiAdapter, gptImageSize, type ImagesApiRef } from './images-api.js';
 import type { OpenAIImageGenerateParams } from './contracts/openai.js';
+
+/**
+ * gpt-image-2 takes any WIDTHxHEIGHT within its limits (contracts/openai.ts gptImage2SizeProblem), so
+ * each aspect ratio gets its own exact size: the largest OpenAI does not call experimental (at most
+ * 2560x1440, and the square with the same pixel count).
+ */
+export const gptImage2Sizes: Readonly<Record<string, string>> = { '1:1': '1920x1920', '16:9': '2560x1440', '9:16': '1440x2560' };
+
+/** The `size` sent for a model: gpt-image-2's exact size per ratio, else the three fixed gpt-image sizes. */
+export function openaiImageSize(model: string, aspectRatio: string): string {
+  if (model.startsWith('gpt-image-2')) return gptImage2Sizes[aspectRatio] ?? gptImage2Sizes['1:1']!;
+  return gptImageSize(aspectRatio);
+}
 
 export interface OpenAIConfig {
   key: string;
@@ -33,14 +46,16 @@ export function createOpenAIAdapter(cfg: OpenAIConfig): ProviderAdapter {
     timeoutMs: cfg.timeoutMs,
     url: joinUrl(openaiApiBase(cfg.baseUrl), '/v1/images/generations'),
     headers: { authorization: `Bearer ${cfg.key}` },
-    body: (req, count) =>
-      ({
-        model: req.providerModelId ?? req.route.providerModelId,
+    body: (req, count) => {
+      const model = req.providerModelId ?? req.route.providerModelId;
+      return {
+        model,
         prompt: req.prompt ?? '',
         n: count,
-        size: gptImageSize(req.aspectRatio ?? req.route.defaultAspectRatio),
+        size: openaiImageSize(model, req.aspectRatio ?? req.route.defaultAspectRatio),
         output_format: 'png',
-      }) satisfies OpenAIImageGenerateParams,
+      } satisfies OpenAIImageGenerateParams;
+    },
   });
 }
 

@@ -2600,7 +2600,7 @@ export interface operations {
                     project_id: string;
                     prompt: string;
                     /** @enum {string} */
-                    model: "nano-banana-2" | "gpt-image-1.5" | "seedream-4.5";
+                    model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "seedream-4.5";
                     /** @enum {string} */
                     aspect_ratio: "1:1" | "9:16" | "16:9";
                     count: number;
@@ -3316,7 +3316,7 @@ export interface operations {
                     project_id: string;
                     prompt: string;
                     /** @enum {string} */
-                    model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-2.6" | "veo-3.1" | "seedance-1.5" | "grok-video";
+                    model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "seedance-1.5" | "grok-video";
                     aspect_ratio?: string;
                     duration?: number;
                     resolution?: string;
@@ -3350,6 +3350,15 @@ export interface operations {
                 } | {
                     /** @constant */
                     model?: "kling-3.0";
+                    /** @enum {unknown} */
+                    aspect_ratio?: "16:9" | "9:16" | "1:1";
+                    duration?: number;
+                    /** @enum {unknown} */
+                    resolution?: "1080p";
+                    reference_file_ids?: unknown;
+                } | {
+                    /** @constant */
+                    model?: "kling-3.0-turbo";
                     /** @enum {unknown} */
                     aspect_ratio?: "16:9" | "9:16" | "1:1";
                     duration?: number;

@@ -44,6 +44,26 @@ export const imageEntries = {
     deadlineSeconds: 300,
     price: { per: 'image', credits: 6, providerCost: 4 },
   },
+  'gpt-image-2': {
+    model: 'gpt-image-2',
+    kind: 'image',
+    provider: 'openai',
+    providerModelId: 'gpt-image-2',
+    // openai-node (the pinned `openai` package, resources/images.d.ts, read 2026-11-27): gpt-image-2 is an
+    // ImageModel; `size` takes any WIDTHxHEIGHT with both sides divisible by 16, a ratio between 1:3 and
+    // 3:1, at most 3840x2160, "experimental" above 2560x1440; n 1–10; GPT image models answer b64_json.
+    // The image kind asks for an aspect ratio, not a size, so each ratio is served at one exact size
+    // (activities/providers/openai.ts gptImage2Sizes), checked against those limits by the fake and a test.
+    otherRoutes:
+      "OpenAI's Images API. Azure OpenAI in Microsoft Foundry lists gpt-image-2 among its image generation models (MicrosoftDocs/azure-ai-docs articles/foundry/openai/includes/models-azure-direct-openai.md, 2026-06-11), but the Azure pages read state sizes for the gpt-image-1 series only (how-to dall-e.md: three fixed sizes), not whether a deployment takes gpt-image-2's arbitrary sizes, and a second deployment setting would be needed beside AZURE_OPENAI_IMAGE_DEPLOYMENT: no Azure route until those are documented.",
+    source:
+      "openai-node resources/images.d.ts (ImageModel gpt-image-2; size WIDTHxHEIGHT, multiples of 16, ratio 1:3–3:1, max 3840x2160), read 2026-11-27; price: OpenAI bills gpt-image-2 per token ($30 per 1M image output tokens, as resellers transcribe OpenAI's pricing page), so providerCost is an upper estimate per image at these sizes",
+    aspectRatios: imageRatios,
+    servedAs: { '1:1': '1920×1920', '16:9': '2560×1440', '9:16': '1440×2560' },
+    defaultAspectRatio: '1:1',
+    deadlineSeconds: 300,
+    price: { per: 'image', credits: 12, providerCost: 8 },
+  },
   'seedream-4.5': {
     model: 'seedream-4.5',
     kind: 'image',

@@ -61,7 +61,7 @@ export interface ModelRoute {
 }
 
 /** The fal request builders (activities/providers/fal.ts), one per documented input schema family. */
-export const falRequestShapes = ['nano-banana', 'seedream', 'veo', 'kling', 'seedance', 'grok', 'wan-animate-replace'] as const;
+export const falRequestShapes = ['nano-banana', 'seedream', 'veo', 'kling', 'kling-turbo', 'seedance', 'grok', 'wan-animate-replace'] as const;
 export type FalRequestShape = (typeof falRequestShapes)[number];
 
 export interface AlternateRoute {

@@ -36,7 +36,9 @@ export const videoEntries = {
     resolutions: ['720p', '1080p'],
     defaultResolution: '1080p',
     deadlineSeconds: 1800,
-    price: { per: 'second', credits: 30, providerCost: 20 },
+    // The same upstream call as veo-3.1 (fal-ai/veo3.1, audio on, 720p or 1080p at one per-second rate),
+    // so the same price: a name is not a tier. test/unit/catalog-prices.test.ts holds the two together.
+    price: { per: 'second', credits: 20, providerCost: 14 },
   },
   'sora-2': {
     model: 'sora-2',
@@ -91,6 +93,36 @@ export const videoEntries = {
     defaultResolution: '1080p',
     deadlineSeconds: 1200,
     price: { per: 'second', credits: 14, providerCost: 10 },
+  },
+  'kling-3.0-turbo': {
+    model: 'kling-3.0-turbo',
+    kind: 'video',
+    provider: 'fal',
+    providerModelId: 'fal-ai/kling-video/v3/turbo/pro/text-to-video',
+    falRequest: 'kling-turbo',
+    secondaryModelIds: { imageToVideo: 'fal-ai/kling-video/v3/turbo/pro/image-to-video' },
+    // fal.ai/models/fal-ai/kling-video/v3/turbo/pro/text-to-video/llms.txt (read 2026-11-27): "high quality
+    // 1080p", duration "3" … "15", aspect_ratio 16:9 | 9:16 | 1:1, $0.14 per second; image-to-video takes
+    // image_url (the first frame) and names no last frame. The pinned @fal-ai/client has neither endpoint,
+    // so their bodies are checked against a transcription (contracts/fal.ts FalTranscribedInputs). fal
+    // also serves a Standard Turbo at 720p (…/v3/turbo/standard/*, $0.112 per second): not offered here.
+    otherRoutes:
+      "fal only (fal-ai/kling-video/v3/turbo/pro/*). Kuaishou's own Kling API is not reachable from this build's sources (see kling-3.0). No alternate.",
+    source:
+      'fal.ai/models/fal-ai/kling-video/v3/turbo/pro/text-to-video/llms.txt and …/image-to-video/llms.txt, read 2026-11-27 (duration 3-15, aspect_ratio 16:9 | 9:16 | 1:1, 1080p, $0.14 per second; prompt best under 2500 characters)',
+    // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
+    maxReferenceImages: 1,
+    // fal asks for prompts under 2500 characters; longer ones are refused here rather than risked.
+    promptChars: { max: 2500 },
+    endFrame: false,
+    aspectRatios: ['16:9', '9:16', '1:1'],
+    defaultAspectRatio: '16:9',
+    durations: { min: 3, max: 15 },
+    defaultDuration: 5,
+    resolutions: ['1080p'],
+    defaultResolution: '1080p',
+    deadlineSeconds: 1200,
+    price: { per: 'second', credits: 7, providerCost: 5 },
   },
   'kling-2.6': {
     model: 'kling-2.6',
@@ -147,6 +179,7 @@ export const videoEntries = {
     resolutions: ['720p', '1080p'],
     defaultResolution: '720p',
     deadlineSeconds: 1200,
+    // sora-2-pro calls the same endpoint with the same inputs, at this same price.
     price: { per: 'second', credits: 20, providerCost: 14 },
   },
   'seedance-1.5': {

@@ -1,7 +1,7 @@
 // Create-time refusals of what a live provider cannot deliver as asked, each a 400 naming the limit that
 // charges nothing: a talking-actor script whose speech would pass InfiniteTalk's 721 frames (28.8 s),
 // and the limits of fal's published input schemas (Veo reference-to-video: 8 s and at most 3 images;
-// Kling: 2,500 prompt characters; Nano Banana 2: at least 3).
+// Kling: 2,500 prompt characters, and Kling 3.0 Turbo's 3–15 s without an end frame; Nano Banana 2: at least 3).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, createTenant, type TestDatabase, type Tenant } from '../support/stack.js';
@@ -168,6 +168,26 @@ describe("fal's published limits at create time, over HTTP", () => {
       '/v1/videos/generate',
       { model: 'kling-3.0', prompt: 'a fox in the snow', end_frame_file_id: images[0] },
       'end_frame_file_id: kling-3.0 needs start_frame_file_id (the first frame) with an end frame',
+    );
+  });
+
+  test('Kling 3.0 Turbo outside what fal lists: 16 s or 2 s, an end frame, a 2,501-character prompt', async () => {
+    for (const duration of [16, 2]) {
+      await refused(
+        '/v1/videos/generate',
+        { model: 'kling-3.0-turbo', prompt: 'a fox in the snow', duration },
+        'duration: kling-3.0-turbo supports 3 to 15 seconds',
+      );
+    }
+    await refused(
+      '/v1/videos/generate',
+      { model: 'kling-3.0-turbo', prompt: 'a fox in the snow', start_frame_file_id: images[0], end_frame_file_id: images[1] },
+      'end_frame_file_id: kling-3.0-turbo takes no end frame',
+    );
+    await refused(
+      '/v1/videos/generate',
+      { model: 'kling-3.0-turbo', prompt: 'a'.repeat(2501) },
+      'prompt: kling-3.0-turbo takes at most 2500 characters; this prompt has 2501',
     );
   });
 

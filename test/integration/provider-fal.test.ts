@@ -66,6 +66,28 @@ describe('fal queue adapter', () => {
     assert.equal(seen.at(-1)!.outputs![0]!.contentType, 'video/mp4');
   });
 
+  test('Kling 3.0 Turbo: a first frame goes to its image-to-video as image_url, text-to-video sends the ratio, and its schema refuses 16 s', async () => {
+    const start = await storeInput(storage, 'start_frame');
+    const ref = await fal.submit(requestFor('kling-3.0-turbo', { inputs: [start], duration: 15 }), ctx);
+    const submit = fake.requestsOf('submit').at(-1)!;
+    assert.equal(submit.path, '/fal-ai/kling-video/v3/turbo/pro/image-to-video');
+    const body = submit.json as Record<string, string>;
+    assert.deepEqual(Object.keys(body).sort(), ['duration', 'image_url', 'prompt']);
+    assert.equal(body.duration, '15');
+    assert.equal((await fetch(body.image_url!)).status, 200, 'the presigned input URL serves the stored file');
+    assert.equal((await pollToEnd(fal, ref, ctx)).at(-1)!.state, 'succeeded');
+
+    await fal.submit(requestFor('kling-3.0-turbo', { aspectRatio: '9:16', duration: 3 }), ctx);
+    const text = fake.requestsOf('submit').at(-1)!;
+    assert.equal(text.path, '/fal-ai/kling-video/v3/turbo/pro/text-to-video');
+    assert.deepEqual(text.json, { prompt: requestFor('kling-3.0-turbo').prompt, duration: '3', aspect_ratio: '9:16' });
+
+    // Bypass the catalog's validation: fal's page lists 3 to 15 seconds.
+    const err = await errorOf(() => fal.submit(requestFor('kling-3.0-turbo', { duration: 16 }), ctx));
+    assert.equal(err.status, 422, err.message);
+    assert.match(err.message, /duration/);
+  });
+
   test('a 503 on status is retryable, and the next poll goes on', async () => {
     const ref = await fal.submit(requestFor('seedream-4.5'), ctx);
     fake.script('status', { status: 503, body: { detail: 'Service temporarily unavailable', error_type: 'runner_scheduling_failure' } }, 2);

@@ -1,4 +1,4 @@
-// Contract tests of the OpenAI Images adapter (gpt-image-1.5) against a local server speaking the
+// Contract tests of the OpenAI Images adapter (gpt-image-1.5, gpt-image-2) against a local server speaking the
 // documented protocol; generated images land in real MinIO.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -56,6 +56,33 @@ describe('OpenAI images adapter', () => {
     assert.equal(fake.generations, before + 1);
     assert.deepEqual(again, first);
     assert.equal((fake.requestsOf('images').at(-1)!.json as { size: string }).size, '1024x1536');
+  });
+
+  test('gpt-image-2 is sent the exact size of each aspect ratio, and the fake refuses a size outside its limits', async () => {
+    for (const [ratio, size] of [
+      ['16:9', '2560x1440'],
+      ['9:16', '1440x2560'],
+      ['1:1', '1920x1920'],
+    ] as const) {
+      const req = requestFor('gpt-image-2', { aspectRatio: ratio });
+      const ref = await openai.submit(req, ctx);
+      assert.deepEqual(fake.requestsOf('images').at(-1)!.json, { model: 'gpt-image-2', prompt: req.prompt, n: 1, size, output_format: 'png' });
+      assert.equal(fake.lastSize, size);
+      assert.equal((await openai.poll(ref, ctx)).state, 'succeeded');
+    }
+    const post = (model: string, size: string) =>
+      fetch(`${fake.url}/v1/images/generations`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fake.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model, prompt: 'a cat', size }),
+      });
+    for (const size of ['3856x2160', '3840x2176', '1000x1000', '3840x1264']) {
+      const res = await post('gpt-image-2', size);
+      assert.equal(res.status, 400, size);
+      assert.equal(((await res.json()) as { error: { param: string } }).error.param, 'size');
+    }
+    assert.equal((await post('gpt-image-2', '3840x2160')).status, 200, 'the largest documented size is taken');
+    assert.equal((await post('gpt-image-1.5', '2560x1440')).status, 400, 'gpt-image-1.5 keeps its three fixed sizes');
   });
 
   test('the fake replays nothing: two calls are two paid generations, whatever their headers', async () => {

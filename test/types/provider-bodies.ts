@@ -7,6 +7,7 @@ import type { FalInput } from '../../activities/providers/contracts/fal.js';
 import type { Conforms, ElevenLabsSdkBody, GoogleSdkVideosConfig, OpenAISdkImageParams } from '../../activities/providers/contracts/sdk.js';
 
 const url = 'https://example.test/in.png';
+type KlingTurboImage = FalInput<'fal-ai/kling-video/v3/turbo/pro/image-to-video'>;
 
 // What the adapters send is accepted.
 export const veoReference = {
@@ -24,6 +25,7 @@ export const klingImage = {
   duration: '10',
   generate_audio: true,
 } satisfies FalInput<'fal-ai/kling-video/v2.6/pro/image-to-video'>;
+export const klingTurboImage = { prompt: 'a fox', image_url: url, duration: '12' } satisfies KlingTurboImage;
 export const nano = { prompt: 'a fox', num_images: 2, aspect_ratio: '16:9', output_format: 'png' } satisfies FalInput<'fal-ai/nano-banana-2'>;
 export const openai = { model: 'gpt-image-1.5', prompt: 'a fox', n: 1, size: '1536x1024', output_format: 'png' } satisfies OpenAISdkImageParams;
 export const elevenlabs = {
@@ -39,6 +41,8 @@ export const veoWrongField = { prompt: 'a fox', image_urls: [url], image_url: ur
 export const klingWrongDuration = { prompt: 'a fox', duration: '7' } satisfies FalInput<'fal-ai/kling-video/v2.6/pro/text-to-video'>;
 // @ts-expect-error Kling 2.6 image-to-video has no cfg_scale (its text-to-video has)
 export const klingWrongCfg = { prompt: 'a fox', start_image_url: url, cfg_scale: 0.5 } satisfies FalInput<'fal-ai/kling-video/v2.6/pro/image-to-video'>;
+// @ts-expect-error Kling 3.0 Turbo's first frame is `image_url`, not Kling 3.0 Pro's `start_image_url` (a transcribed endpoint is checked too)
+export const klingTurboWrongField = { prompt: 'a fox', image_url: url, start_image_url: url } satisfies KlingTurboImage;
 // @ts-expect-error InfiniteTalk needs the audio
 export const infinitalkNoAudio = { prompt: 'talking', image_url: url } satisfies FalInput<'fal-ai/infinitalk'>;
 // @ts-expect-error OpenAI Images takes a `size`, not an aspect ratio

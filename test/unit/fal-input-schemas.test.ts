@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { falInputSchemasDocument, falInputSchemasPath, publishedLimits } from '../../scripts/fal-input-schemas.js';
+import { falInputSchemasDocument, falInputSchemasPath, publishedLimits, transcribedInputs } from '../../scripts/fal-input-schemas.js';
 import { falEndpoints } from '../../activities/providers/contracts/fal.js';
 
 test('the checked-in fal input schemas match the pinned @fal-ai/client (npm run fal:schemas regenerates them)', () => {
@@ -12,6 +12,7 @@ test('the checked-in fal input schemas match the pinned @fal-ai/client (npm run 
   const fresh = falInputSchemasDocument();
   assert.equal(checkedIn.source, fresh.source);
   assert.deepEqual(checkedIn.limits, fresh.limits);
+  assert.deepEqual(checkedIn.transcribed, fresh.transcribed);
   assert.deepEqual(checkedIn.endpoints, fresh.endpoints);
   assert.deepEqual(Object.keys(fresh.endpoints as object).sort(), Object.keys(falEndpoints).sort(), 'one schema per endpoint the adapters call');
 });
@@ -26,4 +27,19 @@ test('every published limit has a source, and lands on its field', () => {
   }
   assert.deepEqual(endpoints['fal-ai/veo3.1/reference-to-video']!.properties.duration!.enum, ['8s']);
   assert.equal(endpoints['fal-ai/veo3.1/reference-to-video']!.properties.image_urls!.maxItems, 3);
+});
+
+test('an endpoint the pinned client does not type is transcribed with its source, refusing fields fal does not list', () => {
+  const endpoints = falInputSchemasDocument().endpoints as Record<string, { properties: Record<string, unknown>; additionalProperties: boolean }>;
+  for (const [id, t] of Object.entries(transcribedInputs)) {
+    assert.ok(t.source.includes(`fal.ai/models/${id}/llms.txt`), `${id} names fal's own page`);
+    assert.equal(endpoints[id]!.additionalProperties, false);
+  }
+  const turbo = endpoints['fal-ai/kling-video/v3/turbo/pro/text-to-video']!;
+  assert.deepEqual(Object.keys(turbo.properties).sort(), ['aspect_ratio', 'duration', 'multi_prompt', 'prompt']);
+  assert.deepEqual(
+    turbo.properties.multi_prompt,
+    endpoints['fal-ai/kling-video/v3/pro/text-to-video']!.properties.multi_prompt,
+    "the element type is Kling 3.0 Pro's",
+  );
 });

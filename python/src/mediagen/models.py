@@ -171,7 +171,7 @@ class Health(TypedDict, closed=True):
 class ImageCreate(TypedDict, closed=True):
     project_id: str
     prompt: str
-    model: Literal["nano-banana-2", "gpt-image-1.5", "seedream-4.5"]
+    model: Literal["nano-banana-2", "gpt-image-1.5", "gpt-image-2", "seedream-4.5"]
     aspect_ratio: Literal["1:1", "9:16", "16:9"]
     count: int
     webhook_url: NotRequired[str]
@@ -719,6 +719,7 @@ class VideoCreate(TypedDict, closed=True):
         "sora-2-pro",
         "sora-2",
         "kling-3.0",
+        "kling-3.0-turbo",
         "kling-2.6",
         "veo-3.1",
         "seedance-1.5",

@@ -5,17 +5,20 @@
 // containing "forbidden" is refused by the safety system (400 moderation_blocked); `outOfQuota` makes
 // every call answer 429 insufficient_quota. Every accepted call is a new, paid generation: like the
 // real API, nothing is replayed by an idempotency key.
-import { openaiImageGenerateParams } from '../../../activities/providers/contracts/openai.js';
+import { gptImage2SizeProblem, openaiImageGenerateParams } from '../../../activities/providers/contracts/openai.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
 
 const models = ['gpt-image-1.5', 'gpt-image-1-mini', 'gpt-image-2'];
-/** Sizes the GPT image models accept (the SDK type also lists DALL·E sizes). */
+/** Sizes the GPT image models accept (the SDK type also lists DALL·E sizes); gpt-image-2 takes WIDTHxHEIGHT within its limits too. */
 const gptImageSizes = ['auto', '1024x1024', '1536x1024', '1024x1536'];
+const arbitrarySizes = (model: string) => model.startsWith('gpt-image-2');
 
 export class FakeOpenAI extends FakeServer {
   readonly key: string;
   generations = 0;
   outOfQuota = false;
+  /** The `size` of the last accepted generation. */
+  lastSize: string | undefined;
   /** How long an accepted generation takes before the answer (the real API answers when the image is made). */
   generationMs = 0;
 
@@ -39,7 +42,10 @@ export class FakeOpenAI extends FakeServer {
     }
     const b = parsed.data;
     if (typeof b.model !== 'string' || !models.includes(b.model)) return invalid('model', `Invalid model: ${String(b.model)}`);
-    if (b.size != null && !gptImageSizes.includes(b.size)) return invalid('size', `Invalid size '${b.size}'. Supported: ${gptImageSizes.join(', ')}`);
+    if (b.size != null && !gptImageSizes.includes(b.size)) {
+      const problem = arbitrarySizes(b.model) ? gptImage2SizeProblem(b.size) : `Supported: ${gptImageSizes.join(', ')}`;
+      if (problem) return invalid('size', `Invalid size '${b.size}': ${problem}`);
+    }
     if (b.response_format != null) return invalid('response_format', 'Unknown parameter: response_format is not supported for GPT image models.');
     if (this.outOfQuota) {
       return json(429, {
@@ -62,6 +68,7 @@ export class FakeOpenAI extends FakeServer {
       });
     }
     this.generations++;
+    this.lastSize = b.size ?? undefined;
     const n = b.n ?? 1;
     return {
       ...json(200, {

@@ -1,0 +1,92 @@
+// The newer catalog models, one job each over HTTP on the real stack (gateway, Temporal workflows,
+// Postgres, MinIO) against local fakes speaking the providers' protocols: gpt-image-2 on OpenAI's
+// Images API (sent its exact size per aspect ratio) and Kling 3.0 Turbo on fal's queue (the fake
+// holds its body to the transcription of fal's page). Each job completes and is charged its catalog
+// price once; a duration fal does not list is a 400 that charges nothing.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTenant, createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
+import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/openai.js';
+import { jobFinished, jobLedger } from '../support/job-helpers.js';
+import { catalog, priceFor } from '../../shared/catalog.js';
+
+let tdb: TestDatabase;
+let live: LiveFal;
+let openai: FakeOpenAI;
+let gw: Gateway;
+let workers: Workers;
+
+before(async () => {
+  tdb = await createTestDatabase();
+  [live, openai] = await Promise.all([startLiveFal(), startFakeOpenAI()]);
+  const config = testConfig(tdb.url, {
+    ...live.env,
+    OPENAI_API_KEY: openai.key,
+    OPENAI_BASE_URL: openai.url,
+    RATE_LIMIT_GENERATE_PER_MIN: '1000',
+    RATE_LIMIT_POLL_PER_MIN: '100000',
+    RECONCILE_INTERVAL_MS: '3600000',
+  });
+  gw = await startGateway(config, tdb.db);
+  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:openai,provider:fal');
+});
+
+after(async () => {
+  await workers?.stop();
+  await gw?.close();
+  await Promise.all([live?.close(), openai?.close()]);
+  await tdb?.drop();
+});
+
+describe('newer catalog models, end to end against the fakes', () => {
+  test('gpt-image-2: a 16:9 job is generated at 2560x1440 on OpenAI, completes, and is charged its price once', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const c = api(gw.baseUrl, t.apiKey);
+    const r = await c.post('/v1/images/generate', {
+      project_id: t.projectId,
+      prompt: 'a lighthouse at dusk',
+      model: 'gpt-image-2',
+      aspect_ratio: '16:9',
+      count: 2,
+    });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.data.provider, 'openai');
+    const price = priceFor(catalog['gpt-image-2'], { count: 2 });
+    const row = await jobFinished(tdb.db, r.body.data.id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    const call = openai.requestsOf('images').at(-1)!.json as { model: string; size: string; n: number };
+    assert.deepEqual([call.model, call.size, call.n], ['gpt-image-2', '2560x1440', 2]);
+    assert.deepEqual(await jobLedger(tdb.db, row.id), [['charge', -price]]);
+    assert.equal(await creditsOf(tdb.db, t), 100 - price);
+  });
+
+  test('kling-3.0-turbo: a 15 s job runs on fal text-to-video, completes, and is charged 15 s; 16 s is refused with nothing charged', async () => {
+    const t = await createTenant(tdb.db, 1000);
+    const c = api(gw.baseUrl, t.apiKey);
+    const refused = await c.post('/v1/videos/generate', { project_id: t.projectId, prompt: 'a fox in the snow', model: 'kling-3.0-turbo', duration: 16 });
+    assert.equal(refused.status, 400, refused.text);
+    assert.equal(refused.body.error.code, 'invalid_request');
+    assert.equal(await creditsOf(tdb.db, t), 1000);
+
+    const r = await c.post('/v1/videos/generate', {
+      project_id: t.projectId,
+      prompt: 'a fox in the snow',
+      model: 'kling-3.0-turbo',
+      aspect_ratio: '1:1',
+      duration: 15,
+    });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.data.provider, 'fal');
+    const row = await jobFinished(tdb.db, r.body.data.id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    const submit = live.fal.requestsOf('submit').find((s) => (s.json as { prompt?: string }).prompt === 'a fox in the snow')!;
+    assert.equal(submit.path, '/fal-ai/kling-video/v3/turbo/pro/text-to-video');
+    assert.deepEqual(submit.json, { prompt: 'a fox in the snow', duration: '15', aspect_ratio: '1:1' });
+    const price = priceFor(catalog['kling-3.0-turbo'], { duration: 15 });
+    assert.equal(price, 15 * catalog['kling-3.0-turbo'].price.credits);
+    assert.deepEqual(await jobLedger(tdb.db, row.id), [['charge', -price]]);
+    assert.equal(await creditsOf(tdb.db, t), 1000 - price);
+  });
+});
