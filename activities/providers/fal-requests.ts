@@ -38,7 +38,7 @@ export const falBuilderEndpoints = {
 } as const satisfies Record<FalRequestShape, { main: readonly FalEndpointId[] } & Record<string, readonly FalEndpointId[]>>;
 
 type Endpoints = typeof falBuilderEndpoints;
-type EndpointOf<S extends FalRequestShape, R extends keyof Endpoints[S]> = Endpoints[S][R] extends readonly (infer E)[] ? E : never;
+export type EndpointOf<S extends FalRequestShape, R extends keyof Endpoints[S]> = Endpoints[S][R] extends readonly (infer E)[] ? E : never;
 
 /** Fields of `B` that one of the endpoints `E` lacks. */
 type FalExtraKeys<E extends FalEndpointId, B> = E extends FalEndpointId ? ExtraKeys<B, FalInput<E>> : never;
@@ -103,7 +103,7 @@ function videoFrames(c: BuildContext) {
 // it builds); `AnyOf`: the values some endpoint takes, where versions differ (Kling 3.0 renders 3–15 s,
 // Kling 2.6 5 or 10 s): there the catalog's own values for each model keep a request inside its
 // endpoint's enum, and the fake fal server refuses any other.
-type FieldTuple<S extends FalRequestShape, F extends string> =
+export type FieldTuple<S extends FalRequestShape, F extends string> =
   EndpointOf<S, keyof Endpoints[S]> extends infer E
     ? E extends FalEndpointId
       ? F extends keyof FalInput<E>
@@ -112,7 +112,7 @@ type FieldTuple<S extends FalRequestShape, F extends string> =
       : never
     : never;
 type Intersect<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
-type Common<S extends FalRequestShape, F extends string> =
+export type Common<S extends FalRequestShape, F extends string> =
   Intersect<FieldTuple<S, F>> extends readonly [unknown] ? Intersect<FieldTuple<S, F>>[0] & string : never;
 type AnyOf<S extends FalRequestShape, F extends string> = FieldTuple<S, F>[0] & string;
 
