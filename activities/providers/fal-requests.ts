@@ -102,7 +102,7 @@ function videoFrames(c: BuildContext) {
 // adds one. `Common`: the values every endpoint of a builder takes (so one narrowing serves each body
 // it builds); `AnyOf`: the values some endpoint takes, where versions differ (Kling 3.0 renders 3–15 s,
 // Kling 2.6 5 or 10 s): there the catalog's own values for each model keep a request inside its
-// endpoint's enum, and the fake fal server refuses any other.
+// endpoint's enum (test/types/catalog-fal-values.ts proves it), and the fake fal server refuses any other.
 export type FieldTuple<S extends FalRequestShape, F extends string> =
   EndpointOf<S, keyof Endpoints[S]> extends infer E
     ? E extends FalEndpointId
