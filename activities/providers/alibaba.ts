@@ -33,7 +33,9 @@ import {
 } from './http.js';
 import { conformActorImage, conformMotionVideo } from './conform.js';
 import { mediaToolsFrom, type MediaTools } from './media-tools.js';
+import { oneOf } from './body-check.js';
 import {
+  alibabaAnimateMixModelIds,
   dashscopeAsyncHeader,
   dashscopeCodes,
   type AlibabaAnimateMixMode,
@@ -146,7 +148,7 @@ export function createAlibabaAdapter(cfg: AlibabaConfig): ProviderAdapter {
     if (!video || !image) throw new ProviderError('replace-actor needs a character image and a motion video', { retryable: false });
     const [motion, actor] = await Promise.all([conformMotionVideo(req, video, ctx, cfg.media), conformActorImage(req, image, ctx, cfg.media)]);
     return {
-      model: model as AlibabaAnimateMixRequest['model'],
+      model: oneOf('Alibaba', 'model', alibabaAnimateMixModelIds, model),
       input: { image_url: await ctx.inputUrl(actor.key), video_url: await ctx.inputUrl(motion.key) },
       parameters: { mode: alibabaAnimateMixMode },
     };

@@ -19,7 +19,10 @@ import type { AdapterModule } from './adapter-module.js';
 import { errorFromResponse, joinUrl, malformed, parseJson, providerFetch, providerReason, readText, scrub, type HttpCallOptions } from './http.js';
 import {
   arkSeedanceModelId,
+  arkSeedanceRatios,
+  arkSeedanceResolutions,
   arkSeedreamModelId,
+  arkSeedreamAspectRatios,
   arkSeedreamSizes,
   type ArkError,
   type ArkImageGenerationRequest,
@@ -31,6 +34,7 @@ import {
 import { jobOutputKey } from '../../shared/storage.js';
 import { sniffMediaType } from '../../shared/media-type.js';
 import { BYTEPLUS_IMAGE_TIMEOUT_MS } from './call-timeouts.js';
+import { exact, oneOf } from './body-check.js';
 
 export interface ByteplusConfig {
   key: string;
@@ -162,9 +166,7 @@ export function createByteplusAdapter(cfg: ByteplusConfig): ProviderAdapter {
   async function generateImages(req: ProviderRequest, ctx: ProviderContext): Promise<ProviderRef> {
     const o = opts('image generation', ctx, imageTimeoutMs);
     const model = modelFor(req);
-    const aspect = (req.aspectRatio ?? req.route.defaultAspectRatio) as keyof typeof arkSeedreamSizes;
-    const size = arkSeedreamSizes[aspect];
-    if (!size) throw new ProviderError(`BytePlus: ${req.model} has no size for aspect ratio ${aspect} on this route`, { retryable: false });
+    const size = arkSeedreamSizes[oneOf('BytePlus', 'aspect ratio', arkSeedreamAspectRatios, req.aspectRatio ?? req.route.defaultAspectRatio)];
     const refs = byRole(req.inputs, 'reference', 'image');
     const image = refs.length ? await Promise.all(refs.map((r) => ctx.inputUrl(r.key))) : undefined;
     const outputs: ByteplusImageRef['outputs'] = [];
@@ -175,7 +177,7 @@ export function createByteplusAdapter(cfg: ByteplusConfig): ProviderAdapter {
         outputs.push(earlier);
         continue;
       }
-      const body: ArkImageGenerationRequest = {
+      const body = exact<ArkImageGenerationRequest>()({
         model,
         prompt: req.prompt ?? '',
         ...(image ? { image: image.length === 1 ? image[0]! : image } : {}),
@@ -183,7 +185,7 @@ export function createByteplusAdapter(cfg: ByteplusConfig): ProviderAdapter {
         sequential_image_generation: 'disabled',
         response_format: 'b64_json',
         watermark: false,
-      };
+      });
       // Keep the activity alive while the synchronous call runs.
       const beat = setInterval(() => ctx.heartbeat({ phase: 'byteplus-images', image: n }), 10_000);
       let answer: ArkImagesResponse;
@@ -225,15 +227,15 @@ export function createByteplusAdapter(cfg: ByteplusConfig): ProviderAdapter {
       throw new ProviderError(`BytePlus: ${req.model} is text-to-video only on this route; the job has image inputs`, { retryable: false });
     if (!req.prompt) throw new ProviderError(`BytePlus: ${req.model} needs a prompt on this route`, { retryable: false });
     const content: ArkVideoTaskRequest['content'] = [{ type: 'text', text: req.prompt }];
-    const body: ArkVideoTaskRequest = {
+    const body = exact<ArkVideoTaskRequest>()({
       model: modelFor(req),
       content,
-      ratio: (req.aspectRatio ?? req.route.defaultAspectRatio) as ArkVideoTaskRequest['ratio'],
+      ratio: oneOf('BytePlus', 'ratio', arkSeedanceRatios, req.aspectRatio ?? req.route.defaultAspectRatio),
       duration: req.duration ?? req.route.defaultDuration,
-      resolution: (req.resolution ?? req.route.defaultResolution) as ArkVideoTaskRequest['resolution'],
+      resolution: oneOf('BytePlus', 'resolution', arkSeedanceResolutions, req.resolution ?? req.route.defaultResolution),
       generate_audio: true,
       watermark: false,
-    };
+    });
     const created = await callJson<Partial<ArkTaskCreated>>(
       tasksUrl,
       { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) },

@@ -17,6 +17,7 @@ import { createFalQueueClient, falConfigFrom, falOutputHeaders, isFalRef, type F
 import type { ElevenLabsTextToSpeechBody, ElevenLabsVoiceSettings } from './contracts/elevenlabs.js';
 import { infinitalkFps, infinitalkMaxFrames, infinitalkMinFrames, type FalInput } from './contracts/fal.js';
 import { ELEVENLABS_TIMEOUT_MS } from './call-timeouts.js';
+import { allOf, oneOf } from './body-check.js';
 
 export interface ElevenLabsConfig {
   key: string;
@@ -34,6 +35,8 @@ export interface TalkingActorRef {
 }
 
 const sampleRate = 24_000;
+
+const infinitalkResolutions = allOf<NonNullable<FalInput<'fal-ai/infinitalk'>['resolution']>>()(['480p', '720p']);
 
 /**
  * ElevenLabs `voice_settings` from our voice_options (speed 0.7–1.2, the others 0–1): only the options
@@ -132,6 +135,9 @@ export function createElevenLabsAdapter(
       ctx.heartbeat({ phase: 'speech-ready' });
       const lipsyncModel = req.route.secondaryModelIds?.lipsync;
       if (!lipsyncModel) throw new ProviderError(`${req.model} has no lipsync model in the catalog`, { retryable: false });
+      // The body below is checked against InfiniteTalk's input type: another lipsync endpoint needs its own.
+      if (lipsyncModel !== 'fal-ai/infinitalk')
+        throw new ProviderError(`${req.model}: the lipsync request is built for fal-ai/infinitalk, not ${lipsyncModel}`, { retryable: false });
       const numFrames = lipsyncFrames(speech.seconds);
       if (numFrames === undefined) {
         throw new ProviderError(
@@ -143,7 +149,7 @@ export function createElevenLabsAdapter(
         image_url: await ctx.inputUrl(image.key),
         audio_url: await ctx.inputUrl(speech.key),
         prompt: req.prompt ?? 'A person talking naturally to the camera.',
-        resolution: (req.resolution ?? req.route.defaultResolution ?? '720p') as FalInput<'fal-ai/infinitalk'>['resolution'],
+        resolution: oneOf('fal', 'resolution', infinitalkResolutions, req.resolution ?? req.route.defaultResolution ?? '720p'),
         num_frames: numFrames,
       } satisfies FalInput<'fal-ai/infinitalk'>;
       const lipsync = await fal.submit(lipsyncModel, input, req.jobId, ctx);

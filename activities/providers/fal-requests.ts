@@ -1,12 +1,58 @@
 // fal request bodies: one builder per documented fal input schema family (the catalog entry's
-// `falRequest` names its own), built against fal's input types (contracts/fal.ts) with `satisfies`.
+// `falRequest` names its own). Each builder sends only to the endpoints `falBuilderEndpoints` lists for
+// it, by role (`main` is the route's own endpoint; the other roles are the catalog's
+// `secondaryModelIds` keys): an endpoint the catalog names that the list lacks fails the job clearly.
+// Every body goes through `falBody(endpointId)(input)`, which checks it against fal's own input type
+// (contracts/fal.ts) of every endpoint the id may be: the values must be ones fal takes, and no field,
+// however it reached the body (a spread included), may be one an endpoint lacks (body-check.ts).
+// Values from the catalog or the request are narrowed to fal's enums with `oneOf`, never cast.
+//
+// Adding a model served by an existing family: add its endpoint ids to the family's roles here (and to
+// contracts/fal.ts falEndpoints); the compiler then checks the family's bodies against the new types.
 import type { InputFile, ProviderContext, ProviderRequest } from './types.js';
 import { ProviderError } from './types.js';
-import type { FalInput } from './contracts/fal.js';
+import type { FalEndpointId, FalInput } from './contracts/fal.js';
 import type { FalRequestShape } from '../../shared/catalog.js';
+import { allOf, oneOf, type ExtraKeys } from './body-check.js';
 const byRole = (inputs: InputFile[], ...roles: InputFile['role'][]) => inputs.filter((i) => roles.includes(i.role));
 
-type FalRequest = { endpointId: string; input: Record<string, unknown> };
+export type FalRequest = { endpointId: string; input: Record<string, unknown> };
+
+/** The fal endpoints each builder may send to, by role. */
+export const falBuilderEndpoints = {
+  'nano-banana': { main: ['fal-ai/nano-banana-2'], edit: ['fal-ai/nano-banana-2/edit'] },
+  seedream: { main: ['fal-ai/bytedance/seedream/v4.5/text-to-image'], edit: ['fal-ai/bytedance/seedream/v4.5/edit'] },
+  'wan-animate-replace': { main: ['fal-ai/wan/v2.2-14b/animate/replace'] },
+  veo: {
+    main: ['fal-ai/veo3.1', 'fal-ai/veo3.1/fast'],
+    imageToVideo: ['fal-ai/veo3.1/image-to-video', 'fal-ai/veo3.1/fast/image-to-video'],
+    firstLastFrame: ['fal-ai/veo3.1/first-last-frame-to-video', 'fal-ai/veo3.1/fast/first-last-frame-to-video'],
+    reference: ['fal-ai/veo3.1/reference-to-video'],
+  },
+  kling: {
+    main: ['fal-ai/kling-video/v3/pro/text-to-video', 'fal-ai/kling-video/v2.6/pro/text-to-video'],
+    imageToVideo: ['fal-ai/kling-video/v3/pro/image-to-video', 'fal-ai/kling-video/v2.6/pro/image-to-video'],
+  },
+  seedance: { main: ['fal-ai/bytedance/seedance/v1.5/pro/text-to-video'], imageToVideo: ['fal-ai/bytedance/seedance/v1.5/pro/image-to-video'] },
+  'kling-turbo': { main: ['fal-ai/kling-video/v3/turbo/pro/text-to-video'], imageToVideo: ['fal-ai/kling-video/v3/turbo/pro/image-to-video'] },
+  grok: { main: ['xai/grok-imagine-video/text-to-video'], imageToVideo: ['xai/grok-imagine-video/image-to-video'] },
+} as const satisfies Record<FalRequestShape, { main: readonly FalEndpointId[] } & Record<string, readonly FalEndpointId[]>>;
+
+type Endpoints = typeof falBuilderEndpoints;
+export type EndpointOf<S extends FalRequestShape, R extends keyof Endpoints[S]> = Endpoints[S][R] extends readonly (infer E)[] ? E : never;
+
+/** Fields of `B` that one of the endpoints `E` lacks. */
+type FalExtraKeys<E extends FalEndpointId, B> = E extends FalEndpointId ? ExtraKeys<B, FalInput<E>> : never;
+
+/**
+ * The request for `endpointId` with `input` checked against fal's type of every endpoint the id may be:
+ * its values one of them takes, and no field any of them lacks.
+ */
+export function falBody<E extends FalEndpointId>(endpointId: E) {
+  return <B extends FalInput<E>>(
+    input: B & ([FalExtraKeys<E, B>] extends [never] ? unknown : { 'fields a fal endpoint lacks': FalExtraKeys<E, B> }),
+  ): FalRequest => ({ endpointId, input: input as Record<string, unknown> });
+}
 
 /** What every builder works from: the request with the route's defaults filled in, and URL helpers. */
 interface BuildContext {
@@ -23,6 +69,24 @@ interface BuildContext {
 }
 
 /**
+ * The endpoint the catalog gives `shape` for `role` (`main`: the route's own), narrowed to the ones
+ * the builder is checked against; undefined when the catalog gives none for a secondary role.
+ */
+function endpointFor<S extends FalRequestShape, R extends keyof Endpoints[S] & string>(c: BuildContext, shape: S, role: R): EndpointOf<S, R> | undefined {
+  const id = role === 'main' ? c.endpointId : c.secondary[role];
+  if (id === undefined) return undefined;
+  const allowed = falBuilderEndpoints[shape][role] as readonly string[];
+  if (allowed.includes(id)) return id as EndpointOf<S, R>;
+  throw new ProviderError(`fal: the catalog names ${id} as the ${role} endpoint of a ${shape} request, which its builder is not checked against`, {
+    retryable: false,
+  });
+}
+
+function mainEndpoint<S extends FalRequestShape>(c: BuildContext, shape: S): EndpointOf<S, 'main' & keyof Endpoints[S]> {
+  return endpointFor(c, shape, 'main' as 'main' & keyof Endpoints[S] & string)!;
+}
+
+/**
  * The video inputs every video builder reads: first frame (the start frame, or the reference image on
  * a route without a reference endpoint), last frame, references. Where a reference endpoint exists,
  * every reference goes there, so a reference is never silently turned into a first frame.
@@ -35,35 +99,80 @@ function videoFrames(c: BuildContext) {
   return { first, end, refs };
 }
 
-async function imageEdit(c: BuildContext) {
-  const refs = byRole(c.req.inputs, 'reference', 'image');
-  const edit = refs.length && c.secondary.edit ? { image_urls: await c.urls(refs) } : undefined;
-  return { edit, endpointId: edit ? c.secondary.edit! : c.endpointId, count: c.req.count ?? 1 };
-}
+// fal's enums, as lists: `allOf` makes the compiler refuse a list that misses a value of the type or
+// adds one. `Common`: the values every endpoint of a builder takes (so one narrowing serves each body
+// it builds); `AnyOf`: the values some endpoint takes, where versions differ (Kling 3.0 renders 3–15 s,
+// Kling 2.6 5 or 10 s): there the catalog's own values for each model keep a request inside its
+// endpoint's enum (test/types/catalog-fal-values.ts proves it), and the fake fal server refuses any other.
+export type FieldTuple<S extends FalRequestShape, F extends string> =
+  EndpointOf<S, keyof Endpoints[S]> extends infer E
+    ? E extends FalEndpointId
+      ? F extends keyof FalInput<E>
+        ? [NonNullable<FalInput<E>[F]>]
+        : never
+      : never
+    : never;
+type Intersect<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+export type Common<S extends FalRequestShape, F extends string> =
+  Intersect<FieldTuple<S, F>> extends readonly [unknown] ? Intersect<FieldTuple<S, F>>[0] & string : never;
+type AnyOf<S extends FalRequestShape, F extends string> = FieldTuple<S, F>[0] & string;
+
+const nanoRatios = allOf<Common<'nano-banana', 'aspect_ratio'>>()([
+  'auto',
+  '21:9',
+  '16:9',
+  '3:2',
+  '4:3',
+  '5:4',
+  '1:1',
+  '4:5',
+  '3:4',
+  '2:3',
+  '9:16',
+  '4:1',
+  '1:4',
+  '8:1',
+  '1:8',
+]);
+const wanResolutions = allOf<Common<'wan-animate-replace', 'resolution'>>()(['480p', '580p', '720p']);
+const veoRatios = allOf<Common<'veo', 'aspect_ratio'>>()(['16:9', '9:16']);
+const veoResolutions = allOf<Common<'veo', 'resolution'>>()(['720p', '1080p']);
+// Veo reference-to-video types its duration as any string; its schema allows "8s" only (catalog referenceDurations).
+const veoDurations = allOf<Common<'veo', 'duration'>>()(['4s', '6s', '8s']);
+const klingRatios = allOf<Common<'kling', 'aspect_ratio'>>()(['16:9', '9:16', '1:1']);
+const klingDurations = allOf<AnyOf<'kling', 'duration'>>()(['3', '4', '5', '6', '7', '8', '9', '10', '11', '12', '13', '14', '15']);
+const klingTurboRatios = allOf<Common<'kling-turbo', 'aspect_ratio'>>()(['16:9', '9:16', '1:1']);
+const klingTurboDurations = allOf<Common<'kling-turbo', 'duration'>>()(['3', '4', '5', '6', '7', '8', '9', '10', '11', '12', '13', '14', '15']);
+const seedanceRatios = allOf<Common<'seedance', 'aspect_ratio'>>()(['auto', '21:9', '16:9', '4:3', '1:1', '3:4', '9:16']);
+const seedanceResolutions = allOf<Common<'seedance', 'resolution'>>()(['480p', '720p', '1080p']);
+const seedanceDurations = allOf<Common<'seedance', 'duration'>>()(['4', '5', '6', '7', '8', '9', '10', '11', '12']);
+const grokRatios = allOf<Common<'grok', 'aspect_ratio'>>()(['16:9', '4:3', '3:2', '1:1', '2:3', '3:4', '9:16']);
+const grokResolutions = allOf<Common<'grok', 'resolution'>>()(['480p', '720p']);
+
+const pick = <const L extends readonly (string | number)[]>(field: string, allowed: L, value: string | number | undefined) =>
+  oneOf('fal', field, allowed, value);
 
 /** One builder per documented fal input schema family; each catalog entry names its own (falRequest). */
 const falRequestBuilders: Record<FalRequestShape, (c: BuildContext) => Promise<FalRequest>> = {
   async 'nano-banana'(c) {
-    const { edit, endpointId, count } = await imageEdit(c);
-    return {
-      endpointId,
-      input: {
-        prompt: c.prompt,
-        num_images: count,
-        aspect_ratio: c.aspectRatio as FalInput<'fal-ai/nano-banana-2'>['aspect_ratio'],
-        output_format: 'png',
-        ...edit,
-      } satisfies FalInput<'fal-ai/nano-banana-2'> | FalInput<'fal-ai/nano-banana-2/edit'>,
+    const refs = byRole(c.req.inputs, 'reference', 'image');
+    const body = {
+      prompt: c.prompt,
+      num_images: c.req.count ?? 1,
+      aspect_ratio: pick('aspect_ratio', nanoRatios, c.aspectRatio),
+      output_format: 'png' as const,
     };
+    const edit = refs.length ? endpointFor(c, 'nano-banana', 'edit') : undefined;
+    if (edit) return falBody(edit)({ ...body, image_urls: await c.urls(refs) });
+    return falBody(mainEndpoint(c, 'nano-banana'))(body);
   },
 
   async seedream(c) {
-    const { edit, endpointId, count } = await imageEdit(c);
-    return {
-      endpointId,
-      input: { prompt: c.prompt, num_images: count, image_size: seedreamImageSize(c.aspectRatio), ...edit } satisfies
-        FalInput<'fal-ai/bytedance/seedream/v4.5/edit'> | FalInput<'fal-ai/bytedance/seedream/v4.5/text-to-image'>,
-    };
+    const refs = byRole(c.req.inputs, 'reference', 'image');
+    const body = { prompt: c.prompt, num_images: c.req.count ?? 1, image_size: seedreamImageSize(c.aspectRatio) };
+    const edit = refs.length ? endpointFor(c, 'seedream', 'edit') : undefined;
+    if (edit) return falBody(edit)({ ...body, image_urls: await c.urls(refs) });
+    return falBody(mainEndpoint(c, 'seedream'))(body);
   },
 
   async 'wan-animate-replace'(c) {
@@ -71,121 +180,81 @@ const falRequestBuilders: Record<FalRequestShape, (c: BuildContext) => Promise<F
     const [image] = byRole(c.req.inputs, 'image', 'actor_image', 'reference');
     if (!video || !image) throw new ProviderError('replace-actor needs a character image and a motion video', { retryable: false });
     // Wan Animate Replace takes no prompt: the motion video and the character image drive it.
-    return {
-      endpointId: c.endpointId,
-      input: {
-        video_url: await c.url(video),
-        image_url: await c.url(image),
-        resolution: c.resolution as FalInput<'fal-ai/wan/v2.2-14b/animate/replace'>['resolution'],
-      } satisfies FalInput<'fal-ai/wan/v2.2-14b/animate/replace'>,
-    };
+    return falBody(mainEndpoint(c, 'wan-animate-replace'))({
+      video_url: await c.url(video),
+      image_url: await c.url(image),
+      resolution: pick('resolution', wanResolutions, c.resolution),
+    });
   },
 
   async veo(c) {
     const { first, end, refs } = videoFrames(c);
-    const { secondary, url } = c;
-    type Veo = FalInput<'fal-ai/veo3.1'>;
-    const base = { prompt: c.prompt, duration: `${c.duration}s` as Veo['duration'], resolution: c.resolution as Veo['resolution'], generate_audio: true };
-    const ratio = c.aspectRatio as NonNullable<Veo['aspect_ratio']>;
-    if (first && end && secondary.firstLastFrame) {
-      return {
-        endpointId: secondary.firstLastFrame,
-        input: {
-          ...base,
-          aspect_ratio: ratio,
-          first_frame_url: await url(first),
-          last_frame_url: await url(end),
-        } satisfies FalInput<'fal-ai/veo3.1/first-last-frame-to-video'>,
-      };
-    }
-    if (first && secondary.imageToVideo)
-      return {
-        endpointId: secondary.imageToVideo,
-        input: { ...base, aspect_ratio: ratio, image_url: await url(first) } satisfies FalInput<'fal-ai/veo3.1/image-to-video'>,
-      };
-    if (refs.length && secondary.reference) {
-      return {
-        endpointId: secondary.reference,
-        input: { ...base, aspect_ratio: ratio, image_urls: await c.urls(refs) } satisfies FalInput<'fal-ai/veo3.1/reference-to-video'>,
-      };
-    }
-    return { endpointId: c.endpointId, input: { ...base, aspect_ratio: ratio } satisfies Veo };
+    const base = {
+      prompt: c.prompt,
+      duration: pick('duration', veoDurations, `${c.duration}s`),
+      resolution: pick('resolution', veoResolutions, c.resolution),
+      aspect_ratio: pick('aspect_ratio', veoRatios, c.aspectRatio),
+      generate_audio: true,
+    };
+    const firstLast = first && end ? endpointFor(c, 'veo', 'firstLastFrame') : undefined;
+    if (first && end && firstLast) return falBody(firstLast)({ ...base, first_frame_url: await c.url(first), last_frame_url: await c.url(end) });
+    const imageToVideo = first ? endpointFor(c, 'veo', 'imageToVideo') : undefined;
+    if (first && imageToVideo) return falBody(imageToVideo)({ ...base, image_url: await c.url(first) });
+    const reference = refs.length ? endpointFor(c, 'veo', 'reference') : undefined;
+    if (reference) return falBody(reference)({ ...base, image_urls: await c.urls(refs) });
+    return falBody(mainEndpoint(c, 'veo'))(base);
   },
 
   async kling(c) {
     const { first, end } = videoFrames(c);
-    type Kling = FalInput<'fal-ai/kling-video/v3/pro/text-to-video'>;
-    const base = {
-      prompt: c.prompt,
-      duration: String(c.duration) as NonNullable<Kling['duration']> & NonNullable<FalInput<'fal-ai/kling-video/v2.6/pro/text-to-video'>['duration']>,
-      generate_audio: true,
-    };
-    if (first && c.secondary.imageToVideo) {
-      return {
-        endpointId: c.secondary.imageToVideo,
-        input: {
-          ...base,
-          start_image_url: await c.url(first),
-          ...(end ? { end_image_url: await c.url(end) } : {}),
-        } satisfies FalInput<'fal-ai/kling-video/v3/pro/image-to-video'> & FalInput<'fal-ai/kling-video/v2.6/pro/image-to-video'>,
-      };
+    const base = { prompt: c.prompt, duration: pick('duration', klingDurations, String(c.duration)), generate_audio: true };
+    const imageToVideo = first ? endpointFor(c, 'kling', 'imageToVideo') : undefined;
+    if (first && imageToVideo) {
+      // Kling's image-to-video endpoints take no aspect_ratio (fal's input types, v3 and v2.6): the
+      // video keeps the start image's shape.
+      return falBody(imageToVideo)({ ...base, start_image_url: await c.url(first), ...(end ? { end_image_url: await c.url(end) } : {}) });
     }
-    return {
-      endpointId: c.endpointId,
-      input: { ...base, aspect_ratio: c.aspectRatio as Kling['aspect_ratio'] } satisfies Kling & FalInput<'fal-ai/kling-video/v2.6/pro/text-to-video'>,
-    };
+    return falBody(mainEndpoint(c, 'kling'))({ ...base, aspect_ratio: pick('aspect_ratio', klingRatios, c.aspectRatio) });
   },
 
   // Kling 3.0 Turbo: its own schema (fal.ai/models/fal-ai/kling-video/v3/turbo/pro/*/llms.txt): the first
   // frame is `image_url`; the pages list no generate_audio, aspect ratio on image-to-video, or end frame.
   async 'kling-turbo'(c) {
     const { first } = videoFrames(c);
-    type Turbo = FalInput<'fal-ai/kling-video/v3/turbo/pro/text-to-video'>;
-    const duration = String(c.duration) as NonNullable<Turbo['duration']>;
-    if (first && c.secondary.imageToVideo) {
-      return {
-        endpointId: c.secondary.imageToVideo,
-        input: { prompt: c.prompt, image_url: await c.url(first), duration } satisfies FalInput<'fal-ai/kling-video/v3/turbo/pro/image-to-video'>,
-      };
-    }
-    return {
-      endpointId: c.endpointId,
-      input: { prompt: c.prompt, duration, aspect_ratio: c.aspectRatio as Turbo['aspect_ratio'] } satisfies Turbo,
-    };
+    const duration = pick('duration', klingTurboDurations, String(c.duration));
+    const imageToVideo = first ? endpointFor(c, 'kling-turbo', 'imageToVideo') : undefined;
+    if (first && imageToVideo) return falBody(imageToVideo)({ prompt: c.prompt, image_url: await c.url(first), duration });
+    return falBody(mainEndpoint(c, 'kling-turbo'))({ prompt: c.prompt, duration, aspect_ratio: pick('aspect_ratio', klingTurboRatios, c.aspectRatio) });
   },
 
   async seedance(c) {
     const { first, end } = videoFrames(c);
-    type Seedance = FalInput<'fal-ai/bytedance/seedance/v1.5/pro/text-to-video'>;
     const base = {
       prompt: c.prompt,
-      duration: String(c.duration) as Seedance['duration'],
-      resolution: c.resolution as Seedance['resolution'],
-      aspect_ratio: c.aspectRatio as Seedance['aspect_ratio'],
-    } satisfies Seedance;
-    if (first && c.secondary.imageToVideo) {
-      return {
-        endpointId: c.secondary.imageToVideo,
-        input: {
-          ...base,
-          image_url: await c.url(first),
-          ...(end ? { end_image_url: await c.url(end) } : {}),
-        } satisfies FalInput<'fal-ai/bytedance/seedance/v1.5/pro/image-to-video'>,
-      };
+      duration: pick('duration', seedanceDurations, String(c.duration)),
+      resolution: pick('resolution', seedanceResolutions, c.resolution),
+      aspect_ratio: pick('aspect_ratio', seedanceRatios, c.aspectRatio),
+    };
+    const imageToVideo = first ? endpointFor(c, 'seedance', 'imageToVideo') : undefined;
+    if (first && imageToVideo) {
+      return falBody(imageToVideo)({ ...base, image_url: await c.url(first), ...(end ? { end_image_url: await c.url(end) } : {}) });
     }
-    return { endpointId: c.endpointId, input: base };
+    return falBody(mainEndpoint(c, 'seedance'))(base);
   },
 
   async grok(c) {
     const { first } = videoFrames(c);
-    type Grok = FalInput<'xai/grok-imagine-video/text-to-video'>;
-    const base = { prompt: c.prompt, duration: c.duration, resolution: c.resolution as Grok['resolution'] };
-    if (first && c.secondary.imageToVideo)
-      return {
-        endpointId: c.secondary.imageToVideo,
-        input: { ...base, image_url: await c.url(first) } satisfies FalInput<'xai/grok-imagine-video/image-to-video'>,
-      };
-    return { endpointId: c.endpointId, input: { ...base, aspect_ratio: c.aspectRatio as Grok['aspect_ratio'] } satisfies Grok };
+    // Both Grok endpoints take aspect_ratio (image-to-video too, where it defaults to the image's,
+    // "auto"): the asked one is sent, as xAI's own route sends it.
+    const base = {
+      prompt: c.prompt,
+      duration: c.duration,
+      resolution: pick('resolution', grokResolutions, c.resolution),
+      aspect_ratio: pick('aspect_ratio', grokRatios, c.aspectRatio),
+    };
+    const imageToVideo = first ? endpointFor(c, 'grok', 'imageToVideo') : undefined;
+    if (first && imageToVideo) return falBody(imageToVideo)({ ...base, image_url: await c.url(first) });
+    return falBody(mainEndpoint(c, 'grok'))(base);
   },
 };
 

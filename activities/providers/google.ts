@@ -29,7 +29,17 @@ import {
   scrub,
   type HttpCallOptions,
 } from './http.js';
-import type { GoogleStatus, GoogleVeoImage, GoogleVeoOperation, GoogleVeoParameters, GoogleVeoPredictRequest } from './contracts/google.js';
+import {
+  googleVeoAspectRatios,
+  googleVeoDurations,
+  googleVeoResolutions,
+  type GoogleStatus,
+  type GoogleVeoImage,
+  type GoogleVeoOperation,
+  type GoogleVeoParameters,
+  type GoogleVeoPredictRequest,
+} from './contracts/google.js';
+import { oneOf } from './body-check.js';
 
 export interface GoogleConfig {
   key: string;
@@ -118,9 +128,9 @@ export async function predictBody(req: ProviderRequest, ctx: ProviderContext): P
     instance.referenceImages = await Promise.all(refs.map(async (r) => ({ image: await inlineImage(r, ctx), referenceType: 'ASSET' as const })));
   }
   const parameters: GoogleVeoParameters = {
-    aspectRatio: (req.aspectRatio ?? req.route.defaultAspectRatio) as GoogleVeoParameters['aspectRatio'],
-    resolution: (req.resolution ?? req.route.defaultResolution) as GoogleVeoParameters['resolution'],
-    durationSeconds: (req.duration ?? req.route.defaultDuration) as GoogleVeoParameters['durationSeconds'],
+    aspectRatio: oneOf('Google', 'aspectRatio', googleVeoAspectRatios, req.aspectRatio ?? req.route.defaultAspectRatio),
+    resolution: oneOf('Google', 'resolution', googleVeoResolutions, req.resolution ?? req.route.defaultResolution),
+    durationSeconds: oneOf('Google', 'durationSeconds', googleVeoDurations, req.duration ?? req.route.defaultDuration),
   };
   return { instances: [instance], parameters };
 }

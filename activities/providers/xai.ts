@@ -21,7 +21,8 @@ import {
   requestJson,
   type HttpCallOptions,
 } from './http.js';
-import type { XaiDeferredVideoResponse, XaiVideoGenerationRequest } from './contracts/xai.js';
+import { xaiVideoAspectRatios, xaiVideoResolutions, type XaiDeferredVideoResponse, type XaiVideoGenerationRequest } from './contracts/xai.js';
+import { exact, oneOf } from './body-check.js';
 
 export interface XaiConfig {
   key: string;
@@ -61,14 +62,16 @@ export function createXaiAdapter(cfg: XaiConfig): ProviderAdapter {
         {
           method: 'POST',
           headers: { ...headers, 'content-type': 'application/json' },
-          body: JSON.stringify({
-            model,
-            prompt: req.prompt ?? '',
-            duration: req.duration ?? req.route.defaultDuration,
-            aspect_ratio: (req.aspectRatio ?? req.route.defaultAspectRatio) as XaiVideoGenerationRequest['aspect_ratio'],
-            resolution: (req.resolution ?? req.route.defaultResolution) as XaiVideoGenerationRequest['resolution'],
-            ...(image ? { image: { url: await ctx.inputUrl(image.key) } } : {}),
-          } satisfies XaiVideoGenerationRequest),
+          body: JSON.stringify(
+            exact<XaiVideoGenerationRequest>()({
+              model,
+              prompt: req.prompt ?? '',
+              duration: req.duration ?? req.route.defaultDuration,
+              aspect_ratio: oneOf('xAI', 'aspect_ratio', xaiVideoAspectRatios, req.aspectRatio ?? req.route.defaultAspectRatio),
+              resolution: oneOf('xAI', 'resolution', xaiVideoResolutions, req.resolution ?? req.route.defaultResolution),
+              ...(image ? { image: { url: await ctx.inputUrl(image.key) } } : {}),
+            }),
+          ),
         },
         o,
       );

@@ -88,6 +88,28 @@ describe('fal queue adapter', () => {
     assert.match(err.message, /duration/);
   });
 
+  test("Grok image-to-video gets the asked aspect ratio, as xAI's own route does; Kling image-to-video has no such field", async () => {
+    const start = await storeInput(storage, 'start_frame');
+    await fal.submit(requestFor('grok-video', { inputs: [start], aspectRatio: '9:16' }), ctx);
+    const grok = fake.requestsOf('submit').at(-1)!;
+    assert.equal(grok.path, '/xai/grok-imagine-video/image-to-video');
+    assert.equal((grok.json as Record<string, unknown>).aspect_ratio, '9:16');
+    // fal's Kling image-to-video input types (v3, v2.6) define no aspect_ratio: the video takes the start image's shape.
+    await fal.submit(requestFor('kling-2.6', { inputs: [start], aspectRatio: '9:16' }), ctx);
+    const kling = fake.requestsOf('submit').at(-1)!;
+    assert.equal(kling.path, '/fal-ai/kling-video/v2.6/pro/image-to-video');
+    assert.equal('aspect_ratio' in (kling.json as Record<string, unknown>), false);
+  });
+
+  test('a catalog value outside the endpoint enum, or an endpoint its builder is not checked against, fails the job clearly', async () => {
+    const bad = await errorOf(() => fal.submit(requestFor('kling-3.0', { aspectRatio: '4:3' }), ctx));
+    assert.ok(bad instanceof ProviderError && !bad.retryable, String(bad));
+    assert.match(bad.message, /aspect_ratio "4:3" is not one this route can send/);
+    const stray = await errorOf(() => fal.submit(requestFor('veo-3.1', { providerModelId: 'fal-ai/veo3' }), ctx));
+    assert.ok(stray instanceof ProviderError && !stray.retryable, String(stray));
+    assert.match(stray.message, /fal-ai\/veo3 as the main endpoint of a veo request/);
+  });
+
   test('a 503 on status is retryable, and the next poll goes on', async () => {
     const ref = await fal.submit(requestFor('seedream-4.5'), ctx);
     fake.script('status', { status: 503, body: { detail: 'Service temporarily unavailable', error_type: 'runner_scheduling_failure' } }, 2);

@@ -1,10 +1,16 @@
 // Type tests, run by `npm run lint` (tsc): the request-body checks against the providers' own SDK
 // types (activities/providers/contracts/sdk.ts) bite. Each `@ts-expect-error` line holds a body an
 // adapter must never send; were the check to stop refusing it, tsc would fail on the unused directive.
-// The adapters' real bodies are checked where they are built (`satisfies FalInput<…>` in fal.ts and
-// elevenlabs.ts; the OpenAI and ElevenLabs contracts through `Conforms` in sdk.ts).
+// The adapters' real bodies are checked where they are built (`falBody(endpoint)(input)` in
+// fal-requests.ts, `exact<…>()(body)` in byteplus.ts and xai.ts, `satisfies` on the literal bodies of
+// openai.ts, azure.ts, elevenlabs.ts, google.ts and alibaba.ts; the OpenAI, ElevenLabs and Google
+// contracts through `Conforms` in sdk.ts).
 import type { FalInput } from '../../activities/providers/contracts/fal.js';
 import type { Conforms, ElevenLabsSdkBody, GoogleSdkVideosConfig, OpenAISdkImageParams } from '../../activities/providers/contracts/sdk.js';
+import type { ArkImageGenerationRequest, ArkVideoTaskRequest } from '../../activities/providers/contracts/byteplus.js';
+import type { XaiVideoGenerationRequest } from '../../activities/providers/contracts/xai.js';
+import { falBody } from '../../activities/providers/fal-requests.js';
+import { allOf, exact } from '../../activities/providers/body-check.js';
 
 const url = 'https://example.test/in.png';
 type KlingTurboImage = FalInput<'fal-ai/kling-video/v3/turbo/pro/image-to-video'>;
@@ -63,3 +69,51 @@ export const conformsNested: Conforms<{ text: string; voice_settings?: { pitch?:
 export const conformsGoogleDuration: Conforms<{ durationSeconds?: '8s' }, GoogleSdkVideosConfig> = true;
 // @ts-expect-error the SDK has no `duration` (its field is durationSeconds)
 export const conformsGoogleField: Conforms<{ duration?: number }, GoogleSdkVideosConfig> = true;
+
+// Bodies composed from parts (a shared `base`, an optional spread), as the adapters build them. A plain
+// `satisfies` checks only the literal's own fields: the misspelled `genrate_audio` below, spread in,
+// passes it unnoticed. That is the hole `falBody` and `exact` close.
+const end = url as string | undefined;
+const klingBase = { prompt: 'a fox', duration: '5' as const, generate_audio: true };
+const klingTypo = { prompt: 'a fox', duration: '5' as const, genrate_audio: true };
+export const satisfiesMissesSpread = { ...klingTypo, start_image_url: url } satisfies FalInput<'fal-ai/kling-video/v3/pro/image-to-video'>;
+
+// fal (fal-requests.ts): what the Kling, Veo and Seedance builders compose is accepted …
+type KlingImageToVideo = 'fal-ai/kling-video/v3/pro/image-to-video' | 'fal-ai/kling-video/v2.6/pro/image-to-video';
+const klingI2v = 'fal-ai/kling-video/v3/pro/image-to-video' as KlingImageToVideo;
+export const falComposed = falBody(klingI2v)({ ...klingBase, start_image_url: url, ...(end ? { end_image_url: end } : {}) });
+const veoBase = { prompt: 'a fox', duration: '8s' as const, resolution: '720p' as const, aspect_ratio: '16:9' as const, generate_audio: true };
+export const veoComposed = falBody('fal-ai/veo3.1/reference-to-video')({ ...veoBase, image_urls: [url] });
+// … and a misspelled field through the shared base, through the optional end-frame spread, or nested, is not.
+// @ts-expect-error `genrate_audio` reaches the body through the base spread
+export const falBaseTypo = falBody(klingI2v)({ ...klingTypo, start_image_url: url });
+// @ts-expect-error `end_imge_url` reaches the body through the optional end-frame spread
+export const falEndTypo = falBody(klingI2v)({ ...klingBase, start_image_url: url, ...(end ? { end_imge_url: end } : {}) });
+// @ts-expect-error Kling 2.6 image-to-video has no cfg_scale: a field one endpoint of the role lacks is refused too
+export const falOneEndpointLacks = falBody(klingI2v)({ ...klingBase, start_image_url: url, cfg_scale: 0.5 });
+// @ts-expect-error Veo reference-to-video takes 16:9 or 9:16, not "auto" (which image-to-video takes)
+export const falWrongValue = falBody('fal-ai/veo3.1/reference-to-video')({ ...veoBase, aspect_ratio: 'auto' as const, image_urls: [url] });
+// @ts-expect-error a field misspelled inside a nested object (Seedream's image_size) is refused
+export const falNestedTypo = falBody('fal-ai/bytedance/seedream/v4.5/text-to-image')({ prompt: 'a fox', image_size: { width: 2048, hieght: 2048 } });
+
+// BytePlus (byteplus.ts): the reference images come in through an optional spread.
+const images = [url] as string[] | undefined;
+export const arkComposed = exact<ArkImageGenerationRequest>()({ model: 'm', prompt: 'a fox', ...(images ? { image: images } : {}), size: '2048x2048' });
+// @ts-expect-error `images` (the field is `image`) reaches the body through the optional spread
+export const arkSpreadTypo = exact<ArkImageGenerationRequest>()({ model: 'm', prompt: 'a fox', ...(images ? { images } : {}), size: '2048x2048' });
+// @ts-expect-error `aspect_ratio` is not an Ark video task field (it is `ratio`), even when spread in
+export const arkTaskTypo = exact<ArkVideoTaskRequest>()({ model: 'm', content: [{ type: 'text', text: 'a fox' }], ...{ aspect_ratio: '16:9' } });
+
+// xAI (xai.ts): the first frame comes in through an optional spread.
+export const xaiComposed = exact<XaiVideoGenerationRequest>()({ prompt: 'a fox', ...(end ? { image: { url: end } } : {}) });
+// @ts-expect-error `image_url` is the gRPC spelling of the image's URL; the REST image object has `url` only
+export const xaiNestedTypo = exact<XaiVideoGenerationRequest>()({ prompt: 'a fox', ...(end ? { image: { url: end, image_url: end } } : {}) });
+// @ts-expect-error `aspectRatio` (camelCase) reaches the body through a spread
+export const xaiSpreadTypo = exact<XaiVideoGenerationRequest>()({ prompt: 'a fox', ...{ aspectRatio: '16:9' } });
+
+// The enum lists the builders narrow catalog values with must list the provider type's values exactly.
+export const listExact = allOf<'16:9' | '9:16'>()(['16:9', '9:16']);
+// @ts-expect-error a value of the type is missing
+export const listMissing = allOf<'16:9' | '9:16'>()(['16:9']);
+// @ts-expect-error a value the type lacks
+export const listExtra = allOf<'16:9' | '9:16'>()(['16:9', '9:16', '1:1']);

@@ -58,6 +58,7 @@ export const arkEndpointIdPattern = /^ep-[0-9A-Za-z-]+$/;
 
 /** Seedream 4.5 sizes for our aspect ratios, each within 2560×1440 … 4096×4096 pixels in total. */
 export const arkSeedreamSizes = { '1:1': '2048x2048', '16:9': '2560x1440', '9:16': '1440x2560' } as const;
+export const arkSeedreamAspectRatios = ['1:1', '16:9', '9:16'] as const satisfies readonly (keyof typeof arkSeedreamSizes)[];
 export const arkSeedreamMinPixels = 2560 * 1440;
 export const arkSeedreamMaxPixels = 4096 * 4096;
 

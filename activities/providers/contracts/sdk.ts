@@ -9,13 +9,18 @@
 //   Google       @google/genai 2.32.0  dist/genai.d.ts — GenerateVideosConfig, the camelCase config of
 //                                      models.generateVideos; on the Gemini API its fields become the
 //                                      wire's `parameters` under the same names (generateVideosConfigToMldev)
-// xAI publishes no TypeScript SDK on npm (its SDK is Python), so its body is checked against
-// contracts/xai.ts alone.
 //
-// Adapters build every fal body with `satisfies FalInput<endpoint>`, which is fal's own type; the
-// OpenAI and ElevenLabs bodies satisfy our contracts (which the fakes validate at run time), and
-// `Conforms` below proves at compile time that those contracts stay inside the SDK types: no field
-// the SDK lacks, no value it does not accept. test/types/provider-bodies.ts shows the checks bite.
+// How each provider's body is checked:
+//   fal                  falBody(endpointId)(input) in fal-requests.ts: fal's own type of every endpoint the
+//                        id may be, no field any of them lacks, spreads included (body-check.ts)
+//   OpenAI, Azure,       `satisfies` our zod contract on the one-literal body; `Conforms` below proves the
+//   ElevenLabs, Google   contract stays inside the SDK's type: no field the SDK lacks, no value it refuses
+//   BytePlus, xAI        exact<contract>()(body) (their bodies spread optional parts in); no TypeScript SDK,
+//   Alibaba              `satisfies`-typed literal; no TypeScript SDK
+// BytePlus, Alibaba and xAI publish no TypeScript SDK (theirs are Python), so their fakes validate
+// against contracts of their own (test/support/fake-providers/contracts/*), transcribed from those SDKs
+// apart from ours. Catalog values are narrowed to the enums with `oneOf`, never cast.
+// test/types/provider-bodies.ts shows the checks bite.
 import type { EndpointTypeMap } from '@fal-ai/client/endpoints';
 import type { ImageGenerateParamsNonStreaming } from 'openai/resources/images';
 import type { BodyTextToSpeechFull } from '@elevenlabs/elevenlabs-js/serialization/resources/textToSpeech/client/requests/BodyTextToSpeechFull.js';
@@ -24,23 +29,13 @@ import type { OpenAIImageGenerateParams } from './openai.js';
 import type { AzureImageGenerateParams } from './azure.js';
 import type { GoogleVeoParameters } from './google.js';
 import type { ElevenLabsTextToSpeechBody } from './elevenlabs.js';
+import type { ExtraKeys } from '../body-check.js';
 
 export type FalSdkEndpointId = keyof EndpointTypeMap;
 export type FalSdkInput<E extends FalSdkEndpointId> = EndpointTypeMap[E]['input'];
 export type OpenAISdkImageParams = ImageGenerateParamsNonStreaming;
 export type ElevenLabsSdkBody = BodyTextToSpeechFull.Raw;
 export type GoogleSdkVideosConfig = GenerateVideosConfig;
-
-/** Keys of T, nested objects and array items included, that U does not have (never when none). */
-type ExtraKeys<T, U> = T extends readonly (infer I)[]
-  ? U extends readonly (infer J)[]
-    ? ExtraKeys<I, J>
-    : never
-  : T extends object
-    ? U extends object
-      ? { [K in keyof T]-?: K extends keyof U ? ExtraKeys<NonNullable<T[K]>, NonNullable<U[K]>> : K }[keyof T]
-      : never
-    : never;
 
 /** true when every value of `Ours` is a value of `Sdk` and `Ours` has no field `Sdk` lacks; never otherwise. */
 export type Conforms<Ours, Sdk> = [Ours] extends [Sdk] ? ([ExtraKeys<Ours, Sdk>] extends [never] ? true : never) : never;

@@ -11,6 +11,7 @@
 import { z } from 'zod';
 
 export const xaiVideoAspectRatios = ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'] as const;
+export const xaiVideoResolutions = ['480p', '720p'] as const;
 
 export const xaiVideoGenerationRequest = z.strictObject({
   model: z.string().optional(),
@@ -18,7 +19,7 @@ export const xaiVideoGenerationRequest = z.strictObject({
   /** Seconds, 1–15 (default 8 in the reference; we always send one). */
   duration: z.number().int().min(1).max(15).optional(),
   aspect_ratio: z.enum(xaiVideoAspectRatios).optional(),
-  resolution: z.enum(['480p', '720p']).optional(),
+  resolution: z.enum(xaiVideoResolutions).optional(),
   /** Image-to-video: the first frame. */
   image: z.strictObject({ url: z.string().min(1), type: z.literal('image_url').optional() }).optional(),
   /** Reference-to-video (not used here); cannot be combined with `image`. */

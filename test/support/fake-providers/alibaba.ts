@@ -1,7 +1,7 @@
 // A local DashScope (Alibaba Cloud Model Studio) server speaking the task protocol of
 // contracts/alibaba.ts: POST /api/v1/services/aigc/image2video/video-synthesis with `Authorization:
-// Bearer <key>` and `X-DashScope-Async: enable`, the body validated against the same strict schema the
-// adapter's body is typed with, and both input URLs fetched (DashScope downloads them) → { request_id,
+// Bearer <key>` and `X-DashScope-Async: enable`, the body validated against the fake's own contract
+// (./contracts/alibaba.ts, transcribed apart from the adapter's), and both input URLs fetched (DashScope downloads them) → { request_id,
 // output: { task_id, task_status: "PENDING" } }; GET /api/v1/tasks/{task_id} → PENDING, RUNNING, then
 // SUCCEEDED with output.results.video_url, or FAILED with output.code / output.message; UNKNOWN for a
 // task it does not know; POST /api/v1/tasks/{task_id}/cancel cancels a PENDING task and refuses any
@@ -9,7 +9,7 @@
 // is served by this server (GET /files/{id}.mp4) or, with `filesBaseUrl` set, by that origin (a
 // loopback HTTPS "CDN" in end-to-end tests).
 import { randomUUID } from 'node:crypto';
-import { alibabaAnimateMixRequest } from '../../../activities/providers/contracts/alibaba.js';
+import { dashscopeFakeAnimateMixRequest } from './contracts/alibaba.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
 
 export type AlibabaOutcome = 'success' | 'failed' | 'moderated' | 'internal' | 'throttled' | 'arrearage' | 'unavailable' | 'moderated-input';
@@ -103,7 +103,7 @@ export class FakeAlibaba extends FakeServer {
     if (req.headers['x-dashscope-async'] !== 'enable') return dashscopeError(403, 'AccessDenied', 'current user api does not support synchronous calls');
     if (!String(req.headers['content-type'] ?? '').startsWith('application/json'))
       return dashscopeError(400, 'InvalidParameter', 'Content-Type must be application/json');
-    const parsed = alibabaAnimateMixRequest.safeParse(req.json);
+    const parsed = dashscopeFakeAnimateMixRequest.safeParse(req.json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       return dashscopeError(400, 'InvalidParameter', `${issue.path.join('.') || 'body'}: ${issue.message}`);

@@ -1,6 +1,6 @@
 // A local BytePlus ModelArk ("Ark") server speaking the protocol of contracts/byteplus.ts, with
-// `Authorization: Bearer {key}` and bodies validated against the same strict schemas the adapter's
-// bodies are typed with:
+// `Authorization: Bearer {key}` and bodies validated against the fake's own contract
+// (./contracts/byteplus.ts, transcribed from ByteDance's SDK apart from the adapter's):
 //  - POST /api/v3/images/generations → { model, created_at, data: [{ b64_json, size }] } (synchronous);
 //  - POST /api/v3/contents/generations/tasks → { id }; GET …/tasks/{id} → { id, model, status:
 //    queued, then running, then succeeded (content.video_url) or failed (error { code, message }) };
@@ -9,7 +9,7 @@
 // (GET /files/{id}.mp4), or, with `filesBaseUrl` set, on that origin (a loopback HTTPS "CDN" in
 // end-to-end tests).
 import { randomUUID } from 'node:crypto';
-import { arkEndpointIdPattern, arkImageGenerationRequest, arkModelIds, arkVideoTaskRequest } from '../../../activities/providers/contracts/byteplus.js';
+import { arkFakeEndpointId, arkFakeImageRequest, arkFakeModelIds, arkFakeVideoTaskRequest } from './contracts/byteplus.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
 
 export type ArkImageOutcome = 'success' | 'sensitive' | 'unavailable' | 'quota';
@@ -68,7 +68,7 @@ export class FakeByteplus extends FakeServer {
   }
 
   private knownModel(model: unknown): boolean {
-    return typeof model === 'string' && ((arkModelIds as readonly string[]).includes(model) || arkEndpointIdPattern.test(model));
+    return typeof model === 'string' && (arkFakeModelIds.includes(model) || arkFakeEndpointId.test(model));
   }
 
   private answer(req: RecordedRequest): Answer {
@@ -88,7 +88,7 @@ export class FakeByteplus extends FakeServer {
   }
 
   private image(req: RecordedRequest): Answer {
-    const parsed = arkImageGenerationRequest.safeParse(req.json);
+    const parsed = arkFakeImageRequest.safeParse(req.json);
     if (!parsed.success) return invalid(parsed.error.issues[0]!);
     if (!this.knownModel(parsed.data.model))
       return arkError(
@@ -115,7 +115,7 @@ export class FakeByteplus extends FakeServer {
   }
 
   private submit(req: RecordedRequest): Answer {
-    const parsed = arkVideoTaskRequest.safeParse(req.json);
+    const parsed = arkFakeVideoTaskRequest.safeParse(req.json);
     if (!parsed.success) return invalid(parsed.error.issues[0]!);
     if (!this.knownModel(parsed.data.model))
       return arkError(

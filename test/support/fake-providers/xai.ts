@@ -1,11 +1,12 @@
 // A local xAI video server speaking the protocol of contracts/xai.ts (xAI's REST reference and the
 // OpenAPI types of its SDK): POST /v1/videos/generations with `Authorization: Bearer <key>` and a body
-// validated against the same strict schema the adapter is type-checked with → { request_id }; GET
+// validated against the fake's own contract (./contracts/xai.ts, transcribed from xAI's SDK apart from
+// the adapter's) → { request_id }; GET
 // /v1/videos/{request_id} → 202 while pending (empty body by default, as the OpenAPI document says; a
 // JSON `{ status: "pending", progress }` body when `pendingBody` is set), then 200 `{ status: "done",
 // video }` or 200 `{ status: "failed", error: { code, message } }`.
 import { randomUUID } from 'node:crypto';
-import { xaiVideoGenerationRequest } from '../../../activities/providers/contracts/xai.js';
+import { xaiFakeVideoGenerationRequest } from './contracts/xai.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
 
 export type XaiOutcome = 'success' | 'moderated' | 'failed' | 'expired';
@@ -45,7 +46,7 @@ export class FakeXai extends FakeServer {
     if (req.op === 'file') return { status: 200, headers: { 'content-type': 'video/mp4' }, body: tinyPng };
     if (req.headers.authorization !== `Bearer ${this.key}`) return json(401, { code: 'unauthenticated', error: 'Incorrect API key provided' });
     if (req.op === 'submit') {
-      const parsed = xaiVideoGenerationRequest.safeParse(req.json);
+      const parsed = xaiFakeVideoGenerationRequest.safeParse(req.json);
       if (!parsed.success) {
         const issue = parsed.error.issues[0]!;
         return json(400, { code: 'invalid_argument', error: `${issue.path.join('.') || 'body'}: ${issue.message}` });
