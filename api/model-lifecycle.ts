@@ -11,15 +11,18 @@ export const deprecationHeaders = {
   Deprecation: {
     description:
       'RFC 9745: the requested model is deprecated, since this date (a structured-field Date, `@` and Unix seconds). The job is created as usual; move to the replacement GET /v1/models names',
+    required: false,
     schema: { type: 'string', pattern: '^@-?[0-9]+$' },
   },
   Sunset: {
     description:
       'RFC 8594: from this date (an HTTP-date) creates of the requested model are refused with 410 model_retired. Sent once a retirement date is set',
+    required: false,
     schema: { type: 'string' },
   },
   'X-Mediagen-Warning': {
     description: 'With Deprecation: why the model is deprecated and which model to use instead, in words (for logs)',
+    required: false,
     schema: { type: 'string' },
   },
 } as const;
