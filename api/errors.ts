@@ -26,6 +26,7 @@ export const errorCodes = [
   'idempotency_in_progress',
   'idempotency_key_reused',
   'gone',
+  'model_retired',
   'rate_limited',
   'cancel_churn_limited',
   'too_many_streams',

@@ -20,6 +20,7 @@ import { kindDescriptors } from '../shared/kinds/index.js';
 import { webhookEventDocs } from './webhooks.js';
 import { jobListEndpoints } from './routes/job-lists.js';
 import { modelEndpoints } from './routes/models.js';
+import { deprecationHeaders } from './model-lifecycle.js';
 import { retentionEndpoints } from './routes/retention.js';
 
 type JsonObject = Record<string, unknown>;
@@ -64,7 +65,7 @@ const errorDescriptions: Record<number, string> = {
   405: 'Method not allowed on this path (`method_not_allowed`)',
   408: 'The upload arrived slower than the minimum transfer rate (`request_timeout`); what it stored was removed',
   409: 'Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`)',
-  410: "The job's outputs were deleted or expired (`gone`)",
+  410: "The job's outputs were deleted or expired (`gone`), or, on a create, the model was retired (`model_retired`: the message names its replacement)",
   413: "Request body too large (`payload_too_large`), or the upload does not fit in the workspace's storage quota (`storage_quota_exceeded`, the message names the quota)",
   415: 'Unsupported media type (`unsupported_media_type`)',
   422: 'The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`)',
@@ -99,6 +100,7 @@ function components(): JsonObject {
       'RateLimit-Remaining': intHeader('Requests left in the current window'),
       'RateLimit-Reset': intHeader('Seconds until the current window resets'),
       'Retry-After': intHeader('Seconds to wait before retrying'),
+      ...deprecationHeaders,
     },
     schemas: {
       Error: {
@@ -199,6 +201,9 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
     }
 
     const headers = op.rateClass ? rateLimitHeaders : undefined;
+    const okHeaders = op.responseHeaders?.length
+      ? { ...headers, ...Object.fromEntries(op.responseHeaders.map((h) => [h, { $ref: `#/components/headers/${h}` }])) }
+      : headers;
     let okContent: JsonObject;
     if (op.raw === 'text') {
       okContent = { 'text/plain': { schema: { type: 'string' } } };
@@ -229,7 +234,9 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
       okContent = { 'application/json': { schema: { type: 'object', required: Object.keys(properties), properties, additionalProperties: false } } };
     }
     const links = op.creates ? createdResourceLinks(op.creates, operations) : undefined;
-    const responses: JsonObject = { '200': { description: 'OK', ...(headers ? { headers } : {}), content: okContent, ...(links ? { links } : {}) } };
+    const responses: JsonObject = {
+      '200': { description: 'OK', ...(okHeaders ? { headers: okHeaders } : {}), content: okContent, ...(links ? { links } : {}) },
+    };
 
     const statuses = new Set(op.errors);
     // Authenticated routes need Postgres: while it (or Temporal / storage) is down they answer 503.

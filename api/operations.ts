@@ -35,4 +35,6 @@ export interface Operation {
   creates?: string;
   /** HTTP error statuses this endpoint can answer. */
   errors: number[];
+  /** Headers its 200 answer may carry besides the rate-limit ones (names in the document's components.headers). */
+  responseHeaders?: string[];
 }

@@ -5,25 +5,29 @@
 // The entries live in shared/catalog/{images,videos,actors}.ts; this module merges them with the
 // second routes the providers declare (shared/providers/*.ts `routes`) and holds the rules.
 import type { ProviderName } from './job-model.js';
-import { providerRoutesOf } from './providers/index.js';
+import { disabledRoutesOf, providerRoutesOf } from './providers/index.js';
 import type { ModelEntry, ModelRoute } from './catalog/types.js';
 import { imageEntries } from './catalog/images.js';
 import { videoEntries } from './catalog/videos.js';
 import { actorEntries } from './catalog/actors.js';
 
-export type { AlternateAccepts, AlternateRoute, FalRequestShape, LiveProviderName, ModelEntry, ModelRoute, Price } from './catalog/types.js';
+export type { AlternateAccepts, AlternateRoute, DisabledRoute, FalRequestShape, LiveProviderName, ModelEntry, ModelRoute, Price } from './catalog/types.js';
 export { falRequestShapes } from './catalog/types.js';
 
-/** A model's entry with the routes other providers add to it, primary first (their order in the provider list). */
-function withAlternates<E extends ModelEntry>(entry: E): E & Pick<ModelRoute, 'alternates'> {
+/**
+ * A model's entry with the routes other providers add to it, primary first (their order in the
+ * provider list), and those they declare but do not offer.
+ */
+function withAlternates<E extends ModelEntry>(entry: E): E & Pick<ModelRoute, 'alternates' | 'disabledRoutes'> {
   const alternates = providerRoutesOf(entry.model);
-  return alternates.length ? { ...entry, alternates } : entry;
+  const disabledRoutes = disabledRoutesOf(entry.model);
+  return { ...entry, ...(alternates.length ? { alternates } : {}), ...(disabledRoutes.length ? { disabledRoutes } : {}) };
 }
 
 const entries = { ...imageEntries, ...videoEntries, ...actorEntries };
 export type ModelName = keyof typeof entries;
 export const catalog = Object.fromEntries(Object.entries(entries).map(([model, entry]) => [model, withAlternates(entry)])) as {
-  readonly [M in ModelName]: (typeof entries)[M] & Pick<ModelRoute, 'alternates'>;
+  readonly [M in ModelName]: (typeof entries)[M] & Pick<ModelRoute, 'alternates' | 'disabledRoutes'>;
 };
 
 export const imageModels = ['nano-banana-2', 'gpt-image-1.5', 'gpt-image-2', 'seedream-4.5'] as const;

@@ -118,6 +118,8 @@ export function parseRouteOrder(value: string | undefined): Map<string, LiveProv
       .map((p) => p.trim())
       .filter(Boolean);
     const known = route ? catalogRoutes(route).map((r) => r.provider) : [];
+    const disabled = route?.disabledRoutes?.find((r) => providers.includes(r.provider));
+    if (disabled) throw new Error(`PROVIDER_ROUTES: "${entry}": ${disabled.provider}'s route of ${model} is not offered: ${disabled.reason}`);
     if (!route || providers.length === 0 || providers.some((p) => !known.includes(p as LiveProviderName))) {
       throw new Error(`PROVIDER_ROUTES: "${entry}" is not model=provider[,provider] with providers among the model's routes`);
     }

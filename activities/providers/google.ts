@@ -6,8 +6,9 @@
 // `response.generateVideoResponse.generatedSamples[].video.uri`, which is downloaded with the same key
 // header (outputHeaders: sent to the API's origin only, never after a redirect elsewhere), or the video
 // inline (`encodedVideo`), which is stored under the job here. Image
-// inputs go inline as base64 (the Gemini API takes no image URL), read from our store. veo-3.1,
-// sora-2-pro and sora-2 are served by fal first (catalog.ts); this is their second route, 8 s only.
+// inputs go inline as base64 (the Gemini API takes no image URL), read from our store. The route is
+// declared for veo-3.1, sora-2-pro and sora-2 (8 s only) and not offered while Google documents no
+// Veo model on the Gemini API (shared/providers/google.ts says why).
 // Google documents no cancel for these operations: cancel is a no-op, the workflow stops polling.
 // GEMINI_BASE_URL may carry the `/v1beta` of the SDKs' base URL: it is dropped, so paths are never
 // /v1beta/v1beta/….

@@ -98,6 +98,17 @@ export const modelSchema = z.object({
       'available: served as usual; degraded: a route is skipped (its circuit breaker is open, or the route probe found its model gone), jobs run on the next one; unavailable: not served here, or every route is skipped',
     ),
   served_as: z.record(z.string(), z.string()).optional().describe('where the live provider serves a value differently (e.g. an aspect ratio it lacks)'),
+  deprecated_at: z
+    .string()
+    .nullable()
+    .describe(
+      'the date (YYYY-MM-DD) the model was deprecated: creates still work, answered with a Deprecation header (docs/api/deprecations.md); null when it is not deprecated',
+    ),
+  replacement: z.string().nullable().describe('the public model to move to from a deprecated one; null when none is named'),
+  retires_at: z.string().nullable().describe('the date (YYYY-MM-DD) from which creates of the model are refused (410 model_retired); null while none is set'),
+  disabled_routes: z
+    .array(z.object({ provider: z.string(), reason: z.string() }))
+    .describe("routes a provider declares for the model that are not offered (never a job's route), each with why"),
 });
 export type ModelInfo = z.infer<typeof modelSchema>;
 
@@ -169,6 +180,10 @@ export function modelInfo(route: ModelRoute, config: KeyConfig, circuits: Circui
     provider: mode === 'live' ? (liveProviderFor(config, route) ?? null) : null,
     ...routesOf(route, config, mode, circuits, probes),
     ...(route.servedAs && mode === 'live' ? { served_as: { ...route.servedAs } } : {}),
+    deprecated_at: route.deprecatedAt ?? null,
+    replacement: route.replacement ?? null,
+    retires_at: route.retiresAt ?? null,
+    disabled_routes: (route.disabledRoutes ?? []).map((r) => ({ provider: r.provider, reason: r.reason })),
   };
 }
 

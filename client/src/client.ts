@@ -24,6 +24,7 @@ import type {
   JobListQuery,
   JobRecords,
   JobRef,
+  ModelWarning,
   Page,
   ProjectsQuery,
   Readiness,
@@ -45,6 +46,7 @@ export * from './types.js';
 export { sleep } from './util.js';
 
 import { terminal } from './events.js';
+import { modelWarningOf, warnOnce } from './warnings.js';
 
 // ------------------------------------------------------------------ the client
 
@@ -56,6 +58,7 @@ export class MediaGenClient {
   private readonly fetchImpl: typeof fetch;
   /** Set once the gateway answered 404 for an event stream: poll from then on. */
   private eventsUnsupported = false;
+  private readonly onWarning: (warning: ModelWarning) => void;
 
   constructor(opts: ClientOptions) {
     if (!opts.apiKey) throw new MediaGenError({ status: 0, code: 'missing_api_key', message: 'an API key is required (MEDIAGEN_API_KEY)' });
@@ -65,6 +68,7 @@ export class MediaGenClient {
     this.maxRetries = opts.maxRetries ?? 2;
     this.maxRetryDelayMs = opts.maxRetryDelayMs ?? 60_000;
     this.fetchImpl = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.onWarning = opts.onWarning ?? warnOnce();
   }
 
   /**
@@ -125,7 +129,11 @@ export class MediaGenClient {
         }
         throw new MediaGenError({ status: 0, code: 'network_error', message: `could not reach ${this.baseUrl}: ${(cause as Error).message}`, cause });
       }
-      if (res.ok) return res;
+      if (res.ok) {
+        const warning = modelWarningOf(res.headers);
+        if (warning) this.onWarning(warning);
+        return res;
+      }
       const err = errorFromResponse(res, await res.text());
       const delay = err.retryAfterMs ?? 1000;
       if (res.status === 429 && attempt < this.maxRetries && delay <= this.maxRetryDelayMs) {

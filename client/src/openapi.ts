@@ -1293,7 +1293,7 @@ export type components = {
                  * @description stable machine-readable code
                  * @enum {string}
                  */
-                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
                 /** @description human-readable explanation */
                 message: string;
             };
@@ -1387,7 +1387,7 @@ export type components = {
                 "application/json": components["schemas"]["ConflictError"];
             };
         };
-        /** @description The job's outputs were deleted or expired (`gone`) */
+        /** @description The job's outputs were deleted or expired (`gone`), or, on a create, the model was retired (`model_retired`: the message names its replacement) */
         Error410: {
             headers: {
                 [name: string]: unknown;
@@ -1463,6 +1463,12 @@ export type components = {
         "RateLimit-Reset": number;
         /** @description Seconds to wait before retrying */
         "Retry-After": number;
+        /** @description RFC 9745: the requested model is deprecated, since this date (a structured-field Date, `@` and Unix seconds). The job is created as usual; move to the replacement GET /v1/models names */
+        Deprecation: string;
+        /** @description RFC 8594: from this date (an HTTP-date) creates of the requested model are refused with 410 model_retired. Sent once a retirement date is set */
+        Sunset: string;
+        /** @description With Deprecation: why the model is deprecated and which model to use instead, in words (for logs) */
+        "X-Mediagen-Warning": string;
     };
     pathItems: never;
 };
@@ -2618,6 +2624,9 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "X-Mediagen-Warning": components["headers"]["X-Mediagen-Warning"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2741,6 +2750,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The job's outputs were deleted or expired (`gone`), or, on a create, the model was retired (`model_retired`: the message names its replacement) */
+            410: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
@@ -3117,7 +3138,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description The job's outputs were deleted or expired (`gone`) */
+            /** @description The job's outputs were deleted or expired (`gone`), or, on a create, the model was retired (`model_retired`: the message names its replacement) */
             410: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3413,6 +3434,9 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "X-Mediagen-Warning": components["headers"]["X-Mediagen-Warning"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3537,6 +3561,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The job's outputs were deleted or expired (`gone`), or, on a create, the model was retired (`model_retired`: the message names its replacement) */
+            410: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
@@ -3915,7 +3951,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description The job's outputs were deleted or expired (`gone`) */
+            /** @description The job's outputs were deleted or expired (`gone`), or, on a create, the model was retired (`model_retired`: the message names its replacement) */
             410: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4284,6 +4320,9 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "X-Mediagen-Warning": components["headers"]["X-Mediagen-Warning"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4364,6 +4403,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The job's outputs were deleted or expired (`gone`), or, on a create, the model was retired (`model_retired`: the message names its replacement) */
+            410: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
@@ -4742,7 +4793,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description The job's outputs were deleted or expired (`gone`) */
+            /** @description The job's outputs were deleted or expired (`gone`), or, on a create, the model was retired (`model_retired`: the message names its replacement) */
             410: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4970,6 +5021,9 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    "X-Mediagen-Warning": components["headers"]["X-Mediagen-Warning"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5051,6 +5105,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The job's outputs were deleted or expired (`gone`), or, on a create, the model was retired (`model_retired`: the message names its replacement) */
+            410: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
@@ -5425,7 +5491,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
-            /** @description The job's outputs were deleted or expired (`gone`) */
+            /** @description The job's outputs were deleted or expired (`gone`), or, on a create, the model was retired (`model_retired`: the message names its replacement) */
             410: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6418,6 +6484,17 @@ export interface operations {
                             served_as?: {
                                 [key: string]: string;
                             };
+                            /** @description the date (YYYY-MM-DD) the model was deprecated: creates still work, answered with a Deprecation header (docs/api/deprecations.md); null when it is not deprecated */
+                            deprecated_at: string | null;
+                            /** @description the public model to move to from a deprecated one; null when none is named */
+                            replacement: string | null;
+                            /** @description the date (YYYY-MM-DD) from which creates of the model are refused (410 model_retired); null while none is set */
+                            retires_at: string | null;
+                            /** @description routes a provider declares for the model that are not offered (never a job's route), each with why */
+                            disabled_routes: {
+                                provider: string;
+                                reason: string;
+                            }[];
                         }[];
                     };
                 };

@@ -116,6 +116,21 @@ export interface ClientOptions {
   maxRetryDelayMs?: number;
   /** A fetch implementation (default: the global one). */
   fetch?: typeof fetch;
+  /**
+   * Called when an answer says the requested model is deprecated (its Deprecation header); the
+   * default writes the gateway's warning to console.warn once per distinct warning.
+   */
+  onWarning?: (warning: ModelWarning) => void;
+}
+
+/** A deprecated model's answer, from its headers (docs/api/deprecations.md). */
+export interface ModelWarning {
+  /** The gateway's X-Mediagen-Warning: why the model is deprecated and which model to use instead. */
+  message: string;
+  /** When the model was deprecated (the Deprecation header). */
+  deprecatedAt: Date | null;
+  /** From when creates are refused (the Sunset header), or null while no date is set. */
+  sunset: Date | null;
 }
 
 export interface RequestOptions {

@@ -58,6 +58,28 @@ export interface ModelRoute {
   referenceDurations?: readonly number[];
   /** False where the live route has no end-frame input (an end frame would be dropped, so it is refused). */
   endFrame?: boolean;
+  /**
+   * Routes a provider declares for the model but does not offer, each with why (shared/providers/*.ts
+   * `disabled`): never a job's route; GET /v1/models lists them.
+   */
+  disabledRoutes?: readonly DisabledRoute[];
+  /**
+   * The date (ISO, YYYY-MM-DD) from which the model is deprecated: creates still work and are answered
+   * with the Deprecation header (docs/api/deprecations.md). Set with `deprecation` saying why.
+   */
+  deprecatedAt?: string;
+  /** Why the model is deprecated, with where that was read (the Deprecation answers' warning text starts here). */
+  deprecation?: string;
+  /** The public model (of the same kind, not deprecated) to move to. */
+  replacement?: string;
+  /** The date (ISO, YYYY-MM-DD) from which creates are refused (410 model_retired); unset while none is announced. */
+  retiresAt?: string;
+}
+
+export interface DisabledRoute {
+  provider: LiveProviderName;
+  providerModelId: string;
+  reason: string;
 }
 
 /** The fal request builders (activities/providers/fal.ts), one per documented input schema family. */
@@ -86,4 +108,4 @@ export type Price =
   | { per: 'job'; credits: number; perHundredChars?: number; providerCost: number };
 
 /** A catalog entry as its data file writes it: the alternates come from the providers' descriptors. */
-export type ModelEntry = Omit<ModelRoute, 'alternates'>;
+export type ModelEntry = Omit<ModelRoute, 'alternates' | 'disabledRoutes'>;

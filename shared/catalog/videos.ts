@@ -21,12 +21,16 @@ export const videoEntries = {
     },
     // fal's Veo 3.1 schema puts no rule between resolution and duration: 4s, 6s and 8s at 720p and 1080p
     // (4k is billed higher and not offered). Reference images (1-3) go to reference-to-video, 8s only.
-    // Google's Gemini API serves the same Veo 3.1 as veo-3.1's second route does, with the same reach.
     otherRoutes:
-      "Served as Veo 3.1: fal (fal-ai/veo3.1/*) and Google's Gemini API (veo-3.1-generate-preview through models.predictLongRunning, as veo-3.1's second route): two live routes for 8 s jobs (text, first frame, first and last frame, reference images); 4 s and 6 s jobs stay on fal.",
+      "Served as Veo 3.1 on fal (fal-ai/veo3.1/*) only. Google's Gemini API route (veo-3.1-generate-preview) is declared but not offered: Google shut that model down on 2026-10-22 (shared/providers/google.ts). Vertex AI serves Veo 3.1 (veo-3.1-generate-001); no adapter.",
     source:
       'OpenAI Videos API retired 2026-09-24 (sora-2-pro shut down); routed to fal.ai fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16; reference-to-video: 1-3 image_urls, 8s only)',
     servedAs: { model: 'Veo 3.1 on fal (fal-ai/veo3.1): OpenAI shut sora-2-pro down on 2026-09-24' },
+    // The name outlived its model: new integrations should ask for Veo 3.1 by its own name. No
+    // retirement date is set while the name is served (docs/api/deprecations.md).
+    deprecatedAt: '2026-09-24',
+    deprecation: 'OpenAI shut sora-2-pro down on 2026-09-24 (developers.openai.com/api/docs/models/sora-2); this name is served as Veo 3.1',
+    replacement: 'veo-3.1',
     maxReferenceImages: 3,
     referenceDurations: [8],
     aspectRatios: ['16:9', '9:16'],
@@ -52,13 +56,15 @@ export const videoEntries = {
     },
     // Veo 3.1 Fast on fal has no reference-to-video endpoint: one reference image is used as the first
     // frame (image-to-video); more would be dropped, so they are refused. Durations as Veo 3.1.
-    // Google's Gemini API is the second route for 8 s text-to-video: Google's pages read name the
-    // image features for Veo 3.1 without saying which Veo 3.1 Fast has, so jobs with images stay on fal.
     otherRoutes:
-      "Served as Veo 3.1 Fast: fal (fal-ai/veo3.1/fast/*) and Google's Gemini API (veo-3.1-fast-generate-preview through models.predictLongRunning): two live routes for 8 s text-to-video jobs; jobs with image inputs or of 4 s / 6 s stay on fal.",
+      "Served as Veo 3.1 Fast on fal (fal-ai/veo3.1/fast/*) only. Google's Gemini API route (veo-3.1-fast-generate-preview) is declared but not offered: Google shut that model down on 2026-10-22 (shared/providers/google.ts). Vertex AI serves Veo 3.1 Fast (veo-3.1-fast-generate-001); no adapter.",
     source:
       'OpenAI Videos API retired 2026-09-24 (sora-2 shut down); routed to fal.ai fal-ai/veo3.1/fast (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16; no reference-to-video)',
     servedAs: { model: 'Veo 3.1 Fast on fal (fal-ai/veo3.1/fast): OpenAI shut sora-2 down on 2026-09-24' },
+    // The catalog has no public Veo 3.1 Fast name: veo-3.1 is the same model family at its quality tier.
+    deprecatedAt: '2026-09-24',
+    deprecation: 'OpenAI shut sora-2 down on 2026-09-24 (developers.openai.com/api/docs/models/sora-2); this name is served as Veo 3.1 Fast',
+    replacement: 'veo-3.1',
     maxReferenceImages: 1,
     aspectRatios: ['16:9', '9:16'],
     defaultAspectRatio: '16:9',
@@ -162,12 +168,10 @@ export const videoEntries = {
     // resolution 720p | 1080p | 4k (4k is billed at a higher rate and not offered here). Reference
     // images go to fal-ai/veo3.1/reference-to-video, whose schema has duration "8s" only, and Veo takes
     // at most 3 reference images (Google's Gemini API Veo 3.1 documentation: "up to three").
-    // Google's Gemini API is the second route (activities/providers/google.ts, contracts/google.ts):
-    // 8 s jobs, text-to-video, first frame, first and last frame or 1-3 reference images (sent inline
-    // as base64, the only image form the Gemini API takes); 4 s and 6 s are documented for Vertex, not
-    // for the Gemini API, so they stay on fal.
+    // Google's Gemini API route (activities/providers/google.ts) is declared but not offered: Google
+    // shut veo-3.1-generate-preview down on 2026-10-22 (shared/providers/google.ts says why).
     otherRoutes:
-      "fal (fal-ai/veo3.1/*) and Google's Gemini API (ai.google.dev/gemini-api/docs/video: veo-3.1-generate-preview through models.predictLongRunning, then operations polling; wire read from Google's SDK @google/genai): two live routes for 8 s jobs (text, first frame, first and last frame, reference images); with failover on such a job moves from one to the other. 4 s and 6 s jobs stay on fal (Google documents them for Vertex, not for the Gemini API). Vertex AI serves it too; no adapter.",
+      "fal (fal-ai/veo3.1/*) only. Google's Gemini API route (veo-3.1-generate-preview through models.predictLongRunning) is declared but not offered: Google shut that model down on 2026-10-22 and documents no Veo model on the Gemini API since (GET /v1/models disabled_routes). Vertex AI serves Veo 3.1 GA (veo-3.1-generate-001, OAuth service-account auth); no adapter.",
     source:
       'fal.ai model page fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16); fal-ai/veo3.1/reference-to-video (1-3 image_urls, duration 8s)',
     maxReferenceImages: 3,

@@ -53,6 +53,11 @@ export interface ProviderRoute {
   source: string;
   /** Unset: everything the model takes. A job asking for more never starts on this route nor fails over to it. */
   accepts?: AlternateAccepts;
+  /**
+   * Why the route is not offered (the provider shut the model down and documents no successor on the
+   * same API): it stays declared, is never a job's route, and GET /v1/models lists it with this reason.
+   */
+  disabled?: string;
 }
 
 export interface ProviderDescriptor<N extends string = string, K extends string = string, C extends Record<string, z.ZodType> = Record<string, z.ZodType>> {

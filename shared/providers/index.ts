@@ -43,10 +43,23 @@ export const providerSecrets = [
   ...new Set(providers.flatMap((p) => p.keys.filter((k) => !((p as { publicKeys?: readonly string[] }).publicKeys ?? []).includes(k)))),
 ] as Exclude<ProviderKey, PublicKey>[];
 
-/** The further routes of each catalog model, in list order: the catalog's `alternates`. */
-export function providerRoutesOf(model: string): (ProviderRoute & { provider: LiveProviderName })[] {
+type DeclaredRoute = ProviderRoute & { provider: LiveProviderName };
+
+function declaredRoutesOf(model: string): DeclaredRoute[] {
   return providers.flatMap((p) => {
     const route = (p as { routes?: Readonly<Record<string, ProviderRoute>> }).routes?.[model];
     return route ? [{ provider: p.name, ...route }] : [];
   });
+}
+
+/** The further routes of each catalog model that are offered, in list order: the catalog's `alternates`. */
+export function providerRoutesOf(model: string): DeclaredRoute[] {
+  return declaredRoutesOf(model).filter((r) => r.disabled === undefined);
+}
+
+/** The further routes of a model that are declared but not offered, each with why (the catalog's `disabledRoutes`). */
+export function disabledRoutesOf(model: string): { provider: LiveProviderName; providerModelId: string; reason: string }[] {
+  return declaredRoutesOf(model).flatMap((r) =>
+    r.disabled === undefined ? [] : [{ provider: r.provider, providerModelId: r.providerModelId, reason: r.disabled }],
+  );
 }

@@ -1,28 +1,24 @@
-// veo-3.1's second route on the real stack: fal's queue first, then Google's Gemini API
-// (Veo 3.1), both local fakes speaking their providers' protocols. With fal answering 503 to every
-// call, a text-to-video 8 s job completes on Google, charged once, with one Google submit; a first-and-
-// last-frame job moves too, its frames sent inline; a job the Google route cannot take (4 s) is stored
-// without failover routes and never reaches Google. sora-2, served as Veo 3.1 Fast, moves the same way.
+// Google's Gemini API route on the real stack, declared for veo-3.1, sora-2-pro and sora-2 and not
+// offered: Google shut the Veo 3.1 preview models down (shared/providers/google.ts). With
+// GEMINI_API_KEY set and the Google fake up, a job Google used to take (8 s, text) is stored without
+// failover routes, completes on fal and never reaches Google, even while fal fails: the job is not
+// moved to a route whose model is gone. GET /v1/models lists the route with the reason, and a
+// sora-2 create is answered with the deprecation headers naming veo-3.1.
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, type InProcessGateway as Gateway } from '../support/services.js';
+import { api, type InProcessGateway as Gateway } from '../support/services.js';
 import { startFailoverStack, type FailoverStack } from '../support/failover-stack.js';
-import { createVideoOnFal, jobFinished, jobLedger, jobRow } from '../support/job-helpers.js';
+import { createVideoOnFal, jobFinished, jobRow } from '../support/job-helpers.js';
 import type { FakeFal } from '../support/fake-providers/fal.js';
 import type { FakeGoogle } from '../support/fake-providers/google.js';
 import { json } from '../support/fake-providers/server.js';
-import { insertUpload } from '../support/fixtures.js';
-import { buffer } from 'node:stream/consumers';
 
 let stack: FailoverStack<'google'>;
 let tdb: TestDatabase;
 let fal: FakeFal;
 let google: FakeGoogle;
 let gw: Gateway;
-
-const model = 'veo-3.1';
-const unavailable = json(503, { detail: 'Service Unavailable' });
 
 before(async () => {
   stack = await startFailoverStack({
@@ -42,85 +38,61 @@ beforeEach(async () => {
   await tdb.db.deleteFrom('provider_circuits').execute();
 });
 
-const create = (t: Tenant, marker: string, duration: number, more: Record<string, unknown> = {}) =>
-  createVideoOnFal(gw.baseUrl, t, model, marker, { duration, resolution: '720p', ...more });
-
-const rowOf = (id: string) => jobRow(tdb.db, id);
-const finished = (id: string) => jobFinished(tdb.db, id);
-
+const create = (t: Tenant, model: string, marker: string) => createVideoOnFal(gw.baseUrl, t, model, marker, { duration: 8, resolution: '720p' });
 const googleSubmits = (marker: string) => google.requestsOf('submit').filter((r) => JSON.stringify(r.json).includes(marker)).length;
-const ledger = (id: string) => jobLedger(tdb.db, id);
 
-describe('veo-3.1 and sora-2 fail over from fal to Google (Gemini API)', () => {
-  test('fal answers 503 to everything: the job completes on Google, charged once, with one Google submit', async () => {
-    fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
+describe("Google's Gemini API route is declared but not offered", () => {
+  test('an 8 s text job of veo-3.1 is stored without failover routes and completes on fal; Google gets nothing', async () => {
     const t = await createTenant(tdb.db, 1000);
-    const marker = '[fal-down]';
-    const id = await create(t, marker, 8);
-    const row = await finished(id);
+    const marker = '[veo-on-fal]';
+    const id = await create(t, 'veo-3.1', marker);
+    assert.equal(((await jobRow(tdb.db, id)).params as { routes?: unknown }).routes, undefined, 'no failover routes');
+    const row = await jobFinished(tdb.db, id);
     assert.equal(row.status, 'completed', JSON.stringify(row.error));
-    assert.equal(row.outputs?.length, 1);
-    assert.equal(googleSubmits(marker), 1, 'exactly one submit on Google');
-    const submit = google.requestsOf('submit').find((r) => JSON.stringify(r.json).includes(marker))!;
-    assert.equal(submit.path, '/v1beta/models/veo-3.1-generate-preview:predictLongRunning');
-    assert.deepEqual((submit.json as { parameters: unknown }).parameters, { aspectRatio: '16:9', resolution: '720p', durationSeconds: 8 });
-    const price = 20 * 8;
-    assert.deepEqual(await ledger(id), [['charge', -price]], 'charged once');
-    assert.equal(await creditsOf(tdb.db, t), 1000 - price);
-    const r = await api(gw.baseUrl, t.apiKey).get(`/v1/videos/${id}`);
-    assert.equal(r.status, 200, r.text);
-    assert.equal(r.body.data.provider, 'google');
-    assert.equal(r.body.data.provider_attempts?.length, 1);
-    assert.equal(r.body.data.provider_attempts[0].provider, 'fal');
+    assert.equal(googleSubmits(marker), 0);
   });
 
-  test('a first-and-last-frame job moves to Google with both frames inline (base64 of the uploads, image/png)', async () => {
-    fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
+  test('our account at fal is out of balance (a failure that moves a job at once where a route is offered): a sora-2-pro job fails, and is not moved to Google', async () => {
+    fal.down(['submit'], json(403, { detail: 'User is locked. Reason: Exhausted balance. Top up your balance at fal.ai/dashboard/billing.' }));
     const t = await createTenant(tdb.db, 1000);
-    const [start, end] = [await insertUpload(tdb.db, gw.storage, t, 'image'), await insertUpload(tdb.db, gw.storage, t, 'image')];
-    const marker = '[two-frames]';
-    const id = await create(t, marker, 8, { start_frame_file_id: start, end_frame_file_id: end });
-    const row = await finished(id);
-    assert.equal(row.status, 'completed', JSON.stringify(row.error));
-    const submit = google.requestsOf('submit').find((r) => JSON.stringify(r.json).includes(marker))!;
-    const instance = (
-      submit.json as { instances: { image?: { bytesBase64Encoded: string; mimeType: string }; lastFrame?: { bytesBase64Encoded: string; mimeType: string } }[] }
-    ).instances[0]!;
-    for (const [frame, fileId] of [
-      [instance.image, start],
-      [instance.lastFrame, end],
-    ] as const) {
-      const upload = await tdb.db.selectFrom('file_uploads').select('object_key').where('id', '=', fileId).executeTakeFirstOrThrow();
-      const stored = await buffer(await gw.storage.getStream(upload.object_key));
-      assert.equal(frame?.mimeType, 'image/png');
-      assert.ok(Buffer.from(frame!.bytesBase64Encoded, 'base64').equals(stored), 'the frame is the uploaded image, byte for byte');
+    const marker = '[fal-refuses]';
+    const id = await create(t, 'sora-2-pro', marker);
+    const row = await jobFinished(tdb.db, id);
+    assert.equal(row.status, 'failed');
+    assert.equal(googleSubmits(marker), 0, 'never submitted to Google');
+    assert.equal(google.requestsOf('submit').length, 0);
+  });
+
+  test('GET /v1/models lists the Google route of veo-3.1, sora-2-pro and sora-2 as disabled, with the reason', async () => {
+    const t = await createTenant(tdb.db, 10);
+    const r = await api(gw.baseUrl, t.apiKey).get('/v1/models');
+    assert.equal(r.status, 200, r.text);
+    for (const name of ['veo-3.1', 'sora-2-pro', 'sora-2']) {
+      const m = (r.body.data as { name: string; routes: { provider: string }[]; disabled_routes: { provider: string; reason: string }[] }[]).find(
+        (x) => x.name === name,
+      )!;
+      assert.deepEqual(
+        m.routes.map((x) => x.provider),
+        ['fal'],
+        name,
+      );
+      assert.equal(m.disabled_routes.length, 1, name);
+      assert.equal(m.disabled_routes[0]!.provider, 'google');
+      assert.match(m.disabled_routes[0]!.reason, /on 2026-10-22/);
     }
   });
 
-  test('sora-2 (Veo 3.1 Fast on fal) moves to Google as veo-3.1-fast-generate-preview, charged once at its own price', async () => {
-    fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
+  test('a sora-2 create is answered with Deprecation and X-Mediagen-Warning naming veo-3.1', async () => {
     const t = await createTenant(tdb.db, 1000);
-    const marker = '[sora-2]';
-    const id = await create(t, marker, 8, { model: 'sora-2' });
-    const row = await finished(id);
-    assert.equal(row.status, 'completed', JSON.stringify(row.error));
-    assert.equal((await api(gw.baseUrl, t.apiKey).get(`/v1/videos/${id}`)).body.data.provider, 'google');
-    assert.equal(googleSubmits(marker), 1);
-    assert.equal(
-      google.requestsOf('submit').find((r) => JSON.stringify(r.json).includes(marker))!.path,
-      '/v1beta/models/veo-3.1-fast-generate-preview:predictLongRunning',
-    );
-    assert.deepEqual(await ledger(id), [['charge', -10 * 8]], 'charged once');
-  });
-
-  test('a job Google cannot take (4 s) is stored without failover routes and stays on fal', async () => {
-    const t = await createTenant(tdb.db, 1000);
-    const marker = '[four-seconds]';
-    const id = await create(t, marker, 4);
-    const stored = await rowOf(id);
-    assert.equal((stored.params as { routes?: unknown }).routes, undefined, 'no failover routes for a job only fal can take');
-    const row = await finished(id);
-    assert.equal(row.status, 'completed', JSON.stringify(row.error));
-    assert.equal(googleSubmits(marker), 0);
+    const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', {
+      project_id: t.projectId,
+      prompt: 'a lighthouse [sora-2]',
+      model: 'sora-2',
+      duration: 8,
+    });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.headers.get('deprecation'), `@${Date.UTC(2026, 8, 24) / 1000}`);
+    assert.match(r.headers.get('x-mediagen-warning')!, /^model sora-2 is deprecated since 2026-09-24 .*; use veo-3\.1 instead$/);
+    assert.equal(r.headers.get('sunset'), null, 'no retirement date is set');
   });
 });

@@ -49,6 +49,10 @@ function expected(route: ModelRoute) {
     durations_with_references: route.referenceDurations ? { values: [...route.referenceDurations] } : null,
     // The local renderer takes any prompt the create schema does.
     prompt_length: route.kind === 'talking_actor' ? null : { min: 1, max: 4000 },
+    deprecated_at: route.deprecatedAt ?? null,
+    replacement: route.replacement ?? null,
+    retires_at: route.retiresAt ?? null,
+    disabled_routes: (route.disabledRoutes ?? []).map((r) => ({ provider: r.provider, reason: r.reason })),
     price_credits: route.price.credits,
     price_per: route.price.per,
     // The local renderer serves every model: no provider routes, nothing degraded, nothing kept by a cancel.

@@ -1,4 +1,5 @@
-// Contract tests of the Google Gemini API (Veo 3.1) adapter, veo-3.1's second route, against a local
+// Contract tests of the Google Gemini API (Veo 3.1) adapter, veo-3.1's declared second route (not
+// offered while Google documents no Veo model on the Gemini API: the last test), against a local
 // server speaking the long-running-operation protocol of contracts/google.ts: the submit body (checked
 // against the body Google's own SDK sends for the same job, images included), polling
 // running → done (video or error), the download with the key header, and how errors are classed
@@ -8,8 +9,9 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createGoogleAdapter } from '../../activities/providers/google.js';
 import { ProviderError } from '../../activities/providers/types.js';
-import { routeFor, requestRefusal } from '../../shared/catalog.js';
-import { resolveJobRoute } from '../../shared/routing.js';
+import { routeFor } from '../../shared/catalog.js';
+import { parseRouteOrder, resolveJobRoute } from '../../shared/routing.js';
+import { modelInfo } from '../../api/routes/models.js';
 import { startFakeGoogle, type FakeGoogle } from '../support/fake-providers/google.js';
 import { tinyPng } from '../support/fake-providers/server.js';
 import { GoogleGenAI, VideoGenerationReferenceType } from '@google/genai';
@@ -293,56 +295,27 @@ describe('Google Gemini API (Veo) adapter', () => {
     assert.equal(fake.requests.length, calls);
   });
 
-  test('routing: veo-3.1 fails over to google for the jobs google can take (8 s, 720p/1080p, with or without images)', () => {
-    const route = routeFor('veo-3.1')!;
-    const keys = liveKeys({ FAL_KEY: 'k-fal-1234', GEMINI_API_KEY: 'k-gem-1234' });
-    const text8 = { prompt: 'x', duration: 8, resolution: '1080p', aspect_ratio: '16:9' };
-    assert.deepEqual(
-      resolveJobRoute(keys, route, text8)?.routes?.map((r) => r.provider),
-      ['fal', 'google'],
-    );
-    assert.equal(resolveJobRoute(keys, route, { ...text8, duration: 4 })?.routes, undefined, 'a 4 s job stays on fal');
-    assert.deepEqual(
-      resolveJobRoute(keys, route, { ...text8, start_frame_file_id: 'upl_1' })?.routes?.map((r) => r.provider),
-      ['fal', 'google'],
-      'image-to-video fails over',
-    );
-    assert.deepEqual(
-      resolveJobRoute(keys, route, { ...text8, start_frame_file_id: 'upl_1', end_frame_file_id: 'upl_2' })?.routes?.map((r) => r.provider),
-      ['fal', 'google'],
-    );
-    assert.deepEqual(
-      resolveJobRoute(keys, route, { ...text8, reference_file_ids: ['upl_1', 'upl_2', 'upl_3'] })?.routes?.map((r) => r.provider),
-      ['fal', 'google'],
-    );
-    // With only GEMINI_API_KEY, google is the first route, and what it cannot take is refused at create.
-    const googleOnly = { ...keys, FAL_KEY: undefined };
-    assert.equal(resolveJobRoute(googleOnly, route, text8)?.provider, 'google');
-    assert.equal(requestRefusal(route, text8, 'google'), undefined);
-    assert.equal(requestRefusal(route, { ...text8, end_frame_file_id: 'u', start_frame_file_id: 'v' }, 'google'), undefined);
-    assert.match(requestRefusal(route, { ...text8, duration: 6 }, 'google')!, /duration: veo-3.1 on google supports 8 seconds/);
-    assert.match(requestRefusal(route, { ...text8, reference_file_ids: ['a', 'b', 'c', 'd'] }, 'google')!, /at most 3 reference images/);
-    assert.equal(requestRefusal(route, { ...text8, duration: 6 }, 'fal'), undefined, 'fal takes 6 s');
-    // PROVIDER_ROUTES putting google first: a job google cannot take starts on fal, without failover.
-    const googleFirst = { ...keys, PROVIDER_ROUTES: 'veo-3.1=google,fal' };
-    assert.deepEqual(
-      resolveJobRoute(googleFirst, route, text8)?.routes?.map((r) => r.provider),
-      ['google', 'fal'],
-    );
-    const fourSeconds = resolveJobRoute(googleFirst, route, { ...text8, duration: 4 });
-    assert.equal(fourSeconds?.provider, 'fal');
-    assert.equal(fourSeconds?.provider_model_id, 'fal-ai/veo3.1');
-    assert.equal(fourSeconds?.routes, undefined);
-  });
-
-  test('routing: sora-2-pro fails over to veo-3.1-generate-preview as veo-3.1 does; sora-2 to veo-3.1-fast-generate-preview for 8 s text-to-video only', () => {
+  test('routing: no Google route is offered: with GEMINI_API_KEY set, veo-3.1, sora-2-pro and sora-2 stay on fal, and the catalog says why', () => {
     const keys = liveKeys({ FAL_KEY: 'k-fal-1234', GEMINI_API_KEY: 'k-gem-1234' });
     const text8 = { prompt: 'x', duration: 8, resolution: '720p', aspect_ratio: '16:9' };
-    const routes = (model: string, p: Record<string, unknown>) =>
-      resolveJobRoute(keys, routeFor(model)!, p)?.routes?.map((r) => `${r.provider}:${r.provider_model_id}`);
-    assert.deepEqual(routes('sora-2-pro', { ...text8, reference_file_ids: ['a', 'b'] }), ['fal:fal-ai/veo3.1', 'google:veo-3.1-generate-preview']);
-    assert.deepEqual(routes('sora-2', text8), ['fal:fal-ai/veo3.1/fast', 'google:veo-3.1-fast-generate-preview']);
-    assert.equal(routes('sora-2', { ...text8, start_frame_file_id: 'upl_1' }), undefined, 'an image job of sora-2 stays on fal');
-    assert.equal(routes('sora-2', { ...text8, duration: 6 }), undefined, 'a 6 s job stays on fal');
+    for (const model of ['veo-3.1', 'sora-2-pro', 'sora-2']) {
+      const route = routeFor(model)!;
+      const job = resolveJobRoute(keys, route, text8);
+      assert.equal(job?.provider, 'fal', model);
+      assert.equal(job?.routes, undefined, `${model}: no failover route`);
+      assert.equal(route.alternates?.some((a) => a.provider === 'google') ?? false, false, `${model}: google is not an alternate`);
+      const [disabled, ...more] = route.disabledRoutes ?? [];
+      assert.equal(more.length, 0);
+      assert.equal(disabled?.provider, 'google', `${model}: the google route stays declared`);
+      assert.match(disabled!.reason, /shut the Gemini API's Veo 3\.1 preview models down on 2026-10-22/);
+      assert.equal(modelInfo(route, keys).disabled_routes[0]?.reason, disabled!.reason, 'GET /v1/models says why');
+      assert.deepEqual(modelInfo(route, keys).routes, [{ provider: 'fal', circuit: 'closed' }]);
+      // With only the Gemini key the model is not served live at all.
+      assert.equal(resolveJobRoute({ ...keys, FAL_KEY: undefined }, route, text8), undefined, `${model} without FAL_KEY`);
+    }
+    assert.equal(routeFor('veo-3.1')!.disabledRoutes![0]!.providerModelId, 'veo-3.1-generate-preview');
+    assert.equal(routeFor('sora-2')!.disabledRoutes![0]!.providerModelId, 'veo-3.1-fast-generate-preview');
+    // PROVIDER_ROUTES naming the route is refused with the reason, not taken.
+    assert.throws(() => parseRouteOrder('veo-3.1=google,fal'), /google's route of veo-3\.1 is not offered: Google shut/);
   });
 });

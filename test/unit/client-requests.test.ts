@@ -134,3 +134,30 @@ test('the browser entries (@mediagen/client, /webhooks) import no Node built-ins
   assert.ok(!seen.has('node.js') && !seen.has('cli.js'), 'the Node-only modules stay out of the browser entries');
   assert.deepEqual(bad, []);
 });
+
+test("a deprecated model's answer reaches onWarning with its dates; answers without Deprecation do not", async () => {
+  const deprecated = () =>
+    Response.json(
+      { data: { id: 'vid_1', status: 'pending' } },
+      {
+        headers: {
+          deprecation: '@1790208000',
+          sunset: 'Sun, 31 Jan 2027 00:00:00 GMT',
+          'x-mediagen-warning': 'model sora-2 is deprecated since 2026-09-24; use veo-3.1 instead',
+        },
+      },
+    );
+  const gw = scripted([deprecated, created]);
+  const warnings: unknown[] = [];
+  const c = new MediaGenClient({ apiKey: 'k', baseUrl: 'http://gw.invalid', fetch: gw.fetchImpl, onWarning: (w) => warnings.push(w) });
+  await c.videos.generate({ project_id: 'prj_1', prompt: 'a fox', model: 'sora-2' });
+  assert.deepEqual(warnings, [
+    {
+      message: 'model sora-2 is deprecated since 2026-09-24; use veo-3.1 instead',
+      deprecatedAt: new Date('2026-09-24T00:00:00Z'),
+      sunset: new Date('2027-01-31T00:00:00Z'),
+    },
+  ]);
+  await c.images.generate(imageBody);
+  assert.equal(warnings.length, 1, 'no warning without a Deprecation header');
+});

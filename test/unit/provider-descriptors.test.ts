@@ -59,13 +59,21 @@ describe('provider descriptors', () => {
     assert.deepEqual([...roleScopedSecrets], [...providerSecrets, 'WEBHOOK_SECRETS_KEY']);
   });
 
-  it('routes name catalog models the provider is not the primary of, and become their alternates', () => {
+  it('routes name catalog models the provider is not the primary of, and become their alternates unless disabled', () => {
     for (const p of providers) {
-      for (const [model, route] of Object.entries((p as { routes?: Record<string, { providerModelId: string }> }).routes ?? {})) {
+      for (const [model, route] of Object.entries((p as { routes?: Record<string, { providerModelId: string; disabled?: string }> }).routes ?? {})) {
         const entry = routeFor(model);
         assert.ok(entry, `${p.name} routes ${model}, a catalog model`);
         assert.notEqual(entry.provider, p.name);
-        assert.deepEqual(entry.alternates?.find((a) => a.provider === p.name)?.providerModelId, route.providerModelId);
+        const alternate = entry.alternates?.find((a) => a.provider === p.name);
+        const disabled = entry.disabledRoutes?.find((a) => a.provider === p.name);
+        if (route.disabled === undefined) {
+          assert.deepEqual(alternate?.providerModelId, route.providerModelId);
+          assert.equal(disabled, undefined);
+        } else {
+          assert.equal(alternate, undefined, `${p.name}'s disabled route of ${model} is no alternate`);
+          assert.deepEqual(disabled, { provider: p.name, providerModelId: route.providerModelId, reason: route.disabled });
+        }
       }
     }
     assert.deepEqual(

@@ -34,6 +34,7 @@ import { createLiveProgress, type LiveProgress } from '../../../workflows/client
 import { kinds, presentJob, type KindSpec } from './kinds.js';
 import { statusQuery, urlResultSchema, type Progress } from './schemas.js';
 import { requestedWebhook } from '../../webhooks.js';
+import { modelLifecycleCheck } from '../../model-lifecycle.js';
 
 /** How long one live `progress` query answer serves every `?live=true` read of the job. */
 const LIVE_PROGRESS_CACHE_MS = 1_000;
@@ -149,9 +150,12 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     // With ?dry_run=true the answer is the price quote instead of the created job.
     response: z.union([spec.createResult, dryRunResultSchema]),
     creates: `${spec.base}/:id`,
-    errors: [400, 401, 402, 403, 404, 409, 422, 429, 500],
-    // Dry runs answer here (after the generation rate class); Idempotency-Key claims, replays or refuses.
+    errors: [400, 401, 402, 403, 404, 409, 410, 422, 429, 500],
+    responseHeaders: ['Deprecation', 'Sunset', 'X-Mediagen-Warning'],
+    // A deprecated model's answers (dry runs too) carry its headers; a retired one is refused (410).
+    // Dry runs answer next (after the generation rate class); Idempotency-Key claims, replays or refuses.
     before: (services) => [
+      modelLifecycleCheck(spec.models),
       dryRun(services.deps.db, async (raw, tx, workspaceId) => {
         const { quote } = await quoteCreate(services, spec, parseCreateBody(spec, raw), tx, workspaceId, { balance: true });
         return { price: quote.price, available: quote.available!, sufficient: quote.sufficient!, non_refundable_after_submit: quote.nonRefundable };

@@ -160,6 +160,7 @@ class AsyncMediaGenClient:
                     continue
                 raise MediaGenError(status=0, code="network_error", message=f"could not reach {self.base_url}: {e!r}") from e
             if res.is_success:
+                _core.warn_if_deprecated(res)
                 return res
             await res.aread()
             await res.aclose()

@@ -161,6 +161,7 @@ class MediaGenClient:
                     continue
                 raise MediaGenError(status=0, code="network_error", message=f"could not reach {self.base_url}: {e!r}") from e
             if res.is_success:
+                _core.warn_if_deprecated(res)
                 return res
             res.read()
             res.close()

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import uuid
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,21 @@ from .models import (
 
 T = TypeVar("T")
 J = TypeVar("J", bound=Mapping[str, Any])
+
+
+class ModelDeprecationWarning(FutureWarning):
+    """A create or dry run of a deprecated model: the gateway answered with a Deprecation header (RFC
+    9745). The message is its X-Mediagen-Warning: why, and which model to use instead. Python shows
+    each distinct warning once; `warnings.simplefilter("error", ModelDeprecationWarning)` makes it fatal."""
+
+
+def warn_if_deprecated(res: httpx.Response) -> None:
+    """Issues a ModelDeprecationWarning when a 2xx answer says the requested model is deprecated."""
+    deprecation = res.headers.get("deprecation")
+    if deprecation is None:
+        return
+    message = res.headers.get("x-mediagen-warning") or f"the requested model is deprecated (Deprecation: {deprecation})"
+    warnings.warn(message, ModelDeprecationWarning, stacklevel=2)
 
 JobKind = Literal["images", "videos", "replace-actors", "talking-actors"]
 """The four job kinds, named as in their paths."""

@@ -315,6 +315,11 @@ class Route(TypedDict, closed=True):
     """
 
 
+class DisabledRoute(TypedDict, closed=True):
+    provider: str
+    reason: str
+
+
 class ModelInfo(TypedDict, closed=True):
     name: str
     """
@@ -378,6 +383,22 @@ class ModelInfo(TypedDict, closed=True):
     served_as: NotRequired[dict[str, str]]
     """
     where the live provider serves a value differently (e.g. an aspect ratio it lacks)
+    """
+    deprecated_at: str | None
+    """
+    the date (YYYY-MM-DD) the model was deprecated: creates still work, answered with a Deprecation header (docs/api/deprecations.md); null when it is not deprecated
+    """
+    replacement: str | None
+    """
+    the public model to move to from a deprecated one; null when none is named
+    """
+    retires_at: str | None
+    """
+    the date (YYYY-MM-DD) from which creates of the model are refused (410 model_retired); null while none is set
+    """
+    disabled_routes: list[DisabledRoute]
+    """
+    routes a provider declares for the model that are not offered (never a job's route), each with why
     """
 
 

@@ -1,0 +1,70 @@
+// Model deprecations: the catalog's lifecycle fields are consistent (ISO dates, a replacement that is
+// a live public model of the same kind), and what a create of a model is answered with before its
+// deprecation, while deprecated (RFC 9745 Deprecation, RFC 8594 Sunset, the warning in words) and
+// from its retirement date (refused, naming the replacement).
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { catalog, routeFor, type ModelRoute } from '../../shared/catalog.js';
+import { isoDateMs, modelLifecycle } from '../../shared/model-lifecycle.js';
+
+const base = { model: 'old-model' } satisfies Pick<ModelRoute, 'model'>;
+
+describe('model lifecycle', () => {
+  it('every deprecation in the catalog has a reason, ISO dates in order, and a replacement of the same kind that is not deprecated', () => {
+    for (const route of Object.values(catalog) as ModelRoute[]) {
+      const { model, deprecatedAt, deprecation, replacement, retiresAt } = route;
+      if (deprecatedAt === undefined) {
+        assert.equal(deprecation ?? replacement ?? retiresAt, undefined, `${model}: lifecycle fields without deprecatedAt`);
+        continue;
+      }
+      assert.ok(Number.isFinite(isoDateMs(deprecatedAt)), `${model}: deprecatedAt ${deprecatedAt}`);
+      assert.ok(deprecation, `${model}: says why it is deprecated`);
+      assert.ok(/^[\x20-\x7e]+$/.test(deprecation), `${model}: the reason is ASCII (it travels in a header)`);
+      if (retiresAt !== undefined) assert.ok(isoDateMs(retiresAt) > isoDateMs(deprecatedAt), `${model}: retires after its deprecation`);
+      if (replacement !== undefined) {
+        const next = routeFor(replacement);
+        assert.ok(next, `${model}: its replacement ${replacement} is a catalog model`);
+        assert.equal(next.kind, route.kind);
+        assert.equal(next.deprecatedAt, undefined, `${model}: its replacement is not deprecated itself`);
+      }
+    }
+  });
+
+  it('sora-2 and sora-2-pro are deprecated since OpenAI shut them down, with veo-3.1 as the replacement and no retirement date', () => {
+    for (const model of ['sora-2', 'sora-2-pro'] as const) {
+      assert.equal(catalog[model].deprecatedAt, '2026-09-24');
+      assert.equal(catalog[model].replacement, 'veo-3.1');
+      assert.equal((catalog[model] as ModelRoute).retiresAt, undefined);
+    }
+    assert.equal((catalog['veo-3.1'] as ModelRoute).deprecatedAt, undefined);
+  });
+
+  it('a model without lifecycle fields is active', () => {
+    assert.deepEqual(modelLifecycle(base), { state: 'active' });
+  });
+
+  it('a deprecated model: Deprecation as a structured-field Date, the warning naming the replacement, no Sunset without a date', () => {
+    const l = modelLifecycle({ ...base, deprecatedAt: '2026-09-24', deprecation: 'its provider shut it down', replacement: 'new-model' });
+    assert.equal(l.state, 'deprecated');
+    if (l.state !== 'deprecated') return;
+    assert.deepEqual(l.headers, {
+      Deprecation: '@1790208000',
+      'X-Mediagen-Warning': 'model old-model is deprecated since 2026-09-24 (its provider shut it down); use new-model instead',
+    });
+    assert.equal(l.warning, l.headers['X-Mediagen-Warning']);
+  });
+
+  it('with a retirement date: Sunset as an HTTP-date until that day, then the create is refused naming the replacement', () => {
+    const route = { ...base, deprecatedAt: '2026-09-24', deprecation: 'shut down', replacement: 'new-model', retiresAt: '2027-01-31' };
+    const before = modelLifecycle(route, new Date('2027-01-30T23:59:59Z'));
+    assert.equal(before.state, 'deprecated');
+    if (before.state === 'deprecated') {
+      assert.equal(before.headers.Sunset, 'Sun, 31 Jan 2027 00:00:00 GMT');
+      assert.match(before.warning, /; creates are refused from 2027-01-31; use new-model instead$/);
+    }
+    assert.deepEqual(modelLifecycle(route, new Date('2027-01-31T00:00:00Z')), {
+      state: 'retired',
+      message: 'model old-model was retired on 2027-01-31 (shut down); use new-model instead',
+    });
+  });
+});
