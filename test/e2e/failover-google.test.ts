@@ -123,4 +123,61 @@ describe('veo-3.1 and sora-2 fail over from fal to Google (Gemini API)', () => {
     assert.equal(row.status, 'completed', JSON.stringify(row.error));
     assert.equal(googleSubmits(marker), 0);
   });
+
+  test("Google answers 404 NOT_FOUND for the model: the route is given up at once (never the customer's error), and the job fails as unavailable, refunded", async () => {
+    fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
+    google.script(
+      'submit',
+      json(404, { error: { code: 404, message: 'models/veo-3.1-generate-preview is not found for API version v1beta', status: 'NOT_FOUND' } }),
+    );
+    const t = await createTenant(tdb.db, 1000);
+    const marker = '[google-model-gone]';
+    const id = await create(t, marker, 8);
+    const row = await finished(id);
+    assert.equal(row.status, 'failed');
+    assert.match(row.error!.message, /every route of veo-3.1 failed: fal: .*; then google: .*not served on this route \(HTTP 404\)/);
+    assert.equal(googleSubmits(marker), 1, 'one refused submit at Google: the route is given up at once, not retried');
+    assert.deepEqual(
+      (await ledger(id)).map(([kind]) => kind),
+      ['charge', 'refund'],
+      'the customer is refunded',
+    );
+    assert.equal(await creditsOf(tdb.db, t), 1000);
+  });
+
+  test('a per-minute 429 at Google (RetryInfo 1s) is retried and the job completes on Google', async () => {
+    fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
+    google.script(
+      'submit',
+      json(429, {
+        error: {
+          code: 429,
+          message: 'You exceeded your current quota, please check your plan and billing details.',
+          status: 'RESOURCE_EXHAUSTED',
+          details: [
+            {
+              '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+              violations: [
+                {
+                  quotaMetric: 'generativelanguage.googleapis.com/predict_long_running_requests',
+                  quotaId: 'PredictLongRunningRequestsPerMinutePerProjectPerModel',
+                },
+              ],
+            },
+            { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '1s' },
+          ],
+        },
+      }),
+    );
+    const t = await createTenant(tdb.db, 1000);
+    const marker = '[google-per-minute]';
+    const before = google.requestsOf('submit').length;
+    const id = await create(t, marker, 8);
+    const row = await finished(id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    assert.equal((row.params as { provider: string }).provider, 'google');
+    assert.ok(google.requestsOf('submit').length - before >= 2, 'the rate-limited submit was asked again');
+    assert.equal(googleSubmits(marker), 2, 'the refused submit and the one that started the generation');
+    assert.deepEqual(await ledger(id), [['charge', -20 * 8]], 'charged once');
+  });
 });
