@@ -158,7 +158,9 @@ export function createProviderStepKit(deps: ProviderActivityDeps) {
         // Another provider can fix our account's trouble or an outage that outlasted the budget; the
         // customer's own faults (content policy, invalid input) fail the job wherever it runs.
         const failover = mayFailOver.get(ctx);
-        if (failover && (err.account || (err.retryable && givesUp(failover, ctx.info.attempt, failoverBudgetMs)))) {
+        // A request the provider reported failed is not waited for like one it is still running.
+        const step = failover && err.ended ? { ...failover, reported: undefined } : failover;
+        if (step && (err.failsOverNow || (err.retryable && givesUp(step, ctx.info.attempt, failoverBudgetMs)))) {
           const failingS = Math.round(failingForMs(ctx.info.attempt) / 1000);
           throw nonRetryable(
             failureTypes.providerFailover,

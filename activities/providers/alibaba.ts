@@ -13,31 +13,22 @@
 // itself), which keeps both inside the documented size limits; both reach Alibaba as presigned URLs
 // of our store (ctx.inputUrl).
 //
-// Errors: 5xx, timeouts and 429 Throttling are retried, then the job moves to its next route;
-// Arrearage (overdue payment) and 401/403 are our account: the job moves at once; DataInspectionFailed
-// (moderation), InvalidParameter and other 4xx are the request's: final, never another route.
+// Errors (errors/alibaba.ts, from DashScope's error code reference): 5xx, timeouts and 429 rate limits
+// are retried, then the job moves to its next route; Arrearage, Throttling.AllocationQuota (a used-up
+// quota) and 401/403 are our account, ModelNotFound (not in our region) the route: the job moves at
+// once; DataInspectionFailed (moderation), InvalidParameter and other 4xx are the request's: final.
 import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderRef, ProviderRequest } from './types.js';
 import { notConfirmed, ProviderError } from './types.js';
 import type { AdapterModule } from './adapter-module.js';
-import {
-  defaultTimeoutMs,
-  errorFromResponse,
-  joinUrl,
-  malformed,
-  parseJson,
-  providerFetch,
-  providerReason,
-  readText,
-  scrub,
-  type HttpCallOptions,
-} from './http.js';
+import { defaultTimeoutMs, joinUrl, malformed, parseJson, providerFetch, readText, type HttpCallOptions } from './http.js';
+import { classify, errorOfRow, taskOutcome } from './error-table.js';
+import { alibabaErrors, alibabaFacts } from './errors/alibaba.js';
 import { conformActorImage, conformMotionVideo } from './conform.js';
 import { mediaToolsFrom, type MediaTools } from './media-tools.js';
 import { oneOf } from './body-check.js';
 import {
   alibabaAnimateMixModelIds,
   dashscopeAsyncHeader,
-  dashscopeCodes,
   type AlibabaAnimateMixMode,
   type AlibabaAnimateMixRequest,
   type DashScopeTaskAnswer,
@@ -70,55 +61,18 @@ export function dashscopeOrigin(baseUrl: string): string {
   return baseUrl.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
 }
 
-const codeIn = (code: string | undefined, group: readonly string[]) => code !== undefined && group.includes(code);
-
-/**
- * An HTTP error answer ({ request_id, code, message }) as http.ts maps it, with DashScope's codes where
- * the status alone says too little: Arrearage is a 400 about our account's billing, and
- * DataInspectionFailed a 400 from content moderation.
- */
+/** An HTTP error answer ({ request_id, code, message }) classed by DashScope's codes (errors/alibaba.ts). */
 export function dashscopeHttpError(res: Response, text: string, o: HttpCallOptions): ProviderError {
-  const code = codeOf(text);
-  const reason = scrub(providerReason(text), o.secrets);
-  const prefix = `${o.provider} ${o.what}`;
-  if (codeIn(code, dashscopeCodes.billing)) {
-    return new ProviderError(`${prefix}: the provider account is in arrears (HTTP ${res.status}); check its billing${reason ? `: ${reason}` : ''}`, {
-      retryable: false,
-      status: res.status,
-      account: true,
-    });
-  }
-  if (codeIn(code, dashscopeCodes.moderation)) {
-    return new ProviderError(`${prefix}: rejected by the provider's content moderation (HTTP ${res.status})${reason ? `: ${reason}` : ''}`, {
-      retryable: false,
-      status: res.status,
-    });
-  }
-  return errorFromResponse(res, text, o);
+  const facts = alibabaFacts(res, text);
+  return errorOfRow(classify(alibabaErrors, facts), facts, o);
 }
 
-function codeOf(text: string): string | undefined {
-  try {
-    const body = JSON.parse(text) as { code?: unknown } | null;
-    return typeof body?.code === 'string' ? body.code : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A FAILED task: the provider's own trouble is retried (then another route); the request's is final. */
+/** A FAILED task, classed by the same codes: the provider's trouble is retried (then another route), the route's or account's moves at once, the request's is final. */
 function taskFailure(answer: DashScopeTaskAnswer): PollResult | ProviderError {
   const out = answer.output ?? {};
   const code = typeof out.code === 'string' ? out.code : typeof answer.code === 'string' ? answer.code : undefined;
   const text = typeof out.message === 'string' ? out.message : typeof answer.message === 'string' ? answer.message : 'no reason given';
-  const reason = `${text}${code ? ` (${code})` : ''}`;
-  if (codeIn(code, dashscopeCodes.billing))
-    return new ProviderError(`Alibaba: the provider account is in arrears: ${reason}`, { retryable: false, account: true, status: 400 });
-  if (codeIn(code, dashscopeCodes.outage) || codeIn(code, dashscopeCodes.throttling)) {
-    return new ProviderError(`Alibaba: provider error: ${reason}`, { retryable: true, status: 503 });
-  }
-  if (codeIn(code, dashscopeCodes.moderation)) return { state: 'failed', message: `Alibaba: rejected by the provider's content moderation: ${reason}` };
-  return { state: 'failed', message: `Alibaba: generation failed: ${reason}` };
+  return taskOutcome(alibabaErrors, { code, reason: `${text}${code ? ` (${code})` : ''}` }, 'Alibaba');
 }
 
 const byRole = (inputs: InputFile[], ...roles: InputFile['role'][]) => inputs.find((i) => roles.includes(i.role));

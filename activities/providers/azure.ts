@@ -4,21 +4,17 @@
 // addresses deployments, not models: AZURE_OPENAI_IMAGE_DEPLOYMENT names the gpt-image-1.5 deployment.
 // The request, the answer and the rest are those of every host of OpenAI's Images API (images-api.ts,
 // which also says why a retried submit never pays twice).
-// Errors: 5xx, 408, 429 (Azure's rate and quota limits) and timeouts are retried, then fail over;
-// 401/403 are our credentials (fail over at once); a content-filter refusal and any other 4xx are the
-// request's (final, no failover).
+// Errors (errors/azure.ts): 5xx, 408, 429 (Azure's rate and quota limits) and timeouts are retried,
+// then fail over; 401/403 are our credentials and a missing deployment the route (fail over at once);
+// a content-filter refusal and any other 4xx are the request's (final, no failover).
 import type { ProviderAdapter } from './types.js';
-import { ProviderError } from './types.js';
+import type { ProviderError } from './types.js';
 import type { AdapterModule } from './adapter-module.js';
-import { errorFromResponse, providerReason, scrub, type HttpCallOptions } from './http.js';
+import type { HttpCallOptions } from './http.js';
+import { classify, errorOfRow } from './error-table.js';
+import { azureErrors, azureFacts } from './errors/azure.js';
 import { createImagesApiAdapter, gptImageSize, type ImagesApiRef } from './images-api.js';
-import {
-  azureContentFilterCodes,
-  azureDefaultApiVersion,
-  type azureImageSizes,
-  type AzureErrorBody,
-  type AzureImageGenerateParams,
-} from './contracts/azure.js';
+import { azureDefaultApiVersion, type azureImageSizes, type AzureImageGenerateParams } from './contracts/azure.js';
 
 export interface AzureConfig {
   key: string;
@@ -43,28 +39,10 @@ export function azureImageSize(aspectRatio: string): (typeof azureImageSizes)[nu
   return gptImageSize(aspectRatio);
 }
 
-function azureErrorCodes(text: string): string[] {
-  try {
-    const err = (JSON.parse(text) as Partial<AzureErrorBody>).error;
-    if (!err || typeof err !== 'object') return [];
-    const inner = err.inner_error ?? (err as { innererror?: { code?: string } }).innererror;
-    return [err.code, inner?.code].filter((c): c is string => typeof c === 'string');
-  } catch {
-    return [];
-  }
-}
-
-/** An HTTP error answer as http.ts maps it, except a content-filter refusal, which is final whatever its status. */
+/** An HTTP error answer classed by Azure's table (errors/azure.ts): a content-filter refusal is final whatever its status. */
 export function azureHttpError(res: Response, text: string, o: HttpCallOptions): ProviderError {
-  const filtered = azureErrorCodes(text).some((c) => (azureContentFilterCodes as readonly string[]).includes(c));
-  if (filtered && res.status < 500) {
-    const reason = scrub(providerReason(text), o.secrets);
-    return new ProviderError(`${o.provider} ${o.what}: rejected by the provider's content filter (HTTP ${res.status})${reason ? `: ${reason}` : ''}`, {
-      retryable: false,
-      status: res.status,
-    });
-  }
-  return errorFromResponse(res, text, o);
+  const facts = azureFacts(res, text);
+  return errorOfRow(classify(azureErrors, facts), facts, o);
 }
 
 export function createAzureAdapter(cfg: AzureConfig): ProviderAdapter {

@@ -10,13 +10,16 @@
 //    until succeeded (content.video_url, a signed URL fetched without our key) or failed
 //    (error { code, message }); cancel is DELETE …/tasks/{id}, which stops a queued task (a running one
 //    cannot be stopped: the workflow stops polling).
-// Errors: 5xx, 408, 429 rate limits and network timeouts are retried (then failover); 401/403, an
-// overdue account, a quota code, and an endpoint or model not enabled for our account are ours (failover
-// at once); sensitive-content codes and invalid parameters are the request's (final, no failover).
+// Errors (errors/byteplus.ts, from Ark's error codes): 5xx, 408, 429 rate limits and network timeouts
+// are retried (then failover); 401/403, an overdue account and a quota code are our account's, an
+// endpoint or model not enabled for our account the route's (failover at once); sensitive-content
+// codes and invalid parameters are the request's (final, no failover).
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderRef, ProviderRequest, InputFile } from './types.js';
 import { notConfirmed, ProviderError } from './types.js';
 import type { AdapterModule } from './adapter-module.js';
-import { errorFromResponse, joinUrl, malformed, parseJson, providerFetch, providerReason, readText, scrub, type HttpCallOptions } from './http.js';
+import { joinUrl, malformed, parseJson, providerFetch, readText, type HttpCallOptions } from './http.js';
+import { classify, errorOfRow, taskOutcome } from './error-table.js';
+import { byteplusErrors, byteplusFacts } from './errors/byteplus.js';
 import {
   arkSeedanceModelId,
   arkSeedanceRatios,
@@ -65,55 +68,17 @@ export function arkOrigin(baseUrl: string): string {
   return baseUrl.replace(/\/+$/, '').replace(/\/api\/v3$/, '');
 }
 
-const sensitive = /Sensitive|RiskDetection/i;
-const accountCode =
-  /QuotaExceeded|AccountOverdue|Overdue|InsufficientBalance|ModelNotOpen|InvalidEndpoint(OrModel)?\.(NotFound|ClosedEndpoint|ModelIDAccessDisabled)|AccessDenied/i;
-const providerFault = /InternalServiceError|InternalError|ServiceUnavailable|ServerOverloaded|Timeout/i;
-
-function arkErrorOf(text: string): ArkError | undefined {
-  try {
-    const body = JSON.parse(text) as { error?: unknown };
-    const err = (body && typeof body === 'object' && 'error' in body ? body.error : body) as ArkError | undefined;
-    return err && typeof err === 'object' ? err : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * An HTTP error answer as http.ts maps it, except Ark's own codes: a sensitive-content code is a
- * content-policy refusal, and a quota, overdue account, or an endpoint or model not enabled for our
- * account is our account's (another route can serve the job; waiting does not help).
- */
+/** An HTTP error answer classed by Ark's codes (errors/byteplus.ts). */
 export function byteplusHttpError(res: Response, text: string, o: HttpCallOptions): ProviderError {
-  const code = arkErrorOf(text)?.code;
-  const reason = scrub(providerReason(text), o.secrets);
-  const prefix = `${o.provider} ${o.what}`;
-  if (typeof code === 'string' && res.status < 500) {
-    if (sensitive.test(code))
-      return new ProviderError(`${prefix}: rejected by the provider's content policy (HTTP ${res.status})${reason ? `: ${reason}` : ''}`, {
-        retryable: false,
-        status: res.status,
-      });
-    if (accountCode.test(code)) {
-      return new ProviderError(
-        `${prefix}: the provider account cannot serve this (HTTP ${res.status}); check its quota, billing and enabled models${reason ? `: ${reason}` : ''}`,
-        { retryable: false, status: res.status, account: true },
-      );
-    }
-  }
-  return errorFromResponse(res, text, o);
+  const facts = byteplusFacts(res, text);
+  return errorOfRow(classify(byteplusErrors, facts), facts, o);
 }
 
-/** A failed task's error: the provider's own faults are retried (then failover); the rest are final. */
+/** A failed task's (or image's) error, classed by the same codes: the provider's faults are retried (then failover); the rest are final. */
 function taskFailure(err: ArkError | null | undefined): PollResult | ProviderError {
-  const code = typeof err?.code === 'string' ? err.code : '';
+  const code = typeof err?.code === 'string' && err.code ? err.code : undefined;
   const reason = `${typeof err?.message === 'string' && err.message ? err.message : 'no reason given'}${code ? ` (${code})` : ''}`;
-  if (sensitive.test(code)) return { state: 'failed', message: `BytePlus: rejected by the provider's content policy: ${reason}` };
-  if (accountCode.test(code))
-    return new ProviderError(`BytePlus: the provider account cannot serve this: ${reason}`, { retryable: false, account: true, status: 403 });
-  if (providerFault.test(code)) return new ProviderError(`BytePlus: provider error: ${reason}`, { retryable: true, status: 503 });
-  return { state: 'failed', message: `BytePlus: generation failed: ${reason}` };
+  return taskOutcome(byteplusErrors, { code, reason }, 'BytePlus');
 }
 
 const byRole = (inputs: InputFile[], ...roles: InputFile['role'][]) => inputs.filter((i) => roles.includes(i.role));

@@ -11,7 +11,9 @@
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderRef, ProviderRequest, VoiceSettings } from './types.js';
 import { ProviderError } from './types.js';
 import type { AdapterModule } from './adapter-module.js';
-import { errorFromResponse, joinUrl, malformed, providerFetch, readText, type HttpCallOptions } from './http.js';
+import { joinUrl, malformed, providerFetch, readText, type HttpCallOptions } from './http.js';
+import { classify, errorOfRow } from './error-table.js';
+import { elevenlabsErrors, elevenlabsFacts } from './errors/elevenlabs.js';
 import { conformActorImage } from './conform.js';
 import { createFalQueueClient, falConfigFrom, falOutputHeaders, isFalRef, type FalConfig, type FalRef } from './fal.js';
 import type { ElevenLabsTextToSpeechBody, ElevenLabsVoiceSettings } from './contracts/elevenlabs.js';
@@ -101,7 +103,10 @@ export function createElevenLabsAdapter(
       },
       o,
     );
-    if (!res.ok) throw errorFromResponse(res, await readText(res, o), o);
+    if (!res.ok) {
+      const facts = elevenlabsFacts(res, await readText(res, o));
+      throw errorOfRow(classify(elevenlabsErrors, facts), facts, o);
+    }
     const type = res.headers.get('content-type') ?? '';
     if (/json|text|html/i.test(type)) throw malformed(o, `expected PCM audio, got ${type.split(';')[0]}`);
     let pcm: Buffer;

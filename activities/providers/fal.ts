@@ -14,19 +14,10 @@
 // Request bodies are built against fal's input types (contracts/fal.ts) with `satisfies`.
 import type { CancelOutcome, PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef } from './types.js';
 import { notConfirmed, ProviderError } from './types.js';
-import {
-  defaultTimeoutMs,
-  errorFromResponse,
-  joinUrl,
-  malformed,
-  providerFetch,
-  readText,
-  parseJson,
-  requestJson,
-  sameOrigin,
-  type HttpCallOptions,
-} from './http.js';
+import { defaultTimeoutMs, errorFromResponse, joinUrl, malformed, providerFetch, readText, parseJson, sameOrigin, type HttpCallOptions } from './http.js';
 import { falRequestFor } from './fal-requests.js';
+import { classify, errorOfRow } from './error-table.js';
+import { falErrors, falFacts } from './errors/fal.js';
 import { conformMotionVideo } from './conform.js';
 import { mediaToolsFrom, type MediaTools } from './media-tools.js';
 import { hostMatches } from './hosts.js';
@@ -53,11 +44,12 @@ export interface FalConfig {
 
 /**
  * The result call is retried as fal's own client retries it (fal-js queue.ts, QUEUE_RETRY_CONFIG:
- * statuses 429, 502, 503 and 504, 3 retries, backoff from 1 s doubling, ±25% jitter): such an answer
- * from fal's edge says nothing about the generation, which succeeded and was paid. An answer fal marks
- * as the request's own failure (the `X-Fal-Error-Type` header, `error_type` in the body: fal.ai/docs,
- * Request Error Types) is final, as is every other error status. Retries exhausted, the call stays a
- * retryable error: the activity asks again later instead of failing a paid generation.
+ * statuses 429, 502, 503 and 504, 3 retries, backoff from 1 s doubling, ±25% jitter). What an error
+ * answer then means is fal's table (errors/fal.ts): an infrastructure failure (a 5xx, or an
+ * `X-Fal-Error-Type` / `error_type` fal documents as one) stays a retryable error, so the activity asks
+ * again and the job moves to its next route once the failover budget is spent; an unmarked edge
+ * 502/503/504 never gives up a paid generation; the request's own failure (validation, content
+ * policy) is final.
  */
 export interface FalResultRetry {
   maxRetries: number;
@@ -70,17 +62,7 @@ export const falResultRetryStatuses: readonly number[] = [429, 502, 503, 504];
 /** fal-js queue.ts QUEUE_RETRY_CONFIG. */
 export const falResultRetry: FalResultRetry = { maxRetries: 3, baseDelayMs: 1000, maxDelayMs: 60_000 };
 
-/** fal's marker of a request's own failure: the X-Fal-Error-Type header, or `error_type` in the JSON body. */
-export function falErrorType(headers: Headers, bodyText: string): string | undefined {
-  const header = headers.get('x-fal-error-type')?.trim();
-  if (header) return header;
-  try {
-    const body = JSON.parse(bodyText) as { error_type?: unknown } | null;
-    return typeof body?.error_type === 'string' && body.error_type ? body.error_type : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export { falErrorType } from './errors/fal.js';
 
 /** fal-js's backoff: base × 2^attempt, capped, ±25% jitter. */
 function resultBackoffMs(attempt: number, r: FalResultRetry): number {
@@ -119,7 +101,7 @@ export function createFalQueueClient(cfg: FalConfig): FalQueueClient {
   return {
     async submit(endpointId, input, jobId, ctx) {
       const o = opts(`submit to ${endpointId}`, ctx);
-      const { body } = await requestJson<Record<string, unknown>>(
+      const body = await falJson(
         joinUrl(cfg.queueUrl, endpointId),
         {
           method: 'POST',
@@ -127,6 +109,7 @@ export function createFalQueueClient(cfg: FalConfig): FalQueueClient {
           body: JSON.stringify(input),
         },
         o,
+        'submit',
       );
       const requestId = body.request_id;
       if (typeof requestId !== 'string' || !requestId) throw malformed(o, 'no request_id in the submit answer');
@@ -148,14 +131,14 @@ export function createFalQueueClient(cfg: FalConfig): FalQueueClient {
       const o = opts('status', ctx);
       const statusUrl = new URL(ref.statusUrl);
       statusUrl.searchParams.set('logs', '1');
-      const { body } = await requestJson<Record<string, unknown>>(statusUrl.toString(), { method: 'GET', headers }, o);
+      const body = await falJson(statusUrl.toString(), { method: 'GET', headers }, o, 'check');
       switch (body.status) {
         case 'IN_QUEUE':
           return { state: 'queued', queuePosition: typeof body.queue_position === 'number' ? body.queue_position : undefined };
         case 'IN_PROGRESS':
           return { state: 'running', percent: percentFromLogs(body.logs) };
         case 'COMPLETED':
-          if (body.error) return { state: 'failed', message: `fal: ${describeFalError(body.error, body.error_type)}` };
+          if (body.error) return completedWithError(body.error, body.error_type);
           return fetchResult(ref, ctx);
         case 'FAILED':
         case 'CANCELED':
@@ -182,6 +165,17 @@ export function createFalQueueClient(cfg: FalConfig): FalQueueClient {
     },
   };
 
+  /** A JSON call whose error answers are classed by fal's table. */
+  async function falJson(url: string, init: RequestInit, o: HttpCallOptions, call: 'submit' | 'check'): Promise<Record<string, unknown>> {
+    const res = await providerFetch(url, init, o);
+    const text = await readText(res, o);
+    if (!res.ok) {
+      const facts = falFacts(res, text, call);
+      throw errorOfRow(classify(falErrors, facts), facts, o);
+    }
+    return parseJson<Record<string, unknown>>(text, o);
+  }
+
   async function fetchResult(ref: FalRef, ctx: ProviderContext): Promise<PollResult> {
     const o = opts('result', ctx);
     const retry = cfg.resultRetry ?? falResultRetry;
@@ -193,18 +187,32 @@ export function createFalQueueClient(cfg: FalConfig): FalQueueClient {
         if (!outputs.length) throw malformed(o, 'the result holds no image, video or audio file');
         return { state: 'succeeded', percent: 100, outputs };
       }
-      const err = errorFromResponse(res, text, o);
-      const errorType = falErrorType(res.headers, text);
-      // A rate limit is never the request's own; a 502/503/504 is only when fal marks it so.
-      const transient = falResultRetryStatuses.includes(res.status) && (res.status === 429 || errorType === undefined);
-      if (!transient) {
-        // The generation's own failure: a 4xx (validation, content policy), a 500, or a marked error.
-        return { state: 'failed', message: errorType && !err.message.includes(errorType) ? `${err.message} (${errorType})` : err.message };
+      const facts = falFacts(res, text, 'check');
+      const row = classify(falErrors, facts);
+      const err = errorOfRow(row, facts, o);
+      if (row.class !== 'retry' && row.class !== 'failover') {
+        // The request's own failure: validation, content policy.
+        const type = facts.code;
+        return { state: 'failed', message: type && !err.message.includes(type) ? `${err.message} (${type})` : err.message };
       }
+      // fal-js retries these whatever the type; an unmarked one is fal's edge, the rest the request's run.
+      if (row.class === 'failover' || !falResultRetryStatuses.includes(res.status)) throw err;
       if (attempt >= retry.maxRetries) throw err;
       await sleep(resultBackoffMs(attempt, retry), undefined, { signal: ctx.signal });
     }
   }
+}
+
+/**
+ * A COMPLETED status carrying the run's error: an infrastructure failure is retried then moved to
+ * another route (the request ended unbilled); any other is the request's own, final.
+ */
+function completedWithError(error: unknown, type: unknown): PollResult {
+  const code = typeof type === 'string' && type ? type : undefined;
+  const facts = { code, reason: describeFalError(error, undefined), call: 'check' as const };
+  const row = classify(falErrors, facts);
+  if (row.class === 'retry' || row.class === 'failover') throw errorOfRow(row, facts, { prefix: 'fal status' }, { ended: true });
+  return { state: 'failed', message: `fal: ${describeFalError(error, type)}` };
 }
 
 function describeFalError(error: unknown, type: unknown): string {

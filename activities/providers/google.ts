@@ -17,19 +17,9 @@ import { jobOutputKey } from '../../shared/storage.js';
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest, InputFile } from './types.js';
 import { notConfirmed, ProviderError } from './types.js';
 import type { AdapterModule } from './adapter-module.js';
-import {
-  defaultTimeoutMs,
-  errorFromResponse,
-  joinUrl,
-  malformed,
-  parseJson,
-  providerFetch,
-  providerReason,
-  readText,
-  sameOrigin,
-  scrub,
-  type HttpCallOptions,
-} from './http.js';
+import { defaultTimeoutMs, joinUrl, malformed, parseJson, providerFetch, readText, sameOrigin, type HttpCallOptions } from './http.js';
+import { classify, errorOfRow, taskOutcome } from './error-table.js';
+import { googleErrors, googleFacts, googleRetryDelayMs, googleRpcCodes } from './errors/google.js';
 import {
   googleVeoAspectRatios,
   googleVeoDurations,
@@ -59,43 +49,23 @@ export function geminiOrigin(baseUrl: string): string {
   return baseUrl.replace(/\/+$/, '').replace(/\/v1(beta)?$/, '');
 }
 
-/** An operation's error: 5xx-like codes and RESOURCE_EXHAUSTED are the provider's; the rest are the request's. */
+/** An operation that ended with an error, classed by Google's table (errors/google.ts). */
 function operationFailure(err: GoogleStatus | undefined): PollResult | ProviderError {
-  const code = typeof err?.code === 'number' ? err.code : undefined;
-  const status = typeof err?.status === 'string' ? err.status : '';
+  const status = typeof err?.status === 'string' && err.status ? err.status : typeof err?.code === 'number' ? googleRpcCodes[err.code] : undefined;
   const reason = `${typeof err?.message === 'string' ? err.message : 'no reason given'}${status ? ` (${status})` : ''}`;
-  // google.rpc.Code: 8 RESOURCE_EXHAUSTED (quota), 13 INTERNAL, 14 UNAVAILABLE, 4 DEADLINE_EXCEEDED.
-  if (code === 8 || status === 'RESOURCE_EXHAUSTED')
-    return new ProviderError(`Google: the account's quota is exhausted: ${reason}`, { retryable: false, account: true, status: 429 });
-  if (code === 7 || code === 16 || status === 'PERMISSION_DENIED' || status === 'UNAUTHENTICATED') {
-    return new ProviderError(`Google: the provider refused our credentials: ${reason}`, { retryable: false, account: true, status: 403 });
-  }
-  if (code === 13 || code === 14 || code === 4 || status === 'INTERNAL' || status === 'UNAVAILABLE' || status === 'DEADLINE_EXCEEDED') {
-    return new ProviderError(`Google: provider error: ${reason}`, { retryable: true, status: 503 });
-  }
-  return { state: 'failed', message: `Google: generation failed: ${reason}` };
+  return taskOutcome(googleErrors, { code: status, reason, call: 'check' }, 'Google');
 }
 
-/**
- * An HTTP error answer as http.ts maps it, except Google's 429 RESOURCE_EXHAUSTED naming the quota
- * ("You exceeded your current quota, please check your plan and billing details"): our account's
- * limit, which waiting out a retry does not lift, so another route serves the job.
- */
-export function googleHttpError(res: Response, text: string, o: HttpCallOptions): ProviderError {
-  if (res.status === 429 && /quota/i.test(text)) {
-    const reason = scrub(providerReason(text), o.secrets);
-    return new ProviderError(
-      `${o.provider} ${o.what}: the provider account's quota is exhausted (HTTP 429); check its plan and billing${reason ? `: ${reason}` : ''}`,
-      { retryable: false, status: 429, account: true },
-    );
-  }
-  return errorFromResponse(res, text, o);
+/** An HTTP error answer classed by Google's table, waiting the RetryInfo delay of a rate limit when it gives one. */
+export function googleHttpError(res: Response, text: string, o: HttpCallOptions, call: 'submit' | 'check' = 'submit'): ProviderError {
+  const facts = googleFacts(res, text, call);
+  return errorOfRow(classify(googleErrors, facts), facts, o, { retryAfterMs: googleRetryDelayMs(text) });
 }
 
-async function callJson<T>(url: string, init: RequestInit, o: HttpCallOptions): Promise<T> {
+async function callJson<T>(url: string, init: RequestInit, o: HttpCallOptions, call: 'submit' | 'check'): Promise<T> {
   const res = await providerFetch(url, init, o);
   const text = await readText(res, o);
-  if (!res.ok) throw googleHttpError(res, text, o);
+  if (!res.ok) throw googleHttpError(res, text, o, call);
   return parseJson<T>(text, o);
 }
 
@@ -160,6 +130,7 @@ export function createGoogleAdapter(cfg: GoogleConfig): ProviderAdapter {
         joinUrl(base, `/v1beta/models/${encodeURIComponent(model)}:predictLongRunning`),
         { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) },
         o,
+        'submit',
       );
       if (typeof op.name !== 'string' || !/^(models\/[^/]+\/)?operations\/[^/]+$/.test(op.name)) throw malformed(o, 'no operation name in the answer');
       const ref: GoogleRef = { provider: 'google', jobId: req.jobId, operation: op.name };
@@ -170,7 +141,7 @@ export function createGoogleAdapter(cfg: GoogleConfig): ProviderAdapter {
       const { operation } = refOf(ref);
       const o = opts('status', ctx);
       const path = operation.split('/').map(encodeURIComponent).join('/');
-      const op = await callJson<Partial<GoogleVeoOperation>>(joinUrl(base, `/v1beta/${path}`), { method: 'GET', headers }, o);
+      const op = await callJson<Partial<GoogleVeoOperation>>(joinUrl(base, `/v1beta/${path}`), { method: 'GET', headers }, o, 'check');
       if (op.done !== true) return { state: 'running' };
       if (op.error) {
         const failure = operationFailure(op.error);

@@ -1,13 +1,16 @@
 // OpenAI Images adapter for gpt-image-1.5 and gpt-image-2: POST {base}/v1/images/generations with Bearer auth, the
 // request and answer as every host of OpenAI's Images API has them (images-api.ts, which also says why a
-// retried submit never pays twice). A 429 `insufficient_quota` (the account is out of credit) is our
-// account's, unlike a rate-limit 429 (http.ts). The base URL is read like the SDK's OPENAI_BASE_URL,
+// retried submit never pays twice). Errors are classed by OpenAI's error codes (errors/openai.ts): a
+// 429 `insufficient_quota` (the account is out of credit) is our account's, unlike a rate-limit 429. The base URL is read like the SDK's OPENAI_BASE_URL,
 // which includes `/v1`: a trailing /v1 is dropped so an inherited value does not yield /v1/v1/….
 //
 // The Videos API (sora-2, sora-2-pro) was shut down on 2026-09-24; those models route to fal (catalog.ts).
 import type { ProviderAdapter } from './types.js';
 import type { AdapterModule } from './adapter-module.js';
-import { apiOrigin, joinUrl } from './http.js';
+import { apiOrigin, joinUrl, type HttpCallOptions } from './http.js';
+import type { ProviderError } from './types.js';
+import { classify, errorOfRow } from './error-table.js';
+import { openaiErrors, openaiFacts } from './errors/openai.js';
 import { createImagesApiAdapter, gptImageSize, type ImagesApiRef } from './images-api.js';
 import type { OpenAIImageGenerateParams } from './contracts/openai.js';
 
@@ -38,6 +41,12 @@ export function openaiApiBase(baseUrl: string): string {
   return apiOrigin(baseUrl);
 }
 
+/** An HTTP error answer classed by OpenAI's error codes (errors/openai.ts). */
+export function openaiHttpError(res: Response, text: string, o: HttpCallOptions): ProviderError {
+  const facts = openaiFacts(res, text);
+  return errorOfRow(classify(openaiErrors, facts), facts, o);
+}
+
 export function createOpenAIAdapter(cfg: OpenAIConfig): ProviderAdapter {
   return createImagesApiAdapter({
     name: 'openai',
@@ -56,6 +65,7 @@ export function createOpenAIAdapter(cfg: OpenAIConfig): ProviderAdapter {
         output_format: 'png',
       } satisfies OpenAIImageGenerateParams;
     },
+    httpError: openaiHttpError,
   });
 }
 

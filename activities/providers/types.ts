@@ -46,7 +46,9 @@ export interface ProviderAdapter {
 
 /**
  * A provider failure. `retryable` ones (429, 5xx, timeouts) are retried by the activity's retry
- * policy, after `retryAfterMs` when the provider said how long to wait; others fail the job.
+ * policy, after `retryAfterMs` when the provider said how long to wait, and move the job to its next
+ * route once the failover budget is spent; `account` and `route` ones move it at once; others fail
+ * the job (error-table.ts says which is which, per provider).
  */
 export class ProviderError extends Error {
   override name = 'ProviderError';
@@ -55,11 +57,28 @@ export class ProviderError extends Error {
   readonly status: number | undefined;
   /** Our account's fault at the provider (quota, billing, credentials): another provider can serve the job. */
   readonly account: boolean;
-  constructor(message: string, opts: { retryable: boolean; retryAfterMs?: number; status?: number; account?: boolean }) {
+  /** The route cannot serve the model (gone, not enabled for us, not in our region or plan): another provider can. */
+  readonly route: boolean;
+  /**
+   * A retryable failure of the provider's request itself (an infrastructure failure it reported): the
+   * request will not deliver later, so the job may move on even after it was reported running.
+   */
+  readonly ended: boolean;
+  constructor(
+    message: string,
+    opts: { retryable: boolean; retryAfterMs?: number | undefined; status?: number | undefined; account?: boolean; route?: boolean; ended?: boolean },
+  ) {
     super(message);
     this.retryable = opts.retryable;
     this.account = opts.account ?? false;
+    this.route = opts.route ?? false;
+    this.ended = opts.ended ?? false;
     this.retryAfterMs = opts.retryAfterMs;
     this.status = opts.status;
+  }
+
+  /** Another route can serve the job now: waiting does not help. */
+  get failsOverNow(): boolean {
+    return this.account || this.route;
   }
 }

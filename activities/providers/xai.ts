@@ -9,18 +9,9 @@
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderRef } from './types.js';
 import { notConfirmed, ProviderError } from './types.js';
 import type { AdapterModule } from './adapter-module.js';
-import {
-  apiOrigin,
-  defaultTimeoutMs,
-  errorFromResponse,
-  joinUrl,
-  malformed,
-  parseJson,
-  providerFetch,
-  readText,
-  requestJson,
-  type HttpCallOptions,
-} from './http.js';
+import { apiOrigin, defaultTimeoutMs, joinUrl, malformed, parseJson, providerFetch, readText, type HttpCallOptions } from './http.js';
+import { classify, errorOfRow } from './error-table.js';
+import { xaiErrors, xaiFacts } from './errors/xai.js';
 import { xaiVideoAspectRatios, xaiVideoResolutions, type XaiDeferredVideoResponse, type XaiVideoGenerationRequest } from './contracts/xai.js';
 import { exact, oneOf } from './body-check.js';
 
@@ -36,11 +27,24 @@ export interface XaiRef {
   requestId: string;
 }
 
+/** An HTTP error answer classed by xAI's status table (errors/xai.ts). */
+export function xaiHttpError(res: Response, text: string, o: HttpCallOptions, call: 'submit' | 'check'): ProviderError {
+  const facts = xaiFacts(res, text, call);
+  return errorOfRow(classify(xaiErrors, facts), facts, o);
+}
+
 export function createXaiAdapter(cfg: XaiConfig): ProviderAdapter {
   const timeoutMs = cfg.timeoutMs ?? defaultTimeoutMs;
   const base = apiOrigin(cfg.baseUrl);
   const headers = { authorization: `Bearer ${cfg.key}`, accept: 'application/json' };
   const opts = (what: string, ctx: ProviderContext): HttpCallOptions => ({ provider: 'xAI', what, timeoutMs, signal: ctx.signal, secrets: [cfg.key] });
+
+  async function submitJson(url: string, init: RequestInit, o: HttpCallOptions): Promise<Record<string, unknown>> {
+    const res = await providerFetch(url, init, o);
+    const text = await readText(res, o);
+    if (!res.ok) throw xaiHttpError(res, text, o, 'submit');
+    return parseJson<Record<string, unknown>>(text, o);
+  }
 
   const refOf = (ref: ProviderRef): XaiRef => {
     if (typeof ref.requestId !== 'string') throw new ProviderError('xAI: the stored provider ref is incomplete', { retryable: false });
@@ -57,7 +61,7 @@ export function createXaiAdapter(cfg: XaiConfig): ProviderAdapter {
       if (!model) throw new ProviderError(`${req.model} has no xAI route in the catalog`, { retryable: false });
       const [image] = req.inputs.filter((i) => i.role === 'start_frame' || i.role === 'image' || i.role === 'reference');
       const o = opts('video generation', ctx);
-      const { body } = await requestJson<Record<string, unknown>>(
+      const body = await submitJson(
         joinUrl(base, '/v1/videos/generations'),
         {
           method: 'POST',
@@ -85,7 +89,7 @@ export function createXaiAdapter(cfg: XaiConfig): ProviderAdapter {
       const o = opts('status', ctx);
       const res = await providerFetch(joinUrl(base, `/v1/videos/${encodeURIComponent(requestId)}`), { method: 'GET', headers }, o);
       const text = await readText(res, o);
-      if (!res.ok) throw errorFromResponse(res, text, o);
+      if (!res.ok) throw xaiHttpError(res, text, o, 'check');
       // 202: still pending, with or without a JSON body (which may carry progress).
       if (res.status === 202) {
         const pending = text.trim() ? tryParse(text) : undefined;

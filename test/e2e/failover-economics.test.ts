@@ -114,4 +114,41 @@ describe('failover pays once for one result', () => {
     assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -price]]);
     assert.equal(await creditsOf(tdb.db, t), 100 - price);
   });
+
+  test("fal's result answers 500 runner_scheduling_failure (an infrastructure failure): retried, then the job fails over to xAI; charged once, one generation paid per route", async () => {
+    const { fal, secondary: xai, tdb } = stack;
+    fal.flow = ['IN_QUEUE', 'IN_PROGRESS', 'COMPLETED'];
+    // fal's Request Error Types: no runner could be allocated; the request failed, unbilled.
+    fal.down(['result'], json(500, { detail: 'No runner could be allocated to handle the request', error_type: 'runner_scheduling_failure' }));
+    const t = await createTenant(tdb.db, 100);
+    const marker = '[result-runner-scheduling-failure]';
+    const id = await create(t, marker);
+    const row = await jobFinished(tdb.db, id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    assert.equal((row.params as { provider: string }).provider, 'xai', 'served by the second route');
+    assert.ok(falRequestsWith(fal, 'result', marker) >= 2, 'the result was asked again before the route was given up');
+    assert.equal(falRequestsWith(fal, 'submit', marker), 1, 'one generation at fal');
+    assert.equal(submitsWith(xai, marker), 1, 'one generation at xAI');
+    assert.equal(row.provider_attempts.length, 1);
+    assert.equal(row.provider_attempts[0]!.provider, 'fal');
+    assert.match(row.provider_attempts[0]!.error, /No runner could be allocated to handle the request \(runner_scheduling_failure\)/);
+    assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -price]], 'charged once');
+    assert.equal(await creditsOf(tdb.db, t), 100 - price);
+  });
+  test("fal's submit answers 404 (the model is not served on this route): the route is given up at once, never as the customer's error; the job completes on xAI, charged once", async () => {
+    const { fal, secondary: xai, tdb } = stack;
+    fal.down(['submit'], json(404, { detail: 'Application not found' }));
+    const t = await createTenant(tdb.db, 100);
+    const marker = '[submit-model-gone]';
+    const id = await create(t, marker);
+    const row = await jobFinished(tdb.db, id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    assert.equal((row.params as { provider: string }).provider, 'xai', 'served by the second route');
+    assert.equal(falRequestsWith(fal, 'submit', marker), 1, 'one refused submit at fal: a route problem is not retried there');
+    assert.equal(submitsWith(xai, marker), 1, 'one generation at xAI');
+    assert.equal(row.provider_attempts.length, 1);
+    assert.match(row.provider_attempts[0]!.error, /not served on this route \(HTTP 404\)/);
+    assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -price]], 'charged once');
+    assert.equal(await creditsOf(tdb.db, t), 100 - price);
+  });
 });

@@ -104,7 +104,7 @@ describe('Alibaba Model Studio (DashScope, Wan 2.2 Animate Mix) adapter', () => 
     fake.nextOutcome('failed');
     const failed = (await pollToEnd(alibaba, await alibaba.submit(replace(), ctx), ctx)).at(-1)!;
     assert.equal(failed.state, 'failed');
-    assert.equal(failed.message, 'Alibaba: generation failed: The character in the image could not be detected. (InvalidParameter)');
+    assert.equal(failed.message, 'Alibaba: request rejected: The character in the image could not be detected. (InvalidParameter)');
 
     fake.nextOutcome('moderated');
     const moderated = (await pollToEnd(alibaba, await alibaba.submit(replace(), ctx), ctx)).at(-1)!;

@@ -140,7 +140,7 @@ describe('BytePlus ModelArk adapter', () => {
     fake.nextTask('failed');
     const failed = (await pollToEnd(ark, await ark.submit(seedance(), ctx), ctx)).at(-1)!;
     assert.equal(failed.state, 'failed');
-    assert.equal(failed.message, 'BytePlus: generation failed: The generation could not be completed with the given parameters. (InvalidParameter)');
+    assert.equal(failed.message, 'BytePlus: request rejected: The generation could not be completed with the given parameters. (InvalidParameter)');
 
     fake.nextTask('sensitive');
     const blocked = (await pollToEnd(ark, await ark.submit(seedance(), ctx), ctx)).at(-1)!;
@@ -197,7 +197,7 @@ describe('BytePlus ModelArk adapter', () => {
     assert.equal(limited.retryAfterMs, 5000);
   });
 
-  test('quota, a wrong key and a model not enabled are our account: no retry, failover; the key never appears', async () => {
+  test('quota and a wrong key are our account, a model not enabled the route: no retry, failover; the key never appears', async () => {
     fake.nextTask('quota');
     const quota = await errorOf(() => ark.submit(seedance(), ctx));
     assert.ok(quota instanceof ProviderError);
@@ -212,7 +212,9 @@ describe('BytePlus ModelArk adapter', () => {
     assert.ok(!denied.message.includes('wrong-ark-key-0000'));
 
     const missing = await errorOf(() => ark.submit(seedance({ providerModelId: 'seedance-9-9-pro-000000' }), ctx));
-    assert.equal((missing as ProviderError).account, true);
+    assert.equal((missing as ProviderError).route, true, 'the model is gone from this route');
+    assert.equal((missing as ProviderError).account, false);
+    assert.equal((missing as ProviderError).retryable, false);
     assert.equal((missing as ProviderError).status, 404);
   });
 

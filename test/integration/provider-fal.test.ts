@@ -253,13 +253,14 @@ describe('fal queue adapter', () => {
     });
   });
 
-  test("COMPLETED with an error is a failed job with fal's message, without fetching the result", async () => {
-    fake.nextOutcome('completed_with_error');
+  test("COMPLETED with a request-level error is a failed job with fal's message, without fetching the result", async () => {
     const ref = await fal.submit(requestFor('veo-3.1'), ctx);
+    for (let i = 0; i < fake.flow.length - 1; i++) await fal.poll(ref, ctx);
     const results = fake.requestsOf('result').length;
-    const last = (await pollToEnd(fal, ref, ctx)).at(-1)!;
+    fake.script('status', json(200, { status: 'COMPLETED', request_id: ref.requestId, error: 'Malformed request', error_type: 'bad_request' }));
+    const last = await fal.poll(ref, ctx);
     assert.equal(last.state, 'failed');
-    assert.equal(last.message, 'fal: Internal error while running the model (runner_error)');
+    assert.equal(last.message, 'fal: Malformed request (bad_request)');
     assert.equal(fake.requestsOf('result').length, results);
   });
 
@@ -301,31 +302,52 @@ describe('fal queue adapter', () => {
   for (const [how, answer] of [
     ['the X-Fal-Error-Type header', json(504, { detail: 'Request timed out' }, { 'x-fal-error-type': 'request_timeout' })],
     ['error_type in the body', json(503, { detail: 'No runner could be allocated', error_type: 'runner_scheduling_failure' })],
+    ['a plain 500', json(500, { detail: 'CUDA out of memory while decoding the video' })],
   ] as const) {
-    test(`a result error fal marks as the request's own (${how}) is final, with fal's reason`, async () => {
+    test(`an infrastructure failure on the result (${how}) is retried, then stays a retryable error that ends the request (never final)`, async () => {
       const ref = await fal.submit(requestFor('kling-2.6'), ctx);
+      for (let i = 0; i < fake.flow.length - 1; i++) await fal.poll(ref, ctx);
       const results = fake.requestsOf('result').length;
-      fake.script('result', answer);
-      const last = (await pollToEnd(fal, ref, ctx)).at(-1)!;
-      assert.equal(last.state, 'failed');
-      assert.match(
-        last.message!,
-        answer.status === 504
-          ? /^fal result: provider error \(HTTP 504\): Request timed out \(request_timeout\)$/
-          : /^fal result: provider error \(HTTP 503\): No runner could be allocated \(runner_scheduling_failure\)$/,
-      );
-      assert.equal(fake.requestsOf('result').length - results, 1, 'not retried');
+      // fal-js retries 502/503/504 whatever the type; a 500 is asked once per check.
+      const calls = answer.status === 500 ? 1 : falResultRetry.maxRetries + 1;
+      fake.script('result', answer, calls);
+      const err = await errorOf(() => fal.poll(ref, ctx));
+      assert.ok(err instanceof ProviderError, String(err));
+      assert.equal(err.retryable, true, 'retried by the activity, then another route');
+      assert.equal(err.ended, true, "fal's request failed: the job may move on even though it was reported running");
+      assert.equal(err.account || err.route, false);
+      assert.equal(err.status, answer.status);
+      assert.match(err.message, /^fal result: provider error \(HTTP 50\d\): /);
+      assert.equal(fake.requestsOf('result').length - results, calls);
+      // A later check that finds the result delivers it.
+      assert.equal((await fal.poll(ref, ctx)).state, 'succeeded');
     });
   }
 
-  test('a 5xx result of a COMPLETED request is final at once (fal already retried its runner)', async () => {
-    fake.nextOutcome('result_5xx');
+  test('a request-level or model error on the result stays final, with its type', async () => {
+    for (const [answer, type] of [
+      [json(400, { detail: 'Bad request', error_type: 'bad_request' }), 'bad_request'],
+      [json(499, { detail: 'The client closed the connection' }, { 'x-fal-error-type': 'client_disconnected' }), 'client_disconnected'],
+      [json(422, { detail: [{ loc: ['body', 'image_url'], msg: 'Image too large', type: 'image_too_large' }] }), 'image_too_large'],
+    ] as const) {
+      const ref = await fal.submit(requestFor('kling-2.6'), ctx);
+      for (let i = 0; i < fake.flow.length - 1; i++) await fal.poll(ref, ctx);
+      fake.script('result', answer);
+      const last = await fal.poll(ref, ctx);
+      assert.equal(last.state, 'failed', type);
+      assert.ok(last.message!.includes(type), last.message);
+    }
+  });
+
+  test("a COMPLETED status carrying an infrastructure error_type is retryable and ends the request; the fake's run error too", async () => {
+    fake.nextOutcome('completed_with_error');
     const ref = await fal.submit(requestFor('kling-2.6'), ctx);
-    const seen = await pollToEnd(fal, ref, ctx);
-    assert.equal(seen.length, 4, 'no extra polls after COMPLETED');
-    const last = seen.at(-1)!;
-    assert.equal(last.state, 'failed');
-    assert.match(last.message!, /fal result: provider error \(HTTP 500\): CUDA out of memory while decoding the video/);
+    for (let i = 0; i < fake.flow.length - 1; i++) await fal.poll(ref, ctx);
+    const err = await errorOf(() => fal.poll(ref, ctx));
+    assert.ok(err instanceof ProviderError, String(err));
+    assert.equal(err.retryable, true);
+    assert.equal(err.ended, true);
+    assert.match(err.message, /^fal status: provider error: Internal error while running the model/);
   });
 
   test('the status answers 202 while queued or running and 200 once completed', async () => {

@@ -190,7 +190,7 @@ describe('Google Gemini API (Veo) adapter', () => {
     fake.nextOutcome('failed');
     const failed = (await pollToEnd(google, await google.submit(veo(), ctx), ctx)).at(-1)!;
     assert.equal(failed.state, 'failed');
-    assert.equal(failed.message, 'Google: generation failed: The prompt could not be processed. (INVALID_ARGUMENT)');
+    assert.equal(failed.message, 'Google: request rejected: The prompt could not be processed. (INVALID_ARGUMENT)');
 
     fake.nextOutcome('filtered');
     const filtered = (await pollToEnd(google, await google.submit(veo(), ctx), ctx)).at(-1)!;

@@ -142,7 +142,7 @@ export function submitsWith(fake: FakeServer, marker: string): number {
 }
 
 /** Requests of `op` at the fal queue that belong to the job with this prompt marker. */
-export function falRequestsWith(fal: FakeFal, op: 'submit' | 'status' | 'cancel', marker: string): number {
+export function falRequestsWith(fal: FakeFal, op: 'submit' | 'status' | 'result' | 'cancel', marker: string): number {
   if (op === 'submit') return submitsWith(fal, marker);
   const ids = new Set([...fal.states.values()].filter((s) => JSON.stringify(s.input).includes(marker)).map((s) => s.id));
   return fal.requestsOf(op).filter((r) => ids.has(r.path.split('/')[4]!)).length;

@@ -62,8 +62,9 @@ export class FakeFal extends FakeServer {
       if (req.query.get('logs') === '1')
         body.logs = status === 'IN_PROGRESS' ? [{ message: 'Generating: 40%', level: 'INFO', timestamp: new Date().toISOString() }] : [];
       if (status === 'COMPLETED' && st.outcome === 'completed_with_error') {
+        // fal's Request Error Types: the runner failed while running the request (an infrastructure failure).
         body.error = 'Internal error while running the model';
-        body.error_type = 'runner_error';
+        body.error_type = 'runner_server_error';
       }
       // fal answers 202 while a request is queued or running, 200 once it is completed.
       return json(status === 'COMPLETED' ? 200 : 202, body);
