@@ -66,7 +66,7 @@ describe('fal queue adapter', () => {
     assert.equal(seen.at(-1)!.outputs![0]!.contentType, 'video/mp4');
   });
 
-  test('Kling 3.0 Turbo: a first frame goes to its image-to-video as image_url, text-to-video sends the ratio, and its schema refuses 16 s', async () => {
+  test('Kling 3.0 Turbo: a first frame goes to its image-to-video as image_url, text-to-video sends the ratio, and a 16 s request is refused before it is sent', async () => {
     const start = await storeInput(storage, 'start_frame');
     const ref = await fal.submit(requestFor('kling-3.0-turbo', { inputs: [start], duration: 15 }), ctx);
     const submit = fake.requestsOf('submit').at(-1)!;
@@ -82,10 +82,13 @@ describe('fal queue adapter', () => {
     assert.equal(text.path, '/fal-ai/kling-video/v3/turbo/pro/text-to-video');
     assert.deepEqual(text.json, { prompt: requestFor('kling-3.0-turbo').prompt, duration: '3', aspect_ratio: '9:16' });
 
-    // Bypass the catalog's validation: fal's page lists 3 to 15 seconds.
+    // Bypass the catalog's validation: fal's page lists 3 to 15 seconds, and the builder narrows to them
+    // before anything is sent.
+    const submitsBefore = fake.requestsOf('submit').length;
     const err = await errorOf(() => fal.submit(requestFor('kling-3.0-turbo', { duration: 16 }), ctx));
-    assert.equal(err.status, 422, err.message);
-    assert.match(err.message, /duration/);
+    assert.ok(err instanceof ProviderError && !err.retryable, String(err));
+    assert.match(err.message, /duration "16" is not one this route can send/);
+    assert.equal(fake.requestsOf('submit').length, submitsBefore, 'nothing sent to fal');
   });
 
   test("Grok image-to-video gets the asked aspect ratio, as xAI's own route does; Kling image-to-video has no such field", async () => {
