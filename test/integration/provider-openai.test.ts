@@ -159,7 +159,10 @@ describe('OpenAI images adapter', () => {
     assert.ok(err instanceof ProviderError);
     assert.equal(err.retryable, false);
     assert.equal(err.status, 400);
-    assert.match(err.message, /rejected by the provider's content policy \(HTTP 400\): Your request was rejected as a result of our safety system\. \(moderation_blocked\)/);
+    assert.match(
+      err.message,
+      /rejected by the provider's content policy \(HTTP 400\): Your request was rejected as a result of our safety system\. \(moderation_blocked\)/,
+    );
   });
 
   test('a malformed answer is a clear error, and bad credentials never echo the key', async () => {
