@@ -46,6 +46,27 @@ export interface AlternateAccepts {
   imageInputs?: boolean;
 }
 
+/** A file format a route may deliver (the container, for videos). */
+export type OutputFormat = 'png' | 'jpeg' | 'webp' | 'mp4';
+
+/**
+ * What a route delivers, from its provider's documentation (shared/catalog.ts sameOutput). Only what
+ * is documented is listed: a request outside it is not guaranteed on this route, so the route is not
+ * an alternate for that job.
+ */
+export interface RouteOutput {
+  /** The formats the provider may answer (images other than PNG are re-encoded to PNG before storing). */
+  formats: readonly OutputFormat[];
+  /** The aspect ratios it delivers as asked. */
+  aspectRatios: readonly string[];
+  /** Videos: the resolutions it delivers as asked (the frame's short side); absent when undocumented. */
+  resolutions?: readonly string[];
+  /** Images: the pixel size it delivers per aspect ratio ("2048x2048"); absent when undocumented. */
+  imageSizes?: Readonly<Record<string, string>>;
+  /** Where these values were read. */
+  source: string;
+}
+
 /** A catalog model this provider serves as a further route (the catalog's `alternates`). */
 export interface ProviderRoute {
   providerModelId: string;
@@ -53,6 +74,8 @@ export interface ProviderRoute {
   source: string;
   /** Unset: everything the model takes. A job asking for more never starts on this route nor fails over to it. */
   accepts?: AlternateAccepts;
+  /** What it delivers; unset: nothing documented, so it is never an alternate (a first route still serves). */
+  produces?: RouteOutput;
 }
 
 export interface ProviderDescriptor<N extends string = string, K extends string = string, C extends Record<string, z.ZodType> = Record<string, z.ZodType>> {
