@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Auth } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
 import { kinds as jobKinds } from './jobs/kinds.js';
-import { catalog, routeFor, type ModelRoute } from '../../shared/catalog.js';
+import { catalog, routeFor, routeOutput, type ModelRoute, type RouteOutput } from '../../shared/catalog.js';
 import { failoverRoutesFor, liveProviderFor, providerCancel, routeMode, type RouteMode } from '../../shared/routing.js';
 import type { Database } from '../../db/index.js';
 import { openCircuits } from '../../db/repos/provider-circuits.js';
@@ -73,7 +73,23 @@ export const modelSchema = z.object({
     ),
   provider: z.string().nullable().describe('the live provider new jobs start on, when served live'),
   routes: z
-    .array(z.object({ provider: z.string(), circuit: z.enum(['closed', 'open', 'half_open']) }))
+    .array(
+      z.object({
+        provider: z.string(),
+        circuit: z.enum(['closed', 'open', 'half_open']),
+        output: z
+          .object({
+            formats: z.array(z.string()).describe('the formats the provider may answer; images are stored as PNG whatever it answers'),
+            aspect_ratios: z.array(z.string()).describe('the aspect ratios it documents delivering as asked'),
+            resolutions: z.array(z.string()).nullable().describe('videos: the resolutions it documents delivering as asked'),
+            image_sizes: z.record(z.string(), z.string()).nullable().describe('images: the pixel size it documents per aspect ratio'),
+          })
+          .nullable()
+          .describe(
+            'what the route documents delivering (null: nothing documented). A job fails over to a route only when it stores the same format, aspect ratio and resolution as the route the job started on',
+          ),
+      }),
+    )
     .describe(
       "the live routes in the order jobs use them, each with its circuit breaker: more than one when a job fails over to the next on a provider outage (never for the customer's own fault); open: new jobs skip it; half_open: a trial job is let through. Empty unless served live",
     ),
@@ -97,11 +113,25 @@ type KeyConfig = Parameters<typeof routeMode>[0];
 /** Circuit breaker states that are not closed, by `provider/model`. */
 export type CircuitStates = ReadonlyMap<string, CircuitState>;
 
+const outputOf = (o: RouteOutput | undefined): ModelInfo['routes'][number]['output'] =>
+  o
+    ? {
+        formats: [...o.formats],
+        aspect_ratios: [...o.aspectRatios],
+        resolutions: o.resolutions ? [...o.resolutions] : null,
+        image_sizes: o.imageSizes ? { ...o.imageSizes } : null,
+      }
+    : null;
+
 /** The live routes of a model with their breakers, and what that makes of the model. */
 function routesOf(route: ModelRoute, config: KeyConfig, mode: RouteMode, circuits: CircuitStates): Pick<ModelInfo, 'routes' | 'availability'> {
   if (mode !== 'live') return { routes: [], availability: mode === 'local' ? 'available' : 'unavailable' };
   const providers = failoverRoutesFor(config, route)?.map((r) => r.provider) ?? [liveProviderFor(config, route)!];
-  const routes = providers.map((provider) => ({ provider, circuit: circuits.get(`${provider}/${route.model}`) ?? ('closed' as const) }));
+  const routes = providers.map((provider) => ({
+    provider,
+    circuit: circuits.get(`${provider}/${route.model}`) ?? ('closed' as const),
+    output: outputOf(routeOutput(route, provider)),
+  }));
   const open = routes.filter((r) => r.circuit === 'open').length;
   return { routes, availability: open === 0 ? 'available' : open === routes.length ? 'unavailable' : 'degraded' };
 }

@@ -770,6 +770,32 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -818,6 +844,32 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -864,6 +916,32 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -961,6 +1039,32 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -1009,6 +1113,32 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -1055,6 +1185,32 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -1155,6 +1311,32 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -1203,6 +1385,32 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -1249,6 +1457,32 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -2654,6 +2888,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -2848,6 +3108,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -2982,6 +3268,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -3219,6 +3531,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -3441,6 +3779,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -3636,6 +4000,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -3771,6 +4161,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -4009,6 +4425,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -4156,6 +4598,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -4463,6 +4931,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -4598,6 +5092,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -4836,6 +5356,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -5148,6 +5694,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -5281,6 +5853,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -5517,6 +6115,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -5663,6 +6287,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -5716,6 +6366,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -5769,6 +6445,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -5820,6 +6522,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -5961,6 +6689,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -6098,6 +6852,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -6233,6 +7013,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description the media type the provider answered */
+                                    from: string;
+                                    /** @description the media type stored */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */

@@ -32,7 +32,8 @@ export const alibaba = defineProvider({
       produces: {
         formats: ['mp4'],
         aspectRatios: [],
-        source: 'alibabacloud.com/help/en/model-studio/wan-animate-mix-api (output.results.video_url, an MP4; no resolution or aspect ratio documented for the output)',
+        source:
+          'alibabacloud.com/help/en/model-studio/wan-animate-mix-api (output.results.video_url, an MP4; no resolution or aspect ratio documented for the output)',
       },
     },
   },

@@ -199,6 +199,60 @@ class ProviderAttempt(TypedDict, closed=True):
     error: str
 
 
+Conversion = TypedDict(
+    "Conversion",
+    {
+        "output": int,
+        "from": str,
+        "to": str,
+    },
+    closed=True,
+)
+
+
+class Substitution(TypedDict, closed=True):
+    provider: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the provider that served the job
+    """
+    provider_model_id: str | None
+    """
+    that provider's own model id
+    """
+    primary: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the model's first route in the catalog (GET /v1/models)
+    """
+    conversions: list[Conversion]
+    """
+    outputs re-encoded so the stored format is the same whatever the route (images: PNG)
+    """
+    summary: str
+    """
+    the same in words
+    """
+
+
 class Cancel(TypedDict, closed=True):
     refunded: int
     """
@@ -211,6 +265,49 @@ class Cancel(TypedDict, closed=True):
     after_submit: bool
     """
     whether the job had been submitted to a provider when it was canceled
+    """
+
+
+class Substitution1(TypedDict, closed=True):
+    provider: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the provider that served the job
+    """
+    provider_model_id: str | None
+    """
+    that provider's own model id
+    """
+    primary: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the model's first route in the catalog (GET /v1/models)
+    """
+    conversions: list[Conversion]
+    """
+    outputs re-encoded so the stored format is the same whatever the route (images: PNG)
+    """
+    summary: str
+    """
+    the same in words
     """
 
 
@@ -444,6 +541,49 @@ class ReplaceActorCreated(TypedDict, closed=True):
     status: Literal["pending"]
 
 
+class Substitution2(TypedDict, closed=True):
+    provider: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the provider that served the job
+    """
+    provider_model_id: str | None
+    """
+    that provider's own model id
+    """
+    primary: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the model's first route in the catalog (GET /v1/models)
+    """
+    conversions: list[Conversion]
+    """
+    outputs re-encoded so the stored format is the same whatever the route (images: PNG)
+    """
+    summary: str
+    """
+    the same in words
+    """
+
+
 class ReplaceActorJob(TypedDict, closed=True):
     id: str
     project_id: str
@@ -477,6 +617,10 @@ class ReplaceActorJob(TypedDict, closed=True):
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
+    substitution: NotRequired[Substitution2]
+    """
+    how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise
+    """
     cancel: NotRequired[Cancel]
     """
     what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
@@ -492,6 +636,49 @@ class ReplaceActorJob(TypedDict, closed=True):
     webhook_events: list[Literal["generating", "completed", "failed"]] | None
     """
     the events delivered to webhook_url; null: no webhooks
+    """
+
+
+class Substitution3(TypedDict, closed=True):
+    provider: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the provider that served the job
+    """
+    provider_model_id: str | None
+    """
+    that provider's own model id
+    """
+    primary: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the model's first route in the catalog (GET /v1/models)
+    """
+    conversions: list[Conversion]
+    """
+    outputs re-encoded so the stored format is the same whatever the route (images: PNG)
+    """
+    summary: str
+    """
+    the same in words
     """
 
 
@@ -527,6 +714,10 @@ class ReplaceActorListItem(TypedDict, closed=True):
     provider_attempts: NotRequired[list[ProviderAttempt]]
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
+    """
+    substitution: NotRequired[Substitution3]
+    """
+    how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise
     """
     cancel: NotRequired[Cancel]
     """
@@ -581,6 +772,49 @@ class TalkingActorCreated(TypedDict, closed=True):
     voice_id: str
 
 
+class Substitution4(TypedDict, closed=True):
+    provider: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the provider that served the job
+    """
+    provider_model_id: str | None
+    """
+    that provider's own model id
+    """
+    primary: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the model's first route in the catalog (GET /v1/models)
+    """
+    conversions: list[Conversion]
+    """
+    outputs re-encoded so the stored format is the same whatever the route (images: PNG)
+    """
+    summary: str
+    """
+    the same in words
+    """
+
+
 class TalkingActorJob(TypedDict, closed=True):
     id: str
     project_id: str
@@ -612,6 +846,10 @@ class TalkingActorJob(TypedDict, closed=True):
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
+    substitution: NotRequired[Substitution4]
+    """
+    how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise
+    """
     cancel: NotRequired[Cancel]
     """
     what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
@@ -627,6 +865,49 @@ class TalkingActorJob(TypedDict, closed=True):
     webhook_events: list[Literal["generating", "completed", "failed"]] | None
     """
     the events delivered to webhook_url; null: no webhooks
+    """
+
+
+class Substitution5(TypedDict, closed=True):
+    provider: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the provider that served the job
+    """
+    provider_model_id: str | None
+    """
+    that provider's own model id
+    """
+    primary: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the model's first route in the catalog (GET /v1/models)
+    """
+    conversions: list[Conversion]
+    """
+    outputs re-encoded so the stored format is the same whatever the route (images: PNG)
+    """
+    summary: str
+    """
+    the same in words
     """
 
 
@@ -660,6 +941,10 @@ class TalkingActorListItem(TypedDict, closed=True):
     provider_attempts: NotRequired[list[ProviderAttempt]]
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
+    """
+    substitution: NotRequired[Substitution5]
+    """
+    how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise
     """
     cancel: NotRequired[Cancel]
     """
@@ -732,6 +1017,49 @@ class VideoCreate(TypedDict, closed=True):
     """
 
 
+class Substitution6(TypedDict, closed=True):
+    provider: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the provider that served the job
+    """
+    provider_model_id: str | None
+    """
+    that provider's own model id
+    """
+    primary: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the model's first route in the catalog (GET /v1/models)
+    """
+    conversions: list[Conversion]
+    """
+    outputs re-encoded so the stored format is the same whatever the route (images: PNG)
+    """
+    summary: str
+    """
+    the same in words
+    """
+
+
 class VideoJob(TypedDict, closed=True):
     id: str
     project_id: str
@@ -765,6 +1093,10 @@ class VideoJob(TypedDict, closed=True):
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
+    substitution: NotRequired[Substitution6]
+    """
+    how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise
+    """
     cancel: NotRequired[Cancel]
     """
     what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
@@ -780,6 +1112,49 @@ class VideoJob(TypedDict, closed=True):
     webhook_events: list[Literal["generating", "completed", "failed"]] | None
     """
     the events delivered to webhook_url; null: no webhooks
+    """
+
+
+class Substitution7(TypedDict, closed=True):
+    provider: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the provider that served the job
+    """
+    provider_model_id: str | None
+    """
+    that provider's own model id
+    """
+    primary: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the model's first route in the catalog (GET /v1/models)
+    """
+    conversions: list[Conversion]
+    """
+    outputs re-encoded so the stored format is the same whatever the route (images: PNG)
+    """
+    summary: str
+    """
+    the same in words
     """
 
 
@@ -815,6 +1190,10 @@ class VideoListItem(TypedDict, closed=True):
     provider_attempts: NotRequired[list[ProviderAttempt]]
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
+    """
+    substitution: NotRequired[Substitution7]
+    """
+    how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise
     """
     cancel: NotRequired[Cancel]
     """
@@ -931,6 +1310,10 @@ class ImageJob(TypedDict, closed=True):
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
+    substitution: NotRequired[Substitution]
+    """
+    how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise
+    """
     cancel: NotRequired[Cancel]
     """
     what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
@@ -980,6 +1363,10 @@ class ImageListItem(TypedDict, closed=True):
     provider_attempts: NotRequired[list[ProviderAttempt]]
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
+    """
+    substitution: NotRequired[Substitution1]
+    """
+    how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise
     """
     cancel: NotRequired[Cancel]
     """
