@@ -136,14 +136,27 @@ export function outputShape(route: ModelRoute, provider: ProviderName, p: Reques
   const odd = out.formats.filter((f) => !conformable[format].includes(f));
   if (odd.length) return `${via} may answer ${odd.join(', ')}, not conformable to ${format}`;
   const aspectRatio = (p.aspect_ratio as string | null | undefined) ?? route.defaultAspectRatio;
-  if (!out.aspectRatios.includes(aspectRatio)) return `${via} does not document aspect ratio ${aspectRatio} in its output`;
+  const scaled = route.kind !== 'image' && out.scaledToFrame === true;
+  if (!scaled && !out.aspectRatios.includes(aspectRatio)) return `${via} does not document aspect ratio ${aspectRatio} in its output`;
   if (route.kind === 'image') {
     const size = out.imageSizes?.[aspectRatio];
     return size ? { format, aspectRatio, size } : `${via} does not document its image size at ${aspectRatio}`;
   }
   const resolution = (p.resolution as string | null | undefined) ?? route.defaultResolution;
   if (resolution === undefined) return { format, aspectRatio };
-  return out.resolutions?.includes(resolution) ? { format, aspectRatio, resolution } : `${via} does not document ${resolution} output`;
+  return scaled || out.resolutions?.includes(resolution) ? { format, aspectRatio, resolution } : `${via} does not document ${resolution} output`;
+}
+
+/**
+ * The frame a video output of this route is scaled to before it is stored, when the route's frame
+ * is not documented (`scaledToFrame`); undefined when the output is stored as answered.
+ */
+export function outputFrame(route: ModelRoute, provider: ProviderName, p: RequestShape): { width: number; height: number } | undefined {
+  if (route.kind === 'image' || routeOutput(route, provider)?.scaledToFrame !== true) return undefined;
+  return frameSize(
+    (p.aspect_ratio as string | null | undefined) ?? route.defaultAspectRatio,
+    (p.resolution as string | null | undefined) ?? route.defaultResolution,
+  );
 }
 
 /**

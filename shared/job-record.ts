@@ -6,7 +6,7 @@
 import type { z } from 'zod';
 import type { JobKind } from './kinds/index.js';
 import type { JobError, JobOutput, JobPhase, JobStatus, ProviderAttempt, WebhookEventName } from './job-model.js';
-import { routeFor } from './catalog.js';
+import { outputFrame, routeFor } from './catalog.js';
 import type { StoredJobParams } from './job-params.js';
 import { imageKind, kindOf, talkingActorKind, videoKind } from './kinds/index.js';
 import type { progressSchema } from './kinds/fields.js';
@@ -84,7 +84,11 @@ function substitutionOf(job: JobRow): { substitution?: NonNullable<JobRecord['su
   const route = routeFor(job.model);
   const provider = job.params.provider;
   if (!route || !provider || provider === 'local') return {};
-  const conversions = (job.outputs ?? []).flatMap((o, i) => (o.converted_from ? [{ output: i + 1, from: o.converted_from, to: o.content_type }] : []));
+  const frame = outputFrame(route, provider, job.params);
+  const conversions = (job.outputs ?? []).flatMap((o, i) => [
+    ...(o.converted_from ? [{ output: i + 1, from: o.converted_from, to: o.content_type }] : []),
+    ...(o.scaled_from && frame ? [{ output: i + 1, from: o.scaled_from, to: `${frame.width}x${frame.height}` }] : []),
+  ]);
   if (provider === route.provider && conversions.length === 0) return {};
   const modelId = job.params.provider_model_id ?? null;
   const served =

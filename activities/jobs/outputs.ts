@@ -11,6 +11,8 @@ import { nonRetryable, type JobActivityDeps } from './common.js';
 import { alreadyConformed, conformOutput } from '../providers/output-conform.js';
 import { mediaToolsFrom, UntrustedMediaError } from '../providers/media-tools.js';
 
+type Frame = { width: number; height: number };
+
 /**
  * Streams a finished generation's outputs into our store (its own function so the provider
  * activities and their tests share it). `heartbeat` is called as the bytes arrive.
@@ -23,19 +25,23 @@ export function createOutputStore(deps: Pick<JobActivityDeps, 'storage' | 'confi
    */
   const tools = mediaToolsFrom(deps.config);
   /** The output as the job keeps it: images other than PNG re-encoded (a provider file that does not decode fails the job). */
-  async function conformed(out: JobOutput, i: number): Promise<JobOutput> {
+  async function conformed(out: JobOutput, i: number, frame: Frame | undefined): Promise<JobOutput> {
     try {
-      return await conformOutput(storage, tools, out, { heartbeat: () => heartbeat({ output: i, phase: 'conform' }) });
+      return await conformOutput(storage, tools, out, { frame, heartbeat: () => heartbeat({ output: i, phase: 'conform' }) });
     } catch (err) {
       const message = err instanceof UntrustedMediaError ? err.message : 'the provider output could not be decoded';
       throw nonRetryable(failureTypes.providerRejected, `output ${i + 1}: ${message}`);
     }
   }
-  return async function store(provider: ProviderName, jobId: string, outputs: ProviderOutput[], writtenNow = false): Promise<JobOutput[]> {
+  /**
+   * `frame`: the asked frame a video is scaled to when its route's frame is undocumented
+   * (shared/catalog.ts outputFrame); otherwise videos are kept as answered.
+   */
+  return async function store(provider: ProviderName, jobId: string, outputs: ProviderOutput[], writtenNow = false, frame?: Frame): Promise<JobOutput[]> {
     const kept: JobOutput[] = [];
     // One at a time: each re-encode is an ffmpeg run on the worker's few cores.
     for (const [i, out] of (await storeAsAnswered(provider, jobId, outputs, writtenNow)).entries())
-      kept.push(out.converted_from ? out : await conformed(out, i));
+      kept.push(out.converted_from ? out : await conformed(out, i, frame));
     return kept;
   };
   async function storeAsAnswered(provider: ProviderName, jobId: string, outputs: ProviderOutput[], writtenNow: boolean): Promise<JobOutput[]> {

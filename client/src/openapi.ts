@@ -784,13 +784,13 @@ export type webhooks = {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -858,13 +858,13 @@ export type webhooks = {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -930,13 +930,13 @@ export type webhooks = {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -1053,13 +1053,13 @@ export type webhooks = {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -1127,13 +1127,13 @@ export type webhooks = {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -1199,13 +1199,13 @@ export type webhooks = {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -1325,13 +1325,13 @@ export type webhooks = {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -1399,13 +1399,13 @@ export type webhooks = {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -1471,13 +1471,13 @@ export type webhooks = {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -2902,13 +2902,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -3122,13 +3122,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -3282,13 +3282,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -3545,13 +3545,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -3793,13 +3793,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -4014,13 +4014,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -4175,13 +4175,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -4439,13 +4439,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -4612,13 +4612,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -4945,13 +4945,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -5106,13 +5106,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -5370,13 +5370,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -5708,13 +5708,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -5867,13 +5867,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -6129,13 +6129,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -6301,13 +6301,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -6380,13 +6380,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -6459,13 +6459,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -6536,13 +6536,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -6703,13 +6703,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -6866,13 +6866,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -7027,13 +7027,13 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
-                                /** @description outputs re-encoded so the stored format is the same whatever the route (images: PNG) */
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
                                 conversions: {
                                     /** @description the output, from 1 */
                                     output: number;
-                                    /** @description the media type the provider answered */
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description the media type stored */
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -7198,6 +7198,19 @@ export interface operations {
                                 provider: string;
                                 /** @enum {string} */
                                 circuit: "closed" | "open" | "half_open";
+                                /** @description what the route documents delivering (null: nothing documented). A job fails over to a route only when it stores the same format, aspect ratio and resolution as the route the job started on */
+                                output: {
+                                    /** @description the formats the provider may answer; images are stored as PNG whatever it answers */
+                                    formats: string[];
+                                    /** @description the aspect ratios it documents delivering as asked */
+                                    aspect_ratios: string[];
+                                    /** @description videos: the resolutions it documents delivering as asked */
+                                    resolutions: string[] | null;
+                                    /** @description images: the pixel size it documents per aspect ratio */
+                                    image_sizes: {
+                                        [key: string]: string;
+                                    } | null;
+                                } | null;
                             }[];
                             /**
                              * @description available: served as usual; degraded: a route is skipped because its circuit breaker is open, jobs run on the next one; unavailable: not served here, or every route is open

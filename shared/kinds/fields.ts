@@ -99,11 +99,13 @@ const substitution = z
       .array(
         z.object({
           output: z.number().int().describe('the output, from 1'),
-          from: z.string().describe('the media type the provider answered'),
-          to: z.string().describe('the media type stored'),
+          from: z.string().describe('what the provider answered: a media type (image/jpeg), or a video frame (832x480)'),
+          to: z.string().describe('what was stored: image/png, or the asked frame (720x1280)'),
         }),
       )
-      .describe('outputs re-encoded so the stored format is the same whatever the route (images: PNG)'),
+      .describe(
+        'outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one',
+      ),
     summary: z.string().describe('the same in words'),
   })
   .optional()

@@ -61,6 +61,12 @@ export interface RouteOutput {
   aspectRatios: readonly string[];
   /** Videos: the resolutions it delivers as asked (the frame's short side); absent when undocumented. */
   resolutions?: readonly string[];
+  /**
+   * Videos whose frame the provider does not document: the output store scales and center-crops the
+   * video to the asked frame when it differs (activities/providers/output-conform.ts), so the stored
+   * aspect ratio and resolution are the asked ones whatever it answered.
+   */
+  scaledToFrame?: boolean;
   /** Images: the pixel size it delivers per aspect ratio ("2048x2048"); absent when undocumented. */
   imageSizes?: Readonly<Record<string, string>>;
   /** Where these values were read. */

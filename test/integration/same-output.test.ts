@@ -18,8 +18,9 @@ import { createOpenAIAdapter } from '../../activities/providers/openai.js';
 import { createAzureAdapter } from '../../activities/providers/azure.js';
 import { createGoogleAdapter } from '../../activities/providers/google.js';
 import { createXaiAdapter } from '../../activities/providers/xai.js';
-import type { ProviderAdapter } from '../../activities/providers/types.js';
-import { catalog, outputShape, routeFor, routeTakes, sameOutput, type ModelRoute } from '../../shared/catalog.js';
+import type { InputFile, ProviderAdapter } from '../../activities/providers/types.js';
+import { createAlibabaAdapter } from '../../activities/providers/alibaba.js';
+import { catalog, outputFrame, outputShape, routeFor, routeTakes, sameOutput, type ModelRoute } from '../../shared/catalog.js';
 import { catalogRoutes, resolveJobRoute } from '../../shared/routing.js';
 import { providerKeys } from '../../shared/providers/index.js';
 import type { ProviderName } from '../../shared/job-model.js';
@@ -29,8 +30,9 @@ import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/open
 import { startFakeAzure, type FakeAzure } from '../support/fake-providers/azure.js';
 import { startFakeGoogle, type FakeGoogle } from '../support/fake-providers/google.js';
 import { startFakeXai, type FakeXai } from '../support/fake-providers/xai.js';
+import { startFakeAlibaba, type FakeAlibaba } from '../support/fake-providers/alibaba.js';
 import { documentedMedia, shapedMedia } from '../support/fake-providers/media.js';
-import { pollToEnd, providerContext, requestFor, stackStorage } from '../support/fake-providers/context.js';
+import { pollToEnd, providerContext, requestFor, stackStorage, storeInput, storeMotionVideo } from '../support/fake-providers/context.js';
 import { startHttpsTestServer, type HttpsTestServer } from '../support/https-server.js';
 import { testConfig } from '../support/stack.js';
 
@@ -62,13 +64,14 @@ describe('same output whatever the route', () => {
   const storage = stackStorage();
   const ctx = providerContext(storage);
   let cdn: HttpsTestServer;
-  let fal: FakeFal, byteplus: FakeByteplus, openai: FakeOpenAI, azure: FakeAzure, google: FakeGoogle, xai: FakeXai;
+  let fal: FakeFal, byteplus: FakeByteplus, openai: FakeOpenAI, azure: FakeAzure, google: FakeGoogle, xai: FakeXai, alibaba: FakeAlibaba;
+  let actorInputs: InputFile[];
   let adapters: Partial<Record<ProviderName, ProviderAdapter>>;
   let store: ReturnType<typeof createOutputStore>;
 
   before(async () => {
     documentedMedia.on = true;
-    [cdn, fal, byteplus, openai, azure, google, xai] = await Promise.all([
+    [cdn, fal, byteplus, openai, azure, google, xai, alibaba] = await Promise.all([
       startHttpsTestServer(),
       startFakeFal(),
       startFakeByteplus(),
@@ -76,19 +79,20 @@ describe('same output whatever the route', () => {
       startFakeAzure(),
       startFakeGoogle(),
       startFakeXai(),
+      startFakeAlibaba(),
     ]);
-    for (const f of [fal, byteplus, google, xai]) f.filesBaseUrl = cdn.origin;
+    for (const f of [fal, byteplus, google, xai, alibaba]) f.filesBaseUrl = cdn.origin;
+    // Replace actor's inputs: a real motion video and a character image.
+    actorInputs = [await storeMotionVideo(storage), await storeInput(storage, 'image')];
     // The CDN serves each file a fake named, rendered at the shape its provider documents.
     cdn.fallback((req, res) => {
-      const shape = documentedMedia.files.get(new URL(req.url ?? '/', cdn.origin).pathname);
-      if (!shape) {
-        res.writeHead(404).end();
-        return;
-      }
-      void shapedMedia(shape).then((body) => {
+      void (async () => {
+        const shape = await documentedMedia.files.get(new URL(req.url ?? '/', cdn.origin).pathname);
+        if (!shape) return res.writeHead(404).end();
+        const body = await shapedMedia(shape);
         res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(body.length) });
         res.end(body);
-      });
+      })();
     });
     adapters = {
       fal: createFalAdapter({ key: fal.key, queueUrl: fal.url, timeoutMs: 5000 }),
@@ -97,6 +101,7 @@ describe('same output whatever the route', () => {
       azure: createAzureAdapter({ key: azure.key, endpoint: azure.url, deployment: 'gpt-image-1.5', timeoutMs: 5000 }),
       google: createGoogleAdapter({ key: google.key, baseUrl: google.url, timeoutMs: 5000 }),
       xai: createXaiAdapter({ key: xai.key, baseUrl: xai.url, timeoutMs: 5000 }),
+      alibaba: createAlibabaAdapter({ key: alibaba.key, baseUrl: alibaba.url, timeoutMs: 5000 }),
     };
     const config = testConfig(process.env.DATABASE_URL ?? 'postgres://u:p@127.0.0.1:5432/unused', {
       FETCH_ALLOW_LOOPBACK_ORIGIN: cdn.origin,
@@ -107,17 +112,22 @@ describe('same output whatever the route', () => {
   });
   after(async () => {
     documentedMedia.on = false;
-    await Promise.all([cdn, fal, byteplus, openai, azure, google, xai].map((s) => s.close()));
+    await Promise.all([cdn, fal, byteplus, openai, azure, google, xai, alibaba].map((s) => s.close()));
   });
 
   /** Runs the request on one route and probes what was stored. */
   async function served(model: string, provider: ProviderName, providerModelId: string, p: { aspect_ratio: string; resolution?: string }) {
     const adapter = adapters[provider];
     assert.ok(adapter, `${model}: no fake for route ${provider} in this test; add one`);
-    const req = requestFor(model, { aspectRatio: p.aspect_ratio, resolution: p.resolution, providerModelId });
+    const route = routeFor(model)!;
+    // Replace actor takes a motion video and an image, and is kept short (its inputs are conformed first).
+    const actor = route.kind === 'replace_actor' ? { inputs: actorInputs, duration: 3 } : {};
+    const req = requestFor(model, { aspectRatio: p.aspect_ratio, resolution: p.resolution, providerModelId, ...actor });
     const done = (await pollToEnd(adapter, await adapter.submit(req, ctx), ctx)).at(-1)!;
     assert.equal(done.state, 'succeeded', `${model} on ${provider}: ${JSON.stringify(done)}`);
-    const [out] = await store(provider, req.jobId, done.outputs ?? [], true);
+    // The asked frame a route with an undocumented frame is scaled to, as the provider step does.
+    const frame = outputFrame(route, provider, p);
+    const [out] = await store(provider, req.jobId, done.outputs ?? [], true, frame);
     assert.ok(out, `${model} on ${provider}: no output stored`);
     return { stored: out, probed: await probe(out.key) };
   }
@@ -185,14 +195,9 @@ describe('same output whatever the route', () => {
     });
   }
 
-  test('the routes that document the same output are compared, and replace-actor never fails over to Alibaba', () => {
-    for (const pair of ['gpt-image-1.5/azure', 'seedream-4.5/byteplus', 'veo-3.1/google', 'seedance-1.5/byteplus', 'grok-video/xai'])
+  test('every route pair that documents the same output, or is scaled to it, was compared', () => {
+    for (const pair of ['gpt-image-1.5/azure', 'seedream-4.5/byteplus', 'veo-3.1/google', 'seedance-1.5/byteplus', 'grok-video/xai', 'replace-actor/alibaba'])
       assert.ok((comparedPairs.get(pair) ?? 0) > 0, `${pair} compared: ${JSON.stringify([...comparedPairs])}`);
-    assert.equal(comparedPairs.get('replace-actor/alibaba'), 0);
-    // Alibaba documents no output resolution for wan2.2-animate-mix: never offered for a 720p job.
-    const job = resolveJobRoute(everyKey, routeFor('replace-actor')!, { aspect_ratio: '9:16', resolution: '720p', duration: 10 });
-    assert.equal(job?.provider, 'fal');
-    assert.equal(job?.routes, undefined);
   });
 
   test('a BytePlus Seedream JPEG is stored as PNG, and the conversion is reported', async () => {
@@ -207,5 +212,19 @@ describe('same output whatever the route', () => {
     );
     assert.deepEqual(await probe(out!.key), { codec: 'png', width: 2560, height: 1440 });
     assert.ok(!(await storage.stat(`${storage.jobMediaPrefix(req.jobId)}/output-1.jpg`)), 'the JPEG is not kept beside the PNG');
+  });
+
+  test('an Alibaba video of another frame is scaled to the asked one, and the scaling is reported', async () => {
+    const req = requestFor('replace-actor', {
+      aspectRatio: '16:9',
+      resolution: '720p',
+      providerModelId: 'wan2.2-animate-mix',
+      inputs: actorInputs,
+      duration: 3,
+    });
+    const done = (await pollToEnd(adapters.alibaba!, await adapters.alibaba!.submit(req, ctx), ctx)).at(-1)!;
+    const [out] = await store('alibaba', req.jobId, done.outputs!, false, outputFrame(req.route, 'alibaba', { aspect_ratio: '16:9', resolution: '720p' }));
+    assert.equal(out!.scaled_from, '854x480', 'the fake answered 480p');
+    assert.deepEqual(await probe(out!.key), { codec: 'h264', width: 1280, height: 720 });
   });
 });

@@ -245,7 +245,7 @@ class Substitution(TypedDict, closed=True):
     """
     conversions: list[Conversion]
     """
-    outputs re-encoded so the stored format is the same whatever the route (images: PNG)
+    outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one
     """
     summary: str
     """
@@ -303,7 +303,7 @@ class Substitution1(TypedDict, closed=True):
     """
     conversions: list[Conversion]
     """
-    outputs re-encoded so the stored format is the same whatever the route (images: PNG)
+    outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one
     """
     summary: str
     """
@@ -399,9 +399,32 @@ class CancelPolicy(TypedDict, closed=True):
     """
 
 
+class Output(TypedDict, closed=True):
+    formats: list[str]
+    """
+    the formats the provider may answer; images are stored as PNG whatever it answers
+    """
+    aspect_ratios: list[str]
+    """
+    the aspect ratios it documents delivering as asked
+    """
+    resolutions: list[str] | None
+    """
+    videos: the resolutions it documents delivering as asked
+    """
+    image_sizes: dict[str, str] | None
+    """
+    images: the pixel size it documents per aspect ratio
+    """
+
+
 class Route(TypedDict, closed=True):
     provider: str
     circuit: Literal["closed", "open", "half_open"]
+    output: Output | None
+    """
+    what the route documents delivering (null: nothing documented). A job fails over to a route only when it stores the same format, aspect ratio and resolution as the route the job started on
+    """
 
 
 class ModelInfo(TypedDict, closed=True):
@@ -576,7 +599,7 @@ class Substitution2(TypedDict, closed=True):
     """
     conversions: list[Conversion]
     """
-    outputs re-encoded so the stored format is the same whatever the route (images: PNG)
+    outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one
     """
     summary: str
     """
@@ -674,7 +697,7 @@ class Substitution3(TypedDict, closed=True):
     """
     conversions: list[Conversion]
     """
-    outputs re-encoded so the stored format is the same whatever the route (images: PNG)
+    outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one
     """
     summary: str
     """
@@ -807,7 +830,7 @@ class Substitution4(TypedDict, closed=True):
     """
     conversions: list[Conversion]
     """
-    outputs re-encoded so the stored format is the same whatever the route (images: PNG)
+    outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one
     """
     summary: str
     """
@@ -903,7 +926,7 @@ class Substitution5(TypedDict, closed=True):
     """
     conversions: list[Conversion]
     """
-    outputs re-encoded so the stored format is the same whatever the route (images: PNG)
+    outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one
     """
     summary: str
     """
@@ -1052,7 +1075,7 @@ class Substitution6(TypedDict, closed=True):
     """
     conversions: list[Conversion]
     """
-    outputs re-encoded so the stored format is the same whatever the route (images: PNG)
+    outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one
     """
     summary: str
     """
@@ -1150,7 +1173,7 @@ class Substitution7(TypedDict, closed=True):
     """
     conversions: list[Conversion]
     """
-    outputs re-encoded so the stored format is the same whatever the route (images: PNG)
+    outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one
     """
     summary: str
     """

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { falEndpoints, isFalEndpointId, type FalEndpointId } from '../../../activities/providers/contracts/fal.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
-import { documentedFrame, noteFile } from './media.js';
+import { documentedFrame, followingFrame, noteFile } from './media.js';
 
 export type FalOutcome = 'success' | 'content_policy' | 'no_files' | 'completed_with_error' | 'result_5xx';
 
@@ -193,6 +193,11 @@ function noteFalFiles(id: string, endpointId: FalEndpointId, input: Record<strin
     const size = input.image_size as { width?: number; height?: number } | undefined;
     const n = Number(input.num_images ?? 1);
     if (size?.width && size.height) for (let i = 1; i <= n; i++) noteFile(`/files/${id}-${i}.png`, { format: 'png', width: size.width, height: size.height });
+    return;
+  }
+  // Wan Animate Replace: the output follows the motion video at the asked resolution.
+  if (endpointId === 'fal-ai/wan/v2.2-14b/animate/replace') {
+    noteFile(`/files/${id}.mp4`, followingFrame(input.video_url, String(input.resolution ?? '720p')));
     return;
   }
   const resolution = input.resolution ?? (endpointId.includes('kling-video') ? '1080p' : undefined);

@@ -3,7 +3,7 @@
 // one-second MP4 at the asked frame. Rendered by ffmpeg once per shape. Off, the fakes answer their
 // tiny placeholder, which keeps the other suites fast.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -17,11 +17,43 @@ export interface MediaShape {
 }
 
 /** Whether the fakes answer media of the documented shape, and the files they named, by URL path. */
-export const documentedMedia = { on: false, files: new Map<string, MediaShape>() };
+export const documentedMedia = { on: false, files: new Map<string, MediaShape | Promise<MediaShape | undefined>>() };
 
 /** Notes the shape of a file a fake named in an answer (only while `documentedMedia.on`). */
-export function noteFile(path: string, shape: MediaShape | undefined): void {
+export function noteFile(path: string, shape: MediaShape | Promise<MediaShape | undefined> | undefined): void {
   if (documentedMedia.on && shape) documentedMedia.files.set(path, shape);
+}
+
+/**
+ * The frame of a video that follows an input video (Wan Animate's output follows its motion video),
+ * at a resolution label: the input's aspect ratio with the label as its short side. Undefined when
+ * the input cannot be read.
+ */
+export async function followingFrame(videoUrl: unknown, resolution: string): Promise<MediaShape | undefined> {
+  if (!documentedMedia.on || typeof videoUrl !== 'string') return undefined;
+  const dir = await mkdtemp(join(tmpdir(), 'fake-probe-'));
+  try {
+    const res = await fetch(videoUrl);
+    if (!res.ok) return undefined;
+    await writeFile(join(dir, 'in'), Buffer.from(await res.arrayBuffer()));
+    const { stdout } = await run(process.env.FFPROBE_PATH ?? 'ffprobe', [
+      '-v',
+      'error',
+      '-select_streams',
+      'v:0',
+      '-show_entries',
+      'stream=width,height',
+      '-of',
+      'csv=p=0',
+      join(dir, 'in'),
+    ]);
+    const [w, h] = stdout.trim().split(',').map(Number) as [number, number];
+    const short = Number.parseInt(resolution, 10);
+    const even = (n: number) => Math.round(n / 2) * 2;
+    return w <= h ? { format: 'mp4', width: short, height: even((short * h) / w) } : { format: 'mp4', width: even((short * w) / h), height: short };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /** The frame of a video at an aspect ratio and resolution label: the label is the short side, as the providers' pages give it. */
