@@ -18,7 +18,7 @@ import { createOpenAIAdapter } from '../../activities/providers/openai.js';
 import { createAzureAdapter } from '../../activities/providers/azure.js';
 import { createGoogleAdapter } from '../../activities/providers/google.js';
 import { createXaiAdapter } from '../../activities/providers/xai.js';
-import type { InputFile, ProviderAdapter } from '../../activities/providers/types.js';
+import { ProviderError, type InputFile, type ProviderAdapter } from '../../activities/providers/types.js';
 import { createAlibabaAdapter } from '../../activities/providers/alibaba.js';
 import { catalog, outputFrame, outputShape, routeFor, routeTakes, sameOutput, type ModelRoute } from '../../shared/catalog.js';
 import { catalogRoutes, resolveJobRoute } from '../../shared/routing.js';
@@ -32,7 +32,8 @@ import { startFakeGoogle, type FakeGoogle } from '../support/fake-providers/goog
 import { startFakeXai, type FakeXai } from '../support/fake-providers/xai.js';
 import { startFakeAlibaba, type FakeAlibaba } from '../support/fake-providers/alibaba.js';
 import { documentedMedia, shapedMedia } from '../support/fake-providers/media.js';
-import { pollToEnd, providerContext, requestFor, stackStorage, storeInput, storeMotionVideo } from '../support/fake-providers/context.js';
+import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput, storeMotionVideo } from '../support/fake-providers/context.js';
+import { json } from '../support/fake-providers/server.js';
 import { startHttpsTestServer, type HttpsTestServer } from '../support/https-server.js';
 import { testConfig } from '../support/stack.js';
 
@@ -212,6 +213,21 @@ describe('same output whatever the route', () => {
     );
     assert.deepEqual(await probe(out!.key), { codec: 'png', width: 2560, height: 1440 });
     assert.ok(!(await storage.stat(`${storage.jobMediaPrefix(req.jobId)}/output-1.jpg`)), 'the JPEG is not kept beside the PNG');
+  });
+
+  test('an Azure deployment answering another size or model is refused as our account's fault (a failover), not the customer's', async () => {
+    const req = requestFor('gpt-image-1.5', { aspectRatio: '16:9', providerModelId: 'gpt-image-1.5' });
+    const image = (await shapedMedia({ format: 'png', width: 1024, height: 1024 })).toString('base64');
+    const answers: [Record<string, unknown>, RegExp][] = [
+      [{ created: 1, data: [{ b64_json: image }], size: '1024x1024', output_format: 'png' }, /size 1024x1024, not 1536x1024/],
+      [{ created: 1, data: [{ b64_json: image }], model: 'dall-e-3' }, /model dall-e-3, not gpt-image-1\.5/],
+    ];
+    for (const [answer, says] of answers) {
+      azure.script('images', json(200, answer));
+      const err = await errorOf(() => adapters.azure!.submit({ ...req, jobId: `${req.jobId}${Math.random().toString(36).slice(2, 6)}` }, ctx));
+      assert.ok(err instanceof ProviderError && err.account && !err.retryable, String(err));
+      assert.match(err.message, says);
+    }
   });
 
   test('an Alibaba video of another frame is scaled to the asked one, and the scaling is reported', async () => {
