@@ -215,7 +215,7 @@ describe('same output whatever the route', () => {
     assert.ok(!(await storage.stat(`${storage.jobMediaPrefix(req.jobId)}/output-1.jpg`)), 'the JPEG is not kept beside the PNG');
   });
 
-  test('an Azure deployment answering another size or model is refused as our account's fault (a failover), not the customer's', async () => {
+  test("an Azure deployment answering another size or model is refused as our account's fault (a failover), not the customer's", async () => {
     const req = requestFor('gpt-image-1.5', { aspectRatio: '16:9', providerModelId: 'gpt-image-1.5' });
     const image = (await shapedMedia({ format: 'png', width: 1024, height: 1024 })).toString('base64');
     const answers: [Record<string, unknown>, RegExp][] = [
