@@ -70,7 +70,7 @@ export const videoEntries = {
       formats: ['mp4'],
       aspectRatios: ['16:9', '9:16'],
       resolutions: ['720p', '1080p'],
-      source: 'fal.ai model page fal-ai/veo3.1 (aspect_ratio 16:9 | 9:16 and resolution 720p | 1080p of the MP4 answered as asked)',
+      source: 'fal.ai model page fal-ai/veo3.1/fast (aspect_ratio 16:9 | 9:16 and resolution 720p | 1080p of the MP4 answered as asked)',
     },
     durations: { values: [4, 6, 8] },
     defaultDuration: 8,
