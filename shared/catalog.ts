@@ -6,12 +6,23 @@
 // second routes the providers declare (shared/providers/*.ts `routes`) and holds the rules.
 import type { ProviderName } from './job-model.js';
 import { disabledRoutesOf, providerRoutesOf } from './providers/index.js';
-import type { ModelEntry, ModelRoute } from './catalog/types.js';
+import type { ModelEntry, ModelRoute, OutputFormat, RouteOutput } from './catalog/types.js';
 import { imageEntries } from './catalog/images.js';
 import { videoEntries } from './catalog/videos.js';
 import { actorEntries } from './catalog/actors.js';
 
-export type { AlternateAccepts, AlternateRoute, DisabledRoute, FalRequestShape, LiveProviderName, ModelEntry, ModelRoute, Price } from './catalog/types.js';
+export type {
+  AlternateAccepts,
+  AlternateRoute,
+  DisabledRoute,
+  FalRequestShape,
+  LiveProviderName,
+  ModelEntry,
+  ModelRoute,
+  OutputFormat,
+  Price,
+  RouteOutput,
+} from './catalog/types.js';
 export { falRequestShapes } from './catalog/types.js';
 
 /**
@@ -98,6 +109,70 @@ export function routeRefusal(route: ModelRoute, provider: ProviderName, p: Reque
   const aspect = (p.aspect_ratio as string | null | undefined) ?? route.defaultAspectRatio;
   if (accepts.aspectRatios && !accepts.aspectRatios.includes(aspect)) return `aspect_ratio: ${via} supports ${accepts.aspectRatios.join(', ')}`;
   return undefined;
+}
+
+/** The format a model's outputs are stored in, whatever the route: PNG for images (a JPEG or WebP answer is re-encoded), MP4 for videos. */
+export function storedFormat(route: Pick<ModelRoute, 'kind'>): OutputFormat {
+  return route.kind === 'image' ? 'png' : 'mp4';
+}
+
+/** Answer formats the output store turns into the stored one without loss (activities/providers/output-conform.ts). */
+const conformable: Readonly<Record<OutputFormat, readonly OutputFormat[]>> = { png: ['png', 'jpeg', 'webp'], jpeg: ['jpeg'], webp: ['webp'], mp4: ['mp4'] };
+
+/** What `provider`'s route of the model delivers, from the catalog (the primary's or an alternate's `produces`). */
+export function routeOutput(route: ModelRoute, provider: ProviderName): RouteOutput | undefined {
+  return provider === route.provider ? route.produces : route.alternates?.find((a) => a.provider === provider)?.produces;
+}
+
+/** The output a route stores for a request: format, aspect ratio, and resolution (videos) or pixel size (images). */
+export interface OutputShape {
+  format: OutputFormat;
+  aspectRatio: string;
+  resolution?: string;
+  size?: string;
+}
+
+/** What `provider`'s route stores for this request, or why that is not documented (a string). */
+export function outputShape(route: ModelRoute, provider: ProviderName, p: RequestShape): OutputShape | string {
+  const via = `${route.model} on ${provider}`;
+  const out = routeOutput(route, provider);
+  if (!out) return `${via} documents no output shape`;
+  const format = storedFormat(route);
+  const odd = out.formats.filter((f) => !conformable[format].includes(f));
+  if (odd.length) return `${via} may answer ${odd.join(', ')}, not conformable to ${format}`;
+  const aspectRatio = (p.aspect_ratio as string | null | undefined) ?? route.defaultAspectRatio;
+  const scaled = route.kind !== 'image' && out.scaledToFrame === true;
+  if (!scaled && !out.aspectRatios.includes(aspectRatio)) return `${via} does not document aspect ratio ${aspectRatio} in its output`;
+  if (route.kind === 'image') {
+    const size = out.imageSizes?.[aspectRatio];
+    return size ? { format, aspectRatio, size } : `${via} does not document its image size at ${aspectRatio}`;
+  }
+  const resolution = (p.resolution as string | null | undefined) ?? route.defaultResolution;
+  if (resolution === undefined) return { format, aspectRatio };
+  return scaled || out.resolutions?.includes(resolution) ? { format, aspectRatio, resolution } : `${via} does not document ${resolution} output`;
+}
+
+/**
+ * The frame a video output of this route is scaled to before it is stored, when the route's frame
+ * is not documented (`scaledToFrame`); undefined when the output is stored as answered.
+ */
+export function outputFrame(route: ModelRoute, provider: ProviderName, p: RequestShape): { width: number; height: number } | undefined {
+  if (route.kind === 'image' || routeOutput(route, provider)?.scaledToFrame !== true) return undefined;
+  return frameSize(
+    (p.aspect_ratio as string | null | undefined) ?? route.defaultAspectRatio,
+    (p.resolution as string | null | undefined) ?? route.defaultResolution,
+  );
+}
+
+/**
+ * Whether two routes of a model store the same output for this request (format, aspect ratio,
+ * resolution or pixel size), from what both document: only then is one an alternate for the other.
+ */
+export function sameOutput(route: ModelRoute, a: ProviderName, b: ProviderName, p: RequestShape): boolean {
+  const x = outputShape(route, a, p);
+  const y = outputShape(route, b, p);
+  if (typeof x === 'string' || typeof y === 'string') return false;
+  return x.format === y.format && x.aspectRatio === y.aspectRatio && x.resolution === y.resolution && x.size === y.size;
 }
 
 /** Whether `provider`'s route of the model can take this request. */

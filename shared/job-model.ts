@@ -67,6 +67,10 @@ export interface JobOutput {
   key: string;
   content_type: string;
   size: number;
+  /** The type the provider answered when the stored file was re-encoded from it (activities/providers/output-conform.ts). */
+  converted_from?: string;
+  /** The frame ("832x480") the provider answered when the stored video was scaled to the asked one. */
+  scaled_from?: string;
 }
 
 /** Why a job failed (`generation_failed`, or `canceled`). */

@@ -5,7 +5,8 @@
 // status fields shared/kinds/fields.ts.
 import type { z } from 'zod';
 import type { JobKind } from './kinds/index.js';
-import type { JobError, JobPhase, JobStatus, ProviderAttempt, WebhookEventName } from './job-model.js';
+import type { JobError, JobOutput, JobPhase, JobStatus, ProviderAttempt, WebhookEventName } from './job-model.js';
+import { outputFrame, routeFor } from './catalog.js';
 import type { StoredJobParams } from './job-params.js';
 import { imageKind, kindOf, talkingActorKind, videoKind } from './kinds/index.js';
 import type { progressSchema } from './kinds/fields.js';
@@ -30,6 +31,8 @@ export interface JobRow {
   outputs_removed_at: Date | null;
   /** The routes the job gave up (0012_provider_failover). */
   provider_attempts: ProviderAttempt[];
+  /** The stored outputs (their `converted_from` feeds the record's `substitution`). */
+  outputs?: JobOutput[] | null;
   /** What a customer's cancel kept of the price, and when it came after the submit (0015_cancel_charges). */
   price: number;
   cancel_kept: number | null;
@@ -60,6 +63,7 @@ export function presentJob(job: JobRow, opts: { progress?: boolean } = {}): JobR
     webhook_events: job.webhook_url ? (job.webhook_events ?? null) : null,
     provider: job.params.provider,
     ...(job.provider_attempts.length ? { provider_attempts: job.provider_attempts.map((a) => ({ provider: a.provider, error: a.error })) } : {}),
+    ...substitutionOf(job),
     ...(job.cancel_kept !== null
       ? { cancel: { refunded: job.price - job.cancel_kept, kept: job.cancel_kept, after_submit: job.canceled_after_submit_at !== null } }
       : {}),
@@ -70,6 +74,31 @@ export function presentJob(job: JobRow, opts: { progress?: boolean } = {}): JobR
     record.progress = { phase: job.phase, attempt: job.attempt, percent: job.percent, queue_position: job.queue_position } satisfies Progress;
   }
   return record;
+}
+
+/**
+ * The record's `substitution`: set when a route other than the model's first served the job, or an
+ * output was re-encoded to the model's stored format; nothing for the local renderer.
+ */
+function substitutionOf(job: JobRow): { substitution?: NonNullable<JobRecord['substitution']> } {
+  const route = routeFor(job.model);
+  const provider = job.params.provider;
+  if (!route || !provider || provider === 'local') return {};
+  const frame = outputFrame(route, provider, job.params);
+  const conversions = (job.outputs ?? []).flatMap((o, i) => [
+    ...(o.converted_from ? [{ output: i + 1, from: o.converted_from, to: o.content_type }] : []),
+    ...(o.scaled_from && frame ? [{ output: i + 1, from: o.scaled_from, to: `${frame.width}x${frame.height}` }] : []),
+  ]);
+  if (provider === route.provider && conversions.length === 0) return {};
+  const modelId = job.params.provider_model_id ?? null;
+  const served =
+    provider === route.provider
+      ? `served by ${provider}`
+      : `served by ${provider}${modelId ? ` (${modelId})` : ''} instead of ${route.provider}, its first route`;
+  const converted = conversions.map((c) => `output ${c.output} converted from ${c.from} to ${c.to}`);
+  return {
+    substitution: { provider, provider_model_id: modelId, primary: route.provider, conversions, summary: [served, ...converted].join('; ') },
+  };
 }
 
 /** A create's answer: the record (without progress), or the id and status with the kind's created fields. */

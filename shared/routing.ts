@@ -1,7 +1,7 @@
 // Which adapter serves a model in this deployment: a pure function of configuration, used by the
 // gateway (to refuse unavailable models and pick the provider task queue) and by the workers.
 import type { JobRoute, ProviderName, RouteChoice } from './job-model.js';
-import { catalog, routeFor, routeTakes, type LiveProviderName, type ModelRoute, type RequestShape } from './catalog.js';
+import { catalog, routeFor, routeTakes, sameOutput, type LiveProviderName, type ModelRoute, type RequestShape } from './catalog.js';
 import { providerCancel, providerKeys, providerSecrets, type ProviderCancel, type ProviderKey } from './providers/index.js';
 
 // The provider facts routing reads are declared by each provider (shared/providers/<name>.ts).
@@ -194,6 +194,7 @@ export function localRenderedModels(config: KeyConfig): string[] {
  * job's request, only routes that can take its inputs count (veo-3.1 on Google: text-to-video, 8 s):
  * the job starts on the first of them and fails over across them only, so a job only one route can
  * take does not fail over. When none can, the first live route is kept and requestRefusal says why.
+ * An alternate also needs to store the same output as the first route (shared/catalog.ts sameOutput).
  */
 export function resolveJobRoute(config: KeyConfig, route: ModelRoute, request?: RequestShape): JobRoute | undefined {
   let provider = providerFor(config, route.model);
@@ -202,7 +203,11 @@ export function resolveJobRoute(config: KeyConfig, route: ModelRoute, request?: 
   if (request && provider !== 'local') {
     const first = liveRoutesFor(config, route).find((r) => routeTakes(route, r.provider, request));
     if (first) provider = first.provider;
-    all = all?.filter((r) => routeTakes(route, r.provider, request));
+    // An alternate must also store what the first route stores for this request (format, aspect
+    // ratio, resolution or size, as both document it): a route that would deliver another shape
+    // is never offered.
+    const start = provider;
+    all = all?.filter((r) => routeTakes(route, r.provider, request) && sameOutput(route, start, r.provider, request));
   }
   const routes = all && all.length > 1 ? all : undefined;
   return {

@@ -1,4 +1,5 @@
-// A finished generation's outputs, streamed into our store.
+// A finished generation's outputs, streamed into our store, then conformed to the model's stored
+// format (an image answered as JPEG or WebP is kept as PNG: ../providers/output-conform.ts).
 import { ApplicationFailure } from '@temporalio/activity';
 import type { JobOutput } from '../../db/schema.js';
 import { failureTypes } from '../../shared/failure-types.js';
@@ -7,6 +8,10 @@ import { toApplicationFailure } from '../uploads.js';
 import type { ProviderOutput } from '../providers/types.js';
 import type { ProviderName } from '../../shared/job-model.js';
 import { nonRetryable, type JobActivityDeps } from './common.js';
+import { alreadyConformed, conformOutput } from '../providers/output-conform.js';
+import { mediaToolsFrom, UntrustedMediaError } from '../providers/media-tools.js';
+
+type Frame = { width: number; height: number };
 
 /**
  * Streams a finished generation's outputs into our store (its own function so the provider
@@ -18,7 +23,28 @@ export function createOutputStore(deps: Pick<JobActivityDeps, 'storage' | 'confi
    * Streams every output into our store. Outputs already there are checked, unless `writtenNow`:
    * the adapter wrote them within this same activity and reported their type and size.
    */
-  return async function store(provider: ProviderName, jobId: string, outputs: ProviderOutput[], writtenNow = false): Promise<JobOutput[]> {
+  const tools = mediaToolsFrom(deps.config);
+  /** The output as the job keeps it: images other than PNG re-encoded (a provider file that does not decode fails the job). */
+  async function conformed(out: JobOutput, i: number, frame: Frame | undefined): Promise<JobOutput> {
+    try {
+      return await conformOutput(storage, tools, out, { frame, heartbeat: () => heartbeat({ output: i, phase: 'conform' }) });
+    } catch (err) {
+      const message = err instanceof UntrustedMediaError ? err.message : 'the provider output could not be decoded';
+      throw nonRetryable(failureTypes.providerRejected, `output ${i + 1}: ${message}`);
+    }
+  }
+  /**
+   * `frame`: the asked frame a video is scaled to when its route's frame is undocumented
+   * (shared/catalog.ts outputFrame); otherwise videos are kept as answered.
+   */
+  return async function store(provider: ProviderName, jobId: string, outputs: ProviderOutput[], writtenNow = false, frame?: Frame): Promise<JobOutput[]> {
+    const kept: JobOutput[] = [];
+    // One at a time: each re-encode is an ffmpeg run on the worker's few cores.
+    for (const [i, out] of (await storeAsAnswered(provider, jobId, outputs, writtenNow)).entries())
+      kept.push(out.converted_from ? out : await conformed(out, i, frame));
+    return kept;
+  };
+  async function storeAsAnswered(provider: ProviderName, jobId: string, outputs: ProviderOutput[], writtenNow: boolean): Promise<JobOutput[]> {
     const adapter = deps.adapterFor(provider);
     const stored: JobOutput[] = [];
     for (const [i, out] of outputs.entries()) {
@@ -29,6 +55,12 @@ export function createOutputStore(deps: Pick<JobActivityDeps, 'storage' | 'confi
       }
       if (out.key) {
         const st = await storage.stat(out.key);
+        // An earlier attempt re-encoded it to PNG (and removed it) before failing to report.
+        const converted = st ? undefined : await alreadyConformed(storage, out.key, out.contentType);
+        if (converted) {
+          stored.push(converted);
+          continue;
+        }
         if (!st) throw ApplicationFailure.create({ type: failureTypes.providerUnavailable, message: `output ${out.key} is missing from storage` });
         stored.push({ key: out.key, content_type: out.contentType ?? st.contentType, size: st.size });
         continue;
@@ -62,5 +94,5 @@ export function createOutputStore(deps: Pick<JobActivityDeps, 'storage' | 'confi
       stored.push({ key: saved.key, content_type: saved.contentType, size: saved.size });
     }
     return stored;
-  };
+  }
 }

@@ -9,6 +9,7 @@ import { ProviderError, type PollResult, type ProviderContext, type ProviderRef 
 import type { ProviderName } from '../../shared/job-model.js';
 import type { ProviderCheck, ProviderStepOptions } from '../../workflows/activity-types.js';
 import { failingForMs } from '../../shared/provider-retry.js';
+import { outputFrame, routeFor } from '../../shared/catalog.js';
 import { stepAttempt, nonRetryable, currentRunId, holdJob, type JobActivityDeps } from './common.js';
 import { createOutputStore } from './outputs.js';
 import type { ProgressWriter } from './progress.js';
@@ -214,14 +215,17 @@ export function createProviderStepKit(deps: ProviderActivityDeps) {
   async function check(provider: ProviderName, req: { jobId: string; model: string }, ref: ProviderRef, submittedNow = false): Promise<ProviderCheck> {
     const { outputs, ...result } = await poll(provider, req.model, ref);
     if (result.state !== 'succeeded') return { ...result, stored: null };
-    if (!deps.adapterFor(provider).free) await stillHeld(req.jobId, currentRunId());
-    return { ...result, stored: await store(provider, req.jobId, outputs ?? [], submittedNow) };
+    const job = deps.adapterFor(provider).free ? undefined : await stillHeld(req.jobId, currentRunId());
+    // A route whose video frame is undocumented has its output scaled to the asked frame.
+    const route = routeFor(req.model);
+    const frame = job && route ? outputFrame(route, provider, job.params) : undefined;
+    return { ...result, stored: await store(provider, req.jobId, outputs ?? [], submittedNow, frame) };
   }
 
-  /** Throws (not retried) unless run `runId` still generates the job. */
-  async function stillHeld(jobId: string, runId: string): Promise<void> {
+  /** Throws (not retried) unless run `runId` still generates the job; the job otherwise. */
+  async function stillHeld(jobId: string, runId: string) {
     const job = await jobsRepo.getJob(db, jobId);
-    if (job?.status === 'generating' && job.status_run_id === runId) return;
+    if (job?.status === 'generating' && job.status_run_id === runId) return job;
     Context.current().log.warn('provider step stopped: the job is no longer generating for this run', { jobId, status: job?.status ?? null });
     throw nonRetryable(
       failureTypes.illegalStatusMove,

@@ -69,7 +69,7 @@ export function createImagesApiAdapter<Name extends 'openai' | 'azure'>(host: Im
       }
       // Keep the activity alive while the synchronous call runs.
       const beat = setInterval(() => ctx.heartbeat({ phase: `${host.name}-images` }), 10_000);
-      let body: { data?: unknown };
+      let body: ImagesAnswer;
       try {
         const res = await providerFetch(
           host.url,
@@ -78,11 +78,12 @@ export function createImagesApiAdapter<Name extends 'openai' | 'azure'>(host: Im
         );
         const text = await readText(res, o);
         if (!res.ok) throw (host.httpError ?? errorFromResponse)(res, text, o);
-        body = parseJson<{ data?: unknown }>(text, o);
+        body = parseJson<ImagesAnswer>(text, o);
       } finally {
         clearInterval(beat);
       }
       if (!Array.isArray(body.data) || body.data.length === 0) throw malformed(o, 'no images in "data"');
+      answerMismatch(host.label, body, { size: gptImageSize(req.aspectRatio ?? req.route.defaultAspectRatio), model: req.providerModelId });
       const outputs: ImagesApiRef<Name>['outputs'] = [];
       for (const [i, item] of (body.data as { b64_json?: unknown }[]).entries()) {
         if (i >= keys.length) break;
@@ -108,6 +109,31 @@ export function createImagesApiAdapter<Name extends 'openai' | 'azure'>(host: Im
       return notConfirmed;
     },
   };
+}
+
+/** The answer fields read: openai-node's ImagesResponse (data, size, output_format) and a `model` some hosts add. */
+interface ImagesAnswer {
+  data?: unknown;
+  size?: unknown;
+  output_format?: unknown;
+  model?: unknown;
+}
+
+/**
+ * Refuses an answer that says it is not what was asked: another size or format (ImagesResponse's
+ * `size` and `output_format`), or another model where the host names it. An Azure deployment serves
+ * whatever model the operator deployed under its name, so this is our configuration's fault, not the
+ * customer's: the job fails over to another route (an account error) and the message says what served it.
+ */
+export function answerMismatch(label: string, body: ImagesAnswer, asked: { size: string; model?: string | undefined }): void {
+  const wrong: string[] = [];
+  if (typeof body.size === 'string' && body.size !== asked.size) wrong.push(`size ${body.size}, not ${asked.size}`);
+  if (typeof body.output_format === 'string' && body.output_format !== 'png') wrong.push(`format ${body.output_format}, not png`);
+  // A dated snapshot (gpt-image-1.5-2025-12-16) is the same model.
+  if (typeof body.model === 'string' && asked.model && body.model !== asked.model && !body.model.startsWith(`${asked.model}-`))
+    wrong.push(`model ${body.model}, not ${asked.model}`);
+  if (wrong.length)
+    throw new ProviderError(`${label} answered ${wrong.join(', ')}: the deployment serves another model or setting`, { retryable: false, account: true });
 }
 
 function isPng(b: Buffer): boolean {

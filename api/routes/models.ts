@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Auth } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
 import { kinds as jobKinds } from './jobs/kinds.js';
-import { catalog, routeFor, type ModelRoute } from '../../shared/catalog.js';
+import { catalog, routeFor, routeOutput, type ModelRoute, type RouteOutput } from '../../shared/catalog.js';
 import { failoverRoutesFor, liveProviderFor, providerCancel, routeMode, type RouteMode } from '../../shared/routing.js';
 import type { Database } from '../../db/index.js';
 import { openCircuits } from '../../db/repos/provider-circuits.js';
@@ -87,6 +87,17 @@ export const modelSchema = z.object({
           .string()
           .nullable()
           .describe("why the route is unavailable, in the provider's terms (e.g. the 404 its model endpoint answered); null while available"),
+        output: z
+          .object({
+            formats: z.array(z.string()).describe('the formats the provider may answer; images are stored as PNG whatever it answers'),
+            aspect_ratios: z.array(z.string()).describe('the aspect ratios it documents delivering as asked'),
+            resolutions: z.array(z.string()).nullable().describe('videos: the resolutions it documents delivering as asked'),
+            image_sizes: z.record(z.string(), z.string()).nullable().describe('images: the pixel size it documents per aspect ratio'),
+          })
+          .nullable()
+          .describe(
+            'what the route documents delivering (null: nothing documented). A job fails over to a route only when it stores the same format, aspect ratio and resolution as the route the job started on',
+          ),
       }),
     )
     .describe(
@@ -125,6 +136,15 @@ export type CircuitStates = ReadonlyMap<string, CircuitState>;
 
 /** Why the route probe found a route unavailable, by `provider/model` (routes it found available are absent). */
 export type RouteProbeStates = ReadonlyMap<string, string>;
+const outputOf = (o: RouteOutput | undefined): ModelInfo['routes'][number]['output'] =>
+  o
+    ? {
+        formats: [...o.formats],
+        aspect_ratios: [...o.aspectRatios],
+        resolutions: o.resolutions ? [...o.resolutions] : null,
+        image_sizes: o.imageSizes ? { ...o.imageSizes } : null,
+      }
+    : null;
 
 /** The live routes of a model with their breakers, and what that makes of the model. */
 function routesOf(
@@ -143,6 +163,7 @@ function routesOf(
       circuit: circuits.get(`${provider}/${route.model}`) ?? ('closed' as const),
       status: reason === null ? ('available' as const) : ('unavailable' as const),
       unavailable_reason: reason,
+      output: outputOf(routeOutput(route, provider)),
     };
   });
   const skipped = routes.filter((r) => r.circuit === 'open' || r.status === 'unavailable').length;

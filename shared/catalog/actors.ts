@@ -23,6 +23,14 @@ export const actorEntries = {
     source: 'fal.ai model page fal-ai/wan/v2.2-14b/animate/replace (video_url, image_url, resolution 480p | 580p | 720p)',
     aspectRatios: ['1:1', '9:16', '16:9'],
     defaultAspectRatio: '9:16',
+    // The output follows the motion video, which is conformed to the asked aspect ratio at 720p first
+    // (activities/providers/conform.ts); resolution 720p is sent.
+    produces: {
+      formats: ['mp4'],
+      aspectRatios: ['1:1', '9:16', '16:9'],
+      resolutions: ['720p'],
+      source: 'fal.ai model page fal-ai/wan/v2.2-14b/animate/replace (resolution 480p | 580p | 720p; image resized and center-cropped to the output)',
+    },
     durations: { min: 3, max: 30 },
     defaultDuration: 30,
     resolutions: ['720p'],
@@ -47,6 +55,13 @@ export const actorEntries = {
       'ElevenLabs POST /v1/text-to-speech/{voice_id} (voice_settings stability, similarity_boost, style, speed 0.7-1.2); fal.ai fal-ai/infinitalk (image_url, audio_url, prompt, resolution)',
     aspectRatios: ['9:16', '16:9', '1:1'],
     defaultAspectRatio: '9:16',
+    // InfiniteTalk keeps its image's shape: the image is center-cropped to the asked aspect ratio first.
+    produces: {
+      formats: ['mp4'],
+      aspectRatios: ['9:16', '16:9', '1:1'],
+      resolutions: ['720p'],
+      source: 'fal.ai model page fal-ai/infinitalk (resolution 480p | 720p, the MP4 follows the image)',
+    },
     resolutions: ['720p'],
     defaultResolution: '720p',
     deadlineSeconds: 1800,

@@ -19,6 +19,8 @@ export const imageEntries = {
     source: 'fal.ai model page fal-ai/nano-banana-2 (prompt, num_images, aspect_ratio, output_format; /edit: image_urls)',
     // fal's input schema for fal-ai/nano-banana-2 and /edit: prompt minLength 3.
     promptChars: { min: 3 },
+    // output_format "png" is sent; fal's page gives no pixel size per aspect ratio at resolution 1K.
+    produces: { formats: ['png'], aspectRatios: imageRatios, source: 'fal.ai model page fal-ai/nano-banana-2 (output_format png, aspect_ratio)' },
     aspectRatios: imageRatios,
     defaultAspectRatio: '1:1',
     deadlineSeconds: 300,
@@ -40,6 +42,12 @@ export const imageEntries = {
     aspectRatios: imageRatios,
     // gpt-image has no 16:9 size: the nearest documented ones are 3:2 and 2:3, and they are served as is.
     servedAs: { '16:9': '3:2, 1536×1024 (gpt-image has no 16:9 size)', '9:16': '2:3, 1024×1536 (gpt-image has no 9:16 size)' },
+    produces: {
+      formats: ['png'],
+      aspectRatios: imageRatios,
+      imageSizes: { '1:1': '1024x1024', '16:9': '1536x1024', '9:16': '1024x1536' },
+      source: 'OpenAI Images API reference (size 1024x1024 | 1536x1024 | 1024x1536 answered as asked; output_format png, sent by the adapter)',
+    },
     defaultAspectRatio: '1:1',
     deadlineSeconds: 300,
     price: { per: 'image', credits: 6, providerCost: 4 },
@@ -82,6 +90,14 @@ export const imageEntries = {
     source: 'fal.ai model page fal-ai/bytedance/seedream/v4.5/text-to-image (image_size {width,height} ≥ 2560×1440 pixels, num_images 1-6; /edit: image_urls)',
     aspectRatios: imageRatios,
     servedAs: { '1:1': '2048×2048', '16:9': '2560×1440', '9:16': '1440×2560' },
+    // fal's page pins no output format for Seedream 4.5 (its schema has no output_format field): any
+    // image format is taken and stored as PNG.
+    produces: {
+      formats: ['png', 'jpeg', 'webp'],
+      aspectRatios: imageRatios,
+      imageSizes: { '1:1': '2048x2048', '16:9': '2560x1440', '9:16': '1440x2560' },
+      source: 'fal.ai model page fal-ai/bytedance/seedream/v4.5/text-to-image (image_size { width, height } answered at that size)',
+    },
     defaultAspectRatio: '1:1',
     deadlineSeconds: 300,
     price: { per: 'image', credits: 4, providerCost: 3 },

@@ -2,9 +2,9 @@
 // Apart from the entries (./images.ts, ./videos.ts, ./actors.ts) and the rules (shared/catalog.ts).
 import type { LiveProviderName } from '../job-model.js';
 import type { JobKindName as JobKind } from '../job-model.js';
-import type { AlternateAccepts } from '../providers/index.js';
+import type { AlternateAccepts, OutputFormat, RouteOutput } from '../providers/index.js';
 
-export type { AlternateAccepts, LiveProviderName };
+export type { AlternateAccepts, LiveProviderName, OutputFormat, RouteOutput };
 
 export interface ModelRoute {
   /** Public model name of our API. */
@@ -74,6 +74,8 @@ export interface ModelRoute {
   replacement?: string;
   /** The date (ISO, YYYY-MM-DD) from which creates are refused (410 model_retired); unset while none is announced. */
   retiresAt?: string;
+  /** What the primary route delivers (documented values); the alternates' must match it for a job to fail over. */
+  produces?: RouteOutput;
 }
 
 export interface DisabledRoute {
@@ -95,6 +97,8 @@ export interface AlternateRoute {
    * on it and never fails over to it (shared/routing.ts resolveJobRoute). Unset: everything the model takes.
    */
   accepts?: AlternateAccepts;
+  /** What this route delivers; unset: undocumented, so never an alternate (shared/catalog.ts sameOutput). */
+  produces?: RouteOutput;
 }
 
 /**

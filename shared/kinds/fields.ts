@@ -90,6 +90,28 @@ const providerAttempts = z
   .describe(
     'the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create',
   );
+const substitution = z
+  .object({
+    provider: z.enum(providerNames).describe('the provider that served the job'),
+    provider_model_id: z.string().nullable().describe("that provider's own model id"),
+    primary: z.enum(providerNames).describe("the model's first route in the catalog (GET /v1/models)"),
+    conversions: z
+      .array(
+        z.object({
+          output: z.number().int().describe('the output, from 1'),
+          from: z.string().describe('what the provider answered: a media type (image/jpeg), or a video frame (832x480)'),
+          to: z.string().describe('what was stored: image/png, or the asked frame (720x1280)'),
+        }),
+      )
+      .describe(
+        'outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one',
+      ),
+    summary: z.string().describe('the same in words'),
+  })
+  .optional()
+  .describe(
+    "how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise",
+  );
 const cancelRecord = z
   .object({
     refunded: z.number().int().describe('credits refunded'),
@@ -113,6 +135,7 @@ export const statusFields = {
   progress: progressSchema.optional(),
   provider: servedBy,
   provider_attempts: providerAttempts,
+  substitution,
   cancel: cancelRecord,
   outputs_removed_at: outputsRemovedAt,
   ...webhookRecordFields,

@@ -24,6 +24,15 @@ export const azure = defineProvider({
       providerModelId: 'gpt-image-1.5',
       source:
         "Microsoft's Azure OpenAI REST reference (MicrosoftDocs/azure-ai-docs includes/api-versions/latest-inference-preview.md: POST {endpoint}/openai/deployments/{deployment-id}/images/generations?api-version=2025-04-01-preview, api-key header) and how-to dall-e.md (gpt-image-1 series sizes 1024x1024 | 1024x1536 | 1536x1024, n 1–10, b64_json, contentFilter errors); the openai SDK's AzureOpenAI client (azure.js) builds the same URL and header; the deployment is AZURE_OPENAI_IMAGE_DEPLOYMENT",
+      // output_format png is sent; the sizes are answered as asked, as on OpenAI's route. The deployment
+      // serves whatever model the operator deployed under its name: the adapter refuses an answer whose
+      // model, size or format is not the asked one (activities/providers/azure.ts).
+      produces: {
+        formats: ['png'],
+        aspectRatios: ['1:1', '16:9', '9:16'],
+        imageSizes: { '1:1': '1024x1024', '16:9': '1536x1024', '9:16': '1024x1536' },
+        source: 'MicrosoftDocs/azure-ai-docs how-to dall-e.md (gpt-image-1 series: size 1024x1024 | 1536x1024 | 1024x1536, output_format png | jpeg | webp)',
+      },
     },
   },
 });

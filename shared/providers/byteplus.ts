@@ -26,6 +26,13 @@ export const byteplus = defineProvider({
       source:
         'byteplus-python-sdk-v2 3.0.63 byteplussdkarkruntime (Images.generate: POST /api/v3/images/generations, model, prompt, image, size, sequential_image_generation, response_format b64_json, watermark); model id and the 2560×1440 … 4096×4096 pixel rule from third-party docs only (ARK_SEEDREAM_MODEL overrides the id): contracts/byteplus.ts',
       accepts: { aspectRatios: ['1:1', '16:9', '9:16'] },
+      // Seedream answers JPEG (the b64 bytes decide; PNG and WebP are taken too): stored as PNG.
+      produces: {
+        formats: ['jpeg', 'png', 'webp'],
+        aspectRatios: ['1:1', '16:9', '9:16'],
+        imageSizes: { '1:1': '2048x2048', '16:9': '2560x1440', '9:16': '1440x2560' },
+        source: 'byteplus-python-sdk-v2 3.0.63 (Images.generate size "WxH", answered at that size); the image format from third-party docs only (JPEG)',
+      },
     },
     'seedance-1.5': {
       providerModelId: 'seedance-1-5-pro-251215',
@@ -36,6 +43,12 @@ export const byteplus = defineProvider({
         resolutions: ['480p', '720p'],
         aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
         imageInputs: false,
+      },
+      produces: {
+        formats: ['mp4'],
+        aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
+        resolutions: ['480p', '720p'],
+        source: 'docs.byteplus.com ModelArk 1520757 (ratio and resolution 480p | 720p of the MP4 answered as asked; third-party docs for the values)',
       },
     },
   },

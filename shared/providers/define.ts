@@ -46,6 +46,33 @@ export interface AlternateAccepts {
   imageInputs?: boolean;
 }
 
+/** A file format a route may deliver (the container, for videos). */
+export type OutputFormat = 'png' | 'jpeg' | 'webp' | 'mp4';
+
+/**
+ * What a route delivers, from its provider's documentation (shared/catalog.ts sameOutput). Only what
+ * is documented is listed: a request outside it is not guaranteed on this route, so the route is not
+ * an alternate for that job.
+ */
+export interface RouteOutput {
+  /** The formats the provider may answer (images other than PNG are re-encoded to PNG before storing). */
+  formats: readonly OutputFormat[];
+  /** The aspect ratios it delivers as asked. */
+  aspectRatios: readonly string[];
+  /** Videos: the resolutions it delivers as asked (the frame's short side); absent when undocumented. */
+  resolutions?: readonly string[];
+  /**
+   * Videos whose frame the provider does not document: the output store scales and center-crops the
+   * video to the asked frame when it differs (activities/providers/output-conform.ts), so the stored
+   * aspect ratio and resolution are the asked ones whatever it answered.
+   */
+  scaledToFrame?: boolean;
+  /** Images: the pixel size it delivers per aspect ratio ("2048x2048"); absent when undocumented. */
+  imageSizes?: Readonly<Record<string, string>>;
+  /** Where these values were read. */
+  source: string;
+}
+
 /** A catalog model this provider serves as a further route (the catalog's `alternates`). */
 export interface ProviderRoute {
   providerModelId: string;
@@ -58,6 +85,8 @@ export interface ProviderRoute {
    * same API): it stays declared, is never a job's route, and GET /v1/models lists it with this reason.
    */
   disabled?: string;
+  /** What it delivers; unset: nothing documented, so it is never an alternate (a first route still serves). */
+  produces?: RouteOutput;
 }
 
 export interface ProviderDescriptor<N extends string = string, K extends string = string, C extends Record<string, z.ZodType> = Record<string, z.ZodType>> {

@@ -1,6 +1,14 @@
 // Google's Gemini API (Veo 3.1): declared as the second route of veo-3.1, sora-2-pro and sora-2
 // (activities/providers/google.ts), and not offered: Google shut the Veo 3.1 preview models down.
-import { defineProvider } from './define.js';
+import { defineProvider, type RouteOutput } from './define.js';
+
+/** Veo 3.1 on the Gemini API: an MP4 at the asked aspect ratio and resolution. */
+const veoOutput: RouteOutput = {
+  formats: ['mp4'],
+  aspectRatios: ['16:9', '9:16'],
+  resolutions: ['720p', '1080p'],
+  source: 'ai.google.dev/gemini-api/docs/video (parameters aspectRatio 16:9 | 9:16 and resolution 720p | 1080p; generated videos are MP4)',
+};
 
 /**
  * Why no Google route is offered. Google's Gemini API deprecations page
@@ -44,6 +52,7 @@ export const google = defineProvider({
         "ai.google.dev/gemini-api/docs/video (Veo 3.1: 8-second videos, 16:9 | 9:16, first and/or last frame, up to three reference images); the REST wire read from Google's SDK @google/genai 2.32.0 and tested against it: contracts/google.ts",
       accepts: { durations: [8], resolutions: ['720p', '1080p'], aspectRatios: ['16:9', '9:16'] },
       disabled: shutDown,
+      produces: veoOutput,
     },
     'sora-2': {
       providerModelId: 'veo-3.1-fast-generate-preview',
@@ -51,6 +60,7 @@ export const google = defineProvider({
         "Google's Veo 3.1 model page (cloud.google.com/vertex-ai/generative-ai/docs/models/veo/3-1-generate: model id veo-3.1-fast-generate-preview, 16:9 | 9:16, 720p | 1080p); ai.google.dev/gemini-api/docs/video (8-second videos on the Gemini API); the REST wire read from Google's SDK @google/genai 2.32.0: contracts/google.ts",
       accepts: { durations: [8], resolutions: ['720p', '1080p'], aspectRatios: ['16:9', '9:16'], imageInputs: false },
       disabled: shutDown,
+      produces: veoOutput,
     },
     'veo-3.1': {
       providerModelId: 'veo-3.1-generate-preview',
@@ -58,6 +68,7 @@ export const google = defineProvider({
         "ai.google.dev/gemini-api/docs/video (8-second videos, 16:9 | 9:16, 720p | 1080p | 4k; 4k not offered); the REST wire (predictLongRunning with x-goog-api-key, the body, operation polling, generateVideoResponse.generatedSamples[].video.uri) read from Google's SDK @google/genai 2.32.0 and tested against it: contracts/google.ts",
       accepts: { durations: [8], resolutions: ['720p', '1080p'], aspectRatios: ['16:9', '9:16'] },
       disabled: shutDown,
+      produces: veoOutput,
     },
   },
 });

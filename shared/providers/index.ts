@@ -16,7 +16,7 @@ import { azure } from './azure.js';
 
 export const providers = [fal, openai, xai, elevenlabs, google, byteplus, alibaba, azure] as const;
 
-export type { AlternateAccepts, OutputHosts, ProviderCancel, ProviderDescriptor, ProviderRoute } from './define.js';
+export type { AlternateAccepts, OutputFormat, OutputHosts, ProviderCancel, ProviderDescriptor, ProviderRoute, RouteOutput } from './define.js';
 
 export type Descriptor = (typeof providers)[number];
 export type LiveProviderName = Descriptor['name'];

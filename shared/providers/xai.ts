@@ -16,6 +16,13 @@ export const xai = defineProvider({
     'grok-video': {
       providerModelId: 'grok-imagine-video',
       source: 'docs.x.ai video generation: POST /v1/videos/generations → request_id, GET /v1/videos/{request_id} (status pending | done | expired | failed)',
+      produces: {
+        formats: ['mp4'],
+        aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'],
+        resolutions: ['480p', '720p'],
+        source:
+          'docs.x.ai video generation (aspect_ratio 1:1 | 16:9 | 9:16 | 4:3 | 3:4 | 3:2 | 2:3 and resolution 480p | 720p answered as asked; video.url an MP4)',
+      },
     },
   },
 });

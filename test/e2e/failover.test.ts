@@ -119,10 +119,18 @@ describe('provider failover at run time, charged once', () => {
     // Operators see it: the model is degraded, with each route's breaker.
     const listed = await listedModel(t);
     assert.equal(listed.availability, 'degraded');
-    assert.deepEqual(listed.routes, [
-      { provider: 'fal', circuit: 'open', status: 'available', unavailable_reason: null },
-      { provider: 'xai', circuit: 'closed', status: 'available', unavailable_reason: null },
-    ]);
+    assert.deepEqual(
+      listed.routes.map((r: { provider: string; circuit: string; status: string; unavailable_reason: string | null }) => ({
+        provider: r.provider,
+        circuit: r.circuit,
+        status: r.status,
+        unavailable_reason: r.unavailable_reason,
+      })),
+      [
+        { provider: 'fal', circuit: 'open', status: 'available', unavailable_reason: null },
+        { provider: 'xai', circuit: 'closed', status: 'available', unavailable_reason: null },
+      ],
+    );
     const metrics = await gw.app.metrics.registry.metrics();
     assert.match(metrics, /mediagen_provider_circuit_open\{provider="fal",model="grok-video"\} 1/);
   });

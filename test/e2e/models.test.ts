@@ -98,6 +98,13 @@ describe('GET /v1/models', () => {
     assert.deepEqual(talking.price, { credits: 20, per: 'job', per_hundred_chars: 2 });
   });
 
+  /** What the catalog says fal's route delivers, as GET /v1/models shows it. */
+  const documentedOutput = (route: ModelRoute) => {
+    const o = route.provider === 'fal' ? route.produces : route.alternates?.find((a) => a.provider === 'fal')?.produces;
+    if (!o) return null;
+    return { formats: o.formats, aspect_ratios: o.aspectRatios, resolutions: o.resolutions ?? null, image_sizes: o.imageSizes ?? null };
+  };
+
   test('served_by follows the deployment: live for models whose provider key is set, unavailable otherwise', async () => {
     const r = await api(live.baseUrl, t.apiKey).get('/v1/models');
     assert.equal(r.status, 200, r.text);
@@ -107,7 +114,12 @@ describe('GET /v1/models', () => {
       if (falServes)
         assert.deepEqual(
           [m.served_by, m.provider, m.routes, m.availability],
-          ['live', 'fal', [{ provider: 'fal', circuit: 'closed', status: 'available', unavailable_reason: null }], 'available'],
+          [
+            'live',
+            'fal',
+            [{ provider: 'fal', circuit: 'closed', status: 'available', unavailable_reason: null, output: documentedOutput(route) }],
+            'available',
+          ],
           m.name,
         );
       else assert.deepEqual([m.served_by, m.provider, m.routes, m.availability], ['unavailable', null, [], 'unavailable'], m.name);

@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { dashscopeFakeAnimateMixRequest } from './contracts/alibaba.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
+import { followingFrame, noteFile } from './media.js';
 
 export type AlibabaOutcome = 'success' | 'failed' | 'moderated' | 'internal' | 'throttled' | 'arrearage' | 'unavailable' | 'moderated-input';
 
@@ -121,6 +122,9 @@ export class FakeAlibaba extends FakeServer {
     }
     const id = randomUUID();
     this.tasks.set(id, { polls: 0, outcome, canceled: false, input: parsed.data.input });
+    // Alibaba documents no output frame for wan-std: with documented media on, the fake answers the
+    // motion video's shape at 480p, a frame the output store has to scale.
+    noteFile(`/files/${id}.mp4`, followingFrame(parsed.data.input.video_url, '480p'));
     return json(200, { request_id: randomUUID(), output: { task_id: id, task_status: 'PENDING' } });
   }
 }

@@ -9,6 +9,7 @@
 // reference's dalleErrorResponse). Every accepted call is a new, paid generation.
 import { azureImageGenerateParams } from '../../../activities/providers/contracts/azure.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
+import { documentedMedia, shapedMedia, sizeOf } from './media.js';
 
 const imagesPath = /^\/openai\/deployments\/([^/]+)\/images\/generations$/;
 
@@ -26,7 +27,7 @@ export class FakeAzure extends FakeServer {
     this.deployment = deployment;
   }
 
-  private answer(req: RecordedRequest): Answer {
+  private async answer(req: RecordedRequest): Promise<Answer> {
     if (req.headers['api-key'] !== this.key) {
       return json(401, { error: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint.' } });
     }
@@ -62,9 +63,12 @@ export class FakeAzure extends FakeServer {
     }
     this.generations++;
     const n = b.n ?? 1;
+    // The asked size as PNG with documented media on (output_format png is what the adapter asks).
+    const size = sizeOf(b.size);
+    const image = documentedMedia.on && size ? await shapedMedia({ format: 'png', ...size }) : tinyPng;
     return json(200, {
       created: Math.floor(Date.now() / 1000),
-      data: Array.from({ length: n }, () => ({ b64_json: tinyPng.toString('base64') })),
+      data: Array.from({ length: n }, () => ({ b64_json: image.toString('base64') })),
       usage: { total_tokens: 100 },
     });
   }

@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { arkFakeEndpointId, arkFakeImageRequest, arkFakeModelIds, arkFakeVideoTaskRequest } from './contracts/byteplus.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
+import { documentedFrame, documentedMedia, noteFile, shapedMedia, sizeOf } from './media.js';
 
 export type ArkImageOutcome = 'success' | 'sensitive' | 'unavailable' | 'quota';
 export type ArkTaskOutcome = 'success' | 'failed' | 'sensitive' | 'internal' | 'unavailable' | 'quota';
@@ -67,11 +68,18 @@ export class FakeByteplus extends FakeServer {
     return this;
   }
 
+  /** Seedream answers JPEG at the asked size (with documented media on; the placeholder otherwise). */
+  imageFormat: 'jpeg' | 'png' | 'webp' = 'jpeg';
+  private async imageBytes(size: string | undefined): Promise<Buffer> {
+    const s = sizeOf(size);
+    return documentedMedia.on && s ? shapedMedia({ format: this.imageFormat, ...s }) : tinyPng;
+  }
+
   private knownModel(model: unknown): boolean {
     return typeof model === 'string' && (arkFakeModelIds.includes(model) || arkFakeEndpointId.test(model));
   }
 
-  private answer(req: RecordedRequest): Answer {
+  private answer(req: RecordedRequest): Answer | Promise<Answer> {
     if (req.op === 'file') return { status: 200, headers: { 'content-type': 'video/mp4' }, body: tinyPng };
     if (req.headers.authorization !== `Bearer ${this.key}`)
       return arkError(401, 'AuthenticationError', 'The API key or AK/SK in the request is missing or invalid.', 'Unauthorized');
@@ -87,7 +95,7 @@ export class FakeByteplus extends FakeServer {
     }
   }
 
-  private image(req: RecordedRequest): Answer {
+  private async image(req: RecordedRequest): Promise<Answer> {
     const parsed = arkFakeImageRequest.safeParse(req.json);
     if (!parsed.success) return invalid(parsed.error.issues[0]!);
     if (!this.knownModel(parsed.data.model))
@@ -108,7 +116,7 @@ export class FakeByteplus extends FakeServer {
         return json(200, {
           model: parsed.data.model,
           created_at: Math.floor(Date.now() / 1000),
-          data: [{ b64_json: tinyPng.toString('base64'), size: parsed.data.size }],
+          data: [{ b64_json: (await this.imageBytes(parsed.data.size)).toString('base64'), size: parsed.data.size }],
           usage: { generated_images: 1 },
         });
     }
@@ -129,6 +137,8 @@ export class FakeByteplus extends FakeServer {
     if (outcome === 'unavailable') return arkError(503, 'ServiceUnavailable', 'The service is temporarily unavailable.', 'ServiceUnavailable');
     const id = `cgt-${new Date().toISOString().slice(0, 10).replace(/-/g, '')}-${randomUUID().slice(0, 8)}`;
     this.tasks.set(id, { polls: 0, outcome, model: parsed.data.model, status: 'queued' });
+    const frame = documentedFrame(parsed.data.ratio, parsed.data.resolution);
+    noteFile(`/files/${id}.mp4`, frame && { format: 'mp4', ...frame });
     return json(200, { id });
   }
 

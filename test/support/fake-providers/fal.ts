@@ -11,8 +11,9 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import { falEndpoints, isFalEndpointId } from '../../../activities/providers/contracts/fal.js';
+import { falEndpoints, isFalEndpointId, type FalEndpointId } from '../../../activities/providers/contracts/fal.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
+import { documentedFrame, followingFrame, noteFile } from './media.js';
 
 export type FalOutcome = 'success' | 'content_policy' | 'no_files' | 'completed_with_error' | 'result_5xx';
 
@@ -111,6 +112,7 @@ export class FakeFal extends FakeServer {
     }
     const id = randomUUID();
     this.states.set(id, { id, endpointId, input: input as Record<string, unknown>, step: 0, outcome: this.outcomes.shift() ?? 'success', canceled: false });
+    noteFalFiles(id, endpointId, input as Record<string, unknown>);
     const app = endpointId.split('/').slice(0, 2).join('/');
     const base = `${this.url}/${app}/requests/${id}`;
     return json(200, { status: 'IN_QUEUE', request_id: id, response_url: base, status_url: `${base}/status`, cancel_url: `${base}/cancel`, queue_position: 0 });
@@ -198,6 +200,27 @@ function classifyFal(method: string, path: string): string | undefined {
   }
   if (method === 'POST' && parts.length >= 2) return 'submit';
   return undefined;
+}
+
+/**
+ * The shape of the files a request's result names, as fal's pages document it: Seedream's image at its
+ * image_size { width, height } (PNG); a video at its aspect_ratio and resolution (Kling: 1080p).
+ */
+function noteFalFiles(id: string, endpointId: FalEndpointId, input: Record<string, unknown>): void {
+  if (falEndpoints[endpointId].output === 'images') {
+    const size = input.image_size as { width?: number; height?: number } | undefined;
+    const n = Number(input.num_images ?? 1);
+    if (size?.width && size.height) for (let i = 1; i <= n; i++) noteFile(`/files/${id}-${i}.png`, { format: 'png', width: size.width, height: size.height });
+    return;
+  }
+  // Wan Animate Replace: the output follows the motion video at the asked resolution.
+  if (endpointId === 'fal-ai/wan/v2.2-14b/animate/replace') {
+    noteFile(`/files/${id}.mp4`, followingFrame(input.video_url, String(input.resolution ?? '720p')));
+    return;
+  }
+  const resolution = input.resolution ?? (endpointId.includes('kling-video') ? '1080p' : undefined);
+  const frame = documentedFrame(input.aspect_ratio, resolution);
+  if (frame) noteFile(`/files/${id}.mp4`, { format: 'mp4', ...frame });
 }
 
 export async function startFakeFal(key?: string): Promise<FakeFal> {

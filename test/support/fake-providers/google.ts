@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { googleVeoModelIds, googleVeoPredictRequest } from '../../../activities/providers/contracts/google.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
+import { documentedFrame, noteFile } from './media.js';
 
 export type GoogleOutcome = 'success' | 'failed' | 'filtered' | 'unavailable' | 'quota';
 
@@ -80,6 +81,8 @@ export class FakeGoogle extends FakeServer {
       if (outcome === 'unavailable') return googleError(503, 'UNAVAILABLE', 'The model is overloaded. Please try again later.');
       const id = randomUUID().replace(/-/g, '');
       this.states.set(id, { polls: 0, outcome, model });
+      const frame = documentedFrame(parsed.data.parameters?.aspectRatio, parsed.data.parameters?.resolution);
+      noteFile(`/files/${id}.mp4`, frame && { format: 'mp4', ...frame });
       return json(200, { name: `models/${model}/operations/${id}` });
     }
     const [, , , model, , id] = req.path.split('/');

@@ -7,6 +7,7 @@
 // real API, nothing is replayed by an idempotency key.
 import { gptImage2SizeProblem, openaiImageGenerateParams } from '../../../activities/providers/contracts/openai.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
+import { documentedMedia, shapedMedia, sizeOf } from './media.js';
 
 const models = ['gpt-image-1.5', 'gpt-image-1-mini', 'gpt-image-2'];
 /** Sizes the GPT image models accept (the SDK type also lists DALL·E sizes); gpt-image-2 takes WIDTHxHEIGHT within its limits too. */
@@ -30,7 +31,7 @@ export class FakeOpenAI extends FakeServer {
     this.key = key;
   }
 
-  private answer(req: RecordedRequest): Answer {
+  private async answer(req: RecordedRequest): Promise<Answer> {
     if (req.headers.authorization !== `Bearer ${this.key}`) {
       return json(401, { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
     }
@@ -70,10 +71,13 @@ export class FakeOpenAI extends FakeServer {
     this.generations++;
     this.lastSize = b.size ?? undefined;
     const n = b.n ?? 1;
+    // The asked size as PNG with documented media on (output_format png is what the adapter asks).
+    const size = sizeOf(b.size);
+    const image = documentedMedia.on && size ? await shapedMedia({ format: 'png', ...size }) : tinyPng;
     return {
       ...json(200, {
         created: Math.floor(Date.now() / 1000),
-        data: Array.from({ length: n }, () => ({ b64_json: tinyPng.toString('base64') })),
+        data: Array.from({ length: n }, () => ({ b64_json: image.toString('base64') })),
         usage: { total_tokens: 100 },
       }),
       delayMs: this.generationMs,

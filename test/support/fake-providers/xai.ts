@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { xaiFakeVideoGenerationRequest } from './contracts/xai.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
+import { documentedFrame, noteFile } from './media.js';
 
 export type XaiOutcome = 'success' | 'moderated' | 'failed' | 'expired';
 
@@ -55,6 +56,8 @@ export class FakeXai extends FakeServer {
       if (b.model !== 'grok-imagine-video') return json(404, { code: 'not_found', error: `The model ${String(b.model)} does not exist` });
       const id = randomUUID();
       this.states.set(id, { polls: 0, outcome: this.outcomes.shift() ?? 'success', duration: b.duration ?? 8 });
+      const frame = documentedFrame(b.aspect_ratio, b.resolution);
+      noteFile(`/files/${id}.mp4`, frame && { format: 'mp4', ...frame });
       return json(200, { request_id: id });
     }
     const id = req.path.split('/').pop()!;
