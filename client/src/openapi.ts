@@ -770,6 +770,32 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -818,6 +844,32 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -864,6 +916,32 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -961,6 +1039,32 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -1009,6 +1113,32 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -1055,6 +1185,32 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -1155,6 +1311,32 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -1203,6 +1385,32 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -1249,6 +1457,32 @@ export type webhooks = {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -2663,6 +2897,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -2869,6 +3129,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -3003,6 +3289,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -3240,6 +3552,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -3474,6 +3812,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -3681,6 +4045,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -3816,6 +4206,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -4054,6 +4470,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -4201,6 +4643,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -4523,6 +4991,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -4658,6 +5152,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -4896,6 +5416,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -5223,6 +5769,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -5356,6 +5928,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -5592,6 +6190,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -5738,6 +6362,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -5791,6 +6441,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -5844,6 +6520,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -5895,6 +6597,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -6036,6 +6764,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -6173,6 +6927,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -6308,6 +7088,32 @@ export interface operations {
                                 provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
                                 error: string;
                             }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
                             /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
                             cancel?: {
                                 /** @description credits refunded */
@@ -6474,6 +7280,19 @@ export interface operations {
                                 status: "available" | "unavailable";
                                 /** @description why the route is unavailable, in the provider's terms (e.g. the 404 its model endpoint answered); null while available */
                                 unavailable_reason: string | null;
+                                /** @description what the route documents delivering (null: nothing documented). A job fails over to a route only when it stores the same format, aspect ratio and resolution as the route the job started on */
+                                output: {
+                                    /** @description the formats the provider may answer; images are stored as PNG whatever it answers */
+                                    formats: string[];
+                                    /** @description the aspect ratios it documents delivering as asked */
+                                    aspect_ratios: string[];
+                                    /** @description videos: the resolutions it documents delivering as asked */
+                                    resolutions: string[] | null;
+                                    /** @description images: the pixel size it documents per aspect ratio */
+                                    image_sizes: {
+                                        [key: string]: string;
+                                    } | null;
+                                } | null;
                             }[];
                             /**
                              * @description available: served as usual; degraded: a route is skipped (its circuit breaker is open, or the route probe found its model gone), jobs run on the next one; unavailable: not served here, or every route is skipped

@@ -199,6 +199,60 @@ class ProviderAttempt(TypedDict, closed=True):
     error: str
 
 
+Conversion = TypedDict(
+    "Conversion",
+    {
+        "output": int,
+        "from": str,
+        "to": str,
+    },
+    closed=True,
+)
+
+
+class Substitution(TypedDict, closed=True):
+    provider: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the provider that served the job
+    """
+    provider_model_id: str | None
+    """
+    that provider's own model id
+    """
+    primary: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the model's first route in the catalog (GET /v1/models)
+    """
+    conversions: list[Conversion]
+    """
+    outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one
+    """
+    summary: str
+    """
+    the same in words
+    """
+
+
 class Cancel(TypedDict, closed=True):
     refunded: int
     """
@@ -211,6 +265,49 @@ class Cancel(TypedDict, closed=True):
     after_submit: bool
     """
     whether the job had been submitted to a provider when it was canceled
+    """
+
+
+class Substitution1(TypedDict, closed=True):
+    provider: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the provider that served the job
+    """
+    provider_model_id: str | None
+    """
+    that provider's own model id
+    """
+    primary: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the model's first route in the catalog (GET /v1/models)
+    """
+    conversions: list[Conversion]
+    """
+    outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one
+    """
+    summary: str
+    """
+    the same in words
     """
 
 
@@ -302,6 +399,25 @@ class CancelPolicy(TypedDict, closed=True):
     """
 
 
+class Output(TypedDict, closed=True):
+    formats: list[str]
+    """
+    the formats the provider may answer; images are stored as PNG whatever it answers
+    """
+    aspect_ratios: list[str]
+    """
+    the aspect ratios it documents delivering as asked
+    """
+    resolutions: list[str] | None
+    """
+    videos: the resolutions it documents delivering as asked
+    """
+    image_sizes: dict[str, str] | None
+    """
+    images: the pixel size it documents per aspect ratio
+    """
+
+
 class Route(TypedDict, closed=True):
     provider: str
     circuit: Literal["closed", "open", "half_open"]
@@ -312,6 +428,10 @@ class Route(TypedDict, closed=True):
     unavailable_reason: str | None
     """
     why the route is unavailable, in the provider's terms (e.g. the 404 its model endpoint answered); null while available
+    """
+    output: Output | None
+    """
+    what the route documents delivering (null: nothing documented). A job fails over to a route only when it stores the same format, aspect ratio and resolution as the route the job started on
     """
 
 
@@ -473,6 +593,49 @@ class ReplaceActorCreated(TypedDict, closed=True):
     status: Literal["pending"]
 
 
+class Substitution2(TypedDict, closed=True):
+    provider: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the provider that served the job
+    """
+    provider_model_id: str | None
+    """
+    that provider's own model id
+    """
+    primary: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the model's first route in the catalog (GET /v1/models)
+    """
+    conversions: list[Conversion]
+    """
+    outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one
+    """
+    summary: str
+    """
+    the same in words
+    """
+
+
 class ReplaceActorJob(TypedDict, closed=True):
     id: str
     project_id: str
@@ -506,6 +669,10 @@ class ReplaceActorJob(TypedDict, closed=True):
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
+    substitution: NotRequired[Substitution2]
+    """
+    how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise
+    """
     cancel: NotRequired[Cancel]
     """
     what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
@@ -521,6 +688,49 @@ class ReplaceActorJob(TypedDict, closed=True):
     webhook_events: list[Literal["generating", "completed", "failed"]] | None
     """
     the events delivered to webhook_url; null: no webhooks
+    """
+
+
+class Substitution3(TypedDict, closed=True):
+    provider: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the provider that served the job
+    """
+    provider_model_id: str | None
+    """
+    that provider's own model id
+    """
+    primary: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the model's first route in the catalog (GET /v1/models)
+    """
+    conversions: list[Conversion]
+    """
+    outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one
+    """
+    summary: str
+    """
+    the same in words
     """
 
 
@@ -556,6 +766,10 @@ class ReplaceActorListItem(TypedDict, closed=True):
     provider_attempts: NotRequired[list[ProviderAttempt]]
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
+    """
+    substitution: NotRequired[Substitution3]
+    """
+    how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise
     """
     cancel: NotRequired[Cancel]
     """
@@ -610,6 +824,49 @@ class TalkingActorCreated(TypedDict, closed=True):
     voice_id: str
 
 
+class Substitution4(TypedDict, closed=True):
+    provider: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the provider that served the job
+    """
+    provider_model_id: str | None
+    """
+    that provider's own model id
+    """
+    primary: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the model's first route in the catalog (GET /v1/models)
+    """
+    conversions: list[Conversion]
+    """
+    outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one
+    """
+    summary: str
+    """
+    the same in words
+    """
+
+
 class TalkingActorJob(TypedDict, closed=True):
     id: str
     project_id: str
@@ -641,6 +898,10 @@ class TalkingActorJob(TypedDict, closed=True):
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
+    substitution: NotRequired[Substitution4]
+    """
+    how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise
+    """
     cancel: NotRequired[Cancel]
     """
     what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
@@ -656,6 +917,49 @@ class TalkingActorJob(TypedDict, closed=True):
     webhook_events: list[Literal["generating", "completed", "failed"]] | None
     """
     the events delivered to webhook_url; null: no webhooks
+    """
+
+
+class Substitution5(TypedDict, closed=True):
+    provider: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the provider that served the job
+    """
+    provider_model_id: str | None
+    """
+    that provider's own model id
+    """
+    primary: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the model's first route in the catalog (GET /v1/models)
+    """
+    conversions: list[Conversion]
+    """
+    outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one
+    """
+    summary: str
+    """
+    the same in words
     """
 
 
@@ -689,6 +993,10 @@ class TalkingActorListItem(TypedDict, closed=True):
     provider_attempts: NotRequired[list[ProviderAttempt]]
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
+    """
+    substitution: NotRequired[Substitution5]
+    """
+    how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise
     """
     cancel: NotRequired[Cancel]
     """
@@ -762,6 +1070,49 @@ class VideoCreate(TypedDict, closed=True):
     """
 
 
+class Substitution6(TypedDict, closed=True):
+    provider: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the provider that served the job
+    """
+    provider_model_id: str | None
+    """
+    that provider's own model id
+    """
+    primary: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the model's first route in the catalog (GET /v1/models)
+    """
+    conversions: list[Conversion]
+    """
+    outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one
+    """
+    summary: str
+    """
+    the same in words
+    """
+
+
 class VideoJob(TypedDict, closed=True):
     id: str
     project_id: str
@@ -795,6 +1146,10 @@ class VideoJob(TypedDict, closed=True):
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
+    substitution: NotRequired[Substitution6]
+    """
+    how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise
+    """
     cancel: NotRequired[Cancel]
     """
     what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
@@ -810,6 +1165,49 @@ class VideoJob(TypedDict, closed=True):
     webhook_events: list[Literal["generating", "completed", "failed"]] | None
     """
     the events delivered to webhook_url; null: no webhooks
+    """
+
+
+class Substitution7(TypedDict, closed=True):
+    provider: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the provider that served the job
+    """
+    provider_model_id: str | None
+    """
+    that provider's own model id
+    """
+    primary: Literal[
+        "local",
+        "fal",
+        "openai",
+        "xai",
+        "elevenlabs",
+        "google",
+        "byteplus",
+        "alibaba",
+        "azure",
+    ]
+    """
+    the model's first route in the catalog (GET /v1/models)
+    """
+    conversions: list[Conversion]
+    """
+    outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one
+    """
+    summary: str
+    """
+    the same in words
     """
 
 
@@ -845,6 +1243,10 @@ class VideoListItem(TypedDict, closed=True):
     provider_attempts: NotRequired[list[ProviderAttempt]]
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
+    """
+    substitution: NotRequired[Substitution7]
+    """
+    how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise
     """
     cancel: NotRequired[Cancel]
     """
@@ -961,6 +1363,10 @@ class ImageJob(TypedDict, closed=True):
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
     """
+    substitution: NotRequired[Substitution]
+    """
+    how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise
+    """
     cancel: NotRequired[Cancel]
     """
     what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
@@ -1010,6 +1416,10 @@ class ImageListItem(TypedDict, closed=True):
     provider_attempts: NotRequired[list[ProviderAttempt]]
     """
     the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create
+    """
+    substitution: NotRequired[Substitution1]
+    """
+    how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise
     """
     cancel: NotRequired[Cancel]
     """
