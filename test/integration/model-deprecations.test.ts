@@ -45,7 +45,7 @@ describe('deprecated models', () => {
   test('a dry run of sora-2-pro carries the same headers', async () => {
     const res = await video('sora-2-pro', '?dry_run=true');
     assert.equal(res.status, 200, res.text);
-    assert.equal(res.body.data.price, 30 * 8);
+    assert.equal(res.body.data.price, 20 * 8, 'priced as veo-3.1: the same fal endpoint');
     assert.equal(res.headers.get('deprecation'), '@1790208000');
     assert.match(res.headers.get('x-mediagen-warning')!, /^model sora-2-pro is deprecated since 2026-09-24 .*; use veo-3\.1 instead$/);
   });

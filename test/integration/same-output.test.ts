@@ -157,7 +157,7 @@ describe('same output whatever the route', () => {
   });
 
   test('the catalog has route pairs to compare', () => {
-    assert.ok(pairs.length >= 8, `route pairs: ${pairs.length}`);
+    assert.ok(pairs.length >= 5, `route pairs: ${pairs.length}`);
   });
 
   for (const { route, primary, alt } of pairs) {
@@ -197,7 +197,8 @@ describe('same output whatever the route', () => {
   }
 
   test('every route pair that documents the same output, or is scaled to it, was compared', () => {
-    for (const pair of ['gpt-image-1.5/azure', 'seedream-4.5/byteplus', 'veo-3.1/google', 'seedance-1.5/byteplus', 'grok-video/xai', 'replace-actor/alibaba'])
+    // Google's Veo route is declared but not offered (shared/providers/google.ts `disabled`), so it has no pair.
+    for (const pair of ['gpt-image-1.5/azure', 'seedream-4.5/byteplus', 'seedance-1.5/byteplus', 'grok-video/xai', 'replace-actor/alibaba'])
       assert.ok((comparedPairs.get(pair) ?? 0) > 0, `${pair} compared: ${JSON.stringify([...comparedPairs])}`);
   });
 
