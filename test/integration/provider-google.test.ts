@@ -240,6 +240,47 @@ describe('Google Gemini API (Veo) adapter', () => {
     assert.match(quota.message, /quota is exhausted \(HTTP 429\)/);
   });
 
+  test("a missing model (404 NOT_FOUND) and a precondition (400 FAILED_PRECONDITION) give the route up at once, never as the customer's error; a per-minute 429 waits for its RetryInfo", async () => {
+    fake.script('submit', {
+      status: 404,
+      body: { error: { code: 404, message: 'models/veo-3.1-generate-preview is not found for API version v1beta', status: 'NOT_FOUND' } },
+    });
+    const gone = await errorOf(() => google.submit(veo(), ctx));
+    assert.ok(gone instanceof ProviderError, String(gone));
+    assert.equal(gone.route, true, gone.message);
+    assert.equal(gone.failsOverNow, true);
+    assert.equal(gone.retryable, false);
+    assert.match(gone.message, /not served on this route \(HTTP 404\)/);
+
+    fake.script('submit', {
+      status: 400,
+      body: { error: { code: 400, message: 'User location is not supported for the API use.', status: 'FAILED_PRECONDITION' } },
+    });
+    const region = await errorOf(() => google.submit(veo(), ctx));
+    assert.ok(region instanceof ProviderError, String(region));
+    assert.equal(region.failsOverNow, true, region.message);
+
+    fake.script('submit', {
+      status: 429,
+      body: {
+        error: {
+          code: 429,
+          message: 'Quota exceeded for metric: generate_requests_per_model, limit: 10 per minute.',
+          status: 'RESOURCE_EXHAUSTED',
+          details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '3s' }],
+        },
+      },
+    });
+    const perMinute = await errorOf(() => google.submit(veo(), ctx));
+    assert.ok(perMinute instanceof ProviderError, String(perMinute));
+    assert.equal(perMinute.retryable, true, perMinute.message);
+    assert.equal(perMinute.failsOverNow, false);
+    assert.equal(perMinute.retryAfterMs, 3000);
+    // Retried: the next submit is served.
+    const ref = await google.submit(veo(), ctx);
+    assert.ok(ref.operation);
+  });
+
   test('a wrong key (403 PERMISSION_DENIED) is an account error; the key never appears in a message', async () => {
     const wrong = createGoogleAdapter({ key: 'wrong-key-0000', baseUrl: fake.url, timeoutMs: 2000 });
     const err = await errorOf(() => wrong.submit(veo(), ctx));
