@@ -5,7 +5,7 @@ type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
 
 import type { JobKind } from '../shared/kinds/index.js';
-import type { JobError, JobOutput, JobPhase, JobStatus, ProviderAttempt, WebhookEventName } from '../shared/job-model.js';
+import type { JobError, JobOutput, JobPhase, JobPriority, JobStatus, ProviderAttempt, WebhookEventName } from '../shared/job-model.js';
 import type { StoredJobParams } from '../shared/job-params.js';
 import type { UploadStatus } from '../shared/uploads.js';
 
@@ -30,6 +30,10 @@ export interface WorkspaceTable {
   credits: ColumnType<number, number | undefined, number>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+  /** The workspace's Temporal fairness weight on every queue its jobs wait in (0021_fair_share); 1 by default. */
+  fair_share_weight: Generated<number>;
+  /** Whether the workspace's jobs may ask for `priority: high`. */
+  high_priority_allowed: Generated<boolean>;
 }
 
 export interface WorkspaceMemberTable {
@@ -160,6 +164,12 @@ export interface JobTable {
   canceled_after_submit_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** When the run that holds the job claimed it (0018_run_claims): the model's deadline counts from it. */
   claimed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The job's priority (0021_fair_share): its Temporal priority key. */
+  priority: Generated<JobPriority>;
+  /** The workspace's fairness weight when the job was created: the weight its tasks are scheduled with. */
+  fairness_weight: Generated<number>;
+  /** The customer's deadline (`deadline_seconds` at create); null: none. */
+  deadline_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 /** The circuit breaker of one provider route of a model, shared by the fleet (0012_provider_failover). */

@@ -222,7 +222,13 @@ up_temporal() {
   else
     port=$(free_port); ui_port=$(free_port)
     local args=(server start-dev --ip 127.0.0.1 --port "$port" --ui-port "$ui_port" --log-level warn
-      --dynamic-config-value system.forceSearchAttributesCacheRefreshOnRead=true)
+      --dynamic-config-value system.forceSearchAttributesCacheRefreshOnRead=true
+      # Fair share: each workspace's tasks are dispatched in proportion to its weight (fairness keys,
+      # workflows/task-priority.ts), and priority keys order them. One partition per queue, so the
+      # dispatch order is the server's fair order and not a partition's.
+      --dynamic-config-value matching.enableFairness=true
+      --dynamic-config-value matching.numTaskqueueReadPartitions=1
+      --dynamic-config-value matching.numTaskqueueWritePartitions=1)
     local name
     for name in "${SEARCH_ATTRIBUTES[@]}"; do args+=(--search-attribute "$name=Keyword"); done
     # dev keeps its history in a SQLite file across restarts; test runs start clean in memory.

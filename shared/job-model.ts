@@ -16,6 +16,10 @@ export type JobKindName = (typeof jobKindNames)[number];
 export const jobStatuses = ['pending', 'generating', 'completed', 'failed'] as const;
 export type JobStatus = (typeof jobStatuses)[number];
 
+/** How soon a job's tasks leave the queues it waits in, before other jobs of lower priority. */
+export const jobPriorities = ['high', 'normal', 'low'] as const;
+export type JobPriority = (typeof jobPriorities)[number];
+
 /** What a job is doing now, as its activities store it and its workflow's `progress` query reports it. */
 export const jobPhases = ['queued', 'fetching_inputs', 'submitting', 'generating', 'storing_outputs', 'completed', 'failed', 'canceled'] as const;
 export type JobPhase = (typeof jobPhases)[number];

@@ -21,6 +21,8 @@ import type { JobWorkflowPort, WorkflowCancelOutcome } from '../jobs/service.js'
 import { inFlightStatuses } from '../jobs/transitions.js';
 import type { Job } from '../db/schema.js';
 import { currentTraceId, withSpan } from '../shared/tracing.js';
+import type { JobPriority } from '../shared/job-model.js';
+import { taskPriority } from './task-priority.js';
 
 export interface JobToStart {
   id: string;
@@ -32,11 +34,25 @@ export interface JobToStart {
   /** The start of the prompt or script, for the summary (never the whole text). */
   text: string;
   input: GenerationInput;
+  /** Its Temporal priority and fair share (workflows/task-priority.ts). */
+  priority: JobPriority;
+  fairnessWeight: number;
 }
 
 /** What starting a stored job's workflow needs (the gateway after commit, the reconciler later). */
 export function jobToStart(
-  job: { id: string; kind: JobKind; workspace_id: string; project_id: string; model: string; status: JobStatus; params: StoredJobParams },
+  job: {
+    id: string;
+    kind: JobKind;
+    workspace_id: string;
+    project_id: string;
+    model: string;
+    status: JobStatus;
+    params: StoredJobParams;
+    priority: JobPriority;
+    fairness_weight: number;
+    deadline_at: Date | null;
+  },
   taskQueuePrefix: string,
 ): JobToStart {
   const t = typedParams(job);
@@ -56,8 +72,11 @@ export function jobToStart(
       provider: t.params.provider,
       ...(t.params.routes ? { routes: t.params.routes } : {}),
       deadlineSeconds: t.params.deadline_seconds,
+      ...(job.deadline_at ? { cancelAt: job.deadline_at.toISOString() } : {}),
       taskQueuePrefix,
     },
+    priority: job.priority,
+    fairnessWeight: job.fairness_weight,
   };
 }
 
@@ -98,6 +117,7 @@ async function startTraced(client: Client, job: JobToStart, runTimeoutGraceMs: n
       workflowId: job.id,
       taskQueue: taskQueues(job.input.taskQueuePrefix).workflows,
       args: [job.input],
+      priority: taskPriority(job),
       typedSearchAttributes: new TypedSearchAttributes([
         { key: searchAttributes.workspaceId, value: job.workspaceId },
         { key: searchAttributes.projectId, value: job.projectId },

@@ -67,6 +67,11 @@ export interface GenerationInput {
   routes?: RouteChoice[];
   /** Seconds the provider may take before the job fails (the model's deadline). */
   deadlineSeconds: number;
+  /**
+   * The customer's deadline (ISO time, `deadline_seconds` at create): a job not yet submitted by then
+   * is never submitted; one running then is canceled at its provider. Absent: none.
+   */
+  cancelAt?: string;
   /** Queue prefix so separate deployments (and test suites) share one Temporal namespace. */
   taskQueuePrefix: string;
 }

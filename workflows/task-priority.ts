@@ -1,0 +1,26 @@
+// A job's place in the task queues it waits in (workflow, fetch, provider, io, webhooks): its
+// Temporal Priority. Activities inherit the workflow's, so the start sets it once for every queue.
+// - Priority key: `high` 1, `normal` 3 (Temporal's default), `low` 5. A lower key is dispatched first.
+// - Fairness key: the workspace id, weighted by the workspace's share (its plan tier). Within a
+//   priority level the server dispatches each workspace's tasks in proportion to its weight, so one
+//   workspace's backlog never makes another's jobs wait behind all of it.
+// Pure data: the workflow sandbox may load it.
+import type { Priority } from '@temporalio/common';
+import type { JobPriority } from '../shared/job-model.js';
+
+export const priorityKeys: Record<JobPriority, number> = { high: 1, normal: 3, low: 5 };
+
+export interface FairShare {
+  workspaceId: string;
+  priority: JobPriority;
+  /** The workspace's weight when the job was created (0.001–1000; 1 is the default share). */
+  fairnessWeight: number;
+}
+
+/** The Temporal Priority a job's workflow starts with. `fairness: false` leaves every job in one FIFO per priority. */
+export function taskPriority(job: FairShare, opts: { fairness?: boolean } = {}): Priority {
+  return {
+    priorityKey: priorityKeys[job.priority],
+    ...(opts.fairness === false ? {} : { fairnessKey: job.workspaceId, fairnessWeight: job.fairnessWeight }),
+  };
+}
