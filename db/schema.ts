@@ -212,6 +212,37 @@ export interface RouteProbeTable {
 }
 export type RouteProbeStatus = 'available' | 'unavailable';
 
+/** A route with a slot pool (0024_route_slots): the row every take of the route locks. */
+export interface RouteSlotRouteTable {
+  route: string;
+  created_at: Generated<Date>;
+}
+/** A slot a job holds at its route, from just before its provider submit until its request there ends. */
+export interface RouteSlotTable {
+  job_id: string;
+  /** The ROUTE_SLOTS key: `provider` or `provider:model`. */
+  route: string;
+  workspace_id: string;
+  weight: Generated<number>;
+  taken_at: Generated<Date>;
+  /** Renewed by the job's checks; an expired slot goes back to the route. */
+  lease_until: ColumnType<Date, Date | string, Date | string>;
+  /** The submit step's attempt that took it (the attempts before it waited for a slot). */
+  taken_attempt: Generated<number>;
+}
+/** A job waiting for a slot of its route: served in fair order by workspace. */
+export interface RouteSlotWaiterTable {
+  job_id: string;
+  route: string;
+  workspace_id: string;
+  weight: Generated<number>;
+  /** 1 high, 3 normal, 5 low. */
+  priority_key: Generated<number>;
+  since: Generated<Date>;
+  /** The job's last ask: a waiter not seen for a while no longer counts. */
+  seen_at: Generated<Date>;
+}
+
 export interface WebhookSecretTable {
   id: string;
   workspace_id: string;
@@ -301,6 +332,9 @@ export interface DB {
   provider_circuits: ProviderCircuitTable;
   provider_route_outcomes: ProviderRouteOutcomeTable;
   route_probes: RouteProbeTable;
+  route_slot_routes: RouteSlotRouteTable;
+  route_slots: RouteSlotTable;
+  route_slot_waiters: RouteSlotWaiterTable;
   credit_ledger: CreditLedgerTable;
   rate_limits: RateLimitTable;
   webhook_secrets: WebhookSecretTable;

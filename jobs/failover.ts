@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/index.js';
 import type { Job } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
+import { releaseSlot } from '../db/repos/route-slots.js';
 import type { ProviderCircuits } from '../db/provider-circuits.js';
 import { typedParams } from '../shared/job-params.js';
 import type { ProviderAttempt, RouteChoice } from '../shared/job-model.js';
@@ -62,6 +63,8 @@ export function createJobFailover(deps: { db: Database; circuits?: ProviderCircu
         const current = now.provider === from ? null : (routes.find((r) => r.provider === now.provider) ?? null);
         return { route: current, previousRef: moved.previousRef };
       }
+      // The slot held at the route given up goes back (the next submit takes one at the new route).
+      if (gaveUp) await releaseSlot(db, jobId);
       // Counted once: a retry of this step after the move committed finds the job moved already.
       if (gaveUp && moved.moved) {
         try {

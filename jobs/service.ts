@@ -15,6 +15,7 @@ import type { Job, JobError, JobOutput, JobPhase } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
 import type { NewJobInput } from '../db/repos/jobs.js';
 import { creditsOf } from '../db/repos/job-ledger.js';
+import { releaseSlot } from '../db/repos/route-slots.js';
 import type { MoveProgress } from '../db/repos/job-progress.js';
 import type { ProviderCircuits } from '../db/provider-circuits.js';
 import { isFetchedInput, jobOutputs, jobPrefix, type Storage } from '../shared/storage.js';
@@ -111,12 +112,17 @@ export function createJobService(deps: JobServiceDeps) {
   }
 
   /**
-   * Fails the job (refunding it) for run `runId` and removes its media. Idempotent: removing again
-   * also catches an output written late by a step still running when the job was canceled.
+   * Fails the job (refunding it) for run `runId`, gives its route slot back and removes its media.
+   * Idempotent: removing again also catches an output written late by a step still running when
+   * the job was canceled.
    */
   async function fail(jobId: string, error: JobError, runId: string | null): Promise<FailResult> {
     const result = await db.transaction().execute((tx) => failJob(tx, jobId, { code: error.code, message: error.message.slice(0, 500) }, runId));
-    if (result.status === 'failed') await removeMedia(jobId);
+    if (result.status === 'failed') {
+      // Its request there ends with it (canceled next, or failed already); a slot missed here expires.
+      await releaseSlot(db, jobId);
+      await removeMedia(jobId);
+    }
     return result;
   }
 

@@ -18,6 +18,11 @@ export const failureTypes = {
   deadlineExceeded: 'DeadlineExceeded',
   /** The provider reported the generation as failed. */
   generationFailed: 'GenerationFailed',
+  /**
+   * The job's provider route has no slot for it yet (ROUTE_SLOTS: full, or its workspace holds its
+   * share while others wait): retried soon, through the fair task queue; nothing was submitted.
+   */
+  routeSlotBusy: 'RouteSlotBusy',
   /** The job's status does not allow this step (canceled meanwhile, completed, not being reset). */
   illegalStatusMove: 'IllegalStatusMove',
 } as const;

@@ -15,6 +15,8 @@ export interface BacklogSource {
   versionsWithoutPollers(): Promise<{ deployment: string; buildId: string; running: number }[]>;
   /** Every probed route with whether the route health probe last found its model served (worker/route-prober.ts). */
   routeProbes?(): Promise<{ provider: string; model: string; available: boolean }[]>;
+  /** Per route with a slot pool (ROUTE_SLOTS): slots held and jobs waiting for one, fleet-wide. */
+  routeSlots?(): Promise<{ route: string; inUse: number; waiting: number }[]>;
 }
 
 export interface WorkerMetrics {
@@ -152,6 +154,29 @@ export function createWorkerMetrics(): WorkerMetrics {
       this.reset();
       for (const r of routes) this.set({ provider: r.provider, model: r.model }, r.available ? 1 : 0);
     },
+  });
+  new Gauge({
+    name: 'mediagen_route_slots_in_use',
+    help: 'Slots of a route pool (ROUTE_SLOTS) held by jobs whose request is in flight at the provider, by route; fleet-wide, from Postgres',
+    labelNames: ['route'] as const,
+    registers: [registry],
+    async collect() {
+      if (!backlog?.routeSlots) return;
+      const routes = await backlog.routeSlots().catch(() => null);
+      if (!routes) return;
+      this.reset();
+      slotWaiters.reset();
+      for (const r of routes) {
+        this.set({ route: r.route }, r.inUse);
+        slotWaiters.set({ route: r.route }, r.waiting);
+      }
+    },
+  });
+  const slotWaiters = new Gauge({
+    name: 'mediagen_route_slot_waiters',
+    help: 'Jobs waiting for a slot of a route pool (ROUTE_SLOTS) before their submit, by route; fleet-wide, from Postgres',
+    labelNames: ['route'] as const,
+    registers: [registry],
   });
   const routeProbes = new Counter({
     name: 'mediagen_route_probes_total',

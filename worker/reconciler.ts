@@ -11,7 +11,8 @@
 //       names any of its job's closed runs (an operator's reset leaves several) is claimed;
 //   (3) repairs rows whose last write is older than RECONCILE_STALE_AFTER_MS, whatever the search
 //       attributes say: a final write lost with a database crash leaves a row in flight that no
-//       run will ever write again. Few rows, read by an index, each checked at most once a period.
+//       run will ever write again. Few rows, read by an index, each checked at most once a period;
+//   (4) gives back the route slots (ROUTE_SLOTS) of jobs that ended or whose lease expired.
 // Before acting on a job from (2) or (3), ONE describe of its workflow (strongly consistent, unlike
 // visibility) says what its latest run is: running (a healthy job, or a reset run that has not
 // claimed it yet) → left alone; completed → the job is completed from the outputs stored under its
@@ -28,6 +29,8 @@ import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
 import type { Job } from '../db/schema.js';
 import * as leases from '../db/repos/job-leases.js';
+import { sweepSlots } from '../db/repos/route-slots.js';
+import { SLOT_WAITER_FRESH_MS } from '../shared/route-slots.js';
 import { inFlightStatuses, type JobService } from '../jobs/index.js';
 import { describeJobRun, listClosedInFlightRuns, listJobRuns, type ClosedRun } from '../workflows/client.js';
 import type { WorkerMetrics } from './metrics.js';
@@ -209,6 +212,8 @@ export function createReconciler(deps: {
     await startUnstarted(pass);
     await settleClosed(pass);
     await repairStale(pass);
+    // Route slots whose job ended or whose holder vanished go back (ROUTE_SLOTS).
+    await sweepSlots(db, SLOT_WAITER_FRESH_MS);
     deps.metrics?.reconcilerPassed();
     return pass;
   }

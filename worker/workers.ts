@@ -27,6 +27,8 @@ import { circuitPolicy as providerCircuitPolicy, createProviderCircuits } from '
 import { jobWorkflowPort } from '../workflows/client.js';
 import { createRouteProber, type RouteProber } from './route-prober.js';
 import { probedRoutes as probedRouteRows } from '../db/repos/route-probes.js';
+import { slotUsage } from '../db/repos/route-slots.js';
+import { SLOT_WAITER_FRESH_MS } from '../shared/route-slots.js';
 import type { LiveProviderName } from '../shared/catalog.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
@@ -343,6 +345,7 @@ function createBacklogSource(db: Database, client: Client, config: Config): Back
       return out;
     },
     routeProbes: async () => (await probedRouteRows(db)).map((r) => ({ provider: r.provider, model: r.model, available: r.status === 'available' })),
+    routeSlots: () => slotUsage(db, SLOT_WAITER_FRESH_MS),
   };
 }
 

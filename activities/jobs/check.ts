@@ -7,11 +7,11 @@ import { currentRunId, runClaim } from './common.js';
 import type { ProviderStepKit } from './provider-kit.js';
 
 export function checkProviderStep(kit: ProviderStepKit): JobProviderActivities['checkProvider'] {
-  const { deps, attemptRef, mayFailOver, ownJob, check } = kit;
+  const { deps, attemptRef, mayFailOver, slots, ownJob, check } = kit;
   /**
    * One status check of the job's recorded request; the outputs are stored when the provider is
    * done. A job with no live request (revived by a reset after its request was canceled) answers
-   * `resubmit`.
+   * `resubmit`. The job's route slot is renewed while the request runs and given back once it ended.
    */
   return async function checkProvider(
     provider: ProviderName,
@@ -25,8 +25,14 @@ export function checkProviderStep(kit: ProviderStepKit): JobProviderActivities['
     const job = await ownJob(jobId, currentRunId(), 'generating');
     const claim = runClaim(job);
     const recorded = job.provider_ref as ProviderRef | null;
-    if (!recorded || recorded.provider !== provider) return { state: 'queued', stored: null, resubmit: true, claim };
+    if (!recorded || recorded.provider !== provider) {
+      await slots.release(jobId);
+      return { state: 'queued', stored: null, resubmit: true, claim };
+    }
     attemptRef.set(Context.current(), recorded);
-    return { ...(await check(provider, { jobId, model }, recorded)), claim };
+    const result = await check(provider, { jobId, model }, recorded);
+    if (result.stored || result.state === 'failed') await slots.release(jobId);
+    else await slots.renew(provider, job);
+    return { ...result, claim };
   };
 }

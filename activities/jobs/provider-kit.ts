@@ -13,6 +13,7 @@ import { outputFrame, routeFor } from '../../shared/catalog.js';
 import { stepAttempt, nonRetryable, currentRunId, holdJob, type JobActivityDeps } from './common.js';
 import { createOutputStore } from './outputs.js';
 import type { ProgressWriter } from './progress.js';
+import { createRouteSlots } from './slots.js';
 
 // ------------------------------------------------------------------ provider activities
 
@@ -86,6 +87,9 @@ export function createProviderStepKit(deps: ProviderActivityDeps) {
   // an outage past the failover budget ends them, unless the provider said it was running.
   const mayFailOver = new WeakMap<Context, ProviderStepOptions>();
   const failoverBudgetMs = deps.config.PROVIDER_FAILOVER_BUDGET_MS;
+  // Per submit attempt: how many attempts before it only waited for a route slot (they measure no outage).
+  const slotWaits = new WeakMap<Context, number>();
+  const slots = createRouteSlots({ db, config: deps.config });
   const heartbeat = (detail?: unknown) => heartbeats.beat({ ref: attemptRef.get(Context.current()), detail } satisfies StepDetails);
 
   function providerContext(): ProviderContext {
@@ -138,6 +142,7 @@ export function createProviderStepKit(deps: ProviderActivityDeps) {
       }
       if (recorded) return;
       await call(provider, model, 'cancel', () => deps.adapterFor(provider).cancel(ref, providerContext())).catch(() => undefined);
+      await slots.release(jobId);
       throw nonRetryable(failureTypes.illegalStatusMove, `job ${jobId} is no longer held by this run; its new request was canceled`);
     }
   }
@@ -161,8 +166,9 @@ export function createProviderStepKit(deps: ProviderActivityDeps) {
         const failover = mayFailOver.get(ctx);
         // A request the provider reported failed is not waited for like one it is still running.
         const step = failover && err.ended ? { ...failover, reported: undefined } : failover;
-        if (step && (err.failsOverNow || (err.retryable && givesUp(step, ctx.info.attempt, failoverBudgetMs)))) {
-          const failingS = Math.round(failingForMs(ctx.info.attempt) / 1000);
+        const attempt = ctx.info.attempt - (slotWaits.get(ctx) ?? 0);
+        if (step && (err.failsOverNow || (err.retryable && givesUp(step, attempt, failoverBudgetMs)))) {
+          const failingS = Math.round(failingForMs(attempt) / 1000);
           throw nonRetryable(
             failureTypes.providerFailover,
             err.retryable ? `${err.message} (failing for ${failingS} s, ${ctx.info.attempt} attempts)` : err.message,
@@ -233,7 +239,7 @@ export function createProviderStepKit(deps: ProviderActivityDeps) {
     );
   }
 
-  return { deps, db, jobs, attemptRef, mayFailOver, heartbeat, providerContext, refFromHeartbeat, ownJob, recordRef, call, check };
+  return { deps, db, jobs, attemptRef, mayFailOver, slotWaits, slots, heartbeat, providerContext, refFromHeartbeat, ownJob, recordRef, call, check };
 }
 
 export type ProviderStepKit = ReturnType<typeof createProviderStepKit>;

@@ -8,13 +8,16 @@ import { stepAttempt, nonRetryable, currentRunId, runClaim } from './common.js';
 import type { ProviderStepKit, StepDetails } from './provider-kit.js';
 
 export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities['submitAndCheck'] {
-  const { deps, jobs, attemptRef, mayFailOver, providerContext, refFromHeartbeat, ownJob, recordRef, call, check } = kit;
+  const { deps, jobs, attemptRef, mayFailOver, slotWaits, slots, providerContext, refFromHeartbeat, ownJob, recordRef, call, check } = kit;
   /**
    * Submits once per job and run, then checks once (storing the outputs of a provider that
    * finished within submit: the local renderer renders there). The request an earlier attempt
    * made — in its last heartbeat, or recorded on the job row — is polled instead of submitted
    * again; a new one is recorded on the row and in the heartbeat before anything else can fail.
-   * The local renderer (a free provider) is simply run again.
+   * The local renderer (a free provider) is simply run again. A new request first takes a slot of
+   * its route (ROUTE_SLOTS), or the step fails as RouteSlotBusy and is retried soon: nothing was
+   * submitted; the slot goes back once the request ended (stored or failed here, or the job's
+   * failure, cancel or failover).
    */
   return async function submitAndCheck(
     provider: ProviderName,
@@ -42,14 +45,18 @@ export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities[
     if (ref && ref.provider !== provider) ref = undefined;
     if (ref) {
       attemptRef.set(ctx, ref);
+      slotWaits.set(ctx, await slots.renew(provider, job));
       // Found in the heartbeat only: the row learns it now.
       if (recorded?.provider !== provider) await recordRef(provider, req.model, req.jobId, runId, ref);
     } else {
+      slotWaits.set(ctx, await slots.take(provider, job, ctx.info.attempt));
       ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
       attemptRef.set(ctx, ref);
       ctx.heartbeat({ ref } satisfies StepDetails);
       await recordRef(provider, req.model, req.jobId, runId, ref);
     }
-    return { ref, ...(await check(provider, req, ref)), claim: runClaim(job) };
+    const first = await check(provider, req, ref);
+    if (first.stored || first.state === 'failed') await slots.release(req.jobId);
+    return { ref, ...first, claim: runClaim(job) };
   };
 }

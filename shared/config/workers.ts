@@ -1,6 +1,7 @@
 // Workers (worker/): roles, shutdown, Worker Versioning, the reconciler and activity concurrency.
 import { z } from 'zod';
 import { int, optionalInt, optionalString } from './env-types.js';
+import { parseRouteSlots } from '../route-slots.js';
 
 export const workersEnv = {
   WORKER_ROLES: optionalString
@@ -62,4 +63,19 @@ export const workersEnv = {
   PROVIDER_RATE_PER_SECOND: optionalString
     .meta({ valueType: '`provider=n` pairs, comma-separated' })
     .describe('Per provider fleet: at most this many provider activities per second across every worker of the queue (server-enforced).'),
+  ROUTE_SLOTS: optionalString
+    .superRefine((v, ctx) => {
+      try {
+        parseRouteSlots(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    })
+    .meta({ valueType: '`provider=n` or `provider:model=n` pairs, comma-separated' })
+    .describe(
+      "Requests in flight at the provider at once per route, across the whole fleet (shared/route-slots.ts), e.g. `fal=16,alibaba:replace-actor=1,xai=8`: a job takes a slot of its route just before its submit and holds it until its request there ends. `provider:model` (public model name or the provider's model id) comes before `provider`. When a route is full, or a workspace holds its share (slots × its weight / the weights of the workspaces holding or waiting) while others wait, the submit waits and is retried through the fair task queue. Unset, or a route not named: unlimited. The local renderer has no pool.",
+    ),
+  ROUTE_SLOT_LEASE_MS: int(600_000, 1_000, 86_400_000).describe(
+    "A route slot is held this long without a check of its job renewing it; a slot whose holder vanished comes back after it (or at the reconciler's next pass once its job ended). Longer than the checks' longest interval (30 s) plus their queue wait.",
+  ),
 };

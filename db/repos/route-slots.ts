@@ -1,0 +1,203 @@
+// Route slot pools (0024_route_slots): SQL only. Who gets a free slot is decided by
+// shared/route-slots.ts decideSlot, under the route's row lock, so takes of one route never race:
+// however many workers take at once, the route never has more holders than slots.
+import { sql } from 'kysely';
+import type { Database, Queryable, Tx } from '../index.js';
+import type { JobPriority } from '../../shared/job-model.js';
+import { decideSlot, slotPriorityKeys, type RoutePool, type SlotDecision, type WorkspaceDemand } from '../../shared/route-slots.js';
+
+/** The job asking for a slot. */
+export interface SlotClaimant {
+  jobId: string;
+  workspaceId: string;
+  /** jobs.fairness_weight. */
+  weight: number;
+  priority: JobPriority;
+}
+
+export interface SlotTiming {
+  /** How long a slot is held without a renewal (a check of the job renews it). */
+  leaseMs: number;
+  /** A waiter not seen again within this long (its job stopped asking) no longer counts. */
+  waiterFreshMs: number;
+  /** The submit step's attempt asking (stored with the slot: the attempts before it only waited). */
+  attempt?: number;
+}
+
+export type TakeResult = (SlotDecision & { granted: true; takenAttempt: number }) | (SlotDecision & { granted: false });
+
+const secs = (ms: number) => sql<Date>`now() + make_interval(secs => ${ms / 1000})`;
+const ago = (ms: number) => sql<Date>`now() - make_interval(secs => ${ms / 1000})`;
+
+/**
+ * Takes a slot of `pool` for the job, or registers it as waiting. A job that holds the route's slot
+ * already keeps it (its lease renewed); a slot it holds on another route (one it left) is given back.
+ * Expired slots and stale waiters of the route are cleared first. One transaction, the route's row
+ * locked (SELECT … FOR UPDATE) from the first read to the commit.
+ */
+export async function takeSlot(db: Database, pool: RoutePool, who: SlotClaimant, timing: SlotTiming): Promise<TakeResult> {
+  return db.transaction().execute((tx) => takeSlotIn(tx, pool, who, timing));
+}
+
+async function takeSlotIn(tx: Tx, pool: RoutePool, who: SlotClaimant, timing: SlotTiming): Promise<TakeResult> {
+  await tx
+    .insertInto('route_slot_routes')
+    .values({ route: pool.route })
+    .onConflict((oc) => oc.column('route').doNothing())
+    .execute();
+  await tx.selectFrom('route_slot_routes').select('route').where('route', '=', pool.route).forUpdate().executeTakeFirstOrThrow();
+  const mine = await tx.selectFrom('route_slots').select(['route', 'taken_attempt']).where('job_id', '=', who.jobId).executeTakeFirst();
+  if (mine?.route === pool.route) {
+    await tx
+      .updateTable('route_slots')
+      .set({ lease_until: secs(timing.leaseMs) })
+      .where('job_id', '=', who.jobId)
+      .execute();
+    await tx.deleteFrom('route_slot_waiters').where('job_id', '=', who.jobId).execute();
+    return { granted: true, takenAttempt: mine.taken_attempt };
+  }
+  if (mine) await tx.deleteFrom('route_slots').where('job_id', '=', who.jobId).execute();
+  await tx
+    .deleteFrom('route_slots')
+    .where('route', '=', pool.route)
+    .where('lease_until', '<', sql<Date>`now()`)
+    .execute();
+  await tx.deleteFrom('route_slot_waiters').where('route', '=', pool.route).where('seen_at', '<', ago(timing.waiterFreshMs)).execute();
+  const priorityKey = slotPriorityKeys[who.priority];
+  const me = await tx
+    .insertInto('route_slot_waiters')
+    .values({ job_id: who.jobId, route: pool.route, workspace_id: who.workspaceId, weight: who.weight, priority_key: priorityKey })
+    .onConflict((oc) =>
+      oc.column('job_id').doUpdateSet({
+        seen_at: sql<Date>`now()`,
+        weight: who.weight,
+        priority_key: priorityKey,
+        // A job that moved to this route from another starts waiting here now.
+        since: sql<Date>`case when route_slot_waiters.route = excluded.route then route_slot_waiters.since else now() end`,
+        route: pool.route,
+        workspace_id: who.workspaceId,
+      }),
+    )
+    .returning(['since'])
+    .executeTakeFirstOrThrow();
+  const demand = await demandOf(tx, pool.route);
+  const position = await tx
+    .selectFrom('route_slot_waiters')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('route', '=', pool.route)
+    .where('workspace_id', '=', who.workspaceId)
+    .where(sql<boolean>`(priority_key, since, job_id) < (${priorityKey}, ${me.since}, ${who.jobId})`)
+    .executeTakeFirstOrThrow();
+  const decision = decideSlot(pool.slots, demand, who.workspaceId, Number(position.n));
+  if (!decision.granted) return decision;
+  const takenAttempt = timing.attempt ?? 1;
+  await tx
+    .insertInto('route_slots')
+    .values({
+      job_id: who.jobId,
+      route: pool.route,
+      workspace_id: who.workspaceId,
+      weight: who.weight,
+      lease_until: secs(timing.leaseMs),
+      taken_attempt: takenAttempt,
+    })
+    .execute();
+  await tx.deleteFrom('route_slot_waiters').where('job_id', '=', who.jobId).execute();
+  return { granted: true, takenAttempt };
+}
+
+/** Per workspace on the route: the slots it holds and its waiters (the caller cleared the stale ones). */
+async function demandOf(q: Queryable, route: string): Promise<WorkspaceDemand[]> {
+  const { rows } = await sql<{ workspace_id: string; held: number; waiting: number; weight: number; best_priority: number; oldest: Date | null }>`
+    select workspace_id, sum(held)::int as held, sum(waiting)::int as waiting, max(weight) as weight,
+           min(priority_key) as best_priority, min(since) as oldest
+    from (
+      select workspace_id, 1 as held, 0 as waiting, weight, 9 as priority_key, null::timestamptz as since from route_slots where route = ${route}
+      union all
+      select workspace_id, 0, 1, weight, priority_key, since from route_slot_waiters where route = ${route}
+    ) d
+    group by workspace_id`.execute(q);
+  return rows.map((r) => ({
+    workspaceId: r.workspace_id,
+    held: Number(r.held),
+    waiting: Number(r.waiting),
+    weight: Number(r.weight) > 0 ? Number(r.weight) : 1,
+    bestPriority: Number(r.best_priority),
+    oldestSince: r.oldest ? new Date(r.oldest).getTime() : Number.MAX_SAFE_INTEGER,
+  }));
+}
+
+/**
+ * The job's request at its route ended (stored, failed, canceled, given up): its slot goes back,
+ * and it waits for none. Answers whether it held one. Idempotent.
+ */
+export async function releaseSlot(q: Queryable, jobId: string): Promise<boolean> {
+  // One statement: it runs on every failed job's path.
+  const { rows } = await sql<{ released: number }>`
+    with s as (delete from route_slots where job_id = ${jobId} returning 1),
+         w as (delete from route_slot_waiters where job_id = ${jobId} returning 1)
+    select (select count(*) from s)::int as released, (select count(*) from w)::int as waited`.execute(q);
+  return Number(rows[0]?.released ?? 0) > 0;
+}
+
+/**
+ * A check of the job's live request renews its slot's lease; a slot that expired meanwhile (the
+ * request still runs at the provider, so it still counts) is taken back, even past the route's
+ * slots. Answers the submit attempt that took it.
+ */
+export async function renewSlot(q: Queryable, pool: RoutePool, who: Pick<SlotClaimant, 'jobId' | 'workspaceId' | 'weight'>, leaseMs: number): Promise<number> {
+  const row = await q
+    .insertInto('route_slots')
+    .values({ job_id: who.jobId, route: pool.route, workspace_id: who.workspaceId, weight: who.weight, lease_until: secs(leaseMs) })
+    .onConflict((oc) => oc.column('job_id').doUpdateSet({ lease_until: secs(leaseMs), route: pool.route }))
+    .returning('taken_attempt')
+    .executeTakeFirstOrThrow();
+  return row.taken_attempt;
+}
+
+/**
+ * The reconciler's sweep: slots whose lease expired (their holder vanished) or whose job is no longer
+ * in flight, and waiters gone stale or whose job ended. Answers what it removed.
+ */
+export async function sweepSlots(q: Queryable, waiterFreshMs: number): Promise<{ slots: number; waiters: number }> {
+  const slots = await q
+    .deleteFrom('route_slots')
+    .where((eb) =>
+      eb.or([
+        eb('lease_until', '<', sql<Date>`now()`),
+        eb.not(
+          eb.exists(
+            eb.selectFrom('jobs').select('jobs.id').whereRef('jobs.id', '=', 'route_slots.job_id').where('jobs.status', 'in', ['pending', 'generating']),
+          ),
+        ),
+      ]),
+    )
+    .executeTakeFirst();
+  const waiters = await q
+    .deleteFrom('route_slot_waiters')
+    .where((eb) =>
+      eb.or([
+        eb('seen_at', '<', ago(waiterFreshMs)),
+        eb.not(
+          eb.exists(
+            eb.selectFrom('jobs').select('jobs.id').whereRef('jobs.id', '=', 'route_slot_waiters.job_id').where('jobs.status', 'in', ['pending', 'generating']),
+          ),
+        ),
+      ]),
+    )
+    .executeTakeFirst();
+  return { slots: Number(slots.numDeletedRows), waiters: Number(waiters.numDeletedRows) };
+}
+
+/** Per route: the slots held and the fresh waiters (the metrics). */
+export async function slotUsage(q: Queryable, waiterFreshMs: number): Promise<{ route: string; inUse: number; waiting: number }[]> {
+  const { rows } = await sql<{ route: string; in_use: number; waiting: number }>`
+    select route, sum(in_use)::int as in_use, sum(waiting)::int as waiting from (
+      select route, 1 as in_use, 0 as waiting from route_slots where lease_until >= now()
+      union all
+      select route, 0, 1 from route_slot_waiters where seen_at >= ${ago(waiterFreshMs)}
+      union all
+      select route, 0, 0 from route_slot_routes
+    ) u group by route order by route`.execute(q);
+  return rows.map((r) => ({ route: r.route, inUse: Number(r.in_use), waiting: Number(r.waiting) }));
+}

@@ -1,0 +1,121 @@
+// Route slot pools: how many requests a provider route may have in flight at the provider across the
+// whole fleet (ROUTE_SLOTS), and who of the jobs waiting for a slot gets the next one. An async
+// provider holds capacity from a job's submit until its result, long after the submit activity has
+// returned, so Temporal's queue fairness (which orders tasks) cannot share it: this pool does, by
+// workspace. Pure code: db/repos/route-slots.ts runs it under the route's row lock.
+import type { JobPriority } from './job-model.js';
+
+/** One route's pool: its key in ROUTE_SLOTS (`provider` or `provider:model`) and its slots. */
+export interface RoutePool {
+  route: string;
+  slots: number;
+}
+
+/**
+ * A waiter that has not asked again within this long no longer counts (its job ended or its worker
+ * died): well beyond a waiting submit's retry interval (1 s) plus the time its retry may wait in
+ * the task queue.
+ */
+export const SLOT_WAITER_FRESH_MS = 60_000;
+
+/** The Temporal priority key of a job's priority (workflows/task-priority.ts uses the same numbers): smaller first. */
+export const slotPriorityKeys: Record<JobPriority, number> = { high: 1, normal: 3, low: 5 };
+
+/**
+ * ROUTE_SLOTS parsed: `fal=16,alibaba:replace-actor=1` → route → slots. Throws on a malformed
+ * entry (the config check reports it at start).
+ */
+export function parseRouteSlots(value: string | undefined): Map<string, number> {
+  const pools = new Map<string, number>();
+  for (const item of (value ?? '').split(',')) {
+    const entry = item.trim();
+    if (entry === '') continue;
+    const m = /^([a-z][a-z0-9_-]*(?::[^=\s,]+)?)=(\d+)$/i.exec(entry);
+    const slots = m ? Number(m[2]) : NaN;
+    if (!m || !Number.isInteger(slots) || slots < 1 || slots > 100_000) {
+      throw new Error(`ROUTE_SLOTS: "${entry}" is not provider=n or provider:model=n with n from 1 to 100000`);
+    }
+    pools.set(m[1]!.toLowerCase(), slots);
+  }
+  return pools;
+}
+
+/**
+ * The pool a request of `provider` for `model` draws from: `provider:model` (the public model name,
+ * else the provider's own model id) before `provider`; null when ROUTE_SLOTS names neither (no pool:
+ * unlimited). The local renderer never has one: its fleet's activity slots are its pool.
+ */
+export function routePoolFor(pools: Map<string, number>, provider: string, model: string, providerModelId?: string): RoutePool | null {
+  if (provider === 'local' || pools.size === 0) return null;
+  for (const route of [`${provider}:${model}`, providerModelId ? `${provider}:${providerModelId}` : null, provider]) {
+    const key = route?.toLowerCase();
+    const slots = key ? pools.get(key) : undefined;
+    if (key && slots !== undefined) return { route: key, slots };
+  }
+  return null;
+}
+
+/** A workspace on a route: the slots it holds and the jobs it has waiting (fresh waiters only). */
+export interface WorkspaceDemand {
+  workspaceId: string;
+  held: number;
+  waiting: number;
+  /** Its fairness weight (jobs.fairness_weight; the largest of its jobs on the route). */
+  weight: number;
+  /** The best (smallest) priority key among its waiters. */
+  bestPriority: number;
+  /** When its oldest waiter started waiting (ms). */
+  oldestSince: number;
+}
+
+/**
+ * A workspace's share of a route: slots × its weight / the sum of the weights of the workspaces
+ * holding or waiting there.
+ */
+export function shareOf(slots: number, demand: WorkspaceDemand[], workspaceId: string): number {
+  const sum = demand.reduce((s, d) => s + d.weight, 0);
+  const own = demand.find((d) => d.workspaceId === workspaceId);
+  return own && sum > 0 ? (slots * own.weight) / sum : slots;
+}
+
+export type SlotDecision = { granted: true } | { granted: false; reason: 'full' | 'share' | 'behind' };
+
+/**
+ * Whether the waiter at `position` among its workspace's waiters (0: its workspace's first, by
+ * priority then age) gets a slot now. Refused when the route is full; when its workspace already
+ * holds at least its share while another workspace waits; or when the free slots go, in fair order,
+ * to waiters before it: the workspace with the lowest held / weight first, then the best priority,
+ * then the oldest waiter, each grant counted before the next is chosen.
+ */
+export function decideSlot(slots: number, demand: WorkspaceDemand[], workspaceId: string, position: number): SlotDecision {
+  const held = demand.reduce((s, d) => s + d.held, 0);
+  const free = slots - held;
+  if (free <= 0) return { granted: false, reason: 'full' };
+  const own = demand.find((d) => d.workspaceId === workspaceId);
+  if (!own) return { granted: true };
+  const othersWait = demand.some((d) => d.workspaceId !== workspaceId && d.waiting > 0);
+  if (othersWait && own.held >= shareOf(slots, demand, workspaceId)) return { granted: false, reason: 'share' };
+  const state = demand.filter((d) => d.waiting > 0).map((d) => ({ ...d }));
+  let grantedOwn = 0;
+  for (let i = 0; i < free && grantedOwn <= position; i++) {
+    let next: (typeof state)[number] | undefined;
+    for (const d of state) {
+      if (d.waiting <= 0) continue;
+      if (!next || before(d, next)) next = d;
+    }
+    if (!next) break;
+    next.held++;
+    next.waiting--;
+    if (next.workspaceId === workspaceId) grantedOwn++;
+  }
+  return position < grantedOwn ? { granted: true } : { granted: false, reason: 'behind' };
+}
+
+function before(a: WorkspaceDemand, b: WorkspaceDemand): boolean {
+  const ra = a.held / a.weight;
+  const rb = b.held / b.weight;
+  if (ra !== rb) return ra < rb;
+  if (a.bestPriority !== b.bestPriority) return a.bestPriority < b.bestPriority;
+  if (a.oldestSince !== b.oldestSince) return a.oldestSince < b.oldestSince;
+  return a.workspaceId < b.workspaceId;
+}

@@ -1,0 +1,144 @@
+// Route slot pools on the real database (db/repos/route-slots.ts): a full route refuses and records
+// the waiter; a freed slot goes to the waiter first in fair order (the workspace with the lowest
+// held / weight, then priority, then age), never to a workspace that holds its share while another
+// waits; a released or expired slot comes back; the reconciler's sweep clears the slots of jobs that
+// ended; and concurrent takes never hold more slots than the route has.
+import { after, before, beforeEach, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestDatabase, type TestDatabase } from '../support/stack.js';
+import { releaseSlot, renewSlot, slotUsage, sweepSlots, takeSlot, type SlotClaimant } from '../../db/repos/route-slots.js';
+import type { JobPriority } from '../../shared/job-model.js';
+
+let tdb: TestDatabase;
+const timing = { leaseMs: 600_000, waiterFreshMs: 60_000 };
+
+before(async () => {
+  tdb = await createTestDatabase();
+});
+after(async () => {
+  await tdb?.drop();
+});
+beforeEach(async () => {
+  await tdb.db.deleteFrom('route_slots').execute();
+  await tdb.db.deleteFrom('route_slot_waiters').execute();
+});
+
+const who = (jobId: string, workspaceId: string, opts: { weight?: number; priority?: JobPriority } = {}): SlotClaimant => ({
+  jobId,
+  workspaceId,
+  weight: opts.weight ?? 1,
+  priority: opts.priority ?? 'normal',
+});
+const take = (route: string, slots: number, c: SlotClaimant, t = timing) => takeSlot(tdb.db, { route, slots }, c, t);
+const granted = async (route: string, slots: number, c: SlotClaimant) => (await take(route, slots, c)).granted;
+const holders = async (route: string) =>
+  (await tdb.db.selectFrom('route_slots').select('job_id').where('route', '=', route).orderBy('job_id').execute()).map((r) => r.job_id);
+
+test('a full route refuses; the freed slot goes to the waiting workspace, not to the one holding its share', async () => {
+  const route = 'fal';
+  assert.equal(await granted(route, 2, who('a1', 'wsA')), true);
+  assert.equal(await granted(route, 2, who('a2', 'wsA')), true);
+  const full = await take(route, 2, who('a3', 'wsA'));
+  assert.deepEqual(full, { granted: false, reason: 'full' });
+  assert.equal((await take(route, 2, who('b1', 'wsB'))).granted, false);
+  // A holder asking again keeps its slot.
+  assert.equal(await granted(route, 2, who('a1', 'wsA')), true);
+  assert.equal(await releaseSlot(tdb.db, 'a1'), true);
+  assert.equal(await releaseSlot(tdb.db, 'a1'), false, 'a release is idempotent');
+  // A holds 1 = its share (2 × 1 / 2) while B waits: A's next job waits, though a slot is free.
+  assert.deepEqual(await take(route, 2, who('a3', 'wsA')), { granted: false, reason: 'share' });
+  assert.equal(await granted(route, 2, who('b1', 'wsB')), true);
+  assert.deepEqual(await holders(route), ['a2', 'b1']);
+  assert.deepEqual(await slotUsage(tdb.db, timing.waiterFreshMs), [{ route, inUse: 2, waiting: 1 }]);
+  // With nobody else waiting, A may use every free slot.
+  await releaseSlot(tdb.db, 'b1');
+  assert.equal(await granted(route, 2, who('a3', 'wsA')), true);
+});
+
+test('waiters are served in fair order: lowest held / weight, then priority, then age', async () => {
+  const route = 'xai';
+  assert.equal(await granted(route, 1, who('c1', 'wsC')), true);
+  // Waiting, in this order: A's a1, B's b1, A's a2, then B's high-priority b2.
+  for (const [job, ws] of [
+    ['a1', 'wsA'],
+    ['b1', 'wsB'],
+    ['a2', 'wsA'],
+  ] as const)
+    assert.equal(await granted(route, 1, who(job, ws)), false);
+  await releaseSlot(tdb.db, 'c1');
+  // Both hold none: A's oldest waiter is older than B's, so A comes first, and within A its oldest.
+  assert.deepEqual(await take(route, 1, who('a2', 'wsA')), { granted: false, reason: 'behind' });
+  assert.deepEqual(await take(route, 1, who('b1', 'wsB')), { granted: false, reason: 'behind' });
+  assert.equal(await granted(route, 1, who('a1', 'wsA')), true);
+  // B waits with a high-priority job too. Once a1 ends, A and B both hold none: B's best priority
+  // puts B first (before A's older waiter), and within B its high job before its older b1.
+  assert.equal(await granted(route, 1, who('b2', 'wsB', { priority: 'high' })), false);
+  await releaseSlot(tdb.db, 'a1');
+  assert.deepEqual(await take(route, 1, who('a2', 'wsA')), { granted: false, reason: 'behind' });
+  assert.deepEqual(await take(route, 1, who('b1', 'wsB')), { granted: false, reason: 'behind' });
+  assert.equal(await granted(route, 1, who('b2', 'wsB', { priority: 'high' })), true);
+});
+
+test("a workspace's share follows the weights: 3:1 on four slots", async () => {
+  const route = 'byteplus';
+  const a = (job: string) => who(job, 'wsA', { weight: 3 });
+  for (const job of ['a1', 'a2', 'a3', 'a4']) assert.equal(await granted(route, 4, a(job)), true);
+  assert.equal(await granted(route, 4, who('b1', 'wsB')), false);
+  await releaseSlot(tdb.db, 'a1');
+  // A holds 3 = 4 × 3 / (3 + 1) while B waits: the free slot is B's.
+  assert.deepEqual(await take(route, 4, a('a5')), { granted: false, reason: 'share' });
+  assert.equal(await granted(route, 4, who('b1', 'wsB')), true);
+  await releaseSlot(tdb.db, 'a2');
+  // Now B holds 1 = 4 × 1 / 4 while A waits: the free slot is A's.
+  assert.deepEqual(await take(route, 4, who('b2', 'wsB')), { granted: false, reason: 'share' });
+  assert.equal(await granted(route, 4, a('a5')), true);
+  assert.deepEqual(await holders(route), ['a3', 'a4', 'a5', 'b1']);
+});
+
+test('a slot whose lease expired comes back; a renewal keeps it', async () => {
+  const route = 'alibaba:replace-actor';
+  const short = { leaseMs: 1_000, waiterFreshMs: 60_000 };
+  assert.equal((await take(route, 1, who('x1', 'wsA'), short)).granted, true);
+  assert.equal((await take(route, 1, who('y1', 'wsB'), short)).granted, false);
+  // Renewed for long: it outlives the short lease.
+  await renewSlot(tdb.db, { route, slots: 1 }, who('x1', 'wsA'), 600_000);
+  const started = Date.now();
+  assert.equal((await take(route, 1, who('y1', 'wsB'), short)).granted, false);
+  // Its holder vanishes (no check renews it): once the lease passes, the waiter gets the slot.
+  await tdb.db
+    .updateTable('route_slots')
+    .set({ lease_until: new Date(Date.now() + 1_000) })
+    .where('job_id', '=', 'x1')
+    .execute();
+  let got = false;
+  while (!got) {
+    assert.ok(Date.now() - started < 10_000, 'the expired slot never came back');
+    got = (await take(route, 1, who('y1', 'wsB'), short)).granted;
+    if (!got) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.deepEqual(await holders(route), ['y1']);
+});
+
+test('the sweep clears the slots and waiters of jobs no longer in flight', async () => {
+  const route = 'fal:kling-3.0';
+  assert.equal(await granted(route, 1, who('gone1', 'wsA')), true);
+  assert.equal(await granted(route, 1, who('gone2', 'wsB')), false);
+  // Neither job exists as a job in flight (these ids name no row): both are swept.
+  assert.deepEqual(await sweepSlots(tdb.db, 60_000), { slots: 1, waiters: 1 });
+  assert.deepEqual(await holders(route), []);
+});
+
+test('concurrent takes never hold more slots than the route has', async () => {
+  const route = 'fal:concurrent';
+  const slots = 5;
+  const results = await Promise.all(Array.from({ length: 40 }, (_, i) => take(route, slots, who(`job${i}`, `ws${i % 4}`))));
+  assert.equal(results.filter((r) => r.granted).length, slots);
+  assert.equal((await holders(route)).length, slots);
+  // Free them one by one while everyone asks again at once: never more than five at a time.
+  for (let round = 0; round < 5; round++) {
+    await releaseSlot(tdb.db, (await holders(route))[0]!);
+    const again = await Promise.all(Array.from({ length: 40 }, (_, i) => take(route, slots, who(`job${i}`, `ws${i % 4}`))));
+    assert.ok(again.filter((r) => r.granted).length <= slots);
+    assert.equal((await holders(route)).length, slots);
+  }
+});
