@@ -24,6 +24,8 @@ interface FalRequestState {
   step: number;
   outcome: FalOutcome;
   canceled: boolean;
+  /** Its run ended (completed, failed or canceled): it no longer holds capacity here. */
+  ended: boolean;
 }
 
 export class FakeFal extends FakeServer {
@@ -33,6 +35,9 @@ export class FakeFal extends FakeServer {
   flow: readonly ('IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED')[] = ['IN_QUEUE', 'IN_QUEUE', 'IN_PROGRESS', 'COMPLETED'];
   /** Where output files are served from (a CDN origin; defaults to this server). */
   filesBaseUrl: string | undefined;
+  /** Requests submitted whose run has not ended, and the most there ever were at once. */
+  inFlight = 0;
+  maxInFlight = 0;
   /** Outcome of the next submitted requests (then 'success'). */
   private readonly outcomes: FalOutcome[] = [];
 
@@ -58,6 +63,7 @@ export class FakeFal extends FakeServer {
     if (req.op === 'status') {
       const status = st.canceled ? 'COMPLETED' : this.flow[Math.min(st.step, this.flow.length - 1)]!;
       st.step++;
+      if (status === 'COMPLETED') this.end(st);
       const body: Record<string, unknown> = { status, request_id: id, response_url: base, status_url: `${base}/status`, cancel_url: `${base}/cancel` };
       if (status === 'IN_QUEUE') body.queue_position = Math.max(0, this.flow.filter((s) => s === 'IN_QUEUE').length - st.step);
       if (req.query.get('logs') === '1')
@@ -74,6 +80,7 @@ export class FakeFal extends FakeServer {
       if (st.canceled) return json(202, { status: 'CANCELLATION_REQUESTED' });
       if (st.step >= this.flow.length) return json(400, { status: 'ALREADY_COMPLETED' });
       st.canceled = true;
+      this.end(st);
       return json(202, { status: 'CANCELLATION_REQUESTED' });
     }
     // result
@@ -104,6 +111,12 @@ export class FakeFal extends FakeServer {
     return json(200, { video: { url: `${files}/files/${id}.mp4`, content_type: 'video/mp4', file_size: tinyPng.length } });
   }
 
+  private end(st: FalRequestState): void {
+    if (st.ended) return;
+    st.ended = true;
+    this.inFlight--;
+  }
+
   private submit(endpointId: string, input: unknown): Answer {
     if (!isFalEndpointId(endpointId)) return json(404, { detail: `Application '${endpointId}' not found` });
     const validate = falInputValidator(endpointId);
@@ -111,7 +124,17 @@ export class FakeFal extends FakeServer {
       return json(422, { detail: (validate.errors ?? []).map(pydanticError) });
     }
     const id = randomUUID();
-    this.states.set(id, { id, endpointId, input: input as Record<string, unknown>, step: 0, outcome: this.outcomes.shift() ?? 'success', canceled: false });
+    this.states.set(id, {
+      id,
+      endpointId,
+      input: input as Record<string, unknown>,
+      step: 0,
+      outcome: this.outcomes.shift() ?? 'success',
+      canceled: false,
+      ended: false,
+    });
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     noteFalFiles(id, endpointId, input as Record<string, unknown>);
     const app = endpointId.split('/').slice(0, 2).join('/');
     const base = `${this.url}/${app}/requests/${id}`;

@@ -1,0 +1,96 @@
+// Route slot pools on the real stack (gateway over HTTP, workflows on Temporal, Postgres, MinIO)
+// with a local fal queue as the live provider: with ROUTE_SLOTS fal=2, workspace A submits ten slow
+// jobs, then workspace B submits one. A's first two hold both slots at fal; the other eight wait
+// without being submitted. When a slot frees, A holds its share (2 × 1 / 2) while B waits, so B's job
+// is the third request fal ever sees, before any of A's remaining eight; fal never has more than two
+// requests in flight; and every job completes, charged its price once.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
+import { imageBody, jobFinished, jobLedger } from '../support/job-helpers.js';
+import { slotUsage } from '../../db/repos/route-slots.js';
+import { SLOT_WAITER_FRESH_MS } from '../../shared/route-slots.js';
+
+// nano-banana-2 on fal: 4 credits per image (shared/catalog.ts).
+const price = 4;
+const slots = 2;
+
+let tdb: TestDatabase;
+let live: LiveFal;
+let gateway: Gateway;
+let workers: Workers;
+
+before(async () => {
+  tdb = await createTestDatabase();
+  live = await startLiveFal();
+  const config = testConfig(tdb.url, {
+    ...live.env,
+    ROUTE_SLOTS: `fal=${slots}`,
+    RATE_LIMIT_GENERATE_PER_MIN: '100000',
+    RATE_LIMIT_POLL_PER_MIN: '100000',
+    RECONCILE_INTERVAL_MS: '3600000',
+  });
+  gateway = await startGateway(config, tdb.db);
+  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal');
+});
+
+after(async () => {
+  await workers?.stop();
+  await gateway?.close();
+  await live?.close();
+  await tdb?.drop();
+});
+
+async function create(t: Tenant, prompt: string): Promise<string> {
+  const r = await api(gateway.baseUrl, t.apiKey).post('/v1/images/generate', imageBody(t, prompt));
+  assert.equal(r.status, 200, r.text);
+  return r.body.data.id as string;
+}
+
+/** The prompts of fal's requests in the order fal received them. */
+const submittedPrompts = () => [...live.fal.states.values()].map((s) => String(s.input.prompt));
+
+const waitersOf = async (workspaceId: string) =>
+  Number(
+    (
+      await tdb.db
+        .selectFrom('route_slot_waiters')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('workspace_id', '=', workspaceId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
+
+describe('route slot pools', () => {
+  test("B's one job is served before A's backlog on a full route, never more than the route's slots in flight, each job charged once", async () => {
+    const [a, b] = [await createTenant(tdb.db, 1000), await createTenant(tdb.db, 1000)];
+    // Slow jobs: fal runs each request until the flow is shortened below.
+    live.fal.flow = ['IN_PROGRESS', ...Array<'IN_PROGRESS'>(10_000).fill('IN_PROGRESS'), 'COMPLETED'];
+    const aJobs: string[] = [];
+    for (let i = 0; i < 10; i++) aJobs.push(await create(a, `A job ${i}`));
+    // Two of A's jobs hold both slots; the other eight wait, not submitted.
+    await waitFor('both slots taken and A waiting', async () => live.fal.states.size === slots && (await waitersOf(a.workspaceId)) === 8, 60_000, 100);
+    const bJob = await create(b, 'B job');
+    await waitFor("B's job waiting for a slot", async () => (await waitersOf(b.workspaceId)) === 1, 60_000, 100);
+    assert.equal(live.fal.states.size, slots, 'nothing more was submitted while the route was full');
+    assert.deepEqual(await slotUsage(tdb.db, SLOT_WAITER_FRESH_MS), [{ route: 'fal', inUse: slots, waiting: 9 }]);
+
+    // fal finishes every request from now on: slots free one after another.
+    live.fal.flow = ['IN_PROGRESS', 'COMPLETED'];
+    for (const id of [...aJobs, bJob]) {
+      const row = await jobFinished(tdb.db, id, 180_000);
+      assert.equal(row.status, 'completed', `${id}: ${JSON.stringify(row.error)}`);
+      assert.deepEqual(await jobLedger(tdb.db, id), [['charge', -price]], `${id} is charged its price once`);
+    }
+
+    const order = submittedPrompts();
+    assert.equal(order.length, 11, 'each job was submitted once');
+    assert.equal(order.indexOf('B job'), slots, `B's job is the first submitted after A's first ${slots}: ${order.join(', ')}`);
+    assert.ok(live.fal.maxInFlight <= slots, `fal had ${live.fal.maxInFlight} requests in flight at once`);
+    assert.equal(live.fal.maxInFlight, slots, 'the route was used to its slots');
+    // Every slot went back.
+    assert.deepEqual(await slotUsage(tdb.db, SLOT_WAITER_FRESH_MS), [{ route: 'fal', inUse: 0, waiting: 0 }]);
+  });
+});
