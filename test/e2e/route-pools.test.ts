@@ -3,7 +3,8 @@
 // jobs, then workspace B submits one. A's first two hold both slots at fal; the other eight wait
 // without being submitted. When a slot frees, A holds its share (2 × 1 / 2) while B waits, so B's job
 // is the third request fal ever sees, before any of A's remaining eight; fal never has more than two
-// requests in flight; and every job completes, charged its price once.
+// requests in flight; every job completes, charged its price once; and a job canceled while it
+// waits was never submitted and is refunded in full.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
@@ -77,6 +78,18 @@ describe('route slot pools', () => {
     assert.equal(live.fal.states.size, slots, 'nothing more was submitted while the route was full');
     assert.deepEqual(await slotUsage(tdb.db, SLOT_WAITER_FRESH_MS), [{ route: 'fal', inUse: slots, waiting: 9 }]);
 
+    // A job canceled while it waits was never submitted: it is refunded in full and waits no more.
+    const canceledJob = aJobs.pop()!;
+    const r = await api(gateway.baseUrl, a.apiKey).post(`/v1/images/${canceledJob}/cancel`, {});
+    assert.equal(r.status, 200, r.text);
+    const canceled = await jobFinished(tdb.db, canceledJob, 60_000);
+    assert.equal(canceled.error?.code, 'canceled');
+    assert.deepEqual(await jobLedger(tdb.db, canceledJob), [
+      ['charge', -price],
+      ['refund', price],
+    ]);
+    await waitFor('the canceled job no longer waiting', async () => (await waitersOf(a.workspaceId)) === 7, 30_000, 100);
+
     // fal finishes every request from now on: slots free one after another.
     live.fal.flow = ['IN_PROGRESS', 'COMPLETED'];
     for (const id of [...aJobs, bJob]) {
@@ -86,7 +99,8 @@ describe('route slot pools', () => {
     }
 
     const order = submittedPrompts();
-    assert.equal(order.length, 11, 'each job was submitted once');
+    assert.equal(order.length, 10, 'each job but the canceled one was submitted, once');
+    assert.ok(!order.includes('A job 9'), 'the job canceled while waiting was never submitted');
     assert.equal(order.indexOf('B job'), slots, `B's job is the first submitted after A's first ${slots}: ${order.join(', ')}`);
     assert.ok(live.fal.maxInFlight <= slots, `fal had ${live.fal.maxInFlight} requests in flight at once`);
     assert.equal(live.fal.maxInFlight, slots, 'the route was used to its slots');

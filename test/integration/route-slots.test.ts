@@ -5,7 +5,11 @@
 // ended; and concurrent takes never hold more slots than the route has.
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase, type TestDatabase } from '../support/stack.js';
+import { createTenant, createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
+import { newId } from '../../shared/ids.js';
+import * as jobs from '../../db/repos/jobs.js';
+import { createJobService } from '../../jobs/index.js';
+import { createStorage } from '../../shared/storage.js';
 import { releaseSlot, renewSlot, slotUsage, sweepSlots, takeSlot, type SlotClaimant } from '../../db/repos/route-slots.js';
 import type { JobPriority } from '../../shared/job-model.js';
 
@@ -141,4 +145,53 @@ test('concurrent takes never hold more slots than the route has', async () => {
     assert.ok(again.filter((r) => r.granted).length <= slots);
     assert.equal((await holders(route)).length, slots);
   }
+});
+
+test("the job service gives a job's slot back when it fails, and when it gives its route up", async () => {
+  const service = createJobService({ db: tdb.db, storage: createStorage(testConfig(tdb.url)) });
+  const t = await createTenant(tdb.db, 100);
+  const routes = [
+    { provider: 'fal', provider_model_id: 'xai/grok-imagine-video/text-to-video' },
+    { provider: 'xai', provider_model_id: 'grok-imagine-video' },
+  ];
+  const newJob = async (runId: string) => {
+    const id = newId('vid');
+    const params = {
+      prompt: 'p',
+      aspect_ratio: '16:9',
+      duration: 1,
+      resolution: '480p',
+      provider: 'fal',
+      provider_model_id: routes[0]!.provider_model_id,
+      deadline_seconds: 600,
+      routes,
+    };
+    await tdb.db
+      .transaction()
+      .execute((tx) =>
+        jobs.insertJobWithCharge(tx, {
+          id,
+          kind: 'video',
+          workspaceId: t.workspaceId,
+          projectId: t.projectId,
+          apiKeyId: t.apiKeyId,
+          model: 'grok-video',
+          params,
+          price: 6,
+        }),
+      );
+    await service.claim(id, runId);
+    assert.equal(await granted('fal', 4, who(id, t.workspaceId)), true);
+    assert.ok(await jobs.recordProviderRef(tdb.db, id, runId, { provider: 'fal', requestId: `${id}-fal` }));
+    return id;
+  };
+  const failed = await newJob('run-f');
+  await service.fail(failed, { code: 'generation_failed', message: 'the provider reported the generation as failed' }, 'run-f');
+  assert.deepEqual(await holders('fal'), []);
+  // A give-up by failover frees the slot at the route it left; the next submit takes one at the new route.
+  const moved = await newJob('run-m');
+  const decision = await service.routeJob(moved, 'run-m', { provider: 'fal', error: 'fal was unreachable past the failover budget' }, 1);
+  assert.equal(decision.route?.provider, 'xai');
+  assert.deepEqual(await holders('fal'), []);
+  assert.equal(await granted('xai', 1, who(moved, t.workspaceId)), true);
 });
