@@ -13,8 +13,8 @@ export interface RoutePool {
 
 /**
  * A waiter that has not asked again within this long no longer counts (its job ended or its worker
- * died): well beyond a waiting submit's retry interval (1 s) plus the time its retry may wait in
- * the task queue.
+ * died): well beyond a waiting submit's retry interval (1–10 s) plus the time its retry may wait
+ * in the task queue.
  */
 export const SLOT_WAITER_FRESH_MS = 60_000;
 

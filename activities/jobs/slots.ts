@@ -10,8 +10,14 @@ import type { Config } from '../../shared/config.js';
 import { failureTypes } from '../../shared/failure-types.js';
 import { parseRouteSlots, routePoolFor, SLOT_WAITER_FRESH_MS, type RoutePool } from '../../shared/route-slots.js';
 
-/** A waiting submit asks again after this long: short, so a freed slot is taken within about a second. */
+/**
+ * A waiting submit asks again after this long, plus SLOT_RETRY_STEP_MS per waiter of its workspace
+ * before it, at most SLOT_RETRY_MAX_MS: the first waiters take a freed slot within about a second,
+ * while a backlog of thousands does not turn into thousands of takes a second on the route's lock.
+ */
 export const SLOT_RETRY_MS = 1_000;
+export const SLOT_RETRY_STEP_MS = 200;
+export const SLOT_RETRY_MAX_MS = 10_000;
 export function createRouteSlots(deps: { db: Database; config: Pick<Config, 'ROUTE_SLOTS' | 'ROUTE_SLOT_LEASE_MS'> }) {
   const pools = parseRouteSlots(deps.config.ROUTE_SLOTS);
   const leaseMs = deps.config.ROUTE_SLOT_LEASE_MS;
@@ -35,7 +41,7 @@ export function createRouteSlots(deps: { db: Database; config: Pick<Config, 'ROU
       throw ApplicationFailure.create({
         type: failureTypes.routeSlotBusy,
         message: `waiting for a slot of route ${pool.route} (${pool.slots} slots): ${why}`,
-        nextRetryDelay: SLOT_RETRY_MS,
+        nextRetryDelay: Math.min(SLOT_RETRY_MS + SLOT_RETRY_STEP_MS * result.position, SLOT_RETRY_MAX_MS),
       });
     },
     /**

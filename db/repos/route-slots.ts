@@ -24,7 +24,8 @@ export interface SlotTiming {
   attempt?: number;
 }
 
-export type TakeResult = (SlotDecision & { granted: true; takenAttempt: number }) | (SlotDecision & { granted: false });
+/** A refusal says how many of the job's own workspace's waiters come before it (its retry may wait longer the further back it is). */
+export type TakeResult = (SlotDecision & { granted: true; takenAttempt: number }) | (SlotDecision & { granted: false; position: number });
 
 const secs = (ms: number) => sql<Date>`now() + make_interval(secs => ${ms / 1000})`;
 const ago = (ms: number) => sql<Date>`now() - make_interval(secs => ${ms / 1000})`;
@@ -89,7 +90,7 @@ async function takeSlotIn(tx: Tx, pool: RoutePool, who: SlotClaimant, timing: Sl
     .where(sql<boolean>`(priority_key, since, job_id) < (${priorityKey}, ${me.since}, ${who.jobId})`)
     .executeTakeFirstOrThrow();
   const decision = decideSlot(pool.slots, demand, who.workspaceId, Number(position.n));
-  if (!decision.granted) return decision;
+  if (!decision.granted) return { ...decision, position: Number(position.n) };
   const takenAttempt = timing.attempt ?? 1;
   await tx
     .insertInto('route_slots')
