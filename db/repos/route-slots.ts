@@ -34,10 +34,45 @@ const ago = (ms: number) => sql<Date>`now() - make_interval(secs => ${ms / 1000}
  * Takes a slot of `pool` for the job, or registers it as waiting. A job that holds the route's slot
  * already keeps it (its lease renewed); a slot it holds on another route (one it left) is given back.
  * Expired slots and stale waiters of the route are cleared first. One transaction, the route's row
- * locked (SELECT … FOR UPDATE) from the first read to the commit.
+ * locked (SELECT … FOR UPDATE) from the first read to the commit; a route plainly full is refused
+ * before, in one statement (refuseWhenFull).
  */
 export async function takeSlot(db: Database, pool: RoutePool, who: SlotClaimant, timing: SlotTiming): Promise<TakeResult> {
+  const full = await refuseWhenFull(db, pool, who);
+  if (full) return full;
   return db.transaction().execute((tx) => takeSlotIn(tx, pool, who, timing));
+}
+
+/**
+ * The common case of a backlog, without the route's lock: the route is full of live slots and the
+ * job holds none, so it is refused (as waiting: its waiter row written) in one statement. A slot
+ * freed meanwhile is found by the job's next ask; a refusal never grants, so no lock is needed.
+ * Undefined when the locked path must decide.
+ */
+async function refuseWhenFull(db: Database, pool: RoutePool, who: SlotClaimant): Promise<TakeResult | undefined> {
+  const priorityKey = slotPriorityKeys[who.priority];
+  const { rows } = await sql<{ held: number; holds_one: boolean; position: number }>`
+    with held as (
+      select count(*)::int as n from route_slots where route = ${pool.route} and lease_until >= now()
+    ), mine as (
+      select exists (select 1 from route_slots where job_id = ${who.jobId}) as holds_one
+    ), waiter as (
+      insert into route_slot_waiters (job_id, route, workspace_id, weight, priority_key)
+      select ${who.jobId}, ${pool.route}, ${who.workspaceId}, ${who.weight}, ${priorityKey}
+      where (select n from held) >= ${pool.slots} and not (select holds_one from mine)
+      on conflict (job_id) do update set
+        seen_at = now(), weight = excluded.weight, priority_key = excluded.priority_key, workspace_id = excluded.workspace_id,
+        since = case when route_slot_waiters.route = excluded.route then route_slot_waiters.since else now() end,
+        route = excluded.route
+      returning since
+    )
+    select (select n from held) as held, (select holds_one from mine) as holds_one,
+      (select count(*)::int from route_slot_waiters o, waiter w
+        where o.route = ${pool.route} and o.workspace_id = ${who.workspaceId} and o.job_id <> ${who.jobId}
+          and (o.priority_key, o.since, o.job_id) < (${priorityKey}, w.since, ${who.jobId})) as position`.execute(db);
+  const row = rows[0];
+  if (!row || row.holds_one || Number(row.held) < pool.slots) return undefined;
+  return { granted: false, reason: 'full', position: Number(row.position) };
 }
 
 async function takeSlotIn(tx: Tx, pool: RoutePool, who: SlotClaimant, timing: SlotTiming): Promise<TakeResult> {
