@@ -35,7 +35,7 @@ export const webhookFailureTypes = {
 
 // ------------------------------------------------------------------ payload
 
-const timestampColumns = ['created_at', 'updated_at', 'started_at', 'finished_at', 'progress_updated_at', 'outputs_removed_at'] as const;
+const timestampColumns = ['created_at', 'updated_at', 'started_at', 'finished_at', 'progress_updated_at', 'outputs_removed_at', 'deadline_at'] as const;
 
 /** The job row the trigger stored (to_jsonb) back as a Job, for the same presenter GET uses. */
 export function jobFromSnapshot(snapshot: Record<string, unknown>): Job {

@@ -1,6 +1,6 @@
 // `?dry_run=true` on the generate endpoints: the create's full validation, its project (403) and
 // reference (404) checks and its price, answered as `{ data: { price, available, sufficient,
-// non_refundable_after_submit } }`.
+// non_refundable_after_submit, deadline_at } }`.
 // Nothing is charged, stored or started: the checks run in a read-only transaction. The request
 // has passed the generation rate class before it gets here, so a dry run counts like a create.
 import type { RequestHandler } from 'express';
@@ -25,6 +25,13 @@ export const dryRunResultSchema = z.object({
     .int()
     .describe(
       "credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model",
+    ),
+  deadline_at: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      "when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline",
     ),
 });
 export type DryRunResult = z.infer<typeof dryRunResultSchema>;

@@ -17,6 +17,7 @@ export {
   cancelChargeOf,
   claimOf,
   completionClaimOf,
+  DEADLINE_EXCEEDED,
   failureCharge,
   IllegalStatusMoveError,
   JobRequestRefusedError,

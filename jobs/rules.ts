@@ -29,9 +29,15 @@ export class JobRequestRefusedError extends Error {
   }
 }
 
-/** A job failed by a cancel: the customer's, or an operator's terminate. A reset never revives it. */
+/** The error code of a job its customer's deadline ended (a create's `deadline_seconds`, the row's `deadline_at`). */
+export const DEADLINE_EXCEEDED = 'deadline_exceeded';
+
+/**
+ * A job failed by a cancel: the customer's, an operator's terminate, or the customer's deadline (a
+ * cancel the customer scheduled at create). A reset never revives it.
+ */
 export function wasCanceled(job: Pick<Job, 'status' | 'error'>): boolean {
-  return job.status === 'failed' && job.error?.code === 'canceled';
+  return job.status === 'failed' && (job.error?.code === 'canceled' || job.error?.code === DEADLINE_EXCEEDED);
 }
 
 export type Claim = 'ours' | 'take' | 'revive';
@@ -89,10 +95,12 @@ export function cancelChargeOf(job: Job): CancelCharge {
 
 /**
  * The charge a failure leaves on the job: nothing, but for what the customer's own cancel keeps
- * (an operator's terminate or a failure refunds in full). `cancel` is null unless it is that cancel.
+ * (an operator's terminate or a failure refunds in full). The customer's deadline is that cancel
+ * too, made when the deadline passed. `cancel` is null unless it is one of those.
  */
 export function failureCharge(job: Job, error: Pick<JobError, 'code'>): { kept: number; cancel: CancelCharge | null } {
-  const cancel = error.code === 'canceled' && job.cancel_requested_at ? cancelChargeOf(job) : null;
+  const customers = (error.code === 'canceled' && job.cancel_requested_at) || error.code === DEADLINE_EXCEEDED;
+  const cancel = customers ? cancelChargeOf(job) : null;
   return { kept: cancel ? Math.max(0, Math.min(job.price, cancel.kept)) : 0, cancel };
 }
 

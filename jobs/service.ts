@@ -27,7 +27,7 @@ import type { JobKind } from '../shared/kinds/index.js';
 /** The configuration that says which providers serve each model here. */
 type RoutingConfig = Parameters<typeof resolveJobRoute>[0];
 import { claimJob, completeJob, failJob, refundConfirmedCancel, settleByStatus, type FailResult } from './moves.js';
-import { IllegalStatusMoveError, JobRequestRefusedError } from './rules.js';
+import { DEADLINE_EXCEEDED, IllegalStatusMoveError, JobRequestRefusedError } from './rules.js';
 import { inFlightStatuses } from './transitions.js';
 import { createJobFailover } from './failover.js';
 
@@ -221,6 +221,18 @@ export function createJobService(deps: JobServiceDeps) {
     /** The provider request of run `runId`'s job, durable before anything after the submit can fail. */
     recordProviderRef(jobId: string, runId: string, ref: Record<string, unknown>, attempt: number): Promise<boolean> {
       return jobsRepo.recordProviderRef(db, jobId, runId, ref, { phase: 'generating', attempt });
+    },
+
+    /**
+     * A job whose deadline passed before any workflow ran for it (the reconciler's late start): failed
+     * as never submitted (refunded in full) and marked, so it is never started. Acts only on a job
+     * still pending; `moved` says whether this call failed it.
+     */
+    async expireUnstarted(job: Job): Promise<FailResult> {
+      const at = job.deadline_at?.toISOString() ?? 'its deadline';
+      const result = await fail(job.id, { code: DEADLINE_EXCEEDED, message: `the job's deadline (${at}) passed before it was submitted to a provider` }, null);
+      await jobsRepo.markWorkflowStarted(db, job.id);
+      return result;
     },
 
     /**

@@ -96,6 +96,12 @@ async function main() {
         );
         await finish(
           g,
+          'image-deadline-completed',
+          await create(g, t, '/v1/images/generate', { ...imageBody('done well before its deadline'), deadline_seconds: 600 }),
+          'completed',
+        );
+        await finish(
+          g,
           'replace_actor',
           await create(g, t, '/v1/replace-actors/generations', { image_file_id: image, video_file_id: video, duration: 3 }),
           'completed',
@@ -219,6 +225,21 @@ async function main() {
       const late = await insertImageJob(g.tdb.db, t, { prompt: 'never ready in time', deadlineSeconds: 3 });
       await startJobWorkflow(g.gw.client, jobToStart(late, g.config.TASK_QUEUE_PREFIX));
       await finish(g, 'image-deadline-exceeded', late.id, 'failed');
+
+      // The customer's deadline: passed while the renderer works (canceled there), and passed before
+      // the job's workflow ran (the row's deadline_at set in the past, the workflow started as the
+      // reconciler would have).
+      const overdue = await create(g, t, '/v1/images/generate', { ...imageBody('past its deadline while rendering'), deadline_seconds: 10 });
+      await finish(g, 'image-deadline-passed-while-running', overdue, 'failed');
+      const stale = await insertImageJob(g.tdb.db, t, { prompt: 'past its deadline before it started' });
+      const staleRow = await g.tdb.db
+        .updateTable('jobs')
+        .set({ deadline_at: new Date(Date.now() - 1000) })
+        .where('id', '=', stale.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await startJobWorkflow(g.gw.client, jobToStart(staleRow, g.config.TASK_QUEUE_PREFIX));
+      await finish(g, 'image-deadline-passed-before-start', stale.id, 'failed');
 
       // Terminate skips workflow code; the reconciler refunds the job and starts the provider cancel.
       const terminated = await create(g, t, '/v1/images/generate', imageBody('terminated by an operator'));

@@ -16,6 +16,8 @@ export const failureTypes = {
   insufficientCredits: 'InsufficientCredits',
   /** The provider did not finish before the model's deadline. */
   deadlineExceeded: 'DeadlineExceeded',
+  /** The customer's deadline (a create's deadline_seconds) passed: the job is not submitted, or is canceled. */
+  jobDeadlinePassed: 'JobDeadlinePassed',
   /** The provider reported the generation as failed. */
   generationFailed: 'GenerationFailed',
   /**
@@ -33,6 +35,7 @@ export const nonRetryableFailureTypes = [
   failureTypes.inputUnavailable,
   failureTypes.insufficientCredits,
   failureTypes.deadlineExceeded,
+  failureTypes.jobDeadlinePassed,
   failureTypes.generationFailed,
   failureTypes.illegalStatusMove,
 ];

@@ -37,6 +37,8 @@ export interface JobRow {
   price: number;
   cancel_kept: number | null;
   canceled_after_submit_at: Date | null;
+  /** The customer's deadline (0021_fair_share); null or absent: none. */
+  deadline_at?: Date | null;
 }
 
 export type Progress = z.infer<typeof progressSchema>;
@@ -61,6 +63,7 @@ export function presentJob(job: JobRow, opts: { progress?: boolean } = {}): JobR
     updated_at: job.updated_at.getTime(),
     webhook_url: job.webhook_url ?? null,
     webhook_events: job.webhook_url ? (job.webhook_events ?? null) : null,
+    deadline_at: job.deadline_at?.getTime() ?? null,
     provider: job.params.provider,
     ...(job.provider_attempts.length ? { provider_attempts: job.provider_attempts.map((a) => ({ provider: a.provider, error: a.error })) } : {}),
     ...substitutionOf(job),

@@ -4,7 +4,8 @@
 //       started (by their workflow's first step) after a few seconds are claimed in batches, one
 //       visibility call per 100 tells which workflows exist already (a backlog: marked, not started
 //       again), and the others are started through the job service (jobs.start) in parallel, at
-//       most RECONCILE_CONCURRENCY at once;
+//       most RECONCILE_CONCURRENCY at once — but for those whose deadline (`deadline_at`) passed
+//       already: failed as never submitted, refunded in full, and never started;
 //   (2) settles jobs whose workflow closed without doing it (terminated from the Web UI, which skips
 //       workflow code, or timed out): ONE visibility query lists the runs closed since the last pass
 //       whose JobStatus search attribute still says pending or generating; a row in flight that
@@ -108,6 +109,15 @@ export function createReconciler(deps: {
         batch.filter((j) => !existing.ids.has(j.id)),
         config.RECONCILE_CONCURRENCY,
         async (job) => {
+          // Its deadline passed before any workflow ran: never submitted, so never started, refunded in full.
+          if (job.deadline_at && job.deadline_at.getTime() <= Date.now()) {
+            const expired = await jobs.expireUnstarted(job);
+            if (expired.moved) {
+              deps.metrics?.reconciled('settled');
+              pass.settled.push(job.id);
+            }
+            return;
+          }
           pass.temporalCalls++;
           // A failed start is logged by the service and left claimed: its lease runs out and a
           // later pass (of any replica) tries again.

@@ -21,7 +21,11 @@ export interface JobIoActivities {
    * completed after all (its completion committed, then its workflow task was lost), with its
    * outputs' count; `failedHere` when this run failed it (so its provider request is this run's to cancel).
    */
-  failJob(jobId: string, code: 'generation_failed' | 'canceled', message: string): Promise<{ status: JobStatus; outputs: number; failedHere: boolean }>;
+  failJob(
+    jobId: string,
+    code: 'generation_failed' | 'canceled' | 'deadline_exceeded',
+    message: string,
+  ): Promise<{ status: JobStatus; outputs: number; failedHere: boolean }>;
   /**
    * The route a job with failover routes uses next (jobs/failover.ts routeJob): at the start, the
    * first one its circuit breaker admits; after `gaveUp`, the next one (null: none left), with the
@@ -35,6 +39,8 @@ export interface ProviderStepOptions {
   failover?: boolean;
   /** The state the provider last reported of the request (a check's), which decides whether an outage may give the route up. */
   reported?: PollResult['state'];
+  /** The customer's deadline (ISO): a submit step does not submit after it (workflows/job-deadline.ts). */
+  notAfter?: string;
 }
 
 /**

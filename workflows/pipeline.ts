@@ -25,6 +25,11 @@
 // The customer's own faults (content policy, invalid input) fail the job as on any route. The job
 // keeps its create price whichever route serves it. Jobs are pinned to the build that started them (Worker Versioning), so a change of shape
 // here needs no patch: the replay test holds histories of the current shape.
+// Customer's deadline (input.cancelAt, a create's deadline_seconds; job-deadline.ts): a job not
+// submitted by then is never submitted (failed, refunded in full); one working then has its steps
+// canceled and is failed with error code deadline_exceeded, refunded as its customer's cancel would
+// be, its provider request canceled. A job without one runs exactly as before (no timer, no scope),
+// so the saved histories replay unchanged.
 // Deterministic code only: activities are seen by type, time comes from the workflow clock.
 import {
   ActivityFailure,
@@ -41,7 +46,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { JobIoActivities, JobProviderActivities, ProviderCheck } from './activity-types.js';
+import type { JobIoActivities, JobProviderActivities, ProviderCheck, ProviderStepOptions } from './activity-types.js';
 import type { ProviderRef, ProviderRequest } from '../shared/provider-types.js';
 import type { JobOutput, ProviderName, RouteChoice, RunClaim } from '../shared/job-model.js';
 import { failureTypes } from '../shared/failure-types.js';
@@ -66,6 +71,7 @@ import {
   providerStepWithin,
   submitActivity,
 } from './pipeline-common.js';
+import { customerDeadline } from './job-deadline.js';
 
 export { progressQuery } from './pipeline-common.js';
 
@@ -79,6 +85,8 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
   let serving = input.provider;
   const via = () => `${serving === 'local' ? 'the local renderer' : serving} (${input.model})`;
   const failover = input.routes !== undefined;
+  // The customer's deadline (job-deadline.ts); none: no timer and no scope, the run as without it.
+  const customer = customerDeadline(input.cancelAt);
 
   const progress: GenerationProgress = { phase: 'queued', attempt: workflowInfo().attempt, percent: null, queuePosition: null };
   setHandler(progressQuery, () => progress);
@@ -108,7 +116,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
   const gaveUp: string[] = [];
 
   /** Cancels a request the job no longer uses (a given-up route's), bounded and never failing the job. */
-  const cancelAt = async (at: ProviderName, target: ProviderRef | undefined) => {
+  const cancelRequestAt = async (at: ProviderName, target: ProviderRef | undefined) => {
     try {
       await provider.cancelProvider.executeWithOptions(
         { ...cancelActivity, taskQueue: queues.provider(at), summary: `Cancel the request at ${at} (${input.model})` },
@@ -140,6 +148,22 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     }
   };
 
+  /** Hands the cancel of whatever request the job row records to its own workflow, without waiting for it. */
+  const cancelRecordedLater = async () => {
+    const args: ProviderCancelInput = { jobId: input.jobId, provider: serving, model: input.model, taskQueuePrefix: input.taskQueuePrefix };
+    try {
+      await startChild(providerCancelWorkflowType, {
+        workflowId: `${input.jobId}-deadline-cancel`,
+        taskQueue: queues.workflows,
+        args: [args],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        staticSummary: `Cancel the recorded request at ${serving} (${input.model}), if any`,
+      });
+    } catch (err) {
+      log.warn('provider cancel after the deadline not started', { jobId: input.jobId, provider: serving, error: failureMessage(err) });
+    }
+  };
+
   /** Moves the job to the route the job service chose (its first, or the next after a give-up). */
   const useRoute = (route: RouteChoice, request: ProviderRequest): ProviderRequest => {
     if (route.provider !== serving) {
@@ -149,7 +173,10 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     return { ...request, providerModelId: route.provider_model_id };
   };
 
-  try {
+  /** The job's work up to its outputs stored: what the customer's deadline cancels. */
+  const work = async (): Promise<JobOutput[]> => {
+    if (customer?.passedAtStart)
+      throw ApplicationFailure.nonRetryable(`the job's deadline (${customer.at}) passed before it started`, failureTypes.jobDeadlinePassed);
     const started = await db.startGenerating.executeWithOptions(
       { ...localDbStep, summary: 'Claim the job for this run (re-charging it after a reset) and build the provider request' },
       [input.jobId],
@@ -178,7 +205,8 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     /** Submits on the serving route and checks until its outputs are stored (or it fails). */
     const generate = async (req: ProviderRequest): Promise<JobOutput[]> => {
       const providerQueue = queues.provider(serving);
-      const opts = failover ? ([{ failover: true }] as const) : ([] as const);
+      const submitOpts = { ...(failover ? { failover: true } : {}), ...(customer ? { notAfter: customer.at } : {}) };
+      const opts: [ProviderStepOptions] | [] = Object.keys(submitOpts).length > 0 ? [submitOpts] : [];
       // A check tells the step what the provider last said of the request: one running is never given up.
       const checkOpts = (reported: ProviderCheck['state']) => (failover ? ([{ failover: true, reported }] as const) : ([] as const));
       const submit = async (): Promise<ProviderCheck> => {
@@ -186,7 +214,13 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
         // A scope canceled already schedules nothing.
         submitted ||= !CancellationScope.current().consideredCancelled;
         const { ref: submittedRef, ...first } = await provider.submitAndCheck.executeWithOptions(
-          { ...submitActivity, ...within(), taskQueue: providerQueue, summary: `Submit to ${via()} (once: a retry polls the recorded request) and check it` },
+          {
+            ...submitActivity,
+            ...within(),
+            ...customer?.submitBound(),
+            taskQueue: providerQueue,
+            summary: `Submit to ${via()} (once: a retry polls the recorded request) and check it`,
+          },
           [serving, req, ...opts],
         );
         ref = submittedRef;
@@ -222,11 +256,9 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
       return check.stored;
     };
 
-    let outputs: JobOutput[];
     for (;;) {
       try {
-        outputs = await generate(request);
-        break;
+        return await generate(request);
       } catch (err) {
         const reason = failover ? failoverReason(err) : undefined;
         if (reason === undefined) throw err;
@@ -249,7 +281,12 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
         progress.queuePosition = null;
       }
     }
+  };
 
+  try {
+    const outputs = customer ? await customer.guard(work) : await work();
+    // Finished before the deadline: its timer goes, nothing fails the job later.
+    customer?.clear();
     if (outputs.length === 0) throw ApplicationFailure.nonRetryable('the provider returned no output', failureTypes.generationFailed);
     await db.completeJob.executeWithOptions({ ...localDbStep, summary: 'Mark the job completed and settle its credits' }, [input.jobId, outputs, ref]);
     progress.phase = 'completed';
@@ -257,19 +294,30 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     setStatus('completed');
     return { outputs: outputs.length };
   } catch (err) {
-    const canceled = isCancellation(err);
-    const message = canceled ? 'the job was canceled' : failureMessage(err);
+    const expired = customer?.endedBy(err) ?? false;
+    // The deadline kept the submit off: the provider has no request of this attempt.
+    const keptOff = expired && customer!.keptOff(err);
+    const canceled = !expired && isCancellation(err);
+    const message = expired
+      ? `the job's deadline (${customer!.at}) passed before it ${keptOff || !submitted ? 'was submitted to a provider' : 'completed; its provider request was canceled'}`
+      : canceled
+        ? 'the job was canceled'
+        : failureMessage(err);
     // Clean-up runs even though the workflow is being canceled: the refund first, then the
     // provider cancel (bounded in time), so a provider outage never holds a customer's credits.
     const after = await CancellationScope.nonCancellable(async () => {
       const failed = await db.failJob.executeWithOptions({ ...localDbStep, summary: 'Mark the job failed and refund it' }, [
         input.jobId,
-        canceled ? 'canceled' : 'generation_failed',
+        expired ? 'deadline_exceeded' : canceled ? 'canceled' : 'generation_failed',
         message,
       ]);
       // Only the run that failed the job cancels its request: a job failed before (a reset run
       // replaying into a canceled job) had its request canceled by whoever failed it.
-      if (failed.failedHere && submitted) await cancelAt(serving, ref);
+      // Past its deadline with no request known here (the submit was kept off, or canceled while
+      // queued or running): whatever request the row records is canceled by a workflow of its own,
+      // so this run ends at once however busy the provider's queue is.
+      if (failed.failedHere && submitted && expired && ref === undefined) await cancelRecordedLater();
+      else if (failed.failedHere && submitted) await cancelRequestAt(serving, ref);
       return failed;
     });
     // The job completed after all (its completion committed before a lost workflow task, then a
@@ -283,7 +331,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     progress.phase = canceled ? 'canceled' : 'failed';
     setStatus('failed');
     if (canceled) throw err;
-    throw ApplicationFailure.nonRetryable(message, failureTypes.generationFailed);
+    throw ApplicationFailure.nonRetryable(message, expired ? failureTypes.jobDeadlinePassed : failureTypes.generationFailed);
   }
 }
 

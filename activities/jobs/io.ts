@@ -149,7 +149,7 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
      */
     async failJob(
       jobId: string,
-      code: 'generation_failed' | 'canceled',
+      code: 'generation_failed' | 'canceled' | 'deadline_exceeded',
       message: string,
     ): Promise<{ status: JobStatus; outputs: number; failedHere: boolean }> {
       const runId = currentRunId();

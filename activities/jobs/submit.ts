@@ -7,6 +7,16 @@ import type { JobProviderActivities, ProviderCheck, ProviderStepOptions } from '
 import { stepAttempt, nonRetryable, currentRunId, runClaim } from './common.js';
 import type { ProviderStepKit, StepDetails } from './provider-kit.js';
 
+/**
+ * Refuses (not retried) a submit after the customer's deadline: a task dispatched at its last moment
+ * must not make a request the job would cancel at once.
+ */
+function refuseAfterDeadline(provider: ProviderName, opts: ProviderStepOptions): void {
+  if (opts.notAfter !== undefined && Date.parse(opts.notAfter) <= Date.now()) {
+    throw nonRetryable(failureTypes.jobDeadlinePassed, `the job's deadline (${opts.notAfter}) passed before its submit to ${provider}`);
+  }
+}
+
 export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities['submitAndCheck'] {
   const { deps, jobs, attemptRef, mayFailOver, slotWaits, slots, providerContext, refFromHeartbeat, ownJob, recordRef, call, check } = kit;
   /**
@@ -14,10 +24,11 @@ export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities[
    * finished within submit: the local renderer renders there). The request an earlier attempt
    * made — in its last heartbeat, or recorded on the job row — is polled instead of submitted
    * again; a new one is recorded on the row and in the heartbeat before anything else can fail.
-   * The local renderer (a free provider) is simply run again. A new request first takes a slot of
-   * its route (ROUTE_SLOTS), or the step fails as RouteSlotBusy and is retried soon: nothing was
-   * submitted; the slot goes back once the request ended (stored or failed here, or the job's
-   * failure, cancel or failover).
+   * The local renderer (a free provider) is simply run again. Nothing is submitted after the
+   * customer's deadline (`opts.notAfter`). A new request first takes a slot of its route
+   * (ROUTE_SLOTS), or the step fails as RouteSlotBusy and is retried soon: nothing was submitted;
+   * the slot goes back once the request ended (stored or failed here, or the job's failure, cancel,
+   * deadline or failover).
    */
   return async function submitAndCheck(
     provider: ProviderName,
@@ -29,6 +40,7 @@ export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities[
     const ctx = Context.current();
     if (opts.failover) mayFailOver.set(ctx, opts);
     if (adapter.free) {
+      refuseAfterDeadline(provider, opts);
       const ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
       const first = await check(provider, req, ref, true);
       // Still running (an injected latency): the row says so, with the reference.
@@ -49,6 +61,7 @@ export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities[
       // Found in the heartbeat only: the row learns it now.
       if (recorded?.provider !== provider) await recordRef(provider, req.model, req.jobId, runId, ref);
     } else {
+      refuseAfterDeadline(provider, opts);
       slotWaits.set(ctx, await slots.take(provider, job, ctx.info.attempt));
       ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
       attemptRef.set(ctx, ref);

@@ -51,8 +51,11 @@ export function buildProgram(): Command {
   };
   const waitOptions = (cmd: Command) =>
     cmd
+      .option('--deadline-seconds <n>', 'cancel the job unless it completed within this many seconds (10-604800)', int('--deadline-seconds'))
       .option('--wait', 'wait until the job finishes, showing its progress')
       .option('--out <path>', 'with --wait: download the outputs to this file or directory');
+  /** The create fields every generate command takes. */
+  const commonFields = (o: { deadlineSeconds?: number }) => (o.deadlineSeconds !== undefined ? { deadline_seconds: o.deadlineSeconds } : {});
 
   // ---- generation
   const images = program.command('images').description('image jobs');
@@ -67,7 +70,14 @@ export function buildProgram(): Command {
       .option('--count <n>', 'images to make (1-4)', int('--count'), 1),
   ).action(async (o) => {
     const c = client();
-    const job = await c.images.generate({ project_id: o.project, prompt: o.prompt, model: o.model, aspect_ratio: o.aspectRatio, count: o.count });
+    const job = await c.images.generate({
+      project_id: o.project,
+      prompt: o.prompt,
+      model: o.model,
+      aspect_ratio: o.aspectRatio,
+      count: o.count,
+      ...commonFields(o),
+    });
     await created(c, job, globals(), o);
   });
 
@@ -97,6 +107,7 @@ export function buildProgram(): Command {
       reference_file_ids: o.referenceFileId,
       start_frame_file_id: o.startFrameFileId,
       end_frame_file_id: o.endFrameFileId,
+      ...commonFields(o),
     });
     await created(c, job, globals(), o);
   });
@@ -126,6 +137,7 @@ export function buildProgram(): Command {
       voice_id: o.voice,
       aspect_ratio: o.aspectRatio,
       ...(hasVoice ? { voice_options: voice } : {}),
+      ...commonFields(o),
     });
     await created(c, job, globals(), o);
   });
@@ -154,6 +166,7 @@ export function buildProgram(): Command {
       prompt: o.prompt,
       duration: o.duration,
       aspect_ratio: o.aspectRatio,
+      ...commonFields(o),
     });
     await created(c, job, globals(), o);
   });

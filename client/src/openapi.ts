@@ -796,7 +796,7 @@ export type webhooks = {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -811,6 +811,8 @@ export type webhooks = {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         } | {
                             id: string;
                             project_id: string;
@@ -870,7 +872,7 @@ export type webhooks = {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -885,6 +887,8 @@ export type webhooks = {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         } | {
                             id: string;
                             project_id: string;
@@ -942,7 +946,7 @@ export type webhooks = {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -957,6 +961,8 @@ export type webhooks = {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -1065,7 +1071,7 @@ export type webhooks = {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -1080,6 +1086,8 @@ export type webhooks = {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         } | {
                             id: string;
                             project_id: string;
@@ -1139,7 +1147,7 @@ export type webhooks = {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -1154,6 +1162,8 @@ export type webhooks = {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         } | {
                             id: string;
                             project_id: string;
@@ -1211,7 +1221,7 @@ export type webhooks = {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -1226,6 +1236,8 @@ export type webhooks = {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -1337,7 +1349,7 @@ export type webhooks = {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -1352,6 +1364,8 @@ export type webhooks = {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         } | {
                             id: string;
                             project_id: string;
@@ -1411,7 +1425,7 @@ export type webhooks = {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -1426,6 +1440,8 @@ export type webhooks = {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         } | {
                             id: string;
                             project_id: string;
@@ -1483,7 +1499,7 @@ export type webhooks = {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -1498,6 +1514,8 @@ export type webhooks = {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -2848,6 +2866,8 @@ export interface operations {
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
                     webhook_events?: ("generating" | "completed" | "failed")[];
+                    /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                    deadline_seconds?: number;
                 };
             };
         };
@@ -2923,7 +2943,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -2938,6 +2958,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         } | {
                             /** @description credits this request would be charged */
                             price: number;
@@ -2947,6 +2969,8 @@ export interface operations {
                             sufficient: boolean;
                             /** @description credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model */
                             non_refundable_after_submit: number;
+                            /** @description when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -3155,7 +3179,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -3170,6 +3194,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -3315,7 +3341,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -3330,6 +3356,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -3578,7 +3606,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -3593,6 +3621,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -3686,6 +3716,8 @@ export interface operations {
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
                     webhook_events?: ("generating" | "completed" | "failed")[];
+                    /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                    deadline_seconds?: number;
                 } & ({
                     /** @constant */
                     model?: "sora-2-pro";
@@ -3838,7 +3870,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -3853,6 +3885,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         } | {
                             /** @description credits this request would be charged */
                             price: number;
@@ -3862,6 +3896,8 @@ export interface operations {
                             sufficient: boolean;
                             /** @description credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model */
                             non_refundable_after_submit: number;
+                            /** @description when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -4071,7 +4107,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -4086,6 +4122,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -4232,7 +4270,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -4247,6 +4285,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -4496,7 +4536,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -4511,6 +4551,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -4669,7 +4711,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -4684,6 +4726,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -4772,6 +4816,8 @@ export interface operations {
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
                     webhook_events?: ("generating" | "completed" | "failed")[];
+                    /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                    deadline_seconds?: number;
                 } & ({
                     image_url?: never;
                     video_url?: never;
@@ -4808,6 +4854,8 @@ export interface operations {
                             sufficient: boolean;
                             /** @description credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model */
                             non_refundable_after_submit: number;
+                            /** @description when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -5017,7 +5065,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -5032,6 +5080,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -5178,7 +5228,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -5193,6 +5243,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -5442,7 +5494,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -5457,6 +5509,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -5557,6 +5611,8 @@ export interface operations {
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
                     webhook_events?: ("generating" | "completed" | "failed")[];
+                    /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                    deadline_seconds?: number;
                 };
             };
         };
@@ -5588,6 +5644,8 @@ export interface operations {
                             sufficient: boolean;
                             /** @description credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model */
                             non_refundable_after_submit: number;
+                            /** @description when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -5795,7 +5853,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -5810,6 +5868,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -5954,7 +6014,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -5969,6 +6029,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -6216,7 +6278,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -6231,6 +6293,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         };
                     };
                 };
@@ -6388,7 +6452,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -6403,6 +6467,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                             /**
                              * @description the job kind (its status path: /v1/images/{id})
                              * @constant
@@ -6467,7 +6533,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -6482,6 +6548,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                             /**
                              * @description the job kind (its status path: /v1/videos/{id})
                              * @constant
@@ -6546,7 +6614,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -6561,6 +6629,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                             /**
                              * @description the job kind (its status path: /v1/replace-actors/generations/{id})
                              * @constant
@@ -6623,7 +6693,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -6638,6 +6708,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                             /**
                              * @description the job kind (its status path: /v1/talking-actors/{id})
                              * @constant
@@ -6790,7 +6862,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -6805,6 +6877,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -6953,7 +7027,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -6968,6 +7042,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -7114,7 +7190,7 @@ export interface operations {
                                 /** @description the same in words */
                                 summary: string;
                             };
-                            /** @description what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint */
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
                             cancel?: {
                                 /** @description credits refunded */
                                 refunded: number;
@@ -7129,6 +7205,8 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;

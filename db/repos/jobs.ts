@@ -23,6 +23,8 @@ export interface NewJobInput {
   price: number;
   /** Where the job's webhook events go, and which (0007_webhooks). */
   webhook?: { url: string; events: WebhookEventName[] } | null;
+  /** The customer's `deadline_seconds`: the job's `deadline_at` is the insert's now() plus this (absent: no deadline). */
+  deadlineSeconds?: number | null;
 }
 
 export class ProjectNotInWorkspaceError extends Error {
@@ -50,9 +52,10 @@ export async function insertJobWithCharge(db: Queryable, job: NewJobInput): Prom
       where id = ${job.workspaceId} and ${job.price}::int > 0 and credits >= ${job.price} and exists (select 1 from project)
       returning credits
     ), job as (
-      insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, price, webhook_url, webhook_events)
+      insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, price, webhook_url, webhook_events, deadline_at)
       select ${job.id}::text, ${job.kind}::text, ${job.workspaceId}::text, ${job.projectId}::text, ${job.apiKeyId}::text, ${job.model}::text,
-             'pending', ${JSON.stringify(job.params)}::jsonb, ${job.price}::int, ${job.webhook?.url ?? null}::text, ${job.webhook?.events ?? null}::text[]
+             'pending', ${JSON.stringify(job.params)}::jsonb, ${job.price}::int, ${job.webhook?.url ?? null}::text, ${job.webhook?.events ?? null}::text[],
+             now() + make_interval(secs => ${job.deadlineSeconds ?? null}::int)
       where exists (select 1 from project) and (${job.price}::int = 0 or exists (select 1 from debit))
       returning *
     ), charge as (

@@ -22,6 +22,10 @@ export const NOT_BLANK_PATTERN = '^[^\\u0000]*[^\\u0000\\t\\n\\v\\f\\r \\u00a0\\
  */
 export const PUBLIC_HTTPS_URL_PATTERN = '^https://(?:[0-9A-Za-z-]+\\.)*[A-Za-z][0-9A-Za-z-]*(?:[/?#][!-~]*)?$';
 
+/** The bounds of a create's `deadline_seconds`: at least a provider round trip, at most a week. */
+export const MIN_DEADLINE_SECONDS = 10;
+export const MAX_DEADLINE_SECONDS = 7 * 24 * 3600;
+
 /** Request fields of every create schema. */
 export const webhookRequestFields = {
   webhook_url: z
@@ -46,6 +50,16 @@ export const webhookRequestFields = {
     .max(webhookEventNames.length)
     .optional()
     .describe('the events to deliver (needs webhook_url); default ["completed", "failed"]'),
+  deadline_seconds: z
+    .number()
+    .int()
+    .min(MIN_DEADLINE_SECONDS)
+    .max(MAX_DEADLINE_SECONDS)
+    .optional()
+    .describe(
+      `seconds from the create after which the job is canceled (${MIN_DEADLINE_SECONDS}–${MAX_DEADLINE_SECONDS}, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; ` +
+        'running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline',
+    ),
 };
 
 /** For the document: webhook_events only beside webhook_url (merged into each create schema's meta). */
@@ -77,6 +91,12 @@ export const progressSchema = z.object({
   queue_position: z.number().int().nullable(),
 });
 /** Set once the job's outputs were deleted (DELETE /v1/{kind}/{id}): the record stays, its URL answers 410. */
+/** The customer's deadline (a create's `deadline_seconds`) as a moment. */
+const deadlineAt = z
+  .number()
+  .int()
+  .nullable()
+  .describe('when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline');
 const outputsRemovedAt = z.number().int().optional().describe('when the outputs were deleted (ms since the Unix epoch); absent while they are kept');
 const servedBy = z
   .enum(providerNames)
@@ -124,7 +144,9 @@ const cancelRecord = z
     after_submit: z.boolean().describe('whether the job had been submitted to a provider when it was canceled'),
   })
   .optional()
-  .describe("what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint");
+  .describe(
+    "what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline",
+  );
 
 /** What every job record carries beside its kind's fields, in this order. */
 export const statusFields = {
@@ -139,6 +161,7 @@ export const statusFields = {
   cancel: cancelRecord,
   outputs_removed_at: outputsRemovedAt,
   ...webhookRecordFields,
+  deadline_at: deadlineAt,
 };
 
 /** A job record: its id and project, the kind's own fields, then the status fields. */

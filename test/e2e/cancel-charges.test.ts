@@ -218,6 +218,12 @@ describe("a customer's cancel charges what the operator cannot get back", () => 
       count: 2,
     });
     assert.equal(quote.status, 200, quote.text);
-    assert.deepEqual(quote.body.data, { price: 2 * openaiPrice, available: 100, sufficient: true, non_refundable_after_submit: 2 * openaiCost });
+    assert.deepEqual(quote.body.data, {
+      price: 2 * openaiPrice,
+      available: 100,
+      sufficient: true,
+      non_refundable_after_submit: 2 * openaiCost,
+      deadline_at: null,
+    });
   });
 });

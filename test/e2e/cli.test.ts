@@ -183,8 +183,8 @@ describe('other commands', () => {
     assert.equal(gone.code, 3);
     assert.match(gone.stderr, /cannot read/);
 
-    // A job created without --wait, then followed and fetched by id.
-    const made = await mediagen(['images', 'generate', '--project', t.projectId, '--prompt', 'later', '--json'], env);
+    // A job created without --wait (with a deadline), then followed and fetched by id.
+    const made = await mediagen(['images', 'generate', '--project', t.projectId, '--prompt', 'later', '--deadline-seconds', '600', '--json'], env);
     assert.equal(made.code, 0, made.stderr);
     const id = (JSON.parse(made.stdout) as { id: string }).id;
     const waited = await mediagen(['jobs', 'wait', id, '--out', join(dir, 'waited') + '/'], env);
@@ -193,7 +193,9 @@ describe('other commands', () => {
     assert.deepEqual([last.event, last.id, last.files.length], ['completed', id, 1]);
     assertSquarePng(await readFile(last.files[0]!));
     const got = await mediagen(['jobs', 'get', id, '--json'], env);
-    assert.equal((JSON.parse(got.stdout) as { status: string }).status, 'completed');
+    const record = JSON.parse(got.stdout) as { status: string; created_at: number; deadline_at: number };
+    assert.equal(record.status, 'completed');
+    assert.equal(record.deadline_at - record.created_at, 600_000, '--deadline-seconds sets the deadline');
     assert.equal((await mediagen(['jobs', 'get', 'file_123'], env)).code, 2, 'not a job id: usage');
 
     const models = await mediagen(['models', '--json'], env);

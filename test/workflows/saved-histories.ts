@@ -13,6 +13,11 @@ export const savedHistories = {
     'an image job canceled after its outputs were stored, while its completion step ran: that step canceled, the job failed and refunded, the run canceled',
   'image-canceled': 'an image job canceled while the provider works: failed (canceled), refunded, provider request canceled',
   'image-deadline-exceeded': "an image job polled on timers past the model's deadline: failed, refunded, provider request canceled",
+  'image-deadline-completed': "an image job with a customer's deadline (deadline_seconds) completed before it: the deadline's timer canceled",
+  'image-deadline-passed-while-running':
+    "an image job whose customer's deadline passed while the renderer worked: its steps canceled by the deadline's timer, failed (deadline_exceeded), refunded, provider request canceled",
+  'image-deadline-passed-before-start':
+    "an image job whose customer's deadline had passed when its workflow started: failed (deadline_exceeded) before any provider step, refunded",
   'image-db-step-backoff': 'an image job whose first Postgres step met an outage: the local activity retried on a timer, then completed',
   'fal-image': 'an image job at a paid provider (fal): submitted once, polled on timers, outputs fetched from its CDN, completed',
   'fal-image-failed-after-submit': 'a fal image job the provider failed after its request was recorded: failed, refunded, provider cancel',

@@ -136,6 +136,12 @@ function cancelStage(job: Job): { provider: string; afterSubmit: boolean; honore
   return { provider, afterSubmit: cancelChargeOf(job).afterSubmit, honored: provider !== 'local' && providerCancel[provider] !== 'never' };
 }
 
+/** A dry run's `deadline_at`: when the job would be canceled if created now. */
+function deadlineAtOf(body: unknown): number | null {
+  const seconds = (body as { deadline_seconds?: number }).deadline_seconds;
+  return seconds === undefined ? null : Date.now() + seconds * 1000;
+}
+
 function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
   const name = spec.kind.replace('_', '-');
   endpoints.add({
@@ -157,8 +163,15 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     before: (services) => [
       modelLifecycleCheck(spec.models),
       dryRun(services.deps.db, async (raw, tx, workspaceId) => {
-        const { quote } = await quoteCreate(services, spec, parseCreateBody(spec, raw), tx, workspaceId, { balance: true });
-        return { price: quote.price, available: quote.available!, sufficient: quote.sufficient!, non_refundable_after_submit: quote.nonRefundable };
+        const body = parseCreateBody(spec, raw);
+        const { quote } = await quoteCreate(services, spec, body, tx, workspaceId, { balance: true });
+        return {
+          price: quote.price,
+          available: quote.available!,
+          sufficient: quote.sufficient!,
+          non_refundable_after_submit: quote.nonRefundable,
+          deadline_at: deadlineAtOf(body),
+        };
       }),
       idempotent(services.deps, { body: 'json' }),
     ],
@@ -185,6 +198,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
             params: quote.params,
             price: quote.price,
             webhook,
+            deadlineSeconds: (body as { deadline_seconds?: number }).deadline_seconds ?? null,
           });
         } catch (err) {
           throw createRefusal(err, projectId);

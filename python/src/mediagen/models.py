@@ -126,6 +126,10 @@ class DryRunQuote(TypedDict, closed=True):
     """
     credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model
     """
+    deadline_at: int | None
+    """
+    when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline
+    """
 
 
 class FileUpload(TypedDict, closed=True):
@@ -181,6 +185,10 @@ class ImageCreate(TypedDict, closed=True):
     webhook_events: NotRequired[list[Literal["generating", "completed", "failed"]]]
     """
     the events to deliver (needs webhook_url); default ["completed", "failed"]
+    """
+    deadline_seconds: NotRequired[int]
+    """
+    seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline
     """
 
 
@@ -586,6 +594,10 @@ class ReplaceActorCreate(TypedDict, closed=True):
     """
     the events to deliver (needs webhook_url); default ["completed", "failed"]
     """
+    deadline_seconds: NotRequired[int]
+    """
+    seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline
+    """
 
 
 class ReplaceActorCreated(TypedDict, closed=True):
@@ -675,7 +687,7 @@ class ReplaceActorJob(TypedDict, closed=True):
     """
     cancel: NotRequired[Cancel]
     """
-    what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
+    what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline
     """
     outputs_removed_at: NotRequired[int]
     """
@@ -688,6 +700,10 @@ class ReplaceActorJob(TypedDict, closed=True):
     webhook_events: list[Literal["generating", "completed", "failed"]] | None
     """
     the events delivered to webhook_url; null: no webhooks
+    """
+    deadline_at: int | None
+    """
+    when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline
     """
 
 
@@ -773,7 +789,7 @@ class ReplaceActorListItem(TypedDict, closed=True):
     """
     cancel: NotRequired[Cancel]
     """
-    what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
+    what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline
     """
     outputs_removed_at: NotRequired[int]
     """
@@ -786,6 +802,10 @@ class ReplaceActorListItem(TypedDict, closed=True):
     webhook_events: list[Literal["generating", "completed", "failed"]] | None
     """
     the events delivered to webhook_url; null: no webhooks
+    """
+    deadline_at: int | None
+    """
+    when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline
     """
     kind: Literal["replace_actor"]
     """
@@ -815,6 +835,10 @@ class TalkingActorCreate(TypedDict, closed=True):
     webhook_events: NotRequired[list[Literal["generating", "completed", "failed"]]]
     """
     the events to deliver (needs webhook_url); default ["completed", "failed"]
+    """
+    deadline_seconds: NotRequired[int]
+    """
+    seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline
     """
 
 
@@ -904,7 +928,7 @@ class TalkingActorJob(TypedDict, closed=True):
     """
     cancel: NotRequired[Cancel]
     """
-    what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
+    what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline
     """
     outputs_removed_at: NotRequired[int]
     """
@@ -917,6 +941,10 @@ class TalkingActorJob(TypedDict, closed=True):
     webhook_events: list[Literal["generating", "completed", "failed"]] | None
     """
     the events delivered to webhook_url; null: no webhooks
+    """
+    deadline_at: int | None
+    """
+    when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline
     """
 
 
@@ -1000,7 +1028,7 @@ class TalkingActorListItem(TypedDict, closed=True):
     """
     cancel: NotRequired[Cancel]
     """
-    what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
+    what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline
     """
     outputs_removed_at: NotRequired[int]
     """
@@ -1013,6 +1041,10 @@ class TalkingActorListItem(TypedDict, closed=True):
     webhook_events: list[Literal["generating", "completed", "failed"]] | None
     """
     the events delivered to webhook_url; null: no webhooks
+    """
+    deadline_at: int | None
+    """
+    when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline
     """
     kind: Literal["talking_actor"]
     """
@@ -1067,6 +1099,10 @@ class VideoCreate(TypedDict, closed=True):
     webhook_events: NotRequired[list[Literal["generating", "completed", "failed"]]]
     """
     the events to deliver (needs webhook_url); default ["completed", "failed"]
+    """
+    deadline_seconds: NotRequired[int]
+    """
+    seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline
     """
 
 
@@ -1152,7 +1188,7 @@ class VideoJob(TypedDict, closed=True):
     """
     cancel: NotRequired[Cancel]
     """
-    what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
+    what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline
     """
     outputs_removed_at: NotRequired[int]
     """
@@ -1165,6 +1201,10 @@ class VideoJob(TypedDict, closed=True):
     webhook_events: list[Literal["generating", "completed", "failed"]] | None
     """
     the events delivered to webhook_url; null: no webhooks
+    """
+    deadline_at: int | None
+    """
+    when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline
     """
 
 
@@ -1250,7 +1290,7 @@ class VideoListItem(TypedDict, closed=True):
     """
     cancel: NotRequired[Cancel]
     """
-    what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
+    what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline
     """
     outputs_removed_at: NotRequired[int]
     """
@@ -1263,6 +1303,10 @@ class VideoListItem(TypedDict, closed=True):
     webhook_events: list[Literal["generating", "completed", "failed"]] | None
     """
     the events delivered to webhook_url; null: no webhooks
+    """
+    deadline_at: int | None
+    """
+    when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline
     """
     kind: Literal["video"]
     """
@@ -1369,7 +1413,7 @@ class ImageJob(TypedDict, closed=True):
     """
     cancel: NotRequired[Cancel]
     """
-    what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
+    what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline
     """
     outputs_removed_at: NotRequired[int]
     """
@@ -1382,6 +1426,10 @@ class ImageJob(TypedDict, closed=True):
     webhook_events: list[Literal["generating", "completed", "failed"]] | None
     """
     the events delivered to webhook_url; null: no webhooks
+    """
+    deadline_at: int | None
+    """
+    when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline
     """
 
 
@@ -1423,7 +1471,7 @@ class ImageListItem(TypedDict, closed=True):
     """
     cancel: NotRequired[Cancel]
     """
-    what the customer's cancel refunded (error.code canceled); absent unless the job was canceled through the cancel endpoint
+    what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline
     """
     outputs_removed_at: NotRequired[int]
     """
@@ -1436,6 +1484,10 @@ class ImageListItem(TypedDict, closed=True):
     webhook_events: list[Literal["generating", "completed", "failed"]] | None
     """
     the events delivered to webhook_url; null: no webhooks
+    """
+    deadline_at: int | None
+    """
+    when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline
     """
     kind: Literal["image"]
     """
