@@ -19,6 +19,7 @@ import * as m0018 from './migrations/0018_run_claims.js';
 import * as m0019 from './migrations/0019_breaker_trials.js';
 import * as m0020 from './migrations/0020_route_probes.js';
 import * as m0021 from './migrations/0021_fair_share.js';
+import * as m0025 from './migrations/0025_queue_view.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -38,6 +39,7 @@ export const migrations: Record<string, Migration> = {
   '0019_breaker_trials': m0019,
   '0020_route_probes': m0020,
   '0021_fair_share': m0021,
+  '0025_queue_view': m0025,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

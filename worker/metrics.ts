@@ -4,6 +4,8 @@
 import { createServer, type Server } from 'node:http';
 import type { FinishedJob } from '../activities/jobs.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { WorkspaceQueue } from '../db/repos/queue.js';
+import { registerQueueMetrics } from './queue-metrics.js';
 
 /** What the reconciler role reads on each scrape: the webhook outbox and the task queues' backlogs. */
 export interface BacklogSource {
@@ -15,6 +17,8 @@ export interface BacklogSource {
   versionsWithoutPollers(): Promise<{ deployment: string; buildId: string; running: number }[]>;
   /** Every probed route with whether the route health probe last found its model served (worker/route-prober.ts). */
   routeProbes?(): Promise<{ provider: string; model: string; available: boolean }[]>;
+  /** Every workspace with jobs in flight or recently submitted: the per-workspace queue gauges (worker/queue-metrics.ts). */
+  workspaceQueues?(): Promise<WorkspaceQueue[]>;
 }
 
 export interface WorkerMetrics {
@@ -153,6 +157,7 @@ export function createWorkerMetrics(): WorkerMetrics {
       for (const r of routes) this.set({ provider: r.provider, model: r.model }, r.available ? 1 : 0);
     },
   });
+  registerQueueMetrics(registry, () => backlog?.workspaceQueues?.() ?? null);
   const routeProbes = new Counter({
     name: 'mediagen_route_probes_total',
     help: 'Route health probes by provider, model and outcome (available, gone, refused, unknown: a 5xx or timeout that tells nothing)',

@@ -193,6 +193,7 @@ const completedColumns = (outputs: JobOutput[], runId: string, providerRef?: Rec
   error: null,
   finished_at: sql<Date>`now()`,
   updated_at: sql<Date>`now()`,
+  submitted_at: sql<Date>`coalesce(submitted_at, now())`,
   ...(providerRef ? { provider_ref: JSON.stringify(providerRef) } : {}),
 });
 
@@ -323,7 +324,12 @@ export async function recordProviderRef(
 ): Promise<boolean> {
   const r = await db
     .updateTable('jobs')
-    .set({ provider_ref: JSON.stringify(ref), updated_at: sql`now()`, ...(progress ? phaseColumns(progress.phase, progress.attempt) : {}) })
+    .set({
+      provider_ref: JSON.stringify(ref),
+      submitted_at: sql`coalesce(submitted_at, now())`,
+      updated_at: sql`now()`,
+      ...(progress ? phaseColumns(progress.phase, progress.attempt) : {}),
+    })
     .where('id', '=', jobId)
     .where(claimedBy(runId))
     .executeTakeFirst();
