@@ -12,8 +12,6 @@ import type { WorkspaceQueue } from '../db/repos/queue.js';
 export const TOP_WORKSPACES = 10;
 /** The label of the workspaces folded together. */
 export const OTHER_WORKSPACES = 'other';
-/** How long one read serves the gauges (the gauges of one scrape are collected together). */
-const SCRAPE_SHARE_MS = 1_000;
 /** The window of the recent waits and submits. */
 export const RECENT_WINDOW_SECONDS = 15 * 60;
 
@@ -53,14 +51,19 @@ export function boundWorkspaces(rows: WorkspaceQueue[], top = TOP_WORKSPACES): W
 
 /** Registers the per-workspace gauges on `registry`; `read` answers the workspaces (null: not the reconciler's process, nothing to report). */
 export function registerQueueMetrics(registry: Registry, read: () => Promise<WorkspaceQueue[]> | null): void {
-  // The registry collects its metrics concurrently: the gauges of one scrape share one read.
-  let last: { at: number; rows: Promise<WorkspaceQueue[] | null> } | null = null;
+  // The registry starts every metric's collect at once, before any read answers: the gauges of
+  // one scrape share the read in flight, and the next scrape reads anew.
+  let inFlight: Promise<WorkspaceQueue[] | null> | null = null;
   const rows = (): Promise<WorkspaceQueue[] | null> => {
-    if (!last || Date.now() - last.at > SCRAPE_SHARE_MS) {
+    if (!inFlight) {
       const pending = read();
-      last = { at: Date.now(), rows: pending ? pending.then((r) => boundWorkspaces(r)).catch(() => null) : Promise.resolve(null) };
+      const current = pending ? pending.then((r) => boundWorkspaces(r)).catch(() => null) : Promise.resolve(null);
+      inFlight = current;
+      void current.finally(() => {
+        if (inFlight === current) inFlight = null;
+      });
     }
-    return last.rows;
+    return inFlight;
   };
   const gauge = (name: string, help: string, value: (r: WorkspaceQueue) => number) =>
     new Gauge({

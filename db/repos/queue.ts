@@ -23,19 +23,27 @@ export function prioritiesAbove(priority: JobPriority): JobPriority[] {
  * same provider of a higher priority, whenever created, and those of its priority created before it.
  * One range of `jobs_waiting_idx` (the workspace's waiting jobs on the provider).
  */
-export async function queuePosition(
-  db: Queryable,
-  job: Pick<Job, 'id' | 'workspace_id' | 'params' | 'priority' | 'created_at' | 'status' | 'submitted_at'>,
-): Promise<number | null> {
+export async function queuePosition(db: Queryable, job: PositionedJob): Promise<number | null> {
   if (job.submitted_at !== null || (job.status !== 'pending' && job.status !== 'generating')) return null;
+  const r = await jobsAheadQuery(job).execute(db);
+  return (r.rows[0]?.ahead ?? 0) + 1;
+}
+
+/** What queuePosition reads of the job. */
+export type PositionedJob = Pick<Job, 'id' | 'workspace_id' | 'params' | 'priority' | 'status' | 'submitted_at'>;
+
+/**
+ * The count of the jobs ahead of `job` (queuePosition's one statement; tests EXPLAIN it). The job's
+ * creation moment is read from its row: a Date parameter would lose the column's microseconds.
+ */
+export function jobsAheadQuery(job: PositionedJob) {
   const provider = (job.params as { provider?: string }).provider ?? '';
   const above = prioritiesAbove(job.priority);
-  const r = await sql<{ ahead: number }>`
+  return sql<{ ahead: number }>`
     select count(*)::int as ahead from jobs
     where workspace_id = ${job.workspace_id} and params->>'provider' = ${provider} and ${inFlight} and submitted_at is null and id <> ${job.id}
       and (${above.length > 0 ? sql`priority in (${sql.join(above)})` : sql`false`}
-           or (priority = ${job.priority} and (created_at, id) < (${job.created_at}, ${job.id})))`.execute(db);
-  return (r.rows[0]?.ahead ?? 0) + 1;
+           or (priority = ${job.priority} and (created_at, id) < (select created_at, id from jobs where id = ${job.id})))`;
 }
 
 /** Waiting jobs of one workspace on one provider queue, per model and priority. */
