@@ -572,6 +572,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Current queue wait per model and priority (extension)
+         * @description Per public model and priority: the jobs waiting (this workspace's and everyone's), the recent waits (last 15 minutes, create → submit to the provider) and the estimated wait of a new job. Read at most every 5 seconds per gateway replica.
+         */
+        get: operations["get_queue"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/images/{id}/events": {
         parameters: {
             query?: never;
@@ -757,6 +777,7 @@ export type webhooks = {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -831,6 +852,7 @@ export type webhooks = {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -903,6 +925,7 @@ export type webhooks = {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -1026,6 +1049,7 @@ export type webhooks = {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -1100,6 +1124,7 @@ export type webhooks = {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -1172,6 +1197,7 @@ export type webhooks = {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -1298,6 +1324,7 @@ export type webhooks = {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -1372,6 +1399,7 @@ export type webhooks = {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -1444,6 +1472,7 @@ export type webhooks = {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -2884,6 +2913,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -3116,6 +3146,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -3276,6 +3307,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -3539,6 +3571,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -3799,6 +3832,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -4032,6 +4066,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -4193,6 +4228,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -4457,6 +4493,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -4630,6 +4667,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -4978,6 +5016,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -5139,6 +5178,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -5403,6 +5443,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -5756,6 +5797,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -5915,6 +5957,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -6177,6 +6220,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -6349,6 +6393,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -6428,6 +6473,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -6507,6 +6553,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -6584,6 +6631,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -6751,6 +6799,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -6914,6 +6963,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -7075,6 +7125,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -7316,6 +7367,110 @@ export interface operations {
                             }[];
                         }[];
                     };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_queue: {
+        parameters: {
+            query?: {
+                /** @description only this model */
+                model?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description the public model name */
+                            model: string;
+                            /**
+                             * @description the job priority this entry is about
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
+                            /** @description the provider queue new jobs of the model wait in ('local': the local renderer); null when the model is not served here */
+                            provider: string | null;
+                            /** @description jobs waiting in this service's queues (created, not yet submitted to their provider) */
+                            waiting: {
+                                /** @description this workspace's jobs of the model and priority created and not yet submitted to the provider */
+                                workspace: number;
+                                /** @description every workspace's such jobs */
+                                total: number;
+                            };
+                            /** @description the waits (create → submit to the provider) of the jobs submitted in the last 15 minutes; null when none was */
+                            recent_wait: {
+                                /** @description jobs of the model and priority submitted in the window */
+                                jobs: number;
+                                /** @description median wait from create to submit */
+                                p50_seconds: number;
+                                /** @description 90th percentile of that wait */
+                                p90_seconds: number;
+                            } | null;
+                            /** @description estimated wait before a job of this workspace created now reaches the provider: 0 when nothing waits ahead of it; else the jobs ahead of it (this workspace's of the same or a higher priority, and an equal share of the other waiting workspaces') over the provider's submit rate in the window; null when jobs wait but none was submitted in the window (no rate to go by) */
+                            estimated_wait_seconds: number | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             401: components["responses"]["Error401"];
