@@ -312,8 +312,8 @@ export async function cancelChurn(db: Queryable, workspaceId: string, limit: num
 /**
  * The provider's request reference of the run that claimed the job, with the phase it is now in:
  * written right after the submit, before anything that can fail, so a retried step polls the
- * request instead of paying for another. Returns false (writing nothing) when `runId` no longer
- * holds the job.
+ * request instead of paying for another. The first one also ends the job's wait in our queues
+ * (`submitted_at`). Returns false (writing nothing) when `runId` no longer holds the job.
  */
 export async function recordProviderRef(
   db: Queryable,
