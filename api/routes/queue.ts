@@ -7,14 +7,14 @@
 //
 // The fleet-wide part (two grouped reads over the queue indexes, db/repos/queue.ts) is cached per
 // replica for a few seconds, so the cost does not grow with the callers; the workspace's part is
-// cut from the same read.
+// cut from the same read, with its fair-share weight (a primary-key read).
 import { z } from 'zod';
 import { authOf, type Auth } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
 import { ApiError } from '../errors.js';
 import { kinds as jobKinds } from './jobs/kinds.js';
 import type { Database } from '../../db/index.js';
-import { prioritiesAbove, recentWaits, waitingCounts, type RecentWaits, type WaitingCount } from '../../db/repos/queue.js';
+import { prioritiesAbove, recentWaits, waitingCounts, workspaceWeight, type RecentWaits, type WaitingCount } from '../../db/repos/queue.js';
 import { jobPriorities, type JobPriority } from '../../shared/job-model.js';
 import { providerFor } from '../../shared/routing.js';
 import type { Config } from '../../shared/config.js';
@@ -52,7 +52,7 @@ export const queueEntrySchema = z.object({
     .nonnegative()
     .nullable()
     .describe(
-      "estimated wait before a job of this workspace created now reaches the provider: 0 when nothing waits ahead of it; else the jobs ahead of it (this workspace's of the same or a higher priority, and an equal share of the other waiting workspaces') over the provider's submit rate in the window; null when jobs wait but none was submitted in the window (no rate to go by)",
+      "estimated wait before a job of this workspace created now reaches the provider: 0 when nothing waits ahead of it; else the jobs ahead of it (every waiting job of a higher priority; of its priority, this workspace's and the other waiting workspaces' turns until its own, by their fair-share weights) over the provider's submit rate in the window; null when jobs wait but none was submitted in the window (no rate to go by)",
     ),
 });
 export type QueueEntry = z.infer<typeof queueEntrySchema>;
@@ -68,14 +68,21 @@ export interface QueueSnapshot {
 }
 
 /**
- * The entries of every public model (or `only`) and priority for `workspaceId`. Estimate: under
- * fair share each workspace waiting on the provider gets about an equal turn (weights aside), and
- * priorities go in order, so ahead of a new job are its workspace's waiting jobs of the same or a
- * higher priority (n) and, from each other workspace with such jobs, up to n + 1 of theirs; the
- * provider submits `rate` jobs a second (all priorities, the last window), so the wait is about
- * ahead / rate.
+ * The entries of every public model (or `only`) and priority for workspace `me` (its fair-share
+ * weight `me.weight`). Estimate: priorities go strictly in order and, within one, the waiting
+ * workspaces take turns in proportion to their weights, so ahead of a new job are every waiting job
+ * of a higher priority, its workspace's waiting jobs of its priority (n) and, from each other
+ * workspace j with jobs of that priority, up to (n + 1) × weight(j) / weight(me) of them (rounded
+ * up); the provider submits `rate` jobs a second (all priorities, the last window), so the wait is
+ * about ahead / rate.
  */
-export function queueEntries(config: Parameters<typeof providerFor>[0], snap: QueueSnapshot, workspaceId: string, only?: string): QueueEntry[] {
+export function queueEntries(
+  config: Parameters<typeof providerFor>[0],
+  snap: QueueSnapshot,
+  me: { workspaceId: string; weight: number },
+  only?: string,
+): QueueEntry[] {
+  const workspaceId = me.workspaceId;
   const models = publicModels().filter((m) => only === undefined || m === only);
   const out: QueueEntry[] = [];
   for (const model of models) {
@@ -86,16 +93,21 @@ export function queueEntries(config: Parameters<typeof providerFor>[0], snap: Qu
       const mine = (w: WaitingCount) => w.model === model && w.priority === priority;
       const waitingHere = snap.waiting.filter(mine);
       const recent = snap.recent.find((r) => r.provider === provider && r.model === model && r.priority === priority);
-      // Ahead of a new job on the provider's queue: the same or higher priorities, any model.
-      const ahead = new Set<JobPriority>([...prioritiesAbove(priority), priority]);
-      const perWorkspace = new Map<string, number>();
+      // Ahead of a new job on the provider's queue (any model): every waiting job of a higher
+      // priority, and of its own priority the workspace's and the others' turns until its own.
+      const above = new Set<JobPriority>(prioritiesAbove(priority));
+      const same = new Map<string, { n: number; weight: number }>();
+      let jobsAhead = 0;
       for (const w of snap.waiting) {
-        if (w.provider !== provider || !ahead.has(w.priority)) continue;
-        perWorkspace.set(w.workspaceId, (perWorkspace.get(w.workspaceId) ?? 0) + w.waiting);
+        if (w.provider !== provider) continue;
+        if (above.has(w.priority)) jobsAhead += w.waiting;
+        if (w.priority !== priority) continue;
+        const p = same.get(w.workspaceId) ?? { n: 0, weight: w.weight };
+        same.set(w.workspaceId, { n: p.n + w.waiting, weight: Math.max(p.weight, w.weight) });
       }
-      const own = perWorkspace.get(workspaceId) ?? 0;
-      let jobsAhead = own;
-      for (const [ws, n] of perWorkspace) if (ws !== workspaceId) jobsAhead += Math.min(n, own + 1);
+      const own = same.get(workspaceId)?.n ?? 0;
+      jobsAhead += own;
+      for (const [ws, { n, weight }] of same) if (ws !== workspaceId) jobsAhead += Math.min(n, Math.ceil(((own + 1) * weight) / me.weight));
       out.push({
         model,
         priority,
@@ -134,6 +146,7 @@ export function queueSnapshots(db: Database, ttlMs = QUEUE_CACHE_MS): () => Prom
 
 interface QueueServices {
   config: Config;
+  db: Database;
   snapshot: () => Promise<QueueSnapshot>;
 }
 
@@ -153,9 +166,10 @@ export const queueEndpoints = new Endpoints<QueueServices>().add({
     if (query.model !== undefined && !publicModels().includes(query.model)) {
       throw new ApiError(400, 'invalid_model', `model ${query.model} is not a public model; GET /v1/models lists them`);
     }
-    res.json({ data: queueEntries(services.config, await services.snapshot(), workspaceId, query.model) });
+    const [snap, weight] = await Promise.all([services.snapshot(), workspaceWeight(services.db, workspaceId)]);
+    res.json({ data: queueEntries(services.config, snap, { workspaceId, weight }, query.model) });
   },
 });
 
 export const createQueueRouter = (deps: { config: Config; db: Database }, auth: Auth) =>
-  queueEndpoints.router({ config: deps.config, snapshot: queueSnapshots(deps.db) }, auth);
+  queueEndpoints.router({ config: deps.config, db: deps.db, snapshot: queueSnapshots(deps.db) }, auth);

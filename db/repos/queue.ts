@@ -18,10 +18,13 @@ export function prioritiesAbove(priority: JobPriority): JobPriority[] {
 /**
  * The job's place in its workspace's share of its provider's queue, 1 for the next to go; null once
  * its request reached its provider (or it finished). Temporal dispatches a queue's tasks by priority
- * key first, then each fairness key (the workspace) in turn, first-in-first-out within a key and
- * priority (workflows/task-priority.ts): so ahead of the job are its workspace's waiting jobs on the
- * same provider of a higher priority, whenever created, and those of its priority created before it.
- * One range of `jobs_waiting_idx` (the workspace's waiting jobs on the provider).
+ * key first (lower goes first), then across fairness keys (the workspace) in proportion to their
+ * weights, in arrival order within a key and priority (workflows/task-priority.ts; Temporal's
+ * "Task Queue Priority and Fairness", docs.temporal.io/develop/task-queue-priority-fairness, and the
+ * `temporal.api.common.v1.Priority` message: "First, consider priority ... Then, consider fairness";
+ * enforced per task queue partition, and our queues have one). So ahead of the job are its
+ * workspace's waiting jobs on the same provider of a higher priority, whenever created, and those
+ * of its priority created before it. One range of `jobs_waiting_idx`.
  */
 export async function queuePosition(db: Queryable, job: PositionedJob): Promise<number | null> {
   if (job.submitted_at !== null || (job.status !== 'pending' && job.status !== 'generating')) return null;
@@ -55,13 +58,15 @@ export interface WaitingCount {
   waiting: number;
   /** Age of the oldest of them, in seconds. */
   oldestSeconds: number;
+  /** Their fairness weight (the largest, should the workspace's weight have changed between creates). */
+  weight: number;
 }
 
 /** Every waiting job counted by workspace, provider, model and priority (the whole of `jobs_waiting_idx`: only waiting jobs are in it). */
 export async function waitingCounts(db: Queryable): Promise<WaitingCount[]> {
-  const r = await sql<{ workspace_id: string; provider: string; model: string; priority: JobPriority; waiting: number; oldest: number }>`
+  const r = await sql<{ workspace_id: string; provider: string; model: string; priority: JobPriority; waiting: number; oldest: number; weight: number }>`
     select workspace_id, coalesce(params->>'provider', '') as provider, model, priority, count(*)::int as waiting,
-           extract(epoch from now() - min(created_at))::float8 as oldest
+           extract(epoch from now() - min(created_at))::float8 as oldest, max(fairness_weight)::float8 as weight
     from jobs where ${inFlight} and submitted_at is null
     group by 1, 2, 3, 4`.execute(db);
   return r.rows.map((x) => ({
@@ -71,7 +76,14 @@ export async function waitingCounts(db: Queryable): Promise<WaitingCount[]> {
     priority: x.priority,
     waiting: x.waiting,
     oldestSeconds: x.oldest,
+    weight: x.weight,
   }));
+}
+
+/** The workspace's fair-share weight (1 when the row is gone). */
+export async function workspaceWeight(db: Queryable, workspaceId: string): Promise<number> {
+  const row = await db.selectFrom('workspaces').select('fair_share_weight').where('id', '=', workspaceId).executeTakeFirst();
+  return row?.fair_share_weight ?? 1;
 }
 
 /** The waits (create → first submit) of the jobs submitted in a recent window, per provider, model and priority. */

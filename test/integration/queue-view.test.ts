@@ -19,7 +19,7 @@ import { jobsAheadQuery, workspaceQueues } from '../../db/repos/queue.js';
 import type { JobPriority } from '../../shared/job-model.js';
 import { createApp } from '../../api/app.js';
 import { createStorage } from '../../shared/storage.js';
-import { QUEUE_CACHE_MS, RECENT_WAIT_SECONDS } from '../../api/routes/queue.js';
+import { QUEUE_CACHE_MS, queueEntries, RECENT_WAIT_SECONDS } from '../../api/routes/queue.js';
 import { boundWorkspaces, OTHER_WORKSPACES, RECENT_WINDOW_SECONDS, registerQueueMetrics, TOP_WORKSPACES } from '../../worker/queue-metrics.js';
 import { alertRule, evaluateAlert, samplesOf } from '../support/ops.js';
 import { call } from './gateway-harness.js';
@@ -146,6 +146,34 @@ describe('queue position and GET /v1/queue', () => {
     assert.equal(forB.body.data.length, 3, 'one model, three priorities');
     assert.deepEqual(entry('normal', forB.body).waiting, { workspace: 1, total: 3 });
     assert.equal(entry('high', forB.body).estimated_wait_seconds, Math.round((1 / rate) * 10) / 10);
+  });
+
+  test("the estimate gives each other waiting workspace its weight's share of the turns ahead", () => {
+    const w = (workspaceId: string, priority: JobPriority, waiting: number, weight: number) => ({
+      workspaceId,
+      provider: 'local',
+      model: 'nano-banana-2',
+      priority,
+      waiting,
+      oldestSeconds: 1,
+      weight,
+    });
+    // 90 submits on the local queue in the window: 0.1 a second.
+    const snap = {
+      waiting: [w('me', 'normal', 2, 1), w('heavy', 'normal', 50, 3), w('light', 'normal', 50, 0.5), w('batch', 'low', 50, 1)],
+      recent: [{ provider: 'local', model: 'nano-banana-2', priority: 'normal' as const, submitted: 90, p50Seconds: 1, p90Seconds: 2 }],
+    };
+    const config = testConfig(tdb.url, { PROVIDERS_MODE: 'local' });
+    const est = (weight: number, priority: JobPriority) =>
+      queueEntries(config, snap, { workspaceId: 'me', weight }, 'nano-banana-2').find((e) => e.priority === priority)!.estimated_wait_seconds;
+    // My 2 jobs go first in my turns; in the 3 turns of mine until the new job, heavy (3×) gets 9 and light (½×) 2 (rounded up); low jobs are not ahead: 13 jobs.
+    assert.equal(est(1, 'normal'), 130);
+    // A workspace of weight 3 waits behind fewer of theirs: heavy 3, light 1 (6 jobs).
+    assert.equal(est(3, 'normal'), 60);
+    // A low job waits behind every normal one (102), then takes turns with batch's low ones: 1 of them (103 jobs).
+    assert.equal(est(1, 'low'), 1030);
+    // Nothing of a higher or the same priority waits: no wait.
+    assert.equal(est(1, 'high'), 0);
   });
 
   test('GET /v1/queue refuses an unknown model and an unauthenticated call', async () => {

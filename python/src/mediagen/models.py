@@ -615,7 +615,7 @@ class QueueEntry(TypedDict, closed=True):
     """
     estimated_wait_seconds: float | None
     """
-    estimated wait before a job of this workspace created now reaches the provider: 0 when nothing waits ahead of it; else the jobs ahead of it (this workspace's of the same or a higher priority, and an equal share of the other waiting workspaces') over the provider's submit rate in the window; null when jobs wait but none was submitted in the window (no rate to go by)
+    estimated wait before a job of this workspace created now reaches the provider: 0 when nothing waits ahead of it; else the jobs ahead of it (every waiting job of a higher priority; of its priority, this workspace's and the other waiting workspaces' turns until its own, by their fair-share weights) over the provider's submit rate in the window; null when jobs wait but none was submitted in the window (no rate to go by)
     """
 
 
