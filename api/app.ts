@@ -16,6 +16,7 @@ import { createJobService } from '../jobs/index.js';
 import { jobWorkflowPort } from '../workflows/client.js';
 import { createJobListsRouter } from './routes/job-lists.js';
 import { createModelsRouter } from './routes/models.js';
+import { createQueueRouter } from './routes/queue.js';
 import { createRetentionRouter } from './routes/retention.js';
 import { createEventsRouter } from './routes/events.js';
 import { createJobEventHub, type JobEventHub } from './job-events.js';
@@ -99,6 +100,7 @@ export function createApp(deps: AppDeps): App {
   app.use(createJobsRouter(full, auth));
   app.use(createJobListsRouter(full, auth));
   app.use(createModelsRouter(full, auth));
+  app.use(createQueueRouter(full, auth));
   app.use(createRetentionRouter(full, auth));
   app.use(createEventsRouter(full, auth, jobEvents, streams));
   app.use(methodNotAllowed(allOperations()));

@@ -20,6 +20,7 @@ import { kindDescriptors } from '../shared/kinds/index.js';
 import { webhookEventDocs } from './webhooks.js';
 import { jobListEndpoints } from './routes/job-lists.js';
 import { modelEndpoints } from './routes/models.js';
+import { queueEndpoints } from './routes/queue.js';
 import { deprecationHeaders } from './model-lifecycle.js';
 import { retentionEndpoints } from './routes/retention.js';
 
@@ -49,6 +50,7 @@ export function allOperations(): Operation[] {
     ...jobEndpoints.operations,
     ...jobListEndpoints.operations,
     ...modelEndpoints.operations,
+    ...queueEndpoints.operations,
     ...retentionEndpoints.operations,
     ...eventEndpoints.operations,
     ...healthEndpoints.operations,

@@ -170,6 +170,8 @@ export interface JobTable {
   fairness_weight: Generated<number>;
   /** The customer's deadline (`deadline_seconds` at create); null: none. */
   deadline_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** When the job's request first reached its provider (0025_queue_view); null: still waiting in our queues. */
+  submitted_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 /** The circuit breaker of one provider route of a model, shared by the fleet (0012_provider_failover). */

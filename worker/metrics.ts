@@ -4,6 +4,8 @@
 import { createServer, type Server } from 'node:http';
 import type { FinishedJob } from '../activities/jobs.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { WorkspaceQueue } from '../db/repos/queue.js';
+import { registerQueueMetrics } from './queue-metrics.js';
 
 /** What the reconciler role reads on each scrape: the webhook outbox and the task queues' backlogs. */
 export interface BacklogSource {
@@ -17,6 +19,8 @@ export interface BacklogSource {
   routeProbes?(): Promise<{ provider: string; model: string; available: boolean }[]>;
   /** Per route with a slot pool (ROUTE_SLOTS): slots held and jobs waiting for one, fleet-wide. */
   routeSlots?(): Promise<{ route: string; inUse: number; waiting: number }[]>;
+  /** Every workspace with jobs in flight or recently submitted: the per-workspace queue gauges (worker/queue-metrics.ts). */
+  workspaceQueues?(): Promise<WorkspaceQueue[]>;
 }
 
 export interface WorkerMetrics {
@@ -178,6 +182,7 @@ export function createWorkerMetrics(): WorkerMetrics {
     labelNames: ['route'] as const,
     registers: [registry],
   });
+  registerQueueMetrics(registry, () => backlog?.workspaceQueues?.() ?? null);
   const routeProbes = new Counter({
     name: 'mediagen_route_probes_total',
     help: 'Route health probes by provider, model and outcome (available, gone, refused, unknown: a 5xx or timeout that tells nothing)',

@@ -30,6 +30,8 @@ import { probedRoutes as probedRouteRows } from '../db/repos/route-probes.js';
 import { slotUsage } from '../db/repos/route-slots.js';
 import { SLOT_WAITER_FRESH_MS } from '../shared/route-slots.js';
 import type { LiveProviderName } from '../shared/catalog.js';
+import { workspaceQueues } from '../db/repos/queue.js';
+import { RECENT_WINDOW_SECONDS } from './queue-metrics.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 /** Built by `npm run build` (scripts/bundle-workflows.ts); used when present so workers start fast. */
@@ -287,6 +289,7 @@ function createBacklogSource(db: Database, client: Client, config: Config): Back
       const r = row.rows[0];
       return { pending: r?.pending ?? 0, oldestAgeSeconds: r?.age ?? 0 };
     },
+    workspaceQueues: () => workspaceQueues(db, RECENT_WINDOW_SECONDS),
     openWebhookCircuits: () => {
       const policy = circuitPolicy(config);
       return openCircuitsByWorkspace(db, new Date(Date.now() - policy.cooldownMs - policy.trialTimeoutMs - 60_000));

@@ -27,6 +27,7 @@ import type {
   ModelWarning,
   Page,
   ProjectsQuery,
+  QueueQuery,
   Readiness,
   ReplaceActorCreate,
   RequestOptions,
@@ -162,6 +163,10 @@ export class MediaGenClient {
   readonly models = {
     /** GET /v1/models: every public model, what it accepts, its price and how this deployment serves it. */
     list: (o?: RequestOptions) => this.request<Page<'get_models'>>('GET', '/v1/models', o),
+  };
+  readonly queue = {
+    /** GET /v1/queue: per model and priority, the jobs waiting (this workspace's and everyone's), the recent waits and the estimated wait of a new job. */
+    get: (q?: QueueQuery, o?: RequestOptions) => this.request<Page<'get_queue'>>('GET', `/v1/queue${query(q)}`, o),
   };
   readonly jobs = {
     /** GET /v1/jobs: every kind, newest first, where the gateway serves it. */

@@ -572,6 +572,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Current queue wait per model and priority (extension)
+         * @description Per public model and priority: the jobs waiting (this workspace's and everyone's), the recent waits (last 15 minutes, create → submit to the provider) and the estimated wait of a new job. Read at most every 5 seconds per gateway replica.
+         */
+        get: operations["get_queue"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/images/{id}/events": {
         parameters: {
             query?: never;
@@ -757,6 +777,7 @@ export type webhooks = {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -833,6 +854,7 @@ export type webhooks = {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -907,6 +929,7 @@ export type webhooks = {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -1032,6 +1055,7 @@ export type webhooks = {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -1108,6 +1132,7 @@ export type webhooks = {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -1182,6 +1207,7 @@ export type webhooks = {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -1310,6 +1336,7 @@ export type webhooks = {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -1386,6 +1413,7 @@ export type webhooks = {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -1460,6 +1488,7 @@ export type webhooks = {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -2904,6 +2933,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -3140,6 +3170,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -3302,6 +3333,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -3567,6 +3599,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -3831,6 +3864,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -4068,6 +4102,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -4231,6 +4266,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -4497,6 +4533,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -4672,6 +4709,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -5026,6 +5064,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -5189,6 +5228,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -5455,6 +5495,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -5814,6 +5855,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -5975,6 +6017,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -6239,6 +6282,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -6413,6 +6457,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -6494,6 +6539,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -6575,6 +6621,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -6654,6 +6701,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -6823,6 +6871,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -6988,6 +7037,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -7151,6 +7201,7 @@ export interface operations {
                                 phase: string;
                                 attempt: number;
                                 percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
                                 queue_position: number | null;
                             };
                             /**
@@ -7394,6 +7445,110 @@ export interface operations {
                             }[];
                         }[];
                     };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_queue: {
+        parameters: {
+            query?: {
+                /** @description only this model */
+                model?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description the public model name */
+                            model: string;
+                            /**
+                             * @description the job priority this entry is about
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
+                            /** @description the provider queue new jobs of the model wait in ('local': the local renderer); null when the model is not served here */
+                            provider: string | null;
+                            /** @description jobs waiting in this service's queues (created, not yet submitted to their provider) */
+                            waiting: {
+                                /** @description this workspace's jobs of the model and priority created and not yet submitted to the provider */
+                                workspace: number;
+                                /** @description every workspace's such jobs */
+                                total: number;
+                            };
+                            /** @description the waits (create → submit to the provider) of the jobs submitted in the last 15 minutes; null when none was */
+                            recent_wait: {
+                                /** @description jobs of the model and priority submitted in the window */
+                                jobs: number;
+                                /** @description median wait from create to submit */
+                                p50_seconds: number;
+                                /** @description 90th percentile of that wait */
+                                p90_seconds: number;
+                            } | null;
+                            /** @description estimated wait before a job of this workspace created now reaches the provider: 0 when nothing waits ahead of it; else the jobs ahead of it (every waiting job of a higher priority; of its priority, this workspace's and the other waiting workspaces' turns until its own, by their fair-share weights) over the provider's submit rate in the window; null when jobs wait but none was submitted in the window (no rate to go by) */
+                            estimated_wait_seconds: number | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             401: components["responses"]["Error401"];

@@ -86,6 +86,10 @@ export type JobListQuery = QueryOf<operations['get_jobs']>;
 export type JobListItem = DataOf<'get_jobs'>[number];
 /** A model of GET /v1/models. */
 export type ModelInfo = DataOf<'get_models'>[number];
+/** GET /v1/queue: its optional `model` filter. */
+export type QueueQuery = QueryOf<operations['get_queue']>;
+/** An entry of GET /v1/queue: one model and priority's waiting jobs, recent waits and estimated wait. */
+export type QueueEntry = DataOf<'get_queue'>[number];
 
 /** The MIME type of an upload from a file name's extension (direct uploads must declare it). */
 export function mimeTypeOf(name: string): UploadMimeType | null {
@@ -223,6 +227,7 @@ export const operationMethods = {
   get_replace_actors_generations: 'replaceActors.list',
   get_talking_actors: 'talkingActors.list',
   get_models: 'models.list',
+  get_queue: 'queue.get',
   // Deleting a finished job's outputs (retention).
   delete_images_by_id: 'images.deleteOutputs',
   delete_videos_by_id: 'videos.deleteOutputs',

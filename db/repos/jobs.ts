@@ -196,6 +196,7 @@ const completedColumns = (outputs: JobOutput[], runId: string, providerRef?: Rec
   error: null,
   finished_at: sql<Date>`now()`,
   updated_at: sql<Date>`now()`,
+  submitted_at: sql<Date>`coalesce(submitted_at, now())`,
   ...(providerRef ? { provider_ref: JSON.stringify(providerRef) } : {}),
 });
 
@@ -314,8 +315,8 @@ export async function cancelChurn(db: Queryable, workspaceId: string, limit: num
 /**
  * The provider's request reference of the run that claimed the job, with the phase it is now in:
  * written right after the submit, before anything that can fail, so a retried step polls the
- * request instead of paying for another. Returns false (writing nothing) when `runId` no longer
- * holds the job.
+ * request instead of paying for another. The first one also ends the job's wait in our queues
+ * (`submitted_at`). Returns false (writing nothing) when `runId` no longer holds the job.
  */
 export async function recordProviderRef(
   db: Queryable,
@@ -326,7 +327,12 @@ export async function recordProviderRef(
 ): Promise<boolean> {
   const r = await db
     .updateTable('jobs')
-    .set({ provider_ref: JSON.stringify(ref), updated_at: sql`now()`, ...(progress ? phaseColumns(progress.phase, progress.attempt) : {}) })
+    .set({
+      provider_ref: JSON.stringify(ref),
+      submitted_at: sql`coalesce(submitted_at, now())`,
+      updated_at: sql`now()`,
+      ...(progress ? phaseColumns(progress.phase, progress.attempt) : {}),
+    })
     .where('id', '=', jobId)
     .where(claimedBy(runId))
     .executeTakeFirst();

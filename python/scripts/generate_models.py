@@ -41,6 +41,7 @@ MODELS: dict[str, tuple[str, str]] = {
     "Actor": ("get_actors", "item"),
     "Voice": ("get_voices", "item"),
     "ModelInfo": ("get_models", "item"),
+    "QueueEntry": ("get_queue", "item"),
     "JobListItem": ("get_jobs", "item"),
     "FileUpload": ("post_upload", "data"),
     "UploadFromUrl": ("post_upload_from_url", "body"),
@@ -64,6 +65,7 @@ MODELS: dict[str, tuple[str, str]] = {
     "ActorsQuery": ("get_actors", "query"),
     "VoicesQuery": ("get_voices", "query"),
     "JobListQuery": ("get_jobs", "query"),
+    "QueueQuery": ("get_queue", "query"),
 }
 
 # Sub-objects named on their own: name → (model, JSON path inside it).

@@ -60,6 +60,9 @@ def test_models_job_lists_and_dry_run_quotes(client: MediaGenClient, main: Tenan
     names = {kind: [m["name"] for m in models if m["kind"] == kind] for kind in ("image", "video", "replace_actor", "talking_actor")}
     assert "nano-banana-2" in names["image"] and "kling-2.6" in names["video"]
     assert len(names["replace_actor"]) == 1 and len(names["talking_actor"]) == 1
+    queue = client.queue.get(model="nano-banana-2")["data"]
+    assert [(e["model"], e["priority"]) for e in queue] == [("nano-banana-2", p) for p in ("high", "normal", "low")]
+    assert all(e["waiting"]["workspace"] <= e["waiting"]["total"] for e in queue)
 
     job = client.images.generate(project_id=main.project_id, prompt="listed", model="nano-banana-2", aspect_ratio="1:1", count=1)
     latest = client.jobs.list(limit=10)["data"][0]
@@ -148,4 +151,5 @@ async def test_the_async_client_serves_the_same_operations(aclient: AsyncMediaGe
     assert (await aclient.talking_actors.url(job["id"]))["url"].startswith("http")
     assert (await aclient.jobs.list(limit=1))["data"][0]["id"] == job["id"]
     assert (await aclient.models.list())["data"]
+    assert len((await aclient.queue.get())["data"]) == 3 * len((await aclient.models.list())["data"])
     assert (await aclient.openapi())["openapi"] == "3.1.0"

@@ -88,7 +88,13 @@ export const progressSchema = z.object({
   phase: z.string(),
   attempt: z.number().int(),
   percent: z.number().nullable(),
-  queue_position: z.number().int().nullable(),
+  queue_position: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      "while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null",
+    ),
 });
 /** Set once the job's outputs were deleted (DELETE /v1/{kind}/{id}): the record stays, its URL answers 410. */
 /** The customer's deadline (a create's `deadline_seconds`) as a moment. */

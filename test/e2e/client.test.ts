@@ -121,6 +121,13 @@ describe('the whole document', () => {
     assert.ok(byKind('video').includes('kling-2.6'));
     assert.equal(byKind('talking_actor').length, 1);
     assert.equal(byKind('replace_actor').length, 1);
+    // GET /v1/queue: one entry per public model and priority.
+    const queue = await c.queue.get({ model: 'nano-banana-2' });
+    assert.deepEqual(
+      queue.data.map((e) => [e.model, e.priority]),
+      ['high', 'normal', 'low'].map((p) => ['nano-banana-2', p]),
+    );
+    assert.equal((await c.queue.get()).data.length, 3 * data.length);
     const job = await c.images.generate({ project_id: t.projectId, prompt: 'listed', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
     const all = await c.jobs.list({ limit: 10 });
     assert.deepEqual([all.data[0]?.id, all.data[0]?.kind], [job.id, 'image']);

@@ -107,7 +107,8 @@ describe('job progress in Postgres', () => {
       const id = await newJob();
       await jobsRepo.markWorkflowStarted(tdb.db, id);
       await tdb.db.transaction().execute((tx) => jobMoves.claimJob(tx, id, 'run-1'));
-      await progressRepo.setJobPhase(tdb.db, id, 'generating', 1);
+      // Submitted: the provider's reference recorded (a job still waiting in our queues answers its own position).
+      assert.equal(await jobsRepo.recordProviderRef(tdb.db, id, 'run-1', { provider: 'local', id: 'r-1' }, { phase: 'generating', attempt: 1 }), true);
       await progressRepo.recordPollProgress(tdb.db, id, { percent: 42, queuePosition: null, attempt: 1 }, 0);
       const res = await call(base, 'GET', `/v1/images/${id}`, { key: t.apiKey });
       assert.equal(res.status, 200, res.text);
@@ -120,9 +121,11 @@ describe('job progress in Postgres', () => {
       assert.equal(bad.status, 400);
       assert.equal(bad.body.error.code, 'invalid_request');
 
-      const pending = await newJob();
-      const p = await call(base, 'GET', `/v1/images/${pending}`, { key: t.apiKey });
-      assert.deepEqual(p.body.data.progress, { phase: 'queued', attempt: 1, percent: null, queue_position: null });
+      // A workspace's only waiting job is next in its share of the queue.
+      const alone = await createTenant(tdb.db, 10);
+      const pending = (await insertImageJob(tdb.db, alone, { deadlineSeconds: 60 })).id;
+      const p = await call(base, 'GET', `/v1/images/${pending}`, { key: alone.apiKey });
+      assert.deepEqual(p.body.data.progress, { phase: 'queued', attempt: 1, percent: null, queue_position: 1 });
 
       await tdb.db
         .transaction()

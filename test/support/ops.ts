@@ -97,7 +97,8 @@ type SyntaxNode = ReturnType<ReturnType<typeof parser.parse>['topNode']['getChil
  * Evaluates an alert rule's expression at one instant against one scrape (the rule's `for` aside):
  * the series an alert would fire for, with their labels and value. The subset alert rules of the
  * form `agg by (labels) (metric{matchers}) <cmp> number` use: vector selectors with = and !=
- * matchers, sum / max / min / count with `by`, parentheses and a comparison with a number.
+ * matchers, sum / max / min / count with `by`, parentheses, a comparison with a number, and
+ * `and` / `unless` matched `on (labels)`.
  * Anything else throws, so a rule this cannot evaluate is never reported as quiet.
  */
 export function evaluateAlert(expr: string, exposition: string): Sample[] {
@@ -156,7 +157,21 @@ export function evaluateAlert(expr: string, exposition: string): Sample[] {
         return [...groups.values()].map((g) => ({ labels: g.labels, value: fold[op]!(g.values) }));
       }
       case 'BinaryExpr': {
-        const [l, opNode, r] = kids(n);
+        const parts = kids(n);
+        const matching = parts.find((c) => c.name === 'MatchingModifierClause');
+        const [l, opNode, r] = parts.filter((c) => c !== matching);
+        if (opNode!.name === 'And' || opNode!.name === 'Unless') {
+          // Set operations, matched `on` the listed labels (the only matching the rules use).
+          if (!matching?.getChild('On')) throw new Error(`evaluateAlert: ${src(opNode!)} needs on (...)`);
+          const on = kids(matching.getChild('GroupingLabels')!)
+            .filter((c) => c.name === 'LabelName')
+            .map(src);
+          const [left, right] = [evalNode(l!), evalNode(r!)];
+          if (typeof left === 'number' || typeof right === 'number') throw new Error(`evaluateAlert: ${src(n)} needs vectors on both sides`);
+          const key = (x: Sample) => JSON.stringify(on.map((k) => x.labels[k] ?? ''));
+          const keys = new Set(right.map(key));
+          return left.filter((x) => keys.has(key(x)) === (opNode!.name === 'And'));
+        }
         const compare: Record<string, (a: number, b: number) => boolean> = {
           Gtr: (a, b) => a > b,
           Lss: (a, b) => a < b,

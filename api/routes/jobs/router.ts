@@ -18,6 +18,7 @@ import type { Job, JobKind } from '../../../db/schema.js';
 import { newId } from '../../../shared/ids.js';
 import { annotateSpan } from '../../../shared/tracing.js';
 import * as jobsRepo from '../../../db/repos/jobs.js';
+import { queuePosition } from '../../../db/repos/queue.js';
 import {
   cancelChargeOf,
   InsufficientCreditsError,
@@ -224,8 +225,9 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     },
   });
 
-  // The hottest path of the API: one primary-key read. The row holds the workflow's progress as
-  // its activities wrote it; `?live=true` asks the workflow itself (shared and cached per job).
+  // The hottest path of the API: one primary-key read (and, for a job not yet submitted, one count
+  // over the waiting-jobs index). The row holds the workflow's progress as its activities wrote it;
+  // `?live=true` asks the workflow itself (shared and cached per job).
   endpoints.add({
     method: 'get',
     path: `${spec.base}/:id`,
@@ -242,6 +244,8 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
         const p = await services.liveProgress.get(job.id);
         if (p) data.progress = { phase: p.phase, attempt: p.attempt, percent: p.percent, queue_position: p.queuePosition } satisfies Progress;
       }
+      // Still waiting in our queues: its place in its workspace's share (one indexed count); the provider's own position once submitted.
+      if (data.progress && job.submitted_at === null) data.progress.queue_position = await queuePosition(services.deps.db, job);
       res.json({ data });
     },
   });

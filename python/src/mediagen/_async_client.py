@@ -20,6 +20,7 @@ from ._async_resources import (
     _JobResource,
     _Jobs,
     _Models,
+    _Queue,
     _Projects,
     _ReplaceActors,
     _TalkingActors,
@@ -99,6 +100,7 @@ class AsyncMediaGenClient:
         self.actors = _Actors(self, "/v1/actors")
         self.voices = _Voices(self, "/v1/voices")
         self.models = _Models(self)
+        self.queue = _Queue(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")

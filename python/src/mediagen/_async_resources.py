@@ -23,6 +23,8 @@ from .models import (
     ModelInfo,
     Project,
     ProjectsQuery,
+    QueueEntry,
+    QueueQuery,
     ReplaceActorCreate,
     ReplaceActorCreated,
     ReplaceActorJob,
@@ -76,6 +78,15 @@ class _Models:
     async def list(self) -> Page[ModelInfo]:
         """GET /v1/models: every public model, what it accepts, its price and how this deployment serves it."""
         return cast(Page[ModelInfo], await self._client.request("GET", "/v1/models"))
+
+
+class _Queue:
+    def __init__(self, client: AsyncMediaGenClient) -> None:
+        self._client = client
+
+    async def get(self, **query: Unpack[QueueQuery]) -> Page[QueueEntry]:
+        """GET /v1/queue: per model and priority, the jobs waiting (this workspace's and everyone's), the recent waits and the estimated wait of a new job."""
+        return cast(Page[QueueEntry], await self._client.request("GET", f"/v1/queue{_core.query_string(query)}"))
 
 
 class _Jobs:

@@ -21,6 +21,7 @@ from ._resources import (
     _JobResource,
     _Jobs,
     _Models,
+    _Queue,
     _Projects,
     _ReplaceActors,
     _TalkingActors,
@@ -100,6 +101,7 @@ class MediaGenClient:
         self.actors = _Actors(self, "/v1/actors")
         self.voices = _Voices(self, "/v1/voices")
         self.models = _Models(self)
+        self.queue = _Queue(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")

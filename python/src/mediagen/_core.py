@@ -83,6 +83,7 @@ OPERATION_METHODS: dict[str, str] = {
     "get_actors": "actors.list",
     "get_voices": "voices.list",
     "get_models": "models.list",
+    "get_queue": "queue.get",
     "get_jobs": "jobs.list",
     "post_upload": "upload_file",
     "post_upload_from_url": "upload_from_url",

@@ -357,6 +357,9 @@ class JobProgress(TypedDict, closed=True):
     attempt: int
     percent: float | None
     queue_position: int | None
+    """
+    while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null
+    """
 
 
 class Durations(TypedDict, closed=True):
@@ -568,6 +571,66 @@ class ProjectsQuery(TypedDict, closed=True):
     cursor: NotRequired[str]
     """
     the next_cursor of the previous page
+    """
+
+
+class Waiting(TypedDict, closed=True):
+    workspace: int
+    """
+    this workspace's jobs of the model and priority created and not yet submitted to the provider
+    """
+    total: int
+    """
+    every workspace's such jobs
+    """
+
+
+class RecentWait(TypedDict, closed=True):
+    jobs: int
+    """
+    jobs of the model and priority submitted in the window
+    """
+    p50_seconds: float
+    """
+    median wait from create to submit
+    """
+    p90_seconds: float
+    """
+    90th percentile of that wait
+    """
+
+
+class QueueEntry(TypedDict, closed=True):
+    model: str
+    """
+    the public model name
+    """
+    priority: Literal["high", "normal", "low"]
+    """
+    the job priority this entry is about
+    """
+    provider: str | None
+    """
+    the provider queue new jobs of the model wait in ('local': the local renderer); null when the model is not served here
+    """
+    waiting: Waiting
+    """
+    jobs waiting in this service's queues (created, not yet submitted to their provider)
+    """
+    recent_wait: RecentWait | None
+    """
+    the waits (create → submit to the provider) of the jobs submitted in the last 15 minutes; null when none was
+    """
+    estimated_wait_seconds: float | None
+    """
+    estimated wait before a job of this workspace created now reaches the provider: 0 when nothing waits ahead of it; else the jobs ahead of it (every waiting job of a higher priority; of its priority, this workspace's and the other waiting workspaces' turns until its own, by their fair-share weights) over the provider's submit rate in the window; null when jobs wait but none was submitted in the window (no rate to go by)
+    """
+
+
+class QueueQuery(TypedDict, closed=True):
+    model: NotRequired[str]
+    """
+    only this model
     """
 
 
@@ -1528,6 +1591,7 @@ OPERATION_IDS: tuple[str, ...] = (
     "get_models",
     "get_openapi_json",
     "get_projects",
+    "get_queue",
     "get_readyz",
     "get_replace_actors_generations",
     "get_replace_actors_generations_by_id",
