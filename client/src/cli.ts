@@ -4,7 +4,7 @@
 //   as JSON. Exit codes: 0 ok · 1 other · 2 usage or invalid request · 3 not found ·
 //   4 auth (401/403) · 5 credits (402) · 6 job failed.
 import { Command, CommanderError, Option } from 'commander';
-import { MediaGenClient, kindOfJobId, type JobRef } from './client.js';
+import { MediaGenClient, jobPriorities, kindOfJobId, type JobRef } from './client.js';
 import { uploadFile } from './node.js';
 import {
   collect,
@@ -54,9 +54,19 @@ export function buildProgram(): Command {
       .option('--wait', 'wait until the job finishes, showing its progress')
       .option('--out <path>', 'with --wait: download the outputs to this file or directory');
 
+  // Every create takes a priority (docs/api/priority.md); the server's default is normal.
+  const generateOptions = (cmd: Command) =>
+    waitOptions(
+      cmd.addOption(
+        new Option('--priority <level>', "high (if the workspace is allowed it), normal or low (cheaper where the model's price says so)").choices(
+          jobPriorities,
+        ),
+      ),
+    );
+
   // ---- generation
   const images = program.command('images').description('image jobs');
-  waitOptions(
+  generateOptions(
     images
       .command('generate')
       .description('create an image job')
@@ -67,12 +77,19 @@ export function buildProgram(): Command {
       .option('--count <n>', 'images to make (1-4)', int('--count'), 1),
   ).action(async (o) => {
     const c = client();
-    const job = await c.images.generate({ project_id: o.project, prompt: o.prompt, model: o.model, aspect_ratio: o.aspectRatio, count: o.count });
+    const job = await c.images.generate({
+      project_id: o.project,
+      prompt: o.prompt,
+      model: o.model,
+      aspect_ratio: o.aspectRatio,
+      count: o.count,
+      priority: o.priority,
+    });
     await created(c, job, globals(), o);
   });
 
   const videos = program.command('videos').description('video jobs');
-  waitOptions(
+  generateOptions(
     videos
       .command('generate')
       .description('create a video job')
@@ -97,12 +114,13 @@ export function buildProgram(): Command {
       reference_file_ids: o.referenceFileId,
       start_frame_file_id: o.startFrameFileId,
       end_frame_file_id: o.endFrameFileId,
+      priority: o.priority,
     });
     await created(c, job, globals(), o);
   });
 
   const talking = program.command('talking-actors').description('talking-actor jobs');
-  waitOptions(
+  generateOptions(
     talking
       .command('generate')
       .description('create a talking-actor job')
@@ -126,12 +144,13 @@ export function buildProgram(): Command {
       voice_id: o.voice,
       aspect_ratio: o.aspectRatio,
       ...(hasVoice ? { voice_options: voice } : {}),
+      priority: o.priority,
     });
     await created(c, job, globals(), o);
   });
 
   const replace = program.command('replace-actors').description('replace-actor jobs');
-  waitOptions(
+  generateOptions(
     replace
       .command('generate')
       .description('create a replace-actor job (either both file ids or both URLs)')
@@ -154,6 +173,7 @@ export function buildProgram(): Command {
       prompt: o.prompt,
       duration: o.duration,
       aspect_ratio: o.aspectRatio,
+      priority: o.priority,
     });
     await created(c, job, globals(), o);
   });
@@ -212,6 +232,7 @@ export function buildProgram(): Command {
     .option('--project <id>', 'only this project')
     .option('--status <status>', 'pending, generating, completed or failed')
     .option('--model <name>', 'only this model')
+    .addOption(new Option('--priority <level>', 'only jobs of this priority').choices(jobPriorities))
     .option('--created-after <ms>', 'only jobs created after (ms since the Unix epoch)', int('--created-after'))
     .option('--created-before <ms>', 'only jobs created before (ms since the Unix epoch)', int('--created-before'))
     .option('--limit <n>', '1-100', int('--limit'))
@@ -221,6 +242,7 @@ export function buildProgram(): Command {
         project_id: o.project,
         status: o.status,
         model: o.model,
+        priority: o.priority,
         created_after: o.createdAfter,
         created_before: o.createdBefore,
         limit: o.limit,

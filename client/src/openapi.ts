@@ -811,6 +811,11 @@ export type webhooks = {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         } | {
                             id: string;
                             project_id: string;
@@ -885,6 +890,11 @@ export type webhooks = {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         } | {
                             id: string;
                             project_id: string;
@@ -957,6 +967,11 @@ export type webhooks = {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -1080,6 +1095,11 @@ export type webhooks = {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         } | {
                             id: string;
                             project_id: string;
@@ -1154,6 +1174,11 @@ export type webhooks = {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         } | {
                             id: string;
                             project_id: string;
@@ -1226,6 +1251,11 @@ export type webhooks = {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -1352,6 +1382,11 @@ export type webhooks = {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         } | {
                             id: string;
                             project_id: string;
@@ -1426,6 +1461,11 @@ export type webhooks = {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         } | {
                             id: string;
                             project_id: string;
@@ -1498,6 +1538,11 @@ export type webhooks = {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -1527,7 +1572,7 @@ export type components = {
                  * @description stable machine-readable code
                  * @enum {string}
                  */
-                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "forbidden" | "priority_not_allowed" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
                 /** @description human-readable explanation */
                 message: string;
             };
@@ -2848,6 +2893,11 @@ export interface operations {
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
                     webhook_events?: ("generating" | "completed" | "failed")[];
+                    /**
+                     * @description the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+                     * @enum {string}
+                     */
+                    priority?: "high" | "normal" | "low";
                 };
             };
         };
@@ -2938,6 +2988,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         } | {
                             /** @description credits this request would be charged */
                             price: number;
@@ -3170,6 +3225,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -3330,6 +3390,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -3593,6 +3658,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -3686,6 +3756,11 @@ export interface operations {
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
                     webhook_events?: ("generating" | "completed" | "failed")[];
+                    /**
+                     * @description the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+                     * @enum {string}
+                     */
+                    priority?: "high" | "normal" | "low";
                 } & ({
                     /** @constant */
                     model?: "sora-2-pro";
@@ -3853,6 +3928,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         } | {
                             /** @description credits this request would be charged */
                             price: number;
@@ -4086,6 +4166,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -4247,6 +4332,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -4511,6 +4601,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -4589,6 +4684,8 @@ export interface operations {
                 status?: "pending" | "generating" | "completed" | "failed";
                 /** @description only jobs of this model */
                 model?: string;
+                /** @description only jobs of this priority */
+                priority?: "high" | "normal" | "low";
                 /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
@@ -4684,6 +4781,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -4772,6 +4874,11 @@ export interface operations {
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
                     webhook_events?: ("generating" | "completed" | "failed")[];
+                    /**
+                     * @description the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+                     * @enum {string}
+                     */
+                    priority?: "high" | "normal" | "low";
                 } & ({
                     image_url?: never;
                     video_url?: never;
@@ -5032,6 +5139,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -5193,6 +5305,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -5457,6 +5574,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -5557,6 +5679,11 @@ export interface operations {
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
                     webhook_events?: ("generating" | "completed" | "failed")[];
+                    /**
+                     * @description the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+                     * @enum {string}
+                     */
+                    priority?: "high" | "normal" | "low";
                 };
             };
         };
@@ -5810,6 +5937,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -5969,6 +6101,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -6231,6 +6368,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -6309,6 +6451,8 @@ export interface operations {
                 status?: "pending" | "generating" | "completed" | "failed";
                 /** @description only jobs of this model */
                 model?: string;
+                /** @description only jobs of this priority */
+                priority?: "high" | "normal" | "low";
                 /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
@@ -6404,6 +6548,11 @@ export interface operations {
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
+                            /**
                              * @description the job kind (its status path: /v1/images/{id})
                              * @constant
                              */
@@ -6482,6 +6631,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                             /**
                              * @description the job kind (its status path: /v1/videos/{id})
                              * @constant
@@ -6562,6 +6716,11 @@ export interface operations {
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
+                            /**
                              * @description the job kind (its status path: /v1/replace-actors/generations/{id})
                              * @constant
                              */
@@ -6639,6 +6798,11 @@ export interface operations {
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
+                            /**
                              * @description the job kind (its status path: /v1/talking-actors/{id})
                              * @constant
                              */
@@ -6711,6 +6875,8 @@ export interface operations {
                 status?: "pending" | "generating" | "completed" | "failed";
                 /** @description only jobs of this model */
                 model?: string;
+                /** @description only jobs of this priority */
+                priority?: "high" | "normal" | "low";
                 /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
@@ -6805,6 +6971,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -6873,6 +7044,8 @@ export interface operations {
                 status?: "pending" | "generating" | "completed" | "failed";
                 /** @description only jobs of this model */
                 model?: string;
+                /** @description only jobs of this priority */
+                priority?: "high" | "normal" | "low";
                 /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
@@ -6968,6 +7141,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -7036,6 +7214,8 @@ export interface operations {
                 status?: "pending" | "generating" | "completed" | "failed";
                 /** @description only jobs of this model */
                 model?: string;
+                /** @description only jobs of this priority */
+                priority?: "high" | "normal" | "low";
                 /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
@@ -7129,6 +7309,11 @@ export interface operations {
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -7246,6 +7431,8 @@ export interface operations {
                                 per: "image" | "second" | "job";
                                 /** @description per job: added for every started 100 characters of the script */
                                 per_hundred_chars?: number;
+                                /** @description the fraction of the price a job created with priority low does not pay (the credits taken off rounded down), never below what the model's provider charges for it; 0: low jobs pay the full price */
+                                low_priority_discount: number;
                             };
                             /** @description what a cancel (POST /v1/{kind}/{id}/cancel) refunds: the whole price before the job is submitted to a provider; after it, the price less the provider cost unless the provider confirms the cancel */
                             cancel_policy: {

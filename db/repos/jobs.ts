@@ -7,6 +7,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Queryable, Tx } from '../index.js';
 import type { Job, JobError, JobKind, JobOutput, JobPhase, JobStatus, WebhookEventName } from '../schema.js';
+import type { JobPriority } from '../../shared/job-model.js';
 import { InsufficientCreditsError } from './job-ledger.js';
 import { phaseColumns, progressColumns, type MoveProgress } from './job-progress.js';
 
@@ -23,6 +24,8 @@ export interface NewJobInput {
   price: number;
   /** Where the job's webhook events go, and which (0007_webhooks). */
   webhook?: { url: string; events: WebhookEventName[] } | null;
+  /** Its priority in the queues (default normal). */
+  priority?: JobPriority;
 }
 
 export class ProjectNotInWorkspaceError extends Error {
@@ -50,9 +53,10 @@ export async function insertJobWithCharge(db: Queryable, job: NewJobInput): Prom
       where id = ${job.workspaceId} and ${job.price}::int > 0 and credits >= ${job.price} and exists (select 1 from project)
       returning credits
     ), job as (
-      insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, price, webhook_url, webhook_events)
+      insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, price, webhook_url, webhook_events, priority)
       select ${job.id}::text, ${job.kind}::text, ${job.workspaceId}::text, ${job.projectId}::text, ${job.apiKeyId}::text, ${job.model}::text,
-             'pending', ${JSON.stringify(job.params)}::jsonb, ${job.price}::int, ${job.webhook?.url ?? null}::text, ${job.webhook?.events ?? null}::text[]
+             'pending', ${JSON.stringify(job.params)}::jsonb, ${job.price}::int, ${job.webhook?.url ?? null}::text, ${job.webhook?.events ?? null}::text[],
+             ${job.priority ?? 'normal'}::text
       where exists (select 1 from project) and (${job.price}::int = 0 or exists (select 1 from debit))
       returning *
     ), charge as (

@@ -182,6 +182,10 @@ class ImageCreate(TypedDict, closed=True):
     """
     the events to deliver (needs webhook_url); default ["completed", "failed"]
     """
+    priority: NotRequired[Literal["high", "normal", "low"]]
+    """
+    the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
 
 
 class ProviderAttempt(TypedDict, closed=True):
@@ -334,6 +338,10 @@ class JobListQuery(TypedDict, closed=True):
     """
     only jobs of this model
     """
+    priority: NotRequired[Literal["high", "normal", "low"]]
+    """
+    only jobs of this priority
+    """
     created_after: NotRequired[int]
     """
     only jobs created after this moment (milliseconds since the Unix epoch, exclusive)
@@ -381,6 +389,10 @@ class Price(TypedDict, closed=True):
     per_hundred_chars: NotRequired[int]
     """
     per job: added for every started 100 characters of the script
+    """
+    low_priority_discount: float
+    """
+    the fraction of the price a job created with priority low does not pay (the credits taken off rounded down), never below what the model's provider charges for it; 0: low jobs pay the full price
     """
 
 
@@ -586,6 +598,10 @@ class ReplaceActorCreate(TypedDict, closed=True):
     """
     the events to deliver (needs webhook_url); default ["completed", "failed"]
     """
+    priority: NotRequired[Literal["high", "normal", "low"]]
+    """
+    the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
 
 
 class ReplaceActorCreated(TypedDict, closed=True):
@@ -689,6 +705,10 @@ class ReplaceActorJob(TypedDict, closed=True):
     """
     the events delivered to webhook_url; null: no webhooks
     """
+    priority: Literal["high", "normal", "low"]
+    """
+    the job's priority in the queues it waits in (high, normal or low)
+    """
 
 
 class Substitution3(TypedDict, closed=True):
@@ -787,6 +807,10 @@ class ReplaceActorListItem(TypedDict, closed=True):
     """
     the events delivered to webhook_url; null: no webhooks
     """
+    priority: Literal["high", "normal", "low"]
+    """
+    the job's priority in the queues it waits in (high, normal or low)
+    """
     kind: Literal["replace_actor"]
     """
     the job kind (its status path: /v1/replace-actors/generations/{id})
@@ -815,6 +839,10 @@ class TalkingActorCreate(TypedDict, closed=True):
     webhook_events: NotRequired[list[Literal["generating", "completed", "failed"]]]
     """
     the events to deliver (needs webhook_url); default ["completed", "failed"]
+    """
+    priority: NotRequired[Literal["high", "normal", "low"]]
+    """
+    the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
     """
 
 
@@ -918,6 +946,10 @@ class TalkingActorJob(TypedDict, closed=True):
     """
     the events delivered to webhook_url; null: no webhooks
     """
+    priority: Literal["high", "normal", "low"]
+    """
+    the job's priority in the queues it waits in (high, normal or low)
+    """
 
 
 class Substitution5(TypedDict, closed=True):
@@ -1014,6 +1046,10 @@ class TalkingActorListItem(TypedDict, closed=True):
     """
     the events delivered to webhook_url; null: no webhooks
     """
+    priority: Literal["high", "normal", "low"]
+    """
+    the job's priority in the queues it waits in (high, normal or low)
+    """
     kind: Literal["talking_actor"]
     """
     the job kind (its status path: /v1/talking-actors/{id})
@@ -1067,6 +1103,10 @@ class VideoCreate(TypedDict, closed=True):
     webhook_events: NotRequired[list[Literal["generating", "completed", "failed"]]]
     """
     the events to deliver (needs webhook_url); default ["completed", "failed"]
+    """
+    priority: NotRequired[Literal["high", "normal", "low"]]
+    """
+    the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
     """
 
 
@@ -1166,6 +1206,10 @@ class VideoJob(TypedDict, closed=True):
     """
     the events delivered to webhook_url; null: no webhooks
     """
+    priority: Literal["high", "normal", "low"]
+    """
+    the job's priority in the queues it waits in (high, normal or low)
+    """
 
 
 class Substitution7(TypedDict, closed=True):
@@ -1263,6 +1307,10 @@ class VideoListItem(TypedDict, closed=True):
     webhook_events: list[Literal["generating", "completed", "failed"]] | None
     """
     the events delivered to webhook_url; null: no webhooks
+    """
+    priority: Literal["high", "normal", "low"]
+    """
+    the job's priority in the queues it waits in (high, normal or low)
     """
     kind: Literal["video"]
     """
@@ -1383,6 +1431,10 @@ class ImageJob(TypedDict, closed=True):
     """
     the events delivered to webhook_url; null: no webhooks
     """
+    priority: Literal["high", "normal", "low"]
+    """
+    the job's priority in the queues it waits in (high, normal or low)
+    """
 
 
 class ImageListItem(TypedDict, closed=True):
@@ -1436,6 +1488,10 @@ class ImageListItem(TypedDict, closed=True):
     webhook_events: list[Literal["generating", "completed", "failed"]] | None
     """
     the events delivered to webhook_url; null: no webhooks
+    """
+    priority: Literal["high", "normal", "low"]
+    """
+    the job's priority in the queues it waits in (high, normal or low)
     """
     kind: Literal["image"]
     """
