@@ -216,9 +216,13 @@ describe('job priority', () => {
     // And the backlog still drains: every job completes, charged once.
     await waitAllCompleted(t, 2 + normals.length);
     const charges = await sql<{ n: number }>`
-      select count(*)::int as n from credit_ledger where workspace_id = ${t.workspaceId} group by job_id having count(*) <> 1 or sum(delta) <> ${-normalPrice}::int
+      select count(*)::int as n from credit_ledger where workspace_id = ${t.workspaceId} and job_id is not null group by job_id having count(*) <> 1 or sum(delta) <> ${-normalPrice}::int
     `.execute(tdb.db);
     assert.deepEqual(charges.rows, []);
+    const charged = await sql<{ n: number }>`
+      select count(distinct job_id)::int as n from credit_ledger where workspace_id = ${t.workspaceId} and reason = 'charge'
+    `.execute(tdb.db);
+    assert.equal(charged.rows[0]!.n, 2 + normals.length);
   });
 
   test('low jobs never delay normal ones: queued together, every normal job starts before any low one', async (ctx) => {
