@@ -7,12 +7,13 @@ import { AdminError } from '../db/repos/workspaces.js';
 import type * as DeploymentModule from '../worker/deployment.js';
 import { ConfigProblem, exitCodes, UsageError, type Command, type Context } from './command.js';
 import { workspaceCommands } from './commands/workspaces.js';
+import { priorityCommands } from './commands/priority.js';
 import { seedCommands } from './commands/seed.js';
 import { deploymentCommands } from './commands/deployment.js';
 import { migrateCommands } from './commands/migrate.js';
 
 /** Every command, in the order `help` lists them. */
-export const commands: Record<string, Command> = { ...workspaceCommands, ...seedCommands, ...deploymentCommands, ...migrateCommands };
+export const commands: Record<string, Command> = { ...workspaceCommands, ...priorityCommands, ...seedCommands, ...deploymentCommands, ...migrateCommands };
 
 export function helpText(): string {
   const width = Math.max(...Object.values(commands).map((c) => c.usage.length));

@@ -12,6 +12,7 @@ export const errorCodes = [
   'unauthorized',
   'insufficient_credits',
   'forbidden',
+  'priority_not_allowed',
   'not_found',
   'method_not_allowed',
   'payload_too_large',

@@ -19,7 +19,8 @@ import { releaseSlot } from '../db/repos/route-slots.js';
 import type { MoveProgress } from '../db/repos/job-progress.js';
 import type { ProviderCircuits } from '../db/provider-circuits.js';
 import { isFetchedInput, jobOutputs, jobPrefix, type Storage } from '../shared/storage.js';
-import { priceFor, providerCostFor, requestRefusal, type ModelRoute } from '../shared/catalog.js';
+import { priceAt, providerCostFor, requestRefusal, type ModelRoute } from '../shared/catalog.js';
+import type { JobPriority } from '../shared/job-model.js';
 import { resolveJobRoute } from '../shared/routing.js';
 import type { JobParamsOf, StoredJobParams } from '../shared/job-params.js';
 import type { JobKind } from '../shared/kinds/index.js';
@@ -74,6 +75,8 @@ export interface QuoteRequest {
   model: string;
   route: ModelRoute;
   params: JobParamsOf<JobKind>;
+  /** The job's priority (default normal): a low job may be cheaper (shared/catalog.ts priceAt). */
+  priority?: JobPriority;
 }
 
 export interface Quote {
@@ -135,7 +138,11 @@ export function createJobService(deps: JobServiceDeps) {
     if (refusal) throw new JobRequestRefusedError('invalid_request', refusal);
     const params = { ...req.params, ...route } as StoredJobParams;
     // The local renderer costs the operator nothing: a cancel refunds all of it.
-    return { params, price: priceFor(req.route, req.params), nonRefundable: params.provider === 'local' ? 0 : providerCostFor(req.route, req.params) };
+    return {
+      params,
+      price: priceAt(req.route, req.params, req.priority),
+      nonRefundable: params.provider === 'local' ? 0 : providerCostFor(req.route, req.params),
+    };
   }
 
   /**

@@ -244,7 +244,7 @@ up_temporal_server() {
 
 search_attributes_usable() {
   temporal workflow count --address "$1" --namespace default \
-    --query "WorkspaceId = 'x' AND ProjectId = 'x' AND JobKind = 'x' AND MediaModel = 'x' AND JobStatus = 'x' AND ServingProvider = 'x'" >/dev/null 2>&1
+    --query "WorkspaceId = 'x' AND ProjectId = 'x' AND JobKind = 'x' AND MediaModel = 'x' AND JobStatus = 'x' AND ServingProvider = 'x' AND JobPriority = 'x'" >/dev/null 2>&1
 }
 
 ui_ready() { curl -sf -o /dev/null "$1"; }

@@ -28,7 +28,7 @@ SCHEMATHESIS_VERSION=4.32.5          # PyPI schemathesis: the contract fuzzer ru
 # is not served by the module proxy. First install about 2 minutes, cached after.
 PHOENIX_VERSION=20.26.1
 
-SEARCH_ATTRIBUTES=(WorkspaceId ProjectId JobKind MediaModel JobStatus ServingProvider)
+SEARCH_ATTRIBUTES=(WorkspaceId ProjectId JobKind MediaModel JobStatus ServingProvider JobPriority)
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 HOME_DIR=${MEDIA_GEN_HOME:-/var/tmp/media-gen}

@@ -4,7 +4,7 @@
 // Values follow each provider's documentation; the `source` of each entry says where.
 // The entries live in shared/catalog/{images,videos,actors}.ts; this module merges them with the
 // second routes the providers declare (shared/providers/*.ts `routes`) and holds the rules.
-import type { ProviderName } from './job-model.js';
+import type { JobPriority, ProviderName } from './job-model.js';
 import { disabledRoutesOf, providerRoutesOf } from './providers/index.js';
 import type { ModelEntry, ModelRoute, OutputFormat, RouteOutput } from './catalog/types.js';
 import { imageEntries } from './catalog/images.js';
@@ -235,6 +235,20 @@ export function priceFor(route: ModelRoute, p: { count?: number; duration?: numb
     case 'job':
       return price.credits + (price.perHundredChars ?? 0) * Math.ceil((p.script?.length ?? 0) / 100);
   }
+}
+
+/**
+ * The price of a job at its priority, fixed at create: a `low` job of a model with a
+ * `lowPriorityDiscount` pays that fraction less (the credits taken off rounded down), never less
+ * than the provider cost, so the operator is never out of pocket for a discounted job.
+ */
+export function priceAt(route: ModelRoute, p: { count?: number; duration?: number; script?: string }, priority: JobPriority = 'normal'): number {
+  const full = priceFor(route, p);
+  const discount = priority === 'low' ? (route.lowPriorityDiscount ?? 0) : 0;
+  if (discount <= 0) return full;
+  // A small epsilon so 0.3 × 10 (2.9999…) takes 3 credits off, as written.
+  const off = Math.floor(full * discount + 1e-9);
+  return Math.max(providerCostFor(route, p), full - off);
 }
 
 /** The credits of a job's price that a cancel after its submit does not refund: never more than the price. */

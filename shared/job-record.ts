@@ -5,7 +5,7 @@
 // status fields shared/kinds/fields.ts.
 import type { z } from 'zod';
 import type { JobKind } from './kinds/index.js';
-import type { JobError, JobOutput, JobPhase, JobStatus, ProviderAttempt, WebhookEventName } from './job-model.js';
+import type { JobError, JobOutput, JobPhase, JobPriority, JobStatus, ProviderAttempt, WebhookEventName } from './job-model.js';
 import { outputFrame, routeFor } from './catalog.js';
 import type { StoredJobParams } from './job-params.js';
 import { imageKind, kindOf, talkingActorKind, videoKind } from './kinds/index.js';
@@ -39,6 +39,8 @@ export interface JobRow {
   canceled_after_submit_at: Date | null;
   /** The customer's deadline (0021_fair_share); null or absent: none. */
   deadline_at?: Date | null;
+  /** Its priority in the queues (0021_fair_share). */
+  priority: JobPriority;
 }
 
 export type Progress = z.infer<typeof progressSchema>;
@@ -71,6 +73,7 @@ export function presentJob(job: JobRow, opts: { progress?: boolean } = {}): JobR
       ? { cancel: { refunded: job.price - job.cancel_kept, kept: job.cancel_kept, after_submit: job.canceled_after_submit_at !== null } }
       : {}),
     ...(job.outputs_removed_at ? { outputs_removed_at: job.outputs_removed_at.getTime() } : {}),
+    priority: job.priority,
   };
   const record = { id: job.id, project_id: job.project_id, ...kindOf(job.kind).present(job.params, job), ...common } as JobRecord;
   if (opts.progress !== false && (job.status === 'pending' || job.status === 'generating')) {

@@ -125,6 +125,7 @@ async function startTraced(client: Client, job: JobToStart, runTimeoutGraceMs: n
         { key: searchAttributes.mediaModel, value: job.model },
         { key: searchAttributes.jobStatus, value: job.status },
         { key: searchAttributes.servingProvider, value: job.input.provider },
+        { key: searchAttributes.jobPriority, value: job.priority },
       ]),
       staticSummary: jobSummary(job),
       staticDetails: `Job ${job.id} of workspace ${job.workspaceId}, project ${job.projectId}.`,

@@ -51,6 +51,8 @@ export const searchAttributes = {
   jobStatus: defineSearchAttributeKey('JobStatus', SearchAttributeType.KEYWORD),
   /** The provider serving the job now (its first route, or the one failover moved it to). */
   servingProvider: defineSearchAttributeKey('ServingProvider', SearchAttributeType.KEYWORD),
+  /** The job's priority (high, normal, low), set at start. */
+  jobPriority: defineSearchAttributeKey('JobPriority', SearchAttributeType.KEYWORD),
 };
 
 /** What a generation workflow is started with; everything else is read from Postgres by activities. */

@@ -1,7 +1,7 @@
 // GET /v1/jobs (every kind) and the per-kind lists GET /v1/images, /v1/videos,
 // /v1/replace-actors/generations, /v1/talking-actors: the key's workspace's jobs, newest first, as
 // the same records GET /v1/{kind}/{id} answers (/v1/jobs adds `kind`). Filters: project_id, status,
-// model, created_after / created_before (ms since the epoch, exclusive); keyset pagination like the
+// model, priority, created_after / created_before (ms since the epoch, exclusive); keyset pagination like the
 // discovery lists (`limit`, `cursor` = `<list>.<created_at µs>.<id>`, top-level `next_cursor`).
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
@@ -11,6 +11,7 @@ import { invalidRequest } from '../errors.js';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './discovery.js';
 import { kinds as jobKinds, presentJob } from './jobs/kinds.js';
 import { jobStatuses, type JobKind } from '../../db/schema.js';
+import { jobPriorities } from '../../shared/job-model.js';
 import { listJobsPage, type JobListKey } from '../../db/repos/job-lists.js';
 
 /** A list's name in its cursors: `jobs`, or the kind's (its descriptor's `list`). */
@@ -31,6 +32,7 @@ function listQuery(list: ListName) {
     project_id: z.string().min(1).max(100).optional().describe('only jobs of this project'),
     status: z.enum(jobStatuses).optional(),
     model: z.string().min(1).max(100).optional().describe('only jobs of this model'),
+    priority: z.enum(jobPriorities).optional().describe('only jobs of this priority'),
     created_after: millis('after').optional(),
     created_before: millis('before').optional(),
   });
@@ -83,7 +85,15 @@ for (const l of lists) {
       const page = await listJobsPage(deps.db, workspaceId, {
         limit: q.limit ?? DEFAULT_PAGE_LIMIT,
         after: q.cursor ? decodeCursor(l.list, q.cursor) : null,
-        filters: { kind: l.kind, projectId: q.project_id, status: q.status, model: q.model, createdAfter: q.created_after, createdBefore: q.created_before },
+        filters: {
+          kind: l.kind,
+          projectId: q.project_id,
+          status: q.status,
+          model: q.model,
+          priority: q.priority,
+          createdAfter: q.created_after,
+          createdBefore: q.created_before,
+        },
       });
       const data = page.rows.map((job) => (l.kind ? presentJob(job) : { ...presentJob(job), kind: job.kind }));
       res.json({ data, next_cursor: page.next ? `${l.list}.${page.next.createdAtMicros}.${page.next.id}` : null });

@@ -47,6 +47,11 @@ export const modelSchema = z.object({
     credits: z.number().int().describe('credits per unit'),
     per: z.enum(['image', 'second', 'job']).describe('the unit: per image (× count), per second of duration (rounded up), or per job'),
     per_hundred_chars: z.number().int().optional().describe('per job: added for every started 100 characters of the script'),
+    low_priority_discount: z
+      .number()
+      .describe(
+        "the fraction of the price a job created with priority low does not pay (the credits taken off rounded down), never below what the model's provider charges for it; 0: low jobs pay the full price",
+      ),
   }),
   cancel_policy: z
     .object({
@@ -193,6 +198,7 @@ export function modelInfo(route: ModelRoute, config: KeyConfig, circuits: Circui
       credits: route.price.credits,
       per: route.price.per,
       ...(route.price.per === 'job' && route.price.perHundredChars !== undefined ? { per_hundred_chars: route.price.perHundredChars } : {}),
+      low_priority_discount: route.lowPriorityDiscount ?? 0,
     },
     // Unavailable here: the policy of its catalog provider, for when it is enabled.
     cancel_policy: cancelPolicyOf(route, mode === 'local' ? undefined : (liveProviderFor(config, route) ?? route.provider)),

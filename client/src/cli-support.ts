@@ -59,7 +59,9 @@ export function describeJob(job: AnyJob & { kind?: string }): string {
     ? ` · ${p.phase}${p.percent !== null ? ` ${Math.round(p.percent)}%` : ''}${p.queue_position !== null ? ` · queue ${p.queue_position}` : ''}`
     : '';
   const err = job.error ? ` · ${job.error.code}: ${job.error.message}` : '';
-  return `${job.id}  ${job.status}${extra}${err}`;
+  // Only a priority other than the default is worth a word.
+  const priority = job.priority && job.priority !== 'normal' ? ` · priority ${job.priority}` : '';
+  return `${job.id}  ${job.status}${priority}${extra}${err}`;
 }
 
 /** Overall percent of a job from its phase and the provider's percent, for the progress bar. */
@@ -218,6 +220,7 @@ export function messageFor(err: unknown, maxRetries: number): string {
     case 402:
       return `error: not enough credits: ${err.message}\n  Ask a workspace owner to add credits (npm run admin -- credits grant …), or choose a cheaper model or fewer outputs.`;
     case 403:
+      if (err.code === 'priority_not_allowed') return `error: ${err.message}\n  Retry with --priority normal (or low).`;
       return `error: forbidden: ${err.message}\n  The project belongs to another workspace than the API key's; list yours with: mediagen projects`;
     case 429: {
       const wait = err.retryAfterMs !== null ? `${Math.ceil(err.retryAfterMs / 1000)} s` : 'a minute';

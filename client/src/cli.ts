@@ -4,7 +4,7 @@
 //   as JSON. Exit codes: 0 ok · 1 other · 2 usage or invalid request · 3 not found ·
 //   4 auth (401/403) · 5 credits (402) · 6 job failed.
 import { Command, CommanderError, Option } from 'commander';
-import { MediaGenClient, kindOfJobId, type JobRef } from './client.js';
+import { MediaGenClient, jobPriorities, kindOfJobId, type JobPriority, type JobRef } from './client.js';
 import { uploadFile } from './node.js';
 import {
   collect,
@@ -55,11 +55,24 @@ export function buildProgram(): Command {
       .option('--wait', 'wait until the job finishes, showing its progress')
       .option('--out <path>', 'with --wait: download the outputs to this file or directory');
   /** The create fields every generate command takes. */
-  const commonFields = (o: { deadlineSeconds?: number }) => (o.deadlineSeconds !== undefined ? { deadline_seconds: o.deadlineSeconds } : {});
+  const commonFields = (o: { deadlineSeconds?: number; priority?: JobPriority }) => ({
+    ...(o.deadlineSeconds !== undefined ? { deadline_seconds: o.deadlineSeconds } : {}),
+    ...(o.priority !== undefined ? { priority: o.priority } : {}),
+  });
+
+  // Every create takes a priority (docs/api/priority.md); the server's default is normal.
+  const generateOptions = (cmd: Command) =>
+    waitOptions(
+      cmd.addOption(
+        new Option('--priority <level>', "high (if the workspace is allowed it), normal or low (cheaper where the model's price says so)").choices(
+          jobPriorities,
+        ),
+      ),
+    );
 
   // ---- generation
   const images = program.command('images').description('image jobs');
-  waitOptions(
+  generateOptions(
     images
       .command('generate')
       .description('create an image job')
@@ -82,7 +95,7 @@ export function buildProgram(): Command {
   });
 
   const videos = program.command('videos').description('video jobs');
-  waitOptions(
+  generateOptions(
     videos
       .command('generate')
       .description('create a video job')
@@ -113,7 +126,7 @@ export function buildProgram(): Command {
   });
 
   const talking = program.command('talking-actors').description('talking-actor jobs');
-  waitOptions(
+  generateOptions(
     talking
       .command('generate')
       .description('create a talking-actor job')
@@ -143,7 +156,7 @@ export function buildProgram(): Command {
   });
 
   const replace = program.command('replace-actors').description('replace-actor jobs');
-  waitOptions(
+  generateOptions(
     replace
       .command('generate')
       .description('create a replace-actor job (either both file ids or both URLs)')
@@ -225,6 +238,7 @@ export function buildProgram(): Command {
     .option('--project <id>', 'only this project')
     .option('--status <status>', 'pending, generating, completed or failed')
     .option('--model <name>', 'only this model')
+    .addOption(new Option('--priority <level>', 'only jobs of this priority').choices(jobPriorities))
     .option('--created-after <ms>', 'only jobs created after (ms since the Unix epoch)', int('--created-after'))
     .option('--created-before <ms>', 'only jobs created before (ms since the Unix epoch)', int('--created-before'))
     .option('--limit <n>', '1-100', int('--limit'))
@@ -234,6 +248,7 @@ export function buildProgram(): Command {
         project_id: o.project,
         status: o.status,
         model: o.model,
+        priority: o.priority,
         created_after: o.createdAfter,
         created_before: o.createdBefore,
         limit: o.limit,

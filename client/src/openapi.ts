@@ -834,6 +834,11 @@ export type webhooks = {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         } | {
                             id: string;
                             project_id: string;
@@ -911,6 +916,11 @@ export type webhooks = {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         } | {
                             id: string;
                             project_id: string;
@@ -986,6 +996,11 @@ export type webhooks = {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -1112,6 +1127,11 @@ export type webhooks = {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         } | {
                             id: string;
                             project_id: string;
@@ -1189,6 +1209,11 @@ export type webhooks = {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         } | {
                             id: string;
                             project_id: string;
@@ -1264,6 +1289,11 @@ export type webhooks = {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -1393,6 +1423,11 @@ export type webhooks = {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         } | {
                             id: string;
                             project_id: string;
@@ -1470,6 +1505,11 @@ export type webhooks = {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         } | {
                             id: string;
                             project_id: string;
@@ -1545,6 +1585,11 @@ export type webhooks = {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -1574,7 +1619,7 @@ export type components = {
                  * @description stable machine-readable code
                  * @enum {string}
                  */
-                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "forbidden" | "priority_not_allowed" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
                 /** @description human-readable explanation */
                 message: string;
             };
@@ -2897,6 +2942,11 @@ export interface operations {
                     webhook_events?: ("generating" | "completed" | "failed")[];
                     /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
                     deadline_seconds?: number;
+                    /**
+                     * @description the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+                     * @enum {string}
+                     */
+                    priority?: "high" | "normal" | "low";
                 };
             };
         };
@@ -2990,6 +3040,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         } | {
                             /** @description credits this request would be charged */
                             price: number;
@@ -3227,6 +3282,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -3390,6 +3450,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -3656,6 +3721,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -3751,6 +3821,11 @@ export interface operations {
                     webhook_events?: ("generating" | "completed" | "failed")[];
                     /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
                     deadline_seconds?: number;
+                    /**
+                     * @description the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+                     * @enum {string}
+                     */
+                    priority?: "high" | "normal" | "low";
                 } & ({
                     /** @constant */
                     model?: "sora-2-pro";
@@ -3921,6 +3996,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         } | {
                             /** @description credits this request would be charged */
                             price: number;
@@ -4159,6 +4239,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -4323,6 +4408,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -4590,6 +4680,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -4668,6 +4763,8 @@ export interface operations {
                 status?: "pending" | "generating" | "completed" | "failed";
                 /** @description only jobs of this model */
                 model?: string;
+                /** @description only jobs of this priority */
+                priority?: "high" | "normal" | "low";
                 /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
@@ -4766,6 +4863,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -4856,6 +4958,11 @@ export interface operations {
                     webhook_events?: ("generating" | "completed" | "failed")[];
                     /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
                     deadline_seconds?: number;
+                    /**
+                     * @description the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+                     * @enum {string}
+                     */
+                    priority?: "high" | "normal" | "low";
                 } & ({
                     image_url?: never;
                     video_url?: never;
@@ -5121,6 +5228,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -5285,6 +5397,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -5552,6 +5669,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -5654,6 +5776,11 @@ export interface operations {
                     webhook_events?: ("generating" | "completed" | "failed")[];
                     /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
                     deadline_seconds?: number;
+                    /**
+                     * @description the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+                     * @enum {string}
+                     */
+                    priority?: "high" | "normal" | "low";
                 };
             };
         };
@@ -5912,6 +6039,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -6074,6 +6206,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -6339,6 +6476,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         };
                     };
                 };
@@ -6417,6 +6559,8 @@ export interface operations {
                 status?: "pending" | "generating" | "completed" | "failed";
                 /** @description only jobs of this model */
                 model?: string;
+                /** @description only jobs of this priority */
+                priority?: "high" | "normal" | "low";
                 /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
@@ -6515,6 +6659,11 @@ export interface operations {
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
                             /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
+                            /**
                              * @description the job kind (its status path: /v1/images/{id})
                              * @constant
                              */
@@ -6596,6 +6745,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                             /**
                              * @description the job kind (its status path: /v1/videos/{id})
                              * @constant
@@ -6679,6 +6833,11 @@ export interface operations {
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
                             /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
+                            /**
                              * @description the job kind (its status path: /v1/replace-actors/generations/{id})
                              * @constant
                              */
@@ -6759,6 +6918,11 @@ export interface operations {
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
                             /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
+                            /**
                              * @description the job kind (its status path: /v1/talking-actors/{id})
                              * @constant
                              */
@@ -6831,6 +6995,8 @@ export interface operations {
                 status?: "pending" | "generating" | "completed" | "failed";
                 /** @description only jobs of this model */
                 model?: string;
+                /** @description only jobs of this priority */
+                priority?: "high" | "normal" | "low";
                 /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
@@ -6928,6 +7094,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -6996,6 +7167,8 @@ export interface operations {
                 status?: "pending" | "generating" | "completed" | "failed";
                 /** @description only jobs of this model */
                 model?: string;
+                /** @description only jobs of this priority */
+                priority?: "high" | "normal" | "low";
                 /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
@@ -7094,6 +7267,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -7162,6 +7340,8 @@ export interface operations {
                 status?: "pending" | "generating" | "completed" | "failed";
                 /** @description only jobs of this model */
                 model?: string;
+                /** @description only jobs of this priority */
+                priority?: "high" | "normal" | "low";
                 /** @description only jobs created after this moment (milliseconds since the Unix epoch, exclusive) */
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
@@ -7258,6 +7438,11 @@ export interface operations {
                             webhook_events: ("generating" | "completed" | "failed")[] | null;
                             /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
                             deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -7375,6 +7560,8 @@ export interface operations {
                                 per: "image" | "second" | "job";
                                 /** @description per job: added for every started 100 characters of the script */
                                 per_hundred_chars?: number;
+                                /** @description the fraction of the price a job created with priority low does not pay (the credits taken off rounded down), never below what the model's provider charges for it; 0: low jobs pay the full price */
+                                low_priority_discount: number;
                             };
                             /** @description what a cancel (POST /v1/{kind}/{id}/cancel) refunds: the whole price before the job is submitted to a provider; after it, the price less the provider cost unless the provider confirms the cancel */
                             cancel_policy: {

@@ -24,6 +24,10 @@ export type JobStatus = ImageJob['status'];
 export type JobProgress = NonNullable<ImageJob['progress']>;
 
 export type ImageCreate = BodyOf<operations['post_images_generate']>;
+/** A job's priority in the queues (every create's `priority`, every record's). */
+export type JobPriority = ImageJob['priority'];
+/** Every priority, first served first. */
+export const jobPriorities = ['high', 'normal', 'low'] as const satisfies readonly JobPriority[];
 export type VideoCreate = BodyOf<operations['post_videos_generate']>;
 export type ReplaceActorCreate = BodyOf<operations['post_replace_actors_generations']>;
 export type TalkingActorCreate = BodyOf<operations['post_talking_actors_generate']>;

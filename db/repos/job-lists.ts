@@ -5,6 +5,7 @@
 import { sql } from 'kysely';
 import type { Queryable } from '../index.js';
 import type { Job, JobKind, JobStatus } from '../schema.js';
+import type { JobPriority } from '../../shared/job-model.js';
 import type { Page } from './catalog.js';
 
 export interface JobListKey {
@@ -17,6 +18,7 @@ export interface JobListFilters {
   projectId?: string;
   status?: JobStatus;
   model?: string;
+  priority?: JobPriority;
   /** Milliseconds since the epoch, exclusive bounds. */
   createdAfter?: number;
   createdBefore?: number;
@@ -42,6 +44,7 @@ export function jobsPageQuery(db: Queryable, workspaceId: string, opts: JobListO
   if (f.projectId !== undefined) q = q.where('project_id', '=', f.projectId);
   if (f.status !== undefined) q = q.where('status', '=', f.status);
   if (f.model !== undefined) q = q.where('model', '=', f.model);
+  if (f.priority !== undefined) q = q.where('priority', '=', f.priority);
   if (f.createdAfter !== undefined) q = q.where(sql<boolean>`created_at > ${fromMillis(f.createdAfter)}`);
   if (f.createdBefore !== undefined) q = q.where(sql<boolean>`created_at < ${fromMillis(f.createdBefore)}`);
   if (opts.after) {

@@ -7,6 +7,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Queryable, Tx } from '../index.js';
 import type { Job, JobError, JobKind, JobOutput, JobPhase, JobStatus, WebhookEventName } from '../schema.js';
+import type { JobPriority } from '../../shared/job-model.js';
 import { InsufficientCreditsError } from './job-ledger.js';
 import { phaseColumns, progressColumns, type MoveProgress } from './job-progress.js';
 
@@ -25,6 +26,8 @@ export interface NewJobInput {
   webhook?: { url: string; events: WebhookEventName[] } | null;
   /** The customer's `deadline_seconds`: the job's `deadline_at` is the insert's now() plus this (absent: no deadline). */
   deadlineSeconds?: number | null;
+  /** Its priority in the queues (default normal). */
+  priority?: JobPriority;
 }
 
 export class ProjectNotInWorkspaceError extends Error {
@@ -52,10 +55,10 @@ export async function insertJobWithCharge(db: Queryable, job: NewJobInput): Prom
       where id = ${job.workspaceId} and ${job.price}::int > 0 and credits >= ${job.price} and exists (select 1 from project)
       returning credits
     ), job as (
-      insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, price, webhook_url, webhook_events, deadline_at)
+      insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, price, webhook_url, webhook_events, deadline_at, priority)
       select ${job.id}::text, ${job.kind}::text, ${job.workspaceId}::text, ${job.projectId}::text, ${job.apiKeyId}::text, ${job.model}::text,
              'pending', ${JSON.stringify(job.params)}::jsonb, ${job.price}::int, ${job.webhook?.url ?? null}::text, ${job.webhook?.events ?? null}::text[],
-             now() + make_interval(secs => ${job.deadlineSeconds ?? null}::int)
+             now() + make_interval(secs => ${job.deadlineSeconds ?? null}::int), ${job.priority ?? 'normal'}::text
       where exists (select 1 from project) and (${job.price}::int = 0 or exists (select 1 from debit))
       returning *
     ), charge as (

@@ -76,6 +76,14 @@ def test_models_job_lists_and_dry_run_quotes(client: MediaGenClient, main: Tenan
     assert quote["sufficient"] is True and quote["available"] > 0
     assert client.videos.quote(project_id=main.project_id, prompt="priced", model="kling-2.6")["price"] > 0
 
+    # priority on a create: low is quoted and charged with the model's discount, and shown on the record.
+    nano = next(m for m in models if m["name"] == "nano-banana-2")
+    assert nano["price"]["low_priority_discount"] > 0
+    assert client.images.quote(project_id=main.project_id, prompt="cheap", model="nano-banana-2", aspect_ratio="1:1", count=3, priority="low")["price"] < 12
+    low = client.images.generate(project_id=main.project_id, prompt="cheap", model="nano-banana-2", aspect_ratio="1:1", count=1, priority="low")
+    assert low["priority"] == "low" and job["priority"] == "normal"
+    assert [j["id"] for j in client.jobs.list(priority="low")["data"]] == [low["id"]]
+
 
 @pytest.fixture(scope="module")
 def inputs(stack: Stack, main: Tenant) -> dict[str, str]:

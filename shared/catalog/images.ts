@@ -25,6 +25,9 @@ export const imageEntries = {
     defaultAspectRatio: '1:1',
     deadlineSeconds: 300,
     price: { per: 'image', credits: 4, providerCost: 3 },
+    // Low-priority jobs fill slots that would idle: a quarter off, out of our margin (fal bills the
+    // same request the same), never below the provider cost (shared/catalog.ts priceAt).
+    lowPriorityDiscount: 0.25,
   },
   'gpt-image-1.5': {
     model: 'gpt-image-1.5',
@@ -51,6 +54,10 @@ export const imageEntries = {
     defaultAspectRatio: '1:1',
     deadlineSeconds: 300,
     price: { per: 'image', credits: 6, providerCost: 4 },
+    // A quarter off for low-priority jobs, out of our margin: the adapter sends them to the same
+    // synchronous Images API at the same cost (OpenAI's Batch API halves it, but answers within 24 h,
+    // too late for a job's deadline). Never below the provider cost (shared/catalog.ts priceAt).
+    lowPriorityDiscount: 0.25,
   },
   'gpt-image-2': {
     model: 'gpt-image-2',
@@ -101,5 +108,8 @@ export const imageEntries = {
     defaultAspectRatio: '1:1',
     deadlineSeconds: 300,
     price: { per: 'image', credits: 4, providerCost: 3 },
+    // Low-priority jobs fill slots that would idle: a quarter off, out of our margin (fal bills the
+    // same request the same), never below the provider cost (shared/catalog.ts priceAt).
+    lowPriorityDiscount: 0.25,
   },
 } as const satisfies Record<string, ModelEntry>;

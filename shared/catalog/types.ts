@@ -43,6 +43,13 @@ export interface ModelRoute {
   /** Provider time budget before the job fails, in seconds. */
   deadlineSeconds: number;
   price: Price;
+  /**
+   * The fraction of the price (0 < d < 1) a `priority: low` job does not pay: low jobs run only when
+   * no normal or high job of the workspace waits, so they fill capacity that would otherwise idle.
+   * The provider charges the same for them, so a low price never goes below the provider cost
+   * (shared/catalog.ts priceAt). Unset: low jobs pay the full price.
+   */
+  lowPriorityDiscount?: number;
   /** Most reference images the live route can use (extra ones would be dropped silently, so they are refused). */
   maxReferenceImages?: number;
   /** How the live provider serves what is asked, where it differs (stated in the model catalog and README). */

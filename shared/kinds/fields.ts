@@ -3,7 +3,7 @@
 // URL), and the status fields every job record carries beside its kind's own. Pure zod, no I/O:
 // the gateway, the workers and the scripts read it alike.
 import { z } from 'zod';
-import { jobStatuses, providerNames, webhookEventNames } from '../job-model.js';
+import { jobPriorities, jobStatuses, providerNames, webhookEventNames } from '../job-model.js';
 import type { InputFile, ProviderRequest } from '../provider-types.js';
 import type { ModelRoute } from '../catalog.js';
 
@@ -60,6 +60,13 @@ export const webhookRequestFields = {
       `seconds from the create after which the job is canceled (${MIN_DEADLINE_SECONDS}–${MAX_DEADLINE_SECONDS}, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; ` +
         'running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline',
     ),
+  priority: z
+    .enum(jobPriorities)
+    .optional()
+    .describe(
+      "the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), " +
+        "low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal",
+    ),
 };
 
 /** For the document: webhook_events only beside webhook_url (merged into each create schema's meta). */
@@ -82,6 +89,8 @@ const webhookRecordFields = {
   webhook_url: z.string().nullable().describe("where this job's webhook events go; null: no webhooks"),
   webhook_events: z.array(z.enum(webhookEventNames)).nullable().describe('the events delivered to webhook_url; null: no webhooks'),
 };
+
+const priorityRecordField = z.enum(jobPriorities).describe("the job's priority in the queues it waits in (high, normal or low)");
 
 const jobError = z.object({ code: z.string(), message: z.string() }).nullable();
 export const progressSchema = z.object({
@@ -168,6 +177,7 @@ export const statusFields = {
   outputs_removed_at: outputsRemovedAt,
   ...webhookRecordFields,
   deadline_at: deadlineAt,
+  priority: priorityRecordField,
 };
 
 /** A job record: its id and project, the kind's own fields, then the status fields. */

@@ -211,6 +211,21 @@ describe('other commands', () => {
     assert.equal((JSON.parse(list.stdout) as { data: { id: string }[] }).data[0]?.id, id, 'newest first');
     const none = await mediagen(['jobs', 'list', '--status', 'failed', '--json'], env);
     assert.deepEqual(JSON.parse(none.stdout), { data: [], next_cursor: null });
+
+    // --priority on a create and on the list; high needs the workspace setting (exit 4, with what to do).
+    const low = await mediagen(['images', 'generate', '--project', t.projectId, '--prompt', 'whenever', '--priority', 'low', '--json'], env);
+    assert.equal(low.code, 0, low.stderr);
+    const lowJob = JSON.parse(low.stdout) as { id: string; priority: string };
+    assert.equal(lowJob.priority, 'low');
+    const lows = await mediagen(['jobs', 'list', '--priority', 'low', '--json'], env);
+    assert.deepEqual(
+      (JSON.parse(lows.stdout) as { data: { id: string }[] }).data.map((j) => j.id),
+      [lowJob.id],
+    );
+    const high = await mediagen(['images', 'generate', '--project', t.projectId, '--prompt', 'now', '--priority', 'high'], env);
+    assert.equal(high.code, 4, high.stderr);
+    assert.match(high.stderr, /priority: high is not enabled[\s\S]*--priority normal/);
+    assert.equal((await mediagen(['images', 'generate', '--project', t.projectId, '--prompt', 'x', '--priority', 'urgent'], env)).code, 2);
   });
 
   test('a 429 past --max-retries exits 1 and says how long to wait', async () => {

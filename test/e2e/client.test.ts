@@ -140,6 +140,17 @@ describe('the whole document', () => {
     const quote = await c.images.quote({ project_id: t.projectId, prompt: 'priced', model: 'nano-banana-2', aspect_ratio: '1:1', count: 3 });
     assert.equal(quote.price, 12);
     assert.equal(typeof quote.sufficient, 'boolean');
+    // priority on a create: low is quoted and charged with the model's discount, and shown on the record.
+    const nano = data.find((m) => m.name === 'nano-banana-2')!;
+    assert.ok(nano.price.low_priority_discount > 0);
+    const lowQuote = await c.images.quote({ project_id: t.projectId, prompt: 'cheap', model: 'nano-banana-2', aspect_ratio: '1:1', count: 3, priority: 'low' });
+    assert.ok(lowQuote.price < 12);
+    const low = await c.images.generate({ project_id: t.projectId, prompt: 'cheap', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1, priority: 'low' });
+    assert.deepEqual([low.priority, job.priority], ['low', 'normal']);
+    assert.deepEqual(
+      (await c.jobs.list({ priority: 'low' })).data.map((j) => j.id),
+      [low.id],
+    );
   });
 });
 

@@ -55,6 +55,7 @@ function expected(route: ModelRoute) {
     disabled_routes: (route.disabledRoutes ?? []).map((r) => ({ provider: r.provider, reason: r.reason })),
     price_credits: route.price.credits,
     price_per: route.price.per,
+    price_low_priority_discount: route.lowPriorityDiscount ?? 0,
     // The local renderer serves every model: no provider routes, nothing degraded, nothing kept by a cancel.
     routes: [],
     availability: 'available',
@@ -77,6 +78,7 @@ describe('GET /v1/models', () => {
           ...m,
           price_credits: m.price.credits,
           price_per: m.price.per,
+          price_low_priority_discount: m.price.low_priority_discount,
           price: undefined,
           inputs: undefined,
           served_by: undefined,
@@ -95,7 +97,7 @@ describe('GET /v1/models', () => {
       assert.equal(m.provider, null);
     }
     const talking = listed.find((x) => x.name === 'talking-actor');
-    assert.deepEqual(talking.price, { credits: 20, per: 'job', per_hundred_chars: 2 });
+    assert.deepEqual(talking.price, { credits: 20, per: 'job', per_hundred_chars: 2, low_priority_discount: 0 });
   });
 
   /** What the catalog says fal's route delivers, as GET /v1/models shows it. */

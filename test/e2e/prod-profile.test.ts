@@ -82,7 +82,7 @@ describe('the prod profile', () => {
     assert.equal(info.persistenceStore, 'postgres12');
     assert.equal(info.visibilityStore, 'postgres12');
     const attributes = await temporal.connection.operatorService.listSearchAttributes({ namespace: 'default' });
-    for (const name of ['WorkspaceId', 'ProjectId', 'JobKind', 'MediaModel', 'JobStatus', 'ServingProvider']) {
+    for (const name of ['WorkspaceId', 'ProjectId', 'JobKind', 'MediaModel', 'JobStatus', 'ServingProvider', 'JobPriority']) {
       assert.ok(attributes.customAttributes?.[name] !== undefined, `search attribute ${name} is registered`);
     }
     const page = await fetch(`${stack.vars.TEMPORAL_UI_URL}/`);

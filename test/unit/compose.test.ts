@@ -284,7 +284,8 @@ describe('docker-compose.yml', () => {
   test('registers the default namespace and our five search attributes as Keyword', () => {
     const cmd = text(services['temporal-setup']!.command);
     assert.match(cmd, /temporal operator namespace create --namespace default/);
-    for (const name of ['WorkspaceId', 'ProjectId', 'JobKind', 'MediaModel', 'JobStatus', 'ServingProvider']) assert.match(cmd, new RegExp(`\\b${name}\\b`));
+    for (const name of ['WorkspaceId', 'ProjectId', 'JobKind', 'MediaModel', 'JobStatus', 'ServingProvider', 'JobPriority'])
+      assert.match(cmd, new RegExp(`\\b${name}\\b`));
     assert.match(cmd, /search-attribute create .*--type Keyword/);
   });
 

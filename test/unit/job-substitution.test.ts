@@ -28,6 +28,7 @@ function row(model: string, kind: JobRow['kind'], params: Record<string, unknown
     price: 4,
     cancel_kept: null,
     canceled_after_submit_at: null,
+    priority: 'normal',
     outputs,
   };
 }

@@ -36,6 +36,8 @@ import { kinds, presentJob, type KindSpec } from './kinds.js';
 import { statusQuery, urlResultSchema, type Progress } from './schemas.js';
 import { requestedWebhook } from '../../webhooks.js';
 import { modelLifecycleCheck } from '../../model-lifecycle.js';
+import { highPriorityAllowed } from '../../../db/repos/workspace-priority.js';
+import type { JobPriority } from '../../../shared/job-model.js';
 
 /** How long one live `progress` query answer serves every `?live=true` read of the job. */
 const LIVE_PROGRESS_CACHE_MS = 1_000;
@@ -95,16 +97,20 @@ async function requireProject(jobs: JobService, db: Queryable, workspaceId: stri
  */
 async function quoteCreate({ deps, jobs }: JobServices, spec: KindSpec, body: unknown, db: Queryable, workspaceId: string, opts: { balance?: boolean } = {}) {
   const projectId = (body as { project_id: string }).project_id;
+  const priority = (body as { priority?: JobPriority }).priority ?? 'normal';
   try {
     const prepared = await spec.prepare(body, db, workspaceId);
+    if (priority === 'high' && !(await highPriorityAllowed(db, workspaceId))) {
+      throw new ApiError(403, 'priority_not_allowed', 'priority: high is not enabled for this workspace; use normal or low, or ask the operator to allow it');
+    }
     // The route is decided by the quote, once, and stored with the job: the workflow, the
     // activities and the adapters read it back instead of working it out again.
-    const request = { workspaceId, projectId, ...prepared };
+    const request = { workspaceId, projectId, ...prepared, priority };
     const quote: Quote & { available?: number; sufficient?: boolean } = opts.balance
       ? await jobs.quote(db, request, { balance: true })
       : await jobs.quote(db, request);
     const webhook = await requestedWebhook(db, workspaceId, body as Parameters<typeof requestedWebhook>[2], deps.config);
-    return { prepared, quote, webhook };
+    return { prepared, quote, webhook, priority };
   } catch (err) {
     if (err instanceof ApiError || err instanceof JobRequestRefusedError) await requireProject(jobs, db, workspaceId, projectId);
     throw createRefusal(err, projectId);
@@ -187,7 +193,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
       await refuseCancelChurn(services, res, workspaceId);
       const jobId = newId(spec.idPrefix);
       const create = async (db: Queryable) => {
-        const { prepared, quote, webhook } = await quoteCreate(services, spec, body, db, workspaceId);
+        const { prepared, quote, webhook, priority } = await quoteCreate(services, spec, body, db, workspaceId);
         try {
           return await jobs.create(db, {
             id: jobId,
@@ -200,6 +206,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
             price: quote.price,
             webhook,
             deadlineSeconds: (body as { deadline_seconds?: number }).deadline_seconds ?? null,
+            priority,
           });
         } catch (err) {
           throw createRefusal(err, projectId);

@@ -190,6 +190,10 @@ class ImageCreate(TypedDict, closed=True):
     """
     seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline
     """
+    priority: NotRequired[Literal["high", "normal", "low"]]
+    """
+    the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
 
 
 class ProviderAttempt(TypedDict, closed=True):
@@ -342,6 +346,10 @@ class JobListQuery(TypedDict, closed=True):
     """
     only jobs of this model
     """
+    priority: NotRequired[Literal["high", "normal", "low"]]
+    """
+    only jobs of this priority
+    """
     created_after: NotRequired[int]
     """
     only jobs created after this moment (milliseconds since the Unix epoch, exclusive)
@@ -392,6 +400,10 @@ class Price(TypedDict, closed=True):
     per_hundred_chars: NotRequired[int]
     """
     per job: added for every started 100 characters of the script
+    """
+    low_priority_discount: float
+    """
+    the fraction of the price a job created with priority low does not pay (the credits taken off rounded down), never below what the model's provider charges for it; 0: low jobs pay the full price
     """
 
 
@@ -661,6 +673,10 @@ class ReplaceActorCreate(TypedDict, closed=True):
     """
     seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline
     """
+    priority: NotRequired[Literal["high", "normal", "low"]]
+    """
+    the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
 
 
 class ReplaceActorCreated(TypedDict, closed=True):
@@ -768,6 +784,10 @@ class ReplaceActorJob(TypedDict, closed=True):
     """
     when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline
     """
+    priority: Literal["high", "normal", "low"]
+    """
+    the job's priority in the queues it waits in (high, normal or low)
+    """
 
 
 class Substitution3(TypedDict, closed=True):
@@ -870,6 +890,10 @@ class ReplaceActorListItem(TypedDict, closed=True):
     """
     when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline
     """
+    priority: Literal["high", "normal", "low"]
+    """
+    the job's priority in the queues it waits in (high, normal or low)
+    """
     kind: Literal["replace_actor"]
     """
     the job kind (its status path: /v1/replace-actors/generations/{id})
@@ -902,6 +926,10 @@ class TalkingActorCreate(TypedDict, closed=True):
     deadline_seconds: NotRequired[int]
     """
     seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline
+    """
+    priority: NotRequired[Literal["high", "normal", "low"]]
+    """
+    the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
     """
 
 
@@ -1009,6 +1037,10 @@ class TalkingActorJob(TypedDict, closed=True):
     """
     when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline
     """
+    priority: Literal["high", "normal", "low"]
+    """
+    the job's priority in the queues it waits in (high, normal or low)
+    """
 
 
 class Substitution5(TypedDict, closed=True):
@@ -1109,6 +1141,10 @@ class TalkingActorListItem(TypedDict, closed=True):
     """
     when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline
     """
+    priority: Literal["high", "normal", "low"]
+    """
+    the job's priority in the queues it waits in (high, normal or low)
+    """
     kind: Literal["talking_actor"]
     """
     the job kind (its status path: /v1/talking-actors/{id})
@@ -1166,6 +1202,10 @@ class VideoCreate(TypedDict, closed=True):
     deadline_seconds: NotRequired[int]
     """
     seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline
+    """
+    priority: NotRequired[Literal["high", "normal", "low"]]
+    """
+    the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
     """
 
 
@@ -1269,6 +1309,10 @@ class VideoJob(TypedDict, closed=True):
     """
     when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline
     """
+    priority: Literal["high", "normal", "low"]
+    """
+    the job's priority in the queues it waits in (high, normal or low)
+    """
 
 
 class Substitution7(TypedDict, closed=True):
@@ -1370,6 +1414,10 @@ class VideoListItem(TypedDict, closed=True):
     deadline_at: int | None
     """
     when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline
+    """
+    priority: Literal["high", "normal", "low"]
+    """
+    the job's priority in the queues it waits in (high, normal or low)
     """
     kind: Literal["video"]
     """
@@ -1494,6 +1542,10 @@ class ImageJob(TypedDict, closed=True):
     """
     when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline
     """
+    priority: Literal["high", "normal", "low"]
+    """
+    the job's priority in the queues it waits in (high, normal or low)
+    """
 
 
 class ImageListItem(TypedDict, closed=True):
@@ -1551,6 +1603,10 @@ class ImageListItem(TypedDict, closed=True):
     deadline_at: int | None
     """
     when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline
+    """
+    priority: Literal["high", "normal", "low"]
+    """
+    the job's priority in the queues it waits in (high, normal or low)
     """
     kind: Literal["image"]
     """
