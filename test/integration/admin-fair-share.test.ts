@@ -72,7 +72,7 @@ test('out of range, not a number, an unknown tier, both or neither: exit 2 with 
   const cases: Array<[string[], RegExp]> = [
     [['--weight', '0'], /--weight: a fair-share weight is a number from 0\.001 to 1000, got "0"/],
     [['--weight', '1000.5'], /from 0\.001 to 1000, got "1000\.5"/],
-    [['--weight', '-1'], /got "-1"/],
+    [['--weight=-1'], /got "-1"/],
     [['--weight', 'lots'], /got "lots"/],
     [['--weight', '1e3'], /got "1e3"/],
     [['--tier', 'gold'], /--tier must be one of bulk \(0\.5\), standard \(1\), priority \(3\), got "gold"/],

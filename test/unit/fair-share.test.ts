@@ -10,6 +10,13 @@ import { fairShareTiers, fairShareWeightRange, parseFairShareWeight, tierOfWeigh
 import { taskPriority } from '../../workflows/task-priority.js';
 import { loadConfig } from '../../shared/config.js';
 
+const env = {
+  DATABASE_URL: 'postgres://media@127.0.0.1:5432/media',
+  TEMPORAL_ADDRESS: '127.0.0.1:7233',
+  S3_ENDPOINT: 'http://127.0.0.1:9000',
+  S3_ACCESS_KEY: 'media',
+  S3_SECRET_KEY: 'not-a-real-secret',
+};
 const root = (p: string) => fileURLToPath(new URL(`../../../${p}`, import.meta.url));
 
 describe('fair-share weights', () => {
@@ -33,11 +40,11 @@ describe('the Priority a job starts with', () => {
   const job = { workspaceId: 'ws_a', priority: 'normal' as const, fairnessWeight: 3 };
   test('fair share on (the default): the workspace is the fairness key, with its weight', () => {
     assert.deepEqual(taskPriority(job), { priorityKey: 3, fairnessKey: 'ws_a', fairnessWeight: 3 });
-    assert.equal(loadConfig({ DATABASE_URL: 'postgres://x@127.0.0.1/db', TEMPORAL_ADDRESS: '127.0.0.1:7233' }).FAIR_SHARE, true);
+    assert.equal(loadConfig(env).FAIR_SHARE, true);
   });
   test('FAIR_SHARE=false: the priority key only, one FIFO per priority', () => {
     assert.deepEqual(taskPriority(job, { fairness: false }), { priorityKey: 3 });
-    assert.equal(loadConfig({ DATABASE_URL: 'postgres://x@127.0.0.1/db', TEMPORAL_ADDRESS: '127.0.0.1:7233', FAIR_SHARE: 'false' }).FAIR_SHARE, false);
+    assert.equal(loadConfig({ ...env, FAIR_SHARE: 'false' }).FAIR_SHARE, false);
   });
 });
 
