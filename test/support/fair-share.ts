@@ -9,27 +9,37 @@ import { waitFor, type Tenant } from './stack.js';
 type EventTime = { seconds?: unknown; nanos?: number | null } | null | undefined;
 const ms = (t: EventTime) => Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
 
-/** When the job's first provider step (submitAndCheck) was handed to a provider worker: its ActivityTaskStarted time, epoch ms. */
-export async function providerStartOf(client: Client, jobId: string): Promise<number> {
+/**
+ * The job's first provider step (submitAndCheck): when it was queued on the provider's task queue
+ * (ActivityTaskScheduled) and when a provider slot took it (ActivityTaskStarted), epoch ms.
+ */
+export async function providerStepOf(client: Client, jobId: string): Promise<{ scheduled: number; started: number }> {
   const history = await client.workflow.getHandle(jobId).fetchHistory();
-  const submits = new Set<string>();
+  const submits = new Map<string, number>();
   for (const e of history.events ?? []) {
-    if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'submitAndCheck') submits.add(String(e.eventId));
+    if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'submitAndCheck') submits.set(String(e.eventId), ms(e.eventTime));
     const started = e.activityTaskStartedEventAttributes;
-    if (started && submits.has(String(started.scheduledEventId))) return ms(e.eventTime);
+    const scheduled = started && submits.get(String(started.scheduledEventId));
+    if (scheduled !== undefined && scheduled !== null) return { scheduled, started: ms(e.eventTime) };
   }
   throw new Error(`job ${jobId}: no provider step started in its history`);
 }
 
-/** The provider start of every job, read `concurrency` histories at a time. */
-export async function providerStarts(client: Client, jobIds: readonly string[], concurrency = 20): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
+/** The provider step of every job, read `concurrency` histories at a time. */
+export async function providerSteps(client: Client, jobIds: readonly string[], concurrency = 20): Promise<Map<string, { scheduled: number; started: number }>> {
+  const out = new Map<string, { scheduled: number; started: number }>();
   for (let i = 0; i < jobIds.length; i += concurrency) {
     const batch = jobIds.slice(i, i + concurrency);
-    const times = await Promise.all(batch.map((id) => providerStartOf(client, id)));
-    batch.forEach((id, j) => out.set(id, times[j]!));
+    const steps = await Promise.all(batch.map((id) => providerStepOf(client, id)));
+    batch.forEach((id, j) => out.set(id, steps[j]!));
   }
   return out;
+}
+
+/** When a provider slot took each job's first provider step, epoch ms. */
+export async function providerStarts(client: Client, jobIds: readonly string[], concurrency = 20): Promise<Map<string, number>> {
+  const steps = await providerSteps(client, jobIds, concurrency);
+  return new Map([...steps].map(([id, s]) => [id, s.started]));
 }
 
 /** Creates `count` one-image jobs over HTTP, `concurrency` requests at a time: their ids, in creation order. */
