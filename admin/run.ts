@@ -11,9 +11,17 @@ import { priorityCommands } from './commands/priority.js';
 import { seedCommands } from './commands/seed.js';
 import { deploymentCommands } from './commands/deployment.js';
 import { migrateCommands } from './commands/migrate.js';
+import { fairShareCommands } from './commands/fair-share.js';
 
 /** Every command, in the order `help` lists them. */
-export const commands: Record<string, Command> = { ...workspaceCommands, ...priorityCommands, ...seedCommands, ...deploymentCommands, ...migrateCommands };
+export const commands: Record<string, Command> = {
+  ...workspaceCommands,
+  ...fairShareCommands,
+  ...priorityCommands,
+  ...seedCommands,
+  ...deploymentCommands,
+  ...migrateCommands,
+};
 
 export function helpText(): string {
   const width = Math.max(...Object.values(commands).map((c) => c.usage.length));

@@ -57,6 +57,7 @@ export function createApp(deps: AppDeps): App {
         taskQueuePrefix: deps.config.TASK_QUEUE_PREFIX,
         timeoutMs: deps.config.WORKFLOW_START_TIMEOUT_MS,
         runTimeoutGraceMs: deps.config.JOB_RUN_TIMEOUT_GRACE_MS,
+        fairShare: deps.config.FAIR_SHARE,
       }),
     });
   const full = { ...deps, metrics, jobs, limiterDb: deps.limiterDb ?? ownLimiterDb! };

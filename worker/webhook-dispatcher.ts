@@ -9,7 +9,9 @@
 // delivered, given up or superseded); its other events wait in the outbox, in order, and are
 // dispatched as those finish (each finish notifies the same channel). So a workspace whose
 // receivers hang or that churns jobs holds a bounded share of the delivery fleet, and the events of
-// every other workspace go out at once. The same sweep removes finished events older than
+// every other workspace go out at once. Each delivery workflow starts with its job's Temporal
+// priority and fair share (FAIR_SHARE), so a workspace's storm of events also waits in its own
+// share of the webhook queues. The same sweep removes finished events older than
 // WEBHOOK_OUTBOX_RETENTION_DAYS (their payload is a full job record), and circuits idle for a day.
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
@@ -17,9 +19,11 @@ import type { Logger } from 'pino';
 import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
 import * as webhooksRepo from '../db/repos/webhooks.js';
+import { jobShares } from '../db/repos/fair-share.js';
 import { createPgListener, type PgListener } from '../shared/pg-listener.js';
 import { searchAttributes, taskQueues } from '../workflows/definitions.js';
 import { webhookDeliveryWorkflowType, type WebhookDeliveryInput } from '../workflows/webhook-delivery.js';
+import { taskPriority, type FairShare } from '../workflows/task-priority.js';
 import { periodic } from './periodic.js';
 
 export interface WebhookDispatcher {
@@ -43,7 +47,7 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
   const { config, db, client, logger } = deps;
   const cap = config.WEBHOOK_WORKSPACE_CONCURRENCY;
 
-  async function dispatch(row: Awaited<ReturnType<typeof webhooksRepo.undispatchedDeliveries>>[number]): Promise<boolean> {
+  async function dispatch(row: Awaited<ReturnType<typeof webhooksRepo.undispatchedDeliveries>>[number], share: FairShare | undefined): Promise<boolean> {
     const input: WebhookDeliveryInput = {
       deliveryId: row.id,
       type: row.type,
@@ -58,6 +62,8 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
         workflowId: row.id,
         taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).workflows,
         args: [input],
+        // A job no longer stored (retention) still has its workspace: the default share then.
+        priority: taskPriority(share ?? { workspaceId: row.workspace_id, priority: 'normal', fairnessWeight: 1 }, { fairness: config.FAIR_SHARE }),
         typedSearchAttributes: new TypedSearchAttributes([
           { key: searchAttributes.workspaceId, value: row.workspace_id },
           { key: searchAttributes.projectId, value: String(row.job.project_id) },
@@ -81,12 +87,13 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
       const rows = await webhooksRepo.undispatchedDeliveries(db, BATCH, cap);
       // The query leaves out workspaces at their cap; within the batch, count as we dispatch.
       const inFlight = await webhooksRepo.inFlightByWorkspace(db, [...new Set(rows.map((r) => r.workspace_id))]);
+      const shares = await jobShares(db, [...new Set(rows.map((r) => r.job_id))]);
       let dispatched = 0;
       for (const row of rows) {
         const n = inFlight.get(row.workspace_id) ?? 0;
         if (n >= cap) continue;
         try {
-          if (await dispatch(row)) started++;
+          if (await dispatch(row, shares.get(row.job_id))) started++;
           dispatched++;
           inFlight.set(row.workspace_id, n + 1);
         } catch (err) {

@@ -98,17 +98,23 @@ export function jobRunTimeoutMs(deadlineSeconds: number, graceMs = DEFAULT_RUN_T
   return deadlineSeconds * 1000 + graceMs;
 }
 
+export interface StartOptions {
+  runTimeoutGraceMs?: number;
+  /** FAIR_SHARE: false starts with a priority key and no fairness key (first in, first out per priority). */
+  fairShare?: boolean;
+}
+
 /** Starts the job's workflow; starting one that already runs (or ran) is harmless. */
-export function startJobWorkflow(client: Client, job: JobToStart, opts: { runTimeoutGraceMs?: number } = {}): Promise<'started' | 'already_started'> {
+export function startJobWorkflow(client: Client, job: JobToStart, opts: StartOptions = {}): Promise<'started' | 'already_started'> {
   // A span of its own, so a start without a request (the reconciler's) still has a trace to name.
   return withSpan(
     'start job workflow',
     { 'mediagen.job_id': job.id, 'mediagen.job_kind': job.kind, 'mediagen.model': job.model, 'mediagen.workspace_id': job.workspaceId },
-    () => startTraced(client, job, opts.runTimeoutGraceMs),
+    () => startTraced(client, job, opts),
   );
 }
 
-async function startTraced(client: Client, job: JobToStart, runTimeoutGraceMs: number | undefined): Promise<'started' | 'already_started'> {
+async function startTraced(client: Client, job: JobToStart, opts: StartOptions): Promise<'started' | 'already_started'> {
   // The trace id in the memo: the Web UI shows it, and an operator searches the trace viewer for it.
   const traceId = currentTraceId();
   try {
@@ -117,7 +123,7 @@ async function startTraced(client: Client, job: JobToStart, runTimeoutGraceMs: n
       workflowId: job.id,
       taskQueue: taskQueues(job.input.taskQueuePrefix).workflows,
       args: [job.input],
-      priority: taskPriority(job),
+      priority: taskPriority(job, { fairness: opts.fairShare }),
       typedSearchAttributes: new TypedSearchAttributes([
         { key: searchAttributes.workspaceId, value: job.workspaceId },
         { key: searchAttributes.projectId, value: job.projectId },
@@ -129,7 +135,7 @@ async function startTraced(client: Client, job: JobToStart, runTimeoutGraceMs: n
       ]),
       staticSummary: jobSummary(job),
       staticDetails: `Job ${job.id} of workspace ${job.workspaceId}, project ${job.projectId}.`,
-      workflowRunTimeout: jobRunTimeoutMs(job.input.deadlineSeconds, runTimeoutGraceMs),
+      workflowRunTimeout: jobRunTimeoutMs(job.input.deadlineSeconds, opts.runTimeoutGraceMs),
       // The workflow id is the job id for ever: a second start of a closed job is refused, not re-run.
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
     });
@@ -187,15 +193,18 @@ export async function describeJobRun(client: Client, jobId: string, timeoutMs: n
 /**
  * Starts the workflow that cancels the provider request of a job no workflow will clean up (its
  * run was terminated): the cancel runs on the provider's own queue, retried within its time bound.
- * One per job at a time; a later one (after another terminate) may start once it closed.
+ * One per job at a time; a later one (after another terminate) may start once it closed. It waits
+ * in the job's workspace share and at the job's priority, like the job did.
  */
-export async function startProviderCancel(client: Client, job: Job, taskQueuePrefix: string): Promise<void> {
-  const input = jobToStart(job, taskQueuePrefix).input;
+export async function startProviderCancel(client: Client, job: Job, taskQueuePrefix: string, opts: Pick<StartOptions, 'fairShare'> = {}): Promise<void> {
+  const start = jobToStart(job, taskQueuePrefix);
+  const input = start.input;
   try {
     await client.workflow.start(providerCancelWorkflowType, {
       workflowId: `${job.id}-provider-cancel`,
       taskQueue: taskQueues(taskQueuePrefix).workflows,
       args: [{ jobId: job.id, provider: input.provider, model: job.model, taskQueuePrefix }],
+      priority: taskPriority(start, { fairness: opts.fairShare }),
       staticSummary: `Cancel the provider request of ${job.id}`,
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     });
@@ -208,12 +217,13 @@ export async function startProviderCancel(client: Client, job: Job, taskQueuePre
  * The job service's Temporal port (jobs/service.ts) over this client, each call bounded by
  * `timeoutMs` (a gRPC deadline, so the client's own retries stop too while Temporal is down).
  */
-export function jobWorkflowPort(client: Client, opts: { taskQueuePrefix: string; timeoutMs: number; runTimeoutGraceMs?: number }): JobWorkflowPort {
+export function jobWorkflowPort(client: Client, opts: { taskQueuePrefix: string; timeoutMs: number } & StartOptions): JobWorkflowPort {
   const bounded = <T>(fn: () => Promise<T>) => client.withDeadline(Date.now() + opts.timeoutMs, fn);
+  const startOpts: StartOptions = { runTimeoutGraceMs: opts.runTimeoutGraceMs, fairShare: opts.fairShare };
   return {
-    start: (job) => bounded(() => startJobWorkflow(client, jobToStart(job, opts.taskQueuePrefix), { runTimeoutGraceMs: opts.runTimeoutGraceMs })),
+    start: (job) => bounded(() => startJobWorkflow(client, jobToStart(job, opts.taskQueuePrefix), startOpts)),
     cancel: (jobId) => bounded(() => cancelJobWorkflow(client, jobId)),
-    cancelProviderRequest: (job) => bounded(() => startProviderCancel(client, job, opts.taskQueuePrefix)),
+    cancelProviderRequest: (job) => bounded(() => startProviderCancel(client, job, opts.taskQueuePrefix, startOpts)),
   };
 }
 

@@ -14,6 +14,7 @@ import {
 import { rotateWebhookSecret } from '../../db/repos/webhooks.js';
 import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
 import { missingRoleSecrets } from '../../shared/routing.js';
+import { describeShare } from './fair-share.js';
 import { ConfigProblem, iso, nonEmpty, nonNegativeInt, positiveInt, UsageError, ws, type Command } from '../command.js';
 
 function creditsCommand(direction: 'grant' | 'deduct'): Command {
@@ -61,15 +62,18 @@ export const workspaceCommands: Record<string, Command> = {
   },
   'workspace show': {
     usage: 'workspace show --workspace W',
-    summary: 'show a workspace, its balance and members',
+    summary: 'show a workspace, its balance, fair share and members',
     flags: { workspace: ws },
     async run(ctx, f) {
       const db = ctx.db();
       const row = await getWorkspace(db, f.workspace as string);
       const members = await db.selectFrom('workspace_members').select(['email', 'role']).where('workspace_id', '=', row.id).orderBy('email').execute();
       return {
-        json: { id: row.id, name: row.name, credits: row.credits, created_at: iso(row.created_at), members },
-        text: [`${row.id} "${row.name}": ${row.credits} credits`, ...members.map((m) => `  ${m.role.padEnd(6)} ${m.email}`)],
+        json: { id: row.id, name: row.name, credits: row.credits, fair_share_weight: row.fair_share_weight, created_at: iso(row.created_at), members },
+        text: [
+          `${row.id} "${row.name}": ${row.credits} credits, fair share ${describeShare(row.fair_share_weight)}`,
+          ...members.map((m) => `  ${m.role.padEnd(6)} ${m.email}`),
+        ],
       };
     },
   },

@@ -44,6 +44,8 @@ export class ProjectNotInWorkspaceError extends Error {
  * it. Refused with ProjectNotInWorkspaceError or InsufficientCreditsError, changing nothing.
  * One round trip instead of six (begin, project, debit, job, ledger, commit): it is on the path
  * of every create. A price of 0 writes no debit, so it does not lock the workspace row.
+ * The job keeps the workspace's fair-share weight as it is now (`fairness_weight`): its workflow
+ * starts with it, however late, and a later change of the share applies to later jobs.
  */
 export async function insertJobWithCharge(db: Queryable, job: NewJobInput): Promise<Job> {
   // An INSERT … SELECT types its values from the SELECT: the casts make them the columns' types.
@@ -55,10 +57,11 @@ export async function insertJobWithCharge(db: Queryable, job: NewJobInput): Prom
       where id = ${job.workspaceId} and ${job.price}::int > 0 and credits >= ${job.price} and exists (select 1 from project)
       returning credits
     ), job as (
-      insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, price, webhook_url, webhook_events, deadline_at, priority)
+      insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, price, webhook_url, webhook_events, deadline_at, priority, fairness_weight)
       select ${job.id}::text, ${job.kind}::text, ${job.workspaceId}::text, ${job.projectId}::text, ${job.apiKeyId}::text, ${job.model}::text,
              'pending', ${JSON.stringify(job.params)}::jsonb, ${job.price}::int, ${job.webhook?.url ?? null}::text, ${job.webhook?.events ?? null}::text[],
-             now() + make_interval(secs => ${job.deadlineSeconds ?? null}::int), ${job.priority ?? 'normal'}::text
+             now() + make_interval(secs => ${job.deadlineSeconds ?? null}::int), ${job.priority ?? 'normal'}::text,
+             (select fair_share_weight from workspaces where id = ${job.workspaceId})
       where exists (select 1 from project) and (${job.price}::int = 0 or exists (select 1 from debit))
       returning *
     ), charge as (

@@ -1,6 +1,6 @@
 // Process, Postgres and Temporal: what every process needs to start.
 import { z } from 'zod';
-import { int, url } from './env-types.js';
+import { bool, int, url } from './env-types.js';
 
 export const coreEnv = {
   NODE_ENV: z
@@ -24,4 +24,7 @@ export const coreEnv = {
     .default('media')
     .meta({ valueType: 'lowercase letters, digits and `-`' })
     .describe('Prefix of every task queue name (`<prefix>-workflows`, `<prefix>-io`, `<prefix>-fetch`, `<prefix>-webhooks`, one per provider fleet).'),
+  FAIR_SHARE: bool(true).describe(
+    "Fair share per workspace: job, provider-cancel and webhook workflows start with the workspace id as their Temporal fairness key, weighted by the workspace's share (`workspace set-share`), so each task queue serves the workspaces' backlogs in proportion to their weights. Off: no fairness key, one first-in-first-out queue per priority. Needs a server with `matching.enableFairness` (docs/operations/fair-share.md).",
+  ),
 };

@@ -1,0 +1,120 @@
+// Fair share per workspace on the real stack (Temporal with fairness on, one partition per queue),
+// through the gateway over HTTP: a provider fleet of 4 slots (PROVIDER_CONCURRENCY local=4) serves
+// the workspaces' backlogs in proportion to their weights instead of first in, first out.
+//
+// When a job's provider step started is read from its workflow history (the submitAndCheck
+// activity's ActivityTaskStarted event): the moment a provider slot took it.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTenant, type Tenant } from '../support/stack.js';
+import { startService, type Service } from '../support/services.js';
+import { createImages, providerStarts, waitAllFinished } from '../support/fair-share.js';
+import { runAdmin } from '../../admin/main.js';
+
+/** The route's slots: at most this many provider steps run at once. */
+const SLOTS = 4;
+/**
+ * How many of A's provider starts may come after B submits and before all of B's 5 jobs have
+ * started. Under FIFO B waits behind A's whole backlog (hundreds). Under fair share: the SLOTS steps
+ * A holds when B arrives, up to SLOTS more of A's already handed to waiting pollers, and one of A's
+ * beside each of B's 5 as the two keys alternate (13), plus a margin for B's jobs passing the
+ * workflow and fetch queues before their provider step is even scheduled.
+ */
+const A_STARTS_BOUND = 20;
+
+let svc: Service;
+
+before(async () => {
+  svc = await startService({
+    PROVIDER_CONCURRENCY: `local=${SLOTS}`,
+    RATE_LIMIT_GENERATE_PER_MIN: '100000',
+    // The reconciler starts a job whose workflow start failed (a start timing out on a loaded machine).
+    RECONCILE_INTERVAL_MS: '2000',
+  });
+});
+
+after(async () => {
+  await svc?.close();
+});
+
+const baseUrl = () => svc.gw.baseUrl;
+
+/** Every job completed, and each was charged its price exactly once: one ledger row, the charge. */
+async function assertCompletedChargedOnce(t: Tenant, ids: string[], credits: number) {
+  const db = svc.tdb.db;
+  const rows = await db.selectFrom('jobs').select(['id', 'status', 'price']).where('workspace_id', '=', t.workspaceId).execute();
+  assert.equal(rows.length, ids.length);
+  assert.deepEqual(
+    rows.filter((r) => r.status !== 'completed'),
+    [],
+  );
+  const ledger = await db.selectFrom('credit_ledger').select(['job_id', 'reason', 'delta']).where('workspace_id', '=', t.workspaceId).execute();
+  const perJob = new Map<string, string[]>();
+  for (const l of ledger) if (l.job_id) perJob.set(l.job_id, [...(perJob.get(l.job_id) ?? []), `${l.reason} ${l.delta}`]);
+  for (const r of rows) assert.deepEqual(perJob.get(r.id), [`charge ${-r.price}`], `job ${r.id}'s ledger`);
+  const ws = await db.selectFrom('workspaces').select('credits').where('id', '=', t.workspaceId).executeTakeFirstOrThrow();
+  assert.equal(ws.credits, credits - rows.reduce((s, r) => s + r.price, 0));
+}
+
+describe('fair share across workspaces', () => {
+  test("B's 5 jobs all start before A's 20th provider start after B submitted, behind A's backlog of 500", async () => {
+    const db = svc.tdb.db;
+    const a = await createTenant(db, 100_000);
+    const b = await createTenant(db, 1_000);
+    const aIds = await createImages(baseUrl(), a, 500, 'backlog of A');
+    const bSubmittedAt = Date.now();
+    const bIds = await createImages(baseUrl(), b, 5, 'a few of B');
+    await waitAllFinished(db, [...aIds, ...bIds]);
+
+    const starts = await providerStarts(svc.gw.client, [...aIds, ...bIds]);
+    const aStarts = aIds.map((id) => starts.get(id)!).sort((x, y) => x - y);
+    const bStarts = bIds.map((id) => starts.get(id)!);
+    const k = aStarts.filter((t) => t < bSubmittedAt).length;
+    const aBacklog = aIds.length - k;
+    // The test shows something only if A still had a long queue when B arrived.
+    assert.ok(aBacklog >= 100, `A had only ${aBacklog} jobs not yet at the provider when B submitted`);
+    const bLast = Math.max(...bStarts);
+    const aBefore = aStarts.filter((t) => t >= bSubmittedAt && t < bLast).length;
+    console.log(`A's backlog when B submitted: ${aBacklog}; A's provider starts before B's last: ${aBefore} (FIFO: ${aBacklog})`);
+    assert.ok(
+      aBefore < A_STARTS_BOUND,
+      `B's last job started after ${aBefore} of A's jobs that were queued when B submitted (bound ${A_STARTS_BOUND}; FIFO would be ${aBacklog})`,
+    );
+    await assertCompletedChargedOnce(a, aIds, 100_000);
+    await assertCompletedChargedOnce(b, bIds, 1_000);
+  });
+
+  test('weights 3:1 (tiers priority and standard): two saturating workspaces get provider starts 3:1 within ±20%', async () => {
+    const db = svc.tdb.db;
+    const heavy = await createTenant(db, 100_000);
+    const light = await createTenant(db, 100_000);
+    const set = await runAdmin(['workspace', 'set-share', '--workspace', heavy.workspaceId, '--tier', 'priority'], { DATABASE_URL: svc.tdb.url });
+    assert.equal(set.code, 0, set.stderr);
+    // Both backlogs build together, so neither is served first for having come first.
+    const [heavyIds, lightIds] = await Promise.all([createImages(baseUrl(), heavy, 240, 'heavy', 12), createImages(baseUrl(), light, 100, 'light', 12)]);
+    const createdAt = Date.now();
+    const all = [...heavyIds, ...lightIds];
+    const weights = await db.selectFrom('jobs').select(['workspace_id', 'fairness_weight']).distinct().where('id', 'in', all).execute();
+    assert.deepEqual(
+      weights.map((w) => [w.workspace_id, w.fairness_weight]).sort(),
+      [
+        [heavy.workspaceId, 3],
+        [light.workspaceId, 1],
+      ].sort(),
+      'each job carries its workspace weight',
+    );
+    await waitAllFinished(db, all);
+
+    const starts = await providerStarts(svc.gw.client, all);
+    const timeline = all.map((id) => ({ t: starts.get(id)!, heavy: heavyIds.includes(id) })).sort((x, y) => x.t - y.t);
+    const saturated = timeline.filter((s) => s.t >= createdAt);
+    const window = saturated.slice(0, 200);
+    assert.equal(window.length, 200, `only ${saturated.length} provider starts after both backlogs were created`);
+    const after200 = saturated.slice(200);
+    assert.ok(after200.some((s) => s.heavy) && after200.some((s) => !s.heavy), 'both workspaces still had a backlog after the first 200 starts');
+    const h = window.filter((s) => s.heavy).length;
+    const ratio = h / (window.length - h);
+    console.log(`first 200 provider starts with both saturating: ${h} heavy, ${window.length - h} light (ratio ${ratio.toFixed(2)})`);
+    assert.ok(ratio >= 3 * 0.8 && ratio <= 3 * 1.2, `heavy:light ${h}:${window.length - h} = ${ratio.toFixed(2)}, not 3 ± 20%`);
+  });
+});
