@@ -11,7 +11,6 @@
 import { z } from 'zod';
 import { authOf, type Auth } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
-import { ApiError } from '../errors.js';
 import { kinds as jobKinds } from './jobs/kinds.js';
 import type { Database } from '../../db/index.js';
 import { prioritiesAbove, recentWaits, waitingCounts, workspaceWeight, type RecentWaits, type WaitingCount } from '../../db/repos/queue.js';
@@ -57,8 +56,14 @@ export const queueEntrySchema = z.object({
 });
 export type QueueEntry = z.infer<typeof queueEntrySchema>;
 
+const publicModels = () => jobKinds.flatMap((k) => k.models);
+
+// An enum in the document, so a client (and a contract fuzzer) knows which values are valid.
 const queueQuery = z.object({
-  model: z.string().min(1).max(100).optional().describe('only this model'),
+  model: z
+    .enum(publicModels() as [string, ...string[]])
+    .optional()
+    .describe('only this model (a public model: GET /v1/models lists them)'),
 });
 
 /** One read of the fleet's queues. */
@@ -124,7 +129,6 @@ export function queueEntries(
   return out;
 }
 
-const publicModels = () => jobKinds.flatMap((k) => k.models);
 const round = (s: number) => Math.round(s * 10) / 10;
 
 /** The fleet's queues, read at most once per QUEUE_CACHE_MS per replica (concurrent callers share the read). */
@@ -163,9 +167,6 @@ export const queueEndpoints = new Endpoints<QueueServices>().add({
   errors: [400, 401, 429, 500],
   async handler({ res, query, services }) {
     const { workspaceId } = authOf(res);
-    if (query.model !== undefined && !publicModels().includes(query.model)) {
-      throw new ApiError(400, 'invalid_model', `model ${query.model} is not a public model; GET /v1/models lists them`);
-    }
     const [snap, weight] = await Promise.all([services.snapshot(), workspaceWeight(services.db, workspaceId)]);
     res.json({ data: queueEntries(services.config, snap, { workspaceId, weight }, query.model) });
   },

@@ -7675,8 +7675,8 @@ export interface operations {
     get_queue: {
         parameters: {
             query?: {
-                /** @description only this model */
-                model?: string;
+                /** @description only this model (a public model: GET /v1/models lists them) */
+                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "seedream-4.5" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "seedance-1.5" | "grok-video" | "replace-actor" | "talking-actor";
             };
             header?: never;
             path?: never;

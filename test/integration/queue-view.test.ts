@@ -179,7 +179,8 @@ describe('queue position and GET /v1/queue', () => {
   test('GET /v1/queue refuses an unknown model and an unauthenticated call', async () => {
     const bad = await call(base, 'GET', '/v1/queue?model=no-such-model', { key: a.apiKey });
     assert.equal(bad.status, 400, bad.text);
-    assert.equal(bad.body.error.code, 'invalid_model');
+    assert.equal(bad.body.error.code, 'invalid_request');
+    assert.match(bad.body.error.message, /model/);
     const anon = await call(base, 'GET', '/v1/queue');
     assert.equal(anon.status, 401, anon.text);
     assert.equal(anon.body.error.code, 'unauthorized');

@@ -640,9 +640,26 @@ class QueueEntry(TypedDict, closed=True):
 
 
 class QueueQuery(TypedDict, closed=True):
-    model: NotRequired[str]
+    model: NotRequired[
+        Literal[
+            "nano-banana-2",
+            "gpt-image-1.5",
+            "gpt-image-2",
+            "seedream-4.5",
+            "sora-2-pro",
+            "sora-2",
+            "kling-3.0",
+            "kling-3.0-turbo",
+            "kling-2.6",
+            "veo-3.1",
+            "seedance-1.5",
+            "grok-video",
+            "replace-actor",
+            "talking-actor",
+        ]
+    ]
     """
-    only this model
+    only this model (a public model: GET /v1/models lists them)
     """
 
 
