@@ -1,5 +1,5 @@
 // A workspace's fair share of every task queue its jobs wait in: its Temporal fairness weight
-// (workflows/task-priority.ts). Within a priority level the server dispatches each workspace's
+// (shared/task-priority.ts). Within a priority level the server dispatches each workspace's
 // backlog in proportion to its weight, so a workspace of weight 3 gets about three tasks for every
 // one of a workspace of weight 1 while both wait. Operators set it with the admin CLI
 // (`workspace set-share`), as a plan tier or a weight.

@@ -3,6 +3,7 @@
 // provider holds capacity from a job's submit until its result, long after the submit activity has
 // returned, so Temporal's queue fairness (which orders tasks) cannot share it: this pool does, by
 // workspace. Pure code: db/repos/route-slots.ts runs it under the route's row lock.
+import { priorityKeys } from './task-priority.js';
 import type { JobPriority } from './job-model.js';
 
 /** One route's pool: its key in ROUTE_SLOTS (`provider` or `provider:model`) and its slots. */
@@ -18,8 +19,8 @@ export interface RoutePool {
  */
 export const SLOT_WAITER_FRESH_MS = 60_000;
 
-/** The Temporal priority key of a job's priority (workflows/task-priority.ts uses the same numbers): smaller first. */
-export const slotPriorityKeys: Record<JobPriority, number> = { high: 1, normal: 3, low: 5 };
+/** The Temporal priority key of a job's priority: smaller first. */
+export const slotPriorityKeys: Record<JobPriority, number> = priorityKeys;
 
 /**
  * ROUTE_SLOTS parsed: `fal=16,alibaba:replace-actor=1` → route → slots. Throws on a malformed

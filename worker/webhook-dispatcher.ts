@@ -23,7 +23,7 @@ import { jobShares } from '../db/repos/fair-share.js';
 import { createPgListener, type PgListener } from '../shared/pg-listener.js';
 import { searchAttributes, taskQueues } from '../workflows/definitions.js';
 import { webhookDeliveryWorkflowType, type WebhookDeliveryInput } from '../workflows/webhook-delivery.js';
-import { taskPriority, type FairShare } from '../workflows/task-priority.js';
+import { taskPriority, type FairShare } from '../shared/task-priority.js';
 import { periodic } from './periodic.js';
 
 export interface WebhookDispatcher {

@@ -22,7 +22,7 @@ import { inFlightStatuses } from '../jobs/transitions.js';
 import type { Job } from '../db/schema.js';
 import { currentTraceId, withSpan } from '../shared/tracing.js';
 import type { JobPriority } from '../shared/job-model.js';
-import { taskPriority } from './task-priority.js';
+import { taskPriority } from '../shared/task-priority.js';
 
 export interface JobToStart {
   id: string;
@@ -34,7 +34,7 @@ export interface JobToStart {
   /** The start of the prompt or script, for the summary (never the whole text). */
   text: string;
   input: GenerationInput;
-  /** Its Temporal priority and fair share (workflows/task-priority.ts). */
+  /** Its Temporal priority and fair share (shared/task-priority.ts). */
   priority: JobPriority;
   fairnessWeight: number;
 }

@@ -1,7 +1,7 @@
 // GET /v1/queue (extension): the current wait per model and priority. Jobs wait in this service's
 // queues from their create until their request reaches the provider; each provider's queue is
 // shared fairly by workspace (Temporal fairness, one key per workspace) and served by priority
-// first (workflows/task-priority.ts). Per public model and priority the answer says how many jobs
+// first (shared/task-priority.ts). Per public model and priority the answer says how many jobs
 // wait (the key's workspace's and everyone's), the waits of the jobs submitted in the last 15
 // minutes (p50 / p90, create → submit), and an estimate for a new job of the workspace.
 //

@@ -19,7 +19,7 @@ export function prioritiesAbove(priority: JobPriority): JobPriority[] {
  * The job's place in its workspace's share of its provider's queue, 1 for the next to go; null once
  * its request reached its provider (or it finished). Temporal dispatches a queue's tasks by priority
  * key first (lower goes first), then across fairness keys (the workspace) in proportion to their
- * weights, in arrival order within a key and priority (workflows/task-priority.ts; Temporal's
+ * weights, in arrival order within a key and priority (shared/task-priority.ts; Temporal's
  * "Task Queue Priority and Fairness", docs.temporal.io/develop/task-queue-priority-fairness, and the
  * `temporal.api.common.v1.Priority` message: "First, consider priority ... Then, consider fairness";
  * enforced per task queue partition, and our queues have one). So ahead of the job are its

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { fairShareTiers, fairShareWeightRange, parseFairShareWeight, tierOfWeight } from '../../shared/fair-share.js';
-import { taskPriority } from '../../workflows/task-priority.js';
+import { taskPriority } from '../../shared/task-priority.js';
 import { loadConfig } from '../../shared/config.js';
 
 const env = {

@@ -4,9 +4,9 @@
 // - Fairness key: the workspace id, weighted by the workspace's share (its plan tier). Within a
 //   priority level the server dispatches each workspace's tasks in proportion to its weight, so one
 //   workspace's backlog never makes another's jobs wait behind all of it.
-// Pure data: the workflow sandbox may load it.
+// Pure data, used where workflows are started (the gateway, the reconciler, the webhook dispatcher).
 import type { Priority } from '@temporalio/common';
-import type { JobPriority } from '../shared/job-model.js';
+import type { JobPriority } from './job-model.js';
 
 export const priorityKeys: Record<JobPriority, number> = { high: 1, normal: 3, low: 5 };
 
