@@ -21,6 +21,7 @@ import * as m0020 from './migrations/0020_route_probes.js';
 import * as m0021 from './migrations/0021_fair_share.js';
 import * as m0024 from './migrations/0024_route_slots.js';
 import * as m0025 from './migrations/0025_queue_view.js';
+import * as m0026 from './migrations/0026_audit_events.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -42,6 +43,7 @@ export const migrations: Record<string, Migration> = {
   '0021_fair_share': m0021,
   '0024_route_slots': m0024,
   '0025_queue_view': m0025,
+  '0026_audit_events': m0026,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

@@ -3,7 +3,8 @@
 // the admin CLI run as the role that owns the schema. The tables through which a workspace is
 // administered (its members, API keys, webhook signing secrets) are read-only to the app role, so
 // credentials taken from a gateway cannot mint a key or add an owner: only the column the gateway
-// itself writes there (api_keys.last_used_at) may be updated.
+// itself writes there (api_keys.last_used_at) may be updated. The audit log is append-only to it:
+// a gateway's credentials can add an event but never rewrite or erase one.
 //
 // Run by the owning role after the migrations (`admin migrate --app-role NAME`); idempotent, and
 // again after every migration so new tables are covered.
@@ -16,6 +17,9 @@ export const appReadOnlyTables: Readonly<Record<string, readonly string[]>> = {
   api_keys: ['last_used_at'],
   webhook_secrets: [],
 };
+
+/** Logs the app appends to but never rewrites: it may read and insert rows, not change or delete them. */
+export const appAppendOnlyTables: readonly string[] = ['audit_events'];
 
 const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -36,7 +40,9 @@ export async function grantAppRole(db: Database, role: string): Promise<{ tables
       const t = sql.id('public', table);
       await sql`revoke all on ${t} from ${r}`.execute(tx);
       const updatable = appReadOnlyTables[table];
-      if (updatable === undefined) {
+      if (appAppendOnlyTables.includes(table)) {
+        await sql`grant select, insert on ${t} to ${r}`.execute(tx);
+      } else if (updatable === undefined) {
         await sql`grant select, insert, update, delete on ${t} to ${r}`.execute(tx);
       } else {
         await sql`grant select on ${t} to ${r}`.execute(tx);

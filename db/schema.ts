@@ -8,6 +8,7 @@ import type { JobKind } from '../shared/kinds/index.js';
 import type { JobError, JobOutput, JobPhase, JobPriority, JobStatus, ProviderAttempt, WebhookEventName } from '../shared/job-model.js';
 import type { StoredJobParams } from '../shared/job-params.js';
 import type { UploadStatus } from '../shared/uploads.js';
+import type { AuditAction } from '../shared/audit.js';
 
 export { jobKinds, type JobKind } from '../shared/kinds/index.js';
 export {
@@ -322,6 +323,20 @@ export interface IdempotencyKeyTable {
   created_at: Generated<Date>;
 }
 
+/** One administrative act on a workspace (0026_audit_events); append-only. */
+export interface AuditEventTable {
+  id: string;
+  workspace_id: string;
+  action: AuditAction;
+  /** An owner's email, `key:<api key id>`, or `system:<component>`. */
+  actor: string;
+  /** What was acted on: 'api_key', 'webhook_secret', 'workspace', 'budget', 'job'; null when the workspace itself. */
+  target_type: string | null;
+  target_id: string | null;
+  details: Json<Record<string, unknown>>;
+  created_at: Generated<Date>;
+}
+
 export interface DB {
   workspaces: WorkspaceTable;
   workspace_members: WorkspaceMemberTable;
@@ -343,6 +358,7 @@ export interface DB {
   webhook_deliveries: WebhookDeliveryTable;
   webhook_circuits: WebhookCircuitTable;
   idempotency_keys: IdempotencyKeyTable;
+  audit_events: AuditEventTable;
 }
 
 export type Workspace = Selectable<WorkspaceTable>;
@@ -357,3 +373,4 @@ export type NewJob = Insertable<JobTable>;
 export type JobUpdate = Updateable<JobTable>;
 export type WebhookDelivery = Selectable<WebhookDeliveryTable>;
 export type LedgerEntry = Selectable<CreditLedgerTable>;
+export type AuditEvent = Selectable<AuditEventTable>;

@@ -83,6 +83,15 @@ describe('the app role', () => {
     await sql`update api_keys set last_used_at = now() where id = ${t.apiKeyId}`.execute(appDb);
   });
 
+  test('appends to the audit log but cannot rewrite or erase it', async () => {
+    const t = await createTenant(tdb.db);
+    await sql`insert into audit_events (id, workspace_id, action, actor) values ('aud_app', ${t.workspaceId}, 'job.outputs_deleted', 'key:x')`.execute(appDb);
+    await assert.rejects(sql`update audit_events set actor = 'someone else' where id = 'aud_app'`.execute(appDb), refused);
+    await assert.rejects(sql`delete from audit_events where id = 'aud_app'`.execute(appDb), refused);
+    const rows = await sql<{ actor: string }>`select actor from audit_events where id = 'aud_app'`.execute(appDb);
+    assert.deepEqual(rows.rows, [{ actor: 'key:x' }]);
+  });
+
   test('serves a gateway over HTTP: authentication, rate limits, key use and upload rows', async () => {
     const t = await createTenant(tdb.db);
     let gw: InProcessGateway | null = null;

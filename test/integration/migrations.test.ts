@@ -11,6 +11,7 @@ import type { Database } from '../../db/index.js';
 const appTables = [
   'actors',
   'api_keys',
+  'audit_events',
   'credit_ledger',
   'file_uploads',
   'idempotency_keys',

@@ -1,0 +1,20 @@
+// The audit log's vocabulary: what an audit event can record. Each administrative act on a workspace
+// writes exactly one event (db/repos/audit.ts), in the same transaction as the act itself.
+export const auditActions = [
+  'api_key.created',
+  'api_key.revoked',
+  'webhook_secret.rotated',
+  'credits.granted',
+  'credits.deducted',
+  'budget.set',
+  'budget.removed',
+  'job.outputs_deleted',
+  'job.reset_detected',
+  'job.terminated_detected',
+  'workspace.share_changed',
+  'workspace.priority_changed',
+] as const;
+export type AuditAction = (typeof auditActions)[number];
+
+/** Who acted: an owner's email (admin CLI), an API key id (`key:<id>`), or `system:<component>`. */
+export type AuditActor = string;
