@@ -16,6 +16,7 @@ import { addMember } from '../../db/repos/workspaces.js';
 import { sweepAuditEvents } from '../../db/repos/audit.js';
 
 const adminJs = fileURLToPath(new URL('../../admin/main.js', import.meta.url));
+const mediagenJs = fileURLToPath(new URL('../../../client/bin/mediagen.js', import.meta.url));
 let tdb: TestDatabase;
 let gw: InProcessGateway;
 let a: Tenant;
@@ -35,6 +36,16 @@ interface Event {
 const admin = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
   new Promise((resolve) => {
     execFile(process.execPath, [adminJs, ...args], { env, timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+
+/** The customers' CLI, `mediagen`, against the in-process gateway with `key`. */
+const mediagen = (key: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+  new Promise((resolve) => {
+    const cliEnv = { PATH: process.env.PATH, MEDIAGEN_API_KEY: key, MEDIAGEN_BASE_URL: gw.baseUrl };
+    execFile(process.execPath, [mediagenJs, ...args], { env: cliEnv, timeout: 60_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
       resolve({ code, stdout, stderr });
     });
@@ -185,6 +196,19 @@ describe('who may read the log', () => {
     assert.equal((await call(gw.baseUrl, 'GET', '/v1/projects', { key: key.key })).status, 200);
     // The workspace's own owner key still reads it.
     assert.equal((await call(gw.baseUrl, 'GET', '/v1/audit-events', { key: t.apiKey })).status, 200);
+
+    // The same through the mediagen CLI: the owner's key lists the events, the demoted key exits 4 saying why.
+    const listed = await mediagen(t.apiKey, 'audit', '--action', 'api_key.created', '--json');
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.deepEqual(
+      JSON.parse(listed.stdout)
+        .data.map((e: Event) => e.target_id)
+        .sort(),
+      [t.apiKeyId, key.id].sort(),
+    );
+    const denied = await mediagen(key.key, 'audit');
+    assert.equal(denied.code, 4, denied.stderr);
+    assert.match(denied.stderr, /owner key/);
   });
 
   test('bad filters and cursors are 400 invalid_request', async () => {
