@@ -12,12 +12,14 @@ import { seedCommands } from './commands/seed.js';
 import { deploymentCommands } from './commands/deployment.js';
 import { migrateCommands } from './commands/migrate.js';
 import { fairShareCommands } from './commands/fair-share.js';
+import { auditCommands } from './commands/audit.js';
 
 /** Every command, in the order `help` lists them. */
 export const commands: Record<string, Command> = {
   ...workspaceCommands,
   ...fairShareCommands,
   ...priorityCommands,
+  ...auditCommands,
   ...seedCommands,
   ...deploymentCommands,
   ...migrateCommands,

@@ -20,6 +20,11 @@
 // key created before a request is accepted by it, on every replica. The round trip is `select 1`
 // on the listener's own connection, shared by every request waiting at the time (one in flight,
 // one queued behind it), so it adds about one round trip of latency and almost no database work.
+//
+// A key is an owner key while the member who created it (`api_keys.created_by`) is an owner of its
+// workspace (`workspace_members.role`): read with the key, cached with it. A role change sends no
+// notification, so a demoted owner's key keeps owner access (GET /v1/audit-events) for at most
+// CACHE_TTL_MS (5 s) on a replica that cached it; a revocation still ends it at once.
 import { sql } from 'kysely';
 import type { RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
@@ -38,6 +43,8 @@ export type { RateClass } from './rate-limit.js';
 export interface AuthContext {
   workspaceId: string;
   apiKeyId: string;
+  /** Its creator is an owner of the workspace now (within CACHE_TTL_MS): owner-only endpoints answer it. */
+  owner: boolean;
 }
 
 export interface Auth {
@@ -59,6 +66,7 @@ export function authOf(res: Response): AuthContext {
 interface CachedKey {
   workspaceId: string;
   secretHash: string;
+  owner: boolean;
   expiresAt: number;
 }
 
@@ -120,12 +128,17 @@ export function createAuth(deps: AuthDeps): Auth {
     }
     deps.metrics.authLookup('database');
     const generation = listener.generation();
-    const row = await deps.db.selectFrom('api_keys').select(['workspace_id', 'secret_hash', 'revoked_at']).where('id', '=', keyId).executeTakeFirst();
+    const row = await deps.db
+      .selectFrom('api_keys as k')
+      .leftJoin('workspace_members as m', (j) => j.onRef('m.workspace_id', '=', 'k.workspace_id').onRef('m.email', '=', 'k.created_by'))
+      .select(['k.workspace_id', 'k.secret_hash', 'k.revoked_at', 'm.role'])
+      .where('k.id', '=', keyId)
+      .executeTakeFirst();
     if (!row || row.revoked_at) {
       cache.delete(keyId);
       return null;
     }
-    const entry = { workspaceId: row.workspace_id, secretHash: row.secret_hash, expiresAt: now + CACHE_TTL_MS };
+    const entry = { workspaceId: row.workspace_id, secretHash: row.secret_hash, owner: row.role === 'owner', expiresAt: now + CACHE_TTL_MS };
     // Only cache when no notification or reconnect happened while we were reading.
     if (listener.healthy() && listener.generation() === generation) {
       if (cache.size >= CACHE_MAX_ENTRIES) cache.delete(cache.keys().next().value!);
@@ -145,7 +158,7 @@ export function createAuth(deps: AuthDeps): Auth {
       const key = await lookup(parsed.id);
       // Same message for unknown, revoked and wrong secret: no oracle for key ids.
       if (!key || !secretMatches(parsed.secret, key.secretHash)) throw new ApiError(401, 'unauthorized', 'invalid or revoked API key');
-      res.locals.auth = { workspaceId: key.workspaceId, apiKeyId: parsed.id } satisfies AuthContext;
+      res.locals.auth = { workspaceId: key.workspaceId, apiKeyId: parsed.id, owner: key.owner } satisfies AuthContext;
       lastUsed.touch(parsed.id);
       next();
     } catch (err) {

@@ -13,6 +13,7 @@ export const errorCodes = [
   'insufficient_credits',
   'forbidden',
   'priority_not_allowed',
+  'owner_key_required',
   'not_found',
   'method_not_allowed',
   'payload_too_large',

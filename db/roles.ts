@@ -4,7 +4,8 @@
 // administered (its members, API keys, webhook signing secrets) are read-only to the app role, so
 // credentials taken from a gateway cannot mint a key or add an owner: only the column the gateway
 // itself writes there (api_keys.last_used_at) may be updated. The audit log is append-only to it:
-// a gateway's credentials can add an event but never rewrite or erase one.
+// a gateway's credentials can add an event but never rewrite or erase one; its retention sweep
+// removes old events only through expire_audit_events, which spares the last 30 days.
 //
 // Run by the owning role after the migrations (`admin migrate --app-role NAME`); idempotent, and
 // again after every migration so new tables are covered.
@@ -50,6 +51,8 @@ export async function grantAppRole(db: Database, role: string): Promise<{ tables
       }
     }
     await sql`grant usage, select on all sequences in schema public to ${r}`.execute(tx);
+    // The audit log's retention sweep deletes only through this function (0030_audit_retention).
+    await sql`grant execute on function expire_audit_events(integer, integer) to ${r}`.execute(tx);
   });
   return { tables };
 }

@@ -11,6 +11,8 @@
 import type { Logger } from 'pino';
 import type { RawBuilder } from 'kysely';
 import type { Database, Queryable } from '../db/index.js';
+import { auditEventId, recordAuditEventOnce } from '../db/repos/audit.js';
+import { RECONCILER_ACTOR } from '../shared/audit.js';
 import type { Job, JobError, JobOutput, JobPhase } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
 import type { NewJobInput } from '../db/repos/jobs.js';
@@ -119,8 +121,18 @@ export function createJobService(deps: JobServiceDeps) {
    * Idempotent: removing again also catches an output written late by a step still running when
    * the job was canceled.
    */
-  async function fail(jobId: string, error: JobError, runId: string | null): Promise<FailResult> {
-    const result = await db.transaction().execute((tx) => failJob(tx, jobId, { code: error.code, message: error.message.slice(0, 500) }, runId));
+  /** Fails the job (if the row is as `runId` says); `alongside` writes more in the same transaction when it moved. */
+  async function fail(
+    jobId: string,
+    error: JobError,
+    runId: string | null,
+    alongside?: (tx: Queryable, moved: FailResult) => Promise<void>,
+  ): Promise<FailResult> {
+    const result = await db.transaction().execute(async (tx) => {
+      const r = await failJob(tx, jobId, { code: error.code, message: error.message.slice(0, 500) }, runId);
+      if (r.moved && alongside) await alongside(tx, r);
+      return r;
+    });
     if (result.status === 'failed') {
       // Its request there ends with it (canceled next, or failed already); a slot missed here expires.
       await releaseSlot(db, jobId);
@@ -275,14 +287,29 @@ export function createJobService(deps: JobServiceDeps) {
      * code, or timed out). Fails and refunds it — only if the row is still as the caller read it,
      * so a reset run that claimed it meanwhile is left alone — then cancels its provider request
      * (`providerCancel`: whether that was asked of Temporal).
-     * A terminate counts as a cancel: a later reset does not revive the job.
+     * A terminate counts as a cancel: a later reset does not revive the job. A terminate of run
+     * `runId` is recorded in the workspace's audit log (`job.terminated_detected`) in the failing
+     * transaction, once per run whoever detects it.
      */
-    async reconcileClosed(job: Job, status: string): Promise<FailResult & { providerCancel: boolean }> {
+    async reconcileClosed(job: Job, status: string, runId?: string): Promise<FailResult & { providerCancel: boolean }> {
       const canceled = status === 'TERMINATED' || status === 'CANCELLED';
       const message = canceled
         ? `the job was ${status === 'TERMINATED' ? 'terminated' : 'canceled'} by an operator`
         : `the job's workflow ended as ${status.toLowerCase()}`;
-      const result = await fail(job.id, { code: canceled ? 'canceled' : 'generation_failed', message }, job.status_run_id);
+      const audit =
+        status === 'TERMINATED' && runId
+          ? async (tx: Queryable, r: FailResult) => {
+              await recordAuditEventOnce(tx, auditEventId('job.terminated_detected', job.id, runId), {
+                workspaceId: job.workspace_id,
+                action: 'job.terminated_detected',
+                actor: RECONCILER_ACTOR,
+                targetType: 'job',
+                targetId: job.id,
+                details: { kind: job.kind, run_id: runId, refunded: r.refunded },
+              });
+            }
+          : undefined;
+      const result = await fail(job.id, { code: canceled ? 'canceled' : 'generation_failed', message }, job.status_run_id, audit);
       const providerCancel = result.moved && !!result.job.provider_ref;
       if (providerCancel) {
         try {

@@ -18,3 +18,11 @@ export type AuditAction = (typeof auditActions)[number];
 
 /** Who acted: an owner's email (admin CLI), an API key id (`key:<id>`), or `system:<component>`. */
 export type AuditActor = string;
+
+/** The operator's acts through the admin CLI that name no acting owner (credits, fair share, priority). */
+export const OPERATOR_ACTOR: AuditActor = 'system:admin-cli';
+/** The reconciler's detections of what an operator did in Temporal (a terminate, a reset). */
+export const RECONCILER_ACTOR: AuditActor = 'system:reconciler';
+
+/** The actor of an act done with an API key. */
+export const keyActor = (apiKeyId: string): AuditActor => `key:${apiKeyId}`;

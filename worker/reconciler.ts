@@ -24,12 +24,20 @@
 // has gone unwritten for the stale period, then one describe per period.
 // It never fails a job whose workflow completed, nor a job a newer run holds (an operator's reset):
 // the service acts on a job only while its row is as the reconciler read it.
+// What it finds an operator did is written to the workspace's audit log as `system:reconciler`: a
+// terminated latest run it settles (`job.terminated_detected`, in the settling transaction), and a
+// listed closed run that a newer run replaced (`job.reset_detected`: the describe names another
+// run). Each event's id is derived from the job and the run, so two replicas, or a pass repeated,
+// record it once. A row already held by the newer run is not claimed; one describe confirms the
+// reset, and only while some closed run of the job has no event yet.
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
 import type { Job } from '../db/schema.js';
 import * as leases from '../db/repos/job-leases.js';
+import { auditEventId, recordAuditEventOnce } from '../db/repos/audit.js';
+import { RECONCILER_ACTOR } from '../shared/audit.js';
 import { sweepSlots } from '../db/repos/route-slots.js';
 import { SLOT_WAITER_FRESH_MS } from '../shared/route-slots.js';
 import { inFlightStatuses, type JobService } from '../jobs/index.js';
@@ -134,11 +142,28 @@ export function createReconciler(deps: {
     }
   }
 
+  /** Records each of `closedRuns` that is not the latest run (`latestRunId`) as replaced by an operator's reset. */
+  async function recordResets(job: Pick<Job, 'id' | 'workspace_id' | 'kind'>, closedRuns: ClosedRun[], latestRunId: string): Promise<void> {
+    for (const replaced of closedRuns) {
+      if (replaced.runId === latestRunId) continue;
+      const recorded = await recordAuditEventOnce(db, auditEventId('job.reset_detected', job.id, replaced.runId), {
+        workspaceId: job.workspace_id,
+        action: 'job.reset_detected',
+        actor: RECONCILER_ACTOR,
+        targetType: 'job',
+        targetId: job.id,
+        details: { kind: job.kind, replaced_run_id: replaced.runId, replaced_run_closed_as: replaced.status, latest_run_id: latestRunId },
+      });
+      if (recorded) logger.info({ jobId: job.id, replacedRunId: replaced.runId, latestRunId }, "reconciler detected an operator's reset");
+    }
+  }
+
   /**
    * Acts on a claimed job in flight by what its workflow's latest run is now (one describe):
    * `left` while a run still holds it (or none can be found), else `settled` or `completed`.
+   * `closedRuns`: the job's closed runs the listing found (replaced ones are recorded as resets).
    */
-  async function settleByWorkflow(job: Job, pass: ReconcilePass): Promise<'left' | 'settled' | 'completed'> {
+  async function settleByWorkflow(job: Job, pass: ReconcilePass, closedRuns: ClosedRun[] = []): Promise<'left' | 'settled' | 'completed'> {
     try {
       pass.temporalCalls++;
       const run = await describeJobRun(client, job.id, 10_000);
@@ -147,6 +172,7 @@ export function createReconciler(deps: {
         logger.warn({ jobId: job.id }, 'reconciler found no workflow for a job in flight');
         return 'left';
       }
+      await recordResets(job, closedRuns, run.runId);
       if (run.status === 'RUNNING' || run.status === 'CONTINUED_AS_NEW') return 'left';
       if (run.status === 'COMPLETED') {
         const r = await jobs.reconcileCompleted(job, run.runId);
@@ -158,7 +184,7 @@ export function createReconciler(deps: {
         }
         if (!r.result?.moved) return 'left';
       } else {
-        const result = await jobs.reconcileClosed(job, run.status);
+        const result = await jobs.reconcileClosed(job, run.status, run.runId);
         // The provider cancel it started is a Temporal call too: counted for the pass's figure.
         if (result.providerCancel) pass.temporalCalls++;
         if (!result.moved) return 'left';
@@ -174,12 +200,49 @@ export function createReconciler(deps: {
   }
 
   /** Settles each job, at most RECONCILE_CONCURRENCY at once; the leases of jobs left end now. */
-  async function settleAll(claimed: Job[], pass: ReconcilePass): Promise<void> {
+  async function settleAll(claimed: Job[], pass: ReconcilePass, closed?: Map<string, ClosedRun[]>): Promise<void> {
     const left: string[] = [];
     await eachBounded(claimed, config.RECONCILE_CONCURRENCY, async (job) => {
-      if ((await settleByWorkflow(job, pass)) === 'left') left.push(job.id);
+      if ((await settleByWorkflow(job, pass, closed?.get(job.id))) === 'left') left.push(job.id);
     });
     await leases.releaseLeases(db, left);
+  }
+
+  /**
+   * Jobs whose row a newer run holds (it names a run that is not among the closed ones listed):
+   * their closed runs were replaced by an operator's reset. One describe per job confirms it, and
+   * only while some of those runs has no reset event yet, so a run re-listed costs no call.
+   */
+  async function detectHeldResets(rows: Pick<Job, 'id' | 'status_run_id'>[], closed: Map<string, ClosedRun[]>, pass: ReconcilePass): Promise<void> {
+    const held = rows.filter((r) => r.status_run_id && !closed.get(r.id)!.some((c) => c.runId === r.status_run_id));
+    if (held.length === 0) return;
+    const ids = held.flatMap((r) => closed.get(r.id)!.map((c) => auditEventId('job.reset_detected', r.id, c.runId)));
+    const recorded = new Set((await db.selectFrom('audit_events').select('id').where('id', 'in', ids).execute()).map((e) => e.id));
+    const pending = held.filter((r) => closed.get(r.id)!.some((c) => !recorded.has(auditEventId('job.reset_detected', r.id, c.runId))));
+    if (pending.length === 0) return;
+    const jobsById = new Map(
+      (
+        await db
+          .selectFrom('jobs')
+          .select(['id', 'workspace_id', 'kind'])
+          .where(
+            'id',
+            'in',
+            pending.map((r) => r.id),
+          )
+          .execute()
+      ).map((j) => [j.id, j]),
+    );
+    await eachBounded(pending, config.RECONCILE_CONCURRENCY, async (row) => {
+      try {
+        pass.temporalCalls++;
+        const run = await describeJobRun(client, row.id, 10_000);
+        const job = jobsById.get(row.id);
+        if (run && job) await recordResets(job, closed.get(row.id)!, run.runId);
+      } catch (err) {
+        logger.warn({ jobId: row.id, err: (err as Error).message }, 'reconciler could not check a reset job');
+      }
+    });
   }
 
   async function settleClosed(pass: ReconcilePass): Promise<void> {
@@ -203,10 +266,12 @@ export function createReconciler(deps: {
       );
     };
     const claimed = (await leases.claimInFlightJobs(db, inFlightStatuses, ids, leaseMs)).filter((row) => matched(row));
-    await settleAll(claimed, pass);
+    await settleAll(claimed, pass, closed);
+    const inFlight = await leases.inFlightJobs(db, inFlightStatuses, ids);
+    await detectHeldResets(inFlight, closed, pass);
     // Look back next time as far as the oldest run still unsettled (another replica's claim, a
     // failure here, a reset run not done yet), else as far as visibility may lag.
-    const unsettled = (await leases.inFlightJobs(db, inFlightStatuses, ids)).map(matched).filter((r) => r !== undefined);
+    const unsettled = inFlight.map(matched).filter((r) => r !== undefined);
     const oldestUnsettled = Math.min(...unsettled.map((r) => r.closedAt.getTime() - 1));
     closedAfter = new Date(Math.max(closedAfter.getTime(), Math.min(oldestUnsettled, passStart - VISIBILITY_LAG_MS)));
   }

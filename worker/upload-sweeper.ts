@@ -17,6 +17,7 @@ import { redactText } from '../shared/redact.js';
 import { sweepIdempotencyKeys } from '../db/repos/idempotency.js';
 import { sweepFailedUploads } from '../db/repos/uploads.js';
 import { sweepIdleRateLimits } from '../db/repos/rate-limits.js';
+import { sweepAuditEvents } from '../db/repos/audit.js';
 
 /** A rate-limit row without a lease for this long holds nothing; the next request writes it again. */
 const RATE_LIMIT_ROW_IDLE_MS = 3_600_000;
@@ -37,10 +38,13 @@ export function createUploadSweeper(deps: { config: Config; db: Database; storag
     if (orphans > 0) deps.logger.info({ removed: orphans }, 'removed incoming objects without a pending upload');
     // The other tables that grow with traffic are trimmed in the same pass, a bounded batch each:
     // idempotency keys past their 24 h replay window, refused uploads after
-    // FAILED_UPLOAD_RETENTION_DAYS, and rate-limit rows idle for RATE_LIMIT_ROW_IDLE_MS.
+    // FAILED_UPLOAD_RETENTION_DAYS, rate-limit rows idle for RATE_LIMIT_ROW_IDLE_MS, and audit
+    // events older than AUDIT_RETENTION_DAYS.
     await sweepIdempotencyKeys(deps.db);
     await sweepFailedUploads(deps.db, new Date(now.getTime() - deps.config.FAILED_UPLOAD_RETENTION_DAYS * 86_400_000));
     await sweepIdleRateLimits(deps.db, Math.max(RATE_LIMIT_ROW_IDLE_MS, deps.config.RATE_LIMIT_WINDOW_MS));
+    const auditRemoved = await sweepAuditEvents(deps.db, deps.config.AUDIT_RETENTION_DAYS);
+    if (auditRemoved > 0) deps.logger.info({ removed: auditRemoved }, 'removed audit events past their retention');
     if (removed > 0) deps.logger.info({ removed }, 'removed expired pending uploads');
     return removed;
   }

@@ -36,7 +36,10 @@ export const fairShareCommands: Record<string, Command> = {
         if ('error' in parsed) throw new UsageError(`--weight: ${parsed.error}`);
         weight = parsed.weight;
       }
-      const r = await setFairShareWeight(ctx.db(), f.workspace as string, weight);
+      const r = await ctx
+        .db()
+        .transaction()
+        .execute((tx) => setFairShareWeight(tx, f.workspace as string, weight));
       return {
         json: { workspace_id: f.workspace, fair_share_weight: r.weight, tier: tierOfWeight(r.weight) ?? null, previous_weight: r.previous },
         text: [

@@ -13,7 +13,10 @@ export const priorityCommands: Record<string, Command> = {
     },
     async run(ctx, f) {
       const allowed = f.off !== true;
-      const r = await setHighPriorityAllowed(ctx.db(), f.workspace as string, allowed);
+      const r = await ctx
+        .db()
+        .transaction()
+        .execute((tx) => setHighPriorityAllowed(tx, f.workspace as string, allowed));
       return {
         json: r,
         text: [`workspace ${r.workspace_id} ${allowed ? 'may now create' : 'may no longer create'} priority high jobs`],

@@ -221,6 +221,7 @@ export function messageFor(err: unknown, maxRetries: number): string {
       return `error: not enough credits: ${err.message}\n  Ask a workspace owner to add credits (npm run admin -- credits grant …), or choose a cheaper model or fewer outputs.`;
     case 403:
       if (err.code === 'priority_not_allowed') return `error: ${err.message}\n  Retry with --priority normal (or low).`;
+      if (err.code === 'owner_key_required') return `error: ${err.message}\n  Use a key a workspace owner created (npm run admin -- key create … --as OWNER).`;
       return `error: forbidden: ${err.message}\n  The project belongs to another workspace than the API key's; list yours with: mediagen projects`;
     case 429: {
       const wait = err.retryAfterMs !== null ? `${Math.ceil(err.retryAfterMs / 1000)} s` : 'a minute';

@@ -299,6 +299,23 @@ export function buildProgram(): Command {
       print(globals(), r, () => table(rows, ['name', 'kind', 'served_by', 'price', 'aspect_ratios', 'durations', 'resolutions']));
     });
 
+  program
+    .command('audit')
+    .description("list the workspace's audit events, newest first (owner keys only)")
+    .option('--action <action>', 'only this action, e.g. api_key.revoked')
+    .option('--target <id>', 'only events about this object (a key, job or webhook secret id)')
+    .option('--from <time>', 'only events at or after this RFC 3339 time')
+    .option('--to <time>', 'only events before this RFC 3339 time')
+    .option('--limit <n>', '1-100', int('--limit'))
+    .option('--cursor <cursor>', 'next_cursor of the previous page')
+    .action(async (o) => {
+      const q = { action: o.action, target_id: o.target, from: o.from, to: o.to, limit: o.limit, cursor: o.cursor };
+      const page = await client().auditEvents.list(q);
+      const rows = page.data.map((e) => ({ ...e, details: JSON.stringify(e.details) }));
+      const columns = ['created_at', 'action', 'actor', 'target_id', 'details'];
+      print(globals(), page, () => table(rows, columns) + (page.next_cursor ? `\nnext: --cursor ${page.next_cursor}` : ''));
+    });
+
   // Usage errors leave through main's catch with exit code 2 instead of process.exit.
   program.exitOverride();
   for (const cmd of allCommands(program)) cmd.exitOverride();

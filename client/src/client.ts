@@ -8,6 +8,7 @@ import { jobPaths, kindOfJobId, mimeTypeOf } from './types.js';
 import type {
   ActorsQuery,
   AnyJob,
+  AuditEventsQuery,
   ClientOptions,
   CreateBodies,
   CreatedData,
@@ -41,14 +42,11 @@ import type {
   WaitOptions,
   WaitResult,
 } from './types.js';
-
 // The types and tables live in ./types.ts; the package's entry exports them from here.
 export * from './types.js';
 export { sleep } from './util.js';
-
 import { terminal } from './events.js';
 import { modelWarningOf, warnOnce } from './warnings.js';
-
 // ------------------------------------------------------------------ the client
 
 export class MediaGenClient {
@@ -167,6 +165,10 @@ export class MediaGenClient {
   readonly queue = {
     /** GET /v1/queue: per model and priority, the jobs waiting (this workspace's and everyone's), the recent waits and the estimated wait of a new job. */
     get: (q?: QueueQuery, o?: RequestOptions) => this.request<Page<'get_queue'>>('GET', `/v1/queue${query(q)}`, o),
+  };
+  /** GET /v1/audit-events: the workspace's audit log, newest first (owner keys only: others get 403 owner_key_required). */
+  readonly auditEvents = {
+    list: (q?: AuditEventsQuery, o?: RequestOptions) => this.request<Page<'get_audit_events'>>('GET', `/v1/audit-events${query(q)}`, o),
   };
   readonly jobs = {
     /** GET /v1/jobs: every kind, newest first, where the gateway serves it. */

@@ -94,6 +94,10 @@ export type ModelInfo = DataOf<'get_models'>[number];
 export type QueueQuery = QueryOf<operations['get_queue']>;
 /** An entry of GET /v1/queue: one model and priority's waiting jobs, recent waits and estimated wait. */
 export type QueueEntry = DataOf<'get_queue'>[number];
+/** GET /v1/audit-events: filters (action, target_id, from, to) and paging. */
+export type AuditEventsQuery = QueryOf<operations['get_audit_events']>;
+/** An event of the workspace's audit log (GET /v1/audit-events, owner keys only). */
+export type AuditEvent = DataOf<'get_audit_events'>[number];
 
 /** The MIME type of an upload from a file name's extension (direct uploads must declare it). */
 export function mimeTypeOf(name: string): UploadMimeType | null {
@@ -239,4 +243,6 @@ export const operationMethods = {
   delete_talking_actors_by_id: 'talkingActors.deleteOutputs',
   // Deleting an upload (its links stop working).
   delete_uploads_by_id: 'uploads.delete',
+  // The workspace's audit log (owner keys).
+  get_audit_events: 'auditEvents.list',
 } as const satisfies Record<keyof operations, string>;

@@ -3,12 +3,30 @@
 import type { Queryable } from '../index.js';
 import type { JobPriority } from '../../shared/job-model.js';
 import { AdminError } from './workspaces.js';
+import { recordAuditEvent } from './audit.js';
+import { OPERATOR_ACTOR, type AuditActor } from '../../shared/audit.js';
 
-/** Sets the workspace's weight (0.001–1000, checked by the column too); returns the previous one. */
-export async function setFairShareWeight(db: Queryable, workspaceId: string, weight: number): Promise<{ previous: number; weight: number }> {
-  const before = await db.selectFrom('workspaces').select('fair_share_weight').where('id', '=', workspaceId).executeTakeFirst();
+/**
+ * Sets the workspace's weight (0.001–1000, checked by the column too) and records it in the audit
+ * log; returns the previous one. Pass a transaction: the change and its event commit together.
+ */
+export async function setFairShareWeight(
+  db: Queryable,
+  workspaceId: string,
+  weight: number,
+  actor: AuditActor = OPERATOR_ACTOR,
+): Promise<{ previous: number; weight: number }> {
+  const before = await db.selectFrom('workspaces').select('fair_share_weight').where('id', '=', workspaceId).forUpdate().executeTakeFirst();
   if (!before) throw new AdminError('not_found', `workspace ${workspaceId} not found`);
   await db.updateTable('workspaces').set({ fair_share_weight: weight, updated_at: new Date() }).where('id', '=', workspaceId).execute();
+  await recordAuditEvent(db, {
+    workspaceId,
+    action: 'workspace.share_changed',
+    actor,
+    targetType: 'workspace',
+    targetId: workspaceId,
+    details: { previous_weight: before.fair_share_weight, weight },
+  });
   return { previous: before.fair_share_weight, weight };
 }
 

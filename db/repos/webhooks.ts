@@ -13,7 +13,8 @@ import {
   type CircuitPolicy,
 } from '../../shared/webhook-circuit.js';
 import { newId } from '../../shared/ids.js';
-import { getWorkspace, requireOwner } from './workspaces.js';
+import { getWorkspace, normalizeEmail, requireOwner } from './workspaces.js';
+import { recordAuditEvent } from './audit.js';
 import { decryptSecret, encryptSecret, generateWebhookSecret } from '../../shared/webhook-signing.js';
 
 // ------------------------------------------------------------------ secrets
@@ -49,7 +50,17 @@ export async function rotateWebhookSecret(
         created_by: input.actorEmail.trim().toLowerCase(),
       })
       .execute();
-    return { id, secret, previousUntil: previous[0]?.expires_at ?? null };
+    const previousUntil = previous[0]?.expires_at ?? null;
+    // The secret's id and the grace period, never the secret.
+    await recordAuditEvent(tx, {
+      workspaceId: input.workspaceId,
+      action: 'webhook_secret.rotated',
+      actor: normalizeEmail(input.actorEmail),
+      targetType: 'webhook_secret',
+      targetId: id,
+      details: { grace_seconds: input.graceSeconds, previous_signs_until: previousUntil?.toISOString() ?? null },
+    });
+    return { id, secret, previousUntil };
   });
 }
 

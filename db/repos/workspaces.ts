@@ -5,6 +5,8 @@ import type { Database, Queryable } from '../index.js';
 import type { MemberRole } from '../schema.js';
 import { newId } from '../../shared/ids.js';
 import { generateApiKey } from '../api-keys.js';
+import { recordAuditEvent } from './audit.js';
+import { OPERATOR_ACTOR, type AuditActor } from '../../shared/audit.js';
 
 export class AdminError extends Error {
   override name = 'AdminError';
@@ -65,10 +67,19 @@ export async function createApiKey(db: Database, input: { workspaceId: string; n
     await getWorkspace(tx, input.workspaceId);
     await requireOwner(tx, input.workspaceId, input.actorEmail);
     const k = generateApiKey();
+    const actor = normalizeEmail(input.actorEmail);
     await tx
       .insertInto('api_keys')
-      .values({ id: k.id, workspace_id: input.workspaceId, name: input.name, secret_hash: k.secretHash, created_by: normalizeEmail(input.actorEmail) })
+      .values({ id: k.id, workspace_id: input.workspaceId, name: input.name, secret_hash: k.secretHash, created_by: actor })
       .execute();
+    await recordAuditEvent(tx, {
+      workspaceId: input.workspaceId,
+      action: 'api_key.created',
+      actor,
+      targetType: 'api_key',
+      targetId: k.id,
+      details: { name: input.name },
+    });
     // Gateways answer unknown key ids from memory; tell every replica the id exists (on commit).
     await sql`select pg_notify('api_key_created', ${k.id})`.execute(tx);
     return { id: k.id, key: k.key, name: input.name };
@@ -84,7 +95,7 @@ export async function revokeApiKey(db: Database, input: { workspaceId: string; k
       .where('id', '=', input.keyId)
       .where('workspace_id', '=', input.workspaceId)
       .where('revoked_at', 'is', null)
-      .returning(['id'])
+      .returning(['id', 'name'])
       .executeTakeFirst();
     if (!res) {
       const exists = await tx
@@ -96,6 +107,14 @@ export async function revokeApiKey(db: Database, input: { workspaceId: string; k
       if (!exists) throw new AdminError('not_found', `API key ${input.keyId} not found in workspace ${input.workspaceId}`);
       throw new AdminError('conflict', `API key ${input.keyId} is already revoked`);
     }
+    await recordAuditEvent(tx, {
+      workspaceId: input.workspaceId,
+      action: 'api_key.revoked',
+      actor: normalizeEmail(input.actorEmail),
+      targetType: 'api_key',
+      targetId: res.id,
+      details: { name: res.name },
+    });
     // Gateways cache key lookups; tell every replica at once.
     await sql`select pg_notify('api_key_revoked', ${input.keyId})`.execute(tx);
     return { id: input.keyId };
@@ -112,8 +131,11 @@ export async function listApiKeys(db: Queryable, workspaceId: string) {
     .execute();
 }
 
-/** Grant (positive) or deduct (negative) credits with a ledger entry; a deduction never goes below zero. */
-export async function adjustCredits(db: Queryable, workspaceId: string, delta: number, note: string) {
+/**
+ * Grant (positive) or deduct (negative) credits with a ledger entry and an audit event by `actor`
+ * (both in `db`: pass the act's transaction); a deduction never goes below zero.
+ */
+export async function adjustCredits(db: Queryable, workspaceId: string, delta: number, note: string, actor: AuditActor = OPERATOR_ACTOR) {
   if (!Number.isSafeInteger(delta) || delta === 0) throw new AdminError('invalid', 'credit amount must be a non-zero integer');
   const row = await db
     .updateTable('workspaces')
@@ -130,6 +152,14 @@ export async function adjustCredits(db: Queryable, workspaceId: string, delta: n
     .insertInto('credit_ledger')
     .values({ workspace_id: workspaceId, job_id: null, job_seq: null, delta, reason: delta > 0 ? 'grant' : 'deduct', note })
     .execute();
+  await recordAuditEvent(db, {
+    workspaceId,
+    action: delta > 0 ? 'credits.granted' : 'credits.deducted',
+    actor,
+    targetType: 'workspace',
+    targetId: workspaceId,
+    details: { amount: Math.abs(delta), balance: row.credits, reason: note },
+  });
   return { credits: row.credits };
 }
 

@@ -42,6 +42,7 @@ MODELS: dict[str, tuple[str, str]] = {
     "Voice": ("get_voices", "item"),
     "ModelInfo": ("get_models", "item"),
     "QueueEntry": ("get_queue", "item"),
+    "AuditEvent": ("get_audit_events", "item"),
     "JobListItem": ("get_jobs", "item"),
     "FileUpload": ("post_upload", "data"),
     "UploadFromUrl": ("post_upload_from_url", "body"),
@@ -66,6 +67,7 @@ MODELS: dict[str, tuple[str, str]] = {
     "VoicesQuery": ("get_voices", "query"),
     "JobListQuery": ("get_jobs", "query"),
     "QueueQuery": ("get_queue", "query"),
+    "AuditEventsQuery": ("get_audit_events", "query"),
 }
 
 # Sub-objects named on their own: name → (model, JSON path inside it).

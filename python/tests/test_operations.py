@@ -55,6 +55,13 @@ def test_discovery_lists_and_paginate(client: MediaGenClient, main: Tenant, stac
     assert [p["id"] for p in client.paginate(client.projects.list)] == [main.project_id]
 
 
+def test_the_audit_log_with_an_owner_key(client: MediaGenClient, main: Tenant) -> None:
+    created = client.audit_events.list(action="api_key.created")
+    assert created["data"], "the key's own creation is in its workspace's log"
+    assert all(e["action"] == "api_key.created" and e["actor"] != "" for e in created["data"])
+    assert [e["id"] for e in client.paginate(client.audit_events.list, limit=1, action="api_key.created")] == [e["id"] for e in created["data"]]
+
+
 def test_models_job_lists_and_dry_run_quotes(client: MediaGenClient, main: Tenant) -> None:
     models = client.models.list()["data"]
     names = {kind: [m["name"] for m in models if m["kind"] == kind] for kind in ("image", "video", "replace_actor", "talking_actor")}

@@ -1,7 +1,8 @@
 // The app role of db/roles.ts on the real Postgres: a login role given only what
 // `admin migrate --app-role` grants is no superuser, can create nothing (no DDL), cannot mint API
-// keys, add members or write webhook secrets, and still serves the gateway: a gateway connected
-// as that role authenticates, rate-limits, records key use and writes upload rows over HTTP.
+// keys, add members or write webhook secrets, trims the audit log only through its retention
+// function, and still serves the gateway: a gateway connected as that role authenticates,
+// rate-limits, records key use and writes upload rows over HTTP.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
@@ -11,6 +12,7 @@ import { api, startGateway, type InProcessGateway } from '../support/services.js
 import { grantAppRole } from '../../db/roles.js';
 import { createDb, type Database } from '../../db/index.js';
 import { randomToken } from '../../shared/ids.js';
+import { sweepAuditEvents } from '../../db/repos/audit.js';
 
 let tdb: TestDatabase;
 let role: string;
@@ -90,6 +92,20 @@ describe('the app role', () => {
     await assert.rejects(sql`delete from audit_events where id = 'aud_app'`.execute(appDb), refused);
     const rows = await sql<{ actor: string }>`select actor from audit_events where id = 'aud_app'`.execute(appDb);
     assert.deepEqual(rows.rows, [{ actor: 'key:x' }]);
+  });
+
+  test('trims the audit log only through expire_audit_events, which spares the last 30 days', async () => {
+    const t = await createTenant(tdb.db);
+    await sql`
+      insert into audit_events (id, workspace_id, action, actor, created_at) values
+        ('aud_app_31d', ${t.workspaceId}, 'credits.granted', 'system:admin-cli', now() - interval '31 days'),
+        ('aud_app_29d', ${t.workspaceId}, 'credits.granted', 'system:admin-cli', now() - interval '29 days')`.execute(tdb.db);
+    assert.equal(await sweepAuditEvents(appDb, 1), 1, 'asked for 1 day, it keeps 30');
+    const rows = await sql<{ id: string }>`select id from audit_events where id like 'aud_app_%' order by id`.execute(appDb);
+    assert.deepEqual(
+      rows.rows.map((r) => r.id),
+      ['aud_app_29d'],
+    );
   });
 
   test('serves a gateway over HTTP: authentication, rate limits, key use and upload rows', async () => {

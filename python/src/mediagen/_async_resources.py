@@ -12,6 +12,8 @@ from ._core import JOB_PATHS, AnyJob, JobEvent, JobKind, Page
 from .models import (
     Actor,
     ActorsQuery,
+    AuditEvent,
+    AuditEventsQuery,
     DirectUpload,
     DirectUploadCreate,
     DirectUploadRecord,
@@ -68,6 +70,12 @@ class _Actors(_Lister[Actor]):
 class _Voices(_Lister[Voice]):
     async def list(self, **query: Unpack[VoicesQuery]) -> Page[Voice]:
         """GET /v1/voices: one page."""
+        return await self._list(query)
+
+
+class _AuditEvents(_Lister[AuditEvent]):
+    async def list(self, **query: Unpack[AuditEventsQuery]) -> Page[AuditEvent]:
+        """GET /v1/audit-events: the workspace's audit log, newest first; owner keys only (others: 403 owner_key_required)."""
         return await self._list(query)
 
 

@@ -14,6 +14,8 @@ from ._core import JOB_PATHS, AnyJob, JobEvent, JobKind, Page
 from .models import (
     Actor,
     ActorsQuery,
+    AuditEvent,
+    AuditEventsQuery,
     DirectUpload,
     DirectUploadCreate,
     DirectUploadRecord,
@@ -70,6 +72,12 @@ class _Actors(_Lister[Actor]):
 class _Voices(_Lister[Voice]):
     def list(self, **query: Unpack[VoicesQuery]) -> Page[Voice]:
         """GET /v1/voices: one page."""
+        return self._list(query)
+
+
+class _AuditEvents(_Lister[AuditEvent]):
+    def list(self, **query: Unpack[AuditEventsQuery]) -> Page[AuditEvent]:
+        """GET /v1/audit-events: the workspace's audit log, newest first; owner keys only (others: 403 owner_key_required)."""
         return self._list(query)
 
 

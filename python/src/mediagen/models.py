@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from typing_extensions import NotRequired, TypedDict
 
@@ -40,6 +40,79 @@ class ActorsQuery(TypedDict, closed=True):
         Literal["light", "medium_light", "medium", "medium_dark", "dark"]
     ]
     is_pro: NotRequired[Literal["true", "false"]]
+
+
+class AuditEvent(TypedDict, closed=True):
+    id: str
+    """
+    the event id
+    """
+    action: Literal[
+        "api_key.created",
+        "api_key.revoked",
+        "webhook_secret.rotated",
+        "credits.granted",
+        "credits.deducted",
+        "budget.set",
+        "budget.removed",
+        "job.outputs_deleted",
+        "job.reset_detected",
+        "job.terminated_detected",
+        "workspace.share_changed",
+        "workspace.priority_changed",
+    ]
+    """
+    what was done
+    """
+    actor: str
+    """
+    who did it: an owner's email (the admin CLI, acting for that owner), `key:<API key id>`, or `system:<component>` (`system:admin-cli`: an operator; `system:reconciler`: detected in Temporal)
+    """
+    target_type: str | None
+    """
+    what kind of object it acted on: 'api_key', 'webhook_secret', 'workspace', 'budget', 'job'
+    """
+    target_id: str | None
+    """
+    that object's id
+    """
+    details: dict[str, Any]
+    """
+    what changed (amounts, names, old and new values); never a secret
+    """
+    created_at: str
+    """
+    when it was recorded (ISO 8601)
+    """
+
+
+AuditEventsQuery = TypedDict(
+    "AuditEventsQuery",
+    {
+        "limit": NotRequired[int],
+        "cursor": NotRequired[str],
+        "action": NotRequired[
+            Literal[
+                "api_key.created",
+                "api_key.revoked",
+                "webhook_secret.rotated",
+                "credits.granted",
+                "credits.deducted",
+                "budget.set",
+                "budget.removed",
+                "job.outputs_deleted",
+                "job.reset_detected",
+                "job.terminated_detected",
+                "workspace.share_changed",
+                "workspace.priority_changed",
+            ]
+        ],
+        "target_id": NotRequired[str],
+        "from": NotRequired[str],
+        "to": NotRequired[str],
+    },
+    closed=True,
+)
 
 
 class DirectUploadCreate(TypedDict, closed=True):
@@ -1655,6 +1728,7 @@ OPERATION_IDS: tuple[str, ...] = (
     "delete_uploads_by_id",
     "delete_videos_by_id",
     "get_actors",
+    "get_audit_events",
     "get_healthz",
     "get_images",
     "get_images_by_id",
