@@ -239,4 +239,8 @@ export const operationMethods = {
   delete_talking_actors_by_id: 'talkingActors.deleteOutputs',
   // Deleting an upload (its links stop working).
   delete_uploads_by_id: 'uploads.delete',
+  // Webhook deliveries and their replay.
+  get_webhook_deliveries: 'webhookDeliveries.list',
+  get_webhook_deliveries_by_id: 'webhookDeliveries.get',
+  post_webhook_deliveries_by_id_redeliver: 'webhookDeliveries.redeliver',
 } as const satisfies Record<keyof operations, string>;

@@ -42,6 +42,7 @@ MODELS: dict[str, tuple[str, str]] = {
     "Voice": ("get_voices", "item"),
     "ModelInfo": ("get_models", "item"),
     "QueueEntry": ("get_queue", "item"),
+    "WebhookDelivery": ("get_webhook_deliveries_by_id", "data"),
     "JobListItem": ("get_jobs", "item"),
     "FileUpload": ("post_upload", "data"),
     "UploadFromUrl": ("post_upload_from_url", "body"),
@@ -66,6 +67,7 @@ MODELS: dict[str, tuple[str, str]] = {
     "VoicesQuery": ("get_voices", "query"),
     "JobListQuery": ("get_jobs", "query"),
     "QueueQuery": ("get_queue", "query"),
+    "WebhookDeliveriesQuery": ("get_webhook_deliveries", "query"),
 }
 
 # Sub-objects named on their own: name → (model, JSON path inside it).

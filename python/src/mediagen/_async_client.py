@@ -27,6 +27,7 @@ from ._async_resources import (
     _Uploads,
     _Videos,
     _Voices,
+    _WebhookDeliveries,
 )
 from ._core import (
     JOB_PATHS,
@@ -101,6 +102,7 @@ class AsyncMediaGenClient:
         self.voices = _Voices(self, "/v1/voices")
         self.models = _Models(self)
         self.queue = _Queue(self)
+        self.webhook_deliveries = _WebhookDeliveries(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")
