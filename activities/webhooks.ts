@@ -73,6 +73,8 @@ export interface WebhookActivityDeps {
   /** Tests inject a resolver so hostile answers are refused without any connection. */
   resolver?: Resolver;
   logger?: Logger;
+  /** Each attempt's outcome (`delivered` or its error class) and, when a request went out, its latency. */
+  metrics?: { webhookAttempt(outcome: string, seconds: number | null): void };
 }
 
 /** The destination a circuit is kept for (with the workspace): the receiver's host (with a non-default port); an unparsable URL is its own key. */
@@ -126,6 +128,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
         const policy = { initialMs: config.WEBHOOK_RETRY_INITIAL_MS, maxIntervalMs: config.WEBHOOK_RETRY_MAX_INTERVAL_MS };
         const next = retry && !(maxAttempts > 0 && ofRun >= maxAttempts) ? nextRetryAt(Date.now(), ofRun, policy, giveUpAt) : null;
         await attemptsRepo.finishAttempt(db, deliveryId, attemptKey, { statusCode, errorClass, latencyMs, nextRetryAt: next });
+        deps.metrics?.webhookAttempt(errorClass ?? 'delivered', latencyMs === null ? null : latencyMs / 1000);
       };
       // The attempt number rides on the failure, so the workflow counts attempts across activity runs.
       let counted = false;

@@ -284,7 +284,6 @@ export interface WebhookAttemptTable {
   delivery_id: string;
   /** 1, 2, …: across the original delivery and every redelivery. */
   number: number;
-  /** The Temporal activity attempt that sent it: one row per attempt however often its write runs. */
   attempt_key: string;
   started_at: Generated<Date>;
   /** The receiver's HTTP status; null when none came (timeout, connection error, refused URL). */
@@ -292,7 +291,6 @@ export interface WebhookAttemptTable {
   /** shared/webhook-attempts.ts `attemptErrorClasses`; null for a 2xx. */
   error_class: string | null;
   latency_ms: number | null;
-  /** When the retry after this failed attempt is due; null when none is scheduled. */
   next_retry_at: Timestamp | null;
 }
 
