@@ -19,6 +19,7 @@ import { createApiKey } from '../../db/repos/workspaces.js';
 import { Receiver } from '../support/webhook-receiver.js';
 
 const pythonSrc = fileURLToPath(new URL('../../../python/src/', import.meta.url));
+const cli = fileURLToPath(new URL('../../../client/bin/mediagen.js', import.meta.url));
 const REDELIVER_PER_MIN = 4;
 
 let svc: Service;
@@ -92,6 +93,22 @@ print(json.dumps({"attempts": [x["status_code"] for x in d["attempts"]], "listed
       else reject(new Error(`python exited ${code}: ${err}`));
     });
     child.stdin.end(JSON.stringify(input));
+  });
+}
+
+/** The `mediagen` CLI with the tenant's key: exit code and output. */
+function runCli(key: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MEDIAGEN_API_KEY: key, MEDIAGEN_BASE_URL: svc.gw.baseUrl },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
@@ -192,6 +209,20 @@ describe('webhook deliveries', () => {
     );
     assert.equal(delivered.next_retry_at, null);
 
+    // The CLI lists the same attempts.
+    const listed = await runCli(t.apiKey, ['--json', 'webhooks', 'deliveries', '--job', job.id]);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.deepEqual(
+      (JSON.parse(listed.stdout) as { data: Array<{ attempts: Array<{ status_code: number }> }> }).data[0]!.attempts.map((a) => a.status_code),
+      [500, 500, 500, 200],
+    );
+    const human = await runCli(t.apiKey, ['webhooks', 'deliveries', '--status', 'delivered']);
+    assert.equal(human.code, 0, human.stderr);
+    assert.match(
+      human.stdout,
+      new RegExp(`${failed.id}.*job\\.completed.*delivered.*500 \\(\\d+ ms\\), 500 \\(\\d+ ms\\), 500 \\(\\d+ ms\\), 200 \\(\\d+ ms\\)`),
+    );
+
     const py = await python({ api_key: t.apiKey, base_url: svc.gw.baseUrl, id: failed.id, job_id: job.id, secret, body: again.body, headers: again.headers });
     assert.deepEqual(py, { attempts: [500, 500, 500, 200], listed: [failed.id], type: 'job.completed', job: job.id });
     // A tampered body fails the Python client's verification too.
@@ -230,7 +261,10 @@ describe('webhook deliveries', () => {
       `answers: ${statuses.join(' ')}`,
     );
     assert.ok(statuses.length - 1 <= REDELIVER_PER_MIN, `at most ${REDELIVER_PER_MIN} admitted: ${statuses.join(' ')}`);
-    // The TS client surfaces the refusal as a typed error.
+    // The CLI and the TS client surface the refusal.
+    const refusedByCli = await runCli(t.apiKey, ['webhooks', 'redeliver', row.id]);
+    assert.notEqual(refusedByCli.code, 0);
+    assert.match(refusedByCli.stderr, /not finished yet/);
     const mg = new MediaGenClient({ baseUrl: svc.gw.baseUrl, apiKey: t.apiKey, maxRetries: 0 });
     await assert.rejects(mg.webhookDeliveries.redeliver(row.id), (e: unknown) => e instanceof MediaGenError && e.code === 'delivery_in_flight');
   });
