@@ -13,7 +13,7 @@ import { createLocalAdapter } from './providers/local/adapter.js';
 import { createProviders } from './providers/index.js';
 import { mediaToolsFrom } from './providers/media-tools.js';
 import { createJobIoActivities, createJobProviderActivities, createProgressWriter, type JobActivityDeps } from './jobs.js';
-import { createWebhookActivities } from './webhooks.js';
+import { createWebhookActivities, type WebhookActivityDeps } from './webhooks.js';
 import { createUploadActivities, createWorkspaceFetchSlots, fetchRemoteInput, type FetchHooks } from './uploads.js';
 
 export interface ActivityDeps {
@@ -22,7 +22,7 @@ export interface ActivityDeps {
   /** The process's job service (worker/workers.ts builds it): every status move goes through it. */
   jobs: JobService;
   config: Config;
-  metrics?: JobActivityDeps['metrics'];
+  metrics?: NonNullable<JobActivityDeps['metrics']> & NonNullable<WebhookActivityDeps['metrics']>;
   /** Tests inject a resolver / connector so remote fetches never leave loopback. */
   fetchHooks?: FetchHooks;
   logger?: Logger;
@@ -53,7 +53,13 @@ export function createActivities(deps: ActivityDeps) {
   // prepareProviderRequest fetches URL inputs, so it runs on the fetch queue only.
   const { prepareProviderRequest, ...jobIo } = createJobIoActivities(jobDeps);
   const uploads = createUploadActivities(fetchDeps);
-  const webhooks = createWebhookActivities({ db: deps.db, config: deps.config, resolver: deps.fetchHooks?.resolver, logger: deps.logger });
+  const webhooks = createWebhookActivities({
+    db: deps.db,
+    config: deps.config,
+    resolver: deps.fetchHooks?.resolver,
+    logger: deps.logger,
+    metrics: deps.metrics,
+  });
   return {
     // The job pipeline's Postgres steps: local activities of the workflows role, and the io queue's.
     io: jobIo,

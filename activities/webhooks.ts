@@ -25,6 +25,8 @@ import { secretsEncryptionKey, signWebhook } from '../shared/webhook-signing.js'
 import { presentJob } from '../shared/job-record.js';
 import type { WebhookActivities, WebhookAttemptResult } from '../workflows/activity-types.js';
 import { outcomeOfStatus, type CircuitPolicy } from '../shared/webhook-circuit.js';
+import * as attemptsRepo from '../db/repos/webhook-deliveries.js';
+import { errorClassOfStatus, nextRetryAt, type AttemptErrorClass } from '../shared/webhook-attempts.js';
 
 /** Failure types of the delivery activity; only WebhookUndelivered is retried. */
 export const webhookFailureTypes = {
@@ -64,10 +66,15 @@ export interface WebhookActivityDeps {
     | 'WEBHOOK_BREAKER_SPAN_MS'
     | 'WEBHOOK_BREAKER_COOLDOWN_MS'
     | 'WEBHOOK_BREAKER_TRIALS'
+    | 'WEBHOOK_RETRY_INITIAL_MS'
+    | 'WEBHOOK_RETRY_MAX_INTERVAL_MS'
+    | 'WEBHOOK_RETRY_MAX_ATTEMPTS'
   >;
   /** Tests inject a resolver so hostile answers are refused without any connection. */
   resolver?: Resolver;
   logger?: Logger;
+  /** Each attempt's outcome (`delivered` or its error class) and, when a request went out, its latency. */
+  metrics?: { webhookAttempt(outcome: string, seconds: number | null): void };
 }
 
 /** The destination a circuit is kept for (with the workspace): the receiver's host (with a non-default port); an unparsable URL is its own key. */
@@ -94,19 +101,45 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
      * is sent and nothing recorded: the answer's `circuitWaitMs` says how long to wait.
      */
     async deliverWebhook(deliveryId: string): Promise<WebhookAttemptResult> {
-      const attempt = Context.current().info.attempt;
+      const info = Context.current().info;
+      const attempt = info.attempt;
       const delivery = await webhooksRepo.getDelivery(db, deliveryId);
       if (!delivery)
         throw ApplicationFailure.create({ type: webhookFailureTypes.gone, message: `webhook event ${deliveryId} does not exist`, nonRetryable: true });
       if (delivery.delivered_at) return { status: delivery.last_status ?? 200, attempt };
       if (delivery.superseded_at) return { status: 0, attempt, superseded: true };
-      if (delivery.type === 'job.generating' && (await webhooksRepo.canceledLater(db, delivery))) {
+      // A redelivery was asked for by the customer: it is sent even when a later event made it moot.
+      if (delivery.type === 'job.generating' && delivery.redeliveries === 0 && (await webhooksRepo.canceledLater(db, delivery))) {
         await webhooksRepo.markSuperseded(db, deliveryId);
         return { status: 0, attempt, superseded: true };
       }
+      // The customer's record of this attempt (webhook_attempts), keyed by the activity attempt, so a
+      // repeated write records it once; started just before the request goes out (or at a failure
+      // before it), so an attempt cut short by its timeout or its worker's death still shows.
+      const runKey = `${info.workflowExecution?.workflowId ?? deliveryId}/${info.workflowExecution?.runId ?? ''}`;
+      const attemptKey = `${runKey}/${info.activityId}/${attempt}`;
+      let started: { number: number; ofRun: number } | null = null;
+      const begin = async () => (started ??= await attemptsRepo.startAttempt(db, deliveryId, runKey, attemptKey));
+      const finish = async (statusCode: number | null, errorClass: AttemptErrorClass | null, latencyMs: number | null, retry: boolean) => {
+        const { ofRun } = await begin();
+        const maxAttempts = config.WEBHOOK_RETRY_MAX_ATTEMPTS;
+        // Temporal gives up when the next retry would pass the activity's schedule-to-close deadline.
+        const giveUpAt = info.scheduleToCloseTimeoutMs > 0 ? info.scheduledTimestampMs + info.scheduleToCloseTimeoutMs : null;
+        const policy = { initialMs: config.WEBHOOK_RETRY_INITIAL_MS, maxIntervalMs: config.WEBHOOK_RETRY_MAX_INTERVAL_MS };
+        const next = retry && !(maxAttempts > 0 && ofRun >= maxAttempts) ? nextRetryAt(Date.now(), ofRun, policy, giveUpAt) : null;
+        await attemptsRepo.finishAttempt(db, deliveryId, attemptKey, { statusCode, errorClass, latencyMs, nextRetryAt: next });
+        deps.metrics?.webhookAttempt(errorClass ?? 'delivered', latencyMs === null ? null : latencyMs / 1000);
+      };
       // The attempt number rides on the failure, so the workflow counts attempts across activity runs.
       let counted = false;
-      const fail = async (status: number | null, message: string, retry: boolean): Promise<never> => {
+      const fail = async (
+        status: number | null,
+        message: string,
+        retry: boolean,
+        errorClass: AttemptErrorClass,
+        latencyMs: number | null = null,
+      ): Promise<never> => {
+        await finish(status, errorClass, latencyMs, retry);
         await webhooksRepo.recordAttempt(db, deliveryId, { status, error: shortError(message), delivered: false, counted });
         throw ApplicationFailure.create({
           type: retry ? webhookFailureTypes.undelivered : webhookFailureTypes.refused,
@@ -120,34 +153,45 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
       if (undecryptable.length > 0)
         deps.logger?.warn({ workspaceId: delivery.workspace_id, secretIds: undecryptable }, 'webhook secrets that cannot be decrypted were skipped');
       if (secrets.length === 0)
-        return fail(null, 'the workspace has no webhook signing secret that can be used (an owner creates one: webhook secret rotate)', true);
+        return fail(null, 'the workspace has no webhook signing secret that can be used (an owner creates one: webhook secret rotate)', true, 'no_secret');
       let target: Awaited<ReturnType<typeof resolveWebhookTarget>>;
       try {
         // A name that does not resolve now is retried, and says nothing about the destination's health.
         target = await resolveWebhookTarget(delivery.url, { allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK, resolver: deps.resolver });
       } catch (err) {
-        if (err instanceof FetchError) return fail(null, `webhook URL refused: ${err.message}`, err.kind === 'unavailable');
+        if (err instanceof FetchError) return fail(null, `webhook URL refused: ${err.message}`, err.kind === 'unavailable', 'refused');
         throw err;
       }
       const circuit = { workspaceId: delivery.workspace_id, destination: destinationOf(delivery.url) };
       const admission = await webhooksRepo.admitToCircuit(db, circuit, breaker);
       if (!admission.admitted) {
         // Spread the waiters so they do not all come back in the same instant.
-        return { status: 0, attempt, circuitWaitMs: Math.ceil(admission.waitMs + Math.random() * Math.min(1_000, admission.waitMs / 10)) };
+        const circuitWaitMs = Math.ceil(admission.waitMs + Math.random() * Math.min(1_000, admission.waitMs / 10));
+        await attemptsRepo.markCircuitWait(db, deliveryId, new Date(Date.now() + circuitWaitMs));
+        return { status: 0, attempt, circuitWaitMs };
       }
       const body = webhookBody(delivery);
       const headers = signWebhook(secrets, delivery.id, Math.floor(Date.now() / 1000), body);
       await webhooksRepo.countAttempt(db, deliveryId);
       counted = true;
+      await begin();
+      const sentAt = performance.now();
+      const latency = () => Math.round(performance.now() - sentAt);
       let status: number;
       try {
         status = await postWebhook(target, { ...headers }, body, config.WEBHOOK_TIMEOUT_MS);
       } catch (err) {
+        const ms = latency();
         await webhooksRepo.recordCircuitOutcome(db, circuit, 'failure', admission.trial, breaker);
-        return fail(null, `webhook not delivered: ${(err as Error).message}`, true);
+        // shared/webhook-target.ts postWebhook: a timeout says "no answer within", anything else is the connection.
+        const errorClass = (err as Error).message.startsWith('no answer within') ? 'timeout' : 'connection';
+        return fail(null, `webhook not delivered: ${(err as Error).message}`, true, errorClass, ms);
       }
+      const ms = latency();
       await webhooksRepo.recordCircuitOutcome(db, circuit, outcomeOfStatus(status), admission.trial, breaker);
-      if (status < 200 || status > 299) return fail(status, `webhook not delivered: the receiver answered ${status}`, true);
+      const errorClass = errorClassOfStatus(status);
+      if (errorClass) return fail(status, `webhook not delivered: the receiver answered ${status}`, true, errorClass, ms);
+      await finish(status, null, ms, false);
       await webhooksRepo.recordAttempt(db, deliveryId, { status, error: null, delivered: true, counted });
       return { status, attempt };
     },

@@ -168,7 +168,11 @@ export function createAuth(deps: AuthDeps): Auth {
 
   const limiter = createRateLimiter({
     db: deps.limiterDb ?? deps.db,
-    limits: { poll: deps.config.RATE_LIMIT_POLL_PER_MIN, generate: deps.config.RATE_LIMIT_GENERATE_PER_MIN },
+    limits: {
+      poll: deps.config.RATE_LIMIT_POLL_PER_MIN,
+      generate: deps.config.RATE_LIMIT_GENERATE_PER_MIN,
+      redeliver: deps.config.RATE_LIMIT_REDELIVER_PER_MIN,
+    },
     windowMs: deps.config.RATE_LIMIT_WINDOW_MS,
     onRefused: (cls: RateClass) => deps.metrics.rateLimited(cls),
     onRevoked: (keyId: string) => {
@@ -181,6 +185,7 @@ export function createAuth(deps: AuthDeps): Auth {
   const limiters: Record<RateClass, RequestHandler> = {
     poll: limiter.middleware('poll'),
     generate: limiter.middleware('generate'),
+    redeliver: limiter.middleware('redeliver'),
   };
 
   return {

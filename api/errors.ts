@@ -22,6 +22,7 @@ export const errorCodes = [
   'not_ready',
   'generation_failed',
   'not_cancelable',
+  'delivery_in_flight',
   'upload_refused',
   'upload_unavailable',
   'storage_quota_exceeded',

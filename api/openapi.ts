@@ -24,6 +24,7 @@ import { queueEndpoints } from './routes/queue.js';
 import { deprecationHeaders } from './model-lifecycle.js';
 import { retentionEndpoints } from './routes/retention.js';
 import { auditEndpoints } from './routes/audit.js';
+import { webhookDeliveryEndpoints } from './routes/webhook-deliveries.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -54,6 +55,7 @@ export function allOperations(): Operation[] {
     ...queueEndpoints.operations,
     ...retentionEndpoints.operations,
     ...auditEndpoints.operations,
+    ...webhookDeliveryEndpoints.operations,
     ...eventEndpoints.operations,
     ...healthEndpoints.operations,
     ...openApiEndpoints.operations,

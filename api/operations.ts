@@ -1,6 +1,7 @@
 // Each router describes its endpoints once; the same zod schemas validate requests and feed the
 // OpenAPI document (api/openapi.ts collects every router's operations).
 import type { z } from 'zod';
+import type { RateClass } from './rate-limit.js';
 
 export interface Operation {
   method: 'get' | 'post' | 'delete';
@@ -12,7 +13,7 @@ export interface Operation {
   description?: string;
   tags: string[];
   /** Rate-limit class, or null for unauthenticated routes. */
-  rateClass: 'poll' | 'generate' | null;
+  rateClass: RateClass | null;
   body?: z.ZodType;
   /** multipart/form-data body: described by this schema of its text fields plus a `file` part. */
   multipart?: z.ZodType;

@@ -38,7 +38,8 @@ import type { RequestHandler, Response } from 'express';
 import type { Queryable } from '../db/index.js';
 import { ApiError } from './errors.js';
 
-export type RateClass = 'poll' | 'generate';
+/** poll: reads; generate: creates; redeliver: webhook redeliveries (each sends a request to the customer's receiver). */
+export type RateClass = 'poll' | 'generate' | 'redeliver';
 
 export const RATE_WINDOW_MS = 60_000;
 /** How long a block of leased tokens may be spent; a short window shortens it too. */
@@ -110,7 +111,7 @@ export function setRateLimitHeaders(res: Response, d: RateDecision): void {
 export function rateLimitedError(cls: RateClass, d: RateDecision): ApiError {
   // At least 1 ms: a refusal always asks the client to wait a little.
   const retryAfterMs = Math.max(1, d.resetMs);
-  const what = cls === 'generate' ? 'generation' : 'discovery and polling';
+  const what = cls === 'generate' ? 'generation' : cls === 'redeliver' ? 'webhook redelivery' : 'discovery and polling';
   return new ApiError(429, 'rate_limited', `rate limit of ${d.limit} ${what} requests per minute exceeded; retry in ${retryAfterMs} ms`, {
     retry_after_ms: retryAfterMs,
   });

@@ -23,6 +23,7 @@ import * as m0024 from './migrations/0024_route_slots.js';
 import * as m0025 from './migrations/0025_queue_view.js';
 import * as m0026 from './migrations/0026_audit_events.js';
 import * as m0030 from './migrations/0030_audit_retention.js';
+import * as m0031 from './migrations/0031_webhook_attempts.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -46,6 +47,7 @@ export const migrations: Record<string, Migration> = {
   '0025_queue_view': m0025,
   '0026_audit_events': m0026,
   '0030_audit_retention': m0030,
+  '0031_webhook_attempts': m0031,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

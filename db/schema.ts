@@ -271,6 +271,27 @@ export interface WebhookDeliveryTable {
   delivered_at: Timestamp | null;
   failed_at: Timestamp | null;
   superseded_at: Timestamp | null;
+  /** When the next attempt is due (a retry after a failed attempt, or the end of a circuit wait); null when none is scheduled. */
+  next_retry_at: Timestamp | null;
+  /** Set while the delivery waits for its destination's open circuit (nothing is sent meanwhile). */
+  circuit_open_until: Timestamp | null;
+  /** Redeliveries asked for (0031_webhook_attempts); the n-th runs as workflow `<id>/redeliver-<n>`. */
+  redeliveries: Generated<number>;
+}
+
+/** One request sent for a webhook event (0031_webhook_attempts). */
+export interface WebhookAttemptTable {
+  delivery_id: string;
+  /** 1, 2, …: across the original delivery and every redelivery. */
+  number: number;
+  attempt_key: string;
+  started_at: Generated<Date>;
+  /** The receiver's HTTP status; null when none came (timeout, connection error, refused URL). */
+  status_code: number | null;
+  /** shared/webhook-attempts.ts `attemptErrorClasses`; null for a 2xx. */
+  error_class: string | null;
+  latency_ms: number | null;
+  next_retry_at: Timestamp | null;
 }
 
 /** One workspace's circuit breaker for one destination (shared/webhook-circuit.ts). */
@@ -357,6 +378,7 @@ export interface DB {
   webhook_secrets: WebhookSecretTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_circuits: WebhookCircuitTable;
+  webhook_attempts: WebhookAttemptTable;
   idempotency_keys: IdempotencyKeyTable;
   audit_events: AuditEventTable;
 }
@@ -372,5 +394,6 @@ export type Job = Selectable<JobTable>;
 export type NewJob = Insertable<JobTable>;
 export type JobUpdate = Updateable<JobTable>;
 export type WebhookDelivery = Selectable<WebhookDeliveryTable>;
+export type WebhookAttempt = Selectable<WebhookAttemptTable>;
 export type LedgerEntry = Selectable<CreditLedgerTable>;
 export type AuditEvent = Selectable<AuditEventTable>;

@@ -28,6 +28,7 @@ export interface WorkerMetrics {
   activityMetrics: {
     providerCall(provider: string, model: string, op: string, seconds: number, ok: boolean): void;
     jobFinished(job: FinishedJob, outcome: 'completed' | 'failed'): void;
+    webhookAttempt(outcome: string, seconds: number | null): void;
   };
   reconciled(action: 'started' | 'settled' | 'completed'): void;
   /** A route health probe ended: the model served (available), gone, the key refused, or nothing learnt (unknown). */
@@ -71,6 +72,18 @@ export function createWorkerMetrics(): WorkerMetrics {
     name: 'mediagen_credits_total',
     help: 'Credits refunded by the workers when a job fails (the gateway counts charges and its own refunds)',
     labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const webhookAttempts = new Counter({
+    name: 'mediagen_webhook_attempts_total',
+    help: 'Webhook delivery attempts by outcome: delivered, or the error class (timeout, connection, refused, no_secret, http_4xx, http_5xx, http_other)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const webhookLatency = new Histogram({
+    name: 'mediagen_webhook_attempt_duration_seconds',
+    help: 'Webhook delivery attempts that sent a request: from sending it to the answer or the failure',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
   const lastPass = new Gauge({
@@ -206,6 +219,10 @@ export function createWorkerMetrics(): WorkerMetrics {
         jobs.inc({ kind: job.kind, model: job.model, provider: job.provider, outcome });
         jobDuration.observe({ kind: job.kind, model: job.model, outcome }, (Date.now() - job.createdAt.getTime()) / 1000);
         if (job.refunded > 0) refunds.inc({ reason: 'refunded' }, job.refunded);
+      },
+      webhookAttempt(outcome, seconds) {
+        webhookAttempts.inc({ outcome });
+        if (seconds !== null) webhookLatency.observe(seconds);
       },
     },
     reconciled: (action) => reconciliations.inc({ action }),

@@ -14,15 +14,13 @@
 // share of the webhook queues. The same sweep removes finished events older than
 // WEBHOOK_OUTBOX_RETENTION_DAYS (their payload is a full job record), and circuits idle for a day.
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
 import type { Logger } from 'pino';
 import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
 import * as webhooksRepo from '../db/repos/webhooks.js';
 import { jobShares } from '../db/repos/fair-share.js';
 import { createPgListener, type PgListener } from '../shared/pg-listener.js';
-import { searchAttributes, taskQueues } from '../workflows/definitions.js';
-import { webhookDeliveryWorkflowType, type WebhookDeliveryInput } from '../workflows/webhook-delivery.js';
+import { startWebhookDelivery } from '../workflows/webhook-client.js';
 import { taskPriority, type FairShare } from '../shared/task-priority.js';
 import { periodic } from './periodic.js';
 
@@ -35,44 +33,23 @@ export interface WebhookDispatcher {
 
 const BATCH = 100;
 
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return 'an invalid URL';
-  }
-}
-
 export function createWebhookDispatcher(deps: { config: Config; db: Database; client: Client; logger: Logger }): WebhookDispatcher {
   const { config, db, client, logger } = deps;
   const cap = config.WEBHOOK_WORKSPACE_CONCURRENCY;
 
   async function dispatch(row: Awaited<ReturnType<typeof webhooksRepo.undispatchedDeliveries>>[number], share: FairShare | undefined): Promise<boolean> {
-    const input: WebhookDeliveryInput = {
-      deliveryId: row.id,
-      type: row.type,
-      host: hostOf(row.url),
-      taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-      attemptTimeoutMs: config.WEBHOOK_TIMEOUT_MS + 5_000,
-      retry: { initialMs: config.WEBHOOK_RETRY_INITIAL_MS, maxIntervalMs: config.WEBHOOK_RETRY_MAX_INTERVAL_MS, forMs: config.WEBHOOK_RETRY_FOR_MS },
-    };
     let started = true;
     try {
-      await client.workflow.start(webhookDeliveryWorkflowType, {
-        workflowId: row.id,
-        taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).workflows,
-        args: [input],
-        // A job no longer stored (retention) still has its workspace: the default share then.
-        priority: taskPriority(share ?? { workspaceId: row.workspace_id, priority: 'normal', fairnessWeight: 1 }, { fairness: config.FAIR_SHARE }),
-        typedSearchAttributes: new TypedSearchAttributes([
-          { key: searchAttributes.workspaceId, value: row.workspace_id },
-          { key: searchAttributes.projectId, value: String(row.job.project_id) },
-        ]),
-        staticSummary: `webhook ${row.type} of ${row.job_id} → ${input.host}`,
-        staticDetails: `Event ${row.id} (webhook-id) of job ${row.job_id}, workspace ${row.workspace_id}.`,
-        // One workflow per event, ever: a delivered (or given up) event is never sent again.
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      });
+      await startWebhookDelivery(
+        client,
+        config,
+        { ...row, project_id: row.job.project_id === undefined ? null : String(row.job.project_id) },
+        {
+          workflowId: row.id,
+          // A job no longer stored (retention) still has its workspace: the default share then.
+          priority: taskPriority(share ?? { workspaceId: row.workspace_id, priority: 'normal', fairnessWeight: 1 }, { fairness: config.FAIR_SHARE }),
+        },
+      );
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       started = false;

@@ -9,6 +9,12 @@ import type { ProviderRef } from '../shared/provider-types.js';
 export { providerNames, type JobStatus, type ProviderName } from '../shared/job-model.js';
 export type { JobKind } from '../shared/kinds/index.js';
 
+/**
+ * The workflow that delivers one webhook event (workflows/webhook-delivery.ts): its id is the event
+ * id for the first delivery, `<event id>/redeliver-<n>` for the n-th redelivery a customer asks for.
+ */
+export const webhookDeliveryWorkflowType = 'webhookDelivery';
+
 /** The workflow that cancels a closed job's provider request (workflows/provider-cancel.ts). */
 export const providerCancelWorkflowType = 'cancelProviderRequest';
 

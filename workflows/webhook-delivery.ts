@@ -10,7 +10,7 @@ import { taskQueues } from './definitions.js';
 import { setVersioningBehavior } from './versioning.js';
 import type { WebhookActivities, WebhookAttemptResult } from './activity-types.js';
 
-export const webhookDeliveryWorkflowType = 'webhookDelivery';
+export { webhookDeliveryWorkflowType } from './definitions.js';
 
 export interface WebhookDeliveryInput {
   deliveryId: string;
@@ -21,7 +21,8 @@ export interface WebhookDeliveryInput {
   taskQueuePrefix: string;
   /** Timeout of one attempt (the POST's own timeout plus a margin for signing and the row). */
   attemptTimeoutMs: number;
-  retry: { initialMs: number; maxIntervalMs: number; forMs: number };
+  /** maxAttempts (WEBHOOK_RETRY_MAX_ATTEMPTS): at most this many attempts in this run; absent or 0: only forMs bounds them. */
+  retry: { initialMs: number; maxIntervalMs: number; forMs: number; maxAttempts?: number };
 }
 
 /** Literals of activities/webhooks.ts `webhookFailureTypes` (this sandboxed module imports no activity code). */
@@ -46,6 +47,8 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
   for (;;) {
     const remainingMs = giveUpAt - Date.now();
     if (remainingMs <= 0) break;
+    const maxAttempts = input.retry.maxAttempts ?? 0;
+    if (maxAttempts > 0 && attempts >= maxAttempts) break;
     const options = {
       ...onQueue,
       scheduleToCloseTimeout: remainingMs,
@@ -55,6 +58,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
         backoffCoefficient: 2,
         maximumInterval: input.retry.maxIntervalMs,
         nonRetryableErrorTypes: nonRetryableWebhookFailureTypes,
+        ...(maxAttempts > 0 ? { maximumAttempts: maxAttempts - attempts } : {}),
       },
       summary: `Deliver ${input.type} to ${input.host}`,
     };

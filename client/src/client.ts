@@ -47,6 +47,8 @@ export * from './types.js';
 export { sleep } from './util.js';
 import { terminal } from './events.js';
 import { modelWarningOf, warnOnce } from './warnings.js';
+import { webhookDeliveriesApi } from './webhook-deliveries.js';
+
 // ------------------------------------------------------------------ the client
 
 export class MediaGenClient {
@@ -177,6 +179,7 @@ export class MediaGenClient {
     get: (id: string, o?: RequestOptions) => this.getJob(this.refOf(id), o),
   };
 
+  readonly webhookDeliveries = webhookDeliveriesApi(this);
   /** Yields every item of a list endpoint, following `next_cursor`. */
   async *paginate<T>(list: (q: { cursor?: string; limit?: number }) => Promise<{ data: T[]; next_cursor?: string | null }>, limit = 100): AsyncGenerator<T> {
     let cursor: string | undefined;

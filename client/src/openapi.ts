@@ -612,6 +612,66 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's webhook deliveries with their attempts (extension)
+         * @description Newest first. Each event with every request sent for it: status code, error class, latency and the next retry.
+         */
+        get: operations["get_webhook_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-deliveries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one webhook delivery with its attempts (extension)
+         * @description The id is the event's `webhook-id`. Another workspace's event is 404.
+         */
+        get: operations["get_webhook_deliveries_by_id"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-deliveries/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a finished webhook event again (extension)
+         * @description Signed afresh (a new webhook-timestamp) with the same webhook-id, so a receiver that already has it can drop the copy; its requests are further attempts of the event, retried like the first delivery. Rate class `redeliver` (RATE_LIMIT_REDELIVER_PER_MIN per key). 409 delivery_in_flight while the event is not finished (waiting, retrying or being redelivered).
+         */
+        post: operations["post_webhook_deliveries_by_id_redeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/images/{id}/events": {
         parameters: {
             query?: never;
@@ -1639,7 +1699,7 @@ export type components = {
                  * @description stable machine-readable code
                  * @enum {string}
                  */
-                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "forbidden" | "priority_not_allowed" | "owner_key_required" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "forbidden" | "priority_not_allowed" | "owner_key_required" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "delivery_in_flight" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
                 /** @description human-readable explanation */
                 message: string;
             };
@@ -7877,6 +7937,377 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_webhook_deliveries: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+                /** @description only this job's events */
+                job_id?: string;
+                /** @description only events of this type, e.g. job.completed */
+                event?: string;
+                /** @description only events in this status */
+                status?: "pending" | "delivered" | "failed" | "superseded";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description the event id: the `webhook-id` header of every request that delivers it */
+                            id: string;
+                            /** @description the job the event is about; null for an event about no job (a budget alert) */
+                            job_id: string | null;
+                            /** @description the event type, e.g. job.completed */
+                            event: string;
+                            /** @description the receiver's URL without user info, query or token-like path segments */
+                            url: string;
+                            /** @description the receiver's host (and port) */
+                            host: string;
+                            /**
+                             * @description pending: not finished (waiting, retrying or redelivering); delivered; failed: given up; superseded: made moot by a later event of its job
+                             * @enum {string}
+                             */
+                            status: "pending" | "delivered" | "failed" | "superseded";
+                            /** @description each request sent, oldest first; waits for an open circuit are not attempts */
+                            attempts: {
+                                /** @description 1, 2, …: across the first delivery and every redelivery */
+                                number: number;
+                                /** @description ISO 8601 */
+                                started_at: string;
+                                /** @description the receiver's HTTP status; null when none came */
+                                status_code: number | null;
+                                /** @description null: delivered (2xx). timeout: no answer in time; connection: the connection failed; refused: the URL was refused before sending; no_secret: the workspace had no usable signing secret; http_4xx / http_5xx / http_other: the answer. Null too while the attempt is under way. */
+                                error_class: ("timeout" | "connection" | "refused" | "no_secret" | "http_4xx" | "http_5xx" | "http_other") | null;
+                                /** @description from sending the request to its answer or failure; null when nothing was sent */
+                                latency_ms: number | null;
+                                /** @description when the retry after this attempt is due; null when none was scheduled */
+                                next_retry_at: string | null;
+                            }[];
+                            /** @description when the next attempt is due; null when none is scheduled */
+                            next_retry_at: string | null;
+                            /** @description set while the delivery waits for its destination's circuit breaker (repeated failures there): nothing is sent until then */
+                            circuit_open_until: string | null;
+                            /** @description redeliveries asked for */
+                            redeliveries: number;
+                            /** @description ISO 8601 */
+                            created_at: string;
+                            delivered_at: string | null;
+                            failed_at: string | null;
+                        }[];
+                        /** @description pass as `cursor` to get the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_webhook_deliveries_by_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description the event id: the `webhook-id` header of every request that delivers it */
+                            id: string;
+                            /** @description the job the event is about; null for an event about no job (a budget alert) */
+                            job_id: string | null;
+                            /** @description the event type, e.g. job.completed */
+                            event: string;
+                            /** @description the receiver's URL without user info, query or token-like path segments */
+                            url: string;
+                            /** @description the receiver's host (and port) */
+                            host: string;
+                            /**
+                             * @description pending: not finished (waiting, retrying or redelivering); delivered; failed: given up; superseded: made moot by a later event of its job
+                             * @enum {string}
+                             */
+                            status: "pending" | "delivered" | "failed" | "superseded";
+                            /** @description each request sent, oldest first; waits for an open circuit are not attempts */
+                            attempts: {
+                                /** @description 1, 2, …: across the first delivery and every redelivery */
+                                number: number;
+                                /** @description ISO 8601 */
+                                started_at: string;
+                                /** @description the receiver's HTTP status; null when none came */
+                                status_code: number | null;
+                                /** @description null: delivered (2xx). timeout: no answer in time; connection: the connection failed; refused: the URL was refused before sending; no_secret: the workspace had no usable signing secret; http_4xx / http_5xx / http_other: the answer. Null too while the attempt is under way. */
+                                error_class: ("timeout" | "connection" | "refused" | "no_secret" | "http_4xx" | "http_5xx" | "http_other") | null;
+                                /** @description from sending the request to its answer or failure; null when nothing was sent */
+                                latency_ms: number | null;
+                                /** @description when the retry after this attempt is due; null when none was scheduled */
+                                next_retry_at: string | null;
+                            }[];
+                            /** @description when the next attempt is due; null when none is scheduled */
+                            next_retry_at: string | null;
+                            /** @description set while the delivery waits for its destination's circuit breaker (repeated failures there): nothing is sent until then */
+                            circuit_open_until: string | null;
+                            /** @description redeliveries asked for */
+                            redeliveries: number;
+                            /** @description ISO 8601 */
+                            created_at: string;
+                            delivered_at: string | null;
+                            failed_at: string | null;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_webhook_deliveries_by_id_redeliver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description the event id: the `webhook-id` header of every request that delivers it */
+                            id: string;
+                            /** @description the job the event is about; null for an event about no job (a budget alert) */
+                            job_id: string | null;
+                            /** @description the event type, e.g. job.completed */
+                            event: string;
+                            /** @description the receiver's URL without user info, query or token-like path segments */
+                            url: string;
+                            /** @description the receiver's host (and port) */
+                            host: string;
+                            /**
+                             * @description pending: not finished (waiting, retrying or redelivering); delivered; failed: given up; superseded: made moot by a later event of its job
+                             * @enum {string}
+                             */
+                            status: "pending" | "delivered" | "failed" | "superseded";
+                            /** @description each request sent, oldest first; waits for an open circuit are not attempts */
+                            attempts: {
+                                /** @description 1, 2, …: across the first delivery and every redelivery */
+                                number: number;
+                                /** @description ISO 8601 */
+                                started_at: string;
+                                /** @description the receiver's HTTP status; null when none came */
+                                status_code: number | null;
+                                /** @description null: delivered (2xx). timeout: no answer in time; connection: the connection failed; refused: the URL was refused before sending; no_secret: the workspace had no usable signing secret; http_4xx / http_5xx / http_other: the answer. Null too while the attempt is under way. */
+                                error_class: ("timeout" | "connection" | "refused" | "no_secret" | "http_4xx" | "http_5xx" | "http_other") | null;
+                                /** @description from sending the request to its answer or failure; null when nothing was sent */
+                                latency_ms: number | null;
+                                /** @description when the retry after this attempt is due; null when none was scheduled */
+                                next_retry_at: string | null;
+                            }[];
+                            /** @description when the next attempt is due; null when none is scheduled */
+                            next_retry_at: string | null;
+                            /** @description set while the delivery waits for its destination's circuit breaker (repeated failures there): nothing is sent until then */
+                            circuit_open_until: string | null;
+                            /** @description redeliveries asked for */
+                            redeliveries: number;
+                            /** @description ISO 8601 */
+                            created_at: string;
+                            delivered_at: string | null;
+                            failed_at: string | null;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */

@@ -245,4 +245,8 @@ export const operationMethods = {
   delete_uploads_by_id: 'uploads.delete',
   // The workspace's audit log (owner keys).
   get_audit_events: 'auditEvents.list',
+  // Webhook deliveries and their replay.
+  get_webhook_deliveries: 'webhookDeliveries.list',
+  get_webhook_deliveries_by_id: 'webhookDeliveries.get',
+  post_webhook_deliveries_by_id_redeliver: 'webhookDeliveries.redeliver',
 } as const satisfies Record<keyof operations, string>;

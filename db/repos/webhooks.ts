@@ -261,7 +261,13 @@ export async function recordAttempt(
 export async function markDeliveryFailed(db: Queryable, id: string, error: string, attempts = 0): Promise<void> {
   await db
     .updateTable('webhook_deliveries')
-    .set({ failed_at: sql`coalesce(failed_at, now())`, last_error: error, attempts: sql`greatest(attempts, ${attempts})` })
+    .set({
+      failed_at: sql`coalesce(failed_at, now())`,
+      last_error: error,
+      attempts: sql`greatest(attempts, ${attempts})`,
+      next_retry_at: null,
+      circuit_open_until: null,
+    })
     .where('id', '=', id)
     .where('delivered_at', 'is', null)
     .execute();

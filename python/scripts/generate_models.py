@@ -43,6 +43,7 @@ MODELS: dict[str, tuple[str, str]] = {
     "ModelInfo": ("get_models", "item"),
     "QueueEntry": ("get_queue", "item"),
     "AuditEvent": ("get_audit_events", "item"),
+    "WebhookDelivery": ("get_webhook_deliveries_by_id", "data"),
     "JobListItem": ("get_jobs", "item"),
     "FileUpload": ("post_upload", "data"),
     "UploadFromUrl": ("post_upload_from_url", "body"),
@@ -68,6 +69,7 @@ MODELS: dict[str, tuple[str, str]] = {
     "JobListQuery": ("get_jobs", "query"),
     "QueueQuery": ("get_queue", "query"),
     "AuditEventsQuery": ("get_audit_events", "query"),
+    "WebhookDeliveriesQuery": ("get_webhook_deliveries", "query"),
 }
 
 # Sub-objects named on their own: name → (model, JSON path inside it).

@@ -10,6 +10,7 @@ export const gatewayEnv = {
   ),
   RATE_LIMIT_POLL_PER_MIN: int(120, 1).describe('Requests of the `poll` rate class (reads) per minute per API key.'),
   RATE_LIMIT_GENERATE_PER_MIN: int(30, 1).describe('Requests of the `generate` rate class (creates) per minute per API key.'),
+  RATE_LIMIT_REDELIVER_PER_MIN: int(10, 1).describe('Requests of the `redeliver` rate class (webhook redeliveries) per minute per API key.'),
   // Sliding rate-limit window; shorter only in tests, which cannot wait a minute.
   RATE_LIMIT_WINDOW_MS: int(60_000, 1_000, 3_600_000).describe('Length of the sliding rate-limit window; shorter only in tests, which cannot wait a minute.'),
   MEDIA_RATE_LIMIT_PER_MIN: int(600, 1).describe('GET /media/… (public, unauthenticated): requests per minute per client address.'),

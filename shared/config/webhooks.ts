@@ -6,6 +6,9 @@ export const webhooksEnv = {
   WEBHOOK_RETRY_INITIAL_MS: int(5_000, 10).describe('Failed attempts are retried with exponential backoff starting this far apart.'),
   WEBHOOK_RETRY_MAX_INTERVAL_MS: int(3_600_000, 10).describe('The longest gap between two retries.'),
   WEBHOOK_RETRY_FOR_MS: int(86_400_000, 1_000).describe('How long an event is retried in all (a day) before it is given up.'),
+  WEBHOOK_RETRY_MAX_ATTEMPTS: int(0, 0).describe(
+    'At most this many attempts per delivery (and per redelivery) before it is given up; 0: no count, only WEBHOOK_RETRY_FOR_MS bounds them.',
+  ),
   WEBHOOK_ACTIVITY_CONCURRENCY: int(50, 1).describe(
     'Deliveries run on their own queue (`<prefix>-webhooks`, the `webhooks` role): this many attempts at once per worker.',
   ),

@@ -203,7 +203,7 @@ describe('gateway rate limits', () => {
 
   test('hot path: a steady stream of one key costs one Postgres round trip per many requests; a refused key costs none', async () => {
     const t = await createTenant(tdb.db);
-    const limiter = createRateLimiter({ db: tdb.db, limits: { poll: 1_000, generate: 30 } });
+    const limiter = createRateLimiter({ db: tdb.db, limits: { poll: 1_000, generate: 30, redeliver: 10 } });
     for (let i = 0; i < 600; i++) assert.equal((await limiter.take(t.apiKeyId, 'poll'))!.allowed, true);
     assert.ok(limiter.leases() <= 60, `${limiter.leases()} leases for 600 requests`);
     let refused = 0;
@@ -219,7 +219,7 @@ describe('gateway rate limits', () => {
     // Nothing listens on port 1 of loopback: the connection is refused at once.
     const dead = createDb('postgres://nobody@127.0.0.1:1/none', 1, { connectionTimeoutMillis: 500 });
     try {
-      const limiter = createRateLimiter({ db: dead, limits: { poll: 120, generate: 30 } });
+      const limiter = createRateLimiter({ db: dead, limits: { poll: 120, generate: 30, redeliver: 10 } });
       for (const cls of ['generate', 'poll'] as const) {
         await assert.rejects(
           limiter.take(t.apiKeyId, cls),

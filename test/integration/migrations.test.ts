@@ -25,6 +25,7 @@ const appTables = [
   'route_slot_waiters',
   'route_slots',
   'voices',
+  'webhook_attempts',
   'webhook_circuits',
   'webhook_deliveries',
   'webhook_secrets',
@@ -95,6 +96,7 @@ describe('migrations on real Postgres', () => {
       'jobs_model_list_idx',
       'file_uploads_failed_idx',
       'webhook_circuits_not_closed_idx',
+      'webhook_deliveries_list_idx',
     ]) {
       assert.ok(idx.includes(name), `index ${name} exists`);
     }

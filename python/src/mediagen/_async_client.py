@@ -28,6 +28,7 @@ from ._async_resources import (
     _Uploads,
     _Videos,
     _Voices,
+    _WebhookDeliveries,
 )
 from ._core import (
     JOB_PATHS,
@@ -103,6 +104,7 @@ class AsyncMediaGenClient:
         self.models = _Models(self)
         self.queue = _Queue(self)
         self.audit_events = _AuditEvents(self, "/v1/audit-events")
+        self.webhook_deliveries = _WebhookDeliveries(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")

@@ -40,6 +40,8 @@ from .models import (
     VideoJob,
     Voice,
     VoicesQuery,
+    WebhookDeliveriesQuery,
+    WebhookDelivery,
 )
 
 if TYPE_CHECKING:
@@ -97,6 +99,25 @@ class _Queue:
     def get(self, **query: Unpack[QueueQuery]) -> Page[QueueEntry]:
         """GET /v1/queue: per model and priority, the jobs waiting (this workspace's and everyone's), the recent waits and the estimated wait of a new job."""
         return cast(Page[QueueEntry], self._client.request("GET", f"/v1/queue{_core.query_string(query)}"))
+
+
+class _WebhookDeliveries:
+    """The workspace's webhook events with every attempt, and redelivery of a finished one."""
+
+    def __init__(self, client: MediaGenClient) -> None:
+        self._client = client
+
+    def list(self, **query: Unpack[WebhookDeliveriesQuery]) -> Page[WebhookDelivery]:
+        """GET /v1/webhook-deliveries: newest first, with each attempt's status code, error class, latency and next retry."""
+        return cast(Page[WebhookDelivery], self._client.request("GET", f"/v1/webhook-deliveries{_core.query_string(query)}"))
+
+    def get(self, delivery_id: str) -> WebhookDelivery:
+        """GET /v1/webhook-deliveries/{id}: one event (its id is the webhook-id)."""
+        return cast(WebhookDelivery, self._client._data("GET", f"/v1/webhook-deliveries/{_core.quote_id(delivery_id)}"))
+
+    def redeliver(self, delivery_id: str) -> WebhookDelivery:
+        """POST /v1/webhook-deliveries/{id}/redeliver: sends a finished event again, same webhook-id, signed afresh."""
+        return cast(WebhookDelivery, self._client._data("POST", f"/v1/webhook-deliveries/{_core.quote_id(delivery_id)}/redeliver"))
 
 
 class _Jobs:

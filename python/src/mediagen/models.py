@@ -1535,6 +1535,116 @@ class VoicesQuery(TypedDict, closed=True):
     """
 
 
+class WebhookDeliveriesQuery(TypedDict, closed=True):
+    limit: NotRequired[int]
+    """
+    page size, 1 to 100 (default 50)
+    """
+    cursor: NotRequired[str]
+    """
+    the next_cursor of the previous page
+    """
+    job_id: NotRequired[str]
+    """
+    only this job's events
+    """
+    event: NotRequired[str]
+    """
+    only events of this type, e.g. job.completed
+    """
+    status: NotRequired[Literal["pending", "delivered", "failed", "superseded"]]
+    """
+    only events in this status
+    """
+
+
+class Attempt(TypedDict, closed=True):
+    number: int
+    """
+    1, 2, …: across the first delivery and every redelivery
+    """
+    started_at: str
+    """
+    ISO 8601
+    """
+    status_code: int | None
+    """
+    the receiver's HTTP status; null when none came
+    """
+    error_class: (
+        Literal[
+            "timeout",
+            "connection",
+            "refused",
+            "no_secret",
+            "http_4xx",
+            "http_5xx",
+            "http_other",
+        ]
+        | None
+    )
+    """
+    null: delivered (2xx). timeout: no answer in time; connection: the connection failed; refused: the URL was refused before sending; no_secret: the workspace had no usable signing secret; http_4xx / http_5xx / http_other: the answer. Null too while the attempt is under way.
+    """
+    latency_ms: int | None
+    """
+    from sending the request to its answer or failure; null when nothing was sent
+    """
+    next_retry_at: str | None
+    """
+    when the retry after this attempt is due; null when none was scheduled
+    """
+
+
+class WebhookDelivery(TypedDict, closed=True):
+    id: str
+    """
+    the event id: the `webhook-id` header of every request that delivers it
+    """
+    job_id: str | None
+    """
+    the job the event is about; null for an event about no job (a budget alert)
+    """
+    event: str
+    """
+    the event type, e.g. job.completed
+    """
+    url: str
+    """
+    the receiver's URL without user info, query or token-like path segments
+    """
+    host: str
+    """
+    the receiver's host (and port)
+    """
+    status: Literal["pending", "delivered", "failed", "superseded"]
+    """
+    pending: not finished (waiting, retrying or redelivering); delivered; failed: given up; superseded: made moot by a later event of its job
+    """
+    attempts: list[Attempt]
+    """
+    each request sent, oldest first; waits for an open circuit are not attempts
+    """
+    next_retry_at: str | None
+    """
+    when the next attempt is due; null when none is scheduled
+    """
+    circuit_open_until: str | None
+    """
+    set while the delivery waits for its destination's circuit breaker (repeated failures there): nothing is sent until then
+    """
+    redeliveries: int
+    """
+    redeliveries asked for
+    """
+    created_at: str
+    """
+    ISO 8601
+    """
+    delivered_at: str | None
+    failed_at: str | None
+
+
 class DirectUpload(TypedDict, closed=True):
     id: str
     name: str
@@ -1754,6 +1864,8 @@ OPERATION_IDS: tuple[str, ...] = (
     "get_videos_by_id_events",
     "get_videos_by_id_url",
     "get_voices",
+    "get_webhook_deliveries",
+    "get_webhook_deliveries_by_id",
     "post_images_by_id_cancel",
     "post_images_generate",
     "post_replace_actors_generations",
@@ -1766,4 +1878,5 @@ OPERATION_IDS: tuple[str, ...] = (
     "post_uploads_by_id_complete",
     "post_videos_by_id_cancel",
     "post_videos_generate",
+    "post_webhook_deliveries_by_id_redeliver",
 )
