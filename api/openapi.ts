@@ -23,6 +23,7 @@ import { modelEndpoints } from './routes/models.js';
 import { queueEndpoints } from './routes/queue.js';
 import { deprecationHeaders } from './model-lifecycle.js';
 import { retentionEndpoints } from './routes/retention.js';
+import { usageEndpoints } from './routes/usage.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -52,6 +53,7 @@ export function allOperations(): Operation[] {
     ...modelEndpoints.operations,
     ...queueEndpoints.operations,
     ...retentionEndpoints.operations,
+    ...usageEndpoints.operations,
     ...eventEndpoints.operations,
     ...healthEndpoints.operations,
     ...openApiEndpoints.operations,
@@ -102,6 +104,7 @@ function components(): JsonObject {
       'RateLimit-Remaining': intHeader('Requests left in the current window'),
       'RateLimit-Reset': intHeader('Seconds until the current window resets'),
       'Retry-After': intHeader('Seconds to wait before retrying'),
+      'Next-Cursor': { description: 'On a CSV page: the cursor of the next page (absent on the last page)', schema: { type: 'string' } },
       ...deprecationHeaders,
     },
     schemas: {
@@ -234,6 +237,7 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
       const properties: JsonObject = { data: op.response ? convert(op.response, 'output') : {} };
       for (const [name, schema] of Object.entries(op.responseExtra ?? {})) properties[name] = convert(schema, 'output');
       okContent = { 'application/json': { schema: { type: 'object', required: Object.keys(properties), properties, additionalProperties: false } } };
+      if (op.csv) okContent['text/csv'] = { schema: { type: 'string', description: op.csv } };
     }
     const links = op.creates ? createdResourceLinks(op.creates, operations) : undefined;
     const responses: JsonObject = {

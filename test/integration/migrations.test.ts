@@ -95,6 +95,7 @@ describe('migrations on real Postgres', () => {
       'jobs_model_list_idx',
       'file_uploads_failed_idx',
       'webhook_circuits_not_closed_idx',
+      'credit_ledger_usage_idx',
     ]) {
       assert.ok(idx.includes(name), `index ${name} exists`);
     }
