@@ -6,6 +6,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { MediaGenClient, jobPriorities, kindOfJobId, type JobPriority, type JobRef } from './client.js';
 import { uploadFile } from './node.js';
+import { addUsageCommand } from './cli-usage.js';
 import {
   collect,
   created,
@@ -298,6 +299,8 @@ export function buildProgram(): Command {
       }));
       print(globals(), r, () => table(rows, ['name', 'kind', 'served_by', 'price', 'aspect_ratios', 'durations', 'resolutions']));
     });
+
+  addUsageCommand(program, client, globals);
 
   // Usage errors leave through main's catch with exit code 2 instead of process.exit.
   program.exitOverride();

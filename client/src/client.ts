@@ -4,6 +4,7 @@
 import { MediaGenError, errorFromResponse } from './errors.js';
 import { followEvents, statusEvents } from './events.js';
 import { newIdempotencyKey, query, sleep } from './util.js';
+import { Usage } from './usage.js';
 import { jobPaths, kindOfJobId, mimeTypeOf } from './types.js';
 import type {
   ActorsQuery,
@@ -168,6 +169,7 @@ export class MediaGenClient {
     /** GET /v1/queue: per model and priority, the jobs waiting (this workspace's and everyone's), the recent waits and the estimated wait of a new job. */
     get: (q?: QueueQuery, o?: RequestOptions) => this.request<Page<'get_queue'>>('GET', `/v1/queue${query(q)}`, o),
   };
+  readonly usage = new Usage(this);
   readonly jobs = {
     /** GET /v1/jobs: every kind, newest first, where the gateway serves it. */
     list: (q?: JobListQuery, o?: RequestOptions) => this.request<Page<'get_jobs'>>('GET', `/v1/jobs${query(q)}`, o),

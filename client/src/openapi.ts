@@ -592,6 +592,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's credits spent, refunded and net, and job counts, per day or hour (extension)
+         * @description Credits are bucketed by the time the ledger moved them (a refund counts in the bucket it was made in), job counts by the time the job was created, both in UTC. Charges and recharges are spent, refunds refunded; credits granted or deducted by operators are not usage. A range spans at most 366 days by day and 31 by hour, and from must be before to (400 otherwise). Buckets without activity are left out. `Accept: text/csv` answers the same page as CSV (RFC 4180, with a header row), the next cursor in the Next-Cursor header.
+         */
+        get: operations["get_usage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/images/{id}/events": {
         parameters: {
             query?: never;
@@ -1789,6 +1809,8 @@ export type components = {
         "RateLimit-Reset": number;
         /** @description Seconds to wait before retrying */
         "Retry-After": number;
+        /** @description On a CSV page: the cursor of the next page (absent on the last page) */
+        "Next-Cursor": string;
         /** @description RFC 9745: the requested model is deprecated, since this date (a structured-field Date, `@` and Unix seconds). The job is created as usual; move to the replacement GET /v1/models names */
         Deprecation: string;
         /** @description RFC 8594: from this date (an HTTP-date) creates of the requested model are refused with 410 model_retired. Sent once a retirement date is set */
@@ -7724,6 +7746,161 @@ export interface operations {
                             estimated_wait_seconds: number | null;
                         }[];
                     };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_usage: {
+        parameters: {
+            query?: {
+                /** @description start of the range, inclusive (default: the start of the UTC month `to` falls in, else of the current one): an ISO 8601 date (midnight UTC) or date-time with its offset, e.g. 2026-11-01 or 2026-11-01T12:00:00Z */
+                from?: string;
+                /** @description end of the range, exclusive (default: the start of the UTC month after `from`, else after the current one): an ISO 8601 date (midnight UTC) or date-time with its offset, e.g. 2026-11-01 or 2026-11-01T12:00:00Z */
+                to?: string;
+                /** @description bucket size, UTC (default day); a range spans at most 366 days by day, 31 by hour */
+                granularity?: "day" | "hour";
+                /** @description also group by these, comma-separated: key, project, model, kind (key: the API key that created the job) */
+                group_by?: string;
+                /** @description rows per page, 1 to 100 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page (with the same query) */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Next-Cursor": components["headers"]["Next-Cursor"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description start of the UTC bucket (ISO 8601) */
+                            period_start: string;
+                            /** @description with group_by=key: the API key that created the jobs (null: none recorded) */
+                            key_id?: string | null;
+                            /** @description with group_by=project */
+                            project_id?: string;
+                            /** @description with group_by=model */
+                            model?: string;
+                            /** @description with group_by=kind: image, video, replace_actor or talking_actor */
+                            kind?: string;
+                            /** @description credits moved in the period by the workspace's jobs, by ledger time (grants and deducts by operators are not usage) */
+                            credits: {
+                                /** @description credits charged for the workspace's jobs (charges and recharges) */
+                                spent: number;
+                                /** @description credits refunded to the workspace for its jobs */
+                                refunded: number;
+                                /** @description spent minus refunded */
+                                net: number;
+                            };
+                            /** @description jobs by creation time, by their current status */
+                            jobs: {
+                                /** @description jobs created in the period */
+                                created: number;
+                                /** @description of those, jobs now pending */
+                                pending: number;
+                                /** @description of those, jobs now generating */
+                                generating: number;
+                                /** @description of those, jobs now completed */
+                                completed: number;
+                                /** @description of those, jobs now failed */
+                                failed: number;
+                            };
+                        }[];
+                        /** @description the whole range (every page): equal to the sum of every page */
+                        totals: {
+                            /** @description credits moved in the period by the workspace's jobs, by ledger time (grants and deducts by operators are not usage) */
+                            credits: {
+                                /** @description credits charged for the workspace's jobs (charges and recharges) */
+                                spent: number;
+                                /** @description credits refunded to the workspace for its jobs */
+                                refunded: number;
+                                /** @description spent minus refunded */
+                                net: number;
+                            };
+                            /** @description jobs by creation time, by their current status */
+                            jobs: {
+                                /** @description jobs created in the period */
+                                created: number;
+                                /** @description of those, jobs now pending */
+                                pending: number;
+                                /** @description of those, jobs now generating */
+                                generating: number;
+                                /** @description of those, jobs now completed */
+                                completed: number;
+                                /** @description of those, jobs now failed */
+                                failed: number;
+                            };
+                        };
+                        /** @description the range and bucket size answered (defaults applied), from inclusive, to exclusive */
+                        period: {
+                            from: string;
+                            to: string;
+                            /** @enum {string} */
+                            granularity: "day" | "hour";
+                        };
+                        /** @description pass as `cursor` to get the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                    "text/csv": string;
                 };
             };
             /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */

@@ -66,6 +66,9 @@ MODELS: dict[str, tuple[str, str]] = {
     "VoicesQuery": ("get_voices", "query"),
     "JobListQuery": ("get_jobs", "query"),
     "QueueQuery": ("get_queue", "query"),
+    "UsageRow": ("get_usage", "item"),
+    "UsageReport": ("get_usage", "answer"),
+    "UsageQuery": ("get_usage", "query"),
 }
 
 # Sub-objects named on their own: name → (model, JSON path inside it).
@@ -73,6 +76,10 @@ SHARED: dict[str, tuple[str, tuple[str | int, ...]]] = {
     "JobError": ("ImageJob", ("properties", "error", "anyOf", 0)),
     "JobProgress": ("ImageJob", ("properties", "progress")),
     "PresignedPost": ("DirectUpload", ("properties", "upload")),
+    "UsageCredits": ("UsageRow", ("properties", "credits")),
+    "UsageJobCounts": ("UsageRow", ("properties", "jobs")),
+    "UsageTotals": ("UsageReport", ("properties", "totals")),
+    "UsagePeriod": ("UsageReport", ("properties", "period")),
 }
 
 # Enumerations named on their own: name → (model, property).

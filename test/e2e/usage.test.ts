@@ -7,7 +7,11 @@
 // to the totals; bad parameters answer 400 in the error shape.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
+import { MediaGenClient } from '@mediagen/client';
 import { createTenant, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, assertApiError, creditsOf, startService, waitForJobStatus, type Gateway, type Service } from '../support/services.js';
 import { createApiKey, createProject } from '../../db/repos/workspaces.js';
@@ -302,6 +306,24 @@ describe('GET /v1/usage', () => {
       cursor = p.headers.get('next-cursor');
     } while (cursor);
     assert.deepEqual(csvRows, lines);
+  });
+
+  test('the clients and the CLI answer the same report: mg.usage.get, mg.usage.csv over every page, mediagen usage --csv and --json', async () => {
+    const c = api(gw.baseUrl, t.apiKey);
+    const range = { from: from.toISOString(), to: to.toISOString() };
+    const path = `${q}&group_by=model`;
+    const json = (await c.get(path)).body;
+    const csv = (await c.call('GET', path, undefined, { accept: 'text/csv' })).text;
+    const mg = new MediaGenClient({ baseUrl: gw.baseUrl, apiKey: t.apiKey });
+    assert.deepEqual(await mg.usage.get({ ...range, group_by: 'model' }), json);
+    assert.equal(await mg.usage.csv({ ...range, group_by: 'model', limit: 1 }), csv, 'the pages joined under one header row');
+    const cli = fileURLToPath(new URL('../../../client/bin/mediagen.js', import.meta.url));
+    const env = { ...process.env, MEDIAGEN_API_KEY: t.apiKey, MEDIAGEN_BASE_URL: gw.baseUrl };
+    const args = ['usage', '--from', range.from, '--to', range.to, '--group-by', 'model'];
+    const run = promisify(execFile);
+    assert.equal((await run(process.execPath, [cli, ...args, '--csv'], { env })).stdout, csv);
+    const report = JSON.parse((await run(process.execPath, [cli, '--json', ...args], { env })).stdout);
+    assert.deepEqual(report, { data: json.data, totals: json.totals, period: json.period });
   });
 
   test('the default range is the current UTC month; another workspace sees only its own usage', async () => {

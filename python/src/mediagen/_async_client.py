@@ -25,6 +25,7 @@ from ._async_resources import (
     _ReplaceActors,
     _TalkingActors,
     _Uploads,
+    _Usage,
     _Videos,
     _Voices,
 )
@@ -101,6 +102,7 @@ class AsyncMediaGenClient:
         self.voices = _Voices(self, "/v1/voices")
         self.models = _Models(self)
         self.queue = _Queue(self)
+        self.usage = _Usage(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")

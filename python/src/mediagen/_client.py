@@ -26,6 +26,7 @@ from ._resources import (
     _ReplaceActors,
     _TalkingActors,
     _Uploads,
+    _Usage,
     _Videos,
     _Voices,
 )
@@ -102,6 +103,7 @@ class MediaGenClient:
         self.voices = _Voices(self, "/v1/voices")
         self.models = _Models(self)
         self.queue = _Queue(self)
+        self.usage = _Usage(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")

@@ -27,6 +27,8 @@ from .models import (
     ProjectsQuery,
     QueueEntry,
     QueueQuery,
+    UsageQuery,
+    UsageReport,
     ReplaceActorCreate,
     ReplaceActorCreated,
     ReplaceActorJob,
@@ -89,6 +91,29 @@ class _Queue:
     def get(self, **query: Unpack[QueueQuery]) -> Page[QueueEntry]:
         """GET /v1/queue: per model and priority, the jobs waiting (this workspace's and everyone's), the recent waits and the estimated wait of a new job."""
         return cast(Page[QueueEntry], self._client.request("GET", f"/v1/queue{_core.query_string(query)}"))
+
+
+class _Usage:
+    def __init__(self, client: MediaGenClient) -> None:
+        self._client = client
+
+    def get(self, **query: Unpack[UsageQuery]) -> UsageReport:
+        """GET /v1/usage: credits spent, refunded and net and job counts per UTC day or hour (one page; `totals` covers the range)."""
+        return cast(UsageReport, self._client.request("GET", f"/v1/usage{_core.query_string(query)}"))
+
+    def csv(self, **query: Unpack[UsageQuery]) -> str:
+        """The whole range as CSV (RFC 4180): every page asked with `Accept: text/csv`, the header row once."""
+        out = ""
+        cursor: str | None = None
+        while True:
+            q: dict[str, object] = {**query, **({"cursor": cursor} if cursor else {})}
+            res = self._client.send("GET", f"/v1/usage{_core.query_string(q)}", accept="text/csv")
+            text = res.text
+            # The header row holds no quoted field: it ends at the first line break.
+            out += text[text.index("\r\n") + 2 :] if out else text
+            cursor = res.headers.get("next-cursor")
+            if not cursor:
+                return out
 
 
 class _Jobs:
