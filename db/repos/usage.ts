@@ -3,9 +3,10 @@
 // Money is bucketed by the ledger row's time (when the credits moved), counts by the job's creation
 // time. Only the job reasons count as usage (charge and recharge spent, refund refunded); operators'
 // grants and deducts are not usage. One statement reads both sources over the whole range (the
-// ledger by `credit_ledger_usage_idx`, each row's job by primary key; the jobs by
-// `jobs_workspace_list_idx`) and answers the page's groups and the range's totals together
-// (GROUPING SETS), so the totals are the ledger's own sums whatever page is asked for.
+// ledger from `credit_ledger_usage_idx` alone, each row's job by primary key when grouping needs it;
+// the jobs by a list index) and answers the page's groups and the range's totals together
+// (GROUPING SETS), so the totals are the ledger's own sums whatever page is asked for. Its cost is
+// the workspace's rows in the range, whatever the table holds.
 import { sql, type RawBuilder } from 'kysely';
 import type { Queryable } from '../index.js';
 import { jobStatuses, type JobStatus } from '../schema.js';
@@ -79,6 +80,9 @@ export function usageStatement(q: UsageQuery): RawBuilder<RawRow> {
         ...dimNames.map((_, i) => sql`${q.after!.values[i] ?? ''}::text collate "C"`),
       ])})`
     : sql``;
+  // Each ledger row's job by primary key, one lookup per row (OFFSET 0 keeps the planner from
+  // turning it into a hash join over every job of the table); none when nothing is grouped.
+  const jobOfRow = dims.length ? sql`cross join lateral (select ${sql.join(dims.map(({ col }) => col))} from jobs j where j.id = l.job_id offset 0) j` : sql``;
   const counts = jobStatuses.map((s) => sql`count(*) filter (where u.status = ${s})::text as ${sql.raw(`n_${s}`)}`);
   return sql<RawRow>`
     with u as (
@@ -86,9 +90,9 @@ export function usageStatement(q: UsageQuery): RawBuilder<RawRow> {
              case when l.reason in ('charge', 'recharge') then -l.delta else 0 end as spent,
              case when l.reason = 'refund' then l.delta else 0 end as refunded,
              null::text as status
-      from credit_ledger l join jobs j on j.id = l.job_id
+      from credit_ledger l ${jobOfRow}
       where l.workspace_id = ${q.workspaceId} and l.created_at >= ${q.from} and l.created_at < ${q.to}
-        and l.reason in ('charge', 'recharge', 'refund')
+        and l.reason in ('charge', 'recharge', 'refund') and l.job_id is not null
       union all
       select date_trunc(${unit}, j.created_at, 'UTC')${dimSelect}, 0, 0, j.status
       from jobs j
