@@ -150,7 +150,7 @@ const wantsCsv = (req: Request) => req.accepts(['application/json', 'text/csv'])
 export const usageEndpoints = new Endpoints<AppDeps>().add({
   method: 'get',
   path: '/v1/usage',
-  summary: "The workspace's credits spent, refunded and net, and job counts, per day or hour (extension)",
+  summary: 'Credits spent, refunded and net, and job counts, per day or hour (extension)',
   description:
     'Credits are bucketed by the time the ledger moved them (a refund counts in the bucket it was made in), job counts by the time the job was created, ' +
     'both in UTC. Charges and recharges are spent, refunds refunded; credits granted or deducted by operators are not usage. ' +

@@ -600,7 +600,7 @@ export type paths = {
             cookie?: never;
         };
         /**
-         * The workspace's credits spent, refunded and net, and job counts, per day or hour (extension)
+         * Credits spent, refunded and net, and job counts, per day or hour (extension)
          * @description Credits are bucketed by the time the ledger moved them (a refund counts in the bucket it was made in), job counts by the time the job was created, both in UTC. Charges and recharges are spent, refunds refunded; credits granted or deducted by operators are not usage. A range spans at most 366 days by day and 31 by hour, and from must be before to (400 otherwise). Buckets without activity are left out. `Accept: text/csv` answers the same page as CSV (RFC 4180, with a header row), the next cursor in the Next-Cursor header.
          */
         get: operations["get_usage"];
