@@ -20,6 +20,7 @@ import { createQueueRouter } from './routes/queue.js';
 import { createRetentionRouter } from './routes/retention.js';
 import { createAuditRouter } from './routes/audit.js';
 import { createWebhookDeliveriesRouter } from './routes/webhook-deliveries.js';
+import { createUsageRouter } from './routes/usage.js';
 import { createEventsRouter } from './routes/events.js';
 import { createJobEventHub, type JobEventHub } from './job-events.js';
 import { createStreamRegistry, type StreamRegistry } from './stream-limits.js';
@@ -107,6 +108,7 @@ export function createApp(deps: AppDeps): App {
   app.use(createRetentionRouter(full, auth));
   app.use(createAuditRouter(full, auth));
   app.use(createWebhookDeliveriesRouter(full, auth));
+  app.use(createUsageRouter(full, auth));
   app.use(createEventsRouter(full, auth, jobEvents, streams));
   app.use(methodNotAllowed(allOperations()));
   app.use(notFoundRoute);

@@ -25,6 +25,7 @@ import { deprecationHeaders } from './model-lifecycle.js';
 import { retentionEndpoints } from './routes/retention.js';
 import { auditEndpoints } from './routes/audit.js';
 import { webhookDeliveryEndpoints } from './routes/webhook-deliveries.js';
+import { usageEndpoints } from './routes/usage.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -56,6 +57,7 @@ export function allOperations(): Operation[] {
     ...retentionEndpoints.operations,
     ...auditEndpoints.operations,
     ...webhookDeliveryEndpoints.operations,
+    ...usageEndpoints.operations,
     ...eventEndpoints.operations,
     ...healthEndpoints.operations,
     ...openApiEndpoints.operations,
@@ -106,6 +108,7 @@ function components(): JsonObject {
       'RateLimit-Remaining': intHeader('Requests left in the current window'),
       'RateLimit-Reset': intHeader('Seconds until the current window resets'),
       'Retry-After': intHeader('Seconds to wait before retrying'),
+      'Next-Cursor': { description: 'On a CSV page: the cursor of the next page (absent on the last page)', schema: { type: 'string' } },
       ...deprecationHeaders,
     },
     schemas: {
@@ -238,6 +241,7 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
       const properties: JsonObject = { data: op.response ? convert(op.response, 'output') : {} };
       for (const [name, schema] of Object.entries(op.responseExtra ?? {})) properties[name] = convert(schema, 'output');
       okContent = { 'application/json': { schema: { type: 'object', required: Object.keys(properties), properties, additionalProperties: false } } };
+      if (op.csv) okContent['text/csv'] = { schema: { type: 'string', description: op.csv } };
     }
     const links = op.creates ? createdResourceLinks(op.creates, operations) : undefined;
     const responses: JsonObject = {

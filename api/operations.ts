@@ -34,6 +34,8 @@ export interface Operation {
    * /v1/images/:id: the document links this operation to every operation on that path and below.
    */
   creates?: string;
+  /** The 200 answer is also offered as text/csv (`Accept: text/csv`): what its lines hold. */
+  csv?: string;
   /** HTTP error statuses this endpoint can answer. */
   errors: number[];
   /** Headers its 200 answer may carry besides the rate-limit ones (names in the document's components.headers). */

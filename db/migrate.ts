@@ -24,6 +24,7 @@ import * as m0025 from './migrations/0025_queue_view.js';
 import * as m0026 from './migrations/0026_audit_events.js';
 import * as m0030 from './migrations/0030_audit_retention.js';
 import * as m0031 from './migrations/0031_webhook_attempts.js';
+import * as m0027 from './migrations/0027_usage.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -48,6 +49,7 @@ export const migrations: Record<string, Migration> = {
   '0026_audit_events': m0026,
   '0030_audit_retention': m0030,
   '0031_webhook_attempts': m0031,
+  '0027_usage': m0027,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

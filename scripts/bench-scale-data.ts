@@ -128,3 +128,53 @@ export async function loadInFlightRows(db: Database, count: number): Promise<voi
   await sql`alter table jobs enable trigger jobs_event_on_insert`.execute(db);
   await sql`analyze jobs`.execute(db);
 }
+
+/**
+ * A workspace's month of usage, the same in both databases: `count` jobs over the last 30 days
+ * (kinds, models and statuses cycling, created by its key), each charged and, when failed,
+ * refunded 40 s later.
+ */
+export async function loadUsageMonth(db: Database, t: Tenant, count: number): Promise<void> {
+  await sql`alter table jobs disable trigger jobs_event_on_insert`.execute(db);
+  await sql`
+    insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, price, workflow_started, created_at, updated_at, finished_at)
+    select 'use_' || lpad(g::text, 8, '0'), (array['image', 'video', 'replace_actor', 'talking_actor'])[1 + g % 4], ${t.workspaceId}, ${t.projectId}, ${t.apiKeyId},
+           (array['nano-banana-2', 'sora-2', 'replace-actor', 'talking-actor'])[1 + g % 4], case when g % 7 = 3 then 'failed' else 'completed' end,
+           '{"prompt": "usage", "provider": "local", "deadline_seconds": 600}', 4, true, created, created + interval '40 seconds', created + interval '40 seconds'
+    from (select g, now() - interval '1 hour' - (g::double precision / ${count}) * interval '29 days' as created from generate_series(1, ${count}::integer) g) s`.execute(
+    db,
+  );
+  await sql`alter table jobs enable trigger jobs_event_on_insert`.execute(db);
+  await sql`
+    insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason, created_at)
+    select workspace_id, id, 1, -price, 'charge', created_at from jobs where id like 'use\\_%'`.execute(db);
+  await sql`
+    insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason, created_at)
+    select workspace_id, id, 2, price, 'refund', finished_at from jobs where id like 'use\\_%' and status = 'failed'`.execute(db);
+  await sql`vacuum analyze credit_ledger`.execute(db);
+  await sql`analyze jobs`.execute(db);
+}
+
+/** One workspace holding `count` failed jobs (charged and refunded) and another holding 10, in a database of their own. */
+export async function loadFailedHistory(db: Database, big: Tenant, small: Tenant, count: number): Promise<void> {
+  await sql`alter table jobs disable trigger jobs_event_on_insert`.execute(db);
+  for (const [t, n, prefix] of [
+    [big, count, 'flb'],
+    [small, 10, 'fls'],
+  ] as const) {
+    await sql`
+      insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, error, price, workflow_started, created_at, updated_at, finished_at)
+      select ${prefix} || '_' || lpad(g::text, 8, '0'), (array['image', 'video', 'replace_actor', 'talking_actor'])[1 + g % 4], ${t.workspaceId}, ${t.projectId}, ${t.apiKeyId},
+             (array['nano-banana-2', 'sora-2', 'replace-actor', 'talking-actor'])[1 + g % 4], 'failed',
+             '{"prompt": "failed", "provider": "local", "deadline_seconds": 600}',
+             '{"code": "generation_failed", "message": "the provider reported the generation as failed"}', 4, true,
+             now() - g * interval '5 seconds', now() - g * interval '5 seconds', now() - g * interval '5 seconds'
+      from generate_series(1, ${n}::integer) g`.execute(db);
+  }
+  await sql`alter table jobs enable trigger jobs_event_on_insert`.execute(db);
+  await sql`
+    insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason, created_at)
+    select workspace_id, id, s, case when s = 1 then -price else price end, case when s = 1 then 'charge' else 'refund' end, created_at
+    from jobs, generate_series(1, 2) s where id like 'fl%'`.execute(db);
+  await sql`vacuum analyze`.execute(db);
+}

@@ -10,11 +10,14 @@
 //     in-flight rows without a workflow up to `inFlight` in all.
 // Requests alternate between the two gateways, so the machine's noise hits both alike, and each
 // figure is printed for both with their ratio: status read p50/p99, each list filter's p99 (one
-// matches nothing), create p99; then the reconciler's pass time and Temporal calls per pass and
+// matches nothing), create p99, GET /v1/usage for a month of a workspace whose history is the same
+// in both (`usageJobs` jobs); then, in a third database (`bench_scale_skew`), one workspace holding
+// `failed` failed jobs against one holding 10: every status filter of GET /v1/jobs (completed
+// matches nothing); then the reconciler's pass time and Temporal calls per pass and
 // per minute, the time to settle 100 terminated jobs against the reconcile interval, and the
 // table and index sizes. The databases are dropped at the end (BENCH_KEEP=1 keeps them).
 //
-//   npm run build:all && npm run bench:scale [-- jobs=1000000 held=2000 inFlight=5000]
+//   npm run build:all && npm run bench:scale [-- jobs=1000000 held=2000 inFlight=5000 usageJobs=2000 failed=300000]
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
@@ -31,7 +34,18 @@ import { inFlightStatuses } from '../jobs/index.js';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { explainJobListPage } from '../test/support/job-rows.js';
 import type { JobListFilters } from '../db/repos/job-lists.js';
-import { admin, dbUrl, freshDatabase, HOLD_LATENCY_MS, loadHistory, loadInFlightRows, WORKSPACES } from './bench-scale-data.js';
+import {
+  admin,
+  dbUrl,
+  freshDatabase,
+  HOLD_LATENCY_MS,
+  loadFailedHistory,
+  loadHistory,
+  loadInFlightRows,
+  loadUsageMonth,
+  WORKSPACES,
+} from './bench-scale-data.js';
+import { jobStatuses } from '../shared/job-model.js';
 import { alternate, call, pct, printTable, report, rows, type Side } from './bench-scale-measure.js';
 
 const arg = (name: string, fallback: number) =>
@@ -47,6 +61,10 @@ const IN_FLIGHT = Math.max(arg('inFlight', 5_000), HELD);
 const MEASURED_SHARE = 0.1; // of the history, in the measured workspace
 const EMPTY_JOBS = 400; // the measured workspace's history in the empty database: pages for every filter
 const TERMINATED = 100;
+/** The usage workspace's month, the same in both databases. */
+const USAGE_JOBS = arg('usageJobs', 2_000);
+/** Failed jobs of the workspace holding most of the history in the skewed database. */
+const SKEWED_FAILED = arg('failed', 300_000);
 /** RECONCILE_INTERVAL_MS's default: the bench's own reconciler passes run at it. */
 const RECONCILE_INTERVAL = 15_000;
 
@@ -74,6 +92,52 @@ const parkHeldJobs: ActivityInterceptorsFactory = (ctx) => ({
 });
 
 // ------------------------------------------------------------------ the run
+
+/**
+ * One workspace holding most of the history (SKEWED_FAILED failed jobs) and one holding 10, in a
+ * database of their own served by one gateway: every status filter of GET /v1/jobs, the two
+ * workspaces' requests alternating. `completed` matches nothing in either.
+ */
+async function skewedWorkspace(env: Record<string, string>): Promise<void> {
+  const db = await freshDatabase('bench_scale_skew');
+  const config = testConfig(dbUrl('bench_scale_skew'), { LOG_LEVEL: 'warn', RATE_LIMIT_POLL_PER_MIN: '1000000', DATABASE_POOL_SIZE: '20', ...env });
+  let gw: InProcessGateway | undefined;
+  try {
+    const [big, small] = [await createTenant(db, 0), await createTenant(db, 0)];
+    const t0 = performance.now();
+    await loadFailedHistory(db, big, small, SKEWED_FAILED);
+    log(`loaded ${SKEWED_FAILED.toLocaleString('en')} failed jobs into one workspace and 10 into another in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+    gw = await startGateway(config, db);
+    const as = (name: 'empty' | 'full', tenant: typeof big): Side => ({
+      name,
+      db,
+      config,
+      tenant,
+      project2: '',
+      jobIds: [],
+      gw: gw!,
+      workers: null as unknown as Workers,
+    });
+    // "empty" is the 10-job workspace, "full" the one holding the history.
+    const pair: [Side, Side] = [as('empty', small), as('full', big)];
+    const skewRows: string[][] = [];
+    for (const path of [...jobStatuses.map((st) => `/v1/jobs?status=${st}`), '/v1/images?status=completed', '/v1/jobs']) {
+      await alternate(pair, 20, (s) => call(s.gw.baseUrl, 'GET', path, s.tenant.apiKey));
+      const lat = await alternate(pair, 300, (s) => call(s.gw.baseUrl, 'GET', path, s.tenant.apiKey));
+      const [e, f] = [pct(lat[0], 0.99), pct(lat[1], 0.99)];
+      const [e50, f50] = [pct(lat[0], 0.5), pct(lat[1], 0.5)];
+      skewRows.push([`GET ${path}`, e50.toFixed(2), f50.toFixed(2), (f50 / e50).toFixed(2), e.toFixed(2), f.toFixed(2), (f / e).toFixed(2)]);
+    }
+    console.log(
+      `\nstatus filters with ${SKEWED_FAILED.toLocaleString('en')} failed jobs in one workspace (ms, requests alternating between the two workspaces)`,
+    );
+    printTable(['', '10 jobs p50', 'failed p50', 'ratio', '10 jobs p99', 'failed p99', 'ratio'], skewRows);
+  } finally {
+    await gw?.close();
+    await db.destroy();
+    if (process.env.BENCH_KEEP !== '1') await admin((c) => c.query('drop database if exists bench_scale_skew with (force)'));
+  }
+}
 
 async function side(name: 'empty' | 'full', overrides: Record<string, string>): Promise<Side> {
   const db = await freshDatabase(`bench_scale_${name}`);
@@ -105,6 +169,8 @@ async function main() {
     await loadHistory(empty.db, empty, EMPTY_JOBS, 0);
     await loadHistory(full.db, full, Math.round(TOTAL_JOBS * MEASURED_SHARE), TOTAL_JOBS - Math.round(TOTAL_JOBS * MEASURED_SHARE));
     await loadInFlightRows(full.db, IN_FLIGHT - HELD);
+    const usageTenants = await Promise.all(sides.map((s) => createTenant(s.db, 0)));
+    for (const [i, s] of sides.entries()) await loadUsageMonth(s.db, usageTenants[i]!, USAGE_JOBS);
     log(
       `loaded the history (${TOTAL_JOBS.toLocaleString('en')} jobs, ledger, outbox, idempotency keys) and ${IN_FLIGHT - HELD} in-flight rows in ${((performance.now() - t) / 1000).toFixed(0)} s`,
     );
@@ -226,10 +292,26 @@ async function main() {
     report('create p50', 0.5, creates);
     report('create p99', 0.99, creates);
 
+    // A month of usage of a workspace with the same history in both databases: the report reads its
+    // own rows, whatever else the tables hold.
+    const monthFrom = new Date(Date.now() - 30 * 86_400_000).toISOString();
+    const monthTo = new Date(Date.now() + 60_000).toISOString();
+    const usageSides = sides.map((s, i) => ({ ...s, tenant: usageTenants[i]! })) as [Side, Side];
+    for (const [label, extra] of [
+      [`GET /v1/usage (a month by day, ${USAGE_JOBS} jobs)`, ''],
+      [`GET /v1/usage (a month by day and model, kind, key)`, '&group_by=model,kind,key'],
+    ] as const) {
+      const lat = await alternate(usageSides, 100, (s) => call(s.gw.baseUrl, 'GET', `/v1/usage?from=${monthFrom}&to=${monthTo}${extra}`, s.tenant.apiKey));
+      report(`${label} p50`, 0.5, lat);
+      report(`${label} p99`, 0.99, lat);
+    }
+
     console.log('\nlatency in ms, requests alternating between the two gateways');
     printTable(['', 'empty db', '1M jobs', 'ratio'], rows);
     console.log('\neach list page in Postgres (EXPLAIN ANALYZE of the query the gateway sends, limit 50): rows returned, 8 kB buffers touched, execution ms');
     printTable(['', 'empty rows', 'buffers', 'ms', '1M rows', 'buffers', 'ms'], bufferRows);
+
+    await skewedWorkspace(sideEnv);
 
     // The reconciler: passes with everything in flight and nothing to settle, on both sides.
     console.log('\nreconciler passes (nothing to settle)');

@@ -7,6 +7,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { MediaGenClient, jobPriorities, kindOfJobId, type JobPriority, type JobRef } from './client.js';
 import { uploadFile } from './node.js';
 import { addWebhookCommands } from './cli-webhooks.js';
+import { addUsageCommand } from './cli-usage.js';
 import {
   collect,
   created,
@@ -317,6 +318,7 @@ export function buildProgram(): Command {
       print(globals(), page, () => table(rows, columns) + (page.next_cursor ? `\nnext: --cursor ${page.next_cursor}` : ''));
     });
   addWebhookCommands(program, client, globals);
+  addUsageCommand(program, client, globals);
 
   // Usage errors leave through main's catch with exit code 2 instead of process.exit.
   program.exitOverride();

@@ -4,6 +4,7 @@
 import { MediaGenError, errorFromResponse } from './errors.js';
 import { followEvents, statusEvents } from './events.js';
 import { newIdempotencyKey, query, sleep } from './util.js';
+import { Usage } from './usage.js';
 import { jobPaths, kindOfJobId, mimeTypeOf } from './types.js';
 import type {
   ActorsQuery,
@@ -172,6 +173,7 @@ export class MediaGenClient {
   readonly auditEvents = {
     list: (q?: AuditEventsQuery, o?: RequestOptions) => this.request<Page<'get_audit_events'>>('GET', `/v1/audit-events${query(q)}`, o),
   };
+  readonly usage = new Usage(this);
   readonly jobs = {
     /** GET /v1/jobs: every kind, newest first, where the gateway serves it. */
     list: (q?: JobListQuery, o?: RequestOptions) => this.request<Page<'get_jobs'>>('GET', `/v1/jobs${query(q)}`, o),

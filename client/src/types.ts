@@ -43,6 +43,9 @@ export type Readiness = JsonOf<operations['get_readyz']>;
 export type ProjectsQuery = QueryOf<operations['get_projects']>;
 export type ActorsQuery = QueryOf<operations['get_actors']>;
 export type VoicesQuery = QueryOf<operations['get_voices']>;
+export type UsageQuery = QueryOf<operations['get_usage']>;
+/** One row of a usage report: a bucket (and group) with its credits and job counts. */
+export type UsageRow = DataOf<'get_usage'>[number];
 
 /** The four job kinds, named as in their paths. */
 export type JobKind = 'images' | 'videos' | 'replace-actors' | 'talking-actors';
@@ -236,6 +239,7 @@ export const operationMethods = {
   get_talking_actors: 'talkingActors.list',
   get_models: 'models.list',
   get_queue: 'queue.get',
+  get_usage: 'usage.get',
   // Deleting a finished job's outputs (retention).
   delete_images_by_id: 'images.deleteOutputs',
   delete_videos_by_id: 'videos.deleteOutputs',

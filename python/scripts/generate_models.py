@@ -70,6 +70,9 @@ MODELS: dict[str, tuple[str, str]] = {
     "QueueQuery": ("get_queue", "query"),
     "AuditEventsQuery": ("get_audit_events", "query"),
     "WebhookDeliveriesQuery": ("get_webhook_deliveries", "query"),
+    "UsageRow": ("get_usage", "item"),
+    "UsageReport": ("get_usage", "answer"),
+    "UsageQuery": ("get_usage", "query"),
 }
 
 # Sub-objects named on their own: name → (model, JSON path inside it).
@@ -77,6 +80,10 @@ SHARED: dict[str, tuple[str, tuple[str | int, ...]]] = {
     "JobError": ("ImageJob", ("properties", "error", "anyOf", 0)),
     "JobProgress": ("ImageJob", ("properties", "progress")),
     "PresignedPost": ("DirectUpload", ("properties", "upload")),
+    "UsageCredits": ("UsageRow", ("properties", "credits")),
+    "UsageJobCounts": ("UsageRow", ("properties", "jobs")),
+    "UsageTotals": ("UsageReport", ("properties", "totals")),
+    "UsagePeriod": ("UsageReport", ("properties", "period")),
 }
 
 # Enumerations named on their own: name → (model, property).

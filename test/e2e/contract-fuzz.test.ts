@@ -59,6 +59,8 @@ const KNOWN_UNEXPRESSIBLE: Record<string, string> = {
   post_upload: 'a file whose bytes are not an image or a video',
   // Whether a host name resolves to a public address is known only when it is resolved (here: never).
   post_upload_from_url: 'a URL whose host does not resolve to a public address',
+  // How far apart two query parameters may be (from before to, a span of at most 366 or 31 days).
+  get_usage: 'a range whose from is not before its to, or longer than its granularity allows',
 };
 
 /** The fetcher's test seams: no name resolves and no connection is made, whatever the fuzzer sends. */

@@ -208,7 +208,7 @@ describe('job list index', () => {
       ['model', { model: 'sora-2' }, /jobs_model_list_idx/],
       ['a model that matches nothing', { model: 'veo-3.1' }, /jobs_model_list_idx/],
       ['a status that matches nothing', { kind: 'video', status: 'generating' }, /jobs_kind_status_list_idx/],
-      ['status completed (most of the history)', { status: 'completed' }, /jobs_workspace_list_idx/],
+      ['status completed (most of the history)', { status: 'completed' }, /jobs_(status|workspace)_list_idx/],
       ['project', { projectId: t.projectId }, /jobs_(project|workspace)_list_idx/],
       ['created before, an hour back', { createdBefore: Date.now() - 3_600_000 }, /jobs_workspace_list_idx/],
     ];

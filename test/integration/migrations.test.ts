@@ -97,6 +97,7 @@ describe('migrations on real Postgres', () => {
       'file_uploads_failed_idx',
       'webhook_circuits_not_closed_idx',
       'webhook_deliveries_list_idx',
+      'credit_ledger_usage_idx',
     ]) {
       assert.ok(idx.includes(name), `index ${name} exists`);
     }

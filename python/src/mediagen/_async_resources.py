@@ -27,6 +27,8 @@ from .models import (
     ProjectsQuery,
     QueueEntry,
     QueueQuery,
+    UsageQuery,
+    UsageReport,
     ReplaceActorCreate,
     ReplaceActorCreated,
     ReplaceActorJob,
@@ -116,6 +118,29 @@ class _WebhookDeliveries:
     async def redeliver(self, delivery_id: str) -> WebhookDelivery:
         """POST /v1/webhook-deliveries/{id}/redeliver: sends a finished event again, same webhook-id, signed afresh."""
         return cast(WebhookDelivery, await self._client._data("POST", f"/v1/webhook-deliveries/{_core.quote_id(delivery_id)}/redeliver"))
+
+
+class _Usage:
+    def __init__(self, client: AsyncMediaGenClient) -> None:
+        self._client = client
+
+    async def get(self, **query: Unpack[UsageQuery]) -> UsageReport:
+        """GET /v1/usage: credits spent, refunded and net and job counts per UTC day or hour (one page; `totals` covers the range)."""
+        return cast(UsageReport, await self._client.request("GET", f"/v1/usage{_core.query_string(query)}"))
+
+    async def csv(self, **query: Unpack[UsageQuery]) -> str:
+        """The whole range as CSV (RFC 4180): every page asked with `Accept: text/csv`, the header row once."""
+        out = ""
+        cursor: str | None = None
+        while True:
+            q: dict[str, object] = {**query, **({"cursor": cursor} if cursor else {})}
+            res = await self._client.send("GET", f"/v1/usage{_core.query_string(q)}", accept="text/csv")
+            text = res.text
+            # The header row holds no quoted field: it ends at the first line break.
+            out += text[text.index("\r\n") + 2 :] if out else text
+            cursor = res.headers.get("next-cursor")
+            if not cursor:
+                return out
 
 
 class _Jobs:

@@ -27,6 +27,7 @@ from ._resources import (
     _ReplaceActors,
     _TalkingActors,
     _Uploads,
+    _Usage,
     _Videos,
     _Voices,
     _WebhookDeliveries,
@@ -106,6 +107,7 @@ class MediaGenClient:
         self.queue = _Queue(self)
         self.audit_events = _AuditEvents(self, "/v1/audit-events")
         self.webhook_deliveries = _WebhookDeliveries(self)
+        self.usage = _Usage(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")

@@ -1259,6 +1259,99 @@ class UrlResult(TypedDict, closed=True):
     urls: NotRequired[list[str]]
 
 
+class UsageCredits(TypedDict, closed=True):
+    spent: int
+    """
+    credits charged for the workspace's jobs (charges and recharges)
+    """
+    refunded: int
+    """
+    credits refunded to the workspace for its jobs
+    """
+    net: int
+    """
+    spent minus refunded
+    """
+
+
+class UsageJobCounts(TypedDict, closed=True):
+    created: int
+    """
+    jobs created in the period
+    """
+    pending: int
+    """
+    of those, jobs now pending
+    """
+    generating: int
+    """
+    of those, jobs now generating
+    """
+    completed: int
+    """
+    of those, jobs now completed
+    """
+    failed: int
+    """
+    of those, jobs now failed
+    """
+
+
+UsagePeriod = TypedDict(
+    "UsagePeriod",
+    {
+        "from": str,
+        "to": str,
+        "granularity": Literal["day", "hour"],
+    },
+    closed=True,
+)
+
+
+UsageQuery = TypedDict(
+    "UsageQuery",
+    {
+        "from": NotRequired[str],
+        "to": NotRequired[str],
+        "granularity": NotRequired[Literal["day", "hour"]],
+        "group_by": NotRequired[str],
+        "limit": NotRequired[int],
+        "cursor": NotRequired[str],
+    },
+    closed=True,
+)
+
+
+class UsageRow(TypedDict, closed=True):
+    period_start: str
+    """
+    start of the UTC bucket (ISO 8601)
+    """
+    key_id: NotRequired[str | None]
+    """
+    with group_by=key: the API key that created the jobs (null: none recorded)
+    """
+    project_id: NotRequired[str]
+    """
+    with group_by=project
+    """
+    model: NotRequired[str]
+    """
+    with group_by=model
+    """
+    kind: NotRequired[str]
+    """
+    with group_by=kind: image, video, replace_actor or talking_actor
+    """
+    credits: UsageCredits
+    jobs: UsageJobCounts
+
+
+class UsageTotals(TypedDict, closed=True):
+    credits: UsageCredits
+    jobs: UsageJobCounts
+
+
 ReferenceFileId: TypeAlias = str
 
 
@@ -1819,6 +1912,16 @@ JobListItem: TypeAlias = (
 )
 
 
+class UsageReport(TypedDict, closed=True):
+    data: list[UsageRow]
+    totals: UsageTotals
+    period: UsagePeriod
+    next_cursor: str | None
+    """
+    pass as `cursor` to get the next page; null on the last page
+    """
+
+
 class WebhookEvent(TypedDict, closed=True):
     type: Literal["job.generating", "job.completed", "job.failed"]
     data: ImageJob | VideoJob | TalkingActorJob
@@ -1859,6 +1962,7 @@ OPERATION_IDS: tuple[str, ...] = (
     "get_talking_actors_by_id_events",
     "get_talking_actors_by_id_url",
     "get_uploads_by_id",
+    "get_usage",
     "get_videos",
     "get_videos_by_id",
     "get_videos_by_id_events",

@@ -1,0 +1,197 @@
+// GET /v1/usage (extension): the key's workspace's credits spent, refunded and net and its job
+// counts by status, per UTC day or hour and optionally per key, project, model and kind, over a
+// range (default: the current UTC month). Money is bucketed by the ledger row's time, job counts by
+// the job's creation time; operators' grants and deducts are not usage (db/repos/usage.ts). Rows
+// page by cursor like the other lists; `totals` covers the whole range on every page. With
+// `Accept: text/csv` the same page is answered as CSV (RFC 4180, a header row), the next page's
+// cursor in the Next-Cursor header.
+import { z } from 'zod';
+import type { Request } from 'express';
+import type { AppDeps } from '../deps.js';
+import { authOf, type Auth } from '../auth.js';
+import { Endpoints } from '../endpoint.js';
+import { invalidRequest } from '../errors.js';
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './discovery.js';
+import {
+  usageDimensions,
+  usagePage,
+  type UsageDimension,
+  type UsageFigures,
+  type UsageGranularity,
+  type UsagePosition,
+  type UsageRow,
+} from '../../db/repos/usage.js';
+import { jobStatuses } from '../../shared/job-model.js';
+import { csvDocument } from '../../shared/csv.js';
+
+/** The longest range per granularity, in days. */
+export const MAX_USAGE_DAYS: Record<UsageGranularity, number> = { day: 366, hour: 31 };
+const DAY_MS = 86_400_000;
+
+const CURSOR_REFUSED = 'not a cursor returned by this endpoint';
+// `usage.<bucket ms>` then `~<value>` per grouped dimension; every string of this shape is a position.
+const cursorPattern = /^usage\.([0-9]{1,15})((?:~[A-Za-z0-9._-]{0,100}){0,4})$/;
+const groupByPattern = new RegExp(`^(${usageDimensions.join('|')})(,(${usageDimensions.join('|')})){0,3}$`);
+
+const moment = (what: string) =>
+  z
+    .union([z.iso.date(), z.iso.datetime({ offset: true })])
+    .describe(`${what}: an ISO 8601 date (midnight UTC) or date-time with its offset, e.g. 2026-11-01 or 2026-11-01T12:00:00Z`);
+
+const usageQuery = z.object({
+  from: moment('start of the range, inclusive (default: the start of the UTC month `to` falls in, else of the current one)').optional(),
+  to: moment('end of the range, exclusive (default: the start of the UTC month after `from`, else after the current one)').optional(),
+  granularity: z
+    .enum(['day', 'hour'])
+    .optional()
+    .describe(`bucket size, UTC (default day); a range spans at most ${MAX_USAGE_DAYS.day} days by day, ${MAX_USAGE_DAYS.hour} by hour`),
+  group_by: z
+    .string()
+    .regex(groupByPattern, `a comma-separated list of ${usageDimensions.join(', ')}`)
+    .optional()
+    .describe(`also group by these, comma-separated: ${usageDimensions.join(', ')} (key: the API key that created the job)`),
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional().describe(`rows per page, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`),
+  cursor: z.string().regex(cursorPattern, CURSOR_REFUSED).optional().describe('the next_cursor of the previous page (with the same query)'),
+});
+
+const credits = z
+  .object({
+    spent: z.number().int().describe("credits charged for the workspace's jobs (charges and recharges)"),
+    refunded: z.number().int().describe('credits refunded to the workspace for its jobs'),
+    net: z.number().int().describe('spent minus refunded'),
+  })
+  .describe("credits moved in the period by the workspace's jobs, by ledger time (grants and deducts by operators are not usage)");
+
+const jobCounts = z
+  .object({
+    created: z.number().int().describe('jobs created in the period'),
+    ...Object.fromEntries(jobStatuses.map((s) => [s, z.number().int().describe(`of those, jobs now ${s}`)])),
+  })
+  .describe('jobs by creation time, by their current status') as unknown as z.ZodType<UsageFigures['jobs']>;
+
+export const usageRowSchema = z.object({
+  period_start: z.string().describe('start of the UTC bucket (ISO 8601)'),
+  key_id: z.string().nullable().optional().describe('with group_by=key: the API key that created the jobs (null: none recorded)'),
+  project_id: z.string().optional().describe('with group_by=project'),
+  model: z.string().optional().describe('with group_by=model'),
+  kind: z.string().optional().describe('with group_by=kind: image, video, replace_actor or talking_actor'),
+  credits,
+  jobs: jobCounts,
+});
+
+const responseExtra = {
+  totals: z.object({ credits, jobs: jobCounts }).describe('the whole range (every page): equal to the sum of every page'),
+  period: z
+    .object({ from: z.string(), to: z.string(), granularity: z.enum(['day', 'hour']) })
+    .describe('the range and bucket size answered (defaults applied), from inclusive, to exclusive'),
+  next_cursor: z.string().nullable().describe('pass as `cursor` to get the next page; null on the last page'),
+};
+
+const dimensionField: Record<UsageDimension, 'key_id' | 'project_id' | 'model' | 'kind'> = {
+  key: 'key_id',
+  project: 'project_id',
+  model: 'model',
+  kind: 'kind',
+};
+
+const monthStart = (t: Date, add = 0) => new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() + add, 1));
+const parseMoment = (s: string) => new Date(s.length === 10 ? `${s}T00:00:00Z` : s);
+
+/** The range asked for, defaults applied and bounds checked (400 otherwise). */
+export function usageRange(q: { from?: string; to?: string; granularity?: UsageGranularity }, now = new Date()) {
+  const granularity = q.granularity ?? 'day';
+  const from0 = q.from ? parseMoment(q.from) : undefined;
+  const to0 = q.to ? parseMoment(q.to) : undefined;
+  const from = from0 ?? (to0 ? monthStart(new Date(to0.getTime() - 1)) : monthStart(now));
+  const to = to0 ?? monthStart(from, 1);
+  if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime())) throw invalidRequest('from, to: not a date');
+  if (from.getTime() >= to.getTime()) throw invalidRequest(`from (${from.toISOString()}) must be before to (${to.toISOString()})`);
+  const max = MAX_USAGE_DAYS[granularity];
+  if (to.getTime() - from.getTime() > max * DAY_MS) throw invalidRequest(`the range spans more than ${max} days, the most granularity=${granularity} allows`);
+  return { from, to, granularity };
+}
+
+function decodeCursor(cursor: string, dims: number): UsagePosition {
+  const m = cursorPattern.exec(cursor);
+  if (!m) throw invalidRequest(`cursor: ${CURSOR_REFUSED}`);
+  const values = m[2] ? m[2].slice(1).split('~') : [];
+  return { bucketMs: Number(m[1]), values: Array.from({ length: dims }, (_, i) => values[i] ?? '') };
+}
+
+const encodeCursor = (p: UsagePosition) => `usage.${p.bucketMs}${p.values.map((v) => `~${v}`).join('')}`;
+
+function presentRow(r: UsageRow, groupBy: UsageDimension[]) {
+  const groups = Object.fromEntries(groupBy.map((d) => [dimensionField[d], r.groups[d] ?? null]));
+  return { period_start: r.bucket.toISOString(), ...groups, credits: { spent: r.spent, refunded: r.refunded, net: r.net }, jobs: r.jobs };
+}
+
+/** The page as CSV: one column per grouped dimension, then the figures. */
+function usageCsv(rows: ReturnType<typeof presentRow>[], groupBy: UsageDimension[]): string {
+  const dims = groupBy.map((d) => dimensionField[d]);
+  const head = ['period_start', ...dims, 'credits_spent', 'credits_refunded', 'credits_net', 'jobs_created', ...jobStatuses.map((s) => `jobs_${s}`)];
+  const body = rows.map((r) => {
+    const g = r as Record<string, unknown>;
+    return [
+      r.period_start,
+      ...dims.map((d) => (g[d] as string | null) ?? ''),
+      r.credits.spent,
+      r.credits.refunded,
+      r.credits.net,
+      r.jobs.created,
+      ...jobStatuses.map((s) => r.jobs[s]),
+    ];
+  });
+  return csvDocument([head, ...body]);
+}
+
+const wantsCsv = (req: Request) => req.accepts(['application/json', 'text/csv']) === 'text/csv';
+
+/** GET /v1/usage, declared once. */
+export const usageEndpoints = new Endpoints<AppDeps>().add({
+  method: 'get',
+  path: '/v1/usage',
+  summary: 'Credits spent, refunded and net, and job counts, per day or hour (extension)',
+  description:
+    'Credits are bucketed by the time the ledger moved them (a refund counts in the bucket it was made in), job counts by the time the job was created, ' +
+    'both in UTC. Charges and recharges are spent, refunds refunded; credits granted or deducted by operators are not usage. ' +
+    `A range spans at most ${MAX_USAGE_DAYS.day} days by day and ${MAX_USAGE_DAYS.hour} by hour, and from must be before to (400 otherwise). ` +
+    'Buckets without activity are left out. `Accept: text/csv` answers the same page as CSV (RFC 4180, with a header row), the next cursor in the Next-Cursor header.',
+  tags: ['Usage'],
+  rateClass: 'poll',
+  query: usageQuery,
+  response: z.array(usageRowSchema),
+  responseExtra,
+  csv: 'the same page as CSV: a header row, then one line per row (period_start, the grouped columns, credits_spent, credits_refunded, credits_net, jobs_created, jobs_<status>)',
+  responseHeaders: ['Next-Cursor'],
+  errors: [400, 401, 429, 500],
+  async handler({ req, res, query: q, services: deps }) {
+    const { workspaceId } = authOf(res);
+    const range = usageRange(q);
+    const groupBy = q.group_by ? ([...new Set(q.group_by.split(','))] as UsageDimension[]) : [];
+    const limit = q.limit ?? DEFAULT_PAGE_LIMIT;
+    const page = await usagePage(deps.db, {
+      workspaceId,
+      ...range,
+      groupBy,
+      limit,
+      after: q.cursor ? decodeCursor(q.cursor, groupBy.length) : null,
+    });
+    const data = page.rows.map((r) => presentRow(r, groupBy));
+    const next = page.next ? encodeCursor(page.next) : null;
+    res.vary('Accept');
+    if (wantsCsv(req)) {
+      if (next) res.set('Next-Cursor', next);
+      res.type('text/csv; charset=utf-8; header=present').send(usageCsv(data, groupBy));
+      return;
+    }
+    const t = page.totals;
+    res.json({
+      data,
+      totals: { credits: { spent: t.spent, refunded: t.refunded, net: t.net }, jobs: t.jobs },
+      period: { from: range.from.toISOString(), to: range.to.toISOString(), granularity: range.granularity },
+      next_cursor: next,
+    });
+  },
+});
+
+export const createUsageRouter = (deps: AppDeps, auth: Auth) => usageEndpoints.router(deps, auth);
