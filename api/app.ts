@@ -18,6 +18,7 @@ import { createJobListsRouter } from './routes/job-lists.js';
 import { createModelsRouter } from './routes/models.js';
 import { createQueueRouter } from './routes/queue.js';
 import { createRetentionRouter } from './routes/retention.js';
+import { createBudgetsRouter } from './routes/budgets.js';
 import { createEventsRouter } from './routes/events.js';
 import { createJobEventHub, type JobEventHub } from './job-events.js';
 import { createStreamRegistry, type StreamRegistry } from './stream-limits.js';
@@ -53,6 +54,7 @@ export function createApp(deps: AppDeps): App {
       storage: deps.storage,
       config: deps.config,
       logger: deps.logger,
+      ...(deps.clock ? { clock: deps.clock } : {}),
       workflows: jobWorkflowPort(deps.temporal, {
         taskQueuePrefix: deps.config.TASK_QUEUE_PREFIX,
         timeoutMs: deps.config.WORKFLOW_START_TIMEOUT_MS,
@@ -103,6 +105,7 @@ export function createApp(deps: AppDeps): App {
   app.use(createModelsRouter(full, auth));
   app.use(createQueueRouter(full, auth));
   app.use(createRetentionRouter(full, auth));
+  app.use(createBudgetsRouter(full, auth));
   app.use(createEventsRouter(full, auth, jobEvents, streams));
   app.use(methodNotAllowed(allOperations()));
   app.use(notFoundRoute);

@@ -23,6 +23,7 @@ import { modelEndpoints } from './routes/models.js';
 import { queueEndpoints } from './routes/queue.js';
 import { deprecationHeaders } from './model-lifecycle.js';
 import { retentionEndpoints } from './routes/retention.js';
+import { budgetEndpoints } from './routes/budgets.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -52,6 +53,7 @@ export function allOperations(): Operation[] {
     ...modelEndpoints.operations,
     ...queueEndpoints.operations,
     ...retentionEndpoints.operations,
+    ...budgetEndpoints.operations,
     ...eventEndpoints.operations,
     ...healthEndpoints.operations,
     ...openApiEndpoints.operations,
@@ -61,7 +63,7 @@ export function allOperations(): Operation[] {
 const errorDescriptions: Record<number, string> = {
   400: 'Invalid request (`invalid_request`) or unsupported model (`invalid_model`)',
   401: 'API key missing, malformed, unknown or revoked (`unauthorized`)',
-  402: 'Not enough credits (`insufficient_credits`); the message states the required and available amounts',
+  402: 'Not enough credits (`insufficient_credits`; the message states the required and available amounts), or, on creates, the price would pass a budget of the key or the project (`budget_exceeded`, with `scope`, `scope_id`, `period`, `limit`, `remaining` and `resets_at`)',
   403: "Project outside the key's workspace (`forbidden`)",
   404: 'Resource does not exist or is not visible to the key (`not_found`)',
   405: 'Method not allowed on this path (`method_not_allowed`)',
@@ -86,7 +88,7 @@ function components(): JsonObject {
   const intHeader = (description: string) => ({ description, schema: { type: 'integer', minimum: 0 } });
   const responses: JsonObject = {};
   for (const [status, description] of Object.entries(errorDescriptions)) {
-    const schemaName = status === '429' ? 'RateLimitError' : status === '409' ? 'ConflictError' : 'Error';
+    const schemaName = status === '429' ? 'RateLimitError' : status === '409' ? 'ConflictError' : status === '402' ? 'PaymentRequiredError' : 'Error';
     responses[`Error${status}`] = {
       description,
       ...(status === '429' ? { headers: errorHeaders(429) } : {}),
@@ -130,6 +132,25 @@ function components(): JsonObject {
               error: { type: 'object', properties: { code: { enum: ['rate_limited', 'too_many_streams', 'cancel_churn_limited'] } } },
               retry_after_ms: { type: 'integer', minimum: 1, description: 'milliseconds to wait; a rate-limited request sent after that succeeds' },
             },
+          },
+        ],
+      },
+      PaymentRequiredError: {
+        allOf: [
+          { $ref: '#/components/schemas/Error' },
+          {
+            type: 'object',
+            properties: {
+              error: { type: 'object', properties: { code: { enum: ['insufficient_credits', 'budget_exceeded'] } } },
+              scope: { type: 'string', enum: ['key', 'project'], description: 'what the refusing budget limits: an API key or a project' },
+              scope_id: { type: 'string', description: 'the API key id or project id of the refusing budget' },
+              period: { type: 'string', enum: ['day', 'month'], description: "the refusing budget's period (UTC)" },
+              limit: { type: 'integer', description: "the refusing budget's limit in credits" },
+              remaining: { type: 'integer', minimum: 0, description: 'credits the refusing budget has left in its period' },
+              resets_at: { type: 'string', format: 'date-time', description: 'when the period ends and the budget admits again (ISO 8601, UTC)' },
+            },
+            if: { properties: { error: { properties: { code: { const: 'budget_exceeded' } } } } },
+            then: { required: ['scope', 'scope_id', 'period', 'limit', 'remaining', 'resets_at'] },
           },
         ],
       },

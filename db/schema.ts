@@ -258,7 +258,8 @@ export interface WebhookSecretTable {
 /** The webhook outbox: one row per requested job event, written by a trigger (0007_webhooks). */
 export interface WebhookDeliveryTable {
   id: string;
-  job_id: string;
+  /** Null for an event that is not a job's (a budget's threshold alert, 0028_budgets). */
+  job_id: string | null;
   workspace_id: string;
   type: string;
   url: string;
@@ -337,6 +338,36 @@ export interface AuditEventTable {
   created_at: Generated<Date>;
 }
 
+/** A spend limit of one API key or project per UTC day or month (0028_budgets). */
+export interface BudgetTable {
+  id: string;
+  workspace_id: string;
+  scope: 'key' | 'project';
+  scope_id: string;
+  period: 'day' | 'month';
+  limit_credits: number;
+  /** Alert thresholds in percent of the limit. */
+  alert_at: Generated<number[]>;
+  alert_url: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+/** A budget's net spend in one period (the period's start, UTC). */
+export interface BudgetSpendTable {
+  budget_id: string;
+  period_start: Date;
+  spent: number;
+  alerted_pct: Generated<number>;
+}
+
+/** Which budget period a job's charge counts in. */
+export interface BudgetChargeTable {
+  job_id: string;
+  budget_id: string;
+  period_start: Date;
+}
+
 export interface DB {
   workspaces: WorkspaceTable;
   workspace_members: WorkspaceMemberTable;
@@ -359,6 +390,9 @@ export interface DB {
   webhook_circuits: WebhookCircuitTable;
   idempotency_keys: IdempotencyKeyTable;
   audit_events: AuditEventTable;
+  budgets: BudgetTable;
+  budget_spend: BudgetSpendTable;
+  budget_charges: BudgetChargeTable;
 }
 
 export type Workspace = Selectable<WorkspaceTable>;
@@ -374,3 +408,4 @@ export type JobUpdate = Updateable<JobTable>;
 export type WebhookDelivery = Selectable<WebhookDeliveryTable>;
 export type LedgerEntry = Selectable<CreditLedgerTable>;
 export type AuditEvent = Selectable<AuditEventTable>;
+export type Budget = Selectable<BudgetTable>;

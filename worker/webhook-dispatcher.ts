@@ -66,9 +66,10 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
         priority: taskPriority(share ?? { workspaceId: row.workspace_id, priority: 'normal', fairnessWeight: 1 }, { fairness: config.FAIR_SHARE }),
         typedSearchAttributes: new TypedSearchAttributes([
           { key: searchAttributes.workspaceId, value: row.workspace_id },
-          { key: searchAttributes.projectId, value: String(row.job.project_id) },
+          // A budget's event names no project.
+          ...(row.job.project_id ? [{ key: searchAttributes.projectId, value: String(row.job.project_id) }] : []),
         ]),
-        staticSummary: `webhook ${row.type} of ${row.job_id} → ${input.host}`,
+        staticSummary: `webhook ${row.type} of ${row.job_id ?? 'the workspace'} → ${input.host}`,
         staticDetails: `Event ${row.id} (webhook-id) of job ${row.job_id}, workspace ${row.workspace_id}.`,
         // One workflow per event, ever: a delivered (or given up) event is never sent again.
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
@@ -87,13 +88,13 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
       const rows = await webhooksRepo.undispatchedDeliveries(db, BATCH, cap);
       // The query leaves out workspaces at their cap; within the batch, count as we dispatch.
       const inFlight = await webhooksRepo.inFlightByWorkspace(db, [...new Set(rows.map((r) => r.workspace_id))]);
-      const shares = await jobShares(db, [...new Set(rows.map((r) => r.job_id))]);
+      const shares = await jobShares(db, [...new Set(rows.flatMap((r) => (r.job_id ? [r.job_id] : [])))]);
       let dispatched = 0;
       for (const row of rows) {
         const n = inFlight.get(row.workspace_id) ?? 0;
         if (n >= cap) continue;
         try {
-          if (await dispatch(row, shares.get(row.job_id))) started++;
+          if (await dispatch(row, row.job_id ? shares.get(row.job_id) : undefined)) started++;
           dispatched++;
           inFlight.set(row.workspace_id, n + 1);
         } catch (err) {
