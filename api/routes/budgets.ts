@@ -21,7 +21,7 @@ const budgetSchema = z.object({
   alert_at: z.array(z.number().int()).describe('thresholds in percent of the limit at which a budget.threshold_reached webhook event is sent'),
 });
 
-export const budgetListSchema = z.object({ data: z.array(budgetSchema) });
+export const budgetListSchema = z.array(budgetSchema);
 
 /** A budget as the API shows it; the alert URL is the operator's and is not shown. */
 export function presentBudget(s: BudgetStanding): z.infer<typeof budgetSchema> {

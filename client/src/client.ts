@@ -168,6 +168,7 @@ export class MediaGenClient {
     /** GET /v1/queue: per model and priority, the jobs waiting (this workspace's and everyone's), the recent waits and the estimated wait of a new job. */
     get: (q?: QueueQuery, o?: RequestOptions) => this.request<Page<'get_queue'>>('GET', `/v1/queue${query(q)}`, o),
   };
+  readonly budgets = { list: (o?: RequestOptions) => this.request<Page<'get_budgets'>>('GET', '/v1/budgets', o) };
   readonly jobs = {
     /** GET /v1/jobs: every kind, newest first, where the gateway serves it. */
     list: (q?: JobListQuery, o?: RequestOptions) => this.request<Page<'get_jobs'>>('GET', `/v1/jobs${query(q)}`, o),

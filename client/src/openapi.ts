@@ -592,6 +592,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's budgets (extension)
+         * @description Every spend limit of the key's workspace, per API key and per project, with its net spend in the current UTC day or month, what is left and when it resets. A create that would pass one answers 402 budget_exceeded.
+         */
+        get: operations["get_budgets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/images/{id}/events": {
         parameters: {
             query?: never;
@@ -1619,7 +1639,7 @@ export type components = {
                  * @description stable machine-readable code
                  * @enum {string}
                  */
-                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "forbidden" | "priority_not_allowed" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "budget_exceeded" | "forbidden" | "priority_not_allowed" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
                 /** @description human-readable explanation */
                 message: string;
             };
@@ -1631,6 +1651,33 @@ export type components = {
             };
             /** @description milliseconds to wait; a rate-limited request sent after that succeeds */
             retry_after_ms: number;
+        };
+        PaymentRequiredError: components["schemas"]["Error"] & {
+            error?: {
+                /** @enum {unknown} */
+                code?: "insufficient_credits" | "budget_exceeded";
+            };
+            /**
+             * @description what the refusing budget limits: an API key or a project
+             * @enum {string}
+             */
+            scope?: "key" | "project";
+            /** @description the API key id or project id of the refusing budget */
+            scope_id?: string;
+            /**
+             * @description the refusing budget's period (UTC)
+             * @enum {string}
+             */
+            period?: "day" | "month";
+            /** @description the refusing budget's limit in credits */
+            limit?: number;
+            /** @description credits the refusing budget has left in its period */
+            remaining?: number;
+            /**
+             * Format: date-time
+             * @description when the period ends and the budget admits again (ISO 8601, UTC)
+             */
+            resets_at?: string;
         };
         ConflictError: components["schemas"]["Error"] & {
             /**
@@ -1659,13 +1706,13 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Not enough credits (`insufficient_credits`); the message states the required and available amounts */
+        /** @description Not enough credits (`insufficient_credits`; the message states the required and available amounts), or, on creates, the price would pass a budget of the key or the project (`budget_exceeded`, with `scope`, `scope_id`, `period`, `limit`, `remaining` and `resets_at`) */
         Error402: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["PaymentRequiredError"];
             };
         };
         /** @description Project outside the key's workspace (`forbidden`) */
@@ -3052,6 +3099,10 @@ export interface operations {
                             available: number;
                             /** @description whether the balance covers the price (else the create would answer 402) */
                             sufficient: boolean;
+                            /** @description whether the budgets of the key and the project (GET /v1/budgets) admit the price now (else the create would answer 402 budget_exceeded); null when no budget applies */
+                            within_budget: boolean | null;
+                            /** @description the least credits any applying budget has left in its period; null when no budget applies */
+                            budget_remaining: number | null;
                             /** @description credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model */
                             non_refundable_after_submit: number;
                             /** @description when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline */
@@ -3073,7 +3124,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Not enough credits (`insufficient_credits`); the message states the required and available amounts */
+            /** @description Not enough credits (`insufficient_credits`; the message states the required and available amounts), or, on creates, the price would pass a budget of the key or the project (`budget_exceeded`, with `scope`, `scope_id`, `period`, `limit`, `remaining` and `resets_at`) */
             402: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3082,7 +3133,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
             /** @description Project outside the key's workspace (`forbidden`) */
@@ -4008,6 +4059,10 @@ export interface operations {
                             available: number;
                             /** @description whether the balance covers the price (else the create would answer 402) */
                             sufficient: boolean;
+                            /** @description whether the budgets of the key and the project (GET /v1/budgets) admit the price now (else the create would answer 402 budget_exceeded); null when no budget applies */
+                            within_budget: boolean | null;
+                            /** @description the least credits any applying budget has left in its period; null when no budget applies */
+                            budget_remaining: number | null;
                             /** @description credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model */
                             non_refundable_after_submit: number;
                             /** @description when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline */
@@ -4029,7 +4084,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Not enough credits (`insufficient_credits`); the message states the required and available amounts */
+            /** @description Not enough credits (`insufficient_credits`; the message states the required and available amounts), or, on creates, the price would pass a budget of the key or the project (`budget_exceeded`, with `scope`, `scope_id`, `period`, `limit`, `remaining` and `resets_at`) */
             402: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4038,7 +4093,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
             /** @description Project outside the key's workspace (`forbidden`) */
@@ -4997,6 +5052,10 @@ export interface operations {
                             available: number;
                             /** @description whether the balance covers the price (else the create would answer 402) */
                             sufficient: boolean;
+                            /** @description whether the budgets of the key and the project (GET /v1/budgets) admit the price now (else the create would answer 402 budget_exceeded); null when no budget applies */
+                            within_budget: boolean | null;
+                            /** @description the least credits any applying budget has left in its period; null when no budget applies */
+                            budget_remaining: number | null;
                             /** @description credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model */
                             non_refundable_after_submit: number;
                             /** @description when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline */
@@ -5018,7 +5077,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Not enough credits (`insufficient_credits`); the message states the required and available amounts */
+            /** @description Not enough credits (`insufficient_credits`; the message states the required and available amounts), or, on creates, the price would pass a budget of the key or the project (`budget_exceeded`, with `scope`, `scope_id`, `period`, `limit`, `remaining` and `resets_at`) */
             402: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5027,7 +5086,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
             /** @description Project outside the key's workspace (`forbidden`) */
@@ -5810,6 +5869,10 @@ export interface operations {
                             available: number;
                             /** @description whether the balance covers the price (else the create would answer 402) */
                             sufficient: boolean;
+                            /** @description whether the budgets of the key and the project (GET /v1/budgets) admit the price now (else the create would answer 402 budget_exceeded); null when no budget applies */
+                            within_budget: boolean | null;
+                            /** @description the least credits any applying budget has left in its period; null when no budget applies */
+                            budget_remaining: number | null;
                             /** @description credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model */
                             non_refundable_after_submit: number;
                             /** @description when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline */
@@ -5831,7 +5894,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Not enough credits (`insufficient_credits`); the message states the required and available amounts */
+            /** @description Not enough credits (`insufficient_credits`; the message states the required and available amounts), or, on creates, the price would pass a budget of the key or the project (`budget_exceeded`, with `scope`, `scope_id`, `period`, `limit`, `remaining` and `resets_at`) */
             402: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5840,7 +5903,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
             /** @description Project outside the key's workspace (`forbidden`) */
@@ -7736,6 +7799,94 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_budgets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description budget id (bud_...) */
+                            id: string;
+                            /**
+                             * @description what the budget limits: one API key or one project
+                             * @enum {string}
+                             */
+                            scope: "key" | "project";
+                            /** @description the API key id (key_...) or the project id */
+                            scope_id: string;
+                            /**
+                             * @description the period the limit applies to: a UTC day or a UTC calendar month
+                             * @enum {string}
+                             */
+                            period: "day" | "month";
+                            /** @description credits the scope may spend (net of refunds) on jobs created in one period */
+                            limit: number;
+                            /** @description net credits charged to the jobs of the scope created in the current period (refunds deducted) */
+                            spent: number;
+                            /** @description credits left in the current period (limit minus spent, at least 0) */
+                            remaining: number;
+                            /** @description when the current period started (ISO 8601, UTC) */
+                            period_start: string;
+                            /** @description when the current period ends and the budget admits again (ISO 8601, UTC) */
+                            resets_at: string;
+                            /** @description thresholds in percent of the limit at which a budget.threshold_reached webhook event is sent */
+                            alert_at: number[];
+                        }[];
+                    };
                 };
             };
             401: components["responses"]["Error401"];

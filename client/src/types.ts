@@ -94,6 +94,8 @@ export type ModelInfo = DataOf<'get_models'>[number];
 export type QueueQuery = QueryOf<operations['get_queue']>;
 /** An entry of GET /v1/queue: one model and priority's waiting jobs, recent waits and estimated wait. */
 export type QueueEntry = DataOf<'get_queue'>[number];
+/** A budget of GET /v1/budgets (`mg.budgets.list()`): its scope, period, limit, net spend, what is left and when it resets. */
+export type Budget = DataOf<'get_budgets'>[number];
 
 /** The MIME type of an upload from a file name's extension (direct uploads must declare it). */
 export function mimeTypeOf(name: string): UploadMimeType | null {
@@ -232,6 +234,7 @@ export const operationMethods = {
   get_talking_actors: 'talkingActors.list',
   get_models: 'models.list',
   get_queue: 'queue.get',
+  get_budgets: 'budgets.list',
   // Deleting a finished job's outputs (retention).
   delete_images_by_id: 'images.deleteOutputs',
   delete_videos_by_id: 'videos.deleteOutputs',

@@ -42,6 +42,7 @@ MODELS: dict[str, tuple[str, str]] = {
     "Voice": ("get_voices", "item"),
     "ModelInfo": ("get_models", "item"),
     "QueueEntry": ("get_queue", "item"),
+    "Budget": ("get_budgets", "item"),
     "JobListItem": ("get_jobs", "item"),
     "FileUpload": ("post_upload", "data"),
     "UploadFromUrl": ("post_upload_from_url", "body"),

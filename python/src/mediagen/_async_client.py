@@ -16,6 +16,7 @@ from httpx_sse import EventSource
 from . import _core
 from ._async_resources import (
     _Actors,
+    _Budgets,
     _Images,
     _JobResource,
     _Jobs,
@@ -101,6 +102,7 @@ class AsyncMediaGenClient:
         self.voices = _Voices(self, "/v1/voices")
         self.models = _Models(self)
         self.queue = _Queue(self)
+        self.budgets = _Budgets(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")

@@ -12,6 +12,7 @@ from ._core import JOB_PATHS, AnyJob, JobEvent, JobKind, Page
 from .models import (
     Actor,
     ActorsQuery,
+    Budget,
     DirectUpload,
     DirectUploadCreate,
     DirectUploadRecord,
@@ -87,6 +88,15 @@ class _Queue:
     async def get(self, **query: Unpack[QueueQuery]) -> Page[QueueEntry]:
         """GET /v1/queue: per model and priority, the jobs waiting (this workspace's and everyone's), the recent waits and the estimated wait of a new job."""
         return cast(Page[QueueEntry], await self._client.request("GET", f"/v1/queue{_core.query_string(query)}"))
+
+
+class _Budgets:
+    def __init__(self, client: AsyncMediaGenClient) -> None:
+        self._client = client
+
+    async def list(self) -> Page[Budget]:
+        """GET /v1/budgets: the workspace's budgets per key and project, with their net spend this period, what is left and when they reset."""
+        return cast(Page[Budget], await self._client.request("GET", "/v1/budgets"))
 
 
 class _Jobs:

@@ -17,6 +17,7 @@ from httpx_sse import EventSource
 from . import _core
 from ._resources import (
     _Actors,
+    _Budgets,
     _Images,
     _JobResource,
     _Jobs,
@@ -102,6 +103,7 @@ class MediaGenClient:
         self.voices = _Voices(self, "/v1/voices")
         self.models = _Models(self)
         self.queue = _Queue(self)
+        self.budgets = _Budgets(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")

@@ -84,6 +84,7 @@ OPERATION_METHODS: dict[str, str] = {
     "get_voices": "voices.list",
     "get_models": "models.list",
     "get_queue": "queue.get",
+    "get_budgets": "budgets.list",
     "get_jobs": "jobs.list",
     "post_upload": "upload_file",
     "post_upload_from_url": "upload_from_url",

@@ -42,6 +42,49 @@ class ActorsQuery(TypedDict, closed=True):
     is_pro: NotRequired[Literal["true", "false"]]
 
 
+class Budget(TypedDict, closed=True):
+    id: str
+    """
+    budget id (bud_...)
+    """
+    scope: Literal["key", "project"]
+    """
+    what the budget limits: one API key or one project
+    """
+    scope_id: str
+    """
+    the API key id (key_...) or the project id
+    """
+    period: Literal["day", "month"]
+    """
+    the period the limit applies to: a UTC day or a UTC calendar month
+    """
+    limit: int
+    """
+    credits the scope may spend (net of refunds) on jobs created in one period
+    """
+    spent: int
+    """
+    net credits charged to the jobs of the scope created in the current period (refunds deducted)
+    """
+    remaining: int
+    """
+    credits left in the current period (limit minus spent, at least 0)
+    """
+    period_start: str
+    """
+    when the current period started (ISO 8601, UTC)
+    """
+    resets_at: str
+    """
+    when the current period ends and the budget admits again (ISO 8601, UTC)
+    """
+    alert_at: list[int]
+    """
+    thresholds in percent of the limit at which a budget.threshold_reached webhook event is sent
+    """
+
+
 class DirectUploadCreate(TypedDict, closed=True):
     project_id: str
     name: str
@@ -121,6 +164,14 @@ class DryRunQuote(TypedDict, closed=True):
     sufficient: bool
     """
     whether the balance covers the price (else the create would answer 402)
+    """
+    within_budget: bool | None
+    """
+    whether the budgets of the key and the project (GET /v1/budgets) admit the price now (else the create would answer 402 budget_exceeded); null when no budget applies
+    """
+    budget_remaining: int | None
+    """
+    the least credits any applying budget has left in its period; null when no budget applies
     """
     non_refundable_after_submit: int
     """
@@ -1655,6 +1706,7 @@ OPERATION_IDS: tuple[str, ...] = (
     "delete_uploads_by_id",
     "delete_videos_by_id",
     "get_actors",
+    "get_budgets",
     "get_healthz",
     "get_images",
     "get_images_by_id",
