@@ -1,5 +1,6 @@
 // Kysely table types: one interface per table, with Selectable / Insertable aliases.
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { BudgetChargeTable, BudgetSpendTable, BudgetTable } from './budget-schema.js';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
@@ -338,36 +339,6 @@ export interface AuditEventTable {
   created_at: Generated<Date>;
 }
 
-/** A spend limit of one API key or project per UTC day or month (0028_budgets). */
-export interface BudgetTable {
-  id: string;
-  workspace_id: string;
-  scope: 'key' | 'project';
-  scope_id: string;
-  period: 'day' | 'month';
-  limit_credits: number;
-  /** Alert thresholds in percent of the limit. */
-  alert_at: Generated<number[]>;
-  alert_url: string | null;
-  created_at: Generated<Date>;
-  updated_at: Generated<Date>;
-}
-
-/** A budget's net spend in one period (the period's start, UTC). */
-export interface BudgetSpendTable {
-  budget_id: string;
-  period_start: Date;
-  spent: number;
-  alerted_pct: Generated<number>;
-}
-
-/** Which budget period a job's charge counts in. */
-export interface BudgetChargeTable {
-  job_id: string;
-  budget_id: string;
-  period_start: Date;
-}
-
 export interface DB {
   workspaces: WorkspaceTable;
   workspace_members: WorkspaceMemberTable;
@@ -408,4 +379,4 @@ export type JobUpdate = Updateable<JobTable>;
 export type WebhookDelivery = Selectable<WebhookDeliveryTable>;
 export type LedgerEntry = Selectable<CreditLedgerTable>;
 export type AuditEvent = Selectable<AuditEventTable>;
-export type Budget = Selectable<BudgetTable>;
+export type { Budget, BudgetChargeTable, BudgetSpendTable, BudgetTable } from './budget-schema.js';
