@@ -46,8 +46,12 @@ export function jobFromSnapshot(snapshot: Record<string, unknown>): Job {
   return job as unknown as Job;
 }
 
-/** `{ type, data }`: data is the job record GET answered at the moment of the event. */
-export function webhookBody(delivery: Pick<WebhookDelivery, 'type' | 'job'>): string {
+/**
+ * `{ type, data }`: data is the job record GET answered at the moment of the event; an event that
+ * is not a job's (a budget's, db/repos/budgets.ts) stored its data as it is sent.
+ */
+export function webhookBody(delivery: Pick<WebhookDelivery, 'type' | 'job'> & { job_id?: string | null }): string {
+  if (delivery.job_id === null) return JSON.stringify({ type: delivery.type, data: delivery.job });
   const job = jobFromSnapshot(delivery.job);
   return JSON.stringify({ type: delivery.type, data: presentJob(job) });
 }

@@ -8,6 +8,7 @@ import type * as DeploymentModule from '../worker/deployment.js';
 import { ConfigProblem, exitCodes, UsageError, type Command, type Context } from './command.js';
 import { workspaceCommands } from './commands/workspaces.js';
 import { priorityCommands } from './commands/priority.js';
+import { budgetCommands } from './commands/budgets.js';
 import { seedCommands } from './commands/seed.js';
 import { deploymentCommands } from './commands/deployment.js';
 import { migrateCommands } from './commands/migrate.js';
@@ -20,6 +21,7 @@ export const commands: Record<string, Command> = {
   ...fairShareCommands,
   ...priorityCommands,
   ...auditCommands,
+  ...budgetCommands,
   ...seedCommands,
   ...deploymentCommands,
   ...migrateCommands,

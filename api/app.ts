@@ -21,6 +21,7 @@ import { createRetentionRouter } from './routes/retention.js';
 import { createAuditRouter } from './routes/audit.js';
 import { createWebhookDeliveriesRouter } from './routes/webhook-deliveries.js';
 import { createUsageRouter } from './routes/usage.js';
+import { createBudgetsRouter } from './routes/budgets.js';
 import { createEventsRouter } from './routes/events.js';
 import { createJobEventHub, type JobEventHub } from './job-events.js';
 import { createStreamRegistry, type StreamRegistry } from './stream-limits.js';
@@ -56,6 +57,7 @@ export function createApp(deps: AppDeps): App {
       storage: deps.storage,
       config: deps.config,
       logger: deps.logger,
+      ...(deps.clock ? { clock: deps.clock } : {}),
       workflows: jobWorkflowPort(deps.temporal, {
         taskQueuePrefix: deps.config.TASK_QUEUE_PREFIX,
         timeoutMs: deps.config.WORKFLOW_START_TIMEOUT_MS,
@@ -109,6 +111,7 @@ export function createApp(deps: AppDeps): App {
   app.use(createAuditRouter(full, auth));
   app.use(createWebhookDeliveriesRouter(full, auth));
   app.use(createUsageRouter(full, auth));
+  app.use(createBudgetsRouter(full, auth));
   app.use(createEventsRouter(full, auth, jobEvents, streams));
   app.use(methodNotAllowed(allOperations()));
   app.use(notFoundRoute);

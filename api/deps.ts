@@ -19,4 +19,6 @@ export interface AppDeps {
   metrics?: ApiMetrics;
   /** The process's job service; createApp builds it (over `temporal`) when not given. */
   jobs?: JobService;
+  /** What time it is for budget periods (default the system clock): tests move it past a period's end. */
+  clock?: () => Date;
 }

@@ -1,6 +1,6 @@
 // `?dry_run=true` on the generate endpoints: the create's full validation, its project (403) and
 // reference (404) checks and its price, answered as `{ data: { price, available, sufficient,
-// non_refundable_after_submit, deadline_at } }`.
+// non_refundable_after_submit, deadline_at, within_budget, budget_remaining } }`.
 // Nothing is charged, stored or started: the checks run in a read-only transaction. The request
 // has passed the generation rate class before it gets here, so a dry run counts like a create.
 import type { RequestHandler } from 'express';
@@ -20,6 +20,13 @@ export const dryRunResultSchema = z.object({
   price: z.number().int().describe('credits this request would be charged'),
   available: z.number().int().describe("the workspace's credit balance now"),
   sufficient: z.boolean().describe('whether the balance covers the price (else the create would answer 402)'),
+  within_budget: z
+    .boolean()
+    .nullable()
+    .describe(
+      'whether the budgets of the key and the project (GET /v1/budgets) admit the price now (else the create would answer 402 budget_exceeded); null when no budget applies',
+    ),
+  budget_remaining: z.number().int().nullable().describe('the least credits any applying budget has left in its period; null when no budget applies'),
   non_refundable_after_submit: z
     .number()
     .int()
@@ -42,13 +49,13 @@ export type DryRunResult = z.infer<typeof dryRunResultSchema>;
  * transaction (the job service's quote; throwing the create's 4xx), and passes every other
  * request on.
  */
-export function dryRun(db: Database, quote: (body: unknown, tx: Tx, workspaceId: string) => Promise<DryRunResult>): RequestHandler {
+export function dryRun(db: Database, quote: (body: unknown, tx: Tx, workspaceId: string, apiKeyId: string) => Promise<DryRunResult>): RequestHandler {
   return (req, res, next) => {
     if (!req.url.includes('?') || parseOr400(dryRunQuery, req.query).dry_run !== 'true') return next();
-    const { workspaceId } = authOf(res);
+    const { workspaceId, apiKeyId } = authOf(res);
     db.transaction()
       .setAccessMode('read only')
-      .execute((tx) => quote(req.body, tx, workspaceId))
+      .execute((tx) => quote(req.body, tx, workspaceId, apiKeyId))
       .then((data) => res.status(200).json({ data }), next);
   };
 }

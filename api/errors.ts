@@ -1,5 +1,6 @@
 // The error vocabulary of the API and the one middleware that turns every failure into
-// `{ error: { code, message } }` (plus `retry_after_ms` on 429 and `status` on 409 not_ready).
+// `{ error: { code, message } }` (plus `retry_after_ms` on 429, `status` on 409 not_ready, and the
+// budget's `scope`, `period`, `limit`, `remaining` and `resets_at` on 402 budget_exceeded).
 import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import type { Operation } from './operations.js';
 import type { Logger } from 'pino';
@@ -11,6 +12,7 @@ export const errorCodes = [
   'invalid_model',
   'unauthorized',
   'insufficient_credits',
+  'budget_exceeded',
   'forbidden',
   'priority_not_allowed',
   'owner_key_required',
@@ -44,7 +46,7 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: ErrorCode,
     message: string,
-    /** Extra top-level properties of the body (retry_after_ms, status). */
+    /** Extra top-level properties of the body (retry_after_ms, status, a refusing budget's fields). */
     readonly extra: Record<string, unknown> = {},
   ) {
     super(message);

@@ -39,6 +39,8 @@ export interface GatewayOverrides {
   metrics?: ApiMetrics;
   /** The metrics port (METRICS_ENABLED) and the idle-time collection: on for the process, off in tests. */
   processExtras?: boolean;
+  /** The clock of budget periods (default the system clock): tests move it past a period's end. */
+  clock?: () => Date;
 }
 
 export interface Gateway {
@@ -121,7 +123,15 @@ export function createGateway(config: Config, overrides: GatewayOverrides = {}):
         appConfig = { ...config, PUBLIC_BASE_URL: baseUrl };
         if (extras) logger.warn('PUBLIC_BASE_URL is not set: media links use the listening address');
       }
-      app = createApp({ config: appConfig, db, storage, temporal, logger, ...(overrides.metrics ? { metrics: overrides.metrics } : {}) });
+      app = createApp({
+        config: appConfig,
+        db,
+        storage,
+        temporal,
+        logger,
+        ...(overrides.metrics ? { metrics: overrides.metrics } : {}),
+        ...(overrides.clock ? { clock: overrides.clock } : {}),
+      });
       const trust = app.app.get('trust proxy fn') as (address: string, hop: number) => boolean;
       isProxy = (address) => trust(address, 0);
       server.on('request', app.app);

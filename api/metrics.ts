@@ -15,6 +15,8 @@ export interface ApiMetrics {
   jobCanceled(provider: string, afterSubmit: boolean, honored: boolean): void;
   /** A create refused by the per-workspace cancel-churn limit. */
   cancelChurnRefused(): void;
+  /** A create refused by a budget (402 budget_exceeded), by the budget's scope and period. */
+  budgetRefused(scope: 'key' | 'project', period: 'day' | 'month'): void;
   /** Where an API key lookup was answered: from memory (an unknown id) or by a Postgres query. */
   authLookup(source: 'memory' | 'database'): void;
 }
@@ -87,6 +89,13 @@ export function createApiMetrics(opts: { circuits?: CircuitReader } = {}): ApiMe
     help: 'Creates refused because the workspace canceled too many jobs after their submit (429 cancel_churn_limited)',
     registers: [registry],
   });
+  const budgetRefusals = new Counter({
+    name: 'mediagen_budget_refusals_total',
+    help: 'Creates refused because they would pass a budget of their key or project (402 budget_exceeded), by scope (key, project) and period (day, month)',
+    labelNames: ['scope', 'period'] as const,
+    registers: [registry],
+  });
+  for (const scope of ['key', 'project']) for (const period of ['day', 'month']) budgetRefusals.inc({ scope, period }, 0);
   const authLookups = new Counter({
     name: 'mediagen_auth_lookups_total',
     help: 'API key lookups that missed the key cache, by where they were answered (memory: unknown id refused without a query)',
@@ -105,6 +114,7 @@ export function createApiMetrics(opts: { circuits?: CircuitReader } = {}): ApiMe
     credits: (reason, amount) => credits.inc({ reason }, amount),
     jobCanceled: (provider, afterSubmit, honored) => cancels.inc({ provider, stage: afterSubmit ? 'after_submit' : 'before_submit', honored: String(honored) }),
     cancelChurnRefused: () => churnRefusals.inc(),
+    budgetRefused: (scope, period) => budgetRefusals.inc({ scope, period }),
     authLookup: (source) => authLookups.inc({ source }),
   };
 }

@@ -26,6 +26,8 @@ import { retentionEndpoints } from './routes/retention.js';
 import { auditEndpoints } from './routes/audit.js';
 import { webhookDeliveryEndpoints } from './routes/webhook-deliveries.js';
 import { usageEndpoints } from './routes/usage.js';
+import { budgetEndpoints } from './routes/budgets.js';
+import { paymentRequiredErrorSchema } from './routes/budget-errors.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -58,6 +60,7 @@ export function allOperations(): Operation[] {
     ...auditEndpoints.operations,
     ...webhookDeliveryEndpoints.operations,
     ...usageEndpoints.operations,
+    ...budgetEndpoints.operations,
     ...eventEndpoints.operations,
     ...healthEndpoints.operations,
     ...openApiEndpoints.operations,
@@ -67,7 +70,7 @@ export function allOperations(): Operation[] {
 const errorDescriptions: Record<number, string> = {
   400: 'Invalid request (`invalid_request`) or unsupported model (`invalid_model`)',
   401: 'API key missing, malformed, unknown or revoked (`unauthorized`)',
-  402: 'Not enough credits (`insufficient_credits`); the message states the required and available amounts',
+  402: 'Not enough credits (`insufficient_credits`; the message states the required and available amounts), or, on creates, the price would pass a budget of the key or the project (`budget_exceeded`, with `scope`, `scope_id`, `period`, `limit`, `remaining` and `resets_at`)',
   403: "Project outside the key's workspace (`forbidden`)",
   404: 'Resource does not exist or is not visible to the key (`not_found`)',
   405: 'Method not allowed on this path (`method_not_allowed`)',
@@ -92,7 +95,7 @@ function components(): JsonObject {
   const intHeader = (description: string) => ({ description, schema: { type: 'integer', minimum: 0 } });
   const responses: JsonObject = {};
   for (const [status, description] of Object.entries(errorDescriptions)) {
-    const schemaName = status === '429' ? 'RateLimitError' : status === '409' ? 'ConflictError' : 'Error';
+    const schemaName = status === '429' ? 'RateLimitError' : status === '409' ? 'ConflictError' : status === '402' ? 'PaymentRequiredError' : 'Error';
     responses[`Error${status}`] = {
       description,
       ...(status === '429' ? { headers: errorHeaders(429) } : {}),
@@ -140,6 +143,7 @@ function components(): JsonObject {
           },
         ],
       },
+      PaymentRequiredError: paymentRequiredErrorSchema,
       ConflictError: {
         allOf: [
           { $ref: '#/components/schemas/Error' },

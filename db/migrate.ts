@@ -25,6 +25,7 @@ import * as m0026 from './migrations/0026_audit_events.js';
 import * as m0030 from './migrations/0030_audit_retention.js';
 import * as m0031 from './migrations/0031_webhook_attempts.js';
 import * as m0027 from './migrations/0027_usage.js';
+import * as m0028 from './migrations/0028_budgets.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -50,6 +51,7 @@ export const migrations: Record<string, Migration> = {
   '0030_audit_retention': m0030,
   '0031_webhook_attempts': m0031,
   '0027_usage': m0027,
+  '0028_budgets': m0028,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

@@ -17,6 +17,7 @@ export const appReadOnlyTables: Readonly<Record<string, readonly string[]>> = {
   workspace_members: [],
   api_keys: ['last_used_at'],
   webhook_secrets: [],
+  budgets: [],
 };
 
 /** Logs the app appends to but never rewrites: it may read and insert rows, not change or delete them. */

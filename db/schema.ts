@@ -1,5 +1,6 @@
 // Kysely table types: one interface per table, with Selectable / Insertable aliases.
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { BudgetChargeTable, BudgetSpendTable, BudgetTable } from './budget-schema.js';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
@@ -258,7 +259,8 @@ export interface WebhookSecretTable {
 /** The webhook outbox: one row per requested job event, written by a trigger (0007_webhooks). */
 export interface WebhookDeliveryTable {
   id: string;
-  job_id: string;
+  /** Null for an event that is not a job's (a budget's threshold alert, 0028_budgets). */
+  job_id: string | null;
   workspace_id: string;
   type: string;
   url: string;
@@ -381,6 +383,9 @@ export interface DB {
   webhook_attempts: WebhookAttemptTable;
   idempotency_keys: IdempotencyKeyTable;
   audit_events: AuditEventTable;
+  budgets: BudgetTable;
+  budget_spend: BudgetSpendTable;
+  budget_charges: BudgetChargeTable;
 }
 
 export type Workspace = Selectable<WorkspaceTable>;
@@ -397,3 +402,4 @@ export type WebhookDelivery = Selectable<WebhookDeliveryTable>;
 export type WebhookAttempt = Selectable<WebhookAttemptTable>;
 export type LedgerEntry = Selectable<CreditLedgerTable>;
 export type AuditEvent = Selectable<AuditEventTable>;
+export type { Budget, BudgetChargeTable, BudgetSpendTable, BudgetTable } from './budget-schema.js';

@@ -29,3 +29,4 @@ export {
 } from './rules.js';
 export { canMove, fromStatuses, inFlightStatuses, isInFlight, isTerminal, revivals, terminalStatuses, transitions } from './transitions.js';
 export { InsufficientCreditsError, ProjectNotInWorkspaceError, type NewJobInput } from '../db/repos/jobs.js';
+export { BudgetExceededError, type BudgetAlert } from './budgets.js';

@@ -15,7 +15,8 @@ import { auditEventId, recordAuditEventOnce } from '../db/repos/audit.js';
 import { RECONCILER_ACTOR } from '../shared/audit.js';
 import type { Job, JobError, JobOutput, JobPhase } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
-import type { NewJobInput } from '../db/repos/jobs.js';
+import { BudgetsApplyError, type NewJobInput } from '../db/repos/jobs.js';
+import { budgetCheck, createWithinBudgets } from './budgets.js';
 import { creditsOf } from '../db/repos/job-ledger.js';
 import { releaseSlot } from '../db/repos/route-slots.js';
 import type { MoveProgress } from '../db/repos/job-progress.js';
@@ -68,6 +69,8 @@ export interface JobServiceDeps {
   /** The providers' circuit breakers (routeJob); absent where no job is routed (the gateway). */
   circuits?: ProviderCircuits;
   logger?: Pick<Logger, 'warn' | 'info'>;
+  /** What time it is for budget periods (default the system clock); tests move it past a period's end. */
+  clock?: () => Date;
 }
 
 /** A create as the gateway prepared it: its model's route and the kind's typed params. */
@@ -94,6 +97,7 @@ export type StartOutcome = 'started' | 'already_started' | 'failed';
 
 export function createJobService(deps: JobServiceDeps) {
   const { db, storage } = deps;
+  const clock = deps.clock ?? (() => new Date());
 
   function workflows(): JobWorkflowPort {
     if (!deps.workflows) throw new Error('this job service has no Temporal client');
@@ -179,11 +183,27 @@ export function createJobService(deps: JobServiceDeps) {
 
     /**
      * The pending job and its charge, in one statement (so one transaction of its own, or of the
-     * caller's `q`). Throws ProjectNotInWorkspaceError or InsufficientCreditsError, writing nothing.
+     * caller's `q`); under a budget, in the transaction of jobs/budgets.ts. Throws
+     * ProjectNotInWorkspaceError, InsufficientCreditsError or BudgetExceededError, writing nothing.
      */
-    create(q: Queryable, input: NewJobInput): Promise<Job> {
-      return jobsRepo.insertJobWithCharge(q, input);
+    async create(q: Queryable, input: NewJobInput): Promise<Job> {
+      try {
+        return await jobsRepo.insertJobWithCharge(q, input);
+      } catch (err) {
+        if (!(err instanceof BudgetsApplyError)) throw err;
+      }
+      const { job, alerts } = await createWithinBudgets(db, q, input, clock());
+      for (const a of alerts) deps.logger?.info({ budgetId: a.budgetId, threshold: a.threshold, jobId: job.id }, 'budget alert threshold reached');
+      return job;
     },
+
+    /** A dry run's check of the create's budgets at the service's clock (null: none applies). */
+    budgetCheck(q: Queryable, input: Parameters<typeof budgetCheck>[1]) {
+      return budgetCheck(q, input, clock());
+    },
+
+    /** The service's clock (budget periods). */
+    now: () => clock(),
 
     /**
      * Starts the committed job's workflow. A failed start leaves the job to the reconciler (it

@@ -64,13 +64,13 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
       const rows = await webhooksRepo.undispatchedDeliveries(db, BATCH, cap);
       // The query leaves out workspaces at their cap; within the batch, count as we dispatch.
       const inFlight = await webhooksRepo.inFlightByWorkspace(db, [...new Set(rows.map((r) => r.workspace_id))]);
-      const shares = await jobShares(db, [...new Set(rows.map((r) => r.job_id))]);
+      const shares = await jobShares(db, [...new Set(rows.flatMap((r) => (r.job_id ? [r.job_id] : [])))]);
       let dispatched = 0;
       for (const row of rows) {
         const n = inFlight.get(row.workspace_id) ?? 0;
         if (n >= cap) continue;
         try {
-          if (await dispatch(row, shares.get(row.job_id))) started++;
+          if (await dispatch(row, row.job_id ? shares.get(row.job_id) : undefined)) started++;
           dispatched++;
           inFlight.set(row.workspace_id, n + 1);
         } catch (err) {

@@ -15,6 +15,8 @@ import { rotateWebhookSecret } from '../../db/repos/webhooks.js';
 import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
 import { missingRoleSecrets } from '../../shared/routing.js';
 import { describeShare } from './fair-share.js';
+import { workspaceBudgets } from '../../db/repos/budgets.js';
+import { budgetRow } from './budgets.js';
 import { ConfigProblem, iso, nonEmpty, nonNegativeInt, positiveInt, UsageError, ws, type Command } from '../command.js';
 
 function creditsCommand(direction: 'grant' | 'deduct'): Command {
@@ -116,6 +118,7 @@ export const workspaceCommands: Record<string, Command> = {
       const db = ctx.db();
       await getWorkspace(db, f.workspace as string);
       const keys = await listApiKeys(db, f.workspace as string);
+      const budgets = (await workspaceBudgets(db, f.workspace as string, new Date())).filter((b) => b.budget.scope === 'key').map(budgetRow);
       const rows = keys.map((k) => ({
         id: k.id,
         name: k.name,
@@ -124,12 +127,17 @@ export const workspaceCommands: Record<string, Command> = {
         last_used_at: iso(k.last_used_at),
         revoked_at: iso(k.revoked_at),
         status: k.revoked_at ? 'revoked' : 'active',
+        budgets: budgets
+          .filter((b) => b.scope_id === k.id)
+          .map(({ period, limit, spent, remaining, resets_at }) => ({ period, limit, spent, remaining, resets_at })),
       }));
       return {
         json: rows,
         text: rows.length
           ? rows.map(
-              (k) => `${k.id}  ${k.status.padEnd(7)}  ${k.name}  (by ${k.created_by}, ${k.created_at}${k.last_used_at ? `, last used ${k.last_used_at}` : ''})`,
+              (k) =>
+                `${k.id}  ${k.status.padEnd(7)}  ${k.name}  (by ${k.created_by}, ${k.created_at}${k.last_used_at ? `, last used ${k.last_used_at}` : ''})` +
+                k.budgets.map((b) => `  budget ${b.period}: ${b.spent}/${b.limit}, resets ${b.resets_at}`).join(''),
             )
           : ['no API keys'],
       };

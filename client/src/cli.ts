@@ -300,6 +300,14 @@ export function buildProgram(): Command {
       }));
       print(globals(), r, () => table(rows, ['name', 'kind', 'served_by', 'price', 'aspect_ratios', 'durations', 'resolutions']));
     });
+  program
+    .command('budgets')
+    .description("list the workspace's budgets: spend per key or project this day or month, what is left and when it resets")
+    .action(async () => {
+      const r = await client().budgets.list();
+      const rows = r.data.map((b) => ({ ...b, scope: `${b.scope} ${b.scope_id}`, spent: `${b.spent}/${b.limit}` }));
+      print(globals(), r, () => (rows.length ? table(rows, ['id', 'scope', 'period', 'spent', 'remaining', 'resets_at']) : 'no budgets'));
+    });
 
   program
     .command('audit')

@@ -174,6 +174,7 @@ export class MediaGenClient {
     list: (q?: AuditEventsQuery, o?: RequestOptions) => this.request<Page<'get_audit_events'>>('GET', `/v1/audit-events${query(q)}`, o),
   };
   readonly usage = new Usage(this);
+  readonly budgets = { list: (o?: RequestOptions) => this.request<Page<'get_budgets'>>('GET', '/v1/budgets', o) };
   readonly jobs = {
     /** GET /v1/jobs: every kind, newest first, where the gateway serves it. */
     list: (q?: JobListQuery, o?: RequestOptions) => this.request<Page<'get_jobs'>>('GET', `/v1/jobs${query(q)}`, o),

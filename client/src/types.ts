@@ -101,6 +101,8 @@ export type QueueEntry = DataOf<'get_queue'>[number];
 export type AuditEventsQuery = QueryOf<operations['get_audit_events']>;
 /** An event of the workspace's audit log (GET /v1/audit-events, owner keys only). */
 export type AuditEvent = DataOf<'get_audit_events'>[number];
+/** A budget of GET /v1/budgets (`mg.budgets.list()`): its scope, period, limit, net spend, what is left and when it resets. */
+export type Budget = DataOf<'get_budgets'>[number];
 
 /** The MIME type of an upload from a file name's extension (direct uploads must declare it). */
 export function mimeTypeOf(name: string): UploadMimeType | null {
@@ -240,6 +242,7 @@ export const operationMethods = {
   get_models: 'models.list',
   get_queue: 'queue.get',
   get_usage: 'usage.get',
+  get_budgets: 'budgets.list',
   // Deleting a finished job's outputs (retention).
   delete_images_by_id: 'images.deleteOutputs',
   delete_videos_by_id: 'videos.deleteOutputs',

@@ -4,6 +4,7 @@
 import { sql } from 'kysely';
 import type { Queryable, Tx } from '../index.js';
 import type { Job, LedgerReason } from '../schema.js';
+import { adjustJobSpend } from './budgets.js';
 
 export class InsufficientCreditsError extends Error {
   override name = 'InsufficientCreditsError';
@@ -48,6 +49,7 @@ async function netCharge(tx: Tx, jobId: string): Promise<{ net: number; lastSeq:
  * Make the job's net charge equal `target`, writing one ledger row for the difference (or none).
  * The caller holds the job row lock, which serializes concurrent settlements; (job_id, job_seq)
  * uniqueness backs it up. Returns the credits moved: positive = charged now, negative = refunded now.
+ * The budget counters the job's charge went to move with it (its creation's period), in this transaction.
  */
 export async function settleChargeTo(tx: Tx, job: Job, target: number): Promise<number> {
   const { net, lastSeq } = await netCharge(tx, job.id);
@@ -69,5 +71,6 @@ export async function settleChargeTo(tx: Tx, job: Job, target: number): Promise<
     .insertInto('credit_ledger')
     .values({ workspace_id: job.workspace_id, job_id: job.id, job_seq: lastSeq + 1, delta: -diff, reason, note: null })
     .execute();
+  await adjustJobSpend(tx, job.id, diff);
   return diff;
 }

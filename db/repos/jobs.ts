@@ -9,9 +9,12 @@ import type { Queryable, Tx } from '../index.js';
 import type { Job, JobError, JobKind, JobOutput, JobPhase, JobStatus, WebhookEventName } from '../schema.js';
 import type { JobPriority } from '../../shared/job-model.js';
 import { InsufficientCreditsError } from './job-ledger.js';
+import { BudgetsApplyError } from './budgets.js';
 import { phaseColumns, progressColumns, type MoveProgress } from './job-progress.js';
 
 export { InsufficientCreditsError } from './job-ledger.js';
+export { cancelChurn } from './cancel-churn.js';
+export { BudgetsApplyError } from './budgets.js';
 
 export interface NewJobInput {
   id: string;
@@ -28,6 +31,11 @@ export interface NewJobInput {
   deadlineSeconds?: number | null;
   /** Its priority in the queues (default normal). */
   priority?: JobPriority;
+  /**
+   * The caller checked the budgets of the job's key and project under their counters' locks (jobs/budgets.ts).
+   * Without it a create to which a budget applies writes nothing and throws BudgetsApplyError.
+   */
+  budgetsChecked?: boolean;
 }
 
 export class ProjectNotInWorkspaceError extends Error {
@@ -46,12 +54,20 @@ export class ProjectNotInWorkspaceError extends Error {
  * of every create. A price of 0 writes no debit, so it does not lock the workspace row.
  * The job keeps the workspace's fair-share weight as it is now (`fairness_weight`): its workflow
  * starts with it, however late, and a later change of the share applies to later jobs.
+ * The same statement probes for a budget of the key or the project (budgets_scope_idx): when one
+ * applies and the caller did not check it (`budgetsChecked`), it writes nothing and throws
+ * BudgetsApplyError, so an unbudgeted create stays one round trip.
  */
 export async function insertJobWithCharge(db: Queryable, job: NewJobInput): Promise<Job> {
   // An INSERT … SELECT types its values from the SELECT: the casts make them the columns' types.
-  const { rows } = await sql<Job & { project_found: boolean; available: string | null }>`
-    with project as (
-      select 1 from projects where id = ${job.projectId} and workspace_id = ${job.workspaceId}
+  const { rows } = await sql<Job & { project_found: boolean; budgets_clear: boolean; available: string | null }>`
+    with budgets_clear as (
+      select ${job.budgetsChecked === true}::boolean or not exists (
+        select 1 from budgets where workspace_id = ${job.workspaceId}
+           and ((scope = 'key' and scope_id = ${job.apiKeyId}) or (scope = 'project' and scope_id = ${job.projectId}))
+      ) as clear
+    ), project as (
+      select 1 from projects where id = ${job.projectId} and workspace_id = ${job.workspaceId} and (select clear from budgets_clear)
     ), debit as (
       update workspaces set credits = credits - ${job.price}, updated_at = now()
       where id = ${job.workspaceId} and ${job.price}::int > 0 and credits >= ${job.price} and exists (select 1 from project)
@@ -68,12 +84,14 @@ export async function insertJobWithCharge(db: Queryable, job: NewJobInput): Prom
       insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason)
       select workspace_id, id, 1, -price, 'charge' from job
     )
-    select exists (select 1 from project) as project_found,
+    select exists (select 1 from projects where id = ${job.projectId} and workspace_id = ${job.workspaceId}) as project_found,
+           (select clear from budgets_clear) as budgets_clear,
            (select credits from workspaces where id = ${job.workspaceId}) as available,
            job.*
     from (values (1)) as one left join job on true`.execute(db);
-  const { project_found, available, ...row } = rows[0]!;
+  const { project_found, budgets_clear, available, ...row } = rows[0]!;
   if (!project_found) throw new ProjectNotInWorkspaceError(job.projectId);
+  if (!budgets_clear) throw new BudgetsApplyError();
   if (row.id === null) {
     // The statement's own read of the balance is as of its snapshot; a racing debit it waited for
     // is not in it. A new statement reads the balance that refused this one.
@@ -299,23 +317,6 @@ export async function clearCancelKept(tx: Tx, jobId: string): Promise<void> {
     .set({ cancel_kept: 0, updated_at: sql`now()` })
     .where('id', '=', jobId)
     .execute();
-}
-
-/**
- * The workspace's cancels after a submit within the last `windowMs`, newest first, at most
- * `limit + 1` of them (jobs_cancel_churn_idx): past `limit`, `retryAfterMs` is when the oldest of
- * those leaves the window, and the count is back within the limit.
- */
-export async function cancelChurn(db: Queryable, workspaceId: string, limit: number, windowMs: number): Promise<{ over: boolean; retryAfterMs: number }> {
-  const { rows } = await sql<{ leaves_in_ms: number }>`
-    select ceil(extract(epoch from (canceled_after_submit_at + make_interval(secs => ${windowMs / 1000}) - now())) * 1000)::float8 as leaves_in_ms
-      from jobs
-     where workspace_id = ${workspaceId} and canceled_after_submit_at is not null
-       and canceled_after_submit_at > now() - make_interval(secs => ${windowMs / 1000})
-     order by canceled_after_submit_at desc
-     limit ${limit + 1}`.execute(db);
-  if (rows.length <= limit) return { over: false, retryAfterMs: 0 };
-  return { over: true, retryAfterMs: Math.max(1, Math.ceil(Number(rows[limit]!.leaves_in_ms))) };
 }
 
 /**

@@ -44,6 +44,7 @@ MODELS: dict[str, tuple[str, str]] = {
     "QueueEntry": ("get_queue", "item"),
     "AuditEvent": ("get_audit_events", "item"),
     "WebhookDelivery": ("get_webhook_deliveries_by_id", "data"),
+    "Budget": ("get_budgets", "item"),
     "JobListItem": ("get_jobs", "item"),
     "FileUpload": ("post_upload", "data"),
     "UploadFromUrl": ("post_upload_from_url", "body"),

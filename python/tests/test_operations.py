@@ -70,6 +70,7 @@ def test_models_job_lists_and_dry_run_quotes(client: MediaGenClient, main: Tenan
     queue = client.queue.get(model="nano-banana-2")["data"]
     assert [(e["model"], e["priority"]) for e in queue] == [("nano-banana-2", p) for p in ("high", "normal", "low")]
     assert all(e["waiting"]["workspace"] <= e["waiting"]["total"] for e in queue)
+    assert client.budgets.list()["data"] == []  # a workspace without budgets
 
     job = client.images.generate(project_id=main.project_id, prompt="listed", model="nano-banana-2", aspect_ratio="1:1", count=1)
     latest = client.jobs.list(limit=10)["data"][0]
@@ -167,4 +168,5 @@ async def test_the_async_client_serves_the_same_operations(aclient: AsyncMediaGe
     assert (await aclient.jobs.list(limit=1))["data"][0]["id"] == job["id"]
     assert (await aclient.models.list())["data"]
     assert len((await aclient.queue.get())["data"]) == 3 * len((await aclient.models.list())["data"])
+    assert (await aclient.budgets.list())["data"] == []
     assert (await aclient.openapi())["openapi"] == "3.1.0"

@@ -52,11 +52,23 @@ describe('?dry_run=true', () => {
     const c = api(gw.baseUrl, t.apiKey);
     const r = await c.post('/v1/images/generate?dry_run=true', image(t));
     assert.equal(r.status, 200, r.text);
-    assert.deepEqual(r.body, { data: { price: 8, available: 100, sufficient: true, non_refundable_after_submit: 0, deadline_at: null } });
+    assert.deepEqual(r.body, {
+      data: { price: 8, available: 100, sufficient: true, non_refundable_after_submit: 0, deadline_at: null, within_budget: null, budget_remaining: null },
+    });
     const video = await c.post('/v1/videos/generate?dry_run=true', { project_id: t.projectId, prompt: 'waves', model: 'kling-3.0', duration: 8 });
     assert.deepEqual(
       video.body,
-      { data: { price: 14 * 8, available: 100, sufficient: false, non_refundable_after_submit: 0, deadline_at: null } },
+      {
+        data: {
+          price: 14 * 8,
+          available: 100,
+          sufficient: false,
+          non_refundable_after_submit: 0,
+          deadline_at: null,
+          within_budget: null,
+          budget_remaining: null,
+        },
+      },
       'an insufficient balance is a 200 with sufficient false',
     );
     await nothingStored(t, 100);
@@ -108,7 +120,17 @@ describe('?dry_run=true', () => {
     const voice = await insertVoice(tdb.db);
     const actor = await insertActor(tdb.db, storage, { defaultVoiceId: voice });
     const talking = await c.post('/v1/talking-actors/generate?dry_run=true', { project_id: t.projectId, actor_id: actor, script: 'x'.repeat(250) });
-    assert.deepEqual(talking.body, { data: { price: 20 + 2 * 3, available: 1000, sufficient: true, non_refundable_after_submit: 0, deadline_at: null } });
+    assert.deepEqual(talking.body, {
+      data: {
+        price: 20 + 2 * 3,
+        available: 1000,
+        sufficient: true,
+        non_refundable_after_submit: 0,
+        deadline_at: null,
+        within_budget: null,
+        budget_remaining: null,
+      },
+    });
     const img = await insertUpload(tdb.db, storage, t, 'image');
     const vid = await insertUpload(tdb.db, storage, t, 'video');
     const replace = await c.post('/v1/replace-actors/generations?dry_run=true', {
@@ -117,7 +139,17 @@ describe('?dry_run=true', () => {
       video_file_id: vid,
       duration: 10,
     });
-    assert.deepEqual(replace.body, { data: { price: 8 * 10, available: 1000, sufficient: true, non_refundable_after_submit: 0, deadline_at: null } });
+    assert.deepEqual(replace.body, {
+      data: {
+        price: 8 * 10,
+        available: 1000,
+        sufficient: true,
+        non_refundable_after_submit: 0,
+        deadline_at: null,
+        within_budget: null,
+        budget_remaining: null,
+      },
+    });
     await nothingStored(t, 1000);
   });
 
@@ -149,7 +181,19 @@ describe('?dry_run=true', () => {
         aspect_ratio: m.aspect_ratios[0],
         count: 3,
       });
-      assert.deepEqual(r.body.data, { price: m.price.credits * 3, available: 0, sufficient: false, non_refundable_after_submit: 0, deadline_at: null }, m.name);
+      assert.deepEqual(
+        r.body.data,
+        {
+          price: m.price.credits * 3,
+          available: 0,
+          sufficient: false,
+          non_refundable_after_submit: 0,
+          deadline_at: null,
+          within_budget: null,
+          budget_remaining: null,
+        },
+        m.name,
+      );
     }
   });
 

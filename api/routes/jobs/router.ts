@@ -20,6 +20,7 @@ import { annotateSpan } from '../../../shared/tracing.js';
 import * as jobsRepo from '../../../db/repos/jobs.js';
 import { queuePosition } from '../../../db/repos/queue.js';
 import {
+  BudgetExceededError,
   cancelChargeOf,
   InsufficientCreditsError,
   isTerminal,
@@ -78,7 +79,19 @@ function createRefusal(err: unknown, projectId: string): unknown {
   if (err instanceof InsufficientCreditsError) {
     return new ApiError(402, 'insufficient_credits', `insufficient credits: this job requires ${err.required} credits, the workspace has ${err.available}`);
   }
+  if (err instanceof BudgetExceededError) return budgetRefusal(err);
   return err;
+}
+
+/** 402 budget_exceeded, with the refusing budget's fields beside the error (docs/api/errors.md). */
+function budgetRefusal(err: BudgetExceededError): ApiError {
+  const { budget: b, required, remaining, resetsAt } = err;
+  return new ApiError(
+    402,
+    'budget_exceeded',
+    `budget exceeded: this job requires ${required} credits; the ${b.period === 'day' ? 'daily' : 'monthly'} budget of ${b.scope} ${b.scope_id} has ${remaining} of ${b.limit_credits} credits left until ${resetsAt.toISOString()}`,
+    { scope: b.scope, scope_id: b.scope_id, period: b.period, limit: b.limit_credits, remaining, resets_at: resetsAt.toISOString() },
+  );
 }
 
 /** 403 unless the project is the workspace's (the job service's rule). */
@@ -169,13 +182,17 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     // Dry runs answer next (after the generation rate class); Idempotency-Key claims, replays or refuses.
     before: (services) => [
       modelLifecycleCheck(spec.models),
-      dryRun(services.deps.db, async (raw, tx, workspaceId) => {
+      dryRun(services.deps.db, async (raw, tx, workspaceId, apiKeyId) => {
         const body = parseCreateBody(spec, raw);
         const { quote } = await quoteCreate(services, spec, body, tx, workspaceId, { balance: true });
+        const projectId = (body as { project_id: string }).project_id;
+        const budget = await services.jobs.budgetCheck(tx, { workspaceId, apiKeyId, projectId, price: quote.price });
         return {
           price: quote.price,
           available: quote.available!,
           sufficient: quote.sufficient!,
+          within_budget: budget?.withinBudget ?? null,
+          budget_remaining: budget?.remaining ?? null,
           non_refundable_after_submit: quote.nonRefundable,
           deadline_at: deadlineAtOf(body),
         };
@@ -209,6 +226,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
             priority,
           });
         } catch (err) {
+          if (err instanceof BudgetExceededError) deps.metrics.budgetRefused(err.budget.scope, err.budget.period);
           throw createRefusal(err, projectId);
         }
       };

@@ -17,6 +17,7 @@ from . import _core
 from ._async_resources import (
     _Actors,
     _AuditEvents,
+    _Budgets,
     _Images,
     _JobResource,
     _Jobs,
@@ -107,6 +108,7 @@ class AsyncMediaGenClient:
         self.audit_events = _AuditEvents(self, "/v1/audit-events")
         self.webhook_deliveries = _WebhookDeliveries(self)
         self.usage = _Usage(self)
+        self.budgets = _Budgets(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")

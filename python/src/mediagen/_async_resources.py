@@ -14,6 +14,7 @@ from .models import (
     ActorsQuery,
     AuditEvent,
     AuditEventsQuery,
+    Budget,
     DirectUpload,
     DirectUploadCreate,
     DirectUploadRecord,
@@ -27,8 +28,6 @@ from .models import (
     ProjectsQuery,
     QueueEntry,
     QueueQuery,
-    UsageQuery,
-    UsageReport,
     ReplaceActorCreate,
     ReplaceActorCreated,
     ReplaceActorJob,
@@ -36,6 +35,8 @@ from .models import (
     TalkingActorCreated,
     TalkingActorJob,
     UrlResult,
+    UsageQuery,
+    UsageReport,
     VideoCreate,
     VideoJob,
     Voice,
@@ -141,6 +142,15 @@ class _Usage:
             cursor = res.headers.get("next-cursor")
             if not cursor:
                 return out
+
+
+class _Budgets:
+    def __init__(self, client: AsyncMediaGenClient) -> None:
+        self._client = client
+
+    async def list(self) -> Page[Budget]:
+        """GET /v1/budgets: the workspace's budgets per key and project, with their net spend this period, what is left and when they reset."""
+        return cast(Page[Budget], await self._client.request("GET", "/v1/budgets"))
 
 
 class _Jobs:

@@ -18,6 +18,7 @@ from . import _core
 from ._resources import (
     _Actors,
     _AuditEvents,
+    _Budgets,
     _Images,
     _JobResource,
     _Jobs,
@@ -108,6 +109,7 @@ class MediaGenClient:
         self.audit_events = _AuditEvents(self, "/v1/audit-events")
         self.webhook_deliveries = _WebhookDeliveries(self)
         self.usage = _Usage(self)
+        self.budgets = _Budgets(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")

@@ -86,6 +86,7 @@ OPERATION_METHODS: dict[str, str] = {
     "get_queue": "queue.get",
     "get_audit_events": "audit_events.list",
     "get_usage": "usage.get",
+    "get_budgets": "budgets.list",
     "get_jobs": "jobs.list",
     "post_upload": "upload_file",
     "post_upload_from_url": "upload_from_url",

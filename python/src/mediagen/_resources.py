@@ -16,6 +16,7 @@ from .models import (
     ActorsQuery,
     AuditEvent,
     AuditEventsQuery,
+    Budget,
     DirectUpload,
     DirectUploadCreate,
     DirectUploadRecord,
@@ -29,8 +30,6 @@ from .models import (
     ProjectsQuery,
     QueueEntry,
     QueueQuery,
-    UsageQuery,
-    UsageReport,
     ReplaceActorCreate,
     ReplaceActorCreated,
     ReplaceActorJob,
@@ -38,6 +37,8 @@ from .models import (
     TalkingActorCreated,
     TalkingActorJob,
     UrlResult,
+    UsageQuery,
+    UsageReport,
     VideoCreate,
     VideoJob,
     Voice,
@@ -143,6 +144,15 @@ class _Usage:
             cursor = res.headers.get("next-cursor")
             if not cursor:
                 return out
+
+
+class _Budgets:
+    def __init__(self, client: MediaGenClient) -> None:
+        self._client = client
+
+    def list(self) -> Page[Budget]:
+        """GET /v1/budgets: the workspace's budgets per key and project, with their net spend this period, what is left and when they reset."""
+        return cast(Page[Budget], self._client.request("GET", "/v1/budgets"))
 
 
 class _Jobs:
