@@ -18,6 +18,7 @@ import { createJobListsRouter } from './routes/job-lists.js';
 import { createModelsRouter } from './routes/models.js';
 import { createQueueRouter } from './routes/queue.js';
 import { createRetentionRouter } from './routes/retention.js';
+import { createTimelineRouter } from './routes/timeline.js';
 import { createEventsRouter } from './routes/events.js';
 import { createJobEventHub, type JobEventHub } from './job-events.js';
 import { createStreamRegistry, type StreamRegistry } from './stream-limits.js';
@@ -103,6 +104,7 @@ export function createApp(deps: AppDeps): App {
   app.use(createModelsRouter(full, auth));
   app.use(createQueueRouter(full, auth));
   app.use(createRetentionRouter(full, auth));
+  app.use(createTimelineRouter(full, auth));
   app.use(createEventsRouter(full, auth, jobEvents, streams));
   app.use(methodNotAllowed(allOperations()));
   app.use(notFoundRoute);

@@ -23,6 +23,7 @@ import { modelEndpoints } from './routes/models.js';
 import { queueEndpoints } from './routes/queue.js';
 import { deprecationHeaders } from './model-lifecycle.js';
 import { retentionEndpoints } from './routes/retention.js';
+import { timelineEndpoints } from './routes/timeline.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -52,6 +53,7 @@ export function allOperations(): Operation[] {
     ...modelEndpoints.operations,
     ...queueEndpoints.operations,
     ...retentionEndpoints.operations,
+    ...timelineEndpoints.operations,
     ...eventEndpoints.operations,
     ...healthEndpoints.operations,
     ...openApiEndpoints.operations,

@@ -22,6 +22,7 @@ import * as m0021 from './migrations/0021_fair_share.js';
 import * as m0024 from './migrations/0024_route_slots.js';
 import * as m0025 from './migrations/0025_queue_view.js';
 import * as m0026 from './migrations/0026_audit_events.js';
+import * as m0029 from './migrations/0029_receipts.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -44,6 +45,7 @@ export const migrations: Record<string, Migration> = {
   '0024_route_slots': m0024,
   '0025_queue_view': m0025,
   '0026_audit_events': m0026,
+  '0029_receipts': m0029,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

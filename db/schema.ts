@@ -173,6 +173,9 @@ export interface JobTable {
   deadline_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** When the job's request first reached its provider (0025_queue_view); null: still waiting in our queues. */
   submitted_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The sums of the job's ledger debits and credits (0029_receipts): its record's `charges`. */
+  credits_charged: Generated<number>;
+  credits_refunded: Generated<number>;
 }
 
 /** The circuit breaker of one provider route of a model, shared by the fleet (0012_provider_failover). */
@@ -337,6 +340,17 @@ export interface AuditEventTable {
   created_at: Generated<Date>;
 }
 
+/** One thing that happened to a job (0029_receipts); append-only, read in `id` order. */
+export interface JobTimelineTable {
+  id: Generated<string>;
+  job_id: string;
+  /** Unique per job: a write repeated after its commit adds nothing. */
+  key: string;
+  type: string;
+  details: Json<Record<string, unknown>>;
+  at: Generated<Date>;
+}
+
 export interface DB {
   workspaces: WorkspaceTable;
   workspace_members: WorkspaceMemberTable;
@@ -359,6 +373,7 @@ export interface DB {
   webhook_circuits: WebhookCircuitTable;
   idempotency_keys: IdempotencyKeyTable;
   audit_events: AuditEventTable;
+  job_timeline: JobTimelineTable;
 }
 
 export type Workspace = Selectable<WorkspaceTable>;

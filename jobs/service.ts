@@ -14,7 +14,10 @@ import type { Database, Queryable } from '../db/index.js';
 import type { Job, JobError, JobOutput, JobPhase } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
 import type { NewJobInput } from '../db/repos/jobs.js';
+import { createHash } from 'node:crypto';
 import { creditsOf } from '../db/repos/job-ledger.js';
+import { appendTimeline } from '../db/repos/job-timeline.js';
+import type { CancelUpstreamOutcome } from '../shared/timeline.js';
 import { releaseSlot } from '../db/repos/route-slots.js';
 import type { MoveProgress } from '../db/repos/job-progress.js';
 import type { ProviderCircuits } from '../db/provider-circuits.js';
@@ -329,6 +332,21 @@ export function createJobService(deps: JobServiceDeps) {
     /** The provider confirmed the cancel of a canceled job's request: what the cancel kept is refunded (once). */
     cancelConfirmed(jobId: string): Promise<number> {
       return db.transaction().execute((tx) => refundConfirmedCancel(tx, jobId));
+    },
+
+    /**
+     * The provider's answer to the cancel of the job's request `ref`, on its timeline once per
+     * request; `refundKept`: a confirmed cancel of the request the charge stands on, which refunds
+     * what the customer's cancel kept, in the same transaction. Returns the credits refunded now.
+     */
+    cancelAnswered(jobId: string, upstream: { provider: string; ref: object; outcome: CancelUpstreamOutcome }, refundKept: boolean): Promise<number> {
+      const key = `cancel_upstream:${upstream.provider}:${createHash('sha256').update(JSON.stringify(upstream.ref)).digest('hex').slice(0, 32)}`;
+      return db.transaction().execute(async (tx) => {
+        const job = await jobsRepo.lockJob(tx, jobId);
+        const details = { provider: upstream.provider, outcome: upstream.outcome, kept: job.cancel_kept ?? 0 };
+        await appendTimeline(tx, jobId, [{ key, type: 'cancel_upstream', details }]);
+        return refundKept ? refundConfirmedCancel(tx, jobId) : 0;
+      });
     },
 
     /**
