@@ -343,7 +343,7 @@ export function createJobService(deps: JobServiceDeps) {
       const key = `cancel_upstream:${upstream.provider}:${createHash('sha256').update(JSON.stringify(upstream.ref)).digest('hex').slice(0, 32)}`;
       return db.transaction().execute(async (tx) => {
         const job = await jobsRepo.lockJob(tx, jobId);
-        const details = { provider: upstream.provider, outcome: upstream.outcome, kept: job.cancel_kept ?? 0 };
+        const details = { provider: upstream.provider, outcome: upstream.outcome, ...(job.cancel_kept !== null ? { kept: job.cancel_kept } : {}) };
         await appendTimeline(tx, jobId, [{ key, type: 'cancel_upstream', details }]);
         return refundKept ? refundConfirmedCancel(tx, jobId) : 0;
       });

@@ -25,8 +25,8 @@ const entry = z.object({
         .optional()
         .describe('why credits moved: the error code of a failure (canceled, deadline_exceeded, …), cancel_confirmed, revived, completed, reconciled'),
       kept: z.number().int().optional().describe("credits a cancel did not refund (refunded on a cancel; cancel_upstream: kept before the provider's answer)"),
-      price: z.number().int().optional().describe('the quoted price (created)'),
-      model: z.string().optional(),
+      price: z.number().int().optional().describe('created: the quoted price'),
+      model: z.string().optional().describe('created: the model'),
       provider: z.string().optional().describe('the route: the provider submitted to, given up, serving or asked to cancel'),
       provider_model_id: z.string().nullable().optional(),
       error: z.string().optional().describe('why a route was given up (its error class)'),
@@ -36,8 +36,12 @@ const entry = z.object({
       outcome: z.enum(cancelUpstreamOutcomes).optional().describe("cancel_upstream: the provider's answer"),
       code: z.string().optional().describe('failed: the error code'),
       count: z.number().int().optional().describe('outputs_stored: how many'),
+      message: z.string().optional().describe('failed: the error message'),
+      cancel_kept: z.number().int().nullable().optional().describe("failed: what the customer's cancel kept (null: not canceled by its customer)"),
+      attempt: z.number().int().optional().describe('submitted: the attempt of the submit step'),
+      revived: z.boolean().optional().describe('started: whether the run took the job back from failed (an operator reset)'),
+      priority: z.string().optional().describe('created: the priority'),
     })
-    .passthrough()
     .describe("the entry's facts; amounts in credits"),
 });
 
@@ -65,7 +69,9 @@ for (const spec of [
   timelineEndpoints.add({
     method: 'get',
     path: `${spec.base}/:id/timeline`,
-    summary: spec.kind ? `The timeline of a ${spec.kind.replace('_', '-')} job (extension)` : 'The timeline of a job of any kind (extension)',
+    summary: spec.kind
+      ? `A ${spec.kind.replace('_', '-')} job's timeline: what happened to it and its credits, in order (extension)`
+      : "Any job's timeline, whatever its kind (extension)",
     description,
     tags: [spec.tag],
     rateClass: 'poll',

@@ -2,7 +2,8 @@
 // file paths and streams live in ./node.ts. Request and response types (./types.ts) come from ./openapi.ts,
 // generated from the gateway's OpenAPI document (`npm run client:types`).
 import { MediaGenError, errorFromResponse } from './errors.js';
-import { followEvents, statusEvents } from './events.js';
+import { followEvents, statusEvents, terminal } from './events.js';
+import { modelWarningOf, warnOnce } from './warnings.js';
 import { newIdempotencyKey, query, sleep } from './util.js';
 import { jobPaths, kindOfJobId, mimeTypeOf } from './types.js';
 import type {
@@ -24,6 +25,7 @@ import type {
   JobListQuery,
   JobRecords,
   JobRef,
+  JobTimeline,
   ModelWarning,
   Page,
   ProjectsQuery,
@@ -45,9 +47,6 @@ import type {
 // The types and tables live in ./types.ts; the package's entry exports them from here.
 export * from './types.js';
 export { sleep } from './util.js';
-
-import { terminal } from './events.js';
-import { modelWarningOf, warnOnce } from './warnings.js';
 
 // ------------------------------------------------------------------ the client
 
@@ -173,6 +172,8 @@ export class MediaGenClient {
     list: (q?: JobListQuery, o?: RequestOptions) => this.request<Page<'get_jobs'>>('GET', `/v1/jobs${query(q)}`, o),
     /** The status of any job, its kind told by its id. */
     get: (id: string, o?: RequestOptions) => this.getJob(this.refOf(id), o),
+    /** GET /v1/jobs/{id}/timeline: what happened to the job, in order, with the credits charged and refunded (its receipt). */
+    timeline: (id: string, o?: RequestOptions) => this.data<JobTimeline>('GET', `/v1/jobs/${encodeURIComponent(id)}/timeline`, o),
   };
 
   /** Yields every item of a list endpoint, following `next_cursor`. */

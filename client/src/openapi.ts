@@ -592,6 +592,106 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/images/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A image job's timeline: what happened to it and its credits, in order (extension)
+         * @description What happened to the job, in order: created and quoted, charged, each provider attempt (started, submitted, given up with its error class), failover (from → to, why), cancel requested, the provider’s answer to the cancel (confirmed, not confirmed, not cancellable, with what was kept), refunds and charges again (with amounts), outputs stored, failed or completed, outputs deleted. Read from the job’s own records, so it survives worker restarts and operator resets. At most 500 entries. 404 for another workspace's job.
+         */
+        get: operations["get_images_by_id_timeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/videos/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A video job's timeline: what happened to it and its credits, in order (extension)
+         * @description What happened to the job, in order: created and quoted, charged, each provider attempt (started, submitted, given up with its error class), failover (from → to, why), cancel requested, the provider’s answer to the cancel (confirmed, not confirmed, not cancellable, with what was kept), refunds and charges again (with amounts), outputs stored, failed or completed, outputs deleted. Read from the job’s own records, so it survives worker restarts and operator resets. At most 500 entries. 404 for another workspace's job.
+         */
+        get: operations["get_videos_by_id_timeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/replace-actors/generations/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A replace-actor job's timeline: what happened to it and its credits, in order (extension)
+         * @description What happened to the job, in order: created and quoted, charged, each provider attempt (started, submitted, given up with its error class), failover (from → to, why), cancel requested, the provider’s answer to the cancel (confirmed, not confirmed, not cancellable, with what was kept), refunds and charges again (with amounts), outputs stored, failed or completed, outputs deleted. Read from the job’s own records, so it survives worker restarts and operator resets. At most 500 entries. 404 for another workspace's job.
+         */
+        get: operations["get_replace_actors_generations_by_id_timeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/talking-actors/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A talking-actor job's timeline: what happened to it and its credits, in order (extension)
+         * @description What happened to the job, in order: created and quoted, charged, each provider attempt (started, submitted, given up with its error class), failover (from → to, why), cancel requested, the provider’s answer to the cancel (confirmed, not confirmed, not cancellable, with what was kept), refunds and charges again (with amounts), outputs stored, failed or completed, outputs deleted. Read from the job’s own records, so it survives worker restarts and operator resets. At most 500 entries. 404 for another workspace's job.
+         */
+        get: operations["get_talking_actors_by_id_timeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Any job's timeline, whatever its kind (extension)
+         * @description What happened to the job, in order: created and quoted, charged, each provider attempt (started, submitted, given up with its error class), failover (from → to, why), cancel requested, the provider’s answer to the cancel (confirmed, not confirmed, not cancellable, with what was kept), refunds and charges again (with amounts), outputs stored, failed or completed, outputs deleted. Read from the job’s own records, so it survives worker restarts and operator resets. At most 500 entries. 404 for another workspace's job.
+         */
+        get: operations["get_jobs_by_id_timeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/images/{id}/events": {
         parameters: {
             query?: never;
@@ -839,6 +939,15 @@ export type webhooks = {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         } | {
                             id: string;
                             project_id: string;
@@ -921,6 +1030,15 @@ export type webhooks = {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         } | {
                             id: string;
                             project_id: string;
@@ -1001,6 +1119,15 @@ export type webhooks = {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -1132,6 +1259,15 @@ export type webhooks = {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         } | {
                             id: string;
                             project_id: string;
@@ -1214,6 +1350,15 @@ export type webhooks = {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         } | {
                             id: string;
                             project_id: string;
@@ -1294,6 +1439,15 @@ export type webhooks = {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -1428,6 +1582,15 @@ export type webhooks = {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         } | {
                             id: string;
                             project_id: string;
@@ -1510,6 +1673,15 @@ export type webhooks = {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         } | {
                             id: string;
                             project_id: string;
@@ -1590,6 +1762,15 @@ export type webhooks = {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -3045,6 +3226,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         } | {
                             /** @description credits this request would be charged */
                             price: number;
@@ -3287,6 +3477,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -3455,6 +3654,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -3726,6 +3934,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -4001,6 +4218,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         } | {
                             /** @description credits this request would be charged */
                             price: number;
@@ -4244,6 +4470,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -4413,6 +4648,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -4685,6 +4929,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -4868,6 +5121,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -5233,6 +5495,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -5402,6 +5673,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -5674,6 +5954,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -6044,6 +6333,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -6211,6 +6509,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -6481,6 +6788,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -6663,6 +6979,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                             /**
                              * @description the job kind (its status path: /v1/images/{id})
                              * @constant
@@ -6750,6 +7075,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                             /**
                              * @description the job kind (its status path: /v1/videos/{id})
                              * @constant
@@ -6837,6 +7171,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                             /**
                              * @description the job kind (its status path: /v1/replace-actors/generations/{id})
                              * @constant
@@ -6922,6 +7265,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                             /**
                              * @description the job kind (its status path: /v1/talking-actors/{id})
                              * @constant
@@ -7099,6 +7451,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -7272,6 +7633,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -7443,6 +7813,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -7739,6 +8118,731 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_images_by_id_timeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            kind: "image" | "video" | "replace_actor" | "talking_actor";
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
+                            /** @description in the order they happened; at most 500 */
+                            entries: {
+                                /** @description when it happened (ms since the Unix epoch) */
+                                at: number;
+                                /**
+                                 * @description what happened (docs/api/receipts.md lists each type with its details)
+                                 * @enum {string}
+                                 */
+                                type: "created" | "charged" | "started" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
+                                /** @description the entry's facts; amounts in credits */
+                                details: {
+                                    /** @description credits moved (charged, refunded, recharged) */
+                                    amount?: number;
+                                    /** @description why credits moved: the error code of a failure (canceled, deadline_exceeded, …), cancel_confirmed, revived, completed, reconciled */
+                                    cause?: string;
+                                    /** @description credits a cancel did not refund (refunded on a cancel; cancel_upstream: kept before the provider's answer) */
+                                    kept?: number;
+                                    /** @description created: the quoted price */
+                                    price?: number;
+                                    /** @description created: the model */
+                                    model?: string;
+                                    /** @description the route: the provider submitted to, given up, serving or asked to cancel */
+                                    provider?: string;
+                                    provider_model_id?: string | null;
+                                    /** @description why a route was given up (its error class) */
+                                    error?: string;
+                                    /** @description failover: the route given up */
+                                    from?: string;
+                                    /** @description failover: the route taken */
+                                    to?: string;
+                                    /** @description failover: why */
+                                    reason?: string;
+                                    /**
+                                     * @description cancel_upstream: the provider's answer
+                                     * @enum {string}
+                                     */
+                                    outcome?: "confirmed" | "not_confirmed" | "not_cancellable";
+                                    /** @description failed: the error code */
+                                    code?: string;
+                                    /** @description outputs_stored: how many */
+                                    count?: number;
+                                    /** @description failed: the error message */
+                                    message?: string;
+                                    /** @description failed: what the customer's cancel kept (null: not canceled by its customer) */
+                                    cancel_kept?: number | null;
+                                    /** @description submitted: the attempt of the submit step */
+                                    attempt?: number;
+                                    /** @description started: whether the run took the job back from failed (an operator reset) */
+                                    revived?: boolean;
+                                    /** @description created: the priority */
+                                    priority?: string;
+                                };
+                            }[];
+                            /** @description true when the job has more than 500 entries (only the first are answered) */
+                            truncated: boolean;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_videos_by_id_timeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            kind: "image" | "video" | "replace_actor" | "talking_actor";
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
+                            /** @description in the order they happened; at most 500 */
+                            entries: {
+                                /** @description when it happened (ms since the Unix epoch) */
+                                at: number;
+                                /**
+                                 * @description what happened (docs/api/receipts.md lists each type with its details)
+                                 * @enum {string}
+                                 */
+                                type: "created" | "charged" | "started" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
+                                /** @description the entry's facts; amounts in credits */
+                                details: {
+                                    /** @description credits moved (charged, refunded, recharged) */
+                                    amount?: number;
+                                    /** @description why credits moved: the error code of a failure (canceled, deadline_exceeded, …), cancel_confirmed, revived, completed, reconciled */
+                                    cause?: string;
+                                    /** @description credits a cancel did not refund (refunded on a cancel; cancel_upstream: kept before the provider's answer) */
+                                    kept?: number;
+                                    /** @description created: the quoted price */
+                                    price?: number;
+                                    /** @description created: the model */
+                                    model?: string;
+                                    /** @description the route: the provider submitted to, given up, serving or asked to cancel */
+                                    provider?: string;
+                                    provider_model_id?: string | null;
+                                    /** @description why a route was given up (its error class) */
+                                    error?: string;
+                                    /** @description failover: the route given up */
+                                    from?: string;
+                                    /** @description failover: the route taken */
+                                    to?: string;
+                                    /** @description failover: why */
+                                    reason?: string;
+                                    /**
+                                     * @description cancel_upstream: the provider's answer
+                                     * @enum {string}
+                                     */
+                                    outcome?: "confirmed" | "not_confirmed" | "not_cancellable";
+                                    /** @description failed: the error code */
+                                    code?: string;
+                                    /** @description outputs_stored: how many */
+                                    count?: number;
+                                    /** @description failed: the error message */
+                                    message?: string;
+                                    /** @description failed: what the customer's cancel kept (null: not canceled by its customer) */
+                                    cancel_kept?: number | null;
+                                    /** @description submitted: the attempt of the submit step */
+                                    attempt?: number;
+                                    /** @description started: whether the run took the job back from failed (an operator reset) */
+                                    revived?: boolean;
+                                    /** @description created: the priority */
+                                    priority?: string;
+                                };
+                            }[];
+                            /** @description true when the job has more than 500 entries (only the first are answered) */
+                            truncated: boolean;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_replace_actors_generations_by_id_timeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            kind: "image" | "video" | "replace_actor" | "talking_actor";
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
+                            /** @description in the order they happened; at most 500 */
+                            entries: {
+                                /** @description when it happened (ms since the Unix epoch) */
+                                at: number;
+                                /**
+                                 * @description what happened (docs/api/receipts.md lists each type with its details)
+                                 * @enum {string}
+                                 */
+                                type: "created" | "charged" | "started" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
+                                /** @description the entry's facts; amounts in credits */
+                                details: {
+                                    /** @description credits moved (charged, refunded, recharged) */
+                                    amount?: number;
+                                    /** @description why credits moved: the error code of a failure (canceled, deadline_exceeded, …), cancel_confirmed, revived, completed, reconciled */
+                                    cause?: string;
+                                    /** @description credits a cancel did not refund (refunded on a cancel; cancel_upstream: kept before the provider's answer) */
+                                    kept?: number;
+                                    /** @description created: the quoted price */
+                                    price?: number;
+                                    /** @description created: the model */
+                                    model?: string;
+                                    /** @description the route: the provider submitted to, given up, serving or asked to cancel */
+                                    provider?: string;
+                                    provider_model_id?: string | null;
+                                    /** @description why a route was given up (its error class) */
+                                    error?: string;
+                                    /** @description failover: the route given up */
+                                    from?: string;
+                                    /** @description failover: the route taken */
+                                    to?: string;
+                                    /** @description failover: why */
+                                    reason?: string;
+                                    /**
+                                     * @description cancel_upstream: the provider's answer
+                                     * @enum {string}
+                                     */
+                                    outcome?: "confirmed" | "not_confirmed" | "not_cancellable";
+                                    /** @description failed: the error code */
+                                    code?: string;
+                                    /** @description outputs_stored: how many */
+                                    count?: number;
+                                    /** @description failed: the error message */
+                                    message?: string;
+                                    /** @description failed: what the customer's cancel kept (null: not canceled by its customer) */
+                                    cancel_kept?: number | null;
+                                    /** @description submitted: the attempt of the submit step */
+                                    attempt?: number;
+                                    /** @description started: whether the run took the job back from failed (an operator reset) */
+                                    revived?: boolean;
+                                    /** @description created: the priority */
+                                    priority?: string;
+                                };
+                            }[];
+                            /** @description true when the job has more than 500 entries (only the first are answered) */
+                            truncated: boolean;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_talking_actors_by_id_timeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            kind: "image" | "video" | "replace_actor" | "talking_actor";
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
+                            /** @description in the order they happened; at most 500 */
+                            entries: {
+                                /** @description when it happened (ms since the Unix epoch) */
+                                at: number;
+                                /**
+                                 * @description what happened (docs/api/receipts.md lists each type with its details)
+                                 * @enum {string}
+                                 */
+                                type: "created" | "charged" | "started" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
+                                /** @description the entry's facts; amounts in credits */
+                                details: {
+                                    /** @description credits moved (charged, refunded, recharged) */
+                                    amount?: number;
+                                    /** @description why credits moved: the error code of a failure (canceled, deadline_exceeded, …), cancel_confirmed, revived, completed, reconciled */
+                                    cause?: string;
+                                    /** @description credits a cancel did not refund (refunded on a cancel; cancel_upstream: kept before the provider's answer) */
+                                    kept?: number;
+                                    /** @description created: the quoted price */
+                                    price?: number;
+                                    /** @description created: the model */
+                                    model?: string;
+                                    /** @description the route: the provider submitted to, given up, serving or asked to cancel */
+                                    provider?: string;
+                                    provider_model_id?: string | null;
+                                    /** @description why a route was given up (its error class) */
+                                    error?: string;
+                                    /** @description failover: the route given up */
+                                    from?: string;
+                                    /** @description failover: the route taken */
+                                    to?: string;
+                                    /** @description failover: why */
+                                    reason?: string;
+                                    /**
+                                     * @description cancel_upstream: the provider's answer
+                                     * @enum {string}
+                                     */
+                                    outcome?: "confirmed" | "not_confirmed" | "not_cancellable";
+                                    /** @description failed: the error code */
+                                    code?: string;
+                                    /** @description outputs_stored: how many */
+                                    count?: number;
+                                    /** @description failed: the error message */
+                                    message?: string;
+                                    /** @description failed: what the customer's cancel kept (null: not canceled by its customer) */
+                                    cancel_kept?: number | null;
+                                    /** @description submitted: the attempt of the submit step */
+                                    attempt?: number;
+                                    /** @description started: whether the run took the job back from failed (an operator reset) */
+                                    revived?: boolean;
+                                    /** @description created: the priority */
+                                    priority?: string;
+                                };
+                            }[];
+                            /** @description true when the job has more than 500 entries (only the first are answered) */
+                            truncated: boolean;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_jobs_by_id_timeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            kind: "image" | "video" | "replace_actor" | "talking_actor";
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
+                            /** @description in the order they happened; at most 500 */
+                            entries: {
+                                /** @description when it happened (ms since the Unix epoch) */
+                                at: number;
+                                /**
+                                 * @description what happened (docs/api/receipts.md lists each type with its details)
+                                 * @enum {string}
+                                 */
+                                type: "created" | "charged" | "started" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
+                                /** @description the entry's facts; amounts in credits */
+                                details: {
+                                    /** @description credits moved (charged, refunded, recharged) */
+                                    amount?: number;
+                                    /** @description why credits moved: the error code of a failure (canceled, deadline_exceeded, …), cancel_confirmed, revived, completed, reconciled */
+                                    cause?: string;
+                                    /** @description credits a cancel did not refund (refunded on a cancel; cancel_upstream: kept before the provider's answer) */
+                                    kept?: number;
+                                    /** @description created: the quoted price */
+                                    price?: number;
+                                    /** @description created: the model */
+                                    model?: string;
+                                    /** @description the route: the provider submitted to, given up, serving or asked to cancel */
+                                    provider?: string;
+                                    provider_model_id?: string | null;
+                                    /** @description why a route was given up (its error class) */
+                                    error?: string;
+                                    /** @description failover: the route given up */
+                                    from?: string;
+                                    /** @description failover: the route taken */
+                                    to?: string;
+                                    /** @description failover: why */
+                                    reason?: string;
+                                    /**
+                                     * @description cancel_upstream: the provider's answer
+                                     * @enum {string}
+                                     */
+                                    outcome?: "confirmed" | "not_confirmed" | "not_cancellable";
+                                    /** @description failed: the error code */
+                                    code?: string;
+                                    /** @description outputs_stored: how many */
+                                    count?: number;
+                                    /** @description failed: the error message */
+                                    message?: string;
+                                    /** @description failed: what the customer's cancel kept (null: not canceled by its customer) */
+                                    cancel_kept?: number | null;
+                                    /** @description submitted: the attempt of the submit step */
+                                    attempt?: number;
+                                    /** @description started: whether the run took the job back from failed (an operator reset) */
+                                    revived?: boolean;
+                                    /** @description created: the priority */
+                                    priority?: string;
+                                };
+                            }[];
+                            /** @description true when the job has more than 500 entries (only the first are answered) */
+                            truncated: boolean;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {

@@ -7,6 +7,9 @@
 // create, charge, run, submit, outputs and completion; another workspace gets 404.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { MediaGenClient } from '@mediagen/client';
 import { sql } from 'kysely';
 import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, type InProcessGateway as Gateway } from '../support/services.js';
@@ -31,6 +34,22 @@ before(async () => {
 });
 
 after(() => stack?.close());
+
+const cli = fileURLToPath(new URL('../../../client/bin/mediagen.js', import.meta.url));
+
+/** Runs the CLI as its own process against the gateway; its stdout and exit code. */
+function mediagen(t: Tenant, args: string[]): Promise<{ code: number | null; stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args], {
+      env: { ...process.env, MEDIAGEN_API_KEY: t.apiKey, MEDIAGEN_BASE_URL: gw.baseUrl },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout }));
+  });
+}
 
 type Entry = { at: number; type: string; details: Record<string, unknown> };
 
@@ -101,6 +120,8 @@ describe('job receipts', () => {
       ['cancel_requested', {}],
       ['refunded', { amount: price - kept, kept, cause: 'canceled' }],
       ['failed', { code: 'canceled', cancel_kept: kept }],
+      // xAI documents no cancel: the customer's cancel asked it of the workflow, which says so.
+      ['cancel_upstream', { provider: 'xai', outcome: 'not_cancellable', kept }],
     ] as const;
     let at = 0;
     for (const [type, details] of story) {
@@ -134,6 +155,23 @@ describe('job receipts', () => {
         ['completed', { provider: 'fal' }],
       ],
     );
+    // The clients read the same: the TypeScript client, and the CLI as JSON and as a table.
+    const data = await timeline(t, `/v1/jobs/${id}/timeline`);
+    assert.deepEqual(await new MediaGenClient({ apiKey: t.apiKey, baseUrl: gw.baseUrl }).jobs.timeline(id), data);
+    const json = await mediagen(t, ['jobs', 'timeline', id, '--json']);
+    assert.equal(json.code, 0);
+    assert.deepEqual(JSON.parse(json.stdout), data);
+    const human = await mediagen(t, ['jobs', 'timeline', id]);
+    assert.equal(human.code, 0);
+    const lines = human.stdout.trim().split('\n');
+    assert.equal(lines[0], `${id}  completed · charged ${price} · refunded 0 · net ${price}`);
+    assert.match(lines[1]!, /^time\s+event\s+credits\s+details$/);
+    assert.deepEqual(
+      lines.slice(2).map((l) => l.split(/\s+/)[1]),
+      entries.map((e) => e.type),
+    );
+    assert.match(lines[3]!, new RegExp(`charged\\s+-${price}`));
+
     const other = await createTenant(tdb.db, 10);
     for (const path of [`/v1/videos/${id}/timeline`, `/v1/jobs/${id}/timeline`]) {
       const r = await api(gw.baseUrl, other.apiKey).get(path);

@@ -280,6 +280,21 @@ class Cancel(TypedDict, closed=True):
     """
 
 
+class Charges(TypedDict, closed=True):
+    charged: int
+    """
+    credits taken for the job: its price at create, and any charge again (an operator's reset reviving it)
+    """
+    refunded: int
+    """
+    credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed
+    """
+    net: int
+    """
+    charged minus refunded: what the job costs the workspace now
+    """
+
+
 class Substitution1(TypedDict, closed=True):
     provider: Literal[
         "local",
@@ -367,6 +382,83 @@ class JobProgress(TypedDict, closed=True):
     queue_position: int | None
     """
     while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null
+    """
+
+
+Details = TypedDict(
+    "Details",
+    {
+        "amount": NotRequired[int],
+        "cause": NotRequired[str],
+        "kept": NotRequired[int],
+        "price": NotRequired[int],
+        "model": NotRequired[str],
+        "provider": NotRequired[str],
+        "provider_model_id": NotRequired[str | None],
+        "error": NotRequired[str],
+        "from": NotRequired[str],
+        "to": NotRequired[str],
+        "reason": NotRequired[str],
+        "outcome": NotRequired[
+            Literal["confirmed", "not_confirmed", "not_cancellable"]
+        ],
+        "code": NotRequired[str],
+        "count": NotRequired[int],
+        "message": NotRequired[str],
+        "cancel_kept": NotRequired[int | None],
+        "attempt": NotRequired[int],
+        "revived": NotRequired[bool],
+        "priority": NotRequired[str],
+    },
+    closed=True,
+)
+
+
+class Entry(TypedDict, closed=True):
+    at: int
+    """
+    when it happened (ms since the Unix epoch)
+    """
+    type: Literal[
+        "created",
+        "charged",
+        "started",
+        "submitted",
+        "provider_gave_up",
+        "failover",
+        "cancel_requested",
+        "cancel_upstream",
+        "failed",
+        "refunded",
+        "recharged",
+        "outputs_stored",
+        "completed",
+        "outputs_deleted",
+    ]
+    """
+    what happened (docs/api/receipts.md lists each type with its details)
+    """
+    details: Details
+    """
+    the entry's facts; amounts in credits
+    """
+
+
+class JobTimeline(TypedDict, closed=True):
+    id: str
+    kind: Literal["image", "video", "replace_actor", "talking_actor"]
+    status: Literal["pending", "generating", "completed", "failed"]
+    charges: Charges
+    """
+    the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
+    """
+    entries: list[Entry]
+    """
+    in the order they happened; at most 500
+    """
+    truncated: bool
+    """
+    true when the job has more than 500 entries (only the first are answered)
     """
 
 
@@ -805,6 +897,10 @@ class ReplaceActorJob(TypedDict, closed=True):
     """
     the job's priority in the queues it waits in (high, normal or low)
     """
+    charges: Charges
+    """
+    the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
+    """
 
 
 class Substitution3(TypedDict, closed=True):
@@ -910,6 +1006,10 @@ class ReplaceActorListItem(TypedDict, closed=True):
     priority: Literal["high", "normal", "low"]
     """
     the job's priority in the queues it waits in (high, normal or low)
+    """
+    charges: Charges
+    """
+    the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
     kind: Literal["replace_actor"]
     """
@@ -1058,6 +1158,10 @@ class TalkingActorJob(TypedDict, closed=True):
     """
     the job's priority in the queues it waits in (high, normal or low)
     """
+    charges: Charges
+    """
+    the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
+    """
 
 
 class Substitution5(TypedDict, closed=True):
@@ -1161,6 +1265,10 @@ class TalkingActorListItem(TypedDict, closed=True):
     priority: Literal["high", "normal", "low"]
     """
     the job's priority in the queues it waits in (high, normal or low)
+    """
+    charges: Charges
+    """
+    the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
     kind: Literal["talking_actor"]
     """
@@ -1330,6 +1438,10 @@ class VideoJob(TypedDict, closed=True):
     """
     the job's priority in the queues it waits in (high, normal or low)
     """
+    charges: Charges
+    """
+    the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
+    """
 
 
 class Substitution7(TypedDict, closed=True):
@@ -1435,6 +1547,10 @@ class VideoListItem(TypedDict, closed=True):
     priority: Literal["high", "normal", "low"]
     """
     the job's priority in the queues it waits in (high, normal or low)
+    """
+    charges: Charges
+    """
+    the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
     kind: Literal["video"]
     """
@@ -1563,6 +1679,10 @@ class ImageJob(TypedDict, closed=True):
     """
     the job's priority in the queues it waits in (high, normal or low)
     """
+    charges: Charges
+    """
+    the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
+    """
 
 
 class ImageListItem(TypedDict, closed=True):
@@ -1625,6 +1745,10 @@ class ImageListItem(TypedDict, closed=True):
     """
     the job's priority in the queues it waits in (high, normal or low)
     """
+    charges: Charges
+    """
+    the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
+    """
     kind: Literal["image"]
     """
     the job kind (its status path: /v1/images/{id})
@@ -1659,8 +1783,10 @@ OPERATION_IDS: tuple[str, ...] = (
     "get_images",
     "get_images_by_id",
     "get_images_by_id_events",
+    "get_images_by_id_timeline",
     "get_images_by_id_url",
     "get_jobs",
+    "get_jobs_by_id_timeline",
     "get_models",
     "get_openapi_json",
     "get_projects",
@@ -1669,15 +1795,18 @@ OPERATION_IDS: tuple[str, ...] = (
     "get_replace_actors_generations",
     "get_replace_actors_generations_by_id",
     "get_replace_actors_generations_by_id_events",
+    "get_replace_actors_generations_by_id_timeline",
     "get_replace_actors_generations_by_id_url",
     "get_talking_actors",
     "get_talking_actors_by_id",
     "get_talking_actors_by_id_events",
+    "get_talking_actors_by_id_timeline",
     "get_talking_actors_by_id_url",
     "get_uploads_by_id",
     "get_videos",
     "get_videos_by_id",
     "get_videos_by_id_events",
+    "get_videos_by_id_timeline",
     "get_videos_by_id_url",
     "get_voices",
     "post_images_by_id_cancel",
