@@ -70,8 +70,8 @@ for (const spec of [
     method: 'get',
     path: `${spec.base}/:id/timeline`,
     summary: spec.kind
-      ? `A ${spec.kind.replace('_', '-')} job's timeline: what happened to it and its credits, in order (extension)`
-      : "Any job's timeline, whatever its kind (extension)",
+      ? `The timeline of one ${spec.kind.replace('_', '-')} job, its receipt (extension)`
+      : 'The timeline of a job of any kind, its receipt (extension)',
     description,
     tags: [spec.tag],
     rateClass: 'poll',

@@ -600,7 +600,7 @@ export type paths = {
             cookie?: never;
         };
         /**
-         * A image job's timeline: what happened to it and its credits, in order (extension)
+         * The timeline of one image job, its receipt (extension)
          * @description What happened to the job, in order: created and quoted, charged, each provider attempt (started, submitted, given up with its error class), failover (from → to, why), cancel requested, the provider’s answer to the cancel (confirmed, not confirmed, not cancellable, with what was kept), refunds and charges again (with amounts), outputs stored, failed or completed, outputs deleted. Read from the job’s own records, so it survives worker restarts and operator resets. At most 500 entries. 404 for another workspace's job.
          */
         get: operations["get_images_by_id_timeline"];
@@ -620,7 +620,7 @@ export type paths = {
             cookie?: never;
         };
         /**
-         * A video job's timeline: what happened to it and its credits, in order (extension)
+         * The timeline of one video job, its receipt (extension)
          * @description What happened to the job, in order: created and quoted, charged, each provider attempt (started, submitted, given up with its error class), failover (from → to, why), cancel requested, the provider’s answer to the cancel (confirmed, not confirmed, not cancellable, with what was kept), refunds and charges again (with amounts), outputs stored, failed or completed, outputs deleted. Read from the job’s own records, so it survives worker restarts and operator resets. At most 500 entries. 404 for another workspace's job.
          */
         get: operations["get_videos_by_id_timeline"];
@@ -640,7 +640,7 @@ export type paths = {
             cookie?: never;
         };
         /**
-         * A replace-actor job's timeline: what happened to it and its credits, in order (extension)
+         * The timeline of one replace-actor job, its receipt (extension)
          * @description What happened to the job, in order: created and quoted, charged, each provider attempt (started, submitted, given up with its error class), failover (from → to, why), cancel requested, the provider’s answer to the cancel (confirmed, not confirmed, not cancellable, with what was kept), refunds and charges again (with amounts), outputs stored, failed or completed, outputs deleted. Read from the job’s own records, so it survives worker restarts and operator resets. At most 500 entries. 404 for another workspace's job.
          */
         get: operations["get_replace_actors_generations_by_id_timeline"];
@@ -660,7 +660,7 @@ export type paths = {
             cookie?: never;
         };
         /**
-         * A talking-actor job's timeline: what happened to it and its credits, in order (extension)
+         * The timeline of one talking-actor job, its receipt (extension)
          * @description What happened to the job, in order: created and quoted, charged, each provider attempt (started, submitted, given up with its error class), failover (from → to, why), cancel requested, the provider’s answer to the cancel (confirmed, not confirmed, not cancellable, with what was kept), refunds and charges again (with amounts), outputs stored, failed or completed, outputs deleted. Read from the job’s own records, so it survives worker restarts and operator resets. At most 500 entries. 404 for another workspace's job.
          */
         get: operations["get_talking_actors_by_id_timeline"];
@@ -680,7 +680,7 @@ export type paths = {
             cookie?: never;
         };
         /**
-         * Any job's timeline, whatever its kind (extension)
+         * The timeline of a job of any kind, its receipt (extension)
          * @description What happened to the job, in order: created and quoted, charged, each provider attempt (started, submitted, given up with its error class), failover (from → to, why), cancel requested, the provider’s answer to the cancel (confirmed, not confirmed, not cancellable, with what was kept), refunds and charges again (with amounts), outputs stored, failed or completed, outputs deleted. Read from the job’s own records, so it survives worker restarts and operator resets. At most 500 entries. 404 for another workspace's job.
          */
         get: operations["get_jobs_by_id_timeline"];
