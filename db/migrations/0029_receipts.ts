@@ -49,12 +49,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
      order by created_at, job_id, job_seq`.execute(db);
 
   // The moves, in the order a job makes them within one UPDATE: claimed by a run, routes given up
-  // and the failover, a request submitted, the cancel asked, the end, the outputs deleted.
+  // and the failover, a request submitted, the cancel asked, the end, the outputs deleted. No key
+  // or detail can be null or fail on an odd value: the trigger must never refuse a job's move.
   await sql`
     create function jobs_timeline_on_update() returns trigger language plpgsql as $$
     declare
-      before_n int := jsonb_array_length(old.provider_attempts);
-      after_n int := jsonb_array_length(new.provider_attempts);
+      before_n int := case when jsonb_typeof(old.provider_attempts) = 'array' then jsonb_array_length(old.provider_attempts) else 0 end;
+      after_n int := case when jsonb_typeof(new.provider_attempts) = 'array' then jsonb_array_length(new.provider_attempts) else 0 end;
       gave_up jsonb;
     begin
       if new.status = 'generating' and (old.status <> 'generating' or old.status_run_id is distinct from new.status_run_id) then
@@ -88,13 +89,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       end if;
       if new.status = 'completed' and old.status <> 'completed' then
         insert into job_timeline (job_id, key, type, details)
-        values (new.id, 'outputs_stored', 'outputs_stored', jsonb_build_object('count', coalesce(jsonb_array_length(new.outputs), 0))),
+        values (new.id, 'outputs_stored', 'outputs_stored', jsonb_build_object('count', case when jsonb_typeof(new.outputs) = 'array' then jsonb_array_length(new.outputs) else 0 end)),
                (new.id, 'completed', 'completed', jsonb_build_object('provider', new.params->>'provider'))
         on conflict do nothing;
       end if;
       if new.status = 'failed' and old.status <> 'failed' then
         insert into job_timeline (job_id, key, type, details)
-        values (new.id, 'failed:' || coalesce(new.status_run_id, '-') || ':' || (extract(epoch from new.finished_at) * 1000000)::bigint, 'failed',
+        values (new.id, 'failed:' || coalesce(new.status_run_id, '-') || ':' || (extract(epoch from coalesce(new.finished_at, now())) * 1000000)::bigint, 'failed',
                 jsonb_build_object('code', new.error->>'code', 'message', new.error->>'message', 'cancel_kept', new.cancel_kept))
         on conflict do nothing;
       end if;

@@ -8,7 +8,8 @@ import { createTenant, createTestDatabase, testConfig, type Tenant, type TestDat
 import { newId } from '../../shared/ids.js';
 import * as jobs from '../../db/repos/jobs.js';
 import { jobTimeline } from '../../db/repos/job-timeline.js';
-import { createJobService, inFlightStatuses, type JobService } from '../../jobs/index.js';
+import { createJobService, inFlightStatuses, terminalStatuses, type JobService } from '../../jobs/index.js';
+import { markOutputsRemoved } from '../../db/repos/job-outputs.js';
 import { ledgerCharges } from '../support/ledger.js';
 import { createStorage } from '../../shared/storage.js';
 import { presentJob } from '../../shared/job-record.js';
@@ -69,6 +70,9 @@ describe("a job record's charges net to the ledger, and its timeline says why", 
       ['outputs_stored', null],
       ['completed', null],
     ]);
+    // The customer deletes its outputs (DELETE /v1/{kind}/{id}), twice: one entry.
+    for (let i = 0; i < 2; i++) await markOutputsRemoved(tdb.db, id, terminalStatuses);
+    assert.deepEqual((await timeline(id)).slice(6), [['outputs_deleted', null]]);
   });
 
   test('failed: refunded in full; a retried failure adds nothing', async () => {
