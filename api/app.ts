@@ -22,6 +22,7 @@ import { createAuditRouter } from './routes/audit.js';
 import { createWebhookDeliveriesRouter } from './routes/webhook-deliveries.js';
 import { createUsageRouter } from './routes/usage.js';
 import { createBudgetsRouter } from './routes/budgets.js';
+import { createTimelineRouter } from './routes/timeline.js';
 import { createEventsRouter } from './routes/events.js';
 import { createJobEventHub, type JobEventHub } from './job-events.js';
 import { createStreamRegistry, type StreamRegistry } from './stream-limits.js';
@@ -112,6 +113,7 @@ export function createApp(deps: AppDeps): App {
   app.use(createWebhookDeliveriesRouter(full, auth));
   app.use(createUsageRouter(full, auth));
   app.use(createBudgetsRouter(full, auth));
+  app.use(createTimelineRouter(full, auth));
   app.use(createEventsRouter(full, auth, jobEvents, streams));
   app.use(methodNotAllowed(allOperations()));
   app.use(notFoundRoute);

@@ -28,6 +28,7 @@ import { webhookDeliveryEndpoints } from './routes/webhook-deliveries.js';
 import { usageEndpoints } from './routes/usage.js';
 import { budgetEndpoints } from './routes/budgets.js';
 import { paymentRequiredErrorSchema } from './routes/budget-errors.js';
+import { timelineEndpoints } from './routes/timeline.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -61,6 +62,7 @@ export function allOperations(): Operation[] {
     ...webhookDeliveryEndpoints.operations,
     ...usageEndpoints.operations,
     ...budgetEndpoints.operations,
+    ...timelineEndpoints.operations,
     ...eventEndpoints.operations,
     ...healthEndpoints.operations,
     ...openApiEndpoints.operations,

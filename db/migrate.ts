@@ -22,10 +22,11 @@ import * as m0021 from './migrations/0021_fair_share.js';
 import * as m0024 from './migrations/0024_route_slots.js';
 import * as m0025 from './migrations/0025_queue_view.js';
 import * as m0026 from './migrations/0026_audit_events.js';
-import * as m0030 from './migrations/0030_audit_retention.js';
-import * as m0031 from './migrations/0031_webhook_attempts.js';
 import * as m0027 from './migrations/0027_usage.js';
 import * as m0028 from './migrations/0028_budgets.js';
+import * as m0029 from './migrations/0029_receipts.js';
+import * as m0030 from './migrations/0030_audit_retention.js';
+import * as m0031 from './migrations/0031_webhook_attempts.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -48,10 +49,11 @@ export const migrations: Record<string, Migration> = {
   '0024_route_slots': m0024,
   '0025_queue_view': m0025,
   '0026_audit_events': m0026,
-  '0030_audit_retention': m0030,
-  '0031_webhook_attempts': m0031,
   '0027_usage': m0027,
   '0028_budgets': m0028,
+  '0029_receipts': m0029,
+  '0030_audit_retention': m0030,
+  '0031_webhook_attempts': m0031,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

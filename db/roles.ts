@@ -4,7 +4,7 @@
 // administered (its members, API keys, webhook signing secrets) are read-only to the app role, so
 // credentials taken from a gateway cannot mint a key or add an owner: only the column the gateway
 // itself writes there (api_keys.last_used_at) may be updated. The audit log is append-only to it:
-// a gateway's credentials can add an event but never rewrite or erase one; its retention sweep
+// a gateway's credentials can add an event but never rewrite or erase one (so is each job's timeline); its retention sweep
 // removes old events only through expire_audit_events, which spares the last 30 days.
 //
 // Run by the owning role after the migrations (`admin migrate --app-role NAME`); idempotent, and
@@ -21,7 +21,7 @@ export const appReadOnlyTables: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** Logs the app appends to but never rewrites: it may read and insert rows, not change or delete them. */
-export const appAppendOnlyTables: readonly string[] = ['audit_events'];
+export const appAppendOnlyTables: readonly string[] = ['audit_events', 'job_timeline'];
 
 const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 

@@ -1,6 +1,7 @@
 // Kysely table types: one interface per table, with Selectable / Insertable aliases.
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { BudgetChargeTable, BudgetSpendTable, BudgetTable } from './budget-schema.js';
+import type { AuditEventTable, JobTimelineTable } from './log-schema.js';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
@@ -9,7 +10,6 @@ import type { JobKind } from '../shared/kinds/index.js';
 import type { JobError, JobOutput, JobPhase, JobPriority, JobStatus, ProviderAttempt, WebhookEventName } from '../shared/job-model.js';
 import type { StoredJobParams } from '../shared/job-params.js';
 import type { UploadStatus } from '../shared/uploads.js';
-import type { AuditAction } from '../shared/audit.js';
 
 export { jobKinds, type JobKind } from '../shared/kinds/index.js';
 export {
@@ -174,6 +174,9 @@ export interface JobTable {
   deadline_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** When the job's request first reached its provider (0025_queue_view); null: still waiting in our queues. */
   submitted_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The sums of the job's ledger debits and credits (0029_receipts): its record's `charges`. */
+  credits_charged: Generated<number>;
+  credits_refunded: Generated<number>;
 }
 
 /** The circuit breaker of one provider route of a model, shared by the fleet (0012_provider_failover). */
@@ -346,20 +349,6 @@ export interface IdempotencyKeyTable {
   created_at: Generated<Date>;
 }
 
-/** One administrative act on a workspace (0026_audit_events); append-only. */
-export interface AuditEventTable {
-  id: string;
-  workspace_id: string;
-  action: AuditAction;
-  /** An owner's email, `key:<api key id>`, or `system:<component>`. */
-  actor: string;
-  /** What was acted on: 'api_key', 'webhook_secret', 'workspace', 'budget', 'job'; null when the workspace itself. */
-  target_type: string | null;
-  target_id: string | null;
-  details: Json<Record<string, unknown>>;
-  created_at: Generated<Date>;
-}
-
 export interface DB {
   workspaces: WorkspaceTable;
   workspace_members: WorkspaceMemberTable;
@@ -386,6 +375,7 @@ export interface DB {
   budgets: BudgetTable;
   budget_spend: BudgetSpendTable;
   budget_charges: BudgetChargeTable;
+  job_timeline: JobTimelineTable;
 }
 
 export type Workspace = Selectable<WorkspaceTable>;
@@ -401,5 +391,5 @@ export type JobUpdate = Updateable<JobTable>;
 export type WebhookDelivery = Selectable<WebhookDeliveryTable>;
 export type WebhookAttempt = Selectable<WebhookAttemptTable>;
 export type LedgerEntry = Selectable<CreditLedgerTable>;
-export type AuditEvent = Selectable<AuditEventTable>;
+export type { AuditEvent, AuditEventTable, JobTimelineTable } from './log-schema.js';
 export type { Budget, BudgetChargeTable, BudgetSpendTable, BudgetTable } from './budget-schema.js';

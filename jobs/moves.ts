@@ -37,7 +37,7 @@ export async function claimJob(tx: Tx, jobId: string, runId: string, progress?: 
   if (typeof claim === 'object') throw new IllegalStatusMoveError(jobId, job.status, 'generating', claim.refused);
   if (claim === 'ours' && !progress) return { job, claim };
   // A job about to run is charged its price.
-  await settleChargeTo(tx, job, job.price);
+  await settleChargeTo(tx, job, job.price, 'revived');
   const row = await jobsRepo.moveToGenerating(tx, job, runId, claimFence, { fresh: claim !== 'ours', progress, forgetRef: claim === 'revive' });
   if (!row) throw new IllegalStatusMoveError(jobId, job.status, 'generating');
   return { job: row, claim };
@@ -62,7 +62,7 @@ export async function completeJob(
   const claim = completionClaimOf(job, runId);
   if (typeof claim === 'object') throw new IllegalStatusMoveError(jobId, job.status, 'completed', claim.refused);
   if (claim !== 'ours') job = (await claimJob(tx, jobId, runId)).job;
-  const charged = await settleChargeTo(tx, job, job.price);
+  const charged = await settleChargeTo(tx, job, job.price, 'completed');
   const row = await jobsRepo.moveToCompleted(tx, jobId, outputs, runId, extra);
   if (!row) throw new IllegalStatusMoveError(jobId, job.status, 'completed');
   return { charged, job: row };
@@ -82,7 +82,7 @@ export async function failJob(tx: Tx, jobId: string, error: JobError, runId: str
   const job = await jobsRepo.lockJob(tx, jobId);
   if (!mayFail(job, runId)) return { moved: false, refunded: 0, status: job.status, job };
   const { kept, cancel } = failureCharge(job, error);
-  const moved = await settleChargeTo(tx, job, kept);
+  const moved = await settleChargeTo(tx, job, kept, error.code, cancel ? { kept } : {});
   const row = await jobsRepo.moveToFailed(tx, jobId, error, runId, fromStatuses('failed'), cancel ? { kept, afterSubmit: cancel.afterSubmit } : null);
   if (!row) throw new IllegalStatusMoveError(jobId, job.status, 'failed');
   return { moved: true, refunded: -moved, status: 'failed', job: row };
@@ -92,7 +92,7 @@ export async function failJob(tx: Tx, jobId: string, error: JobError, runId: str
 export async function settleByStatus(tx: Tx, jobId: string): Promise<number> {
   const job = await jobsRepo.lockJob(tx, jobId);
   const target = settledCharge(job);
-  return target === null ? 0 : settleChargeTo(tx, job, target);
+  return target === null ? 0 : settleChargeTo(tx, job, target, 'reconciled');
 }
 
 /**
@@ -102,7 +102,7 @@ export async function settleByStatus(tx: Tx, jobId: string): Promise<number> {
 export async function refundConfirmedCancel(tx: Tx, jobId: string): Promise<number> {
   const job = await jobsRepo.lockJob(tx, jobId);
   if (!wasCanceled(job) || !job.cancel_kept) return 0;
-  const moved = await settleChargeTo(tx, job, 0);
+  const moved = await settleChargeTo(tx, job, 0, 'cancel_confirmed');
   await jobsRepo.clearCancelKept(tx, jobId);
   return -moved;
 }

@@ -8,92 +8,32 @@
 // Money and media follow every move here: a failed job is refunded and its media removed, a
 // completed job is charged its price, a revived one is charged again, each exactly once; the
 // provider request of an abandoned job is canceled after the refund, never before it.
-import type { Logger } from 'pino';
 import type { RawBuilder } from 'kysely';
-import type { Database, Queryable } from '../db/index.js';
+import type { Queryable } from '../db/index.js';
 import { auditEventId, recordAuditEventOnce } from '../db/repos/audit.js';
 import { RECONCILER_ACTOR } from '../shared/audit.js';
 import type { Job, JobError, JobOutput, JobPhase } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
 import { BudgetsApplyError, type NewJobInput } from '../db/repos/jobs.js';
 import { budgetCheck, createWithinBudgets } from './budgets.js';
+import { createHash } from 'node:crypto';
 import { creditsOf } from '../db/repos/job-ledger.js';
+import { appendTimeline } from '../db/repos/job-timeline.js';
+import type { CancelUpstreamOutcome } from '../shared/timeline.js';
 import { releaseSlot } from '../db/repos/route-slots.js';
 import type { MoveProgress } from '../db/repos/job-progress.js';
-import type { ProviderCircuits } from '../db/provider-circuits.js';
-import { isFetchedInput, jobOutputs, jobPrefix, type Storage } from '../shared/storage.js';
-import { priceAt, providerCostFor, requestRefusal, type ModelRoute } from '../shared/catalog.js';
-import type { JobPriority } from '../shared/job-model.js';
+import { isFetchedInput, jobOutputs, jobPrefix } from '../shared/storage.js';
+import { priceAt, providerCostFor, requestRefusal } from '../shared/catalog.js';
 import { resolveJobRoute } from '../shared/routing.js';
-import type { JobParamsOf, StoredJobParams } from '../shared/job-params.js';
-import type { JobKind } from '../shared/kinds/index.js';
+import type { StoredJobParams } from '../shared/job-params.js';
 
-/** The configuration that says which providers serve each model here. */
-type RoutingConfig = Parameters<typeof resolveJobRoute>[0];
+import type { JobServiceDeps, JobWorkflowPort, Quote, QuoteRequest, StartOutcome } from './service-types.js';
 import { claimJob, completeJob, failJob, refundConfirmedCancel, settleByStatus, type FailResult } from './moves.js';
 import { DEADLINE_EXCEEDED, IllegalStatusMoveError, JobRequestRefusedError } from './rules.js';
 import { inFlightStatuses } from './transitions.js';
 import { createJobFailover } from './failover.js';
 
-/** What a cancel found at Temporal (workflows/client.ts cancelJobWorkflow). */
-export type WorkflowCancelOutcome =
-  /** The workflow runs and was asked to cancel: it fails and refunds the job itself. */
-  | { state: 'cancel_requested' }
-  /** It completed: the job is completed (or about to be), and is never failed. */
-  | { state: 'completed' }
-  /** It closed otherwise (failed, canceled, terminated or timed out): nothing runs for the job. */
-  | { state: 'closed'; runId: string }
-  /** No workflow with this id exists (its start never reached Temporal). */
-  | { state: 'not_found' };
-
-/** The Temporal side of the lifecycle, as the service needs it (implemented by workflows/client.ts). */
-export interface JobWorkflowPort {
-  /** Starts the job's workflow; a job whose workflow runs or ran answers 'already_started'. */
-  start(job: Job): Promise<'started' | 'already_started'>;
-  /** Asks the job's workflow to cancel, saying what it found. */
-  cancel(jobId: string): Promise<WorkflowCancelOutcome>;
-  /**
-   * Cancels, durably and within a time bound, the provider request of a job that no workflow will
-   * clean up (its run was terminated): a small workflow on the provider's queue does it.
-   */
-  cancelProviderRequest(job: Job): Promise<void>;
-}
-
-export interface JobServiceDeps {
-  db: Database;
-  storage: Storage;
-  /** Which providers serve each model here (quote); absent where nothing is quoted. */
-  config?: RoutingConfig;
-  /** Absent where no Temporal call is made (a worker without the reconciler role). */
-  workflows?: JobWorkflowPort;
-  /** The providers' circuit breakers (routeJob); absent where no job is routed (the gateway). */
-  circuits?: ProviderCircuits;
-  logger?: Pick<Logger, 'warn' | 'info'>;
-  /** What time it is for budget periods (default the system clock); tests move it past a period's end. */
-  clock?: () => Date;
-}
-
-/** A create as the gateway prepared it: its model's route and the kind's typed params. */
-export interface QuoteRequest {
-  workspaceId: string;
-  projectId: string;
-  model: string;
-  route: ModelRoute;
-  params: JobParamsOf<JobKind>;
-  /** The job's priority (default normal): a low job may be cheaper (shared/catalog.ts priceAt). */
-  priority?: JobPriority;
-}
-
-export interface Quote {
-  /** The params stored with the job: the request's, with the route it is served by (decided here, once). */
-  params: StoredJobParams;
-  price: number;
-  /** What a cancel after the submit does not refund: the provider's cost (0 on the free local renderer). */
-  nonRefundable: number;
-}
-
-/** How a start went: the workflow started, it existed already, or the start failed (left for the reconciler). */
-export type StartOutcome = 'started' | 'already_started' | 'failed';
+export type { JobServiceDeps, JobWorkflowPort, Quote, QuoteRequest, StartOutcome, WorkflowCancelOutcome } from './service-types.js';
 
 export function createJobService(deps: JobServiceDeps) {
   const { db, storage } = deps;
@@ -121,11 +61,10 @@ export function createJobService(deps: JobServiceDeps) {
   }
 
   /**
-   * Fails the job (refunding it) for run `runId`, gives its route slot back and removes its media.
-   * Idempotent: removing again also catches an output written late by a step still running when
-   * the job was canceled.
+   * Fails the job (refunding it) for run `runId`, gives its route slot back and removes its media;
+   * `alongside` writes more in the same transaction when the job moved. Idempotent: removing again
+   * also catches an output written late by a step still running when the job was canceled.
    */
-  /** Fails the job (if the row is as `runId` says); `alongside` writes more in the same transaction when it moved. */
   async function fail(
     jobId: string,
     error: JobError,
@@ -376,6 +315,21 @@ export function createJobService(deps: JobServiceDeps) {
     /** The provider confirmed the cancel of a canceled job's request: what the cancel kept is refunded (once). */
     cancelConfirmed(jobId: string): Promise<number> {
       return db.transaction().execute((tx) => refundConfirmedCancel(tx, jobId));
+    },
+
+    /**
+     * The provider's answer to the cancel of the job's request `ref`, on its timeline once per
+     * request; `refundKept`: a confirmed cancel of the request the charge stands on, which refunds
+     * what the customer's cancel kept, in the same transaction. Returns the credits refunded now.
+     */
+    cancelAnswered(jobId: string, upstream: { provider: string; ref: object; outcome: CancelUpstreamOutcome }, refundKept: boolean): Promise<number> {
+      const key = `cancel_upstream:${upstream.provider}:${createHash('sha256').update(JSON.stringify(upstream.ref)).digest('hex').slice(0, 32)}`;
+      return db.transaction().execute(async (tx) => {
+        const job = await jobsRepo.lockJob(tx, jobId);
+        const details = { provider: upstream.provider, outcome: upstream.outcome, ...(job.cancel_kept !== null ? { kept: job.cancel_kept } : {}) };
+        await appendTimeline(tx, jobId, [{ key, type: 'cancel_upstream', details }]);
+        return refundKept ? refundConfirmedCancel(tx, jobId) : 0;
+      });
     },
 
     /**

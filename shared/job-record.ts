@@ -41,6 +41,9 @@ export interface JobRow {
   deadline_at?: Date | null;
   /** Its priority in the queues (0021_fair_share). */
   priority: JobPriority;
+  /** The sums of its ledger debits and credits (0029_receipts): the record's `charges`. */
+  credits_charged: number;
+  credits_refunded: number;
 }
 
 export type Progress = z.infer<typeof progressSchema>;
@@ -74,6 +77,7 @@ export function presentJob(job: JobRow, opts: { progress?: boolean } = {}): JobR
       : {}),
     ...(job.outputs_removed_at ? { outputs_removed_at: job.outputs_removed_at.getTime() } : {}),
     priority: job.priority,
+    charges: { charged: job.credits_charged, refunded: job.credits_refunded, net: job.credits_charged - job.credits_refunded },
   };
   const record = { id: job.id, project_id: job.project_id, ...kindOf(job.kind).present(job.params, job), ...common } as JobRecord;
   if (opts.progress !== false && (job.status === 'pending' || job.status === 'generating')) {

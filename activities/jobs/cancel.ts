@@ -15,7 +15,7 @@ export function cancelProviderStep(kit: ProviderStepKit): JobProviderActivities[
    * row may hold a newer request of the job (a reset run's on the same provider) that must live. A
    * cancel the provider confirms of the request the job's charge stands on (the recorded one),
    * where its cancel is honored, refunds what the customer's cancel kept (the provider charges
-   * nothing for it).
+   * nothing for it). The provider's answer goes on the job's timeline either way.
    */
   return async function cancelProvider(provider: ProviderName, model: string, jobId: string, ref: ProviderRef | undefined): Promise<void> {
     const adapter = deps.adapterFor(provider);
@@ -26,6 +26,8 @@ export function cancelProviderStep(kit: ProviderStepKit): JobProviderActivities[
     const outcome = await call(provider, model, 'cancel', () => adapter.cancel(target, providerContext()));
     // (jsonb keeps its own key order: compared field by field.)
     const charged = recorded !== null && sameRef(recorded, target);
-    if (outcome.confirmed && charged && provider !== 'local' && providerCancel[provider] !== 'never') await jobs.cancelConfirmed(jobId);
+    const honored = provider !== 'local' && providerCancel[provider] !== 'never';
+    const answer = provider !== 'local' && providerCancel[provider] === 'never' ? 'not_cancellable' : outcome.confirmed ? 'confirmed' : 'not_confirmed';
+    await jobs.cancelAnswered(jobId, { provider, ref: target, outcome: answer }, outcome.confirmed && charged && honored);
   };
 }

@@ -2,7 +2,7 @@
 // a job with --wait, and turning errors into messages and exit codes.
 import { CommanderError, InvalidArgumentError } from 'commander';
 import cliProgress from 'cli-progress';
-import { MediaGenClient, type AnyJob, type JobKind, type JobRef, type WaitResult } from './client.js';
+import { MediaGenClient, type AnyJob, type JobKind, type JobRef, type JobTimeline, type WaitResult } from './client.js';
 import { MediaGenError } from './errors.js';
 import { downloadOutputs } from './node.js';
 
@@ -62,6 +62,24 @@ export function describeJob(job: AnyJob & { kind?: string }): string {
   // Only a priority other than the default is worth a word.
   const priority = job.priority && job.priority !== 'normal' ? ` · priority ${job.priority}` : '';
   return `${job.id}  ${job.status}${priority}${extra}${err}`;
+}
+
+/** A job's timeline as a table: when, what, the credits it moved (charged −, refunded +), and the facts in words. */
+export function describeTimeline(t: JobTimeline): string {
+  const { charged, refunded, net } = t.charges;
+  const rows = t.entries.map((e) => {
+    const { amount, ...rest } = e.details as Record<string, unknown>;
+    const sign = e.type === 'refunded' ? '+' : e.type === 'charged' || e.type === 'recharged' ? '-' : '';
+    const facts = Object.entries(rest).filter(([, v]) => v !== null && v !== undefined && v !== '');
+    return {
+      time: new Date(e.at).toISOString(),
+      event: e.type,
+      credits: amount === undefined ? '' : `${sign}${String(amount)}`,
+      details: facts.map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' '),
+    };
+  });
+  const more = t.truncated ? '\n(more entries than shown)' : '';
+  return `${t.id}  ${t.status} · charged ${charged} · refunded ${refunded} · net ${net}\n` + table(rows, ['time', 'event', 'credits', 'details']) + more;
 }
 
 /** Overall percent of a job from its phase and the provider's percent, for the progress bar. */

@@ -12,6 +12,7 @@ import {
   collect,
   created,
   describeJob,
+  describeTimeline,
   exitCodeFor,
   exitCodes,
   int,
@@ -230,6 +231,14 @@ export function buildProgram(): Command {
     .action(async (id: string) => {
       const job = await client().getJob(refOf(id));
       print(globals(), job, () => describeJob(job));
+    });
+  jobs
+    .command('timeline')
+    .description('what happened to a job, in order, with the credits charged and refunded (its receipt)')
+    .argument('<id>', 'job id')
+    .action(async (id: string) => {
+      const timeline = await client().jobs.timeline(id);
+      print(globals(), timeline, () => describeTimeline(timeline));
     });
   waitOptions(jobs.command('wait').description('wait for a job to finish').argument('<id>', 'job id')).action(async (id: string, o) => {
     await waitAndReport(client(), refOf(id), globals(), o);

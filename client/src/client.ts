@@ -2,14 +2,13 @@
 // file paths and streams live in ./node.ts. Request and response types (./types.ts) come from ./openapi.ts,
 // generated from the gateway's OpenAPI document (`npm run client:types`).
 import { MediaGenError, errorFromResponse } from './errors.js';
-import { followEvents, statusEvents } from './events.js';
+import { followEvents, statusEvents, terminal } from './events.js';
+import { modelWarningOf, warnOnce } from './warnings.js';
 import { newIdempotencyKey, query, sleep } from './util.js';
 import { Usage } from './usage.js';
 import { jobPaths, kindOfJobId, mimeTypeOf } from './types.js';
 import type {
-  ActorsQuery,
   AnyJob,
-  AuditEventsQuery,
   ClientOptions,
   CreateBodies,
   CreatedData,
@@ -26,10 +25,9 @@ import type {
   JobListQuery,
   JobRecords,
   JobRef,
+  JobTimeline,
   ModelWarning,
   Page,
-  ProjectsQuery,
-  QueueQuery,
   Readiness,
   ReplaceActorCreate,
   RequestOptions,
@@ -39,16 +37,14 @@ import type {
   UploadMimeType,
   UrlResult,
   VideoCreate,
-  VoicesQuery,
   WaitOptions,
   WaitResult,
 } from './types.js';
 // The types and tables live in ./types.ts; the package's entry exports them from here.
 export * from './types.js';
 export { sleep } from './util.js';
-import { terminal } from './events.js';
-import { modelWarningOf, warnOnce } from './warnings.js';
 import { webhookDeliveriesApi } from './webhook-deliveries.js';
+import { actorsApi, auditEventsApi, budgetsApi, modelsApi, projectsApi, queueApi, voicesApi } from './resources.js';
 
 // ------------------------------------------------------------------ the client
 
@@ -152,37 +148,30 @@ export class MediaGenClient {
 
   // ---------------------------------------------------------------- discovery
 
-  readonly projects = {
-    list: (q?: ProjectsQuery, o?: RequestOptions) => this.request<Page<'get_projects'>>('GET', `/v1/projects${query(q)}`, o),
-  };
-  readonly actors = {
-    list: (q?: ActorsQuery, o?: RequestOptions) => this.request<Page<'get_actors'>>('GET', `/v1/actors${query(q)}`, o),
-  };
-  readonly voices = {
-    list: (q?: VoicesQuery, o?: RequestOptions) => this.request<Page<'get_voices'>>('GET', `/v1/voices${query(q)}`, o),
-  };
-  readonly models = {
-    /** GET /v1/models: every public model, what it accepts, its price and how this deployment serves it. */
-    list: (o?: RequestOptions) => this.request<Page<'get_models'>>('GET', '/v1/models', o),
-  };
-  readonly queue = {
-    /** GET /v1/queue: per model and priority, the jobs waiting (this workspace's and everyone's), the recent waits and the estimated wait of a new job. */
-    get: (q?: QueueQuery, o?: RequestOptions) => this.request<Page<'get_queue'>>('GET', `/v1/queue${query(q)}`, o),
-  };
-  /** GET /v1/audit-events: the workspace's audit log, newest first (owner keys only: others get 403 owner_key_required). */
-  readonly auditEvents = {
-    list: (q?: AuditEventsQuery, o?: RequestOptions) => this.request<Page<'get_audit_events'>>('GET', `/v1/audit-events${query(q)}`, o),
-  };
+  readonly projects = projectsApi(this);
+  readonly actors = actorsApi(this);
+  readonly voices = voicesApi(this);
+  readonly models = modelsApi(this);
+  readonly queue = queueApi(this);
+
+  // ---------------------------------------------------------------- the workspace's records
+
+  readonly auditEvents = auditEventsApi(this);
   readonly usage = new Usage(this);
-  readonly budgets = { list: (o?: RequestOptions) => this.request<Page<'get_budgets'>>('GET', '/v1/budgets', o) };
+  readonly budgets = budgetsApi(this);
+  readonly webhookDeliveries = webhookDeliveriesApi(this);
+
+  // ---------------------------------------------------------------- jobs
+
   readonly jobs = {
     /** GET /v1/jobs: every kind, newest first, where the gateway serves it. */
     list: (q?: JobListQuery, o?: RequestOptions) => this.request<Page<'get_jobs'>>('GET', `/v1/jobs${query(q)}`, o),
     /** The status of any job, its kind told by its id. */
     get: (id: string, o?: RequestOptions) => this.getJob(this.refOf(id), o),
+    /** GET /v1/jobs/{id}/timeline: what happened to the job, in order, with the credits charged and refunded (its receipt). */
+    timeline: (id: string, o?: RequestOptions) => this.data<JobTimeline>('GET', `/v1/jobs/${encodeURIComponent(id)}/timeline`, o),
   };
 
-  readonly webhookDeliveries = webhookDeliveriesApi(this);
   /** Yields every item of a list endpoint, following `next_cursor`. */
   async *paginate<T>(list: (q: { cursor?: string; limit?: number }) => Promise<{ data: T[]; next_cursor?: string | null }>, limit = 100): AsyncGenerator<T> {
     let cursor: string | undefined;

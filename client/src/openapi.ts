@@ -672,6 +672,146 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Credits spent, refunded and net, and job counts, per day or hour (extension)
+         * @description Credits are bucketed by the time the ledger moved them (a refund counts in the bucket it was made in), job counts by the time the job was created, both in UTC. Charges and recharges are spent, refunds refunded; credits granted or deducted by operators are not usage. A range spans at most 366 days by day and 31 by hour, and from must be before to (400 otherwise). Buckets without activity are left out. `Accept: text/csv` answers the same page as CSV (RFC 4180, with a header row), the next cursor in the Next-Cursor header.
+         */
+        get: operations["get_usage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's budgets (extension)
+         * @description Every spend limit of the key's workspace, per API key and per project, with its net spend in the current UTC day or month, what is left and when it resets. A create that would pass one answers 402 budget_exceeded.
+         */
+        get: operations["get_budgets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/images/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The timeline of one image job, its receipt (extension)
+         * @description What happened to the job, in order: created and quoted, charged, each provider attempt (started, submitted, given up with its error class), failover (from → to, why), cancel requested, the provider’s answer to the cancel (confirmed, not confirmed, not cancellable, with what was kept), refunds and charges again (with amounts), outputs stored, failed or completed, outputs deleted. Read from the job’s own records, so it survives worker restarts and operator resets. At most 500 entries. 404 for another workspace's job.
+         */
+        get: operations["get_images_by_id_timeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/videos/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The timeline of one video job, its receipt (extension)
+         * @description What happened to the job, in order: created and quoted, charged, each provider attempt (started, submitted, given up with its error class), failover (from → to, why), cancel requested, the provider’s answer to the cancel (confirmed, not confirmed, not cancellable, with what was kept), refunds and charges again (with amounts), outputs stored, failed or completed, outputs deleted. Read from the job’s own records, so it survives worker restarts and operator resets. At most 500 entries. 404 for another workspace's job.
+         */
+        get: operations["get_videos_by_id_timeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/replace-actors/generations/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The timeline of one replace-actor job, its receipt (extension)
+         * @description What happened to the job, in order: created and quoted, charged, each provider attempt (started, submitted, given up with its error class), failover (from → to, why), cancel requested, the provider’s answer to the cancel (confirmed, not confirmed, not cancellable, with what was kept), refunds and charges again (with amounts), outputs stored, failed or completed, outputs deleted. Read from the job’s own records, so it survives worker restarts and operator resets. At most 500 entries. 404 for another workspace's job.
+         */
+        get: operations["get_replace_actors_generations_by_id_timeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/talking-actors/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The timeline of one talking-actor job, its receipt (extension)
+         * @description What happened to the job, in order: created and quoted, charged, each provider attempt (started, submitted, given up with its error class), failover (from → to, why), cancel requested, the provider’s answer to the cancel (confirmed, not confirmed, not cancellable, with what was kept), refunds and charges again (with amounts), outputs stored, failed or completed, outputs deleted. Read from the job’s own records, so it survives worker restarts and operator resets. At most 500 entries. 404 for another workspace's job.
+         */
+        get: operations["get_talking_actors_by_id_timeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The timeline of a job of any kind, its receipt (extension)
+         * @description What happened to the job, in order: created and quoted, charged, each provider attempt (started, submitted, given up with its error class), failover (from → to, why), cancel requested, the provider’s answer to the cancel (confirmed, not confirmed, not cancellable, with what was kept), refunds and charges again (with amounts), outputs stored, failed or completed, outputs deleted. Read from the job’s own records, so it survives worker restarts and operator resets. At most 500 entries. 404 for another workspace's job.
+         */
+        get: operations["get_jobs_by_id_timeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/images/{id}/events": {
         parameters: {
             query?: never;
@@ -919,6 +1059,15 @@ export type webhooks = {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         } | {
                             id: string;
                             project_id: string;
@@ -1001,6 +1150,15 @@ export type webhooks = {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         } | {
                             id: string;
                             project_id: string;
@@ -1081,6 +1239,15 @@ export type webhooks = {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -1212,6 +1379,15 @@ export type webhooks = {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         } | {
                             id: string;
                             project_id: string;
@@ -1294,6 +1470,15 @@ export type webhooks = {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         } | {
                             id: string;
                             project_id: string;
@@ -1374,6 +1559,15 @@ export type webhooks = {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -1508,6 +1702,15 @@ export type webhooks = {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         } | {
                             id: string;
                             project_id: string;
@@ -1590,6 +1793,15 @@ export type webhooks = {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         } | {
                             id: string;
                             project_id: string;
@@ -1670,6 +1882,15 @@ export type webhooks = {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -1699,7 +1920,7 @@ export type components = {
                  * @description stable machine-readable code
                  * @enum {string}
                  */
-                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "forbidden" | "priority_not_allowed" | "owner_key_required" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "delivery_in_flight" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "budget_exceeded" | "forbidden" | "priority_not_allowed" | "owner_key_required" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "delivery_in_flight" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
                 /** @description human-readable explanation */
                 message: string;
             };
@@ -1711,6 +1932,33 @@ export type components = {
             };
             /** @description milliseconds to wait; a rate-limited request sent after that succeeds */
             retry_after_ms: number;
+        };
+        PaymentRequiredError: components["schemas"]["Error"] & {
+            error?: {
+                /** @enum {unknown} */
+                code?: "insufficient_credits" | "budget_exceeded";
+            };
+            /**
+             * @description what the refusing budget limits: an API key or a project
+             * @enum {string}
+             */
+            scope?: "key" | "project";
+            /** @description the API key id or project id of the refusing budget */
+            scope_id?: string;
+            /**
+             * @description the refusing budget's period (UTC)
+             * @enum {string}
+             */
+            period?: "day" | "month";
+            /** @description the refusing budget's limit in credits */
+            limit?: number;
+            /** @description credits the refusing budget has left in its period */
+            remaining?: number;
+            /**
+             * Format: date-time
+             * @description when the period ends and the budget admits again (ISO 8601, UTC)
+             */
+            resets_at?: string;
         };
         ConflictError: components["schemas"]["Error"] & {
             /**
@@ -1739,13 +1987,13 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Not enough credits (`insufficient_credits`); the message states the required and available amounts */
+        /** @description Not enough credits (`insufficient_credits`; the message states the required and available amounts), or, on creates, the price would pass a budget of the key or the project (`budget_exceeded`, with `scope`, `scope_id`, `period`, `limit`, `remaining` and `resets_at`) */
         Error402: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["PaymentRequiredError"];
             };
         };
         /** @description Project outside the key's workspace (`forbidden`) */
@@ -1869,6 +2117,8 @@ export type components = {
         "RateLimit-Reset": number;
         /** @description Seconds to wait before retrying */
         "Retry-After": number;
+        /** @description On a CSV page: the cursor of the next page (absent on the last page) */
+        "Next-Cursor": string;
         /** @description RFC 9745: the requested model is deprecated, since this date (a structured-field Date, `@` and Unix seconds). The job is created as usual; move to the replacement GET /v1/models names */
         Deprecation: string;
         /** @description RFC 8594: from this date (an HTTP-date) creates of the requested model are refused with 410 model_retired. Sent once a retirement date is set */
@@ -3125,6 +3375,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         } | {
                             /** @description credits this request would be charged */
                             price: number;
@@ -3132,6 +3391,10 @@ export interface operations {
                             available: number;
                             /** @description whether the balance covers the price (else the create would answer 402) */
                             sufficient: boolean;
+                            /** @description whether the budgets of the key and the project (GET /v1/budgets) admit the price now (else the create would answer 402 budget_exceeded); null when no budget applies */
+                            within_budget: boolean | null;
+                            /** @description the least credits any applying budget has left in its period; null when no budget applies */
+                            budget_remaining: number | null;
                             /** @description credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model */
                             non_refundable_after_submit: number;
                             /** @description when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline */
@@ -3153,7 +3416,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Not enough credits (`insufficient_credits`); the message states the required and available amounts */
+            /** @description Not enough credits (`insufficient_credits`; the message states the required and available amounts), or, on creates, the price would pass a budget of the key or the project (`budget_exceeded`, with `scope`, `scope_id`, `period`, `limit`, `remaining` and `resets_at`) */
             402: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3162,7 +3425,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
             /** @description Project outside the key's workspace (`forbidden`) */
@@ -3367,6 +3630,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -3535,6 +3807,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -3806,6 +4087,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -4081,6 +4371,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         } | {
                             /** @description credits this request would be charged */
                             price: number;
@@ -4088,6 +4387,10 @@ export interface operations {
                             available: number;
                             /** @description whether the balance covers the price (else the create would answer 402) */
                             sufficient: boolean;
+                            /** @description whether the budgets of the key and the project (GET /v1/budgets) admit the price now (else the create would answer 402 budget_exceeded); null when no budget applies */
+                            within_budget: boolean | null;
+                            /** @description the least credits any applying budget has left in its period; null when no budget applies */
+                            budget_remaining: number | null;
                             /** @description credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model */
                             non_refundable_after_submit: number;
                             /** @description when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline */
@@ -4109,7 +4412,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Not enough credits (`insufficient_credits`); the message states the required and available amounts */
+            /** @description Not enough credits (`insufficient_credits`; the message states the required and available amounts), or, on creates, the price would pass a budget of the key or the project (`budget_exceeded`, with `scope`, `scope_id`, `period`, `limit`, `remaining` and `resets_at`) */
             402: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4118,7 +4421,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
             /** @description Project outside the key's workspace (`forbidden`) */
@@ -4324,6 +4627,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -4493,6 +4805,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -4765,6 +5086,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -4948,6 +5278,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -5077,6 +5416,10 @@ export interface operations {
                             available: number;
                             /** @description whether the balance covers the price (else the create would answer 402) */
                             sufficient: boolean;
+                            /** @description whether the budgets of the key and the project (GET /v1/budgets) admit the price now (else the create would answer 402 budget_exceeded); null when no budget applies */
+                            within_budget: boolean | null;
+                            /** @description the least credits any applying budget has left in its period; null when no budget applies */
+                            budget_remaining: number | null;
                             /** @description credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model */
                             non_refundable_after_submit: number;
                             /** @description when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline */
@@ -5098,7 +5441,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Not enough credits (`insufficient_credits`); the message states the required and available amounts */
+            /** @description Not enough credits (`insufficient_credits`; the message states the required and available amounts), or, on creates, the price would pass a budget of the key or the project (`budget_exceeded`, with `scope`, `scope_id`, `period`, `limit`, `remaining` and `resets_at`) */
             402: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5107,7 +5450,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
             /** @description Project outside the key's workspace (`forbidden`) */
@@ -5313,6 +5656,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -5482,6 +5834,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -5754,6 +6115,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -5890,6 +6260,10 @@ export interface operations {
                             available: number;
                             /** @description whether the balance covers the price (else the create would answer 402) */
                             sufficient: boolean;
+                            /** @description whether the budgets of the key and the project (GET /v1/budgets) admit the price now (else the create would answer 402 budget_exceeded); null when no budget applies */
+                            within_budget: boolean | null;
+                            /** @description the least credits any applying budget has left in its period; null when no budget applies */
+                            budget_remaining: number | null;
                             /** @description credits a cancel does not refund once the job was submitted to its provider (the provider's cost; refunded too when that provider confirms the cancel of a request it had not run); a cancel before the submit refunds the whole price. 0 when the local renderer serves the model */
                             non_refundable_after_submit: number;
                             /** @description when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline */
@@ -5911,7 +6285,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Not enough credits (`insufficient_credits`); the message states the required and available amounts */
+            /** @description Not enough credits (`insufficient_credits`; the message states the required and available amounts), or, on creates, the price would pass a budget of the key or the project (`budget_exceeded`, with `scope`, `scope_id`, `period`, `limit`, `remaining` and `resets_at`) */
             402: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5920,7 +6294,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
             /** @description Project outside the key's workspace (`forbidden`) */
@@ -6124,6 +6498,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -6291,6 +6674,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -6561,6 +6953,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         };
                     };
                 };
@@ -6743,6 +7144,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                             /**
                              * @description the job kind (its status path: /v1/images/{id})
                              * @constant
@@ -6830,6 +7240,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                             /**
                              * @description the job kind (its status path: /v1/videos/{id})
                              * @constant
@@ -6917,6 +7336,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                             /**
                              * @description the job kind (its status path: /v1/replace-actors/generations/{id})
                              * @constant
@@ -7002,6 +7430,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                             /**
                              * @description the job kind (its status path: /v1/talking-actors/{id})
                              * @constant
@@ -7179,6 +7616,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -7352,6 +7798,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -7523,6 +7978,15 @@ export interface operations {
                              * @enum {string}
                              */
                             priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -8308,6 +8772,974 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_usage: {
+        parameters: {
+            query?: {
+                /** @description start of the range, inclusive (default: the start of the UTC month `to` falls in, else of the current one): an ISO 8601 date (midnight UTC) or date-time with its offset, e.g. 2026-11-01 or 2026-11-01T12:00:00Z */
+                from?: string;
+                /** @description end of the range, exclusive (default: the start of the UTC month after `from`, else after the current one): an ISO 8601 date (midnight UTC) or date-time with its offset, e.g. 2026-11-01 or 2026-11-01T12:00:00Z */
+                to?: string;
+                /** @description bucket size, UTC (default day); a range spans at most 366 days by day, 31 by hour */
+                granularity?: "day" | "hour";
+                /** @description also group by these, comma-separated: key, project, model, kind (key: the API key that created the job) */
+                group_by?: string;
+                /** @description rows per page, 1 to 100 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page (with the same query) */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Next-Cursor": components["headers"]["Next-Cursor"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description start of the UTC bucket (ISO 8601) */
+                            period_start: string;
+                            /** @description with group_by=key: the API key that created the jobs (null: none recorded) */
+                            key_id?: string | null;
+                            /** @description with group_by=project */
+                            project_id?: string;
+                            /** @description with group_by=model */
+                            model?: string;
+                            /** @description with group_by=kind: image, video, replace_actor or talking_actor */
+                            kind?: string;
+                            /** @description credits moved in the period by the workspace's jobs, by ledger time (grants and deducts by operators are not usage) */
+                            credits: {
+                                /** @description credits charged for the workspace's jobs (charges and recharges) */
+                                spent: number;
+                                /** @description credits refunded to the workspace for its jobs */
+                                refunded: number;
+                                /** @description spent minus refunded */
+                                net: number;
+                            };
+                            /** @description jobs by creation time, by their current status */
+                            jobs: {
+                                /** @description jobs created in the period */
+                                created: number;
+                                /** @description of those, jobs now pending */
+                                pending: number;
+                                /** @description of those, jobs now generating */
+                                generating: number;
+                                /** @description of those, jobs now completed */
+                                completed: number;
+                                /** @description of those, jobs now failed */
+                                failed: number;
+                            };
+                        }[];
+                        /** @description the whole range (every page): equal to the sum of every page */
+                        totals: {
+                            /** @description credits moved in the period by the workspace's jobs, by ledger time (grants and deducts by operators are not usage) */
+                            credits: {
+                                /** @description credits charged for the workspace's jobs (charges and recharges) */
+                                spent: number;
+                                /** @description credits refunded to the workspace for its jobs */
+                                refunded: number;
+                                /** @description spent minus refunded */
+                                net: number;
+                            };
+                            /** @description jobs by creation time, by their current status */
+                            jobs: {
+                                /** @description jobs created in the period */
+                                created: number;
+                                /** @description of those, jobs now pending */
+                                pending: number;
+                                /** @description of those, jobs now generating */
+                                generating: number;
+                                /** @description of those, jobs now completed */
+                                completed: number;
+                                /** @description of those, jobs now failed */
+                                failed: number;
+                            };
+                        };
+                        /** @description the range and bucket size answered (defaults applied), from inclusive, to exclusive */
+                        period: {
+                            from: string;
+                            to: string;
+                            /** @enum {string} */
+                            granularity: "day" | "hour";
+                        };
+                        /** @description pass as `cursor` to get the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_budgets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description budget id (bud_...) */
+                            id: string;
+                            /**
+                             * @description what the budget limits: one API key or one project
+                             * @enum {string}
+                             */
+                            scope: "key" | "project";
+                            /** @description the API key id (key_...) or the project id */
+                            scope_id: string;
+                            /**
+                             * @description the period the limit applies to: a UTC day or a UTC calendar month
+                             * @enum {string}
+                             */
+                            period: "day" | "month";
+                            /** @description credits the scope may spend (net of refunds) on jobs created in one period */
+                            limit: number;
+                            /** @description net credits charged to the jobs of the scope created in the current period (refunds deducted) */
+                            spent: number;
+                            /** @description credits left in the current period (limit minus spent, at least 0) */
+                            remaining: number;
+                            /** @description when the current period started (ISO 8601, UTC) */
+                            period_start: string;
+                            /** @description when the current period ends and the budget admits again (ISO 8601, UTC) */
+                            resets_at: string;
+                            /** @description thresholds in percent of the limit at which a budget.threshold_reached webhook event is sent */
+                            alert_at: number[];
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_images_by_id_timeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            kind: "image" | "video" | "replace_actor" | "talking_actor";
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
+                            /** @description in the order they happened; at most 500 */
+                            entries: {
+                                /** @description when it happened (ms since the Unix epoch) */
+                                at: number;
+                                /**
+                                 * @description what happened (docs/api/receipts.md lists each type with its details)
+                                 * @enum {string}
+                                 */
+                                type: "created" | "charged" | "started" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
+                                /** @description the entry's facts; amounts in credits */
+                                details: {
+                                    /** @description credits moved (charged, refunded, recharged) */
+                                    amount?: number;
+                                    /** @description why credits moved: the error code of a failure (canceled, deadline_exceeded, …), cancel_confirmed, revived, completed, reconciled */
+                                    cause?: string;
+                                    /** @description credits a cancel did not refund (refunded on a cancel; cancel_upstream: kept before the provider's answer) */
+                                    kept?: number;
+                                    /** @description created: the quoted price */
+                                    price?: number;
+                                    /** @description created: the model */
+                                    model?: string;
+                                    /** @description the route: the provider submitted to, given up, serving or asked to cancel */
+                                    provider?: string;
+                                    provider_model_id?: string | null;
+                                    /** @description why a route was given up (its error class) */
+                                    error?: string;
+                                    /** @description failover: the route given up */
+                                    from?: string;
+                                    /** @description failover: the route taken */
+                                    to?: string;
+                                    /** @description failover: why */
+                                    reason?: string;
+                                    /**
+                                     * @description cancel_upstream: the provider's answer
+                                     * @enum {string}
+                                     */
+                                    outcome?: "confirmed" | "not_confirmed" | "not_cancellable";
+                                    /** @description failed: the error code */
+                                    code?: string;
+                                    /** @description outputs_stored: how many */
+                                    count?: number;
+                                    /** @description failed: the error message */
+                                    message?: string;
+                                    /** @description failed: what the customer's cancel kept (null: not canceled by its customer) */
+                                    cancel_kept?: number | null;
+                                    /** @description submitted: the attempt of the submit step */
+                                    attempt?: number;
+                                    /** @description started: whether the run took the job back from failed (an operator reset) */
+                                    revived?: boolean;
+                                    /** @description created: the priority */
+                                    priority?: string;
+                                };
+                            }[];
+                            /** @description true when the job has more than 500 entries (only the first are answered) */
+                            truncated: boolean;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_videos_by_id_timeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            kind: "image" | "video" | "replace_actor" | "talking_actor";
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
+                            /** @description in the order they happened; at most 500 */
+                            entries: {
+                                /** @description when it happened (ms since the Unix epoch) */
+                                at: number;
+                                /**
+                                 * @description what happened (docs/api/receipts.md lists each type with its details)
+                                 * @enum {string}
+                                 */
+                                type: "created" | "charged" | "started" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
+                                /** @description the entry's facts; amounts in credits */
+                                details: {
+                                    /** @description credits moved (charged, refunded, recharged) */
+                                    amount?: number;
+                                    /** @description why credits moved: the error code of a failure (canceled, deadline_exceeded, …), cancel_confirmed, revived, completed, reconciled */
+                                    cause?: string;
+                                    /** @description credits a cancel did not refund (refunded on a cancel; cancel_upstream: kept before the provider's answer) */
+                                    kept?: number;
+                                    /** @description created: the quoted price */
+                                    price?: number;
+                                    /** @description created: the model */
+                                    model?: string;
+                                    /** @description the route: the provider submitted to, given up, serving or asked to cancel */
+                                    provider?: string;
+                                    provider_model_id?: string | null;
+                                    /** @description why a route was given up (its error class) */
+                                    error?: string;
+                                    /** @description failover: the route given up */
+                                    from?: string;
+                                    /** @description failover: the route taken */
+                                    to?: string;
+                                    /** @description failover: why */
+                                    reason?: string;
+                                    /**
+                                     * @description cancel_upstream: the provider's answer
+                                     * @enum {string}
+                                     */
+                                    outcome?: "confirmed" | "not_confirmed" | "not_cancellable";
+                                    /** @description failed: the error code */
+                                    code?: string;
+                                    /** @description outputs_stored: how many */
+                                    count?: number;
+                                    /** @description failed: the error message */
+                                    message?: string;
+                                    /** @description failed: what the customer's cancel kept (null: not canceled by its customer) */
+                                    cancel_kept?: number | null;
+                                    /** @description submitted: the attempt of the submit step */
+                                    attempt?: number;
+                                    /** @description started: whether the run took the job back from failed (an operator reset) */
+                                    revived?: boolean;
+                                    /** @description created: the priority */
+                                    priority?: string;
+                                };
+                            }[];
+                            /** @description true when the job has more than 500 entries (only the first are answered) */
+                            truncated: boolean;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_replace_actors_generations_by_id_timeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            kind: "image" | "video" | "replace_actor" | "talking_actor";
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
+                            /** @description in the order they happened; at most 500 */
+                            entries: {
+                                /** @description when it happened (ms since the Unix epoch) */
+                                at: number;
+                                /**
+                                 * @description what happened (docs/api/receipts.md lists each type with its details)
+                                 * @enum {string}
+                                 */
+                                type: "created" | "charged" | "started" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
+                                /** @description the entry's facts; amounts in credits */
+                                details: {
+                                    /** @description credits moved (charged, refunded, recharged) */
+                                    amount?: number;
+                                    /** @description why credits moved: the error code of a failure (canceled, deadline_exceeded, …), cancel_confirmed, revived, completed, reconciled */
+                                    cause?: string;
+                                    /** @description credits a cancel did not refund (refunded on a cancel; cancel_upstream: kept before the provider's answer) */
+                                    kept?: number;
+                                    /** @description created: the quoted price */
+                                    price?: number;
+                                    /** @description created: the model */
+                                    model?: string;
+                                    /** @description the route: the provider submitted to, given up, serving or asked to cancel */
+                                    provider?: string;
+                                    provider_model_id?: string | null;
+                                    /** @description why a route was given up (its error class) */
+                                    error?: string;
+                                    /** @description failover: the route given up */
+                                    from?: string;
+                                    /** @description failover: the route taken */
+                                    to?: string;
+                                    /** @description failover: why */
+                                    reason?: string;
+                                    /**
+                                     * @description cancel_upstream: the provider's answer
+                                     * @enum {string}
+                                     */
+                                    outcome?: "confirmed" | "not_confirmed" | "not_cancellable";
+                                    /** @description failed: the error code */
+                                    code?: string;
+                                    /** @description outputs_stored: how many */
+                                    count?: number;
+                                    /** @description failed: the error message */
+                                    message?: string;
+                                    /** @description failed: what the customer's cancel kept (null: not canceled by its customer) */
+                                    cancel_kept?: number | null;
+                                    /** @description submitted: the attempt of the submit step */
+                                    attempt?: number;
+                                    /** @description started: whether the run took the job back from failed (an operator reset) */
+                                    revived?: boolean;
+                                    /** @description created: the priority */
+                                    priority?: string;
+                                };
+                            }[];
+                            /** @description true when the job has more than 500 entries (only the first are answered) */
+                            truncated: boolean;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_talking_actors_by_id_timeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            kind: "image" | "video" | "replace_actor" | "talking_actor";
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
+                            /** @description in the order they happened; at most 500 */
+                            entries: {
+                                /** @description when it happened (ms since the Unix epoch) */
+                                at: number;
+                                /**
+                                 * @description what happened (docs/api/receipts.md lists each type with its details)
+                                 * @enum {string}
+                                 */
+                                type: "created" | "charged" | "started" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
+                                /** @description the entry's facts; amounts in credits */
+                                details: {
+                                    /** @description credits moved (charged, refunded, recharged) */
+                                    amount?: number;
+                                    /** @description why credits moved: the error code of a failure (canceled, deadline_exceeded, …), cancel_confirmed, revived, completed, reconciled */
+                                    cause?: string;
+                                    /** @description credits a cancel did not refund (refunded on a cancel; cancel_upstream: kept before the provider's answer) */
+                                    kept?: number;
+                                    /** @description created: the quoted price */
+                                    price?: number;
+                                    /** @description created: the model */
+                                    model?: string;
+                                    /** @description the route: the provider submitted to, given up, serving or asked to cancel */
+                                    provider?: string;
+                                    provider_model_id?: string | null;
+                                    /** @description why a route was given up (its error class) */
+                                    error?: string;
+                                    /** @description failover: the route given up */
+                                    from?: string;
+                                    /** @description failover: the route taken */
+                                    to?: string;
+                                    /** @description failover: why */
+                                    reason?: string;
+                                    /**
+                                     * @description cancel_upstream: the provider's answer
+                                     * @enum {string}
+                                     */
+                                    outcome?: "confirmed" | "not_confirmed" | "not_cancellable";
+                                    /** @description failed: the error code */
+                                    code?: string;
+                                    /** @description outputs_stored: how many */
+                                    count?: number;
+                                    /** @description failed: the error message */
+                                    message?: string;
+                                    /** @description failed: what the customer's cancel kept (null: not canceled by its customer) */
+                                    cancel_kept?: number | null;
+                                    /** @description submitted: the attempt of the submit step */
+                                    attempt?: number;
+                                    /** @description started: whether the run took the job back from failed (an operator reset) */
+                                    revived?: boolean;
+                                    /** @description created: the priority */
+                                    priority?: string;
+                                };
+                            }[];
+                            /** @description true when the job has more than 500 entries (only the first are answered) */
+                            truncated: boolean;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_jobs_by_id_timeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            kind: "image" | "video" | "replace_actor" | "talking_actor";
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
+                            /** @description in the order they happened; at most 500 */
+                            entries: {
+                                /** @description when it happened (ms since the Unix epoch) */
+                                at: number;
+                                /**
+                                 * @description what happened (docs/api/receipts.md lists each type with its details)
+                                 * @enum {string}
+                                 */
+                                type: "created" | "charged" | "started" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
+                                /** @description the entry's facts; amounts in credits */
+                                details: {
+                                    /** @description credits moved (charged, refunded, recharged) */
+                                    amount?: number;
+                                    /** @description why credits moved: the error code of a failure (canceled, deadline_exceeded, …), cancel_confirmed, revived, completed, reconciled */
+                                    cause?: string;
+                                    /** @description credits a cancel did not refund (refunded on a cancel; cancel_upstream: kept before the provider's answer) */
+                                    kept?: number;
+                                    /** @description created: the quoted price */
+                                    price?: number;
+                                    /** @description created: the model */
+                                    model?: string;
+                                    /** @description the route: the provider submitted to, given up, serving or asked to cancel */
+                                    provider?: string;
+                                    provider_model_id?: string | null;
+                                    /** @description why a route was given up (its error class) */
+                                    error?: string;
+                                    /** @description failover: the route given up */
+                                    from?: string;
+                                    /** @description failover: the route taken */
+                                    to?: string;
+                                    /** @description failover: why */
+                                    reason?: string;
+                                    /**
+                                     * @description cancel_upstream: the provider's answer
+                                     * @enum {string}
+                                     */
+                                    outcome?: "confirmed" | "not_confirmed" | "not_cancellable";
+                                    /** @description failed: the error code */
+                                    code?: string;
+                                    /** @description outputs_stored: how many */
+                                    count?: number;
+                                    /** @description failed: the error message */
+                                    message?: string;
+                                    /** @description failed: what the customer's cancel kept (null: not canceled by its customer) */
+                                    cancel_kept?: number | null;
+                                    /** @description submitted: the attempt of the submit step */
+                                    attempt?: number;
+                                    /** @description started: whether the run took the job back from failed (an operator reset) */
+                                    revived?: boolean;
+                                    /** @description created: the priority */
+                                    priority?: string;
+                                };
+                            }[];
+                            /** @description true when the job has more than 500 entries (only the first are answered) */
+                            truncated: boolean;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */

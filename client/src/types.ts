@@ -20,6 +20,8 @@ export type VideoJob = DataOf<'get_videos_by_id'>;
 export type ReplaceActorJob = DataOf<'get_replace_actors_generations_by_id'>;
 export type TalkingActorJob = DataOf<'get_talking_actors_by_id'>;
 export type UrlResult = DataOf<'get_images_by_id_url'>;
+/** A job's timeline (its receipt): GET /v1/jobs/{id}/timeline. */
+export type JobTimeline = DataOf<'get_jobs_by_id_timeline'>;
 export type JobStatus = ImageJob['status'];
 export type JobProgress = NonNullable<ImageJob['progress']>;
 
@@ -256,4 +258,10 @@ export const operationMethods = {
   get_webhook_deliveries: 'webhookDeliveries.list',
   get_webhook_deliveries_by_id: 'webhookDeliveries.get',
   post_webhook_deliveries_by_id_redeliver: 'webhookDeliveries.redeliver',
+  // A job's timeline (its receipt): the one method serves every kind's path.
+  get_images_by_id_timeline: 'jobs.timeline',
+  get_videos_by_id_timeline: 'jobs.timeline',
+  get_replace_actors_generations_by_id_timeline: 'jobs.timeline',
+  get_talking_actors_by_id_timeline: 'jobs.timeline',
+  get_jobs_by_id_timeline: 'jobs.timeline',
 } as const satisfies Record<keyof operations, string>;

@@ -46,12 +46,14 @@ async function netCharge(tx: Tx, jobId: string): Promise<{ net: number; lastSeq:
 }
 
 /**
- * Make the job's net charge equal `target`, writing one ledger row for the difference (or none).
+ * Make the job's net charge equal `target`, writing one ledger row for the difference (or none),
+ * with the job's `credits_charged` / `credits_refunded` and its timeline entry (`cause`: why, e.g.
+ * the error code of a failure; `details`: more for the entry) in the same statement.
  * The caller holds the job row lock, which serializes concurrent settlements; (job_id, job_seq)
  * uniqueness backs it up. Returns the credits moved: positive = charged now, negative = refunded now.
  * The budget counters the job's charge went to move with it (its creation's period), in this transaction.
  */
-export async function settleChargeTo(tx: Tx, job: Job, target: number): Promise<number> {
+export async function settleChargeTo(tx: Tx, job: Job, target: number, cause?: string, details: Record<string, unknown> = {}): Promise<number> {
   const { net, lastSeq } = await netCharge(tx, job.id);
   const diff = target - net;
   if (diff === 0) return 0;
@@ -67,10 +69,17 @@ export async function settleChargeTo(tx: Tx, job: Job, target: number): Promise<
       .execute();
     reason = 'refund';
   }
-  await tx
-    .insertInto('credit_ledger')
-    .values({ workspace_id: job.workspace_id, job_id: job.id, job_seq: lastSeq + 1, delta: -diff, reason, note: null })
-    .execute();
+  const seq = lastSeq + 1;
+  const entry = JSON.stringify({ amount: Math.abs(diff), ...(cause ? { cause } : {}), ...details });
+  await sql`
+    with ledger as (
+      insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason, note) values (${job.workspace_id}, ${job.id}, ${seq}, ${-diff}, ${reason}, null)
+    ), sums as (
+      update jobs set credits_charged = credits_charged + ${Math.max(diff, 0)}, credits_refunded = credits_refunded + ${Math.max(-diff, 0)} where id = ${job.id}
+    )
+    insert into job_timeline (job_id, key, type, details)
+    values (${job.id}, ${`ledger:${seq}`}, ${reason === 'refund' ? 'refunded' : 'recharged'}, ${entry}::jsonb)
+    on conflict do nothing`.execute(tx);
   await adjustJobSpend(tx, job.id, diff);
   return diff;
 }

@@ -14,7 +14,7 @@ import { phaseColumns, progressColumns, type MoveProgress } from './job-progress
 
 export { InsufficientCreditsError } from './job-ledger.js';
 export { cancelChurn } from './cancel-churn.js';
-export { BudgetsApplyError } from './budgets.js';
+export { BudgetsApplyError };
 
 export interface NewJobInput {
   id: string;
@@ -31,10 +31,7 @@ export interface NewJobInput {
   deadlineSeconds?: number | null;
   /** Its priority in the queues (default normal). */
   priority?: JobPriority;
-  /**
-   * The caller checked the budgets of the job's key and project under their counters' locks (jobs/budgets.ts).
-   * Without it a create to which a budget applies writes nothing and throws BudgetsApplyError.
-   */
+  /** The caller checked the key's and project's budgets under their counters' locks (jobs/budgets.ts); else a budgeted create throws BudgetsApplyError. */
   budgetsChecked?: boolean;
 }
 
@@ -51,7 +48,8 @@ export class ProjectNotInWorkspaceError extends Error {
  * balance never goes below zero), and the job row and its ledger `charge` are written only with
  * it. Refused with ProjectNotInWorkspaceError or InsufficientCreditsError, changing nothing.
  * One round trip instead of six (begin, project, debit, job, ledger, commit): it is on the path
- * of every create. A price of 0 writes no debit, so it does not lock the workspace row.
+ * of every create. The job's timeline (0029_receipts) starts in it: created (quoted) and charged.
+ * A price of 0 writes no debit, so it does not lock the workspace row.
  * The job keeps the workspace's fair-share weight as it is now (`fairness_weight`): its workflow
  * starts with it, however late, and a later change of the share applies to later jobs.
  * The same statement probes for a budget of the key or the project (budgets_scope_idx): when one
@@ -73,16 +71,23 @@ export async function insertJobWithCharge(db: Queryable, job: NewJobInput): Prom
       where id = ${job.workspaceId} and ${job.price}::int > 0 and credits >= ${job.price} and exists (select 1 from project)
       returning credits
     ), job as (
-      insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, price, webhook_url, webhook_events, deadline_at, priority, fairness_weight)
+      insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, price, webhook_url, webhook_events, deadline_at, priority, fairness_weight, credits_charged)
       select ${job.id}::text, ${job.kind}::text, ${job.workspaceId}::text, ${job.projectId}::text, ${job.apiKeyId}::text, ${job.model}::text,
              'pending', ${JSON.stringify(job.params)}::jsonb, ${job.price}::int, ${job.webhook?.url ?? null}::text, ${job.webhook?.events ?? null}::text[],
              now() + make_interval(secs => ${job.deadlineSeconds ?? null}::int), ${job.priority ?? 'normal'}::text,
-             (select fair_share_weight from workspaces where id = ${job.workspaceId})
+             (select fair_share_weight from workspaces where id = ${job.workspaceId}), ${job.price}::int
       where exists (select 1 from project) and (${job.price}::int = 0 or exists (select 1 from debit))
       returning *
     ), charge as (
       insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason)
       select workspace_id, id, 1, -price, 'charge' from job
+    ), timeline as (
+      insert into job_timeline (job_id, key, type, details)
+      select job.id, e.key, e.type, e.details
+        from job cross join lateral (values
+          (1, 'created', 'created', jsonb_build_object('model', job.model, 'provider', job.params->>'provider', 'price', job.price, 'priority', job.priority)),
+          (2, 'ledger:1', 'charged', jsonb_build_object('amount', job.price))) as e(ord, key, type, details)
+       where e.ord = 1 or job.price > 0 order by e.ord
     )
     select exists (select 1 from projects where id = ${job.projectId} and workspace_id = ${job.workspaceId}) as project_found,
            (select clear from budgets_clear) as budgets_clear,
@@ -356,11 +361,10 @@ export async function markWorkflowStarted(db: Queryable, jobId: string): Promise
  * Moves run `runId`'s job from provider `from` to route `to`: the job's provider and provider model
  * id become `to`'s, and when `gaveUp` is given it is appended to the job's provider attempts (with
  * `from`'s recorded request as its `ref`) and that reference is cleared from the row (answered as
- * `previousRef`, for its cancel, also by a repeat after the commit), so
- * the next submit goes to `to` instead of polling `from`'s request. Only while the job is on `from`
- * and has not recorded this give-up: a repeat after the commit changes nothing and answers
- * `moved: false`. Undefined when `runId` does
- * not hold the job.
+ * `previousRef`, for its cancel, also by a repeat after the commit), so the next submit goes to
+ * `to` instead of polling `from`'s request. Only while the job is on `from` and has not recorded
+ * this give-up: a repeat after the commit changes nothing and answers `moved: false`. Undefined
+ * when `runId` does not hold the job. (The timeline's give-up and failover: 0029_receipts.)
  */
 export async function switchJobRoute(
   db: Queryable,

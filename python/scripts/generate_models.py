@@ -62,6 +62,7 @@ MODELS: dict[str, tuple[str, str]] = {
     "TalkingActorJob": ("get_talking_actors_by_id", "data"),
     "TalkingActorCreated": ("post_talking_actors_generate", "data"),
     "UrlResult": ("get_images_by_id_url", "data"),
+    "JobTimeline": ("get_jobs_by_id_timeline", "data"),
     "Health": ("get_healthz", "answer"),
     "Readiness": ("get_readyz", "answer"),
     "ProjectsQuery": ("get_projects", "query"),

@@ -163,6 +163,14 @@ const cancelRecord = z
     "what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline",
   );
 
+const charges = z
+  .object({
+    charged: z.number().int().describe("credits taken for the job: its price at create, and any charge again (an operator's reset reviving it)"),
+    refunded: z.number().int().describe('credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed'),
+    net: z.number().int().describe('charged minus refunded: what the job costs the workspace now'),
+  })
+  .describe("the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved");
+
 /** What every job record carries beside its kind's fields, in this order. */
 export const statusFields = {
   status: z.enum(jobStatuses),
@@ -178,6 +186,7 @@ export const statusFields = {
   ...webhookRecordFields,
   deadline_at: deadlineAt,
   priority: priorityRecordField,
+  charges,
 };
 
 /** A job record: its id and project, the kind's own fields, then the status fields. */

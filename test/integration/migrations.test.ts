@@ -18,6 +18,7 @@ const appTables = [
   'credit_ledger',
   'file_uploads',
   'idempotency_keys',
+  'job_timeline',
   'jobs',
   'projects',
   'provider_circuits',

@@ -75,6 +75,7 @@ describe('OpenAPI builder', () => {
       'delete_images_by_id',
       'get_images_by_id',
       'get_images_by_id_events',
+      'get_images_by_id_timeline',
       'get_images_by_id_url',
       'post_images_by_id_cancel',
     ]);

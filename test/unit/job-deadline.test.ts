@@ -53,6 +53,8 @@ test("a webhook event's record shows the deadline as GET does (ms since the epoc
     price: 4,
     cancel_kept: 0,
     canceled_after_submit_at: null,
+    credits_charged: 0,
+    credits_refunded: 0,
     deadline_at: at,
   };
   const body = JSON.parse(webhookBody({ type: 'job.failed', job: snapshot }));

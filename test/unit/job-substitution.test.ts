@@ -28,6 +28,8 @@ function row(model: string, kind: JobRow['kind'], params: Record<string, unknown
     price: 4,
     cancel_kept: null,
     canceled_after_submit_at: null,
+    credits_charged: 0,
+    credits_refunded: 0,
     priority: 'normal',
     outputs,
   };

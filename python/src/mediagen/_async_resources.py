@@ -23,6 +23,7 @@ from .models import (
     ImageJob,
     JobListItem,
     JobListQuery,
+    JobTimeline,
     ModelInfo,
     Project,
     ProjectsQuery,
@@ -164,6 +165,10 @@ class _Jobs:
     async def get(self, job_id: str) -> AnyJob:
         """The status of any job, its kind told by its id."""
         return await self._client.get_job(job_id)
+
+    async def timeline(self, job_id: str) -> JobTimeline:
+        """GET /v1/jobs/{id}/timeline: what happened to the job, in order, with the credits charged and refunded (its receipt)."""
+        return cast(JobTimeline, await self._client._data("GET", f"/v1/jobs/{_core.quote_id(job_id)}/timeline"))
 
 
 class _Uploads:

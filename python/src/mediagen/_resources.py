@@ -25,6 +25,7 @@ from .models import (
     ImageJob,
     JobListItem,
     JobListQuery,
+    JobTimeline,
     ModelInfo,
     Project,
     ProjectsQuery,
@@ -166,6 +167,10 @@ class _Jobs:
     def get(self, job_id: str) -> AnyJob:
         """The status of any job, its kind told by its id."""
         return self._client.get_job(job_id)
+
+    def timeline(self, job_id: str) -> JobTimeline:
+        """GET /v1/jobs/{id}/timeline: what happened to the job, in order, with the credits charged and refunded (its receipt)."""
+        return cast(JobTimeline, self._client._data("GET", f"/v1/jobs/{_core.quote_id(job_id)}/timeline"))
 
 
 class _Uploads:

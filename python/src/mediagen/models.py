@@ -115,6 +115,49 @@ AuditEventsQuery = TypedDict(
 )
 
 
+class Budget(TypedDict, closed=True):
+    id: str
+    """
+    budget id (bud_...)
+    """
+    scope: Literal["key", "project"]
+    """
+    what the budget limits: one API key or one project
+    """
+    scope_id: str
+    """
+    the API key id (key_...) or the project id
+    """
+    period: Literal["day", "month"]
+    """
+    the period the limit applies to: a UTC day or a UTC calendar month
+    """
+    limit: int
+    """
+    credits the scope may spend (net of refunds) on jobs created in one period
+    """
+    spent: int
+    """
+    net credits charged to the jobs of the scope created in the current period (refunds deducted)
+    """
+    remaining: int
+    """
+    credits left in the current period (limit minus spent, at least 0)
+    """
+    period_start: str
+    """
+    when the current period started (ISO 8601, UTC)
+    """
+    resets_at: str
+    """
+    when the current period ends and the budget admits again (ISO 8601, UTC)
+    """
+    alert_at: list[int]
+    """
+    thresholds in percent of the limit at which a budget.threshold_reached webhook event is sent
+    """
+
+
 class DirectUploadCreate(TypedDict, closed=True):
     project_id: str
     name: str
@@ -194,6 +237,14 @@ class DryRunQuote(TypedDict, closed=True):
     sufficient: bool
     """
     whether the balance covers the price (else the create would answer 402)
+    """
+    within_budget: bool | None
+    """
+    whether the budgets of the key and the project (GET /v1/budgets) admit the price now (else the create would answer 402 budget_exceeded); null when no budget applies
+    """
+    budget_remaining: int | None
+    """
+    the least credits any applying budget has left in its period; null when no budget applies
     """
     non_refundable_after_submit: int
     """
@@ -353,6 +404,21 @@ class Cancel(TypedDict, closed=True):
     """
 
 
+class Charges(TypedDict, closed=True):
+    charged: int
+    """
+    credits taken for the job: its price at create, and any charge again (an operator's reset reviving it)
+    """
+    refunded: int
+    """
+    credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed
+    """
+    net: int
+    """
+    charged minus refunded: what the job costs the workspace now
+    """
+
+
 class Substitution1(TypedDict, closed=True):
     provider: Literal[
         "local",
@@ -440,6 +506,83 @@ class JobProgress(TypedDict, closed=True):
     queue_position: int | None
     """
     while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null
+    """
+
+
+Details = TypedDict(
+    "Details",
+    {
+        "amount": NotRequired[int],
+        "cause": NotRequired[str],
+        "kept": NotRequired[int],
+        "price": NotRequired[int],
+        "model": NotRequired[str],
+        "provider": NotRequired[str],
+        "provider_model_id": NotRequired[str | None],
+        "error": NotRequired[str],
+        "from": NotRequired[str],
+        "to": NotRequired[str],
+        "reason": NotRequired[str],
+        "outcome": NotRequired[
+            Literal["confirmed", "not_confirmed", "not_cancellable"]
+        ],
+        "code": NotRequired[str],
+        "count": NotRequired[int],
+        "message": NotRequired[str],
+        "cancel_kept": NotRequired[int | None],
+        "attempt": NotRequired[int],
+        "revived": NotRequired[bool],
+        "priority": NotRequired[str],
+    },
+    closed=True,
+)
+
+
+class Entry(TypedDict, closed=True):
+    at: int
+    """
+    when it happened (ms since the Unix epoch)
+    """
+    type: Literal[
+        "created",
+        "charged",
+        "started",
+        "submitted",
+        "provider_gave_up",
+        "failover",
+        "cancel_requested",
+        "cancel_upstream",
+        "failed",
+        "refunded",
+        "recharged",
+        "outputs_stored",
+        "completed",
+        "outputs_deleted",
+    ]
+    """
+    what happened (docs/api/receipts.md lists each type with its details)
+    """
+    details: Details
+    """
+    the entry's facts; amounts in credits
+    """
+
+
+class JobTimeline(TypedDict, closed=True):
+    id: str
+    kind: Literal["image", "video", "replace_actor", "talking_actor"]
+    status: Literal["pending", "generating", "completed", "failed"]
+    charges: Charges
+    """
+    the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
+    """
+    entries: list[Entry]
+    """
+    in the order they happened; at most 500
+    """
+    truncated: bool
+    """
+    true when the job has more than 500 entries (only the first are answered)
     """
 
 
@@ -878,6 +1021,10 @@ class ReplaceActorJob(TypedDict, closed=True):
     """
     the job's priority in the queues it waits in (high, normal or low)
     """
+    charges: Charges
+    """
+    the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
+    """
 
 
 class Substitution3(TypedDict, closed=True):
@@ -983,6 +1130,10 @@ class ReplaceActorListItem(TypedDict, closed=True):
     priority: Literal["high", "normal", "low"]
     """
     the job's priority in the queues it waits in (high, normal or low)
+    """
+    charges: Charges
+    """
+    the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
     kind: Literal["replace_actor"]
     """
@@ -1131,6 +1282,10 @@ class TalkingActorJob(TypedDict, closed=True):
     """
     the job's priority in the queues it waits in (high, normal or low)
     """
+    charges: Charges
+    """
+    the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
+    """
 
 
 class Substitution5(TypedDict, closed=True):
@@ -1234,6 +1389,10 @@ class TalkingActorListItem(TypedDict, closed=True):
     priority: Literal["high", "normal", "low"]
     """
     the job's priority in the queues it waits in (high, normal or low)
+    """
+    charges: Charges
+    """
+    the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
     kind: Literal["talking_actor"]
     """
@@ -1496,6 +1655,10 @@ class VideoJob(TypedDict, closed=True):
     """
     the job's priority in the queues it waits in (high, normal or low)
     """
+    charges: Charges
+    """
+    the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
+    """
 
 
 class Substitution7(TypedDict, closed=True):
@@ -1601,6 +1764,10 @@ class VideoListItem(TypedDict, closed=True):
     priority: Literal["high", "normal", "low"]
     """
     the job's priority in the queues it waits in (high, normal or low)
+    """
+    charges: Charges
+    """
+    the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
     kind: Literal["video"]
     """
@@ -1839,6 +2006,10 @@ class ImageJob(TypedDict, closed=True):
     """
     the job's priority in the queues it waits in (high, normal or low)
     """
+    charges: Charges
+    """
+    the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
+    """
 
 
 class ImageListItem(TypedDict, closed=True):
@@ -1901,6 +2072,10 @@ class ImageListItem(TypedDict, closed=True):
     """
     the job's priority in the queues it waits in (high, normal or low)
     """
+    charges: Charges
+    """
+    the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
+    """
     kind: Literal["image"]
     """
     the job kind (its status path: /v1/images/{id})
@@ -1942,12 +2117,15 @@ OPERATION_IDS: tuple[str, ...] = (
     "delete_videos_by_id",
     "get_actors",
     "get_audit_events",
+    "get_budgets",
     "get_healthz",
     "get_images",
     "get_images_by_id",
     "get_images_by_id_events",
+    "get_images_by_id_timeline",
     "get_images_by_id_url",
     "get_jobs",
+    "get_jobs_by_id_timeline",
     "get_models",
     "get_openapi_json",
     "get_projects",
@@ -1956,16 +2134,19 @@ OPERATION_IDS: tuple[str, ...] = (
     "get_replace_actors_generations",
     "get_replace_actors_generations_by_id",
     "get_replace_actors_generations_by_id_events",
+    "get_replace_actors_generations_by_id_timeline",
     "get_replace_actors_generations_by_id_url",
     "get_talking_actors",
     "get_talking_actors_by_id",
     "get_talking_actors_by_id_events",
+    "get_talking_actors_by_id_timeline",
     "get_talking_actors_by_id_url",
     "get_uploads_by_id",
     "get_usage",
     "get_videos",
     "get_videos_by_id",
     "get_videos_by_id_events",
+    "get_videos_by_id_timeline",
     "get_videos_by_id_url",
     "get_voices",
     "get_webhook_deliveries",
