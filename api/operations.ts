@@ -1,7 +1,9 @@
 // Each router describes its endpoints once; the same zod schemas validate requests and feed the
 // OpenAPI document (api/openapi.ts collects every router's operations).
 import type { z } from 'zod';
-import type { RateClass } from './rate-limit.js';
+
+/** The rate-limit class an operation spends (api/rate-limit.ts): its own token bucket per key. */
+export type RateClass = 'poll' | 'generate' | 'redeliver';
 
 export interface Operation {
   method: 'get' | 'post' | 'delete';

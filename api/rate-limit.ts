@@ -39,7 +39,8 @@ import type { Queryable } from '../db/index.js';
 import { ApiError } from './errors.js';
 
 /** poll: reads; generate: creates; redeliver: webhook redeliveries (each sends a request to the customer's receiver). */
-export type RateClass = 'poll' | 'generate' | 'redeliver';
+import type { RateClass } from './operations.js';
+export type { RateClass };
 
 export const RATE_WINDOW_MS = 60_000;
 /** How long a block of leased tokens may be spent; a short window shortens it too. */

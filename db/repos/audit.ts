@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Queryable } from '../index.js';
+import { createdMicros, newestFirstPage, olderThan, type NewestFirstKey } from './newest-first.js';
 import type { AuditEvent } from '../schema.js';
 import type { AuditAction, AuditActor } from '../../shared/audit.js';
 import { newId } from '../../shared/ids.js';
@@ -60,10 +61,7 @@ export function auditEventId(action: AuditAction, ...parts: string[]): string {
     .slice(0, 32)}`;
 }
 
-export interface AuditEventKey {
-  createdAtMicros: string;
-  id: string;
-}
+export type AuditEventKey = NewestFirstKey;
 
 export interface AuditEventFilters {
   action?: AuditAction;
@@ -81,28 +79,19 @@ export async function listAuditEvents(
   opts: { limit: number; after?: AuditEventKey | null; filters?: AuditEventFilters },
 ): Promise<{ rows: AuditEvent[]; next: AuditEventKey | null }> {
   const f = opts.filters ?? {};
-  let q = db
-    .selectFrom('audit_events')
-    .selectAll()
-    .select(sql<string>`(extract(epoch from created_at) * 1000000)::bigint::text`.as('created_us'))
-    .where('workspace_id', '=', workspaceId);
+  let q = db.selectFrom('audit_events').selectAll().select(createdMicros()).where('workspace_id', '=', workspaceId);
   if (f.action !== undefined) q = q.where('action', '=', f.action);
   if (f.targetId !== undefined) q = q.where('target_id', '=', f.targetId);
   if (f.from !== undefined) q = q.where('created_at', '>=', f.from);
   if (f.to !== undefined) q = q.where('created_at', '<', f.to);
-  if (opts.after) {
-    const at = sql`timestamptz 'epoch' + ${opts.after.createdAtMicros}::bigint * interval '1 microsecond'`;
-    q = q.where(sql<boolean>`(created_at, id) < (${at}, ${opts.after.id})`);
-  }
+  if (opts.after) q = q.where(olderThan(opts.after));
   const rows = await q
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(opts.limit + 1)
     .execute();
-  const kept = rows.slice(0, opts.limit);
-  const last = kept[kept.length - 1];
-  const next = rows.length > opts.limit && last ? { createdAtMicros: last.created_us, id: last.id } : null;
-  return { rows: kept.map(({ created_us: _, ...e }) => e as AuditEvent), next };
+  const page = newestFirstPage(rows, opts.limit);
+  return { rows: page.rows as AuditEvent[], next: page.next };
 }
 
 /**

@@ -4,14 +4,12 @@
 // walked backwards, so a page reads about `limit` index entries whatever the table's size.
 import { sql } from 'kysely';
 import type { Queryable } from '../index.js';
+import { createdMicros, newestFirstPage, olderThan, type NewestFirstKey } from './newest-first.js';
 import type { Job, JobKind, JobStatus } from '../schema.js';
 import type { JobPriority } from '../../shared/job-model.js';
 import type { Page } from './catalog.js';
 
-export interface JobListKey {
-  createdAtMicros: string;
-  id: string;
-}
+export type JobListKey = NewestFirstKey;
 
 export interface JobListFilters {
   kind?: JobKind;
@@ -35,11 +33,7 @@ export interface JobListOptions {
 /** The page's query (limit + 1 rows, to know whether another page follows); exported for EXPLAIN. */
 export function jobsPageQuery(db: Queryable, workspaceId: string, opts: JobListOptions) {
   const f = opts.filters ?? {};
-  let q = db
-    .selectFrom('jobs')
-    .selectAll()
-    .select(sql<string>`(extract(epoch from created_at) * 1000000)::bigint::text`.as('created_us'))
-    .where('workspace_id', '=', workspaceId);
+  let q = db.selectFrom('jobs').selectAll().select(createdMicros()).where('workspace_id', '=', workspaceId);
   if (f.kind !== undefined) q = q.where('kind', '=', f.kind);
   if (f.projectId !== undefined) q = q.where('project_id', '=', f.projectId);
   if (f.status !== undefined) q = q.where('status', '=', f.status);
@@ -47,10 +41,7 @@ export function jobsPageQuery(db: Queryable, workspaceId: string, opts: JobListO
   if (f.priority !== undefined) q = q.where('priority', '=', f.priority);
   if (f.createdAfter !== undefined) q = q.where(sql<boolean>`created_at > ${fromMillis(f.createdAfter)}`);
   if (f.createdBefore !== undefined) q = q.where(sql<boolean>`created_at < ${fromMillis(f.createdBefore)}`);
-  if (opts.after) {
-    const at = sql`timestamptz 'epoch' + ${opts.after.createdAtMicros}::bigint * interval '1 microsecond'`;
-    q = q.where(sql<boolean>`(created_at, id) < (${at}, ${opts.after.id})`);
-  }
+  if (opts.after) q = q.where(olderThan(opts.after));
   return q
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
@@ -59,8 +50,6 @@ export function jobsPageQuery(db: Queryable, workspaceId: string, opts: JobListO
 
 export async function listJobsPage(db: Queryable, workspaceId: string, opts: JobListOptions): Promise<Page<Job, JobListKey>> {
   const rows = await jobsPageQuery(db, workspaceId, opts).execute();
-  const kept = rows.slice(0, opts.limit);
-  const last = kept[kept.length - 1];
-  const next = rows.length > opts.limit && last ? { createdAtMicros: last.created_us, id: last.id } : null;
-  return { rows: kept.map(({ created_us: _, ...job }) => job as Job), next };
+  const page = newestFirstPage(rows, opts.limit);
+  return { rows: page.rows as Job[], next: page.next };
 }

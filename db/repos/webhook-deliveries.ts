@@ -2,6 +2,7 @@
 // 0031_webhook_attempts), the workspace's newest-first list, and redelivery of a finished event.
 import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Database, Queryable } from '../index.js';
+import { createdMicros, newestFirstPage, olderThan, type NewestFirstKey } from './newest-first.js';
 import type { DB, WebhookAttempt, WebhookDelivery } from '../schema.js';
 import type { DeliveryStatus } from '../../shared/webhook-attempts.js';
 import { WEBHOOK_DELIVERIES_CHANNEL } from './webhooks.js';
@@ -71,10 +72,7 @@ export async function attemptsOf(db: Queryable, deliveryIds: string[]): Promise<
 
 // ------------------------------------------------------------------ the workspace's list
 
-export interface DeliveryListKey {
-  createdAtMicros: string;
-  id: string;
-}
+export type DeliveryListKey = NewestFirstKey;
 
 export interface DeliveryFilters {
   jobId?: string;
@@ -122,28 +120,18 @@ export async function listDeliveriesPage(
   workspaceId: string,
   opts: { limit: number; after: DeliveryListKey | null; filters: DeliveryFilters },
 ): Promise<{ rows: DeliveryRow[]; next: DeliveryListKey | null }> {
-  let q = db
-    .selectFrom('webhook_deliveries')
-    .select(listColumns)
-    .select(sql<string>`(extract(epoch from created_at) * 1000000)::bigint::text`.as('created_us'))
-    .where('workspace_id', '=', workspaceId);
+  let q = db.selectFrom('webhook_deliveries').select(listColumns).select(createdMicros()).where('workspace_id', '=', workspaceId);
   const f = opts.filters;
   if (f.jobId !== undefined) q = q.where('job_id', '=', f.jobId);
   if (f.type !== undefined) q = q.where('type', '=', f.type);
   if (f.status !== undefined) q = whereStatus(q, f.status);
-  if (opts.after) {
-    const at = sql`timestamptz 'epoch' + ${opts.after.createdAtMicros}::bigint * interval '1 microsecond'`;
-    q = q.where(sql<boolean>`(created_at, id) < (${at}, ${opts.after.id})`);
-  }
+  if (opts.after) q = q.where(olderThan(opts.after));
   const rows = await q
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(opts.limit + 1)
     .execute();
-  const kept = rows.slice(0, opts.limit);
-  const last = kept[kept.length - 1];
-  const next = rows.length > opts.limit && last ? { createdAtMicros: last.created_us, id: last.id } : null;
-  return { rows: kept.map(({ created_us: _, ...r }) => r), next };
+  return newestFirstPage(rows, opts.limit);
 }
 
 /** One event of the workspace (undefined: none, or another workspace's). */

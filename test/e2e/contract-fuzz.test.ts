@@ -379,6 +379,10 @@ test('schemathesis finds no failure in any operation of the published contract',
       `Authorization: Bearer ${tenant.apiKey}`,
       '--checks',
       'all',
+      // The config file's `[checks.use_after_free] enabled = false` does not hold against `--checks all`
+      // in the stateful phase: the records a DELETE leaves readable on purpose are excluded here too.
+      '--exclude-checks',
+      'use_after_free',
       '--max-examples',
       String(MAX_EXAMPLES),
       '--seed',
