@@ -224,6 +224,9 @@ describe("a customer's cancel charges what the operator cannot get back", () => 
       sufficient: true,
       non_refundable_after_submit: 2 * openaiCost,
       deadline_at: null,
+      // No budget applies to the key or the project.
+      within_budget: null,
+      budget_remaining: null,
     });
   });
 });
