@@ -100,8 +100,7 @@ export async function inFlightJobs(db: Queryable, inFlight: readonly JobStatus[]
 }
 
 /**
- * When the oldest job still in flight was created (null: none is). A replica asks once, at its first
- * pass (it walks jobs_status_list_idx, whose non-completed entries include the failed history).
+ * When the oldest job still in flight was created (null: none is). A replica asks once, at its first pass.
  */
 export async function oldestInFlightCreatedAt(db: Queryable, inFlight: readonly JobStatus[]): Promise<Date | null> {
   const r = await db.selectFrom('jobs').select('created_at').where('status', 'in', inFlight).orderBy('created_at').limit(1).executeTakeFirst();
