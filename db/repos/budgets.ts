@@ -160,12 +160,12 @@ async function writeThresholdEvent(tx: Tx, c: LockedCounter, threshold: number, 
 
 /**
  * A settlement of the job moved `charged` credits (positive charged, negative refunded): the
- * counters its charge went to move by as much, in the ledger row's transaction. A job no budget
- * counted changes nothing.
+ * counters its charge went to move by as much. A data-modifying statement for the settlement's own
+ * statement (db/repos/job-ledger.ts), so it costs no round trip; a job no budget counted changes nothing.
  */
-export async function adjustJobSpend(tx: Tx, jobId: string, charged: number): Promise<void> {
-  await sql`update budget_spend s set spent = s.spent + ${charged}
-     from budget_charges c where c.job_id = ${jobId} and s.budget_id = c.budget_id and s.period_start = c.period_start`.execute(tx);
+export function jobSpendAdjustment(jobId: string, charged: number) {
+  return sql`update budget_spend s set spent = s.spent + ${charged}
+     from budget_charges c where c.job_id = ${jobId} and s.budget_id = c.budget_id and s.period_start = c.period_start`;
 }
 
 export interface BudgetStanding {

@@ -4,7 +4,7 @@
 import { sql } from 'kysely';
 import type { Queryable, Tx } from '../index.js';
 import type { Job, LedgerReason } from '../schema.js';
-import { adjustJobSpend } from './budgets.js';
+import { jobSpendAdjustment } from './budgets.js';
 
 export class InsufficientCreditsError extends Error {
   override name = 'InsufficientCreditsError';
@@ -76,10 +76,11 @@ export async function settleChargeTo(tx: Tx, job: Job, target: number, cause?: s
       insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason, note) values (${job.workspace_id}, ${job.id}, ${seq}, ${-diff}, ${reason}, null)
     ), sums as (
       update jobs set credits_charged = credits_charged + ${Math.max(diff, 0)}, credits_refunded = credits_refunded + ${Math.max(-diff, 0)} where id = ${job.id}
+    ), spend as (
+      ${jobSpendAdjustment(job.id, diff)}
     )
     insert into job_timeline (job_id, key, type, details)
     values (${job.id}, ${`ledger:${seq}`}, ${reason === 'refund' ? 'refunded' : 'recharged'}, ${entry}::jsonb)
     on conflict do nothing`.execute(tx);
-  await adjustJobSpend(tx, job.id, diff);
   return diff;
 }
