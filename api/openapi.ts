@@ -307,13 +307,13 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
     tags: [...tags].map((name) => ({ name })),
     security: [{ bearerAuth: [] }],
     paths,
-    // The job events POSTed to a job's webhook_url, with the record schemas GET answers with.
+    // The job events POSTed to a job's webhook_url (with the record schemas GET answers with) and the budget alert.
     webhooks: webhookDocument(webhookEventDocs([...new Set(kindDescriptors.map((k) => k.record))]), convert),
     components: comps,
   };
 }
 
-/** The `webhooks` of the document: each event a POST to the job's webhook_url, signed (Standard Webhooks). */
+/** The `webhooks` of the document: each event a POST to the job's webhook_url (or a budget's alert URL), signed (Standard Webhooks). */
 function webhookDocument(events: ReturnType<typeof webhookEventDocs>, convert: ReturnType<typeof converter>): JsonObject {
   const header = (name: string, description: string) => ({ name, in: 'header', required: true, description, schema: { type: 'string' } });
   const parameters = [

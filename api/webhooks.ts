@@ -8,6 +8,7 @@ import { webhookEventNames, type WebhookEventName } from '../shared/job-model.js
 import { hasActiveWebhookSecret } from '../db/repos/webhooks.js';
 import { FetchError } from '../shared/fetch-remote.js';
 import { checkWebhookUrl } from '../shared/webhook-target.js';
+import { budgetThresholdEventSchema } from '../shared/budgets.js';
 import { ApiError } from './errors.js';
 
 const DEFAULT_EVENTS: WebhookEventName[] = ['completed', 'failed'];
@@ -53,8 +54,8 @@ export async function requestedWebhook(
 }
 
 /**
- * The document's `webhooks`: one entry per event, its body `{ type, data }` with data any job
- * record (the same schemas GET answers with).
+ * The document's `webhooks`: one entry per event, its body `{ type, data }`: for the job events data
+ * is any job record (the same schemas GET answers with), for a budget alert the budget's spend.
  */
 export function webhookEventDocs(records: readonly z.ZodType[]): { name: string; summary: string; description?: string; payload: z.ZodType }[] {
   const data = z
@@ -65,10 +66,17 @@ export function webhookEventDocs(records: readonly z.ZodType[]): { name: string;
     completed: 'The job completed; its URL endpoint now answers',
     failed: 'The job failed or was canceled',
   };
-  return webhookEventNames.map((e) => ({
+  const jobEvents = webhookEventNames.map((e) => ({
     name: `job.${e}`,
     summary: summaries[e],
     ...(e === 'failed' ? { description: 'error.code is generation_failed or canceled; the job was refunded.' } : {}),
     payload: z.strictObject({ type: z.literal(`job.${e}`), data }),
   }));
+  const budgetAlert = {
+    name: 'budget.threshold_reached',
+    summary: "A budget's spend reached one of its alert thresholds",
+    description: "POSTed to the budget's alert URL (set by the operator), once per threshold and period; data is the budget's spend, not a job.",
+    payload: budgetThresholdEventSchema,
+  };
+  return [...jobEvents, budgetAlert];
 }

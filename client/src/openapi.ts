@@ -1911,6 +1911,89 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
+    "budget.threshold_reached": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A budget's spend reached one of its alert thresholds
+         * @description POSTed to the budget's alert URL (set by the operator), once per threshold and period; data is the budget's spend, not a job.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id: the same on every retry of this event, so receivers can drop duplicates */
+                    "webhook-id": string;
+                    /** @description unix seconds of this attempt; refuse deliveries more than 5 minutes off */
+                    "webhook-timestamp": string;
+                    /** @description space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active secret of the workspace (two during a rotation) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "budget.threshold_reached";
+                        data: {
+                            budget: {
+                                /** @description budget id (bud_...) */
+                                id: string;
+                                /**
+                                 * @description what the budget limits: one API key or one project
+                                 * @enum {string}
+                                 */
+                                scope: "key" | "project";
+                                /** @description the API key id (key_...) or the project id */
+                                scope_id: string;
+                                /**
+                                 * @description a UTC day or a UTC calendar month
+                                 * @enum {string}
+                                 */
+                                period: "day" | "month";
+                                /** @description credits the scope may spend per period */
+                                limit: number;
+                            };
+                            /** @description the threshold reached, in percent of the limit */
+                            threshold: number;
+                            /** @description net credits spent in the period when the threshold was reached */
+                            spent: number;
+                            /** @description the limit, as in budget.limit */
+                            limit: number;
+                            period: {
+                                /** @description when the period started (ISO 8601, UTC) */
+                                start: string;
+                                /** @description when the period ends and the budget admits again (ISO 8601, UTC) */
+                                resets_at: string;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx answer (within 10 s) counts as delivered; anything else is retried with backoff for about a day */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type components = {
     schemas: {

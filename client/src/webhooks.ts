@@ -6,14 +6,20 @@ import { MediaGenError } from './errors.js';
 import type { webhooks } from './openapi.js';
 
 export interface WebhookEvent<T = unknown> {
-  /** e.g. `job.completed`, `job.failed`, `job.generating` */
+  /** e.g. `job.completed`, `job.failed`, `job.generating`, `budget.threshold_reached` */
   type: string;
-  /** The job record, as its status endpoint returns it. */
+  /** The job record, as its status endpoint returns it (for a budget alert: the budget's spend). */
   data: T;
 }
 
-/** A job event as the gateway's OpenAPI document (`webhooks`) describes it: `type` tells which. */
-export type JobWebhookEvent = { [K in keyof webhooks]: webhooks[K]['post']['requestBody']['content']['application/json'] }[keyof webhooks];
+/** Any event as the gateway's OpenAPI document (`webhooks`) describes it: `type` tells which. */
+export type TypedWebhookEvent = { [K in keyof webhooks]: webhooks[K]['post']['requestBody']['content']['application/json'] }[keyof webhooks];
+
+/** A job event (`job.generating`, `job.completed`, `job.failed`): data is the job record. */
+export type JobWebhookEvent = Extract<TypedWebhookEvent, { type: `job.${string}` }>;
+
+/** A budget alert (`budget.threshold_reached`), sent to the budget's alert URL: data is the budget's spend. */
+export type BudgetWebhookEvent = Extract<TypedWebhookEvent, { type: 'budget.threshold_reached' }>;
 
 /**
  * Checks a delivery's signature and timestamp (5 minutes tolerance) against the workspace's signing

@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import type { Queryable, Tx } from '../index.js';
 import type { Budget } from '../schema.js';
-import { periodEnd, periodStart, thresholdsReached, type BudgetPeriod } from '../../shared/budgets.js';
+import { periodEnd, periodStart, thresholdsReached, type BudgetPeriod, type BudgetThresholdEvent } from '../../shared/budgets.js';
 import { WEBHOOK_DELIVERIES_CHANNEL } from './webhooks.js';
 
 export type { Budget } from '../schema.js';
@@ -142,7 +142,7 @@ export async function countCharge(tx: Tx, jobId: string, counters: LockedCounter
 async function writeThresholdEvent(tx: Tx, c: LockedCounter, threshold: number, spent: number): Promise<void> {
   const b = c.budget;
   const id = `whk_${b.id}_${c.start.toISOString().slice(0, 10).replaceAll('-', '')}_${threshold}`;
-  const payload = {
+  const payload: BudgetThresholdEvent['data'] = {
     budget: { id: b.id, scope: b.scope, scope_id: b.scope_id, period: b.period, limit: b.limit_credits },
     threshold,
     spent,

@@ -13,6 +13,7 @@ import { runAdmin } from '../../admin/main.js';
 import { createApiKey } from '../../db/repos/workspaces.js';
 import { Receiver } from '../support/webhook-receiver.js';
 import type { Config } from '../../shared/config.js';
+import { budgetThresholdEventSchema } from '../../shared/budgets.js';
 
 let tdb: TestDatabase;
 let config: Config;
@@ -220,6 +221,7 @@ describe('budgets', () => {
     assert.equal(got.length, 2, 'one request per threshold');
     const events = got.map((r) => new Webhook(secret).verify(r.body, r.headers) as { type: string; data: any });
     for (const r of got) assert.equal(verifyWebhook(secret, r.body, r.headers).type, 'budget.threshold_reached');
+    for (const e of events) budgetThresholdEventSchema.parse(e); // the body the OpenAPI document's webhooks section describes
     const [b] = await budgetsOf(t);
     assert.deepEqual(
       events.map((e) => [e.type, e.data.threshold, e.data.spent, e.data.limit, e.data.budget.id, e.data.period.resets_at]).sort((x, y) => x[1] - y[1]),
