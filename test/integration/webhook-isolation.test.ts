@@ -29,6 +29,7 @@ import type { Config } from '../../shared/config.js';
 import type { Tx } from '../../db/index.js';
 import { parseRoles, roleName } from '../../worker/roles.js';
 import { createWorkerMetrics } from '../../worker/metrics.js';
+import { alertRule, evaluateAlert } from '../support/ops.js';
 import { taskQueues } from '../../workflows/definitions.js';
 import type { WebhookAttemptResult } from '../../workflows/activity-types.js';
 
@@ -142,6 +143,12 @@ describe('delivery attempts', () => {
       });
       const exposed = (await metrics.registry.metrics()).split('\n').filter((l) => l.startsWith('mediagen_webhook_open_circuits{'));
       assert.deepEqual(exposed, [`mediagen_webhook_open_circuits{workspace_id="${a.workspaceId}"} 1`]);
+      // The alert on it names the workspace too.
+      const firing = evaluateAlert(alertRule('MediagenWebhookCircuitOpen').expr, exposed.join('\n'));
+      assert.deepEqual(
+        firing.map((f) => [f.labels.workspace_id, f.value]),
+        [[a.workspaceId, 1]],
+      );
       // Same host and port, another workspace: its circuit is its own.
       assert.equal((await deliver(idB)).status, 204);
       assert.equal(receiver.hits.filter((h) => h === pathB).length, 1);
