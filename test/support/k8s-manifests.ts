@@ -54,7 +54,7 @@ export interface K8sObject {
 /** `helm template` of the chart with these values files and --set flags, parsed. */
 export function render(valuesFiles: string[], sets: string[] = []): K8sObject[] {
   const args = ['template', 'mg', chartDir, '--kube-version', KUBE_VERSION, ...valuesFiles.flatMap((f) => ['-f', f]), ...sets.flatMap((s) => ['--set', s])];
-  const out = execFileSync(helmBinary(), args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HELM_OFFLINE: '1' } });
+  const out = execFileSync(helmBinary(), args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   return parseAllDocuments(out)
     .map((d) => {
       if (d.errors.length) throw new Error(`helm rendered invalid YAML: ${d.errors[0]!.message}`);
