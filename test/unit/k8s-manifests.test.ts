@@ -138,6 +138,11 @@ test('with secrets.create the chart writes one Secret per fleet holding only wha
     assert.deepEqual(Object.keys(find(objects, 'Secret', 'mg-fleet-fal')?.stringData ?? {}), ['FAL_KEY']);
     assert.deepEqual(Object.keys(find(objects, 'Secret', 'mg-fleet-elevenlabs')?.stringData ?? {}).sort(), ['ELEVENLABS_API_KEY', 'FAL_KEY']);
     assert.equal(find(objects, 'Secret', 'mg-fleet-core'), undefined, 'the core fleet reads no role-scoped secret');
+    // A database URL that would not check the server's certificate is refused at render time.
+    assert.throws(
+      () => render([overlays.small, values], ['secretValues.databaseUrlApp=postgres://app@db.invalid/mediagen?sslmode=require']),
+      /secretValues.databaseUrlApp: the database URL must carry sslmode=verify-full/,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

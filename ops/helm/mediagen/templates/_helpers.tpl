@@ -165,7 +165,7 @@ reconciler polls no queue). Argument: dict "roles" "prefix".
 - name: temporal-tls
   secret:
     secretName: {{ $name }}-temporal-tls
-    defaultMode: 0400
+    defaultMode: 0440
     items:
       - key: ca.pem
         path: ca.pem
@@ -180,7 +180,7 @@ reconciler polls no queue). Argument: dict "roles" "prefix".
 - name: temporal-api-key
   secret:
     secretName: {{ $name }}-temporal-api-key
-    defaultMode: 0400
+    defaultMode: 0440
     items:
       - key: api-key
         path: api-key
@@ -189,7 +189,7 @@ reconciler polls no queue). Argument: dict "roles" "prefix".
 - name: codec-keys
   secret:
     secretName: {{ $name }}-codec-keys
-    defaultMode: 0400
+    defaultMode: 0440
     items:
       - key: keys
         path: keys
