@@ -148,6 +148,34 @@ test('with secrets.create the chart writes one Secret per fleet holding only wha
   }
 });
 
+test('with egress restricted, only the fleets that call the internet may reach public addresses', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mg-k8s-'));
+  try {
+    const values = join(dir, 'egress.yaml');
+    const services = [{ to: [{ ipBlock: { cidr: '10.20.0.0/16' } }], ports: [{ protocol: 'TCP', port: 5432 }] }];
+    writeFileSync(values, stringify({ networkPolicy: { egress: { enabled: true, services } } }));
+    const objects = render([overlays.small, values]);
+    assert.deepEqual(schemaErrors(objects), []);
+    assert.deepEqual(manifestProblems(objects), []);
+    const internet = find(objects, 'NetworkPolicy', 'mg-egress-internet')!;
+    const reaches = (name: string) => {
+      const labels = find(objects, 'Deployment', name)!.spec.template.metadata.labels as Record<string, string>;
+      return Object.entries(internet.spec.podSelector.matchLabels as Record<string, string>).every(([k, v]) => labels[k] === v);
+    };
+    assert.deepEqual(['mg-gateway', 'mg-worker-core-0000000', 'mg-worker-fetch-0000000', 'mg-worker-webhooks-0000000', 'mg-worker-fal-0000000'].map(reaches), [
+      false,
+      false,
+      true,
+      true,
+      true,
+    ]);
+    assert.ok((internet.spec.egress[0].to[0].ipBlock.except as string[]).includes('169.254.0.0/16'), 'instance metadata is never reachable');
+    assert.deepEqual(find(objects, 'NetworkPolicy', 'mg-egress-services')!.spec.egress.slice(1), services);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 describe('a broken value is reported', () => {
   test('a provider fleet whose grace is below its longest call', () => {
     const problems = manifestProblems(render([overlays.small], ['workers.fleets.openai.shutdownGraceSeconds=60']));
