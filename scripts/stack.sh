@@ -75,6 +75,22 @@ pg_bin() {
   echo "$d"
 }
 
+# Helm, for the chart's render test (test/unit/k8s-manifests.test.ts): built once from the Go module
+# proxy, reused while the cached binary runs.
+install_helm() {
+  if ! { [[ -x $HELM_BIN ]] && "$HELM_BIN" version >/dev/null 2>&1; }; then
+    command -v go >/dev/null || die "Go is needed to build Helm ($HELM_MODULE@$HELM_VERSION)"
+    mkdir -p "$(dirname "$HELM_BIN")"
+    ( # the cache is shared by every profile: one build at a time, re-checked under the lock
+      flock -w 1200 8 || die "another build holds $CACHE_DIR/helm.lock"
+      [[ -x $HELM_BIN ]] && "$HELM_BIN" version >/dev/null 2>&1 && exit 0
+      log "building Helm $HELM_VERSION with go install (first run only; a few minutes)"
+      GOBIN=$(dirname "$HELM_BIN") CGO_ENABLED=0 GOFLAGS=-buildvcs=false go install "$HELM_MODULE@$HELM_VERSION" >&2 \
+        || die "go install $HELM_MODULE@$HELM_VERSION failed"
+    ) 8>"$CACHE_DIR/helm.lock"
+  fi
+}
+
 # ---------------------------------------------------------------- install
 install_all() {
   local need_apt=()
@@ -112,17 +128,7 @@ install_all() {
       || die "go install $MINIO_MODULE@$MINIO_VERSION failed"
   fi
 
-  if ! { [[ -x $HELM_BIN ]] && "$HELM_BIN" version >/dev/null 2>&1; }; then
-    command -v go >/dev/null || die "Go is needed to build Helm ($HELM_MODULE@$HELM_VERSION)"
-    mkdir -p "$(dirname "$HELM_BIN")"
-    ( # the cache is shared by every profile: one build at a time, re-checked under the lock
-      flock -w 1200 8 || die "another build holds $CACHE_DIR/helm.lock"
-      [[ -x $HELM_BIN ]] && "$HELM_BIN" version >/dev/null 2>&1 && exit 0
-      log "building Helm $HELM_VERSION with go install (first run only; a few minutes)"
-      GOBIN=$(dirname "$HELM_BIN") CGO_ENABLED=0 GOFLAGS=-buildvcs=false go install "$HELM_MODULE@$HELM_VERSION" >&2 \
-        || die "go install $HELM_MODULE@$HELM_VERSION failed"
-    ) 8>"$CACHE_DIR/helm.lock"
-  fi
+  install_helm
 
   # schemathesis in its own virtualenv (its dependencies stay out of the system Python); the
   # directory is named by the version, so a pin change installs anew, and a marker written after a
