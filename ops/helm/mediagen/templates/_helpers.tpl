@@ -1,0 +1,246 @@
+{{/* Names: every object is `<release>-<part>`. */}}
+{{- define "mediagen.name" -}}{{ .Release.Name }}{{- end }}
+
+{{- define "mediagen.labels" -}}
+app.kubernetes.io/name: mediagen
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
+{{- end }}
+
+{{- define "mediagen.selectorLabels" -}}
+app.kubernetes.io/name: mediagen
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* The build the gateways and the migrations Job run: the one marked current (exactly one). */}}
+{{- define "mediagen.currentBuild" -}}
+{{- $current := list -}}
+{{- range .Values.builds }}{{ if .current }}{{ $current = append $current . }}{{ end }}{{ end -}}
+{{- if ne (len $current) 1 -}}
+{{- fail (printf "builds: exactly one build must be current (found %d)" (len $current)) -}}
+{{- end -}}
+{{- toYaml (first $current) -}}
+{{- end }}
+
+{{/* A build id names Kubernetes objects and labels: a DNS label. */}}
+{{- define "mediagen.checkBuildId" -}}
+{{- if not (regexMatch "^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$" (toString .)) -}}
+{{- fail (printf "builds: id %q must be a DNS label of at most 40 characters (lower-case letters, digits, -)" (toString .)) -}}
+{{- end -}}
+{{- end }}
+
+{{/*
+The task queues a fleet's roles poll, as "queue type" pairs (workflows/definitions.ts taskQueues:
+the workflows role polls workflow tasks only, its Postgres steps run as local activities; the
+reconciler polls no queue). Argument: dict "roles" "prefix".
+*/}}
+{{- define "mediagen.queues" -}}
+{{- $out := list -}}
+{{- range .roles -}}
+{{- if eq . "workflows" }}{{ $out = append $out (dict "name" (printf "%s-workflows" $.prefix) "type" "workflow") }}
+{{- else if eq . "io" }}{{ $out = append $out (dict "name" (printf "%s-io" $.prefix) "type" "activity") }}
+{{- else if eq . "fetch" }}{{ $out = append $out (dict "name" (printf "%s-fetch" $.prefix) "type" "activity") }}
+{{- else if eq . "webhooks" }}{{ $out = append $out (dict "name" (printf "%s-webhooks" $.prefix) "type" "activity") }}
+{{- else if hasPrefix "provider:" . }}{{ $out = append $out (dict "name" (printf "%s-provider-%s" $.prefix (trimPrefix "provider:" .)) "type" "activity") }}
+{{- else if ne . "reconciler" }}{{ fail (printf "workers: unknown role %q" .) }}
+{{- end -}}
+{{- end -}}
+{{- toYaml (dict "queues" $out) -}}
+{{- end }}
+
+{{/* Variables every gateway and worker reads (no secret values: those come from secretKeyRef). */}}
+{{- define "mediagen.appEnv" -}}
+{{- range $k, $v := .Values.env }}
+- name: {{ $k }}
+  value: {{ $v | toString | quote }}
+{{- end }}
+- name: TEMPORAL_ADDRESS
+  value: {{ .Values.temporal.address | quote }}
+- name: TEMPORAL_NAMESPACE
+  value: {{ .Values.temporal.namespace | quote }}
+- name: TASK_QUEUE_PREFIX
+  value: {{ .Values.taskQueuePrefix | quote }}
+{{- if .Values.temporal.tls.enabled }}
+- name: TEMPORAL_TLS
+  value: "true"
+- name: TEMPORAL_TLS_CA_FILE
+  value: /etc/mediagen/temporal-tls/ca.pem
+{{- if .Values.temporal.tls.clientCertificate }}
+- name: TEMPORAL_TLS_CERT_FILE
+  value: /etc/mediagen/temporal-tls/client.pem
+- name: TEMPORAL_TLS_KEY_FILE
+  value: /etc/mediagen/temporal-tls/client.key
+{{- end }}
+{{- with .Values.temporal.tls.serverName }}
+- name: TEMPORAL_TLS_SERVER_NAME
+  value: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- if .Values.temporal.apiKey.enabled }}
+- name: TEMPORAL_API_KEY_FILE
+  value: /etc/mediagen/temporal-api-key/api-key
+{{- end }}
+{{- if .Values.payloadCodec.enabled }}
+- name: PAYLOAD_CODEC_KEYS_FILE
+  value: /etc/mediagen/codec/keys
+- name: PAYLOAD_CODEC_KEY_ID
+  value: {{ .Values.payloadCodec.keyId | quote }}
+{{- end }}
+{{ include "mediagen.dbEnv" (dict "root" . "secret" "db-app") }}
+{{ include "mediagen.s3Env" . }}
+{{- end }}
+
+{{/* DATABASE_URL from the given Secret (db-app: the app role; db-migrate: the owner) and its CA. */}}
+{{- define "mediagen.dbEnv" -}}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ .root.Release.Name }}-{{ .secret }}
+      key: DATABASE_URL
+{{- if .root.Values.database.caFile }}
+- name: DATABASE_CA_FILE
+  value: /etc/mediagen/db-ca/ca.pem
+{{- end }}
+{{- end }}
+
+{{- define "mediagen.s3Env" -}}
+- name: S3_ENDPOINT
+  value: {{ .Values.s3.endpoint | quote }}
+- name: S3_REGION
+  value: {{ .Values.s3.region | quote }}
+- name: S3_BUCKET
+  value: {{ .Values.s3.bucket | quote }}
+- name: S3_PATH_STYLE
+  value: {{ .Values.s3.pathStyle | toString | quote }}
+{{- with .Values.s3.presignEndpoint }}
+- name: S3_PRESIGN_ENDPOINT
+  value: {{ . | quote }}
+{{- end }}
+{{- if eq .Values.s3.auth "static" }}
+- name: S3_ACCESS_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Release.Name }}-s3
+      key: S3_ACCESS_KEY
+- name: S3_SECRET_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Release.Name }}-s3
+      key: S3_SECRET_KEY
+{{- else if ne .Values.s3.auth "irsa" }}
+{{- fail (printf "s3.auth must be irsa or static, not %q" .Values.s3.auth) }}
+{{- end }}
+{{- end }}
+
+{{/* The Temporal and codec material as files. Argument: dict "root" "temporal" (bool) "codec" (bool) "db" (bool). */}}
+{{- define "mediagen.fileMounts" -}}
+{{- $v := .root.Values -}}
+{{- if and .temporal $v.temporal.tls.enabled }}
+- name: temporal-tls
+  mountPath: /etc/mediagen/temporal-tls
+  readOnly: true
+{{- end }}
+{{- if and .temporal $v.temporal.apiKey.enabled }}
+- name: temporal-api-key
+  mountPath: /etc/mediagen/temporal-api-key
+  readOnly: true
+{{- end }}
+{{- if and .codec $v.payloadCodec.enabled }}
+- name: codec-keys
+  mountPath: /etc/mediagen/codec
+  readOnly: true
+{{- end }}
+{{- if and .db $v.database.caFile }}
+- name: db-ca
+  mountPath: /etc/mediagen/db-ca
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{- define "mediagen.fileVolumes" -}}
+{{- $v := .root.Values -}}
+{{- $name := .root.Release.Name -}}
+{{- if and .temporal $v.temporal.tls.enabled }}
+- name: temporal-tls
+  secret:
+    secretName: {{ $name }}-temporal-tls
+    defaultMode: 0440
+    items:
+      - key: ca.pem
+        path: ca.pem
+      {{- if $v.temporal.tls.clientCertificate }}
+      - key: client.pem
+        path: client.pem
+      - key: client.key
+        path: client.key
+      {{- end }}
+{{- end }}
+{{- if and .temporal $v.temporal.apiKey.enabled }}
+- name: temporal-api-key
+  secret:
+    secretName: {{ $name }}-temporal-api-key
+    defaultMode: 0440
+    items:
+      - key: api-key
+        path: api-key
+{{- end }}
+{{- if and .codec $v.payloadCodec.enabled }}
+- name: codec-keys
+  secret:
+    secretName: {{ $name }}-codec-keys
+    defaultMode: 0440
+    items:
+      - key: keys
+        path: keys
+{{- end }}
+{{- if and .db $v.database.caFile }}
+- name: db-ca
+  secret:
+    secretName: {{ $name }}-db-ca
+    defaultMode: 0444
+    items:
+      - key: ca.pem
+        path: ca.pem
+{{- end }}
+{{- end }}
+
+{{/* Role-scoped secrets, one secretKeyRef per name from the fleet's own Secret. */}}
+{{- define "mediagen.roleSecretEnv" -}}
+{{- $secret := .secret -}}
+{{- range .names }}
+- name: {{ . }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ . }}
+{{- end }}
+{{- end }}
+
+{{- define "mediagen.podSecurity" -}}
+securityContext:
+  runAsNonRoot: true
+  runAsUser: 1000
+  runAsGroup: 1000
+  fsGroup: 1000
+  seccompProfile:
+    type: RuntimeDefault
+{{- end }}
+
+{{- define "mediagen.containerSecurity" -}}
+securityContext:
+  allowPrivilegeEscalation: false
+  readOnlyRootFilesystem: true
+  capabilities:
+    drop: [ALL]
+{{- end }}
+
+{{/* A writable /tmp (the root filesystem is read-only): ffmpeg's and the uploads' scratch files. */}}
+{{- define "mediagen.tmpMount" -}}
+- name: tmp
+  mountPath: /tmp
+{{- end }}
+{{- define "mediagen.tmpVolume" -}}
+- name: tmp
+  emptyDir: {}
+{{- end }}
