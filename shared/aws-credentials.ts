@@ -41,8 +41,13 @@ export function awsCredentialSource(env: AwsChainEnv): AwsCredentialSource {
   return 'metadata';
 }
 
-/** The chain's provider for a minio Client (`credentialsProvider`); `region` signs nothing here, it picks the regional STS. */
-export function awsCredentialProvider(env: AwsChainEnv, region: string): CredentialProvider {
+/**
+ * The chain's provider for a minio Client (`credentialsProvider`); `region` signs nothing here, it
+ * picks the regional STS. `presignSeconds`: the lifetime of the URLs presigned with these
+ * credentials. A presigned URL stops working when the credentials that signed it expire, so web
+ * identity credentials are renewed while they still outlive such a URL (up to half a session).
+ */
+export function awsCredentialProvider(env: AwsChainEnv, region: string, presignSeconds = 0): CredentialProvider {
   switch (awsCredentialSource(env)) {
     case 'environment':
       return new StaticProvider({ accessKey: env.AWS_ACCESS_KEY_ID!, secretKey: env.AWS_SECRET_ACCESS_KEY!, sessionToken: env.AWS_SESSION_TOKEN });
@@ -52,11 +57,17 @@ export function awsCredentialProvider(env: AwsChainEnv, region: string): Credent
         roleArn: env.AWS_ROLE_ARN!,
         sessionName: env.AWS_ROLE_SESSION_NAME,
         stsEndpoint: env.AWS_ENDPOINT_URL_STS ?? `https://sts.${env.AWS_REGION ?? region}.amazonaws.com`,
+        refreshMarginMs: Math.min(Math.max(DEFAULT_MARGIN_MS, (presignSeconds + 60) * 1000), (SESSION_SECONDS * 1000) / 2),
       });
     case 'metadata':
       return new IamAwsProvider({ customEndpoint: env.AWS_EC2_METADATA_SERVICE_ENDPOINT });
   }
 }
+
+/** AWS SDKs renew temporary credentials this long before they expire. */
+const DEFAULT_MARGIN_MS = 5 * 60_000;
+/** The session asked of STS: one hour, within every role's maximum session duration. */
+const SESSION_SECONDS = 3600;
 
 export interface WebIdentityOptions {
   tokenFile: string;
@@ -64,7 +75,7 @@ export interface WebIdentityOptions {
   sessionName?: string | undefined;
   /** STS's base URL (`https://sts.<region>.amazonaws.com`, or AWS_ENDPOINT_URL_STS). */
   stsEndpoint: string;
-  /** Credentials are renewed this long before they expire (AWS SDKs: 5 minutes). */
+  /** Credentials are renewed this long before they expire (default 5 minutes, as the AWS SDKs). */
   refreshMarginMs?: number;
   durationSeconds?: number;
 }
@@ -86,7 +97,7 @@ export class WebIdentityProvider extends StaticProvider {
   }
 
   override async getCredentials(): Promise<Credentials> {
-    const margin = this.options.refreshMarginMs ?? 5 * 60_000;
+    const margin = this.options.refreshMarginMs ?? DEFAULT_MARGIN_MS;
     if (this.current && Date.now() < this.current.expiresAt - margin) return this.current.credentials;
     this.pending ??= this.assumeRole().finally(() => (this.pending = undefined));
     return this.pending;
@@ -100,7 +111,7 @@ export class WebIdentityProvider extends StaticProvider {
       RoleArn: this.options.roleArn,
       RoleSessionName: this.options.sessionName ?? `mediagen-${process.pid}-${Date.now()}`,
       WebIdentityToken: token,
-      DurationSeconds: String(this.options.durationSeconds ?? 3600),
+      DurationSeconds: String(this.options.durationSeconds ?? SESSION_SECONDS),
     });
     this.renewals += 1;
     const res = await fetch(new URL('/', this.options.stsEndpoint), {

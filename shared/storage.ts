@@ -143,7 +143,7 @@ function s3Options(config: StorageConfig, endpointUrl: string, credentialsProvid
 export function createStorage(config: StorageConfig): Storage {
   // Keys given: those. Otherwise the AWS chain, one provider for every client of this storage so
   // they share its cached credentials and renewals.
-  const credentials = config.S3_ACCESS_KEY && config.S3_SECRET_KEY ? undefined : awsCredentialProvider(config, config.S3_REGION);
+  const credentials = config.S3_ACCESS_KEY && config.S3_SECRET_KEY ? undefined : awsCredentialProvider(config, config.S3_REGION, config.PRESIGN_EXPIRY_SECONDS);
   const prefixSecret = config.S3_MEDIA_PREFIX_SECRET ?? config.S3_SECRET_KEY;
   if (!prefixSecret) throw new Error('S3_MEDIA_PREFIX_SECRET (or S3_SECRET_KEY) is needed for the job media prefixes');
   const options = s3Options(config, config.S3_ENDPOINT, credentials);

@@ -30,7 +30,7 @@ export const storageEnv = {
   AWS_SECRET_ACCESS_KEY: optionalString.meta({ valueType: 'string (secret)' }).describe('AWS credential chain: the secret key of AWS_ACCESS_KEY_ID.'),
   AWS_SESSION_TOKEN: optionalString.meta({ valueType: 'string (secret)' }).describe('AWS credential chain: the session token of temporary AWS_* keys.'),
   AWS_WEB_IDENTITY_TOKEN_FILE: optionalString.describe(
-    'AWS credential chain, second link: a web identity token file (Kubernetes IRSA sets it), exchanged with AWS_ROLE_ARN at STS (AssumeRoleWithWebIdentity) for temporary credentials, renewed 5 minutes before they expire; the file is read again at each renewal.',
+    'AWS credential chain, second link: a web identity token file (Kubernetes IRSA sets it), exchanged with AWS_ROLE_ARN at STS (AssumeRoleWithWebIdentity) for temporary credentials (one-hour sessions), renewed 5 minutes before they expire, or earlier so that they outlive a URL presigned with them (PRESIGN_EXPIRY_SECONDS + 1 minute, at most half a session); the file is read again at each renewal.',
   ),
   AWS_ROLE_ARN: optionalString.describe('AWS credential chain: the IAM role assumed with the web identity token.'),
   AWS_ROLE_SESSION_NAME: optionalString.describe('AWS credential chain: the role session name (CloudTrail shows it). Unset: `mediagen-<pid>-<time>`.'),

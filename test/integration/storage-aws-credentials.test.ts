@@ -16,7 +16,7 @@ import { startFakeSts, type FakeSts } from '../support/fake-sts.js';
 import { requireStackEnv, waitFor } from '../support/stack.js';
 
 const ROLE = 'arn:aws:iam::123456789012:role/mediagen-worker';
-const MARGIN_MS = 5 * 60_000; // the renewal margin of shared/aws-credentials.ts
+const MARGIN_MS = 5 * 60_000; // the renewal margin of shared/aws-credentials.ts for URLs of a minute
 
 let sts: FakeSts;
 let dir: string;
@@ -54,6 +54,8 @@ function webIdentityConfig(extra: Record<string, string> = {}) {
     AWS_ROLE_ARN: ROLE,
     AWS_ROLE_SESSION_NAME: 'storage-test',
     AWS_ENDPOINT_URL_STS: sts.url,
+    // Short-lived URLs: the renewal margin is the SDKs' 5 minutes (longer URLs lengthen it, tested below).
+    PRESIGN_EXPIRY_SECONDS: '60',
     ...extra,
   });
 }
@@ -93,6 +95,24 @@ describe('S3 credentials from a web identity', () => {
     assert.equal(sts.calls.at(-1)!.token, 'token-2', 'the token file is read again at renewal');
     await storage.remove(key);
     assert.equal(sts.calls.length - before, 2, 'the renewed credentials are reused');
+  });
+
+  test('credentials are renewed while they still outlive the URLs presigned with them', async () => {
+    // 15-minute URLs: credentials with 10 minutes left would sign URLs that die early, so each presign renews.
+    const storage = createStorage(webIdentityConfig({ PRESIGN_EXPIRY_SECONDS: '900' }));
+    sts.lifetimeMs = 10 * 60_000;
+    const first = sts.calls.length;
+    const a = new URL(await storage.url('k1'));
+    const b = new URL(await storage.url('k2'));
+    assert.equal(sts.calls.length - first, 2, 'renewed for each URL');
+    assert.ok(a.searchParams.get('X-Amz-Security-Token'), 'signed with the session token');
+    assert.notEqual(a.searchParams.get('X-Amz-Credential'), b.searchParams.get('X-Amz-Credential'), 'each with fresh credentials');
+    // Credentials with 20 minutes left outlive a 15-minute URL: reused.
+    sts.lifetimeMs = 20 * 60_000;
+    await storage.url('k3');
+    const afterLong = sts.calls.length;
+    await storage.url('k4');
+    assert.equal(sts.calls.length, afterLong, 'reused while they outlive the URL');
   });
 
   test('a token STS refuses fails the request with STS error code, and no credential in the message', async () => {
