@@ -131,7 +131,9 @@ install_all() {
 }
 
 # ---------------------------------------------------------------- PostgreSQL
-pg_ready() { "$(pg_bin)/pg_isready" -q -h 127.0.0.1 -p "$1"; }
+# A readiness ping only, so TLS without verification: under the prod profile's PGSSLMODE=verify-full,
+# a cluster an older checkout started without TLS would look dead instead of being restarted with it.
+pg_ready() { PGSSLMODE=prefer "$(pg_bin)/pg_isready" -q -h 127.0.0.1 -p "$1"; }
 
 up_postgres() {
   if [[ -n ${DATABASE_URL:-} ]]; then
@@ -154,6 +156,9 @@ up_postgres() {
     && [[ $(psql "postgres://postgres@127.0.0.1:$(cat "$STATE/pg.port")/postgres" -Atqc "select current_setting('fsync') || current_setting('ssl') || current_setting('hba_file')" 2>/dev/null) != "onon$STATE/pg-tls/pg_hba.conf" ]]; then
     # Started by an older checkout without durability or TLS: restarted with them, on the same port.
     log "postgres: restarting the cluster durable (fsync, synchronous_commit, full_page_writes on) and with TLS only"
+    # Its running gateways and workers may hold a URL without TLS, which the cluster now refuses:
+    # they are restarted by this `up` with the profile's URL.
+    stop_apps
     as_postgres "$bin/pg_ctl" -D "$dir" -m fast -w stop >&2 9>&- || die "could not stop PostgreSQL"
   fi
   if [[ -f $STATE/pg.port ]] && pg_ready "$(cat "$STATE/pg.port")"; then
