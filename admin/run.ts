@@ -156,7 +156,15 @@ export async function runAdmin(
 /** Removes any configured secret (connection string, S3 keys) from a message before printing it. */
 function redact(message: string, env: NodeJS.ProcessEnv): string {
   let m = message;
-  for (const v of [env.DATABASE_URL, env.S3_SECRET_KEY, env.S3_ACCESS_KEY, env.WEBHOOK_SECRETS_KEY]) {
+  for (const v of [
+    env.DATABASE_URL,
+    env.S3_SECRET_KEY,
+    env.S3_ACCESS_KEY,
+    env.S3_MEDIA_PREFIX_SECRET,
+    env.AWS_SECRET_ACCESS_KEY,
+    env.AWS_SESSION_TOKEN,
+    env.WEBHOOK_SECRETS_KEY,
+  ]) {
     if (v && v.length >= 4) m = m.split(v).join('[redacted]');
   }
   return m;

@@ -25,6 +25,9 @@ export const redactPaths = [
   '*.headers.authorization',
   'config.DATABASE_URL',
   'config.S3_SECRET_KEY',
+  'config.S3_MEDIA_PREFIX_SECRET',
+  'config.AWS_SECRET_ACCESS_KEY',
+  'config.AWS_SESSION_TOKEN',
 ];
 
 export interface GatewayOverrides {

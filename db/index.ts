@@ -1,5 +1,6 @@
 // The database handle: a Kysely instance over a pg pool, with bigint columns read as numbers
 // (credits and sizes stay far below 2^53) and a ping for readiness checks.
+import { accessSync, constants } from 'node:fs';
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import type { DB } from './schema.js';
@@ -19,11 +20,36 @@ export function createDb(
   poolSize = 10,
   timeouts: Pick<pg.PoolConfig, 'connectionTimeoutMillis' | 'statement_timeout' | 'query_timeout' | 'lock_timeout'> = {},
 ): Database {
+  checkTlsFiles(databaseUrl);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, ...timeouts });
   // An idle client that errors (server restart) must not crash the process.
   pool.on('error', () => undefined);
   if (tracingEnabled()) traceStatements(pool);
   return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/**
+ * TLS to Postgres is configured in the URL (`sslmode=verify-full&sslrootcert=<CA file>`, plus
+ * sslcert/sslkey for a client certificate): pg-connection-string reads those files at every new
+ * connection, so one that cannot be read would only surface at the first query. Checked here, at
+ * start, naming the parameter and the file (never the URL, which may hold a password).
+ */
+function checkTlsFiles(databaseUrl: string): void {
+  let params: URLSearchParams;
+  try {
+    params = new URL(databaseUrl).searchParams;
+  } catch {
+    return; // not a URL (a libpq key=value string): pg reports its own parse errors
+  }
+  for (const name of ['sslrootcert', 'sslcert', 'sslkey']) {
+    const file = params.get(name);
+    if (!file) continue;
+    try {
+      accessSync(file, constants.R_OK);
+    } catch (err) {
+      throw new Error(`DATABASE_URL's ${name} file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
 }
 
 export async function pingDb(db: Database): Promise<void> {

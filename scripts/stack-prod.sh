@@ -4,7 +4,9 @@
 #
 #   PostgreSQL        the profile's own cluster: `mediagen` for the service (the gateways and
 #                     workers as `mediagen_app`, DML only; migrations as the owner), `temporal` and
-#                     `temporal_visibility` for the Temporal server (schemas by temporal-sql-tool)
+#                     `temporal_visibility` for the Temporal server (schemas by temporal-sql-tool);
+#                     TCP over TLS only (pg_hba refuses plain connections), every client with
+#                     sslmode=verify-full against the profile's CA ($STATE/certs, scripts/prod/certs.sh)
 #   Temporal server   1.32.0 built from the Go module proxy, Postgres persistence and SQL
 #                     visibility, 512 history shards (temporal-server.yaml), namespace `default`,
 #                     our search attributes
@@ -142,7 +144,9 @@ prod_ports() { # the profile's Temporal ports: chosen once, kept with its data (
 
 temporal_sql() { # temporal_sql DB ARGS... — temporal-sql-tool on the profile's cluster
   local db=$1; shift
-  "$TEMPORAL_SERVER_DIR/sql" --plugin postgres12 --ep 127.0.0.1 -p "$PG_PORT" -u postgres --db "$db" "$@"
+  # Over TLS with host verification (the tool's default once --tls is on), as the server connects.
+  "$TEMPORAL_SERVER_DIR/sql" --plugin postgres12 --ep 127.0.0.1 -p "$PG_PORT" -u postgres --db "$db" \
+    --tls --tls-ca-file "$STATE/certs/ca.pem" "$@"
 }
 
 configured_history_shards() { sed -n 's/^ *numHistoryShards: *\([0-9][0-9]*\).*/\1/p' "$ROOT/scripts/prod/temporal-server.yaml"; }
@@ -216,7 +220,7 @@ up_temporal_server() {
     [[ -f $STATE/pg.port ]] || die "the profile's PostgreSQL is not running"
     setup_temporal_schemas
     stop_pidfile "$STATE/temporal.pid"
-    TEMPORAL_PG_PORT=$PG_PORT TEMPORAL_DYNAMIC_CONFIG="$ROOT/scripts/prod/temporal-dynamicconfig.yaml" \
+    TEMPORAL_PG_PORT=$PG_PORT TEMPORAL_PG_CA_FILE="$STATE/certs/ca.pem" TEMPORAL_DYNAMIC_CONFIG="$ROOT/scripts/prod/temporal-dynamicconfig.yaml" \
     TEMPORAL_FRONTEND_PORT=$TEMPORAL_FRONTEND_PORT TEMPORAL_FRONTEND_MEMBERSHIP_PORT=$TEMPORAL_FRONTEND_MEMBERSHIP_PORT \
     TEMPORAL_FRONTEND_HTTP_PORT=$TEMPORAL_FRONTEND_HTTP_PORT TEMPORAL_MATCHING_PORT=$TEMPORAL_MATCHING_PORT \
     TEMPORAL_MATCHING_MEMBERSHIP_PORT=$TEMPORAL_MATCHING_MEMBERSHIP_PORT TEMPORAL_HISTORY_PORT=$TEMPORAL_HISTORY_PORT \

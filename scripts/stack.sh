@@ -153,7 +153,9 @@ install_all() {
 }
 
 # ---------------------------------------------------------------- PostgreSQL
-pg_ready() { "$(pg_bin)/pg_isready" -q -h 127.0.0.1 -p "$1"; }
+# A readiness ping only, so TLS without verification: under the prod profile's PGSSLMODE=verify-full,
+# a cluster an older checkout started without TLS would look dead instead of being restarted with it.
+pg_ready() { PGSSLMODE=prefer "$(pg_bin)/pg_isready" -q -h 127.0.0.1 -p "$1"; }
 
 up_postgres() {
   if [[ -n ${DATABASE_URL:-} ]]; then
@@ -166,12 +168,19 @@ up_postgres() {
   bin=$(pg_bin) || die "PostgreSQL server binaries not found (Debian package postgresql)"
   # The prod profile's cluster is durable, as a production database is (a crash loses no committed
   # transaction); the dev and test clusters are throwaway and trade durability for speed.
-  local durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-  [[ $PROFILE == prod ]] && durability="-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
+  local durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off" tls=""
+  if [[ $PROFILE == prod ]]; then
+    durability="-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
+    prod_pg_tls
+    tls="-c ssl=on -c ssl_cert_file=$STATE/pg-tls/server.pem -c ssl_key_file=$STATE/pg-tls/server.key -c hba_file=$STATE/pg-tls/pg_hba.conf"
+  fi
   if [[ -f $STATE/pg.port ]] && pg_ready "$(cat "$STATE/pg.port")" && [[ $PROFILE == prod ]] \
-    && [[ $(psql "postgres://postgres@127.0.0.1:$(cat "$STATE/pg.port")/postgres" -Atqc 'show fsync' 2>/dev/null) == off ]]; then
-    # Started by an older checkout without durability: restarted with it, on the same port.
-    log "postgres: restarting the cluster durable (fsync, synchronous_commit, full_page_writes on)"
+    && [[ $(psql "postgres://postgres@127.0.0.1:$(cat "$STATE/pg.port")/postgres" -Atqc "select current_setting('fsync') || current_setting('ssl') || current_setting('hba_file')" 2>/dev/null) != "onon$STATE/pg-tls/pg_hba.conf" ]]; then
+    # Started by an older checkout without durability or TLS: restarted with them, on the same port.
+    log "postgres: restarting the cluster durable (fsync, synchronous_commit, full_page_writes on) and with TLS only"
+    # Its running gateways and workers may hold a URL without TLS, which the cluster now refuses:
+    # they are restarted by this `up` with the profile's URL.
+    stop_apps
     as_postgres "$bin/pg_ctl" -D "$dir" -m fast -w stop >&2 9>&- || die "could not stop PostgreSQL"
   fi
   if [[ -f $STATE/pg.port ]] && pg_ready "$(cat "$STATE/pg.port")"; then
@@ -189,17 +198,38 @@ up_postgres() {
     [[ -n $port ]] && port_free "$port" || port=$(free_port)
     # Loopback only; socket in its own directory.
     as_postgres "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 \
-      -o "-p $port -h 127.0.0.1 -k $dir $durability -c max_connections=300" \
+      -o "-p $port -h 127.0.0.1 -k $dir $durability $tls -c max_connections=300" \
       start >&2 9>&- || die "PostgreSQL did not start (see $dir/server.log)"
     echo "$port" >"$STATE/pg.port"
     wait_for "PostgreSQL" pg_ready "$port"
     log "postgres: started on port $port"
   fi
   local url="postgres://postgres@127.0.0.1:$port/mediagen"
+  # The prod profile's clients verify the server's certificate and host name against the profile's
+  # CA, as against a managed Postgres (node-postgres and libpq both read these two parameters).
+  [[ $PROFILE == prod ]] && url+="?sslmode=verify-full&sslrootcert=$STATE/certs/ca.pem"
   if ! psql "postgres://postgres@127.0.0.1:$port/postgres" -Atqc "select 1 from pg_database where datname='mediagen'" | grep -q 1; then
     psql "postgres://postgres@127.0.0.1:$port/postgres" -qc 'create database mediagen' >/dev/null
   fi
   echo "export DATABASE_URL='$url'"
+}
+
+prod_pg_tls() { # the prod profile's server certificate and pg_hba.conf, where the postgres user reads them
+  local tls=$STATE/pg-tls
+  mkdir -p "$tls"
+  install -m 0644 "$STATE/certs/postgres-server.pem" "$tls/server.pem"
+  # PostgreSQL refuses a key file others can read: 0600, owned by the server's user.
+  install -m 0600 "$STATE/certs/postgres-server.key" "$tls/server.key"
+  # TCP only over TLS (a plain connection is refused before authentication); the unix socket in
+  # the data directory stays for local administration.
+  cat >"$tls/pg_hba.conf" <<'HBA'
+local     all all              trust
+hostssl   all all 127.0.0.1/32 trust
+hostnossl all all 0.0.0.0/0    reject
+host      all all ::1/128      reject
+HBA
+  [[ $(id -u) == 0 ]] && chown -R postgres:postgres "$tls"
+  return 0
 }
 
 down_postgres() {
@@ -437,6 +467,12 @@ fi
 STATE=$HOME_DIR/$PROFILE
 mkdir -p "$STATE"
 chmod 755 "$HOME_DIR" 2>/dev/null || true
+if [[ $PROFILE == prod && $cmd != down ]]; then
+  # The profile's certificates (idempotent), and every psql of this script verifies its Postgres
+  # against them (libpq reads these variables).
+  bash "$ROOT/scripts/prod/certs.sh" "$STATE/certs" || die "could not make the prod profile's certificates"
+  export PGSSLMODE=verify-full PGSSLROOTCERT=$STATE/certs/ca.pem
+fi
 
 # One provisioning run per profile at a time (parallel test runs share the profile's servers).
 if command -v flock >/dev/null; then

@@ -9,7 +9,7 @@ import { gatewayEnv } from './config/gateway.js';
 import { localRenderEnv } from './config/local-render.js';
 import { observabilityEnv } from './config/observability.js';
 import { providerRoutingEnv } from './config/provider-routing.js';
-import { storageEnv } from './config/storage.js';
+import { storageCredentialsProblem, storageEnv } from './config/storage.js';
 import { uploadsEnv } from './config/uploads.js';
 import { webhooksEnv } from './config/webhooks.js';
 import { workersEnv } from './config/workers.js';
@@ -80,6 +80,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (parsed.data.UPLOAD_RETENTION_SECONDS > parsed.data.UPLOAD_MAX_RETENTION_SECONDS) {
     throw new ConfigError('invalid configuration:\n  UPLOAD_RETENTION_SECONDS: must not exceed UPLOAD_MAX_RETENTION_SECONDS');
   }
+  const storageProblem = storageCredentialsProblem(parsed.data);
+  if (storageProblem) throw new ConfigError(`invalid configuration:\n  ${storageProblem}`);
   if (parsed.data.NODE_ENV === 'production') {
     const refused = testOnlySettings.filter((s) => s.active(parsed.data)).map((s) => `  ${s.name}: test-only setting, refused when NODE_ENV=production`);
     // Its own key: falling back to the storage secret would tie the two secrets' rotations together

@@ -8,6 +8,7 @@ import { PassThrough, Readable } from 'node:stream';
 import type { Config } from './config.js';
 import { SpanKind, withSpan } from './tracing.js';
 import { redactPath } from './redact.js';
+import { awsCredentialProvider, type AwsChainEnv, type CredentialProvider } from './aws-credentials.js';
 
 export interface StoredObject {
   key: string;
@@ -119,29 +120,37 @@ type StorageConfig = Pick<
   Config,
   'S3_ENDPOINT' | 'S3_ACCESS_KEY' | 'S3_SECRET_KEY' | 'S3_BUCKET' | 'S3_REGION' | 'S3_PUBLIC_BASE_URL' | 'PRESIGN_EXPIRY_SECONDS'
 > &
-  Partial<Pick<Config, 'S3_PRESIGN_ENDPOINT'>>;
+  Partial<Pick<Config, 'S3_PRESIGN_ENDPOINT' | 'S3_PATH_STYLE' | 'S3_MEDIA_PREFIX_SECRET'>> &
+  AwsChainEnv;
 
-function s3Options(config: StorageConfig, endpointUrl: string) {
+function s3Options(config: StorageConfig, endpointUrl: string, credentialsProvider: CredentialProvider | undefined) {
   const endpoint = new URL(endpointUrl);
   const useSSL = endpoint.protocol === 'https:';
   return {
     endPoint: endpoint.hostname,
     port: endpoint.port ? Number(endpoint.port) : useSSL ? 443 : 80,
     useSSL,
-    accessKey: config.S3_ACCESS_KEY,
-    secretKey: config.S3_SECRET_KEY,
+    ...(credentialsProvider ? { credentialsProvider } : { accessKey: config.S3_ACCESS_KEY, secretKey: config.S3_SECRET_KEY }),
     // With the region given, presigning is computed locally (no bucket-location request).
     region: config.S3_REGION,
-    pathStyle: true,
+    // minio-js puts the bucket in the host name when pathStyle is false (and always for the bare
+    // s3.amazonaws.com endpoint), except for a dotted bucket over HTTPS
+    // (node_modules/minio/dist/esm/internal/helper.mjs isVirtualHostStyle).
+    pathStyle: config.S3_PATH_STYLE ?? true,
   };
 }
 
 export function createStorage(config: StorageConfig): Storage {
-  const options = s3Options(config, config.S3_ENDPOINT);
+  // Keys given: those. Otherwise the AWS chain, one provider for every client of this storage so
+  // they share its cached credentials and renewals.
+  const credentials = config.S3_ACCESS_KEY && config.S3_SECRET_KEY ? undefined : awsCredentialProvider(config, config.S3_REGION, config.PRESIGN_EXPIRY_SECONDS);
+  const prefixSecret = config.S3_MEDIA_PREFIX_SECRET ?? config.S3_SECRET_KEY;
+  if (!prefixSecret) throw new Error('S3_MEDIA_PREFIX_SECRET (or S3_SECRET_KEY) is needed for the job media prefixes');
+  const options = s3Options(config, config.S3_ENDPOINT, credentials);
   const useSSL = options.useSSL;
   const client = new Client(options);
   // Signing only: a signature covers the host, so URLs for clients are signed for the endpoint they reach.
-  const presigner = config.S3_PRESIGN_ENDPOINT ? new Client(s3Options(config, config.S3_PRESIGN_ENDPOINT)) : client;
+  const presigner = config.S3_PRESIGN_ENDPOINT ? new Client(s3Options(config, config.S3_PRESIGN_ENDPOINT, credentials)) : client;
   const bucket = config.S3_BUCKET;
   // Parts whose bytes are streamed while they arrive cannot be hashed before sending, so they go
   // with an unsigned payload (the signature still covers the request; minio-js does the same over
@@ -340,7 +349,7 @@ export function createStorage(config: StorageConfig): Storage {
       return keys.length;
     },
     jobMediaPrefix(jobId) {
-      const token = createHmac('sha256', config.S3_SECRET_KEY).update(`job-media:${jobId}`).digest('base64url').slice(0, 22);
+      const token = createHmac('sha256', prefixSecret).update(`job-media:${jobId}`).digest('base64url').slice(0, 22);
       return `${jobPrefix(jobId)}${token}`;
     },
     async url(key, expirySeconds = config.PRESIGN_EXPIRY_SECONDS) {

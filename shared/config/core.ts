@@ -11,7 +11,9 @@ export const coreEnv = {
     ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Lowest pino log level written.'),
 
-  DATABASE_URL: url.describe('Postgres connection URL (required).'),
+  DATABASE_URL: url.describe(
+    "Postgres connection URL (required). TLS goes in the URL: `?sslmode=verify-full&sslrootcert=/path/to/ca.pem` verifies the server's certificate against that CA file and its host name (node-postgres 8 reads both: pg-connection-string loads the file, and the host is checked as the TLS server name); `sslmode=verify-full` alone trusts the system roots. A CA file that cannot be read is refused at start, naming the file.",
+  ),
   DATABASE_POOL_SIZE: int(10, 1, 200).describe(
     "Connections in the process's Postgres pool. A worker running the `workflows` or `io` role uses at least IO_ACTIVITY_CONCURRENCY + 4 whatever this says (one connection per Postgres step).",
   ),

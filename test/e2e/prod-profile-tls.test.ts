@@ -1,0 +1,111 @@
+// The prod profile's PostgreSQL speaks TLS only (scripts/stack.sh up_postgres: ssl=on, a pg_hba that
+// rejects plain TCP): every connection of the service (gateways and workers as mediagen_app) and of
+// the Temporal server (its `temporal` and `temporal_visibility` databases) is encrypted, the service
+// verifies the server against the profile's CA with sslmode=verify-full, a plain connection is
+// refused, and a client trusting another CA refuses the server.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import pg from 'pg';
+import { lockProdStack, type ProdStack } from '../support/prod-stack.js';
+import { waitFor } from '../support/stack.js';
+
+let stack: ProdStack & { release(): void };
+
+before(
+  async () => {
+    stack = await lockProdStack();
+  },
+  { timeout: 4_200_000 },
+);
+
+after(() => stack?.release());
+
+/** The URL with its query replaced (same server, user and database). */
+function withQuery(url: string, query: Record<string, string>, user?: { name: string; password: string }): string {
+  const u = new URL(url);
+  u.search = new URLSearchParams(query).toString();
+  if (user) {
+    u.username = user.name;
+    u.password = user.password;
+  }
+  return u.toString();
+}
+
+async function query<T extends pg.QueryResultRow>(url: string, text: string): Promise<T[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query<T>(text)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+interface Conn {
+  usename: string;
+  datname: string;
+  ssl: boolean;
+  version: string | null;
+}
+
+test('every connection of the service and of the Temporal server is TLS, verified against the profile CA', async () => {
+  const url = new URL(stack.vars.DATABASE_URL!);
+  assert.equal(url.searchParams.get('sslmode'), 'verify-full');
+  const ca = url.searchParams.get('sslrootcert')!;
+  assert.equal(ca, join(stack.stateDir, 'certs', 'ca.pem'));
+  for (const name of ['gateway-1', 'worker-core', 'worker-local-1']) {
+    const own = new URL((await stack.environment(name)).DATABASE_URL!);
+    assert.equal(own.username, 'mediagen_app', `${name} connects as the app role`);
+    assert.equal(own.searchParams.get('sslmode'), 'verify-full', `${name} verifies the server`);
+    assert.equal(own.searchParams.get('sslrootcert'), ca, `${name} trusts the profile CA`);
+  }
+
+  // The gateways' readiness reads Postgres: their pools hold a connection for a while after.
+  const seen = await waitFor(
+    'connections of mediagen_app and of the Temporal server',
+    async () => {
+      await Promise.all(stack.gateways.map((g) => fetch(`${g}/readyz`).then((r) => r.arrayBuffer())));
+      const rows = await query<Conn>(
+        stack.vars.DATABASE_URL!,
+        `select a.usename, a.datname, s.ssl, s.version from pg_stat_ssl s join pg_stat_activity a using (pid)
+          where a.backend_type = 'client backend' and a.pid <> pg_backend_pid()`,
+      );
+      const app = rows.filter((r) => r.usename === 'mediagen_app');
+      const temporal = rows.filter((r) => r.datname === 'temporal' || r.datname === 'temporal_visibility');
+      return app.length > 0 && temporal.some((r) => r.datname === 'temporal') && temporal.some((r) => r.datname === 'temporal_visibility') && rows;
+    },
+    60_000,
+    500,
+  );
+  const plain = seen.filter((r) => !r.ssl);
+  assert.deepEqual(plain, [], 'no connection without TLS');
+  for (const r of seen) assert.match(r.version ?? '', /^TLSv1\.[23]$/, `${r.usename}@${r.datname}: a current TLS version`);
+});
+
+test('a connection without TLS is refused, for the owner and the app role alike', async () => {
+  const password = (await readFile(join(stack.stateDir, 'app-db.password'), 'utf8')).trim();
+  for (const user of [undefined, { name: 'mediagen_app', password }]) {
+    await assert.rejects(
+      query(withQuery(stack.vars.DATABASE_URL!, { sslmode: 'disable' }, user), 'select 1'),
+      /pg_hba\.conf rejects connection .*no encryption/,
+    );
+  }
+  // The same URL with TLS is accepted: the refusal above is the missing TLS, not the user.
+  const [row] = await query<{ ssl: boolean }>(
+    withQuery(stack.vars.DATABASE_URL!, { sslmode: 'verify-full', sslrootcert: join(stack.stateDir, 'certs', 'ca.pem') }, { name: 'mediagen_app', password }),
+    'select ssl from pg_stat_ssl where pid = pg_backend_pid()',
+  );
+  assert.equal(row?.ssl, true);
+});
+
+test('a client that trusts another CA refuses the server', async () => {
+  await assert.rejects(
+    query(withQuery(stack.vars.DATABASE_URL!, { sslmode: 'verify-full', sslrootcert: join(stack.stateDir, 'certs', 'intruder-ca.pem') }), 'select 1'),
+    (err: Error & { code?: string }) => {
+      assert.match(`${err.code} ${err.message}`, /unable to (get|verify)|self[- ]signed|UNABLE_TO|SELF_SIGNED/i);
+      return true;
+    },
+  );
+});
