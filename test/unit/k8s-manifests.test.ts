@@ -23,7 +23,6 @@ const plannedVariables = [
   'TEMPORAL_TLS_KEY_FILE',
   'TEMPORAL_TLS_SERVER_NAME',
   'TEMPORAL_API_KEY_FILE',
-  'DATABASE_CA_FILE',
   'S3_REGION',
   'S3_PATH_STYLE',
   'PAYLOAD_CODEC_KEYS_FILE',
@@ -120,8 +119,9 @@ test('with secrets.create the chart writes one Secret per fleet holding only wha
         secrets: { create: true },
         codecServer: { enabled: true },
         secretValues: {
-          databaseUrlApp: 'postgres://app@db.invalid/mediagen?sslmode=verify-full',
-          databaseUrlMigrate: 'postgres://owner@db.invalid/mediagen?sslmode=verify-full',
+          databaseUrlApp: 'postgres://app@db.invalid/mediagen?sslmode=verify-full&sslrootcert=/etc/mediagen/db-ca/ca.pem',
+          databaseUrlMigrate: 'postgres://owner@db.invalid/mediagen?sslmode=verify-full&sslrootcert=/etc/mediagen/db-ca/ca.pem',
+          s3MediaPrefixSecret: placeholder,
           databaseCa: placeholder,
           temporalCa: placeholder,
           temporalClientCert: placeholder,
@@ -143,6 +143,12 @@ test('with secrets.create the chart writes one Secret per fleet holding only wha
       () => render([overlays.small, values], ['secretValues.databaseUrlApp=postgres://app@db.invalid/mediagen?sslmode=require']),
       /secretValues.databaseUrlApp: the database URL must carry sslmode=verify-full/,
     );
+    // So is one that does not name the CA the chart mounts.
+    assert.throws(
+      () => render([overlays.small, values], ['secretValues.databaseUrlApp=postgres://app@db.invalid/mediagen?sslmode=verify-full']),
+      /secretValues.databaseUrlApp: with database.caFile the URL names the mounted CA/,
+    );
+    assert.deepEqual(Object.keys(find(objects, 'Secret', 'mg-s3')?.stringData ?? {}), ['S3_MEDIA_PREFIX_SECRET'], 'irsa: no S3 key, only the media prefix key');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -91,17 +91,13 @@ reconciler polls no queue). Argument: dict "roles" "prefix".
 {{ include "mediagen.s3Env" . }}
 {{- end }}
 
-{{/* DATABASE_URL from the given Secret (db-app: the app role; db-migrate: the owner) and its CA. */}}
+{{/* DATABASE_URL from the given Secret (db-app: the app role; db-migrate: the owner); the URL names the CA file (sslrootcert=/etc/mediagen/db-ca/ca.pem). */}}
 {{- define "mediagen.dbEnv" -}}
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
       name: {{ .root.Release.Name }}-{{ .secret }}
       key: DATABASE_URL
-{{- if .root.Values.database.caFile }}
-- name: DATABASE_CA_FILE
-  value: /etc/mediagen/db-ca/ca.pem
-{{- end }}
 {{- end }}
 
 {{- define "mediagen.s3Env" -}}
@@ -128,7 +124,14 @@ reconciler polls no queue). Argument: dict "roles" "prefix".
     secretKeyRef:
       name: {{ .Release.Name }}-s3
       key: S3_SECRET_KEY
-{{- else if ne .Values.s3.auth "irsa" }}
+{{- else if eq .Values.s3.auth "irsa" }}
+{{- /* Chain credentials rotate, so the media prefix token has a key of its own. */}}
+- name: S3_MEDIA_PREFIX_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Release.Name }}-s3
+      key: S3_MEDIA_PREFIX_SECRET
+{{- else }}
 {{- fail (printf "s3.auth must be irsa or static, not %q" .Values.s3.auth) }}
 {{- end }}
 {{- end }}
