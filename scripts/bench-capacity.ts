@@ -22,7 +22,7 @@
 // It prints the machine, its load average before and after, the inputs and every figure, and
 // asserts nothing.
 //
-//   npm run build:all && npm run bench:capacity [-- seconds=8 jobs=100 inflight=50]
+//   npm run build:all && npm run bench:capacity [-- seconds=8 jobs=100 inflight=200]
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -44,7 +44,7 @@ function arg(name: string, fallback: number): number {
 
 const SECONDS = arg('seconds', 8);
 const JOBS = arg('jobs', 100);
-const IN_FLIGHT = arg('inflight', 50);
+const IN_FLIGHT = arg('inflight', 200);
 const READ_CONNECTIONS = 20;
 const CREATE_CONNECTIONS = 10;
 const POLLED_JOBS = 200;
