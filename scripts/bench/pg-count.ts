@@ -4,10 +4,13 @@
 // open, with their peak. The counts are written as JSON to BENCH_PG_COUNT_FILE every 100 ms and at
 // exit, so the benchmark reads a process's figures without touching its code.
 import { writeFileSync } from 'node:fs';
+import { isMainThread } from 'node:worker_threads';
 import pg from 'pg';
 
 const file = process.env.BENCH_PG_COUNT_FILE;
-if (file) {
+// NODE_OPTIONS preloads this into worker threads too (the Temporal SDK runs workflows in threads):
+// only the main thread, where every pool lives, writes the file.
+if (file && isMainThread) {
   const counts = { queries: 0, transactions: 0, connects: 0, open: 0, peakOpen: 0 };
   const proto = pg.Client.prototype as unknown as {
     query: (...args: unknown[]) => unknown;
