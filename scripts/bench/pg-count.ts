@@ -1,0 +1,38 @@
+// Preloaded into a benchmarked process (`node --import <this file>`, via NODE_OPTIONS) to count its
+// Postgres traffic: every query sent on a node-postgres client (the pools Kysely uses and the
+// LISTEN connections alike), the transactions among them (`begin`), and the connections it holds
+// open, with their peak. The counts are written as JSON to BENCH_PG_COUNT_FILE every 100 ms and at
+// exit, so the benchmark reads a process's figures without touching its code.
+import { writeFileSync } from 'node:fs';
+import { isMainThread } from 'node:worker_threads';
+import pg from 'pg';
+
+const file = process.env.BENCH_PG_COUNT_FILE;
+// NODE_OPTIONS preloads this into worker threads too (the Temporal SDK runs workflows in threads):
+// only the main thread, where every pool lives, writes the file.
+if (file && isMainThread) {
+  const counts = { queries: 0, transactions: 0, connects: 0, open: 0, peakOpen: 0 };
+  const proto = pg.Client.prototype as unknown as {
+    query: (...args: unknown[]) => unknown;
+    connect: (...args: unknown[]) => unknown;
+  };
+  const query = proto.query;
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    counts.queries++;
+    const first = args[0];
+    const text = typeof first === 'string' ? first : typeof (first as { text?: unknown })?.text === 'string' ? (first as { text: string }).text : '';
+    if (/^\s*begin\b/i.test(text)) counts.transactions++;
+    return query.apply(this, args);
+  };
+  const connect = proto.connect;
+  proto.connect = function (this: pg.Client, ...args: unknown[]) {
+    counts.connects++;
+    counts.open++;
+    counts.peakOpen = Math.max(counts.peakOpen, counts.open);
+    this.once('end', () => counts.open--);
+    return connect.apply(this, args);
+  };
+  const write = () => writeFileSync(file, JSON.stringify(counts));
+  setInterval(write, 100).unref();
+  process.on('exit', write);
+}
