@@ -7,7 +7,8 @@
 // the next `stack.sh up prod`, and every job completes with exact credits.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
+import { connectClient } from '../../shared/temporal-connection.js';
 import { createDb, type Database } from '../../db/index.js';
 import { createStorage, type Storage } from '../../shared/storage.js';
 import { ledgerForJob } from '../support/ledger.js';
@@ -29,7 +30,7 @@ before(
     stack = await lockProdStack();
     db = createDb(stack.config.DATABASE_URL, 5);
     storage = createStorage(stack.config);
-    connection = await Connection.connect({ address: stack.config.TEMPORAL_ADDRESS });
+    connection = await connectClient(stack.config);
     temporal = new Client({ connection, namespace: 'default' });
   },
   { timeout: 4_200_000 },
