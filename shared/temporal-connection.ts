@@ -73,16 +73,19 @@ function describeTls(s: TemporalSettings): string {
   return parts.filter(Boolean).join(', ');
 }
 
-const TLS_FAILURE = /certificate|x509|handshake|tls|ssl|alert|issuer|UnknownCA|BadCertificate|CERT_|self.signed/i;
+// What the two transports say when TLS fails: grpc-js (Node's TLS errors) and the Rust core (rustls
+// through tonic/hyper). With TLS 1.3 a server that refuses the client certificate does so after the
+// client's handshake finished, so the client sees the connection reset rather than an alert.
+const TLS_FAILURE = /certificate|x509|handshake|tls|ssl|alert|issuer|UnknownCA|BadCertificate|CERT_|self.signed|ConnectionReset|ECONNRESET/i;
 const AUTH_FAILURE = /unauthenticated|unauthori[sz]ed|permission denied|api key|invalid token|jwt/i;
 
 /** A connect failure said in terms of the settings: the files involved, never key material. */
 export function explainConnectFailure(s: TemporalSettings, security: TemporalSecurity, err: unknown): Error {
-  const cause = err instanceof Error ? err.message : String(err);
+  const cause = causes(err);
   const where = `Temporal at ${s.TEMPORAL_ADDRESS}`;
   let message: string;
   if (security.tls && TLS_FAILURE.test(cause)) {
-    message = `cannot connect to ${where}: the TLS handshake failed (${describeTls(s)}); check that the frontend's certificate chains to the CA and names the address or TEMPORAL_TLS_SERVER_NAME, and that the frontend trusts the client certificate`;
+    message = `cannot connect to ${where}: the TLS handshake failed or the frontend closed the connection (${describeTls(s)}); check that the frontend's certificate chains to the CA and names the address or TEMPORAL_TLS_SERVER_NAME, and that the frontend trusts the client certificate`;
   } else if (security.apiKey && AUTH_FAILURE.test(cause)) {
     const from = security.apiKey.file ? `the key in ${security.apiKey.file} (TEMPORAL_API_KEY_FILE)` : 'TEMPORAL_API_KEY';
     message = `cannot connect to ${where}: the server refused ${from}`;
@@ -92,6 +95,13 @@ export function explainConnectFailure(s: TemporalSettings, security: TemporalSec
     message = `cannot connect to ${where}`;
   }
   return new Error(`${message}: ${cause}`, { cause: err });
+}
+
+/** The error's message and those of its causes (grpc-js puts the server's answer in `cause`). */
+function causes(err: unknown): string {
+  const out: string[] = [];
+  for (let e: unknown = err; e && out.length < 4; e = (e as { cause?: unknown }).cause) out.push(e instanceof Error ? e.message : String(e));
+  return out.join(': ');
 }
 
 /** `Connection` options (gateway, admin CLI, scripts, tests): TLS and an API key that follows its file. */
