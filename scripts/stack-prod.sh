@@ -213,7 +213,9 @@ prod_certs() {
   TLS_DIR=$STATE/certs
   bash "$ROOT/scripts/prod/certs.sh" "$TLS_DIR" || die "could not make the profile's certificates in $TLS_DIR"
   TEMPORAL_CLI_TLS=(--tls-ca-path "$TLS_DIR/ca.pem" --tls-cert-path "$TLS_DIR/client.pem" --tls-key-path "$TLS_DIR/client.key" --tls-server-name localhost)
-  TEMPORAL_APP_TLS=(TEMPORAL_TLS_CA_FILE="$TLS_DIR/ca.pem" TEMPORAL_TLS_CERT_FILE="$TLS_DIR/client.pem" TEMPORAL_TLS_KEY_FILE="$TLS_DIR/client.key")
+  # The server name is the certificate's DNS name: Node refuses an IP address as the TLS server name (SNI).
+  TEMPORAL_APP_TLS=(TEMPORAL_TLS_CA_FILE="$TLS_DIR/ca.pem" TEMPORAL_TLS_CERT_FILE="$TLS_DIR/client.pem" TEMPORAL_TLS_KEY_FILE="$TLS_DIR/client.key"
+    TEMPORAL_TLS_SERVER_NAME=localhost)
 }
 
 up_temporal_server() {
