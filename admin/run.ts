@@ -117,8 +117,18 @@ export async function runAdmin(
       async temporal() {
         if (!temporal) {
           if (!env.TEMPORAL_ADDRESS) throw new ConfigProblem('TEMPORAL_ADDRESS is not set');
-          const { Connection } = await import('@temporalio/client');
-          temporal = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
+          const [{ connectClient }, { temporalSettingsFromEnv, TemporalConfigError }] = await Promise.all([
+            import('../shared/temporal-connection.js'),
+            import('../shared/config/temporal.js'),
+          ]);
+          let settings;
+          try {
+            settings = temporalSettingsFromEnv(env);
+          } catch (err) {
+            if (err instanceof TemporalConfigError) throw new ConfigProblem(err.problems.join('; '));
+            throw err;
+          }
+          temporal = await connectClient(settings);
         }
         return temporal;
       },

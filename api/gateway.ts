@@ -5,7 +5,8 @@
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { lazyClientConnection } from '../shared/temporal-connection.js';
 import type { Config } from '../shared/config.js';
 import { createDb, type Database } from '../db/index.js';
 import { createStorage, type Storage } from '../shared/storage.js';
@@ -74,7 +75,7 @@ export function createGateway(config: Config, overrides: GatewayOverrides = {}):
   const storage = overrides.storage ?? createStorage(config);
   // Connection.lazy connects on first use; one connection and one client for the whole process,
   // created before the first request so there is no first-use race.
-  const connection = overrides.temporal ? null : Connection.lazy({ address: config.TEMPORAL_ADDRESS });
+  const connection = overrides.temporal ? null : lazyClientConnection(config);
   // With tracing on, a workflow start carries the request's trace context into the workflow.
   const interceptors = tracing()?.clientInterceptors();
   const temporal =

@@ -16,7 +16,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
+import { connectNative } from '../shared/temporal-connection.js';
 import { createTestDatabase, createTenant, testConfig } from '../test/support/stack.js';
 import { api, creditsOf, startGateway, startWorkers } from '../test/support/services.js';
 import { startTracing } from '../shared/tracing.js';
@@ -172,7 +173,7 @@ async function main() {
   const gw = await startGateway(config, tdb.db);
   const workers = await startWorkers(config, tdb.db);
   const rawQueue = `${config.TASK_QUEUE_PREFIX}-raw`;
-  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const connection = await connectNative(config);
   const rawWorker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,

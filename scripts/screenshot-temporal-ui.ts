@@ -13,7 +13,9 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectClient } from '../shared/temporal-connection.js';
+import { temporalSettingsFromEnv } from '../shared/config/temporal.js';
 import { searchAttributes } from '../workflows/definitions.js';
 
 const run = promisify(execFile);
@@ -84,7 +86,7 @@ async function chromium(url: string, extra: string[]): Promise<string> {
 async function main() {
   const ui = loopbackUrl(requireEnv('TEMPORAL_UI_URL'));
   const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
-  const connection = await Connection.connect({ address: requireEnv('TEMPORAL_ADDRESS') });
+  const connection = await connectClient(temporalSettingsFromEnv());
   let job: { workspaceId: string; jobId: string };
   try {
     job = await pickJob(new Client({ connection, namespace }), arg('workspace'));

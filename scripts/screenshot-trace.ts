@@ -7,7 +7,9 @@
 //   node dist/scripts/screenshot-trace.js --base-url http://127.0.0.1:8080 --key mg_live_… --project prj_… [--out docs/trace.png]
 //
 // Chromium is Debian's (CHROMIUM_PATH overrides the path) and may reach loopback addresses only.
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectClient } from '../shared/temporal-connection.js';
+import { temporalSettingsFromEnv } from '../shared/config/temporal.js';
 import puppeteer from 'puppeteer-core';
 
 function arg(name: string): string | undefined {
@@ -44,7 +46,7 @@ async function main() {
     if (job.data.status === 'failed' || i > 600) throw new Error(`job ${jobId} ended ${job.data.status}`);
     await new Promise((r) => setTimeout(r, 200));
   }
-  const connection = await Connection.connect({ address: required(process.env.TEMPORAL_ADDRESS, 'TEMPORAL_ADDRESS') });
+  const connection = await connectClient(temporalSettingsFromEnv());
   const memo = (await new Client({ connection }).workflow.getHandle(jobId).describe()).memo;
   await connection.close();
   if (memo?.traceId !== traceId) throw new Error(`the workflow memo names trace ${String(memo?.traceId)}, the answer ${traceId}`);

@@ -39,6 +39,7 @@
 # worker comes back with the next `up prod`). $STATE/<name>.pid and $STATE/logs/<name>.log name
 # the newest build's processes.
 
+TEMPORAL_APP_TLS=() # the app processes' TEMPORAL_TLS_* variables (prod_certs)
 TEMPORAL_SERVER_MODULE=go.temporal.io/server
 TEMPORAL_SERVER_VERSION=v1.32.0           # same server as the Temporal CLI's dev server (1.9.1)
 TEMPORAL_UI_MODULE=github.com/temporalio/ui-server/v2
@@ -207,11 +208,24 @@ setup_temporal_schemas() { # idempotent: create and set up once, then update to 
   done
 }
 
-namespace_ready() { temporal operator namespace describe --address "$1" --namespace default >/dev/null 2>&1; }
+namespace_ready() { temporal operator namespace describe --address "$1" --namespace default "${TEMPORAL_CLI_TLS[@]}" >/dev/null 2>&1; }
+
+# The profile's frontend demands mutual TLS: its certificates (scripts/prod/certs.sh, idempotent),
+# the `temporal` CLI flags for them (stack.sh's CLI calls add TEMPORAL_CLI_TLS), and what every app
+# process and the printed exports carry.
+prod_certs() {
+  TLS_DIR=$STATE/certs
+  bash "$ROOT/scripts/prod/certs.sh" "$TLS_DIR" || die "could not make the profile's certificates in $TLS_DIR"
+  TEMPORAL_CLI_TLS=(--tls-ca-path "$TLS_DIR/ca.pem" --tls-cert-path "$TLS_DIR/client.pem" --tls-key-path "$TLS_DIR/client.key" --tls-server-name localhost)
+  # The server name is the certificate's DNS name: Node refuses an IP address as the TLS server name (SNI).
+  TEMPORAL_APP_TLS=(TEMPORAL_TLS_CA_FILE="$TLS_DIR/ca.pem" TEMPORAL_TLS_CERT_FILE="$TLS_DIR/client.pem" TEMPORAL_TLS_KEY_FILE="$TLS_DIR/client.key"
+    TEMPORAL_TLS_SERVER_NAME=localhost)
+}
 
 up_temporal_server() {
   if [[ -n ${TEMPORAL_ADDRESS:-} ]]; then up_temporal; return; fi
   prod_ports
+  prod_certs
   local address="127.0.0.1:$TEMPORAL_FRONTEND_PORT"
   if [[ -f $STATE/pg.port ]]; then PG_PORT=$(cat "$STATE/pg.port"); recreate_temporal_if_shards_differ; fi
   if pid_alive "$STATE/temporal.pid" && temporal_ready "$address"; then
@@ -225,7 +239,7 @@ up_temporal_server() {
     TEMPORAL_FRONTEND_HTTP_PORT=$TEMPORAL_FRONTEND_HTTP_PORT TEMPORAL_MATCHING_PORT=$TEMPORAL_MATCHING_PORT \
     TEMPORAL_MATCHING_MEMBERSHIP_PORT=$TEMPORAL_MATCHING_MEMBERSHIP_PORT TEMPORAL_HISTORY_PORT=$TEMPORAL_HISTORY_PORT \
     TEMPORAL_HISTORY_MEMBERSHIP_PORT=$TEMPORAL_HISTORY_MEMBERSHIP_PORT TEMPORAL_WORKER_PORT=$TEMPORAL_WORKER_PORT \
-    TEMPORAL_WORKER_MEMBERSHIP_PORT=$TEMPORAL_WORKER_MEMBERSHIP_PORT TEMPORAL_METRICS_PORT=$TEMPORAL_METRICS_PORT \
+    TEMPORAL_WORKER_MEMBERSHIP_PORT=$TEMPORAL_WORKER_MEMBERSHIP_PORT TEMPORAL_METRICS_PORT=$TEMPORAL_METRICS_PORT TEMPORAL_TLS_DIR=$TLS_DIR \
       setsid "$TEMPORAL_SERVER_DIR/server" --config-file "$ROOT/scripts/prod/temporal-server.yaml" --allow-no-auth start \
       >"$STATE/temporal.log" 2>&1 </dev/null 9>&- &
     echo $! >"$STATE/temporal.pid"
@@ -234,7 +248,7 @@ up_temporal_server() {
   fi
   # A standalone server has no namespace until one is registered (the dev server makes `default`).
   if ! namespace_ready "$address"; then
-    temporal operator namespace create --address "$address" --namespace default --retention 72h >/dev/null 2>&1 || true
+    temporal operator namespace create --address "$address" --namespace default --retention 72h "${TEMPORAL_CLI_TLS[@]}" >/dev/null 2>&1 || true
     wait_for "namespace default" namespace_ready "$address"
   fi
   register_search_attributes "$address"
@@ -244,10 +258,12 @@ up_temporal_server() {
   up_temporal_ui "$address"
   echo "export TEMPORAL_ADDRESS='$address'"
   echo "export TEMPORAL_UI_URL='http://127.0.0.1:$TEMPORAL_UI_PORT'"
+  local kv
+  for kv in "${TEMPORAL_APP_TLS[@]}"; do echo "export ${kv%%=*}='${kv#*=}'"; done
 }
 
 search_attributes_usable() {
-  temporal workflow count --address "$1" --namespace default \
+  temporal workflow count --address "$1" --namespace default "${TEMPORAL_CLI_TLS[@]}" \
     --query "WorkspaceId = 'x' AND ProjectId = 'x' AND JobKind = 'x' AND MediaModel = 'x' AND JobStatus = 'x' AND ServingProvider = 'x' AND JobPriority = 'x'" >/dev/null 2>&1
 }
 
@@ -261,7 +277,7 @@ up_temporal_ui() {
   fi
   stop_pidfile "$STATE/temporal-ui.pid"
   # ui-server reads <config dir>/<env>.yaml; ours is a template it renders from these variables.
-  TEMPORAL_ADDRESS=$address TEMPORAL_UI_PORT=$TEMPORAL_UI_PORT TEMPORAL_CORS_ORIGINS=$url \
+  TEMPORAL_ADDRESS=$address TEMPORAL_UI_PORT=$TEMPORAL_UI_PORT TEMPORAL_CORS_ORIGINS=$url TEMPORAL_TLS_DIR=$TLS_DIR \
     setsid "$TEMPORAL_UI_DIR/server" --root "$ROOT/scripts/prod" --config ui --env prod start \
     >"$STATE/temporal-ui.log" 2>&1 </dev/null 9>&- &
   echo $! >"$STATE/temporal-ui.pid"
@@ -367,7 +383,7 @@ SQL
   # Role-scoped secrets (provider keys, the webhook secrets key) are not common: each process gets
   # those its roles read (role_env below); every process learns which provider keys are set.
   local common=(PATH="$PATH" HOME="$HOME" NODE_ENV=production LOG_LEVEL=info TASK_QUEUE_PREFIX=media
-    DATABASE_URL="$app_url" TEMPORAL_ADDRESS="$TEMPORAL_ADDRESS" S3_ENDPOINT="$S3_ENDPOINT"
+    DATABASE_URL="$app_url" TEMPORAL_ADDRESS="$TEMPORAL_ADDRESS" "${TEMPORAL_APP_TLS[@]}" S3_ENDPOINT="$S3_ENDPOINT"
     S3_ACCESS_KEY="$S3_ACCESS_KEY" S3_SECRET_KEY="$S3_SECRET_KEY" S3_BUCKET="$S3_BUCKET"
     ALLOW_PLACEHOLDER_PROVIDERS=1) # the profile serves placeholder media on purpose
   local scoped keys_set=() line

@@ -242,11 +242,13 @@ down_postgres() {
 }
 
 # ---------------------------------------------------------------- Temporal
-temporal_ready() { temporal operator cluster health --address "$1" 2>/dev/null | grep -q SERVING; }
+# The `temporal` CLI's TLS flags: none for the dev server; the prod profile's mTLS pair (prod_certs).
+TEMPORAL_CLI_TLS=()
+temporal_ready() { temporal operator cluster health --address "$1" "${TEMPORAL_CLI_TLS[@]}" 2>/dev/null | grep -q SERVING; }
 
 search_attribute_registered() { # address name: present already, or created now
-  temporal operator search-attribute list --address "$1" 2>/dev/null | grep -qw "$2" \
-    || temporal operator search-attribute create --address "$1" --name "$2" --type Keyword >/dev/null 2>&1
+  temporal operator search-attribute list --address "$1" "${TEMPORAL_CLI_TLS[@]}" 2>/dev/null | grep -qw "$2" \
+    || temporal operator search-attribute create --address "$1" --name "$2" --type Keyword "${TEMPORAL_CLI_TLS[@]}" >/dev/null 2>&1
 }
 
 register_search_attributes() { # idempotent: an existing attribute of the same type is fine

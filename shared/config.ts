@@ -9,6 +9,7 @@ import { gatewayEnv } from './config/gateway.js';
 import { localRenderEnv } from './config/local-render.js';
 import { observabilityEnv } from './config/observability.js';
 import { providerRoutingEnv } from './config/provider-routing.js';
+import { temporalEnv, temporalSecurity, TemporalConfigError } from './config/temporal.js';
 import { storageCredentialsProblem, storageEnv } from './config/storage.js';
 import { uploadsEnv } from './config/uploads.js';
 import { webhooksEnv } from './config/webhooks.js';
@@ -22,6 +23,7 @@ import { providerConfigSchema } from './providers/config.js';
  */
 export const configSections = [
   { title: 'Process, Postgres and Temporal', variables: coreEnv },
+  { title: 'Temporal TLS and API keys', variables: temporalEnv },
   { title: 'Object storage', variables: storageEnv },
   { title: 'Gateway', variables: gatewayEnv },
   { title: 'Uploads', variables: uploadsEnv },
@@ -36,6 +38,7 @@ export const configSections = [
 
 export const envSchema = z.object({
   ...coreEnv,
+  ...temporalEnv,
   ...storageEnv,
   ...gatewayEnv,
   ...uploadsEnv,
@@ -76,6 +79,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     parseRouteOrder(parsed.data.PROVIDER_ROUTES);
   } catch (err) {
     throw new ConfigError(`invalid configuration:\n  ${(err as Error).message}`);
+  }
+  try {
+    temporalSecurity(parsed.data);
+  } catch (err) {
+    if (err instanceof TemporalConfigError) throw new ConfigError(err.message);
+    throw err;
   }
   if (parsed.data.UPLOAD_RETENTION_SECONDS > parsed.data.UPLOAD_MAX_RETENTION_SECONDS) {
     throw new ConfigError('invalid configuration:\n  UPLOAD_RETENTION_SECONDS: must not exceed UPLOAD_MAX_RETENTION_SECONDS');

@@ -2,8 +2,9 @@
 // connection and one set of activity clients. Used by worker/main.ts and by tests.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker, type ActivityInterceptorsFactory, type WorkerOptions } from '@temporalio/worker';
-import { Client, Connection } from '@temporalio/client';
+import { Worker, type NativeConnection, type ActivityInterceptorsFactory, type WorkerOptions } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
+import { connectClient as connectTemporal, connectNative } from '../shared/temporal-connection.js';
 import type { Logger } from 'pino';
 import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
@@ -80,7 +81,7 @@ export interface FleetDeps {
 
 export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise<WorkerFleet> {
   const { config } = deps;
-  const connection = deps.connection ?? (await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }));
+  const connection = deps.connection ?? (await connectNative(config));
   const queues = taskQueues(config.TASK_QUEUE_PREFIX);
   const traced = tracing();
   // The reconciler role's Temporal client: its visibility calls, and the job service's starts and cancels.
@@ -357,7 +358,7 @@ function createBacklogSource(db: Database, client: Client, config: Config): Back
 async function connectClient(config: Config, traced: ReturnType<typeof tracing>): Promise<Client> {
   const interceptors = traced?.clientInterceptors();
   return new Client({
-    connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }),
+    connection: await connectTemporal(config),
     namespace: config.TEMPORAL_NAMESPACE,
     ...(interceptors ? { interceptors: { workflow: interceptors } } : {}),
   });

@@ -53,6 +53,7 @@ const up = (env?: Record<string, string>) => suite.up(env);
 const admin = async (...args: string[]) => {
   const r = await runAdmin(['deployment', ...args, '--json'], {
     TEMPORAL_ADDRESS: stack.config.TEMPORAL_ADDRESS,
+    ...stack.temporalTls,
     TEMPORAL_NAMESPACE: 'default',
     WORKER_DEPLOYMENT_NAME: 'mediagen',
   });

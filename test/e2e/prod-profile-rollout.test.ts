@@ -17,7 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, type ActivityInterceptorsFactory } from '@temporalio/worker';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
+import { connectClient } from '../../shared/temporal-connection.js';
 import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startWorkers, type Workers } from '../support/services.js';
 import { Holds, type HeldCall } from '../support/holds.js';
@@ -48,7 +49,7 @@ before(
     buildBBundle = join(bundleDir, 'workflow-bundle-b.js');
     const { code } = await bundleWorkflowCode({ workflowsPath: buildBWorkflows, logger: new DefaultLogger('ERROR') });
     await writeFile(buildBBundle, code);
-    connection = await Connection.connect({ address: prod.config.TEMPORAL_ADDRESS });
+    connection = await connectClient(prod.config);
     temporal = new Client({ connection, namespace: 'default' });
   },
   { timeout: 4_200_000 },
@@ -87,6 +88,7 @@ async function rollout(order: 'providers-first' | 'workflows-first', opts: { web
   const B = `b-${randomToken(8).toLowerCase()}`;
   const config = testConfig(tdb.url, {
     TEMPORAL_ADDRESS: prod.config.TEMPORAL_ADDRESS,
+    ...prod.temporalTls,
     RECONCILE_INTERVAL_MS: '3600000',
     // Held renders keep their slots: room for every job of a build.
     PROVIDER_CONCURRENCY: 'local=30',
@@ -102,7 +104,7 @@ async function rollout(order: 'providers-first' | 'workflows-first', opts: { web
     WORKER_DRAIN_CHECK_MS: 0,
     ...extra,
   });
-  const adminEnv = { TEMPORAL_ADDRESS: prod.config.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: 'default', WORKER_DEPLOYMENT_NAME: deployment };
+  const adminEnv = { TEMPORAL_ADDRESS: prod.config.TEMPORAL_ADDRESS, ...prod.temporalTls, TEMPORAL_NAMESPACE: 'default', WORKER_DEPLOYMENT_NAME: deployment };
   const admin = async (...args: string[]) => {
     const r = await runAdmin(['deployment', ...args, '--json'], adminEnv);
     return { code: r.code, body: JSON.parse(r.stdout || r.stderr) as any };
@@ -332,7 +334,7 @@ function describeWithCli(deployment: string): Promise<string> {
   return new Promise((resolve, reject) =>
     execFile(
       cli,
-      ['worker', 'deployment', 'describe', '--name', deployment, '--address', prod.config.TEMPORAL_ADDRESS, '--namespace', 'default'],
+      ['worker', 'deployment', 'describe', '--name', deployment, '--address', prod.config.TEMPORAL_ADDRESS, '--namespace', 'default', ...prod.temporalCliTls],
       (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
     ),
   );

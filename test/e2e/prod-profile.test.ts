@@ -7,7 +7,9 @@
 // the next `stack.sh up prod`, and every job completes with exact credits.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
+import { dirname, join } from 'node:path';
+import { connectClient, connectNative } from '../../shared/temporal-connection.js';
 import { createDb, type Database } from '../../db/index.js';
 import { createStorage, type Storage } from '../../shared/storage.js';
 import { ledgerForJob } from '../support/ledger.js';
@@ -29,7 +31,7 @@ before(
     stack = await lockProdStack();
     db = createDb(stack.config.DATABASE_URL, 5);
     storage = createStorage(stack.config);
-    connection = await Connection.connect({ address: stack.config.TEMPORAL_ADDRESS });
+    connection = await connectClient(stack.config);
     temporal = new Client({ connection, namespace: 'default' });
   },
   { timeout: 4_200_000 },
@@ -88,6 +90,21 @@ describe('the prod profile', () => {
     const page = await fetch(`${stack.vars.TEMPORAL_UI_URL}/`);
     assert.equal(page.status, 200);
     assert.match(await page.text(), /<html/);
+  });
+
+  test("requires mutual TLS: plain and foreign-certificate clients are refused, a worker with the intruder's pair fails to start naming its file", async () => {
+    const env = await stack.environment('worker-core');
+    assert.equal(env.TEMPORAL_TLS_CERT_FILE, stack.vars.TEMPORAL_TLS_CERT_FILE, 'the workers connect with the profile client pair');
+    const certs = dirname(stack.vars.TEMPORAL_TLS_CA_FILE!);
+    await assert.rejects(
+      connectClient({ ...stack.config, TEMPORAL_TLS_CA_FILE: undefined, TEMPORAL_TLS_CERT_FILE: undefined, TEMPORAL_TLS_KEY_FILE: undefined }),
+    );
+    const intruder = { ...stack.config, TEMPORAL_TLS_CERT_FILE: join(certs, 'intruder.pem'), TEMPORAL_TLS_KEY_FILE: join(certs, 'intruder.key') };
+    await assert.rejects(connectNative(intruder), (err: Error) => {
+      assert.match(err.message, /the TLS handshake failed or the frontend closed the connection/);
+      assert.ok(err.message.includes(join(certs, 'intruder.pem')), err.message);
+      return true;
+    });
   });
 
   test('runs two gateways and the worker fleets by role, each its own process', async () => {

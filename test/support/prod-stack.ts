@@ -36,6 +36,10 @@ export interface ProdStack {
   stateDir: string;
   /** The profile's service configuration (its database, Temporal server and bucket). */
   config: Config;
+  /** The profile's TEMPORAL_TLS_* variables (its mTLS client pair and CA), for processes and configs a test makes. */
+  temporalTls: Record<string, string>;
+  /** The same as `temporal` CLI flags. */
+  temporalCliTls: string[];
   /** The pid of one of the profile's processes (`worker-local-1`, `gateway-2`, …), from its pid file. */
   pid(name: string): Promise<number>;
   /** The log of one of the profile's gateway or worker processes. */
@@ -57,8 +61,13 @@ export function prodStack(): ProdStack {
   }
   const stateDir = vars.STACK_STATE_DIR!;
   const config = loadConfig({ ...vars, NODE_ENV: 'test', LOG_LEVEL: 'silent', TASK_QUEUE_PREFIX: 'media' });
+  const temporalTls = Object.fromEntries(Object.entries(vars).filter(([k]) => k.startsWith('TEMPORAL_TLS')));
+  const cliFlag = { TEMPORAL_TLS_CA_FILE: '--tls-ca-path', TEMPORAL_TLS_CERT_FILE: '--tls-cert-path', TEMPORAL_TLS_KEY_FILE: '--tls-key-path' } as const;
+  const temporalCliTls = Object.entries(cliFlag).flatMap(([v, flag]) => (vars[v] ? [flag, vars[v]] : []));
   return {
     vars,
+    temporalTls,
+    temporalCliTls,
     gateways: vars.GATEWAY_URLS!.split(' '),
     stateDir,
     config,

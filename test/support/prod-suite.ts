@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
+import { connectClient } from '../../shared/temporal-connection.js';
 import { createDb, type Database } from '../../db/index.js';
 import { lockProdStack, type ProdStack } from './prod-stack.js';
 
@@ -29,7 +30,7 @@ export async function openProdSuite(overrides: Record<string, string>, opts: { b
   // The suite lock first: no other prod-profile suite uses the stack until this one ends.
   const stack = await lockProdStack();
   const db = createDb(stack.config.DATABASE_URL, 5);
-  const connection = await Connection.connect({ address: stack.config.TEMPORAL_ADDRESS });
+  const connection = await connectClient(stack.config);
   const temporal = new Client({ connection, namespace: 'default' });
   const overridesFile = join(stack.stateDir, 'overrides.env');
   const up = async (env?: Record<string, string>) => {
