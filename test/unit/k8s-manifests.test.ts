@@ -17,14 +17,6 @@ import { manifestProblems, overlays, render, rolesOf, schemaErrors, workerDeploy
 // Variables of the TLS, Postgres/S3 and payload-codec work of the same change, defined in
 // shared/config/ by their own slices; once they are, this list is redundant.
 const plannedVariables = [
-  'TEMPORAL_TLS',
-  'TEMPORAL_TLS_CA_FILE',
-  'TEMPORAL_TLS_CERT_FILE',
-  'TEMPORAL_TLS_KEY_FILE',
-  'TEMPORAL_TLS_SERVER_NAME',
-  'TEMPORAL_API_KEY_FILE',
-  'S3_REGION',
-  'S3_PATH_STYLE',
   'PAYLOAD_CODEC_KEYS_FILE',
   'PAYLOAD_CODEC_KEY_ID',
 ];
