@@ -58,11 +58,9 @@ export interface Gateway {
   /** http://host:port once started. */
   readonly baseUrl: string;
   start(): Promise<void>;
-  /** Ends event streams, stops accepting, waits up to `graceMs` for requests in flight, closes what it opened. */
+  /** Ends event streams, stops accepting, waits up to `graceMs` (GATEWAY_SHUTDOWN_GRACE_MS) for requests in flight, closes what it opened. */
   stop(opts?: { graceMs?: number }): Promise<void>;
 }
-
-export const SHUTDOWN_GRACE_MS = 10_000;
 
 export function createGateway(config: Config, overrides: GatewayOverrides = {}): Gateway {
   const logger =
@@ -147,7 +145,7 @@ export function createGateway(config: Config, overrides: GatewayOverrides = {}):
         logger.info({ port: m.port }, `metrics on http://${config.METRICS_HOST}:${m.port}/metrics`);
       }
     },
-    async stop({ graceMs = SHUTDOWN_GRACE_MS } = {}) {
+    async stop({ graceMs = config.GATEWAY_SHUTDOWN_GRACE_MS } = {}) {
       const force = setTimeout(() => server.closeAllConnections(), graceMs);
       force.unref();
       try {

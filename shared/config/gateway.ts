@@ -35,6 +35,9 @@ export const gatewayEnv = {
   ),
   GATEWAY_HEADERS_TIMEOUT_MS: int(20_000, 100, 600_000).describe("A request's headers must arrive within this long (slowloris)."),
   GATEWAY_REQUEST_TIMEOUT_MS: int(300_000, 1_000, 3_600_000).describe('The whole request must arrive within this long, else 408 and the socket is closed.'),
+  GATEWAY_SHUTDOWN_GRACE_MS: int(10_000, 0, 3_600_000).describe(
+    'On SIGTERM the gateway stops accepting, ends its event streams and gives the requests in flight this long to finish before it closes their connections. A deploy that must never cut an upload short sets it to GATEWAY_REQUEST_TIMEOUT_MS (the Helm chart does), and the pod grace above it.',
+  ),
   GATEWAY_KEEP_ALIVE_TIMEOUT_MS: int(65_000, 1_000, 600_000).describe(
     "An idle keep-alive socket is closed after this long: longer than the load balancer's idle timeout for its upstream connections, so the gateway never closes one the balancer is about to reuse.",
   ),

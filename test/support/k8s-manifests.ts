@@ -23,7 +23,6 @@ import type { ProviderName } from '../../shared/job-model.js';
 import { roleScopedSecrets, secretsOfRoles } from '../../shared/routing.js';
 import { taskQueues } from '../../workflows/definitions.js';
 import { gatewayEnv } from '../../shared/config/gateway.js';
-import { SHUTDOWN_GRACE_MS as GATEWAY_STOP_GRACE_MS } from '../../api/gateway.js';
 
 export const root = fileURLToPath(new URL('../../../', import.meta.url));
 export const chartDir = join(root, 'ops/helm/mediagen');
@@ -236,11 +235,15 @@ export function manifestProblems(objects: K8sObject[]): string[] {
     const preStop = c?.lifecycle?.preStop?.exec?.command as string[] | undefined;
     const preStopMs = preStop?.[0] === 'sleep' ? Number(preStop[1]) * 1000 : 0;
     const drainMs = Number(envOf(g, 'SSE_DRAIN_TIMEOUT_MS') ?? gatewayEnv.SSE_DRAIN_TIMEOUT_MS.parse(undefined));
-    const needed = preStopMs + GATEWAY_STOP_GRACE_MS + drainMs;
+    const stopGraceMs = Number(envOf(g, 'GATEWAY_SHUTDOWN_GRACE_MS') ?? gatewayEnv.GATEWAY_SHUTDOWN_GRACE_MS.parse(undefined));
+    const requestMs = Number(envOf(g, 'GATEWAY_REQUEST_TIMEOUT_MS') ?? gatewayEnv.GATEWAY_REQUEST_TIMEOUT_MS.parse(undefined));
+    if (stopGraceMs < requestMs)
+      problems.push(`${g.metadata.name}: GATEWAY_SHUTDOWN_GRACE_MS ${stopGraceMs} is below the longest request, GATEWAY_REQUEST_TIMEOUT_MS ${requestMs}`);
+    const needed = preStopMs + stopGraceMs + drainMs;
     const grace = Number(podSpec(g).terminationGracePeriodSeconds ?? 30) * 1000;
     if (grace < needed)
       problems.push(
-        `${g.metadata.name}: terminationGracePeriodSeconds ${grace / 1000} is below preStop ${preStopMs / 1000} s + the gateway's stop grace ${GATEWAY_STOP_GRACE_MS / 1000} s + stream drain ${drainMs / 1000} s`,
+        `${g.metadata.name}: terminationGracePeriodSeconds ${grace / 1000} is below preStop ${preStopMs / 1000} s + the gateway's stop grace ${stopGraceMs / 1000} s + stream drain ${drainMs / 1000} s`,
       );
     if (c?.readinessProbe?.httpGet?.path !== '/readyz') problems.push(`${g.metadata.name}: readiness is not /readyz`);
     if (c?.livenessProbe?.httpGet?.path !== '/healthz') problems.push(`${g.metadata.name}: liveness is not /healthz`);

@@ -16,10 +16,7 @@ import { manifestProblems, overlays, render, rolesOf, schemaErrors, workerDeploy
 
 // Variables of the TLS, Postgres/S3 and payload-codec work of the same change, defined in
 // shared/config/ by their own slices; once they are, this list is redundant.
-const plannedVariables = [
-  'PAYLOAD_CODEC_KEYS_FILE',
-  'PAYLOAD_CODEC_KEY_ID',
-];
+const plannedVariables = ['PAYLOAD_CODEC_KEYS_FILE', 'PAYLOAD_CODEC_KEY_ID'];
 
 const kinds = (objects: K8sObject[]) => new Set(objects.map((o) => o.kind));
 const find = (objects: K8sObject[], kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
@@ -187,7 +184,15 @@ describe('a broken value is reported', () => {
   test('a gateway whose grace is below its drain', () => {
     const problems = manifestProblems(render([overlays.small], ['gateway.terminationMarginSeconds=-15']));
     assert.ok(
-      problems.some((p) => p.startsWith('mg-gateway: terminationGracePeriodSeconds 5 is below')),
+      problems.some((p) => p.startsWith('mg-gateway: terminationGracePeriodSeconds 295 is below')),
+      problems.join('\n'),
+    );
+  });
+
+  test('a gateway that would cut a request short on a rollout', () => {
+    const problems = manifestProblems(render([overlays.small], ['gateway.stopGraceSeconds=60']));
+    assert.ok(
+      problems.includes('mg-gateway: GATEWAY_SHUTDOWN_GRACE_MS 60000 is below the longest request, GATEWAY_REQUEST_TIMEOUT_MS 300000'),
       problems.join('\n'),
     );
   });
