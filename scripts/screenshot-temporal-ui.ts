@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { searchAttributes } from '../workflows/definitions.js';
+import { codecDataConverter } from '../codec/payload-codec.js';
 
 const run = promisify(execFile);
 
@@ -87,7 +88,7 @@ async function main() {
   const connection = await Connection.connect({ address: requireEnv('TEMPORAL_ADDRESS') });
   let job: { workspaceId: string; jobId: string };
   try {
-    job = await pickJob(new Client({ connection, namespace }), arg('workspace'));
+    job = await pickJob(new Client({ connection, namespace, ...codecDataConverter(process.env) }), arg('workspace'));
   } finally {
     await connection.close();
   }

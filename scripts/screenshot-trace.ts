@@ -9,6 +9,7 @@
 // Chromium is Debian's (CHROMIUM_PATH overrides the path) and may reach loopback addresses only.
 import { Client, Connection } from '@temporalio/client';
 import puppeteer from 'puppeteer-core';
+import { codecDataConverter } from '../codec/payload-codec.js';
 
 function arg(name: string): string | undefined {
   const argv = process.argv.slice(2);
@@ -45,7 +46,7 @@ async function main() {
     await new Promise((r) => setTimeout(r, 200));
   }
   const connection = await Connection.connect({ address: required(process.env.TEMPORAL_ADDRESS, 'TEMPORAL_ADDRESS') });
-  const memo = (await new Client({ connection }).workflow.getHandle(jobId).describe()).memo;
+  const memo = (await new Client({ connection, ...codecDataConverter(process.env) }).workflow.getHandle(jobId).describe()).memo;
   await connection.close();
   if (memo?.traceId !== traceId) throw new Error(`the workflow memo names trace ${String(memo?.traceId)}, the answer ${traceId}`);
 

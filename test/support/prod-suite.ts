@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { createDb, type Database } from '../../db/index.js';
 import { lockProdStack, type ProdStack } from './prod-stack.js';
+import { codecDataConverter } from '../../codec/payload-codec.js';
 
 export interface ProdSuite {
   stack: ProdStack & { release(): void };
@@ -30,7 +31,8 @@ export async function openProdSuite(overrides: Record<string, string>, opts: { b
   const stack = await lockProdStack();
   const db = createDb(stack.config.DATABASE_URL, 5);
   const connection = await Connection.connect({ address: stack.config.TEMPORAL_ADDRESS });
-  const temporal = new Client({ connection, namespace: 'default' });
+  // The profile's processes seal payloads: this client opens them with the profile's keys.
+  const temporal = new Client({ connection, namespace: 'default', ...codecDataConverter(stack.config) });
   const overridesFile = join(stack.stateDir, 'overrides.env');
   const up = async (env?: Record<string, string>) => {
     const r = await stack.up(env);
