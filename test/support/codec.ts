@@ -12,12 +12,14 @@ export const testKey = (label: string) => createHash('sha256').update(`media-gen
 
 export const testCodecKeys = { PAYLOAD_CODEC_KEYS: `${TEST_CODEC_KEY_ID}:${testKey(TEST_CODEC_KEY_ID)}`, PAYLOAD_CODEC_KEY_ID: TEST_CODEC_KEY_ID };
 
-/** The environment's keys when it sets any, else the test key. */
+/** The environment's keys when it sets any, else the test key (then put into this process's environment too). */
 export function testCodecSettings(env: NodeJS.ProcessEnv = process.env): {
   PAYLOAD_CODEC_KEYS?: string;
   PAYLOAD_CODEC_KEYS_FILE?: string;
   PAYLOAD_CODEC_KEY_ID?: string;
 } {
+  // Spawned gateway and worker processes (`...process.env`) then use the same key as in-process ones.
+  if (env === process.env && !env.PAYLOAD_CODEC_KEYS && !env.PAYLOAD_CODEC_KEYS_FILE) Object.assign(process.env, testCodecKeys);
   if (env.PAYLOAD_CODEC_KEYS || env.PAYLOAD_CODEC_KEYS_FILE) {
     return { PAYLOAD_CODEC_KEYS: env.PAYLOAD_CODEC_KEYS, PAYLOAD_CODEC_KEYS_FILE: env.PAYLOAD_CODEC_KEYS_FILE, PAYLOAD_CODEC_KEY_ID: env.PAYLOAD_CODEC_KEY_ID };
   }
