@@ -60,6 +60,13 @@ export default tseslint.config(
     ),
   },
   {
+    // The payload codec and its server sit beside shared/: every process and script may use them.
+    files: ['codec/**/*.ts'],
+    rules: restricted(
+      ban(['api', 'worker', 'activities', 'workflows', 'db', 'jobs', 'admin'], 'codec/ imports only shared/: every Temporal client and worker uses it'),
+    ),
+  },
+  {
     files: ['api/**/*.ts'],
     rules: restricted(ban(['activities', 'worker', 'admin'], 'the gateway never imports worker code: move what both need to shared/')),
   },

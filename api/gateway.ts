@@ -15,6 +15,7 @@ import { serveApiMetrics, type ApiMetrics } from './metrics.js';
 import { collectWhenIdle } from './idle-gc.js';
 import { limitConnectionsPerClient, serverTimeouts } from './connection-limits.js';
 import { tracing, tracingLogOptions } from '../shared/tracing.js';
+import { codecDataConverter } from '../codec/payload-codec.js';
 
 /** Log paths that may carry secrets; pino replaces them before anything is written. */
 export const redactPaths = [
@@ -78,7 +79,13 @@ export function createGateway(config: Config, overrides: GatewayOverrides = {}):
   const interceptors = tracing()?.clientInterceptors();
   const temporal =
     overrides.temporal ??
-    new Client({ connection: connection!, namespace: config.TEMPORAL_NAMESPACE, ...(interceptors ? { interceptors: { workflow: interceptors } } : {}) });
+    new Client({
+      connection: connection!,
+      namespace: config.TEMPORAL_NAMESPACE,
+      // Payloads (job input, prompts, URLs) leave the process sealed when keys are configured.
+      ...codecDataConverter(config),
+      ...(interceptors ? { interceptors: { workflow: interceptors } } : {}),
+    });
   const extras = overrides.processExtras ?? true;
   const server: Server = createServer(serverTimeouts(config));
   // One ceiling on sockets for every client together: past it Node drops new connections at once,

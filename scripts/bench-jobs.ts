@@ -22,6 +22,7 @@ import { createTestDatabase, createTenant, testConfig } from '../test/support/st
 import { api, creditsOf, startGateway, startWorkers } from '../test/support/services.js';
 import { startTracing } from '../shared/tracing.js';
 import type { RawActivities } from './bench/raw-workflow.js';
+import { codecDataConverter } from '../codec/payload-codec.js';
 
 const jobsAt10 = Number(process.argv[2] ?? 60);
 const jobsAt1 = Number(process.argv[3] ?? 20);
@@ -177,6 +178,7 @@ async function main() {
   const rawWorker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
+    ...codecDataConverter(config),
     taskQueue: rawQueue,
     workflowsPath: rawWorkflowPath,
     activities: rawActivities,

@@ -17,6 +17,7 @@ import { Client } from '@temporalio/client';
 import { connectClient } from '../shared/temporal-connection.js';
 import { temporalSettingsFromEnv } from '../shared/config/temporal.js';
 import { searchAttributes } from '../workflows/definitions.js';
+import { codecDataConverter } from '../codec/payload-codec.js';
 
 const run = promisify(execFile);
 
@@ -89,7 +90,7 @@ async function main() {
   const connection = await connectClient(temporalSettingsFromEnv());
   let job: { workspaceId: string; jobId: string };
   try {
-    job = await pickJob(new Client({ connection, namespace }), arg('workspace'));
+    job = await pickJob(new Client({ connection, namespace, ...codecDataConverter(process.env) }), arg('workspace'));
   } finally {
     await connection.close();
   }

@@ -11,6 +11,7 @@ import { Client } from '@temporalio/client';
 import { connectClient } from '../shared/temporal-connection.js';
 import { temporalSettingsFromEnv } from '../shared/config/temporal.js';
 import puppeteer from 'puppeteer-core';
+import { codecDataConverter } from '../codec/payload-codec.js';
 
 function arg(name: string): string | undefined {
   const argv = process.argv.slice(2);
@@ -47,7 +48,7 @@ async function main() {
     await new Promise((r) => setTimeout(r, 200));
   }
   const connection = await connectClient(temporalSettingsFromEnv());
-  const memo = (await new Client({ connection }).workflow.getHandle(jobId).describe()).memo;
+  const memo = (await new Client({ connection, ...codecDataConverter(process.env) }).workflow.getHandle(jobId).describe()).memo;
   await connection.close();
   if (memo?.traceId !== traceId) throw new Error(`the workflow memo names trace ${String(memo?.traceId)}, the answer ${traceId}`);
 

@@ -20,6 +20,8 @@
 #   worker-fal, -xai  `--roles provider:fal` / `provider:xai`, the fleets of grok-video's two live
 #                     routes (idle while PROVIDERS_MODE=local)
 #   (the list is scripts/prod/processes)
+#   codec-server      `node dist/codec/server.js`: decodes payloads for the Web UI and the CLI
+#                     (payloads are AES-GCM sealed under $STATE/payload-codec.keys, made once)
 #
 # Overrides for a suite that points the profile at local fake providers: $STATE/overrides.env holds
 # NAME=value lines given to every gateway and worker after the profile's own variables (so they win).
@@ -277,7 +279,9 @@ up_temporal_ui() {
   fi
   stop_pidfile "$STATE/temporal-ui.pid"
   # ui-server reads <config dir>/<env>.yaml; ours is a template it renders from these variables.
+  codec_secrets
   TEMPORAL_ADDRESS=$address TEMPORAL_UI_PORT=$TEMPORAL_UI_PORT TEMPORAL_CORS_ORIGINS=$url TEMPORAL_TLS_DIR=$TLS_DIR \
+    TEMPORAL_CODEC_ENDPOINT="http://127.0.0.1:$(cat "$STATE/codec-server.port")" \
     setsid "$TEMPORAL_UI_DIR/server" --root "$ROOT/scripts/prod" --config ui --env prod start \
     >"$STATE/temporal-ui.log" 2>&1 </dev/null 9>&- &
   echo $! >"$STATE/temporal-ui.pid"
@@ -295,11 +299,24 @@ stop_workers() { # stop_workers BUILD_DIR — the workers of one build, in paral
   wait
 }
 
-stop_apps() { # every build's workers, then the gateways
+stop_apps() { # every build's workers, then the gateways and the codec server
   local dir name
   for dir in "$STATE"/builds/*/; do [[ -d $dir ]] && stop_workers "${dir%/}"; done
   for name in "${PROD_GATEWAYS[@]}"; do stop_pidfile "$STATE/$name.pid"; done
+  stop_pidfile "$STATE/codec-server.pid"
 }
+
+# The payload codec's keys and the codec server's operator token, made once and kept with the state
+# (mode 600). A rotation appends `id:<32 random bytes in base64>` to payload-codec.keys and writes
+# that id to payload-codec.active; the next `up` replaces every process (the files are part of the
+# settings' hash), and payloads sealed under the older ids keep opening.
+codec_secrets() {
+  [[ -s $STATE/payload-codec.keys ]] || (umask 077; printf 'prod-1:%s\n' "$(head -c 32 /dev/urandom | base64)" >"$STATE/payload-codec.keys")
+  [[ -s $STATE/payload-codec.active ]] || echo prod-1 >"$STATE/payload-codec.active"
+  [[ -s $STATE/codec-server.token ]] || (umask 077; head -c 48 /dev/urandom | base64 | tr -d '/+=\n' >"$STATE/codec-server.token")
+  [[ -f $STATE/codec-server.port ]] || free_port >"$STATE/codec-server.port"
+}
+codec_ready() { curl -sf -o /dev/null "http://127.0.0.1:$1/healthz"; }
 
 build_drained() { grep -qs '"msg":"this build is drained' "$1"/logs/*.log; }
 
@@ -320,7 +337,7 @@ start_worker() { # start_worker BUILD_DIR NAME ENV... — one worker of a build,
   echo $! >"$dir/$name.pid"
 }
 
-overrides_hash() { [[ -s $STATE/overrides.env ]] && sha1sum <"$STATE/overrides.env" | cut -c1-16 || true; }
+overrides_hash() { cat "$STATE/overrides.env" "$STATE/payload-codec.keys" "$STATE/payload-codec.active" 2>/dev/null | sha1sum | cut -c1-16; }
 
 gateway_ready() { curl -sf -o /dev/null "http://127.0.0.1:$1/readyz"; }
 worker_ready() { grep -q '"msg":"worker started"' "$1"; }
@@ -352,15 +369,18 @@ up_apps() { # needs the profile's DATABASE_URL, TEMPORAL_ADDRESS and S3_* in the
   if [[ -n $previous && $previous != "$build" ]]; then
     log "app: build $build starts beside build $previous (rainbow deploy): the gateways are replaced; $build becomes current once its fleets poll every queue, and $previous's workers stop by themselves once it drained"
     for name in "${PROD_GATEWAYS[@]}"; do stop_pidfile "$STATE/$name.pid"; done
+    stop_pidfile "$STATE/codec-server.pid"
   fi
   echo "$build" >"$STATE/current-build"
   local overrides=() applied
+  codec_secrets
   applied=$(overrides_hash)
   if [[ $(cat "$STATE/overrides.applied" 2>/dev/null) != "$applied" ]]; then
     # Same build, other settings: its processes restart in place (its pinned jobs wait for them).
     log "app: the overrides changed: replacing the gateway and worker processes"
     stop_workers "$dir"
     for name in "${PROD_GATEWAYS[@]}"; do stop_pidfile "$STATE/$name.pid"; done
+    stop_pidfile "$STATE/codec-server.pid"
     echo "$applied" >"$STATE/overrides.applied"
   fi
   [[ -s $STATE/overrides.env ]] && mapfile -t overrides < <(grep -E '^[A-Z][A-Z0-9_]*=' "$STATE/overrides.env")
@@ -385,7 +405,8 @@ SQL
   local common=(PATH="$PATH" HOME="$HOME" NODE_ENV=production LOG_LEVEL=info TASK_QUEUE_PREFIX=media
     DATABASE_URL="$app_url" TEMPORAL_ADDRESS="$TEMPORAL_ADDRESS" "${TEMPORAL_APP_TLS[@]}" S3_ENDPOINT="$S3_ENDPOINT"
     S3_ACCESS_KEY="$S3_ACCESS_KEY" S3_SECRET_KEY="$S3_SECRET_KEY" S3_BUCKET="$S3_BUCKET"
-    ALLOW_PLACEHOLDER_PROVIDERS=1) # the profile serves placeholder media on purpose
+    ALLOW_PLACEHOLDER_PROVIDERS=1 # the profile serves placeholder media on purpose
+    PAYLOAD_CODEC_KEYS_FILE="$STATE/payload-codec.keys" PAYLOAD_CODEC_KEY_ID="$(cat "$STATE/payload-codec.active")")
   local scoped keys_set=() line
   scoped=$(node "$app/dist/scripts/role-secrets.js" --all)
   for line in "${overrides[@]}"; do
@@ -426,6 +447,22 @@ SQL
     fi
     urls+=("http://127.0.0.1:$port")
   done
+  # The codec server: the Web UI (its origin only) and the `temporal` CLI get decoded payloads from
+  # it, with the operator token (docs/operations/temporal-ui.md). It reads the keys, no database.
+  local codec_port ui_port
+  codec_port=$(cat "$STATE/codec-server.port")
+  ui_port=$(sed -n 's/^TEMPORAL_UI_PORT=//p' "$STATE/temporal-ports.env" 2>/dev/null || true)
+  if pid_alive "$STATE/codec-server.pid" && codec_ready "$codec_port"; then
+    log "codec-server: reusing the running codec server on port $codec_port"
+  else
+    stop_pidfile "$STATE/codec-server.pid"
+    env -i PATH="$PATH" HOME="$HOME" NODE_ENV=production LOG_LEVEL=info HOST=127.0.0.1 CODEC_SERVER_PORT="$codec_port" \
+      PAYLOAD_CODEC_KEYS_FILE="$STATE/payload-codec.keys" PAYLOAD_CODEC_KEY_ID="$(cat "$STATE/payload-codec.active")" \
+      CODEC_SERVER_TOKEN_FILE="$STATE/codec-server.token" CODEC_SERVER_CORS_ORIGINS="${ui_port:+http://127.0.0.1:$ui_port}" \
+      setsid node --enable-source-maps "$app/dist/codec/server.js" >"$STATE/logs/codec-server.log" 2>&1 </dev/null 9>&- &
+    echo $! >"$STATE/codec-server.pid"
+    started+=(codec-server)
+  fi
   # One Worker Deployment Version per build: a new build promotes itself once its fleets all poll
   # (never an old one again), and a superseded build's workers exit once it drained (checked every
   # 5 s here: the profile's Temporal server reports drainage within about 40 s, see
@@ -460,7 +497,9 @@ SQL
     ln -sfn "$dir/logs/$name.log" "$STATE/logs/$name.log"
   done
   for name in "${started[@]}"; do
-    if [[ $name == gateway-* ]]; then
+    if [[ $name == codec-server ]]; then
+      wait_for_process "$name" "$STATE/$name.pid" "$STATE/logs/$name.log" codec_ready "$codec_port"
+    elif [[ $name == gateway-* ]]; then
       wait_for_process "$name" "$STATE/$name.pid" "$STATE/logs/$name.log" gateway_ready "$(cat "$STATE/$name.port")"
     else
       wait_for_process "$name" "$dir/$name.pid" "$dir/logs/$name.log" worker_ready "$dir/logs/$name.log"
@@ -470,6 +509,11 @@ SQL
   echo "export PROD_BUILD_ID='$build'"
   echo "export GATEWAY_URLS='${urls[*]}'"
   echo "export STACK_STATE_DIR='$STATE'"
+  # The keys' and the token's files (paths, not secrets): a suite's client opens payloads with them.
+  echo "export PAYLOAD_CODEC_KEYS_FILE='$STATE/payload-codec.keys'"
+  echo "export PAYLOAD_CODEC_KEY_ID='$(cat "$STATE/payload-codec.active")'"
+  echo "export CODEC_SERVER_URL='http://127.0.0.1:$codec_port'"
+  echo "export CODEC_SERVER_TOKEN_FILE='$STATE/codec-server.token'"
 }
 
 down_prod_extras() {

@@ -3,6 +3,7 @@
 // variable's name (never its value, which may be a secret).
 import { z } from 'zod';
 import { localRenderedModels, parseRouteOrder } from './routing.js';
+import { codecEnv } from './config/codec.js';
 import { coreEnv } from './config/core.js';
 import { fetchEnv } from './config/fetch.js';
 import { gatewayEnv } from './config/gateway.js';
@@ -24,6 +25,7 @@ import { providerConfigSchema } from './providers/config.js';
 export const configSections = [
   { title: 'Process, Postgres and Temporal', variables: coreEnv },
   { title: 'Temporal TLS and API keys', variables: temporalEnv },
+  { title: 'Payload encryption and the codec server', variables: codecEnv },
   { title: 'Object storage', variables: storageEnv },
   { title: 'Gateway', variables: gatewayEnv },
   { title: 'Uploads', variables: uploadsEnv },
@@ -39,6 +41,7 @@ export const configSections = [
 export const envSchema = z.object({
   ...coreEnv,
   ...temporalEnv,
+  ...codecEnv,
   ...storageEnv,
   ...gatewayEnv,
   ...uploadsEnv,

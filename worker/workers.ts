@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker, type NativeConnection, type ActivityInterceptorsFactory, type WorkerOptions } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
 import { connectClient as connectTemporal, connectNative } from '../shared/temporal-connection.js';
 import type { Logger } from 'pino';
 import type { Config } from '../shared/config.js';
@@ -21,6 +22,7 @@ import type { BacklogSource, WorkerMetrics } from './metrics.js';
 import { sql } from 'kysely';
 import protos from '@temporalio/proto';
 import { tracing } from '../shared/tracing.js';
+import { dataConverterOption, payloadCodecFrom } from '../codec/payload-codec.js';
 import { describeDeployment, deploymentOptions, promoteAtStart, runningOnVersion, watchDrainage, workerVersioning, type Versioning } from './deployment.js';
 import { providerShutdownGraceMs } from '../activities/providers/call-timeouts.js';
 import { createJobService, type JobService } from '../jobs/index.js';
@@ -85,7 +87,9 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
   const queues = taskQueues(config.TASK_QUEUE_PREFIX);
   const traced = tracing();
   // The reconciler role's Temporal client: its visibility calls, and the job service's starts and cancels.
-  const client = roles.some((r) => r.kind === 'reconciler') ? await connectClient(config, traced) : null;
+  // One payload codec for the process's workers and client; a bad key stops the fleet here, at start.
+  const codec = payloadCodecFrom(config);
+  const client = roles.some((r) => r.kind === 'reconciler') ? await connectClient(config, traced, codec) : null;
   // The process's one job service: the activities' status moves and the reconciler's starts and settlements.
   const jobs =
     deps.jobs ??
@@ -119,6 +123,8 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
   const common: Partial<WorkerOptions> = {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
+    // Every workflow and activity payload is opened and sealed here when keys are configured.
+    ...dataConverterOption(codec),
     shutdownGraceTime: config.WORKER_SHUTDOWN_GRACE_MS,
     ...(versioning ? { workerDeploymentOptions: deploymentOptions(versioning) } : {}),
   };
@@ -355,11 +361,12 @@ function createBacklogSource(db: Database, client: Client, config: Config): Back
 }
 
 /** A Temporal client of the process (the reconciler role's), traced when tracing runs. */
-async function connectClient(config: Config, traced: ReturnType<typeof tracing>): Promise<Client> {
+async function connectClient(config: Config, traced: ReturnType<typeof tracing>, codec: PayloadCodec | null): Promise<Client> {
   const interceptors = traced?.clientInterceptors();
   return new Client({
     connection: await connectTemporal(config),
     namespace: config.TEMPORAL_NAMESPACE,
+    ...dataConverterOption(codec),
     ...(interceptors ? { interceptors: { workflow: interceptors } } : {}),
   });
 }

@@ -31,8 +31,6 @@ export interface JobToStart {
   projectId: string;
   model: string;
   status: JobStatus;
-  /** The start of the prompt or script, for the summary (never the whole text). */
-  text: string;
   input: GenerationInput;
   /** Its Temporal priority and fair share (shared/task-priority.ts). */
   priority: JobPriority;
@@ -63,7 +61,6 @@ export function jobToStart(
     projectId: job.project_id,
     model: job.model,
     status: job.status,
-    text: t.kind === 'talking_actor' ? t.params.script : (t.params.prompt ?? ''),
     // The route stored at create time: the workflow does not work it out again.
     input: {
       jobId: job.id,
@@ -80,10 +77,13 @@ export function jobToStart(
   };
 }
 
-export function jobSummary(job: Pick<JobToStart, 'kind' | 'model' | 'text'>): string {
-  const text = job.text.replace(/\s+/g, ' ').trim();
-  const short = text.length > 80 ? `${text.slice(0, 77)}...` : text;
-  return `${job.kind.replace('_', '-')} · ${job.model}${short ? ` · "${short}"` : ''}`;
+/**
+ * The Web UI's one-line summary of a job's workflow: its kind, model and route, never customer text
+ * (prompts, scripts, URLs). Summaries are payloads the codec seals like any other, but they are
+ * what an operator reads in lists, so they hold only what the search attributes show anyway.
+ */
+export function jobSummary(job: Pick<JobToStart, 'kind' | 'model' | 'input'>): string {
+  return `${job.kind.replace('_', '-')} · ${job.model} · ${job.input.provider}`;
 }
 
 /** JOB_RUN_TIMEOUT_GRACE_MS's default (shared/config.ts): outputs storing (20 min) + provider cancel (5 min) + a margin. */

@@ -26,7 +26,7 @@ export interface DeliveryToStart {
   project_id: string | null;
 }
 
-/** The receiver's host for summaries (never the full URL, which may carry a token). */
+/** The receiver's host, for the sealed delivery input (never the full URL, which may carry a token). */
 export function hostOf(url: string): string {
   try {
     return new URL(url).host;
@@ -69,7 +69,8 @@ export async function startWebhookDelivery(
       { key: searchAttributes.workspaceId, value: row.workspace_id },
       ...(row.project_id ? [{ key: searchAttributes.projectId, value: row.project_id }] : []),
     ]),
-    staticSummary: `${what} ${row.type}${row.job_id ? ` of ${row.job_id}` : ''} → ${input.host}`,
+    // Ids and the event type only: the receiver's host is the customer's and stays in the sealed input.
+    staticSummary: `${what} ${row.type}${row.job_id ? ` of ${row.job_id}` : ''}`,
     staticDetails: `Event ${row.id} (webhook-id)${row.job_id ? ` of job ${row.job_id}` : ''}, workspace ${row.workspace_id}.`,
     // One workflow per id, ever: a delivered (or given up) event is sent again only by a redelivery, under its own id.
     workflowIdReusePolicy: 'REJECT_DUPLICATE',

@@ -2,7 +2,7 @@
 // by the worker's webhook dispatcher with workflow id = event id (= the `webhook-id` header), so an
 // event is delivered by one workflow however often it is dispatched. It runs apart from the job's
 // workflow: a receiver that never answers delays nothing and touches no credits.
-// Each attempt is one `deliverWebhook` activity on the webhooks queue (summary: event and host): the
+// Each attempt is one `deliverWebhook` activity on the webhooks queue (summary: event type and id): the
 // Web UI's pending activity shows the attempt count and the last failure (status code or timeout).
 // That queue has its own fleet role, so receivers that hang hold none of the io queue's slots.
 import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
@@ -16,7 +16,7 @@ export interface WebhookDeliveryInput {
   deliveryId: string;
   /** `job.completed`, …: for the activity summary. */
   type: string;
-  /** The receiver's host (never the full URL, which may carry a token): for the summary. */
+  /** The receiver's host (never the full URL, which may carry a token); kept out of summaries, which hold ids only. */
   host: string;
   taskQueuePrefix: string;
   /** Timeout of one attempt (the POST's own timeout plus a margin for signing and the row). */
@@ -60,7 +60,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
         nonRetryableErrorTypes: nonRetryableWebhookFailureTypes,
         ...(maxAttempts > 0 ? { maximumAttempts: maxAttempts - attempts } : {}),
       },
-      summary: `Deliver ${input.type} to ${input.host}`,
+      summary: `Deliver ${input.type} (event ${input.deliveryId})`,
     };
     let result: WebhookAttemptResult;
     try {

@@ -45,6 +45,7 @@ import type { Tx } from '../../db/index.js';
 import type { Config } from '../../shared/config.js';
 import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
 import { hostileBodies, jsonOperations } from '../support/hostile-json.js';
+import { codecDataConverter } from '../../codec/payload-codec.js';
 
 /** Test cases per operation and phase; with the seed, the whole run is fixed. */
 const MAX_EXAMPLES = 30;
@@ -286,12 +287,14 @@ before(async () => {
     await Worker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
+      ...codecDataConverter(config),
       taskQueue: queues.workflows,
       workflowsPath: fileURLToPath(new URL('../support/fuzz-workflows.js', import.meta.url)),
     }),
     await Worker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
+      ...codecDataConverter(config),
       taskQueue: queues.fetch,
       activities: createUploadActivities({ db: tdb.db, storage: gw.storage, config, fetchHooks: refuseEveryFetch }),
     }),

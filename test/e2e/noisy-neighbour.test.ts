@@ -33,6 +33,7 @@ import * as progressRepo from '../../db/repos/job-progress.js';
 import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
 import type { Config } from '../../shared/config.js';
 import { Client, Connection } from '@temporalio/client';
+import { codecDataConverter } from '../../codec/payload-codec.js';
 
 const overrides = {
   WEBHOOK_ALLOW_LOOPBACK: 'true',
@@ -85,7 +86,7 @@ after(async () => {
   // Deliveries still retrying and jobs still running end with the suite.
   if (tdb && config) {
     const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-    const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+    const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, ...codecDataConverter(config) });
     const open = await tdb.db.selectFrom('webhook_deliveries').select('id').where('dispatched_at', 'is not', null).where('delivered_at', 'is', null).execute();
     for (const r of open)
       await client.workflow

@@ -28,6 +28,7 @@ import { randomToken } from '../../shared/ids.js';
 import { runAdmin } from '../../admin/main.js';
 import type { Config } from '../../shared/config.js';
 import protos from '@temporalio/proto';
+import { codecDataConverter } from '../../codec/payload-codec.js';
 
 const temporalEnums = protos.temporal.api.enums.v1;
 
@@ -50,7 +51,7 @@ before(
     const { code } = await bundleWorkflowCode({ workflowsPath: buildBWorkflows, logger: new DefaultLogger('ERROR') });
     await writeFile(buildBBundle, code);
     connection = await connectClient(prod.config);
-    temporal = new Client({ connection, namespace: 'default' });
+    temporal = new Client({ connection, namespace: 'default', ...codecDataConverter(prod.config) });
   },
   { timeout: 4_200_000 },
 );

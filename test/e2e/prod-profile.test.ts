@@ -19,6 +19,7 @@ import { api, creditsOf } from '../support/services.js';
 import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
 import { lockProdStack, processAlive, type ProdStack } from '../support/prod-stack.js';
 import { jobFinished } from '../support/job-helpers.js';
+import { codecDataConverter } from '../../codec/payload-codec.js';
 
 let stack: ProdStack & { release(): void };
 let db: Database;
@@ -32,7 +33,7 @@ before(
     db = createDb(stack.config.DATABASE_URL, 5);
     storage = createStorage(stack.config);
     connection = await connectClient(stack.config);
-    temporal = new Client({ connection, namespace: 'default' });
+    temporal = new Client({ connection, namespace: 'default', ...codecDataConverter(stack.config) });
   },
   { timeout: 4_200_000 },
 );

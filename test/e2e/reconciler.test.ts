@@ -28,6 +28,7 @@ import { closedRun, resetRun, runHistory } from '../support/resets.js';
 import { sql } from 'kysely';
 import type { Config } from '../../shared/config.js';
 import { createImage } from '../support/job-helpers.js';
+import { codecDataConverter } from '../../codec/payload-codec.js';
 
 let tdb: TestDatabase;
 let live: LiveFal;
@@ -196,7 +197,12 @@ describe('two reconciler replicas', () => {
       const callsA: string[] = [];
       const callsB: string[] = [];
       const clientOf = (calls: string[]) =>
-        new Client({ connection: gw.client.connection, namespace: config.TEMPORAL_NAMESPACE, interceptors: { workflow: [startsOf(calls)] } });
+        new Client({
+          connection: gw.client.connection,
+          namespace: config.TEMPORAL_NAMESPACE,
+          ...codecDataConverter(config),
+          interceptors: { workflow: [startsOf(calls)] },
+        });
       const [a, b] = [replica(clientOf(callsA)), replica(clientOf(callsB))];
       const started: string[] = [];
       // The replicas leave jobs younger than a few seconds to the gateway's own start.

@@ -24,6 +24,7 @@ import { resolveJobRoute } from '../../shared/routing.js';
 import { catalog } from '../../shared/catalog.js';
 import { randomToken } from '../../shared/ids.js';
 import { jobRunTimeoutMs } from '../../workflows/client.js';
+import { testDataConverter } from '../support/codec.js';
 
 let tdb: TestDatabase;
 let live: LiveFal;
@@ -34,7 +35,7 @@ before(async () => {
   tdb = await createTestDatabase();
   live = await startLiveFal();
   connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS! });
-  temporal = new Client({ connection, namespace: 'default' });
+  temporal = new Client({ connection, namespace: 'default', ...testDataConverter() });
 });
 
 after(async () => {

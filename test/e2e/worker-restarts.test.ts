@@ -18,6 +18,7 @@ import { api, creditsOf, startWorkers } from '../support/services.js';
 import { falRequestsWith, spawnWorkerProcess, startFailoverStack, type FailoverStack, type WorkerProcess } from '../support/failover-stack.js';
 import { jobFinished, jobLedger, jobRow } from '../support/job-helpers.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/openai.js';
+import { testCodec } from '../support/codec.js';
 
 let stack: FailoverStack;
 let openai: FakeOpenAI;
@@ -124,7 +125,9 @@ describe('a worker restart never pays a provider twice', () => {
       'the request id in the step heartbeat',
       async () => {
         const d = await gw.client.workflow.getHandle(id).describe();
-        const beat = d.raw.pendingActivities?.find((a) => a.activityType?.name === 'submitAndCheck')?.heartbeatDetails?.payloads?.[0]?.data;
+        const sealed = d.raw.pendingActivities?.find((a) => a.activityType?.name === 'submitAndCheck')?.heartbeatDetails?.payloads?.[0];
+        // Heartbeat details reach the server through the payload codec: open them as the worker does.
+        const beat = sealed ? (await testCodec().decode([sealed]))[0]?.data : undefined;
         const text = beat ? Buffer.from(beat).toString('utf8') : '';
         return text.includes('"provider":"fal"') ? text : undefined;
       },

@@ -17,6 +17,7 @@ import { cachedFor, READY_CACHE_MS } from '../../api/routes/health.js';
 import { call } from './gateway-harness.js';
 import { sql } from 'kysely';
 import { KEY_LISTENER_NAME } from '../../api/auth.js';
+import { codecDataConverter } from '../../codec/payload-codec.js';
 
 /** The value of one labelled sample in Prometheus text, 0 when absent. */
 function sample(metricsText: string, name: string, labels: string): number {
@@ -60,7 +61,7 @@ describe('gateway floods', () => {
       config,
       db: tdb.db,
       storage,
-      temporal: new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }),
+      temporal: new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, ...codecDataConverter(config) }),
       logger: pino({ level: 'silent' }),
     });
     server = createServer(app.app).listen(0, '127.0.0.1');

@@ -20,6 +20,7 @@ import { startGateway, type InProcessGateway as Gateway } from '../support/servi
 import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer, type SampleMedia } from '../support/https-server.js';
 import type { Config } from '../../shared/config.js';
 import type { FetchHooks } from '../../activities/uploads.js';
+import { codecDataConverter } from '../../codec/payload-codec.js';
 
 let tdb: TestDatabase;
 let config: Config;
@@ -74,12 +75,14 @@ before(async () => {
   worker = await Worker.create({
     connection: nativeConnection,
     namespace: config.TEMPORAL_NAMESPACE,
+    ...codecDataConverter(config),
     taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).workflows,
     workflowsPath: fileURLToPath(new URL('../../workflows/upload-from-url.js', import.meta.url)),
   });
   ioWorker = await Worker.create({
     connection: nativeConnection,
     namespace: config.TEMPORAL_NAMESPACE,
+    ...codecDataConverter(config),
     taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).fetch,
     activities: createUploadActivities({ db: tdb.db, storage, config, fetchHooks }),
   });

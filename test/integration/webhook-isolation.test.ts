@@ -32,6 +32,7 @@ import { createWorkerMetrics } from '../../worker/metrics.js';
 import { alertRule, evaluateAlert } from '../support/ops.js';
 import { taskQueues } from '../../workflows/definitions.js';
 import type { WebhookAttemptResult } from '../../workflows/activity-types.js';
+import { codecDataConverter } from '../../codec/payload-codec.js';
 
 let tdb: TestDatabase;
 let config: Config;
@@ -239,7 +240,7 @@ describe('dispatch and retention', () => {
     const noisy = await createTenant(tdb.db);
     const quiet = await createTenant(tdb.db);
     const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-    const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+    const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, ...codecDataConverter(config) });
     // Earlier tests' events are not this test's: mark them dispatched.
     await tdb.db.updateTable('webhook_deliveries').set({ dispatched_at: new Date() }).where('dispatched_at', 'is', null).execute();
     const noisyEvents: string[] = [];

@@ -9,6 +9,7 @@ import { Client, type Connection } from '@temporalio/client';
 import { connectClient } from '../../shared/temporal-connection.js';
 import { createDb, type Database } from '../../db/index.js';
 import { lockProdStack, type ProdStack } from './prod-stack.js';
+import { codecDataConverter } from '../../codec/payload-codec.js';
 
 export interface ProdSuite {
   stack: ProdStack & { release(): void };
@@ -31,7 +32,8 @@ export async function openProdSuite(overrides: Record<string, string>, opts: { b
   const stack = await lockProdStack();
   const db = createDb(stack.config.DATABASE_URL, 5);
   const connection = await connectClient(stack.config);
-  const temporal = new Client({ connection, namespace: 'default' });
+  // The profile's processes seal payloads: this client opens them with the profile's keys.
+  const temporal = new Client({ connection, namespace: 'default', ...codecDataConverter(stack.config) });
   const overridesFile = join(stack.stateDir, 'overrides.env');
   const up = async (env?: Record<string, string>) => {
     const r = await stack.up(env);

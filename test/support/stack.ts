@@ -6,6 +6,7 @@ import { createDb, type Database } from '../../db/index.js';
 import { migrateToLatest } from '../../db/migrate.js';
 import { randomToken } from '../../shared/ids.js';
 import { loadConfig, type Config } from '../../shared/config.js';
+import { testCodecSettings } from './codec.js';
 import { createWorkspace, createApiKey, createProject } from '../../db/repos/workspaces.js';
 import { newId } from '../../shared/ids.js';
 import { insertJobWithCharge } from '../../db/repos/jobs.js';
@@ -65,6 +66,8 @@ export function testConfig(databaseUrl: string, overrides: Record<string, string
   return loadConfig({
     ...process.env,
     NODE_ENV: 'test',
+    // Every suite's processes seal payloads (the environment's keys, else the test key).
+    ...testCodecSettings(),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     DATABASE_URL: databaseUrl,
     TASK_QUEUE_PREFIX: `t-${randomToken(10)}`,

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** The folders of service code: the processes, their layers and the client library. */
-const serviceFolders = ['api', 'workflows', 'activities', 'worker', 'db', 'shared', 'jobs', 'admin', 'client/src'];
+const serviceFolders = ['api', 'workflows', 'activities', 'worker', 'db', 'shared', 'jobs', 'admin', 'codec', 'client/src'];
 /** Written by generators, checked by their own tests (client types from the OpenAPI document). */
 const generated = new Set(['client/src/openapi.ts']);
 const maxLines = 400;

@@ -10,6 +10,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { savedHistories, type HistoryName } from './saved-histories.js';
+import { testDataConverter } from '../support/codec.js';
 
 // Compiled to dist/test/workflows/: the fixtures stay in the source tree, the workflows are the built ones.
 const historiesDir = fileURLToPath(new URL('../../../test/workflows/histories/', import.meta.url));
@@ -70,7 +71,8 @@ before(async () => {
   );
   // One bundle for every replay (bundling is the slow part).
   const bundle = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('ERROR') });
-  options = { workflowBundle: bundle };
+  // The suites' payload codec: recordings made through it replay with its key (clear ones pass through).
+  options = { workflowBundle: bundle, ...testDataConverter() };
 });
 
 describe('replaying saved histories', () => {
@@ -310,7 +312,7 @@ describe('replaying saved histories', () => {
 
   test('the prebuilt production bundle (npm run build) replays them too', async () => {
     const codePath = fileURLToPath(new URL('../../workflow-bundle.js', import.meta.url));
-    for (const h of histories) await Worker.runReplayHistory({ workflowBundle: { codePath } }, h.json, h.name);
+    for (const h of histories) await Worker.runReplayHistory({ workflowBundle: { codePath }, ...testDataConverter() }, h.json, h.name);
   });
 
   test('a history that no longer matches the code fails the replay with a determinism violation', async () => {
