@@ -149,10 +149,12 @@ def dry_run_quote(ops: Json) -> Json:
 
 
 def webhook_event(doc: Json) -> Json:
-    """One schema for every webhook event: `type` the union of the event names, `data` a job record."""
+    """One schema for every job event: `type` the union of the event names, `data` a job record."""
     types: list[str] = []
     data_branches: list[Json] = []
     for name, item in doc.get("webhooks", {}).items():
+        if not name.startswith("job."):
+            continue
         schema = item["post"]["requestBody"]["content"]["application/json"]["schema"]
         types.append(schema["properties"]["type"].get("const", name))
         data_branches = schema["properties"]["data"]["anyOf"]
@@ -210,6 +212,8 @@ def models_schema(doc: Json) -> Json:
             raise SystemExit(f"{op_id} no longer answers the {record} record: give it a model of its own in MODELS")
     defs["DryRunQuote"] = dry_run_quote(ops)
     defs["WebhookEvent"] = webhook_event(doc)
+    # A budget alert, sent to the budget's alert URL: data is the budget's spend, not a job.
+    defs["BudgetWebhookEvent"] = copy.deepcopy(doc["webhooks"]["budget.threshold_reached"]["post"]["requestBody"]["content"]["application/json"]["schema"])
     for name, (model, path) in SHARED.items():
         node: Any = defs[model]
         for key in path:

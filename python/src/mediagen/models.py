@@ -158,6 +158,62 @@ class Budget(TypedDict, closed=True):
     """
 
 
+class Budget1(TypedDict, closed=True):
+    id: str
+    """
+    budget id (bud_...)
+    """
+    scope: Literal["key", "project"]
+    """
+    what the budget limits: one API key or one project
+    """
+    scope_id: str
+    """
+    the API key id (key_...) or the project id
+    """
+    period: Literal["day", "month"]
+    """
+    a UTC day or a UTC calendar month
+    """
+    limit: int
+    """
+    credits the scope may spend per period
+    """
+
+
+class Period(TypedDict, closed=True):
+    start: str
+    """
+    when the period started (ISO 8601, UTC)
+    """
+    resets_at: str
+    """
+    when the period ends and the budget admits again (ISO 8601, UTC)
+    """
+
+
+class Data(TypedDict, closed=True):
+    budget: Budget1
+    threshold: int
+    """
+    the threshold reached, in percent of the limit
+    """
+    spent: int
+    """
+    net credits spent in the period when the threshold was reached
+    """
+    limit: int
+    """
+    the limit, as in budget.limit
+    """
+    period: Period
+
+
+class BudgetWebhookEvent(TypedDict, closed=True):
+    type: Literal["budget.threshold_reached"]
+    data: Data
+
+
 class DirectUploadCreate(TypedDict, closed=True):
     project_id: str
     name: str
