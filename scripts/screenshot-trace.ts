@@ -41,11 +41,13 @@ async function main() {
   if (created.status !== 200) throw new Error(`create answered ${created.status}: ${await created.text()}`);
   const traceId = required(created.headers.get('x-trace-id') ?? undefined, 'X-Trace-Id (is tracing on?)');
   const jobId = ((await created.json()) as { data: { id: string } }).data.id;
+  // Once a second: well inside the polling rate limit however long a busy machine takes.
   for (let i = 0; ; i++) {
-    const job = (await (await fetch(`${baseUrl}/v1/images/${jobId}`, { headers })).json()) as { data: { status: string } };
-    if (job.data.status === 'completed') break;
-    if (job.data.status === 'failed' || i > 600) throw new Error(`job ${jobId} ended ${job.data.status}`);
-    await new Promise((r) => setTimeout(r, 200));
+    const answer = await fetch(`${baseUrl}/v1/images/${jobId}`, { headers });
+    const job = answer.ok ? ((await answer.json()) as { data: { status: string } }).data : undefined; // else (429, 5xx): ask again
+    if (job?.status === 'completed') break;
+    if (job?.status === 'failed' || i > 200) throw new Error(`job ${jobId} ended ${job?.status ?? `unread (the gateway answered ${answer.status})`}`);
+    await new Promise((r) => setTimeout(r, 1000));
   }
   const connection = await connectClient(temporalSettingsFromEnv());
   const memo = (await new Client({ connection, ...codecDataConverter(process.env) }).workflow.getHandle(jobId).describe()).memo;

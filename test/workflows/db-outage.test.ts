@@ -8,6 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { testDataConverter } from '../support/codec.js';
 import { defaultPayloadConverter, type WorkflowHandle } from '@temporalio/client';
 import { pino } from 'pino';
 import { createTestDatabase, createTenant, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
@@ -41,7 +42,11 @@ const holds = new Holds();
 before(async () => {
   const path = process.env.TEMPORAL_TEST_SERVER_PATH;
   if (!path) throw new Error('TEMPORAL_TEST_SERVER_PATH is not set: run the tests with `npm test`');
-  env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
+  env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path } },
+    // The fleet seals payloads with the test profile's codec (testConfig): the environment's client opens them.
+    client: testDataConverter(),
+  });
   // Our search attributes, as scripts/stack.sh registers them on the dev server (2 = Keyword).
   const keyword = 2;
   await env.connection.operatorService.addSearchAttributes({
