@@ -13,9 +13,6 @@ stack_env=$(scripts/stack.sh up test) || { echo "the test stack did not start (s
 eval "$stack_env"
 incremental_build || exit 1
 mapfile -t files < <(find dist/test -name '*.test.js' | sort)
-# Longest files first (test/run-order.txt), then the rest in name order.
-mapfile -t files < <({ grep -v '^#' test/run-order.txt | sed -n 's|^test/\(.*\)\.ts$|dist/test/\1.js|p'; printf '%s\n' "${files[@]}"; } \
-  | awk '!seen[$0]++' | grep -Fxf <(printf '%s\n' "${files[@]}"))
 if ((${#patterns[@]})); then
   mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -E "$(IFS='|'; echo "${patterns[*]}")" || true)
   ((${#files[@]})) || { echo "no test file matches: ${patterns[*]}" >&2; exit 1; }
@@ -31,14 +28,7 @@ if printf '%s\n' "${files[@]}" | grep -qE '/prod-profile[a-z-]*\.test\.js$'; the
 fi
 export NODE_ENV=test
 set +e
-run_flags=(--test-concurrency="${TEST_CONCURRENCY:-2}" --test-timeout="${TEST_TIMEOUT_MS:-1800000}")
-if printf '%s\n' "${node_flags[@]}" | grep -E '^-' | grep -qvxE -- '--test-(name-pattern|concurrency|timeout|reporter)'; then
-  # A node --test flag the ordered runner does not take: node's own runner (files in name order).
-  node --enable-source-maps --test "${run_flags[@]}" "${node_flags[@]}" "${files[@]}"
-else
-  node --enable-source-maps dist/scripts/run-tests.js --test-concurrency "${TEST_CONCURRENCY:-2}" --test-timeout "${TEST_TIMEOUT_MS:-1800000}" \
-    "${node_flags[@]}" "${files[@]}"
-fi
+node --enable-source-maps --test --test-concurrency="${TEST_CONCURRENCY:-2}" --test-timeout="${TEST_TIMEOUT_MS:-1800000}" "${node_flags[@]}" "${files[@]}"
 code=$?
 # The stacks stay up so the next run starts in seconds; say so, and how to get the memory back.
 running=()
