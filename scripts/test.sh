@@ -27,9 +27,50 @@ if printf '%s\n' "${files[@]}" | grep -qE '/prod-profile[a-z-]*\.test\.js$'; the
   export PROD_STACK_ENV
 fi
 export NODE_ENV=test
+# Two lanes run side by side. The side lane runs its files one at a time: the prod-profile suites,
+# which take turns on one stack under a lock (in the main lane a second one would hold a slot idle
+# while it waits), and the suites that wait minutes on purpose (a 200 s provider call, a 150 s
+# synthesis). The main lane runs everything else, TEST_CONCURRENCY files at a time. The side lane's
+# report is printed after the main lane's, then the failures of both, so the end of the output names them.
+side_re='/(prod-profile[a-z-]*|worker-restarts|long-synthesis)\.test\.js$'
+mapfile -t side < <(printf '%s\n' "${files[@]}" | grep -E "$side_re" || true)
+mapfile -t main < <(printf '%s\n' "${files[@]}" | grep -vE "$side_re" || true)
+reports=$(mktemp -d)
+run_lane() { # name concurrency files...
+  local name=$1 concurrency=$2
+  shift 2
+  node --enable-source-maps --test --test-concurrency="$concurrency" --test-timeout="${TEST_TIMEOUT_MS:-1800000}" "${node_flags[@]}" "$@" \
+    >"$reports/$name.tap" 2>&1 &
+  echo $! >"$reports/$name.pid"
+  wait $!
+  echo $? >"$reports/$name.code"
+}
+stop_lanes() {
+  for f in "$reports"/*.pid; do [[ -f $f ]] && kill -TERM "$(cat "$f")" 2>/dev/null; done
+  exit 143
+}
+trap stop_lanes INT TERM
 set +e
-node --enable-source-maps --test --test-concurrency="${TEST_CONCURRENCY:-2}" --test-timeout="${TEST_TIMEOUT_MS:-1800000}" "${node_flags[@]}" "${files[@]}"
-code=$?
+: >"$reports/main.tap"
+: >"$reports/side.tap"
+((${#side[@]})) && run_lane side 1 "${side[@]}" &
+side_pid=$!
+((${#main[@]})) && run_lane main "${TEST_CONCURRENCY:-2}" "${main[@]}" &
+main_pid=$!
+# The main lane's report as it runs (the side lane's alone when the main lane has no file).
+if ((${#main[@]})); then tail -n +1 --pid=$main_pid -f "$reports/main.tap"; else tail -n +1 --pid=$side_pid -f "$reports/side.tap"; fi
+wait
+((${#main[@]} && ${#side[@]})) && cat "$reports/side.tap"
+code=0
+echo "[test] summary"
+for lane in main side; do
+  [[ -f $reports/$lane.code ]] || continue
+  totals=$(grep -E '^# (tests|pass|fail) ' "$reports/$lane.tap" | awk '{printf "%s %s  ", $2, $3}')
+  echo "[test]   $lane lane ($(grep -cE '^(ok|not ok) ' "$reports/$lane.tap") top-level): ${totals:-no totals}exit $(cat "$reports/$lane.code")"
+  grep -E '^ *not ok ' "$reports/$lane.tap" | sed 's/^/[test]     /'
+  (($(cat "$reports/$lane.code") == 0)) || code=1
+done
+rm -rf "$reports"
 # The stacks stay up so the next run starts in seconds; say so, and how to get the memory back.
 running=()
 for p in test prod dev; do [[ -f ${MEDIA_GEN_HOME:-/var/tmp/media-gen}/$p/stack.env ]] && running+=("$p"); done
