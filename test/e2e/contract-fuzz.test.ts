@@ -401,7 +401,6 @@ test('schemathesis finds no failure in any operation of the published contract',
       'false',
     ];
     const { code, output, seconds } = await runSchemathesis(args, workDir, t.signal);
-    // The figures the README quotes: printed on every run.
     // The run's figures (phases, links covered, warnings, cases generated), printed on every run.
     const report = code === 0 || !output.includes('FAILURES') ? output : output.slice(0, output.indexOf('FAILURES'));
     console.log(`[contract-fuzz] schemathesis exit ${code} after ${seconds.toFixed(0)} s\n${report.trim()}`);
