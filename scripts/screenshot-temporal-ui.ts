@@ -18,6 +18,7 @@ import { connectClient } from '../shared/temporal-connection.js';
 import { temporalSettingsFromEnv } from '../shared/config/temporal.js';
 import { searchAttributes } from '../workflows/definitions.js';
 import { codecDataConverter } from '../codec/payload-codec.js';
+import { chromiumPath, headlessChromiumArgs } from './headless-chromium.js';
 
 const run = promisify(execFile);
 
@@ -55,27 +56,16 @@ async function chromium(url: string, extra: string[]): Promise<string> {
   const profile = await mkdtemp(join(tmpdir(), 'temporal-ui-chromium-'));
   try {
     const { stdout } = await run(
-      process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--disable-extensions',
+      chromiumPath(),
+      headlessChromiumArgs([
         '--hide-scrollbars',
-        // Host names resolve to nothing: only the UI's loopback address is reachable.
-        '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
         `--user-data-dir=${profile}`,
         '--window-size=1600,1000',
         // Let the single-page app load and run its visibility query before the capture.
         '--virtual-time-budget=20000',
         ...extra,
         url,
-      ],
+      ]),
       { timeout: 120_000, maxBuffer: 64 * 1024 * 1024 },
     );
     return stdout;

@@ -12,6 +12,7 @@ import { connectClient } from '../shared/temporal-connection.js';
 import { temporalSettingsFromEnv } from '../shared/config/temporal.js';
 import puppeteer from 'puppeteer-core';
 import { codecDataConverter } from '../codec/payload-codec.js';
+import { chromiumPath, headlessChromiumArgs } from './headless-chromium.js';
 
 function arg(name: string): string | undefined {
   const argv = process.argv.slice(2);
@@ -55,17 +56,10 @@ async function main() {
   if (memo?.traceId !== traceId) throw new Error(`the workflow memo names trace ${String(memo?.traceId)}, the answer ${traceId}`);
 
   const browser = await puppeteer.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    executablePath: chromiumPath(),
     headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-dev-shm-usage',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
-    ],
+    // puppeteer adds its own --headless.
+    args: headlessChromiumArgs().filter((a) => a !== '--headless'),
   });
   try {
     const page = await browser.newPage();

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { waitFor } from './stack.js';
+import { chromiumPath, headlessChromiumArgs } from '../../scripts/headless-chromium.js';
 
 export interface Page {
   navigate(url: string): Promise<void>;
@@ -28,23 +29,8 @@ export interface Browser {
 export async function launchChromium(opts: { height?: number } = {}): Promise<Browser> {
   const profile = await mkdtemp(join(tmpdir(), 'codec-chromium-'));
   const child: ChildProcess = spawn(
-    process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-extensions',
-      '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
-      `--user-data-dir=${profile}`,
-      `--window-size=1600,${opts.height ?? 1000}`,
-      '--remote-debugging-pipe',
-      'about:blank',
-    ],
+    chromiumPath(),
+    headlessChromiumArgs([`--user-data-dir=${profile}`, `--window-size=1600,${opts.height ?? 1000}`, '--remote-debugging-pipe', 'about:blank']),
     { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] },
   );
   let stderr = '';
