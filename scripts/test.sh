@@ -30,9 +30,10 @@ export NODE_ENV=test
 # Two lanes run side by side. The side lane runs its files one at a time: the prod-profile suites,
 # which take turns on one stack under a lock (in the main lane a second one would hold a slot idle
 # while it waits), and the suites that wait minutes on purpose (a 200 s provider call, a 150 s
-# synthesis). The main lane runs everything else, TEST_CONCURRENCY files at a time. The side lane's
-# report is printed after the main lane's, then the failures of both, so the end of the output names them.
-side_re='/(prod-profile[a-z-]*|worker-restarts|long-synthesis)\.test\.js$'
+# synthesis, a run left to reach its run timeout). The main lane runs everything else,
+# TEST_CONCURRENCY files at a time. The side lane's report is printed after the main lane's, then
+# the failures of both, so the end of the output names them.
+side_re='/(prod-profile[a-z-]*|worker-restarts|long-synthesis|run-timeout-backstop)\.test\.js$'
 mapfile -t side < <(printf '%s\n' "${files[@]}" | grep -E "$side_re" || true)
 mapfile -t main < <(printf '%s\n' "${files[@]}" | grep -vE "$side_re" || true)
 reports=$(mktemp -d)
