@@ -244,8 +244,12 @@ describe('fleets with disjoint roles', () => {
       assert.equal((await c.get(`/v1/images/${id}/url`)).status, 200);
 
       // The provider step ran on the provider fleet's queue; the Postgres steps ran as local
-      // activities in fleet A's workflow worker (markers, no activity task).
-      const history = await gw.client.workflow.getHandle(id).fetchHistory();
+      // activities in fleet A's workflow worker (markers, no activity task). The row turns completed
+      // inside the last workflow task, before that task's marker is in the history: read the history
+      // of the closed run.
+      const handle = gw.client.workflow.getHandle(id);
+      await waitFor(`${id}'s run to close`, async () => ((await handle.describe()).status.name === 'COMPLETED' ? true : undefined));
+      const history = await handle.fetchHistory();
       const scheduled = (history.events ?? [])
         .map((e) => e.activityTaskScheduledEventAttributes)
         .filter((s) => !!s)
