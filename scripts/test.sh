@@ -17,59 +17,90 @@ if ((${#patterns[@]})); then
   mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -E "$(IFS='|'; echo "${patterns[*]}")" || true)
   ((${#files[@]})) || { echo "no test file matches: ${patterns[*]}" >&2; exit 1; }
 fi
-# The production topology (scripts/stack.sh up prod: Temporal server on Postgres, two gateways,
-# worker fleets by role) is started or reused only when its suite runs; the suite gets the profile's
-# own variables in PROD_STACK_ENV, apart from the test stack's. The first start on a fresh machine
-# builds the Temporal server and UI from the Go module proxy (about 5 minutes, cached after).
-if printf '%s\n' "${files[@]}" | grep -qE '/prod-profile[a-z-]*\.test\.js$'; then
-  PROD_STACK_ENV=$(env -u DATABASE_URL -u TEMPORAL_ADDRESS -u S3_ENDPOINT -u S3_ACCESS_KEY -u S3_SECRET_KEY -u S3_BUCKET \
-    scripts/stack.sh up prod) || { echo "the prod profile did not start (see the messages above)" >&2; exit 1; }
-  export PROD_STACK_ENV
-fi
 export NODE_ENV=test
-# Two lanes run side by side. The side lane runs its files one at a time: the prod-profile suites,
-# which take turns on one stack under a lock (in the main lane a second one would hold a slot idle
-# while it waits), and the suites that wait minutes on purpose (a 200 s provider call, a 150 s
+# Two lanes run side by side. The side lane runs its files one at a time: first the prod-profile
+# suites, which take turns on one stack under a lock (in the main lane a second one would hold a slot
+# idle while it waits), then the suites that wait minutes on purpose (a 200 s provider call, a 150 s
 # synthesis, a run left to reach its run timeout). The main lane runs everything else,
-# TEST_CONCURRENCY files at a time. The side lane's report is printed after the main lane's, then
-# the failures of both, so the end of the output names them.
-side_re='/(prod-profile[a-z-]*|worker-restarts|long-synthesis|run-timeout-backstop)\.test\.js$'
-mapfile -t side < <(printf '%s\n' "${files[@]}" | grep -E "$side_re" || true)
-mapfile -t main < <(printf '%s\n' "${files[@]}" | grep -vE "$side_re" || true)
+# TEST_CONCURRENCY files at a time. The side lane's report is printed after the main lane's, then each
+# part's totals and failures, so the end of the output names what failed.
+prod_re='/prod-profile[a-z-]*\.test\.js$'
+wait_re='/(worker-restarts|long-synthesis|run-timeout-backstop)\.test\.js$'
+mapfile -t prod < <(printf '%s\n' "${files[@]}" | grep -E "$prod_re" || true)
+mapfile -t waits < <(printf '%s\n' "${files[@]}" | grep -E "$wait_re" || true)
+mapfile -t main < <(printf '%s\n' "${files[@]}" | grep -vE "$prod_re|$wait_re" || true)
+# Only long waits asked for: they are the main lane, reported as they run.
+if ((${#main[@]} == 0)); then
+  main=("${waits[@]}")
+  waits=()
+fi
 reports=$(mktemp -d)
-run_lane() { # name concurrency files...
-  local name=$1 concurrency=$2
+: >"$reports/main.tap"
+: >"$reports/prod.tap"
+: >"$reports/waits.tap"
+run_files() { # part concurrency files...
+  local part=$1 concurrency=$2
   shift 2
   node --enable-source-maps --test --test-concurrency="$concurrency" --test-timeout="${TEST_TIMEOUT_MS:-1800000}" "${node_flags[@]}" "$@" \
-    >"$reports/$name.tap" 2>&1 &
-  echo $! >"$reports/$name.pid"
+    >>"$reports/$part.tap" 2>&1 &
+  echo $! >"$reports/$part.pid"
   wait $!
-  echo $? >"$reports/$name.code"
+  echo $? >"$reports/$part.code"
 }
-stop_lanes() {
+# The production topology (scripts/stack.sh up prod: Temporal server on Postgres, two gateways,
+# worker fleets by role) is started or reused only when its suites run; they get the profile's own
+# variables in PROD_STACK_ENV, apart from the test stack's. The first start on a fresh machine builds
+# the Temporal server and UI from the Go module proxy (about 5 minutes, cached after). Outside CI it
+# stays up for the next run; in CI it stops once its suites are done, as its idle fleets would cost
+# CPU for the rest of the run.
+side_lane() {
+  if ((${#prod[@]})); then
+    if PROD_STACK_ENV=$(env -u DATABASE_URL -u TEMPORAL_ADDRESS -u S3_ENDPOINT -u S3_ACCESS_KEY -u S3_SECRET_KEY -u S3_BUCKET \
+      scripts/stack.sh up prod 2>>"$reports/prod.tap"); then
+      export PROD_STACK_ENV
+      run_files prod 1 "${prod[@]}"
+    else
+      echo "the prod profile did not start (see the messages above)" >>"$reports/prod.tap"
+      echo 1 >"$reports/prod.code"
+    fi
+    [[ -z ${CI:-} ]] || scripts/stack.sh down prod >>"$reports/prod.tap" 2>&1
+  fi
+  ((${#waits[@]} == 0)) || run_files waits 1 "${waits[@]}"
+}
+stop_parts() {
+  kill -TERM "$side_pid" "$main_pid" 2>/dev/null
   for f in "$reports"/*.pid; do [[ -f $f ]] && kill -TERM "$(cat "$f")" 2>/dev/null; done
   exit 143
 }
-trap stop_lanes INT TERM
+side_pid='' main_pid=''
+trap stop_parts INT TERM
 set +e
-: >"$reports/main.tap"
-: >"$reports/side.tap"
-((${#side[@]})) && run_lane side 1 "${side[@]}" &
+side_lane &
 side_pid=$!
-((${#main[@]})) && run_lane main "${TEST_CONCURRENCY:-2}" "${main[@]}" &
+((${#main[@]} == 0)) || run_files main "${TEST_CONCURRENCY:-2}" "${main[@]}" &
 main_pid=$!
-# The main lane's report as it runs (the side lane's alone when the main lane has no file).
-if ((${#main[@]})); then tail -n +1 --pid=$main_pid -f "$reports/main.tap"; else tail -n +1 --pid=$side_pid -f "$reports/side.tap"; fi
-wait
-((${#main[@]} && ${#side[@]})) && cat "$reports/side.tap"
+# The main lane's report as it runs, the side lane's after it.
+if ((${#main[@]})); then
+  tail -n +1 --pid=$main_pid -f "$reports/main.tap"
+  wait
+  cat "$reports/prod.tap" "$reports/waits.tap"
+else
+  tail -n +1 --pid=$side_pid -f "$reports/prod.tap"
+  wait
+fi
 code=0
 echo "[test] summary"
-for lane in main side; do
-  [[ -f $reports/$lane.code ]] || continue
-  totals=$(grep -E '^# (tests|pass|fail) ' "$reports/$lane.tap" | awk '{printf "%s %s  ", $2, $3}')
-  echo "[test]   $lane lane ($(grep -cE '^(ok|not ok) ' "$reports/$lane.tap") top-level): ${totals:-no totals}exit $(cat "$reports/$lane.code")"
-  grep -E '^ *not ok ' "$reports/$lane.tap" | sed 's/^/[test]     /'
-  (($(cat "$reports/$lane.code") == 0)) || code=1
+for part in main prod waits; do
+  [[ -f $reports/$part.code ]] || continue
+  case $part in
+    main) what="main lane" ;;
+    prod) what="side lane, prod-profile suites" ;;
+    waits) what="side lane, long waits" ;;
+  esac
+  totals=$(grep -E '^# (tests|pass|fail) ' "$reports/$part.tap" | awk '{printf ", %s %s", $2, $3}')
+  echo "[test]   $what: exit $(cat "$reports/$part.code")$totals"
+  grep -E '^ *not ok ' "$reports/$part.tap" | sed 's/^ */[test]     failed: /'
+  (($(cat "$reports/$part.code") == 0)) || code=1
 done
 rm -rf "$reports"
 # The stacks stay up so the next run starts in seconds; say so, and how to get the memory back.
