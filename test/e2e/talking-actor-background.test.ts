@@ -16,7 +16,10 @@ import { insertActor, insertUpload, insertVoice, jobObjectKeys } from '../suppor
 import { multipartUpload } from '../support/uploads.js';
 import { startHttpsTestServer, type HttpsTestServer } from '../support/https-server.js';
 import { probeMedia, runTool, synthesizeSpeech } from '../../activities/providers/local/media.js';
-import { presenterBox } from '../../activities/providers/background.js';
+import { compositeOverBackground, CompositeError, presenterBox, presenterKeyOf } from '../../activities/providers/background.js';
+import { defaultMediaTools } from '../../activities/providers/media-tools.js';
+import { jobOutputKey } from '../../shared/storage.js';
+import { newId } from '../../shared/ids.js';
 
 const ffmpeg = process.env.FFMPEG_PATH ?? 'ffmpeg';
 const MAGENTA = [255, 0, 255] as const;
@@ -32,13 +35,7 @@ let speechSeconds: number;
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'talking-background-'));
   // 16:9 and one second long with a loud tone: the 9:16 job must crop it, loop it and drop its sound.
-  const path = join(dir, 'background.mp4');
-  await runTool(ffmpeg, [
-    ...['-hide_banner', '-loglevel', 'error', '-y'],
-    ...['-f', 'lavfi', '-i', 'color=c=magenta:s=640x360:r=25:d=1', '-f', 'lavfi', '-i', 'sine=frequency=1000:d=1'],
-    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', '-f', 'mp4', path],
-  ]);
-  backgroundMp4 = await readFile(path);
+  backgroundMp4 = await flatClip('magenta', '640x360', 1);
   // The local renderer speaks with espeak-ng: the same voice, script and speed give the same speech.
   ({ durationSeconds: speechSeconds } = await synthesizeSpeech({ text: script, ttsVoice, outPath: join(dir, 'speech.wav') }));
   remote = await startHttpsTestServer();
@@ -55,6 +52,17 @@ after(async () => {
   await remote?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
+
+/** An H.264 + AAC clip of one flat colour (and a tone) made by ffmpeg. */
+async function flatClip(colour: string, size: string, seconds: number): Promise<Buffer> {
+  const path = join(dir, `${colour}-${size}-${seconds}.mp4`);
+  await runTool(ffmpeg, [
+    ...['-hide_banner', '-loglevel', 'error', '-y'],
+    ...['-f', 'lavfi', '-i', `color=c=${colour}:s=${size}:r=25:d=${seconds}`, '-f', 'lavfi', '-i', `sine=frequency=1000:d=${seconds}`],
+    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', '-f', 'mp4', path],
+  ]);
+  return readFile(path);
+}
 
 /** An actor with a default voice speaking `ttsVoice`, and the create body of a job of it. */
 async function talkingBody(t: Tenant, extra: Record<string, unknown>) {
@@ -173,5 +181,41 @@ describe('talking actor over a background video', () => {
     assertApiError(both, 400, 'invalid_request');
     assert.match(both.body.error.message, /background_video_file_id or background_video_url, not both/);
     assert.equal(await creditsOf(svc.tdb.db, t), 1000);
+  });
+
+  test('a retried output step composites the kept presenter clip again, never the composite it already stored; a background that is no video is refused', async () => {
+    const storage = svc.gw.storage;
+    const jobId = newId('tlk');
+    const frame = { width: 360, height: 640 };
+    const output = { key: jobOutputKey(storage, jobId, 1, 'mp4'), content_type: 'video/mp4', size: 0 };
+    const presenter = await flatClip('white', '360x640', 2);
+    await storage.putStream(output.key, presenter, 'video/mp4');
+    const backgroundKey = `${storage.jobMediaPrefix(jobId)}/test-background.mp4`;
+    await storage.putStream(backgroundKey, backgroundMp4, 'video/mp4');
+    const box = presenterBox(frame);
+    const centre = [Math.round(box.x + box.width / 2), Math.round(box.y + box.height / 2)] as const;
+
+    const first = await compositeOverBackground(storage, defaultMediaTools, output, backgroundKey, frame, { fresh: true });
+    // The retry finds the composite at the output's key (an attempt that stored it, then lost its answer).
+    const again = await compositeOverBackground(storage, defaultMediaTools, first, backgroundKey, frame, { fresh: false });
+    assert.equal(again.key, output.key);
+    const file = join(dir, `${jobId}.mp4`);
+    const chunks: Buffer[] = [];
+    for await (const c of await storage.getStream(again.key)) chunks.push(c as Buffer);
+    await writeFile(file, Buffer.concat(chunks));
+    const px = await frameAt(file, 1.5, frame.width, frame.height);
+    assert.ok(distance(px(...centre), [255, 255, 255]) < 40, `the presenter, not a composite in a composite, at the box's centre: ${px(...centre).join(',')}`);
+    assert.ok(distance(px(20, 20), MAGENTA) < 40);
+    assert.ok(Math.abs((await probeMedia(file)).durationSeconds! - 2) < 0.2, "the presenter's length, over a background of 1 s");
+    assert.ok(await storage.stat(presenterKeyOf(output.key)), 'the presenter clip is kept beside the output');
+
+    // Stored as video/mp4, but its bytes are a WAV.
+    const notVideo = `${storage.jobMediaPrefix(jobId)}/not-a-video.mp4`;
+    await storage.putStream(notVideo, await readFile(join(dir, 'speech.wav')), 'video/mp4');
+    await assert.rejects(
+      compositeOverBackground(storage, defaultMediaTools, again, notVideo, frame, { fresh: false }),
+      (err) => err instanceof CompositeError && err.input === 'background' && /the background video is not a supported video/.test(err.message),
+    );
+    await storage.removePrefix(`jobs/${jobId}/`);
   });
 });
