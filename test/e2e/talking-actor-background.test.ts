@@ -4,14 +4,29 @@
 // the presenter for as long as the speech lasts. The output's pixels are read back: magenta where
 // the background shows, the presenter in the lower right corner, before and after the background
 // looped; its length is the speech's and its one audio track the speech's. Bad backgrounds are
-// refused at create like any other input.
+// refused at create like any other input. The live route (local fakes of ElevenLabs and fal, the
+// lipsync's clip from a loopback CDN) gets the same composite, and its providers never see the
+// background.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTenant, type Tenant } from '../support/stack.js';
-import { api, assertApiError, creditsOf, startService, waitForJobStatus, type Service } from '../support/services.js';
+import { createTenant, createTestDatabase, testConfig, type Tenant, type TestDatabase } from '../support/stack.js';
+import {
+  api,
+  assertApiError,
+  creditsOf,
+  startGateway,
+  startService,
+  startWorkers,
+  waitForJobStatus,
+  type InProcessGateway,
+  type Service,
+  type Workers,
+} from '../support/services.js';
+import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-providers/elevenlabs.js';
+import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
 import { insertActor, insertUpload, insertVoice, jobObjectKeys } from '../support/fixtures.js';
 import { multipartUpload } from '../support/uploads.js';
 import { startHttpsTestServer, type HttpsTestServer } from '../support/https-server.js';
@@ -217,5 +232,83 @@ describe('talking actor over a background video', () => {
       (err) => err instanceof CompositeError && err.input === 'background' && /the background video is not a supported video/.test(err.message),
     );
     await storage.removePrefix(`jobs/${jobId}/`);
+  });
+});
+
+describe('talking actor over a background video, on the live route (ElevenLabs speech, fal lipsync: local fakes)', () => {
+  let tdb: TestDatabase;
+  let gw: InProcessGateway;
+  let workers: Workers;
+  let el: FakeElevenLabs;
+  let fal: FakeFal;
+
+  before(async () => {
+    [el, fal] = await Promise.all([startFakeElevenLabs(), startFakeFal()]);
+    // The lipsync's video: a flat white clip with a tone, served by the loopback "CDN" for every file fal names.
+    const lipsync = await flatClip('white', '360x640', 2);
+    fal.filesBaseUrl = remote.origin;
+    remote.fallback((req, res) => {
+      if (/^\/files\/[^/]+\.mp4$/.test(req.url ?? '')) res.writeHead(200, { 'content-type': 'video/mp4' }).end(lipsync);
+      else res.writeHead(404).end();
+    });
+    tdb = await createTestDatabase();
+    const config = testConfig(tdb.url, {
+      PROVIDERS_MODE: 'live',
+      ELEVENLABS_API_KEY: el.key,
+      ELEVENLABS_BASE_URL: el.url,
+      FAL_KEY: fal.key,
+      FAL_QUEUE_URL: fal.url,
+      FETCH_ALLOW_LOOPBACK_ORIGIN: remote.origin,
+      FETCH_EXTRA_CA_FILE: remote.caFile,
+      PROVIDER_OUTPUT_HOSTS: '127.0.0.1',
+      RECONCILE_INTERVAL_MS: '3600000',
+    });
+    gw = await startGateway(config, tdb.db);
+    workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:elevenlabs');
+  });
+
+  after(async () => {
+    await workers?.stop();
+    await gw?.close();
+    await tdb?.drop();
+    await Promise.all([el?.close(), fal?.close()]);
+  });
+
+  test("the lipsync's clip is composited over the background like the local renderer's, and fal never sees the background", async () => {
+    const t = await createTenant(tdb.db, 1000);
+    const c = api(gw.baseUrl, t.apiKey);
+    const up = await multipartUpload(gw.baseUrl, t.apiKey, t.projectId, { name: 'background.mp4', mime: 'video/mp4', bytes: backgroundMp4 });
+    assert.equal(up.status, 200, up.text);
+    const voice = await insertVoice(tdb.db);
+    await tdb.db
+      .updateTable('voices')
+      .set({ provider_voice_id: [...el.voices][0]! })
+      .where('id', '=', voice)
+      .execute();
+    const actor = await insertActor(tdb.db, gw.storage, { defaultVoiceId: voice });
+    const created = await c.post('/v1/talking-actors/generate', {
+      project_id: t.projectId,
+      actor_id: actor,
+      script,
+      aspect_ratio: '9:16',
+      background_video_file_id: up.body.data.id,
+    });
+    assert.equal(created.status, 200, created.text);
+    const job = await waitForJobStatus(c, `/v1/talking-actors/${created.body.data.id}`, ['completed', 'failed']);
+    assert.equal(job.status, 'completed', JSON.stringify(job.error));
+    assert.equal(job.provider, 'elevenlabs');
+    const lipsyncBody = JSON.stringify(fal.requestsOf('submit').at(-1)!.json);
+    assert.doesNotMatch(lipsyncBody, new RegExp(`${up.body.data.id}|background`), 'the provider is sent the actor and the speech only');
+
+    const file = join(dir, `${job.id}.mp4`);
+    await writeFile(file, Buffer.from(await (await fetch((await c.get(`/v1/talking-actors/${job.id}/url`)).body.data.url)).arrayBuffer()));
+    const media = await probeMedia(file);
+    assert.deepEqual([media.width, media.height, media.hasAudio], [720, 1280, true]);
+    assert.ok(Math.abs(media.durationSeconds! - 2) < 0.2, `the lipsync clip's length: ${media.durationSeconds} s`);
+    const px = await frameAt(file, 1.5, 720, 1280);
+    const box = presenterBox({ width: 720, height: 1280 });
+    const centre = [Math.round(box.x + box.width / 2), Math.round(box.y + box.height / 2)] as const;
+    assert.ok(distance(px(...centre), [255, 255, 255]) < 40, `the lipsync's clip in the corner: ${px(...centre).join(',')}`);
+    assert.ok(distance(px(60, 60), MAGENTA) < 40, `the background elsewhere: ${px(60, 60).join(',')}`);
   });
 });
