@@ -7,7 +7,8 @@ import type { ModelRoute } from './catalog.js';
 
 /** An input file already in our object store. */
 export interface InputFile {
-  role: 'image' | 'video' | 'reference' | 'start_frame' | 'end_frame' | 'actor_image';
+  /** `background`: a video our side composites the output over (a talking actor's), never sent to a provider. */
+  role: 'image' | 'video' | 'reference' | 'start_frame' | 'end_frame' | 'actor_image' | 'background';
   key: string;
   contentType: string;
 }

@@ -1,5 +1,6 @@
 // A finished generation's outputs, streamed into our store, then conformed to the model's stored
-// format (an image answered as JPEG or WebP is kept as PNG: ../providers/output-conform.ts).
+// format (an image answered as JPEG or WebP is kept as PNG: ../providers/output-conform.ts), and
+// composited over the job's background video when it has one (../providers/background.ts).
 import { ApplicationFailure } from '@temporalio/activity';
 import type { JobOutput } from '../../db/schema.js';
 import { failureTypes } from '../../shared/failure-types.js';
@@ -10,8 +11,15 @@ import type { ProviderName } from '../../shared/job-model.js';
 import { nonRetryable, type JobActivityDeps } from './common.js';
 import { alreadyConformed, conformOutput } from '../providers/output-conform.js';
 import { mediaToolsFrom, UntrustedMediaError } from '../providers/media-tools.js';
+import { compositeOverBackground, CompositeError } from '../providers/background.js';
 
 type Frame = { width: number; height: number };
+
+/** A background video in our store the job's video outputs are composited over, at the job's frame (./background.ts). */
+export interface Background {
+  key: string;
+  frame: Frame;
+}
 
 /**
  * Streams a finished generation's outputs into our store (its own function so the provider
@@ -33,22 +41,54 @@ export function createOutputStore(deps: Pick<JobActivityDeps, 'storage' | 'confi
       throw nonRetryable(failureTypes.providerRejected, `output ${i + 1}: ${message}`);
     }
   }
+  /** A video output over the job's background (a failure of the composite fails the job, naming the input at fault). */
+  async function composited(out: JobOutput, i: number, background: Background, fresh: boolean): Promise<JobOutput> {
+    if (!out.content_type.startsWith('video/')) return out;
+    try {
+      return await compositeOverBackground(storage, tools, out, background.key, background.frame, {
+        fresh,
+        heartbeat: () => heartbeat({ output: i, phase: 'composite' }),
+      });
+    } catch (err) {
+      if (!(err instanceof CompositeError)) throw err;
+      throw nonRetryable(err.input === 'background' ? failureTypes.inputUnavailable : failureTypes.providerRejected, `output ${i + 1}: ${err.message}`);
+    }
+  }
   /**
    * `frame`: the asked frame a video is scaled to when its route's frame is undocumented
-   * (shared/catalog.ts outputFrame); otherwise videos are kept as answered.
+   * (shared/catalog.ts outputFrame); otherwise videos are kept as answered. `background`: the
+   * job's background video, which its video outputs are composited over.
    */
-  return async function store(provider: ProviderName, jobId: string, outputs: ProviderOutput[], writtenNow = false, frame?: Frame): Promise<JobOutput[]> {
+  return async function store(
+    provider: ProviderName,
+    jobId: string,
+    outputs: ProviderOutput[],
+    writtenNow = false,
+    frame?: Frame,
+    background?: Background,
+  ): Promise<JobOutput[]> {
     const kept: JobOutput[] = [];
+    // Which outputs were just stored from the provider (not only found in our store, where an earlier attempt may have composited them).
+    const fresh: boolean[] = [];
     // One at a time: each re-encode is an ffmpeg run on the worker's few cores.
-    for (const [i, out] of (await storeAsAnswered(provider, jobId, outputs, writtenNow)).entries())
-      kept.push(out.converted_from ? out : await conformed(out, i, frame));
+    for (const [i, out] of (await storeAsAnswered(provider, jobId, outputs, writtenNow, fresh)).entries()) {
+      const conformedOut = out.converted_from ? out : await conformed(out, i, frame);
+      kept.push(background ? await composited(conformedOut, i, background, fresh[i]!) : conformedOut);
+    }
     return kept;
   };
-  async function storeAsAnswered(provider: ProviderName, jobId: string, outputs: ProviderOutput[], writtenNow: boolean): Promise<JobOutput[]> {
+  async function storeAsAnswered(
+    provider: ProviderName,
+    jobId: string,
+    outputs: ProviderOutput[],
+    writtenNow: boolean,
+    fresh: boolean[],
+  ): Promise<JobOutput[]> {
     const adapter = deps.adapterFor(provider);
     const stored: JobOutput[] = [];
     for (const [i, out] of outputs.entries()) {
       heartbeat(i);
+      fresh[i] = !out.key || writtenNow;
       if (out.key && writtenNow && out.contentType && out.size !== undefined) {
         stored.push({ key: out.key, content_type: out.contentType, size: out.size });
         continue;

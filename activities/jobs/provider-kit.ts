@@ -12,6 +12,7 @@ import { failingForMs } from '../../shared/provider-retry.js';
 import { outputFrame, routeFor } from '../../shared/catalog.js';
 import { stepAttempt, nonRetryable, currentRunId, holdJob, type JobActivityDeps } from './common.js';
 import { createOutputStore } from './outputs.js';
+import { backgroundOf, takesBackground } from './background.js';
 import type { ProgressWriter } from './progress.js';
 import { createRouteSlots } from './slots.js';
 
@@ -225,7 +226,10 @@ export function createProviderStepKit(deps: ProviderActivityDeps) {
     // A route whose video frame is undocumented has its output scaled to the asked frame.
     const route = routeFor(req.model);
     const frame = job && route ? outputFrame(route, provider, job.params) : undefined;
-    return { ...result, stored: await store(provider, req.jobId, outputs ?? [], submittedNow, frame) };
+    // Only a kind that takes a background reads its job for one (the local renderer's step has not read it yet).
+    const withBackground = route && takesBackground(route) ? (job ?? (await jobsRepo.getJob(db, req.jobId))) : undefined;
+    const background = withBackground && route ? await backgroundOf(db, storage, withBackground, route) : undefined;
+    return { ...result, stored: await store(provider, req.jobId, outputs ?? [], submittedNow, frame, background) };
   }
 
   /** Throws (not retried) unless run `runId` still generates the job; the job otherwise. */

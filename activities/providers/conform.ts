@@ -12,6 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { frameSize } from '../../shared/catalog.js';
 import {
   defaultMediaTools,
+  H264_MP4_ARGS,
   inspectUntrusted,
   outputThreadArgs,
   runFfmpegUntrusted,
@@ -40,26 +41,7 @@ export async function conformMotionVideo(
     key,
     'video/mp4',
     120_000 + seconds * 10_000,
-    (input, output) => [
-      ...input,
-      ...outputThreadArgs(tools),
-      '-vf',
-      filter,
-      '-t',
-      String(seconds),
-      '-an',
-      '-c:v',
-      'libx264',
-      '-preset',
-      'veryfast',
-      '-pix_fmt',
-      'yuv420p',
-      '-movflags',
-      '+faststart',
-      '-f',
-      'mp4',
-      output,
-    ],
+    (input, output) => [...input, ...outputThreadArgs(tools), '-vf', filter, '-t', String(seconds), '-an', ...H264_MP4_ARGS, '-f', 'mp4', output],
   );
   return { role: 'video', key, contentType: 'video/mp4' };
 }

@@ -293,6 +293,13 @@ export function outputThreadArgs(tools: MediaTools): string[] {
   return ['-filter_threads', String(tools.threads), '-filter_complex_threads', String(tools.threads), '-threads', String(tools.threads)];
 }
 
+/**
+ * The H.264 MP4 encoding of every video the service re-encodes from tenant or provider media (a
+ * conformed input, a rescaled output, a composite): a fast preset, 4:2:0 so every player decodes it,
+ * the index up front so playback starts before the download ends. Put before `-f mp4 <output>`.
+ */
+export const H264_MP4_ARGS: readonly string[] = ['-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart'];
+
 /** Runs ffmpeg over tenant media under the run caps (address space; the caller's watchdog and signal). */
 export function runFfmpegUntrusted(args: string[], tools: MediaTools, opts: Pick<RunOptions, 'signal' | 'timeoutMs'> = {}): Promise<Buffer> {
   return runTool(tools.ffmpegPath, ['-hide_banner', '-loglevel', 'error', ...args], {

@@ -141,7 +141,9 @@ export function buildProgram(): Command {
       .option('--stability <n>', '0-1', num('--stability'))
       .option('--similarity <n>', '0-1', num('--similarity'))
       .option('--style <n>', '0-1', num('--style'))
-      .option('--aspect-ratio <ratio>', '1:1, 9:16 or 16:9'),
+      .option('--aspect-ratio <ratio>', '1:1, 9:16 or 16:9')
+      .option('--background-file-id <id>', 'video upload the actor talks over (picture in picture)')
+      .option('--background-url <url>', 'public video URL the actor talks over (not with --background-file-id)'),
   ).action(async (o) => {
     const c = client();
     const voice = { speed: o.speed, stability: o.stability, similarity: o.similarity, style: o.style };
@@ -152,6 +154,8 @@ export function buildProgram(): Command {
       script: o.script,
       voice_id: o.voice,
       aspect_ratio: o.aspectRatio,
+      background_video_file_id: o.backgroundFileId,
+      background_video_url: o.backgroundUrl,
       ...(hasVoice ? { voice_options: voice } : {}),
       ...commonFields(o),
     });

@@ -1,8 +1,22 @@
 // The talking-actor kind: an actor speaks a script in a voice (the actor's default voice unless the
-// request names one), one video per job.
+// request names one), one video per job; optionally over a background video (an upload or an https
+// URL), which our side composites under the presenter once the provider's clip is stored
+// (activities/providers/background.ts), whatever route served it.
 import { z } from 'zod';
 import { talkingActorModel } from '../catalog.js';
-import { aspectRatio3, creationResult, defineKind, idField, jobRecordSchema, NOT_BLANK_PATTERN, webhookFieldRules, webhookRequestFields } from './fields.js';
+import { MB } from '../media-type.js';
+import { uploadLimits } from '../uploads.js';
+import {
+  aspectRatio3,
+  creationResult,
+  defineKind,
+  httpsUrlField,
+  idField,
+  jobRecordSchema,
+  NOT_BLANK_PATTERN,
+  webhookFieldRules,
+  webhookRequestFields,
+} from './fields.js';
 
 const unit = z.number().min(0).max(1);
 const voiceOptions = z.object({
@@ -33,12 +47,51 @@ export const talkingActorKind = defineKind({
         .strictObject({ speed: z.number().min(0.7).max(1.2).optional(), stability: unit.optional(), similarity: unit.optional(), style: unit.optional() })
         .optional(),
       aspect_ratio: aspectRatio3.default('9:16'),
+      background_video_file_id: idField
+        .optional()
+        .describe(
+          'a completed video upload of this workspace the actor talks over: it fills the frame (scaled and center-cropped to aspect_ratio), ' +
+            'looped or cut to the length of the speech, its own sound dropped (the output carries the speech only); the presenter is shown ' +
+            'in the lower right corner (picture in picture, about 42% of the frame each way). The price is the same as without a background. ' +
+            'Absent (and no background_video_url): the presenter fills the frame',
+        ),
+      background_video_url: httpsUrlField
+        .optional()
+        .describe(
+          `the background video as a public https URL, fetched when the job starts (a video of at most ${uploadLimits.remote.video / MB} MB); not with background_video_file_id`,
+        ),
       ...webhookRequestFields,
     })
-    .meta(webhookFieldRules),
-  params: z.object({ actor_id: z.string(), voice_id: z.string(), script: z.string(), voice_options: voiceOptions.optional(), aspect_ratio: z.string() }),
+    .superRefine((b, ctx) => {
+      if (b.background_video_file_id !== undefined && b.background_video_url !== undefined)
+        ctx.addIssue({ code: 'custom', message: 'provide background_video_file_id or background_video_url, not both' });
+    })
+    // The same rule, for the document.
+    .meta({ not: { required: ['background_video_file_id', 'background_video_url'] }, ...webhookFieldRules }),
+  // The background, when given: composited on our side after the provider's clip is stored, so no provider sees it.
+  inputs: {
+    background_video_file_id: { from: 'upload', type: 'video', role: 'background' },
+    background_video_url: { from: 'url', type: 'video', role: 'background' },
+  },
+  params: z.object({
+    actor_id: z.string(),
+    voice_id: z.string(),
+    script: z.string(),
+    voice_options: voiceOptions.optional(),
+    aspect_ratio: z.string(),
+    background_video_file_id: z.string().optional(),
+    background_video_url: z.string().optional(),
+  }),
   // voice_id: the request's, or the actor's default (the gateway's hook for this kind resolves it).
-  toParams: (b, c) => ({ actor_id: b.actor_id, voice_id: c.refs.voice_id!, script: b.script, voice_options: b.voice_options, aspect_ratio: b.aspect_ratio }),
+  toParams: (b, c) => ({
+    actor_id: b.actor_id,
+    voice_id: c.refs.voice_id!,
+    script: b.script,
+    voice_options: b.voice_options,
+    aspect_ratio: b.aspect_ratio,
+    background_video_file_id: b.background_video_file_id,
+    background_video_url: b.background_video_url,
+  }),
   record: jobRecordSchema({ actor_id: z.string(), voice_id: z.string(), script: z.string() }),
   createResult: creationResult.extend({ voice_id: z.string() }),
   createdFields: (p) => ({ voice_id: p.voice_id }),
@@ -52,7 +105,8 @@ export const talkingActorKind = defineKind({
       aspectRatio: p.aspect_ratio,
       voiceOptions: p.voice_options ?? undefined,
       voice,
-      inputs: [...ctx.inputs, { role: 'actor_image', key: actor.referenceImageKey, contentType: 'image/png' }],
+      // The background was resolved (an upload still there, a URL fetched) before anything is paid, but stays ours.
+      inputs: [...ctx.inputs.filter((i) => i.role !== 'background'), { role: 'actor_image', key: actor.referenceImageKey, contentType: 'image/png' }],
     };
   },
 });

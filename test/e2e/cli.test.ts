@@ -1,7 +1,7 @@
 // The `mediagen` CLI as a user runs it: a separate process against the real gateway and workers.
 // Under a pseudo-terminal (util-linux `script`) --wait draws a progress bar that moves through the
 // job's phases and --out saves a valid PNG; without a terminal the same command prints JSON lines.
-// Errors exit with the documented codes and say what to do.
+// Errors exit with the documented codes and say what to do. A talking actor's background flags reach the job.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { createTenant, testConfig, type Tenant } from '../support/stack.js';
 import { creditsOf, startGateway, startService, type Service } from '../support/services.js';
 import { makeSampleMedia } from '../support/https-server.js';
+import { insertActor, insertVoice } from '../support/fixtures.js';
 
 const cli = fileURLToPath(new URL('../../../client/bin/mediagen.js', import.meta.url));
 
@@ -226,6 +227,27 @@ describe('other commands', () => {
     assert.equal(high.code, 4, high.stderr);
     assert.match(high.stderr, /priority: high is not enabled[\s\S]*--priority normal/);
     assert.equal((await mediagen(['images', 'generate', '--project', t.projectId, '--prompt', 'x', '--priority', 'urgent'], env)).code, 2);
+  });
+
+  test('talking-actors generate --background-file-id sends the background; with --background-url as well it is refused (exit 2)', async () => {
+    const t = await createTenant(svc.tdb.db);
+    const env = envFor(t);
+    const mp4 = join(dir, 'background.mp4');
+    await writeFile(mp4, (await makeSampleMedia())['video/mp4']);
+    const up = await mediagen(['upload', mp4, '--project', t.projectId, '--json'], env);
+    assert.equal(up.code, 0, up.stderr);
+    const background = (JSON.parse(up.stdout) as { id: string }).id;
+    const actor = await insertActor(svc.tdb.db, svc.gw.storage, { defaultVoiceId: await insertVoice(svc.tdb.db) });
+    const talk = ['talking-actors', 'generate', '--project', t.projectId, '--actor', actor, '--script', 'Hello.', '--json'];
+
+    const made = await mediagen([...talk, '--background-file-id', background], env);
+    assert.equal(made.code, 0, made.stderr);
+    const id = (JSON.parse(made.stdout) as { id: string }).id;
+    const row = await svc.tdb.db.selectFrom('jobs').select('params').where('id', '=', id).executeTakeFirstOrThrow();
+    assert.equal((row.params as { background_video_file_id?: string }).background_video_file_id, background);
+    const both = await mediagen([...talk, '--background-file-id', background, '--background-url', 'https://example.com/background.mp4'], env);
+    assert.equal(both.code, 2, both.stderr);
+    assert.match(both.stderr, /background_video_file_id or background_video_url, not both/);
   });
 
   test('a 429 past --max-retries exits 1 and says how long to wait', async () => {

@@ -1212,6 +1212,14 @@ class TalkingActorCreate(TypedDict, closed=True):
     model: NotRequired[Literal["talking-actor"]]
     voice_options: NotRequired[VoiceOptions]
     aspect_ratio: NotRequired[Literal["1:1", "9:16", "16:9"]]
+    background_video_file_id: NotRequired[str]
+    """
+    a completed video upload of this workspace the actor talks over: it fills the frame (scaled and center-cropped to aspect_ratio), looped or cut to the length of the speech, its own sound dropped (the output carries the speech only); the presenter is shown in the lower right corner (picture in picture, about 42% of the frame each way). The price is the same as without a background. Absent (and no background_video_url): the presenter fills the frame
+    """
+    background_video_url: NotRequired[str]
+    """
+    the background video as a public https URL, fetched when the job starts (a video of at most 50 MB); not with background_video_file_id
+    """
     webhook_url: NotRequired[str]
     """
     https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; http is accepted only by test deployments, for loopback receivers
