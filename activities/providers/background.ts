@@ -15,6 +15,7 @@ import { pipeline } from 'node:stream/promises';
 import type { JobOutput } from '../../shared/job-model.js';
 import type { Storage } from '../../shared/storage.js';
 import {
+  coverFrame,
   H264_MP4_ARGS,
   inspectUntrusted,
   outputThreadArgs,
@@ -92,7 +93,7 @@ export async function compositeOverBackground(
     const { width, height } = frame;
     const box = presenterBox(frame);
     const filters = [
-      `[0:v]fps=${COMPOSITE_FPS},scale=${width}:${height}:force_original_aspect_ratio=increase,crop=${width}:${height},setsar=1[bg]`,
+      `[0:v]fps=${COMPOSITE_FPS},${coverFrame(width, height)}[bg]`,
       `[1:v]scale=${box.width}:${box.height}:force_original_aspect_ratio=decrease,setsar=1[fg]`,
       // Right-aligned and bottom-aligned in the box; the background is endless (looped), so the presenter ends the video.
       `[bg][fg]overlay=x=${box.x + box.width}-overlay_w:y=${box.y + box.height}-overlay_h:shortest=1,format=yuv420p[v]`,

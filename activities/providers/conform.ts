@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { frameSize } from '../../shared/catalog.js';
 import {
+  coverFrame,
   defaultMediaTools,
   H264_MP4_ARGS,
   inspectUntrusted,
@@ -33,7 +34,7 @@ export async function conformMotionVideo(
   const seconds = req.duration ?? req.route.defaultDuration ?? 30;
   const { width, height } = frameSize(req.aspectRatio ?? req.route.defaultAspectRatio, req.resolution ?? req.route.defaultResolution);
   const key = `${ctx.storage.jobMediaPrefix(req.jobId)}/motion-${seconds}s-${width}x${height}.mp4`;
-  const filter = `${cropTo(width, height)},tpad=stop_mode=clone:stop_duration=${seconds}`;
+  const filter = `${coverFrame(width, height)},tpad=stop_mode=clone:stop_duration=${seconds}`;
   await transcodeOnce(
     ctx,
     tools,
@@ -59,7 +60,7 @@ export async function conformActorImage(
     ...input,
     ...outputThreadArgs(tools),
     '-vf',
-    cropTo(width, height),
+    coverFrame(width, height),
     '-frames:v',
     '1',
     '-c:v',
@@ -70,8 +71,6 @@ export async function conformActorImage(
   ]);
   return { role: 'actor_image', key, contentType: 'image/png' };
 }
-
-const cropTo = (width: number, height: number) => `scale=${width}:${height}:force_original_aspect_ratio=increase,crop=${width}:${height},setsar=1`;
 
 /**
  * Runs ffmpeg on a stored tenant file into `targetKey`, unless an earlier attempt already stored it;

@@ -300,6 +300,10 @@ export function outputThreadArgs(tools: MediaTools): string[] {
  */
 export const H264_MP4_ARGS: readonly string[] = ['-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart'];
 
+/** The video filter that fills a width×height frame: scaled up until it covers the frame, then center-cropped, square pixels. */
+export const coverFrame = (width: number, height: number): string =>
+  `scale=${width}:${height}:force_original_aspect_ratio=increase,crop=${width}:${height},setsar=1`;
+
 /** Runs ffmpeg over tenant media under the run caps (address space; the caller's watchdog and signal). */
 export function runFfmpegUntrusted(args: string[], tools: MediaTools, opts: Pick<RunOptions, 'signal' | 'timeoutMs'> = {}): Promise<Buffer> {
   return runTool(tools.ffmpegPath, ['-hide_banner', '-loglevel', 'error', ...args], {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { JobOutput } from '../../shared/job-model.js';
 import type { Storage } from '../../shared/storage.js';
-import { H264_MP4_ARGS, inspectUntrusted, outputThreadArgs, runFfmpegUntrusted, untrustedInputArgs, type MediaTools } from './media-tools.js';
+import { coverFrame, H264_MP4_ARGS, inspectUntrusted, outputThreadArgs, runFfmpegUntrusted, untrustedInputArgs, type MediaTools } from './media-tools.js';
 
 /** Image types re-encoded to PNG before the job completes. */
 const toPng = new Set(['image/jpeg', 'image/webp']);
@@ -83,7 +83,7 @@ async function scaleVideo(
         '-map',
         '0:a?',
         '-vf',
-        `scale=${width}:${height}:force_original_aspect_ratio=increase,crop=${width}:${height},setsar=1`,
+        coverFrame(width, height),
         ...H264_MP4_ARGS,
         '-c:a',
         'copy',

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hexColor, renderImagePng } from './png.js';
 import {
+  coverFrame,
   defaultMediaTools,
   inspectUntrusted,
   outputThreadArgs,
@@ -309,7 +310,7 @@ export async function renderReplaceActor(opts: {
   const boxW = Math.round(width * 0.6);
   const boxH = Math.round(height * 0.7);
   const filters = [
-    `[0:v]fps=${fps},scale=${width}:${height}:force_original_aspect_ratio=increase,crop=${width}:${height},setsar=1[bg]`,
+    `[0:v]fps=${fps},${coverFrame(width, height)}[bg]`,
     `[1:v]scale=${boxW}:${boxH}:force_original_aspect_ratio=decrease,setsar=1,format=rgba[ch]`,
     `[bg][ch]overlay=x='(W-w)/2+W*0.06*sin(2*PI*t/3)':y='H-h-H*0.04+H*0.01*sin(2*PI*t/0.8)',format=yuv420p[v]`,
   ];
