@@ -1,13 +1,17 @@
 // Fair share per workspace on the real stack (Temporal with fairness on, one partition per queue),
 // through the gateway over HTTP: a provider fleet of 4 slots (PROVIDER_CONCURRENCY local=4) serves
-// the workspaces' backlogs in proportion to their weights instead of first in, first out.
+// the workspaces' backlogs in proportion to their weights instead of first in, first out. The
+// provider fleet is a worker of its own beside the one running the workflow, io and fetch queues, so
+// the weights test can hold it until both backlogs wait at the provider's queue: the weights then
+// decide every start, however slowly a busy machine moves jobs up to that queue.
 //
 // When a job's provider step started is read from its workflow history (the submitAndCheck
 // activity's ActivityTaskStarted event): the moment a provider slot took it.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, type Tenant } from '../support/stack.js';
-import { startService, type Service } from '../support/services.js';
+import { createTenant, createTestDatabase, testConfig, waitFor, type TestDatabase, type Tenant } from '../support/stack.js';
+import type { Config } from '../../shared/config.js';
+import { startGateway, startWorkers, type InProcessGateway, type Workers } from '../support/services.js';
 import { createImages, providerStarts, waitAllFinished } from '../support/fair-share.js';
 import { runAdmin } from '../../admin/main.js';
 
@@ -22,26 +26,39 @@ const SLOTS = 4;
  */
 const A_STARTS_BOUND = 20;
 
-let svc: Service;
+let tdb: TestDatabase;
+let config: Config;
+let gw: InProcessGateway;
+/** Everything but the provider queue: workflows, io, fetch, webhooks, the reconciler. */
+let upstream: Workers;
+/** The provider queue of the local renderer, SLOTS steps at a time. */
+let provider: Workers | undefined;
 
 before(async () => {
-  svc = await startService({
+  tdb = await createTestDatabase();
+  config = testConfig(tdb.url, {
     PROVIDER_CONCURRENCY: `local=${SLOTS}`,
     RATE_LIMIT_GENERATE_PER_MIN: '100000',
     // The reconciler starts a job whose workflow start failed (a start timing out on a loaded machine).
     RECONCILE_INTERVAL_MS: '2000',
   });
+  gw = await startGateway(config, tdb.db);
+  upstream = await startWorkers(config, tdb.db, 'workflows,io,fetch,webhooks,reconciler');
+  provider = await startWorkers(config, tdb.db, 'provider:local');
 });
 
 after(async () => {
-  await svc?.close();
+  await provider?.stop();
+  await upstream?.stop();
+  await gw?.close();
+  await tdb?.drop();
 });
 
-const baseUrl = () => svc.gw.baseUrl;
+const baseUrl = () => gw.baseUrl;
 
 /** Every job completed, and each was charged its price exactly once: one ledger row, the charge. */
 async function assertCompletedChargedOnce(t: Tenant, ids: string[], credits: number) {
-  const db = svc.tdb.db;
+  const db = tdb.db;
   const rows = await db.selectFrom('jobs').select(['id', 'status', 'price']).where('workspace_id', '=', t.workspaceId).execute();
   assert.equal(rows.length, ids.length);
   assert.deepEqual(
@@ -58,7 +75,7 @@ async function assertCompletedChargedOnce(t: Tenant, ids: string[], credits: num
 
 describe('fair share across workspaces', () => {
   test("B's 5 jobs all start before A's 20th provider start after B submitted, behind A's backlog of 500", async () => {
-    const db = svc.tdb.db;
+    const db = tdb.db;
     const a = await createTenant(db, 100_000);
     const b = await createTenant(db, 1_000);
     const aIds = await createImages(baseUrl(), a, 500, 'backlog of A');
@@ -66,7 +83,7 @@ describe('fair share across workspaces', () => {
     const bIds = await createImages(baseUrl(), b, 5, 'a few of B');
     await waitAllFinished(db, [...aIds, ...bIds]);
 
-    const starts = await providerStarts(svc.gw.client, [...aIds, ...bIds]);
+    const starts = await providerStarts(gw.client, [...aIds, ...bIds]);
     const aStarts = aIds.map((id) => starts.get(id)!).sort((x, y) => x - y);
     const bStarts = bIds.map((id) => starts.get(id)!);
     const k = aStarts.filter((t) => t < bSubmittedAt).length;
@@ -84,15 +101,16 @@ describe('fair share across workspaces', () => {
     await assertCompletedChargedOnce(b, bIds, 1_000);
   });
 
-  test('weights 3:1 (tiers priority and standard): two saturating workspaces get provider starts 3:1 within ±20%', async () => {
-    const db = svc.tdb.db;
+  test('weights 3:1 (tiers priority and standard): two workspaces backlogged at the provider queue get provider starts 3:1 within ±20%', async () => {
+    const db = tdb.db;
     const heavy = await createTenant(db, 100_000);
     const light = await createTenant(db, 100_000);
-    const set = await runAdmin(['workspace', 'set-share', '--workspace', heavy.workspaceId, '--tier', 'priority'], { DATABASE_URL: svc.tdb.url });
+    const set = await runAdmin(['workspace', 'set-share', '--workspace', heavy.workspaceId, '--tier', 'priority'], { DATABASE_URL: tdb.url });
     assert.equal(set.code, 0, set.stderr);
-    // Both backlogs build together, so neither is served first for having come first.
+    // No provider slot until both backlogs wait at the provider's queue.
+    await provider?.stop();
+    provider = undefined;
     const [heavyIds, lightIds] = await Promise.all([createImages(baseUrl(), heavy, 240, 'heavy', 12), createImages(baseUrl(), light, 100, 'light', 12)]);
-    const createdAt = Date.now();
     const all = [...heavyIds, ...lightIds];
     const weights = await db.selectFrom('jobs').select(['workspace_id', 'fairness_weight']).distinct().where('id', 'in', all).execute();
     assert.deepEqual(
@@ -103,18 +121,43 @@ describe('fair share across workspaces', () => {
       ].sort(),
       'each job carries its workspace weight',
     );
+    // The row says `submitting` when the step before ended; the workflow schedules the submit just after.
+    await waitFor(
+      `all ${all.length} jobs to wait for a provider slot`,
+      async () => {
+        const { n } = await db
+          .selectFrom('jobs')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('id', 'in', all)
+          .where('phase', '=', 'submitting')
+          .executeTakeFirstOrThrow();
+        return Number(n) === all.length || undefined;
+      },
+      150_000,
+      250,
+    );
+    const last = gw.client.workflow.getHandle(all.at(-1)!);
+    await waitFor(
+      "the last job's submit to be scheduled",
+      async () => ((await last.describe()).raw.pendingActivities ?? []).some((p) => p.activityType?.name === 'submitAndCheck') || undefined,
+    );
+    const releasedAt = Date.now();
+    provider = await startWorkers(config, db, 'provider:local');
     await waitAllFinished(db, all);
 
-    const starts = await providerStarts(svc.gw.client, all);
+    const starts = await providerStarts(gw.client, all);
+    assert.ok(
+      all.every((id) => starts.get(id)! >= releasedAt - 1_000),
+      'no provider step started while the provider fleet was stopped',
+    );
     const timeline = all.map((id) => ({ t: starts.get(id)!, heavy: heavyIds.includes(id) })).sort((x, y) => x.t - y.t);
-    const saturated = timeline.filter((s) => s.t >= createdAt);
-    const window = saturated.slice(0, 200);
-    assert.equal(window.length, 200, `only ${saturated.length} provider starts after both backlogs were created`);
-    const after200 = saturated.slice(200);
-    assert.ok(after200.some((s) => s.heavy) && after200.some((s) => !s.heavy), 'both workspaces still had a backlog after the first 200 starts');
+    // After 200 starts at 3:1 both still have a backlog (heavy 90, light 50).
+    const window = timeline.slice(0, 200);
     const h = window.filter((s) => s.heavy).length;
     const ratio = h / (window.length - h);
-    console.log(`first 200 provider starts with both saturating: ${h} heavy, ${window.length - h} light (ratio ${ratio.toFixed(2)})`);
+    console.log(`first 200 provider starts with both backlogged: ${h} heavy, ${window.length - h} light (ratio ${ratio.toFixed(2)})`);
     assert.ok(ratio >= 3 * 0.8 && ratio <= 3 * 1.2, `heavy:light ${h}:${window.length - h} = ${ratio.toFixed(2)}, not 3 ± 20%`);
+    await assertCompletedChargedOnce(heavy, heavyIds, 100_000);
+    await assertCompletedChargedOnce(light, lightIds, 100_000);
   });
 });
