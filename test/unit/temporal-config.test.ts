@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { ConfigError, loadConfig } from '../../shared/config.js';
 import { temporalSecurity } from '../../shared/config/temporal.js';
+import { explainConnectFailure } from '../../shared/temporal-connection.js';
 import { makeCerts, type CertSet } from '../support/prod-certs.js';
 
 const base = {
@@ -120,5 +121,32 @@ describe('Temporal TLS settings', () => {
   test('an inline API key never appears in an error', () => {
     const lines = refusal({ TEMPORAL_API_KEY: 'sekrit-key-value', TEMPORAL_TLS_CERT_FILE: certs.file('client.pem') });
     assert.ok(!lines.join('\n').includes('sekrit-key-value'));
+  });
+});
+
+describe('connect failures over TLS', () => {
+  // What the Rust core said when the frontend refused the client certificate (TLS 1.3: after the handshake).
+  const refusals = [
+    `Failed to call GetSystemInfo: code: 'The operation was cancelled', message: "operation was canceled", source: tonic::transport::Error(Transport, hyper::Error(Canceled, "connection closed"))`,
+    `Failed to call GetSystemInfo: code: 'Unknown error', message: "transport error", source: tonic::transport::Error(Transport, hyper::Error(Io, Os { code: 104, kind: ConnectionReset, message: "Connection reset by peer" }))`,
+  ];
+  for (const cause of refusals) {
+    test(`a refused client certificate is told as a TLS failure naming the files: ${cause.slice(-40)}`, () => {
+      const c = loadConfig({
+        ...base,
+        TEMPORAL_TLS_CERT_FILE: certs.file('intruder.pem'),
+        TEMPORAL_TLS_KEY_FILE: certs.file('intruder.key'),
+        TEMPORAL_TLS_CA_FILE: certs.file('ca.pem'),
+      });
+      const message = explainConnectFailure(c, temporalSecurity(c), new Error(cause)).message;
+      assert.match(message, /the TLS handshake failed or the frontend closed the connection/);
+      assert.ok(message.includes(certs.file('intruder.pem')) && message.includes('TEMPORAL_TLS_CERT_FILE'), message);
+    });
+  }
+
+  test('a refused connection without TLS is not called a TLS failure', () => {
+    const c = loadConfig(base);
+    const message = explainConnectFailure(c, temporalSecurity(c), new Error('connect ECONNREFUSED 127.0.0.1:7233')).message;
+    assert.doesNotMatch(message, /TLS/);
   });
 });
