@@ -7,8 +7,8 @@
 // few seconds of wall time so the jobs are at the provider when Postgres goes.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { testDataConverter } from '../support/codec.js';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startTimeSkippingEnv } from '../support/time-skipping.js';
 import { defaultPayloadConverter, type WorkflowHandle } from '@temporalio/client';
 import { pino } from 'pino';
 import { createTestDatabase, createTenant, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
@@ -22,7 +22,7 @@ import { parseRoles } from '../../worker/roles.js';
 import { ledgerForJob } from '../support/ledger.js';
 import { insertJobWithCharge } from '../../db/repos/jobs.js';
 import { jobToStart } from '../../workflows/client.js';
-import { searchAttributes, taskQueues } from '../../workflows/definitions.js';
+import { taskQueues } from '../../workflows/definitions.js';
 import { workflowTypes } from '../../shared/kinds/index.js';
 import type { Config } from '../../shared/config.js';
 
@@ -40,19 +40,7 @@ let running: Promise<void>;
 const holds = new Holds();
 
 before(async () => {
-  const path = process.env.TEMPORAL_TEST_SERVER_PATH;
-  if (!path) throw new Error('TEMPORAL_TEST_SERVER_PATH is not set: run the tests with `npm test`');
-  env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: { type: 'existing-path', path } },
-    // The fleet seals payloads with the test profile's codec (testConfig): the environment's client opens them.
-    client: testDataConverter(),
-  });
-  // Our search attributes, as scripts/stack.sh registers them on the dev server (2 = Keyword).
-  const keyword = 2;
-  await env.connection.operatorService.addSearchAttributes({
-    namespace: 'default',
-    searchAttributes: Object.fromEntries(Object.values(searchAttributes).map((k) => [k.name, keyword])),
-  });
+  env = await startTimeSkippingEnv();
   tdb = await createTestDatabase();
   proxy = await startTcpProxy(targetOf(tdb.url));
   const fleetUrl = throughProxy(tdb.url, proxy);

@@ -6,8 +6,8 @@
 // real Postgres and MinIO, with the local renderer reporting "running" for longer than the test lasts.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { testDataConverter } from '../support/codec.js';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startTimeSkippingEnv } from '../support/time-skipping.js';
 import { pino } from 'pino';
 import { createTestDatabase, createTenant, testConfig, type TestDatabase } from '../support/stack.js';
 import { createStorage } from '../../shared/storage.js';
@@ -16,7 +16,7 @@ import { parseRoles } from '../../worker/roles.js';
 import { ledgerForJob } from '../support/ledger.js';
 import { insertJobWithCharge, getJob } from '../../db/repos/jobs.js';
 import { jobToStart } from '../../workflows/client.js';
-import { searchAttributes, taskQueues } from '../../workflows/definitions.js';
+import { taskQueues } from '../../workflows/definitions.js';
 import { workflowTypes } from '../../shared/kinds/index.js';
 import type { Config } from '../../shared/config.js';
 
@@ -27,19 +27,7 @@ let fleet: WorkerFleet;
 let running: Promise<void>;
 
 before(async () => {
-  const path = process.env.TEMPORAL_TEST_SERVER_PATH;
-  if (!path) throw new Error('TEMPORAL_TEST_SERVER_PATH is not set: run the tests with `npm test`');
-  env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: { type: 'existing-path', path } },
-    // The fleet seals payloads with the test profile's codec (testConfig): the environment's client opens them.
-    client: testDataConverter(),
-  });
-  // Our search attributes, as scripts/stack.sh registers them on the dev server (2 = Keyword).
-  const keyword = 2;
-  await env.connection.operatorService.addSearchAttributes({
-    namespace: 'default',
-    searchAttributes: Object.fromEntries(Object.values(searchAttributes).map((k) => [k.name, keyword])),
-  });
+  env = await startTimeSkippingEnv();
   tdb = await createTestDatabase();
   // The renderer reports "running" for ten minutes of wall time, while the workflow's clock skips
   // past the 300 s deadline: only the deadline can end these jobs.

@@ -7,8 +7,8 @@
 // also to pg clients the test cannot reach). The receiver is on 127.0.0.1 and answers 404.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { testDataConverter } from '../support/codec.js';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startTimeSkippingEnv } from '../support/time-skipping.js';
 import { pino } from 'pino';
 import { createTenant, createTestDatabase, insertImageJob, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
 import { Holds } from '../support/holds.js';
@@ -36,13 +36,7 @@ const holds = new Holds();
 const receiver = new Receiver();
 
 before(async () => {
-  const path = process.env.TEMPORAL_TEST_SERVER_PATH;
-  if (!path) throw new Error('TEMPORAL_TEST_SERVER_PATH is not set: run the tests with `npm test`');
-  env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: { type: 'existing-path', path } },
-    // The fleet seals payloads with the test profile's codec (testConfig): the environment's client opens them.
-    client: testDataConverter(),
-  });
+  env = await startTimeSkippingEnv();
   tdb = await createTestDatabase();
   // A minute of retries (attempts at 0, 1, 3, 7, 15 and 31 s), so they run out early in the test.
   config = testConfig(tdb.url, {
