@@ -5,7 +5,8 @@
 // renderer refuses fails the pipeline (steps 1–2 paid and stored, step 3 refunded) and a resume
 // with a new body completes it, paying step 3 only, with no second provider submit for steps 1–2;
 // a create referencing a missing step, a later step or the wrong media type is refused with 400
-// naming the step and the field; a dry run quotes each step as its kind's own dry run does.
+// naming the step and the field; a dry run quotes each step as its kind's own dry run does; the
+// pipeline's events reach its webhook signed.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -14,12 +15,16 @@ import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, typ
 import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import { documentValidator } from '../support/openapi.js';
 import type { Config } from '../../shared/config.js';
+import { verifyWebhook } from '@mediagen/client/webhooks';
+import { runAdmin } from '../../admin/main.js';
+import { Receiver } from '../support/webhook-receiver.js';
 
 let tdb: TestDatabase;
 let config: Config;
 let gw: Gateway;
 let workers: Workers;
 let assertMatchesDocument: ReturnType<typeof documentValidator>;
+const receiver = new Receiver();
 /** Provider submits seen by the workers, per job (the submit activity, run by a real interceptor). */
 const submits = new Map<string, number>();
 const countSubmits: ActivityInterceptorsFactory = (ctx) => ({
@@ -41,7 +46,10 @@ before(async () => {
     RATE_LIMIT_GENERATE_PER_MIN: '1000',
     RATE_LIMIT_POLL_PER_MIN: '100000',
     LOCAL_RENDER_FAULTS: 'true',
+    WEBHOOK_ALLOW_LOOPBACK: 'true',
+    WEBHOOK_RETRY_INITIAL_MS: '100',
   });
+  await receiver.start();
   gw = await startGateway(config, tdb.db);
   workers = await startWorkers(config, tdb.db, 'all', { activityInterceptors: [countSubmits] });
   const doc = await api(gw.baseUrl).get('/v1/openapi.json');
@@ -50,6 +58,7 @@ before(async () => {
 });
 
 after(async () => {
+  await receiver.close();
   await workers?.stop();
   await gw?.close();
   await tdb?.drop();
@@ -77,6 +86,16 @@ const overStep = (prompt: string) => ({
   kind: 'replace_actor',
   body: { prompt, duration: 3, aspect_ratio: '16:9', image_file_id: { from: 'still', output: 0 }, video_file_id: { from: 'clip', output: 0 } },
 });
+
+/** The workspace's webhook signing secret (the admin CLI's rotate). */
+async function signingSecret(t: Tenant): Promise<string> {
+  const r = await runAdmin(['webhook', 'secret', 'rotate', '--workspace', t.workspaceId, '--as', t.ownerEmail, '--json'], {
+    ...process.env,
+    DATABASE_URL: tdb.url,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  return (JSON.parse(r.stdout) as { secret: string }).secret;
+}
 
 async function pipelineEnded(t: Tenant, id: string, timeoutMs = 120_000): Promise<any> {
   const client = api(gw.baseUrl, t.apiKey);
@@ -178,7 +197,14 @@ describe('a three-step pipeline', () => {
     const t = await createTenant(tdb.db, 1000);
     const client = api(gw.baseUrl, t.apiKey);
     const before = await creditsOf(tdb.db, t);
-    const created = await client.post('/v1/pipelines', { project_id: t.projectId, steps: [imageStep, videoStep, overStep('dance [fail:terminal]')] });
+    const secret = await signingSecret(t);
+    const hook = `/hooks/${t.workspaceId}`;
+    const created = await client.post('/v1/pipelines', {
+      project_id: t.projectId,
+      steps: [imageStep, videoStep, overStep('dance [fail:terminal]')],
+      webhook_url: `${receiver.base}${hook}`,
+      webhook_events: ['pipeline.completed', 'pipeline.failed', 'pipeline.step.completed', 'pipeline.step.failed'],
+    });
     assert.equal(created.status, 200, created.text);
     const failed = await pipelineEnded(t, created.body.data.id);
     assert.equal(failed.status, 'failed');
@@ -206,6 +232,18 @@ describe('a three-step pipeline', () => {
     assert.equal(submits.get(s1.job_id), 1, 'no second submit for step 1');
     assert.equal(submits.get(s2.job_id), 1, 'no second submit for step 2');
     assert.equal(before - (await creditsOf(tdb.db, t)), r1.price + r2.price + r3.price, 'only step 3 paid again');
+    // Every move as a signed event: the steps, the failure, the resumed step and the completion.
+    const unique = () => [...new Map(receiver.at(hook).map((r) => [r.headers['webhook-id'], r])).values()];
+    const events = await waitFor('the pipeline events', () => (unique().length >= 6 ? unique() : undefined), 60_000, 100);
+    const got = events.map((r) => verifyWebhook<any>(secret, r.body, r.headers)).map((e) => `${e.type}:${e.data.step?.id ?? e.data.status}`);
+    assert.deepEqual(got.sort(), [
+      'pipeline.completed:completed',
+      'pipeline.failed:failed',
+      'pipeline.step.completed:clip',
+      'pipeline.step.completed:over',
+      'pipeline.step.completed:still',
+      'pipeline.step.failed:over',
+    ]);
     const again = await client.post(`/v1/pipelines/${failed.id}/resume`, {});
     assert.equal(again.status, 409);
     assert.equal(again.body.error.code, 'not_resumable');
@@ -261,6 +299,32 @@ describe('validation at create', () => {
       400,
       /^steps: at most 8 steps/,
     );
+  });
+
+  test('past PIPELINE_MAX_ACTIVE pipelines pending or running, a create answers 429 rate_limited', async () => {
+    const busy = await createTenant(tdb.db, 1000);
+    await tdb.db
+      .insertInto('pipelines')
+      .values(
+        Array.from({ length: config.PIPELINE_MAX_ACTIVE }, (_, i) => ({
+          id: `pl_busy${i}_${busy.workspaceId}`,
+          workspace_id: busy.workspaceId,
+          project_id: busy.projectId,
+          api_key_id: busy.apiKeyId,
+          price: 0,
+          webhook_url: null,
+          status: 'running' as const,
+        })),
+      )
+      .execute();
+    const r = await api(gw.baseUrl, busy.apiKey).post('/v1/pipelines', { project_id: busy.projectId, steps: [imageStep] });
+    assert.equal(r.status, 429, r.text);
+    assertMatchesDocument('post', '/v1/pipelines', r);
+    assert.equal(r.body.error.code, 'rate_limited');
+    assert.match(r.body.error.message, /PIPELINE_MAX_ACTIVE/);
+    await tdb.db.updateTable('pipelines').set({ status: 'completed' }).where('id', '=', `pl_busy0_${busy.workspaceId}`).execute();
+    const ok = await api(gw.baseUrl, busy.apiKey).post('/v1/pipelines', { project_id: busy.projectId, steps: [imageStep] });
+    assert.equal(ok.status, 200, ok.text);
   });
 
   test('a dry run quotes each step as its kind does, and writes nothing', async () => {

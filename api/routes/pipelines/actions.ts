@@ -96,7 +96,7 @@ export function addPipelineActions(endpoints: Endpoints<PipelineServices>): void
           const why = locked.status === 'failed' ? 'was canceled' : `is ${locked.status}`;
           throw new ApiError(409, 'not_resumable', `pipeline ${p.id} ${why}; only a failed pipeline that was not canceled can be resumed`);
         }
-        await refuseOverActive(tx, deps, workspaceId);
+        await refuseOverActive(tx, deps, res, workspaceId);
         const all = await repo.stepsOf(tx, p.id);
         const failed = all.find((s) => s.status !== 'completed')!;
         let changed: CheckedStep | undefined;

@@ -12,6 +12,9 @@ import type { JobService } from '../../../jobs/index.js';
 
 export const TAG = 'Pipelines';
 
+/** When a create refused for the workspace's pipelines in flight is worth retrying: a guess, as a pipeline's end cannot be foreseen. */
+const RETRY_AFTER_MS = 10_000;
+
 export interface PipelineServices {
   deps: AppDeps;
   jobs: JobService;
@@ -25,15 +28,16 @@ export async function loadPipelineOfKey(db: Database, req: Request, res: Respons
 }
 
 /** 429 while the workspace has PIPELINE_MAX_ACTIVE pipelines pending or running (serialized per workspace by the caller's transaction). */
-export async function refuseOverActive(tx: Queryable, deps: AppDeps, workspaceId: string): Promise<void> {
+export async function refuseOverActive(tx: Queryable, deps: AppDeps, res: Response, workspaceId: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtext(${`pipelines/${workspaceId}`}))`.execute(tx);
   const active = await repo.activePipelines(tx, workspaceId);
   if (active >= deps.config.PIPELINE_MAX_ACTIVE) {
+    res.setHeader('Retry-After', String(RETRY_AFTER_MS / 1000));
     throw new ApiError(
       429,
       'rate_limited',
       `this workspace has ${active} pipelines pending or running, the most it may have at once (PIPELINE_MAX_ACTIVE); retry when one has ended`,
-      { retry_after_ms: 10_000 },
+      { retry_after_ms: RETRY_AFTER_MS },
     );
   }
 }

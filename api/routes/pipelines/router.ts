@@ -92,7 +92,7 @@ pipelineEndpoints.add({
     const steps = await checkCreate(services, body, deps.db, workspaceId);
     const id = newId('pl');
     const pipeline = await deps.db.transaction().execute(async (tx) => {
-      await refuseOverActive(tx, deps, workspaceId);
+      await refuseOverActive(tx, deps, res, workspaceId);
       const row = await repo.insertPipeline(tx, {
         id,
         workspaceId,
