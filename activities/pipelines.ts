@@ -7,6 +7,7 @@
 // transaction), so a step is charged when it starts and refunded by the job's own rules. The job id
 // is the step's attempt's (shared/pipelines.ts stepJobId): a retried activity, a replay or an
 // operator's reset of the parent finds the job it made and neither creates nor charges another.
+import { Context } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/index.js';
 import type { Job, JobOutput } from '../db/schema.js';
 import type { Pipeline, PipelineError, PipelineStep, PipelineStepOutput } from '../db/pipeline-schema.js';
@@ -58,9 +59,12 @@ export function childStartOf(job: Job, config: Pick<Config, 'TASK_QUEUE_PREFIX' 
   };
 }
 
-/** The pipeline fails at `step` with `error`; `skipRest`: its later steps never run (a cancel). */
+/** The parent workflow run this activity runs for. */
+const currentRun = () => Context.current().info.workflowExecution?.runId ?? null;
+
+/** The pipeline fails at `step` with `error` (by this run); `skipRest`: its later steps never run (a cancel). */
 async function failPipeline(tx: Queryable, p: Pipeline, step: PipelineStep, error: PipelineError, skipRest: boolean): Promise<void> {
-  await repo.updatePipeline(tx, p.id, { status: 'failed', error, completed: true });
+  await repo.updatePipeline(tx, p.id, { status: 'failed', error, completed: true, failedRunId: currentRun() });
   if (skipRest) await repo.markWaitingSteps(tx, p.id, step.position, 'skipped');
   await enqueuePipelineEvent(tx, p, 'pipeline.failed');
 }
@@ -141,11 +145,12 @@ export function createPipelineActivities(deps: PipelineActivityDeps): PipelineAc
         if (step.status === 'completed') return { action: 'wait' };
         if (p.status === 'completed') return { action: 'stop' };
         if (p.status === 'failed') {
-          // An operator's reset re-runs a failed pipeline from its failed step, as a resume does
-          // (next attempt, same body); a canceled one stays canceled.
-          if (p.cancel_requested_at !== null || step.status !== 'failed') return { action: 'stop' };
+          // An operator's reset (another run) re-runs a failed pipeline from its failed step, as a
+          // resume does (next attempt, same body); the run that failed it, retrying a workflow task,
+          // does not; a canceled pipeline stays canceled.
+          if (p.cancel_requested_at !== null || step.status !== 'failed' || p.failed_run_id === currentRun()) return { action: 'stop' };
           await repo.updateStep(tx, pipelineId, position, { attempt: step.attempt + 1, status: 'waiting', jobId: null, error: null });
-          await repo.updatePipeline(tx, pipelineId, { status: 'running', error: null, completed: false });
+          await repo.updatePipeline(tx, pipelineId, { status: 'running', error: null, completed: false, failedRunId: null });
           step = await repo.getStep(tx, pipelineId, position);
         }
         if (p.cancel_requested_at !== null) {

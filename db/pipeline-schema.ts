@@ -30,6 +30,8 @@ export interface PipelineTable {
   webhook_url: string | null;
   webhook_events: ColumnType<PipelineWebhookEventName[] | null, PipelineWebhookEventName[] | null | undefined, PipelineWebhookEventName[] | null>;
   cancel_requested_at: NullableTime;
+  /** The parent workflow run that failed the pipeline (null: none did, or the gateway's cancel). */
+  failed_run_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** Set by the parent workflow's first step: a pipeline unmarked after a while is started again by the reconciler. */
   workflow_started: Generated<boolean>;
   event_seq: Generated<number>;

@@ -1,6 +1,8 @@
 // Pipelines: several job creates run in order as one durable job (shared/pipelines.ts).
 // - `pipelines`: one row per pipeline, its status and error, the quoted price of its steps, its
-//   webhook, and `cancel_requested_at` (a cancel stops it before its next step starts). Listed
+//   webhook, `cancel_requested_at` (a cancel stops it before its next step starts) and the parent
+//   workflow run that failed it (`failed_run_id`: another run, an operator's reset, re-runs the
+//   failed step; the same run retrying its task does not). Listed
 //   newest first per workspace; the running ones of a workspace are counted by the create's limit.
 // - `pipeline_steps`: one row per step in order (`position`), with its kind, model, the create body
 //   as validated, the params its job is created with (references held as placeholders) and where
@@ -28,6 +30,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('webhook_url', 'text')
     .addColumn('webhook_events', sql`text[]`)
     .addColumn('cancel_requested_at', 'timestamptz')
+    .addColumn('failed_run_id', 'text')
     .addColumn('workflow_started', 'boolean', (c) => c.notNull().defaultTo(false))
     .addColumn('event_seq', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))

@@ -160,7 +160,15 @@ export async function markWaitingSteps(q: Queryable, pipelineId: string, fromPos
 export async function updatePipeline(
   q: Queryable,
   id: string,
-  set: { status?: PipelineStatus; error?: PipelineError | null; cancelRequested?: boolean; workflowStarted?: boolean; price?: number; completed?: boolean },
+  set: {
+    status?: PipelineStatus;
+    error?: PipelineError | null;
+    cancelRequested?: boolean;
+    workflowStarted?: boolean;
+    price?: number;
+    completed?: boolean;
+    failedRunId?: string | null;
+  },
 ): Promise<void> {
   await q
     .updateTable('pipelines')
@@ -173,6 +181,7 @@ export async function updatePipeline(
       ...(set.workflowStarted ? { workflow_started: true } : {}),
       ...(set.price !== undefined ? { price: set.price } : {}),
       ...(set.completed !== undefined ? { completed_at: set.completed ? sql<Date>`now()` : null } : {}),
+      ...(set.failedRunId !== undefined ? { failed_run_id: set.failedRunId } : {}),
     })
     .where('id', '=', id)
     .execute();

@@ -18,6 +18,7 @@ import type { Config } from '../../shared/config.js';
 import { verifyWebhook } from '@mediagen/client/webhooks';
 import { runAdmin } from '../../admin/main.js';
 import { Receiver } from '../support/webhook-receiver.js';
+import { closedRun, resetRun, runHistory } from '../support/resets.js';
 
 let tdb: TestDatabase;
 let config: Config;
@@ -247,6 +248,54 @@ describe('a three-step pipeline', () => {
     const again = await client.post(`/v1/pipelines/${failed.id}/resume`, {});
     assert.equal(again.status, 409);
     assert.equal(again.body.error.code, 'not_resumable');
+  });
+});
+
+describe("an operator's reset of the parent workflow", () => {
+  test('re-runs a failed pipeline from its failed step once credits are back; a reset of a completed one changes nothing', async () => {
+    const steps = [imageStep, { ...videoStep, body: { ...videoStep.body, prompt: 'a reset pan' } }];
+    const probe = await createTenant(tdb.db, 1000);
+    const dry = await api(gw.baseUrl, probe.apiKey).post('/v1/pipelines?dry_run=true', { project_id: probe.projectId, steps });
+    assert.equal(dry.status, 200, dry.text);
+    // Enough for step 1 only: step 2 is refused at its start, nothing charged for it.
+    const t = await createTenant(tdb.db, dry.body.data.steps[0].price);
+    const client = api(gw.baseUrl, t.apiKey);
+    const created = await client.post('/v1/pipelines', { project_id: t.projectId, steps });
+    assert.equal(created.status, 200, created.text);
+    const failed = await pipelineEnded(t, created.body.data.id);
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.error.code, 'insufficient_credits');
+    assert.deepEqual(failed.steps[1].jobs, []);
+
+    await tdb.db.updateTable('workspaces').set({ credits: 1000 }).where('id', '=', t.workspaceId).execute();
+    const temporal = gw.client;
+    const runId = await closedRun(temporal, failed.id, 'COMPLETED');
+    const history = await runHistory(temporal, failed.id, runId);
+    await resetRun(temporal, config.TEMPORAL_NAMESPACE, failed.id, runId, history.points[0]!);
+    const done = await waitFor('the reset run to complete the pipeline', async () => {
+      const p = (await client.get(`/v1/pipelines/${failed.id}`)).body.data;
+      return p.status === 'completed' ? p : undefined;
+    });
+    assert.equal(done.steps[0].job_id, failed.steps[0].job_id, 'step 1 kept');
+    assert.equal(submits.get(done.steps[0].job_id), 1, 'step 1 not submitted again');
+    assert.equal(done.steps[1].jobs.length, 1);
+    assert.equal(await creditsOf(tdb.db, t), 1000 - done.steps[1].price, 'only step 2 charged by the re-run');
+
+    // A reset of the completed run replays its steps: found completed, no job, no charge.
+    const doneRun = await closedRun(temporal, failed.id, 'COMPLETED');
+    const again = await runHistory(temporal, failed.id, doneRun);
+    const rerun = await resetRun(temporal, config.TEMPORAL_NAMESPACE, failed.id, doneRun, again.points[0]!);
+    await waitFor('the second reset run to close', async () => {
+      const d = await temporal.workflow.getHandle(failed.id, rerun).describe();
+      return d.status.name === 'COMPLETED' ? true : undefined;
+    });
+    const after = (await client.get(`/v1/pipelines/${failed.id}`)).body.data;
+    assert.equal(after.status, 'completed');
+    assert.deepEqual(
+      after.steps.map((s: any) => s.jobs),
+      done.steps.map((s: any) => s.jobs),
+    );
+    assert.equal(await creditsOf(tdb.db, t), 1000 - done.steps[1].price);
   });
 });
 

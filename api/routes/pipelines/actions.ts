@@ -130,7 +130,7 @@ export function addPipelineActions(endpoints: Endpoints<PipelineServices>): void
             : {}),
         });
         const price = all.reduce((n, s) => n + (changed && s.position === failed.position ? changed.price : s.price), 0);
-        await repo.updatePipeline(tx, p.id, { status: 'running', error: null, completed: false, price });
+        await repo.updatePipeline(tx, p.id, { status: 'running', error: null, completed: false, price, failedRunId: null });
         return all.length;
       });
       // The failed run closes right after its failure's checkpoint: a resume that comes sooner waits for it.
