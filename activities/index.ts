@@ -14,6 +14,7 @@ import { createProviders } from './providers/index.js';
 import { mediaToolsFrom } from './providers/media-tools.js';
 import { createJobIoActivities, createJobProviderActivities, createProgressWriter, type JobActivityDeps } from './jobs.js';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks.js';
+import { createPipelineActivities } from './pipelines.js';
 import { createUploadActivities, createWorkspaceFetchSlots, fetchRemoteInput, type FetchHooks } from './uploads.js';
 
 export interface ActivityDeps {
@@ -61,8 +62,8 @@ export function createActivities(deps: ActivityDeps) {
     metrics: deps.metrics,
   });
   return {
-    // The job pipeline's Postgres steps: local activities of the workflows role, and the io queue's.
-    io: jobIo,
+    // The job pipeline's Postgres steps and the pipelines' parent steps: local activities of the workflows role, and the io queue's.
+    io: { ...jobIo, ...createPipelineActivities({ db: deps.db, jobs: deps.jobs, config: deps.config }) },
     fetch: { prepareProviderRequest, ...uploads },
     webhooks,
     provider: createJobProviderActivities({ ...jobDeps, progress: createProgressWriter(deps.db, deps.config.PROGRESS_WRITE_INTERVAL_MS) }),

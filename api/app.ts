@@ -23,6 +23,7 @@ import { createWebhookDeliveriesRouter } from './routes/webhook-deliveries.js';
 import { createUsageRouter } from './routes/usage.js';
 import { createBudgetsRouter } from './routes/budgets.js';
 import { createTimelineRouter } from './routes/timeline.js';
+import { createPipelinesRouter } from './routes/pipelines/router.js';
 import { createEventsRouter } from './routes/events.js';
 import { createJobEventHub, type JobEventHub } from './job-events.js';
 import { createStreamRegistry, type StreamRegistry } from './stream-limits.js';
@@ -106,6 +107,7 @@ export function createApp(deps: AppDeps): App {
   app.use(createUploadsRouter(full, auth));
   app.use(createJobsRouter(full, auth));
   app.use(createJobListsRouter(full, auth));
+  app.use(createPipelinesRouter(full, auth));
   app.use(createModelsRouter(full, auth));
   app.use(createQueueRouter(full, auth));
   app.use(createRetentionRouter(full, auth));

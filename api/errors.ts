@@ -24,6 +24,7 @@ export const errorCodes = [
   'not_ready',
   'generation_failed',
   'not_cancelable',
+  'not_resumable',
   'delivery_in_flight',
   'upload_refused',
   'upload_unavailable',

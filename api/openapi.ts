@@ -29,6 +29,7 @@ import { usageEndpoints } from './routes/usage.js';
 import { budgetEndpoints } from './routes/budgets.js';
 import { paymentRequiredErrorSchema } from './routes/budget-errors.js';
 import { timelineEndpoints } from './routes/timeline.js';
+import { pipelineEndpoints } from './routes/pipelines/router.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -55,6 +56,7 @@ export function allOperations(): Operation[] {
     ...uploadEndpoints.operations,
     ...jobEndpoints.operations,
     ...jobListEndpoints.operations,
+    ...pipelineEndpoints.operations,
     ...modelEndpoints.operations,
     ...queueEndpoints.operations,
     ...retentionEndpoints.operations,
@@ -77,7 +79,7 @@ const errorDescriptions: Record<number, string> = {
   404: 'Resource does not exist or is not visible to the key (`not_found`)',
   405: 'Method not allowed on this path (`method_not_allowed`)',
   408: 'The upload arrived slower than the minimum transfer rate (`request_timeout`); what it stored was removed',
-  409: 'Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`)',
+  409: 'Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`)',
   410: "The job's outputs were deleted or expired (`gone`), or, on a create, the model was retired (`model_retired`: the message names its replacement)",
   413: "Request body too large (`payload_too_large`), or the upload does not fit in the workspace's storage quota (`storage_quota_exceeded`, the message names the quota)",
   415: 'Unsupported media type (`unsupported_media_type`)',

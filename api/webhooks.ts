@@ -9,6 +9,7 @@ import { hasActiveWebhookSecret } from '../db/repos/webhooks.js';
 import { FetchError } from '../shared/fetch-remote.js';
 import { checkWebhookUrl } from '../shared/webhook-target.js';
 import { budgetThresholdEventSchema } from '../shared/budgets.js';
+import { pipelineEventDataSchema, pipelineWebhookEventNames, type PipelineWebhookEventName } from '../shared/pipelines.js';
 import { ApiError } from './errors.js';
 
 const DEFAULT_EVENTS: WebhookEventName[] = ['completed', 'failed'];
@@ -78,5 +79,17 @@ export function webhookEventDocs(records: readonly z.ZodType[]): { name: string;
     description: "POSTed to the budget's alert URL (set by the operator), once per threshold and period; data is the budget's spend, not a job.",
     payload: budgetThresholdEventSchema,
   };
-  return [...jobEvents, budgetAlert];
+  const pipelineSummaries: Record<PipelineWebhookEventName, string> = {
+    'pipeline.completed': 'A pipeline completed: every step did',
+    'pipeline.failed': 'A pipeline failed at a step, or was canceled (error.code canceled)',
+    'pipeline.step.completed': "A pipeline's step completed; its outputs are checkpointed",
+    'pipeline.step.failed': "A pipeline's step failed (its job was refunded as any job is)",
+  };
+  const pipelineEvents = pipelineWebhookEventNames.map((e) => ({
+    name: e,
+    summary: pipelineSummaries[e],
+    description: "POSTed to the pipeline's webhook_url when asked for in its webhook_events (default pipeline.completed and pipeline.failed).",
+    payload: z.strictObject({ type: z.literal(e), data: pipelineEventDataSchema }),
+  }));
+  return [...jobEvents, budgetAlert, ...pipelineEvents];
 }

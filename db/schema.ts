@@ -2,6 +2,7 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { BudgetChargeTable, BudgetSpendTable, BudgetTable } from './budget-schema.js';
 import type { AuditEventTable, JobTimelineTable } from './log-schema.js';
+import type { PipelineStepTable, PipelineTable } from './pipeline-schema.js';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
@@ -376,6 +377,8 @@ export interface DB {
   budget_spend: BudgetSpendTable;
   budget_charges: BudgetChargeTable;
   job_timeline: JobTimelineTable;
+  pipelines: PipelineTable;
+  pipeline_steps: PipelineStepTable;
 }
 
 export type Workspace = Selectable<WorkspaceTable>;
@@ -392,4 +395,5 @@ export type WebhookDelivery = Selectable<WebhookDeliveryTable>;
 export type WebhookAttempt = Selectable<WebhookAttemptTable>;
 export type LedgerEntry = Selectable<CreditLedgerTable>;
 export type { AuditEvent, AuditEventTable, JobTimelineTable } from './log-schema.js';
+export type { Pipeline, PipelineStep } from './pipeline-schema.js';
 export type { Budget, BudgetChargeTable, BudgetSpendTable, BudgetTable } from './budget-schema.js';

@@ -7,7 +7,7 @@
 import type { Database } from './index.js';
 import type { FileUpload } from './schema.js';
 import type { Storage } from '../shared/storage.js';
-import { completedObjectKey, incomingObjectKeyOf, INCOMING } from '../shared/uploads.js';
+import { completedObjectKey, incomingObjectKeyOf, INCOMING, UPLOADS } from '../shared/uploads.js';
 import { expireUploads, markObjectsRemoved, markUploadDeleted, uploadReadByJobInFlight, uploadsWithObjectsToRemove } from './repos/uploads.js';
 
 interface Deps {
@@ -15,10 +15,15 @@ interface Deps {
   storage: Pick<Storage, 'remove'>;
 }
 
-/** Every key the upload's bytes may be stored under: its public key and, for direct uploads, the incoming one. */
+/**
+ * Every key the upload's bytes may be stored under: its public key and, for direct uploads, the
+ * incoming one. None for an upload registered over a job's output (a pipeline step's): that object
+ * is the job's, and goes with the job's media.
+ */
 function objectKeysOf(row: Pick<FileUpload, 'object_key'>): string[] {
   const key = row.object_key;
-  return key.startsWith(INCOMING) ? [key, completedObjectKey(key)] : [key, incomingObjectKeyOf(key)];
+  if (key.startsWith(INCOMING)) return [key, completedObjectKey(key)];
+  return key.startsWith(UPLOADS) ? [key, incomingObjectKeyOf(key)] : [];
 }
 
 async function removeObjects(deps: Deps, row: Pick<FileUpload, 'id' | 'object_key'>): Promise<void> {

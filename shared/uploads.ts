@@ -47,7 +47,7 @@ export function sanitizeFileName(name: string | undefined, type: MediaType): str
 }
 
 export const INCOMING = 'incoming/';
-const UPLOADS = 'uploads/';
+export const UPLOADS = 'uploads/';
 
 /** Where a direct upload's bytes land before completion: a prefix the media route never serves. */
 export function incomingObjectKey(workspaceId: string, uploadId: string, mime: AcceptedMime): string {

@@ -96,6 +96,8 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
     createJobService({
       db: deps.db,
       storage: deps.storage,
+      // Which providers serve each model here: the pipelines' steps are quoted and created in the worker.
+      config,
       logger: deps.logger,
       circuits: createProviderCircuits(deps.db, providerCircuitPolicy(config)),
       ...(client

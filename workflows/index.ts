@@ -4,3 +4,4 @@ export { uploadFromUrl } from './upload-from-url.js';
 export { progressQuery } from './pipeline.js';
 export { webhookDelivery } from './webhook-delivery.js';
 export { cancelProviderRequest } from './provider-cancel.js';
+export { pipelineRun } from './pipeline-run.js';

@@ -44,7 +44,7 @@ import type {
 export * from './types.js';
 export { sleep } from './util.js';
 import { webhookDeliveriesApi } from './webhook-deliveries.js';
-import { actorsApi, auditEventsApi, budgetsApi, modelsApi, projectsApi, queueApi, voicesApi } from './resources.js';
+import { actorsApi, auditEventsApi, budgetsApi, modelsApi, pipelinesApi, projectsApi, queueApi, voicesApi } from './resources.js';
 
 // ------------------------------------------------------------------ the client
 
@@ -160,6 +160,7 @@ export class MediaGenClient {
   readonly usage = new Usage(this);
   readonly budgets = budgetsApi(this);
   readonly webhookDeliveries = webhookDeliveriesApi(this);
+  readonly pipelines = pipelinesApi(this);
 
   // ---------------------------------------------------------------- jobs
 

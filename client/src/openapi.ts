@@ -552,6 +552,110 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/pipelines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's pipelines (extension)
+         * @description Newest first.
+         */
+        get: operations["get_pipelines"];
+        put?: never;
+        /**
+         * Create a pipeline (extension)
+         * @description Several generations run in order as one durable job: each step is a create body of a job kind whose upload inputs may reference an earlier step's output ({"from": "<step id>", "output": <index>}). Validated whole (every step as its create endpoint validates it, every reference: an earlier step, an existing output, the media type the field takes); nothing is charged at create: each step is charged its price when it starts, as the job it creates (GET /v1/pipelines/{id} names it), and refunded as any job is. ?dry_run=true answers the quote instead. At most PIPELINE_MAX_STEPS steps (default 8) and PIPELINE_MAX_ACTIVE pipelines pending or running per workspace (default 10; else 429). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress.
+         */
+        post: operations["post_pipelines"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pipelines/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a pipeline (extension)
+         * @description Its status, and each step's status, job, progress, outputs and charges.
+         */
+        get: operations["get_pipelines_by_id"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pipelines/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a pipeline (extension)
+         * @description The current step's job is canceled as a job cancel is (refunded by its rules: in full before its submit, else all but the provider's cost unless the provider confirms) and no later step starts. The pipeline ends failed with error code canceled; a canceled pipeline cannot be resumed. A pipeline already completed or failed answers 409 not_cancelable.
+         */
+        post: operations["post_pipelines_by_id_cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pipelines/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a failed pipeline (extension)
+         * @description Runs the failed step again as a new job (charged its price when it starts), optionally with a new body (validated as at create, references too), then the steps after it. Earlier steps keep their stored outputs and are never run or paid again. Only a failed pipeline that was not canceled may be resumed (else 409 not_resumable).
+         */
+        post: operations["post_pipelines_by_id_resume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pipelines/{id}/receipt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A pipeline's receipt (extension)
+         * @description Each step's charges and refunds, by job (every attempt's), read from the jobs' own receipts.
+         */
+        get: operations["get_pipelines_by_id_receipt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/models": {
         parameters: {
             query?: never;
@@ -1994,6 +2098,318 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
+    "pipeline.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A pipeline completed: every step did
+         * @description POSTed to the pipeline's webhook_url when asked for in its webhook_events (default pipeline.completed and pipeline.failed).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id: the same on every retry of this event, so receivers can drop duplicates */
+                    "webhook-id": string;
+                    /** @description unix seconds of this attempt; refuse deliveries more than 5 minutes off */
+                    "webhook-timestamp": string;
+                    /** @description space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active secret of the workspace (two during a rotation) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "pipeline.completed";
+                        data: {
+                            /** @description the pipeline id */
+                            id: string;
+                            project_id: string;
+                            /**
+                             * @description the pipeline status after the move
+                             * @enum {string}
+                             */
+                            status: "pending" | "running" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description the step of a pipeline.step.* event */
+                            step?: {
+                                id: string;
+                                /** @enum {string} */
+                                kind: "image" | "video" | "replace_actor" | "talking_actor";
+                                /** @enum {string} */
+                                status: "waiting" | "pending" | "generating" | "completed" | "failed" | "skipped";
+                                job_id: string | null;
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx answer (within 10 s) counts as delivered; anything else is retried with backoff for about a day */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "pipeline.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A pipeline failed at a step, or was canceled (error.code canceled)
+         * @description POSTed to the pipeline's webhook_url when asked for in its webhook_events (default pipeline.completed and pipeline.failed).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id: the same on every retry of this event, so receivers can drop duplicates */
+                    "webhook-id": string;
+                    /** @description unix seconds of this attempt; refuse deliveries more than 5 minutes off */
+                    "webhook-timestamp": string;
+                    /** @description space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active secret of the workspace (two during a rotation) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "pipeline.failed";
+                        data: {
+                            /** @description the pipeline id */
+                            id: string;
+                            project_id: string;
+                            /**
+                             * @description the pipeline status after the move
+                             * @enum {string}
+                             */
+                            status: "pending" | "running" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description the step of a pipeline.step.* event */
+                            step?: {
+                                id: string;
+                                /** @enum {string} */
+                                kind: "image" | "video" | "replace_actor" | "talking_actor";
+                                /** @enum {string} */
+                                status: "waiting" | "pending" | "generating" | "completed" | "failed" | "skipped";
+                                job_id: string | null;
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx answer (within 10 s) counts as delivered; anything else is retried with backoff for about a day */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "pipeline.step.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A pipeline's step completed; its outputs are checkpointed
+         * @description POSTed to the pipeline's webhook_url when asked for in its webhook_events (default pipeline.completed and pipeline.failed).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id: the same on every retry of this event, so receivers can drop duplicates */
+                    "webhook-id": string;
+                    /** @description unix seconds of this attempt; refuse deliveries more than 5 minutes off */
+                    "webhook-timestamp": string;
+                    /** @description space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active secret of the workspace (two during a rotation) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "pipeline.step.completed";
+                        data: {
+                            /** @description the pipeline id */
+                            id: string;
+                            project_id: string;
+                            /**
+                             * @description the pipeline status after the move
+                             * @enum {string}
+                             */
+                            status: "pending" | "running" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description the step of a pipeline.step.* event */
+                            step?: {
+                                id: string;
+                                /** @enum {string} */
+                                kind: "image" | "video" | "replace_actor" | "talking_actor";
+                                /** @enum {string} */
+                                status: "waiting" | "pending" | "generating" | "completed" | "failed" | "skipped";
+                                job_id: string | null;
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx answer (within 10 s) counts as delivered; anything else is retried with backoff for about a day */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "pipeline.step.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A pipeline's step failed (its job was refunded as any job is)
+         * @description POSTed to the pipeline's webhook_url when asked for in its webhook_events (default pipeline.completed and pipeline.failed).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id: the same on every retry of this event, so receivers can drop duplicates */
+                    "webhook-id": string;
+                    /** @description unix seconds of this attempt; refuse deliveries more than 5 minutes off */
+                    "webhook-timestamp": string;
+                    /** @description space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active secret of the workspace (two during a rotation) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "pipeline.step.failed";
+                        data: {
+                            /** @description the pipeline id */
+                            id: string;
+                            project_id: string;
+                            /**
+                             * @description the pipeline status after the move
+                             * @enum {string}
+                             */
+                            status: "pending" | "running" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description the step of a pipeline.step.* event */
+                            step?: {
+                                id: string;
+                                /** @enum {string} */
+                                kind: "image" | "video" | "replace_actor" | "talking_actor";
+                                /** @enum {string} */
+                                status: "waiting" | "pending" | "generating" | "completed" | "failed" | "skipped";
+                                job_id: string | null;
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx answer (within 10 s) counts as delivered; anything else is retried with backoff for about a day */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type components = {
     schemas: {
@@ -2003,7 +2419,7 @@ export type components = {
                  * @description stable machine-readable code
                  * @enum {string}
                  */
-                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "budget_exceeded" | "forbidden" | "priority_not_allowed" | "owner_key_required" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "delivery_in_flight" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "budget_exceeded" | "forbidden" | "priority_not_allowed" | "owner_key_required" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "not_resumable" | "delivery_in_flight" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
                 /** @description human-readable explanation */
                 message: string;
             };
@@ -2115,7 +2531,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+        /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
         Error409: {
             headers: {
                 [name: string]: unknown;
@@ -2584,7 +3000,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2737,7 +3153,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2926,7 +3342,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3076,7 +3492,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3535,7 +3951,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3916,7 +4332,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4007,7 +4423,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4196,7 +4612,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4531,7 +4947,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4914,7 +5330,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5005,7 +5421,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5195,7 +5611,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5560,7 +5976,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5943,7 +6359,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6034,7 +6450,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6224,7 +6640,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6408,7 +6824,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6787,7 +7203,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6878,7 +7294,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7066,7 +7482,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8130,6 +8546,908 @@ export interface operations {
             };
         };
     };
+    get_pipelines: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+                status?: "pending" | "running" | "completed" | "failed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            /** @enum {string} */
+                            status: "pending" | "running" | "completed" | "failed";
+                            /** @description why it failed: the failed step's error, or code `canceled` */
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description the sum of the steps' quoted prices */
+                            price: number;
+                            /** @description net credits spent so far (charges less refunds) */
+                            charged: number;
+                            webhook_url: string | null;
+                            webhook_events: ("pipeline.completed" | "pipeline.failed" | "pipeline.step.completed" | "pipeline.step.failed")[] | null;
+                            created_at: number;
+                            updated_at: number;
+                            completed_at: number | null;
+                            steps: {
+                                id: string;
+                                /** @enum {string} */
+                                kind: "image" | "video" | "replace_actor" | "talking_actor";
+                                model: string;
+                                /**
+                                 * @description `waiting` until its job is created, then its job's status; `skipped`: a canceled pipeline never ran it
+                                 * @enum {string}
+                                 */
+                                status: "waiting" | "pending" | "generating" | "completed" | "failed" | "skipped";
+                                /** @description the step's current job (its own endpoints answer for it) */
+                                job_id: string | null;
+                                /** @description every attempt's job, oldest first */
+                                jobs: string[];
+                                /** @description the current job's progress while it runs */
+                                progress: {
+                                    phase: string;
+                                    percent: number | null;
+                                } | null;
+                                /** @description once the step completed: its outputs, each also registered as an upload of the workspace (upload_id) */
+                                outputs: {
+                                    url: string;
+                                    media_type: string;
+                                    upload_id: string;
+                                }[];
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** @description credits the step was quoted */
+                                price: number;
+                                /** @description credits charged for the step's jobs */
+                                charged: number;
+                                /** @description credits refunded for the step's jobs */
+                                refunded: number;
+                            }[];
+                        }[];
+                        /** @description pass as `cursor` to get the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_pipelines: {
+        parameters: {
+            query?: {
+                /** @description true: validate the whole pipeline and answer its quote (each step priced) without creating or charging anything */
+                dry_run?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    project_id: string;
+                    /** @description the steps, run in this order (at most PIPELINE_MAX_STEPS, default 8) */
+                    steps: {
+                        /** @description the step id, unique in the pipeline */
+                        id: string;
+                        /**
+                         * @description the job kind the step creates
+                         * @enum {string}
+                         */
+                        kind: "image" | "video" | "replace_actor" | "talking_actor";
+                        /** @description the kind's create body without project_id (the pipeline's) and without webhook fields; an upload id field (start_frame_file_id, an element of reference_file_ids, video_file_id, …) may instead be a reference {"from": "<earlier step id>", "output": <index>} to that step's output, of the media type the field takes */
+                        body: {
+                            [key: string]: unknown;
+                        };
+                    }[];
+                    /** @description https URL (default port, a public host, no credentials) that receives this pipeline's events, signed per Standard Webhooks with the workspace's secret */
+                    webhook_url?: string;
+                    /** @description the events to deliver (needs webhook_url); default ["pipeline.completed", "pipeline.failed"] */
+                    webhook_events?: ("pipeline.completed" | "pipeline.failed" | "pipeline.step.completed" | "pipeline.step.failed")[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            /** @enum {string} */
+                            status: "pending" | "running" | "completed" | "failed";
+                            /** @description why it failed: the failed step's error, or code `canceled` */
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description the sum of the steps' quoted prices */
+                            price: number;
+                            /** @description net credits spent so far (charges less refunds) */
+                            charged: number;
+                            webhook_url: string | null;
+                            webhook_events: ("pipeline.completed" | "pipeline.failed" | "pipeline.step.completed" | "pipeline.step.failed")[] | null;
+                            created_at: number;
+                            updated_at: number;
+                            completed_at: number | null;
+                            steps: {
+                                id: string;
+                                /** @enum {string} */
+                                kind: "image" | "video" | "replace_actor" | "talking_actor";
+                                model: string;
+                                /**
+                                 * @description `waiting` until its job is created, then its job's status; `skipped`: a canceled pipeline never ran it
+                                 * @enum {string}
+                                 */
+                                status: "waiting" | "pending" | "generating" | "completed" | "failed" | "skipped";
+                                /** @description the step's current job (its own endpoints answer for it) */
+                                job_id: string | null;
+                                /** @description every attempt's job, oldest first */
+                                jobs: string[];
+                                /** @description the current job's progress while it runs */
+                                progress: {
+                                    phase: string;
+                                    percent: number | null;
+                                } | null;
+                                /** @description once the step completed: its outputs, each also registered as an upload of the workspace (upload_id) */
+                                outputs: {
+                                    url: string;
+                                    media_type: string;
+                                    upload_id: string;
+                                }[];
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** @description credits the step was quoted */
+                                price: number;
+                                /** @description credits charged for the step's jobs */
+                                charged: number;
+                                /** @description credits refunded for the step's jobs */
+                                refunded: number;
+                            }[];
+                        } | {
+                            /** @description the sum of the steps' prices */
+                            price: number;
+                            steps: {
+                                id: string;
+                                price: number;
+                            }[];
+                            /** @description the workspace's credit balance now */
+                            available: number;
+                            /** @description whether the balance covers the whole pipeline now (each step is charged when it starts) */
+                            sufficient: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_pipelines_by_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            /** @enum {string} */
+                            status: "pending" | "running" | "completed" | "failed";
+                            /** @description why it failed: the failed step's error, or code `canceled` */
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description the sum of the steps' quoted prices */
+                            price: number;
+                            /** @description net credits spent so far (charges less refunds) */
+                            charged: number;
+                            webhook_url: string | null;
+                            webhook_events: ("pipeline.completed" | "pipeline.failed" | "pipeline.step.completed" | "pipeline.step.failed")[] | null;
+                            created_at: number;
+                            updated_at: number;
+                            completed_at: number | null;
+                            steps: {
+                                id: string;
+                                /** @enum {string} */
+                                kind: "image" | "video" | "replace_actor" | "talking_actor";
+                                model: string;
+                                /**
+                                 * @description `waiting` until its job is created, then its job's status; `skipped`: a canceled pipeline never ran it
+                                 * @enum {string}
+                                 */
+                                status: "waiting" | "pending" | "generating" | "completed" | "failed" | "skipped";
+                                /** @description the step's current job (its own endpoints answer for it) */
+                                job_id: string | null;
+                                /** @description every attempt's job, oldest first */
+                                jobs: string[];
+                                /** @description the current job's progress while it runs */
+                                progress: {
+                                    phase: string;
+                                    percent: number | null;
+                                } | null;
+                                /** @description once the step completed: its outputs, each also registered as an upload of the workspace (upload_id) */
+                                outputs: {
+                                    url: string;
+                                    media_type: string;
+                                    upload_id: string;
+                                }[];
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** @description credits the step was quoted */
+                                price: number;
+                                /** @description credits charged for the step's jobs */
+                                charged: number;
+                                /** @description credits refunded for the step's jobs */
+                                refunded: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_pipelines_by_id_cancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            /** @enum {string} */
+                            status: "pending" | "running" | "completed" | "failed";
+                            /** @description why it failed: the failed step's error, or code `canceled` */
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description the sum of the steps' quoted prices */
+                            price: number;
+                            /** @description net credits spent so far (charges less refunds) */
+                            charged: number;
+                            webhook_url: string | null;
+                            webhook_events: ("pipeline.completed" | "pipeline.failed" | "pipeline.step.completed" | "pipeline.step.failed")[] | null;
+                            created_at: number;
+                            updated_at: number;
+                            completed_at: number | null;
+                            steps: {
+                                id: string;
+                                /** @enum {string} */
+                                kind: "image" | "video" | "replace_actor" | "talking_actor";
+                                model: string;
+                                /**
+                                 * @description `waiting` until its job is created, then its job's status; `skipped`: a canceled pipeline never ran it
+                                 * @enum {string}
+                                 */
+                                status: "waiting" | "pending" | "generating" | "completed" | "failed" | "skipped";
+                                /** @description the step's current job (its own endpoints answer for it) */
+                                job_id: string | null;
+                                /** @description every attempt's job, oldest first */
+                                jobs: string[];
+                                /** @description the current job's progress while it runs */
+                                progress: {
+                                    phase: string;
+                                    percent: number | null;
+                                } | null;
+                                /** @description once the step completed: its outputs, each also registered as an upload of the workspace (upload_id) */
+                                outputs: {
+                                    url: string;
+                                    media_type: string;
+                                    upload_id: string;
+                                }[];
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** @description credits the step was quoted */
+                                price: number;
+                                /** @description credits charged for the step's jobs */
+                                charged: number;
+                                /** @description credits refunded for the step's jobs */
+                                refunded: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_pipelines_by_id_resume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the failed step's new body (validated as at create, references too); absent: the same body */
+                    body?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            /** @enum {string} */
+                            status: "pending" | "running" | "completed" | "failed";
+                            /** @description why it failed: the failed step's error, or code `canceled` */
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description the sum of the steps' quoted prices */
+                            price: number;
+                            /** @description net credits spent so far (charges less refunds) */
+                            charged: number;
+                            webhook_url: string | null;
+                            webhook_events: ("pipeline.completed" | "pipeline.failed" | "pipeline.step.completed" | "pipeline.step.failed")[] | null;
+                            created_at: number;
+                            updated_at: number;
+                            completed_at: number | null;
+                            steps: {
+                                id: string;
+                                /** @enum {string} */
+                                kind: "image" | "video" | "replace_actor" | "talking_actor";
+                                model: string;
+                                /**
+                                 * @description `waiting` until its job is created, then its job's status; `skipped`: a canceled pipeline never ran it
+                                 * @enum {string}
+                                 */
+                                status: "waiting" | "pending" | "generating" | "completed" | "failed" | "skipped";
+                                /** @description the step's current job (its own endpoints answer for it) */
+                                job_id: string | null;
+                                /** @description every attempt's job, oldest first */
+                                jobs: string[];
+                                /** @description the current job's progress while it runs */
+                                progress: {
+                                    phase: string;
+                                    percent: number | null;
+                                } | null;
+                                /** @description once the step completed: its outputs, each also registered as an upload of the workspace (upload_id) */
+                                outputs: {
+                                    url: string;
+                                    media_type: string;
+                                    upload_id: string;
+                                }[];
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** @description credits the step was quoted */
+                                price: number;
+                                /** @description credits charged for the step's jobs */
+                                charged: number;
+                                /** @description credits refunded for the step's jobs */
+                                refunded: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_pipelines_by_id_receipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            status: "pending" | "running" | "completed" | "failed";
+                            /** @description the sum of the steps' quoted prices */
+                            price: number;
+                            /** @description credits charged, every step and attempt */
+                            charged: number;
+                            /** @description credits refunded */
+                            refunded: number;
+                            /** @description charged less refunded */
+                            net: number;
+                            steps: {
+                                id: string;
+                                /** @enum {string} */
+                                kind: "image" | "video" | "replace_actor" | "talking_actor";
+                                /**
+                                 * @description `waiting` until its job is created, then its job's status; `skipped`: a canceled pipeline never ran it
+                                 * @enum {string}
+                                 */
+                                status: "waiting" | "pending" | "generating" | "completed" | "failed" | "skipped";
+                                price: number;
+                                /** @description each attempt's job, oldest first (GET /v1/jobs/{id}/timeline tells what happened to it) */
+                                jobs: {
+                                    job_id: string;
+                                    status: string;
+                                    charged: number;
+                                    refunded: number;
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     get_models: {
         parameters: {
             query?: never;
@@ -8849,7 +10167,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job cannot change (`not_cancelable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

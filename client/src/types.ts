@@ -101,6 +101,9 @@ export type QueueQuery = QueryOf<operations['get_queue']>;
 export type QueueEntry = DataOf<'get_queue'>[number];
 /** GET /v1/audit-events: filters (action, target_id, from, to) and paging. */
 export type AuditEventsQuery = QueryOf<operations['get_audit_events']>;
+export type PipelinesQuery = QueryOf<operations['get_pipelines']>;
+export type PipelineCreate = BodyOf<operations['post_pipelines']>;
+export type PipelineResume = BodyOf<operations['post_pipelines_by_id_resume']>;
 /** An event of the workspace's audit log (GET /v1/audit-events, owner keys only). */
 export type AuditEvent = DataOf<'get_audit_events'>[number];
 /** A budget of GET /v1/budgets (`mg.budgets.list()`): its scope, period, limit, net spend, what is left and when it resets. */
@@ -264,4 +267,11 @@ export const operationMethods = {
   get_replace_actors_generations_by_id_timeline: 'jobs.timeline',
   get_talking_actors_by_id_timeline: 'jobs.timeline',
   get_jobs_by_id_timeline: 'jobs.timeline',
+  // Pipelines: several job creates run in order as one durable job.
+  post_pipelines: 'pipelines.create',
+  get_pipelines: 'pipelines.list',
+  get_pipelines_by_id: 'pipelines.get',
+  post_pipelines_by_id_cancel: 'pipelines.cancel',
+  post_pipelines_by_id_resume: 'pipelines.resume',
+  get_pipelines_by_id_receipt: 'pipelines.receipt',
 } as const satisfies Record<keyof operations, string>;

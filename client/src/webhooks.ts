@@ -6,9 +6,9 @@ import { MediaGenError } from './errors.js';
 import type { webhooks } from './openapi.js';
 
 export interface WebhookEvent<T = unknown> {
-  /** e.g. `job.completed`, `job.failed`, `job.generating`, `budget.threshold_reached` */
+  /** e.g. `job.completed`, `job.failed`, `job.generating`, `budget.threshold_reached`, `pipeline.completed` */
   type: string;
-  /** The job record, as its status endpoint returns it (for a budget alert: the budget's spend). */
+  /** The job record, as its status endpoint returns it (for a budget alert: the budget's spend; for a pipeline event: the pipeline and step). */
   data: T;
 }
 
@@ -20,6 +20,9 @@ export type JobWebhookEvent = Extract<TypedWebhookEvent, { type: `job.${string}`
 
 /** A budget alert (`budget.threshold_reached`), sent to the budget's alert URL: data is the budget's spend. */
 export type BudgetWebhookEvent = Extract<TypedWebhookEvent, { type: 'budget.threshold_reached' }>;
+
+/** A pipeline event (`pipeline.completed`, `pipeline.failed`, `pipeline.step.completed`, `pipeline.step.failed`): data is the pipeline and, for a step event, the step. */
+export type PipelineWebhookEvent = Extract<TypedWebhookEvent, { type: `pipeline.${string}` }>;
 
 /**
  * Checks a delivery's signature and timestamp (5 minutes tolerance) against the workspace's signing

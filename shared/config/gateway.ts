@@ -18,6 +18,10 @@ export const gatewayEnv = {
     'A workspace whose customers canceled more than this many jobs after their submit to a provider within CANCEL_CHURN_WINDOW_MS gets 429 `cancel_churn_limited` on create (0: no limit).',
   ),
   CANCEL_CHURN_WINDOW_MS: int(3_600_000, 1_000, 30 * 24 * 3_600_000).describe('The window CANCEL_CHURN_LIMIT counts cancels in.'),
+  PIPELINE_MAX_STEPS: int(8, 1, 32).describe('Steps a pipeline (POST /v1/pipelines) may have; more is refused with 400 `invalid_request`.'),
+  PIPELINE_MAX_ACTIVE: int(10, 1).describe(
+    'Pipelines a workspace may have pending or running at once; past it, a create or resume answers 429 `rate_limited` until one ends.',
+  ),
   PROGRESS_QUERY_TIMEOUT_MS: int(300, 10, 10_000).describe(
     "How long a status read waits for the running workflow's live progress before answering with the stored one.",
   ),

@@ -62,6 +62,10 @@ const KNOWN_UNEXPRESSIBLE: Record<string, string> = {
   post_upload_from_url: 'a URL whose host does not resolve to a public address',
   // How far apart two query parameters may be (from before to, a span of at most 366 or 31 days).
   get_usage: 'a range whose from is not before its to, or longer than its granularity allows',
+  // A step's body is its kind's create body, checked by that kind's rules, and a reference must name an
+  // earlier step of the same request with an output of the field's media type: rules across the request.
+  post_pipelines: 'a step body its kind refuses, or a reference to a step that is missing, later or of another media type',
+  post_pipelines_by_id_resume: "a new body the failed step's kind refuses, or whose references do not fit",
 };
 
 /** The fetcher's test seams: no name resolves and no connection is made, whatever the fuzzer sends. */

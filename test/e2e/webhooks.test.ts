@@ -121,7 +121,16 @@ describe('webhooks end to end', () => {
 
     // The document's webhooks describe these bodies.
     const doc = (await api(svc.gw.baseUrl).get('/v1/openapi.json')).body;
-    assert.deepEqual(Object.keys(doc.webhooks).sort(), ['budget.threshold_reached', 'job.completed', 'job.failed', 'job.generating']);
+    assert.deepEqual(Object.keys(doc.webhooks).sort(), [
+      'budget.threshold_reached',
+      'job.completed',
+      'job.failed',
+      'job.generating',
+      'pipeline.completed',
+      'pipeline.failed',
+      'pipeline.step.completed',
+      'pipeline.step.failed',
+    ]);
     const ajv = new Ajv2020({ strict: false });
     ajv.addSchema(doc, 'openapi.json');
     for (const e of events) {

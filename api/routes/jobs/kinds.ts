@@ -21,8 +21,12 @@ export interface Prepared<K extends JobKind> {
 
 /** A kind's descriptor and the gateway's part of its create. */
 export interface KindSpec<K extends JobKind = JobKind> extends KindDescriptor<K> {
-  /** Validates what the schema cannot (per-model rules, references) before the create charges. */
-  prepare(body: unknown, db: Queryable, workspaceId: string): Promise<Prepared<K>>;
+  /**
+   * Validates what the schema cannot (per-model rules, references) before the create charges.
+   * `pending`: upload id values that stand for a pipeline step's output not made yet (checked by
+   * the pipeline's own rules instead of as uploads).
+   */
+  prepare(body: unknown, db: Queryable, workspaceId: string, pending?: ReadonlySet<string>): Promise<Prepared<K>>;
   /** The create answer. */
   created(job: Job): Record<string, unknown>;
 }
@@ -92,7 +96,13 @@ const lookups: { [K in JobKind]?: Lookup<K> } = {
  * kind's one model), its `routeChecks` with their defaults, its upload inputs (in the workspace,
  * available, of their file type), then its lookup, if any.
  */
-async function prepare(d: KindDescriptor, body: Record<string, unknown>, db: Queryable, workspaceId: string): Promise<Prepared<JobKind>> {
+async function prepare(
+  d: KindDescriptor,
+  body: Record<string, unknown>,
+  db: Queryable,
+  workspaceId: string,
+  pending: ReadonlySet<string> = new Set(),
+): Promise<Prepared<JobKind>> {
   const model = (body.model as string | undefined) ?? d.models[0]!;
   const route = requireRoute(model);
   const checked: { -readonly [F in keyof Checked]: Checked[F] } = { route, refs: {} };
@@ -101,8 +111,8 @@ async function prepare(d: KindDescriptor, body: Record<string, unknown>, db: Que
     const value = body[key];
     if (input.from !== 'upload' || !value) continue;
     if (Array.isArray(value)) {
-      for (const [i, id] of (value as string[]).entries()) await requireUpload(db, workspaceId, id, `${key}.${i}`, input.type);
-    } else {
+      for (const [i, id] of (value as string[]).entries()) if (!pending.has(id)) await requireUpload(db, workspaceId, id, `${key}.${i}`, input.type);
+    } else if (!pending.has(value as string)) {
       await requireUpload(db, workspaceId, value as string, key, input.type);
     }
   }
@@ -115,7 +125,7 @@ async function prepare(d: KindDescriptor, body: Record<string, unknown>, db: Que
 export const kinds: readonly KindSpec[] = kindDescriptors.map((d) => ({
   ...(d as KindDescriptor),
   kind: d.kind,
-  prepare: (body, db, workspaceId) => prepare(d as KindDescriptor, body as Record<string, unknown>, db, workspaceId),
+  prepare: (body, db, workspaceId, pending) => prepare(d as KindDescriptor, body as Record<string, unknown>, db, workspaceId, pending),
   created: createdAnswer,
 }));
 

@@ -59,7 +59,7 @@ export async function loadJobOfKey(db: Database, req: Request, res: Response, ki
 }
 
 /** An unknown model is invalid_model, told apart from every other malformed field. */
-function checkModel(spec: KindSpec, raw: unknown): void {
+export function checkModel(spec: KindSpec, raw: unknown): void {
   const rawModel = (raw as Record<string, unknown>).model;
   if (typeof rawModel === 'string' && !spec.models.includes(rawModel)) {
     throw new ApiError(400, 'invalid_model', `model ${rawModel} is not supported here; use one of ${spec.models.join(', ')}`);
@@ -73,7 +73,7 @@ function parseCreateBody(spec: KindSpec, raw: unknown): unknown {
 }
 
 /** The job service's refusals of a create as the API answers them. */
-function createRefusal(err: unknown, projectId: string): unknown {
+export function createRefusal(err: unknown, projectId: string): unknown {
   if (err instanceof JobRequestRefusedError) return new ApiError(400, err.code, err.message);
   if (err instanceof ProjectNotInWorkspaceError) return new ApiError(403, 'forbidden', `project ${projectId} is not in this workspace`);
   if (err instanceof InsufficientCreditsError) {

@@ -22,6 +22,7 @@ from ._async_resources import (
     _JobResource,
     _Jobs,
     _Models,
+    _Pipelines,
     _Queue,
     _Projects,
     _ReplaceActors,
@@ -109,6 +110,7 @@ class AsyncMediaGenClient:
         self.webhook_deliveries = _WebhookDeliveries(self)
         self.usage = _Usage(self)
         self.budgets = _Budgets(self)
+        self.pipelines = _Pipelines(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")

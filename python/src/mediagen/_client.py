@@ -23,6 +23,7 @@ from ._resources import (
     _JobResource,
     _Jobs,
     _Models,
+    _Pipelines,
     _Queue,
     _Projects,
     _ReplaceActors,
@@ -110,6 +111,7 @@ class MediaGenClient:
         self.webhook_deliveries = _WebhookDeliveries(self)
         self.usage = _Usage(self)
         self.budgets = _Budgets(self)
+        self.pipelines = _Pipelines(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")

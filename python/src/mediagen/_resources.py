@@ -156,6 +156,39 @@ class _Budgets:
         return cast(Page[Budget], self._client.request("GET", "/v1/budgets"))
 
 
+class _Pipelines:
+    """Pipelines: several job creates run in order as one durable job (docs/api/pipelines.md)."""
+
+    def __init__(self, client: MediaGenClient) -> None:
+        self._client = client
+
+    def create(self, body: Mapping[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+        """POST /v1/pipelines (with an Idempotency-Key); dry_run=True: the quote of every step instead."""
+        path = "/v1/pipelines?dry_run=true" if dry_run else "/v1/pipelines"
+        return cast("dict[str, Any]", self._client._data("POST", path, json=dict(body), idempotent=True))
+
+    def get(self, pipeline_id: str) -> dict[str, Any]:
+        """GET /v1/pipelines/{id}: its status, and each step's job, progress, outputs and charges."""
+        return cast("dict[str, Any]", self._client._data("GET", f"/v1/pipelines/{_core.quote_id(pipeline_id)}"))
+
+    def list(self, **query: Any) -> dict[str, Any]:
+        """GET /v1/pipelines: the workspace's pipelines, newest first (limit, cursor, status)."""
+        return cast("dict[str, Any]", self._client.request("GET", f"/v1/pipelines{_core.query_string(query)}"))
+
+    def cancel(self, pipeline_id: str) -> dict[str, Any]:
+        """POST /v1/pipelines/{id}/cancel: cancels the running step's job; no later step starts."""
+        return cast("dict[str, Any]", self._client._data("POST", f"/v1/pipelines/{_core.quote_id(pipeline_id)}/cancel"))
+
+    def resume(self, pipeline_id: str, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """POST /v1/pipelines/{id}/resume: runs the failed step again (with `body` as its new body, if given), then the rest."""
+        payload: dict[str, Any] = {} if body is None else {"body": dict(body)}
+        return cast("dict[str, Any]", self._client._data("POST", f"/v1/pipelines/{_core.quote_id(pipeline_id)}/resume", json=payload))
+
+    def receipt(self, pipeline_id: str) -> dict[str, Any]:
+        """GET /v1/pipelines/{id}/receipt: each step's charges and refunds, by job."""
+        return cast("dict[str, Any]", self._client._data("GET", f"/v1/pipelines/{_core.quote_id(pipeline_id)}/receipt"))
+
+
 class _Jobs:
     def __init__(self, client: MediaGenClient) -> None:
         self._client = client

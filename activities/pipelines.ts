@@ -1,0 +1,255 @@
+// The pipeline parent workflow's activities (workflows/pipeline-run.ts): plan, start a step, and
+// checkpoint it. Every move takes the pipeline row's lock first, so a cancel (the gateway's, under
+// the same lock) either sees the step's job and cancels it, or is seen here before the job exists.
+//
+// Money: a step's job is created through the job service's create, exactly as the gateway creates
+// a job (quote, budgets, conditional debit, job row with its route and ledger charge, in one
+// transaction), so a step is charged when it starts and refunded by the job's own rules. The job id
+// is the step's attempt's (shared/pipelines.ts stepJobId): a retried activity, a replay or an
+// operator's reset of the parent finds the job it made and neither creates nor charges another.
+import { Context } from '@temporalio/activity';
+import type { Database, Queryable } from '../db/index.js';
+import type { Job, JobOutput } from '../db/schema.js';
+import type { Pipeline, PipelineError, PipelineStep, PipelineStepOutput } from '../db/pipeline-schema.js';
+import type { Config } from '../shared/config.js';
+import type { JobService } from '../jobs/index.js';
+import { BudgetExceededError, InsufficientCreditsError, isTerminal, JobRequestRefusedError, ProjectNotInWorkspaceError } from '../jobs/index.js';
+import * as repo from '../db/repos/pipelines.js';
+import { getJob } from '../db/repos/jobs.js';
+import { routeFor } from '../shared/catalog.js';
+import type { JobParamsOf } from '../shared/job-params.js';
+import type { JobKind } from '../shared/kinds/index.js';
+import { outputTypeOf, resolveReferences, stepJobId, stepOutputUploadId, type StepReference } from '../shared/pipelines.js';
+import { jobSummary, jobRunTimeoutMs, jobToStart } from '../workflows/client.js';
+import { taskQueues } from '../workflows/definitions.js';
+import { workflowTypes } from '../shared/kinds/index.js';
+import { taskPriority } from '../shared/task-priority.js';
+import type { ChildStart, PipelineActivities, StepOutcome, StepStart } from '../workflows/pipeline-types.js';
+import { enqueuePipelineEvent } from '../db/repos/pipeline-events.js';
+
+export interface PipelineActivityDeps {
+  db: Database;
+  jobs: JobService;
+  config: Config;
+}
+
+const CANCELED: PipelineError = { code: 'canceled', message: 'the pipeline was canceled' };
+
+/** The child start of a step's job: the options the gateway's start of a job sets (workflows/client.ts startJobWorkflow). */
+export function childStartOf(job: Job, config: Pick<Config, 'TASK_QUEUE_PREFIX' | 'JOB_RUN_TIMEOUT_GRACE_MS' | 'FAIR_SHARE'>): ChildStart {
+  const start = jobToStart(job, config.TASK_QUEUE_PREFIX);
+  return {
+    workflowType: workflowTypes[job.kind],
+    workflowId: job.id,
+    taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).workflows,
+    input: start.input,
+    priority: taskPriority(start, { fairness: config.FAIR_SHARE }),
+    searchAttributes: {
+      workspaceId: start.workspaceId,
+      projectId: start.projectId,
+      jobKind: start.kind,
+      mediaModel: start.model,
+      jobStatus: start.status,
+      servingProvider: start.input.provider,
+      jobPriority: start.priority,
+    },
+    summary: jobSummary(start),
+    details: `Job ${job.id} of workspace ${job.workspace_id}, project ${job.project_id}.`,
+    runTimeoutMs: jobRunTimeoutMs(start.input.deadlineSeconds, config.JOB_RUN_TIMEOUT_GRACE_MS),
+  };
+}
+
+/** The parent workflow run this activity runs for. */
+const currentRun = () => Context.current().info.workflowExecution?.runId ?? null;
+
+/** The pipeline fails at `step` with `error` (by this run); `skipRest`: its later steps never run (a cancel). */
+async function failPipeline(tx: Queryable, p: Pipeline, step: PipelineStep, error: PipelineError, skipRest: boolean): Promise<void> {
+  await repo.updatePipeline(tx, p.id, { status: 'failed', error, completed: true, failedRunId: currentRun() });
+  if (skipRest) await repo.markWaitingSteps(tx, p.id, step.position, 'skipped');
+  await enqueuePipelineEvent(tx, p, 'pipeline.failed');
+}
+
+/** Why the job service refused to create a step's job, as the pipeline's error. */
+function refusalOf(err: unknown, step: PipelineStep): PipelineError | null {
+  const at = `step "${step.step_id}"`;
+  if (err instanceof InsufficientCreditsError)
+    return { code: 'insufficient_credits', message: `${at}: insufficient credits: it requires ${err.required} credits, the workspace has ${err.available}` };
+  if (err instanceof BudgetExceededError)
+    return { code: 'budget_exceeded', message: `${at}: a budget of ${err.budget.scope} ${err.budget.scope_id} has ${err.remaining} credits left` };
+  if (err instanceof JobRequestRefusedError) return { code: err.code, message: `${at}: ${err.message}` };
+  if (err instanceof ProjectNotInWorkspaceError) return { code: 'forbidden', message: `${at}: ${err.message}` };
+  return null;
+}
+
+export function createPipelineActivities(deps: PipelineActivityDeps): PipelineActivities {
+  const { db, jobs, config } = deps;
+
+  /** The upload id of an earlier step's output (the step completed before this one could start). */
+  function uploadIdOf(steps: PipelineStep[]) {
+    return (ref: StepReference): string => {
+      const from = steps.find((s) => s.step_id === ref.from);
+      const out = from?.outputs?.[ref.output];
+      if (!out) throw new Error(`step "${ref.from}" has no output ${ref.output}`);
+      return out.upload_id;
+    };
+  }
+
+  /** Creates the step's job for `attempt` (charged), or answers the pipeline's error when the job service refuses it. */
+  async function createStepJob(tx: Queryable, p: Pipeline, step: PipelineStep, jobId: string): Promise<{ job: Job } | { error: PipelineError }> {
+    const steps = await repo.stepsOf(tx, p.id);
+    const params = resolveReferences(step.params, step.refs, uploadIdOf(steps));
+    const route = routeFor(step.model);
+    if (!route) return { error: { code: 'invalid_model', message: `step "${step.step_id}": model ${step.model} is not supported` } };
+    try {
+      const quote = await jobs.quote(tx, {
+        workspaceId: p.workspace_id,
+        projectId: p.project_id,
+        model: step.model,
+        route,
+        params: params as JobParamsOf<JobKind>,
+        priority: step.priority,
+      });
+      const job = await jobs.create(tx, {
+        id: jobId,
+        kind: step.kind,
+        workspaceId: p.workspace_id,
+        projectId: p.project_id,
+        apiKeyId: p.api_key_id ?? '',
+        model: step.model,
+        params: quote.params,
+        price: quote.price,
+        webhook: null,
+        deadlineSeconds: step.deadline_seconds,
+        priority: step.priority,
+      });
+      return { job };
+    } catch (err) {
+      const error = refusalOf(err, step);
+      if (!error) throw err;
+      return { error };
+    }
+  }
+
+  return {
+    async pipelinePlan(pipelineId) {
+      await repo.updatePipeline(db, pipelineId, { workflowStarted: true });
+      const steps = await repo.stepsOf(db, pipelineId);
+      const from = steps.findIndex((s) => s.status !== 'completed');
+      return { steps: steps.length, from: from < 0 ? steps.length : from };
+    },
+
+    async pipelineStartStep(pipelineId, position): Promise<StepStart> {
+      return db.transaction().execute(async (tx) => {
+        const p = await repo.lockPipeline(tx, pipelineId);
+        let step = await repo.getStep(tx, pipelineId, position);
+        if (step.status === 'completed') return { action: 'wait' };
+        if (p.status === 'completed') return { action: 'stop' };
+        if (p.status === 'failed') {
+          // An operator's reset (another run) re-runs a failed pipeline from its failed step, as a
+          // resume does (next attempt, same body); the run that failed it, retrying a workflow task,
+          // does not; a canceled pipeline stays canceled.
+          if (p.cancel_requested_at !== null || step.status !== 'failed' || p.failed_run_id === currentRun()) return { action: 'stop' };
+          await repo.updateStep(tx, pipelineId, position, { attempt: step.attempt + 1, status: 'waiting', jobId: null, error: null });
+          await repo.updatePipeline(tx, pipelineId, { status: 'running', error: null, completed: false, failedRunId: null });
+          step = await repo.getStep(tx, pipelineId, position);
+        }
+        if (p.cancel_requested_at !== null) {
+          await failPipeline(tx, p, step, CANCELED, true);
+          return { action: 'stop' };
+        }
+        const jobId = stepJobId(step.kind, pipelineId, position, step.attempt);
+        const existing = await getJob(tx, jobId);
+        let job = existing;
+        if (!job) {
+          const made = await createStepJob(tx, p, step, jobId);
+          if ('error' in made) {
+            await repo.updateStep(tx, pipelineId, position, { status: 'failed', error: made.error });
+            await failPipeline(tx, p, step, made.error, false);
+            return { action: 'stop' };
+          }
+          job = made.job;
+        }
+        await repo.updateStep(tx, pipelineId, position, { status: job.status, jobId: job.id, addJob: job.id });
+        if (p.status === 'pending') await repo.updatePipeline(tx, pipelineId, { status: 'running' });
+        return { action: 'run', child: childStartOf(job, config) };
+      });
+    },
+
+    async pipelineCheckpoint(pipelineId, position): Promise<StepOutcome> {
+      return db.transaction().execute(async (tx) => {
+        const p = await repo.lockPipeline(tx, pipelineId);
+        const step = await repo.getStep(tx, pipelineId, position);
+        const job = step.job_id ? await getJob(tx, step.job_id) : undefined;
+        if (!job) return 'end';
+        if (!isTerminal(job.status)) {
+          if (step.status !== job.status) await repo.updateStep(tx, pipelineId, position, { status: job.status });
+          return 'running';
+        }
+        const active = p.status === 'pending' || p.status === 'running';
+        if (job.status === 'completed') {
+          if (step.status !== 'completed') {
+            const outputs = await registerOutputs(tx, p, step, job);
+            await repo.updateStep(tx, pipelineId, position, { status: 'completed', outputs, error: null });
+            await enqueuePipelineEvent(tx, p, 'pipeline.step.completed', step.step_id);
+          }
+          if (!active) return 'end';
+          if (p.cancel_requested_at !== null) {
+            await failPipeline(tx, p, step, CANCELED, true);
+            return 'end';
+          }
+          const steps = await repo.stepsOf(tx, pipelineId);
+          if (position < steps.length - 1) return 'next';
+          await repo.updatePipeline(tx, pipelineId, { status: 'completed', error: null, completed: true });
+          await enqueuePipelineEvent(tx, p, 'pipeline.completed');
+          return 'end';
+        }
+        const jobError = job.error ?? { code: 'generation_failed', message: 'the generation failed' };
+        if (step.status !== 'failed') {
+          await repo.updateStep(tx, pipelineId, position, { status: 'failed', error: jobError });
+          await enqueuePipelineEvent(tx, p, 'pipeline.step.failed', step.step_id);
+        }
+        if (active) {
+          const canceled = p.cancel_requested_at !== null;
+          const error = canceled ? CANCELED : { code: jobError.code, message: `step "${step.step_id}" failed: ${jobError.message}` };
+          await failPipeline(tx, p, step, error, canceled);
+        }
+        return 'end';
+      });
+    },
+  };
+
+  /**
+   * Each output of the step's job registered as a completed upload of the workspace pointing at the
+   * output's object (no copy), so a later step takes it as any upload id. It expires with the job's
+   * outputs (OUTPUT_RETENTION_DAYS; unset: never), and removing it never removes the job's object
+   * (db/upload-lifecycle.ts keeps the objects of keys outside the uploads' prefixes).
+   */
+  async function registerOutputs(tx: Queryable, p: Pipeline, step: PipelineStep, job: Job): Promise<PipelineStepOutput[]> {
+    const outputs: JobOutput[] = job.outputs ?? [];
+    const days = config.OUTPUT_RETENTION_DAYS;
+    const result: PipelineStepOutput[] = [];
+    for (const [i, o] of outputs.entries()) {
+      const id = stepOutputUploadId(job.id, i);
+      const ext = o.key.split('.').pop() ?? 'bin';
+      await tx
+        .insertInto('file_uploads')
+        .values({
+          id,
+          workspace_id: p.workspace_id,
+          project_id: p.project_id,
+          name: `${step.step_id}-output-${i}.${ext}`,
+          object_key: o.key,
+          file_type: outputTypeOf(step.kind),
+          mime_type: o.content_type,
+          file_size: o.size,
+          status: 'completed',
+          source_url: null,
+          expires_at: days == null ? null : new Date((job.finished_at ?? new Date()).getTime() + days * 86_400_000),
+        })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+      result.push({ upload_id: id, key: o.key, content_type: o.content_type });
+    }
+    return result;
+  }
+}

@@ -1,0 +1,174 @@
+// A pipeline's cancel, resume and receipt. Each move takes the pipeline row's lock, as the parent
+// workflow's activities do (activities/pipelines.ts), so a cancel either finds the step's job and
+// cancels it through the job service (its refund rules, its provider cancel), or is found by the
+// step's start before its job exists; no later step starts either way.
+import { z } from 'zod';
+import type { Endpoints } from '../../endpoint.js';
+import { authOf } from '../../auth.js';
+import { ApiError } from '../../errors.js';
+import type { Job } from '../../../db/schema.js';
+import * as repo from '../../../db/repos/pipelines.js';
+import { enqueuePipelineEvent } from '../../../db/repos/pipeline-events.js';
+import { getJob } from '../../../db/repos/jobs.js';
+import { isTerminal } from '../../../jobs/index.js';
+import { outputCountOf, pipelineRecordSchema, pipelineResumeBody } from '../../../shared/pipelines.js';
+import { awaitPipelineRunClosed, startPipelineWorkflow } from '../../../workflows/pipeline-client.js';
+import { checkStep, type CheckedStep } from './checks.js';
+import { loadPipelineOfKey, refuseOverActive, TAG, type PipelineServices } from './common.js';
+import { presentPipeline } from './present.js';
+
+const CANCELED = { code: 'canceled', message: 'the pipeline was canceled' };
+
+const receiptSchema = z.object({
+  id: z.string(),
+  status: pipelineRecordSchema.shape.status,
+  price: z.number().int().describe("the sum of the steps' quoted prices"),
+  charged: z.number().int().describe('credits charged, every step and attempt'),
+  refunded: z.number().int().describe('credits refunded'),
+  net: z.number().int().describe('charged less refunded'),
+  steps: z.array(
+    z.object({
+      id: z.string(),
+      kind: pipelineRecordSchema.shape.steps.element.shape.kind,
+      status: pipelineRecordSchema.shape.steps.element.shape.status,
+      price: z.number().int(),
+      jobs: z
+        .array(z.object({ job_id: z.string(), status: z.string(), charged: z.number().int(), refunded: z.number().int() }))
+        .describe("each attempt's job, oldest first (GET /v1/jobs/{id}/timeline tells what happened to it)"),
+    }),
+  ),
+});
+
+export function addPipelineActions(endpoints: Endpoints<PipelineServices>): void {
+  endpoints.add({
+    method: 'post',
+    path: '/v1/pipelines/:id/cancel',
+    summary: 'Cancel a pipeline (extension)',
+    description:
+      "The current step's job is canceled as a job cancel is (refunded by its rules: in full before its submit, else all but the provider's cost unless the provider confirms) and no later step starts. " +
+      'The pipeline ends failed with error code canceled; a canceled pipeline cannot be resumed. A pipeline already completed or failed answers 409 not_cancelable.',
+    tags: [TAG],
+    rateClass: 'generate',
+    response: pipelineRecordSchema,
+    errors: [401, 404, 409, 429, 500],
+    async handler({ req, res, services: { deps, jobs } }) {
+      const p = await loadPipelineOfKey(deps.db, req, res);
+      const job = await deps.db.transaction().execute(async (tx): Promise<Job | null> => {
+        const locked = await repo.lockPipeline(tx, p.id);
+        if (locked.status === 'completed' || locked.status === 'failed') {
+          throw new ApiError(409, 'not_cancelable', `pipeline ${p.id} is already ${locked.status} and cannot be canceled`);
+        }
+        await repo.updatePipeline(tx, p.id, { cancelRequested: true });
+        for (const step of await repo.stepsOf(tx, p.id)) {
+          const current = step.job_id ? await getJob(tx, step.job_id) : undefined;
+          if (current && !isTerminal(current.status)) return current;
+        }
+        // No job in flight: the pipeline ends here; its workflow finds it canceled at its next step.
+        await repo.updatePipeline(tx, p.id, { status: 'failed', error: CANCELED, completed: true });
+        await repo.markWaitingSteps(tx, p.id, 0, 'skipped');
+        await enqueuePipelineEvent(tx, locked, 'pipeline.failed');
+        return null;
+      });
+      // The step's job ends canceled and refunded by the job service; the parent checkpoints it and stops.
+      if (job) await jobs.cancel(job);
+      res.json({ data: await presentPipeline(deps.db, deps.storage, (await repo.getPipeline(deps.db, p.id))!) });
+    },
+  });
+
+  endpoints.add({
+    method: 'post',
+    path: '/v1/pipelines/:id/resume',
+    summary: 'Resume a failed pipeline (extension)',
+    description:
+      'Runs the failed step again as a new job (charged its price when it starts), optionally with a new body (validated as at create, references too), then the steps after it. ' +
+      'Earlier steps keep their stored outputs and are never run or paid again. Only a failed pipeline that was not canceled may be resumed (else 409 not_resumable).',
+    tags: [TAG],
+    rateClass: 'generate',
+    body: pipelineResumeBody,
+    response: pipelineRecordSchema,
+    errors: [400, 401, 403, 404, 409, 429, 500],
+    async handler({ req, res, body, services: { deps, jobs } }) {
+      const p = await loadPipelineOfKey(deps.db, req, res);
+      const { workspaceId } = authOf(res);
+      const steps = await deps.db.transaction().execute(async (tx) => {
+        const locked = await repo.lockPipeline(tx, p.id);
+        if (locked.status !== 'failed' || locked.cancel_requested_at !== null) {
+          const why = locked.status === 'failed' ? 'was canceled' : `is ${locked.status}`;
+          throw new ApiError(409, 'not_resumable', `pipeline ${p.id} ${why}; only a failed pipeline that was not canceled can be resumed`);
+        }
+        await refuseOverActive(tx, deps, res, workspaceId);
+        const all = await repo.stepsOf(tx, p.id);
+        const failed = all.find((s) => s.status !== 'completed')!;
+        let changed: CheckedStep | undefined;
+        if (body.body !== undefined) {
+          const earlier = all
+            .filter((s) => s.position < failed.position)
+            .map((s) => ({ stepId: s.step_id, kind: s.kind, outputCount: outputCountOf(s.kind, s.params) }) as CheckedStep);
+          const allIds = all.map((s) => s.step_id);
+          changed = await checkStep(
+            jobs,
+            { at: 'body', stepId: failed.step_id, kind: failed.kind, body: body.body, projectId: p.project_id, allIds, earlier },
+            tx,
+            workspaceId,
+          );
+        }
+        await repo.updateStep(tx, p.id, failed.position, {
+          attempt: failed.attempt + 1,
+          status: 'waiting',
+          jobId: null,
+          error: null,
+          ...(changed
+            ? {
+                body: changed.body,
+                params: changed.params,
+                refs: changed.refs,
+                model: changed.model,
+                price: changed.price,
+                priority: changed.priority,
+                deadlineSeconds: changed.deadlineSeconds,
+              }
+            : {}),
+        });
+        const price = all.reduce((n, s) => n + (changed && s.position === failed.position ? changed.price : s.price), 0);
+        await repo.updatePipeline(tx, p.id, { status: 'running', error: null, completed: false, price, failedRunId: null });
+        return all.length;
+      });
+      // The failed run closes right after its failure's checkpoint: a resume that comes sooner waits for it.
+      await awaitPipelineRunClosed(deps.temporal, p.id, 10_000);
+      await startPipelineWorkflow(deps.temporal, { id: p.id, workspaceId, projectId: p.project_id, steps }, deps.config.TASK_QUEUE_PREFIX);
+      res.json({ data: await presentPipeline(deps.db, deps.storage, (await repo.getPipeline(deps.db, p.id))!) });
+    },
+  });
+
+  endpoints.add({
+    method: 'get',
+    path: '/v1/pipelines/:id/receipt',
+    summary: "A pipeline's receipt (extension)",
+    description: "Each step's charges and refunds, by job (every attempt's), read from the jobs' own receipts.",
+    tags: [TAG],
+    rateClass: 'poll',
+    response: receiptSchema,
+    errors: [401, 404, 429, 500],
+    async handler({ req, res, services: { deps } }) {
+      const p = await loadPipelineOfKey(deps.db, req, res);
+      const all = await repo.stepsOf(deps.db, p.id);
+      const byId = await repo.jobsByIds(
+        deps.db,
+        all.flatMap((s) => s.jobs),
+      );
+      const steps = all.map((s) => ({
+        id: s.step_id,
+        kind: s.kind,
+        status: s.job_id && byId.get(s.job_id) && !isTerminal(byId.get(s.job_id)!.status) ? byId.get(s.job_id)!.status : s.status,
+        price: s.price,
+        jobs: s.jobs.flatMap((id) => {
+          const j = byId.get(id);
+          return j ? [{ job_id: id, status: j.status, charged: j.credits_charged, refunded: j.credits_refunded }] : [];
+        }),
+      }));
+      const charged = steps.reduce((n, s) => n + s.jobs.reduce((m, j) => m + j.charged, 0), 0);
+      const refunded = steps.reduce((n, s) => n + s.jobs.reduce((m, j) => m + j.refunded, 0), 0);
+      res.json({ data: { id: p.id, status: p.status, price: p.price, charged, refunded, net: charged - refunded, steps } });
+    },
+  });
+}

@@ -1,0 +1,230 @@
+// Pipelines and their steps (0032_pipelines): the rows the gateway writes at create, the parent
+// workflow's activities move and the records read. Plain functions over Kysely | Transaction.
+import { sql } from 'kysely';
+import type { Queryable } from '../index.js';
+import type { Job } from '../schema.js';
+import type { Pipeline, PipelineError, PipelineStep, PipelineStepOutput } from '../pipeline-schema.js';
+import type { PipelineStatus, PipelineWebhookEventName, StepStatus, StoredReference } from '../../shared/pipelines.js';
+import type { JobKind } from '../../shared/kinds/index.js';
+import type { JobPriority } from '../../shared/job-model.js';
+import { createdMicros, newestFirstPage, olderThan, type NewestFirstKey } from './newest-first.js';
+
+export interface NewPipelineStep {
+  stepId: string;
+  kind: JobKind;
+  model: string;
+  body: Record<string, unknown>;
+  params: Record<string, unknown>;
+  refs: StoredReference[];
+  priority: JobPriority;
+  deadlineSeconds: number | null;
+  price: number;
+}
+
+export interface NewPipeline {
+  id: string;
+  workspaceId: string;
+  projectId: string;
+  apiKeyId: string | null;
+  price: number;
+  webhookUrl: string | null;
+  webhookEvents: PipelineWebhookEventName[] | null;
+  steps: NewPipelineStep[];
+}
+
+/** The pipeline and its steps (call inside a transaction: both or neither). */
+export async function insertPipeline(q: Queryable, p: NewPipeline): Promise<Pipeline> {
+  const row = await q
+    .insertInto('pipelines')
+    .values({
+      id: p.id,
+      workspace_id: p.workspaceId,
+      project_id: p.projectId,
+      api_key_id: p.apiKeyId,
+      price: p.price,
+      webhook_url: p.webhookUrl,
+      webhook_events: p.webhookEvents,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await q
+    .insertInto('pipeline_steps')
+    .values(
+      p.steps.map((s, position) => ({
+        pipeline_id: p.id,
+        position,
+        step_id: s.stepId,
+        kind: s.kind,
+        model: s.model,
+        body: JSON.stringify(s.body),
+        params: JSON.stringify(s.params),
+        refs: JSON.stringify(s.refs),
+        priority: s.priority,
+        deadline_seconds: s.deadlineSeconds,
+        price: s.price,
+      })),
+    )
+    .execute();
+  return row;
+}
+
+export function getPipeline(q: Queryable, id: string): Promise<Pipeline | undefined> {
+  return q.selectFrom('pipelines').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function getPipelineInWorkspace(q: Queryable, workspaceId: string, id: string): Promise<Pipeline | undefined> {
+  return q.selectFrom('pipelines').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+}
+
+/** The pipeline row, locked for the transaction (every move of a pipeline takes this lock first). */
+export function lockPipeline(tx: Queryable, id: string): Promise<Pipeline> {
+  return tx.selectFrom('pipelines').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
+}
+
+export function stepsOf(q: Queryable, pipelineId: string): Promise<PipelineStep[]> {
+  return q.selectFrom('pipeline_steps').selectAll().where('pipeline_id', '=', pipelineId).orderBy('position').execute();
+}
+
+export function stepsOfMany(q: Queryable, pipelineIds: string[]): Promise<PipelineStep[]> {
+  if (pipelineIds.length === 0) return Promise.resolve([]);
+  return q.selectFrom('pipeline_steps').selectAll().where('pipeline_id', 'in', pipelineIds).orderBy('pipeline_id').orderBy('position').execute();
+}
+
+export function getStep(q: Queryable, pipelineId: string, position: number): Promise<PipelineStep> {
+  return q.selectFrom('pipeline_steps').selectAll().where('pipeline_id', '=', pipelineId).where('position', '=', position).executeTakeFirstOrThrow();
+}
+
+/** The jobs of these ids (the steps' attempts), by id. */
+export async function jobsByIds(q: Queryable, ids: string[]): Promise<Map<string, Job>> {
+  if (ids.length === 0) return new Map();
+  const rows = await q.selectFrom('jobs').selectAll().where('id', 'in', ids).execute();
+  return new Map(rows.map((j) => [j.id, j]));
+}
+
+export async function updateStep(
+  q: Queryable,
+  pipelineId: string,
+  position: number,
+  set: {
+    status?: StepStatus;
+    attempt?: number;
+    jobId?: string | null;
+    addJob?: string;
+    outputs?: PipelineStepOutput[] | null;
+    error?: PipelineError | null;
+    body?: Record<string, unknown>;
+    params?: Record<string, unknown>;
+    refs?: StoredReference[];
+    model?: string;
+    price?: number;
+    priority?: JobPriority;
+    deadlineSeconds?: number | null;
+  },
+): Promise<void> {
+  await q
+    .updateTable('pipeline_steps')
+    .set({
+      updated_at: sql<Date>`now()`,
+      ...(set.status !== undefined ? { status: set.status } : {}),
+      ...(set.attempt !== undefined ? { attempt: set.attempt } : {}),
+      ...(set.jobId !== undefined ? { job_id: set.jobId } : {}),
+      ...(set.addJob !== undefined
+        ? { jobs: sql<string[]>`case when ${set.addJob} = any(jobs) then jobs else array_append(jobs, ${set.addJob}::text) end` }
+        : {}),
+      ...(set.outputs !== undefined ? { outputs: set.outputs === null ? null : JSON.stringify(set.outputs) } : {}),
+      ...(set.error !== undefined ? { error: set.error === null ? null : JSON.stringify(set.error) } : {}),
+      ...(set.body !== undefined ? { body: JSON.stringify(set.body) } : {}),
+      ...(set.params !== undefined ? { params: JSON.stringify(set.params) } : {}),
+      ...(set.refs !== undefined ? { refs: JSON.stringify(set.refs) } : {}),
+      ...(set.model !== undefined ? { model: set.model } : {}),
+      ...(set.price !== undefined ? { price: set.price } : {}),
+      ...(set.priority !== undefined ? { priority: set.priority } : {}),
+      ...(set.deadlineSeconds !== undefined ? { deadline_seconds: set.deadlineSeconds } : {}),
+    })
+    .where('pipeline_id', '=', pipelineId)
+    .where('position', '=', position)
+    .execute();
+}
+
+/** Steps still `waiting` from `fromPosition` on get `status` (a canceled pipeline's never-run steps: skipped). */
+export async function markWaitingSteps(q: Queryable, pipelineId: string, fromPosition: number, status: StepStatus): Promise<void> {
+  await q
+    .updateTable('pipeline_steps')
+    .set({ status, updated_at: sql<Date>`now()` })
+    .where('pipeline_id', '=', pipelineId)
+    .where('position', '>=', fromPosition)
+    .where('status', '=', 'waiting')
+    .execute();
+}
+
+export async function updatePipeline(
+  q: Queryable,
+  id: string,
+  set: {
+    status?: PipelineStatus;
+    error?: PipelineError | null;
+    cancelRequested?: boolean;
+    workflowStarted?: boolean;
+    price?: number;
+    completed?: boolean;
+    failedRunId?: string | null;
+  },
+): Promise<void> {
+  await q
+    .updateTable('pipelines')
+    .set({
+      updated_at: sql<Date>`now()`,
+      event_seq: sql<number>`event_seq + 1`,
+      ...(set.status !== undefined ? { status: set.status } : {}),
+      ...(set.error !== undefined ? { error: set.error === null ? null : JSON.stringify(set.error) } : {}),
+      ...(set.cancelRequested ? { cancel_requested_at: sql<Date>`coalesce(cancel_requested_at, now())` } : {}),
+      ...(set.workflowStarted ? { workflow_started: true } : {}),
+      ...(set.price !== undefined ? { price: set.price } : {}),
+      ...(set.completed !== undefined ? { completed_at: set.completed ? sql<Date>`now()` : null } : {}),
+      ...(set.failedRunId !== undefined ? { failed_run_id: set.failedRunId } : {}),
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** How many of the workspace's pipelines are pending or running (pipelines_active_idx). */
+export async function activePipelines(q: Queryable, workspaceId: string): Promise<number> {
+  const r = await q
+    .selectFrom('pipelines')
+    .select(sql<string>`count(*)`.as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .where('status', 'in', ['pending', 'running'])
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+/** Pipelines created before `before` whose parent workflow never ran its first step (the reconciler starts them). */
+export function unstartedPipelines(q: Queryable, before: Date, limit: number): Promise<Pipeline[]> {
+  return q
+    .selectFrom('pipelines')
+    .selectAll()
+    .where('workflow_started', '=', false)
+    .where('status', 'in', ['pending', 'running'])
+    .where('created_at', '<', before)
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
+}
+
+/** A page of the workspace's pipelines, newest first (pipelines_list_idx). */
+export async function listPipelinesPage(
+  q: Queryable,
+  workspaceId: string,
+  opts: { limit: number; after: NewestFirstKey | null; status?: PipelineStatus },
+): Promise<{ rows: Pipeline[]; next: NewestFirstKey | null }> {
+  let query = q.selectFrom('pipelines').selectAll().select(createdMicros()).where('workspace_id', '=', workspaceId);
+  if (opts.status) query = query.where('status', '=', opts.status);
+  if (opts.after) query = query.where(olderThan(opts.after));
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(opts.limit + 1)
+    .execute();
+  const page = newestFirstPage(rows, opts.limit);
+  return { rows: page.rows as Pipeline[], next: page.next };
+}

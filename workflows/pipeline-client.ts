@@ -1,0 +1,53 @@
+// Client side of the pipelines' parent workflow (the gateway's create and resume, the reconciler's
+// late start): workflow id = the pipeline id, input the id alone (its activities read the rest
+// from Postgres). A resume starts a new run under the same id once the previous one closed.
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import { searchAttributes, taskQueues } from './definitions.js';
+import { pipelineWorkflowType, type PipelineRunInput } from './pipeline-types.js';
+
+export interface PipelineToStart {
+  id: string;
+  workspaceId: string;
+  projectId: string;
+  steps: number;
+}
+
+/** Starts the pipeline's parent workflow; one that runs already answers 'already_started'. */
+export async function startPipelineWorkflow(client: Client, p: PipelineToStart, taskQueuePrefix: string): Promise<'started' | 'already_started'> {
+  try {
+    await client.workflow.start(pipelineWorkflowType, {
+      workflowId: p.id,
+      taskQueue: taskQueues(taskQueuePrefix).workflows,
+      args: [{ pipelineId: p.id } satisfies PipelineRunInput],
+      typedSearchAttributes: new TypedSearchAttributes([
+        { key: searchAttributes.workspaceId, value: p.workspaceId },
+        { key: searchAttributes.projectId, value: p.projectId },
+      ]),
+      staticSummary: `pipeline · ${p.steps} step${p.steps === 1 ? '' : 's'}`,
+      staticDetails: `Pipeline ${p.id} of workspace ${p.workspaceId}, project ${p.projectId}.`,
+      // A closed run (a failed pipeline) may be followed by a resume's run; never two at once.
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    });
+    return 'started';
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return 'already_started';
+    throw err;
+  }
+}
+
+/** Waits up to `timeoutMs` for the pipeline's current run to close (a resume right after the failure may find it closing). */
+export async function awaitPipelineRunClosed(client: Client, pipelineId: string, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const d = await client.workflow.getHandle(pipelineId).describe();
+      if (d.status.name !== 'RUNNING') return true;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return true;
+      throw err;
+    }
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
