@@ -1,9 +1,11 @@
 // Pipelines on the real stack (gateway over HTTP, the parent workflow and its step jobs' workflows
 // on Temporal, Postgres, MinIO, the local renderer): image → video from that image as its start
-// frame → a third step over that video completes, the video's first frame being the image (checked
-// by pixels) and the credits charged exactly the sum of the steps' prices; a third step the
-// renderer refuses fails the pipeline (steps 1–2 paid and stored, step 3 refunded) and a resume
-// with a new body completes it, paying step 3 only, with no second provider submit for steps 1–2;
+// frame → a talking actor over that video completes, the video's first frame being the image and
+// the talking actor's background being the video (both checked by pixels), the credits charged
+// exactly the sum of the steps' prices; a third step the renderer refuses fails the pipeline
+// (steps 1–2 paid and stored, step 3 refunded) and a resume with a new body completes it, paying
+// step 3 only, with no second provider submit for steps 1–2; a failed video step resumed with
+// another model runs on that model;
 // a create referencing a missing step, a later step or the wrong media type is refused with 400
 // naming the step and the field; a dry run quotes each step as its kind's own dry run does; the
 // pipeline's events reach its webhook signed.
@@ -19,6 +21,7 @@ import { verifyWebhook } from '@mediagen/client/webhooks';
 import { runAdmin } from '../../admin/main.js';
 import { Receiver } from '../support/webhook-receiver.js';
 import { closedRun, resetRun, runHistory } from '../support/resets.js';
+import { insertActor, insertVoice } from '../support/fixtures.js';
 
 let tdb: TestDatabase;
 let config: Config;
@@ -56,6 +59,7 @@ before(async () => {
   const doc = await api(gw.baseUrl).get('/v1/openapi.json');
   assert.equal(doc.status, 200);
   assertMatchesDocument = documentValidator(doc.body);
+  actorId = await insertActor(tdb.db, gw.storage, { defaultVoiceId: await insertVoice(tdb.db) });
 });
 
 after(async () => {
@@ -78,14 +82,13 @@ const videoStep = {
     start_frame_file_id: { from: 'still', output: 0 },
   },
 };
-/**
- * The third step over the video. With the talking actor's background video input, this becomes
- * `{ id: 'talk', kind: 'talking_actor', body: { actor_id, script, background_video_file_id: { from: 'clip', output: 0 } } }`.
- */
-const overStep = (prompt: string) => ({
-  id: 'over',
-  kind: 'replace_actor',
-  body: { prompt, duration: 3, aspect_ratio: '16:9', image_file_id: { from: 'still', output: 0 }, video_file_id: { from: 'clip', output: 0 } },
+/** The actor the talking steps use (an actor with a default voice, inserted once). */
+let actorId: string;
+/** The third step: a talking actor over the video of step 2 (looped behind the presenter). */
+const talkStep = (script: string) => ({
+  id: 'talk',
+  kind: 'talking_actor',
+  body: { actor_id: actorId, script, aspect_ratio: '16:9', background_video_file_id: { from: 'clip', output: 0 } },
 });
 
 /** The workspace's webhook signing secret (the admin CLI's rotate). */
@@ -137,7 +140,7 @@ describe('a three-step pipeline', () => {
     const t = await createTenant(tdb.db, 1000);
     const client = api(gw.baseUrl, t.apiKey);
     const before = await creditsOf(tdb.db, t);
-    const created = await client.post('/v1/pipelines', { project_id: t.projectId, steps: [imageStep, videoStep, overStep('dance')] });
+    const created = await client.post('/v1/pipelines', { project_id: t.projectId, steps: [imageStep, videoStep, talkStep('Hello from the lighthouse.')] });
     assert.equal(created.status, 200, created.text);
     assertMatchesDocument('post', '/v1/pipelines', created);
     assert.equal(created.body.data.charged, 0, 'nothing is charged at create');
@@ -150,7 +153,7 @@ describe('a three-step pipeline', () => {
     assert.equal(done.status, 'completed', JSON.stringify(done.error));
     const got = await client.get(`/v1/pipelines/${done.id}`);
     assertMatchesDocument('get', '/v1/pipelines/{id}', got);
-    const [still, clip, over] = done.steps;
+    const [still, clip, talk] = done.steps;
     for (const s of done.steps) {
       assert.equal(s.status, 'completed');
       assert.equal(s.outputs.length, 1);
@@ -163,7 +166,7 @@ describe('a three-step pipeline', () => {
     }
     assert.equal(still.outputs[0].media_type, 'image/png');
     assert.equal(clip.outputs[0].media_type, 'video/mp4');
-    assert.equal(over.outputs[0].media_type, 'video/mp4');
+    assert.equal(talk.outputs[0].media_type, 'video/mp4');
     const sum = done.steps.reduce((n: number, s: any) => n + s.price, 0);
     assert.equal(done.price, sum);
     assert.equal(done.charged, sum);
@@ -177,6 +180,14 @@ describe('a three-step pipeline', () => {
     const same = meanDiff(first, image, w, h);
     assert.ok(same < 8, `first frame differs from the image by ${same.toFixed(1)} per channel`);
     assert.ok(meanDiff(first, mirrored, w, h) > same * 2, 'the pixel check tells images apart');
+    // The presenter talks over the video: its first frame's upper left quarter (the presenter sits
+    // in the lower right) is the clip's.
+    const quarter = 'crop=80:45:0:0';
+    const talkCorner = await rgbFrame(talk.outputs[0].url, w, h, quarter);
+    const clipCorner = await rgbFrame(clip.outputs[0].url, w, h, quarter);
+    const behind = meanDiff(talkCorner, clipCorner, 80, 45);
+    assert.ok(behind < 12, `the talking actor's background differs from the clip by ${behind.toFixed(1)} per channel`);
+    assert.ok(meanDiff(talkCorner, await rgbFrame(clip.outputs[0].url, w, h, `hflip,${quarter}`), 80, 45) > behind * 2, 'the corner check tells frames apart');
 
     // The step's outputs are uploads of the workspace (what step 2 took as its start frame).
     const upload = await client.get(`/v1/uploads/${still.outputs[0].upload_id}`);
@@ -202,14 +213,14 @@ describe('a three-step pipeline', () => {
     const hook = `/hooks/${t.workspaceId}`;
     const created = await client.post('/v1/pipelines', {
       project_id: t.projectId,
-      steps: [imageStep, videoStep, overStep('dance [fail:terminal]')],
+      steps: [imageStep, videoStep, talkStep('Hello from the lighthouse. [fail:terminal]')],
       webhook_url: `${receiver.base}${hook}`,
       webhook_events: ['pipeline.completed', 'pipeline.failed', 'pipeline.step.completed', 'pipeline.step.failed'],
     });
     assert.equal(created.status, 200, created.text);
     const failed = await pipelineEnded(t, created.body.data.id);
     assert.equal(failed.status, 'failed');
-    assert.match(failed.error.message, /step "over" failed/);
+    assert.match(failed.error.message, /step "talk" failed/);
     const [s1, s2, s3] = failed.steps;
     assert.deepEqual([s1.status, s2.status, s3.status], ['completed', 'completed', 'failed']);
     assert.equal(s1.charged, s1.price);
@@ -220,7 +231,7 @@ describe('a three-step pipeline', () => {
 
     const notFailed = await client.post(`/v1/pipelines/${failed.id}/resume`, { body: { nope: 1 } });
     assert.equal(notFailed.status, 400, 'a new body is validated as at create');
-    const resumed = await client.post(`/v1/pipelines/${failed.id}/resume`, { body: overStep('dance again').body });
+    const resumed = await client.post(`/v1/pipelines/${failed.id}/resume`, { body: talkStep('Hello again from the lighthouse.').body });
     assert.equal(resumed.status, 200, resumed.text);
     assertMatchesDocument('post', '/v1/pipelines/{id}/resume', resumed);
     const done = await pipelineEnded(t, failed.id);
@@ -241,13 +252,49 @@ describe('a three-step pipeline', () => {
       'pipeline.completed:completed',
       'pipeline.failed:failed',
       'pipeline.step.completed:clip',
-      'pipeline.step.completed:over',
       'pipeline.step.completed:still',
-      'pipeline.step.failed:over',
+      'pipeline.step.completed:talk',
+      'pipeline.step.failed:talk',
     ]);
     const again = await client.post(`/v1/pipelines/${failed.id}/resume`, {});
     assert.equal(again.status, 409);
     assert.equal(again.body.error.code, 'not_resumable');
+  });
+});
+
+describe('a resume with another model', () => {
+  test('a failed video step resumed on another model runs as a job of that model, the first attempt refunded', async () => {
+    const t = await createTenant(tdb.db, 1000);
+    const client = api(gw.baseUrl, t.apiKey);
+    const before = await creditsOf(tdb.db, t);
+    const failing = { ...videoStep, body: { ...videoStep.body, prompt: 'a slow pan [fail:terminal]' } };
+    const created = await client.post('/v1/pipelines', { project_id: t.projectId, steps: [imageStep, failing] });
+    assert.equal(created.status, 200, created.text);
+    const failed = await pipelineEnded(t, created.body.data.id);
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.steps[1].refunded, failed.steps[1].charged, 'the failed attempt refunded');
+
+    const other = {
+      prompt: 'a slow pan',
+      model: 'grok-video',
+      aspect_ratio: '16:9',
+      resolution: '480p',
+      duration: 2,
+      start_frame_file_id: { from: 'still', output: 0 },
+    };
+    const resumed = await client.post(`/v1/pipelines/${failed.id}/resume`, { body: other });
+    assert.equal(resumed.status, 200, resumed.text);
+    const done = await pipelineEnded(t, failed.id);
+    assert.equal(done.status, 'completed', JSON.stringify(done.error));
+    const [still, clip] = done.steps;
+    assert.equal(clip.model, 'grok-video');
+    const job = await tdb.db.selectFrom('jobs').select(['model', 'params']).where('id', '=', clip.job_id).executeTakeFirstOrThrow();
+    assert.equal(job.model, 'grok-video');
+    assert.equal((job.params as any).start_frame_file_id, still.outputs[0].upload_id, "the new body's reference resolved to step 1's output");
+    assert.equal(submits.get(still.job_id), 1, 'step 1 not submitted again');
+    const quote = await client.post('/v1/videos/generate?dry_run=true', { ...other, start_frame_file_id: still.outputs[0].upload_id, project_id: t.projectId });
+    assert.equal(quote.status, 200, quote.text);
+    assert.equal(before - (await creditsOf(tdb.db, t)), still.price + quote.body.data.price, 'step 1 and the new model paid, nothing else');
   });
 });
 
@@ -326,8 +373,8 @@ describe('validation at create', () => {
   test('a reference of the wrong media type: 400 naming the step and the field', async () => {
     const clip2 = { ...videoStep, id: 'clip2', body: { ...videoStep.body, start_frame_file_id: { from: 'clip', output: 0 } } };
     await refused([imageStep, videoStep, clip2], 400, /^steps\[2\]\.body\.start_frame_file_id: step "clip" outputs video, an image is expected$/);
-    const over = { ...overStep('x'), body: { ...overStep('x').body, video_file_id: { from: 'still', output: 0 } } };
-    await refused([imageStep, videoStep, over], 400, /^steps\[2\]\.body\.video_file_id: step "still" outputs image, a video is expected$/);
+    const talk = { ...talkStep('x'), body: { ...talkStep('x').body, background_video_file_id: { from: 'still', output: 0 } } };
+    await refused([imageStep, videoStep, talk], 400, /^steps\[2\]\.body\.background_video_file_id: step "still" outputs image, a video is expected$/);
   });
 
   test("a step's own body is checked as its create endpoint checks it", async () => {
@@ -379,14 +426,14 @@ describe('validation at create', () => {
   test('a dry run quotes each step as its kind does, and writes nothing', async () => {
     const client = api(gw.baseUrl, t.apiKey);
     const before = await creditsOf(tdb.db, t);
-    const r = await client.post('/v1/pipelines?dry_run=true', { project_id: t.projectId, steps: [imageStep, videoStep, overStep('x')] });
+    const r = await client.post('/v1/pipelines?dry_run=true', { project_id: t.projectId, steps: [imageStep, videoStep, talkStep('Hi.')] });
     assert.equal(r.status, 200, r.text);
     assertMatchesDocument('post', '/v1/pipelines', r);
     const image = await client.post('/v1/images/generate?dry_run=true', { ...imageStep.body, project_id: t.projectId });
     assert.equal(image.status, 200, image.text);
     assert.deepEqual(
       r.body.data.steps.map((s: any) => s.id),
-      ['still', 'clip', 'over'],
+      ['still', 'clip', 'talk'],
     );
     assert.equal(r.body.data.steps[0].price, image.body.data.price);
     assert.equal(
