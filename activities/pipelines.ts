@@ -169,7 +169,9 @@ export function createPipelineActivities(deps: PipelineActivityDeps): PipelineAc
           }
           job = made.job;
         }
-        await repo.updateStep(tx, pipelineId, position, { status: job.status, jobId: job.id, addJob: job.id });
+        // A job that ended while no run watched it (a restarted or reset parent) is the checkpoint's
+        // to settle: it registers the outputs and sends the step's event.
+        await repo.updateStep(tx, pipelineId, position, { status: isTerminal(job.status) ? step.status : job.status, jobId: job.id, addJob: job.id });
         if (p.status === 'pending') await repo.updatePipeline(tx, pipelineId, { status: 'running' });
         return { action: 'run', child: childStartOf(job, config) };
       });

@@ -44,7 +44,7 @@ import { inFlightStatuses, type JobService } from '../jobs/index.js';
 import { describeJobRun, listClosedInFlightRuns, listJobRuns, type ClosedRun } from '../workflows/client.js';
 import type { WorkerMetrics } from './metrics.js';
 import { periodic } from './periodic.js';
-import { startUnstartedPipelines } from './pipeline-reconciler.js';
+import { restartStalledPipelines, startUnstartedPipelines } from './pipeline-reconciler.js';
 
 export interface ReconcilePass {
   /** Jobs whose workflow this pass started. */
@@ -287,6 +287,7 @@ export function createReconciler(deps: {
     const pass: ReconcilePass = { started: [], settled: [], completed: [], temporalCalls: 0 };
     await startUnstarted(pass);
     pass.temporalCalls += await startUnstartedPipelines(deps, Math.min(config.RECONCILE_INTERVAL_MS, UNSTARTED_AFTER_MS));
+    pass.temporalCalls += await restartStalledPipelines(deps, config.PIPELINE_STALL_MS);
     await settleClosed(pass);
     await repairStale(pass);
     // Route slots whose job ended or whose holder vanished go back (ROUTE_SLOTS).

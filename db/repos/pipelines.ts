@@ -211,6 +211,18 @@ export function unstartedPipelines(q: Queryable, before: Date, limit: number): P
     .execute();
 }
 
+/** Pipelines pending or running whose row has not moved since `before` (the stall check's candidates, among pipelines_active_idx's rows). */
+export function quietActivePipelines(q: Queryable, before: Date, limit: number): Promise<Pipeline[]> {
+  return q
+    .selectFrom('pipelines')
+    .selectAll()
+    .where('status', 'in', ['pending', 'running'])
+    .where('updated_at', '<', before)
+    .orderBy('updated_at')
+    .limit(limit)
+    .execute();
+}
+
 /** A page of the workspace's pipelines, newest first (pipelines_list_idx). */
 export async function listPipelinesPage(
   q: Queryable,

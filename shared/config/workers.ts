@@ -47,6 +47,9 @@ export const workersEnv = {
   ROUTE_PROBE_INTERVAL_MS: int(300_000, 0).describe(
     "How often each provider fleet asks its provider whether every route's model is still served (worker/route-prober.ts: a model get/list call, free), where the provider has such an endpoint; one replica probes a route per period. A route whose model is gone, or whose key is refused, is taken out of rotation until a probe finds it again. 0: no probes.",
   ),
+  PIPELINE_STALL_MS: int(600_000, 500).describe(
+    "A pipeline whose parent workflow has not moved on this long although it could have (its current step's job ended, or the step has no job yet) gets a new parent run from the reconciler: the old run was terminated or timed out, or is pinned to a build whose workers are gone (it is terminated). A live parent moves on within seconds.",
+  ),
   RECONCILE_CONCURRENCY: int(16, 1, 1_000).describe('Workflow starts and settlements the reconciler runs at once per replica.'),
   RECONCILE_LEASE_MS: int(60_000, 1_000).describe(
     "How long a reconciler replica's claim on a job keeps the others off it (a replica that dies mid-pass leaves claims that expire after this).",

@@ -22,6 +22,9 @@ import { runAdmin } from '../../admin/main.js';
 import { Receiver } from '../support/webhook-receiver.js';
 import { closedRun, resetRun, runHistory } from '../support/resets.js';
 import { insertActor, insertVoice } from '../support/fixtures.js';
+import { reconcilerOf } from '../support/reconciler.js';
+import { pipelineWorkflowType } from '../../workflows/pipeline-types.js';
+import pino from 'pino';
 
 let tdb: TestDatabase;
 let config: Config;
@@ -295,6 +298,61 @@ describe('a resume with another model', () => {
     const quote = await client.post('/v1/videos/generate?dry_run=true', { ...other, start_frame_file_id: still.outputs[0].upload_id, project_id: t.projectId });
     assert.equal(quote.status, 200, quote.text);
     assert.equal(before - (await creditsOf(tdb.db, t)), still.price + quote.body.data.price, 'step 1 and the new model paid, nothing else');
+  });
+});
+
+describe('a parent workflow no worker serves', () => {
+  test('the reconciler starts a new run on the current build, which goes on from the current step: completes, each step submitted and charged once', async () => {
+    const t = await createTenant(tdb.db, 1000);
+    const client = api(gw.baseUrl, t.apiKey);
+    const before = await creditsOf(tdb.db, t);
+    const steps = [imageStep, { ...videoStep, body: { ...videoStep.body, prompt: 'a stalled pan' } }];
+    const created = await client.post('/v1/pipelines', { project_id: t.projectId, steps });
+    assert.equal(created.status, 200, created.text);
+    const id = created.body.data.id;
+    const clipJob = await waitFor('step 2 to have its job', async () => (await client.get(`/v1/pipelines/${id}`)).body.data.steps[1].job_id ?? undefined);
+    // The run goes away mid-step and its stand-in is pinned, as it were, to a build without workers:
+    // a run on a task queue nobody polls.
+    await gw.client.workflow.getHandle(id).terminate('test: the build serving this run is gone');
+    const standIn = await gw.client.workflow.start(pipelineWorkflowType, {
+      workflowId: id,
+      taskQueue: `${config.TASK_QUEUE_PREFIX}-no-workers`,
+      args: [{ pipelineId: id }],
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    });
+    // Step 2's job is the parent's abandoned child: it ends on its own, and nothing moves the pipeline on.
+    await waitFor('step 2 to end', async () => {
+      const job = await tdb.db.selectFrom('jobs').select('status').where('id', '=', clipJob).executeTakeFirstOrThrow();
+      return job.status === 'completed' ? true : undefined;
+    });
+    assert.equal((await client.get(`/v1/pipelines/${id}`)).body.data.status, 'running');
+
+    const reconciler = reconcilerOf({
+      config: { ...config, PIPELINE_STALL_MS: 1000 },
+      db: tdb.db,
+      storage: gw.storage,
+      client: gw.client,
+      logger: pino({ level: 'silent' }),
+    });
+    const done = await waitFor('the reconciler to restart the pipeline and the pipeline to complete', async () => {
+      await reconciler.runOnce();
+      const p = (await client.get(`/v1/pipelines/${id}`)).body.data;
+      return p.status === 'completed' || p.status === 'failed' ? p : undefined;
+    });
+    assert.equal(done.status, 'completed', JSON.stringify(done.error));
+    assert.equal(
+      (await gw.client.workflow.getHandle(id, standIn.firstExecutionRunId).describe()).status.name,
+      'TERMINATED',
+      'the stuck run is terminated, so it never runs beside the new one',
+    );
+    for (const s of done.steps) {
+      assert.deepEqual(s.jobs, [s.job_id], `step ${s.id} ran as one job`);
+      assert.equal(submits.get(s.job_id), 1, `step ${s.id} submitted once`);
+      assert.equal(s.charged, s.price);
+      assert.equal(s.outputs.length, 1, JSON.stringify(done));
+    }
+    assert.equal(done.steps[1].job_id, clipJob);
+    assert.equal(before - (await creditsOf(tdb.db, t)), done.price, 'charged the sum of the steps, once');
   });
 });
 
