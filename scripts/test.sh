@@ -20,12 +20,14 @@ fi
 export NODE_ENV=test
 # Two lanes run side by side. The side lane runs its files one at a time: first the prod-profile
 # suites, which take turns on one stack under a lock (in the main lane a second one would hold a slot
-# idle while it waits), then the suites that wait minutes on purpose (a 200 s provider call, a 150 s
-# synthesis, a run left to reach its run timeout). The main lane runs everything else,
+# idle while it waits), then the suites that mostly wait (a 200 s provider call, a 150 s synthesis, a
+# run left to reach its run timeout, worker processes killed or stopped and their successors awaited,
+# webhook circuits' cool-downs): the side lane's share of a fresh-clone CI then ends about when the
+# main lane's does. The main lane runs everything else,
 # TEST_CONCURRENCY files at a time. The side lane's report is printed after the main lane's, then each
 # part's totals and failures, so the end of the output names what failed.
 prod_re='/prod-profile[a-z-]*\.test\.js$'
-wait_re='/(worker-restarts|long-synthesis|run-timeout-backstop)\.test\.js$'
+wait_re='/(worker-restarts|long-synthesis|run-timeout-backstop|pipelines-recovery|fleets|webhook-circuits)\.test\.js$'
 mapfile -t prod < <(printf '%s\n' "${files[@]}" | grep -E "$prod_re" || true)
 mapfile -t waits < <(printf '%s\n' "${files[@]}" | grep -E "$wait_re" || true)
 mapfile -t main < <(printf '%s\n' "${files[@]}" | grep -vE "$prod_re|$wait_re" || true)
