@@ -178,7 +178,7 @@ export async function updatePipeline(
       ...(set.status !== undefined ? { status: set.status } : {}),
       ...(set.error !== undefined ? { error: set.error === null ? null : JSON.stringify(set.error) } : {}),
       ...(set.cancelRequested ? { cancel_requested_at: sql<Date>`coalesce(cancel_requested_at, now())` } : {}),
-      ...(set.workflowStarted ? { workflow_started: true } : {}),
+      ...(set.workflowStarted !== undefined ? { workflow_started: set.workflowStarted } : {}),
       ...(set.price !== undefined ? { price: set.price } : {}),
       ...(set.completed !== undefined ? { completed_at: set.completed ? sql<Date>`now()` : null } : {}),
       ...(set.failedRunId !== undefined ? { failed_run_id: set.failedRunId } : {}),

@@ -130,12 +130,16 @@ export function addPipelineActions(endpoints: Endpoints<PipelineServices>): void
             : {}),
         });
         const price = all.reduce((n, s) => n + (changed && s.position === failed.position ? changed.price : s.price), 0);
-        await repo.updatePipeline(tx, p.id, { status: 'running', error: null, completed: false, price, failedRunId: null });
+        // Unmarked until the new run's first step, so a start that fails below is the reconciler's to retry.
+        await repo.updatePipeline(tx, p.id, { status: 'running', error: null, completed: false, price, failedRunId: null, workflowStarted: false });
         return all.length;
       });
       // The failed run closes right after its failure's checkpoint: a resume that comes sooner waits for it.
       await awaitPipelineRunClosed(deps.temporal, p.id, 10_000);
-      await startPipelineWorkflow(deps.temporal, { id: p.id, workspaceId, projectId: p.project_id, steps }, deps.config.TASK_QUEUE_PREFIX);
+      await startPipelineWorkflow(deps.temporal, { id: p.id, workspaceId, projectId: p.project_id, steps }, deps.config.TASK_QUEUE_PREFIX).catch(
+        (err: unknown) =>
+          deps.logger.warn({ pipelineId: p.id, err: (err as Error).message }, 'resumed pipeline workflow start failed; left for the reconciler'),
+      );
       res.json({ data: await presentPipeline(deps.db, deps.storage, (await repo.getPipeline(deps.db, p.id))!) });
     },
   });
