@@ -26,6 +26,7 @@ import { createTimelineRouter } from './routes/timeline.js';
 import { createPipelinesRouter } from './routes/pipelines/router.js';
 import { createEventsRouter } from './routes/events.js';
 import { createJobEventHub, type JobEventHub } from './job-events.js';
+import { readPipelineView } from './pipeline-events.js';
 import { createStreamRegistry, type StreamRegistry } from './stream-limits.js';
 import { allOperations, createOpenApiRouter } from './openapi.js';
 import { refuseNulInUrl } from './body.js';
@@ -36,7 +37,7 @@ import { scopeRequest } from './last-resort.js';
 export interface App {
   app: Express;
   metrics: ApiMetrics;
-  /** The live job events feeding the event streams (one LISTEN connection for the process). */
+  /** The live job and pipeline events feeding the event streams (one LISTEN connection for the process). */
   jobEvents: JobEventHub;
   /** The open event streams, by key and workspace (their caps). */
   streams: StreamRegistry;
@@ -85,7 +86,12 @@ export function createApp(deps: AppDeps): App {
       if (closed > 0) deps.logger.info({ closed }, 'closed event streams whose key was revoked while the key listener was down');
     },
   });
-  const jobEvents = createJobEventHub({ databaseUrl: deps.config.DATABASE_URL, db: deps.db, logger: deps.logger });
+  const jobEvents = createJobEventHub({
+    databaseUrl: deps.config.DATABASE_URL,
+    db: deps.db,
+    logger: deps.logger,
+    readPipeline: (id) => readPipelineView(deps.db, deps.storage, id),
+  });
   const app = express();
   app.disable('x-powered-by');
   // Off unless configured: then req.ip is the client a trusted load balancer names in X-Forwarded-For.

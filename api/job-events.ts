@@ -1,22 +1,26 @@
-// Live job events for the gateway's event streams (api/routes/events.ts), fed by Postgres
-// LISTEN/NOTIFY: the `jobs` triggers send `NOTIFY job_events, '<job id>'` on every status or
-// progress change (0002_job_progress). One dedicated connection per gateway process LISTENs, and
-// each notification for a watched job costs one read of its row, however many streams watch it;
-// the row is then handed to every one of them. A job that is not watched costs nothing.
+// Live job and pipeline events for the gateway's event streams (api/routes/events.ts), fed by
+// Postgres LISTEN/NOTIFY on one dedicated connection per gateway process: the `jobs` triggers send
+// `NOTIFY job_events, '<job id>'` on every status or progress change (0002_job_progress), the
+// `pipelines` trigger `NOTIFY pipeline_events, '<pipeline id>'` on every change of a pipeline or of
+// one of its steps (0033_pipeline_events). A job notification also refreshes the pipeline whose
+// step made that job (its id names the pipeline: shared/pipelines.ts pipelineIdOfStepJob), so a
+// step's progress reaches the pipeline's streams as promptly as the job's own.
 //
-// Reads of one job never overlap: a notification that arrives during a read marks the job dirty and
-// one more read follows, so the last change is always read and bursts collapse. When the listening
-// connection drops it reconnects with backoff and then re-reads every watched job, since changes
-// may have been missed while it was down (every (re)connect does, the first one included, so a
-// stream opened before the listener was ready misses nothing either).
+// Each notification for a watched job or pipeline costs one read, however many streams watch it
+// (api/event-hub.ts). When the listening connection drops it reconnects with backoff and then
+// re-reads everything watched, since changes may have been missed while it was down (every
+// (re)connect does, the first one included, so a stream opened before the listener was ready
+// misses nothing either).
 import type { Logger } from 'pino';
 import type { Database } from '../db/index.js';
 import type { Job } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
 import { JOB_EVENTS_CHANNEL } from '../db/migrations/0002_job_progress.js';
+import { PIPELINE_EVENTS_CHANNEL } from '../db/migrations/0033_pipeline_events.js';
 import { createPgListener, type PgListener } from '../shared/pg-listener.js';
-
-const READ_RETRY_MS = 1_000;
+import { pipelineIdOfStepJob } from '../shared/pipelines.js';
+import { createWatchTable, type RowWatcher } from './event-hub.js';
+import type { PipelineView } from './pipeline-events.js';
 
 export interface JobWatcher {
   /** Called with the job's row after each change (and after a reconnect); may repeat a row. */
@@ -28,93 +32,72 @@ export interface JobWatcher {
 export interface JobEventHub {
   /** Starts delivering the job's changes to `watcher`; returns the function that stops it. */
   watch(jobId: string, watcher: JobWatcher): () => void;
+  /** Starts delivering the pipeline's changes (its steps' and their jobs' included) to `watcher`. */
+  watchPipeline(pipelineId: string, watcher: RowWatcher<PipelineView>): () => void;
   /** Whether the listening connection is up (changes are heard now). */
   listening(): boolean;
-  /** Streams open now, over all jobs. */
+  /** Job streams open now, over all jobs. */
   watchers(): number;
   /** Job rows read so far (one per notification of a watched job, coalesced; not one per stream). */
   reads(): number;
+  /** Pipeline streams open now, and pipeline reads so far (as watchers() and reads() for jobs). */
+  pipelines: { watchers(): number; reads(): number };
   /** Closes every watcher, then the listening connection. */
   close(): Promise<void>;
 }
 
-export function createJobEventHub(deps: { databaseUrl: string; db: Database; logger?: Logger }): JobEventHub {
-  const byJob = new Map<string, Set<JobWatcher>>();
-  // Per job: a read is running (false) or running with another one owed after it (true).
-  const reading = new Map<string, boolean>();
-  let watcherCount = 0;
-  let readCount = 0;
+export function createJobEventHub(deps: {
+  databaseUrl: string;
+  db: Database;
+  logger?: Logger;
+  /** A pipeline as its streams present it (api/pipeline-events.ts readPipelineView). */
+  readPipeline(pipelineId: string): Promise<PipelineView | undefined>;
+}): JobEventHub {
+  const jobs = createWatchTable<Job>({ read: (id) => jobsRepo.getJob(deps.db, id), logger: deps.logger, what: 'job events' });
+  const pipelines = createWatchTable<PipelineView>({ read: deps.readPipeline, logger: deps.logger, what: 'pipeline events' });
   let closed = false;
-
-  const refresh = (jobId: string) => {
-    if (!byJob.has(jobId) || closed) return;
-    if (reading.has(jobId)) {
-      reading.set(jobId, true);
-      return;
-    }
-    reading.set(jobId, false);
-    readCount++;
-    void (async () => {
-      try {
-        const job = await jobsRepo.getJob(deps.db, jobId);
-        const watchers = byJob.get(jobId);
-        if (job && watchers) for (const w of [...watchers]) w.onJob(job);
-      } catch (err) {
-        // Postgres is unreachable or slow: read again shortly, while someone still watches.
-        deps.logger?.warn({ jobId, err: { message: (err as Error).message } }, 'job events: could not read the job; retrying');
-        setTimeout(() => refresh(jobId), READ_RETRY_MS).unref();
-      } finally {
-        const again = reading.get(jobId);
-        reading.delete(jobId);
-        if (again) refresh(jobId);
-      }
-    })();
-  };
 
   // Connected on the first watch: a gateway nobody streams from holds no extra connection.
   let listener: PgListener | null = null;
   const startListening = () =>
     createPgListener({
       databaseUrl: deps.databaseUrl,
-      channels: [JOB_EVENTS_CHANNEL],
+      channels: [JOB_EVENTS_CHANNEL, PIPELINE_EVENTS_CHANNEL],
       applicationName: JOB_EVENTS_LISTENER_NAME,
       logger: deps.logger,
       what: 'job events listener',
-      onNotification: (_channel, jobId) => refresh(jobId),
+      onNotification: (channel, id) => {
+        if (channel === PIPELINE_EVENTS_CHANNEL) return pipelines.refresh(id);
+        jobs.refresh(id);
+        const pipelineId = pipelineIdOfStepJob(id);
+        if (pipelineId) pipelines.refresh(pipelineId);
+      },
       onConnected: () => {
-        for (const jobId of byJob.keys()) refresh(jobId);
+        jobs.refreshAll();
+        pipelines.refreshAll();
       },
     });
+  const listen = () => {
+    if (!closed) listener ??= startListening();
+  };
 
   return {
     watch(jobId, watcher) {
-      if (closed) {
-        watcher.onClose();
-        return () => undefined;
-      }
-      listener ??= startListening();
-      let set = byJob.get(jobId);
-      if (!set) byJob.set(jobId, (set = new Set()));
-      set.add(watcher);
-      watcherCount++;
-      let active = true;
-      return () => {
-        if (!active) return;
-        active = false;
-        watcherCount--;
-        set.delete(watcher);
-        if (set.size === 0 && byJob.get(jobId) === set) byJob.delete(jobId);
-      };
+      listen();
+      return jobs.watch(jobId, { onRow: (job) => watcher.onJob(job), onClose: () => watcher.onClose() });
+    },
+    watchPipeline(pipelineId, watcher) {
+      listen();
+      return pipelines.watch(pipelineId, watcher);
     },
     listening: () => listener?.healthy() ?? false,
-    watchers: () => watcherCount,
-    reads: () => readCount,
+    watchers: () => jobs.watchers(),
+    reads: () => jobs.reads(),
+    pipelines: { watchers: () => pipelines.watchers(), reads: () => pipelines.reads() },
     async close() {
       closed = true;
-      const all = [...byJob.values()].flatMap((s) => [...s]);
-      byJob.clear();
-      watcherCount = 0;
-      for (const w of all) w.onClose();
+      jobs.close();
+      pipelines.close();
       await listener?.close();
     },
   };

@@ -28,6 +28,7 @@ import * as m0029 from './migrations/0029_receipts.js';
 import * as m0030 from './migrations/0030_audit_retention.js';
 import * as m0031 from './migrations/0031_webhook_attempts.js';
 import * as m0032 from './migrations/0032_pipelines.js';
+import * as m0033 from './migrations/0033_pipeline_events.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -56,6 +57,7 @@ export const migrations: Record<string, Migration> = {
   '0030_audit_retention': m0030,
   '0031_webhook_attempts': m0031,
   '0032_pipelines': m0032,
+  '0033_pipeline_events': m0033,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

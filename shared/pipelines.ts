@@ -108,6 +108,12 @@ export function stepJobId(kind: JobKind, pipelineId: string, position: number, a
   return `${kindOf(kind).idPrefix}_${pipelineId.replace(/^pl_/, '')}-s${position}-a${attempt}`;
 }
 
+/** The pipeline a step's job id names (stepJobId read back), or null for a job no pipeline step made (random ids have no `-`). */
+export function pipelineIdOfStepJob(jobId: string): string | null {
+  const m = /^[a-z]+_([a-z0-9]+)-s[0-9]+-a[0-9]+$/.exec(jobId);
+  return m ? `pl_${m[1]}` : null;
+}
+
 /** The upload id an output of a step's job is registered under (one per output, whatever the retries). */
 export function stepOutputUploadId(jobId: string, index: number): string {
   return `upl_${jobId}-o${index}`;

@@ -209,7 +209,12 @@ export function exitCodeFor(err: unknown): number {
   if (!(err instanceof MediaGenError)) return exitCodes.other;
   if (err.code === 'missing_api_key' || err.code === 'missing_base_url' || err.code === 'invalid_job_id') return exitCodes.usage;
   if (err.code === 'file_not_found') return exitCodes.notFound;
-  if (err.status === 409 && (err.code === 'generation_failed' || err.code === 'canceled') && err.body && (err.body as AnyJob).status === 'failed')
+  if (
+    err.status === 409 &&
+    (err.code === 'generation_failed' || err.code === 'canceled' || err.code === 'pipeline_failed') &&
+    err.body &&
+    (err.body as AnyJob).status === 'failed'
+  )
     return exitCodes.jobFailed;
   switch (err.status) {
     case 400:

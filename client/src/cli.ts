@@ -2,12 +2,13 @@
 //   Configuration: MEDIAGEN_API_KEY and MEDIAGEN_BASE_URL (or --api-key / --base-url, which win).
 //   --wait follows a job: a progress bar on a terminal, JSON lines otherwise. --json prints results
 //   as JSON. Exit codes: 0 ok · 1 other · 2 usage or invalid request · 3 not found ·
-//   4 auth (401/403) · 5 credits (402) · 6 job failed.
+//   4 auth (401/403) · 5 credits (402) · 6 job or pipeline failed.
 import { Command, CommanderError, Option } from 'commander';
 import { MediaGenClient, jobPriorities, kindOfJobId, type JobPriority, type JobRef } from './client.js';
 import { uploadFile } from './node.js';
 import { addWebhookCommands } from './cli-webhooks.js';
 import { addUsageCommand } from './cli-usage.js';
+import { addPipelineCommands } from './cli-pipelines.js';
 import {
   collect,
   created,
@@ -31,7 +32,7 @@ export { exitCodeFor, exitCodes, messageFor, overallPercent } from './cli-suppor
 
 export function buildProgram(): Command {
   const program = new Command('mediagen')
-    .description('Generate images, videos, replace-actor and talking-actor videos with the Media Generation API.')
+    .description('Generate images, videos, replace-actor and talking-actor videos, alone or as pipelines, with the Media Generation API.')
     .option('--api-key <key>', 'workspace API key (default: $MEDIAGEN_API_KEY)')
     .option('--base-url <url>', 'gateway address, e.g. http://127.0.0.1:8080 (default: $MEDIAGEN_BASE_URL)')
     .option('--json', 'print results as JSON')
@@ -39,8 +40,9 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .addHelpText(
       'after',
-      '\nExit codes: 0 ok, 1 other, 2 usage or invalid request, 3 not found, 4 auth (401/403), 5 credits (402), 6 job failed.\n' +
-        'Example: mediagen images generate --project prj_… --prompt "a red fox" --wait --out fox.png',
+      '\nExit codes: 0 ok, 1 other, 2 usage or invalid request, 3 not found, 4 auth (401/403), 5 credits (402), 6 job or pipeline failed.\n' +
+        'Example: mediagen images generate --project prj_… --prompt "a red fox" --wait --out fox.png\n' +
+        '         mediagen pipelines run pipeline.json --wait',
     );
 
   const globals = (): GlobalOpts => program.opts<GlobalOpts>();
@@ -340,6 +342,7 @@ export function buildProgram(): Command {
     });
   addWebhookCommands(program, client, globals);
   addUsageCommand(program, client, globals);
+  addPipelineCommands(program, client, globals);
 
   // Usage errors leave through main's catch with exit code 2 instead of process.exit.
   program.exitOverride();

@@ -44,7 +44,8 @@ import type {
 export * from './types.js';
 export { sleep } from './util.js';
 import { webhookDeliveriesApi } from './webhook-deliveries.js';
-import { actorsApi, auditEventsApi, budgetsApi, modelsApi, pipelinesApi, projectsApi, queueApi, voicesApi } from './resources.js';
+import { actorsApi, auditEventsApi, budgetsApi, modelsApi, projectsApi, queueApi, voicesApi } from './resources.js';
+import { pipelinesApi } from './pipelines.js';
 
 // ------------------------------------------------------------------ the client
 

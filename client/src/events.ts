@@ -1,4 +1,4 @@
-// A job's live event stream as the client reads it: the `status` events of GET …/{id}/events, and
+// A job's (or a pipeline's) live event stream as the client reads it: the `status` events of GET …/{id}/events, and
 // following them to a terminal status across reconnects (the client's waitForJob falls back to
 // polling when this gives up). No Node built-ins, like the client.
 import { MediaGenError } from './errors.js';
@@ -28,17 +28,17 @@ export async function* statusEvents<J>(res: Response, kind: string): AsyncGenera
 }
 
 /**
- * Follows a job's event stream until a terminal status, reporting each record to `seen`: the
- * terminal record, else the latest one seen (polling takes over), or 'unsupported' when the gateway
- * has no event stream (404/405 for a job that exists).
+ * Follows a job's (or a pipeline's) event stream until a terminal status, reporting each record to
+ * `seen`: the terminal record, else the latest one seen (polling takes over), or 'unsupported' when
+ * the gateway has no event stream (404/405 for a job or pipeline that exists).
  */
-export async function followEvents(
-  open: (o: EventsOptions) => AsyncGenerator<JobEvent<AnyJob>>,
-  seen: (job: AnyJob) => boolean,
+export async function followEvents<R extends { status: string } = AnyJob>(
+  open: (o: EventsOptions) => AsyncGenerator<JobEvent<R>>,
+  seen: (record: R) => unknown,
   signal?: AbortSignal,
-): Promise<AnyJob | null | 'unsupported'> {
+): Promise<R | null | 'unsupported'> {
   let lastEventId: string | undefined;
-  let latest: AnyJob | null = null;
+  let latest: R | null = null;
   for (let reconnects = 0; reconnects < 5; reconnects++) {
     try {
       for await (const { id, job } of open({ signal, ...(lastEventId ? { lastEventId } : {}) })) {
@@ -50,7 +50,7 @@ export async function followEvents(
       // The stream closed before a terminal event (a gateway restart): resume from the last id.
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
-      // The job exists (we just read it), so 404/405 means this gateway has no event stream.
+      // The job or pipeline exists (we just read it), so 404/405 means this gateway has no event stream.
       if (err instanceof MediaGenError && (err.status === 404 || err.status === 405)) return 'unsupported';
       // A body that is not an event stream: poll.
       if (err instanceof MediaGenError && err.code === 'invalid_response') return latest;

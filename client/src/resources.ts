@@ -1,19 +1,7 @@
 // The client's list resources that are one request each: discovery (projects, actors, voices,
-// models, queue), the workspace's own records (audit log, budgets) and its pipelines. MediaGenClient exposes each
+// models, queue) and the workspace's own records (audit log, budgets). MediaGenClient exposes each
 // as a property (`mg.projects.list()`, `mg.auditEvents.list()`, …).
-import type {
-  ActorsQuery,
-  AuditEventsQuery,
-  Page,
-  PipelineCreate,
-  PipelineResume,
-  PipelinesQuery,
-  ProjectsQuery,
-  QueueQuery,
-  RequestOptions,
-  SendOptions,
-  VoicesQuery,
-} from './types.js';
+import type { ActorsQuery, AuditEventsQuery, Page, ProjectsQuery, QueueQuery, RequestOptions, SendOptions, VoicesQuery } from './types.js';
 import { query } from './util.js';
 
 interface Requester {
@@ -50,21 +38,4 @@ export const auditEventsApi = (c: Requester) => ({
 export const budgetsApi = (c: Requester) => ({
   /** GET /v1/budgets: each budget of the workspace's keys and projects, its spend this period, what is left and when it resets. */
   list: (o?: RequestOptions) => c.request<Page<'get_budgets'>>('GET', '/v1/budgets', o),
-});
-
-export const pipelinesApi = (c: Requester) => ({
-  /** POST /v1/pipelines: several job creates run in order as one durable job (`?dry_run=true`: the quote). Sends an Idempotency-Key. */
-  create: (body: PipelineCreate, o?: RequestOptions & { dryRun?: boolean }) =>
-    c.request<Page<'post_pipelines'>>('POST', `/v1/pipelines${o?.dryRun ? '?dry_run=true' : ''}`, { ...o, body, idempotent: true }),
-  /** GET /v1/pipelines/{id}: its status, and each step's job, progress, outputs and charges. */
-  get: (id: string, o?: RequestOptions) => c.request<Page<'get_pipelines_by_id'>>('GET', `/v1/pipelines/${encodeURIComponent(id)}`, o),
-  /** GET /v1/pipelines: the workspace's pipelines, newest first. */
-  list: (q?: PipelinesQuery, o?: RequestOptions) => c.request<Page<'get_pipelines'>>('GET', `/v1/pipelines${query(q)}`, o),
-  /** POST /v1/pipelines/{id}/cancel: cancels the running step's job; no later step starts. */
-  cancel: (id: string, o?: RequestOptions) => c.request<Page<'post_pipelines_by_id_cancel'>>('POST', `/v1/pipelines/${encodeURIComponent(id)}/cancel`, o),
-  /** POST /v1/pipelines/{id}/resume: runs the failed step again (optionally with a new body), then the rest. */
-  resume: (id: string, body: PipelineResume = {}, o?: RequestOptions) =>
-    c.request<Page<'post_pipelines_by_id_resume'>>('POST', `/v1/pipelines/${encodeURIComponent(id)}/resume`, { ...o, body }),
-  /** GET /v1/pipelines/{id}/receipt: each step's charges and refunds, by job. */
-  receipt: (id: string, o?: RequestOptions) => c.request<Page<'get_pipelines_by_id_receipt'>>('GET', `/v1/pipelines/${encodeURIComponent(id)}/receipt`, o),
 });

@@ -104,6 +104,8 @@ export type AuditEventsQuery = QueryOf<operations['get_audit_events']>;
 export type PipelinesQuery = QueryOf<operations['get_pipelines']>;
 export type PipelineCreate = BodyOf<operations['post_pipelines']>;
 export type PipelineResume = BodyOf<operations['post_pipelines_by_id_resume']>;
+/** A pipeline record (GET /v1/pipelines/{id}): its status, and each step's job, progress, outputs and charges. */
+export type Pipeline = DataOf<'get_pipelines_by_id'>;
 /** An event of the workspace's audit log (GET /v1/audit-events, owner keys only). */
 export type AuditEvent = DataOf<'get_audit_events'>[number];
 /** A budget of GET /v1/budgets (`mg.budgets.list()`): its scope, period, limit, net spend, what is left and when it resets. */
@@ -274,4 +276,5 @@ export const operationMethods = {
   post_pipelines_by_id_cancel: 'pipelines.cancel',
   post_pipelines_by_id_resume: 'pipelines.resume',
   get_pipelines_by_id_receipt: 'pipelines.receipt',
+  get_pipelines_by_id_events: 'pipelines.events',
 } as const satisfies Record<keyof operations, string>;

@@ -7,7 +7,7 @@ from typing import Any
 
 from mediagen import OPERATION_METHODS, AsyncMediaGenClient, MediaGenClient
 
-HELPERS = ["paginate", "wait_for_job", "get_job", "job_url", "job_events", "upload_direct", "download_outputs", "request", "send", "images.quote", "videos.quote", "replace_actors.quote", "talking_actors.quote", "jobs.get"]
+HELPERS = ["paginate", "wait_for_job", "get_job", "job_url", "job_events", "upload_direct", "download_outputs", "request", "send", "images.quote", "videos.quote", "replace_actors.quote", "talking_actors.quote", "jobs.get", "pipelines.wait"]
 
 
 def method_at(client: object, dotted: str) -> Any:

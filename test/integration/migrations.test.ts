@@ -20,6 +20,8 @@ const appTables = [
   'idempotency_keys',
   'job_timeline',
   'jobs',
+  'pipeline_steps',
+  'pipelines',
   'projects',
   'provider_circuits',
   'provider_route_outcomes',

@@ -3,6 +3,7 @@
 // reference resolves into a step's params, the ids a pipeline derives, and the create body's shape.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { newId } from '../../shared/ids.js';
 import { kindDescriptors } from '../../shared/kinds/index.js';
 import {
   outputCountOf,
@@ -11,6 +12,7 @@ import {
   referenceableFields,
   referencePlaceholder,
   resolveReferences,
+  pipelineIdOfStepJob,
   stepJobId,
   stepOutputUploadId,
 } from '../../shared/pipelines.js';
@@ -61,6 +63,11 @@ test("a step's job id is fixed per pipeline, step and attempt; its outputs' uplo
   assert.equal(stepJobId('video', 'pl_abc', 1, 0), 'vid_abc-s1-a0');
   assert.notEqual(stepJobId('video', 'pl_abc', 1, 1), stepJobId('video', 'pl_abc', 1, 0));
   assert.equal(stepOutputUploadId('img_abc-s0-a0', 2), 'upl_img_abc-s0-a0-o2');
+  // Read back by the event hub: a step job's notification names its pipeline; other jobs name none.
+  const id = newId('pl');
+  assert.equal(pipelineIdOfStepJob(stepJobId('talking_actor', id, 3, 12)), id);
+  assert.equal(pipelineIdOfStepJob(newId('vid')), null);
+  assert.equal(pipelineIdOfStepJob('upl_img_abc-s0-a0-o2'), null);
 });
 
 test('the create body: step ids by pattern, kinds by name, webhook_events only of pipeline events', () => {

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
+import time
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
+import anyio
+import httpx
+from httpx_sse import EventSource
 from typing_extensions import Unpack
 
 from . import _core
-from ._core import JOB_PATHS, AnyJob, JobEvent, JobKind, Page
+from ._core import JOB_PATHS, TERMINAL, AnyJob, JobEvent, JobKind, Page, PipelineEvent, PipelineTracker
+from ._errors import MediaGenError
 from .models import (
     Actor,
     ActorsQuery,
@@ -48,6 +54,9 @@ from .models import (
 
 if TYPE_CHECKING:
     from ._async_client import AsyncMediaGenClient
+
+# Seconds an event stream may stay silent: four of the gateway's 15 s pings (as the client's job streams).
+_STREAM_READ_TIMEOUT = 60.0
 
 Item = TypeVar("Item")
 
@@ -159,6 +168,8 @@ class _Pipelines:
 
     def __init__(self, client: AsyncMediaGenClient) -> None:
         self._client = client
+        # Set once the gateway answered 404 for a pipeline's event stream: poll from then on.
+        self._events_unsupported = False
 
     async def create(self, body: Mapping[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
         """POST /v1/pipelines (with an Idempotency-Key); dry_run=True: the quote of every step instead."""
@@ -185,6 +196,92 @@ class _Pipelines:
     async def receipt(self, pipeline_id: str) -> dict[str, Any]:
         """GET /v1/pipelines/{id}/receipt: each step's charges and refunds, by job."""
         return cast("dict[str, Any]", await self._client._data("GET", f"/v1/pipelines/{_core.quote_id(pipeline_id)}/receipt"))
+
+    async def events(self, pipeline_id: str, *, last_event_id: str | None = None, timeout: float | None = None) -> AsyncGenerator[PipelineEvent, None]:
+        """One connection to GET /v1/pipelines/{id}/events: a PipelineEvent for each `status` event (the
+        record GET answers) until the stream ends (after the event of a completed or failed pipeline, or
+        when the connection drops: pass the last `id` as `last_event_id` to resume without replays).
+        Raises MediaGenError 404 where the gateway has no such stream. `timeout`: seconds to wait for
+        the next event (default 60 s; the gateway sends a ping every 15 s)."""
+        headers = {"last-event-id": last_event_id} if last_event_id else {}
+        path = f"/v1/pipelines/{_core.quote_id(pipeline_id)}/events"
+        res = await self._client.send("GET", path, headers=headers, accept="text/event-stream", stream=True, timeout=_STREAM_READ_TIMEOUT if timeout is None else timeout)
+        try:
+            if "text/event-stream" not in res.headers.get("content-type", ""):
+                raise _core.not_an_event_stream(res, "pipeline")
+            async for sse in EventSource(res).aiter_sse():
+                if sse.event == "status":
+                    yield PipelineEvent(id=sse.id or None, pipeline=_core.event_job(sse.data))
+        finally:
+            await res.aclose()
+
+    async def wait(
+        self,
+        pipeline_id: str,
+        *,
+        timeout: float | None = None,
+        on_update: Callable[[dict[str, Any]], None] | None = None,
+        poll_interval: float = 0.5,
+        max_poll_interval: float = 5.0,
+        events: bool = True,
+    ) -> dict[str, Any]:
+        """Returns the pipeline's record once it is `completed` or `failed` (check `status`: a failed one
+        names its error and failed step, and may be resumed). Follows the live event stream where the
+        gateway offers it (resuming with Last-Event-ID when it drops), else polls GET, the interval
+        growing x1.5 up to `max_poll_interval` while nothing changes. `on_update` gets each new state.
+        `timeout` (seconds) raises MediaGenError `timeout` when it is still running then."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        tracker = PipelineTracker(on_update)
+        current = await self.get(pipeline_id)
+        tracker.seen(current)
+        if current["status"] not in TERMINAL and events and not self._events_unsupported:
+            current = await self._follow(pipeline_id, tracker, deadline) or current
+        interval = poll_interval
+        while current["status"] not in TERMINAL:
+            _check_deadline(deadline, pipeline_id)
+            await anyio.sleep(interval if deadline is None else max(0.0, min(interval, deadline - time.monotonic())))
+            current = await self.get(pipeline_id)
+            interval = poll_interval if tracker.seen(current) else min(max_poll_interval, interval * 1.5)
+        return current
+
+    async def _follow(self, pipeline_id: str, tracker: PipelineTracker, deadline: float | None) -> dict[str, Any] | None:
+        """Follows the event stream until a terminal status; None when the gateway has none (poll)."""
+        last_event_id: str | None = None
+        latest: dict[str, Any] | None = None
+        for reconnects in range(5):
+            try:
+                read_timeout = None if deadline is None else max(0.01, deadline - time.monotonic())
+                # Closed on return too, so the connection is given back at once.
+                async with aclosing(self.events(pipeline_id, last_event_id=last_event_id, timeout=read_timeout)) as stream:
+                    async for ev in stream:
+                        if ev.id is not None:
+                            last_event_id = ev.id
+                        latest = ev.pipeline
+                        tracker.seen(ev.pipeline)
+                        if ev.pipeline["status"] in TERMINAL:
+                            return ev.pipeline
+                        _check_deadline(deadline, pipeline_id)
+                # The stream closed before a terminal event (a gateway restart): resume from the last id.
+            except MediaGenError as e:
+                if e.code == "timeout":
+                    raise
+                # The pipeline exists (just read), so 404/405 means this gateway has no event stream.
+                if e.status in (404, 405):
+                    self._events_unsupported = True
+                    return None
+                if e.code == "invalid_response":
+                    return latest
+                # A network error or a 503 while the gateway restarts: reconnect after a short pause.
+            except (httpx.TransportError, httpx.DecodingError):
+                pass  # the connection dropped mid-stream: resume below
+            _check_deadline(deadline, pipeline_id)
+            await anyio.sleep(0.25 * (reconnects + 1))
+        return latest
+
+
+def _check_deadline(deadline: float | None, pipeline_id: str) -> None:
+    if deadline is not None and time.monotonic() >= deadline:
+        raise MediaGenError(status=0, code="timeout", message=f"pipeline {pipeline_id} did not end in time (it goes on)")
 
 
 class _Jobs:

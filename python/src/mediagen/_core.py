@@ -93,6 +93,7 @@ OPERATION_METHODS: dict[str, str] = {
     "post_pipelines_by_id_cancel": "pipelines.cancel",
     "post_pipelines_by_id_resume": "pipelines.resume",
     "get_pipelines_by_id_receipt": "pipelines.receipt",
+    "get_pipelines_by_id_events": "pipelines.events",
     "get_jobs": "jobs.list",
     "get_jobs_by_id_timeline": "jobs.timeline",
     "get_images_by_id_timeline": "jobs.timeline",
@@ -270,6 +271,34 @@ class JobEvent(Generic[J]):
     id: str | None
     """The event id (the job's change counter), for `last_event_id` on reconnect."""
     job: J
+
+
+@dataclass(frozen=True)
+class PipelineEvent:
+    """One `status` event of a pipeline's event stream."""
+
+    id: str | None
+    """The event id (the pipeline's change counter), for `last_event_id` on reconnect."""
+    pipeline: dict[str, Any]
+
+
+@dataclass
+class PipelineTracker:
+    """Reports each new state of a pipeline once to the caller's callback (its statuses, progress,
+    outputs or charges moved; its updated_at and presigned URLs move on their own)."""
+
+    on_update: Callable[[dict[str, Any]], None] | None
+    last: str = ""
+
+    def seen(self, p: Mapping[str, Any]) -> bool:
+        steps = [[s.get("status"), s.get("job_id"), s.get("progress"), len(s.get("outputs") or []), s.get("charged"), s.get("refunded")] for s in p.get("steps", [])]
+        key = json.dumps([p.get("status"), p.get("error"), p.get("charged"), steps], sort_keys=True)
+        if key == self.last:
+            return False
+        self.last = key
+        if self.on_update is not None:
+            self.on_update(dict(p))
+        return True
 
 
 @dataclass(frozen=True)

@@ -2194,6 +2194,7 @@ OPERATION_IDS: tuple[str, ...] = (
     "get_openapi_json",
     "get_pipelines",
     "get_pipelines_by_id",
+    "get_pipelines_by_id_events",
     "get_pipelines_by_id_receipt",
     "get_projects",
     "get_queue",
