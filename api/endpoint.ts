@@ -31,6 +31,8 @@ export interface EndpointSpec<S, B extends z.ZodType | undefined, Q extends z.Zo
   before?(services: S): RequestHandler[];
   /** Runs before the body is validated (to tell one malformed field apart from the rest). */
   precheck?(req: Request): void;
+  /** Validates the body with `body` in place of the default (for refusals worded the endpoint's own way); throws the 400. */
+  parseBody?(raw: unknown): Parsed<B>;
   handler(ctx: EndpointContext<S, B, Q>): Promise<void> | void;
 }
 
@@ -47,7 +49,7 @@ export class Endpoints<S> {
 
   /** The OpenAPI operations of these endpoints, in declaration order. */
   get operations(): Operation[] {
-    return this.#list.map(({ handler: _h, precheck: _p, before: _b, ...op }) => op);
+    return this.#list.map(({ handler: _h, precheck: _p, before: _b, parseBody: _pb, ...op }) => op);
   }
 
   /** An Express router serving these endpoints: rate-limit class, JSON body, validation, handler. */
@@ -64,7 +66,7 @@ export class Endpoints<S> {
       const query = e.query ? queryParser(e.query) : () => undefined;
       router[e.method](e.path, ...chain, async (req: Request, res: Response) => {
         e.precheck?.(req);
-        const body = e.body ? parseOr400(e.body, req.body) : undefined;
+        const body = e.parseBody ? e.parseBody(req.body) : e.body ? parseOr400(e.body, req.body) : undefined;
         await e.handler({ req, res, body, query: query(req), services });
       });
     }

@@ -63,3 +63,21 @@ export function openApiPath(path: string): { path: string; params: string[] } {
   });
   return { path: converted, params };
 }
+
+const DEFAULT_UPLOAD_MAX_RETENTION_SECONDS = 90 * 86_400;
+
+/**
+ * The deployment's bounds, stated where the requests they bound are: every JSON `expires_in_seconds`
+ * an upload request takes gets UPLOAD_MAX_RETENTION_SECONDS, a pipeline's `steps` PIPELINE_MAX_STEPS.
+ */
+export function statesDeploymentBounds(paths: Record<string, JsonObject>, opts: { uploadMaxRetentionSeconds?: number; pipelineMaxSteps?: number }): void {
+  const maxRetention = opts.uploadMaxRetentionSeconds ?? DEFAULT_UPLOAD_MAX_RETENTION_SECONDS;
+  for (const [path, item] of Object.entries(paths)) {
+    for (const op of Object.values(item) as JsonObject[]) {
+      const schema = (op.requestBody as { content?: Record<string, { schema?: JsonObject }> } | undefined)?.content?.['application/json']?.schema;
+      const properties = schema?.properties as Record<string, JsonObject> | undefined;
+      if (properties?.expires_in_seconds?.type === 'integer') properties.expires_in_seconds.maximum = maxRetention;
+      if (path === '/v1/pipelines' && properties?.steps && opts.pipelineMaxSteps !== undefined) properties.steps.maxItems = opts.pipelineMaxSteps;
+    }
+  }
+}

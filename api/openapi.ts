@@ -9,7 +9,7 @@ import type { Operation } from './operations.js';
 import { errorCodes } from './errors.js';
 import { jobStatuses } from '../shared/job-model.js';
 import { uploadStatuses } from '../shared/uploads.js';
-import { converter, openApiPath } from './openapi-schema.js';
+import { converter, openApiPath, statesDeploymentBounds } from './openapi-schema.js';
 import { NO_NUL_PATTERN } from './validate.js';
 import { healthEndpoints } from './routes/health.js';
 import { discoveryEndpoints } from './routes/discovery.js';
@@ -175,6 +175,8 @@ export interface DocumentSettings {
   serverUrl?: string;
   /** UPLOAD_MAX_RETENTION_SECONDS: the most an upload's `expires_in_seconds` may ask for (default 90 days). */
   uploadMaxRetentionSeconds?: number;
+  /** PIPELINE_MAX_STEPS: the most steps a pipeline may have (absent: the schema's own bound). */
+  pipelineMaxSteps?: number;
 }
 
 export function buildOpenApiDocument(operations: Operation[], opts: DocumentSettings = {}): JsonObject {
@@ -292,7 +294,7 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
     if (op.rateClass) operation['x-rate-limit-class'] = op.rateClass;
     (paths[path] ??= {})[op.method] = operation;
   }
-  statesUploadLifetimeBound(paths, opts.uploadMaxRetentionSeconds ?? DEFAULT_UPLOAD_MAX_RETENTION_SECONDS);
+  statesDeploymentBounds(paths, opts);
 
   return {
     openapi: '3.1.0',
@@ -366,19 +368,6 @@ const resolveErrorResponse = (comps: JsonObject, status: number): JsonObject => 
 
 const errorHeaders = (status: number): JsonObject => (status === 429 || status === 503 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {});
 
-const DEFAULT_UPLOAD_MAX_RETENTION_SECONDS = 90 * 86_400;
-
-/** Every JSON `expires_in_seconds` an upload request takes gets the deployment's maximum. */
-function statesUploadLifetimeBound(paths: Record<string, JsonObject>, max: number): void {
-  for (const item of Object.values(paths)) {
-    for (const op of Object.values(item) as JsonObject[]) {
-      const schema = (op.requestBody as { content?: Record<string, { schema?: JsonObject }> } | undefined)?.content?.['application/json']?.schema;
-      const field = (schema?.properties as Record<string, JsonObject> | undefined)?.expires_in_seconds;
-      if (field?.type === 'integer') field.maximum = max;
-    }
-  }
-}
-
 function operationId(op: Operation): string {
   const words = op.path
     .replace(/^\/v1\//, '')
@@ -393,7 +382,11 @@ export function createOpenApiRouter(deps: AppDeps): Router {
   return openApiEndpoints.router({
     document: () =>
       (document ??= JSON.stringify(
-        buildOpenApiDocument(allOperations(), { serverUrl: deps.config.PUBLIC_BASE_URL, uploadMaxRetentionSeconds: deps.config.UPLOAD_MAX_RETENTION_SECONDS }),
+        buildOpenApiDocument(allOperations(), {
+          serverUrl: deps.config.PUBLIC_BASE_URL,
+          uploadMaxRetentionSeconds: deps.config.UPLOAD_MAX_RETENTION_SECONDS,
+          pipelineMaxSteps: deps.config.PIPELINE_MAX_STEPS,
+        }),
       )),
   });
 }

@@ -28,16 +28,69 @@ export const stepReferenceSchema = z.strictObject({
 });
 export type StepReference = z.infer<typeof stepReferenceSchema>;
 
-const stepSchema = z.strictObject({
-  id: z.string().regex(STEP_ID_PATTERN, 'must match ^[a-z][a-z0-9_-]{0,31}$').describe('the step id, unique in the pipeline'),
-  kind: z.enum(jobKinds).describe('the job kind the step creates'),
-  body: z
-    .record(z.string(), z.unknown())
-    .describe(
-      "the kind's create body without project_id (the pipeline's) and without webhook fields; an upload id field (start_frame_file_id, an element of reference_file_ids, video_file_id, …) " +
-        'may instead be a reference {"from": "<earlier step id>", "output": <index>} to that step\'s output, of the media type the field takes',
-    ),
-});
+/** The fields of a kind's create body a step does not carry, each with why (the refusal's words). */
+export const stepExcludedFields: Readonly<Record<string, string>> = {
+  project_id: "a step's project is the pipeline's",
+  webhook_url: 'a step has no webhook of its own (the pipeline has webhook_url)',
+  webhook_events: 'a step has no webhook of its own (the pipeline has webhook_url)',
+};
+
+/** The same schema with the original's metadata (its description), which a rebuilt schema does not inherit. */
+function keepMeta<S extends z.ZodType>(original: z.ZodType, rebuilt: S): S {
+  const meta = z.globalRegistry.get(original);
+  return meta ? rebuilt.meta(meta) : rebuilt;
+}
+
+/** An upload id field that also takes a reference: the value, or each element of a list, either the id or `{from, output}`. */
+function orReference(field: z.ZodType): z.ZodType {
+  if (field instanceof z.ZodOptional) return keepMeta(field, orReference(field.unwrap() as z.ZodType).optional());
+  // The list keeps its own checks (its maximum length): only its element changes.
+  if (field instanceof z.ZodArray)
+    return keepMeta(field, field.clone({ ...field._zod.def, element: z.union([field.element as z.ZodType, stepReferenceSchema]) }));
+  return z.union([field, stepReferenceSchema]);
+}
+
+/**
+ * A step's body of a kind, derived from the kind's create body so a new field appears here by
+ * itself: its fields but the excluded ones, each upload input (referenceableFields) also taking a
+ * reference, the body's own rules (its refinements, and their JSON Schema in its metadata) kept,
+ * and the metadata's rules about the excluded fields dropped.
+ */
+function stepBodyOf(kind: JobKind): z.ZodObject {
+  const body = kindOf(kind).body as unknown as z.ZodObject;
+  const referenceable = new Set(referenceableFields(kind).map((r) => r.field));
+  const shape = Object.fromEntries(
+    Object.entries(body.shape)
+      .filter(([field]) => !(field in stepExcludedFields))
+      .map(([field, schema]) => [field, referenceable.has(field) ? orReference(schema as z.ZodType) : (schema as z.ZodType)]),
+  );
+  const step = body.clone({ ...body._zod.def, shape }) as z.ZodObject;
+  const { dependentRequired, ...meta } = z.globalRegistry.get(body) ?? {};
+  const kept = Object.entries((dependentRequired ?? {}) as Record<string, string[]>).filter(
+    ([field, needs]) => !(field in stepExcludedFields) && !needs.some((n) => n in stepExcludedFields),
+  );
+  return step.meta({ ...meta, ...(kept.length ? { dependentRequired: Object.fromEntries(kept) } : {}) });
+}
+
+const STEP_BODY_DESCRIPTION =
+  "the kind's create body without project_id (the pipeline's) and without webhook fields; an upload id field (start_frame_file_id, an element of reference_file_ids, video_file_id, …) " +
+  'may instead be a reference {"from": "<earlier step id>", "output": <index>} to that step\'s output, of the media type the field takes';
+
+/** Each kind's step body, in document order: what a step of the kind (and a resume of such a step) is parsed with. */
+export const stepBodySchemas = Object.fromEntries(jobKinds.map((kind) => [kind, stepBodyOf(kind).describe(STEP_BODY_DESCRIPTION)])) as Record<
+  JobKind,
+  z.ZodObject
+>;
+
+const stepIdField = z.string().regex(STEP_ID_PATTERN, 'must match ^[a-z][a-z0-9_-]{0,31}$').describe('the step id, unique in the pipeline');
+
+/** A step: one branch per kind, told apart by `kind`, whose `body` is that kind's step body. */
+const stepSchema = z.discriminatedUnion(
+  'kind',
+  jobKinds.map((kind) =>
+    z.strictObject({ id: stepIdField, kind: z.literal(kind).describe('the job kind the step creates'), body: stepBodySchemas[kind] }),
+  ) as unknown as [z.ZodObject<{ id: typeof stepIdField; kind: z.ZodLiteral<JobKind>; body: z.ZodObject }>],
+);
 
 export const pipelineCreateBody = z
   .strictObject({
@@ -57,7 +110,12 @@ export const pipelineCreateBody = z
 export type PipelineCreateBody = z.infer<typeof pipelineCreateBody>;
 
 export const pipelineResumeBody = z.strictObject({
-  body: z.record(z.string(), z.unknown()).optional().describe("the failed step's new body (validated as at create, references too); absent: the same body"),
+  body: z
+    .union(jobKinds.map((kind) => stepBodySchemas[kind]) as unknown as [z.ZodObject, ...z.ZodObject[]])
+    .optional()
+    .describe(
+      "the failed step's new body: a step body of the failed step's kind (validated as at create, references too; a body of another kind is refused); absent: the same body",
+    ),
 });
 
 /** The media type a step of the kind outputs. */

@@ -8717,19 +8717,240 @@ export interface operations {
                 "application/json": {
                     project_id: string;
                     /** @description the steps, run in this order (at most PIPELINE_MAX_STEPS, default 8) */
-                    steps: {
+                    steps: ({
                         /** @description the step id, unique in the pipeline */
                         id: string;
                         /**
                          * @description the job kind the step creates
-                         * @enum {string}
+                         * @constant
                          */
-                        kind: "image" | "video" | "replace_actor" | "talking_actor";
+                        kind: "image";
                         /** @description the kind's create body without project_id (the pipeline's) and without webhook fields; an upload id field (start_frame_file_id, an element of reference_file_ids, video_file_id, …) may instead be a reference {"from": "<earlier step id>", "output": <index>} to that step's output, of the media type the field takes */
                         body: {
-                            [key: string]: unknown;
+                            prompt: string;
+                            /** @enum {string} */
+                            model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "seedream-4.5";
+                            /** @enum {string} */
+                            aspect_ratio: "1:1" | "9:16" | "16:9";
+                            count: number;
+                            /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                            deadline_seconds?: number;
+                            /**
+                             * @description the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+                             * @enum {string}
+                             */
+                            priority?: "high" | "normal" | "low";
                         };
-                    }[];
+                    } | {
+                        /** @description the step id, unique in the pipeline */
+                        id: string;
+                        /**
+                         * @description the job kind the step creates
+                         * @constant
+                         */
+                        kind: "video";
+                        /** @description the kind's create body without project_id (the pipeline's) and without webhook fields; an upload id field (start_frame_file_id, an element of reference_file_ids, video_file_id, …) may instead be a reference {"from": "<earlier step id>", "output": <index>} to that step's output, of the media type the field takes */
+                        body: {
+                            prompt: string;
+                            /** @enum {string} */
+                            model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "seedance-1.5" | "grok-video";
+                            aspect_ratio?: string;
+                            duration?: number;
+                            resolution?: string;
+                            reference_file_ids?: (string | {
+                                /** @description the id of an earlier step */
+                                from: string;
+                                /** @description the index of that step's output (0 for a step with one output) */
+                                output: number;
+                            })[];
+                            start_frame_file_id?: string | {
+                                /** @description the id of an earlier step */
+                                from: string;
+                                /** @description the index of that step's output (0 for a step with one output) */
+                                output: number;
+                            };
+                            end_frame_file_id?: string | {
+                                /** @description the id of an earlier step */
+                                from: string;
+                                /** @description the index of that step's output (0 for a step with one output) */
+                                output: number;
+                            };
+                            /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                            deadline_seconds?: number;
+                            /**
+                             * @description the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+                             * @enum {string}
+                             */
+                            priority?: "high" | "normal" | "low";
+                        } & ({
+                            /** @constant */
+                            model?: "sora-2-pro";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16";
+                            /** @enum {unknown} */
+                            duration?: 4 | 6 | 8;
+                            /** @enum {unknown} */
+                            resolution?: "720p" | "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "sora-2";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16";
+                            /** @enum {unknown} */
+                            duration?: 4 | 6 | 8;
+                            /** @enum {unknown} */
+                            resolution?: "720p" | "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "kling-3.0";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "kling-3.0-turbo";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "kling-2.6";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1";
+                            /** @enum {unknown} */
+                            duration?: 5 | 10;
+                            /** @enum {unknown} */
+                            resolution?: "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "veo-3.1";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16";
+                            /** @enum {unknown} */
+                            duration?: 4 | 6 | 8;
+                            /** @enum {unknown} */
+                            resolution?: "720p" | "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "seedance-1.5";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "480p" | "720p" | "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "grok-video";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "3:2" | "2:3";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "480p" | "720p";
+                            reference_file_ids?: unknown;
+                        });
+                    } | {
+                        /** @description the step id, unique in the pipeline */
+                        id: string;
+                        /**
+                         * @description the job kind the step creates
+                         * @constant
+                         */
+                        kind: "replace_actor";
+                        /** @description the kind's create body without project_id (the pipeline's) and without webhook fields; an upload id field (start_frame_file_id, an element of reference_file_ids, video_file_id, …) may instead be a reference {"from": "<earlier step id>", "output": <index>} to that step's output, of the media type the field takes */
+                        body: {
+                            image_url?: string;
+                            video_url?: string;
+                            image_file_id?: string | {
+                                /** @description the id of an earlier step */
+                                from: string;
+                                /** @description the index of that step's output (0 for a step with one output) */
+                                output: number;
+                            };
+                            video_file_id?: string | {
+                                /** @description the id of an earlier step */
+                                from: string;
+                                /** @description the index of that step's output (0 for a step with one output) */
+                                output: number;
+                            };
+                            prompt?: string;
+                            /** @constant */
+                            model?: "replace-actor";
+                            /** @default 30 */
+                            duration?: number;
+                            /**
+                             * @default 9:16
+                             * @enum {string}
+                             */
+                            aspect_ratio?: "1:1" | "9:16" | "16:9";
+                            /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                            deadline_seconds?: number;
+                            /**
+                             * @description the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+                             * @enum {string}
+                             */
+                            priority?: "high" | "normal" | "low";
+                        } & ({
+                            image_url?: never;
+                            video_url?: never;
+                        } | {
+                            image_file_id?: never;
+                            video_file_id?: never;
+                        });
+                    } | {
+                        /** @description the step id, unique in the pipeline */
+                        id: string;
+                        /**
+                         * @description the job kind the step creates
+                         * @constant
+                         */
+                        kind: "talking_actor";
+                        /** @description the kind's create body without project_id (the pipeline's) and without webhook fields; an upload id field (start_frame_file_id, an element of reference_file_ids, video_file_id, …) may instead be a reference {"from": "<earlier step id>", "output": <index>} to that step's output, of the media type the field takes */
+                        body: {
+                            actor_id: string;
+                            script: string;
+                            voice_id?: string;
+                            /** @constant */
+                            model?: "talking-actor";
+                            voice_options?: {
+                                speed?: number;
+                                stability?: number;
+                                similarity?: number;
+                                style?: number;
+                            };
+                            /**
+                             * @default 9:16
+                             * @enum {string}
+                             */
+                            aspect_ratio?: "1:1" | "9:16" | "16:9";
+                            /** @description a completed video upload of this workspace the actor talks over: it fills the frame (scaled and center-cropped to aspect_ratio), looped or cut to the length of the speech, its own sound dropped (the output carries the speech only); the presenter is shown in the lower right corner (picture in picture, about 42% of the frame each way). The price is the same as without a background. Absent (and no background_video_url): the presenter fills the frame */
+                            background_video_file_id?: string | {
+                                /** @description the id of an earlier step */
+                                from: string;
+                                /** @description the index of that step's output (0 for a step with one output) */
+                                output: number;
+                            };
+                            /** @description the background video as a public https URL, fetched when the job starts (a video of at most 50 MB); not with background_video_file_id */
+                            background_video_url?: string;
+                            /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                            deadline_seconds?: number;
+                            /**
+                             * @description the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+                             * @enum {string}
+                             */
+                            priority?: "high" | "normal" | "low";
+                        };
+                    })[];
                     /** @description https URL (default port, a public host, no credentials) that receives this pipeline's events, signed per Standard Webhooks with the workspace's secret */
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["pipeline.completed", "pipeline.failed"] */
@@ -9200,9 +9421,200 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description the failed step's new body (validated as at create, references too); absent: the same body */
+                    /** @description the failed step's new body: a step body of the failed step's kind (validated as at create, references too; a body of another kind is refused); absent: the same body */
                     body?: {
-                        [key: string]: unknown;
+                        prompt: string;
+                        /** @enum {string} */
+                        model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "seedream-4.5";
+                        /** @enum {string} */
+                        aspect_ratio: "1:1" | "9:16" | "16:9";
+                        count: number;
+                        /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                        deadline_seconds?: number;
+                        /**
+                         * @description the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+                         * @enum {string}
+                         */
+                        priority?: "high" | "normal" | "low";
+                    } | ({
+                        prompt: string;
+                        /** @enum {string} */
+                        model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "seedance-1.5" | "grok-video";
+                        aspect_ratio?: string;
+                        duration?: number;
+                        resolution?: string;
+                        reference_file_ids?: (string | {
+                            /** @description the id of an earlier step */
+                            from: string;
+                            /** @description the index of that step's output (0 for a step with one output) */
+                            output: number;
+                        })[];
+                        start_frame_file_id?: string | {
+                            /** @description the id of an earlier step */
+                            from: string;
+                            /** @description the index of that step's output (0 for a step with one output) */
+                            output: number;
+                        };
+                        end_frame_file_id?: string | {
+                            /** @description the id of an earlier step */
+                            from: string;
+                            /** @description the index of that step's output (0 for a step with one output) */
+                            output: number;
+                        };
+                        /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                        deadline_seconds?: number;
+                        /**
+                         * @description the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+                         * @enum {string}
+                         */
+                        priority?: "high" | "normal" | "low";
+                    } & ({
+                        /** @constant */
+                        model?: "sora-2-pro";
+                        /** @enum {unknown} */
+                        aspect_ratio?: "16:9" | "9:16";
+                        /** @enum {unknown} */
+                        duration?: 4 | 6 | 8;
+                        /** @enum {unknown} */
+                        resolution?: "720p" | "1080p";
+                        reference_file_ids?: unknown;
+                    } | {
+                        /** @constant */
+                        model?: "sora-2";
+                        /** @enum {unknown} */
+                        aspect_ratio?: "16:9" | "9:16";
+                        /** @enum {unknown} */
+                        duration?: 4 | 6 | 8;
+                        /** @enum {unknown} */
+                        resolution?: "720p" | "1080p";
+                        reference_file_ids?: unknown;
+                    } | {
+                        /** @constant */
+                        model?: "kling-3.0";
+                        /** @enum {unknown} */
+                        aspect_ratio?: "16:9" | "9:16" | "1:1";
+                        duration?: number;
+                        /** @enum {unknown} */
+                        resolution?: "1080p";
+                        reference_file_ids?: unknown;
+                    } | {
+                        /** @constant */
+                        model?: "kling-3.0-turbo";
+                        /** @enum {unknown} */
+                        aspect_ratio?: "16:9" | "9:16" | "1:1";
+                        duration?: number;
+                        /** @enum {unknown} */
+                        resolution?: "1080p";
+                        reference_file_ids?: unknown;
+                    } | {
+                        /** @constant */
+                        model?: "kling-2.6";
+                        /** @enum {unknown} */
+                        aspect_ratio?: "16:9" | "9:16" | "1:1";
+                        /** @enum {unknown} */
+                        duration?: 5 | 10;
+                        /** @enum {unknown} */
+                        resolution?: "1080p";
+                        reference_file_ids?: unknown;
+                    } | {
+                        /** @constant */
+                        model?: "veo-3.1";
+                        /** @enum {unknown} */
+                        aspect_ratio?: "16:9" | "9:16";
+                        /** @enum {unknown} */
+                        duration?: 4 | 6 | 8;
+                        /** @enum {unknown} */
+                        resolution?: "720p" | "1080p";
+                        reference_file_ids?: unknown;
+                    } | {
+                        /** @constant */
+                        model?: "seedance-1.5";
+                        /** @enum {unknown} */
+                        aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                        duration?: number;
+                        /** @enum {unknown} */
+                        resolution?: "480p" | "720p" | "1080p";
+                        reference_file_ids?: unknown;
+                    } | {
+                        /** @constant */
+                        model?: "grok-video";
+                        /** @enum {unknown} */
+                        aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "3:2" | "2:3";
+                        duration?: number;
+                        /** @enum {unknown} */
+                        resolution?: "480p" | "720p";
+                        reference_file_ids?: unknown;
+                    })) | ({
+                        image_url?: string;
+                        video_url?: string;
+                        image_file_id?: string | {
+                            /** @description the id of an earlier step */
+                            from: string;
+                            /** @description the index of that step's output (0 for a step with one output) */
+                            output: number;
+                        };
+                        video_file_id?: string | {
+                            /** @description the id of an earlier step */
+                            from: string;
+                            /** @description the index of that step's output (0 for a step with one output) */
+                            output: number;
+                        };
+                        prompt?: string;
+                        /** @constant */
+                        model?: "replace-actor";
+                        /** @default 30 */
+                        duration?: number;
+                        /**
+                         * @default 9:16
+                         * @enum {string}
+                         */
+                        aspect_ratio?: "1:1" | "9:16" | "16:9";
+                        /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                        deadline_seconds?: number;
+                        /**
+                         * @description the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+                         * @enum {string}
+                         */
+                        priority?: "high" | "normal" | "low";
+                    } & ({
+                        image_url?: never;
+                        video_url?: never;
+                    } | {
+                        image_file_id?: never;
+                        video_file_id?: never;
+                    })) | {
+                        actor_id: string;
+                        script: string;
+                        voice_id?: string;
+                        /** @constant */
+                        model?: "talking-actor";
+                        voice_options?: {
+                            speed?: number;
+                            stability?: number;
+                            similarity?: number;
+                            style?: number;
+                        };
+                        /**
+                         * @default 9:16
+                         * @enum {string}
+                         */
+                        aspect_ratio?: "1:1" | "9:16" | "16:9";
+                        /** @description a completed video upload of this workspace the actor talks over: it fills the frame (scaled and center-cropped to aspect_ratio), looped or cut to the length of the speech, its own sound dropped (the output carries the speech only); the presenter is shown in the lower right corner (picture in picture, about 42% of the frame each way). The price is the same as without a background. Absent (and no background_video_url): the presenter fills the frame */
+                        background_video_file_id?: string | {
+                            /** @description the id of an earlier step */
+                            from: string;
+                            /** @description the index of that step's output (0 for a step with one output) */
+                            output: number;
+                        };
+                        /** @description the background video as a public https URL, fetched when the job starts (a video of at most 50 MB); not with background_video_file_id */
+                        background_video_url?: string;
+                        /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                        deadline_seconds?: number;
+                        /**
+                         * @description the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+                         * @enum {string}
+                         */
+                        priority?: "high" | "normal" | "low";
                     };
                 };
             };

@@ -75,6 +75,9 @@ MODELS: dict[str, tuple[str, str]] = {
     "UsageRow": ("get_usage", "item"),
     "UsageReport": ("get_usage", "answer"),
     "UsageQuery": ("get_usage", "query"),
+    "PipelineCreate": ("post_pipelines", "body"),
+    "PipelineResume": ("post_pipelines_by_id_resume", "body"),
+    "Pipeline": ("get_pipelines_by_id", "data"),
 }
 
 # Sub-objects named on their own: name → (model, JSON path inside it).
@@ -86,6 +89,10 @@ SHARED: dict[str, tuple[str, tuple[str | int, ...]]] = {
     "UsageJobCounts": ("UsageRow", ("properties", "jobs")),
     "UsageTotals": ("UsageReport", ("properties", "totals")),
     "UsagePeriod": ("UsageReport", ("properties", "period")),
+    "StepReference": ("VideoStepBody", ("properties", "start_frame_file_id", "anyOf", 1)),
+    "PipelineStepRecord": ("Pipeline", ("properties", "steps", "items")),
+    "PipelineStepProgress": ("Pipeline", ("properties", "steps", "items", "properties", "progress", "anyOf", 0)),
+    "PipelineStepOutput": ("Pipeline", ("properties", "steps", "items", "properties", "outputs", "items")),
 }
 
 # Enumerations named on their own: name → (model, property).
@@ -186,6 +193,22 @@ def split_job_list_item(defs: Json) -> None:
     defs["JobListItem"] = {"anyOf": [{"$ref": f"#/$defs/{n}"} for n in names]}
 
 
+def split_pipeline_steps(defs: Json) -> None:
+    """A pipeline's steps: one named model per kind (`kind` tells which) whose body is that kind's
+    step body (its create body, a StepReference where an upload id goes); a resume's new body is any
+    of those bodies (the server holds it to the failed step's kind)."""
+    steps = defs["PipelineCreate"]["properties"]["steps"]
+    names = []
+    for branch in steps["items"]["oneOf"]:
+        name = "".join(w.capitalize() for w in branch["properties"]["kind"]["const"].split("_"))
+        defs[f"{name}StepBody"] = strip_untypable(branch["properties"]["body"])
+        defs[f"{name}Step"] = branch | {"properties": branch["properties"] | {"body": {"$ref": f"#/$defs/{name}StepBody"}}}
+        names.append(name)
+    steps["items"] = {"anyOf": [{"$ref": f"#/$defs/{n}Step"} for n in names]}
+    body = defs["PipelineResume"]["properties"]["body"]
+    defs["PipelineResume"]["properties"]["body"] = {"description": body["description"], "anyOf": [{"$ref": f"#/$defs/{n}StepBody"} for n in names]}
+
+
 def canonical(schema: Any) -> str:
     return json.dumps(schema, sort_keys=True)
 
@@ -214,6 +237,7 @@ def models_schema(doc: Json) -> Json:
     defs["WebhookEvent"] = webhook_event(doc)
     # A budget alert, sent to the budget's alert URL: data is the budget's spend, not a job.
     defs["BudgetWebhookEvent"] = copy.deepcopy(doc["webhooks"]["budget.threshold_reached"]["post"]["requestBody"]["content"]["application/json"]["schema"])
+    split_pipeline_steps(defs)
     for name, (model, path) in SHARED.items():
         node: Any = defs[model]
         for key in path:

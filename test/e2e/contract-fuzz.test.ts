@@ -62,10 +62,15 @@ const KNOWN_UNEXPRESSIBLE: Record<string, string> = {
   post_upload_from_url: 'a URL whose host does not resolve to a public address',
   // How far apart two query parameters may be (from before to, a span of at most 366 or 31 days).
   get_usage: 'a range whose from is not before its to, or longer than its granularity allows',
-  // A step's body is its kind's create body, checked by that kind's rules, and a reference must name an
-  // earlier step of the same request with an output of the field's media type: rules across the request.
-  post_pipelines: 'a step body its kind refuses, or a reference to a step that is missing, later or of another media type',
-  post_pipelines_by_id_resume: "a new body the failed step's kind refuses, or whose references do not fit",
+  // Each step's body is published as its kind's create body (references where upload ids go), and the
+  // steps' count as the deployment's bound; what the steps say of each other is not: that a reference
+  // names a step that exists and runs earlier, an output that step makes (an image step's count), of
+  // the media type the field takes, and that no two steps share an id.
+  post_pipelines:
+    "a reference to a missing or later step, to an output its step does not make or of another media type than the field's, or a step id used twice",
+  // The new body is published as any kind's step body: the failed step's kind, which it must be, is known only to the server.
+  post_pipelines_by_id_resume:
+    "a new body of another kind than the failed step's, or whose reference names a missing or later step, an output it does not make or of another media type",
 };
 
 /** The fetcher's test seams: no name resolves and no connection is made, whatever the fuzzer sends. */

@@ -234,6 +234,12 @@ describe('a three-step pipeline', () => {
 
     const notFailed = await client.post(`/v1/pipelines/${failed.id}/resume`, { body: { nope: 1 } });
     assert.equal(notFailed.status, 400, 'a new body is validated as at create');
+    // A step body of another kind (the published union takes it) is held to the failed step's kind.
+    const otherKind = await client.post(`/v1/pipelines/${failed.id}/resume`, { body: imageStep.body });
+    assert.equal(otherKind.status, 400, otherKind.text);
+    assertMatchesDocument('post', '/v1/pipelines/{id}/resume', otherKind);
+    assert.equal(otherKind.body.error.code, 'invalid_model');
+    assert.match(otherKind.body.error.message, /^body: model nano-banana-2 is not supported here/);
     const resumed = await client.post(`/v1/pipelines/${failed.id}/resume`, { body: talkStep('Hello again from the lighthouse.').body });
     assert.equal(resumed.status, 200, resumed.text);
     assertMatchesDocument('post', '/v1/pipelines/{id}/resume', resumed);
@@ -447,6 +453,12 @@ describe('validation at create', () => {
       /^steps\[0\]\.body\.start_frame_file_id: file upload upl_missing not found/,
     );
     await refused([{ ...imageStep, body: { ...imageStep.body, project_id: t.projectId } }], 400, /^steps\[0\]\.body\.project_id: /);
+    // The schema's own refusal: a step body is its kind's, an image step has no start frame.
+    await refused(
+      [{ ...imageStep, body: { ...imageStep.body, start_frame_file_id: { from: 'still', output: 0 } } }],
+      400,
+      /^steps\[0\]\.body: Unrecognized key: "start_frame_file_id"/,
+    );
     await refused([imageStep, { ...imageStep }], 400, /^steps\[1\]\.id: step id "still" is used by an earlier step/);
     await refused(
       Array.from({ length: 9 }, (_, i) => ({ ...imageStep, id: `s${i}` })),

@@ -71,7 +71,7 @@ test("a step's job id is fixed per pipeline, step and attempt; its outputs' uplo
 });
 
 test('the create body: step ids by pattern, kinds by name, webhook_events only of pipeline events', () => {
-  const ok = { project_id: 'prj_1', steps: [{ id: 'still', kind: 'image', body: { prompt: 'x' } }] };
+  const ok = { project_id: 'prj_1', steps: [{ id: 'still', kind: 'image', body: { prompt: 'x', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 } }] };
   assert.equal(pipelineCreateBody.safeParse(ok).success, true);
   assert.equal(pipelineCreateBody.safeParse({ ...ok, steps: [] }).success, false);
   assert.equal(pipelineCreateBody.safeParse({ ...ok, steps: [{ ...ok.steps[0], id: 'Still' }] }).success, false);

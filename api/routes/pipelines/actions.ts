@@ -13,7 +13,7 @@ import { getJob } from '../../../db/repos/jobs.js';
 import { isTerminal } from '../../../jobs/index.js';
 import { outputCountOf, pipelineRecordSchema, pipelineResumeBody } from '../../../shared/pipelines.js';
 import { awaitPipelineRunClosed, startPipelineWorkflow } from '../../../workflows/pipeline-client.js';
-import { checkStep, type CheckedStep } from './checks.js';
+import { checkStep, parseResumeBody, parseStepBody, type CheckedStep } from './checks.js';
 import { loadPipelineOfKey, refuseOverActive, TAG, type PipelineServices } from './common.js';
 import { presentPipeline } from './present.js';
 
@@ -85,6 +85,7 @@ export function addPipelineActions(endpoints: Endpoints<PipelineServices>): void
     tags: [TAG],
     rateClass: 'generate',
     body: pipelineResumeBody,
+    parseBody: parseResumeBody,
     response: pipelineRecordSchema,
     errors: [400, 401, 403, 404, 409, 429, 500],
     async handler({ req, res, body, services: { deps, jobs } }) {
@@ -107,7 +108,15 @@ export function addPipelineActions(endpoints: Endpoints<PipelineServices>): void
           const allIds = all.map((s) => s.step_id);
           changed = await checkStep(
             jobs,
-            { at: 'body', stepId: failed.step_id, kind: failed.kind, body: body.body, projectId: p.project_id, allIds, earlier },
+            {
+              at: 'body',
+              stepId: failed.step_id,
+              kind: failed.kind,
+              body: parseStepBody(failed.kind, body.body, ['body']),
+              projectId: p.project_id,
+              allIds,
+              earlier,
+            },
             tx,
             workspaceId,
           );

@@ -19,7 +19,7 @@ import type { JobService } from '../../../jobs/index.js';
 import { newId } from '../../../shared/ids.js';
 import { pipelineCreateBody, pipelineQuoteSchema, pipelineRecordSchema, pipelineStatuses, type PipelineCreateBody } from '../../../shared/pipelines.js';
 import { startPipelineWorkflow } from '../../../workflows/pipeline-client.js';
-import { checkSteps, type CheckedStep } from './checks.js';
+import { checkSteps, parsePipelineCreate, type CheckedStep } from './checks.js';
 import { presentPipeline, presentPipelines } from './present.js';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../discovery.js';
 import { addPipelineActions } from './actions.js';
@@ -64,6 +64,7 @@ pipelineEndpoints.add({
   tags: [TAG],
   rateClass: 'generate',
   body: pipelineCreateBody,
+  parseBody: parsePipelineCreate,
   query: dryRunQuery,
   response: z.union([pipelineRecordSchema, pipelineQuoteSchema]),
   creates: '/v1/pipelines/:id',
@@ -72,7 +73,7 @@ pipelineEndpoints.add({
     (req, res, next) => {
       if (!req.url.includes('?') || parseOr400(dryRunQuery, req.query).dry_run !== 'true') return next();
       const { workspaceId } = authOf(res);
-      const body = parseOr400(pipelineCreateBody, req.body);
+      const body = parsePipelineCreate(req.body);
       services.deps.db
         .transaction()
         .setAccessMode('read only')

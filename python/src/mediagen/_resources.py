@@ -28,10 +28,12 @@ from .models import (
     DryRunQuote,
     ImageCreate,
     ImageJob,
+    ImageStepBody,
     JobListItem,
     JobListQuery,
     JobTimeline,
     ModelInfo,
+    PipelineCreate,
     Project,
     ProjectsQuery,
     QueueEntry,
@@ -39,14 +41,17 @@ from .models import (
     ReplaceActorCreate,
     ReplaceActorCreated,
     ReplaceActorJob,
+    ReplaceActorStepBody,
     TalkingActorCreate,
     TalkingActorCreated,
     TalkingActorJob,
+    TalkingActorStepBody,
     UrlResult,
     UsageQuery,
     UsageReport,
     VideoCreate,
     VideoJob,
+    VideoStepBody,
     Voice,
     VoicesQuery,
     WebhookDeliveriesQuery,
@@ -172,8 +177,8 @@ class _Pipelines:
         # Set once the gateway answered 404 for a pipeline's event stream: poll from then on.
         self._events_unsupported = False
 
-    def create(self, body: Mapping[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
-        """POST /v1/pipelines (with an Idempotency-Key); dry_run=True: the quote of every step instead."""
+    def create(self, body: PipelineCreate, *, dry_run: bool = False) -> dict[str, Any]:
+        """POST /v1/pipelines (with an Idempotency-Key); dry_run=True: the quote of every step instead. Each step's body is its kind's step body."""
         path = "/v1/pipelines?dry_run=true" if dry_run else "/v1/pipelines"
         return cast("dict[str, Any]", self._client._data("POST", path, json=dict(body), idempotent=True))
 
@@ -189,8 +194,10 @@ class _Pipelines:
         """POST /v1/pipelines/{id}/cancel: cancels the running step's job; no later step starts."""
         return cast("dict[str, Any]", self._client._data("POST", f"/v1/pipelines/{_core.quote_id(pipeline_id)}/cancel"))
 
-    def resume(self, pipeline_id: str, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """POST /v1/pipelines/{id}/resume: runs the failed step again (with `body` as its new body, if given), then the rest."""
+    def resume(
+        self, pipeline_id: str, body: ImageStepBody | VideoStepBody | ReplaceActorStepBody | TalkingActorStepBody | None = None
+    ) -> dict[str, Any]:
+        """POST /v1/pipelines/{id}/resume: runs the failed step again (with `body`, a step body of its kind, as its new body, if given), then the rest."""
         payload: dict[str, Any] = {} if body is None else {"body": dict(body)}
         return cast("dict[str, Any]", self._client._data("POST", f"/v1/pipelines/{_core.quote_id(pipeline_id)}/resume", json=payload))
 

@@ -518,6 +518,21 @@ class Substitution1(TypedDict, closed=True):
     """
 
 
+class ImageStepBody(TypedDict, closed=True):
+    prompt: str
+    model: Literal["nano-banana-2", "gpt-image-1.5", "gpt-image-2", "seedream-4.5"]
+    aspect_ratio: Literal["1:1", "9:16", "16:9"]
+    count: int
+    deadline_seconds: NotRequired[int]
+    """
+    seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline
+    """
+    priority: NotRequired[Literal["high", "normal", "low"]]
+    """
+    the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
+
+
 class JobError(TypedDict, closed=True):
     code: str
     message: str
@@ -814,6 +829,58 @@ class ModelInfo(TypedDict, closed=True):
     disabled_routes: list[DisabledRoute]
     """
     routes a provider declares for the model that are not offered (never a job's route), each with why
+    """
+
+
+class PipelineStepOutput(TypedDict, closed=True):
+    url: str
+    media_type: str
+    upload_id: str
+
+
+class PipelineStepProgress(TypedDict, closed=True):
+    phase: str
+    percent: float | None
+
+
+class PipelineStepRecord(TypedDict, closed=True):
+    id: str
+    kind: Literal["image", "video", "replace_actor", "talking_actor"]
+    model: str
+    status: Literal[
+        "waiting", "pending", "generating", "completed", "failed", "skipped"
+    ]
+    """
+    `waiting` until its job is created, then its job's status; `skipped`: a canceled pipeline never ran it
+    """
+    job_id: str | None
+    """
+    the step's current job (its own endpoints answer for it)
+    """
+    jobs: list[str]
+    """
+    every attempt's job, oldest first
+    """
+    progress: PipelineStepProgress | None
+    """
+    the current job's progress while it runs
+    """
+    outputs: list[PipelineStepOutput]
+    """
+    once the step completed: its outputs, each also registered as an upload of the workspace (upload_id)
+    """
+    error: JobError | None
+    price: int
+    """
+    credits the step was quoted
+    """
+    charged: int
+    """
+    credits charged for the step's jobs
+    """
+    refunded: int
+    """
+    credits refunded for the step's jobs
     """
 
 
@@ -1197,6 +1264,16 @@ class ReplaceActorListItem(TypedDict, closed=True):
     """
 
 
+StepReference = TypedDict(
+    "StepReference",
+    {
+        "from": str,
+        "output": int,
+    },
+    closed=True,
+)
+
+
 class VoiceOptions(TypedDict, closed=True):
     speed: NotRequired[float]
     stability: NotRequired[float]
@@ -1461,6 +1538,31 @@ class TalkingActorListItem(TypedDict, closed=True):
     kind: Literal["talking_actor"]
     """
     the job kind (its status path: /v1/talking-actors/{id})
+    """
+
+
+class TalkingActorStepBody(TypedDict, closed=True):
+    actor_id: str
+    script: str
+    voice_id: NotRequired[str]
+    model: NotRequired[Literal["talking-actor"]]
+    voice_options: NotRequired[VoiceOptions]
+    aspect_ratio: NotRequired[Literal["1:1", "9:16", "16:9"]]
+    background_video_file_id: NotRequired[str | StepReference]
+    """
+    a completed video upload of this workspace the actor talks over: it fills the frame (scaled and center-cropped to aspect_ratio), looped or cut to the length of the speech, its own sound dropped (the output carries the speech only); the presenter is shown in the lower right corner (picture in picture, about 42% of the frame each way). The price is the same as without a background. Absent (and no background_video_url): the presenter fills the frame
+    """
+    background_video_url: NotRequired[str]
+    """
+    the background video as a public https URL, fetched when the job starts (a video of at most 50 MB); not with background_video_file_id
+    """
+    deadline_seconds: NotRequired[int]
+    """
+    seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline
+    """
+    priority: NotRequired[Literal["high", "normal", "low"]]
+    """
+    the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
     """
 
 
@@ -1839,6 +1941,34 @@ class VideoListItem(TypedDict, closed=True):
     """
 
 
+class VideoStepBody(TypedDict, closed=True):
+    prompt: str
+    model: Literal[
+        "sora-2-pro",
+        "sora-2",
+        "kling-3.0",
+        "kling-3.0-turbo",
+        "kling-2.6",
+        "veo-3.1",
+        "seedance-1.5",
+        "grok-video",
+    ]
+    aspect_ratio: NotRequired[str]
+    duration: NotRequired[float]
+    resolution: NotRequired[str]
+    reference_file_ids: NotRequired[list[str | StepReference]]
+    start_frame_file_id: NotRequired[str | StepReference]
+    end_frame_file_id: NotRequired[str | StepReference]
+    deadline_seconds: NotRequired[int]
+    """
+    seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline
+    """
+    priority: NotRequired[Literal["high", "normal", "low"]]
+    """
+    the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
+
+
 class Voice(TypedDict, closed=True):
     id: str
     name: str
@@ -2146,9 +2276,86 @@ class ImageListItem(TypedDict, closed=True):
     """
 
 
+class ImageStep(TypedDict, closed=True):
+    id: str
+    """
+    the step id, unique in the pipeline
+    """
+    kind: Literal["image"]
+    """
+    the job kind the step creates
+    """
+    body: ImageStepBody
+
+
 JobListItem: TypeAlias = (
     ImageListItem | VideoListItem | ReplaceActorListItem | TalkingActorListItem
 )
+
+
+class Pipeline(TypedDict, closed=True):
+    id: str
+    project_id: str
+    status: Literal["pending", "running", "completed", "failed"]
+    error: JobError | None
+    """
+    why it failed: the failed step's error, or code `canceled`
+    """
+    price: int
+    """
+    the sum of the steps' quoted prices
+    """
+    charged: int
+    """
+    net credits spent so far (charges less refunds)
+    """
+    webhook_url: str | None
+    webhook_events: (
+        list[
+            Literal[
+                "pipeline.completed",
+                "pipeline.failed",
+                "pipeline.step.completed",
+                "pipeline.step.failed",
+            ]
+        ]
+        | None
+    )
+    created_at: int
+    updated_at: int
+    completed_at: int | None
+    steps: list[PipelineStepRecord]
+
+
+class ReplaceActorStepBody(TypedDict, closed=True):
+    image_url: NotRequired[str]
+    video_url: NotRequired[str]
+    image_file_id: NotRequired[str | StepReference]
+    video_file_id: NotRequired[str | StepReference]
+    prompt: NotRequired[str]
+    model: NotRequired[Literal["replace-actor"]]
+    duration: NotRequired[float]
+    aspect_ratio: NotRequired[Literal["1:1", "9:16", "16:9"]]
+    deadline_seconds: NotRequired[int]
+    """
+    seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline
+    """
+    priority: NotRequired[Literal["high", "normal", "low"]]
+    """
+    the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
+
+
+class TalkingActorStep(TypedDict, closed=True):
+    id: str
+    """
+    the step id, unique in the pipeline
+    """
+    kind: Literal["talking_actor"]
+    """
+    the job kind the step creates
+    """
+    body: TalkingActorStepBody
 
 
 class UsageReport(TypedDict, closed=True):
@@ -2161,9 +2368,67 @@ class UsageReport(TypedDict, closed=True):
     """
 
 
+class VideoStep(TypedDict, closed=True):
+    id: str
+    """
+    the step id, unique in the pipeline
+    """
+    kind: Literal["video"]
+    """
+    the job kind the step creates
+    """
+    body: VideoStepBody
+
+
 class WebhookEvent(TypedDict, closed=True):
     type: Literal["job.generating", "job.completed", "job.failed"]
     data: ImageJob | VideoJob | TalkingActorJob
+
+
+class PipelineResume(TypedDict, closed=True):
+    body: NotRequired[
+        ImageStepBody | VideoStepBody | ReplaceActorStepBody | TalkingActorStepBody
+    ]
+    """
+    the failed step's new body: a step body of the failed step's kind (validated as at create, references too; a body of another kind is refused); absent: the same body
+    """
+
+
+class ReplaceActorStep(TypedDict, closed=True):
+    id: str
+    """
+    the step id, unique in the pipeline
+    """
+    kind: Literal["replace_actor"]
+    """
+    the job kind the step creates
+    """
+    body: ReplaceActorStepBody
+
+
+class PipelineCreate(TypedDict, closed=True):
+    project_id: str
+    steps: list[ImageStep | VideoStep | ReplaceActorStep | TalkingActorStep]
+    """
+    the steps, run in this order (at most PIPELINE_MAX_STEPS, default 8)
+    """
+    webhook_url: NotRequired[str]
+    """
+    https URL (default port, a public host, no credentials) that receives this pipeline's events, signed per Standard Webhooks with the workspace's secret
+    """
+    webhook_events: NotRequired[
+        list[
+            Literal[
+                "pipeline.completed",
+                "pipeline.failed",
+                "pipeline.step.completed",
+                "pipeline.step.failed",
+            ]
+        ]
+    ]
+    """
+    the events to deliver (needs webhook_url); default ["pipeline.completed", "pipeline.failed"]
+    """
 
 
 # Values named on their own for the client's signatures.
