@@ -11,9 +11,10 @@ from support import Recorder, Tenant, raises_api_error, recorded_client
 from test_wait import NoEventStreams
 
 from mediagen import AsyncMediaGenClient, MediaGenClient
+from mediagen.models import PipelineCreate
 
 
-def pipeline(tenant: Tenant, image_prompt: str = "a red lighthouse") -> dict[str, Any]:
+def pipeline(tenant: Tenant, image_prompt: str = "a red lighthouse") -> PipelineCreate:
     return {
         "project_id": tenant.project_id,
         "steps": [
