@@ -143,7 +143,11 @@ export function createApp(deps: AppDeps): App {
 
 const LIMITER_POOL_SIZE = 4;
 
-/** The rate limiter's pool: a few connections, a second to connect or to run a lease. */
+/**
+ * The rate limiter's pool: a few connections, kept open once made (a new one costs a TLS and SCRAM
+ * handshake, seconds on a CPU-starved host, while the lease itself is one short statement), and
+ * two seconds to connect or to run a lease before the request is refused with 503.
+ */
 export function createLimiterDb(databaseUrl: string): Database {
-  return createDb(databaseUrl, LIMITER_POOL_SIZE, { connectionTimeoutMillis: 1_000, statement_timeout: 1_000, query_timeout: 1_500 });
+  return createDb(databaseUrl, LIMITER_POOL_SIZE, { connectionTimeoutMillis: 2_000, statement_timeout: 2_000, query_timeout: 3_000, idleTimeoutMillis: 0 });
 }

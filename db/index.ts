@@ -18,7 +18,7 @@ export type Queryable = Kysely<DB> | Transaction<DB>;
 export function createDb(
   databaseUrl: string,
   poolSize = 10,
-  timeouts: Pick<pg.PoolConfig, 'connectionTimeoutMillis' | 'statement_timeout' | 'query_timeout' | 'lock_timeout'> = {},
+  timeouts: Pick<pg.PoolConfig, 'connectionTimeoutMillis' | 'statement_timeout' | 'query_timeout' | 'lock_timeout' | 'idleTimeoutMillis'> = {},
 ): Database {
   checkTlsFiles(databaseUrl);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, ...timeouts });
