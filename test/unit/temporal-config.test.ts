@@ -129,6 +129,7 @@ describe('connect failures over TLS', () => {
   const refusals = [
     `Failed to call GetSystemInfo: code: 'The operation was cancelled', message: "operation was canceled", source: tonic::transport::Error(Transport, hyper::Error(Canceled, "connection closed"))`,
     `Failed to call GetSystemInfo: code: 'Unknown error', message: "transport error", source: tonic::transport::Error(Transport, hyper::Error(Io, Os { code: 104, kind: ConnectionReset, message: "Connection reset by peer" }))`,
+    `Failed to call GetSystemInfo: code: 'Unknown error', message: "transport error", source: tonic::transport::Error(Transport, hyper::Error(Io, Custom { kind: BrokenPipe, error: "stream closed because of a broken pipe" }))`,
   ];
   for (const cause of refusals) {
     test(`a refused client certificate is told as a TLS failure naming the files: ${cause.slice(-40)}`, () => {
