@@ -90,6 +90,17 @@ else
   tail -n +1 --pid=$side_pid -f "$reports/prod.tap"
   wait
 fi
+# Each failed test with where it failed and the first lines of its error (the TAP report prints them
+# where they happen, thousands of lines above a CI log's tail).
+failures() {
+  awk '
+    /^ *not ok / { line = $0; sub(/^ */, "", line); print "[test]     failed: " line; inside = 1; err = 0; next }
+    inside && /^ *\.\.\.$/ { inside = 0; next }
+    inside && /^ *location:/ { l = $0; sub(/^ *location: */, "", l); print "[test]       at " l; next }
+    inside && /^ *error:/ { e = $0; sub(/^ *error: *(\|-)? */, "", e); err = 1; if (e != "") { print "[test]       " e; err = 2 } ; next }
+    inside && err >= 1 && err <= 6 { if ($0 ~ /^ *[a-zA-Z_]+:( |$)/) { err = 7; next } t = $0; sub(/^ */, "", t); if (t != "") { print "[test]       " substr(t, 1, 400); err++ } }
+  ' "$1"
+}
 code=0
 echo "[test] summary"
 for part in main prod waits; do
@@ -101,7 +112,7 @@ for part in main prod waits; do
   esac
   totals=$(grep -E '^# (tests|pass|fail) ' "$reports/$part.tap" | awk '{printf ", %s %s", $2, $3}')
   echo "[test]   $what: exit $(cat "$reports/$part.code")$totals"
-  grep -E '^ *not ok ' "$reports/$part.tap" | sed 's/^ */[test]     failed: /'
+  failures "$reports/$part.tap"
   (($(cat "$reports/$part.code") == 0)) || code=1
 done
 rm -rf "$reports"
