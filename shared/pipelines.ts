@@ -186,7 +186,10 @@ export const pipelineStepRecordSchema = z.object({
   status: z.enum(stepStatuses).describe("`waiting` until its job is created, then its job's status; `skipped`: a canceled pipeline never ran it"),
   job_id: z.string().nullable().describe("the step's current job (its own endpoints answer for it)"),
   jobs: z.array(z.string()).describe("every attempt's job, oldest first"),
-  progress: z.object({ phase: z.string(), percent: z.number().nullable() }).nullable().describe("the current job's progress while it runs"),
+  progress: z
+    .object({ phase: z.string(), percent: z.number().nullable() })
+    .nullable()
+    .describe("the current job's progress while it runs (phase `checkpointing`: the job is done and the step is taking its outputs)"),
   outputs: z
     .array(z.object({ url: z.string(), media_type: z.string(), upload_id: z.string() }))
     .describe('once the step completed: its outputs, each also registered as an upload of the workspace (upload_id)'),

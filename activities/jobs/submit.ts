@@ -42,12 +42,12 @@ export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities[
     if (adapter.free) {
       refuseAfterDeadline(provider, opts);
       const ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
-      const first = await check(provider, req, ref, true);
-      // Still running (an injected latency): the row says so, with the reference.
-      if (!first.stored && !(await jobs.recordProviderRef(req.jobId, runId, ref, stepAttempt()))) {
+      // The row is generating with the reference before the first check, so the check's progress
+      // (its first percent, when an injected latency keeps the render running) is written.
+      if (!(await jobs.recordProviderRef(req.jobId, runId, ref, stepAttempt()))) {
         throw nonRetryable(failureTypes.illegalStatusMove, `job ${req.jobId} is no longer held by this run`);
       }
-      return { ref, ...first };
+      return { ref, ...(await check(provider, req, ref, true)) };
     }
     let ref = refFromHeartbeat();
     const job = await ownJob(req.jobId, runId, 'submitting');

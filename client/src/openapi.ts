@@ -8624,7 +8624,7 @@ export interface operations {
                                 job_id: string | null;
                                 /** @description every attempt's job, oldest first */
                                 jobs: string[];
-                                /** @description the current job's progress while it runs */
+                                /** @description the current job's progress while it runs (phase `checkpointing`: the job is done and the step is taking its outputs) */
                                 progress: {
                                     phase: string;
                                     percent: number | null;
@@ -9002,7 +9002,7 @@ export interface operations {
                                 job_id: string | null;
                                 /** @description every attempt's job, oldest first */
                                 jobs: string[];
-                                /** @description the current job's progress while it runs */
+                                /** @description the current job's progress while it runs (phase `checkpointing`: the job is done and the step is taking its outputs) */
                                 progress: {
                                     phase: string;
                                     percent: number | null;
@@ -9191,7 +9191,7 @@ export interface operations {
                                 job_id: string | null;
                                 /** @description every attempt's job, oldest first */
                                 jobs: string[];
-                                /** @description the current job's progress while it runs */
+                                /** @description the current job's progress while it runs (phase `checkpointing`: the job is done and the step is taking its outputs) */
                                 progress: {
                                     phase: string;
                                     percent: number | null;
@@ -9321,7 +9321,7 @@ export interface operations {
                                 job_id: string | null;
                                 /** @description every attempt's job, oldest first */
                                 jobs: string[];
-                                /** @description the current job's progress while it runs */
+                                /** @description the current job's progress while it runs (phase `checkpointing`: the job is done and the step is taking its outputs) */
                                 progress: {
                                     phase: string;
                                     percent: number | null;
@@ -9663,7 +9663,7 @@ export interface operations {
                                 job_id: string | null;
                                 /** @description every attempt's job, oldest first */
                                 jobs: string[];
-                                /** @description the current job's progress while it runs */
+                                /** @description the current job's progress while it runs (phase `checkpointing`: the job is done and the step is taking its outputs) */
                                 progress: {
                                     phase: string;
                                     percent: number | null;

@@ -293,6 +293,13 @@ describe('mediagen pipelines', () => {
     assert.match(r.stderr, new RegExp(`^${p.id}  created$`, 'm'));
     assert.match(r.stderr, /^ {2}clip {2}generating · generating \d+%/m, r.stderr);
     assert.match(r.stderr, /^ {2}still {2}completed/m);
+    // A step never goes back: once generating, its next status is its end (a completed job's step
+    // shows generating · checkpointing until it holds the outputs).
+    for (const step of ['still', 'clip']) {
+      const statuses = [...r.stderr.matchAll(new RegExp(`^ {2}${step} {2}(\\w+)`, 'gm'))].map((m) => m[1]);
+      const from = statuses.indexOf('generating');
+      assert.ok(from >= 0 && statuses.slice(from).every((st) => st === 'generating' || st === 'completed'), `${step}: ${statuses.join(' → ')}`);
+    }
     assert.match(r.stderr, new RegExp(`^${p.id}  completed$`, 'm'));
 
     const receipt = await mediagen(['pipelines', 'receipt', p.id], t);

@@ -16,6 +16,11 @@ async function presentStep(storage: Pick<Storage, 'url'>, step: PipelineStep, jo
   const attempts = step.jobs.map((id) => jobs.get(id)).filter((j): j is Job => j !== undefined);
   const current = step.job_id ? jobs.get(step.job_id) : undefined;
   const inFlight = current !== undefined && !isTerminal(current.status);
+  // A job that ended before the step was checkpointed shows its end, except that a completed one
+  // still shows as generating while the step takes its outputs: a step is completed with its
+  // outputs, and is never seen going back to pending.
+  const settling = current !== undefined && !inFlight && !['completed', 'failed', 'skipped'].includes(step.status);
+  const checkpointing = settling && current.status === 'completed';
   const outputs = await Promise.all(
     (step.status === 'completed' ? (step.outputs ?? []) : []).map(async (o) => ({
       url: await storage.url(o.key),
@@ -27,10 +32,10 @@ async function presentStep(storage: Pick<Storage, 'url'>, step: PipelineStep, jo
     id: step.step_id,
     kind: step.kind,
     model: step.model,
-    status: inFlight ? current.status : step.status,
+    status: checkpointing ? 'generating' : inFlight || settling ? current.status : step.status,
     job_id: step.job_id,
     jobs: step.jobs,
-    progress: inFlight ? { phase: current.phase, percent: current.percent } : null,
+    progress: inFlight ? { phase: current.phase, percent: current.percent } : checkpointing ? { phase: 'checkpointing', percent: null } : null,
     outputs,
     error: step.error,
     price: step.price,

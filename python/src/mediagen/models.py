@@ -863,7 +863,7 @@ class PipelineStepRecord(TypedDict, closed=True):
     """
     progress: PipelineStepProgress | None
     """
-    the current job's progress while it runs
+    the current job's progress while it runs (phase `checkpointing`: the job is done and the step is taking its outputs)
     """
     outputs: list[PipelineStepOutput]
     """
