@@ -5,8 +5,10 @@
 // profile points grok's and the image models' fal route at the local fake fal queue (overrides),
 // whose requests stay IN_PROGRESS until the suite lets them complete: 20 jobs are held at their
 // provider step on A while B is rolled out. B starts beside A and makes itself current once its
-// fleets poll every queue; A's 20 jobs finish on A, exactly charged; A's worker processes stop by
-// themselves only once the server reports A drained; 20 new jobs run on B; and a worker of A
+// fleets poll every queue; A's 20 jobs finish on A, exactly charged, and so does a pipeline whose
+// second step starts after B is current (its parent is pinned to A, and its children with it); A's
+// worker processes stop by themselves only once the server reports A drained (the pipeline closed
+// too); 20 new jobs run on B; and a worker of A
 // started again afterwards does not make A current. At the end the suite rolls the profile back
 // to A (the operator's `deployment promote`), and B's workers drain and stop in turn.
 import { after, before, test } from 'node:test';
@@ -91,11 +93,12 @@ after(
   { timeout: 600_000 },
 );
 
-const image = (projectId: string, prompt: string) => ({ project_id: projectId, prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+const imageStep = (prompt: string) => ({ prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+const image = (projectId: string, prompt: string) => ({ project_id: projectId, ...imageStep(prompt) });
 
 // The suite runs longer than scripts/test.sh's default per-file timeout: TEST_TIMEOUT_MS=1800000.
 test(
-  `rainbow deploy: ${JOBS} jobs held on build A finish on A while B becomes current; A's workers stop by themselves once drained; ${JOBS} jobs run on B; a restarted A worker does not make A current`,
+  `rainbow deploy: ${JOBS} jobs and a pipeline held on build A finish on A while B becomes current (the pipeline's next step too); A's workers stop by themselves once drained; ${JOBS} jobs run on B; a restarted A worker does not make A current`,
   { timeout: 1_500_000 },
   async () => {
     const A = stack.vars.PROD_BUILD_ID!;
@@ -122,6 +125,17 @@ test(
         return r.body.data.id as string;
       }
     };
+    const createPipeline = async (i: number, body: unknown): Promise<string> => {
+      for (;;) {
+        const r = await gateways[i % 2]!.post('/v1/pipelines', body);
+        if (r.status === 429 && r.body?.error?.code === 'rate_limited') {
+          await new Promise((resolve) => setTimeout(resolve, r.body.retry_after_ms as number));
+          continue;
+        }
+        assert.equal(r.status, 200, r.text);
+        return r.body.data.id as string;
+      }
+    };
 
     // 20 jobs on A, each held at its provider step: submitted to fal, which answers IN_PROGRESS.
     live.fal.flow = ['IN_PROGRESS'];
@@ -136,6 +150,21 @@ test(
       250,
     );
     for (const id of jobsA) assert.equal((await jobRow(db, id)).status, 'generating', id);
+    // A pipeline on A, its first step held at fal like the jobs: its second step starts only after B
+    // is current, and still runs on A (a pinned parent's children stay on its build).
+    const pipeline = await createPipeline(0, {
+      project_id: t.projectId,
+      steps: [
+        { id: 'first', kind: 'image', body: imageStep(`deploy ${marker} P first`) },
+        { id: 'second', kind: 'image', body: imageStep(`deploy ${marker} P second`) },
+      ],
+    });
+    await waitFor(
+      "the pipeline's first step to be submitted to fal",
+      () => [...live.fal.states.values()].some((s) => String(s.input.prompt).includes(`deploy ${marker} P first`)),
+      120_000,
+      250,
+    );
 
     // Build B: this build's dist with B's workflow bundle, under a build id of its own.
     buildBDir = await mkdtemp(join(tmpdir(), 'deploy-build-b-'));
@@ -179,10 +208,22 @@ test(
       300_000,
       1000,
     );
+    const piped = await waitFor(
+      'the pipeline to finish',
+      async () => {
+        const p = (await gateways[0]!.get(`/v1/pipelines/${pipeline}`)).body?.data;
+        return p && (p.status === 'completed' || p.status === 'failed') ? p : undefined;
+      },
+      300_000,
+      1000,
+    );
+    assert.equal(piped.status, 'completed', JSON.stringify(piped.error));
+    const stepJobs = (piped.steps as { job_id: string }[]).map((s) => s.job_id);
+    assert.equal(stepJobs.length, 2);
     let lastAClose = 0;
     let total = 0;
     for (const [ids, buildId] of [
-      [jobsA, A],
+      [[...jobsA, ...stepJobs], A],
       [jobsB, B],
     ] as const) {
       for (const id of ids) {
@@ -202,7 +243,14 @@ test(
         if (buildId === A) lastAClose = Math.max(lastAClose, desc.closeTime?.getTime() ?? 0);
       }
     }
-    assert.equal(await creditsOf(db, t), 10_000 - total, 'the workspace paid every job once');
+    assert.equal(
+      piped.charged,
+      (await Promise.all(stepJobs.map(async (id) => (await jobRow(db, id)).price))).reduce((a, b) => a + b, 0),
+    );
+    const parent = await temporal.workflow.getHandle(pipeline).describe();
+    assert.equal(parent.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId, A, 'the pipeline ran on A');
+    lastAClose = Math.max(lastAClose, parent.closeTime?.getTime() ?? 0);
+    assert.equal(await creditsOf(db, t), 10_000 - total, 'the workspace paid every job and step once');
 
     // A's workers stop by themselves, and only once the server reported A drained.
     await waitFor("A's workers to stop by themselves", () => [...pidsA.values()].every((pid) => !processAlive(pid)), 300_000, 1000);
