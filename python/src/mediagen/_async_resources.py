@@ -242,7 +242,15 @@ class _Pipelines:
         current = await self.get(pipeline_id)
         tracker.seen(current)
         if current["status"] not in TERMINAL and events and not self._events_unsupported:
-            current = await self._follow(pipeline_id, tracker, deadline) or current
+            latest, unsupported = await follow_status_events(
+                lambda last_event_id, read_timeout: self.events(pipeline_id, last_event_id=last_event_id, timeout=read_timeout),
+                lambda ev: (ev.id, ev.pipeline),
+                tracker.seen,
+                lambda: _check_deadline(deadline, pipeline_id),
+                deadline,
+            )
+            self._events_unsupported = unsupported
+            current = latest or current
         interval = poll_interval
         while current["status"] not in TERMINAL:
             _check_deadline(deadline, pipeline_id)
@@ -251,39 +259,55 @@ class _Pipelines:
             interval = poll_interval if tracker.seen(current) else min(max_poll_interval, interval * 1.5)
         return current
 
-    async def _follow(self, pipeline_id: str, tracker: PipelineTracker, deadline: float | None) -> dict[str, Any] | None:
-        """Follows the event stream until a terminal status; None when the gateway has none (poll)."""
-        last_event_id: str | None = None
-        latest: dict[str, Any] | None = None
-        for reconnects in range(5):
-            try:
-                read_timeout = None if deadline is None else max(0.01, deadline - time.monotonic())
-                # Closed on return too, so the connection is given back at once.
-                async with aclosing(self.events(pipeline_id, last_event_id=last_event_id, timeout=read_timeout)) as stream:
-                    async for ev in stream:
-                        if ev.id is not None:
-                            last_event_id = ev.id
-                        latest = ev.pipeline
-                        tracker.seen(ev.pipeline)
-                        if ev.pipeline["status"] in TERMINAL:
-                            return ev.pipeline
-                        _check_deadline(deadline, pipeline_id)
-                # The stream closed before a terminal event (a gateway restart): resume from the last id.
-            except MediaGenError as e:
-                if e.code == "timeout":
-                    raise
-                # The pipeline exists (just read), so 404/405 means this gateway has no event stream.
-                if e.status in (404, 405):
-                    self._events_unsupported = True
-                    return None
-                if e.code == "invalid_response":
-                    return latest
-                # A network error or a 503 while the gateway restarts: reconnect after a short pause.
-            except (httpx.TransportError, httpx.DecodingError):
-                pass  # the connection dropped mid-stream: resume below
-            _check_deadline(deadline, pipeline_id)
-            await anyio.sleep(0.25 * (reconnects + 1))
-        return latest
+
+E = TypeVar("E")
+R = TypeVar("R", bound=Mapping[str, Any])
+
+
+async def follow_status_events(
+    open_stream: Callable[[str | None, float | None], AsyncGenerator[E, None]],
+    unpack: Callable[[E], tuple[str | None, R]],
+    seen: Callable[[R], object],
+    check_deadline: Callable[[], None],
+    deadline: float | None,
+) -> tuple[R | None, bool]:
+    """Follows a job's or a pipeline's event stream (`open_stream(last_event_id, read_timeout)`)
+    until a terminal status, resuming from the last event id when the stream drops (five tries).
+    Returns the last record it saw (None when none) and whether the gateway has no such stream
+    (404/405: the caller polls from then on)."""
+    last_event_id: str | None = None
+    latest: R | None = None
+    for reconnects in range(5):
+        try:
+            read_timeout = None if deadline is None else max(0.01, deadline - time.monotonic())
+            # Closed on return too, so the connection is given back at once.
+            async with aclosing(open_stream(last_event_id, read_timeout)) as stream:
+                async for ev in stream:
+                    event_id, record = unpack(ev)
+                    if event_id is not None:
+                        last_event_id = event_id
+                    latest = record
+                    seen(record)
+                    if record["status"] in TERMINAL:
+                        return record, False
+                    check_deadline()
+            # The stream closed before a terminal event (a gateway restart): resume from the last id.
+        except MediaGenError as e:
+            if e.code == "timeout":
+                raise
+            # The job or pipeline exists (just read), so 404/405 means this gateway has no event stream.
+            if e.status in (404, 405):
+                return None, True
+            # A body that is not an event stream: poll.
+            if e.code == "invalid_response":
+                return latest, False
+            # A network error or a 503 while the gateway restarts: reconnect after a short pause;
+            # polling takes over after that and reports a failure that persists.
+        except (httpx.TransportError, httpx.DecodingError):
+            pass  # the connection dropped mid-stream: resume below
+        check_deadline()
+        await anyio.sleep(0.25 * (reconnects + 1))
+    return latest, False
 
 
 def _check_deadline(deadline: float | None, pipeline_id: str) -> None:

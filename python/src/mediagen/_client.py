@@ -16,6 +16,7 @@ from httpx_sse import EventSource
 
 from . import _core
 from ._resources import (
+    follow_status_events,
     _Actors,
     _AuditEvents,
     _Budgets,
@@ -357,7 +358,15 @@ class MediaGenClient:
         current: Mapping[str, Any] = self._kind(kind).get(job_id)
         tracker.seen(current)
         if current["status"] not in TERMINAL and events and not self._events_unsupported:
-            current = self._follow_events(kind, job_id, tracker, deadline) or current
+            latest, unsupported = follow_status_events(
+                lambda last_event_id, read_timeout: self.job_events(job_id, last_event_id=last_event_id, timeout=read_timeout),
+                lambda ev: (ev.id, cast(Mapping[str, Any], ev.job)),
+                tracker.seen,
+                lambda: _check_deadline(deadline, kind, job_id),
+                deadline,
+            )
+            self._events_unsupported = unsupported
+            current = latest or current
         interval = poll_interval
         while current["status"] not in TERMINAL:
             _check_deadline(deadline, kind, job_id)
@@ -368,42 +377,6 @@ class MediaGenClient:
             raise _core.failed_job_error(kind, current)
         r = self._kind(kind).url(job_id)
         return WaitResult(job=current, url=r["url"], urls=r.get("urls") or [r["url"]])
-
-    def _follow_events(self, kind: JobKind, job_id: str, tracker: ProgressTracker, deadline: float | None) -> Mapping[str, Any] | None:
-        """Follows the event stream until a terminal status; None when the gateway has none (poll)."""
-        last_event_id: str | None = None
-        latest: Mapping[str, Any] | None = None
-        for reconnects in range(5):
-            try:
-                read_timeout = None if deadline is None else max(0.01, deadline - time.monotonic())
-                # Closed on return too, so the connection is given back at once.
-                with closing(self.job_events(job_id, last_event_id=last_event_id, timeout=read_timeout)) as events:
-                    for ev in events:
-                        if ev.id is not None:
-                            last_event_id = ev.id
-                        latest = ev.job
-                        tracker.seen(ev.job)
-                        if ev.job["status"] in TERMINAL:
-                            return cast(Mapping[str, Any], ev.job)
-                        _check_deadline(deadline, kind, job_id)
-                # The stream closed before a terminal event (a gateway restart): resume from the last id.
-            except MediaGenError as e:
-                if e.code == "timeout":
-                    raise
-                # The job exists (just read), so 404/405 means this gateway has no event stream.
-                if e.status in (404, 405):
-                    self._events_unsupported = True
-                    return None
-                # A body that is not an event stream: poll.
-                if e.code == "invalid_response":
-                    return latest
-                # A network error or a 503 while the gateway restarts: reconnect after a short pause;
-                # polling takes over after that and reports a failure that persists.
-            except (httpx.TransportError, httpx.DecodingError):
-                pass  # the connection dropped mid-stream: resume below
-            _check_deadline(deadline, kind, job_id)
-            time.sleep(0.25 * (reconnects + 1))
-        return latest
 
 
 def _check_deadline(deadline: float | None, kind: str, job_id: str) -> None:
