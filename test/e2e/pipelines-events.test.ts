@@ -16,6 +16,7 @@ import { MediaGenClient, MediaGenError, type Pipeline } from '@mediagen/client';
 import { createTenant, createTestDatabase, testConfig, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import { Holds } from '../support/holds.js';
+import { imageStep, videoStep } from '../support/pipeline-steps.js';
 import { openEventStream, type SseEvent, type SseStream } from '../support/sse.js';
 
 const cli = fileURLToPath(new URL('../../../client/bin/mediagen.js', import.meta.url));
@@ -53,23 +54,6 @@ after(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const imageStep = (prompt = 'a red lighthouse on a cliff') => ({
-  id: 'still',
-  kind: 'image',
-  body: { prompt, model: 'nano-banana-2', aspect_ratio: '16:9', count: 1 },
-});
-const videoStep = {
-  id: 'clip',
-  kind: 'video',
-  body: {
-    prompt: 'a slow pan',
-    model: 'seedance-1.5',
-    aspect_ratio: '16:9',
-    resolution: '480p',
-    duration: 4,
-    start_frame_file_id: { from: 'still', output: 0 },
-  },
-};
 const body = (tenant: Tenant, steps: unknown[]) => ({ project_id: tenant.projectId, steps });
 
 const record = (e: SseEvent) => JSON.parse(e.data) as Pipeline;
@@ -86,7 +70,7 @@ async function create(tenant: Tenant, steps: unknown[]): Promise<string> {
 /** A pipeline whose first step's job is held before it generates, and the function that lets it go. */
 async function heldPipeline(tenant: Tenant): Promise<{ id: string; release(): void }> {
   const hold = holds.activity('startGenerating', 'before');
-  const id = await create(tenant, [imageStep(), videoStep]);
+  const id = await create(tenant, [imageStep(), videoStep()]);
   await hold.reached;
   return { id, release: hold.release };
 }
@@ -102,7 +86,7 @@ const growing = (ns: number[]) => ns.every((n, i) => Number.isInteger(n) && (i =
 
 describe('pipeline event stream', () => {
   test('image → video: every change arrives in order with growing ids, step progress included, and the stream ends with the completed record', async () => {
-    const id = await create(t, [imageStep(), videoStep]);
+    const id = await create(t, [imageStep(), videoStep()]);
     const s = await stream(t, id);
     assert.match(String(s.headers['content-type']), /^text\/event-stream/);
     const events = await s.waitForEnd();
@@ -227,7 +211,7 @@ describe('mg.pipelines.wait', () => {
 
   test('follows the event stream to the completed record, reporting each state; one GET, then only the stream', async () => {
     const { mg, calls } = recordingClient(t);
-    const created = (await mg.pipelines.create(body(t, [imageStep(), videoStep]) as never)).data as Pipeline;
+    const created = (await mg.pipelines.create(body(t, [imageStep(), videoStep()]) as never)).data as Pipeline;
     const updates: Pipeline[] = [];
     const done = await mg.pipelines.wait(created.id, { onUpdate: (p) => updates.push(p), timeout: 120_000 });
     assert.equal(done.status, 'completed');
@@ -240,7 +224,7 @@ describe('mg.pipelines.wait', () => {
 
   test('polls GET where the gateway has no event stream; a failed pipeline is answered, not thrown', async () => {
     const { mg, calls } = recordingClient(t, { noStreams: true });
-    const created = (await mg.pipelines.create(body(t, [imageStep('doomed [fail:terminal]'), videoStep]) as never)).data as Pipeline;
+    const created = (await mg.pipelines.create(body(t, [imageStep('doomed [fail:terminal]'), videoStep()]) as never)).data as Pipeline;
     const done = await mg.pipelines.wait(created.id, { pollIntervalMs: 100 });
     assert.equal(done.status, 'failed');
     assert.equal(done.steps[0]!.status, 'failed');
@@ -284,7 +268,7 @@ describe('mediagen pipelines', () => {
 
   test('run FILE --wait follows image → video to its end: step progress on stderr, the final record on stdout, exit 0', async () => {
     const file = join(dir, 'pipeline.json');
-    await writeFile(file, JSON.stringify(body(t, [imageStep(), videoStep])));
+    await writeFile(file, JSON.stringify(body(t, [imageStep(), videoStep()])));
     const r = await mediagen(['--json', 'pipelines', 'run', file, '--wait'], t);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const p = JSON.parse(r.stdout) as Pipeline;
@@ -315,7 +299,7 @@ describe('mediagen pipelines', () => {
   });
 
   test('run - --wait reads stdin; a pipeline that fails exits 6 with its failed record; --dry-run quotes; resume --body runs the failed step again', async () => {
-    const failing = JSON.stringify(body(t, [imageStep('doomed [fail:terminal]'), videoStep]));
+    const failing = JSON.stringify(body(t, [imageStep('doomed [fail:terminal]'), videoStep()]));
     const r = await mediagen(['--json', 'pipelines', 'run', '-', '--wait'], t, failing);
     assert.equal(r.code, 6, r.stdout + r.stderr);
     const p = JSON.parse(r.stdout) as Pipeline;

@@ -12,6 +12,7 @@ import { api, creditsOf, startWorkers } from '../support/services.js';
 import { falRequestsWith, spawnWorkerProcess, startFailoverStack, type FailoverStack, type WorkerProcess } from '../support/failover-stack.js';
 import { jobRow } from '../support/job-helpers.js';
 import { Holds } from '../support/holds.js';
+import { imageStep, videoStep } from '../support/pipeline-steps.js';
 
 let stack: FailoverStack;
 
@@ -25,19 +26,8 @@ after(async () => {
 });
 
 const steps = (marker: string) => [
-  { id: 'still', kind: 'image', body: { prompt: `a lighthouse ${marker}`, model: 'nano-banana-2', aspect_ratio: '16:9', count: 1 } },
-  {
-    id: 'clip',
-    kind: 'video',
-    body: {
-      prompt: `a slow pan ${marker}`,
-      model: 'seedance-1.5',
-      aspect_ratio: '16:9',
-      resolution: '480p',
-      duration: 4,
-      start_frame_file_id: { from: 'still', output: 0 },
-    },
-  },
+  imageStep(`a lighthouse ${marker}`),
+  videoStep(`a slow pan ${marker}`),
   {
     id: 'over',
     kind: 'replace_actor',

@@ -23,6 +23,7 @@ import { Receiver } from '../support/webhook-receiver.js';
 import { closedRun, resetRun, runHistory } from '../support/resets.js';
 import { insertActor, insertVoice } from '../support/fixtures.js';
 import { reconcilerOf } from '../support/reconciler.js';
+import { imageStep, videoStep } from '../support/pipeline-steps.js';
 import { pipelineWorkflowType } from '../../workflows/pipeline-types.js';
 import pino from 'pino';
 
@@ -72,19 +73,6 @@ after(async () => {
   await tdb?.drop();
 });
 
-const imageStep = { id: 'still', kind: 'image', body: { prompt: 'a red lighthouse on a cliff', model: 'nano-banana-2', aspect_ratio: '16:9', count: 1 } };
-const videoStep = {
-  id: 'clip',
-  kind: 'video',
-  body: {
-    prompt: 'a slow pan',
-    model: 'seedance-1.5',
-    aspect_ratio: '16:9',
-    resolution: '480p',
-    duration: 4,
-    start_frame_file_id: { from: 'still', output: 0 },
-  },
-};
 /** The actor the talking steps use (an actor with a default voice, inserted once). */
 let actorId: string;
 /** The third step: a talking actor over the video of step 2 (looped behind the presenter). */
@@ -143,7 +131,7 @@ describe('a three-step pipeline', () => {
     const t = await createTenant(tdb.db, 1000);
     const client = api(gw.baseUrl, t.apiKey);
     const before = await creditsOf(tdb.db, t);
-    const created = await client.post('/v1/pipelines', { project_id: t.projectId, steps: [imageStep, videoStep, talkStep('Hello from the lighthouse.')] });
+    const created = await client.post('/v1/pipelines', { project_id: t.projectId, steps: [imageStep(), videoStep(), talkStep('Hello from the lighthouse.')] });
     assert.equal(created.status, 200, created.text);
     assertMatchesDocument('post', '/v1/pipelines', created);
     assert.equal(created.body.data.charged, 0, 'nothing is charged at create');
@@ -216,7 +204,7 @@ describe('a three-step pipeline', () => {
     const hook = `/hooks/${t.workspaceId}`;
     const created = await client.post('/v1/pipelines', {
       project_id: t.projectId,
-      steps: [imageStep, videoStep, talkStep('Hello from the lighthouse. [fail:terminal]')],
+      steps: [imageStep(), videoStep(), talkStep('Hello from the lighthouse. [fail:terminal]')],
       webhook_url: `${receiver.base}${hook}`,
       webhook_events: ['pipeline.completed', 'pipeline.failed', 'pipeline.step.completed', 'pipeline.step.failed'],
     });
@@ -235,7 +223,7 @@ describe('a three-step pipeline', () => {
     const notFailed = await client.post(`/v1/pipelines/${failed.id}/resume`, { body: { nope: 1 } });
     assert.equal(notFailed.status, 400, 'a new body is validated as at create');
     // A step body of another kind (the published union takes it) is held to the failed step's kind.
-    const otherKind = await client.post(`/v1/pipelines/${failed.id}/resume`, { body: imageStep.body });
+    const otherKind = await client.post(`/v1/pipelines/${failed.id}/resume`, { body: imageStep().body });
     assert.equal(otherKind.status, 400, otherKind.text);
     assertMatchesDocument('post', '/v1/pipelines/{id}/resume', otherKind);
     assert.equal(otherKind.body.error.code, 'invalid_model');
@@ -276,8 +264,8 @@ describe('a resume with another model', () => {
     const t = await createTenant(tdb.db, 1000);
     const client = api(gw.baseUrl, t.apiKey);
     const before = await creditsOf(tdb.db, t);
-    const failing = { ...videoStep, body: { ...videoStep.body, prompt: 'a slow pan [fail:terminal]' } };
-    const created = await client.post('/v1/pipelines', { project_id: t.projectId, steps: [imageStep, failing] });
+    const failing = videoStep('a slow pan [fail:terminal]');
+    const created = await client.post('/v1/pipelines', { project_id: t.projectId, steps: [imageStep(), failing] });
     assert.equal(created.status, 200, created.text);
     const failed = await pipelineEnded(t, created.body.data.id);
     assert.equal(failed.status, 'failed');
@@ -312,11 +300,21 @@ describe('a parent workflow no worker serves', () => {
     const t = await createTenant(tdb.db, 1000);
     const client = api(gw.baseUrl, t.apiKey);
     const before = await creditsOf(tdb.db, t);
-    const steps = [imageStep, { ...videoStep, body: { ...videoStep.body, prompt: 'a stalled pan' } }];
+    const steps = [imageStep(), videoStep('a stalled pan')];
     const created = await client.post('/v1/pipelines', { project_id: t.projectId, steps });
     assert.equal(created.status, 200, created.text);
     const id = created.body.data.id;
     const clipJob = await waitFor('step 2 to have its job', async () => (await client.get(`/v1/pipelines/${id}`)).body.data.steps[1].job_id ?? undefined);
+    // The job row comes first (the step's start), its workflow with the parent's next workflow task.
+    await waitFor("step 2's job workflow to start", () =>
+      gw.client.workflow
+        .getHandle(clipJob)
+        .describe()
+        .then(
+          () => true,
+          () => undefined,
+        ),
+    );
     // The run goes away mid-step and its stand-in is pinned, as it were, to a build without workers:
     // a run on a task queue nobody polls.
     await gw.client.workflow.getHandle(id).terminate('test: the build serving this run is gone');
@@ -364,7 +362,7 @@ describe('a parent workflow no worker serves', () => {
 
 describe("an operator's reset of the parent workflow", () => {
   test('re-runs a failed pipeline from its failed step once credits are back; a reset of a completed one changes nothing', async () => {
-    const steps = [imageStep, { ...videoStep, body: { ...videoStep.body, prompt: 'a reset pan' } }];
+    const steps = [imageStep(), videoStep('a reset pan')];
     const probe = await createTenant(tdb.db, 1000);
     const dry = await api(gw.baseUrl, probe.apiKey).post('/v1/pipelines?dry_run=true', { project_id: probe.projectId, steps });
     assert.equal(dry.status, 200, dry.text);
@@ -424,44 +422,44 @@ describe('validation at create', () => {
   };
 
   test('a reference to a missing step: 400 naming the step and the field', async () => {
-    const clip = { ...videoStep, body: { ...videoStep.body, start_frame_file_id: { from: 'nope', output: 0 } } };
-    await refused([imageStep, clip], 400, /^steps\[1\]\.body\.start_frame_file_id: step "nope" does not exist/);
+    const clip = { ...videoStep(), body: { ...videoStep().body, start_frame_file_id: { from: 'nope', output: 0 } } };
+    await refused([imageStep(), clip], 400, /^steps\[1\]\.body\.start_frame_file_id: step "nope" does not exist/);
   });
 
   test('a reference to a later step, or to an output it does not make', async () => {
-    await refused([videoStep, imageStep], 400, /^steps\[0\]\.body\.start_frame_file_id: step "still" does not run before this step/);
-    const clip = { ...videoStep, body: { ...videoStep.body, start_frame_file_id: { from: 'still', output: 1 } } };
-    await refused([imageStep, clip], 400, /^steps\[1\]\.body\.start_frame_file_id: step "still" makes 1 output, so output 1 does not exist/);
+    await refused([videoStep(), imageStep()], 400, /^steps\[0\]\.body\.start_frame_file_id: step "still" does not run before this step/);
+    const clip = { ...videoStep(), body: { ...videoStep().body, start_frame_file_id: { from: 'still', output: 1 } } };
+    await refused([imageStep(), clip], 400, /^steps\[1\]\.body\.start_frame_file_id: step "still" makes 1 output, so output 1 does not exist/);
   });
 
   test('a reference of the wrong media type: 400 naming the step and the field', async () => {
-    const clip2 = { ...videoStep, id: 'clip2', body: { ...videoStep.body, start_frame_file_id: { from: 'clip', output: 0 } } };
-    await refused([imageStep, videoStep, clip2], 400, /^steps\[2\]\.body\.start_frame_file_id: step "clip" outputs video, an image is expected$/);
+    const clip2 = { ...videoStep(), id: 'clip2', body: { ...videoStep().body, start_frame_file_id: { from: 'clip', output: 0 } } };
+    await refused([imageStep(), videoStep(), clip2], 400, /^steps\[2\]\.body\.start_frame_file_id: step "clip" outputs video, an image is expected$/);
     const talk = { ...talkStep('x'), body: { ...talkStep('x').body, background_video_file_id: { from: 'still', output: 0 } } };
-    await refused([imageStep, videoStep, talk], 400, /^steps\[2\]\.body\.background_video_file_id: step "still" outputs image, a video is expected$/);
+    await refused([imageStep(), videoStep(), talk], 400, /^steps\[2\]\.body\.background_video_file_id: step "still" outputs image, a video is expected$/);
   });
 
   test("a step's own body is checked as its create endpoint checks it", async () => {
-    const bad = { ...imageStep, body: { ...imageStep.body, model: 'no-such-model' } };
+    const bad = { ...imageStep(), body: { ...imageStep().body, model: 'no-such-model' } };
     const r = await api(gw.baseUrl, t.apiKey).post('/v1/pipelines', { project_id: t.projectId, steps: [bad] });
     assert.equal(r.status, 400);
     assert.equal(r.body.error.code, 'invalid_model');
-    await refused([{ ...imageStep, body: { ...imageStep.body, aspect_ratio: '5:4' } }], 400, /^steps\[0\]\.body\.aspect_ratio: /);
+    await refused([{ ...imageStep(), body: { ...imageStep().body, aspect_ratio: '5:4' } }], 400, /^steps\[0\]\.body\.aspect_ratio: /);
     await refused(
-      [{ ...videoStep, body: { ...videoStep.body, start_frame_file_id: 'upl_missing' } }],
+      [{ ...videoStep(), body: { ...videoStep().body, start_frame_file_id: 'upl_missing' } }],
       404,
       /^steps\[0\]\.body\.start_frame_file_id: file upload upl_missing not found/,
     );
-    await refused([{ ...imageStep, body: { ...imageStep.body, project_id: t.projectId } }], 400, /^steps\[0\]\.body\.project_id: /);
+    await refused([{ ...imageStep(), body: { ...imageStep().body, project_id: t.projectId } }], 400, /^steps\[0\]\.body\.project_id: /);
     // The schema's own refusal: a step body is its kind's, an image step has no start frame.
     await refused(
-      [{ ...imageStep, body: { ...imageStep.body, start_frame_file_id: { from: 'still', output: 0 } } }],
+      [{ ...imageStep(), body: { ...imageStep().body, start_frame_file_id: { from: 'still', output: 0 } } }],
       400,
       /^steps\[0\]\.body: Unrecognized key: "start_frame_file_id"/,
     );
-    await refused([imageStep, { ...imageStep }], 400, /^steps\[1\]\.id: step id "still" is used by an earlier step/);
+    await refused([imageStep(), { ...imageStep() }], 400, /^steps\[1\]\.id: step id "still" is used by an earlier step/);
     await refused(
-      Array.from({ length: 9 }, (_, i) => ({ ...imageStep, id: `s${i}` })),
+      Array.from({ length: 9 }, (_, i) => ({ ...imageStep(), id: `s${i}` })),
       400,
       /^steps: at most 8 steps/,
     );
@@ -483,23 +481,23 @@ describe('validation at create', () => {
         })),
       )
       .execute();
-    const r = await api(gw.baseUrl, busy.apiKey).post('/v1/pipelines', { project_id: busy.projectId, steps: [imageStep] });
+    const r = await api(gw.baseUrl, busy.apiKey).post('/v1/pipelines', { project_id: busy.projectId, steps: [imageStep()] });
     assert.equal(r.status, 429, r.text);
     assertMatchesDocument('post', '/v1/pipelines', r);
     assert.equal(r.body.error.code, 'rate_limited');
     assert.match(r.body.error.message, /PIPELINE_MAX_ACTIVE/);
     await tdb.db.updateTable('pipelines').set({ status: 'completed' }).where('id', '=', `pl_busy0_${busy.workspaceId}`).execute();
-    const ok = await api(gw.baseUrl, busy.apiKey).post('/v1/pipelines', { project_id: busy.projectId, steps: [imageStep] });
+    const ok = await api(gw.baseUrl, busy.apiKey).post('/v1/pipelines', { project_id: busy.projectId, steps: [imageStep()] });
     assert.equal(ok.status, 200, ok.text);
   });
 
   test('a dry run quotes each step as its kind does, and writes nothing', async () => {
     const client = api(gw.baseUrl, t.apiKey);
     const before = await creditsOf(tdb.db, t);
-    const r = await client.post('/v1/pipelines?dry_run=true', { project_id: t.projectId, steps: [imageStep, videoStep, talkStep('Hi.')] });
+    const r = await client.post('/v1/pipelines?dry_run=true', { project_id: t.projectId, steps: [imageStep(), videoStep(), talkStep('Hi.')] });
     assert.equal(r.status, 200, r.text);
     assertMatchesDocument('post', '/v1/pipelines', r);
-    const image = await client.post('/v1/images/generate?dry_run=true', { ...imageStep.body, project_id: t.projectId });
+    const image = await client.post('/v1/images/generate?dry_run=true', { ...imageStep().body, project_id: t.projectId });
     assert.equal(image.status, 200, image.text);
     assert.deepEqual(
       r.body.data.steps.map((s: any) => s.id),
