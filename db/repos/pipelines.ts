@@ -198,8 +198,13 @@ export async function activePipelines(q: Queryable, workspaceId: string): Promis
   return Number(r.n);
 }
 
-/** Pipelines created before `before` whose parent workflow never ran its first step (the reconciler starts them). */
+/** Pipelines created before `before` whose parent workflow never ran its first step (the reconciler starts them; pipelines_unstarted_idx). */
 export function unstartedPipelines(q: Queryable, before: Date, limit: number): Promise<Pipeline[]> {
+  return unstartedPipelinesQuery(q, before, limit).execute();
+}
+
+/** The query of unstartedPipelines (a test reads its plan). */
+export function unstartedPipelinesQuery(q: Queryable, before: Date, limit: number) {
   return q
     .selectFrom('pipelines')
     .selectAll()
@@ -207,20 +212,23 @@ export function unstartedPipelines(q: Queryable, before: Date, limit: number): P
     .where('status', 'in', ['pending', 'running'])
     .where('created_at', '<', before)
     .orderBy('created_at')
-    .limit(limit)
-    .execute();
+    .limit(limit);
 }
 
-/** Pipelines pending or running whose row has not moved since `before` (the stall check's candidates, among pipelines_active_idx's rows). */
+/** Pipelines pending or running whose row has not moved since `before` (the stall check's candidates; pipelines_quiet_idx). */
 export function quietActivePipelines(q: Queryable, before: Date, limit: number): Promise<Pipeline[]> {
+  return quietActivePipelinesQuery(q, before, limit).execute();
+}
+
+/** The query of quietActivePipelines (a test reads its plan). */
+export function quietActivePipelinesQuery(q: Queryable, before: Date, limit: number) {
   return q
     .selectFrom('pipelines')
     .selectAll()
     .where('status', 'in', ['pending', 'running'])
     .where('updated_at', '<', before)
     .orderBy('updated_at')
-    .limit(limit)
-    .execute();
+    .limit(limit);
 }
 
 /** A page of the workspace's pipelines, newest first (pipelines_list_idx). */

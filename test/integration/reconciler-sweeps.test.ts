@@ -1,14 +1,16 @@
 // The retention sweeps the reconciler role runs for the tables that grow with traffic (the outbox,
 // idempotency keys, refused uploads, rate-limit rows), on the real Postgres: each removes the rows
-// past its retention and nothing younger, and the rate limiter writes a swept row again.
+// past its retention and nothing younger, and the rate limiter writes a swept row again. The
+// pipeline sweeps (stalled and unstarted pipelines) read only the pipelines in flight, by index.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql } from 'kysely';
+import { CompiledQuery, sql, type Compilable } from 'kysely';
 import { createTenant, createTestDatabase, type Tenant, type TestDatabase } from '../support/stack.js';
 import { sweepIdempotencyKeys } from '../../db/repos/idempotency.js';
 import { sweepFailedUploads } from '../../db/repos/uploads.js';
 import { sweepIdleRateLimits } from '../../db/repos/rate-limits.js';
 import { sweepFinishedDeliveries } from '../../db/repos/webhooks.js';
+import { quietActivePipelines, quietActivePipelinesQuery, unstartedPipelines, unstartedPipelinesQuery } from '../../db/repos/pipelines.js';
 
 let tdb: TestDatabase;
 let t: Tenant;
@@ -133,3 +135,58 @@ describe('retention sweeps', () => {
     );
   });
 });
+
+describe("the reconciler's pipeline sweeps", () => {
+  test('read only the pipelines in flight, by index, among 20,000 finished ones: the quiet ones by last move, the unstarted by age', async () => {
+    const p = await createTenant(tdb.db, 100);
+    await sql`
+      insert into pipelines (id, workspace_id, project_id, status, price, workflow_started, created_at, updated_at)
+      select 'pl_done_' || g, ${p.workspaceId}, ${p.projectId}, 'completed', 1, true, now() - interval '2 days', now() - interval '2 days'
+      from generate_series(1, 20000) g`.execute(tdb.db);
+    for (const [id, status, started, movedHoursAgo] of [
+      ['pl_quiet', 'running', true, 2],
+      ['pl_unstarted', 'pending', false, 1],
+      ['pl_busy', 'running', true, 0],
+    ] as const) {
+      await tdb.db
+        .insertInto('pipelines')
+        .values({
+          id,
+          workspace_id: p.workspaceId,
+          project_id: p.projectId,
+          status,
+          price: 1,
+          workflow_started: started,
+          created_at: ago(movedHoursAgo),
+          updated_at: ago(movedHoursAgo),
+        })
+        .execute();
+    }
+    await sql`analyze pipelines`.execute(tdb.db);
+    const before = new Date(Date.now() - 10 * 60_000);
+
+    assert.deepEqual(
+      (await quietActivePipelines(tdb.db, before, 10)).map((r) => r.id),
+      ['pl_quiet', 'pl_unstarted'],
+    );
+    assert.deepEqual(
+      (await unstartedPipelines(tdb.db, before, 10)).map((r) => r.id),
+      ['pl_unstarted'],
+    );
+    for (const [query, index] of [
+      [quietActivePipelinesQuery(tdb.db, before, 10), 'pipelines_quiet_idx'],
+      [unstartedPipelinesQuery(tdb.db, before, 10), 'pipelines_unstarted_idx'],
+    ] as const) {
+      const plan = await explain(query);
+      assert.match(plan, new RegExp(`Index Scan using ${index}`), plan);
+      assert.doesNotMatch(plan, /Seq Scan/, plan);
+    }
+  });
+});
+
+/** The EXPLAIN (ANALYZE) plan of a query exactly as the repo sends it. */
+async function explain(query: Compilable): Promise<string> {
+  const c = query.compile();
+  const r = await tdb.db.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain (analyze) ${c.sql}`, [...c.parameters]));
+  return r.rows.map((row) => row['QUERY PLAN']).join('\n');
+}
