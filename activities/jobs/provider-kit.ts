@@ -243,7 +243,23 @@ export function createProviderStepKit(deps: ProviderActivityDeps) {
     );
   }
 
-  return { deps, db, jobs, attemptRef, mayFailOver, slotWaits, slots, heartbeat, providerContext, refFromHeartbeat, ownJob, recordRef, call, check };
+  return {
+    deps,
+    db,
+    jobs,
+    attemptRef,
+    mayFailOver,
+    slotWaits,
+    slots,
+    heartbeat,
+    providerContext,
+    refFromHeartbeat,
+    ownJob,
+    recordRef,
+    call,
+    check,
+    bestEffort,
+  };
 }
 
 export type ProviderStepKit = ReturnType<typeof createProviderStepKit>;

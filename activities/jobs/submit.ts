@@ -18,7 +18,7 @@ function refuseAfterDeadline(provider: ProviderName, opts: ProviderStepOptions):
 }
 
 export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities['submitAndCheck'] {
-  const { deps, jobs, attemptRef, mayFailOver, slotWaits, slots, providerContext, refFromHeartbeat, ownJob, recordRef, call, check } = kit;
+  const { deps, jobs, attemptRef, mayFailOver, slotWaits, slots, providerContext, refFromHeartbeat, ownJob, recordRef, call, check, bestEffort } = kit;
   /**
    * Submits once per job and run, then checks once (storing the outputs of a provider that
    * finished within submit: the local renderer renders there). The request an earlier attempt
@@ -42,12 +42,17 @@ export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities[
     if (adapter.free) {
       refuseAfterDeadline(provider, opts);
       const ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
-      // The row is generating with the reference before the first check, so the check's progress
-      // (its first percent, when an injected latency keeps the render running) is written.
-      if (!(await jobs.recordProviderRef(req.jobId, runId, ref, stepAttempt()))) {
-        throw nonRetryable(failureTypes.illegalStatusMove, `job ${req.jobId} is no longer held by this run`);
+      const first = await check(provider, req, ref, true);
+      if (!first.stored) {
+        // Still running (an injected latency): the row says so, with the reference, and then takes
+        // the check's first figure (a figure is written only while the row is generating).
+        if (!(await jobs.recordProviderRef(req.jobId, runId, ref, stepAttempt()))) {
+          throw nonRetryable(failureTypes.illegalStatusMove, `job ${req.jobId} is no longer held by this run`);
+        }
+        const queuePosition = first.state === 'queued' ? (first.queuePosition ?? null) : null;
+        await bestEffort('progress', () => deps.progress.poll(req.jobId, { percent: first.percent ?? null, queuePosition, attempt: ctx.info.attempt }));
       }
-      return { ref, ...(await check(provider, req, ref, true)) };
+      return { ref, ...first };
     }
     let ref = refFromHeartbeat();
     const job = await ownJob(req.jobId, runId, 'submitting');
