@@ -8,9 +8,9 @@
 // fleets poll every queue; A's 20 jobs finish on A, exactly charged, and so does a pipeline whose
 // second step starts after B is current (its parent is pinned to A, and its children with it); A's
 // worker processes stop by themselves only once the server reports A drained (the pipeline closed
-// too); 20 new jobs run on B; and a worker of A
-// started again afterwards does not make A current. At the end the suite rolls the profile back
-// to A (the operator's `deployment promote`), and B's workers drain and stop in turn.
+// too); 20 new jobs run on B; and a worker of A started again afterwards does not make A current.
+// At the end the suite rolls the profile back to A (the operator's `deployment promote`), and B's
+// workers drain and stop in turn.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -184,6 +184,7 @@ test(
     const deployed = await up({ PROD_DIST: distB });
     assert.match(deployed, new RegExp(`build ${B} starts beside build ${A}`), deployed);
     await waitFor(`${B} to make itself current once its fleets poll every queue`, async () => (await deployment())?.current === B, 180_000, 500);
+    const bCurrentAt = new Date();
     for (const [name, pid] of pidsA) assert.ok(processAlive(pid), `${name} of A still runs while A's jobs are in flight`);
     assert.equal((await version(A))?.status, 'draining');
 
@@ -220,6 +221,7 @@ test(
     assert.equal(piped.status, 'completed', JSON.stringify(piped.error));
     const stepJobs = (piped.steps as { job_id: string }[]).map((s) => s.job_id);
     assert.equal(stepJobs.length, 2);
+    assert.ok((await jobRow(db, stepJobs[1]!)).created_at >= bCurrentAt, 'the second step started after B became current');
     let lastAClose = 0;
     let total = 0;
     for (const [ids, buildId] of [
