@@ -22,8 +22,12 @@ export function createDb(
 ): Database {
   checkTlsFiles(databaseUrl);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, ...timeouts });
-  // An idle client that errors (server restart) must not crash the process.
+  // A client that loses its connection (a server restart, a failover, a cut network) must not crash
+  // the process. An idle one reports to the pool ('error' below); a checked-out one between two
+  // statements (inside a transaction) has no listener of its own, so it gets one here: the next
+  // statement fails with the error instead, and the pool drops the client when it is released.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   if (tracingEnabled()) traceStatements(pool);
   return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }
