@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import aclosing
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, TypeVar, cast, overload

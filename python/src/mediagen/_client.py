@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping
-from contextlib import closing
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, TypeVar, cast, overload
