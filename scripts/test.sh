@@ -9,9 +9,28 @@ split_test_args "$@"
 # A fresh clone has no node_modules: install before spending minutes on the stack.
 source scripts/npm-deps.sh
 ensure_npm_deps
+require_node_runtime
 stack_env=$(scripts/stack.sh up test) || { echo "the test stack did not start (see the messages above)" >&2; exit 1; }
 eval "$stack_env"
+# Every binary a selected suite needs exists before any lane starts: the prod profile's suites and
+# the payload-codec suite (which runs the Temporal Web UI server) need the Go builds of Temporal's
+# server and UI. They build here, beside the TypeScript build, rather than inside the side lane's
+# `up prod`, where the main lane's codec suite could look for the UI server while it was still being
+# built. Cached after the first run, so this is a file check.
+prebuild_log=$(mktemp)
+prebuild_pid=''
+selected=$(find test -name '*.test.ts' | sed 's|^|dist/|; s|\.ts$|.js|' | grep -E "$(IFS='|'; echo "${patterns[*]:-.}")" || true)
+if grep -qE '/(prod-profile[a-z-]*|payload-codec)\.test\.js$' <<<"$selected"; then
+  scripts/stack.sh install >"$prebuild_log" 2>&1 &
+  prebuild_pid=$!
+fi
 incremental_build || exit 1
+if [[ -n $prebuild_pid ]] && ! wait "$prebuild_pid"; then
+  cat "$prebuild_log" >&2
+  echo "the Go builds the prod-profile and payload-codec suites need failed (see the messages above)" >&2
+  exit 1
+fi
+rm -f "$prebuild_log"
 mapfile -t files < <(find dist/test -name '*.test.js' | sort)
 if ((${#patterns[@]})); then
   mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -E "$(IFS='|'; echo "${patterns[*]}")" || true)
@@ -43,7 +62,7 @@ reports=$(mktemp -d)
 run_files() { # part concurrency files...
   local part=$1 concurrency=$2
   shift 2
-  node --enable-source-maps --test --test-concurrency="$concurrency" --test-timeout="${TEST_TIMEOUT_MS:-1800000}" "${node_flags[@]}" "$@" \
+  node --enable-source-maps --test --test-reporter=tap --test-concurrency="$concurrency" --test-timeout="${TEST_TIMEOUT_MS:-1800000}" "${node_flags[@]}" "$@" \
     >>"$reports/$part.tap" 2>&1 &
   echo $! >"$reports/$part.pid"
   wait $!
