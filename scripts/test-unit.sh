@@ -9,6 +9,7 @@ source scripts/test-build.sh
 split_test_args "$@"
 source scripts/npm-deps.sh
 ensure_npm_deps
+require_node_runtime
 incremental_build
 command -v temporal >/dev/null || echo "[test:unit] the temporal CLI is not installed (scripts/stack.sh install): the mocked workflow tests will fail" >&2
 mapfile -t files < <({ find dist/test/unit -name '*.test.js'; echo dist/test/workflows/pipeline-branches.test.js; } | sort)
@@ -17,4 +18,4 @@ if ((${#patterns[@]})); then
   ((${#files[@]})) || { echo "no unit test file matches: ${patterns[*]}" >&2; exit 1; }
 fi
 export NODE_ENV=test
-exec node --enable-source-maps --test --test-concurrency="${TEST_CONCURRENCY:-2}" --test-timeout="${TEST_TIMEOUT_MS:-120000}" "${node_flags[@]}" "${files[@]}"
+exec node --enable-source-maps --test --test-reporter=spec --test-concurrency="${TEST_CONCURRENCY:-2}" --test-timeout="${TEST_TIMEOUT_MS:-120000}" "${node_flags[@]}" "${files[@]}"

