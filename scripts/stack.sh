@@ -152,6 +152,16 @@ install_all() {
   install_python_client
 }
 
+# install_all under the cache's lock: every profile and checkout shares the cache (and apt and pip
+# the machine), so two first runs side by side install once rather than racing for dpkg's lock.
+install_all_once() {
+  mkdir -p "$CACHE_DIR"
+  (
+    flock -w 1800 8 || die "another install holds $CACHE_DIR/install.lock"
+    install_all
+  ) 8>"$CACHE_DIR/install.lock"
+}
+
 # ---------------------------------------------------------------- PostgreSQL
 # A readiness ping only, so TLS without verification: under the prod profile's PGSSLMODE=verify-full,
 # a cluster an older checkout started without TLS would look dead instead of being restarted with it.
@@ -477,15 +487,17 @@ if [[ $PROFILE == prod && $cmd != down ]]; then
 fi
 
 # One provisioning run per profile at a time (parallel test runs share the profile's servers).
-if command -v flock >/dev/null; then
+# `install` provisions no profile: its builds and installs take the cache's locks instead, so an
+# install running for minutes never holds up a profile's `up`.
+if [[ $cmd != install ]] && command -v flock >/dev/null; then
   exec 9>"$STATE/.lock"
   flock -w 600 9 || die "another scripts/stack.sh run holds $STATE/.lock"
 fi
 
 case $cmd in
-  install) install_all; install_prod ;;
+  install) install_all_once; install_prod ;;
   up)
-    install_all
+    install_all_once
     [[ $PROFILE == prod ]] && install_prod
     {
       up_postgres
