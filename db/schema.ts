@@ -217,6 +217,14 @@ export interface RouteProbeTable {
   checked_at: Timestamp | null;
   changed_at: Timestamp | null;
   next_probe_at: Generated<Date>;
+  /** The day the probe first read the provider's deprecation or shutdown of the model (0055_route_lifecycle); null while none. */
+  deprecated_at: string | null;
+  /** The shutdown date the provider announced (OpenAI's shutdown_date); null when none is announced. Both dates are read as YYYY-MM-DD text (repos/route-probes.ts). */
+  shutdown_at: string | null;
+  /** What the provider said, in words (the endpoint and field read). */
+  lifecycle_signal: string | null;
+  /** When the operators were alerted of the current announcement. */
+  lifecycle_alerted_at: Timestamp | null;
 }
 export type RouteProbeStatus = 'available' | 'unavailable';
 

@@ -40,6 +40,8 @@ export class FakeFal extends FakeServer {
   flow: readonly ('IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED')[] = ['IN_QUEUE', 'IN_QUEUE', 'IN_PROGRESS', 'COMPLETED'];
   /** Where output files are served from (a CDN origin; defaults to this server). */
   filesBaseUrl: string | undefined;
+  /** Endpoints the model search lists with status deprecated. */
+  readonly deprecatedModels = new Set<string>();
   /** Requests submitted whose run has not ended, and the most there ever were at once. */
   inFlight = 0;
   maxInFlight = 0;
@@ -153,7 +155,8 @@ export class FakeFal extends FakeServer {
 
   // fal's Platform API Model Search in find mode (fal.ai/docs/api-reference/platform-apis/openapi/v1.json):
   // GET /v1/models?endpoint_id=…[&endpoint_id=…] with `Authorization: Key …` → { models: [{ endpoint_id,
-  // metadata }], has_more, next_cursor }, leaving out endpoints fal does not have (or lost here).
+  // metadata }], has_more, next_cursor }, leaving out endpoints fal does not have (or lost here); an
+  // endpoint's metadata.status is active or deprecated (the search's `status` filter takes those two).
   protected override modelsOp(method: string, path: string): 'models' | undefined {
     return method === 'GET' && path === '/v1/models' ? 'models' : undefined;
   }
@@ -162,7 +165,10 @@ export class FakeFal extends FakeServer {
     if (req.headers.authorization !== `Key ${this.key}`) return json(401, { detail: 'No user found for Key ID and Secret' });
     const ids = req.query.getAll('endpoint_id').filter((id) => id in falInputSchemaDocument.endpoints && !this.lostModels.has(id));
     return json(200, {
-      models: ids.map((endpoint_id) => ({ endpoint_id, metadata: { display_name: endpoint_id, status: 'active' } })),
+      models: ids.map((endpoint_id) => ({
+        endpoint_id,
+        metadata: { display_name: endpoint_id, status: this.deprecatedModels.has(endpoint_id) ? 'deprecated' : 'active' },
+      })),
       has_more: false,
       next_cursor: null,
     });
