@@ -20,6 +20,14 @@ before(async () => {
   tdb = await createTestDatabase();
   openai = await startFakeOpenAI();
   const config = testConfig(tdb.url, {
+    PROVIDERS_MODE: 'live',
+    FAL_KEY: '',
+    ELEVENLABS_API_KEY: '',
+    XAI_API_KEY: '',
+    GEMINI_API_KEY: '',
+    ARK_API_KEY: '',
+    DASHSCOPE_API_KEY: '',
+    AZURE_OPENAI_API_KEY: '',
     OPENAI_API_KEY: openai.key,
     OPENAI_BASE_URL: openai.url,
     RATE_LIMIT_GENERATE_PER_MIN: '1000',
@@ -51,6 +59,7 @@ describe('gpt-image-2 jobs against the OpenAI fake', () => {
         count: 1,
       });
       assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.data.provider, 'openai');
       const row = await jobFinished(tdb.db, r.body.data.id);
       assert.equal(row.status, 'completed', JSON.stringify(row.error));
       const calls = openai.requestsOf('images').slice(before);
