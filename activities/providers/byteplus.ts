@@ -270,7 +270,11 @@ export function createByteplusAdapter(cfg: ByteplusConfig): ProviderAdapter {
       // a finished task's record and output are never deleted by a cancel.
       const o = opts('cancel', ctx);
       const id = taskIdOf(ref);
-      const task = await callJson<Partial<ArkTask>>(taskUrl(id), { method: 'GET', headers }, opts('status before cancel', ctx)).catch(() => undefined);
+      // An outage reading the task is retried like the DELETE's; a task Ark no longer knows has nothing to cancel.
+      const task = await callJson<Partial<ArkTask>>(taskUrl(id), { method: 'GET', headers }, opts('status before cancel', ctx)).catch((err: unknown) => {
+        if (err instanceof ProviderError && err.retryable) throw err;
+        return undefined;
+      });
       if (task?.status !== 'queued') return notConfirmed;
       const res = await providerFetch(taskUrl(id), { method: 'DELETE', headers }, o);
       const text = await readText(res, o);
