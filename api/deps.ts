@@ -19,6 +19,6 @@ export interface AppDeps {
   metrics?: ApiMetrics;
   /** The process's job service; createApp builds it (over `temporal`) when not given. */
   jobs?: JobService;
-  /** What time it is for budget periods (default the system clock): tests move it past a period's end. */
+  /** What time it is for budget periods and model retirements (default the system clock): tests move it past a period's end or a retirement date. */
   clock?: () => Date;
 }

@@ -27,12 +27,15 @@ export const deprecationHeaders = {
   },
 } as const;
 
-/** The middleware of a kind's create: `models` are the kind's public models (others are refused later as invalid_model). */
-export function modelLifecycleCheck(models: readonly string[]): RequestHandler {
+/**
+ * The middleware of a kind's create: `models` are the kind's public models (others are refused later as
+ * invalid_model); `clock` is the gateway's (tests freeze it on either side of a retirement date).
+ */
+export function modelLifecycleCheck(models: readonly string[], clock: () => Date = () => new Date()): RequestHandler {
   return (req, res, next) => {
     const model = (req.body as { model?: unknown } | undefined)?.model;
     if (typeof model !== 'string' || !models.includes(model)) return next();
-    const lifecycle = modelLifecycle(routeFor(model)!);
+    const lifecycle = modelLifecycle(routeFor(model)!, clock());
     if (lifecycle.state === 'retired') return next(new ApiError(410, 'model_retired', lifecycle.message));
     if (lifecycle.state === 'deprecated') res.set(lifecycle.headers);
     next();

@@ -3,6 +3,7 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
 import type { BudgetChargeTable, BudgetSpendTable, BudgetTable } from './budget-schema.js';
 import type { AuditEventTable, JobTimelineTable } from './log-schema.js';
 import type { PipelineStepTable, PipelineTable } from './pipeline-schema.js';
+import type { RouteProbeTable } from './route-probe-schema.js';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
@@ -204,21 +205,7 @@ export interface ProviderRouteOutcomeTable {
 }
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
-/** The route health probe's finding per provider and public model (0020_route_probes). */
-export interface RouteProbeTable {
-  provider: string;
-  model: string;
-  provider_model_id: string;
-  status: Generated<RouteProbeStatus>;
-  /** Why the route is unavailable (the provider's answer, in words); null while available. */
-  reason: string | null;
-  /** The last probe that could not tell (a 5xx, a timeout): it changes nothing. */
-  last_error: string | null;
-  checked_at: Timestamp | null;
-  changed_at: Timestamp | null;
-  next_probe_at: Generated<Date>;
-}
-export type RouteProbeStatus = 'available' | 'unavailable';
+export type { RouteProbeStatus, RouteProbeTable } from './route-probe-schema.js';
 
 /** A route with a slot pool (0024_route_slots): the row every take of the route locks. */
 export interface RouteSlotRouteTable {

@@ -8,7 +8,7 @@
 // hand inputs to a provider by URL are skipped: they need a bucket the provider can reach, which a local
 // MinIO is not. What runs:
 //   fal          nano-banana-2, 1 image, 1:1, no inputs
-//   OpenAI       gpt-image-1.5, 1 image, 1024×1024
+//   OpenAI       gpt-image-2, 1 image, 1920×1920 (gpt-image-1.5 was shut down on 2026-12-01)
 //   ElevenLabs   text-to-speech of one short sentence (the speech step of a talking actor)
 //   xAI          grok-imagine-video, 1 s at 480p
 // Cost is our catalog price in credits for that job, and the provider's list price the catalog `source`
@@ -103,10 +103,10 @@ const smokes: Smoke[] = [
   {
     provider: 'openai',
     key: config.OPENAI_API_KEY,
-    listPrice: 'per OpenAI image pricing for gpt-image-1.5 at 1024×1024 (default quality)',
+    listPrice: 'per OpenAI image token pricing for gpt-image-2 at 1920×1920 (default quality)',
     async run() {
       const adapter = createOpenAIAdapter({ key: config.OPENAI_API_KEY!, baseUrl: config.OPENAI_BASE_URL });
-      const req = request('gpt-image-1.5', 'openai');
+      const req = request('gpt-image-2', 'openai');
       const result = await adapter.poll(await adapter.submit(req, ctx), ctx);
       return { credits: priceFor(req.route, { count: 1 }), detail: await storeOutputs('openai', adapter, req.jobId, result) };
     },

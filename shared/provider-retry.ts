@@ -14,3 +14,16 @@ export function failingForMs(attempt: number): number {
   }
   return total;
 }
+
+/**
+ * The wait before a provider step's next attempt when the provider said how long to wait (Retry-After,
+ * or a 429's rate-limit reset): its ask, but never past the time the job has left (`remainingMs`, the
+ * customer's deadline or the step's own), since an ask longer than that would sleep through the
+ * deadline instead of letting the job fail over or end on it; at least 100 ms. Undefined (the retry
+ * schedule decides) when the provider asked nothing.
+ */
+export function retryWaitMs(askedMs: number | undefined, remainingMs: number | undefined): number | undefined {
+  if (askedMs === undefined) return undefined;
+  const capped = remainingMs === undefined ? askedMs : Math.min(askedMs, Math.max(0, remainingMs));
+  return Math.max(capped, 100);
+}

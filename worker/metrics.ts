@@ -17,6 +17,8 @@ export interface BacklogSource {
   versionsWithoutPollers(): Promise<{ deployment: string; buildId: string; running: number }[]>;
   /** Every probed route with whether the route health probe last found its model served (worker/route-prober.ts). */
   routeProbes?(): Promise<{ provider: string; model: string; available: boolean }[]>;
+  /** Routes whose provider announced the model's end, with the shutdown date (YYYY-MM-DD) when given (worker/route-prober.ts). */
+  routeLifecycles?(): Promise<{ provider: string; model: string; shutdownAt: string | null }[]>;
   /** Per route with a slot pool (ROUTE_SLOTS): slots held and jobs waiting for one, fleet-wide. */
   routeSlots?(): Promise<{ route: string; inUse: number; waiting: number }[]>;
   /** Every workspace with jobs in flight or recently submitted: the per-workspace queue gauges (worker/queue-metrics.ts). */
@@ -170,6 +172,29 @@ export function createWorkerMetrics(): WorkerMetrics {
       if (!routes) return;
       this.reset();
       for (const r of routes) this.set({ provider: r.provider, model: r.model }, r.available ? 1 : 0);
+    },
+  });
+  const shutdowns = new Gauge({
+    name: 'mediagen_route_shutdown_timestamp_seconds',
+    help: "The shutdown date a provider announced for a route's model (Unix seconds, midnight UTC), by provider and model; only routes with a date; fleet-wide, from Postgres",
+    labelNames: ['provider', 'model'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'mediagen_route_deprecated',
+    help: "1 for each route whose provider announced the model's end (a shutdown date or a deprecated status), by provider and model; fleet-wide, from Postgres",
+    labelNames: ['provider', 'model'] as const,
+    registers: [registry],
+    async collect() {
+      if (!backlog?.routeLifecycles) return;
+      const routes = await backlog.routeLifecycles().catch(() => null);
+      if (!routes) return;
+      this.reset();
+      shutdowns.reset();
+      for (const r of routes) {
+        this.set({ provider: r.provider, model: r.model }, 1);
+        if (r.shutdownAt) shutdowns.set({ provider: r.provider, model: r.model }, Date.parse(`${r.shutdownAt}T00:00:00Z`) / 1000);
+      }
     },
   });
   new Gauge({

@@ -6,6 +6,12 @@
 // over do not move onto it. A probe that cannot tell (5xx, timeout) changes nothing; the next probe
 // that finds the model again puts the route back. Each route is claimed per period in one statement,
 // so of many replicas of a fleet one probes it.
+// The probe also reads what the provider publishes of the model's end (OpenAI's shutdown_date, fal's
+// deprecated status: activities/providers/probes.ts). A new announcement, or a moved shutdown date, is
+// recorded on the route (deprecated_at, shutdown_at: GET /v1/models shows deprecated_at) and alerted on
+// at once: an error log line "route lifecycle: …" and the mediagen_route_shutdown_timestamp_seconds /
+// mediagen_route_deprecated gauges behind the MediagenRouteDeprecated and MediagenRouteShutdownSoon
+// alerts, so a retirement never arrives silently.
 import type { Logger } from 'pino';
 import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
@@ -13,7 +19,7 @@ import { catalog, routeFor, type LiveProviderName, type ModelRoute } from '../sh
 import { liveRoutesFor } from '../shared/routing.js';
 import { providerKeys } from '../shared/providers/index.js';
 import * as probes from '../db/repos/route-probes.js';
-import { routeProbes, type ProbeOutcome } from '../activities/providers/probes.js';
+import { routeProbes, type ProbeLifecycle, type ProbeOutcome } from '../activities/providers/probes.js';
 import type { WorkerMetrics } from './metrics.js';
 
 /** Routes probed at once by one replica. */
@@ -83,7 +89,23 @@ export function createRouteProber(deps: {
       );
     if (changed && available)
       logger.info(where, `${route.provider} route for ${route.providerModelId}: the model is served again; back in rotation for ${route.model}`);
+    if (outcome.state === 'available') await lifecycleOf(route, outcome.lifecycle, where);
     return outcome;
+  }
+
+  async function lifecycleOf(route: ProbedRoute, lifecycle: ProbeLifecycle | undefined, where: Record<string, string>) {
+    if (!lifecycle) {
+      const { cleared } = await probes.clearLifecycle(db, route);
+      if (cleared) logger.info(where, `route lifecycle: ${route.provider} no longer announces the end of ${route.providerModelId}; its deprecation is cleared`);
+      return;
+    }
+    const { fresh, deprecatedAt } = await probes.recordLifecycle(db, route, lifecycle);
+    if (!fresh) return;
+    const when = lifecycle.shutdownAt ? `shuts down on ${lifecycle.shutdownAt}` : 'is deprecated (no shutdown date given)';
+    logger.error(
+      { ...where, alert: 'route_lifecycle', deprecatedAt, shutdownAt: lifecycle.shutdownAt, signal: lifecycle.signal },
+      `route lifecycle: ${route.provider}'s ${route.providerModelId} ${when}; ${route.model} is marked deprecated since ${deprecatedAt}. Set the catalog's deprecatedAt, retiresAt and replacement (shared/catalog, docs/api/deprecations.md) before that date`,
+    );
   }
 
   async function runOnce() {

@@ -29,7 +29,7 @@ import { createJobService, type JobService } from '../jobs/index.js';
 import { circuitPolicy as providerCircuitPolicy, createProviderCircuits } from '../db/provider-circuits.js';
 import { jobWorkflowPort } from '../workflows/client.js';
 import { createRouteProber, type RouteProber } from './route-prober.js';
-import { probedRoutes as probedRouteRows } from '../db/repos/route-probes.js';
+import { deprecatedRoutes, probedRoutes as probedRouteRows } from '../db/repos/route-probes.js';
 import { slotUsage } from '../db/repos/route-slots.js';
 import { SLOT_WAITER_FRESH_MS } from '../shared/route-slots.js';
 import type { LiveProviderName } from '../shared/catalog.js';
@@ -358,6 +358,7 @@ function createBacklogSource(db: Database, client: Client, config: Config): Back
       return out;
     },
     routeProbes: async () => (await probedRouteRows(db)).map((r) => ({ provider: r.provider, model: r.model, available: r.status === 'available' })),
+    routeLifecycles: async () => (await deprecatedRoutes(db)).map((r) => ({ provider: r.provider, model: r.model, shutdownAt: r.shutdown_at })),
     routeSlots: () => slotUsage(db, SLOT_WAITER_FRESH_MS),
   };
 }

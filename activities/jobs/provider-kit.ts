@@ -8,7 +8,7 @@ import { failureTypes } from '../../shared/failure-types.js';
 import { ProviderError, type PollResult, type ProviderContext, type ProviderRef } from '../providers/types.js';
 import type { ProviderName } from '../../shared/job-model.js';
 import type { ProviderCheck, ProviderStepOptions } from '../../workflows/activity-types.js';
-import { failingForMs } from '../../shared/provider-retry.js';
+import { failingForMs, retryWaitMs } from '../../shared/provider-retry.js';
 import { outputFrame, routeFor } from '../../shared/catalog.js';
 import { stepAttempt, nonRetryable, currentRunId, holdJob, type JobActivityDeps } from './common.js';
 import { createOutputStore } from './outputs.js';
@@ -90,6 +90,8 @@ export function createProviderStepKit(deps: ProviderActivityDeps) {
   const failoverBudgetMs = deps.config.PROVIDER_FAILOVER_BUDGET_MS;
   // Per submit attempt: how many attempts before it only waited for a route slot (they measure no outage).
   const slotWaits = new WeakMap<Context, number>();
+  // Per submit attempt: the customer's deadline (ms), which caps a wait the provider asks for.
+  const notAfterOf = new WeakMap<Context, number>();
   const slots = createRouteSlots({ db, config: deps.config });
   const heartbeat = (detail?: unknown) => heartbeats.beat({ ref: attemptRef.get(Context.current()), detail } satisfies StepDetails);
 
@@ -148,6 +150,15 @@ export function createProviderStepKit(deps: ProviderActivityDeps) {
     }
   }
 
+  /** The time the step has left: to the customer's deadline, and to the step's schedule-to-close timeout (across its attempts). */
+  function remainingMs(ctx: Context, now = Date.now()): number | undefined {
+    const { scheduledTimestampMs, scheduleToCloseTimeoutMs } = ctx.info;
+    const ends = [notAfterOf.get(ctx), scheduleToCloseTimeoutMs > 0 ? scheduledTimestampMs + scheduleToCloseTimeoutMs : undefined].filter(
+      (t): t is number => t !== undefined && Number.isFinite(t),
+    );
+    return ends.length ? Math.min(...ends) - now : undefined;
+  }
+
   /** Runs a provider call, turning ProviderError into the right Temporal failure and timing it. */
   async function call<T>(provider: ProviderName, model: string, op: string, fn: () => Promise<T>): Promise<T> {
     const start = process.hrtime.bigint();
@@ -179,7 +190,7 @@ export function createProviderStepKit(deps: ProviderActivityDeps) {
         throw ApplicationFailure.create({
           type: failureTypes.providerUnavailable,
           message: err.message,
-          nextRetryDelay: err.retryAfterMs !== undefined ? Math.max(err.retryAfterMs, 100) : undefined,
+          nextRetryDelay: retryWaitMs(err.retryAfterMs, remainingMs(ctx)),
         });
       }
       throw err;
@@ -249,6 +260,7 @@ export function createProviderStepKit(deps: ProviderActivityDeps) {
     jobs,
     attemptRef,
     mayFailOver,
+    notAfterOf,
     slotWaits,
     slots,
     heartbeat,

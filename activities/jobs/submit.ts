@@ -18,7 +18,8 @@ function refuseAfterDeadline(provider: ProviderName, opts: ProviderStepOptions):
 }
 
 export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities['submitAndCheck'] {
-  const { deps, jobs, attemptRef, mayFailOver, slotWaits, slots, providerContext, refFromHeartbeat, ownJob, recordRef, call, check, bestEffort } = kit;
+  const { deps, jobs, attemptRef, mayFailOver, notAfterOf, slotWaits, slots, providerContext, refFromHeartbeat, ownJob, recordRef, call, check, bestEffort } =
+    kit;
   /**
    * Submits once per job and run, then checks once (storing the outputs of a provider that
    * finished within submit: the local renderer renders there). The request an earlier attempt
@@ -39,6 +40,7 @@ export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities[
     const runId = currentRunId();
     const ctx = Context.current();
     if (opts.failover) mayFailOver.set(ctx, opts);
+    if (opts.notAfter !== undefined) notAfterOf.set(ctx, Date.parse(opts.notAfter));
     if (adapter.free) {
       refuseAfterDeadline(provider, opts);
       const ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));

@@ -13,7 +13,8 @@ import type { AdapterModule } from './adapter-module.js';
 import type { HttpCallOptions } from './http.js';
 import { classify, errorOfRow } from './error-table.js';
 import { azureErrors, azureFacts } from './errors/azure.js';
-import { createImagesApiAdapter, gptImageSize, type ImagesApiRef } from './images-api.js';
+import { createImagesApiAdapter, type ImagesApiRef } from './images-api.js';
+import { gptImage1Sizes } from './gpt-image-models.js';
 import { azureDefaultApiVersion, type azureImageSizes, type AzureImageGenerateParams } from './contracts/azure.js';
 
 export interface AzureConfig {
@@ -36,7 +37,7 @@ export function azureImagesUrl(endpoint: string, deployment: string, apiVersion:
 
 /** The gpt-image sizes, as on OpenAI: 16:9 and 9:16 are served as 3:2 and 2:3 (the catalog's `servedAs`). */
 export function azureImageSize(aspectRatio: string): (typeof azureImageSizes)[number] {
-  return gptImageSize(aspectRatio);
+  return gptImage1Sizes[aspectRatio as keyof typeof gptImage1Sizes] ?? gptImage1Sizes['1:1'];
 }
 
 /** An HTTP error answer classed by Azure's table (errors/azure.ts): a content-filter refusal is final whatever its status. */
@@ -53,13 +54,15 @@ export function createAzureAdapter(cfg: AzureConfig): ProviderAdapter {
     timeoutMs: cfg.timeoutMs,
     url: azureImagesUrl(cfg.endpoint, cfg.deployment, cfg.apiVersion ?? azureDefaultApiVersion),
     headers: { 'api-key': cfg.key },
-    body: (req, count) =>
+    // The deployment serves the route's model (gpt-image-1.5) under the operator's name: its row applies.
+    modelOf: (req) => req.providerModelId ?? req.route.providerModelId,
+    body: (req, count, ask) =>
       ({
         model: cfg.deployment,
         prompt: req.prompt ?? '',
         n: count,
-        size: azureImageSize(req.aspectRatio ?? req.route.defaultAspectRatio),
-        output_format: 'png',
+        size: ask.size as (typeof azureImageSizes)[number],
+        output_format: ask.outputFormat,
       }) satisfies AzureImageGenerateParams,
     httpError: azureHttpError,
   });

@@ -8,8 +8,8 @@
 //    attempt already stored, and the timeout follows the SDK's 600 s.
 //  - Videos (Seedance 1.5 pro), text-to-video: POST /api/v3/contents/generations/tasks → { id }; GET …/tasks/{id}
 //    until succeeded (content.video_url, a signed URL fetched without our key) or failed
-//    (error { code, message }); cancel is DELETE …/tasks/{id}, which stops a queued task (a running one
-//    cannot be stopped: the workflow stops polling).
+//    (error { code, message }); cancel is DELETE …/tasks/{id}, sent only to a task read as queued (Ark
+//    cancels a queued task, refuses a running one and deletes a finished one's record: see cancel).
 // Errors (errors/byteplus.ts, from Ark's error codes): 5xx, 408, 429 rate limits and network timeouts
 // are retried (then failover); 401/403, an overdue account and a quota code are our account's, an
 // endpoint or model not enabled for our account the route's (failover at once); sensitive-content
@@ -261,12 +261,25 @@ export function createByteplusAdapter(cfg: ByteplusConfig): ProviderAdapter {
     async cancel(ref, ctx) {
       // Images complete inside submit: nothing left to stop.
       if (isImageRef(ref)) return notConfirmed;
+      // Ark's DELETE …/tasks/{id} ("Cancel or delete a video generation task", docs.byteplus.com
+      // ModelArk API reference, read 2026-12-02) acts by the task's status: a queued task is cancelled
+      // (it never runs, nothing is billed), a finished one (succeeded, failed, expired) has its record
+      // deleted, and a running one is refused. A 2xx therefore says nothing by itself: the task is read
+      // first, and only a queued one is sent the DELETE, whose success is then a confirmed cancel. A
+      // running or finished task is left alone (best effort; the refund follows the cancel policy), so
+      // a finished task's record and output are never deleted by a cancel.
       const o = opts('cancel', ctx);
-      const res = await providerFetch(taskUrl(taskIdOf(ref)), { method: 'DELETE', headers }, o);
+      const id = taskIdOf(ref);
+      // An outage reading the task is retried like the DELETE's; a task Ark no longer knows has nothing to cancel.
+      const task = await callJson<Partial<ArkTask>>(taskUrl(id), { method: 'GET', headers }, opts('status before cancel', ctx)).catch((err: unknown) => {
+        if (err instanceof ProviderError && err.retryable) throw err;
+        return undefined;
+      });
+      if (task?.status !== 'queued') return notConfirmed;
+      const res = await providerFetch(taskUrl(id), { method: 'DELETE', headers }, o);
       const text = await readText(res, o);
-      // 4xx: the task is running (it cannot be stopped), already final, or gone; the workflow stops polling.
-      // Only a queued task can be deleted: accepted, it never runs.
       if (res.ok) return { confirmed: true };
+      // 4xx: the task started between the read and the DELETE (a running task is refused), or is gone.
       if (res.status >= 400 && res.status < 500 && res.status !== 401 && res.status !== 403 && res.status !== 429) return notConfirmed;
       throw byteplusHttpError(res, text, o);
     },

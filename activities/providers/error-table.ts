@@ -146,7 +146,7 @@ export function errorOfRow(
   const said = f.reason ?? providerReason(f.text ?? '');
   // The provider's code beside its words, when the body's shape left it out (fal's `error_type`).
   const reason = scrub(said && f.code && !said.includes(f.code) ? `${said} (${f.code})` : said, opts.secrets);
-  const wait = row.class === 'retry' ? (over.retryAfterMs ?? (f.headers ? retryAfterFromHeaders(f.headers) : undefined)) : undefined;
+  const wait = row.class === 'retry' ? (over.retryAfterMs ?? (f.headers ? retryAfterFromHeaders(f.headers, Date.now(), f.status) : undefined)) : undefined;
   const status = f.status !== undefined ? ` (HTTP ${f.status})` : '';
   const waitText = wait !== undefined && f.status === 429 ? `; retry after ${Math.ceil(wait / 1000)} s` : '';
   const message = `${prefix}: ${row.says}${status}${waitText}${row.hint ? `; ${row.hint}` : ''}${reason ? `: ${reason}` : ''}`;

@@ -2,10 +2,13 @@
 // scrubbed) and the wait it asked for in its headers. Shared by http.ts and error-table.ts.
 
 /**
- * The wait a provider asked for, in ms: Retry-After (seconds or an HTTP date), Retry-After-Ms, or the
- * rate-limit reset headers (`x-ratelimit-reset-requests: 6m0s`, `ratelimit-reset: 12`, an epoch time).
+ * The wait a provider asked for, in ms: Retry-After (seconds or an HTTP date) or Retry-After-Ms on any
+ * answer, and, on a 429 only, the rate-limit reset headers (`x-ratelimit-reset-requests: 6m0s`,
+ * `ratelimit-reset: 12`, an epoch time). Those say when a rate-limit window refills: OpenAI sends them
+ * on every answer (platform.openai.com/docs/guides/rate-limits, "Rate limits in headers"), so on a 500
+ * or 503 they tell nothing about when the provider recovers and would only delay the retry.
  */
-export function retryAfterFromHeaders(headers: Headers, now = Date.now()): number | undefined {
+export function retryAfterFromHeaders(headers: Headers, now = Date.now(), status?: number): number | undefined {
   const ms = headers.get('retry-after-ms');
   if (ms && /^\d+(\.\d+)?$/.test(ms.trim())) return Math.round(Number(ms));
   const ra = headers.get('retry-after');
@@ -15,6 +18,7 @@ export function retryAfterFromHeaders(headers: Headers, now = Date.now()): numbe
     const date = Date.parse(t);
     if (!Number.isNaN(date)) return Math.max(0, date - now);
   }
+  if (status !== 429) return undefined;
   for (const name of ['x-ratelimit-reset-requests', 'x-ratelimit-reset-tokens', 'x-ratelimit-reset', 'ratelimit-reset']) {
     const v = headers.get(name);
     if (!v) continue;

@@ -153,17 +153,33 @@ export function createFalQueueClient(cfg: FalConfig): FalQueueClient {
     },
 
     async cancel(ref, ctx) {
+      // fal's Queue API "Cancel a request" (fal.ai/docs/inference-api/queue/cancel, read 2026-12-02):
+      // a request still in the queue is removed (never run, never billed); one in progress only gets a
+      // cancellation signal sent to its runner, and the model app decides whether to stop, so the 202
+      // CANCELLATION_REQUESTED is the same answer for a request that runs on and is billed. The cancel is
+      // confirmed only for a request seen queued just before it (or whose status says it was
+      // cancelled); a running one is best effort, and the refund follows the cancel policy.
       const o = opts('cancel', ctx);
+      const seen = await falStatusOf(ref, ctx);
       const res = await providerFetch(ref.cancelUrl, { method: 'PUT', headers }, o);
       const text = await readText(res, o);
-      // 202 CANCELLATION_REQUESTED: the request had not run, fal charges nothing for it.
-      if (res.ok) return { confirmed: true };
+      if (res.ok) return { confirmed: seen === 'IN_QUEUE' || seen === 'CANCELLED' || seen === 'CANCELED' };
       if (res.status === 404) return notConfirmed;
       // 400 { status: "ALREADY_COMPLETED" }: nothing left to stop.
       if (res.status === 400 && /ALREADY_COMPLETED|NOT_FOUND/.test(text)) return notConfirmed;
       throw errorFromResponse(res, text, o);
     },
   };
+
+  /** The request's status as fal answers it (IN_QUEUE, IN_PROGRESS, COMPLETED…), or undefined when the check failed: a cancel then confirms nothing. */
+  async function falStatusOf(ref: FalRef, ctx: ProviderContext): Promise<string | undefined> {
+    try {
+      const body = await falJson(ref.statusUrl, { method: 'GET', headers }, opts('status before cancel', ctx), 'check');
+      return typeof body.status === 'string' ? body.status : undefined;
+    } catch {
+      return undefined;
+    }
+  }
 
   /** A JSON call whose error answers are classed by fal's table. */
   async function falJson(url: string, init: RequestInit, o: HttpCallOptions, call: 'submit' | 'check'): Promise<Record<string, unknown>> {

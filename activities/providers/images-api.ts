@@ -13,6 +13,7 @@ import { notConfirmed, ProviderError } from './types.js';
 import { errorFromResponse, malformed, parseJson, providerFetch, readText, type HttpCallOptions } from './http.js';
 import { jobOutputKey } from '../../shared/storage.js';
 import { IMAGES_API_TIMEOUT_MS } from './call-timeouts.js';
+import { gptImageAsk, type GptImageAsk } from './gpt-image-models.js';
 
 export interface ImagesApiHost<Name extends 'openai' | 'azure'> {
   name: Name;
@@ -21,8 +22,10 @@ export interface ImagesApiHost<Name extends 'openai' | 'azure'> {
   key: string;
   url: string;
   headers: Record<string, string>;
-  /** The request body, checked against the host's contract where it is built. */
-  body(req: ProviderRequest, count: number): object;
+  /** The model whose row of gpt-image-models.ts applies (an Azure deployment serves the route's model under another name). */
+  modelOf(req: ProviderRequest): string;
+  /** The request body, checked against the host's contract where it is built; `ask` is the table's size and format. */
+  body(req: ProviderRequest, count: number, ask: GptImageAsk): object;
   /** An HTTP error answer as the host means it; http.ts's mapping by default. */
   httpError?(res: Response, text: string, o: HttpCallOptions): ProviderError;
   /** Image generation can take minutes; default 600 s, as openai-node. */
@@ -33,16 +36,6 @@ export interface ImagesApiRef<Name extends string> {
   provider: Name;
   jobId: string;
   outputs: { key: string; contentType: string; size: number }[];
-}
-
-/**
- * gpt-image sizes: square, landscape 3:2 and portrait 2:3 are the documented choices, so 16:9 and 9:16
- * are served as 3:2 and 2:3 (the catalog's `servedAs` says so).
- */
-export function gptImageSize(aspectRatio: string): '1024x1024' | '1536x1024' | '1024x1536' {
-  if (aspectRatio === '16:9') return '1536x1024';
-  if (aspectRatio === '9:16') return '1024x1536';
-  return '1024x1024';
 }
 
 export function createImagesApiAdapter<Name extends 'openai' | 'azure'>(host: ImagesApiHost<Name>): ProviderAdapter {
@@ -57,6 +50,13 @@ export function createImagesApiAdapter<Name extends 'openai' | 'azure'>(host: Im
         throw new ProviderError(`${host.label} serves only image models here; ${req.model} is routed elsewhere`, { retryable: false });
       }
       const o = opts('image generation', ctx);
+      const ask = gptImageAsk(host.modelOf(req), req.aspectRatio ?? req.route.defaultAspectRatio);
+      // Nothing is sent for a model without its row: a guessed size would be paid for, then refused.
+      if (!ask)
+        throw new ProviderError(`${host.label}: no size table for ${host.modelOf(req)} (activities/providers/gpt-image-models.ts)`, {
+          retryable: false,
+          route: true,
+        });
       const count = req.count ?? 1;
       const keys = Array.from({ length: count }, (_, i) => jobOutputKey(ctx.storage, req.jobId, i + 1, 'png'));
       // An earlier attempt that stored every image (then failed to report it) was already paid for.
@@ -73,7 +73,7 @@ export function createImagesApiAdapter<Name extends 'openai' | 'azure'>(host: Im
       try {
         const res = await providerFetch(
           host.url,
-          { method: 'POST', headers: { ...host.headers, 'content-type': 'application/json' }, body: JSON.stringify(host.body(req, count)) },
+          { method: 'POST', headers: { ...host.headers, 'content-type': 'application/json' }, body: JSON.stringify(host.body(req, count, ask)) },
           o,
         );
         const text = await readText(res, o);
@@ -83,7 +83,7 @@ export function createImagesApiAdapter<Name extends 'openai' | 'azure'>(host: Im
         clearInterval(beat);
       }
       if (!Array.isArray(body.data) || body.data.length === 0) throw malformed(o, 'no images in "data"');
-      answerMismatch(host.label, body, { size: gptImageSize(req.aspectRatio ?? req.route.defaultAspectRatio), model: req.providerModelId });
+      answerMismatch(host.label, body, { size: ask.size, outputFormat: ask.outputFormat, model: req.providerModelId });
       const outputs: ImagesApiRef<Name>['outputs'] = [];
       for (const [i, item] of (body.data as { b64_json?: unknown }[]).entries()) {
         if (i >= keys.length) break;
@@ -111,7 +111,7 @@ export function createImagesApiAdapter<Name extends 'openai' | 'azure'>(host: Im
   };
 }
 
-/** The answer fields read: openai-node's ImagesResponse (data, size, output_format) and a `model` some hosts add. */
+/** The answer fields read: openai-node's ImagesResponse (data, size, output_format) and a `model` some hosts add; quality and background are echoed too and not held to anything (gpt-image-models.ts). */
 interface ImagesAnswer {
   data?: unknown;
   size?: unknown;
@@ -125,10 +125,11 @@ interface ImagesAnswer {
  * whatever model the operator deployed under its name, so this is our configuration's fault, not the
  * customer's: the job fails over to another route (an account error) and the message says what served it.
  */
-export function answerMismatch(label: string, body: ImagesAnswer, asked: { size: string; model?: string | undefined }): void {
+export function answerMismatch(label: string, body: ImagesAnswer, asked: { size: string; outputFormat: string; model?: string | undefined }): void {
   const wrong: string[] = [];
   if (typeof body.size === 'string' && body.size !== asked.size) wrong.push(`size ${body.size}, not ${asked.size}`);
-  if (typeof body.output_format === 'string' && body.output_format !== 'png') wrong.push(`format ${body.output_format}, not png`);
+  if (typeof body.output_format === 'string' && body.output_format !== asked.outputFormat)
+    wrong.push(`format ${body.output_format}, not ${asked.outputFormat}`);
   // A dated snapshot (gpt-image-1.5-2025-12-16) is the same model.
   if (typeof body.model === 'string' && asked.model && body.model !== asked.model && !body.model.startsWith(`${asked.model}-`))
     wrong.push(`model ${body.model}, not ${asked.model}`);

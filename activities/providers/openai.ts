@@ -11,20 +11,15 @@ import { apiOrigin, joinUrl, type HttpCallOptions } from './http.js';
 import type { ProviderError } from './types.js';
 import { classify, errorOfRow } from './error-table.js';
 import { openaiErrors, openaiFacts } from './errors/openai.js';
-import { createImagesApiAdapter, gptImageSize, type ImagesApiRef } from './images-api.js';
+import { createImagesApiAdapter, type ImagesApiRef } from './images-api.js';
+import { gptImageAsk } from './gpt-image-models.js';
 import type { OpenAIImageGenerateParams } from './contracts/openai.js';
 
-/**
- * gpt-image-2 takes any WIDTHxHEIGHT within its limits (contracts/openai.ts gptImage2SizeProblem), so
- * each aspect ratio gets its own exact size: the largest OpenAI does not call experimental (at most
- * 2560x1440, and the square with the same pixel count).
- */
-export const gptImage2Sizes: Readonly<Record<string, string>> = { '1:1': '1920x1920', '16:9': '2560x1440', '9:16': '1440x2560' };
+export { gptImage2Sizes } from './gpt-image-models.js';
 
-/** The `size` sent for a model: gpt-image-2's exact size per ratio, else the three fixed gpt-image sizes. */
-export function openaiImageSize(model: string, aspectRatio: string): string {
-  if (model.startsWith('gpt-image-2')) return gptImage2Sizes[aspectRatio] ?? gptImage2Sizes['1:1']!;
-  return gptImageSize(aspectRatio);
+/** The `size` sent for a model at an aspect ratio: its row of gpt-image-models.ts (undefined for a model without one). */
+export function openaiImageSize(model: string, aspectRatio: string): string | undefined {
+  return gptImageAsk(model, aspectRatio)?.size;
 }
 
 export interface OpenAIConfig {
@@ -55,16 +50,15 @@ export function createOpenAIAdapter(cfg: OpenAIConfig): ProviderAdapter {
     timeoutMs: cfg.timeoutMs,
     url: joinUrl(openaiApiBase(cfg.baseUrl), '/v1/images/generations'),
     headers: { authorization: `Bearer ${cfg.key}` },
-    body: (req, count) => {
-      const model = req.providerModelId ?? req.route.providerModelId;
-      return {
-        model,
+    modelOf: (req) => req.providerModelId ?? req.route.providerModelId,
+    body: (req, count, ask) =>
+      ({
+        model: ask.model,
         prompt: req.prompt ?? '',
         n: count,
-        size: openaiImageSize(model, req.aspectRatio ?? req.route.defaultAspectRatio),
-        output_format: 'png',
-      } satisfies OpenAIImageGenerateParams;
-    },
+        size: ask.size,
+        output_format: ask.outputFormat,
+      }) satisfies OpenAIImageGenerateParams,
     httpError: openaiHttpError,
   });
 }

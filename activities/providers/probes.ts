@@ -1,5 +1,6 @@
 // Route health probes: one cheap, free call per route that asks the provider whether it still serves
-// the route's model, through the model get/list endpoint the provider documents. Only a definite
+// the route's model, through the model get/list endpoint the provider documents, and reads what the
+// provider publishes there of the model's end (OpenAI's shutdown_date, fal's deprecated status). Only a definite
 // answer counts: the model absent (404, or a list without it) or the key refused (401/403) makes the
 // route unavailable; anything else (5xx, 429, a timeout, an answer we cannot read) tells nothing and
 // changes nothing, so a provider's bad minute never takes a route out of rotation.
@@ -16,8 +17,20 @@ import type { LiveProviderName } from '../../shared/job-model.js';
 import type { ProvidersConfig } from './adapter-module.js';
 import { apiOrigin, joinUrl } from './http.js';
 
-/** What a probe found: `available`; `gone` or `refused` (the route is unavailable, with why); `unknown` (nothing learnt). */
-export type ProbeOutcome = { state: 'available' } | { state: 'gone' | 'refused' | 'unknown'; reason: string };
+/**
+ * What a provider publishes of a served model's end: a deprecation, with the shutdown date when it
+ * gives one (YYYY-MM-DD), and what was read, in words.
+ */
+export interface ProbeLifecycle {
+  shutdownAt: string | null;
+  signal: string;
+}
+
+/**
+ * What a probe found: `available` (with `lifecycle` when the provider announced the model's end);
+ * `gone` or `refused` (the route is unavailable, with why); `unknown` (nothing learnt).
+ */
+export type ProbeOutcome = { state: 'available'; lifecycle?: ProbeLifecycle } | { state: 'gone' | 'refused' | 'unknown'; reason: string };
 
 export interface ProbeContext {
   signal: AbortSignal;
@@ -37,6 +50,8 @@ interface Lookup {
   what: string;
   /** For a list: whether a 200 answer names the model. Absent: a 200 is the model itself. */
   lists?: (body: unknown) => boolean;
+  /** Reads the provider's lifecycle signal of the model from a 200 answer, if it publishes one. */
+  lifecycle?: (body: unknown) => ProbeLifecycle | undefined;
 }
 
 async function lookUp(l: Lookup, subject: string, signal: AbortSignal): Promise<ProbeOutcome> {
@@ -53,14 +68,41 @@ async function lookUp(l: Lookup, subject: string, signal: AbortSignal): Promise<
   if (res.status === 404) return { state: 'gone', reason: `${subject}: model gone (404 from ${l.what})` };
   if (res.status === 401 || res.status === 403) return { state: 'refused', reason: `${subject}: credentials refused (${res.status} from ${l.what})` };
   if (res.status !== 200) return { state: 'unknown', reason: `${res.status} from ${l.what}` };
-  if (!l.lists) return { state: 'available' };
+  if (!l.lists && !l.lifecycle) return { state: 'available' };
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return { state: 'unknown', reason: `${l.what} answered 200 with a body that is not JSON` };
+    // A model get answers 200 for a model it serves, whatever else its body says.
+    return l.lists ? { state: 'unknown', reason: `${l.what} answered 200 with a body that is not JSON` } : { state: 'available' };
   }
-  return l.lists(body) ? { state: 'available' } : { state: 'gone', reason: `${subject}: model gone (not listed by ${l.what})` };
+  if (l.lists && !l.lists(body)) return { state: 'gone', reason: `${subject}: model gone (not listed by ${l.what})` };
+  const lifecycle = l.lifecycle?.(body);
+  return lifecycle ? { state: 'available', lifecycle } : { state: 'available' };
+}
+
+const isoDate = (v: unknown): v is string => typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v);
+
+/**
+ * OpenAI's Model object (openai-node resources/models.d.ts, read 2026-12-02; API reference "Retrieve
+ * model", developers.openai.com/api/reference/resources/models/methods/retrieve): `shutdown_date`, "the
+ * date when the model will shut down, or null if not announced" (format date). OpenAI's deprecations
+ * page lists the same dates.
+ */
+export function openaiLifecycle(body: unknown, what: string): ProbeLifecycle | undefined {
+  const date = (body as { shutdown_date?: unknown } | null)?.shutdown_date;
+  return isoDate(date) ? { shutdownAt: date, signal: `OpenAI announces shutdown_date ${date} (${what})` } : undefined;
+}
+
+/**
+ * fal's Model search (fal.ai/docs/platform-apis/v1/models, read 2026-12-02): each endpoint carries a
+ * status, active or deprecated (the search's `status` filter takes those two), in its `metadata`; fal
+ * publishes no shutdown date, so none is set.
+ */
+export function falLifecycle(body: unknown, id: string, what: string): ProbeLifecycle | undefined {
+  const models = (body as { models?: { endpoint_id?: unknown; metadata?: { status?: unknown } }[] } | null)?.models;
+  const m = Array.isArray(models) ? models.find((x) => x?.endpoint_id === id) : undefined;
+  return m?.metadata?.status === 'deprecated' ? { shutdownAt: null, signal: `fal lists the endpoint with status deprecated (${what})` } : undefined;
 }
 
 const path = (id: string) => encodeURIComponent(id);
@@ -79,17 +121,20 @@ export function routeProbes(c: ProvidersConfig): Partial<Record<LiveProviderName
           what: `GET /v1/models?endpoint_id=${id}`,
           lists: (b) =>
             Array.isArray((b as { models?: unknown }).models) && (b as { models: { endpoint_id?: unknown }[] }).models.some((m) => m?.endpoint_id === id),
+          lifecycle: (b) => falLifecycle(b, id, `GET /v1/models?endpoint_id=${id}`),
         },
         `fal route for ${id}`,
         ctx.signal,
       ),
-    // OpenAI "Retrieve model" (openai-node Models.retrieve: GET /models/{model} on the /v1 base): 404 for a model the key cannot use.
+    // OpenAI "Retrieve model" (openai-node Models.retrieve: GET /models/{model} on the /v1 base): 404 for a
+    // model the key cannot use; `shutdown_date` once OpenAI announces the model's shutdown.
     openai: (id, ctx) =>
       lookUp(
         {
           url: joinUrl(apiOrigin(c.OPENAI_BASE_URL), `/v1/models/${path(id)}`),
           headers: { authorization: `Bearer ${c.OPENAI_API_KEY ?? ''}` },
           what: `GET /v1/models/${id}`,
+          lifecycle: (b) => openaiLifecycle(b, `GET /v1/models/${id}`),
         },
         `openai route for ${id}`,
         ctx.signal,

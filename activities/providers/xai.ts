@@ -96,7 +96,10 @@ export function createXaiAdapter(cfg: XaiConfig): ProviderAdapter {
         return { state: 'running', percent: percentOf(pending?.progress) };
       }
       const body = parseJson<Partial<XaiDeferredVideoResponse>>(text, o);
-      switch (body.status) {
+      // A 200 with a video and no `status` is a finished request (xAI's earlier answers carried only
+      // { video, model }): read as done, never as a failure of a request that was paid for.
+      const status = body.status ?? (body.video ? 'done' : undefined);
+      switch (status) {
         case 'pending':
           return { state: 'running', percent: percentOf(body.progress) };
         case 'done': {
@@ -119,7 +122,10 @@ export function createXaiAdapter(cfg: XaiConfig): ProviderAdapter {
           return { state: 'failed', message: `xAI: generation failed${reason ? `: ${reason}` : ''}` };
         }
         default:
-          throw malformed(o, `unknown status ${JSON.stringify(body.status ?? null)}`);
+          // A status this adapter does not know (a new one of xAI's, or none at all) does not end a
+          // paid request as failed: it is polled on as still running until a known status answers or
+          // the job's deadline ends the wait (contracts/xai.ts lists pending, done, failed, expired).
+          return { state: 'running', percent: percentOf(body.progress) };
       }
     },
 

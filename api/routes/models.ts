@@ -11,7 +11,7 @@ import { catalog, routeFor, routeOutput, type ModelRoute, type RouteOutput } fro
 import { failoverRoutesFor, liveProviderFor, providerCancel, routeMode, type RouteMode } from '../../shared/routing.js';
 import type { Database } from '../../db/index.js';
 import { openCircuits } from '../../db/repos/provider-circuits.js';
-import { unavailableRoutes } from '../../db/repos/route-probes.js';
+import { deprecatedRoutes, unavailableRoutes } from '../../db/repos/route-probes.js';
 import type { CircuitState } from '../../db/schema.js';
 import { jobKinds as kindNames } from '../../shared/kinds/index.js';
 import type { Config } from '../../shared/config.js';
@@ -118,7 +118,7 @@ export const modelSchema = z.object({
     .string()
     .nullable()
     .describe(
-      'the date (YYYY-MM-DD) the model was deprecated: creates still work, answered with a Deprecation header (docs/api/deprecations.md); null when it is not deprecated',
+      'the date (YYYY-MM-DD) the model was deprecated: creates still work, answered with a Deprecation header (docs/api/deprecations.md); or, before the catalog says so, the day a provider of one of its routes announced its end (its shutdown date, read by the route probe); null when it is not deprecated',
     ),
   replacement: z.string().nullable().describe('the public model to move to from a deprecated one; null when none is named'),
   retires_at: z.string().nullable().describe('the date (YYYY-MM-DD) from which creates of the model are refused (410 model_retired); null while none is set'),
@@ -175,7 +175,16 @@ function routesOf(
   return { routes, availability: skipped === 0 ? 'available' : skipped === routes.length ? 'unavailable' : 'degraded' };
 }
 
-export function modelInfo(route: ModelRoute, config: KeyConfig, circuits: CircuitStates = new Map(), probes: RouteProbeStates = new Map()): ModelInfo {
+/** Per public model, the earliest day the route probe read a provider's deprecation of one of its routes (worker/route-prober.ts). */
+export type ProviderDeprecations = Map<string, string>;
+
+export function modelInfo(
+  route: ModelRoute,
+  config: KeyConfig,
+  circuits: CircuitStates = new Map(),
+  probes: RouteProbeStates = new Map(),
+  deprecations: ProviderDeprecations = new Map(),
+): ModelInfo {
   const kind = jobKinds.find((k) => k.kind === route.kind)!;
   const mode: RouteMode = routeMode(config, route.model);
   const d = route.durations;
@@ -207,7 +216,8 @@ export function modelInfo(route: ModelRoute, config: KeyConfig, circuits: Circui
     provider: mode === 'live' ? (liveProviderFor(config, route) ?? null) : null,
     ...routesOf(route, config, mode, circuits, probes),
     ...(route.servedAs && mode === 'live' ? { served_as: { ...route.servedAs } } : {}),
-    deprecated_at: route.deprecatedAt ?? null,
+    // The catalog's own deprecation first; else the day a provider announced the model's end.
+    deprecated_at: route.deprecatedAt ?? deprecations.get(route.model) ?? null,
     replacement: route.replacement ?? null,
     retires_at: route.retiresAt ?? null,
     disabled_routes: (route.disabledRoutes ?? []).map((r) => ({ provider: r.provider, reason: r.reason })),
@@ -240,8 +250,20 @@ function promptLengthOf(route: ModelRoute, inputs: readonly string[], mode: Rout
 }
 
 /** Every public model, in the order of the create endpoints' model lists. */
-export function modelCatalog(config: KeyConfig, circuits: CircuitStates = new Map(), probes: RouteProbeStates = new Map()): ModelInfo[] {
-  return jobKinds.flatMap((k) => k.models.map((name) => modelInfo(routeFor(name)!, config, circuits, probes)));
+export function modelCatalog(
+  config: KeyConfig,
+  circuits: CircuitStates = new Map(),
+  probes: RouteProbeStates = new Map(),
+  deprecations: ProviderDeprecations = new Map(),
+): ModelInfo[] {
+  return jobKinds.flatMap((k) => k.models.map((name) => modelInfo(routeFor(name)!, config, circuits, probes, deprecations)));
+}
+
+/** The providers' deprecations the route probe recorded, earliest per model (one read: usually none). */
+export async function readProviderDeprecations(db: Database): Promise<ProviderDeprecations> {
+  const out: ProviderDeprecations = new Map();
+  for (const r of await deprecatedRoutes(db)) if (!out.has(r.model) || r.deprecated_at < out.get(r.model)!) out.set(r.model, r.deprecated_at);
+  return out;
 }
 
 /** The breakers that are not closed, as modelCatalog reads them (one indexed read: most are closed). */
@@ -265,8 +287,12 @@ export const modelEndpoints = new Endpoints<{ config: Config; db: Database }>().
   response: z.array(modelSchema),
   errors: [401, 429, 500],
   async handler({ res, services }) {
-    const [circuits, probes] = await Promise.all([readCircuitStates(services.db), readRouteProbeStates(services.db)]);
-    res.json({ data: modelCatalog(services.config, circuits, probes) });
+    const [circuits, probes, deprecations] = await Promise.all([
+      readCircuitStates(services.db),
+      readRouteProbeStates(services.db),
+      readProviderDeprecations(services.db),
+    ]);
+    res.json({ data: modelCatalog(services.config, circuits, probes, deprecations) });
   },
 });
 

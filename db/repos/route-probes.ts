@@ -87,3 +87,67 @@ export async function unavailableRoutes(db: Queryable, model?: string): Promise<
 export async function probedRoutes(db: Queryable): Promise<Array<Pick<RouteProbeRow, 'provider' | 'model' | 'status'>>> {
   return db.selectFrom('route_probes').select(['provider', 'model', 'status']).orderBy('model').orderBy('provider').execute();
 }
+
+/** What a provider announced of a route's model: deprecated (with a shutdown date when it gave one). */
+export interface RouteLifecycle {
+  /** YYYY-MM-DD, or null when the provider gave no date. */
+  shutdownAt: string | null;
+  /** What was read, in words. */
+  signal: string;
+}
+
+/**
+ * Records a provider's deprecation of a route's model: deprecated_at is the day it was first read,
+ * kept across probes; the announcement is `fresh` (to alert on) when it is new or its shutdown date
+ * moved, so one announcement alerts once however many probes and replicas read it.
+ */
+export async function recordLifecycle(
+  db: Queryable,
+  route: { provider: string; model: string },
+  l: RouteLifecycle,
+): Promise<{ fresh: boolean; deprecatedAt: string }> {
+  const row = await db
+    .updateTable('route_probes')
+    .set({
+      deprecated_at: sql<string>`coalesce(deprecated_at, current_date)`,
+      shutdown_at: l.shutdownAt,
+      lifecycle_signal: l.signal.slice(0, 500),
+      lifecycle_alerted_at: sql<Date>`case when deprecated_at is not null and shutdown_at is not distinct from ${l.shutdownAt}::date then lifecycle_alerted_at else now() end`,
+    })
+    .where('provider', '=', route.provider)
+    .where('model', '=', route.model)
+    .returning([sql<string>`to_char(deprecated_at, 'YYYY-MM-DD')`.as('deprecated_at'), sql<boolean>`lifecycle_alerted_at = now()`.as('fresh')])
+    .executeTakeFirst();
+  return { fresh: row?.fresh ?? false, deprecatedAt: row?.deprecated_at ?? '' };
+}
+
+/** The provider no longer announces a deprecation of the route's model (it took it back): the route's lifecycle fields are cleared. */
+export async function clearLifecycle(db: Queryable, route: { provider: string; model: string }): Promise<{ cleared: boolean }> {
+  const res = await db
+    .updateTable('route_probes')
+    .set({ deprecated_at: null, shutdown_at: null, lifecycle_signal: null, lifecycle_alerted_at: null })
+    .where('provider', '=', route.provider)
+    .where('model', '=', route.model)
+    .where('deprecated_at', 'is not', null)
+    .executeTakeFirst();
+  return { cleared: Number(res.numUpdatedRows) > 0 };
+}
+
+/** Routes whose provider announced a deprecation (GET /v1/models and the shutdown gauge read them: few, usually none). */
+export async function deprecatedRoutes(
+  db: Queryable,
+): Promise<Array<{ provider: string; model: string; deprecated_at: string; shutdown_at: string | null; signal: string | null }>> {
+  return db
+    .selectFrom('route_probes')
+    .select([
+      'provider',
+      'model',
+      sql<string>`to_char(deprecated_at, 'YYYY-MM-DD')`.as('deprecated_at'),
+      sql<string | null>`to_char(shutdown_at, 'YYYY-MM-DD')`.as('shutdown_at'),
+      'lifecycle_signal as signal',
+    ])
+    .where('deprecated_at', 'is not', null)
+    .orderBy('model')
+    .orderBy('provider')
+    .execute();
+}

@@ -34,6 +34,17 @@ export const imageEntries = {
     kind: 'image',
     provider: 'openai',
     providerModelId: 'gpt-image-1.5',
+    // OpenAI's deprecations page (developers.openai.com/api/docs/deprecations, read 2026-12-02) lists
+    // gpt-image-1.5 and gpt-image-1.5-2025-12-16 as deprecated on 2026-06-02 (the notice date) with
+    // shutdown on 2026-12-01, recommending gpt-image-2.6-sunburst or gpt-image-2.6-flare (both
+    // ImageModel names in the pinned openai-node, resources/images.d.ts). Neither is a public model of
+    // this catalog yet, so customers are sent to gpt-image-2, the live OpenAI image model here; the
+    // route probe reads the same date as the model's `shutdown_date` (docs/operations/runbook.md).
+    deprecatedAt: '2026-06-02',
+    deprecation:
+      'OpenAI shuts gpt-image-1.5 down on 2026-12-01 and recommends gpt-image-2.6-sunburst or gpt-image-2.6-flare (developers.openai.com/api/docs/deprecations)',
+    retiresAt: '2026-12-01',
+    replacement: 'gpt-image-2',
     // developers.openai.com/api/reference/resources/images/methods/generate: gpt-image-1.5 is listed as live;
     // sizes 1024x1024 | 1536x1024 | 1024x1536 | auto, n 1–10, GPT image models always answer b64_json.
     // Azure OpenAI in Microsoft Foundry serves it too (activities/providers/azure.ts, contracts/azure.ts):

@@ -19,9 +19,9 @@ import { Holds } from '../support/holds.js';
 const loops = 50;
 const churnLimit = loops - 1;
 const windowMs = 3_600_000;
-// gpt-image-1.5: 6 credits per image, of which 4 are OpenAI's cost (shared/catalog.ts).
-const openaiPrice = 6;
-const openaiCost = 4;
+// gpt-image-2: 12 credits per image, of which 8 are OpenAI's cost (shared/catalog.ts).
+const openaiPrice = 12;
+const openaiCost = 8;
 // nano-banana-2 on fal: 4 credits per image.
 const falPrice = 4;
 
@@ -95,7 +95,7 @@ describe("a customer's cancel charges what the operator cannot get back", () => 
         // Held after the submit ran (the image is made and paid at OpenAI, its reference recorded).
         const held = holds.activity('submitAndCheck', 'after');
         try {
-          const id = await createImage(t, 'gpt-image-1.5', marker, i);
+          const id = await createImage(t, 'gpt-image-2', marker, i);
           assert.equal(await held.reached, id);
           // Created on one gateway, canceled on the other.
           await cancel(t, id, i + 1);
@@ -129,7 +129,7 @@ describe("a customer's cancel charges what the operator cannot get back", () => 
         const r = await client(t, via).post('/v1/images/generate', {
           project_id: t.projectId,
           prompt: `one more ${marker}`,
-          model: 'gpt-image-1.5',
+          model: 'gpt-image-2',
           aspect_ratio: '1:1',
           count: 1,
         });
@@ -154,7 +154,7 @@ describe("a customer's cancel charges what the operator cannot get back", () => 
     const marker = `[before-submit-${t.workspaceId}]`;
     const held = holds.activity('submitAndCheck', 'before');
     try {
-      const id = await createImage(t, 'gpt-image-1.5', marker);
+      const id = await createImage(t, 'gpt-image-2', marker);
       assert.equal(await held.reached, id);
       const row = await cancel(t, id);
       assert.equal(row.provider_ref, null, 'nothing was submitted');
@@ -205,15 +205,15 @@ describe("a customer's cancel charges what the operator cannot get back", () => 
       (models.body.data as { name: string; cancel_policy: { provider_cost: number; provider_cancel: string }; placeholder: boolean }[]).map((m) => [m.name, m]),
     );
     assert.deepEqual(
-      { ...byName.get('gpt-image-1.5')!.cancel_policy, rule: undefined },
+      { ...byName.get('gpt-image-2')!.cancel_policy, rule: undefined },
       { provider_cost: openaiCost, provider_cancel: 'never', rule: undefined },
     );
     assert.equal(byName.get('nano-banana-2')!.cancel_policy.provider_cancel, 'queued');
-    assert.equal(byName.get('gpt-image-1.5')!.placeholder, false);
+    assert.equal(byName.get('gpt-image-2')!.placeholder, false);
     const quote = await client(t).post('/v1/images/generate?dry_run=true', {
       project_id: t.projectId,
       prompt: 'a quote',
-      model: 'gpt-image-1.5',
+      model: 'gpt-image-2',
       aspect_ratio: '1:1',
       count: 2,
     });

@@ -34,7 +34,9 @@ before(async () => {
     PROVIDER_FAILOVER_BUDGET_MS: '1500',
     PROVIDER_BREAKER_OPEN_MS: '3600000',
   });
-  gw = await startGateway(config, tdb.db);
+  // OpenAI shut gpt-image-1.5 down on 2026-12-01 (its catalog retiresAt): the gateway's clock stands
+  // the day before, while both of its routes still served it.
+  gw = await startGateway(config, tdb.db, { clock: () => new Date('2026-11-30T12:00:00Z') });
   workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:openai,provider:azure');
 });
 

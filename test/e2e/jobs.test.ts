@@ -163,14 +163,14 @@ describe('image jobs', () => {
     const created = await c.post('/v1/images/generate', {
       project_id: t.projectId,
       prompt: 'flaky [fail:transient:2]',
-      model: 'gpt-image-1.5',
+      model: 'gpt-image-2',
       aspect_ratio: '16:9',
       count: 1,
     });
     assert.equal(created.status, 200, created.text);
     const job = await waitForJobStatus(c, `/v1/images/${created.body.data.id}`, ['completed', 'failed']);
     assert.equal(job.status, 'completed');
-    assert.equal(await creditsOf(tdb.db, t), 44);
+    assert.equal(await creditsOf(tdb.db, t), 50 - 12);
     assert.equal((await ledgerForJob(tdb.db, job.id)).length, 1);
   });
 

@@ -133,7 +133,7 @@ describe('GET /v1/models', () => {
     const create = await api(live.baseUrl, t.apiKey).post('/v1/images/generate', {
       project_id: t.projectId,
       prompt: 'x',
-      model: 'gpt-image-1.5',
+      model: 'gpt-image-2',
       aspect_ratio: '1:1',
       count: 1,
     });

@@ -61,7 +61,7 @@ describe('a worker restart never pays a provider twice', () => {
       const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', {
         project_id: t.projectId,
         prompt: `a kite over the dunes ${marker}`,
-        model: 'gpt-image-1.5',
+        model: 'gpt-image-2',
         aspect_ratio: '1:1',
         count: 1,
       });
@@ -76,7 +76,7 @@ describe('a worker restart never pays a provider twice', () => {
       const code = await first.exited;
       assert.equal(code, 0, `the old worker exits 0 once its call answered:\n${first.output().slice(-2000)}`);
       assert.ok(Date.now() - calledAt >= 190_000, 'the old worker stayed until the call answered');
-      await assertCompletedOnce(t, id, 6, 120_000);
+      await assertCompletedOnce(t, id, 12, 120_000);
       assert.equal(calls(), 1, 'one Images API call');
       assert.equal(openai.generations, 1);
     } finally {

@@ -27,9 +27,12 @@ export interface InProcessGateway extends Gateway {
   storage: Storage;
 }
 
-export async function startGateway(config: Config, db: Database, opts: { temporal?: Client } = {}): Promise<InProcessGateway> {
+export async function startGateway(config: Config, db: Database, opts: { temporal?: Client; clock?: () => Date } = {}): Promise<InProcessGateway> {
   // Tests bind loopback only, on a free port.
-  const service = createGateway({ ...config, HOST: '127.0.0.1', PORT: 0 }, { db, processExtras: false, ...(opts.temporal ? { temporal: opts.temporal } : {}) });
+  const service = createGateway(
+    { ...config, HOST: '127.0.0.1', PORT: 0 },
+    { db, processExtras: false, ...(opts.temporal ? { temporal: opts.temporal } : {}), ...(opts.clock ? { clock: opts.clock } : {}) },
+  );
   await service.start();
   return {
     service,

@@ -44,10 +44,12 @@ export const falErrors: ErrorTable = errorTable([
   { code: 'bad_request', class: 'customer', says: 'request rejected', source: requestErrors },
   { code: 'content_policy_violation', class: 'customer', says: "rejected by the provider's content policy", source: modelErrors },
   { header: ['x-fal-retryable', /^true$/i], class: 'retry', ended: true, says: 'provider error', source: modelErrors },
+  // The endpoint is unknown to fal's queue: the model is gone from this route. Before the generic 4xx
+  // row below: fal's 404 for an unknown endpoint may carry an error type, and a gone model is the
+  // route's, never the customer's.
+  { status: 404, call: 'submit', class: 'failover', reason: 'route', says: 'the model is not served on this route', source: 'fal Queue API' },
   // A model's 4xx error type (validation, file and format checks): the input's.
   { status: '4xx', code: /./, class: 'customer', says: 'request rejected', source: modelErrors },
-  // The endpoint is unknown to fal's queue: the model is gone from this route.
-  { status: 404, call: 'submit', class: 'failover', reason: 'route', says: 'the model is not served on this route', source: 'fal Queue API' },
   // A request fal no longer knows: it will not deliver; retried, then another route.
   { status: 404, call: 'check', class: 'retry', ended: true, says: 'the request is unknown to the provider' },
   // A result answering 500 without a type: the run failed on fal's side (500 is never fal's edge), unbilled.

@@ -29,6 +29,21 @@ export const openaiRows: ErrorTable = [
   },
   { code: 'unsupported_country_region_territory', class: 'failover', reason: 'route', says: 'the route is not available in our region', source: errorCodes },
   { code: 'model_not_found', class: 'failover', reason: 'route', says: 'the model is not served on this route', source: errorCodes },
+  // 403 "Your organization must be verified to use the model `…`. Please go to:
+  // https://platform.openai.com/settings/organization/general and click on Verify Organization. If you
+  // just verified, it can take up to 15 minutes for access to propagate." (type invalid_request_error,
+  // code null: as openai-php/client#565 and openai/openai-go#565 quote it). The key is good; this route
+  // cannot serve the model until the organization is verified, so the job moves to another route and the
+  // message says what to do, unlike a refused key.
+  {
+    status: 403,
+    text: /organization must be verified/i,
+    class: 'failover',
+    reason: 'route',
+    says: 'our OpenAI organization is not verified for this model',
+    hint: 'verify it at platform.openai.com/settings/organization/general (access can take 15 minutes to follow); the API key itself is fine',
+    source: errorCodes,
+  },
   { code: /^(moderation_blocked|content_policy_violation)$/, class: 'customer', says: "rejected by the provider's content policy", source: errorCodes },
   {
     code: /^(invalid_api_key|invalid_organization)$/,

@@ -181,7 +181,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     // A deprecated model's answers (dry runs too) carry its headers; a retired one is refused (410).
     // Dry runs answer next (after the generation rate class); Idempotency-Key claims, replays or refuses.
     before: (services) => [
-      modelLifecycleCheck(spec.models),
+      modelLifecycleCheck(spec.models, services.deps.clock),
       dryRun(services.deps.db, async (raw, tx, workspaceId, apiKeyId) => {
         const body = parseCreateBody(spec, raw);
         const { quote } = await quoteCreate(services, spec, body, tx, workspaceId, { balance: true });

@@ -10,6 +10,7 @@
 import { azureImageGenerateParams } from '../../../activities/providers/contracts/azure.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
 import { documentedMedia, shapedMedia, sizeOf } from './media.js';
+import { imagesEcho } from './openai.js';
 
 const imagesPath = /^\/openai\/deployments\/([^/]+)\/images\/generations$/;
 
@@ -63,13 +64,18 @@ export class FakeAzure extends FakeServer {
     }
     this.generations++;
     const n = b.n ?? 1;
-    // The asked size as PNG with documented media on (output_format png is what the adapter asks).
-    const size = sizeOf(b.size);
-    const image = documentedMedia.on && size ? await shapedMedia({ format: 'png', ...size }) : tinyPng;
+    // Azure answers OpenAI's ImagesResponse: the generation's size, format, quality and background echoed.
+    const echo = imagesEcho(b);
+    const size = sizeOf(echo.size);
+    const image = documentedMedia.on && size ? await shapedMedia({ format: echo.output_format === 'png' ? 'png' : 'jpeg', ...size }) : tinyPng;
     return json(200, {
       created: Math.floor(Date.now() / 1000),
+      background: echo.background,
       data: Array.from({ length: n }, () => ({ b64_json: image.toString('base64') })),
-      usage: { total_tokens: 100 },
+      output_format: echo.output_format,
+      quality: echo.quality,
+      size: echo.size,
+      usage: { input_tokens: 50, input_tokens_details: { image_tokens: 0, text_tokens: 50 }, output_tokens: 50, total_tokens: 100 },
     });
   }
 }

@@ -4,7 +4,10 @@
 //  - POST /api/v3/images/generations → { model, created_at, data: [{ b64_json, size }] } (synchronous);
 //  - POST /api/v3/contents/generations/tasks → { id }; GET …/tasks/{id} → { id, model, status:
 //    queued, then running, then succeeded (content.video_url) or failed (error { code, message }) };
-//    DELETE …/tasks/{id} cancels a queued task (status cancelled) and refuses a running one.
+//    DELETE …/tasks/{id} acts by the task's status, as Ark's "Cancel or delete a video generation task"
+//    documents: a queued task is cancelled (status cancelled), a finished one (succeeded, failed,
+//    expired) has its record deleted (answered 2xx like a cancel; the task is then not found), a
+//    running or cancelled one is refused.
 // Errors are Ark's { error: { code, message, param?, type } }. Video URLs are on this server
 // (GET /files/{id}.mp4), or, with `filesBaseUrl` set, on that origin (a loopback HTTPS "CDN" in
 // end-to-end tests).
@@ -34,6 +37,8 @@ export class FakeByteplus extends FakeServer {
   queuedPolls = 1;
   runningPolls = 1;
   readonly tasks = new Map<string, { polls: number; outcome: ArkTaskOutcome; model: string; status: string }>();
+  /** Finished tasks whose record a DELETE removed. */
+  readonly deleted = new Set<string>();
   private readonly imageOutcomes: ArkImageOutcome[] = [];
   private readonly taskOutcomes: ArkTaskOutcome[] = [];
   /** When set, video URLs point at `${filesBaseUrl}/files/{id}.mp4` instead of this server. */
@@ -190,9 +195,24 @@ export class FakeByteplus extends FakeServer {
   private cancel(req: RecordedRequest): Answer {
     const { id, task } = this.taskOf(req);
     if (!task) return arkError(404, 'ResourceNotFound', `The specified task ${id} is not found.`, 'NotFound');
-    if (task.status !== 'queued') return arkError(400, 'InvalidParameter', `The task ${id} is ${task.status} and cannot be cancelled.`, 'BadRequest');
-    task.status = 'cancelled';
-    return json(200, {});
+    if (task.status === 'queued') {
+      task.status = 'cancelled';
+      return json(200, {});
+    }
+    if (task.status === 'succeeded' || task.status === 'failed' || task.status === 'expired') {
+      this.tasks.delete(id);
+      this.deleted.add(id);
+      return json(200, {});
+    }
+    return arkError(400, 'InvalidParameter', `The task ${id} is ${task.status} and cannot be cancelled.`, 'BadRequest');
+  }
+
+  /** The task finishes at Ark now (as its outcome says): its next status call answers it final. */
+  finishTask(id: string): void {
+    const task = this.tasks.get(id);
+    if (!task) throw new Error(`no task ${id}`);
+    task.polls = this.queuedPolls + this.runningPolls;
+    task.status = task.outcome === 'success' ? 'succeeded' : 'failed';
   }
 }
 

@@ -49,7 +49,7 @@ export class FakeElevenLabs extends FakeServer {
   readonly models = new Set(['eleven_multilingual_v2', 'eleven_flash_v2_5', 'eleven_v3']);
 
   // "List models" (elevenlabs.io/docs/api-reference/models/list): GET /v1/models with `xi-api-key` →
-  // an array of { model_id, name, can_do_text_to_speech, … }.
+  // an array of model objects with the fields of the recorded example (test/fixtures/provider-examples/elevenlabs.json).
   protected override modelsOp(method: string, path: string): 'models' | undefined {
     return method === 'GET' && path === '/v1/models' ? 'models' : undefined;
   }
@@ -60,7 +60,25 @@ export class FakeElevenLabs extends FakeServer {
       200,
       [...this.models]
         .filter((id) => !this.lostModels.has(id))
-        .map((model_id) => ({ model_id, name: model_id, can_do_text_to_speech: true, can_do_voice_conversion: false })),
+        .map((model_id) => ({
+          model_id,
+          name: model_id,
+          can_be_finetuned: false,
+          can_do_text_to_speech: true,
+          can_do_voice_conversion: false,
+          can_use_style: true,
+          can_use_speaker_boost: true,
+          serves_pro_voices: true,
+          token_cost_factor: 1.0,
+          description: `${model_id} text-to-speech model.`,
+          requires_alpha_access: false,
+          max_characters_request_free_user: 2500,
+          max_characters_request_subscribed_user: 10000,
+          maximum_text_length_per_request: 5000,
+          languages: [{ language_id: 'en', name: 'English' }],
+          model_rates: { character_cost_multiplier: 1.0 },
+          concurrency_group: 'default',
+        })),
     );
   }
 }

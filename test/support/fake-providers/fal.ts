@@ -4,8 +4,11 @@
 // this service's own contracts) → 422 `detail: [{ loc, msg, type }]` when it does not match, else
 // { request_id, status_url, response_url, cancel_url }; GET …/requests/{id}/status → 202 IN_QUEUE
 // (queue_position) | 202 IN_PROGRESS | 200 COMPLETED (with `error` / `error_type` when the run failed);
-// GET …/requests/{id} → the result, the run's 4xx error, or a 5xx; PUT …/requests/{id}/cancel → 202
-// CANCELLATION_REQUESTED or 400 ALREADY_COMPLETED. Output files are served under /files/ (or from
+// GET …/requests/{id} → the result, the run's 4xx error, or a 5xx; PUT …/requests/{id}/cancel → as fal's
+// "Cancel a request" documents: a queued request is removed from the queue (202 CANCELLATION_REQUESTED,
+// never run), a request in progress only has a cancellation signal sent to its runner (202
+// CANCELLATION_REQUESTED too) and, the app here not stopping, runs on to its result, a completed one
+// answers 400 ALREADY_COMPLETED. Output files are served under /files/ (or from
 // `filesBaseUrl`, a CDN origin).
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -24,6 +27,8 @@ interface FalRequestState {
   step: number;
   outcome: FalOutcome;
   canceled: boolean;
+  /** Cancels asked of it (a running request's are only signalled and it runs on). */
+  cancelsAsked: number;
   /** Its run ended (completed, failed or canceled): it no longer holds capacity here. */
   ended: boolean;
 }
@@ -35,6 +40,8 @@ export class FakeFal extends FakeServer {
   flow: readonly ('IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED')[] = ['IN_QUEUE', 'IN_QUEUE', 'IN_PROGRESS', 'COMPLETED'];
   /** Where output files are served from (a CDN origin; defaults to this server). */
   filesBaseUrl: string | undefined;
+  /** Endpoints the model search lists with status deprecated. */
+  readonly deprecatedModels = new Set<string>();
   /** Requests submitted whose run has not ended, and the most there ever were at once. */
   inFlight = 0;
   maxInFlight = 0;
@@ -79,6 +86,10 @@ export class FakeFal extends FakeServer {
     if (req.op === 'cancel') {
       if (st.canceled) return json(202, { status: 'CANCELLATION_REQUESTED' });
       if (st.step >= this.flow.length) return json(400, { status: 'ALREADY_COMPLETED' });
+      // The state the request is in: the one its last status call reported (queued before any).
+      const now = st.step === 0 ? this.flow[0]! : this.flow[Math.min(st.step - 1, this.flow.length - 1)]!;
+      st.cancelsAsked++;
+      if (now !== 'IN_QUEUE') return json(202, { status: 'CANCELLATION_REQUESTED' });
       st.canceled = true;
       this.end(st);
       return json(202, { status: 'CANCELLATION_REQUESTED' });
@@ -131,6 +142,7 @@ export class FakeFal extends FakeServer {
       step: 0,
       outcome: this.outcomes.shift() ?? 'success',
       canceled: false,
+      cancelsAsked: 0,
       ended: false,
     });
     this.inFlight++;
@@ -143,7 +155,8 @@ export class FakeFal extends FakeServer {
 
   // fal's Platform API Model Search in find mode (fal.ai/docs/api-reference/platform-apis/openapi/v1.json):
   // GET /v1/models?endpoint_id=…[&endpoint_id=…] with `Authorization: Key …` → { models: [{ endpoint_id,
-  // metadata }], has_more, next_cursor }, leaving out endpoints fal does not have (or lost here).
+  // metadata }], has_more, next_cursor }, leaving out endpoints fal does not have (or lost here); an
+  // endpoint's metadata.status is active or deprecated (the search's `status` filter takes those two).
   protected override modelsOp(method: string, path: string): 'models' | undefined {
     return method === 'GET' && path === '/v1/models' ? 'models' : undefined;
   }
@@ -152,7 +165,10 @@ export class FakeFal extends FakeServer {
     if (req.headers.authorization !== `Key ${this.key}`) return json(401, { detail: 'No user found for Key ID and Secret' });
     const ids = req.query.getAll('endpoint_id').filter((id) => id in falInputSchemaDocument.endpoints && !this.lostModels.has(id));
     return json(200, {
-      models: ids.map((endpoint_id) => ({ endpoint_id, metadata: { display_name: endpoint_id, status: 'active' } })),
+      models: ids.map((endpoint_id) => ({
+        endpoint_id,
+        metadata: { display_name: endpoint_id, status: this.deprecatedModels.has(endpoint_id) ? 'deprecated' : 'active' },
+      })),
       has_more: false,
       next_cursor: null,
     });

@@ -1,7 +1,8 @@
 // A local OpenAI Images server speaking the protocol of contracts/openai.ts (openai-node's
 // ImageGenerateParams and the API reference): POST /v1/images/generations with `Authorization: Bearer
 // <key>` and a body validated against the same strict schema the adapter is type-checked with →
-// { created, data: [{ b64_json }] }. Errors use `{ error: { message, type, param, code } }`: a prompt
+// { created, background, data: [{ b64_json }], output_format, quality, size, usage } (openai-node's
+// ImagesResponse: the answer echoes what was generated, `auto` resolved: imagesEcho). Errors use `{ error: { message, type, param, code } }`: a prompt
 // containing "forbidden" is refused by the safety system (400 moderation_blocked); `outOfQuota` makes
 // every call answer 429 insufficient_quota. Every accepted call is a new, paid generation: like the
 // real API, nothing is replayed by an idempotency key.
@@ -14,6 +15,26 @@ const models = ['gpt-image-1.5', 'gpt-image-1-mini', 'gpt-image-2'];
 const gptImageSizes = ['auto', '1024x1024', '1536x1024', '1024x1536'];
 const arbitrarySizes = (model: string) => model.startsWith('gpt-image-2');
 
+/**
+ * The fields of an ImagesResponse that echo the generation (openai-node resources/images.d.ts, read
+ * 2026-12-02): `size` WIDTHxHEIGHT as generated, `output_format` as asked (png by default), `quality`
+ * one of low | medium | high (the SDK adds xhigh | max), `background` transparent | opaque. OpenAI does
+ * not document what `auto` resolves to; the fake answers 1024x1024, medium and opaque for it.
+ */
+export function imagesEcho(b: {
+  size?: string | null | undefined;
+  quality?: string | null | undefined;
+  output_format?: string | null | undefined;
+  background?: string | null | undefined;
+}) {
+  return {
+    size: b.size && b.size !== 'auto' ? b.size : '1024x1024',
+    output_format: b.output_format ?? 'png',
+    quality: b.quality && b.quality !== 'auto' ? b.quality : 'medium',
+    background: b.background && b.background !== 'auto' ? b.background : 'opaque',
+  };
+}
+
 export class FakeOpenAI extends FakeServer {
   readonly key: string;
   generations = 0;
@@ -22,6 +43,10 @@ export class FakeOpenAI extends FakeServer {
   lastSize: string | undefined;
   /** How long an accepted generation takes before the answer (the real API answers when the image is made). */
   generationMs = 0;
+  /** `shutdown_date` (YYYY-MM-DD) per model, as GET /v1/models/{id} answers it: OpenAI's announced shutdowns. */
+  readonly shutdownDates = new Map<string, string>();
+  /** Models past their shutdown: a generation answers 404 model_not_found, as the API does for a model it no longer serves. */
+  readonly shutDown = new Set<string>();
 
   constructor(key = 'sk-test-openai-0123456789') {
     super(
@@ -43,6 +68,10 @@ export class FakeOpenAI extends FakeServer {
     }
     const b = parsed.data;
     if (typeof b.model !== 'string' || !models.includes(b.model)) return invalid('model', `Invalid model: ${String(b.model)}`);
+    if (this.shutDown.has(b.model))
+      return json(404, {
+        error: { message: `The model '${b.model}' has been deprecated.`, type: 'invalid_request_error', param: 'model', code: 'model_not_found' },
+      });
     if (b.size != null && !gptImageSizes.includes(b.size)) {
       const problem = arbitrarySizes(b.model) ? gptImage2SizeProblem(b.size) : `Supported: ${gptImageSizes.join(', ')}`;
       if (problem) return invalid('size', `Invalid size '${b.size}': ${problem}`);
@@ -71,21 +100,26 @@ export class FakeOpenAI extends FakeServer {
     this.generations++;
     this.lastSize = b.size ?? undefined;
     const n = b.n ?? 1;
-    // The asked size as PNG with documented media on (output_format png is what the adapter asks).
-    const size = sizeOf(b.size);
-    const image = documentedMedia.on && size ? await shapedMedia({ format: 'png', ...size }) : tinyPng;
+    const echo = imagesEcho(b);
+    // The generated size in the asked format with documented media on.
+    const size = sizeOf(echo.size);
+    const image = documentedMedia.on && size ? await shapedMedia({ format: echo.output_format === 'png' ? 'png' : 'jpeg', ...size }) : tinyPng;
     return {
       ...json(200, {
         created: Math.floor(Date.now() / 1000),
+        background: echo.background,
         data: Array.from({ length: n }, () => ({ b64_json: image.toString('base64') })),
-        usage: { total_tokens: 100 },
+        output_format: echo.output_format,
+        quality: echo.quality,
+        size: echo.size,
+        usage: { input_tokens: 50, input_tokens_details: { image_tokens: 0, text_tokens: 50 }, output_tokens: 50, total_tokens: 100 },
       }),
       delayMs: this.generationMs,
     };
   }
 
   // "Retrieve model" (openai-node Models.retrieve: GET /v1/models/{model}) → { id, object: 'model',
-  // created, owned_by }; a model the key cannot use → 404 model_not_found.
+  // created, owned_by, shutdown_date }; a model the key cannot use → 404 model_not_found.
   protected override modelsOp(method: string, path: string): 'models' | undefined {
     return method === 'GET' && /^\/v1\/models\/[^/]+$/.test(path) ? 'models' : undefined;
   }
@@ -98,7 +132,8 @@ export class FakeOpenAI extends FakeServer {
     if (!models.includes(id) || this.lostModels.has(id)) {
       return json(404, { error: { message: `The model '${id}' does not exist`, type: 'invalid_request_error', param: 'model', code: 'model_not_found' } });
     }
-    return json(200, { id, object: 'model', created: 1_760_000_000, owned_by: 'system' });
+    // shutdown_date: "the date when the model will shut down, or null if not announced" (openai-node Model).
+    return json(200, { id, object: 'model', created: 1_760_000_000, owned_by: 'system', shutdown_date: this.shutdownDates.get(id) ?? null });
   }
 }
 
