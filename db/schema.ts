@@ -271,8 +271,7 @@ export interface WebhookDeliveryTable {
   job: Json<Record<string, unknown>>;
   created_at: Generated<Date>;
   dispatched_at: Timestamp | null;
-  /** Claimed by a dispatcher until then (0046_control_claims): no other one starts its delivery meanwhile. */
-  dispatch_claimed_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  dispatch_claimed_until: Timestamp | null;
   attempts: Generated<number>;
   last_status: number | null;
   last_error: string | null;

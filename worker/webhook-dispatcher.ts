@@ -21,6 +21,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
 import * as webhooksRepo from '../db/repos/webhooks.js';
+import * as outbox from '../db/repos/webhook-outbox.js';
 import { jobShares } from '../db/repos/fair-share.js';
 import { createPgListener, type PgListener } from '../shared/pg-listener.js';
 import { startWebhookDelivery } from '../workflows/webhook-client.js';
@@ -42,7 +43,7 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
   const { config, db, client, logger } = deps;
   const cap = config.WEBHOOK_WORKSPACE_CONCURRENCY;
 
-  async function dispatch(row: webhooksRepo.ClaimedDelivery, share: FairShare | undefined): Promise<boolean> {
+  async function dispatch(row: outbox.ClaimedDelivery, share: FairShare | undefined): Promise<boolean> {
     let started = true;
     try {
       await startWebhookDelivery(
@@ -64,13 +65,13 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
   }
 
   /** Claims a batch, in a transaction that checks the lease when one is held (a take-over waits for it). */
-  function claim(): Promise<webhooksRepo.ClaimedDelivery[]> {
+  function claim(): Promise<outbox.ClaimedDelivery[]> {
     const claimMs = config.RECONCILE_LEASE_MS;
     const l = lease;
-    if (!l) return webhooksRepo.claimUndispatchedDeliveries(db, BATCH, cap, claimMs);
+    if (!l) return outbox.claimUndispatchedDeliveries(db, BATCH, cap, claimMs);
     return db.transaction().execute(async (trx) => {
       await assertLeaseHeld(trx, l);
-      return webhooksRepo.claimUndispatchedDeliveries(trx, BATCH, cap, claimMs);
+      return outbox.claimUndispatchedDeliveries(trx, BATCH, cap, claimMs);
     });
   }
 
@@ -97,11 +98,11 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
         } catch (err) {
           // Left undispatched, its claim and the rest of the batch's given back: the next pass tries again.
           logger.warn({ deliveryId: row.id, err: (err as Error).message }, 'webhook dispatch failed');
-          await webhooksRepo.releaseDispatchClaims(db, [...left, ...rows.slice(i).map((r) => r.id)]);
+          await outbox.releaseDispatchClaims(db, [...left, ...rows.slice(i).map((r) => r.id)]);
           return started;
         }
       }
-      await webhooksRepo.releaseDispatchClaims(db, left);
+      await outbox.releaseDispatchClaims(db, left);
       // A full batch may hide more; a batch whose rows all waited on their workspace's cap does not.
       if (rows.length < BATCH || dispatched === 0) return started;
     }

@@ -127,65 +127,6 @@ export const WEBHOOK_DELIVERIES_CHANNEL = 'webhook_deliveries';
 /** Deliveries dispatched and not finished (delivered, given up or superseded). */
 const inFlight = sql<boolean>`dispatched_at is not null and delivered_at is null and failed_at is null and superseded_at is null`;
 
-/**
- * Events whose delivery workflow has not been started yet, oldest first, leaving out workspaces that
- * already have `workspaceCap` deliveries in flight (their events wait, in order, for one to finish).
- */
-export async function undispatchedDeliveries(
-  db: Queryable,
-  limit = 100,
-  workspaceCap = Number.MAX_SAFE_INTEGER,
-): Promise<Pick<WebhookDelivery, 'id' | 'job_id' | 'workspace_id' | 'type' | 'url' | 'job'>[]> {
-  return db
-    .selectFrom('webhook_deliveries')
-    .select(['id', 'job_id', 'workspace_id', 'type', 'url', 'job'])
-    .where('dispatched_at', 'is', null)
-    .where(
-      'workspace_id',
-      'not in',
-      db
-        .selectFrom('webhook_deliveries')
-        .select('workspace_id')
-        .where(inFlight)
-        .groupBy('workspace_id')
-        .having(sql`count(*)`, '>=', workspaceCap),
-    )
-    .orderBy('created_at')
-    .limit(limit)
-    .execute();
-}
-
-/** An outbox row claimed for dispatch (claimUndispatchedDeliveries). */
-export type ClaimedDelivery = Pick<WebhookDelivery, 'id' | 'job_id' | 'workspace_id' | 'type' | 'url' | 'job' | 'created_at'>;
-
-/**
- * Claims up to `limit` undispatched events (as undispatchedDeliveries picks them) for `claimMs`:
- * rows another dispatcher holds (locked, or claimed and not expired) are skipped, so concurrent
- * dispatchers never start the same delivery. Oldest first.
- */
-export async function claimUndispatchedDeliveries(db: Queryable, limit: number, workspaceCap: number, claimMs: number): Promise<ClaimedDelivery[]> {
-  const rows = await sql<ClaimedDelivery>`
-    with picked as (
-      select id from webhook_deliveries
-      where dispatched_at is null
-        and (dispatch_claimed_until is null or dispatch_claimed_until < now())
-        and workspace_id not in (
-          select workspace_id from webhook_deliveries where ${inFlight} group by workspace_id having count(*) >= ${workspaceCap})
-      order by created_at
-      limit ${limit}
-      for update skip locked)
-    update webhook_deliveries d set dispatch_claimed_until = now() + make_interval(secs => ${claimMs / 1000})
-    from picked where d.id = picked.id
-    returning d.id, d.job_id, d.workspace_id, d.type, d.url, d.job, d.created_at`.execute(db);
-  return rows.rows.sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || (a.id < b.id ? -1 : 1));
-}
-
-/** Gives claims back (events left for a later pass: their workspace at its cap, a failed start). */
-export async function releaseDispatchClaims(db: Queryable, ids: string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await db.updateTable('webhook_deliveries').set({ dispatch_claimed_until: null }).where('id', 'in', ids).where('dispatched_at', 'is', null).execute();
-}
-
 /** Deliveries in flight per workspace, for the given workspaces. */
 export async function inFlightByWorkspace(db: Queryable, workspaceIds: string[]): Promise<Map<string, number>> {
   if (workspaceIds.length === 0) return new Map();
