@@ -30,6 +30,8 @@ import * as m0031 from './migrations/0031_webhook_attempts.js';
 import * as m0032 from './migrations/0032_pipelines.js';
 import * as m0033 from './migrations/0033_pipeline_events.js';
 import * as m0034 from './migrations/0034_pipeline_sweeps.js';
+import * as m0045 from './migrations/0045_control_leases.js';
+import * as m0046 from './migrations/0046_control_claims.js';
 import * as m0055 from './migrations/0055_route_lifecycle.js';
 
 export const migrations: Record<string, Migration> = {
@@ -61,6 +63,8 @@ export const migrations: Record<string, Migration> = {
   '0032_pipelines': m0032,
   '0033_pipeline_events': m0033,
   '0034_pipeline_sweeps': m0034,
+  '0045_control_leases': m0045,
+  '0046_control_claims': m0046,
   '0055_route_lifecycle': m0055,
 };
 

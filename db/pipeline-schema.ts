@@ -34,6 +34,9 @@ export interface PipelineTable {
   failed_run_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** Set by the parent workflow's first step: a pipeline unmarked after a while is started again by the reconciler. */
   workflow_started: Generated<boolean>;
+  /** The parent run the reconciler last started for a stalled pipeline, and when (0046_control_claims). */
+  restarted_run_id: ColumnType<string | null, string | null | undefined, string | null>;
+  restarted_at: NullableTime;
   event_seq: Generated<number>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;

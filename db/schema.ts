@@ -258,6 +258,7 @@ export interface WebhookDeliveryTable {
   job: Json<Record<string, unknown>>;
   created_at: Generated<Date>;
   dispatched_at: Timestamp | null;
+  dispatch_claimed_until: Timestamp | null;
   attempts: Generated<number>;
   last_status: number | null;
   last_error: string | null;

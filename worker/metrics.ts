@@ -35,10 +35,14 @@ export interface WorkerMetrics {
   reconciled(action: 'started' | 'settled' | 'completed'): void;
   /** A route health probe ended: the model served (available), gone, the key refused, or nothing learnt (unknown). */
   routeProbed(provider: string, model: string, outcome: 'available' | 'gone' | 'refused' | 'unknown'): void;
-  /** A reconciler pass ended without failing (its lag is alerted on). */
+  /** A reconciler pass ended without failing (its lag is alerted on; passes are counted across the fleet). */
   reconcilerPassed(): void;
-  /** Set by the process running the reconciler role: its gauges are read from there on scrape. */
-  setBacklogSource(source: BacklogSource): void;
+  /** Set while this process holds the control fleet's gauge lease (null when it gives it up): the fleet-wide gauges are read from there on scrape. */
+  setBacklogSource(source: BacklogSource | null): void;
+  /** A tenure of a control loop's lease began (held) or ended in this process. */
+  controlLease(loop: string, held: boolean): void;
+  /** A StartWorkflowExecution call of this process's client, by workflow type and outcome. */
+  workflowStartAttempt(workflowType: string, outcome: 'started' | 'already_started' | 'failed'): void;
 }
 
 export function createWorkerMetrics(): WorkerMetrics {
@@ -93,14 +97,42 @@ export function createWorkerMetrics(): WorkerMetrics {
     help: 'Unix time of the last reconciler pass that ended without failing',
     registers: [registry],
   });
+  const passes = new Counter({
+    name: 'mediagen_reconciler_passes_total',
+    help: "Reconciler passes that ended without failing; summed over the fleet, one per RECONCILE_INTERVAL_MS (only the control lease's holder runs them)",
+    registers: [registry],
+  });
+  const leaseHeld = new Gauge({
+    name: 'mediagen_control_lease_held',
+    help: "1 while this process holds the control loop's lease (it runs the loop), else 0; summed over the fleet, 1 per loop",
+    labelNames: ['loop'] as const,
+    registers: [registry],
+  });
+  const leaseTenures = new Counter({
+    name: 'mediagen_control_lease_tenures_total',
+    help: "Tenures of a control loop's lease this process began (a take-over, or the first holder)",
+    labelNames: ['loop'] as const,
+    registers: [registry],
+  });
+  const startAttempts = new Counter({
+    name: 'mediagen_workflow_start_attempts_total',
+    help: "StartWorkflowExecution calls of this process's Temporal client by workflow type and outcome (started, already_started, failed)",
+    labelNames: ['workflow_type', 'outcome'] as const,
+    registers: [registry],
+  });
   let backlog: BacklogSource | null = null;
-  // Read on scrape, by the reconciler role's process only (one answer for the fleet, not one per worker).
+  // Read on scrape, by the holder of the control fleet's gauge lease only (one answer for the fleet,
+  // not one per replica): every other process exports none of these series (0 for the unlabelled ones).
   new Gauge({
     name: 'mediagen_webhook_backlog',
     help: 'Webhook events waiting for delivery (neither delivered, given up nor superseded)',
     registers: [registry],
     async collect() {
-      if (!backlog) return;
+      if (!backlog) {
+        this.reset();
+        webhookAge.reset();
+        return;
+      }
       const w = await backlog.webhooks().catch(() => null);
       if (w) {
         this.set(w.pending);
@@ -119,7 +151,7 @@ export function createWorkerMetrics(): WorkerMetrics {
     labelNames: ['workspace_id'] as const,
     registers: [registry],
     async collect() {
-      if (!backlog) return;
+      if (!backlog) return this.reset();
       const circuits = await backlog.openWebhookCircuits().catch(() => null);
       if (!circuits) return;
       this.reset();
@@ -132,7 +164,11 @@ export function createWorkerMetrics(): WorkerMetrics {
     labelNames: ['task_queue'] as const,
     registers: [registry],
     async collect() {
-      if (!backlog) return;
+      if (!backlog) {
+        this.reset();
+        queueAge.reset();
+        return;
+      }
       const queues = await backlog.taskQueues().catch(() => []);
       this.reset();
       queueAge.reset();
@@ -154,7 +190,7 @@ export function createWorkerMetrics(): WorkerMetrics {
     labelNames: ['deployment', 'build_id'] as const,
     registers: [registry],
     async collect() {
-      if (!backlog) return;
+      if (!backlog) return this.reset();
       const versions = await backlog.versionsWithoutPollers().catch(() => null);
       if (!versions) return;
       this.reset();
@@ -167,7 +203,7 @@ export function createWorkerMetrics(): WorkerMetrics {
     labelNames: ['provider', 'model'] as const,
     registers: [registry],
     async collect() {
-      if (!backlog?.routeProbes) return;
+      if (!backlog?.routeProbes) return this.reset();
       const routes = await backlog.routeProbes().catch(() => null);
       if (!routes) return;
       this.reset();
@@ -186,7 +222,11 @@ export function createWorkerMetrics(): WorkerMetrics {
     labelNames: ['provider', 'model'] as const,
     registers: [registry],
     async collect() {
-      if (!backlog?.routeLifecycles) return;
+      if (!backlog?.routeLifecycles) {
+        this.reset();
+        shutdowns.reset();
+        return;
+      }
       const routes = await backlog.routeLifecycles().catch(() => null);
       if (!routes) return;
       this.reset();
@@ -203,7 +243,11 @@ export function createWorkerMetrics(): WorkerMetrics {
     labelNames: ['route'] as const,
     registers: [registry],
     async collect() {
-      if (!backlog?.routeSlots) return;
+      if (!backlog?.routeSlots) {
+        this.reset();
+        slotWaiters.reset();
+        return;
+      }
       const routes = await backlog.routeSlots().catch(() => null);
       if (!routes) return;
       this.reset();
@@ -252,10 +296,18 @@ export function createWorkerMetrics(): WorkerMetrics {
     },
     reconciled: (action) => reconciliations.inc({ action }),
     routeProbed: (provider, model, outcome) => routeProbes.inc({ provider, model, outcome }),
-    reconcilerPassed: () => lastPass.set(Date.now() / 1000),
+    reconcilerPassed: () => {
+      lastPass.set(Date.now() / 1000);
+      passes.inc();
+    },
     setBacklogSource(source) {
       backlog = source;
     },
+    controlLease(loop, held) {
+      leaseHeld.set({ loop }, held ? 1 : 0);
+      if (held) leaseTenures.inc({ loop });
+    },
+    workflowStartAttempt: (workflowType, outcome) => startAttempts.inc({ workflow_type: workflowType, outcome }),
   };
 }
 

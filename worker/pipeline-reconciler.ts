@@ -8,7 +8,8 @@
 //   at its step's job within seconds of the job's end (workflows/pipeline-run.ts), so the quiet is
 //   proof. The run, if still open, is terminated and a new run started: new runs go to the current
 //   build, and every step of a run is idempotent (a step whose job exists is waited for, never
-//   created or charged again), so the new run goes on from the current step.
+//   created or charged again), so the new run goes on from the current step. The restart is
+//   recorded on the row under its lock (restartStalledPipelines), so it happens once per stall.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../shared/config.js';
@@ -17,7 +18,9 @@ import type { Pipeline, PipelineStep } from '../db/pipeline-schema.js';
 import { getJob } from '../db/repos/jobs.js';
 import { quietActivePipelines, stepsOf, unstartedPipelines } from '../db/repos/pipelines.js';
 import { isTerminal } from '../jobs/index.js';
-import { startPipelineWorkflow } from '../workflows/pipeline-client.js';
+import { startPipelineRun, startPipelineWorkflow } from '../workflows/pipeline-client.js';
+import { assertLeaseHeld, type Lease } from './control-lease.js';
+import { sql } from 'kysely';
 
 const BATCH = 100;
 
@@ -40,12 +43,13 @@ export async function startUnstartedPipelines(deps: Deps, afterMs: number): Prom
   return calls;
 }
 
-/** When the pipeline last could have moved on: the later of its own last write and its current step's (or that step's job's end). */
+/** When the pipeline last could have moved on: the later of its own last write, its last restart and its current step's (or that step's job's end). */
 async function stalledSince(deps: Deps, p: Pipeline, steps: PipelineStep[]): Promise<number | null> {
+  const own = Math.max(p.updated_at.getTime(), p.restarted_at?.getTime() ?? 0);
   const at = steps.findIndex((s) => s.status !== 'completed');
-  if (at < 0) return p.updated_at.getTime();
+  if (at < 0) return own;
   const step = steps[at]!;
-  const times = [p.updated_at.getTime(), step.updated_at.getTime(), ...(at > 0 ? [steps[at - 1]!.updated_at.getTime()] : [])];
+  const times = [own, step.updated_at.getTime(), ...(at > 0 ? [steps[at - 1]!.updated_at.getTime()] : [])];
   if (step.job_id === null) return Math.max(...times);
   const job = await getJob(deps.db, step.job_id);
   // A job in flight is the job's own reconciler's (its run timeout, its settlement): the parent waits.
@@ -53,12 +57,24 @@ async function stalledSince(deps: Deps, p: Pipeline, steps: PipelineStep[]): Pro
   return Math.max(...times, job.updated_at.getTime());
 }
 
-/** Restarts the parent workflows of pipelines stalled `stallMs` or more (see above); returns the Temporal calls made. */
-export async function restartStalledPipelines(deps: Deps, stallMs: number): Promise<number> {
+/** A run with no workflow task completed yet: its history is the start, the first task scheduled, perhaps started. */
+const FIRST_TASK_HISTORY = 3;
+
+/**
+ * Restarts the parent workflows of pipelines stalled `stallMs` or more (see above); returns the
+ * Temporal calls made. Once per stall: the restart locks the pipeline's row, checks it has not
+ * moved nor been restarted since it was read (and, with `lease`, that this process still holds
+ * the reconciler's lease), terminates the stalled run, starts the new one and records it on the
+ * row (restarted_run_id, restarted_at) before the lock is let go. A run that is new (started
+ * within the stall period), or the restart's own run before its first workflow task completed, is
+ * left alone.
+ */
+export async function restartStalledPipelines(deps: Deps, stallMs: number, lease: Lease | null = null): Promise<number> {
   const cutoff = Date.now() - stallMs;
   const rows = await quietActivePipelines(deps.db, new Date(cutoff), BATCH);
   let calls = 0;
   for (const p of rows) {
+    if (lease && !lease.valid()) break;
     const steps = await stepsOf(deps.db, p.id);
     const since = await stalledSince(deps, p, steps);
     if (since === null || since >= cutoff) continue;
@@ -71,16 +87,46 @@ export async function restartStalledPipelines(deps: Deps, stallMs: number): Prom
           if (err instanceof WorkflowNotFoundError) return null;
           throw err;
         });
-      if (run?.status.name === 'RUNNING') {
+      const running = run?.status.name === 'RUNNING';
+      // The run is new, or it is the restart's own run and has not run its first task yet (new runs go
+      // to the current build: it starts there once a worker polls, and a new run would wait the same).
+      if (running && (run.startTime.getTime() >= cutoff || (run.runId === p.restarted_run_id && run.historyLength <= FIRST_TASK_HISTORY))) continue;
+      const outcome = await deps.db.transaction().execute(async (trx) => {
+        if (lease) await assertLeaseHeld(trx, lease);
+        const row = await trx
+          .selectFrom('pipelines')
+          .select(['status', 'updated_at', 'restarted_run_id', 'restarted_at'])
+          .where('id', '=', p.id)
+          .forUpdate()
+          .executeTakeFirst();
+        if (!row || (row.status !== 'pending' && row.status !== 'running')) return null;
+        if (row.updated_at.getTime() !== p.updated_at.getTime() || (row.restarted_at?.getTime() ?? 0) !== (p.restarted_at?.getTime() ?? 0)) return null;
+        if (running) {
+          calls++;
+          // That run only: a newer one, if any, is not touched.
+          await deps.client.workflow
+            .getHandle(p.id, run.runId)
+            .terminate(`pipeline stalled for ${Math.round((Date.now() - since) / 1000)} s: no worker serves this run; the reconciler starts a new one`);
+        }
         calls++;
-        // That run only: another replica may have started the next one already.
-        await deps.client.workflow
-          .getHandle(p.id, run.runId)
-          .terminate(`pipeline stalled for ${Math.round((Date.now() - since) / 1000)} s: no worker serves this run; the reconciler starts a new one`);
-      }
-      calls++;
-      await startOf(deps, p, steps.length);
-      deps.logger.warn({ pipelineId: p.id, runId: run?.runId, runStatus: run?.status.name ?? 'not found' }, 'pipeline stalled: its parent workflow restarted');
+        const runId = await startPipelineRun(
+          deps.client,
+          { id: p.id, workspaceId: p.workspace_id, projectId: p.project_id, steps: steps.length },
+          deps.config.TASK_QUEUE_PREFIX,
+        );
+        if (runId === null) return null;
+        await trx
+          .updateTable('pipelines')
+          .set({ restarted_run_id: runId, restarted_at: sql<Date>`now()` })
+          .where('id', '=', p.id)
+          .execute();
+        return runId;
+      });
+      if (outcome)
+        deps.logger.warn(
+          { pipelineId: p.id, runId: run?.runId, newRunId: outcome, runStatus: run?.status.name ?? 'not found' },
+          'pipeline stalled: its parent workflow restarted',
+        );
     } catch (err) {
       deps.logger.warn({ pipelineId: p.id, err: (err as Error).message }, 'restart of a stalled pipeline failed; the next pass tries again');
     }

@@ -1,5 +1,5 @@
-// Per-workspace queue gauges, read on scrape from Postgres by the reconciler role's process (one
-// answer for the fleet): jobs queued (created, not yet submitted to a provider) and running
+// Per-workspace queue gauges, read on scrape from Postgres by the holder of the control fleet's
+// gauge lease (one answer for the fleet): jobs queued (created, not yet submitted to a provider) and running
 // (submitted, not finished), the age of the oldest queued job, and the recent waits (create →
 // submit, last 15 minutes). Workspaces are unbounded, series are not: each gauge has a series for
 // at most TOP_WORKSPACES workspaces by queued jobs plus TOP_WORKSPACES by oldest queued job (so a
@@ -49,7 +49,7 @@ export function boundWorkspaces(rows: WorkspaceQueue[], top = TOP_WORKSPACES): W
   return out;
 }
 
-/** Registers the per-workspace gauges on `registry`; `read` answers the workspaces (null: not the reconciler's process, nothing to report). */
+/** Registers the per-workspace gauges on `registry`; `read` answers the workspaces (null: not the gauge lease's holder, no series). */
 export function registerQueueMetrics(registry: Registry, read: () => Promise<WorkspaceQueue[]> | null): void {
   // The registry starts every metric's collect at once, before any read answers: the gauges of
   // one scrape share the read in flight, and the next scrape reads anew.
@@ -57,7 +57,8 @@ export function registerQueueMetrics(registry: Registry, read: () => Promise<Wor
   const rows = (): Promise<WorkspaceQueue[] | null> => {
     if (!inFlight) {
       const pending = read();
-      const current = pending ? pending.then((r) => boundWorkspaces(r)).catch(() => null) : Promise.resolve(null);
+      // No source (not the gauge lease's holder): no series. A failed read keeps the last ones.
+      const current = pending ? pending.then((r) => boundWorkspaces(r)).catch(() => null) : Promise.resolve([]);
       inFlight = current;
       void current.finally(() => {
         if (inFlight === current) inFlight = null;

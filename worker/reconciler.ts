@@ -19,9 +19,12 @@
 // claimed it yet) → left alone; completed → the job is completed from the outputs stored under its
 // prefix, charged once; closed otherwise → the job service fails and refunds it, then cancels the
 // provider request from the reference stored on the row.
-// Rows are claimed with FOR UPDATE SKIP LOCKED and a lease (RECONCILE_LEASE_MS), so replicas share
-// the work and never act on the same job. A healthy job in flight costs no Temporal call until it
-// has gone unwritten for the stale period, then one describe per period.
+// The periodic passes run in one process per deployment, the holder of the control fleet's
+// `reconciler` lease (worker/control-fleet.ts); a process that runs a pass by hand (runOnce), or a
+// holder whose lease was just taken over, may still overlap another: rows are claimed with FOR
+// UPDATE SKIP LOCKED and a lease (RECONCILE_LEASE_MS), so two passes never act on the same job.
+// A healthy job in flight costs no Temporal call until it has gone unwritten for the stale period,
+// then one describe per period.
 // It never fails a job whose workflow completed, nor a job a newer run holds (an operator's reset):
 // the service acts on a job only while its row is as the reconciler read it.
 // What it finds an operator did is written to the workspace's audit log as `system:reconciler`: a
@@ -44,6 +47,7 @@ import { inFlightStatuses, type JobService } from '../jobs/index.js';
 import { describeJobRun, listClosedInFlightRuns, listJobRuns, type ClosedRun } from '../workflows/client.js';
 import type { WorkerMetrics } from './metrics.js';
 import { periodic } from './periodic.js';
+import type { Lease } from './control-lease.js';
 import { restartStalledPipelines, startUnstartedPipelines } from './pipeline-reconciler.js';
 
 export interface ReconcilePass {
@@ -58,7 +62,8 @@ export interface ReconcilePass {
 }
 
 export interface Reconciler {
-  start(): void;
+  /** Starts the periodic passes; with `lease` (the control fleet's), a pass runs only while it is valid and its pipeline restarts are fenced by it. */
+  start(lease?: Lease): void;
   stop(): Promise<void>;
   /** One pass; returns what it did (for tests, logs and the scale benchmark). */
   runOnce(): Promise<ReconcilePass>;
@@ -283,11 +288,13 @@ export function createReconciler(deps: {
     if (stale.length > 0) await settleAll(stale, pass);
   }
 
+  let lease: Lease | null = null;
+
   async function runOnce(): Promise<ReconcilePass> {
     const pass: ReconcilePass = { started: [], settled: [], completed: [], temporalCalls: 0 };
     await startUnstarted(pass);
     pass.temporalCalls += await startUnstartedPipelines(deps, Math.min(config.RECONCILE_INTERVAL_MS, UNSTARTED_AFTER_MS));
-    pass.temporalCalls += await restartStalledPipelines(deps, config.PIPELINE_STALL_MS);
+    pass.temporalCalls += await restartStalledPipelines(deps, config.PIPELINE_STALL_MS, lease);
     await settleClosed(pass);
     await repairStale(pass);
     // Route slots whose job ended or whose holder vanished go back (ROUTE_SLOTS).
@@ -296,11 +303,24 @@ export function createReconciler(deps: {
     return pass;
   }
 
-  const loop = periodic(config.RECONCILE_INTERVAL_MS, runOnce, (err) => logger.warn({ err: err.message }, 'reconciliation pass failed'));
+  const loop = periodic(
+    config.RECONCILE_INTERVAL_MS,
+    async () => {
+      if (lease && !lease.valid()) return;
+      await runOnce();
+    },
+    (err) => logger.warn({ err: err.message }, 'reconciliation pass failed'),
+  );
 
   return {
-    start: loop.start,
-    stop: loop.stop,
+    start(l) {
+      lease = l ?? null;
+      loop.start();
+    },
+    async stop() {
+      await loop.stop();
+      lease = null;
+    },
     runOnce,
   };
 }

@@ -1,6 +1,7 @@
 // The route health probe: every ROUTE_PROBE_INTERVAL_MS a provider fleet asks its provider whether
 // each live route's model is still served (activities/providers/probes.ts: a free model get/list
-// call), so a dead route is found before a customer's job is. The finding is stored in Postgres
+// call), so a dead route is found before a customer's job is. It runs in the holder of its control
+// lease (worker/control-fleet.ts) only. The finding is stored in Postgres
 // (route_probes), where every replica reads it: GET /v1/models shows the route unavailable with why,
 // and the failover (jobs/failover.ts) takes it out of rotation: new jobs skip it and jobs failing
 // over do not move onto it. A probe that cannot tell (5xx, timeout) changes nothing; the next probe
@@ -68,7 +69,7 @@ export function createRouteProber(deps: {
   // the route for most of a period, so each route is probed once per interval: a model lost is found
   // within one interval.
   const leaseMs = Math.max(1, Math.floor(intervalMs * 0.8));
-  const stopping = new AbortController();
+  let stopping = new AbortController();
 
   async function probeOne(route: ProbedRoute): Promise<ProbeOutcome | undefined> {
     if (!(await probes.claimDueProbe(db, route, leaseMs))) return undefined;
@@ -140,6 +141,8 @@ export function createRouteProber(deps: {
 
   return {
     start: () => {
+      // Started again after a stop: the control lease came back to this process.
+      if (stopping.signal.aborted) stopping = new AbortController();
       if (intervalMs > 0 && routes.length > 0 && !timer) schedule(intervalMs);
     },
     async stop() {

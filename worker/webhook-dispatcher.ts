@@ -1,8 +1,11 @@
 // The webhook dispatcher (runs with the reconciler role): turns each row of the webhook outbox
 // (`webhook_deliveries`, written by the 0007_webhooks trigger in the transaction that moved the job)
-// into one `webhookDelivery` workflow, with workflow id = event id and REJECT_DUPLICATE, so a row
-// dispatched twice (two replicas, a crash before dispatched_at was written) is still delivered by
-// one workflow. It LISTENs on `webhook_deliveries` to start deliveries at once, and sweeps every
+// into one `webhookDelivery` workflow, with workflow id = event id and REJECT_DUPLICATE. It runs in
+// the holder of the control fleet's `webhook-dispatch` lease only (worker/control-fleet.ts), and
+// claims each batch of rows (FOR UPDATE SKIP LOCKED and a claim time, in a transaction fenced by
+// that lease) before starting their workflows, so a row is started once however many replicas
+// run; a crash between the start and dispatched_at leaves a claim that expires after
+// RECONCILE_LEASE_MS, and the REJECT_DUPLICATE start then finds the delivery running. It LISTENs on `webhook_deliveries` to start deliveries at once, and sweeps every
 // RECONCILE_INTERVAL_MS for rows a lost notification left behind.
 //
 // A workspace has at most WEBHOOK_WORKSPACE_CONCURRENCY events in flight (dispatched, not yet
@@ -18,14 +21,17 @@ import type { Logger } from 'pino';
 import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
 import * as webhooksRepo from '../db/repos/webhooks.js';
+import * as outbox from '../db/repos/webhook-outbox.js';
 import { jobShares } from '../db/repos/fair-share.js';
 import { createPgListener, type PgListener } from '../shared/pg-listener.js';
 import { startWebhookDelivery } from '../workflows/webhook-client.js';
 import { taskPriority, type FairShare } from '../shared/task-priority.js';
 import { periodic } from './periodic.js';
+import { assertLeaseHeld, type Lease } from './control-lease.js';
 
 export interface WebhookDispatcher {
-  start(): void;
+  /** Starts listening and sweeping; with `lease` (the control fleet's), each claim is fenced by it. */
+  start(lease?: Lease): void;
   stop(): Promise<void>;
   /** Dispatches every undispatched event; returns how many workflows it started. */
   runOnce(): Promise<number>;
@@ -37,7 +43,7 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
   const { config, db, client, logger } = deps;
   const cap = config.WEBHOOK_WORKSPACE_CONCURRENCY;
 
-  async function dispatch(row: Awaited<ReturnType<typeof webhooksRepo.undispatchedDeliveries>>[number], share: FairShare | undefined): Promise<boolean> {
+  async function dispatch(row: outbox.ClaimedDelivery, share: FairShare | undefined): Promise<boolean> {
     let started = true;
     try {
       await startWebhookDelivery(
@@ -58,27 +64,45 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
     return started;
   }
 
+  /** Claims a batch, in a transaction that checks the lease when one is held (a take-over waits for it). */
+  function claim(): Promise<outbox.ClaimedDelivery[]> {
+    const claimMs = config.RECONCILE_LEASE_MS;
+    const l = lease;
+    if (!l) return outbox.claimUndispatchedDeliveries(db, BATCH, cap, claimMs);
+    return db.transaction().execute(async (trx) => {
+      await assertLeaseHeld(trx, l);
+      return outbox.claimUndispatchedDeliveries(trx, BATCH, cap, claimMs);
+    });
+  }
+
   async function runOnce(): Promise<number> {
     let started = 0;
     for (;;) {
-      const rows = await webhooksRepo.undispatchedDeliveries(db, BATCH, cap);
+      if (lease && !lease.valid()) return started;
+      const rows = await claim();
       // The query leaves out workspaces at their cap; within the batch, count as we dispatch.
       const inFlight = await webhooksRepo.inFlightByWorkspace(db, [...new Set(rows.map((r) => r.workspace_id))]);
       const shares = await jobShares(db, [...new Set(rows.flatMap((r) => (r.job_id ? [r.job_id] : [])))]);
       let dispatched = 0;
-      for (const row of rows) {
+      const left: string[] = [];
+      for (const [i, row] of rows.entries()) {
         const n = inFlight.get(row.workspace_id) ?? 0;
-        if (n >= cap) continue;
+        if (n >= cap) {
+          left.push(row.id);
+          continue;
+        }
         try {
           if (await dispatch(row, row.job_id ? shares.get(row.job_id) : undefined)) started++;
           dispatched++;
           inFlight.set(row.workspace_id, n + 1);
         } catch (err) {
-          // Left undispatched: the next pass tries again.
+          // Left undispatched, its claim and the rest of the batch's given back: the next pass tries again.
           logger.warn({ deliveryId: row.id, err: (err as Error).message }, 'webhook dispatch failed');
+          await outbox.releaseDispatchClaims(db, [...left, ...rows.slice(i).map((r) => r.id)]);
           return started;
         }
       }
+      await outbox.releaseDispatchClaims(db, left);
       // A full batch may hide more; a batch whose rows all waited on their workspace's cap does not.
       if (rows.length < BATCH || dispatched === 0) return started;
     }
@@ -113,11 +137,13 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
       });
   };
 
+  let lease: Lease | null = null;
   const sweep = periodic(config.RECONCILE_INTERVAL_MS, sweepPass, (err) => logger.warn({ err: err.message }, 'webhook dispatch sweep failed'));
   let listener: PgListener | null = null;
 
   return {
-    start() {
+    start(l) {
+      lease = l ?? null;
       listener ??= createPgListener({
         databaseUrl: config.DATABASE_URL,
         channels: [webhooksRepo.WEBHOOK_DELIVERIES_CHANNEL],
@@ -135,6 +161,7 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
       await listener?.close();
       listener = null;
       await running;
+      lease = null;
     },
     runOnce,
   };

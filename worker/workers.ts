@@ -11,30 +11,24 @@ import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
 import type { Storage } from '../shared/storage.js';
 import { createActivities } from '../activities/index.js';
-import { providerNames, taskQueues } from '../workflows/definitions.js';
+import { taskQueues } from '../workflows/definitions.js';
 import { parsePerProvider, roleName, type Role } from './roles.js';
 import { createReconciler, type Reconciler } from './reconciler.js';
 import { createUploadSweeper, type UploadSweeper } from './upload-sweeper.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher.js';
-import { openCircuitsByWorkspace } from '../db/repos/webhooks.js';
-import { circuitPolicy } from '../activities/webhooks.js';
 import type { BacklogSource, WorkerMetrics } from './metrics.js';
-import { sql } from 'kysely';
-import protos from '@temporalio/proto';
 import { tracing } from '../shared/tracing.js';
 import { dataConverterOption, payloadCodecFrom } from '../codec/payload-codec.js';
-import { describeDeployment, deploymentOptions, promoteAtStart, runningOnVersion, watchDrainage, workerVersioning, type Versioning } from './deployment.js';
+import { deploymentOptions, promoteAtStart, watchDrainage, workerVersioning, type Versioning } from './deployment.js';
 import { providerShutdownGraceMs } from '../activities/providers/call-timeouts.js';
 import { createJobService, type JobService } from '../jobs/index.js';
 import { circuitPolicy as providerCircuitPolicy, createProviderCircuits } from '../db/provider-circuits.js';
 import { jobWorkflowPort } from '../workflows/client.js';
 import { createRouteProber, type RouteProber } from './route-prober.js';
-import { deprecatedRoutes, probedRoutes as probedRouteRows } from '../db/repos/route-probes.js';
-import { slotUsage } from '../db/repos/route-slots.js';
-import { SLOT_WAITER_FRESH_MS } from '../shared/route-slots.js';
 import type { LiveProviderName } from '../shared/catalog.js';
-import { workspaceQueues } from '../db/repos/queue.js';
-import { RECENT_WINDOW_SECONDS } from './queue-metrics.js';
+import { createBacklogSource } from './backlog-source.js';
+import { createControlFleet, gaugeLoop, routeProbeLoop, startAttemptCounter } from './control-fleet.js';
+import type { ControlLeases } from './control-lease.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 /** Built by `npm run build` (scripts/bundle-workflows.ts); used when present so workers start fast. */
@@ -61,6 +55,8 @@ export interface WorkerFleet {
   webhookDispatcher: WebhookDispatcher | null;
   /** Asks the providers of this fleet's provider roles whether each route's model is still served. */
   routeProber: RouteProber | null;
+  /** The leases under which the loops above run (one process per deployment runs each); null when it has none. */
+  control: ControlLeases | null;
   /** Resolves when every worker has stopped (after shutdown()). */
   run(): Promise<void>;
   shutdown(): Promise<void>;
@@ -89,7 +85,7 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
   // The reconciler role's Temporal client: its visibility calls, and the job service's starts and cancels.
   // One payload codec for the process's workers and client; a bad key stops the fleet here, at start.
   const codec = payloadCodecFrom(config);
-  const client = roles.some((r) => r.kind === 'reconciler') ? await connectClient(config, traced, codec) : null;
+  const client = roles.some((r) => r.kind === 'reconciler') ? await connectClient(config, traced, codec, deps.metrics) : null;
   // The process's one job service: the activities' status moves and the reconciler's starts and settlements.
   const jobs =
     deps.jobs ??
@@ -149,6 +145,7 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
   let reconciler: Reconciler | null = null;
   let uploadSweeper: UploadSweeper | null = null;
   let webhookDispatcher: WebhookDispatcher | null = null;
+  let backlogSource: BacklogSource | null = null;
   const probedProviders = roles.flatMap((r) => (r.kind === 'provider' && r.provider !== 'local' ? [r.provider as LiveProviderName] : []));
   const routeProber =
     probedProviders.length > 0 ? createRouteProber({ config, db: deps.db, providers: probedProviders, logger: deps.logger, metrics: deps.metrics }) : null;
@@ -205,11 +202,23 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
         reconciler = createReconciler({ config, db: deps.db, jobs, client, logger: deps.logger, metrics: deps.metrics });
         uploadSweeper = createUploadSweeper({ config, db: deps.db, storage: deps.storage, logger: deps.logger });
         webhookDispatcher = createWebhookDispatcher({ config, db: deps.db, client, logger: deps.logger });
-        deps.metrics?.setBacklogSource(createBacklogSource(deps.db, client, config));
+        backlogSource = createBacklogSource(deps.db, client, config);
         break;
       }
     }
   }
+  // The loops that must run once per deployment run in the holder of their lease (worker/control-fleet.ts).
+  const control =
+    reconciler || routeProber
+      ? createControlFleet({ config, db: deps.db, logger: deps.logger, metrics: deps.metrics, versioning, workflowService: connection.workflowService })
+      : null;
+  if (control && reconciler && uploadSweeper && webhookDispatcher && backlogSource) {
+    control.register('reconciler', reconciler);
+    control.register('webhook-dispatch', webhookDispatcher);
+    control.register('upload-sweep', uploadSweeper);
+    control.register('fleet-gauges', gaugeLoop(deps.metrics, backlogSource));
+  }
+  if (control && routeProber) control.register(routeProbeLoop(probedProviders), routeProber);
   deps.logger.info(
     {
       roles: roles.map(roleName),
@@ -220,6 +229,8 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
   );
 
   let running: Promise<void> | null = null;
+  // A process with control loops and no Temporal worker (`--roles reconciler`) runs until shutdown.
+  let loopsStopped: () => void = () => undefined;
   const stopPromoting = new AbortController();
   let promoting: Promise<unknown> = Promise.resolve();
   let watching: Promise<unknown> = Promise.resolve();
@@ -230,6 +241,8 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
       stopPromoting.abort();
       await promoting;
       await watching;
+      // Stops the loops this process holds and hands their leases over at once.
+      await control?.stop();
       await reconciler?.stop();
       await uploadSweeper?.stop();
       await webhookDispatcher?.stop();
@@ -237,6 +250,7 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
       for (const w of workers) {
         if (w.getState() === 'RUNNING') w.shutdown();
       }
+      loopsStopped();
       await running;
     })());
   return {
@@ -247,11 +261,9 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
     uploadSweeper,
     webhookDispatcher,
     routeProber,
+    control,
     run() {
-      reconciler?.start();
-      uploadSweeper?.start();
-      webhookDispatcher?.start();
-      routeProber?.start();
+      control?.start();
       if (!running && versioning && workers.length > 0) {
         // The version exists once these workers have polled; promoting it runs beside them.
         promoting = promoteAtStart(connection.workflowService, config.TEMPORAL_NAMESPACE, versioning, deps.logger, stopPromoting.signal).catch((err: unknown) =>
@@ -278,98 +290,27 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
           });
         }
       }
-      running ??= Promise.all(workers.map((w) => w.run())).then(() => undefined);
+      running ??=
+        workers.length === 0 && control
+          ? new Promise<void>((resolve) => {
+              // Its timers are unref'd: this holds the process open until shutdown.
+              const alive = setInterval(() => undefined, 60_000);
+              loopsStopped = () => (clearInterval(alive), resolve());
+            })
+          : Promise.all(workers.map((w) => w.run())).then(() => undefined);
       return running;
     },
     shutdown,
   };
 }
 
-/**
- * The fleet-wide gauges, read on scrape by the reconciler role's process: the webhook outbox from
- * Postgres, and each task queue's approximate backlog from the Temporal server.
- */
-function createBacklogSource(db: Database, client: Client, config: Config): BacklogSource {
-  const queues = taskQueues(config.TASK_QUEUE_PREFIX);
-  return {
-    async webhooks() {
-      const row = await sql<{ pending: number; age: number | null }>`
-        select count(*)::int as pending, extract(epoch from now() - min(created_at))::float8 as age
-        from webhook_deliveries where delivered_at is null and failed_at is null and superseded_at is null`.execute(db);
-      const r = row.rows[0];
-      return { pending: r?.pending ?? 0, oldestAgeSeconds: r?.age ?? 0 };
-    },
-    workspaceQueues: () => workspaceQueues(db, RECENT_WINDOW_SECONDS),
-    openWebhookCircuits: () => {
-      const policy = circuitPolicy(config);
-      return openCircuitsByWorkspace(db, new Date(Date.now() - policy.cooldownMs - policy.trialTimeoutMs - 60_000));
-    },
-    async taskQueues() {
-      const names = [
-        { name: queues.workflows, type: protos.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW },
-        ...[queues.io, queues.fetch, queues.webhooks, ...providerNames.map((p) => queues.provider(p))].map((name) => ({
-          name,
-          type: protos.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
-        })),
-      ];
-      return Promise.all(
-        names.map(async ({ name, type }) => {
-          const res = await client.workflowService.describeTaskQueue({
-            namespace: config.TEMPORAL_NAMESPACE,
-            taskQueue: { name },
-            taskQueueType: type,
-            reportStats: true,
-          });
-          const stats = res.stats;
-          const age = stats?.approximateBacklogAge;
-          return {
-            taskQueue: name,
-            backlog: Number(stats?.approximateBacklogCount ?? 0),
-            ageSeconds: age ? Number(age.seconds ?? 0) + (age.nanos ?? 0) / 1e9 : 0,
-          };
-        }),
-      );
-    },
-    async versionsWithoutPollers() {
-      const name = config.WORKER_DEPLOYMENT_NAME;
-      if (!name) return [];
-      const svc = client.workflowService;
-      const deployment = await describeDeployment(svc, config.TEMPORAL_NAMESPACE, name);
-      if (!deployment) return [];
-      // One describe for the workflows queue: the server lists the pollers of every version of it.
-      const res = await svc.describeTaskQueue({
-        namespace: config.TEMPORAL_NAMESPACE,
-        taskQueue: { name: queues.workflows },
-        taskQueueType: protos.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-        reportPollers: true,
-      });
-      const freshSince = Date.now() - config.VERSION_POLLERS_FRESH_MS;
-      const polled = new Set(
-        (res.pollers ?? [])
-          .filter((p) => p.deploymentOptions?.deploymentName === name && Number(p.lastAccessTime?.seconds ?? 0) * 1000 >= freshSince)
-          .map((p) => p.deploymentOptions!.buildId ?? ''),
-      );
-      const out: { deployment: string; buildId: string; running: number }[] = [];
-      for (const v of deployment.versions) {
-        if (v.status === 'drained' || polled.has(v.buildId)) continue;
-        const running = await runningOnVersion(svc, config.TEMPORAL_NAMESPACE, name, v.buildId);
-        if (running > 0) out.push({ deployment: name, buildId: v.buildId, running });
-      }
-      return out;
-    },
-    routeProbes: async () => (await probedRouteRows(db)).map((r) => ({ provider: r.provider, model: r.model, available: r.status === 'available' })),
-    routeLifecycles: async () => (await deprecatedRoutes(db)).map((r) => ({ provider: r.provider, model: r.model, shutdownAt: r.shutdown_at })),
-    routeSlots: () => slotUsage(db, SLOT_WAITER_FRESH_MS),
-  };
-}
-
 /** A Temporal client of the process (the reconciler role's), traced when tracing runs. */
-async function connectClient(config: Config, traced: ReturnType<typeof tracing>, codec: PayloadCodec | null): Promise<Client> {
-  const interceptors = traced?.clientInterceptors();
+async function connectClient(config: Config, traced: ReturnType<typeof tracing>, codec: PayloadCodec | null, metrics?: WorkerMetrics): Promise<Client> {
+  const interceptors = [...(metrics ? [startAttemptCounter(metrics)] : []), ...(traced?.clientInterceptors() ?? [])];
   return new Client({
     connection: await connectTemporal(config),
     namespace: config.TEMPORAL_NAMESPACE,
     ...dataConverterOption(codec),
-    ...(interceptors ? { interceptors: { workflow: interceptors } } : {}),
+    ...(interceptors.length > 0 ? { interceptors: { workflow: interceptors } } : {}),
   });
 }

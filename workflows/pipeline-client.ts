@@ -15,8 +15,13 @@ export interface PipelineToStart {
 
 /** Starts the pipeline's parent workflow; one that runs already answers 'already_started'. */
 export async function startPipelineWorkflow(client: Client, p: PipelineToStart, taskQueuePrefix: string): Promise<'started' | 'already_started'> {
+  return (await startPipelineRun(client, p, taskQueuePrefix)) === null ? 'already_started' : 'started';
+}
+
+/** Starts the pipeline's parent workflow; answers the new run's id, or null when a run is open already. */
+export async function startPipelineRun(client: Client, p: PipelineToStart, taskQueuePrefix: string): Promise<string | null> {
   try {
-    await client.workflow.start(pipelineWorkflowType, {
+    const handle = await client.workflow.start(pipelineWorkflowType, {
       workflowId: p.id,
       taskQueue: taskQueues(taskQueuePrefix).workflows,
       args: [{ pipelineId: p.id } satisfies PipelineRunInput],
@@ -29,9 +34,9 @@ export async function startPipelineWorkflow(client: Client, p: PipelineToStart, 
       // A closed run (a failed pipeline) may be followed by a resume's run; never two at once.
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     });
-    return 'started';
+    return handle.firstExecutionRunId;
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return 'already_started';
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return null;
     throw err;
   }
 }

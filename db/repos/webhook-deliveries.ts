@@ -80,7 +80,7 @@ export interface DeliveryFilters {
   status?: DeliveryStatus;
 }
 
-export type DeliveryRow = Omit<WebhookDelivery, 'job'>;
+export type DeliveryRow = Omit<WebhookDelivery, 'job' | 'dispatch_claimed_until'>;
 
 const listColumns = [
   'id',

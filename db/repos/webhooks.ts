@@ -127,34 +127,6 @@ export const WEBHOOK_DELIVERIES_CHANNEL = 'webhook_deliveries';
 /** Deliveries dispatched and not finished (delivered, given up or superseded). */
 const inFlight = sql<boolean>`dispatched_at is not null and delivered_at is null and failed_at is null and superseded_at is null`;
 
-/**
- * Events whose delivery workflow has not been started yet, oldest first, leaving out workspaces that
- * already have `workspaceCap` deliveries in flight (their events wait, in order, for one to finish).
- */
-export async function undispatchedDeliveries(
-  db: Queryable,
-  limit = 100,
-  workspaceCap = Number.MAX_SAFE_INTEGER,
-): Promise<Pick<WebhookDelivery, 'id' | 'job_id' | 'workspace_id' | 'type' | 'url' | 'job'>[]> {
-  return db
-    .selectFrom('webhook_deliveries')
-    .select(['id', 'job_id', 'workspace_id', 'type', 'url', 'job'])
-    .where('dispatched_at', 'is', null)
-    .where(
-      'workspace_id',
-      'not in',
-      db
-        .selectFrom('webhook_deliveries')
-        .select('workspace_id')
-        .where(inFlight)
-        .groupBy('workspace_id')
-        .having(sql`count(*)`, '>=', workspaceCap),
-    )
-    .orderBy('created_at')
-    .limit(limit)
-    .execute();
-}
-
 /** Deliveries in flight per workspace, for the given workspaces. */
 export async function inFlightByWorkspace(db: Queryable, workspaceIds: string[]): Promise<Map<string, number>> {
   if (workspaceIds.length === 0) return new Map();

@@ -50,6 +50,12 @@ export const workersEnv = {
   PIPELINE_STALL_MS: int(600_000, 500).describe(
     "A pipeline whose parent workflow has not moved on this long although it could have (its current step's job ended, or the step has no job yet) gets a new parent run from the reconciler: the old run was terminated or timed out, or is pinned to a build whose workers are gone (it is terminated). A live parent moves on within seconds.",
   ),
+  CONTROL_LEASE_TTL_MS: int(15_000, 300, 600_000).describe(
+    "The control loops (reconcilers, webhook outbox dispatch, upload sweeps, route probes, the fleet-wide gauges) run in one worker process per deployment, the holder of each loop's lease (worker/control-lease.ts). A holder renews every third of this; one killed or stalled is replaced within this plus a third of it, one stopping cleanly within a third of it.",
+  ),
+  CONTROL_BUILD_CHECK_MS: int(15_000, 100).describe(
+    "With Worker Versioning, only processes of the deployment's current build hold control leases: each holder (and each process finding a lease free) asks the server at most this often whether its build is current; a superseded build gives its loops up within this plus a third of CONTROL_LEASE_TTL_MS.",
+  ),
   RECONCILE_CONCURRENCY: int(16, 1, 1_000).describe('Workflow starts and settlements the reconciler runs at once per replica.'),
   RECONCILE_LEASE_MS: int(60_000, 1_000).describe(
     "How long a reconciler replica's claim on a job keeps the others off it (a replica that dies mid-pass leaves claims that expire after this).",

@@ -15,6 +15,7 @@ const appTables = [
   'budget_charges',
   'budget_spend',
   'budgets',
+  'control_leases',
   'credit_ledger',
   'file_uploads',
   'idempotency_keys',
