@@ -124,6 +124,7 @@ async function runCase(
   const open: Record<string, RoundResult[]> = { gateway: [], bare: [] };
   const requests: Record<string, number> = { gateway: 0, bare: 0 };
   const costs: Record<string, { cpu: number; pg: PgCounts }[]> = { gateway: [], bare: [] };
+  const textsBefore = readPgCounts(sides.gateway!.counts).texts ?? {};
   const measure = async (target: Target, run: () => Promise<RoundResult>) => {
     await settle(150);
     const before = snapshot(sides[target.name]!);
@@ -168,11 +169,19 @@ async function runCase(
       `closed loop latency, median of rounds: gateway p50 ${median(g.map((x) => x.p50)).toFixed(2)} ms p99 ${median(g.map((x) => x.p99)).toFixed(2)} ms; bare p50 ${median(b.map((x) => x.p50)).toFixed(2)} ms p99 ${median(b.map((x) => x.p99)).toFixed(2)} ms`,
     );
   }
+  const gatewayTexts = (counts: PgCounts) => counts.texts ?? {};
+  const textsAfter = gatewayTexts(readPgCounts(sides.gateway!.counts));
+  const byText = Object.entries(textsAfter)
+    .map(([text, n]) => [text, n - (textsBefore[text] ?? 0)] as const)
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6);
   for (const name of ['gateway', 'bare']) {
     const sum = costs[name]!.reduce((a, x) => ({ cpu: a.cpu + x.cpu, q: a.q + x.pg.queries, t: a.t + x.pg.transactions }), { cpu: 0, q: 0, t: 0 });
     const n = requests[name]!;
     console.log(`per request, ${name.padEnd(7)}: ${fmtCost({ statements: sum.q / n, transactions: sum.t / n, cpuMs: sum.cpu / n })}`);
   }
+  for (const [text, n] of byText) console.log(`  gateway statements per request: ${(n / requests.gateway!).toFixed(3)}  ${text}`);
 }
 
 async function main(): Promise<void> {
