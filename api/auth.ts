@@ -58,6 +58,7 @@ export interface Auth {
 }
 
 const CACHE_TTL_MS = 5_000;
+const CACHE_REFRESH_AHEAD_MS = CACHE_TTL_MS / 2;
 const CACHE_MAX_ENTRIES = 10_000;
 const LAST_USED_FLUSH_MS = 10_000;
 
@@ -146,6 +147,11 @@ export function createAuth(deps: AuthDeps): Auth {
       if (known === null) deps.metrics.authLookup('memory');
       if (known !== undefined) return known;
     }
+    return fromDatabase(keyId, now);
+  }
+
+  /** Reads the key from Postgres and caches it unless a notification or reconnect raced the read. */
+  async function fromDatabase(keyId: string, now: number): Promise<CachedKey | null> {
     deps.metrics.authLookup('database');
     const generation = listener.generation();
     const row = await deps.db
@@ -167,6 +173,19 @@ export function createAuth(deps: AuthDeps): Auth {
     return entry;
   }
 
+  // A key in use is read again in the background (one read per key at a time) during the last
+  // CACHE_REFRESH_AHEAD_MS (half) of its entry, so a busy key's entry is replaced before it expires: its
+  // requests never all miss at once and each ask Postgres. The owner flag stays at most
+  // CACHE_TTL_MS old (the new entry's clock starts before its read).
+  const refreshing = new Set<string>();
+  const refreshAhead = (keyId: string, hit: CachedKey, now: number) => {
+    if (hit.expiresAt - now > CACHE_REFRESH_AHEAD_MS || refreshing.has(keyId)) return;
+    refreshing.add(keyId);
+    fromDatabase(keyId, now)
+      .catch(() => undefined)
+      .finally(() => refreshing.delete(keyId));
+  };
+
   /** The key, as the listener's sync (or Postgres) confirms it now; throws the 401. */
   const confirmed = async (parsed: { id: string; secret: string }): Promise<CachedKey> => {
     const key = await lookup(parsed.id);
@@ -187,9 +206,11 @@ export function createAuth(deps: AuthDeps): Auth {
       // applies a revocation committed before this request) is left to confirmKey, which every
       // endpoint runs first unless its own statement reads the key's revocation (api/endpoint.ts).
       const hit = listener.healthy() ? cache.get(parsed.id) : undefined;
+      const now = Date.now();
       let key: CachedKey;
-      if (hit && hit.expiresAt > Date.now() && secretMatches(parsed.secret, hit.secretHash)) {
+      if (hit && hit.expiresAt > now && secretMatches(parsed.secret, hit.secretHash)) {
         key = hit;
+        refreshAhead(parsed.id, hit, now);
         res.locals[UNCONFIRMED] = () => confirmed(parsed);
       } else {
         key = await confirmed(parsed);
