@@ -102,7 +102,9 @@ export function createApp(deps: AppDeps): App {
   app.use(requestContext(full));
   app.use(securityHeaders);
   app.use(refuseNulInUrl);
-  app.use(optionsRoutes(allOperations()));
+  // Only an OPTIONS request is matched against every endpoint's path here: the others skip the table.
+  const options = optionsRoutes(allOperations());
+  app.use((req, res, next) => (req.method === 'OPTIONS' ? options(req, res, next) : next()));
   app.use(createHealthRouter(full));
   app.use(createOpenApiRouter(full));
   app.use('/docs', createDocsRouter());

@@ -20,6 +20,10 @@
 // key created before a request is accepted by it, on every replica. The round trip is `select 1`
 // on the listener's own connection, shared by every request waiting at the time (one in flight,
 // one queued behind it), so it adds about one round trip of latency and almost no database work.
+// For a cached key that round trip is left to the endpoint (confirmKey, run before its rate limit
+// and handler): an endpoint whose own statement reads the key's revocation in the same snapshot as
+// its data (the status poll: db/repos/queue.ts jobForStatusRead) skips it, so the API's hottest path
+// is one statement; when that statement finds nothing it confirms the key before answering 404.
 //
 // A key is an owner key while the member who created it (`api_keys.created_by`) is an owner of its
 // workspace (`workspace_members.role`): read with the key, cached with it. A role change sends no
@@ -54,8 +58,25 @@ export interface Auth {
 }
 
 const CACHE_TTL_MS = 5_000;
+const CACHE_REFRESH_AHEAD_MS = CACHE_TTL_MS / 2;
 const CACHE_MAX_ENTRIES = 10_000;
 const LAST_USED_FLUSH_MS = 10_000;
+
+/** res.locals' slot for the confirmation of a key answered from the cache (confirmKey). */
+const UNCONFIRMED = 'authUnconfirmed';
+
+/**
+ * Confirms a key the middleware answered from its cache: waits for the key listener's sync (or asks
+ * Postgres), so a key revoked before the request is refused (401) by it. Every endpoint runs it
+ * before its rate limit and handler (api/endpoint.ts) unless its own statement reads the key's
+ * revocation; such a handler runs it when that statement found nothing. At most once per request.
+ */
+export async function confirmKey(res: Response): Promise<void> {
+  const confirm = res.locals[UNCONFIRMED] as (() => Promise<unknown>) | undefined;
+  if (!confirm) return;
+  res.locals[UNCONFIRMED] = undefined;
+  await confirm();
+}
 
 export function authOf(res: Response): AuthContext {
   const auth = res.locals.auth as AuthContext | undefined;
@@ -126,6 +147,11 @@ export function createAuth(deps: AuthDeps): Auth {
       if (known === null) deps.metrics.authLookup('memory');
       if (known !== undefined) return known;
     }
+    return fromDatabase(keyId, now);
+  }
+
+  /** Reads the key from Postgres and caches it unless a notification or reconnect raced the read. */
+  async function fromDatabase(keyId: string, now: number): Promise<CachedKey | null> {
     deps.metrics.authLookup('database');
     const generation = listener.generation();
     const row = await deps.db
@@ -147,6 +173,27 @@ export function createAuth(deps: AuthDeps): Auth {
     return entry;
   }
 
+  // A key in use is read again in the background (one read per key at a time) during the last
+  // CACHE_REFRESH_AHEAD_MS (half) of its entry, so a busy key's entry is replaced before it expires: its
+  // requests never all miss at once and each ask Postgres. The owner flag stays at most
+  // CACHE_TTL_MS old (the new entry's clock starts before its read).
+  const refreshing = new Set<string>();
+  const refreshAhead = (keyId: string, hit: CachedKey, now: number) => {
+    if (hit.expiresAt - now > CACHE_REFRESH_AHEAD_MS || refreshing.has(keyId)) return;
+    refreshing.add(keyId);
+    fromDatabase(keyId, now)
+      .catch(() => undefined)
+      .finally(() => refreshing.delete(keyId));
+  };
+
+  /** The key, as the listener's sync (or Postgres) confirms it now; throws the 401. */
+  const confirmed = async (parsed: { id: string; secret: string }): Promise<CachedKey> => {
+    const key = await lookup(parsed.id);
+    // Same message for unknown, revoked and wrong secret: no oracle for key ids.
+    if (!key || !secretMatches(parsed.secret, key.secretHash)) throw new ApiError(401, 'unauthorized', 'invalid or revoked API key');
+    return key;
+  };
+
   const middleware: RequestHandler = async (req, res, next) => {
     try {
       const header = req.headers.authorization;
@@ -155,9 +202,19 @@ export function createAuth(deps: AuthDeps): Auth {
       if (!m) throw new ApiError(401, 'unauthorized', 'Authorization header must use the Bearer scheme');
       const parsed = parseApiKey(m[1]!);
       if (!parsed) throw new ApiError(401, 'unauthorized', 'malformed API key');
-      const key = await lookup(parsed.id);
-      // Same message for unknown, revoked and wrong secret: no oracle for key ids.
-      if (!key || !secretMatches(parsed.secret, key.secretHash)) throw new ApiError(401, 'unauthorized', 'invalid or revoked API key');
+      // A cached key is used at once; its confirmation (the listener's sync round trip, which
+      // applies a revocation committed before this request) is left to confirmKey, which every
+      // endpoint runs first unless its own statement reads the key's revocation (api/endpoint.ts).
+      const hit = listener.healthy() ? cache.get(parsed.id) : undefined;
+      const now = Date.now();
+      let key: CachedKey;
+      if (hit && hit.expiresAt > now && secretMatches(parsed.secret, hit.secretHash)) {
+        key = hit;
+        refreshAhead(parsed.id, hit, now);
+        res.locals[UNCONFIRMED] = () => confirmed(parsed);
+      } else {
+        key = await confirmed(parsed);
+      }
       res.locals.auth = { workspaceId: key.workspaceId, apiKeyId: parsed.id, owner: key.owner } satisfies AuthContext;
       lastUsed.touch(parsed.id);
       next();

@@ -3,7 +3,7 @@
 // and its handler. A router mounts a table's endpoints; api/openapi.ts documents the same table.
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { z } from 'zod';
-import type { Auth } from './auth.js';
+import { confirmKey, type Auth } from './auth.js';
 import { jsonBody } from './body.js';
 import type { Operation } from './operations.js';
 import { parseOr400 } from './validate.js';
@@ -29,6 +29,12 @@ export interface EndpointSpec<S, B extends z.ZodType | undefined, Q extends z.Zo
    * wrappers that may answer in its place (Idempotency-Key replays, dry runs).
    */
   before?(services: S): RequestHandler[];
+  /**
+   * 'statement': the handler's own statement reads the API key's revocation (in the same snapshot as
+   * its data), so the key listener's sync round trip is skipped; when that statement finds nothing
+   * the handler runs confirmKey before answering. Default: confirmKey runs before the endpoint.
+   */
+  keyCheck?: 'statement';
   /** Runs before the body is validated (to tell one malformed field apart from the rest). */
   precheck?(req: Request): void;
   /** Validates the body with `body` in place of the default (for refusals worded the endpoint's own way); throws the 400. */
@@ -49,14 +55,15 @@ export class Endpoints<S> {
 
   /** The OpenAPI operations of these endpoints, in declaration order. */
   get operations(): Operation[] {
-    return this.#list.map(({ handler: _h, precheck: _p, before: _b, parseBody: _pb, ...op }) => op);
+    return this.#list.map(({ handler: _h, precheck: _p, before: _b, parseBody: _pb, keyCheck: _k, ...op }) => op);
   }
 
   /** An Express router serving these endpoints: rate-limit class, JSON body, validation, handler. */
   router(services: S, auth?: Auth): Router {
     const router = Router();
     for (const e of this.#list) {
-      const chain = [];
+      const chain: RequestHandler[] = [];
+      if (e.keyCheck !== 'statement') chain.push(confirmedKey);
       if (e.rateClass) {
         if (!auth) throw new Error(`${e.method.toUpperCase()} ${e.path} has a rate-limit class but its router got no auth`);
         chain.push(auth.rateLimit(e.rateClass));
@@ -73,6 +80,16 @@ export class Endpoints<S> {
     return router;
   }
 }
+
+/** A key the auth middleware answered from its cache, confirmed before anything else runs. */
+const confirmedKey: RequestHandler = async (_req, res, next) => {
+  try {
+    await confirmKey(res);
+  } catch (err) {
+    return next(err);
+  }
+  next();
+};
 
 /** Most GETs carry no query string: then the schema's answer for an empty query is reused, unparsed. */
 function queryParser(schema: z.ZodType): (req: Request) => unknown {

@@ -337,7 +337,7 @@ export function createJobService(deps: JobServiceDeps) {
      * are refused then, until `retryAfterMs`): counted from the committed job rows, so every gateway
      * replica sees the same count.
      */
-    cancelChurn(q: Queryable, workspaceId: string, limit: number, windowMs: number): Promise<{ over: boolean; retryAfterMs: number }> {
+    cancelChurn(q: Queryable, workspaceId: string, limit: number, windowMs: number): Promise<{ over: boolean; retryAfterMs: number; counted: number }> {
       return jobsRepo.cancelChurn(q, workspaceId, limit, windowMs);
     },
 

@@ -49,6 +49,41 @@ export function jobsAheadQuery(job: PositionedJob) {
            or (priority = ${job.priority} and (created_at, id) < (select created_at, id from jobs where id = ${job.id})))`;
 }
 
+/**
+ * A status read's one statement: the job `id` of the workspace (of `kind`) with its queue position
+ * (queuePosition's count, the same range of `jobs_waiting_idx`, as a subquery over the row, run only
+ * while the job waits), and only while the API key `liveKeyId` is not revoked, read in the same
+ * snapshot (the gateway skips its key listener's sync for this read: api/auth.ts). So a status poll
+ * is one round trip whether the job waits or not. Undefined: no such job, or the key is revoked.
+ * `queue_position` is null once its request reached its provider (or it finished).
+ */
+export async function jobForStatusRead(db: Queryable, q: { workspaceId: string; id: string; kind: Job['kind']; liveKeyId: string }) {
+  const above = sql.join(
+    jobPriorities.map((p) => {
+      const ps = prioritiesAbove(p);
+      return sql`when ${p} then ${ps.length > 0 ? sql`a.priority in (${sql.join(ps)})` : sql`false`}`;
+    }),
+    sql` `,
+  );
+  return db
+    .selectFrom('jobs as j')
+    .selectAll('j')
+    .select(
+      sql<number | null>`case when j.submitted_at is null and j.status in ('pending', 'generating') then (
+        select count(*)::int + 1 from jobs a
+         where a.workspace_id = j.workspace_id and a.params->>'provider' = coalesce(j.params->>'provider', '')
+           and a.status in ('pending', 'generating') and a.submitted_at is null and a.id <> j.id
+           and ((case j.priority ${above} else false end)
+                or (a.priority = j.priority and (a.created_at, a.id) < (j.created_at, j.id)))
+      ) end`.as('queue_position'),
+    )
+    .where('j.id', '=', q.id)
+    .where('j.workspace_id', '=', q.workspaceId)
+    .where('j.kind', '=', q.kind)
+    .where(sql<boolean>`exists (select 1 from api_keys k where k.id = ${q.liveKeyId} and k.revoked_at is null)`)
+    .executeTakeFirst();
+}
+
 /** Waiting jobs of one workspace on one provider queue, per model and priority. */
 export interface WaitingCount {
   workspaceId: string;

@@ -11,7 +11,8 @@ const file = process.env.BENCH_PG_COUNT_FILE;
 // NODE_OPTIONS preloads this into worker threads too (the Temporal SDK runs workflows in threads):
 // only the main thread, where every pool lives, writes the file.
 if (file && isMainThread) {
-  const counts = { queries: 0, transactions: 0, connects: 0, open: 0, peakOpen: 0 };
+  // `texts`: statements by their first words, so a benchmark can say which statements a request paid for.
+  const counts = { queries: 0, transactions: 0, connects: 0, open: 0, peakOpen: 0, texts: {} as Record<string, number> };
   const proto = pg.Client.prototype as unknown as {
     query: (...args: unknown[]) => unknown;
     connect: (...args: unknown[]) => unknown;
@@ -22,6 +23,8 @@ if (file && isMainThread) {
     const first = args[0];
     const text = typeof first === 'string' ? first : typeof (first as { text?: unknown })?.text === 'string' ? (first as { text: string }).text : '';
     if (/^\s*begin\b/i.test(text)) counts.transactions++;
+    const head = text.trim().replace(/\s+/g, ' ').slice(0, 60);
+    counts.texts[head] = (counts.texts[head] ?? 0) + 1;
     return query.apply(this, args);
   };
   const connect = proto.connect;
@@ -32,7 +35,15 @@ if (file && isMainThread) {
     this.once('end', () => counts.open--);
     return connect.apply(this, args);
   };
-  const write = () => writeFileSync(file, JSON.stringify(counts));
+  // Written only when something changed: a synchronous write every 100 ms would show in the
+  // profiles and CPU figures of the very process being measured.
+  let last = '';
+  const write = () => {
+    const text = JSON.stringify(counts);
+    if (text === last) return;
+    last = text;
+    writeFileSync(file, text);
+  };
   setInterval(write, 100).unref();
   process.on('exit', write);
 }

@@ -43,6 +43,8 @@ export interface PgCounts {
   connects: number;
   open: number;
   peakOpen: number;
+  /** Statements by their first 60 characters. */
+  texts?: Record<string, number>;
 }
 
 /** The environment that makes a child process count its Postgres traffic into `file`. */

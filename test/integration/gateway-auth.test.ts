@@ -1,7 +1,7 @@
 // Authentication and workspace scoping over HTTP against a real gateway on the real stack.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase, createTenant, type TestDatabase, type Tenant } from '../support/stack.js';
+import { createTestDatabase, createTenant, insertImageJob, type TestDatabase, type Tenant } from '../support/stack.js';
 import { generateApiKey } from '../../db/api-keys.js';
 import { createProject, revokeApiKey } from '../../db/repos/workspaces.js';
 import { call, startInProcessGateway, type Gateway } from './gateway-harness.js';
@@ -85,6 +85,21 @@ describe('gateway authentication', () => {
     await revokeApiKey(tdb.db, { workspaceId: t.workspaceId, keyId: t.apiKeyId, actorEmail: t.ownerEmail });
     for (const path of ['/v1/projects', '/v1/actors', '/v1/voices']) {
       const res = await call(gw.baseUrl, 'GET', path, { key: t.apiKey });
+      assert.equal(res.status, 401, `${path}: ${res.text}`);
+      assert.equal(res.body.error.code, 'unauthorized');
+    }
+  });
+
+  test('a key revoked after use fails the very next status poll, whose own statement reads the revocation', async () => {
+    const t = await createTenant(tdb.db);
+    const job = await insertImageJob(tdb.db, t);
+    const poll = (path: string) => call(gw.baseUrl, 'GET', path, { key: t.apiKey });
+    // Cached now: the next polls are answered without the key listener's sync round trip.
+    assert.equal((await poll(`/v1/images/${job.id}`)).status, 200);
+    assert.equal((await poll('/v1/images/img_doesnotexist')).status, 404);
+    await revokeApiKey(tdb.db, { workspaceId: t.workspaceId, keyId: t.apiKeyId, actorEmail: t.ownerEmail });
+    for (const path of [`/v1/images/${job.id}`, '/v1/images/img_doesnotexist', `/v1/videos/${job.id}`]) {
+      const res = await poll(path);
       assert.equal(res.status, 401, `${path}: ${res.text}`);
       assert.equal(res.body.error.code, 'unauthorized');
     }

@@ -5,7 +5,7 @@
 //   the workflow after commit (a failed start is retried by the reconciler).
 import type { Request, Response } from 'express';
 import type { AppDeps } from '../../deps.js';
-import { authOf, type Auth } from '../../auth.js';
+import { authOf, confirmKey, type Auth } from '../../auth.js';
 import { z } from 'zod';
 import { Endpoints } from '../../endpoint.js';
 import { completeIdempotencyInTx, hasIdempotencyClaim, IDEMPOTENCY_NOTE, idempotent } from '../../idempotency.js';
@@ -18,7 +18,7 @@ import type { Job, JobKind } from '../../../db/schema.js';
 import { newId } from '../../../shared/ids.js';
 import { annotateSpan } from '../../../shared/tracing.js';
 import * as jobsRepo from '../../../db/repos/jobs.js';
-import { queuePosition } from '../../../db/repos/queue.js';
+import { jobForStatusRead } from '../../../db/repos/queue.js';
 import {
   BudgetExceededError,
   cancelChargeOf,
@@ -42,12 +42,16 @@ import type { JobPriority } from '../../../shared/job-model.js';
 
 /** How long one live `progress` query answer serves every `?live=true` read of the job. */
 const LIVE_PROGRESS_CACHE_MS = 1_000;
+/** Past this many workspaces remembered as clear of cancel churn, the memory starts over. */
+const CHURN_CLEAR_MAX = 10_000;
 
 /** What the job handlers use: the gateway's deps, the job lifecycle and the process-wide live progress cache. */
 export interface JobServices {
   deps: AppDeps & { metrics: ApiMetrics };
   jobs: JobService;
   liveProgress: LiveProgress;
+  /** Workspaces whose cancel churn was far below its limit, until when (refuseCancelChurn). */
+  churnClear: Map<string, number>;
 }
 
 /** The job `:id` of the request's kind in the key's workspace; 404 for an unknown id or another workspace's job. */
@@ -131,14 +135,27 @@ async function quoteCreate({ deps, jobs }: JobServices, spec: KindSpec, body: un
 }
 
 /**
+ * A workspace whose cancels after a submit were at most half the limit is not counted again on this
+ * replica for this long (its creates skip the count), unless one of its jobs is canceled here: to go
+ * past the limit unseen it would have to cancel more than half of it on other replicas within it.
+ */
+const CHURN_CLEAR_MS = 1_000;
+
+/**
  * 429 cancel_churn_limited while the workspace's cancels after a submit within the window are past
  * CANCEL_CHURN_LIMIT: each such cancel may cost the operator the provider's price, so a workspace
  * looping create→cancel is stopped until the oldest counted cancel leaves the window.
  */
-async function refuseCancelChurn({ deps, jobs }: JobServices, res: Response, workspaceId: string): Promise<void> {
+async function refuseCancelChurn({ deps, jobs, churnClear }: JobServices, res: Response, workspaceId: string): Promise<void> {
   const limit = deps.config.CANCEL_CHURN_LIMIT;
   if (limit === 0) return;
+  const now = performance.now();
+  if ((churnClear.get(workspaceId) ?? 0) > now) return;
   const churn = await jobs.cancelChurn(deps.db, workspaceId, limit, deps.config.CANCEL_CHURN_WINDOW_MS);
+  if (churn.counted <= limit / 2) {
+    if (churnClear.size >= CHURN_CLEAR_MAX) churnClear.clear();
+    churnClear.set(workspaceId, now + CHURN_CLEAR_MS);
+  }
   if (!churn.over) return;
   deps.metrics.cancelChurnRefused();
   res.setHeader('Retry-After', String(Math.max(1, Math.ceil(churn.retryAfterMs / 1000))));
@@ -250,8 +267,8 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     },
   });
 
-  // The hottest path of the API: one primary-key read (and, for a job not yet submitted, one count
-  // over the waiting-jobs index). The row holds the workflow's progress as its activities wrote it;
+  // The hottest path of the API: one statement, a primary-key read (and, for a job not yet
+  // submitted, a count over the waiting-jobs index inside it). The row holds the workflow's progress as its activities wrote it;
   // `?live=true` asks the workflow itself (shared and cached per job).
   endpoints.add({
     method: 'get',
@@ -259,18 +276,28 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     summary: `Get a ${name} job`,
     tags: [spec.tag],
     rateClass: 'poll',
+    // Its one statement reads the key's revocation with the job (jobForStatusRead).
+    keyCheck: 'statement',
     query: statusQuery,
     response: spec.record,
     errors: [400, 401, 404, 429, 500],
     async handler({ req, res, query, services }) {
-      const job = await loadJobOfKey(services.deps.db, req, res, spec.kind);
+      const { workspaceId, apiKeyId } = authOf(res);
+      const id = String(req.params.id);
+      const job = await jobForStatusRead(services.deps.db, { workspaceId, id, kind: spec.kind, liveKeyId: apiKeyId });
+      if (!job) {
+        // Nothing read: a revoked key is refused (401) before an unknown job is answered (404).
+        await confirmKey(res);
+        throw new ApiError(404, 'not_found', `${spec.kind.replace('_', '-')} job ${id} not found`);
+      }
       const data = presentJob(job);
       if (data.progress && query.live === 'true' && job.workflow_started) {
         const p = await services.liveProgress.get(job.id);
         if (p) data.progress = { phase: p.phase, attempt: p.attempt, percent: p.percent, queue_position: p.queuePosition } satisfies Progress;
       }
-      // Still waiting in our queues: its place in its workspace's share (one indexed count); the provider's own position once submitted.
-      if (data.progress && job.submitted_at === null) data.progress.queue_position = await queuePosition(services.deps.db, job);
+      // Still waiting in our queues: its place in its workspace's share (an indexed count in the same
+      // statement); the provider's own position once submitted.
+      if (data.progress && job.submitted_at === null) data.progress.queue_position = job.queue_position;
       res.json({ data });
     },
   });
@@ -311,8 +338,10 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     rateClass: 'generate',
     response: spec.record,
     errors: [401, 404, 409, 429, 500],
-    async handler({ req, res, services: { deps, jobs } }) {
+    async handler({ req, res, services: { deps, jobs, churnClear } }) {
       const job = await loadJobOfKey(deps.db, req, res, spec.kind);
+      // The workspace's next create counts its cancels again.
+      churnClear.delete(job.workspace_id);
       if (isTerminal(job.status)) {
         throw new ApiError(409, 'not_cancelable', `job ${job.id} is already ${job.status} and cannot be canceled`, { status: job.status });
       }
@@ -336,5 +365,5 @@ for (const spec of kinds) addKind(jobEndpoints, spec);
 /** The job endpoints over the process's job service (built by createApp). */
 export function createJobsRouter(deps: AppDeps & { metrics: ApiMetrics; jobs: JobService }, auth: Auth) {
   const liveProgress = createLiveProgress(deps.temporal, { timeoutMs: deps.config.PROGRESS_QUERY_TIMEOUT_MS, cacheMs: LIVE_PROGRESS_CACHE_MS });
-  return jobEndpoints.router({ deps, jobs: deps.jobs, liveProgress }, auth);
+  return jobEndpoints.router({ deps, jobs: deps.jobs, liveProgress, churnClear: new Map() }, auth);
 }
