@@ -11,7 +11,8 @@
 // printed, with p50 and max over the faults at the end.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import net from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { openClusterSuite, type ClusterSuite } from '../support/cluster-stack.js';
 import { chaosOverrides, inFlight, settle, submitLoad, type Load } from '../support/cluster-chaos.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
@@ -111,14 +112,34 @@ test(`worker-core-1 partitioned for 30 s under ${JOBS} jobs and ${PIPELINES} pip
   );
 });
 
-/** Milliseconds of one `temporal operator cluster health` through an address. */
-function healthMs(address: string): Promise<number> {
-  const t0 = Date.now();
-  return new Promise((resolve, reject) =>
-    execFile(suite.stack.vars.TEMPORAL_CLI_PATH ?? 'temporal', ['operator', 'cluster', 'health', '--address', address], { timeout: 30_000 }, (err) =>
-      err ? reject(err) : resolve(Date.now() - t0),
-    ),
-  );
+/**
+ * Milliseconds of one HTTP/2 PING through an address to a frontend and its answer: one round trip
+ * over the path, without a client's own start-up in it. (The server speaks first, its SETTINGS;
+ * the clock starts when the client's preface, SETTINGS and PING leave.)
+ */
+function roundTripMs(address: string): Promise<number> {
+  const i = address.lastIndexOf(':');
+  const payload = Buffer.from('mgping!!');
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: address.slice(0, i), port: Number(address.slice(i + 1)) });
+    let t0 = 0;
+    let seen = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => {
+      if (!t0) {
+        t0 = performance.now();
+        const ping = Buffer.concat([Buffer.from([0, 0, 8, 6, 0, 0, 0, 0, 0]), payload]);
+        socket.write(Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]), ping]));
+        return;
+      }
+      seen = Buffer.concat([seen, chunk]);
+      if (seen.includes(payload)) {
+        resolve(performance.now() - t0);
+        socket.destroy();
+      }
+    });
+    socket.setTimeout(30_000, () => socket.destroy(new Error(`no answer through ${address}`)));
+    socket.once('error', reject);
+  });
 }
 
 test(
@@ -128,11 +149,19 @@ test(
     const proxied = suite.stack.vars.CLUSTER_WORKER_TEMPORAL_ADDRESS!;
     try {
       await underLoad('200 ms workers ↔ frontends', async () => {
-        const before = await healthMs(proxied);
+        const before = await roundTripMs(proxied);
         const at = new Date();
         console.log(`[cluster] ${(await suite.stack.fault('delay', '200')).trim()}`);
-        await waitFor('the delay to apply', async () => ((await healthMs(proxied)) >= before + 400 ? true : undefined), 30_000, 500);
-        console.log(`[cluster] a health check through the workers' path: ${before} ms before, ${await healthMs(proxied)} ms with the delay`);
+        const during = await waitFor(
+          'the delay to apply',
+          async () => {
+            const ms = await roundTripMs(proxied);
+            return ms >= 400 ? ms : undefined;
+          },
+          30_000,
+          500,
+        );
+        console.log(`[cluster] one round trip through the workers' path to a frontend: ${before.toFixed(1)} ms before, ${during.toFixed(1)} ms with the delay`);
         return at;
       });
     } finally {
