@@ -20,7 +20,7 @@ eval "$stack_env"
 prebuild_log=$(mktemp)
 prebuild_pid=''
 selected=$(find test -name '*.test.ts' | sed 's|^|dist/|; s|\.ts$|.js|' | grep -E "$(IFS='|'; echo "${patterns[*]:-.}")" || true)
-if grep -qE '/(prod-profile[a-z-]*|payload-codec|cluster-[a-z-]*)\.test\.js$|/test/cluster/' <<<"$selected"; then
+if grep -qE '/(prod-profile[a-z-]*|payload-codec|e2e/cluster-[a-z-]*)\.test\.js$|/test/cluster/' <<<"$selected"; then
   scripts/stack.sh install >"$prebuild_log" 2>&1 &
   prebuild_pid=$!
 fi
@@ -50,7 +50,7 @@ export NODE_ENV=test
 # TEST_CONCURRENCY files at a time. The side lane's report is printed after the main lane's, then each
 # part's totals and failures, so the end of the output names what failed.
 prod_re='/prod-profile[a-z-]*\.test\.js$'
-cluster_re='/cluster-[a-z-]*\.test\.js$|^dist/test/cluster/'
+cluster_re='/e2e/cluster-[a-z-]*\.test\.js$|^dist/test/cluster/'
 wait_re='/(worker-restarts|long-synthesis|run-timeout-backstop|pipelines-recovery|fleets|webhook-circuits)\.test\.js$'
 mapfile -t prod < <(printf '%s\n' "${files[@]}" | grep -E "$prod_re" || true)
 mapfile -t waits < <(printf '%s\n' "${files[@]}" | grep -E "$wait_re" || true)
