@@ -469,6 +469,8 @@ SQL
   # temporal-dynamicconfig.yaml).
   local worker_env=("${common[@]}" WORKER_SHUTDOWN_GRACE_MS=20000 WORKER_DEPLOYMENT_NAME=mediagen
     WORKER_DEPLOYMENT_PROMOTE=newer WORKER_DRAIN_CHECK_MS=5000)
+  # The cluster profile routes the workers' Temporal traffic through its latency fault's proxy.
+  [[ -n ${WORKER_TEMPORAL_ADDRESS:-} ]] && worker_env+=(TEMPORAL_ADDRESS="$WORKER_TEMPORAL_ADDRESS")
   local other
   for other in "$STATE"/builds/*/; do
     other=${other%/}

@@ -2,7 +2,9 @@
 # Brings up the real parts the service needs — PostgreSQL, a Temporal dev server (with Web UI and
 # our search attributes) and MinIO — for one profile (dev or test), idempotently. The `prod` profile
 # runs the production topology instead (scripts/stack-prod.sh): a Temporal server with Postgres
-# persistence and its Web UI, MinIO, two gateways and worker fleets split by role.
+# persistence and its Web UI, MinIO, two gateways and worker fleets split by role. The `cluster`
+# profile (scripts/stack-cluster.sh) distributes it: Temporal as separate services behind HAProxy,
+# Postgres primary and standby failing over under Patroni, two processes of every fleet.
 #
 #   scripts/stack.sh install          install what is missing (apt, pip, go; the prod profile's Go builds
 #                                     too); cached after the first run
@@ -463,6 +465,8 @@ up_trace_viewer() {
 
 # shellcheck source=scripts/stack-prod.sh
 source "$ROOT/scripts/stack-prod.sh"
+# shellcheck source=scripts/stack-cluster.sh
+source "$ROOT/scripts/stack-cluster.sh"
 
 # ---------------------------------------------------------------- main
 cmd=${1:-up}
@@ -478,6 +482,8 @@ fi
 [[ $PROFILE =~ ^[a-z0-9-]+$ ]] || die "profile must be lowercase letters, digits and dashes"
 STATE=$HOME_DIR/$PROFILE
 mkdir -p "$STATE"
+# The cluster profile starts its own list of gateways and fleets through the prod profile's up_apps.
+[[ $PROFILE == cluster ]] && use_cluster_processes
 chmod 755 "$HOME_DIR" 2>/dev/null || true
 if [[ $PROFILE == prod && $cmd != down ]]; then
   # The profile's certificates (idempotent), and every psql of this script verifies its Postgres
@@ -495,10 +501,27 @@ if [[ $cmd != install ]] && command -v flock >/dev/null; then
 fi
 
 case $cmd in
-  install) install_all_once; install_prod ;;
+  install) install_all_once; install_prod; install_cluster ;;
   up)
     install_all_once
     [[ $PROFILE == prod ]] && install_prod
+    if [[ $PROFILE == cluster ]]; then
+      install_cluster
+      {
+        up_cluster_data
+        up_temporal_cluster
+        up_minio
+        echo "export TEMPORAL_CLI_PATH='$(command -v temporal)'"
+      } >"$STATE/stack.env.tmp"
+      up_delay_proxy
+      (eval "$(cat "$STATE/stack.env.tmp")"; up_apps) >>"$STATE/stack.env.tmp" || exit 1
+      cluster_exports >>"$STATE/stack.env.tmp"
+      mv "$STATE/stack.env.tmp" "$STATE/stack.env"
+      chmod 600 "$STATE/stack.env"
+      cluster_where
+      cat "$STATE/stack.env"
+      exit 0
+    fi
     {
       up_postgres
       if [[ $PROFILE == prod ]]; then up_temporal_server; else up_temporal; fi
@@ -529,6 +552,7 @@ case $cmd in
   env) [[ -f $STATE/stack.env ]] || die "profile $PROFILE is not up"; cat "$STATE/stack.env" ;;
   down)
     [[ $PROFILE == prod ]] && down_prod_extras
+    [[ $PROFILE == cluster ]] && down_cluster
     stop_pidfile "$STATE/minio.pid"
     stop_pidfile "$STATE/phoenix.pid"
     stop_pidfile "$STATE/temporal.pid"

@@ -12,29 +12,33 @@ ensure_npm_deps
 require_node_runtime
 stack_env=$(scripts/stack.sh up test) || { echo "the test stack did not start (see the messages above)" >&2; exit 1; }
 eval "$stack_env"
-# Every binary a selected suite needs exists before any lane starts: the prod profile's suites and
-# the payload-codec suite (which runs the Temporal Web UI server) need the Go builds of Temporal's
-# server and UI. They build here, beside the TypeScript build, rather than inside the side lane's
+# Every binary a selected suite needs exists before any lane starts: the prod and cluster profiles'
+# suites and the payload-codec suite (which runs the Temporal Web UI server) need the Go builds of
+# Temporal's server and UI (and the cluster its Debian packages). They build here, beside the TypeScript build, rather than inside the side lane's
 # `up prod`, where the main lane's codec suite could look for the UI server while it was still being
 # built. Cached after the first run, so this is a file check.
 prebuild_log=$(mktemp)
 prebuild_pid=''
 selected=$(find test -name '*.test.ts' | sed 's|^|dist/|; s|\.ts$|.js|' | grep -E "$(IFS='|'; echo "${patterns[*]:-.}")" || true)
-if grep -qE '/(prod-profile[a-z-]*|payload-codec)\.test\.js$' <<<"$selected"; then
+if grep -qE '/(prod-profile[a-z-]*|payload-codec|e2e/cluster-[a-z-]*)\.test\.js$|/test/cluster/' <<<"$selected"; then
   scripts/stack.sh install >"$prebuild_log" 2>&1 &
   prebuild_pid=$!
 fi
 incremental_build || exit 1
 if [[ -n $prebuild_pid ]] && ! wait "$prebuild_pid"; then
   cat "$prebuild_log" >&2
-  echo "the Go builds the prod-profile and payload-codec suites need failed (see the messages above)" >&2
+  echo "the installs the prod-profile, cluster and payload-codec suites need failed (see the messages above)" >&2
   exit 1
 fi
 rm -f "$prebuild_log"
+# The cluster chaos suite (test/cluster/, `npm run test:cluster`) runs only when asked for by name:
+# it takes the better part of an hour; its smoke (test/e2e/cluster-smoke.test.ts) is in every run.
 mapfile -t files < <(find dist/test -name '*.test.js' | sort)
 if ((${#patterns[@]})); then
   mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -E "$(IFS='|'; echo "${patterns[*]}")" || true)
   ((${#files[@]})) || { echo "no test file matches: ${patterns[*]}" >&2; exit 1; }
+else
+  mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -v '^dist/test/cluster/' || true)
 fi
 export NODE_ENV=test
 # Two lanes run side by side. The side lane runs its files one at a time: first the prod-profile
@@ -46,10 +50,12 @@ export NODE_ENV=test
 # TEST_CONCURRENCY files at a time. The side lane's report is printed after the main lane's, then each
 # part's totals and failures, so the end of the output names what failed.
 prod_re='/prod-profile[a-z-]*\.test\.js$'
+cluster_re='/e2e/cluster-[a-z-]*\.test\.js$|^dist/test/cluster/'
 wait_re='/(worker-restarts|long-synthesis|run-timeout-backstop|pipelines-recovery|fleets|control-fleet|webhook-circuits)\.test\.js$'
 mapfile -t prod < <(printf '%s\n' "${files[@]}" | grep -E "$prod_re" || true)
 mapfile -t waits < <(printf '%s\n' "${files[@]}" | grep -E "$wait_re" || true)
-mapfile -t main < <(printf '%s\n' "${files[@]}" | grep -vE "$prod_re|$wait_re" || true)
+mapfile -t cluster < <(printf '%s\n' "${files[@]}" | grep -E "$cluster_re" || true)
+mapfile -t main < <(printf '%s\n' "${files[@]}" | grep -vE "$prod_re|$cluster_re|$wait_re" || true)
 # Only long waits asked for: they are the main lane, reported as they run.
 if ((${#main[@]} == 0)); then
   main=("${waits[@]}")
@@ -58,6 +64,7 @@ fi
 reports=$(mktemp -d)
 : >"$reports/main.tap"
 : >"$reports/prod.tap"
+: >"$reports/cluster.tap"
 : >"$reports/waits.tap"
 run_files() { # part concurrency files...
   local part=$1 concurrency=$2
@@ -86,6 +93,19 @@ side_lane() {
     fi
     [[ -z ${CI:-} ]] || scripts/stack.sh down prod >>"$reports/prod.tap" 2>&1
   fi
+  # The cluster profile (scripts/stack-cluster.sh) after the prod profile is down in CI, one file at
+  # a time (its suites fault the one shared cluster), stopped in CI like the prod profile.
+  if ((${#cluster[@]})); then
+    if CLUSTER_STACK_ENV=$(env -u DATABASE_URL -u TEMPORAL_ADDRESS -u S3_ENDPOINT -u S3_ACCESS_KEY -u S3_SECRET_KEY -u S3_BUCKET \
+      scripts/stack.sh up cluster 2>>"$reports/cluster.tap"); then
+      export CLUSTER_STACK_ENV
+      run_files cluster 1 "${cluster[@]}"
+    else
+      echo "the cluster profile did not start (see the messages above)" >>"$reports/cluster.tap"
+      echo 1 >"$reports/cluster.code"
+    fi
+    [[ -z ${CI:-} ]] || scripts/stack.sh down cluster >>"$reports/cluster.tap" 2>&1
+  fi
   ((${#waits[@]} == 0)) || run_files waits 1 "${waits[@]}"
 }
 stop_parts() {
@@ -104,9 +124,13 @@ main_pid=$!
 if ((${#main[@]})); then
   tail -n +1 --pid=$main_pid -f "$reports/main.tap"
   wait
-  cat "$reports/prod.tap" "$reports/waits.tap"
-else
+  cat "$reports/prod.tap" "$reports/cluster.tap" "$reports/waits.tap"
+elif ((${#prod[@]})); then
   tail -n +1 --pid=$side_pid -f "$reports/prod.tap"
+  wait
+  cat "$reports/cluster.tap"
+else
+  tail -n +1 --pid=$side_pid -f "$reports/cluster.tap"
   wait
 fi
 # Each failed test with where it failed and the first lines of its error (the TAP report prints them
@@ -122,11 +146,12 @@ failures() {
 }
 code=0
 echo "[test] summary"
-for part in main prod waits; do
+for part in main prod cluster waits; do
   [[ -f $reports/$part.code ]] || continue
   case $part in
     main) what="main lane" ;;
     prod) what="side lane, prod-profile suites" ;;
+    cluster) what="side lane, cluster-profile suites" ;;
     waits) what="side lane, long waits" ;;
   esac
   totals=$(grep -E '^# (tests|pass|fail) ' "$reports/$part.tap" | awk '{printf ", %s %s", $2, $3}')
@@ -137,7 +162,7 @@ done
 rm -rf "$reports"
 # The stacks stay up so the next run starts in seconds; say so, and how to get the memory back.
 running=()
-for p in test prod dev; do [[ -f ${MEDIA_GEN_HOME:-/var/tmp/media-gen}/$p/stack.env ]] && running+=("$p"); done
+for p in test prod cluster dev; do [[ -f ${MEDIA_GEN_HOME:-/var/tmp/media-gen}/$p/stack.env ]] && running+=("$p"); done
 if ((${#running[@]})); then
   names="${running[*]}"
   echo "[test] left running so the next run starts in seconds: the ${names// / and } stack(s), about 1.5 GB with prod. Stop everything: npm run stack -- down all" >&2
