@@ -28,7 +28,10 @@
 
 CLUSTER_TEMPORAL_SERVICES=(frontend-1 frontend-2 history-1 history-2 matching-1 matching-2 worker)
 CLUSTER_PG_NODES=(pg-1 pg-2)
-# Pinned Debian (bookworm) packages of the profile; `install` compares the installed versions.
+# Debian (bookworm) packages of the profile, at the versions it was tested with. A missing one is
+# installed at that version; one installed at another version (a Debian point or security release)
+# is used as it is, with a note: the archive keeps only a package's newest version, so insisting on
+# the tested one would fail every install after such a release.
 CLUSTER_APT=(patroni=3.0.2-1 etcd-server=3.4.23-4+b4 etcd-client=3.4.23-4+b4 haproxy=2.6.12-1+deb12u4
   iptables=1.8.9-2 iproute2=6.1.0-3)
 
@@ -46,8 +49,12 @@ use_cluster_processes() { # the gateways and fleets up_apps starts: the cluster'
 install_cluster() {
   local want=() spec have
   for spec in "${CLUSTER_APT[@]}"; do
-    have=$(dpkg-query -W -f '${Version}' "${spec%%=*}" 2>/dev/null || true)
-    [[ $have == "${spec#*=}" ]] || want+=("$spec")
+    have=$(dpkg-query -W -f '${db:Status-Status} ${Version}' "${spec%%=*}" 2>/dev/null || true)
+    if [[ $have != installed\ * ]]; then
+      want+=("$spec")
+    elif [[ ${have#installed } != "${spec#*=}" ]]; then
+      log "note: ${spec%%=*} ${have#installed } is installed (the cluster profile was tested with ${spec#*=})"
+    fi
   done
   if ((${#want[@]})); then
     [[ $(id -u) == 0 ]] || die "missing ${want[*]}: install them with apt-get (needs root)"
@@ -55,7 +62,8 @@ install_cluster() {
     apt-get update -qq >&2
     # The packages' own services are not used (the profile runs its own processes on its own ports).
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${want[@]}" >&2 \
-      || die "apt-get install ${want[*]} failed"
+      || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${want[@]%%=*}" >&2 \
+      || die "apt-get install ${want[*]%%=*} failed"
   fi
   install_prod
 }
