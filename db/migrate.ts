@@ -1,6 +1,7 @@
 // Migrations are listed explicitly (no directory scan), so the bundle and the order are fixed.
 import { Migrator, NO_MIGRATIONS, sql, type Kysely, type Migration, type MigrationResultSet } from 'kysely';
 import type { DB } from './schema.js';
+import { defaultLongStatementMs } from './index.js';
 import { jobKinds } from '../shared/kinds/index.js';
 import * as m0001 from './migrations/0001_initial.js';
 import * as m0002 from './migrations/0002_job_progress.js';
@@ -74,10 +75,26 @@ function check(result: MigrationResultSet): MigrationResultSet {
   return result;
 }
 
-export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
-  const result = check(await migrator(db).migrateToLatest());
-  await syncKindChecks(db);
-  return result;
+/**
+ * Runs every pending migration on one session whose statements may run and wait on locks for
+ * `longStatementMs` (DATABASE_LONG_STATEMENT_TIMEOUT_MS): an index build or a table rewrite is
+ * long by nature, and the pool's own bounds are for the service's short statements.
+ */
+export async function migrateToLatest(db: Kysely<DB>, longStatementMs = defaultLongStatementMs): Promise<MigrationResultSet> {
+  return db.connection().execute(async (conn) => {
+    await sql`select set_config('statement_timeout', ${String(longStatementMs)}, false), set_config('lock_timeout', ${String(longStatementMs)}, false)`.execute(
+      conn,
+    );
+    try {
+      const result = check(await migrator(conn).migrateToLatest());
+      await syncKindChecks(conn);
+      return result;
+    } finally {
+      // The session goes back to the pool with its own bounds.
+      await sql`reset statement_timeout`.execute(conn);
+      await sql`reset lock_timeout`.execute(conn);
+    }
+  });
 }
 
 /**
