@@ -32,6 +32,7 @@ import * as m0032 from './migrations/0032_pipelines.js';
 import * as m0033 from './migrations/0033_pipeline_events.js';
 import * as m0034 from './migrations/0034_pipeline_sweeps.js';
 import * as m0045 from './migrations/0045_control_leases.js';
+import * as m0050 from './migrations/0050_deployment_builds.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -63,6 +64,7 @@ export const migrations: Record<string, Migration> = {
   '0033_pipeline_events': m0033,
   '0034_pipeline_sweeps': m0034,
   '0045_control_leases': m0045,
+  '0050_deployment_builds': m0050,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

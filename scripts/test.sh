@@ -27,7 +27,7 @@ export NODE_ENV=test
 # TEST_CONCURRENCY files at a time. The side lane's report is printed after the main lane's, then each
 # part's totals and failures, so the end of the output names what failed.
 prod_re='/prod-profile[a-z-]*\.test\.js$'
-wait_re='/(worker-restarts|long-synthesis|run-timeout-backstop|pipelines-recovery|fleets|webhook-circuits)\.test\.js$'
+wait_re='/(worker-restarts|long-synthesis|run-timeout-backstop|pipelines-recovery|fleets|webhook-circuits|promotion-memory)\.test\.js$'
 mapfile -t prod < <(printf '%s\n' "${files[@]}" | grep -E "$prod_re" || true)
 mapfile -t waits < <(printf '%s\n' "${files[@]}" | grep -E "$wait_re" || true)
 mapfile -t main < <(printf '%s\n' "${files[@]}" | grep -vE "$prod_re|$wait_re" || true)
