@@ -18,13 +18,18 @@ import { getJob } from '../db/repos/jobs.js';
 import { quietActivePipelines, stepsOf, unstartedPipelines } from '../db/repos/pipelines.js';
 import { isTerminal } from '../jobs/index.js';
 import { startPipelineWorkflow } from '../workflows/pipeline-client.js';
+import { workspaceShareWeight } from '../db/repos/fair-share.js';
 
 const BATCH = 100;
 
 type Deps = { config: Config; db: Database; client: Client; logger: Logger };
 
-const startOf = (deps: Deps, p: Pipeline, steps: number) =>
-  startPipelineWorkflow(deps.client, { id: p.id, workspaceId: p.workspace_id, projectId: p.project_id, steps }, deps.config.TASK_QUEUE_PREFIX);
+const startOf = async (deps: Deps, p: Pipeline, steps: number) =>
+  startPipelineWorkflow(
+    deps.client,
+    { id: p.id, workspaceId: p.workspace_id, projectId: p.project_id, steps, fairnessWeight: await workspaceShareWeight(deps.db, p.workspace_id) },
+    deps.config,
+  );
 
 /** Starts the parent workflows of pipelines created `afterMs` ago or more whose workflow never ran; returns the Temporal calls made. */
 export async function startUnstartedPipelines(deps: Deps, afterMs: number): Promise<number> {

@@ -39,6 +39,6 @@ export const coreEnv = {
     .meta({ valueType: 'lowercase letters, digits and `-`' })
     .describe('Prefix of every task queue name (`<prefix>-workflows`, `<prefix>-io`, `<prefix>-fetch`, `<prefix>-webhooks`, one per provider fleet).'),
   FAIR_SHARE: bool(true).describe(
-    "Fair share per workspace: job, provider-cancel and webhook workflows start with the workspace id as their Temporal fairness key, weighted by the workspace's share (`workspace set-share`), so each task queue serves the workspaces' backlogs in proportion to their weights. Off: no fairness key, one first-in-first-out queue per priority. Needs a server with `matching.enableFairness` (docs/operations/fair-share.md).",
+    "Fair share per workspace: job, pipeline-parent, upload-from-url, provider-cancel and webhook workflows start with the workspace id as their Temporal fairness key, weighted by the workspace's share (`workspace set-share`), so each task queue serves the workspaces' backlogs in proportion to their weights. Off: no fairness key, one first-in-first-out queue per priority. Needs a server with `matching.enableFairness` (docs/operations/fair-share.md).",
   ),
 };
