@@ -7,8 +7,8 @@
 // transaction), so a step is charged when it starts and refunded by the job's own rules. The job id
 // is the step's attempt's (shared/pipelines.ts stepJobId): a retried activity, a replay or an
 // operator's reset of the parent finds the job it made and neither creates nor charges another.
-import { Context } from '@temporalio/activity';
-import type { Database, Queryable } from '../db/index.js';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Database, Queryable, Tx } from '../db/index.js';
 import type { Job, JobOutput } from '../db/schema.js';
 import type { Pipeline, PipelineError, PipelineStep, PipelineStepOutput } from '../db/pipeline-schema.js';
 import type { Config } from '../shared/config.js';
@@ -19,12 +19,13 @@ import { getJob } from '../db/repos/jobs.js';
 import { routeFor } from '../shared/catalog.js';
 import type { JobParamsOf } from '../shared/job-params.js';
 import type { JobKind } from '../shared/kinds/index.js';
-import { outputTypeOf, resolveReferences, stepJobId, stepOutputUploadId, type StepReference } from '../shared/pipelines.js';
+import { outputTypeOf, resolveReferences, stepJobId, stepOutputUploadId } from '../shared/pipelines.js';
 import { jobSummary, jobRunTimeoutMs, jobToStart } from '../workflows/client.js';
 import { taskQueues } from '../workflows/definitions.js';
 import { workflowTypes } from '../shared/kinds/index.js';
 import { taskPriority } from '../shared/task-priority.js';
-import type { ChildStart, PipelineActivities, StepOutcome, StepStart } from '../workflows/pipeline-types.js';
+import { PIPELINE_STEP_INVALID, type ChildStart, type PipelineActivities, type StepOutcome, type StepStart } from '../workflows/pipeline-types.js';
+import { failJob } from '../jobs/moves.js';
 import { enqueuePipelineEvent } from '../db/repos/pipeline-events.js';
 
 export interface PipelineActivityDeps {
@@ -84,20 +85,32 @@ function refusalOf(err: unknown, step: PipelineStep): PipelineError | null {
 export function createPipelineActivities(deps: PipelineActivityDeps): PipelineActivities {
   const { db, jobs, config } = deps;
 
-  /** The upload id of an earlier step's output (the step completed before this one could start). */
-  function uploadIdOf(steps: PipelineStep[]) {
-    return (ref: StepReference): string => {
+  /**
+   * The upload id of an earlier step's output (the step completed before this one could start), or
+   * the step's error when that step has no such output: its provider returned fewer outputs than
+   * asked, and no retry makes one appear.
+   */
+  function resolveParams(steps: PipelineStep[], step: PipelineStep): { params: Record<string, unknown> } | { error: PipelineError } {
+    for (const ref of step.refs) {
       const from = steps.find((s) => s.step_id === ref.from);
-      const out = from?.outputs?.[ref.output];
-      if (!out) throw new Error(`step "${ref.from}" has no output ${ref.output}`);
-      return out.upload_id;
-    };
+      if (!from?.outputs?.[ref.output]) {
+        const got = from?.outputs?.length ?? 0;
+        return {
+          error: {
+            code: 'missing_step_output',
+            message: `step "${step.step_id}": step "${ref.from}" returned ${got} output${got === 1 ? '' : 's'}, so its output ${ref.output} does not exist`,
+          },
+        };
+      }
+    }
+    return { params: resolveReferences(step.params, step.refs, (ref) => steps.find((s) => s.step_id === ref.from)!.outputs![ref.output]!.upload_id) };
   }
 
   /** Creates the step's job for `attempt` (charged), or answers the pipeline's error when the job service refuses it. */
   async function createStepJob(tx: Queryable, p: Pipeline, step: PipelineStep, jobId: string): Promise<{ job: Job } | { error: PipelineError }> {
-    const steps = await repo.stepsOf(tx, p.id);
-    const params = resolveReferences(step.params, step.refs, uploadIdOf(steps));
+    const resolved = resolveParams(await repo.stepsOf(tx, p.id), step);
+    if ('error' in resolved) return resolved;
+    const params = resolved.params;
     const route = routeFor(step.model);
     if (!route) return { error: { code: 'invalid_model', message: `step "${step.step_id}": model ${step.model} is not supported` } };
     try {
@@ -131,6 +144,25 @@ export function createPipelineActivities(deps: PipelineActivityDeps): PipelineAc
   }
 
   return {
+    async pipelineGiveUp(pipelineId, position, reason) {
+      await db.transaction().execute(async (tx) => {
+        const p = await repo.lockPipeline(tx, pipelineId);
+        if (p.status !== 'pending' && p.status !== 'running') return;
+        const steps = await repo.stepsOf(tx, pipelineId);
+        const step = position === null ? steps.find((s) => s.status !== 'completed') : steps.find((s) => s.position === position);
+        if (!step) throw ApplicationFailure.nonRetryable(`pipeline ${pipelineId} has no step ${position ?? 'left to run'}`, PIPELINE_STEP_INVALID);
+        const error: PipelineError = { code: 'pipeline_step_failed', message: `step "${step.step_id}" gave up: ${reason}` };
+        // A job that never started is refunded in full (no provider saw it); one that runs goes on
+        // under its own rules (refunded if it fails; a completed one keeps its outputs, under its job id).
+        const job = step.job_id ? await getJob(tx, step.job_id) : undefined;
+        // Failed as canceled, so a later reset of its workflow never revives and charges it again.
+        if (job?.status === 'pending') await failJob(tx as Tx, job.id, { code: 'canceled', message: `the pipeline gave up on this step: ${reason}` }, null);
+        await repo.updateStep(tx, pipelineId, step.position, { status: 'failed', error });
+        await enqueuePipelineEvent(tx, p, 'pipeline.step.failed', step.step_id);
+        await failPipeline(tx, p, step, error, true);
+      });
+    },
+
     async pipelinePlan(pipelineId) {
       await repo.updatePipeline(db, pipelineId, { workflowStarted: true });
       const steps = await repo.stepsOf(db, pipelineId);

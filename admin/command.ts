@@ -1,7 +1,7 @@
 // What every admin command is: its usage, flags and run(), the context it runs in, the errors that
 // become exit codes, and the flag parsers the commands share.
 import type { Connection } from '@temporalio/client';
-import type { Database } from '../db/index.js';
+import { defaultDbTimeouts, defaultLongStatementMs, type Database, type DbTimeouts } from '../db/index.js';
 
 export const exitCodes = { ok: 0, other: 1, usage: 2, notFound: 3, forbidden: 4, conflict: 5 } as const;
 
@@ -60,4 +60,16 @@ export const iso = (d: Date | string | null) => (d === null ? null : new Date(d)
 /** The environment lacks what a command needs (a connection string, key material). */
 export class ConfigProblem extends Error {
   override name = 'ConfigProblem';
+}
+
+/**
+ * The admin CLI's pool: an operator's command (a migration, a backfill, a report over a large
+ * workspace) is long by nature, so its statements and lock waits are bounded by
+ * DATABASE_LONG_STATEMENT_TIMEOUT_MS rather than the service's short bounds.
+ */
+export function adminDbTimeouts(env: NodeJS.ProcessEnv): DbTimeouts {
+  const raw = env.DATABASE_LONG_STATEMENT_TIMEOUT_MS;
+  const n = raw === undefined || raw === '' ? defaultLongStatementMs : Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new ConfigProblem('DATABASE_LONG_STATEMENT_TIMEOUT_MS must be an integer ≥ 0');
+  return { ...defaultDbTimeouts, statementMs: n, lockMs: n };
 }

@@ -5,7 +5,7 @@ import type { Connection } from '@temporalio/client';
 import { createDb, type Database } from '../db/index.js';
 import { AdminError } from '../db/repos/workspaces.js';
 import type * as DeploymentModule from '../worker/deployment.js';
-import { ConfigProblem, exitCodes, UsageError, type Command, type Context } from './command.js';
+import { adminDbTimeouts, ConfigProblem, exitCodes, UsageError, type Command, type Context } from './command.js';
 import { workspaceCommands } from './commands/workspaces.js';
 import { priorityCommands } from './commands/priority.js';
 import { budgetCommands } from './commands/budgets.js';
@@ -110,7 +110,7 @@ export async function runAdmin(
         if (!db) {
           const url = env.DATABASE_URL;
           if (!url) throw new ConfigProblem('DATABASE_URL is not set');
-          db = createDb(url, 2);
+          db = createDb(url, 2, {}, adminDbTimeouts(env));
         }
         return db;
       },

@@ -8,7 +8,7 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import { Client } from '@temporalio/client';
 import { lazyClientConnection } from '../shared/temporal-connection.js';
 import type { Config } from '../shared/config.js';
-import { createDb, type Database } from '../db/index.js';
+import { createDb, dbTimeouts, type Database } from '../db/index.js';
 import { createStorage, type Storage } from '../shared/storage.js';
 import { createApp, type App } from './app.js';
 import { serveApiMetrics, type ApiMetrics } from './metrics.js';
@@ -70,7 +70,7 @@ export function createGateway(config: Config, overrides: GatewayOverrides = {}):
       { level: config.LOG_LEVEL, base: { service: 'api' }, redact: { paths: redactPaths, censor: '[redacted]' }, ...tracingLogOptions() },
       overrides.logDestination,
     );
-  const db = overrides.db ?? createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
+  const db = overrides.db ?? createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE, {}, dbTimeouts(config));
   const storage = overrides.storage ?? createStorage(config);
   // Connection.lazy connects on first use; one connection and one client for the whole process,
   // created before the first request so there is no first-use race.

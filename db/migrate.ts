@@ -1,6 +1,7 @@
 // Migrations are listed explicitly (no directory scan), so the bundle and the order are fixed.
 import { Migrator, NO_MIGRATIONS, sql, type Kysely, type Migration, type MigrationResultSet } from 'kysely';
 import type { DB } from './schema.js';
+import { defaultLongStatementMs } from './index.js';
 import { jobKinds } from '../shared/kinds/index.js';
 import * as m0001 from './migrations/0001_initial.js';
 import * as m0002 from './migrations/0002_job_progress.js';
@@ -32,6 +33,7 @@ import * as m0033 from './migrations/0033_pipeline_events.js';
 import * as m0034 from './migrations/0034_pipeline_sweeps.js';
 import * as m0045 from './migrations/0045_control_leases.js';
 import * as m0046 from './migrations/0046_control_claims.js';
+import * as m0050 from './migrations/0050_deployment_builds.js';
 import * as m0055 from './migrations/0055_route_lifecycle.js';
 
 export const migrations: Record<string, Migration> = {
@@ -65,6 +67,7 @@ export const migrations: Record<string, Migration> = {
   '0034_pipeline_sweeps': m0034,
   '0045_control_leases': m0045,
   '0046_control_claims': m0046,
+  '0050_deployment_builds': m0050,
   '0055_route_lifecycle': m0055,
 };
 
@@ -80,10 +83,26 @@ function check(result: MigrationResultSet): MigrationResultSet {
   return result;
 }
 
-export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
-  const result = check(await migrator(db).migrateToLatest());
-  await syncKindChecks(db);
-  return result;
+/**
+ * Runs every pending migration on one session whose statements may run and wait on locks for
+ * `longStatementMs` (DATABASE_LONG_STATEMENT_TIMEOUT_MS): an index build or a table rewrite is
+ * long by nature, and the pool's own bounds are for the service's short statements.
+ */
+export async function migrateToLatest(db: Kysely<DB>, longStatementMs = defaultLongStatementMs): Promise<MigrationResultSet> {
+  return db.connection().execute(async (conn) => {
+    await sql`select set_config('statement_timeout', ${String(longStatementMs)}, false), set_config('lock_timeout', ${String(longStatementMs)}, false)`.execute(
+      conn,
+    );
+    try {
+      const result = check(await migrator(conn).migrateToLatest());
+      await syncKindChecks(conn);
+      return result;
+    } finally {
+      // The session goes back to the pool with its own bounds.
+      await sql`reset statement_timeout`.execute(conn);
+      await sql`reset lock_timeout`.execute(conn);
+    }
+  });
 }
 
 /**

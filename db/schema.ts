@@ -367,6 +367,7 @@ export interface DB {
   job_timeline: JobTimelineTable;
   pipelines: PipelineTable;
   pipeline_steps: PipelineStepTable;
+  deployment_builds: import('./deployment-schema.js').DeploymentBuildTable;
 }
 
 export type Workspace = Selectable<WorkspaceTable>;

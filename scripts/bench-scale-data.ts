@@ -2,7 +2,7 @@
 // history and the in-flight rows, all written by Postgres itself.
 import pg from 'pg';
 import { sql } from 'kysely';
-import { createDb, type Database } from '../db/index.js';
+import { createDb, defaultDbTimeouts, type Database } from '../db/index.js';
 import { migrateToLatest } from '../db/migrate.js';
 import type { Tenant } from '../test/support/stack.js';
 
@@ -30,7 +30,8 @@ export async function freshDatabase(name: string): Promise<Database> {
     await c.query(`drop database if exists ${name} with (force)`);
     await c.query(`create database ${name}`);
   });
-  const db = createDb(dbUrl(name), 20);
+  // The loader writes a million rows per statement: no statement or lock timeout on its pool.
+  const db = createDb(dbUrl(name), 20, {}, { ...defaultDbTimeouts, statementMs: 0, lockMs: 0 });
   await migrateToLatest(db);
   return db;
 }

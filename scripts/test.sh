@@ -51,7 +51,7 @@ export NODE_ENV=test
 # part's totals and failures, so the end of the output names what failed.
 prod_re='/prod-profile[a-z-]*\.test\.js$'
 cluster_re='/e2e/cluster-[a-z-]*\.test\.js$|^dist/test/cluster/'
-wait_re='/(worker-restarts|long-synthesis|run-timeout-backstop|pipelines-recovery|fleets|control-fleet|webhook-circuits)\.test\.js$'
+wait_re='/(worker-restarts|long-synthesis|run-timeout-backstop|pipelines-recovery|fleets|control-fleet|webhook-circuits|promotion-memory)\.test\.js$'
 mapfile -t prod < <(printf '%s\n' "${files[@]}" | grep -E "$prod_re" || true)
 mapfile -t waits < <(printf '%s\n' "${files[@]}" | grep -E "$wait_re" || true)
 mapfile -t cluster < <(printf '%s\n' "${files[@]}" | grep -E "$cluster_re" || true)

@@ -266,14 +266,66 @@ function asDeploymentError(err: unknown): Error {
 }
 
 /**
- * Whether the `newer` policy promotes this build, from the deployment's state: only a version that
- * was never current nor ramping (the server moves a superseded one to draining, then drained, and
- * never back to inactive) and registered no earlier than the current one, and not while an
- * operator ramps another build. So a restarted worker of an old build never takes new jobs back.
+ * Before a release changes which builds have workers (a Helm upgrade or rollback, ops/helm
+ * deployment-guard.yaml): the deployment must never be left with a Current Version whose workers
+ * the release removes, or new jobs would wait for workers that never come. Passes when the current
+ * build is among `keep`; else makes `target` (the release's current build) current, once it has a
+ * worker on every task queue of the current one (waiting up to `waitMs` for them), an operator's
+ * explicit promote that the promotion memory does not refuse; else refuses, changing nothing.
  */
-export function newerDecision(deployment: DeploymentState, buildId: string): { promote: true } | { promote: false; reason: string } {
+export async function guardRelease(
+  svc: WorkflowService,
+  namespace: string,
+  name: string,
+  opts: { keep: string[]; target: string; waitMs: number; identity: string },
+): Promise<{ current: string | null; promoted: boolean }> {
+  const state = await describeDeployment(svc, namespace, name);
+  if (!state?.current || opts.keep.includes(state.current)) return { current: state?.current ?? null, promoted: false };
+  if (!opts.keep.includes(opts.target))
+    throw new DeploymentError(`the release's current build ${opts.target} is not among its builds (${opts.keep.join(', ')})`, 'invalid');
+  const deadline = Date.now() + opts.waitMs;
+  let missing: string[] = [];
+  for (;;) {
+    try {
+      missing = await missingTaskQueues(svc, namespace, name, opts.target);
+    } catch (err) {
+      if (!(err instanceof DeploymentError && err.code === 'not_found')) throw err;
+      missing = ['(no worker of it has polled)'];
+    }
+    if (missing.length === 0 || Date.now() >= deadline) break;
+    await new Promise((r) => setTimeout(r, 2_000));
+  }
+  if (missing.length > 0)
+    throw new DeploymentError(
+      `the release removes the workers of ${state.current}, the current version, and ${opts.target} has no workers on ${missing.join(', ')}: ` +
+        `keep ${state.current} in the release's builds (current: false) until ${opts.target}'s workers run, then upgrade again`,
+      'conflict',
+    );
+  await setCurrentVersion(svc, namespace, name, opts.target, { identity: opts.identity });
+  return { current: opts.target, promoted: true };
+}
+
+/**
+ * Whether the `newer` policy promotes this build, from the deployment's state and `everCurrent`
+ * (the builds our own table recorded as current at least once, db/repos/deployment-builds.ts):
+ * only a build that was never current — by our record, which survives the server deleting its
+ * version and recreating it inactive with a fresh create time when a worker of it polls again; and
+ * by the server's status (it moves a superseded version to draining, then drained) — registered no
+ * earlier than the current one, and not while an operator ramps another build. So a restarted
+ * worker of an old build never takes new jobs back, whatever the server recreated.
+ */
+export function newerDecision(
+  deployment: DeploymentState,
+  buildId: string,
+  everCurrent: ReadonlySet<string> = new Set(),
+): { promote: true } | { promote: false; reason: string } {
   const mine = deployment.versions.find((x) => x.buildId === buildId);
   if (!mine) return { promote: false, reason: 'not registered yet' };
+  if (everCurrent.has(buildId))
+    return {
+      promote: false,
+      reason: 'this build was the current version before (recorded in deployment_builds): an operator promotes it again (deployment promote) if that is wanted',
+    };
   if (mine.status !== 'inactive')
     return {
       promote: false,
@@ -286,66 +338,6 @@ export function newerDecision(deployment: DeploymentState, buildId: string): { p
   if (deployment.ramping?.buildId && deployment.ramping.buildId !== buildId)
     return { promote: false, reason: `an operator ramps ${deployment.ramping.buildId}` };
   return { promote: true };
-}
-
-/**
- * At worker start: once this process's version is registered (its first poll), make it Current
- * when the policy says so: `newer` (the default: rainbow deploys) when it is a build that was
- * never current and is newer than the current one (newerDecision), `first` only when the
- * deployment has no Current Version yet (a fresh deployment, or one that only ever ran unversioned
- * workers), `always` every time (`npm run dev`, which replaces every process at once), `never`
- * leaves routing to the operator. Retries until the version has every task queue the Current one
- * has (a build's other fleets may start later), or until `signal` aborts.
- */
-export async function promoteAtStart(
-  svc: WorkflowService,
-  namespace: string,
-  v: Versioning,
-  log: { info(o: object, m: string): void; warn(o: object, m: string): void },
-  signal: AbortSignal,
-): Promise<'promoted' | 'already-current' | 'left' | 'aborted'> {
-  if (v.promote === 'never') return 'left';
-  const who = identity('mediagen-worker');
-  let delay = 250;
-  let lastReason = '';
-  while (!signal.aborted) {
-    try {
-      const deployment = await describeDeployment(svc, namespace, v.deploymentName);
-      // The version's own status may say so before the routing does (another process of the build promoted it).
-      if (deployment?.current === v.buildId || deployment?.versions.some((x) => x.buildId === v.buildId && x.status === 'current')) return 'already-current';
-      if (deployment && deployment.current !== null && v.promote === 'first') {
-        log.info(
-          { deployment: v.deploymentName, buildId: v.buildId, current: deployment.current },
-          'this build is not the current version: new jobs go to the current one until an operator promotes this build',
-        );
-        return 'left';
-      }
-      const decision = deployment && v.promote === 'newer' ? newerDecision(deployment, v.buildId) : null;
-      if (decision && !decision.promote && decision.reason !== 'not registered yet') {
-        log.info(
-          { deployment: v.deploymentName, buildId: v.buildId, current: deployment!.current, reason: decision.reason },
-          'this build is not made the current version',
-        );
-        return 'left';
-      }
-      if (deployment?.versions.some((x) => x.buildId === v.buildId)) {
-        const { previous } = await setCurrentVersion(svc, namespace, v.deploymentName, v.buildId, { identity: who });
-        log.info({ deployment: v.deploymentName, buildId: v.buildId, previous }, 'this build is now the current version');
-        return 'promoted';
-      }
-      lastReason = 'waiting for the version to be registered';
-    } catch (err) {
-      const reason = (err as Error).message;
-      if (reason !== lastReason) log.warn({ deployment: v.deploymentName, buildId: v.buildId, reason }, 'not the current version yet; retrying');
-      lastReason = reason;
-    }
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, delay);
-      signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-    });
-    delay = Math.min(delay * 2, 5_000);
-  }
-  return 'aborted';
 }
 
 /**

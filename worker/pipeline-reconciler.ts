@@ -21,13 +21,21 @@ import { isTerminal } from '../jobs/index.js';
 import { startPipelineRun, startPipelineWorkflow } from '../workflows/pipeline-client.js';
 import { assertLeaseHeld, type Lease } from './control-lease.js';
 import { sql } from 'kysely';
+import { workspaceShareWeight } from '../db/repos/fair-share.js';
 
 const BATCH = 100;
 
 type Deps = { config: Config; db: Database; client: Client; logger: Logger };
 
-const startOf = (deps: Deps, p: Pipeline, steps: number) =>
-  startPipelineWorkflow(deps.client, { id: p.id, workspaceId: p.workspace_id, projectId: p.project_id, steps }, deps.config.TASK_QUEUE_PREFIX);
+const toStart = async (deps: Deps, p: Pipeline, steps: number) => ({
+  id: p.id,
+  workspaceId: p.workspace_id,
+  projectId: p.project_id,
+  steps,
+  fairnessWeight: await workspaceShareWeight(deps.db, p.workspace_id),
+});
+
+const startOf = async (deps: Deps, p: Pipeline, steps: number) => startPipelineWorkflow(deps.client, await toStart(deps, p, steps), deps.config);
 
 /** Starts the parent workflows of pipelines created `afterMs` ago or more whose workflow never ran; returns the Temporal calls made. */
 export async function startUnstartedPipelines(deps: Deps, afterMs: number): Promise<number> {
@@ -109,11 +117,7 @@ export async function restartStalledPipelines(deps: Deps, stallMs: number, lease
             .terminate(`pipeline stalled for ${Math.round((Date.now() - since) / 1000)} s: no worker serves this run; the reconciler starts a new one`);
         }
         calls++;
-        const runId = await startPipelineRun(
-          deps.client,
-          { id: p.id, workspaceId: p.workspace_id, projectId: p.project_id, steps: steps.length },
-          deps.config.TASK_QUEUE_PREFIX,
-        );
+        const runId = await startPipelineRun(deps.client, await toStart(deps, p, steps.length), deps.config);
         if (runId === null) return null;
         await trx
           .updateTable('pipelines')

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from '../shared/config.js';
-import { createDb, type Database } from '../db/index.js';
+import { createDb, dbTimeouts, type Database } from '../db/index.js';
 import { createStorage, type Storage } from '../shared/storage.js';
 import { describeRoutes } from '../shared/routing.js';
 import { roleName, type Role } from './roles.js';
@@ -57,7 +57,7 @@ export function workerPoolSize(config: Config, roles: Role[]): number {
 
 export function createWorkerService(config: Config, roles: Role[], overrides: WorkerServiceOverrides = {}): WorkerService {
   const logger = overrides.logger ?? pino({ level: config.LOG_LEVEL, base: { service: 'worker' }, ...tracingLogOptions() }, overrides.logDestination);
-  const db = overrides.db ?? createDb(config.DATABASE_URL, workerPoolSize(config, roles));
+  const db = overrides.db ?? createDb(config.DATABASE_URL, workerPoolSize(config, roles), {}, dbTimeouts(config));
   const storage = overrides.storage ?? createStorage(config);
   const metrics = overrides.metrics ?? createWorkerMetrics();
   const extras = overrides.processExtras ?? true;

@@ -7,7 +7,7 @@
 // remove them. Idempotent, so several replicas may run it; a pass runs every RECONCILE_INTERVAL_MS.
 import type { Logger } from 'pino';
 import type { Config } from '../shared/config.js';
-import type { Database } from '../db/index.js';
+import { withLongStatements, type Database } from '../db/index.js';
 import type { Storage } from '../shared/storage.js';
 import { deletePendingUpload, findExpiredPendingUploads, pendingUploadIds } from '../db/repos/uploads.js';
 import { INCOMING } from '../shared/uploads.js';
@@ -39,11 +39,13 @@ export function createUploadSweeper(deps: { config: Config; db: Database; storag
     // The other tables that grow with traffic are trimmed in the same pass, a bounded batch each:
     // idempotency keys past their 24 h replay window, refused uploads after
     // FAILED_UPLOAD_RETENTION_DAYS, rate-limit rows idle for RATE_LIMIT_ROW_IDLE_MS, and audit
-    // events older than AUDIT_RETENTION_DAYS.
-    await sweepIdempotencyKeys(deps.db);
-    await sweepFailedUploads(deps.db, new Date(now.getTime() - deps.config.FAILED_UPLOAD_RETENTION_DAYS * 86_400_000));
-    await sweepIdleRateLimits(deps.db, Math.max(RATE_LIMIT_ROW_IDLE_MS, deps.config.RATE_LIMIT_WINDOW_MS));
-    const auditRemoved = await sweepAuditEvents(deps.db, deps.config.AUDIT_RETENTION_DAYS);
+    // events older than AUDIT_RETENTION_DAYS. A batch over a large table may outlast the pool's
+    // statement timeout: each runs under DATABASE_LONG_STATEMENT_TIMEOUT_MS.
+    const long = { statementMs: deps.config.DATABASE_LONG_STATEMENT_TIMEOUT_MS };
+    await withLongStatements(deps.db, long, (tx) => sweepIdempotencyKeys(tx));
+    await withLongStatements(deps.db, long, (tx) => sweepFailedUploads(tx, new Date(now.getTime() - deps.config.FAILED_UPLOAD_RETENTION_DAYS * 86_400_000)));
+    await withLongStatements(deps.db, long, (tx) => sweepIdleRateLimits(tx, Math.max(RATE_LIMIT_ROW_IDLE_MS, deps.config.RATE_LIMIT_WINDOW_MS)));
+    const auditRemoved = await withLongStatements(deps.db, long, (tx) => sweepAuditEvents(tx, deps.config.AUDIT_RETENTION_DAYS));
     if (auditRemoved > 0) deps.logger.info({ removed: auditRemoved }, 'removed audit events past their retention');
     if (removed > 0) deps.logger.info({ removed }, 'removed expired pending uploads');
     return removed;

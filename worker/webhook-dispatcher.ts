@@ -19,7 +19,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../shared/config.js';
-import type { Database } from '../db/index.js';
+import { withLongStatements, type Database } from '../db/index.js';
 import * as webhooksRepo from '../db/repos/webhooks.js';
 import * as outbox from '../db/repos/webhook-outbox.js';
 import { jobShares } from '../db/repos/fair-share.js';
@@ -112,7 +112,9 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
   async function sweepPass(): Promise<void> {
     await runOnce();
     const before = new Date(Date.now() - config.WEBHOOK_OUTBOX_RETENTION_DAYS * 86_400_000);
-    const removed = await webhooksRepo.sweepFinishedDeliveries(db, before);
+    const removed = await withLongStatements(db, { statementMs: config.DATABASE_LONG_STATEMENT_TIMEOUT_MS }, (tx) =>
+      webhooksRepo.sweepFinishedDeliveries(tx, before),
+    );
     if (removed > 0) logger.info({ removed }, 'removed finished webhook events past their retention');
     // No delivery waits on a circuit untouched for a day (waiting ones move it every cooldown).
     await webhooksRepo.sweepIdleCircuits(db, new Date(Date.now() - 86_400_000));

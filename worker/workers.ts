@@ -19,7 +19,9 @@ import { createWebhookDispatcher, type WebhookDispatcher } from './webhook-dispa
 import type { BacklogSource, WorkerMetrics } from './metrics.js';
 import { tracing } from '../shared/tracing.js';
 import { dataConverterOption, payloadCodecFrom } from '../codec/payload-codec.js';
-import { deploymentOptions, promoteAtStart, watchDrainage, workerVersioning, type Versioning } from './deployment.js';
+import { deploymentOptions, watchDrainage, workerVersioning, type Versioning } from './deployment.js';
+import { runPromoter } from './promoter.js';
+import { leaseDeployment } from './control-lease.js';
 import { providerShutdownGraceMs } from '../activities/providers/call-timeouts.js';
 import { createJobService, type JobService } from '../jobs/index.js';
 import { circuitPolicy as providerCircuitPolicy, createProviderCircuits } from '../db/provider-circuits.js';
@@ -266,9 +268,14 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
       control?.start();
       if (!running && versioning && workers.length > 0) {
         // The version exists once these workers have polled; promoting it runs beside them.
-        promoting = promoteAtStart(connection.workflowService, config.TEMPORAL_NAMESPACE, versioning, deps.logger, stopPromoting.signal).catch((err: unknown) =>
-          deps.logger.warn({ err: (err as Error).message }, 'could not compare this build with the current version of the deployment'),
-        );
+        // One process of the build promotes it (a lease per build, worker/promoter.ts).
+        promoting = runPromoter(
+          connection.workflowService,
+          config.TEMPORAL_NAMESPACE,
+          versioning,
+          { db: deps.db, logger: deps.logger, deployment: leaseDeployment(config) },
+          stopPromoting.signal,
+        ).catch((err: unknown) => deps.logger.warn({ err: (err as Error).message }, 'the build promoter stopped'));
         // Rainbow deploys: a superseded build serves the jobs pinned to it, then its workers stop
         // by themselves once the server reports it drained (no orchestrator needs to know when).
         if (config.WORKER_DRAIN_CHECK_MS > 0) {

@@ -4,6 +4,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { searchAttributes, taskQueues } from './definitions.js';
+import { taskPriority } from '../shared/task-priority.js';
 import { pipelineWorkflowType, type PipelineRunInput } from './pipeline-types.js';
 
 export interface PipelineToStart {
@@ -11,20 +12,35 @@ export interface PipelineToStart {
   workspaceId: string;
   projectId: string;
   steps: number;
+  /** The workspace's fair-share weight (db/repos/fair-share.ts workspaceShareWeight). */
+  fairnessWeight: number;
 }
 
+/**
+ * The parent's Priority: the workspace as its fairness key, so one workspace's pipelines never make
+ * another's wait behind all of them on the workflows queue, at the normal priority level (the parent
+ * only orchestrates: each step's job starts with its own priority).
+ */
+export const pipelinePriority = (p: Pick<PipelineToStart, 'workspaceId' | 'fairnessWeight'>, fairShare: boolean) =>
+  taskPriority({ workspaceId: p.workspaceId, priority: 'normal', fairnessWeight: p.fairnessWeight }, { fairness: fairShare });
+
 /** Starts the pipeline's parent workflow; one that runs already answers 'already_started'. */
-export async function startPipelineWorkflow(client: Client, p: PipelineToStart, taskQueuePrefix: string): Promise<'started' | 'already_started'> {
-  return (await startPipelineRun(client, p, taskQueuePrefix)) === null ? 'already_started' : 'started';
+export async function startPipelineWorkflow(
+  client: Client,
+  p: PipelineToStart,
+  config: { TASK_QUEUE_PREFIX: string; FAIR_SHARE: boolean },
+): Promise<'started' | 'already_started'> {
+  return (await startPipelineRun(client, p, config)) === null ? 'already_started' : 'started';
 }
 
 /** Starts the pipeline's parent workflow; answers the new run's id, or null when a run is open already. */
-export async function startPipelineRun(client: Client, p: PipelineToStart, taskQueuePrefix: string): Promise<string | null> {
+export async function startPipelineRun(client: Client, p: PipelineToStart, config: { TASK_QUEUE_PREFIX: string; FAIR_SHARE: boolean }): Promise<string | null> {
   try {
     const handle = await client.workflow.start(pipelineWorkflowType, {
       workflowId: p.id,
-      taskQueue: taskQueues(taskQueuePrefix).workflows,
+      taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).workflows,
       args: [{ pipelineId: p.id } satisfies PipelineRunInput],
+      priority: pipelinePriority(p, config.FAIR_SHARE),
       typedSearchAttributes: new TypedSearchAttributes([
         { key: searchAttributes.workspaceId, value: p.workspaceId },
         { key: searchAttributes.projectId, value: p.projectId },

@@ -4,6 +4,12 @@
 import type { Priority } from '@temporalio/common';
 import type { GenerationInput } from './definitions.js';
 
+/**
+ * The type of a pipeline activity's non-retryable failure: the pipeline's own data cannot make the
+ * step (an impossible reference, a step row out of step with its pipeline), so retrying cannot help.
+ */
+export const PIPELINE_STEP_INVALID = 'PipelineStepInvalid';
+
 /** The parent workflow of a pipeline (workflows/pipeline-run.ts); its workflow id is the pipeline id. */
 export const pipelineWorkflowType = 'pipelineRun';
 
@@ -46,4 +52,11 @@ export interface PipelineActivities {
   pipelineStartStep(pipelineId: string, position: number): Promise<StepStart>;
   /** Reads the step's job: once it ended, checkpoints its outputs (registered as uploads) or its failure into the pipeline. */
   pipelineCheckpoint(pipelineId: string, position: number): Promise<StepOutcome>;
+  /**
+   * The step's work gave up (a non-retryable failure, or retried past the give-up time): the step
+   * fails with `reason`, the pipeline fails naming it, later steps are skipped, and the step's job
+   * is refunded when it never started. `position` null: the plan itself gave up (the first step not
+   * completed is failed). Nothing when the pipeline already ended.
+   */
+  pipelineGiveUp(pipelineId: string, position: number | null, reason: string): Promise<void>;
 }

@@ -64,6 +64,34 @@ export const deploymentCommands: Record<string, Command> = {
       };
     },
   },
+  'deployment guard': {
+    usage: 'deployment guard --keep A,B --current A [--deployment D] [--wait SECONDS]',
+    summary:
+      "before a release changes the worker builds (the chart's pre-upgrade/pre-rollback hook): passes when the current build keeps its workers; else promotes the release's current build once it has workers on every queue, or refuses",
+    flags: {
+      keep: { type: 'string', required: true, help: 'the build ids whose workers the release runs, comma-separated' },
+      current: { type: 'string', required: true, help: "the release's current build (one of --keep)" },
+      deployment: deploymentFlag,
+      wait: { type: 'string', help: "seconds to wait for the current build's workers (default 0)" },
+    },
+    async run(ctx, f) {
+      const waitSeconds = f.wait === undefined ? 0 : nonNegativeInt('wait', f.wait as string);
+      const keep = (f.keep as string)
+        .split(',')
+        .map((b) => b.trim())
+        .filter(Boolean);
+      const { d, svc, name, namespace, who } = await deploymentContext(ctx, f);
+      const r = await d.guardRelease(svc, namespace, name, { keep, target: f.current as string, waitMs: waitSeconds * 1000, identity: who });
+      return {
+        json: { deployment: name, ...r },
+        text: [
+          r.promoted
+            ? `${name}: ${r.current} is the current version now, before the release removes the previous one's workers`
+            : `${name}: the current version ${r.current ?? '(none)'} keeps its workers in this release`,
+        ],
+      };
+    },
+  },
   'deployment ramp': {
     usage: 'deployment ramp --build-id B --percent N [--deployment D] [--force]',
     summary: 'send N% of new jobs to a build, the rest to the current one (0 ends the ramp)',

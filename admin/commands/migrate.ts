@@ -1,7 +1,7 @@
 // `migrate` and `migrate down`: the schema, and the grants of the role the processes connect as.
 import { grantAppRole } from '../../db/roles.js';
 import { migrateDownAll, migrateToLatest } from '../../db/migrate.js';
-import { UsageError, type Command } from '../command.js';
+import { adminDbTimeouts, UsageError, type Command } from '../command.js';
 
 export const migrateCommands: Record<string, Command> = {
   migrate: {
@@ -9,7 +9,7 @@ export const migrateCommands: Record<string, Command> = {
     summary: 'apply every pending migration; with --app-role, then grant that role the DML the gateways and workers need (db/roles.ts)',
     flags: { 'app-role': { type: 'string', help: 'the role the gateways and workers connect as (DML only)' } },
     async run(ctx, f) {
-      const r = await migrateToLatest(ctx.db());
+      const r = await migrateToLatest(ctx.db(), adminDbTimeouts(ctx.env).statementMs);
       const names = (r.results ?? []).map((m) => m.migrationName);
       const text = [names.length ? `applied ${names.join(', ')}` : 'already up to date'];
       const appRole = f['app-role'] as string | undefined;

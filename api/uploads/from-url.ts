@@ -9,6 +9,8 @@ import { newId } from '../../shared/ids.js';
 import { FetchError, precheckUrl } from '../../shared/fetch-remote.js';
 import { uploadFailureTypes } from '../../shared/uploads.js';
 import { taskQueues } from '../../workflows/definitions.js';
+import { taskPriority } from '../../shared/task-priority.js';
+import { workspaceShareWeight } from '../../db/repos/fair-share.js';
 import type { StoredUpload, UploadFromUrlInput } from '../../workflows/upload-from-url.js';
 import { uploadRecord, type UploadRecord } from './records.js';
 import { requireProject, retentionSeconds } from './rules.js';
@@ -59,6 +61,11 @@ async function runUploadFromUrl(deps: AppDeps, temporal: Client, input: UploadFr
       workflowId: input.uploadId,
       args: [input],
       workflowExecutionTimeout: deps.config.UPLOAD_FROM_URL_TIMEOUT_MS,
+      // Its fetch waits on the fetch queue with the workspace's fair share, as a job's inputs do.
+      priority: taskPriority(
+        { workspaceId: input.workspaceId, priority: 'normal', fairnessWeight: await workspaceShareWeight(deps.db, input.workspaceId) },
+        { fairness: deps.config.FAIR_SHARE },
+      ),
     })
     .catch(() => {
       throw new ApiError(503, 'service_unavailable', 'the upload service is temporarily unavailable; try again later');

@@ -30,6 +30,12 @@ export async function setFairShareWeight(
   return { previous: before.fair_share_weight, weight };
 }
 
+/** The workspace's fair-share weight now (1, the default share, for a workspace not found). */
+export async function workspaceShareWeight(db: Queryable, workspaceId: string): Promise<number> {
+  const row = await db.selectFrom('workspaces').select('fair_share_weight').where('id', '=', workspaceId).executeTakeFirst();
+  return row?.fair_share_weight ?? 1;
+}
+
 /** Each job's workspace, priority and fair-share weight: what a workflow started for it waits with. */
 export async function jobShares(db: Queryable, jobIds: string[]): Promise<Map<string, { workspaceId: string; priority: JobPriority; fairnessWeight: number }>> {
   if (jobIds.length === 0) return new Map();

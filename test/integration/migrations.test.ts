@@ -17,6 +17,7 @@ const appTables = [
   'budgets',
   'control_leases',
   'credit_ledger',
+  'deployment_builds',
   'file_uploads',
   'idempotency_keys',
   'job_timeline',

@@ -118,6 +118,8 @@ function workloadRoles(o: K8sObject): string[] | undefined {
   if (c === 'gateway') return ['gateway'];
   if (c === 'migrations') return ['admin'];
   if (c === 'codec-server') return [];
+  // The rollback guard talks to Temporal only (deployment guard): no role secret at all.
+  if (c === 'deployment-guard') return [];
   return undefined;
 }
 
@@ -279,10 +281,17 @@ export function manifestProblems(objects: K8sObject[]): string[] {
         problems.push(`${o.kind} ${o.metadata.name}: receives ${key}, which its roles (${roles.join(',')}) do not read`);
     for (const need of allowed) if (!keys.has(need)) problems.push(`${o.kind} ${o.metadata.name}: lacks ${need}, which its roles read`);
     const owner = [...referencedSecrets].some((s) => s.endsWith('-db-migrate'));
-    if (owner !== (o.kind === 'Job')) problems.push(`${o.kind} ${o.metadata.name}: ${owner ? 'receives' : 'lacks'} the schema owner's DATABASE_URL`);
+    if (owner !== (component(o) === 'migrations'))
+      problems.push(`${o.kind} ${o.metadata.name}: ${owner ? 'receives' : 'lacks'} the schema owner's DATABASE_URL`);
   }
 
-  const jobs = objects.filter((o) => o.kind === 'Job');
+  // The rollback guard: before every upgrade and rollback (its secrets are checked above: no role's).
+  const guards = objects.filter((o) => o.kind === 'Job' && component(o) === 'deployment-guard');
+  for (const g of guards) {
+    const hooks = (g.metadata.annotations?.['helm.sh/hook'] ?? '').split(',');
+    if (!hooks.includes('pre-upgrade') || !hooks.includes('pre-rollback')) problems.push(`Job ${g.metadata.name}: not a pre-upgrade/pre-rollback hook`);
+  }
+  const jobs = objects.filter((o) => o.kind === 'Job' && component(o) === 'migrations');
   if (jobs.length !== 1) problems.push(`expected one migrations Job, found ${jobs.length}`);
   for (const j of jobs) {
     const hooks = (j.metadata.annotations?.['helm.sh/hook'] ?? '').split(',');

@@ -91,6 +91,10 @@ test('a rainbow deploy renders each fleet once per build, the gateway and migrat
     }
     assert.equal(find(objects, 'Deployment', 'mg-gateway')?.spec.template.spec.containers[0].image, 'registry.example.com/media-gen:b2');
     assert.equal(find(objects, 'Job', 'mg-migrate')?.spec.template.spec.containers[0].image, 'registry.example.com/media-gen:b2');
+    // The rollback guard keeps both builds and names the current one.
+    const guard = find(objects, 'Job', 'mg-deployment-guard')?.spec.template.spec.containers[0];
+    assert.equal(guard?.image, 'registry.example.com/media-gen:b2');
+    assert.deepEqual(guard?.command.slice(3), ['guard', '--keep', 'a1,b2', '--current', 'b2', '--wait', '120']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

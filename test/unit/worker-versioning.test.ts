@@ -111,6 +111,34 @@ describe('worker versioning settings', () => {
     assert.equal(newerDecision(deployment('a', [['a', 'current', t0]]), 'b').promote, false, 'not registered yet');
   });
 
+  test('`newer` never promotes a build our record says was current, whatever the server recreated', () => {
+    const t0 = '2026-11-26T10:00:00.000Z';
+    const t1 = '2026-11-26T11:00:00.000Z';
+    const t2 = '2026-11-26T12:00:00.000Z';
+    // A was current, B took over, A's version was deleted; a worker of A polls again: the server
+    // registers A anew, inactive, with a create time after B's.
+    const recreated = deployment('b', [
+      ['b', 'current', t1],
+      ['a', 'inactive', t2],
+    ]);
+    assert.deepEqual(newerDecision(recreated, 'a'), { promote: true }, "the server's state alone reads A as a new build");
+    const d = newerDecision(recreated, 'a', new Set(['a', 'b']));
+    assert.equal(d.promote, false);
+    assert.match((d as { reason: string }).reason, /was the current version before \(recorded in deployment_builds\)/);
+    // A build never current is promoted as before, the record notwithstanding.
+    assert.deepEqual(
+      newerDecision(
+        deployment('b', [
+          ['b', 'current', t0],
+          ['c', 'inactive', t2],
+        ]),
+        'c',
+        new Set(['a', 'b']),
+      ),
+      { promote: true },
+    );
+  });
+
   test("a worker's database pool has a connection for every Postgres step it may run at once", () => {
     const config = loadConfig({ ...base, DATABASE_POOL_SIZE: '10', IO_ACTIVITY_CONCURRENCY: '50' });
     assert.ok(workerPoolSize(config, parseRoles('workflows,io,reconciler')) >= 50);

@@ -9,6 +9,7 @@
 //   [fail:transient:N]  submit throws a retryable ProviderError while the activity attempt is <= N,
 //                       so attempt N+1 succeeds.
 //   [fail:poll]         the render succeeds, but poll reports state 'failed' once it is due.
+//   [outputs:N]         an image job renders N images at most, whatever its count.
 // Without `faults` the markers are ordinary text.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
@@ -96,7 +97,10 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
     switch (req.kind) {
       case 'image': {
         const { width, height } = imageSize(aspect);
-        const count = Math.max(1, Math.min(16, req.count ?? 1));
+        const asked = Math.max(1, Math.min(16, req.count ?? 1));
+        // [outputs:N]: a provider that answers with fewer images than asked (N of them).
+        const fewer = opts.faults ? /\[outputs:(\d+)\]/.exec(req.prompt ?? '') : null;
+        const count = fewer ? Math.min(asked, Number(fewer[1])) : asked;
         const images: Rendered[] = [];
         for (let n = 0; n < count; n++) {
           // About 100 KB each: kept in memory and stored from there, no temporary file.

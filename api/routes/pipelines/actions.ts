@@ -13,6 +13,7 @@ import { getJob } from '../../../db/repos/jobs.js';
 import { isTerminal } from '../../../jobs/index.js';
 import { outputCountOf, pipelineRecordSchema, pipelineResumeBody } from '../../../shared/pipelines.js';
 import { awaitPipelineRunClosed, startPipelineWorkflow } from '../../../workflows/pipeline-client.js';
+import { workspaceShareWeight } from '../../../db/repos/fair-share.js';
 import { checkStep, parseResumeBody, parseStepBody, type CheckedStep } from './checks.js';
 import { loadPipelineOfKey, refuseOverActive, TAG, type PipelineServices } from './common.js';
 import { presentPipeline } from './present.js';
@@ -145,9 +146,9 @@ export function addPipelineActions(endpoints: Endpoints<PipelineServices>): void
       });
       // The failed run closes right after its failure's checkpoint: a resume that comes sooner waits for it.
       await awaitPipelineRunClosed(deps.temporal, p.id, 10_000);
-      await startPipelineWorkflow(deps.temporal, { id: p.id, workspaceId, projectId: p.project_id, steps }, deps.config.TASK_QUEUE_PREFIX).catch(
-        (err: unknown) =>
-          deps.logger.warn({ pipelineId: p.id, err: (err as Error).message }, 'resumed pipeline workflow start failed; left for the reconciler'),
+      const fairnessWeight = await workspaceShareWeight(deps.db, workspaceId);
+      await startPipelineWorkflow(deps.temporal, { id: p.id, workspaceId, projectId: p.project_id, steps, fairnessWeight }, deps.config).catch((err: unknown) =>
+        deps.logger.warn({ pipelineId: p.id, err: (err as Error).message }, 'resumed pipeline workflow start failed; left for the reconciler'),
       );
       res.json({ data: await presentPipeline(deps.db, deps.storage, (await repo.getPipeline(deps.db, p.id))!) });
     },

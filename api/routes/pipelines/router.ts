@@ -19,6 +19,7 @@ import type { JobService } from '../../../jobs/index.js';
 import { newId } from '../../../shared/ids.js';
 import { pipelineCreateBody, pipelineQuoteSchema, pipelineRecordSchema, pipelineStatuses, type PipelineCreateBody } from '../../../shared/pipelines.js';
 import { startPipelineWorkflow } from '../../../workflows/pipeline-client.js';
+import { workspaceShareWeight } from '../../../db/repos/fair-share.js';
 import { checkSteps, parsePipelineCreate, type CheckedStep } from './checks.js';
 import { presentPipeline, presentPipelines } from './present.js';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../discovery.js';
@@ -108,7 +109,8 @@ pipelineEndpoints.add({
       return row;
     });
     // Committed, nothing charged: a start that fails is retried by the reconciler.
-    await startPipelineWorkflow(deps.temporal, { id, workspaceId, projectId: body.project_id, steps: steps.length }, deps.config.TASK_QUEUE_PREFIX).catch(
+    const fairnessWeight = await workspaceShareWeight(deps.db, workspaceId);
+    await startPipelineWorkflow(deps.temporal, { id, workspaceId, projectId: body.project_id, steps: steps.length, fairnessWeight }, deps.config).catch(
       (err: unknown) => deps.logger.warn({ pipelineId: id, err: (err as Error).message }, 'pipeline workflow start failed; left for the reconciler'),
     );
     res.status(200).json({ data: await presentPipeline(deps.db, deps.storage, pipeline) });

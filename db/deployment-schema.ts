@@ -1,0 +1,10 @@
+// The promotion memory's table (0050_deployment_builds), beside db/schema.ts.
+import type { Generated } from 'kysely';
+
+/** A build that was its Worker Deployment's Current Version at least once. */
+export interface DeploymentBuildTable {
+  deployment_name: string;
+  build_id: string;
+  first_current_at: Generated<Date>;
+  last_seen_current_at: Generated<Date>;
+}
