@@ -42,7 +42,17 @@ export const catalog = Object.fromEntries(Object.entries(entries).map(([model, e
 };
 
 export const imageModels = ['nano-banana-2', 'gpt-image-1.5', 'gpt-image-2', 'seedream-4.5'] as const;
-export const videoModels = ['sora-2-pro', 'sora-2', 'kling-3.0', 'kling-3.0-turbo', 'kling-2.6', 'veo-3.1', 'seedance-1.5', 'grok-video'] as const;
+export const videoModels = [
+  'sora-2-pro',
+  'sora-2',
+  'kling-3.0',
+  'kling-3.0-turbo',
+  'kling-2.6',
+  'veo-3.1',
+  'veo-3.1-lite',
+  'seedance-1.5',
+  'grok-video',
+] as const;
 export const replaceActorModel = 'replace-actor';
 export const talkingActorModel = 'talking-actor';
 

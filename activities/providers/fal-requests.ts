@@ -24,9 +24,9 @@ export const falBuilderEndpoints = {
   seedream: { main: ['fal-ai/bytedance/seedream/v4.5/text-to-image'], edit: ['fal-ai/bytedance/seedream/v4.5/edit'] },
   'wan-animate-replace': { main: ['fal-ai/wan/v2.2-14b/animate/replace'] },
   veo: {
-    main: ['fal-ai/veo3.1', 'fal-ai/veo3.1/fast'],
-    imageToVideo: ['fal-ai/veo3.1/image-to-video', 'fal-ai/veo3.1/fast/image-to-video'],
-    firstLastFrame: ['fal-ai/veo3.1/first-last-frame-to-video', 'fal-ai/veo3.1/fast/first-last-frame-to-video'],
+    main: ['fal-ai/veo3.1', 'fal-ai/veo3.1/fast', 'fal-ai/veo3.1/lite'],
+    imageToVideo: ['fal-ai/veo3.1/image-to-video', 'fal-ai/veo3.1/fast/image-to-video', 'fal-ai/veo3.1/lite/image-to-video'],
+    firstLastFrame: ['fal-ai/veo3.1/first-last-frame-to-video', 'fal-ai/veo3.1/fast/first-last-frame-to-video', 'fal-ai/veo3.1/lite/first-last-frame-to-video'],
     reference: ['fal-ai/veo3.1/reference-to-video'],
   },
   kling: {

@@ -4697,7 +4697,7 @@ export interface operations {
                     project_id: string;
                     prompt: string;
                     /** @enum {string} */
-                    model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "seedance-1.5" | "grok-video";
+                    model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "grok-video";
                     aspect_ratio?: string;
                     duration?: number;
                     resolution?: string;
@@ -4766,6 +4766,16 @@ export interface operations {
                 } | {
                     /** @constant */
                     model?: "veo-3.1";
+                    /** @enum {unknown} */
+                    aspect_ratio?: "16:9" | "9:16";
+                    /** @enum {unknown} */
+                    duration?: 4 | 6 | 8;
+                    /** @enum {unknown} */
+                    resolution?: "720p" | "1080p";
+                    reference_file_ids?: unknown;
+                } | {
+                    /** @constant */
+                    model?: "veo-3.1-lite";
                     /** @enum {unknown} */
                     aspect_ratio?: "16:9" | "9:16";
                     /** @enum {unknown} */
@@ -8753,7 +8763,7 @@ export interface operations {
                         body: {
                             prompt: string;
                             /** @enum {string} */
-                            model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "seedance-1.5" | "grok-video";
+                            model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "grok-video";
                             aspect_ratio?: string;
                             duration?: number;
                             resolution?: string;
@@ -8833,6 +8843,16 @@ export interface operations {
                         } | {
                             /** @constant */
                             model?: "veo-3.1";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16";
+                            /** @enum {unknown} */
+                            duration?: 4 | 6 | 8;
+                            /** @enum {unknown} */
+                            resolution?: "720p" | "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "veo-3.1-lite";
                             /** @enum {unknown} */
                             aspect_ratio?: "16:9" | "9:16";
                             /** @enum {unknown} */
@@ -9439,7 +9459,7 @@ export interface operations {
                     } | ({
                         prompt: string;
                         /** @enum {string} */
-                        model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "seedance-1.5" | "grok-video";
+                        model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "grok-video";
                         aspect_ratio?: string;
                         duration?: number;
                         resolution?: string;
@@ -9519,6 +9539,16 @@ export interface operations {
                     } | {
                         /** @constant */
                         model?: "veo-3.1";
+                        /** @enum {unknown} */
+                        aspect_ratio?: "16:9" | "9:16";
+                        /** @enum {unknown} */
+                        duration?: 4 | 6 | 8;
+                        /** @enum {unknown} */
+                        resolution?: "720p" | "1080p";
+                        reference_file_ids?: unknown;
+                    } | {
+                        /** @constant */
+                        model?: "veo-3.1-lite";
                         /** @enum {unknown} */
                         aspect_ratio?: "16:9" | "9:16";
                         /** @enum {unknown} */
@@ -10057,7 +10087,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description only this model (a public model: GET /v1/models lists them) */
-                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "seedream-4.5" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "seedance-1.5" | "grok-video" | "replace-actor" | "talking-actor";
+                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "seedream-4.5" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "grok-video" | "replace-actor" | "talking-actor";
             };
             header?: never;
             path?: never;

@@ -1,8 +1,10 @@
 // The newer catalog models, one job each over HTTP on the real stack (gateway, Temporal workflows,
 // Postgres, MinIO) against local fakes speaking the providers' protocols: gpt-image-2 on OpenAI's
 // Images API (sent its exact size per aspect ratio) and Kling 3.0 Turbo on fal's queue (the fake
-// holds its body to the transcription of fal's page). Each job completes and is charged its catalog
-// price once; a duration fal does not list is a 400 that charges nothing.
+// holds its body to the transcription of fal's page), and the models of the catalog refresh on fal's
+// queue (the fake validates each body against fal's schema of the endpoint). Each job completes and is
+// charged its catalog price once; a value the model's page does not list is a 400 that names the
+// allowed values and charges nothing.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
@@ -89,4 +91,48 @@ describe('newer catalog models, end to end against the fakes', () => {
     assert.deepEqual(await jobLedger(tdb.db, row.id), [['charge', -price]]);
     assert.equal(await creditsOf(tdb.db, t), 1000 - price);
   });
+
+  // The catalog refresh: each new model creates and completes on fal's fake at values of its own (not
+  // another model's defaults), with the body fal's page documents; its own limits are refused at create.
+  const refreshed = [
+    {
+      model: 'veo-3.1-lite',
+      create: { aspect_ratio: '9:16', duration: 4, resolution: '1080p' },
+      path: '/fal-ai/veo3.1/lite',
+      body: { duration: '4s', resolution: '1080p', aspect_ratio: '9:16', generate_audio: true },
+      refused: [
+        { field: 'duration', value: 5, allowed: /4, 6, 8/ },
+        { field: 'aspect_ratio', value: '1:1', allowed: /16:9.*9:16/ },
+        { field: 'resolution', value: '480p', allowed: /720p.*1080p/ },
+      ],
+    },
+  ] as const;
+
+  for (const m of refreshed) {
+    test(`${m.model}: completes on fal at ${JSON.stringify(m.create)}, charged its price once; its own limits are refused at create`, async () => {
+      const t = await createTenant(tdb.db, 1000);
+      const c = api(gw.baseUrl, t.apiKey);
+      const prompt = `a paper boat on a pond (${m.model})`;
+      for (const r of m.refused) {
+        const refused = await c.post('/v1/videos/generate', { project_id: t.projectId, prompt, model: m.model, [r.field]: r.value });
+        assert.equal(refused.status, 400, `${r.field} ${r.value}: ${refused.text}`);
+        assert.equal(refused.body.error.code, 'invalid_request');
+        assert.match(refused.body.error.message, new RegExp(r.field), refused.text);
+        assert.match(refused.body.error.message, r.allowed, refused.text);
+      }
+      assert.equal(await creditsOf(tdb.db, t), 1000, 'a refused create charges nothing');
+
+      const r = await c.post('/v1/videos/generate', { project_id: t.projectId, prompt, model: m.model, ...m.create });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.data.provider, 'fal');
+      const row = await jobFinished(tdb.db, r.body.data.id);
+      assert.equal(row.status, 'completed', JSON.stringify(row.error));
+      const submit = live.fal.requestsOf('submit').find((s) => (s.json as { prompt?: string }).prompt === prompt)!;
+      assert.equal(submit.path, m.path);
+      assert.deepEqual(submit.json, { prompt, ...m.body });
+      const price = priceFor(catalog[m.model], m.create);
+      assert.deepEqual(await jobLedger(tdb.db, row.id), [['charge', -price]]);
+      assert.equal(await creditsOf(tdb.db, t), 1000 - price);
+    });
+  }
 });

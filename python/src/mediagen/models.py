@@ -991,6 +991,7 @@ class QueueQuery(TypedDict, closed=True):
             "kling-3.0-turbo",
             "kling-2.6",
             "veo-3.1",
+            "veo-3.1-lite",
             "seedance-1.5",
             "grok-video",
             "replace-actor",
@@ -1690,6 +1691,7 @@ class VideoCreate(TypedDict, closed=True):
         "kling-3.0-turbo",
         "kling-2.6",
         "veo-3.1",
+        "veo-3.1-lite",
         "seedance-1.5",
         "grok-video",
     ]
@@ -1950,6 +1952,7 @@ class VideoStepBody(TypedDict, closed=True):
         "kling-3.0-turbo",
         "kling-2.6",
         "veo-3.1",
+        "veo-3.1-lite",
         "seedance-1.5",
         "grok-video",
     ]
