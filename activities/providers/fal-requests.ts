@@ -21,7 +21,10 @@ export type FalRequest = { endpointId: string; input: Record<string, unknown> };
 /** The fal endpoints each builder may send to, by role. */
 export const falBuilderEndpoints = {
   'nano-banana': { main: ['fal-ai/nano-banana-2'], edit: ['fal-ai/nano-banana-2/edit'] },
-  seedream: { main: ['fal-ai/bytedance/seedream/v4.5/text-to-image'], edit: ['fal-ai/bytedance/seedream/v4.5/edit'] },
+  seedream: {
+    main: ['fal-ai/bytedance/seedream/v4.5/text-to-image', 'fal-ai/bytedance/seedream/v5/lite/text-to-image'],
+    edit: ['fal-ai/bytedance/seedream/v4.5/edit', 'fal-ai/bytedance/seedream/v5/lite/edit'],
+  },
   'wan-animate-replace': { main: ['fal-ai/wan/v2.2-14b/animate/replace'] },
   veo: {
     main: ['fal-ai/veo3.1', 'fal-ai/veo3.1/fast', 'fal-ai/veo3.1/lite'],

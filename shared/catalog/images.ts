@@ -112,4 +112,35 @@ export const imageEntries = {
     // same request the same), never below the provider cost (shared/catalog.ts priceAt).
     lowPriorityDiscount: 0.25,
   },
+  'seedream-5.0-lite': {
+    model: 'seedream-5.0-lite',
+    kind: 'image',
+    provider: 'fal',
+    providerModelId: 'fal-ai/bytedance/seedream/v5/lite/text-to-image',
+    falRequest: 'seedream',
+    secondaryModelIds: { edit: 'fal-ai/bytedance/seedream/v5/lite/edit' },
+    // fal.ai/models/bytedance/seedream/v5/lite/text-to-image/llms.txt: $0.035 per image; image_size a preset
+    // or { width, height } whose total pixels lie between 2560×1440 and 4096×4096 (the pinned client's type
+    // says 3072×3072 as the top): the three sizes Seedream 4.5 is sent (2048×2048, 2560×1440, 1440×2560) lie
+    // inside both, so the same explicit sizes are sent. num_images is unbounded in fal's type; the create
+    // schema's 1–4 applies. fal's page names the endpoint without the fal-ai/ prefix; the catalog uses the id
+    // the pinned @fal-ai/client types (EndpointTypeMap), whose input it is checked against.
+    otherRoutes:
+      "fal (fal-ai/bytedance/seedream/v5/lite/*) only. BytePlus ModelArk serves Seedream 5.0 too, but its model id was not found in BytePlus's own pages read (only resellers name one): no BytePlus route. No alternate.",
+    source:
+      'fal.ai/models/bytedance/seedream/v5/lite/text-to-image/llms.txt ($0.035 per image; image_size total pixels 2560×1440 to 4096×4096) and @fal-ai/client EndpointTypeMap fal-ai/bytedance/seedream/v5/lite/text-to-image and /edit (prompt, image_size, num_images; /edit: image_urls)',
+    aspectRatios: imageRatios,
+    servedAs: { '1:1': '2048×2048', '16:9': '2560×1440', '9:16': '1440×2560' },
+    // fal's type has no output_format for Seedream 5.0 Lite: any image format is taken and stored as PNG.
+    produces: {
+      formats: ['png', 'jpeg', 'webp'],
+      aspectRatios: imageRatios,
+      imageSizes: { '1:1': '2048x2048', '16:9': '2560x1440', '9:16': '1440x2560' },
+      source: 'fal.ai model page bytedance/seedream/v5/lite/text-to-image (image_size { width, height } answered at that size)',
+    },
+    defaultAspectRatio: '1:1',
+    deadlineSeconds: 300,
+    // $0.035 an image is 1.25 credits at the catalog's rate: the provider cost rounds up to 2.
+    price: { per: 'image', credits: 3, providerCost: 2 },
+  },
 } as const satisfies Record<string, ModelEntry>;

@@ -108,6 +108,30 @@ describe('newer catalog models, end to end against the fakes', () => {
     },
   ] as const;
 
+  test('seedream-5.0-lite: two 16:9 images on fal at 2560x1440, charged its price once; an aspect ratio it lacks is refused at create', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const c = api(gw.baseUrl, t.apiKey);
+    const prompt = 'a lantern on a snowy porch (seedream-5.0-lite)';
+    const refused = await c.post('/v1/images/generate', { project_id: t.projectId, prompt, model: 'seedream-5.0-lite', aspect_ratio: '4:3' });
+    assert.equal(refused.status, 400, refused.text);
+    assert.match(refused.body.error.message, /aspect_ratio/);
+    assert.match(refused.body.error.message, /1:1.*9:16.*16:9/, refused.text);
+    assert.equal(await creditsOf(tdb.db, t), 100);
+
+    const r = await c.post('/v1/images/generate', { project_id: t.projectId, prompt, model: 'seedream-5.0-lite', aspect_ratio: '16:9', count: 2 });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.data.provider, 'fal');
+    const row = await jobFinished(tdb.db, r.body.data.id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    const submit = live.fal.requestsOf('submit').find((s) => (s.json as { prompt?: string }).prompt === prompt)!;
+    assert.equal(submit.path, '/fal-ai/bytedance/seedream/v5/lite/text-to-image');
+    assert.deepEqual(submit.json, { prompt, num_images: 2, image_size: { width: 2560, height: 1440 } });
+    const price = priceFor(catalog['seedream-5.0-lite'], { count: 2 });
+    assert.equal(price, 6);
+    assert.deepEqual(await jobLedger(tdb.db, row.id), [['charge', -price]]);
+    assert.equal(await creditsOf(tdb.db, t), 100 - price);
+  });
+
   for (const m of refreshed) {
     test(`${m.model}: completes on fal at ${JSON.stringify(m.create)}, charged its price once; its own limits are refused at create`, async () => {
       const t = await createTenant(tdb.db, 1000);

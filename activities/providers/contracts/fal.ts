@@ -21,6 +21,8 @@ export const falEndpoints = {
   'fal-ai/nano-banana-2/edit': { output: 'images' },
   'fal-ai/bytedance/seedream/v4.5/text-to-image': { output: 'images' },
   'fal-ai/bytedance/seedream/v4.5/edit': { output: 'images' },
+  'fal-ai/bytedance/seedream/v5/lite/text-to-image': { output: 'images' },
+  'fal-ai/bytedance/seedream/v5/lite/edit': { output: 'images' },
   'fal-ai/kling-video/v3/pro/text-to-video': { output: 'video' },
   'fal-ai/kling-video/v3/pro/image-to-video': { output: 'video' },
   'fal-ai/kling-video/v2.6/pro/text-to-video': { output: 'video' },

@@ -355,7 +355,13 @@ class Health(TypedDict, closed=True):
 class ImageCreate(TypedDict, closed=True):
     project_id: str
     prompt: str
-    model: Literal["nano-banana-2", "gpt-image-1.5", "gpt-image-2", "seedream-4.5"]
+    model: Literal[
+        "nano-banana-2",
+        "gpt-image-1.5",
+        "gpt-image-2",
+        "seedream-4.5",
+        "seedream-5.0-lite",
+    ]
     aspect_ratio: Literal["1:1", "9:16", "16:9"]
     count: int
     webhook_url: NotRequired[str]
@@ -520,7 +526,13 @@ class Substitution1(TypedDict, closed=True):
 
 class ImageStepBody(TypedDict, closed=True):
     prompt: str
-    model: Literal["nano-banana-2", "gpt-image-1.5", "gpt-image-2", "seedream-4.5"]
+    model: Literal[
+        "nano-banana-2",
+        "gpt-image-1.5",
+        "gpt-image-2",
+        "seedream-4.5",
+        "seedream-5.0-lite",
+    ]
     aspect_ratio: Literal["1:1", "9:16", "16:9"]
     count: int
     deadline_seconds: NotRequired[int]
@@ -985,6 +997,7 @@ class QueueQuery(TypedDict, closed=True):
             "gpt-image-1.5",
             "gpt-image-2",
             "seedream-4.5",
+            "seedream-5.0-lite",
             "sora-2-pro",
             "sora-2",
             "kling-3.0",
