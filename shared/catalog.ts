@@ -51,6 +51,8 @@ export const videoModels = [
   'veo-3.1',
   'veo-3.1-lite',
   'seedance-1.5',
+  'seedance-2.0',
+  'seedance-2.0-fast',
   'grok-video',
 ] as const;
 export const replaceActorModel = 'replace-actor';
@@ -199,6 +201,9 @@ export function requestRefusal(route: ModelRoute, p: RequestShape, provider: Pro
   const narrower = routeRefusal(route, provider, p);
   if (narrower) return narrower;
   const refs = p.reference_file_ids?.length ?? 0;
+  if (route.imageInputs === false && (refs > 0 || p.start_frame_file_id || p.end_frame_file_id)) {
+    return `${refs > 0 ? 'reference_file_ids' : p.start_frame_file_id ? 'start_frame_file_id' : 'end_frame_file_id'}: ${route.model} takes text only (no start frame, end frame or reference images)`;
+  }
   if (route.maxReferenceImages !== undefined && refs > route.maxReferenceImages) {
     return `reference_file_ids: ${route.model} takes at most ${route.maxReferenceImages} reference image${route.maxReferenceImages === 1 ? '' : 's'}`;
   }

@@ -4697,7 +4697,7 @@ export interface operations {
                     project_id: string;
                     prompt: string;
                     /** @enum {string} */
-                    model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "grok-video";
+                    model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
                     aspect_ratio?: string;
                     duration?: number;
                     resolution?: string;
@@ -4792,6 +4792,28 @@ export interface operations {
                     /** @enum {unknown} */
                     resolution?: "480p" | "720p" | "1080p";
                     reference_file_ids?: unknown;
+                } | {
+                    /** @constant */
+                    model?: "seedance-2.0";
+                    /** @enum {unknown} */
+                    aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                    duration?: number;
+                    /** @enum {unknown} */
+                    resolution?: "480p" | "720p";
+                    reference_file_ids?: unknown;
+                    start_frame_file_id?: never;
+                    end_frame_file_id?: never;
+                } | {
+                    /** @constant */
+                    model?: "seedance-2.0-fast";
+                    /** @enum {unknown} */
+                    aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                    duration?: number;
+                    /** @enum {unknown} */
+                    resolution?: "480p" | "720p";
+                    reference_file_ids?: unknown;
+                    start_frame_file_id?: never;
+                    end_frame_file_id?: never;
                 } | {
                     /** @constant */
                     model?: "grok-video";
@@ -8763,7 +8785,7 @@ export interface operations {
                         body: {
                             prompt: string;
                             /** @enum {string} */
-                            model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "grok-video";
+                            model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
                             aspect_ratio?: string;
                             duration?: number;
                             resolution?: string;
@@ -8869,6 +8891,28 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "480p" | "720p" | "1080p";
                             reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "seedance-2.0";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "480p" | "720p";
+                            reference_file_ids?: unknown;
+                            start_frame_file_id?: never;
+                            end_frame_file_id?: never;
+                        } | {
+                            /** @constant */
+                            model?: "seedance-2.0-fast";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "480p" | "720p";
+                            reference_file_ids?: unknown;
+                            start_frame_file_id?: never;
+                            end_frame_file_id?: never;
                         } | {
                             /** @constant */
                             model?: "grok-video";
@@ -9459,7 +9503,7 @@ export interface operations {
                     } | ({
                         prompt: string;
                         /** @enum {string} */
-                        model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "grok-video";
+                        model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
                         aspect_ratio?: string;
                         duration?: number;
                         resolution?: string;
@@ -9565,6 +9609,28 @@ export interface operations {
                         /** @enum {unknown} */
                         resolution?: "480p" | "720p" | "1080p";
                         reference_file_ids?: unknown;
+                    } | {
+                        /** @constant */
+                        model?: "seedance-2.0";
+                        /** @enum {unknown} */
+                        aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                        duration?: number;
+                        /** @enum {unknown} */
+                        resolution?: "480p" | "720p";
+                        reference_file_ids?: unknown;
+                        start_frame_file_id?: never;
+                        end_frame_file_id?: never;
+                    } | {
+                        /** @constant */
+                        model?: "seedance-2.0-fast";
+                        /** @enum {unknown} */
+                        aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                        duration?: number;
+                        /** @enum {unknown} */
+                        resolution?: "480p" | "720p";
+                        reference_file_ids?: unknown;
+                        start_frame_file_id?: never;
+                        end_frame_file_id?: never;
                     } | {
                         /** @constant */
                         model?: "grok-video";
@@ -10087,7 +10153,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description only this model (a public model: GET /v1/models lists them) */
-                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "seedream-4.5" | "seedream-5.0-lite" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "grok-video" | "replace-actor" | "talking-actor";
+                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "seedream-4.5" | "seedream-5.0-lite" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "replace-actor" | "talking-actor";
             };
             header?: never;
             path?: never;

@@ -283,6 +283,72 @@ export const videoEntries = {
     deadlineSeconds: 1200,
     price: { per: 'second', credits: 8, providerCost: 5 },
   },
+  'seedance-2.0': {
+    model: 'seedance-2.0',
+    kind: 'video',
+    provider: 'fal',
+    providerModelId: 'bytedance/seedance-2.0/text-to-video',
+    falRequest: 'seedance-2',
+    // fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt: resolution 480p | 720p, duration "4" … "15" (or "auto", not offered: a job's length is its
+    // price), aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 (or auto), generate_audio at no extra cost;
+    // $0.3034 per second at 720p. fal serves it under bytedance/ (no fal-ai/ prefix), which the pinned
+    // @fal-ai/client does not type: its body is checked against a transcription (contracts/fal.ts).
+    // Text to video only here: fal's image-to-video and reference-to-video schemas were not transcribed,
+    // so image inputs are refused rather than dropped.
+    otherRoutes:
+      "fal (bytedance/seedance-2.0/*) only. BytePlus ModelArk serves Dreamina Seedance 2.0 (dreamina-seedance-2-0-*), but its model ids and limits were found only in resellers' pages, not in BytePlus's own: no BytePlus route. No alternate.",
+    source:
+      'fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt (standard tier: resolution 480p | 720p, duration 4-15, aspect_ratio 21:9 … 9:16, $0.3034 per second at 720p)',
+    imageInputs: false,
+    aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
+    defaultAspectRatio: '16:9',
+    produces: {
+      formats: ['mp4'],
+      aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
+      resolutions: ['480p', '720p'],
+      source: 'fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt (aspect_ratio and resolution of the MP4 answered as asked)',
+    },
+    durations: { min: 4, max: 15 },
+    defaultDuration: 5,
+    resolutions: ['480p', '720p'],
+    defaultResolution: '720p',
+    deadlineSeconds: 1200,
+    // One price for both resolutions: the provider cost is 720p's ($0.3034 a second), rounded up in credits.
+    price: { per: 'second', credits: 16, providerCost: 11 },
+  },
+  'seedance-2.0-fast': {
+    model: 'seedance-2.0-fast',
+    kind: 'video',
+    provider: 'fal',
+    providerModelId: 'bytedance/seedance-2.0/fast/text-to-video',
+    falRequest: 'seedance-2',
+    // fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt: resolution 480p | 720p, duration "4" … "15" (or "auto", not offered: a job's length is its
+    // price), aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 (or auto), generate_audio at no extra cost;
+    // $0.2419 per second at 720p. fal serves it under bytedance/ (no fal-ai/ prefix), which the pinned
+    // @fal-ai/client does not type: its body is checked against a transcription (contracts/fal.ts).
+    // Text to video only here: fal's image-to-video and reference-to-video schemas were not transcribed,
+    // so image inputs are refused rather than dropped.
+    otherRoutes:
+      "fal (bytedance/seedance-2.0/*) only. BytePlus ModelArk serves Dreamina Seedance 2.0 (dreamina-seedance-2-0-*), but its model ids and limits were found only in resellers' pages, not in BytePlus's own: no BytePlus route. No alternate.",
+    source:
+      'fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt (fast tier: resolution 480p | 720p, duration 4-15, aspect_ratio 21:9 … 9:16, $0.2419 per second at 720p)',
+    imageInputs: false,
+    aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
+    defaultAspectRatio: '16:9',
+    produces: {
+      formats: ['mp4'],
+      aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
+      resolutions: ['480p', '720p'],
+      source: 'fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt (aspect_ratio and resolution of the MP4 answered as asked)',
+    },
+    durations: { min: 4, max: 15 },
+    defaultDuration: 5,
+    resolutions: ['480p', '720p'],
+    defaultResolution: '720p',
+    deadlineSeconds: 1200,
+    // One price for both resolutions: the provider cost is 720p's ($0.2419 a second), rounded up in credits.
+    price: { per: 'second', credits: 13, providerCost: 9 },
+  },
   'grok-video': {
     model: 'grok-video',
     kind: 'video',

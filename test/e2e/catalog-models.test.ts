@@ -106,6 +106,26 @@ describe('newer catalog models, end to end against the fakes', () => {
         { field: 'resolution', value: '480p', allowed: /720p.*1080p/ },
       ],
     },
+    {
+      model: 'seedance-2.0',
+      create: { aspect_ratio: '21:9', duration: 15, resolution: '480p' },
+      path: '/bytedance/seedance-2.0/text-to-video',
+      body: { duration: '15', resolution: '480p', aspect_ratio: '21:9', generate_audio: true },
+      refused: [
+        { field: 'duration', value: 16, allowed: /4 to 15/ },
+        { field: 'resolution', value: '1080p', allowed: /480p.*720p/ },
+      ],
+    },
+    {
+      model: 'seedance-2.0-fast',
+      create: { aspect_ratio: '3:4', duration: 4 },
+      path: '/bytedance/seedance-2.0/fast/text-to-video',
+      body: { duration: '4', resolution: '720p', aspect_ratio: '3:4', generate_audio: true },
+      refused: [
+        { field: 'duration', value: 3, allowed: /4 to 15/ },
+        { field: 'aspect_ratio', value: '2:3', allowed: /16:9.*21:9/ },
+      ],
+    },
   ] as const;
 
   test('seedream-5.0-lite: two 16:9 images on fal at 2560x1440, charged its price once; an aspect ratio it lacks is refused at create', async () => {

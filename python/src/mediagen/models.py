@@ -1006,6 +1006,8 @@ class QueueQuery(TypedDict, closed=True):
             "veo-3.1",
             "veo-3.1-lite",
             "seedance-1.5",
+            "seedance-2.0",
+            "seedance-2.0-fast",
             "grok-video",
             "replace-actor",
             "talking-actor",
@@ -1706,6 +1708,8 @@ class VideoCreate(TypedDict, closed=True):
         "veo-3.1",
         "veo-3.1-lite",
         "seedance-1.5",
+        "seedance-2.0",
+        "seedance-2.0-fast",
         "grok-video",
     ]
     aspect_ratio: NotRequired[str]
@@ -1967,6 +1971,8 @@ class VideoStepBody(TypedDict, closed=True):
         "veo-3.1",
         "veo-3.1-lite",
         "seedance-1.5",
+        "seedance-2.0",
+        "seedance-2.0-fast",
         "grok-video",
     ]
     aspect_ratio: NotRequired[str]
