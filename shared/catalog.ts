@@ -41,7 +41,17 @@ export const catalog = Object.fromEntries(Object.entries(entries).map(([model, e
   readonly [M in ModelName]: (typeof entries)[M] & Pick<ModelRoute, 'alternates' | 'disabledRoutes'>;
 };
 
-export const imageModels = ['nano-banana-2', 'gpt-image-1.5', 'gpt-image-2', 'seedream-4.5', 'seedream-5.0-lite'] as const;
+export const imageModels = [
+  'nano-banana-2',
+  'gpt-image-1.5',
+  'gpt-image-2',
+  'gpt-image-2.5-sunburst',
+  'gpt-image-2.5-flare',
+  'gpt-image-2.6-sunburst',
+  'gpt-image-2.6-flare',
+  'seedream-4.5',
+  'seedream-5.0-lite',
+] as const;
 export const videoModels = [
   'sora-2-pro',
   'sora-2',

@@ -21,9 +21,16 @@ import type { OpenAIImageGenerateParams } from './contracts/openai.js';
  */
 export const gptImage2Sizes: Readonly<Record<string, string>> = { '1:1': '1920x1920', '16:9': '2560x1440', '9:16': '1440x2560' };
 
-/** The `size` sent for a model: gpt-image-2's exact size per ratio, else the three fixed gpt-image sizes. */
+/**
+ * The models openai-node's `size` documentation gives arbitrary WIDTHxHEIGHT sizes: gpt-image-2 and
+ * gpt-image-2.5-sunburst / -flare, with their dated snapshots. gpt-image-2.6-* is not among them, so it
+ * gets the three standard sizes "supported by the GPT image models".
+ */
+export const arbitrarySizeModel = (model: string) => /^gpt-image-2(-\d{4}-\d{2}-\d{2}|\.5-(sunburst|flare)(-\d{4}-\d{2}-\d{2})?)?$/.test(model);
+
+/** The `size` sent for a model: gpt-image-2's exact size per ratio where arbitrary sizes are documented, else the three fixed gpt-image sizes. */
 export function openaiImageSize(model: string, aspectRatio: string): string {
-  if (model.startsWith('gpt-image-2')) return gptImage2Sizes[aspectRatio] ?? gptImage2Sizes['1:1']!;
+  if (arbitrarySizeModel(model)) return gptImage2Sizes[aspectRatio] ?? gptImage2Sizes['1:1']!;
   return gptImageSize(aspectRatio);
 }
 

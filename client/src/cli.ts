@@ -83,7 +83,11 @@ export function buildProgram(): Command {
       .description('create an image job')
       .requiredOption('--project <id>', 'project id')
       .requiredOption('--prompt <text>', 'what to draw')
-      .option('--model <name>', 'nano-banana-2, gpt-image-1.5, gpt-image-2, seedream-4.5 or seedream-5.0-lite', 'nano-banana-2')
+      .option(
+        '--model <name>',
+        'nano-banana-2, gpt-image-1.5, gpt-image-2, gpt-image-2.5-sunburst, gpt-image-2.5-flare, gpt-image-2.6-sunburst, gpt-image-2.6-flare, seedream-4.5 or seedream-5.0-lite',
+        'nano-banana-2',
+      )
       .option('--aspect-ratio <ratio>', '1:1, 9:16 or 16:9', '1:1')
       .option('--count <n>', 'images to make (1-4)', int('--count'), 1),
   ).action(async (o) => {

@@ -3781,7 +3781,7 @@ export interface operations {
                     project_id: string;
                     prompt: string;
                     /** @enum {string} */
-                    model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "seedream-4.5" | "seedream-5.0-lite";
+                    model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite";
                     /** @enum {string} */
                     aspect_ratio: "1:1" | "9:16" | "16:9";
                     count: number;
@@ -8761,7 +8761,7 @@ export interface operations {
                         body: {
                             prompt: string;
                             /** @enum {string} */
-                            model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "seedream-4.5" | "seedream-5.0-lite";
+                            model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite";
                             /** @enum {string} */
                             aspect_ratio: "1:1" | "9:16" | "16:9";
                             count: number;
@@ -9489,7 +9489,7 @@ export interface operations {
                     body?: {
                         prompt: string;
                         /** @enum {string} */
-                        model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "seedream-4.5" | "seedream-5.0-lite";
+                        model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite";
                         /** @enum {string} */
                         aspect_ratio: "1:1" | "9:16" | "16:9";
                         count: number;
@@ -10153,7 +10153,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description only this model (a public model: GET /v1/models lists them) */
-                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "seedream-4.5" | "seedream-5.0-lite" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "replace-actor" | "talking-actor";
+                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "replace-actor" | "talking-actor";
             };
             header?: never;
             path?: never;

@@ -79,6 +79,74 @@ export const imageEntries = {
     deadlineSeconds: 300,
     price: { per: 'image', credits: 12, providerCost: 8 },
   },
+  'gpt-image-2.5-sunburst': {
+    model: 'gpt-image-2.5-sunburst',
+    kind: 'image',
+    provider: 'openai',
+    providerModelId: 'gpt-image-2.5-sunburst',
+    // openai-node's `size` documentation gives gpt-image-2.5-sunburst / -flare gpt-image-2's arbitrary sizes (WIDTHxHEIGHT, multiples of 16,
+    // ratio 1:3–3:1, at most 3840x2160, experimental above 2560x1440): each ratio is sent gpt-image-2's exact size
+    // (activities/providers/openai.ts arbitrarySizeModel); quality also takes xhigh and max (not sent).
+    otherRoutes: "OpenAI's Images API only. Azure OpenAI's pages read list no gpt-image-2.5-sunburst deployment: no Azure route.",
+    source:
+      "openai-node (the pinned `openai` package, resources/images.d.ts, read 2026-12-02): ImageModel 'gpt-image-2.5-sunburst', n 1–10, GPT image models answer b64_json; price: OpenAI bills GPT image models per token ($30 per 1M image output tokens, as resellers transcribe OpenAI's pricing page, which was not readable here), so providerCost is an upper estimate per image at these sizes, as gpt-image-2's",
+    aspectRatios: imageRatios,
+    servedAs: { '1:1': '1920×1920', '16:9': '2560×1440', '9:16': '1440×2560' },
+    defaultAspectRatio: '1:1',
+    deadlineSeconds: 300,
+    price: { per: 'image', credits: 12, providerCost: 8 },
+  },
+  'gpt-image-2.5-flare': {
+    model: 'gpt-image-2.5-flare',
+    kind: 'image',
+    provider: 'openai',
+    providerModelId: 'gpt-image-2.5-flare',
+    // openai-node's `size` documentation gives gpt-image-2.5-sunburst / -flare gpt-image-2's arbitrary sizes (WIDTHxHEIGHT, multiples of 16,
+    // ratio 1:3–3:1, at most 3840x2160, experimental above 2560x1440): each ratio is sent gpt-image-2's exact size
+    // (activities/providers/openai.ts arbitrarySizeModel); quality also takes xhigh and max (not sent).
+    otherRoutes: "OpenAI's Images API only. Azure OpenAI's pages read list no gpt-image-2.5-flare deployment: no Azure route.",
+    source:
+      "openai-node (the pinned `openai` package, resources/images.d.ts, read 2026-12-02): ImageModel 'gpt-image-2.5-flare', n 1–10, GPT image models answer b64_json; price: OpenAI bills GPT image models per token ($30 per 1M image output tokens, as resellers transcribe OpenAI's pricing page, which was not readable here), so providerCost is an upper estimate per image at these sizes, as gpt-image-2's",
+    aspectRatios: imageRatios,
+    servedAs: { '1:1': '1920×1920', '16:9': '2560×1440', '9:16': '1440×2560' },
+    defaultAspectRatio: '1:1',
+    deadlineSeconds: 300,
+    price: { per: 'image', credits: 12, providerCost: 8 },
+  },
+  'gpt-image-2.6-sunburst': {
+    model: 'gpt-image-2.6-sunburst',
+    kind: 'image',
+    provider: 'openai',
+    providerModelId: 'gpt-image-2.6-sunburst',
+    // openai-node lists gpt-image-2.6-sunburst / -flare among the image models but not among the ones with arbitrary sizes:
+    // they are sent the three standard sizes "supported by the GPT image models" (1024x1024, 1536x1024, 1024x1536).
+    // The SDK names them as the replacements of gpt-image-1 (shut down 2026-10-23) and gpt-image-1.5.
+    otherRoutes: "OpenAI's Images API only. Azure OpenAI's pages read list no gpt-image-2.6-sunburst deployment: no Azure route.",
+    source:
+      "openai-node (the pinned `openai` package, resources/images.d.ts, read 2026-12-02): ImageModel 'gpt-image-2.6-sunburst', n 1–10, GPT image models answer b64_json; price: OpenAI bills GPT image models per token ($30 per 1M image output tokens, as resellers transcribe OpenAI's pricing page, which was not readable here), so providerCost is an upper estimate per image at these sizes, as gpt-image-2's",
+    aspectRatios: imageRatios,
+    servedAs: { '16:9': '3:2, 1536×1024 (the standard gpt-image sizes have no 16:9)', '9:16': '2:3, 1024×1536 (the standard gpt-image sizes have no 9:16)' },
+    defaultAspectRatio: '1:1',
+    deadlineSeconds: 300,
+    price: { per: 'image', credits: 12, providerCost: 8 },
+  },
+  'gpt-image-2.6-flare': {
+    model: 'gpt-image-2.6-flare',
+    kind: 'image',
+    provider: 'openai',
+    providerModelId: 'gpt-image-2.6-flare',
+    // openai-node lists gpt-image-2.6-sunburst / -flare among the image models but not among the ones with arbitrary sizes:
+    // they are sent the three standard sizes "supported by the GPT image models" (1024x1024, 1536x1024, 1024x1536).
+    // The SDK names them as the replacements of gpt-image-1 (shut down 2026-10-23) and gpt-image-1.5.
+    otherRoutes: "OpenAI's Images API only. Azure OpenAI's pages read list no gpt-image-2.6-flare deployment: no Azure route.",
+    source:
+      "openai-node (the pinned `openai` package, resources/images.d.ts, read 2026-12-02): ImageModel 'gpt-image-2.6-flare', n 1–10, GPT image models answer b64_json; price: OpenAI bills GPT image models per token ($30 per 1M image output tokens, as resellers transcribe OpenAI's pricing page, which was not readable here), so providerCost is an upper estimate per image at these sizes, as gpt-image-2's",
+    aspectRatios: imageRatios,
+    servedAs: { '16:9': '3:2, 1536×1024 (the standard gpt-image sizes have no 16:9)', '9:16': '2:3, 1024×1536 (the standard gpt-image sizes have no 9:16)' },
+    defaultAspectRatio: '1:1',
+    deadlineSeconds: 300,
+    price: { per: 'image', credits: 12, providerCost: 8 },
+  },
   'seedream-4.5': {
     model: 'seedream-4.5',
     kind: 'image',

@@ -64,6 +64,35 @@ describe('newer catalog models, end to end against the fakes', () => {
     assert.equal(await creditsOf(tdb.db, t), 100 - price);
   });
 
+  for (const [model, size] of [
+    ['gpt-image-2.5-sunburst', '2560x1440'],
+    ['gpt-image-2.5-flare', '2560x1440'],
+    ['gpt-image-2.6-sunburst', '1536x1024'],
+    ['gpt-image-2.6-flare', '1536x1024'],
+  ] as const) {
+    test(`${model}: a 16:9 job is sent ${size} on OpenAI, completes, and is charged its price once; 4:3 is refused at create`, async () => {
+      const t = await createTenant(tdb.db, 100);
+      const c = api(gw.baseUrl, t.apiKey);
+      const prompt = `a lighthouse at dawn (${model})`;
+      const refused = await c.post('/v1/images/generate', { project_id: t.projectId, prompt, model, aspect_ratio: '4:3' });
+      assert.equal(refused.status, 400, refused.text);
+      assert.match(refused.body.error.message, /aspect_ratio/);
+      assert.match(refused.body.error.message, /1:1.*9:16.*16:9/, refused.text);
+      assert.equal(await creditsOf(tdb.db, t), 100);
+
+      const r = await c.post('/v1/images/generate', { project_id: t.projectId, prompt, model, aspect_ratio: '16:9', count: 1 });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.data.provider, 'openai');
+      const row = await jobFinished(tdb.db, r.body.data.id);
+      assert.equal(row.status, 'completed', JSON.stringify(row.error));
+      const call = openai.requestsOf('images').find((q) => (q.json as { prompt?: string }).prompt === prompt)!.json as { model: string; size: string };
+      assert.deepEqual([call.model, call.size], [model, size]);
+      const price = priceFor(catalog[model], { count: 1 });
+      assert.deepEqual(await jobLedger(tdb.db, row.id), [['charge', -price]]);
+      assert.equal(await creditsOf(tdb.db, t), 100 - price);
+    });
+  }
+
   test('kling-3.0-turbo: a 15 s job runs on fal text-to-video, completes, and is charged 15 s; 16 s is refused with nothing charged', async () => {
     const t = await createTenant(tdb.db, 1000);
     const c = api(gw.baseUrl, t.apiKey);
