@@ -120,7 +120,7 @@ export const imageEntries = {
     providerModelId: 'gpt-image-2.6-sunburst',
     // openai-node lists gpt-image-2.6-sunburst / -flare among the image models but not among the ones with arbitrary sizes:
     // they are sent the three standard sizes "supported by the GPT image models" (1024x1024, 1536x1024, 1024x1536).
-    // The SDK names them as the replacements of gpt-image-1 (shut down 2026-10-23) and gpt-image-1.5.
+    // (The SDK names gpt-image-2.5-* as gpt-image-1's replacement after its 2026-10-23 shutdown.)
     otherRoutes: "OpenAI's Images API only. Azure OpenAI's pages read list no gpt-image-2.6-sunburst deployment: no Azure route.",
     source:
       "openai-node (the pinned `openai` package, resources/images.d.ts, read 2026-12-02): ImageModel 'gpt-image-2.6-sunburst', n 1–10, GPT image models answer b64_json; price: OpenAI bills GPT image models per token ($30 per 1M image output tokens, as resellers transcribe OpenAI's pricing page, which was not readable here), so providerCost is an upper estimate per image at these sizes, as gpt-image-2's",
@@ -137,7 +137,7 @@ export const imageEntries = {
     providerModelId: 'gpt-image-2.6-flare',
     // openai-node lists gpt-image-2.6-sunburst / -flare among the image models but not among the ones with arbitrary sizes:
     // they are sent the three standard sizes "supported by the GPT image models" (1024x1024, 1536x1024, 1024x1536).
-    // The SDK names them as the replacements of gpt-image-1 (shut down 2026-10-23) and gpt-image-1.5.
+    // (The SDK names gpt-image-2.5-* as gpt-image-1's replacement after its 2026-10-23 shutdown.)
     otherRoutes: "OpenAI's Images API only. Azure OpenAI's pages read list no gpt-image-2.6-flare deployment: no Azure route.",
     source:
       "openai-node (the pinned `openai` package, resources/images.d.ts, read 2026-12-02): ImageModel 'gpt-image-2.6-flare', n 1–10, GPT image models answer b64_json; price: OpenAI bills GPT image models per token ($30 per 1M image output tokens, as resellers transcribe OpenAI's pricing page, which was not readable here), so providerCost is an upper estimate per image at these sizes, as gpt-image-2's",
