@@ -67,7 +67,29 @@ interface Transcribed {
  * Endpoints the pinned @fal-ai/client does not type yet (contracts/fal.ts FalTranscribedInputs holds the
  * same as TypeScript): their input schemas transcribed from fal's own model pages.
  */
+const seedance2Properties: Transcribed['properties'] = {
+  prompt: { type: 'string' },
+  resolution: { type: 'string', enum: ['480p', '720p'] },
+  duration: { type: 'string', enum: ['auto', '4', '5', '6', '7', '8', '9', '10', '11', '12', '13', '14', '15'] },
+  aspect_ratio: { type: 'string', enum: ['auto', '21:9', '16:9', '4:3', '1:1', '3:4', '9:16'] },
+  generate_audio: { type: 'boolean' },
+  seed: { type: 'integer' },
+  end_user_id: { type: 'string' },
+};
+
 export const transcribedInputs: Record<string, Transcribed> = {
+  'bytedance/seedance-2.0/text-to-video': {
+    properties: seedance2Properties,
+    required: ['prompt'],
+    source:
+      "fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt, read 2026-12-02: prompt (required), resolution 480p | 720p, $0.3034 per second at 720p; the other fields as the Fast tier page, fal's Seedance 2.0 overview giving both tiers one parameter set",
+  },
+  'bytedance/seedance-2.0/fast/text-to-video': {
+    properties: seedance2Properties,
+    required: ['prompt'],
+    source:
+      'fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt, read 2026-12-02: prompt (required), resolution 480p | 720p, duration "auto" | "4" … "15", aspect_ratio auto | 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16, generate_audio, seed, end_user_id; $0.2419 per second at 720p',
+  },
   'fal-ai/kling-video/v3/turbo/pro/text-to-video': {
     properties: {
       prompt: { type: 'string' },

@@ -1,29 +1,34 @@
-// Opt-in live smoke test (never in CI, never in `npm test`): for each provider whose key is in the
-// environment, runs the cheapest job this service can send it, through the real adapters and the real
-// output path, and prints latency and cost. It spends real money (a few cents per provider).
+// Opt-in live smoke test (never in CI, never in `npm test`): for each provider whose keys are in the
+// environment, runs the steps of the smoke plan (scripts/smoke-plan.ts, derived from the catalog) through
+// the real adapters and the real output path, and prints latency and cost. It spends real money (cents
+// to a few dollars per provider: every video step is the shortest, lowest-resolution job the model takes).
 //
-//   FAL_KEY=… OPENAI_API_KEY=… ELEVENLABS_API_KEY=… XAI_API_KEY=… npm run smoke:live
+//   FAL_KEY=… OPENAI_API_KEY=… ELEVENLABS_API_KEY=… XAI_API_KEY=… ARK_API_KEY=… npm run smoke:live
+//   npm run smoke:live -- --plan     (prints the plan, calls nothing)
 //
-// Storage is the one configured by S3_* (outputs land under jobs/smoke-<time>-<provider>/). Jobs that
-// hand inputs to a provider by URL are skipped: they need a bucket the provider can reach, which a local
-// MinIO is not. What runs:
-//   fal          nano-banana-2, 1 image, 1:1, no inputs
-//   OpenAI       gpt-image-2, 1 image, 1920×1920 (gpt-image-1.5 was shut down on 2026-12-01)
-//   ElevenLabs   text-to-speech of one short sentence (the speech step of a talking actor)
-//   xAI          grok-imagine-video, 1 s at 480p
-// Cost is our catalog price in credits for that job, and the provider's list price the catalog `source`
-// names where it is a fixed figure; the provider's invoice is the truth.
+// Storage is the one configured by S3_* (outputs land under jobs/smoke-<time>-<step>/). The plan: one
+// job per live provider and kind (the cheapest live model there), the speech step of a talking actor on
+// ElevenLabs, a cancel right after the submit on each provider that honors a queued cancel (it prints
+// whether the provider confirmed it: a confirmed cancel is not billed, an unconfirmed one may be), and one
+// fal image-to-video job whose first frame is a URL, the fal image step's public CDN output. Cost is our
+// catalog price in credits for that job; the provider's invoice is the truth.
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../shared/config.js';
 import { createStorage } from '../shared/storage.js';
 import { routeFor, priceFor } from '../shared/catalog.js';
-import { createFalAdapter } from '../activities/providers/fal.js';
-import { createOpenAIAdapter } from '../activities/providers/openai.js';
+import { providerKeys } from '../shared/providers/index.js';
 import { createElevenLabsAdapter } from '../activities/providers/elevenlabs.js';
-import { createXaiAdapter } from '../activities/providers/xai.js';
+import { createProviderAdapter } from '../activities/providers/registry.js';
 import { storeProviderOutput } from '../activities/providers/outputs.js';
-import type { PollResult, ProviderAdapter, ProviderContext, ProviderRequest } from '../activities/providers/types.js';
+import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderRequest } from '../activities/providers/types.js';
 import type { ProviderName } from '../workflows/definitions.js';
+import { smokePlan, type SmokeStep } from './smoke-plan.js';
+
+const plan = smokePlan();
+if (process.argv.includes('--plan')) {
+  for (const step of plan) console.log(JSON.stringify(step));
+  process.exit(0);
+}
 
 const config = loadConfig({ ...process.env, PROVIDERS_MODE: 'live' });
 const storage = createStorage(config);
@@ -32,24 +37,29 @@ const stamp = new Date()
   .replace(/[-:.TZ]/g, '')
   .slice(0, 14);
 
+// An input whose key is `url:<https URL>` is handed to the provider as that URL (the URL-input step).
+const remote = 'url:';
 const ctx: ProviderContext = {
   storage,
-  inputUrl: (key) => storage.url(key, 3600),
+  inputUrl: (key) => (key.startsWith(remote) ? Promise.resolve(key.slice(remote.length)) : storage.url(key, 3600)),
   heartbeat: () => undefined,
   signal: new AbortController().signal,
   attempt: 1,
 };
 
-function request(model: string, provider: string, over: Partial<ProviderRequest> = {}): ProviderRequest {
-  const route = routeFor(model)!;
+function request(step: SmokeStep, over: Partial<ProviderRequest> = {}): ProviderRequest {
+  const route = routeFor(step.model)!;
   return {
-    jobId: `smoke-${stamp}-${provider}`,
+    jobId: `smoke-${stamp}-${step.action}-${step.provider}-${step.kind}`,
     kind: route.kind,
-    model,
+    model: step.model,
     route,
+    providerModelId: step.providerModelId,
     prompt: 'A small red kite in a clear blue sky, simple and bright',
     aspectRatio: route.defaultAspectRatio,
-    count: route.kind === 'image' ? 1 : undefined,
+    count: step.count,
+    duration: step.duration,
+    resolution: step.resolution,
     inputs: [],
     ...over,
   };
@@ -80,84 +90,66 @@ async function storeOutputs(provider: ProviderName, adapter: ProviderAdapter, jo
   return out;
 }
 
-interface Smoke {
-  provider: ProviderName;
-  key: string | undefined;
-  listPrice: string;
-  run(): Promise<{ credits: number; detail: string[] }>;
+/** The first output URL of each provider's image run, for the URL-input step. */
+const imageUrls = new Map<string, string>();
+
+async function runStep(step: SmokeStep): Promise<{ credits: number; detail: string[] }> {
+  const route = routeFor(step.model)!;
+  const job = { count: step.count, duration: step.duration };
+  if (step.action === 'speech') {
+    const voiceId = process.env.SMOKE_ELEVENLABS_VOICE_ID ?? '21m00Tcm4TlvDq8ikWAM';
+    const adapter = createElevenLabsAdapter({
+      key: config.ELEVENLABS_API_KEY!,
+      baseUrl: config.ELEVENLABS_BASE_URL,
+      fal: { key: config.FAL_KEY ?? '', queueUrl: config.FAL_QUEUE_URL },
+    });
+    const script = 'Hello, this is a short smoke test of the speech step.';
+    const req = request(step, { script, voice: { id: 'smoke', ttsVoice: 'en-us', providerVoiceId: voiceId, gender: 'female' } });
+    const speech = await adapter.synthesize(req, ctx);
+    return { credits: 0, detail: [`${speech.key} (${speech.seconds.toFixed(2)} s of speech; speech alone is not a priced job)`] };
+  }
+  const adapter = createProviderAdapter(step.provider, config);
+  let inputs: InputFile[] = [];
+  if (step.action === 'url-input') {
+    const url = imageUrls.get(step.provider);
+    if (!url) throw new Error(`no ${step.provider} image output to use as the URL input (its image step failed or was skipped)`);
+    inputs = [{ role: 'start_frame', key: `${remote}${url}`, contentType: 'image/png' }];
+  }
+  const req = request(step, { inputs });
+  const ref = await adapter.submit(req, ctx);
+  if (step.action === 'cancel-queued') {
+    const { confirmed } = await adapter.cancel(ref, ctx);
+    const after = await adapter.poll(ref, ctx);
+    return {
+      credits: confirmed ? 0 : priceFor(route, job),
+      detail: [`cancel ${confirmed ? 'confirmed (not billed)' : 'not confirmed: the request may have run and be billed'}; then ${after.state}`],
+    };
+  }
+  const result = await pollUntilDone(adapter, ref, route.deadlineSeconds * 1000);
+  if (result.state === 'failed') throw new Error(result.message);
+  const first = result.outputs?.[0]?.url;
+  if (step.action === 'run' && step.kind === 'image' && first) imageUrls.set(step.provider, first);
+  return { credits: priceFor(route, job), detail: await storeOutputs(step.provider, adapter, req.jobId, result) };
 }
 
-const smokes: Smoke[] = [
-  {
-    provider: 'fal',
-    key: config.FAL_KEY,
-    listPrice: 'per fal.ai/models/fal-ai/nano-banana-2 (per image)',
-    async run() {
-      const adapter = createFalAdapter({ key: config.FAL_KEY!, queueUrl: config.FAL_QUEUE_URL, cdnRequiresKey: config.FAL_CDN_REQUIRES_KEY });
-      const req = request('nano-banana-2', 'fal');
-      const result = await pollUntilDone(adapter, await adapter.submit(req, ctx), 300_000);
-      if (result.state === 'failed') throw new Error(result.message);
-      return { credits: priceFor(req.route, { count: 1 }), detail: await storeOutputs('fal', adapter, req.jobId, result) };
-    },
-  },
-  {
-    provider: 'openai',
-    key: config.OPENAI_API_KEY,
-    listPrice: 'per OpenAI image token pricing for gpt-image-2 at 1920×1920 (default quality)',
-    async run() {
-      const adapter = createOpenAIAdapter({ key: config.OPENAI_API_KEY!, baseUrl: config.OPENAI_BASE_URL });
-      const req = request('gpt-image-2', 'openai');
-      const result = await adapter.poll(await adapter.submit(req, ctx), ctx);
-      return { credits: priceFor(req.route, { count: 1 }), detail: await storeOutputs('openai', adapter, req.jobId, result) };
-    },
-  },
-  {
-    provider: 'elevenlabs',
-    key: config.ELEVENLABS_API_KEY,
-    listPrice: 'per ElevenLabs character pricing (about 60 characters)',
-    async run() {
-      const voiceId = process.env.SMOKE_ELEVENLABS_VOICE_ID ?? '21m00Tcm4TlvDq8ikWAM';
-      const adapter = createElevenLabsAdapter({
-        key: config.ELEVENLABS_API_KEY!,
-        baseUrl: config.ELEVENLABS_BASE_URL,
-        fal: { key: config.FAL_KEY ?? '', queueUrl: config.FAL_QUEUE_URL },
-      });
-      const script = 'Hello, this is a short smoke test of the speech step.';
-      const req = request('talking-actor', 'elevenlabs', { script, voice: { id: 'smoke', ttsVoice: 'en-us', providerVoiceId: voiceId, gender: 'female' } });
-      const speech = await adapter.synthesize(req, ctx);
-      return { credits: 0, detail: [`${speech.key} (${speech.seconds.toFixed(2)} s of speech; speech alone is not a priced job)`] };
-    },
-  },
-  {
-    provider: 'xai',
-    key: config.XAI_API_KEY,
-    listPrice: 'per docs.x.ai video pricing (per second at 480p)',
-    async run() {
-      const adapter = createXaiAdapter({ key: config.XAI_API_KEY!, baseUrl: config.XAI_BASE_URL });
-      const req = request('grok-video', 'xai', { duration: 1, resolution: '480p' });
-      const result = await pollUntilDone(adapter, await adapter.submit(req, ctx), 600_000);
-      if (result.state === 'failed') throw new Error(result.message);
-      return { credits: priceFor(req.route, { duration: 1 }), detail: await storeOutputs('xai', adapter, req.jobId, result) };
-    },
-  },
-];
-
 let failed = 0;
-for (const smoke of smokes) {
-  if (!smoke.key) {
-    console.log(`${smoke.provider.padEnd(11)} skipped (no key in the environment)`);
+for (const step of plan) {
+  const name = `${step.provider} ${step.action} ${step.kind} ${step.model}`;
+  const missing = providerKeys[step.provider].filter((k) => !config[k]);
+  if (missing.length) {
+    console.log(`${name}: skipped (${missing.join(', ')} not in the environment)`);
     continue;
   }
   const start = performance.now();
   try {
-    const { credits, detail } = await smoke.run();
+    const { credits, detail } = await runStep(step);
     const seconds = ((performance.now() - start) / 1000).toFixed(1);
-    console.log(`${smoke.provider.padEnd(11)} ok in ${seconds} s; cost ${credits} credits here, provider list price ${smoke.listPrice}`);
-    for (const d of detail) console.log(`${' '.repeat(12)}${d}`);
+    console.log(`${name}: ok in ${seconds} s; ${credits} credits here (${step.providerModelId})`);
+    for (const d of detail) console.log(`    ${d}`);
   } catch (err) {
     failed++;
     const seconds = ((performance.now() - start) / 1000).toFixed(1);
-    console.log(`${smoke.provider.padEnd(11)} FAILED after ${seconds} s: ${(err as Error).message}`);
+    console.log(`${name}: FAILED after ${seconds} s: ${(err as Error).message}`);
   }
 }
 process.exitCode = failed ? 1 : 0;

@@ -41,8 +41,30 @@ export const catalog = Object.fromEntries(Object.entries(entries).map(([model, e
   readonly [M in ModelName]: (typeof entries)[M] & Pick<ModelRoute, 'alternates' | 'disabledRoutes'>;
 };
 
-export const imageModels = ['nano-banana-2', 'gpt-image-1.5', 'gpt-image-2', 'seedream-4.5'] as const;
-export const videoModels = ['sora-2-pro', 'sora-2', 'kling-3.0', 'kling-3.0-turbo', 'kling-2.6', 'veo-3.1', 'seedance-1.5', 'grok-video'] as const;
+export const imageModels = [
+  'nano-banana-2',
+  'gpt-image-1.5',
+  'gpt-image-2',
+  'gpt-image-2.5-sunburst',
+  'gpt-image-2.5-flare',
+  'gpt-image-2.6-sunburst',
+  'gpt-image-2.6-flare',
+  'seedream-4.5',
+  'seedream-5.0-lite',
+] as const;
+export const videoModels = [
+  'sora-2-pro',
+  'sora-2',
+  'kling-3.0',
+  'kling-3.0-turbo',
+  'kling-2.6',
+  'veo-3.1',
+  'veo-3.1-lite',
+  'seedance-1.5',
+  'seedance-2.0',
+  'seedance-2.0-fast',
+  'grok-video',
+] as const;
 export const replaceActorModel = 'replace-actor';
 export const talkingActorModel = 'talking-actor';
 
@@ -189,6 +211,9 @@ export function requestRefusal(route: ModelRoute, p: RequestShape, provider: Pro
   const narrower = routeRefusal(route, provider, p);
   if (narrower) return narrower;
   const refs = p.reference_file_ids?.length ?? 0;
+  if (route.imageInputs === false && (refs > 0 || p.start_frame_file_id || p.end_frame_file_id)) {
+    return `${refs > 0 ? 'reference_file_ids' : p.start_frame_file_id ? 'start_frame_file_id' : 'end_frame_file_id'}: ${route.model} takes text only (no start frame, end frame or reference images)`;
+  }
   if (route.maxReferenceImages !== undefined && refs > route.maxReferenceImages) {
     return `reference_file_ids: ${route.model} takes at most ${route.maxReferenceImages} reference image${route.maxReferenceImages === 1 ? '' : 's'}`;
   }

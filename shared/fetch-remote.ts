@@ -71,8 +71,8 @@ export interface FetchRemoteOptions {
   accept?: string;
   /** Extra request headers (e.g. a provider CDN's key): sent only to the first URL's origin, never after a redirect elsewhere. */
   headers?: Record<string, string>;
-  /** A host allowlist checked on every hop (provider output CDNs); a host it refuses is `refused`. */
-  allowHost?: (hostname: string) => boolean;
+  /** A host allowlist checked on every hop (provider output CDNs), given the hop's URL too; a host it refuses is `refused`. */
+  allowHost?: (hostname: string, url: URL) => boolean;
 }
 
 export interface FetchRemoteResult {
@@ -143,7 +143,7 @@ async function checkTarget(url: URL, opts: FetchRemoteOptions): Promise<CheckedT
   precheckUrl(url, opts.allowLoopbackOrigin);
   const loopbackAllowed = sameOrigin(url, opts.allowLoopbackOrigin);
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
-  if (opts.allowHost && !opts.allowHost(hostname)) throw new FetchError('refused', 'the host is not on the allowed list');
+  if (opts.allowHost && !opts.allowHost(hostname, url)) throw new FetchError('refused', 'the host is not on the allowed list');
 
   let addresses: ResolvedAddress[];
   const literal = net.isIP(hostname);

@@ -21,12 +21,15 @@ export type FalRequest = { endpointId: string; input: Record<string, unknown> };
 /** The fal endpoints each builder may send to, by role. */
 export const falBuilderEndpoints = {
   'nano-banana': { main: ['fal-ai/nano-banana-2'], edit: ['fal-ai/nano-banana-2/edit'] },
-  seedream: { main: ['fal-ai/bytedance/seedream/v4.5/text-to-image'], edit: ['fal-ai/bytedance/seedream/v4.5/edit'] },
+  seedream: {
+    main: ['fal-ai/bytedance/seedream/v4.5/text-to-image', 'fal-ai/bytedance/seedream/v5/lite/text-to-image'],
+    edit: ['fal-ai/bytedance/seedream/v4.5/edit', 'fal-ai/bytedance/seedream/v5/lite/edit'],
+  },
   'wan-animate-replace': { main: ['fal-ai/wan/v2.2-14b/animate/replace'] },
   veo: {
-    main: ['fal-ai/veo3.1', 'fal-ai/veo3.1/fast'],
-    imageToVideo: ['fal-ai/veo3.1/image-to-video', 'fal-ai/veo3.1/fast/image-to-video'],
-    firstLastFrame: ['fal-ai/veo3.1/first-last-frame-to-video', 'fal-ai/veo3.1/fast/first-last-frame-to-video'],
+    main: ['fal-ai/veo3.1', 'fal-ai/veo3.1/fast', 'fal-ai/veo3.1/lite'],
+    imageToVideo: ['fal-ai/veo3.1/image-to-video', 'fal-ai/veo3.1/fast/image-to-video', 'fal-ai/veo3.1/lite/image-to-video'],
+    firstLastFrame: ['fal-ai/veo3.1/first-last-frame-to-video', 'fal-ai/veo3.1/fast/first-last-frame-to-video', 'fal-ai/veo3.1/lite/first-last-frame-to-video'],
     reference: ['fal-ai/veo3.1/reference-to-video'],
   },
   kling: {
@@ -35,6 +38,7 @@ export const falBuilderEndpoints = {
   },
   seedance: { main: ['fal-ai/bytedance/seedance/v1.5/pro/text-to-video'], imageToVideo: ['fal-ai/bytedance/seedance/v1.5/pro/image-to-video'] },
   'kling-turbo': { main: ['fal-ai/kling-video/v3/turbo/pro/text-to-video'], imageToVideo: ['fal-ai/kling-video/v3/turbo/pro/image-to-video'] },
+  'seedance-2': { main: ['bytedance/seedance-2.0/text-to-video', 'bytedance/seedance-2.0/fast/text-to-video'] },
   grok: { main: ['xai/grok-imagine-video/text-to-video'], imageToVideo: ['xai/grok-imagine-video/image-to-video'] },
 } as const satisfies Record<FalRequestShape, { main: readonly FalEndpointId[] } & Record<string, readonly FalEndpointId[]>>;
 
@@ -146,6 +150,9 @@ const klingTurboDurations = allOf<Common<'kling-turbo', 'duration'>>()(['3', '4'
 const seedanceRatios = allOf<Common<'seedance', 'aspect_ratio'>>()(['auto', '21:9', '16:9', '4:3', '1:1', '3:4', '9:16']);
 const seedanceResolutions = allOf<Common<'seedance', 'resolution'>>()(['480p', '720p', '1080p']);
 const seedanceDurations = allOf<Common<'seedance', 'duration'>>()(['4', '5', '6', '7', '8', '9', '10', '11', '12']);
+const seedance2Ratios = allOf<Common<'seedance-2', 'aspect_ratio'>>()(['auto', '21:9', '16:9', '4:3', '1:1', '3:4', '9:16']);
+const seedance2Resolutions = allOf<Common<'seedance-2', 'resolution'>>()(['480p', '720p']);
+const seedance2Durations = allOf<Common<'seedance-2', 'duration'>>()(['auto', '4', '5', '6', '7', '8', '9', '10', '11', '12', '13', '14', '15']);
 const grokRatios = allOf<Common<'grok', 'aspect_ratio'>>()(['16:9', '4:3', '3:2', '1:1', '2:3', '3:4', '9:16']);
 const grokResolutions = allOf<Common<'grok', 'resolution'>>()(['480p', '720p']);
 
@@ -240,6 +247,19 @@ const falRequestBuilders: Record<FalRequestShape, (c: BuildContext) => Promise<F
       return falBody(imageToVideo)({ ...base, image_url: await c.url(first), ...(end ? { end_image_url: await c.url(end) } : {}) });
     }
     return falBody(mainEndpoint(c, 'seedance'))(base);
+  },
+
+  // Seedance 2.0 (fal.ai/models/bytedance/seedance-2.0/*/text-to-video/llms.txt): text to video only here
+  // (the catalog refuses image inputs: no image-to-video schema was transcribed). Audio is generated at the
+  // same price either way (fal's page), so it is asked for, as for the other Seedance.
+  async 'seedance-2'(c) {
+    return falBody(mainEndpoint(c, 'seedance-2'))({
+      prompt: c.prompt,
+      duration: pick('duration', seedance2Durations, String(c.duration)),
+      resolution: pick('resolution', seedance2Resolutions, c.resolution),
+      aspect_ratio: pick('aspect_ratio', seedance2Ratios, c.aspectRatio),
+      generate_audio: true,
+    });
   },
 
   async grok(c) {

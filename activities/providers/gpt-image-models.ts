@@ -35,6 +35,13 @@ export const gptImageModels: Readonly<Record<string, GptImageModel>> = {
   'gpt-image-1-mini': { sizes: gptImage1Sizes, outputFormat: 'png' },
   'gpt-image-1.5': { sizes: gptImage1Sizes, outputFormat: 'png' },
   'gpt-image-2': { sizes: gptImage2Sizes, outputFormat: 'png' },
+  // openai-node's `size` documentation gives gpt-image-2.5-sunburst / -flare gpt-image-2's arbitrary
+  // WIDTHxHEIGHT sizes; gpt-image-2.6-* is not among those models, so it gets the three standard sizes
+  // "supported by the GPT image models".
+  'gpt-image-2.5-sunburst': { sizes: gptImage2Sizes, outputFormat: 'png' },
+  'gpt-image-2.5-flare': { sizes: gptImage2Sizes, outputFormat: 'png' },
+  'gpt-image-2.6-sunburst': { sizes: gptImage1Sizes, outputFormat: 'png' },
+  'gpt-image-2.6-flare': { sizes: gptImage1Sizes, outputFormat: 'png' },
 };
 
 /** The table's row of a model id, a dated snapshot (`<model>-YYYY-MM-DD`) read as its model. */

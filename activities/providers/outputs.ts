@@ -8,7 +8,7 @@ import type { ProviderName } from '../../workflows/definitions.js';
 import { jobOutputKey, type Storage } from '../../shared/storage.js';
 import { storeRemoteFile, type FetchHooks } from '../uploads.js';
 import { MB } from '../../shared/media-type.js';
-import { hostMatches } from './hosts.js';
+import { urlMatches } from './hosts.js';
 import { providerOutputHosts as ownHosts } from '../../shared/providers/index.js';
 import type { ProviderOutput } from './types.js';
 
@@ -91,7 +91,7 @@ export async function storeProviderOutput(
     (t) => jobOutputKey(deps.storage, args.jobId, args.index + 1, t.ext),
     null,
     {
-      fetch: { headers: args.headers, allowHost: (host) => hostMatches(host, hosts), totalTimeoutMs: deps.config.PROVIDER_OUTPUT_TIMEOUT_MS },
+      fetch: { headers: args.headers, allowHost: (_host, url) => urlMatches(url, hosts), totalTimeoutMs: deps.config.PROVIDER_OUTPUT_TIMEOUT_MS },
       onProgress: args.onProgress,
     },
   );

@@ -83,7 +83,11 @@ export function buildProgram(): Command {
       .description('create an image job')
       .requiredOption('--project <id>', 'project id')
       .requiredOption('--prompt <text>', 'what to draw')
-      .option('--model <name>', 'nano-banana-2, gpt-image-1.5, gpt-image-2 or seedream-4.5', 'nano-banana-2')
+      .option(
+        '--model <name>',
+        'nano-banana-2, gpt-image-1.5, gpt-image-2, gpt-image-2.5-sunburst, gpt-image-2.5-flare, gpt-image-2.6-sunburst, gpt-image-2.6-flare, seedream-4.5 or seedream-5.0-lite',
+        'nano-banana-2',
+      )
       .option('--aspect-ratio <ratio>', '1:1, 9:16 or 16:9', '1:1')
       .option('--count <n>', 'images to make (1-4)', int('--count'), 1),
   ).action(async (o) => {
@@ -106,7 +110,10 @@ export function buildProgram(): Command {
       .description('create a video job')
       .requiredOption('--project <id>', 'project id')
       .requiredOption('--prompt <text>', 'what to film')
-      .requiredOption('--model <name>', 'sora-2-pro, sora-2, kling-3.0, kling-3.0-turbo, kling-2.6, veo-3.1, seedance-1.5 or grok-video')
+      .requiredOption(
+        '--model <name>',
+        'sora-2-pro, sora-2, kling-3.0, kling-3.0-turbo, kling-2.6, veo-3.1, veo-3.1-lite, seedance-1.5, seedance-2.0, seedance-2.0-fast or grok-video',
+      )
       .option('--aspect-ratio <ratio>', 'aspect ratio (allowed values per model: mediagen models)')
       .option('--duration <seconds>', 'duration in seconds', num('--duration'))
       .option('--resolution <res>', 'e.g. 720p')

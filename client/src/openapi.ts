@@ -3781,7 +3781,7 @@ export interface operations {
                     project_id: string;
                     prompt: string;
                     /** @enum {string} */
-                    model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "seedream-4.5";
+                    model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite";
                     /** @enum {string} */
                     aspect_ratio: "1:1" | "9:16" | "16:9";
                     count: number;
@@ -4697,7 +4697,7 @@ export interface operations {
                     project_id: string;
                     prompt: string;
                     /** @enum {string} */
-                    model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "seedance-1.5" | "grok-video";
+                    model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
                     aspect_ratio?: string;
                     duration?: number;
                     resolution?: string;
@@ -4775,6 +4775,16 @@ export interface operations {
                     reference_file_ids?: unknown;
                 } | {
                     /** @constant */
+                    model?: "veo-3.1-lite";
+                    /** @enum {unknown} */
+                    aspect_ratio?: "16:9" | "9:16";
+                    /** @enum {unknown} */
+                    duration?: 4 | 6 | 8;
+                    /** @enum {unknown} */
+                    resolution?: "720p" | "1080p";
+                    reference_file_ids?: unknown;
+                } | {
+                    /** @constant */
                     model?: "seedance-1.5";
                     /** @enum {unknown} */
                     aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
@@ -4782,6 +4792,28 @@ export interface operations {
                     /** @enum {unknown} */
                     resolution?: "480p" | "720p" | "1080p";
                     reference_file_ids?: unknown;
+                } | {
+                    /** @constant */
+                    model?: "seedance-2.0";
+                    /** @enum {unknown} */
+                    aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                    duration?: number;
+                    /** @enum {unknown} */
+                    resolution?: "480p" | "720p";
+                    reference_file_ids?: unknown;
+                    start_frame_file_id?: never;
+                    end_frame_file_id?: never;
+                } | {
+                    /** @constant */
+                    model?: "seedance-2.0-fast";
+                    /** @enum {unknown} */
+                    aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                    duration?: number;
+                    /** @enum {unknown} */
+                    resolution?: "480p" | "720p";
+                    reference_file_ids?: unknown;
+                    start_frame_file_id?: never;
+                    end_frame_file_id?: never;
                 } | {
                     /** @constant */
                     model?: "grok-video";
@@ -8729,7 +8761,7 @@ export interface operations {
                         body: {
                             prompt: string;
                             /** @enum {string} */
-                            model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "seedream-4.5";
+                            model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite";
                             /** @enum {string} */
                             aspect_ratio: "1:1" | "9:16" | "16:9";
                             count: number;
@@ -8753,7 +8785,7 @@ export interface operations {
                         body: {
                             prompt: string;
                             /** @enum {string} */
-                            model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "seedance-1.5" | "grok-video";
+                            model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
                             aspect_ratio?: string;
                             duration?: number;
                             resolution?: string;
@@ -8842,6 +8874,16 @@ export interface operations {
                             reference_file_ids?: unknown;
                         } | {
                             /** @constant */
+                            model?: "veo-3.1-lite";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16";
+                            /** @enum {unknown} */
+                            duration?: 4 | 6 | 8;
+                            /** @enum {unknown} */
+                            resolution?: "720p" | "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
                             model?: "seedance-1.5";
                             /** @enum {unknown} */
                             aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
@@ -8849,6 +8891,28 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "480p" | "720p" | "1080p";
                             reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "seedance-2.0";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "480p" | "720p";
+                            reference_file_ids?: unknown;
+                            start_frame_file_id?: never;
+                            end_frame_file_id?: never;
+                        } | {
+                            /** @constant */
+                            model?: "seedance-2.0-fast";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "480p" | "720p";
+                            reference_file_ids?: unknown;
+                            start_frame_file_id?: never;
+                            end_frame_file_id?: never;
                         } | {
                             /** @constant */
                             model?: "grok-video";
@@ -9425,7 +9489,7 @@ export interface operations {
                     body?: {
                         prompt: string;
                         /** @enum {string} */
-                        model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "seedream-4.5";
+                        model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite";
                         /** @enum {string} */
                         aspect_ratio: "1:1" | "9:16" | "16:9";
                         count: number;
@@ -9439,7 +9503,7 @@ export interface operations {
                     } | ({
                         prompt: string;
                         /** @enum {string} */
-                        model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "seedance-1.5" | "grok-video";
+                        model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
                         aspect_ratio?: string;
                         duration?: number;
                         resolution?: string;
@@ -9528,6 +9592,16 @@ export interface operations {
                         reference_file_ids?: unknown;
                     } | {
                         /** @constant */
+                        model?: "veo-3.1-lite";
+                        /** @enum {unknown} */
+                        aspect_ratio?: "16:9" | "9:16";
+                        /** @enum {unknown} */
+                        duration?: 4 | 6 | 8;
+                        /** @enum {unknown} */
+                        resolution?: "720p" | "1080p";
+                        reference_file_ids?: unknown;
+                    } | {
+                        /** @constant */
                         model?: "seedance-1.5";
                         /** @enum {unknown} */
                         aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
@@ -9535,6 +9609,28 @@ export interface operations {
                         /** @enum {unknown} */
                         resolution?: "480p" | "720p" | "1080p";
                         reference_file_ids?: unknown;
+                    } | {
+                        /** @constant */
+                        model?: "seedance-2.0";
+                        /** @enum {unknown} */
+                        aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                        duration?: number;
+                        /** @enum {unknown} */
+                        resolution?: "480p" | "720p";
+                        reference_file_ids?: unknown;
+                        start_frame_file_id?: never;
+                        end_frame_file_id?: never;
+                    } | {
+                        /** @constant */
+                        model?: "seedance-2.0-fast";
+                        /** @enum {unknown} */
+                        aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                        duration?: number;
+                        /** @enum {unknown} */
+                        resolution?: "480p" | "720p";
+                        reference_file_ids?: unknown;
+                        start_frame_file_id?: never;
+                        end_frame_file_id?: never;
                     } | {
                         /** @constant */
                         model?: "grok-video";
@@ -10057,7 +10153,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description only this model (a public model: GET /v1/models lists them) */
-                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "seedream-4.5" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "seedance-1.5" | "grok-video" | "replace-actor" | "talking-actor";
+                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "replace-actor" | "talking-actor";
             };
             header?: never;
             path?: never;

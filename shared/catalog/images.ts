@@ -37,14 +37,13 @@ export const imageEntries = {
     // OpenAI's deprecations page (developers.openai.com/api/docs/deprecations, read 2026-12-02) lists
     // gpt-image-1.5 and gpt-image-1.5-2025-12-16 as deprecated on 2026-06-02 (the notice date) with
     // shutdown on 2026-12-01, recommending gpt-image-2.6-sunburst or gpt-image-2.6-flare (both
-    // ImageModel names in the pinned openai-node, resources/images.d.ts). Neither is a public model of
-    // this catalog yet, so customers are sent to gpt-image-2, the live OpenAI image model here; the
-    // route probe reads the same date as the model's `shutdown_date` (docs/operations/runbook.md).
+    // ImageModel names in the pinned openai-node, resources/images.d.ts). Customers are sent to
+    // gpt-image-2.6-sunburst, the first of the two (gpt-image-2.6-flare is served too); the route probe reads the same date as the model's `shutdown_date` (docs/operations/runbook.md).
     deprecatedAt: '2026-06-02',
     deprecation:
       'OpenAI shuts gpt-image-1.5 down on 2026-12-01 and recommends gpt-image-2.6-sunburst or gpt-image-2.6-flare (developers.openai.com/api/docs/deprecations)',
     retiresAt: '2026-12-01',
-    replacement: 'gpt-image-2',
+    replacement: 'gpt-image-2.6-sunburst',
     // developers.openai.com/api/reference/resources/images/methods/generate: gpt-image-1.5 is listed as live;
     // sizes 1024x1024 | 1536x1024 | 1024x1536 | auto, n 1–10, GPT image models always answer b64_json.
     // Azure OpenAI in Microsoft Foundry serves it too (activities/providers/azure.ts, contracts/azure.ts):
@@ -90,6 +89,74 @@ export const imageEntries = {
     deadlineSeconds: 300,
     price: { per: 'image', credits: 12, providerCost: 8 },
   },
+  'gpt-image-2.5-sunburst': {
+    model: 'gpt-image-2.5-sunburst',
+    kind: 'image',
+    provider: 'openai',
+    providerModelId: 'gpt-image-2.5-sunburst',
+    // openai-node's `size` documentation gives gpt-image-2.5-sunburst / -flare gpt-image-2's arbitrary sizes (WIDTHxHEIGHT, multiples of 16,
+    // ratio 1:3–3:1, at most 3840x2160, experimental above 2560x1440): each ratio is sent gpt-image-2's exact size
+    // (activities/providers/openai.ts gpt-image-models.ts); quality also takes xhigh and max (not sent).
+    otherRoutes: "OpenAI's Images API only. Azure OpenAI's pages read list no gpt-image-2.5-sunburst deployment: no Azure route.",
+    source:
+      "openai-node (the pinned `openai` package, resources/images.d.ts, read 2026-12-02): ImageModel 'gpt-image-2.5-sunburst', n 1–10, GPT image models answer b64_json; price: OpenAI bills GPT image models per token ($30 per 1M image output tokens, as resellers transcribe OpenAI's pricing page, which was not readable here), so providerCost is an upper estimate per image at these sizes, as gpt-image-2's",
+    aspectRatios: imageRatios,
+    servedAs: { '1:1': '1920×1920', '16:9': '2560×1440', '9:16': '1440×2560' },
+    defaultAspectRatio: '1:1',
+    deadlineSeconds: 300,
+    price: { per: 'image', credits: 12, providerCost: 8 },
+  },
+  'gpt-image-2.5-flare': {
+    model: 'gpt-image-2.5-flare',
+    kind: 'image',
+    provider: 'openai',
+    providerModelId: 'gpt-image-2.5-flare',
+    // openai-node's `size` documentation gives gpt-image-2.5-sunburst / -flare gpt-image-2's arbitrary sizes (WIDTHxHEIGHT, multiples of 16,
+    // ratio 1:3–3:1, at most 3840x2160, experimental above 2560x1440): each ratio is sent gpt-image-2's exact size
+    // (activities/providers/openai.ts gpt-image-models.ts); quality also takes xhigh and max (not sent).
+    otherRoutes: "OpenAI's Images API only. Azure OpenAI's pages read list no gpt-image-2.5-flare deployment: no Azure route.",
+    source:
+      "openai-node (the pinned `openai` package, resources/images.d.ts, read 2026-12-02): ImageModel 'gpt-image-2.5-flare', n 1–10, GPT image models answer b64_json; price: OpenAI bills GPT image models per token ($30 per 1M image output tokens, as resellers transcribe OpenAI's pricing page, which was not readable here), so providerCost is an upper estimate per image at these sizes, as gpt-image-2's",
+    aspectRatios: imageRatios,
+    servedAs: { '1:1': '1920×1920', '16:9': '2560×1440', '9:16': '1440×2560' },
+    defaultAspectRatio: '1:1',
+    deadlineSeconds: 300,
+    price: { per: 'image', credits: 12, providerCost: 8 },
+  },
+  'gpt-image-2.6-sunburst': {
+    model: 'gpt-image-2.6-sunburst',
+    kind: 'image',
+    provider: 'openai',
+    providerModelId: 'gpt-image-2.6-sunburst',
+    // openai-node lists gpt-image-2.6-sunburst / -flare among the image models but not among the ones with arbitrary sizes:
+    // they are sent the three standard sizes "supported by the GPT image models" (1024x1024, 1536x1024, 1024x1536).
+    // (The SDK names gpt-image-2.5-* as gpt-image-1's replacement after its 2026-10-23 shutdown.)
+    otherRoutes: "OpenAI's Images API only. Azure OpenAI's pages read list no gpt-image-2.6-sunburst deployment: no Azure route.",
+    source:
+      "openai-node (the pinned `openai` package, resources/images.d.ts, read 2026-12-02): ImageModel 'gpt-image-2.6-sunburst', n 1–10, GPT image models answer b64_json; price: OpenAI bills GPT image models per token ($30 per 1M image output tokens, as resellers transcribe OpenAI's pricing page, which was not readable here), so providerCost is an upper estimate per image at these sizes, as gpt-image-2's",
+    aspectRatios: imageRatios,
+    servedAs: { '16:9': '3:2, 1536×1024 (the standard gpt-image sizes have no 16:9)', '9:16': '2:3, 1024×1536 (the standard gpt-image sizes have no 9:16)' },
+    defaultAspectRatio: '1:1',
+    deadlineSeconds: 300,
+    price: { per: 'image', credits: 12, providerCost: 8 },
+  },
+  'gpt-image-2.6-flare': {
+    model: 'gpt-image-2.6-flare',
+    kind: 'image',
+    provider: 'openai',
+    providerModelId: 'gpt-image-2.6-flare',
+    // openai-node lists gpt-image-2.6-sunburst / -flare among the image models but not among the ones with arbitrary sizes:
+    // they are sent the three standard sizes "supported by the GPT image models" (1024x1024, 1536x1024, 1024x1536).
+    // (The SDK names gpt-image-2.5-* as gpt-image-1's replacement after its 2026-10-23 shutdown.)
+    otherRoutes: "OpenAI's Images API only. Azure OpenAI's pages read list no gpt-image-2.6-flare deployment: no Azure route.",
+    source:
+      "openai-node (the pinned `openai` package, resources/images.d.ts, read 2026-12-02): ImageModel 'gpt-image-2.6-flare', n 1–10, GPT image models answer b64_json; price: OpenAI bills GPT image models per token ($30 per 1M image output tokens, as resellers transcribe OpenAI's pricing page, which was not readable here), so providerCost is an upper estimate per image at these sizes, as gpt-image-2's",
+    aspectRatios: imageRatios,
+    servedAs: { '16:9': '3:2, 1536×1024 (the standard gpt-image sizes have no 16:9)', '9:16': '2:3, 1024×1536 (the standard gpt-image sizes have no 9:16)' },
+    defaultAspectRatio: '1:1',
+    deadlineSeconds: 300,
+    price: { per: 'image', credits: 12, providerCost: 8 },
+  },
   'seedream-4.5': {
     model: 'seedream-4.5',
     kind: 'image',
@@ -122,5 +189,36 @@ export const imageEntries = {
     // Low-priority jobs fill slots that would idle: a quarter off, out of our margin (fal bills the
     // same request the same), never below the provider cost (shared/catalog.ts priceAt).
     lowPriorityDiscount: 0.25,
+  },
+  'seedream-5.0-lite': {
+    model: 'seedream-5.0-lite',
+    kind: 'image',
+    provider: 'fal',
+    providerModelId: 'fal-ai/bytedance/seedream/v5/lite/text-to-image',
+    falRequest: 'seedream',
+    secondaryModelIds: { edit: 'fal-ai/bytedance/seedream/v5/lite/edit' },
+    // fal.ai/models/bytedance/seedream/v5/lite/text-to-image/llms.txt: $0.035 per image; image_size a preset
+    // or { width, height } whose total pixels lie between 2560×1440 and 4096×4096 (the pinned client's type
+    // says 3072×3072 as the top): the three sizes Seedream 4.5 is sent (2048×2048, 2560×1440, 1440×2560) lie
+    // inside both, so the same explicit sizes are sent. num_images is unbounded in fal's type; the create
+    // schema's 1–4 applies. fal's page names the endpoint without the fal-ai/ prefix; the catalog uses the id
+    // the pinned @fal-ai/client types (EndpointTypeMap), whose input it is checked against.
+    otherRoutes:
+      "fal (fal-ai/bytedance/seedream/v5/lite/*) only. BytePlus ModelArk serves Seedream 5.0 too, but its model id was not found in BytePlus's own pages read (only resellers name one): no BytePlus route. No alternate.",
+    source:
+      'fal.ai/models/bytedance/seedream/v5/lite/text-to-image/llms.txt ($0.035 per image; image_size total pixels 2560×1440 to 4096×4096) and @fal-ai/client EndpointTypeMap fal-ai/bytedance/seedream/v5/lite/text-to-image and /edit (prompt, image_size, num_images; /edit: image_urls)',
+    aspectRatios: imageRatios,
+    servedAs: { '1:1': '2048×2048', '16:9': '2560×1440', '9:16': '1440×2560' },
+    // fal's type has no output_format for Seedream 5.0 Lite: any image format is taken and stored as PNG.
+    produces: {
+      formats: ['png', 'jpeg', 'webp'],
+      aspectRatios: imageRatios,
+      imageSizes: { '1:1': '2048x2048', '16:9': '2560x1440', '9:16': '1440x2560' },
+      source: 'fal.ai model page bytedance/seedream/v5/lite/text-to-image (image_size { width, height } answered at that size)',
+    },
+    defaultAspectRatio: '1:1',
+    deadlineSeconds: 300,
+    // $0.035 an image is 1.25 credits at the catalog's rate: the provider cost rounds up to 2.
+    price: { per: 'image', credits: 3, providerCost: 2 },
   },
 } as const satisfies Record<string, ModelEntry>;

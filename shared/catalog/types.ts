@@ -66,6 +66,11 @@ export interface ModelRoute {
   /** False where the live route has no end-frame input (an end frame would be dropped, so it is refused). */
   endFrame?: boolean;
   /**
+   * False where the live route takes text only (no endpoint for a start frame, an end frame or reference
+   * images is written: they would be dropped, so they are refused).
+   */
+  imageInputs?: false;
+  /**
    * Routes a provider declares for the model but does not offer, each with why (shared/providers/*.ts
    * `disabled`): never a job's route; GET /v1/models lists them.
    */
@@ -92,7 +97,7 @@ export interface DisabledRoute {
 }
 
 /** The fal request builders (activities/providers/fal.ts), one per documented input schema family. */
-export const falRequestShapes = ['nano-banana', 'seedream', 'veo', 'kling', 'kling-turbo', 'seedance', 'grok', 'wan-animate-replace'] as const;
+export const falRequestShapes = ['nano-banana', 'seedream', 'veo', 'kling', 'kling-turbo', 'seedance', 'seedance-2', 'grok', 'wan-animate-replace'] as const;
 export type FalRequestShape = (typeof falRequestShapes)[number];
 
 export interface AlternateRoute {

@@ -216,6 +216,42 @@ export const videoEntries = {
     // sora-2-pro calls the same endpoint with the same inputs, at this same price.
     price: { per: 'second', credits: 20, providerCost: 14 },
   },
+  'veo-3.1-lite': {
+    model: 'veo-3.1-lite',
+    kind: 'video',
+    provider: 'fal',
+    providerModelId: 'fal-ai/veo3.1/lite',
+    falRequest: 'veo',
+    secondaryModelIds: {
+      imageToVideo: 'fal-ai/veo3.1/lite/image-to-video',
+      firstLastFrame: 'fal-ai/veo3.1/lite/first-last-frame-to-video',
+    },
+    // fal.ai/models/fal-ai/veo3.1/lite/llms.txt and the pinned @fal-ai/client (its input is Veo 3.1's own
+    // type): aspect_ratio 16:9 | 9:16, duration "4s" | "6s" | "8s", resolution 720p | 1080p, generate_audio.
+    // fal serves Lite with image-to-video and first-last-frame-to-video but no reference-to-video: one
+    // reference image is used as the first frame, more would be dropped, so they are refused.
+    otherRoutes:
+      "fal (fal-ai/veo3.1/lite/*) only. Google's Gemini API documents no live Veo model since 2026-10-22 (shared/providers/google.ts); Vertex AI has no adapter here. No alternate.",
+    source:
+      'fal.ai/models/fal-ai/veo3.1/lite/llms.txt (aspect_ratio 16:9 | 9:16, duration 4s | 6s | 8s, resolution 720p | 1080p; $0.05 per second at 720p and $0.08 at 1080p with audio), and @fal-ai/client EndpointTypeMap fal-ai/veo3.1/lite, /image-to-video, /first-last-frame-to-video',
+    maxReferenceImages: 1,
+    aspectRatios: ['16:9', '9:16'],
+    defaultAspectRatio: '16:9',
+    produces: {
+      formats: ['mp4'],
+      aspectRatios: ['16:9', '9:16'],
+      resolutions: ['720p', '1080p'],
+      source: 'fal.ai model page fal-ai/veo3.1/lite (aspect_ratio 16:9 | 9:16 and resolution 720p | 1080p of the MP4 answered as asked)',
+    },
+    durations: { values: [4, 6, 8] },
+    defaultDuration: 8,
+    resolutions: ['720p', '1080p'],
+    defaultResolution: '720p',
+    deadlineSeconds: 1200,
+    // One price for both resolutions, so the provider cost is 1080p's ($0.08 per second with audio, which
+    // is always sent), the higher of fal's two rates.
+    price: { per: 'second', credits: 4, providerCost: 3 },
+  },
   'seedance-1.5': {
     model: 'seedance-1.5',
     kind: 'video',
@@ -246,6 +282,72 @@ export const videoEntries = {
     defaultResolution: '720p',
     deadlineSeconds: 1200,
     price: { per: 'second', credits: 8, providerCost: 5 },
+  },
+  'seedance-2.0': {
+    model: 'seedance-2.0',
+    kind: 'video',
+    provider: 'fal',
+    providerModelId: 'bytedance/seedance-2.0/text-to-video',
+    falRequest: 'seedance-2',
+    // fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt: resolution 480p | 720p, duration "4" … "15" (or "auto", not offered: a job's length is its
+    // price), aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 (or auto), generate_audio at no extra cost;
+    // $0.3034 per second at 720p. fal serves it under bytedance/ (no fal-ai/ prefix), which the pinned
+    // @fal-ai/client does not type: its body is checked against a transcription (contracts/fal.ts).
+    // Text to video only here: fal's image-to-video and reference-to-video schemas were not transcribed,
+    // so image inputs are refused rather than dropped.
+    otherRoutes:
+      "fal (bytedance/seedance-2.0/*) only. BytePlus ModelArk serves Dreamina Seedance 2.0 (dreamina-seedance-2-0-*), but its model ids and limits were found only in resellers' pages, not in BytePlus's own: no BytePlus route. No alternate.",
+    source:
+      'fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt (standard tier: resolution 480p | 720p, duration 4-15, aspect_ratio 21:9 … 9:16, $0.3034 per second at 720p)',
+    imageInputs: false,
+    aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
+    defaultAspectRatio: '16:9',
+    produces: {
+      formats: ['mp4'],
+      aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
+      resolutions: ['480p', '720p'],
+      source: 'fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt (aspect_ratio and resolution of the MP4 answered as asked)',
+    },
+    durations: { min: 4, max: 15 },
+    defaultDuration: 5,
+    resolutions: ['480p', '720p'],
+    defaultResolution: '720p',
+    deadlineSeconds: 1200,
+    // One price for both resolutions: the provider cost is 720p's ($0.3034 a second), rounded up in credits.
+    price: { per: 'second', credits: 16, providerCost: 11 },
+  },
+  'seedance-2.0-fast': {
+    model: 'seedance-2.0-fast',
+    kind: 'video',
+    provider: 'fal',
+    providerModelId: 'bytedance/seedance-2.0/fast/text-to-video',
+    falRequest: 'seedance-2',
+    // fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt: resolution 480p | 720p, duration "4" … "15" (or "auto", not offered: a job's length is its
+    // price), aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 (or auto), generate_audio at no extra cost;
+    // $0.2419 per second at 720p. fal serves it under bytedance/ (no fal-ai/ prefix), which the pinned
+    // @fal-ai/client does not type: its body is checked against a transcription (contracts/fal.ts).
+    // Text to video only here: fal's image-to-video and reference-to-video schemas were not transcribed,
+    // so image inputs are refused rather than dropped.
+    otherRoutes:
+      "fal (bytedance/seedance-2.0/*) only. BytePlus ModelArk serves Dreamina Seedance 2.0 (dreamina-seedance-2-0-*), but its model ids and limits were found only in resellers' pages, not in BytePlus's own: no BytePlus route. No alternate.",
+    source:
+      'fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt (fast tier: resolution 480p | 720p, duration 4-15, aspect_ratio 21:9 … 9:16, $0.2419 per second at 720p)',
+    imageInputs: false,
+    aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
+    defaultAspectRatio: '16:9',
+    produces: {
+      formats: ['mp4'],
+      aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
+      resolutions: ['480p', '720p'],
+      source: 'fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt (aspect_ratio and resolution of the MP4 answered as asked)',
+    },
+    durations: { min: 4, max: 15 },
+    defaultDuration: 5,
+    resolutions: ['480p', '720p'],
+    defaultResolution: '720p',
+    deadlineSeconds: 1200,
+    // One price for both resolutions: the provider cost is 720p's ($0.2419 a second), rounded up in credits.
+    price: { per: 'second', credits: 13, providerCost: 9 },
   },
   'grok-video': {
     model: 'grok-video',

@@ -23,6 +23,7 @@ function videoModelRules(): Record<string, unknown>[] {
         duration,
         resolution: { enum: [...(route.resolutions ?? [])] },
         ...(route.maxReferenceImages !== undefined ? { reference_file_ids: { maxItems: route.maxReferenceImages } } : {}),
+        ...(route.imageInputs === false ? { reference_file_ids: { maxItems: 0 }, start_frame_file_id: false, end_frame_file_id: false } : {}),
       },
       dependentSchemas: { start_frame_file_id: { properties: { reference_file_ids: { maxItems: 0 } } }, ...referenceAndEndFrameRules(route) },
     };

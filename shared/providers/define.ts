@@ -31,7 +31,10 @@ export type ProviderCancel = 'queued' | 'never';
 
 /** Where a provider's output files may come from, and the hosts its key may go to with a download. */
 export interface OutputHosts {
-  /** Host patterns of the provider's own file hosts, each with where the provider documents it. */
+  /**
+   * Host patterns of the provider's own file hosts, each with where the provider documents it; a
+   * pattern ending in a path prefix (`host/prefix/`) allows only URLs under it (a shared storage host).
+   */
   hosts: readonly string[];
   /** Exact hosts that may receive the provider's key with a download (https only); none by default. */
   keyHosts: readonly string[];

@@ -16,11 +16,14 @@ export const fal = defineProvider({
    * fal's CDN, the only place its output files are fetched from. fal's docs ("fal CDN", "Media
    * expiration") show generated files on https://v3.fal.media/files/…, and "File access controls" puts
    * the CDN v3 objects, the only ones an ACL can make private, on https://v3b.fal.media/…; model
-   * outputs of older endpoints carry https://fal.media/files/… (and v2.fal.media). Its "private" files
-   * are read with the key, which therefore goes to the two CDN v3 hosts only.
+   * outputs of older endpoints carry https://fal.media/files/… (and v2.fal.media). Live answers also
+   * carry https://v3c.fal.media/files/… (a third CDN v3 shard) and objects of fal's own Cloud Storage
+   * bucket, https://storage.googleapis.com/falserverless/…: that host is Google's, shared by every
+   * bucket, so only the falserverless path is allowed on it. Its "private" files are read with the
+   * key, which therefore goes to the two CDN v3 hosts the access-control docs name only.
    */
   outputHosts: {
-    hosts: ['v3.fal.media', 'v3b.fal.media', 'fal.media', 'v2.fal.media'],
+    hosts: ['v3.fal.media', 'v3b.fal.media', 'v3c.fal.media', 'fal.media', 'v2.fal.media', 'storage.googleapis.com/falserverless/'],
     keyHosts: ['v3.fal.media', 'v3b.fal.media'],
   },
   // PUT …/requests/{id}/cancel: 202 CANCELLATION_REQUESTED while IN_QUEUE.

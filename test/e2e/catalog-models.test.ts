@@ -1,8 +1,10 @@
 // The newer catalog models, one job each over HTTP on the real stack (gateway, Temporal workflows,
 // Postgres, MinIO) against local fakes speaking the providers' protocols: gpt-image-2 on OpenAI's
 // Images API (sent its exact size per aspect ratio) and Kling 3.0 Turbo on fal's queue (the fake
-// holds its body to the transcription of fal's page). Each job completes and is charged its catalog
-// price once; a duration fal does not list is a 400 that charges nothing.
+// holds its body to the transcription of fal's page), and the models of the catalog refresh on fal's
+// queue (the fake validates each body against fal's schema of the endpoint). Each job completes and is
+// charged its catalog price once; a value the model's page does not list is a 400 that names the
+// allowed values and charges nothing.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
@@ -62,6 +64,35 @@ describe('newer catalog models, end to end against the fakes', () => {
     assert.equal(await creditsOf(tdb.db, t), 100 - price);
   });
 
+  for (const [model, size] of [
+    ['gpt-image-2.5-sunburst', '2560x1440'],
+    ['gpt-image-2.5-flare', '2560x1440'],
+    ['gpt-image-2.6-sunburst', '1536x1024'],
+    ['gpt-image-2.6-flare', '1536x1024'],
+  ] as const) {
+    test(`${model}: a 16:9 job is sent ${size} on OpenAI, completes, and is charged its price once; 4:3 is refused at create`, async () => {
+      const t = await createTenant(tdb.db, 100);
+      const c = api(gw.baseUrl, t.apiKey);
+      const prompt = `a lighthouse at dawn (${model})`;
+      const refused = await c.post('/v1/images/generate', { project_id: t.projectId, prompt, model, aspect_ratio: '4:3' });
+      assert.equal(refused.status, 400, refused.text);
+      assert.match(refused.body.error.message, /aspect_ratio/);
+      assert.match(refused.body.error.message, /1:1.*9:16.*16:9/, refused.text);
+      assert.equal(await creditsOf(tdb.db, t), 100);
+
+      const r = await c.post('/v1/images/generate', { project_id: t.projectId, prompt, model, aspect_ratio: '16:9', count: 1 });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.data.provider, 'openai');
+      const row = await jobFinished(tdb.db, r.body.data.id);
+      assert.equal(row.status, 'completed', JSON.stringify(row.error));
+      const call = openai.requestsOf('images').find((q) => (q.json as { prompt?: string }).prompt === prompt)!.json as { model: string; size: string };
+      assert.deepEqual([call.model, call.size], [model, size]);
+      const price = priceFor(catalog[model], { count: 1 });
+      assert.deepEqual(await jobLedger(tdb.db, row.id), [['charge', -price]]);
+      assert.equal(await creditsOf(tdb.db, t), 100 - price);
+    });
+  }
+
   test('kling-3.0-turbo: a 15 s job runs on fal text-to-video, completes, and is charged 15 s; 16 s is refused with nothing charged', async () => {
     const t = await createTenant(tdb.db, 1000);
     const c = api(gw.baseUrl, t.apiKey);
@@ -89,4 +120,92 @@ describe('newer catalog models, end to end against the fakes', () => {
     assert.deepEqual(await jobLedger(tdb.db, row.id), [['charge', -price]]);
     assert.equal(await creditsOf(tdb.db, t), 1000 - price);
   });
+
+  // The catalog refresh: each new model creates and completes on fal's fake at values of its own (not
+  // another model's defaults), with the body fal's page documents; its own limits are refused at create.
+  const refreshed = [
+    {
+      model: 'veo-3.1-lite',
+      create: { aspect_ratio: '9:16', duration: 4, resolution: '1080p' },
+      path: '/fal-ai/veo3.1/lite',
+      body: { duration: '4s', resolution: '1080p', aspect_ratio: '9:16', generate_audio: true },
+      refused: [
+        { field: 'duration', value: 5, allowed: /4, 6, 8/ },
+        { field: 'aspect_ratio', value: '1:1', allowed: /16:9.*9:16/ },
+        { field: 'resolution', value: '480p', allowed: /720p.*1080p/ },
+      ],
+    },
+    {
+      model: 'seedance-2.0',
+      create: { aspect_ratio: '21:9', duration: 15, resolution: '480p' },
+      path: '/bytedance/seedance-2.0/text-to-video',
+      body: { duration: '15', resolution: '480p', aspect_ratio: '21:9', generate_audio: true },
+      refused: [
+        { field: 'duration', value: 16, allowed: /4 to 15/ },
+        { field: 'resolution', value: '1080p', allowed: /480p.*720p/ },
+      ],
+    },
+    {
+      model: 'seedance-2.0-fast',
+      create: { aspect_ratio: '3:4', duration: 4 },
+      path: '/bytedance/seedance-2.0/fast/text-to-video',
+      body: { duration: '4', resolution: '720p', aspect_ratio: '3:4', generate_audio: true },
+      refused: [
+        { field: 'duration', value: 3, allowed: /4 to 15/ },
+        { field: 'aspect_ratio', value: '2:3', allowed: /16:9.*21:9/ },
+      ],
+    },
+  ] as const;
+
+  test('seedream-5.0-lite: two 16:9 images on fal at 2560x1440, charged its price once; an aspect ratio it lacks is refused at create', async () => {
+    const t = await createTenant(tdb.db, 100);
+    const c = api(gw.baseUrl, t.apiKey);
+    const prompt = 'a lantern on a snowy porch (seedream-5.0-lite)';
+    const refused = await c.post('/v1/images/generate', { project_id: t.projectId, prompt, model: 'seedream-5.0-lite', aspect_ratio: '4:3' });
+    assert.equal(refused.status, 400, refused.text);
+    assert.match(refused.body.error.message, /aspect_ratio/);
+    assert.match(refused.body.error.message, /1:1.*9:16.*16:9/, refused.text);
+    assert.equal(await creditsOf(tdb.db, t), 100);
+
+    const r = await c.post('/v1/images/generate', { project_id: t.projectId, prompt, model: 'seedream-5.0-lite', aspect_ratio: '16:9', count: 2 });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.data.provider, 'fal');
+    const row = await jobFinished(tdb.db, r.body.data.id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    const submit = live.fal.requestsOf('submit').find((s) => (s.json as { prompt?: string }).prompt === prompt)!;
+    assert.equal(submit.path, '/fal-ai/bytedance/seedream/v5/lite/text-to-image');
+    assert.deepEqual(submit.json, { prompt, num_images: 2, image_size: { width: 2560, height: 1440 } });
+    const price = priceFor(catalog['seedream-5.0-lite'], { count: 2 });
+    assert.equal(price, 6);
+    assert.deepEqual(await jobLedger(tdb.db, row.id), [['charge', -price]]);
+    assert.equal(await creditsOf(tdb.db, t), 100 - price);
+  });
+
+  for (const m of refreshed) {
+    test(`${m.model}: completes on fal at ${JSON.stringify(m.create)}, charged its price once; its own limits are refused at create`, async () => {
+      const t = await createTenant(tdb.db, 1000);
+      const c = api(gw.baseUrl, t.apiKey);
+      const prompt = `a paper boat on a pond (${m.model})`;
+      for (const r of m.refused) {
+        const refused = await c.post('/v1/videos/generate', { project_id: t.projectId, prompt, model: m.model, [r.field]: r.value });
+        assert.equal(refused.status, 400, `${r.field} ${r.value}: ${refused.text}`);
+        assert.equal(refused.body.error.code, 'invalid_request');
+        assert.match(refused.body.error.message, new RegExp(r.field), refused.text);
+        assert.match(refused.body.error.message, r.allowed, refused.text);
+      }
+      assert.equal(await creditsOf(tdb.db, t), 1000, 'a refused create charges nothing');
+
+      const r = await c.post('/v1/videos/generate', { project_id: t.projectId, prompt, model: m.model, ...m.create });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.data.provider, 'fal');
+      const row = await jobFinished(tdb.db, r.body.data.id);
+      assert.equal(row.status, 'completed', JSON.stringify(row.error));
+      const submit = live.fal.requestsOf('submit').find((s) => (s.json as { prompt?: string }).prompt === prompt)!;
+      assert.equal(submit.path, m.path);
+      assert.deepEqual(submit.json, { prompt, ...m.body });
+      const price = priceFor(catalog[m.model], m.create);
+      assert.deepEqual(await jobLedger(tdb.db, row.id), [['charge', -price]]);
+      assert.equal(await creditsOf(tdb.db, t), 1000 - price);
+    });
+  }
 });

@@ -36,14 +36,14 @@ describe('gpt-image-1.5 is retired on OpenAI’s shutdown date', () => {
       contentType: 'application/json',
     });
 
-  test('the catalog record says so: deprecated since OpenAI’s notice, retiring on its shutdown date, replaced by gpt-image-2', async () => {
+  test('the catalog record says so: deprecated since OpenAI’s notice, retiring on its shutdown date, replaced by gpt-image-2.6-sunburst', async () => {
     const entry = catalog['gpt-image-1.5'];
-    assert.deepEqual([entry.deprecatedAt, entry.retiresAt, entry.replacement], ['2026-06-02', '2026-12-01', 'gpt-image-2']);
+    assert.deepEqual([entry.deprecatedAt, entry.retiresAt, entry.replacement], ['2026-06-02', '2026-12-01', 'gpt-image-2.6-sunburst']);
     assert.match(entry.deprecation, /gpt-image-2\.6-sunburst or gpt-image-2\.6-flare/);
     const res = await call(gw.baseUrl, 'GET', '/v1/models', { key: t.apiKey });
     assert.equal(res.status, 200, res.text);
     const m = (res.body.data as Array<Record<string, unknown>>).find((x) => x.name === 'gpt-image-1.5')!;
-    assert.deepEqual([m.deprecated_at, m.replacement, m.retires_at], ['2026-06-02', 'gpt-image-2', '2026-12-01']);
+    assert.deepEqual([m.deprecated_at, m.replacement, m.retires_at], ['2026-06-02', 'gpt-image-2.6-sunburst', '2026-12-01']);
   });
 
   test('before the date a create is served with Deprecation, Sunset and the warning naming the replacement', async () => {
@@ -55,7 +55,7 @@ describe('gpt-image-1.5 is retired on OpenAI’s shutdown date', () => {
       assert.equal(res.headers.get('sunset'), new Date('2026-12-01T00:00:00Z').toUTCString());
       assert.match(
         res.headers.get('x-mediagen-warning')!,
-        /^model gpt-image-1\.5 is deprecated since 2026-06-02 .*; creates are refused from 2026-12-01; use gpt-image-2 instead$/,
+        /^model gpt-image-1\.5 is deprecated since 2026-06-02 .*; creates are refused from 2026-12-01; use gpt-image-2\.6-sunburst instead$/,
       );
     }
   });
@@ -67,11 +67,11 @@ describe('gpt-image-1.5 is retired on OpenAI’s shutdown date', () => {
       const res = await image('gpt-image-1.5', query);
       assert.equal(res.status, 410, res.text);
       assert.equal(res.body.error.code, 'model_retired');
-      assert.match(res.body.error.message, /^model gpt-image-1\.5 was retired on 2026-12-01 \(.*\); use gpt-image-2 instead$/);
+      assert.match(res.body.error.message, /^model gpt-image-1\.5 was retired on 2026-12-01 \(.*\); use gpt-image-2\.6-sunburst instead$/);
     }
     assert.equal(await creditsOf(tdb.db, t), before);
     // The replacement is served as usual, without deprecation headers.
-    const next = await image('gpt-image-2');
+    const next = await image('gpt-image-2.6-sunburst');
     assert.equal(next.status, 200, next.text);
     assert.equal(next.headers.get('deprecation'), null);
   });

@@ -176,7 +176,14 @@ describe('routing catalog', () => {
     const auto = createProviders({ ...noKeys, PROVIDERS_MODE: 'auto', OPENAI_API_KEY: 'k-oa-1234' }, localAdapter);
     assert.equal(auto.providerFor('gpt-image-1.5'), 'openai');
     assert.equal(auto.providerFor('kling-3.0'), 'local');
-    assert.deepEqual(auto.liveRoutes(), ['gpt-image-1.5', 'gpt-image-2']);
+    assert.deepEqual(auto.liveRoutes(), [
+      'gpt-image-1.5',
+      'gpt-image-2',
+      'gpt-image-2.5-sunburst',
+      'gpt-image-2.5-flare',
+      'gpt-image-2.6-sunburst',
+      'gpt-image-2.6-flare',
+    ]);
 
     for (const p of [local, falOnly, auto]) {
       assert.equal(p.routeMode('dall-e-2'), 'unavailable');

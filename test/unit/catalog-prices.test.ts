@@ -39,6 +39,13 @@ describe('gpt-image-2 sizes', () => {
     }
     // gpt-image-1.5 keeps its three fixed sizes.
     assert.equal(openaiImageSize('gpt-image-1.5', '16:9'), '1536x1024');
+    // gpt-image-2.5 takes gpt-image-2's arbitrary sizes (openai-node's size documentation names it); 2.6 is
+    // not named there, so it gets the standard sizes, as any model the documentation does not name.
+    for (const model of ['gpt-image-2.5-sunburst', 'gpt-image-2.5-flare', 'gpt-image-2.5-flare-2026-09-08', 'gpt-image-2-2026-04-21'])
+      assert.equal(openaiImageSize(model, '16:9'), '2560x1440', model);
+    for (const model of ['gpt-image-2.6-sunburst', 'gpt-image-2.6-flare']) assert.equal(openaiImageSize(model, '16:9'), '1536x1024', model);
+    // A model the table does not name is refused at submit, never sent a guessed size.
+    for (const model of ['gpt-image-2.7-flare', 'gpt-image-2.5-other']) assert.equal(openaiImageSize(model, '16:9'), undefined, model);
   });
 
   test('sizes outside the documented limits are refused, the limits themselves are not', () => {

@@ -2,7 +2,7 @@
 // the operator's extra hosts per provider, and the hosts a provider's key may go to. No request is made.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hostMatches } from '../../activities/providers/hosts.js';
+import { hostMatches, urlMatches } from '../../activities/providers/hosts.js';
 import { extraOutputHosts, outputHostsFor, providerOutputHosts } from '../../activities/providers/outputs.js';
 import { providerRegistry } from '../../activities/providers/registry.js';
 import { falOutputHeaders } from '../../activities/providers/fal.js';
@@ -14,10 +14,45 @@ const allowed = (provider: (typeof providerNames)[number], host: string, extra?:
 
 describe('each provider fetches outputs from its own hosts only', () => {
   test('fal: its CDN hosts, exactly; no shared bucket host and no other fal-looking name', () => {
-    assert.deepEqual(providerOutputHosts('fal'), ['v3.fal.media', 'v3b.fal.media', 'fal.media', 'v2.fal.media']);
-    for (const host of ['v3.fal.media', 'v3b.fal.media', 'fal.media', 'V3.FAL.MEDIA.']) assert.ok(allowed('fal', host), host);
-    for (const host of ['storage.googleapis.com', 'evil.fal.media', 'evilfal.media', 'fal.media.example.com', 'fal.run', 'queue.fal.run'])
+    assert.deepEqual(providerOutputHosts('fal'), [
+      'v3.fal.media',
+      'v3b.fal.media',
+      'v3c.fal.media',
+      'fal.media',
+      'v2.fal.media',
+      'storage.googleapis.com/falserverless/',
+    ]);
+    for (const host of ['v3.fal.media', 'v3b.fal.media', 'v3c.fal.media', 'fal.media', 'V3.FAL.MEDIA.']) assert.ok(allowed('fal', host), host);
+    for (const host of ['storage.googleapis.com', 'evil.fal.media', 'evilfal.media', 'fal.media.example.com', 'fal.run', 'queue.fal.run', 'v3d.fal.media'])
       assert.ok(!allowed('fal', host), host);
+  });
+
+  test("fal: on Google's shared storage host, only fal's own bucket path", () => {
+    const fal = outputHostsFor('fal', { PROVIDER_OUTPUT_HOSTS: undefined });
+    const ok = (u: string) => urlMatches(new URL(u), fal);
+    for (const u of [
+      'https://v3c.fal.media/files/monkey/abc.mp4',
+      'https://storage.googleapis.com/falserverless/example_outputs/a.png',
+      'https://STORAGE.googleapis.com/falserverless/gallery/b.mp4',
+    ])
+      assert.ok(ok(u), u);
+    for (const u of [
+      'https://storage.googleapis.com/attacker-bucket/a.png',
+      'https://storage.googleapis.com/falserverless-evil/a.png',
+      'https://storage.googleapis.com/falserverless',
+      'https://storage.googleapis.com/falserverless/../attacker/a.png',
+      'https://storage.googleapis.com/falserverless/%2e%2e/attacker/a.png',
+      'https://storage.googleapis.com/x/falserverless/a.png',
+      'https://falserverless.storage.googleapis.com/a.png',
+      'https://storage.googleapis.com.example.com/falserverless/a.png',
+    ])
+      assert.ok(!ok(u), u);
+    // A path pattern never allows its host outright (the host check alone, as a redirect hop sees it first).
+    assert.ok(!hostMatches('storage.googleapis.com', fal));
+    // The operator's extra patterns take a path prefix too, for their provider only.
+    const extra = outputHostsFor('google', { PROVIDER_OUTPUT_HOSTS: 'google=storage.googleapis.com/my-veo-bucket/' });
+    assert.ok(urlMatches(new URL('https://storage.googleapis.com/my-veo-bucket/v.mp4'), extra));
+    assert.ok(!urlMatches(new URL('https://storage.googleapis.com/other/v.mp4'), extra));
   });
 
   test('Alibaba and BytePlus: their own result buckets, not any bucket of the same cloud', () => {
@@ -55,6 +90,7 @@ describe('each provider fetches outputs from its own hosts only', () => {
       for (const pattern of entry.outputHosts.hosts) {
         assert.ok(!shared.some((d) => pattern === `*.${d}` || pattern === d), `${name}: ${pattern}`);
         assert.notEqual(pattern, 'storage.googleapis.com', `${name}: any bucket of Google Cloud Storage`);
+        if (pattern.includes('/')) assert.match(pattern, /^[a-z0-9.-]+\/[a-z0-9-]+\/$/, `${name}: a path pattern names one bucket: ${pattern}`);
       }
     }
   });

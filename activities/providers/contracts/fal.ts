@@ -21,6 +21,8 @@ export const falEndpoints = {
   'fal-ai/nano-banana-2/edit': { output: 'images' },
   'fal-ai/bytedance/seedream/v4.5/text-to-image': { output: 'images' },
   'fal-ai/bytedance/seedream/v4.5/edit': { output: 'images' },
+  'fal-ai/bytedance/seedream/v5/lite/text-to-image': { output: 'images' },
+  'fal-ai/bytedance/seedream/v5/lite/edit': { output: 'images' },
   'fal-ai/kling-video/v3/pro/text-to-video': { output: 'video' },
   'fal-ai/kling-video/v3/pro/image-to-video': { output: 'video' },
   'fal-ai/kling-video/v2.6/pro/text-to-video': { output: 'video' },
@@ -32,9 +34,15 @@ export const falEndpoints = {
   'fal-ai/veo3.1/fast': { output: 'video' },
   'fal-ai/veo3.1/fast/image-to-video': { output: 'video' },
   'fal-ai/veo3.1/fast/first-last-frame-to-video': { output: 'video' },
+  'fal-ai/veo3.1/lite': { output: 'video' },
+  'fal-ai/veo3.1/lite/image-to-video': { output: 'video' },
+  'fal-ai/veo3.1/lite/first-last-frame-to-video': { output: 'video' },
   'fal-ai/bytedance/seedance/v1.5/pro/text-to-video': { output: 'video' },
   'fal-ai/bytedance/seedance/v1.5/pro/image-to-video': { output: 'video' },
   'xai/grok-imagine-video/text-to-video': { output: 'video' },
+  // Seedance 2.0 is served under bytedance/ (no fal-ai/ prefix); not in the pinned client: transcribed below.
+  'bytedance/seedance-2.0/text-to-video': { output: 'video' },
+  'bytedance/seedance-2.0/fast/text-to-video': { output: 'video' },
   'xai/grok-imagine-video/image-to-video': { output: 'video' },
   // Not in the pinned @fal-ai/client yet: FalTranscribedInputs below.
   'fal-ai/kling-video/v3/turbo/pro/text-to-video': { output: 'video' },
@@ -48,6 +56,15 @@ export type FalEndpointId = keyof typeof falEndpoints;
 
 type KlingV3MultiPrompt = FalSdkInput<'fal-ai/kling-video/v3/pro/text-to-video'>['multi_prompt'];
 type KlingTurboDuration = '3' | '4' | '5' | '6' | '7' | '8' | '9' | '10' | '11' | '12' | '13' | '14' | '15';
+type Seedance2Input = {
+  prompt: string;
+  resolution?: '480p' | '720p';
+  duration?: 'auto' | '4' | '5' | '6' | '7' | '8' | '9' | '10' | '11' | '12' | '13' | '14' | '15';
+  aspect_ratio?: 'auto' | '21:9' | '16:9' | '4:3' | '1:1' | '3:4' | '9:16';
+  generate_audio?: boolean;
+  seed?: number;
+  end_user_id?: string;
+};
 
 /**
  * Inputs of endpoints fal serves that the pinned @fal-ai/client (1.10.1) does not type yet, transcribed
@@ -74,6 +91,13 @@ export interface FalTranscribedInputs {
     image_url: string;
     duration?: KlingTurboDuration;
   };
+  // fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt (read 2026-12-02): prompt (required),
+  // resolution 480p | 720p, duration "auto" | "4" … "15", aspect_ratio auto | 21:9 | 16:9 | 4:3 | 1:1 |
+  // 3:4 | 9:16, generate_audio (default true), seed, end_user_id. The standard tier's page
+  // (…/seedance-2.0/text-to-video/llms.txt) lists the same resolution values; fal's Seedance 2.0 overview
+  // gives both tiers one parameter set.
+  'bytedance/seedance-2.0/text-to-video': Seedance2Input;
+  'bytedance/seedance-2.0/fast/text-to-video': Seedance2Input;
 }
 
 /** fal's input type of an endpoint: @fal-ai/client's EndpointTypeMap, or the transcription for one it lacks. */

@@ -355,7 +355,17 @@ class Health(TypedDict, closed=True):
 class ImageCreate(TypedDict, closed=True):
     project_id: str
     prompt: str
-    model: Literal["nano-banana-2", "gpt-image-1.5", "gpt-image-2", "seedream-4.5"]
+    model: Literal[
+        "nano-banana-2",
+        "gpt-image-1.5",
+        "gpt-image-2",
+        "gpt-image-2.5-sunburst",
+        "gpt-image-2.5-flare",
+        "gpt-image-2.6-sunburst",
+        "gpt-image-2.6-flare",
+        "seedream-4.5",
+        "seedream-5.0-lite",
+    ]
     aspect_ratio: Literal["1:1", "9:16", "16:9"]
     count: int
     webhook_url: NotRequired[str]
@@ -520,7 +530,17 @@ class Substitution1(TypedDict, closed=True):
 
 class ImageStepBody(TypedDict, closed=True):
     prompt: str
-    model: Literal["nano-banana-2", "gpt-image-1.5", "gpt-image-2", "seedream-4.5"]
+    model: Literal[
+        "nano-banana-2",
+        "gpt-image-1.5",
+        "gpt-image-2",
+        "gpt-image-2.5-sunburst",
+        "gpt-image-2.5-flare",
+        "gpt-image-2.6-sunburst",
+        "gpt-image-2.6-flare",
+        "seedream-4.5",
+        "seedream-5.0-lite",
+    ]
     aspect_ratio: Literal["1:1", "9:16", "16:9"]
     count: int
     deadline_seconds: NotRequired[int]
@@ -984,14 +1004,22 @@ class QueueQuery(TypedDict, closed=True):
             "nano-banana-2",
             "gpt-image-1.5",
             "gpt-image-2",
+            "gpt-image-2.5-sunburst",
+            "gpt-image-2.5-flare",
+            "gpt-image-2.6-sunburst",
+            "gpt-image-2.6-flare",
             "seedream-4.5",
+            "seedream-5.0-lite",
             "sora-2-pro",
             "sora-2",
             "kling-3.0",
             "kling-3.0-turbo",
             "kling-2.6",
             "veo-3.1",
+            "veo-3.1-lite",
             "seedance-1.5",
+            "seedance-2.0",
+            "seedance-2.0-fast",
             "grok-video",
             "replace-actor",
             "talking-actor",
@@ -1690,7 +1718,10 @@ class VideoCreate(TypedDict, closed=True):
         "kling-3.0-turbo",
         "kling-2.6",
         "veo-3.1",
+        "veo-3.1-lite",
         "seedance-1.5",
+        "seedance-2.0",
+        "seedance-2.0-fast",
         "grok-video",
     ]
     aspect_ratio: NotRequired[str]
@@ -1950,7 +1981,10 @@ class VideoStepBody(TypedDict, closed=True):
         "kling-3.0-turbo",
         "kling-2.6",
         "veo-3.1",
+        "veo-3.1-lite",
         "seedance-1.5",
+        "seedance-2.0",
+        "seedance-2.0-fast",
         "grok-video",
     ]
     aspect_ratio: NotRequired[str]

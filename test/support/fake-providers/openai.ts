@@ -10,10 +10,18 @@ import { gptImage2SizeProblem, openaiImageGenerateParams } from '../../../activi
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
 import { documentedMedia, shapedMedia, sizeOf } from './media.js';
 
-const models = ['gpt-image-1.5', 'gpt-image-1-mini', 'gpt-image-2'];
+const models = [
+  'gpt-image-1.5',
+  'gpt-image-1-mini',
+  'gpt-image-2',
+  'gpt-image-2.5-sunburst',
+  'gpt-image-2.5-flare',
+  'gpt-image-2.6-sunburst',
+  'gpt-image-2.6-flare',
+];
 /** Sizes the GPT image models accept (the SDK type also lists DALL·E sizes); gpt-image-2 takes WIDTHxHEIGHT within its limits too. */
 const gptImageSizes = ['auto', '1024x1024', '1536x1024', '1024x1536'];
-const arbitrarySizes = (model: string) => model.startsWith('gpt-image-2');
+const arbitrarySizes = (model: string) => /^gpt-image-2(\.5-(sunburst|flare))?$/.test(model);
 
 /**
  * The fields of an ImagesResponse that echo the generation (openai-node resources/images.d.ts, read
