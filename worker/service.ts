@@ -104,8 +104,9 @@ export function createWorkerService(config: Config, roles: Role[], overrides: Wo
         (why) =>
           logger.warn({ why }, "media tools run without the sandbox's network and user isolation (MEDIA_SANDBOX=auto): minimal environment and caps only"),
       );
-      if (extras) {
-        // Bucket lifecycle (abort stale multipart uploads; OUTPUT_RETENTION_DAYS): idempotent, so every worker applies it.
+      if (extras && roles.some((r) => r.kind === 'reconciler')) {
+        // Bucket lifecycle (abort stale multipart uploads; OUTPUT_RETENTION_DAYS): applied by the
+        // reconciler's fleet alone, so only its storage identity needs the bucket-admin actions.
         await storage
           .applyLifecycle(config.OUTPUT_RETENTION_DAYS)
           .then(
