@@ -30,6 +30,7 @@ import * as m0031 from './migrations/0031_webhook_attempts.js';
 import * as m0032 from './migrations/0032_pipelines.js';
 import * as m0033 from './migrations/0033_pipeline_events.js';
 import * as m0034 from './migrations/0034_pipeline_sweeps.js';
+import * as m0040 from './migrations/0040_upload_slots.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -60,6 +61,7 @@ export const migrations: Record<string, Migration> = {
   '0032_pipelines': m0032,
   '0033_pipeline_events': m0033,
   '0034_pipeline_sweeps': m0034,
+  '0040_upload_slots': m0040,
 };
 
 function migrator(db: Kysely<DB>): Migrator {
