@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   await seedYearOfUsage(tdb.db, a, HEAVY_ROWS);
   const job = await insertImageJob(tdb.db, b);
   console.log(`[bench-usage] workspace A: ${HEAVY_ROWS} charged jobs over 2026 (seeded in ${((performance.now() - seeded) / 1000).toFixed(1)} s)`);
-  const gw = await spawnGateway(tdb.url, { RATE_LIMIT_POLL_PER_MIN: '10000000', LOG_LEVEL: 'warn' });
+  const gw = await spawnGateway(tdb.url, { RATE_LIMIT_POLL_PER_MIN: '10000000' });
   try {
     const get = async (key: string, path: string) => {
       const r = await fetch(`${gw.baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
