@@ -21,7 +21,7 @@ import * as webhooksRepo from '../db/repos/webhooks.js';
 import type { Config } from '../shared/config.js';
 import { FetchError, type Resolver } from '../shared/fetch-remote.js';
 import { postWebhook, resolveWebhookTarget } from '../shared/webhook-target.js';
-import { secretsEncryptionKey, signWebhook } from '../shared/webhook-signing.js';
+import { secretsDecryptionKeys, signWebhook } from '../shared/webhook-signing.js';
 import { presentJob } from '../shared/job-record.js';
 import type { WebhookActivities, WebhookAttemptResult } from '../workflows/activity-types.js';
 import { outcomeOfStatus, type CircuitPolicy } from '../shared/webhook-circuit.js';
@@ -94,7 +94,7 @@ const shortError = (message: string) => message.slice(0, 300);
 
 export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActivities {
   const { db, config } = deps;
-  const key = secretsEncryptionKey(config);
+  const key = secretsDecryptionKeys(config);
   const breaker = circuitPolicy(config);
 
   return {

@@ -163,44 +163,74 @@ const reused = () =>
     'this Idempotency-Key was already used for a different request (another endpoint or body); use a new key for a new request',
   );
 
-/** Reads a repeated multipart upload to its end (storing nothing) and returns its fingerprint, or null when it is malformed. */
-function fingerprintOfMultipart(req: Request, operation: string, maxFileBytes: number): Promise<string | null> {
-  return new Promise((resolve) => {
+/** Watches a repeated upload's transfer rate (api/uploads/limits.ts): calls `cut` when it is too slow; returns the function that stops watching. */
+export type RateWatch = (req: Request, cut: () => void) => () => void;
+
+/**
+ * Reads a repeated multipart upload to its end (storing nothing) and returns its fingerprint, or
+ * null when it is malformed, cut or not the same upload. Every stream it touches has an owner: each
+ * part stream is listened to for errors and read away, and once the answer is known (a refused
+ * part, a truncated or aborted body, too slow) busboy is unpiped and destroyed at once, so nothing
+ * is left attached to the request for the caller's bounded drain to meet.
+ */
+function fingerprintOfMultipart(req: Request, operation: string, maxFileBytes: number, watch?: RateWatch, slow?: () => ApiError): Promise<string | null> {
+  return new Promise((resolve, reject) => {
     let bb: busboy.Busboy;
     try {
       bb = busboy({ headers: req.headers, limits: { files: 1, fields: 4, parts: 6, fieldSize: 1024, fileSize: maxFileBytes } });
     } catch {
       return resolve(null);
     }
+    let done = false;
+    let stopWatch = (): void => undefined;
+    const finish = (result: string | null | ApiError) => {
+      if (done) return;
+      done = true;
+      stopWatch();
+      if (typeof result === 'string') return resolve(result);
+      req.unpipe(bb);
+      // Destroyed on the next turn: the answer can be decided inside busboy's own write.
+      setImmediate(() => bb.destroy());
+      if (result instanceof ApiError) reject(result);
+      else resolve(null);
+    };
+    if (watch) stopWatch = watch(req, () => finish(slow?.() ?? null));
     let projectId: string | undefined;
-    let file: { name: string; hash: Promise<string> } | undefined;
-    let bad = false;
+    let file: { name: string; hash: Promise<string | null> } | undefined;
     bb.on('field', (name, value) => {
       if (name === 'project_id' && projectId === undefined) projectId = value.trim();
-      else bad = true;
+      else finish(null);
     });
     bb.on('file', (name, stream, info) => {
+      stream.on('error', () => undefined);
       if (name !== 'file' || file) {
-        bad = true;
-        return void stream.resume();
+        stream.resume();
+        return finish(null);
       }
       const hash = createHash('sha256');
       file = {
         name: info.filename ?? '',
-        hash: new Promise((done) => {
+        hash: new Promise((settle) => {
           stream.on('data', (c: Buffer) => hash.update(c));
-          stream.on('end', () => done(hash.digest('hex')));
-          stream.on('limit', () => (bad = true));
+          stream.on('end', () => settle(hash.digest('hex')));
+          stream.on('error', () => settle(null));
+          stream.on('limit', () => finish(null));
         }),
       };
     });
+    const tooMany = () => finish(null);
+    bb.on('filesLimit', tooMany);
+    bb.on('fieldsLimit', tooMany);
+    bb.on('partsLimit', tooMany);
     bb.on('close', () => {
-      if (bad || !file || projectId === undefined) return resolve(null);
+      if (done) return;
+      if (!file || projectId === undefined) return finish(null);
       const name = file.name;
       const p = projectId;
-      void file.hash.then((fileSha256) => resolve(multipartFingerprint(operation, { projectId: p, fileName: name, fileSha256 })));
+      void file.hash.then((fileSha256) => finish(fileSha256 === null ? null : multipartFingerprint(operation, { projectId: p, fileName: name, fileSha256 })));
     });
-    bb.on('error', () => resolve(null));
+    bb.on('error', () => finish(null));
+    req.on('aborted', () => finish(null));
     pipeline(req, bb, () => undefined);
   });
 }
@@ -214,9 +244,13 @@ export interface IdempotencyDeps {
  * Middleware for a create route (after authentication, rate limit and, for JSON, the body parser):
  * without an Idempotency-Key it does nothing; with one it claims, replays or refuses as described
  * at the top of this file. `discard` reads away an unread request body before an early answer
- * (multipart uploads); `maxMultipartBytes` bounds the read of a repeated upload.
+ * (multipart uploads); `maxMultipartBytes` bounds the size of a repeated upload's read and
+ * `watchRate` its pace (`tooSlow` is the answer when it trickles).
  */
-export function idempotent(deps: IdempotencyDeps, opts: { body: BodyKind; discard?: (req: Request) => void; maxMultipartBytes?: number }): RequestHandler {
+export function idempotent(
+  deps: IdempotencyDeps,
+  opts: { body: BodyKind; discard?: (req: Request) => void; maxMultipartBytes?: number; watchRate?: RateWatch; tooSlow?: () => ApiError },
+): RequestHandler {
   return (req, res, next) => {
     void handle(req, res).then(
       (proceed) => (proceed ? next() : undefined),
@@ -255,7 +289,7 @@ export function idempotent(deps: IdempotencyDeps, opts: { body: BodyKind; discar
       throw inProgress();
     }
     let theirs = fingerprint;
-    if (theirs === null) theirs = await fingerprintOfMultipart(req, operation, opts.maxMultipartBytes ?? 25 * 1024 * 1024);
+    if (theirs === null) theirs = await fingerprintOfMultipart(req, operation, opts.maxMultipartBytes ?? 25 * 1024 * 1024, opts.watchRate, opts.tooSlow);
     if (theirs === null || theirs !== row.fingerprint) throw reused();
     res.setHeader(REPLAYED_HEADER, 'true');
     res.status(row.response_status ?? 200).json(row.response_body);

@@ -4,20 +4,27 @@
 // - An error attributable to one request (thrown by a listener of its request or response stream,
 //   or in its context while it is still being answered: its middleware, handlers and promises) ends
 //   that request (500 in the error shape if nothing was sent yet, else the socket is cut) and the
-//   process keeps serving: the state such an error can leave behind is the request's own.
-// - Anything else (a timer, a pool, a listener outside any request), or more than
-//   MAX_REQUEST_ERRORS_PER_MINUTE request errors in a minute (something is wrong beyond one
-//   request), is fatal: logged, then the process stops gracefully and exits non-zero so its
-//   supervisor restarts it.
+//   process keeps serving: the state such an error can leave behind is the request's own. However
+//   many there are, they never stop the process. A process-wide budget of request errors would let
+//   one tenant who found a request-scoped error stop every replica by sending it 21 times; a budget
+//   per workspace could only end that workspace's requests, which the per-request rule already
+//   does. What a flood of them still costs is log volume, so each workspace (each client address
+//   before authentication) logs at most LOGGED_REQUEST_ERRORS_PER_MINUTE of them a minute and the
+//   next logged line counts what was left out.
+// - Anything else (a timer, a pool, a listener outside any request) is fatal: logged, then the
+//   process stops gracefully and exits non-zero so its supervisor restarts it.
 //
-// The log line holds the error's name, message and stack, the request id, method and route path;
-// never the error's other properties (body-parser attaches the raw body) or the request's headers.
+// The log line holds the error's name, message and stack with bearer tokens redacted
+// (shared/redact.ts), the request id, method and route pattern; never the raw path (an upload's
+// /media/ path is its bearer token), the error's other properties (body-parser attaches the raw
+// body) or the request's headers.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { errorBody } from './errors.js';
+import { redactedError } from '../shared/redact.js';
 
 interface RequestScope {
   req: IncomingMessage;
@@ -28,7 +35,8 @@ const requestScope = new AsyncLocalStorage<RequestScope>();
 /** Set on an error thrown by a request's stream listener (the scope is gone by the time it is reported). */
 const scopeOfError = Symbol('requestScope');
 
-export const MAX_REQUEST_ERRORS_PER_MINUTE = 20;
+/** Request errors one workspace (or unauthenticated client address) gets logged per minute; the rest are counted. */
+export const LOGGED_REQUEST_ERRORS_PER_MINUTE = 20;
 
 /** Runs an emitter's listeners inside the request's scope, tagging what they throw with it. */
 function scopeEmits(emitter: EventEmitter, scope: RequestScope): void {
@@ -70,8 +78,25 @@ function scopeOf(err: unknown): RequestScope | undefined {
 }
 
 function describe(err: unknown): Record<string, unknown> {
-  if (err instanceof Error) return { type: err.name, message: err.message, stack: err.stack };
-  return { type: typeof err, message: String(err).slice(0, 200) };
+  if (err instanceof Error) return redactedError(err);
+  return { type: typeof err, ...redactedError(String(err).slice(0, 200)) };
+}
+
+/**
+ * The route a request matched (`/v1/jobs/:id`), or, before routing, its first two path segments:
+ * a raw path may be a bearer (an upload's `/media/uploads/<token>`) or name a tenant's ids.
+ */
+export function routeOf(req: IncomingMessage): string {
+  const routed = req as IncomingMessage & { baseUrl?: string; route?: { path?: unknown } };
+  if (typeof routed.route?.path === 'string') return `${routed.baseUrl ?? ''}${routed.route.path}`;
+  const segments = (req.url ?? '').split('?')[0]!.split('/');
+  return segments.length > 3 ? `${segments.slice(0, 3).join('/')}/…` : segments.join('/');
+}
+
+/** Whose request it was, for the log budget: its workspace once authenticated, else its client address. */
+function ownerOf({ req, res }: RequestScope): string {
+  const auth = res.locals?.auth as { workspaceId?: string } | undefined;
+  return auth?.workspaceId ?? `addr:${req.socket?.remoteAddress ?? 'unknown'}`;
 }
 
 function endRequest({ req, res }: RequestScope): void {
@@ -98,34 +123,39 @@ export interface LastResortOptions {
 /** The handler itself (installLastResort registers it on the process). */
 export function createLastResort(opts: LastResortOptions): (err: unknown, origin: string) => void {
   const now = opts.now ?? Date.now;
-  let recent: number[] = [];
+  /** Per owner: the minute its budget counts in, lines logged in it, errors left out of the log. */
+  const budgets = new Map<string, { minute: number; logged: number; suppressed: number }>();
   let fatal = false;
   return (err, origin) => {
+    if (fatal) return;
     const scope = scopeOf(err);
-    if (scope && !fatal) {
-      const t = now();
-      recent = recent.filter((at) => at > t - 60_000);
-      recent.push(t);
-      if (recent.length <= MAX_REQUEST_ERRORS_PER_MINUTE) {
-        const { req, res } = scope;
+    if (scope) {
+      const { req, res } = scope;
+      const minute = Math.floor(now() / 60_000);
+      const owner = ownerOf(scope);
+      // Owners of earlier minutes are dropped, so the map holds only this minute's.
+      for (const [key, b] of budgets) if (b.minute !== minute) budgets.delete(key);
+      const budget = budgets.get(owner) ?? { minute, logged: 0, suppressed: 0 };
+      budgets.set(owner, budget);
+      if (budget.logged < LOGGED_REQUEST_ERRORS_PER_MINUTE) {
+        budget.logged++;
         opts.logger.error(
-          { err: describe(err), origin, requestId: res.locals?.requestId, method: req.method, path: (req.url ?? '').split('?')[0] },
+          { err: describe(err), origin, requestId: res.locals?.requestId, method: req.method, route: routeOf(req), notLoggedThisMinute: budget.suppressed },
           'uncaught error in a request: that request was ended, the process keeps serving',
         );
-        try {
-          endRequest(scope);
-        } catch {
-          req.socket?.destroy();
-        }
-        return;
+        budget.suppressed = 0;
+      } else {
+        budget.suppressed++;
       }
+      try {
+        endRequest(scope);
+      } catch {
+        req.socket?.destroy();
+      }
+      return;
     }
-    if (fatal) return;
     fatal = true;
-    opts.logger.fatal(
-      { err: describe(err), origin, requestErrorsLastMinute: recent.length },
-      scope ? `more than ${MAX_REQUEST_ERRORS_PER_MINUTE} uncaught request errors in a minute: stopping` : 'uncaught error outside any request: stopping',
-    );
+    opts.logger.fatal({ err: describe(err), origin }, 'uncaught error outside any request: stopping');
     opts.onFatal(err);
   };
 }

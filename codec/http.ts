@@ -9,8 +9,9 @@
 //   (`codec.passAccessToken` forwards an OIDC access token only), but with `codec.includeCredentials`
 //   the UI's fetch to the codec endpoint runs with `credentials: "include"` (its bundle:
 //   `E?{headers:c,credentials:"include",…}`), so an operator signs in once on this server's /login
-//   page and the session cookie it sets rides along. The cookie is HttpOnly and SameSite=Strict; it
-//   holds an expiry and an HMAC of it under the token, never the token.
+//   page and the session cookie it sets rides along. The cookie is HttpOnly and SameSite=Strict, and
+//   Secure whenever the sign-in came over HTTPS; it holds an expiry and an HMAC of it under the
+//   token, never the token.
 // Browsers: only the configured UI origins get CORS answers (with credentials); a request from any
 // other origin is refused before anything is decoded, and /login only takes same-origin posts.
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -29,7 +30,7 @@ export interface CodecHttpOptions {
   logger: Logger;
   /** Lifetime of a login session. */
   sessionSeconds?: number;
-  /** Mark the session cookie Secure (the server is reached over HTTPS). */
+  /** Mark the session cookie Secure on every sign-in (else only when reachedOverHttps says so). */
   secureCookie?: boolean;
 }
 
@@ -106,6 +107,20 @@ const loginForm = (note = '') =>
     `${note}<form method="post" action="login"><label>Operator token <input type="password" name="token" autocomplete="off" autofocus></label> <button type="submit">Sign in</button></form>`,
   );
 
+/**
+ * Whether the browser reached this server over HTTPS: the page it signed in from was https (the
+ * form post's Origin), a TLS-terminating proxy says so (X-Forwarded-Proto), or the socket is TLS.
+ * Believing a client that claims HTTPS costs nothing: a Secure cookie is only withheld from plain
+ * HTTP, which is that client's own loss.
+ */
+function reachedOverHttps(req: IncomingMessage): boolean {
+  const forwarded = String(req.headers['x-forwarded-proto'] ?? '')
+    .split(',')[0]!
+    .trim()
+    .toLowerCase();
+  return (req.socket as { encrypted?: boolean }).encrypted === true || forwarded === 'https' || (req.headers.origin ?? '').startsWith('https://');
+}
+
 export function codecRequestHandler(opts: CodecHttpOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const sessionSeconds = opts.sessionSeconds ?? 12 * 3600;
   const origins = new Set(opts.origins);
@@ -179,7 +194,7 @@ export function codecRequestHandler(opts: CodecHttpOptions): (req: IncomingMessa
       return void html(401, loginForm('<p role="alert">Wrong token.</p>'));
     }
     const expires = Math.floor(Date.now() / 1000) + sessionSeconds;
-    const cookie = `${COOKIE}=${sessionValue(opts.token, expires)}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${sessionSeconds}${opts.secureCookie ? '; Secure' : ''}`;
+    const cookie = `${COOKIE}=${sessionValue(opts.token, expires)}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${sessionSeconds}${opts.secureCookie || reachedOverHttps(req) ? '; Secure' : ''}`;
     opts.logger.info('codec sign-in');
     html(200, page('Signed in', '<p id="signed-in">The Web UI can now show decoded payloads in this browser.</p>'), { 'set-cookie': cookie });
   }

@@ -31,6 +31,7 @@ import * as m0031 from './migrations/0031_webhook_attempts.js';
 import * as m0032 from './migrations/0032_pipelines.js';
 import * as m0033 from './migrations/0033_pipeline_events.js';
 import * as m0034 from './migrations/0034_pipeline_sweeps.js';
+import * as m0040 from './migrations/0040_upload_slots.js';
 import * as m0045 from './migrations/0045_control_leases.js';
 import * as m0046 from './migrations/0046_control_claims.js';
 import * as m0050 from './migrations/0050_deployment_builds.js';
@@ -65,6 +66,7 @@ export const migrations: Record<string, Migration> = {
   '0032_pipelines': m0032,
   '0033_pipeline_events': m0033,
   '0034_pipeline_sweeps': m0034,
+  '0040_upload_slots': m0040,
   '0045_control_leases': m0045,
   '0046_control_claims': m0046,
   '0050_deployment_builds': m0050,

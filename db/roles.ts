@@ -7,6 +7,13 @@
 // a gateway's credentials can add an event but never rewrite or erase one (so is each job's timeline); its retention sweep
 // removes old events only through expire_audit_events, which spares the last 30 days.
 //
+// The credit ledger is insert-only to it: a charge, refund or grant is a new row, never an edit, so
+// stolen app credentials can spend (through the paths that also write the balance) but never
+// rewrite history. Of `workspaces` it may update the balance alone (`credits`, `updated_at`): the
+// fair-share weight, the high-priority switch and the name are the operator's, set by the admin
+// CLI as the owner. Projects are created by the operator too: the app reads them.
+// docs/operations/managed-services.md lists every table's grants; db-roles.test.ts holds them.
+//
 // Run by the owning role after the migrations (`admin migrate --app-role NAME`); idempotent, and
 // again after every migration so new tables are covered.
 import { sql } from 'kysely';
@@ -18,10 +25,12 @@ export const appReadOnlyTables: Readonly<Record<string, readonly string[]>> = {
   api_keys: ['last_used_at'],
   webhook_secrets: [],
   budgets: [],
+  workspaces: ['credits', 'updated_at'],
+  projects: [],
 };
 
 /** Logs the app appends to but never rewrites: it may read and insert rows, not change or delete them. */
-export const appAppendOnlyTables: readonly string[] = ['audit_events', 'job_timeline'];
+export const appAppendOnlyTables: readonly string[] = ['audit_events', 'job_timeline', 'credit_ledger'];
 
 const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 

@@ -467,8 +467,13 @@ SQL
   # (never an old one again), and a superseded build's workers exit once it drained (checked every
   # 5 s here: the profile's Temporal server reports drainage within about 40 s, see
   # temporal-dynamicconfig.yaml).
+  # The media sandbox (docs/operations/media-sandbox.md) is required where it can be made (the
+  # profile runs as root in tests and CI); a developer's non-root profile runs it degraded, as said
+  # in each worker's log.
+  local sandbox=auto
+  [[ $(id -u) == 0 ]] && sandbox=required
   local worker_env=("${common[@]}" WORKER_SHUTDOWN_GRACE_MS=20000 WORKER_DEPLOYMENT_NAME=mediagen
-    WORKER_DEPLOYMENT_PROMOTE=newer WORKER_DRAIN_CHECK_MS=5000)
+    WORKER_DEPLOYMENT_PROMOTE=newer WORKER_DRAIN_CHECK_MS=5000 MEDIA_SANDBOX="$sandbox")
   # The cluster profile routes the workers' Temporal traffic through its latency fault's proxy.
   [[ -n ${WORKER_TEMPORAL_ADDRESS:-} ]] && worker_env+=(TEMPORAL_ADDRESS="$WORKER_TEMPORAL_ADDRESS")
   local other

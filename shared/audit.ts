@@ -13,6 +13,9 @@ export const auditActions = [
   'job.terminated_detected',
   'workspace.share_changed',
   'workspace.priority_changed',
+  'member.added',
+  'member.role_changed',
+  'member.removed',
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 
@@ -21,6 +24,12 @@ export type AuditActor = string;
 
 /** The operator's acts through the admin CLI that name no acting owner (credits, fair share, priority). */
 export const OPERATOR_ACTOR: AuditActor = 'system:admin-cli';
+/**
+ * An operator's act through the admin CLI on behalf of an owner (`--as`): the owner is named, and so
+ * is the fact that an operator did it, so the customer's log never shows an act as the owner's own.
+ */
+export const operatorFor = (ownerEmail: string): AuditActor => `${OPERATOR_ACTOR} for ${ownerEmail}`;
+
 /** The reconciler's detections of what an operator did in Temporal (a terminate, a reset). */
 export const RECONCILER_ACTOR: AuditActor = 'system:reconciler';
 

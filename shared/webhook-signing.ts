@@ -54,15 +54,43 @@ export function encryptSecret(key: Buffer, secret: string, secretId: string, wor
   return ['v1', iv, cipher.getAuthTag(), ct].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
 }
 
-export function decryptSecret(key: Buffer, stored: string, secretId: string, workspaceId: string): string {
+/**
+ * The keys that open stored secrets: the current one first, then each previous one
+ * (WEBHOOK_SECRETS_KEY_PREVIOUS), so a key rotation never stops a delivery: rows written under the
+ * old key open until `webhook secrets rekey` has written them again under the new one.
+ */
+export function secretsDecryptionKeys(env: {
+  WEBHOOK_SECRETS_KEY?: string | undefined;
+  WEBHOOK_SECRETS_KEY_PREVIOUS?: string | undefined;
+  S3_SECRET_KEY?: string | undefined;
+}): Buffer[] {
+  const previous = (env.WEBHOOK_SECRETS_KEY_PREVIOUS ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
+  return [secretsEncryptionKey(env), ...previous.map((material) => secretsEncryptionKey({ WEBHOOK_SECRETS_KEY: material }))];
+}
+
+/** Which of `keys` opens the stored secret (its index), and the secret; throws when none does. */
+export function openSecret(keys: Buffer | readonly Buffer[], stored: string, secretId: string, workspaceId: string): { secret: string; keyIndex: number } {
   const [version, iv, tag, ct] = stored.split('.');
   if (version !== 'v1' || !iv || !tag || ct === undefined) throw new Error(`webhook secret ${secretId} is not in a known format`);
-  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
-  decipher.setAAD(aad(secretId, workspaceId));
-  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-  try {
-    return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
-  } catch {
-    throw new Error(`webhook secret ${secretId} cannot be decrypted with the configured key (WEBHOOK_SECRETS_KEY changed?)`);
+  const list = Buffer.isBuffer(keys) ? [keys] : keys;
+  for (let i = 0; i < list.length; i++) {
+    const decipher = createDecipheriv('aes-256-gcm', list[i]!, Buffer.from(iv, 'base64url'));
+    decipher.setAAD(aad(secretId, workspaceId));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    try {
+      return { secret: Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8'), keyIndex: i };
+    } catch {
+      // not this key: try the next
+    }
   }
+  throw new Error(
+    `webhook secret ${secretId} cannot be decrypted with the configured keys (WEBHOOK_SECRETS_KEY changed without WEBHOOK_SECRETS_KEY_PREVIOUS?)`,
+  );
+}
+
+export function decryptSecret(keys: Buffer | readonly Buffer[], stored: string, secretId: string, workspaceId: string): string {
+  return openSecret(keys, stored, secretId, workspaceId).secret;
 }

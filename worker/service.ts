@@ -13,6 +13,7 @@ import { roleName, type Role } from './roles.js';
 import { createWorkerFleet, type FleetDeps, type WorkerFleet } from './workers.js';
 import { tracingLogOptions } from '../shared/tracing.js';
 import { createWorkerMetrics, serveWorkerMetrics, type WorkerMetrics } from './metrics.js';
+import { configureMediaSandbox } from '../activities/providers/media-sandbox.js';
 
 export interface WorkerServiceOverrides {
   /** A pool the caller owns (kept open at stop); else the service opens and closes its own. */
@@ -90,8 +91,22 @@ export function createWorkerService(config: Config, roles: Role[], overrides: Wo
     },
     done,
     async start() {
-      if (extras) {
-        // Bucket lifecycle (abort stale multipart uploads; OUTPUT_RETENTION_DAYS): idempotent, so every worker applies it.
+      await configureMediaSandbox(
+        {
+          mode: config.MEDIA_SANDBOX,
+          uid: config.MEDIA_SANDBOX_UID,
+          gid: config.MEDIA_SANDBOX_GID,
+          ...(config.MEDIA_SANDBOX_TMPDIR ? { tmpRoot: config.MEDIA_SANDBOX_TMPDIR } : {}),
+          fileSizeBytes: config.MEDIA_TOOL_FILE_MB * 1024 * 1024,
+          unsharePath: config.UNSHARE_PATH,
+          setprivPath: config.SETPRIV_PATH,
+        },
+        (why) =>
+          logger.warn({ why }, "media tools run without the sandbox's network and user isolation (MEDIA_SANDBOX=auto): minimal environment and caps only"),
+      );
+      if (extras && roles.some((r) => r.kind === 'reconciler')) {
+        // Bucket lifecycle (abort stale multipart uploads; OUTPUT_RETENTION_DAYS): applied by the
+        // reconciler's fleet alone, so only its storage identity needs the bucket-admin actions.
         await storage
           .applyLifecycle(config.OUTPUT_RETENTION_DAYS)
           .then(

@@ -8,8 +8,7 @@
 // presenter's, i.e. the speech, and the output ends with it. Both files are untrusted media: they go
 // through media-tools.ts's inspection and caps.
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { JobOutput } from '../../shared/job-model.js';
@@ -24,6 +23,7 @@ import {
   UntrustedMediaError,
   type MediaTools,
 } from './media-tools.js';
+import { mediaTempDir } from './media-sandbox.js';
 
 /** The composite's frame rate: InfiniteTalk's own (contracts/fal.ts infinitalkFps), above the local renderer's. */
 export const COMPOSITE_FPS = 25;
@@ -79,7 +79,7 @@ export async function compositeOverBackground(
 ): Promise<JobOutput> {
   const presenterKey = presenterKeyOf(out.key);
   if (opts.fresh || !(await storage.stat(presenterKey))) await storage.copy(out.key, presenterKey);
-  const dir = await mkdtemp(join(tmpdir(), 'background-'));
+  const dir = await mediaTempDir('background-');
   const beat = setInterval(() => opts.heartbeat?.(), 10_000);
   try {
     const presenterPath = join(dir, 'presenter');

@@ -5,8 +5,7 @@
 // follows its image's shape, so the talking actor's image is center-cropped to the asked aspect ratio.
 // The inputs are the tenant's files: they go through media-tools.ts's inspection and caps.
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { frameSize } from '../../shared/catalog.js';
@@ -23,6 +22,7 @@ import {
 } from './media-tools.js';
 import type { MediaKind } from '../../shared/media-type.js';
 import { ProviderError, type InputFile, type ProviderContext, type ProviderRequest } from './types.js';
+import { mediaTempDir } from './media-sandbox.js';
 
 /** The replace-actor motion video at exactly the asked duration and aspect ratio (stored once per job and shape). */
 export async function conformMotionVideo(
@@ -87,7 +87,7 @@ async function transcodeOnce(
   args: (input: string[], output: string) => string[],
 ): Promise<void> {
   if (await ctx.storage.stat(targetKey)) return; // a retried submit: already done
-  const dir = await mkdtemp(join(tmpdir(), 'conform-'));
+  const dir = await mediaTempDir('conform-');
   const beat = setInterval(() => ctx.heartbeat({ phase: 'conform-input' }), 10_000);
   try {
     const inputPath = join(dir, 'in');

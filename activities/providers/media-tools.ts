@@ -3,10 +3,13 @@
 // ffmpeg from the content), its declared frame size and length are read by a capped ffprobe and
 // checked before anything decodes it, and every run on it has its decoder's pixel cap, a bounded
 // input length, a few threads, an address-space cap (prlimit) and a watchdog. Binaries are spawned
-// with argument arrays (never a shell); failures carry the tail of the tool's stderr.
+// with argument arrays (never a shell), inside the media sandbox (media-sandbox.ts: minimal
+// environment, file-size cap, and where it can be made no network and another user); failures carry
+// the tail of the tool's stderr.
 import { spawn } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import type { Config } from '../../shared/config.js';
+import { fileSizeLimitArgs, sandboxLaunch, type SandboxLaunch } from './media-sandbox.js';
 import { SNIFF_BYTES, sniffMediaType, type AcceptedMime, type MediaKind } from '../../shared/media-type.js';
 
 export class MediaToolError extends Error {
@@ -108,9 +111,18 @@ export function runToolWithStderr(bin: string, args: string[], opts: RunOptions 
       reject(opts.signal.reason instanceof Error ? opts.signal.reason : new MediaToolError(`${bin} aborted`));
       return;
     }
-    const capped = opts.memoryBytes !== undefined && opts.memoryBytes > 0;
-    const [file, argv] = capped ? [opts.prlimitPath ?? 'prlimit', [`--as=${opts.memoryBytes}`, '--', bin, ...args]] : [bin, args];
-    const child = spawn(file, argv, { stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', opts.stdout ? 'pipe' : 'ignore', 'pipe'] });
+    let launch: SandboxLaunch;
+    try {
+      launch = sandboxLaunch();
+    } catch (err) {
+      reject(new MediaToolError((err as Error).message));
+      return;
+    }
+    const limits = [...(opts.memoryBytes !== undefined && opts.memoryBytes > 0 ? [`--as=${opts.memoryBytes}`] : []), ...fileSizeLimitArgs()];
+    const command = [...launch.prefix, ...(limits.length > 0 ? [opts.prlimitPath ?? 'prlimit', ...limits, '--'] : []), bin, ...args];
+    const file = command[0]!;
+    const argv = command.slice(1);
+    const child = spawn(file, argv, { env: launch.env, stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', opts.stdout ? 'pipe' : 'ignore', 'pipe'] });
     const out: Buffer[] = [];
     let errTail = '';
     let settled = false;

@@ -7,13 +7,13 @@
 // (shared/catalog.ts sameOutput). The provider's file is untrusted media: it goes through
 // media-tools.ts's inspection and caps.
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { JobOutput } from '../../shared/job-model.js';
 import type { Storage } from '../../shared/storage.js';
 import { coverFrame, H264_MP4_ARGS, inspectUntrusted, outputThreadArgs, runFfmpegUntrusted, untrustedInputArgs, type MediaTools } from './media-tools.js';
+import { mediaTempDir } from './media-sandbox.js';
 
 /** Image types re-encoded to PNG before the job completes. */
 const toPng = new Set(['image/jpeg', 'image/webp']);
@@ -35,7 +35,7 @@ export async function conformOutput(
   if (opts.frame && out.content_type.startsWith('video/')) return scaleVideo(storage, tools, out, opts.frame, opts);
   if (!toPng.has(out.content_type)) return out;
   const target = pngKeyOf(out.key);
-  const dir = await mkdtemp(join(tmpdir(), 'output-conform-'));
+  const dir = await mediaTempDir('output-conform-');
   try {
     const input = join(dir, 'in');
     const output = join(dir, 'out.png');
@@ -64,7 +64,7 @@ async function scaleVideo(
   frame: { width: number; height: number },
   opts: { signal?: AbortSignal; heartbeat?: () => void },
 ): Promise<JobOutput> {
-  const dir = await mkdtemp(join(tmpdir(), 'output-conform-'));
+  const dir = await mediaTempDir('output-conform-');
   const beat = setInterval(() => opts.heartbeat?.(), 10_000);
   try {
     const input = join(dir, 'in');

@@ -6,6 +6,7 @@ import { getWorkspace } from '../../db/repos/workspaces.js';
 import { budgetPeriods, defaultAlertAt, parseAlertAt, type BudgetPeriod } from '../../shared/budgets.js';
 import { checkWebhookUrl } from '../../shared/webhook-target.js';
 import { iso, nonEmpty, positiveInt, UsageError, ws, type Command } from '../command.js';
+import { OPERATOR_ACTOR, operatorFor } from '../../shared/audit.js';
 
 const target = {
   workspace: ws,
@@ -29,7 +30,8 @@ function targetOf(f: Record<string, string | boolean | undefined>): BudgetTarget
   };
 }
 
-const actorOf = (f: Record<string, string | boolean | undefined>) => (typeof f.as === 'string' ? nonEmpty('as', f.as).toLowerCase() : 'system:admin-cli');
+const actorOf = (f: Record<string, string | boolean | undefined>) =>
+  typeof f.as === 'string' ? operatorFor(nonEmpty('as', f.as).toLowerCase()) : OPERATOR_ACTOR;
 
 /** A budget's standing as the CLI prints it (JSON). */
 export function budgetRow(s: BudgetStanding) {

@@ -2,6 +2,7 @@
 // credits and projects.
 import {
   addMember,
+  removeMember,
   adjustCredits,
   createApiKey,
   createProject,
@@ -12,7 +13,8 @@ import {
   revokeApiKey,
 } from '../../db/repos/workspaces.js';
 import { rotateWebhookSecret } from '../../db/repos/webhooks.js';
-import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
+import { secretsDecryptionKeys, secretsEncryptionKey } from '../../shared/webhook-signing.js';
+import { rekeyWebhookSecrets } from '../../db/repos/webhook-secret-keys.js';
 import { missingRoleSecrets } from '../../shared/routing.js';
 import { describeShare } from './fair-share.js';
 import { workspaceBudgets } from '../../db/repos/budgets.js';
@@ -81,7 +83,7 @@ export const workspaceCommands: Record<string, Command> = {
   },
   'member add': {
     usage: 'member add --workspace W --email E --role owner|member',
-    summary: 'add a member (or change their role)',
+    summary: 'add a member (or change their role); recorded in the audit log',
     flags: {
       workspace: ws,
       email: { type: 'string', required: true, help: "member's email" },
@@ -92,6 +94,18 @@ export const workspaceCommands: Record<string, Command> = {
       if (role !== 'owner' && role !== 'member') throw new UsageError(`--role must be owner or member, got "${role}"`);
       const m = await addMember(ctx.db(), f.workspace as string, f.email as string, role);
       return { json: m, text: [`${m.email} is now ${role === 'owner' ? 'an owner' : 'a member'} of workspace ${m.workspace_id}`] };
+    },
+  },
+  'member remove': {
+    usage: 'member remove --workspace W --email E',
+    summary: 'remove a member (never the last owner); recorded in the audit log',
+    flags: {
+      workspace: ws,
+      email: { type: 'string', required: true, help: "member's email" },
+    },
+    async run(ctx, f) {
+      const m = await removeMember(ctx.db(), f.workspace as string, f.email as string);
+      return { json: m, text: [`${m.email} is no longer a member of workspace ${m.workspace_id}`] };
     },
   },
   'key create': {
@@ -186,6 +200,26 @@ export const workspaceCommands: Record<string, Command> = {
           until ? `the previous secret keeps signing until ${until}` : 'no previous secret',
         ],
       };
+    },
+  },
+  'webhook secrets rekey': {
+    usage: 'webhook secrets rekey',
+    summary:
+      'after a WEBHOOK_SECRETS_KEY rotation: store every webhook signing secret again under the current key (the old one in WEBHOOK_SECRETS_KEY_PREVIOUS)',
+    flags: {},
+    async run(ctx) {
+      const missing = missingRoleSecrets(ctx.env, ['admin']);
+      if (missing.length) throw new ConfigProblem(missing.join('; '));
+      let keys: Buffer[];
+      try {
+        keys = secretsDecryptionKeys(ctx.env);
+      } catch {
+        throw new ConfigProblem('WEBHOOK_SECRETS_KEY (or S3_SECRET_KEY) is not set: the new key is needed to store the secrets under it');
+      }
+      const r = await rekeyWebhookSecrets(ctx.db(), keys);
+      const text = [`${r.rekeyed} webhook secret(s) stored again under the current key; ${r.current} already were`];
+      if (r.unreadable.length) text.push(`${r.unreadable.length} could be opened with none of the keys (left as they were): ${r.unreadable.join(', ')}`);
+      return { json: { rekeyed: r.rekeyed, already_current: r.current, unreadable: r.unreadable }, text };
     },
   },
   'credits grant': creditsCommand('grant'),

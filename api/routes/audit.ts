@@ -39,7 +39,7 @@ export const auditEventSchema = z.object({
     .describe(
       "who did it: an owner's email (the admin CLI, acting for that owner), `key:<API key id>`, or `system:<component>` (`system:admin-cli`: an operator; `system:reconciler`: detected in Temporal)",
     ),
-  target_type: z.string().nullable().describe("what kind of object it acted on: 'api_key', 'webhook_secret', 'workspace', 'budget', 'job'"),
+  target_type: z.string().nullable().describe("what kind of object it acted on: 'api_key', 'webhook_secret', 'workspace', 'budget', 'job', 'member'"),
   target_id: z.string().nullable().describe("that object's id"),
   details: z.record(z.string(), z.unknown()).describe('what changed (amounts, names, old and new values); never a secret'),
   created_at: z.string().describe('when it was recorded (ISO 8601)'),

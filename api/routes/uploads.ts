@@ -16,7 +16,7 @@ import { IDEMPOTENCY_NOTE, idempotent, setMultipartFingerprint } from '../idempo
 import { NOT_BLANK_PATTERN, PUBLIC_HTTPS_URL_PATTERN } from '../validate.js';
 import { acceptedMimeTypes, MB, mediaTypeOf } from '../../shared/media-type.js';
 import { uploadLimits } from '../../shared/uploads.js';
-import { discardRest, limitConcurrentUploads } from '../uploads/limits.js';
+import { discardRest, enforceMinimumRate, limitConcurrentUploads, tooSlow } from '../uploads/limits.js';
 import { MAX_AFTER_FILE, receiveMultipartUpload } from '../uploads/multipart.js';
 import { uploadFromUrl } from '../uploads/from-url.js';
 import { completeUpload, getUpload, removeUpload, startDirectUpload } from '../uploads/direct.js';
@@ -117,7 +117,13 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
     errors: [400, 401, 403, 408, 409, 413, 422, 429, 500],
     before: (deps) => [
       limitConcurrentUploads(deps),
-      idempotent(deps, { body: 'multipart', discard: discardRest, maxMultipartBytes: uploadLimits.direct.video + MAX_AFTER_FILE }),
+      idempotent(deps, {
+        body: 'multipart',
+        discard: discardRest,
+        maxMultipartBytes: uploadLimits.direct.video + MAX_AFTER_FILE,
+        watchRate: (req, cut) => enforceMinimumRate(deps, req, cut),
+        tooSlow: () => tooSlow(deps),
+      }),
     ],
     async handler({ req, res, services: deps }) {
       const { record, fingerprint } = await receiveMultipartUpload(deps, req, authOf(res).workspaceId);

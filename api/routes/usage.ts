@@ -10,7 +10,8 @@ import type { Request } from 'express';
 import type { AppDeps } from '../deps.js';
 import { authOf, type Auth } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
-import { invalidRequest } from '../errors.js';
+import { ApiError, invalidRequest } from '../errors.js';
+import { boundedUsageRead, USAGE_RETRY_MS } from '../usage-bounds.js';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './discovery.js';
 import {
   usageDimensions,
@@ -155,6 +156,8 @@ export const usageEndpoints = new Endpoints<AppDeps>().add({
     'Credits are bucketed by the time the ledger moved them (a refund counts in the bucket it was made in), job counts by the time the job was created, ' +
     'both in UTC. Charges and recharges are spent, refunds refunded; credits granted or deducted by operators are not usage. ' +
     `A range spans at most ${MAX_USAGE_DAYS.day} days by day and ${MAX_USAGE_DAYS.hour} by hour, and from must be before to (400 otherwise). ` +
+    `At most a few reads of one workspace run at once across the service (429 rate_limited with retry_after_ms past that), and each has a time limit: ` +
+    '503 service_unavailable (with Retry-After) when a read exceeds it; ask for a shorter range or fewer dimensions. ' +
     'Buckets without activity are left out. `Accept: text/csv` answers the same page as CSV (RFC 4180, with a header row), the next cursor in the Next-Cursor header.',
   tags: ['Usage'],
   rateClass: 'poll',
@@ -163,19 +166,20 @@ export const usageEndpoints = new Endpoints<AppDeps>().add({
   responseExtra,
   csv: 'the same page as CSV: a header row, then one line per row (period_start, the grouped columns, credits_spent, credits_refunded, credits_net, jobs_created, jobs_<status>)',
   responseHeaders: ['Next-Cursor'],
-  errors: [400, 401, 429, 500],
+  errors: [400, 401, 429, 500, 503],
   async handler({ req, res, query: q, services: deps }) {
     const { workspaceId } = authOf(res);
     const range = usageRange(q);
     const groupBy = q.group_by ? ([...new Set(q.group_by.split(','))] as UsageDimension[]) : [];
     const limit = q.limit ?? DEFAULT_PAGE_LIMIT;
-    const page = await usagePage(deps.db, {
-      workspaceId,
-      ...range,
-      groupBy,
-      limit,
-      after: q.cursor ? decodeCursor(q.cursor, groupBy.length) : null,
-    });
+    const after = q.cursor ? decodeCursor(q.cursor, groupBy.length) : null;
+    const bounds = { statementTimeoutMs: deps.config.USAGE_STATEMENT_TIMEOUT_MS, maxConcurrentPerWorkspace: deps.config.USAGE_MAX_CONCURRENT_PER_WORKSPACE };
+    const page = await boundedUsageRead(deps.db, workspaceId, bounds, (tx) => usagePage(tx, { workspaceId, ...range, groupBy, limit, after })).catch(
+      (err: unknown) => {
+        if (err instanceof ApiError && err.status === 503) res.setHeader('Retry-After', String(Math.ceil(USAGE_RETRY_MS / 1000)));
+        throw err;
+      },
+    );
     const data = page.rows.map((r) => presentRow(r, groupBy));
     const next = page.next ? encodeCursor(page.next) : null;
     res.vary('Accept');

@@ -1,9 +1,12 @@
 // The limits a streaming upload is held to while its body arrives: a minimum transfer rate, a cap
-// on the uploads one key runs at once, and a bounded drain of what is left of a refused body.
+// on the uploads one key runs at once across the fleet, and a bounded drain of what is left of a
+// refused body.
+import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import type { AppDeps } from '../deps.js';
 import { authOf } from '../auth.js';
 import { ApiError } from '../errors.js';
+import { claimUploadSlot, refreshUploadSlot, releaseUploadSlot } from '../../db/repos/upload-slots.js';
 
 /**
  * Stops reading the request into anything: the rest of the body is discarded so the client can
@@ -63,35 +66,57 @@ export function tooSlow(deps: AppDeps): ApiError {
 }
 
 /**
- * At most UPLOAD_MAX_CONCURRENT_PER_KEY multipart uploads of one API key at once on this gateway:
- * each holds a socket and a storage upload for as long as it streams. A slot is freed when its
- * answer is sent or its connection closes.
+ * At most UPLOAD_MAX_CONCURRENT_PER_KEY multipart uploads of one API key at once across every
+ * gateway: each holds a socket and a storage upload for as long as it streams. A slot is a leased
+ * row in Postgres (db/repos/upload-slots.ts), refreshed while the upload runs and freed when its
+ * answer is sent or its connection closes; a gateway that dies frees its slots when their leases
+ * (UPLOAD_SLOT_LEASE_MS) run out.
  */
 export function limitConcurrentUploads(deps: AppDeps): RequestHandler {
   const max = deps.config.UPLOAD_MAX_CONCURRENT_PER_KEY;
-  const running = new Map<string, number>();
   return (req, res, next) => {
     const { apiKeyId } = authOf(res);
-    const count = running.get(apiKeyId) ?? 0;
-    if (count >= max) {
-      discardRest(req);
-      res.setHeader('Retry-After', String(Math.ceil(UPLOAD_SLOT_RETRY_MS / 1000)));
-      next(
-        new ApiError(429, 'rate_limited', `at most ${max} uploads of one API key may run at once; retry when one has finished`, {
-          retry_after_ms: UPLOAD_SLOT_RETRY_MS,
-        }),
-      );
-      return;
-    }
-    running.set(apiKeyId, count + 1);
-    res.once('close', () => {
-      const left = (running.get(apiKeyId) ?? 1) - 1;
-      if (left <= 0) running.delete(apiKeyId);
-      else running.set(apiKeyId, left);
-    });
-    next();
+    const holder = randomUUID();
+    claimUploadSlot(deps.db, apiKeyId, max, holder, UPLOAD_SLOT_LEASE_MS).then(
+      (slot) => {
+        if (slot === null) {
+          discardRest(req);
+          res.setHeader('Retry-After', String(Math.ceil(UPLOAD_SLOT_RETRY_MS / 1000)));
+          next(
+            new ApiError(429, 'rate_limited', `at most ${max} uploads of one API key may run at once; retry when one has finished`, {
+              retry_after_ms: UPLOAD_SLOT_RETRY_MS,
+            }),
+          );
+          return;
+        }
+        const release = () =>
+          releaseUploadSlot(deps.db, apiKeyId, slot, holder).catch((err: unknown) =>
+            deps.logger.warn({ err: (err as Error).message }, 'upload slot release failed (its lease frees it)'),
+          );
+        // The connection closed while the slot was being claimed: nothing will stream.
+        if (res.closed) return void release();
+        const refresh = setInterval(() => {
+          refreshUploadSlot(deps.db, apiKeyId, slot, holder, UPLOAD_SLOT_LEASE_MS).catch((err: unknown) =>
+            deps.logger.warn({ err: (err as Error).message }, 'upload slot refresh failed'),
+          );
+        }, UPLOAD_SLOT_LEASE_MS / 3);
+        refresh.unref();
+        res.once('close', () => {
+          clearInterval(refresh);
+          void release();
+        });
+        next();
+      },
+      (err: unknown) => {
+        discardRest(req);
+        next(err);
+      },
+    );
   };
 }
+
+/** How long a slot stays held without a refresh: a dead gateway's uploads free their slots this long after. */
+export const UPLOAD_SLOT_LEASE_MS = 30_000;
 
 /** What a client refused an upload slot is told to wait: about the time a small upload takes. */
 const UPLOAD_SLOT_RETRY_MS = 1_000;

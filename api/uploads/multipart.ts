@@ -78,6 +78,11 @@ export async function receiveMultipartUpload(deps: AppDeps, req: Request, worksp
       settled = true;
       stopRateCheck();
       discardRest(req);
+      // Busboy is torn down, not merely unpiped: a parser left attached would hold its part streams
+      // (and their buffers) until the socket goes, and a part stream it destroys later must find the
+      // listener every part gets on arrival. Destroyed on the next turn: a refusal can come from
+      // inside busboy's own write, which must finish first.
+      setImmediate(() => bb.destroy());
       guard?.destroy(err instanceof Error ? err : new Error(String(err)));
       // Answer only once storage is clean: an aborted upload leaves nothing, a finished one is removed.
       const cleanup = storing
@@ -90,9 +95,19 @@ export async function receiveMultipartUpload(deps: AppDeps, req: Request, worksp
     };
 
     bb.on('file', (name, stream, info) => {
+      // Every part stream is owned from its first tick: an error on it (a cut body, busboy torn
+      // down) is the request's, handled by the paths below, never an uncaught 'error' event; a part
+      // that is refused or ignored is read away so the parser is never stalled on it.
+      stream.on('error', () => undefined);
       if (settled) return void stream.resume();
-      if (name !== 'file') return fail(invalidRequest(`unexpected file part "${name}": send the file in the part named "file"`));
-      if (fileSeen) return fail(invalidRequest('only one file may be uploaded per request'));
+      if (name !== 'file') {
+        stream.resume();
+        return fail(invalidRequest(`unexpected file part "${name}": send the file in the part named "file"`));
+      }
+      if (fileSeen) {
+        stream.resume();
+        return fail(invalidRequest('only one file may be uploaded per request'));
+      }
       fileSeen = true;
       const g = createMediaGuard({ limits: uploadLimits.direct, declaredType: info.mimeType, maxPixels: deps.config.UPLOAD_MAX_IMAGE_PIXELS });
       guard = g;

@@ -6,6 +6,14 @@ import { createdMicros, newestFirstPage, olderThan, type NewestFirstKey } from '
 import type { DB, WebhookAttempt, WebhookDelivery } from '../schema.js';
 import type { DeliveryStatus } from '../../shared/webhook-attempts.js';
 import { WEBHOOK_DELIVERIES_CHANNEL } from './webhooks.js';
+import { BUDGET_THRESHOLD_EVENT } from './budgets.js';
+
+/**
+ * Events a tenant never sees in its delivery log nor redelivers: they go to a URL the operator set
+ * (a budget's alert URL, read-only to the workspace), so listing them would show the tenant the
+ * operator's endpoint, and redelivering them would let it send requests there at will.
+ */
+export const operatorOnlyEventTypes: readonly string[] = [BUDGET_THRESHOLD_EVENT];
 
 // ------------------------------------------------------------------ attempts (written by the delivery activity)
 
@@ -120,7 +128,12 @@ export async function listDeliveriesPage(
   workspaceId: string,
   opts: { limit: number; after: DeliveryListKey | null; filters: DeliveryFilters },
 ): Promise<{ rows: DeliveryRow[]; next: DeliveryListKey | null }> {
-  let q = db.selectFrom('webhook_deliveries').select(listColumns).select(createdMicros()).where('workspace_id', '=', workspaceId);
+  let q = db
+    .selectFrom('webhook_deliveries')
+    .select(listColumns)
+    .select(createdMicros())
+    .where('workspace_id', '=', workspaceId)
+    .where('type', 'not in', operatorOnlyEventTypes);
   const f = opts.filters;
   if (f.jobId !== undefined) q = q.where('job_id', '=', f.jobId);
   if (f.type !== undefined) q = q.where('type', '=', f.type);
@@ -136,7 +149,13 @@ export async function listDeliveriesPage(
 
 /** One event of the workspace (undefined: none, or another workspace's). */
 export async function getWorkspaceDelivery(db: Queryable, workspaceId: string, id: string): Promise<DeliveryRow | undefined> {
-  return db.selectFrom('webhook_deliveries').select(listColumns).where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+  return db
+    .selectFrom('webhook_deliveries')
+    .select(listColumns)
+    .where('id', '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .where('type', 'not in', operatorOnlyEventTypes)
+    .executeTakeFirst();
 }
 
 // ------------------------------------------------------------------ redelivery
@@ -155,6 +174,7 @@ export async function beginRedelivery(db: Database, workspaceId: string, id: str
       .select(listColumns)
       .where('id', '=', id)
       .where('workspace_id', '=', workspaceId)
+      .where('type', 'not in', operatorOnlyEventTypes)
       .forUpdate()
       .executeTakeFirst();
     if (!row) return { refused: 'not_found' };

@@ -15,6 +15,7 @@ import {
 import { newId } from '../../shared/ids.js';
 import { getWorkspace, normalizeEmail, requireOwner } from './workspaces.js';
 import { recordAuditEvent } from './audit.js';
+import { operatorFor } from '../../shared/audit.js';
 import { decryptSecret, encryptSecret, generateWebhookSecret } from '../../shared/webhook-signing.js';
 
 // ------------------------------------------------------------------ secrets
@@ -55,7 +56,7 @@ export async function rotateWebhookSecret(
     await recordAuditEvent(tx, {
       workspaceId: input.workspaceId,
       action: 'webhook_secret.rotated',
-      actor: normalizeEmail(input.actorEmail),
+      actor: operatorFor(normalizeEmail(input.actorEmail)),
       targetType: 'webhook_secret',
       targetId: id,
       details: { grace_seconds: input.graceSeconds, previous_signs_until: previousUntil?.toISOString() ?? null },
@@ -65,7 +66,7 @@ export async function rotateWebhookSecret(
 }
 
 /** The workspace's secrets that sign now (newest first), decrypted. */
-export async function activeWebhookSecrets(db: Queryable, workspaceId: string, key: Buffer): Promise<string[]> {
+export async function activeWebhookSecrets(db: Queryable, workspaceId: string, key: Buffer | readonly Buffer[]): Promise<string[]> {
   const rows = await db
     .selectFrom('webhook_secrets')
     .select(['id', 'secret_encrypted'])
@@ -81,7 +82,11 @@ export async function activeWebhookSecrets(db: Queryable, workspaceId: string, k
  * corrupted row, or one written under another WEBHOOK_SECRETS_KEY): one bad secret must not stop
  * the workspace's deliveries while another one still signs. Names the ids skipped, never a value.
  */
-export async function signingSecrets(db: Queryable, workspaceId: string, key: Buffer): Promise<{ secrets: string[]; undecryptable: string[] }> {
+export async function signingSecrets(
+  db: Queryable,
+  workspaceId: string,
+  key: Buffer | readonly Buffer[],
+): Promise<{ secrets: string[]; undecryptable: string[] }> {
   const rows = await db
     .selectFrom('webhook_secrets')
     .select(['id', 'secret_encrypted'])

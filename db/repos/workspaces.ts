@@ -6,7 +6,7 @@ import type { MemberRole } from '../schema.js';
 import { newId } from '../../shared/ids.js';
 import { generateApiKey } from '../api-keys.js';
 import { recordAuditEvent } from './audit.js';
-import { OPERATOR_ACTOR, type AuditActor } from '../../shared/audit.js';
+import { OPERATOR_ACTOR, operatorFor, type AuditActor } from '../../shared/audit.js';
 
 export class AdminError extends Error {
   override name = 'AdminError';
@@ -43,15 +43,60 @@ export async function getWorkspace(db: Queryable, id: string) {
   return ws;
 }
 
-export async function addMember(db: Queryable, workspaceId: string, email: string, role: MemberRole) {
-  await getWorkspace(db, workspaceId);
+/**
+ * Adds a member or changes their role (a promotion to owner included), with an audit event by the
+ * operator in the same transaction: `member.added`, or `member.role_changed` naming the previous
+ * role; nothing is recorded when the role is already that one. Pass a transaction or the database.
+ */
+export async function addMember(db: Queryable, workspaceId: string, email: string, role: MemberRole, actor: AuditActor = OPERATOR_ACTOR) {
   const e = normalizeEmail(email);
-  await db
-    .insertInto('workspace_members')
-    .values({ workspace_id: workspaceId, email: e, role })
-    .onConflict((oc) => oc.columns(['workspace_id', 'email']).doUpdateSet({ role }))
-    .execute();
-  return { workspace_id: workspaceId, email: e, role };
+  const act = async (tx: Queryable) => {
+    await getWorkspace(tx, workspaceId);
+    const before = await tx
+      .selectFrom('workspace_members')
+      .select('role')
+      .where('workspace_id', '=', workspaceId)
+      .where('email', '=', e)
+      .forUpdate()
+      .executeTakeFirst();
+    if (before?.role === role) return { workspace_id: workspaceId, email: e, role };
+    await tx
+      .insertInto('workspace_members')
+      .values({ workspace_id: workspaceId, email: e, role })
+      .onConflict((oc) => oc.columns(['workspace_id', 'email']).doUpdateSet({ role }))
+      .execute();
+    await recordAuditEvent(tx, {
+      workspaceId,
+      action: before ? 'member.role_changed' : 'member.added',
+      actor,
+      targetType: 'member',
+      targetId: e,
+      details: before ? { role, previous_role: before.role } : { role },
+    });
+    return { workspace_id: workspaceId, email: e, role };
+  };
+  return db.isTransaction ? act(db) : (db as Database).transaction().execute(act);
+}
+
+/**
+ * Removes a member, with a `member.removed` audit event by the operator. The last owner cannot be
+ * removed (the workspace would have nobody to manage its keys). Their API keys stay valid but are
+ * no longer owner keys (api/auth.ts derives that from membership).
+ */
+export async function removeMember(db: Database, workspaceId: string, email: string, actor: AuditActor = OPERATOR_ACTOR) {
+  const e = normalizeEmail(email);
+  return db.transaction().execute(async (tx) => {
+    await getWorkspace(tx, workspaceId);
+    const members = await tx.selectFrom('workspace_members').select(['email', 'role']).where('workspace_id', '=', workspaceId).forUpdate().execute();
+    const member = members.find((m) => m.email === e);
+    if (!member) throw new AdminError('not_found', `${e} is not a member of workspace ${workspaceId}`);
+    if (member.role === 'owner' && members.filter((m) => m.role === 'owner').length === 1) {
+      throw new AdminError('conflict', `${e} is the last owner of workspace ${workspaceId}; make another member an owner first`);
+    }
+    await tx.deleteFrom('workspace_members').where('workspace_id', '=', workspaceId).where('email', '=', e).execute();
+    await recordAuditEvent(tx, { workspaceId, action: 'member.removed', actor, targetType: 'member', targetId: e, details: { role: member.role } });
+    return { workspace_id: workspaceId, email: e, removed: true };
+  });
 }
 
 export async function requireOwner(db: Queryable, workspaceId: string, email: string) {
@@ -75,7 +120,7 @@ export async function createApiKey(db: Database, input: { workspaceId: string; n
     await recordAuditEvent(tx, {
       workspaceId: input.workspaceId,
       action: 'api_key.created',
-      actor,
+      actor: operatorFor(actor),
       targetType: 'api_key',
       targetId: k.id,
       details: { name: input.name },
@@ -110,7 +155,7 @@ export async function revokeApiKey(db: Database, input: { workspaceId: string; k
     await recordAuditEvent(tx, {
       workspaceId: input.workspaceId,
       action: 'api_key.revoked',
-      actor: normalizeEmail(input.actorEmail),
+      actor: operatorFor(normalizeEmail(input.actorEmail)),
       targetType: 'api_key',
       targetId: res.id,
       details: { name: res.name },

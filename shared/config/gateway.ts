@@ -9,6 +9,12 @@ export const gatewayEnv = {
     "Where clients reach the gateway: links to /media and the OpenAPI server URL are built from it, never from a request's Host header. Unset: the listening address (logged as a warning).",
   ),
   RATE_LIMIT_POLL_PER_MIN: int(120, 1).describe('Requests of the `poll` rate class (reads) per minute per API key.'),
+  USAGE_STATEMENT_TIMEOUT_MS: int(10_000, 1, 600_000).describe(
+    'GET /v1/usage: the statement timeout of one read (SET LOCAL in its own transaction); past it the read is stopped and answers 503 `service_unavailable` with Retry-After.',
+  ),
+  USAGE_MAX_CONCURRENT_PER_WORKSPACE: int(2, 1, 100).describe(
+    'GET /v1/usage: reads of one workspace that may run at once across every gateway (Postgres advisory locks); past it, 429 `rate_limited`.',
+  ),
   RATE_LIMIT_GENERATE_PER_MIN: int(30, 1).describe('Requests of the `generate` rate class (creates) per minute per API key.'),
   RATE_LIMIT_REDELIVER_PER_MIN: int(10, 1).describe('Requests of the `redeliver` rate class (webhook redeliveries) per minute per API key.'),
   // Sliding rate-limit window; shorter only in tests, which cannot wait a minute.

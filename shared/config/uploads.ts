@@ -16,7 +16,9 @@ export const uploadsEnv = {
   ),
   UPLOAD_MAX_RETENTION_SECONDS: int(90 * 86_400, 1).describe('The longest retention a request may ask for (from 1 s up to this).'),
   WORKSPACE_UPLOAD_QUOTA_MB: int(10_240, 1).describe("Bytes one workspace's uploads may hold (completed, and pending at their declared size), in MB."),
-  UPLOAD_MAX_CONCURRENT_PER_KEY: int(4, 1).describe('Multipart uploads (POST /v1/upload) one API key may run at once on a gateway (429 past it).'),
+  UPLOAD_MAX_CONCURRENT_PER_KEY: int(4, 1).describe(
+    'Multipart uploads (POST /v1/upload) one API key may run at once across every gateway (leased slots in Postgres; 429 past it).',
+  ),
   UPLOAD_MIN_BYTES_PER_SEC: int(8_192, 0).describe(
     'The slowest upload allowed: one that receives fewer bytes per second than this on average over UPLOAD_RATE_WINDOW_MS is cut (408) and what it stored is removed. 0: off.',
   ),

@@ -31,6 +31,11 @@ export const webhooksEnv = {
     .describe(
       'Key material for the at-rest encryption of webhook signing secrets. Required in production by the processes that read it (the webhooks role, the admin CLI), and must differ from S3_SECRET_KEY there; in development and tests it defaults to S3_SECRET_KEY.',
     ),
+  WEBHOOK_SECRETS_KEY_PREVIOUS: optionalString
+    .meta({ valueType: 'comma-separated strings (secret)' })
+    .describe(
+      'Rotation of WEBHOOK_SECRETS_KEY: the previous key material, still used to open secrets stored under it (never to store). Set the new key as WEBHOOK_SECRETS_KEY and the old one here, run `admin webhook secrets rekey`, then drop it.',
+    ),
   WEBHOOK_ALLOW_LOOPBACK: bool(false).describe(
     'Test-only: webhook targets on loopback (http or https, any port) pass the SSRF guard. Refused when NODE_ENV=production.',
   ),

@@ -1,10 +1,12 @@
 // Multipart upload limits on the real stack (Postgres, MinIO), over HTTP to real gateways:
 // - one API key runs at most UPLOAD_MAX_CONCURRENT_PER_KEY uploads at once: the next answers 429
 //   rate_limited with retry_after_ms, while another key uploads fine, and a freed slot is usable;
+//   the slots are the fleet's (rows in Postgres): ones another gateway holds count here too;
 // - an upload trickled below UPLOAD_MIN_BYTES_PER_SEC is cut with 408 request_timeout and leaves no
 //   object, no incomplete storage upload and no row; an upload at a normal pace is not cut.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { startGateway, type InProcessGateway } from '../support/services.js';
 import { openUpload, storedUploadsOf } from '../support/upload-requests.js';
@@ -105,6 +107,27 @@ describe('multipart upload limits', () => {
     // ...and their slots are free again.
     const again = await upload(capped, a);
     assert.equal(again.status, 200, JSON.stringify(again.body));
+  });
+
+  test("the cap is the fleet's: slots another gateway holds (rows in Postgres) refuse this gateway's upload; a freed or expired one is taken", async () => {
+    const fleet = await createTenant(tdb.db);
+    // Another gateway's two uploads of this key, streaming now.
+    await sql`insert into upload_slots (api_key_id, slot, holder, expires_at)
+      select ${fleet.apiKeyId}, s, 'another-gateway', now() + interval '1 minute' from generate_series(0, ${MAX_PER_KEY - 1}::int) s`.execute(tdb.db);
+    const refused = await upload(capped, fleet);
+    assert.equal(refused.status, 429, JSON.stringify(refused.body));
+    assert.equal(refused.body.error.code, 'rate_limited');
+    // One finished there; the other's gateway died (its lease ran out).
+    await sql`delete from upload_slots where api_key_id = ${fleet.apiKeyId} and slot = 0`.execute(tdb.db);
+    await sql`update upload_slots set expires_at = now() - interval '1 second' where api_key_id = ${fleet.apiKeyId}`.execute(tdb.db);
+    const first = await upload(capped, fleet);
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    await waitFor('the finished upload to free its slot', async () => {
+      const r = await sql<{
+        n: number;
+      }>`select count(*)::int as n from upload_slots where api_key_id = ${fleet.apiKeyId} and holder <> 'another-gateway'`.execute(tdb.db);
+      return r.rows[0]!.n === 0;
+    });
   });
 
   test(`an upload trickled below ${MIN_BYTES_PER_SEC} bytes/s is cut with 408 and leaves nothing behind; one at a normal pace is not`, async () => {

@@ -1,5 +1,6 @@
 // `webhook secret rotate` of the admin CLI, run as a process against a real database: owners only,
-// the secret printed once and stored only encrypted, the previous secret kept for the grace period.
+// the secret printed once and stored only encrypted, the previous secret kept for the grace period;
+// and the rotation of WEBHOOK_SECRETS_KEY itself (`webhook secrets rekey`).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -7,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { createTenant, createTestDatabase, type Tenant, type TestDatabase } from '../support/stack.js';
 import { addMember } from '../../db/repos/workspaces.js';
 import { activeWebhookSecrets } from '../../db/repos/webhooks.js';
-import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
+import { secretsDecryptionKeys, secretsEncryptionKey } from '../../shared/webhook-signing.js';
 
 const adminJs = fileURLToPath(new URL('../../admin/main.js', import.meta.url));
 let tdb: TestDatabase;
@@ -71,4 +72,34 @@ test('members, unknown workspaces and bad flags are refused with their exit code
   assert.match(missing.stderr, /--as/);
   const help = await admin('help');
   assert.match(help.stdout, /webhook secret rotate --workspace W --as EMAIL/);
+});
+
+test('WEBHOOK_SECRETS_KEY rotates: with the old key as previous every secret still opens, rekey stores them under the new one, then the old key can go', async () => {
+  const w = await createTenant(tdb.db);
+  const newKey = 'the new operator key for rotation';
+  const created = await admin('webhook', 'secret', 'rotate', '--workspace', w.workspaceId, '--as', w.ownerEmail, '--json', '--grace-hours', '0');
+  // Written with the suite's key: it plays the old key here.
+  assert.equal(created.code, 0, created.stderr);
+  const secret = JSON.parse(created.stdout).secret as string;
+  const suiteKey = env.WEBHOOK_SECRETS_KEY!;
+  const during = secretsDecryptionKeys({ WEBHOOK_SECRETS_KEY: newKey, WEBHOOK_SECRETS_KEY_PREVIOUS: suiteKey });
+  assert.deepEqual(await activeWebhookSecrets(tdb.db, w.workspaceId, during), [secret], 'the previous key still opens it: deliveries go on');
+  await assert.rejects(activeWebhookSecrets(tdb.db, w.workspaceId, secretsEncryptionKey({ WEBHOOK_SECRETS_KEY: newKey })), /cannot be decrypted/);
+
+  const rekey = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [adminJs, 'webhook', 'secrets', 'rekey', '--json'],
+      { env: { ...env, WEBHOOK_SECRETS_KEY: newKey, WEBHOOK_SECRETS_KEY_PREVIOUS: suiteKey }, timeout: 60_000 },
+      (err, stdout, stderr) => resolve({ code: err ? 1 : 0, stdout, stderr }),
+    );
+  });
+  assert.equal(rekey.code, 0, rekey.stderr);
+  const r = JSON.parse(rekey.stdout) as { rekeyed: number; already_current: number; unreadable: string[] };
+  assert.ok(r.rekeyed >= 1, rekey.stdout);
+  assert.deepEqual(r.unreadable, []);
+  assert.ok(!rekey.stdout.includes(secret), 'no secret printed');
+  // Now the new key alone opens it, and the old one no longer does.
+  assert.deepEqual(await activeWebhookSecrets(tdb.db, w.workspaceId, secretsEncryptionKey({ WEBHOOK_SECRETS_KEY: newKey })), [secret]);
+  await assert.rejects(activeWebhookSecrets(tdb.db, w.workspaceId, secretsEncryptionKey({ WEBHOOK_SECRETS_KEY: suiteKey })), /cannot be decrypted/);
 });

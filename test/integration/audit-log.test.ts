@@ -96,8 +96,14 @@ describe('every administrative act', () => {
     await adminOk('credits', 'deduct', '--workspace', ws, '--amount', '5', '--reason', 'correction');
     await adminOk('workspace', 'set-share', '--workspace', ws, '--tier', 'priority');
     await adminOk('workspace', 'allow-high-priority', '--workspace', ws);
-    // A refused act records nothing: a deduction past the balance.
+    await adminOk('member', 'add', '--workspace', ws, '--email', 'dev@example.test', '--role', 'member');
+    await adminOk('member', 'add', '--workspace', ws, '--email', 'dev@example.test', '--role', 'owner');
+    // The same role again changes nothing and records nothing.
+    await adminOk('member', 'add', '--workspace', ws, '--email', 'dev@example.test', '--role', 'owner');
+    await adminOk('member', 'remove', '--workspace', ws, '--email', 'dev@example.test');
+    // A refused act records nothing: a deduction past the balance, removing the last owner.
     assert.equal((await admin('credits', 'deduct', '--workspace', ws, '--amount', '100000', '--reason', 'too much')).code, 5);
+    assert.equal((await admin('member', 'remove', '--workspace', ws, '--email', a.ownerEmail)).code, 5);
 
     // A customer's DELETE of a finished job's outputs, twice (idempotent): one event.
     const job = await insertImageJob(tdb.db, a);
@@ -114,9 +120,18 @@ describe('every administrative act', () => {
     const events = (await allEvents(a.apiKey)).filter((e) => !before.has(e.id));
     const byAction = (action: string) => events.filter((e) => e.action === action);
     const expected: Record<string, Partial<Event>> = {
-      'api_key.created': { actor: a.ownerEmail, target_type: 'api_key', target_id: created.id, details: { name: 'ci' } },
-      'api_key.revoked': { actor: a.ownerEmail, target_type: 'api_key', target_id: created.id, details: { name: 'ci' } },
-      'webhook_secret.rotated': { actor: a.ownerEmail, target_type: 'webhook_secret', target_id: rotated.id },
+      // An operator acting for an owner (--as) is shown as the operator, naming the owner.
+      'api_key.created': { actor: `system:admin-cli for ${a.ownerEmail}`, target_type: 'api_key', target_id: created.id, details: { name: 'ci' } },
+      'api_key.revoked': { actor: `system:admin-cli for ${a.ownerEmail}`, target_type: 'api_key', target_id: created.id, details: { name: 'ci' } },
+      'webhook_secret.rotated': { actor: `system:admin-cli for ${a.ownerEmail}`, target_type: 'webhook_secret', target_id: rotated.id },
+      'member.added': { actor: 'system:admin-cli', target_type: 'member', target_id: 'dev@example.test', details: { role: 'member' } },
+      'member.role_changed': {
+        actor: 'system:admin-cli',
+        target_type: 'member',
+        target_id: 'dev@example.test',
+        details: { role: 'owner', previous_role: 'member' },
+      },
+      'member.removed': { actor: 'system:admin-cli', target_type: 'member', target_id: 'dev@example.test', details: { role: 'owner' } },
       'credits.granted': { actor: 'system:admin-cli', target_id: ws, details: { amount: 25, balance: 125, reason: 'goodwill' } },
       'credits.deducted': { actor: 'system:admin-cli', target_id: ws, details: { amount: 5, balance: 120, reason: 'correction' } },
       'workspace.share_changed': { actor: 'system:admin-cli', target_id: ws, details: { previous_weight: 1, weight: 3 } },
@@ -126,7 +141,7 @@ describe('every administrative act', () => {
     assert.deepEqual(
       events.map((e) => e.action).sort(),
       Object.keys(expected).sort(),
-      'one event per act, none for the refused deduction or the repeated DELETE',
+      'one event per act, none for the refused deduction or removal, the unchanged role or the repeated DELETE',
     );
     for (const [action, want] of Object.entries(expected)) {
       const [e] = byAction(action);

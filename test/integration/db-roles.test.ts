@@ -9,7 +9,7 @@ import pg from 'pg';
 import { sql } from 'kysely';
 import { createTenant, createTestDatabase, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
 import { api, startGateway, type InProcessGateway } from '../support/services.js';
-import { grantAppRole } from '../../db/roles.js';
+import { appAppendOnlyTables, appReadOnlyTables, grantAppRole } from '../../db/roles.js';
 import { createDb, type Database } from '../../db/index.js';
 import { randomToken } from '../../shared/ids.js';
 import { sweepAuditEvents } from '../../db/repos/audit.js';
@@ -94,6 +94,42 @@ describe('the app role', () => {
     assert.deepEqual(rows.rows, [{ actor: 'key:x' }]);
   });
 
+  test('the credit ledger is insert-only; of a workspace only the balance may change, never its share, priority or name', async () => {
+    const t = await createTenant(tdb.db);
+    await sql`update workspaces set credits = credits - 1, updated_at = now() where id = ${t.workspaceId}`.execute(appDb);
+    await sql`insert into credit_ledger (workspace_id, delta, reason, note) values (${t.workspaceId}, -1, 'deduct', 'app test')`.execute(appDb);
+    await assert.rejects(sql`update credit_ledger set delta = 1000 where workspace_id = ${t.workspaceId}`.execute(appDb), refused);
+    await assert.rejects(sql`delete from credit_ledger where workspace_id = ${t.workspaceId}`.execute(appDb), refused);
+    await assert.rejects(sql`update workspaces set fair_share_weight = 100 where id = ${t.workspaceId}`.execute(appDb), refused);
+    await assert.rejects(sql`update workspaces set high_priority_allowed = true where id = ${t.workspaceId}`.execute(appDb), refused);
+    await assert.rejects(sql`update workspaces set name = 'taken' where id = ${t.workspaceId}`.execute(appDb), refused);
+    await assert.rejects(sql`insert into workspaces (id, name, credits) values ('ws_evil', 'evil', 1000000)`.execute(appDb), refused);
+    await assert.rejects(sql`delete from workspaces where id = ${t.workspaceId}`.execute(appDb), refused);
+    await assert.rejects(sql`insert into projects (id, workspace_id, name) values ('prj_evil', ${t.workspaceId}, 'evil')`.execute(appDb), refused);
+    await assert.rejects(sql`update projects set workspace_id = ${t.workspaceId}`.execute(appDb), refused);
+    const ledger = await sql<{ delta: number }>`select delta from credit_ledger where workspace_id = ${t.workspaceId} and note = 'app test'`.execute(appDb);
+    assert.deepEqual(ledger.rows, [{ delta: -1 }]);
+  });
+
+  test('holds exactly the documented grants on every table', async () => {
+    const rows = await sql<{ table_name: string; privilege_type: string }>`
+      select table_name, privilege_type from information_schema.role_table_grants
+      where grantee = ${role} and table_schema = 'public' order by table_name, privilege_type`.execute(tdb.db);
+    const tables = new Map<string, string[]>();
+    for (const r of rows.rows) tables.set(r.table_name, [...(tables.get(r.table_name) ?? []), r.privilege_type]);
+    for (const table of Object.keys(appReadOnlyTables)) assert.deepEqual(tables.get(table), ['SELECT'], `${table}: select only (updates by column)`);
+    for (const table of appAppendOnlyTables) assert.deepEqual(tables.get(table), ['INSERT', 'SELECT'], `${table}: append-only`);
+    const columnGrants = await sql<{ table_name: string; column_name: string }>`
+      select table_name, column_name from information_schema.column_privileges
+      where grantee = ${role} and table_schema = 'public' and privilege_type = 'UPDATE' order by table_name, column_name`.execute(tdb.db);
+    const updatable = new Map<string, string[]>();
+    for (const r of columnGrants.rows) {
+      if (appReadOnlyTables[r.table_name] !== undefined) updatable.set(r.table_name, [...(updatable.get(r.table_name) ?? []), r.column_name]);
+    }
+    for (const [table, columns] of Object.entries(appReadOnlyTables))
+      assert.deepEqual(updatable.get(table) ?? [], [...columns].sort(), `${table}: updatable columns`);
+  });
+
   test('trims the audit log only through expire_audit_events, which spares the last 30 days', async () => {
     const t = await createTenant(tdb.db);
     await sql`
@@ -125,6 +161,9 @@ describe('the app role', () => {
         count: 1,
       });
       assert.equal(dry.status, 200, dry.text);
+      // A real create charges: the balance update and the ledger insert the role keeps.
+      const job = await c.post('/v1/images/generate', { project_id: t.projectId, prompt: 'a fox', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+      assert.equal(job.status, 200, job.text);
     } finally {
       await gw?.close();
     }

@@ -1,7 +1,8 @@
 // The customer's record of webhook deliveries on real Postgres: an attempt written twice (a retried
 // write of one activity attempt) is one row, numbers run across runs, the list filters by the
 // status derived from the outbox columns, and a redelivery is refused while the event is in flight
-// and to another workspace.
+// and to another workspace; a budget alert (the operator's URL) is not the workspace's to see or
+// redeliver.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
@@ -89,5 +90,26 @@ describe('webhook attempts', () => {
     assert.deepEqual(await repo.beginRedelivery(tdb.db, t.workspaceId, failed), { refused: 'in_flight' }, 'a second one waits for the first');
     await repo.redeliveryNotStarted(tdb.db, failed, 'could not start');
     assert.ok((await list({ status: 'failed' })).includes(failed), 'a redelivery that could not start leaves the event finished');
+  });
+
+  test("a budget alert, sent to the operator's URL, is neither listed, shown nor redeliverable by the workspace", async () => {
+    const id = `whk_budget_alert_${++seq}`;
+    await tdb.db
+      .insertInto('webhook_deliveries')
+      .values({ id, job_id: null, workspace_id: t.workspaceId, type: 'budget.threshold_reached', url: 'https://ops.example.com/alerts/finance', job: '{}' })
+      .execute();
+    await markDeliveryFailed(tdb.db, id, 'retries ran out', 3);
+    const listed = (await repo.listDeliveriesPage(tdb.db, t.workspaceId, { limit: 100, after: null, filters: {} })).rows;
+    assert.ok(listed.length > 0, 'the workspace has other deliveries listed');
+    assert.ok(!listed.some((r) => r.id === id || r.url.includes('ops.example.com')));
+    assert.equal(
+      (await repo.listDeliveriesPage(tdb.db, t.workspaceId, { limit: 100, after: null, filters: { type: 'budget.threshold_reached' } })).rows.length,
+      0,
+    );
+    assert.equal(await repo.getWorkspaceDelivery(tdb.db, t.workspaceId, id), undefined);
+    assert.deepEqual(await repo.beginRedelivery(tdb.db, t.workspaceId, id), { refused: 'not_found' });
+    const row = await tdb.db.selectFrom('webhook_deliveries').select(['redeliveries', 'failed_at']).where('id', '=', id).executeTakeFirstOrThrow();
+    assert.equal(row.redeliveries, 0);
+    assert.ok(row.failed_at, 'the event stays as it was');
   });
 });

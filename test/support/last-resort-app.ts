@@ -20,6 +20,13 @@ app.post('/throw-in-stream', (req) => {
   });
   req.resume();
 });
+// A bearer in the path, and in the error text: the log line may carry neither.
+app.post('/media/uploads/:token', (req) => {
+  req.on('end', () => {
+    throw new Error(`could not read uploads/ws_1/upl_1/${req.params.token}.png`);
+  });
+  req.resume();
+});
 app.post('/reject-in-request', () => {
   void Promise.reject(new Error('a rejection no one awaited'));
 });

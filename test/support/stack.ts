@@ -75,6 +75,10 @@ export function testConfig(databaseUrl: string, overrides: Record<string, string
     API_METRICS_PORT: '0',
     // No route health probes unless a suite asks for them (they would hit the fakes on their own clock).
     ROUTE_PROBE_INTERVAL_MS: '0',
+    // In-process workers share the test's process, which also runs ffprobe on files it made itself
+    // (probes of outputs) that the sandbox user may not read: the sandbox is the subject of
+    // media-sandbox.test.ts and of the worker processes of the prod profile.
+    MEDIA_SANDBOX: process.env.MEDIA_SANDBOX ?? 'off',
     ...overrides,
   });
 }

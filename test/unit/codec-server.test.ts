@@ -101,6 +101,25 @@ test('the login page sets a session cookie (never the token) that the UI origin 
   assert.equal(dec.headers.get('access-control-allow-origin'), ui);
 });
 
+test('a sign-in over HTTPS (behind a TLS proxy, or from an https page) gets a Secure cookie; over plain HTTP it cannot be Secure', async () => {
+  const signIn = (headers: Record<string, string>) =>
+    fetch(`${codec.url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: codec.url, ...headers },
+      body: new URLSearchParams({ token }),
+    });
+  const plain = await signIn({});
+  assert.equal(plain.status, 200);
+  assert.doesNotMatch(plain.headers.get('set-cookie') ?? '', /Secure/);
+  const proxied = await signIn({ 'x-forwarded-proto': 'https' });
+  assert.equal(proxied.status, 200);
+  assert.match(proxied.headers.get('set-cookie') ?? '', /; Secure(;|$)/);
+  const host = new URL(codec.url).host;
+  const fromHttpsPage = await signIn({ origin: `https://${host}` });
+  assert.equal(fromHttpsPage.status, 200);
+  assert.match(fromHttpsPage.headers.get('set-cookie') ?? '', /; Secure(;|$)/);
+});
+
 test('start-up refuses a missing or short token and a malformed origin, naming the variable only', async () => {
   await assert.rejects(startCodecServer({ ...env, CODEC_SERVER_TOKEN: 'short' }), /CODEC_SERVER_TOKEN .* at least 32/);
   await assert.rejects(startCodecServer({ ...env, CODEC_SERVER_TOKEN: '' }), /CODEC_SERVER_TOKEN/);

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { LOGGED_REQUEST_ERRORS_PER_MINUTE } from '../../api/last-resort.js';
 
 const appPath = fileURLToPath(new URL('../support/last-resort-app.js', import.meta.url));
 const SECRET = 'sk-secret-in-the-body-0123456789';
@@ -31,6 +32,14 @@ describe('last-resort handler', () => {
     if (child.exitCode === null) child.kill('SIGKILL');
   });
 
+  async function waitForOutput(pattern: RegExp): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (!pattern.test(output)) {
+      assert.ok(Date.now() < deadline, `no log line matching ${pattern}: ${output.slice(-1000)}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
   const pidOf = async () => ((await (await fetch(`${base}/ok`)).json()) as { pid: number }).pid;
 
   test('an error thrown by a request stream listener: that request gets 500, the same process serves the next', async () => {
@@ -53,6 +62,29 @@ describe('last-resort handler', () => {
     const r = await fetch(`${base}/reject-in-request`, { method: 'POST', body: SECRET });
     assert.equal(r.status, 500);
     assert.equal(await pidOf(), pid);
+  });
+
+  test('the log line names the route pattern, never the raw path or a token in the error text', async () => {
+    const token = 'tok_Secret0123456789abcdef';
+    const r = await fetch(`${base}/media/uploads/${token}`, { method: 'POST', body: 'x' });
+    assert.equal(r.status, 500);
+    await waitForOutput(/\/media\/uploads\/:token/);
+    assert.doesNotMatch(output, new RegExp(token), 'no bearer token in the log');
+  });
+
+  test('however many request errors one client causes, the process keeps serving; past the log budget they are counted, not logged', async () => {
+    const pid = await pidOf();
+    const before = output.length;
+    const n = LOGGED_REQUEST_ERRORS_PER_MINUTE * 3;
+    for (let i = 0; i < n; i++) {
+      const r = await fetch(`${base}/throw-in-stream`, { method: 'POST', body: 'x' });
+      assert.equal(r.status, 500);
+    }
+    assert.equal(await pidOf(), pid, 'the same process serves after every one of them');
+    const logged = output.slice(before).match(/uncaught error in a request/g)?.length ?? 0;
+    // The run may straddle a minute's turn: at most two minutes' budgets.
+    assert.ok(logged <= 2 * LOGGED_REQUEST_ERRORS_PER_MINUTE, `at most the budget is logged per minute (${logged} of ${n})`);
+    assert.ok(logged >= 1);
   });
 
   test('an error no request owns stops the process with the fatal exit', async () => {

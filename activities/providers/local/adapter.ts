@@ -13,7 +13,6 @@
 // Without `faults` the markers are ordinary text.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { frameSize, imageSize } from '../../../shared/catalog.js';
@@ -25,6 +24,7 @@ import { MediaToolError, renderImage, renderReplaceActor, renderTalkingActor, re
 import { defaultMediaTools, type MediaTools } from '../media-tools.js';
 import { extensionOf } from '../../../shared/media-type.js';
 import { jobOutputKey } from '../../../shared/storage.js';
+import { mediaTempDir } from '../media-sandbox.js';
 
 export interface LocalAdapterOptions {
   ffmpegPath: string;
@@ -193,7 +193,7 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
       }
       const safeId = req.jobId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
       let dir: Promise<string> | undefined;
-      const workDir = () => (dir ??= mkdtemp(join(opts.tmpDir ?? tmpdir(), `local-${safeId}-`)));
+      const workDir = () => (dir ??= opts.tmpDir ? mkdtemp(join(opts.tmpDir, `local-${safeId}-`)) : mediaTempDir(`local-${safeId}-`));
       ctx.heartbeat({ phase: 'start' });
       const beat = setInterval(() => ctx.heartbeat({ phase: 'render' }), heartbeatMs);
       try {

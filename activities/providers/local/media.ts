@@ -2,8 +2,7 @@
 // the request, made offline with the pure-JS PNG encoder (png.ts), ffmpeg/ffprobe and espeak-ng. Pure
 // functions (no Temporal, no database) so the seed script can use them too. Tenant inputs (stills,
 // motion videos) are read only through media-tools.ts: inspected first, then decoded under its caps.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hexColor, renderImagePng } from './png.js';
 import {
@@ -22,6 +21,7 @@ export { paintGradient, renderImagePixels, renderImagePng } from './png.js';
 export { synthesizeSpeech, wavDuration } from './speech.js';
 export { probeMedia, type MediaInfo } from './probe.js';
 import { renderRun } from './render-run.js';
+import { mediaTempDir } from '../media-sandbox.js';
 export { MAX_INPUT_PIXELS, MediaToolError, runTool, UntrustedMediaError } from '../media-tools.js';
 
 /** Frame rate of rendered videos: low, because the content is simple and the machines are small. */
@@ -142,7 +142,7 @@ export async function checkVideo(path: string, tools: MediaTools, signal?: Abort
 }
 
 async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await mkdtemp(join(tmpdir(), 'media-'));
+  const dir = await mediaTempDir('media-');
   try {
     return await fn(dir);
   } finally {
