@@ -19,6 +19,7 @@ import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.j
 import { closedRun, pointOfLocalActivity, resetRun, runHistory } from '../support/resets.js';
 import type { Config } from '../../shared/config.js';
 import { jobToStart, startJobWorkflow } from '../../workflows/client.js';
+import { catalog } from '../../shared/catalog.js';
 import { createImage, jobLedger, jobRow } from '../support/job-helpers.js';
 
 let tdb: TestDatabase;
@@ -29,6 +30,8 @@ let gw: Gateway;
 let workers: Workers;
 
 const price = 4; // nano-banana-2, one image
+/** What fal bills for that image: kept when a cancel reaches a request fal had started. */
+const cost = catalog['nano-banana-2'].price.providerCost;
 const credits = 100;
 
 before(async () => {
@@ -141,7 +144,7 @@ describe('resetting a failed job from every point of its history', () => {
 });
 
 describe('resetting a job its customer canceled', () => {
-  test('from every point of its history, it stays failed with code canceled, uncharged, and nothing is submitted again', async () => {
+  test('from every point of its history, it stays failed with code canceled, charged only what fal billed, and nothing is submitted again', async () => {
     fal.flow = [...Array<'IN_PROGRESS'>(200).fill('IN_PROGRESS'), 'COMPLETED'];
     try {
       const probeTenant = await createTenant(tdb.db, credits);
@@ -167,8 +170,8 @@ describe('resetting a job its customer canceled', () => {
           const row = await rowOf(id);
           assert.equal(row.status, 'failed');
           assert.equal(row.error?.code, 'canceled');
-          // One charge, then refunds back to zero: the cancel after the submit refunds the price less the
-          // provider's cost, and fal's confirmed cancel the rest (in one refund when confirmed first).
+          // One charge, then the cancel after the submit refunds the price less the provider's cost: fal
+          // had started the request, so it does not confirm the cancel and the cost is kept.
           const entries = await ledger(id);
           assert.deepEqual(entries[0], ['charge', -price], `reset to event ${point}: charged once`);
           assert.ok(
@@ -177,10 +180,10 @@ describe('resetting a job its customer canceled', () => {
           );
           assert.equal(
             entries.slice(1).reduce((sum, [, delta]) => sum + Number(delta), 0),
-            price,
-            `reset to event ${point}: refunded in full`,
+            price - cost,
+            `reset to event ${point}: refunded all but fal's cost`,
           );
-          assert.equal(await creditsOf(tdb.db, t), credits);
+          assert.equal(await creditsOf(tdb.db, t), credits - cost);
           assert.equal(submitsFor(marker), 1, `reset to event ${point}: nothing submitted again`);
         }),
       );
