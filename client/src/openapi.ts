@@ -785,7 +785,7 @@ export type paths = {
         };
         /**
          * Credits spent, refunded and net, and job counts, per day or hour (extension)
-         * @description Credits are bucketed by the time the ledger moved them (a refund counts in the bucket it was made in), job counts by the time the job was created, both in UTC. Charges and recharges are spent, refunds refunded; credits granted or deducted by operators are not usage. A range spans at most 366 days by day and 31 by hour, and from must be before to (400 otherwise). Buckets without activity are left out. `Accept: text/csv` answers the same page as CSV (RFC 4180, with a header row), the next cursor in the Next-Cursor header.
+         * @description Credits are bucketed by the time the ledger moved them (a refund counts in the bucket it was made in), job counts by the time the job was created, both in UTC. Charges and recharges are spent, refunds refunded; credits granted or deducted by operators are not usage. A range spans at most 366 days by day and 31 by hour, and from must be before to (400 otherwise). At most a few reads of one workspace run at once across the service (429 rate_limited with retry_after_ms past that), and each has a time limit: 503 service_unavailable (with Retry-After) when a read exceeds it; ask for a shorter range or fewer dimensions. Buckets without activity are left out. `Accept: text/csv` answers the same page as CSV (RFC 4180, with a header row), the next cursor in the Next-Cursor header.
          */
         get: operations["get_usage"];
         put?: never;
@@ -10096,7 +10096,7 @@ export interface operations {
                             served_as?: {
                                 [key: string]: string;
                             };
-                            /** @description the date (YYYY-MM-DD) the model was deprecated: creates still work, answered with a Deprecation header (docs/api/deprecations.md); null when it is not deprecated */
+                            /** @description the date (YYYY-MM-DD) the model was deprecated: creates still work, answered with a Deprecation header (docs/api/deprecations.md); or, before the catalog says so, the day a provider of one of its routes announced its end (its shutdown date, read by the route probe); null when it is not deprecated */
                             deprecated_at: string | null;
                             /** @description the public model to move to from a deprecated one; null when none is named */
                             replacement: string | null;
@@ -10261,7 +10261,7 @@ export interface operations {
                 /** @description the next_cursor of the previous page */
                 cursor?: string;
                 /** @description only events of this action */
-                action?: "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "credits.granted" | "credits.deducted" | "budget.set" | "budget.removed" | "job.outputs_deleted" | "job.reset_detected" | "job.terminated_detected" | "workspace.share_changed" | "workspace.priority_changed";
+                action?: "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "credits.granted" | "credits.deducted" | "budget.set" | "budget.removed" | "job.outputs_deleted" | "job.reset_detected" | "job.terminated_detected" | "workspace.share_changed" | "workspace.priority_changed" | "member.added" | "member.role_changed" | "member.removed";
                 /** @description only events about this object (an API key id, a job id, a webhook secret id, the workspace id) */
                 target_id?: string;
                 /** @description only events recorded at or after this moment (an RFC 3339 timestamp, e.g. 2026-11-01T00:00:00Z) */
@@ -10292,10 +10292,10 @@ export interface operations {
                              * @description what was done
                              * @enum {string}
                              */
-                            action: "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "credits.granted" | "credits.deducted" | "budget.set" | "budget.removed" | "job.outputs_deleted" | "job.reset_detected" | "job.terminated_detected" | "workspace.share_changed" | "workspace.priority_changed";
+                            action: "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "credits.granted" | "credits.deducted" | "budget.set" | "budget.removed" | "job.outputs_deleted" | "job.reset_detected" | "job.terminated_detected" | "workspace.share_changed" | "workspace.priority_changed" | "member.added" | "member.role_changed" | "member.removed";
                             /** @description who did it: an owner's email (the admin CLI, acting for that owner), `key:<API key id>`, or `system:<component>` (`system:admin-cli`: an operator; `system:reconciler`: detected in Temporal) */
                             actor: string;
-                            /** @description what kind of object it acted on: 'api_key', 'webhook_secret', 'workspace', 'budget', 'job' */
+                            /** @description what kind of object it acted on: 'api_key', 'webhook_secret', 'workspace', 'budget', 'job', 'member' */
                             target_type: string | null;
                             /** @description that object's id */
                             target_id: string | null;

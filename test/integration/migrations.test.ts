@@ -32,6 +32,7 @@ const appTables = [
   'route_slot_routes',
   'route_slot_waiters',
   'route_slots',
+  'upload_slots',
   'voices',
   'webhook_attempts',
   'webhook_circuits',

@@ -108,7 +108,14 @@ describe('provider outputs into storage', () => {
     assert.equal(err.nonRetryable, true);
     assert.equal(err.message, 'output 1: URL refused: the host is not on the allowed list');
     assert.equal(cdn.requests.length, before);
-    assert.deepEqual(outputHostsFor('fal', { PROVIDER_OUTPUT_HOSTS: undefined }), ['v3.fal.media', 'v3b.fal.media', 'fal.media', 'v2.fal.media']);
+    assert.deepEqual(outputHostsFor('fal', { PROVIDER_OUTPUT_HOSTS: undefined }), [
+      'v3.fal.media',
+      'v3b.fal.media',
+      'v3c.fal.media',
+      'fal.media',
+      'v2.fal.media',
+      'storage.googleapis.com/falserverless/',
+    ]);
   });
 
   test('plain http, a file over the size cap, and bytes that are not media are all refused for good', async () => {

@@ -60,6 +60,9 @@ class AuditEvent(TypedDict, closed=True):
         "job.terminated_detected",
         "workspace.share_changed",
         "workspace.priority_changed",
+        "member.added",
+        "member.role_changed",
+        "member.removed",
     ]
     """
     what was done
@@ -70,7 +73,7 @@ class AuditEvent(TypedDict, closed=True):
     """
     target_type: str | None
     """
-    what kind of object it acted on: 'api_key', 'webhook_secret', 'workspace', 'budget', 'job'
+    what kind of object it acted on: 'api_key', 'webhook_secret', 'workspace', 'budget', 'job', 'member'
     """
     target_id: str | None
     """
@@ -105,6 +108,9 @@ AuditEventsQuery = TypedDict(
                 "job.terminated_detected",
                 "workspace.share_changed",
                 "workspace.priority_changed",
+                "member.added",
+                "member.role_changed",
+                "member.removed",
             ]
         ],
         "target_id": NotRequired[str],
@@ -836,7 +842,7 @@ class ModelInfo(TypedDict, closed=True):
     """
     deprecated_at: str | None
     """
-    the date (YYYY-MM-DD) the model was deprecated: creates still work, answered with a Deprecation header (docs/api/deprecations.md); null when it is not deprecated
+    the date (YYYY-MM-DD) the model was deprecated: creates still work, answered with a Deprecation header (docs/api/deprecations.md); or, before the catalog says so, the day a provider of one of its routes announced its end (its shutdown date, read by the route probe); null when it is not deprecated
     """
     replacement: str | None
     """
