@@ -37,7 +37,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     await admin.end();
   }
   const url = withDb(base, name);
-  const db = createDb(url, 20);
+  // The test's own session: unbounded, like an operator's psql, since fixtures write and vacuum in
+  // bulk (the gateways and workers a test starts get the service's bounds from their config).
+  const db = createDb(url, 20, {}, { statementMs: 0, lockMs: 0, idleInTransactionMs: 0 });
   await migrateToLatest(db);
   return {
     url,
