@@ -12,6 +12,7 @@ import { api, creditsOf, startWorkers } from '../support/services.js';
 import { falRequestsWith, spawnWorkerProcess, startFailoverStack, type FailoverStack, type WorkerProcess } from '../support/failover-stack.js';
 import { jobRow } from '../support/job-helpers.js';
 import { Holds } from '../support/holds.js';
+import type { FakeFal } from '../support/fake-providers/fal.js';
 import { imageStep, videoStep } from '../support/pipeline-steps.js';
 
 let stack: FailoverStack;
@@ -68,6 +69,10 @@ const ended = (t: Tenant, id: string, timeoutMs = 120_000) =>
 const stepJob = (prefix: string, pipelineId: string, position: number) => `${prefix}_${pipelineId.replace(/^pl_/, '')}-s${position}-a0`;
 
 describe('a cancel during step 2', () => {
+  let defaultFlow: FakeFal['flow'];
+  before(() => {
+    defaultFlow = stack.fal.flow;
+  });
   test('step 2 is canceled at fal and refunded, step 3 is never charged', async () => {
     const holds = new Holds();
     const workers = await startWorkers(stack.config, stack.tdb.db, 'workflows,io,fetch,provider:fal', { activityInterceptors: [holds.activityInterceptor] });
@@ -82,6 +87,9 @@ describe('a cancel during step 2', () => {
       const held = holds.activity('checkProvider', 'before', clipJob);
       await held.reached;
       assert.ok((await jobRow(stack.tdb.db, clipJob)).provider_ref, "step 2's request is at fal");
+      // And fal keeps it queued (step 1 is done): a cancel is confirmed only for a request fal reports
+      // queued, which the status checks released after the cancel must not walk into running.
+      stack.fal.flow = [...Array<'IN_QUEUE'>(2000).fill('IN_QUEUE'), 'COMPLETED'];
       const stillPrice = (await pipeline(t, created.id)).steps[0].price;
 
       const r = await api(stack.gw.baseUrl, t.apiKey).post(`/v1/pipelines/${created.id}/cancel`, {});
@@ -112,6 +120,7 @@ describe('a cancel during step 2', () => {
       const resume = await api(stack.gw.baseUrl, t.apiKey).post(`/v1/pipelines/${created.id}/resume`, {});
       assert.equal(resume.status, 409, 'a canceled pipeline is not resumed');
     } finally {
+      stack.fal.flow = defaultFlow;
       await workers.stop();
     }
   });

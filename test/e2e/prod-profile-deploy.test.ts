@@ -295,7 +295,8 @@ test(
         100,
       );
       assert.match(decided, /not made the current version/, decided);
-      assert.match(decided, /current before and is drained/, decided);
+      // Refused from the promotion memory (deployment_builds), whatever the server says of A now.
+      assert.match(decided, /was the current version before \(recorded in deployment_builds\)/, decided);
       await waitFor(
         'the restarted A worker to poll',
         async () => {
