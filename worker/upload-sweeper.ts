@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../shared/config.js';
 import { withLongStatements, type Database } from '../db/index.js';
 import type { Storage } from '../shared/storage.js';
-import { deletePendingUpload, findExpiredPendingUploads, pendingUploadIds } from '../db/repos/uploads.js';
+import { deletePendingUpload, findExpiredPendingUploads, uploadStatuses } from '../db/repos/uploads.js';
 import { INCOMING } from '../shared/uploads.js';
 import { periodic } from './periodic.js';
 import { sweepUploadLifetimes } from '../db/upload-lifecycle.js';
@@ -34,7 +34,7 @@ export function createUploadSweeper(deps: { config: Config; db: Database; storag
     const removed = await sweepExpiredUploads(deps, now);
     const lifetimes = await sweepUploadLifetimes(deps, now);
     if (lifetimes.expired > 0 || lifetimes.removed > 0) deps.logger.info(lifetimes, 'expired uploads, and removed the files of expired or deleted ones');
-    const orphans = await sweepOrphanIncoming(deps);
+    const orphans = await sweepOrphanIncoming(deps, { now, unknownGraceMs: deps.config.DIRECT_UPLOAD_EXPIRY_SECONDS * 1000 });
     if (orphans > 0) deps.logger.info({ removed: orphans }, 'removed incoming objects without a pending upload');
     // The other tables that grow with traffic are trimmed in the same pass, a bounded batch each:
     // idempotency keys past their 24 h replay window, refused uploads after
@@ -79,26 +79,38 @@ export function uploadIdOfIncomingKey(key: string): string | null {
 }
 
 /**
- * Removes every object under incoming/ whose upload is not pending (completed, refused, swept or
- * unknown). A pending upload's object stays: its completion will inspect it. Returns how many.
+ * Removes every object under incoming/ whose upload is not pending: completed, refused or swept
+ * at once, and one without an upload row once it is older than a presigned POST lives
+ * (`unknownGraceMs`, DIRECT_UPLOAD_EXPIRY_SECONDS). A row is committed before its POST is handed
+ * out, so an object without one is either left from a row swept since, or from a row this
+ * database never had: one lost in a failover to a replica that had not received it, or another
+ * deployment's sharing the bucket (every test suite has a database of its own and shares the
+ * stack's bucket). Those keep their bytes while their POST may still land and be completed. A
+ * pending upload's object stays: its completion will inspect it. Returns how many were removed.
  */
-export async function sweepOrphanIncoming(deps: { db: Database; storage: Storage }, batch = 500): Promise<number> {
+export async function sweepOrphanIncoming(
+  deps: { db: Database; storage: Storage },
+  opts: { now?: Date; unknownGraceMs: number; batch?: number },
+): Promise<number> {
+  const batch = opts.batch ?? 500;
+  const unknownBefore = (opts.now ?? new Date()).getTime() - opts.unknownGraceMs;
   let removed = 0;
-  let keys: string[] = [];
+  let objects: { key: string; lastModified: Date }[] = [];
   const flush = async () => {
-    const ids = keys.map(uploadIdOfIncomingKey);
-    const pending = await pendingUploadIds(deps.db, [...new Set(ids.filter((id): id is string => id !== null))]);
-    for (const [i, key] of keys.entries()) {
-      const id = ids[i];
-      if (id && pending.has(id)) continue;
-      await deps.storage.remove(key);
+    const ids = objects.map((o) => uploadIdOfIncomingKey(o.key));
+    const statuses = await uploadStatuses(deps.db, [...new Set(ids.filter((id): id is string => id !== null))]);
+    for (const [i, o] of objects.entries()) {
+      const status = ids[i] ? statuses.get(ids[i]) : undefined;
+      if (status === 'pending') continue;
+      if (status === undefined && o.lastModified.getTime() > unknownBefore) continue;
+      await deps.storage.remove(o.key);
       removed++;
     }
-    keys = [];
+    objects = [];
   };
   for await (const o of deps.storage.list(INCOMING)) {
-    keys.push(o.key);
-    if (keys.length >= batch) await flush();
+    objects.push(o);
+    if (objects.length >= batch) await flush();
   }
   await flush();
   return removed;

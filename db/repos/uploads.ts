@@ -103,10 +103,11 @@ export async function findExpiredPendingUploads(db: Queryable, now: Date, limit:
 }
 
 /** Which of `ids` are uploads still pending (their incoming objects are kept). */
-export async function pendingUploadIds(db: Queryable, ids: string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('file_uploads').select('id').where('id', 'in', ids).where('status', '=', 'pending').execute();
-  return new Set(rows.map((r) => r.id));
+/** The status of each of these uploads that has a row (an id without one is absent from the map). */
+export async function uploadStatuses(db: Queryable, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('file_uploads').select(['id', 'status']).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [r.id, r.status]));
 }
 
 /** Deletes up to `limit` refused (failed) upload rows that failed before `before` (file_uploads_failed_idx); returns how many. */

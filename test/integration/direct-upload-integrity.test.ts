@@ -162,6 +162,20 @@ describe('the sweep', () => {
     assert.ok(left[0]!.includes(pending.id), 'the pending upload keeps its object');
     assert.equal((await client.post(`/v1/uploads/${pending.id}/complete`)).status, 200);
   });
+
+  test('an object whose upload this database never had is kept while a presigned POST could still land, removed after', async () => {
+    // Another deployment's upload on a shared bucket (every suite's, on the test stack), or a row
+    // lost in a failover: the sweep must not take bytes a client may still complete elsewhere.
+    const t = await createTenant(tdb.db);
+    const stranger = `incoming/${t.workspaceId}/upl_neverhere${Date.now()}/tok.png`;
+    await storage.putStream(stranger, media['image/png'], 'image/png');
+    const sweeper = createUploadSweeper({ config: gw.config, db: tdb.db, storage, logger: pino({ level: 'silent' }) });
+    await sweeper.runOnce();
+    assert.deepEqual(await keysOf(stranger), [stranger], 'a young object without a row stays');
+    const afterThePost = new Date(Date.now() + (gw.config.DIRECT_UPLOAD_EXPIRY_SECONDS + 60) * 1000);
+    await sweeper.runOnce(afterThePost);
+    assert.deepEqual(await keysOf(stranger), [], 'removed once no presigned POST for it can still be valid');
+  });
 });
 
 describe('storage quota', () => {
