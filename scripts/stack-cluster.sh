@@ -71,18 +71,16 @@ install_cluster() {
 cluster_ports() { # chosen once and kept with the data (Temporal's membership and cluster metadata name them)
   local f=$STATE/cluster-ports.env name s
   if [[ ! -f $f ]]; then
-    {
-      for name in ETCD ETCD_PEER PG_LB TEMPORAL_LB HAPROXY_STATS; do echo "${name}_PORT=$(free_port_below_32768)"; done
-      for name in "${CLUSTER_PG_NODES[@]}"; do
-        s=${name//-/_}; s=${s^^}
-        echo "${s}_PORT=$(free_port_below_32768)"; echo "${s}_REST_PORT=$(free_port_below_32768)"
-      done
-      for name in "${CLUSTER_TEMPORAL_SERVICES[@]}"; do
-        s=${name//-/_}; s=${s^^}
-        echo "T_${s}_GRPC=$(free_port_below_32768)"; echo "T_${s}_MEMBERSHIP=$(free_port_below_32768)"
-        echo "T_${s}_HTTP=$(free_port_below_32768)"; echo "T_${s}_METRICS=$(free_port_below_32768)"
-      done
-    } >"$f.tmp"
+    local names=(ETCD_PORT ETCD_PEER_PORT PG_LB_PORT TEMPORAL_LB_PORT HAPROXY_STATS_PORT)
+    for name in "${CLUSTER_PG_NODES[@]}"; do
+      s=${name//-/_}; s=${s^^}
+      names+=("${s}_PORT" "${s}_REST_PORT")
+    done
+    for name in "${CLUSTER_TEMPORAL_SERVICES[@]}"; do
+      s=${name//-/_}; s=${s^^}
+      names+=("T_${s}_GRPC" "T_${s}_MEMBERSHIP" "T_${s}_HTTP" "T_${s}_METRICS")
+    done
+    ports_below_32768 "${names[@]}" >"$f.tmp" || die "could not choose the cluster's ports"
     mv "$f.tmp" "$f"
   fi
   # shellcheck disable=SC1090
@@ -336,6 +334,11 @@ start_temporal_service() { # NAME
 up_temporal_cluster() {
   local name started=() address="127.0.0.1:$TEMPORAL_LB_PORT"
   cluster_temporal_schemas
+  # On a fresh database every service would insert the cluster's metadata row at start, and all but
+  # one die of the duplicate key: the first starts alone until the row is there.
+  local metadata_saved=''
+  psql "postgres://postgres@127.0.0.1:$PG_LB_PORT/temporal" -Atqc 'select 1 from cluster_metadata_info limit 1' 2>/dev/null | grep -q 1 \
+    && metadata_saved=1
   # History and matching first (the frontends route to them), the worker service last.
   for name in history-1 history-2 matching-1 matching-2 frontend-1 frontend-2 worker; do
     if pid_alive "$STATE/temporal-$name.pid" && temporal_service_ready "$name"; then
@@ -344,6 +347,12 @@ up_temporal_cluster() {
     fi
     stop_pidfile "$STATE/temporal-$name.pid"
     start_temporal_service "$name"
+    if [[ -z $metadata_saved ]]; then
+      wait_for_process "temporal-$name" "$STATE/temporal-$name.pid" "$STATE/logs/temporal-$name.log" temporal_service_ready "$name"
+      log "temporal-$name: started (pid $(cat "$STATE/temporal-$name.pid")), the cluster's metadata saved"
+      metadata_saved=1
+      continue
+    fi
     started+=("$name")
   done
   for name in "${started[@]}"; do

@@ -157,7 +157,11 @@ for part in main prod cluster waits; do
   totals=$(grep -E '^# (tests|pass|fail) ' "$reports/$part.tap" | awk '{printf ", %s %s", $2, $3}')
   echo "[test]   $what: exit $(cat "$reports/$part.code")$totals"
   failures "$reports/$part.tap"
-  (($(cat "$reports/$part.code") == 0)) || code=1
+  if (($(cat "$reports/$part.code") != 0)); then
+    code=1
+    # A lane that failed before any test failed (a stack that did not start): its last lines say why.
+    grep -q '^ *not ok ' "$reports/$part.tap" || tail -n 8 "$reports/$part.tap" | cut -c1-400 | sed 's/^/[test]     /'
+  fi
 done
 rm -rf "$reports"
 # The stacks stay up so the next run starts in seconds; say so, and how to get the memory back.
