@@ -68,3 +68,27 @@ describe('model lifecycle', () => {
     });
   });
 });
+
+describe('an unknown model refused as invalid_model', () => {
+  it('names only the models a create can still use: a retired one is left out from its retirement date', async () => {
+    const { checkModel } = await import('../../api/routes/jobs/router.js');
+    const { kindSpec } = await import('../../api/routes/jobs/kinds.js');
+    const image = kindSpec('image');
+    const retired = (Object.values(catalog) as ModelRoute[]).find((r) => r.retiresAt !== undefined && image.models.includes(r.model));
+    assert.ok(retired, 'the catalog retires an image model');
+    const messageOn = (day: string) => {
+      try {
+        checkModel(image, { model: 'no-such-model' }, new Date(`${day}T12:00:00Z`));
+      } catch (err) {
+        assert.equal((err as { code?: string }).code, 'invalid_model');
+        return (err as Error).message;
+      }
+      assert.fail('an unknown model was accepted');
+    };
+    const before = new Date(isoDateMs(retired.retiresAt!) - 86_400_000).toISOString().slice(0, 10);
+    assert.ok(messageOn(before).split(/[ ,]+/).includes(retired.model), 'still offered the day before it retires');
+    const after = messageOn(retired.retiresAt!);
+    assert.ok(!after.split(/[ ,]+/).includes(retired.model), after);
+    assert.ok(after.split(/[ ,]+/).includes(retired.replacement!), 'its replacement is offered');
+  });
+});

@@ -37,6 +37,8 @@ import { kinds, presentJob, type KindSpec } from './kinds.js';
 import { statusQuery, urlResultSchema, type Progress } from './schemas.js';
 import { requestedWebhook } from '../../webhooks.js';
 import { modelLifecycleCheck } from '../../model-lifecycle.js';
+import { modelLifecycle } from '../../../shared/model-lifecycle.js';
+import { routeFor } from '../../../shared/catalog.js';
 import { highPriorityAllowed } from '../../../db/repos/workspace-priority.js';
 import type { JobPriority } from '../../../shared/job-model.js';
 
@@ -62,11 +64,12 @@ export async function loadJobOfKey(db: Database, req: Request, res: Response, ki
   return job;
 }
 
-/** An unknown model is invalid_model, told apart from every other malformed field. */
-export function checkModel(spec: KindSpec, raw: unknown): void {
+/** An unknown model is invalid_model, told apart from every other malformed field; the models it suggests are the ones a create can still use. */
+export function checkModel(spec: KindSpec, raw: unknown, now: Date = new Date()): void {
   const rawModel = (raw as Record<string, unknown>).model;
   if (typeof rawModel === 'string' && !spec.models.includes(rawModel)) {
-    throw new ApiError(400, 'invalid_model', `model ${rawModel} is not supported here; use one of ${spec.models.join(', ')}`);
+    const usable = spec.models.filter((m) => modelLifecycle(routeFor(m)!, now).state !== 'retired');
+    throw new ApiError(400, 'invalid_model', `model ${rawModel} is not supported here; use one of ${usable.join(', ')}`);
   }
 }
 
