@@ -15,7 +15,7 @@ import { mediaToolsFrom } from './providers/media-tools.js';
 import { createJobIoActivities, createJobProviderActivities, createProgressWriter, type JobActivityDeps } from './jobs.js';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks.js';
 import { createPipelineActivities } from './pipelines.js';
-import { createUploadActivities, createWorkspaceFetchSlots, fetchRemoteInput, type FetchHooks } from './uploads.js';
+import { createUploadActivities, createWorkspaceFetchSlots, fetchSlotLeaseMs, fetchRemoteInput, type FetchHooks } from './uploads.js';
 
 export interface ActivityDeps {
   db: Database;
@@ -44,8 +44,11 @@ export function createAdapters(config: Config): (name: ProviderName) => Provider
 
 export function createActivities(deps: ActivityDeps) {
   const adapterFor = createAdapters(deps.config);
-  // One workspace holds at most this many of this worker's fetch slots at once.
-  const fetchDeps = { ...deps, fetchSlots: createWorkspaceFetchSlots(deps.config.FETCH_PER_WORKSPACE_CONCURRENCY) };
+  // One workspace holds at most this many of the fleet's fetch slots at once.
+  const fetchDeps = {
+    ...deps,
+    fetchSlots: createWorkspaceFetchSlots(deps.db, deps.config.FETCH_PER_WORKSPACE_CONCURRENCY, fetchSlotLeaseMs(deps.config)),
+  };
   const jobDeps: JobActivityDeps = {
     ...deps,
     adapterFor,

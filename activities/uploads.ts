@@ -1,6 +1,7 @@
 // Upload activities: fetch a remote URL safely (shared/fetch-remote.ts), decide its type from
 // the bytes (shared/media-type.ts), stream it into object storage under its size cap, and
 // record it. Also the job-input fetch used by the generation pipeline for `*_url` inputs.
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { pipeline, Transform } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/common';
@@ -8,6 +9,7 @@ import type { Database } from '../db/index.js';
 import type { Config } from '../shared/config.js';
 import type { Storage } from '../shared/storage.js';
 import { findUploadById, insertUploadWithinQuota, storedUploadOf } from '../db/repos/uploads.js';
+import { claimSlot, fetchSlots, releaseSlot } from '../db/repos/leased-slots.js';
 import { quotaExceededMessage, sanitizeFileName, uploadFailureTypes, uploadLimits, uploadObjectKey, type StoredUpload } from '../shared/uploads.js';
 import { fetchRemote, FetchError, type FetchRemoteOptions } from '../shared/fetch-remote.js';
 import { createMediaGuard, MB, MediaError, type MediaKind, type MediaType } from '../shared/media-type.js';
@@ -28,35 +30,35 @@ type FetchConfig = Pick<
   | 'UPLOAD_MAX_IMAGE_PIXELS'
 >;
 
-/** Per-workspace count of this worker's remote fetches in flight. */
+/** Per-workspace slots of the fleet's remote fetches in flight. */
 export interface WorkspaceFetchSlots {
-  /** A release function, or null when the workspace already holds its share. */
-  tryAcquire(workspaceId: string): (() => void) | null;
+  /** A release function (resolved once the slot is free; a second call frees nothing), or null when the workspace already holds its share. */
+  tryAcquire(workspaceId: string): Promise<(() => Promise<void>) | null>;
 }
 
 /**
- * At most `perWorkspace` concurrent fetches of one workspace on this worker: a tenant pointing many
- * jobs at a slow server cannot take every fetch slot. A refused fetch fails as transient
- * (FetchUnavailable), so Temporal retries it with backoff instead of it waiting in a slot.
+ * At most `perWorkspace` concurrent fetches of one workspace across every fetch worker: a tenant
+ * pointing many jobs at a slow server cannot take every fetch slot of the fleet. A slot is a leased
+ * row in Postgres (db/repos/leased-slots.ts, fetch_slots) held for as long as a fetch may last
+ * (`leaseMs`: its total timeout and a margin, so it needs no refresh) and deleted when the fetch
+ * ends; a worker that dies frees its slots when their leases run out. A refused fetch fails as
+ * transient (FetchUnavailable), so Temporal retries it with backoff instead of it waiting in a slot.
  */
-export function createWorkspaceFetchSlots(perWorkspace: number): WorkspaceFetchSlots {
-  const inFlight = new Map<string, number>();
+export function createWorkspaceFetchSlots(db: Database, perWorkspace: number, leaseMs: number): WorkspaceFetchSlots {
   return {
-    tryAcquire(workspaceId) {
-      const n = inFlight.get(workspaceId) ?? 0;
-      if (n >= perWorkspace) return null;
-      inFlight.set(workspaceId, n + 1);
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        const left = (inFlight.get(workspaceId) ?? 1) - 1;
-        if (left <= 0) inFlight.delete(workspaceId);
-        else inFlight.set(workspaceId, left);
-      };
+    async tryAcquire(workspaceId) {
+      const holder = randomUUID();
+      const slot = await claimSlot(db, fetchSlots, workspaceId, perWorkspace, holder, leaseMs);
+      if (slot === null) return null;
+      let released: Promise<void> | null = null;
+      // A failed delete leaves the row to its lease.
+      return () => (released ??= releaseSlot(db, fetchSlots, workspaceId, slot, holder).catch(() => undefined));
     },
   };
 }
+
+/** How long a fetch slot is leased: the longest a fetch may run, and a margin for storing its bytes. */
+export const fetchSlotLeaseMs = (config: Pick<Config, 'FETCH_TOTAL_TIMEOUT_MS'>) => config.FETCH_TOTAL_TIMEOUT_MS + 60_000;
 
 const caCache = new Map<string, Buffer>();
 function extraCa(path: string | undefined): Buffer | undefined {
@@ -100,7 +102,7 @@ export async function storeRemoteFile(
 ): Promise<StoredRemote> {
   const { config } = deps;
   // Provider outputs (no workspace) are not slotted: they are the provider's CDN, not a tenant's server.
-  const release = deps.fetchSlots && workspaceId !== null ? deps.fetchSlots.tryAcquire(workspaceId) : () => undefined;
+  const release = deps.fetchSlots && workspaceId !== null ? await deps.fetchSlots.tryAcquire(workspaceId) : async () => undefined;
   if (!release) throw new FetchError('unavailable', 'too many remote fetches of this workspace in progress; retrying later');
   try {
     const maxBytes = Math.max(...Object.values(limits).filter((v): v is number => v !== undefined));
@@ -141,7 +143,7 @@ export async function storeRemoteFile(
     await deps.storage.putStream(key, guard, type.mime);
     return { key, type, size: guard.bytes, finalUrl: remote.finalUrl };
   } finally {
-    release();
+    await release();
   }
 }
 

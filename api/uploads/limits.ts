@@ -6,7 +6,7 @@ import type { Request, RequestHandler } from 'express';
 import type { AppDeps } from '../deps.js';
 import { authOf } from '../auth.js';
 import { ApiError } from '../errors.js';
-import { claimUploadSlot, refreshUploadSlot, releaseUploadSlot } from '../../db/repos/upload-slots.js';
+import { claimSlot, refreshSlot, releaseSlot, uploadSlots } from '../../db/repos/leased-slots.js';
 
 /**
  * Stops reading the request into anything: the rest of the body is discarded so the client can
@@ -68,7 +68,7 @@ export function tooSlow(deps: AppDeps): ApiError {
 /**
  * At most UPLOAD_MAX_CONCURRENT_PER_KEY multipart uploads of one API key at once across every
  * gateway: each holds a socket and a storage upload for as long as it streams. A slot is a leased
- * row in Postgres (db/repos/upload-slots.ts), refreshed while the upload runs and freed when its
+ * row in Postgres (db/repos/leased-slots.ts), refreshed while the upload runs and freed when its
  * answer is sent or its connection closes; a gateway that dies frees its slots when their leases
  * (UPLOAD_SLOT_LEASE_MS) run out.
  */
@@ -77,7 +77,7 @@ export function limitConcurrentUploads(deps: AppDeps): RequestHandler {
   return (req, res, next) => {
     const { apiKeyId } = authOf(res);
     const holder = randomUUID();
-    claimUploadSlot(deps.db, apiKeyId, max, holder, UPLOAD_SLOT_LEASE_MS).then(
+    claimSlot(deps.db, uploadSlots, apiKeyId, max, holder, UPLOAD_SLOT_LEASE_MS).then(
       (slot) => {
         if (slot === null) {
           discardRest(req);
@@ -90,13 +90,13 @@ export function limitConcurrentUploads(deps: AppDeps): RequestHandler {
           return;
         }
         const release = () =>
-          releaseUploadSlot(deps.db, apiKeyId, slot, holder).catch((err: unknown) =>
+          releaseSlot(deps.db, uploadSlots, apiKeyId, slot, holder).catch((err: unknown) =>
             deps.logger.warn({ err: (err as Error).message }, 'upload slot release failed (its lease frees it)'),
           );
         // The connection closed while the slot was being claimed: nothing will stream.
         if (res.closed) return void release();
         const refresh = setInterval(() => {
-          refreshUploadSlot(deps.db, apiKeyId, slot, holder, UPLOAD_SLOT_LEASE_MS).catch((err: unknown) =>
+          refreshSlot(deps.db, uploadSlots, apiKeyId, slot, holder, UPLOAD_SLOT_LEASE_MS).catch((err: unknown) =>
             deps.logger.warn({ err: (err as Error).message }, 'upload slot refresh failed'),
           );
         }, UPLOAD_SLOT_LEASE_MS / 3);

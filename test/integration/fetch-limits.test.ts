@@ -85,22 +85,34 @@ describe('per-workspace fetch slots', () => {
     await tdb?.drop();
   });
 
-  test('slots are counted per workspace and given back on release (once)', () => {
-    const slots = createWorkspaceFetchSlots(2);
-    const a1 = slots.tryAcquire('ws_a')!;
-    const a2 = slots.tryAcquire('ws_a')!;
-    assert.equal(slots.tryAcquire('ws_a'), null);
-    assert.ok(slots.tryAcquire('ws_b'), 'another workspace is not affected');
-    a1();
-    a1();
-    assert.ok(slots.tryAcquire('ws_a'));
-    assert.equal(slots.tryAcquire('ws_a'), null, 'a double release does not free two slots');
-    a2();
+  test("slots are counted per workspace across workers, given back on release (once), and a dead worker's slot frees when its lease runs out", async () => {
+    // Two fetch workers of one fleet: each has its own slots object on the one database.
+    const one = createWorkspaceFetchSlots(tdb.db, 2, 60_000);
+    const two = createWorkspaceFetchSlots(tdb.db, 2, 60_000);
+    const a1 = (await one.tryAcquire('ws_a'))!;
+    const a2 = (await two.tryAcquire('ws_a'))!;
+    assert.ok(a1 !== null && a2 !== null);
+    assert.equal(await one.tryAcquire('ws_a'), null, 'the cap holds across the fleet');
+    assert.equal(await two.tryAcquire('ws_a'), null);
+    assert.ok(await two.tryAcquire('ws_b'), 'another workspace is not affected');
+    await a1();
+    await a1();
+    const a3 = await two.tryAcquire('ws_a');
+    assert.ok(a3, 'a released slot is free to any worker');
+    assert.equal(await one.tryAcquire('ws_a'), null, 'a double release does not free two slots');
+    // A worker killed mid-fetch never releases: its slot is taken over once its lease has run out.
+    const dying = createWorkspaceFetchSlots(tdb.db, 1, 300);
+    const successor = createWorkspaceFetchSlots(tdb.db, 1, 60_000);
+    assert.ok(await dying.tryAcquire('ws_c'));
+    assert.equal(await successor.tryAcquire('ws_c'), null, 'held while its lease runs');
+    await waitFor("the dead holder's lease to run out", async () => (await successor.tryAcquire('ws_c')) !== null, 10_000, 20);
+    await a2();
+    await a3!();
   });
 
   test('a workspace at its cap gets a transient refusal while other workspaces fetch; the slot frees when its fetch ends', async () => {
     const config = testConfig(tdb.url, { FETCH_ALLOW_LOOPBACK_ORIGIN: remote.origin, FETCH_EXTRA_CA_FILE: remote.caFile });
-    const deps = { storage: createStorage(config), config, fetchSlots: createWorkspaceFetchSlots(1) };
+    const deps = { storage: createStorage(config), config, fetchSlots: createWorkspaceFetchSlots(tdb.db, 1, 60_000) };
     const limits = { image: 10 * MB };
     const holding = storeRemoteFile(deps, `${remote.origin}/hold`, limits, () => 'tmp/fetch-limits/held.png', 'ws_busy');
     await waitFor('the held fetch to start', () => held.length === 1, 10_000, 20);

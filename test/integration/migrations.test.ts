@@ -18,6 +18,7 @@ const appTables = [
   'control_leases',
   'credit_ledger',
   'deployment_builds',
+  'fetch_slots',
   'file_uploads',
   'idempotency_keys',
   'job_timeline',
