@@ -65,6 +65,20 @@ export function secretsOfRole(role: ProcessRole | string): RoleScopedSecret[] {
   );
 }
 
+/**
+ * The worker roles whose activities run media tools (ffmpeg, ffprobe, espeak-ng on tenants' files,
+ * activities/providers/media-tools.ts): storing outputs (io) and the adapters that conform inputs
+ * or render locally. Their processes are the ones the media sandbox must isolate
+ * (docs/operations/media-sandbox.md); the Helm chart and compose grant the sandbox's privileges to
+ * their fleets alone.
+ */
+export const mediaToolRoles = ['io', 'provider:fal', 'provider:alibaba', 'provider:elevenlabs', 'provider:local'] as const;
+
+/** Whether a process with these roles runs media tools. */
+export function runsMediaTools(roles: readonly string[]): boolean {
+  return roles.some((r) => (mediaToolRoles as readonly string[]).includes(r));
+}
+
 /** The role-scoped secrets a process running these roles reads. */
 export function secretsOfRoles(roles: readonly (ProcessRole | string)[]): RoleScopedSecret[] {
   return roleScopedSecrets.filter((s) => roles.some((r) => secretsOfRole(r).includes(s)));

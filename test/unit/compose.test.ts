@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import express from 'express';
 import { configVariables, loadConfig } from '../../shared/config.js';
-import { missingRoleSecrets, roleScopedSecrets, routeMode, secretsOfRoles } from '../../shared/routing.js';
+import { missingRoleSecrets, roleScopedSecrets, routeMode, runsMediaTools, secretsOfRoles } from '../../shared/routing.js';
 
 const composePath = fileURLToPath(new URL('../../../docker-compose.yml', import.meta.url));
 const processesPath = fileURLToPath(new URL('../../../scripts/prod/processes', import.meta.url));
@@ -26,6 +26,10 @@ interface Service {
   command?: string[] | string;
   entrypoint?: string[] | string;
   ports?: string[];
+  user?: string;
+  cap_add?: string[];
+  cap_drop?: string[];
+  security_opt?: string[];
 }
 
 const compose = parse(readFileSync(composePath, 'utf8'), { merge: true }) as { services: Record<string, Service> };
@@ -462,6 +466,25 @@ describe('docker-compose.yml', () => {
     assert.match(startWorker, /env -i "\$@" "\$\{role_vars\[@\]\}"/);
     const workerEnv = /local worker_env=\(([\s\S]*?)\)\n/.exec(script)![1]!;
     assert.doesNotMatch(workerEnv, /overrides/, "the workers' common environment carries no override");
+  });
+
+  test('the workers that run media tools make the sandbox (root with its six capabilities, required); the others run as node with every capability dropped and it off', () => {
+    const workers = Object.entries(services).filter(([, s]) => env(s).WORKER_ROLES !== undefined);
+    assert.ok(workers.length > 0);
+    for (const [name, s] of workers) {
+      const roles = interpolate(env(s).WORKER_ROLES!).split(',');
+      assert.deepEqual(s.cap_drop, ['ALL'], name);
+      assert.ok(s.security_opt?.includes('no-new-privileges:true'), `${name} cannot gain privileges`);
+      if (runsMediaTools(roles)) {
+        assert.equal(interpolate(env(s).MEDIA_SANDBOX ?? ''), 'required', name);
+        assert.equal(s.user, '0:0', `${name}: unshare --net and the switch to the sandbox user need root`);
+        assert.deepEqual([...(s.cap_add ?? [])].sort(), ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'SETGID', 'SETUID', 'SYS_ADMIN'], name);
+      } else {
+        assert.equal(interpolate(env(s).MEDIA_SANDBOX ?? ''), 'off', name);
+        assert.equal(s.user, 'node', name);
+        assert.deepEqual(s.cap_add ?? [], [], name);
+      }
+    }
   });
 
   test('worker metrics bind loopback unless set: compose sets 0.0.0.0 for its workers explicitly, the image and the prod profile do not', () => {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { liveProviderNames } from '../../shared/providers/index.js';
-import { roleScopedSecrets } from '../../shared/routing.js';
+import { roleScopedSecrets, runsMediaTools } from '../../shared/routing.js';
 import { configVariables } from '../../shared/config.js';
 import { manifestProblems, overlays, render, rolesOf, schemaErrors, workerDeployments, type K8sObject } from '../support/k8s-manifests.js';
 
@@ -50,6 +50,41 @@ for (const [overlay, file] of Object.entries(overlays)) {
     });
   });
 }
+
+describe('the media sandbox in the chart', () => {
+  const envOf = (d: K8sObject, name: string) =>
+    (d.spec.template.spec.containers[0].env as { name: string; value?: string }[]).filter((e) => e.name === name).map((e) => e.value);
+  const caps = (d: K8sObject) => d.spec.template.spec.containers[0].securityContext.capabilities as { drop: string[]; add?: string[] };
+
+  test('by default the fleets that run media tools make the sandbox (required, root with its six capabilities); every other fleet stays non-root with it off', () => {
+    const fleets = workerDeployments(render([overlays.small]));
+    assert.ok(fleets.some((d) => runsMediaTools(rolesOf(d))) && fleets.some((d) => !runsMediaTools(rolesOf(d))));
+    for (const d of fleets) {
+      const name = d.metadata.name;
+      const pod = d.spec.template.spec.securityContext;
+      const container = d.spec.template.spec.containers[0].securityContext;
+      assert.equal(container.allowPrivilegeEscalation, false, name);
+      assert.deepEqual(caps(d).drop, ['ALL'], name);
+      if (runsMediaTools(rolesOf(d))) {
+        assert.deepEqual(envOf(d, 'MEDIA_SANDBOX'), ['required'], name);
+        assert.equal(pod.runAsUser, 0, `${name}: unshare --net and the switch to the sandbox user need root`);
+        assert.deepEqual([...(caps(d).add ?? [])].sort(), ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'SETGID', 'SETUID', 'SYS_ADMIN'], name);
+      } else {
+        assert.deepEqual(envOf(d, 'MEDIA_SANDBOX'), ['off'], name);
+        assert.equal(pod.runAsNonRoot, true, name);
+        assert.equal(caps(d).add, undefined, name);
+      }
+    }
+  });
+
+  test('workers.mediaSandbox=auto keeps every fleet non-root without added capabilities', () => {
+    for (const d of workerDeployments(render([overlays.small], ['workers.mediaSandbox=auto']))) {
+      assert.equal(d.spec.template.spec.securityContext.runAsNonRoot, true, d.metadata.name);
+      assert.equal(caps(d).add, undefined, d.metadata.name);
+      assert.deepEqual(envOf(d, 'MEDIA_SANDBOX'), [runsMediaTools(rolesOf(d)) ? 'auto' : 'off'], d.metadata.name);
+    }
+  });
+});
 
 test('the two overlays size the deployment differently', () => {
   const [small, large] = [render([overlays.small]), render([overlays.large])];

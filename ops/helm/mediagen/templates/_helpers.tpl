@@ -230,6 +230,35 @@ securityContext:
     type: RuntimeDefault
 {{- end }}
 
+{{/*
+The worker roles that run media tools: shared/routing.ts mediaToolRoles (test/unit/k8s-manifests.test.ts
+holds the two equal). Renders "true" when any of .roles is one of them.
+*/}}
+{{- define "mediagen.runsMediaTools" -}}
+{{- $tools := list "io" "provider:fal" "provider:alibaba" "provider:elevenlabs" "provider:local" -}}
+{{- range .roles }}{{ if has . $tools }}true{{ break }}{{ end }}{{ end -}}
+{{- end }}
+
+{{/* A worker that makes the media sandbox (docs/operations/media-sandbox.md): root with the six capabilities it needs, nothing else. */}}
+{{- define "mediagen.sandboxPodSecurity" -}}
+securityContext:
+  runAsNonRoot: false
+  runAsUser: 0
+  runAsGroup: 0
+  fsGroup: 1000
+  seccompProfile:
+    type: RuntimeDefault
+{{- end }}
+
+{{- define "mediagen.sandboxContainerSecurity" -}}
+securityContext:
+  allowPrivilegeEscalation: false
+  readOnlyRootFilesystem: true
+  capabilities:
+    drop: [ALL]
+    add: [CHOWN, DAC_OVERRIDE, FOWNER, SETUID, SETGID, SYS_ADMIN]
+{{- end }}
+
 {{- define "mediagen.containerSecurity" -}}
 securityContext:
   allowPrivilegeEscalation: false
