@@ -81,6 +81,14 @@ export function lockPipeline(tx: Queryable, id: string): Promise<Pipeline> {
   return tx.selectFrom('pipelines').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
 }
 
+/**
+ * The pipeline row under a share lock: its moves (which take the row's update lock) wait until
+ * the transaction ends, so what it read of the pipeline and its steps holds until then.
+ */
+export function sharePipeline(tx: Queryable, id: string): Promise<Pipeline | undefined> {
+  return tx.selectFrom('pipelines').selectAll().where('id', '=', id).forShare().executeTakeFirst();
+}
+
 export function stepsOf(q: Queryable, pipelineId: string): Promise<PipelineStep[]> {
   return q.selectFrom('pipeline_steps').selectAll().where('pipeline_id', '=', pipelineId).orderBy('position').execute();
 }
@@ -92,6 +100,10 @@ export function stepsOfMany(q: Queryable, pipelineIds: string[]): Promise<Pipeli
 
 export function getStep(q: Queryable, pipelineId: string, position: number): Promise<PipelineStep> {
   return q.selectFrom('pipeline_steps').selectAll().where('pipeline_id', '=', pipelineId).where('position', '=', position).executeTakeFirstOrThrow();
+}
+
+export function findStep(q: Queryable, pipelineId: string, position: number): Promise<PipelineStep | undefined> {
+  return q.selectFrom('pipeline_steps').selectAll().where('pipeline_id', '=', pipelineId).where('position', '=', position).executeTakeFirst();
 }
 
 /** The jobs of these ids (the steps' attempts), by id. */
