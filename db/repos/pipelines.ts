@@ -227,6 +227,23 @@ export function unstartedPipelinesQuery(q: Queryable, before: Date, limit: numbe
     .limit(limit);
 }
 
+/** When the oldest pipeline still pending or running was created (none: undefined): no run of a live pipeline closed before it. */
+export async function oldestActivePipelineCreatedAt(q: Queryable): Promise<Date | undefined> {
+  const row = await q
+    .selectFrom('pipelines')
+    .select((eb) => eb.fn.min('created_at').as('at'))
+    .where('status', 'in', ['pending', 'running'])
+    .executeTakeFirst();
+  return row?.at ? new Date(row.at as unknown as string | Date) : undefined;
+}
+
+/** Which of `ids` are pipelines still pending or running. */
+export async function activePipelineIds(q: Queryable, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await q.selectFrom('pipelines').select('id').where('id', 'in', ids).where('status', 'in', ['pending', 'running']).execute();
+  return rows.map((r) => r.id);
+}
+
 /** Pipelines pending or running whose row has not moved since `before` (the stall check's candidates; pipelines_quiet_idx). */
 export function quietActivePipelines(q: Queryable, before: Date, limit: number): Promise<Pipeline[]> {
   return quietActivePipelinesQuery(q, before, limit).execute();
