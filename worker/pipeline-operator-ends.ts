@@ -71,11 +71,14 @@ export function createPipelineOperatorEnds(deps: Deps): { pass(): Promise<number
   return {
     async pass() {
       const passStart = Date.now();
-      if (!closedAfter) {
-        // No run of a pipeline still live can have closed before that pipeline was created.
-        const oldest = await oldestActivePipelineCreatedAt(db);
-        closedAfter = new Date(Math.min(oldest?.getTime() ?? passStart, passStart - VISIBILITY_LAG_MS));
+      // No run of a pipeline still live can have closed before that pipeline was created; with no
+      // pipeline live there is nothing to end, and the pass costs Temporal nothing.
+      const oldest = await oldestActivePipelineCreatedAt(db);
+      if (!oldest) {
+        closedAfter = new Date(passStart - VISIBILITY_LAG_MS);
+        return 0;
       }
+      closedAfter ??= new Date(Math.min(oldest.getTime(), passStart - VISIBILITY_LAG_MS));
       const listed = await listEndedPipelineRuns(client, { taskQueuePrefix: config.TASK_QUEUE_PREFIX, closedAfter });
       let calls = listed.calls;
       const latest = new Map<string, ClosedRun>();
