@@ -3,8 +3,10 @@
 // local renderer holding each render for a while): the reconciler ends the pipeline as the
 // customer's cancel does — `failed` with error code `canceled`, the running step's job canceled and
 // refunded, the steps after it skipped and never charged, no resume — and never starts a new run of
-// it, however long it sits past the stall period. (A run the reconciler itself terminated is
-// restarted once: test/e2e/pipelines.test.ts and test/e2e/control-fleet.test.ts.)
+// it, however long it sits past the stall period. A reset of the running parent (which terminates
+// the run it replaces) is no such end: the reset run completes the pipeline, each step charged once.
+// (A run the reconciler itself terminated is restarted once: test/e2e/pipelines.test.ts and
+// test/e2e/control-fleet.test.ts.)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
@@ -13,6 +15,7 @@ import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Ga
 import { jobLedger, jobRow } from '../support/job-helpers.js';
 import { imageStep, videoStep } from '../support/pipeline-steps.js';
 import { reconcilerOf } from '../support/reconciler.js';
+import { resetRun, runHistory } from '../support/resets.js';
 import type { Config } from '../../shared/config.js';
 
 let tdb: TestDatabase;
@@ -42,8 +45,8 @@ after(async () => {
   await tdb?.drop();
 });
 
-const reconciler = () =>
-  reconcilerOf({ config: { ...config, PIPELINE_STALL_MS: STALL_MS }, db: tdb.db, storage: gw.storage, client: gw.client, logger: pino({ level: 'silent' }) });
+const reconciler = (stallMs: number) =>
+  reconcilerOf({ config: { ...config, PIPELINE_STALL_MS: stallMs }, db: tdb.db, storage: gw.storage, client: gw.client, logger: pino({ level: 'silent' }) });
 
 /** A two-step pipeline, once step 1's job is generating at the renderer: its id, step 1's job and the parent's run. */
 async function pipelineAtStep1(t: Tenant, name: string): Promise<{ id: string; stillJob: string; runId: string }> {
@@ -58,9 +61,13 @@ async function pipelineAtStep1(t: Tenant, name: string): Promise<{ id: string; s
 }
 
 /** Reconciler passes until the pipeline ended; then passes until the stall period has passed twice over, and the parent's runs. */
-async function endedByReconciler(t: Tenant, id: string): Promise<{ p: any; runs: { runId: string; status: string }[] }> {
+async function endedByReconciler(
+  t: Tenant,
+  id: string,
+  opts: { stallMs: number; timeoutMs: number } = { stallMs: STALL_MS, timeoutMs: 60_000 },
+): Promise<{ p: any; runs: { runId: string; status: string }[] }> {
   const client = api(gw.baseUrl, t.apiKey);
-  const r = reconciler();
+  const r = reconciler(opts.stallMs);
   const p = await waitFor(
     'the reconciler to end the pipeline',
     async () => {
@@ -68,7 +75,7 @@ async function endedByReconciler(t: Tenant, id: string): Promise<{ p: any; runs:
       const p = (await client.get(`/v1/pipelines/${id}`)).body.data;
       return p.status === 'completed' || p.status === 'failed' ? p : undefined;
     },
-    60_000,
+    opts.timeoutMs,
     200,
   );
   // A stalled pipeline would be restarted by now: the ended one has one run, its parent's.
@@ -77,9 +84,9 @@ async function endedByReconciler(t: Tenant, id: string): Promise<{ p: any; runs:
     'passes past twice the stall period',
     async () => {
       await r.runOnce();
-      return Date.now() - quietSince > 2 * STALL_MS ? true : undefined;
+      return Date.now() - quietSince > 2 * opts.stallMs ? true : undefined;
     },
-    30_000,
+    30_000 + 2 * opts.stallMs,
     200,
   );
   const runs: { runId: string; status: string }[] = [];
@@ -130,5 +137,30 @@ describe("an operator's cancel of a pipeline's parent (the Web UI's Request Canc
     const { p, runs } = await endedByReconciler(t, id);
     await assertEndedAsCanceled(t, p, stillJob, before);
     assert.deepEqual(runs, [{ runId, status: 'CANCELLED' }], 'no new run of the parent');
+  });
+});
+
+describe("an operator's reset of a running pipeline parent", () => {
+  test('is not taken for an end: the reset run completes the pipeline, each step charged once', { timeout: 240_000 }, async () => {
+    const t = await createTenant(tdb.db, 1000);
+    const before = await creditsOf(tdb.db, t);
+    const { id, stillJob, runId } = await pipelineAtStep1(t, 'a reset');
+    const history = await runHistory(gw.client, id, runId);
+    const newRun = await resetRun(gw.client, config.TEMPORAL_NAMESPACE, id, runId, history.points[0]!);
+    // A stall period above the parent's longest wait between two looks at its step (10 s): a run that
+    // works is not stalled.
+    const { p, runs } = await endedByReconciler(t, id, { stallMs: 15_000, timeoutMs: 180_000 });
+    assert.equal(p.status, 'completed', JSON.stringify(p.error));
+    assert.deepEqual(p.steps[0].jobs, [stillJob], 'step 1 ran as one job');
+    for (const s of p.steps) assert.equal(s.charged, s.price, `step ${s.id} charged once`);
+    assert.equal(before - (await creditsOf(tdb.db, t)), p.price);
+    assert.deepEqual(
+      runs.sort((a, b) => (a.runId === runId ? -1 : b.runId === runId ? 1 : 0)),
+      [
+        { runId, status: 'TERMINATED' },
+        { runId: newRun, status: 'COMPLETED' },
+      ],
+      'the replaced run and the reset run, nothing more',
+    );
   });
 });
