@@ -9,32 +9,38 @@
 // operator's reset of the parent finds the job it made and neither creates nor charges another.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable, Tx } from '../db/index.js';
-import type { Job, JobOutput } from '../db/schema.js';
-import type { Pipeline, PipelineError, PipelineStep, PipelineStepOutput } from '../db/pipeline-schema.js';
+import type { Job } from '../db/schema.js';
+import type { Pipeline, PipelineError, PipelineStep } from '../db/pipeline-schema.js';
 import type { Config } from '../shared/config.js';
 import type { JobService } from '../jobs/index.js';
-import { BudgetExceededError, InsufficientCreditsError, isTerminal, JobRequestRefusedError, ProjectNotInWorkspaceError } from '../jobs/index.js';
+import {
+  BudgetExceededError,
+  InsufficientCreditsError,
+  isTerminal,
+  JobRequestRefusedError,
+  PIPELINE_CANCELED,
+  ProjectNotInWorkspaceError,
+} from '../jobs/index.js';
 import * as repo from '../db/repos/pipelines.js';
 import { getJob } from '../db/repos/jobs.js';
 import { routeFor } from '../shared/catalog.js';
 import type { JobParamsOf } from '../shared/job-params.js';
 import type { JobKind } from '../shared/kinds/index.js';
-import { outputTypeOf, resolveReferences, stepJobId, stepOutputUploadId } from '../shared/pipelines.js';
+import { resolveReferences, stepJobId } from '../shared/pipelines.js';
 import { jobSummary, jobRunTimeoutMs, jobToStart } from '../workflows/client.js';
 import { taskQueues } from '../workflows/definitions.js';
 import { workflowTypes } from '../shared/kinds/index.js';
 import { taskPriority } from '../shared/task-priority.js';
-import { PIPELINE_STEP_INVALID, type ChildStart, type PipelineActivities, type StepOutcome, type StepStart } from '../workflows/pipeline-types.js';
+import { PIPELINE_STEP_INVALID, type ChildStart, type PipelineActivities, type StepStart } from '../workflows/pipeline-types.js';
 import { failJob } from '../jobs/moves.js';
 import { enqueuePipelineEvent } from '../db/repos/pipeline-events.js';
+import { createStepCheckpoint, failPipeline } from './pipeline-checkpoint.js';
 
 export interface PipelineActivityDeps {
   db: Database;
   jobs: JobService;
   config: Config;
 }
-
-const CANCELED: PipelineError = { code: 'canceled', message: 'the pipeline was canceled' };
 
 /** The child start of a step's job: the options the gateway's start of a job sets (workflows/client.ts startJobWorkflow). */
 export function childStartOf(job: Job, config: Pick<Config, 'TASK_QUEUE_PREFIX' | 'JOB_RUN_TIMEOUT_GRACE_MS' | 'FAIR_SHARE'>): ChildStart {
@@ -63,13 +69,6 @@ export function childStartOf(job: Job, config: Pick<Config, 'TASK_QUEUE_PREFIX' 
 /** The parent workflow run this activity runs for. */
 const currentRun = () => Context.current().info.workflowExecution?.runId ?? null;
 
-/** The pipeline fails at `step` with `error` (by this run); `skipRest`: its later steps never run (a cancel). */
-async function failPipeline(tx: Queryable, p: Pipeline, step: PipelineStep, error: PipelineError, skipRest: boolean): Promise<void> {
-  await repo.updatePipeline(tx, p.id, { status: 'failed', error, completed: true, failedRunId: currentRun() });
-  if (skipRest) await repo.markWaitingSteps(tx, p.id, step.position, 'skipped');
-  await enqueuePipelineEvent(tx, p, 'pipeline.failed');
-}
-
 /** Why the job service refused to create a step's job, as the pipeline's error. */
 function refusalOf(err: unknown, step: PipelineStep): PipelineError | null {
   const at = `step "${step.step_id}"`;
@@ -84,6 +83,7 @@ function refusalOf(err: unknown, step: PipelineStep): PipelineError | null {
 
 export function createPipelineActivities(deps: PipelineActivityDeps): PipelineActivities {
   const { db, jobs, config } = deps;
+  const checkpoint = createStepCheckpoint({ db, config });
 
   /**
    * The upload id of an earlier step's output (the step completed before this one could start), or
@@ -159,7 +159,7 @@ export function createPipelineActivities(deps: PipelineActivityDeps): PipelineAc
         if (job?.status === 'pending') await failJob(tx as Tx, job.id, { code: 'canceled', message: `the pipeline gave up on this step: ${reason}` }, null);
         await repo.updateStep(tx, pipelineId, step.position, { status: 'failed', error });
         await enqueuePipelineEvent(tx, p, 'pipeline.step.failed', step.step_id);
-        await failPipeline(tx, p, step, error, true);
+        await failPipeline(tx, p, step, error, true, currentRun());
       });
     },
 
@@ -186,7 +186,7 @@ export function createPipelineActivities(deps: PipelineActivityDeps): PipelineAc
           step = await repo.getStep(tx, pipelineId, position);
         }
         if (p.cancel_requested_at !== null) {
-          await failPipeline(tx, p, step, CANCELED, true);
+          await failPipeline(tx, p, step, PIPELINE_CANCELED, true, currentRun());
           return { action: 'stop' };
         }
         const jobId = stepJobId(step.kind, pipelineId, position, step.attempt);
@@ -196,7 +196,7 @@ export function createPipelineActivities(deps: PipelineActivityDeps): PipelineAc
           const made = await createStepJob(tx, p, step, jobId);
           if ('error' in made) {
             await repo.updateStep(tx, pipelineId, position, { status: 'failed', error: made.error });
-            await failPipeline(tx, p, step, made.error, false);
+            await failPipeline(tx, p, step, made.error, false, currentRun());
             return { action: 'stop' };
           }
           job = made.job;
@@ -209,81 +209,6 @@ export function createPipelineActivities(deps: PipelineActivityDeps): PipelineAc
       });
     },
 
-    async pipelineCheckpoint(pipelineId, position): Promise<StepOutcome> {
-      return db.transaction().execute(async (tx) => {
-        const p = await repo.lockPipeline(tx, pipelineId);
-        const step = await repo.getStep(tx, pipelineId, position);
-        const job = step.job_id ? await getJob(tx, step.job_id) : undefined;
-        if (!job) return 'end';
-        if (!isTerminal(job.status)) {
-          if (step.status !== job.status) await repo.updateStep(tx, pipelineId, position, { status: job.status });
-          return 'running';
-        }
-        const active = p.status === 'pending' || p.status === 'running';
-        if (job.status === 'completed') {
-          if (step.status !== 'completed') {
-            const outputs = await registerOutputs(tx, p, step, job);
-            await repo.updateStep(tx, pipelineId, position, { status: 'completed', outputs, error: null });
-            await enqueuePipelineEvent(tx, p, 'pipeline.step.completed', step.step_id);
-          }
-          if (!active) return 'end';
-          if (p.cancel_requested_at !== null) {
-            await failPipeline(tx, p, step, CANCELED, true);
-            return 'end';
-          }
-          const steps = await repo.stepsOf(tx, pipelineId);
-          if (position < steps.length - 1) return 'next';
-          await repo.updatePipeline(tx, pipelineId, { status: 'completed', error: null, completed: true });
-          await enqueuePipelineEvent(tx, p, 'pipeline.completed');
-          return 'end';
-        }
-        const jobError = job.error ?? { code: 'generation_failed', message: 'the generation failed' };
-        if (step.status !== 'failed') {
-          await repo.updateStep(tx, pipelineId, position, { status: 'failed', error: jobError });
-          await enqueuePipelineEvent(tx, p, 'pipeline.step.failed', step.step_id);
-        }
-        if (active) {
-          const canceled = p.cancel_requested_at !== null;
-          const error = canceled ? CANCELED : { code: jobError.code, message: `step "${step.step_id}" failed: ${jobError.message}` };
-          await failPipeline(tx, p, step, error, canceled);
-        }
-        return 'end';
-      });
-    },
+    pipelineCheckpoint: (pipelineId, position) => checkpoint(pipelineId, position, currentRun()),
   };
-
-  /**
-   * Each output of the step's job registered as a completed upload of the workspace pointing at the
-   * output's object (no copy), so a later step takes it as any upload id. It expires with the job's
-   * outputs (OUTPUT_RETENTION_DAYS; unset: never), and removing it never removes the job's object
-   * (db/upload-lifecycle.ts keeps the objects of keys outside the uploads' prefixes).
-   */
-  async function registerOutputs(tx: Queryable, p: Pipeline, step: PipelineStep, job: Job): Promise<PipelineStepOutput[]> {
-    const outputs: JobOutput[] = job.outputs ?? [];
-    const days = config.OUTPUT_RETENTION_DAYS;
-    const result: PipelineStepOutput[] = [];
-    for (const [i, o] of outputs.entries()) {
-      const id = stepOutputUploadId(job.id, i);
-      const ext = o.key.split('.').pop() ?? 'bin';
-      await tx
-        .insertInto('file_uploads')
-        .values({
-          id,
-          workspace_id: p.workspace_id,
-          project_id: p.project_id,
-          name: `${step.step_id}-output-${i}.${ext}`,
-          object_key: o.key,
-          file_type: outputTypeOf(step.kind),
-          mime_type: o.content_type,
-          file_size: o.size,
-          status: 'completed',
-          source_url: null,
-          expires_at: days == null ? null : new Date((job.finished_at ?? new Date()).getTime() + days * 86_400_000),
-        })
-        .onConflict((oc) => oc.column('id').doNothing())
-        .execute();
-      result.push({ upload_id: id, key: o.key, content_type: o.content_type });
-    }
-    return result;
-  }
 }

@@ -30,3 +30,4 @@ export {
 export { canMove, fromStatuses, inFlightStatuses, isInFlight, isTerminal, revivals, terminalStatuses, transitions } from './transitions.js';
 export { InsufficientCreditsError, ProjectNotInWorkspaceError, type NewJobInput } from '../db/repos/jobs.js';
 export { BudgetExceededError, type BudgetAlert } from './budgets.js';
+export { PIPELINE_CANCELED, requestPipelineCancel } from './pipeline-cancel.js';

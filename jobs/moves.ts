@@ -18,7 +18,19 @@ import * as jobsRepo from '../db/repos/jobs.js';
 import type { CompleteExtra } from '../db/repos/jobs.js';
 import { settleChargeTo } from '../db/repos/job-ledger.js';
 import type { MoveProgress } from '../db/repos/job-progress.js';
-import { claimOf, completionClaimOf, failureCharge, IllegalStatusMoveError, mayFail, settledCharge, wasCanceled, type Claim } from './rules.js';
+import { sharePipeline, findStep } from '../db/repos/pipelines.js';
+import { stepOfJob } from '../shared/pipelines.js';
+import {
+  claimOf,
+  completionClaimOf,
+  failureCharge,
+  IllegalStatusMoveError,
+  mayFail,
+  settledCharge,
+  stepRevivalRefusal,
+  wasCanceled,
+  type Claim,
+} from './rules.js';
 import { fromStatuses, revivals } from './transitions.js';
 
 /** The fence of a move to generating, from the transition table. */
@@ -36,11 +48,28 @@ export async function claimJob(tx: Tx, jobId: string, runId: string, progress?: 
   const claim = claimOf(job, runId);
   if (typeof claim === 'object') throw new IllegalStatusMoveError(jobId, job.status, 'generating', claim.refused);
   if (claim === 'ours' && !progress) return { job, claim };
+  if (claim === 'revive') {
+    const refused = await pipelineRevivalRefusal(tx, jobId);
+    if (refused) throw new IllegalStatusMoveError(jobId, job.status, 'generating', refused);
+  }
   // A job about to run is charged its price.
   await settleChargeTo(tx, job, job.price, 'revived');
   const row = await jobsRepo.moveToGenerating(tx, job, runId, claimFence, { fresh: claim !== 'ours', progress, forgetRef: claim === 'revive' });
   if (!row) throw new IllegalStatusMoveError(jobId, job.status, 'generating');
   return { job: row, claim };
+}
+
+/**
+ * Why a pipeline step's job may not be revived (rules.ts stepRevivalRefusal), read with the
+ * pipeline row share-locked: a resume or a checkpoint (which take its update lock) cannot move the
+ * step on between this read and the revival's commit.
+ */
+async function pipelineRevivalRefusal(tx: Tx, jobId: string): Promise<string | null> {
+  const of = stepOfJob(jobId);
+  if (!of) return null;
+  const pipeline = await sharePipeline(tx, of.pipelineId);
+  const step = pipeline ? await findStep(tx, of.pipelineId, of.position) : undefined;
+  return stepRevivalRefusal(of.attempt, pipeline, step, jobId);
 }
 
 /**

@@ -3,6 +3,7 @@
 // the repositories' SQL repeats them as fences (jobs/transitions.ts), so a race the check did not
 // foresee is still refused.
 import type { Job, JobError, JobStatus } from '../db/schema.js';
+import type { Pipeline, PipelineStep } from '../db/pipeline-schema.js';
 import { providerCostFor, routeFor } from '../shared/catalog.js';
 import { typedParams } from '../shared/job-params.js';
 
@@ -60,6 +61,31 @@ export function claimOf(job: Pick<Job, 'status' | 'status_run_id' | 'error'>, ru
       if (job.status_run_id === runId) return { refused: 'this run failed it' };
       return 'revive';
   }
+}
+
+/**
+ * Why an operator's reset may not revive a pipeline step's job (attempt `attempt` of its step; null:
+ * it may). Only the job the running pipeline waits on for that step is revived: its parent then
+ * takes the revived job's outcome, and the step is charged once. Once the pipeline failed (or was
+ * canceled, or moved on to a newer attempt of the step), the step runs again only as a new attempt
+ * (a resume, or a reset of the parent workflow), charged on its own: a revived earlier attempt
+ * would charge the same step twice, for media no step takes.
+ */
+export function stepRevivalRefusal(
+  attempt: number,
+  pipeline: Pick<Pipeline, 'id' | 'status' | 'cancel_requested_at'> | undefined,
+  step: Pick<PipelineStep, 'step_id' | 'attempt' | 'job_id'> | undefined,
+  jobId: string,
+): string | null {
+  if (!pipeline || !step) return null;
+  // Attempts count from 0 in the ids, from 1 in words.
+  const of = `it is attempt ${attempt + 1} of step "${step.step_id}" of pipeline ${pipeline.id}`;
+  if (step.job_id !== jobId)
+    return `${of}, which has moved on to attempt ${step.attempt + 1}${step.job_id ? ` (job ${step.job_id})` : ''}: reviving it would charge the step twice`;
+  if (pipeline.cancel_requested_at !== null) return `${of}, which was canceled`;
+  if (pipeline.status !== 'pending' && pipeline.status !== 'running')
+    return `${of}, which is ${pipeline.status}: the step runs again only as a new attempt (a resume of the pipeline, or a reset of its parent workflow), charged once`;
+  return null;
 }
 
 /** How run `runId` may complete the job: as claimOf, but a pending job has not started (its first step claims it). */

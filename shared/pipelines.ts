@@ -172,6 +172,12 @@ export function pipelineIdOfStepJob(jobId: string): string | null {
   return m ? `pl_${m[1]}` : null;
 }
 
+/** The pipeline, step position and attempt a step's job id names (stepJobId read back), or null for a job no pipeline step made. */
+export function stepOfJob(jobId: string): { pipelineId: string; position: number; attempt: number } | null {
+  const m = /^[a-z]+_([a-z0-9]+)-s([0-9]+)-a([0-9]+)$/.exec(jobId);
+  return m ? { pipelineId: `pl_${m[1]}`, position: Number(m[2]), attempt: Number(m[3]) } : null;
+}
+
 /** The upload id an output of a step's job is registered under (one per output, whatever the retries). */
 export function stepOutputUploadId(jobId: string, index: number): string {
   return `upl_${jobId}-o${index}`;

@@ -10,6 +10,8 @@
 //   build, and every step of a run is idempotent (a step whose job exists is waited for, never
 //   created or charged again), so the new run goes on from the current step. The restart is
 //   recorded on the row under its lock (restartStalledPipelines), so it happens once per stall.
+//   A run an operator terminated (any reason but the restarter's own) or canceled is not restarted:
+//   its pipeline is ended canceled (worker/pipeline-operator-ends.ts).
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../shared/config.js';
@@ -20,6 +22,7 @@ import { quietActivePipelines, stepsOf, unstartedPipelines } from '../db/repos/p
 import { isTerminal } from '../jobs/index.js';
 import { startPipelineRun, startPipelineWorkflow } from '../workflows/pipeline-client.js';
 import { assertLeaseHeld, type Lease } from './control-lease.js';
+import { operatorEndOf, restartTerminateReason } from './pipeline-operator-ends.js';
 import { sql } from 'kysely';
 import { workspaceShareWeight } from '../db/repos/fair-share.js';
 
@@ -99,6 +102,11 @@ export async function restartStalledPipelines(deps: Deps, stallMs: number, lease
       // The run is new, or it is the restart's own run and has not run its first task yet (new runs go
       // to the current build: it starts there once a worker polls, and a new run would wait the same).
       if (running && (run.startTime.getTime() >= cutoff || (run.runId === p.restarted_run_id && run.historyLength <= FIRST_TASK_HISTORY))) continue;
+      // A run an operator terminated or canceled is never restarted: the operator-ends pass ends its pipeline canceled.
+      if (run && !running) {
+        calls++;
+        if (await operatorEndOf(deps.client, p.id, { runId: run.runId, status: run.status.name })) continue;
+      }
       const outcome = await deps.db.transaction().execute(async (trx) => {
         if (lease) await assertLeaseHeld(trx, lease);
         const row = await trx
@@ -112,9 +120,7 @@ export async function restartStalledPipelines(deps: Deps, stallMs: number, lease
         if (running) {
           calls++;
           // That run only: a newer one, if any, is not touched.
-          await deps.client.workflow
-            .getHandle(p.id, run.runId)
-            .terminate(`pipeline stalled for ${Math.round((Date.now() - since) / 1000)} s: no worker serves this run; the reconciler starts a new one`);
+          await deps.client.workflow.getHandle(p.id, run.runId).terminate(restartTerminateReason(Date.now() - since));
         }
         calls++;
         const runId = await startPipelineRun(deps.client, await toStart(deps, p, steps.length), deps.config);

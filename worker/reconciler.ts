@@ -49,6 +49,7 @@ import type { WorkerMetrics } from './metrics.js';
 import { periodic } from './periodic.js';
 import type { Lease } from './control-lease.js';
 import { restartStalledPipelines, startUnstartedPipelines } from './pipeline-reconciler.js';
+import { createPipelineOperatorEnds } from './pipeline-operator-ends.js';
 
 export interface ReconcilePass {
   /** Jobs whose workflow this pass started. */
@@ -289,11 +290,14 @@ export function createReconciler(deps: {
   }
 
   let lease: Lease | null = null;
+  const operatorEnds = createPipelineOperatorEnds(deps);
 
   async function runOnce(): Promise<ReconcilePass> {
     const pass: ReconcilePass = { started: [], settled: [], completed: [], temporalCalls: 0 };
     await startUnstarted(pass);
     pass.temporalCalls += await startUnstartedPipelines(deps, Math.min(config.RECONCILE_INTERVAL_MS, UNSTARTED_AFTER_MS));
+    // Before the restarts: a pipeline an operator ended is canceled, never restarted.
+    pass.temporalCalls += await operatorEnds.pass();
     pass.temporalCalls += await restartStalledPipelines(deps, config.PIPELINE_STALL_MS, lease);
     await settleClosed(pass);
     await repairStale(pass);

@@ -21,6 +21,7 @@ import type { JobWorkflowPort, WorkflowCancelOutcome } from '../jobs/service.js'
 import { inFlightStatuses } from '../jobs/transitions.js';
 import type { Job } from '../db/schema.js';
 import { currentTraceId, withSpan } from '../shared/tracing.js';
+import { pipelineWorkflowType } from './pipeline-types.js';
 import type { JobPriority } from '../shared/job-model.js';
 import { taskPriority } from '../shared/task-priority.js';
 
@@ -309,6 +310,34 @@ export async function listClosedInFlightRuns(
     `CloseTime > ${quoted(opts.closedAfter.toISOString())}`,
   ].join(' AND ');
   return listRuns(client, query, opts.pageSize ?? 1000);
+}
+
+/**
+ * Every run of this deployment's pipeline parents that closed after `closedAfter` as terminated or
+ * canceled: the runs an operator may have ended (or the stalled-pipeline restarter terminated). One
+ * visibility call per page of `pageSize`.
+ */
+export async function listEndedPipelineRuns(
+  client: Client,
+  opts: { taskQueuePrefix: string; closedAfter: Date; pageSize?: number },
+): Promise<{ runs: ClosedRun[]; calls: number }> {
+  const query = [
+    `WorkflowType = ${quoted(pipelineWorkflowType)}`,
+    `TaskQueue = ${quoted(taskQueues(opts.taskQueuePrefix).workflows)}`,
+    `ExecutionStatus IN ('Terminated', 'Canceled')`,
+    `CloseTime > ${quoted(opts.closedAfter.toISOString())}`,
+  ].join(' AND ');
+  return listRuns(client, query, opts.pageSize ?? 1000);
+}
+
+/** The reason a terminated run was given (its last history event; one call), or null when it was not terminated. */
+export async function terminateReasonOf(client: Client, workflowId: string, runId: string): Promise<string | null> {
+  const r = await client.workflowService.getWorkflowExecutionHistoryReverse({
+    namespace: client.options.namespace,
+    execution: { workflowId, runId },
+    maximumPageSize: 1,
+  });
+  return r.history?.events?.[0]?.workflowExecutionTerminatedEventAttributes?.reason ?? null;
 }
 
 /**

@@ -9,8 +9,9 @@
 // because the job's workflow exists already (the reconciler started it, or a reset of this workflow
 // runs a step again) and a child that ended without settling its job (terminated: the reconciler
 // settles it) are both waited out by checkpointing on durable timers until the job ended.
-// Children are ABANDONed when the parent closes: a reset or terminate of the parent never ends a job
-// its customer paid for (the reset run finds it and waits for it instead).
+// Children are ABANDONed when the parent closes: a reset of the parent never ends a job its customer
+// paid for (the reset run finds it and waits for it instead). An operator's terminate or cancel of
+// the parent is a cancel of the pipeline, which the reconciler carries out (worker/pipeline-operator-ends.ts).
 // Operators: a reset of this workflow to any point re-runs from there; completed steps are found
 // completed (no new job, no charge), and a failed pipeline re-runs its failed step as a resume does.
 import { ApplicationFailure, isCancellation, ParentClosePolicy, patched, proxyLocalActivities, sleep, startChild, TemporalFailure } from '@temporalio/workflow';

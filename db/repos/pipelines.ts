@@ -81,6 +81,14 @@ export function lockPipeline(tx: Queryable, id: string): Promise<Pipeline> {
   return tx.selectFrom('pipelines').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
 }
 
+/**
+ * The pipeline row under a share lock: its moves (which take the row's update lock) wait until
+ * the transaction ends, so what it read of the pipeline and its steps holds until then.
+ */
+export function sharePipeline(tx: Queryable, id: string): Promise<Pipeline | undefined> {
+  return tx.selectFrom('pipelines').selectAll().where('id', '=', id).forShare().executeTakeFirst();
+}
+
 export function stepsOf(q: Queryable, pipelineId: string): Promise<PipelineStep[]> {
   return q.selectFrom('pipeline_steps').selectAll().where('pipeline_id', '=', pipelineId).orderBy('position').execute();
 }
@@ -92,6 +100,10 @@ export function stepsOfMany(q: Queryable, pipelineIds: string[]): Promise<Pipeli
 
 export function getStep(q: Queryable, pipelineId: string, position: number): Promise<PipelineStep> {
   return q.selectFrom('pipeline_steps').selectAll().where('pipeline_id', '=', pipelineId).where('position', '=', position).executeTakeFirstOrThrow();
+}
+
+export function findStep(q: Queryable, pipelineId: string, position: number): Promise<PipelineStep | undefined> {
+  return q.selectFrom('pipeline_steps').selectAll().where('pipeline_id', '=', pipelineId).where('position', '=', position).executeTakeFirst();
 }
 
 /** The jobs of these ids (the steps' attempts), by id. */
@@ -213,6 +225,23 @@ export function unstartedPipelinesQuery(q: Queryable, before: Date, limit: numbe
     .where('created_at', '<', before)
     .orderBy('created_at')
     .limit(limit);
+}
+
+/** When the oldest pipeline still pending or running was created (none: undefined): no run of a live pipeline closed before it. */
+export async function oldestActivePipelineCreatedAt(q: Queryable): Promise<Date | undefined> {
+  const row = await q
+    .selectFrom('pipelines')
+    .select((eb) => eb.fn.min('created_at').as('at'))
+    .where('status', 'in', ['pending', 'running'])
+    .executeTakeFirst();
+  return row?.at ? new Date(row.at as unknown as string | Date) : undefined;
+}
+
+/** Which of `ids` are pipelines still pending or running. */
+export async function activePipelineIds(q: Queryable, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await q.selectFrom('pipelines').select('id').where('id', 'in', ids).where('status', 'in', ['pending', 'running']).execute();
+  return rows.map((r) => r.id);
 }
 
 /** Pipelines pending or running whose row has not moved since `before` (the stall check's candidates; pipelines_quiet_idx). */

@@ -6,8 +6,10 @@
 //   eight (mediagen_workflow_start_attempts_total, counted by a client interceptor around every
 //   start, whatever its outcome), and the backlog gauges summed over the eight equal the real
 //   backlog (the outbox in Postgres, each task queue's backlog on the Temporal server).
-// - A pipeline whose parent run was terminated is restarted exactly once (two runs in the
-//   workflow id's list: the terminated one and one new), completes, each step charged once.
+// - A pipeline whose parent run the restarter terminated (and whose process died before it started
+//   the new run) is restarted exactly once (two runs in the workflow id's list: the terminated one
+//   and one new), completes, each step charged once. (An operator's terminate ends the pipeline
+//   canceled instead: test/e2e/pipelines-operator-ends.test.ts.)
 // - kill -9 of the lease holder: another process holds every loop within the documented bound
 //   (CONTROL_LEASE_TTL_MS + a third of it, plus scheduling slack on a loaded machine).
 import { after, before, describe, test } from 'node:test';
@@ -19,6 +21,7 @@ import protos from '@temporalio/proto';
 import { createTenant, createTestDatabase, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startWorkers, type InProcessGateway, type Workers } from '../support/services.js';
 import { imageStep, videoStep } from '../support/pipeline-steps.js';
+import { restartTerminateReason } from '../../worker/pipeline-operator-ends.js';
 import type { Config } from '../../shared/config.js';
 import { leaseDeployment, leaseHolders } from '../../worker/control-lease.js';
 import { RECONCILER_LOOPS } from '../../worker/control-fleet.js';
@@ -225,7 +228,7 @@ describe('eight processes with the control role', () => {
     assert.equal(exporting, 1, 'one process exports the task queue backlog');
   });
 
-  test('a pipeline whose run was terminated is restarted once, completes, each step charged once', { timeout: 240_000 }, async () => {
+  test('a pipeline whose run the restarter terminated is restarted once, completes, each step charged once', { timeout: 240_000 }, async () => {
     const t = await createTenant(tdb.db, 1000);
     const client = api(gw.baseUrl, t.apiKey);
     const credits = await creditsOf(tdb.db, t);
@@ -247,7 +250,8 @@ describe('eight processes with the control role', () => {
         ),
     );
     const first = await gw.client.workflow.getHandle(id).describe();
-    await gw.client.workflow.getHandle(id, first.runId).terminate('test: an operator terminated the parent');
+    // The restarter's own terminate, as a restarter that died before its start leaves it.
+    await gw.client.workflow.getHandle(id, first.runId).terminate(restartTerminateReason(600_000));
     const done = await waitFor(
       'the pipeline to be restarted and complete',
       async () => {

@@ -13,6 +13,7 @@ import {
   referencePlaceholder,
   resolveReferences,
   pipelineIdOfStepJob,
+  stepOfJob,
   stepJobId,
   stepOutputUploadId,
 } from '../../shared/pipelines.js';
@@ -68,6 +69,9 @@ test("a step's job id is fixed per pipeline, step and attempt; its outputs' uplo
   assert.equal(pipelineIdOfStepJob(stepJobId('talking_actor', id, 3, 12)), id);
   assert.equal(pipelineIdOfStepJob(newId('vid')), null);
   assert.equal(pipelineIdOfStepJob('upl_img_abc-s0-a0-o2'), null);
+  // Read back by a revival's check (jobs/rules.ts stepRevivalRefusal): the step and attempt too.
+  assert.deepEqual(stepOfJob(stepJobId('talking_actor', id, 3, 12)), { pipelineId: id, position: 3, attempt: 12 });
+  assert.equal(stepOfJob(newId('vid')), null);
 });
 
 test('the create body: step ids by pattern, kinds by name, webhook_events only of pipeline events', () => {

@@ -8,17 +8,13 @@ import { authOf } from '../../auth.js';
 import { ApiError } from '../../errors.js';
 import type { Job } from '../../../db/schema.js';
 import * as repo from '../../../db/repos/pipelines.js';
-import { enqueuePipelineEvent } from '../../../db/repos/pipeline-events.js';
-import { getJob } from '../../../db/repos/jobs.js';
-import { isTerminal } from '../../../jobs/index.js';
+import { isTerminal, requestPipelineCancel } from '../../../jobs/index.js';
 import { outputCountOf, pipelineRecordSchema, pipelineResumeBody } from '../../../shared/pipelines.js';
 import { awaitPipelineRunClosed, startPipelineWorkflow } from '../../../workflows/pipeline-client.js';
 import { workspaceShareWeight } from '../../../db/repos/fair-share.js';
 import { checkStep, parseResumeBody, parseStepBody, type CheckedStep } from './checks.js';
 import { loadPipelineOfKey, refuseOverActive, TAG, type PipelineServices } from './common.js';
 import { presentPipeline } from './present.js';
-
-const CANCELED = { code: 'canceled', message: 'the pipeline was canceled' };
 
 const receiptSchema = z.object({
   id: z.string(),
@@ -55,20 +51,9 @@ export function addPipelineActions(endpoints: Endpoints<PipelineServices>): void
     async handler({ req, res, services: { deps, jobs } }) {
       const p = await loadPipelineOfKey(deps.db, req, res);
       const job = await deps.db.transaction().execute(async (tx): Promise<Job | null> => {
-        const locked = await repo.lockPipeline(tx, p.id);
-        if (locked.status === 'completed' || locked.status === 'failed') {
-          throw new ApiError(409, 'not_cancelable', `pipeline ${p.id} is already ${locked.status} and cannot be canceled`);
-        }
-        await repo.updatePipeline(tx, p.id, { cancelRequested: true });
-        for (const step of await repo.stepsOf(tx, p.id)) {
-          const current = step.job_id ? await getJob(tx, step.job_id) : undefined;
-          if (current && !isTerminal(current.status)) return current;
-        }
-        // No job in flight: the pipeline ends here; its workflow finds it canceled at its next step.
-        await repo.updatePipeline(tx, p.id, { status: 'failed', error: CANCELED, completed: true });
-        await repo.markWaitingSteps(tx, p.id, 0, 'skipped');
-        await enqueuePipelineEvent(tx, locked, 'pipeline.failed');
-        return null;
+        const r = await requestPipelineCancel(tx, p.id);
+        if ('ended' in r) throw new ApiError(409, 'not_cancelable', `pipeline ${p.id} is already ${r.ended} and cannot be canceled`);
+        return r.job;
       });
       // The step's job ends canceled and refunded by the job service; the parent checkpoints it and stops.
       if (job) await jobs.cancel(job);
