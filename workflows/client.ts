@@ -12,6 +12,7 @@ import {
   searchAttributes,
   taskQueues,
   providerCancelWorkflowType,
+  PROVIDER_CANCEL_RUN_TIMEOUT_MS,
   type GenerationInput,
   type GenerationProgress,
   type JobKind,
@@ -206,6 +207,7 @@ export async function startProviderCancel(client: Client, job: Job, taskQueuePre
       args: [{ jobId: job.id, provider: input.provider, model: job.model, taskQueuePrefix }],
       priority: taskPriority(start, { fairness: opts.fairShare }),
       staticSummary: `Cancel the provider request of ${job.id}`,
+      workflowRunTimeout: PROVIDER_CANCEL_RUN_TIMEOUT_MS,
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     });
   } catch (err) {

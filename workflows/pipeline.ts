@@ -51,6 +51,7 @@ import type { ProviderRef, ProviderRequest } from '../shared/provider-types.js';
 import type { JobOutput, ProviderName, RouteChoice, RunClaim } from '../shared/job-model.js';
 import { failureTypes } from '../shared/failure-types.js';
 import {
+  PROVIDER_CANCEL_RUN_TIMEOUT_MS,
   providerCancelWorkflowType,
   searchAttributes,
   taskQueues,
@@ -140,6 +141,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
         taskQueue: queues.workflows,
         args: [args],
         parentClosePolicy: ParentClosePolicy.ABANDON,
+        workflowRunTimeout: PROVIDER_CANCEL_RUN_TIMEOUT_MS,
         staticSummary: `Cancel the given-up request at ${at} (${input.model})`,
       });
     } catch (err) {
@@ -157,6 +159,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
         taskQueue: queues.workflows,
         args: [args],
         parentClosePolicy: ParentClosePolicy.ABANDON,
+        workflowRunTimeout: PROVIDER_CANCEL_RUN_TIMEOUT_MS,
         staticSummary: `Cancel the recorded request at ${serving} (${input.model}), if any`,
       });
     } catch (err) {

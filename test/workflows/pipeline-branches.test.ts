@@ -16,7 +16,14 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { randomToken } from '../../shared/ids.js';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck } from '../../workflows/activity-types.js';
-import { searchAttributes, taskQueues, type GenerationInput, type JobStatus, type ProviderName } from '../../workflows/definitions.js';
+import {
+  PROVIDER_CANCEL_RUN_TIMEOUT_MS,
+  searchAttributes,
+  taskQueues,
+  type GenerationInput,
+  type JobStatus,
+  type ProviderName,
+} from '../../workflows/definitions.js';
 import { workflowTypes } from '../../shared/kinds/index.js';
 import type { PollResult, ProviderRef, ProviderRequest } from '../../shared/provider-types.js';
 
@@ -402,7 +409,14 @@ describe('failover branches (mocked activities)', () => {
         'the given-up request, by its reference',
       );
       const cancel = env.client.workflow.getHandle(`${jobId}-given-up-fal`);
-      assert.equal((await cancel.describe()).status.name, 'RUNNING', 'the cancel outlives the job, still waiting for fal');
+      const described = await cancel.describe();
+      assert.equal(described.status.name, 'RUNNING', 'the cancel outlives the job, still waiting for fal');
+      const runTimeout = described.raw.executionConfig?.workflowRunTimeout;
+      assert.equal(
+        Number(runTimeout?.seconds ?? 0) * 1000 + Math.round((runTimeout?.nanos ?? 0) / 1e6),
+        PROVIDER_CANCEL_RUN_TIMEOUT_MS,
+        'the cancel has a bounded run: its retry bound and as long again',
+      );
       answerCancel();
       await Promise.race([cancel.result(), stuck]);
     } finally {
