@@ -104,6 +104,7 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
               taskQueuePrefix: config.TASK_QUEUE_PREFIX,
               timeoutMs: 10_000,
               runTimeoutGraceMs: config.JOB_RUN_TIMEOUT_GRACE_MS,
+              startWaitMs: config.JOB_START_WAIT_MS,
               fairShare: config.FAIR_SHARE,
             }),
           }

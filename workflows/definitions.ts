@@ -91,6 +91,12 @@ export interface GenerationInput {
    * is never submitted; one running then is canceled at its provider. Absent: none.
    */
   cancelAt?: string;
+  /**
+   * How long the run may wait for its first step (JOB_START_WAIT_MS): one that gets it later fails
+   * the job unsubmitted, since its run timeout (this + the deadline + the grace) no longer leaves it
+   * the model's deadline and the time to store outputs. Absent: no such bound (runs started before it).
+   */
+  startWithinMs?: number;
   /** Queue prefix so separate deployments (and test suites) share one Temporal namespace. */
   taskQueuePrefix: string;
 }

@@ -25,6 +25,10 @@
 // The customer's own faults (content policy, invalid input) fail the job as on any route. The job
 // keeps its create price whichever route serves it. Jobs are pinned to the build that started them (Worker Versioning), so a change of shape
 // here needs no patch: the replay test holds histories of the current shape.
+// Start bound (input.startWithinMs, JOB_START_WAIT_MS): the run timeout counts from the run's start,
+// the model's deadline from its claim, so a run whose first step came after its start bound (a
+// backlog on the workflows queue, no worker polling) fails its job before any request, refunded in
+// full; one that started in time has its deadline and its outputs' storing within its run timeout.
 // Customer's deadline (input.cancelAt, a create's deadline_seconds; job-deadline.ts): a job not
 // submitted by then is never submitted (failed, refunded in full); one working then has its steps
 // canceled and is failed with error code deadline_exceeded, refunded as its customer's cancel would
@@ -180,6 +184,17 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
   const work = async (): Promise<JobOutput[]> => {
     if (customer?.passedAtStart)
       throw ApplicationFailure.nonRetryable(`the job's deadline (${customer.at}) passed before it started`, failureTypes.jobDeadlinePassed);
+    // The run timeout leaves the model's deadline and the time to store outputs only to a run that
+    // starts within its start bound: one that waited longer never submits what it could not keep.
+    // An operator's reset run (not its chain's first run) is exempt: it starts when the operator
+    // says, long after the chain did, and its claim restarts the deadline.
+    const info = workflowInfo();
+    const waitedMs = startedAt - info.startTime.getTime();
+    if (input.startWithinMs !== undefined && info.firstExecutionRunId === info.runId && waitedMs > input.startWithinMs)
+      throw ApplicationFailure.nonRetryable(
+        `the job waited ${Math.round(waitedMs / 1000)} s to start, longer than its ${Math.round(input.startWithinMs / 1000)} s: it was not submitted to a provider`,
+        failureTypes.generationFailed,
+      );
     const started = await db.startGenerating.executeWithOptions(
       { ...localDbStep, summary: 'Claim the job for this run (re-charging it after a reset) and build the provider request' },
       [input.jobId],
