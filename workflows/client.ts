@@ -24,6 +24,7 @@ import type { Job } from '../db/schema.js';
 import { currentTraceId, withSpan } from '../shared/tracing.js';
 import type { JobPriority } from '../shared/job-model.js';
 import { taskPriority } from '../shared/task-priority.js';
+import type { ProviderCancelHandoff } from '../shared/provider-types.js';
 
 export interface JobToStart {
   id: string;
@@ -211,20 +212,29 @@ export async function describeJobRun(client: Client, jobId: string, timeoutMs: n
 
 /**
  * Starts the workflow that cancels the provider request of a job no workflow will clean up (its
- * run was terminated): the cancel runs on the provider's own queue, retried within its time bound.
- * One per job at a time; a later one (after another terminate) may start once it closed. It waits
- * in the job's workspace share and at the job's priority, like the job did.
+ * run was terminated), or the one its own run hands off (`handoff`: a route it gave up, its
+ * recorded request past its deadline): the cancel runs on the provider's own queue, retried within
+ * its time bound. Started by the client, it runs on the deployment's current build (its type is
+ * AUTO_UPGRADE). One per job and purpose at a time; a later one (after another terminate) may start
+ * once it closed. It waits in the job's workspace share and at the job's priority, like the job did.
  */
-export async function startProviderCancel(client: Client, job: Job, taskQueuePrefix: string, opts: Pick<StartOptions, 'fairShare'> = {}): Promise<void> {
+export async function startProviderCancel(
+  client: Client,
+  job: Job,
+  taskQueuePrefix: string,
+  opts: Pick<StartOptions, 'fairShare'> = {},
+  handoff?: ProviderCancelHandoff,
+): Promise<void> {
   const start = jobToStart(job, taskQueuePrefix);
   const input = start.input;
+  const provider = handoff?.provider ?? input.provider;
   try {
     await client.workflow.start(providerCancelWorkflowType, {
-      workflowId: `${job.id}-provider-cancel`,
+      workflowId: handoff?.workflowId ?? `${job.id}-provider-cancel`,
       taskQueue: taskQueues(taskQueuePrefix).workflows,
-      args: [{ jobId: job.id, provider: input.provider, model: job.model, taskQueuePrefix }],
+      args: [{ jobId: job.id, provider, model: job.model, taskQueuePrefix, ...(handoff?.ref ? { ref: handoff.ref } : {}) }],
       priority: taskPriority(start, { fairness: opts.fairShare }),
-      staticSummary: `Cancel the provider request of ${job.id}`,
+      staticSummary: handoff?.summary ?? `Cancel the provider request of ${job.id}`,
       workflowRunTimeout: PROVIDER_CANCEL_RUN_TIMEOUT_MS,
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     });
@@ -243,7 +253,7 @@ export function jobWorkflowPort(client: Client, opts: { taskQueuePrefix: string;
   return {
     start: (job) => bounded(() => startJobWorkflow(client, jobToStart(job, opts.taskQueuePrefix), startOpts)),
     cancel: (jobId) => bounded(() => cancelJobWorkflow(client, jobId)),
-    cancelProviderRequest: (job) => bounded(() => startProviderCancel(client, job, opts.taskQueuePrefix, startOpts)),
+    cancelProviderRequest: (job, handoff) => bounded(() => startProviderCancel(client, job, opts.taskQueuePrefix, startOpts, handoff)),
   };
 }
 

@@ -42,6 +42,7 @@ import {
   isCancellation,
   log,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -51,7 +52,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck, ProviderStepOptions } from './activity-types.js';
-import type { ProviderRef, ProviderRequest } from '../shared/provider-types.js';
+import type { ProviderCancelHandoff, ProviderRef, ProviderRequest } from '../shared/provider-types.js';
 import type { JobOutput, ProviderName, RouteChoice, RunClaim } from '../shared/job-model.js';
 import { failureTypes } from '../shared/failure-types.js';
 import {
@@ -79,6 +80,12 @@ import {
 import { customerDeadline } from './job-deadline.js';
 
 export { progressQuery } from './pipeline-common.js';
+
+/** The patch under which a run hands its provider cancels to a workflow started on the current build, not to a child. */
+const CANCEL_ON_CURRENT_BUILD = 'provider-cancel-on-current-build';
+
+/** Starting a provider cancel through the client: a Temporal outage is waited out for two minutes, then the cancel is left (logged). */
+const handOffStep = { ...localDbStep, scheduleToCloseTimeout: '2m' } as const;
 
 export async function runGeneration(input: GenerationInput): Promise<{ outputs: number }> {
   const queues = taskQueues(input.taskQueuePrefix);
@@ -133,20 +140,44 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
   };
 
   /**
-   * Hands the cancel of a given-up route's request to its own workflow (durable, retried within
-   * its bound) without waiting for it: the job submits on its next route at once, however long the
-   * route it left takes to answer. The workflow outlives this run (ABANDON).
+   * Hands a provider cancel to a workflow of its own (durable, retried within its bound), not waited
+   * for. A local activity starts it through the client, so it runs on the deployment's current
+   * build: a child would be pinned to this run's build (a child of a pinned parent inherits its
+   * version), whose workers may be gone when it runs. Histories recorded before started a child.
+   */
+  const handOffCancel = async (handoff: ProviderCancelHandoff): Promise<void> => {
+    if (patched(CANCEL_ON_CURRENT_BUILD)) {
+      await db.handOffProviderCancel.executeWithOptions({ ...handOffStep, summary: handoff.summary }, [input.jobId, handoff]);
+      return;
+    }
+    const args: ProviderCancelInput = {
+      jobId: input.jobId,
+      provider: handoff.provider,
+      model: input.model,
+      taskQueuePrefix: input.taskQueuePrefix,
+      ...(handoff.ref ? { ref: handoff.ref } : {}),
+    };
+    await startChild(providerCancelWorkflowType, {
+      workflowId: handoff.workflowId,
+      taskQueue: queues.workflows,
+      args: [args],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowRunTimeout: PROVIDER_CANCEL_RUN_TIMEOUT_MS,
+      staticSummary: handoff.summary,
+    });
+  };
+
+  /**
+   * Hands the cancel of a given-up route's request to its own workflow without waiting for it: the
+   * job submits on its next route at once, however long the route it left takes to answer.
    */
   const cancelGivenUp = async (at: ProviderName, target: ProviderRef) => {
-    const args: ProviderCancelInput = { jobId: input.jobId, provider: at, model: input.model, taskQueuePrefix: input.taskQueuePrefix, ref: target };
     try {
-      await startChild(providerCancelWorkflowType, {
+      await handOffCancel({
         workflowId: `${input.jobId}-given-up-${at}`,
-        taskQueue: queues.workflows,
-        args: [args],
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-        workflowRunTimeout: PROVIDER_CANCEL_RUN_TIMEOUT_MS,
-        staticSummary: `Cancel the given-up request at ${at} (${input.model})`,
+        provider: at,
+        ref: target,
+        summary: `Cancel the given-up request at ${at} (${input.model})`,
       });
     } catch (err) {
       // Already started for this route (a reset run giving it up again): that one cancels it.
@@ -156,15 +187,11 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
 
   /** Hands the cancel of whatever request the job row records to its own workflow, without waiting for it. */
   const cancelRecordedLater = async () => {
-    const args: ProviderCancelInput = { jobId: input.jobId, provider: serving, model: input.model, taskQueuePrefix: input.taskQueuePrefix };
     try {
-      await startChild(providerCancelWorkflowType, {
+      await handOffCancel({
         workflowId: `${input.jobId}-deadline-cancel`,
-        taskQueue: queues.workflows,
-        args: [args],
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-        workflowRunTimeout: PROVIDER_CANCEL_RUN_TIMEOUT_MS,
-        staticSummary: `Cancel the recorded request at ${serving} (${input.model}), if any`,
+        provider: serving,
+        summary: `Cancel the recorded request at ${serving} (${input.model}), if any`,
       });
     } catch (err) {
       log.warn('provider cancel after the deadline not started', { jobId: input.jobId, provider: serving, error: failureMessage(err) });
