@@ -143,7 +143,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
    * Hands a provider cancel to a workflow of its own (durable, retried within its bound), not waited
    * for. A local activity starts it through the client, so it runs on the deployment's current
    * build: a child would be pinned to this run's build (a child of a pinned parent inherits its
-   * version), whose workers may be gone when it runs. Histories recorded before started a child.
+   * version), whose workers may be gone when it runs. A run recorded without the patch replays its child start.
    */
   const handOffCancel = async (handoff: ProviderCancelHandoff): Promise<void> => {
     if (patched(CANCEL_ON_CURRENT_BUILD)) {
