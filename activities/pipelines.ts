@@ -27,7 +27,7 @@ import { routeFor } from '../shared/catalog.js';
 import type { JobParamsOf } from '../shared/job-params.js';
 import type { JobKind } from '../shared/kinds/index.js';
 import { resolveReferences, stepJobId } from '../shared/pipelines.js';
-import { jobSummary, jobRunTimeoutMs, jobToStart } from '../workflows/client.js';
+import { boundedRun, jobSummary, jobToStart } from '../workflows/client.js';
 import { taskQueues } from '../workflows/definitions.js';
 import { workflowTypes } from '../shared/kinds/index.js';
 import { taskPriority } from '../shared/task-priority.js';
@@ -43,13 +43,17 @@ export interface PipelineActivityDeps {
 }
 
 /** The child start of a step's job: the options the gateway's start of a job sets (workflows/client.ts startJobWorkflow). */
-export function childStartOf(job: Job, config: Pick<Config, 'TASK_QUEUE_PREFIX' | 'JOB_RUN_TIMEOUT_GRACE_MS' | 'FAIR_SHARE'>): ChildStart {
+export function childStartOf(
+  job: Job,
+  config: Pick<Config, 'TASK_QUEUE_PREFIX' | 'JOB_RUN_TIMEOUT_GRACE_MS' | 'JOB_START_WAIT_MS' | 'FAIR_SHARE'>,
+): ChildStart {
   const start = jobToStart(job, config.TASK_QUEUE_PREFIX);
+  const run = boundedRun(start.input, { runTimeoutGraceMs: config.JOB_RUN_TIMEOUT_GRACE_MS, startWaitMs: config.JOB_START_WAIT_MS });
   return {
     workflowType: workflowTypes[job.kind],
     workflowId: job.id,
     taskQueue: taskQueues(config.TASK_QUEUE_PREFIX).workflows,
-    input: start.input,
+    input: run.input,
     priority: taskPriority(start, { fairness: config.FAIR_SHARE }),
     searchAttributes: {
       workspaceId: start.workspaceId,
@@ -62,7 +66,7 @@ export function childStartOf(job: Job, config: Pick<Config, 'TASK_QUEUE_PREFIX' 
     },
     summary: jobSummary(start),
     details: `Job ${job.id} of workspace ${job.workspace_id}, project ${job.project_id}.`,
-    runTimeoutMs: jobRunTimeoutMs(start.input.deadlineSeconds, config.JOB_RUN_TIMEOUT_GRACE_MS),
+    runTimeoutMs: run.runTimeoutMs,
   };
 }
 

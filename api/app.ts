@@ -65,6 +65,7 @@ export function createApp(deps: AppDeps): App {
         taskQueuePrefix: deps.config.TASK_QUEUE_PREFIX,
         timeoutMs: deps.config.WORKFLOW_START_TIMEOUT_MS,
         runTimeoutGraceMs: deps.config.JOB_RUN_TIMEOUT_GRACE_MS,
+        startWaitMs: deps.config.JOB_START_WAIT_MS,
         fairShare: deps.config.FAIR_SHARE,
       }),
     });

@@ -7,6 +7,7 @@ import type { ProviderCircuits } from '../db/provider-circuits.js';
 import type { Storage } from '../shared/storage.js';
 import type { ModelRoute } from '../shared/catalog.js';
 import type { JobPriority } from '../shared/job-model.js';
+import type { ProviderCancelHandoff } from '../shared/provider-types.js';
 import type { resolveJobRoute } from '../shared/routing.js';
 import type { JobParamsOf, StoredJobParams } from '../shared/job-params.js';
 import type { JobKind } from '../shared/kinds/index.js';
@@ -33,9 +34,10 @@ export interface JobWorkflowPort {
   cancel(jobId: string): Promise<WorkflowCancelOutcome>;
   /**
    * Cancels, durably and within a time bound, the provider request of a job that no workflow will
-   * clean up (its run was terminated): a small workflow on the provider's queue does it.
+   * clean up (its run was terminated): a small workflow on the provider's queue does it, started on
+   * the deployment's current build. `handoff`: the request a job's own run hands off instead.
    */
-  cancelProviderRequest(job: Job): Promise<void>;
+  cancelProviderRequest(job: Job, handoff?: ProviderCancelHandoff): Promise<void>;
 }
 
 export interface JobServiceDeps {

@@ -26,6 +26,7 @@ import { isFetchedInput, jobOutputs, jobPrefix } from '../shared/storage.js';
 import { priceAt, providerCostFor, requestRefusal } from '../shared/catalog.js';
 import { resolveJobRoute } from '../shared/routing.js';
 import type { StoredJobParams } from '../shared/job-params.js';
+import type { ProviderCancelHandoff } from '../shared/provider-types.js';
 
 import type { JobServiceDeps, JobWorkflowPort, Quote, QuoteRequest, StartOutcome } from './service-types.js';
 import { claimJob, completeJob, failJob, refundConfirmedCancel, settleByStatus, type FailResult } from './moves.js';
@@ -238,6 +239,17 @@ export function createJobService(deps: JobServiceDeps) {
             .catch(() => undefined);
       }
       return { job: (await jobsRepo.getJob(db, job.id))!, refunded };
+    },
+
+    /**
+     * Starts the workflow that cancels a request the job's own run hands off (workflows/pipeline.ts),
+     * through the client, so it runs on the deployment's current build: a child of the run would be
+     * pinned to the run's build, whose workers may be gone by the time it runs. One already running
+     * under that id is that request's cancel.
+     */
+    async handOffProviderCancel(jobId: string, handoff: ProviderCancelHandoff): Promise<void> {
+      const job = await jobsRepo.getJob(db, jobId);
+      if (job) await workflows().cancelProviderRequest(job, handoff);
     },
 
     /**

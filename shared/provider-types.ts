@@ -42,6 +42,19 @@ export interface ProviderRequest {
 /** JSON-serializable reference to a submitted provider request (kept in the workflow and the job row). */
 export type ProviderRef = { provider: ProviderName } & Record<string, unknown>;
 
+/**
+ * A provider cancel a job's run hands to a workflow of its own without waiting for it: the request
+ * of a route it gave up (`ref`), or whatever request its row records (no `ref`) once its deadline passed.
+ */
+export interface ProviderCancelHandoff {
+  /** The cancel workflow's id: one per job and purpose. */
+  workflowId: string;
+  provider: ProviderName;
+  ref?: ProviderRef;
+  /** Its one-line summary in the Web UI. */
+  summary: string;
+}
+
 export interface ProviderOutput {
   /** Already in our store (the local renderer writes there directly). */
   key?: string;

@@ -84,10 +84,11 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
   const connection = deps.connection ?? (await connectNative(config));
   const queues = taskQueues(config.TASK_QUEUE_PREFIX);
   const traced = tracing();
-  // The reconciler role's Temporal client: its visibility calls, and the job service's starts and cancels.
-  // One payload codec for the process's workers and client; a bad key stops the fleet here, at start.
+  // The Temporal client of the reconciler role (its visibility calls, the job service's starts and
+  // cancels) and of the workflows role (the provider cancels a job's run hands off, started on the
+  // current build). One payload codec for the process's workers and client; a bad key stops the fleet here, at start.
   const codec = payloadCodecFrom(config);
-  const client = roles.some((r) => r.kind === 'reconciler') ? await connectClient(config, traced, codec, deps.metrics) : null;
+  const client = roles.some((r) => r.kind === 'reconciler' || r.kind === 'workflows') ? await connectClient(config, traced, codec, deps.metrics) : null;
   // The process's one job service: the activities' status moves and the reconciler's starts and settlements.
   const jobs =
     deps.jobs ??
@@ -104,6 +105,7 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
               taskQueuePrefix: config.TASK_QUEUE_PREFIX,
               timeoutMs: 10_000,
               runTimeoutGraceMs: config.JOB_RUN_TIMEOUT_GRACE_MS,
+              startWaitMs: config.JOB_START_WAIT_MS,
               fairShare: config.FAIR_SHARE,
             }),
           }
@@ -254,6 +256,7 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
       }
       loopsStopped();
       await running;
+      await client?.connection.close();
     })());
   return {
     roles,

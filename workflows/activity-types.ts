@@ -2,7 +2,7 @@
 // worker's activities (activities/jobs.ts) implement these interfaces; the workflows never import
 // activities/.
 import type { JobOutput, JobStatus, ProviderAttempt, ProviderName, RouteChoice, RunClaim } from '../shared/job-model.js';
-import type { PollResult, ProviderRef, ProviderRequest } from '../shared/provider-types.js';
+import type { PollResult, ProviderCancelHandoff, ProviderRef, ProviderRequest } from '../shared/provider-types.js';
 
 /** Postgres and input work: local activities of the workflow worker, and input fetching on the fetch queue. */
 export interface JobIoActivities {
@@ -32,6 +32,11 @@ export interface JobIoActivities {
    * given-up request to cancel. Claims the job first in a reset run.
    */
   routeJob(jobId: string, gaveUp: ProviderAttempt | null): Promise<{ route: RouteChoice | null; previousRef: ProviderRef | null; claim?: RunClaim }>;
+  /**
+   * Starts the workflow that cancels a request the run hands off, through the client, so it runs on
+   * the deployment's current build rather than the run's pinned one; does not wait for it.
+   */
+  handOffProviderCancel(jobId: string, handoff: ProviderCancelHandoff): Promise<void>;
 }
 
 /** How a provider step runs: `failover` when the job has another route to move to (a give-up ends the step at once). */

@@ -12,6 +12,7 @@ import {
   searchAttributes,
   taskQueues,
   providerCancelWorkflowType,
+  PROVIDER_CANCEL_RUN_TIMEOUT_MS,
   type GenerationInput,
   type GenerationProgress,
   type JobKind,
@@ -24,6 +25,7 @@ import { currentTraceId, withSpan } from '../shared/tracing.js';
 import { pipelineWorkflowType } from './pipeline-types.js';
 import type { JobPriority } from '../shared/job-model.js';
 import { taskPriority } from '../shared/task-priority.js';
+import type { ProviderCancelHandoff } from '../shared/provider-types.js';
 
 export interface JobToStart {
   id: string;
@@ -89,18 +91,35 @@ export function jobSummary(job: Pick<JobToStart, 'kind' | 'model' | 'input'>): s
 
 /** JOB_RUN_TIMEOUT_GRACE_MS's default (shared/config.ts): outputs storing (20 min) + provider cancel (5 min) + a margin. */
 export const DEFAULT_RUN_TIMEOUT_GRACE_MS = 30 * 60_000;
+/** JOB_START_WAIT_MS's default: how long a run may wait for its first step. */
+export const DEFAULT_START_WAIT_MS = 60 * 60_000;
 
 /**
  * A generation run's workflowRunTimeout: the backstop no deploy can defeat. A run whose build lost
  * its workers (or any run that never finishes) ends TIMED_OUT then, and the reconciler refunds the
- * job and cancels its provider request. `graceMs` covers what may run past the model's deadline.
+ * job and cancels its provider request. The model's deadline counts from the run's first step
+ * (its claim of the job), which may come up to `startWaitMs` after the run started (a backlog on
+ * the workflows queue); `graceMs` covers what may run past the deadline. A run that starts later
+ * than `startWaitMs` fails its job unsubmitted (workflows/pipeline.ts), so a job that submitted
+ * always has its deadline and its outputs' storing within its run.
  */
-export function jobRunTimeoutMs(deadlineSeconds: number, graceMs = DEFAULT_RUN_TIMEOUT_GRACE_MS): number {
-  return deadlineSeconds * 1000 + graceMs;
+export function jobRunTimeoutMs(deadlineSeconds: number, graceMs = DEFAULT_RUN_TIMEOUT_GRACE_MS, startWaitMs = DEFAULT_START_WAIT_MS): number {
+  return startWaitMs + deadlineSeconds * 1000 + graceMs;
+}
+
+/** The workflow input of a job's run with its start bound, and the run timeout that goes with it. */
+export function boundedRun(
+  input: GenerationInput,
+  opts: Pick<StartOptions, 'runTimeoutGraceMs' | 'startWaitMs'>,
+): { input: GenerationInput; runTimeoutMs: number } {
+  const startWaitMs = opts.startWaitMs ?? DEFAULT_START_WAIT_MS;
+  return { input: { ...input, startWithinMs: startWaitMs }, runTimeoutMs: jobRunTimeoutMs(input.deadlineSeconds, opts.runTimeoutGraceMs, startWaitMs) };
 }
 
 export interface StartOptions {
   runTimeoutGraceMs?: number;
+  /** JOB_START_WAIT_MS: how long the run may wait for its first step (part of its run timeout). */
+  startWaitMs?: number;
   /** FAIR_SHARE: false starts with a priority key and no fairness key (first in, first out per priority). */
   fairShare?: boolean;
 }
@@ -118,12 +137,13 @@ export function startJobWorkflow(client: Client, job: JobToStart, opts: StartOpt
 async function startTraced(client: Client, job: JobToStart, opts: StartOptions): Promise<'started' | 'already_started'> {
   // The trace id in the memo: the Web UI shows it, and an operator searches the trace viewer for it.
   const traceId = currentTraceId();
+  const run = boundedRun(job.input, opts);
   try {
     await client.workflow.start(kindOf(job.kind).workflowType, {
       ...(traceId ? { memo: { traceId } } : {}),
       workflowId: job.id,
       taskQueue: taskQueues(job.input.taskQueuePrefix).workflows,
-      args: [job.input],
+      args: [run.input],
       priority: taskPriority(job, { fairness: opts.fairShare }),
       typedSearchAttributes: new TypedSearchAttributes([
         { key: searchAttributes.workspaceId, value: job.workspaceId },
@@ -136,7 +156,7 @@ async function startTraced(client: Client, job: JobToStart, opts: StartOptions):
       ]),
       staticSummary: jobSummary(job),
       staticDetails: `Job ${job.id} of workspace ${job.workspaceId}, project ${job.projectId}.`,
-      workflowRunTimeout: jobRunTimeoutMs(job.input.deadlineSeconds, opts.runTimeoutGraceMs),
+      workflowRunTimeout: run.runTimeoutMs,
       // The workflow id is the job id for ever: a second start of a closed job is refused, not re-run.
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
     });
@@ -193,20 +213,30 @@ export async function describeJobRun(client: Client, jobId: string, timeoutMs: n
 
 /**
  * Starts the workflow that cancels the provider request of a job no workflow will clean up (its
- * run was terminated): the cancel runs on the provider's own queue, retried within its time bound.
- * One per job at a time; a later one (after another terminate) may start once it closed. It waits
- * in the job's workspace share and at the job's priority, like the job did.
+ * run was terminated), or the one its own run hands off (`handoff`: a route it gave up, its
+ * recorded request past its deadline): the cancel runs on the provider's own queue, retried within
+ * its time bound. Started by the client, it runs on the deployment's current build (its type is
+ * AUTO_UPGRADE). One per job and purpose at a time; a later one (after another terminate) may start
+ * once it closed. It waits in the job's workspace share and at the job's priority, like the job did.
  */
-export async function startProviderCancel(client: Client, job: Job, taskQueuePrefix: string, opts: Pick<StartOptions, 'fairShare'> = {}): Promise<void> {
+export async function startProviderCancel(
+  client: Client,
+  job: Job,
+  taskQueuePrefix: string,
+  opts: Pick<StartOptions, 'fairShare'> = {},
+  handoff?: ProviderCancelHandoff,
+): Promise<void> {
   const start = jobToStart(job, taskQueuePrefix);
   const input = start.input;
+  const provider = handoff?.provider ?? input.provider;
   try {
     await client.workflow.start(providerCancelWorkflowType, {
-      workflowId: `${job.id}-provider-cancel`,
+      workflowId: handoff?.workflowId ?? `${job.id}-provider-cancel`,
       taskQueue: taskQueues(taskQueuePrefix).workflows,
-      args: [{ jobId: job.id, provider: input.provider, model: job.model, taskQueuePrefix }],
+      args: [{ jobId: job.id, provider, model: job.model, taskQueuePrefix, ...(handoff?.ref ? { ref: handoff.ref } : {}) }],
       priority: taskPriority(start, { fairness: opts.fairShare }),
-      staticSummary: `Cancel the provider request of ${job.id}`,
+      staticSummary: handoff?.summary ?? `Cancel the provider request of ${job.id}`,
+      workflowRunTimeout: PROVIDER_CANCEL_RUN_TIMEOUT_MS,
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     });
   } catch (err) {
@@ -220,11 +250,11 @@ export async function startProviderCancel(client: Client, job: Job, taskQueuePre
  */
 export function jobWorkflowPort(client: Client, opts: { taskQueuePrefix: string; timeoutMs: number } & StartOptions): JobWorkflowPort {
   const bounded = <T>(fn: () => Promise<T>) => client.withDeadline(Date.now() + opts.timeoutMs, fn);
-  const startOpts: StartOptions = { runTimeoutGraceMs: opts.runTimeoutGraceMs, fairShare: opts.fairShare };
+  const startOpts: StartOptions = { runTimeoutGraceMs: opts.runTimeoutGraceMs, startWaitMs: opts.startWaitMs, fairShare: opts.fairShare };
   return {
     start: (job) => bounded(() => startJobWorkflow(client, jobToStart(job, opts.taskQueuePrefix), startOpts)),
     cancel: (jobId) => bounded(() => cancelJobWorkflow(client, jobId)),
-    cancelProviderRequest: (job) => bounded(() => startProviderCancel(client, job, opts.taskQueuePrefix, startOpts)),
+    cancelProviderRequest: (job, handoff) => bounded(() => startProviderCancel(client, job, opts.taskQueuePrefix, startOpts, handoff)),
   };
 }
 

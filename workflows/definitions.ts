@@ -18,6 +18,17 @@ export const webhookDeliveryWorkflowType = 'webhookDelivery';
 /** The workflow that cancels a closed job's provider request (workflows/provider-cancel.ts). */
 export const providerCancelWorkflowType = 'cancelProviderRequest';
 
+/** How long a provider cancel is retried (its step's ScheduleToClose timeout, workflows/pipeline-common.ts cancelActivity). */
+export const PROVIDER_CANCEL_WITHIN_MS = 5 * 60_000;
+
+/**
+ * The provider-cancel workflow's run timeout, whoever starts it: its one step's retry bound, plus as
+ * long again for its workflow tasks to be served (a backlog on the workflows queue, a worker
+ * restart). A run no worker serves ends then, instead of waiting for ever; the request it could not
+ * cancel ends at the provider on its own (its own deadline, its result unfetched).
+ */
+export const PROVIDER_CANCEL_RUN_TIMEOUT_MS = 2 * PROVIDER_CANCEL_WITHIN_MS;
+
 /** What the provider-cancel workflow is started with. */
 export interface ProviderCancelInput {
   jobId: string;
@@ -80,6 +91,12 @@ export interface GenerationInput {
    * is never submitted; one running then is canceled at its provider. Absent: none.
    */
   cancelAt?: string;
+  /**
+   * How long the run may wait for its first step (JOB_START_WAIT_MS): one that gets it later fails
+   * the job unsubmitted, since its run timeout (this + the deadline + the grace) no longer leaves it
+   * the model's deadline and the time to store outputs. Absent: no such bound (runs started before it).
+   */
+  startWithinMs?: number;
   /** Queue prefix so separate deployments (and test suites) share one Temporal namespace. */
   taskQueuePrefix: string;
 }

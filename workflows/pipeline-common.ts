@@ -3,7 +3,7 @@
 import { defineQuery, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import { nonRetryableFailureTypes } from '../shared/failure-types.js';
 import { providerStepRetry } from '../shared/provider-retry.js';
-import { progressQueryName, type GenerationProgress } from './definitions.js';
+import { progressQueryName, PROVIDER_CANCEL_WITHIN_MS, type GenerationProgress } from './definitions.js';
 
 export const progressQuery = defineQuery<GenerationProgress>(progressQueryName);
 
@@ -65,7 +65,7 @@ export const checkActivity: ActivityOptions = {
 /** Canceling a provider request: after the refund, retried for at most five minutes. */
 export const cancelActivity: ActivityOptions = {
   startToCloseTimeout: '60s',
-  scheduleToCloseTimeout: '5m',
+  scheduleToCloseTimeout: PROVIDER_CANCEL_WITHIN_MS,
   retry: { ...retryTransient, initialInterval: '2s' },
 };
 

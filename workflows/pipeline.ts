@@ -25,6 +25,10 @@
 // The customer's own faults (content policy, invalid input) fail the job as on any route. The job
 // keeps its create price whichever route serves it. Jobs are pinned to the build that started them (Worker Versioning), so a change of shape
 // here needs no patch: the replay test holds histories of the current shape.
+// Start bound (input.startWithinMs, JOB_START_WAIT_MS): the run timeout counts from the run's start,
+// the model's deadline from its claim, so a run whose first step came after its start bound (a
+// backlog on the workflows queue, no worker polling) fails its job before any request, refunded in
+// full; one that started in time has its deadline and its outputs' storing within its run timeout.
 // Customer's deadline (input.cancelAt, a create's deadline_seconds; job-deadline.ts): a job not
 // submitted by then is never submitted (failed, refunded in full); one working then has its steps
 // canceled and is failed with error code deadline_exceeded, refunded as its customer's cancel would
@@ -38,6 +42,7 @@ import {
   isCancellation,
   log,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -47,10 +52,11 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck, ProviderStepOptions } from './activity-types.js';
-import type { ProviderRef, ProviderRequest } from '../shared/provider-types.js';
+import type { ProviderCancelHandoff, ProviderRef, ProviderRequest } from '../shared/provider-types.js';
 import type { JobOutput, ProviderName, RouteChoice, RunClaim } from '../shared/job-model.js';
 import { failureTypes } from '../shared/failure-types.js';
 import {
+  PROVIDER_CANCEL_RUN_TIMEOUT_MS,
   providerCancelWorkflowType,
   searchAttributes,
   taskQueues,
@@ -74,6 +80,12 @@ import {
 import { customerDeadline } from './job-deadline.js';
 
 export { progressQuery } from './pipeline-common.js';
+
+/** The patch under which a run hands its provider cancels to a workflow started on the current build, not to a child. */
+const CANCEL_ON_CURRENT_BUILD = 'provider-cancel-on-current-build';
+
+/** Starting a provider cancel through the client: a Temporal outage is waited out for two minutes, then the cancel is left (logged). */
+const handOffStep = { ...localDbStep, scheduleToCloseTimeout: '2m' } as const;
 
 export async function runGeneration(input: GenerationInput): Promise<{ outputs: number }> {
   const queues = taskQueues(input.taskQueuePrefix);
@@ -128,19 +140,44 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
   };
 
   /**
-   * Hands the cancel of a given-up route's request to its own workflow (durable, retried within
-   * its bound) without waiting for it: the job submits on its next route at once, however long the
-   * route it left takes to answer. The workflow outlives this run (ABANDON).
+   * Hands a provider cancel to a workflow of its own (durable, retried within its bound), not waited
+   * for. A local activity starts it through the client, so it runs on the deployment's current
+   * build: a child would be pinned to this run's build (a child of a pinned parent inherits its
+   * version), whose workers may be gone when it runs. A run recorded without the patch replays its child start.
+   */
+  const handOffCancel = async (handoff: ProviderCancelHandoff): Promise<void> => {
+    if (patched(CANCEL_ON_CURRENT_BUILD)) {
+      await db.handOffProviderCancel.executeWithOptions({ ...handOffStep, summary: handoff.summary }, [input.jobId, handoff]);
+      return;
+    }
+    const args: ProviderCancelInput = {
+      jobId: input.jobId,
+      provider: handoff.provider,
+      model: input.model,
+      taskQueuePrefix: input.taskQueuePrefix,
+      ...(handoff.ref ? { ref: handoff.ref } : {}),
+    };
+    await startChild(providerCancelWorkflowType, {
+      workflowId: handoff.workflowId,
+      taskQueue: queues.workflows,
+      args: [args],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowRunTimeout: PROVIDER_CANCEL_RUN_TIMEOUT_MS,
+      staticSummary: handoff.summary,
+    });
+  };
+
+  /**
+   * Hands the cancel of a given-up route's request to its own workflow without waiting for it: the
+   * job submits on its next route at once, however long the route it left takes to answer.
    */
   const cancelGivenUp = async (at: ProviderName, target: ProviderRef) => {
-    const args: ProviderCancelInput = { jobId: input.jobId, provider: at, model: input.model, taskQueuePrefix: input.taskQueuePrefix, ref: target };
     try {
-      await startChild(providerCancelWorkflowType, {
+      await handOffCancel({
         workflowId: `${input.jobId}-given-up-${at}`,
-        taskQueue: queues.workflows,
-        args: [args],
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-        staticSummary: `Cancel the given-up request at ${at} (${input.model})`,
+        provider: at,
+        ref: target,
+        summary: `Cancel the given-up request at ${at} (${input.model})`,
       });
     } catch (err) {
       // Already started for this route (a reset run giving it up again): that one cancels it.
@@ -150,14 +187,11 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
 
   /** Hands the cancel of whatever request the job row records to its own workflow, without waiting for it. */
   const cancelRecordedLater = async () => {
-    const args: ProviderCancelInput = { jobId: input.jobId, provider: serving, model: input.model, taskQueuePrefix: input.taskQueuePrefix };
     try {
-      await startChild(providerCancelWorkflowType, {
+      await handOffCancel({
         workflowId: `${input.jobId}-deadline-cancel`,
-        taskQueue: queues.workflows,
-        args: [args],
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-        staticSummary: `Cancel the recorded request at ${serving} (${input.model}), if any`,
+        provider: serving,
+        summary: `Cancel the recorded request at ${serving} (${input.model}), if any`,
       });
     } catch (err) {
       log.warn('provider cancel after the deadline not started', { jobId: input.jobId, provider: serving, error: failureMessage(err) });
@@ -177,6 +211,17 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
   const work = async (): Promise<JobOutput[]> => {
     if (customer?.passedAtStart)
       throw ApplicationFailure.nonRetryable(`the job's deadline (${customer.at}) passed before it started`, failureTypes.jobDeadlinePassed);
+    // The run timeout leaves the model's deadline and the time to store outputs only to a run that
+    // starts within its start bound: one that waited longer never submits what it could not keep.
+    // An operator's reset run (not its chain's first run) is exempt: it starts when the operator
+    // says, long after the chain did, and its claim restarts the deadline.
+    const info = workflowInfo();
+    const waitedMs = startedAt - info.startTime.getTime();
+    if (input.startWithinMs !== undefined && info.firstExecutionRunId === info.runId && waitedMs > input.startWithinMs)
+      throw ApplicationFailure.nonRetryable(
+        `the job waited ${Math.round(waitedMs / 1000)} s to start, longer than its ${Math.round(input.startWithinMs / 1000)} s: it was not submitted to a provider`,
+        failureTypes.generationFailed,
+      );
     const started = await db.startGenerating.executeWithOptions(
       { ...localDbStep, summary: 'Claim the job for this run (re-charging it after a reset) and build the provider request' },
       [input.jobId],

@@ -90,6 +90,9 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
   }
 
   return {
+    /** Starts the workflow that cancels a request the run hands off, on the current build (jobs/service.ts). */
+    handOffProviderCancel: (jobId, handoff) => jobs.handOffProviderCancel(jobId, handoff),
+
     /**
      * Claims the job for this run: pending → generating, or a reset run taking it over (failed →
      * generating re-charges a refunded job). The run id comes from the activity's own context, so a

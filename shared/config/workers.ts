@@ -38,7 +38,10 @@ export const workersEnv = {
     'A versioned worker whose build the server reports drained (superseded, no job pinned to it left) stops by itself, checked this often; 0 keeps it running (an operator retires it).',
   ),
   JOB_RUN_TIMEOUT_GRACE_MS: int(30 * 60_000, 1_000).describe(
-    "Every generation run's workflowRunTimeout is the model's deadline plus this: the time storing outputs may run past the deadline (20 min), the provider-cancel bound (5 min) and a margin. A run no worker serves (its build's workers gone) ends then and the reconciler refunds it.",
+    "Every generation run's workflowRunTimeout is JOB_START_WAIT_MS plus the model's deadline plus this: the time storing outputs may run past the deadline (20 min), the provider-cancel bound (5 min) and a margin (keep it at least 25 min). A run no worker serves (its build's workers gone) ends then and the reconciler refunds it.",
+  ),
+  JOB_START_WAIT_MS: int(60 * 60_000, 1_000).describe(
+    'How long a generation run may wait for its first step (its workflow task queued behind a backlog, or no worker polling) and still start: one that starts later fails its job before any provider request, refunded in full. Every run timeout includes it, so a job that started in time has its whole model deadline, counted from its start, and the time to store its outputs before its run timeout.',
   ),
   VERSION_POLLERS_FRESH_MS: int(90_000, 1_000).describe(
     "The reconciler role's `mediagen_workflows_without_pollers` gauge: a build counts as polled while one of its workers polled the workflows queue within this long (longer than a long poll, 60 s).",

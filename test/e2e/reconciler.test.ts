@@ -24,6 +24,7 @@ import { inFlightStatuses } from '../../jobs/index.js';
 import { ledgerForJob } from '../support/ledger.js';
 import type { ReconcilePass, Reconciler } from '../../worker/reconciler.js';
 import { listClosedInFlightRuns } from '../../workflows/client.js';
+import { PROVIDER_CANCEL_RUN_TIMEOUT_MS } from '../../workflows/definitions.js';
 import { closedRun, resetRun, runHistory } from '../support/resets.js';
 import { sql } from 'kysely';
 import type { Config } from '../../shared/config.js';
@@ -138,6 +139,14 @@ describe('a job whose workflow was terminated', () => {
     assert.equal(await creditsOf(tdb.db, t), 100 - price, 'only the healthy job stays charged');
     // The provider-cancel workflow cancels each request at fal, once, from the reference on the row.
     await waitFor('fal to receive one cancel per terminated request', () => (requests.every((r) => cancelsAtFal(r) === 1) ? true : undefined));
+    for (const id of terminated) {
+      const runTimeout = (await gw.client.workflow.getHandle(`${id}-provider-cancel`).describe()).raw.executionConfig?.workflowRunTimeout;
+      assert.equal(
+        Number(runTimeout?.seconds ?? 0) * 1000 + Math.round((runTimeout?.nanos ?? 0) / 1e6),
+        PROVIDER_CANCEL_RUN_TIMEOUT_MS,
+        'each provider-cancel run is bounded: its retry bound and as long again',
+      );
+    }
 
     // Nothing to settle now: a pass is one visibility call, whatever is in flight.
     const idle = await reconciler.runOnce();

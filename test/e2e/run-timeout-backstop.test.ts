@@ -4,8 +4,11 @@
 // start, the reconciler's included). The reconciler then refunds the job and cancels its request
 // at the provider, and meanwhile the reconciler role's mediagen_workflows_without_pollers gauge
 // names the build, so the MediagenWorkflowsWithoutPollers alert rule (evaluated here against the
-// scraped text) fires. Real Temporal dev server (Worker Versioning), Postgres and MinIO; the fal
-// queue is the local fake speaking fal's Queue API, its request left IN_PROGRESS for ever.
+// scraped text) fires. The run timeout counts from the run's start and the model's deadline from
+// its first step, so the timeout holds JOB_START_WAIT_MS as well: a job whose first step waited in
+// a backlog past the deadline plus the grace still completes, charged once, its output stored; one
+// that waited past JOB_START_WAIT_MS fails unsubmitted, refunded in full. Real Temporal dev server
+// (Worker Versioning), Postgres and MinIO; the fal queue is the local fake speaking fal's Queue API.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
@@ -15,7 +18,7 @@ import { createTenant, createTestDatabase, insertImageJob, testConfig, waitFor, 
 import { creditsOf, startWorkers, type Workers } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { alertRule, evaluateAlert } from '../support/ops.js';
-import { jobLedger, jobRow } from '../support/job-helpers.js';
+import { jobFinished, jobLedger, jobRow } from '../support/job-helpers.js';
 import { createWorkerService, type WorkerService } from '../../worker/service.js';
 import { createWorkerMetrics, serveWorkerMetrics } from '../../worker/metrics.js';
 import { parseRoles } from '../../worker/roles.js';
@@ -46,6 +49,7 @@ after(async () => {
 
 const DEADLINE_SECONDS = 45;
 const GRACE_MS = 15_000;
+const START_WAIT_MS = 5_000;
 
 test(
   'a run whose build lost every worker ends at its run timeout, refunded, its provider request canceled, and the no-pollers alert fires meanwhile',
@@ -58,6 +62,7 @@ test(
       ...live.env,
       RECONCILE_INTERVAL_MS: '1000',
       JOB_RUN_TIMEOUT_GRACE_MS: String(GRACE_MS),
+      JOB_START_WAIT_MS: String(START_WAIT_MS),
       // A build counts as polled while a worker of it polled this recently (production: 90 s).
       VERSION_POLLERS_FRESH_MS: '15000',
       WORKER_DEPLOYMENT_NAME: deployment,
@@ -99,8 +104,8 @@ test(
       const runTimeout = desc.raw.executionConfig?.workflowRunTimeout;
       assert.equal(
         Number(runTimeout?.seconds ?? 0) * 1000 + Math.round((runTimeout?.nanos ?? 0) / 1e6),
-        jobRunTimeoutMs(DEADLINE_SECONDS, GRACE_MS),
-        'the run timeout is the deadline plus the grace',
+        jobRunTimeoutMs(DEADLINE_SECONDS, GRACE_MS, START_WAIT_MS),
+        'the run timeout is the start bound, the deadline and the grace',
       );
       assert.equal(await creditsOf(tdb.db, t), 96, 'charged at create');
 
@@ -137,7 +142,7 @@ test(
           const r = await jobRow(tdb.db, jobId);
           return r.status === 'failed' ? r : undefined;
         },
-        jobRunTimeoutMs(DEADLINE_SECONDS, GRACE_MS) + 60_000,
+        jobRunTimeoutMs(DEADLINE_SECONDS, GRACE_MS, START_WAIT_MS) + 60_000,
         250,
       );
       assert.equal((await temporal.workflow.getHandle(jobId).describe()).status.name, 'TIMED_OUT');
@@ -159,6 +164,77 @@ test(
     } finally {
       metricsServer?.close();
       for (const f of fleets.reverse()) await f.stop();
+    }
+  },
+);
+
+test(
+  'a job whose first step waited in a backlog past the deadline plus the grace still completes, charged once, its output stored; one past its start bound fails unsubmitted, refunded',
+  { timeout: 600_000 },
+  async () => {
+    // The old backstop (deadline + grace) is 45 s; the start bound gives a run 90 s more to start.
+    const deadlineSeconds = 30;
+    const graceMs = 15_000;
+    const startWaitMs = 90_000;
+    const config = testConfig(tdb.url, {
+      ...live.env,
+      RECONCILE_INTERVAL_MS: '1000',
+      JOB_RUN_TIMEOUT_GRACE_MS: String(graceMs),
+      JOB_START_WAIT_MS: String(startWaitMs),
+    });
+    live.fal.flow = ['IN_QUEUE', 'IN_PROGRESS', 'COMPLETED'];
+    const route = resolveJobRoute(config, catalog['nano-banana-2'])!;
+    const t = await createTenant(tdb.db, 100);
+    const insert = () => insertImageJob(tdb.db, t, { price: 4, deadlineSeconds, route: { provider: 'fal', provider_model_id: route.provider_model_id! } });
+    const runOf = (jobId: string) => temporal.workflow.getHandle(jobId).describe();
+    const ageOf = async (jobId: string) => Date.now() - (await runOf(jobId)).startTime.getTime();
+    const submittedAtFal = (jobId: string) => [...live.fal.states.values()].some((s) => String(s.input.prompt).includes(jobId));
+
+    // Only the reconciler runs at first: it starts each job's workflow, and no worker serves them.
+    const starter = await startWorkers(config, tdb.db, 'reconciler');
+    let fleet: Workers | undefined;
+    try {
+      const late = (await insert()).id;
+      await waitFor(`${late}'s run to start`, async () => (await runOf(late)).status.name === 'RUNNING', 60_000, 250);
+      await waitFor(`${late}'s run to have waited 40 s`, async () => (await ageOf(late)) >= 40_000, 60_000, 500);
+      const held = (await insert()).id;
+      await waitFor(`${held}'s run to start`, async () => (await runOf(held)).status.name === 'RUNNING', 60_000, 250);
+      // Past the start bound for one, past the old backstop (deadline + grace) for the other.
+      await waitFor(`${late}'s run to have waited past its start bound`, async () => (await ageOf(late)) > startWaitMs + 5_000, 120_000, 500);
+      assert.ok((await ageOf(held)) > deadlineSeconds * 1000 + graceMs, 'the held job waited longer than the deadline plus the grace');
+      for (const id of [late, held]) {
+        assert.equal((await runOf(id)).status.name, 'RUNNING', `${id}'s run is still open, waiting for a worker`);
+        assert.equal((await jobRow(tdb.db, id)).status, 'pending');
+      }
+      const runTimeout = (await runOf(held)).raw.executionConfig?.workflowRunTimeout;
+      assert.equal(
+        Number(runTimeout?.seconds ?? 0) * 1000 + Math.round((runTimeout?.nanos ?? 0) / 1e6),
+        jobRunTimeoutMs(deadlineSeconds, graceMs, startWaitMs),
+        'the run timeout holds the start bound, the deadline and the grace',
+      );
+
+      // The backlog clears: workers come.
+      fleet = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal');
+      const done = await jobFinished(tdb.db, held, 180_000);
+      assert.equal(done.status, 'completed', `the held job completes: ${JSON.stringify(done.error)}`);
+      assert.deepEqual(await jobLedger(tdb.db, held), [['charge', -4]], 'charged once, never refunded');
+      const outputs = done.outputs ?? [];
+      assert.equal(outputs.length, 1);
+      assert.ok(await fleet.service.storage.stat(outputs[0]!.key), 'its output is in the store');
+      assert.equal((await runOf(held)).status.name, 'COMPLETED');
+
+      const failed = await jobFinished(tdb.db, late, 180_000);
+      assert.equal(failed.status, 'failed');
+      assert.match(failed.error?.message ?? '', /waited \d+ s to start, longer than its 90 s: it was not submitted/);
+      assert.deepEqual(await jobLedger(tdb.db, late), [
+        ['charge', -4],
+        ['refund', 4],
+      ]);
+      assert.equal(submittedAtFal(late), false, 'nothing was asked of fal for it');
+      assert.equal(await creditsOf(tdb.db, t), 96, 'only the completed job is paid for');
+    } finally {
+      await fleet?.stop();
+      await starter.stop();
     }
   },
 );

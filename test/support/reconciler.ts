@@ -15,6 +15,7 @@ export function reconcilerOf(deps: { config: Config; db: Database; storage: Stor
     taskQueuePrefix: config.TASK_QUEUE_PREFIX,
     timeoutMs: 10_000,
     runTimeoutGraceMs: config.JOB_RUN_TIMEOUT_GRACE_MS,
+    startWaitMs: config.JOB_START_WAIT_MS,
     fairShare: config.FAIR_SHARE,
   });
   return createReconciler({ config, db, jobs: createJobService({ db, storage, logger, workflows }), client, logger });

@@ -15,8 +15,17 @@ import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { randomToken } from '../../shared/ids.js';
+import { startProviderCancel } from '../../workflows/client.js';
+import type { Job } from '../../db/schema.js';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck } from '../../workflows/activity-types.js';
-import { searchAttributes, taskQueues, type GenerationInput, type JobStatus, type ProviderName } from '../../workflows/definitions.js';
+import {
+  PROVIDER_CANCEL_RUN_TIMEOUT_MS,
+  searchAttributes,
+  taskQueues,
+  type GenerationInput,
+  type JobStatus,
+  type ProviderName,
+} from '../../workflows/definitions.js';
 import { workflowTypes } from '../../shared/kinds/index.js';
 import type { PollResult, ProviderRef, ProviderRequest } from '../../shared/provider-types.js';
 
@@ -112,6 +121,9 @@ function stubs(script: Script, calls: Call[], events: { entered?: () => void; po
       // Jobs here have one route: the pipeline never asks.
       calls.push(['routeJob', jobId]);
       return { route: null, previousRef: null };
+    },
+    async handOffProviderCancel() {
+      throw new Error('not used: these jobs have one route and no customer deadline');
     },
   };
   /** One status check as the real activities do it: the outputs are stored once the provider is done. */
@@ -308,6 +320,20 @@ describe('failover branches (mocked activities)', () => {
     const calls: Call[] = [];
     const jobId = `vid_${randomToken(12)}`;
     const givenUp = { provider: 'fal', requestId: `req-${jobId}-fal` } satisfies ProviderRef;
+    // The job's row as the job service reads it for the start (its priority and fairness).
+    const jobRowOf = (id: string) =>
+      ({
+        id,
+        kind: 'video',
+        workspace_id: 'ws_test',
+        project_id: 'prj_test',
+        model: 'grok-video',
+        status: 'generating',
+        params: { provider: 'fal', deadline_seconds: 600 },
+        priority: 'normal',
+        fairness_weight: 1,
+        deadline_at: null,
+      }) as unknown as Job;
     let answerCancel!: () => void;
     const cancelHeld = new Promise<void>((r) => (answerCancel = r));
     let cancelAsked!: () => void;
@@ -350,6 +376,11 @@ describe('failover branches (mocked activities)', () => {
         return gaveUp
           ? { route: { provider: 'xai', provider_model_id: 'grok-imagine-video' }, previousRef: givenUp }
           : { route: { provider: 'fal', provider_model_id: 'x' }, previousRef: null };
+      },
+      // As the job service does it (jobs/service.ts): the client's start, with the job's row.
+      async handOffProviderCancel(id, handoff) {
+        calls.push(['handOffProviderCancel', id, handoff.workflowId]);
+        await startProviderCancel(env.client, jobRowOf(id), prefix, {}, handoff);
       },
     };
     const provider = (name: ProviderName): JobProviderActivities => ({
@@ -394,7 +425,7 @@ describe('failover branches (mocked activities)', () => {
       await Promise.race([cancelArrived, stuck]);
       assert.deepEqual(
         names(calls).filter((n) => n !== 'cancelProvider'),
-        ['startGenerating', 'routeJob', 'submitAndCheck', 'routeJob', 'submitAndCheck', 'completeJob'],
+        ['startGenerating', 'routeJob', 'submitAndCheck', 'routeJob', 'handOffProviderCancel', 'submitAndCheck', 'completeJob'],
       );
       assert.deepEqual(
         calls.find(([n]) => n === 'cancelProvider'),
@@ -402,7 +433,16 @@ describe('failover branches (mocked activities)', () => {
         'the given-up request, by its reference',
       );
       const cancel = env.client.workflow.getHandle(`${jobId}-given-up-fal`);
-      assert.equal((await cancel.describe()).status.name, 'RUNNING', 'the cancel outlives the job, still waiting for fal');
+      const described = await cancel.describe();
+      assert.equal(described.status.name, 'RUNNING', 'the cancel outlives the job, still waiting for fal');
+      // Not a child of the job's run: a child of a pinned run inherits its build, whose workers may be gone.
+      assert.equal(described.raw.workflowExecutionInfo?.parentExecution ?? null, null, 'started by the client, not as a child of the job');
+      const runTimeout = described.raw.executionConfig?.workflowRunTimeout;
+      assert.equal(
+        Number(runTimeout?.seconds ?? 0) * 1000 + Math.round((runTimeout?.nanos ?? 0) / 1e6),
+        PROVIDER_CANCEL_RUN_TIMEOUT_MS,
+        'the cancel has a bounded run: its retry bound and as long again',
+      );
       answerCancel();
       await Promise.race([cancel.result(), stuck]);
     } finally {
