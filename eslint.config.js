@@ -84,7 +84,7 @@ export default tseslint.config(
     rules: restricted(ban(['api'], 'the admin CLI never imports gateway code: move what both need to shared/ or db/')),
   },
   {
-    files: ['workflows/client.ts'],
+    files: ['workflows/client.ts', 'workflows/visibility.ts'],
     rules: restricted([
       ...ban(['activities', 'api', 'worker', 'admin'], 'the workflow client runs in the gateway and the worker: it imports shared/ and workflows/ only'),
       // The port it implements by type; of the job domain's code, only the pure transition table.
@@ -97,7 +97,7 @@ export default tseslint.config(
   },
   {
     files: ['workflows/**/*.ts'],
-    ignores: ['workflows/client.ts'],
+    ignores: ['workflows/client.ts', 'workflows/visibility.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',

@@ -17,7 +17,7 @@ import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
 import { activePipelineIds, oldestActivePipelineCreatedAt, stepsOf } from '../db/repos/pipelines.js';
 import { requestPipelineCancel, type JobService } from '../jobs/index.js';
-import { listEndedPipelineRuns, terminateReasonOf, type ClosedRun } from '../workflows/client.js';
+import { listEndedPipelineRuns, terminateReasonOf, type ClosedRun } from '../workflows/visibility.js';
 import { createStepCheckpoint } from '../activities/pipeline-checkpoint.js';
 
 /** The restarter's terminate reason (worker/pipeline-reconciler.ts); any other is an operator's. */

@@ -13,7 +13,7 @@ import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.j
 import { createDb, type Database } from '../../db/index.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
 import type { Reconciler } from '../../worker/reconciler.js';
-import { listClosedInFlightRuns } from '../../workflows/client.js';
+import { listClosedInFlightRuns } from '../../workflows/visibility.js';
 import { resetRun, runHistory } from '../support/resets.js';
 import type { Config } from '../../shared/config.js';
 import { createImage } from '../support/job-helpers.js';

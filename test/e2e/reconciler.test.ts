@@ -23,7 +23,7 @@ import * as leases from '../../db/repos/job-leases.js';
 import { inFlightStatuses } from '../../jobs/index.js';
 import { ledgerForJob } from '../support/ledger.js';
 import type { ReconcilePass, Reconciler } from '../../worker/reconciler.js';
-import { listClosedInFlightRuns } from '../../workflows/client.js';
+import { listClosedInFlightRuns } from '../../workflows/visibility.js';
 import { PROVIDER_CANCEL_RUN_TIMEOUT_MS } from '../../workflows/definitions.js';
 import { closedRun, resetRun, runHistory } from '../support/resets.js';
 import { sql } from 'kysely';
