@@ -58,16 +58,19 @@ const jobService: Record<string, TableGrant> = {
   budget_charges: APPEND,
   audit_events: APPEND,
   route_slots: ALL,
-  route_slot_routes: APPEND,
-  route_slot_waiters: 'select, insert, delete',
+  // A route's row is locked (FOR UPDATE, which needs UPDATE) while its slots are counted.
+  route_slot_routes: 'select, insert, update',
+  route_slot_waiters: ALL,
   provider_circuits: 'select, insert, update',
   provider_route_outcomes: APPEND,
 };
 
-/** The promoter's build records and the leases of the loops run once per deployment. */
+/** The promoter's build records and the leases of the loops run once per deployment. A row locked
+ * FOR UPDATE needs UPDATE on the table, so the sweeps that lock before deleting hold it too. */
 const workerCommon: Record<string, TableGrant> = {
   control_leases: 'select, insert, update',
-  deployment_builds: APPEND,
+  // A build seen current again refreshes its row (insert … on conflict do update).
+  deployment_builds: 'select, insert, update(last_seen_current_at)',
 };
 
 export const fleetGrants: Readonly<Record<Fleet, Readonly<Record<string, TableGrant>>>> = {
@@ -130,7 +133,8 @@ export const fleetGrants: Readonly<Record<Fleet, Readonly<Record<string, TableGr
     upload_slots: ALL,
     fetch_slots: ALL,
     idempotency_keys: 'select, delete',
-    rate_limits: 'select, delete',
+    // The idle-row sweep skips rows a lease call holds (FOR UPDATE SKIP LOCKED needs UPDATE).
+    rate_limits: 'select, update, delete',
     pipelines: 'select, insert, update',
     pipeline_steps: 'select, insert, update',
     webhook_deliveries: 'select, insert, update, delete',

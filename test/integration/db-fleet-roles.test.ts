@@ -18,6 +18,9 @@ import { randomToken } from '../../shared/ids.js';
 import { runAdmin } from '../../admin/main.js';
 import { Receiver } from '../support/webhook-receiver.js';
 import { imageBody } from '../support/job-helpers.js';
+import { recordCurrentBuild, everCurrentBuilds } from '../../db/repos/deployment-builds.js';
+import { releaseSlot, sweepSlots, takeSlot } from '../../db/repos/route-slots.js';
+import { sweepIdleRateLimits } from '../../db/repos/rate-limits.js';
 
 let tdb: TestDatabase;
 const prefix = `fl_${randomToken(8)
@@ -191,6 +194,26 @@ describe('the fleet roles', () => {
       assert.deepEqual([event.type, event.data.id], ['job.completed', id]);
       const list = await c.get('/v1/images');
       assert.equal(list.status, 200, list.text);
+
+      // The reconciler's loops, each one pass as its role (they run on their own clocks otherwise).
+      const control = workers.at(-1)!.fleet;
+      await control.reconciler!.runOnce();
+      await control.uploadSweeper!.runOnce();
+      await control.webhookDispatcher!.runOnce();
+      assert.equal(typeof (await sweepIdleRateLimits(dbs.reconciler, 0)), 'number');
+      await sweepSlots(dbs.reconciler, 1000);
+      // A route's slots, as the providers take them (a full route queues a waiter), and the
+      // promoter's build record, as every worker fleet writes it.
+      const who = { jobId: id, workspaceId: t.workspaceId, weight: 1, priority: 'normal' as const };
+      const timing = { leaseMs: 60_000, waiterFreshMs: 60_000 };
+      assert.equal((await takeSlot(dbs.provider, { route: 'fal:fleet-test', slots: 0 }, who, timing)).granted, false);
+      assert.equal((await takeSlot(dbs.provider, { route: 'fal:fleet-test', slots: 1 }, who, timing)).granted, true);
+      await releaseSlot(dbs.provider, id);
+      for (const fleet of ['workflows', 'fetch', 'provider', 'webhooks', 'reconciler'] as const) {
+        await recordCurrentBuild(dbs[fleet], 'fleet-test', 'b1');
+        await recordCurrentBuild(dbs[fleet], 'fleet-test', 'b1');
+        assert.deepEqual([...(await everCurrentBuilds(dbs[fleet], 'fleet-test'))], ['b1']);
+      }
     } finally {
       for (const w of workers.reverse()) await w.stop();
       await gw?.close();
