@@ -1,6 +1,7 @@
 // The object-store rights of each fleet, as S3 bucket policies (IAM policy documents: MinIO's
 // canned policies, an AWS IAM role's inline policy). Three identities:
 //
+// Everyone reads the catalog's media (`catalog/`, written by `admin seed` as the owner); nobody writes it.
 // - gateway: reads what it serves (`uploads/`, `jobs/` outputs; presigned GETs are signed with
 //   its keys, so they need GetObject), writes only uploads (`uploads/`, multipart bodies; `incoming/`,
 //   the target of the presigned POSTs it signs, copied to `uploads/` on completion) and deletes
@@ -36,19 +37,22 @@ export function storagePolicy(identity: StorageIdentity, bucket: string): Policy
       Version: '2012-10-17',
       Statement: [
         bucketWide,
-        { Effect: 'Allow', Action: ['s3:GetObject'], Resource: [arn('uploads/*'), arn('incoming/*'), arn('jobs/*')] },
+        { Effect: 'Allow', Action: ['s3:GetObject'], Resource: [arn('uploads/*'), arn('incoming/*'), arn('jobs/*'), arn('catalog/*')] },
         { Effect: 'Allow', Action: ['s3:PutObject', ...MULTIPART], Resource: [arn('uploads/*'), arn('incoming/*')] },
         { Effect: 'Allow', Action: ['s3:DeleteObject'], Resource: [arn('uploads/*'), arn('incoming/*'), arn('jobs/*')] },
       ],
     };
   }
   const objectActions = ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', ...MULTIPART];
+  // The catalog's media (actor references and previews, voice samples) is the seed's: read-only.
+  const catalog = { Effect: 'Allow' as const, Action: ['s3:GetObject'], Resource: [arn('catalog/*')] };
   if (identity === 'worker')
-    return { Version: '2012-10-17', Statement: [bucketWide, { Effect: 'Allow', Action: objectActions, Resource: [arn('jobs/*'), arn('uploads/*')] }] };
+    return { Version: '2012-10-17', Statement: [bucketWide, catalog, { Effect: 'Allow', Action: objectActions, Resource: [arn('jobs/*'), arn('uploads/*')] }] };
   return {
     Version: '2012-10-17',
     Statement: [
       { ...bucketWide, Action: [...bucketWide.Action, 's3:ListBucketMultipartUploads', 's3:GetLifecycleConfiguration', 's3:PutLifecycleConfiguration'] },
+      catalog,
       { Effect: 'Allow', Action: objectActions, Resource: [arn('jobs/*'), arn('uploads/*'), arn('incoming/*')] },
     ],
   };

@@ -104,6 +104,14 @@ describe('per-fleet storage identities', () => {
     await assert.rejects(clients.gateway.setBucketPolicy(bucket, '{}'), denied);
   });
 
+  test("every identity reads the catalog's media and none writes it", async () => {
+    await root.putObject(bucket, 'catalog/actors/a1/reference.png', Buffer.from('seeded'));
+    for (const identity of storageIdentities) {
+      assert.equal((await stores[identity].stat('catalog/actors/a1/reference.png'))?.size, 6, identity);
+      await assert.rejects(stores[identity].putStream('catalog/actors/a1/reference.png', Buffer.from('forged'), 'image/png'), denied, identity);
+    }
+  });
+
   test('a worker writes job media and uploads but not the incoming paths the gateway presigns', async () => {
     await stores.worker.putStream('uploads/ws/up4/d.txt', Buffer.from('fetched'), 'text/plain');
     await assert.rejects(stores.worker.putStream('incoming/ws/up5/e.txt', Buffer.from('x'), 'text/plain'), denied);
