@@ -347,7 +347,7 @@ build_alive() { # build_alive BUILD_DIR — any of its workers running
 start_worker() { # start_worker BUILD_DIR NAME ENV... — one worker of a build, detached, with exactly ENV
   # and what its roles read of the overrides and role-scoped secrets (role_env, defined by up_apps)
   local dir=$1 name=$2 role_vars=(); shift 2
-  mapfile -t role_vars < <(role_env "${PROD_ROLES[$name]}")
+  mapfile -t role_vars < <(role_env "${PROD_ROLES[$name]}"; fleet_env "${PROD_ROLES[$name]}")
   stop_pidfile "$dir/$name.pid"
   env -i "$@" "${role_vars[@]}" WORKER_ROLES="${PROD_ROLES[$name]}" WORKFLOW_BUNDLE_PATH="$dir/app/dist/workflow-bundle.js" \
     WORKER_BUILD_ID="$(cat "$dir/app/dist/build-id")" \
@@ -443,9 +443,47 @@ SQL
       printf '%s\n' "$line"
     done
   }
+  # fleet_env ROLES: the database URL and the storage keys of a process running ROLES (`gateway`,
+  # or worker roles): its fleets' login role (db/fleet-roles.ts) and its storage identity.
+  fleet_env() {
+    local fleets=() r login identity=worker pw
+    if [[ $1 == gateway ]]; then fleets=(gateway); identity=gateway; else
+      for r in ${1//,/ }; do
+        case $r in io) r=workflows ;; provider:*) r=provider ;; reconciler) identity=reconciler ;; esac
+        [[ " ${fleets[*]} " == *" $r "* ]] || fleets+=("$r")
+      done
+    fi
+    login=mediagen_$(IFS=_; echo "${fleets[*]}")
+    [[ -s $STATE/db-$login.password ]] || (umask 077; head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$STATE/db-$login.password")
+    pw=$(cat "$STATE/db-$login.password")
+    {
+      printf "select 'create role %s login nosuperuser nocreatedb nocreaterole noreplication nobypassrls' where not exists (select from pg_roles where rolname = '%s') %s\n" "$login" "$login" '\gexec'
+      printf "select format('alter role %s password %%L', :'pw') %s\n" "$login" '\gexec'
+      if ((${#fleets[@]} > 1)); then printf 'grant %s to %s;\n' "$(printf 'mediagen_%s,' "${fleets[@]}" | sed 's/,$//')" "$login"; fi
+    } | psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -qAt -v pw="$pw" >/dev/null || die "could not set up the database role $login"
+    printf 'DATABASE_URL=%s\n' "$(sed -E "s#^(postgres(ql)?://)[^@/]*@#\1$login:$pw@#" <<<"$DATABASE_URL")"
+    printf 'S3_ACCESS_KEY=mediagen-%s\nS3_SECRET_KEY=%s\n' "$identity" "$(cat "$STATE/s3-identities/$identity.secret")"
+    # The key of the job media prefixes, one for every process whatever its identity: the root
+    # secret, which keyed them before there were identities (else each its own S3_SECRET_KEY would).
+    printf 'S3_MEDIA_PREFIX_SECRET=%s\n' "$S3_SECRET_KEY"
+  }
   local own_env=()
-  (cd "$app" && env -i "${common[@]}" DATABASE_URL="$DATABASE_URL" node dist/admin/main.js migrate --app-role mediagen_app >"$STATE/logs/migrate.log" 2>&1) \
+  # One database role per fleet (db/fleet-roles.ts): mediagen_<fleet> logs in for a process of one
+  # fleet; a process running several (worker-core) logs in as mediagen_<fleet>_<fleet>…, a member
+  # of each. Made here like the app role, granted by `migrate --fleet-roles` below.
+  local fleet_sql="" f
+  for f in gateway workflows fetch provider webhooks reconciler; do
+    fleet_sql+="select 'create role mediagen_$f login nosuperuser nocreatedb nocreaterole noreplication nobypassrls' where not exists (select from pg_roles where rolname = 'mediagen_$f') \\gexec"$'\n'
+  done
+  psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -qAt >/dev/null <<<"$fleet_sql" || die "could not create the fleet roles"
+  (cd "$app" && env -i "${common[@]}" DATABASE_URL="$DATABASE_URL" node dist/admin/main.js migrate --app-role mediagen_app --fleet-roles mediagen >"$STATE/logs/migrate.log" 2>&1) \
     || die "migrations failed (see $STATE/logs/migrate.log)"
+  # Per-fleet MinIO identities (shared/storage-policies.ts), made with the profile's root keys
+  # through MinIO's admin API: the gateways may not set the bucket lifecycle, the reconciler's
+  # fleet alone may. Their secrets stay in $STATE/s3-identities.
+  (cd "$app" && env -i PATH="$PATH" HOME="$HOME" S3_ENDPOINT="$S3_ENDPOINT" S3_ACCESS_KEY="$S3_ACCESS_KEY" S3_SECRET_KEY="$S3_SECRET_KEY" \
+    S3_BUCKET="$S3_BUCKET" node dist/scripts/minio-identities.js "$STATE/s3-identities" >"$STATE/logs/s3-identities.log" 2>&1) \
+    || die "could not make the per-fleet MinIO identities (see $STATE/logs/s3-identities.log)"
   (cd "$app" && env -i "${common[@]}" DATABASE_URL="$DATABASE_URL" node dist/admin/main.js seed >"$STATE/logs/seed.log" 2>&1) \
     || die "seeding the catalog failed (see $STATE/logs/seed.log)"
 
@@ -457,7 +495,7 @@ SQL
       log "$name: reusing the running gateway on port $port"
     else
       stop_pidfile "$STATE/$name.pid"
-      mapfile -t own_env < <(role_env gateway)
+      mapfile -t own_env < <(role_env gateway; fleet_env gateway)
       env -i "${common[@]}" HOST=127.0.0.1 PORT="$port" API_METRICS_PORT=0 PUBLIC_BASE_URL="http://127.0.0.1:$port" \
         "${own_env[@]}" setsid node --enable-source-maps "$app/dist/api/server.js" >"$STATE/logs/$name.log" 2>&1 </dev/null 9>&- &
       echo $! >"$STATE/$name.pid"

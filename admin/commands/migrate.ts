@@ -1,13 +1,18 @@
 // `migrate` and `migrate down`: the schema, and the grants of the role the processes connect as.
 import { grantAppRole } from '../../db/roles.js';
+import { grantFleetRoles } from '../../db/fleet-roles.js';
 import { migrateDownAll, migrateToLatest } from '../../db/migrate.js';
 import { adminDbTimeouts, UsageError, type Command } from '../command.js';
 
 export const migrateCommands: Record<string, Command> = {
   migrate: {
-    usage: 'migrate [--app-role NAME]',
-    summary: 'apply every pending migration; with --app-role, then grant that role the DML the gateways and workers need (db/roles.ts)',
-    flags: { 'app-role': { type: 'string', help: 'the role the gateways and workers connect as (DML only)' } },
+    usage: 'migrate [--app-role NAME] [--fleet-roles PREFIX]',
+    summary:
+      "apply every pending migration; with --app-role, then grant that role the DML the gateways and workers need (db/roles.ts); with --fleet-roles, grant each PREFIX_<fleet> role its own fleet's tables (db/fleet-roles.ts)",
+    flags: {
+      'app-role': { type: 'string', help: 'the role the gateways and workers connect as (DML only)' },
+      'fleet-roles': { type: 'string', help: 'prefix of the per-fleet roles (PREFIX_gateway, PREFIX_workflows, …), created beforehand' },
+    },
     async run(ctx, f) {
       const r = await migrateToLatest(ctx.db(), adminDbTimeouts(ctx.env).statementMs);
       const names = (r.results ?? []).map((m) => m.migrationName);
@@ -17,7 +22,16 @@ export const migrateCommands: Record<string, Command> = {
         const granted = await grantAppRole(ctx.db(), appRole);
         text.push(`app role ${appRole}: DML on ${granted.tables.length} tables (administration tables read-only)`);
       }
-      return { json: { applied: names, ...(appRole !== undefined ? { app_role: appRole } : {}) }, text };
+      const fleetPrefix = f['fleet-roles'] as string | undefined;
+      let fleetRoles: string[] | undefined;
+      if (fleetPrefix !== undefined) {
+        fleetRoles = (await grantFleetRoles(ctx.db(), fleetPrefix)).roles;
+        text.push(`fleet roles: ${fleetRoles.join(', ')} (each its fleet's tables only)`);
+      }
+      return {
+        json: { applied: names, ...(appRole !== undefined ? { app_role: appRole } : {}), ...(fleetRoles ? { fleet_roles: fleetRoles } : {}) },
+        text,
+      };
     },
   },
   'migrate down': {

@@ -1,5 +1,5 @@
 // The prod profile's PostgreSQL speaks TLS only (scripts/stack.sh up_postgres: ssl=on, a pg_hba that
-// rejects plain TCP): every connection of the service (gateways and workers as mediagen_app) and of
+// rejects plain TCP): every connection of the service (gateways and workers, each as its fleet's role) and of
 // the Temporal server (its `temporal` and `temporal_visibility` databases) is encrypted, the service
 // verifies the server against the profile's CA with sslmode=verify-full, a plain connection is
 // refused, and a client trusting another CA refuses the server.
@@ -55,16 +55,25 @@ test('every connection of the service and of the Temporal server is TLS, verifie
   assert.equal(url.searchParams.get('sslmode'), 'verify-full');
   const ca = url.searchParams.get('sslrootcert')!;
   assert.equal(ca, join(stack.stateDir, 'certs', 'ca.pem'));
-  for (const name of ['gateway-1', 'worker-core', 'worker-local-1']) {
-    const own = new URL((await stack.environment(name)).DATABASE_URL!);
-    assert.equal(own.username, 'mediagen_app', `${name} connects as the app role`);
+  // Each process as its fleets' database role and with its fleet's storage identity (db/fleet-roles.ts,
+  // shared/storage-policies.ts): worker-core runs the workflows, io and reconciler roles.
+  const fleets = {
+    'gateway-1': ['mediagen_gateway', 'mediagen-gateway'],
+    'worker-core': ['mediagen_workflows_reconciler', 'mediagen-reconciler'],
+    'worker-local-1': ['mediagen_provider', 'mediagen-worker'],
+  };
+  for (const [name, [role, identity]] of Object.entries(fleets)) {
+    const env = await stack.environment(name);
+    const own = new URL(env.DATABASE_URL!);
+    assert.equal(own.username, role, `${name} connects as its fleet's role`);
+    assert.equal(env.S3_ACCESS_KEY, identity, `${name} uses its fleet's storage identity`);
     assert.equal(own.searchParams.get('sslmode'), 'verify-full', `${name} verifies the server`);
     assert.equal(own.searchParams.get('sslrootcert'), ca, `${name} trusts the profile CA`);
   }
 
   // The gateways' readiness reads Postgres: their pools hold a connection for a while after.
   const seen = await waitFor(
-    'connections of mediagen_app and of the Temporal server',
+    "connections of the fleets' roles and of the Temporal server",
     async () => {
       await Promise.all(stack.gateways.map((g) => fetch(`${g}/readyz`).then((r) => r.arrayBuffer())));
       const rows = await query<Conn>(
@@ -72,7 +81,7 @@ test('every connection of the service and of the Temporal server is TLS, verifie
         `select a.usename, a.datname, s.ssl, s.version from pg_stat_ssl s join pg_stat_activity a using (pid)
           where a.backend_type = 'client backend' and a.pid <> pg_backend_pid()`,
       );
-      const app = rows.filter((r) => r.usename === 'mediagen_app');
+      const app = rows.filter((r) => r.usename.startsWith('mediagen_'));
       const temporal = rows.filter((r) => r.datname === 'temporal' || r.datname === 'temporal_visibility');
       return app.length > 0 && temporal.some((r) => r.datname === 'temporal') && temporal.some((r) => r.datname === 'temporal_visibility') && rows;
     },

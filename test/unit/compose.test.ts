@@ -462,7 +462,11 @@ describe('docker-compose.yml', () => {
     assert.doesNotMatch(gateways[0]!.split('setsid')[0]!, /\$\{overrides\[@\]\}/, 'overrides only through role_env');
     assert.match(gateways[0]!.split('setsid')[0]!, /\$\{own_env\[@\]\}/);
     const startWorker = /\nstart_worker\(\) \{([\s\S]*?)\n\}/.exec(script)![1]!;
-    assert.match(startWorker, /mapfile -t role_vars < <\(role_env "\$\{PROD_ROLES\[\$name\]\}"\)/, "a worker's role-scoped variables come from role_env");
+    assert.match(
+      startWorker,
+      /mapfile -t role_vars < <\(role_env "\$\{PROD_ROLES\[\$name\]\}"; fleet_env "\$\{PROD_ROLES\[\$name\]\}"\)/,
+      "a worker's role-scoped variables come from role_env, its database role and storage identity from fleet_env",
+    );
     assert.match(startWorker, /env -i "\$@" "\$\{role_vars\[@\]\}"/);
     const workerEnv = /local worker_env=\(([\s\S]*?)\)\n/.exec(script)![1]!;
     assert.doesNotMatch(workerEnv, /overrides/, "the workers' common environment carries no override");
