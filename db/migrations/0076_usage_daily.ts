@@ -22,7 +22,7 @@
 // deleted workspace's rollups are left behind, unread.
 //
 // The backfill counts the existing history under a SHARE lock on `jobs` and `credit_ledger` (reads
-// go on, writes wait until the migration commits: about 2 s per million jobs on two cores), so no
+// go on; writes wait until the migration commits, one pass over both tables), so no
 // write falls between the backfill and the triggers.
 import { sql, type Kysely } from 'kysely';
 
