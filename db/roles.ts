@@ -27,6 +27,9 @@ export const appReadOnlyTables: Readonly<Record<string, readonly string[]>> = {
   budgets: [],
   workspaces: ['credits', 'updated_at'],
   projects: [],
+  // Written only by the triggers and fold_usage_deltas (0076_usage_daily), as the owner.
+  usage_daily: [],
+  usage_deltas: [],
 };
 
 /** Logs the app appends to but never rewrites: it may read and insert rows, not change or delete them. */
@@ -63,6 +66,8 @@ export async function grantAppRole(db: Database, role: string): Promise<{ tables
     await sql`grant usage, select on all sequences in schema public to ${r}`.execute(tx);
     // The audit log's retention sweep deletes only through this function (0030_audit_retention).
     await sql`grant execute on function expire_audit_events(integer, integer) to ${r}`.execute(tx);
+    // The reconciler folds the usage deltas into the daily rollups only through this function (0076_usage_daily).
+    await sql`grant execute on function fold_usage_deltas() to ${r}`.execute(tx);
   });
   return { tables };
 }

@@ -13,7 +13,8 @@
 //   (3) repairs rows whose last write is older than RECONCILE_STALE_AFTER_MS, whatever the search
 //       attributes say: a final write lost with a database crash leaves a row in flight that no
 //       run will ever write again. Few rows, read by an index, each checked at most once a period;
-//   (4) gives back the route slots (ROUTE_SLOTS) of jobs that ended or whose lease expired.
+//   (4) gives back the route slots (ROUTE_SLOTS) of jobs that ended or whose lease expired;
+//   (5) folds the usage deltas into the daily rollups (db/repos/usage.ts foldUsageDeltas).
 // Before acting on a job from (2) or (3), ONE describe of its workflow (strongly consistent, unlike
 // visibility) says what its latest run is: running (a healthy job, or a reset run that has not
 // claimed it yet) → left alone; completed → the job is completed from the outputs stored under its
@@ -42,6 +43,7 @@ import * as leases from '../db/repos/job-leases.js';
 import { auditEventId, recordAuditEventOnce } from '../db/repos/audit.js';
 import { RECONCILER_ACTOR } from '../shared/audit.js';
 import { sweepSlots } from '../db/repos/route-slots.js';
+import { foldUsageDeltas } from '../db/repos/usage.js';
 import { SLOT_WAITER_FRESH_MS } from '../shared/route-slots.js';
 import { inFlightStatuses, type JobService } from '../jobs/index.js';
 import { describeJobRun } from '../workflows/client.js';
@@ -304,6 +306,9 @@ export function createReconciler(deps: {
     await repairStale(pass);
     // Route slots whose job ended or whose holder vanished go back (ROUTE_SLOTS).
     await sweepSlots(db, SLOT_WAITER_FRESH_MS);
+    // The usage written since the last pass joins the daily rollups (one statement; usage reads
+    // are exact either way, this keeps the deltas they also read few).
+    await foldUsageDeltas(db);
     deps.metrics?.reconcilerPassed();
     return pass;
   }

@@ -65,8 +65,39 @@ interface RawRow {
   [column: string]: unknown;
 }
 
-/** The statement (limit + 1 group rows, plus the totals row); exported for EXPLAIN. */
-export function usageStatement(q: UsageQuery): RawBuilder<RawRow> {
+const DAY_MS = 86_400_000;
+
+/** Where a day-by-day report reads each part of its range: whole UTC days from the rollups, the rest raw. */
+export interface UsageSources {
+  /** [from, to) ranges read from the ledger and the jobs themselves. */
+  raw: [Date, Date][];
+  /** Whole UTC days [from, to) read from usage_daily and usage_deltas; null: none. */
+  rollup: [Date, Date] | null;
+}
+
+/**
+ * Splits the range: by day, its whole UTC days come from the rollups (0076_usage_daily) and the
+ * partial days at either edge from the raw rows; by hour (or with `raw`), all of it is raw.
+ */
+export function usageSources(q: Pick<UsageQuery, 'from' | 'to' | 'granularity'>, raw = false): UsageSources {
+  const firstWhole = new Date(Math.ceil(q.from.getTime() / DAY_MS) * DAY_MS);
+  const lastWhole = new Date(Math.floor(q.to.getTime() / DAY_MS) * DAY_MS);
+  if (raw || q.granularity !== 'day' || firstWhole.getTime() >= lastWhole.getTime()) return { raw: [[q.from, q.to]], rollup: null };
+  const edges: [Date, Date][] = [
+    [q.from, firstWhole],
+    [lastWhole, q.to],
+  ];
+  return { raw: edges.filter(([a, b]) => a.getTime() < b.getTime()), rollup: [firstWhole, lastWhole] };
+}
+
+const figureColumns = ['spent', 'refunded', 'created', ...jobStatuses.map((s) => `n_${s}`)];
+
+/**
+ * The statement (limit + 1 group rows, plus the totals row); exported for EXPLAIN. `raw` reads the
+ * whole range from the ledger and the jobs, as an hour-by-hour report does: the answer is the same.
+ */
+export function usageStatement(q: UsageQuery, opts: { raw?: boolean } = {}): RawBuilder<RawRow> {
+  const sources = usageSources(q, opts.raw);
   const unit = sql.lit(q.granularity);
   const dims = q.groupBy.map((d, i) => ({ d, col: sql.ref(`j.${dimensionColumn[d]}`), as: sql.raw(`g${i}`) }));
   const dimSelect = dims.length ? sql`, ${sql.join(dims.map(({ col, as }) => sql`${col}::text as ${as}`))}` : sql``;
@@ -83,24 +114,46 @@ export function usageStatement(q: UsageQuery): RawBuilder<RawRow> {
   // Each ledger row's job by primary key, one lookup per row (OFFSET 0 keeps the planner from
   // turning it into a hash join over every job of the table); none when nothing is grouped.
   const jobOfRow = dims.length ? sql`cross join lateral (select ${sql.join(dims.map(({ col }) => col))} from jobs j where j.id = l.job_id offset 0) j` : sql``;
-  const counts = jobStatuses.map((s) => sql`count(*) filter (where u.status = ${s})::text as ${sql.raw(`n_${s}`)}`);
+  const noCounts = sql.raw(jobStatuses.map((s) => `0 as n_${s}`).join(', '));
+  const statusCounts = sql.join(jobStatuses.map((s) => sql`(j.status = ${s})::int as ${sql.raw(`n_${s}`)}`));
+  const rawParts = sources.raw.flatMap(([from, to]) => [
+    sql`select date_trunc(${unit}, l.created_at, 'UTC') as bucket${dimSelect},
+               case when l.reason in ('charge', 'recharge') then -l.delta else 0 end as spent,
+               case when l.reason = 'refund' then l.delta else 0 end as refunded,
+               0 as created, ${noCounts}
+        from credit_ledger l ${jobOfRow}
+        where l.workspace_id = ${q.workspaceId} and l.created_at >= ${from} and l.created_at < ${to}
+          and l.reason in ('charge', 'recharge', 'refund') and l.job_id is not null`,
+    sql`select date_trunc(${unit}, j.created_at, 'UTC')${dimSelect}, 0, 0, 1, ${statusCounts}
+        from jobs j
+        where j.workspace_id = ${q.workspaceId} and j.created_at >= ${from} and j.created_at < ${to}`,
+  ]);
+  // The rollups' groups of the whole days, with the deltas not yet folded, summed per finest group;
+  // a group is there as a raw row would be: when a job or a ledger row counts in it.
+  const rollupPart = sources.rollup
+    ? [
+        sql`select day as bucket${dims.length ? sql`, ${sql.join(dims.map(({ d, as }) => (d === 'key' ? sql`nullif(api_key_id, '') as ${as}` : sql`${sql.ref(dimensionColumn[d])} as ${as}`)))}` : sql``},
+                   ${sql.raw(figureColumns.join(', '))}
+            from (
+              select day, api_key_id, project_id, model, kind, ${sql.raw(['ledger_rows', ...figureColumns].map((f) => `sum(${f}) as ${f}`).join(', '))}
+              from (
+                select * from usage_daily where workspace_id = ${q.workspaceId} and day >= ${sources.rollup[0]} and day < ${sources.rollup[1]}
+                union all
+                select * from usage_deltas where workspace_id = ${q.workspaceId} and day >= ${sources.rollup[0]} and day < ${sources.rollup[1]}
+              ) parts
+              group by day, api_key_id, project_id, model, kind
+              having sum(ledger_rows) + sum(created) > 0
+            ) j`,
+      ]
+    : [];
+  const counts = jobStatuses.map((s) => sql`coalesce(sum(u.${sql.raw(`n_${s}`)}), 0)::text as ${sql.raw(`n_${s}`)}`);
   return sql<RawRow>`
     with u as (
-      select date_trunc(${unit}, l.created_at, 'UTC') as bucket${dimSelect},
-             case when l.reason in ('charge', 'recharge') then -l.delta else 0 end as spent,
-             case when l.reason = 'refund' then l.delta else 0 end as refunded,
-             null::text as status
-      from credit_ledger l ${jobOfRow}
-      where l.workspace_id = ${q.workspaceId} and l.created_at >= ${q.from} and l.created_at < ${q.to}
-        and l.reason in ('charge', 'recharge', 'refund') and l.job_id is not null
-      union all
-      select date_trunc(${unit}, j.created_at, 'UTC')${dimSelect}, 0, 0, j.status
-      from jobs j
-      where j.workspace_id = ${q.workspaceId} and j.created_at >= ${q.from} and j.created_at < ${q.to}
+      ${sql.join([...rawParts, ...rollupPart], sql` union all `)}
     ), r as (
       select grouping(bucket) = 1 as total, bucket${dimNames.length ? sql`, ${sql.join(dimNames)}` : sql``},
              coalesce(sum(u.spent), 0)::text as spent, coalesce(sum(u.refunded), 0)::text as refunded,
-             count(u.status)::text as created, ${sql.join(counts)}
+             coalesce(sum(u.created), 0)::text as created, ${sql.join(counts)}
       from u
       group by grouping sets ((${groupSet}), ())
     )
@@ -116,8 +169,8 @@ function figures(r: RawRow): UsageFigures {
   return { spent, refunded, net: spent - refunded, jobs: { created: Number(r.created), ...jobs } };
 }
 
-export async function usagePage(db: Queryable, q: UsageQuery): Promise<UsagePage> {
-  const { rows } = await usageStatement(q).execute(db);
+export async function usagePage(db: Queryable, q: UsageQuery, opts: { raw?: boolean } = {}): Promise<UsagePage> {
+  const { rows } = await usageStatement(q, opts).execute(db);
   const totalRow = rows.find((r) => r.total);
   const groups = rows.filter((r) => !r.total);
   const kept = groups.slice(0, q.limit).map((r) => ({
@@ -130,4 +183,14 @@ export async function usagePage(db: Queryable, q: UsageQuery): Promise<UsagePage
   const zero: RawRow = { total: true, bucket: null, spent: '0', refunded: '0', created: '0' };
   for (const s of jobStatuses) zero[`n_${s}`] = '0';
   return { rows: kept, next, totals: figures(totalRow ?? zero) };
+}
+
+/**
+ * Folds the usage deltas into the daily rollups (fold_usage_deltas, 0076_usage_daily): one
+ * statement, one folder at a time across the fleet (0 when another holds it). Answers the rollup
+ * rows written.
+ */
+export async function foldUsageDeltas(db: Queryable): Promise<number> {
+  const r = await sql<{ n: number }>`select fold_usage_deltas() as n`.execute(db);
+  return Number(r.rows[0]?.n ?? 0);
 }

@@ -1,18 +1,19 @@
 // The app role of db/roles.ts on the real Postgres: a login role given only what
 // `admin migrate --app-role` grants is no superuser, can create nothing (no DDL), cannot mint API
 // keys, add members or write webhook secrets, trims the audit log only through its retention
-// function, and still serves the gateway: a gateway connected as that role authenticates,
+// function, writes usage rollups only through their triggers and fold function, and still serves the gateway: a gateway connected as that role authenticates,
 // rate-limits, records key use and writes upload rows over HTTP.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { sql } from 'kysely';
-import { createTenant, createTestDatabase, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
+import { createTenant, createTestDatabase, insertImageJob, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
 import { api, startGateway, type InProcessGateway } from '../support/services.js';
 import { appAppendOnlyTables, appReadOnlyTables, grantAppRole } from '../../db/roles.js';
 import { createDb, type Database } from '../../db/index.js';
 import { randomToken } from '../../shared/ids.js';
 import { sweepAuditEvents } from '../../db/repos/audit.js';
+import { foldUsageDeltas } from '../../db/repos/usage.js';
 
 let tdb: TestDatabase;
 let role: string;
@@ -142,6 +143,28 @@ describe('the app role', () => {
       rows.rows.map((r) => r.id),
       ['aud_app_29d'],
     );
+  });
+
+  test('writes usage rollups only through its jobs, its ledger rows and fold_usage_deltas, never directly', async () => {
+    const t = await createTenant(tdb.db);
+    await insertImageJob(appDb, t);
+    const counted = await sql<{ n: number }>`select count(*)::int as n from usage_deltas where workspace_id = ${t.workspaceId}`.execute(appDb);
+    assert.equal(counted.rows[0]!.n, 2, 'the job and its charge, counted by the triggers');
+    assert.ok((await foldUsageDeltas(appDb)) > 0);
+    const daily = await sql<{ spent: number; created: number }>`select spent, created from usage_daily where workspace_id = ${t.workspaceId}`.execute(appDb);
+    assert.deepEqual(daily.rows, [{ spent: 1, created: 1 }]);
+    for (const table of ['usage_daily', 'usage_deltas']) {
+      const tb = sql.table(table);
+      await assert.rejects(
+        sql`insert into ${tb} (workspace_id, day, api_key_id, project_id, model, kind, spent) values (${t.workspaceId}, now(), '', ${t.projectId}, 'm', 'image', -1000)`.execute(
+          appDb,
+        ),
+        refused,
+      );
+      await assert.rejects(sql`update ${tb} set spent = 0 where workspace_id = ${t.workspaceId}`.execute(appDb), refused);
+      await assert.rejects(sql`delete from ${tb} where workspace_id = ${t.workspaceId}`.execute(appDb), refused);
+    }
+    await assert.rejects(sql`select usage_track_job()`.execute(appDb), /permission denied|trigger functions can only be called as triggers/);
   });
 
   test('serves a gateway over HTTP: authentication, rate limits, key use and upload rows', async () => {
