@@ -73,7 +73,38 @@ export function createDb(
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
   if (tracingEnabled()) traceStatements(pool);
-  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  pools.set(db, pool);
+  return db;
+}
+
+const pools = new WeakMap<object, pg.Pool>();
+
+/**
+ * Runs a statement whose text never changes as a named prepared statement on the pool of `db`:
+ * each connection sends and Postgres parses it once, and plans it once it has seen that a generic
+ * plan does as well (plan_cache_mode auto), instead of on every call. For the hottest reads only,
+ * and never with `*` in the select list: a prepared statement fails ("cached plan must not change
+ * result type") once a migration adds a column to a table it reads. Answers null when `db` is not a
+ * pool's database (a transaction): the caller then runs the statement as usual.
+ */
+export async function runPrepared<R>(db: Queryable, name: string, text: string, values: unknown[]): Promise<R[] | null> {
+  const pool = pools.get(db);
+  if (!pool) return null;
+  // A client of its own rather than pool.query, so the statement goes through the client's query
+  // as Kysely's do (traced when tracing is on).
+  const client = await pool.connect();
+  try {
+    const rows = (await client.query<R & pg.QueryResultRow>({ name, text, values })).rows;
+    client.release();
+    return rows;
+  } catch (err) {
+    // An error the server answered (a SQLSTATE) leaves the connection usable; any other (a cut
+    // connection) drops the client instead of handing it to the next statement.
+    const answered = typeof (err as { code?: unknown }).code === 'string' && /^[0-9A-Z]{5}$/.test((err as { code: string }).code);
+    client.release(answered ? undefined : (err as Error));
+    throw err;
+  }
 }
 
 /**
@@ -128,11 +159,14 @@ function traceStatements(pool: pg.Pool): void {
   pool.on('acquire', (client) => {
     if (traced.has(client)) return;
     traced.add(client);
-    const query = client.query.bind(client) as (text: unknown, values?: unknown) => Promise<unknown>;
-    (client as { query: unknown }).query = (text: unknown, values?: unknown) => {
-      if (typeof text !== 'string') return query(text, values);
-      const verb = /^\s*(\w+)/.exec(text)?.[1]?.toLowerCase() ?? 'query';
-      return withSpan(`pg ${verb}`, { 'db.system': 'postgresql', 'db.statement': text }, () => query(text, values), SpanKind.CLIENT);
+    const query = client.query.bind(client) as (text: unknown, values?: unknown, callback?: unknown) => Promise<unknown>;
+    (client as { query: unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
+      // A string, or a query config (a named prepared statement: runPrepared). A call with a
+      // callback (the pool's own pool.query) is passed through as it is.
+      const statement = typeof text === 'string' ? text : (text as { text?: unknown } | null)?.text;
+      if (typeof statement !== 'string' || typeof values === 'function' || callback !== undefined) return query(text, values, callback);
+      const verb = /^\s*(\w+)/.exec(statement)?.[1]?.toLowerCase() ?? 'query';
+      return withSpan(`pg ${verb}`, { 'db.system': 'postgresql', 'db.statement': statement }, () => query(text, values), SpanKind.CLIENT);
     };
   });
 }

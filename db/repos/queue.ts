@@ -3,8 +3,8 @@
 // that migration's indexes: `jobs_waiting_idx` (waiting jobs by workspace, provider and age) or
 // `jobs_submitted_at_idx` (recent submits).
 import { sql } from 'kysely';
-import type { Queryable } from '../index.js';
-import type { Job } from '../schema.js';
+import { runPrepared, type Queryable } from '../index.js';
+import type { Job, JobTable } from '../schema.js';
 import { jobPriorities, type JobPriority } from '../../shared/job-model.js';
 
 /** The statuses of a job that may still be waiting (a waiting job also has no `submitted_at`). */
@@ -57,7 +57,52 @@ export function jobsAheadQuery(job: PositionedJob) {
  * is one round trip whether the job waits or not. Undefined: no such job, or the key is revoked.
  * `queue_position` is null once its request reached its provider (or it finished).
  */
-export async function jobForStatusRead(db: Queryable, q: { workspaceId: string; id: string; kind: Job['kind']; liveKeyId: string }) {
+type StatusReadArgs = { workspaceId: string; id: string; kind: Job['kind']; liveKeyId: string };
+
+/** Every column of a job, named (a prepared statement must not select `*`: see runPrepared). */
+const jobColumns = Object.keys({
+  id: true,
+  kind: true,
+  workspace_id: true,
+  project_id: true,
+  api_key_id: true,
+  model: true,
+  status: true,
+  params: true,
+  error: true,
+  price: true,
+  outputs: true,
+  provider_ref: true,
+  workflow_started: true,
+  status_run_id: true,
+  created_at: true,
+  updated_at: true,
+  started_at: true,
+  finished_at: true,
+  phase: true,
+  percent: true,
+  queue_position: true,
+  attempt: true,
+  progress_updated_at: true,
+  event_seq: true,
+  reconcile_lease_until: true,
+  webhook_url: true,
+  webhook_events: true,
+  outputs_removed_at: true,
+  provider_attempts: true,
+  cancel_requested_at: true,
+  cancel_kept: true,
+  canceled_after_submit_at: true,
+  claimed_at: true,
+  priority: true,
+  fairness_weight: true,
+  deadline_at: true,
+  submitted_at: true,
+  credits_charged: true,
+  credits_refunded: true,
+} satisfies Record<keyof JobTable, true>).map((c) => `j.${c}` as `j.${keyof JobTable}`);
+
+function statusReadQuery(db: Queryable, q: StatusReadArgs) {
   const above = sql.join(
     jobPriorities.map((p) => {
       const ps = prioritiesAbove(p);
@@ -67,7 +112,7 @@ export async function jobForStatusRead(db: Queryable, q: { workspaceId: string; 
   );
   return db
     .selectFrom('jobs as j')
-    .selectAll('j')
+    .select(jobColumns)
     .select(
       sql<number | null>`case when j.submitted_at is null and j.status in ('pending', 'generating') then (
         select count(*)::int + 1 from jobs a
@@ -80,8 +125,27 @@ export async function jobForStatusRead(db: Queryable, q: { workspaceId: string; 
     .where('j.id', '=', q.id)
     .where('j.workspace_id', '=', q.workspaceId)
     .where('j.kind', '=', q.kind)
-    .where(sql<boolean>`exists (select 1 from api_keys k where k.id = ${q.liveKeyId} and k.revoked_at is null)`)
-    .executeTakeFirst();
+    .where(sql<boolean>`exists (select 1 from api_keys k where k.id = ${q.liveKeyId} and k.revoked_at is null)`);
+}
+
+export type StatusRead = NonNullable<Awaited<ReturnType<ReturnType<typeof statusReadQuery>['executeTakeFirst']>>>;
+
+// The statement compiled once, with markers where the request's values go.
+const marks: StatusReadArgs = { id: '\u0000id', workspaceId: '\u0000workspace', kind: '\u0000kind' as Job['kind'], liveKeyId: '\u0000key' };
+let compiledStatusRead: { sql: string; parameters: readonly unknown[] } | undefined;
+
+/**
+ * The status poll's one statement: the job (in the key's workspace, of the route's kind), its place
+ * in the queue while it waits, and only if the key is not revoked. A named prepared statement: the
+ * API's hottest read is parsed and planned once per connection, not per poll.
+ */
+export async function jobForStatusRead(db: Queryable, q: StatusReadArgs): Promise<StatusRead | undefined> {
+  compiledStatusRead ??= statusReadQuery(db, marks).compile();
+  const values = compiledStatusRead.parameters.map((v) =>
+    v === marks.id ? q.id : v === marks.workspaceId ? q.workspaceId : v === marks.kind ? q.kind : v === marks.liveKeyId ? q.liveKeyId : v,
+  );
+  const rows = await runPrepared<StatusRead>(db, 'mediagen_job_status_read', compiledStatusRead.sql, values);
+  return rows ? rows[0] : await statusReadQuery(db, q).executeTakeFirst();
 }
 
 /** Waiting jobs of one workspace on one provider queue, per model and priority. */
