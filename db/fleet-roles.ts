@@ -16,7 +16,7 @@
 // - webhooks: the deliveries and their attempts, the signing secrets, the per-destination breaker;
 //   it moves no job and never sees the ledger or the API keys.
 // - reconciler (and its control loops: upload sweep, webhook dispatch, pipeline repair, gauges):
-//   the job service, expiry sweeps (uploads, idempotency keys, rate-limit windows, deliveries,
+//   the job service, the usage rollups' fold, expiry sweeps (uploads, idempotency keys, rate-limit windows, deliveries,
 //   idle breakers), the queue gauges (which read key ids, never secrets).
 // - every worker fleet: the control leases and the build records of the promoter.
 //
@@ -91,6 +91,9 @@ export const fleetGrants: Readonly<Record<Fleet, Readonly<Record<string, TableGr
     webhook_attempts: READ,
     webhook_circuits: READ,
     route_probes: READ,
+    // GET /v1/usage: the daily rollups and the deltas not yet folded (0076_usage_daily).
+    usage_daily: READ,
+    usage_deltas: READ,
   },
   workflows: {
     ...jobService,
@@ -223,8 +226,11 @@ export async function grantFleetRoles(db: Database, prefix: string): Promise<{ r
       }
       await sql`grant usage, select on all sequences in schema public to ${r}`.execute(tx);
       // The audit log's retention sweep (0030_audit_retention) runs in the reconciler's loops.
-      if (fleet === 'reconciler') await sql`grant execute on function expire_audit_events(integer, integer) to ${r}`.execute(tx);
-      else await sql`revoke execute on function expire_audit_events(integer, integer) from ${r}`.execute(tx);
+      // So does the fold of the usage deltas into the daily rollups (0076_usage_daily).
+      for (const fn of [sql`expire_audit_events(integer, integer)`, sql`fold_usage_deltas()`]) {
+        if (fleet === 'reconciler') await sql`grant execute on function ${fn} to ${r}`.execute(tx);
+        else await sql`revoke execute on function ${fn} from ${r}`.execute(tx);
+      }
     }
   });
   return { roles };

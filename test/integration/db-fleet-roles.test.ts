@@ -123,6 +123,8 @@ describe('the fleet roles', () => {
     await assert.rejects(sql`select 1 from fetch_slots`.execute(db), refused);
     await assert.rejects(sql`update route_probes set model = model`.execute(db), refused);
     await assert.rejects(sql`select expire_audit_events(30, 10)`.execute(db), refused);
+    await assert.rejects(sql`select fold_usage_deltas()`.execute(db), refused);
+    await assert.rejects(sql`delete from usage_daily`.execute(db), refused);
   });
 
   test('a provider worker cannot read API keys, members or signing secrets; the webhooks worker sees no ledger', async () => {
@@ -194,6 +196,10 @@ describe('the fleet roles', () => {
       assert.deepEqual([event.type, event.data.id], ['job.completed', id]);
       const list = await c.get('/v1/images');
       assert.equal(list.status, 200, list.text);
+      // Usage by day reads the daily rollups and the deltas not yet folded (the reconciler folds them below).
+      const dayAgo = new Date(Date.now() - 86_400_000);
+      const usage = await c.get(`/v1/usage?from=${dayAgo.toISOString()}&to=${new Date(Date.now() + 86_400_000).toISOString()}`);
+      assert.equal(usage.status, 200, usage.text);
 
       // The reconciler's loops, each one pass as its role (they run on their own clocks otherwise).
       const control = workers.at(-1)!.fleet;
