@@ -4801,8 +4801,6 @@ export interface operations {
                     /** @enum {unknown} */
                     resolution?: "480p" | "720p";
                     reference_file_ids?: unknown;
-                    start_frame_file_id?: never;
-                    end_frame_file_id?: never;
                 } | {
                     /** @constant */
                     model?: "seedance-2.0-fast";
@@ -4812,8 +4810,6 @@ export interface operations {
                     /** @enum {unknown} */
                     resolution?: "480p" | "720p";
                     reference_file_ids?: unknown;
-                    start_frame_file_id?: never;
-                    end_frame_file_id?: never;
                 } | {
                     /** @constant */
                     model?: "grok-video";
@@ -8900,8 +8896,6 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "480p" | "720p";
                             reference_file_ids?: unknown;
-                            start_frame_file_id?: never;
-                            end_frame_file_id?: never;
                         } | {
                             /** @constant */
                             model?: "seedance-2.0-fast";
@@ -8911,8 +8905,6 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "480p" | "720p";
                             reference_file_ids?: unknown;
-                            start_frame_file_id?: never;
-                            end_frame_file_id?: never;
                         } | {
                             /** @constant */
                             model?: "grok-video";
@@ -9618,8 +9610,6 @@ export interface operations {
                         /** @enum {unknown} */
                         resolution?: "480p" | "720p";
                         reference_file_ids?: unknown;
-                        start_frame_file_id?: never;
-                        end_frame_file_id?: never;
                     } | {
                         /** @constant */
                         model?: "seedance-2.0-fast";
@@ -9629,8 +9619,6 @@ export interface operations {
                         /** @enum {unknown} */
                         resolution?: "480p" | "720p";
                         reference_file_ids?: unknown;
-                        start_frame_file_id?: never;
-                        end_frame_file_id?: never;
                     } | {
                         /** @constant */
                         model?: "grok-video";

@@ -289,17 +289,20 @@ export const videoEntries = {
     provider: 'fal',
     providerModelId: 'bytedance/seedance-2.0/text-to-video',
     falRequest: 'seedance-2',
+    secondaryModelIds: { imageToVideo: 'bytedance/seedance-2.0/image-to-video' },
     // fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt: resolution 480p | 720p, duration "4" … "15" (or "auto", not offered: a job's length is its
     // price), aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 (or auto), generate_audio at no extra cost;
     // $0.3034 per second at 720p. fal serves it under bytedance/ (no fal-ai/ prefix), which the pinned
     // @fal-ai/client does not type: its body is checked against a transcription (contracts/fal.ts).
-    // Text to video only here: fal's image-to-video and reference-to-video schemas were not transcribed,
-    // so image inputs are refused rather than dropped.
+    // A start frame (and an optional end frame) goes to fal's image-to-video endpoint (image_url,
+    // end_image_url; the same duration, aspect ratio and audio; $0.3024 a second at 720p on the standard
+    // tier, $0.2419 on fast, fal.ai/models/bytedance/seedance-2.0/{,fast/}image-to-video, read 2026-12-02).
+    // fal's reference-to-video schema was not transcribed: one reference image is the first frame.
     otherRoutes:
-      "fal (bytedance/seedance-2.0/*) only. BytePlus ModelArk serves Dreamina Seedance 2.0 (dreamina-seedance-2-0-*), but its model ids and limits were found only in resellers' pages, not in BytePlus's own: no BytePlus route. No alternate.",
+      "fal (bytedance/seedance-2.0/*) only. BytePlus ModelArk serves the Seedance 2.0 series (its own tutorial, docs.byteplus.com ModelArk 2291680, read 2026-12-02: a prepaid resource pack is needed), but the model ids (dreamina-seedance-2-0-*) and limits were found only on resellers' pages: no BytePlus route. No alternate.",
     source:
-      'fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt (standard tier: resolution 480p | 720p, duration 4-15, aspect_ratio 21:9 … 9:16, $0.3034 per second at 720p)',
-    imageInputs: false,
+      'fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt (standard tier: resolution 480p | 720p, duration 4-15, aspect_ratio 21:9 … 9:16, $0.3034 per second at 720p) and …/image-to-video (image_url, end_image_url; $0.3024 per second at 720p)',
+    maxReferenceImages: 1,
     aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
     defaultAspectRatio: '16:9',
     produces: {
@@ -322,17 +325,20 @@ export const videoEntries = {
     provider: 'fal',
     providerModelId: 'bytedance/seedance-2.0/fast/text-to-video',
     falRequest: 'seedance-2',
+    secondaryModelIds: { imageToVideo: 'bytedance/seedance-2.0/fast/image-to-video' },
     // fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt: resolution 480p | 720p, duration "4" … "15" (or "auto", not offered: a job's length is its
     // price), aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 (or auto), generate_audio at no extra cost;
     // $0.2419 per second at 720p. fal serves it under bytedance/ (no fal-ai/ prefix), which the pinned
     // @fal-ai/client does not type: its body is checked against a transcription (contracts/fal.ts).
-    // Text to video only here: fal's image-to-video and reference-to-video schemas were not transcribed,
-    // so image inputs are refused rather than dropped.
+    // A start frame (and an optional end frame) goes to fal's image-to-video endpoint (image_url,
+    // end_image_url; the same duration, aspect ratio and audio; $0.3024 a second at 720p on the standard
+    // tier, $0.2419 on fast, fal.ai/models/bytedance/seedance-2.0/{,fast/}image-to-video, read 2026-12-02).
+    // fal's reference-to-video schema was not transcribed: one reference image is the first frame.
     otherRoutes:
-      "fal (bytedance/seedance-2.0/*) only. BytePlus ModelArk serves Dreamina Seedance 2.0 (dreamina-seedance-2-0-*), but its model ids and limits were found only in resellers' pages, not in BytePlus's own: no BytePlus route. No alternate.",
+      "fal (bytedance/seedance-2.0/*) only. BytePlus ModelArk serves the Seedance 2.0 series (its own tutorial, docs.byteplus.com ModelArk 2291680, read 2026-12-02: a prepaid resource pack is needed), but the model ids (dreamina-seedance-2-0-*) and limits were found only on resellers' pages: no BytePlus route. No alternate.",
     source:
-      'fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt (fast tier: resolution 480p | 720p, duration 4-15, aspect_ratio 21:9 … 9:16, $0.2419 per second at 720p)',
-    imageInputs: false,
+      'fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt (fast tier: resolution 480p | 720p, duration 4-15, aspect_ratio 21:9 … 9:16, $0.2419 per second at 720p) and …/fast/image-to-video (image_url, end_image_url, the same price)',
+    maxReferenceImages: 1,
     aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
     defaultAspectRatio: '16:9',
     produces: {

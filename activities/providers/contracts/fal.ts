@@ -43,6 +43,8 @@ export const falEndpoints = {
   // Seedance 2.0 is served under bytedance/ (no fal-ai/ prefix); not in the pinned client: transcribed below.
   'bytedance/seedance-2.0/text-to-video': { output: 'video' },
   'bytedance/seedance-2.0/fast/text-to-video': { output: 'video' },
+  'bytedance/seedance-2.0/image-to-video': { output: 'video' },
+  'bytedance/seedance-2.0/fast/image-to-video': { output: 'video' },
   'xai/grok-imagine-video/image-to-video': { output: 'video' },
   // Not in the pinned @fal-ai/client yet: FalTranscribedInputs below.
   'fal-ai/kling-video/v3/turbo/pro/text-to-video': { output: 'video' },
@@ -64,6 +66,11 @@ type Seedance2Input = {
   generate_audio?: boolean;
   seed?: number;
   end_user_id?: string;
+};
+/** Image to video: the first frame (required) and an optional last frame; the standard tier adds 1080p. */
+type Seedance2ImageInput = Omit<Seedance2Input, 'resolution' | 'end_user_id'> & {
+  image_url: string;
+  end_image_url?: string;
 };
 
 /**
@@ -98,6 +105,15 @@ export interface FalTranscribedInputs {
   // gives both tiers one parameter set.
   'bytedance/seedance-2.0/text-to-video': Seedance2Input;
   'bytedance/seedance-2.0/fast/text-to-video': Seedance2Input;
+  // fal.ai/models/bytedance/seedance-2.0/image-to-video and …/fast/image-to-video (model pages and fal's
+  // API reference docs/model-api-reference/video-generation-api/bytedance-seedance-2.0-image-to-video,
+  // read 2026-12-02): prompt and image_url required (the starting frame; JPEG, PNG or WebP, at most
+  // 30 MB), end_image_url optional (the last frame), resolution 480p | 720p | 1080p on the standard tier
+  // ("1080p — the only resolution option not available on fast") and 480p | 720p on fast, duration auto
+  // or "4" … "15", aspect_ratio auto | …, generate_audio, seed; $0.3024 (standard) and $0.2419 (fast) a
+  // second at 720p. end_user_id is not listed on these pages, so it is left out.
+  'bytedance/seedance-2.0/image-to-video': Seedance2ImageInput & { resolution?: '480p' | '720p' | '1080p' };
+  'bytedance/seedance-2.0/fast/image-to-video': Seedance2ImageInput & { resolution?: '480p' | '720p' };
 }
 
 /** fal's input type of an endpoint: @fal-ai/client's EndpointTypeMap, or the transcription for one it lacks. */
