@@ -113,6 +113,18 @@ export const transcribedInputs: Record<string, Transcribed> = {
     source:
       'fal.ai/models/bytedance/seedance-2.0/fast/image-to-video, read 2026-12-02: prompt and image_url (required), end_image_url, resolution 480p | 720p, duration auto | 4 … 15, aspect_ratio auto | …, generate_audio; $0.2419 per second at 720p',
   },
+  'fal-ai/kling-video/o3/4k/text-to-video': {
+    properties: {
+      prompt: { type: 'string' },
+      duration: { type: 'string', enum: klingTurboDurations },
+      aspect_ratio: { type: 'string', enum: ['16:9', '9:16', '1:1'] },
+      generate_audio: { type: 'boolean' },
+      multi_prompt: { sdkField: ['fal-ai/kling-video/v3/pro/text-to-video', 'multi_prompt'] },
+      shot_type: { type: 'string' },
+    },
+    source:
+      'fal.ai/models/fal-ai/kling-video/o3/4k/text-to-video/llms.txt, read 2026-12-02: prompt (required unless multi_prompt), duration "3" … "15", aspect_ratio 16:9 | 9:16 | 1:1, generate_audio, multi_prompt (list<KlingV3MultiPromptElement>), shot_type; $0.42 per second, audio on or off',
+  },
   'fal-ai/kling-video/v3/turbo/pro/text-to-video': {
     properties: {
       prompt: { type: 'string' },

@@ -37,7 +37,11 @@ export const falBuilderEndpoints = {
     imageToVideo: ['fal-ai/kling-video/v3/pro/image-to-video', 'fal-ai/kling-video/v2.6/pro/image-to-video'],
   },
   seedance: { main: ['fal-ai/bytedance/seedance/v1.5/pro/text-to-video'], imageToVideo: ['fal-ai/bytedance/seedance/v1.5/pro/image-to-video'] },
-  'kling-turbo': { main: ['fal-ai/kling-video/v3/turbo/pro/text-to-video'], imageToVideo: ['fal-ai/kling-video/v3/turbo/pro/image-to-video'] },
+  // Kling O3 4K's text-to-video takes the Turbo's text-to-video fields (prompt, duration, aspect_ratio).
+  'kling-turbo': {
+    main: ['fal-ai/kling-video/v3/turbo/pro/text-to-video', 'fal-ai/kling-video/o3/4k/text-to-video'],
+    imageToVideo: ['fal-ai/kling-video/v3/turbo/pro/image-to-video'],
+  },
   'seedance-2': {
     main: ['bytedance/seedance-2.0/text-to-video', 'bytedance/seedance-2.0/fast/text-to-video'],
     imageToVideo: ['bytedance/seedance-2.0/image-to-video', 'bytedance/seedance-2.0/fast/image-to-video'],

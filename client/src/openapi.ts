@@ -4697,7 +4697,7 @@ export interface operations {
                     project_id: string;
                     prompt: string;
                     /** @enum {string} */
-                    model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
+                    model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
                     aspect_ratio?: string;
                     duration?: number;
                     resolution?: string;
@@ -4753,6 +4753,17 @@ export interface operations {
                     /** @enum {unknown} */
                     resolution?: "1080p";
                     reference_file_ids?: unknown;
+                } | {
+                    /** @constant */
+                    model?: "kling-o3-4k";
+                    /** @enum {unknown} */
+                    aspect_ratio?: "16:9" | "9:16" | "1:1";
+                    duration?: number;
+                    /** @enum {unknown} */
+                    resolution?: "2160p";
+                    reference_file_ids?: unknown;
+                    start_frame_file_id?: never;
+                    end_frame_file_id?: never;
                 } | {
                     /** @constant */
                     model?: "kling-2.6";
@@ -8781,7 +8792,7 @@ export interface operations {
                         body: {
                             prompt: string;
                             /** @enum {string} */
-                            model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
+                            model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
                             aspect_ratio?: string;
                             duration?: number;
                             resolution?: string;
@@ -8848,6 +8859,17 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "1080p";
                             reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "kling-o3-4k";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "2160p";
+                            reference_file_ids?: unknown;
+                            start_frame_file_id?: never;
+                            end_frame_file_id?: never;
                         } | {
                             /** @constant */
                             model?: "kling-2.6";
@@ -9495,7 +9517,7 @@ export interface operations {
                     } | ({
                         prompt: string;
                         /** @enum {string} */
-                        model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
+                        model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
                         aspect_ratio?: string;
                         duration?: number;
                         resolution?: string;
@@ -9562,6 +9584,17 @@ export interface operations {
                         /** @enum {unknown} */
                         resolution?: "1080p";
                         reference_file_ids?: unknown;
+                    } | {
+                        /** @constant */
+                        model?: "kling-o3-4k";
+                        /** @enum {unknown} */
+                        aspect_ratio?: "16:9" | "9:16" | "1:1";
+                        duration?: number;
+                        /** @enum {unknown} */
+                        resolution?: "2160p";
+                        reference_file_ids?: unknown;
+                        start_frame_file_id?: never;
+                        end_frame_file_id?: never;
                     } | {
                         /** @constant */
                         model?: "kling-2.6";
@@ -10141,7 +10174,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description only this model (a public model: GET /v1/models lists them) */
-                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "replace-actor" | "talking-actor";
+                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "replace-actor" | "talking-actor";
             };
             header?: never;
             path?: never;

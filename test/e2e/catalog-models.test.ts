@@ -138,6 +138,17 @@ describe('newer catalog models, end to end against the fakes', () => {
       ],
     },
     {
+      model: 'kling-o3-4k',
+      create: { aspect_ratio: '1:1', duration: 15 },
+      path: '/fal-ai/kling-video/o3/4k/text-to-video',
+      body: { duration: '15', aspect_ratio: '1:1' },
+      refused: [
+        { field: 'duration', value: 16, allowed: /3 to 15/ },
+        { field: 'aspect_ratio', value: '4:3', allowed: /16:9.*9:16.*1:1/ },
+        { field: 'resolution', value: '1080p', allowed: /2160p/ },
+      ],
+    },
+    {
       model: 'seedance-2.0',
       create: { aspect_ratio: '21:9', duration: 15, resolution: '480p' },
       path: '/bytedance/seedance-2.0/text-to-video',

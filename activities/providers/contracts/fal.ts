@@ -48,6 +48,7 @@ export const falEndpoints = {
   'xai/grok-imagine-video/image-to-video': { output: 'video' },
   // Not in the pinned @fal-ai/client yet: FalTranscribedInputs below.
   'fal-ai/kling-video/v3/turbo/pro/text-to-video': { output: 'video' },
+  'fal-ai/kling-video/o3/4k/text-to-video': { output: 'video' },
   'fal-ai/kling-video/v3/turbo/pro/image-to-video': { output: 'video' },
   // Wan 2.2 Animate Replace has no `prompt`: the motion video and the character image drive it.
   'fal-ai/wan/v2.2-14b/animate/replace': { output: 'video' },
@@ -81,6 +82,18 @@ type Seedance2ImageInput = Omit<Seedance2Input, 'resolution' | 'end_user_id'> & 
  * the client should replace these with fal's own types.
  */
 export interface FalTranscribedInputs {
+  // fal.ai/models/fal-ai/kling-video/o3/4k/text-to-video/llms.txt (read 2026-12-02): prompt (optional,
+  // "required unless multi_prompt is provided"), duration "3" … "15", aspect_ratio 16:9 | 9:16 | 1:1,
+  // generate_audio (default false), multi_prompt (list<KlingV3MultiPromptElement>), shot_type (string,
+  // default "customize"); $0.42 a second whether audio is on or off.
+  'fal-ai/kling-video/o3/4k/text-to-video': {
+    prompt?: string;
+    duration?: KlingTurboDuration;
+    aspect_ratio?: '16:9' | '9:16' | '1:1';
+    generate_audio?: boolean;
+    multi_prompt?: KlingV3MultiPrompt;
+    shot_type?: string;
+  };
   // Input schema: prompt ("keep the prompt under 2500 characters"; exclusive with multi_prompt),
   // multi_prompt (list<KlingV3MultiPromptElement>, the element type of Kling 3.0 Pro), aspect_ratio
   // 16:9 | 9:16 | 1:1, duration "3" … "15". No generate_audio, cfg_scale or negative_prompt.
