@@ -77,6 +77,17 @@ const seedance2Properties: Transcribed['properties'] = {
   end_user_id: { type: 'string' },
 };
 
+const seedance2ImageProperties = (resolutions: string[]): Transcribed['properties'] => ({
+  prompt: { type: 'string' },
+  image_url: { type: 'string' },
+  end_image_url: { type: 'string' },
+  resolution: { type: 'string', enum: resolutions },
+  duration: seedance2Properties.duration!,
+  aspect_ratio: seedance2Properties.aspect_ratio!,
+  generate_audio: { type: 'boolean' },
+  seed: { type: 'integer' },
+});
+
 export const transcribedInputs: Record<string, Transcribed> = {
   'bytedance/seedance-2.0/text-to-video': {
     properties: seedance2Properties,
@@ -89,6 +100,30 @@ export const transcribedInputs: Record<string, Transcribed> = {
     required: ['prompt'],
     source:
       'fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt, read 2026-12-02: prompt (required), resolution 480p | 720p, duration "auto" | "4" … "15", aspect_ratio auto | 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16, generate_audio, seed, end_user_id; $0.2419 per second at 720p',
+  },
+  'bytedance/seedance-2.0/image-to-video': {
+    properties: seedance2ImageProperties(['480p', '720p', '1080p']),
+    required: ['prompt', 'image_url'],
+    source:
+      "fal.ai/models/bytedance/seedance-2.0/image-to-video and fal's API reference (docs/model-api-reference/video-generation-api/bytedance-seedance-2.0-image-to-video), read 2026-12-02: prompt and image_url (required), end_image_url, resolution 480p | 720p | 1080p, duration auto | 4 … 15, aspect_ratio, generate_audio, seed; $0.3024 per second at 720p",
+  },
+  'bytedance/seedance-2.0/fast/image-to-video': {
+    properties: seedance2ImageProperties(['480p', '720p']),
+    required: ['prompt', 'image_url'],
+    source:
+      'fal.ai/models/bytedance/seedance-2.0/fast/image-to-video, read 2026-12-02: prompt and image_url (required), end_image_url, resolution 480p | 720p, duration auto | 4 … 15, aspect_ratio auto | …, generate_audio; $0.2419 per second at 720p',
+  },
+  'fal-ai/kling-video/o3/4k/text-to-video': {
+    properties: {
+      prompt: { type: 'string' },
+      duration: { type: 'string', enum: klingTurboDurations },
+      aspect_ratio: { type: 'string', enum: ['16:9', '9:16', '1:1'] },
+      generate_audio: { type: 'boolean' },
+      multi_prompt: { sdkField: ['fal-ai/kling-video/v3/pro/text-to-video', 'multi_prompt'] },
+      shot_type: { type: 'string' },
+    },
+    source:
+      'fal.ai/models/fal-ai/kling-video/o3/4k/text-to-video/llms.txt, read 2026-12-02: prompt (required unless multi_prompt), duration "3" … "15", aspect_ratio 16:9 | 9:16 | 1:1, generate_audio, multi_prompt (list<KlingV3MultiPromptElement>), shot_type; $0.42 per second, audio on or off',
   },
   'fal-ai/kling-video/v3/turbo/pro/text-to-video': {
     properties: {

@@ -9,6 +9,7 @@ import { disabledRoutesOf, providerRoutesOf } from './providers/index.js';
 import type { ModelEntry, ModelRoute, OutputFormat, RouteOutput } from './catalog/types.js';
 import { imageEntries } from './catalog/images.js';
 import { videoEntries } from './catalog/videos.js';
+import { transcribedVideoEntries } from './catalog/videos-transcribed.js';
 import { actorEntries } from './catalog/actors.js';
 
 export type {
@@ -35,7 +36,7 @@ function withAlternates<E extends ModelEntry>(entry: E): E & Pick<ModelRoute, 'a
   return { ...entry, ...(alternates.length ? { alternates } : {}), ...(disabledRoutes.length ? { disabledRoutes } : {}) };
 }
 
-const entries = { ...imageEntries, ...videoEntries, ...actorEntries };
+const entries = { ...imageEntries, ...videoEntries, ...transcribedVideoEntries, ...actorEntries };
 export type ModelName = keyof typeof entries;
 export const catalog = Object.fromEntries(Object.entries(entries).map(([model, entry]) => [model, withAlternates(entry)])) as {
   readonly [M in ModelName]: (typeof entries)[M] & Pick<ModelRoute, 'alternates' | 'disabledRoutes'>;
@@ -57,6 +58,7 @@ export const videoModels = [
   'sora-2',
   'kling-3.0',
   'kling-3.0-turbo',
+  'kling-o3-4k',
   'kling-2.6',
   'veo-3.1',
   'veo-3.1-lite',

@@ -2,6 +2,9 @@
 // contracts/azure.ts): POST {endpoint}/openai/deployments/{deployment}/images/generations?api-version=…
 // with the `api-key` header and { model: deployment, prompt, n, size, output_format } → { data: [{ b64_json }] }. Azure
 // addresses deployments, not models: AZURE_OPENAI_IMAGE_DEPLOYMENT names the gpt-image-1.5 deployment.
+// AZURE_OPENAI_API_VERSION `v1` or `preview` selects Microsoft's v1 API instead: POST
+// {endpoint}/openai/v1/images/generations (with ?api-version=preview for `preview`), the same body, the
+// deployment named only by `model`; Microsoft documents image generation there as a preview operation.
 // The request, the answer and the rest are those of every host of OpenAI's Images API (images-api.ts,
 // which also says why a retried submit never pays twice).
 // Errors (errors/azure.ts): 5xx, 408, 429 (Azure's rate and quota limits) and timeouts are retried,
@@ -15,7 +18,7 @@ import { classify, errorOfRow } from './error-table.js';
 import { azureErrors, azureFacts } from './errors/azure.js';
 import { createImagesApiAdapter, type ImagesApiRef } from './images-api.js';
 import { gptImage1Sizes } from './gpt-image-models.js';
-import { azureDefaultApiVersion, type azureImageSizes, type AzureImageGenerateParams } from './contracts/azure.js';
+import { azureDefaultApiVersion, azureV1ApiVersions, type azureImageSizes, type AzureImageGenerateParams } from './contracts/azure.js';
 
 export interface AzureConfig {
   key: string;
@@ -29,9 +32,15 @@ export interface AzureConfig {
 
 export type AzureImageRef = ImagesApiRef<'azure'>;
 
-/** The URL of image generation on a deployment, as the SDK's AzureOpenAI client builds it. */
+/**
+ * The URL of image generation: on a deployment with a dated api-version, as the SDK's AzureOpenAI client
+ * builds it; or, for `v1` / `preview`, on Microsoft's v1 API, where `api-version` is optional (`v1` when
+ * absent) and the body's `model` names the deployment.
+ */
 export function azureImagesUrl(endpoint: string, deployment: string, apiVersion: string): string {
-  const base = endpoint.replace(/\/+$/, '').replace(/\/openai$/, '');
+  const base = endpoint.replace(/\/+$/, '').replace(/\/openai(\/v1)?$/, '');
+  if ((azureV1ApiVersions as readonly string[]).includes(apiVersion))
+    return `${base}/openai/v1/images/generations${apiVersion === 'v1' ? '' : `?api-version=${apiVersion}`}`;
   return `${base}/openai/deployments/${encodeURIComponent(deployment)}/images/generations?api-version=${encodeURIComponent(apiVersion)}`;
 }
 

@@ -37,8 +37,15 @@ export const falBuilderEndpoints = {
     imageToVideo: ['fal-ai/kling-video/v3/pro/image-to-video', 'fal-ai/kling-video/v2.6/pro/image-to-video'],
   },
   seedance: { main: ['fal-ai/bytedance/seedance/v1.5/pro/text-to-video'], imageToVideo: ['fal-ai/bytedance/seedance/v1.5/pro/image-to-video'] },
-  'kling-turbo': { main: ['fal-ai/kling-video/v3/turbo/pro/text-to-video'], imageToVideo: ['fal-ai/kling-video/v3/turbo/pro/image-to-video'] },
-  'seedance-2': { main: ['bytedance/seedance-2.0/text-to-video', 'bytedance/seedance-2.0/fast/text-to-video'] },
+  // Kling O3 4K's text-to-video takes the Turbo's text-to-video fields (prompt, duration, aspect_ratio).
+  'kling-turbo': {
+    main: ['fal-ai/kling-video/v3/turbo/pro/text-to-video', 'fal-ai/kling-video/o3/4k/text-to-video'],
+    imageToVideo: ['fal-ai/kling-video/v3/turbo/pro/image-to-video'],
+  },
+  'seedance-2': {
+    main: ['bytedance/seedance-2.0/text-to-video', 'bytedance/seedance-2.0/fast/text-to-video'],
+    imageToVideo: ['bytedance/seedance-2.0/image-to-video', 'bytedance/seedance-2.0/fast/image-to-video'],
+  },
   grok: { main: ['xai/grok-imagine-video/text-to-video'], imageToVideo: ['xai/grok-imagine-video/image-to-video'] },
 } as const satisfies Record<FalRequestShape, { main: readonly FalEndpointId[] } & Record<string, readonly FalEndpointId[]>>;
 
@@ -253,13 +260,19 @@ const falRequestBuilders: Record<FalRequestShape, (c: BuildContext) => Promise<F
   // (the catalog refuses image inputs: no image-to-video schema was transcribed). Audio is generated at the
   // same price either way (fal's page), so it is asked for, as for the other Seedance.
   async 'seedance-2'(c) {
-    return falBody(mainEndpoint(c, 'seedance-2'))({
+    const { first, end } = videoFrames(c);
+    const base = {
       prompt: c.prompt,
       duration: pick('duration', seedance2Durations, String(c.duration)),
       resolution: pick('resolution', seedance2Resolutions, c.resolution),
       aspect_ratio: pick('aspect_ratio', seedance2Ratios, c.aspectRatio),
       generate_audio: true,
-    });
+    };
+    const imageToVideo = first ? endpointFor(c, 'seedance-2', 'imageToVideo') : undefined;
+    if (first && imageToVideo) {
+      return falBody(imageToVideo)({ ...base, image_url: await c.url(first), ...(end ? { end_image_url: await c.url(end) } : {}) });
+    }
+    return falBody(mainEndpoint(c, 'seedance-2'))(base);
   },
 
   async grok(c) {

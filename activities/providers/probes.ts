@@ -4,6 +4,10 @@
 // answer counts: the model absent (404, or a list without it) or the key refused (401/403) makes the
 // route unavailable; anything else (5xx, 429, a timeout, an answer we cannot read) tells nothing and
 // changes nothing, so a provider's bad minute never takes a route out of rotation.
+// Google's models.get and ElevenLabs' GET /v1/models are probed for presence only: neither publishes a
+// lifecycle field (googleapis generativelanguage v1beta model.proto and @google/genai's Model; the Model
+// type of elevenlabs-python, generated from ElevenLabs' API definition), so a retired model there shows as
+// gone, not as deprecated ahead of time.
 // Providers without a documented endpoint that says whether a model exists have no probe:
 // - Azure OpenAI: the data-plane deployments API (GET {endpoint}/openai/deployments/{id}) was retired
 //   (Microsoft Q&A 1371786: "retired in favor of the centralized management plane API"), which needs

@@ -4697,7 +4697,7 @@ export interface operations {
                     project_id: string;
                     prompt: string;
                     /** @enum {string} */
-                    model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
+                    model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
                     aspect_ratio?: string;
                     duration?: number;
                     resolution?: string;
@@ -4755,6 +4755,17 @@ export interface operations {
                     reference_file_ids?: unknown;
                 } | {
                     /** @constant */
+                    model?: "kling-o3-4k";
+                    /** @enum {unknown} */
+                    aspect_ratio?: "16:9" | "9:16" | "1:1";
+                    duration?: number;
+                    /** @enum {unknown} */
+                    resolution?: "2160p";
+                    reference_file_ids?: unknown;
+                    start_frame_file_id?: never;
+                    end_frame_file_id?: never;
+                } | {
+                    /** @constant */
                     model?: "kling-2.6";
                     /** @enum {unknown} */
                     aspect_ratio?: "16:9" | "9:16" | "1:1";
@@ -4801,8 +4812,6 @@ export interface operations {
                     /** @enum {unknown} */
                     resolution?: "480p" | "720p";
                     reference_file_ids?: unknown;
-                    start_frame_file_id?: never;
-                    end_frame_file_id?: never;
                 } | {
                     /** @constant */
                     model?: "seedance-2.0-fast";
@@ -4812,8 +4821,6 @@ export interface operations {
                     /** @enum {unknown} */
                     resolution?: "480p" | "720p";
                     reference_file_ids?: unknown;
-                    start_frame_file_id?: never;
-                    end_frame_file_id?: never;
                 } | {
                     /** @constant */
                     model?: "grok-video";
@@ -8785,7 +8792,7 @@ export interface operations {
                         body: {
                             prompt: string;
                             /** @enum {string} */
-                            model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
+                            model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
                             aspect_ratio?: string;
                             duration?: number;
                             resolution?: string;
@@ -8854,6 +8861,17 @@ export interface operations {
                             reference_file_ids?: unknown;
                         } | {
                             /** @constant */
+                            model?: "kling-o3-4k";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "2160p";
+                            reference_file_ids?: unknown;
+                            start_frame_file_id?: never;
+                            end_frame_file_id?: never;
+                        } | {
+                            /** @constant */
                             model?: "kling-2.6";
                             /** @enum {unknown} */
                             aspect_ratio?: "16:9" | "9:16" | "1:1";
@@ -8900,8 +8918,6 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "480p" | "720p";
                             reference_file_ids?: unknown;
-                            start_frame_file_id?: never;
-                            end_frame_file_id?: never;
                         } | {
                             /** @constant */
                             model?: "seedance-2.0-fast";
@@ -8911,8 +8927,6 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "480p" | "720p";
                             reference_file_ids?: unknown;
-                            start_frame_file_id?: never;
-                            end_frame_file_id?: never;
                         } | {
                             /** @constant */
                             model?: "grok-video";
@@ -9503,7 +9517,7 @@ export interface operations {
                     } | ({
                         prompt: string;
                         /** @enum {string} */
-                        model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
+                        model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
                         aspect_ratio?: string;
                         duration?: number;
                         resolution?: string;
@@ -9572,6 +9586,17 @@ export interface operations {
                         reference_file_ids?: unknown;
                     } | {
                         /** @constant */
+                        model?: "kling-o3-4k";
+                        /** @enum {unknown} */
+                        aspect_ratio?: "16:9" | "9:16" | "1:1";
+                        duration?: number;
+                        /** @enum {unknown} */
+                        resolution?: "2160p";
+                        reference_file_ids?: unknown;
+                        start_frame_file_id?: never;
+                        end_frame_file_id?: never;
+                    } | {
+                        /** @constant */
                         model?: "kling-2.6";
                         /** @enum {unknown} */
                         aspect_ratio?: "16:9" | "9:16" | "1:1";
@@ -9618,8 +9643,6 @@ export interface operations {
                         /** @enum {unknown} */
                         resolution?: "480p" | "720p";
                         reference_file_ids?: unknown;
-                        start_frame_file_id?: never;
-                        end_frame_file_id?: never;
                     } | {
                         /** @constant */
                         model?: "seedance-2.0-fast";
@@ -9629,8 +9652,6 @@ export interface operations {
                         /** @enum {unknown} */
                         resolution?: "480p" | "720p";
                         reference_file_ids?: unknown;
-                        start_frame_file_id?: never;
-                        end_frame_file_id?: never;
                     } | {
                         /** @constant */
                         model?: "grok-video";
@@ -10153,7 +10174,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description only this model (a public model: GET /v1/models lists them) */
-                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "replace-actor" | "talking-actor";
+                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "replace-actor" | "talking-actor";
             };
             header?: never;
             path?: never;

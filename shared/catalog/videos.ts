@@ -118,36 +118,6 @@ export const videoEntries = {
     deadlineSeconds: 1200,
     price: { per: 'second', credits: 14, providerCost: 10 },
   },
-  'kling-3.0-turbo': {
-    model: 'kling-3.0-turbo',
-    kind: 'video',
-    provider: 'fal',
-    providerModelId: 'fal-ai/kling-video/v3/turbo/pro/text-to-video',
-    falRequest: 'kling-turbo',
-    secondaryModelIds: { imageToVideo: 'fal-ai/kling-video/v3/turbo/pro/image-to-video' },
-    // fal.ai/models/fal-ai/kling-video/v3/turbo/pro/text-to-video/llms.txt (read 2026-11-27): "high quality
-    // 1080p", duration "3" … "15", aspect_ratio 16:9 | 9:16 | 1:1, $0.14 per second; image-to-video takes
-    // image_url (the first frame) and names no last frame. The pinned @fal-ai/client has neither endpoint,
-    // so their bodies are checked against a transcription (contracts/fal.ts FalTranscribedInputs). fal
-    // also serves a Standard Turbo at 720p (…/v3/turbo/standard/*, $0.112 per second): not offered here.
-    otherRoutes:
-      "fal only (fal-ai/kling-video/v3/turbo/pro/*). Kuaishou's own Kling API is not reachable from this build's sources (see kling-3.0). No alternate.",
-    source:
-      'fal.ai/models/fal-ai/kling-video/v3/turbo/pro/text-to-video/llms.txt and …/image-to-video/llms.txt, read 2026-11-27 (duration 3-15, aspect_ratio 16:9 | 9:16 | 1:1, 1080p, $0.14 per second; prompt best under 2500 characters)',
-    // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
-    maxReferenceImages: 1,
-    // fal asks for prompts under 2500 characters; longer ones are refused here rather than risked.
-    promptChars: { max: 2500 },
-    endFrame: false,
-    aspectRatios: ['16:9', '9:16', '1:1'],
-    defaultAspectRatio: '16:9',
-    durations: { min: 3, max: 15 },
-    defaultDuration: 5,
-    resolutions: ['1080p'],
-    defaultResolution: '1080p',
-    deadlineSeconds: 1200,
-    price: { per: 'second', credits: 7, providerCost: 5 },
-  },
   'kling-2.6': {
     model: 'kling-2.6',
     kind: 'video',
@@ -282,72 +252,6 @@ export const videoEntries = {
     defaultResolution: '720p',
     deadlineSeconds: 1200,
     price: { per: 'second', credits: 8, providerCost: 5 },
-  },
-  'seedance-2.0': {
-    model: 'seedance-2.0',
-    kind: 'video',
-    provider: 'fal',
-    providerModelId: 'bytedance/seedance-2.0/text-to-video',
-    falRequest: 'seedance-2',
-    // fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt: resolution 480p | 720p, duration "4" … "15" (or "auto", not offered: a job's length is its
-    // price), aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 (or auto), generate_audio at no extra cost;
-    // $0.3034 per second at 720p. fal serves it under bytedance/ (no fal-ai/ prefix), which the pinned
-    // @fal-ai/client does not type: its body is checked against a transcription (contracts/fal.ts).
-    // Text to video only here: fal's image-to-video and reference-to-video schemas were not transcribed,
-    // so image inputs are refused rather than dropped.
-    otherRoutes:
-      "fal (bytedance/seedance-2.0/*) only. BytePlus ModelArk serves Dreamina Seedance 2.0 (dreamina-seedance-2-0-*), but its model ids and limits were found only in resellers' pages, not in BytePlus's own: no BytePlus route. No alternate.",
-    source:
-      'fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt (standard tier: resolution 480p | 720p, duration 4-15, aspect_ratio 21:9 … 9:16, $0.3034 per second at 720p)',
-    imageInputs: false,
-    aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
-    defaultAspectRatio: '16:9',
-    produces: {
-      formats: ['mp4'],
-      aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
-      resolutions: ['480p', '720p'],
-      source: 'fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt (aspect_ratio and resolution of the MP4 answered as asked)',
-    },
-    durations: { min: 4, max: 15 },
-    defaultDuration: 5,
-    resolutions: ['480p', '720p'],
-    defaultResolution: '720p',
-    deadlineSeconds: 1200,
-    // One price for both resolutions: the provider cost is 720p's ($0.3034 a second), rounded up in credits.
-    price: { per: 'second', credits: 16, providerCost: 11 },
-  },
-  'seedance-2.0-fast': {
-    model: 'seedance-2.0-fast',
-    kind: 'video',
-    provider: 'fal',
-    providerModelId: 'bytedance/seedance-2.0/fast/text-to-video',
-    falRequest: 'seedance-2',
-    // fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt: resolution 480p | 720p, duration "4" … "15" (or "auto", not offered: a job's length is its
-    // price), aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 (or auto), generate_audio at no extra cost;
-    // $0.2419 per second at 720p. fal serves it under bytedance/ (no fal-ai/ prefix), which the pinned
-    // @fal-ai/client does not type: its body is checked against a transcription (contracts/fal.ts).
-    // Text to video only here: fal's image-to-video and reference-to-video schemas were not transcribed,
-    // so image inputs are refused rather than dropped.
-    otherRoutes:
-      "fal (bytedance/seedance-2.0/*) only. BytePlus ModelArk serves Dreamina Seedance 2.0 (dreamina-seedance-2-0-*), but its model ids and limits were found only in resellers' pages, not in BytePlus's own: no BytePlus route. No alternate.",
-    source:
-      'fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt (fast tier: resolution 480p | 720p, duration 4-15, aspect_ratio 21:9 … 9:16, $0.2419 per second at 720p)',
-    imageInputs: false,
-    aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
-    defaultAspectRatio: '16:9',
-    produces: {
-      formats: ['mp4'],
-      aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
-      resolutions: ['480p', '720p'],
-      source: 'fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt (aspect_ratio and resolution of the MP4 answered as asked)',
-    },
-    durations: { min: 4, max: 15 },
-    defaultDuration: 5,
-    resolutions: ['480p', '720p'],
-    defaultResolution: '720p',
-    deadlineSeconds: 1200,
-    // One price for both resolutions: the provider cost is 720p's ($0.2419 a second), rounded up in credits.
-    price: { per: 'second', credits: 13, providerCost: 9 },
   },
   'grok-video': {
     model: 'grok-video',

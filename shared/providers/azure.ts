@@ -14,7 +14,13 @@ export const azure = defineProvider({
       "The resource endpoint https://{resource}.openai.azure.com (a trailing /openai, the SDK's base, is dropped).",
     ),
     AZURE_OPENAI_IMAGE_DEPLOYMENT: z.string().min(1).default('gpt-image-1.5').describe('The name of the gpt-image-1.5 deployment.'),
-    AZURE_OPENAI_API_VERSION: z.string().min(1).default('2025-04-01-preview').describe('The api-version of the deployments path.'),
+    AZURE_OPENAI_API_VERSION: z
+      .string()
+      .min(1)
+      .default('2025-04-01-preview')
+      .describe(
+        "The api-version of the deployments path; `v1` or `preview` calls Microsoft's v1 API instead ({endpoint}/openai/v1/images/generations, the deployment sent as `model`).",
+      ),
   }),
   // Images are answered as base64: no output host at all.
   outputHosts: { hosts: [], keyHosts: [] },

@@ -13,6 +13,8 @@ import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.j
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/openai.js';
 import { jobFinished, jobLedger } from '../support/job-helpers.js';
 import { catalog, priceFor } from '../../shared/catalog.js';
+import { insertUpload } from '../support/fixtures.js';
+import { createStorage } from '../../shared/storage.js';
 
 let tdb: TestDatabase;
 let live: LiveFal;
@@ -136,6 +138,17 @@ describe('newer catalog models, end to end against the fakes', () => {
       ],
     },
     {
+      model: 'kling-o3-4k',
+      create: { aspect_ratio: '1:1', duration: 15 },
+      path: '/fal-ai/kling-video/o3/4k/text-to-video',
+      body: { duration: '15', aspect_ratio: '1:1' },
+      refused: [
+        { field: 'duration', value: 16, allowed: /3 to 15/ },
+        { field: 'aspect_ratio', value: '4:3', allowed: /16:9.*9:16.*1:1/ },
+        { field: 'resolution', value: '1080p', allowed: /2160p/ },
+      ],
+    },
+    {
       model: 'seedance-2.0',
       create: { aspect_ratio: '21:9', duration: 15, resolution: '480p' },
       path: '/bytedance/seedance-2.0/text-to-video',
@@ -179,6 +192,52 @@ describe('newer catalog models, end to end against the fakes', () => {
     assert.equal(price, 6);
     assert.deepEqual(await jobLedger(tdb.db, row.id), [['charge', -price]]);
     assert.equal(await creditsOf(tdb.db, t), 100 - price);
+  });
+
+  test('seedance-2.0 with a start and an end frame runs on fal image-to-video, completes, and is charged its price once; two reference images are refused at create', async () => {
+    const t = await createTenant(tdb.db, 1000);
+    const c = api(gw.baseUrl, t.apiKey);
+    const storage = createStorage(testConfig(tdb.url));
+    const [start, end, other] = await Promise.all([1, 2, 3].map(() => insertUpload(tdb.db, storage, t, 'image')));
+    const prompt = 'a paper boat sails from one frame to the next (seedance-2.0 image to video)';
+    for (const model of ['seedance-2.0', 'seedance-2.0-fast']) {
+      const refused = await c.post('/v1/videos/generate', { project_id: t.projectId, prompt, model, reference_file_ids: [start, other] });
+      assert.equal(refused.status, 400, refused.text);
+      assert.match(refused.body.error.message, /reference_file_ids/, refused.text);
+    }
+    const fast1080 = await c.post('/v1/videos/generate', {
+      project_id: t.projectId,
+      prompt,
+      model: 'seedance-2.0-fast',
+      start_frame_file_id: start,
+      resolution: '1080p',
+    });
+    assert.equal(fast1080.status, 400, fast1080.text);
+    assert.match(fast1080.body.error.message, /resolution.*480p.*720p/, fast1080.text);
+    assert.equal(await creditsOf(tdb.db, t), 1000, 'a refused create charges nothing');
+
+    const create = { aspect_ratio: '9:16', duration: 6, resolution: '480p' } as const;
+    const r = await c.post('/v1/videos/generate', {
+      project_id: t.projectId,
+      prompt,
+      model: 'seedance-2.0',
+      start_frame_file_id: start,
+      end_frame_file_id: end,
+      ...create,
+    });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.data.provider, 'fal');
+    const row = await jobFinished(tdb.db, r.body.data.id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    const submit = live.fal.requestsOf('submit').find((s) => (s.json as { prompt?: string }).prompt === prompt)!;
+    assert.equal(submit.path, '/bytedance/seedance-2.0/image-to-video');
+    const body = submit.json as Record<string, unknown>;
+    assert.deepEqual(Object.keys(body).sort(), ['aspect_ratio', 'duration', 'end_image_url', 'generate_audio', 'image_url', 'prompt', 'resolution']);
+    assert.deepEqual([body.duration, body.resolution, body.aspect_ratio, body.generate_audio], ['6', '480p', '9:16', true]);
+    assert.notEqual(body.image_url, body.end_image_url, 'the start and end frames are sent as two images');
+    const price = priceFor(catalog['seedance-2.0'], create);
+    assert.deepEqual(await jobLedger(tdb.db, row.id), [['charge', -price]]);
+    assert.equal(await creditsOf(tdb.db, t), 1000 - price);
   });
 
   for (const m of refreshed) {

@@ -60,6 +60,30 @@ describe('Azure OpenAI images adapter', () => {
     );
   });
 
+  test("api-version v1 or preview calls Microsoft's v1 API: /openai/v1/images/generations, the deployment named by model", async () => {
+    for (const [apiVersion, query] of [
+      ['preview', 'preview'],
+      ['v1', null],
+    ] as const) {
+      const a = createAzureAdapter({ key: fake.key, endpoint: `${fake.url}/openai/v1/`, deployment: fake.deployment, apiVersion, timeoutMs: 2000 });
+      const req = requestFor('gpt-image-1.5', { count: 1, aspectRatio: '9:16', providerModelId: 'gpt-image-1.5' });
+      const ref = await a.submit(req, ctx);
+      const call = fake.requestsOf('images').at(-1)!;
+      assert.equal(call.path, '/openai/v1/images/generations', apiVersion);
+      assert.equal(call.query.get('api-version'), query, `${apiVersion}: the api-version sent`);
+      assert.equal(call.headers['api-key'], fake.key);
+      assert.deepEqual(call.json, { model: fake.deployment, prompt: req.prompt, n: 1, size: '1024x1536', output_format: 'png' });
+      assert.equal((await a.poll(ref, ctx)).state, 'succeeded', apiVersion);
+    }
+    // The v1 path has no deployment segment: without `model` the fake refuses the call, as the reference requires it.
+    const res = await fetch(azureImagesUrl(fake.url, fake.deployment, 'preview'), {
+      method: 'POST',
+      headers: { 'api-key': fake.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'a lighthouse' }),
+    });
+    assert.equal(res.status, 400);
+  });
+
   test('an endpoint given with the SDK base (/openai) or a trailing slash, a configured deployment and api-version', async () => {
     const fake2 = await startFakeAzure(undefined, 'img-prod');
     try {

@@ -11,6 +11,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/open
 import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
 import { startFakeXai, type FakeXai } from '../support/fake-providers/xai.js';
 import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-providers/elevenlabs.js';
+import { startFakeAzure, type FakeAzure } from '../support/fake-providers/azure.js';
 
 interface Example {
   name: string;
@@ -54,12 +55,13 @@ let openai: FakeOpenAI;
 let fal: FakeFal;
 let xai: FakeXai;
 let elevenlabs: FakeElevenLabs;
+let azure: FakeAzure;
 
 before(async () => {
-  [openai, fal, xai, elevenlabs] = await Promise.all([startFakeOpenAI(), startFakeFal(), startFakeXai(), startFakeElevenLabs()]);
+  [openai, fal, xai, elevenlabs, azure] = await Promise.all([startFakeOpenAI(), startFakeFal(), startFakeXai(), startFakeElevenLabs(), startFakeAzure()]);
 });
 after(async () => {
-  await Promise.all([openai?.close(), fal?.close(), xai?.close(), elevenlabs?.close()]);
+  await Promise.all([openai?.close(), fal?.close(), xai?.close(), elevenlabs?.close(), azure?.close()]);
 });
 
 /** Answers the example's call on the provider's fake: its status and JSON body. */
@@ -107,6 +109,16 @@ answer.xai = async (ex) => {
 };
 answer.elevenlabs = async (ex) => {
   const res = await fetch(`${elevenlabs.url}${ex.request.path}`, { headers: { 'xi-api-key': elevenlabs.key } });
+  return { status: res.status, body: await res.json() };
+};
+
+answer.azure = async (ex) => {
+  // The example's deployment is the fake's: its path names the deployment the fake serves.
+  const res = await fetch(`${azure.url}${ex.request.path}`, {
+    method: ex.request.method,
+    headers: { 'api-key': azure.key, 'content-type': 'application/json' },
+    body: JSON.stringify(ex.request.body),
+  });
   return { status: res.status, body: await res.json() };
 };
 

@@ -7,12 +7,13 @@
 // A catalog entry breaking one of these makes `catalogFalValues` below fail to compile, naming it.
 import type { imageEntries } from '../../shared/catalog/images.js';
 import type { videoEntries } from '../../shared/catalog/videos.js';
+import type { transcribedVideoEntries } from '../../shared/catalog/videos-transcribed.js';
 import type { actorEntries } from '../../shared/catalog/actors.js';
 import type { FalRequestShape } from '../../shared/catalog.js';
 import type { FalEndpointId, FalInput } from '../../activities/providers/contracts/fal.js';
 import type { Common, EndpointOf, FieldTuple, falBuilderEndpoints } from '../../activities/providers/fal-requests.js';
 
-type Entries = typeof imageEntries & typeof videoEntries & typeof actorEntries;
+type Entries = typeof imageEntries & typeof videoEntries & typeof transcribedVideoEntries & typeof actorEntries;
 
 /** Values of `V` outside fal's field `F` for builder `S` (nothing when no endpoint of `S` has the field). */
 type Outside<S extends FalRequestShape, F extends string, V> = [FieldTuple<S, F>] extends [never] ? never : V extends Common<S, F> ? never : V;

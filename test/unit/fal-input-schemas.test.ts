@@ -32,7 +32,8 @@ test('every published limit has a source, and lands on its field', () => {
 test('an endpoint the pinned client does not type is transcribed with its source, refusing fields fal does not list', () => {
   const endpoints = falInputSchemasDocument().endpoints as Record<string, { properties: Record<string, unknown>; additionalProperties: boolean }>;
   for (const [id, t] of Object.entries(transcribedInputs)) {
-    assert.ok(t.source.includes(`fal.ai/models/${id}/llms.txt`), `${id} names fal's own page`);
+    // fal's own page of the endpoint: its llms.txt or the model page itself (fal.ai/models/<id>).
+    assert.match(t.source, new RegExp(`fal\\.ai/models/${id.replace(/[.]/g, '\\.')}(/llms\\.txt)?\\b`), `${id} names fal's own page`);
     assert.equal(endpoints[id]!.additionalProperties, false);
   }
   const turbo = endpoints['fal-ai/kling-video/v3/turbo/pro/text-to-video']!;

@@ -100,17 +100,14 @@ test('InfiniteTalk frame counts are 4n+1 like the ones fal documents (41, 145, 7
   }
 });
 
-test('Seedance 2.0 takes text only: a start frame, an end frame or a reference image is refused, whatever serves it', () => {
+test('Seedance 2.0 takes a start frame (fal image to video) and an end frame; more than one reference image is refused', () => {
   for (const model of ['seedance-2.0', 'seedance-2.0-fast'] as const) {
     const route = catalog[model];
     assert.equal(requestRefusal(route, { prompt: 'a kite', duration: 15 }, 'fal'), undefined);
-    assert.equal(
-      requestRefusal(route, { start_frame_file_id: 's' }, 'fal'),
-      `start_frame_file_id: ${model} takes text only (no start frame, end frame or reference images)`,
-    );
-    assert.match(requestRefusal(route, { reference_file_ids: ['a'] }, 'fal')!, /^reference_file_ids: .* takes text only/);
-    assert.match(requestRefusal(route, { start_frame_file_id: 's', end_frame_file_id: 'e' }, 'local')!, /takes text only/);
+    assert.equal(requestRefusal(route, { start_frame_file_id: 's' }, 'fal'), undefined);
+    assert.equal(requestRefusal(route, { start_frame_file_id: 's', end_frame_file_id: 'e' }, 'fal'), undefined);
+    assert.equal(requestRefusal(route, { reference_file_ids: ['a'] }, 'fal'), undefined);
+    assert.match(requestRefusal(route, { reference_file_ids: ['a', 'b'] }, 'fal')!, /^reference_file_ids: /);
+    assert.equal(route.secondaryModelIds.imageToVideo, route.providerModelId.replace('text-to-video', 'image-to-video'));
   }
-  // Other models keep their image inputs.
-  assert.equal(requestRefusal(catalog['seedance-1.5'], { start_frame_file_id: 's' }, 'fal'), undefined);
 });

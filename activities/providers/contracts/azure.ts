@@ -6,9 +6,19 @@
 //    Create", api-version 2025-04-01-preview) and the `openai` npm package's own AzureOpenAI client
 //    (openai 7.57.0, azure.js): baseURL `${endpoint}/openai`, `/deployments/${model}` inserted before
 //    `/images/generations`, `api-version` as a default query parameter, `api-key` header for a key.
-//    Microsoft's image how-to (articles/foundry/openai/how-to/dall-e.md) shows the v1 path
-//    /openai/v1/images/generations?api-version=preview too, which the SDK's AzureOpenAI client does not
-//    build: the deployments path is the one both confirm, so it is the one used.
+//    Microsoft's image pages (how-to articles/foundry/openai/how-to/dall-e.md, dated 2025-11-21; REST
+//    quickstart includes/dall-e-rest.md; Python quickstart includes/dall-e-python.md, 2026-01-29) still
+//    give this path with api-version 2025-04-01-preview, so it stays the default.
+//  - v1 API (AZURE_OPENAI_API_VERSION `v1` or `preview`): Microsoft's "v1 API" page
+//    (articles/foundry/openai/includes/api-version-lifecycle-content.md, 2026-03-19): base
+//    {endpoint}/openai/v1/, `api-key` header, the deployment name as `model`, "api-version is no longer
+//    a required parameter with the v1 GA API". Its v1 preview REST reference
+//    (includes/api-versions/new-inference-preview.md, "Createimage"): POST
+//    {endpoint}/openai/v1/images/generations?api-version=preview, api-version optional ("v1 if not
+//    otherwise specified", values v1 | preview), body `model` "the model deployment to use" (required),
+//    prompt, n, size, quality, output_format, output_compression, background, user; answer
+//    AzureImagesResponse. Image generation is listed there, in the preview reference, and not in the
+//    v1 GA status table, hence opt-in.
 //  - Body: prompt, n (1–10), size (gpt-image-1 series: 1024x1024 | 1024x1536 | 1536x1024, how-to
 //    "Size"), quality, output_format png | jpeg (WEBP is not supported on Azure, how-to "Output
 //    format"), output_compression, background, user, and `model`: the reference's body table omits it
@@ -31,6 +41,8 @@ import { z } from 'zod';
 export const azureImageSizes = ['1024x1024', '1536x1024', '1024x1536'] as const;
 /** The api-version of Microsoft's REST reference for image generation on a deployment. */
 export const azureDefaultApiVersion = '2025-04-01-preview';
+/** The api-version values of Microsoft's v1 API (AzureAIFoundryModelsApiVersion): they select the v1 path. */
+export const azureV1ApiVersions = ['v1', 'preview'] as const;
 export const azurePromptMaxChars = 4000;
 
 export const azureImageGenerateParams = z.strictObject({

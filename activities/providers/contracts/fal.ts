@@ -43,9 +43,12 @@ export const falEndpoints = {
   // Seedance 2.0 is served under bytedance/ (no fal-ai/ prefix); not in the pinned client: transcribed below.
   'bytedance/seedance-2.0/text-to-video': { output: 'video' },
   'bytedance/seedance-2.0/fast/text-to-video': { output: 'video' },
+  'bytedance/seedance-2.0/image-to-video': { output: 'video' },
+  'bytedance/seedance-2.0/fast/image-to-video': { output: 'video' },
   'xai/grok-imagine-video/image-to-video': { output: 'video' },
   // Not in the pinned @fal-ai/client yet: FalTranscribedInputs below.
   'fal-ai/kling-video/v3/turbo/pro/text-to-video': { output: 'video' },
+  'fal-ai/kling-video/o3/4k/text-to-video': { output: 'video' },
   'fal-ai/kling-video/v3/turbo/pro/image-to-video': { output: 'video' },
   // Wan 2.2 Animate Replace has no `prompt`: the motion video and the character image drive it.
   'fal-ai/wan/v2.2-14b/animate/replace': { output: 'video' },
@@ -65,6 +68,11 @@ type Seedance2Input = {
   seed?: number;
   end_user_id?: string;
 };
+/** Image to video: the first frame (required) and an optional last frame; the standard tier adds 1080p. */
+type Seedance2ImageInput = Omit<Seedance2Input, 'resolution' | 'end_user_id'> & {
+  image_url: string;
+  end_image_url?: string;
+};
 
 /**
  * Inputs of endpoints fal serves that the pinned @fal-ai/client (1.10.1) does not type yet, transcribed
@@ -74,6 +82,18 @@ type Seedance2Input = {
  * the client should replace these with fal's own types.
  */
 export interface FalTranscribedInputs {
+  // fal.ai/models/fal-ai/kling-video/o3/4k/text-to-video/llms.txt (read 2026-12-02): prompt (optional,
+  // "required unless multi_prompt is provided"), duration "3" … "15", aspect_ratio 16:9 | 9:16 | 1:1,
+  // generate_audio (default false), multi_prompt (list<KlingV3MultiPromptElement>), shot_type (string,
+  // default "customize"); $0.42 a second whether audio is on or off.
+  'fal-ai/kling-video/o3/4k/text-to-video': {
+    prompt?: string;
+    duration?: KlingTurboDuration;
+    aspect_ratio?: '16:9' | '9:16' | '1:1';
+    generate_audio?: boolean;
+    multi_prompt?: KlingV3MultiPrompt;
+    shot_type?: string;
+  };
   // Input schema: prompt ("keep the prompt under 2500 characters"; exclusive with multi_prompt),
   // multi_prompt (list<KlingV3MultiPromptElement>, the element type of Kling 3.0 Pro), aspect_ratio
   // 16:9 | 9:16 | 1:1, duration "3" … "15". No generate_audio, cfg_scale or negative_prompt.
@@ -98,6 +118,15 @@ export interface FalTranscribedInputs {
   // gives both tiers one parameter set.
   'bytedance/seedance-2.0/text-to-video': Seedance2Input;
   'bytedance/seedance-2.0/fast/text-to-video': Seedance2Input;
+  // fal.ai/models/bytedance/seedance-2.0/image-to-video and …/fast/image-to-video (model pages and fal's
+  // API reference docs/model-api-reference/video-generation-api/bytedance-seedance-2.0-image-to-video,
+  // read 2026-12-02): prompt and image_url required (the starting frame; JPEG, PNG or WebP, at most
+  // 30 MB), end_image_url optional (the last frame), resolution 480p | 720p | 1080p on the standard tier
+  // ("1080p — the only resolution option not available on fast") and 480p | 720p on fast, duration auto
+  // or "4" … "15", aspect_ratio auto | …, generate_audio, seed; $0.3024 (standard) and $0.2419 (fast) a
+  // second at 720p. end_user_id is not listed on these pages, so it is left out.
+  'bytedance/seedance-2.0/image-to-video': Seedance2ImageInput & { resolution?: '480p' | '720p' | '1080p' };
+  'bytedance/seedance-2.0/fast/image-to-video': Seedance2ImageInput & { resolution?: '480p' | '720p' };
 }
 
 /** fal's input type of an endpoint: @fal-ai/client's EndpointTypeMap, or the transcription for one it lacks. */

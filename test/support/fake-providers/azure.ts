@@ -2,6 +2,8 @@
 // image generation on a deployment, and the openai SDK's AzureOpenAI client): POST
 // /openai/deployments/{deployment}/images/generations?api-version=… with the `api-key` header and a body
 // validated against the same strict schema the adapter is type-checked with → { created, data: [{ b64_json }] }.
+// The v1 API's POST /openai/v1/images/generations (api-version optional: v1 | preview) takes the same
+// body with `model` required, naming the deployment.
 // Errors use Azure's { error: { code, message, … } }: a wrong key is 401; an unknown deployment 404
 // DeploymentNotFound; a missing api-version 404; an invalid body 400; a prompt containing "forbidden" is
 // refused by the content filter (400 contentFilter, as the how-to's troubleshooting shows) and one
@@ -13,6 +15,7 @@ import { documentedMedia, shapedMedia, sizeOf } from './media.js';
 import { imagesEcho } from './openai.js';
 
 const imagesPath = /^\/openai\/deployments\/([^/]+)\/images\/generations$/;
+const v1ImagesPath = '/openai/v1/images/generations';
 
 export class FakeAzure extends FakeServer {
   readonly key: string;
@@ -21,7 +24,7 @@ export class FakeAzure extends FakeServer {
 
   constructor(key = 'azure-test-key-0123456789abcdef', deployment = 'gpt-image-1.5') {
     super(
-      (method, path) => (method === 'POST' && imagesPath.test(path) ? 'images' : undefined),
+      (method, path) => (method === 'POST' && (imagesPath.test(path) || path === v1ImagesPath) ? 'images' : undefined),
       (req) => this.answer(req),
     );
     this.key = key;
@@ -32,8 +35,12 @@ export class FakeAzure extends FakeServer {
     if (req.headers['api-key'] !== this.key) {
       return json(401, { error: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint.' } });
     }
-    if (!req.query.get('api-version')) return json(404, { error: { code: '404', message: 'Resource not found' } });
-    const deployment = decodeURIComponent(imagesPath.exec(req.path)![1]!);
+    const v1 = req.path === v1ImagesPath;
+    if (!v1 && !req.query.get('api-version')) return json(404, { error: { code: '404', message: 'Resource not found' } });
+    const body = req.json as { model?: unknown } | undefined;
+    if (v1 && typeof body?.model !== 'string')
+      return json(400, { error: { code: 'invalid_value', message: 'model is required', param: 'model', type: 'invalid_request_error' } });
+    const deployment = v1 ? (body!.model as string) : decodeURIComponent(imagesPath.exec(req.path)![1]!);
     if (deployment !== this.deployment) {
       return json(404, { error: { code: 'DeploymentNotFound', message: 'The API deployment for this resource does not exist.' } });
     }

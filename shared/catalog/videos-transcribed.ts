@@ -1,0 +1,142 @@
+// The catalog's video models on fal endpoints the pinned @fal-ai/client does not type yet (their
+// bodies are checked against transcriptions of fal's pages: activities/providers/contracts/fal.ts
+// FalTranscribedInputs). shared/catalog.ts has the rules; the `source` of each entry says where.
+import type { ModelEntry } from './types.js';
+
+export const transcribedVideoEntries = {
+  'kling-3.0-turbo': {
+    model: 'kling-3.0-turbo',
+    kind: 'video',
+    provider: 'fal',
+    providerModelId: 'fal-ai/kling-video/v3/turbo/pro/text-to-video',
+    falRequest: 'kling-turbo',
+    secondaryModelIds: { imageToVideo: 'fal-ai/kling-video/v3/turbo/pro/image-to-video' },
+    // fal.ai/models/fal-ai/kling-video/v3/turbo/pro/text-to-video/llms.txt (read 2026-11-27): "high quality
+    // 1080p", duration "3" … "15", aspect_ratio 16:9 | 9:16 | 1:1, $0.14 per second; image-to-video takes
+    // image_url (the first frame) and names no last frame. The pinned @fal-ai/client has neither endpoint,
+    // so their bodies are checked against a transcription (contracts/fal.ts FalTranscribedInputs). fal
+    // also serves a Standard Turbo at 720p (…/v3/turbo/standard/*, $0.112 per second): not offered here.
+    otherRoutes:
+      "fal only (fal-ai/kling-video/v3/turbo/pro/*). Kuaishou's own Kling API is not reachable from this build's sources (see kling-3.0). No alternate.",
+    source:
+      'fal.ai/models/fal-ai/kling-video/v3/turbo/pro/text-to-video/llms.txt and …/image-to-video/llms.txt, read 2026-11-27 (duration 3-15, aspect_ratio 16:9 | 9:16 | 1:1, 1080p, $0.14 per second; prompt best under 2500 characters)',
+    // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
+    maxReferenceImages: 1,
+    // fal asks for prompts under 2500 characters; longer ones are refused here rather than risked.
+    promptChars: { max: 2500 },
+    endFrame: false,
+    aspectRatios: ['16:9', '9:16', '1:1'],
+    defaultAspectRatio: '16:9',
+    durations: { min: 3, max: 15 },
+    defaultDuration: 5,
+    resolutions: ['1080p'],
+    defaultResolution: '1080p',
+    deadlineSeconds: 1200,
+    price: { per: 'second', credits: 7, providerCost: 5 },
+  },
+  'kling-o3-4k': {
+    model: 'kling-o3-4k',
+    kind: 'video',
+    provider: 'fal',
+    providerModelId: 'fal-ai/kling-video/o3/4k/text-to-video',
+    falRequest: 'kling-turbo',
+    // fal.ai/models/fal-ai/kling-video/o3/4k/text-to-video/llms.txt (read 2026-12-02): "directly outputs
+    // professional-grade 4K video in one step", duration "3" … "15", aspect_ratio 16:9 | 9:16 | 1:1,
+    // $0.42 per second whether audio is on or off (generate_audio defaults to false and is not sent). No
+    // resolution field: every output is 4K, labelled 2160p here (the short side of UHD 4K). The pinned
+    // @fal-ai/client lacks the endpoint, so its body is checked against a transcription (contracts/fal.ts).
+    // Text to video only: fal's O3 4K image-to-video page was read only in summary (image_url,
+    // end_image_url), not its schema, so image inputs are refused rather than guessed.
+    otherRoutes: "fal only (fal-ai/kling-video/o3/4k/*). Kuaishou's own Kling API is not reachable from this build's sources (see kling-3.0). No alternate.",
+    source:
+      'fal.ai/models/fal-ai/kling-video/o3/4k/text-to-video/llms.txt, read 2026-12-02 (native 4K, duration 3-15, aspect_ratio 16:9 | 9:16 | 1:1, $0.42 per second)',
+    imageInputs: false,
+    aspectRatios: ['16:9', '9:16', '1:1'],
+    defaultAspectRatio: '16:9',
+    produces: {
+      formats: ['mp4'],
+      aspectRatios: ['16:9', '9:16', '1:1'],
+      resolutions: ['2160p'],
+      source: 'fal.ai/models/fal-ai/kling-video/o3/4k/text-to-video/llms.txt (native 4K MP4 at the asked aspect ratio)',
+    },
+    durations: { min: 3, max: 15 },
+    defaultDuration: 5,
+    resolutions: ['2160p'],
+    defaultResolution: '2160p',
+    deadlineSeconds: 1800,
+    // $0.42 a second is 15 credits of provider cost, at the ratio of the other fal video models.
+    price: { per: 'second', credits: 22, providerCost: 15 },
+  },
+  'seedance-2.0': {
+    model: 'seedance-2.0',
+    kind: 'video',
+    provider: 'fal',
+    providerModelId: 'bytedance/seedance-2.0/text-to-video',
+    falRequest: 'seedance-2',
+    secondaryModelIds: { imageToVideo: 'bytedance/seedance-2.0/image-to-video' },
+    // fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt: resolution 480p | 720p, duration "4" … "15" (or "auto", not offered: a job's length is its
+    // price), aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 (or auto), generate_audio at no extra cost;
+    // $0.3034 per second at 720p. fal serves it under bytedance/ (no fal-ai/ prefix), which the pinned
+    // @fal-ai/client does not type: its body is checked against a transcription (contracts/fal.ts).
+    // A start frame (and an optional end frame) goes to fal's image-to-video endpoint (image_url,
+    // end_image_url; the same duration, aspect ratio and audio; $0.3024 a second at 720p on the standard
+    // tier, $0.2419 on fast, fal.ai/models/bytedance/seedance-2.0/{,fast/}image-to-video, read 2026-12-02).
+    // fal's reference-to-video schema was not transcribed: one reference image is the first frame.
+    otherRoutes:
+      "fal (bytedance/seedance-2.0/*) only. BytePlus ModelArk serves the Seedance 2.0 series (its own tutorial, docs.byteplus.com ModelArk 2291680, read 2026-12-02: a prepaid resource pack is needed), but the model ids (dreamina-seedance-2-0-*) and limits were found only on resellers' pages: no BytePlus route. No alternate.",
+    source:
+      'fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt (standard tier: resolution 480p | 720p, duration 4-15, aspect_ratio 21:9 … 9:16, $0.3034 per second at 720p) and …/image-to-video (image_url, end_image_url; $0.3024 per second at 720p)',
+    maxReferenceImages: 1,
+    aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
+    defaultAspectRatio: '16:9',
+    produces: {
+      formats: ['mp4'],
+      aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
+      resolutions: ['480p', '720p'],
+      source: 'fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt (aspect_ratio and resolution of the MP4 answered as asked)',
+    },
+    durations: { min: 4, max: 15 },
+    defaultDuration: 5,
+    resolutions: ['480p', '720p'],
+    defaultResolution: '720p',
+    deadlineSeconds: 1200,
+    // One price for both resolutions: the provider cost is 720p's ($0.3034 a second), rounded up in credits.
+    price: { per: 'second', credits: 16, providerCost: 11 },
+  },
+  'seedance-2.0-fast': {
+    model: 'seedance-2.0-fast',
+    kind: 'video',
+    provider: 'fal',
+    providerModelId: 'bytedance/seedance-2.0/fast/text-to-video',
+    falRequest: 'seedance-2',
+    secondaryModelIds: { imageToVideo: 'bytedance/seedance-2.0/fast/image-to-video' },
+    // fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt: resolution 480p | 720p, duration "4" … "15" (or "auto", not offered: a job's length is its
+    // price), aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 (or auto), generate_audio at no extra cost;
+    // $0.2419 per second at 720p. fal serves it under bytedance/ (no fal-ai/ prefix), which the pinned
+    // @fal-ai/client does not type: its body is checked against a transcription (contracts/fal.ts).
+    // A start frame (and an optional end frame) goes to fal's image-to-video endpoint (image_url,
+    // end_image_url; the same duration, aspect ratio and audio; $0.3024 a second at 720p on the standard
+    // tier, $0.2419 on fast, fal.ai/models/bytedance/seedance-2.0/{,fast/}image-to-video, read 2026-12-02).
+    // fal's reference-to-video schema was not transcribed: one reference image is the first frame.
+    otherRoutes:
+      "fal (bytedance/seedance-2.0/*) only. BytePlus ModelArk serves the Seedance 2.0 series (its own tutorial, docs.byteplus.com ModelArk 2291680, read 2026-12-02: a prepaid resource pack is needed), but the model ids (dreamina-seedance-2-0-*) and limits were found only on resellers' pages: no BytePlus route. No alternate.",
+    source:
+      'fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt (fast tier: resolution 480p | 720p, duration 4-15, aspect_ratio 21:9 … 9:16, $0.2419 per second at 720p) and …/fast/image-to-video (image_url, end_image_url, the same price)',
+    maxReferenceImages: 1,
+    aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
+    defaultAspectRatio: '16:9',
+    produces: {
+      formats: ['mp4'],
+      aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
+      resolutions: ['480p', '720p'],
+      source: 'fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt (aspect_ratio and resolution of the MP4 answered as asked)',
+    },
+    durations: { min: 4, max: 15 },
+    defaultDuration: 5,
+    resolutions: ['480p', '720p'],
+    defaultResolution: '720p',
+    deadlineSeconds: 1200,
+    // One price for both resolutions: the provider cost is 720p's ($0.2419 a second), rounded up in credits.
+    price: { per: 'second', credits: 13, providerCost: 9 },
+  },
+} as const satisfies Record<string, ModelEntry>;
