@@ -41,7 +41,7 @@ import type { Job } from '../db/schema.js';
 import * as leases from '../db/repos/job-leases.js';
 import { auditEventId, recordAuditEventOnce } from '../db/repos/audit.js';
 import { RECONCILER_ACTOR } from '../shared/audit.js';
-import { sweepSlots } from '../db/repos/route-slots.js';
+import { grantExpired, sweepSlots } from '../db/repos/route-slots.js';
 import { SLOT_WAITER_FRESH_MS } from '../shared/route-slots.js';
 import { inFlightStatuses, type JobService } from '../jobs/index.js';
 import { describeJobRun, listClosedInFlightRuns, listJobRuns, type ClosedRun } from '../workflows/client.js';
@@ -297,8 +297,10 @@ export function createReconciler(deps: {
     pass.temporalCalls += await restartStalledPipelines(deps, config.PIPELINE_STALL_MS, lease);
     await settleClosed(pass);
     await repairStale(pass);
-    // Route slots whose job ended or whose holder vanished go back (ROUTE_SLOTS).
+    // Route slots whose job ended or whose holder vanished go back (ROUTE_SLOTS), granted to the
+    // jobs waiting there (a grant its job never took among them).
     await sweepSlots(db, SLOT_WAITER_FRESH_MS);
+    await deps.jobs.wakeSlotGrantees(await grantExpired(db));
     deps.metrics?.reconcilerPassed();
     return pass;
   }
