@@ -9,8 +9,9 @@
 // B's wait is measured from B's submit, as its customer sees it: from the moment its create requests
 // were sent to the moment a provider slot took each job's provider step (the ActivityTaskStarted
 // event of its submitAndCheck, from the workflow history), and to the job done (the row's
-// finished_at). Where the wait went is printed stage by stage (median over B's jobs): create answered
-// and workflow started, first workflow task, submit queued on the provider queue, slot taken, done.
+// finished_at). Where the wait went is printed stage by stage (median over B's jobs): workflow
+// started, first workflow task, submit queued on the provider queue, slot taken, submit answered (the
+// local renderer renders within it), the workflow task after it taken (a sticky queue), done.
 // Throughput is every job of the phase (A's and B's) over the time from the first create to the last
 // job finished. (b) and (c) run in alternating rounds (2 by default) and their figures are pooled.
 // Each phase first runs a few jobs of a third workspace, so none measures its fleet's
@@ -35,13 +36,13 @@ interface Phase {
   bWaits: number[];
   /** B's waits from its submit to its job done, ms, sorted. */
   bDone: number[];
-  /** B's stages, ms from its submit, per job: workflow started, first task, submit queued, slot taken, done. */
+  /** B's stages, ms from its submit, per job (STAGES). */
   bStages: number[][];
   jobsPerSecond: number;
   jobs: number;
 }
 
-const STAGES = ['workflow started', 'first task', 'submit queued', 'slot taken', 'done'];
+const STAGES = ['workflow started', 'first task', 'submit queued', 'slot taken', 'submit answered', 'next task', 'done'];
 
 /** B's waits and the phase's throughput, on one line. */
 function describe(r: Phase): string {
@@ -98,7 +99,9 @@ async function runPhase(tdb: TestDatabase, name: string, opts: { fairShare: bool
     return {
       bWaits: sorted(timelines.map((t) => t.submitStarted - bSubmit)),
       bDone: sorted(timelines.map((t) => t.finished - bSubmit)),
-      bStages: timelines.map((t) => [t.workflowStarted, t.firstTaskStarted, t.submitScheduled, t.submitStarted, t.finished].map((v) => v - bSubmit)),
+      bStages: timelines.map((t) =>
+        [t.workflowStarted, t.firstTaskStarted, t.submitScheduled, t.submitStarted, t.submitCompleted, t.nextTaskStarted, t.finished].map((v) => v - bSubmit),
+      ),
       jobs: all.length,
       jobsPerSecond: all.length / ((end - t0) / 1000),
     };

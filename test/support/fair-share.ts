@@ -90,6 +90,9 @@ export interface JobTimeline {
   submitStarted: number;
   submits: number;
   submitAttempt: number;
+  /** The submit that took the slot answered (the local renderer rendered within it), and the workflow task after it was taken. */
+  submitCompleted: number;
+  nextTaskStarted: number;
   finished: number;
 }
 
@@ -111,6 +114,12 @@ export async function jobTimeline(client: Client, db: Database, jobId: string): 
       t.submitStarted = ms(e.eventTime);
       t.submitAttempt = started.attempt ?? 1;
     }
+    const completed = e.activityTaskCompletedEventAttributes;
+    if (completed && submits.has(String(completed.scheduledEventId))) {
+      t.submitCompleted = ms(e.eventTime);
+      t.nextTaskStarted = undefined;
+    }
+    if (e.workflowTaskStartedEventAttributes && t.submitCompleted !== undefined && t.nextTaskStarted === undefined) t.nextTaskStarted = ms(e.eventTime);
   }
   return t as JobTimeline;
 }
