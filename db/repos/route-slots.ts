@@ -53,23 +53,25 @@ const ago = (ms: number) => sql<Date>`now() - make_interval(secs => ${ms / 1000}
  * before, in one statement (refuseWhenFull).
  */
 export async function takeSlot(db: Database, pool: RoutePool, who: SlotClaimant, timing: SlotTiming & { locked?: boolean }): Promise<TakeResult> {
-  // A job woken by a grant (timing.locked) is refused under the lock only: a release between the
-  // lock-free refusal's read and its waiter row would grant no one, and the job would sleep on.
-  const full = timing.locked ? undefined : await refuseWhenFull(db, pool, who);
-  if (full) return full;
+  // A job that waits for a grant (timing.locked) is registered as a waiter under the lock: a release
+  // between the lock-free refusal's read and its new waiter row would grant no one, and the job
+  // would sleep on. Once registered, every release sees it, and the lock-free refusal is safe.
+  const full = await refuseWhenFull(db, pool, who);
+  if (full && (full.known || !timing.locked)) return full.refusal;
   return db.transaction().execute((tx) => takeSlotIn(tx, pool, who, timing));
 }
 
 /**
  * The common case of a backlog, without the route's lock: the route is full of live slots and the
- * job holds none, so it is refused (as waiting: its waiter row written) in one statement. A slot
- * freed meanwhile is found by the job's next ask; a refusal never grants, so no lock is needed.
- * Undefined when the locked path must decide.
+ * job holds none, so it is refused (as waiting: its waiter row written) in one statement. A refusal
+ * never grants, so no lock is needed. Undefined when the locked path must decide.
  */
-async function refuseWhenFull(db: Database, pool: RoutePool, who: SlotClaimant): Promise<TakeResult | undefined> {
+async function refuseWhenFull(db: Database, pool: RoutePool, who: SlotClaimant): Promise<{ refusal: TakeResult; known: boolean } | undefined> {
   const priorityKey = slotPriorityKeys[who.priority];
-  const { rows } = await sql<{ held: number; holds_one: boolean; position: number }>`
-    with held as (
+  const { rows } = await sql<{ held: number; holds_one: boolean; position: number; known: boolean }>`
+    with known as (
+      select exists (select 1 from route_slot_waiters where job_id = ${who.jobId} and route = ${pool.route}) as known
+    ), held as (
       select count(*)::int as n from route_slots where route = ${pool.route} and lease_until >= now()
     ), mine as (
       select exists (select 1 from route_slots where job_id = ${who.jobId}) as holds_one
@@ -83,13 +85,14 @@ async function refuseWhenFull(db: Database, pool: RoutePool, who: SlotClaimant):
         route = excluded.route
       returning since
     )
-    select (select n from held) as held, (select holds_one from mine) as holds_one,
+    select (select n from held) as held, (select holds_one from mine) as holds_one, (select known from known) as known,
       (select count(*)::int from route_slot_waiters o, waiter w
         where o.route = ${pool.route} and o.workspace_id = ${who.workspaceId} and o.job_id <> ${who.jobId}
           and (o.priority_key, o.since, o.job_id) < (${priorityKey}, w.since, ${who.jobId})) as position`.execute(db);
   const row = rows[0];
   if (!row || row.holds_one || Number(row.held) < pool.slots) return undefined;
-  return { granted: false, reason: 'full', position: Number(row.position) };
+  // known: the job was a waiter of the route before this statement (a release since saw it).
+  return { refusal: { granted: false, reason: 'full', position: Number(row.position) }, known: row.known };
 }
 
 async function takeSlotIn(tx: Tx, pool: RoutePool, who: SlotClaimant, timing: SlotTiming): Promise<TakeResult> {
