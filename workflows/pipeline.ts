@@ -214,8 +214,8 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     /** Submits on the serving route and checks until its outputs are stored (or it fails). */
     const generate = async (req: ProviderRequest): Promise<JobOutput[]> => {
       const providerQueue = queues.provider(serving);
-      // A job waits for its route slot here, woken by the release that grants it one, instead of
-      // retrying its submit every 1–10 s; runs recorded before keep retrying (RouteSlotBusy).
+      // A job waits for its route slot here, woken by the release that grants it one; runs recorded
+      // without the patch wait by retrying their submit (RouteSlotBusy).
       const grant = patched(ROUTE_SLOT_GRANT_PATCH);
       const submitOpts: ProviderStepOptions = {
         ...(failover ? { failover: true } : {}),
