@@ -36,6 +36,7 @@ import * as m0045 from './migrations/0045_control_leases.js';
 import * as m0046 from './migrations/0046_control_claims.js';
 import * as m0050 from './migrations/0050_deployment_builds.js';
 import * as m0055 from './migrations/0055_route_lifecycle.js';
+import * as m0070 from './migrations/0070_route_slot_grants.js';
 import * as m0075 from './migrations/0075_fetch_slots.js';
 import * as m0076 from './migrations/0076_usage_daily.js';
 
@@ -73,6 +74,7 @@ export const migrations: Record<string, Migration> = {
   '0046_control_claims': m0046,
   '0050_deployment_builds': m0050,
   '0055_route_lifecycle': m0055,
+  '0070_route_slot_grants': m0070,
   '0075_fetch_slots': m0075,
   '0076_usage_daily': m0076,
 };

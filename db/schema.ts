@@ -211,6 +211,8 @@ export type { RouteProbeStatus, RouteProbeTable } from './route-probe-schema.js'
 export interface RouteSlotRouteTable {
   route: string;
   created_at: Generated<Date>;
+  /** The route's slots as its last taker's ROUTE_SLOTS said: how many its releases may grant. */
+  slots: number | null;
 }
 /** A slot a job holds at its route, from just before its provider submit until its request there ends. */
 export interface RouteSlotTable {
@@ -222,7 +224,10 @@ export interface RouteSlotTable {
   taken_at: Generated<Date>;
   /** Renewed by the job's checks; an expired slot goes back to the route. */
   lease_until: ColumnType<Date, Date | string, Date | string>;
-  /** The submit step's attempt that took it (the attempts before it waited for a slot). */
+  /**
+   * The submit step's attempt that took it (the attempts before it waited for a slot); 0 while it is
+   * a grant its job's submit has not taken yet.
+   */
   taken_attempt: Generated<number>;
 }
 /** A job waiting for a slot of its route: served in fair order by workspace. */

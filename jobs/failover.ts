@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/index.js';
 import type { Job } from '../db/schema.js';
 import * as jobsRepo from '../db/repos/jobs.js';
-import { releaseSlot } from '../db/repos/route-slots.js';
+import type { createSlotRelease } from './slot-release.js';
 import type { ProviderCircuits } from '../db/provider-circuits.js';
 import { typedParams } from '../shared/job-params.js';
 import type { ProviderAttempt, RouteChoice } from '../shared/job-model.js';
@@ -14,7 +14,10 @@ import { IllegalStatusMoveError } from './rules.js';
 /** Where a job goes next (routeJob): a route, or none left; and the request given up, to cancel. */
 export type RouteDecision = { route: RouteChoice | null; previousRef: Record<string, unknown> | null };
 
-export function createJobFailover(deps: { db: Database; circuits?: ProviderCircuits | undefined; logger?: Pick<Logger, 'warn' | 'info'> | undefined }) {
+export function createJobFailover(
+  deps: { db: Database; circuits?: ProviderCircuits | undefined; logger?: Pick<Logger, 'warn' | 'info'> | undefined },
+  slots: Pick<ReturnType<typeof createSlotRelease>, 'releaseRouteSlot'>,
+) {
   const { db } = deps;
   return {
     /**
@@ -64,7 +67,7 @@ export function createJobFailover(deps: { db: Database; circuits?: ProviderCircu
         return { route: current, previousRef: moved.previousRef };
       }
       // The slot held at the route given up goes back (the next submit takes one at the new route).
-      if (gaveUp) await releaseSlot(db, jobId);
+      if (gaveUp) await slots.releaseRouteSlot(jobId);
       // Counted once: a retry of this step after the move committed finds the job moved already.
       if (gaveUp && moved.moved) {
         try {

@@ -50,6 +50,11 @@ export interface JobServiceDeps {
   /** The providers' circuit breakers (routeJob); absent where no job is routed (the gateway). */
   circuits?: ProviderCircuits;
   logger?: Pick<Logger, 'warn' | 'info'>;
+  /**
+   * Wakes the workflow of a job a release granted a route slot (a signal; worker/slot-grants.ts).
+   * Absent: the job asks again on its own after SLOT_GRANT_FALLBACK_MS.
+   */
+  wakeSlotGrantee?: (jobId: string) => Promise<void>;
   /** What time it is for budget periods (default the system clock); tests move it past a period's end. */
   clock?: () => Date;
 }

@@ -20,7 +20,6 @@ import { createHash } from 'node:crypto';
 import { creditsOf } from '../db/repos/job-ledger.js';
 import { appendTimeline } from '../db/repos/job-timeline.js';
 import type { CancelUpstreamOutcome } from '../shared/timeline.js';
-import { releaseSlot } from '../db/repos/route-slots.js';
 import type { MoveProgress } from '../db/repos/job-progress.js';
 import { isFetchedInput, jobOutputs, jobPrefix } from '../shared/storage.js';
 import { priceAt, providerCostFor, requestRefusal } from '../shared/catalog.js';
@@ -33,12 +32,14 @@ import { claimJob, completeJob, failJob, refundConfirmedCancel, settleByStatus, 
 import { DEADLINE_EXCEEDED, IllegalStatusMoveError, JobRequestRefusedError } from './rules.js';
 import { inFlightStatuses } from './transitions.js';
 import { createJobFailover } from './failover.js';
+import { createSlotRelease } from './slot-release.js';
 
 export type { JobServiceDeps, JobWorkflowPort, Quote, QuoteRequest, StartOutcome, WorkflowCancelOutcome } from './service-types.js';
 
 export function createJobService(deps: JobServiceDeps) {
   const { db, storage } = deps;
   const clock = deps.clock ?? (() => new Date());
+  const slotRelease = createSlotRelease(deps);
 
   function workflows(): JobWorkflowPort {
     if (!deps.workflows) throw new Error('this job service has no Temporal client');
@@ -79,7 +80,7 @@ export function createJobService(deps: JobServiceDeps) {
     });
     if (result.status === 'failed') {
       // Its request there ends with it (canceled next, or failed already); a slot missed here expires.
-      await releaseSlot(db, jobId);
+      await slotRelease.releaseRouteSlot(jobId);
       await removeMedia(jobId);
     }
     return result;
@@ -322,7 +323,8 @@ export function createJobService(deps: JobServiceDeps) {
       return { completed: done };
     },
 
-    ...createJobFailover(deps),
+    ...createJobFailover(deps, slotRelease),
+    ...slotRelease,
 
     /** The provider confirmed the cancel of a canceled job's request: what the cancel kept is refunded (once). */
     cancelConfirmed(jobId: string): Promise<number> {

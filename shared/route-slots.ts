@@ -14,10 +14,23 @@ export interface RoutePool {
 
 /**
  * A waiter that has not asked again within this long no longer counts (its job ended or its worker
- * died): well beyond a waiting submit's retry interval (1–10 s) plus the time its retry may wait
- * in the task queue.
+ * died): well beyond a waiting job's fallback ask (SLOT_GRANT_FALLBACK_MS) or a waiting submit's
+ * retry interval (1–10 s), plus the time its ask may wait in the task queue.
  */
 export const SLOT_WAITER_FRESH_MS = 60_000;
+
+/**
+ * A waiting job is woken by a signal when a release grants it a slot; it asks again after this long
+ * without one, in case the signal was lost (its sender died between the grant and the signal). The
+ * grant itself is durable: it waits for its job as long as SLOT_GRANT_LEASE_MS.
+ */
+export const SLOT_GRANT_FALLBACK_MS = 20_000;
+
+/**
+ * How long a granted slot waits for its job's submit to take it before it goes back to the route
+ * (the job's workflow is gone): longer than the fallback ask, so a lost signal never loses the grant.
+ */
+export const SLOT_GRANT_LEASE_MS = SLOT_WAITER_FRESH_MS;
 
 /** The Temporal priority key of a job's priority: smaller first. */
 export const slotPriorityKeys: Record<JobPriority, number> = priorityKeys;
@@ -67,6 +80,11 @@ export interface WorkspaceDemand {
   bestPriority: number;
   /** When its oldest waiter started waiting (ms). */
   oldestSince: number;
+  /**
+   * When it was last given a slot it still holds (ms; none held: never). Among workspaces equal on
+   * held / weight and priority, the one served longest ago goes first: the turns go round.
+   */
+  lastTakenAt?: number;
 }
 
 /**
@@ -107,9 +125,33 @@ export function decideSlot(slots: number, demand: WorkspaceDemand[], workspaceId
     if (!next) break;
     next.held++;
     next.waiting--;
+    next.lastTakenAt = Number.MAX_SAFE_INTEGER - (free - i);
     if (next.workspaceId === workspaceId) grantedOwn++;
   }
   return position < grantedOwn ? { granted: true } : { granted: false, reason: 'behind' };
+}
+
+/**
+ * The workspaces the `free` slots of a route go to, in order (one entry per slot; a workspace may
+ * come several times), among those with waiters: the same fair order as decideSlot, each grant
+ * counted before the next is chosen. What a release hands out without waiting for anyone to ask.
+ */
+export function grantOrder(free: number, demand: WorkspaceDemand[]): string[] {
+  const state = demand.filter((d) => d.waiting > 0).map((d) => ({ ...d }));
+  const out: string[] = [];
+  for (let i = 0; i < free; i++) {
+    let next: (typeof state)[number] | undefined;
+    for (const d of state) {
+      if (d.waiting <= 0) continue;
+      if (!next || before(d, next)) next = d;
+    }
+    if (!next) break;
+    next.held++;
+    next.waiting--;
+    next.lastTakenAt = Number.MAX_SAFE_INTEGER - (free - i);
+    out.push(next.workspaceId);
+  }
+  return out;
 }
 
 function before(a: WorkspaceDemand, b: WorkspaceDemand): boolean {
@@ -117,6 +159,9 @@ function before(a: WorkspaceDemand, b: WorkspaceDemand): boolean {
   const rb = b.held / b.weight;
   if (ra !== rb) return ra < rb;
   if (a.bestPriority !== b.bestPriority) return a.bestPriority < b.bestPriority;
+  const la = a.lastTakenAt ?? -1;
+  const lb = b.lastTakenAt ?? -1;
+  if (la !== lb) return la < lb;
   if (a.oldestSince !== b.oldestSince) return a.oldestSince < b.oldestSince;
   return a.workspaceId < b.workspaceId;
 }

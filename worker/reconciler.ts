@@ -42,7 +42,7 @@ import type { Job } from '../db/schema.js';
 import * as leases from '../db/repos/job-leases.js';
 import { auditEventId, recordAuditEventOnce } from '../db/repos/audit.js';
 import { RECONCILER_ACTOR } from '../shared/audit.js';
-import { sweepSlots } from '../db/repos/route-slots.js';
+import { grantExpired, sweepSlots } from '../db/repos/route-slots.js';
 import { foldUsageDeltas } from '../db/repos/usage.js';
 import { SLOT_WAITER_FRESH_MS } from '../shared/route-slots.js';
 import { inFlightStatuses, type JobService } from '../jobs/index.js';
@@ -304,8 +304,10 @@ export function createReconciler(deps: {
     pass.temporalCalls += await restartStalledPipelines(deps, config.PIPELINE_STALL_MS, lease);
     await settleClosed(pass);
     await repairStale(pass);
-    // Route slots whose job ended or whose holder vanished go back (ROUTE_SLOTS).
+    // Route slots whose job ended or whose holder vanished go back (ROUTE_SLOTS), granted to the
+    // jobs waiting there (a grant its job never took among them).
     await sweepSlots(db, SLOT_WAITER_FRESH_MS);
+    await deps.jobs.wakeSlotGrantees(await grantExpired(db));
     // The usage written since the last pass joins the daily rollups (one statement; usage reads
     // are exact either way, this keeps the deltas they also read few).
     await foldUsageDeltas(db);

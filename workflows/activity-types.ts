@@ -46,6 +46,17 @@ export interface ProviderStepOptions {
   reported?: PollResult['state'];
   /** The customer's deadline (ISO): a submit step does not submit after it (workflows/job-deadline.ts). */
   notAfter?: string;
+  /**
+   * The workflow waits for a route slot itself: a submit that must wait answers RouteSlotWait (the
+   * job registered as a waiter) instead of failing RouteSlotBusy, and the workflow is signaled when a
+   * release grants it a slot.
+   */
+  slotGrant?: true;
+}
+
+/** A submit refused for want of a route slot: the job waits at `route` for a grant, or asks again after `askAgainMs`. */
+export interface RouteSlotWait {
+  slotWait: { route: string; slots: number; askAgainMs: number };
 }
 
 /**
@@ -62,7 +73,7 @@ export interface JobProviderActivities {
    * anything that can fail, and a retry that finds it polls it instead of paying again. Checks
    * once; a provider done already has its outputs stored.
    */
-  submitAndCheck(provider: ProviderName, req: ProviderRequest, opts?: ProviderStepOptions): Promise<ProviderCheck & { ref: ProviderRef }>;
+  submitAndCheck(provider: ProviderName, req: ProviderRequest, opts?: ProviderStepOptions): Promise<(ProviderCheck & { ref: ProviderRef }) | RouteSlotWait>;
   /** One status check of the job's recorded request; the outputs are stored when the provider is done. */
   checkProvider(provider: ProviderName, jobId: string, model: string, ref: ProviderRef, opts?: ProviderStepOptions): Promise<ProviderCheck>;
   /** Cancels the job's recorded request (or `ref`, for a provider whose requests are not recorded); none: nothing to do. */

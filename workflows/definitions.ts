@@ -103,6 +103,8 @@ export interface GenerationInput {
 
 /** Name of every job workflow's `progress` query (pipeline.ts defines it; clients query it by name). */
 export const progressQueryName = 'progress';
+/** Name of the signal that wakes a job waiting for a route slot: a release granted it one (activities/jobs/slots.ts). */
+export const routeSlotGrantedSignalName = 'routeSlotGranted';
 
 /** Answer of the `progress` query. */
 export interface GenerationProgress {

@@ -1,11 +1,15 @@
 // What the generation pipeline (pipeline.ts) and the provider-cancel workflow share: the progress
 // query, the named activity option presets and the failure message helper. Deterministic code only.
-import { defineQuery, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
+import { defineQuery, defineSignal, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import { nonRetryableFailureTypes } from '../shared/failure-types.js';
 import { providerStepRetry } from '../shared/provider-retry.js';
-import { progressQueryName, PROVIDER_CANCEL_WITHIN_MS, type GenerationProgress } from './definitions.js';
+import { progressQueryName, PROVIDER_CANCEL_WITHIN_MS, routeSlotGrantedSignalName, type GenerationProgress } from './definitions.js';
 
 export const progressQuery = defineQuery<GenerationProgress>(progressQueryName);
+/** A release granted the job a route slot: its waiting submit asks again now. */
+export const routeSlotGrantedSignal = defineSignal(routeSlotGrantedSignalName);
+/** The patch under which a job waits for a route slot in the workflow, woken by a grant, instead of retrying its submit. */
+export const ROUTE_SLOT_GRANT_PATCH = 'route-slot-grant';
 
 // Named activity option presets: explicit timeouts and retry policies.
 const retryTransient = {

@@ -39,6 +39,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  condition,
   isCancellation,
   log,
   ParentClosePolicy,
@@ -75,6 +76,8 @@ import {
   MAX_POLL_MS,
   progressQuery,
   providerStepWithin,
+  ROUTE_SLOT_GRANT_PATCH,
+  routeSlotGrantedSignal,
   submitActivity,
 } from './pipeline-common.js';
 import { customerDeadline } from './job-deadline.js';
@@ -102,6 +105,11 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
 
   const progress: GenerationProgress = { phase: 'queued', attempt: workflowInfo().attempt, percent: null, queuePosition: null };
   setHandler(progressQuery, () => progress);
+  // Grants of a route slot received (a counter: a grant that arrives before the wait starts counts).
+  let slotGrants = 0;
+  setHandler(routeSlotGrantedSignal, () => {
+    slotGrants++;
+  });
   const setStatus = (status: JobStatus) => upsertSearchAttributes([{ key: searchAttributes.jobStatus, value: status }]);
 
   // The model's deadline counts from the moment this run claimed the job, as its steps answer it:
@@ -250,7 +258,14 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     /** Submits on the serving route and checks until its outputs are stored (or it fails). */
     const generate = async (req: ProviderRequest): Promise<JobOutput[]> => {
       const providerQueue = queues.provider(serving);
-      const submitOpts = { ...(failover ? { failover: true } : {}), ...(customer ? { notAfter: customer.at } : {}) };
+      // A job waits for its route slot here, woken by the release that grants it one; runs recorded
+      // without the patch wait by retrying their submit (RouteSlotBusy).
+      const grant = patched(ROUTE_SLOT_GRANT_PATCH);
+      const submitOpts: ProviderStepOptions = {
+        ...(failover ? { failover: true } : {}),
+        ...(customer ? { notAfter: customer.at } : {}),
+        ...(grant ? { slotGrant: true } : {}),
+      };
       const opts: [ProviderStepOptions] | [] = Object.keys(submitOpts).length > 0 ? [submitOpts] : [];
       // A check tells the step what the provider last said of the request: one running is never given up.
       const checkOpts = (reported: ProviderCheck['state']) => (failover ? ([{ failover: true, reported }] as const) : ([] as const));
@@ -258,19 +273,35 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
         progress.phase = 'submitting';
         // A scope canceled already schedules nothing.
         submitted ||= !CancellationScope.current().consideredCancelled;
-        const { ref: submittedRef, ...first } = await provider.submitAndCheck.executeWithOptions(
-          {
-            ...submitActivity,
-            ...within(),
-            ...customer?.submitBound(),
-            taskQueue: providerQueue,
-            summary: `Submit to ${via()} (once: a retry polls the recorded request) and check it`,
-          },
-          [serving, req, ...opts],
-        );
-        ref = submittedRef;
-        noteClaim(first.claim);
-        return first;
+        for (;;) {
+          const grantsSeen = slotGrants;
+          const answer = await provider.submitAndCheck.executeWithOptions(
+            {
+              ...submitActivity,
+              ...within(),
+              ...customer?.submitBound(),
+              taskQueue: providerQueue,
+              summary: `Submit to ${via()} (once: a retry polls the recorded request) and check it`,
+            },
+            [serving, req, ...opts],
+          );
+          if ('slotWait' in answer) {
+            // Registered as a waiter of the route: the release that grants it a slot signals.
+            const remaining = deadline() - Date.now();
+            if (remaining <= 0) {
+              throw ApplicationFailure.nonRetryable(
+                `no slot of route ${answer.slotWait.route} was free within the model's ${input.deadlineSeconds} s`,
+                failureTypes.deadlineExceeded,
+              );
+            }
+            await condition(() => slotGrants > grantsSeen, Math.min(answer.slotWait.askAgainMs, remaining));
+            continue;
+          }
+          const { ref: submittedRef, ...first } = answer;
+          ref = submittedRef;
+          noteClaim(first.claim);
+          return first;
+        }
       };
 
       let check = await submit();

@@ -92,7 +92,7 @@ export function createProviderStepKit(deps: ProviderActivityDeps) {
   const slotWaits = new WeakMap<Context, number>();
   // Per submit attempt: the customer's deadline (ms), which caps a wait the provider asks for.
   const notAfterOf = new WeakMap<Context, number>();
-  const slots = createRouteSlots({ db, config: deps.config });
+  const slots = createRouteSlots({ db, config: deps.config, wake: (ids) => jobs.wakeSlotGrantees(ids) });
   const heartbeat = (detail?: unknown) => heartbeats.beat({ ref: attemptRef.get(Context.current()), detail } satisfies StepDetails);
 
   function providerContext(): ProviderContext {

@@ -3,7 +3,7 @@ import { Context } from '@temporalio/activity';
 import { failureTypes } from '../../shared/failure-types.js';
 import type { ProviderRef, ProviderRequest } from '../providers/types.js';
 import type { ProviderName } from '../../shared/job-model.js';
-import type { JobProviderActivities, ProviderCheck, ProviderStepOptions } from '../../workflows/activity-types.js';
+import type { JobProviderActivities, ProviderCheck, ProviderStepOptions, RouteSlotWait } from '../../workflows/activity-types.js';
 import { stepAttempt, nonRetryable, currentRunId, runClaim } from './common.js';
 import type { ProviderStepKit, StepDetails } from './provider-kit.js';
 
@@ -27,7 +27,8 @@ export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities[
    * again; a new one is recorded on the row and in the heartbeat before anything else can fail.
    * The local renderer (a free provider) is simply run again. Nothing is submitted after the
    * customer's deadline (`opts.notAfter`). A new request first takes a slot of its route
-   * (ROUTE_SLOTS), or the step fails as RouteSlotBusy and is retried soon: nothing was submitted;
+   * (ROUTE_SLOTS), or, nothing submitted, the step answers RouteSlotWait (`opts.slotGrant`: the
+   * workflow waits for a grant) or fails as RouteSlotBusy and is retried soon;
    * the slot goes back once the request ended (stored or failed here, or the job's failure, cancel,
    * deadline or failover).
    */
@@ -35,7 +36,7 @@ export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities[
     provider: ProviderName,
     req: ProviderRequest,
     opts: ProviderStepOptions = {},
-  ): Promise<ProviderCheck & { ref: ProviderRef }> {
+  ): Promise<(ProviderCheck & { ref: ProviderRef }) | RouteSlotWait> {
     const adapter = deps.adapterFor(provider);
     const runId = currentRunId();
     const ctx = Context.current();
@@ -69,7 +70,10 @@ export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities[
       if (recorded?.provider !== provider) await recordRef(provider, req.model, req.jobId, runId, ref);
     } else {
       refuseAfterDeadline(provider, opts);
-      slotWaits.set(ctx, await slots.take(provider, job, ctx.info.attempt));
+      const taken = await slots.take(provider, job, ctx.info.attempt, { grant: opts.slotGrant === true });
+      // Nothing submitted: the job waits for a grant of its route's slot in its workflow.
+      if (typeof taken !== 'number') return taken;
+      slotWaits.set(ctx, taken);
       ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
       attemptRef.set(ctx, ref);
       ctx.heartbeat({ ref } satisfies StepDetails);

@@ -69,7 +69,9 @@ export const workersEnv = {
   AUDIT_RETENTION_DAYS: int(400, 30, 3650).describe(
     "A workspace's audit events (GET /v1/audit-events) are kept this many days, then the reconciler role's sweep removes them (5,000 per pass, oldest first). Never under 30: the database function the sweep calls spares younger events whatever it is asked.",
   ),
-  WORKFLOW_TASK_CONCURRENCY: int(100, 1).describe('Workflow tasks one worker runs at once.'),
+  WORKFLOW_TASK_CONCURRENCY: int(10, 1).describe(
+    "Workflow tasks one worker runs at once. Tasks beyond what its CPU and local-activity slots run promptly wait inside the worker, first in first out, where the server's fair dispatch by workspace no longer orders them: keep it small and add workers instead (operations/fair-share.md).",
+  ),
   PROGRESS_WRITE_INTERVAL_MS: int(2_000, 0, 60_000).describe("A provider poll stores the job's percent / queue position at most this often per job."),
   IO_ACTIVITY_CONCURRENCY: int(50, 1).describe('Activities of the `io` queue (Postgres and storage steps) one worker runs at once.'),
   PROVIDER_CONCURRENCY: optionalString

@@ -10,7 +10,7 @@ import { newId } from '../../shared/ids.js';
 import * as jobs from '../../db/repos/jobs.js';
 import { createJobService } from '../../jobs/index.js';
 import { createStorage } from '../../shared/storage.js';
-import { releaseSlot, renewSlot, slotUsage, sweepSlots, takeSlot, type SlotClaimant } from '../../db/repos/route-slots.js';
+import { grantExpired, releaseSlot, renewSlot, slotUsage, sweepSlots, takeSlot, type SlotClaimant, type SlotTiming } from '../../db/repos/route-slots.js';
 import type { JobPriority } from '../../shared/job-model.js';
 
 let tdb: TestDatabase;
@@ -33,7 +33,7 @@ const who = (jobId: string, workspaceId: string, opts: { weight?: number; priori
   weight: opts.weight ?? 1,
   priority: opts.priority ?? 'normal',
 });
-const take = (route: string, slots: number, c: SlotClaimant, t = timing) => takeSlot(tdb.db, { route, slots }, c, t);
+const take = (route: string, slots: number, c: SlotClaimant, t: SlotTiming = timing) => takeSlot(tdb.db, { route, slots }, c, t);
 const granted = async (route: string, slots: number, c: SlotClaimant) => (await take(route, slots, c)).granted;
 /** Why the take was refused ('granted' when it was not). */
 const refusal = async (route: string, slots: number, c: SlotClaimant) => {
@@ -43,7 +43,7 @@ const refusal = async (route: string, slots: number, c: SlotClaimant) => {
 const holders = async (route: string) =>
   (await tdb.db.selectFrom('route_slots').select('job_id').where('route', '=', route).orderBy('job_id').execute()).map((r) => r.job_id);
 
-test('a full route refuses; the freed slot goes to the waiting workspace, not to the one holding its share', async () => {
+test('a full route refuses; the freed slot is granted to the waiting workspace, not to the one holding its share', async () => {
   const route = 'fal';
   assert.equal(await granted(route, 2, who('a1', 'wsA')), true);
   assert.equal(await granted(route, 2, who('a2', 'wsA')), true);
@@ -51,19 +51,21 @@ test('a full route refuses; the freed slot goes to the waiting workspace, not to
   assert.equal((await take(route, 2, who('b1', 'wsB'))).granted, false);
   // A holder asking again keeps its slot.
   assert.equal(await granted(route, 2, who('a1', 'wsA')), true);
-  assert.equal(await releaseSlot(tdb.db, 'a1'), true);
-  assert.equal(await releaseSlot(tdb.db, 'a1'), false, 'a release is idempotent');
-  // A holds 1 = its share (2 × 1 / 2) while B waits: A's next job waits, though a slot is free.
-  assert.equal(await refusal(route, 2, who('a3', 'wsA')), 'share');
-  assert.equal(await granted(route, 2, who('b1', 'wsB')), true);
+  // A holds 1 after the release, B none: the freed slot is granted to B's waiter at once, not to
+  // A's older one, and A's next job asking finds the route full.
+  assert.deepEqual(await releaseSlot(tdb.db, 'a1'), { released: true, grantees: ['b1'] });
+  assert.deepEqual(await releaseSlot(tdb.db, 'a1'), { released: false, grantees: [] }, 'a release is idempotent');
+  assert.equal(await refusal(route, 2, who('a3', 'wsA')), 'full');
+  // The grant becomes the job's slot when its submit takes it, as taken by that attempt.
+  assert.deepEqual(await take(route, 2, who('b1', 'wsB'), { ...timing, attempt: 1 }), { granted: true, takenAttempt: 1 });
   assert.deepEqual(await holders(route), ['a2', 'b1']);
   assert.deepEqual(await slotUsage(tdb.db, timing.waiterFreshMs), [{ route, inUse: 2, waiting: 1 }]);
-  // With nobody else waiting, A may use every free slot.
-  await releaseSlot(tdb.db, 'b1');
+  // With nobody else waiting, A's waiter is granted the freed slot.
+  assert.deepEqual(await releaseSlot(tdb.db, 'b1'), { released: true, grantees: ['a3'] });
   assert.equal(await granted(route, 2, who('a3', 'wsA')), true);
 });
 
-test('waiters are served in fair order: lowest held / weight, then priority, then age', async () => {
+test('freed slots are granted in fair order: lowest held / weight, then priority, then age', async () => {
   const route = 'xai';
   assert.equal(await granted(route, 1, who('c1', 'wsC')), true);
   // Waiting, in this order: A's a1, B's b1, A's a2, then B's high-priority b2.
@@ -73,17 +75,17 @@ test('waiters are served in fair order: lowest held / weight, then priority, the
     ['a2', 'wsA'],
   ] as const)
     assert.equal(await granted(route, 1, who(job, ws)), false);
-  await releaseSlot(tdb.db, 'c1');
   // Both hold none: A's oldest waiter is older than B's, so A comes first, and within A its oldest.
-  assert.equal(await refusal(route, 1, who('a2', 'wsA')), 'behind');
-  assert.equal(await refusal(route, 1, who('b1', 'wsB')), 'behind');
+  assert.deepEqual((await releaseSlot(tdb.db, 'c1')).grantees, ['a1']);
+  assert.equal(await refusal(route, 1, who('a2', 'wsA')), 'full');
+  assert.equal(await refusal(route, 1, who('b1', 'wsB')), 'full');
   assert.equal(await granted(route, 1, who('a1', 'wsA')), true);
   // B waits with a high-priority job too. Once a1 ends, A and B both hold none: B's best priority
   // puts B first (before A's older waiter), and within B its high job before its older b1.
   assert.equal(await granted(route, 1, who('b2', 'wsB', { priority: 'high' })), false);
-  await releaseSlot(tdb.db, 'a1');
-  assert.equal(await refusal(route, 1, who('a2', 'wsA')), 'behind');
-  assert.equal(await refusal(route, 1, who('b1', 'wsB')), 'behind');
+  assert.deepEqual((await releaseSlot(tdb.db, 'a1')).grantees, ['b2']);
+  assert.equal(await refusal(route, 1, who('a2', 'wsA')), 'full');
+  assert.equal(await refusal(route, 1, who('b1', 'wsB')), 'full');
   assert.equal(await granted(route, 1, who('b2', 'wsB', { priority: 'high' })), true);
 });
 
@@ -92,15 +94,94 @@ test("a workspace's share follows the weights: 3:1 on four slots", async () => {
   const a = (job: string) => who(job, 'wsA', { weight: 3 });
   for (const job of ['a1', 'a2', 'a3', 'a4']) assert.equal(await granted(route, 4, a(job)), true);
   assert.equal(await granted(route, 4, who('b1', 'wsB')), false);
-  await releaseSlot(tdb.db, 'a1');
-  // A holds 3 = 4 × 3 / (3 + 1) while B waits: the free slot is B's.
-  assert.equal(await refusal(route, 4, a('a5')), 'share');
+  // A holds 3 = 4 × 3 / (3 + 1), B none: the freed slot is granted to B.
+  assert.deepEqual((await releaseSlot(tdb.db, 'a1')).grantees, ['b1']);
+  assert.equal(await refusal(route, 4, a('a5')), 'full');
   assert.equal(await granted(route, 4, who('b1', 'wsB')), true);
-  await releaseSlot(tdb.db, 'a2');
-  // Now B holds 1 = 4 × 1 / 4 while A waits: the free slot is A's.
-  assert.equal(await refusal(route, 4, who('b2', 'wsB')), 'share');
+  // B holds 1 = 4 × 1 / 4, A 2 of its 3 with a5 waiting: the next freed slot is A's.
+  assert.equal(await granted(route, 4, who('b2', 'wsB')), false);
+  assert.deepEqual((await releaseSlot(tdb.db, 'a2')).grantees, ['a5']);
+  assert.equal(await refusal(route, 4, who('b2', 'wsB')), 'full');
   assert.equal(await granted(route, 4, a('a5')), true);
   assert.deepEqual(await holders(route), ['a3', 'a4', 'a5', 'b1']);
+});
+
+test('between workspaces equal on held slots and priority, the one served longest ago is granted first, before an older waiter', async () => {
+  const route = 'fal:turns';
+  // B's b1 took its slot before A's a1; C's c1 holds the third.
+  for (const [job, ws] of [
+    ['b1', 'wsB'],
+    ['a1', 'wsA'],
+    ['c1', 'wsC'],
+  ] as const)
+    assert.equal(await granted(route, 3, who(job, ws)), true);
+  await tdb.db
+    .updateTable('route_slots')
+    .set({ taken_at: new Date(Date.now() - 60_000) })
+    .where('job_id', '=', 'b1')
+    .execute();
+  // A's waiter is older than B's.
+  assert.equal(await granted(route, 3, who('a2', 'wsA')), false);
+  assert.equal(await granted(route, 3, who('b2', 'wsB')), false);
+  // A and B hold one each: B's turn, its last slot being the older.
+  assert.deepEqual((await releaseSlot(tdb.db, 'c1')).grantees, ['b2']);
+  // Now B holds two, A one: A's.
+  assert.deepEqual((await releaseSlot(tdb.db, 'b1')).grantees, ['a2']);
+});
+
+test('a grant its job never takes goes back when its lease passes: the reconciler grants it to the next waiter', async () => {
+  const route = 'fal:grant-expiry';
+  assert.equal(await granted(route, 1, who('h1', 'wsA')), true);
+  assert.equal(await granted(route, 1, who('w1', 'wsB')), false);
+  assert.equal(await granted(route, 1, who('w2', 'wsC')), false);
+  assert.deepEqual((await releaseSlot(tdb.db, 'h1')).grantees, ['w1']);
+  // Nothing is granted while the grant is live.
+  assert.deepEqual(await grantExpired(tdb.db), []);
+  // w1's workflow is gone: its grant's lease passes.
+  await tdb.db
+    .updateTable('route_slots')
+    .set({ lease_until: new Date(Date.now() - 1_000) })
+    .where('job_id', '=', 'w1')
+    .execute();
+  assert.deepEqual(await grantExpired(tdb.db), ['w2']);
+  assert.deepEqual(await holders(route), ['w2']);
+});
+
+test("the job service wakes the job its failed job's slot was granted to", async () => {
+  const woken: string[] = [];
+  const service = createJobService({
+    db: tdb.db,
+    storage: createStorage(testConfig(tdb.url)),
+    wakeSlotGrantee: async (id) => {
+      woken.push(id);
+    },
+  });
+  const t = await createTenant(tdb.db, 100);
+  const route = 'fal:wake';
+  const holder = await insertClaimed(t, 'run-h');
+  assert.equal(await granted(route, 1, who(holder, t.workspaceId)), true);
+  assert.equal(await granted(route, 1, who('waiting-job', 'wsOther')), false);
+  await service.fail(holder, { code: 'generation_failed', message: 'failed at the provider' }, 'run-h');
+  assert.deepEqual(woken, ['waiting-job']);
+  assert.deepEqual(await holders(route), ['waiting-job']);
+
+  async function insertClaimed(tenant: typeof t, runId: string): Promise<string> {
+    const id = newId('img');
+    await tdb.db.transaction().execute((tx) =>
+      jobs.insertJobWithCharge(tx, {
+        id,
+        kind: 'image',
+        workspaceId: tenant.workspaceId,
+        projectId: tenant.projectId,
+        apiKeyId: tenant.apiKeyId,
+        model: 'nano-banana-2',
+        params: { prompt: 'p', aspect_ratio: '1:1', count: 1, provider: 'fal', provider_model_id: 'fal-ai/nano-banana-2' },
+        price: 4,
+      }),
+    );
+    await service.claim(id, runId);
+    return id;
+  }
 });
 
 test('a slot whose lease expired comes back; a renewal keeps it', async () => {

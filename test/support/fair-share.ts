@@ -74,3 +74,61 @@ export async function waitAllFinished(db: Database, jobIds: readonly string[], t
     250,
   );
 }
+
+/**
+ * Where a job spent its time from its create to its end, epoch ms, read from its row and its
+ * workflow history: the workflow's start, its first workflow task taken by a worker, its first
+ * submit queued on the provider's task queue, the submit that took its route slot (the last
+ * started: those before it only registered the job as waiting, or an attempt of it only waited),
+ * how many submits it scheduled and that one's attempt, and its end.
+ */
+export interface JobTimeline {
+  created: number;
+  workflowStarted: number;
+  firstTaskStarted: number;
+  submitScheduled: number;
+  submitStarted: number;
+  submits: number;
+  submitAttempt: number;
+  /** The submit that took the slot answered (the local renderer rendered within it), and the workflow task after it was taken. */
+  submitCompleted: number;
+  nextTaskStarted: number;
+  finished: number;
+}
+
+export async function jobTimeline(client: Client, db: Database, jobId: string): Promise<JobTimeline> {
+  const row = await db.selectFrom('jobs').select(['created_at', 'finished_at']).where('id', '=', jobId).executeTakeFirstOrThrow();
+  const history = await client.workflow.getHandle(jobId).fetchHistory();
+  const t: Partial<JobTimeline> = { created: row.created_at.getTime(), finished: row.finished_at?.getTime() ?? NaN, submits: 0 };
+  const submits = new Set<string>();
+  for (const e of history.events ?? []) {
+    if (e.workflowExecutionStartedEventAttributes) t.workflowStarted = ms(e.eventTime);
+    if (e.workflowTaskStartedEventAttributes && t.firstTaskStarted === undefined) t.firstTaskStarted = ms(e.eventTime);
+    if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'submitAndCheck') {
+      submits.add(String(e.eventId));
+      t.submits = t.submits! + 1;
+      t.submitScheduled ??= ms(e.eventTime);
+    }
+    const started = e.activityTaskStartedEventAttributes;
+    if (started && submits.has(String(started.scheduledEventId))) {
+      t.submitStarted = ms(e.eventTime);
+      t.submitAttempt = started.attempt ?? 1;
+    }
+    const completed = e.activityTaskCompletedEventAttributes;
+    if (completed && submits.has(String(completed.scheduledEventId))) {
+      t.submitCompleted = ms(e.eventTime);
+      t.nextTaskStarted = undefined;
+    }
+    if (e.workflowTaskStartedEventAttributes && t.submitCompleted !== undefined && t.nextTaskStarted === undefined) t.nextTaskStarted = ms(e.eventTime);
+  }
+  return t as JobTimeline;
+}
+
+/** A timeline as offsets from the job's create, for a log line. */
+export function describeTimeline(t: JobTimeline): string {
+  const at = (v: number) => `${((v - t.created) / 1000).toFixed(2)} s`;
+  return (
+    `workflow started ${at(t.workflowStarted)}, first task ${at(t.firstTaskStarted)}, submit queued ${at(t.submitScheduled)}, ` +
+    `slot taken ${at(t.submitStarted)} (submit ${t.submits}, attempt ${t.submitAttempt}), done ${at(t.finished)}`
+  );
+}

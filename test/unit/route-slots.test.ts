@@ -3,7 +3,7 @@
 // free slot — never a workspace at its share while another waits, free slots in fair order.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideSlot, parseRouteSlots, routePoolFor, shareOf, type WorkspaceDemand } from '../../shared/route-slots.js';
+import { decideSlot, grantOrder, parseRouteSlots, routePoolFor, shareOf, type WorkspaceDemand } from '../../shared/route-slots.js';
 import { loadConfig } from '../../shared/config.js';
 
 test('ROUTE_SLOTS parses provider and provider:model pools, and refuses a bad entry', () => {
@@ -77,4 +77,20 @@ test('free slots go in fair order; a workspace at its share waits while another 
   const weighted = [ws('a', 2, 5, { weight: 3 }), ws('b', 1, 5)];
   assert.deepEqual(decideSlot(4, weighted, 'a', 0), { granted: true });
   assert.deepEqual(decideSlot(4, weighted, 'b', 0), { granted: false, reason: 'share' });
+});
+
+test('a release grants its free slots in fair order, each grant counted before the next: turns go round between equals', () => {
+  // A holds two, B none: B first; then A and B hold 2 and 1 and B waits for nothing more: A.
+  assert.deepEqual(grantOrder(2, [ws('a', 2, 10), ws('b', 0, 1)]), ['b', 'a']);
+  // Equal held and priority: the workspace served longest ago first, then the other, in turn.
+  assert.deepEqual(grantOrder(3, [ws('a', 1, 10, { lastTakenAt: 200, oldestSince: 0 }), ws('b', 1, 10, { lastTakenAt: 100, oldestSince: 50 })]), [
+    'b',
+    'a',
+    'b',
+  ]);
+  // Weights 3:1: three of every four grants to the first while both wait.
+  const order = grantOrder(8, [ws('a', 0, 20, { weight: 3 }), ws('b', 0, 20)]);
+  assert.equal(order.filter((w) => w === 'a').length, 6);
+  // No waiter, no grant.
+  assert.deepEqual(grantOrder(2, [ws('a', 1, 0)]), []);
 });
