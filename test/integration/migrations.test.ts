@@ -34,6 +34,8 @@ const appTables = [
   'route_slot_waiters',
   'route_slots',
   'upload_slots',
+  'usage_daily',
+  'usage_deltas',
   'voices',
   'webhook_attempts',
   'webhook_circuits',

@@ -92,7 +92,8 @@ interface LocalActivityMarker {
 async function completeJobRecord(handle: WorkflowHandle) {
   const events = (await handle.fetchHistory()).events ?? [];
   const markers = events
-    .filter((e) => e.markerRecordedEventAttributes)
+    // Local activities' markers only (a patch leaves a marker of its own, without `data`).
+    .filter((e) => e.markerRecordedEventAttributes?.details?.data)
     .map((e) => ({ event: e, data: defaultPayloadConverter.fromPayload(e.markerRecordedEventAttributes!.details!.data!.payloads![0]!) as LocalActivityMarker }))
     .filter((m) => m.data.activity_type === 'completeJob');
   const succeeded = markers.at(-1);
