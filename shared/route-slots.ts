@@ -114,20 +114,8 @@ export function decideSlot(slots: number, demand: WorkspaceDemand[], workspaceId
   if (!own) return { granted: true };
   const othersWait = demand.some((d) => d.workspaceId !== workspaceId && d.waiting > 0);
   if (othersWait && own.held >= shareOf(slots, demand, workspaceId)) return { granted: false, reason: 'share' };
-  const state = demand.filter((d) => d.waiting > 0).map((d) => ({ ...d }));
-  let grantedOwn = 0;
-  for (let i = 0; i < free && grantedOwn <= position; i++) {
-    let next: (typeof state)[number] | undefined;
-    for (const d of state) {
-      if (d.waiting <= 0) continue;
-      if (!next || before(d, next)) next = d;
-    }
-    if (!next) break;
-    next.held++;
-    next.waiting--;
-    next.lastTakenAt = Number.MAX_SAFE_INTEGER - (free - i);
-    if (next.workspaceId === workspaceId) grantedOwn++;
-  }
+  // The free slots go in the fair order a release hands them out in: granted if this waiter is among them.
+  const grantedOwn = grantOrder(free, demand).filter((w) => w === workspaceId).length;
   return position < grantedOwn ? { granted: true } : { granted: false, reason: 'behind' };
 }
 
