@@ -41,14 +41,15 @@ else
   mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -v '^dist/test/cluster/' || true)
 fi
 export NODE_ENV=test
-# Two lanes run side by side. The side lane runs its files one at a time: first the prod-profile
-# suites, which take turns on one stack under a lock (in the main lane a second one would hold a slot
-# idle while it waits), then the suites that mostly wait (a 200 s provider call, a 150 s synthesis, a
-# run left to reach its run timeout, worker processes killed or stopped and their successors awaited,
-# webhook circuits' cool-downs): the side lane's share of a fresh-clone CI then ends about when the
-# main lane's does. The main lane runs everything else,
-# TEST_CONCURRENCY files at a time. The side lane's report is printed after the main lane's, then each
-# part's totals and failures, so the end of the output names what failed.
+# Three lanes run side by side. The side lane runs its files one at a time: the prod-profile suites,
+# which take turns on one stack under a lock (in the main lane a second one would hold a slot idle
+# while it waits), then the cluster-profile suites. The waits lane runs, one at a time from the
+# start, the suites that mostly wait (a 200 s provider call, a 150 s synthesis, a run left to reach
+# its run timeout, worker processes killed or stopped and their successors awaited, webhook
+# circuits' cool-downs): about 20 minutes of timers, little CPU, which behind the side lane made it
+# the whole run's critical path. The main lane runs everything else, TEST_CONCURRENCY files at a
+# time. The other lanes' reports are printed after the main lane's, then each part's totals and
+# failures, so the end of the output names what failed.
 prod_re='/prod-profile[a-z-]*\.test\.js$'
 cluster_re='/e2e/cluster-[a-z-]*\.test\.js$|^dist/test/cluster/'
 wait_re='/(worker-restarts|long-synthesis|run-timeout-backstop|pipelines-recovery|fleets|control-fleet|webhook-circuits|promotion-memory)\.test\.js$'
@@ -106,21 +107,24 @@ side_lane() {
     fi
     [[ -z ${CI:-} ]] || scripts/stack.sh down cluster >>"$reports/cluster.tap" 2>&1
   fi
-  ((${#waits[@]} == 0)) || run_files waits 1 "${waits[@]}"
 }
 stop_parts() {
-  kill -TERM "$side_pid" "$main_pid" 2>/dev/null
+  kill -TERM "$side_pid" "$main_pid" "$waits_pid" 2>/dev/null
   for f in "$reports"/*.pid; do [[ -f $f ]] && kill -TERM "$(cat "$f")" 2>/dev/null; done
   exit 143
 }
-side_pid='' main_pid=''
+side_pid='' main_pid='' waits_pid=''
 trap stop_parts INT TERM
 set +e
 side_lane &
 side_pid=$!
+if ((${#waits[@]})); then
+  run_files waits 1 "${waits[@]}" &
+  waits_pid=$!
+fi
 ((${#main[@]} == 0)) || run_files main "${TEST_CONCURRENCY:-2}" "${main[@]}" &
 main_pid=$!
-# The main lane's report as it runs, the side lane's after it.
+# The main lane's report as it runs, the other lanes' after it.
 if ((${#main[@]})); then
   tail -n +1 --pid=$main_pid -f "$reports/main.tap"
   wait
@@ -152,7 +156,7 @@ for part in main prod cluster waits; do
     main) what="main lane" ;;
     prod) what="side lane, prod-profile suites" ;;
     cluster) what="side lane, cluster-profile suites" ;;
-    waits) what="side lane, long waits" ;;
+    waits) what="waits lane" ;;
   esac
   totals=$(grep -E '^# (tests|pass|fail) ' "$reports/$part.tap" | awk '{printf ", %s %s", $2, $3}')
   echo "[test]   $what: exit $(cat "$reports/$part.code")$totals"
