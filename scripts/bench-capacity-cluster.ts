@@ -29,7 +29,17 @@ import { startLiveFal } from '../test/support/fake-providers/live-fal.js';
 import { api } from '../test/support/services.js';
 import { createTenant } from '../test/support/stack.js';
 import { atMultiple, fig, replicasFor, saturations, type Resource } from './bench/capacity-model.js';
-import { clusterProcesses, cpuByGroup, enableStatements, pgDiff, pgSnapshot, type DbCounts, type PgSnapshot } from './bench/cluster-measure.js';
+import {
+  backendCpu,
+  backendCpuDiff,
+  clusterProcesses,
+  cpuByGroup,
+  enableStatements,
+  pgDiff,
+  pgSnapshot,
+  type DbCounts,
+  type PgSnapshot,
+} from './bench/cluster-measure.js';
 import { countHistory, type HistoryCounts } from './bench/history-counts.js';
 import { loadavg, machine } from './bench/processes.js';
 
@@ -69,6 +79,8 @@ const kinds: Kind[] = [
 interface Window {
   seconds: number;
   cpu: Map<string, number>;
+  /** The primary's client backends' CPU ms by database. */
+  dbCpu: Map<string, number>;
   pg: PgSnapshot;
 }
 
@@ -84,6 +96,8 @@ interface Phase extends Window {
 
 const APP_DBS = ['mediagen'];
 const TEMPORAL_DBS = ['temporal', 'temporal_visibility'];
+
+const sumOf = (m: Map<string, number>, keys: string[]) => keys.reduce((s, k) => s + (m.get(k) ?? 0), 0);
 
 function sumDbs(pg: PgSnapshot, dbs: string[]): Omit<DbCounts, 'byStatement'> {
   const z = { statements: 0, roundTrips: 0, nested: 0, notifies: 0, transactions: 0, rowsWritten: 0 };
@@ -110,14 +124,16 @@ async function main() {
     const withStatements = await enableStatements(admin);
     const leader = await stack.leader();
     const procs = clusterProcesses(stack.stateDir, processesFile, leader);
-    const snap = async (): Promise<{ at: number; cpu: Map<string, number>; pg: PgSnapshot }> => ({
+    const snap = async () => ({
       at: performance.now(),
       cpu: cpuByGroup(procs),
+      backends: await backendCpu(admin),
       pg: await pgSnapshot(admin, withStatements),
     });
     const between = (a: Awaited<ReturnType<typeof snap>>, b: Awaited<ReturnType<typeof snap>>): Window => ({
       seconds: (b.at - a.at) / 1000,
       cpu: new Map([...b.cpu].map(([g, ms]) => [g, ms - (a.cpu.get(g) ?? 0)])),
+      dbCpu: backendCpuDiff(a.backends, b.backends),
       pg: pgDiff(a.pg, b.pg),
     });
 
@@ -257,6 +273,10 @@ async function main() {
         const top = [...(p.pg.byDb.get(dbName)?.byStatement ?? [])].sort((x, y) => y[1] - x[1]).slice(0, 6);
         console.log(`    top ${dbName} statements (raw calls per ${p.kind}): ${top.map(([q, n]) => `${fig(n / p.jobs)} × ${q}`).join(' | ')}`);
       }
+      const dbCpu = (dbs: string[]) => net(p, sumOf(p.dbCpu, dbs), sumOf(idle.dbCpu, dbs));
+      console.log(
+        `  Postgres primary's CPU ms per ${p.kind} by database (its client backends, net of idle): app ${fig(dbCpu(APP_DBS))}, Temporal ${fig(dbCpu(TEMPORAL_DBS))}, the rest (WAL writer, walsender, checkpointer, autovacuum, Patroni's checks, ended backends) ${fig(cpuPerJob(p, 'postgres primary') - dbCpu(APP_DBS) - dbCpu(TEMPORAL_DBS))}`,
+      );
       console.log(
         `  CPU ms per ${p.kind}, net of idle (gross): ${groups.map((g) => `${g} ${fig(cpuPerJob(p, g))} (${fig((p.cpu.get(g) ?? 0) / p.jobs)})`).join(', ')}`,
       );
@@ -308,6 +328,15 @@ async function main() {
         scalesOut: false,
       },
     ];
+    const dbShare = (dbs: string[]) =>
+      Math.max(
+        0,
+        mix((p) => net(p, sumOf(p.dbCpu, dbs), sumOf(idle.dbCpu, dbs))),
+      ) /
+      Math.max(
+        1e-9,
+        mix((p) => net(p, sumOf(p.dbCpu, [...APP_DBS, ...TEMPORAL_DBS]), sumOf(idle.dbCpu, [...APP_DBS, ...TEMPORAL_DBS]))),
+      );
     console.log(`\n== model: image, video and pipeline in equal parts; measured rate ${fig(rate)} jobs/s (all phases' jobs over their active seconds)`);
     console.log('  resource                               per job      capacity (as deployed on the profile)         saturates at');
     for (const s of saturations(resources)) {
@@ -330,6 +359,10 @@ async function main() {
         );
       }
     }
+    const appPrimary = cpu('postgres primary') * dbShare(APP_DBS);
+    console.log(
+      `  of the primary's CPU, client backends of Temporal's databases take ${fig(dbShare(TEMPORAL_DBS) * 100)} %, the app's ${fig(dbShare(APP_DBS) * 100)} %: with Temporal's persistence on a server of its own (or Temporal Cloud) the app's primary needs ≈ ${fig(appPrimary)} CPU ms per job and saturates at ${fig((cores * 1000) / appPrimary)} jobs/s (${fig((cores * 1000) / appPrimary / rate)}× measured)`,
+    );
     const perJob = (dbs: string[], k: keyof ReturnType<typeof sumDbs>) => mix((p) => pgPerJob(p, dbs, k));
     const actions = mix((p) => p.histories.reduce((s, h) => s + h.counts.actions, 0) / p.jobs);
     const events = mix((p) => p.histories.reduce((s, h) => s + h.counts.events, 0) / p.jobs);

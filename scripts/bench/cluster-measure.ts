@@ -189,3 +189,29 @@ export function pgDiff(a: PgSnapshot, b: PgSnapshot): PgSnapshot {
   }
   return { byDb, walBytes: b.walBytes - a.walBytes };
 }
+
+/** CPU ms used so far by each client backend of the node `admin` reaches, with the database it serves. */
+export async function backendCpu(admin: Database): Promise<Map<number, { db: string; ms: number }>> {
+  const r = await sql<{ pid: number; datname: string }>`
+    select pid, datname from pg_stat_activity where backend_type = 'client backend' and datname is not null`.execute(admin);
+  const out = new Map<number, { db: string; ms: number }>();
+  for (const b of r.rows) {
+    const s = procStat(b.pid);
+    if (s) out.set(b.pid, { db: b.datname, ms: s.own });
+  }
+  return out;
+}
+
+/**
+ * CPU ms per database between two backend snapshots: each backend's growth (all of it for one born
+ * in between). A backend that ended in between is not in it: its time shows only in the node's total.
+ */
+export function backendCpuDiff(a: Map<number, { db: string; ms: number }>, b: Map<number, { db: string; ms: number }>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [pid, y] of b) {
+    const x = a.get(pid);
+    const d = y.ms - (x && x.db === y.db ? x.ms : 0);
+    out.set(y.db, (out.get(y.db) ?? 0) + d);
+  }
+  return out;
+}
