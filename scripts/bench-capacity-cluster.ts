@@ -118,9 +118,10 @@ async function main() {
   const suite = await openClusterSuite({ ...chaosOverrides(live.env), PIPELINE_MAX_ACTIVE: '100000' });
   const { stack, db } = suite;
   const admin = createDb(`postgres://postgres@127.0.0.1:${stack.vars.CLUSTER_PG_LB_PORT}/postgres`, 2);
-  const connection = await connectClient(stack.config);
-  const client = new Client({ connection, namespace: stack.config.TEMPORAL_NAMESPACE });
+  let connection: Awaited<ReturnType<typeof connectClient>> | undefined;
   try {
+    connection = await connectClient(stack.config);
+    const client = new Client({ connection, namespace: stack.config.TEMPORAL_NAMESPACE });
     const withStatements = await enableStatements(admin);
     const leader = await stack.leader();
     const procs = clusterProcesses(stack.stateDir, processesFile, leader);
@@ -383,7 +384,7 @@ async function main() {
     }
     console.log(`\nrun took ${fig((performance.now() - started) / 1000)} s`);
   } finally {
-    await connection.close();
+    await connection?.close();
     await admin.destroy();
     await suite.close();
     await live.close();
