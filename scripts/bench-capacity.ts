@@ -30,13 +30,13 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import { Client } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
 import { createTenant, createTestDatabase, insertImageJob, testConfig, waitFor } from '../test/support/stack.js';
 import { api } from '../test/support/services.js';
 import { connectClient } from '../shared/temporal-connection.js';
 import { codecDataConverter } from '../codec/payload-codec.js';
 import type { Database } from '../db/index.js';
 import { spawnGateway } from '../test/integration/gateway-harness.js';
+import { countHistory, type HistoryCounts } from './bench/history-counts.js';
 import { cpuMs, loadavg, machine, pgCountEnv, readPgCounts, rssMb, settle, spawnWorker, type BenchProcess, type PgCounts } from './bench/processes.js';
 
 function arg(name: string, fallback: number): number {
@@ -85,46 +85,6 @@ async function peakConnections<T>(tdb: { db: Database }, during: () => Promise<T
     stop = true;
     await sampler;
   }
-}
-
-/** What a job's history holds, and the Temporal Cloud actions it made (docs.temporal.io/cloud/actions). */
-interface HistoryCounts {
-  events: number;
-  workflowTasks: number;
-  activities: number;
-  activityAttempts: number;
-  localActivities: number;
-  localActivityTasks: number;
-  timers: number;
-  signals: number;
-  children: number;
-  upserts: number;
-  actions: number;
-}
-
-function countHistory(events: temporal.api.history.v1.IHistoryEvent[]): HistoryCounts {
-  const n = (has: (e: temporal.api.history.v1.IHistoryEvent) => unknown) => events.filter(has).length;
-  const markers = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
-  const started = events.flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt ?? 1] : []));
-  const c = {
-    events: events.length,
-    workflowTasks: n((e) => e.workflowTaskCompletedEventAttributes),
-    activities: n((e) => e.activityTaskScheduledEventAttributes),
-    // An attempt that failed and was retried by the server leaves only its last start in the history.
-    activityAttempts: started.reduce((s, a) => s + a, 0),
-    localActivities: markers.length,
-    // Temporal Cloud bills the local activities of one workflow task as one action.
-    localActivityTasks: new Set(markers.map((e) => String(e.markerRecordedEventAttributes!.workflowTaskCompletedEventId))).size,
-    timers: n((e) => e.timerStartedEventAttributes),
-    signals: n((e) => e.workflowExecutionSignaledEventAttributes) + n((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes),
-    children: n((e) => e.startChildWorkflowExecutionInitiatedEventAttributes),
-    upserts: n((e) => e.upsertWorkflowSearchAttributesEventAttributes),
-  };
-  // Workflow started (1), every activity start or retry, one per workflow task with local
-  // activities, timers, signals, child workflow starts, search-attribute upserts. Heartbeats that
-  // reach the server and queries count too but leave no event (see the printout).
-  const actions = 1 + c.activityAttempts + c.localActivityTasks + c.timers + c.signals + c.children + c.upserts;
-  return { ...c, actions };
 }
 
 async function main(): Promise<void> {

@@ -171,6 +171,10 @@ postgresql:
       password: postgres
   parameters:
     unix_socket_directories: $STATE/$node
+    # Per-statement counts for the capacity benchmark (npm run bench:capacity-cluster): every
+    # database's statements, those run inside trigger functions (their pg_notify) included.
+    shared_preload_libraries: pg_stat_statements
+    pg_stat_statements.track: all
   pg_hba:
     - local all all trust
     - host all all 127.0.0.1/32 trust
