@@ -6,7 +6,10 @@
 //     node dist/scripts/minio-identities.js <dir>
 //
 // makes (or updates) mediagen-gateway, mediagen-worker and mediagen-reconciler, each secret kept in
-// <dir>/<identity>.secret (made once, mode 0600). Idempotent.
+// <dir>/<identity>.secret (made once, mode 0600). Idempotent. With `--secrets-from-env` instead of a
+// directory, the secrets are the operator's, from MEDIAGEN_S3_GATEWAY_SECRET_KEY,
+// MEDIAGEN_S3_WORKER_SECRET_KEY and MEDIAGEN_S3_RECONCILER_SECRET_KEY (docker-compose.yml's
+// minio-identities step, whose services read the same variables): nothing is written.
 //
 // The admin API signs requests like S3 (SigV4, service `s3`) and takes a new user's secret only
 // encrypted with the caller's secret key (madmin-go EncryptData): salt(32) ‖ algorithm id ‖
@@ -104,19 +107,43 @@ export function identityPolicyName(identity: StorageIdentity, bucket: string, pr
   return `${prefix}-${identity}-${bucket}`;
 }
 
-/** Every fleet identity for `bucket`; secrets read from (or made once in) `dir`. */
-export async function ensureFleetIdentities(c: AdminCredentials, bucket: string, dir: string, prefix = 'mediagen'): Promise<Record<StorageIdentity, string>> {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+/** The variable `--secrets-from-env` reads an identity's secret from. */
+export const secretVariable = (identity: StorageIdentity) => `MEDIAGEN_S3_${identity.toUpperCase()}_SECRET_KEY`;
+
+/** The secrets of `--secrets-from-env`: each required, and at least as long as MinIO accepts (8). */
+export function secretsFromEnv(env: NodeJS.ProcessEnv): Record<StorageIdentity, string> {
+  const out = {} as Record<StorageIdentity, string>;
+  for (const identity of storageIdentities) {
+    const v = env[secretVariable(identity)];
+    if (!v || v.length < 8) throw new Error(`${secretVariable(identity)}: required, at least 8 characters`);
+    out[identity] = v;
+  }
+  return out;
+}
+
+/** A secret kept in `dir`: read, or made once (mode 0600). */
+function secretInDir(dir: string, identity: StorageIdentity): string {
+  const file = join(dir, `${identity}.secret`);
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    const secret = randomBytes(20).toString('hex');
+    writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+    return secret;
+  }
+}
+
+/** Every fleet identity for `bucket`; secrets read from (or made once in) `secrets` when a directory, else those given. */
+export async function ensureFleetIdentities(
+  c: AdminCredentials,
+  bucket: string,
+  secrets: string | Record<StorageIdentity, string>,
+  prefix = 'mediagen',
+): Promise<Record<StorageIdentity, string>> {
+  if (typeof secrets === 'string') mkdirSync(secrets, { recursive: true, mode: 0o700 });
   const users = {} as Record<StorageIdentity, string>;
   for (const identity of storageIdentities) {
-    const file = join(dir, `${identity}.secret`);
-    let secret: string;
-    try {
-      secret = readFileSync(file, 'utf8').trim();
-    } catch {
-      secret = randomBytes(20).toString('hex');
-      writeFileSync(file, `${secret}\n`, { mode: 0o600 });
-    }
+    const secret = typeof secrets === 'string' ? secretInDir(secrets, identity) : secrets[identity];
     const user = identityUser(identity, prefix);
     await ensureMinioUser(c, user, secret, identityPolicyName(identity, bucket, prefix), storagePolicy(identity, bucket));
     users[identity] = user;
@@ -128,18 +155,22 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const dir = process.argv[2];
   const { S3_ENDPOINT, S3_ACCESS_KEY, S3_SECRET_KEY, S3_BUCKET, S3_REGION } = process.env;
   if (!dir || !S3_ENDPOINT || !S3_ACCESS_KEY || !S3_SECRET_KEY || !S3_BUCKET) {
-    process.stderr.write('usage: S3_ENDPOINT=… S3_ACCESS_KEY=… S3_SECRET_KEY=… S3_BUCKET=… minio-identities.js <secrets dir>\n');
+    process.stderr.write('usage: S3_ENDPOINT=… S3_ACCESS_KEY=… S3_SECRET_KEY=… S3_BUCKET=… minio-identities.js <secrets dir> | --secrets-from-env\n');
     process.exit(2);
   }
-  ensureFleetIdentities(
-    { endpoint: S3_ENDPOINT, accessKey: S3_ACCESS_KEY, secretKey: S3_SECRET_KEY, ...(S3_REGION ? { region: S3_REGION } : {}) },
-    S3_BUCKET,
-    dir,
-  ).then(
-    (users) => process.stdout.write(`${Object.values(users).join('\n')}\n`),
-    (err: unknown) => {
-      process.stderr.write(`${(err as Error).message}\n`);
-      process.exit(1);
-    },
-  );
+  Promise.resolve()
+    .then(() =>
+      ensureFleetIdentities(
+        { endpoint: S3_ENDPOINT, accessKey: S3_ACCESS_KEY, secretKey: S3_SECRET_KEY, ...(S3_REGION ? { region: S3_REGION } : {}) },
+        S3_BUCKET,
+        dir === '--secrets-from-env' ? secretsFromEnv(process.env) : dir,
+      ),
+    )
+    .then(
+      (users) => process.stdout.write(`${Object.values(users).join('\n')}\n`),
+      (err: unknown) => {
+        process.stderr.write(`${(err as Error).message}\n`);
+        process.exit(1);
+      },
+    );
 }

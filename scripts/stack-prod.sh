@@ -355,7 +355,7 @@ start_worker() { # start_worker BUILD_DIR NAME ENV... — one worker of a build,
   echo $! >"$dir/$name.pid"
 }
 
-overrides_hash() { cat "$STATE/overrides.env" "$STATE/payload-codec.keys" "$STATE/payload-codec.active" 2>/dev/null | sha1sum | cut -c1-16; }
+overrides_hash() { cat "$STATE/overrides.env" "$STATE/payload-codec.keys" "$STATE/payload-codec.active" "$STATE/s3-media-prefix.secret" 2>/dev/null | sha1sum | cut -c1-16; }
 
 gateway_ready() { curl -sf -o /dev/null "http://127.0.0.1:$1/readyz"; }
 worker_ready() { grep -q '"msg":"worker started"' "$1"; }
@@ -392,6 +392,11 @@ up_apps() { # needs the profile's DATABASE_URL, TEMPORAL_ADDRESS and S3_* in the
   echo "$build" >"$STATE/current-build"
   local overrides=() applied
   codec_secrets
+  # The key of the job media prefixes, made once and kept with the state: every process needs the
+  # same one, and none but the setup steps below may hold the MinIO root secret that would key
+  # them otherwise (shared/storage.ts). Part of the settings' hash: a process started without it
+  # is replaced by one that has it.
+  [[ -s $STATE/s3-media-prefix.secret ]] || (umask 077; head -c 32 /dev/urandom | base64 | tr -d '/+=\n' >"$STATE/s3-media-prefix.secret")
   applied=$(overrides_hash)
   if [[ $(cat "$STATE/overrides.applied" 2>/dev/null) != "$applied" ]]; then
     # Same build, other settings: its processes restart in place (its pinned jobs wait for them).
@@ -419,10 +424,12 @@ SQL
   app_url=$(sed -E "s#^(postgres(ql)?://)[^@/]*@#\1mediagen_app:$(cat "$STATE/app-db.password")@#" <<<"$DATABASE_URL")
   # Only these variables (env -i): nothing from the caller's shell (a test run's settings) leaks in.
   # Role-scoped secrets (provider keys, the webhook secrets key) are not common: each process gets
-  # those its roles read (role_env below); every process learns which provider keys are set.
+  # those its roles read (role_env below); every process learns which provider keys are set. No S3
+  # keys either: each service process gets its fleet's identity (fleet_env), and only the setup
+  # steps that need the owner's rights (the identities, the catalog's media) get the root keys.
   local common=(PATH="$PATH" HOME="$HOME" NODE_ENV=production LOG_LEVEL=info TASK_QUEUE_PREFIX=media
     DATABASE_URL="$app_url" TEMPORAL_ADDRESS="$TEMPORAL_ADDRESS" "${TEMPORAL_APP_TLS[@]}" S3_ENDPOINT="$S3_ENDPOINT"
-    S3_ACCESS_KEY="$S3_ACCESS_KEY" S3_SECRET_KEY="$S3_SECRET_KEY" S3_BUCKET="$S3_BUCKET"
+    S3_BUCKET="$S3_BUCKET" S3_MEDIA_PREFIX_SECRET="$(cat "$STATE/s3-media-prefix.secret")"
     ALLOW_PLACEHOLDER_PROVIDERS=1 # the profile serves placeholder media on purpose
     PAYLOAD_CODEC_KEYS_FILE="$STATE/payload-codec.keys" PAYLOAD_CODEC_KEY_ID="$(cat "$STATE/payload-codec.active")")
   local scoped keys_set=() line
@@ -463,9 +470,6 @@ SQL
     } | psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -qAt -v pw="$pw" >/dev/null || die "could not set up the database role $login"
     printf 'DATABASE_URL=%s\n' "$(sed -E "s#^(postgres(ql)?://)[^@/]*@#\1$login:$pw@#" <<<"$DATABASE_URL")"
     printf 'S3_ACCESS_KEY=mediagen-%s\nS3_SECRET_KEY=%s\n' "$identity" "$(cat "$STATE/s3-identities/$identity.secret")"
-    # The key of the job media prefixes, one for every process whatever its identity: the root
-    # secret, which keyed them before there were identities (else each its own S3_SECRET_KEY would).
-    printf 'S3_MEDIA_PREFIX_SECRET=%s\n' "$S3_SECRET_KEY"
   }
   local own_env=()
   # One database role per fleet (db/fleet-roles.ts): mediagen_<fleet> logs in for a process of one
@@ -484,7 +488,9 @@ SQL
   (cd "$app" && env -i PATH="$PATH" HOME="$HOME" S3_ENDPOINT="$S3_ENDPOINT" S3_ACCESS_KEY="$S3_ACCESS_KEY" S3_SECRET_KEY="$S3_SECRET_KEY" \
     S3_BUCKET="$S3_BUCKET" node dist/scripts/minio-identities.js "$STATE/s3-identities" >"$STATE/logs/s3-identities.log" 2>&1) \
     || die "could not make the per-fleet MinIO identities (see $STATE/logs/s3-identities.log)"
-  (cd "$app" && env -i "${common[@]}" DATABASE_URL="$DATABASE_URL" node dist/admin/main.js seed >"$STATE/logs/seed.log" 2>&1) \
+  # The seed writes the catalog's media (`catalog/`), which no fleet's identity may: as the owner.
+  (cd "$app" && env -i "${common[@]}" DATABASE_URL="$DATABASE_URL" S3_ACCESS_KEY="$S3_ACCESS_KEY" S3_SECRET_KEY="$S3_SECRET_KEY" \
+    node dist/admin/main.js seed >"$STATE/logs/seed.log" 2>&1) \
     || die "seeding the catalog failed (see $STATE/logs/seed.log)"
 
   local started=() urls=()
@@ -572,6 +578,9 @@ SQL
   echo "export PROD_BUILD_ID='$build'"
   echo "export GATEWAY_URLS='${urls[*]}'"
   echo "export STACK_STATE_DIR='$STATE'"
+  # The processes' key of the job media prefixes: a suite's own workers and storage clients must
+  # find the profile's job media where its processes put it.
+  echo "export S3_MEDIA_PREFIX_SECRET='$(cat "$STATE/s3-media-prefix.secret")'"
   # The keys' and the token's files (paths, not secrets): a suite's client opens payloads with them.
   echo "export PAYLOAD_CODEC_KEYS_FILE='$STATE/payload-codec.keys'"
   echo "export PAYLOAD_CODEC_KEY_ID='$(cat "$STATE/payload-codec.active")'"

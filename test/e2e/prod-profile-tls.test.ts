@@ -2,11 +2,14 @@
 // rejects plain TCP): every connection of the service (gateways and workers, each as its fleet's role) and of
 // the Temporal server (its `temporal` and `temporal_visibility` databases) is encrypted, the service
 // verifies the server against the profile's CA with sslmode=verify-full, a plain connection is
-// refused, and a client trusting another CA refuses the server.
+// refused, and a client trusting another CA refuses the server. The same processes' storage keys:
+// their fleets' identities and the profile's own media prefix key, never the MinIO root secret.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { lockProdStack, type ProdStack } from '../support/prod-stack.js';
 import { waitFor } from '../support/stack.js';
@@ -91,6 +94,28 @@ test('every connection of the service and of the Temporal server is TLS, verifie
   const plain = seen.filter((r) => !r.ssl);
   assert.deepEqual(plain, [], 'no connection without TLS');
   for (const r of seen) assert.match(r.version ?? '', /^TLSv1\.[23]$/, `${r.usename}@${r.datname}: a current TLS version`);
+});
+
+test("no service process holds the MinIO root secret: each has its fleet's keys and the profile's own media prefix key", async () => {
+  const root = stack.vars.S3_SECRET_KEY!;
+  assert.ok(root, 'the profile exports the root secret for suites');
+  const prefixFile = join(stack.stateDir, 's3-media-prefix.secret');
+  const prefixSecret = (await readFile(prefixFile, 'utf8')).trim();
+  assert.equal(stack.vars.S3_MEDIA_PREFIX_SECRET, prefixSecret, 'the profile exports the key its processes use');
+  assert.notEqual(prefixSecret, root);
+  assert.equal((await stat(prefixFile)).mode & 0o777, 0o600, 'the key is readable by its owner only');
+  const names = readFileSync(fileURLToPath(new URL('../../../scripts/prod/processes', import.meta.url)), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() && !l.startsWith('#'))
+    .map((l) => l.trim().split(/\s+/)[0]!);
+  for (const name of [...names, 'codec-server']) {
+    const env = await stack.environment(name);
+    const holding = Object.keys(env).filter((k) => env[k]!.includes(root));
+    assert.deepEqual(holding, [], `${name}: no variable holds the root secret`);
+    if (name === 'codec-server') continue;
+    assert.equal(env.S3_MEDIA_PREFIX_SECRET, prefixSecret, `${name}: the profile's media prefix key`);
+    assert.match(env.S3_ACCESS_KEY ?? '', /^mediagen-(gateway|worker|reconciler)$/, `${name}: a fleet's storage identity`);
+  }
 });
 
 test('a connection without TLS is refused, for the owner and the app role alike', async () => {

@@ -3,7 +3,8 @@
 // prod profile does (scripts/minio-identities.ts), on a bucket of its own (lifecycle rules are
 // per bucket). The gateway's identity is refused the bucket lifecycle (AccessDenied) and any
 // write outside the upload paths; the worker's is refused the lifecycle too; the reconciler's
-// applies it.
+// applies it. Secrets given by the operator (docker-compose.yml's `--secrets-from-env`) replace
+// those a user had.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -14,7 +15,14 @@ import { rawMinioClient, requireStackEnv, testConfig } from '../support/stack.js
 import { createStorage, type Storage } from '../../shared/storage.js';
 import { readLifecycleRules, ABORT_MULTIPART_RULE_ID, OUTPUT_EXPIRY_RULE_ID } from '../../shared/retention.js';
 import { storageIdentities, type StorageIdentity } from '../../shared/storage-policies.js';
-import { ensureFleetIdentities, identityPolicyName, removeMinioUser, type AdminCredentials } from '../../scripts/minio-identities.js';
+import {
+  ensureFleetIdentities,
+  identityPolicyName,
+  removeMinioUser,
+  secretsFromEnv,
+  secretVariable,
+  type AdminCredentials,
+} from '../../scripts/minio-identities.js';
 import { randomToken } from '../../shared/ids.js';
 
 const tag = randomToken(8)
@@ -116,5 +124,28 @@ describe('per-fleet storage identities', () => {
     await stores.worker.putStream('uploads/ws/up4/d.txt', Buffer.from('fetched'), 'text/plain');
     await assert.rejects(stores.worker.putStream('incoming/ws/up5/e.txt', Buffer.from('x'), 'text/plain'), denied);
     await stores.reconciler.remove('incoming/ws/up2/b.txt');
+  });
+
+  test("the operator's secrets (--secrets-from-env, as compose runs it): each required, and a second run rotates every identity to them", async () => {
+    assert.throws(
+      () => secretsFromEnv({ [secretVariable('gateway')]: 'gateway-secret-1', [secretVariable('worker')]: 'worker-secret-1' }),
+      /MEDIAGEN_S3_RECONCILER_SECRET_KEY: required/,
+    );
+    assert.throws(
+      () =>
+        secretsFromEnv({
+          MEDIAGEN_S3_GATEWAY_SECRET_KEY: 'short',
+          MEDIAGEN_S3_WORKER_SECRET_KEY: 'worker-secret-1',
+          MEDIAGEN_S3_RECONCILER_SECRET_KEY: 'reconciler-secret-1',
+        }),
+      /GATEWAY_SECRET_KEY/,
+    );
+    const given = secretsFromEnv(Object.fromEntries(storageIdentities.map((i) => [secretVariable(i), `${i}-from-the-operator-${tag}`])));
+    await ensureFleetIdentities(admin, bucket, given, prefix);
+    for (const identity of storageIdentities) {
+      const withGiven = createStorage({ ...configFor(identity), S3_SECRET_KEY: given[identity] });
+      assert.equal((await withGiven.stat('catalog/actors/a1/reference.png'))?.size, 6, `${identity} signs with the given secret`);
+      await assert.rejects(stores[identity].stat('catalog/actors/a1/reference.png'), `${identity}: the secret it had no longer signs`);
+    }
   });
 });

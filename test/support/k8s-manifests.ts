@@ -21,6 +21,8 @@ import { ScaledObject, TriggerAuthentication } from '@kubernetes-models/keda/ked
 import { longestCallMs, providerShutdownGraceMs, AFTER_CALL_MARGIN_MS } from '../../activities/providers/call-timeouts.js';
 import type { ProviderName } from '../../shared/job-model.js';
 import { roleScopedSecrets, secretsOfRoles } from '../../shared/routing.js';
+import { fleetOfWorkerRole } from '../../db/fleet-roles.js';
+import { storageIdentityOfRoles } from '../../shared/storage-policies.js';
 import { taskQueues } from '../../workflows/definitions.js';
 import { gatewayEnv } from '../../shared/config/gateway.js';
 
@@ -121,6 +123,21 @@ function workloadRoles(o: K8sObject): string[] | undefined {
   // The rollback guard talks to Temporal only (deployment guard): no role secret at all.
   if (c === 'deployment-guard') return [];
   return undefined;
+}
+
+/**
+ * Whose credentials a workload holds: the database fleets it logs in for (`gateway`, or its worker
+ * roles' fleets, db/fleet-roles.ts) and its storage identity (shared/storage-policies.ts); the
+ * migrations Job is the owner of both.
+ */
+export function credentialOwner(o: K8sObject): { db: string; s3: string } | undefined {
+  const c = component(o);
+  if (c === 'gateway') return { db: 'gateway', s3: 'gateway' };
+  if (c === 'migrations') return { db: 'owner', s3: 'owner' };
+  if (c !== 'worker') return undefined;
+  const roles = rolesOf(o);
+  const fleets = [...new Set(roles.map((r) => fleetOfWorkerRole(r.split(':')[0] as Parameters<typeof fleetOfWorkerRole>[0])))].sort();
+  return { db: fleets.join('+'), s3: storageIdentityOfRoles(roles) };
 }
 
 /** Every Secret key a workload's pods receive: secretKeyRef keys, envFrom (all keys), volumes (their items, or all keys). */
@@ -262,6 +279,7 @@ export function manifestProblems(objects: K8sObject[]): string[] {
   // Least privilege: a workload receives no role-scoped secret its roles do not read, and the
   // schema owner's database URL only in the migrations Job.
   const scoped = new Set<string>(roleScopedSecrets);
+  const credentialUsers = new Map<string, Set<string>>();
   for (const o of objects.filter((x) => x.kind === 'Deployment' || x.kind === 'Job')) {
     const roles = workloadRoles(o);
     if (!roles) {
@@ -283,6 +301,21 @@ export function manifestProblems(objects: K8sObject[]): string[] {
     const owner = [...referencedSecrets].some((s) => s.endsWith('-db-migrate'));
     if (owner !== (component(o) === 'migrations'))
       problems.push(`${o.kind} ${o.metadata.name}: ${owner ? 'receives' : 'lacks'} the schema owner's DATABASE_URL`);
+    // Credentials: whose Secret serves each workload's DATABASE_URL and S3 keys (checked below).
+    const holder = credentialOwner(o);
+    for (const r of holder ? received : []) {
+      const kind = r.key === 'DATABASE_URL' ? 'db' : r.key === 'S3_ACCESS_KEY' || r.key === 'S3_SECRET_KEY' ? 's3' : undefined;
+      if (kind) credentialUsers.set(`${kind} ${r.secret}`, (credentialUsers.get(`${kind} ${r.secret}`) ?? new Set()).add(holder![kind]));
+    }
+  }
+  // A fleet's database Secret and an identity's storage Secret serve that fleet or identity alone:
+  // only the one app Secret (`-db-app`) and the one set of storage keys (`-s3`), the fallback of an
+  // install without per-fleet credentials, may be shared.
+  for (const [ref, users] of credentialUsers) {
+    const [kind, secret] = ref.split(' ') as ['db' | 's3', string];
+    const shared = kind === 'db' ? secret.endsWith('-db-app') : secret.endsWith('-s3');
+    if (users.size > 1 && !shared)
+      problems.push(`Secret ${secret}: the ${kind === 'db' ? 'database role' : 'storage identity'} of ${[...users].sort().join(' and ')}`);
   }
 
   // The rollback guard: before every upgrade and rollback (its secrets are checked above: no role's).

@@ -12,6 +12,9 @@ import { parse } from 'yaml';
 import express from 'express';
 import { configVariables, loadConfig } from '../../shared/config.js';
 import { missingRoleSecrets, roleScopedSecrets, routeMode, runsMediaTools, secretsOfRoles } from '../../shared/routing.js';
+import { fleetOfWorkerRole, fleets } from '../../db/fleet-roles.js';
+import { storageIdentities, storageIdentityOfRoles, storagePolicy, type StorageIdentity } from '../../shared/storage-policies.js';
+import { identityUser, secretVariable } from '../../scripts/minio-identities.js';
 
 const composePath = fileURLToPath(new URL('../../../docker-compose.yml', import.meta.url));
 const processesPath = fileURLToPath(new URL('../../../scripts/prod/processes', import.meta.url));
@@ -69,6 +72,18 @@ function stackProdVersion(name: string): string {
 }
 const required = ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'S3_ENDPOINT', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'];
 
+/** The fleets a process runs (db/fleet-roles.ts): the gateway's, or those of its worker roles. */
+function fleetsOf(p: { command: 'gateway' | 'worker'; roles: string }): string[] {
+  if (p.command === 'gateway') return ['gateway'];
+  const kinds = p.roles.split(',').map((r) => r.split(':')[0] as Parameters<typeof fleetOfWorkerRole>[0]);
+  return [...new Set(kinds.map(fleetOfWorkerRole))];
+}
+/** The database role a process logs in as: its fleet's, or one that is a member of each of its fleets' (as the prod profile names it). */
+const loginOf = (p: { command: 'gateway' | 'worker'; roles: string }) => `mediagen_${fleetsOf(p).join('_')}`;
+/** The storage identity a process uses (shared/storage-policies.ts). */
+const identityOf = (p: { command: 'gateway' | 'worker'; roles: string }): StorageIdentity =>
+  p.command === 'gateway' ? 'gateway' : storageIdentityOfRoles(p.roles.split(','));
+
 function env(service: Service): Record<string, string> {
   const e = service.environment ?? {};
   const entries = Array.isArray(e)
@@ -110,7 +125,9 @@ describe('docker-compose.yml', () => {
       'temporal-setup',
       'minio',
       'minio-bucket',
+      'minio-identities',
       'migrate',
+      'seed',
       ...appServices,
     ]) {
       assert.ok(services[name], `service ${name}`);
@@ -143,17 +160,17 @@ describe('docker-compose.yml', () => {
     });
   }
 
-  test('the gateways, workers and one-shots share one set of service addresses and credentials', () => {
+  test('the gateways, workers and one-shots share one set of service addresses, one database and one media prefix key', () => {
     const api = env(services[gateways[0]!]!);
-    for (const s of appServices) for (const k of required) assert.equal(env(services[s]!)[k], api[k], `${s} ${k}`);
+    for (const s of [...appServices, 'migrate', 'seed'])
+      for (const k of ['TEMPORAL_ADDRESS', 'S3_ENDPOINT', 'S3_BUCKET', 'S3_MEDIA_PREFIX_SECRET']) assert.equal(env(services[s]!)[k], api[k], `${s} ${k}`);
+    assert.equal(requiredVar(api.S3_MEDIA_PREFIX_SECRET), 'MEDIAGEN_S3_MEDIA_PREFIX_SECRET', 'every identity keys the media prefixes alike');
+    for (const s of [...appServices, 'migrate', 'seed']) {
+      const db = new URL(interpolate(env(services[s]!).DATABASE_URL!));
+      assert.equal(db.host, 'postgres:5432', s);
+      assert.equal(db.pathname, '/mediagen', s);
+    }
     const roles = env(services['db-roles']!);
-    const db = new URL(interpolate(api.DATABASE_URL!));
-    assert.equal(db.host, 'postgres:5432');
-    assert.equal(db.pathname, '/mediagen');
-    assert.equal(decodeURIComponent(db.password), interpolate(roles.APP_PASSWORD!), 'the app role has the password db-roles gives it');
-    const setup = env(services['minio-bucket']!);
-    assert.equal(api.S3_ACCESS_KEY, setup.MEDIAGEN_S3_ACCESS_KEY, 'the service uses the user the setup step creates');
-    assert.equal(api.S3_SECRET_KEY, setup.MEDIAGEN_S3_SECRET_KEY);
     assert.match(text(services['minio-bucket']!.command), new RegExp(`mc mb --ignore-existing local/${api.S3_BUCKET}\\b`));
     const t = env(services.temporal!);
     assert.equal(t.POSTGRES_SEEDS, 'postgres');
@@ -250,39 +267,72 @@ describe('docker-compose.yml', () => {
   test('every password is required (${VAR:?}), never a default', () => {
     const api = env(services[gateways[0]!]!);
     const secrets: Array<[string, string | undefined]> = [
-      ['api DATABASE_URL', api.DATABASE_URL],
-      ['api S3_SECRET_KEY', api.S3_SECRET_KEY],
+      ...processes.flatMap((p): Array<[string, string | undefined]> => [
+        [`${p.name} DATABASE_URL`, env(services[p.name]!).DATABASE_URL],
+        [`${p.name} S3_SECRET_KEY`, env(services[p.name]!).S3_SECRET_KEY],
+        [`${p.name} S3_MEDIA_PREFIX_SECRET`, env(services[p.name]!).S3_MEDIA_PREFIX_SECRET],
+      ]),
+      ...Object.entries(env(services['db-roles']!))
+        .filter(([k]) => k.endsWith('_PASSWORD'))
+        .map(([k, v]): [string, string] => [`db-roles ${k}`, v]),
+      ...Object.entries(env(services['minio-identities']!))
+        .filter(([k]) => k.includes('SECRET'))
+        .map(([k, v]): [string, string] => [`minio-identities ${k}`, v]),
+      ['seed S3_SECRET_KEY', env(services.seed!).S3_SECRET_KEY],
       ['worker-webhooks WEBHOOK_SECRETS_KEY', env(services['worker-webhooks']!).WEBHOOK_SECRETS_KEY],
       ['migrate WEBHOOK_SECRETS_KEY', env(services.migrate!).WEBHOOK_SECRETS_KEY],
       ['migrate DATABASE_URL', env(services.migrate!).DATABASE_URL],
       ['postgres POSTGRES_PASSWORD', env(services.postgres!).POSTGRES_PASSWORD],
       ['db-roles PGPASSWORD', env(services['db-roles']!).PGPASSWORD],
-      ['db-roles MIGRATE_PASSWORD', env(services['db-roles']!).MIGRATE_PASSWORD],
-      ['db-roles APP_PASSWORD', env(services['db-roles']!).APP_PASSWORD],
-      ['db-roles TEMPORAL_PASSWORD', env(services['db-roles']!).TEMPORAL_PASSWORD],
       ['temporal POSTGRES_PWD', env(services.temporal!).POSTGRES_PWD],
       ['temporal-schema SQL_PASSWORD', env(services['temporal-schema']!).SQL_PASSWORD],
       ['minio MINIO_ROOT_PASSWORD', env(services.minio!).MINIO_ROOT_PASSWORD],
       ['minio-bucket MINIO_ROOT_PASSWORD', env(services['minio-bucket']!).MINIO_ROOT_PASSWORD],
     ];
     for (const [what, value] of secrets) assert.ok(requiredVar(value), `${what} must be \${VAR:?…}, is ${value}`);
-    assert.equal(requiredVar(api.DATABASE_URL), 'MEDIAGEN_APP_DB_PASSWORD');
+    assert.equal(requiredVar(api.DATABASE_URL), 'MEDIAGEN_GATEWAY_DB_PASSWORD');
   });
 
-  test('the service uses a MinIO user limited to its bucket, not the root user', () => {
-    const api = env(services[gateways[0]!]!);
+  test("each service uses its fleet's storage identity, made from shared/storage-policies.ts; only the reconciler's may set the bucket lifecycle, and one process has it", () => {
     const minio = env(services.minio!);
-    assert.notEqual(interpolate(api.S3_ACCESS_KEY!), interpolate(minio.MINIO_ROOT_USER!));
-    const cmd = interpolate(text(services['minio-bucket']!.command));
-    const policy = JSON.parse(/<<'POLICY'\n([\s\S]*?)\n\s*POLICY/.exec(cmd)![1]!) as { Statement: Array<{ Effect: string; Resource: string[] }> };
-    const bucket = api.S3_BUCKET!;
-    for (const st of policy.Statement) {
-      assert.equal(st.Effect, 'Allow');
-      for (const r of st.Resource) assert.ok(r === `arn:aws:s3:::${bucket}` || r === `arn:aws:s3:::${bucket}/*`, `policy resource ${r} is outside the bucket`);
+    const root = [interpolate(minio.MINIO_ROOT_USER!), interpolate(minio.MINIO_ROOT_PASSWORD!)];
+    const setup = env(services['minio-identities']!);
+    assert.deepEqual(text(services['minio-identities']!.command), 'node dist/scripts/minio-identities.js --secrets-from-env');
+    assert.deepEqual([interpolate(setup.S3_ACCESS_KEY!), interpolate(setup.S3_SECRET_KEY!)], root, 'the identities are made with the root user');
+    assert.equal(setup.S3_BUCKET, env(services[gateways[0]!]!).S3_BUCKET);
+    for (const identity of storageIdentities)
+      assert.equal(requiredVar(setup[secretVariable(identity)]), secretVariable(identity), `${identity}: its secret is required`);
+    const byIdentity: Record<string, string[]> = {};
+    for (const p of processes) {
+      const e = env(services[p.name]!);
+      const identity = identityOf(p);
+      assert.equal(e.S3_ACCESS_KEY, identityUser(identity), `${p.name} uses the ${identity} identity`);
+      assert.equal(requiredVar(e.S3_SECRET_KEY), secretVariable(identity), `${p.name}: the secret minio-identities gives ${identityUser(identity)}`);
+      assert.ok(!root.includes(interpolate(e.S3_ACCESS_KEY!)) && !root.includes(interpolate(e.S3_SECRET_KEY!)), `${p.name} holds no root credential`);
+      (byIdentity[identity] ??= []).push(p.name);
     }
-    assert.match(cmd, /mc admin policy create local media-bucket-only /);
-    assert.match(cmd, /mc admin user add local "\$MEDIAGEN_S3_ACCESS_KEY" "\$MEDIAGEN_S3_SECRET_KEY"/);
-    assert.match(cmd, /mc admin policy attach local media-bucket-only --user "\$MEDIAGEN_S3_ACCESS_KEY"/);
+    assert.deepEqual(byIdentity.reconciler, ['worker-core'], 'one process runs the reconciler, and it alone has its identity');
+    assert.deepEqual(byIdentity.gateway, gateways);
+    // The policies the step makes: every resource in the bucket, bucket configuration for the reconciler alone.
+    const bucket = env(services[gateways[0]!]!).S3_BUCKET!;
+    for (const identity of storageIdentities) {
+      const policy = storagePolicy(identity, bucket);
+      const actions = policy.Statement.flatMap((st) => st.Action);
+      for (const st of policy.Statement)
+        for (const r of st.Resource) assert.ok(r === `arn:aws:s3:::${bucket}` || r.startsWith(`arn:aws:s3:::${bucket}/`), `${identity}: ${r}`);
+      assert.equal(actions.includes('s3:PutLifecycleConfiguration'), identity === 'reconciler', `${identity} and the bucket lifecycle`);
+      assert.ok(!actions.some((a) => /Policy|\*/.test(a)), `${identity}: no policy rights, no wildcard action`);
+    }
+    // Root credentials: the MinIO server, the one-shot bucket and identity steps, and the seed (the catalog's media) only.
+    const withRoot = Object.entries(services)
+      .filter(([, svc]) => Object.values(env(svc)).some((v) => /MINIO_ROOT_PASSWORD/.test(v)))
+      .map(([name]) => name)
+      .sort();
+    assert.deepEqual(withRoot, ['minio', 'minio-bucket', 'minio-identities', 'seed']);
+    assert.equal(env(services.migrate!).S3_ACCESS_KEY, undefined, 'the admin CLI holds no S3 key');
+    assert.equal(env(services.migrate!).S3_SECRET_KEY, undefined);
+    // The one user an older install gave every process is removed.
+    assert.match(interpolate(text(services['minio-bucket']!.command)), /mc admin user rm local "\$LEGACY_USER"/);
   });
 
   test('registers the default namespace and our five search attributes as Keyword', () => {
@@ -308,8 +358,11 @@ describe('docker-compose.yml', () => {
     for (const s of appServices) {
       assert.ok(deps(s).includes('migrate'), `${s} waits for migrations`);
       assert.ok(deps(s).includes('temporal-setup'), `${s} waits for the namespace and search attributes`);
+      assert.ok(deps(s).includes('minio-identities'), `${s} waits for its storage identity`);
+      assert.ok(deps(s).includes('seed'), `${s} waits for the catalog`);
     }
-    assert.ok(deps('migrate').includes('minio-bucket'));
+    assert.ok(deps('minio-identities').includes('minio-bucket'));
+    assert.ok(deps('seed').includes('minio-bucket') && deps('seed').includes('migrate'));
   });
 
   test('the gateways listen on the compose network only (no published port), behind the load balancer', () => {
@@ -375,27 +428,46 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  test('the gateway role is no superuser, has no DDL, and is not the migrate role', () => {
-    const gatewayUser = new URL(interpolate(env(services[gateways[0]!]!).DATABASE_URL!)).username;
+  test("each service connects as its fleet's database role: no superuser, no DDL, not the migrate role, granted by migrate --fleet-roles", () => {
     const migrateUser = new URL(interpolate(env(services.migrate!).DATABASE_URL!)).username;
     const temporalUser = env(services.temporal!).POSTGRES_USER;
     const superuser = env(services.postgres!).POSTGRES_USER;
-    assert.notEqual(gatewayUser, migrateUser, 'the gateways do not connect as the schema owner');
-    assert.equal(new Set([gatewayUser, migrateUser, temporalUser, superuser]).size, 4, 'app, migrations, Temporal and the superuser: four roles');
-    for (const s of appServices) assert.equal(new URL(interpolate(env(services[s]!).DATABASE_URL!)).username, gatewayUser, `${s} connects as the app role`);
+    const roles = env(services['db-roles']!);
     const sqlText = interpolate(text(services['db-roles']!.command));
-    // Created without any power beyond logging in...
-    const created = new RegExp(`create role ${gatewayUser} login nosuperuser nocreatedb nocreaterole noreplication nobypassrls'`).test(sqlText);
-    assert.ok(created, `${gatewayUser} is created login nosuperuser nocreatedb nocreaterole noreplication nobypassrls`);
-    // ...owning nothing (the databases belong to the migrate and Temporal roles), with no CREATE on
-    // the schema for anyone but its owner, and no grant but CONNECT and USAGE here.
-    assert.doesNotMatch(sqlText, new RegExp(`owner ${gatewayUser}\\b`));
+    const logins = new Set<string>();
+    for (const p of processes) {
+      const url = new URL(interpolate(env(services[p.name]!).DATABASE_URL!));
+      const login = loginOf(p);
+      assert.equal(url.username, login, `${p.name} (${p.roles || 'gateway'}) connects as its fleets' role`);
+      // Its password is the one db-roles sets for that role.
+      const passwordVar = requiredVar(env(services[p.name]!).DATABASE_URL);
+      const given = Object.entries(roles).find(([, v]) => requiredVar(v) === passwordVar);
+      assert.ok(given, `${p.name}: db-roles sets the password of ${login} from ${passwordVar}`);
+      const psqlVar = /-v (\w+)="\$\$?(\w+)"/g;
+      const bound = [...text(services['db-roles']!.command).matchAll(psqlVar)].find((m) => m[2] === given[0]);
+      assert.ok(bound, `db-roles passes ${given[0]} to psql`);
+      assert.match(sqlText, new RegExp(`alter role ${login} password %L', :'${bound[1]}'`), `${login} gets that password`);
+      logins.add(login);
+    }
+    assert.deepEqual([...logins].sort(), ['mediagen_fetch', 'mediagen_gateway', 'mediagen_provider', 'mediagen_webhooks', 'mediagen_workflows_reconciler']);
+    for (const login of logins) {
+      assert.ok(![migrateUser, temporalUser, superuser].includes(login), `${login} is none of the migrate, Temporal and superuser roles`);
+      // Created without any power beyond logging in, owning nothing, with no grant but CONNECT and its fleets' roles.
+      assert.match(sqlText, new RegExp(`create role ${login} login nosuperuser nocreatedb nocreaterole noreplication nobypassrls'`), login);
+      assert.doesNotMatch(sqlText, new RegExp(`owner ${login}\\b`));
+      const grants = [...sqlText.matchAll(/^grant (.+) to (.+);$/gm)].filter((m) => m[2]!.split(/,\s*/).includes(login)).map((m) => m[1]);
+      const fleetsOfLogin = login.replace(/^mediagen_/, '').split('_');
+      const expected = ['connect on database mediagen', ...(fleetsOfLogin.length > 1 ? [fleetsOfLogin.map((f) => `mediagen_${f}`).join(', ')] : [])];
+      assert.deepEqual(grants.sort(), expected.sort(), login);
+    }
+    // Every fleet role exists (those no service logs in as directly cannot log in at all), and the
+    // one role every process once shared can no longer log in.
+    for (const f of fleets) if (!logins.has(`mediagen_${f}`)) assert.match(sqlText, new RegExp(`create role mediagen_${f} nologin'`), `mediagen_${f}`);
+    assert.match(sqlText, /alter role mediagen_app nologin/);
     assert.match(sqlText, /revoke create on schema public from public;/);
-    const grants = [...sqlText.matchAll(/^grant (.+) to (.+);$/gm)].filter((m) => m[2]!.split(/,\s*/).includes(gatewayUser)).map((m) => m[1]);
-    assert.deepEqual(grants, ['connect on database mediagen', 'usage on schema public']);
     assert.match(sqlText, new RegExp(`create database mediagen owner ${migrateUser}\\b`));
-    // Its table privileges are the DML of db/roles.ts, granted by the schema owner after migrating.
-    assert.match(text(services.migrate!.command), new RegExp(`admin/main\\.js migrate --app-role ${gatewayUser}\\b`));
+    // Their table privileges are each fleet's of db/fleet-roles.ts, granted by the schema owner after migrating.
+    assert.equal(text(services.migrate!.command), 'node dist/admin/main.js migrate --fleet-roles mediagen');
     const app = Object.fromEntries(Object.entries(env(services[gateways[0]!]!)).map(([k, v]) => [k, interpolate(v)]));
     assert.equal(loadConfig(app).NODE_ENV, 'production');
   });

@@ -12,7 +12,7 @@ import { stringify } from 'yaml';
 import { liveProviderNames } from '../../shared/providers/index.js';
 import { roleScopedSecrets, runsMediaTools } from '../../shared/routing.js';
 import { configVariables } from '../../shared/config.js';
-import { manifestProblems, overlays, render, rolesOf, schemaErrors, workerDeployments, type K8sObject } from '../support/k8s-manifests.js';
+import { credentialOwner, manifestProblems, overlays, render, rolesOf, schemaErrors, workerDeployments, type K8sObject } from '../support/k8s-manifests.js';
 
 // Variables of the TLS, Postgres/S3 and payload-codec work of the same change, defined in
 // shared/config/ by their own slices; once they are, this list is redundant.
@@ -180,6 +180,146 @@ test('with secrets.create the chart writes one Secret per fleet holding only wha
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+describe('per-fleet database roles and storage identities', () => {
+  /** The Secret each of a workload's credential variables comes from. */
+  const refs = (o: K8sObject) =>
+    Object.fromEntries(
+      (o.spec.template.spec.containers[0].env as { name: string; valueFrom?: { secretKeyRef?: { name: string } } }[])
+        .filter((e) => ['DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'S3_MEDIA_PREFIX_SECRET'].includes(e.name))
+        .map((e) => [e.name, e.valueFrom?.secretKeyRef?.name]),
+    );
+  const workloads = (objects: K8sObject[]) => objects.filter((o) => (o.kind === 'Deployment' || o.kind === 'Job') && credentialOwner(o));
+  const fleetOf = (o: K8sObject) => (credentialOwner(o)!.db === 'gateway' ? 'gateway' : (o.metadata.labels?.['mediagen.io/fleet'] ?? ''));
+  const withValues = (values: object) => {
+    const dir = mkdtempSync(join(tmpdir(), 'mg-k8s-'));
+    try {
+      writeFileSync(join(dir, 'values.yaml'), stringify(values));
+      return render([overlays.small, join(dir, 'values.yaml')]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  // Placeholders, not secrets: the chart only places them.
+  const url = (user: string) => `postgres://${user}@db.invalid/mediagen?sslmode=verify-full&sslrootcert=/etc/mediagen/db-ca/ca.pem`;
+  const providerFleets = ['fal', 'openai', 'azure', 'elevenlabs', 'byteplus', 'xai', 'google', 'alibaba'];
+  const fleetSecrets = {
+    gateway: 'db-gateway',
+    core: 'db-workflows-reconciler',
+    fetch: 'db-fetch',
+    webhooks: 'db-webhooks',
+    ...Object.fromEntries(providerFleets.map((f) => [f, 'db-provider'])),
+  } as Record<string, string>;
+  const identitySecrets = { gateway: 's3-gateway', worker: 's3-worker', reconciler: 's3-reconciler' } as Record<string, string>;
+  const perFleet = {
+    secrets: { create: true },
+    database: { fleetRolePrefix: 'mediagen', fleetSecrets },
+    s3: { auth: 'static', identitySecrets },
+    secretValues: {
+      databaseUrlApp: url('app'),
+      databaseUrlMigrate: url('owner'),
+      fleetDatabaseUrls: Object.fromEntries(Object.entries(fleetSecrets).map(([f, name]) => [f, url(name.replace(/^db-/, 'mediagen_').replace(/-/g, '_'))])),
+      s3AccessKey: 'owner',
+      s3SecretKey: 'test-placeholder',
+      s3MediaPrefixSecret: 'test-placeholder',
+      s3Identities: Object.fromEntries(Object.keys(identitySecrets).map((i) => [i, { accessKey: `mediagen-${i}`, secretKey: 'test-placeholder' }])),
+      databaseCa: 'test-placeholder',
+      temporalCa: 'test-placeholder',
+      temporalClientCert: 'test-placeholder',
+      temporalClientKey: 'test-placeholder',
+      payloadCodecKeys: 'test-placeholder',
+      roleSecrets: Object.fromEntries(roleScopedSecrets.map((n) => [n, 'test-placeholder'])),
+    },
+  };
+
+  test("each workload mounts its own fleet's database Secret and its own identity's keys, no other; the migrations Job grants the fleet roles", () => {
+    const objects = withValues(perFleet);
+    assert.deepEqual(schemaErrors(objects), []);
+    assert.deepEqual(manifestProblems(objects), []);
+    const all = new Set([...Object.values(fleetSecrets), ...Object.values(identitySecrets)]);
+    for (const o of workloads(objects)) {
+      const owner = credentialOwner(o)!;
+      const r = refs(o);
+      if (owner.db === 'owner') {
+        assert.deepEqual(
+          r,
+          { DATABASE_URL: 'mg-db-migrate', S3_ACCESS_KEY: 'mg-s3', S3_SECRET_KEY: 'mg-s3', S3_MEDIA_PREFIX_SECRET: 'mg-s3' },
+          'the seed writes as the owner',
+        );
+        assert.match(o.spec.template.spec.containers[0].command.join(' '), /migrate --app-role mediagen_app --fleet-roles mediagen && /);
+        continue;
+      }
+      const expected = {
+        DATABASE_URL: fleetSecrets[fleetOf(o)],
+        S3_ACCESS_KEY: identitySecrets[owner.s3],
+        S3_SECRET_KEY: identitySecrets[owner.s3],
+        S3_MEDIA_PREFIX_SECRET: 'mg-s3',
+      };
+      assert.deepEqual(r, expected, o.metadata.name);
+      // Nothing of another fleet or identity anywhere in the pod (env, envFrom, volumes).
+      const mounted = JSON.stringify(o.spec.template.spec);
+      for (const other of all)
+        if (other !== expected.DATABASE_URL && other !== expected.S3_ACCESS_KEY)
+          assert.ok(!mounted.includes(`"${other}"`), `${o.metadata.name} mounts ${other}`);
+    }
+    // One fleet holds the reconciler's identity (the one that sets the bucket lifecycle), and it runs the reconciler.
+    const reconcilers = workerDeployments(objects).filter((d) => refs(d).S3_ACCESS_KEY === 's3-reconciler');
+    assert.deepEqual(
+      reconcilers.map((d) => d.metadata.name),
+      ['mg-worker-core-0000000'],
+    );
+    assert.ok(rolesOf(reconcilers[0]!).includes('reconciler'));
+    // The Secrets the chart writes: each holds its own credentials only.
+    const secret = (name: string) => find(objects, 'Secret', name)?.stringData ?? {};
+    assert.deepEqual(Object.keys(secret('db-provider')), ['DATABASE_URL']);
+    assert.equal(new URL(secret('db-workflows-reconciler').DATABASE_URL!).username, 'mediagen_workflows_reconciler');
+    assert.deepEqual(secret('s3-gateway'), { S3_ACCESS_KEY: 'mediagen-gateway', S3_SECRET_KEY: 'test-placeholder' });
+    assert.deepEqual(Object.keys(secret('mg-s3')).sort(), ['S3_ACCESS_KEY', 'S3_MEDIA_PREFIX_SECRET', 'S3_SECRET_KEY']);
+  });
+
+  test("without them every workload keeps the one app Secret and the one set of keys (an install from before), and a fleet's Secret given to another is reported", () => {
+    for (const o of workloads(render([overlays.small]))) {
+      if (credentialOwner(o)!.db === 'owner') continue;
+      assert.deepEqual(refs(o), { DATABASE_URL: 'mg-db-app', S3_MEDIA_PREFIX_SECRET: 'mg-s3' }, `${o.metadata.name}: irsa, the app role's URL`);
+    }
+    const objects = render([overlays.small], ['s3.auth=static']);
+    for (const o of workloads(objects))
+      if (credentialOwner(o)!.db !== 'owner')
+        assert.deepEqual(refs(o), { DATABASE_URL: 'mg-db-app', S3_ACCESS_KEY: 'mg-s3', S3_SECRET_KEY: 'mg-s3' }, o.metadata.name);
+    assert.match(find(objects, 'Job', 'mg-migrate')!.spec.template.spec.containers[0].command.join(' '), /migrate --app-role mediagen_app && /);
+    // One fleet moved over, the rest on the fallback: fine.
+    assert.deepEqual(manifestProblems(render([overlays.small], ['database.fleetSecrets.fetch=db-fetch'])), []);
+    // Two fleets of different roles on one Secret: the fetch fleet would hold the webhooks fleet's role.
+    const shared = manifestProblems(render([overlays.small], ['database.fleetSecrets.fetch=db-x', 'database.fleetSecrets.webhooks=db-x']));
+    assert.ok(shared.includes('Secret db-x: the database role of fetch and webhooks'), shared.join('\n'));
+    const keys = manifestProblems(render([overlays.small], ['s3.auth=static', 's3.identitySecrets.gateway=s3-x', 's3.identitySecrets.reconciler=s3-x']));
+    assert.ok(keys.includes('Secret s3-x: the storage identity of gateway and reconciler'), keys.join('\n'));
+  });
+
+  test('refused at render time: identity keys with irsa, fleets sharing a Secret with different URLs, a prefix that is no identifier', () => {
+    assert.throws(
+      () => render([overlays.small], ['s3.identitySecrets.gateway=s3-gateway']),
+      /s3.identitySecrets: static keys per identity need s3.auth static/,
+    );
+    assert.throws(
+      () =>
+        withValues({
+          ...perFleet,
+          secretValues: { ...perFleet.secretValues, fleetDatabaseUrls: { ...perFleet.secretValues.fleetDatabaseUrls, xai: url('other') } },
+        }),
+      /fleets sharing Secret db-provider need the same URL/,
+    );
+    assert.throws(
+      () =>
+        withValues({
+          ...perFleet,
+          secretValues: { ...perFleet.secretValues, fleetDatabaseUrls: { ...perFleet.secretValues.fleetDatabaseUrls, fetch: 'postgres://x@db.invalid/m' } },
+        }),
+      /fleetDatabaseUrls.fetch: the database URL must carry sslmode=verify-full/,
+    );
+    assert.throws(() => render([overlays.small], ['database.fleetRolePrefix=x; rm -rf /']), /database.fleetRolePrefix: a plain lower-case identifier/);
+  });
 });
 
 test('with egress restricted, only the fleets that call the internet may reach public addresses', () => {

@@ -49,7 +49,8 @@ reconciler polls no queue). Argument: dict "roles" "prefix".
 {{- toYaml (dict "queues" $out) -}}
 {{- end }}
 
-{{/* Variables every gateway and worker reads (no secret values: those come from secretKeyRef). */}}
+{{/* Variables every gateway and worker reads (no secret values: those come from secretKeyRef);
+its credentials come from mediagen.fleetEnv. */}}
 {{- define "mediagen.appEnv" -}}
 {{- range $k, $v := .Values.env }}
 - name: {{ $k }}
@@ -87,8 +88,35 @@ reconciler polls no queue). Argument: dict "roles" "prefix".
 - name: PAYLOAD_CODEC_KEY_ID
   value: {{ .Values.payloadCodec.keyId | quote }}
 {{- end }}
-{{ include "mediagen.dbEnv" (dict "root" . "secret" "db-app") }}
-{{ include "mediagen.s3Env" . }}
+{{- end }}
+
+{{/*
+The storage identity of a workload (shared/storage-policies.ts): the gateway's, the reconciler's for
+the fleet that runs the reconciler (the one that sets the bucket lifecycle), the worker's for any
+other. Argument: dict "fleet" ("gateway" or a workers.fleets key) "roles".
+*/}}
+{{- define "mediagen.storageIdentity" -}}
+{{- if eq .fleet "gateway" }}gateway{{ else if has "reconciler" .roles }}reconciler{{ else }}worker{{ end -}}
+{{- end }}
+
+{{/* The Secret holding a fleet's DATABASE_URL: database.fleetSecrets.<fleet>, else the one app role's. */}}
+{{- define "mediagen.dbSecret" -}}
+{{- default (printf "%s-db-app" .root.Release.Name) (get (default dict .root.Values.database.fleetSecrets) .fleet) -}}
+{{- end }}
+
+{{/* The Secret holding a storage identity's keys: s3.identitySecrets.<identity>, else the one set of keys. */}}
+{{- define "mediagen.s3Secret" -}}
+{{- default (printf "%s-s3" .root.Release.Name) (get (default dict .root.Values.s3.identitySecrets) .identity) -}}
+{{- end }}
+
+{{/* A gateway's or worker's credentials: its fleet's database role and its storage identity only. Argument: dict "root" "fleet" "roles". */}}
+{{- define "mediagen.fleetEnv" -}}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "mediagen.dbSecret" . }}
+      key: DATABASE_URL
+{{ include "mediagen.s3Env" (dict "root" .root "identity" (include "mediagen.storageIdentity" .)) }}
 {{- end }}
 
 {{/* DATABASE_URL from the given Secret (db-app: the app role; db-migrate: the owner); the URL names the CA file (sslrootcert=/etc/mediagen/db-ca/ca.pem). */}}
@@ -100,7 +128,13 @@ reconciler polls no queue). Argument: dict "roles" "prefix".
       key: DATABASE_URL
 {{- end }}
 
+{{/*
+S3 settings and keys. Argument: dict "root" "identity" (gateway, worker, reconciler: that identity's
+Secret; "": the migrations Job, whose seed writes the catalog's media with `<release>-s3`).
+*/}}
 {{- define "mediagen.s3Env" -}}
+{{- $root := .root -}}
+{{- with $root -}}
 - name: S3_ENDPOINT
   value: {{ .Values.s3.endpoint | quote }}
 - name: S3_REGION
@@ -114,17 +148,29 @@ reconciler polls no queue). Argument: dict "roles" "prefix".
   value: {{ . | quote }}
 {{- end }}
 {{- if eq .Values.s3.auth "static" }}
+{{- $keys := ternary (printf "%s-s3" .Release.Name) (include "mediagen.s3Secret" (dict "root" $root "identity" $.identity)) (eq $.identity "") }}
 - name: S3_ACCESS_KEY
   valueFrom:
     secretKeyRef:
-      name: {{ .Release.Name }}-s3
+      name: {{ $keys }}
       key: S3_ACCESS_KEY
 - name: S3_SECRET_KEY
   valueFrom:
     secretKeyRef:
-      name: {{ .Release.Name }}-s3
+      name: {{ $keys }}
       key: S3_SECRET_KEY
+{{- if .Values.s3.identitySecrets }}
+{{- /* The identities' secret keys differ: one key of the job media prefixes for every process. */}}
+- name: S3_MEDIA_PREFIX_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Release.Name }}-s3
+      key: S3_MEDIA_PREFIX_SECRET
+{{- end }}
 {{- else if eq .Values.s3.auth "irsa" }}
+{{- if .Values.s3.identitySecrets }}
+{{- fail "s3.identitySecrets: static keys per identity need s3.auth static (with irsa every pod has the service account's role)" }}
+{{- end }}
 {{- /* Chain credentials rotate, so the media prefix token has a key of its own. */}}
 - name: S3_MEDIA_PREFIX_SECRET
   valueFrom:
@@ -133,6 +179,7 @@ reconciler polls no queue). Argument: dict "roles" "prefix".
       key: S3_MEDIA_PREFIX_SECRET
 {{- else }}
 {{- fail (printf "s3.auth must be irsa or static, not %q" .Values.s3.auth) }}
+{{- end }}
 {{- end }}
 {{- end }}
 
