@@ -139,4 +139,37 @@ export const transcribedVideoEntries = {
     // One price for both resolutions: the provider cost is 720p's ($0.2419 a second), rounded up in credits.
     price: { per: 'second', credits: 13, providerCost: 9 },
   },
+  'grok-video-1.5': {
+    model: 'grok-video-1.5',
+    kind: 'video',
+    provider: 'fal',
+    providerModelId: 'xai/grok-imagine-video/v1.5/image-to-video',
+    falRequest: 'grok-1.5',
+    // fal.ai/models/xai/grok-imagine-video/v1.5/image-to-video/llms.txt (read 2026-12-02): "Generate videos
+    // from images with audio using xAI's Grok Imagine 1.5 Video model"; prompt and image_url required,
+    // duration 1 … 15 (default 6), resolution 480p | 720p (default 720p); $0.08 a second at 480p, $0.14 at
+    // 720p, $0.01 per input image, audio included. No aspect_ratio field: the video keeps the first frame's
+    // shape, as Kling's image-to-video does. fal lists no text-to-video endpoint for 1.5 on a page read
+    // here, so the model is image to video only: a job without a first frame is refused at create. The
+    // pinned @fal-ai/client lacks the endpoint: its body is checked against a transcription (contracts/fal.ts).
+    otherRoutes:
+      "fal (xai/grok-imagine-video/v1.5/image-to-video) only. xAI serves Grok Imagine Video 1.5 on its own API (Vercel AI Gateway's model page names xai/grok-imagine-video-1.5, with grok-imagine-video-1.5-preview, and links docs.x.ai), but xAI's own model page and its SDKs give no 1.5 model id, limits or price readable here: no xAI route. No alternate.",
+    source:
+      'fal.ai/models/xai/grok-imagine-video/v1.5/image-to-video/llms.txt, read 2026-12-02 (image to video: prompt, image_url, duration 1-15, resolution 480p | 720p; $0.14 per second at 720p plus $0.01 per input image)',
+    startFrame: 'required',
+    // The first frame is the start frame or one reference image; there is no end-frame or multi-reference field.
+    maxReferenceImages: 1,
+    endFrame: false,
+    aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'],
+    defaultAspectRatio: '16:9',
+    servedAs: { aspect_ratio: "the first frame's own shape: fal's 1.5 image-to-video takes no aspect_ratio" },
+    durations: { min: 1, max: 15 },
+    defaultDuration: 6,
+    resolutions: ['480p', '720p'],
+    defaultResolution: '720p',
+    deadlineSeconds: 1200,
+    // One price for both resolutions: the provider cost is 720p's $0.14 a second plus the image's $0.01,
+    // which at the shortest job (1 s) is $0.15: 6 credits a second at the ratio of the other fal video models.
+    price: { per: 'second', credits: 9, providerCost: 6 },
+  },
 } as const satisfies Record<string, ModelEntry>;
