@@ -78,12 +78,13 @@ export const transcribedVideoEntries = {
     // price), aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 (or auto), generate_audio at no extra cost;
     // $0.3034 per second at 720p. fal serves it under bytedance/ (no fal-ai/ prefix), which the pinned
     // @fal-ai/client does not type: its body is checked against a transcription (contracts/fal.ts).
+    // BytePlus ModelArk is the second route for text-to-video jobs (shared/providers/byteplus.ts).
     // A start frame (and an optional end frame) goes to fal's image-to-video endpoint (image_url,
     // end_image_url; the same duration, aspect ratio and audio; $0.3024 a second at 720p on the standard
     // tier, $0.2419 on fast, fal.ai/models/bytedance/seedance-2.0/{,fast/}image-to-video, read 2026-12-02).
     // fal's reference-to-video schema was not transcribed: one reference image is the first frame.
     otherRoutes:
-      "fal (bytedance/seedance-2.0/*) only. BytePlus ModelArk serves the Seedance 2.0 series (its own tutorial, docs.byteplus.com ModelArk 2291680, read 2026-12-02: a prepaid resource pack is needed), but the model ids (dreamina-seedance-2-0-*) and limits were found only on resellers' pages: no BytePlus route. No alternate.",
+      "fal (bytedance/seedance-2.0/*) and BytePlus ModelArk (a task at POST /api/v3/contents/generations/tasks, as seedance-1.5; the model id from BytePlus's own ark-cli; a prepaid resource pack is needed, docs.byteplus.com ModelArk 2291680): two live routes for text-to-video jobs at 480p or 720p, 4-15 s; with failover on such a job moves from one to the other. Jobs with a start or end frame stay on fal (no Ark image roles confirmed from BytePlus's text).",
     source:
       'fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt (standard tier: resolution 480p | 720p, duration 4-15, aspect_ratio 21:9 … 9:16, $0.3034 per second at 720p) and …/image-to-video (image_url, end_image_url; $0.3024 per second at 720p)',
     maxReferenceImages: 1,
@@ -114,12 +115,13 @@ export const transcribedVideoEntries = {
     // price), aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 (or auto), generate_audio at no extra cost;
     // $0.2419 per second at 720p. fal serves it under bytedance/ (no fal-ai/ prefix), which the pinned
     // @fal-ai/client does not type: its body is checked against a transcription (contracts/fal.ts).
+    // BytePlus ModelArk is the second route for text-to-video jobs (shared/providers/byteplus.ts).
     // A start frame (and an optional end frame) goes to fal's image-to-video endpoint (image_url,
     // end_image_url; the same duration, aspect ratio and audio; $0.3024 a second at 720p on the standard
     // tier, $0.2419 on fast, fal.ai/models/bytedance/seedance-2.0/{,fast/}image-to-video, read 2026-12-02).
     // fal's reference-to-video schema was not transcribed: one reference image is the first frame.
     otherRoutes:
-      "fal (bytedance/seedance-2.0/*) only. BytePlus ModelArk serves the Seedance 2.0 series (its own tutorial, docs.byteplus.com ModelArk 2291680, read 2026-12-02: a prepaid resource pack is needed), but the model ids (dreamina-seedance-2-0-*) and limits were found only on resellers' pages: no BytePlus route. No alternate.",
+      "fal (bytedance/seedance-2.0/*) and BytePlus ModelArk (a task at POST /api/v3/contents/generations/tasks, as seedance-1.5; the model id from BytePlus's own ark-cli; a prepaid resource pack is needed, docs.byteplus.com ModelArk 2291680): two live routes for text-to-video jobs at 480p or 720p, 4-15 s; with failover on such a job moves from one to the other. Jobs with a start or end frame stay on fal (no Ark image roles confirmed from BytePlus's text).",
     source:
       'fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt (fast tier: resolution 480p | 720p, duration 4-15, aspect_ratio 21:9 … 9:16, $0.2419 per second at 720p) and …/fast/image-to-video (image_url, end_image_url, the same price)',
     maxReferenceImages: 1,
