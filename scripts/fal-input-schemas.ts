@@ -113,6 +113,17 @@ export const transcribedInputs: Record<string, Transcribed> = {
     source:
       'fal.ai/models/bytedance/seedance-2.0/fast/image-to-video, read 2026-12-02: prompt and image_url (required), end_image_url, resolution 480p | 720p, duration auto | 4 … 15, aspect_ratio auto | …, generate_audio; $0.2419 per second at 720p',
   },
+  'xai/grok-imagine-video/v1.5/image-to-video': {
+    properties: {
+      prompt: { type: 'string' },
+      image_url: { type: 'string' },
+      duration: { type: 'integer', minimum: 1, maximum: 15 },
+      resolution: { type: 'string', enum: ['480p', '720p'] },
+    },
+    required: ['prompt', 'image_url'],
+    source:
+      'fal.ai/models/xai/grok-imagine-video/v1.5/image-to-video/llms.txt, read 2026-12-02: prompt and image_url (required), duration integer 1 … 15 (default 6), resolution 480p | 720p (default 720p); $0.08 per second at 480p, $0.14 at 720p, $0.01 per input image',
+  },
   'fal-ai/kling-video/o3/4k/text-to-video': {
     properties: {
       prompt: { type: 'string' },

@@ -66,6 +66,7 @@ export const videoModels = [
   'seedance-2.0',
   'seedance-2.0-fast',
   'grok-video',
+  'grok-video-1.5',
 ] as const;
 export const replaceActorModel = 'replace-actor';
 export const talkingActorModel = 'talking-actor';
@@ -215,6 +216,9 @@ export function requestRefusal(route: ModelRoute, p: RequestShape, provider: Pro
   const refs = p.reference_file_ids?.length ?? 0;
   if (route.imageInputs === false && (refs > 0 || p.start_frame_file_id || p.end_frame_file_id)) {
     return `${refs > 0 ? 'reference_file_ids' : p.start_frame_file_id ? 'start_frame_file_id' : 'end_frame_file_id'}: ${route.model} takes text only (no start frame, end frame or reference images)`;
+  }
+  if (route.startFrame === 'required' && !p.start_frame_file_id && refs !== 1) {
+    return `start_frame_file_id: ${route.model} is image to video only; send start_frame_file_id (or one reference image, used as the first frame)`;
   }
   if (route.maxReferenceImages !== undefined && refs > route.maxReferenceImages) {
     return `reference_file_ids: ${route.model} takes at most ${route.maxReferenceImages} reference image${route.maxReferenceImages === 1 ? '' : 's'}`;

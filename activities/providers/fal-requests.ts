@@ -47,6 +47,8 @@ export const falBuilderEndpoints = {
     imageToVideo: ['bytedance/seedance-2.0/image-to-video', 'bytedance/seedance-2.0/fast/image-to-video'],
   },
   grok: { main: ['xai/grok-imagine-video/text-to-video'], imageToVideo: ['xai/grok-imagine-video/image-to-video'] },
+  // Grok Imagine Video 1.5 is image to video only: its route's own endpoint takes the first frame.
+  'grok-1.5': { main: ['xai/grok-imagine-video/v1.5/image-to-video'] },
 } as const satisfies Record<FalRequestShape, { main: readonly FalEndpointId[] } & Record<string, readonly FalEndpointId[]>>;
 
 type Endpoints = typeof falBuilderEndpoints;
@@ -162,6 +164,7 @@ const seedance2Resolutions = allOf<Common<'seedance-2', 'resolution'>>()(['480p'
 const seedance2Durations = allOf<Common<'seedance-2', 'duration'>>()(['auto', '4', '5', '6', '7', '8', '9', '10', '11', '12', '13', '14', '15']);
 const grokRatios = allOf<Common<'grok', 'aspect_ratio'>>()(['16:9', '4:3', '3:2', '1:1', '2:3', '3:4', '9:16']);
 const grokResolutions = allOf<Common<'grok', 'resolution'>>()(['480p', '720p']);
+const grok15Resolutions = allOf<Common<'grok-1.5', 'resolution'>>()(['480p', '720p']);
 
 const pick = <const L extends readonly (string | number)[]>(field: string, allowed: L, value: string | number | undefined) =>
   oneOf('fal', field, allowed, value);
@@ -288,6 +291,20 @@ const falRequestBuilders: Record<FalRequestShape, (c: BuildContext) => Promise<F
     const imageToVideo = first ? endpointFor(c, 'grok', 'imageToVideo') : undefined;
     if (first && imageToVideo) return falBody(imageToVideo)({ ...base, image_url: await c.url(first) });
     return falBody(mainEndpoint(c, 'grok'))(base);
+  },
+
+  // Grok Imagine Video 1.5 (fal.ai/models/xai/grok-imagine-video/v1.5/image-to-video/llms.txt): prompt,
+  // image_url, duration, resolution; no aspect_ratio, the video keeps the first frame's shape. The
+  // catalog refuses a job without a first frame at create (startFrame 'required').
+  async 'grok-1.5'(c) {
+    const { first } = videoFrames(c);
+    if (!first) throw new ProviderError(`${c.req.route.model} needs a first frame (image to video only)`, { retryable: false });
+    return falBody(mainEndpoint(c, 'grok-1.5'))({
+      prompt: c.prompt,
+      image_url: await c.url(first),
+      duration: c.duration,
+      resolution: pick('resolution', grok15Resolutions, c.resolution),
+    });
   },
 };
 

@@ -112,7 +112,7 @@ export function buildProgram(): Command {
       .requiredOption('--prompt <text>', 'what to film')
       .requiredOption(
         '--model <name>',
-        'sora-2-pro, sora-2, kling-3.0, kling-3.0-turbo, kling-o3-4k, kling-2.6, veo-3.1, veo-3.1-lite, seedance-1.5, seedance-2.0, seedance-2.0-fast or grok-video',
+        'sora-2-pro, sora-2, kling-3.0, kling-3.0-turbo, kling-o3-4k, kling-2.6, veo-3.1, veo-3.1-lite, seedance-1.5, seedance-2.0, seedance-2.0-fast, grok-video or grok-video-1.5',
       )
       .option('--aspect-ratio <ratio>', 'aspect ratio (allowed values per model: mediagen models)')
       .option('--duration <seconds>', 'duration in seconds', num('--duration'))

@@ -4697,7 +4697,7 @@ export interface operations {
                     project_id: string;
                     prompt: string;
                     /** @enum {string} */
-                    model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
+                    model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "grok-video-1.5";
                     aspect_ratio?: string;
                     duration?: number;
                     resolution?: string;
@@ -4830,7 +4830,18 @@ export interface operations {
                     /** @enum {unknown} */
                     resolution?: "480p" | "720p";
                     reference_file_ids?: unknown;
-                });
+                } | ({
+                    /** @constant */
+                    model?: "grok-video-1.5";
+                    /** @enum {unknown} */
+                    aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "3:2" | "2:3";
+                    duration?: number;
+                    /** @enum {unknown} */
+                    resolution?: "480p" | "720p";
+                    reference_file_ids?: unknown;
+                } | unknown | {
+                    reference_file_ids: unknown;
+                }));
             };
         };
         responses: {
@@ -8792,7 +8803,7 @@ export interface operations {
                         body: {
                             prompt: string;
                             /** @enum {string} */
-                            model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
+                            model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "grok-video-1.5";
                             aspect_ratio?: string;
                             duration?: number;
                             resolution?: string;
@@ -8936,7 +8947,18 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "480p" | "720p";
                             reference_file_ids?: unknown;
-                        });
+                        } | ({
+                            /** @constant */
+                            model?: "grok-video-1.5";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "3:2" | "2:3";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "480p" | "720p";
+                            reference_file_ids?: unknown;
+                        } | unknown | {
+                            reference_file_ids: unknown;
+                        }));
                     } | {
                         /** @description the step id, unique in the pipeline */
                         id: string;
@@ -9517,7 +9539,7 @@ export interface operations {
                     } | ({
                         prompt: string;
                         /** @enum {string} */
-                        model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video";
+                        model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "grok-video-1.5";
                         aspect_ratio?: string;
                         duration?: number;
                         resolution?: string;
@@ -9661,7 +9683,18 @@ export interface operations {
                         /** @enum {unknown} */
                         resolution?: "480p" | "720p";
                         reference_file_ids?: unknown;
-                    })) | ({
+                    } | ({
+                        /** @constant */
+                        model?: "grok-video-1.5";
+                        /** @enum {unknown} */
+                        aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "3:2" | "2:3";
+                        duration?: number;
+                        /** @enum {unknown} */
+                        resolution?: "480p" | "720p";
+                        reference_file_ids?: unknown;
+                    } | unknown | {
+                        reference_file_ids: unknown;
+                    }))) | ({
                         image_url?: string;
                         video_url?: string;
                         image_file_id?: string | {
@@ -10174,7 +10207,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description only this model (a public model: GET /v1/models lists them) */
-                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "replace-actor" | "talking-actor";
+                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "grok-video-1.5" | "replace-actor" | "talking-actor";
             };
             header?: never;
             path?: never;

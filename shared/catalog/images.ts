@@ -133,7 +133,7 @@ export const imageEntries = {
     // (The SDK names gpt-image-2.5-* as gpt-image-1's replacement after its 2026-10-23 shutdown.)
     otherRoutes: "OpenAI's Images API only. Azure OpenAI's pages read list no gpt-image-2.6-sunburst deployment: no Azure route.",
     source:
-      "openai-node (the pinned `openai` package, resources/images.d.ts, read 2026-12-02): ImageModel 'gpt-image-2.6-sunburst', n 1–10, GPT image models answer b64_json; price: OpenAI bills GPT image models per token ($30 per 1M image output tokens, as resellers transcribe OpenAI's pricing page, which was not readable here), so providerCost is an upper estimate per image at these sizes, as gpt-image-2's",
+      "openai-node (the pinned `openai` package, resources/images.d.ts, read 2026-12-02): ImageModel 'gpt-image-2.6-sunburst', n 1–10, GPT image models answer b64_json; price: OpenAI's own model page (developers.openai.com/api/docs/models/gpt-image-2.6-sunburst, read 2026-12-02) bills it per token, $30 per 1M image output tokens ($5 text input, $8 image input), so providerCost is an upper estimate per image at these sizes, as gpt-image-2's",
     aspectRatios: imageRatios,
     servedAs: { '16:9': '3:2, 1536×1024 (the standard gpt-image sizes have no 16:9)', '9:16': '2:3, 1024×1536 (the standard gpt-image sizes have no 9:16)' },
     defaultAspectRatio: '1:1',

@@ -71,6 +71,11 @@ export interface ModelRoute {
    */
   imageInputs?: false;
   /**
+   * 'required' where the live route is image to video only: a job without a first frame (a start frame,
+   * or a lone reference image used as one) has no endpoint to go to, so it is refused at create.
+   */
+  startFrame?: 'required';
+  /**
    * Routes a provider declares for the model but does not offer, each with why (shared/providers/*.ts
    * `disabled`): never a job's route; GET /v1/models lists them.
    */
@@ -97,7 +102,18 @@ export interface DisabledRoute {
 }
 
 /** The fal request builders (activities/providers/fal.ts), one per documented input schema family. */
-export const falRequestShapes = ['nano-banana', 'seedream', 'veo', 'kling', 'kling-turbo', 'seedance', 'seedance-2', 'grok', 'wan-animate-replace'] as const;
+export const falRequestShapes = [
+  'nano-banana',
+  'seedream',
+  'veo',
+  'kling',
+  'kling-turbo',
+  'seedance',
+  'seedance-2',
+  'grok',
+  'grok-1.5',
+  'wan-animate-replace',
+] as const;
 export type FalRequestShape = (typeof falRequestShapes)[number];
 
 export interface AlternateRoute {

@@ -78,12 +78,13 @@ export const transcribedVideoEntries = {
     // price), aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 (or auto), generate_audio at no extra cost;
     // $0.3034 per second at 720p. fal serves it under bytedance/ (no fal-ai/ prefix), which the pinned
     // @fal-ai/client does not type: its body is checked against a transcription (contracts/fal.ts).
+    // BytePlus ModelArk is the second route for text-to-video jobs (shared/providers/byteplus.ts).
     // A start frame (and an optional end frame) goes to fal's image-to-video endpoint (image_url,
     // end_image_url; the same duration, aspect ratio and audio; $0.3024 a second at 720p on the standard
     // tier, $0.2419 on fast, fal.ai/models/bytedance/seedance-2.0/{,fast/}image-to-video, read 2026-12-02).
     // fal's reference-to-video schema was not transcribed: one reference image is the first frame.
     otherRoutes:
-      "fal (bytedance/seedance-2.0/*) only. BytePlus ModelArk serves the Seedance 2.0 series (its own tutorial, docs.byteplus.com ModelArk 2291680, read 2026-12-02: a prepaid resource pack is needed), but the model ids (dreamina-seedance-2-0-*) and limits were found only on resellers' pages: no BytePlus route. No alternate.",
+      "fal (bytedance/seedance-2.0/*) and BytePlus ModelArk (a task at POST /api/v3/contents/generations/tasks, as seedance-1.5; the model id from BytePlus's own ark-cli; a prepaid resource pack is needed, docs.byteplus.com ModelArk 2291680): two live routes for text-to-video jobs at 480p or 720p, 4-15 s; with failover on such a job moves from one to the other. Jobs with a start or end frame stay on fal (no Ark image roles confirmed from BytePlus's text).",
     source:
       'fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt (standard tier: resolution 480p | 720p, duration 4-15, aspect_ratio 21:9 … 9:16, $0.3034 per second at 720p) and …/image-to-video (image_url, end_image_url; $0.3024 per second at 720p)',
     maxReferenceImages: 1,
@@ -114,12 +115,13 @@ export const transcribedVideoEntries = {
     // price), aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 (or auto), generate_audio at no extra cost;
     // $0.2419 per second at 720p. fal serves it under bytedance/ (no fal-ai/ prefix), which the pinned
     // @fal-ai/client does not type: its body is checked against a transcription (contracts/fal.ts).
+    // BytePlus ModelArk is the second route for text-to-video jobs (shared/providers/byteplus.ts).
     // A start frame (and an optional end frame) goes to fal's image-to-video endpoint (image_url,
     // end_image_url; the same duration, aspect ratio and audio; $0.3024 a second at 720p on the standard
     // tier, $0.2419 on fast, fal.ai/models/bytedance/seedance-2.0/{,fast/}image-to-video, read 2026-12-02).
     // fal's reference-to-video schema was not transcribed: one reference image is the first frame.
     otherRoutes:
-      "fal (bytedance/seedance-2.0/*) only. BytePlus ModelArk serves the Seedance 2.0 series (its own tutorial, docs.byteplus.com ModelArk 2291680, read 2026-12-02: a prepaid resource pack is needed), but the model ids (dreamina-seedance-2-0-*) and limits were found only on resellers' pages: no BytePlus route. No alternate.",
+      "fal (bytedance/seedance-2.0/*) and BytePlus ModelArk (a task at POST /api/v3/contents/generations/tasks, as seedance-1.5; the model id from BytePlus's own ark-cli; a prepaid resource pack is needed, docs.byteplus.com ModelArk 2291680): two live routes for text-to-video jobs at 480p or 720p, 4-15 s; with failover on such a job moves from one to the other. Jobs with a start or end frame stay on fal (no Ark image roles confirmed from BytePlus's text).",
     source:
       'fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt (fast tier: resolution 480p | 720p, duration 4-15, aspect_ratio 21:9 … 9:16, $0.2419 per second at 720p) and …/fast/image-to-video (image_url, end_image_url, the same price)',
     maxReferenceImages: 1,
@@ -138,5 +140,38 @@ export const transcribedVideoEntries = {
     deadlineSeconds: 1200,
     // One price for both resolutions: the provider cost is 720p's ($0.2419 a second), rounded up in credits.
     price: { per: 'second', credits: 13, providerCost: 9 },
+  },
+  'grok-video-1.5': {
+    model: 'grok-video-1.5',
+    kind: 'video',
+    provider: 'fal',
+    providerModelId: 'xai/grok-imagine-video/v1.5/image-to-video',
+    falRequest: 'grok-1.5',
+    // fal.ai/models/xai/grok-imagine-video/v1.5/image-to-video/llms.txt (read 2026-12-02): "Generate videos
+    // from images with audio using xAI's Grok Imagine 1.5 Video model"; prompt and image_url required,
+    // duration 1 … 15 (default 6), resolution 480p | 720p (default 720p); $0.08 a second at 480p, $0.14 at
+    // 720p, $0.01 per input image, audio included. No aspect_ratio field: the video keeps the first frame's
+    // shape, as Kling's image-to-video does. fal lists no text-to-video endpoint for 1.5 on a page read
+    // here, so the model is image to video only: a job without a first frame is refused at create. The
+    // pinned @fal-ai/client lacks the endpoint: its body is checked against a transcription (contracts/fal.ts).
+    otherRoutes:
+      "fal (xai/grok-imagine-video/v1.5/image-to-video) only. xAI serves Grok Imagine Video 1.5 on its own API (Vercel AI Gateway's model page names xai/grok-imagine-video-1.5, with grok-imagine-video-1.5-preview, and links docs.x.ai), but xAI's own model page and its SDKs give no 1.5 model id, limits or price readable here: no xAI route. No alternate.",
+    source:
+      'fal.ai/models/xai/grok-imagine-video/v1.5/image-to-video/llms.txt, read 2026-12-02 (image to video: prompt, image_url, duration 1-15, resolution 480p | 720p; $0.14 per second at 720p plus $0.01 per input image)',
+    startFrame: 'required',
+    // The first frame is the start frame or one reference image; there is no end-frame or multi-reference field.
+    maxReferenceImages: 1,
+    endFrame: false,
+    aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'],
+    defaultAspectRatio: '16:9',
+    servedAs: { aspect_ratio: "the first frame's own shape: fal's 1.5 image-to-video takes no aspect_ratio" },
+    durations: { min: 1, max: 15 },
+    defaultDuration: 6,
+    resolutions: ['480p', '720p'],
+    defaultResolution: '720p',
+    deadlineSeconds: 1200,
+    // One price for both resolutions: the provider cost is 720p's $0.14 a second plus the image's $0.01,
+    // which at the shortest job (1 s) is $0.15: 6 credits a second at the ratio of the other fal video models.
+    price: { per: 'second', credits: 9, providerCost: 6 },
   },
 } as const satisfies Record<string, ModelEntry>;

@@ -8,7 +8,8 @@ import { defineKind, idField, jobRecordSchema, promptField, webhookFieldRules, w
  * The per-model rules that the gateway's `prepare` and `requestRefusal` enforce from the catalog, as
  * JSON Schema for the published document: one branch per model (aspect ratios, durations,
  * resolutions, reference images, no reference images beside a start frame, the durations a
- * reference endpoint allows, no end frame without a first frame).
+ * reference endpoint allows, no end frame without a first frame, a first frame where the model is image
+ * to video only).
  */
 function videoModelRules(): Record<string, unknown>[] {
   return videoModels.map((model) => {
@@ -26,6 +27,15 @@ function videoModelRules(): Record<string, unknown>[] {
         ...(route.imageInputs === false ? { reference_file_ids: { maxItems: 0 }, start_frame_file_id: false, end_frame_file_id: false } : {}),
       },
       dependentSchemas: { start_frame_file_id: { properties: { reference_file_ids: { maxItems: 0 } } }, ...referenceAndEndFrameRules(route) },
+      // An image-to-video-only model needs its first frame: the start frame, or one reference image.
+      ...(route.startFrame === 'required'
+        ? {
+            anyOf: [
+              { required: ['start_frame_file_id'] },
+              { required: ['reference_file_ids'], properties: { reference_file_ids: { minItems: 1, maxItems: 1 } } },
+            ],
+          }
+        : {}),
     };
   });
 }

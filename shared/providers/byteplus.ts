@@ -1,5 +1,5 @@
-// BytePlus ModelArk (Seedream 4.5 and Seedance 1.5 pro): the second route of seedream-4.5 and
-// seedance-1.5 (activities/providers/byteplus.ts).
+// BytePlus ModelArk (Seedream 4.5, Seedance 1.5 pro and Seedance 2.0): the second route of seedream-4.5,
+// seedance-1.5, seedance-2.0 and seedance-2.0-fast (activities/providers/byteplus.ts).
 import { defineProvider } from './define.js';
 
 export const byteplus = defineProvider({
@@ -49,6 +49,41 @@ export const byteplus = defineProvider({
         aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
         resolutions: ['480p', '720p'],
         source: 'docs.byteplus.com ModelArk 1520757 (ratio and resolution 480p | 720p of the MP4 answered as asked; third-party docs for the values)',
+      },
+    },
+
+    'seedance-2.0': {
+      providerModelId: 'dreamina-seedance-2-0-260128',
+      source:
+        "BytePlus's own ark-cli (github.com/byteplus-sdk/ark-cli v1.0.19, skills/arkcli-models/references/arkcli-models-scenario-table.md and skills/arkcli-gen/references/arkcli-gen.md, read 2026-12-02): the model id dreamina-seedance-2-0-260128 on the same task API as Seedance 1.5 (top-level ratio, resolution, duration, generate_audio); the Seedance 2.0 series needs a prepaid resource pack (docs.byteplus.com ModelArk 2291680). 4–15 s, 480p/720p and the six ratios are fal's for the model (its text-to-video page), as third-party Ark references also state: no BytePlus page read gives them",
+      accepts: {
+        durations: [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+        resolutions: ['480p', '720p'],
+        aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
+        imageInputs: false,
+      },
+      produces: {
+        formats: ['mp4'],
+        aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
+        resolutions: ['480p', '720p'],
+        source: 'docs.byteplus.com ModelArk 1520757 (ratio and resolution of the MP4 answered as asked, as for Seedance 1.5)',
+      },
+    },
+    'seedance-2.0-fast': {
+      providerModelId: 'dreamina-seedance-2-0-fast-260128',
+      source:
+        "BytePlus's own ark-cli (github.com/byteplus-sdk/ark-cli v1.0.19, skills/arkcli-models/references/arkcli-models-scenario-table.md and skills/arkcli-gen/references/arkcli-gen.md, read 2026-12-02): the model id dreamina-seedance-2-0-fast-260128 on the same task API as Seedance 1.5 (top-level ratio, resolution, duration, generate_audio); the Seedance 2.0 series needs a prepaid resource pack (docs.byteplus.com ModelArk 2291680). 4–15 s, 480p/720p and the six ratios are fal's for the model (its text-to-video page), as third-party Ark references also state: no BytePlus page read gives them",
+      accepts: {
+        durations: [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+        resolutions: ['480p', '720p'],
+        aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
+        imageInputs: false,
+      },
+      produces: {
+        formats: ['mp4'],
+        aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
+        resolutions: ['480p', '720p'],
+        source: 'docs.byteplus.com ModelArk 1520757 (ratio and resolution of the MP4 answered as asked, as for Seedance 1.5)',
       },
     },
   },

@@ -240,6 +240,45 @@ describe('newer catalog models, end to end against the fakes', () => {
     assert.equal(await creditsOf(tdb.db, t), 1000 - price);
   });
 
+  test('grok-video-1.5 is image to video only: a job with a start frame runs on fal v1.5 image-to-video and is charged its price once; no first frame, 16 s, 1080p and an end frame are refused at create', async () => {
+    const t = await createTenant(tdb.db, 1000);
+    const c = api(gw.baseUrl, t.apiKey);
+    const storage = createStorage(testConfig(tdb.url));
+    const [start, end] = await Promise.all([1, 2].map(() => insertUpload(tdb.db, storage, t, 'image')));
+    const prompt = 'the lantern flickers and the camera pushes in (grok-video-1.5)';
+    const model = 'grok-video-1.5';
+    for (const [extra, field, allowed] of [
+      [{}, 'start_frame_file_id', /image to video only/],
+      [{ start_frame_file_id: start, duration: 16 }, 'duration', /1 to 15/],
+      [{ start_frame_file_id: start, resolution: '1080p' }, 'resolution', /480p.*720p/],
+      [{ start_frame_file_id: start, end_frame_file_id: end }, 'end_frame_file_id', /no end frame/],
+    ] as const) {
+      const refused = await c.post('/v1/videos/generate', { project_id: t.projectId, prompt, model, ...extra });
+      assert.equal(refused.status, 400, `${field}: ${refused.text}`);
+      assert.equal(refused.body.error.code, 'invalid_request');
+      assert.match(refused.body.error.message, new RegExp(field), refused.text);
+      assert.match(refused.body.error.message, allowed, refused.text);
+    }
+    assert.equal(await creditsOf(tdb.db, t), 1000, 'a refused create charges nothing');
+
+    const create = { duration: 15, resolution: '480p' } as const;
+    const r = await c.post('/v1/videos/generate', { project_id: t.projectId, prompt, model, start_frame_file_id: start, ...create });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.data.provider, 'fal');
+    const row = await jobFinished(tdb.db, r.body.data.id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    const submit = live.fal.requestsOf('submit').find((s) => (s.json as { prompt?: string }).prompt === prompt)!;
+    assert.equal(submit.path, '/xai/grok-imagine-video/v1.5/image-to-video');
+    const body = submit.json as Record<string, unknown>;
+    assert.deepEqual(Object.keys(body).sort(), ['duration', 'image_url', 'prompt', 'resolution']);
+    assert.deepEqual([body.duration, body.resolution], [15, '480p']);
+    assert.match(String(body.image_url), /^https?:\/\//);
+    const price = priceFor(catalog[model], create);
+    assert.equal(price, 15 * catalog[model].price.credits);
+    assert.deepEqual(await jobLedger(tdb.db, row.id), [['charge', -price]]);
+    assert.equal(await creditsOf(tdb.db, t), 1000 - price);
+  });
+
   for (const m of refreshed) {
     test(`${m.model}: completes on fal at ${JSON.stringify(m.create)}, charged its price once; its own limits are refused at create`, async () => {
       const t = await createTenant(tdb.db, 1000);

@@ -1,4 +1,4 @@
-// seedream-4.5's and seedance-1.5's second route on the real stack: fal's queue first, then BytePlus
+// seedream-4.5's, seedance-1.5's and seedance-2.0's second route on the real stack: fal's queue first, then BytePlus
 // ModelArk, both local fakes speaking their providers' protocols. With fal answering 503 to every
 // call, an image job and a text-to-video job complete on Ark, each charged once with one Ark
 // generation per image / one task; a video job the Ark route cannot take (1080p) is stored without
@@ -12,6 +12,7 @@ import { jobFinished, jobLedger, jobRow } from '../support/job-helpers.js';
 import type { FakeFal } from '../support/fake-providers/fal.js';
 import type { FakeByteplus } from '../support/fake-providers/byteplus.js';
 import { json } from '../support/fake-providers/server.js';
+import { catalog, priceFor } from '../../shared/catalog.js';
 
 let stack: FailoverStack<'byteplus'>;
 let tdb: TestDatabase;
@@ -45,7 +46,7 @@ const ledger = (id: string) => jobLedger(tdb.db, id);
 
 const arkCalls = (op: 'image' | 'submit', marker: string) => ark.requestsOf(op).filter((r) => JSON.stringify(r.json).includes(marker));
 
-describe('seedream-4.5 and seedance-1.5 fail over from fal to BytePlus ModelArk', () => {
+describe('seedream-4.5, seedance-1.5 and seedance-2.0 fail over from fal to BytePlus ModelArk', () => {
   test('seedream-4.5: fal answers 503 to everything; the job completes on Ark, charged once, one Ark call per image', async () => {
     fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
     const t = await createTenant(tdb.db, 1000);
@@ -109,6 +110,37 @@ describe('seedream-4.5 and seedance-1.5 fail over from fal to BytePlus ModelArk'
     assert.equal(rec.body.data.provider, 'byteplus');
     assert.equal(rec.body.data.provider_attempts?.[0]?.provider, 'fal');
   });
+
+  for (const [model, id] of [
+    ['seedance-2.0', 'dreamina-seedance-2-0-260128'],
+    ['seedance-2.0-fast', 'dreamina-seedance-2-0-fast-260128'],
+  ] as const) {
+    test(`${model}: fal answers 503 to everything; a 15 s text-to-video job completes on Ark as ${id}, charged once, one Ark task`, async () => {
+      fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
+      const t = await createTenant(tdb.db, 1000);
+      const marker = `[${model}-fal-down]`;
+      const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', {
+        project_id: t.projectId,
+        prompt: `a paper boat on a pond ${marker}`,
+        model,
+        aspect_ratio: '21:9',
+        duration: 15,
+        resolution: '480p',
+      });
+      assert.equal(r.status, 200, r.text);
+      const jobId = r.body.data.id as string;
+      const row = await finished(jobId);
+      assert.equal(row.status, 'completed', JSON.stringify(row.error));
+      const calls = arkCalls('submit', marker);
+      assert.equal(calls.length, 1, 'exactly one task on Ark');
+      const body = calls[0]!.json as Record<string, unknown>;
+      assert.deepEqual([body.model, body.ratio, body.duration, body.resolution, body.generate_audio], [id, '21:9', 15, '480p', true]);
+      const price = priceFor(catalog[model], { duration: 15 });
+      assert.deepEqual(await ledger(jobId), [['charge', -price]], 'charged once');
+      assert.equal(await creditsOf(tdb.db, t), 1000 - price);
+      assert.equal((await api(gw.baseUrl, t.apiKey).get(`/v1/videos/${jobId}`)).body.data.provider, 'byteplus');
+    });
+  }
 
   test('a seedance-1.5 job Ark cannot take (1080p) is stored without failover routes and stays on fal', async () => {
     const t = await createTenant(tdb.db, 1000);

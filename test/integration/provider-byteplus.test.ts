@@ -105,8 +105,33 @@ describe('BytePlus ModelArk adapter', () => {
     assert.equal(ark.outputHeaders, undefined, 'the signed video URL is fetched without our key');
   });
 
+  test("seedance 2.0 and 2.0 fast: a 15 s text-to-video task goes to Ark with the model ids of BytePlus's ark-cli and completes; 16 s is refused by the fake as by Ark", async () => {
+    for (const [model, id] of [
+      ['seedance-2.0', 'dreamina-seedance-2-0-260128'],
+      ['seedance-2.0-fast', 'dreamina-seedance-2-0-fast-260128'],
+    ] as const) {
+      const providerModelId = routeFor(model)!.alternates!.find((a) => a.provider === 'byteplus')!.providerModelId;
+      assert.equal(providerModelId, id);
+      const ref = await ark.submit(requestFor(model, { providerModelId, aspectRatio: '21:9', duration: 15, resolution: '480p' }), ctx);
+      assert.deepEqual(fake.requestsOf('submit').at(-1)!.json, {
+        model: id,
+        content: [{ type: 'text', text: 'A lighthouse on a cliff at dawn, waves below' }],
+        ratio: '21:9',
+        duration: 15,
+        resolution: '480p',
+        generate_audio: true,
+        watermark: false,
+      });
+      assert.equal((await pollToEnd(ark, ref, ctx)).at(-1)!.state, 'succeeded');
+    }
+    // Seedance 1.5 pro stops at 12 s on the fake, as third-party Ark references state.
+    const tooLong = await errorOf(() => ark.submit(seedance({ duration: 15 }), ctx));
+    assert.ok(tooLong instanceof ProviderError);
+    assert.match(tooLong.message, /duration/);
+  });
+
   test("every setting the catalog's byteplus `accepts` allows passes the contract the fake enforces", async () => {
-    for (const model of ['seedream-4.5', 'seedance-1.5'] as const) {
+    for (const model of ['seedream-4.5', 'seedance-1.5', 'seedance-2.0', 'seedance-2.0-fast'] as const) {
       const route = routeFor(model)!;
       const accepts = route.alternates!.find((a) => a.provider === 'byteplus')!.accepts!;
       const providerModelId = route.alternates!.find((a) => a.provider === 'byteplus')!.providerModelId;
@@ -310,5 +335,24 @@ describe('BytePlus ModelArk adapter', () => {
     assert.match(requestRefusal(video, { ...text, resolution: '1080p' }, 'byteplus')!, /resolution: seedance-1.5 on byteplus supports 480p, 720p/);
     assert.match(requestRefusal(video, { ...text, start_frame_file_id: 'u' }, 'byteplus')!, /takes no image inputs/);
     assert.equal(resolveJobRoute(arkOnly, image, { prompt: 'x', aspect_ratio: '9:16' })?.provider, 'byteplus');
+
+    // Seedance 2.0: fal then BytePlus for text-to-video jobs (4–15 s, 480p/720p); a start frame stays on fal.
+    for (const [model, id] of [
+      ['seedance-2.0', 'dreamina-seedance-2-0-260128'],
+      ['seedance-2.0-fast', 'dreamina-seedance-2-0-fast-260128'],
+    ] as const) {
+      const route = routeFor(model)!;
+      const long = { prompt: 'x', duration: 15, resolution: '480p', aspect_ratio: '21:9' };
+      assert.deepEqual(
+        resolveJobRoute(keys, route, long)?.routes?.map((r) => [r.provider, r.provider_model_id]),
+        [
+          ['fal', route.providerModelId],
+          ['byteplus', id],
+        ],
+      );
+      assert.equal(resolveJobRoute(keys, route, { ...long, start_frame_file_id: 'upl_1' })?.routes, undefined, 'an image-to-video job stays on fal');
+      assert.equal(resolveJobRoute(arkOnly, route, long)?.provider, 'byteplus');
+      assert.match(requestRefusal(route, { ...long, start_frame_file_id: 'u' }, 'byteplus')!, /takes no image inputs/);
+    }
   });
 });

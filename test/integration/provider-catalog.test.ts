@@ -117,6 +117,8 @@ describe('routing catalog', () => {
       if (route.kind === 'replace_actor') base.inputs = [await storeInput(storage, 'image'), await storeMotionVideo(storage)];
       if (route.kind === 'talking_actor')
         Object.assign(base, { script: 'Welcome to the demo.', voice: testVoice, inputs: [await storeInput(storage, 'actor_image')] });
+      // An image-to-video-only model is never sent a job without its first frame (refused at create).
+      if (route.startFrame === 'required') base.inputs = [await storeInput(storage, 'start_frame')];
 
       const settings: Partial<ProviderRequest>[] = [];
       for (const aspectRatio of route.aspectRatios)

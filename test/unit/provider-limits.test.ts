@@ -111,3 +111,16 @@ test('Seedance 2.0 takes a start frame (fal image to video) and an end frame; mo
     assert.equal(route.secondaryModelIds.imageToVideo, route.providerModelId.replace('text-to-video', 'image-to-video'));
   }
 });
+
+test('Grok Imagine Video 1.5 is image to video only: a job needs its first frame (a start frame or one reference image), on every provider', () => {
+  const route = catalog['grok-video-1.5'];
+  for (const provider of ['fal', 'local'] as const) {
+    assert.match(requestRefusal(route, { prompt: 'a kite', duration: 6 }, provider)!, /^start_frame_file_id: grok-video-1\.5 is image to video only/);
+    assert.equal(requestRefusal(route, { start_frame_file_id: 's', duration: 6 }, provider), undefined);
+    assert.equal(requestRefusal(route, { reference_file_ids: ['a'], duration: 6 }, provider), undefined);
+  }
+  assert.match(requestRefusal(route, { reference_file_ids: ['a', 'b'] }, 'fal')!, /^start_frame_file_id: /);
+  assert.match(requestRefusal(route, { start_frame_file_id: 's', end_frame_file_id: 'e' }, 'fal')!, /^end_frame_file_id: grok-video-1\.5 takes no end frame/);
+  // Models with a text-to-video endpoint take a job without any image.
+  assert.equal(requestRefusal(catalog['grok-video'], { prompt: 'a kite', duration: 6 }, 'fal'), undefined);
+});

@@ -30,7 +30,13 @@
 //    AccessDenied; 404 InvalidEndpoint.NotFound; 429 TooManyRequests (RateLimitExceeded.*)); 1330310
 //    "Model list" (Seedance 1.5 and Seedream served in ap-southeast-1; the rows with the model ids were
 //    not in what could be read).
+//  - BytePlus's own ark-cli (github.com/byteplus-sdk/ark-cli, v1.0.19, read 2026-12-02:
+//    skills/arkcli-models/references/arkcli-models-scenario-table.md and skills/arkcli-gen/references/
+//    arkcli-gen.md): the complete model ids of Seedance 2.0 and 2.0 fast, dreamina-seedance-2-0-260128
+//    and dreamina-seedance-2-0-fast-260128 ("--model must be in the complete <name>-<primary_version>
+//    form"), sent to the same task API with top-level ratio, resolution, duration and generate_audio.
 //  - NOT from BytePlus's text (third-party docs and resellers agree; they are no authority):
+//    · Seedance 2.0's 4–15 s (fal's pages state the same for the model: shared/catalog/videos-transcribed.ts);
 //    · the model ids seedream-4-5-251128 and seedance-1-5-pro-251215: both are configurable
 //      (ARK_SEEDREAM_MODEL, ARK_SEEDANCE_MODEL, e.g. an ep-… Endpoint ID) for that reason;
 //    · Seedream 4.5's size rule "WxH with a total of 2560×1440 (3686400) to 4096×4096 pixels" (the
@@ -52,7 +58,9 @@ import { z } from 'zod';
 /** The catalog's ids (see above: from third-party docs; ARK_SEEDREAM_MODEL / ARK_SEEDANCE_MODEL override). */
 export const arkSeedreamModelId = 'seedream-4-5-251128';
 export const arkSeedanceModelId = 'seedance-1-5-pro-251215';
-export const arkModelIds = [arkSeedreamModelId, arkSeedanceModelId] as const;
+/** Seedance 2.0 and 2.0 fast, by catalog model (see above: from BytePlus's own ark-cli). */
+export const arkSeedance2ModelIds = { 'seedance-2.0': 'dreamina-seedance-2-0-260128', 'seedance-2.0-fast': 'dreamina-seedance-2-0-fast-260128' } as const;
+export const arkModelIds = [arkSeedreamModelId, arkSeedanceModelId, ...Object.values(arkSeedance2ModelIds)] as const;
 /** An Ark Endpoint ID ("ep-2024****-**") may stand in for a model id (docs 1520757). */
 export const arkEndpointIdPattern = /^ep-[0-9A-Za-z-]+$/;
 
@@ -86,6 +94,7 @@ export const arkSeedanceRatios = ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9'] a
 /** What this route takes (see above: 1080p left out). */
 export const arkSeedanceResolutions = ['480p', '720p'] as const;
 export const arkSeedanceDurations = [4, 5, 6, 7, 8, 9, 10, 11, 12] as const;
+export const arkSeedance2Durations = [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] as const;
 
 /** The content items this route sends: the prompt only (image items: see above). */
 export const arkTaskContentItem = z.strictObject({ type: z.literal('text'), text: z.string().min(1) });
@@ -95,7 +104,8 @@ export const arkVideoTaskRequest = z.strictObject({
   model: z.string().min(1),
   content: z.array(arkTaskContentItem).length(1),
   ratio: z.enum(arkSeedanceRatios).optional(),
-  duration: z.number().int().min(4).max(12).optional(),
+  // 4–12 s for Seedance 1.5 pro, 4–15 s for 2.0: each route's catalog `accepts` narrows it per model.
+  duration: z.number().int().min(4).max(15).optional(),
   resolution: z.enum(arkSeedanceResolutions).optional(),
   generate_audio: z.boolean().optional(),
   watermark: z.boolean().optional(),

@@ -50,6 +50,7 @@ export const falEndpoints = {
   'fal-ai/kling-video/v3/turbo/pro/text-to-video': { output: 'video' },
   'fal-ai/kling-video/o3/4k/text-to-video': { output: 'video' },
   'fal-ai/kling-video/v3/turbo/pro/image-to-video': { output: 'video' },
+  'xai/grok-imagine-video/v1.5/image-to-video': { output: 'video' },
   // Wan 2.2 Animate Replace has no `prompt`: the motion video and the character image drive it.
   'fal-ai/wan/v2.2-14b/animate/replace': { output: 'video' },
   'fal-ai/infinitalk': { output: 'video' },
@@ -82,6 +83,15 @@ type Seedance2ImageInput = Omit<Seedance2Input, 'resolution' | 'end_user_id'> & 
  * the client should replace these with fal's own types.
  */
 export interface FalTranscribedInputs {
+  // fal.ai/models/xai/grok-imagine-video/v1.5/image-to-video/llms.txt (read 2026-12-02): prompt and
+  // image_url (required), duration (integer, 1 … 15, default 6), resolution 480p | 720p (default 720p);
+  // no aspect_ratio (the video keeps the image's shape). $0.08 a second at 480p, $0.14 at 720p, $0.01 per input image.
+  'xai/grok-imagine-video/v1.5/image-to-video': {
+    prompt: string;
+    image_url: string;
+    duration?: number;
+    resolution?: '480p' | '720p';
+  };
   // fal.ai/models/fal-ai/kling-video/o3/4k/text-to-video/llms.txt (read 2026-12-02): prompt (optional,
   // "required unless multi_prompt is provided"), duration "3" … "15", aspect_ratio 16:9 | 9:16 | 1:1,
   // generate_audio (default false), multi_prompt (list<KlingV3MultiPromptElement>), shot_type (string,

@@ -1028,6 +1028,7 @@ class QueueQuery(TypedDict, closed=True):
             "seedance-2.0",
             "seedance-2.0-fast",
             "grok-video",
+            "grok-video-1.5",
             "replace-actor",
             "talking-actor",
         ]
@@ -1731,6 +1732,7 @@ class VideoCreate(TypedDict, closed=True):
         "seedance-2.0",
         "seedance-2.0-fast",
         "grok-video",
+        "grok-video-1.5",
     ]
     aspect_ratio: NotRequired[str]
     duration: NotRequired[float]
@@ -1995,6 +1997,7 @@ class VideoStepBody(TypedDict, closed=True):
         "seedance-2.0",
         "seedance-2.0-fast",
         "grok-video",
+        "grok-video-1.5",
     ]
     aspect_ratio: NotRequired[str]
     duration: NotRequired[float]

@@ -12,7 +12,7 @@
 // (GET /files/{id}.mp4), or, with `filesBaseUrl` set, on that origin (a loopback HTTPS "CDN" in
 // end-to-end tests).
 import { randomUUID } from 'node:crypto';
-import { arkFakeEndpointId, arkFakeImageRequest, arkFakeModelIds, arkFakeVideoTaskRequest } from './contracts/byteplus.js';
+import { arkFakeDurationRefusal, arkFakeEndpointId, arkFakeImageRequest, arkFakeModelIds, arkFakeVideoTaskRequest } from './contracts/byteplus.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
 import { documentedFrame, documentedMedia, noteFile, shapedMedia, sizeOf } from './media.js';
 
@@ -137,6 +137,8 @@ export class FakeByteplus extends FakeServer {
         `The model or endpoint ${parsed.data.model} does not exist or you do not have access to it.`,
         'NotFound',
       );
+    const badDuration = arkFakeDurationRefusal(parsed.data.model, parsed.data.duration);
+    if (badDuration) return arkError(400, 'InvalidParameter', badDuration, 'BadRequest');
     const outcome = this.taskOutcomes.shift() ?? 'success';
     if (outcome === 'quota') return arkError(429, 'QuotaExceeded', 'The request has exceeded the quota of your account.', 'TooManyRequests');
     if (outcome === 'unavailable') return arkError(503, 'ServiceUnavailable', 'The service is temporarily unavailable.', 'ServiceUnavailable');

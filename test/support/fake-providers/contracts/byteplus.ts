@@ -23,6 +23,9 @@
 // ratio 16:9 | 4:3 | 1:1 | 3:4 | 9:16 | 21:9 | adaptive; resolution 480p | 720p | 1080p; duration 2–12 s
 // (docs.acedata.cloud and doc.starrise.tech Seedance references); Seedream 4.5's size "WxH" of 2560×1440
 // to 4096×4096 pixels in total (fal's Seedream 4.5 input schema states the same bound for the model).
+// Seedance 2.0 (the ids dreamina-seedance-2-0-260128 and dreamina-seedance-2-0-fast-260128, from BytePlus's
+// own ark-cli, github.com/byteplus-sdk/ark-cli skills/arkcli-models/references/arkcli-models-scenario-table.md)
+// takes 4–15 s (or -1, the model's choice), as third-party Ark references and fal's pages for the model state.
 import { z } from 'zod';
 
 const url = z.string().min(1);
@@ -83,12 +86,22 @@ export const arkFakeVideoTaskRequest = z.strictObject({
   seed: z.number().int().optional(),
   resolution: z.enum(['480p', '720p', '1080p']).optional(),
   ratio: z.enum(['16:9', '4:3', '1:1', '3:4', '9:16', '21:9', 'adaptive']).optional(),
-  duration: z.number().int().min(2).max(12).optional(),
+  // 2–12 s, or 4–15 s (or -1) for Seedance 2.0: arkFakeDurationRefusal checks the range per model.
+  duration: z.number().int().optional(),
   frames: z.number().int().optional(),
   output_format: z.string().optional(),
   omni_reference_task_type: z.string().optional(),
 });
 
 /** Model ids the fake serves: Seedream 4.5 and Seedance 1.5 pro (third-party Seedance references list seedance-1-5-pro-251215), or an Endpoint ID "ep-…" (docs.byteplus.com ModelArk 1520757: `model` is a Model ID or an Endpoint ID). */
-export const arkFakeModelIds = ['seedream-4-5-251128', 'seedance-1-5-pro-251215'];
+export const arkFakeModelIds = ['seedream-4-5-251128', 'seedance-1-5-pro-251215', 'dreamina-seedance-2-0-260128', 'dreamina-seedance-2-0-fast-260128'];
+
+/** Why a task's duration is out of its model's range, or undefined. */
+export function arkFakeDurationRefusal(model: string, duration: number | undefined): string | undefined {
+  if (duration === undefined) return undefined;
+  const seedance2 = model.startsWith('dreamina-seedance-2-0');
+  if (seedance2 && duration === -1) return undefined;
+  const [min, max] = seedance2 ? [4, 15] : [2, 12];
+  return duration >= min && duration <= max ? undefined : `duration must be between ${min} and ${max} seconds for ${model}`;
+}
 export const arkFakeEndpointId = /^ep-[0-9A-Za-z-]+$/;
