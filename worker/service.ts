@@ -15,6 +15,7 @@ import { tracingLogOptions } from '../shared/tracing.js';
 import { createWorkerMetrics, serveWorkerMetrics, type WorkerMetrics } from './metrics.js';
 import { workerHealth } from './health.js';
 import { configureMediaSandbox } from '../activities/providers/media-sandbox.js';
+import { setMediaToolConcurrency } from '../activities/providers/media-tools.js';
 
 export interface WorkerServiceOverrides {
   /** A pool the caller owns (kept open at stop); else the service opens and closes its own. */
@@ -92,6 +93,7 @@ export function createWorkerService(config: Config, roles: Role[], overrides: Wo
     },
     done,
     async start() {
+      setMediaToolConcurrency(config.MEDIA_TOOL_CONCURRENCY);
       await configureMediaSandbox(
         {
           mode: config.MEDIA_SANDBOX,
