@@ -1,8 +1,10 @@
 // Renders the Helm chart (ops/helm/mediagen) with the pinned helm that scripts/stack.sh install
-// builds, validates every object against the pinned Kubernetes and KEDA schemas (npm
-// kubernetes-models, @kubernetes-models/keda: offline), and checks what the schemas cannot: each
-// fleet's termination grace against its longest provider call, least-privilege secrets per role,
-// one ScaledObject per fleet on its own task queues, ingress closed to workers, migrations as a hook.
+// builds, validates every object against the pinned Kubernetes, KEDA and prometheus-operator schemas
+// (npm kubernetes-models, @kubernetes-models/keda, @kubernetes-models/prometheus-operator: offline),
+// and checks what the schemas cannot: each fleet's termination grace against its longest provider
+// call and the Cluster Autoscaler's cap, least-privilege secrets per role, one ScaledObject per fleet
+// on its own task queues (with a cpu trigger and a fallback), probes, tini as PID 1, bounded /tmp,
+// ingress closed to workers, migrations as a hook, the ServiceMonitor and PrometheusRule.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';

@@ -1,8 +1,9 @@
 // The Kubernetes chart (ops/helm/mediagen) for both overlays, rendered with the pinned helm and
-// validated offline against the pinned Kubernetes and KEDA schemas; then what the schemas cannot
-// say (test/support/k8s-manifests.ts manifestProblems): termination grace against the longest
-// provider call, least-privilege secrets per role, per-version autoscaling on each fleet's own
-// queues, ingress closed to workers, migrations before the rollout. A broken value must be caught.
+// validated offline against the pinned Kubernetes, KEDA and prometheus-operator schemas; then what
+// the schemas cannot say (test/support/k8s-manifests.ts manifestProblems): termination grace against
+// the longest provider call and the Cluster Autoscaler's cap, least-privilege secrets per role,
+// per-version autoscaling on each fleet's own queues, worker probes, tini as PID 1, bounded /tmp,
+// ingress closed to workers, migrations before the rollout. A broken value must be caught.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
