@@ -6,6 +6,7 @@ import type { FinishedJob } from '../activities/jobs.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { WorkspaceQueue } from '../db/repos/queue.js';
 import { registerQueueMetrics } from './queue-metrics.js';
+import { answerHealth, type WorkerHealth } from './health.js';
 
 /** What the reconciler role reads on each scrape: the webhook outbox and the task queues' backlogs. */
 export interface BacklogSource {
@@ -312,8 +313,10 @@ export function createWorkerMetrics(): WorkerMetrics {
 }
 
 /** Serves /metrics: our registry, then the SDK runtime's series fetched from `sdkMetricsUrl`. */
-export function serveWorkerMetrics(metrics: WorkerMetrics, host: string, port: number, sdkMetricsUrl?: string): Promise<Server> {
+/** Serves /metrics, and /healthz and /readyz when `health` is given (worker/health.ts). */
+export function serveWorkerMetrics(metrics: WorkerMetrics, host: string, port: number, sdkMetricsUrl?: string, health?: () => WorkerHealth): Promise<Server> {
   const server = createServer(async (req, res) => {
+    if (health && answerHealth(req, res, health)) return;
     if (req.url !== '/metrics') {
       res.writeHead(404).end();
       return;

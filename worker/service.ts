@@ -13,7 +13,9 @@ import { roleName, type Role } from './roles.js';
 import { createWorkerFleet, type FleetDeps, type WorkerFleet } from './workers.js';
 import { tracingLogOptions } from '../shared/tracing.js';
 import { createWorkerMetrics, serveWorkerMetrics, type WorkerMetrics } from './metrics.js';
+import { workerHealth } from './health.js';
 import { configureMediaSandbox } from '../activities/providers/media-sandbox.js';
+import { setMediaToolConcurrency } from '../activities/providers/media-tools.js';
 
 export interface WorkerServiceOverrides {
   /** A pool the caller owns (kept open at stop); else the service opens and closes its own. */
@@ -91,6 +93,7 @@ export function createWorkerService(config: Config, roles: Role[], overrides: Wo
     },
     done,
     async start() {
+      setMediaToolConcurrency(config.MEDIA_TOOL_CONCURRENCY);
       await configureMediaSandbox(
         {
           mode: config.MEDIA_SANDBOX,
@@ -132,7 +135,9 @@ export function createWorkerService(config: Config, roles: Role[], overrides: Wo
         for (const line of describeRoutes(config)) logger.info(line);
         if (config.WORKER_METRICS_PORT !== null) {
           // METRICS_HOST (loopback unless set), not HOST: the image listens on all interfaces for the gateway.
-          metricsServer = await serveWorkerMetrics(metrics, config.METRICS_HOST, config.WORKER_METRICS_PORT, overrides.sdkMetricsUrl);
+          const f = fleet;
+          const health = () => workerHealth({ workers: () => f.workers, stopping: () => stopping !== null });
+          metricsServer = await serveWorkerMetrics(metrics, config.METRICS_HOST, config.WORKER_METRICS_PORT, overrides.sdkMetricsUrl, health);
           const { port } = metricsServer.address() as AddressInfo;
           logger.info({ port }, `metrics on http://${config.METRICS_HOST}:${port}/metrics`);
         }

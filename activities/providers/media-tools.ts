@@ -104,8 +104,60 @@ export async function runTool(bin: string, args: string[], opts: RunOptions = {}
   return (await runToolWithStderr(bin, args, opts)).stdout;
 }
 
+/**
+ * The process's cap on tool runs at once (MEDIA_TOOL_CONCURRENCY; 0: none), set at worker start like
+ * the sandbox: a pod's CPU and memory hold that many ffmpeg runs, whatever its activity slots admit.
+ * The others wait in order; the watchdog starts once a run has its turn, and the callers keep
+ * heartbeating meanwhile.
+ */
+const toolTurns = { limit: 0, running: 0, waiting: [] as (() => void)[] };
+
+export function setMediaToolConcurrency(limit: number): void {
+  toolTurns.limit = limit;
+  while (toolTurns.waiting.length > 0 && (toolTurns.limit === 0 || toolTurns.running < toolTurns.limit)) toolTurns.waiting.shift()!();
+}
+
+/** Tool runs of this process going on now and waiting for their turn. */
+export function mediaToolRuns(): { running: number; waiting: number } {
+  return { running: toolTurns.running, waiting: toolTurns.waiting.length };
+}
+
+/** Waits for a turn to run a tool; resolves with its release. */
+function toolTurn(signal?: AbortSignal): Promise<() => void> {
+  const take = () => {
+    toolTurns.running++;
+    return () => {
+      toolTurns.running--;
+      toolTurns.waiting.shift()?.();
+    };
+  };
+  if (toolTurns.limit === 0 || toolTurns.running < toolTurns.limit) return Promise.resolve(take());
+  return new Promise((resolve, reject) => {
+    const go = () => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(take());
+    };
+    const onAbort = () => {
+      const i = toolTurns.waiting.indexOf(go);
+      if (i >= 0) toolTurns.waiting.splice(i, 1);
+      reject(signal?.reason instanceof Error ? signal.reason : new MediaToolError('aborted while waiting for a media tool turn'));
+    };
+    toolTurns.waiting.push(go);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 /** runTool, also answering the tail of what the tool wrote to stderr (a probe's warnings). */
-export function runToolWithStderr(bin: string, args: string[], opts: RunOptions = {}): Promise<{ stdout: Buffer; stderr: string }> {
+export async function runToolWithStderr(bin: string, args: string[], opts: RunOptions = {}): Promise<{ stdout: Buffer; stderr: string }> {
+  const release = await toolTurn(opts.signal);
+  try {
+    return await spawnTool(bin, args, opts);
+  } finally {
+    release();
+  }
+}
+
+function spawnTool(bin: string, args: string[], opts: RunOptions): Promise<{ stdout: Buffer; stderr: string }> {
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) {
       reject(opts.signal.reason instanceof Error ? opts.signal.reason : new MediaToolError(`${bin} aborted`));

@@ -1042,7 +1042,7 @@ export type paths = {
         };
         /**
          * Readiness
-         * @description Postgres, Temporal and object storage reachable: 200, else 503 with the same body.
+         * @description Postgres, Temporal and object storage reachable: 200 `ready`. Temporal or storage unreachable after this gateway has reached it once: 200 `degraded` (status reads still work). Postgres unreachable, or Temporal or storage never reached since start: 503 `not_ready`, with the same body.
          */
         get: operations["get_readyz"];
         put?: never;
@@ -12272,7 +12272,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        status: "ready" | "not_ready";
+                        status: "ready" | "degraded" | "not_ready";
                         checks: {
                             [key: string]: "ok" | "unavailable";
                         };
@@ -12288,7 +12288,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        status: "ready" | "not_ready";
+                        status: "ready" | "degraded" | "not_ready";
                         checks: {
                             [key: string]: "ok" | "unavailable";
                         };

@@ -13,6 +13,9 @@ export const localRenderEnv = {
   MEDIA_INPUT_MAX_VIDEO_PIXELS: int(4096 * 4096, 1).describe('Input videos with larger frames fail the job.'),
   MEDIA_INPUT_MAX_SECONDS: int(600, 1, 86_400).describe('Input videos longer than this fail the job.'),
   MEDIA_TOOL_THREADS: int(2, 1, 64).describe('Threads per ffmpeg/ffprobe run.'),
+  MEDIA_TOOL_CONCURRENCY: int(0, 0, 1_000).describe(
+    'Media tool runs (ffmpeg, ffprobe, espeak-ng) at once per worker process; the others wait their turn. 0: no cap beyond the activity slots.',
+  ),
   MEDIA_TOOL_MEMORY_MB: int(1536, 0, 1_048_576).describe('Address space of each tool process, through util-linux prlimit (0: uncapped).'),
   UNSHARE_PATH: path('unshare').describe("The unshare binary (util-linux): the media sandbox's network namespace."),
   SETPRIV_PATH: path('setpriv').describe("The setpriv binary (util-linux): the media sandbox's user switch."),

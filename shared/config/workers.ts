@@ -13,7 +13,7 @@ export const workersEnv = {
     "On SIGTERM, in-flight activities may finish within this long (a provider fleet: at least its providers' own grace).",
   ),
   WORKER_METRICS_PORT: optionalInt(0, 65535).describe(
-    "A port serves the worker's /metrics on HOST; 0 takes a free one (logged at start). Unset: no metrics server.",
+    "A port serves the worker's /metrics, and its /healthz (liveness) and /readyz (readiness) for Kubernetes' probes, on METRICS_HOST; 0 takes a free one (logged at start). Unset: no metrics server and no health endpoints.",
   ),
   WORKFLOW_BUNDLE_PATH: optionalString.describe("The prebuilt workflow bundle to load (written by `npm run build`). Unset: the build's default path."),
   WORKER_DEPLOYMENT_NAME: optionalString

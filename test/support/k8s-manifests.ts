@@ -1,12 +1,15 @@
 // Renders the Helm chart (ops/helm/mediagen) with the pinned helm that scripts/stack.sh install
-// builds, validates every object against the pinned Kubernetes and KEDA schemas (npm
-// kubernetes-models, @kubernetes-models/keda: offline), and checks what the schemas cannot: each
-// fleet's termination grace against its longest provider call, least-privilege secrets per role,
-// one ScaledObject per fleet on its own task queues, ingress closed to workers, migrations as a hook.
+// builds, validates every object against the pinned Kubernetes, KEDA and prometheus-operator schemas
+// (npm kubernetes-models, @kubernetes-models/keda, @kubernetes-models/prometheus-operator: offline),
+// and checks what the schemas cannot: each fleet's termination grace against its longest provider
+// call and the Cluster Autoscaler's cap, least-privilege secrets per role, one ScaledObject per fleet
+// on its own task queues (with a cpu trigger and a fallback), probes, tini as PID 1, bounded /tmp,
+// ingress closed to workers, migrations as a hook, the ServiceMonitor and PrometheusRule.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
@@ -18,13 +21,17 @@ import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { ScaledObject, TriggerAuthentication } from '@kubernetes-models/keda/keda.sh/v1alpha1';
+import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
+import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { longestCallMs, providerShutdownGraceMs, AFTER_CALL_MARGIN_MS } from '../../activities/providers/call-timeouts.js';
 import type { ProviderName } from '../../shared/job-model.js';
-import { roleScopedSecrets, secretsOfRoles } from '../../shared/routing.js';
+import { roleScopedSecrets, runsMediaTools, secretsOfRoles } from '../../shared/routing.js';
 import { fleetOfWorkerRole } from '../../db/fleet-roles.js';
 import { storageIdentityOfRoles } from '../../shared/storage-policies.js';
+import { localRenderEnv } from '../../shared/config/local-render.js';
 import { taskQueues } from '../../workflows/definitions.js';
 import { gatewayEnv } from '../../shared/config/gateway.js';
+import { alertRules } from './ops.js';
 
 export const root = fileURLToPath(new URL('../../../', import.meta.url));
 export const chartDir = join(root, 'ops/helm/mediagen');
@@ -76,6 +83,8 @@ const validators: Record<string, Validator> = {
   'v1/ServiceAccount': ServiceAccount,
   'keda.sh/v1alpha1/ScaledObject': ScaledObject,
   'keda.sh/v1alpha1/TriggerAuthentication': TriggerAuthentication,
+  'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
+  'monitoring.coreos.com/v1/PrometheusRule': PrometheusRule,
 };
 
 /** Schema errors, one per object that fails (or has no validator: an unchecked kind is an error too). */
@@ -103,6 +112,7 @@ interface EnvVar {
   valueFrom?: { secretKeyRef?: { name: string; key: string } };
 }
 
+const configVariableDefault = (name: 'MEDIA_TOOL_FILE_MB') => localRenderEnv[name].parse(undefined);
 const podSpec = (o: K8sObject) => o.spec?.template?.spec ?? {};
 const containers = (o: K8sObject): any[] => [...(podSpec(o).initContainers ?? []), ...(podSpec(o).containers ?? [])];
 const envOf = (o: K8sObject, name: string): string | undefined =>
@@ -180,9 +190,94 @@ export function workerGraceNeededMs(roles: string[], configuredMs: number): numb
 /** Kubernetes needs this long after the process's own grace to let it close connections before SIGKILL. */
 export const CLOSE_MARGIN_MS = 5_000;
 
+/** The Cluster Autoscaler's default --max-graceful-termination-sec: a node scale-down kills a pod after this long. */
+export const AUTOSCALER_MAX_GRACE_S = 600;
+export const SAFE_TO_EVICT = 'cluster-autoscaler.kubernetes.io/safe-to-evict';
+
+/** A Kubernetes quantity of bytes (512Mi, 10Gi, 1G, 1000) in bytes. */
+export function quantityBytes(q: string | number): number {
+  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(String(q));
+  if (!m) return NaN;
+  const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12 }[m[2] ?? ''] ?? 1;
+  return Number(m[1]) * unit;
+}
+
+/** What the pods of every Deployment and Job must hold whatever their role: tini as PID 1, a bounded /tmp, a grace the autoscaler honours. */
+function podProblems(o: K8sObject): string[] {
+  const problems: string[] = [];
+  const name = `${o.kind} ${o.metadata.name}`;
+  // `command` replaces the image's ENTRYPOINT (tini): node would be PID 1, with no zombie reaping,
+  // and deaf to SIGTERM until main installs its handler. `args` replaces only CMD.
+  for (const c of containers(o)) if (c.command) problems.push(`${name}: container ${c.name} sets command, which drops the image's ENTRYPOINT (tini); use args`);
+  for (const v of podSpec(o).volumes ?? [])
+    if (v.emptyDir && !(quantityBytes(v.emptyDir.sizeLimit) > 0)) problems.push(`${name}: emptyDir ${v.name} has no sizeLimit`);
+  const grace = Number(podSpec(o).terminationGracePeriodSeconds ?? 30);
+  const annotations = (o.spec?.template?.metadata?.annotations ?? {}) as Record<string, string>;
+  if (o.kind === 'Deployment' && grace > AUTOSCALER_MAX_GRACE_S && annotations[SAFE_TO_EVICT] !== 'false')
+    problems.push(
+      `${name}: terminationGracePeriodSeconds ${grace} exceeds the Cluster Autoscaler's ${AUTOSCALER_MAX_GRACE_S} s, and its pods do not say ${SAFE_TO_EVICT}: "false"`,
+    );
+  return problems;
+}
+
+/** A worker's probes: on its metrics port, served on all interfaces (the kubelet calls from the node). */
+function probeProblems(d: K8sObject): string[] {
+  const problems: string[] = [];
+  const name = d.metadata.name;
+  const c = containers(d).find((x) => x.name === 'worker');
+  const metricsPort = c?.ports?.find((p: any) => p.name === 'metrics')?.containerPort;
+  if (String(metricsPort) !== envOf(d, 'WORKER_METRICS_PORT')) problems.push(`${name}: its metrics port is not WORKER_METRICS_PORT`);
+  const host = envOf(d, 'METRICS_HOST') ?? '127.0.0.1';
+  if (host.startsWith('127.') || host === 'localhost' || host === '::1')
+    problems.push(`${name}: METRICS_HOST ${host} is loopback, which the kubelet's probes cannot reach`);
+  const want: [string, string][] = [
+    ['startupProbe', '/healthz'],
+    ['livenessProbe', '/healthz'],
+    ['readinessProbe', '/readyz'],
+  ];
+  for (const [probe, path] of want) {
+    const get = c?.[probe]?.httpGet;
+    if (!get) problems.push(`${name}: no ${probe}`);
+    else if (get.path !== path || (get.port !== 'metrics' && get.port !== metricsPort)) problems.push(`${name}: ${probe} is not ${path} on the metrics port`);
+  }
+  return problems;
+}
+
+/** A media-tools fleet: a per-pod cap on tool runs, and a /tmp that holds that many runs' files at the file cap. */
+function mediaToolProblems(d: K8sObject, defaultFileMb: number): string[] {
+  const name = d.metadata.name;
+  const concurrency = Number(envOf(d, 'MEDIA_TOOL_CONCURRENCY') ?? 0);
+  if (!(concurrency >= 1)) return [`${name}: runs media tools without a MEDIA_TOOL_CONCURRENCY cap`];
+  const fileMb = Number(envOf(d, 'MEDIA_TOOL_FILE_MB') ?? defaultFileMb);
+  const tmp = (podSpec(d).volumes ?? []).find((v: any) => v.name === 'tmp');
+  const limit = quantityBytes(tmp?.emptyDir?.sizeLimit ?? '');
+  const needed = concurrency * 2 * fileMb * 2 ** 20;
+  if (fileMb === 0 || !(limit >= needed))
+    return [`${name}: /tmp sizeLimit ${tmp?.emptyDir?.sizeLimit} is below MEDIA_TOOL_CONCURRENCY ${concurrency} × 2 × MEDIA_TOOL_FILE_MB ${fileMb}`];
+  return [];
+}
+
+/** A fleet's ScaledObject scales on more than its backlog, and holds its size when the backlog cannot be read. */
+function scalerProblems(name: string, so: K8sObject, d: K8sObject): string[] {
+  const problems: string[] = [];
+  const triggers = (so.spec.triggers ?? []) as { type: string; metricType?: string; metadata: Record<string, string> }[];
+  if (!triggers.some((t) => t.type !== 'temporal')) problems.push(`${name}: its ScaledObject scales on the backlog alone`);
+  const fallback = so.spec.fallback;
+  if (!fallback) problems.push(`${name}: its ScaledObject has no fallback for a backlog it cannot read`);
+  else {
+    // KEDA (2.17+) admits a fallback only with a trigger other than cpu/memory of type AverageValue.
+    if (!triggers.some((t) => t.type !== 'cpu' && t.type !== 'memory' && (t.metricType ?? 'AverageValue') === 'AverageValue'))
+      problems.push(`${name}: its fallback has no AverageValue trigger to apply to`);
+    if (fallback.replicas < (so.spec.minReplicaCount ?? 0)) problems.push(`${name}: its fallback replicas are below its minReplicaCount`);
+  }
+  if (triggers.some((t) => t.type === 'cpu') && !containers(d).every((c) => c.resources?.requests?.cpu))
+    problems.push(`${name}: a cpu trigger, but its containers request no CPU`);
+  return problems;
+}
+
 /** Everything wrong with a rendered release beyond the schemas; empty when it is right. */
 export function manifestProblems(objects: K8sObject[]): string[] {
-  const problems: string[] = [];
+  const problems: string[] = objects.filter((o) => o.kind === 'Deployment' || o.kind === 'Job').flatMap(podProblems);
   const secrets = new Map(objects.filter((o) => o.kind === 'Secret').map((s) => [s.metadata.name, Object.keys({ ...s.data, ...s.stringData })]));
   const scaledObjects = objects.filter((o) => o.kind === 'ScaledObject');
   const policies = objects.filter((o) => o.kind === 'NetworkPolicy' && (o.spec?.policyTypes ?? []).includes('Ingress'));
@@ -221,14 +316,17 @@ export function manifestProblems(objects: K8sObject[]): string[] {
                 ? [`${q.provider(r.slice('provider:'.length) as ProviderName)}/activity`]
                 : [],
     );
+    problems.push(...probeProblems(d));
+    if (runsMediaTools(roles)) problems.push(...mediaToolProblems(d, configVariableDefault('MEDIA_TOOL_FILE_MB')));
     const so = scaledObjects.find((s) => s.spec?.scaleTargetRef?.name === name);
     if (!so) problems.push(`${name}: no ScaledObject scales it`);
     else {
+      problems.push(...scalerProblems(name, so, d));
       const triggers = (so.spec.triggers ?? []) as { type: string; metadata: Record<string, string> }[];
       const got = triggers.filter((t) => t.type === 'temporal').map((t) => `${t.metadata.taskQueue}/${t.metadata.queueTypes}`);
       if (got.sort().join(' ') !== expected.sort().join(' '))
         problems.push(`${name}: its ScaledObject watches ${got.join(', ') || 'nothing'}, its roles poll ${expected.join(', ')}`);
-      for (const t of triggers) {
+      for (const t of triggers.filter((x) => x.type === 'temporal')) {
         if (t.metadata.workerDeploymentName !== envOf(d, 'WORKER_DEPLOYMENT_NAME') || t.metadata.workerDeploymentBuildId !== envOf(d, 'WORKER_BUILD_ID'))
           problems.push(`${name}: its ScaledObject reads another Worker Deployment Version than the one it polls as`);
         if (t.metadata.endpoint !== envOf(d, 'TEMPORAL_ADDRESS') || t.metadata.namespace !== envOf(d, 'TEMPORAL_NAMESPACE'))
@@ -338,5 +436,36 @@ export function manifestProblems(objects: K8sObject[]): string[] {
         problems.push(`Secret ${s}: the migrations Job reads it, but it is not created before the Job`);
     }
   }
+  problems.push(...monitoringProblems(objects));
+  return problems;
+}
+
+/**
+ * The Prometheus Operator objects, when rendered: the ServiceMonitor's Service reaches every gateway
+ * and worker pod on its named metrics port, and the PrometheusRule holds ops/prometheus/alerts.yml.
+ */
+function monitoringProblems(objects: K8sObject[]): string[] {
+  const problems: string[] = [];
+  for (const sm of objects.filter((o) => o.kind === 'ServiceMonitor')) {
+    const wanted = (sm.spec.selector?.matchLabels ?? {}) as Record<string, string>;
+    const services = objects.filter((o) => o.kind === 'Service' && Object.entries(wanted).every(([k, v]) => o.metadata.labels?.[k] === v));
+    if (services.length !== 1) {
+      problems.push(`ServiceMonitor ${sm.metadata.name}: selects ${services.length} Services`);
+      continue;
+    }
+    const svc = services[0]!;
+    const port = (svc.spec.ports as any[]).find((p) => (sm.spec.endpoints as any[]).some((e) => e.port === p.name));
+    if (!port) problems.push(`ServiceMonitor ${sm.metadata.name}: no endpoint names a port of Service ${svc.metadata.name}`);
+    const scraped = objects.filter((o) => o.kind === 'Deployment' && (component(o) === 'gateway' || component(o) === 'worker'));
+    for (const d of scraped) {
+      const labels = d.spec.template.metadata.labels as Record<string, string>;
+      const selected = Object.entries(svc.spec.selector as Record<string, string>).every(([k, v]) => labels[k] === v);
+      const named = containers(d).some((c) => (c.ports ?? []).some((p: any) => p.name === port?.targetPort));
+      if (!selected || !named) problems.push(`ServiceMonitor ${sm.metadata.name}: does not reach ${d.metadata.name}'s metrics port`);
+    }
+  }
+  for (const rule of objects.filter((o) => o.kind === 'PrometheusRule'))
+    if (!isDeepStrictEqual(rule.spec.groups, alertRules().groups))
+      problems.push(`PrometheusRule ${rule.metadata.name}: its groups are not those of ops/prometheus/alerts.yml`);
   return problems;
 }

@@ -1,8 +1,9 @@
 // The Kubernetes chart (ops/helm/mediagen) for both overlays, rendered with the pinned helm and
-// validated offline against the pinned Kubernetes and KEDA schemas; then what the schemas cannot
-// say (test/support/k8s-manifests.ts manifestProblems): termination grace against the longest
-// provider call, least-privilege secrets per role, per-version autoscaling on each fleet's own
-// queues, ingress closed to workers, migrations before the rollout. A broken value must be caught.
+// validated offline against the pinned Kubernetes, KEDA and prometheus-operator schemas; then what
+// the schemas cannot say (test/support/k8s-manifests.ts manifestProblems): termination grace against
+// the longest provider call and the Cluster Autoscaler's cap, least-privilege secrets per role,
+// per-version autoscaling on each fleet's own queues, worker probes, tini as PID 1, bounded /tmp,
+// ingress closed to workers, migrations before the rollout. A broken value must be caught.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -129,7 +130,7 @@ test('a rainbow deploy renders each fleet once per build, the gateway and migrat
     // The rollback guard keeps both builds and names the current one.
     const guard = find(objects, 'Job', 'mg-deployment-guard')?.spec.template.spec.containers[0];
     assert.equal(guard?.image, 'registry.example.com/media-gen:b2');
-    assert.deepEqual(guard?.command.slice(3), ['guard', '--keep', 'a1,b2', '--current', 'b2', '--wait', '120']);
+    assert.deepEqual(guard?.args.slice(3), ['guard', '--keep', 'a1,b2', '--current', 'b2', '--wait', '120']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -414,3 +415,147 @@ function withPrefixEnv(prefix: string) {
     return copy;
   };
 }
+
+describe('the pods as Kubernetes runs them', () => {
+  const objects = render([overlays.small]);
+  const workloads = objects.filter((o) => o.kind === 'Deployment' || o.kind === 'Job');
+  const container = (d: K8sObject) => d.spec.template.spec.containers[0];
+  const env = (d: K8sObject, name: string) => (container(d).env as { name: string; value?: string }[]).find((e) => e.name === name)?.value;
+
+  test('every worker has startup and liveness probes on /healthz and readiness on /readyz, on its metrics port served beyond loopback', () => {
+    for (const d of workerDeployments(objects)) {
+      const c = container(d);
+      assert.deepEqual(
+        [c.startupProbe?.httpGet, c.livenessProbe?.httpGet, c.readinessProbe?.httpGet],
+        [
+          { path: '/healthz', port: 'metrics' },
+          { path: '/healthz', port: 'metrics' },
+          { path: '/readyz', port: 'metrics' },
+        ],
+        d.metadata.name,
+      );
+      assert.equal(env(d, 'METRICS_HOST'), '0.0.0.0', d.metadata.name);
+      assert.ok(c.startupProbe.periodSeconds * c.startupProbe.failureThreshold >= 120, `${d.metadata.name}: a slow start is not killed`);
+    }
+    const problems = manifestProblems(render([overlays.small], ['workers.probes=null']));
+    assert.ok(problems.includes('mg-worker-core-0000000: no livenessProbe'), problems.join('\n'));
+  });
+
+  test('no container replaces the image ENTRYPOINT, so tini stays PID 1', () => {
+    for (const o of workloads)
+      for (const c of o.spec.template.spec.containers) {
+        assert.equal(c.command, undefined, `${o.metadata.name}/${c.name}`);
+        assert.ok(Array.isArray(c.args) && c.args.length > 0, `${o.metadata.name}/${c.name} names its program in args`);
+      }
+    const broken = structuredClone(find(objects, 'Deployment', 'mg-worker-fal-0000000')!);
+    broken.spec.template.spec.containers[0].command = ['node', 'dist/worker/main.js'];
+    assert.ok(
+      manifestProblems([...objects.filter((o) => o.metadata.name !== broken.metadata.name || o.kind !== 'Deployment'), broken]).includes(
+        "Deployment mg-worker-fal-0000000: container worker sets command, which drops the image's ENTRYPOINT (tini); use args",
+      ),
+    );
+  });
+
+  test("a grace beyond the Cluster Autoscaler's 600 s is only there with safe-to-evict false, said in the values", () => {
+    for (const d of objects.filter((o) => o.kind === 'Deployment')) {
+      const grace = d.spec.template.spec.terminationGracePeriodSeconds as number;
+      const annotation = d.spec.template.metadata.annotations?.['cluster-autoscaler.kubernetes.io/safe-to-evict'];
+      assert.equal(annotation, grace > 600 ? 'false' : undefined, `${d.metadata.name}: grace ${grace}`);
+    }
+    // The fleets with a synchronous paid call of up to 600 s.
+    const long = objects.filter((o) => o.kind === 'Deployment' && o.spec.template.spec.terminationGracePeriodSeconds > 600).map((o) => o.metadata.name);
+    assert.deepEqual(long.sort(), ['mg-worker-azure-0000000', 'mg-worker-byteplus-0000000', 'mg-worker-openai-0000000']);
+    assert.throws(
+      () => render([overlays.small], ['workers.fleets.openai.safeToEvict=true']),
+      /workers.fleets.openai: terminationGracePeriodSeconds 645 exceeds the Cluster Autoscaler's 600 s/,
+    );
+    const unannotated = structuredClone(find(objects, 'Deployment', 'mg-worker-openai-0000000')!);
+    delete unannotated.spec.template.metadata.annotations;
+    assert.ok(
+      manifestProblems([...objects.filter((o) => o !== find(objects, 'Deployment', 'mg-worker-openai-0000000')), unannotated]).some((p) =>
+        p.startsWith("Deployment mg-worker-openai-0000000: terminationGracePeriodSeconds 645 exceeds the Cluster Autoscaler's 600 s"),
+      ),
+    );
+  });
+
+  test('the fleets that run media tools cap their runs per pod, and every /tmp has a size limit that holds them', () => {
+    for (const d of workerDeployments(objects)) {
+      const tools = runsMediaTools(rolesOf(d));
+      assert.equal(env(d, 'MEDIA_TOOL_CONCURRENCY'), tools ? '2' : undefined, d.metadata.name);
+      const tmp = (d.spec.template.spec.volumes as { name: string; emptyDir?: { sizeLimit?: string } }[]).find((v) => v.name === 'tmp');
+      assert.equal(tmp?.emptyDir?.sizeLimit, tools ? '10Gi' : '1Gi', d.metadata.name);
+    }
+    for (const o of workloads) {
+      const tmp = (o.spec.template.spec.volumes as { name: string; emptyDir?: { sizeLimit?: string } }[]).find((v) => v.name === 'tmp');
+      assert.ok(tmp?.emptyDir?.sizeLimit, `${o.metadata.name}: /tmp without a sizeLimit`);
+    }
+    const problems = manifestProblems(render([overlays.small], ['workers.mediaTools.tmpSizeLimit=4Gi']));
+    assert.ok(
+      problems.includes('mg-worker-fal-0000000: /tmp sizeLimit 4Gi is below MEDIA_TOOL_CONCURRENCY 2 × 2 × MEDIA_TOOL_FILE_MB 2048'),
+      problems.join('\n'),
+    );
+    assert.ok(
+      manifestProblems(render([overlays.small], ['workers.fleets.fal.mediaToolConcurrency=4'])).includes(
+        'mg-worker-fal-0000000: /tmp sizeLimit 10Gi is below MEDIA_TOOL_CONCURRENCY 4 × 2 × MEDIA_TOOL_FILE_MB 2048',
+      ),
+    );
+  });
+
+  test('each ScaledObject scales on CPU beside the backlog, with a fallback that never shrinks a fleet it cannot read', () => {
+    for (const so of objects.filter((o) => o.kind === 'ScaledObject')) {
+      const triggers = so.spec.triggers as { type: string; metricType?: string; metadata: Record<string, string> }[];
+      assert.deepEqual(
+        triggers.filter((t) => t.type === 'cpu'),
+        [{ type: 'cpu', metricType: 'Utilization', metadata: { value: '70' } }],
+        so.metadata.name,
+      );
+      assert.ok(triggers.filter((t) => t.type === 'temporal').every((t) => t.metricType === 'AverageValue'));
+      assert.deepEqual(so.spec.fallback, { failureThreshold: 4, replicas: so.spec.minReplicaCount, behavior: 'currentReplicasIfHigher' }, so.metadata.name);
+    }
+    const problems = manifestProblems(render([overlays.small], ['workers.keda.cpuUtilization=0']));
+    assert.ok(problems.includes('mg-worker-core-0000000: its ScaledObject scales on the backlog alone'), problems.join('\n'));
+    // The KEDA schema refuses a fallback behavior it does not know.
+    const broken = structuredClone(objects.find((o) => o.kind === 'ScaledObject')!);
+    broken.spec.fallback.behavior = 'keep';
+    assert.match(schemaErrors([broken])[0] ?? '', /behavior must be equal to one of the allowed values/);
+  });
+});
+
+describe('the Prometheus Operator objects', () => {
+  test('are off by default', () => {
+    const objects = render([overlays.large]);
+    assert.deepEqual(
+      objects.filter((o) => o.kind === 'ServiceMonitor' || o.kind === 'PrometheusRule' || o.metadata.name === 'mg-metrics'),
+      [],
+    );
+  });
+
+  test('when on: schema-valid, the ServiceMonitor reaches every gateway and worker, the rule is ops/prometheus/alerts.yml', () => {
+    const objects = render(
+      [overlays.small],
+      ['monitoring.serviceMonitor.enabled=true', 'monitoring.prometheusRule.enabled=true', 'monitoring.prometheusRule.labels.release=kps'],
+    );
+    assert.deepEqual(schemaErrors(objects), []);
+    assert.deepEqual(manifestProblems(objects), []);
+    const rule = find(objects, 'PrometheusRule', 'mg')!;
+    assert.equal(rule.metadata.labels?.release, 'kps');
+    const alerts = (rule.spec.groups as { rules: { alert?: string }[] }[]).flatMap((g) => g.rules.map((r) => r.alert));
+    assert.ok(alerts.includes('MediagenTaskQueueBacklogOld') && alerts.includes('MediagenJobFailureRateHigh'), alerts.join(', '));
+    // A ServiceMonitor on a port the Service does not have is reported.
+    const broken = structuredClone(find(objects, 'ServiceMonitor', 'mg')!);
+    broken.spec.endpoints[0].port = 'http';
+    assert.ok(
+      manifestProblems([...objects.filter((o) => o.kind !== 'ServiceMonitor'), broken]).includes(
+        'ServiceMonitor mg: no endpoint names a port of Service mg-metrics',
+      ),
+    );
+    // A rule that drifted from ops/prometheus/alerts.yml is reported.
+    const drifted = structuredClone(rule);
+    drifted.spec.groups[0].rules.pop();
+    assert.ok(
+      manifestProblems([...objects.filter((o) => o.kind !== 'PrometheusRule'), drifted]).includes(
+        'PrometheusRule mg: its groups are not those of ops/prometheus/alerts.yml',
+      ),
+    );
+  });
+});

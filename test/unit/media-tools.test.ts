@@ -5,13 +5,16 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import {
   defaultMediaTools,
   inspectUntrusted,
+  mediaToolRuns,
   mediaToolsFrom,
   outputThreadArgs,
   runTool,
+  setMediaToolConcurrency,
   untrustedInputArgs,
   UntrustedMediaError,
   type MediaTools,
@@ -91,6 +94,29 @@ describe('the caps of a run', () => {
   test('a tool started with a memory cap runs under that address-space limit (prlimit)', async () => {
     const out = await runTool('sh', ['-c', 'ulimit -v'], { stdout: true, memoryBytes: 256 * 1024 * 1024, prlimitPath: tools.prlimitPath });
     assert.equal(out.toString().trim(), String(256 * 1024));
+  });
+
+  test('MEDIA_TOOL_CONCURRENCY: a run beyond the cap waits for its turn, and an aborted wait leaves the queue', async () => {
+    const fifo = join(dir, 'turns.fifo');
+    execFileSync('mkfifo', [fifo]);
+    setMediaToolConcurrency(1);
+    try {
+      // The first run blocks until the test writes to the FIFO.
+      const first = runTool('cat', [fifo], { stdout: true });
+      const second = runTool('sh', ['-c', 'echo second'], { stdout: true });
+      const gone = new AbortController();
+      const third = runTool('sh', ['-c', 'echo third'], { stdout: true, signal: gone.signal });
+      assert.deepEqual(mediaToolRuns(), { running: 1, waiting: 2 });
+      gone.abort(new Error('the activity was canceled'));
+      await assert.rejects(third, /the activity was canceled/);
+      assert.deepEqual(mediaToolRuns(), { running: 1, waiting: 1 });
+      await writeFile(fifo, 'first\n');
+      assert.equal((await first).toString(), 'first\n');
+      assert.equal((await second).toString(), 'second\n');
+      assert.deepEqual(mediaToolRuns(), { running: 0, waiting: 0 });
+    } finally {
+      setMediaToolConcurrency(0);
+    }
   });
 
   test('the configuration sets the caps', () => {

@@ -210,7 +210,7 @@ class AsyncMediaGenClient:
         return cast(Health, await self.request("GET", "/healthz"))
 
     async def ready(self) -> Readiness:
-        """GET /readyz: Postgres, Temporal and storage reachable (else 503, a MediaGenError whose body names the part down)."""
+        """GET /readyz: Postgres reachable, and Temporal and storage (`degraded` names one that is down); else 503, a MediaGenError whose body names the part."""
         return cast(Readiness, await self.request("GET", "/readyz"))
 
     async def openapi(self) -> dict[str, Any]:

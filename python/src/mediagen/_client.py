@@ -210,7 +210,7 @@ class MediaGenClient:
         return cast(Health, self.request("GET", "/healthz"))
 
     def ready(self) -> Readiness:
-        """GET /readyz: Postgres, Temporal and storage reachable (else 503, a MediaGenError whose body names the part down)."""
+        """GET /readyz: Postgres reachable, and Temporal and storage (`degraded` names one that is down); else 503, a MediaGenError whose body names the part."""
         return cast(Readiness, self.request("GET", "/readyz"))
 
     def openapi(self) -> dict[str, Any]:

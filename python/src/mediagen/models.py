@@ -1039,7 +1039,7 @@ class QueueQuery(TypedDict, closed=True):
 
 
 class Readiness(TypedDict, closed=True):
-    status: Literal["ready", "not_ready"]
+    status: Literal["ready", "degraded", "not_ready"]
     checks: dict[str, Literal["ok", "unavailable"]]
 
 

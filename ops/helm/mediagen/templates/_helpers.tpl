@@ -314,12 +314,13 @@ securityContext:
     drop: [ALL]
 {{- end }}
 
-{{/* A writable /tmp (the root filesystem is read-only): ffmpeg's and the uploads' scratch files. */}}
+{{/* A writable /tmp (the root filesystem is read-only): ffmpeg's and the uploads' scratch files. Argument: its sizeLimit (the kubelet evicts a pod past it, before the node's disk fills). */}}
 {{- define "mediagen.tmpMount" -}}
 - name: tmp
   mountPath: /tmp
 {{- end }}
 {{- define "mediagen.tmpVolume" -}}
 - name: tmp
-  emptyDir: {}
+  emptyDir:
+    sizeLimit: {{ required "a sizeLimit for /tmp" . }}
 {{- end }}
