@@ -248,7 +248,7 @@ describe('per-fleet database roles and storage identities', () => {
           { DATABASE_URL: 'mg-db-migrate', S3_ACCESS_KEY: 'mg-s3', S3_SECRET_KEY: 'mg-s3', S3_MEDIA_PREFIX_SECRET: 'mg-s3' },
           'the seed writes as the owner',
         );
-        assert.match(o.spec.template.spec.containers[0].command.join(' '), /migrate --app-role mediagen_app --fleet-roles mediagen && /);
+        assert.match(o.spec.template.spec.containers[0].args.join(' '), /migrate --app-role mediagen_app --fleet-roles mediagen && /);
         continue;
       }
       const expected = {
@@ -288,7 +288,7 @@ describe('per-fleet database roles and storage identities', () => {
     for (const o of workloads(objects))
       if (credentialOwner(o)!.db !== 'owner')
         assert.deepEqual(refs(o), { DATABASE_URL: 'mg-db-app', S3_ACCESS_KEY: 'mg-s3', S3_SECRET_KEY: 'mg-s3' }, o.metadata.name);
-    assert.match(find(objects, 'Job', 'mg-migrate')!.spec.template.spec.containers[0].command.join(' '), /migrate --app-role mediagen_app && /);
+    assert.match(find(objects, 'Job', 'mg-migrate')!.spec.template.spec.containers[0].args.join(' '), /migrate --app-role mediagen_app && /);
     // One fleet moved over, the rest on the fallback: fine.
     assert.deepEqual(manifestProblems(render([overlays.small], ['database.fleetSecrets.fetch=db-fetch'])), []);
     // Two fleets of different roles on one Secret: the fetch fleet would hold the webhooks fleet's role.
