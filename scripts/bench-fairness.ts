@@ -9,17 +9,21 @@
 // B's wait is measured from B's submit, as its customer sees it: from the moment its create requests
 // were sent to the moment a provider slot took each job's provider step (the ActivityTaskStarted
 // event of its submitAndCheck, from the workflow history), and to the job done (the row's
-// finished_at). Where the wait went is printed stage by stage (median over B's jobs): workflow
-// started, first workflow task, submit queued on the provider queue, slot taken, submit answered (the
-// local renderer renders within it), the workflow task after it taken (a sticky queue), done.
+// finished_at). Where the wait went is printed stage by stage, as the time each stage took: the
+// median over B's jobs, and B's slowest job (its p99): create to workflow started, to its first
+// workflow task, to the submit queued on the provider queue (the claim, a local activity, inside the
+// worker), to a slot taken, to the submit answered (the local renderer renders within it), to the
+// workflow task after it taken (a sticky queue), to done.
 // Throughput is every job of the phase (A's and B's) over the time from the first create to the last
-// job finished. (b) and (c) run in alternating rounds (2 by default) and their figures are pooled.
-// Each phase first runs a few jobs of a third workspace, so none measures its fleet's
-// cold start. Prints B's wait p50 / p99 per phase, (c)'s p99 over (a)'s, and the throughput of (c)
-// over (b). Targets: (c)'s p99 from submit within 2x of (a)'s; throughput ratio at least 0.95.
+// job finished. (a), (b) and (c) run in alternating rounds (2 by default) and each phase's figures
+// are pooled, so the idle baseline is measured as often, and at the same moments of the machine's
+// load, as the phases it is compared with. Each phase first runs a few jobs of a third workspace, so
+// none measures its fleet's cold start. Prints B's wait p50 / p99 per phase, (c)'s p99 over (a)'s,
+// and the throughput of (c) over (b). Targets: (c)'s p99 from submit within 2x of (a)'s; throughput
+// ratio at least 0.95. Worker settings come from the environment (WORKFLOW_TASK_CONCURRENCY, ...).
 // Asserts nothing.
 //
-//   npm run build:all && npm run bench:fairness [-- <A's jobs, 300> <B's jobs, 5> <rounds of (b) and (c), 2>]
+//   npm run build:all && npm run bench:fairness [-- <A's jobs, 300> <B's jobs, 5> <rounds, 2>]
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { createTestDatabase, createTenant, testConfig, type TestDatabase } from '../test/support/stack.js';
@@ -42,7 +46,7 @@ interface Phase {
   jobs: number;
 }
 
-const STAGES = ['workflow started', 'first task', 'submit queued', 'slot taken', 'submit answered', 'next task', 'done'];
+const STAGES = ['to workflow started', 'to first task', 'to submit queued', 'to slot taken', 'to submit answered', 'to next task', 'to done'];
 
 /** B's waits and the phase's throughput, on one line. */
 function describe(r: Phase): string {
@@ -53,15 +57,24 @@ function describe(r: Phase): string {
   );
 }
 
-/** Where B's jobs spent the time from their submit: the median of each stage's moment. */
-function stages(r: Phase): string {
-  return STAGES.map(
+/** How long each of a job's stages took, ms: the increments between its moments from B's submit. */
+const increments = (moments: number[]) => moments.map((m, i) => m - (i === 0 ? 0 : moments[i - 1]!));
+
+/**
+ * Where B's jobs spent the time from their submit: the median of each stage's duration over B's
+ * jobs, and the stages of B's slowest job to its slot (the one its p99 is).
+ */
+function stages(r: Phase): string[] {
+  const durations = r.bStages.map(increments);
+  const median = STAGES.map(
     (name, i) =>
       `${name} ${quantile(
-        r.bStages.map((st) => st[i]!).sort((x, y) => x - y),
+        durations.map((d) => d[i]!).sort((x, y) => x - y),
         0.5,
-      ).toFixed(0)} ms`,
+      ).toFixed(0)}`,
   ).join(', ');
+  const slowest = durations[r.bStages.reduce((best, st, i) => (st[3]! > r.bStages[best]![3]! ? i : best), 0)]!;
+  return [`median ms: ${median}`, `slowest  : ${STAGES.map((name, i) => `${name} ${slowest[i]!.toFixed(0)}`).join(', ')}`];
 }
 
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
@@ -115,19 +128,21 @@ async function main(): Promise<void> {
   const tdb = await createTestDatabase();
   try {
     console.log(`fair share: ${SLOTS} provider slots (local renderer); A's backlog ${aJobs} jobs, B's burst ${bJobs} jobs`);
+    const probe = testConfig(tdb.url);
+    console.log(`  worker: WORKFLOW_TASK_CONCURRENCY ${probe.WORKFLOW_TASK_CONCURRENCY}, IO_ACTIVITY_CONCURRENCY ${probe.IO_ACTIVITY_CONCURRENCY}`);
     console.log(
       `  load average at the start: ${loadavg()
         .map((l) => l.toFixed(2))
         .join(', ')} (${cpus().length} cores)`,
     );
-    // (b) and (c) alternate, `rounds` times each, so a busy moment of the machine weighs on both.
-    const phases: Array<[string, string, { fairShare: boolean; backlog: number }]> = [
+    // (a), (b) and (c) alternate, `rounds` times each: the idle baseline is sampled as often as the
+    // phases compared with it, and a busy moment of the machine weighs on all three.
+    type PhaseSpec = [string, string, { fairShare: boolean; backlog: number }];
+    const phases: PhaseSpec[] = Array.from({ length: rounds }, (): PhaseSpec[] => [
       ['a', '(a) idle, B alone', { fairShare: true, backlog: 0 }],
-      ...Array.from({ length: rounds }, () => [
-        ['b', '(b) behind A, FAIR_SHARE=false', { fairShare: false, backlog: aJobs }] as [string, string, { fairShare: boolean; backlog: number }],
-        ['c', '(c) behind A, FAIR_SHARE=true', { fairShare: true, backlog: aJobs }] as [string, string, { fairShare: boolean; backlog: number }],
-      ]).flat(),
-    ];
+      ['b', '(b) behind A, FAIR_SHARE=false', { fairShare: false, backlog: aJobs }],
+      ['c', '(c) behind A, FAIR_SHARE=true', { fairShare: true, backlog: aJobs }],
+    ]).flat();
     const results = new Map<string, Phase[]>();
     for (const [key, label, opts] of phases) {
       const r = await runPhase(tdb, key, opts);
@@ -147,14 +162,14 @@ async function main(): Promise<void> {
       };
     };
     const [a, b, c] = [pooled('a'), pooled('b'), pooled('c')];
-    console.log(`  over ${rounds} round(s) of (b) and (c):`);
+    console.log(`  over ${rounds} round(s) of (a), (b) and (c):`);
     for (const [label, r] of [
       ['(a) idle', a],
       ['(b) FIFO', b],
       ['(c) fair', c],
     ] as const) {
       console.log(`    ${label.padEnd(10)} ${describe(r)}`);
-      console.log(`    ${''.padEnd(10)} B's stages from submit (median): ${stages(r)}`);
+      for (const line of stages(r)) console.log(`    ${''.padEnd(10)} B's stages, ${line}`);
     }
     const p99 = (r: Phase, which: 'bWaits' | 'bDone') => quantile(r[which], 0.99);
     console.log(

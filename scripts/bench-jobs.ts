@@ -191,6 +191,7 @@ async function main() {
     const info = await gw.client.workflowService.getSystemInfo({});
     console.log(`server: Temporal ${info.serverVersion || '(version not reported)'} at ${config.TEMPORAL_ADDRESS}, namespace ${config.TEMPORAL_NAMESPACE}`);
     console.log(`ours: image jobs (nano-banana-2, 1:1, one image) over HTTP, local renderer; raw: 6 no-op activities`);
+    console.log(`tracing: ${process.env.OTEL_EXPORTER_OTLP_ENDPOINT ? 'on (ours only: the raw side is never traced)' : 'off'}`);
 
     const ours = async (i: number) => {
       const r = await c.post('/v1/images/generate', { project_id: t.projectId, prompt: `bench ${i}`, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });

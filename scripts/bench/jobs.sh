@@ -9,6 +9,10 @@
 # task queues and tenant, so a running dev or prod stack keeps its data (the dev server's history
 # gains the benchmark's workflows, under their own task queues).
 #   BENCH_PROFILES="dev"   only some profiles (default: "dev prod")
+#   BENCH_TRACING=1        trace our side as the dev profile would (default: off). The raw side is
+#                          never traced, and the issue's figures are taken with tracing off: a traced
+#                          run compares a traced job with an untraced workflow, and the dev profile's
+#                          trace viewer shares the machine.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 source scripts/npm-deps.sh
@@ -17,6 +21,11 @@ npm run --silent build:all
 for profile in ${BENCH_PROFILES:-dev prod}; do
   echo "== profile $profile"
   # The profile's own servers, whatever this shell's variables point at.
-  stack_env=$(env -u DATABASE_URL -u TEMPORAL_ADDRESS -u S3_ENDPOINT -u S3_ACCESS_KEY -u S3_SECRET_KEY -u S3_BUCKET scripts/stack.sh up "$profile")
-  (eval "$stack_env" && node dist/scripts/bench-jobs.js "$@")
+  stack_env=$(env -u DATABASE_URL -u TEMPORAL_ADDRESS -u S3_ENDPOINT -u S3_ACCESS_KEY -u S3_SECRET_KEY -u S3_BUCKET -u OTEL_EXPORTER_OTLP_ENDPOINT \
+    DEV_TRACING="${BENCH_TRACING:-0}" scripts/stack.sh up "$profile")
+  (
+    unset OTEL_EXPORTER_OTLP_ENDPOINT
+    eval "$stack_env"
+    node dist/scripts/bench-jobs.js "$@"
+  )
 done
