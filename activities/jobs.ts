@@ -13,13 +13,14 @@
 // write that fails is logged and skipped: it never fails (and so never repeats) a provider step.
 //
 // The steps live in activities/jobs/: io.ts (the database and input steps), and one module per
-// provider step (submit.ts, check.ts, cancel.ts) over the machinery they share (provider-kit.ts),
+// provider step (submit.ts, check.ts, await.ts, cancel.ts) over the machinery they share (provider-kit.ts),
 // with the output store (outputs.ts) and the progress writer (progress.ts). Activity names and
 // signatures are the workflows' (workflows/activity-types.ts) and the saved histories'.
 import type { JobProviderActivities } from '../workflows/activity-types.js';
 import { createProviderStepKit, type ProviderActivityDeps } from './jobs/provider-kit.js';
 import { submitAndCheckStep } from './jobs/submit.js';
 import { checkProviderStep } from './jobs/check.js';
+import { awaitProviderStep } from './jobs/await.js';
 import { cancelProviderStep } from './jobs/cancel.js';
 
 export { runClaim, needsRemoteFetch, nextPhaseSql, type FinishedJob, type JobActivityDeps } from './jobs/common.js';
@@ -33,6 +34,7 @@ export function createJobProviderActivities(deps: ProviderActivityDeps): JobProv
   return {
     submitAndCheck: submitAndCheckStep(kit),
     checkProvider: checkProviderStep(kit),
+    awaitProvider: awaitProviderStep(kit),
     cancelProvider: cancelProviderStep(kit),
   };
 }

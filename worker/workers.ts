@@ -35,6 +35,11 @@ import type { ControlLeases } from './control-lease.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 /** Built by `npm run build` (scripts/bundle-workflows.ts); used when present so workers start fast. */
+/**
+ * Slots of a provider fleet's waits queue per process: a wait holds a sleeping loop and, every few
+ * seconds, one status call, so a process carries many (each costs a few KB between polls).
+ */
+export const PROVIDER_WAIT_CONCURRENCY = 1000;
 export const defaultBundlePath = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
 
 /**
@@ -200,6 +205,15 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
             activities.provider,
             concurrency[role.provider] ?? (role.provider === 'local' ? 2 : 8),
             ratePerSecond[role.provider],
+            providerShutdownGraceMs([role.provider], config.WORKER_SHUTDOWN_GRACE_MS),
+          ),
+          // Its jobs' waits between news (activities/jobs/await.ts): a sleeping poll loop each, so
+          // many of them, apart from the slots of its calls.
+          await activityWorker(
+            queues.providerWaits(role.provider),
+            { awaitProvider: activities.provider.awaitProvider },
+            PROVIDER_WAIT_CONCURRENCY,
+            undefined,
             providerShutdownGraceMs([role.provider], config.WORKER_SHUTDOWN_GRACE_MS),
           ),
         );

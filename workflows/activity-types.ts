@@ -66,6 +66,21 @@ export interface RouteSlotWait {
  */
 export type ProviderCheck = Omit<PollResult, 'outputs'> & { stored: JobOutput[] | null; resubmit?: true; claim?: RunClaim };
 
+/**
+ * How an awaitProvider step waits: the backoff before its first poll (`nextPollMs`, the adapter's
+ * hint, else `waitMs`, which grows ×1.5 per poll up to `maxWaitMs`), the model's deadline (epoch ms)
+ * and the step's window, after either of which it returns its last check; and the progress the
+ * workflow shows, whose change ends the step.
+ */
+export interface ProviderWait {
+  waitMs: number;
+  nextPollMs?: number;
+  maxWaitMs: number;
+  untilMs: number;
+  windowMs: number;
+  seen: { state: PollResult['state']; percent: number | null; queuePosition: number | null };
+}
+
 /** Provider calls and output streaming, on the provider's own queue. */
 export interface JobProviderActivities {
   /**
@@ -76,6 +91,19 @@ export interface JobProviderActivities {
   submitAndCheck(provider: ProviderName, req: ProviderRequest, opts?: ProviderStepOptions): Promise<(ProviderCheck & { ref: ProviderRef }) | RouteSlotWait>;
   /** One status check of the job's recorded request; the outputs are stored when the provider is done. */
   checkProvider(provider: ProviderName, jobId: string, model: string, ref: ProviderRef, opts?: ProviderStepOptions): Promise<ProviderCheck>;
+  /**
+   * Polls the job's recorded request in the worker, each poll as checkProvider's, until there is news
+   * for the workflow (stored, failed, resubmit, its progress changed) or the deadline or window is
+   * reached (activities/jobs/await.ts): the check, and the backoff the next step starts from.
+   */
+  awaitProvider(
+    provider: ProviderName,
+    jobId: string,
+    model: string,
+    ref: ProviderRef,
+    wait: ProviderWait,
+    opts?: ProviderStepOptions,
+  ): Promise<ProviderCheck & { waitMs: number }>;
   /** Cancels the job's recorded request (or `ref`, for a provider whose requests are not recorded); none: nothing to do. */
   cancelProvider(provider: ProviderName, model: string, jobId: string, ref: ProviderRef | undefined): Promise<void>;
 }

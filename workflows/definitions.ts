@@ -47,6 +47,11 @@ export interface TaskQueues {
   /** Webhook deliveries: a receiver that never answers holds only this queue's slots. */
   webhooks: string;
   provider(name: ProviderName): string;
+  /**
+   * A provider's waits (awaitProvider): served by the provider's fleet with many slots of their own,
+   * so a generation being waited for never holds one of the PROVIDER_CONCURRENCY slots of its calls.
+   */
+  providerWaits(name: ProviderName): string;
 }
 
 /** Fleets run apart: workflow workers, I/O activities, remote fetches, and one queue per provider. */
@@ -57,6 +62,7 @@ export function taskQueues(prefix: string): TaskQueues {
     fetch: `${prefix}-fetch`,
     webhooks: `${prefix}-webhooks`,
     provider: (name) => `${prefix}-provider-${name}`,
+    providerWaits: (name) => `${prefix}-provider-${name}-waits`,
   };
 }
 

@@ -10,6 +10,8 @@ export const progressQuery = defineQuery<GenerationProgress>(progressQueryName);
 export const routeSlotGrantedSignal = defineSignal(routeSlotGrantedSignalName);
 /** The patch under which a job waits for a route slot in the workflow, woken by a grant, instead of retrying its submit. */
 export const ROUTE_SLOT_GRANT_PATCH = 'route-slot-grant';
+/** The patch under which a job waits for its provider in one awaitProvider step per piece of news, instead of a timer and a checkProvider per poll. */
+export const AWAIT_PROVIDER_PATCH = 'await-provider';
 
 // Named activity option presets: explicit timeouts and retry policies.
 const retryTransient = {
@@ -65,6 +67,17 @@ export const checkActivity: ActivityOptions = {
   startToCloseTimeout: '20m',
   heartbeatTimeout: PROVIDER_HEARTBEAT_TIMEOUT,
   retry: providerRetry,
+};
+/**
+ * How long one awaitProvider step polls in the worker before it returns to the workflow with nothing
+ * new: it bounds what a deploy's draining worker holds, not a worker's loss (its heartbeat timeout
+ * finds that).
+ */
+export const PROVIDER_WAIT_WINDOW_MS = 5 * 60_000;
+/** A provider wait polled in the worker (activities/jobs/await.ts): its window, and its last poll's time. */
+export const awaitActivity: ActivityOptions = {
+  ...checkActivity,
+  startToCloseTimeout: PROVIDER_WAIT_WINDOW_MS + 5 * 60_000,
 };
 /** Canceling a provider request: after the refund, retried for at most five minutes. */
 export const cancelActivity: ActivityOptions = {

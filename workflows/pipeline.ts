@@ -1,13 +1,16 @@
 // The one generation pipeline every job kind runs:
 //   claim the job and build the provider request → submit (the reference made durable at once) and
-//   check once → while the provider works: check again on durable timers until done, failed or the
-//   model's deadline → mark completed with the outputs the final check stored (charged its price).
+//   check once → while the provider works: wait for it in awaitProvider steps, each polling it from
+//   the worker until there is news (done, failed, its progress changed, the model's deadline) → one
+//   check on the provider's queue stores the outputs → mark completed with them (charged its price).
 // On failure or cancellation: mark failed and refund first, then cancel the provider request.
 //
 // Round trips: the Postgres steps are LOCAL activities, run by the workflow worker inside the
 // workflow task that schedules them (no task queue hop, no extra workflow task); the provider
 // steps stay on the provider's queue so its fleet caps its concurrency. A job the provider finishes
 // within submit (the local renderer) costs two workflow tasks and one activity task.
+// A provider poll that changes nothing the job shows costs no Temporal action: it happens inside
+// an awaitProvider step, which heartbeats at most every 20 s (docs/operations/capacity.md).
 //
 // Operators: every database step claims the job for the run it belongs to (db/repos/jobs.ts), so a
 // Reset to any workflow task of a history ends with a completed job charged once, whichever step the
@@ -55,6 +58,8 @@ import type { JobOutput, RouteChoice, RunClaim } from '../shared/job-model.js';
 import { failureTypes } from '../shared/failure-types.js';
 import { searchAttributes, taskQueues, type GenerationInput, type GenerationProgress, type JobStatus } from './definitions.js';
 import {
+  AWAIT_PROVIDER_PATCH,
+  awaitActivity,
   checkActivity,
   failureMessage,
   FIRST_POLL_MS,
@@ -62,6 +67,7 @@ import {
   localDbStep,
   MAX_POLL_MS,
   progressQuery,
+  PROVIDER_WAIT_WINDOW_MS,
   providerStepWithin,
   ROUTE_SLOT_GRANT_PATCH,
   routeSlotGrantedSignal,
@@ -114,6 +120,8 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
   let ref: ProviderRef | undefined;
   // Set before the first submit: from then on a request may exist at the provider, whatever the step answered.
   let submitted = false;
+  // Whether this run polls its provider in the worker (AWAIT_PROVIDER_PATCH), decided at its first wait.
+  let pollInWorker: boolean | undefined;
   // The routes given up, for the job's error when none is left.
   const gaveUp: string[] = [];
 
@@ -230,16 +238,43 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
         if (check.state === 'failed') {
           throw ApplicationFailure.nonRetryable(check.message ?? 'the provider reported the generation as failed', failureTypes.generationFailed);
         }
+        // A wait found the request done: a check on the provider's queue stores its outputs, deadline or not.
+        const done = pollInWorker === true && check.state === 'succeeded';
         const remaining = deadline() - Date.now();
-        if (remaining <= 0) {
+        if (!done && remaining <= 0) {
           throw ApplicationFailure.nonRetryable(`the provider did not finish within ${input.deadlineSeconds} s`, failureTypes.deadlineExceeded);
         }
-        await sleep(Math.min(check.nextPollMs ?? wait, remaining));
-        wait = Math.min(Math.round(wait * 1.5), MAX_POLL_MS);
-        check = await provider.checkProvider.executeWithOptions(
-          { ...checkActivity, ...within(), taskQueue: providerQueue, summary: `Check ${via()}; store the outputs when it is done` },
-          [serving, input.jobId, input.model, ref!, ...checkOpts(check.state)],
-        );
+        // The provider is polled in the worker, one step per piece of news; runs recorded without
+        // the patch poll on a workflow timer and a checkProvider step each time, and so does the
+        // local renderer (development and tests): its waits stay on the workflow's clock, which the
+        // time-skipping test server skips, and no provider bills its polls.
+        pollInWorker ??= serving !== 'local' && patched(AWAIT_PROVIDER_PATCH);
+        if (pollInWorker && !done) {
+          const seen = { state: check.state, percent: progress.percent, queuePosition: progress.queuePosition };
+          const hint = check.nextPollMs !== undefined ? { nextPollMs: check.nextPollMs } : {};
+          const { waitMs, ...next } = await provider.awaitProvider.executeWithOptions(
+            { ...awaitActivity, ...within(), taskQueue: queues.providerWaits(serving), summary: `Wait for ${via()}, polling it from the worker` },
+            [
+              serving,
+              input.jobId,
+              input.model,
+              ref!,
+              { waitMs: wait, ...hint, maxWaitMs: MAX_POLL_MS, untilMs: deadline(), windowMs: PROVIDER_WAIT_WINDOW_MS, seen },
+              ...checkOpts(check.state),
+            ],
+          );
+          wait = waitMs;
+          check = next;
+        } else {
+          if (!done) {
+            await sleep(Math.min(check.nextPollMs ?? wait, remaining));
+            wait = Math.min(Math.round(wait * 1.5), MAX_POLL_MS);
+          }
+          check = await provider.checkProvider.executeWithOptions(
+            { ...checkActivity, ...within(), taskQueue: providerQueue, summary: `Check ${via()}; store the outputs when it is done` },
+            [serving, input.jobId, input.model, ref!, ...checkOpts(check.state)],
+          );
+        }
         noteClaim(check.claim);
       }
       return check.stored;

@@ -6,7 +6,8 @@ import type { JobProviderActivities, ProviderCheck, ProviderStepOptions } from '
 import { currentRunId, runClaim } from './common.js';
 import type { ProviderStepKit } from './provider-kit.js';
 
-export function checkProviderStep(kit: ProviderStepKit): JobProviderActivities['checkProvider'] {
+/** `storeOutputs` false: a request found done is answered `succeeded` with nothing stored (awaitProvider's polls). */
+export function checkProviderStep(kit: ProviderStepKit, storeOutputs = true): JobProviderActivities['checkProvider'] {
   const { deps, attemptRef, mayFailOver, slots, ownJob, check } = kit;
   /**
    * One status check of the job's recorded request; the outputs are stored when the provider is
@@ -21,7 +22,7 @@ export function checkProviderStep(kit: ProviderStepKit): JobProviderActivities['
     opts: ProviderStepOptions = {},
   ): Promise<ProviderCheck> {
     if (opts.failover) mayFailOver.set(Context.current(), opts);
-    if (deps.adapterFor(provider).free) return check(provider, { jobId, model }, ref);
+    if (deps.adapterFor(provider).free) return check(provider, { jobId, model }, ref, false, storeOutputs);
     const job = await ownJob(jobId, currentRunId(), 'generating');
     const claim = runClaim(job);
     const recorded = job.provider_ref as ProviderRef | null;
@@ -30,7 +31,7 @@ export function checkProviderStep(kit: ProviderStepKit): JobProviderActivities['
       return { state: 'queued', stored: null, resubmit: true, claim };
     }
     attemptRef.set(Context.current(), recorded);
-    const result = await check(provider, { jobId, model }, recorded);
+    const result = await check(provider, { jobId, model }, recorded, false, storeOutputs);
     if (result.stored || result.state === 'failed') await slots.release(jobId);
     else await slots.renew(provider, job);
     return { ...result, claim };

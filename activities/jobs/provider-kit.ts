@@ -230,9 +230,16 @@ export function createProviderStepKit(deps: ProviderActivityDeps) {
    * unless the job is no longer this run's to generate (a worker frozen past its heartbeat timeout,
    * resumed after another took the step over and ended the job): such a step writes nothing.
    */
-  async function check(provider: ProviderName, req: { jobId: string; model: string }, ref: ProviderRef, submittedNow = false): Promise<ProviderCheck> {
+  async function check(
+    provider: ProviderName,
+    req: { jobId: string; model: string },
+    ref: ProviderRef,
+    submittedNow = false,
+    storeOutputs = true,
+  ): Promise<ProviderCheck> {
     const { outputs, ...result } = await poll(provider, req.model, ref);
-    if (result.state !== 'succeeded') return { ...result, stored: null };
+    // A wait (./await.ts) leaves the storing to a check on the provider's queue.
+    if (result.state !== 'succeeded' || !storeOutputs) return { ...result, stored: null };
     const job = deps.adapterFor(provider).free ? undefined : await stillHeld(req.jobId, currentRunId());
     // A route whose video frame is undocumented has its output scaled to the asked frame.
     const route = routeFor(req.model);

@@ -79,7 +79,9 @@ export const workersEnv = {
     .describe('Per provider fleet: at most this many provider activities at once on one worker, e.g. `fal=8,local=2`.'),
   PROVIDER_RATE_PER_SECOND: optionalString
     .meta({ valueType: '`provider=n` pairs, comma-separated' })
-    .describe('Per provider fleet: at most this many provider activities per second across every worker of the queue (server-enforced).'),
+    .describe(
+      "Per provider fleet: at most this many provider activities per second across every worker of the queue (server-enforced). It counts submits, storing checks and cancels; the status polls a job's wait makes from the worker (`awaitProvider`, on the provider's `-waits` queue) are not among them.",
+    ),
   ROUTE_SLOTS: optionalString
     .superRefine((v, ctx) => {
       try {

@@ -84,7 +84,7 @@ describe('a cancel during step 2', () => {
       const created = await create(t, marker);
       const clipJob = stepJob('vid', created.id, 1);
       // Step 2's request stays queued at fal: its status checks are held until the cancel is done.
-      const held = holds.activity('checkProvider', 'before', clipJob);
+      const held = holds.activity('awaitProvider', 'before', clipJob);
       await held.reached;
       assert.ok((await jobRow(stack.tdb.db, clipJob)).provider_ref, "step 2's request is at fal");
       // And fal keeps it queued (step 1 is done): a cancel is confirmed only for a request fal reports

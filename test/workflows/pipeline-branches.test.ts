@@ -69,7 +69,7 @@ interface Script {
   remoteInputs?: boolean;
   /** Resolves when prepareProviderRequest may answer (default: at once). */
   prepareGate?: Promise<void>;
-  /** Resolves when the first checkProvider (the first check after submitAndCheck's own) may answer (default: at once). */
+  /** Resolves when the first awaitProvider (the first check after submitAndCheck's own) may answer (default: at once). */
   pollGate?: Promise<void>;
   /** The provider's answer to its n-th status check (n = 1 is the check inside submitAndCheck). */
   poll(n: number): PollResult | { resubmit: true };
@@ -149,6 +149,14 @@ function stubs(script: Script, calls: Call[], events: { entered?: () => void; po
       }
       return check(name, jobId);
     },
+    // One poll per step: the stubbed provider has news at every check.
+    async awaitProvider(name, jobId, _model, _ref, wait) {
+      if (polls === 1) {
+        events.polling?.();
+        await script.pollGate;
+      }
+      return { ...(await check(name, jobId)), waitMs: wait.waitMs };
+    },
     async cancelProvider(name, _model, jobId, ref) {
       calls.push(['cancelProvider', name, jobId, ref]);
     },
@@ -177,6 +185,7 @@ async function runJob(
     Worker.create({ ...common, taskQueue: queues.io, activities: io }),
     Worker.create({ ...common, taskQueue: queues.fetch, activities: { prepareProviderRequest: io.prepareProviderRequest } }),
     Worker.create({ ...common, taskQueue: queues.provider('fal'), activities: provider }),
+    Worker.create({ ...common, taskQueue: queues.providerWaits('fal'), activities: { awaitProvider: provider.awaitProvider } }),
   ]);
   const jobId = `img_${randomToken(12)}`;
   const input: GenerationInput = {
@@ -395,6 +404,9 @@ describe('failover branches (mocked activities)', () => {
         };
       },
       async checkProvider() {
+        throw new Error('not used');
+      },
+      async awaitProvider() {
         throw new Error('not used');
       },
       async cancelProvider(_name, _model, id, ref) {
