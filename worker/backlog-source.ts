@@ -38,7 +38,7 @@ export function createBacklogSource(db: Database, client: Client, config: Config
     async taskQueues() {
       const names = [
         { name: queues.workflows, type: protos.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW },
-        ...[queues.io, queues.fetch, queues.webhooks, ...providerNames.map((p) => queues.provider(p))].map((name) => ({
+        ...[queues.io, queues.fetch, queues.webhooks, ...providerNames.flatMap((p) => [queues.provider(p), queues.providerWaits(p)])].map((name) => ({
           name,
           type: protos.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
         })),

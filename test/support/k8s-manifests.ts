@@ -313,7 +313,10 @@ export function manifestProblems(objects: K8sObject[]): string[] {
             : r === 'webhooks'
               ? [`${q.webhooks}/activity`]
               : r.startsWith('provider:')
-                ? [`${q.provider(r.slice('provider:'.length) as ProviderName)}/activity`]
+                ? [
+                    `${q.provider(r.slice('provider:'.length) as ProviderName)}/activity`,
+                    `${q.providerWaits(r.slice('provider:'.length) as ProviderName)}/activity`,
+                  ]
                 : [],
     );
     problems.push(...probeProblems(d));

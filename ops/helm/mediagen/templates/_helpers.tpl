@@ -42,7 +42,7 @@ reconciler polls no queue). Argument: dict "roles" "prefix".
 {{- else if eq . "io" }}{{ $out = append $out (dict "name" (printf "%s-io" $.prefix) "type" "activity") }}
 {{- else if eq . "fetch" }}{{ $out = append $out (dict "name" (printf "%s-fetch" $.prefix) "type" "activity") }}
 {{- else if eq . "webhooks" }}{{ $out = append $out (dict "name" (printf "%s-webhooks" $.prefix) "type" "activity") }}
-{{- else if hasPrefix "provider:" . }}{{ $out = append $out (dict "name" (printf "%s-provider-%s" $.prefix (trimPrefix "provider:" .)) "type" "activity") }}
+{{- else if hasPrefix "provider:" . }}{{ $out = append $out (dict "name" (printf "%s-provider-%s" $.prefix (trimPrefix "provider:" .)) "type" "activity") }}{{ $out = append $out (dict "name" (printf "%s-provider-%s-waits" $.prefix (trimPrefix "provider:" .)) "type" "activity") }}
 {{- else if ne . "reconciler" }}{{ fail (printf "workers: unknown role %q" .) }}
 {{- end -}}
 {{- end -}}
