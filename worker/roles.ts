@@ -2,6 +2,7 @@
 // WORKER_ROLES; no roles means all of them (development). The workflows role also runs the job
 // pipeline's Postgres steps as local activities, so it needs the database (DATABASE_URL) too.
 import { providerNames, type ProviderName } from '../workflows/definitions.js';
+import { parsePerProvider as parseEach } from '../shared/per-provider.js';
 
 export type Role =
   { kind: 'workflows' } | { kind: 'io' } | { kind: 'fetch' } | { kind: 'webhooks' } | { kind: 'reconciler' } | { kind: 'provider'; provider: ProviderName };
@@ -45,20 +46,7 @@ export function roleName(r: Role): string {
   return r.kind === 'provider' ? `provider:${r.provider}` : r.kind;
 }
 
-/** Parses "fal=8,local=2" into a map; unknown names or bad numbers throw. */
+/** Parses "fal=8,local=2" into a map; unknown names or bad numbers throw a RoleError. */
 export function parsePerProvider(spec: string | undefined, what: string): Partial<Record<ProviderName, number>> {
-  const out: Partial<Record<ProviderName, number>> = {};
-  if (!spec) return out;
-  for (const part of spec
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)) {
-    const [name, value] = part.split('=');
-    const n = Number(value);
-    if (!name || !(providerNames as readonly string[]).includes(name) || !Number.isFinite(n) || n <= 0) {
-      throw new RoleError(`${what}: bad entry "${part}" (expected provider=number)`);
-    }
-    out[name as ProviderName] = n;
-  }
-  return out;
+  return parseEach(spec, what, (message) => new RoleError(message));
 }

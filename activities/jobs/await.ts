@@ -13,6 +13,7 @@ import { nonRetryableFailureTypes } from '../../shared/failure-types.js';
 import type { JobProviderActivities, ProviderCheck, ProviderStepOptions, ProviderWait } from '../../workflows/activity-types.js';
 import type { ProviderStepKit, StepDetails } from './provider-kit.js';
 import { checkProviderStep } from './check.js';
+import { parsePerProvider } from '../../shared/per-provider.js';
 
 /**
  * A waiting step heartbeats once this long has passed since its last beat (the SDK forwards at most
@@ -37,9 +38,30 @@ function retryable(err: unknown): boolean {
   return true;
 }
 
+/**
+ * Per provider, how long a poll asked for now waits for its turn: polls take the free moments of
+ * their provider's schedule one after another, `1000 / rate` ms apart; a provider without a rate
+ * is never held.
+ */
+export function pollPacer(ratePerSecond: Partial<Record<ProviderName, number>>, now: () => number = Date.now): (provider: ProviderName) => number {
+  const nextAt = new Map<ProviderName, number>();
+  return (provider) => {
+    const rate = ratePerSecond[provider];
+    if (!rate) return 0;
+    const t = now();
+    const at = Math.max(t, nextAt.get(provider) ?? 0);
+    nextAt.set(provider, at + 1000 / rate);
+    return at - t;
+  };
+}
+
 export function awaitProviderStep(kit: ProviderStepKit): JobProviderActivities['awaitProvider'] {
   const checkOnce = checkProviderStep(kit, false);
   const { attemptRef } = kit;
+  // PROVIDER_RATE_PER_SECOND also paces the polls of every wait in this process, per provider: the
+  // server's rate limit on the provider's queue counts that queue's activities, and a wait's polls
+  // are not among them.
+  const pollDelayMs = pollPacer(parsePerProvider(kit.deps.config.PROVIDER_RATE_PER_SECOND, 'PROVIDER_RATE_PER_SECOND'));
   /**
    * Polls the job's recorded request until there is news for the workflow (see the file's head),
    * never storing outputs.
@@ -78,6 +100,7 @@ export function awaitProviderStep(kit: ProviderStepKit): JobProviderActivities['
       const remaining = wait.untilMs - Date.now();
       await sleep(Math.max(0, Math.min(nextPollMs ?? waitMs, remaining)));
       waitMs = Math.min(Math.round(waitMs * 1.5), wait.maxWaitMs);
+      await sleep(pollDelayMs(provider));
       let check: ProviderCheck;
       try {
         // What the provider last reported decides whether an outage may give the route up.

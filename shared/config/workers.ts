@@ -80,7 +80,7 @@ export const workersEnv = {
   PROVIDER_RATE_PER_SECOND: optionalString
     .meta({ valueType: '`provider=n` pairs, comma-separated' })
     .describe(
-      "Per provider fleet: at most this many provider activities per second across every worker of the queue (server-enforced). It counts submits, storing checks and cancels; the status polls a job's wait makes from the worker (`awaitProvider`, on the provider's `-waits` queue) are not among them.",
+      "Per provider fleet: at most this many provider activities per second across every worker of the queue (server-enforced): submits, storing checks and cancels. The status polls of jobs' waits (`awaitProvider`, on the provider's `-waits` queue) keep to the same rate in each worker process (activities/jobs/await.ts), so a fleet of N processes polls at most N times this.",
     ),
   ROUTE_SLOTS: optionalString
     .superRefine((v, ctx) => {
