@@ -35,6 +35,14 @@ export async function writeHistory(name: HistoryName, history: History): Promise
   saved.set(name, history.events?.length ?? 0);
 }
 
+/**
+ * The groups named on the command line (words each matched against a group's name), or every group
+ * when none is named: `node dist/scripts/save-histories.js pipeline encrypted` re-saves those
+ * groups' histories and leaves every other saved file as it is.
+ */
+export const only = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const selected = (name: string) => only.length === 0 || only.some((w) => name.includes(w));
+
 export interface Group {
   tdb: TestDatabase;
   config: Config;
@@ -51,6 +59,7 @@ export async function group(
   fn: (g: Group) => Promise<void>,
   opts: { workerDbUrl?: (dbUrl: string) => Promise<string>; holds?: Holds } = {},
 ): Promise<void> {
+  if (!selected(name)) return void console.log(`-- ${name}: skipped (not named on the command line)`);
   console.log(`-- ${name}`);
   const tdb = await createTestDatabase();
   const config = testConfig(tdb.url, { ...limits, ...overrides });

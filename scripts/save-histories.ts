@@ -3,7 +3,10 @@
 // from a real job (or delivery, upload, provider cancel) on the real stack. What each file holds is
 // listed in test/workflows/saved-histories.ts; the replay test requires every one of them.
 //
-//   eval "$(scripts/stack.sh up test)" && npm run build && node dist/scripts/save-histories.js
+//   eval "$(scripts/stack.sh up test)" && npm run build:all && node dist/scripts/save-histories.js [group words...]
+//
+// Words on the command line run only the groups whose name holds one of them (`pipeline`,
+// `encrypted`, `fal`...): the other saved files stay as they are.
 //
 // Regenerate only on purpose (a deliberate change of a workflow's shape): the point of the saved
 // histories is that workflow code which can no longer replay them fails the test. Jobs are pinned to
@@ -29,6 +32,7 @@ import { jobToStart, startJobWorkflow } from '../workflows/client.js';
 import { runAdmin } from '../admin/main.js';
 import { savedHistories, type HistoryName } from '../test/workflows/saved-histories.js';
 import { providerSecrets } from '../shared/providers/index.js';
+import { savePipelineAndEncryptedHistories } from './save-histories-pipelines.js';
 
 // Every provider key emptied (the fal group sets its own back): no provider is live by accident.
 const noProviderKeys = Object.fromEntries(providerSecrets.map((k) => [k, '']));
@@ -40,6 +44,7 @@ import {
   group,
   imageBody,
   jobStatus,
+  only,
   outDir,
   reset,
   save,
@@ -428,13 +433,16 @@ async function main() {
       },
       { workerDbUrl: async (url) => pgProxy.url(url) },
     );
+
+    await savePipelineAndEncryptedHistories();
   } finally {
     await pgProxy.close();
     await fal.close();
     await xai.close();
     await remote.close();
   }
-  const missing = Object.keys(savedHistories).filter((n) => !saved.has(n as HistoryName));
+  // Every history is saved by a full run; a run of named groups saves theirs alone.
+  const missing = only.length ? [] : Object.keys(savedHistories).filter((n) => !saved.has(n as HistoryName));
   if (missing.length) throw new Error(`not saved: ${missing.join(', ')}`);
   for (const [name, events] of saved) console.log(`${name}: ${events} events`);
 }

@@ -6,7 +6,9 @@
 // UI (ui-server 2.54.1, started here against the test stack's Temporal and pointed at the codec
 // server) shows the prompt in headless Chromium once the operator has signed in on the codec server,
 // and does not without that sign-in. Rotation: a workflow started under key a, its worker restarted
-// with keys a,b active b, completes, and its history (payloads under both ids) decodes.
+// with keys a,b active b, completes; its history holds payloads under both ids, and a client given
+// keys b,a decodes the input sealed under a into the job's start and replays the history, while b
+// alone can do neither.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -17,7 +19,10 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
-import { Connection } from '@temporalio/client';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import { Worker } from '@temporalio/worker';
 import protos from '@temporalio/proto';
 import type { Config } from '../../shared/config.js';
 import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
@@ -28,6 +33,8 @@ import { launchChromium, type Browser } from '../support/chromium.js';
 import { startCodecServer, type CodecServer } from '../../codec/server.js';
 import { deliveriesOfJob } from '../../db/repos/webhooks.js';
 import { runAdmin } from '../../admin/main.js';
+import { codecDataConverter } from '../../codec/payload-codec.js';
+import type { GenerationInput } from '../../workflows/definitions.js';
 
 const { temporal } = protos;
 const keyA = randomBytes(32).toString('base64');
@@ -326,6 +333,40 @@ describe('payload encryption: no clear text in Temporal, decoded for operators o
       // process missing the new key fails by naming it.
       const result = gw.client.workflow.getHandle(id).result();
       await assert.rejects(result, (err: Error) => /unknown key id "b"/.test(`${err.message} ${String((err as { cause?: Error }).cause?.message)}`));
+
+      // The old history read after the rotation: a client holding b and a decodes the input the
+      // gateway sealed under a into exactly the job's start, and the history replays through the
+      // workflow code with those keys; with b alone, neither can read it.
+      const history = await gw.client.workflow.getHandle(id).fetchHistory();
+      const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
+      const inputPayloads = started.input!.payloads!;
+      assert.equal(Buffer.from(inputPayloads[0]!.metadata!['encryption-key-id']!).toString(), 'a', 'the input was sealed under the old key');
+      const readerOf = (keys: string) =>
+        new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, ...codecDataConverter({ PAYLOAD_CODEC_KEYS: keys, PAYLOAD_CODEC_KEY_ID: 'b' }) });
+      const both = readerOf(`b:${keyB},a:${keyA}`);
+      const input = await decodeFromPayloadsAtIndex<GenerationInput>(both.options.loadedDataConverter, 0, inputPayloads);
+      const row = await tdb.db.selectFrom('jobs').select(['id', 'kind', 'model', 'params']).where('id', '=', id).executeTakeFirstOrThrow();
+      assert.deepEqual(
+        { jobId: input.jobId, kind: input.kind, model: input.model, provider: input.provider, taskQueuePrefix: input.taskQueuePrefix },
+        { jobId: row.id, kind: row.kind, model: row.model, provider: (row.params as { provider: string }).provider, taskQueuePrefix: config.TASK_QUEUE_PREFIX },
+      );
+      const onlyB = readerOf(`b:${keyB}`);
+      await assert.rejects(decodeFromPayloadsAtIndex(onlyB.options.loadedDataConverter, 0, inputPayloads), /unknown key id "a"/);
+
+      const workflowBundle = { codePath: fileURLToPath(new URL('../../workflow-bundle.js', import.meta.url)) };
+      const keysBA = { PAYLOAD_CODEC_KEYS: `b:${keyB},a:${keyA}`, PAYLOAD_CODEC_KEY_ID: 'b' };
+      await Worker.runReplayHistory({ workflowBundle, ...codecDataConverter(keysBA) }, history, `${id}-rotated`);
+      await assert.rejects(
+        Worker.runReplayHistory(
+          { workflowBundle, ...codecDataConverter({ PAYLOAD_CODEC_KEYS: `b:${keyB}`, PAYLOAD_CODEC_KEY_ID: 'b' }) },
+          history,
+          `${id}-b-only`,
+        ),
+        (err: Error) => {
+          assert.match(`${err.message} ${String((err as { cause?: Error }).cause?.message)}`, /unknown key id \\?"a\\?"/);
+          return true;
+        },
+      );
     },
   );
 });

@@ -10,7 +10,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { savedHistories, type HistoryName } from './saved-histories.js';
-import { testDataConverter } from '../support/codec.js';
+import { TEST_CODEC_KEY_ID, testDataConverter } from '../support/codec.js';
 
 // Compiled to dist/test/workflows/: the fixtures stay in the source tree, the workflows are the built ones.
 const historiesDir = fileURLToPath(new URL('../../../test/workflows/histories/', import.meta.url));
@@ -89,7 +89,15 @@ describe('replaying saved histories', () => {
 
   test('jobs run their Postgres steps as local activities, inside the workflow tasks', () => {
     const jobs = histories.filter((h) => generationTypes.includes(workflowType(h)));
-    const notJobs = ['webhook-delivery', 'webhook-abandon', 'upload-from-url', 'provider-cancel', 'provider-cancel-given-up'];
+    const notJobs = [
+      'webhook-delivery',
+      'webhook-abandon',
+      'upload-from-url',
+      'provider-cancel',
+      'provider-cancel-given-up',
+      'pipeline-completed',
+      'pipeline-step-failed',
+    ];
     assert.equal(jobs.length, names.length - notJobs.length, `every history but ${notJobs.join(', ')} is a job`);
     for (const h of jobs) {
       const local = localSteps(h).map((s) => s.type);
@@ -293,6 +301,50 @@ describe('replaying saved histories', () => {
     assert.equal(workflowType(cancel), 'cancelProviderRequest');
     assert.deepEqual(activityTypes(cancel), ['cancelProvider']);
     assert.equal(closedAs(cancel), 'COMPLETED');
+  });
+
+  test("customer pipelines: each step's job a child workflow between the pipeline's own Postgres steps", () => {
+    const childTypes = (h: History) =>
+      events(h, 'START_CHILD_WORKFLOW_EXECUTION_INITIATED').map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes.workflowType.name);
+    const steps = ['pipelinePlan', 'pipelineStartStep', 'pipelineCheckpoint', 'pipelineStartStep', 'pipelineCheckpoint'];
+    for (const name of ['pipeline-completed', 'pipeline-step-failed'] as const) {
+      const h = of(name);
+      assert.equal(workflowType(h), 'pipelineRun', name);
+      assert.deepEqual(
+        localSteps(h).map((s) => s.type),
+        steps,
+        `${name}: its Postgres steps are local activities`,
+      );
+      assert.deepEqual(activityTypes(h), [], `${name}: no remote activity of its own`);
+      assert.deepEqual(childTypes(h), ['imageGeneration', 'videoGeneration'], `${name}: one child job workflow per step`);
+      // The pipeline's outcome is in its rows: the run itself completes once its last checkpoint ended it.
+      assert.equal(closedAs(h), 'COMPLETED', name);
+    }
+    assert.equal(events(of('pipeline-completed'), 'CHILD_WORKFLOW_EXECUTION_COMPLETED').length, 2);
+    const failed = of('pipeline-step-failed');
+    assert.equal(events(failed, 'CHILD_WORKFLOW_EXECUTION_COMPLETED').length, 1, 'step 1 completed');
+    assert.equal(events(failed, 'CHILD_WORKFLOW_EXECUTION_FAILED').length, 1, 'step 2 failed, and the pipeline ended after its checkpoint');
+    assert.ok(
+      Number(events(failed, 'CHILD_WORKFLOW_EXECUTION_FAILED')[0]!.eventId) < localSteps(failed).at(-1)!.eventId,
+      'the failed step is checkpointed after its job ended',
+    );
+  });
+
+  test("an encrypted history: its payloads sealed under the test key, replayed only through the codec's data converter", async () => {
+    const sealed = of('image-encrypted');
+    const input = sealed.json.events[0]!.workflowExecutionStartedEventAttributes.input.payloads[0];
+    const meta = (p: { metadata: Record<string, string> }, k: string) => Buffer.from(p.metadata[k] ?? '', 'base64').toString('utf8');
+    assert.equal(meta(input, 'encoding'), 'binary/encrypted', 'the workflow input is sealed');
+    assert.equal(meta(input, 'encryption-key-id'), TEST_CODEC_KEY_ID);
+    const completed = events(sealed, 'ACTIVITY_TASK_COMPLETED')[0]!.activityTaskCompletedEventAttributes.result.payloads[0];
+    assert.equal(meta(completed, 'encoding'), 'binary/encrypted', "the provider step's result is sealed");
+    assert.ok(!JSON.stringify(sealed.json).includes('a sealed fox'), 'no prompt in the saved history');
+    // Without the codec the workflow cannot read its own input: the replay fails; with it, it replays.
+    await assert.rejects(Worker.runReplayHistory({ workflowBundle: options.workflowBundle }, sealed.json, 'sealed-without-codec'), (err: Error) => {
+      assert.match(err.message, /binary\/encrypted|encoding/i);
+      return true;
+    });
+    await Worker.runReplayHistory({ workflowBundle: options.workflowBundle, ...testDataConverter() }, sealed.json, 'sealed-with-codec');
   });
 
   test('every saved history replays through the current workflow code without nondeterminism', async () => {

@@ -39,6 +39,12 @@ export const savedHistories = {
   'webhook-abandon': 'a webhookDelivery workflow whose every POST was answered 503 until its retries ran out: the event given up (abandonWebhook)',
   'upload-from-url': 'an uploadFromUrl workflow: a loopback HTTPS image fetched and stored',
   'provider-cancel': "a cancelProviderRequest workflow: a terminated job's provider request canceled after the reconciler refunded it",
+  'pipeline-completed':
+    'a customer pipeline (pipelineRun) of two steps, an image then a video from it: each step a child job workflow started and checkpointed, completed',
+  'pipeline-step-failed':
+    'a customer pipeline whose second step the renderer refused ([fail:terminal]): step 1 completed, step 2 checkpointed as failed, the pipeline ended there',
+  'image-encrypted':
+    "an image job recorded with the payload codec on (the test profile's key): every payload sealed, replayed through the codec's data converter",
 } as const;
 
 export type HistoryName = keyof typeof savedHistories;
