@@ -82,7 +82,7 @@ export function webhookEventDocs(records: readonly z.ZodType[]): { name: string;
   };
   const balanceLow = {
     name: BALANCE_LOW_EVENT,
-    summary: "A charge took the workspace's available credits below one of its low-balance thresholds",
+    summary: 'A charge took the available credits below a low-balance threshold',
     description:
       'POSTed to the URL set with PUT /v1/balance/alerts, once per crossing: a charge that takes the available credits from at or above the threshold to below it. ' +
       'A grant or refund back to at or above it arms it again. data is the balance, not a job.',

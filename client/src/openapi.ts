@@ -2168,7 +2168,7 @@ export type webhooks = {
         get?: never;
         put?: never;
         /**
-         * A charge took the workspace's available credits below one of its low-balance thresholds
+         * A charge took the available credits below a low-balance threshold
          * @description POSTed to the URL set with PUT /v1/balance/alerts, once per crossing: a charge that takes the available credits from at or above the threshold to below it. A grant or refund back to at or above it arms it again. data is the balance, not a job.
          */
         post: {
