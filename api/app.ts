@@ -22,6 +22,7 @@ import { createAuditRouter } from './routes/audit.js';
 import { createWebhookDeliveriesRouter } from './routes/webhook-deliveries.js';
 import { createUsageRouter } from './routes/usage.js';
 import { createBudgetsRouter } from './routes/budgets.js';
+import { createBalanceRouter } from './routes/balance.js';
 import { createTimelineRouter } from './routes/timeline.js';
 import { createPipelinesRouter } from './routes/pipelines/router.js';
 import { createEventsRouter } from './routes/events.js';
@@ -124,6 +125,7 @@ export function createApp(deps: AppDeps): App {
   app.use(createWebhookDeliveriesRouter(full, auth));
   app.use(createUsageRouter(full, auth));
   app.use(createBudgetsRouter(full, auth));
+  app.use(createBalanceRouter(full, auth));
   app.use(createTimelineRouter(full, auth));
   app.use(createEventsRouter(full, auth, jobEvents, streams));
   app.use(methodNotAllowed(allOperations()));

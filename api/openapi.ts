@@ -27,6 +27,7 @@ import { auditEndpoints } from './routes/audit.js';
 import { webhookDeliveryEndpoints } from './routes/webhook-deliveries.js';
 import { usageEndpoints } from './routes/usage.js';
 import { budgetEndpoints } from './routes/budgets.js';
+import { balanceEndpoints } from './routes/balance.js';
 import { paymentRequiredErrorSchema } from './routes/budget-errors.js';
 import { timelineEndpoints } from './routes/timeline.js';
 import { pipelineEndpoints } from './routes/pipelines/router.js';
@@ -64,6 +65,7 @@ export function allOperations(): Operation[] {
     ...webhookDeliveryEndpoints.operations,
     ...usageEndpoints.operations,
     ...budgetEndpoints.operations,
+    ...balanceEndpoints.operations,
     ...timelineEndpoints.operations,
     ...eventEndpoints.operations,
     ...healthEndpoints.operations,
@@ -75,7 +77,7 @@ const errorDescriptions: Record<number, string> = {
   400: 'Invalid request (`invalid_request`) or unsupported model (`invalid_model`)',
   401: 'API key missing, malformed, unknown or revoked (`unauthorized`)',
   402: 'Not enough credits (`insufficient_credits`; the message states the required and available amounts), or, on creates, the price would pass a budget of the key or the project (`budget_exceeded`, with `scope`, `scope_id`, `period`, `limit`, `remaining` and `resets_at`)',
-  403: "Project outside the key's workspace (`forbidden`)",
+  403: "Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`)",
   404: 'Resource does not exist or is not visible to the key (`not_found`)',
   405: 'Method not allowed on this path (`method_not_allowed`)',
   408: 'The upload arrived slower than the minimum transfer rate (`request_timeout`); what it stored was removed',

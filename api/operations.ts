@@ -6,7 +6,7 @@ import type { z } from 'zod';
 export type RateClass = 'poll' | 'generate' | 'redeliver';
 
 export interface Operation {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'put' | 'delete';
   /** Express-style path under the app root, e.g. /v1/images/:id */
   path: string;
   /** One line: Swagger UI shows it in the collapsed row. */

@@ -9,6 +9,7 @@ import { hasActiveWebhookSecret } from '../db/repos/webhooks.js';
 import { FetchError } from '../shared/fetch-remote.js';
 import { checkWebhookUrl } from '../shared/webhook-target.js';
 import { budgetThresholdEventSchema } from '../shared/budgets.js';
+import { BALANCE_LOW_EVENT, balanceLowEventSchema } from '../shared/balance.js';
 import { pipelineEventDataSchema, pipelineWebhookEventNames, type PipelineWebhookEventName } from '../shared/pipelines.js';
 import { ApiError } from './errors.js';
 
@@ -79,6 +80,14 @@ export function webhookEventDocs(records: readonly z.ZodType[]): { name: string;
     description: "POSTed to the budget's alert URL (set by the operator), once per threshold and period; data is the budget's spend, not a job.",
     payload: budgetThresholdEventSchema,
   };
+  const balanceLow = {
+    name: BALANCE_LOW_EVENT,
+    summary: 'A charge took the available credits below a low-balance threshold',
+    description:
+      'POSTed to the URL set with PUT /v1/balance/alerts, once per crossing: a charge that takes the available credits from at or above the threshold to below it. ' +
+      'A grant or refund back to at or above it arms it again. data is the balance, not a job.',
+    payload: balanceLowEventSchema,
+  };
   const pipelineSummaries: Record<PipelineWebhookEventName, string> = {
     'pipeline.completed': 'A pipeline completed: every step did',
     'pipeline.failed': 'A pipeline failed at a step, or was canceled (error.code canceled)',
@@ -91,5 +100,5 @@ export function webhookEventDocs(records: readonly z.ZodType[]): { name: string;
     description: "POSTed to the pipeline's webhook_url when asked for in its webhook_events (default pipeline.completed and pipeline.failed).",
     payload: z.strictObject({ type: z.literal(e), data: pipelineEventDataSchema }),
   }));
-  return [...jobEvents, budgetAlert, ...pipelineEvents];
+  return [...jobEvents, budgetAlert, balanceLow, ...pipelineEvents];
 }

@@ -32,3 +32,11 @@ export interface BudgetChargeTable {
 }
 
 export type Budget = Selectable<BudgetTable>;
+
+/** A workspace's low-balance alert settings (0100_balance_alerts): thresholds in credits, and where `balance.low` goes. */
+export interface BalanceAlertTable {
+  workspace_id: string;
+  thresholds: number[];
+  url: string | null;
+  updated_at: Generated<Date>;
+}

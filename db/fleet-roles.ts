@@ -54,6 +54,8 @@ const jobService: Record<string, TableGrant> = {
   workspaces: BALANCE,
   projects: READ,
   budgets: READ,
+  // The balance's trigger reads the low-balance thresholds on every charge (0100_balance_alerts).
+  balance_alerts: READ,
   budget_spend: 'select, insert, update',
   budget_charges: APPEND,
   audit_events: APPEND,
@@ -77,6 +79,8 @@ export const fleetGrants: Readonly<Record<Fleet, Readonly<Record<string, TableGr
   gateway: {
     ...jobService,
     api_keys: 'select, update(last_used_at)',
+    // PUT /v1/balance/alerts: the owner's thresholds.
+    balance_alerts: 'select, insert, update',
     workspace_members: READ,
     webhook_secrets: READ,
     rate_limits: ALL,

@@ -373,6 +373,7 @@ export interface DB {
   pipelines: PipelineTable;
   pipeline_steps: PipelineStepTable;
   deployment_builds: import('./deployment-schema.js').DeploymentBuildTable;
+  balance_alerts: import('./budget-schema.js').BalanceAlertTable;
 }
 
 export type Workspace = Selectable<WorkspaceTable>;

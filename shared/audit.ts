@@ -8,6 +8,7 @@ export const auditActions = [
   'credits.deducted',
   'budget.set',
   'budget.removed',
+  'balance.alerts_set',
   'job.outputs_deleted',
   'job.reset_detected',
   'job.terminated_detected',

@@ -44,7 +44,7 @@ import type {
 export * from './types.js';
 export { sleep } from './util.js';
 import { webhookDeliveriesApi } from './webhook-deliveries.js';
-import { actorsApi, auditEventsApi, budgetsApi, modelsApi, projectsApi, queueApi, voicesApi } from './resources.js';
+import { actorsApi, auditEventsApi, balanceApi, budgetsApi, modelsApi, projectsApi, queueApi, voicesApi } from './resources.js';
 import { pipelinesApi } from './pipelines.js';
 
 // ------------------------------------------------------------------ the client
@@ -160,6 +160,7 @@ export class MediaGenClient {
   readonly auditEvents = auditEventsApi(this);
   readonly usage = new Usage(this);
   readonly budgets = budgetsApi(this);
+  readonly balance = balanceApi(this);
   readonly webhookDeliveries = webhookDeliveriesApi(this);
   readonly pipelines = pipelinesApi(this);
 

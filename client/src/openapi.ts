@@ -816,6 +816,46 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's credit balance (extension)
+         * @description Available credits, the credits held by jobs in flight, what was granted, deducted, spent and refunded in the current UTC calendar month, and the low-balance thresholds. Every figure is from one snapshot of the ledger. Any key of the workspace may read it.
+         */
+        get: operations["get_balance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/balance/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the low-balance alerts (extension; owner keys only)
+         * @description Replaces the thresholds and the URL of the balance.low events. A charge that takes the available credits from at or above a threshold to below it sends one event, however many creates race; a grant or refund back to at or above it arms it again. Only an owner key may set them (403 owner_key_required); a URL needs the workspace to have a webhook signing secret. Each change is an audit event (balance.alerts_set).
+         */
+        put: operations["put_balance_alerts"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/images/{id}/timeline": {
         parameters: {
             query?: never;
@@ -2118,6 +2158,74 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
+    "balance.low": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A charge took the available credits below a low-balance threshold
+         * @description POSTed to the URL set with PUT /v1/balance/alerts, once per crossing: a charge that takes the available credits from at or above the threshold to below it. A grant or refund back to at or above it arms it again. data is the balance, not a job.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id: the same on every retry of this event, so receivers can drop duplicates */
+                    "webhook-id": string;
+                    /** @description unix seconds of this attempt; refuse deliveries more than 5 minutes off */
+                    "webhook-timestamp": string;
+                    /** @description space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active secret of the workspace (two during a rotation) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "balance.low";
+                        data: {
+                            /** @description the workspace whose balance went below the threshold */
+                            workspace_id: string;
+                            /** @description the owner-set threshold crossed, in credits */
+                            threshold: number;
+                            /** @description the available credits right after the charge that crossed it */
+                            available: number;
+                            /** @description the available credits right before that charge (at or above the threshold) */
+                            previous: number;
+                            /**
+                             * @description the unit of every amount: credits
+                             * @constant
+                             */
+                            unit: "credits";
+                            /** @description when the charge was made (ISO 8601, UTC) */
+                            crossed_at: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx answer (within 10 s) counts as delivered; anything else is retried with backoff for about a day */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "pipeline.completed": {
         parameters: {
             query?: never;
@@ -2515,7 +2623,7 @@ export type components = {
                 "application/json": components["schemas"]["PaymentRequiredError"];
             };
         };
-        /** @description Project outside the key's workspace (`forbidden`) */
+        /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
         Error403: {
             headers: {
                 [name: string]: unknown;
@@ -2996,7 +3104,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`) */
+            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3161,7 +3269,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`) */
+            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3350,7 +3458,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`) */
+            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3947,7 +4055,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
-            /** @description Project outside the key's workspace (`forbidden`) */
+            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4993,7 +5101,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
-            /** @description Project outside the key's workspace (`forbidden`) */
+            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6022,7 +6130,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
-            /** @description Project outside the key's workspace (`forbidden`) */
+            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6870,7 +6978,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
-            /** @description Project outside the key's workspace (`forbidden`) */
+            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9152,7 +9260,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`) */
+            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9852,7 +9960,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`) */
+            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10315,7 +10423,7 @@ export interface operations {
                 /** @description the next_cursor of the previous page */
                 cursor?: string;
                 /** @description only events of this action */
-                action?: "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "credits.granted" | "credits.deducted" | "budget.set" | "budget.removed" | "job.outputs_deleted" | "job.reset_detected" | "job.terminated_detected" | "workspace.share_changed" | "workspace.priority_changed" | "member.added" | "member.role_changed" | "member.removed";
+                action?: "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "credits.granted" | "credits.deducted" | "budget.set" | "budget.removed" | "balance.alerts_set" | "job.outputs_deleted" | "job.reset_detected" | "job.terminated_detected" | "workspace.share_changed" | "workspace.priority_changed" | "member.added" | "member.role_changed" | "member.removed";
                 /** @description only events about this object (an API key id, a job id, a webhook secret id, the workspace id) */
                 target_id?: string;
                 /** @description only events recorded at or after this moment (an RFC 3339 timestamp, e.g. 2026-11-01T00:00:00Z) */
@@ -10346,7 +10454,7 @@ export interface operations {
                              * @description what was done
                              * @enum {string}
                              */
-                            action: "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "credits.granted" | "credits.deducted" | "budget.set" | "budget.removed" | "job.outputs_deleted" | "job.reset_detected" | "job.terminated_detected" | "workspace.share_changed" | "workspace.priority_changed" | "member.added" | "member.role_changed" | "member.removed";
+                            action: "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "credits.granted" | "credits.deducted" | "budget.set" | "budget.removed" | "balance.alerts_set" | "job.outputs_deleted" | "job.reset_detected" | "job.terminated_detected" | "workspace.share_changed" | "workspace.priority_changed" | "member.added" | "member.role_changed" | "member.removed";
                             /** @description who did it: an owner's email (the admin CLI, acting for that owner), `key:<API key id>`, or `system:<component>` (`system:admin-cli`: an operator; `system:reconciler`: detected in Temporal) */
                             actor: string;
                             /** @description what kind of object it acted on: 'api_key', 'webhook_secret', 'workspace', 'budget', 'job', 'member' */
@@ -10378,7 +10486,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`) */
+            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11004,6 +11112,210 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_balance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * @description the unit of every amount: credits, as prices and the ledger count them
+                             * @constant
+                             */
+                            unit: "credits";
+                            /** @description credits the workspace can spend now: what a create is charged from (every grant, less every deduct, charge and recharge, plus every refund) */
+                            available: number;
+                            /** @description credits charged to the jobs still in flight (pending or generating), net of what they were refunded; already taken from `available`, given back by a failure or cancel, kept by a completion */
+                            held: number;
+                            /** @description credits the operator granted in the period */
+                            granted_this_period: number;
+                            /** @description credits the operator deducted in the period */
+                            deducted_this_period: number;
+                            /** @description net credits charged to jobs in the period: charges and recharges less refunds, by when each ledger row was written */
+                            spent_this_period: number;
+                            /** @description credits refunded to jobs in the period (already subtracted from spent_this_period) */
+                            refunded_this_period: number;
+                            /** @description the period the *_this_period figures cover: the current UTC calendar month */
+                            period: {
+                                /** @description the start of the period: 00:00 UTC on the first day of the current calendar month (ISO 8601) */
+                                start: string;
+                                /** @description the start of the next period (ISO 8601) */
+                                end: string;
+                            };
+                            /** @description the owner-set low-balance thresholds in credits, highest first: a charge that takes `available` from at or above one to below it sends one balance.low event */
+                            thresholds: number[];
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    put_balance_alerts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the low-balance thresholds in credits, 1 to 1000000000, at most 10 (duplicates are merged); [] turns the alerts off */
+                    thresholds: number[];
+                    /** @description where the balance.low events are POSTed, signed with the workspace webhook secret (https; the workspace must have a webhook signing secret) */
+                    url: string;
+                } | {
+                    /** @description no thresholds */
+                    thresholds: number[];
+                    /** @description null or absent */
+                    url?: null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description the thresholds now in force, in credits, highest first */
+                            thresholds: number[];
+                            /** @description where the balance.low events go (null: alerts off) */
+                            url: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported media type (`unsupported_media_type`) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {

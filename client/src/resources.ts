@@ -1,7 +1,7 @@
 // The client's list resources that are one request each: discovery (projects, actors, voices,
-// models, queue) and the workspace's own records (audit log, budgets). MediaGenClient exposes each
+// models, queue) and the workspace's own records (audit log, budgets, balance). MediaGenClient exposes each
 // as a property (`mg.projects.list()`, `mg.auditEvents.list()`, …).
-import type { ActorsQuery, AuditEventsQuery, Page, ProjectsQuery, QueueQuery, RequestOptions, SendOptions, VoicesQuery } from './types.js';
+import type { ActorsQuery, AuditEventsQuery, BalanceAlerts, Page, ProjectsQuery, QueueQuery, RequestOptions, SendOptions, VoicesQuery } from './types.js';
 import { query } from './util.js';
 
 interface Requester {
@@ -38,4 +38,11 @@ export const auditEventsApi = (c: Requester) => ({
 export const budgetsApi = (c: Requester) => ({
   /** GET /v1/budgets: each budget of the workspace's keys and projects, its spend this period, what is left and when it resets. */
   list: (o?: RequestOptions) => c.request<Page<'get_budgets'>>('GET', '/v1/budgets', o),
+});
+
+export const balanceApi = (c: Requester) => ({
+  /** GET /v1/balance: available credits, those held by jobs in flight, granted and spent this month, and the low-balance thresholds. */
+  get: (o?: RequestOptions) => c.request<Page<'get_balance'>>('GET', '/v1/balance', o),
+  /** PUT /v1/balance/alerts: replaces the low-balance thresholds and the URL of their balance.low events (owner keys only; `{ thresholds: [] }` turns them off). */
+  setAlerts: (alerts: BalanceAlerts, o?: RequestOptions) => c.request<Page<'put_balance_alerts'>>('PUT', '/v1/balance/alerts', { ...o, body: alerts }),
 });

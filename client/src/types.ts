@@ -34,6 +34,10 @@ export type VideoCreate = BodyOf<operations['post_videos_generate']>;
 export type ReplaceActorCreate = BodyOf<operations['post_replace_actors_generations']>;
 export type TalkingActorCreate = BodyOf<operations['post_talking_actors_generate']>;
 export type UploadFromUrl = BodyOf<operations['post_upload_from_url']>;
+/** The workspace's credits (GET /v1/balance). */
+export type Balance = DataOf<'get_balance'>;
+/** The body of PUT /v1/balance/alerts. */
+export type BalanceAlerts = BodyOf<operations['put_balance_alerts']>;
 export type DirectUploadCreate = BodyOf<operations['post_uploads']>;
 /** A direct upload as created: the pending record plus the presigned POST to send the bytes with. */
 export type DirectUpload = DataOf<'post_uploads'>;
@@ -250,6 +254,8 @@ export const operationMethods = {
   get_queue: 'queue.get',
   get_usage: 'usage.get',
   get_budgets: 'budgets.list',
+  get_balance: 'balance.get',
+  put_balance_alerts: 'balance.setAlerts',
   // Deleting a finished job's outputs (retention).
   delete_images_by_id: 'images.deleteOutputs',
   delete_videos_by_id: 'videos.deleteOutputs',

@@ -21,6 +21,9 @@ export type JobWebhookEvent = Extract<TypedWebhookEvent, { type: `job.${string}`
 /** A budget alert (`budget.threshold_reached`), sent to the budget's alert URL: data is the budget's spend. */
 export type BudgetWebhookEvent = Extract<TypedWebhookEvent, { type: 'budget.threshold_reached' }>;
 
+/** A low-balance alert (`balance.low`), sent to the URL set with PUT /v1/balance/alerts: data is the balance after the charge that crossed the threshold. */
+export type BalanceWebhookEvent = Extract<TypedWebhookEvent, { type: 'balance.low' }>;
+
 /** A pipeline event (`pipeline.completed`, `pipeline.failed`, `pipeline.step.completed`, `pipeline.step.failed`): data is the pipeline and, for a step event, the step. */
 export type PipelineWebhookEvent = Extract<TypedWebhookEvent, { type: `pipeline.${string}` }>;
 

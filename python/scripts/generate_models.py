@@ -45,6 +45,8 @@ MODELS: dict[str, tuple[str, str]] = {
     "AuditEvent": ("get_audit_events", "item"),
     "WebhookDelivery": ("get_webhook_deliveries_by_id", "data"),
     "Budget": ("get_budgets", "item"),
+    "Balance": ("get_balance", "data"),
+    "BalanceAlerts": ("put_balance_alerts", "data"),
     "JobListItem": ("get_jobs", "item"),
     "FileUpload": ("post_upload", "data"),
     "UploadFromUrl": ("post_upload_from_url", "body"),

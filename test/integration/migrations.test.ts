@@ -12,6 +12,7 @@ const appTables = [
   'actors',
   'api_keys',
   'audit_events',
+  'balance_alerts',
   'budget_charges',
   'budget_spend',
   'budgets',

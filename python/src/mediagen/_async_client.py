@@ -17,6 +17,7 @@ from ._async_resources import (
     follow_status_events,
     _Actors,
     _AuditEvents,
+    _Balance,
     _Budgets,
     _Images,
     _JobResource,
@@ -110,6 +111,7 @@ class AsyncMediaGenClient:
         self.webhook_deliveries = _WebhookDeliveries(self)
         self.usage = _Usage(self)
         self.budgets = _Budgets(self)
+        self.balance = _Balance(self)
         self.pipelines = _Pipelines(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)

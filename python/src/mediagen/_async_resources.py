@@ -20,6 +20,8 @@ from .models import (
     ActorsQuery,
     AuditEvent,
     AuditEventsQuery,
+    Balance,
+    BalanceAlerts,
     Budget,
     DirectUpload,
     DirectUploadCreate,
@@ -166,6 +168,24 @@ class _Budgets:
     async def list(self) -> Page[Budget]:
         """GET /v1/budgets: the workspace's budgets per key and project, with their net spend this period, what is left and when they reset."""
         return cast(Page[Budget], await self._client.request("GET", "/v1/budgets"))
+
+
+class _Balance:
+    """The workspace's credits and its low-balance alerts (docs/api/balance.md)."""
+
+    def __init__(self, client: AsyncMediaGenClient) -> None:
+        self._client = client
+
+    async def get(self) -> Balance:
+        """GET /v1/balance: available credits, those held by jobs in flight, granted and spent this month, and the low-balance thresholds."""
+        return cast(Balance, await self._client._data("GET", "/v1/balance"))
+
+    async def set_alerts(self, thresholds: list[int], url: str | None = None) -> BalanceAlerts:
+        """PUT /v1/balance/alerts (owner keys only): replaces the thresholds (credits) and the URL of their balance.low events; [] turns them off."""
+        body: dict[str, Any] = {"thresholds": thresholds}
+        if url is not None:
+            body["url"] = url
+        return cast(BalanceAlerts, await self._client._data("PUT", "/v1/balance/alerts", json=body))
 
 
 class _Pipelines:

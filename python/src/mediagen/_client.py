@@ -18,6 +18,7 @@ from ._resources import (
     follow_status_events,
     _Actors,
     _AuditEvents,
+    _Balance,
     _Budgets,
     _Images,
     _JobResource,
@@ -111,6 +112,7 @@ class MediaGenClient:
         self.webhook_deliveries = _WebhookDeliveries(self)
         self.usage = _Usage(self)
         self.budgets = _Budgets(self)
+        self.balance = _Balance(self)
         self.pipelines = _Pipelines(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)

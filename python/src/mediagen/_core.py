@@ -87,6 +87,8 @@ OPERATION_METHODS: dict[str, str] = {
     "get_audit_events": "audit_events.list",
     "get_usage": "usage.get",
     "get_budgets": "budgets.list",
+    "get_balance": "balance.get",
+    "put_balance_alerts": "balance.set_alerts",
     "post_pipelines": "pipelines.create",
     "get_pipelines": "pipelines.list",
     "get_pipelines_by_id": "pipelines.get",

@@ -21,6 +21,8 @@ from .models import (
     ActorsQuery,
     AuditEvent,
     AuditEventsQuery,
+    Balance,
+    BalanceAlerts,
     Budget,
     DirectUpload,
     DirectUploadCreate,
@@ -167,6 +169,24 @@ class _Budgets:
     def list(self) -> Page[Budget]:
         """GET /v1/budgets: the workspace's budgets per key and project, with their net spend this period, what is left and when they reset."""
         return cast(Page[Budget], self._client.request("GET", "/v1/budgets"))
+
+
+class _Balance:
+    """The workspace's credits and its low-balance alerts (docs/api/balance.md)."""
+
+    def __init__(self, client: MediaGenClient) -> None:
+        self._client = client
+
+    def get(self) -> Balance:
+        """GET /v1/balance: available credits, those held by jobs in flight, granted and spent this month, and the low-balance thresholds."""
+        return cast(Balance, self._client._data("GET", "/v1/balance"))
+
+    def set_alerts(self, thresholds: list[int], url: str | None = None) -> BalanceAlerts:
+        """PUT /v1/balance/alerts (owner keys only): replaces the thresholds (credits) and the URL of their balance.low events; [] turns them off."""
+        body: dict[str, Any] = {"thresholds": thresholds}
+        if url is not None:
+            body["url"] = url
+        return cast(BalanceAlerts, self._client._data("PUT", "/v1/balance/alerts", json=body))
 
 
 class _Pipelines:

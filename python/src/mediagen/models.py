@@ -55,6 +55,7 @@ class AuditEvent(TypedDict, closed=True):
         "credits.deducted",
         "budget.set",
         "budget.removed",
+        "balance.alerts_set",
         "job.outputs_deleted",
         "job.reset_detected",
         "job.terminated_detected",
@@ -103,6 +104,7 @@ AuditEventsQuery = TypedDict(
                 "credits.deducted",
                 "budget.set",
                 "budget.removed",
+                "balance.alerts_set",
                 "job.outputs_deleted",
                 "job.reset_detected",
                 "job.terminated_detected",
@@ -119,6 +121,67 @@ AuditEventsQuery = TypedDict(
     },
     closed=True,
 )
+
+
+class Period(TypedDict, closed=True):
+    start: str
+    """
+    the start of the period: 00:00 UTC on the first day of the current calendar month (ISO 8601)
+    """
+    end: str
+    """
+    the start of the next period (ISO 8601)
+    """
+
+
+class Balance(TypedDict, closed=True):
+    unit: Literal["credits"]
+    """
+    the unit of every amount: credits, as prices and the ledger count them
+    """
+    available: int
+    """
+    credits the workspace can spend now: what a create is charged from (every grant, less every deduct, charge and recharge, plus every refund)
+    """
+    held: int
+    """
+    credits charged to the jobs still in flight (pending or generating), net of what they were refunded; already taken from `available`, given back by a failure or cancel, kept by a completion
+    """
+    granted_this_period: int
+    """
+    credits the operator granted in the period
+    """
+    deducted_this_period: int
+    """
+    credits the operator deducted in the period
+    """
+    spent_this_period: int
+    """
+    net credits charged to jobs in the period: charges and recharges less refunds, by when each ledger row was written
+    """
+    refunded_this_period: int
+    """
+    credits refunded to jobs in the period (already subtracted from spent_this_period)
+    """
+    period: Period
+    """
+    the period the *_this_period figures cover: the current UTC calendar month
+    """
+    thresholds: list[int]
+    """
+    the owner-set low-balance thresholds in credits, highest first: a charge that takes `available` from at or above one to below it sends one balance.low event
+    """
+
+
+class BalanceAlerts(TypedDict, closed=True):
+    thresholds: list[int]
+    """
+    the thresholds now in force, in credits, highest first
+    """
+    url: str | None
+    """
+    where the balance.low events go (null: alerts off)
+    """
 
 
 class Budget(TypedDict, closed=True):
@@ -187,7 +250,7 @@ class Budget1(TypedDict, closed=True):
     """
 
 
-class Period(TypedDict, closed=True):
+class Period1(TypedDict, closed=True):
     start: str
     """
     when the period started (ISO 8601, UTC)
@@ -212,7 +275,7 @@ class Data(TypedDict, closed=True):
     """
     the limit, as in budget.limit
     """
-    period: Period
+    period: Period1
 
 
 class BudgetWebhookEvent(TypedDict, closed=True):
@@ -2492,6 +2555,7 @@ OPERATION_IDS: tuple[str, ...] = (
     "delete_videos_by_id",
     "get_actors",
     "get_audit_events",
+    "get_balance",
     "get_budgets",
     "get_healthz",
     "get_images",
@@ -2546,4 +2610,5 @@ OPERATION_IDS: tuple[str, ...] = (
     "post_videos_by_id_cancel",
     "post_videos_generate",
     "post_webhook_deliveries_by_id_redeliver",
+    "put_balance_alerts",
 )
