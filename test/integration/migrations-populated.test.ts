@@ -165,6 +165,7 @@ async function seed(db: Database): Promise<void> {
   await run(sql`insert into route_probes (provider, model, provider_model_id, status) values ('fal', 'seedance-1.5', 'fal-ai/seedance', 'available')`);
   await run(sql`insert into rate_limits (api_key_id, class) values ('key_a', 'generate')`);
   await run(sql`insert into deployment_builds (deployment_name, build_id) values ('media-gen', 'build-1')`);
+  await run(sql`insert into balance_alerts (workspace_id, thresholds, url) values ('ws_a', '{500,100}', 'https://hooks.acme.test/balance')`);
 }
 
 describe('migrations down and up over a populated database', () => {

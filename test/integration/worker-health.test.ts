@@ -52,7 +52,7 @@ test('/readyz follows the workers (ready while polling, not ready once stopping)
       ready.body.workers.map((w) => w.state),
       service.fleet.workers.map(() => 'RUNNING'),
     );
-    assert.equal(ready.body.workers.length, 3, 'one worker per queue: workflows, io, provider-local');
+    assert.equal(ready.body.workers.length, 4, 'one worker per queue: workflows, io, provider-local and its waits');
     assert.deepEqual((await get('/healthz')).body.status, 'ok');
 
     const t = await createTenant(tdb.db, 100);
