@@ -150,6 +150,42 @@ export function credentialOwner(o: K8sObject): { db: string; s3: string } | unde
   return { db: fleets.join('+'), s3: storageIdentityOfRoles(roles) };
 }
 
+/** The IAM role (IRSA) a workload's pods may assume: its ServiceAccount's eks.amazonaws.com/role-arn. */
+export function iamRoleOf(objects: K8sObject[], o: K8sObject): string | undefined {
+  const account = objects.find((x) => x.kind === 'ServiceAccount' && x.metadata.name === podSpec(o).serviceAccountName);
+  return account?.metadata.annotations?.['eks.amazonaws.com/role-arn'];
+}
+
+/**
+ * IRSA: a gateway or worker runs as its storage identity's ServiceAccount (`<release>-<identity>`)
+ * or the shared fallback (`<release>-app`), and an IAM role of an identity's own account serves
+ * that identity alone (the reconciler's may set the bucket lifecycle).
+ */
+function serviceAccountProblems(objects: K8sObject[]): string[] {
+  const problems: string[] = [];
+  const users = new Map<string, Set<string>>();
+  const owned = new Set<string>();
+  for (const o of objects.filter((x) => x.kind === 'Deployment' && (component(x) === 'gateway' || component(x) === 'worker'))) {
+    const identity = credentialOwner(o)!.s3;
+    const release = o.metadata.labels?.['app.kubernetes.io/instance'];
+    const account = podSpec(o).serviceAccountName as string | undefined;
+    if (account !== `${release}-app` && account !== `${release}-${identity}`)
+      problems.push(`${o.metadata.name}: runs as ServiceAccount ${account}, not its storage identity's (${identity}) nor ${release}-app`);
+    if (!objects.some((x) => x.kind === 'ServiceAccount' && x.metadata.name === account))
+      problems.push(`${o.metadata.name}: ServiceAccount ${account} is not rendered`);
+    const role = iamRoleOf(objects, o);
+    if (!role) continue;
+    users.set(role, (users.get(role) ?? new Set()).add(identity));
+    if (account !== `${release}-app`) owned.add(role);
+  }
+  // The fallback's one role may serve several identities (an install from before); an identity's own may not.
+  for (const role of owned) {
+    const identities = users.get(role)!;
+    if (identities.size > 1) problems.push(`IAM role ${role}: the storage identity of ${[...identities].sort().join(' and ')}`);
+  }
+  return problems;
+}
+
 /** Every Secret key a workload's pods receive: secretKeyRef keys, envFrom (all keys), volumes (their items, or all keys). */
 function secretKeysReceived(o: K8sObject, secrets: Map<string, string[]>): { secret: string; key: string }[] | string {
   const out: { secret: string; key: string }[] = [];
@@ -439,6 +475,7 @@ export function manifestProblems(objects: K8sObject[]): string[] {
         problems.push(`Secret ${s}: the migrations Job reads it, but it is not created before the Job`);
     }
   }
+  problems.push(...serviceAccountProblems(objects));
   problems.push(...monitoringProblems(objects));
   return problems;
 }

@@ -6,14 +6,26 @@
 // ingress closed to workers, migrations before the rollout. A broken value must be caught.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { liveProviderNames } from '../../shared/providers/index.js';
 import { roleScopedSecrets, runsMediaTools } from '../../shared/routing.js';
 import { configVariables } from '../../shared/config.js';
-import { credentialOwner, manifestProblems, overlays, render, rolesOf, schemaErrors, workerDeployments, type K8sObject } from '../support/k8s-manifests.js';
+import { storageIdentities, storagePolicy } from '../../shared/storage-policies.js';
+import {
+  credentialOwner,
+  iamRoleOf,
+  manifestProblems,
+  overlays,
+  render,
+  rolesOf,
+  root,
+  schemaErrors,
+  workerDeployments,
+  type K8sObject,
+} from '../support/k8s-manifests.js';
 
 // Variables of the TLS, Postgres/S3 and payload-codec work of the same change, defined in
 // shared/config/ by their own slices; once they are, this list is redundant.
@@ -320,6 +332,100 @@ describe('per-fleet database roles and storage identities', () => {
       /fleetDatabaseUrls.fetch: the database URL must carry sslmode=verify-full/,
     );
     assert.throws(() => render([overlays.small], ['database.fleetRolePrefix=x; rm -rf /']), /database.fleetRolePrefix: a plain lower-case identifier/);
+  });
+});
+
+describe('an IAM role per storage identity (irsa)', () => {
+  const arn = (identity: string) => `arn:aws:iam::123456789012:role/mediagen-${identity}`;
+  const roleArns = { gateway: arn('gateway'), worker: arn('worker'), reconciler: arn('reconciler') } as Record<string, string>;
+  const sets = (arns: Record<string, string>) => Object.entries(arns).map(([identity, value]) => `s3.roleArns.${identity}=${value}`);
+  const defaultRole = 'arn:aws:iam::123456789012:role/mediagen-media-bucket';
+  const apps = (objects: K8sObject[]) =>
+    objects.filter((o) => o.kind === 'Deployment' && ['gateway', 'worker'].includes(o.spec.template.metadata.labels['app.kubernetes.io/component']));
+  const accounts = (objects: K8sObject[]) => objects.filter((o) => o.kind === 'ServiceAccount');
+  const account = (objects: K8sObject[], o: K8sObject) => find(objects, 'ServiceAccount', o.spec.template.spec.serviceAccountName)!;
+  const roleAnnotations = (sa: K8sObject) => Object.keys(sa.metadata.annotations ?? {}).filter((k) => k.startsWith('eks.amazonaws.com/role-arn'));
+
+  test("with s3.roleArns each gateway and worker runs as its identity's ServiceAccount carrying exactly its identity's role; only the reconciler's fleet has the reconciler's", () => {
+    for (const overlay of Object.values(overlays)) {
+      const objects = render([overlay], sets(roleArns));
+      assert.deepEqual(schemaErrors(objects), []);
+      assert.deepEqual(manifestProblems(objects), []);
+      const workloads = apps(objects);
+      assert.ok(workloads.length > 3);
+      for (const o of workloads) {
+        const identity = credentialOwner(o)!.s3;
+        const sa = account(objects, o);
+        assert.equal(sa.metadata.name, `mg-${identity}`, o.metadata.name);
+        assert.deepEqual(roleAnnotations(sa), ['eks.amazonaws.com/role-arn'], `${sa.metadata.name}: one role`);
+        assert.equal(iamRoleOf(objects, o), roleArns[identity], o.metadata.name);
+        assert.ok(!JSON.stringify(o).includes('arn:aws:iam::'), `${o.metadata.name}: no role named in the pod itself`);
+      }
+      const reconcilers = workloads.filter((o) => iamRoleOf(objects, o) === roleArns.reconciler);
+      assert.deepEqual(
+        reconcilers.map((o) => o.metadata.name),
+        ['mg-worker-core-0000000'],
+      );
+      assert.ok(rolesOf(reconcilers[0]!).includes('reconciler'));
+      assert.ok(workloads.some((o) => iamRoleOf(objects, o) === roleArns.gateway) && workloads.some((o) => iamRoleOf(objects, o) === roleArns.worker));
+      // No account but the reconciler's carries its role; the shared one, left to the rollback guard, carries none.
+      assert.deepEqual(
+        accounts(objects)
+          .filter((sa) => sa.metadata.annotations?.['eks.amazonaws.com/role-arn'] === roleArns.reconciler)
+          .map((sa) => sa.metadata.name),
+        ['mg-reconciler'],
+      );
+      assert.equal(find(objects, 'ServiceAccount', 'mg-app')!.metadata.annotations?.['eks.amazonaws.com/role-arn'], undefined);
+      const guard = objects.find((o) => o.kind === 'Job' && o.metadata.name === 'mg-deployment-guard');
+      if (guard) assert.equal(iamRoleOf(objects, guard), undefined, 'the rollback guard uses no S3');
+      assert.equal(find(objects, 'ServiceAccount', 'mg-migrate')!.metadata.annotations?.['eks.amazonaws.com/role-arn'], defaultRole, 'the seed');
+    }
+  });
+
+  test('an identity without a role runs as <release>-app with s3.roleArn; without s3.roleArns the accounts are as before', () => {
+    const before = render([overlays.small]);
+    assert.deepEqual(
+      accounts(before)
+        .map((sa) => sa.metadata.name)
+        .sort(),
+      ['mg-app', 'mg-migrate'],
+    );
+    for (const o of apps(before)) {
+      assert.equal(o.spec.template.spec.serviceAccountName, 'mg-app', o.metadata.name);
+      assert.equal(iamRoleOf(before, o), defaultRole, o.metadata.name);
+    }
+    const partial = render([overlays.small], sets({ reconciler: roleArns.reconciler! }));
+    assert.deepEqual(manifestProblems(partial), []);
+    for (const o of apps(partial)) {
+      const own = credentialOwner(o)!.s3 === 'reconciler';
+      assert.equal(o.spec.template.spec.serviceAccountName, own ? 'mg-reconciler' : 'mg-app', o.metadata.name);
+      assert.equal(iamRoleOf(partial, o), own ? roleArns.reconciler : defaultRole, o.metadata.name);
+    }
+  });
+
+  test("refused at render time: s3.roleArns with static keys, an unknown identity, a value that is no role ARN; reported: an identity's role given to another", () => {
+    assert.throws(
+      () => render([overlays.small], ['s3.auth=static', ...sets({ worker: roleArns.worker! })]),
+      /s3.roleArns: an IAM role per identity needs s3.auth irsa/,
+    );
+    assert.throws(() => render([overlays.small], sets({ workers: roleArns.worker! })), /s3.roleArns: unknown storage identity "workers"/);
+    assert.throws(() => render([overlays.small], sets({ gateway: 'mediagen-gateway' })), /s3.roleArns.gateway: "mediagen-gateway" is not an IAM role ARN/);
+    const shared = manifestProblems(render([overlays.small], sets({ gateway: roleArns.reconciler!, reconciler: roleArns.reconciler! })));
+    assert.ok(shared.includes(`IAM role ${roleArns.reconciler}: the storage identity of gateway and reconciler`), shared.join('\n'));
+    // The fallback's role as the reconciler's own: the gateway and the other fleets would hold it too.
+    const fallback = manifestProblems(render([overlays.small], sets({ reconciler: defaultRole })));
+    assert.ok(fallback.includes(`IAM role ${defaultRole}: the storage identity of gateway and reconciler and worker`), fallback.join('\n'));
+  });
+
+  test("the IAM policies docs/operations/managed-services.md gives are the code's, and only the reconciler may set the bucket lifecycle", () => {
+    const doc = readFileSync(join(root, 'docs/operations/managed-services.md'), 'utf8');
+    const documented = [...doc.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!) as unknown);
+    assert.deepEqual(
+      documented,
+      storageIdentities.map((identity) => storagePolicy(identity, '<bucket>')),
+    );
+    const lifecycle = storageIdentities.filter((i) => storagePolicy(i, 'b').Statement.some((st) => st.Action.includes('s3:PutLifecycleConfiguration')));
+    assert.deepEqual(lifecycle, ['reconciler']);
   });
 });
 

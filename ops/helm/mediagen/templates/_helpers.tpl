@@ -99,6 +99,16 @@ other. Argument: dict "fleet" ("gateway" or a workers.fleets key) "roles".
 {{- if eq .fleet "gateway" }}gateway{{ else if has "reconciler" .roles }}reconciler{{ else }}worker{{ end -}}
 {{- end }}
 
+{{/*
+The ServiceAccount a workload runs as, from its storage identity: `<release>-<identity>` when
+s3.roleArns names that identity's IAM role (s3.auth irsa), else `<release>-app` (s3.roleArn).
+Argument: dict "root" "fleet" "roles", as mediagen.storageIdentity.
+*/}}
+{{- define "mediagen.serviceAccount" -}}
+{{- $identity := include "mediagen.storageIdentity" . -}}
+{{- if get (default dict .root.Values.s3.roleArns) $identity }}{{ .root.Release.Name }}-{{ $identity }}{{ else }}{{ .root.Release.Name }}-app{{ end -}}
+{{- end }}
+
 {{/* The Secret holding a fleet's DATABASE_URL: database.fleetSecrets.<fleet>, else the one app role's. */}}
 {{- define "mediagen.dbSecret" -}}
 {{- default (printf "%s-db-app" .root.Release.Name) (get (default dict .root.Values.database.fleetSecrets) .fleet) -}}
