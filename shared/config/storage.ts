@@ -46,7 +46,7 @@ export const storageEnv = {
   ),
   PRESIGN_EXPIRY_SECONDS: int(900, 60, 7 * 24 * 3600).describe('Lifetime of the presigned download URLs the API hands out.'),
   OUTPUT_RETENTION_DAYS: optionalInt(1, 36_500).describe(
-    'Job outputs (everything under `jobs/`) expire this many days after they were stored, by a bucket lifecycle rule the worker applies at start (shared/retention.ts). Unset: kept until deleted.',
+    'Job outputs (everything under `jobs/`) expire this many days after they were stored, by a bucket lifecycle rule a worker running the reconciler role applies at start (shared/retention.ts; only its storage identity may set one). Unset: kept until deleted.',
   ),
 };
 
