@@ -10,6 +10,7 @@ import { startInProcessGateway, type Gateway } from '../integration/gateway-harn
 import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
 import { createStorage } from '../../shared/storage.js';
 import { testConfig } from '../support/stack.js';
+import { routeFor } from '../../shared/catalog.js';
 
 let tdb: TestDatabase;
 let gw: Gateway;
@@ -165,8 +166,12 @@ describe('?dry_run=true', () => {
       assertApiError(await c.post(`${path}?dry_run=true`, { project_id: t.projectId, prompt: 'p', model: m.name }), 410, 'model_retired');
     }
     const models = all.filter((m) => !retired(m));
+    const frame = await insertUpload(tdb.db, createStorage(testConfig(tdb.url)), t, 'image');
     for (const m of models.filter((x) => x.kind === 'video')) {
-      const base = { project_id: t.projectId, prompt: 'p', model: m.name };
+      // An image-to-video-only model is asked with its first frame (without one it is refused, as its
+      // create would be); every other is asked with text alone.
+      const firstFrame = routeFor(m.name)?.startFrame === 'required' ? { start_frame_file_id: frame } : {};
+      const base = { project_id: t.projectId, prompt: 'p', model: m.name, ...firstFrame };
       for (const aspect_ratio of m.aspect_ratios) {
         const r = await c.post('/v1/videos/generate?dry_run=true', { ...base, aspect_ratio });
         assert.equal(r.status, 200, `${m.name} ${aspect_ratio}: ${r.text}`);
