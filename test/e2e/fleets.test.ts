@@ -238,7 +238,7 @@ describe('fleets with disjoint roles', () => {
       assert.deepEqual(b.fleet.roles.map(roleName), ['provider:local']);
       const queuesA = a.fleet.workers.map((w) => w.options.taskQueue);
       const queuesB = b.fleet.workers.map((w) => w.options.taskQueue);
-      assert.deepEqual(queuesB, [`${config.TASK_QUEUE_PREFIX}-provider-local`]);
+      assert.deepEqual(queuesB, [`${config.TASK_QUEUE_PREFIX}-provider-local`, `${config.TASK_QUEUE_PREFIX}-provider-local-waits`]);
       assert.ok(!queuesA.some((q) => queuesB.includes(q)), 'the fleets poll disjoint task queues');
 
       const row = await waitForJob(id, ['completed', 'failed']);

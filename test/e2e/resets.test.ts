@@ -218,7 +218,9 @@ describe("resetting a job that failed longer ago than its model's deadline", () 
       const probe = await failedJob(await createTenant(tdb.db, credits), '[deadline-probe]');
       const { points, failedAt } = await resetPoints(gw.client, probe.id, probe.runId);
       const before = points.filter((p) => p < failedAt!);
-      assert.ok(before.length >= 3, `reset points before the failure: ${before.join(', ')}`);
+      // At least the first task (before the submit) and the one after it (scheduling the wait for
+      // the provider, which reports the failure): each is tried.
+      assert.ok(before.length >= 2, `reset points before the failure: ${before.join(', ')}`);
 
       const jobs = await Promise.all(
         before.map(async (_, index) => {

@@ -54,7 +54,10 @@ const requestsFor = (op: 'submit' | 'status' | 'cancel', marker: string) => falR
 const create = (t: Tenant, marker: string) => createImage(gw.baseUrl, t, `a lighthouse ${marker}`);
 
 const rowOf = (id: string) => jobRow(tdb.db, id);
-const finished = (id: string) => jobFinished(tdb.db, id, 120_000);
+// A frozen worker's long polls stay open on the server for up to a minute: a retried step handed to
+// one of them is lost again until its 30 s heartbeat timeout, so a job may take three of those
+// before another worker runs it. The wait covers that with room for a loaded machine.
+const finished = (id: string) => jobFinished(tdb.db, id, 180_000);
 
 /** Completed, with its one output in MinIO, and charged its price exactly once. */
 async function assertCompletedOnce(t: Tenant, id: string, marker: string): Promise<void> {
