@@ -122,6 +122,7 @@ describe('webhooks end to end', () => {
     // The document's webhooks describe these bodies.
     const doc = (await api(svc.gw.baseUrl).get('/v1/openapi.json')).body;
     assert.deepEqual(Object.keys(doc.webhooks).sort(), [
+      'balance.low',
       'budget.threshold_reached',
       'job.completed',
       'job.failed',
