@@ -23,6 +23,7 @@ import { createWebhookDeliveriesRouter } from './routes/webhook-deliveries.js';
 import { createUsageRouter } from './routes/usage.js';
 import { createBudgetsRouter } from './routes/budgets.js';
 import { createBalanceRouter } from './routes/balance.js';
+import { createApiKeysRouter } from './routes/api-keys.js';
 import { createTimelineRouter } from './routes/timeline.js';
 import { createPipelinesRouter } from './routes/pipelines/router.js';
 import { createEventsRouter } from './routes/events.js';
@@ -126,6 +127,7 @@ export function createApp(deps: AppDeps): App {
   app.use(createUsageRouter(full, auth));
   app.use(createBudgetsRouter(full, auth));
   app.use(createBalanceRouter(full, auth));
+  app.use(createApiKeysRouter(full, auth));
   app.use(createTimelineRouter(full, auth));
   app.use(createEventsRouter(full, auth, jobEvents, streams));
   app.use(methodNotAllowed(allOperations()));

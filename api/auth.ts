@@ -29,6 +29,12 @@
 // workspace (`workspace_members.role`): read with the key, cached with it. A role change sends no
 // notification, so a demoted owner's key keeps owner access (GET /v1/audit-events) for at most
 // CACHE_TTL_MS (5 s) on a replica that cached it; a revocation still ends it at once.
+//
+// A key's rules (0105_scoped_keys: scopes, allowed models / kinds / IPs, expiry) are read in the same
+// statement as the key and cached with it, so they cost no query: an expired key is refused (401) and
+// a key presented from outside its allowed_ips (403 key_scope_denied) here, before any endpoint runs;
+// each endpoint's declared scope is checked by keyScopeCheck, the create's model and kind by the
+// create (keyCreateCheck). Rules are fixed at a key's creation, so a cached copy is never stale.
 import { sql } from 'kysely';
 import type { RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
@@ -39,6 +45,7 @@ import type { ApiMetrics } from './metrics.js';
 import type { Config } from '../shared/config.js';
 import { createRateLimiter, type RateClass } from './rate-limit.js';
 import { createKeyListener, KNOWN_IDS_MAX } from './key-listener.js';
+import { addressRefusal, createRefusalOf, rulesOf, scopeRefusal, type ApiKeyScope, type KeyRules, type RuleRefusal } from '../shared/api-key-rules.js';
 
 export { CREATION_CHANNEL, KEY_LISTENER_NAME, REVOCATION_CHANNEL } from './key-listener.js';
 
@@ -49,6 +56,8 @@ export interface AuthContext {
   apiKeyId: string;
   /** Its creator is an owner of the workspace now (within CACHE_TTL_MS): owner-only endpoints answer it. */
   owner: boolean;
+  /** The key's rules (NO_RULES for a key without any): what it may call and create. */
+  rules: KeyRules;
 }
 
 export interface Auth {
@@ -78,6 +87,39 @@ export async function confirmKey(res: Response): Promise<void> {
   await confirm();
 }
 
+/** The secret the request presented, kept out of res.locals: only minting and revoking keys passes it on (to Postgres). */
+const presented = new WeakMap<Response, string>();
+
+/** The presented key's secret (the key-management functions check it in the database: 0105_scoped_keys). */
+export function presentedSecret(res: Response): string {
+  const secret = presented.get(res);
+  if (secret === undefined) throw new ApiError(401, 'unauthorized', 'missing API key');
+  return secret;
+}
+
+/** 403 key_scope_denied naming the scope or rule. */
+export function keyScopeDenied(refusal: RuleRefusal): ApiError {
+  return new ApiError(403, 'key_scope_denied', refusal.message, { rule: refusal.rule });
+}
+
+/**
+ * Middleware refusing a key without `scope` (403 key_scope_denied), from memory. A refused key that
+ * was answered from the cache is confirmed first, so a revoked key still answers 401.
+ */
+export function keyScopeCheck(scope: ApiKeyScope): RequestHandler {
+  return (_req, res, next) => {
+    const refusal = scopeRefusal(authOf(res).rules, scope);
+    if (!refusal) return next();
+    confirmKey(res).then(() => next(keyScopeDenied(refusal)), next);
+  };
+}
+
+/** Throws 403 key_scope_denied when the key may not create a `kind` job with `model` (its allowed_kinds / allowed_models). */
+export function keyCreateCheck(res: Response, kind: string, model: unknown): void {
+  const refusal = createRefusalOf(authOf(res).rules, kind, typeof model === 'string' ? model : undefined);
+  if (refusal) throw keyScopeDenied(refusal);
+}
+
 export function authOf(res: Response): AuthContext {
   const auth = res.locals.auth as AuthContext | undefined;
   if (!auth) throw new ApiError(401, 'unauthorized', 'missing API key');
@@ -88,6 +130,7 @@ interface CachedKey {
   workspaceId: string;
   secretHash: string;
   owner: boolean;
+  rules: KeyRules;
   expiresAt: number;
 }
 
@@ -157,14 +200,21 @@ export function createAuth(deps: AuthDeps): Auth {
     const row = await deps.db
       .selectFrom('api_keys as k')
       .leftJoin('workspace_members as m', (j) => j.onRef('m.workspace_id', '=', 'k.workspace_id').onRef('m.email', '=', 'k.created_by'))
-      .select(['k.workspace_id', 'k.secret_hash', 'k.revoked_at', 'm.role'])
+      .select(['k.workspace_id', 'k.secret_hash', 'k.revoked_at', 'm.role', 'k.scopes', 'k.allowed_models', 'k.allowed_kinds', 'k.expires_at'])
+      .select(sql<string[] | null>`k.allowed_ips::text[]`.as('allowed_ips'))
       .where('k.id', '=', keyId)
       .executeTakeFirst();
     if (!row || row.revoked_at) {
       cache.delete(keyId);
       return null;
     }
-    const entry = { workspaceId: row.workspace_id, secretHash: row.secret_hash, owner: row.role === 'owner', expiresAt: now + CACHE_TTL_MS };
+    const entry = {
+      workspaceId: row.workspace_id,
+      secretHash: row.secret_hash,
+      owner: row.role === 'owner',
+      rules: rulesOf(row),
+      expiresAt: now + CACHE_TTL_MS,
+    };
     // Only cache when no notification or reconnect happened while we were reading.
     if (listener.healthy() && listener.generation() === generation) {
       if (cache.size >= CACHE_MAX_ENTRIES) cache.delete(cache.keys().next().value!);
@@ -215,7 +265,9 @@ export function createAuth(deps: AuthDeps): Auth {
       } else {
         key = await confirmed(parsed);
       }
-      res.locals.auth = { workspaceId: key.workspaceId, apiKeyId: parsed.id, owner: key.owner } satisfies AuthContext;
+      refuseByRules(key.rules, req.ip, now);
+      res.locals.auth = { workspaceId: key.workspaceId, apiKeyId: parsed.id, owner: key.owner, rules: key.rules } satisfies AuthContext;
+      presented.set(res, parsed.secret);
       lastUsed.touch(parsed.id);
       next();
     } catch (err) {
@@ -254,6 +306,15 @@ export function createAuth(deps: AuthDeps): Auth {
       cache.clear();
     },
   };
+}
+
+/** An expired key answers 401, a key presented from outside its allowed_ips 403 (both from memory). */
+function refuseByRules(rules: KeyRules, address: string | undefined, now: number): void {
+  if (rules.expiresAt !== null && rules.expiresAt <= now) {
+    throw new ApiError(401, 'unauthorized', `API key expired at ${new Date(rules.expiresAt).toISOString()}`);
+  }
+  const refusal = addressRefusal(rules, address);
+  if (refusal) throw keyScopeDenied(refusal);
 }
 
 /** Remembers when each key was last used and writes them all in one statement periodically. */

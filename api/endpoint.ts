@@ -3,7 +3,7 @@
 // and its handler. A router mounts a table's endpoints; api/openapi.ts documents the same table.
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { z } from 'zod';
-import { confirmKey, type Auth } from './auth.js';
+import { confirmKey, keyScopeCheck, type Auth } from './auth.js';
 import { jsonBody } from './body.js';
 import type { Operation } from './operations.js';
 import { parseOr400 } from './validate.js';
@@ -64,6 +64,8 @@ export class Endpoints<S> {
     for (const e of this.#list) {
       const chain: RequestHandler[] = [];
       if (e.keyCheck !== 'statement') chain.push(confirmedKey);
+      // The key's scope, from memory (cached with the key): before the rate limit, body and handler.
+      if (e.scope) chain.push(keyScopeCheck(e.scope));
       if (e.rateClass) {
         if (!auth) throw new Error(`${e.method.toUpperCase()} ${e.path} has a rate-limit class but its router got no auth`);
         chain.push(auth.rateLimit(e.rateClass));

@@ -16,6 +16,7 @@ export const errorCodes = [
   'forbidden',
   'priority_not_allowed',
   'owner_key_required',
+  'key_scope_denied',
   'not_found',
   'method_not_allowed',
   'payload_too_large',

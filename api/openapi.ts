@@ -28,6 +28,7 @@ import { webhookDeliveryEndpoints } from './routes/webhook-deliveries.js';
 import { usageEndpoints } from './routes/usage.js';
 import { budgetEndpoints } from './routes/budgets.js';
 import { balanceEndpoints } from './routes/balance.js';
+import { apiKeyEndpoints } from './routes/api-keys.js';
 import { paymentRequiredErrorSchema } from './routes/budget-errors.js';
 import { timelineEndpoints } from './routes/timeline.js';
 import { pipelineEndpoints } from './routes/pipelines/router.js';
@@ -42,6 +43,7 @@ export const openApiEndpoints = new Endpoints<{ document(): string }>().add({
   path: '/v1/openapi.json',
   summary: 'This OpenAPI 3.1 document',
   tags: ['Meta'],
+  scope: null,
   rateClass: null,
   raw: 'json',
   errors: [],
@@ -66,6 +68,7 @@ export function allOperations(): Operation[] {
     ...usageEndpoints.operations,
     ...budgetEndpoints.operations,
     ...balanceEndpoints.operations,
+    ...apiKeyEndpoints.operations,
     ...timelineEndpoints.operations,
     ...eventEndpoints.operations,
     ...healthEndpoints.operations,
@@ -75,9 +78,9 @@ export function allOperations(): Operation[] {
 
 const errorDescriptions: Record<number, string> = {
   400: 'Invalid request (`invalid_request`) or unsupported model (`invalid_model`)',
-  401: 'API key missing, malformed, unknown or revoked (`unauthorized`)',
+  401: 'API key missing, malformed, unknown, revoked or expired (`unauthorized`)',
   402: 'Not enough credits (`insufficient_credits`; the message states the required and available amounts), or, on creates, the price would pass a budget of the key or the project (`budget_exceeded`, with `scope`, `scope_id`, `period`, `limit`, `remaining` and `resets_at`)',
-  403: "Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`)",
+  403: "Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips)",
   404: 'Resource does not exist or is not visible to the key (`not_found`)',
   405: 'Method not allowed on this path (`method_not_allowed`)',
   408: 'The upload arrived slower than the minimum transfer rate (`request_timeout`); what it stored was removed',
@@ -263,6 +266,7 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
     const statuses = new Set(op.errors);
     // Authenticated routes need Postgres: while it (or Temporal / storage) is down they answer 503.
     if (op.rateClass) [401, 429, 503].forEach((s) => statuses.add(s));
+    if (op.scope) statuses.add(403); // key_scope_denied: the key lacks the scope, or is used from outside its allowed_ips
     if (op.body) statuses.add(400);
     statuses.add(500);
     for (const status of [...statuses].sort((a, b) => a - b)) {
@@ -288,12 +292,13 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
       summary: op.summary,
       ...(op.description ? { description: op.description } : {}),
       tags: op.tags,
-      security: op.rateClass ? [{ bearerAuth: [] }] : [],
+      security: op.scope ? [{ bearerAuth: [op.scope] }] : op.rateClass ? [{ bearerAuth: [] }] : [],
       ...(parameters.length ? { parameters } : {}),
       ...(requestBody ? { requestBody } : {}),
       responses,
     };
     if (op.rateClass) operation['x-rate-limit-class'] = op.rateClass;
+    if (op.scope) operation['x-scope'] = op.scope;
     (paths[path] ??= {})[op.method] = operation;
   }
   statesDeploymentBounds(paths, opts);

@@ -1,6 +1,7 @@
 // Each router describes its endpoints once; the same zod schemas validate requests and feed the
 // OpenAPI document (api/openapi.ts collects every router's operations).
 import type { z } from 'zod';
+import type { ApiKeyScope } from '../shared/api-key-rules.js';
 
 /** The rate-limit class an operation spends (api/rate-limit.ts): its own token bucket per key. */
 export type RateClass = 'poll' | 'generate' | 'redeliver';
@@ -16,6 +17,13 @@ export interface Operation {
   tags: string[];
   /** Rate-limit class, or null for unauthenticated routes. */
   rateClass: RateClass | null;
+  /**
+   * The scope an API key needs to call it (docs/api/api-keys.md): a key whose `scopes` lack it is
+   * refused with 403 key_scope_denied before anything else runs (api/endpoint.ts). null only for the
+   * unauthenticated operations (rateClass null). Required, so no endpoint can be declared without
+   * one; test/unit/endpoint-scopes.test.ts checks every served operation.
+   */
+  scope: ApiKeyScope | null;
   body?: z.ZodType;
   /** multipart/form-data body: described by this schema of its text fields plus a `file` part. */
   multipart?: z.ZodType;

@@ -68,6 +68,11 @@ export async function grantAppRole(db: Database, role: string): Promise<{ tables
     await sql`grant execute on function expire_audit_events(integer, integer) to ${r}`.execute(tx);
     // The reconciler folds the usage deltas into the daily rollups only through this function (0076_usage_daily).
     await sql`grant execute on function fold_usage_deltas() to ${r}`.execute(tx);
+    // The gateway mints and revokes keys for an owner's admin key only through these (0105_scoped_keys).
+    await sql`grant execute on function mint_api_key(text, text, text, text, text, text[], text[], text[], cidr[], timestamptz, text, integer, text, integer[]) to ${r}`.execute(
+      tx,
+    );
+    await sql`grant execute on function revoke_api_key_with_key(text, text, text) to ${r}`.execute(tx);
   });
   return { tables };
 }

@@ -1,6 +1,7 @@
 // Kysely table types: one interface per table, with Selectable / Insertable aliases.
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { BudgetChargeTable, BudgetSpendTable, BudgetTable } from './budget-schema.js';
+import type { ApiKeyRuleColumns } from './api-key-schema.js';
 import type { AuditEventTable, JobTimelineTable } from './log-schema.js';
 import type { PipelineStepTable, PipelineTable } from './pipeline-schema.js';
 import type { RouteProbeTable } from './route-probe-schema.js';
@@ -47,7 +48,7 @@ export interface WorkspaceMemberTable {
   created_at: Generated<Date>;
 }
 
-export interface ApiKeyTable {
+export interface ApiKeyTable extends ApiKeyRuleColumns {
   id: string;
   workspace_id: string;
   name: string;

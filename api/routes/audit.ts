@@ -73,6 +73,7 @@ export const auditEndpoints = new Endpoints<AppDeps>().add({
     'Newest first. Only a key created by a member who is an owner of the workspace now may read it; any other key answers 403 owner_key_required. ' +
     'Events are kept AUDIT_RETENTION_DAYS (400 days by default).',
   tags: ['Audit'],
+  scope: 'read',
   rateClass: 'poll',
   query: auditQuery,
   response: z.array(auditEventSchema),

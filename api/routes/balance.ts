@@ -94,6 +94,7 @@ export const balanceEndpoints = new Endpoints<AppDeps>()
       'Available credits, the credits held by jobs in flight, what was granted, deducted, spent and refunded in the current UTC calendar month, and the low-balance thresholds. ' +
       'Every figure is from one snapshot of the ledger. Any key of the workspace may read it.',
     tags: ['Balance'],
+    scope: 'read',
     rateClass: 'poll',
     response: balanceSchema,
     errors: [401, 429, 500],
@@ -127,6 +128,7 @@ export const balanceEndpoints = new Endpoints<AppDeps>()
       'however many creates race; a grant or refund back to at or above it arms it again. Only an owner key may set them (403 owner_key_required); ' +
       'a URL needs the workspace to have a webhook signing secret. Each change is an audit event (balance.alerts_set).',
     tags: ['Balance'],
+    scope: 'admin',
     rateClass: 'generate',
     body: alertsBody,
     parseBody: parseAlerts,

@@ -47,6 +47,7 @@ export const budgetEndpoints = new Endpoints<AppDeps>().add({
   description:
     "Every spend limit of the key's workspace, per API key and per project, with its net spend in the current UTC day or month, what is left and when it resets. A create that would pass one answers 402 budget_exceeded.",
   tags: ['Budgets'],
+  scope: 'read',
   rateClass: 'poll',
   response: budgetListSchema,
   errors: [401, 429, 500],

@@ -54,6 +54,7 @@ for (const k of jobKinds) {
       'A `status` event with the job record now, one per change of status, phase, percent or queue position, ' +
       'and the end of the stream after the terminal one.',
     tags: [k.tag],
+    scope: 'read',
     rateClass: 'poll',
     headers: lastEventIdHeader,
     response: k.record,
@@ -82,6 +83,7 @@ eventEndpoints.add({
     'and the end of the stream after the event of a completed or failed pipeline (a canceled one is failed with error code canceled). ' +
     "Each event's id is the pipeline's change counter: a reconnect with Last-Event-ID gets only what is newer.",
   tags: [PIPELINES_TAG],
+  scope: 'read',
   rateClass: 'poll',
   headers: lastEventIdHeader,
   response: pipelineRecordSchema,

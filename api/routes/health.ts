@@ -53,6 +53,7 @@ export const healthEndpoints = new Endpoints<HealthServices>()
     path: '/healthz',
     summary: 'Liveness: the process is up',
     tags: ['Health'],
+    scope: null,
     rateClass: null,
     raw: 'json',
     response: z.object({ status: z.literal('ok') }),
@@ -68,6 +69,7 @@ export const healthEndpoints = new Endpoints<HealthServices>()
     description:
       'Postgres, Temporal and object storage reachable: 200 `ready`. Temporal or storage unreachable after this gateway has reached it once: 200 `degraded` (status reads still work). Postgres unreachable, or Temporal or storage never reached since start: 503 `not_ready`, with the same body.',
     tags: ['Health'],
+    scope: null,
     rateClass: null,
     raw: 'json',
     response: readiness,

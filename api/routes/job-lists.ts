@@ -75,6 +75,7 @@ for (const l of lists) {
     summary: spec ? `List the workspace's ${spec.kind.replace('_', '-')} jobs (extension)` : "List the workspace's jobs of every kind (extension)",
     description: spec ? 'Newest first.' : 'Newest first; each record adds `kind`.',
     tags: [spec?.tag ?? 'Jobs'],
+    scope: 'read',
     rateClass: 'poll',
     query: l.query,
     response: z.array(spec ? spec.record : anyJobRecord),

@@ -283,6 +283,7 @@ export const modelEndpoints = new Endpoints<{ config: Config; db: Database }>().
   summary: 'List every public model (extension)',
   description: 'Each model with its kind, accepted values, inputs, price and how this deployment serves it.',
   tags: ['Models'],
+  scope: 'read',
   rateClass: 'poll',
   response: z.array(modelSchema),
   errors: [401, 429, 500],

@@ -161,6 +161,7 @@ export const queueEndpoints = new Endpoints<QueueServices>().add({
   summary: 'Current queue wait per model and priority (extension)',
   description: `Per public model and priority: the jobs waiting (this workspace's and everyone's), the recent waits (last ${RECENT_WAIT_SECONDS / 60} minutes, create → submit to the provider) and the estimated wait of a new job. Read at most every ${QUEUE_CACHE_MS / 1000} seconds per gateway replica.`,
   tags: ['Models'],
+  scope: 'read',
   rateClass: 'poll',
   query: queueQuery,
   response: z.array(queueEntrySchema),

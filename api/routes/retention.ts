@@ -26,6 +26,7 @@ for (const k of jobKinds) {
       'Its media is removed from storage, the record stays (with outputs_removed_at) and the URL endpoint answers 410 gone. ' +
       'Idempotent. 409 not_ready while the job is pending or generating.',
     tags: [k.tag],
+    scope: 'generate',
     rateClass: 'generate',
     response: k.record,
     errors: [401, 404, 409, 429, 500],

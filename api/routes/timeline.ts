@@ -74,6 +74,7 @@ for (const spec of [
       : 'The timeline of a job of any kind, its receipt (extension)',
     description,
     tags: [spec.tag],
+    scope: 'read',
     rateClass: 'poll',
     response: timeline,
     errors: [401, 404, 429, 500],

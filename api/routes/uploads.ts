@@ -110,6 +110,7 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
       '408 request_timeout: the body arrived slower than the minimum transfer rate (nothing is stored). 429 rate_limited: too many uploads of this key at once.' +
       IDEMPOTENCY_NOTE,
     tags: ['Uploads'],
+    scope: 'uploads',
     rateClass: 'generate',
     multipart: multipartSchema,
     response: uploadRecordSchema,
@@ -141,6 +142,7 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
       "413 storage_quota_exceeded: the file does not fit in the workspace's upload quota. 503 service_unavailable: the fetch did not finish in time." +
       IDEMPOTENCY_NOTE,
     tags: ['Uploads'],
+    scope: 'uploads',
     rateClass: 'generate',
     body: uploadFromUrlSchema,
     response: uploadRecordSchema,
@@ -161,6 +163,7 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
       'Pending uploads never completed are removed after a day.' +
       IDEMPOTENCY_NOTE,
     tags: ['Uploads'],
+    scope: 'uploads',
     rateClass: 'generate',
     body: directUploadSchema,
     response: directUploadCreatedSchema,
@@ -181,6 +184,7 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
       '(the object is deleted and the upload is failed). 409 not_ready (status pending): nothing stored yet, the upload stays pending. 409 upload_refused (status failed, expired or deleted): ' +
       'the upload was already refused, expired or deleted, or its file was replaced in storage while it was checked. 404 not_found: no such upload in this workspace.',
     tags: ['Uploads'],
+    scope: 'uploads',
     rateClass: 'generate',
     response: directUploadRecordSchema,
     errors: [400, 401, 404, 409, 429, 500],
@@ -194,6 +198,7 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
     summary: 'Get an upload record with its status',
     description: 'Any upload of the workspace. 404 not_found: no such upload in this workspace.',
     tags: ['Uploads'],
+    scope: 'read',
     rateClass: 'poll',
     response: directUploadRecordSchema,
     errors: [401, 404, 429, 500],
@@ -210,6 +215,7 @@ export const uploadEndpoints = new Endpoints<AppDeps>()
       'its file is removed from storage (kept until they end for jobs already in flight that read it). Answers the record with status `deleted`; ' +
       'deleting again answers the same. 404 not_found: no such upload in this workspace.',
     tags: ['Uploads'],
+    scope: 'uploads',
     rateClass: 'generate',
     response: directUploadRecordSchema,
     errors: [401, 404, 429, 500],

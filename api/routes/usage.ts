@@ -160,6 +160,7 @@ export const usageEndpoints = new Endpoints<AppDeps>().add({
     '503 service_unavailable (with Retry-After) when a read exceeds it; ask for a shorter range or fewer dimensions. ' +
     'Buckets without activity are left out. `Accept: text/csv` answers the same page as CSV (RFC 4180, with a header row), the next cursor in the Next-Cursor header.',
   tags: ['Usage'],
+  scope: 'read',
   rateClass: 'poll',
   query: usageQuery,
   response: z.array(usageRowSchema),

@@ -122,6 +122,7 @@ export const webhookDeliveryEndpoints = new Endpoints<AppDeps>()
     summary: "List the workspace's webhook deliveries with their attempts (extension)",
     description: 'Newest first. Each event with every request sent for it: status code, error class, latency and the next retry.',
     tags: ['Webhooks'],
+    scope: 'read',
     rateClass: 'poll',
     query: listQuery,
     response: z.array(deliverySchema),
@@ -156,6 +157,7 @@ export const webhookDeliveryEndpoints = new Endpoints<AppDeps>()
     summary: 'Get one webhook delivery with its attempts (extension)',
     description: "The id is the event's `webhook-id`. Another workspace's event is 404.",
     tags: ['Webhooks'],
+    scope: 'read',
     rateClass: 'poll',
     response: deliverySchema,
     errors: [401, 404, 429, 500],
@@ -172,6 +174,7 @@ export const webhookDeliveryEndpoints = new Endpoints<AppDeps>()
       'Signed afresh (a new webhook-timestamp) with the same webhook-id, so a receiver that already has it can drop the copy; its requests are further attempts of the event, retried like the first delivery. ' +
       'Rate class `redeliver` (RATE_LIMIT_REDELIVER_PER_MIN per key). 409 delivery_in_flight while the event is not finished (waiting, retrying or being redelivered).',
     tags: ['Webhooks'],
+    scope: 'admin',
     rateClass: 'redeliver',
     response: deliverySchema,
     errors: [401, 404, 409, 429, 500, 503],

@@ -15,6 +15,7 @@ describe('OpenAPI builder', () => {
       path: '/v1/things/:thingId/parts',
       summary: 'Create a part',
       tags: ['Things'],
+      scope: 'generate',
       rateClass: 'generate',
       body: z.object({ name: z.string().max(10), shared }),
       response: z.object({ id: z.string(), shared }),
@@ -25,6 +26,7 @@ describe('OpenAPI builder', () => {
       path: '/v1/files',
       summary: 'Upload',
       tags: ['Things'],
+      scope: 'uploads',
       rateClass: 'generate',
       multipart: z.object({ project_id: z.string() }),
       response: z.object({ id: z.string() }),
@@ -39,9 +41,9 @@ describe('OpenAPI builder', () => {
     assert.equal(op.operationId, 'post_things_by_thingId_parts');
   });
 
-  test('authenticated operations list 401, 429, 500 and 503 besides their own errors, and wrap data', () => {
+  test('authenticated operations list 401, 403 (key_scope_denied), 429, 500 and 503 besides their own errors, and wrap data', () => {
     const op = doc.paths['/v1/things/{thingId}/parts'].post;
-    assert.deepEqual(Object.keys(op.responses).sort(), ['200', '400', '401', '402', '404', '429', '500', '503']);
+    assert.deepEqual(Object.keys(op.responses).sort(), ['200', '400', '401', '402', '403', '404', '429', '500', '503']);
     assert.ok(op.responses['503'].headers['Retry-After'], 'an outage tells when to retry');
     assert.equal(op.responses['503'].headers['RateLimit-Remaining'], undefined, 'an outage is answered before the limiter counts');
     assert.deepEqual(op.responses['200'].content['application/json'].schema.required, ['data']);

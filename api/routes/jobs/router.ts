@@ -3,9 +3,9 @@
 //   validate → references (404), per-model rules, route and webhook (400) → one statement, so one
 //   transaction (project 403, conditional debit 402, job row with its route + ledger charge) → start
 //   the workflow after commit (a failed start is retried by the reconciler).
-import type { Request, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { AppDeps } from '../../deps.js';
-import { authOf, confirmKey, type Auth } from '../../auth.js';
+import { authOf, confirmKey, keyCreateCheck, type Auth } from '../../auth.js';
 import { z } from 'zod';
 import { Endpoints } from '../../endpoint.js';
 import { completeIdempotencyInTx, hasIdempotencyClaim, IDEMPOTENCY_NOTE, idempotent } from '../../idempotency.js';
@@ -71,6 +71,19 @@ export function checkModel(spec: KindSpec, raw: unknown, now: Date = new Date())
     const usable = spec.models.filter((m) => modelLifecycle(routeFor(m)!, now).state !== 'retired');
     throw new ApiError(400, 'invalid_model', `model ${rawModel} is not supported here; use one of ${usable.join(', ')}`);
   }
+}
+
+/** Refuses a create whose kind or model the key's rules exclude (a kind with one model may leave it out). */
+function keyCreateRule(spec: KindSpec): RequestHandler {
+  return (req, res, next) => {
+    const model: unknown = (req.body as Record<string, unknown> | undefined)?.model ?? (spec.models.length === 1 ? spec.models[0] : undefined);
+    try {
+      keyCreateCheck(res, spec.kind, model);
+    } catch (err) {
+      return next(err);
+    }
+    next();
+  };
 }
 
 /** The create's body validated as the create endpoint does (for dry runs, which answer before it). */
@@ -190,6 +203,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     summary: `Create a ${name} job`,
     description: `?dry_run=true answers the price instead (nothing is created or charged).${IDEMPOTENCY_NOTE}`,
     tags: [spec.tag],
+    scope: 'generate',
     rateClass: 'generate',
     body: spec.body,
     query: dryRunQuery,
@@ -201,6 +215,8 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     // A deprecated model's answers (dry runs too) carry its headers; a retired one is refused (410).
     // Dry runs answer next (after the generation rate class); Idempotency-Key claims, replays or refuses.
     before: (services) => [
+      // The key's allowed_kinds / allowed_models (403 key_scope_denied), dry runs included.
+      keyCreateRule(spec),
       modelLifecycleCheck(spec.models, services.deps.clock),
       dryRun(services.deps.db, async (raw, tx, workspaceId, apiKeyId) => {
         const body = parseCreateBody(spec, raw);
@@ -278,6 +294,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     path: `${spec.base}/:id`,
     summary: `Get a ${name} job`,
     tags: [spec.tag],
+    scope: 'read',
     rateClass: 'poll',
     // Its one statement reads the key's revocation with the job (jobForStatusRead).
     keyCheck: 'statement',
@@ -310,6 +327,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     path: `${spec.base}/:id/url`,
     summary: `Get the final media URL of a ${name} job`,
     tags: [spec.tag],
+    scope: 'read',
     rateClass: 'poll',
     response: urlResultSchema,
     errors: [401, 404, 409, 410, 429, 500],
@@ -338,6 +356,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
     description:
       "Ends the job as failed with error code canceled and refunds its price: in full before the job was submitted to a provider, or when the provider confirms the cancel; otherwise all but the model's provider cost (GET /v1/models cancel_policy). The job record's `cancel` says what was refunded. Canceling many jobs after their submit gets new creates refused for a while (429 cancel_churn_limited).",
     tags: [spec.tag],
+    scope: 'generate',
     rateClass: 'generate',
     response: spec.record,
     errors: [401, 404, 409, 429, 500],

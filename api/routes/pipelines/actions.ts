@@ -45,6 +45,7 @@ export function addPipelineActions(endpoints: Endpoints<PipelineServices>): void
       "The current step's job is canceled as a job cancel is (refunded by its rules: in full before its submit, else all but the provider's cost unless the provider confirms) and no later step starts. " +
       'The pipeline ends failed with error code canceled; a canceled pipeline cannot be resumed. A pipeline already completed or failed answers 409 not_cancelable.',
     tags: [TAG],
+    scope: 'generate',
     rateClass: 'generate',
     response: pipelineRecordSchema,
     errors: [401, 404, 409, 429, 500],
@@ -69,6 +70,7 @@ export function addPipelineActions(endpoints: Endpoints<PipelineServices>): void
       'Runs the failed step again as a new job (charged its price when it starts), optionally with a new body (validated as at create, references too), then the steps after it. ' +
       'Earlier steps keep their stored outputs and are never run or paid again. Only a failed pipeline that was not canceled may be resumed (else 409 not_resumable).',
     tags: [TAG],
+    scope: 'generate',
     rateClass: 'generate',
     body: pipelineResumeBody,
     parseBody: parseResumeBody,
@@ -145,6 +147,7 @@ export function addPipelineActions(endpoints: Endpoints<PipelineServices>): void
     summary: "A pipeline's receipt (extension)",
     description: "Each step's charges and refunds, by job (every attempt's), read from the jobs' own receipts.",
     tags: [TAG],
+    scope: 'read',
     rateClass: 'poll',
     response: receiptSchema,
     errors: [401, 404, 429, 500],

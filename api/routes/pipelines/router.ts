@@ -6,7 +6,7 @@
 // (activities/pipelines.ts), as the job it is.
 import { z } from 'zod';
 import type { AppDeps } from '../../deps.js';
-import { authOf, type Auth } from '../../auth.js';
+import { authOf, keyCreateCheck, type Auth } from '../../auth.js';
 import { Endpoints } from '../../endpoint.js';
 import { ApiError, invalidRequest } from '../../errors.js';
 import { completeIdempotencyInTx, hasIdempotencyClaim, IDEMPOTENCY_NOTE, idempotent } from '../../idempotency.js';
@@ -63,6 +63,7 @@ pipelineEndpoints.add({
     'each step is charged its price when it starts, as the job it creates (GET /v1/pipelines/{id} names it), and refunded as any job is. ' +
     `?dry_run=true answers the quote instead. At most PIPELINE_MAX_STEPS steps (default 8) and PIPELINE_MAX_ACTIVE pipelines pending or running per workspace (default 10; else 429).${IDEMPOTENCY_NOTE}`,
   tags: [TAG],
+  scope: 'generate',
   rateClass: 'generate',
   body: pipelineCreateBody,
   parseBody: parsePipelineCreate,
@@ -71,6 +72,19 @@ pipelineEndpoints.add({
   creates: '/v1/pipelines/:id',
   errors: [400, 401, 403, 404, 409, 422, 429, 500],
   before: (services) => [
+    // Each step's kind and model against the key's allowed_kinds / allowed_models (dry runs included).
+    (req, res, next) => {
+      const steps: unknown = (req.body as { steps?: unknown } | undefined)?.steps;
+      try {
+        if (Array.isArray(steps))
+          for (const step of steps as Array<{ kind?: unknown; body?: { model?: unknown } } | null>) {
+            if (typeof step?.kind === 'string') keyCreateCheck(res, step.kind, step.body?.model);
+          }
+      } catch (err) {
+        return next(err);
+      }
+      next();
+    },
     (req, res, next) => {
       if (!req.url.includes('?') || parseOr400(dryRunQuery, req.query).dry_run !== 'true') return next();
       const { workspaceId } = authOf(res);
@@ -123,6 +137,7 @@ pipelineEndpoints.add({
   summary: "List the workspace's pipelines (extension)",
   description: 'Newest first.',
   tags: [TAG],
+  scope: 'read',
   rateClass: 'poll',
   query: listQuery,
   response: z.array(pipelineRecordSchema),
@@ -146,6 +161,7 @@ pipelineEndpoints.add({
   summary: 'Get a pipeline (extension)',
   description: "Its status, and each step's status, job, progress, outputs and charges.",
   tags: [TAG],
+  scope: 'read',
   rateClass: 'poll',
   response: pipelineRecordSchema,
   errors: [401, 404, 429, 500],
