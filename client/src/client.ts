@@ -44,7 +44,7 @@ import type {
 export * from './types.js';
 export { sleep } from './util.js';
 import { webhookDeliveriesApi } from './webhook-deliveries.js';
-import { actorsApi, auditEventsApi, balanceApi, budgetsApi, modelsApi, projectsApi, queueApi, voicesApi } from './resources.js';
+import { actorsApi, apiKeysApi, auditEventsApi, balanceApi, budgetsApi, modelsApi, projectsApi, queueApi, voicesApi } from './resources.js';
 import { pipelinesApi } from './pipelines.js';
 
 // ------------------------------------------------------------------ the client
@@ -161,6 +161,7 @@ export class MediaGenClient {
   readonly usage = new Usage(this);
   readonly budgets = budgetsApi(this);
   readonly balance = balanceApi(this);
+  readonly apiKeys = apiKeysApi(this);
   readonly webhookDeliveries = webhookDeliveriesApi(this);
   readonly pipelines = pipelinesApi(this);
 

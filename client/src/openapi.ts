@@ -856,6 +856,50 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's API keys (extension; owner keys with the admin scope)
+         * @description Every key of the workspace, oldest first, revoked ones included, with its rules; never a secret.
+         */
+        get: operations["get_api_keys"];
+        put?: never;
+        /**
+         * Create an API key (extension; owner keys with the admin scope)
+         * @description Mints a key of the workspace, answered once with its secret (`key`). The new key has no more than the requesting key: scopes it lacks, and models, kinds, networks or an expiry past its own, answer 403 key_scope_denied naming the scope or rule; a rule left out is inherited from it. Only a key whose creator is an owner answers (else 403 owner_key_required). Audited (api_key.created, and budget.set with a budget).
+         */
+        post: operations["post_api_keys"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key (extension; owner keys with the admin scope)
+         * @description Revokes the key at once on every gateway (its next request answers 401, its open event streams close). Revoking a revoked key answers it unchanged. Audited (api_key.revoked).
+         */
+        delete: operations["delete_api_keys_by_id"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/images/{id}/timeline": {
         parameters: {
             query?: never;
@@ -2547,7 +2591,7 @@ export type components = {
                  * @description stable machine-readable code
                  * @enum {string}
                  */
-                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "budget_exceeded" | "forbidden" | "priority_not_allowed" | "owner_key_required" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "not_resumable" | "delivery_in_flight" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "budget_exceeded" | "forbidden" | "priority_not_allowed" | "owner_key_required" | "key_scope_denied" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "not_resumable" | "delivery_in_flight" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
                 /** @description human-readable explanation */
                 message: string;
             };
@@ -2605,7 +2649,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description API key missing, malformed, unknown or revoked (`unauthorized`) */
+        /** @description API key missing, malformed, unknown, revoked or expired (`unauthorized`) */
         Error401: {
             headers: {
                 [name: string]: unknown;
@@ -2623,7 +2667,7 @@ export type components = {
                 "application/json": components["schemas"]["PaymentRequiredError"];
             };
         };
-        /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+        /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
         Error403: {
             headers: {
                 [name: string]: unknown;
@@ -2808,6 +2852,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -2910,6 +2966,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -2998,6 +3066,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -3104,7 +3184,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3269,7 +3349,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3458,7 +3538,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3608,6 +3688,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -3722,6 +3814,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -3824,6 +3928,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -4055,7 +4171,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4283,6 +4399,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -4448,6 +4576,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -4539,6 +4679,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -4728,6 +4880,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -5101,7 +5265,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5330,6 +5494,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -5496,6 +5672,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -5587,6 +5775,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -5777,6 +5977,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -5983,6 +6195,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -6130,7 +6354,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6359,6 +6583,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -6525,6 +6761,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -6616,6 +6864,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -6806,6 +7066,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -6978,7 +7250,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7205,6 +7477,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -7369,6 +7653,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -7460,6 +7756,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -7648,6 +7956,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -8144,6 +8464,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -8325,6 +8657,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -8507,6 +8851,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -8687,6 +9043,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -8823,6 +9191,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -9260,7 +9640,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9426,6 +9806,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -9556,6 +9948,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -9960,7 +10364,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10089,6 +10493,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -10274,6 +10690,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -10378,6 +10806,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -10486,7 +10926,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10625,6 +11065,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -10729,6 +11181,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -10845,6 +11309,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -11024,6 +11500,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -11112,6 +11600,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -11200,6 +11700,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -11292,7 +11804,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11306,6 +11818,380 @@ export interface operations {
             };
             /** @description Unsupported media type (`unsupported_media_type`) */
             415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_api_keys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description the key id (the part of the key after mg_live_ and before the secret) */
+                            id: string;
+                            /** @description what the key is for */
+                            name: string;
+                            /** @description what the key may call: read (every GET), generate (creates, cancels), uploads, admin (keys, balance alerts, redeliveries) */
+                            scopes: ("read" | "generate" | "uploads" | "admin")[];
+                            /** @description the models its creates may use; null: any */
+                            allowed_models: string[] | null;
+                            /** @description the job kinds its creates may make; null: any */
+                            allowed_kinds: ("image" | "video" | "replace_actor" | "talking_actor")[] | null;
+                            /** @description the networks (CIDR) it may be used from; null: anywhere */
+                            allowed_ips: string[] | null;
+                            /** @description when it stops working (ISO 8601); null: never */
+                            expires_at: string | null;
+                            /** @description the member whose key it is: a key minted by a key belongs to the same member */
+                            created_by: string;
+                            created_at: string;
+                            /** @description when it was last used (recorded every few seconds) */
+                            last_used_at: string | null;
+                            /** @description when it was revoked; null: live */
+                            revoked_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_api_keys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description what the key is for (1 to 100 characters) */
+                    name: string;
+                    /** @description what the key may call; each must be held by the key making the request (else 403 key_scope_denied naming it) */
+                    scopes: ("read" | "generate" | "uploads" | "admin")[];
+                    /** @description the models its creates may use; left out: any, or the requesting key's list */
+                    allowed_models?: string[];
+                    /** @description the job kinds its creates may make; left out: any, or the requesting key's list */
+                    allowed_kinds?: ("image" | "video" | "replace_actor" | "talking_actor")[];
+                    /** @description CIDRs (or single addresses) the key may be used from; left out: anywhere, or the requesting key's networks */
+                    allowed_ips?: string[];
+                    /**
+                     * Format: date-time
+                     * @description when the key stops working (ISO 8601, in the future); left out: never, or the requesting key's expiry
+                     */
+                    expires_at?: string;
+                    /** @description a spend limit of the new key (as GET /v1/budgets shows it): its creates past it answer 402 budget_exceeded */
+                    budget?: {
+                        /** @description credits the key may spend per period */
+                        limit: number;
+                        /**
+                         * @description a UTC day or calendar month
+                         * @enum {string}
+                         */
+                        period: "day" | "month";
+                        /** @description thresholds in percent of the limit (default [80, 100]) */
+                        alert_at?: number[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description the key id (the part of the key after mg_live_ and before the secret) */
+                            id: string;
+                            /** @description what the key is for */
+                            name: string;
+                            /** @description what the key may call: read (every GET), generate (creates, cancels), uploads, admin (keys, balance alerts, redeliveries) */
+                            scopes: ("read" | "generate" | "uploads" | "admin")[];
+                            /** @description the models its creates may use; null: any */
+                            allowed_models: string[] | null;
+                            /** @description the job kinds its creates may make; null: any */
+                            allowed_kinds: ("image" | "video" | "replace_actor" | "talking_actor")[] | null;
+                            /** @description the networks (CIDR) it may be used from; null: anywhere */
+                            allowed_ips: string[] | null;
+                            /** @description when it stops working (ISO 8601); null: never */
+                            expires_at: string | null;
+                            /** @description the member whose key it is: a key minted by a key belongs to the same member */
+                            created_by: string;
+                            created_at: string;
+                            /** @description when it was last used (recorded every few seconds) */
+                            last_used_at: string | null;
+                            /** @description when it was revoked; null: live */
+                            revoked_at: string | null;
+                            /** @description the full key (mg_live_<id>_<secret>): shown in this answer only, never again */
+                            key: string;
+                            /** @description the budget set with the key ([] when none) */
+                            budgets: {
+                                /** @description budget id (bud_...) */
+                                id: string;
+                                /**
+                                 * @description what the budget limits: one API key or one project
+                                 * @enum {string}
+                                 */
+                                scope: "key" | "project";
+                                /** @description the API key id (key_...) or the project id */
+                                scope_id: string;
+                                /**
+                                 * @description the period the limit applies to: a UTC day or a UTC calendar month
+                                 * @enum {string}
+                                 */
+                                period: "day" | "month";
+                                /** @description credits the scope may spend (net of refunds) on jobs created in one period */
+                                limit: number;
+                                /** @description net credits charged to the jobs of the scope created in the current period (refunds deducted) */
+                                spent: number;
+                                /** @description credits left in the current period (limit minus spent, at least 0) */
+                                remaining: number;
+                                /** @description when the current period started (ISO 8601, UTC) */
+                                period_start: string;
+                                /** @description when the current period ends and the budget admits again (ISO 8601, UTC) */
+                                resets_at: string;
+                                /** @description thresholds in percent of the limit at which a budget.threshold_reached webhook event is sent */
+                                alert_at: number[];
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_api_keys_by_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description the key id (the part of the key after mg_live_ and before the secret) */
+                            id: string;
+                            /** @description what the key is for */
+                            name: string;
+                            /** @description what the key may call: read (every GET), generate (creates, cancels), uploads, admin (keys, balance alerts, redeliveries) */
+                            scopes: ("read" | "generate" | "uploads" | "admin")[];
+                            /** @description the models its creates may use; null: any */
+                            allowed_models: string[] | null;
+                            /** @description the job kinds its creates may make; null: any */
+                            allowed_kinds: ("image" | "video" | "replace_actor" | "talking_actor")[] | null;
+                            /** @description the networks (CIDR) it may be used from; null: anywhere */
+                            allowed_ips: string[] | null;
+                            /** @description when it stops working (ISO 8601); null: never */
+                            expires_at: string | null;
+                            /** @description the member whose key it is: a key minted by a key belongs to the same member */
+                            created_by: string;
+                            created_at: string;
+                            /** @description when it was last used (recorded every few seconds) */
+                            last_used_at: string | null;
+                            /** @description when it was revoked; null: live */
+                            revoked_at: string | null;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -11449,6 +12335,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -11594,6 +12492,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -11739,6 +12649,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -11884,6 +12806,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -12029,6 +12963,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -12122,6 +13068,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -12215,6 +13173,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -12308,6 +13278,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -12401,6 +13383,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -12494,6 +13488,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {

@@ -1,7 +1,18 @@
 // The client's list resources that are one request each: discovery (projects, actors, voices,
 // models, queue) and the workspace's own records (audit log, budgets, balance). MediaGenClient exposes each
 // as a property (`mg.projects.list()`, `mg.auditEvents.list()`, …).
-import type { ActorsQuery, AuditEventsQuery, BalanceAlerts, Page, ProjectsQuery, QueueQuery, RequestOptions, SendOptions, VoicesQuery } from './types.js';
+import type {
+  ActorsQuery,
+  ApiKeyCreate,
+  AuditEventsQuery,
+  BalanceAlerts,
+  Page,
+  ProjectsQuery,
+  QueueQuery,
+  RequestOptions,
+  SendOptions,
+  VoicesQuery,
+} from './types.js';
 import { query } from './util.js';
 
 interface Requester {
@@ -38,6 +49,15 @@ export const auditEventsApi = (c: Requester) => ({
 export const budgetsApi = (c: Requester) => ({
   /** GET /v1/budgets: each budget of the workspace's keys and projects, its spend this period, what is left and when it resets. */
   list: (o?: RequestOptions) => c.request<Page<'get_budgets'>>('GET', '/v1/budgets', o),
+});
+
+export const apiKeysApi = (c: Requester) => ({
+  /** POST /v1/api-keys (owner keys with the admin scope): mints a key with no more than the requesting key; `data.key` is its secret, shown once. */
+  create: (body: ApiKeyCreate, o?: RequestOptions) => c.request<Page<'post_api_keys'>>('POST', '/v1/api-keys', { ...o, body }),
+  /** GET /v1/api-keys (owner keys with the admin scope): every key of the workspace with its rules, never a secret. */
+  list: (o?: RequestOptions) => c.request<Page<'get_api_keys'>>('GET', '/v1/api-keys', o),
+  /** DELETE /v1/api-keys/{id} (owner keys with the admin scope): revokes the key on every gateway at once. */
+  revoke: (id: string, o?: RequestOptions) => c.request<Page<'delete_api_keys_by_id'>>('DELETE', `/v1/api-keys/${encodeURIComponent(id)}`, o),
 });
 
 export const balanceApi = (c: Requester) => ({

@@ -36,6 +36,10 @@ export type TalkingActorCreate = BodyOf<operations['post_talking_actors_generate
 export type UploadFromUrl = BodyOf<operations['post_upload_from_url']>;
 /** The workspace's credits (GET /v1/balance). */
 export type Balance = DataOf<'get_balance'>;
+/** The body of POST /v1/api-keys. */
+export type ApiKeyCreate = BodyOf<operations['post_api_keys']>;
+/** An API key as GET /v1/api-keys lists it (no secret). */
+export type ApiKey = DataOf<'delete_api_keys_by_id'>;
 /** The body of PUT /v1/balance/alerts. */
 export type BalanceAlerts = BodyOf<operations['put_balance_alerts']>;
 export type DirectUploadCreate = BodyOf<operations['post_uploads']>;
@@ -256,6 +260,9 @@ export const operationMethods = {
   get_budgets: 'budgets.list',
   get_balance: 'balance.get',
   put_balance_alerts: 'balance.setAlerts',
+  post_api_keys: 'apiKeys.create',
+  get_api_keys: 'apiKeys.list',
+  delete_api_keys_by_id: 'apiKeys.revoke',
   // Deleting a finished job's outputs (retention).
   delete_images_by_id: 'images.deleteOutputs',
   delete_videos_by_id: 'videos.deleteOutputs',

@@ -12,6 +12,7 @@ import { api, startGateway, type InProcessGateway } from '../support/services.js
 import { appAppendOnlyTables, appReadOnlyTables, grantAppRole } from '../../db/roles.js';
 import { createDb, type Database } from '../../db/index.js';
 import { randomToken } from '../../shared/ids.js';
+import { createHash } from 'node:crypto';
 import { sweepAuditEvents } from '../../db/repos/audit.js';
 import { foldUsageDeltas } from '../../db/repos/usage.js';
 
@@ -84,6 +85,33 @@ describe('the app role', () => {
     const keys = await sql<{ id: string }>`select id from api_keys where workspace_id = ${t.workspaceId}`.execute(appDb);
     assert.equal(keys.rows.length, 1);
     await sql`update api_keys set last_used_at = now() where id = ${t.apiKeyId}`.execute(appDb);
+  });
+
+  test('mints and revokes keys only through mint_api_key / revoke_api_key_with_key, with a live owner admin key and its secret', async () => {
+    const t = await createTenant(tdb.db);
+    const secret = t.apiKey.split('_')[3]!;
+    const mint = (actorSecret: string, id: string, scopes: string[], actorId = t.apiKeyId) =>
+      sql`select * from mint_api_key(${actorId}, ${actorSecret}, ${id}, 'sha256:x', 'minted', ${scopes}::text[], null, null, null, null, null, null, null, null)`.execute(
+        appDb,
+      );
+    const fn = /may not manage API keys|more than it has/;
+    await assert.rejects(mint('wrong-secret', 'kfnwrong', ['read']), fn, 'a key id without its secret mints nothing');
+    await mint(secret, 'kfnread', ['read']);
+    const minted = await sql<{ created_by: string; scopes: string[] }>`select created_by, scopes from api_keys where id = 'kfnread'`.execute(tdb.db);
+    assert.deepEqual(minted.rows, [{ created_by: t.ownerEmail, scopes: ['read'] }]);
+    // A read-only key minted above holds no admin: it can mint nothing, and nothing wider than itself.
+    await sql`update api_keys set secret_hash = ${`sha256:${createHash('sha256').update('s3cret').digest('hex')}`} where id = 'kfnread'`.execute(tdb.db);
+    await assert.rejects(mint('s3cret', 'kfnchild', ['read'], 'kfnread'), fn);
+    await assert.rejects(sql`select * from revoke_api_key_with_key('kfnread', 's3cret', ${t.apiKeyId})`.execute(appDb), fn);
+    const revoked = await sql<{ revoked: boolean }>`select revoked from revoke_api_key_with_key(${t.apiKeyId}, ${secret}, 'kfnread')`.execute(appDb);
+    assert.deepEqual(revoked.rows, [{ revoked: true }]);
+    await assert.rejects(sql`update api_keys set revoked_at = now() where id = ${t.apiKeyId}`.execute(appDb), refused);
+    await assert.rejects(
+      sql`insert into budgets (id, workspace_id, scope, scope_id, period, limit_credits) values ('bud_x', ${t.workspaceId}, 'key', ${t.apiKeyId}, 'day', 1)`.execute(
+        appDb,
+      ),
+      refused,
+    );
   });
 
   test('appends to the audit log but cannot rewrite or erase it', async () => {

@@ -16,6 +16,7 @@ from . import _core
 from ._async_resources import (
     follow_status_events,
     _Actors,
+    _ApiKeys,
     _AuditEvents,
     _Balance,
     _Budgets,
@@ -112,6 +113,7 @@ class AsyncMediaGenClient:
         self.usage = _Usage(self)
         self.budgets = _Budgets(self)
         self.balance = _Balance(self)
+        self.api_keys = _ApiKeys(self)
         self.pipelines = _Pipelines(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)

@@ -17,6 +17,7 @@ from . import _core
 from ._resources import (
     follow_status_events,
     _Actors,
+    _ApiKeys,
     _AuditEvents,
     _Balance,
     _Budgets,
@@ -113,6 +114,7 @@ class MediaGenClient:
         self.usage = _Usage(self)
         self.budgets = _Budgets(self)
         self.balance = _Balance(self)
+        self.api_keys = _ApiKeys(self)
         self.pipelines = _Pipelines(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)

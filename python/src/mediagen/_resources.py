@@ -21,6 +21,8 @@ from .models import (
     ActorsQuery,
     AuditEvent,
     AuditEventsQuery,
+    ApiKey,
+    ApiKeyCreated,
     Balance,
     BalanceAlerts,
     Budget,
@@ -187,6 +189,45 @@ class _Balance:
         if url is not None:
             body["url"] = url
         return cast(BalanceAlerts, self._client._data("PUT", "/v1/balance/alerts", json=body))
+
+
+class _ApiKeys:
+    """The workspace's API keys, their scopes and rules (docs/api/api-keys.md; owner keys with the admin scope)."""
+
+    def __init__(self, client: MediaGenClient) -> None:
+        self._client = client
+
+    def create(
+        self,
+        name: str,
+        scopes: list[str],
+        *,
+        allowed_models: list[str] | None = None,
+        allowed_kinds: list[str] | None = None,
+        allowed_ips: list[str] | None = None,
+        expires_at: str | None = None,
+        budget: Mapping[str, Any] | None = None,
+    ) -> ApiKeyCreated:
+        """POST /v1/api-keys: mints a key with no more than the requesting key; `key` in the answer is its secret, shown once."""
+        body: dict[str, Any] = {"name": name, "scopes": scopes}
+        for field, value in (
+            ("allowed_models", allowed_models),
+            ("allowed_kinds", allowed_kinds),
+            ("allowed_ips", allowed_ips),
+            ("expires_at", expires_at),
+            ("budget", dict(budget) if budget is not None else None),
+        ):
+            if value is not None:
+                body[field] = value
+        return cast(ApiKeyCreated, self._client._data("POST", "/v1/api-keys", json=body))
+
+    def list(self) -> Page[ApiKey]:
+        """GET /v1/api-keys: every key of the workspace with its rules, never a secret."""
+        return cast(Page[ApiKey], self._client.request("GET", "/v1/api-keys"))
+
+    def revoke(self, key_id: str) -> ApiKey:
+        """DELETE /v1/api-keys/{id}: revokes the key on every gateway at once."""
+        return cast(ApiKey, self._client._data("DELETE", f"/v1/api-keys/{_core.quote_id(key_id)}"))
 
 
 class _Pipelines:
