@@ -4,7 +4,7 @@
 // step's start before its job exists; no later step starts either way.
 import { z } from 'zod';
 import type { Endpoints } from '../../endpoint.js';
-import { authOf } from '../../auth.js';
+import { authOf, keyCreateCheck } from '../../auth.js';
 import { ApiError } from '../../errors.js';
 import type { Job } from '../../../db/schema.js';
 import * as repo from '../../../db/repos/pipelines.js';
@@ -94,6 +94,8 @@ export function addPipelineActions(endpoints: Endpoints<PipelineServices>): void
             .filter((s) => s.position < failed.position)
             .map((s) => ({ stepId: s.step_id, kind: s.kind, outputCount: outputCountOf(s.kind, s.params) }) as CheckedStep);
           const allIds = all.map((s) => s.step_id);
+          // A new body is a create of the step's kind: the key's allowed_kinds / allowed_models apply.
+          keyCreateCheck(res, failed.kind, (body.body as { model?: unknown } | undefined)?.model);
           changed = await checkStep(
             jobs,
             {
