@@ -42,6 +42,109 @@ class ActorsQuery(TypedDict, closed=True):
     is_pro: NotRequired[Literal["true", "false"]]
 
 
+class ApiKey(TypedDict, closed=True):
+    id: str
+    """
+    the key id (the part of the key after mg_live_ and before the secret)
+    """
+    name: str
+    """
+    what the key is for
+    """
+    scopes: list[Literal["read", "generate", "uploads", "admin"]]
+    """
+    what the key may call: read (every GET), generate (creates, cancels), uploads, admin (keys, balance alerts, redeliveries)
+    """
+    allowed_models: list[str] | None
+    """
+    the models its creates may use; null: any
+    """
+    allowed_kinds: (
+        list[Literal["image", "video", "replace_actor", "talking_actor"]] | None
+    )
+    """
+    the job kinds its creates may make; null: any
+    """
+    allowed_ips: list[str] | None
+    """
+    the networks (CIDR) it may be used from; null: anywhere
+    """
+    expires_at: str | None
+    """
+    when it stops working (ISO 8601); null: never
+    """
+    created_by: str
+    """
+    the member whose key it is: a key minted by a key belongs to the same member
+    """
+    created_at: str
+    last_used_at: str | None
+    """
+    when it was last used (recorded every few seconds)
+    """
+    revoked_at: str | None
+    """
+    when it was revoked; null: live
+    """
+
+
+AllowedModel: TypeAlias = str
+
+
+AllowedIp: TypeAlias = str
+
+
+AlertAtItem: TypeAlias = int
+
+
+class Budget(TypedDict, closed=True):
+    limit: int
+    """
+    credits the key may spend per period
+    """
+    period: Literal["day", "month"]
+    """
+    a UTC day or calendar month
+    """
+    alert_at: NotRequired[list[AlertAtItem]]
+    """
+    thresholds in percent of the limit (default [80, 100])
+    """
+
+
+class ApiKeyCreate(TypedDict, closed=True):
+    name: str
+    """
+    what the key is for (1 to 100 characters)
+    """
+    scopes: list[Literal["read", "generate", "uploads", "admin"]]
+    """
+    what the key may call; each must be held by the key making the request (else 403 key_scope_denied naming it)
+    """
+    allowed_models: NotRequired[list[AllowedModel]]
+    """
+    the models its creates may use; left out: any, or the requesting key's list
+    """
+    allowed_kinds: NotRequired[
+        list[Literal["image", "video", "replace_actor", "talking_actor"]]
+    ]
+    """
+    the job kinds its creates may make; left out: any, or the requesting key's list
+    """
+    allowed_ips: NotRequired[list[AllowedIp]]
+    """
+    CIDRs (or single addresses) the key may be used from; left out: anywhere, or the requesting key's networks
+    """
+    expires_at: NotRequired[str]
+    """
+    when the key stops working (ISO 8601, in the future); left out: never, or the requesting key's expiry
+    """
+    budget: NotRequired[Budget]
+    """
+    a spend limit of the new key (as GET /v1/budgets shows it): its creates past it answer 402 budget_exceeded
+    """
+
+
 class AuditEvent(TypedDict, closed=True):
     id: str
     """
@@ -184,7 +287,7 @@ class BalanceAlerts(TypedDict, closed=True):
     """
 
 
-class Budget(TypedDict, closed=True):
+class BudgetModel(TypedDict, closed=True):
     id: str
     """
     budget id (bud_...)
@@ -2208,6 +2311,60 @@ class WebhookDelivery(TypedDict, closed=True):
     failed_at: str | None
 
 
+class ApiKeyCreated(TypedDict, closed=True):
+    id: str
+    """
+    the key id (the part of the key after mg_live_ and before the secret)
+    """
+    name: str
+    """
+    what the key is for
+    """
+    scopes: list[Literal["read", "generate", "uploads", "admin"]]
+    """
+    what the key may call: read (every GET), generate (creates, cancels), uploads, admin (keys, balance alerts, redeliveries)
+    """
+    allowed_models: list[str] | None
+    """
+    the models its creates may use; null: any
+    """
+    allowed_kinds: (
+        list[Literal["image", "video", "replace_actor", "talking_actor"]] | None
+    )
+    """
+    the job kinds its creates may make; null: any
+    """
+    allowed_ips: list[str] | None
+    """
+    the networks (CIDR) it may be used from; null: anywhere
+    """
+    expires_at: str | None
+    """
+    when it stops working (ISO 8601); null: never
+    """
+    created_by: str
+    """
+    the member whose key it is: a key minted by a key belongs to the same member
+    """
+    created_at: str
+    last_used_at: str | None
+    """
+    when it was last used (recorded every few seconds)
+    """
+    revoked_at: str | None
+    """
+    when it was revoked; null: live
+    """
+    key: str
+    """
+    the full key (mg_live_<id>_<secret>): shown in this answer only, never again
+    """
+    budgets: list[BudgetModel]
+    """
+    the budget set with the key ([] when none)
+    """
+
+
 class DirectUpload(TypedDict, closed=True):
     id: str
     name: str
@@ -2548,12 +2705,14 @@ UploadMimeType: TypeAlias = Literal["image/jpeg", "image/png", "image/webp", "vi
 
 # Every operationId of the document: the client has a method for each (OPERATION_METHODS).
 OPERATION_IDS: tuple[str, ...] = (
+    "delete_api_keys_by_id",
     "delete_images_by_id",
     "delete_replace_actors_generations_by_id",
     "delete_talking_actors_by_id",
     "delete_uploads_by_id",
     "delete_videos_by_id",
     "get_actors",
+    "get_api_keys",
     "get_audit_events",
     "get_balance",
     "get_budgets",
@@ -2594,6 +2753,7 @@ OPERATION_IDS: tuple[str, ...] = (
     "get_voices",
     "get_webhook_deliveries",
     "get_webhook_deliveries_by_id",
+    "post_api_keys",
     "post_images_by_id_cancel",
     "post_images_generate",
     "post_pipelines",
