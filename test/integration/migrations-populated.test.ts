@@ -96,6 +96,9 @@ async function seed(db: Database): Promise<void> {
   );
   await run(sql`insert into api_keys (id, workspace_id, name, secret_hash, created_by) values
     ('key_a', 'ws_a', 'ci', 'hash-a', 'owner@acme.test'), ('key_b', 'ws_b', 'laptop', 'hash-b', 'b@bravo.test')`);
+  // A scoped key (0105_scoped_keys): its rules go with 0105's down and come back empty with its up.
+  await run(sql`insert into api_keys (id, workspace_id, name, secret_hash, created_by, scopes, allowed_models, allowed_kinds, allowed_ips, expires_at) values
+    ('key_scoped', 'ws_a', 'render farm', 'hash-s', 'owner@acme.test', '{read,generate}', '{nano-banana-2}', '{image}', '{10.0.0.0/8}', '2030-01-01T00:00:00Z')`);
   await run(sql`insert into projects (id, workspace_id, name) values ('prj_a', 'ws_a', 'Launch'), ('prj_b', 'ws_b', 'Default')`);
   const params = (prompt: string) => JSON.stringify({ prompt, provider: 'local', aspect_ratio: '1:1', count: 1, deadline_seconds: 600 });
   // Each job's credits_charged / credits_refunded are its ledger rows' sums, as the service writes them.
