@@ -30,7 +30,7 @@
 // notification, so a demoted owner's key keeps owner access (GET /v1/audit-events) for at most
 // CACHE_TTL_MS (5 s) on a replica that cached it; a revocation still ends it at once.
 import { sql } from 'kysely';
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Database } from '../db/index.js';
 import { parseApiKey, secretMatches } from '../db/api-keys.js';
@@ -53,6 +53,8 @@ export interface AuthContext {
 
 export interface Auth {
   middleware: RequestHandler;
+  /** Checks a presented API key as a request would (401 unless live); the console's sign-in exchanges it for a session. */
+  verifyKey(raw: string): Promise<{ apiKeyId: string; workspaceId: string }>;
   rateLimit(cls: RateClass): RequestHandler;
   close(): Promise<void>;
 }
@@ -102,6 +104,8 @@ export interface AuthDeps {
   onKeyRevoked?(keyId: string): void;
   /** The live key ids loaded after the listener (re)connected: whatever holds another key ends. */
   onLiveKeys?(ids: ReadonlySet<string>): void;
+  /** A request without an Authorization header that carries a console session: the key id it stands for (api/console-session.ts). */
+  sessionKeyOf?(req: Request): Promise<string | null>;
 }
 
 export function createAuth(deps: AuthDeps): Auth {
@@ -194,9 +198,24 @@ export function createAuth(deps: AuthDeps): Auth {
     return key;
   };
 
+  /** A console session's key, confirmed now through the listener's sync or Postgres (a revoked key ends the session). */
+  const sessionAuth = async (keyId: string, res: Response): Promise<void> => {
+    const key = await lookup(keyId);
+    if (!key) throw new ApiError(401, 'unauthorized', 'the session ended: its API key was revoked');
+    res.locals.auth = { workspaceId: key.workspaceId, apiKeyId: keyId, owner: key.owner } satisfies AuthContext;
+    lastUsed.touch(keyId);
+  };
+
   const middleware: RequestHandler = async (req, res, next) => {
     try {
       const header = req.headers.authorization;
+      if (!header) {
+        const sessionKey = await deps.sessionKeyOf?.(req);
+        if (sessionKey) {
+          await sessionAuth(sessionKey, res);
+          return next();
+        }
+      }
       if (!header) throw new ApiError(401, 'unauthorized', 'missing Authorization header; send "Authorization: Bearer <API key>"');
       const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
       if (!m) throw new ApiError(401, 'unauthorized', 'Authorization header must use the Bearer scheme');
@@ -247,6 +266,12 @@ export function createAuth(deps: AuthDeps): Auth {
 
   return {
     middleware,
+    async verifyKey(raw) {
+      const parsed = parseApiKey(raw);
+      if (!parsed) throw new ApiError(401, 'unauthorized', 'malformed API key');
+      const key = await confirmed(parsed);
+      return { apiKeyId: parsed.id, workspaceId: key.workspaceId };
+    },
     rateLimit: (cls) => limiters[cls],
     async close() {
       await listener.close();
