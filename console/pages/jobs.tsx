@@ -55,7 +55,7 @@ export function JobsPage() {
         <button type="submit">Apply filters</button>
       </form>
       <ErrorNote error={page.error} />
-      <div class="table-wrap">
+      <div class="table-wrap" tabIndex={0} role="region" aria-label="Jobs">
         <table>
           <caption class="sr-only">Jobs, newest first</caption>
           <thead>

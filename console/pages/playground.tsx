@@ -134,7 +134,7 @@ export function PlaygroundPage() {
       <form class="playground" onSubmit={(e) => void submit(e)} onChange={(e) => void priceOf(e.currentTarget as HTMLFormElement)} key={model.name}>
         <label>
           Model
-          <select value={model.name} onChange={(e) => setName((e.currentTarget as HTMLSelectElement).value)} data-skip-quote>
+          <select id="model" value={model.name} onChange={(e) => setName((e.currentTarget as HTMLSelectElement).value)}>
             {usable.map((m) => (
               <option key={m.name} value={m.name}>
                 {m.name} ({m.kind.replace('_', ' ')})

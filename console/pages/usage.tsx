@@ -40,7 +40,7 @@ export function UsagePage() {
           ))}
         </select>
       </label>
-      <div class="table-wrap">
+      <div class="table-wrap" tabIndex={0} role="region" aria-label="Usage by day">
         <table>
           <caption class="sr-only">Credits and jobs by day</caption>
           <thead>
