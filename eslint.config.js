@@ -36,6 +36,17 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
+    // The console is browser code whose one way to the API is the TypeScript client.
+    files: ['console/**/*.ts', 'console/**/*.tsx'],
+    rules: restricted([
+      ...ban(
+        ['api', 'db', 'jobs', 'shared', 'worker', 'workflows', 'activities', 'admin', 'codec', 'client'],
+        'the console reaches the API only through @mediagen/client',
+      ),
+      { group: ['node:*'], message: 'the console runs in the browser: no Node built-ins' },
+    ]),
+  },
+  {
     files: ['shared/**/*.ts'],
     rules: restricted(
       ban(['api', 'worker', 'activities', 'workflows', 'db', 'jobs', 'admin'], 'shared/ is the bottom layer: it imports no other folder of the service'),

@@ -8,6 +8,8 @@ import { requestContext, securityHeaders } from './request-context.js';
 import { createApiMetrics, type ApiMetrics } from './metrics.js';
 import { openCircuits } from '../db/repos/provider-circuits.js';
 import { createAuth } from './auth.js';
+import { createConsoleSessions } from './console-session.js';
+import { createConsoleRouter } from './routes/console.js';
 import { createHealthRouter } from './routes/health.js';
 import { createDiscoveryRouter } from './routes/discovery.js';
 import { createUploadsRouter } from './routes/uploads.js';
@@ -78,8 +80,10 @@ export function createApp(deps: AppDeps): App {
     perWorkspace: config.SSE_MAX_STREAMS_PER_WORKSPACE,
     total: config.SSE_MAX_STREAMS,
   });
+  const sessions = createConsoleSessions(deps.db);
   const auth = createAuth({
     ...full,
+    sessionKeyOf: (req) => sessions.sessionKeyOf(req),
     onKeyRevoked: (keyId) => {
       const closed = streams.closeKey(keyId);
       if (closed > 0) deps.logger.info({ apiKeyId: keyId, closed }, 'closed the event streams of a revoked key');
@@ -112,6 +116,8 @@ export function createApp(deps: AppDeps): App {
   app.use(createOpenApiRouter(full));
   app.use('/docs', createDocsRouter());
   app.use(createMediaRouter(full));
+  app.use(sessions.router((raw) => auth.verifyKey(raw)));
+  app.use('/console', createConsoleRouter());
   // Everything under /v1 is authenticated; rate-limit classes are applied per route.
   app.use('/v1', auth.middleware);
   app.use(createDiscoveryRouter(full, auth));

@@ -36,7 +36,7 @@
 // each endpoint's declared scope is checked by keyScopeCheck, the create's model and kind by the
 // create (keyCreateCheck). Rules are fixed at a key's creation, so a cached copy is never stale.
 import { sql } from 'kysely';
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Database } from '../db/index.js';
 import { parseApiKey, secretMatches } from '../db/api-keys.js';
@@ -62,6 +62,8 @@ export interface AuthContext {
 
 export interface Auth {
   middleware: RequestHandler;
+  /** Checks a presented API key as a request would (401 unless live); the console's sign-in exchanges it for a session. */
+  verifyKey(raw: string): Promise<{ apiKeyId: string; workspaceId: string }>;
   rateLimit(cls: RateClass): RequestHandler;
   close(): Promise<void>;
 }
@@ -145,6 +147,8 @@ export interface AuthDeps {
   onKeyRevoked?(keyId: string): void;
   /** The live key ids loaded after the listener (re)connected: whatever holds another key ends. */
   onLiveKeys?(ids: ReadonlySet<string>): void;
+  /** A request without an Authorization header that carries a console session: the key id it stands for (api/console-session.ts). */
+  sessionKeyOf?(req: Request): Promise<string | null>;
 }
 
 export function createAuth(deps: AuthDeps): Auth {
@@ -244,9 +248,24 @@ export function createAuth(deps: AuthDeps): Auth {
     return key;
   };
 
+  /** A console session's key, confirmed now through the listener's sync or Postgres (a revoked key ends the session). */
+  const sessionAuth = async (keyId: string, res: Response): Promise<void> => {
+    const key = await lookup(keyId);
+    if (!key) throw new ApiError(401, 'unauthorized', 'the session ended: its API key was revoked');
+    res.locals.auth = { workspaceId: key.workspaceId, apiKeyId: keyId, owner: key.owner } satisfies AuthContext;
+    lastUsed.touch(keyId);
+  };
+
   const middleware: RequestHandler = async (req, res, next) => {
     try {
       const header = req.headers.authorization;
+      if (!header) {
+        const sessionKey = await deps.sessionKeyOf?.(req);
+        if (sessionKey) {
+          await sessionAuth(sessionKey, res);
+          return next();
+        }
+      }
       if (!header) throw new ApiError(401, 'unauthorized', 'missing Authorization header; send "Authorization: Bearer <API key>"');
       const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
       if (!m) throw new ApiError(401, 'unauthorized', 'Authorization header must use the Bearer scheme');
@@ -299,6 +318,12 @@ export function createAuth(deps: AuthDeps): Auth {
 
   return {
     middleware,
+    async verifyKey(raw) {
+      const parsed = parseApiKey(raw);
+      if (!parsed) throw new ApiError(401, 'unauthorized', 'malformed API key');
+      const key = await confirmed(parsed);
+      return { apiKeyId: parsed.id, workspaceId: key.workspaceId };
+    },
     rateLimit: (cls) => limiters[cls],
     async close() {
       await listener.close();

@@ -95,6 +95,8 @@ export const fleetGrants: Readonly<Record<Fleet, Readonly<Record<string, TableGr
     webhook_attempts: READ,
     webhook_circuits: READ,
     route_probes: READ,
+    // The console's browser sessions (0130_console_sessions): signed in, read per request, signed out.
+    console_sessions: ALL,
     // GET /v1/usage: the daily rollups and the deltas not yet folded (0076_usage_daily).
     usage_daily: READ,
     usage_deltas: READ,

@@ -375,6 +375,7 @@ export interface DB {
   pipeline_steps: PipelineStepTable;
   deployment_builds: import('./deployment-schema.js').DeploymentBuildTable;
   balance_alerts: import('./budget-schema.js').BalanceAlertTable;
+  console_sessions: import('./console-schema.js').ConsoleSessionTable;
 }
 
 export type Workspace = Selectable<WorkspaceTable>;

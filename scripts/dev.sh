@@ -140,6 +140,7 @@ cat <<EOF
     Demo API key      $DEMO_KEY
     Demo project id   $DEMO_PROJECT
     Demo workspace    $DEMO_WORKSPACE
+    Console           $BASE_URL/console   (sign in with the demo API key)
     Temporal Web UI   ${TEMPORAL_UI_URL:-(not known: TEMPORAL_ADDRESS points at a server this script did not start)}
     Trace viewer      $TRACE_VIEWER_LINE
     Logs              $LOG_DIR/api.log, $LOG_DIR/worker.log

@@ -60,10 +60,10 @@ export class MediaGenClient {
   private readonly onWarning: (warning: ModelWarning) => void;
 
   constructor(opts: ClientOptions) {
-    if (!opts.apiKey) throw new MediaGenError({ status: 0, code: 'missing_api_key', message: 'an API key is required (MEDIAGEN_API_KEY)' });
+    if (!opts.apiKey && !opts.session) throw new MediaGenError({ status: 0, code: 'missing_api_key', message: 'an API key is required (MEDIAGEN_API_KEY)' });
     if (!opts.baseUrl) throw new MediaGenError({ status: 0, code: 'missing_base_url', message: 'a base URL is required (MEDIAGEN_BASE_URL)' });
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
-    this.apiKey = opts.apiKey;
+    this.apiKey = opts.session ? '' : (opts.apiKey ?? '');
     this.maxRetries = opts.maxRetries ?? 2;
     this.maxRetryDelayMs = opts.maxRetryDelayMs ?? 60_000;
     this.fetchImpl = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
@@ -105,7 +105,8 @@ export class MediaGenClient {
 
   /** Like request(), but hands back the 2xx Response unread (streams). */
   async send(method: string, path: string, opts: SendOptions = {}): Promise<Response> {
-    const headers: Record<string, string> = { ...opts.headers, authorization: `Bearer ${this.apiKey}`, accept: opts.accept ?? 'application/json' };
+    const headers: Record<string, string> = { ...opts.headers, accept: opts.accept ?? 'application/json' };
+    if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
     let body: BodyInit | undefined;
     if (opts.body instanceof FormData) body = opts.body;
     else if (opts.body !== undefined) {

@@ -138,8 +138,13 @@ export function mimeTypeOf(name: string): UploadMimeType | null {
 // ------------------------------------------------------------------ options
 
 export interface ClientOptions {
-  /** Workspace API key (`mg_live_…`). */
-  apiKey: string;
+  /** Workspace API key (`mg_live_…`); omitted with `session`. */
+  apiKey?: string;
+  /**
+   * In a browser page served by the gateway (the console): authenticate with its session cookie,
+   * which the browser sends on same-origin requests, instead of a key. No Authorization header.
+   */
+  session?: boolean;
   /** Gateway address, e.g. http://127.0.0.1:8080 (with or without a trailing /v1). */
   baseUrl: string;
   /** How many times a 429 is retried after its `retry_after_ms` (default 2; 0 disables). */

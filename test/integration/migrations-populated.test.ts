@@ -169,6 +169,7 @@ async function seed(db: Database): Promise<void> {
   await run(sql`insert into rate_limits (api_key_id, class) values ('key_a', 'generate')`);
   await run(sql`insert into deployment_builds (deployment_name, build_id) values ('media-gen', 'build-1')`);
   await run(sql`insert into balance_alerts (workspace_id, thresholds, url) values ('ws_a', '{500,100}', 'https://hooks.acme.test/balance')`);
+  await run(sql`insert into console_sessions (id_hash, api_key_id, expires_at) values ('sha256:0a1b', 'key_a', '2026-12-01T02:00:00Z')`);
 }
 
 describe('migrations down and up over a populated database', () => {

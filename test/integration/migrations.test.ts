@@ -16,6 +16,7 @@ const appTables = [
   'budget_charges',
   'budget_spend',
   'budgets',
+  'console_sessions',
   'control_leases',
   'credit_ledger',
   'deployment_builds',

@@ -1,0 +1,175 @@
+// The playground: one form per model, generated from GET /v1/models (its inputs, aspect ratios,
+// resolutions, durations and prompt length). Every change is priced by the create's dry run
+// (?dry_run=true): the price, or the API's refusal, shows before anything is charged. Submitting
+// creates the job and follows it live to its outputs.
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import type { JobKind, ModelInfo } from '@mediagen/client';
+import { client } from '../api.js';
+import { ErrorNote, failure, useLoad } from '../ui.js';
+import { JobProgress } from './progress.js';
+
+const kindOfModel: Record<ModelInfo['kind'], JobKind> = { image: 'images', video: 'videos', replace_actor: 'replace-actors', talking_actor: 'talking-actors' };
+/** Inputs the form draws itself; the model's other inputs are text (ids and URLs). */
+const drawn = new Set(['prompt', 'aspect_ratio', 'resolution', 'duration', 'count']);
+
+type Body = Record<string, unknown>;
+
+function kindApi(kind: JobKind) {
+  return { images: client.images, videos: client.videos, 'replace-actors': client.replaceActors, 'talking-actors': client.talkingActors }[kind];
+}
+
+function Choice({ name, label, values, value }: { name: string; label: string; values: (string | number)[]; value: string | number | null }) {
+  return (
+    <label>
+      {label}
+      <select name={name} value={value ?? undefined}>
+        {values.map((v) => (
+          <option key={v} value={v}>
+            {v}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+function ModelFields({ model }: { model: ModelInfo }) {
+  const d = model.durations;
+  const durations = d ? ('values' in d ? d.values : Array.from({ length: d.max - d.min + 1 }, (_, i) => d.min + i)) : null;
+  const [chars, setChars] = useState(0);
+  return (
+    <>
+      {model.inputs.includes('prompt') && (
+        <label class="wide">
+          Prompt {model.prompt_length ? `(${chars} of at most ${model.prompt_length.max} characters)` : ''}
+          <textarea name="prompt" rows={4} onInput={(e) => setChars([...(e.currentTarget as HTMLTextAreaElement).value].length)} />
+        </label>
+      )}
+      {model.inputs.includes('aspect_ratio') && model.aspect_ratios.length > 0 && (
+        <Choice name="aspect_ratio" label="Aspect ratio" values={model.aspect_ratios} value={model.default_aspect_ratio} />
+      )}
+      {model.inputs.includes('resolution') && model.resolutions.length > 0 && (
+        <Choice name="resolution" label="Resolution" values={model.resolutions} value={model.default_resolution} />
+      )}
+      {durations && model.inputs.includes('duration') && (
+        <Choice name="duration" label="Duration (seconds)" values={durations} value={model.default_duration} />
+      )}
+      {model.inputs.includes('count') && (
+        <label>
+          Count
+          <input name="count" type="number" min={1} max={4} value={1} />
+        </label>
+      )}
+      {model.inputs
+        .filter((i) => !drawn.has(i))
+        .map((i) => (
+          <label key={i} class="wide">
+            {i.replace(/_/g, ' ')} (optional)
+            {i.endsWith('url') ? <input name={i} type="url" /> : <input name={i} type="text" />}
+          </label>
+        ))}
+    </>
+  );
+}
+
+function bodyOf(form: HTMLFormElement, model: ModelInfo): Body {
+  const body: Body = { model: model.name };
+  for (const [k, raw] of new FormData(form)) {
+    const v = String(raw).trim();
+    if (!v) continue;
+    body[k] = k === 'count' || k === 'duration' ? Number(v) : v;
+  }
+  return body;
+}
+
+export function PlaygroundPage() {
+  const models = useLoad(() => client.models.list(), []);
+  const projects = useLoad(() => client.projects.list({ limit: 100 }), []);
+  const [name, setName] = useState<string | null>(null);
+  const [quote, setQuote] = useState<{ price: number; available: number; sufficient: boolean } | null>(null);
+  const [refusal, setRefusal] = useState<string | null>(null);
+  const [jobId, setJobId] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const usable = useMemo(() => (models.value?.data ?? []).filter((m) => m.served_by !== 'unavailable'), [models.value]);
+  const model = usable.find((m) => m.name === name) ?? usable[0] ?? null;
+  useEffect(() => {
+    setQuote(null);
+    setRefusal(null);
+  }, [model?.name]);
+  if (models.error) return <ErrorNote error={models.error} />;
+  if (!model) return <p aria-busy="true">Loading models…</p>;
+
+  const priceOf = async (form: HTMLFormElement): Promise<Body | null> => {
+    const body = bodyOf(form, model);
+    setRefusal(null);
+    try {
+      const q = await kindApi(kindOfModel[model.kind]).quote(body as never);
+      setQuote({ price: q.price, available: q.available, sufficient: q.sufficient });
+      if (!q.sufficient) setRefusal(`The balance (${q.available} credits) is below the price (${q.price} credits).`);
+      return q.sufficient ? body : null;
+    } catch (err) {
+      setQuote(null);
+      setRefusal(failure(err));
+      return null;
+    }
+  };
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    try {
+      const body = await priceOf(e.currentTarget as HTMLFormElement);
+      if (!body) return;
+      const created = await kindApi(kindOfModel[model.kind]).generate(body as never);
+      setJobId(created.id);
+    } catch (err) {
+      setRefusal(failure(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <h1>Playground</h1>
+      <ErrorNote error={projects.error} />
+      <form class="playground" onSubmit={(e) => void submit(e)} onChange={(e) => void priceOf(e.currentTarget as HTMLFormElement)} key={model.name}>
+        <label>
+          Model
+          <select id="model" value={model.name} onChange={(e) => setName((e.currentTarget as HTMLSelectElement).value)}>
+            {usable.map((m) => (
+              <option key={m.name} value={m.name}>
+                {m.name} ({m.kind.replace('_', ' ')})
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Project
+          <select name="project_id">
+            {(projects.value?.data ?? []).map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <ModelFields model={model} />
+        <p class="price" aria-live="polite">
+          {quote ? `Price: ${quote.price} credits · available: ${quote.available} credits` : `Price: ${model.price.credits} credits per ${model.price.per}`}
+          {model.placeholder ? ' · served by the local renderer (placeholder media)' : ''}
+        </p>
+        <ErrorNote error={refusal} />
+        <button type="submit" disabled={busy}>
+          Generate
+        </button>
+      </form>
+      {jobId && (
+        <>
+          <h2>
+            <a href={`#/jobs/${jobId}`}>{jobId}</a>
+          </h2>
+          <JobProgress id={jobId} key={jobId} />
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,9 @@
+import type { Generated } from 'kysely';
+
+/** A console browser session (0130_console_sessions): the hash of its cookie's id, and the key it stands for. */
+export interface ConsoleSessionTable {
+  id_hash: string;
+  api_key_id: string;
+  created_at: Generated<Date>;
+  expires_at: Date;
+}

@@ -1,0 +1,383 @@
+// The customer console (/console) in a real headless Chromium (Debian's, driven by puppeteer-core)
+// on the real stack (Postgres, Temporal, MinIO, the gateway over HTTP, workers with the local
+// renderer): sign in with the demo key, generate an image from the playground and see its pixels in
+// a screenshot, a refusal shown from the dry run before any charge; the session's guarantees (the
+// raw key is never in the page's storage or a readable cookie, a revoked key ends the session, a
+// cross-site POST is refused); and axe on every page, at desktop and phone width.
+// CONSOLE_SCREENSHOT=path.png also saves the playground with its output (the README's picture).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
+import { MediaGenClient } from '@mediagen/client';
+import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { startGateway, startWorkers, type InProcessGateway, type Workers } from '../support/services.js';
+import { colourSummary, decodePng } from '../support/png-pixels.js';
+import { seedDemo, type DemoSeed } from '../../admin/seed.js';
+import { revokeApiKey } from '../../db/repos/workspaces.js';
+import { chromiumPath, headlessChromiumArgs } from '../../scripts/headless-chromium.js';
+
+let tdb: TestDatabase;
+let gw: InProcessGateway;
+let workers: Workers;
+let browser: Browser;
+let demo: DemoSeed;
+let axeSource: string;
+
+const IMAGE_MODEL = 'nano-banana-2';
+
+before(async () => {
+  tdb = await createTestDatabase();
+  const config = testConfig(tdb.url, { RATE_LIMIT_GENERATE_PER_MIN: '10000', RATE_LIMIT_POLL_PER_MIN: '100000' });
+  gw = await startGateway(config, tdb.db);
+  workers = await startWorkers(config, tdb.db);
+  demo = await seedDemo(tdb.db);
+  axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  browser = await puppeteer.launch({
+    executablePath: chromiumPath(),
+    headless: true,
+    // puppeteer adds its own --headless.
+    args: headlessChromiumArgs().filter((a) => a !== '--headless'),
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await workers?.stop();
+  await gw?.close();
+  await tdb?.drop();
+});
+
+/** A fresh browser profile (its own cookies and storage) with one page at `width`. */
+async function freshPage(width = 1280): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  await page.setViewport({ width, height: 900 });
+  return { context, page };
+}
+
+async function signIn(page: Page, key: string): Promise<void> {
+  await page.goto(`${gw.baseUrl}/console#/playground`);
+  await page.waitForSelector('#api_key');
+  await page.type('#api_key', key);
+  await page.click('form button[type=submit]');
+  await page.waitForSelector('nav[aria-label=Console]');
+}
+
+// In-page code is passed as source text: this project's types have no DOM.
+const text = (page: Page) => page.evaluate<[], () => string>('document.body.innerText' as never);
+const inPage = <T>(page: Page, expression: string): Promise<T> => page.evaluate(expression) as Promise<T>;
+
+async function waitForText(page: Page, what: string, check: (t: string) => boolean, timeoutMs = 60_000): Promise<string> {
+  let last = '';
+  await waitFor(
+    what,
+    async () => {
+      last = await text(page);
+      return check(last);
+    },
+    timeoutMs,
+    100,
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}; the page shows:\n${last}`);
+  });
+  return last;
+}
+
+/** axe-core's serious and critical violations on the page as it is now. */
+async function axeViolations(page: Page): Promise<string[]> {
+  // Runtime.evaluate, not a script tag: the page's CSP admits only its own scripts.
+  await page.evaluate(axeSource);
+  const found = await inPage<{ id: string; impact: string; targets: string[] }[]>(
+    page,
+    `axe.run(document).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) })))`,
+  );
+  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id}: ${v.targets.join(', ')}`);
+}
+
+describe('the console in headless Chromium', () => {
+  test('the gateway serves the console with a policy that admits only its own scripts', async () => {
+    const page = await fetch(`${gw.baseUrl}/console`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /text\/html/);
+    assert.match(page.headers.get('content-security-policy') ?? '', /default-src 'self'/);
+    assert.match(await page.text(), /<script type="module" src="\/console\/app.js">/);
+    const js = await fetch(`${gw.baseUrl}/console/app.js`);
+    assert.equal(js.status, 200);
+    assert.match(js.headers.get('content-type') ?? '', /javascript/);
+    assert.ok((await js.arrayBuffer()).byteLength > 1000, 'the bundle is built');
+    const other = await fetch(`${gw.baseUrl}/console/package.json`);
+    assert.equal(other.status, 404);
+  });
+
+  test('sign in with the demo key: the key is in no storage and no readable cookie; the session cookie is httpOnly and SameSite=Strict', async () => {
+    const { context, page } = await freshPage();
+    try {
+      await signIn(page, demo.apiKey);
+      const stored = await inPage<Record<string, string>>(
+        page,
+        `({ local: JSON.stringify({ ...localStorage }), session: JSON.stringify({ ...sessionStorage }), cookie: document.cookie, html: document.documentElement.outerHTML })`,
+      );
+      const secret = demo.apiKey.split('_').pop()!;
+      for (const [where, value] of Object.entries(stored)) {
+        assert.ok(!value.includes(secret), `the key's secret is not in ${where}`);
+        assert.ok(!value.includes('mg_live_'), `no key in ${where}`);
+      }
+      assert.equal(stored.cookie, '', 'no cookie is readable by the page');
+      const cookies = await context.cookies();
+      const session = cookies.find((c) => c.name === 'mg_console');
+      assert.ok(session, `the session cookie is set: ${cookies.map((c) => c.name).join(', ')}`);
+      assert.equal(session.httpOnly, true);
+      assert.equal(session.sameSite, 'Strict');
+      assert.ok(!session.value.includes(secret), 'the cookie holds a session id, not the key');
+      // The page signed in reads the API as the key: the balance the key itself reads.
+      const balance = await new MediaGenClient({ apiKey: demo.apiKey, baseUrl: gw.baseUrl }).balance.get();
+      await page.goto(`${gw.baseUrl}/console#/usage`);
+      await page.waitForSelector('[data-available]');
+      assert.equal(await page.$eval('[data-available]', (e) => e.getAttribute('data-available')), String(balance.data.available));
+    } finally {
+      await context.close();
+    }
+  });
+
+  test(
+    'the playground generates an image and shows it: the screenshot has the output’s pixels; the job’s record shows its receipt',
+    { timeout: 180_000 },
+    async () => {
+      const { context, page } = await freshPage();
+      try {
+        await signIn(page, demo.apiKey);
+        await page.waitForSelector('#model');
+        await page.select('#model', IMAGE_MODEL);
+        await page.waitForSelector('textarea[name=prompt]');
+        await page.type('textarea[name=prompt]', 'a red fox in snow at dusk');
+        // Leaving the field prices the request (the dry run).
+        await page.keyboard.press('Tab');
+        const model = (await new MediaGenClient({ apiKey: demo.apiKey, baseUrl: gw.baseUrl }).models.list()).data.find((m) => m.name === IMAGE_MODEL)!;
+        await waitForText(page, 'the dry run’s price', (t) => /Price: \d+ credits · available: \d+ credits/.test(t));
+        assert.match(await text(page), new RegExp(`Price: ${model.price.credits} credits`));
+        await page.click('form.playground button[type=submit]');
+        const img = await page.waitForSelector('img.output', { timeout: 120_000 });
+        await page.waitForFunction(`(() => { const i = document.querySelector('img.output'); return !!i && i.complete && i.naturalWidth > 0 })()`);
+        // CONSOLE_SCREENSHOT=path.png saves the page as it is now (the README's picture).
+        if (process.env.CONSOLE_SCREENSHOT) await page.screenshot({ path: process.env.CONSOLE_SCREENSHOT as `${string}.png`, fullPage: true });
+        const src = await inPage<string>(page, `document.querySelector('img.output').src`);
+        const original = colourSummary(decodePng(Buffer.from(await (await fetch(src)).arrayBuffer())));
+        const shot = colourSummary(decodePng(Buffer.from(await img!.screenshot({ type: 'png' }))));
+        assert.ok(shot.spread > 5, `the picture is not one flat colour (spread ${shot.spread.toFixed(1)})`);
+        for (let c = 0; c < 3; c++) {
+          assert.ok(
+            Math.abs(shot.mean[c]! - original.mean[c]!) < 12,
+            `channel ${c}: the screen shows ${shot.mean[c]!.toFixed(0)}, the output has ${original.mean[c]!.toFixed(0)}`,
+          );
+        }
+        // Its record: completed, charged the price, nothing refunded.
+        const jobId = await page.$eval('h2 a[href^="#/jobs/"]', (a) => a.textContent!);
+        await page.goto(`${gw.baseUrl}/console#/jobs`);
+        await waitForText(page, 'the job in the list', (t) => t.includes(jobId));
+        await page.click(`a[href="#/jobs/${jobId}"]`);
+        await page.waitForSelector('[data-charged]');
+        assert.equal(await page.$eval('[data-charged]', (e) => e.getAttribute('data-charged')), String(model.price.credits));
+        assert.equal(await page.$eval('[data-refunded]', (e) => e.getAttribute('data-refunded')), '0');
+        assert.equal(await page.$eval('[role=status]', (e) => e.getAttribute('data-status')), 'completed');
+      } finally {
+        await context.close();
+      }
+    },
+  );
+
+  test('a prompt longer than the model allows shows the API’s message from the dry run, and nothing is charged', async () => {
+    const tenant = await createTenant(tdb.db, 1000);
+    const client = new MediaGenClient({ apiKey: tenant.apiKey, baseUrl: gw.baseUrl });
+    const model = (await client.models.list()).data.find((m) => m.name === IMAGE_MODEL)!;
+    const { context, page } = await freshPage();
+    try {
+      await signIn(page, tenant.apiKey);
+      await page.waitForSelector('#model');
+      await page.select('#model', IMAGE_MODEL);
+      await page.waitForSelector('textarea[name=prompt]');
+      const long = 'a fox '.repeat(Math.ceil((model.prompt_length!.max + 10) / 6));
+      await inPage(
+        page,
+        `(() => { const e = document.querySelector('textarea[name=prompt]'); e.value = ${JSON.stringify(long)}; e.dispatchEvent(new Event('input', { bubbles: true })); e.dispatchEvent(new Event('change', { bubbles: true })) })()`,
+      );
+      const alert = await page.waitForSelector('form.playground [role=alert]');
+      const shown = await alert!.evaluate((e) => e.textContent ?? '');
+      // The message the API gives for the same body.
+      const refused = await client.images
+        .quote({ project_id: tenant.projectId, model: IMAGE_MODEL, prompt: long.trim(), aspect_ratio: model.default_aspect_ratio as '1:1', count: 1 })
+        .then(
+          () => assert.fail('the API refuses the prompt'),
+          (err: { message: string; code: string }) => err,
+        );
+      assert.ok(shown.includes(refused.message) && shown.includes(refused.code), `the page shows the API's message: ${shown} (API: ${refused.message})`);
+      await page.click('form.playground button[type=submit]');
+      await page.waitForFunction(`!document.querySelector('form.playground button[type=submit]').disabled`);
+      assert.equal((await client.balance.get()).data.available, 1000, 'nothing charged');
+      assert.equal((await client.jobs.list()).data.length, 0, 'no job created');
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('a revoked key ends its session on the next request', async () => {
+    const tenant: Tenant = await createTenant(tdb.db, 100);
+    const { context, page } = await freshPage();
+    try {
+      await signIn(page, tenant.apiKey);
+      assert.equal(await page.evaluate(async () => (await fetch('/v1/balance')).status), 200, 'the session reads the API');
+      await revokeApiKey(tdb.db, { workspaceId: tenant.workspaceId, keyId: tenant.apiKeyId, actorEmail: tenant.ownerEmail });
+      const after = await page.evaluate(async () => {
+        const r = await fetch('/v1/balance');
+        return { status: r.status, body: (await r.json()) as { error: { code: string } } };
+      });
+      assert.equal(after.status, 401);
+      assert.equal(after.body.error.code, 'unauthorized');
+      // The console, reloaded, asks to sign in again.
+      await page.reload();
+      await page.waitForSelector('#api_key');
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('a cross-site POST carrying the session is refused (403), and a same-origin one is served', async () => {
+    const tenant = await createTenant(tdb.db, 1000);
+    // Another origin on loopback: the same site for cookies (ports do not make sites), so only the Origin check stands between it and the session.
+    const evil: Server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>elsewhere</title>'));
+    await new Promise<void>((r) => evil.listen(0, '127.0.0.1', r));
+    const evilBase = `http://127.0.0.1:${(evil.address() as AddressInfo).port}`;
+    const { context, page } = await freshPage();
+    try {
+      await signIn(page, tenant.apiKey);
+      const body = JSON.stringify({ project_id: tenant.projectId, model: IMAGE_MODEL, prompt: 'a fox', aspect_ratio: '1:1', count: 1 });
+      await page.goto(evilBase);
+      const statuses: number[] = [];
+      page.on('response', (r) => {
+        if (r.url().startsWith(`${gw.baseUrl}/v1/images/generate`)) statuses.push(r.status());
+      });
+      // A simple request (no preflight): text/plain, the cookie sent along.
+      await page.evaluate(
+        async (url, b) => {
+          await fetch(url, { method: 'POST', mode: 'no-cors', credentials: 'include', headers: { 'content-type': 'text/plain' }, body: b });
+        },
+        `${gw.baseUrl}/v1/images/generate`,
+        body,
+      );
+      await waitFor('the cross-site answer', async () => statuses.length > 0, 10_000, 50);
+      assert.deepEqual(statuses, [403]);
+      // A form post from elsewhere, the oldest cross-site request there is.
+      await inPage(
+        page,
+        `(() => { const f = document.createElement('form'); f.method = 'POST'; f.action = ${JSON.stringify(`${gw.baseUrl}/v1/images/generate`)}; document.body.append(f); f.submit() })()`,
+      );
+      await waitFor('the form post’s answer', async () => statuses.length > 1, 10_000, 50);
+      assert.equal(statuses[1], 403);
+      const client = new MediaGenClient({ apiKey: tenant.apiKey, baseUrl: gw.baseUrl });
+      assert.equal((await client.jobs.list()).data.length, 0, 'no job was created');
+      assert.equal((await client.balance.get()).data.available, 1000);
+      // The same request from the console's own origin is served.
+      await page.goto(`${gw.baseUrl}/console#/jobs`);
+      await page.waitForSelector('nav[aria-label=Console]');
+      const own = await page.evaluate(
+        async (b) => (await fetch('/v1/images/generate?dry_run=true', { method: 'POST', headers: { 'content-type': 'application/json' }, body: b })).status,
+        body,
+      );
+      assert.equal(own, 200);
+    } finally {
+      await context.close();
+      await new Promise((r) => evil.close(r));
+    }
+  });
+
+  test('a session cookie sent without the gateway’s own Origin is refused on a state-changing request', async () => {
+    const tenant = await createTenant(tdb.db, 100);
+    const signIn = await fetch(`${gw.baseUrl}/console/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: gw.baseUrl },
+      body: JSON.stringify({ api_key: tenant.apiKey }),
+    });
+    assert.equal(signIn.status, 201);
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const post = (headers: Record<string, string>) =>
+      fetch(`${gw.baseUrl}/v1/images/generate?dry_run=true`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ project_id: tenant.projectId, model: IMAGE_MODEL, prompt: 'a fox', aspect_ratio: '1:1', count: 1 }),
+      });
+    for (const [what, headers] of [
+      ['no Origin', {}],
+      ['another Origin', { origin: 'http://127.0.0.1:1' }],
+      ['a cross-site fetch', { origin: gw.baseUrl, 'sec-fetch-site': 'cross-site' }],
+    ] as const) {
+      const r = await post(headers);
+      assert.equal(r.status, 403, what);
+      assert.equal(((await r.json()) as { error: { code: string } }).error.code, 'forbidden', what);
+    }
+    assert.equal((await post({ origin: gw.baseUrl })).status, 200, 'the gateway’s own origin is served');
+    // A sign-in from elsewhere is refused too (no login CSRF).
+    const foreign = await fetch(`${gw.baseUrl}/console/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' },
+      body: JSON.stringify({ api_key: tenant.apiKey }),
+    });
+    assert.equal(foreign.status, 403);
+    // Signing out ends the session: the cookie reads nothing afterwards.
+    const out = await fetch(`${gw.baseUrl}/console/session`, { method: 'DELETE', headers: { cookie, origin: gw.baseUrl } });
+    assert.equal(out.status, 204);
+    assert.equal((await fetch(`${gw.baseUrl}/v1/balance`, { headers: { cookie } })).status, 401);
+  });
+
+  test('bad sign-ins answer 4xx with the error body', async () => {
+    for (const [body, status] of [
+      ['{}', 400],
+      ['{"api_key":42}', 400],
+      ['{"api_key":"nope"}', 401],
+      [JSON.stringify({ api_key: `mg_live_${'a'.repeat(16)}_${'b'.repeat(32)}` }), 401],
+      ['not json', 400],
+    ] as const) {
+      const r = await fetch(`${gw.baseUrl}/console/session`, { method: 'POST', headers: { 'content-type': 'application/json', origin: gw.baseUrl }, body });
+      assert.equal(r.status, status, body);
+      const parsed = (await r.json()) as { error: { code: string; message: string } };
+      assert.ok(parsed.error.code && parsed.error.message, body);
+    }
+  });
+
+  test(
+    'every page passes axe (no serious or critical violation) at desktop and phone width, and nothing scrolls sideways on a phone',
+    { timeout: 180_000 },
+    async () => {
+      for (const width of [1280, 390]) {
+        const { context, page } = await freshPage(width);
+        try {
+          await page.goto(`${gw.baseUrl}/console`);
+          await page.waitForSelector('#api_key');
+          assert.deepEqual(await axeViolations(page), [], `sign-in at ${width}px`);
+          await signIn(page, demo.apiKey);
+          const jobId = (await new MediaGenClient({ apiKey: demo.apiKey, baseUrl: gw.baseUrl }).jobs.list({ limit: 1 })).data[0]?.id;
+          const pages: [string, string][] = [
+            ['#/playground', 'textarea[name=prompt]'],
+            ['#/jobs', 'table tbody tr'],
+            ['#/usage', '[data-available]'],
+            ['#/webhooks', 'h1'],
+          ];
+          if (jobId) pages.push([`#/jobs/${jobId}`, '[data-charged]']);
+          for (const [hash, ready] of pages) {
+            await page.goto(`${gw.baseUrl}/console${hash}`);
+            await page.waitForSelector(ready);
+            assert.deepEqual(await axeViolations(page), [], `${hash} at ${width}px`);
+            if (width < 600) {
+              const overflow = await inPage<number>(page, 'document.documentElement.scrollWidth - window.innerWidth');
+              assert.ok(overflow <= 0, `${hash} fits a ${width}px screen (${overflow}px too wide)`);
+            }
+          }
+        } finally {
+          await context.close();
+        }
+      }
+    },
+  );
+});
