@@ -249,10 +249,12 @@ export function createAuth(deps: AuthDeps): Auth {
   };
 
   /** A console session's key, confirmed now through the listener's sync or Postgres (a revoked key ends the session). */
-  const sessionAuth = async (keyId: string, res: Response): Promise<void> => {
+  const sessionAuth = async (keyId: string, req: Request, res: Response): Promise<void> => {
     const key = await lookup(keyId);
     if (!key) throw new ApiError(401, 'unauthorized', 'the session ended: its API key was revoked');
-    res.locals.auth = { workspaceId: key.workspaceId, apiKeyId: keyId, owner: key.owner } satisfies AuthContext;
+    // A session is its key: the key's scopes, models, networks and expiry bind it too.
+    refuseByRules(key.rules, req.ip, Date.now());
+    res.locals.auth = { workspaceId: key.workspaceId, apiKeyId: keyId, owner: key.owner, rules: key.rules } satisfies AuthContext;
     lastUsed.touch(keyId);
   };
 
@@ -262,7 +264,7 @@ export function createAuth(deps: AuthDeps): Auth {
       if (!header) {
         const sessionKey = await deps.sessionKeyOf?.(req);
         if (sessionKey) {
-          await sessionAuth(sessionKey, res);
+          await sessionAuth(sessionKey, req, res);
           return next();
         }
       }
