@@ -1329,6 +1329,7 @@ export type webhooks = {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -1649,6 +1650,7 @@ export type webhooks = {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -1972,6 +1974,7 @@ export type webhooks = {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -6884,8 +6887,11 @@ export interface operations {
                     actor_id: string;
                     script: string;
                     voice_id?: string;
-                    /** @constant */
-                    model?: "talking-actor";
+                    /**
+                     * @description the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
+                     * @enum {string}
+                     */
+                    model?: "talking-actor" | "talking-actor-v3";
                     voice_options?: {
                         speed?: number;
                         stability?: number;
@@ -7105,6 +7111,7 @@ export interface operations {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -7281,6 +7288,7 @@ export interface operations {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -7560,6 +7568,7 @@ export interface operations {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -8037,6 +8046,7 @@ export interface operations {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -8585,6 +8595,7 @@ export interface operations {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -9128,8 +9139,11 @@ export interface operations {
                             actor_id: string;
                             script: string;
                             voice_id?: string;
-                            /** @constant */
-                            model?: "talking-actor";
+                            /**
+                             * @description the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
+                             * @enum {string}
+                             */
+                            model?: "talking-actor" | "talking-actor-v3";
                             voice_options?: {
                                 speed?: number;
                                 stability?: number;
@@ -9844,8 +9858,11 @@ export interface operations {
                         actor_id: string;
                         script: string;
                         voice_id?: string;
-                        /** @constant */
-                        model?: "talking-actor";
+                        /**
+                         * @description the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
+                         * @enum {string}
+                         */
+                        model?: "talking-actor" | "talking-actor-v3";
                         voice_options?: {
                             speed?: number;
                             stability?: number;
@@ -10315,7 +10332,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description only this model (a public model: GET /v1/models lists them) */
-                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "grok-video-1.5" | "replace-actor" | "talking-actor";
+                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "grok-video-1.5" | "replace-actor" | "talking-actor" | "talking-actor-v3";
             };
             header?: never;
             path?: never;

@@ -1094,6 +1094,7 @@ class QueueQuery(TypedDict, closed=True):
             "grok-video-1.5",
             "replace-actor",
             "talking-actor",
+            "talking-actor-v3",
         ]
     ]
     """
@@ -1385,7 +1386,10 @@ class TalkingActorCreate(TypedDict, closed=True):
     actor_id: str
     script: str
     voice_id: NotRequired[str]
-    model: NotRequired[Literal["talking-actor"]]
+    model: NotRequired[Literal["talking-actor", "talking-actor-v3"]]
+    """
+    the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
+    """
     voice_options: NotRequired[VoiceOptions]
     aspect_ratio: NotRequired[Literal["1:1", "9:16", "16:9"]]
     background_video_file_id: NotRequired[str]
@@ -1469,6 +1473,7 @@ class TalkingActorJob(TypedDict, closed=True):
     actor_id: str
     voice_id: str
     script: str
+    model: str
     status: Literal["pending", "generating", "completed", "failed"]
     error: JobError | None
     created_at: int
@@ -1577,6 +1582,7 @@ class TalkingActorListItem(TypedDict, closed=True):
     actor_id: str
     voice_id: str
     script: str
+    model: str
     status: Literal["pending", "generating", "completed", "failed"]
     error: JobError | None
     created_at: int
@@ -1644,7 +1650,10 @@ class TalkingActorStepBody(TypedDict, closed=True):
     actor_id: str
     script: str
     voice_id: NotRequired[str]
-    model: NotRequired[Literal["talking-actor"]]
+    model: NotRequired[Literal["talking-actor", "talking-actor-v3"]]
+    """
+    the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
+    """
     voice_options: NotRequired[VoiceOptions]
     aspect_ratio: NotRequired[Literal["1:1", "9:16", "16:9"]]
     background_video_file_id: NotRequired[str | StepReference]
