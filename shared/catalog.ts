@@ -70,6 +70,8 @@ export const videoModels = [
 ] as const;
 export const replaceActorModel = 'replace-actor';
 export const talkingActorModel = 'talking-actor';
+/** The talking-actor pipelines: the default first (ElevenLabs Multilingual v2), then Eleven v3's. */
+export const talkingActorModels = [talkingActorModel, 'talking-actor-v3'] as const;
 
 export function routeFor(model: string): ModelRoute | undefined {
   return Object.hasOwn(catalog, model) ? (catalog as Record<string, ModelRoute>)[model] : undefined;

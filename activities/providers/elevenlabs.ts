@@ -38,6 +38,21 @@ export interface TalkingActorRef {
 
 const sampleRate = 24_000;
 
+// pcm_24000 is in the one output_format list ElevenLabs' API definition gives every model (eleven_v3 too), but
+// an answer in another encoding (an MP3, a WAV, an Ogg/Opus stream: the formats that list also offers) must not
+// be wrapped as PCM and lipsynced as noise: it is refused by its content type or its first bytes.
+const encodedAudioType = /mpeg|mp3|ogg|opus|wav|wave|flac|basic|alaw|ulaw|mulaw/i;
+
+/** The container or codec an audio answer starts with (ID3/MPEG frame, RIFF, Ogg, fLaC), or undefined for raw PCM. */
+export function encodedAudioMagic(b: Buffer): string | undefined {
+  const head = b.subarray(0, 4).toString('latin1');
+  if (head.startsWith('ID3')) return 'MP3 (ID3)';
+  if (head === 'RIFF') return 'WAV (RIFF)';
+  if (head === 'OggS') return 'Ogg';
+  if (head === 'fLaC') return 'FLAC';
+  return undefined;
+}
+
 const infinitalkResolutions = allOf<NonNullable<FalInput<'fal-ai/infinitalk'>['resolution']>>()(['480p', '720p']);
 
 /**
@@ -108,13 +123,15 @@ export function createElevenLabsAdapter(
       throw errorOfRow(classify(elevenlabsErrors, facts), facts, o);
     }
     const type = res.headers.get('content-type') ?? '';
-    if (/json|text|html/i.test(type)) throw malformed(o, `expected PCM audio, got ${type.split(';')[0]}`);
+    if (/json|text|html/i.test(type) || encodedAudioType.test(type)) throw malformed(o, `expected PCM audio, got ${type.split(';')[0]}`);
     let pcm: Buffer;
     try {
       pcm = Buffer.from(await res.arrayBuffer());
     } catch {
       throw new ProviderError('ElevenLabs text-to-speech: the audio was cut off', { retryable: true });
     }
+    const container = encodedAudioMagic(pcm);
+    if (container) throw malformed(o, `expected raw PCM audio, got ${container} data`);
     if (pcm.length < sampleRate / 10 || pcm.length % 2 !== 0) throw malformed(o, `the audio has ${pcm.length} bytes, not 16-bit PCM speech`);
     const wav = Buffer.concat([wavHeader(pcm.length, sampleRate), pcm]);
     await ctx.storage.putStream(key, wav, 'audio/wav', wav.length);

@@ -148,6 +148,7 @@ export function buildProgram(): Command {
       .requiredOption('--actor <id>', 'actor id (mediagen actors)')
       .requiredOption('--script <text>', 'what the actor says')
       .option('--voice <id>', "voice id (default: the actor's voice)")
+      .option('--model <name>', 'talking-actor (ElevenLabs Multilingual v2, default) or talking-actor-v3 (Eleven v3: takes audio tags such as [whispers])')
       .option('--speed <n>', 'voice speed 0.7-1.2', num('--speed'))
       .option('--stability <n>', '0-1', num('--stability'))
       .option('--similarity <n>', '0-1', num('--similarity'))
@@ -164,6 +165,7 @@ export function buildProgram(): Command {
       actor_id: o.actor,
       script: o.script,
       voice_id: o.voice,
+      model: o.model,
       aspect_ratio: o.aspectRatio,
       background_video_file_id: o.backgroundFileId,
       background_video_url: o.backgroundUrl,

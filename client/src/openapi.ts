@@ -1373,6 +1373,7 @@ export type webhooks = {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -1693,6 +1694,7 @@ export type webhooks = {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -2016,6 +2018,7 @@ export type webhooks = {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -7156,8 +7159,11 @@ export interface operations {
                     actor_id: string;
                     script: string;
                     voice_id?: string;
-                    /** @constant */
-                    model?: "talking-actor";
+                    /**
+                     * @description the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
+                     * @enum {string}
+                     */
+                    model?: "talking-actor" | "talking-actor-v3";
                     voice_options?: {
                         speed?: number;
                         stability?: number;
@@ -7377,6 +7383,7 @@ export interface operations {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -7565,6 +7572,7 @@ export interface operations {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -7868,6 +7876,7 @@ export interface operations {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -8357,6 +8366,7 @@ export interface operations {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -8941,6 +8951,7 @@ export interface operations {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -9508,8 +9519,11 @@ export interface operations {
                             actor_id: string;
                             script: string;
                             voice_id?: string;
-                            /** @constant */
-                            model?: "talking-actor";
+                            /**
+                             * @description the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
+                             * @enum {string}
+                             */
+                            model?: "talking-actor" | "talking-actor-v3";
                             voice_options?: {
                                 speed?: number;
                                 stability?: number;
@@ -10248,8 +10262,11 @@ export interface operations {
                         actor_id: string;
                         script: string;
                         voice_id?: string;
-                        /** @constant */
-                        model?: "talking-actor";
+                        /**
+                         * @description the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
+                         * @enum {string}
+                         */
+                        model?: "talking-actor" | "talking-actor-v3";
                         voice_options?: {
                             speed?: number;
                             stability?: number;
@@ -10743,7 +10760,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description only this model (a public model: GET /v1/models lists them) */
-                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "grok-video-1.5" | "replace-actor" | "talking-actor";
+                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "grok-video-1.5" | "replace-actor" | "talking-actor" | "talking-actor-v3";
             };
             header?: never;
             path?: never;

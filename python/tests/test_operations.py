@@ -66,7 +66,7 @@ def test_models_job_lists_and_dry_run_quotes(client: MediaGenClient, main: Tenan
     models = client.models.list()["data"]
     names = {kind: [m["name"] for m in models if m["kind"] == kind] for kind in ("image", "video", "replace_actor", "talking_actor")}
     assert "nano-banana-2" in names["image"] and "kling-2.6" in names["video"]
-    assert len(names["replace_actor"]) == 1 and len(names["talking_actor"]) == 1
+    assert len(names["replace_actor"]) == 1 and names["talking_actor"] == ["talking-actor", "talking-actor-v3"]
     queue = client.queue.get(model="nano-banana-2")["data"]
     assert [(e["model"], e["priority"]) for e in queue] == [("nano-banana-2", p) for p in ("high", "normal", "low")]
     assert all(e["waiting"]["workspace"] <= e["waiting"]["total"] for e in queue)

@@ -71,4 +71,38 @@ export const actorEntries = {
     // is what is delivered; the local renderer has no such cap.
     maxSpeechSeconds: 28.8,
   },
+  // ---- talking actor with ElevenLabs' flagship speech model, Eleven v3, then the same lipsync on fal
+  'talking-actor-v3': {
+    model: 'talking-actor-v3',
+    kind: 'talking_actor',
+    provider: 'elevenlabs',
+    providerModelId: 'eleven_v3',
+    secondaryModelIds: { lipsync: 'fal-ai/infinitalk' },
+    alsoNeeds: ['fal'],
+    // The same call as talking-actor's with model_id eleven_v3: elevenlabs.io/docs/models lists eleven_v3 for the
+    // Text to Speech API (70+ languages, audio tags such as [whispers] in the text, 5,000 characters a request). The
+    // output_format of POST /v1/text-to-speech/{voice_id} is one list for every model (the API definition's
+    // TextToSpeechConvertRequestOutputFormat, elevenlabs-python src/elevenlabs/text_to_speech/types/, read
+    // 2026-12-02): pcm_24000 is in it, and only the plan gates a format (44.1 kHz PCM needs Pro), never the model;
+    // the v3-only Text to Dialogue API lists pcm_24000 too. So v3 is asked for pcm_24000 like v2, and an answer that
+    // is not raw PCM is refused as malformed (elevenlabs.ts). Its 5,000-character limit is above the lipsync cap
+    // (maxSpeechSeconds), which is the limit refused at create, as for talking-actor.
+    otherRoutes: 'A two-provider pipeline (ElevenLabs speech with eleven_v3, then fal-ai/infinitalk); no second route for either step here. No alternate.',
+    source:
+      "ElevenLabs POST /v1/text-to-speech/{voice_id} with model_id eleven_v3 (elevenlabs.io/docs/models: Eleven v3, 70+ languages, 5,000 characters a request; output_format pcm_24000 from the API definition's one format list, elevenlabs-python, read 2026-12-02); price: Eleven v3 is billed at Multilingual v2's per-character rate (one 'Multilingual v2/v3' row on elevenlabs.io/pricing/api, $0.10 per 1,000 characters, as developer guides transcribe it: the page itself was not readable here), so the price is talking-actor's; fal.ai fal-ai/infinitalk (image_url, audio_url, prompt, resolution)",
+    aspectRatios: ['9:16', '16:9', '1:1'],
+    defaultAspectRatio: '9:16',
+    produces: {
+      formats: ['mp4'],
+      aspectRatios: ['9:16', '16:9', '1:1'],
+      resolutions: ['720p'],
+      source: 'fal.ai model page fal-ai/infinitalk (resolution 480p | 720p, the MP4 follows the image)',
+    },
+    resolutions: ['720p'],
+    defaultResolution: '720p',
+    deadlineSeconds: 1800,
+    price: { per: 'job', credits: 20, perHundredChars: 2, providerCost: 14 },
+    // The same lipsync cap as talking-actor: at most 28.8 s of speech per video.
+    maxSpeechSeconds: 28.8,
+  },
 } as const satisfies Record<string, ModelEntry>;

@@ -3,7 +3,7 @@
 // URL), which our side composites under the presenter once the provider's clip is stored
 // (activities/providers/background.ts), whatever route served it.
 import { z } from 'zod';
-import { talkingActorModel } from '../catalog.js';
+import { talkingActorModels } from '../catalog.js';
 import { MB } from '../media-type.js';
 import { uploadLimits } from '../uploads.js';
 import {
@@ -34,15 +34,19 @@ export const talkingActorKind = defineKind({
   idPrefix: 'tlk',
   workflowType: 'talkingActorGeneration',
   tag: 'Talking actors',
-  models: [talkingActorModel],
+  models: talkingActorModels,
   body: z
     .strictObject({
       project_id: idField,
       actor_id: idField,
       script: z.string().trim().min(1, 'must not be empty').max(5000, 'must be at most 5000 characters').meta({ pattern: NOT_BLANK_PATTERN }),
       voice_id: idField.optional(),
-      /** Optional: the kind has one fixed pipeline name. */
-      model: z.literal(talkingActorModel).optional(),
+      model: z
+        .enum(talkingActorModels)
+        .optional()
+        .describe(
+          'the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor',
+        ),
       voice_options: z
         .strictObject({ speed: z.number().min(0.7).max(1.2).optional(), stability: unit.optional(), similarity: unit.optional(), style: unit.optional() })
         .optional(),
@@ -92,10 +96,10 @@ export const talkingActorKind = defineKind({
     background_video_file_id: b.background_video_file_id,
     background_video_url: b.background_video_url,
   }),
-  record: jobRecordSchema({ actor_id: z.string(), voice_id: z.string(), script: z.string() }),
+  record: jobRecordSchema({ actor_id: z.string(), voice_id: z.string(), script: z.string(), model: z.string() }),
   createResult: creationResult.extend({ voice_id: z.string() }),
   createdFields: (p) => ({ voice_id: p.voice_id }),
-  present: (p) => ({ actor_id: p.actor_id, voice_id: p.voice_id, script: p.script }),
+  present: (p, job) => ({ actor_id: p.actor_id, voice_id: p.voice_id, script: p.script, model: job.model }),
   async request(p, ctx) {
     const actor = await ctx.actor(p.actor_id);
     const voice = await ctx.voice(p.voice_id);

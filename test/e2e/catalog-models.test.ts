@@ -11,36 +11,40 @@ import { createTenant, createTestDatabase, testConfig, type TestDatabase } from 
 import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/openai.js';
+import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-providers/elevenlabs.js';
 import { jobFinished, jobLedger } from '../support/job-helpers.js';
 import { catalog, priceFor } from '../../shared/catalog.js';
-import { insertUpload } from '../support/fixtures.js';
+import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
 import { createStorage } from '../../shared/storage.js';
 
 let tdb: TestDatabase;
 let live: LiveFal;
 let openai: FakeOpenAI;
+let el: FakeElevenLabs;
 let gw: Gateway;
 let workers: Workers;
 
 before(async () => {
   tdb = await createTestDatabase();
-  [live, openai] = await Promise.all([startLiveFal(), startFakeOpenAI()]);
+  [live, openai, el] = await Promise.all([startLiveFal(), startFakeOpenAI(), startFakeElevenLabs()]);
   const config = testConfig(tdb.url, {
     ...live.env,
     OPENAI_API_KEY: openai.key,
     OPENAI_BASE_URL: openai.url,
+    ELEVENLABS_API_KEY: el.key,
+    ELEVENLABS_BASE_URL: el.url,
     RATE_LIMIT_GENERATE_PER_MIN: '1000',
     RATE_LIMIT_POLL_PER_MIN: '100000',
     RECONCILE_INTERVAL_MS: '3600000',
   });
   gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:openai,provider:fal');
+  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:openai,provider:fal,provider:elevenlabs');
 });
 
 after(async () => {
   await workers?.stop();
   await gw?.close();
-  await Promise.all([live?.close(), openai?.close()]);
+  await Promise.all([live?.close(), openai?.close(), el?.close()]);
   await tdb?.drop();
 });
 
@@ -169,6 +173,42 @@ describe('newer catalog models, end to end against the fakes', () => {
       ],
     },
   ] as const;
+
+  test('talking-actor-v3: speaks with eleven_v3 (pcm_24000) on ElevenLabs, lipsyncs on fal, completes, and is charged its price once; a script past the lipsync cap is refused at create', async () => {
+    const t = await createTenant(tdb.db, 1000);
+    const c = api(gw.baseUrl, t.apiKey);
+    const voice = await insertVoice(tdb.db);
+    await tdb.db
+      .updateTable('voices')
+      .set({ provider_voice_id: [...el.voices][0]! })
+      .where('id', '=', voice)
+      .execute();
+    const actor = await insertActor(tdb.db, createStorage(testConfig(tdb.url)), { defaultVoiceId: voice });
+    const body = { project_id: t.projectId, actor_id: actor, model: 'talking-actor-v3', aspect_ratio: '9:16' };
+
+    const refused = await c.post('/v1/talking-actors/generate', { ...body, script: 'a'.repeat(404) });
+    assert.equal(refused.status, 400, refused.text);
+    assert.match(refused.body.error.message, /script: at most 403 characters at speed 1 here \(talking-actor-v3 lipsyncs at most 28\.8 seconds/);
+    assert.equal(await creditsOf(tdb.db, t), 1000);
+
+    const script = '[whispers] The lighthouse keeps its light on, even when nobody is at sea.';
+    const r = await c.post('/v1/talking-actors/generate', { ...body, script });
+    assert.equal(r.status, 200, r.text);
+    const row = await jobFinished(tdb.db, r.body.data.id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    assert.equal(row.model, 'talking-actor-v3');
+    const tts = el.requestsOf('tts').find((q) => (q.json as { text?: string }).text === script)!;
+    assert.equal(tts.query.get('output_format'), 'pcm_24000');
+    assert.equal((tts.json as { model_id: string }).model_id, 'eleven_v3');
+    assert.equal(live.fal.requestsOf('submit').at(-1)!.path, '/fal-ai/infinitalk');
+    const record = await c.get(`/v1/talking-actors/${row.id}`);
+    assert.equal(record.body.data.model, 'talking-actor-v3');
+    assert.equal(record.body.data.provider, 'elevenlabs');
+    const price = priceFor(catalog['talking-actor-v3'], { script });
+    assert.equal(price, 22);
+    assert.deepEqual(await jobLedger(tdb.db, row.id), [['charge', -price]]);
+    assert.equal(await creditsOf(tdb.db, t), 1000 - price);
+  });
 
   test('seedream-5.0-lite: two 16:9 images on fal at 2560x1440, charged its price once; an aspect ratio it lacks is refused at create', async () => {
     const t = await createTenant(tdb.db, 100);

@@ -119,7 +119,7 @@ describe('the whole document', () => {
     const byKind = (kind: string) => data.filter((m) => m.kind === kind).map((m) => m.name);
     assert.ok(byKind('image').includes('nano-banana-2'));
     assert.ok(byKind('video').includes('kling-2.6'));
-    assert.equal(byKind('talking_actor').length, 1);
+    assert.deepEqual(byKind('talking_actor'), ['talking-actor', 'talking-actor-v3']);
     assert.equal(byKind('replace_actor').length, 1);
     // GET /v1/queue: one entry per public model and priority.
     const queue = await c.queue.get({ model: 'nano-banana-2' });

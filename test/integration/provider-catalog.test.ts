@@ -3,7 +3,7 @@
 // the job then completes. Also the registry's modes (local / live / auto) and the start-log lines.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { catalog, durationAllowed, imageModels, replaceActorModel, routeFor, talkingActorModel, videoModels, type ModelRoute } from '../../shared/catalog.js';
+import { catalog, durationAllowed, imageModels, replaceActorModel, routeFor, talkingActorModels, videoModels, type ModelRoute } from '../../shared/catalog.js';
 import { createProviders, describeRoutes, type ProvidersConfig } from '../../activities/providers/index.js';
 import type { ProviderAdapter, ProviderRequest } from '../../activities/providers/types.js';
 import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
@@ -92,7 +92,7 @@ describe('routing catalog', () => {
   after(() => Promise.all([fal.close(), openai.close(), el.close(), xai.close(), google.close(), ark.close()]));
 
   test('the public model lists and the catalog agree, and every entry is well formed', () => {
-    assert.deepEqual(new Set(Object.keys(catalog)), new Set([...imageModels, ...videoModels, replaceActorModel, talkingActorModel]));
+    assert.deepEqual(new Set(Object.keys(catalog)), new Set([...imageModels, ...videoModels, replaceActorModel, ...talkingActorModels]));
     for (const route of Object.values(catalog) as ModelRoute[]) {
       assert.ok(route.source.length > 10, `${route.model} names its source`);
       assert.ok(route.aspectRatios.includes(route.defaultAspectRatio), `${route.model} default aspect ratio`);

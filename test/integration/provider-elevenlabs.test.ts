@@ -156,6 +156,44 @@ describe('talking-actor pipeline (ElevenLabs + fal lipsync)', () => {
     assert.equal(err.message, 'ElevenLabs text-to-speech: malformed answer: expected PCM audio, got application/json');
   });
 
+  test('talking-actor-v3 asks Eleven v3 for the same pcm_24000 speech (one format list for every model) and lipsyncs it', async () => {
+    const req = requestFor('talking-actor-v3', {
+      script,
+      voice: testVoice,
+      inputs: [await storeInput(storage, 'actor_image')],
+      voiceOptions: { stability: 0.5 },
+    });
+    const ref = await adapter.submit(req, ctx);
+    const tts = el.requestsOf('tts').at(-1)!;
+    assert.equal(tts.query.get('output_format'), 'pcm_24000');
+    assert.deepEqual(tts.json, { text: script, model_id: 'eleven_v3', voice_settings: { stability: 0.5 } });
+    assert.ok(el.models.has('eleven_v3'), "the fake lists eleven_v3 among the models it serves, as ElevenLabs' model list does");
+    const wav = await readAll(await storage.getStream(`${storage.jobMediaPrefix(req.jobId)}/speech.wav`));
+    assert.equal(wav.readUInt32LE(24), 24_000);
+    assert.equal(fal.requestsOf('submit').at(-1)!.path, '/fal-ai/infinitalk');
+    assert.equal((await pollToEnd(adapter, ref, ctx)).at(-1)!.state, 'succeeded');
+  });
+
+  test('speech answered in another encoding (an MP3 or a WAV, whatever its content type says) is refused, never stored or lipsynced as PCM', async () => {
+    const mp3 = Buffer.concat([Buffer.from('ID3\x04\x00\x00\x00\x00\x00\x00', 'latin1'), Buffer.alloc(9600, 0x55)]);
+    const wav = Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(9600, 0x11)]);
+    for (const [headers, body, said] of [
+      [{ 'content-type': 'audio/mpeg' }, mp3, 'expected PCM audio, got audio/mpeg'],
+      [{ 'content-type': 'application/octet-stream' }, mp3, 'expected raw PCM audio, got MP3 (ID3) data'],
+      [{ 'content-type': 'audio/pcm' }, wav, 'expected raw PCM audio, got WAV (RIFF) data'],
+    ] as const) {
+      const lipsyncs = fal.requestsOf('submit').length;
+      el.script('tts', { status: 200, headers, body });
+      const req = requestFor('talking-actor-v3', { script, voice: testVoice, inputs: [await storeInput(storage, 'actor_image')] });
+      const err = await errorOf(() => adapter.submit(req, ctx));
+      assert.ok(err instanceof ProviderError);
+      assert.equal(err.retryable, false);
+      assert.equal(err.message, `ElevenLabs text-to-speech: malformed answer: ${said}`);
+      assert.equal(await storage.stat(`${storage.jobMediaPrefix(req.jobId)}/speech.wav`), null, 'no speech stored');
+      assert.equal(fal.requestsOf('submit').length, lipsyncs, 'nothing sent to the lipsync model');
+    }
+  });
+
   test('cancel stops the lipsync request on fal', async () => {
     const ref = await adapter.submit(await talking(), ctx);
     await adapter.cancel(ref, ctx);

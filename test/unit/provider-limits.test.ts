@@ -14,6 +14,17 @@ test('talking actor: the script cap applies to the live pipeline, not to the loc
   assert.equal(requestRefusal(route, { script: 'a'.repeat(480), voice_options: { speed: 1.2 } }, 'elevenlabs'), undefined);
 });
 
+test('talking-actor-v3 (Eleven v3, 5,000 characters a request) is held to the same lipsync cap, the tighter of the two', () => {
+  const route = catalog['talking-actor-v3'];
+  assert.equal(route.providerModelId, 'eleven_v3');
+  assert.equal(talkingActorScriptLimit(route), 403);
+  assert.equal(requestRefusal(route, { script: 'a'.repeat(403) }, 'elevenlabs'), undefined);
+  assert.match(
+    requestRefusal(route, { script: 'a'.repeat(404) }, 'elevenlabs')!,
+    /^script: at most 403 characters at speed 1 here \(talking-actor-v3 lipsyncs at most 28\.8 seconds/,
+  );
+});
+
 test('sora-2 (Veo 3.1 Fast) refuses more reference images than it can use; sora-2-pro takes several', () => {
   assert.equal(requestRefusal(catalog['sora-2'], { reference_file_ids: ['a'] }, 'fal'), undefined);
   assert.equal(requestRefusal(catalog['sora-2'], { reference_file_ids: ['a', 'b'] }, 'fal'), 'reference_file_ids: sora-2 takes at most 1 reference image');

@@ -1197,6 +1197,7 @@ class QueueQuery(TypedDict, closed=True):
             "grok-video-1.5",
             "replace-actor",
             "talking-actor",
+            "talking-actor-v3",
         ]
     ]
     """
@@ -1488,7 +1489,10 @@ class TalkingActorCreate(TypedDict, closed=True):
     actor_id: str
     script: str
     voice_id: NotRequired[str]
-    model: NotRequired[Literal["talking-actor"]]
+    model: NotRequired[Literal["talking-actor", "talking-actor-v3"]]
+    """
+    the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
+    """
     voice_options: NotRequired[VoiceOptions]
     aspect_ratio: NotRequired[Literal["1:1", "9:16", "16:9"]]
     background_video_file_id: NotRequired[str]
@@ -1572,6 +1576,7 @@ class TalkingActorJob(TypedDict, closed=True):
     actor_id: str
     voice_id: str
     script: str
+    model: str
     status: Literal["pending", "generating", "completed", "failed"]
     error: JobError | None
     created_at: int
@@ -1680,6 +1685,7 @@ class TalkingActorListItem(TypedDict, closed=True):
     actor_id: str
     voice_id: str
     script: str
+    model: str
     status: Literal["pending", "generating", "completed", "failed"]
     error: JobError | None
     created_at: int
@@ -1747,7 +1753,10 @@ class TalkingActorStepBody(TypedDict, closed=True):
     actor_id: str
     script: str
     voice_id: NotRequired[str]
-    model: NotRequired[Literal["talking-actor"]]
+    model: NotRequired[Literal["talking-actor", "talking-actor-v3"]]
+    """
+    the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
+    """
     voice_options: NotRequired[VoiceOptions]
     aspect_ratio: NotRequired[Literal["1:1", "9:16", "16:9"]]
     background_video_file_id: NotRequired[str | StepReference]
