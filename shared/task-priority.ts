@@ -10,6 +10,19 @@ import type { JobPriority } from './job-model.js';
 
 export const priorityKeys: Record<JobPriority, number> = { high: 1, normal: 3, low: 5 };
 
+/**
+ * A workspace's burst: a job created while its workspace has fewer than this many jobs in flight
+ * waits with its workspace's weight times this many (db/repos/fair-share.ts newJobWeight). Temporal
+ * orders a key's tasks by a pass that grows by 1000 / weight a task, starting a key that has none
+ * waiting at the queue's front. At the workspace's weight, a small workspace's burst of jobs behind a
+ * saturating one alternates with its backlog (its 5th job goes about 9th); boosted, the burst
+ * together takes one job's room at its share and goes next. Bounded: at most this many of a
+ * workspace's jobs are boosted at once, so a workspace that keeps more in flight gets its share.
+ */
+export const BURST_JOBS = 8;
+/** The largest fairness weight Temporal accepts (and the workspace column's check). */
+export const MAX_FAIRNESS_WEIGHT = 1000;
+
 export interface FairShare {
   workspaceId: string;
   priority: JobPriority;

@@ -10,6 +10,7 @@ import type { Job, JobError, JobKind, JobOutput, JobPhase, JobStatus, WebhookEve
 import type { JobPriority } from '../../shared/job-model.js';
 import { InsufficientCreditsError } from './job-ledger.js';
 import { BudgetsApplyError } from './budgets.js';
+import { newJobWeight } from './fair-share.js';
 import { phaseColumns, progressColumns, type MoveProgress } from './job-progress.js';
 
 export { InsufficientCreditsError } from './job-ledger.js';
@@ -50,8 +51,8 @@ export class ProjectNotInWorkspaceError extends Error {
  * One round trip instead of six (begin, project, debit, job, ledger, commit): it is on the path
  * of every create. The job's timeline (0029_receipts) starts in it: created (quoted) and charged.
  * A price of 0 writes no debit, so it does not lock the workspace row.
- * The job keeps the workspace's fair-share weight as it is now (`fairness_weight`): its workflow
- * starts with it, however late, and a later change of the share applies to later jobs.
+ * The job keeps the workspace's fair-share weight as it is now, times the burst boost while the
+ * workspace has few jobs in flight (`fairness_weight`, newJobWeight): its workflow starts with it.
  * The same statement probes for a budget of the key or the project (budgets_scope_idx): when one
  * applies and the caller did not check it (`budgetsChecked`), it writes nothing and throws
  * BudgetsApplyError, so an unbudgeted create stays one round trip.
@@ -75,7 +76,7 @@ export async function insertJobWithCharge(db: Queryable, job: NewJobInput): Prom
       select ${job.id}::text, ${job.kind}::text, ${job.workspaceId}::text, ${job.projectId}::text, ${job.apiKeyId}::text, ${job.model}::text,
              'pending', ${JSON.stringify(job.params)}::jsonb, ${job.price}::int, ${job.webhook?.url ?? null}::text, ${job.webhook?.events ?? null}::text[],
              now() + make_interval(secs => ${job.deadlineSeconds ?? null}::int), ${job.priority ?? 'normal'}::text,
-             (select fair_share_weight from workspaces where id = ${job.workspaceId}), ${job.price}::int
+             ${newJobWeight(job.workspaceId)}, ${job.price}::int
       where exists (select 1 from project) and (${job.price}::int = 0 or exists (select 1 from debit))
       returning *
     ), charge as (

@@ -1,11 +1,14 @@
 // `workspace set-share` of the admin CLI, run as a process against a real database: a tier or a
 // weight becomes the workspace's fair-share weight, `workspace show` prints it, the jobs created
 // after it carry it, and a weight out of range or an unknown tier is refused with exit code 2.
+// A job created while its workspace has fewer than BURST_JOBS in flight carries the weight times
+// BURST_JOBS (its burst); from the BURST_JOBS-th job in flight on, the weight as set.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createTenant, createTestDatabase, insertImageJob, type Tenant, type TestDatabase } from '../support/stack.js';
+import { BURST_JOBS } from '../../shared/task-priority.js';
 
 const adminJs = fileURLToPath(new URL('../../admin/main.js', import.meta.url));
 let tdb: TestDatabase;
@@ -49,13 +52,38 @@ test('a tier sets its weight, and jobs created afterwards carry it while earlier
   assert.deepEqual(JSON.parse(r.stdout), { workspace_id: t.workspaceId, fair_share_weight: 3, tier: 'priority', previous_weight: 1 });
   assert.equal(await weightOf(), 3);
   const later = await insertImageJob(tdb.db, t);
-  assert.equal(before.fairness_weight, 1);
-  assert.equal(later.fairness_weight, 3);
+  // Both pending: the workspace's first two jobs in flight, its burst.
+  assert.equal(before.fairness_weight, 1 * BURST_JOBS);
+  assert.equal(later.fairness_weight, 3 * BURST_JOBS);
   assert.match((await admin('workspace', 'show', '--workspace', t.workspaceId)).stdout, /fair share 3 \(priority\)/);
 
   const bulk = await admin('workspace', 'set-share', '--workspace', t.workspaceId, '--tier', 'bulk');
   assert.equal(bulk.code, 0, bulk.stderr);
   assert.match(bulk.stdout, /fair share 0\.5 \(bulk\) \(was 3 \(priority\)\)/);
+});
+
+test("a workspace's burst: its jobs carry weight times BURST_JOBS until BURST_JOBS are in flight, the weight as set from then, and again once they finish", async () => {
+  const w = await createTenant(tdb.db);
+  assert.equal((await admin('workspace', 'set-share', '--workspace', w.workspaceId, '--weight', '2')).code, 0);
+  const burst = [];
+  for (let i = 0; i < BURST_JOBS; i++) burst.push(await insertImageJob(tdb.db, w));
+  assert.deepEqual(
+    burst.map((j) => j.fairness_weight),
+    burst.map(() => 2 * BURST_JOBS),
+    'the first BURST_JOBS jobs in flight',
+  );
+  const beyond = await insertImageJob(tdb.db, w);
+  assert.equal(beyond.fairness_weight, 2, 'with BURST_JOBS in flight, the weight as set');
+  // Generating counts as in flight; finished jobs do not.
+  await tdb.db.updateTable('jobs').set({ status: 'generating' }).where('id', '=', beyond.id).execute();
+  assert.equal((await insertImageJob(tdb.db, w)).fairness_weight, 2, 'pending and generating jobs are in flight');
+  await tdb.db.updateTable('jobs').set({ status: 'completed', finished_at: new Date() }).where('workspace_id', '=', w.workspaceId).execute();
+  assert.equal((await insertImageJob(tdb.db, w)).fairness_weight, 2 * BURST_JOBS, 'finished jobs are not in flight');
+  // Capped at the 1000 Temporal accepts.
+  assert.equal((await admin('workspace', 'set-share', '--workspace', w.workspaceId, '--weight', '1000')).code, 0);
+  assert.equal((await insertImageJob(tdb.db, w)).fairness_weight, 1000);
+  // Another workspace's jobs in flight do not count.
+  assert.equal((await insertImageJob(tdb.db, t)).fairness_weight, 0.5 * BURST_JOBS);
 });
 
 test('a weight from 0.001 to 1000 is set as given', async () => {
