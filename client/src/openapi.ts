@@ -1232,6 +1232,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             id: string;
                             project_id: string;
@@ -1323,6 +1329,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             id: string;
                             project_id: string;
@@ -1412,6 +1424,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -1552,6 +1570,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             id: string;
                             project_id: string;
@@ -1643,6 +1667,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             id: string;
                             project_id: string;
@@ -1732,6 +1762,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -1875,6 +1911,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             id: string;
                             project_id: string;
@@ -1966,6 +2008,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             id: string;
                             project_id: string;
@@ -2055,6 +2103,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -2284,6 +2338,12 @@ export type webhooks = {
                                     message: string;
                                 } | null;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -2362,6 +2422,12 @@ export type webhooks = {
                                     message: string;
                                 } | null;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -2440,6 +2506,12 @@ export type webhooks = {
                                     message: string;
                                 } | null;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -2518,6 +2590,12 @@ export type webhooks = {
                                     message: string;
                                 } | null;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -3904,6 +3982,12 @@ export interface operations {
                      * @enum {string}
                      */
                     priority?: "high" | "normal" | "low";
+                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                    tags?: string[];
                 };
             };
         };
@@ -4011,6 +4095,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             /** @description credits this request would be charged */
                             price: number;
@@ -4266,6 +4356,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -4443,6 +4539,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -4723,6 +4825,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -4823,6 +4931,12 @@ export interface operations {
                      * @enum {string}
                      */
                     priority?: "high" | "normal" | "low";
+                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                    tags?: string[];
                 } & ({
                     /** @constant */
                     model?: "sora-2-pro";
@@ -5057,6 +5171,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             /** @description credits this request would be charged */
                             price: number;
@@ -5313,6 +5433,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -5491,6 +5617,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -5772,6 +5904,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -5856,6 +5994,12 @@ export interface operations {
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
                 created_before?: number;
+                /** @description only those carrying this tag; repeat it (at most 20) for those carrying every one of them */
+                tag?: string | string[];
+                /** @description only those whose metadata has these values, as `metadata[key]=value` (several: all of them) */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -5964,6 +6108,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -6059,6 +6209,12 @@ export interface operations {
                      * @enum {string}
                      */
                     priority?: "high" | "normal" | "low";
+                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                    tags?: string[];
                 } & ({
                     image_url?: never;
                     video_url?: never;
@@ -6342,6 +6498,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -6520,6 +6682,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -6801,6 +6969,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -6912,6 +7086,12 @@ export interface operations {
                      * @enum {string}
                      */
                     priority?: "high" | "normal" | "low";
+                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                    tags?: string[];
                 };
             };
         };
@@ -7188,6 +7368,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -7364,6 +7550,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -7643,6 +7835,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -7727,6 +7925,12 @@ export interface operations {
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
                 created_before?: number;
+                /** @description only those carrying this tag; repeat it (at most 20) for those carrying every one of them */
+                tag?: string | string[];
+                /** @description only those whose metadata has these values, as `metadata[key]=value` (several: all of them) */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -7834,6 +8038,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                             /**
                              * @description the job kind (its status path: /v1/images/{id})
                              * @constant
@@ -7930,6 +8140,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                             /**
                              * @description the job kind (its status path: /v1/videos/{id})
                              * @constant
@@ -8026,6 +8242,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                             /**
                              * @description the job kind (its status path: /v1/replace-actors/generations/{id})
                              * @constant
@@ -8120,6 +8342,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                             /**
                              * @description the job kind (its status path: /v1/talking-actors/{id})
                              * @constant
@@ -8199,6 +8427,12 @@ export interface operations {
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
                 created_before?: number;
+                /** @description only those carrying this tag; repeat it (at most 20) for those carrying every one of them */
+                tag?: string | string[];
+                /** @description only those whose metadata has these values, as `metadata[key]=value` (several: all of them) */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -8306,6 +8540,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -8380,6 +8620,12 @@ export interface operations {
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
                 created_before?: number;
+                /** @description only those carrying this tag; repeat it (at most 20) for those carrying every one of them */
+                tag?: string | string[];
+                /** @description only those whose metadata has these values, as `metadata[key]=value` (several: all of them) */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -8488,6 +8734,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -8562,6 +8814,12 @@ export interface operations {
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
                 created_before?: number;
+                /** @description only those carrying this tag; repeat it (at most 20) for those carrying every one of them */
+                tag?: string | string[];
+                /** @description only those whose metadata has these values, as `metadata[key]=value` (several: all of them) */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -8668,6 +8926,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -8732,6 +8996,12 @@ export interface operations {
                 /** @description the next_cursor of the previous page */
                 cursor?: string;
                 status?: "pending" | "running" | "completed" | "failed";
+                /** @description only those carrying this tag; repeat it (at most 20) for those carrying every one of them */
+                tag?: string | string[];
+                /** @description only those whose metadata has these values, as `metadata[key]=value` (several: all of them) */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -8804,6 +9074,12 @@ export interface operations {
                                 /** @description credits refunded for the step's jobs */
                                 refunded: number;
                             }[];
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -8898,6 +9174,12 @@ export interface operations {
                              * @enum {string}
                              */
                             priority?: "high" | "normal" | "low";
+                            /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                            tags?: string[];
                         };
                     } | {
                         /** @description the step id, unique in the pipeline */
@@ -8940,6 +9222,12 @@ export interface operations {
                              * @enum {string}
                              */
                             priority?: "high" | "normal" | "low";
+                            /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                            tags?: string[];
                         } & ({
                             /** @constant */
                             model?: "sora-2-pro";
@@ -9108,6 +9396,12 @@ export interface operations {
                              * @enum {string}
                              */
                             priority?: "high" | "normal" | "low";
+                            /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                            tags?: string[];
                         } & ({
                             image_url?: never;
                             video_url?: never;
@@ -9157,12 +9451,24 @@ export interface operations {
                              * @enum {string}
                              */
                             priority?: "high" | "normal" | "low";
+                            /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                            tags?: string[];
                         };
                     })[];
                     /** @description https URL (default port, a public host, no credentials) that receives this pipeline's events, signed per Standard Webhooks with the workspace's secret */
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["pipeline.completed", "pipeline.failed"] */
                     webhook_events?: ("pipeline.completed" | "pipeline.failed" | "pipeline.step.completed" | "pipeline.step.failed")[];
+                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                    tags?: string[];
                 };
             };
         };
@@ -9232,6 +9538,12 @@ export interface operations {
                                 /** @description credits refunded for the step's jobs */
                                 refunded: number;
                             }[];
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             /** @description the sum of the steps' prices */
                             price: number;
@@ -9421,6 +9733,12 @@ export interface operations {
                                 /** @description credits refunded for the step's jobs */
                                 refunded: number;
                             }[];
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -9551,6 +9869,12 @@ export interface operations {
                                 /** @description credits refunded for the step's jobs */
                                 refunded: number;
                             }[];
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -9644,6 +9968,12 @@ export interface operations {
                          * @enum {string}
                          */
                         priority?: "high" | "normal" | "low";
+                        /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                        tags?: string[];
                     } | ({
                         prompt: string;
                         /** @enum {string} */
@@ -9676,6 +10006,12 @@ export interface operations {
                          * @enum {string}
                          */
                         priority?: "high" | "normal" | "low";
+                        /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                        tags?: string[];
                     } & ({
                         /** @constant */
                         model?: "sora-2-pro";
@@ -9834,6 +10170,12 @@ export interface operations {
                          * @enum {string}
                          */
                         priority?: "high" | "normal" | "low";
+                        /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                        tags?: string[];
                     } & ({
                         image_url?: never;
                         video_url?: never;
@@ -9873,6 +10215,12 @@ export interface operations {
                          * @enum {string}
                          */
                         priority?: "high" | "normal" | "low";
+                        /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                        tags?: string[];
                     };
                 };
             };
@@ -9943,6 +10291,12 @@ export interface operations {
                                 /** @description credits refunded for the step's jobs */
                                 refunded: number;
                             }[];
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -10915,7 +11269,7 @@ export interface operations {
                 to?: string;
                 /** @description bucket size, UTC (default day); a range spans at most 366 days by day, 31 by hour */
                 granularity?: "day" | "hour";
-                /** @description also group by these, comma-separated: key, project, model, kind (key: the API key that created the job) */
+                /** @description also group by these, comma-separated (at most 4): key, project, model, kind, tag, metadata.<key> (key: the API key that created the job). By tag a job counts once under each of its tags (its credits and its count in every one; a job without tags under tag null), so the rows may sum to more than `totals`, which count each job once; by metadata.<key> under its value of that key (null: none) */
                 group_by?: string;
                 /** @description rows per page, 1 to 100 (default 50) */
                 limit?: number;
@@ -10950,6 +11304,12 @@ export interface operations {
                             model?: string;
                             /** @description with group_by=kind: image, video, replace_actor or talking_actor */
                             kind?: string;
+                            /** @description with group_by=tag: one of the jobs' tags (null: jobs without tags) */
+                            tag?: string | null;
+                            /** @description with group_by=metadata.<key>: the jobs' value of each such key (null: jobs without it) */
+                            metadata?: {
+                                [key: string]: string | null;
+                            };
                             /** @description credits moved in the period by the workspace's jobs, by ledger time (grants and deducts by operators are not usage) */
                             credits: {
                                 /** @description credits charged for the workspace's jobs (charges and recharges) */
