@@ -18,6 +18,9 @@ import { openEventStream } from '../support/sse.js';
 import { imageStep, videoStep } from '../support/pipeline-steps.js';
 import { bulkInsertJobs, explainJobListPage } from '../support/job-rows.js';
 import { runAdmin } from '../../admin/main.js';
+import { MediaGenClient } from '@mediagen/client';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { jobStatuses } from '../../shared/job-model.js';
 
 let tdb: TestDatabase;
@@ -485,5 +488,56 @@ describe('usage grouped by label', () => {
     const bad = await c.get('/v1/usage?group_by=metadata.a%20b');
     assert.equal(bad.status, 400, bad.text);
     assert.equal(bad.body.error.code, 'invalid_request');
+  });
+});
+
+const cli = fileURLToPath(new URL('../../../client/bin/mediagen.js', import.meta.url));
+
+function mediagen(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('the TypeScript client and the CLI', () => {
+  test('create with labels and list by tag and metadata: the client sends tag=…&tag=… and metadata[k]=v; the CLI --tag / --metadata k=v', async () => {
+    const t = await createTenant(tdb.db, 10_000);
+    const mg = new MediaGenClient({ apiKey: t.apiKey, baseUrl: gw.baseUrl });
+    const base = { project_id: t.projectId, prompt: 'client labels', model: 'nano-banana-2' as const, aspect_ratio: '1:1' as const, count: 1 };
+    const both = await mg.images.generate({ ...base, tags: ['ts', 'both'], metadata: { customer: 'cus 9/ts' } });
+    await mg.images.generate({ ...base, tags: ['ts'] });
+    assert.deepEqual([both.metadata, both.tags], [{ customer: 'cus 9/ts' }, ['ts', 'both']]);
+    assert.deepEqual(
+      (await mg.jobs.list({ tag: ['ts', 'both'] })).data.map((j) => j.id),
+      [both.id],
+    );
+    assert.deepEqual(
+      (await mg.images.list({ metadata: { customer: 'cus 9/ts' } })).data.map((j) => j.id),
+      [both.id],
+    );
+    assert.equal((await mg.jobs.list({ tag: 'ts' })).data.length, 2);
+
+    const env = { MEDIAGEN_API_KEY: t.apiKey, MEDIAGEN_BASE_URL: gw.baseUrl };
+    const made = await mediagen(
+      ['images', 'generate', '--project', t.projectId, '--prompt', 'cli labels', '--tag', 'cli', '--tag', 'both', '--metadata', 'customer=cus=1', '--json'],
+      env,
+    );
+    assert.equal(made.code, 0, made.stderr);
+    const job = JSON.parse(made.stdout);
+    assert.deepEqual([job.tags, job.metadata], [['cli', 'both'], { customer: 'cus=1' }]);
+    const listed = await mediagen(['jobs', 'list', '--tag', 'both', '--metadata', 'customer=cus=1', '--json'], env);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.deepEqual(
+      JSON.parse(listed.stdout).data.map((j: any) => j.id),
+      [job.id],
+    );
+    const bad = await mediagen(['jobs', 'list', '--metadata', 'novalue'], env);
+    assert.equal(bad.code, 2, bad.stderr);
   });
 });
