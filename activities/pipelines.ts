@@ -7,6 +7,7 @@
 // transaction), so a step is charged when it starts and refunded by the job's own rules. The job id
 // is the step's attempt's (shared/pipelines.ts stepJobId): a retried activity, a replay or an
 // operator's reset of the parent finds the job it made and neither creates nor charges another.
+import { mergeLabels } from '../shared/labels.js';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable, Tx } from '../db/index.js';
 import type { Job } from '../db/schema.js';
@@ -117,6 +118,9 @@ export function createPipelineActivities(deps: PipelineActivityDeps): PipelineAc
     const params = resolved.params;
     const route = routeFor(step.model);
     if (!route) return { error: { code: 'invalid_model', message: `step "${step.step_id}": model ${step.model} is not supported` } };
+    // The step's job carries the pipeline's labels and the step's own (checked within bounds at create).
+    const labels = mergeLabels(p, step.body as { metadata?: Record<string, string>; tags?: string[] });
+    if ('error' in labels) return { error: { code: 'invalid_request', message: `step "${step.step_id}": ${labels.error}` } };
     try {
       const quote = await jobs.quote(tx, {
         workspaceId: p.workspace_id,
@@ -138,6 +142,8 @@ export function createPipelineActivities(deps: PipelineActivityDeps): PipelineAc
         webhook: null,
         deadlineSeconds: step.deadline_seconds,
         priority: step.priority,
+        metadata: labels.metadata,
+        tags: labels.tags,
       });
       return { job };
     } catch (err) {

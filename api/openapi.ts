@@ -199,7 +199,9 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
       const required = new Set((q.required as string[] | undefined) ?? []);
       for (const [name, schema] of Object.entries((q.properties ?? {}) as Record<string, JsonObject>)) {
         const { description, ...rest } = schema;
-        parameters.push({ name, in: 'query', required: required.has(name), ...(description ? { description } : {}), schema: rest });
+        // An object parameter (metadata) is sent as name[key]=value; an array one (tag) repeats its name.
+        const style = rest.type === 'object' ? { style: 'deepObject', explode: true } : {};
+        parameters.push({ name, in: 'query', required: required.has(name), ...(description ? { description } : {}), ...style, schema: rest });
       }
     }
     if (op.headers) {

@@ -47,6 +47,8 @@ const BALANCE = 'select, update(credits, updated_at)';
 const jobService: Record<string, TableGrant> = {
   jobs: 'select, insert, update',
   job_timeline: APPEND,
+  // A create's label index rows (0115_labels), written with the job.
+  job_labels: APPEND,
   // The status trigger records the webhook event of a move (0007_webhooks); its `on conflict (id)`
   // reads the id, and nothing else of a delivery.
   webhook_deliveries: 'select(id), insert',
@@ -91,6 +93,7 @@ export const fleetGrants: Readonly<Record<Fleet, Readonly<Record<string, TableGr
     upload_slots: ALL,
     pipelines: 'select, insert, update',
     pipeline_steps: 'select, insert, update',
+    pipeline_labels: APPEND,
     webhook_deliveries: 'select, insert, update',
     webhook_attempts: READ,
     webhook_circuits: READ,

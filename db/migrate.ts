@@ -42,6 +42,7 @@ import * as m0076 from './migrations/0076_usage_daily.js';
 import * as m0100 from './migrations/0100_balance_alerts.js';
 import * as m0105 from './migrations/0105_scoped_keys.js';
 import * as m0130 from './migrations/0130_console_sessions.js';
+import * as m0115 from './migrations/0115_labels.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -83,6 +84,7 @@ export const migrations: Record<string, Migration> = {
   '0100_balance_alerts': m0100,
   '0105_scoped_keys': m0105,
   '0130_console_sessions': m0130,
+  '0115_labels': m0115,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

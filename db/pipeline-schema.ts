@@ -41,6 +41,9 @@ export interface PipelineTable {
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
   completed_at: NullableTime;
+  /** The create's metadata and tags (0115_labels); their index rows are pipeline_labels'. */
+  metadata: ColumnType<Record<string, string>, string | undefined, string>;
+  tags: ColumnType<string[], string[] | undefined, string[]>;
 }
 
 export interface PipelineStepTable {

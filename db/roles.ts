@@ -33,7 +33,7 @@ export const appReadOnlyTables: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** Logs the app appends to but never rewrites: it may read and insert rows, not change or delete them. */
-export const appAppendOnlyTables: readonly string[] = ['audit_events', 'job_timeline', 'credit_ledger'];
+export const appAppendOnlyTables: readonly string[] = ['audit_events', 'job_timeline', 'credit_ledger', 'job_labels', 'pipeline_labels'];
 
 const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 

@@ -180,6 +180,9 @@ export interface JobTable {
   /** The sums of the job's ledger debits and credits (0029_receipts): its record's `charges`. */
   credits_charged: Generated<number>;
   credits_refunded: Generated<number>;
+  /** The create's metadata and tags (0115_labels; their index rows: job_labels). */
+  metadata: ColumnType<Record<string, string>, string | undefined, string>;
+  tags: ColumnType<string[], string[] | undefined, string[]>;
 }
 
 /** The circuit breaker of one provider route of a model, shared by the fleet (0012_provider_failover). */
@@ -376,6 +379,8 @@ export interface DB {
   deployment_builds: import('./deployment-schema.js').DeploymentBuildTable;
   balance_alerts: import('./budget-schema.js').BalanceAlertTable;
   console_sessions: import('./console-schema.js').ConsoleSessionTable;
+  job_labels: import('./label-schema.js').JobLabelTable;
+  pipeline_labels: import('./label-schema.js').PipelineLabelTable;
 }
 
 export type Workspace = Selectable<WorkspaceTable>;

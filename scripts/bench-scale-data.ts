@@ -91,6 +91,7 @@ export async function loadHistory(db: Database, w: { tenant: Tenant; project2: s
       from generate_series(1, ${total}::integer) g
     ) j`.execute(db);
   await sql`alter table jobs enable trigger jobs_event_on_insert`.execute(db);
+  await loadLabels(db);
   await sql`
     insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason, created_at)
     select workspace_id, id, 1, -price, 'charge', created_at from jobs where id like '%\\_bench%'`.execute(db);
@@ -111,6 +112,22 @@ export async function loadHistory(db: Database, w: { tenant: Tenant; project2: s
     for (const i of indexes) await sql.raw(i.def).execute(c);
   });
   await sql`analyze`.execute(db);
+}
+
+/**
+ * Every history job's labels (0115_labels), as a create writes them: tag `team-<n % 10>` (10% of the
+ * jobs each), tag `rare` on every 1000th, metadata customer `cus_<n % 100>` (1% each).
+ */
+async function loadLabels(db: Database): Promise<void> {
+  await sql`
+    update jobs set tags = array['team-' || (n % 10)] || case when n % 1000 = 0 then array['rare'] else array[]::text[] end,
+                    metadata = jsonb_build_object('customer', 'cus_' || (n % 100))
+    from (select id as jid, substring(id from 10)::int as n from jobs where id like '%\\_bench%') b where id = b.jid`.execute(db);
+  await sql`
+    insert into job_labels (workspace_id, label, created_at, job_id)
+    select workspace_id, l, created_at, id from jobs
+      cross join lateral (select unnest(tags.t) as l from (select array(select 't:' || x from unnest(jobs.tags) x) || array['m:customer=' || (metadata->>'customer')]) tags(t)) ls
+    where id like '%\\_bench%'`.execute(db);
 }
 
 /** In-flight rows without a workflow (a busy deployment's other running jobs), spread over the other workspaces. */

@@ -249,6 +249,10 @@ async function main() {
       ['/v1/talking-actors?model=talking-actor', { kind: 'talking_actor', model: 'talking-actor' }],
       ['model=veo-3.1 (nothing)', { model: 'veo-3.1' }],
       ['/v1/videos?status=pending (nothing)', { kind: 'video', status: 'pending' }],
+      ['tag=team-3 (10%)', { labels: ['t:team-3'] }],
+      ['tag=rare (0.1%)', { labels: ['t:rare'] }],
+      ['metadata[customer]=cus_13 (1%)', { labels: ['m:customer=cus_13'] }],
+      ['tag=team-3&metadata[customer]=cus_13 (1%)', { labels: ['t:team-3', 'm:customer=cus_13'] }],
     ];
     const filters: [string, (s: Side) => string][] = [
       ['GET /v1/jobs', () => '/v1/jobs'],
@@ -262,6 +266,12 @@ async function main() {
       ['GET /v1/talking-actors?model=talking-actor', () => '/v1/talking-actors?model=talking-actor'],
       ['GET /v1/jobs?model=veo-3.1 (matches nothing)', () => '/v1/jobs?model=veo-3.1'],
       ['GET /v1/videos?status=pending (matches nothing)', () => '/v1/videos?status=pending'],
+      // The label filters (0115_labels): each walks its label's index (db/repos/label-filters.ts).
+      ['GET /v1/jobs?tag=team-3 (10% of the jobs)', () => '/v1/jobs?tag=team-3'],
+      ['GET /v1/jobs?tag=rare (0.1%; none in the empty one)', () => '/v1/jobs?tag=rare'],
+      ['GET /v1/jobs?metadata[customer]=cus_13 (1%)', () => '/v1/jobs?metadata[customer]=cus_13'],
+      ['GET /v1/jobs?tag=team-3&metadata[customer]=cus_13 (1%)', () => '/v1/jobs?tag=team-3&metadata[customer]=cus_13'],
+      ['GET /v1/videos?tag=team-3', () => '/v1/videos?tag=team-3'],
     ];
     for (const [label, path] of filters) {
       const lat = await alternate(sides, 300, (s) => call(s.gw.baseUrl, 'GET', path(s), s.tenant.apiKey));

@@ -44,6 +44,9 @@ export interface JobRow {
   /** The sums of its ledger debits and credits (0029_receipts): the record's `charges`. */
   credits_charged: number;
   credits_refunded: number;
+  /** The create's metadata and tags (0115_labels); absent: none. */
+  metadata?: Record<string, string>;
+  tags?: string[];
 }
 
 export type Progress = z.infer<typeof progressSchema>;
@@ -78,6 +81,8 @@ export function presentJob(job: JobRow, opts: { progress?: boolean } = {}): JobR
     ...(job.outputs_removed_at ? { outputs_removed_at: job.outputs_removed_at.getTime() } : {}),
     priority: job.priority,
     charges: { charged: job.credits_charged, refunded: job.credits_refunded, net: job.credits_charged - job.credits_refunded },
+    metadata: job.metadata ?? {},
+    tags: job.tags ?? [],
   };
   const record = { id: job.id, project_id: job.project_id, ...kindOf(job.kind).present(job.params, job), ...common } as JobRecord;
   if (opts.progress !== false && (job.status === 'pending' || job.status === 'generating')) {

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { idField, webhookRequestFields } from './kinds/fields.js';
 import { jobKinds, kindOf, type JobKind } from './kinds/index.js';
 import { jobStatuses } from './job-model.js';
+import { labelRecordFields, labelRequestFields } from './labels.js';
 
 export const STEP_ID_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 /** The schema's bound on steps; PIPELINE_MAX_STEPS (config) is the deployment's, at most this. */
@@ -105,6 +106,7 @@ export const pipelineCreateBody = z
       .max(pipelineWebhookEventNames.length)
       .optional()
       .describe('the events to deliver (needs webhook_url); default ["pipeline.completed", "pipeline.failed"]'),
+    ...labelRequestFields,
   })
   .meta({ dependentRequired: { webhook_events: ['webhook_url'] } });
 export type PipelineCreateBody = z.infer<typeof pipelineCreateBody>;
@@ -218,6 +220,7 @@ export const pipelineRecordSchema = z.object({
   updated_at: z.number().int(),
   completed_at: z.number().int().nullable(),
   steps: z.array(pipelineStepRecordSchema),
+  ...labelRecordFields,
 });
 export type PipelineRecord = z.infer<typeof pipelineRecordSchema>;
 
@@ -238,4 +241,5 @@ export const pipelineEventDataSchema = z.object({
     .object({ id: z.string(), kind: z.enum(jobKinds), status: z.enum(stepStatuses), job_id: z.string().nullable(), error: errorSchema.nullable() })
     .optional()
     .describe('the step of a pipeline.step.* event'),
+  ...labelRecordFields,
 });

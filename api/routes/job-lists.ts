@@ -1,7 +1,8 @@
 // GET /v1/jobs (every kind) and the per-kind lists GET /v1/images, /v1/videos,
 // /v1/replace-actors/generations, /v1/talking-actors: the key's workspace's jobs, newest first, as
 // the same records GET /v1/{kind}/{id} answers (/v1/jobs adds `kind`). Filters: project_id, status,
-// model, priority, created_after / created_before (ms since the epoch, exclusive); keyset pagination like the
+// model, priority, created_after / created_before (ms since the epoch, exclusive), tag and
+// metadata[key] (api/label-filters.ts, over the label index); keyset pagination like the
 // discovery lists (`limit`, `cursor` = `<list>.<created_at µs>.<id>`, top-level `next_cursor`).
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
@@ -13,6 +14,7 @@ import { kinds as jobKinds, presentJob } from './jobs/kinds.js';
 import { jobStatuses, type JobKind } from '../../db/schema.js';
 import { jobPriorities } from '../../shared/job-model.js';
 import { listJobsPage, type JobListKey } from '../../db/repos/job-lists.js';
+import { labelFilters, labelQueryFields } from '../label-filters.js';
 
 /** A list's name in its cursors: `jobs`, or the kind's (its descriptor's `list`). */
 type ListName = string;
@@ -35,6 +37,7 @@ function listQuery(list: ListName) {
     priority: z.enum(jobPriorities).optional().describe('only jobs of this priority'),
     created_after: millis('after').optional(),
     created_before: millis('before').optional(),
+    ...labelQueryFields,
   });
 }
 
@@ -81,7 +84,7 @@ for (const l of lists) {
     response: z.array(spec ? spec.record : anyJobRecord),
     responseExtra: nextCursor,
     errors: [400, 401, 429, 500],
-    async handler({ res, query: q, services: deps }) {
+    async handler({ req, res, query: q, services: deps }) {
       const { workspaceId } = authOf(res);
       const page = await listJobsPage(deps.db, workspaceId, {
         limit: q.limit ?? DEFAULT_PAGE_LIMIT,
@@ -94,6 +97,7 @@ for (const l of lists) {
           priority: q.priority,
           createdAfter: q.created_after,
           createdBefore: q.created_before,
+          labels: labelFilters(req.query),
         },
       });
       const data = page.rows.map((job) => (l.kind ? presentJob(job) : { ...presentJob(job), kind: job.kind }));

@@ -30,9 +30,12 @@ export const MAX_USAGE_DAYS: Record<UsageGranularity, number> = { day: 366, hour
 const DAY_MS = 86_400_000;
 
 const CURSOR_REFUSED = 'not a cursor returned by this endpoint';
-// `usage.<bucket ms>` then `~<value>` per grouped dimension; every string of this shape is a position.
-const cursorPattern = /^usage\.([0-9]{1,15})((?:~[A-Za-z0-9._-]{0,100}){0,4})$/;
-const groupByPattern = new RegExp(`^(${usageDimensions.join('|')})(,(${usageDimensions.join('|')})){0,3}$`);
+// `usage.<bucket ms>` then `~<value>` per grouped dimension (a label's value base64url: it may hold
+// any character); every string of this shape is a position.
+const cursorPattern = /^usage\.([0-9]{1,15})((?:~[A-Za-z0-9._-]{0,700}){0,4})$/;
+const DIMENSION = `(?:${usageDimensions.join('|')}|tag|metadata\\.[A-Za-z0-9_.-]{1,40})`;
+const groupByPattern = new RegExp(`^${DIMENSION}(,${DIMENSION}){0,3}$`);
+const isLabel = (d: UsageDimension) => d === 'tag' || d.startsWith('metadata.');
 
 const moment = (what: string) =>
   z
@@ -48,9 +51,13 @@ const usageQuery = z.object({
     .describe(`bucket size, UTC (default day); a range spans at most ${MAX_USAGE_DAYS.day} days by day, ${MAX_USAGE_DAYS.hour} by hour`),
   group_by: z
     .string()
-    .regex(groupByPattern, `a comma-separated list of ${usageDimensions.join(', ')}`)
+    .regex(groupByPattern, `a comma-separated list of ${usageDimensions.join(', ')}, tag, metadata.<key>`)
     .optional()
-    .describe(`also group by these, comma-separated: ${usageDimensions.join(', ')} (key: the API key that created the job)`),
+    .describe(
+      `also group by these, comma-separated (at most 4): ${usageDimensions.join(', ')}, tag, metadata.<key> (key: the API key that created the job). ` +
+        'By tag a job counts once under each of its tags (its credits and its count in every one; a job without tags under tag null), so the rows may sum to more than `totals`, which count each job once; ' +
+        'by metadata.<key> under its value of that key (null: none)',
+    ),
   limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional().describe(`rows per page, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`),
   cursor: z.string().regex(cursorPattern, CURSOR_REFUSED).optional().describe('the next_cursor of the previous page (with the same query)'),
 });
@@ -76,6 +83,11 @@ export const usageRowSchema = z.object({
   project_id: z.string().optional().describe('with group_by=project'),
   model: z.string().optional().describe('with group_by=model'),
   kind: z.string().optional().describe('with group_by=kind: image, video, replace_actor or talking_actor'),
+  tag: z.string().nullable().optional().describe("with group_by=tag: one of the jobs' tags (null: jobs without tags)"),
+  metadata: z
+    .record(z.string(), z.string().nullable())
+    .optional()
+    .describe("with group_by=metadata.<key>: the jobs' value of each such key (null: jobs without it)"),
   credits,
   jobs: jobCounts,
 });
@@ -88,12 +100,15 @@ const responseExtra = {
   next_cursor: z.string().nullable().describe('pass as `cursor` to get the next page; null on the last page'),
 };
 
-const dimensionField: Record<UsageDimension, 'key_id' | 'project_id' | 'model' | 'kind'> = {
+const dimensionField: Record<(typeof usageDimensions)[number], 'key_id' | 'project_id' | 'model' | 'kind'> = {
   key: 'key_id',
   project: 'project_id',
   model: 'model',
   kind: 'kind',
 };
+
+/** A dimension's column in the CSV (its field, or `tag`, `metadata.<key>`). */
+const columnOf = (d: UsageDimension) => (isLabel(d) ? d : dimensionField[d as (typeof usageDimensions)[number]]);
 
 const monthStart = (t: Date, add = 0) => new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() + add, 1));
 const parseMoment = (s: string) => new Date(s.length === 10 ? `${s}T00:00:00Z` : s);
@@ -112,29 +127,43 @@ export function usageRange(q: { from?: string; to?: string; granularity?: UsageG
   return { from, to, granularity };
 }
 
-function decodeCursor(cursor: string, dims: number): UsagePosition {
+function decodeCursor(cursor: string, groupBy: UsageDimension[]): UsagePosition {
   const m = cursorPattern.exec(cursor);
   if (!m) throw invalidRequest(`cursor: ${CURSOR_REFUSED}`);
   const values = m[2] ? m[2].slice(1).split('~') : [];
-  return { bucketMs: Number(m[1]), values: Array.from({ length: dims }, (_, i) => values[i] ?? '') };
+  return {
+    bucketMs: Number(m[1]),
+    values: groupBy.map((d, i) => (isLabel(d) ? Buffer.from(values[i] ?? '', 'base64url').toString('utf8') : (values[i] ?? ''))),
+  };
 }
 
-const encodeCursor = (p: UsagePosition) => `usage.${p.bucketMs}${p.values.map((v) => `~${v}`).join('')}`;
+const encodeCursor = (p: UsagePosition, groupBy: UsageDimension[]) =>
+  `usage.${p.bucketMs}${p.values.map((v, i) => `~${isLabel(groupBy[i]!) ? Buffer.from(v, 'utf8').toString('base64url') : v}`).join('')}`;
 
 function presentRow(r: UsageRow, groupBy: UsageDimension[]) {
-  const groups = Object.fromEntries(groupBy.map((d) => [dimensionField[d], r.groups[d] ?? null]));
+  const groups: Record<string, unknown> = {};
+  for (const d of groupBy) {
+    if (d.startsWith('metadata.')) groups.metadata = { ...(groups.metadata as object), [d.slice('metadata.'.length)]: r.groups[d] ?? null };
+    else groups[isLabel(d) ? d : dimensionField[d as (typeof usageDimensions)[number]]] = r.groups[d] ?? null;
+  }
   return { period_start: r.bucket.toISOString(), ...groups, credits: { spent: r.spent, refunded: r.refunded, net: r.net }, jobs: r.jobs };
+}
+
+/** A row's value of a dimension, for the CSV. */
+function valueOf(r: ReturnType<typeof presentRow>, d: UsageDimension): string {
+  const g = r as Record<string, unknown>;
+  const v = d.startsWith('metadata.') ? (g.metadata as Record<string, string | null>)[d.slice('metadata.'.length)] : g[columnOf(d)];
+  return (v as string | null) ?? '';
 }
 
 /** The page as CSV: one column per grouped dimension, then the figures. */
 function usageCsv(rows: ReturnType<typeof presentRow>[], groupBy: UsageDimension[]): string {
-  const dims = groupBy.map((d) => dimensionField[d]);
+  const dims = groupBy.map(columnOf);
   const head = ['period_start', ...dims, 'credits_spent', 'credits_refunded', 'credits_net', 'jobs_created', ...jobStatuses.map((s) => `jobs_${s}`)];
   const body = rows.map((r) => {
-    const g = r as Record<string, unknown>;
     return [
       r.period_start,
-      ...dims.map((d) => (g[d] as string | null) ?? ''),
+      ...groupBy.map((d) => valueOf(r, d)),
       r.credits.spent,
       r.credits.refunded,
       r.credits.net,
@@ -173,7 +202,7 @@ export const usageEndpoints = new Endpoints<AppDeps>().add({
     const range = usageRange(q);
     const groupBy = q.group_by ? ([...new Set(q.group_by.split(','))] as UsageDimension[]) : [];
     const limit = q.limit ?? DEFAULT_PAGE_LIMIT;
-    const after = q.cursor ? decodeCursor(q.cursor, groupBy.length) : null;
+    const after = q.cursor ? decodeCursor(q.cursor, groupBy) : null;
     const bounds = { statementTimeoutMs: deps.config.USAGE_STATEMENT_TIMEOUT_MS, maxConcurrentPerWorkspace: deps.config.USAGE_MAX_CONCURRENT_PER_WORKSPACE };
     const page = await boundedUsageRead(deps.db, workspaceId, bounds, (tx) => usagePage(tx, { workspaceId, ...range, groupBy, limit, after })).catch(
       (err: unknown) => {
@@ -182,7 +211,7 @@ export const usageEndpoints = new Endpoints<AppDeps>().add({
       },
     );
     const data = page.rows.map((r) => presentRow(r, groupBy));
-    const next = page.next ? encodeCursor(page.next) : null;
+    const next = page.next ? encodeCursor(page.next, groupBy) : null;
     res.vary('Accept');
     if (wantsCsv(req)) {
       if (next) res.set('Next-Cursor', next);

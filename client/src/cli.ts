@@ -11,6 +11,7 @@ import { addUsageCommand } from './cli-usage.js';
 import { addBalanceCommand } from './cli-balance.js';
 import { addKeysCommand } from './cli-keys.js';
 import { addPipelineCommands } from './cli-pipelines.js';
+import { labelFields, labelOptions, metadataPair } from './cli-labels.js';
 import {
   collect,
   created,
@@ -62,15 +63,16 @@ export function buildProgram(): Command {
       .option('--wait', 'wait until the job finishes, showing its progress')
       .option('--out <path>', 'with --wait: download the outputs to this file or directory');
   /** The create fields every generate command takes. */
-  const commonFields = (o: { deadlineSeconds?: number; priority?: JobPriority }) => ({
+  const commonFields = (o: { deadlineSeconds?: number; priority?: JobPriority; tag?: string[]; metadata?: Record<string, string> }) => ({
     ...(o.deadlineSeconds !== undefined ? { deadline_seconds: o.deadlineSeconds } : {}),
     ...(o.priority !== undefined ? { priority: o.priority } : {}),
+    ...labelFields(o),
   });
 
   // Every create takes a priority (docs/api/priority.md); the server's default is normal.
   const generateOptions = (cmd: Command) =>
     waitOptions(
-      cmd.addOption(
+      labelOptions(cmd, 'label the job with this tag', 'label the job with this metadata pair').addOption(
         new Option('--priority <level>', "high (if the workspace is allowed it), normal or low (cheaper where the model's price says so)").choices(
           jobPriorities,
         ),
@@ -269,10 +271,14 @@ export function buildProgram(): Command {
     .addOption(new Option('--priority <level>', 'only jobs of this priority').choices(jobPriorities))
     .option('--created-after <ms>', 'only jobs created after (ms since the Unix epoch)', int('--created-after'))
     .option('--created-before <ms>', 'only jobs created before (ms since the Unix epoch)', int('--created-before'))
+    .option('--tag <tag>', 'only jobs with this tag (repeatable: all of them)', collect)
+    .option('--metadata <key=value>', 'only jobs with this metadata pair (repeatable: all of them)', metadataPair)
     .option('--limit <n>', '1-100', int('--limit'))
     .option('--cursor <cursor>', 'next_cursor of the previous page')
     .action(async (o) => {
       const page = await client().jobs.list({
+        tag: o.tag,
+        metadata: o.metadata,
         project_id: o.project,
         status: o.status,
         model: o.model,

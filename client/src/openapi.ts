@@ -1276,6 +1276,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             id: string;
                             project_id: string;
@@ -1367,6 +1373,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             id: string;
                             project_id: string;
@@ -1457,6 +1469,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -1597,6 +1615,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             id: string;
                             project_id: string;
@@ -1688,6 +1712,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             id: string;
                             project_id: string;
@@ -1778,6 +1808,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -1921,6 +1957,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             id: string;
                             project_id: string;
@@ -2012,6 +2054,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             id: string;
                             project_id: string;
@@ -2102,6 +2150,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -2331,6 +2385,12 @@ export type webhooks = {
                                     message: string;
                                 } | null;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -2409,6 +2469,12 @@ export type webhooks = {
                                     message: string;
                                 } | null;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -2487,6 +2553,12 @@ export type webhooks = {
                                     message: string;
                                 } | null;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -2565,6 +2637,12 @@ export type webhooks = {
                                     message: string;
                                 } | null;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -4023,6 +4101,12 @@ export interface operations {
                      * @enum {string}
                      */
                     priority?: "high" | "normal" | "low";
+                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                    tags?: string[];
                 };
             };
         };
@@ -4130,6 +4214,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             /** @description credits this request would be charged */
                             price: number;
@@ -4385,6 +4475,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -4574,6 +4670,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -4878,6 +4980,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -4990,6 +5098,12 @@ export interface operations {
                      * @enum {string}
                      */
                     priority?: "high" | "normal" | "low";
+                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                    tags?: string[];
                 } & ({
                     /** @constant */
                     model?: "sora-2-pro";
@@ -5224,6 +5338,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             /** @description credits this request would be charged */
                             price: number;
@@ -5480,6 +5600,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -5670,6 +5796,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -5975,6 +6107,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -6071,6 +6209,12 @@ export interface operations {
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
                 created_before?: number;
+                /** @description only those carrying this tag; repeat it (at most 20) for those carrying every one of them */
+                tag?: string | string[];
+                /** @description only those whose metadata has these values, as `metadata[key]=value` (several: all of them) */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -6179,6 +6323,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -6286,6 +6436,12 @@ export interface operations {
                      * @enum {string}
                      */
                     priority?: "high" | "normal" | "low";
+                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                    tags?: string[];
                 } & ({
                     image_url?: never;
                     video_url?: never;
@@ -6569,6 +6725,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -6759,6 +6921,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -7064,6 +7232,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -7190,6 +7364,12 @@ export interface operations {
                      * @enum {string}
                      */
                     priority?: "high" | "normal" | "low";
+                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                    tags?: string[];
                 };
             };
         };
@@ -7467,6 +7647,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -7656,6 +7842,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -7960,6 +8152,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -8056,6 +8254,12 @@ export interface operations {
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
                 created_before?: number;
+                /** @description only those carrying this tag; repeat it (at most 20) for those carrying every one of them */
+                tag?: string | string[];
+                /** @description only those whose metadata has these values, as `metadata[key]=value` (several: all of them) */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -8163,6 +8367,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                             /**
                              * @description the job kind (its status path: /v1/images/{id})
                              * @constant
@@ -8259,6 +8469,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                             /**
                              * @description the job kind (its status path: /v1/videos/{id})
                              * @constant
@@ -8355,6 +8571,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                             /**
                              * @description the job kind (its status path: /v1/replace-actors/generations/{id})
                              * @constant
@@ -8450,6 +8672,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                             /**
                              * @description the job kind (its status path: /v1/talking-actors/{id})
                              * @constant
@@ -8541,6 +8769,12 @@ export interface operations {
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
                 created_before?: number;
+                /** @description only those carrying this tag; repeat it (at most 20) for those carrying every one of them */
+                tag?: string | string[];
+                /** @description only those whose metadata has these values, as `metadata[key]=value` (several: all of them) */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -8648,6 +8882,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -8734,6 +8974,12 @@ export interface operations {
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
                 created_before?: number;
+                /** @description only those carrying this tag; repeat it (at most 20) for those carrying every one of them */
+                tag?: string | string[];
+                /** @description only those whose metadata has these values, as `metadata[key]=value` (several: all of them) */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -8842,6 +9088,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -8928,6 +9180,12 @@ export interface operations {
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
                 created_before?: number;
+                /** @description only those carrying this tag; repeat it (at most 20) for those carrying every one of them */
+                tag?: string | string[];
+                /** @description only those whose metadata has these values, as `metadata[key]=value` (several: all of them) */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -9035,6 +9293,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -9111,6 +9375,12 @@ export interface operations {
                 /** @description the next_cursor of the previous page */
                 cursor?: string;
                 status?: "pending" | "running" | "completed" | "failed";
+                /** @description only those carrying this tag; repeat it (at most 20) for those carrying every one of them */
+                tag?: string | string[];
+                /** @description only those whose metadata has these values, as `metadata[key]=value` (several: all of them) */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -9183,6 +9453,12 @@ export interface operations {
                                 /** @description credits refunded for the step's jobs */
                                 refunded: number;
                             }[];
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -9289,6 +9565,12 @@ export interface operations {
                              * @enum {string}
                              */
                             priority?: "high" | "normal" | "low";
+                            /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                            tags?: string[];
                         };
                     } | {
                         /** @description the step id, unique in the pipeline */
@@ -9331,6 +9613,12 @@ export interface operations {
                              * @enum {string}
                              */
                             priority?: "high" | "normal" | "low";
+                            /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                            tags?: string[];
                         } & ({
                             /** @constant */
                             model?: "sora-2-pro";
@@ -9499,6 +9787,12 @@ export interface operations {
                              * @enum {string}
                              */
                             priority?: "high" | "normal" | "low";
+                            /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                            tags?: string[];
                         } & ({
                             image_url?: never;
                             video_url?: never;
@@ -9551,12 +9845,24 @@ export interface operations {
                              * @enum {string}
                              */
                             priority?: "high" | "normal" | "low";
+                            /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                            tags?: string[];
                         };
                     })[];
                     /** @description https URL (default port, a public host, no credentials) that receives this pipeline's events, signed per Standard Webhooks with the workspace's secret */
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["pipeline.completed", "pipeline.failed"] */
                     webhook_events?: ("pipeline.completed" | "pipeline.failed" | "pipeline.step.completed" | "pipeline.step.failed")[];
+                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                    tags?: string[];
                 };
             };
         };
@@ -9626,6 +9932,12 @@ export interface operations {
                                 /** @description credits refunded for the step's jobs */
                                 refunded: number;
                             }[];
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             /** @description the sum of the steps' prices */
                             price: number;
@@ -9815,6 +10127,12 @@ export interface operations {
                                 /** @description credits refunded for the step's jobs */
                                 refunded: number;
                             }[];
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -9957,6 +10275,12 @@ export interface operations {
                                 /** @description credits refunded for the step's jobs */
                                 refunded: number;
                             }[];
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -10062,6 +10386,12 @@ export interface operations {
                          * @enum {string}
                          */
                         priority?: "high" | "normal" | "low";
+                        /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                        tags?: string[];
                     } | ({
                         prompt: string;
                         /** @enum {string} */
@@ -10094,6 +10424,12 @@ export interface operations {
                          * @enum {string}
                          */
                         priority?: "high" | "normal" | "low";
+                        /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                        tags?: string[];
                     } & ({
                         /** @constant */
                         model?: "sora-2-pro";
@@ -10252,6 +10588,12 @@ export interface operations {
                          * @enum {string}
                          */
                         priority?: "high" | "normal" | "low";
+                        /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                        tags?: string[];
                     } & ({
                         image_url?: never;
                         video_url?: never;
@@ -10294,6 +10636,12 @@ export interface operations {
                          * @enum {string}
                          */
                         priority?: "high" | "normal" | "low";
+                        /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                        tags?: string[];
                     };
                 };
             };
@@ -10364,6 +10712,12 @@ export interface operations {
                                 /** @description credits refunded for the step's jobs */
                                 refunded: number;
                             }[];
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -11408,7 +11762,7 @@ export interface operations {
                 to?: string;
                 /** @description bucket size, UTC (default day); a range spans at most 366 days by day, 31 by hour */
                 granularity?: "day" | "hour";
-                /** @description also group by these, comma-separated: key, project, model, kind (key: the API key that created the job) */
+                /** @description also group by these, comma-separated (at most 4): key, project, model, kind, tag, metadata.<key> (key: the API key that created the job). By tag a job counts once under each of its tags (its credits and its count in every one; a job without tags under tag null), so the rows may sum to more than `totals`, which count each job once; by metadata.<key> under its value of that key (null: none) */
                 group_by?: string;
                 /** @description rows per page, 1 to 100 (default 50) */
                 limit?: number;
@@ -11443,6 +11797,12 @@ export interface operations {
                             model?: string;
                             /** @description with group_by=kind: image, video, replace_actor or talking_actor */
                             kind?: string;
+                            /** @description with group_by=tag: one of the jobs' tags (null: jobs without tags) */
+                            tag?: string | null;
+                            /** @description with group_by=metadata.<key>: the jobs' value of each such key (null: jobs without it) */
+                            metadata?: {
+                                [key: string]: string | null;
+                            };
                             /** @description credits moved in the period by the workspace's jobs, by ledger time (grants and deducts by operators are not usage) */
                             credits: {
                                 /** @description credits charged for the workspace's jobs (charges and recharges) */

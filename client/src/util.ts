@@ -23,7 +23,13 @@ export function newIdempotencyKey(): string {
 export function query(params: object | undefined): string {
   if (!params) return '';
   const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) q.set(k, String(v));
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined || v === null) continue;
+    // A list repeats its name (tag=a&tag=b); an object is sent as name[key]=value (metadata filters).
+    if (Array.isArray(v)) for (const item of v) q.append(k, String(item));
+    else if (typeof v === 'object') for (const [key, item] of Object.entries(v as Record<string, unknown>)) q.append(`${k}[${key}]`, String(item));
+    else q.set(k, String(v));
+  }
   const s = q.toString();
   return s ? `?${s}` : '';
 }

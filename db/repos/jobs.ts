@@ -6,35 +6,19 @@
 // db/repos/job-leases.ts.
 import { sql, type RawBuilder } from 'kysely';
 import type { Queryable, Tx } from '../index.js';
-import type { Job, JobError, JobKind, JobOutput, JobPhase, JobStatus, WebhookEventName } from '../schema.js';
-import type { JobPriority } from '../../shared/job-model.js';
+import type { Job, JobError, JobKind, JobOutput, JobPhase, JobStatus } from '../schema.js';
 import { InsufficientCreditsError } from './job-ledger.js';
 import { BudgetsApplyError } from './budgets.js';
 import { newJobWeight } from './fair-share.js';
 import { phaseColumns, progressColumns, type MoveProgress } from './job-progress.js';
+import type { NewJobInput } from './job-input.js';
+import { labelKeys } from '../../shared/labels.js';
 
 export { InsufficientCreditsError } from './job-ledger.js';
 export { cancelChurn } from './cancel-churn.js';
 export { BudgetsApplyError };
 
-export interface NewJobInput {
-  id: string;
-  kind: JobKind;
-  workspaceId: string;
-  projectId: string;
-  apiKeyId: string;
-  model: string;
-  params: Record<string, unknown>;
-  price: number;
-  /** Where the job's webhook events go, and which (0007_webhooks). */
-  webhook?: { url: string; events: WebhookEventName[] } | null;
-  /** The customer's `deadline_seconds`: the job's `deadline_at` is the insert's now() plus this (absent: no deadline). */
-  deadlineSeconds?: number | null;
-  /** Its priority in the queues (default normal). */
-  priority?: JobPriority;
-  /** The caller checked the key's and project's budgets under their counters' locks (jobs/budgets.ts); else a budgeted create throws BudgetsApplyError. */
-  budgetsChecked?: boolean;
-}
+export type { NewJobInput } from './job-input.js';
 
 export class ProjectNotInWorkspaceError extends Error {
   override name = 'ProjectNotInWorkspaceError';
@@ -72,13 +56,16 @@ export async function insertJobWithCharge(db: Queryable, job: NewJobInput): Prom
       where id = ${job.workspaceId} and ${job.price}::int > 0 and credits >= ${job.price} and exists (select 1 from project)
       returning credits
     ), job as (
-      insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, price, webhook_url, webhook_events, deadline_at, priority, fairness_weight, credits_charged)
+      insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, price, webhook_url, webhook_events, deadline_at, priority, fairness_weight, credits_charged, metadata, tags)
       select ${job.id}::text, ${job.kind}::text, ${job.workspaceId}::text, ${job.projectId}::text, ${job.apiKeyId}::text, ${job.model}::text,
              'pending', ${JSON.stringify(job.params)}::jsonb, ${job.price}::int, ${job.webhook?.url ?? null}::text, ${job.webhook?.events ?? null}::text[],
              now() + make_interval(secs => ${job.deadlineSeconds ?? null}::int), ${job.priority ?? 'normal'}::text,
-             ${newJobWeight(job.workspaceId)}, ${job.price}::int
+             ${newJobWeight(job.workspaceId)}, ${job.price}::int, ${JSON.stringify(job.metadata ?? {})}::jsonb, ${job.tags ?? []}::text[]
       where exists (select 1 from project) and (${job.price}::int = 0 or exists (select 1 from debit))
       returning *
+    ), labels as (
+      insert into job_labels (workspace_id, label, created_at, job_id)
+      select job.workspace_id, l, job.created_at, job.id from job cross join unnest(${labelKeys(job.metadata ?? {}, job.tags ?? [])}::text[]) l
     ), charge as (
       insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason)
       select workspace_id, id, 1, -price, 'charge' from job

@@ -23,6 +23,8 @@ export async function enqueuePipelineEvent(tx: Queryable, p: Pipeline, type: Pip
     status: now.status,
     error: now.error,
     ...(step ? { step: { id: step.step_id, kind: step.kind, status: step.status, job_id: step.job_id, error: step.error } } : {}),
+    metadata: now.metadata,
+    tags: now.tags,
   };
   const id = step ? `whk_${now.id}_${type}_${step.job_id ?? step.attempt}` : `whk_${now.id}_${type}_${now.event_seq}`;
   const r = await tx

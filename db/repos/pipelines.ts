@@ -1,5 +1,6 @@
 // Pipelines and their steps (0032_pipelines): the rows the gateway writes at create, the parent
 // workflow's activities move and the records read. Plain functions over Kysely | Transaction.
+import { labelKeys } from '../../shared/labels.js';
 import { sql } from 'kysely';
 import type { Queryable } from '../index.js';
 import type { Job } from '../schema.js';
@@ -8,6 +9,7 @@ import type { PipelineStatus, PipelineWebhookEventName, StepStatus, StoredRefere
 import type { JobKind } from '../../shared/kinds/index.js';
 import type { JobPriority } from '../../shared/job-model.js';
 import { createdMicros, newestFirstPage, olderThan, type NewestFirstKey } from './newest-first.js';
+import { labelCreatedMicros, labelOlderThan, otherLabels, type LabelSubject } from './label-filters.js';
 
 export interface NewPipelineStep {
   stepId: string;
@@ -30,6 +32,9 @@ export interface NewPipeline {
   webhookUrl: string | null;
   webhookEvents: PipelineWebhookEventName[] | null;
   steps: NewPipelineStep[];
+  /** The create's metadata and tags (0115_labels). */
+  metadata?: Record<string, string>;
+  tags?: string[];
 }
 
 /** The pipeline and its steps (call inside a transaction: both or neither). */
@@ -44,9 +49,17 @@ export async function insertPipeline(q: Queryable, p: NewPipeline): Promise<Pipe
       price: p.price,
       webhook_url: p.webhookUrl,
       webhook_events: p.webhookEvents,
+      metadata: JSON.stringify(p.metadata ?? {}),
+      tags: p.tags ?? [],
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+  const labels = labelKeys(row.metadata, row.tags);
+  if (labels.length > 0) {
+    // Its created_at as stored (microseconds: a JS Date keeps milliseconds), for the list's keyset.
+    await sql`insert into pipeline_labels (workspace_id, label, created_at, pipeline_id)
+              select workspace_id, l, created_at, id from pipelines cross join unnest(${labels}::text[]) l where id = ${row.id}`.execute(q);
+  }
   await q
     .insertInto('pipeline_steps')
     .values(
@@ -260,18 +273,45 @@ export function quietActivePipelinesQuery(q: Queryable, before: Date, limit: num
     .limit(limit);
 }
 
-/** A page of the workspace's pipelines, newest first (pipelines_list_idx). */
+/** A page of the workspace's pipelines, newest first (pipelines_list_idx; with labels, the first label's index: label-filters.ts). */
 export async function listPipelinesPage(
   q: Queryable,
   workspaceId: string,
-  opts: { limit: number; after: NewestFirstKey | null; status?: PipelineStatus },
+  opts: { limit: number; after: NewestFirstKey | null; status?: PipelineStatus; labels?: string[] },
 ): Promise<{ rows: Pipeline[]; next: NewestFirstKey | null }> {
+  if (opts.labels?.length) return labelledPipelinesPage(q, workspaceId, { ...opts, labels: opts.labels });
   let query = q.selectFrom('pipelines').selectAll().select(createdMicros()).where('workspace_id', '=', workspaceId);
   if (opts.status) query = query.where('status', '=', opts.status);
   if (opts.after) query = query.where(olderThan(opts.after));
   const rows = await query
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
+    .limit(opts.limit + 1)
+    .execute();
+  const page = newestFirstPage(rows, opts.limit);
+  return { rows: page.rows as Pipeline[], next: page.next };
+}
+
+const PIPELINE_LABELS: LabelSubject = { labels: 'pipeline_labels', id: 'pipeline_id' };
+
+async function labelledPipelinesPage(
+  q: Queryable,
+  workspaceId: string,
+  opts: { limit: number; after: NewestFirstKey | null; status?: PipelineStatus; labels: string[] },
+): Promise<{ rows: Pipeline[]; next: NewestFirstKey | null }> {
+  let query = q
+    .selectFrom('pipeline_labels as l')
+    .innerJoin('pipelines as p', 'p.id', 'l.pipeline_id')
+    .selectAll('p')
+    .select(labelCreatedMicros())
+    .where('l.workspace_id', '=', workspaceId)
+    .where('l.label', '=', opts.labels[0]!)
+    .where(otherLabels(PIPELINE_LABELS, opts.labels.slice(1)));
+  if (opts.status) query = query.where('p.status', '=', opts.status);
+  if (opts.after) query = query.where(labelOlderThan(PIPELINE_LABELS, opts.after));
+  const rows = await query
+    .orderBy('l.created_at', 'desc')
+    .orderBy('l.pipeline_id', 'desc')
     .limit(opts.limit + 1)
     .execute();
   const page = newestFirstPage(rows, opts.limit);

@@ -100,6 +100,8 @@ const jobColumns = Object.keys({
   submitted_at: true,
   credits_charged: true,
   credits_refunded: true,
+  metadata: true,
+  tags: true,
 } satisfies Record<keyof JobTable, true>).map((c) => `j.${c}` as `j.${keyof JobTable}`);
 
 function statusReadQuery(db: Queryable, q: StatusReadArgs) {

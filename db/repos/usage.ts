@@ -12,11 +12,17 @@ import type { Queryable } from '../index.js';
 import { jobStatuses, type JobStatus } from '../schema.js';
 
 export const usageDimensions = ['key', 'project', 'model', 'kind'] as const;
-export type UsageDimension = (typeof usageDimensions)[number];
+/**
+ * A job column's dimension, or one of its labels' (0115_labels): `tag` (a job counts once under each
+ * of its tags, a job without one under null) or `metadata.<key>` (its value of the key, or null).
+ */
+export type UsageDimension = (typeof usageDimensions)[number] | 'tag' | `metadata.${string}`;
+
+const isLabelDimension = (d: UsageDimension) => d === 'tag' || d.startsWith('metadata.');
 export type UsageGranularity = 'day' | 'hour';
 
 /** The jobs column each dimension groups by. */
-const dimensionColumn: Record<UsageDimension, string> = { key: 'api_key_id', project: 'project_id', model: 'model', kind: 'kind' };
+const dimensionColumn: Record<(typeof usageDimensions)[number], string> = { key: 'api_key_id', project: 'project_id', model: 'model', kind: 'kind' };
 
 /** Where a page starts after: a bucket and the group's values (in `groupBy` order; '' for none). */
 export interface UsagePosition {
@@ -97,9 +103,12 @@ const figureColumns = ['spent', 'refunded', 'created', ...jobStatuses.map((s) =>
  * whole range from the ledger and the jobs, as an hour-by-hour report does: the answer is the same.
  */
 export function usageStatement(q: UsageQuery, opts: { raw?: boolean } = {}): RawBuilder<RawRow> {
-  const sources = usageSources(q, opts.raw);
+  // The rollups hold no labels: a label dimension reads the range raw.
+  const labelled = q.groupBy.some(isLabelDimension);
+  const byTag = q.groupBy.includes('tag');
+  const sources = usageSources(q, opts.raw || labelled);
   const unit = sql.lit(q.granularity);
-  const dims = q.groupBy.map((d, i) => ({ d, col: sql.ref(`j.${dimensionColumn[d]}`), as: sql.raw(`g${i}`) }));
+  const dims = q.groupBy.map((d, i) => ({ d, col: dimensionExpression(d), as: sql.raw(`g${i}`) }));
   const dimSelect = dims.length ? sql`, ${sql.join(dims.map(({ col, as }) => sql`${col}::text as ${as}`))}` : sql``;
   const dimNames = dims.map(({ as }) => as);
   const groupSet = sql.join([sql.raw('bucket'), ...dimNames]);
@@ -113,27 +122,29 @@ export function usageStatement(q: UsageQuery, opts: { raw?: boolean } = {}): Raw
     : sql``;
   // Each ledger row's job by primary key, one lookup per row (OFFSET 0 keeps the planner from
   // turning it into a hash join over every job of the table); none when nothing is grouped.
-  const jobOfRow = dims.length ? sql`cross join lateral (select ${sql.join(dims.map(({ col }) => col))} from jobs j where j.id = l.job_id offset 0) j` : sql``;
+  const jobOfRow = dims.length
+    ? sql`cross join lateral (select ${sql.raw(JOB_GROUP_COLUMNS)} from jobs j where j.id = l.job_id offset 0) j ${tagsOf(byTag)}`
+    : sql``;
   const noCounts = sql.raw(jobStatuses.map((s) => `0 as n_${s}`).join(', '));
   const statusCounts = sql.join(jobStatuses.map((s) => sql`(j.status = ${s})::int as ${sql.raw(`n_${s}`)}`));
   const rawParts = sources.raw.flatMap(([from, to]) => [
     sql`select date_trunc(${unit}, l.created_at, 'UTC') as bucket${dimSelect},
                case when l.reason in ('charge', 'recharge') then -l.delta else 0 end as spent,
                case when l.reason = 'refund' then l.delta else 0 end as refunded,
-               0 as created, ${noCounts}
+               0 as created, ${noCounts}, ${weight(byTag)} as w
         from credit_ledger l ${jobOfRow}
         where l.workspace_id = ${q.workspaceId} and l.created_at >= ${from} and l.created_at < ${to}
           and l.reason in ('charge', 'recharge', 'refund') and l.job_id is not null`,
-    sql`select date_trunc(${unit}, j.created_at, 'UTC')${dimSelect}, 0, 0, 1, ${statusCounts}
-        from jobs j
+    sql`select date_trunc(${unit}, j.created_at, 'UTC')${dimSelect}, 0, 0, 1, ${statusCounts}, ${weight(byTag)}
+        from jobs j ${tagsOf(byTag)}
         where j.workspace_id = ${q.workspaceId} and j.created_at >= ${from} and j.created_at < ${to}`,
   ]);
   // The rollups' groups of the whole days, with the deltas not yet folded, summed per finest group;
   // a group is there as a raw row would be: when a job or a ledger row counts in it.
   const rollupPart = sources.rollup
     ? [
-        sql`select day as bucket${dims.length ? sql`, ${sql.join(dims.map(({ d, as }) => (d === 'key' ? sql`nullif(api_key_id, '') as ${as}` : sql`${sql.ref(dimensionColumn[d])} as ${as}`)))}` : sql``},
-                   ${sql.raw(figureColumns.join(', '))}
+        sql`select day as bucket${dims.length ? sql`, ${sql.join(dims.map(({ d, as }) => (d === 'key' ? sql`nullif(api_key_id, '') as ${as}` : sql`${sql.ref(dimensionColumn[d as (typeof usageDimensions)[number]])} as ${as}`)))}` : sql``},
+                   ${sql.raw(figureColumns.join(', '))}, 1 as w
             from (
               select day, api_key_id, project_id, model, kind, ${sql.raw(['ledger_rows', ...figureColumns].map((f) => `sum(${f}) as ${f}`).join(', '))}
               from (
@@ -146,14 +157,15 @@ export function usageStatement(q: UsageQuery, opts: { raw?: boolean } = {}): Raw
             ) j`,
       ]
     : [];
-  const counts = jobStatuses.map((s) => sql`coalesce(sum(u.${sql.raw(`n_${s}`)}), 0)::text as ${sql.raw(`n_${s}`)}`);
+  // The totals count each ledger row and job once (w: 0 on a job's second tag and after), the groups every row.
+  const sum = (f: string) => sql`coalesce(case when grouping(bucket) = 1 then sum(u.${sql.raw(f)} * u.w) else sum(u.${sql.raw(f)}) end, 0)::text`;
+  const counts = jobStatuses.map((s) => sql`${sum(`n_${s}`)} as ${sql.raw(`n_${s}`)}`);
   return sql<RawRow>`
     with u as (
       ${sql.join([...rawParts, ...rollupPart], sql` union all `)}
     ), r as (
       select grouping(bucket) = 1 as total, bucket${dimNames.length ? sql`, ${sql.join(dimNames)}` : sql``},
-             coalesce(sum(u.spent), 0)::text as spent, coalesce(sum(u.refunded), 0)::text as refunded,
-             coalesce(sum(u.created), 0)::text as created, ${sql.join(counts)}
+             ${sum('spent')} as spent, ${sum('refunded')} as refunded, ${sum('created')} as created, ${sql.join(counts)}
       from u
       group by grouping sets ((${groupSet}), ())
     )
@@ -161,6 +173,23 @@ export function usageStatement(q: UsageQuery, opts: { raw?: boolean } = {}): Raw
     union all
     (select * from r where not r.total ${after} order by ${sql.join(sortKey('r.'))} limit ${q.limit + 1})`;
 }
+
+/** The columns a ledger row's job is read with when grouping (by primary key). */
+const JOB_GROUP_COLUMNS = 'j.api_key_id, j.project_id, j.model, j.kind, j.tags, j.metadata';
+
+/** A dimension's value of a row: its job's column, its tag (`t`, tagsOf) or its metadata value. */
+function dimensionExpression(d: UsageDimension): RawBuilder<unknown> {
+  if (d === 'tag') return sql`t.tag`;
+  if (d.startsWith('metadata.')) return sql`j.metadata ->> ${d.slice('metadata.'.length)}`;
+  return sql.ref(`j.${dimensionColumn[d as (typeof usageDimensions)[number]]}`);
+}
+
+/** By tag, one row per tag of the job `j` (one with a null tag for a job without any), numbered from 1. */
+const tagsOf = (byTag: boolean) =>
+  byTag ? sql`cross join lateral unnest(case when cardinality(j.tags) = 0 then array[null::text] else j.tags end) with ordinality t(tag, n)` : sql``;
+
+/** 1 on the row that counts in the totals: every row, or by tag a job's first tag only. */
+const weight = (byTag: boolean) => (byTag ? sql`(t.n = 1)::int` : sql`1`);
 
 function figures(r: RawRow): UsageFigures {
   const spent = Number(r.spent);

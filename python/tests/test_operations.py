@@ -93,6 +93,29 @@ def test_models_job_lists_and_dry_run_quotes(client: MediaGenClient, main: Tenan
     assert [j["id"] for j in client.jobs.list(priority="low")["data"]] == [low["id"]]
 
 
+def test_metadata_and_tags_on_a_create_and_as_list_filters(client: MediaGenClient, main: Tenant) -> None:
+    labelled = client.images.generate(
+        project_id=main.project_id,
+        prompt="labelled",
+        model="nano-banana-2",
+        aspect_ratio="1:1",
+        count=1,
+        metadata={"customer": "cus 42/py"},
+        tags=["py-client", "batch:7"],
+    )
+    assert (labelled["metadata"], labelled["tags"]) == ({"customer": "cus 42/py"}, ["py-client", "batch:7"])
+    client.images.generate(project_id=main.project_id, prompt="one tag", model="nano-banana-2", aspect_ratio="1:1", count=1, tags=["py-client"])
+    assert [j["id"] for j in client.jobs.list(tag=["py-client", "batch:7"])["data"]] == [labelled["id"]]
+    assert [j["id"] for j in client.images.list(metadata={"customer": "cus 42/py"})["data"]] == [labelled["id"]]
+    assert len(client.jobs.list(tag="py-client")["data"]) == 2
+    err = raises_api_error(
+        lambda: client.images.generate(project_id=main.project_id, prompt="bad", model="nano-banana-2", aspect_ratio="1:1", count=1, tags=["a b"]),
+        400,
+        "invalid_request",
+    )
+    assert err.message.startswith("tags.0:"), err.message
+
+
 @pytest.fixture(scope="module")
 def inputs(stack: Stack, main: Tenant) -> dict[str, str]:
     """An uploaded image and video, for replace-actor jobs."""

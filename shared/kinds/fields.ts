@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { jobPriorities, jobStatuses, providerNames, webhookEventNames } from '../job-model.js';
 import type { InputFile, ProviderRequest } from '../provider-types.js';
 import type { ModelRoute } from '../catalog.js';
+import { labelRecordFields, labelRequestFields } from '../labels.js';
 
 /**
  * For the document: a string with a character String.prototype.trim() keeps (and no NUL), i.e. what
@@ -67,6 +68,7 @@ export const webhookRequestFields = {
       "the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), " +
         "low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal",
     ),
+  ...labelRequestFields,
 };
 
 /** For the document: webhook_events only beside webhook_url (merged into each create schema's meta). */
@@ -187,6 +189,7 @@ export const statusFields = {
   deadline_at: deadlineAt,
   priority: priorityRecordField,
   charges,
+  ...labelRecordFields,
 };
 
 /** A job record: its id and project, the kind's own fields, then the status fields. */

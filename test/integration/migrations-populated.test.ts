@@ -170,6 +170,12 @@ async function seed(db: Database): Promise<void> {
   await run(sql`insert into deployment_builds (deployment_name, build_id) values ('media-gen', 'build-1')`);
   await run(sql`insert into balance_alerts (workspace_id, thresholds, url) values ('ws_a', '{500,100}', 'https://hooks.acme.test/balance')`);
   await run(sql`insert into console_sessions (id_hash, api_key_id, expires_at) values ('sha256:0a1b', 'key_a', '2026-12-01T02:00:00Z')`);
+  await run(sql`update jobs set metadata = '{"customer":"cus_42"}'::jsonb, tags = '{acme,batch:7}' where id = 'job_done'`);
+  await run(sql`insert into job_labels (workspace_id, label, created_at, job_id)
+    select workspace_id, l, created_at, id from jobs cross join unnest(array['t:acme', 't:batch:7', 'm:customer=cus_42']) l where id = 'job_done'`);
+  await run(sql`update pipelines set metadata = '{"customer":"cus_42"}'::jsonb, tags = '{acme}' where id = 'pipe_done'`);
+  await run(sql`insert into pipeline_labels (workspace_id, label, created_at, pipeline_id)
+    select workspace_id, l, created_at, id from pipelines cross join unnest(array['t:acme', 'm:customer=cus_42']) l where id = 'pipe_done'`);
 }
 
 describe('migrations down and up over a populated database', () => {

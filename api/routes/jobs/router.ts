@@ -260,6 +260,8 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
             webhook,
             deadlineSeconds: (body as { deadline_seconds?: number }).deadline_seconds ?? null,
             priority,
+            metadata: (body as { metadata?: Record<string, string> }).metadata,
+            tags: (body as { tags?: string[] }).tags,
           });
         } catch (err) {
           if (err instanceof BudgetExceededError) deps.metrics.budgetRefused(err.budget.scope, err.budget.period);

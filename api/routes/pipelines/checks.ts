@@ -6,6 +6,7 @@
 // each reference to an earlier step's output (the step exists and runs earlier, the output index is
 // within what it makes, the media type is the field's). A refusal names the step and the field:
 // `steps[2].body.start_frame_file_id: step "clip" outputs video, an image is expected`.
+import { mergeLabels } from '../../../shared/labels.js';
 import type { z } from 'zod';
 import type { Queryable } from '../../../db/index.js';
 import type { NewPipelineStep } from '../../../db/repos/pipelines.js';
@@ -215,6 +216,9 @@ export async function checkSteps(jobs: JobService, body: PipelineCreateBody, q: 
   const checked: CheckedStep[] = [];
   for (const [i, step] of body.steps.entries()) {
     if (allIds.indexOf(step.id) !== i) throw invalidRequest(`steps[${i}].id: step id "${step.id}" is used by an earlier step`);
+    // The step's job carries the pipeline's labels and its own: their union stays within the bounds.
+    const labels = mergeLabels(body, step.body as { metadata?: Record<string, string>; tags?: string[] });
+    if ('error' in labels) throw invalidRequest(`steps[${i}].body.${labels.error}`);
     checked.push(
       await checkStep(
         jobs,

@@ -70,6 +70,8 @@ export async function presentPipelines(q: Queryable, storage: Pick<Storage, 'url
         updated_at: p.updated_at.getTime(),
         completed_at: ms(p.completed_at),
         steps: own,
+        metadata: p.metadata,
+        tags: p.tags,
       };
     }),
   );

@@ -25,6 +25,7 @@ import { presentPipeline, presentPipelines } from './present.js';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../discovery.js';
 import { addPipelineActions } from './actions.js';
 import { loadPipelineOfKey, refuseOverActive, TAG, type PipelineServices } from './common.js';
+import { labelFilters, labelQueryFields } from '../../label-filters.js';
 
 /** The create's checks: project (403), webhook and every step (400/404), in the given transaction. */
 async function checkCreate({ deps, jobs }: PipelineServices, body: PipelineCreateBody, q: Queryable, workspaceId: string): Promise<CheckedStep[]> {
@@ -49,6 +50,7 @@ const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional().describe(`page size, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`),
   cursor: z.string().regex(CURSOR, 'not a cursor returned by this endpoint').optional().describe('the next_cursor of the previous page'),
   status: z.enum(pipelineStatuses).optional(),
+  ...labelQueryFields,
 });
 
 export const pipelineEndpoints = new Endpoints<PipelineServices>();
@@ -118,6 +120,8 @@ pipelineEndpoints.add({
         webhookUrl: body.webhook_url ?? null,
         webhookEvents: body.webhook_url !== undefined ? (body.webhook_events ?? null) : null,
         steps,
+        metadata: body.metadata,
+        tags: body.tags,
       });
       if (hasIdempotencyClaim(res)) await completeIdempotencyInTx(tx, res, 200, { data: await presentPipeline(tx, deps.storage, row) });
       return row;
@@ -143,12 +147,13 @@ pipelineEndpoints.add({
   response: z.array(pipelineRecordSchema),
   responseExtra: { next_cursor: z.string().nullable().describe('pass as `cursor` to get the next page; null on the last page') },
   errors: [400, 401, 429, 500],
-  async handler({ res, query, services: { deps } }) {
+  async handler({ req, res, query, services: { deps } }) {
     const m = query.cursor ? CURSOR.exec(query.cursor) : null;
     const page = await repo.listPipelinesPage(deps.db, authOf(res).workspaceId, {
       limit: query.limit ?? DEFAULT_PAGE_LIMIT,
       after: m ? { createdAtMicros: m[1]!, id: m[2]! } : null,
       status: query.status,
+      labels: labelFilters(req.query),
     });
     const data = await presentPipelines(deps.db, deps.storage, page.rows);
     res.json({ data, next_cursor: page.next ? `pipelines.${page.next.createdAtMicros}.${page.next.id}` : null });

@@ -188,7 +188,17 @@ def normalize_base_url(base_url: str) -> str:
 
 
 def query_string(params: Mapping[str, Any]) -> str:
-    pairs = [(k, str(v).lower() if isinstance(v, bool) else str(v)) for k, v in params.items() if v is not None]
+    """A list repeats its name (tag=a&tag=b); a dict is sent as name[key]=value (metadata filters)."""
+    pairs: list[tuple[str, str]] = []
+    for k, v in params.items():
+        if v is None:
+            continue
+        if isinstance(v, (list, tuple)):
+            pairs.extend((k, str(item)) for item in v)
+        elif isinstance(v, Mapping):
+            pairs.extend((f"{k}[{key}]", str(item)) for key, item in v.items())
+        else:
+            pairs.append((k, str(v).lower() if isinstance(v, bool) else str(v)))
     return f"?{urlencode(pairs)}" if pairs else ""
 
 

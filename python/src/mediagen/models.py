@@ -524,6 +524,9 @@ class Health(TypedDict, closed=True):
     status: Literal["ok"]
 
 
+Tag: TypeAlias = str
+
+
 class ImageCreate(TypedDict, closed=True):
     project_id: str
     prompt: str
@@ -555,6 +558,14 @@ class ImageCreate(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
+    metadata: NotRequired[dict[str, str]]
+    """
+    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
+    """
+    tags: NotRequired[list[Tag]]
+    """
+    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -723,11 +734,22 @@ class ImageStepBody(TypedDict, closed=True):
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
     """
+    metadata: NotRequired[dict[str, str]]
+    """
+    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
+    """
+    tags: NotRequired[list[Tag]]
+    """
+    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
+    """
 
 
 class JobError(TypedDict, closed=True):
     code: str
     message: str
+
+
+TagItem: TypeAlias = str
 
 
 class JobListQuery(TypedDict, closed=True):
@@ -759,6 +781,14 @@ class JobListQuery(TypedDict, closed=True):
     created_before: NotRequired[int]
     """
     only jobs created before this moment (milliseconds since the Unix epoch, exclusive)
+    """
+    tag: NotRequired[str | list[TagItem]]
+    """
+    only those carrying this tag; repeat it (at most 20) for those carrying every one of them
+    """
+    metadata: NotRequired[dict[str, str]]
+    """
+    only those whose metadata has these values, as `metadata[key]=value` (several: all of them)
     """
 
 
@@ -1236,6 +1266,14 @@ class ReplaceActorCreate(TypedDict, closed=True):
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
     """
+    metadata: NotRequired[dict[str, str]]
+    """
+    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
+    """
+    tags: NotRequired[list[Tag]]
+    """
+    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
+    """
 
 
 class ReplaceActorCreated(TypedDict, closed=True):
@@ -1351,6 +1389,14 @@ class ReplaceActorJob(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
+    metadata: dict[str, str]
+    """
+    the create's metadata ({} when none)
+    """
+    tags: list[str]
+    """
+    the create's tags ([] when none)
+    """
 
 
 class Substitution3(TypedDict, closed=True):
@@ -1461,6 +1507,14 @@ class ReplaceActorListItem(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
+    metadata: dict[str, str]
+    """
+    the create's metadata ({} when none)
+    """
+    tags: list[str]
+    """
+    the create's tags ([] when none)
+    """
     kind: Literal["replace_actor"]
     """
     the job kind (its status path: /v1/replace-actors/generations/{id})
@@ -1518,6 +1572,14 @@ class TalkingActorCreate(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
+    metadata: NotRequired[dict[str, str]]
+    """
+    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
+    """
+    tags: NotRequired[list[Tag]]
+    """
+    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -1634,6 +1696,14 @@ class TalkingActorJob(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
+    metadata: dict[str, str]
+    """
+    the create's metadata ({} when none)
+    """
+    tags: list[str]
+    """
+    the create's tags ([] when none)
+    """
 
 
 class Substitution5(TypedDict, closed=True):
@@ -1743,6 +1813,14 @@ class TalkingActorListItem(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
+    metadata: dict[str, str]
+    """
+    the create's metadata ({} when none)
+    """
+    tags: list[str]
+    """
+    the create's tags ([] when none)
+    """
     kind: Literal["talking_actor"]
     """
     the job kind (its status path: /v1/talking-actors/{id})
@@ -1774,6 +1852,14 @@ class TalkingActorStepBody(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
+    metadata: NotRequired[dict[str, str]]
+    """
+    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
+    """
+    tags: NotRequired[list[Tag]]
+    """
+    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -1879,6 +1965,14 @@ class UsageRow(TypedDict, closed=True):
     """
     with group_by=kind: image, video, replace_actor or talking_actor
     """
+    tag: NotRequired[str | None]
+    """
+    with group_by=tag: one of the jobs' tags (null: jobs without tags)
+    """
+    metadata: NotRequired[dict[str, str | None]]
+    """
+    with group_by=metadata.<key>: the jobs' value of each such key (null: jobs without it)
+    """
     credits: UsageCredits
     jobs: UsageJobCounts
 
@@ -1930,6 +2024,14 @@ class VideoCreate(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
+    metadata: NotRequired[dict[str, str]]
+    """
+    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
+    """
+    tags: NotRequired[list[Tag]]
+    """
+    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -2041,6 +2143,14 @@ class VideoJob(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
+    metadata: dict[str, str]
+    """
+    the create's metadata ({} when none)
+    """
+    tags: list[str]
+    """
+    the create's tags ([] when none)
+    """
 
 
 class Substitution7(TypedDict, closed=True):
@@ -2151,6 +2261,14 @@ class VideoListItem(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
+    metadata: dict[str, str]
+    """
+    the create's metadata ({} when none)
+    """
+    tags: list[str]
+    """
+    the create's tags ([] when none)
+    """
     kind: Literal["video"]
     """
     the job kind (its status path: /v1/videos/{id})
@@ -2187,6 +2305,14 @@ class VideoStepBody(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
+    metadata: NotRequired[dict[str, str]]
+    """
+    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
+    """
+    tags: NotRequired[list[Tag]]
+    """
+    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -2479,6 +2605,14 @@ class ImageJob(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
+    metadata: dict[str, str]
+    """
+    the create's metadata ({} when none)
+    """
+    tags: list[str]
+    """
+    the create's tags ([] when none)
+    """
 
 
 class ImageListItem(TypedDict, closed=True):
@@ -2545,6 +2679,14 @@ class ImageListItem(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
+    metadata: dict[str, str]
+    """
+    the create's metadata ({} when none)
+    """
+    tags: list[str]
+    """
+    the create's tags ([] when none)
+    """
     kind: Literal["image"]
     """
     the job kind (its status path: /v1/images/{id})
@@ -2600,6 +2742,14 @@ class Pipeline(TypedDict, closed=True):
     updated_at: int
     completed_at: int | None
     steps: list[PipelineStepRecord]
+    metadata: dict[str, str]
+    """
+    the create's metadata ({} when none)
+    """
+    tags: list[str]
+    """
+    the create's tags ([] when none)
+    """
 
 
 class ReplaceActorStepBody(TypedDict, closed=True):
@@ -2618,6 +2768,14 @@ class ReplaceActorStepBody(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
+    metadata: NotRequired[dict[str, str]]
+    """
+    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
+    """
+    tags: NotRequired[list[Tag]]
+    """
+    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -2703,6 +2861,14 @@ class PipelineCreate(TypedDict, closed=True):
     ]
     """
     the events to deliver (needs webhook_url); default ["pipeline.completed", "pipeline.failed"]
+    """
+    metadata: NotRequired[dict[str, str]]
+    """
+    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
+    """
+    tags: NotRequired[list[Tag]]
+    """
+    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
