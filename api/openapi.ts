@@ -31,6 +31,7 @@ import { balanceEndpoints } from './routes/balance.js';
 import { paymentRequiredErrorSchema } from './routes/budget-errors.js';
 import { timelineEndpoints } from './routes/timeline.js';
 import { pipelineEndpoints } from './routes/pipelines/router.js';
+import { batchEndpoints } from './routes/batches/router.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -58,6 +59,7 @@ export function allOperations(): Operation[] {
     ...jobEndpoints.operations,
     ...jobListEndpoints.operations,
     ...pipelineEndpoints.operations,
+    ...batchEndpoints.operations,
     ...modelEndpoints.operations,
     ...queueEndpoints.operations,
     ...retentionEndpoints.operations,

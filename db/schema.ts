@@ -374,6 +374,8 @@ export interface DB {
   pipeline_steps: PipelineStepTable;
   deployment_builds: import('./deployment-schema.js').DeploymentBuildTable;
   balance_alerts: import('./budget-schema.js').BalanceAlertTable;
+  batches: import('./batch-schema.js').BatchTable;
+  batch_items: import('./batch-schema.js').BatchItemTable;
 }
 
 export type Workspace = Selectable<WorkspaceTable>;

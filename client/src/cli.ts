@@ -10,6 +10,7 @@ import { addWebhookCommands } from './cli-webhooks.js';
 import { addUsageCommand } from './cli-usage.js';
 import { addBalanceCommand } from './cli-balance.js';
 import { addPipelineCommands } from './cli-pipelines.js';
+import { addBatchCommands } from './cli-batches.js';
 import {
   collect,
   created,
@@ -352,6 +353,7 @@ export function buildProgram(): Command {
   addUsageCommand(program, client, globals);
   addBalanceCommand(program, client, globals);
   addPipelineCommands(program, client, globals);
+  addBatchCommands(program, client, globals);
 
   // Usage errors leave through main's catch with exit code 2 instead of process.exit.
   program.exitOverride();

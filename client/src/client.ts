@@ -46,6 +46,7 @@ export { sleep } from './util.js';
 import { webhookDeliveriesApi } from './webhook-deliveries.js';
 import { actorsApi, auditEventsApi, balanceApi, budgetsApi, modelsApi, projectsApi, queueApi, voicesApi } from './resources.js';
 import { pipelinesApi } from './pipelines.js';
+import { batchesApi } from './batches.js';
 
 // ------------------------------------------------------------------ the client
 
@@ -163,6 +164,7 @@ export class MediaGenClient {
   readonly balance = balanceApi(this);
   readonly webhookDeliveries = webhookDeliveriesApi(this);
   readonly pipelines = pipelinesApi(this);
+  readonly batches = batchesApi(this);
 
   // ---------------------------------------------------------------- jobs
 

@@ -18,6 +18,7 @@ from ._async_resources import (
     _Actors,
     _AuditEvents,
     _Balance,
+    _Batches,
     _Budgets,
     _Images,
     _JobResource,
@@ -113,6 +114,7 @@ class AsyncMediaGenClient:
         self.budgets = _Budgets(self)
         self.balance = _Balance(self)
         self.pipelines = _Pipelines(self)
+        self.batches = _Batches(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")

@@ -19,6 +19,7 @@ from ._resources import (
     _Actors,
     _AuditEvents,
     _Balance,
+    _Batches,
     _Budgets,
     _Images,
     _JobResource,
@@ -114,6 +115,7 @@ class MediaGenClient:
         self.budgets = _Budgets(self)
         self.balance = _Balance(self)
         self.pipelines = _Pipelines(self)
+        self.batches = _Batches(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")
