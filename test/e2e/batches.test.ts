@@ -15,6 +15,7 @@ import { Receiver } from '../support/webhook-receiver.js';
 import { rotateWebhookSecret } from '../../db/repos/webhooks.js';
 import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
 import type { Config } from '../../shared/config.js';
+import { batchEventDataSchema } from '../../shared/batches.js';
 
 let tdb: TestDatabase;
 let config: Config;
@@ -200,6 +201,7 @@ describe('batches', () => {
     const event = await waitFor('batch.completed delivered', () => receiver.at('/batch')[0], 60_000);
     const parsed = verifyWebhook<any>(secret, event.body, event.headers);
     assert.equal(parsed.type, 'batch.completed');
+    batchEventDataSchema.parse(parsed.data); // the body the OpenAPI document's webhooks section describes
     assert.deepEqual(
       [parsed.data.id, parsed.data.status, parsed.data.counts.completed, parsed.data.counts.failed, parsed.data.charged],
       [id, 'completed', 199, 1, expected],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
@@ -307,9 +307,9 @@ class _Batches:
         """POST /v1/batches/{id}/retry: the failed items run again, each as a new job."""
         return cast("dict[str, Any]", await self._client._data("POST", f"/v1/batches/{_core.quote_id(batch_id)}/retry"))
 
-    async def manifest(self, batch_id: str) -> list[dict[str, Any]]:
+    async def manifest(self, batch_id: str) -> Sequence[dict[str, Any]]:
         """GET /v1/batches/{id}/manifest: one row per item, once every item ended."""
-        return cast("list[dict[str, Any]]", await self._client._data("GET", f"/v1/batches/{_core.quote_id(batch_id)}/manifest"))
+        return cast("Sequence[dict[str, Any]]", await self._client._data("GET", f"/v1/batches/{_core.quote_id(batch_id)}/manifest"))
 
     async def wait(self, batch_id: str, *, timeout: float | None = None, poll_interval: float = 1.0, max_poll_interval: float = 10.0) -> dict[str, Any]:
         """Returns the batch's record once it ended (`completed` or `canceled`), polling GET with backoff.
