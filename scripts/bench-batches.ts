@@ -53,11 +53,17 @@ async function main() {
           }>`select count(*)::text as n from jobs where id in (select job_id from batch_items where batch_id = ${id}) and ${where}`.execute(tdb.db)
         ).rows[0]!.n,
       );
+    console.log(`batch of ${items} nano-banana-2 items on the local fal queue; BATCH_START_PER_SECOND=${rate}; Temporal at ${config.TEMPORAL_ADDRESS}`);
+    console.log(`  create answered                 ${answered.toFixed(0).padStart(7)} ms`);
+    // Each figure is printed as soon as it is reached, so a run stopped early still says how far it got.
     const allStarted = await waitFor(
       'every item started',
       async () => ((await count(sql`workflow_started`)) === items ? performance.now() - t0 : undefined),
       1_800_000,
       100,
+    );
+    console.log(
+      `  submit → all items started      ${allStarted.toFixed(0).padStart(7)} ms   (${((items / allStarted) * 1000).toFixed(1)} items/s; the bound is ${rate}/s)`,
     );
     const allSubmitted = await waitFor(
       'every item submitted',
@@ -65,22 +71,17 @@ async function main() {
       1_800_000,
       100,
     );
+    console.log(`  submit → all submitted to fal   ${allSubmitted.toFixed(0).padStart(7)} ms`);
     const completed = await waitFor(
       'the batch completed',
       async () => ((await api(gw.baseUrl, t.apiKey).get(`/v1/batches/${id}`)).body.data.status === 'completed' ? performance.now() - t0 : undefined),
       1_800_000,
       200,
     );
+    console.log(`  submit → batch completed        ${completed.toFixed(0).padStart(7)} ms`);
     const calls = new Map<string, number>();
     for (const r of live.fal.requests) calls.set(r.op, (calls.get(r.op) ?? 0) + 1);
     const total = live.fal.requests.length;
-    console.log(`batch of ${items} nano-banana-2 items on the local fal queue; BATCH_START_PER_SECOND=${rate}; Temporal at ${config.TEMPORAL_ADDRESS}`);
-    console.log(`  create answered                 ${answered.toFixed(0).padStart(7)} ms`);
-    console.log(
-      `  submit → all items started      ${allStarted.toFixed(0).padStart(7)} ms   (${((items / allStarted) * 1000).toFixed(1)} items/s; the bound is ${rate}/s)`,
-    );
-    console.log(`  submit → all submitted to fal   ${allSubmitted.toFixed(0).padStart(7)} ms`);
-    console.log(`  submit → batch completed        ${completed.toFixed(0).padStart(7)} ms`);
     console.log(
       `  provider calls                  ${String(total).padStart(7)}      (${(total / items).toFixed(2)} per item: ${[...calls].map(([op, n]) => `${op} ${n}`).join(', ')})`,
     );
