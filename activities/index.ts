@@ -15,6 +15,7 @@ import { mediaToolsFrom } from './providers/media-tools.js';
 import { createJobIoActivities, createJobProviderActivities, createProgressWriter, type JobActivityDeps } from './jobs.js';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks.js';
 import { createPipelineActivities } from './pipelines.js';
+import { createBatchActivities } from './batches.js';
 import { createUploadActivities, createWorkspaceFetchSlots, fetchSlotLeaseMs, fetchRemoteInput, type FetchHooks } from './uploads.js';
 
 export interface ActivityDeps {
@@ -65,8 +66,12 @@ export function createActivities(deps: ActivityDeps) {
     metrics: deps.metrics,
   });
   return {
-    // The job pipeline's Postgres steps and the pipelines' parent steps: local activities of the workflows role, and the io queue's.
-    io: { ...jobIo, ...createPipelineActivities({ db: deps.db, jobs: deps.jobs, config: deps.config }) },
+    // The job pipeline's Postgres steps and the pipelines' and batches' parent steps: local activities of the workflows role, and the io queue's.
+    io: {
+      ...jobIo,
+      ...createPipelineActivities({ db: deps.db, jobs: deps.jobs, config: deps.config }),
+      ...createBatchActivities({ db: deps.db, jobs: deps.jobs, config: deps.config }),
+    },
     fetch: { prepareProviderRequest, ...uploads },
     webhooks,
     provider: createJobProviderActivities({ ...jobDeps, progress: createProgressWriter(deps.db, deps.config.PROGRESS_WRITE_INTERVAL_MS) }),

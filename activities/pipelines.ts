@@ -2,7 +2,7 @@
 // checkpoint it. Every move takes the pipeline row's lock first, so a cancel (the gateway's, under
 // the same lock) either sees the step's job and cancels it, or is seen here before the job exists.
 //
-// Money: a step's job is created through the job service's create, exactly as the gateway creates
+// Money: a step's job is created through jobs/create-job.ts chargeJob, exactly as the gateway creates
 // a job (quote, budgets, conditional debit, job row with its route and ledger charge, in one
 // transaction), so a step is charged when it starts and refunded by the job's own rules. The job id
 // is the step's attempt's (shared/pipelines.ts stepJobId): a retried activity, a replay or an
@@ -16,6 +16,7 @@ import type { Config } from '../shared/config.js';
 import type { JobService } from '../jobs/index.js';
 import {
   BudgetExceededError,
+  chargeJob,
   InsufficientCreditsError,
   isTerminal,
   JobRequestRefusedError,
@@ -122,28 +123,21 @@ export function createPipelineActivities(deps: PipelineActivityDeps): PipelineAc
     const labels = mergeLabels(p, step.body as { metadata?: Record<string, string>; tags?: string[] });
     if ('error' in labels) return { error: { code: 'invalid_request', message: `step "${step.step_id}": ${labels.error}` } };
     try {
-      const quote = await jobs.quote(tx, {
-        workspaceId: p.workspace_id,
-        projectId: p.project_id,
-        model: step.model,
-        route,
-        params: params as JobParamsOf<JobKind>,
-        priority: step.priority,
-      });
-      const job = await jobs.create(tx, {
+      // The one create of a job (jobs/create-job.ts); the step's job starts as this parent's child.
+      const { job } = await chargeJob(jobs, tx, {
         id: jobId,
         kind: step.kind,
         workspaceId: p.workspace_id,
         projectId: p.project_id,
         apiKeyId: p.api_key_id ?? '',
         model: step.model,
-        params: quote.params,
-        price: quote.price,
-        webhook: null,
-        deadlineSeconds: step.deadline_seconds,
+        route,
+        params: params as JobParamsOf<JobKind>,
         priority: step.priority,
         metadata: labels.metadata,
         tags: labels.tags,
+        deadlineSeconds: step.deadline_seconds,
+        webhook: null,
       });
       return { job };
     } catch (err) {

@@ -28,6 +28,7 @@ import { createBalanceRouter } from './routes/balance.js';
 import { createApiKeysRouter } from './routes/api-keys.js';
 import { createTimelineRouter } from './routes/timeline.js';
 import { createPipelinesRouter } from './routes/pipelines/router.js';
+import { createBatchesRouter } from './routes/batches/router.js';
 import { createEventsRouter } from './routes/events.js';
 import { createJobEventHub, type JobEventHub } from './job-events.js';
 import { readPipelineView } from './pipeline-events.js';
@@ -125,6 +126,7 @@ export function createApp(deps: AppDeps): App {
   app.use(createJobsRouter(full, auth));
   app.use(createJobListsRouter(full, auth));
   app.use(createPipelinesRouter(full, auth));
+  app.use(createBatchesRouter(full, auth));
   app.use(createModelsRouter(full, auth));
   app.use(createQueueRouter(full, auth));
   app.use(createRetentionRouter(full, auth));

@@ -32,6 +32,7 @@ import { apiKeyEndpoints } from './routes/api-keys.js';
 import { paymentRequiredErrorSchema } from './routes/budget-errors.js';
 import { timelineEndpoints } from './routes/timeline.js';
 import { pipelineEndpoints } from './routes/pipelines/router.js';
+import { batchEndpoints } from './routes/batches/router.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -60,6 +61,7 @@ export function allOperations(): Operation[] {
     ...jobEndpoints.operations,
     ...jobListEndpoints.operations,
     ...pipelineEndpoints.operations,
+    ...batchEndpoints.operations,
     ...modelEndpoints.operations,
     ...queueEndpoints.operations,
     ...retentionEndpoints.operations,

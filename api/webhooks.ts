@@ -11,6 +11,7 @@ import { checkWebhookUrl } from '../shared/webhook-target.js';
 import { budgetThresholdEventSchema } from '../shared/budgets.js';
 import { BALANCE_LOW_EVENT, balanceLowEventSchema } from '../shared/balance.js';
 import { pipelineEventDataSchema, pipelineWebhookEventNames, type PipelineWebhookEventName } from '../shared/pipelines.js';
+import { BATCH_COMPLETED_EVENT, batchEventDataSchema } from '../shared/batches.js';
 import { ApiError } from './errors.js';
 
 const DEFAULT_EVENTS: WebhookEventName[] = ['completed', 'failed'];
@@ -100,5 +101,12 @@ export function webhookEventDocs(records: readonly z.ZodType[]): { name: string;
     description: "POSTed to the pipeline's webhook_url when asked for in its webhook_events (default pipeline.completed and pipeline.failed).",
     payload: z.strictObject({ type: z.literal(e), data: pipelineEventDataSchema }),
   }));
-  return [...jobEvents, budgetAlert, balanceLow, ...pipelineEvents];
+  const batchCompleted = {
+    name: BATCH_COMPLETED_EVENT,
+    summary: 'Every item of a batch ended; its manifest is ready',
+    description:
+      "POSTed to the batch's webhook_url once each time every item ended: status completed, or canceled when a cancel stopped it (a retry of failed items that ends again sends one more).",
+    payload: z.strictObject({ type: z.literal(BATCH_COMPLETED_EVENT), data: batchEventDataSchema }),
+  };
+  return [...jobEvents, budgetAlert, balanceLow, ...pipelineEvents, batchCompleted];
 }

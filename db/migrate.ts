@@ -43,6 +43,7 @@ import * as m0100 from './migrations/0100_balance_alerts.js';
 import * as m0105 from './migrations/0105_scoped_keys.js';
 import * as m0130 from './migrations/0130_console_sessions.js';
 import * as m0115 from './migrations/0115_labels.js';
+import * as m0125 from './migrations/0125_batches.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -85,6 +86,7 @@ export const migrations: Record<string, Migration> = {
   '0105_scoped_keys': m0105,
   '0130_console_sessions': m0130,
   '0115_labels': m0115,
+  '0125_batches': m0125,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

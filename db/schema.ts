@@ -381,6 +381,8 @@ export interface DB {
   console_sessions: import('./console-schema.js').ConsoleSessionTable;
   job_labels: import('./label-schema.js').JobLabelTable;
   pipeline_labels: import('./label-schema.js').PipelineLabelTable;
+  batches: import('./batch-schema.js').BatchTable;
+  batch_items: import('./batch-schema.js').BatchItemTable;
 }
 
 export type Workspace = Selectable<WorkspaceTable>;

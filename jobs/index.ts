@@ -31,3 +31,4 @@ export { canMove, fromStatuses, inFlightStatuses, isInFlight, isTerminal, reviva
 export { InsufficientCreditsError, ProjectNotInWorkspaceError, type NewJobInput } from '../db/repos/jobs.js';
 export { BudgetExceededError, type BudgetAlert } from './budgets.js';
 export { PIPELINE_CANCELED, requestPipelineCancel } from './pipeline-cancel.js';
+export { chargeJob, startJob, type CreateJobHooks, type JobRequest } from './create-job.js';

@@ -5,3 +5,4 @@ export { progressQuery } from './pipeline.js';
 export { webhookDelivery } from './webhook-delivery.js';
 export { cancelProviderRequest } from './provider-cancel.js';
 export { pipelineRun } from './pipeline-run.js';
+export { batchRun } from './batch-run.js';

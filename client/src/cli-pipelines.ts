@@ -9,7 +9,7 @@ import { MediaGenError } from './errors.js';
 import { print, table, usageError, type GlobalOpts } from './cli-support.js';
 
 /** The JSON object in FILE, or on standard input for `-`. */
-async function readJson(file: string, what: string): Promise<Record<string, unknown>> {
+export async function readJson(file: string, what: string): Promise<Record<string, unknown>> {
   let text: string;
   try {
     if (file === '-') {

@@ -12,6 +12,7 @@ import { addBalanceCommand } from './cli-balance.js';
 import { addKeysCommand } from './cli-keys.js';
 import { addPipelineCommands } from './cli-pipelines.js';
 import { labelFields, labelOptions, metadataPair } from './cli-labels.js';
+import { addBatchCommands } from './cli-batches.js';
 import {
   collect,
   created,
@@ -362,6 +363,7 @@ export function buildProgram(): Command {
   addBalanceCommand(program, client, globals);
   addKeysCommand(program, client, globals);
   addPipelineCommands(program, client, globals);
+  addBatchCommands(program, client, globals);
 
   // Usage errors leave through main's catch with exit code 2 instead of process.exit.
   program.exitOverride();

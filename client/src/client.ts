@@ -46,6 +46,7 @@ export { sleep } from './util.js';
 import { webhookDeliveriesApi } from './webhook-deliveries.js';
 import { actorsApi, apiKeysApi, auditEventsApi, balanceApi, budgetsApi, modelsApi, projectsApi, queueApi, voicesApi } from './resources.js';
 import { pipelinesApi } from './pipelines.js';
+import { batchesApi } from './batches.js';
 
 // ------------------------------------------------------------------ the client
 
@@ -165,6 +166,7 @@ export class MediaGenClient {
   readonly apiKeys = apiKeysApi(this);
   readonly webhookDeliveries = webhookDeliveriesApi(this);
   readonly pipelines = pipelinesApi(this);
+  readonly batches = batchesApi(this);
 
   // ---------------------------------------------------------------- jobs
 

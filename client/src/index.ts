@@ -2,6 +2,7 @@
 export * from './client.js';
 export type { WebhookDeliveriesQuery, WebhookDelivery } from './webhook-deliveries.js';
 export type { PipelineEvent, PipelineWaitOptions } from './pipelines.js';
+export type { BatchWaitOptions } from './batches.js';
 export { MediaGenError } from './errors.js';
 export { createSseParser, type ServerSentEvent } from './sse.js';
 export type { paths, operations, components } from './openapi.js';

@@ -656,6 +656,110 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's batches (extension)
+         * @description Newest first.
+         */
+        get: operations["get_batches"];
+        put?: never;
+        /**
+         * Create a batch (extension)
+         * @description Many job creates submitted as one: each item is a create body of a job kind (without project_id, priority and webhook fields) with your `custom_id`, unique in the batch. Validated whole (every item as its create endpoint validates it; a refusal names the item by index and custom_id); nothing is charged at create: each item runs at priority low and is charged that price when its job starts, refunded as any job is. Items start at a bounded rate (BATCH_START_PER_SECOND, default 50 a second); another workspace's jobs never wait behind a batch. When every item ended, the batch completes: one batch.completed to webhook_url, and its manifest (GET /v1/batches/{id}/manifest). ?dry_run=true answers the quote instead. At most BATCH_MAX_ITEMS items (default 1000). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress.
+         */
+        post: operations["post_batches"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a batch (extension)
+         * @description Its status, its items counted by status, its price and the credits its jobs cost so far.
+         */
+        get: operations["get_batches_by_id"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a batch (extension)
+         * @description Items not started yet are canceled and never charged; items already started run to their end under the job rules (cancel one with its own cancel endpoint). The batch ends canceled once its started items ended (one batch.completed, status canceled). A batch already completed or canceled answers 409 not_cancelable.
+         */
+        post: operations["post_batches_by_id_cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry the failed items of a batch (extension)
+         * @description Every failed item (its job failed, or its charge was refused; never one canceled) runs again as a new job, charged its price when it starts; completed items are never run or paid again. The batch runs again and sends one more batch.completed when every item ended. A canceled batch, or one without failed items, answers 409 not_resumable.
+         */
+        post: operations["post_batches_by_id_retry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{id}/manifest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A batch's manifest (extension)
+         * @description One row per item in order: custom_id, job_id, status, output_urls (signed, each valid for the storage URL lifetime), credits (net, every attempt), error. Answered once every item ended (else 409 not_ready). `Accept: application/jsonl` answers JSON Lines (one row a line); `Accept: text/csv` CSV (RFC 4180, a header row; output_urls joined by spaces).
+         */
+        get: operations["get_batches_by_id_manifest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/models": {
         parameters: {
             query?: never;
@@ -2643,6 +2747,77 @@ export type webhooks = {
                             };
                             /** @description the create's tags ([] when none) */
                             tags: string[];
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx answer (within 10 s) counts as delivered; anything else is retried with backoff for about a day */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "batch.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Every item of a batch ended; its manifest is ready
+         * @description POSTed to the batch's webhook_url once each time every item ended: status completed, or canceled when a cancel stopped it (a retry of failed items that ends again sends one more).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id: the same on every retry of this event, so receivers can drop duplicates */
+                    "webhook-id": string;
+                    /** @description unix seconds of this attempt; refuse deliveries more than 5 minutes off */
+                    "webhook-timestamp": string;
+                    /** @description space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active secret of the workspace (two during a rotation) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "batch.completed";
+                        data: {
+                            /** @description the batch id */
+                            id: string;
+                            project_id: string;
+                            /** @enum {string} */
+                            status: "running" | "completed" | "canceled";
+                            item_count: number;
+                            /** @description how many items are in each status */
+                            counts: {
+                                waiting: number;
+                                pending: number;
+                                generating: number;
+                                completed: number;
+                                failed: number;
+                                canceled: number;
+                            };
+                            charged: number;
+                            /** @description the path of its manifest (GET, with ?format=jsonl or csv) */
+                            manifest: string;
                         };
                     };
                 };
@@ -10886,6 +11061,950 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_batches: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+                status?: "running" | "completed" | "canceled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            /**
+                             * @description running until every item ended; then completed, or canceled when a cancel stopped it
+                             * @enum {string}
+                             */
+                            status: "running" | "completed" | "canceled";
+                            item_count: number;
+                            /** @description how many items are in each status */
+                            counts: {
+                                waiting: number;
+                                pending: number;
+                                generating: number;
+                                completed: number;
+                                failed: number;
+                                canceled: number;
+                            };
+                            /** @description the sum of the items' quoted prices at priority low */
+                            price: number;
+                            /** @description net credits spent so far by the items' jobs (charges less refunds) */
+                            charged: number;
+                            webhook_url: string | null;
+                            created_at: number;
+                            updated_at: number;
+                            completed_at: number | null;
+                            canceled_at: number | null;
+                        }[];
+                        /** @description pass as `cursor` to get the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_batches: {
+        parameters: {
+            query?: {
+                /** @description true: validate the whole batch and answer its quote (each item priced at priority low) without creating or charging anything */
+                dry_run?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    project_id: string;
+                    /** @description the items (at most BATCH_MAX_ITEMS, default 1000) */
+                    items: ({
+                        /** @description your id of the item, unique in the batch */
+                        custom_id: string;
+                        /**
+                         * @description the job kind the item creates
+                         * @constant
+                         */
+                        kind: "image";
+                        /** @description the kind's create body without project_id (the batch's), priority and webhook fields */
+                        body: {
+                            prompt: string;
+                            /** @enum {string} */
+                            model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite";
+                            /** @enum {string} */
+                            aspect_ratio: "1:1" | "9:16" | "16:9";
+                            count: number;
+                            /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                            deadline_seconds?: number;
+                        };
+                    } | {
+                        /** @description your id of the item, unique in the batch */
+                        custom_id: string;
+                        /**
+                         * @description the job kind the item creates
+                         * @constant
+                         */
+                        kind: "video";
+                        /** @description the kind's create body without project_id (the batch's), priority and webhook fields */
+                        body: {
+                            prompt: string;
+                            /** @enum {string} */
+                            model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "grok-video-1.5";
+                            aspect_ratio?: string;
+                            duration?: number;
+                            resolution?: string;
+                            reference_file_ids?: string[];
+                            start_frame_file_id?: string;
+                            end_frame_file_id?: string;
+                            /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                            deadline_seconds?: number;
+                        } & ({
+                            /** @constant */
+                            model?: "sora-2-pro";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16";
+                            /** @enum {unknown} */
+                            duration?: 4 | 6 | 8;
+                            /** @enum {unknown} */
+                            resolution?: "720p" | "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "sora-2";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16";
+                            /** @enum {unknown} */
+                            duration?: 4 | 6 | 8;
+                            /** @enum {unknown} */
+                            resolution?: "720p" | "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "kling-3.0";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "kling-3.0-turbo";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "kling-o3-4k";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "2160p";
+                            reference_file_ids?: unknown;
+                            start_frame_file_id?: never;
+                            end_frame_file_id?: never;
+                        } | {
+                            /** @constant */
+                            model?: "kling-2.6";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1";
+                            /** @enum {unknown} */
+                            duration?: 5 | 10;
+                            /** @enum {unknown} */
+                            resolution?: "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "veo-3.1";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16";
+                            /** @enum {unknown} */
+                            duration?: 4 | 6 | 8;
+                            /** @enum {unknown} */
+                            resolution?: "720p" | "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "veo-3.1-lite";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16";
+                            /** @enum {unknown} */
+                            duration?: 4 | 6 | 8;
+                            /** @enum {unknown} */
+                            resolution?: "720p" | "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "seedance-1.5";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "480p" | "720p" | "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "seedance-2.0";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "480p" | "720p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "seedance-2.0-fast";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "480p" | "720p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "grok-video";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "3:2" | "2:3";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "480p" | "720p";
+                            reference_file_ids?: unknown;
+                        } | ({
+                            /** @constant */
+                            model?: "grok-video-1.5";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "3:2" | "2:3";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "480p" | "720p";
+                            reference_file_ids?: unknown;
+                        } | unknown | {
+                            reference_file_ids: unknown;
+                        }));
+                    } | {
+                        /** @description your id of the item, unique in the batch */
+                        custom_id: string;
+                        /**
+                         * @description the job kind the item creates
+                         * @constant
+                         */
+                        kind: "replace_actor";
+                        /** @description the kind's create body without project_id (the batch's), priority and webhook fields */
+                        body: {
+                            image_url?: string;
+                            video_url?: string;
+                            image_file_id?: string;
+                            video_file_id?: string;
+                            prompt?: string;
+                            /** @constant */
+                            model?: "replace-actor";
+                            /** @default 30 */
+                            duration?: number;
+                            /**
+                             * @default 9:16
+                             * @enum {string}
+                             */
+                            aspect_ratio?: "1:1" | "9:16" | "16:9";
+                            /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                            deadline_seconds?: number;
+                        } & ({
+                            image_url?: never;
+                            video_url?: never;
+                        } | {
+                            image_file_id?: never;
+                            video_file_id?: never;
+                        });
+                    } | {
+                        /** @description your id of the item, unique in the batch */
+                        custom_id: string;
+                        /**
+                         * @description the job kind the item creates
+                         * @constant
+                         */
+                        kind: "talking_actor";
+                        /** @description the kind's create body without project_id (the batch's), priority and webhook fields */
+                        body: {
+                            actor_id: string;
+                            script: string;
+                            voice_id?: string;
+                            /** @constant */
+                            model?: "talking-actor";
+                            voice_options?: {
+                                speed?: number;
+                                stability?: number;
+                                similarity?: number;
+                                style?: number;
+                            };
+                            /**
+                             * @default 9:16
+                             * @enum {string}
+                             */
+                            aspect_ratio?: "1:1" | "9:16" | "16:9";
+                            /** @description a completed video upload of this workspace the actor talks over: it fills the frame (scaled and center-cropped to aspect_ratio), looped or cut to the length of the speech, its own sound dropped (the output carries the speech only); the presenter is shown in the lower right corner (picture in picture, about 42% of the frame each way). The price is the same as without a background. Absent (and no background_video_url): the presenter fills the frame */
+                            background_video_file_id?: string;
+                            /** @description the background video as a public https URL, fetched when the job starts (a video of at most 50 MB); not with background_video_file_id */
+                            background_video_url?: string;
+                            /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                            deadline_seconds?: number;
+                        };
+                    })[];
+                    /** @description https URL (default port, a public host, no credentials) that receives batch.completed, signed per Standard Webhooks with the workspace's secret */
+                    webhook_url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            /**
+                             * @description running until every item ended; then completed, or canceled when a cancel stopped it
+                             * @enum {string}
+                             */
+                            status: "running" | "completed" | "canceled";
+                            item_count: number;
+                            /** @description how many items are in each status */
+                            counts: {
+                                waiting: number;
+                                pending: number;
+                                generating: number;
+                                completed: number;
+                                failed: number;
+                                canceled: number;
+                            };
+                            /** @description the sum of the items' quoted prices at priority low */
+                            price: number;
+                            /** @description net credits spent so far by the items' jobs (charges less refunds) */
+                            charged: number;
+                            webhook_url: string | null;
+                            created_at: number;
+                            updated_at: number;
+                            completed_at: number | null;
+                            canceled_at: number | null;
+                        } | {
+                            /** @description the sum of the items' prices at priority low */
+                            price: number;
+                            items: {
+                                custom_id: string;
+                                price: number;
+                            }[];
+                            /** @description the workspace's credit balance now */
+                            available: number;
+                            /** @description whether the balance covers the whole batch now (each item is charged when it starts) */
+                            sufficient: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_batches_by_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            /**
+                             * @description running until every item ended; then completed, or canceled when a cancel stopped it
+                             * @enum {string}
+                             */
+                            status: "running" | "completed" | "canceled";
+                            item_count: number;
+                            /** @description how many items are in each status */
+                            counts: {
+                                waiting: number;
+                                pending: number;
+                                generating: number;
+                                completed: number;
+                                failed: number;
+                                canceled: number;
+                            };
+                            /** @description the sum of the items' quoted prices at priority low */
+                            price: number;
+                            /** @description net credits spent so far by the items' jobs (charges less refunds) */
+                            charged: number;
+                            webhook_url: string | null;
+                            created_at: number;
+                            updated_at: number;
+                            completed_at: number | null;
+                            canceled_at: number | null;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_batches_by_id_cancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            /**
+                             * @description running until every item ended; then completed, or canceled when a cancel stopped it
+                             * @enum {string}
+                             */
+                            status: "running" | "completed" | "canceled";
+                            item_count: number;
+                            /** @description how many items are in each status */
+                            counts: {
+                                waiting: number;
+                                pending: number;
+                                generating: number;
+                                completed: number;
+                                failed: number;
+                                canceled: number;
+                            };
+                            /** @description the sum of the items' quoted prices at priority low */
+                            price: number;
+                            /** @description net credits spent so far by the items' jobs (charges less refunds) */
+                            charged: number;
+                            webhook_url: string | null;
+                            created_at: number;
+                            updated_at: number;
+                            completed_at: number | null;
+                            canceled_at: number | null;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_batches_by_id_retry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            /**
+                             * @description running until every item ended; then completed, or canceled when a cancel stopped it
+                             * @enum {string}
+                             */
+                            status: "running" | "completed" | "canceled";
+                            item_count: number;
+                            /** @description how many items are in each status */
+                            counts: {
+                                waiting: number;
+                                pending: number;
+                                generating: number;
+                                completed: number;
+                                failed: number;
+                                canceled: number;
+                            };
+                            /** @description the sum of the items' quoted prices at priority low */
+                            price: number;
+                            /** @description net credits spent so far by the items' jobs (charges less refunds) */
+                            charged: number;
+                            webhook_url: string | null;
+                            created_at: number;
+                            updated_at: number;
+                            completed_at: number | null;
+                            canceled_at: number | null;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_batches_by_id_manifest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            custom_id: string;
+                            /** @description null for an item never started (canceled) or refused at its charge */
+                            job_id: string | null;
+                            /** @enum {string} */
+                            status: "waiting" | "pending" | "generating" | "completed" | "failed" | "canceled";
+                            output_urls: string[];
+                            /** @description net credits the item cost (its charge less its refunds) */
+                            credits: number;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                        }[];
+                    };
+                    "text/csv": string;
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */

@@ -114,6 +114,12 @@ export type PipelineCreate = BodyOf<operations['post_pipelines']>;
 export type PipelineResume = BodyOf<operations['post_pipelines_by_id_resume']>;
 /** A pipeline record (GET /v1/pipelines/{id}): its status, and each step's job, progress, outputs and charges. */
 export type Pipeline = DataOf<'get_pipelines_by_id'>;
+export type BatchesQuery = QueryOf<operations['get_batches']>;
+export type BatchCreate = BodyOf<operations['post_batches']>;
+/** A batch record (GET /v1/batches/{id}): its status, its items counted by status, its price and what it cost so far. */
+export type Batch = DataOf<'get_batches_by_id'>;
+/** A row of a batch's manifest. */
+export type BatchManifestRow = DataOf<'get_batches_by_id_manifest'>[number];
 /** An event of the workspace's audit log (GET /v1/audit-events, owner keys only). */
 export type AuditEvent = DataOf<'get_audit_events'>[number];
 /** A budget of GET /v1/budgets (`mg.budgets.list()`): its scope, period, limit, net spend, what is left and when it resets. */
@@ -295,4 +301,11 @@ export const operationMethods = {
   post_pipelines_by_id_resume: 'pipelines.resume',
   get_pipelines_by_id_receipt: 'pipelines.receipt',
   get_pipelines_by_id_events: 'pipelines.events',
+  // Batches: many job creates submitted as one.
+  post_batches: 'batches.create',
+  get_batches: 'batches.list',
+  get_batches_by_id: 'batches.get',
+  post_batches_by_id_cancel: 'batches.cancel',
+  post_batches_by_id_retry: 'batches.retry',
+  get_batches_by_id_manifest: 'batches.manifest',
 } as const satisfies Record<keyof operations, string>;

@@ -38,7 +38,7 @@ RULES: list[tuple[str, str, bool]] = [
         "from collections.abc import Callable, Generator, Iterator, Mapping\n",
         False,
     ),
-    ("from collections.abc import AsyncGenerator, Callable, Mapping\n", "from collections.abc import Callable, Generator, Mapping\n", False),
+    ("from collections.abc import AsyncGenerator, Callable, Mapping, Sequence\n", "from collections.abc import Callable, Generator, Mapping, Sequence\n", False),
     ("from contextlib import aclosing\n", "from contextlib import closing\n", False),
     ("import anyio\n", "", False),
     ("from ._async_resources import", "from ._resources import", False),

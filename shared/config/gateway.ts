@@ -28,6 +28,7 @@ export const gatewayEnv = {
   PIPELINE_MAX_ACTIVE: int(10, 1).describe(
     'Pipelines a workspace may have pending or running at once; past it, a create or resume answers 429 `rate_limited` until one ends.',
   ),
+  BATCH_MAX_ITEMS: int(1_000, 1, 1_000).describe('Items a batch (POST /v1/batches) may have; more is refused with 400 `invalid_request`.'),
   PROGRESS_QUERY_TIMEOUT_MS: int(300, 10, 10_000).describe(
     "How long a status read waits for the running workflow's live progress before answering with the stored one.",
   ),

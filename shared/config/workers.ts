@@ -4,6 +4,9 @@ import { int, optionalInt, optionalString } from './env-types.js';
 import { parseRouteSlots } from '../route-slots.js';
 
 export const workersEnv = {
+  BATCH_START_PER_SECOND: int(50, 1, 1_000).describe(
+    "Items of one batch whose jobs its parent workflow charges and starts per second (workflows/batch-run.ts): a batch's submit never floods the queues; the items of several batches start side by side, each at this rate.",
+  ),
   WORKER_ROLES: optionalString
     .meta({ valueType: 'comma-separated roles' })
     .describe(

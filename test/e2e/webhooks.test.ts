@@ -123,6 +123,7 @@ describe('webhooks end to end', () => {
     const doc = (await api(svc.gw.baseUrl).get('/v1/openapi.json')).body;
     assert.deepEqual(Object.keys(doc.webhooks).sort(), [
       'balance.low',
+      'batch.completed',
       'budget.threshold_reached',
       'job.completed',
       'job.failed',

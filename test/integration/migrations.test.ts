@@ -13,6 +13,8 @@ const appTables = [
   'api_keys',
   'audit_events',
   'balance_alerts',
+  'batch_items',
+  'batches',
   'budget_charges',
   'budget_spend',
   'budgets',

@@ -22,12 +22,13 @@ import { jobForStatusRead } from '../../../db/repos/queue.js';
 import {
   BudgetExceededError,
   cancelChargeOf,
+  chargeJob,
+  startJob,
   InsufficientCreditsError,
   isTerminal,
   JobRequestRefusedError,
   ProjectNotInWorkspaceError,
   type JobService,
-  type Quote,
 } from '../../../jobs/index.js';
 import { providerCancel } from '../../../shared/routing.js';
 import { outputsGoneReason } from '../../../shared/retention.js';
@@ -122,13 +123,12 @@ async function requireProject(jobs: JobService, db: Queryable, workspaceId: stri
 }
 
 /**
- * Everything a create checks before charging — references (404), per-model rules, the route and
- * the webhook (400) — and its quote (jobs.quote; `balance`: a dry run's, the project checked
- * first and the balance read). The project (403) is checked by the create's own statement; a
- * request this refuses is refused as 403 first when its project is not the workspace's, so that
- * check still comes first, as the design orders them.
+ * Everything a create checks before its quote — references (404), per-model rules (400) and the
+ * priority (403) — as the API answers them. A request refused here, by the quote or by its webhook
+ * (400) is refused as 403 first when its project is not the workspace's (the project is otherwise
+ * checked by the create's own statement), so that check still comes first, as the design orders them.
  */
-async function quoteCreate({ deps, jobs }: JobServices, spec: KindSpec, body: unknown, db: Queryable, workspaceId: string, opts: { balance?: boolean } = {}) {
+async function prepareCreate({ jobs }: JobServices, spec: KindSpec, body: unknown, db: Queryable, workspaceId: string) {
   const projectId = (body as { project_id: string }).project_id;
   const priority = (body as { priority?: JobPriority }).priority ?? 'normal';
   try {
@@ -136,17 +136,29 @@ async function quoteCreate({ deps, jobs }: JobServices, spec: KindSpec, body: un
     if (priority === 'high' && !(await highPriorityAllowed(db, workspaceId))) {
       throw new ApiError(403, 'priority_not_allowed', 'priority: high is not enabled for this workspace; use normal or low, or ask the operator to allow it');
     }
-    // The route is decided by the quote, once, and stored with the job: the workflow, the
-    // activities and the adapters read it back instead of working it out again.
-    const request = { workspaceId, projectId, ...prepared, priority };
-    const quote: Quote & { available?: number; sufficient?: boolean } = opts.balance
-      ? await jobs.quote(db, request, { balance: true })
-      : await jobs.quote(db, request);
-    const webhook = await requestedWebhook(db, workspaceId, body as Parameters<typeof requestedWebhook>[2], deps.config);
-    return { prepared, quote, webhook, priority };
+    return { prepared, priority };
   } catch (err) {
-    if (err instanceof ApiError || err instanceof JobRequestRefusedError) await requireProject(jobs, db, workspaceId, projectId);
-    throw createRefusal(err, projectId);
+    throw await refusedBeforeCharge(jobs, db, workspaceId, projectId, err);
+  }
+}
+
+/** A refusal before the charge: 403 first for another workspace's project, else the refusal as the API answers it. */
+async function refusedBeforeCharge(jobs: JobService, db: Queryable, workspaceId: string, projectId: string, err: unknown): Promise<unknown> {
+  if (err instanceof ApiError || err instanceof JobRequestRefusedError) await requireProject(jobs, db, workspaceId, projectId);
+  return createRefusal(err, projectId);
+}
+
+/** A dry run's quote (jobs.quote with the balance: the project checked first and the balance read); the route is decided by it. */
+async function quoteDryRun(services: JobServices, spec: KindSpec, body: unknown, db: Queryable, workspaceId: string) {
+  const { jobs, deps } = services;
+  const projectId = (body as { project_id: string }).project_id;
+  const { prepared, priority } = await prepareCreate(services, spec, body, db, workspaceId);
+  try {
+    const quote = await jobs.quote(db, { workspaceId, projectId, ...prepared, priority }, { balance: true });
+    await requestedWebhook(db, workspaceId, body as Parameters<typeof requestedWebhook>[2], deps.config);
+    return quote;
+  } catch (err) {
+    throw await refusedBeforeCharge(jobs, db, workspaceId, projectId, err);
   }
 }
 
@@ -220,7 +232,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
       modelLifecycleCheck(spec.models, services.deps.clock),
       dryRun(services.deps.db, async (raw, tx, workspaceId, apiKeyId) => {
         const body = parseCreateBody(spec, raw);
-        const { quote } = await quoteCreate(services, spec, body, tx, workspaceId, { balance: true });
+        const quote = await quoteDryRun(services, spec, body, tx, workspaceId);
         const projectId = (body as { project_id: string }).project_id;
         const budget = await services.jobs.budgetCheck(tx, { workspaceId, apiKeyId, projectId, price: quote.price });
         return {
@@ -246,27 +258,29 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
       await refuseCancelChurn(services, res, workspaceId);
       const jobId = newId(spec.idPrefix);
       const create = async (db: Queryable) => {
-        const { prepared, quote, webhook, priority } = await quoteCreate(services, spec, body, db, workspaceId);
-        try {
-          return await jobs.create(db, {
-            id: jobId,
-            kind: spec.kind,
-            workspaceId,
-            projectId,
-            apiKeyId,
-            model: prepared.model,
-            params: quote.params,
-            price: quote.price,
-            webhook,
+        const { prepared, priority } = await prepareCreate(services, spec, body, db, workspaceId);
+        // The route is decided by the quote, once, and stored with the job: the workflow, the
+        // activities and the adapters read it back instead of working it out again.
+        const request = { id: jobId, kind: spec.kind, workspaceId, projectId, apiKeyId, ...prepared, priority };
+        const { job } = await chargeJob(
+          jobs,
+          db,
+          {
+            ...request,
             deadlineSeconds: (body as { deadline_seconds?: number }).deadline_seconds ?? null,
-            priority,
             metadata: (body as { metadata?: Record<string, string> }).metadata,
             tags: (body as { tags?: string[] }).tags,
-          });
-        } catch (err) {
-          if (err instanceof BudgetExceededError) deps.metrics.budgetRefused(err.budget.scope, err.budget.period);
-          throw createRefusal(err, projectId);
-        }
+          },
+          {
+            webhook: () => requestedWebhook(db, workspaceId, body as Parameters<typeof requestedWebhook>[2], deps.config),
+            refusedBeforeCharge: (err) => refusedBeforeCharge(jobs, db, workspaceId, projectId, err),
+            refusedAtCharge(err) {
+              if (err instanceof BudgetExceededError) deps.metrics.budgetRefused(err.budget.scope, err.budget.period);
+              return createRefusal(err, projectId);
+            },
+          },
+        );
+        return job;
       };
       // The job and its charge are one statement. With an Idempotency-Key, the key's answer commits
       // in the same transaction (or nothing does).
@@ -283,7 +297,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
       // The job and its charge are committed: a start that fails is retried by the reconciler.
       // `workflow_started` is not written here: the workflow's first step sets it, and a job still
       // unmarked after a few seconds is started again by the reconciler (refused as a duplicate).
-      await jobs.start(job);
+      await startJob(jobs, job);
       res.status(200).json({ data: spec.created(job) });
     },
   });

@@ -19,6 +19,7 @@ from ._async_resources import (
     _ApiKeys,
     _AuditEvents,
     _Balance,
+    _Batches,
     _Budgets,
     _Images,
     _JobResource,
@@ -115,6 +116,7 @@ class AsyncMediaGenClient:
         self.balance = _Balance(self)
         self.api_keys = _ApiKeys(self)
         self.pipelines = _Pipelines(self)
+        self.batches = _Batches(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")

@@ -20,6 +20,7 @@ from ._resources import (
     _ApiKeys,
     _AuditEvents,
     _Balance,
+    _Batches,
     _Budgets,
     _Images,
     _JobResource,
@@ -116,6 +117,7 @@ class MediaGenClient:
         self.balance = _Balance(self)
         self.api_keys = _ApiKeys(self)
         self.pipelines = _Pipelines(self)
+        self.batches = _Batches(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")

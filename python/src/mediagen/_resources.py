@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import closing
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
@@ -320,6 +320,56 @@ class _Pipelines:
             current = self.get(pipeline_id)
             interval = poll_interval if tracker.seen(current) else min(max_poll_interval, interval * 1.5)
         return current
+
+
+class _Batches:
+    """Batches: many job creates submitted as one, each item at priority low (docs/api/batches.md)."""
+
+    def __init__(self, client: MediaGenClient) -> None:
+        self._client = client
+
+    def create(self, body: Mapping[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+        """POST /v1/batches (with an Idempotency-Key): `items` of {custom_id, kind, body}; dry_run=True: the quote of every item instead."""
+        path = "/v1/batches?dry_run=true" if dry_run else "/v1/batches"
+        return cast("dict[str, Any]", self._client._data("POST", path, json=dict(body), idempotent=True))
+
+    def get(self, batch_id: str) -> dict[str, Any]:
+        """GET /v1/batches/{id}: its status and its items counted by status."""
+        return cast("dict[str, Any]", self._client._data("GET", f"/v1/batches/{_core.quote_id(batch_id)}"))
+
+    def list(self, **query: Any) -> dict[str, Any]:
+        """GET /v1/batches: the workspace's batches, newest first (limit, cursor, status)."""
+        return cast("dict[str, Any]", self._client.request("GET", f"/v1/batches{_core.query_string(query)}"))
+
+    def cancel(self, batch_id: str) -> dict[str, Any]:
+        """POST /v1/batches/{id}/cancel: the items not started are canceled, never charged."""
+        return cast("dict[str, Any]", self._client._data("POST", f"/v1/batches/{_core.quote_id(batch_id)}/cancel"))
+
+    def retry(self, batch_id: str) -> dict[str, Any]:
+        """POST /v1/batches/{id}/retry: the failed items run again, each as a new job."""
+        return cast("dict[str, Any]", self._client._data("POST", f"/v1/batches/{_core.quote_id(batch_id)}/retry"))
+
+    def manifest(self, batch_id: str) -> Sequence[dict[str, Any]]:
+        """GET /v1/batches/{id}/manifest: one row per item, once every item ended."""
+        return cast("Sequence[dict[str, Any]]", self._client._data("GET", f"/v1/batches/{_core.quote_id(batch_id)}/manifest"))
+
+    def wait(self, batch_id: str, *, timeout: float | None = None, poll_interval: float = 1.0, max_poll_interval: float = 10.0) -> dict[str, Any]:
+        """Returns the batch's record once it ended (`completed` or `canceled`), polling GET with backoff.
+        `timeout` (seconds) raises MediaGenError `timeout` when it is still running then."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        last: object = None
+        interval = poll_interval
+        while True:
+            current = self.get(batch_id)
+            key = (current["status"], current["counts"])
+            moved = key != last
+            last = key
+            if current["status"] != "running":
+                return current
+            if deadline is not None and time.monotonic() + interval > deadline:
+                raise MediaGenError(status=0, code="timeout", message=f"batch {batch_id} did not end within {timeout} s (it goes on)")
+            time.sleep(interval)
+            interval = poll_interval if moved else min(max_poll_interval, interval * 1.5)
 
 
 E = TypeVar("E")

@@ -1,0 +1,57 @@
+// The batch tables' row types (0125_batches), part of db/schema.ts's DB.
+import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { JobKind } from '../shared/kinds/index.js';
+
+type Json<T> = ColumnType<T, string, string>;
+type NullableTime = ColumnType<Date | null, Date | null | undefined, Date | null>;
+
+export type BatchStatus = 'running' | 'completed' | 'canceled';
+/** An item's own status until it has a job; a started item's status is its job's. */
+export type BatchItemState = 'waiting' | 'started' | 'canceled' | 'failed';
+
+export interface BatchError {
+  code: string;
+  message: string;
+}
+
+export interface BatchTable {
+  id: string;
+  workspace_id: string;
+  project_id: string;
+  api_key_id: string | null;
+  status: Generated<BatchStatus>;
+  item_count: number;
+  price: number;
+  webhook_url: string | null;
+  cancel_requested_at: NullableTime;
+  /** Set by the parent workflow's first step: a batch unmarked after a while is started again by the reconciler. */
+  workflow_started: Generated<boolean>;
+  /** How many times every item ended (each sends one batch.completed). */
+  completions: Generated<number>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+  completed_at: NullableTime;
+}
+
+export interface BatchItemTable {
+  batch_id: string;
+  position: number;
+  custom_id: string;
+  kind: JobKind;
+  model: string;
+  /** The create body as given (without project_id). */
+  body: Json<Record<string, unknown>>;
+  /** The kind's params its job is created with (as the kind's create prepared them). */
+  params: Json<Record<string, unknown>>;
+  deadline_seconds: number | null;
+  price: number;
+  status: Generated<BatchItemState>;
+  attempt: Generated<number>;
+  job_id: string | null;
+  jobs: Generated<string[]>;
+  error: Json<BatchError | null> | null;
+  updated_at: Generated<Date>;
+}
+
+export type Batch = Selectable<BatchTable>;
+export type BatchItem = Selectable<BatchItemTable>;
