@@ -66,6 +66,9 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
         priority: BATCH_ITEM_PRIORITY,
         deadlineSeconds: item.deadline_seconds,
         webhook: null,
+        // The item's labels, as its create body carried them (checked within bounds at create).
+        metadata: (item.body as { metadata?: Record<string, string> }).metadata,
+        tags: (item.body as { tags?: string[] }).tags,
       });
       return { job, created: true };
     } catch (err) {

@@ -7,7 +7,7 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import type { AppDeps } from '../../deps.js';
-import { authOf, type Auth } from '../../auth.js';
+import { authOf, keyCreateCheck, type Auth } from '../../auth.js';
 import { Endpoints } from '../../endpoint.js';
 import { ApiError } from '../../errors.js';
 import { completeIdempotencyInTx, hasIdempotencyClaim, IDEMPOTENCY_NOTE, idempotent } from '../../idempotency.js';
@@ -87,6 +87,7 @@ batchEndpoints.add({
     'When every item ended, the batch completes: one batch.completed to webhook_url, and its manifest (GET /v1/batches/{id}/manifest). ' +
     `?dry_run=true answers the quote instead. At most BATCH_MAX_ITEMS items (default 1000).${IDEMPOTENCY_NOTE}`,
   tags: [TAG],
+  scope: 'generate',
   rateClass: 'generate',
   body: batchCreateBody,
   // Parsed in the handler (parseBatchCreate): its refusals name the item, and its limit is the deployment's.
@@ -96,6 +97,19 @@ batchEndpoints.add({
   creates: '/v1/batches/:id',
   errors: [400, 401, 403, 404, 409, 422, 429, 500],
   before: (services) => [
+    // Each item's kind and model against the key's allowed_kinds / allowed_models (dry runs included).
+    (req, res, next) => {
+      const items: unknown = (req.body as { items?: unknown } | undefined)?.items;
+      try {
+        if (Array.isArray(items))
+          for (const item of items as Array<{ kind?: unknown; body?: { model?: unknown } } | null>) {
+            if (typeof item?.kind === 'string') keyCreateCheck(res, item.kind, item.body?.model);
+          }
+      } catch (err) {
+        return next(err);
+      }
+      next();
+    },
     (req, res, next) => {
       if (!req.url.includes('?') || parseOr400(dryRunQuery, req.query).dry_run !== 'true') return next();
       const { workspaceId } = authOf(res);
@@ -139,6 +153,7 @@ batchEndpoints.add({
   summary: "List the workspace's batches (extension)",
   description: 'Newest first.',
   tags: [TAG],
+  scope: 'read',
   rateClass: 'poll',
   query: listQuery,
   response: z.array(batchRecordSchema),
@@ -162,6 +177,7 @@ batchEndpoints.add({
   summary: 'Get a batch (extension)',
   description: 'Its status, its items counted by status, its price and the credits its jobs cost so far.',
   tags: [TAG],
+  scope: 'read',
   rateClass: 'poll',
   response: batchRecordSchema,
   errors: [401, 404, 429, 500],
@@ -178,6 +194,7 @@ batchEndpoints.add({
     'Items not started yet are canceled and never charged; items already started run to their end under the job rules (cancel one with its own cancel endpoint). ' +
     'The batch ends canceled once its started items ended (one batch.completed, status canceled). A batch already completed or canceled answers 409 not_cancelable.',
   tags: [TAG],
+  scope: 'generate',
   rateClass: 'generate',
   response: batchRecordSchema,
   errors: [401, 404, 409, 429, 500],
@@ -202,6 +219,7 @@ batchEndpoints.add({
     'Every failed item (its job failed, or its charge was refused; never one canceled) runs again as a new job, charged its price when it starts; completed items are never run or paid again. ' +
     'The batch runs again and sends one more batch.completed when every item ended. A canceled batch, or one without failed items, answers 409 not_resumable.',
   tags: [TAG],
+  scope: 'generate',
   rateClass: 'generate',
   response: batchRecordSchema,
   errors: [401, 404, 409, 429, 500],
@@ -226,6 +244,7 @@ batchEndpoints.add({
     'One row per item in order: custom_id, job_id, status, output_urls (signed, each valid for the storage URL lifetime), credits (net, every attempt), error. ' +
     'Answered once every item ended (else 409 not_ready). `Accept: application/jsonl` answers JSON Lines (one row a line); `Accept: text/csv` CSV (RFC 4180, a header row; output_urls joined by spaces).',
   tags: [TAG],
+  scope: 'read',
   rateClass: 'poll',
   response: z.array(manifestRowSchema),
   csv: 'a header row (custom_id, job_id, status, output_urls, credits, error_code), then one line per item',
