@@ -55,3 +55,9 @@ export interface BatchItemTable {
 
 export type Batch = Selectable<BatchTable>;
 export type BatchItem = Selectable<BatchItemTable>;
+
+/** This file's tables, as the database interface (db/schema.ts `DB`) lists them. */
+export interface BatchTables {
+  batches: BatchTable;
+  batch_items: BatchItemTable;
+}

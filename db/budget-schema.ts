@@ -40,3 +40,8 @@ export interface BalanceAlertTable {
   url: string | null;
   updated_at: Generated<Date>;
 }
+
+/** This file's tables, as the database interface (db/schema.ts `DB`) lists them. */
+export interface BalanceAlertTables {
+  balance_alerts: BalanceAlertTable;
+}

@@ -7,3 +7,8 @@ export interface ConsoleSessionTable {
   created_at: Generated<Date>;
   expires_at: Date;
 }
+
+/** This file's tables, as the database interface (db/schema.ts `DB`) lists them. */
+export interface ConsoleTables {
+  console_sessions: ConsoleSessionTable;
+}

@@ -8,3 +8,8 @@ export interface DeploymentBuildTable {
   first_current_at: Generated<Date>;
   last_seen_current_at: Generated<Date>;
 }
+
+/** This file's tables, as the database interface (db/schema.ts `DB`) lists them. */
+export interface DeploymentTables {
+  deployment_builds: DeploymentBuildTable;
+}

@@ -16,3 +16,9 @@ export interface PipelineLabelTable {
   created_at: Date;
   pipeline_id: string;
 }
+
+/** This file's tables, as the database interface (db/schema.ts `DB`) lists them. */
+export interface LabelTables {
+  job_labels: JobLabelTable;
+  pipeline_labels: PipelineLabelTable;
+}

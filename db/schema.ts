@@ -5,6 +5,11 @@ import type { ApiKeyRuleColumns } from './api-key-schema.js';
 import type { AuditEventTable, JobTimelineTable } from './log-schema.js';
 import type { PipelineStepTable, PipelineTable } from './pipeline-schema.js';
 import type { RouteProbeTable } from './route-probe-schema.js';
+import type { DeploymentTables } from './deployment-schema.js';
+import type { BalanceAlertTables } from './budget-schema.js';
+import type { ConsoleTables } from './console-schema.js';
+import type { LabelTables } from './label-schema.js';
+import type { BatchTables } from './batch-schema.js';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
@@ -347,7 +352,8 @@ export interface IdempotencyKeyTable {
   created_at: Generated<Date>;
 }
 
-export interface DB {
+/** Every table: this file's, and each feature schema file's group. */
+export interface DB extends DeploymentTables, BalanceAlertTables, ConsoleTables, LabelTables, BatchTables {
   workspaces: WorkspaceTable;
   workspace_members: WorkspaceMemberTable;
   api_keys: ApiKeyTable;
@@ -376,13 +382,6 @@ export interface DB {
   job_timeline: JobTimelineTable;
   pipelines: PipelineTable;
   pipeline_steps: PipelineStepTable;
-  deployment_builds: import('./deployment-schema.js').DeploymentBuildTable;
-  balance_alerts: import('./budget-schema.js').BalanceAlertTable;
-  console_sessions: import('./console-schema.js').ConsoleSessionTable;
-  job_labels: import('./label-schema.js').JobLabelTable;
-  pipeline_labels: import('./label-schema.js').PipelineLabelTable;
-  batches: import('./batch-schema.js').BatchTable;
-  batch_items: import('./batch-schema.js').BatchItemTable;
 }
 
 export type Workspace = Selectable<WorkspaceTable>;
