@@ -276,6 +276,8 @@ export interface WebhookDeliveryTable {
   circuit_open_until: Timestamp | null;
   /** Redeliveries asked for (0031_webhook_attempts); the n-th runs as workflow `<id>/redeliver-<n>`. */
   redeliveries: Generated<number>;
+  endpoint_id: string | null;
+  event_id: Generated<string>;
 }
 
 /** One request sent for a webhook event (0031_webhook_attempts). */
@@ -374,6 +376,7 @@ export interface DB {
   pipeline_steps: PipelineStepTable;
   deployment_builds: import('./deployment-schema.js').DeploymentBuildTable;
   balance_alerts: import('./budget-schema.js').BalanceAlertTable;
+  webhook_endpoints: import('./webhook-endpoint-schema.js').WebhookEndpointTable;
 }
 
 export type Workspace = Selectable<WorkspaceTable>;

@@ -166,6 +166,8 @@ async function seed(db: Database): Promise<void> {
   await run(sql`insert into rate_limits (api_key_id, class) values ('key_a', 'generate')`);
   await run(sql`insert into deployment_builds (deployment_name, build_id) values ('media-gen', 'build-1')`);
   await run(sql`insert into balance_alerts (workspace_id, thresholds, url) values ('ws_a', '{500,100}', 'https://hooks.acme.test/balance')`);
+  await run(sql`insert into webhook_endpoints (id, workspace_id, url, event_types, secret_id, secret_encrypted) values
+    ('wep_a', 'ws_a', 'https://hooks.acme.test/all', '{job.*,balance.low}', 'whs_e1', 'v1.aaa.bbb.ccc')`);
 }
 
 describe('migrations down and up over a populated database', () => {
