@@ -51,6 +51,10 @@ class AuditEvent(TypedDict, closed=True):
         "api_key.created",
         "api_key.revoked",
         "webhook_secret.rotated",
+        "webhook_endpoint.created",
+        "webhook_endpoint.updated",
+        "webhook_endpoint.deleted",
+        "webhook_endpoint.secret_rotated",
         "credits.granted",
         "credits.deducted",
         "budget.set",
@@ -100,6 +104,10 @@ AuditEventsQuery = TypedDict(
                 "api_key.created",
                 "api_key.revoked",
                 "webhook_secret.rotated",
+                "webhook_endpoint.created",
+                "webhook_endpoint.updated",
+                "webhook_endpoint.deleted",
+                "webhook_endpoint.secret_rotated",
                 "credits.granted",
                 "credits.deducted",
                 "budget.set",
@@ -2111,6 +2119,10 @@ class WebhookDeliveriesQuery(TypedDict, closed=True):
     """
     only this job's events
     """
+    endpoint_id: NotRequired[str]
+    """
+    only this webhook endpoint's deliveries
+    """
     event: NotRequired[str]
     """
     only events of this type, e.g. job.completed
@@ -2162,7 +2174,15 @@ class Attempt(TypedDict, closed=True):
 class WebhookDelivery(TypedDict, closed=True):
     id: str
     """
-    the event id: the `webhook-id` header of every request that delivers it
+    the delivery's id: the event id for a per-request webhook_url, `<event id>_<endpoint id>` for an endpoint's
+    """
+    event_id: str
+    """
+    the event it delivers: the `webhook-id` header of every request, the same for the per-request URL and every endpoint that gets the event
+    """
+    endpoint_id: str | None
+    """
+    the webhook endpoint it goes to (wep_…); null: a per-request webhook_url or an alert URL
     """
     job_id: str | None
     """
@@ -2553,6 +2573,7 @@ OPERATION_IDS: tuple[str, ...] = (
     "delete_talking_actors_by_id",
     "delete_uploads_by_id",
     "delete_videos_by_id",
+    "delete_webhook_endpoints_by_id",
     "get_actors",
     "get_audit_events",
     "get_balance",
@@ -2594,6 +2615,8 @@ OPERATION_IDS: tuple[str, ...] = (
     "get_voices",
     "get_webhook_deliveries",
     "get_webhook_deliveries_by_id",
+    "get_webhook_endpoints",
+    "get_webhook_endpoints_by_id",
     "post_images_by_id_cancel",
     "post_images_generate",
     "post_pipelines",
@@ -2610,5 +2633,9 @@ OPERATION_IDS: tuple[str, ...] = (
     "post_videos_by_id_cancel",
     "post_videos_generate",
     "post_webhook_deliveries_by_id_redeliver",
+    "post_webhook_endpoints",
+    "post_webhook_endpoints_by_id",
+    "post_webhook_endpoints_by_id_rotate_secret",
+    "post_webhook_endpoints_by_id_test",
     "put_balance_alerts",
 )
