@@ -50,7 +50,7 @@ const eventTypesField = z
 
 const urlField = webhookRequestFields.webhook_url
   .unwrap()
-  .describe('where the events are POSTed: the rules of a create\'s webhook_url (https, a public host, the default port)');
+  .describe("where the events are POSTed: the rules of a create's webhook_url (https, a public host, the default port)");
 const descriptionField = z.string().max(500).nullable().describe('a note for the workspace; null: none');
 
 const endpointSchema = z.strictObject({
@@ -61,7 +61,7 @@ const endpointSchema = z.strictObject({
   enabled: z.boolean().describe('false: the endpoint receives nothing (not even events written while it was disabled)'),
   previous_secret_expires_at: timestamp
     .nullable()
-    .describe('during a rotation\'s overlap, until when the replaced secret still signs (two signatures in webhook-signature); null otherwise'),
+    .describe("during a rotation's overlap, until when the replaced secret still signs (two signatures in webhook-signature); null otherwise"),
   created_at: timestamp,
   updated_at: timestamp,
 });
@@ -122,7 +122,11 @@ function present(e: repo.WebhookEndpoint): z.infer<typeof endpointSchema> {
 function ownerOf(res: Parameters<typeof authOf>[0]) {
   const a = authOf(res);
   if (!a.owner)
-    throw new ApiError(403, 'owner_key_required', 'webhook endpoints can be changed only with an owner key: a key created by a member who is an owner of the workspace');
+    throw new ApiError(
+      403,
+      'owner_key_required',
+      'webhook endpoints can be changed only with an owner key: a key created by a member who is an owner of the workspace',
+    );
   return a;
 }
 

@@ -42,12 +42,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addCheckConstraint('webhook_endpoints_event_types_bounded', sql`cardinality(event_types) between 1 and 20`)
     .execute();
   await db.schema.createIndex('webhook_endpoints_workspace_idx').on('webhook_endpoints').columns(['workspace_id', 'created_at']).execute();
-  await db.schema
-    .createIndex('webhook_endpoints_enabled_idx')
-    .on('webhook_endpoints')
-    .column('workspace_id')
-    .where(sql.ref('enabled'), '=', true)
-    .execute();
+  await db.schema.createIndex('webhook_endpoints_enabled_idx').on('webhook_endpoints').column('workspace_id').where(sql.ref('enabled'), '=', true).execute();
 
   // No foreign key: a deleted endpoint's deliveries stay in the log naming it.
   await sql`alter table webhook_deliveries add column endpoint_id text, add column event_id text`.execute(db);

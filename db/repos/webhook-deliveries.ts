@@ -135,12 +135,7 @@ export async function listDeliveriesPage(
   workspaceId: string,
   opts: { limit: number; after: DeliveryListKey | null; filters: DeliveryFilters },
 ): Promise<{ rows: DeliveryRow[]; next: DeliveryListKey | null }> {
-  let q = db
-    .selectFrom('webhook_deliveries')
-    .select(listColumns)
-    .select(createdMicros())
-    .where('workspace_id', '=', workspaceId)
-    .where(customerVisible);
+  let q = db.selectFrom('webhook_deliveries').select(listColumns).select(createdMicros()).where('workspace_id', '=', workspaceId).where(customerVisible);
   const f = opts.filters;
   if (f.jobId !== undefined) q = q.where('job_id', '=', f.jobId);
   if (f.endpointId !== undefined) q = q.where('endpoint_id', '=', f.endpointId);

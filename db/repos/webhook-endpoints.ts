@@ -94,7 +94,13 @@ export async function updateEndpoint(
   actor: AuditActor,
 ): Promise<WebhookEndpoint | undefined> {
   return db.transaction().execute(async (tx) => {
-    const old = await tx.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).forUpdate().executeTakeFirst();
+    const old = await tx
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst();
     if (!old) return undefined;
     const current = await tx
       .updateTable('webhook_endpoints')
@@ -227,9 +233,9 @@ export async function fanOutToEndpoints(
   tx: Queryable,
   e: { workspaceId: string; type: string; eventId: string; jobId: string | null; data: unknown },
 ): Promise<number> {
-  const r = await sql<{ n: number }>`select webhook_endpoint_fanout(${e.workspaceId}, ${e.type}, ${e.eventId}, ${e.jobId}, ${JSON.stringify(e.data)}::jsonb) as n`.execute(
-    tx,
-  );
+  const r = await sql<{
+    n: number;
+  }>`select webhook_endpoint_fanout(${e.workspaceId}, ${e.type}, ${e.eventId}, ${e.jobId}, ${JSON.stringify(e.data)}::jsonb) as n`.execute(tx);
   return r.rows[0]!.n;
 }
 
