@@ -12125,8 +12125,8 @@ export interface operations {
                 "application/json": {
                     /** @description the low-balance thresholds in credits, 1 to 1000000000, at most 10 (duplicates are merged); [] turns the alerts off */
                     thresholds: number[];
-                    /** @description where the balance.low events are POSTed, signed with the workspace webhook secret (https; the workspace must have a webhook signing secret) */
-                    url: string;
+                    /** @description where their events go; null or absent: only to the webhook endpoints subscribed to balance.low */
+                    url?: string | null;
                 } | {
                     /** @description no thresholds */
                     thresholds: number[];

@@ -20,6 +20,7 @@ import { addMember, createApiKey } from '../../db/repos/workspaces.js';
 import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
 
 const pythonSrc = fileURLToPath(new URL('../../../python/src/', import.meta.url));
+const cli = fileURLToPath(new URL('../../../client/bin/mediagen.js', import.meta.url));
 
 let svc: Service;
 const receiver = new Receiver();
@@ -102,6 +103,22 @@ async function ping(endpointId: string, path: string): Promise<Received> {
   return got;
 }
 
+/** The mediagen CLI with the tenant's key: exit code and output. */
+function mediagen(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, '--json', ...args], {
+      env: { ...process.env, MEDIAGEN_API_KEY: t.apiKey, MEDIAGEN_BASE_URL: svc.gw.baseUrl },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
 before(async () => {
   svc = await startService(overrides);
   await receiver.start();
@@ -142,7 +159,13 @@ describe('webhook endpoints', () => {
       webhook_events: ['generating', 'completed'],
     });
     assert.equal(withUrl.status, 200, withUrl.text);
-    const without = await http().post('/v1/images/generate', { project_id: t.projectId, prompt: 'a quiet field', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+    const without = await http().post('/v1/images/generate', {
+      project_id: t.projectId,
+      prompt: 'a quiet field',
+      model: 'nano-banana-2',
+      aspect_ratio: '1:1',
+      count: 1,
+    });
     assert.equal(without.status, 200, without.text);
     const jobs = [withUrl.body.data.id as string, without.body.data.id as string];
     for (const id of jobs) await waitForJobStatus(http(), `/v1/images/${id}`, ['completed']);
@@ -168,7 +191,10 @@ describe('webhook endpoints', () => {
     // One webhook-id per event, whichever way it came; each endpoint signs with its own secret.
     const perRequest = receiver.at(requestPath).map((r) => ({ id: r.headers['webhook-id'], type: verifyWebhook(workspaceSecret, r.body, r.headers).type }));
     const completedId = perRequest.find((e) => e.type === 'job.completed')!.id;
-    assert.equal(completedId, `whk_${jobs[0]}_${(await svc.tdb.db.selectFrom('jobs').select('event_seq').where('id', '=', jobs[0]!).executeTakeFirstOrThrow()).event_seq}`);
+    assert.equal(
+      completedId,
+      `whk_${jobs[0]}_${(await svc.tdb.db.selectFrom('jobs').select('event_seq').where('id', '=', jobs[0]!).executeTakeFirstOrThrow()).event_seq}`,
+    );
     const idsOf = (path: string) => receiver.at(path).map((r) => r.headers['webhook-id']);
     assert.ok(idsOf(completedPath).includes(completedId) && idsOf(allPath).includes(completedId), 'the endpoints got the same webhook-id');
     assert.equal(verifies(completedOnly.secret, receiver.at(allPath)[0]!), false, "another endpoint's secret does not verify");
@@ -250,7 +276,10 @@ describe('webhook endpoints', () => {
     const e = await createEndpoint({ url, event_types: ['balance.*', 'budget.threshold_reached'] });
     const listed = await http(memberKey).get('/v1/webhook-endpoints');
     assert.equal(listed.status, 200);
-    assert.ok(listed.body.data.some((x: { id: string; secret?: string }) => x.id === e.id && x.secret === undefined), 'a member key lists it, without a secret');
+    assert.ok(
+      listed.body.data.some((x: { id: string; secret?: string }) => x.id === e.id && x.secret === undefined),
+      'a member key lists it, without a secret',
+    );
     assert.equal((await http(memberKey).post(`/v1/webhook-endpoints/${e.id}/rotate-secret`, {})).status, 403);
 
     const off = await http().post(`/v1/webhook-endpoints/${e.id}`, { enabled: false, event_types: ['balance.low'] });
@@ -265,12 +294,7 @@ describe('webhook endpoints', () => {
     assert.equal((await http().call('DELETE', `/v1/webhook-endpoints/${e.id}`)).status, 404);
     assert.equal((await http().get('/v1/webhook-endpoints/wep_nope')).status, 404);
 
-    const audit = await svc.tdb.db
-      .selectFrom('audit_events')
-      .select(['action', 'actor'])
-      .where('target_id', '=', e.id)
-      .orderBy('created_at')
-      .execute();
+    const audit = await svc.tdb.db.selectFrom('audit_events').select(['action', 'actor']).where('target_id', '=', e.id).orderBy('created_at').execute();
     assert.deepEqual(
       audit.map((a) => a.action),
       ['webhook_endpoint.created', 'webhook_endpoint.updated', 'webhook_endpoint.deleted'],
@@ -278,5 +302,60 @@ describe('webhook endpoints', () => {
     assert.ok(audit.every((a) => a.actor === `key:${t.apiKeyId}`));
     const text = JSON.stringify(await svc.tdb.db.selectFrom('audit_events').selectAll().where('workspace_id', '=', t.workspaceId).execute());
     assert.ok(!text.includes('whsec_'), 'no secret in the audit log');
+  });
+
+  test('balance.low reaches a balance.* endpoint once per crossing, also when the alerts have no URL of their own', async () => {
+    const w = await createTenant(svc.tdb.db, 50);
+    const path = newPath('balance');
+    const r = await api(svc.gw.baseUrl, w.apiKey).post('/v1/webhook-endpoints', { url: `${receiver.base}${path}`, event_types: ['balance.*'] });
+    assert.equal(r.status, 200, r.text);
+    const alerts = await api(svc.gw.baseUrl, w.apiKey).call('PUT', '/v1/balance/alerts', { thresholds: [50] });
+    assert.equal(alerts.status, 200, alerts.text);
+    assert.deepEqual(alerts.body.data, { thresholds: [50], url: null });
+    const job = await api(svc.gw.baseUrl, w.apiKey).post('/v1/images/generate', {
+      project_id: w.projectId,
+      prompt: 'a kite',
+      model: 'nano-banana-2',
+      aspect_ratio: '1:1',
+      count: 1,
+    });
+    assert.equal(job.status, 200, job.text);
+    const got = await waitFor('the balance.low delivery', () => receiver.at(path)[0]);
+    const e = verifyWebhook<{ threshold: number; previous: number }>(r.body.data.secret, got.body, got.headers);
+    assert.deepEqual([e.type, e.data.threshold, e.data.previous], ['balance.low', 50, 50]);
+    const rows = await svc.tdb.db
+      .selectFrom('webhook_deliveries')
+      .select(['endpoint_id'])
+      .where('workspace_id', '=', w.workspaceId)
+      .where('type', '=', 'balance.low')
+      .execute();
+    assert.deepEqual(rows, [{ endpoint_id: r.body.data.id }], 'one delivery, to the endpoint: no alert URL was set');
+  });
+
+  test('the CLI creates, lists, tests and rotates an endpoint', async () => {
+    const path = newPath('cli');
+    const created = await mediagen(['webhooks', 'endpoints', 'create', '--url', `${receiver.base}${path}`, '--event', 'job.completed', '--event', 'balance.*']);
+    assert.equal(created.code, 0, created.stderr);
+    const e = JSON.parse(created.stdout) as { id: string; secret: string; event_types: string[] };
+    assert.deepEqual(e.event_types, ['job.completed', 'balance.*']);
+    const listed = await mediagen(['webhooks', 'endpoints', 'list']);
+    assert.ok((JSON.parse(listed.stdout) as Array<{ id: string }>).some((x) => x.id === e.id));
+    const pinged = await mediagen(['webhooks', 'endpoints', 'test', e.id]);
+    assert.equal(pinged.code, 0, pinged.stderr);
+    const got = await waitFor('the CLI ping', () => receiver.at(path)[0]);
+    assert.equal(verifyWebhook(e.secret, got.body, got.headers).type, 'webhook.ping');
+    const rotated = await mediagen(['webhooks', 'endpoints', 'rotate-secret', e.id, '--overlap-seconds', '0']);
+    assert.equal(rotated.code, 0, rotated.stderr);
+    assert.equal(
+      (JSON.parse(rotated.stdout) as { previous_secret_expires_at: string | null }).previous_secret_expires_at,
+      null,
+      'overlap 0: the old secret stops now',
+    );
+    const deliveries = await mediagen(['webhooks', 'deliveries', '--endpoint', e.id]);
+    assert.equal(deliveries.code, 0, deliveries.stderr);
+    assert.deepEqual(
+      (JSON.parse(deliveries.stdout) as { data: Array<{ endpoint_id: string; event: string }> }).data.map((d) => [d.endpoint_id, d.event]),
+      [[e.id, 'webhook.ping']],
+    );
   });
 });
