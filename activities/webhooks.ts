@@ -18,6 +18,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/index.js';
 import type { Job, WebhookDelivery } from '../db/schema.js';
 import * as webhooksRepo from '../db/repos/webhooks.js';
+import { endpointSigningSecrets } from '../db/repos/webhook-endpoints.js';
 import type { Config } from '../shared/config.js';
 import { FetchError, type Resolver } from '../shared/fetch-remote.js';
 import { postWebhook, resolveWebhookTarget } from '../shared/webhook-target.js';
@@ -97,9 +98,21 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
   const key = secretsDecryptionKeys(config);
   const breaker = circuitPolicy(config);
 
+  /**
+   * The secrets a delivery is signed with: its endpoint's (0110_webhook_endpoints) or, for a
+   * per-request URL, the workspace's. A delivery whose endpoint was deleted or disabled since the
+   * event is not sent ('superseded').
+   */
+  const signingFor = async (delivery: WebhookDelivery): Promise<{ secrets: string[]; undecryptable: string[] } | 'superseded'> => {
+    if (delivery.endpoint_id === null) return webhooksRepo.signingSecrets(db, delivery.workspace_id, key);
+    const s = await endpointSigningSecrets(db, delivery.endpoint_id, key);
+    return s.state === 'enabled' ? s : 'superseded';
+  };
+
   return {
     /**
-     * One delivery attempt of one event: sign with every active secret of the workspace, POST, and
+     * One delivery attempt of one event: sign with every active secret of its endpoint (or, for a
+     * per-request URL, of the workspace), POST, and
      * record the outcome. 2xx = delivered; anything else throws and the workflow's retry policy
      * tries again later with the same webhook-id. While the destination's circuit is open nothing
      * is sent and nothing recorded: the answer's `circuitWaitMs` says how long to wait.
@@ -153,7 +166,12 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
         });
       };
 
-      const { secrets, undecryptable } = await webhooksRepo.signingSecrets(db, delivery.workspace_id, key);
+      const signing = await signingFor(delivery);
+      if (signing === 'superseded') {
+        await webhooksRepo.markSuperseded(db, deliveryId);
+        return { status: 0, attempt, superseded: true };
+      }
+      const { secrets, undecryptable } = signing;
       if (undecryptable.length > 0)
         deps.logger?.warn({ workspaceId: delivery.workspace_id, secretIds: undecryptable }, 'webhook secrets that cannot be decrypted were skipped');
       if (secrets.length === 0)
@@ -175,7 +193,8 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
         return { status: 0, attempt, circuitWaitMs };
       }
       const body = webhookBody(delivery);
-      const headers = signWebhook(secrets, delivery.id, Math.floor(Date.now() / 1000), body);
+      // webhook-id is the event's id: the same from every endpoint and the per-request URL.
+      const headers = signWebhook(secrets, delivery.event_id, Math.floor(Date.now() / 1000), body);
       await webhooksRepo.countAttempt(db, deliveryId);
       counted = true;
       await begin();

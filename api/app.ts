@@ -22,6 +22,7 @@ import { createQueueRouter } from './routes/queue.js';
 import { createRetentionRouter } from './routes/retention.js';
 import { createAuditRouter } from './routes/audit.js';
 import { createWebhookDeliveriesRouter } from './routes/webhook-deliveries.js';
+import { createWebhookEndpointsRouter } from './routes/webhook-endpoints.js';
 import { createUsageRouter } from './routes/usage.js';
 import { createBudgetsRouter } from './routes/budgets.js';
 import { createBalanceRouter } from './routes/balance.js';
@@ -132,6 +133,7 @@ export function createApp(deps: AppDeps): App {
   app.use(createRetentionRouter(full, auth));
   app.use(createAuditRouter(full, auth));
   app.use(createWebhookDeliveriesRouter(full, auth));
+  app.use(createWebhookEndpointsRouter(full, auth));
   app.use(createUsageRouter(full, auth));
   app.use(createBudgetsRouter(full, auth));
   app.use(createBalanceRouter(full, auth));

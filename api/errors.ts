@@ -27,6 +27,8 @@ export const errorCodes = [
   'not_cancelable',
   'not_resumable',
   'delivery_in_flight',
+  'webhook_endpoint_disabled',
+  'too_many_webhook_endpoints',
   'upload_refused',
   'upload_unavailable',
   'storage_quota_exceeded',

@@ -25,6 +25,7 @@ import { deprecationHeaders } from './model-lifecycle.js';
 import { retentionEndpoints } from './routes/retention.js';
 import { auditEndpoints } from './routes/audit.js';
 import { webhookDeliveryEndpoints } from './routes/webhook-deliveries.js';
+import { webhookEndpointEndpoints } from './routes/webhook-endpoints.js';
 import { usageEndpoints } from './routes/usage.js';
 import { budgetEndpoints } from './routes/budgets.js';
 import { balanceEndpoints } from './routes/balance.js';
@@ -67,6 +68,7 @@ export function allOperations(): Operation[] {
     ...retentionEndpoints.operations,
     ...auditEndpoints.operations,
     ...webhookDeliveryEndpoints.operations,
+    ...webhookEndpointEndpoints.operations,
     ...usageEndpoints.operations,
     ...budgetEndpoints.operations,
     ...balanceEndpoints.operations,

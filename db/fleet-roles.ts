@@ -58,6 +58,8 @@ const jobService: Record<string, TableGrant> = {
   budgets: READ,
   // The balance's trigger reads the low-balance thresholds on every charge (0100_balance_alerts).
   balance_alerts: READ,
+  // The triggers and the pipeline and budget events fan out to the subscribed endpoints (0110_webhook_endpoints).
+  webhook_endpoints: READ,
   budget_spend: 'select, insert, update',
   budget_charges: APPEND,
   audit_events: APPEND,
@@ -83,6 +85,8 @@ export const fleetGrants: Readonly<Record<Fleet, Readonly<Record<string, TableGr
     api_keys: 'select, update(last_used_at)',
     // PUT /v1/balance/alerts: the owner's thresholds.
     balance_alerts: 'select, insert, update',
+    // /v1/webhook-endpoints: the customer's endpoints and their (encrypted) secrets.
+    webhook_endpoints: ALL,
     workspace_members: READ,
     webhook_secrets: READ,
     rate_limits: ALL,
@@ -137,6 +141,8 @@ export const fleetGrants: Readonly<Record<Fleet, Readonly<Record<string, TableGr
     webhook_deliveries: 'select, update',
     webhook_attempts: 'select, insert, update',
     webhook_secrets: READ,
+    // An endpoint's delivery is signed with its secrets (0110_webhook_endpoints).
+    webhook_endpoints: READ,
     webhook_circuits: ALL,
   },
   reconciler: {

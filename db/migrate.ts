@@ -44,6 +44,7 @@ import * as m0105 from './migrations/0105_scoped_keys.js';
 import * as m0130 from './migrations/0130_console_sessions.js';
 import * as m0115 from './migrations/0115_labels.js';
 import * as m0125 from './migrations/0125_batches.js';
+import * as m0110 from './migrations/0110_webhook_endpoints.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -87,6 +88,7 @@ export const migrations: Record<string, Migration> = {
   '0130_console_sessions': m0130,
   '0115_labels': m0115,
   '0125_batches': m0125,
+  '0110_webhook_endpoints': m0110,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

@@ -10,6 +10,8 @@ import type { BalanceAlertTables } from './budget-schema.js';
 import type { ConsoleTables } from './console-schema.js';
 import type { LabelTables } from './label-schema.js';
 import type { BatchTables } from './batch-schema.js';
+import type { WebhookEndpointTables } from './webhook-endpoint-schema.js';
+import type { RouteSlotTables } from './route-slot-schema.js';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
@@ -216,42 +218,6 @@ export type CircuitState = 'closed' | 'open' | 'half_open';
 
 export type { RouteProbeStatus, RouteProbeTable } from './route-probe-schema.js';
 
-/** A route with a slot pool (0024_route_slots): the row every take of the route locks. */
-export interface RouteSlotRouteTable {
-  route: string;
-  created_at: Generated<Date>;
-  /** The route's slots as its last taker's ROUTE_SLOTS said: how many its releases may grant. */
-  slots: number | null;
-}
-/** A slot a job holds at its route, from just before its provider submit until its request there ends. */
-export interface RouteSlotTable {
-  job_id: string;
-  /** The ROUTE_SLOTS key: `provider` or `provider:model`. */
-  route: string;
-  workspace_id: string;
-  weight: Generated<number>;
-  taken_at: Generated<Date>;
-  /** Renewed by the job's checks; an expired slot goes back to the route. */
-  lease_until: ColumnType<Date, Date | string, Date | string>;
-  /**
-   * The submit step's attempt that took it (the attempts before it waited for a slot); 0 while it is
-   * a grant its job's submit has not taken yet.
-   */
-  taken_attempt: Generated<number>;
-}
-/** A job waiting for a slot of its route: served in fair order by workspace. */
-export interface RouteSlotWaiterTable {
-  job_id: string;
-  route: string;
-  workspace_id: string;
-  weight: Generated<number>;
-  /** 1 high, 3 normal, 5 low. */
-  priority_key: Generated<number>;
-  since: Generated<Date>;
-  /** The job's last ask: a waiter not seen for a while no longer counts. */
-  seen_at: Generated<Date>;
-}
-
 export interface WebhookSecretTable {
   id: string;
   workspace_id: string;
@@ -285,6 +251,8 @@ export interface WebhookDeliveryTable {
   circuit_open_until: Timestamp | null;
   /** Redeliveries asked for (0031_webhook_attempts); the n-th runs as workflow `<id>/redeliver-<n>`. */
   redeliveries: Generated<number>;
+  endpoint_id: string | null;
+  event_id: Generated<string>;
 }
 
 /** One request sent for a webhook event (0031_webhook_attempts). */
@@ -353,7 +321,7 @@ export interface IdempotencyKeyTable {
 }
 
 /** Every table: this file's, and each feature schema file's group. */
-export interface DB extends DeploymentTables, BalanceAlertTables, ConsoleTables, LabelTables, BatchTables {
+export interface DB extends DeploymentTables, BalanceAlertTables, ConsoleTables, LabelTables, BatchTables, WebhookEndpointTables, RouteSlotTables {
   workspaces: WorkspaceTable;
   workspace_members: WorkspaceMemberTable;
   api_keys: ApiKeyTable;
@@ -365,9 +333,6 @@ export interface DB extends DeploymentTables, BalanceAlertTables, ConsoleTables,
   provider_circuits: ProviderCircuitTable;
   provider_route_outcomes: ProviderRouteOutcomeTable;
   route_probes: RouteProbeTable;
-  route_slot_routes: RouteSlotRouteTable;
-  route_slots: RouteSlotTable;
-  route_slot_waiters: RouteSlotWaiterTable;
   credit_ledger: CreditLedgerTable;
   rate_limits: RateLimitTable;
   webhook_secrets: WebhookSecretTable;

@@ -59,17 +59,25 @@ const alertsInput = z.strictObject({ thresholds: thresholdsField, url: alertUrl.
 
 const alertsBody = z
   .union([
-    z.strictObject({ thresholds: thresholdsField.min(1), url: alertUrl }).describe('alerts on: at least one threshold, and where their events go'),
+    z
+      .strictObject({
+        thresholds: thresholdsField.min(1),
+        url: alertUrl.nullable().optional().describe('where their events go; null or absent: only to the webhook endpoints subscribed to balance.low'),
+      })
+      .describe('alerts on: at least one threshold, and where their events go'),
     z
       .strictObject({ thresholds: z.array(z.number().int()).max(0).describe('no thresholds'), url: z.null().optional().describe('null or absent') })
       .describe('alerts off'),
   ])
   .describe('the new settings, replacing the old ones');
 
-/** The body, checked: the thresholds' bounds, then that thresholds need a URL (worded as one rule, not as two shapes failing). */
+/**
+ * The body, checked: the thresholds' bounds, then that no thresholds take no URL (worded as one rule,
+ * not as two shapes failing). Thresholds without a URL send their events to the workspace's webhook
+ * endpoints subscribed to balance.low only (docs/api/webhook-endpoints.md).
+ */
 function parseAlerts(raw: unknown): z.infer<typeof alertsBody> {
   const body = parseOr400(alertsInput, raw);
-  if (body.thresholds.length > 0 && (body.url ?? null) === null) throw invalidRequest('url: required when thresholds is not empty');
   if (body.thresholds.length === 0 && (body.url ?? null) !== null) throw invalidRequest('url: must be null or absent when thresholds is empty (alerts off)');
   return body as z.infer<typeof alertsBody>;
 }

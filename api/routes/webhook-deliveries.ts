@@ -45,7 +45,11 @@ const attemptSchema = z.strictObject({
 });
 
 const deliverySchema = z.strictObject({
-  id: z.string().describe('the event id: the `webhook-id` header of every request that delivers it'),
+  id: z.string().describe("the delivery's id: the event id for a per-request webhook_url, `<event id>_<endpoint id>` for an endpoint's"),
+  event_id: z
+    .string()
+    .describe('the event it delivers: the `webhook-id` header of every request, the same for the per-request URL and every endpoint that gets the event'),
+  endpoint_id: z.string().nullable().describe('the webhook endpoint it goes to (wep_…); null: a per-request webhook_url or an alert URL'),
   job_id: z.string().nullable().describe('the job the event is about; null for an event about no job (a budget alert)'),
   event: z.string().describe('the event type, e.g. job.completed'),
   url: z.string().describe("the receiver's URL without user info, query or token-like path segments"),
@@ -81,6 +85,8 @@ function presentDelivery(r: repo.DeliveryRow, attempts: WebhookAttempt[]): z.inf
   const status = deliveryStatusOf(r);
   return {
     id: r.id,
+    event_id: r.event_id,
+    endpoint_id: r.endpoint_id,
     job_id: r.job_id,
     event: r.type,
     url: redactedWebhookUrl(r.url),
@@ -100,9 +106,10 @@ const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional().describe(`page size, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`),
   cursor: z.string().regex(cursorPattern, CURSOR_REFUSED).optional().describe('the next_cursor of the previous page'),
   job_id: z.string().min(1).max(200).optional().describe("only this job's events"),
+  endpoint_id: z.string().min(1).max(200).optional().describe("only this webhook endpoint's deliveries"),
   event: z
     .string()
-    .regex(/^[a-z_]{1,40}\.[a-z_]{1,40}$/, 'an event type, e.g. job.completed')
+    .regex(/^[a-z_]{1,40}(\.[a-z_]{1,40}){1,2}$/, 'an event type, e.g. job.completed')
     .optional()
     .describe('only events of this type, e.g. job.completed'),
   status: z.enum(deliveryStatuses).optional().describe('only events in this status'),
@@ -139,7 +146,7 @@ export const webhookDeliveryEndpoints = new Endpoints<AppDeps>()
       const page = await repo.listDeliveriesPage(deps.db, workspaceId, {
         limit: q.limit ?? DEFAULT_PAGE_LIMIT,
         after,
-        filters: { jobId: q.job_id, type: q.event, status: q.status },
+        filters: { jobId: q.job_id, endpointId: q.endpoint_id, type: q.event, status: q.status },
       });
       const attempts = await repo.attemptsOf(
         deps.db,

@@ -1,8 +1,10 @@
-// `mediagen webhooks deliveries [--job ID --event TYPE --status S]` and `mediagen webhooks redeliver ID`.
+// `mediagen webhooks deliveries [--job ID --endpoint ID --event TYPE --status S]`, `mediagen webhooks redeliver ID`
+// and `mediagen webhooks endpoints …` (cli-webhook-endpoints.ts).
 import { Command, Option } from 'commander';
 import type { MediaGenClient } from './client.js';
 import { int, print, table, type GlobalOpts } from './cli-support.js';
 import type { WebhookDelivery } from './webhook-deliveries.js';
+import { addWebhookEndpointCommands } from './cli-webhook-endpoints.js';
 
 const statuses = ['pending', 'delivered', 'failed', 'superseded'] as const;
 
@@ -13,6 +15,7 @@ function rowOf(d: WebhookDelivery): Record<string, unknown> {
     id: d.id,
     event: d.event,
     job_id: d.job_id ?? '-',
+    endpoint: d.endpoint_id ?? '-',
     status: d.status,
     host: d.host,
     attempts: attempts || '-',
@@ -20,7 +23,7 @@ function rowOf(d: WebhookDelivery): Record<string, unknown> {
   };
 }
 
-const columns = ['id', 'event', 'job_id', 'status', 'host', 'attempts', 'next_retry_at'];
+const columns = ['id', 'event', 'job_id', 'endpoint', 'status', 'host', 'attempts', 'next_retry_at'];
 
 export function addWebhookCommands(program: Command, client: () => MediaGenClient, globals: () => GlobalOpts): void {
   const webhooks = program.command('webhooks').description("inspect the workspace's webhook deliveries and send one again");
@@ -28,12 +31,20 @@ export function addWebhookCommands(program: Command, client: () => MediaGenClien
     .command('deliveries')
     .description('list webhook deliveries with their attempts, newest first')
     .option('--job <id>', "only this job's events")
+    .option('--endpoint <id>', "only this webhook endpoint's deliveries")
     .option('--event <type>', 'only events of this type, e.g. job.completed')
     .addOption(new Option('--status <status>', 'only events in this status').choices(statuses))
     .option('--limit <n>', '1-100', int('--limit'))
     .option('--cursor <cursor>', 'next_cursor of the previous page')
     .action(async (o) => {
-      const page = await client().webhookDeliveries.list({ job_id: o.job, event: o.event, status: o.status, limit: o.limit, cursor: o.cursor });
+      const page = await client().webhookDeliveries.list({
+        job_id: o.job,
+        endpoint_id: o.endpoint,
+        event: o.event,
+        status: o.status,
+        limit: o.limit,
+        cursor: o.cursor,
+      });
       print(globals(), page, () => table(page.data.map(rowOf), columns) + (page.next_cursor ? `\nnext: --cursor ${page.next_cursor}` : ''));
     });
   webhooks
@@ -44,4 +55,5 @@ export function addWebhookCommands(program: Command, client: () => MediaGenClien
       const d = await client().webhookDeliveries.redeliver(id);
       print(globals(), d, () => `redelivering ${d.id} (${d.event}) to ${d.host}: redelivery ${d.redeliveries}`);
     });
+  addWebhookEndpointCommands(webhooks, client, globals);
 }

@@ -44,6 +44,7 @@ import type {
 export * from './types.js';
 export { sleep } from './util.js';
 import { webhookDeliveriesApi } from './webhook-deliveries.js';
+import { webhookEndpointsApi } from './webhook-endpoints.js';
 import { actorsApi, apiKeysApi, auditEventsApi, balanceApi, budgetsApi, modelsApi, projectsApi, queueApi, voicesApi } from './resources.js';
 import { pipelinesApi } from './pipelines.js';
 import { batchesApi } from './batches.js';
@@ -165,6 +166,7 @@ export class MediaGenClient {
   readonly balance = balanceApi(this);
   readonly apiKeys = apiKeysApi(this);
   readonly webhookDeliveries = webhookDeliveriesApi(this);
+  readonly webhookEndpoints = webhookEndpointsApi(this);
   readonly pipelines = pipelinesApi(this);
   readonly batches = batchesApi(this);
 

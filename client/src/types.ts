@@ -287,6 +287,14 @@ export const operationMethods = {
   get_webhook_deliveries: 'webhookDeliveries.list',
   get_webhook_deliveries_by_id: 'webhookDeliveries.get',
   post_webhook_deliveries_by_id_redeliver: 'webhookDeliveries.redeliver',
+  // Webhook endpoints the workspace manages.
+  post_webhook_endpoints: 'webhookEndpoints.create',
+  get_webhook_endpoints: 'webhookEndpoints.list',
+  get_webhook_endpoints_by_id: 'webhookEndpoints.get',
+  post_webhook_endpoints_by_id: 'webhookEndpoints.update',
+  delete_webhook_endpoints_by_id: 'webhookEndpoints.delete',
+  post_webhook_endpoints_by_id_rotate_secret: 'webhookEndpoints.rotateSecret',
+  post_webhook_endpoints_by_id_test: 'webhookEndpoints.test',
   // A job's timeline (its receipt): the one method serves every kind's path.
   get_images_by_id_timeline: 'jobs.timeline',
   get_videos_by_id_timeline: 'jobs.timeline',

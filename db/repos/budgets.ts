@@ -7,6 +7,7 @@ import type { Queryable, Tx } from '../index.js';
 import type { Budget } from '../schema.js';
 import { periodEnd, periodStart, thresholdsReached, type BudgetPeriod, type BudgetThresholdEvent } from '../../shared/budgets.js';
 import { WEBHOOK_DELIVERIES_CHANNEL } from './webhooks.js';
+import { fanOutToEndpoints } from './webhook-endpoints.js';
 
 export type { Budget } from '../schema.js';
 
@@ -108,7 +109,8 @@ export async function lockCounters(tx: Tx, budgets: Budget[], now: Date): Promis
 
 /**
  * A budgeted create's charge of `price` counted in its locked counters; the thresholds it reaches
- * are recorded and each written once to the webhook outbox (when the budget has an alert URL).
+ * are recorded and each written once to the webhook outbox (to the budget's alert URL, if any, and
+ * to the workspace's endpoints subscribed to budget events).
  */
 export async function countCharge(tx: Tx, jobId: string, counters: LockedCounter[], price: number): Promise<Array<{ budgetId: string; threshold: number }>> {
   const alerts: Array<{ budgetId: string; threshold: number }> = [];
@@ -129,7 +131,7 @@ export async function countCharge(tx: Tx, jobId: string, counters: LockedCounter
       .execute();
     for (const threshold of reached) {
       alerts.push({ budgetId: c.budget.id, threshold });
-      if (c.budget.alert_url) await writeThresholdEvent(tx, c, threshold, spent);
+      await writeThresholdEvent(tx, c, threshold, spent);
     }
   }
   return alerts;
@@ -149,13 +151,17 @@ async function writeThresholdEvent(tx: Tx, c: LockedCounter, threshold: number, 
     limit: b.limit_credits,
     period: { start: c.start.toISOString(), resets_at: periodEnd(b.period, c.start).toISOString() },
   };
-  const r = await tx
-    .insertInto('webhook_deliveries')
-    .values({ id, job_id: null, workspace_id: b.workspace_id, type: BUDGET_THRESHOLD_EVENT, url: b.alert_url!, job: JSON.stringify(payload) })
-    .onConflict((oc) => oc.doNothing())
-    .returning('id')
-    .executeTakeFirst();
-  if (r) await sql`select pg_notify(${WEBHOOK_DELIVERIES_CHANNEL}, ${id})`.execute(tx);
+  if (b.alert_url) {
+    const r = await tx
+      .insertInto('webhook_deliveries')
+      .values({ id, job_id: null, workspace_id: b.workspace_id, type: BUDGET_THRESHOLD_EVENT, url: b.alert_url, job: JSON.stringify(payload) })
+      .onConflict((oc) => oc.doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (r) await sql`select pg_notify(${WEBHOOK_DELIVERIES_CHANNEL}, ${id})`.execute(tx);
+  }
+  // The workspace's endpoints subscribed to budget events get it too, with the same event id.
+  await fanOutToEndpoints(tx, { workspaceId: b.workspace_id, type: BUDGET_THRESHOLD_EVENT, eventId: id, jobId: null, data: payload });
 }
 
 /**

@@ -8,13 +8,15 @@ import type { Queryable } from '../index.js';
 import type { Pipeline } from '../pipeline-schema.js';
 import { getPipeline, stepsOf } from './pipelines.js';
 import { WEBHOOK_DELIVERIES_CHANNEL } from './webhooks.js';
+import { fanOutToEndpoints, hasSubscriber } from './webhook-endpoints.js';
 import type { PipelineWebhookEventName } from '../../shared/pipelines.js';
 
 const DEFAULT_EVENTS: readonly PipelineWebhookEventName[] = ['pipeline.completed', 'pipeline.failed'];
 
 export async function enqueuePipelineEvent(tx: Queryable, p: Pipeline, type: PipelineWebhookEventName, stepId?: string): Promise<void> {
-  if (!p.webhook_url) return;
-  if (!(p.webhook_events ?? DEFAULT_EVENTS).includes(type)) return;
+  const perRequest = p.webhook_url !== null && (p.webhook_events ?? DEFAULT_EVENTS).includes(type);
+  // The workspace's endpoints subscribed to it get it too (0110_webhook_endpoints), with the same event id.
+  if (!perRequest && !(await hasSubscriber(tx, p.workspace_id, type))) return;
   const now = (await getPipeline(tx, p.id))!;
   const step = stepId === undefined ? undefined : (await stepsOf(tx, p.id)).find((s) => s.step_id === stepId);
   const data = {
@@ -27,11 +29,14 @@ export async function enqueuePipelineEvent(tx: Queryable, p: Pipeline, type: Pip
     tags: now.tags,
   };
   const id = step ? `whk_${now.id}_${type}_${step.job_id ?? step.attempt}` : `whk_${now.id}_${type}_${now.event_seq}`;
-  const r = await tx
-    .insertInto('webhook_deliveries')
-    .values({ id, job_id: null, workspace_id: now.workspace_id, type, url: p.webhook_url, job: JSON.stringify(data) })
-    .onConflict((oc) => oc.doNothing())
-    .returning('id')
-    .executeTakeFirst();
-  if (r) await sql`select pg_notify(${WEBHOOK_DELIVERIES_CHANNEL}, ${id})`.execute(tx);
+  if (perRequest) {
+    const r = await tx
+      .insertInto('webhook_deliveries')
+      .values({ id, job_id: null, workspace_id: now.workspace_id, type, url: p.webhook_url!, job: JSON.stringify(data) })
+      .onConflict((oc) => oc.doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (r) await sql`select pg_notify(${WEBHOOK_DELIVERIES_CHANNEL}, ${id})`.execute(tx);
+  }
+  await fanOutToEndpoints(tx, { workspaceId: now.workspace_id, type, eventId: id, jobId: null, data });
 }

@@ -1,6 +1,6 @@
 // The customer's view of the webhook outbox: each event's attempts (`webhook_attempts`,
 // 0031_webhook_attempts), the workspace's newest-first list, and redelivery of a finished event.
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Database, Queryable } from '../index.js';
 import { createdMicros, newestFirstPage, olderThan, type NewestFirstKey } from './newest-first.js';
 import type { DB, WebhookAttempt, WebhookDelivery } from '../schema.js';
@@ -14,6 +14,10 @@ import { BUDGET_THRESHOLD_EVENT } from './budgets.js';
  * operator's endpoint, and redelivering them would let it send requests there at will.
  */
 export const operatorOnlyEventTypes: readonly string[] = [BUDGET_THRESHOLD_EVENT];
+
+/** What the tenant sees: every delivery but those to the operator's URLs (its own endpoints' deliveries of any type are its own). */
+const customerVisible = (eb: ExpressionBuilder<DB, 'webhook_deliveries'>) =>
+  eb.or([eb('endpoint_id', 'is not', null), eb('type', 'not in', operatorOnlyEventTypes)]);
 
 // ------------------------------------------------------------------ attempts (written by the delivery activity)
 
@@ -84,6 +88,7 @@ export type DeliveryListKey = NewestFirstKey;
 
 export interface DeliveryFilters {
   jobId?: string;
+  endpointId?: string;
   type?: string;
   status?: DeliveryStatus;
 }
@@ -92,6 +97,8 @@ export type DeliveryRow = Omit<WebhookDelivery, 'job' | 'dispatch_claimed_until'
 
 const listColumns = [
   'id',
+  'event_id',
+  'endpoint_id',
   'job_id',
   'workspace_id',
   'type',
@@ -128,14 +135,10 @@ export async function listDeliveriesPage(
   workspaceId: string,
   opts: { limit: number; after: DeliveryListKey | null; filters: DeliveryFilters },
 ): Promise<{ rows: DeliveryRow[]; next: DeliveryListKey | null }> {
-  let q = db
-    .selectFrom('webhook_deliveries')
-    .select(listColumns)
-    .select(createdMicros())
-    .where('workspace_id', '=', workspaceId)
-    .where('type', 'not in', operatorOnlyEventTypes);
+  let q = db.selectFrom('webhook_deliveries').select(listColumns).select(createdMicros()).where('workspace_id', '=', workspaceId).where(customerVisible);
   const f = opts.filters;
   if (f.jobId !== undefined) q = q.where('job_id', '=', f.jobId);
+  if (f.endpointId !== undefined) q = q.where('endpoint_id', '=', f.endpointId);
   if (f.type !== undefined) q = q.where('type', '=', f.type);
   if (f.status !== undefined) q = whereStatus(q, f.status);
   if (opts.after) q = q.where(olderThan(opts.after));
@@ -154,7 +157,7 @@ export async function getWorkspaceDelivery(db: Queryable, workspaceId: string, i
     .select(listColumns)
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)
-    .where('type', 'not in', operatorOnlyEventTypes)
+    .where(customerVisible)
     .executeTakeFirst();
 }
 
@@ -174,7 +177,7 @@ export async function beginRedelivery(db: Database, workspaceId: string, id: str
       .select(listColumns)
       .where('id', '=', id)
       .where('workspace_id', '=', workspaceId)
-      .where('type', 'not in', operatorOnlyEventTypes)
+      .where(customerVisible)
       .forUpdate()
       .executeTakeFirst();
     if (!row) return { refused: 'not_found' };

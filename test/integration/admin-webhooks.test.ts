@@ -1,6 +1,7 @@
 // `webhook secret rotate` of the admin CLI, run as a process against a real database: owners only,
 // the secret printed once and stored only encrypted, the previous secret kept for the grace period;
 // and the rotation of WEBHOOK_SECRETS_KEY itself (`webhook secrets rekey`).
+import { createEndpoint, endpointSigningSecrets, rotateEndpointSecret } from '../../db/repos/webhook-endpoints.js';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -82,7 +83,27 @@ test('WEBHOOK_SECRETS_KEY rotates: with the old key as previous every secret sti
   assert.equal(created.code, 0, created.stderr);
   const secret = JSON.parse(created.stdout).secret as string;
   const suiteKey = env.WEBHOOK_SECRETS_KEY!;
+  // An endpoint's secrets too (0110_webhook_endpoints): its current one and one in a rotation's overlap.
+  const oldKey = secretsEncryptionKey({ WEBHOOK_SECRETS_KEY: suiteKey });
+  const ep = await createEndpoint(tdb.db, {
+    workspaceId: w.workspaceId,
+    url: 'https://hooks.example.com/x',
+    description: null,
+    eventTypes: ['job.*'],
+    enabled: true,
+    actor: 'system:test',
+    key: oldKey,
+  });
+  const epRotated = await rotateEndpointSecret(tdb.db, {
+    workspaceId: w.workspaceId,
+    id: ep.endpoint.id,
+    overlapSeconds: 3600,
+    actor: 'system:test',
+    key: oldKey,
+  });
+  const endpointSecrets = [epRotated!.secret, ep.secret];
   const during = secretsDecryptionKeys({ WEBHOOK_SECRETS_KEY: newKey, WEBHOOK_SECRETS_KEY_PREVIOUS: suiteKey });
+  assert.deepEqual((await endpointSigningSecrets(tdb.db, ep.endpoint.id, during)).secrets, endpointSecrets);
   assert.deepEqual(await activeWebhookSecrets(tdb.db, w.workspaceId, during), [secret], 'the previous key still opens it: deliveries go on');
   await assert.rejects(activeWebhookSecrets(tdb.db, w.workspaceId, secretsEncryptionKey({ WEBHOOK_SECRETS_KEY: newKey })), /cannot be decrypted/);
 
@@ -102,4 +123,7 @@ test('WEBHOOK_SECRETS_KEY rotates: with the old key as previous every secret sti
   // Now the new key alone opens it, and the old one no longer does.
   assert.deepEqual(await activeWebhookSecrets(tdb.db, w.workspaceId, secretsEncryptionKey({ WEBHOOK_SECRETS_KEY: newKey })), [secret]);
   await assert.rejects(activeWebhookSecrets(tdb.db, w.workspaceId, secretsEncryptionKey({ WEBHOOK_SECRETS_KEY: suiteKey })), /cannot be decrypted/);
+  const endpointAfter = await endpointSigningSecrets(tdb.db, ep.endpoint.id, secretsEncryptionKey({ WEBHOOK_SECRETS_KEY: newKey }));
+  assert.deepEqual(endpointAfter, { state: 'enabled', secrets: endpointSecrets, undecryptable: [] }, "the endpoint's secrets open with the new key alone");
+  assert.deepEqual((await endpointSigningSecrets(tdb.db, ep.endpoint.id, oldKey)).secrets, [], 'and no longer with the old one');
 });

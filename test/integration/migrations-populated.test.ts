@@ -181,6 +181,8 @@ async function seed(db: Database): Promise<void> {
   await run(sql`update pipelines set metadata = '{"customer":"cus_42"}'::jsonb, tags = '{acme}' where id = 'pipe_done'`);
   await run(sql`insert into pipeline_labels (workspace_id, label, created_at, pipeline_id)
     select workspace_id, l, created_at, id from pipelines cross join unnest(array['t:acme', 'm:customer=cus_42']) l where id = 'pipe_done'`);
+  await run(sql`insert into webhook_endpoints (id, workspace_id, url, event_types, secret_id, secret_encrypted) values
+    ('wep_a', 'ws_a', 'https://hooks.acme.test/all', '{job.*,balance.low}', 'whs_e1', 'v1.aaa.bbb.ccc')`);
 }
 
 describe('migrations down and up over a populated database', () => {

@@ -46,6 +46,7 @@ const appTables = [
   'webhook_attempts',
   'webhook_circuits',
   'webhook_deliveries',
+  'webhook_endpoints',
   'webhook_secrets',
   'workspace_members',
   'workspaces',

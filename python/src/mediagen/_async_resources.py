@@ -140,6 +140,53 @@ class _WebhookDeliveries:
         return cast(WebhookDelivery, await self._client._data("POST", f"/v1/webhook-deliveries/{_core.quote_id(delivery_id)}/redeliver"))
 
 
+class _WebhookEndpoints:
+    """The workspace's webhook endpoints (docs/api/webhook-endpoints.md): changes need an owner key;
+    create and rotate_secret answer the signing secret, the only time it is shown."""
+
+    def __init__(self, client: AsyncMediaGenClient) -> None:
+        self._client = client
+
+    async def create(
+        self, url: str, event_types: list[str], *, description: str | None = None, enabled: bool | None = None
+    ) -> dict[str, Any]:
+        """POST /v1/webhook-endpoints: event_types are exact names or job.*, pipeline.*, budget.*, balance.*."""
+        body: dict[str, Any] = {"url": url, "event_types": event_types}
+        if description is not None:
+            body["description"] = description
+        if enabled is not None:
+            body["enabled"] = enabled
+        return cast("dict[str, Any]", await self._client._data("POST", "/v1/webhook-endpoints", json=body))
+
+    async def list(self) -> list[dict[str, Any]]:
+        """GET /v1/webhook-endpoints: every endpoint, oldest first; never a secret."""
+        return cast("list[dict[str, Any]]", await self._client._data("GET", "/v1/webhook-endpoints"))
+
+    async def get(self, endpoint_id: str) -> dict[str, Any]:
+        """GET /v1/webhook-endpoints/{id}."""
+        return cast("dict[str, Any]", await self._client._data("GET", f"/v1/webhook-endpoints/{_core.quote_id(endpoint_id)}"))
+
+    async def update(self, endpoint_id: str, **changes: Any) -> dict[str, Any]:
+        """POST /v1/webhook-endpoints/{id}: any of url, event_types, description, enabled."""
+        path = f"/v1/webhook-endpoints/{_core.quote_id(endpoint_id)}"
+        return cast("dict[str, Any]", await self._client._data("POST", path, json=changes))
+
+    async def delete(self, endpoint_id: str) -> dict[str, Any]:
+        """DELETE /v1/webhook-endpoints/{id}."""
+        return cast("dict[str, Any]", await self._client._data("DELETE", f"/v1/webhook-endpoints/{_core.quote_id(endpoint_id)}"))
+
+    async def rotate_secret(self, endpoint_id: str, overlap_seconds: int | None = None) -> dict[str, Any]:
+        """POST /v1/webhook-endpoints/{id}/rotate-secret: the old secret keeps signing for overlap_seconds (default a day)."""
+        body: dict[str, Any] = {} if overlap_seconds is None else {"overlap_seconds": overlap_seconds}
+        path = f"/v1/webhook-endpoints/{_core.quote_id(endpoint_id)}/rotate-secret"
+        return cast("dict[str, Any]", await self._client._data("POST", path, json=body))
+
+    async def test(self, endpoint_id: str) -> dict[str, Any]:
+        """POST /v1/webhook-endpoints/{id}/test: a signed webhook.ping through the delivery machinery."""
+        path = f"/v1/webhook-endpoints/{_core.quote_id(endpoint_id)}/test"
+        return cast("dict[str, Any]", await self._client._data("POST", path, json={}))
+
+
 class _Usage:
     def __init__(self, client: AsyncMediaGenClient) -> None:
         self._client = client

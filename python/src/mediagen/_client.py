@@ -36,6 +36,7 @@ from ._resources import (
     _Videos,
     _Voices,
     _WebhookDeliveries,
+    _WebhookEndpoints,
 )
 from ._core import (
     JOB_PATHS,
@@ -112,6 +113,7 @@ class MediaGenClient:
         self.queue = _Queue(self)
         self.audit_events = _AuditEvents(self, "/v1/audit-events")
         self.webhook_deliveries = _WebhookDeliveries(self)
+        self.webhook_endpoints = _WebhookEndpoints(self)
         self.usage = _Usage(self)
         self.budgets = _Budgets(self)
         self.balance = _Balance(self)

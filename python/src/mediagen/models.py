@@ -42,109 +42,6 @@ class ActorsQuery(TypedDict, closed=True):
     is_pro: NotRequired[Literal["true", "false"]]
 
 
-class ApiKey(TypedDict, closed=True):
-    id: str
-    """
-    the key id (the part of the key after mg_live_ and before the secret)
-    """
-    name: str
-    """
-    what the key is for
-    """
-    scopes: list[Literal["read", "generate", "uploads", "admin"]]
-    """
-    what the key may call: read (every GET), generate (creates, cancels), uploads, admin (keys, balance alerts, redeliveries)
-    """
-    allowed_models: list[str] | None
-    """
-    the models its creates may use; null: any
-    """
-    allowed_kinds: (
-        list[Literal["image", "video", "replace_actor", "talking_actor"]] | None
-    )
-    """
-    the job kinds its creates may make; null: any
-    """
-    allowed_ips: list[str] | None
-    """
-    the networks (CIDR) it may be used from; null: anywhere
-    """
-    expires_at: str | None
-    """
-    when it stops working (ISO 8601); null: never
-    """
-    created_by: str
-    """
-    the member whose key it is: a key minted by a key belongs to the same member
-    """
-    created_at: str
-    last_used_at: str | None
-    """
-    when it was last used (recorded every few seconds)
-    """
-    revoked_at: str | None
-    """
-    when it was revoked; null: live
-    """
-
-
-AllowedModel: TypeAlias = str
-
-
-AllowedIp: TypeAlias = str
-
-
-AlertAtItem: TypeAlias = int
-
-
-class Budget(TypedDict, closed=True):
-    limit: int
-    """
-    credits the key may spend per period
-    """
-    period: Literal["day", "month"]
-    """
-    a UTC day or calendar month
-    """
-    alert_at: NotRequired[list[AlertAtItem]]
-    """
-    thresholds in percent of the limit (default [80, 100])
-    """
-
-
-class ApiKeyCreate(TypedDict, closed=True):
-    name: str
-    """
-    what the key is for (1 to 100 characters)
-    """
-    scopes: list[Literal["read", "generate", "uploads", "admin"]]
-    """
-    what the key may call; each must be held by the key making the request (else 403 key_scope_denied naming it)
-    """
-    allowed_models: NotRequired[list[AllowedModel]]
-    """
-    the models its creates may use; left out: any, or the requesting key's list
-    """
-    allowed_kinds: NotRequired[
-        list[Literal["image", "video", "replace_actor", "talking_actor"]]
-    ]
-    """
-    the job kinds its creates may make; left out: any, or the requesting key's list
-    """
-    allowed_ips: NotRequired[list[AllowedIp]]
-    """
-    CIDRs (or single addresses) the key may be used from; left out: anywhere, or the requesting key's networks
-    """
-    expires_at: NotRequired[str]
-    """
-    when the key stops working (ISO 8601, in the future); left out: never, or the requesting key's expiry
-    """
-    budget: NotRequired[Budget]
-    """
-    a spend limit of the new key (as GET /v1/budgets shows it): its creates past it answer 402 budget_exceeded
-    """
-
-
 class AuditEvent(TypedDict, closed=True):
     id: str
     """
@@ -154,6 +51,10 @@ class AuditEvent(TypedDict, closed=True):
         "api_key.created",
         "api_key.revoked",
         "webhook_secret.rotated",
+        "webhook_endpoint.created",
+        "webhook_endpoint.updated",
+        "webhook_endpoint.deleted",
+        "webhook_endpoint.secret_rotated",
         "credits.granted",
         "credits.deducted",
         "budget.set",
@@ -203,6 +104,10 @@ AuditEventsQuery = TypedDict(
                 "api_key.created",
                 "api_key.revoked",
                 "webhook_secret.rotated",
+                "webhook_endpoint.created",
+                "webhook_endpoint.updated",
+                "webhook_endpoint.deleted",
+                "webhook_endpoint.secret_rotated",
                 "credits.granted",
                 "credits.deducted",
                 "budget.set",
@@ -287,7 +192,7 @@ class BalanceAlerts(TypedDict, closed=True):
     """
 
 
-class BudgetModel(TypedDict, closed=True):
+class Budget(TypedDict, closed=True):
     id: str
     """
     budget id (bud_...)
@@ -524,9 +429,6 @@ class Health(TypedDict, closed=True):
     status: Literal["ok"]
 
 
-Tag: TypeAlias = str
-
-
 class ImageCreate(TypedDict, closed=True):
     project_id: str
     prompt: str
@@ -558,14 +460,6 @@ class ImageCreate(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
-    """
-    metadata: NotRequired[dict[str, str]]
-    """
-    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
-    """
-    tags: NotRequired[list[Tag]]
-    """
-    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -734,22 +628,11 @@ class ImageStepBody(TypedDict, closed=True):
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
     """
-    metadata: NotRequired[dict[str, str]]
-    """
-    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
-    """
-    tags: NotRequired[list[Tag]]
-    """
-    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
-    """
 
 
 class JobError(TypedDict, closed=True):
     code: str
     message: str
-
-
-TagItem: TypeAlias = str
 
 
 class JobListQuery(TypedDict, closed=True):
@@ -781,14 +664,6 @@ class JobListQuery(TypedDict, closed=True):
     created_before: NotRequired[int]
     """
     only jobs created before this moment (milliseconds since the Unix epoch, exclusive)
-    """
-    tag: NotRequired[str | list[TagItem]]
-    """
-    only those carrying this tag; repeat it (at most 20) for those carrying every one of them
-    """
-    metadata: NotRequired[dict[str, str]]
-    """
-    only those whose metadata has these values, as `metadata[key]=value` (several: all of them)
     """
 
 
@@ -1227,7 +1102,6 @@ class QueueQuery(TypedDict, closed=True):
             "grok-video-1.5",
             "replace-actor",
             "talking-actor",
-            "talking-actor-v3",
         ]
     ]
     """
@@ -1265,14 +1139,6 @@ class ReplaceActorCreate(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
-    """
-    metadata: NotRequired[dict[str, str]]
-    """
-    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
-    """
-    tags: NotRequired[list[Tag]]
-    """
-    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -1389,14 +1255,6 @@ class ReplaceActorJob(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
-    metadata: dict[str, str]
-    """
-    the create's metadata ({} when none)
-    """
-    tags: list[str]
-    """
-    the create's tags ([] when none)
-    """
 
 
 class Substitution3(TypedDict, closed=True):
@@ -1507,14 +1365,6 @@ class ReplaceActorListItem(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
-    metadata: dict[str, str]
-    """
-    the create's metadata ({} when none)
-    """
-    tags: list[str]
-    """
-    the create's tags ([] when none)
-    """
     kind: Literal["replace_actor"]
     """
     the job kind (its status path: /v1/replace-actors/generations/{id})
@@ -1543,10 +1393,7 @@ class TalkingActorCreate(TypedDict, closed=True):
     actor_id: str
     script: str
     voice_id: NotRequired[str]
-    model: NotRequired[Literal["talking-actor", "talking-actor-v3"]]
-    """
-    the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
-    """
+    model: NotRequired[Literal["talking-actor"]]
     voice_options: NotRequired[VoiceOptions]
     aspect_ratio: NotRequired[Literal["1:1", "9:16", "16:9"]]
     background_video_file_id: NotRequired[str]
@@ -1572,14 +1419,6 @@ class TalkingActorCreate(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
-    """
-    metadata: NotRequired[dict[str, str]]
-    """
-    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
-    """
-    tags: NotRequired[list[Tag]]
-    """
-    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -1638,7 +1477,6 @@ class TalkingActorJob(TypedDict, closed=True):
     actor_id: str
     voice_id: str
     script: str
-    model: str
     status: Literal["pending", "generating", "completed", "failed"]
     error: JobError | None
     created_at: int
@@ -1696,14 +1534,6 @@ class TalkingActorJob(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
-    metadata: dict[str, str]
-    """
-    the create's metadata ({} when none)
-    """
-    tags: list[str]
-    """
-    the create's tags ([] when none)
-    """
 
 
 class Substitution5(TypedDict, closed=True):
@@ -1755,7 +1585,6 @@ class TalkingActorListItem(TypedDict, closed=True):
     actor_id: str
     voice_id: str
     script: str
-    model: str
     status: Literal["pending", "generating", "completed", "failed"]
     error: JobError | None
     created_at: int
@@ -1813,14 +1642,6 @@ class TalkingActorListItem(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
-    metadata: dict[str, str]
-    """
-    the create's metadata ({} when none)
-    """
-    tags: list[str]
-    """
-    the create's tags ([] when none)
-    """
     kind: Literal["talking_actor"]
     """
     the job kind (its status path: /v1/talking-actors/{id})
@@ -1831,10 +1652,7 @@ class TalkingActorStepBody(TypedDict, closed=True):
     actor_id: str
     script: str
     voice_id: NotRequired[str]
-    model: NotRequired[Literal["talking-actor", "talking-actor-v3"]]
-    """
-    the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
-    """
+    model: NotRequired[Literal["talking-actor"]]
     voice_options: NotRequired[VoiceOptions]
     aspect_ratio: NotRequired[Literal["1:1", "9:16", "16:9"]]
     background_video_file_id: NotRequired[str | StepReference]
@@ -1852,14 +1670,6 @@ class TalkingActorStepBody(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
-    """
-    metadata: NotRequired[dict[str, str]]
-    """
-    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
-    """
-    tags: NotRequired[list[Tag]]
-    """
-    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -1965,14 +1775,6 @@ class UsageRow(TypedDict, closed=True):
     """
     with group_by=kind: image, video, replace_actor or talking_actor
     """
-    tag: NotRequired[str | None]
-    """
-    with group_by=tag: one of the jobs' tags (null: jobs without tags)
-    """
-    metadata: NotRequired[dict[str, str | None]]
-    """
-    with group_by=metadata.<key>: the jobs' value of each such key (null: jobs without it)
-    """
     credits: UsageCredits
     jobs: UsageJobCounts
 
@@ -2024,14 +1826,6 @@ class VideoCreate(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
-    """
-    metadata: NotRequired[dict[str, str]]
-    """
-    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
-    """
-    tags: NotRequired[list[Tag]]
-    """
-    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -2143,14 +1937,6 @@ class VideoJob(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
-    metadata: dict[str, str]
-    """
-    the create's metadata ({} when none)
-    """
-    tags: list[str]
-    """
-    the create's tags ([] when none)
-    """
 
 
 class Substitution7(TypedDict, closed=True):
@@ -2261,14 +2047,6 @@ class VideoListItem(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
-    metadata: dict[str, str]
-    """
-    the create's metadata ({} when none)
-    """
-    tags: list[str]
-    """
-    the create's tags ([] when none)
-    """
     kind: Literal["video"]
     """
     the job kind (its status path: /v1/videos/{id})
@@ -2306,14 +2084,6 @@ class VideoStepBody(TypedDict, closed=True):
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
     """
-    metadata: NotRequired[dict[str, str]]
-    """
-    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
-    """
-    tags: NotRequired[list[Tag]]
-    """
-    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
-    """
 
 
 class Voice(TypedDict, closed=True):
@@ -2348,6 +2118,10 @@ class WebhookDeliveriesQuery(TypedDict, closed=True):
     job_id: NotRequired[str]
     """
     only this job's events
+    """
+    endpoint_id: NotRequired[str]
+    """
+    only this webhook endpoint's deliveries
     """
     event: NotRequired[str]
     """
@@ -2400,7 +2174,15 @@ class Attempt(TypedDict, closed=True):
 class WebhookDelivery(TypedDict, closed=True):
     id: str
     """
-    the event id: the `webhook-id` header of every request that delivers it
+    the delivery's id: the event id for a per-request webhook_url, `<event id>_<endpoint id>` for an endpoint's
+    """
+    event_id: str
+    """
+    the event it delivers: the `webhook-id` header of every request, the same for the per-request URL and every endpoint that gets the event
+    """
+    endpoint_id: str | None
+    """
+    the webhook endpoint it goes to (wep_…); null: a per-request webhook_url or an alert URL
     """
     job_id: str | None
     """
@@ -2444,60 +2226,6 @@ class WebhookDelivery(TypedDict, closed=True):
     """
     delivered_at: str | None
     failed_at: str | None
-
-
-class ApiKeyCreated(TypedDict, closed=True):
-    id: str
-    """
-    the key id (the part of the key after mg_live_ and before the secret)
-    """
-    name: str
-    """
-    what the key is for
-    """
-    scopes: list[Literal["read", "generate", "uploads", "admin"]]
-    """
-    what the key may call: read (every GET), generate (creates, cancels), uploads, admin (keys, balance alerts, redeliveries)
-    """
-    allowed_models: list[str] | None
-    """
-    the models its creates may use; null: any
-    """
-    allowed_kinds: (
-        list[Literal["image", "video", "replace_actor", "talking_actor"]] | None
-    )
-    """
-    the job kinds its creates may make; null: any
-    """
-    allowed_ips: list[str] | None
-    """
-    the networks (CIDR) it may be used from; null: anywhere
-    """
-    expires_at: str | None
-    """
-    when it stops working (ISO 8601); null: never
-    """
-    created_by: str
-    """
-    the member whose key it is: a key minted by a key belongs to the same member
-    """
-    created_at: str
-    last_used_at: str | None
-    """
-    when it was last used (recorded every few seconds)
-    """
-    revoked_at: str | None
-    """
-    when it was revoked; null: live
-    """
-    key: str
-    """
-    the full key (mg_live_<id>_<secret>): shown in this answer only, never again
-    """
-    budgets: list[BudgetModel]
-    """
-    the budget set with the key ([] when none)
-    """
 
 
 class DirectUpload(TypedDict, closed=True):
@@ -2605,14 +2333,6 @@ class ImageJob(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
-    metadata: dict[str, str]
-    """
-    the create's metadata ({} when none)
-    """
-    tags: list[str]
-    """
-    the create's tags ([] when none)
-    """
 
 
 class ImageListItem(TypedDict, closed=True):
@@ -2679,14 +2399,6 @@ class ImageListItem(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
-    metadata: dict[str, str]
-    """
-    the create's metadata ({} when none)
-    """
-    tags: list[str]
-    """
-    the create's tags ([] when none)
-    """
     kind: Literal["image"]
     """
     the job kind (its status path: /v1/images/{id})
@@ -2742,14 +2454,6 @@ class Pipeline(TypedDict, closed=True):
     updated_at: int
     completed_at: int | None
     steps: list[PipelineStepRecord]
-    metadata: dict[str, str]
-    """
-    the create's metadata ({} when none)
-    """
-    tags: list[str]
-    """
-    the create's tags ([] when none)
-    """
 
 
 class ReplaceActorStepBody(TypedDict, closed=True):
@@ -2768,14 +2472,6 @@ class ReplaceActorStepBody(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
-    """
-    metadata: NotRequired[dict[str, str]]
-    """
-    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
-    """
-    tags: NotRequired[list[Tag]]
-    """
-    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -2862,14 +2558,6 @@ class PipelineCreate(TypedDict, closed=True):
     """
     the events to deliver (needs webhook_url); default ["pipeline.completed", "pipeline.failed"]
     """
-    metadata: NotRequired[dict[str, str]]
-    """
-    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
-    """
-    tags: NotRequired[list[Tag]]
-    """
-    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
-    """
 
 
 # Values named on their own for the client's signatures.
@@ -2880,19 +2568,15 @@ UploadMimeType: TypeAlias = Literal["image/jpeg", "image/png", "image/webp", "vi
 
 # Every operationId of the document: the client has a method for each (OPERATION_METHODS).
 OPERATION_IDS: tuple[str, ...] = (
-    "delete_api_keys_by_id",
     "delete_images_by_id",
     "delete_replace_actors_generations_by_id",
     "delete_talking_actors_by_id",
     "delete_uploads_by_id",
     "delete_videos_by_id",
+    "delete_webhook_endpoints_by_id",
     "get_actors",
-    "get_api_keys",
     "get_audit_events",
     "get_balance",
-    "get_batches",
-    "get_batches_by_id",
-    "get_batches_by_id_manifest",
     "get_budgets",
     "get_healthz",
     "get_images",
@@ -2931,10 +2615,8 @@ OPERATION_IDS: tuple[str, ...] = (
     "get_voices",
     "get_webhook_deliveries",
     "get_webhook_deliveries_by_id",
-    "post_api_keys",
-    "post_batches",
-    "post_batches_by_id_cancel",
-    "post_batches_by_id_retry",
+    "get_webhook_endpoints",
+    "get_webhook_endpoints_by_id",
     "post_images_by_id_cancel",
     "post_images_generate",
     "post_pipelines",
@@ -2951,5 +2633,9 @@ OPERATION_IDS: tuple[str, ...] = (
     "post_videos_by_id_cancel",
     "post_videos_generate",
     "post_webhook_deliveries_by_id_redeliver",
+    "post_webhook_endpoints",
+    "post_webhook_endpoints_by_id",
+    "post_webhook_endpoints_by_id_rotate_secret",
+    "post_webhook_endpoints_by_id_test",
     "put_balance_alerts",
 )
