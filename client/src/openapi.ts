@@ -656,6 +656,110 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's batches (extension)
+         * @description Newest first.
+         */
+        get: operations["get_batches"];
+        put?: never;
+        /**
+         * Create a batch (extension)
+         * @description Many job creates submitted as one: each item is a create body of a job kind (without project_id, priority and webhook fields) with your `custom_id`, unique in the batch. Validated whole (every item as its create endpoint validates it; a refusal names the item by index and custom_id); nothing is charged at create: each item runs at priority low and is charged that price when its job starts, refunded as any job is. Items start at a bounded rate (BATCH_START_PER_SECOND, default 50 a second); another workspace's jobs never wait behind a batch. When every item ended, the batch completes: one batch.completed to webhook_url, and its manifest (GET /v1/batches/{id}/manifest). ?dry_run=true answers the quote instead. At most BATCH_MAX_ITEMS items (default 1000). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress.
+         */
+        post: operations["post_batches"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a batch (extension)
+         * @description Its status, its items counted by status, its price and the credits its jobs cost so far.
+         */
+        get: operations["get_batches_by_id"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a batch (extension)
+         * @description Items not started yet are canceled and never charged; items already started run to their end under the job rules (cancel one with its own cancel endpoint). The batch ends canceled once its started items ended (one batch.completed, status canceled). A batch already completed or canceled answers 409 not_cancelable.
+         */
+        post: operations["post_batches_by_id_cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry the failed items of a batch (extension)
+         * @description Every failed item (its job failed, or its charge was refused; never one canceled) runs again as a new job, charged its price when it starts; completed items are never run or paid again. The batch runs again and sends one more batch.completed when every item ended. A canceled batch, or one without failed items, answers 409 not_resumable.
+         */
+        post: operations["post_batches_by_id_retry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{id}/manifest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A batch's manifest (extension)
+         * @description One row per item in order: custom_id, job_id, status, output_urls (signed, each valid for the storage URL lifetime), credits (net, every attempt), error. Answered once every item ended (else 409 not_ready). `Accept: application/jsonl` answers JSON Lines (one row a line); `Accept: text/csv` CSV (RFC 4180, a header row; output_urls joined by spaces).
+         */
+        get: operations["get_batches_by_id_manifest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/models": {
         parameters: {
             query?: never;
@@ -940,6 +1044,50 @@ export type paths = {
         put: operations["put_balance_alerts"];
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's API keys (extension; owner keys with the admin scope)
+         * @description Every key of the workspace, oldest first, revoked ones included, with its rules; never a secret.
+         */
+        get: operations["get_api_keys"];
+        put?: never;
+        /**
+         * Create an API key (extension; owner keys with the admin scope)
+         * @description Mints a key of the workspace, answered once with its secret (`key`). The new key has no more than the requesting key: scopes it lacks, and models, kinds, networks or an expiry past its own, answer 403 key_scope_denied naming the scope or rule; a rule left out is inherited from it. Only a key whose creator is an owner answers (else 403 owner_key_required). Audited (api_key.created, and budget.set with a budget).
+         */
+        post: operations["post_api_keys"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key (extension; owner keys with the admin scope)
+         * @description Revokes the key at once on every gateway (its next request answers 401, its open event streams close). Revoking a revoked key answers it unchanged. Audited (api_key.revoked).
+         */
+        delete: operations["delete_api_keys_by_id"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1321,6 +1469,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             id: string;
                             project_id: string;
@@ -1412,12 +1566,19 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             id: string;
                             project_id: string;
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -1501,6 +1662,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -1641,6 +1808,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             id: string;
                             project_id: string;
@@ -1732,12 +1905,19 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             id: string;
                             project_id: string;
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -1821,6 +2001,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -1964,6 +2150,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             id: string;
                             project_id: string;
@@ -2055,12 +2247,19 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             id: string;
                             project_id: string;
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -2144,6 +2343,12 @@ export type webhooks = {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -2373,6 +2578,12 @@ export type webhooks = {
                                     message: string;
                                 } | null;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -2451,6 +2662,12 @@ export type webhooks = {
                                     message: string;
                                 } | null;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -2529,6 +2746,12 @@ export type webhooks = {
                                     message: string;
                                 } | null;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -2607,6 +2830,83 @@ export type webhooks = {
                                     message: string;
                                 } | null;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx answer (within 10 s) counts as delivered; anything else is retried with backoff for about a day */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "batch.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Every item of a batch ended; its manifest is ready
+         * @description POSTed to the batch's webhook_url once each time every item ended: status completed, or canceled when a cancel stopped it (a retry of failed items that ends again sends one more).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id: the same on every retry of this event, so receivers can drop duplicates */
+                    "webhook-id": string;
+                    /** @description unix seconds of this attempt; refuse deliveries more than 5 minutes off */
+                    "webhook-timestamp": string;
+                    /** @description space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active secret of the workspace (two during a rotation) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "batch.completed";
+                        data: {
+                            /** @description the batch id */
+                            id: string;
+                            project_id: string;
+                            /** @enum {string} */
+                            status: "running" | "completed" | "canceled";
+                            item_count: number;
+                            /** @description how many items are in each status */
+                            counts: {
+                                waiting: number;
+                                pending: number;
+                                generating: number;
+                                completed: number;
+                                failed: number;
+                                canceled: number;
+                            };
+                            charged: number;
+                            /** @description the path of its manifest (GET, with ?format=jsonl or csv) */
+                            manifest: string;
                         };
                     };
                 };
@@ -2636,7 +2936,7 @@ export type components = {
                  * @description stable machine-readable code
                  * @enum {string}
                  */
-                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "budget_exceeded" | "forbidden" | "priority_not_allowed" | "owner_key_required" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "not_resumable" | "delivery_in_flight" | "webhook_endpoint_disabled" | "too_many_webhook_endpoints" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "budget_exceeded" | "forbidden" | "priority_not_allowed" | "owner_key_required" | "key_scope_denied" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "not_resumable" | "delivery_in_flight" | "webhook_endpoint_disabled" | "too_many_webhook_endpoints" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
                 /** @description human-readable explanation */
                 message: string;
             };
@@ -2694,7 +2994,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description API key missing, malformed, unknown or revoked (`unauthorized`) */
+        /** @description API key missing, malformed, unknown, revoked or expired (`unauthorized`) */
         Error401: {
             headers: {
                 [name: string]: unknown;
@@ -2712,7 +3012,7 @@ export type components = {
                 "application/json": components["schemas"]["PaymentRequiredError"];
             };
         };
-        /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+        /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
         Error403: {
             headers: {
                 [name: string]: unknown;
@@ -2897,6 +3197,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -2999,6 +3311,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -3087,6 +3411,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -3193,7 +3529,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3358,7 +3694,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3547,7 +3883,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3697,6 +4033,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -3811,6 +4159,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -3913,6 +4273,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -3993,6 +4365,12 @@ export interface operations {
                      * @enum {string}
                      */
                     priority?: "high" | "normal" | "low";
+                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                    tags?: string[];
                 };
             };
         };
@@ -4100,6 +4478,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             /** @description credits this request would be charged */
                             price: number;
@@ -4144,7 +4528,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4355,6 +4739,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -4372,6 +4762,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -4532,11 +4934,29 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -4628,6 +5048,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -4812,11 +5244,29 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -4912,6 +5362,12 @@ export interface operations {
                      * @enum {string}
                      */
                     priority?: "high" | "normal" | "low";
+                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                    tags?: string[];
                 } & ({
                     /** @constant */
                     model?: "sora-2-pro";
@@ -5146,6 +5602,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             /** @description credits this request would be charged */
                             price: number;
@@ -5190,7 +5652,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5402,6 +5864,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -5419,6 +5887,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -5580,11 +6060,29 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -5676,6 +6174,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -5861,11 +6371,29 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -5945,6 +6473,12 @@ export interface operations {
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
                 created_before?: number;
+                /** @description only those carrying this tag; repeat it (at most 20) for those carrying every one of them */
+                tag?: string | string[];
+                /** @description only those whose metadata has these values, as `metadata[key]=value` (several: all of them) */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -6053,6 +6587,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -6072,6 +6612,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -6148,6 +6700,12 @@ export interface operations {
                      * @enum {string}
                      */
                     priority?: "high" | "normal" | "low";
+                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                    tags?: string[];
                 } & ({
                     image_url?: never;
                     video_url?: never;
@@ -6219,7 +6777,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6431,6 +6989,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -6448,6 +7012,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -6609,11 +7185,29 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -6705,6 +7299,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -6890,11 +7496,29 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -6973,8 +7597,11 @@ export interface operations {
                     actor_id: string;
                     script: string;
                     voice_id?: string;
-                    /** @constant */
-                    model?: "talking-actor";
+                    /**
+                     * @description the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
+                     * @enum {string}
+                     */
+                    model?: "talking-actor" | "talking-actor-v3";
                     voice_options?: {
                         speed?: number;
                         stability?: number;
@@ -7001,6 +7628,12 @@ export interface operations {
                      * @enum {string}
                      */
                     priority?: "high" | "normal" | "low";
+                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                    tags?: string[];
                 };
             };
         };
@@ -7067,7 +7700,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentRequiredError"];
                 };
             };
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7194,6 +7827,7 @@ export interface operations {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -7277,6 +7911,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -7294,6 +7934,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -7370,6 +8022,7 @@ export interface operations {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -7453,11 +8106,29 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -7549,6 +8220,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -7649,6 +8332,7 @@ export interface operations {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -7732,11 +8416,29 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -7816,6 +8518,12 @@ export interface operations {
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
                 created_before?: number;
+                /** @description only those carrying this tag; repeat it (at most 20) for those carrying every one of them */
+                tag?: string | string[];
+                /** @description only those whose metadata has these values, as `metadata[key]=value` (several: all of them) */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -7923,6 +8631,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                             /**
                              * @description the job kind (its status path: /v1/images/{id})
                              * @constant
@@ -8019,6 +8733,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                             /**
                              * @description the job kind (its status path: /v1/videos/{id})
                              * @constant
@@ -8115,6 +8835,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                             /**
                              * @description the job kind (its status path: /v1/replace-actors/generations/{id})
                              * @constant
@@ -8126,6 +8852,7 @@ export interface operations {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -8209,6 +8936,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                             /**
                              * @description the job kind (its status path: /v1/talking-actors/{id})
                              * @constant
@@ -8233,6 +8966,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -8288,6 +9033,12 @@ export interface operations {
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
                 created_before?: number;
+                /** @description only those carrying this tag; repeat it (at most 20) for those carrying every one of them */
+                tag?: string | string[];
+                /** @description only those whose metadata has these values, as `metadata[key]=value` (several: all of them) */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -8395,6 +9146,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -8414,6 +9171,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -8469,6 +9238,12 @@ export interface operations {
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
                 created_before?: number;
+                /** @description only those carrying this tag; repeat it (at most 20) for those carrying every one of them */
+                tag?: string | string[];
+                /** @description only those whose metadata has these values, as `metadata[key]=value` (several: all of them) */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -8577,6 +9352,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -8596,6 +9377,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -8651,6 +9444,12 @@ export interface operations {
                 created_after?: number;
                 /** @description only jobs created before this moment (milliseconds since the Unix epoch, exclusive) */
                 created_before?: number;
+                /** @description only those carrying this tag; repeat it (at most 20) for those carrying every one of them */
+                tag?: string | string[];
+                /** @description only those whose metadata has these values, as `metadata[key]=value` (several: all of them) */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -8674,6 +9473,7 @@ export interface operations {
                             actor_id: string;
                             voice_id: string;
                             script: string;
+                            model: string;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -8757,6 +9557,12 @@ export interface operations {
                                 /** @description charged minus refunded: what the job costs the workspace now */
                                 net: number;
                             };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -8776,6 +9582,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -8821,6 +9639,12 @@ export interface operations {
                 /** @description the next_cursor of the previous page */
                 cursor?: string;
                 status?: "pending" | "running" | "completed" | "failed";
+                /** @description only those carrying this tag; repeat it (at most 20) for those carrying every one of them */
+                tag?: string | string[];
+                /** @description only those whose metadata has these values, as `metadata[key]=value` (several: all of them) */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -8893,6 +9717,12 @@ export interface operations {
                                 /** @description credits refunded for the step's jobs */
                                 refunded: number;
                             }[];
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         }[];
                         /** @description pass as `cursor` to get the next page; null on the last page */
                         next_cursor: string | null;
@@ -8912,6 +9742,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -8987,6 +9829,12 @@ export interface operations {
                              * @enum {string}
                              */
                             priority?: "high" | "normal" | "low";
+                            /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                            tags?: string[];
                         };
                     } | {
                         /** @description the step id, unique in the pipeline */
@@ -9029,6 +9877,12 @@ export interface operations {
                              * @enum {string}
                              */
                             priority?: "high" | "normal" | "low";
+                            /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                            tags?: string[];
                         } & ({
                             /** @constant */
                             model?: "sora-2-pro";
@@ -9197,6 +10051,12 @@ export interface operations {
                              * @enum {string}
                              */
                             priority?: "high" | "normal" | "low";
+                            /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                            tags?: string[];
                         } & ({
                             image_url?: never;
                             video_url?: never;
@@ -9217,8 +10077,11 @@ export interface operations {
                             actor_id: string;
                             script: string;
                             voice_id?: string;
-                            /** @constant */
-                            model?: "talking-actor";
+                            /**
+                             * @description the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
+                             * @enum {string}
+                             */
+                            model?: "talking-actor" | "talking-actor-v3";
                             voice_options?: {
                                 speed?: number;
                                 stability?: number;
@@ -9246,12 +10109,24 @@ export interface operations {
                              * @enum {string}
                              */
                             priority?: "high" | "normal" | "low";
+                            /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                            tags?: string[];
                         };
                     })[];
                     /** @description https URL (default port, a public host, no credentials) that receives this pipeline's events, signed per Standard Webhooks with the workspace's secret */
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["pipeline.completed", "pipeline.failed"] */
                     webhook_events?: ("pipeline.completed" | "pipeline.failed" | "pipeline.step.completed" | "pipeline.step.failed")[];
+                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                    tags?: string[];
                 };
             };
         };
@@ -9321,6 +10196,12 @@ export interface operations {
                                 /** @description credits refunded for the step's jobs */
                                 refunded: number;
                             }[];
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         } | {
                             /** @description the sum of the steps' prices */
                             price: number;
@@ -9349,7 +10230,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9510,11 +10391,29 @@ export interface operations {
                                 /** @description credits refunded for the step's jobs */
                                 refunded: number;
                             }[];
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -9640,11 +10539,29 @@ export interface operations {
                                 /** @description credits refunded for the step's jobs */
                                 refunded: number;
                             }[];
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -9733,6 +10650,12 @@ export interface operations {
                          * @enum {string}
                          */
                         priority?: "high" | "normal" | "low";
+                        /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                        tags?: string[];
                     } | ({
                         prompt: string;
                         /** @enum {string} */
@@ -9765,6 +10688,12 @@ export interface operations {
                          * @enum {string}
                          */
                         priority?: "high" | "normal" | "low";
+                        /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                        tags?: string[];
                     } & ({
                         /** @constant */
                         model?: "sora-2-pro";
@@ -9923,6 +10852,12 @@ export interface operations {
                          * @enum {string}
                          */
                         priority?: "high" | "normal" | "low";
+                        /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                        tags?: string[];
                     } & ({
                         image_url?: never;
                         video_url?: never;
@@ -9933,8 +10868,11 @@ export interface operations {
                         actor_id: string;
                         script: string;
                         voice_id?: string;
-                        /** @constant */
-                        model?: "talking-actor";
+                        /**
+                         * @description the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
+                         * @enum {string}
+                         */
+                        model?: "talking-actor" | "talking-actor-v3";
                         voice_options?: {
                             speed?: number;
                             stability?: number;
@@ -9962,6 +10900,12 @@ export interface operations {
                          * @enum {string}
                          */
                         priority?: "high" | "normal" | "low";
+                        /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                        tags?: string[];
                     };
                 };
             };
@@ -10032,6 +10976,12 @@ export interface operations {
                                 /** @description credits refunded for the step's jobs */
                                 refunded: number;
                             }[];
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
                         };
                     };
                 };
@@ -10049,7 +10999,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10178,6 +11128,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -10188,6 +11150,1037 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_batches: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+                status?: "running" | "completed" | "canceled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            /**
+                             * @description running until every item ended; then completed, or canceled when a cancel stopped it
+                             * @enum {string}
+                             */
+                            status: "running" | "completed" | "canceled";
+                            item_count: number;
+                            /** @description how many items are in each status */
+                            counts: {
+                                waiting: number;
+                                pending: number;
+                                generating: number;
+                                completed: number;
+                                failed: number;
+                                canceled: number;
+                            };
+                            /** @description the sum of the items' quoted prices at priority low */
+                            price: number;
+                            /** @description net credits spent so far by the items' jobs (charges less refunds) */
+                            charged: number;
+                            webhook_url: string | null;
+                            created_at: number;
+                            updated_at: number;
+                            completed_at: number | null;
+                            canceled_at: number | null;
+                        }[];
+                        /** @description pass as `cursor` to get the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_batches: {
+        parameters: {
+            query?: {
+                /** @description true: validate the whole batch and answer its quote (each item priced at priority low) without creating or charging anything */
+                dry_run?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    project_id: string;
+                    /** @description the items (at most BATCH_MAX_ITEMS, default 1000) */
+                    items: ({
+                        /** @description your id of the item, unique in the batch */
+                        custom_id: string;
+                        /**
+                         * @description the job kind the item creates
+                         * @constant
+                         */
+                        kind: "image";
+                        /** @description the kind's create body without project_id (the batch's), priority and webhook fields */
+                        body: {
+                            prompt: string;
+                            /** @enum {string} */
+                            model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite";
+                            /** @enum {string} */
+                            aspect_ratio: "1:1" | "9:16" | "16:9";
+                            count: number;
+                            /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                            deadline_seconds?: number;
+                            /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                            tags?: string[];
+                        };
+                    } | {
+                        /** @description your id of the item, unique in the batch */
+                        custom_id: string;
+                        /**
+                         * @description the job kind the item creates
+                         * @constant
+                         */
+                        kind: "video";
+                        /** @description the kind's create body without project_id (the batch's), priority and webhook fields */
+                        body: {
+                            prompt: string;
+                            /** @enum {string} */
+                            model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "grok-video-1.5";
+                            aspect_ratio?: string;
+                            duration?: number;
+                            resolution?: string;
+                            reference_file_ids?: string[];
+                            start_frame_file_id?: string;
+                            end_frame_file_id?: string;
+                            /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                            deadline_seconds?: number;
+                            /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                            tags?: string[];
+                        } & ({
+                            /** @constant */
+                            model?: "sora-2-pro";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16";
+                            /** @enum {unknown} */
+                            duration?: 4 | 6 | 8;
+                            /** @enum {unknown} */
+                            resolution?: "720p" | "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "sora-2";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16";
+                            /** @enum {unknown} */
+                            duration?: 4 | 6 | 8;
+                            /** @enum {unknown} */
+                            resolution?: "720p" | "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "kling-3.0";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "kling-3.0-turbo";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "kling-o3-4k";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "2160p";
+                            reference_file_ids?: unknown;
+                            start_frame_file_id?: never;
+                            end_frame_file_id?: never;
+                        } | {
+                            /** @constant */
+                            model?: "kling-2.6";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1";
+                            /** @enum {unknown} */
+                            duration?: 5 | 10;
+                            /** @enum {unknown} */
+                            resolution?: "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "veo-3.1";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16";
+                            /** @enum {unknown} */
+                            duration?: 4 | 6 | 8;
+                            /** @enum {unknown} */
+                            resolution?: "720p" | "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "veo-3.1-lite";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16";
+                            /** @enum {unknown} */
+                            duration?: 4 | 6 | 8;
+                            /** @enum {unknown} */
+                            resolution?: "720p" | "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "seedance-1.5";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "480p" | "720p" | "1080p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "seedance-2.0";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "480p" | "720p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "seedance-2.0-fast";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "480p" | "720p";
+                            reference_file_ids?: unknown;
+                        } | {
+                            /** @constant */
+                            model?: "grok-video";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "3:2" | "2:3";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "480p" | "720p";
+                            reference_file_ids?: unknown;
+                        } | ({
+                            /** @constant */
+                            model?: "grok-video-1.5";
+                            /** @enum {unknown} */
+                            aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "3:2" | "2:3";
+                            duration?: number;
+                            /** @enum {unknown} */
+                            resolution?: "480p" | "720p";
+                            reference_file_ids?: unknown;
+                        } | unknown | {
+                            reference_file_ids: unknown;
+                        }));
+                    } | {
+                        /** @description your id of the item, unique in the batch */
+                        custom_id: string;
+                        /**
+                         * @description the job kind the item creates
+                         * @constant
+                         */
+                        kind: "replace_actor";
+                        /** @description the kind's create body without project_id (the batch's), priority and webhook fields */
+                        body: {
+                            image_url?: string;
+                            video_url?: string;
+                            image_file_id?: string;
+                            video_file_id?: string;
+                            prompt?: string;
+                            /** @constant */
+                            model?: "replace-actor";
+                            /** @default 30 */
+                            duration?: number;
+                            /**
+                             * @default 9:16
+                             * @enum {string}
+                             */
+                            aspect_ratio?: "1:1" | "9:16" | "16:9";
+                            /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                            deadline_seconds?: number;
+                            /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                            tags?: string[];
+                        } & ({
+                            image_url?: never;
+                            video_url?: never;
+                        } | {
+                            image_file_id?: never;
+                            video_file_id?: never;
+                        });
+                    } | {
+                        /** @description your id of the item, unique in the batch */
+                        custom_id: string;
+                        /**
+                         * @description the job kind the item creates
+                         * @constant
+                         */
+                        kind: "talking_actor";
+                        /** @description the kind's create body without project_id (the batch's), priority and webhook fields */
+                        body: {
+                            actor_id: string;
+                            script: string;
+                            voice_id?: string;
+                            /**
+                             * @description the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
+                             * @enum {string}
+                             */
+                            model?: "talking-actor" | "talking-actor-v3";
+                            voice_options?: {
+                                speed?: number;
+                                stability?: number;
+                                similarity?: number;
+                                style?: number;
+                            };
+                            /**
+                             * @default 9:16
+                             * @enum {string}
+                             */
+                            aspect_ratio?: "1:1" | "9:16" | "16:9";
+                            /** @description a completed video upload of this workspace the actor talks over: it fills the frame (scaled and center-cropped to aspect_ratio), looped or cut to the length of the speech, its own sound dropped (the output carries the speech only); the presenter is shown in the lower right corner (picture in picture, about 42% of the frame each way). The price is the same as without a background. Absent (and no background_video_url): the presenter fills the frame */
+                            background_video_file_id?: string;
+                            /** @description the background video as a public https URL, fetched when the job starts (a video of at most 50 MB); not with background_video_file_id */
+                            background_video_url?: string;
+                            /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                            deadline_seconds?: number;
+                            /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                            tags?: string[];
+                        };
+                    })[];
+                    /** @description https URL (default port, a public host, no credentials) that receives batch.completed, signed per Standard Webhooks with the workspace's secret */
+                    webhook_url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            /**
+                             * @description running until every item ended; then completed, or canceled when a cancel stopped it
+                             * @enum {string}
+                             */
+                            status: "running" | "completed" | "canceled";
+                            item_count: number;
+                            /** @description how many items are in each status */
+                            counts: {
+                                waiting: number;
+                                pending: number;
+                                generating: number;
+                                completed: number;
+                                failed: number;
+                                canceled: number;
+                            };
+                            /** @description the sum of the items' quoted prices at priority low */
+                            price: number;
+                            /** @description net credits spent so far by the items' jobs (charges less refunds) */
+                            charged: number;
+                            webhook_url: string | null;
+                            created_at: number;
+                            updated_at: number;
+                            completed_at: number | null;
+                            canceled_at: number | null;
+                        } | {
+                            /** @description the sum of the items' prices at priority low */
+                            price: number;
+                            items: {
+                                custom_id: string;
+                                price: number;
+                            }[];
+                            /** @description the workspace's credit balance now */
+                            available: number;
+                            /** @description whether the balance covers the whole batch now (each item is charged when it starts) */
+                            sufficient: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_batches_by_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            /**
+                             * @description running until every item ended; then completed, or canceled when a cancel stopped it
+                             * @enum {string}
+                             */
+                            status: "running" | "completed" | "canceled";
+                            item_count: number;
+                            /** @description how many items are in each status */
+                            counts: {
+                                waiting: number;
+                                pending: number;
+                                generating: number;
+                                completed: number;
+                                failed: number;
+                                canceled: number;
+                            };
+                            /** @description the sum of the items' quoted prices at priority low */
+                            price: number;
+                            /** @description net credits spent so far by the items' jobs (charges less refunds) */
+                            charged: number;
+                            webhook_url: string | null;
+                            created_at: number;
+                            updated_at: number;
+                            completed_at: number | null;
+                            canceled_at: number | null;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_batches_by_id_cancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            /**
+                             * @description running until every item ended; then completed, or canceled when a cancel stopped it
+                             * @enum {string}
+                             */
+                            status: "running" | "completed" | "canceled";
+                            item_count: number;
+                            /** @description how many items are in each status */
+                            counts: {
+                                waiting: number;
+                                pending: number;
+                                generating: number;
+                                completed: number;
+                                failed: number;
+                                canceled: number;
+                            };
+                            /** @description the sum of the items' quoted prices at priority low */
+                            price: number;
+                            /** @description net credits spent so far by the items' jobs (charges less refunds) */
+                            charged: number;
+                            webhook_url: string | null;
+                            created_at: number;
+                            updated_at: number;
+                            completed_at: number | null;
+                            canceled_at: number | null;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_batches_by_id_retry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            project_id: string;
+                            /**
+                             * @description running until every item ended; then completed, or canceled when a cancel stopped it
+                             * @enum {string}
+                             */
+                            status: "running" | "completed" | "canceled";
+                            item_count: number;
+                            /** @description how many items are in each status */
+                            counts: {
+                                waiting: number;
+                                pending: number;
+                                generating: number;
+                                completed: number;
+                                failed: number;
+                                canceled: number;
+                            };
+                            /** @description the sum of the items' quoted prices at priority low */
+                            price: number;
+                            /** @description net credits spent so far by the items' jobs (charges less refunds) */
+                            charged: number;
+                            webhook_url: string | null;
+                            created_at: number;
+                            updated_at: number;
+                            completed_at: number | null;
+                            canceled_at: number | null;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_batches_by_id_manifest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            custom_id: string;
+                            /** @description null for an item never started (canceled) or refused at its charge */
+                            job_id: string | null;
+                            /** @enum {string} */
+                            status: "waiting" | "pending" | "generating" | "completed" | "failed" | "canceled";
+                            output_urls: string[];
+                            /** @description net credits the item cost (its charge less its refunds) */
+                            credits: number;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                        }[];
+                    };
+                    "text/csv": string;
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
@@ -10363,6 +12356,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -10404,7 +12409,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description only this model (a public model: GET /v1/models lists them) */
-                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "grok-video-1.5" | "replace-actor" | "talking-actor";
+                model?: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite" | "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "grok-video-1.5" | "replace-actor" | "talking-actor" | "talking-actor-v3";
             };
             header?: never;
             path?: never;
@@ -10467,6 +12472,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -10575,7 +12592,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10720,6 +12737,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -10828,6 +12857,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -10948,6 +12989,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -11048,6 +13101,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -11151,7 +13216,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11265,6 +13330,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -11379,7 +13456,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11482,7 +13559,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11605,7 +13682,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11709,7 +13786,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11791,7 +13868,7 @@ export interface operations {
                 to?: string;
                 /** @description bucket size, UTC (default day); a range spans at most 366 days by day, 31 by hour */
                 granularity?: "day" | "hour";
-                /** @description also group by these, comma-separated: key, project, model, kind (key: the API key that created the job) */
+                /** @description also group by these, comma-separated (at most 4): key, project, model, kind, tag, metadata.<key> (key: the API key that created the job). By tag a job counts once under each of its tags (its credits and its count in every one; a job without tags under tag null), so the rows may sum to more than `totals`, which count each job once; by metadata.<key> under its value of that key (null: none) */
                 group_by?: string;
                 /** @description rows per page, 1 to 100 (default 50) */
                 limit?: number;
@@ -11826,6 +13903,12 @@ export interface operations {
                             model?: string;
                             /** @description with group_by=kind: image, video, replace_actor or talking_actor */
                             kind?: string;
+                            /** @description with group_by=tag: one of the jobs' tags (null: jobs without tags) */
+                            tag?: string | null;
+                            /** @description with group_by=metadata.<key>: the jobs' value of each such key (null: jobs without it) */
+                            metadata?: {
+                                [key: string]: string | null;
+                            };
                             /** @description credits moved in the period by the workspace's jobs, by ledger time (grants and deducts by operators are not usage) */
                             credits: {
                                 /** @description credits charged for the workspace's jobs (charges and recharges) */
@@ -11900,6 +13983,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -11988,6 +14083,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -12076,6 +14183,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
             429: {
                 headers: {
@@ -12168,7 +14287,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            /** @description Project outside the key's workspace (`forbidden`), or an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`) */
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12182,6 +14301,380 @@ export interface operations {
             };
             /** @description Unsupported media type (`unsupported_media_type`) */
             415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_api_keys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description the key id (the part of the key after mg_live_ and before the secret) */
+                            id: string;
+                            /** @description what the key is for */
+                            name: string;
+                            /** @description what the key may call: read (every GET), generate (creates, cancels), uploads, admin (keys, balance alerts, redeliveries) */
+                            scopes: ("read" | "generate" | "uploads" | "admin")[];
+                            /** @description the models its creates may use; null: any */
+                            allowed_models: string[] | null;
+                            /** @description the job kinds its creates may make; null: any */
+                            allowed_kinds: ("image" | "video" | "replace_actor" | "talking_actor")[] | null;
+                            /** @description the networks (CIDR) it may be used from; null: anywhere */
+                            allowed_ips: string[] | null;
+                            /** @description when it stops working (ISO 8601); null: never */
+                            expires_at: string | null;
+                            /** @description the member whose key it is: a key minted by a key belongs to the same member */
+                            created_by: string;
+                            created_at: string;
+                            /** @description when it was last used (recorded every few seconds) */
+                            last_used_at: string | null;
+                            /** @description when it was revoked; null: live */
+                            revoked_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_api_keys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description what the key is for (1 to 100 characters) */
+                    name: string;
+                    /** @description what the key may call; each must be held by the key making the request (else 403 key_scope_denied naming it) */
+                    scopes: ("read" | "generate" | "uploads" | "admin")[];
+                    /** @description the models its creates may use; left out: any, or the requesting key's list */
+                    allowed_models?: string[];
+                    /** @description the job kinds its creates may make; left out: any, or the requesting key's list */
+                    allowed_kinds?: ("image" | "video" | "replace_actor" | "talking_actor")[];
+                    /** @description CIDRs (or single addresses) the key may be used from; left out: anywhere, or the requesting key's networks */
+                    allowed_ips?: string[];
+                    /**
+                     * Format: date-time
+                     * @description when the key stops working (ISO 8601, in the future); left out: never, or the requesting key's expiry
+                     */
+                    expires_at?: string;
+                    /** @description a spend limit of the new key (as GET /v1/budgets shows it): its creates past it answer 402 budget_exceeded */
+                    budget?: {
+                        /** @description credits the key may spend per period */
+                        limit: number;
+                        /**
+                         * @description a UTC day or calendar month
+                         * @enum {string}
+                         */
+                        period: "day" | "month";
+                        /** @description thresholds in percent of the limit (default [80, 100]) */
+                        alert_at?: number[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description the key id (the part of the key after mg_live_ and before the secret) */
+                            id: string;
+                            /** @description what the key is for */
+                            name: string;
+                            /** @description what the key may call: read (every GET), generate (creates, cancels), uploads, admin (keys, balance alerts, redeliveries) */
+                            scopes: ("read" | "generate" | "uploads" | "admin")[];
+                            /** @description the models its creates may use; null: any */
+                            allowed_models: string[] | null;
+                            /** @description the job kinds its creates may make; null: any */
+                            allowed_kinds: ("image" | "video" | "replace_actor" | "talking_actor")[] | null;
+                            /** @description the networks (CIDR) it may be used from; null: anywhere */
+                            allowed_ips: string[] | null;
+                            /** @description when it stops working (ISO 8601); null: never */
+                            expires_at: string | null;
+                            /** @description the member whose key it is: a key minted by a key belongs to the same member */
+                            created_by: string;
+                            created_at: string;
+                            /** @description when it was last used (recorded every few seconds) */
+                            last_used_at: string | null;
+                            /** @description when it was revoked; null: live */
+                            revoked_at: string | null;
+                            /** @description the full key (mg_live_<id>_<secret>): shown in this answer only, never again */
+                            key: string;
+                            /** @description the budget set with the key ([] when none) */
+                            budgets: {
+                                /** @description budget id (bud_...) */
+                                id: string;
+                                /**
+                                 * @description what the budget limits: one API key or one project
+                                 * @enum {string}
+                                 */
+                                scope: "key" | "project";
+                                /** @description the API key id (key_...) or the project id */
+                                scope_id: string;
+                                /**
+                                 * @description the period the limit applies to: a UTC day or a UTC calendar month
+                                 * @enum {string}
+                                 */
+                                period: "day" | "month";
+                                /** @description credits the scope may spend (net of refunds) on jobs created in one period */
+                                limit: number;
+                                /** @description net credits charged to the jobs of the scope created in the current period (refunds deducted) */
+                                spent: number;
+                                /** @description credits left in the current period (limit minus spent, at least 0) */
+                                remaining: number;
+                                /** @description when the current period started (ISO 8601, UTC) */
+                                period_start: string;
+                                /** @description when the current period ends and the budget admits again (ISO 8601, UTC) */
+                                resets_at: string;
+                                /** @description thresholds in percent of the limit at which a budget.threshold_reached webhook event is sent */
+                                alert_at: number[];
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_api_keys_by_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description the key id (the part of the key after mg_live_ and before the secret) */
+                            id: string;
+                            /** @description what the key is for */
+                            name: string;
+                            /** @description what the key may call: read (every GET), generate (creates, cancels), uploads, admin (keys, balance alerts, redeliveries) */
+                            scopes: ("read" | "generate" | "uploads" | "admin")[];
+                            /** @description the models its creates may use; null: any */
+                            allowed_models: string[] | null;
+                            /** @description the job kinds its creates may make; null: any */
+                            allowed_kinds: ("image" | "video" | "replace_actor" | "talking_actor")[] | null;
+                            /** @description the networks (CIDR) it may be used from; null: anywhere */
+                            allowed_ips: string[] | null;
+                            /** @description when it stops working (ISO 8601); null: never */
+                            expires_at: string | null;
+                            /** @description the member whose key it is: a key minted by a key belongs to the same member */
+                            created_by: string;
+                            created_at: string;
+                            /** @description when it was last used (recorded every few seconds) */
+                            last_used_at: string | null;
+                            /** @description when it was revoked; null: live */
+                            revoked_at: string | null;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -12325,6 +14818,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -12470,6 +14975,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -12615,6 +15132,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -12760,6 +15289,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -12905,6 +15446,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -12998,6 +15551,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -13091,6 +15656,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -13184,6 +15761,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -13277,6 +15866,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {
@@ -13370,6 +15971,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
                 headers: {

@@ -42,6 +42,109 @@ class ActorsQuery(TypedDict, closed=True):
     is_pro: NotRequired[Literal["true", "false"]]
 
 
+class ApiKey(TypedDict, closed=True):
+    id: str
+    """
+    the key id (the part of the key after mg_live_ and before the secret)
+    """
+    name: str
+    """
+    what the key is for
+    """
+    scopes: list[Literal["read", "generate", "uploads", "admin"]]
+    """
+    what the key may call: read (every GET), generate (creates, cancels), uploads, admin (keys, balance alerts, redeliveries)
+    """
+    allowed_models: list[str] | None
+    """
+    the models its creates may use; null: any
+    """
+    allowed_kinds: (
+        list[Literal["image", "video", "replace_actor", "talking_actor"]] | None
+    )
+    """
+    the job kinds its creates may make; null: any
+    """
+    allowed_ips: list[str] | None
+    """
+    the networks (CIDR) it may be used from; null: anywhere
+    """
+    expires_at: str | None
+    """
+    when it stops working (ISO 8601); null: never
+    """
+    created_by: str
+    """
+    the member whose key it is: a key minted by a key belongs to the same member
+    """
+    created_at: str
+    last_used_at: str | None
+    """
+    when it was last used (recorded every few seconds)
+    """
+    revoked_at: str | None
+    """
+    when it was revoked; null: live
+    """
+
+
+AllowedModel: TypeAlias = str
+
+
+AllowedIp: TypeAlias = str
+
+
+AlertAtItem: TypeAlias = int
+
+
+class Budget(TypedDict, closed=True):
+    limit: int
+    """
+    credits the key may spend per period
+    """
+    period: Literal["day", "month"]
+    """
+    a UTC day or calendar month
+    """
+    alert_at: NotRequired[list[AlertAtItem]]
+    """
+    thresholds in percent of the limit (default [80, 100])
+    """
+
+
+class ApiKeyCreate(TypedDict, closed=True):
+    name: str
+    """
+    what the key is for (1 to 100 characters)
+    """
+    scopes: list[Literal["read", "generate", "uploads", "admin"]]
+    """
+    what the key may call; each must be held by the key making the request (else 403 key_scope_denied naming it)
+    """
+    allowed_models: NotRequired[list[AllowedModel]]
+    """
+    the models its creates may use; left out: any, or the requesting key's list
+    """
+    allowed_kinds: NotRequired[
+        list[Literal["image", "video", "replace_actor", "talking_actor"]]
+    ]
+    """
+    the job kinds its creates may make; left out: any, or the requesting key's list
+    """
+    allowed_ips: NotRequired[list[AllowedIp]]
+    """
+    CIDRs (or single addresses) the key may be used from; left out: anywhere, or the requesting key's networks
+    """
+    expires_at: NotRequired[str]
+    """
+    when the key stops working (ISO 8601, in the future); left out: never, or the requesting key's expiry
+    """
+    budget: NotRequired[Budget]
+    """
+    a spend limit of the new key (as GET /v1/budgets shows it): its creates past it answer 402 budget_exceeded
+    """
+
+
 class AuditEvent(TypedDict, closed=True):
     id: str
     """
@@ -192,7 +295,7 @@ class BalanceAlerts(TypedDict, closed=True):
     """
 
 
-class Budget(TypedDict, closed=True):
+class BudgetModel(TypedDict, closed=True):
     id: str
     """
     budget id (bud_...)
@@ -429,6 +532,9 @@ class Health(TypedDict, closed=True):
     status: Literal["ok"]
 
 
+Tag: TypeAlias = str
+
+
 class ImageCreate(TypedDict, closed=True):
     project_id: str
     prompt: str
@@ -460,6 +566,14 @@ class ImageCreate(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
+    metadata: NotRequired[dict[str, str]]
+    """
+    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
+    """
+    tags: NotRequired[list[Tag]]
+    """
+    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -628,11 +742,22 @@ class ImageStepBody(TypedDict, closed=True):
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
     """
+    metadata: NotRequired[dict[str, str]]
+    """
+    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
+    """
+    tags: NotRequired[list[Tag]]
+    """
+    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
+    """
 
 
 class JobError(TypedDict, closed=True):
     code: str
     message: str
+
+
+TagItem: TypeAlias = str
 
 
 class JobListQuery(TypedDict, closed=True):
@@ -664,6 +789,14 @@ class JobListQuery(TypedDict, closed=True):
     created_before: NotRequired[int]
     """
     only jobs created before this moment (milliseconds since the Unix epoch, exclusive)
+    """
+    tag: NotRequired[str | list[TagItem]]
+    """
+    only those carrying this tag; repeat it (at most 20) for those carrying every one of them
+    """
+    metadata: NotRequired[dict[str, str]]
+    """
+    only those whose metadata has these values, as `metadata[key]=value` (several: all of them)
     """
 
 
@@ -1102,6 +1235,7 @@ class QueueQuery(TypedDict, closed=True):
             "grok-video-1.5",
             "replace-actor",
             "talking-actor",
+            "talking-actor-v3",
         ]
     ]
     """
@@ -1139,6 +1273,14 @@ class ReplaceActorCreate(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
+    metadata: NotRequired[dict[str, str]]
+    """
+    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
+    """
+    tags: NotRequired[list[Tag]]
+    """
+    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -1255,6 +1397,14 @@ class ReplaceActorJob(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
+    metadata: dict[str, str]
+    """
+    the create's metadata ({} when none)
+    """
+    tags: list[str]
+    """
+    the create's tags ([] when none)
+    """
 
 
 class Substitution3(TypedDict, closed=True):
@@ -1365,6 +1515,14 @@ class ReplaceActorListItem(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
+    metadata: dict[str, str]
+    """
+    the create's metadata ({} when none)
+    """
+    tags: list[str]
+    """
+    the create's tags ([] when none)
+    """
     kind: Literal["replace_actor"]
     """
     the job kind (its status path: /v1/replace-actors/generations/{id})
@@ -1393,7 +1551,10 @@ class TalkingActorCreate(TypedDict, closed=True):
     actor_id: str
     script: str
     voice_id: NotRequired[str]
-    model: NotRequired[Literal["talking-actor"]]
+    model: NotRequired[Literal["talking-actor", "talking-actor-v3"]]
+    """
+    the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
+    """
     voice_options: NotRequired[VoiceOptions]
     aspect_ratio: NotRequired[Literal["1:1", "9:16", "16:9"]]
     background_video_file_id: NotRequired[str]
@@ -1419,6 +1580,14 @@ class TalkingActorCreate(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
+    metadata: NotRequired[dict[str, str]]
+    """
+    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
+    """
+    tags: NotRequired[list[Tag]]
+    """
+    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -1477,6 +1646,7 @@ class TalkingActorJob(TypedDict, closed=True):
     actor_id: str
     voice_id: str
     script: str
+    model: str
     status: Literal["pending", "generating", "completed", "failed"]
     error: JobError | None
     created_at: int
@@ -1534,6 +1704,14 @@ class TalkingActorJob(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
+    metadata: dict[str, str]
+    """
+    the create's metadata ({} when none)
+    """
+    tags: list[str]
+    """
+    the create's tags ([] when none)
+    """
 
 
 class Substitution5(TypedDict, closed=True):
@@ -1585,6 +1763,7 @@ class TalkingActorListItem(TypedDict, closed=True):
     actor_id: str
     voice_id: str
     script: str
+    model: str
     status: Literal["pending", "generating", "completed", "failed"]
     error: JobError | None
     created_at: int
@@ -1642,6 +1821,14 @@ class TalkingActorListItem(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
+    metadata: dict[str, str]
+    """
+    the create's metadata ({} when none)
+    """
+    tags: list[str]
+    """
+    the create's tags ([] when none)
+    """
     kind: Literal["talking_actor"]
     """
     the job kind (its status path: /v1/talking-actors/{id})
@@ -1652,7 +1839,10 @@ class TalkingActorStepBody(TypedDict, closed=True):
     actor_id: str
     script: str
     voice_id: NotRequired[str]
-    model: NotRequired[Literal["talking-actor"]]
+    model: NotRequired[Literal["talking-actor", "talking-actor-v3"]]
+    """
+    the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
+    """
     voice_options: NotRequired[VoiceOptions]
     aspect_ratio: NotRequired[Literal["1:1", "9:16", "16:9"]]
     background_video_file_id: NotRequired[str | StepReference]
@@ -1670,6 +1860,14 @@ class TalkingActorStepBody(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
+    metadata: NotRequired[dict[str, str]]
+    """
+    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
+    """
+    tags: NotRequired[list[Tag]]
+    """
+    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -1775,6 +1973,14 @@ class UsageRow(TypedDict, closed=True):
     """
     with group_by=kind: image, video, replace_actor or talking_actor
     """
+    tag: NotRequired[str | None]
+    """
+    with group_by=tag: one of the jobs' tags (null: jobs without tags)
+    """
+    metadata: NotRequired[dict[str, str | None]]
+    """
+    with group_by=metadata.<key>: the jobs' value of each such key (null: jobs without it)
+    """
     credits: UsageCredits
     jobs: UsageJobCounts
 
@@ -1826,6 +2032,14 @@ class VideoCreate(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
+    metadata: NotRequired[dict[str, str]]
+    """
+    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
+    """
+    tags: NotRequired[list[Tag]]
+    """
+    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -1937,6 +2151,14 @@ class VideoJob(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
+    metadata: dict[str, str]
+    """
+    the create's metadata ({} when none)
+    """
+    tags: list[str]
+    """
+    the create's tags ([] when none)
+    """
 
 
 class Substitution7(TypedDict, closed=True):
@@ -2047,6 +2269,14 @@ class VideoListItem(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
+    metadata: dict[str, str]
+    """
+    the create's metadata ({} when none)
+    """
+    tags: list[str]
+    """
+    the create's tags ([] when none)
+    """
     kind: Literal["video"]
     """
     the job kind (its status path: /v1/videos/{id})
@@ -2083,6 +2313,14 @@ class VideoStepBody(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
+    metadata: NotRequired[dict[str, str]]
+    """
+    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
+    """
+    tags: NotRequired[list[Tag]]
+    """
+    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -2228,6 +2466,60 @@ class WebhookDelivery(TypedDict, closed=True):
     failed_at: str | None
 
 
+class ApiKeyCreated(TypedDict, closed=True):
+    id: str
+    """
+    the key id (the part of the key after mg_live_ and before the secret)
+    """
+    name: str
+    """
+    what the key is for
+    """
+    scopes: list[Literal["read", "generate", "uploads", "admin"]]
+    """
+    what the key may call: read (every GET), generate (creates, cancels), uploads, admin (keys, balance alerts, redeliveries)
+    """
+    allowed_models: list[str] | None
+    """
+    the models its creates may use; null: any
+    """
+    allowed_kinds: (
+        list[Literal["image", "video", "replace_actor", "talking_actor"]] | None
+    )
+    """
+    the job kinds its creates may make; null: any
+    """
+    allowed_ips: list[str] | None
+    """
+    the networks (CIDR) it may be used from; null: anywhere
+    """
+    expires_at: str | None
+    """
+    when it stops working (ISO 8601); null: never
+    """
+    created_by: str
+    """
+    the member whose key it is: a key minted by a key belongs to the same member
+    """
+    created_at: str
+    last_used_at: str | None
+    """
+    when it was last used (recorded every few seconds)
+    """
+    revoked_at: str | None
+    """
+    when it was revoked; null: live
+    """
+    key: str
+    """
+    the full key (mg_live_<id>_<secret>): shown in this answer only, never again
+    """
+    budgets: list[BudgetModel]
+    """
+    the budget set with the key ([] when none)
+    """
+
+
 class DirectUpload(TypedDict, closed=True):
     id: str
     name: str
@@ -2333,6 +2625,14 @@ class ImageJob(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
+    metadata: dict[str, str]
+    """
+    the create's metadata ({} when none)
+    """
+    tags: list[str]
+    """
+    the create's tags ([] when none)
+    """
 
 
 class ImageListItem(TypedDict, closed=True):
@@ -2399,6 +2699,14 @@ class ImageListItem(TypedDict, closed=True):
     """
     the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved
     """
+    metadata: dict[str, str]
+    """
+    the create's metadata ({} when none)
+    """
+    tags: list[str]
+    """
+    the create's tags ([] when none)
+    """
     kind: Literal["image"]
     """
     the job kind (its status path: /v1/images/{id})
@@ -2454,6 +2762,14 @@ class Pipeline(TypedDict, closed=True):
     updated_at: int
     completed_at: int | None
     steps: list[PipelineStepRecord]
+    metadata: dict[str, str]
+    """
+    the create's metadata ({} when none)
+    """
+    tags: list[str]
+    """
+    the create's tags ([] when none)
+    """
 
 
 class ReplaceActorStepBody(TypedDict, closed=True):
@@ -2472,6 +2788,14 @@ class ReplaceActorStepBody(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
+    metadata: NotRequired[dict[str, str]]
+    """
+    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
+    """
+    tags: NotRequired[list[Tag]]
+    """
+    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
     """
 
 
@@ -2558,6 +2882,14 @@ class PipelineCreate(TypedDict, closed=True):
     """
     the events to deliver (needs webhook_url); default ["pipeline.completed", "pipeline.failed"]
     """
+    metadata: NotRequired[dict[str, str]]
+    """
+    your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
+    """
+    tags: NotRequired[list[Tag]]
+    """
+    your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : /
+    """
 
 
 # Values named on their own for the client's signatures.
@@ -2568,6 +2900,7 @@ UploadMimeType: TypeAlias = Literal["image/jpeg", "image/png", "image/webp", "vi
 
 # Every operationId of the document: the client has a method for each (OPERATION_METHODS).
 OPERATION_IDS: tuple[str, ...] = (
+    "delete_api_keys_by_id",
     "delete_images_by_id",
     "delete_replace_actors_generations_by_id",
     "delete_talking_actors_by_id",
@@ -2575,8 +2908,12 @@ OPERATION_IDS: tuple[str, ...] = (
     "delete_videos_by_id",
     "delete_webhook_endpoints_by_id",
     "get_actors",
+    "get_api_keys",
     "get_audit_events",
     "get_balance",
+    "get_batches",
+    "get_batches_by_id",
+    "get_batches_by_id_manifest",
     "get_budgets",
     "get_healthz",
     "get_images",
@@ -2617,6 +2954,10 @@ OPERATION_IDS: tuple[str, ...] = (
     "get_webhook_deliveries_by_id",
     "get_webhook_endpoints",
     "get_webhook_endpoints_by_id",
+    "post_api_keys",
+    "post_batches",
+    "post_batches_by_id_cancel",
+    "post_batches_by_id_retry",
     "post_images_by_id_cancel",
     "post_images_generate",
     "post_pipelines",
