@@ -26,6 +26,7 @@ import { createBalanceRouter } from './routes/balance.js';
 import { createTimelineRouter } from './routes/timeline.js';
 import { createPipelinesRouter } from './routes/pipelines/router.js';
 import { createEventsRouter } from './routes/events.js';
+import { createWorkspaceEventsRouter } from './routes/workspace-events.js';
 import { createJobEventHub, type JobEventHub } from './job-events.js';
 import { readPipelineView } from './pipeline-events.js';
 import { createStreamRegistry, type StreamRegistry } from './stream-limits.js';
@@ -128,6 +129,7 @@ export function createApp(deps: AppDeps): App {
   app.use(createBalanceRouter(full, auth));
   app.use(createTimelineRouter(full, auth));
   app.use(createEventsRouter(full, auth, jobEvents, streams));
+  app.use(createWorkspaceEventsRouter({ deps: full, hub: jobEvents, streams }, auth));
   app.use(methodNotAllowed(allOperations()));
   app.use(notFoundRoute);
   app.use(errorMiddleware(deps.logger));

@@ -40,6 +40,7 @@ import * as m0070 from './migrations/0070_route_slot_grants.js';
 import * as m0075 from './migrations/0075_fetch_slots.js';
 import * as m0076 from './migrations/0076_usage_daily.js';
 import * as m0100 from './migrations/0100_balance_alerts.js';
+import * as m0120 from './migrations/0120_workspace_events.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -79,6 +80,7 @@ export const migrations: Record<string, Migration> = {
   '0075_fetch_slots': m0075,
   '0076_usage_daily': m0076,
   '0100_balance_alerts': m0100,
+  '0120_workspace_events': m0120,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

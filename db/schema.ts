@@ -374,6 +374,7 @@ export interface DB {
   pipeline_steps: PipelineStepTable;
   deployment_builds: import('./deployment-schema.js').DeploymentBuildTable;
   balance_alerts: import('./budget-schema.js').BalanceAlertTable;
+  workspace_events: import('./event-schema.js').WorkspaceEventTable;
 }
 
 export type Workspace = Selectable<WorkspaceTable>;

@@ -7,6 +7,7 @@ import type { Queryable, Tx } from '../index.js';
 import type { Budget } from '../schema.js';
 import { periodEnd, periodStart, thresholdsReached, type BudgetPeriod, type BudgetThresholdEvent } from '../../shared/budgets.js';
 import { WEBHOOK_DELIVERIES_CHANNEL } from './webhooks.js';
+import { appendWorkspaceEvent } from './workspace-events.js';
 
 export type { Budget } from '../schema.js';
 
@@ -129,15 +130,16 @@ export async function countCharge(tx: Tx, jobId: string, counters: LockedCounter
       .execute();
     for (const threshold of reached) {
       alerts.push({ budgetId: c.budget.id, threshold });
-      if (c.budget.alert_url) await writeThresholdEvent(tx, c, threshold, spent);
+      await writeThresholdEvent(tx, c, threshold, spent);
     }
   }
   return alerts;
 }
 
 /**
- * One `budget.threshold_reached` event in the webhook outbox. Its id is the budget, the period
- * and the threshold: the outbox's primary key keeps it to one per period even if written twice.
+ * One `budget.threshold_reached` event: in the workspace's event log always, in the webhook outbox
+ * when the budget has an alert URL. Its id is the budget, the period and the threshold: the primary
+ * keys keep it to one per period even if written twice.
  */
 async function writeThresholdEvent(tx: Tx, c: LockedCounter, threshold: number, spent: number): Promise<void> {
   const b = c.budget;
@@ -149,9 +151,11 @@ async function writeThresholdEvent(tx: Tx, c: LockedCounter, threshold: number, 
     limit: b.limit_credits,
     period: { start: c.start.toISOString(), resets_at: periodEnd(b.period, c.start).toISOString() },
   };
+  await appendWorkspaceEvent(tx, { id, workspaceId: b.workspace_id, type: BUDGET_THRESHOLD_EVENT, subjectId: b.id, data: payload });
+  if (!b.alert_url) return;
   const r = await tx
     .insertInto('webhook_deliveries')
-    .values({ id, job_id: null, workspace_id: b.workspace_id, type: BUDGET_THRESHOLD_EVENT, url: b.alert_url!, job: JSON.stringify(payload) })
+    .values({ id, job_id: null, workspace_id: b.workspace_id, type: BUDGET_THRESHOLD_EVENT, url: b.alert_url, job: JSON.stringify(payload) })
     .onConflict((oc) => oc.doNothing())
     .returning('id')
     .executeTakeFirst();
