@@ -55,7 +55,11 @@ const streamQuery = z.object({
 export const workspaceEventSchema = z.object({
   id: z.string().describe("the event id: the `webhook-id` of this event's webhook delivery (`whk_…`)"),
   seq: z.number().int().describe("the event's number in the workspace's log: gap-free, in commit order"),
-  type: z.string().describe('what happened: `job.<status>`, `pipeline.completed`, `pipeline.failed`, `pipeline.step.completed`, `pipeline.step.failed`, `budget.threshold_reached`, `balance.low`'),
+  type: z
+    .string()
+    .describe(
+      'what happened: `job.<status>`, `pipeline.completed`, `pipeline.failed`, `pipeline.step.completed`, `pipeline.step.failed`, `budget.threshold_reached`, `balance.low`',
+    ),
   subject_id: z.string().describe('the job, pipeline, budget or workspace it is about'),
   created_at: z.string().describe('when the move was made (ISO 8601)'),
   data: z
@@ -72,7 +76,8 @@ function typeFilter(types: string | undefined): TypeFilter | undefined {
   if (types === undefined || types === '') return undefined;
   const out: TypeFilter = { exact: [], prefixes: [] };
   for (const t of types.split(',').map((s) => s.trim())) {
-    if (!typePattern.test(t)) throw invalidRequest(`types: '${t.slice(0, 60)}' is not an event type or family (${eventFamilies.map((f) => `${f}.*`).join(', ')})`);
+    if (!typePattern.test(t))
+      throw invalidRequest(`types: '${t.slice(0, 60)}' is not an event type or family (${eventFamilies.map((f) => `${f}.*`).join(', ')})`);
     if (t.endsWith('.*')) out.prefixes.push(t.slice(0, -2));
     else out.exact.push(t);
   }

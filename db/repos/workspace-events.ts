@@ -47,13 +47,7 @@ export async function listWorkspaceEvents(
   workspaceId: string,
   opts: { after: number; limit: number; types?: TypeFilter },
 ): Promise<WorkspaceEvent[]> {
-  let q = db
-    .selectFrom('workspace_events')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('seq', '>', opts.after)
-    .orderBy('seq')
-    .limit(opts.limit);
+  let q = db.selectFrom('workspace_events').selectAll().where('workspace_id', '=', workspaceId).where('seq', '>', opts.after).orderBy('seq').limit(opts.limit);
   const t = opts.types;
   if (t && (t.exact.length > 0 || t.prefixes.length > 0)) {
     q = q.where((eb) =>

@@ -166,6 +166,9 @@ async function seed(db: Database): Promise<void> {
   await run(sql`insert into rate_limits (api_key_id, class) values ('key_a', 'generate')`);
   await run(sql`insert into deployment_builds (deployment_name, build_id) values ('media-gen', 'build-1')`);
   await run(sql`insert into balance_alerts (workspace_id, thresholds, url) values ('ws_a', '{500,100}', 'https://hooks.acme.test/balance')`);
+  // The jobs above wrote their job.<status> events (0120_workspace_events); a budget's alert is written by its writer.
+  await run(sql`insert into workspace_events (id, workspace_id, type, subject_id, data) values
+    ('whk_bud_key_20261201_80', 'ws_a', 'budget.threshold_reached', 'bud_key', '{"threshold":80,"spent":400,"limit":500}'::jsonb)`);
 }
 
 describe('migrations down and up over a populated database', () => {

@@ -42,6 +42,8 @@ const appTables = [
   'webhook_circuits',
   'webhook_deliveries',
   'webhook_secrets',
+  'workspace_event_counters',
+  'workspace_events',
   'workspace_members',
   'workspaces',
 ];
