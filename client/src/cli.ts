@@ -9,6 +9,7 @@ import { uploadFile } from './node.js';
 import { addWebhookCommands } from './cli-webhooks.js';
 import { addUsageCommand } from './cli-usage.js';
 import { addBalanceCommand } from './cli-balance.js';
+import { addEventsCommand } from './cli-events.js';
 import { addPipelineCommands } from './cli-pipelines.js';
 import {
   collect,
@@ -351,6 +352,7 @@ export function buildProgram(): Command {
   addWebhookCommands(program, client, globals);
   addUsageCommand(program, client, globals);
   addBalanceCommand(program, client, globals);
+  addEventsCommand(program, client, globals);
   addPipelineCommands(program, client, globals);
 
   // Usage errors leave through main's catch with exit code 2 instead of process.exit.

@@ -44,6 +44,7 @@ import type {
 export * from './types.js';
 export { sleep } from './util.js';
 import { webhookDeliveriesApi } from './webhook-deliveries.js';
+import { workspaceEventsApi } from './workspace-events.js';
 import { actorsApi, auditEventsApi, balanceApi, budgetsApi, modelsApi, projectsApi, queueApi, voicesApi } from './resources.js';
 import { pipelinesApi } from './pipelines.js';
 
@@ -162,6 +163,7 @@ export class MediaGenClient {
   readonly budgets = budgetsApi(this);
   readonly balance = balanceApi(this);
   readonly webhookDeliveries = webhookDeliveriesApi(this);
+  readonly events = workspaceEventsApi(this);
   readonly pipelines = pipelinesApi(this);
 
   // ---------------------------------------------------------------- jobs

@@ -1,6 +1,7 @@
 // @mediagen/client: a typed client for the Media Generation API (Node 20+ and browsers).
 export * from './client.js';
 export type { WebhookDeliveriesQuery, WebhookDelivery } from './webhook-deliveries.js';
+export type { FollowOptions, WorkspaceEvent, WorkspaceEventsQuery } from './workspace-events.js';
 export type { PipelineEvent, PipelineWaitOptions } from './pipelines.js';
 export { MediaGenError } from './errors.js';
 export { createSseParser, type ServerSentEvent } from './sse.js';

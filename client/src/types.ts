@@ -269,6 +269,8 @@ export const operationMethods = {
   get_webhook_deliveries: 'webhookDeliveries.list',
   get_webhook_deliveries_by_id: 'webhookDeliveries.get',
   post_webhook_deliveries_by_id_redeliver: 'webhookDeliveries.redeliver',
+  get_events: 'events.list',
+  get_events_stream: 'events.stream',
   // A job's timeline (its receipt): the one method serves every kind's path.
   get_images_by_id_timeline: 'jobs.timeline',
   get_videos_by_id_timeline: 'jobs.timeline',

@@ -19,6 +19,7 @@ from ._async_resources import (
     _AuditEvents,
     _Balance,
     _Budgets,
+    _Events,
     _Images,
     _JobResource,
     _Jobs,
@@ -112,6 +113,7 @@ class AsyncMediaGenClient:
         self.usage = _Usage(self)
         self.budgets = _Budgets(self)
         self.balance = _Balance(self)
+        self.events = _Events(self)
         self.pipelines = _Pipelines(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)

@@ -57,6 +57,8 @@ from .models import (
     VoicesQuery,
     WebhookDeliveriesQuery,
     WebhookDelivery,
+    WorkspaceEvent,
+    WorkspaceEventsQuery,
 )
 
 if TYPE_CHECKING:
@@ -159,6 +161,30 @@ class _Usage:
             cursor = res.headers.get("next-cursor")
             if not cursor:
                 return out
+
+
+class _Events:
+    """The workspace's event log (docs/api/events.md): every status move of a job, pipeline events,
+    budget alerts and balance.low crossings, numbered per workspace (`seq`) gap-free in commit order.
+    Each event's `id` is the `webhook-id` of its webhook delivery."""
+
+    def __init__(self, client: AsyncMediaGenClient) -> None:
+        self._client = client
+
+    async def list(self, **query: Unpack[WorkspaceEventsQuery]) -> Page[WorkspaceEvent]:
+        """GET /v1/events: one page after `after` (the last seq seen), oldest first; read on with after=next_after while has_more."""
+        return cast(Page[WorkspaceEvent], await self._client.request("GET", f"/v1/events{_core.query_string(query)}"))
+
+    async def iterate(self, **query: Unpack[WorkspaceEventsQuery]) -> AsyncGenerator[WorkspaceEvent, None]:
+        """Every event after `after` (default 0), page by page following `next_after`, until the log is caught up."""
+        q: WorkspaceEventsQuery = {**query}
+        while True:
+            page = cast("dict[str, Any]", await self.list(**q))
+            for event in page["data"]:
+                yield cast(WorkspaceEvent, event)
+            if not page["has_more"]:
+                return
+            q["after"] = int(page["next_after"])
 
 
 class _Budgets:

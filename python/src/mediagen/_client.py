@@ -20,6 +20,7 @@ from ._resources import (
     _AuditEvents,
     _Balance,
     _Budgets,
+    _Events,
     _Images,
     _JobResource,
     _Jobs,
@@ -113,6 +114,7 @@ class MediaGenClient:
         self.usage = _Usage(self)
         self.budgets = _Budgets(self)
         self.balance = _Balance(self)
+        self.events = _Events(self)
         self.pipelines = _Pipelines(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)

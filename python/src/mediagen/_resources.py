@@ -58,6 +58,8 @@ from .models import (
     VoicesQuery,
     WebhookDeliveriesQuery,
     WebhookDelivery,
+    WorkspaceEvent,
+    WorkspaceEventsQuery,
 )
 
 if TYPE_CHECKING:
@@ -160,6 +162,30 @@ class _Usage:
             cursor = res.headers.get("next-cursor")
             if not cursor:
                 return out
+
+
+class _Events:
+    """The workspace's event log (docs/api/events.md): every status move of a job, pipeline events,
+    budget alerts and balance.low crossings, numbered per workspace (`seq`) gap-free in commit order.
+    Each event's `id` is the `webhook-id` of its webhook delivery."""
+
+    def __init__(self, client: MediaGenClient) -> None:
+        self._client = client
+
+    def list(self, **query: Unpack[WorkspaceEventsQuery]) -> Page[WorkspaceEvent]:
+        """GET /v1/events: one page after `after` (the last seq seen), oldest first; read on with after=next_after while has_more."""
+        return cast(Page[WorkspaceEvent], self._client.request("GET", f"/v1/events{_core.query_string(query)}"))
+
+    def iterate(self, **query: Unpack[WorkspaceEventsQuery]) -> Generator[WorkspaceEvent, None, None]:
+        """Every event after `after` (default 0), page by page following `next_after`, until the log is caught up."""
+        q: WorkspaceEventsQuery = {**query}
+        while True:
+            page = cast("dict[str, Any]", self.list(**q))
+            for event in page["data"]:
+                yield cast(WorkspaceEvent, event)
+            if not page["has_more"]:
+                return
+            q["after"] = int(page["next_after"])
 
 
 class _Budgets:
