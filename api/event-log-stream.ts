@@ -8,8 +8,11 @@
 // stream is the log read from the last id the client saw. A notification (`workspace_events`,
 // heard on the process's one LISTEN connection, api/job-events.ts) only says "read on"; what is
 // written is what the read after the last sent number returns. So a reconnect to another replica
-// with Last-Event-ID N sends exactly the events after N: none lost, none repeated. Nothing is
-// buffered for a slow client: while the socket refuses writes nothing more is read.
+// with Last-Event-ID N sends exactly the events after N: none lost, none repeated. Once the events
+// already in the log are sent, one `caught_up` event (no `id:`, so EventSource's last id stays the
+// last event's) says so with the last seq sent, so a client knows the backlog is done even when no
+// new event comes. Nothing is buffered for a slow client: while the socket refuses writes nothing
+// more is read.
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { ApiError } from './errors.js';
@@ -45,6 +48,8 @@ export async function serveEventLogStream(req: Request, res: Response, ctx: Stre
   // A read is running; `again`: a notification came during it, read once more after it.
   let reading = false;
   let again = false;
+  // The backlog (everything after `from` when the stream opened) has been sent and `caught_up` said so.
+  let caughtUp = false;
   let blocked = false;
   let heartbeat: NodeJS.Timeout | null = null;
   let drainTimer: NodeJS.Timeout | null = null;
@@ -96,6 +101,10 @@ export async function serveEventLogStream(req: Request, res: Response, ctx: Stre
             if (ended) return;
             sent = e.seq!;
             room = write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(source.present(e))}\n\n`);
+          }
+          if (rows.length < PAGE && !caughtUp && room) {
+            caughtUp = true;
+            room = write(`event: caught_up\ndata: ${JSON.stringify({ seq: sent })}\n\n`);
           }
           if (!room || (rows.length < PAGE && !again)) return;
           again = false;

@@ -16,7 +16,7 @@ import { invalidRequest } from '../errors.js';
 import { logLastEventIdHeader, serveEventLogStream } from '../event-log-stream.js';
 import type { EventServices } from './events.js';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './discovery.js';
-import { listWorkspaceEvents, type TypeFilter, type WorkspaceEvent } from '../../db/repos/workspace-events.js';
+import { lastWorkspaceSeq, listWorkspaceEvents, type TypeFilter, type WorkspaceEvent } from '../../db/repos/workspace-events.js';
 import { jobFromSnapshot, presentJob } from '../../shared/job-record.js';
 
 const TAG = 'Events';
@@ -24,9 +24,14 @@ const TAG = 'Events';
 export const eventFamilies = ['job', 'pipeline', 'budget', 'balance'] as const;
 const typePattern = new RegExp(`^(${eventFamilies.join('|')})\\.(\\*|[a-z_]+(\\.[a-z_]+)?)$`);
 
+const typeAlternative = `(${eventFamilies.join('|')})\\.(\\*|[a-z_]+(\\.[a-z_]+)?)`;
 const typesField = z
   .string()
   .max(500)
+  .regex(
+    new RegExp(`^${typeAlternative}(,${typeAlternative})*$`),
+    `not a comma-separated list of event types or families (${eventFamilies.map((f) => `${f}.*`).join(', ')})`,
+  )
   .optional()
   .describe(
     'only events of these types, comma-separated: exact names (`job.completed`, `pipeline.step.failed`, `budget.threshold_reached`, `balance.low`) or a family (`job.*`, `pipeline.*`, `budget.*`, `balance.*`). Absent: every type',
@@ -121,21 +126,31 @@ export const workspaceEventEndpoints = new Endpoints<EventServices>()
     description:
       'One SSE event per log event, oldest first, from the one after `Last-Event-ID` (or `after`), then each new one as it commits; the stream does not end. ' +
       "Each SSE event's `id` is the event's `seq`, its `event` the event type, its `data` the event as GET /v1/events answers it. " +
-      'A reconnect with Last-Event-ID, to this or any other gateway replica, continues exactly after that event: nothing lost, nothing repeated.',
+      'A reconnect with Last-Event-ID, to this or any other gateway replica, continues exactly after that event: nothing lost, nothing repeated. ' +
+      'Once the events already in the log are sent, one `caught_up` event (no id; data `{ "seq": <last seq sent> }`) says so. ' +
+      'A Last-Event-ID (or after) past the last event the workspace has (a number it never handed out) starts from the oldest event kept.',
     tags: [TAG],
     rateClass: 'poll',
     headers: logLastEventIdHeader,
     query: streamQuery,
-    response: workspaceEventSchema,
+    response: z.union([
+      workspaceEventSchema,
+      z
+        .object({ seq: z.number().int().describe('the last seq sent: the events already in the log when the stream opened are all sent') })
+        .describe('the `caught_up` event'),
+    ]),
     raw: 'event-stream',
     errors: [400, 401, 429, 500, 503],
-    handler: ({ req, res, query: q, services }) => {
+    handler: async ({ req, res, query: q, services }) => {
       const { workspaceId } = authOf(res);
       const types = typeFilter(q.types);
       const header = req.get('last-event-id');
       const from = header !== undefined && header !== '' ? Number(header) : (q.after ?? 0);
       if (!Number.isSafeInteger(from)) throw invalidRequest('Last-Event-ID must be the id of an event this stream sent');
       const { db, config, logger } = services.deps;
+      // A number the log never handed out cannot mean "seen" (another workspace's id, say): the stream
+      // starts from the oldest event kept, as a row stream sends its current record then.
+      const last = await lastWorkspaceSeq(db, workspaceId);
       return serveEventLogStream(
         req,
         res,
@@ -146,7 +161,7 @@ export const workspaceEventEndpoints = new Endpoints<EventServices>()
           read: (after, limit) => listWorkspaceEvents(db, workspaceId, { after, limit, types }),
           present: presentWorkspaceEvent,
         },
-        from,
+        from > last ? 0 : from,
       );
     },
   });

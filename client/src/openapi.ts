@@ -1085,7 +1085,7 @@ export type paths = {
         };
         /**
          * Follow the workspace's events (server-sent events, extension)
-         * @description One SSE event per log event, oldest first, from the one after `Last-Event-ID` (or `after`), then each new one as it commits; the stream does not end. Each SSE event's `id` is the event's `seq`, its `event` the event type, its `data` the event as GET /v1/events answers it. A reconnect with Last-Event-ID, to this or any other gateway replica, continues exactly after that event: nothing lost, nothing repeated.
+         * @description One SSE event per log event, oldest first, from the one after `Last-Event-ID` (or `after`), then each new one as it commits; the stream does not end. Each SSE event's `id` is the event's `seq`, its `event` the event type, its `data` the event as GET /v1/events answers it. A reconnect with Last-Event-ID, to this or any other gateway replica, continues exactly after that event: nothing lost, nothing repeated. Once the events already in the log are sent, one `caught_up` event (no id; data `{ "seq": <last seq sent> }`) says so. A Last-Event-ID (or after) past the last event the workspace has (a number it never handed out) starts from the oldest event kept.
          */
         get: operations["get_events_stream"];
         put?: never;

@@ -49,7 +49,10 @@ export function workspaceEventsApi(client: Requester) {
         requestId: res.headers.get('x-request-id'),
       });
     }
-    for await (const ev of readEvents(res.body)) yield JSON.parse(ev.data) as WorkspaceEvent;
+    for await (const ev of readEvents(res.body)) {
+      // `caught_up` (no id) marks the end of the backlog; it is not an event of the log.
+      if (ev.event !== 'caught_up') yield JSON.parse(ev.data) as WorkspaceEvent;
+    }
   }
 
   return {

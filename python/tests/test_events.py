@@ -40,3 +40,15 @@ def test_a_jobs_moves_are_in_the_log_and_iterate_follows_after(client: MediaGenC
 async def test_the_async_client_iterates_the_log(aclient: AsyncMediaGenClient) -> None:
     seqs = [e["seq"] async for e in aclient.events.iterate(types="job.*")]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+
+
+def test_the_stream_resumes_after_a_last_event_id(client: MediaGenClient, main: Tenant) -> None:
+    job = client.images.generate(project_id=main.project_id, prompt="an event stream fox", model="nano-banana-2", aspect_ratio="1:1", count=1)
+    client.wait_for_job(job)
+    events = list(client.events.iterate())
+    stream = client.events.stream(last_event_id=str(events[-3]["seq"]))
+    try:
+        got = [next(stream), next(stream)]
+    finally:
+        stream.close()
+    assert [e["id"] for e in got] == [e["id"] for e in events[-2:]]

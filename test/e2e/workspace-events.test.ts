@@ -169,7 +169,7 @@ describe('the workspace event log', () => {
     const bad = await api(svc.gw.baseUrl, t.apiKey).get('/v1/events?types=job.completed,jobs.*');
     assert.equal(bad.status, 400, bad.text);
     assert.equal(bad.body.error.code, 'invalid_request');
-    assert.match(bad.body.error.message, /jobs\.\*/);
+    assert.match(bad.body.error.message, /types/);
   });
 
   test(
@@ -182,13 +182,17 @@ describe('the workspace event log', () => {
         const auth = { authorization: `Bearer ${t.apiKey}` };
         const first = await openEventStream(g1.baseUrl, '/v1/events/stream', auth);
         assert.equal(first.status, 200, first.body);
+        // An empty log: the backlog is nothing, and the stream says so at once.
+        const [caught] = await first.waitForEvents(1);
+        assert.deepEqual([caught!.event, caught!.id, JSON.parse(caught!.data)], ['caught_up', undefined, { seq: 0 }]);
         const before = await Promise.all(Array.from({ length: 5 }, (_, i) => createImage(t, `sse before ${i}`)));
-        await first.waitForEvents(5);
+        await first.waitForEvents(6);
         // Mid-way: jobs still moving, more created while no stream is open.
         g1.child.kill('SIGKILL');
         await first.waitForEnd(30_000);
         const during = await Promise.all(Array.from({ length: 3 }, (_, i) => createImage(t, `sse during ${i}`)));
-        const seen: SseEvent[] = [...first.events];
+        const logEvents = (events: SseEvent[]) => events.filter((e) => e.event !== 'caught_up');
+        const seen: SseEvent[] = logEvents(first.events);
         const lastId = seen[seen.length - 1]!.id!;
         const second = await openEventStream(g2.baseUrl, '/v1/events/stream', { ...auth, 'Last-Event-ID': lastId });
         assert.equal(second.status, 200, second.body);
@@ -196,9 +200,11 @@ describe('the workspace event log', () => {
         for (const id of [...before, ...during, ...afterIds])
           await waitForJobStatus(api(svc.gw.baseUrl, t.apiKey), `/v1/images/${id}`, ['completed', 'failed']);
         const total = await lastWorkspaceSeq(svc.tdb.db, t.workspaceId);
-        await second.waitForEvents(total - Number(lastId), 60_000);
+        // The backlog since lastId, `caught_up`, then the rest as it commits.
+        await second.waitForEvents(total - Number(lastId) + 1, 60_000);
         second.close();
-        const events = [...seen, ...second.events];
+        assert.equal(second.events.filter((e) => e.event === 'caught_up').length, 1);
+        const events = [...seen, ...logEvents(second.events)];
         assertGapFree(events.map((e) => Number(e.id)));
         assert.equal(events.length, total, 'every event of the workspace, once');
         // Each SSE event is the log's event of that number.
@@ -215,13 +221,41 @@ describe('the workspace event log', () => {
           assert.equal(e.event, log[i]!.type);
         }
         assert.equal(events.filter((e) => e.event === 'job.pending').length, 11);
-        console.log(`[workspace-events] SSE: ${seen.length} events from the killed gateway, ${second.events.length} from the other, ${total} in the log`);
+        console.log(
+          `[workspace-events] SSE: ${seen.length} events from the killed gateway, ${logEvents(second.events).length} from the other, ${total} in the log`,
+        );
       } finally {
         await g2.close();
         await g1.close();
       }
     },
   );
+
+  test("a stream resumed at the log's last event sends caught_up and then the next event; one past the end starts from the oldest", async () => {
+    const t = await createTenant(svc.tdb.db, 1000);
+    await waitForJobStatus(api(svc.gw.baseUrl, t.apiKey), `/v1/images/${await createImage(t, 'past the end')}`, ['completed', 'failed']);
+    const last = await lastWorkspaceSeq(svc.tdb.db, t.workspaceId);
+    const auth = { authorization: `Bearer ${t.apiKey}` };
+    // A number the log never handed out cannot mean "seen": everything from the oldest, then caught_up.
+    const past = await openEventStream(svc.gw.baseUrl, '/v1/events/stream', { ...auth, 'Last-Event-ID': String(last + 1000) });
+    assert.equal(past.status, 200, past.body);
+    const replay = await past.waitForEvents(last + 1);
+    past.close();
+    assert.deepEqual(
+      replay.map((e) => e.id ?? e.event),
+      [...Array.from({ length: last }, (_, i) => String(i + 1)), 'caught_up'],
+    );
+    // At the last event exactly: caught_up at once, then the next event when it commits.
+    const at = await openEventStream(svc.gw.baseUrl, '/v1/events/stream', { ...auth, 'Last-Event-ID': String(last) });
+    assert.equal(at.status, 200, at.body);
+    const [caught] = await at.waitForEvents(1);
+    assert.deepEqual([caught!.event, JSON.parse(caught!.data)], ['caught_up', { seq: last }]);
+    await createImage(t, 'the next one');
+    const [, next] = await at.waitForEvents(2);
+    at.close();
+    assert.equal(Number(next!.id), last + 1);
+    assert.equal(next!.event, 'job.pending');
+  });
 
   test('the retention sweep removes events past EVENTS_RETENTION_DAYS; the rest reads gap-free from the oldest kept', async () => {
     const t = await createTenant(svc.tdb.db, 1000);

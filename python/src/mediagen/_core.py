@@ -111,6 +111,8 @@ OPERATION_METHODS: dict[str, str] = {
     "get_webhook_deliveries": "webhook_deliveries.list",
     "get_webhook_deliveries_by_id": "webhook_deliveries.get",
     "post_webhook_deliveries_by_id_redeliver": "webhook_deliveries.redeliver",
+    "get_events": "events.list",
+    "get_events_stream": "events.stream",
     "get_healthz": "health",
     "get_readyz": "ready",
     "get_openapi_json": "openapi",

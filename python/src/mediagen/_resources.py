@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Generator, Mapping
 from contextlib import closing
@@ -186,6 +187,27 @@ class _Events:
             if not page["has_more"]:
                 return
             q["after"] = int(page["next_after"])
+
+    def stream(
+        self, *, last_event_id: str | None = None, after: int | None = None, types: str | None = None, timeout: float | None = None
+    ) -> Generator[WorkspaceEvent, None, None]:
+        """One connection to GET /v1/events/stream: every event after `last_event_id` (a seq; else `after`),
+        oldest first, then each new one as it commits, until the connection drops: pass the last `seq` as
+        `last_event_id` to resume, on any gateway replica, without losing or repeating one. `timeout`:
+        seconds to wait for the next event (default 60 s; the gateway sends a ping every 15 s)."""
+        headers = {"last-event-id": last_event_id} if last_event_id else {}
+        query: dict[str, Any] = {"types": types, "after": None if last_event_id else after}
+        path = f"/v1/events/stream{_core.query_string({k: v for k, v in query.items() if v is not None})}"
+        res = self._client.send("GET", path, headers=headers, accept="text/event-stream", stream=True, timeout=_STREAM_READ_TIMEOUT if timeout is None else timeout)
+        try:
+            if "text/event-stream" not in res.headers.get("content-type", ""):
+                raise _core.not_an_event_stream(res, "workspace")
+            for sse in EventSource(res).iter_sse():
+                # `caught_up` (no id) marks the end of the backlog; it is not an event of the log.
+                if sse.event != "caught_up":
+                    yield cast(WorkspaceEvent, json.loads(sse.data))
+        finally:
+            res.close()
 
 
 class _Budgets:
