@@ -3,8 +3,9 @@
 // reader follows the log with `after=` as GET /v1/events does. The reader must never see a number
 // before every smaller one is visible (it reads on from the last seq it saw, so a smaller number
 // committed later would be skipped for good), and in the end the log holds every move once,
-// numbered 1..N. Numbers taken at the move instead of at commit fail this: a transaction that moved
-// first but commits last leaves a hole the reader passes.
+// numbered 1..N. A number drawn without holding the workspace's counter row to the commit (a
+// sequence's nextval) fails this: a transaction that drew first but commits last leaves a hole
+// the reader passes.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
