@@ -23,7 +23,7 @@ import type { Config } from '../shared/config.js';
 import { FetchError, type Resolver } from '../shared/fetch-remote.js';
 import { postWebhook, resolveWebhookTarget } from '../shared/webhook-target.js';
 import { secretsDecryptionKeys, signWebhook } from '../shared/webhook-signing.js';
-import { presentJob } from '../shared/job-record.js';
+import { jobFromSnapshot as jobFromSnapshotOf, presentJob } from '../shared/job-record.js';
 import type { WebhookActivities, WebhookAttemptResult } from '../workflows/activity-types.js';
 import { outcomeOfStatus, type CircuitPolicy } from '../shared/webhook-circuit.js';
 import * as attemptsRepo from '../db/repos/webhook-deliveries.js';
@@ -38,14 +38,8 @@ export const webhookFailureTypes = {
 
 // ------------------------------------------------------------------ payload
 
-const timestampColumns = ['created_at', 'updated_at', 'started_at', 'finished_at', 'progress_updated_at', 'outputs_removed_at', 'deadline_at'] as const;
-
 /** The job row the trigger stored (to_jsonb) back as a Job, for the same presenter GET uses. */
-export function jobFromSnapshot(snapshot: Record<string, unknown>): Job {
-  const job = { ...snapshot } as Record<string, unknown>;
-  for (const c of timestampColumns) if (typeof job[c] === 'string') job[c] = new Date(job[c] as string);
-  return job as unknown as Job;
-}
+export const jobFromSnapshot = (snapshot: Record<string, unknown>): Job => jobFromSnapshotOf<Job>(snapshot);
 
 /**
  * `{ type, data }`: data is the job record GET answered at the moment of the event; an event that

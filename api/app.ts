@@ -31,6 +31,7 @@ import { createTimelineRouter } from './routes/timeline.js';
 import { createPipelinesRouter } from './routes/pipelines/router.js';
 import { createBatchesRouter } from './routes/batches/router.js';
 import { createEventsRouter } from './routes/events.js';
+import { createWorkspaceEventsRouter } from './routes/workspace-events.js';
 import { createJobEventHub, type JobEventHub } from './job-events.js';
 import { readPipelineView } from './pipeline-events.js';
 import { createStreamRegistry, type StreamRegistry } from './stream-limits.js';
@@ -140,6 +141,7 @@ export function createApp(deps: AppDeps): App {
   app.use(createApiKeysRouter(full, auth));
   app.use(createTimelineRouter(full, auth));
   app.use(createEventsRouter(full, auth, jobEvents, streams));
+  app.use(createWorkspaceEventsRouter({ deps: full, hub: jobEvents, streams }, auth));
   app.use(methodNotAllowed(allOperations()));
   app.use(notFoundRoute);
   app.use(errorMiddleware(deps.logger));

@@ -16,6 +16,7 @@ import { discoveryEndpoints } from './routes/discovery.js';
 import { uploadEndpoints } from './routes/uploads.js';
 import { jobEndpoints } from './routes/jobs/router.js';
 import { eventEndpoints } from './routes/events.js';
+import { workspaceEventEndpoints } from './routes/workspace-events.js';
 import { kindDescriptors } from '../shared/kinds/index.js';
 import { webhookEventDocs } from './webhooks.js';
 import { jobListEndpoints } from './routes/job-lists.js';
@@ -75,6 +76,7 @@ export function allOperations(): Operation[] {
     ...apiKeyEndpoints.operations,
     ...timelineEndpoints.operations,
     ...eventEndpoints.operations,
+    ...workspaceEventEndpoints.operations,
     ...healthEndpoints.operations,
     ...openApiEndpoints.operations,
   ];

@@ -69,6 +69,10 @@ const jobService: Record<string, TableGrant> = {
   route_slot_waiters: ALL,
   provider_circuits: 'select, insert, update',
   provider_route_outcomes: APPEND,
+  // The workspace event log (0120_workspace_events): a move's event is inserted and numbered at
+  // commit (the number an update of the workspace's counter row and of the event row).
+  workspace_events: 'select, insert, update',
+  workspace_event_counters: 'select, insert, update',
 };
 
 /** The promoter's build records and the leases of the loops run once per deployment. A row locked
@@ -165,6 +169,8 @@ export const fleetGrants: Readonly<Record<Fleet, Readonly<Record<string, TableGr
     webhook_attempts: 'select, delete',
     webhook_circuits: 'select, delete',
     route_probes: READ,
+    // The event log's retention sweep (db/repos/workspace-events.ts sweepWorkspaceEvents).
+    workspace_events: ALL,
   },
 };
 

@@ -45,6 +45,7 @@ import * as m0130 from './migrations/0130_console_sessions.js';
 import * as m0115 from './migrations/0115_labels.js';
 import * as m0125 from './migrations/0125_batches.js';
 import * as m0110 from './migrations/0110_webhook_endpoints.js';
+import * as m0120 from './migrations/0120_workspace_events.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -89,6 +90,7 @@ export const migrations: Record<string, Migration> = {
   '0115_labels': m0115,
   '0125_batches': m0125,
   '0110_webhook_endpoints': m0110,
+  '0120_workspace_events': m0120,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

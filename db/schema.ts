@@ -12,6 +12,7 @@ import type { LabelTables } from './label-schema.js';
 import type { BatchTables } from './batch-schema.js';
 import type { WebhookEndpointTables } from './webhook-endpoint-schema.js';
 import type { RouteSlotTables } from './route-slot-schema.js';
+import type { EventTables } from './event-schema.js';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
@@ -321,7 +322,7 @@ export interface IdempotencyKeyTable {
 }
 
 /** Every table: this file's, and each feature schema file's group. */
-export interface DB extends DeploymentTables, BalanceAlertTables, ConsoleTables, LabelTables, BatchTables, WebhookEndpointTables, RouteSlotTables {
+export interface DB extends DeploymentTables, BalanceAlertTables, ConsoleTables, LabelTables, BatchTables, WebhookEndpointTables, RouteSlotTables, EventTables {
   workspaces: WorkspaceTable;
   workspace_members: WorkspaceMemberTable;
   api_keys: ApiKeyTable;

@@ -15,6 +15,16 @@ export function dbUrl(name: string): string {
   return u.toString();
 }
 
+/**
+ * The jobs table's per-row insert triggers, off while a loader writes rows by the hundred thousand:
+ * one NOTIFY per row would only fill the notification queue, and the event log's rows are written
+ * in bulk (loadEventLog) rather than one deferred trigger per job.
+ */
+async function jobInsertTriggers(db: Database, act: 'enable' | 'disable'): Promise<void> {
+  await sql.raw(`alter table jobs ${act} trigger jobs_event_on_insert`).execute(db);
+  await sql.raw(`alter table jobs ${act} trigger jobs_workspace_event_on_insert`).execute(db);
+}
+
 export async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: dbUrl('postgres') });
   await c.connect();
@@ -40,8 +50,9 @@ export async function freshDatabase(name: string): Promise<Database> {
  * Finished jobs of the measured workspace (`count` of them, two projects) and, with `others`, of
  * 999 more workspaces: kinds, models and statuses cycle, created over the last 90 days (the newest an
  * hour ago), each with its ledger rows (charge; refund when failed), one in ten with a webhook whose
- * delivered event is in the outbox while within its 7-day retention, and an idempotency key for
- * those created within its 24 h window.
+ * delivered event is in the outbox while within its 7-day retention, its three events in the
+ * workspace's log while within the log's 30-day retention, and an idempotency key for those created
+ * within its 24 h window.
  */
 export async function loadHistory(db: Database, w: { tenant: Tenant; project2: string }, count: number, others: number): Promise<void> {
   const total = count + others;
@@ -58,12 +69,12 @@ export async function loadHistory(db: Database, w: { tenant: Tenant; project2: s
   const indexes = (
     await sql<{ name: string; def: string }>`
       select indexname as name, indexdef as def from pg_indexes
-      where schemaname = 'public' and tablename in ('jobs', 'credit_ledger', 'webhook_deliveries', 'idempotency_keys')
+      where schemaname = 'public' and tablename in ('jobs', 'credit_ledger', 'webhook_deliveries', 'idempotency_keys', 'workspace_events')
         and indexname not in (select conname from pg_constraint)`.execute(db)
   ).rows;
   for (const i of indexes) await sql.raw(`drop index ${i.name}`).execute(db);
   // One NOTIFY per inserted row would only fill the notification queue.
-  await sql`alter table jobs disable trigger jobs_event_on_insert`.execute(db);
+  await jobInsertTriggers(db, 'disable');
   await sql`
     insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, error, price, outputs, provider_ref,
                       workflow_started, status_run_id, created_at, updated_at, started_at, finished_at, phase, percent, webhook_url, webhook_events)
@@ -90,7 +101,7 @@ export async function loadHistory(db: Database, w: { tenant: Tenant; project2: s
              now() - interval '1 hour' - (g::double precision / ${total}) * interval '90 days' as created
       from generate_series(1, ${total}::integer) g
     ) j`.execute(db);
-  await sql`alter table jobs enable trigger jobs_event_on_insert`.execute(db);
+  await jobInsertTriggers(db, 'enable');
   await loadLabels(db);
   await sql`
     insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason, created_at)
@@ -102,6 +113,7 @@ export async function loadHistory(db: Database, w: { tenant: Tenant; project2: s
     insert into webhook_deliveries (id, job_id, workspace_id, type, url, job, created_at, dispatched_at, attempts, last_status, delivered_at)
     select 'whk_' || id || '_3', id, workspace_id, 'job.' || status, webhook_url, to_jsonb(j), finished_at, finished_at, 1, 200, finished_at
     from jobs j where webhook_url is not null and created_at > now() - interval '7 days'`.execute(db);
+  await loadEventLog(db);
   await sql`
     insert into idempotency_keys (workspace_id, key, operation, fingerprint, claim_token, status, response_status, response_body, locked_at, created_at)
     select workspace_id, 'key-' || id, 'POST /v1/images/generate', md5(id), md5(id || 'claim'), 'completed', 200,
@@ -133,7 +145,7 @@ async function loadLabels(db: Database): Promise<void> {
 /** In-flight rows without a workflow (a busy deployment's other running jobs), spread over the other workspaces. */
 export async function loadInFlightRows(db: Database, count: number): Promise<void> {
   if (count <= 0) return;
-  await sql`alter table jobs disable trigger jobs_event_on_insert`.execute(db);
+  await jobInsertTriggers(db, 'disable');
   await sql`
     insert into jobs (id, kind, workspace_id, project_id, model, status, params, price, provider_ref, workflow_started, status_run_id, created_at, updated_at, started_at, phase, percent)
     select 'vid_flight' || lpad(g::text, 6, '0'), 'video', 'ws_b' || lpad((1 + g % ${WORKSPACES - 1})::text, 4, '0'), 'prj_b' || lpad((1 + g % ${WORKSPACES - 1})::text, 4, '0'),
@@ -143,7 +155,7 @@ export async function loadInFlightRows(db: Database, count: number): Promise<voi
   await sql`
     insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason)
     select workspace_id, id, 1, -price, 'charge' from jobs where id like 'vid\\_flight%'`.execute(db);
-  await sql`alter table jobs enable trigger jobs_event_on_insert`.execute(db);
+  await jobInsertTriggers(db, 'enable');
   await sql`analyze jobs`.execute(db);
 }
 
@@ -153,7 +165,7 @@ export async function loadInFlightRows(db: Database, count: number): Promise<voi
  * refunded 40 s later.
  */
 export async function loadUsageMonth(db: Database, t: Tenant, count: number): Promise<void> {
-  await sql`alter table jobs disable trigger jobs_event_on_insert`.execute(db);
+  await jobInsertTriggers(db, 'disable');
   await sql`
     insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, price, workflow_started, created_at, updated_at, finished_at)
     select 'use_' || lpad(g::text, 8, '0'), (array['image', 'video', 'replace_actor', 'talking_actor'])[1 + g % 4], ${t.workspaceId}, ${t.projectId}, ${t.apiKeyId},
@@ -162,7 +174,7 @@ export async function loadUsageMonth(db: Database, t: Tenant, count: number): Pr
     from (select g, now() - interval '1 hour' - (g::double precision / ${count}) * interval '29 days' as created from generate_series(1, ${count}::integer) g) s`.execute(
     db,
   );
-  await sql`alter table jobs enable trigger jobs_event_on_insert`.execute(db);
+  await jobInsertTriggers(db, 'enable');
   await sql`
     insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason, created_at)
     select workspace_id, id, 1, -price, 'charge', created_at from jobs where id like 'use\\_%'`.execute(db);
@@ -175,7 +187,7 @@ export async function loadUsageMonth(db: Database, t: Tenant, count: number): Pr
 
 /** One workspace holding `count` failed jobs (charged and refunded) and another holding 10, in a database of their own. */
 export async function loadFailedHistory(db: Database, big: Tenant, small: Tenant, count: number): Promise<void> {
-  await sql`alter table jobs disable trigger jobs_event_on_insert`.execute(db);
+  await jobInsertTriggers(db, 'disable');
   for (const [t, n, prefix] of [
     [big, count, 'flb'],
     [small, 10, 'fls'],
@@ -189,10 +201,31 @@ export async function loadFailedHistory(db: Database, big: Tenant, small: Tenant
              now() - g * interval '5 seconds', now() - g * interval '5 seconds', now() - g * interval '5 seconds'
       from generate_series(1, ${n}::integer) g`.execute(db);
   }
-  await sql`alter table jobs enable trigger jobs_event_on_insert`.execute(db);
+  await jobInsertTriggers(db, 'enable');
   await sql`
     insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason, created_at)
     select workspace_id, id, s, case when s = 1 then -price else price end, case when s = 1 then 'charge' else 'refund' end, created_at
     from jobs, generate_series(1, 2) s where id like 'fl%'`.execute(db);
   await sql`vacuum analyze`.execute(db);
+}
+
+/**
+ * The event log of the loaded history within EVENTS_RETENTION_DAYS' default (30 days): each job's
+ * job.pending, job.generating and final move, numbered per workspace in the order they happened
+ * (as the commits would have), and each workspace's counter at its last number.
+ */
+async function loadEventLog(db: Database): Promise<void> {
+  await sql`
+    insert into workspace_events (id, workspace_id, seq, type, subject_id, data, created_at)
+    select id, workspace_id, row_number() over (partition by workspace_id order by at, id), type, job_id, data, at
+    from (
+      select 'whk_' || j.id || '_' || m.n as id, j.workspace_id, 'job.' || m.status as type, j.id as job_id, to_jsonb(j) as data,
+             case m.n when 1 then j.created_at when 2 then j.started_at else j.finished_at end as at
+      from jobs j cross join lateral (values (1, 'pending'), (2, 'generating'), (3, j.status)) m(n, status)
+      where j.id like '%\\_bench%' and j.created_at > now() - interval '30 days'
+    ) e`.execute(db);
+  await sql`
+    insert into workspace_event_counters (workspace_id, last_seq)
+    select workspace_id, max(seq) from workspace_events group by workspace_id
+    on conflict (workspace_id) do update set last_seq = excluded.last_seq`.execute(db);
 }

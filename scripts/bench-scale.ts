@@ -47,6 +47,7 @@ import {
 } from './bench-scale-data.js';
 import { jobStatuses } from '../shared/job-model.js';
 import { alternate, call, pct, printTable, report, rows, type Side } from './bench-scale-measure.js';
+import { lastWorkspaceSeq } from '../db/repos/workspace-events.js';
 import { foldUsageDeltas } from '../db/repos/usage.js';
 
 const arg = (name: string, fallback: number) =>
@@ -275,6 +276,20 @@ async function main() {
     ];
     for (const [label, path] of filters) {
       const lat = await alternate(sides, 300, (s) => call(s.gw.baseUrl, 'GET', path(s), s.tenant.apiKey));
+      report(`${label} p99`, 0.99, lat);
+    }
+    // The event log (docs/api/events.md): a reader catching up from the middle of the workspace's
+    // log, a follower at its tail, and a type filter; the full side's log holds 30 days of 100,000 jobs' events.
+    const lastSeqs = new Map(await Promise.all(sides.map(async (s) => [s.name, await lastWorkspaceSeq(s.db, s.tenant.workspaceId)] as const)));
+    const eventReads: [string, (s: Side) => string][] = [
+      ['GET /v1/events?after=(mid-log)', (s) => `/v1/events?after=${Math.floor(lastSeqs.get(s.name)! / 2)}`],
+      ['GET /v1/events?after=(tail - 10)', (s) => `/v1/events?after=${Math.max(0, lastSeqs.get(s.name)! - 10)}`],
+      ['GET /v1/events?after=(mid-log)&types=job.failed', (s) => `/v1/events?after=${Math.floor(lastSeqs.get(s.name)! / 2)}&types=job.failed`],
+    ];
+    log(`event log: ${[...lastSeqs].map(([n, seq]) => `${n} ${seq} events`).join(', ')} in the measured workspace`);
+    for (const [label, path] of eventReads) {
+      const lat = await alternate(sides, 300, (s) => call(s.gw.baseUrl, 'GET', path(s), s.tenant.apiKey));
+      report(`${label} p50`, 0.5, lat);
       report(`${label} p99`, 0.99, lat);
     }
     // What each page reads in Postgres, whatever the machine's noise: buffers touched by the page's query.

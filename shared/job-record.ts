@@ -59,6 +59,15 @@ export type TalkingActorJobRecord = z.infer<typeof talkingActorJobSchema>;
 /** Any job record the API answers. */
 export type JobRecord = ImageJobRecord | VideoJobRecord | TalkingActorJobRecord;
 
+const snapshotTimestampColumns = ['created_at', 'updated_at', 'started_at', 'finished_at', 'progress_updated_at', 'outputs_removed_at', 'deadline_at'] as const;
+
+/** A job row stored as JSON by a trigger (`to_jsonb`: a webhook delivery's, an event's) back as a row, for presentJob. */
+export function jobFromSnapshot<J extends JobRow = JobRow>(snapshot: Record<string, unknown>): J {
+  const job = { ...snapshot } as Record<string, unknown>;
+  for (const c of snapshotTimestampColumns) if (typeof job[c] === 'string') job[c] = new Date(job[c] as string);
+  return job as unknown as J;
+}
+
 /**
  * The API record of any job: the kind's fields, the status fields, the provider serving it and the
  * ones it gave up, and (unless `progress: false`) the stored progress while in flight.

@@ -10,6 +10,7 @@ import { addWebhookCommands } from './cli-webhooks.js';
 import { addUsageCommand } from './cli-usage.js';
 import { addBalanceCommand } from './cli-balance.js';
 import { addKeysCommand } from './cli-keys.js';
+import { addEventsCommand } from './cli-events.js';
 import { addPipelineCommands } from './cli-pipelines.js';
 import { labelFields, labelOptions, metadataPair } from './cli-labels.js';
 import { addBatchCommands } from './cli-batches.js';
@@ -362,6 +363,7 @@ export function buildProgram(): Command {
   addUsageCommand(program, client, globals);
   addBalanceCommand(program, client, globals);
   addKeysCommand(program, client, globals);
+  addEventsCommand(program, client, globals);
   addPipelineCommands(program, client, globals);
   addBatchCommands(program, client, globals);
 

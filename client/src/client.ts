@@ -46,6 +46,7 @@ export { sleep } from './util.js';
 import { webhookDeliveriesApi } from './webhook-deliveries.js';
 import { webhookEndpointsApi } from './webhook-endpoints.js';
 import { actorsApi, apiKeysApi, auditEventsApi, balanceApi, budgetsApi, modelsApi, projectsApi, queueApi, voicesApi } from './resources.js';
+import { workspaceEventsApi } from './workspace-events.js';
 import { pipelinesApi } from './pipelines.js';
 import { batchesApi } from './batches.js';
 
@@ -167,6 +168,7 @@ export class MediaGenClient {
   readonly apiKeys = apiKeysApi(this);
   readonly webhookDeliveries = webhookDeliveriesApi(this);
   readonly webhookEndpoints = webhookEndpointsApi(this);
+  readonly events = workspaceEventsApi(this);
   readonly pipelines = pipelinesApi(this);
   readonly batches = batchesApi(this);
 

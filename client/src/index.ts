@@ -2,6 +2,7 @@
 export * from './client.js';
 export type { WebhookDeliveriesQuery, WebhookDelivery } from './webhook-deliveries.js';
 export type { WebhookEndpoint, WebhookEndpointCreate, WebhookEndpointPing, WebhookEndpointUpdate, WebhookEndpointWithSecret } from './webhook-endpoints.js';
+export type { FollowOptions, WorkspaceEvent, WorkspaceEventsQuery } from './workspace-events.js';
 export type { PipelineEvent, PipelineWaitOptions } from './pipelines.js';
 export type { BatchWaitOptions } from './batches.js';
 export { MediaGenError } from './errors.js';

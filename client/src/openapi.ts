@@ -1293,6 +1293,46 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's events after a sequence number (extension)
+         * @description Oldest first, gap-free: every event numbered after `after` that is still kept, in the order their moves committed. Read on with `after=next_after` until `has_more` is false. With `types`, only those types are returned (their numbers then skip the others). Each event's `id` is the `webhook-id` of its webhook delivery: a receiver that missed deliveries applies what it lacks by id. Events are kept EVENTS_RETENTION_DAYS (30 days by default); a reader further behind gets the oldest kept first.
+         */
+        get: operations["get_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the workspace's events (server-sent events, extension)
+         * @description One SSE event per log event, oldest first, from the one after `Last-Event-ID` (or `after`), then each new one as it commits; the stream does not end. Each SSE event's `id` is the event's `seq`, its `event` the event type, its `data` the event as GET /v1/events answers it. A reconnect with Last-Event-ID, to this or any other gateway replica, continues exactly after that event: nothing lost, nothing repeated. Once the events already in the log are sent, one `caught_up` event (no id; data `{ "seq": <last seq sent> }`) says so. A Last-Event-ID (or after) past the last event the workspace has (a number it never handed out) starts from the oldest event kept.
+         */
+        get: operations["get_events_stream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -15985,6 +16025,213 @@ export interface operations {
             };
             /** @description Resource does not exist or is not visible to the key (`not_found`) */
             404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_events: {
+        parameters: {
+            query?: {
+                /** @description only events numbered after this one (the `seq` of the last event already seen; 0 or absent: from the oldest event kept) */
+                after?: number;
+                /** @description only events of these types, comma-separated: exact names (`job.completed`, `pipeline.step.failed`, `budget.threshold_reached`, `balance.low`) or a family (`job.*`, `pipeline.*`, `budget.*`, `balance.*`). Absent: every type */
+                types?: string;
+                /** @description page size, 1 to 100 (default 50) */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description the event id: the `webhook-id` of this event's webhook delivery (`whk_…`) */
+                            id: string;
+                            /** @description the event's number in the workspace's log: gap-free, in commit order */
+                            seq: number;
+                            /** @description what happened: `job.<status>`, `pipeline.completed`, `pipeline.failed`, `pipeline.step.completed`, `pipeline.step.failed`, `budget.threshold_reached`, `balance.low` */
+                            type: string;
+                            /** @description the job, pipeline, budget or workspace it is about */
+                            subject_id: string;
+                            /** @description when the move was made (ISO 8601) */
+                            created_at: string;
+                            /** @description the webhook body's `data`: a job event's is the job record as GET answered it at the move; the others' as their webhook sends it */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        /** @description pass as `after` to read on: the last `seq` of this page, or the `after` given when the page is empty */
+                        next_after: number;
+                        /** @description a full page: more events may follow at once */
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_events_stream: {
+        parameters: {
+            query?: {
+                /** @description start after this event when no Last-Event-ID is sent (the `seq` of the last event already seen; 0 or absent: from the oldest event kept) */
+                after?: number;
+                /** @description only events of these types, comma-separated: exact names (`job.completed`, `pipeline.step.failed`, `budget.threshold_reached`, `balance.low`) or a family (`job.*`, `pipeline.*`, `budget.*`, `balance.*`). Absent: every type */
+                types?: string;
+            };
+            header?: {
+                /** @description The `id` (sequence number) of the last event received: the stream sends the events after it (EventSource sends it on reconnect) */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        /** @constant */
+                        event: "status";
+                        id?: string;
+                        data: string;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

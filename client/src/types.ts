@@ -295,6 +295,8 @@ export const operationMethods = {
   delete_webhook_endpoints_by_id: 'webhookEndpoints.delete',
   post_webhook_endpoints_by_id_rotate_secret: 'webhookEndpoints.rotateSecret',
   post_webhook_endpoints_by_id_test: 'webhookEndpoints.test',
+  get_events: 'events.list',
+  get_events_stream: 'events.stream',
   // A job's timeline (its receipt): the one method serves every kind's path.
   get_images_by_id_timeline: 'jobs.timeline',
   get_videos_by_id_timeline: 'jobs.timeline',

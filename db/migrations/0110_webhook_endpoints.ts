@@ -112,34 +112,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       return null;
     end $$`.execute(db);
 
-  await sql`
-    create or replace function workspaces_balance_low() returns trigger language plpgsql as $$
-    declare
-      alert record;
-      t integer;
-      event_id text;
-      payload jsonb;
-    begin
-      select thresholds, url into alert from balance_alerts where workspace_id = new.id;
-      if not found then
-        return null;
-      end if;
-      foreach t in array alert.thresholds loop
-        if old.credits >= t and new.credits < t then
-          event_id := 'whk_bal_' || replace(gen_random_uuid()::text, '-', '');
-          payload := jsonb_build_object('workspace_id', new.id, 'threshold', t, 'available', new.credits,
-                                        'previous', old.credits, 'unit', 'credits',
-                                        'crossed_at', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
-          if alert.url is not null then
-            insert into webhook_deliveries (id, event_id, job_id, workspace_id, type, url, job)
-              values (event_id, event_id, null, new.id, 'balance.low', alert.url, payload);
-            perform pg_notify('webhook_deliveries', event_id);
-          end if;
-          perform webhook_endpoint_fanout(new.id, 'balance.low', event_id, null, payload);
-        end if;
-      end loop;
-      return null;
-    end $$`.execute(db);
+  await replaceBalanceLow(db, { eventLog: false });
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
@@ -193,4 +166,45 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`drop index webhook_deliveries_endpoint_idx`.execute(db);
   await sql`alter table webhook_deliveries drop column endpoint_id, drop column event_id`.execute(db);
   await db.schema.dropTable('webhook_endpoints').execute();
+}
+
+/**
+ * workspaces_balance_low (0100_balance_alerts) with the fan-out to endpoints; with `eventLog`
+ * (0120_workspace_events) each crossing is also one event of the workspace's log, with the
+ * delivery's id, whether or not anyone is sent it.
+ */
+export async function replaceBalanceLow(db: Kysely<unknown>, opts: { eventLog: boolean }): Promise<void> {
+  const eventLog = opts.eventLog
+    ? sql.raw(`          insert into workspace_events (id, workspace_id, type, subject_id, data)
+            values (event_id, new.id, 'balance.low', new.id, payload) on conflict (id) do nothing;
+`)
+    : sql.raw('');
+  await sql`
+    create or replace function workspaces_balance_low() returns trigger language plpgsql as $$
+    declare
+      alert record;
+      t integer;
+      event_id text;
+      payload jsonb;
+    begin
+      select thresholds, url into alert from balance_alerts where workspace_id = new.id;
+      if not found then
+        return null;
+      end if;
+      foreach t in array alert.thresholds loop
+        if old.credits >= t and new.credits < t then
+          event_id := 'whk_bal_' || replace(gen_random_uuid()::text, '-', '');
+          payload := jsonb_build_object('workspace_id', new.id, 'threshold', t, 'available', new.credits,
+                                        'previous', old.credits, 'unit', 'credits',
+                                        'crossed_at', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
+          if alert.url is not null then
+            insert into webhook_deliveries (id, event_id, job_id, workspace_id, type, url, job)
+              values (event_id, event_id, null, new.id, 'balance.low', alert.url, payload);
+            perform pg_notify('webhook_deliveries', event_id);
+          end if;
+          perform webhook_endpoint_fanout(new.id, 'balance.low', event_id, null, payload);
+${eventLog}        end if;
+      end loop;
+      return null;
+    end $$`.execute(db);
 }

@@ -8,6 +8,7 @@ import type { Budget } from '../schema.js';
 import { periodEnd, periodStart, thresholdsReached, type BudgetPeriod, type BudgetThresholdEvent } from '../../shared/budgets.js';
 import { WEBHOOK_DELIVERIES_CHANNEL } from './webhooks.js';
 import { fanOutToEndpoints } from './webhook-endpoints.js';
+import { appendWorkspaceEvent } from './workspace-events.js';
 
 export type { Budget } from '../schema.js';
 
@@ -138,8 +139,9 @@ export async function countCharge(tx: Tx, jobId: string, counters: LockedCounter
 }
 
 /**
- * One `budget.threshold_reached` event in the webhook outbox. Its id is the budget, the period
- * and the threshold: the outbox's primary key keeps it to one per period even if written twice.
+ * One `budget.threshold_reached` event: in the workspace's event log always, in the webhook outbox
+ * when the budget has an alert URL. Its id is the budget, the period and the threshold: the primary
+ * keys keep it to one per period even if written twice.
  */
 async function writeThresholdEvent(tx: Tx, c: LockedCounter, threshold: number, spent: number): Promise<void> {
   const b = c.budget;
@@ -151,6 +153,7 @@ async function writeThresholdEvent(tx: Tx, c: LockedCounter, threshold: number, 
     limit: b.limit_credits,
     period: { start: c.start.toISOString(), resets_at: periodEnd(b.period, c.start).toISOString() },
   };
+  await appendWorkspaceEvent(tx, { id, workspaceId: b.workspace_id, type: BUDGET_THRESHOLD_EVENT, subjectId: b.id, data: payload });
   if (b.alert_url) {
     const r = await tx
       .insertInto('webhook_deliveries')

@@ -77,6 +77,8 @@ MODELS: dict[str, tuple[str, str]] = {
     "QueueQuery": ("get_queue", "query"),
     "AuditEventsQuery": ("get_audit_events", "query"),
     "WebhookDeliveriesQuery": ("get_webhook_deliveries", "query"),
+    "WorkspaceEvent": ("get_events", "item"),
+    "WorkspaceEventsQuery": ("get_events", "query"),
     "UsageRow": ("get_usage", "item"),
     "UsageReport": ("get_usage", "answer"),
     "UsageQuery": ("get_usage", "query"),

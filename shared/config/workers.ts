@@ -72,6 +72,9 @@ export const workersEnv = {
   AUDIT_RETENTION_DAYS: int(400, 30, 3650).describe(
     "A workspace's audit events (GET /v1/audit-events) are kept this many days, then the reconciler role's sweep removes them (5,000 per pass, oldest first). Never under 30: the database function the sweep calls spares younger events whatever it is asked.",
   ),
+  EVENTS_RETENTION_DAYS: int(30, 1, 3650).describe(
+    "A workspace's event log (GET /v1/events, GET /v1/events/stream) keeps each event this many days, then the reconciler role's sweep removes it (5,000 per pass, oldest first); a reader further behind resumes from the oldest event kept.",
+  ),
   WORKFLOW_TASK_CONCURRENCY: int(10, 1).describe(
     "Workflow tasks one worker runs at once. Tasks beyond what its CPU and local-activity slots run promptly wait inside the worker, first in first out, where the server's fair dispatch by workspace no longer orders them: keep it small and add workers instead (operations/fair-share.md).",
   ),

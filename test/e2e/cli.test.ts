@@ -2,6 +2,7 @@
 // Under a pseudo-terminal (util-linux `script`) --wait draws a progress bar that moves through the
 // job's phases and --out saves a valid PNG; without a terminal the same command prints JSON lines.
 // Errors exit with the documented codes and say what to do. A talking actor's background flags reach the job.
+// `mediagen events` prints the workspace's event log and, with --follow, new events as they commit.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -10,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTenant, testConfig, type Tenant } from '../support/stack.js';
-import { creditsOf, startGateway, startService, type Service } from '../support/services.js';
+import { api, creditsOf, startGateway, startService, waitForJobStatus, type Service } from '../support/services.js';
 import { makeSampleMedia } from '../support/https-server.js';
 import { insertActor, insertVoice } from '../support/fixtures.js';
 
@@ -261,6 +262,85 @@ describe('other commands', () => {
       assert.match(limited.stderr, /rate limited[\s\S]*wait \d+ s/);
     } finally {
       await small.close();
+    }
+  });
+});
+
+describe('mediagen events', () => {
+  test('prints the log after --after (JSON lines with --json, --types filters), and --follow prints new events as they commit', async () => {
+    const t = await createTenant(svc.tdb.db);
+    const env = envFor(t);
+    const client = api(svc.gw.baseUrl, t.apiKey);
+    const create = async (prompt: string) => {
+      const r = await client.post('/v1/images/generate', { project_id: t.projectId, prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });
+      assert.equal(r.status, 200, r.text);
+      return r.body.data.id as string;
+    };
+    const first = await create('events one');
+    await waitForJobStatus(client, `/v1/images/${first}`, ['completed']);
+
+    const all = await mediagen(['events', '--json'], env);
+    assert.equal(all.code, 0, all.stderr);
+    const events = all.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { seq: number; type: string; subject_id: string });
+    assert.deepEqual(
+      events.map((e) => [e.seq, e.type, e.subject_id]),
+      [
+        [1, 'job.pending', first],
+        [2, 'job.generating', first],
+        [3, 'job.completed', first],
+      ],
+    );
+    const done = await mediagen(['events', '--after', '1', '--types', 'job.completed'], env);
+    assert.equal(done.code, 0, done.stderr);
+    assert.deepEqual(
+      done.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t').slice(0, 1).concat(l.split('\t').slice(2, 4))),
+      [['3', 'job.completed', first]],
+    );
+    assert.equal((await mediagen(['events', '--after', 'two'], env)).code, 2, 'not a seq: usage');
+
+    // --follow: the three, then the next job's events as they happen, until interrupted.
+    const child = spawn(process.execPath, [cli, 'events', '--follow', '--json', '--after', '3'], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let changed: () => void = () => undefined;
+    child.stdout.on('data', (d) => {
+      out += d;
+      changed();
+    });
+    try {
+      const second = await create('events two');
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`--follow printed ${JSON.stringify(out)} within 60 s`)), 60_000);
+        changed = () => {
+          if (out.includes('"job.completed"')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        changed();
+      });
+      const followed = out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { seq: number; type: string; subject_id: string });
+      assert.deepEqual(
+        followed.map((e) => [e.seq, e.type, e.subject_id]),
+        [
+          [4, 'job.pending', second],
+          [5, 'job.generating', second],
+          [6, 'job.completed', second],
+        ],
+      );
+    } finally {
+      child.kill('SIGTERM');
     }
   });
 });

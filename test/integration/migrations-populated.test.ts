@@ -183,6 +183,9 @@ async function seed(db: Database): Promise<void> {
     select workspace_id, l, created_at, id from pipelines cross join unnest(array['t:acme', 'm:customer=cus_42']) l where id = 'pipe_done'`);
   await run(sql`insert into webhook_endpoints (id, workspace_id, url, event_types, secret_id, secret_encrypted) values
     ('wep_a', 'ws_a', 'https://hooks.acme.test/all', '{job.*,balance.low}', 'whs_e1', 'v1.aaa.bbb.ccc')`);
+  // The jobs above wrote their job.<status> events (0120_workspace_events); a budget's alert is written by its writer.
+  await run(sql`insert into workspace_events (id, workspace_id, type, subject_id, data) values
+    ('whk_bud_key_20261201_80', 'ws_a', 'budget.threshold_reached', 'bud_key', '{"threshold":80,"spent":400,"limit":500}'::jsonb)`);
 }
 
 describe('migrations down and up over a populated database', () => {

@@ -48,6 +48,8 @@ const appTables = [
   'webhook_deliveries',
   'webhook_endpoints',
   'webhook_secrets',
+  'workspace_event_counters',
+  'workspace_events',
   'workspace_members',
   'workspaces',
 ];

@@ -21,6 +21,7 @@ from ._async_resources import (
     _Balance,
     _Batches,
     _Budgets,
+    _Events,
     _Images,
     _JobResource,
     _Jobs,
@@ -117,6 +118,7 @@ class AsyncMediaGenClient:
         self.budgets = _Budgets(self)
         self.balance = _Balance(self)
         self.api_keys = _ApiKeys(self)
+        self.events = _Events(self)
         self.pipelines = _Pipelines(self)
         self.batches = _Batches(self)
         self.jobs = _Jobs(self)

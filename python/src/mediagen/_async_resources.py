@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
@@ -59,6 +60,8 @@ from .models import (
     VoicesQuery,
     WebhookDeliveriesQuery,
     WebhookDelivery,
+    WorkspaceEvent,
+    WorkspaceEventsQuery,
 )
 
 if TYPE_CHECKING:
@@ -208,6 +211,51 @@ class _Usage:
             cursor = res.headers.get("next-cursor")
             if not cursor:
                 return out
+
+
+class _Events:
+    """The workspace's event log (docs/api/events.md): every status move of a job, pipeline events,
+    budget alerts and balance.low crossings, numbered per workspace (`seq`) gap-free in commit order.
+    Each event's `id` is the `webhook-id` of its webhook delivery."""
+
+    def __init__(self, client: AsyncMediaGenClient) -> None:
+        self._client = client
+
+    async def list(self, **query: Unpack[WorkspaceEventsQuery]) -> Page[WorkspaceEvent]:
+        """GET /v1/events: one page after `after` (the last seq seen), oldest first; read on with after=next_after while has_more."""
+        return cast(Page[WorkspaceEvent], await self._client.request("GET", f"/v1/events{_core.query_string(query)}"))
+
+    async def iterate(self, **query: Unpack[WorkspaceEventsQuery]) -> AsyncGenerator[WorkspaceEvent, None]:
+        """Every event after `after` (default 0), page by page following `next_after`, until the log is caught up."""
+        q: WorkspaceEventsQuery = {**query}
+        while True:
+            page = cast("dict[str, Any]", await self.list(**q))
+            for event in page["data"]:
+                yield cast(WorkspaceEvent, event)
+            if not page["has_more"]:
+                return
+            q["after"] = int(page["next_after"])
+
+    async def stream(
+        self, *, last_event_id: str | None = None, after: int | None = None, types: str | None = None, timeout: float | None = None
+    ) -> AsyncGenerator[WorkspaceEvent, None]:
+        """One connection to GET /v1/events/stream: every event after `last_event_id` (a seq; else `after`),
+        oldest first, then each new one as it commits, until the connection drops: pass the last `seq` as
+        `last_event_id` to resume, on any gateway replica, without losing or repeating one. `timeout`:
+        seconds to wait for the next event (default 60 s; the gateway sends a ping every 15 s)."""
+        headers = {"last-event-id": last_event_id} if last_event_id else {}
+        query: dict[str, Any] = {"types": types, "after": None if last_event_id else after}
+        path = f"/v1/events/stream{_core.query_string({k: v for k, v in query.items() if v is not None})}"
+        res = await self._client.send("GET", path, headers=headers, accept="text/event-stream", stream=True, timeout=_STREAM_READ_TIMEOUT if timeout is None else timeout)
+        try:
+            if "text/event-stream" not in res.headers.get("content-type", ""):
+                raise _core.not_an_event_stream(res, "workspace")
+            async for sse in EventSource(res).aiter_sse():
+                # `caught_up` (no id) marks the end of the backlog; it is not an event of the log.
+                if sse.event != "caught_up":
+                    yield cast(WorkspaceEvent, json.loads(sse.data))
+        finally:
+            await res.aclose()
 
 
 class _Budgets:

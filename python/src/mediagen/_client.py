@@ -22,6 +22,7 @@ from ._resources import (
     _Balance,
     _Batches,
     _Budgets,
+    _Events,
     _Images,
     _JobResource,
     _Jobs,
@@ -118,6 +119,7 @@ class MediaGenClient:
         self.budgets = _Budgets(self)
         self.balance = _Balance(self)
         self.api_keys = _ApiKeys(self)
+        self.events = _Events(self)
         self.pipelines = _Pipelines(self)
         self.batches = _Batches(self)
         self.jobs = _Jobs(self)

@@ -127,6 +127,8 @@ OPERATION_METHODS: dict[str, str] = {
     "delete_webhook_endpoints_by_id": "webhook_endpoints.delete",
     "post_webhook_endpoints_by_id_rotate_secret": "webhook_endpoints.rotate_secret",
     "post_webhook_endpoints_by_id_test": "webhook_endpoints.test",
+    "get_events": "events.list",
+    "get_events_stream": "events.stream",
     "get_healthz": "health",
     "get_readyz": "ready",
     "get_openapi_json": "openapi",

@@ -2466,6 +2466,48 @@ class WebhookDelivery(TypedDict, closed=True):
     failed_at: str | None
 
 
+class WorkspaceEvent(TypedDict, closed=True):
+    id: str
+    """
+    the event id: the `webhook-id` of this event's webhook delivery (`whk_…`)
+    """
+    seq: int
+    """
+    the event's number in the workspace's log: gap-free, in commit order
+    """
+    type: str
+    """
+    what happened: `job.<status>`, `pipeline.completed`, `pipeline.failed`, `pipeline.step.completed`, `pipeline.step.failed`, `budget.threshold_reached`, `balance.low`
+    """
+    subject_id: str
+    """
+    the job, pipeline, budget or workspace it is about
+    """
+    created_at: str
+    """
+    when the move was made (ISO 8601)
+    """
+    data: dict[str, Any]
+    """
+    the webhook body's `data`: a job event's is the job record as GET answered it at the move; the others' as their webhook sends it
+    """
+
+
+class WorkspaceEventsQuery(TypedDict, closed=True):
+    after: NotRequired[int]
+    """
+    only events numbered after this one (the `seq` of the last event already seen; 0 or absent: from the oldest event kept)
+    """
+    types: NotRequired[str]
+    """
+    only events of these types, comma-separated: exact names (`job.completed`, `pipeline.step.failed`, `budget.threshold_reached`, `balance.low`) or a family (`job.*`, `pipeline.*`, `budget.*`, `balance.*`). Absent: every type
+    """
+    limit: NotRequired[int]
+    """
+    page size, 1 to 100 (default 50)
+    """
+
+
 class ApiKeyCreated(TypedDict, closed=True):
     id: str
     """
@@ -2915,6 +2957,8 @@ OPERATION_IDS: tuple[str, ...] = (
     "get_batches_by_id",
     "get_batches_by_id_manifest",
     "get_budgets",
+    "get_events",
+    "get_events_stream",
     "get_healthz",
     "get_images",
     "get_images_by_id",

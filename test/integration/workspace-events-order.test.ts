@@ -1,0 +1,102 @@
+// The event log's numbering on the real Postgres (0120_workspace_events): many transactions of one
+// workspace moving jobs at once, each holding its transaction open a while after the move, while a
+// reader follows the log with `after=` as GET /v1/events does. The reader must never see a number
+// before every smaller one is visible (it reads on from the last seq it saw, so a smaller number
+// committed later would be skipped for good), and in the end the log holds every move once,
+// numbered 1..N. A number drawn without holding the workspace's counter row to the commit (a
+// sequence's nextval) fails this: a transaction that drew first but commits last leaves a hole
+// the reader passes.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { createTenant, createTestDatabase, insertImageJob, type TestDatabase } from '../support/stack.js';
+import { appendWorkspaceEvent, lastWorkspaceSeq, listWorkspaceEvents } from '../../db/repos/workspace-events.js';
+
+let tdb: TestDatabase;
+
+before(async () => {
+  tdb = await createTestDatabase();
+});
+
+after(async () => {
+  await tdb?.drop();
+});
+
+test('concurrent moves of one workspace are numbered gap-free in commit order: a reader following after= never skips one', { timeout: 120_000 }, async () => {
+  const t = await createTenant(tdb.db, 1_000_000);
+  const jobs = await Promise.all(Array.from({ length: 24 }, () => insertImageJob(tdb.db, t)));
+  const base = await lastWorkspaceSeq(tdb.db, t.workspaceId);
+  assert.equal(base, jobs.length, 'one job.pending per created job');
+
+  let writing = true;
+  const seen: number[] = [];
+  const reader = (async () => {
+    let afterSeq = base;
+    for (;;) {
+      const done = !writing;
+      const rows = await listWorkspaceEvents(tdb.db, t.workspaceId, { after: afterSeq, limit: 100 });
+      for (const r of rows) {
+        assert.equal(r.seq, afterSeq + 1, `the reader at ${afterSeq} was handed ${r.seq}: a smaller number was not visible yet`);
+        afterSeq = r.seq!;
+        seen.push(afterSeq);
+      }
+      if (done && rows.length === 0) return;
+    }
+  })();
+
+  // Each job: generating then completed, each move in a transaction that stays open 0–40 ms after
+  // the move (so later moves often commit first), plus a budget-style event from app code.
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  await Promise.all(
+    jobs.map(async (job, i) => {
+      for (const status of ['generating', 'completed'] as const) {
+        await tdb.db.transaction().execute(async (tx) => {
+          await tx.updateTable('jobs').set({ status }).where('id', '=', job.id).execute();
+          if (status === 'completed' && i % 3 === 0)
+            await appendWorkspaceEvent(tx, {
+              id: `whk_order_${job.id}`,
+              workspaceId: t.workspaceId,
+              type: 'budget.threshold_reached',
+              subjectId: job.id,
+              data: { i },
+            });
+          await sleep(Math.random() * 40);
+        });
+      }
+    }),
+  );
+  writing = false;
+  await reader;
+
+  const expected = jobs.length * 2 + Math.ceil(jobs.length / 3);
+  assert.deepEqual(
+    seen,
+    Array.from({ length: expected }, (_, i) => base + 1 + i),
+  );
+  const rows = await sql<{ n: number; distinct_ids: number; nulls: number }>`
+    select count(*)::int as n, count(distinct id)::int as distinct_ids, count(*) filter (where seq is null)::int as nulls
+    from workspace_events where workspace_id = ${t.workspaceId}`.execute(tdb.db);
+  assert.deepEqual(rows.rows[0], { n: base + expected, distinct_ids: base + expected, nulls: 0 });
+  assert.equal(await lastWorkspaceSeq(tdb.db, t.workspaceId), base + expected);
+});
+
+test('a rolled-back move gives its number back: no hole', async () => {
+  const t = await createTenant(tdb.db, 1000);
+  const job = await insertImageJob(tdb.db, t);
+  await assert.rejects(
+    tdb.db.transaction().execute(async (tx) => {
+      await tx.updateTable('jobs').set({ status: 'generating' }).where('id', '=', job.id).execute();
+      throw new Error('rolled back');
+    }),
+    /rolled back/,
+  );
+  await tdb.db.updateTable('jobs').set({ status: 'generating' }).where('id', '=', job.id).execute();
+  const events = await listWorkspaceEvents(tdb.db, t.workspaceId, { after: 0, limit: 10 });
+  assert.deepEqual(
+    events.map((e) => [e.seq, e.type]),
+    [
+      [1, 'job.pending'],
+      [2, 'job.generating'],
+    ],
+  );
+});
