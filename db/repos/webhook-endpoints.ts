@@ -239,18 +239,6 @@ export async function fanOutToEndpoints(
   return r.rows[0]!.n;
 }
 
-/** Whether an enabled endpoint of the workspace subscribes to `type` (spares building an event nobody gets). */
-export async function hasSubscriber(tx: Queryable, workspaceId: string, type: string): Promise<boolean> {
-  const row = await tx
-    .selectFrom('webhook_endpoints')
-    .select('id')
-    .where('workspace_id', '=', workspaceId)
-    .where('enabled', '=', true)
-    .where(sql<boolean>`(${type} = any(event_types) or ${`${type.split('.')[0]}.*`} = any(event_types))`)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 /** A `webhook.ping` for the endpoint alone, through the outbox like any event; its delivery id. */
 export async function enqueuePing(db: Database, endpoint: WebhookEndpoint): Promise<{ deliveryId: string; eventId: string }> {
   const eventId = `whk_ping_${newId('evt').slice(4)}`;
