@@ -18,7 +18,7 @@ import { jobEndpoints } from './routes/jobs/router.js';
 import { eventEndpoints } from './routes/events.js';
 import { workspaceEventEndpoints } from './routes/workspace-events.js';
 import { kindDescriptors } from '../shared/kinds/index.js';
-import { webhookEventDocs } from './webhooks.js';
+import { webhookDocument, webhookEventDocs } from './webhooks.js';
 import { jobListEndpoints } from './routes/job-lists.js';
 import { modelEndpoints } from './routes/models.js';
 import { queueEndpoints } from './routes/queue.js';
@@ -330,33 +330,6 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
     webhooks: webhookDocument(webhookEventDocs([...new Set(kindDescriptors.map((k) => k.record))]), convert),
     components: comps,
   };
-}
-
-/** The `webhooks` of the document: each event a POST to the job's webhook_url (or a budget's alert URL), signed (Standard Webhooks). */
-function webhookDocument(events: ReturnType<typeof webhookEventDocs>, convert: ReturnType<typeof converter>): JsonObject {
-  const header = (name: string, description: string) => ({ name, in: 'header', required: true, description, schema: { type: 'string' } });
-  const parameters = [
-    header('webhook-id', 'the event id: the same on every retry of this event, so receivers can drop duplicates'),
-    header('webhook-timestamp', 'unix seconds of this attempt; refuse deliveries more than 5 minutes off'),
-    header(
-      'webhook-signature',
-      'space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active secret of the workspace (two during a rotation)',
-    ),
-  ];
-  return Object.fromEntries(
-    events.map((e) => [
-      e.name,
-      {
-        post: {
-          summary: e.summary,
-          ...(e.description ? { description: e.description } : {}),
-          parameters,
-          requestBody: { required: true, content: { 'application/json': { schema: convert(e.payload, 'output') } } },
-          responses: { '200': { description: 'Any 2xx answer (within 10 s) counts as delivered; anything else is retried with backoff for about a day' } },
-        },
-      },
-    ]),
-  );
 }
 
 /**

@@ -13,6 +13,7 @@ import { BALANCE_LOW_EVENT, balanceLowEventSchema } from '../shared/balance.js';
 import { pipelineEventDataSchema, pipelineWebhookEventNames, type PipelineWebhookEventName } from '../shared/pipelines.js';
 import { BATCH_COMPLETED_EVENT, batchEventDataSchema } from '../shared/batches.js';
 import { ApiError } from './errors.js';
+import type { converter } from './openapi-schema.js';
 
 const DEFAULT_EVENTS: WebhookEventName[] = ['completed', 'failed'];
 
@@ -109,4 +110,31 @@ export function webhookEventDocs(records: readonly z.ZodType[]): { name: string;
     payload: z.strictObject({ type: z.literal(BATCH_COMPLETED_EVENT), data: batchEventDataSchema }),
   };
   return [...jobEvents, budgetAlert, balanceLow, ...pipelineEvents, batchCompleted];
+}
+
+/** The `webhooks` of the document: each event a POST to the job's webhook_url (or a budget's alert URL), signed (Standard Webhooks). */
+export function webhookDocument(events: ReturnType<typeof webhookEventDocs>, convert: ReturnType<typeof converter>): Record<string, unknown> {
+  const header = (name: string, description: string) => ({ name, in: 'header', required: true, description, schema: { type: 'string' } });
+  const parameters = [
+    header('webhook-id', 'the event id: the same on every retry of this event, so receivers can drop duplicates'),
+    header('webhook-timestamp', 'unix seconds of this attempt; refuse deliveries more than 5 minutes off'),
+    header(
+      'webhook-signature',
+      'space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active secret of the workspace (two during a rotation)',
+    ),
+  ];
+  return Object.fromEntries(
+    events.map((e) => [
+      e.name,
+      {
+        post: {
+          summary: e.summary,
+          ...(e.description ? { description: e.description } : {}),
+          parameters,
+          requestBody: { required: true, content: { 'application/json': { schema: convert(e.payload, 'output') } } },
+          responses: { '200': { description: 'Any 2xx answer (within 10 s) counts as delivered; anything else is retried with backoff for about a day' } },
+        },
+      },
+    ]),
+  );
 }

@@ -12,8 +12,6 @@ import type {
   ClientOptions,
   CreateBodies,
   CreatedData,
-  DirectUpload,
-  DirectUploadCreate,
   DirectUploadRecord,
   DryRunQuote,
   EventsOptions,
@@ -49,6 +47,7 @@ import { actorsApi, apiKeysApi, auditEventsApi, balanceApi, budgetsApi, modelsAp
 import { workspaceEventsApi } from './workspace-events.js';
 import { pipelinesApi } from './pipelines.js';
 import { batchesApi } from './batches.js';
+import { directUploadsApi } from './direct-uploads.js';
 
 // ------------------------------------------------------------------ the client
 
@@ -211,16 +210,7 @@ export class MediaGenClient {
   }
 
   /** Direct uploads: the bytes go straight to storage with a presigned POST, never through a gateway. */
-  readonly uploads = {
-    /** POST /v1/uploads: a pending upload and the presigned POST for its bytes. */
-    create: (body: DirectUploadCreate, o?: RequestOptions) => this.data<DirectUpload>('POST', '/v1/uploads', { ...o, body, idempotent: true }),
-    /** POST /v1/uploads/{id}/complete: checks the stored bytes; completed (or 400 when refused, failed; 409 before the bytes are sent or once refused). */
-    complete: (id: string, o?: RequestOptions) => this.data<DirectUploadRecord>('POST', `/v1/uploads/${encodeURIComponent(id)}/complete`, o),
-    /** GET /v1/uploads/{id}: any upload of the workspace, with its status. */
-    get: (id: string, o?: RequestOptions) => this.data<DirectUploadRecord>('GET', `/v1/uploads/${encodeURIComponent(id)}`, o),
-    /** DELETE /v1/uploads/{id}: any upload of the workspace; its link then answers 410 and jobs refuse it. Idempotent. */
-    delete: (id: string, o?: RequestOptions) => this.data<DirectUploadRecord>('DELETE', `/v1/uploads/${encodeURIComponent(id)}`, o),
-  };
+  readonly uploads = directUploadsApi(this);
 
   /**
    * A direct upload in one call: create, send the Blob to storage with the presigned POST, complete.

@@ -19,17 +19,7 @@ import { newId } from '../../../shared/ids.js';
 import { annotateSpan } from '../../../shared/tracing.js';
 import * as jobsRepo from '../../../db/repos/jobs.js';
 import { jobForStatusRead } from '../../../db/repos/queue.js';
-import {
-  BudgetExceededError,
-  cancelChargeOf,
-  chargeJob,
-  startJob,
-  InsufficientCreditsError,
-  isTerminal,
-  JobRequestRefusedError,
-  ProjectNotInWorkspaceError,
-  type JobService,
-} from '../../../jobs/index.js';
+import { BudgetExceededError, cancelChargeOf, chargeJob, startJob, isTerminal, JobRequestRefusedError, type JobService } from '../../../jobs/index.js';
 import { providerCancel } from '../../../shared/routing.js';
 import { outputsGoneReason } from '../../../shared/retention.js';
 import { typedParams } from '../../../shared/job-params.js';
@@ -66,6 +56,10 @@ export async function loadJobOfKey(db: Database, req: Request, res: Response, ki
 }
 
 /** An unknown model is invalid_model, told apart from every other malformed field; the models it suggests are the ones a create can still use. */
+import { createRefusal } from './refusals.js';
+
+export { createRefusal };
+
 export function checkModel(spec: KindSpec, raw: unknown, now: Date = new Date()): void {
   const rawModel = (raw as Record<string, unknown>).model;
   if (typeof rawModel === 'string' && !spec.models.includes(rawModel)) {
@@ -91,28 +85,6 @@ function keyCreateRule(spec: KindSpec): RequestHandler {
 function parseCreateBody(spec: KindSpec, raw: unknown): unknown {
   checkModel(spec, raw);
   return parseOr400(spec.body, raw);
-}
-
-/** The job service's refusals of a create as the API answers them. */
-export function createRefusal(err: unknown, projectId: string): unknown {
-  if (err instanceof JobRequestRefusedError) return new ApiError(400, err.code, err.message);
-  if (err instanceof ProjectNotInWorkspaceError) return new ApiError(403, 'forbidden', `project ${projectId} is not in this workspace`);
-  if (err instanceof InsufficientCreditsError) {
-    return new ApiError(402, 'insufficient_credits', `insufficient credits: this job requires ${err.required} credits, the workspace has ${err.available}`);
-  }
-  if (err instanceof BudgetExceededError) return budgetRefusal(err);
-  return err;
-}
-
-/** 402 budget_exceeded, with the refusing budget's fields beside the error (docs/api/errors.md). */
-function budgetRefusal(err: BudgetExceededError): ApiError {
-  const { budget: b, required, remaining, resetsAt } = err;
-  return new ApiError(
-    402,
-    'budget_exceeded',
-    `budget exceeded: this job requires ${required} credits; the ${b.period === 'day' ? 'daily' : 'monthly'} budget of ${b.scope} ${b.scope_id} has ${remaining} of ${b.limit_credits} credits left until ${resetsAt.toISOString()}`,
-    { scope: b.scope, scope_id: b.scope_id, period: b.period, limit: b.limit_credits, remaining, resets_at: resetsAt.toISOString() },
-  );
 }
 
 /** 403 unless the project is the workspace's (the job service's rule). */
