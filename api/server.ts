@@ -1,7 +1,7 @@
 // The gateway process: the gateway service (api/gateway.ts) from validated config, started on
 // HOST:PORT, and a graceful stop on SIGTERM/SIGINT. Everything else lives in the service object.
-import { loadConfig } from '../shared/config.js';
-import { localRenderedModels } from '../shared/routing.js';
+import { ConfigError, loadConfig } from '../shared/config.js';
+import { localRenderedModels, missingRoleSecrets } from '../shared/routing.js';
 import { createGateway } from './gateway.js';
 import { startTracing, tracing } from '../shared/tracing.js';
 import { installLastResort } from './last-resort.js';
@@ -19,6 +19,10 @@ const FATAL_GRACE_MS = 5_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // A production gateway encrypts webhook endpoint secrets with WEBHOOK_SECRETS_KEY: without it the
+  // process refuses to start (as the webhooks fleet does) rather than answer 503 on every create.
+  const missing = missingRoleSecrets(config, ['gateway']);
+  if (missing.length) throw new ConfigError(`invalid configuration:\n${missing.map((m) => `  ${m}`).join('\n')}`);
   // Before anything else is built: the logger, the db pool and the Temporal client are traced only
   // when tracing runs by then.
   await startTracing(config, 'mediagen-api');

@@ -45,9 +45,12 @@ const keysSetCache = new Map<string, ReadonlySet<string>>();
 /**
  * The secrets a process is given by what its roles read, and nothing else (least privilege): the
  * provider keys go to that provider's fleet only (the talking-actor fleet runs a fal lipsync too),
- * the key that decrypts webhook signing secrets to the fleet that signs deliveries (the admin CLI
- * reads it as well, to store a new secret). Gateways route on PROVIDER_KEYS_SET and never call a
- * provider; the workflows, io, fetch and reconciler roles call none either. The database URL and the
+ * the key that decrypts webhook signing secrets to the fleet that signs deliveries, to the admin CLI
+ * (it stores a new workspace secret) and to the gateways (they encrypt the signing secret of a
+ * webhook endpoint a customer creates or rotates, /v1/webhook-endpoints). The key is symmetric, so a
+ * gateway could open every stored secret too: the trade-off and the public-key follow-up are in
+ * docs/operations/security.md. Gateways route on PROVIDER_KEYS_SET and never call a provider; the
+ * workflows, io, fetch and reconciler roles call none either. The database URL and the
  * storage secret are every process's and are not listed. docker-compose.yml and the prod profile
  * (scripts/stack-prod.sh) are checked against this map (test/unit/compose.test.ts).
  */
@@ -56,7 +59,7 @@ export const roleScopedSecrets = [...providerSecrets, 'WEBHOOK_SECRETS_KEY'] as 
 export type RoleScopedSecret = (typeof roleScopedSecrets)[number];
 
 export function secretsOfRole(role: ProcessRole | string): RoleScopedSecret[] {
-  if (role === 'webhooks' || role === 'admin') return ['WEBHOOK_SECRETS_KEY'];
+  if (role === 'webhooks' || role === 'admin' || role === 'gateway') return ['WEBHOOK_SECRETS_KEY'];
   if (!role.startsWith('provider:')) return [];
   const provider = role.slice('provider:'.length);
   if (!(provider in providerKeys)) return [];
@@ -90,7 +93,8 @@ export function missingRoleSecrets(
   roles: readonly (ProcessRole | string)[],
 ): string[] {
   if (config.NODE_ENV !== 'production' || !secretsOfRoles(roles).includes('WEBHOOK_SECRETS_KEY') || config.WEBHOOK_SECRETS_KEY) return [];
-  return ['WEBHOOK_SECRETS_KEY: required when NODE_ENV=production for the webhooks role (its own key, not the storage secret)'];
+  const readers = roles.filter((r) => secretsOfRole(r).includes('WEBHOOK_SECRETS_KEY'));
+  return [`WEBHOOK_SECRETS_KEY: required when NODE_ENV=production for the ${readers.join(', ')} role (its own key, not the storage secret)`];
 }
 
 /** The keys a route needs to be live. */

@@ -281,6 +281,7 @@ describe('docker-compose.yml', () => {
       ['seed S3_SECRET_KEY', env(services.seed!).S3_SECRET_KEY],
       ['worker-webhooks WEBHOOK_SECRETS_KEY', env(services['worker-webhooks']!).WEBHOOK_SECRETS_KEY],
       ['migrate WEBHOOK_SECRETS_KEY', env(services.migrate!).WEBHOOK_SECRETS_KEY],
+      ...gateways.map((g): [string, string | undefined] => [`${g} WEBHOOK_SECRETS_KEY`, env(services[g]!).WEBHOOK_SECRETS_KEY]),
       ['migrate DATABASE_URL', env(services.migrate!).DATABASE_URL],
       ['postgres POSTGRES_PASSWORD', env(services.postgres!).POSTGRES_PASSWORD],
       ['db-roles PGPASSWORD', env(services['db-roles']!).PGPASSWORD],
@@ -472,8 +473,8 @@ describe('docker-compose.yml', () => {
     assert.equal(loadConfig(app).NODE_ENV, 'production');
   });
 
-  test('the webhooks fleet and the admin CLI need their own webhook secrets key, and presigned URLs are signed for a host outside clients reach', () => {
-    for (const s of ['worker-webhooks', 'migrate'])
+  test('the webhooks fleet, the gateways and the admin CLI need their own webhook secrets key, and presigned URLs are signed for a host outside clients reach', () => {
+    for (const s of ['worker-webhooks', 'migrate', ...gateways])
       assert.equal(requiredVar(env(services[s]!).WEBHOOK_SECRETS_KEY), 'MEDIAGEN_WEBHOOK_SECRETS_KEY', `${s} WEBHOOK_SECRETS_KEY`);
     for (const s of appServices) {
       const presign = new URL(interpolate(env(services[s]!).S3_PRESIGN_ENDPOINT!));
@@ -484,6 +485,10 @@ describe('docker-compose.yml', () => {
       'WEBHOOK_SECRETS_KEY: required when NODE_ENV=production for the webhooks role (its own key, not the storage secret)',
     ]);
     assert.deepEqual(missingRoleSecrets(loadConfig(vars), ['webhooks']), []);
+    // A gateway as compose starts it has the key, so creating a webhook endpoint does not answer 503.
+    const gatewayVars = Object.fromEntries(Object.entries(env(services[gateways[0]!]!)).map(([k, v]) => [k, interpolate(v)]));
+    assert.deepEqual(missingRoleSecrets(loadConfig(gatewayVars), ['gateway']), []);
+    assert.equal(missingRoleSecrets(loadConfig({ ...gatewayVars, WEBHOOK_SECRETS_KEY: '' }), ['gateway']).length, 1);
   });
 
   test('no process gets a secret its roles do not read: each its own role-scoped secrets (shared/routing.ts), no more, no fewer', () => {
@@ -498,7 +503,7 @@ describe('docker-compose.yml', () => {
       secretsOfRoles(['admin']),
       'migrate (the admin CLI)',
     );
-    assert.deepEqual(secretsOfRoles(['gateway']), [], 'a gateway holds no provider key and no webhook secrets key');
+    assert.deepEqual(secretsOfRoles(['gateway']), ['WEBHOOK_SECRETS_KEY'], 'a gateway holds no provider key; it encrypts webhook endpoint secrets');
     assert.deepEqual(secretsOfRoles(['fetch']), [], 'the fetch fleet (the one that reaches the internet) holds none either');
     assert.deepEqual(secretsOfRoles(['provider:fal']), ['FAL_KEY']);
     assert.deepEqual(secretsOfRoles(['provider:elevenlabs']), ['FAL_KEY', 'ELEVENLABS_API_KEY'], 'talking actor: ElevenLabs speech, then a fal lipsync');

@@ -69,14 +69,18 @@ describe('the webhook secrets key', () => {
     );
   });
 
-  test('in production only the roles that read it need it (the webhooks fleet; the admin CLI to rotate)', () => {
+  test('in production only the roles that read it need it (the webhooks fleet; the gateways to store endpoint secrets; the admin CLI to rotate)', () => {
     for (const key of [undefined, '']) {
       const config = loadConfig({ ...prod, WEBHOOK_SECRETS_KEY: key });
-      assert.deepEqual(missingRoleSecrets(config, ['gateway']), []);
       assert.deepEqual(missingRoleSecrets(config, ['workflows', 'io', 'provider:fal']), []);
-      assert.match(missingRoleSecrets(config, ['webhooks']).join('\n'), /WEBHOOK_SECRETS_KEY: required when NODE_ENV=production/);
+      assert.deepEqual(missingRoleSecrets(config, ['fetch', 'reconciler']), []);
+      assert.match(missingRoleSecrets(config, ['webhooks']).join('\n'), /WEBHOOK_SECRETS_KEY: required when NODE_ENV=production for the webhooks role/);
+      // The gateway encrypts the signing secret of every webhook endpoint a customer creates or
+      // rotates: without the key it would answer 503 there, so it refuses to start instead.
+      assert.match(missingRoleSecrets(config, ['gateway']).join('\n'), /WEBHOOK_SECRETS_KEY: required when NODE_ENV=production for the gateway role/);
     }
     assert.deepEqual(missingRoleSecrets(prod, ['webhooks']), []);
+    assert.deepEqual(missingRoleSecrets(prod, ['gateway']), []);
   });
 
   test('outside production it may be unset (the storage secret is used)', () => {

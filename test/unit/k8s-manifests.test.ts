@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { liveProviderNames } from '../../shared/providers/index.js';
-import { roleScopedSecrets, runsMediaTools } from '../../shared/routing.js';
+import { roleScopedSecrets, runsMediaTools, secretsOfRoles } from '../../shared/routing.js';
 import { configVariables } from '../../shared/config.js';
 import { storageIdentities, storagePolicy } from '../../shared/storage-policies.js';
 import {
@@ -179,6 +179,15 @@ test('with secrets.create the chart writes one Secret per fleet holding only wha
     assert.deepEqual(Object.keys(find(objects, 'Secret', 'mg-fleet-fal')?.stringData ?? {}), ['FAL_KEY']);
     assert.deepEqual(Object.keys(find(objects, 'Secret', 'mg-fleet-elevenlabs')?.stringData ?? {}).sort(), ['ELEVENLABS_API_KEY', 'FAL_KEY']);
     assert.equal(find(objects, 'Secret', 'mg-fleet-core'), undefined, 'the core fleet reads no role-scoped secret');
+    // The gateways encrypt webhook endpoint secrets: their own Secret holds the webhook secrets key
+    // (and nothing else), and the gateway Deployment reads it from there.
+    assert.deepEqual(Object.keys(find(objects, 'Secret', 'mg-fleet-gateway')?.stringData ?? {}), secretsOfRoles(['gateway']));
+    assert.deepEqual(secretsOfRoles(['gateway']), ['WEBHOOK_SECRETS_KEY']);
+    const gatewayEnv = find(objects, 'Deployment', 'mg-gateway')?.spec.template.spec.containers[0].env as Array<{
+      name: string;
+      valueFrom?: { secretKeyRef?: { name: string } };
+    }>;
+    assert.equal(gatewayEnv.find((e) => e.name === 'WEBHOOK_SECRETS_KEY')?.valueFrom?.secretKeyRef?.name, 'mg-fleet-gateway');
     // A database URL that would not check the server's certificate is refused at render time.
     assert.throws(
       () => render([overlays.small, values], ['secretValues.databaseUrlApp=postgres://app@db.invalid/mediagen?sslmode=require']),
