@@ -97,9 +97,20 @@ async function ledgerFigures(workspaceId: string) {
   return rows[0]!;
 }
 
+/**
+ * GET /v1/balance against the ledger by SQL. Jobs may still be finishing, so the two reads are
+ * compared only when the ledger did not move across the API's read (read before and after it;
+ * retried until it held still).
+ */
 async function assertBalanceIsLedger(t: Tenant) {
-  const b = await balanceOf(t.apiKey);
-  const l = await ledgerFigures(t.workspaceId);
+  let b = await balanceOf(t.apiKey);
+  let l = await ledgerFigures(t.workspaceId);
+  for (let tries = 0; tries < 50; tries++) {
+    const before = await ledgerFigures(t.workspaceId);
+    b = await balanceOf(t.apiKey);
+    l = await ledgerFigures(t.workspaceId);
+    if (JSON.stringify(before) === JSON.stringify(l)) break;
+  }
   assert.equal(l.credits, l.available, 'the cached balance nets the ledger');
   assert.deepEqual(
     { available: b.available, held: b.held, granted: b.granted_this_period, spent: b.spent_this_period, refunded: b.refunded_this_period },
