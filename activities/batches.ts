@@ -32,7 +32,7 @@ export interface BatchActivityDeps {
 /** The pause between two starts of items: one second, each start taking the rate's share of it. */
 const START_PAUSE_MS = 1_000;
 
-/** Why the job service refused to charge an item, as the item's error. */
+/** The item's error when the job service will not charge it (credits, a budget, its route). */
 function refusalOf(err: unknown): BatchError | null {
   if (err instanceof InsufficientCreditsError)
     return { code: 'insufficient_credits', message: `insufficient credits: the item requires ${err.required} credits, the workspace has ${err.available}` };

@@ -7,8 +7,8 @@
 //   Listed newest first per workspace.
 // - `batch_items`: one row per item in order (`position`) with its `custom_id` (unique in its
 //   batch), kind, model, the create body as validated, the params its job is created with, its
-//   price, its status until it has a job (`waiting`, `canceled`, or `failed` when the job service
-//   refused to charge it), its attempt (a retry makes the next, with a job of its own), its current
+//   price, its status until it has a job (`waiting`, `canceled`, or `failed` when the job service does
+//   not charge it), its attempt (a retry makes the next, with a job of its own), its current
 //   job and every attempt's job. A started item's status is its job's.
 // Nothing is charged here: each item's job carries its own charge and refunds.
 import { sql, type Kysely } from 'kysely';

@@ -106,7 +106,7 @@ export async function markItemStarted(q: Queryable, batchId: string, position: n
     .execute();
 }
 
-/** The job service refused to charge the item (credits, a budget, its route): it failed without a job. */
+/** Marks an item the job service will not charge (credits, a budget, its route) as failed, with no job. */
 export async function markItemRefused(q: Queryable, batchId: string, position: number, error: BatchError): Promise<void> {
   await q
     .updateTable('batch_items')
