@@ -16,7 +16,7 @@ export const labelQueryFields = {
     .optional()
     .describe(`only those carrying this tag; repeat it (at most ${TAGS_MAX}) for those carrying every one of them`),
   metadata: z
-    .record(z.string().regex(METADATA_KEY_PATTERN), z.string().max(METADATA_VALUE_MAX))
+    .record(z.string().regex(METADATA_KEY_PATTERN), z.string().min(1).max(METADATA_VALUE_MAX))
     .optional()
     .describe('only those whose metadata has these values, as `metadata[key]=value` (several: all of them)'),
 };

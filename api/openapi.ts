@@ -251,7 +251,7 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
               'the job record GET answers; the stream ends after the completed or failed record. A `: ping` comment is sent every 15 s.',
             required: ['event', 'data'],
             properties: {
-              event: { const: 'status' },
+              event: op.streamEvents ? { type: 'string', ...op.streamEvents } : { const: 'status' },
               id: { type: 'string', pattern: '^[0-9]+$' },
               data: { type: 'string', contentMediaType: 'application/json', contentSchema: op.response ? convert(op.response, 'output') : { type: 'object' } },
             },

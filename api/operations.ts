@@ -39,6 +39,8 @@ export interface Operation {
    * whose events carry `response` as their data.
    */
   raw?: 'json' | 'text' | 'event-stream';
+  /** An event stream's SSE event names (default: `status`, a record's stream). */
+  streamEvents?: { description: string; pattern?: string };
   /**
    * Path of the resource a 200 answer creates (its `data.id` fills the path's one parameter), e.g.
    * /v1/images/:id: the document links this operation to every operation on that path and below.

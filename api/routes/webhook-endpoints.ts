@@ -24,7 +24,6 @@ import type { Config } from '../../shared/config.js';
 import {
   DEFAULT_ROTATION_OVERLAP_SECONDS,
   eventTypePatterns,
-  isEventTypeFilter,
   MAX_ENDPOINT_EVENT_TYPES,
   MAX_ROTATION_OVERLAP_SECONDS,
   MAX_WEBHOOK_ENDPOINTS,
@@ -39,7 +38,11 @@ const eventTypesField = z
     z
       .string()
       .max(60)
-      .refine(isEventTypeFilter, `an event type (${subscribableEventNames.join(', ')}) or a pattern (${eventTypePatterns.join(', ')})`),
+      // A pattern, not a refinement: the document states which values are accepted.
+      .regex(
+        new RegExp(`^(${[...subscribableEventNames, ...eventTypePatterns].map((n) => n.replace(/[.*]/g, (c) => `\\${c}`)).join('|')})$`),
+        `an event type (${subscribableEventNames.join(', ')}) or a pattern (${eventTypePatterns.join(', ')})`,
+      ),
   )
   .min(1)
   .max(MAX_ENDPOINT_EVENT_TYPES)

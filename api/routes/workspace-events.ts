@@ -142,6 +142,7 @@ export const workspaceEventEndpoints = new Endpoints<EventServices>()
         .describe('the `caught_up` event'),
     ]),
     raw: 'event-stream',
+    streamEvents: { description: "the event's type (job.completed, balance.low, …), or caught_up once the log's backlog is sent" },
     errors: [400, 401, 429, 500, 503],
     handler: async ({ req, res, query: q, services }) => {
       const { workspaceId } = authOf(res);

@@ -16210,8 +16210,8 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": {
-                        /** @constant */
-                        event: "status";
+                        /** @description the event's type (job.completed, balance.low, …), or caught_up once the log's backlog is sent */
+                        event: string;
                         id?: string;
                         data: string;
                     };

@@ -56,6 +56,10 @@ const SEED = 20261123;
  * that the server refuses (400) for a reason no JSON Schema can state.
  */
 const KNOWN_UNEXPRESSIBLE: Record<string, string> = {
+  // That no two items of a batch share a custom_id (uniqueness by a field of an object).
+  post_batches: 'two items with the same custom_id',
+  // The models a key may be limited to are the catalog's of the day (GET /v1/models), which retires them.
+  post_api_keys: 'allowed_models naming a model the catalog does not serve',
   // The type is decided from the file's magic bytes: a schema-valid file of random bytes is refused.
   post_upload: 'a file whose bytes are not an image or a video',
   // Whether a host name resolves to a public address is known only when it is resolved (here: never).
