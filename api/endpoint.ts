@@ -71,12 +71,21 @@ export class Endpoints<S> {
         chain.push(auth.rateLimit(e.rateClass));
       }
       if (e.body) chain.push(jsonBody);
-      if (e.before) chain.push(...e.before(services));
-      const query = e.query ? queryParser(e.query) : () => undefined;
+      const parse = e.query ? queryParser(e.query) : () => undefined;
+      let query: (req: Request, res: Response) => unknown = parse;
+      if (e.before) {
+        // The query is checked first: a malformed one is a 400 whatever a middleware would answer
+        // (a dry run's 410 for a retired model, an idempotent replay).
+        if (e.query) {
+          chain.push(parsedQuery(parse));
+          query = (_req, res) => res.locals[PARSED_QUERY];
+        }
+        chain.push(...e.before(services));
+      }
       router[e.method](e.path, ...chain, async (req: Request, res: Response) => {
         e.precheck?.(req);
         const body = e.parseBody ? e.parseBody(req.body) : e.body ? parseOr400(e.body, req.body) : undefined;
-        await e.handler({ req, res, body, query: query(req), services });
+        await e.handler({ req, res, body, query: query(req, res), services });
       });
     }
     return router;
@@ -92,6 +101,19 @@ const confirmedKey: RequestHandler = async (_req, res, next) => {
   }
   next();
 };
+
+const PARSED_QUERY = 'parsedQuery';
+
+function parsedQuery(parse: (req: Request) => unknown): RequestHandler {
+  return (req, res, next) => {
+    try {
+      res.locals[PARSED_QUERY] = parse(req);
+    } catch (err) {
+      return next(err);
+    }
+    next();
+  };
+}
 
 /** Most GETs carry no query string: then the schema's answer for an empty query is reused, unparsed. */
 function queryParser(schema: z.ZodType): (req: Request) => unknown {

@@ -57,3 +57,19 @@ export function nulPath(value: unknown): string | null {
   }
   return null;
 }
+
+/**
+ * An integer query parameter checked by `schema`: only a decimal numeral ("12", "-3") is read as a
+ * number. z.coerce took "", " 7", "0x10" and "1e3" (Number() reads them), so a malformed value
+ * passed as 0 or another number instead of being refused (400).
+ */
+export function queryInteger<S extends z.ZodNumber>(schema: S) {
+  return z.preprocess((v) => (typeof v === 'string' && /^-?[0-9]{1,16}$/.test(v) ? Number(v) : v), schema);
+}
+
+export const DEFAULT_PAGE_LIMIT = 50;
+export const MAX_PAGE_LIMIT = 100;
+
+/** A list's `limit` query parameter: 1 to MAX_PAGE_LIMIT, DEFAULT_PAGE_LIMIT when absent. */
+export const pageLimitQuery = (what = 'page size') =>
+  queryInteger(z.number().int().min(1).max(MAX_PAGE_LIMIT)).optional().describe(`${what}, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`);

@@ -41,11 +41,11 @@ import * as m0075 from './migrations/0075_fetch_slots.js';
 import * as m0076 from './migrations/0076_usage_daily.js';
 import * as m0100 from './migrations/0100_balance_alerts.js';
 import * as m0105 from './migrations/0105_scoped_keys.js';
-import * as m0130 from './migrations/0130_console_sessions.js';
-import * as m0115 from './migrations/0115_labels.js';
-import * as m0125 from './migrations/0125_batches.js';
 import * as m0110 from './migrations/0110_webhook_endpoints.js';
+import * as m0115 from './migrations/0115_labels.js';
 import * as m0120 from './migrations/0120_workspace_events.js';
+import * as m0125 from './migrations/0125_batches.js';
+import * as m0130 from './migrations/0130_console_sessions.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -86,11 +86,11 @@ export const migrations: Record<string, Migration> = {
   '0076_usage_daily': m0076,
   '0100_balance_alerts': m0100,
   '0105_scoped_keys': m0105,
-  '0130_console_sessions': m0130,
-  '0115_labels': m0115,
-  '0125_batches': m0125,
   '0110_webhook_endpoints': m0110,
+  '0115_labels': m0115,
   '0120_workspace_events': m0120,
+  '0125_batches': m0125,
+  '0130_console_sessions': m0130,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

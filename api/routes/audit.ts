@@ -7,11 +7,11 @@
 // job lists (`limit`, `cursor` = `audit.<created_at µs>.<id>`, top-level `next_cursor`). Never
 // another workspace's events: every read is by the key's workspace.
 import { z } from 'zod';
+import { DEFAULT_PAGE_LIMIT, pageLimitQuery } from '../validate.js';
 import type { AppDeps } from '../deps.js';
 import { authOf, type Auth } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
 import { ApiError, invalidRequest } from '../errors.js';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './discovery.js';
 import { listAuditEvents, type AuditEventKey } from '../../db/repos/audit.js';
 import type { AuditEvent } from '../../db/schema.js';
 import { auditActions } from '../../shared/audit.js';
@@ -23,7 +23,7 @@ const timestamp = (what: string) =>
   z.iso.datetime({ offset: true }).describe(`only events recorded ${what} this moment (an RFC 3339 timestamp, e.g. 2026-11-01T00:00:00Z)`);
 
 const auditQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional().describe(`page size, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`),
+  limit: pageLimitQuery(),
   cursor: z.string().regex(cursorPattern, CURSOR_REFUSED).optional().describe('the next_cursor of the previous page'),
   action: z.enum(auditActions).optional().describe('only events of this action'),
   target_id: z.string().min(1).max(200).optional().describe('only events about this object (an API key id, a job id, a webhook secret id, the workspace id)'),

@@ -2,6 +2,7 @@
 // (`limit` 1–100, default 50; `cursor` as the previous page's top-level `next_cursor`, null at the end).
 import type { Router } from 'express';
 import { z } from 'zod';
+import { DEFAULT_PAGE_LIMIT, pageLimitQuery } from '../validate.js';
 import type { AppDeps } from '../deps.js';
 import type { Auth } from '../auth.js';
 import { authOf } from '../auth.js';
@@ -11,9 +12,6 @@ import { mediaUrl, publicBaseUrl } from './media.js';
 import { actorAges, actorGenders, actorSkinTones } from '../../db/seed-data.js';
 import { listActorsPage, listProjectsPage, listVoicesPage, type CatalogKey, type ProjectKey } from '../../db/repos/catalog.js';
 import type { Actor, Project, Voice } from '../../db/schema.js';
-
-export const DEFAULT_PAGE_LIMIT = 50;
-export const MAX_PAGE_LIMIT = 100;
 
 // Cursors are `<list>.<sort key>.<id>`, each list's format a pattern in the document: any cursor
 // that matches it is a valid keyset position (sort keys bounded so the SQL casts never overflow;
@@ -27,7 +25,7 @@ const CURSOR_REFUSED = 'not a cursor returned by this endpoint';
 
 const listQuery = (kind: CursorKind) =>
   z.object({
-    limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional().describe(`page size, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`),
+    limit: pageLimitQuery(),
     cursor: z.string().regex(cursorPatterns[kind], CURSOR_REFUSED).optional().describe('the next_cursor of the previous page'),
   });
 const projectsQuery = listQuery('projects');

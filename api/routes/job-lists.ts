@@ -5,11 +5,11 @@
 // metadata[key] (api/label-filters.ts, over the label index); keyset pagination like the
 // discovery lists (`limit`, `cursor` = `<list>.<created_at µs>.<id>`, top-level `next_cursor`).
 import { z } from 'zod';
+import { DEFAULT_PAGE_LIMIT, pageLimitQuery, queryInteger } from '../validate.js';
 import type { AppDeps } from '../deps.js';
 import { authOf, type Auth } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
 import { invalidRequest } from '../errors.js';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './discovery.js';
 import { kinds as jobKinds, presentJob } from './jobs/kinds.js';
 import { jobStatuses, type JobKind } from '../../db/schema.js';
 import { jobPriorities } from '../../shared/job-model.js';
@@ -25,11 +25,11 @@ const cursorPattern = (list: ListName) => new RegExp(`^${list}\\.([0-9]{1,16})\\
 const MAX_MILLIS = 253_402_300_799_999;
 
 const millis = (what: string) =>
-  z.coerce.number().int().min(0).max(MAX_MILLIS).describe(`only jobs created ${what} this moment (milliseconds since the Unix epoch, exclusive)`);
+  queryInteger(z.number().int().min(0).max(MAX_MILLIS)).describe(`only jobs created ${what} this moment (milliseconds since the Unix epoch, exclusive)`);
 
 function listQuery(list: ListName) {
   return z.object({
-    limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional().describe(`page size, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`),
+    limit: pageLimitQuery(),
     cursor: z.string().regex(cursorPattern(list), CURSOR_REFUSED).optional().describe('the next_cursor of the previous page'),
     project_id: z.string().min(1).max(100).optional().describe('only jobs of this project'),
     status: z.enum(jobStatuses).optional(),

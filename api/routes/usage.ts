@@ -6,13 +6,13 @@
 // `Accept: text/csv` the same page is answered as CSV (RFC 4180, a header row), the next page's
 // cursor in the Next-Cursor header.
 import { z } from 'zod';
+import { DEFAULT_PAGE_LIMIT, pageLimitQuery } from '../validate.js';
 import type { Request } from 'express';
 import type { AppDeps } from '../deps.js';
 import { authOf, type Auth } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
 import { ApiError, invalidRequest } from '../errors.js';
 import { boundedUsageRead, USAGE_RETRY_MS } from '../usage-bounds.js';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './discovery.js';
 import {
   usageDimensions,
   usagePage,
@@ -58,7 +58,7 @@ const usageQuery = z.object({
         'By tag a job counts once under each of its tags (its credits and its count in every one; a job without tags under tag null), so the rows may sum to more than `totals`, which count each job once; ' +
         'by metadata.<key> under its value of that key (null: none)',
     ),
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional().describe(`rows per page, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`),
+  limit: pageLimitQuery('rows per page'),
   cursor: z.string().regex(cursorPattern, CURSOR_REFUSED).optional().describe('the next_cursor of the previous page (with the same query)'),
 });
 

@@ -10,12 +10,12 @@
 // The receiver's URL is shown without user info, query or token-like path segments
 // (shared/webhook-attempts.ts redactedWebhookUrl): the URL a customer gave may carry a credential.
 import { z } from 'zod';
+import { DEFAULT_PAGE_LIMIT, pageLimitQuery } from '../validate.js';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { AppDeps } from '../deps.js';
 import { authOf, type Auth } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
 import { ApiError, invalidRequest, notFound } from '../errors.js';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './discovery.js';
 import * as repo from '../../db/repos/webhook-deliveries.js';
 import { getDelivery } from '../../db/repos/webhooks.js';
 import { jobShares } from '../../db/repos/fair-share.js';
@@ -103,7 +103,7 @@ function presentDelivery(r: repo.DeliveryRow, attempts: WebhookAttempt[]): z.inf
 }
 
 const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional().describe(`page size, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`),
+  limit: pageLimitQuery(),
   cursor: z.string().regex(cursorPattern, CURSOR_REFUSED).optional().describe('the next_cursor of the previous page'),
   job_id: z.string().min(1).max(200).optional().describe("only this job's events"),
   endpoint_id: z.string().min(1).max(200).optional().describe("only this webhook endpoint's deliveries"),

@@ -9,13 +9,13 @@
 // workspace's: every read is by the key's workspace.
 import type { Router } from 'express';
 import { z } from 'zod';
+import { DEFAULT_PAGE_LIMIT, pageLimitQuery, queryInteger } from '../validate.js';
 import type { Auth } from '../auth.js';
 import { authOf } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
 import { invalidRequest } from '../errors.js';
 import { logLastEventIdHeader, serveEventLogStream } from '../event-log-stream.js';
 import type { EventServices } from './events.js';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './discovery.js';
 import { lastWorkspaceSeq, listWorkspaceEvents, type TypeFilter, type WorkspaceEvent } from '../../db/repos/workspace-events.js';
 import { jobFromSnapshot, presentJob } from '../../shared/job-record.js';
 
@@ -38,18 +38,14 @@ const typesField = z
   );
 
 const seqField = (what: string) =>
-  z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(999_999_999_999_999)
+  queryInteger(z.number().int().min(0).max(999_999_999_999_999))
     .optional()
     .describe(`${what} (the \`seq\` of the last event already seen; 0 or absent: from the oldest event kept)`);
 
 const listQuery = z.object({
   after: seqField('only events numbered after this one'),
   types: typesField,
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional().describe(`page size, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`),
+  limit: pageLimitQuery(),
 });
 
 const streamQuery = z.object({

@@ -164,6 +164,8 @@ describe('?dry_run=true', () => {
     for (const m of all.filter((x) => retired(x) && (x.kind === 'image' || x.kind === 'video'))) {
       const path = m.kind === 'image' ? '/v1/images/generate' : '/v1/videos/generate';
       assertApiError(await c.post(`${path}?dry_run=true`, { project_id: t.projectId, prompt: 'p', model: m.name }), 410, 'model_retired');
+      // A malformed dry_run is the request's first fault, before the model's retirement.
+      assertApiError(await c.post(`${path}?dry_run=1`, { project_id: t.projectId, prompt: 'p', model: m.name }), 400, 'invalid_request');
     }
     const models = all.filter((m) => !retired(m));
     const frame = await insertUpload(tdb.db, createStorage(testConfig(tdb.url)), t, 'image');

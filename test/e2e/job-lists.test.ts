@@ -181,6 +181,19 @@ describe('job lists', () => {
     assertApiError(await c.get('/v1/jobs?status=done'), 400, 'invalid_request');
     assertApiError(await c.get('/v1/jobs?created_after=yesterday'), 400, 'invalid_request');
     assertApiError(await c.get('/v1/jobs?created_before=-5'), 400, 'invalid_request');
+    // Only a decimal numeral is a number: an empty value, hex, an exponent or a padded one is refused, not read as 0 or 16.
+    for (const q of [
+      'created_after=',
+      'created_before=',
+      'created_after=0x10',
+      'created_after=1e3',
+      'created_after=%207',
+      'limit=',
+      'limit=1e1',
+      'created_after=1&created_after=2',
+    ]) {
+      assertApiError(await c.get(`/v1/talking-actors?${q}`), 400, 'invalid_request');
+    }
     assertApiError(await c.get('/v1/jobs?cursor=garbage'), 400, 'invalid_request');
     const page = await c.get('/v1/images?limit=1');
     assert.match(page.body.next_cursor, /^images\.[0-9]+\.img_/);

@@ -11,7 +11,7 @@ import { authOf, keyCreateCheck, type Auth } from '../../auth.js';
 import { Endpoints } from '../../endpoint.js';
 import { ApiError } from '../../errors.js';
 import { completeIdempotencyInTx, hasIdempotencyClaim, IDEMPOTENCY_NOTE, idempotent } from '../../idempotency.js';
-import { parseOr400 } from '../../validate.js';
+import { DEFAULT_PAGE_LIMIT, pageLimitQuery, parseOr400 } from '../../validate.js';
 import { requestedWebhook } from '../../webhooks.js';
 import type { Database, Queryable } from '../../../db/index.js';
 import type { Batch } from '../../../db/batch-schema.js';
@@ -22,7 +22,6 @@ import type { JobService } from '../../../jobs/index.js';
 import { newId } from '../../../shared/ids.js';
 import { batchCreateBody, batchQuoteSchema, batchRecordSchema, batchStatuses, manifestRowSchema } from '../../../shared/batches.js';
 import { startBatchWorkflow } from '../../../workflows/batch-client.js';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../discovery.js';
 import { checkItems, parseBatchCreate, type ParsedBatch } from './checks.js';
 import { manifestAnswer, presentBatch } from './present.js';
 
@@ -69,7 +68,7 @@ const dryRunQuery = z.object({
 });
 
 const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional().describe(`page size, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`),
+  limit: pageLimitQuery(),
   cursor: z.string().regex(CURSOR, 'not a cursor returned by this endpoint').optional().describe('the next_cursor of the previous page'),
   status: z.enum(batchStatuses).optional(),
 });

@@ -10,7 +10,7 @@ import { authOf, keyCreateCheck, type Auth } from '../../auth.js';
 import { Endpoints } from '../../endpoint.js';
 import { ApiError, invalidRequest } from '../../errors.js';
 import { completeIdempotencyInTx, hasIdempotencyClaim, IDEMPOTENCY_NOTE, idempotent } from '../../idempotency.js';
-import { parseOr400 } from '../../validate.js';
+import { DEFAULT_PAGE_LIMIT, pageLimitQuery, parseOr400 } from '../../validate.js';
 import { requestedWebhook } from '../../webhooks.js';
 import type { Queryable } from '../../../db/index.js';
 import * as repo from '../../../db/repos/pipelines.js';
@@ -22,7 +22,6 @@ import { startPipelineWorkflow } from '../../../workflows/pipeline-client.js';
 import { workspaceShareWeight } from '../../../db/repos/fair-share.js';
 import { checkSteps, parsePipelineCreate, type CheckedStep } from './checks.js';
 import { presentPipeline, presentPipelines } from './present.js';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../discovery.js';
 import { addPipelineActions } from './actions.js';
 import { loadPipelineOfKey, refuseOverActive, TAG, type PipelineServices } from './common.js';
 import { labelFilters, labelQueryFields } from '../../label-filters.js';
@@ -47,7 +46,7 @@ const dryRunQuery = z.object({
 });
 
 const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional().describe(`page size, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`),
+  limit: pageLimitQuery(),
   cursor: z.string().regex(CURSOR, 'not a cursor returned by this endpoint').optional().describe('the next_cursor of the previous page'),
   status: z.enum(pipelineStatuses).optional(),
   ...labelQueryFields,
