@@ -221,6 +221,8 @@ test(
       const outputs = done.outputs ?? [];
       assert.equal(outputs.length, 1);
       assert.ok(await fleet.service.storage.stat(outputs[0]!.key), 'its output is in the store');
+      // The run ends after its last activity wrote the row: on a loaded machine, a moment later.
+      await waitFor(`${held}'s run to complete`, async () => (await runOf(held)).status.name !== 'RUNNING', 60_000, 250);
       assert.equal((await runOf(held)).status.name, 'COMPLETED');
 
       const failed = await jobFinished(tdb.db, late, 180_000);
