@@ -7,7 +7,7 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import type { AppDeps } from '../../deps.js';
-import { authOf, keyCreateCheck, type Auth } from '../../auth.js';
+import { authOf, keyCreateListCheck, type Auth } from '../../auth.js';
 import { Endpoints } from '../../endpoint.js';
 import { ApiError } from '../../errors.js';
 import { completeIdempotencyInTx, hasIdempotencyClaim, IDEMPOTENCY_NOTE, idempotent } from '../../idempotency.js';
@@ -97,18 +97,7 @@ batchEndpoints.add({
   errors: [400, 401, 403, 404, 409, 422, 429, 500],
   before: (services) => [
     // Each item's kind and model against the key's allowed_kinds / allowed_models (dry runs included).
-    (req, res, next) => {
-      const items: unknown = (req.body as { items?: unknown } | undefined)?.items;
-      try {
-        if (Array.isArray(items))
-          for (const item of items as Array<{ kind?: unknown; body?: { model?: unknown } } | null>) {
-            if (typeof item?.kind === 'string') keyCreateCheck(res, item.kind, item.body?.model);
-          }
-      } catch (err) {
-        return next(err);
-      }
-      next();
-    },
+    keyCreateListCheck('items'),
     (req, res, next) => {
       if (!req.url.includes('?') || parseOr400(dryRunQuery, req.query).dry_run !== 'true') return next();
       const { workspaceId } = authOf(res);

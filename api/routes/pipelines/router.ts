@@ -6,7 +6,7 @@
 // (activities/pipelines.ts), as the job it is.
 import { z } from 'zod';
 import type { AppDeps } from '../../deps.js';
-import { authOf, keyCreateCheck, type Auth } from '../../auth.js';
+import { authOf, keyCreateListCheck, type Auth } from '../../auth.js';
 import { Endpoints } from '../../endpoint.js';
 import { ApiError, invalidRequest } from '../../errors.js';
 import { completeIdempotencyInTx, hasIdempotencyClaim, IDEMPOTENCY_NOTE, idempotent } from '../../idempotency.js';
@@ -74,18 +74,7 @@ pipelineEndpoints.add({
   errors: [400, 401, 403, 404, 409, 422, 429, 500],
   before: (services) => [
     // Each step's kind and model against the key's allowed_kinds / allowed_models (dry runs included).
-    (req, res, next) => {
-      const steps: unknown = (req.body as { steps?: unknown } | undefined)?.steps;
-      try {
-        if (Array.isArray(steps))
-          for (const step of steps as Array<{ kind?: unknown; body?: { model?: unknown } } | null>) {
-            if (typeof step?.kind === 'string') keyCreateCheck(res, step.kind, step.body?.model);
-          }
-      } catch (err) {
-        return next(err);
-      }
-      next();
-    },
+    keyCreateListCheck('steps'),
     (req, res, next) => {
       if (!req.url.includes('?') || parseOr400(dryRunQuery, req.query).dry_run !== 'true') return next();
       const { workspaceId } = authOf(res);
