@@ -65,10 +65,27 @@ export async function holdJob(db: Database, jobs: JobService, jobId: string, run
   const job = await jobsRepo.getJob(db, jobId);
   if (!job) throw nonRetryable(failureTypes.inputUnavailable, `job ${jobId} does not exist`);
   if (job.status === 'generating' && job.status_run_id === runId) return job;
+  if (job.status === 'generating' && job.status_run_id !== null) await refuseReplacedRun(jobId, runId, job.status_run_id);
   try {
     return (await jobs.claim(jobId, runId, { phase: () => phase, phaseSql: phase, attempt: stepAttempt() })).job;
   } catch (err) {
     throw stepFailure(err);
+  }
+}
+
+/**
+ * Another run holds the job: a reset run takes it from the run it replaced, never the other way.
+ * The replaced run's step still in flight when the reset terminated it (its heartbeat has not told it
+ * yet) would take the job back from its replacement: it is refused unless its run is the workflow's
+ * current one. One describe, only when the job changes hands.
+ */
+async function refuseReplacedRun(jobId: string, runId: string, holder: string): Promise<void> {
+  const ctx = Context.current();
+  const workflowId = ctx.info.workflowExecution?.workflowId;
+  if (!workflowId) return;
+  const current = (await ctx.client.workflow.getHandle(workflowId).describe()).runId;
+  if (current !== runId) {
+    throw nonRetryable(failureTypes.illegalStatusMove, `job ${jobId} is held by run ${holder}: run ${runId} was replaced by run ${current}`);
   }
 }
 
