@@ -48,7 +48,7 @@ import { hostileBodies, jsonOperations } from '../support/hostile-json.js';
 import { codecDataConverter } from '../../codec/payload-codec.js';
 
 /** Test cases per operation and phase; with the seed, the whole run is fixed. */
-const MAX_EXAMPLES = 30;
+const MAX_EXAMPLES = 20;
 const SEED = 20261123;
 
 /**
@@ -367,7 +367,7 @@ function runSchemathesis(args: string[], cwd: string, signal: AbortSignal): Prom
   });
 }
 
-test('schemathesis finds no failure in any operation of the published contract', { timeout: 900_000 }, async (t) => {
+test('schemathesis finds no failure in any operation of the published contract', { timeout: 1_500_000 }, async (t) => {
   assert.ok(process.env.SCHEMATHESIS_PATH, 'SCHEMATHESIS_PATH is not set: run the tests with `npm test` (scripts/stack.sh installs schemathesis)');
   // A funded workspace: valid creates are accepted (402 would count as valid data refused).
   const tenant = await createTenant(tdb.db, 1_000_000_000);
