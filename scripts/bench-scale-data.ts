@@ -102,7 +102,7 @@ export async function loadHistory(db: Database, w: { tenant: Tenant; project2: s
       from generate_series(1, ${total}::integer) g
     ) j`.execute(db);
   await jobInsertTriggers(db, 'enable');
-  await loadLabels(db);
+  await loadLabels(db, others === 0);
   await sql`
     insert into credit_ledger (workspace_id, job_id, job_seq, delta, reason, created_at)
     select workspace_id, id, 1, -price, 'charge', created_at from jobs where id like '%\\_bench%'`.execute(db);
@@ -127,13 +127,19 @@ export async function loadHistory(db: Database, w: { tenant: Tenant; project2: s
 }
 
 /**
- * Every history job's labels (0115_labels), as a create writes them: tag `team-<n % 10>` (10% of the
- * jobs each), tag `rare` on every 1000th, metadata customer `cus_<n % 100>` (1% each).
+ * Every history job's labels (0115_labels), as a create writes them. With a history of a million:
+ * tag `team-<n % 10>` (10% of the jobs each), tag `rare` on every 1000th, metadata customer
+ * `cus_<n % 100>` (1% each). In the empty database (`dense`, 400 jobs) each filter the bench times
+ * still fills a page of 50, so both sides answer the same page and only the history differs: tag
+ * `team-<n % 5>` (80 jobs for team-3), `rare` on every 8th (50), customer `cus_13` on the jobs with
+ * n % 5 of 3 or 4 (160, of which team-3's 80), `cus_<n % 100>` on the others.
  */
-async function loadLabels(db: Database): Promise<void> {
+async function loadLabels(db: Database, dense: boolean): Promise<void> {
+  const [teams, rareEvery] = dense ? [5, 8] : [10, 1000];
+  const customer = dense ? sql`case when n % 5 in (3, 4) then 'cus_13' else 'cus_' || (n % 100) end` : sql`'cus_' || (n % 100)`;
   await sql`
-    update jobs set tags = array['team-' || (n % 10)] || case when n % 1000 = 0 then array['rare'] else array[]::text[] end,
-                    metadata = jsonb_build_object('customer', 'cus_' || (n % 100))
+    update jobs set tags = array['team-' || (n % ${teams}::integer)] || case when n % ${rareEvery}::integer = 0 then array['rare'] else array[]::text[] end,
+                    metadata = jsonb_build_object('customer', ${customer})
     from (select id as jid, substring(id from 10)::int as n from jobs where id like '%\\_bench%') b where id = b.jid`.execute(db);
   await sql`
     insert into job_labels (workspace_id, label, created_at, job_id)

@@ -42,11 +42,18 @@ export interface TypeFilter {
  * in commit order, one transaction at a time (0120_workspace_events), so once seq N is visible every
  * smaller number of the workspace is too: reading on from the last seq seen never skips an event.
  */
-export async function listWorkspaceEvents(
-  db: Queryable,
-  workspaceId: string,
-  opts: { after: number; limit: number; types?: TypeFilter },
-): Promise<WorkspaceEvent[]> {
+export async function listWorkspaceEvents(db: Queryable, workspaceId: string, opts: WorkspaceEventsPage): Promise<WorkspaceEvent[]> {
+  return (await workspaceEventsQuery(db, workspaceId, opts).execute()) as WorkspaceEvent[];
+}
+
+export interface WorkspaceEventsPage {
+  after: number;
+  limit: number;
+  types?: TypeFilter;
+}
+
+/** The page's query, unexecuted (bench:scale EXPLAINs exactly what the gateway sends). */
+export function workspaceEventsQuery(db: Queryable, workspaceId: string, opts: WorkspaceEventsPage) {
   let q = db.selectFrom('workspace_events').selectAll().where('workspace_id', '=', workspaceId).where('seq', '>', opts.after).orderBy('seq').limit(opts.limit);
   const t = opts.types;
   if (t && (t.exact.length > 0 || t.prefixes.length > 0)) {
@@ -57,7 +64,7 @@ export async function listWorkspaceEvents(
       ]),
     );
   }
-  return (await q.execute()) as WorkspaceEvent[];
+  return q;
 }
 
 /** The newest number the workspace has handed out (0: none yet). */
