@@ -9,6 +9,7 @@ import type { Operation } from './operations.js';
 import { errorCodes } from './errors.js';
 import { jobStatuses } from '../shared/job-model.js';
 import { uploadStatuses } from '../shared/uploads.js';
+import { batchStatuses } from '../shared/batches.js';
 import { converter, openApiPath, statesDeploymentBounds } from './openapi-schema.js';
 import { NO_NUL_PATTERN } from './validate.js';
 import { healthEndpoints } from './routes/health.js';
@@ -167,8 +168,8 @@ function components(): JsonObject {
             properties: {
               status: {
                 type: 'string',
-                enum: [...new Set([...jobStatuses, ...uploadStatuses])],
-                description: 'current status of the job (of the upload, with `upload_refused`)',
+                enum: [...new Set([...jobStatuses, ...uploadStatuses, ...batchStatuses])],
+                description: "current status of the job (of the upload, with `upload_refused`; of the batch, with a manifest's `not_ready`)",
               },
             },
             if: { properties: { error: { properties: { code: { enum: ['not_ready', 'generation_failed'] } } } } },

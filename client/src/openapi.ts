@@ -3018,10 +3018,10 @@ export type components = {
         };
         ConflictError: components["schemas"]["Error"] & {
             /**
-             * @description current status of the job (of the upload, with `upload_refused`)
+             * @description current status of the job (of the upload, with `upload_refused`; of the batch, with a manifest's `not_ready`)
              * @enum {string}
              */
-            status?: "pending" | "generating" | "completed" | "failed" | "expired" | "deleted";
+            status?: "pending" | "generating" | "completed" | "failed" | "expired" | "deleted" | "running" | "canceled";
         };
     };
     responses: {
