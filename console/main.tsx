@@ -1,5 +1,5 @@
-// The console's shell: sign-in, then the pages by hash route (#/jobs, #/jobs/<id>, #/playground,
-// #/usage, #/webhooks). Whether the browser is signed in, the API says (GET /v1/balance with the
+// The console's shell: sign-in, then the pages by hash route (#/playground, #/jobs, #/jobs/<id>,
+// #/pipelines, #/pipelines/<id>, #/usage, #/budgets, #/webhooks, #/endpoints, #/keys). Whether the browser is signed in, the API says (GET /v1/balance with the
 // session cookie): 401 shows the sign-in form.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -9,13 +9,21 @@ import { JobPage } from './pages/job.js';
 import { PlaygroundPage } from './pages/playground.js';
 import { UsagePage } from './pages/usage.js';
 import { WebhooksPage } from './pages/webhooks.js';
+import { PipelinePage, PipelinesPage } from './pages/pipelines.js';
+import { BudgetsPage } from './pages/budgets.js';
+import { EndpointsPage } from './pages/endpoints.js';
+import { KeysPage } from './pages/keys.js';
 import { ErrorNote } from './ui.js';
 
 const pages = [
   { path: '#/playground', label: 'Playground' },
   { path: '#/jobs', label: 'Jobs' },
+  { path: '#/pipelines', label: 'Pipelines' },
   { path: '#/usage', label: 'Usage' },
+  { path: '#/budgets', label: 'Budgets' },
   { path: '#/webhooks', label: 'Webhooks' },
+  { path: '#/endpoints', label: 'Endpoints' },
+  { path: '#/keys', label: 'API keys' },
 ];
 
 function useHash(): string {
@@ -67,8 +75,14 @@ function Page({ hash }: { hash: string }) {
   const job = /^#\/jobs\/([A-Za-z0-9_]+)$/.exec(hash);
   if (job) return <JobPage id={job[1]!} />;
   if (hash.startsWith('#/jobs')) return <JobsPage />;
+  const pipeline = /^#\/pipelines\/([A-Za-z0-9_]+)$/.exec(hash);
+  if (pipeline) return <PipelinePage id={pipeline[1]!} />;
+  if (hash.startsWith('#/pipelines')) return <PipelinesPage />;
   if (hash.startsWith('#/usage')) return <UsagePage />;
+  if (hash.startsWith('#/budgets')) return <BudgetsPage />;
   if (hash.startsWith('#/webhooks')) return <WebhooksPage />;
+  if (hash.startsWith('#/endpoints')) return <EndpointsPage />;
+  if (hash.startsWith('#/keys')) return <KeysPage />;
   return <PlaygroundPage />;
 }
 

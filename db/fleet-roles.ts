@@ -171,6 +171,8 @@ export const fleetGrants: Readonly<Record<Fleet, Readonly<Record<string, TableGr
     route_probes: READ,
     // The event log's retention sweep (db/repos/workspace-events.ts sweepWorkspaceEvents).
     workspace_events: ALL,
+    // Expired console sessions are swept (db/repos/console-sessions.ts).
+    console_sessions: 'select, delete',
   },
 };
 

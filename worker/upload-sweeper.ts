@@ -19,6 +19,7 @@ import { sweepFailedUploads } from '../db/repos/uploads.js';
 import { sweepIdleRateLimits } from '../db/repos/rate-limits.js';
 import { sweepAuditEvents } from '../db/repos/audit.js';
 import { sweepWorkspaceEvents } from '../db/repos/workspace-events.js';
+import { sweepConsoleSessions } from '../db/repos/console-sessions.js';
 
 /** A rate-limit row without a lease for this long holds nothing; the next request writes it again. */
 const RATE_LIMIT_ROW_IDLE_MS = 3_600_000;
@@ -40,7 +41,8 @@ export function createUploadSweeper(deps: { config: Config; db: Database; storag
     // The other tables that grow with traffic are trimmed in the same pass, a bounded batch each:
     // idempotency keys past their 24 h replay window, refused uploads after
     // FAILED_UPLOAD_RETENTION_DAYS, rate-limit rows idle for RATE_LIMIT_ROW_IDLE_MS, audit
-    // events older than AUDIT_RETENTION_DAYS and workspace events older than EVENTS_RETENTION_DAYS. A batch over a large table may outlast the pool's
+    // events older than AUDIT_RETENTION_DAYS, workspace events older than EVENTS_RETENTION_DAYS and
+    // console sessions past their expiry. A batch over a large table may outlast the pool's
     // statement timeout: each runs under DATABASE_LONG_STATEMENT_TIMEOUT_MS.
     const long = { statementMs: deps.config.DATABASE_LONG_STATEMENT_TIMEOUT_MS };
     await withLongStatements(deps.db, long, (tx) => sweepIdempotencyKeys(tx));
@@ -50,6 +52,8 @@ export function createUploadSweeper(deps: { config: Config; db: Database; storag
     if (auditRemoved > 0) deps.logger.info({ removed: auditRemoved }, 'removed audit events past their retention');
     const eventsRemoved = await withLongStatements(deps.db, long, (tx) => sweepWorkspaceEvents(tx, deps.config.EVENTS_RETENTION_DAYS));
     if (eventsRemoved > 0) deps.logger.info({ removed: eventsRemoved }, 'removed workspace events past their retention');
+    const sessionsRemoved = await withLongStatements(deps.db, long, (tx) => sweepConsoleSessions(tx, now));
+    if (sessionsRemoved > 0) deps.logger.info({ removed: sessionsRemoved }, 'removed expired console sessions');
     if (removed > 0) deps.logger.info({ removed }, 'removed expired pending uploads');
     return removed;
   }

@@ -1,5 +1,6 @@
 // Usage and money: the balance (GET /v1/balance) and the usage by day (GET /v1/usage) with the
-// API's groupings, as a table and a bar per day of net credits.
+// API's groupings, as a table and a bar per day of net credits, and the range's totals as the API
+// sums them (`totals`), not as this page would add up one page of rows.
 import { useState } from 'preact/hooks';
 import { client } from '../api.js';
 import { ErrorNote, useLoad } from '../ui.js';
@@ -13,6 +14,7 @@ export function UsagePage() {
   const b = balance.value?.data;
   const rows = usage.value?.data ?? [];
   const max = Math.max(1, ...rows.map((r) => r.credits.net));
+  const totals = usage.value?.totals;
   return (
     <>
       <h1>Usage and balance</h1>
@@ -69,6 +71,19 @@ export function UsagePage() {
               </tr>
             ))}
           </tbody>
+          {totals && (
+            <tfoot>
+              <tr>
+                <th scope="row" colSpan={groupBy ? 2 : 1}>
+                  This month
+                </th>
+                <td data-total-spent={totals.credits.spent}>{totals.credits.spent}</td>
+                <td data-total-refunded={totals.credits.refunded}>{totals.credits.refunded}</td>
+                <td data-total-net={totals.credits.net}>{totals.credits.net}</td>
+                <td data-total-jobs={totals.jobs.created}>{totals.jobs.created}</td>
+              </tr>
+            </tfoot>
+          )}
         </table>
       </div>
     </>

@@ -3,7 +3,9 @@
 // renderer): sign in with the demo key, generate an image from the playground and see its pixels in
 // a screenshot, a refusal shown from the dry run before any charge; the session's guarantees (the
 // raw key is never in the page's storage or a readable cookie, a revoked key ends the session, a
-// cross-site POST is refused); and axe on every page, at desktop and phone width.
+// cross-site POST is refused); a video started from the playground whose percent moves, canceled,
+// its refund in the receipt; the usage page's totals are GET /v1/usage's; a failed webhook delivery
+// redelivered from the webhooks page; and axe on every page, at desktop and phone width.
 // CONSOLE_SCREENSHOT=path.png also saves the playground with its output (the README's picture).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,13 +14,17 @@ import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
-import { MediaGenClient } from '@mediagen/client';
+import { MediaGenClient, type Pipeline } from '@mediagen/client';
 import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { startGateway, startWorkers, type InProcessGateway, type Workers } from '../support/services.js';
 import { colourSummary, decodePng } from '../support/png-pixels.js';
 import { seedDemo, type DemoSeed } from '../../admin/seed.js';
 import { revokeApiKey } from '../../db/repos/workspaces.js';
 import { chromiumPath, headlessChromiumArgs } from '../../scripts/headless-chromium.js';
+import { runAdmin } from '../../admin/main.js';
+import { Receiver } from '../support/webhook-receiver.js';
+import { imageStep, videoStep } from '../support/pipeline-steps.js';
+import { verifyWebhook } from '@mediagen/client/webhooks';
 
 let tdb: TestDatabase;
 let gw: InProcessGateway;
@@ -26,15 +32,29 @@ let workers: Workers;
 let browser: Browser;
 let demo: DemoSeed;
 let axeSource: string;
+const receiver = new Receiver();
 
 const IMAGE_MODEL = 'nano-banana-2';
+const VIDEO_MODEL = 'veo-3.1-lite';
 
 before(async () => {
   tdb = await createTestDatabase();
-  const config = testConfig(tdb.url, { RATE_LIMIT_GENERATE_PER_MIN: '10000', RATE_LIMIT_POLL_PER_MIN: '100000' });
+  const config = testConfig(tdb.url, {
+    RATE_LIMIT_GENERATE_PER_MIN: '10000',
+    RATE_LIMIT_POLL_PER_MIN: '100000',
+    // `[latency:N]` in a prompt holds that one job at the local renderer (a video to watch and cancel).
+    LOCAL_RENDER_FAULTS: 'true',
+    // A delivery to the loopback receiver is given up after 3 quick attempts.
+    WEBHOOK_ALLOW_LOOPBACK: 'true',
+    WEBHOOK_TIMEOUT_MS: '1000',
+    WEBHOOK_RETRY_INITIAL_MS: '100',
+    WEBHOOK_RETRY_MAX_INTERVAL_MS: '200',
+    WEBHOOK_RETRY_MAX_ATTEMPTS: '3',
+  });
   gw = await startGateway(config, tdb.db);
   workers = await startWorkers(config, tdb.db);
   demo = await seedDemo(tdb.db);
+  await receiver.start();
   axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
   browser = await puppeteer.launch({
     executablePath: chromiumPath(),
@@ -46,6 +66,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
+  await receiver.close();
   await workers?.stop();
   await gw?.close();
   await tdb?.drop();
@@ -347,9 +368,307 @@ describe('the console in headless Chromium', () => {
   });
 
   test(
+    'a video started in the playground shows its percent moving; canceled from the console, its receipt shows the refund the API records',
+    { timeout: 180_000 },
+    async () => {
+      const tenant = await createTenant(tdb.db, 10_000);
+      const client = new MediaGenClient({ apiKey: tenant.apiKey, baseUrl: gw.baseUrl });
+      const model = (await client.models.list()).data.find((m) => m.name === VIDEO_MODEL)!;
+      const { context, page } = await freshPage();
+      try {
+        await signIn(page, tenant.apiKey);
+        await page.waitForSelector('#model');
+        await page.select('#model', VIDEO_MODEL);
+        await page.waitForSelector('textarea[name=prompt]');
+        // The shortest, smallest video: its render is quick; the marker then holds it two minutes.
+        if (model.resolutions.length) await page.select('select[name=resolution]', model.resolutions[0]!);
+        if (await page.$('select[name=duration]')) {
+          const shortest = await page.$eval('select[name=duration] option', (o) => o.getAttribute('value')!);
+          await page.select('select[name=duration]', shortest);
+        }
+        await page.type('textarea[name=prompt]', 'the tide comes in slowly [latency:120000]');
+        await page.click('form.playground button[type=submit]');
+        const link = await page.waitForSelector('h2 a[href^="#/jobs/"]', { timeout: 60_000 });
+        const jobId = await link!.evaluate((a) => a.textContent!);
+        // The percent the page shows, as the job's events bring it: two different figures, growing.
+        const seen: number[] = [];
+        await waitFor(
+          'the percent to move',
+          async () => {
+            const percent = await page.$eval('.job-progress [role=status]', (e) => e.getAttribute('data-percent'));
+            if (percent && seen.at(-1) !== Number(percent)) seen.push(Number(percent));
+            return seen.length >= 2;
+          },
+          90_000,
+          100,
+        );
+        assert.ok(seen[1]! > seen[0]! && seen[1]! < 100, `the percent grew: ${seen.join(' → ')}`);
+        assert.equal(await page.$eval('.job-progress [role=status]', (e) => e.getAttribute('data-status')), 'generating');
+        await page.click('.job-progress button.danger');
+        await page.waitForSelector('.job-progress [role=status][data-status=failed]', { timeout: 60_000 });
+        assert.match(await text(page), /\(canceled\)/, 'the cancel is shown with its code');
+        // The receipt on the job's page: what the API's timeline records, the price charged and refunded.
+        const timeline = await waitFor('the refund recorded', async () => {
+          const t = await client.jobs.timeline(jobId);
+          return t.charges.refunded > 0 ? t : undefined;
+        });
+        assert.ok(timeline.charges.charged > 0);
+        await page.goto(`${gw.baseUrl}/console#/jobs/${jobId}`);
+        await page.waitForSelector('[data-refunded]');
+        assert.equal(await page.$eval('[data-charged]', (e) => e.getAttribute('data-charged')), String(timeline.charges.charged));
+        assert.equal(await page.$eval('[data-refunded]', (e) => e.getAttribute('data-refunded')), String(timeline.charges.refunded));
+        assert.equal(await page.$eval('[data-net]', (e) => e.getAttribute('data-net')), String(timeline.charges.net));
+        assert.equal((await client.balance.get()).data.available, 10_000 - timeline.charges.net, 'the balance agrees with the receipt');
+      } finally {
+        await context.close();
+      }
+    },
+  );
+
+  test('the usage page shows the totals GET /v1/usage answers, with and without a grouping', { timeout: 120_000 }, async () => {
+    const { context, page } = await freshPage();
+    try {
+      await signIn(page, demo.apiKey);
+      const client = new MediaGenClient({ apiKey: demo.apiKey, baseUrl: gw.baseUrl });
+      for (const groupBy of ['', 'model'] as const) {
+        await page.goto(`${gw.baseUrl}/console#/usage`);
+        await page.waitForSelector('[data-total-spent]');
+        if (groupBy) {
+          await page.select('select', groupBy);
+          await page.waitForSelector('thead th:nth-child(6)');
+        }
+        const usage = await client.usage.get({ granularity: 'day', ...(groupBy ? { group_by: groupBy } : {}) });
+        assert.ok(usage.totals.jobs.created > 0, 'the demo workspace has usage to show');
+        const shown = await inPage<Record<string, string>>(
+          page,
+          `Object.fromEntries(['spent', 'refunded', 'net', 'jobs'].map((k) => [k, document.querySelector('[data-total-' + k + ']').getAttribute('data-total-' + k)]))`,
+        );
+        const t = usage.totals;
+        assert.deepEqual(
+          shown,
+          { spent: String(t.credits.spent), refunded: String(t.credits.refunded), net: String(t.credits.net), jobs: String(t.jobs.created) },
+          `group by ${groupBy || 'nothing'}`,
+        );
+        const rows = await inPage<string[]>(page, `[...document.querySelectorAll('tbody [data-spent]')].map((e) => e.getAttribute('data-spent'))`);
+        assert.deepEqual(
+          rows,
+          usage.data.map((r) => String(r.credits.spent)),
+          'one row per row of the API',
+        );
+      }
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('a webhook delivery given up after failing is redelivered from the console and delivered', { timeout: 120_000 }, async () => {
+    const tenant = await createTenant(tdb.db, 1000);
+    const rotated = await runAdmin(['webhook', 'secret', 'rotate', '--workspace', tenant.workspaceId, '--as', tenant.ownerEmail, '--json'], {
+      ...process.env,
+      DATABASE_URL: tdb.url,
+    });
+    assert.equal(rotated.code, 0, rotated.stderr);
+    const path = '/console-hooks/failing';
+    receiver.scripts.set(path, [500, 500, 500, 204]);
+    const client = new MediaGenClient({ apiKey: tenant.apiKey, baseUrl: gw.baseUrl });
+    const job = await client.images.generate({
+      project_id: tenant.projectId,
+      model: IMAGE_MODEL,
+      prompt: 'a lighthouse at dusk',
+      aspect_ratio: '1:1',
+      count: 1,
+      webhook_url: `${receiver.base}${path}`,
+      webhook_events: ['completed'],
+    });
+    const failed = await waitFor('the delivery given up', async () => {
+      const d = (await client.webhookDeliveries.list({ job_id: job.id })).data[0];
+      return d?.status === 'failed' ? d : undefined;
+    });
+    const { context, page } = await freshPage();
+    try {
+      await signIn(page, tenant.apiKey);
+      await page.goto(`${gw.baseUrl}/console#/webhooks`);
+      await waitForText(page, 'the failed delivery with its attempts', (t) => t.includes(failed.id) && (t.match(/Attempt \d at/g) ?? []).length === 3);
+      assert.equal(receiver.at(path).length, 3);
+      const button = await page.waitForSelector(`xpath/.//button[contains(., ${JSON.stringify(`Redeliver ${failed.id}`)})]`);
+      await button!.click();
+      await waitForText(page, 'the redelivery queued', (t) => t.includes(`Redelivery of ${failed.id} queued.`));
+      await waitFor('the redelivery received', async () => receiver.at(path).length === 4);
+      assert.equal(receiver.at(path)[3]!.headers['webhook-id'], failed.id, 'the same event, sent again');
+      await waitFor('the delivery delivered', async () => (await client.webhookDeliveries.get(failed.id)).status === 'delivered');
+      await page.reload();
+      await waitForText(page, 'the delivery shown delivered', (t) => t.includes(failed.id) && (t.match(/Attempt \d at/g) ?? []).length === 4);
+      assert.equal(await page.$eval('.deliveries .badge', (e) => e.textContent), 'delivered');
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('pipelines: listed, the record shows its steps live, and a cancel from the console ends it as the API records', { timeout: 180_000 }, async () => {
+    const tenant = await createTenant(tdb.db, 10_000);
+    const client = new MediaGenClient({ apiKey: tenant.apiKey, baseUrl: gw.baseUrl });
+    // The first step is held at the local renderer, so the pipeline is still running when canceled.
+    // (The steps' kinds are plain strings to the compiler, as in the pipeline suites.)
+    const created = (
+      await client.pipelines.create({
+        project_id: tenant.projectId,
+        steps: [imageStep('a lighthouse held in the fog [latency:120000]'), videoStep()],
+      } as never)
+    ).data as Pipeline;
+    const id = created.id;
+    const { context, page } = await freshPage();
+    try {
+      await signIn(page, tenant.apiKey);
+      await page.goto(`${gw.baseUrl}/console#/pipelines`);
+      await page.waitForSelector(`a[href="#/pipelines/${id}"]`);
+      await page.click(`a[href="#/pipelines/${id}"]`);
+      await page.waitForSelector('[data-step=still][data-step-status=generating]', { timeout: 90_000 });
+      assert.equal(await page.$eval('[data-step=clip]', (e) => e.getAttribute('data-step-status')), 'waiting');
+      await page.click('button.danger');
+      await page.waitForSelector('[role=status][data-status=failed]', { timeout: 60_000 });
+      const ended = await waitFor('the pipeline ended', async () => {
+        const p = (await client.pipelines.get(id)).data;
+        return p.status === 'failed' ? p : undefined;
+      });
+      assert.equal(ended.error?.code, 'canceled');
+      assert.match(await text(page), /\(canceled\)/, 'the cancel is shown with its code');
+      // The steps as the API has them once the events have arrived.
+      await page.reload();
+      await page.waitForSelector('[role=status][data-status=failed]');
+      const shown = await inPage<string[]>(page, `[...document.querySelectorAll('[data-step]')].map((e) => e.dataset.step + ':' + e.dataset.stepStatus)`);
+      assert.deepEqual(
+        shown,
+        ended.steps.map((s) => `${s.id}:${s.status}`),
+      );
+      assert.notEqual(ended.steps[1]!.status, 'completed', 'no later step ran');
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('budgets: the page shows each budget as GET /v1/budgets has it', async () => {
+    const tenant = await createTenant(tdb.db, 1000);
+    const client = new MediaGenClient({ apiKey: tenant.apiKey, baseUrl: gw.baseUrl });
+    await client.apiKeys.create({ name: 'capped', scopes: ['read', 'generate'], budget: { limit: 250, period: 'day' } });
+    const budgets = (await client.budgets.list()).data;
+    assert.equal(budgets.length, 1);
+    const { context, page } = await freshPage();
+    try {
+      await signIn(page, tenant.apiKey);
+      await page.goto(`${gw.baseUrl}/console#/budgets`);
+      await page.waitForSelector('[data-budget-id]');
+      const shown = await inPage<string[][]>(
+        page,
+        `[...document.querySelectorAll('[data-budget-id]')].map((r) => [r.dataset.budgetId, r.querySelector('[data-limit]').dataset.limit, r.querySelector('[data-spent]').dataset.spent, r.querySelector('[data-remaining]').dataset.remaining])`,
+      );
+      assert.deepEqual(
+        shown,
+        budgets.map((b) => [b.id, String(b.limit), String(b.spent), String(b.remaining)]),
+      );
+    } finally {
+      await context.close();
+    }
+  });
+
+  test(
+    'API keys: listed with the session; create (confirmed with the key) shows the secret once and it works, revoke ends the key',
+    { timeout: 120_000 },
+    async () => {
+      const tenant = await createTenant(tdb.db, 1000);
+      const owner = new MediaGenClient({ apiKey: tenant.apiKey, baseUrl: gw.baseUrl });
+      const { context, page } = await freshPage();
+      const confirmWithKey = () => page.type('#confirm_key', tenant.apiKey);
+      try {
+        await signIn(page, tenant.apiKey);
+        await page.goto(`${gw.baseUrl}/console#/keys`);
+        await page.waitForSelector(`[data-key-id="${tenant.apiKeyId}"]`);
+        // Without the key typed again, nothing is sent: the page says what it needs.
+        await page.type('form.new-key input[name=name]', 'ci deploys');
+        await page.click('form.new-key button[type=submit]');
+        await waitForText(page, 'the confirm prompt', (t) => t.includes('changing keys needs the key itself'));
+        await confirmWithKey();
+        await page.click('form.new-key button[type=submit]');
+        const secret = await (await page.waitForSelector('[data-secret]'))!.evaluate((e) => e.textContent!);
+        assert.match(secret, /^mg_live_/);
+        assert.equal(await page.$eval('#confirm_key', (e) => (e as unknown as { value: string }).value), '', 'the confirming key is not left in the page');
+        const stored = await inPage<string>(page, `JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie`);
+        assert.ok(!stored.includes(tenant.apiKey.split('_').pop()!), 'the confirming key is in no storage');
+        const created = (await owner.apiKeys.list()).data.find((k) => k.name === 'ci deploys');
+        assert.ok(created, 'the key is created');
+        assert.deepEqual(created.scopes, ['read', 'generate', 'uploads'], 'the scopes ticked by default');
+        const minted = new MediaGenClient({ apiKey: secret, baseUrl: gw.baseUrl, maxRetries: 0 });
+        assert.equal((await minted.balance.get()).data.available, 1000, 'the secret shown is the key');
+        await page.waitForSelector(`[data-key-id="${created.id}"]`);
+        // Shown once: a reload of the page shows the key, never its secret.
+        await page.reload();
+        await page.waitForSelector(`[data-key-id="${created.id}"]`);
+        assert.ok(!(await inPage<string>(page, 'document.documentElement.outerHTML')).includes(secret), 'the secret is gone from the page');
+        await confirmWithKey();
+        await (await page.waitForSelector(`[data-key-id="${created.id}"] button`))!.click();
+        await page.waitForSelector(`[data-key-id="${created.id}"] .badge.failed`);
+        await assert.rejects(minted.balance.get(), (err: { status: number }) => err.status === 401, 'the revoked key is refused');
+        // A refusal is shown with the API's message: a scope the acting key lacks.
+        const narrow = await owner.apiKeys.create({ name: 'reader', scopes: ['read', 'admin'] });
+        await page.type('#confirm_key', narrow.data.key);
+        await page.type('form.new-key input[name=name]', 'wider');
+        await page.click('form.new-key button[type=submit]');
+        const alert = await page.waitForSelector('[role=alert]');
+        assert.match(await alert!.evaluate((e) => e.textContent ?? ''), /a key cannot mint a key with more than it has \(key_scope_denied\)/);
+      } finally {
+        await context.close();
+      }
+    },
+  );
+
+  test('webhook endpoints: add one (its secret shown once), its test ping arrives signed with that secret, disable, delete', { timeout: 120_000 }, async () => {
+    const tenant = await createTenant(tdb.db, 1000);
+    const client = new MediaGenClient({ apiKey: tenant.apiKey, baseUrl: gw.baseUrl });
+    const path = '/console-hooks/endpoint';
+    const url = `${receiver.base}${path}`;
+    const { context, page } = await freshPage();
+    try {
+      await signIn(page, tenant.apiKey);
+      await page.goto(`${gw.baseUrl}/console#/endpoints`);
+      await waitForText(page, 'the empty list', (t) => t.includes('No endpoints yet.'));
+      await page.type('form.new-endpoint input[name=url]', url);
+      await page.click('form.new-endpoint button[type=submit]');
+      const secret = await (await page.waitForSelector('[data-secret]'))!.evaluate((e) => e.textContent!);
+      const [endpoint] = await client.webhookEndpoints.list();
+      assert.ok(endpoint && endpoint.url === url, 'the endpoint is created');
+      assert.deepEqual(endpoint.event_types, ['job.*']);
+      const buttons = async () => page.$$(`[data-endpoint-id="${endpoint.id}"] button`);
+      await page.waitForSelector(`[data-endpoint-id="${endpoint.id}"]`);
+      await (await buttons())[0]!.click();
+      await waitForText(page, 'the ping sent', (t) => t.includes(`sent to ${url}`));
+      const ping = await waitFor('the ping received', async () => receiver.at(path)[0]);
+      const event = verifyWebhook(secret, ping.body, ping.headers);
+      assert.equal(event.type, 'webhook.ping');
+      await (await buttons())[1]!.click();
+      await waitForText(page, 'disabled', (t) => t.includes('Disabled.'));
+      assert.equal((await client.webhookEndpoints.get(endpoint.id)).enabled, false);
+      await (await buttons())[2]!.click();
+      await waitForText(page, 'deleted', (t) => t.includes(`Deleted ${endpoint.id}.`));
+      assert.deepEqual(await client.webhookEndpoints.list(), []);
+      // A refusal is the API's message: an event type there is none of.
+      await page.type('form.new-endpoint input[name=url]', url);
+      await page.$eval('form.new-endpoint input[name=event_types]', (e) => ((e as unknown as { value: string }).value = 'no.such.event'));
+      await page.click('form.new-endpoint button[type=submit]');
+      const alert = await page.waitForSelector('[role=alert]');
+      assert.match(await alert!.evaluate((e) => e.textContent ?? ''), /\(\w+\)$/);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test(
     'every page passes axe (no serious or critical violation) at desktop and phone width, and nothing scrolls sideways on a phone',
     { timeout: 180_000 },
     async () => {
+      // A pipeline of the demo workspace, for the pipelines pages.
+      const demoClient = new MediaGenClient({ apiKey: demo.apiKey, baseUrl: gw.baseUrl });
+      // The newest job (the playground's image) before the pipeline's step jobs come.
+      const jobId = (await demoClient.jobs.list({ limit: 1 })).data[0]?.id;
+      const pipelineId = ((await demoClient.pipelines.create({ project_id: demo.projectId, steps: [imageStep()] } as never)).data as Pipeline).id;
       for (const width of [1280, 390]) {
         const { context, page } = await freshPage(width);
         try {
@@ -357,14 +676,18 @@ describe('the console in headless Chromium', () => {
           await page.waitForSelector('#api_key');
           assert.deepEqual(await axeViolations(page), [], `sign-in at ${width}px`);
           await signIn(page, demo.apiKey);
-          const jobId = (await new MediaGenClient({ apiKey: demo.apiKey, baseUrl: gw.baseUrl }).jobs.list({ limit: 1 })).data[0]?.id;
           const pages: [string, string][] = [
             ['#/playground', 'textarea[name=prompt]'],
             ['#/jobs', 'table tbody tr'],
             ['#/usage', '[data-available]'],
+            ['#/pipelines', 'table tbody tr'],
+            ['#/budgets', 'table'],
             ['#/webhooks', 'h1'],
+            ['#/endpoints', 'form.new-endpoint'],
+            ['#/keys', 'table tbody tr'],
           ];
           if (jobId) pages.push([`#/jobs/${jobId}`, '[data-charged]']);
+          pages.push([`#/pipelines/${pipelineId}`, '[data-step]']);
           for (const [hash, ready] of pages) {
             await page.goto(`${gw.baseUrl}/console${hash}`);
             await page.waitForSelector(ready);

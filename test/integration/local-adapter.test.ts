@@ -238,9 +238,22 @@ describe('local adapter', () => {
       assert.match(p.message ?? '', /injected/);
     });
 
+    test('[latency:N] holds this job N ms (capped at 600000) over the configured latency', async () => {
+      const a = adapter({ faults: true, latencyMs: 0 });
+      const ref = (await a.submit(request('nano-banana-2', { prompt: 'slow one [latency:60000]' }), ctx())) as LocalRef;
+      track(ref);
+      assert.equal(ref.readyAt - ref.renderedAt, 60_000);
+      const p = await a.poll(ref, ctx());
+      assert.equal(p.state, 'running');
+      assert.ok(p.percent! < 5, `percent ${p.percent}`);
+      const capped = (await a.submit(request('nano-banana-2', { prompt: '[latency:999999]' }), ctx())) as LocalRef;
+      track(capped);
+      assert.equal(capped.readyAt - capped.renderedAt, 600_000);
+    });
+
     test('markers are ordinary text when faults are off', async () => {
       const a = adapter({ faults: false });
-      const ref = (await a.submit(request('nano-banana-2', { prompt: 'x [fail:terminal] [fail:poll]' }), ctx())) as LocalRef;
+      const ref = (await a.submit(request('nano-banana-2', { prompt: 'x [fail:terminal] [fail:poll] [latency:60000]' }), ctx())) as LocalRef;
       track(ref);
       assert.equal((await a.poll(ref, ctx())).state, 'succeeded');
     });

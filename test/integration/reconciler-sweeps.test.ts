@@ -1,5 +1,5 @@
 // The retention sweeps the reconciler role runs for the tables that grow with traffic (the outbox,
-// idempotency keys, refused uploads, rate-limit rows), on the real Postgres: each removes the rows
+// idempotency keys, refused uploads, rate-limit rows, ended console sessions), on the real Postgres: each removes the rows
 // past its retention and nothing younger, and the rate limiter writes a swept row again. The
 // pipeline sweeps (stalled and unstarted pipelines) read only the pipelines in flight, by index.
 import { after, before, describe, test } from 'node:test';
@@ -10,6 +10,7 @@ import { sweepIdempotencyKeys } from '../../db/repos/idempotency.js';
 import { sweepFailedUploads } from '../../db/repos/uploads.js';
 import { sweepIdleRateLimits } from '../../db/repos/rate-limits.js';
 import { sweepFinishedDeliveries } from '../../db/repos/webhooks.js';
+import { sweepConsoleSessions } from '../../db/repos/console-sessions.js';
 import { quietActivePipelines, quietActivePipelinesQuery, unstartedPipelines, unstartedPipelinesQuery } from '../../db/repos/pipelines.js';
 
 let tdb: TestDatabase;
@@ -106,6 +107,31 @@ describe('retention sweeps', () => {
     const next = await lease(1);
     assert.deepEqual([next.granted_tokens, next.used_tokens], [1, 1], 'a fresh budget, recorded in a new row');
     assert.equal((await tdb.db.selectFrom('rate_limits').selectAll().execute()).length, 1);
+  });
+
+  test('console sessions: those past their expiry go, oldest first in bounded batches; live sessions stay', async () => {
+    const hours = (h: number) => new Date(Date.now() + h * 3_600_000);
+    for (const [id, expires] of [
+      ['sha256:ended-long-ago', hours(-48)],
+      ['sha256:ended-just-now', hours(-0.01)],
+      ['sha256:live', hours(8)],
+    ] as const) {
+      await tdb.db.insertInto('console_sessions').values({ id_hash: id, api_key_id: t.apiKeyId, expires_at: expires }).execute();
+    }
+    assert.equal(await sweepConsoleSessions(tdb.db, new Date(), 1), 1, 'one batch of one');
+    const afterOne = await tdb.db.selectFrom('console_sessions').select('id_hash').orderBy('id_hash').execute();
+    assert.deepEqual(
+      afterOne.map((r) => r.id_hash),
+      ['sha256:ended-just-now', 'sha256:live'],
+      'the oldest expiry went first',
+    );
+    assert.equal(await sweepConsoleSessions(tdb.db), 1);
+    assert.equal(await sweepConsoleSessions(tdb.db), 0);
+    const left = await tdb.db.selectFrom('console_sessions').select('id_hash').execute();
+    assert.deepEqual(
+      left.map((r) => r.id_hash),
+      ['sha256:live'],
+    );
   });
 
   test('the webhook outbox: finished events past their retention go, events still being delivered stay', async () => {

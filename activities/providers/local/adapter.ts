@@ -10,6 +10,8 @@
 //                       so attempt N+1 succeeds.
 //   [fail:poll]         the render succeeds, but poll reports state 'failed' once it is due.
 //   [outputs:N]         an image job renders N images at most, whatever its count.
+//   [latency:N]         this job's outputs are reported ready N ms (at most 600000) after its render,
+//                       instead of LOCAL_RENDER_LATENCY_MS (one slow job among fast ones).
 // Without `faults` the markers are ordinary text.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
@@ -69,6 +71,12 @@ export function injectedFault(req: Pick<ProviderRequest, 'prompt' | 'script'>, a
     return new ProviderError(`local renderer: injected transient failure (attempt ${attempt} of ${transient[1]} failing)`, { retryable: true, status: 503 });
   }
   return undefined;
+}
+
+/** The job's own latency from a `[latency:N]` marker, else the configured one. */
+export function injectedLatency(req: Pick<ProviderRequest, 'prompt' | 'script'>, configured: number): number {
+  const m = /\[latency:(\d{1,6})\]/.exec(`${req.prompt ?? ''}\n${req.script ?? ''}`);
+  return m ? Math.min(600_000, Number(m[1])) : configured;
 }
 
 export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
@@ -186,7 +194,9 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
 
     async submit(req, ctx): Promise<LocalRef> {
       let failPoll = false;
+      let latencyMs = opts.latencyMs;
       if (opts.faults) {
+        latencyMs = injectedLatency(req, latencyMs);
         const fault = injectedFault(req, ctx.attempt);
         if (fault) throw fault;
         failPoll = `${req.prompt ?? ''}\n${req.script ?? ''}`.includes('[fail:poll]');
@@ -230,7 +240,7 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
           jobId: req.jobId,
           outputs,
           renderedAt,
-          readyAt: renderedAt + opts.latencyMs,
+          readyAt: renderedAt + latencyMs,
           ...(failPoll ? { failPoll: true as const } : {}),
         };
       } finally {
