@@ -1,11 +1,12 @@
 // The bulk action tables' row types (0135_bulk_actions), part of db/schema.ts's DB.
 import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { BulkActionName } from '../shared/bulk-actions.js';
+
+export { bulkActionNames, type BulkActionName } from '../shared/bulk-actions.js';
 
 type Json<T> = ColumnType<T, string, string>;
 type NullableTime = ColumnType<Date | null, Date | null | undefined, Date | null>;
 
-export const bulkActionNames = ['cancel', 'retry', 'delete'] as const;
-export type BulkActionName = (typeof bulkActionNames)[number];
 export type BulkActionStatus = 'running' | 'completed';
 /** A job's state in the action: `pending` until the run applied the action to it. */
 export const bulkJobStates = ['pending', 'done', 'skipped', 'failed'] as const;

@@ -323,7 +323,8 @@ export interface IdempotencyKeyTable {
 }
 
 /** Every table: this file's, and each feature schema file's group. */
-export interface DB extends DeploymentTables, BalanceAlertTables, ConsoleTables, LabelTables, BatchTables, BulkActionTables, WebhookEndpointTables, RouteSlotTables, EventTables {
+export interface DB
+  extends DeploymentTables, BalanceAlertTables, ConsoleTables, LabelTables, BatchTables, BulkActionTables, WebhookEndpointTables, RouteSlotTables, EventTables {
   workspaces: WorkspaceTable;
   workspace_members: WorkspaceMemberTable;
   api_keys: ApiKeyTable;

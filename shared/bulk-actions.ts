@@ -1,7 +1,9 @@
 // Bulk actions' limits and vocabulary, shared by the gateway (api/routes/bulk-actions.ts), the run's
 // activities (activities/bulk-actions.ts) and the docs (docs/api/bulk-actions.md).
-import type { JobStatus } from '../db/schema.js';
-import type { BulkActionName } from '../db/bulk-action-schema.js';
+import type { JobStatus } from './job-model.js';
+
+export const bulkActionNames = ['cancel', 'retry', 'delete'] as const;
+export type BulkActionName = (typeof bulkActionNames)[number];
 
 /** The most jobs one bulk action takes: a selector matching more is refused (400 too_many_jobs). */
 export const BULK_ACTION_MAX_JOBS = 1000;

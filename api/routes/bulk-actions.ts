@@ -38,7 +38,10 @@ const filterSchema = z
   .object({
     project_id: z.string().min(1).max(100).optional().describe('only jobs of this project'),
     kind: z.enum(jobKinds).optional().describe('only jobs of this kind'),
-    status: z.enum(jobStatuses).optional().describe("only jobs in this status (within the action's: cancel pending/generating, retry failed, delete completed/failed)"),
+    status: z
+      .enum(jobStatuses)
+      .optional()
+      .describe("only jobs in this status (within the action's: cancel pending/generating, retry failed, delete completed/failed)"),
     model: z.string().min(1).max(100).optional().describe('only jobs of this model'),
     priority: z.enum(jobPriorities).optional().describe('only jobs of this priority'),
     created_after: millis('after').optional(),
@@ -75,7 +78,9 @@ const recordSchema = z.object({
   status: z.enum(['running', 'completed']).describe('running until the action was applied to every job it took'),
   filter: filterSchema.nullable().describe('the filter given (null: ids were given)'),
   job_count: z.number().int().describe(`the jobs the action took at create (at most ${BULK_ACTION_MAX_JOBS})`),
-  counts: countsSchema.describe("its jobs by outcome: pending (not reached yet), done, skipped (the job's rules refused it: finished already, not failed, in flight…), failed"),
+  counts: countsSchema.describe(
+    "its jobs by outcome: pending (not reached yet), done, skipped (the job's rules refused it: finished already, not failed, in flight…), failed",
+  ),
   created_at: z.number().int(),
   completed_at: z.number().int().nullable(),
 });
@@ -118,14 +123,19 @@ async function selectJobs(q: Queryable, workspaceId: string, body: Body): Promis
     const ids = [...new Set(body.ids)];
     const found = await repo.jobIdsInWorkspace(q, workspaceId, ids);
     const missing = ids.filter((id) => !found.has(id));
-    if (missing.length) throw new ApiError(404, 'not_found', `job${missing.length === 1 ? '' : 's'} ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? '…' : ''} not found`);
+    if (missing.length)
+      throw new ApiError(404, 'not_found', `job${missing.length === 1 ? '' : 's'} ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? '…' : ''} not found`);
     return ids;
   }
   const filters = listFilters(body.action, body.filter!);
   if (!filters) return [];
   const ids = await repo.matchingJobIds(q, workspaceId, filters, BULK_ACTION_MAX_JOBS + 1);
   if (ids.length > BULK_ACTION_MAX_JOBS) {
-    throw new ApiError(400, 'too_many_jobs', `the filter matches more than ${BULK_ACTION_MAX_JOBS} jobs the ${body.action} takes; narrow it (e.g. created_before) and send several actions`);
+    throw new ApiError(
+      400,
+      'too_many_jobs',
+      `the filter matches more than ${BULK_ACTION_MAX_JOBS} jobs the ${body.action} takes; narrow it (e.g. created_before) and send several actions`,
+    );
   }
   return ids;
 }

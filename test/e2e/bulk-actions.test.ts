@@ -42,11 +42,16 @@ async function actionOf(t: Tenant, id: string) {
   return r.body.data;
 }
 
+// A loaded CI machine may take a while over 300 Temporal cancels: the wait is generous, never a timed assertion.
 const completed = (t: Tenant, id: string) =>
-  waitFor(`bulk action ${id} to complete`, async () => {
-    const a = await actionOf(t, id);
-    return a.status === 'completed' ? a : undefined;
-  });
+  waitFor(
+    `bulk action ${id} to complete`,
+    async () => {
+      const a = await actionOf(t, id);
+      return a.status === 'completed' ? a : undefined;
+    },
+    300_000,
+  );
 
 async function create(t: Tenant, body: unknown) {
   const r = await api(gw.baseUrl, t.apiKey).post('/v1/bulk-actions', body);
@@ -70,11 +75,21 @@ describe('bulk cancel', () => {
     const jobs = [];
     for (let i = 0; i < 300; i++) jobs.push(await insertImageJob(tdb.db, a, { prompt: `queued ${i}` }));
     // Same workspace, another project: outside the filter.
-    const otherProject = (await tdb.db.insertInto('projects').values({ id: `prj_other_${a.workspaceId}`, workspace_id: a.workspaceId, name: 'other' }).returning('id').executeTakeFirstOrThrow()).id;
+    const otherProject = (
+      await tdb.db
+        .insertInto('projects')
+        .values({ id: `prj_other_${a.workspaceId}`, workspace_id: a.workspaceId, name: 'other' })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
     const outside = await insertImageJob(tdb.db, { ...a, projectId: otherProject });
     const bJobs = [await insertImageJob(tdb.db, b), await insertImageJob(tdb.db, b)];
     assert.equal(await creditsOf(tdb.db, a), 1000 - 301);
-    const auditBefore = await tdb.db.selectFrom('audit_events').select(sql<string>`count(*)::text`.as('n')).where('workspace_id', '=', a.workspaceId).executeTakeFirstOrThrow();
+    const auditBefore = await tdb.db
+      .selectFrom('audit_events')
+      .select(sql<string>`count(*)::text`.as('n'))
+      .where('workspace_id', '=', a.workspaceId)
+      .executeTakeFirstOrThrow();
 
     const handle = await create(a, { action: 'cancel', filter: { project_id: a.projectId, status: 'pending', model: 'nano-banana-2', kind: 'image' } });
     assert.equal(handle.action, 'cancel');
@@ -150,7 +165,15 @@ describe('bulk retry', () => {
     }
     // The skipped ones: unchanged.
     assert.equal(await statusOf(pending.id), 'pending');
-    assert.equal(await tdb.db.selectFrom('jobs').select(sql<string>`count(*)::text`.as('n')).where('workspace_id', '=', t.workspaceId).executeTakeFirstOrThrow().then((r) => r.n), '6');
+    assert.equal(
+      await tdb.db
+        .selectFrom('jobs')
+        .select(sql<string>`count(*)::text`.as('n'))
+        .where('workspace_id', '=', t.workspaceId)
+        .executeTakeFirstOrThrow()
+        .then((r) => r.n),
+      '6',
+    );
   });
 });
 
@@ -181,7 +204,7 @@ describe('bulk delete', () => {
 });
 
 describe('refusals', () => {
-  test('bad input is a 400 in the error shape and creates nothing; another workspace\'s job is a 404', async () => {
+  test("bad input is a 400 in the error shape and creates nothing; another workspace's job is a 404", async () => {
     const t = await createTenant(tdb.db, 1000);
     const other = await createTenant(tdb.db, 1000);
     const theirs = await insertImageJob(tdb.db, other);
@@ -200,7 +223,15 @@ describe('refusals', () => {
     ];
     for (const body of bad) assertApiError(await api(gw.baseUrl, t.apiKey).post('/v1/bulk-actions', body), 400, 'invalid_request');
     assertApiError(await api(gw.baseUrl, t.apiKey).post('/v1/bulk-actions', { action: 'cancel', ids: [theirs.id] }), 404, 'not_found');
-    assert.equal(await tdb.db.selectFrom('bulk_actions').select('id').where('workspace_id', '=', t.workspaceId).execute().then((r) => r.length), 0);
+    assert.equal(
+      await tdb.db
+        .selectFrom('bulk_actions')
+        .select('id')
+        .where('workspace_id', '=', t.workspaceId)
+        .execute()
+        .then((r) => r.length),
+      0,
+    );
     assert.equal(await statusOf(theirs.id), 'pending');
     assertApiError(await api(gw.baseUrl, t.apiKey).get('/v1/bulk-actions/bulk_nope'), 404, 'not_found');
   });
