@@ -16,6 +16,7 @@ import { createJobIoActivities, createJobProviderActivities, createProgressWrite
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks.js';
 import { createPipelineActivities } from './pipelines.js';
 import { createBatchActivities } from './batches.js';
+import { createBulkActionActivities } from './bulk-actions.js';
 import { createUploadActivities, createWorkspaceFetchSlots, fetchSlotLeaseMs, fetchRemoteInput, type FetchHooks } from './uploads.js';
 
 export interface ActivityDeps {
@@ -71,6 +72,7 @@ export function createActivities(deps: ActivityDeps) {
       ...jobIo,
       ...createPipelineActivities({ db: deps.db, jobs: deps.jobs, config: deps.config }),
       ...createBatchActivities({ db: deps.db, jobs: deps.jobs, config: deps.config }),
+      ...createBulkActionActivities({ db: deps.db, storage: deps.storage, jobs: deps.jobs }),
     },
     fetch: { prepareProviderRequest, ...uploads },
     webhooks,

@@ -30,6 +30,7 @@ import { createApiKeysRouter } from './routes/api-keys.js';
 import { createTimelineRouter } from './routes/timeline.js';
 import { createPipelinesRouter } from './routes/pipelines/router.js';
 import { createBatchesRouter } from './routes/batches/router.js';
+import { createBulkActionsRouter } from './routes/bulk-actions.js';
 import { createEventsRouter } from './routes/events.js';
 import { createWorkspaceEventsRouter } from './routes/workspace-events.js';
 import { createJobEventHub, type JobEventHub } from './job-events.js';
@@ -129,6 +130,7 @@ export function createApp(deps: AppDeps): App {
   app.use(createJobListsRouter(full, auth));
   app.use(createPipelinesRouter(full, auth));
   app.use(createBatchesRouter(full, auth));
+  app.use(createBulkActionsRouter(full, auth));
   app.use(createModelsRouter(full, auth));
   app.use(createQueueRouter(full, auth));
   app.use(createRetentionRouter(full, auth));

@@ -29,6 +29,7 @@ export const errorCodes = [
   'delivery_in_flight',
   'webhook_endpoint_disabled',
   'too_many_webhook_endpoints',
+  'too_many_jobs',
   'upload_refused',
   'upload_unavailable',
   'storage_quota_exceeded',

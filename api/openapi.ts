@@ -36,6 +36,7 @@ import { paymentRequiredErrorSchema } from './routes/budget-errors.js';
 import { timelineEndpoints } from './routes/timeline.js';
 import { pipelineEndpoints } from './routes/pipelines/router.js';
 import { batchEndpoints } from './routes/batches/router.js';
+import { bulkActionEndpoints } from './routes/bulk-actions.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -65,6 +66,7 @@ export function allOperations(): Operation[] {
     ...jobListEndpoints.operations,
     ...pipelineEndpoints.operations,
     ...batchEndpoints.operations,
+    ...bulkActionEndpoints.operations,
     ...modelEndpoints.operations,
     ...queueEndpoints.operations,
     ...retentionEndpoints.operations,
@@ -84,7 +86,7 @@ export function allOperations(): Operation[] {
 }
 
 const errorDescriptions: Record<number, string> = {
-  400: 'Invalid request (`invalid_request`) or unsupported model (`invalid_model`)',
+  400: 'Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`)',
   401: 'API key missing, malformed, unknown, revoked or expired (`unauthorized`)',
   402: 'Not enough credits (`insufficient_credits`; the message states the required and available amounts), or, on creates, the price would pass a budget of the key or the project (`budget_exceeded`, with `scope`, `scope_id`, `period`, `limit`, `remaining` and `resets_at`)',
   403: "Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips)",

@@ -10,6 +10,7 @@ import type { BalanceAlertTables } from './budget-schema.js';
 import type { ConsoleTables } from './console-schema.js';
 import type { LabelTables } from './label-schema.js';
 import type { BatchTables } from './batch-schema.js';
+import type { BulkActionTables } from './bulk-action-schema.js';
 import type { WebhookEndpointTables } from './webhook-endpoint-schema.js';
 import type { RouteSlotTables } from './route-slot-schema.js';
 import type { EventTables } from './event-schema.js';
@@ -322,7 +323,8 @@ export interface IdempotencyKeyTable {
 }
 
 /** Every table: this file's, and each feature schema file's group. */
-export interface DB extends DeploymentTables, BalanceAlertTables, ConsoleTables, LabelTables, BatchTables, WebhookEndpointTables, RouteSlotTables, EventTables {
+export interface DB
+  extends DeploymentTables, BalanceAlertTables, ConsoleTables, LabelTables, BatchTables, BulkActionTables, WebhookEndpointTables, RouteSlotTables, EventTables {
   workspaces: WorkspaceTable;
   workspace_members: WorkspaceMemberTable;
   api_keys: ApiKeyTable;

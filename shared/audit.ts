@@ -16,6 +16,7 @@ export const auditActions = [
   'job.outputs_deleted',
   'job.reset_detected',
   'job.terminated_detected',
+  'bulk_action.created',
   'workspace.share_changed',
   'workspace.priority_changed',
   'member.added',

@@ -53,6 +53,7 @@ import { periodic } from './periodic.js';
 import type { Lease } from './control-lease.js';
 import { restartStalledPipelines, startUnstartedPipelines } from './pipeline-reconciler.js';
 import { startUnstartedBatches } from './batch-reconciler.js';
+import { startUnstartedBulkActions } from './bulk-action-reconciler.js';
 import { createPipelineOperatorEnds } from './pipeline-operator-ends.js';
 
 export interface ReconcilePass {
@@ -301,6 +302,7 @@ export function createReconciler(deps: {
     await startUnstarted(pass);
     pass.temporalCalls += await startUnstartedPipelines(deps, Math.min(config.RECONCILE_INTERVAL_MS, UNSTARTED_AFTER_MS));
     pass.temporalCalls += await startUnstartedBatches(deps, Math.min(config.RECONCILE_INTERVAL_MS, UNSTARTED_AFTER_MS));
+    pass.temporalCalls += await startUnstartedBulkActions(deps, Math.min(config.RECONCILE_INTERVAL_MS, UNSTARTED_AFTER_MS));
     // Before the restarts: a pipeline an operator ended is canceled, never restarted.
     pass.temporalCalls += await operatorEnds.pass();
     pass.temporalCalls += await restartStalledPipelines(deps, config.PIPELINE_STALL_MS, lease);

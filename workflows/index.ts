@@ -6,3 +6,4 @@ export { webhookDelivery } from './webhook-delivery.js';
 export { cancelProviderRequest } from './provider-cancel.js';
 export { pipelineRun } from './pipeline-run.js';
 export { batchRun } from './batch-run.js';
+export { bulkActionRun } from './bulk-action-run.js';

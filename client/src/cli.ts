@@ -14,6 +14,7 @@ import { addEventsCommand } from './cli-events.js';
 import { addPipelineCommands } from './cli-pipelines.js';
 import { labelFields, labelOptions, metadataPair } from './cli-labels.js';
 import { addBatchCommands } from './cli-batches.js';
+import { addBulkActionCommands } from './cli-bulk-actions.js';
 import {
   collect,
   created,
@@ -366,6 +367,7 @@ export function buildProgram(): Command {
   addEventsCommand(program, client, globals);
   addPipelineCommands(program, client, globals);
   addBatchCommands(program, client, globals);
+  addBulkActionCommands(jobs, client, globals);
 
   // Usage errors leave through main's catch with exit code 2 instead of process.exit.
   program.exitOverride();

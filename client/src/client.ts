@@ -47,6 +47,7 @@ import { actorsApi, apiKeysApi, auditEventsApi, balanceApi, budgetsApi, modelsAp
 import { workspaceEventsApi } from './workspace-events.js';
 import { pipelinesApi } from './pipelines.js';
 import { batchesApi } from './batches.js';
+import { bulkActionsApi } from './bulk-actions.js';
 import { directUploadsApi } from './direct-uploads.js';
 
 // ------------------------------------------------------------------ the client
@@ -170,6 +171,7 @@ export class MediaGenClient {
   readonly events = workspaceEventsApi(this);
   readonly pipelines = pipelinesApi(this);
   readonly batches = batchesApi(this);
+  readonly bulkActions = bulkActionsApi(this);
 
   // ---------------------------------------------------------------- jobs
 

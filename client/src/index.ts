@@ -5,6 +5,7 @@ export type { WebhookEndpoint, WebhookEndpointCreate, WebhookEndpointPing, Webho
 export type { FollowOptions, WorkspaceEvent, WorkspaceEventsQuery } from './workspace-events.js';
 export type { PipelineEvent, PipelineWaitOptions } from './pipelines.js';
 export type { BatchWaitOptions } from './batches.js';
+export type { BulkActionWaitOptions } from './bulk-actions.js';
 export { MediaGenError } from './errors.js';
 export { createSseParser, type ServerSentEvent } from './sse.js';
 export type { paths, operations, components } from './openapi.js';

@@ -760,6 +760,50 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/bulk-actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's bulk actions (extension)
+         * @description Newest first.
+         */
+        get: operations["get_bulk_actions"];
+        put?: never;
+        /**
+         * Cancel, retry or delete many jobs (extension)
+         * @description Takes the jobs of the key's workspace that `filter` (the job lists' filters) matches now, or the `ids` given, and answers a handle at once; the action is then applied to each job by that job's own rules: cancel as POST /v1/{kind}/{id}/cancel (refunded by the cancel rules), retry as a new job with the failed job's request (charged its price; a canceled job is not retried), delete as DELETE /v1/{kind}/{id} (a finished job's outputs). A job the rules refuse is counted as skipped. At most 1000 jobs per action (a filter matching more: 400 too_many_jobs), applied at most 50 a second; the action survives any process restart. One audit event (bulk_action.created) per action. Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress.
+         */
+        post: operations["post_bulk_actions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bulk-actions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a bulk action (extension)
+         * @description Its progress: its jobs counted by outcome (pending until the action reached them).
+         */
+        get: operations["get_bulk_actions_by_id"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/models": {
         parameters: {
             query?: never;
@@ -2976,7 +3020,7 @@ export type components = {
                  * @description stable machine-readable code
                  * @enum {string}
                  */
-                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "budget_exceeded" | "forbidden" | "priority_not_allowed" | "owner_key_required" | "key_scope_denied" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "not_resumable" | "delivery_in_flight" | "webhook_endpoint_disabled" | "too_many_webhook_endpoints" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "invalid_model" | "unauthorized" | "insufficient_credits" | "budget_exceeded" | "forbidden" | "priority_not_allowed" | "owner_key_required" | "key_scope_denied" | "not_found" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "not_ready" | "generation_failed" | "not_cancelable" | "not_resumable" | "delivery_in_flight" | "webhook_endpoint_disabled" | "too_many_webhook_endpoints" | "too_many_jobs" | "upload_refused" | "upload_unavailable" | "storage_quota_exceeded" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "model_retired" | "rate_limited" | "cancel_churn_limited" | "too_many_streams" | "internal_error" | "service_unavailable";
                 /** @description human-readable explanation */
                 message: string;
             };
@@ -3025,7 +3069,7 @@ export type components = {
         };
     };
     responses: {
-        /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+        /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
         Error400: {
             headers: {
                 [name: string]: unknown;
@@ -3224,7 +3268,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3338,7 +3382,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3438,7 +3482,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3556,7 +3600,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3721,7 +3765,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3910,7 +3954,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4060,7 +4104,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4543,7 +4587,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4789,7 +4833,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5667,7 +5711,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5914,7 +5958,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6639,7 +6683,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6792,7 +6836,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7039,7 +7083,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7715,7 +7759,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7961,7 +8005,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8993,7 +9037,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9198,7 +9242,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9404,7 +9448,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9609,7 +9653,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9769,7 +9813,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10257,7 +10301,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11026,7 +11070,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11287,7 +11331,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11683,7 +11727,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12260,6 +12304,506 @@ export interface operations {
             };
         };
     };
+    get_bulk_actions: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            action: "cancel" | "retry" | "delete";
+                            /**
+                             * @description running until the action was applied to every job it took
+                             * @enum {string}
+                             */
+                            status: "running" | "completed";
+                            /** @description the filter given (null: ids were given) */
+                            filter: {
+                                /** @description only jobs of this project */
+                                project_id?: string;
+                                /**
+                                 * @description only jobs of this kind
+                                 * @enum {string}
+                                 */
+                                kind?: "image" | "video" | "replace_actor" | "talking_actor";
+                                /**
+                                 * @description only jobs in this status (within the action's: cancel pending/generating, retry failed, delete completed/failed)
+                                 * @enum {string}
+                                 */
+                                status?: "pending" | "generating" | "completed" | "failed";
+                                /** @description only jobs of this model */
+                                model?: string;
+                                /**
+                                 * @description only jobs of this priority
+                                 * @enum {string}
+                                 */
+                                priority?: "high" | "normal" | "low";
+                                /** @description only jobs created after this moment (ms since the Unix epoch, exclusive) */
+                                created_after?: number;
+                                /** @description only jobs created before this moment (ms since the Unix epoch, exclusive) */
+                                created_before?: number;
+                                /** @description only jobs carrying this tag (an array: every one of them) */
+                                tag?: string | string[];
+                                /** @description only jobs whose metadata has all these values */
+                                metadata?: {
+                                    [key: string]: string;
+                                };
+                            } | null;
+                            /** @description the jobs the action took at create (at most 1000) */
+                            job_count: number;
+                            /** @description its jobs by outcome: pending (not reached yet), done, skipped (the job's rules refused it: finished already, not failed, in flight…), failed */
+                            counts: {
+                                pending: number;
+                                done: number;
+                                skipped: number;
+                                failed: number;
+                            };
+                            created_at: number;
+                            completed_at: number | null;
+                        }[];
+                        /** @description pass as `cursor` to get the next page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_bulk_actions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description cancel (jobs in flight), retry (failed jobs, never canceled ones) or delete (the outputs of finished jobs)
+                     * @enum {string}
+                     */
+                    action: "cancel" | "retry" | "delete";
+                    /** @description the jobs the job lists' filters match now ({} matches every job of the workspace) */
+                    filter?: {
+                        /** @description only jobs of this project */
+                        project_id?: string;
+                        /**
+                         * @description only jobs of this kind
+                         * @enum {string}
+                         */
+                        kind?: "image" | "video" | "replace_actor" | "talking_actor";
+                        /**
+                         * @description only jobs in this status (within the action's: cancel pending/generating, retry failed, delete completed/failed)
+                         * @enum {string}
+                         */
+                        status?: "pending" | "generating" | "completed" | "failed";
+                        /** @description only jobs of this model */
+                        model?: string;
+                        /**
+                         * @description only jobs of this priority
+                         * @enum {string}
+                         */
+                        priority?: "high" | "normal" | "low";
+                        /** @description only jobs created after this moment (ms since the Unix epoch, exclusive) */
+                        created_after?: number;
+                        /** @description only jobs created before this moment (ms since the Unix epoch, exclusive) */
+                        created_before?: number;
+                        /** @description only jobs carrying this tag (an array: every one of them) */
+                        tag?: string | string[];
+                        /** @description only jobs whose metadata has all these values */
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                    };
+                    /** @description these jobs of the key's workspace (404 naming any other) */
+                    ids?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            action: "cancel" | "retry" | "delete";
+                            /**
+                             * @description running until the action was applied to every job it took
+                             * @enum {string}
+                             */
+                            status: "running" | "completed";
+                            /** @description the filter given (null: ids were given) */
+                            filter: {
+                                /** @description only jobs of this project */
+                                project_id?: string;
+                                /**
+                                 * @description only jobs of this kind
+                                 * @enum {string}
+                                 */
+                                kind?: "image" | "video" | "replace_actor" | "talking_actor";
+                                /**
+                                 * @description only jobs in this status (within the action's: cancel pending/generating, retry failed, delete completed/failed)
+                                 * @enum {string}
+                                 */
+                                status?: "pending" | "generating" | "completed" | "failed";
+                                /** @description only jobs of this model */
+                                model?: string;
+                                /**
+                                 * @description only jobs of this priority
+                                 * @enum {string}
+                                 */
+                                priority?: "high" | "normal" | "low";
+                                /** @description only jobs created after this moment (ms since the Unix epoch, exclusive) */
+                                created_after?: number;
+                                /** @description only jobs created before this moment (ms since the Unix epoch, exclusive) */
+                                created_before?: number;
+                                /** @description only jobs carrying this tag (an array: every one of them) */
+                                tag?: string | string[];
+                                /** @description only jobs whose metadata has all these values */
+                                metadata?: {
+                                    [key: string]: string;
+                                };
+                            } | null;
+                            /** @description the jobs the action took at create (at most 1000) */
+                            job_count: number;
+                            /** @description its jobs by outcome: pending (not reached yet), done, skipped (the job's rules refused it: finished already, not failed, in flight…), failed */
+                            counts: {
+                                pending: number;
+                                done: number;
+                                skipped: number;
+                                failed: number;
+                            };
+                            created_at: number;
+                            completed_at: number | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`) */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_bulk_actions_by_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            action: "cancel" | "retry" | "delete";
+                            /**
+                             * @description running until the action was applied to every job it took
+                             * @enum {string}
+                             */
+                            status: "running" | "completed";
+                            /** @description the filter given (null: ids were given) */
+                            filter: {
+                                /** @description only jobs of this project */
+                                project_id?: string;
+                                /**
+                                 * @description only jobs of this kind
+                                 * @enum {string}
+                                 */
+                                kind?: "image" | "video" | "replace_actor" | "talking_actor";
+                                /**
+                                 * @description only jobs in this status (within the action's: cancel pending/generating, retry failed, delete completed/failed)
+                                 * @enum {string}
+                                 */
+                                status?: "pending" | "generating" | "completed" | "failed";
+                                /** @description only jobs of this model */
+                                model?: string;
+                                /**
+                                 * @description only jobs of this priority
+                                 * @enum {string}
+                                 */
+                                priority?: "high" | "normal" | "low";
+                                /** @description only jobs created after this moment (ms since the Unix epoch, exclusive) */
+                                created_after?: number;
+                                /** @description only jobs created before this moment (ms since the Unix epoch, exclusive) */
+                                created_before?: number;
+                                /** @description only jobs carrying this tag (an array: every one of them) */
+                                tag?: string | string[];
+                                /** @description only jobs whose metadata has all these values */
+                                metadata?: {
+                                    [key: string]: string;
+                                };
+                            } | null;
+                            /** @description the jobs the action took at create (at most 1000) */
+                            job_count: number;
+                            /** @description its jobs by outcome: pending (not reached yet), done, skipped (the job's rules refused it: finished already, not failed, in flight…), failed */
+                            counts: {
+                                pending: number;
+                                done: number;
+                                skipped: number;
+                                failed: number;
+                            };
+                            created_at: number;
+                            completed_at: number | null;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            /** @description Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips) */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource does not exist or is not visible to the key (`not_found`) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries a request id */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     get_models: {
         parameters: {
             query?: never;
@@ -12499,7 +13043,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12569,7 +13113,7 @@ export interface operations {
                 /** @description the next_cursor of the previous page */
                 cursor?: string;
                 /** @description only events of this action */
-                action?: "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "credits.granted" | "credits.deducted" | "budget.set" | "budget.removed" | "balance.alerts_set" | "job.outputs_deleted" | "job.reset_detected" | "job.terminated_detected" | "workspace.share_changed" | "workspace.priority_changed" | "member.added" | "member.role_changed" | "member.removed";
+                action?: "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "credits.granted" | "credits.deducted" | "budget.set" | "budget.removed" | "balance.alerts_set" | "job.outputs_deleted" | "job.reset_detected" | "job.terminated_detected" | "bulk_action.created" | "workspace.share_changed" | "workspace.priority_changed" | "member.added" | "member.role_changed" | "member.removed";
                 /** @description only events about this object (an API key id, a job id, a webhook secret id, the workspace id) */
                 target_id?: string;
                 /** @description only events recorded at or after this moment (an RFC 3339 timestamp, e.g. 2026-11-01T00:00:00Z) */
@@ -12600,7 +13144,7 @@ export interface operations {
                              * @description what was done
                              * @enum {string}
                              */
-                            action: "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "credits.granted" | "credits.deducted" | "budget.set" | "budget.removed" | "balance.alerts_set" | "job.outputs_deleted" | "job.reset_detected" | "job.terminated_detected" | "workspace.share_changed" | "workspace.priority_changed" | "member.added" | "member.role_changed" | "member.removed";
+                            action: "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "credits.granted" | "credits.deducted" | "budget.set" | "budget.removed" | "balance.alerts_set" | "job.outputs_deleted" | "job.reset_detected" | "job.terminated_detected" | "bulk_action.created" | "workspace.share_changed" | "workspace.priority_changed" | "member.added" | "member.role_changed" | "member.removed";
                             /** @description who did it: an owner's email (the admin CLI, acting for that owner), `key:<API key id>`, or `system:<component>` (`system:admin-cli`: an operator; `system:reconciler`: detected in Temporal) */
                             actor: string;
                             /** @description what kind of object it acted on: 'api_key', 'webhook_secret', 'workspace', 'budget', 'job', 'member' */
@@ -12619,7 +13163,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12764,7 +13308,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13243,7 +13787,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13483,7 +14027,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13709,7 +14253,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14010,7 +14554,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14314,7 +14858,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14591,7 +15135,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -15578,7 +16122,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -15683,7 +16227,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -15788,7 +16332,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -15893,7 +16437,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -15998,7 +16542,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -16121,7 +16665,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -16217,7 +16761,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (`invalid_request`) or unsupported model (`invalid_model`) */
+            /** @description Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`) */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

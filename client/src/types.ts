@@ -120,6 +120,10 @@ export type BatchCreate = BodyOf<operations['post_batches']>;
 export type Batch = DataOf<'get_batches_by_id'>;
 /** A row of a batch's manifest. */
 export type BatchManifestRow = DataOf<'get_batches_by_id_manifest'>[number];
+export type BulkActionsQuery = QueryOf<operations['get_bulk_actions']>;
+export type BulkActionCreate = BodyOf<operations['post_bulk_actions']>;
+/** A bulk action record (GET /v1/bulk-actions/{id}): its status and its jobs counted by outcome. */
+export type BulkAction = DataOf<'get_bulk_actions_by_id'>;
 /** An event of the workspace's audit log (GET /v1/audit-events, owner keys only). */
 export type AuditEvent = DataOf<'get_audit_events'>[number];
 /** A budget of GET /v1/budgets (`mg.budgets.list()`): its scope, period, limit, net spend, what is left and when it resets. */
@@ -318,4 +322,8 @@ export const operationMethods = {
   post_batches_by_id_cancel: 'batches.cancel',
   post_batches_by_id_retry: 'batches.retry',
   get_batches_by_id_manifest: 'batches.manifest',
+  // Bulk actions: one cancel, retry or delete over many jobs.
+  post_bulk_actions: 'bulkActions.create',
+  get_bulk_actions: 'bulkActions.list',
+  get_bulk_actions_by_id: 'bulkActions.get',
 } as const satisfies Record<keyof operations, string>;

@@ -18,6 +18,8 @@ export interface JobListFilters {
   kind?: JobKind;
   projectId?: string;
   status?: JobStatus;
+  /** Only jobs in one of these statuses (a bulk action's eligible ones); never empty. */
+  statuses?: readonly JobStatus[];
   model?: string;
   priority?: JobPriority;
   /** Milliseconds since the epoch, exclusive bounds. */
@@ -43,6 +45,7 @@ export function jobsPageQuery(db: Queryable, workspaceId: string, opts: JobListO
   if (f.kind !== undefined) q = q.where('kind', '=', f.kind);
   if (f.projectId !== undefined) q = q.where('project_id', '=', f.projectId);
   if (f.status !== undefined) q = q.where('status', '=', f.status);
+  if (f.statuses !== undefined) q = q.where('status', 'in', f.statuses);
   if (f.model !== undefined) q = q.where('model', '=', f.model);
   if (f.priority !== undefined) q = q.where('priority', '=', f.priority);
   if (f.createdAfter !== undefined) q = q.where(sql<boolean>`created_at > ${fromMillis(f.createdAfter)}`);
@@ -68,6 +71,7 @@ function labelledJobsPageQuery(db: Queryable, workspaceId: string, opts: JobList
   if (f.kind !== undefined) q = q.where('j.kind', '=', f.kind);
   if (f.projectId !== undefined) q = q.where('j.project_id', '=', f.projectId);
   if (f.status !== undefined) q = q.where('j.status', '=', f.status);
+  if (f.statuses !== undefined) q = q.where('j.status', 'in', f.statuses);
   if (f.model !== undefined) q = q.where('j.model', '=', f.model);
   if (f.priority !== undefined) q = q.where('j.priority', '=', f.priority);
   if (f.createdAfter !== undefined) q = q.where(sql<boolean>`l.created_at > ${fromMillis(f.createdAfter)}`);

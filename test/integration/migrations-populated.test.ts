@@ -148,6 +148,10 @@ async function seed(db: Database): Promise<void> {
   await run(sql`insert into batch_items (batch_id, position, custom_id, kind, model, body, params, price, status, attempt, job_id, jobs) values
     ('bat_done', 0, 'row-1', 'image', 'nano-banana-2', '{"prompt":"a fox"}'::jsonb, '{"prompt":"a fox"}'::jsonb, 100, 'started', 1, 'job_done', '{job_done}'),
     ('bat_done', 1, 'row-2', 'video', 'seedance-1.5', '{"prompt":"a pan"}'::jsonb, '{}'::jsonb, 40, 'canceled', 0, null, '{}')`);
+  await run(sql`insert into bulk_actions (id, workspace_id, api_key_id, action, selector, status, job_count, workflow_started) values
+    ('bulk_done', 'ws_a', 'key_a', 'cancel', '{"filter":{"status":"pending"}}'::jsonb, 'completed', 2, true)`);
+  await run(sql`insert into bulk_action_jobs (bulk_action_id, job_id, status, reason) values
+    ('bulk_done', 'job_gen', 'done', null), ('bulk_done', 'job_done', 'skipped', 'already completed')`);
   await run(sql`insert into usage_daily (workspace_id, day, api_key_id, project_id, model, kind, spent, refunded, ledger_rows, created, n_completed, n_failed) values
     ('ws_a', '2026-11-30T00:00:00Z', 'key_a', 'prj_a', 'nano-banana-2', 'image', 160, 0, 2, 2, 1, 0),
     ('ws_a', '2026-11-30T00:00:00Z', 'key_a', 'prj_a', 'seedance-1.5', 'video', 40, 40, 2, 1, 0, 1)`);

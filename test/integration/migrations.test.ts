@@ -17,6 +17,8 @@ const appTables = [
   'batches',
   'budget_charges',
   'budget_spend',
+  'bulk_action_jobs',
+  'bulk_actions',
   'budgets',
   'console_sessions',
   'control_leases',

@@ -20,6 +20,7 @@ from ._async_resources import (
     _AuditEvents,
     _Balance,
     _Batches,
+    _BulkActions,
     _Budgets,
     _Events,
     _Images,
@@ -121,6 +122,7 @@ class AsyncMediaGenClient:
         self.events = _Events(self)
         self.pipelines = _Pipelines(self)
         self.batches = _Batches(self)
+        self.bulk_actions = _BulkActions(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")

@@ -21,6 +21,7 @@ from ._resources import (
     _AuditEvents,
     _Balance,
     _Batches,
+    _BulkActions,
     _Budgets,
     _Events,
     _Images,
@@ -122,6 +123,7 @@ class MediaGenClient:
         self.events = _Events(self)
         self.pipelines = _Pipelines(self)
         self.batches = _Batches(self)
+        self.bulk_actions = _BulkActions(self)
         self.jobs = _Jobs(self)
         self.uploads = _Uploads(self)
         self.images = _Images(self, "images")

@@ -467,6 +467,43 @@ class _Batches:
             interval = poll_interval if moved else min(max_poll_interval, interval * 1.5)
 
 
+class _BulkActions:
+    """Bulk actions: one cancel, retry or delete over many jobs, by filter or ids (docs/api/bulk-actions.md)."""
+
+    def __init__(self, client: MediaGenClient) -> None:
+        self._client = client
+
+    def create(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """POST /v1/bulk-actions (with an Idempotency-Key): {action: cancel|retry|delete, filter: {...}} or {action, ids: [...]}; the handle."""
+        return cast("dict[str, Any]", self._client._data("POST", "/v1/bulk-actions", json=dict(body), idempotent=True))
+
+    def get(self, bulk_action_id: str) -> dict[str, Any]:
+        """GET /v1/bulk-actions/{id}: its status and its jobs counted by outcome."""
+        return cast("dict[str, Any]", self._client._data("GET", f"/v1/bulk-actions/{_core.quote_id(bulk_action_id)}"))
+
+    def list(self, **query: Any) -> dict[str, Any]:
+        """GET /v1/bulk-actions: the workspace's bulk actions, newest first (limit, cursor)."""
+        return cast("dict[str, Any]", self._client.request("GET", f"/v1/bulk-actions{_core.query_string(query)}"))
+
+    def wait(self, bulk_action_id: str, *, timeout: float | None = None, poll_interval: float = 1.0, max_poll_interval: float = 10.0) -> dict[str, Any]:
+        """Returns the action's record once it completed, polling GET with backoff.
+        `timeout` (seconds) raises MediaGenError `timeout` when it is still running then."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        last: object = None
+        interval = poll_interval
+        while True:
+            current = self.get(bulk_action_id)
+            key = (current["status"], current["counts"])
+            moved = key != last
+            last = key
+            if current["status"] != "running":
+                return current
+            if deadline is not None and time.monotonic() + interval > deadline:
+                raise MediaGenError(status=0, code="timeout", message=f"bulk action {bulk_action_id} did not complete within {timeout} s (it goes on)")
+            time.sleep(interval)
+            interval = poll_interval if moved else min(max_poll_interval, interval * 1.5)
+
+
 E = TypeVar("E")
 R = TypeVar("R", bound=Mapping[str, Any])
 
