@@ -13,8 +13,11 @@ def test_balance_reads_the_credits_and_the_alerts_are_owner_set(client: MediaGen
     assert b["unit"] == "credits"
     assert b["available"] >= 0 and b["held"] >= 0
     assert b["period"]["start"] < b["period"]["end"]
-    # Thresholds need a URL: refused with 400, nothing changed.
-    raises_api_error(lambda: client.balance.set_alerts([5]), 400, "invalid_request")
+    # A threshold that is not a positive whole number of credits is refused with 400, nothing changed.
+    raises_api_error(lambda: client.balance.set_alerts([0]), 400, "invalid_request")
+    assert client.balance.get()["thresholds"] == []
+    # Thresholds without a URL of their own: balance.low reaches the workspace's balance.* endpoints.
+    assert client.balance.set_alerts([5]) == {"thresholds": [5], "url": None}
     assert client.balance.set_alerts([]) == {"thresholds": [], "url": None}
     assert client.balance.get()["thresholds"] == []
 
