@@ -122,26 +122,6 @@ export function keyCreateCheck(res: Response, kind: string, model: unknown): voi
   if (refusal) throw keyScopeDenied(refusal);
 }
 
-/**
- * Middleware checking each create of a list in the body (a pipeline's `steps`, a batch's `items`:
- * `{ kind, body: { model } }`) against the key's allowed_kinds / allowed_models (403
- * key_scope_denied); the rest of the body is validated later.
- */
-export function keyCreateListCheck(field: string): RequestHandler {
-  return (req, res, next) => {
-    const list: unknown = (req.body as Record<string, unknown> | undefined)?.[field];
-    try {
-      if (Array.isArray(list))
-        for (const entry of list as Array<{ kind?: unknown; body?: { model?: unknown } } | null>) {
-          if (typeof entry?.kind === 'string') keyCreateCheck(res, entry.kind, entry.body?.model);
-        }
-    } catch (err) {
-      return next(err);
-    }
-    next();
-  };
-}
-
 export function authOf(res: Response): AuthContext {
   const auth = res.locals.auth as AuthContext | undefined;
   if (!auth) throw new ApiError(401, 'unauthorized', 'missing API key');

@@ -7,7 +7,8 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import type { AppDeps } from '../../deps.js';
-import { authOf, keyCreateListCheck, type Auth } from '../../auth.js';
+import { authOf, type Auth } from '../../auth.js';
+import { keyCreateListCheck } from '../../key-create-checks.js';
 import { Endpoints } from '../../endpoint.js';
 import { ApiError } from '../../errors.js';
 import { completeIdempotencyInTx, hasIdempotencyClaim, IDEMPOTENCY_NOTE, idempotent } from '../../idempotency.js';

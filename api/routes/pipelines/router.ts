@@ -6,7 +6,8 @@
 // (activities/pipelines.ts), as the job it is.
 import { z } from 'zod';
 import type { AppDeps } from '../../deps.js';
-import { authOf, keyCreateListCheck, type Auth } from '../../auth.js';
+import { authOf, type Auth } from '../../auth.js';
+import { keyCreateListCheck } from '../../key-create-checks.js';
 import { Endpoints } from '../../endpoint.js';
 import { ApiError, invalidRequest } from '../../errors.js';
 import { completeIdempotencyInTx, hasIdempotencyClaim, IDEMPOTENCY_NOTE, idempotent } from '../../idempotency.js';
