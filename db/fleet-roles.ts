@@ -104,6 +104,9 @@ export const fleetGrants: Readonly<Record<Fleet, Readonly<Record<string, TableGr
     pipeline_labels: APPEND,
     batches: 'select, insert, update',
     batch_items: 'select, insert, update',
+    // POST /v1/bulk-actions writes the action and its jobs; the GETs read their counts (0135_bulk_actions).
+    bulk_actions: 'select, insert',
+    bulk_action_jobs: 'select, insert',
     webhook_deliveries: 'select, insert, update',
     webhook_attempts: READ,
     webhook_circuits: READ,
@@ -124,6 +127,9 @@ export const fleetGrants: Readonly<Record<Fleet, Readonly<Record<string, TableGr
     pipeline_steps: 'select, insert, update',
     batches: 'select, insert, update',
     batch_items: 'select, insert, update',
+    // A bulk action's steps (io activities) mark its jobs and end it.
+    bulk_actions: 'select, update',
+    bulk_action_jobs: 'select, update',
   },
   fetch: {
     ...jobService,
@@ -165,6 +171,8 @@ export const fleetGrants: Readonly<Record<Fleet, Readonly<Record<string, TableGr
     pipeline_steps: 'select, insert, update',
     batches: 'select, insert, update',
     batch_items: 'select, insert, update',
+    // Bulk actions whose workflow never started are started again (worker/bulk-action-reconciler.ts).
+    bulk_actions: READ,
     webhook_deliveries: 'select, insert, update, delete',
     webhook_attempts: 'select, delete',
     webhook_circuits: 'select, delete',

@@ -58,14 +58,20 @@ const filterSchema = z
   })
   .strict();
 
+const actionField = z
+  .enum(bulkActionNames)
+  .describe('cancel (jobs in flight), retry (failed jobs, never canceled ones) or delete (the outputs of finished jobs)');
+const filterField = filterSchema.describe("the jobs the job lists' filters match now ({} matches every job of the workspace)");
+const idsField = z.array(z.string().min(1).max(200)).min(1).max(BULK_ACTION_MAX_JOBS).describe("these jobs of the key's workspace (404 naming any other)");
+const EXACTLY_ONE = 'give exactly one of filter or ids';
+
+// Exactly one of filter and ids: two shapes, so the document states it (oneOf) as the check does.
 const bodySchema = z
-  .object({
-    action: z.enum(bulkActionNames).describe('cancel (jobs in flight), retry (failed jobs, never canceled ones) or delete (the outputs of finished jobs)'),
-    filter: filterSchema.optional().describe("the jobs the job lists' filters match now ({} matches every job of the workspace)"),
-    ids: z.array(z.string().min(1).max(200)).min(1).max(BULK_ACTION_MAX_JOBS).optional().describe("these jobs of the key's workspace (404 naming any other)"),
-  })
-  .strict()
-  .refine((b) => (b.filter === undefined) !== (b.ids === undefined), { message: 'give exactly one of filter or ids' });
+  .union([
+    z.object({ action: actionField, filter: filterField, ids: z.never().optional() }).strict(),
+    z.object({ action: actionField, ids: idsField, filter: z.never().optional() }).strict(),
+  ])
+  .describe(`an action over the jobs named by filter or by ids (${EXACTLY_ONE})`);
 
 type Body = z.infer<typeof bodySchema>;
 type Filter = z.infer<typeof filterSchema>;
@@ -172,7 +178,9 @@ bulkActionEndpoints.add({
   errors: [400, 401, 403, 404, 409, 422, 429, 500],
   before: (deps) => [idempotent(deps, { body: 'json' })],
   precheck(req) {
-    const raw = req.body as { ids?: unknown } | undefined;
+    const raw = req.body as { ids?: unknown; filter?: unknown } | undefined;
+    // Told plainly: the union's own refusal would only say that neither shape matched.
+    if (raw && typeof raw === 'object' && (raw.filter === undefined) === (raw.ids === undefined)) throw invalidRequest(`body: ${EXACTLY_ONE}`);
     if (Array.isArray(raw?.ids) && raw.ids.length > BULK_ACTION_MAX_JOBS) throw invalidRequest(`ids: at most ${BULK_ACTION_MAX_JOBS} jobs per action`);
   },
   async handler({ res, body, services: deps }) {

@@ -12464,7 +12464,7 @@ export interface operations {
                      */
                     action: "cancel" | "retry" | "delete";
                     /** @description the jobs the job lists' filters match now ({} matches every job of the workspace) */
-                    filter?: {
+                    filter: {
                         /** @description only jobs of this project */
                         project_id?: string;
                         /**
@@ -12495,8 +12495,16 @@ export interface operations {
                             [key: string]: string;
                         };
                     };
+                    ids?: unknown;
+                } | {
+                    /**
+                     * @description cancel (jobs in flight), retry (failed jobs, never canceled ones) or delete (the outputs of finished jobs)
+                     * @enum {string}
+                     */
+                    action: "cancel" | "retry" | "delete";
                     /** @description these jobs of the key's workspace (404 naming any other) */
-                    ids?: string[];
+                    ids: string[];
+                    filter?: unknown;
                 };
             };
         };
