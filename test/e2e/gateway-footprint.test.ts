@@ -28,7 +28,10 @@ const forbidden: Array<[RegExp, string]> = [
   [/node_modules\/@temporalio\/(worker|workflow|activity|testing|core-bridge)\//, 'Temporal worker/workflow/activity SDK'],
   [/node_modules\/(@swc|webpack|swc-loader|memfs|unionfs)\//, 'the workflow bundler'],
   // The Temporal client side (starting and asking workflows: jobs, pipelines, batches, bulk actions, webhook redeliveries) is the gateway's.
-  [/\/dist\/workflows\/(?!client\.js|webhook-client\.js|pipeline-client\.js|pipeline-types\.js|batch-client\.js|batch-types\.js|bulk-action-client\.js|bulk-action-types\.js|definitions\.js)[^/]+$/, 'workflow code'],
+  [
+    /\/dist\/workflows\/(?!client\.js|webhook-client\.js|pipeline-client\.js|pipeline-types\.js|batch-client\.js|batch-types\.js|bulk-action-client\.js|bulk-action-types\.js|definitions\.js)[^/]+$/,
+    'workflow code',
+  ],
   [/\/dist\/worker\/(?!config\.js)[^/]+$/, 'worker process code'],
   [/\/dist\/activities\/(jobs|index)\.js$/, 'job activities'],
   [/\/dist\/activities\/providers\/(?!catalog\.js|routing\.js)/, 'provider adapters and the local renderer'],
