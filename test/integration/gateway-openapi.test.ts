@@ -42,7 +42,8 @@ describe('gateway OpenAPI document', () => {
       bearerFormat: 'mg_live_<key id>_<secret>',
       description: 'Workspace API key',
     });
-    assert.deepEqual(doc.paths['/v1/actors'].get.security, [{ bearerAuth: [] }]);
+    // The key scope an operation needs is its security requirement's role (OpenAPI 3.1 allows roles for any scheme).
+    assert.deepEqual(doc.paths['/v1/actors'].get.security, [{ bearerAuth: ['read'] }]);
     assert.deepEqual(doc.paths['/healthz'].get.security, []);
   });
 
