@@ -47,6 +47,7 @@ import * as m0120 from './migrations/0120_workspace_events.js';
 import * as m0125 from './migrations/0125_batches.js';
 import * as m0130 from './migrations/0130_console_sessions.js';
 import * as m0135 from './migrations/0135_bulk_actions.js';
+import * as m0140 from './migrations/0140_workspace_events_by_type.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -93,6 +94,7 @@ export const migrations: Record<string, Migration> = {
   '0125_batches': m0125,
   '0130_console_sessions': m0130,
   '0135_bulk_actions': m0135,
+  '0140_workspace_events_by_type': m0140,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

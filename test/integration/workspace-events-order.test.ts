@@ -10,7 +10,14 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createTenant, createTestDatabase, insertImageJob, type TestDatabase } from '../support/stack.js';
-import { appendWorkspaceEvent, lastWorkspaceSeq, listWorkspaceEvents } from '../../db/repos/workspace-events.js';
+import {
+  appendWorkspaceEvent,
+  filterTypes,
+  lastWorkspaceSeq,
+  listWorkspaceEvents,
+  loggedEventTypes,
+  type TypeFilter,
+} from '../../db/repos/workspace-events.js';
 
 let tdb: TestDatabase;
 
@@ -99,4 +106,55 @@ test('a rolled-back move gives its number back: no hole', async () => {
       [2, 'job.generating'],
     ],
   );
+});
+
+test('a type filter pages through its types in seq order, each read from its own range however rare it is in the log', async () => {
+  const t = await createTenant(tdb.db, 1000);
+  // A log of job moves with a budget alert and a pipeline event among them, then more moves.
+  const jobs = await Promise.all(Array.from({ length: 6 }, () => insertImageJob(tdb.db, t)));
+  const other = (id: string, type: string) => appendWorkspaceEvent(tdb.db, { id, workspaceId: t.workspaceId, type, subjectId: t.workspaceId, data: { id } });
+  await other(`${t.workspaceId}-budget-1`, 'budget.threshold_reached');
+  for (const job of jobs.slice(0, 3)) await tdb.db.updateTable('jobs').set({ status: 'generating' }).where('id', '=', job.id).execute();
+  await other(`${t.workspaceId}-pipeline-1`, 'pipeline.completed');
+  await other(`${t.workspaceId}-budget-2`, 'budget.threshold_reached');
+  for (const job of jobs.slice(3)) await tdb.db.updateTable('jobs').set({ status: 'generating' }).where('id', '=', job.id).execute();
+
+  const all = await listWorkspaceEvents(tdb.db, t.workspaceId, { after: 0, limit: 100 });
+  assert.equal(all.length, 15);
+  /** Every page of `limit` under the filter, read on from each page's last seq. */
+  const readAll = async (types: TypeFilter, limit: number) => {
+    const out: string[] = [];
+    for (let after = 0; ;) {
+      const page = await listWorkspaceEvents(tdb.db, t.workspaceId, { after, limit, types });
+      out.push(...page.map((e) => e.id));
+      if (page.length < limit) return out;
+      after = Number(page[page.length - 1]!.seq);
+    }
+  };
+  const kept = (keep: (type: string) => boolean) => all.filter((e) => keep(e.type)).map((e) => e.id);
+  assert.deepEqual(
+    await readAll({ exact: ['budget.threshold_reached'], prefixes: ['pipeline'] }, 2),
+    kept((x) => x.startsWith('budget.') || x.startsWith('pipeline.')),
+  );
+  assert.deepEqual(
+    await readAll({ exact: ['job.generating'], prefixes: [] }, 4),
+    kept((x) => x === 'job.generating'),
+  );
+  assert.deepEqual(
+    await readAll({ exact: [], prefixes: ['job', 'budget'] }, 5),
+    kept((x) => x.startsWith('job.') || x.startsWith('budget.')),
+  );
+  assert.deepEqual(await readAll({ exact: ['job.nothing'], prefixes: [] }, 5), []);
+});
+
+test("a family filter knows every type of its family: the jobs table's statuses are the job family's types", async () => {
+  // 0120's trigger writes `job.<status>` for every status a job can take: a status the family's list
+  // lacked would vanish from `types=job.*`.
+  const r = await sql<{ def: string }>`
+    select pg_get_constraintdef(c.oid) as def from pg_constraint c
+     where c.conrelid = 'jobs'::regclass and c.contype = 'c' and pg_get_constraintdef(c.oid) like '%status%'`.execute(tdb.db);
+  const statuses = new Set(r.rows.flatMap((row) => [...row.def.matchAll(/'([a-z_]+)'::text/g)].map((m) => m[1])));
+  assert.ok(statuses.size > 0, `a status check on jobs: ${r.rows.map((x) => x.def).join('; ')}`);
+  assert.deepEqual([...loggedEventTypes.job!].sort(), [...statuses].map((s) => `job.${s}`).sort());
+  assert.deepEqual(filterTypes({ exact: ['job.completed'], prefixes: ['job'] }), [...loggedEventTypes.job!].sort());
 });

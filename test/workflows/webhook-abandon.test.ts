@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startTimeSkippingEnv } from '../support/time-skipping.js';
+import { startTimeSkippingEnv, workflowDiagnosis } from '../support/time-skipping.js';
 import { pino } from 'pino';
 import { createTenant, createTestDatabase, insertImageJob, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
 import { Holds } from '../support/holds.js';
@@ -75,7 +75,7 @@ after(async () => {
 describe('giving up a webhook event', () => {
   test(
     'retries run out while the database write fails for 30 minutes: the event is recorded as given up once it works, with every attempt',
-    { timeout: 200_000 },
+    { timeout: 420_000 },
     async () => {
       const t = await createTenant(tdb.db);
       await rotateWebhookSecret(tdb.db, { workspaceId: t.workspaceId, actorEmail: t.ownerEmail, graceSeconds: 0, key: secretsEncryptionKey(config) });
@@ -106,7 +106,17 @@ describe('giving up a webhook event', () => {
       });
       // The minute of retries passes on the skipped clock; then the workflow gives the event up.
       const reachedAbandon = abandon.reached.then(() => true);
-      await waitFor('the retries ran out', async () => (await Promise.race([reachedAbandon, env.sleep(5_000).then(() => false)])) || undefined, 120_000, 0);
+      /** A wait that fails saying where the workflow stands (a loaded machine once held this test past its timeout). */
+      const diagnosed = async (wait: Promise<unknown>) => {
+        try {
+          await wait;
+        } catch (err) {
+          throw new Error(`${(err as Error).message}; ${await workflowDiagnosis(env, handle)}`);
+        }
+      };
+      await diagnosed(
+        waitFor('the retries ran out', async () => (await Promise.race([reachedAbandon, env.sleep(5_000).then(() => false)])) || undefined, 120_000, 0),
+      );
       const sent = receiver.at('/gone').length;
       assert.ok(sent >= 5, `${sent} attempts sent`);
 
@@ -114,13 +124,18 @@ describe('giving up a webhook event', () => {
       abandon.release();
       const first = await abandon.finished;
       assert.equal(first.ok, false, 'the first try to record it failed');
-      await env.sleep(OUTAGE_MS);
+      await diagnosed(
+        Promise.race([
+          env.sleep(OUTAGE_MS),
+          new Promise((_, reject) => setTimeout(() => reject(new Error('the outage did not pass within 120 s of wall time')), 120_000).unref()),
+        ]),
+      );
       const pending = (await handle.describe()).raw.pendingActivities ?? [];
       assert.equal(pending[0]?.activityType?.name, 'abandonWebhook');
       assert.ok((pending[0]?.attempt ?? 0) > 20, `still trying after ${pending[0]?.attempt} attempts`);
       await sql`alter table webhook_deliveries_away rename to webhook_deliveries`.execute(tdb.db);
 
-      await waitFor('the delivery workflow closed', async () => (await handle.describe()).status.name !== 'RUNNING', 120_000, 500);
+      await diagnosed(waitFor('the delivery workflow closed', async () => (await handle.describe()).status.name !== 'RUNNING', 120_000, 500));
       assert.equal((await handle.describe()).status.name, 'FAILED');
       const row = await getDelivery(tdb.db, event.id);
       assert.ok(row?.failed_at, 'recorded as given up');
