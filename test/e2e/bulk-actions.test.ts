@@ -4,7 +4,9 @@
 // workspace's and another project's jobs alone; a retry by ids runs each failed job's request again
 // as a new job charged once, skipping a canceled and a pending one; a delete removes finished jobs'
 // outputs (their objects too) and skips one in flight; bad input is a 400 (or 404 for another
-// workspace's job) in the error shape, and a key without the generate scope gets 403 key_scope_denied.
+// workspace's job) in the error shape, a filter matching more jobs than an action takes is a 400
+// too_many_jobs (and the same filter one job narrower cancels all it matches), and a key without the
+// generate scope gets 403 key_scope_denied.
 // The queued jobs are inserted through the job repository with no workflow, and no provider worker
 // runs: nothing is generated, so the suite's time is the action's own.
 import { after, before, describe, test } from 'node:test';
@@ -14,6 +16,7 @@ import { createTenant, createTestDatabase, insertImageJob, rawMinioClient, testC
 import { api, assertApiError, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import { ledgerCharges } from '../support/ledger.js';
 import { failJob } from '../../jobs/index.js';
+import { BULK_ACTION_MAX_JOBS } from '../../shared/bulk-actions.js';
 import { jobPrefix } from '../../shared/storage.js';
 import type { Config } from '../../shared/config.js';
 
@@ -234,6 +237,37 @@ describe('refusals', () => {
     );
     assert.equal(await statusOf(theirs.id), 'pending');
     assertApiError(await api(gw.baseUrl, t.apiKey).get('/v1/bulk-actions/bulk_nope'), 404, 'not_found');
+  });
+
+  test(`a filter matching more than ${BULK_ACTION_MAX_JOBS} jobs is a 400 too_many_jobs that touches none; narrowed to ${BULK_ACTION_MAX_JOBS}, all are canceled`, async () => {
+    const t = await createTenant(tdb.db, 5000);
+    // BULK_ACTION_MAX_JOBS + 1 queued jobs, each inserted with its charge by the job repository.
+    const jobs = [];
+    for (let i = 0; i <= BULK_ACTION_MAX_JOBS; i++) jobs.push(await insertImageJob(tdb.db, t, { prompt: `limit ${i}` }));
+    const filter = { status: 'pending', kind: 'image' };
+    const refused = await api(gw.baseUrl, t.apiKey).post('/v1/bulk-actions', { action: 'cancel', filter });
+    assertApiError(refused, 400, 'too_many_jobs');
+    assert.match(refused.body.error.message, new RegExp(`more than ${BULK_ACTION_MAX_JOBS} jobs`));
+    assert.equal((await tdb.db.selectFrom('bulk_actions').select('id').where('workspace_id', '=', t.workspaceId).execute()).length, 0);
+    const pending = () =>
+      tdb.db
+        .selectFrom('jobs')
+        .select(sql<string>`count(*)::text`.as('n'))
+        .where('workspace_id', '=', t.workspaceId)
+        .where('status', '=', 'pending')
+        .executeTakeFirstOrThrow()
+        .then((r) => Number(r.n));
+    assert.equal(await pending(), BULK_ACTION_MAX_JOBS + 1, 'the refusal touched no job');
+
+    // One job fewer in the filter (the first, canceled on its own): the action takes all the rest.
+    const one = await create(t, { action: 'cancel', ids: [jobs[0]!.id] });
+    await completed(t, one.id);
+    const handle = await create(t, { action: 'cancel', filter });
+    assert.equal(handle.job_count, BULK_ACTION_MAX_JOBS);
+    const done = await completed(t, handle.id);
+    assert.deepEqual(done.counts, { pending: 0, done: BULK_ACTION_MAX_JOBS, skipped: 0, failed: 0 });
+    assert.equal(await pending(), 0);
+    assert.equal(await creditsOf(tdb.db, t), 5000, 'every job refunded');
   });
 
   test('a key without the generate scope gets 403 key_scope_denied', async () => {
