@@ -39,7 +39,7 @@ export NODE_ENV=test
 codec_re='/e2e/payload-codec\.test\.js$'
 prod_re='/prod-profile[a-z-]*\.test\.js$'
 cluster_re='/e2e/cluster-[a-z-]*\.test\.js$|^dist/test/cluster/'
-wait_re='/(worker-restarts|long-synthesis|run-timeout-backstop|pipelines-recovery|fleets|control-fleet|webhook-circuits|promotion-memory|deadline|webhook-abandon|db-outage)\.test\.js$'
+wait_re='/(worker-restarts|long-synthesis|run-timeout-backstop|pipelines-recovery|fleets|control-fleet|webhook-circuits|promotion-memory|batches-recovery|deadline|webhook-abandon|db-outage)\.test\.js$'
 mapfile -t codec < <(printf '%s\n' "${files[@]}" | grep -E "$codec_re" || true)
 mapfile -t prod < <(printf '%s\n' "${files[@]}" | grep -E "$prod_re" || true)
 mapfile -t waits < <(printf '%s\n' "${files[@]}" | grep -E "$wait_re" || true)
