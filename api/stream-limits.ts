@@ -7,7 +7,9 @@
 //
 // Streams are registered with their API key, so a revoked key's streams end at once (the key
 // listener's notification, api/auth.ts), and after the listener reconnects every stream whose key
-// is no longer live ends too (a revocation may have been missed while it was down).
+// is no longer live ends too (a revocation may have been missed while it was down). A key with an
+// `expires_at` has its streams ended at that moment: a stream opened before it never outlives the
+// key (a reconnect is then the 401 every expired key gets).
 import { ApiError } from './errors.js';
 
 export interface StreamCaps {
@@ -19,12 +21,30 @@ export interface StreamCaps {
 export interface StreamOwner {
   workspaceId: string;
   apiKeyId: string;
+  /** The key's rules: its expiry (epoch ms; null: none) ends the stream. */
+  rules?: { expiresAt: number | null };
+}
+
+/** The longest a timer waits (node's setTimeout bound); a later expiry re-arms from there. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Calls `close` at `at` (epoch ms); the returned function cancels it. */
+function closeAt(at: number, close: () => void): () => void {
+  let timer: NodeJS.Timeout;
+  const arm = () => {
+    const wait = at - Date.now();
+    timer = setTimeout(wait > MAX_TIMER_MS ? arm : close, Math.min(Math.max(wait, 0), MAX_TIMER_MS));
+    timer.unref();
+  };
+  arm();
+  return () => clearTimeout(timer);
 }
 
 export interface StreamRegistry {
   /**
    * Admits one stream, or throws a 429 ApiError naming the cap reached. `close` ends the stream
-   * (revocation); the returned function releases its place (call it once the stream has ended).
+   * (revocation, the key's expiry); the returned function releases its place (call it once the
+   * stream has ended).
    */
   admit(owner: StreamOwner, close: () => void): () => void;
   /** Ends every stream opened with the key; returns how many. */
@@ -75,10 +95,13 @@ export function createStreamRegistry(caps: StreamCaps): StreamRegistry {
       set.add(entry);
       perWorkspace.set(owner.workspaceId, ofWorkspace + 1);
       total++;
+      const expiresAt = owner.rules?.expiresAt ?? null;
+      const cancelExpiry = expiresAt === null ? undefined : closeAt(expiresAt, close);
       let held = true;
       return () => {
         if (!held) return;
         held = false;
+        cancelExpiry?.();
         total--;
         set.delete(entry);
         if (set.size === 0 && byKey.get(owner.apiKeyId) === set) byKey.delete(owner.apiKeyId);

@@ -2,7 +2,7 @@
 // real Postgres with the gateway over HTTP and job rows moved by the repository functions:
 //   - open event streams are capped per API key and per workspace: past the cap a 429
 //     `too_many_streams` names it, and a closed stream frees its place;
-//   - revoking a key ends its open streams;
+//   - revoking a key ends its open streams, and so does the key's expiry;
 //   - a client that does not read is disconnected, not buffered for;
 //   - the gateway holds at most GATEWAY_MAX_CONNECTIONS sockets.
 import { after, before, describe, test } from 'node:test';
@@ -110,6 +110,35 @@ describe('event stream caps', () => {
     for (const s of revoked) await s.waitForEnd(10_000);
     assert.equal(streams().open({ apiKeyId: t.apiKeyId }), 0);
     assert.equal(streams().open({ workspaceId: t.workspaceId }), 1);
+    await progressRepo.setJobPhase(tdb.db, job.id, 'fetching_inputs', 1);
+    await kept.waitForEvents(2);
+    kept.close();
+    await waitFor('every stream to end', () => streams().open() === 0);
+  });
+});
+
+describe('key expiry', () => {
+  test("a key's open stream ends when the key expires, and a reconnect is refused 401; a key without expiry keeps its stream", async () => {
+    const t = await createTenant(tdb.db);
+    await known(t.apiKey);
+    const job = await insertImageJob(tdb.db, t);
+    // A second key that expires in 5 s, set before the gateway first reads it.
+    const k = await createApiKey(tdb.db, { workspaceId: t.workspaceId, name: 'expiring', actorEmail: t.ownerEmail });
+    const expiresAt = Date.now() + 5_000;
+    await tdb.db
+      .updateTable('api_keys')
+      .set({ expires_at: new Date(expiresAt) })
+      .where('id', '=', k.id)
+      .execute();
+    await known(k.key);
+    const expiring = await openOk(k.key, job.id);
+    const kept = await openOk(t.apiKey, job.id);
+    await expiring.waitForEnd(30_000);
+    assert.ok(Date.now() >= expiresAt, 'not before its expiry');
+    assert.equal(streams().open({ apiKeyId: k.id }), 0);
+    const refused = await stream(k.key, job.id);
+    assert.equal(refused.status, 401, refused.body);
+    assert.match(JSON.parse(refused.body).error.message, /expired/);
     await progressRepo.setJobPhase(tdb.db, job.id, 'fetching_inputs', 1);
     await kept.waitForEvents(2);
     kept.close();
