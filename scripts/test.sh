@@ -28,7 +28,8 @@ export NODE_ENV=test
 # installs itself (a file check once cached; on a bare machine about 6 minutes that the other lanes
 # spend testing): the payload-codec suite, which runs the Web UI server against the test stack, then the
 # prod-profile suites, which take turns on one stack under a lock (in the main lane a second one would
-# hold a slot idle while it waits), then the cluster-profile suites. The waits lane runs, one at a time
+# hold a slot idle while it waits), then the cluster-profile suites, then two long suites (after_re).
+# The waits lane runs, one at a time
 # from the start, the suites that mostly wait (a 200 s provider call, a 150 s synthesis, a run left to
 # reach its run timeout, worker processes killed or stopped and their successors awaited, webhook
 # circuits' cool-downs) and the suites on Temporal's time-skipping test server (whose clock jumps only
@@ -39,22 +40,29 @@ export NODE_ENV=test
 codec_re='/e2e/payload-codec\.test\.js$'
 prod_re='/prod-profile[a-z-]*\.test\.js$'
 cluster_re='/e2e/cluster-[a-z-]*\.test\.js$|^dist/test/cluster/'
-wait_re='/(worker-restarts|long-synthesis|run-timeout-backstop|pipelines-recovery|fleets|control-fleet|webhook-circuits|promotion-memory|batches-recovery|deadline|webhook-abandon|db-outage)\.test\.js$'
+wait_re='/(worker-restarts|long-synthesis|run-timeout-backstop|pipelines-recovery|fleets|control-fleet|webhook-circuits|promotion-memory|batches-recovery|deadline|webhook-abandon|db-outage|trace-viewer)\.test\.js$'
+# Two long suites of the main lane's share run in the side lane once its profiles are done, beside the
+# main lane's last files rather than among them (the side lane would otherwise idle for its last
+# quarter of an hour): a thousand rounds of each hostile upload, and the contract fuzz, about five
+# minutes each.
+after_re='/e2e/(hostile-uploads|contract-fuzz)\.test\.js$'
 mapfile -t codec < <(printf '%s\n' "${files[@]}" | grep -E "$codec_re" || true)
 mapfile -t prod < <(printf '%s\n' "${files[@]}" | grep -E "$prod_re" || true)
 mapfile -t waits < <(printf '%s\n' "${files[@]}" | grep -E "$wait_re" || true)
 mapfile -t cluster < <(printf '%s\n' "${files[@]}" | grep -E "$cluster_re" || true)
-mapfile -t main < <(printf '%s\n' "${files[@]}" | grep -vE "$codec_re|$prod_re|$cluster_re|$wait_re" || true)
-# Only long waits asked for: they are the main lane, reported as they run.
+mapfile -t after < <(printf '%s\n' "${files[@]}" | grep -E "$after_re" || true)
+mapfile -t main < <(printf '%s\n' "${files[@]}" | grep -vE "$codec_re|$prod_re|$cluster_re|$wait_re|$after_re" || true)
+# Only long waits or long suites asked for: they are the main lane, reported as they run.
 if ((${#main[@]} == 0)); then
-  main=("${waits[@]}")
-  waits=()
+  main=("${waits[@]}" "${after[@]}")
+  waits=() after=()
 fi
 reports=$(mktemp -d)
 : >"$reports/main.tap"
 : >"$reports/codec.tap"
 : >"$reports/prod.tap"
 : >"$reports/cluster.tap"
+: >"$reports/after.tap"
 : >"$reports/waits.tap"
 run_files() { # part concurrency files...
   local part=$1 concurrency=$2
@@ -108,6 +116,7 @@ side_lane() {
     fi
     [[ -z ${CI:-} ]] || scripts/stack.sh down cluster >>"$reports/cluster.tap" 2>&1
   fi
+  ((${#after[@]} == 0)) || run_files after 1 "${after[@]}"
 }
 stop_parts() {
   kill -TERM "$side_pid" "$main_pid" "$waits_pid" 2>/dev/null
@@ -129,7 +138,7 @@ main_pid=$!
 # of them once they are done).
 ((${#main[@]} == 0)) || tail -n +1 --pid=$main_pid -f "$reports/main.tap"
 wait
-cat "$reports/codec.tap" "$reports/prod.tap" "$reports/cluster.tap" "$reports/waits.tap"
+cat "$reports/codec.tap" "$reports/prod.tap" "$reports/cluster.tap" "$reports/after.tap" "$reports/waits.tap"
 # Each failed test with where it failed and the first lines of its error (the TAP report prints them
 # where they happen, thousands of lines above a CI log's tail).
 failures() {
@@ -150,13 +159,14 @@ slowest() {
 }
 code=0
 echo "[test] summary"
-for part in main codec prod cluster waits; do
+for part in main codec prod cluster after waits; do
   [[ -f $reports/$part.code ]] || continue
   case $part in
     main) what="main lane" ;;
     codec) what="side lane, its installs and the payload-codec suite" ;;
     prod) what="side lane, prod-profile suites" ;;
     cluster) what="side lane, cluster-profile suites" ;;
+    after) what="side lane, long suites after the profiles" ;;
     waits) what="waits lane" ;;
   esac
   totals=$(grep -E '^# (tests|pass|fail) ' "$reports/$part.tap" | awk '{printf ", %s %s", $2, $3}')
