@@ -6,6 +6,7 @@
 // second routes the providers declare (shared/providers/*.ts `routes`) and holds the rules.
 import type { JobPriority, ProviderName } from './job-model.js';
 import { disabledRoutesOf, providerRoutesOf } from './providers/index.js';
+import { askedControls, type GenerationControl } from './generation-controls.js';
 import type { ModelEntry, ModelRoute, OutputFormat, RouteOutput } from './catalog/types.js';
 import { imageEntries } from './catalog/images.js';
 import { videoEntries } from './catalog/videos.js';
@@ -111,6 +112,9 @@ export interface RequestShape {
   end_frame_file_id?: string | null;
   prompt?: string | null;
   duration?: number | null;
+  seed?: number | null;
+  negative_prompt?: string | null;
+  audio?: boolean | null;
 }
 
 /** Characters as providers count them (Python `len`: code points, not UTF-16 units). */
@@ -120,8 +124,37 @@ export function promptLength(prompt: string): number {
   return n;
 }
 
-/** Why `provider`'s route of the model cannot take this request (an alternate's `accepts`), or undefined. */
+/**
+ * The generation controls `provider`'s route of the model sends for this request (the local renderer:
+ * every one, it draws placeholders whatever is asked).
+ */
+export function routeControls(route: ModelRoute, provider: ProviderName, p: RequestShape = {}): readonly GenerationControl[] {
+  if (provider === 'local') return ['seed', 'negative_prompt', 'audio'];
+  if (provider !== route.provider) return route.alternates?.find((a) => a.provider === provider)?.controls ?? [];
+  if (route.referenceControls && (p.reference_file_ids?.length ?? 0) > 0 && !p.start_frame_file_id && route.secondaryModelIds?.reference)
+    return route.referenceControls;
+  return route.controls ?? [];
+}
+
+/** The generation controls some route of the model takes, primary or alternate, whatever keys are set (for the document). */
+export function catalogControls(route: ModelRoute): GenerationControl[] {
+  const taken = new Set([...(route.controls ?? []), ...(route.alternates ?? []).flatMap((a) => a.controls ?? [])]);
+  return (['seed', 'negative_prompt', 'audio'] as const).filter((c) => taken.has(c));
+}
+
+/** Why `provider`'s route of the model cannot send a generation control this request asks for, or undefined. */
+function controlRefusal(route: ModelRoute, provider: ProviderName, p: RequestShape): string | undefined {
+  const takes = routeControls(route, provider, p);
+  const missing = askedControls(p).find((c) => !takes.includes(c));
+  if (!missing) return undefined;
+  const refs = route.referenceControls && (p.reference_file_ids?.length ?? 0) > 0 ? ' with reference images' : '';
+  return `${missing}: ${route.model} on ${provider} takes no ${missing.replace('_', ' ')}${refs} (GET /v1/models lists each route's controls)`;
+}
+
+/** Why `provider`'s route of the model cannot take this request (its controls, an alternate's `accepts`), or undefined. */
 export function routeRefusal(route: ModelRoute, provider: ProviderName, p: RequestShape): string | undefined {
+  const control = controlRefusal(route, provider, p);
+  if (control) return control;
   const accepts = provider === route.provider ? undefined : route.alternates?.find((a) => a.provider === provider)?.accepts;
   if (!accepts) return undefined;
   const via = `${route.model} on ${provider}`;

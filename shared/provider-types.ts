@@ -33,6 +33,10 @@ export interface ProviderRequest {
   count?: number;
   duration?: number;
   resolution?: string;
+  /** Generation controls the create asked for (shared/generation-controls.ts): only on a route whose catalog `controls` list them. */
+  seed?: number;
+  negativePrompt?: string;
+  audio?: boolean;
   script?: string;
   voice?: { id: string; ttsVoice: string; providerVoiceId: string | null; gender: string };
   voiceOptions?: VoiceSettings;

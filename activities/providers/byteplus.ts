@@ -198,8 +198,10 @@ export function createByteplusAdapter(cfg: ByteplusConfig): ProviderAdapter {
       ratio: oneOf('BytePlus', 'ratio', arkSeedanceRatios, req.aspectRatio ?? req.route.defaultAspectRatio),
       duration: req.duration ?? req.route.defaultDuration,
       resolution: oneOf('BytePlus', 'resolution', arkSeedanceResolutions, req.resolution ?? req.route.defaultResolution),
-      generate_audio: true,
+      // Audio unless the create asked for none (the catalog's controls: seed and audio on this route).
+      generate_audio: req.audio ?? true,
       watermark: false,
+      ...(req.seed !== undefined ? { seed: req.seed } : {}),
     });
     const created = await callJson<Partial<ArkTaskCreated>>(
       tasksUrl,

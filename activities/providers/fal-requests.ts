@@ -166,6 +166,10 @@ const grokRatios = allOf<Common<'grok', 'aspect_ratio'>>()(['16:9', '4:3', '3:2'
 const grokResolutions = allOf<Common<'grok', 'resolution'>>()(['480p', '720p']);
 const grok15Resolutions = allOf<Common<'grok-1.5', 'resolution'>>()(['480p', '720p']);
 
+/** The seed and negative prompt fields the create asked for (only on routes whose catalog `controls` list them). */
+const seedOf = (c: BuildContext) => (c.req.seed !== undefined ? { seed: c.req.seed } : {});
+const negativeOf = (c: BuildContext) => (c.req.negativePrompt !== undefined ? { negative_prompt: c.req.negativePrompt } : {});
+
 const pick = <const L extends readonly (string | number)[]>(field: string, allowed: L, value: string | number | undefined) =>
   oneOf('fal', field, allowed, value);
 
@@ -178,6 +182,7 @@ const falRequestBuilders: Record<FalRequestShape, (c: BuildContext) => Promise<F
       num_images: c.req.count ?? 1,
       aspect_ratio: pick('aspect_ratio', nanoRatios, c.aspectRatio),
       output_format: 'png' as const,
+      ...seedOf(c),
     };
     const edit = refs.length ? endpointFor(c, 'nano-banana', 'edit') : undefined;
     if (edit) return falBody(edit)({ ...body, image_urls: await c.urls(refs) });
@@ -188,8 +193,12 @@ const falRequestBuilders: Record<FalRequestShape, (c: BuildContext) => Promise<F
     const refs = byRole(c.req.inputs, 'reference', 'image');
     const body = { prompt: c.prompt, num_images: c.req.count ?? 1, image_size: seedreamImageSize(c.aspectRatio) };
     const edit = refs.length ? endpointFor(c, 'seedream', 'edit') : undefined;
+    // Seedream 4.5's endpoints take a seed; 5.0 Lite's do not (the catalog lists the control for 4.5 only).
+    if (edit === 'fal-ai/bytedance/seedream/v4.5/edit') return falBody(edit)({ ...body, ...seedOf(c), image_urls: await c.urls(refs) });
     if (edit) return falBody(edit)({ ...body, image_urls: await c.urls(refs) });
-    return falBody(mainEndpoint(c, 'seedream'))(body);
+    const main = mainEndpoint(c, 'seedream');
+    if (main === 'fal-ai/bytedance/seedream/v4.5/text-to-image') return falBody(main)({ ...body, ...seedOf(c) });
+    return falBody(main)(body);
   },
 
   async 'wan-animate-replace'(c) {
@@ -211,20 +220,27 @@ const falRequestBuilders: Record<FalRequestShape, (c: BuildContext) => Promise<F
       duration: pick('duration', veoDurations, `${c.duration}s`),
       resolution: pick('resolution', veoResolutions, c.resolution),
       aspect_ratio: pick('aspect_ratio', veoRatios, c.aspectRatio),
-      generate_audio: true,
+      generate_audio: c.req.audio ?? true,
     };
+    // Every endpoint but reference-to-video takes a seed and a negative prompt (the catalog's referenceControls).
+    const steered = { ...base, ...seedOf(c), ...negativeOf(c) };
     const firstLast = first && end ? endpointFor(c, 'veo', 'firstLastFrame') : undefined;
-    if (first && end && firstLast) return falBody(firstLast)({ ...base, first_frame_url: await c.url(first), last_frame_url: await c.url(end) });
+    if (first && end && firstLast) return falBody(firstLast)({ ...steered, first_frame_url: await c.url(first), last_frame_url: await c.url(end) });
     const imageToVideo = first ? endpointFor(c, 'veo', 'imageToVideo') : undefined;
-    if (first && imageToVideo) return falBody(imageToVideo)({ ...base, image_url: await c.url(first) });
+    if (first && imageToVideo) return falBody(imageToVideo)({ ...steered, image_url: await c.url(first) });
     const reference = refs.length ? endpointFor(c, 'veo', 'reference') : undefined;
     if (reference) return falBody(reference)({ ...base, image_urls: await c.urls(refs) });
-    return falBody(mainEndpoint(c, 'veo'))(base);
+    return falBody(mainEndpoint(c, 'veo'))(steered);
   },
 
   async kling(c) {
     const { first, end } = videoFrames(c);
-    const base = { prompt: c.prompt, duration: pick('duration', klingDurations, String(c.duration)), generate_audio: true };
+    const base = {
+      prompt: c.prompt,
+      duration: pick('duration', klingDurations, String(c.duration)),
+      generate_audio: c.req.audio ?? true,
+      ...negativeOf(c),
+    };
     const imageToVideo = first ? endpointFor(c, 'kling', 'imageToVideo') : undefined;
     if (first && imageToVideo) {
       // Kling's image-to-video endpoints take no aspect_ratio (fal's input types, v3 and v2.6): the
@@ -241,7 +257,11 @@ const falRequestBuilders: Record<FalRequestShape, (c: BuildContext) => Promise<F
     const duration = pick('duration', klingTurboDurations, String(c.duration));
     const imageToVideo = first ? endpointFor(c, 'kling-turbo', 'imageToVideo') : undefined;
     if (first && imageToVideo) return falBody(imageToVideo)({ prompt: c.prompt, image_url: await c.url(first), duration });
-    return falBody(mainEndpoint(c, 'kling-turbo'))({ prompt: c.prompt, duration, aspect_ratio: pick('aspect_ratio', klingTurboRatios, c.aspectRatio) });
+    const main = mainEndpoint(c, 'kling-turbo');
+    const body = { prompt: c.prompt, duration, aspect_ratio: pick('aspect_ratio', klingTurboRatios, c.aspectRatio) };
+    // Kling O3 4K has the audio switch (off by default on fal); the Turbo has none (the catalog's controls).
+    if (main === 'fal-ai/kling-video/o3/4k/text-to-video' && c.req.audio !== undefined) return falBody(main)({ ...body, generate_audio: c.req.audio });
+    return falBody(main)(body);
   },
 
   async seedance(c) {
@@ -251,6 +271,9 @@ const falRequestBuilders: Record<FalRequestShape, (c: BuildContext) => Promise<F
       duration: pick('duration', seedanceDurations, String(c.duration)),
       resolution: pick('resolution', seedanceResolutions, c.resolution),
       aspect_ratio: pick('aspect_ratio', seedanceRatios, c.aspectRatio),
+      // fal's default (audio) unless the create said; the seed where asked.
+      ...(c.req.audio !== undefined ? { generate_audio: c.req.audio } : {}),
+      ...seedOf(c),
     };
     const imageToVideo = first ? endpointFor(c, 'seedance', 'imageToVideo') : undefined;
     if (first && imageToVideo) {
@@ -269,7 +292,8 @@ const falRequestBuilders: Record<FalRequestShape, (c: BuildContext) => Promise<F
       duration: pick('duration', seedance2Durations, String(c.duration)),
       resolution: pick('resolution', seedance2Resolutions, c.resolution),
       aspect_ratio: pick('aspect_ratio', seedance2Ratios, c.aspectRatio),
-      generate_audio: true,
+      generate_audio: c.req.audio ?? true,
+      ...seedOf(c),
     };
     const imageToVideo = first ? endpointFor(c, 'seedance-2', 'imageToVideo') : undefined;
     if (first && imageToVideo) {

@@ -7,8 +7,9 @@ import { z } from 'zod';
 import type { Auth } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
 import { kinds as jobKinds } from './jobs/kinds.js';
-import { catalog, routeFor, routeOutput, type ModelRoute, type RouteOutput } from '../../shared/catalog.js';
-import { failoverRoutesFor, liveProviderFor, providerCancel, routeMode, type RouteMode } from '../../shared/routing.js';
+import { catalog, routeControls, routeFor, routeOutput, type ModelRoute, type RouteOutput } from '../../shared/catalog.js';
+import { catalogRoutes, failoverRoutesFor, liveProviderFor, providerCancel, routeMode, type RouteMode } from '../../shared/routing.js';
+import { generationControls, kindControls, type GenerationControl } from '../../shared/generation-controls.js';
 import type { Database } from '../../db/index.js';
 import { openCircuits } from '../../db/repos/provider-circuits.js';
 import { deprecatedRoutes, unavailableRoutes } from '../../db/repos/route-probes.js';
@@ -21,6 +22,11 @@ export const modelSchema = z.object({
   kind: z.enum(kindNames),
   create_path: z.string().describe('the create endpoint of the kind'),
   inputs: z.array(z.string()).describe('the create request fields this model takes (project_id and model aside)'),
+  controls: z
+    .array(z.enum(generationControls))
+    .describe(
+      'the generation controls (seed, negative_prompt, audio) some route of the model takes here: a job asking for one runs only on the routes that take it (routes[].controls) and never fails over to another; a control not listed is refused with 400 invalid_request. The local renderer takes every control of the kind (its placeholders ignore them)',
+    ),
   aspect_ratios: z.array(z.string()),
   default_aspect_ratio: z.string(),
   durations: z
@@ -92,6 +98,11 @@ export const modelSchema = z.object({
           .string()
           .nullable()
           .describe("why the route is unavailable, in the provider's terms (e.g. the 404 its model endpoint answered); null while available"),
+        controls: z
+          .array(z.enum(generationControls))
+          .describe(
+            "the generation controls this route sends to its provider, from the provider's own input types (with reference images fewer may apply: a refusal says so)",
+          ),
         output: z
           .object({
             formats: z.array(z.string()).describe('the formats the provider may answer; images are stored as PNG whatever it answers'),
@@ -168,6 +179,7 @@ function routesOf(
       circuit: circuits.get(`${provider}/${route.model}`) ?? ('closed' as const),
       status: reason === null ? ('available' as const) : ('unavailable' as const),
       unavailable_reason: reason,
+      controls: [...routeControls(route, provider)],
       output: outputOf(routeOutput(route, provider)),
     };
   });
@@ -188,12 +200,18 @@ export function modelInfo(
   const kind = jobKinds.find((k) => k.kind === route.kind)!;
   const mode: RouteMode = routeMode(config, route.model);
   const d = route.durations;
-  const inputs = inputsOf(kind.body).filter((f) => route.maxReferenceImages !== undefined || f !== 'reference_file_ids');
+  const controls = modelControls(route, config, mode);
+  const inputs = inputsOf(kind.body).filter(
+    (f) =>
+      (route.maxReferenceImages !== undefined || f !== 'reference_file_ids') &&
+      !(kindControls[route.kind] as readonly string[]).filter((c) => !(controls as readonly string[]).includes(c)).includes(f),
+  );
   return {
     name: route.model,
     kind: route.kind,
     create_path: kind.createPath,
     inputs,
+    controls,
     aspect_ratios: [...route.aspectRatios],
     default_aspect_ratio: route.defaultAspectRatio,
     durations: !d ? null : 'values' in d ? { values: [...d.values] } : { min: d.min, max: d.max },
@@ -222,6 +240,18 @@ export function modelInfo(
     retires_at: route.retiresAt ?? null,
     disabled_routes: (route.disabledRoutes ?? []).map((r) => ({ provider: r.provider, reason: r.reason })),
   };
+}
+
+/**
+ * The controls some route of the model takes here, in list order: the live routes' (every catalog
+ * route's when none is live), or the kind's own under the local renderer.
+ */
+function modelControls(route: ModelRoute, config: KeyConfig, mode: RouteMode): GenerationControl[] {
+  const own = kindControls[route.kind];
+  if (mode === 'local') return [...own];
+  const routes = mode === 'live' ? (failoverRoutesFor(config, route) ?? [{ provider: liveProviderFor(config, route)! }]) : catalogRoutes(route);
+  const taken = new Set(routes.flatMap((r) => routeControls(route, r.provider)));
+  return own.filter((c) => taken.has(c));
 }
 
 /** What a cancel of the model's jobs refunds, on the provider new jobs start on (none: the local renderer). */

@@ -1,6 +1,6 @@
 // What the `mediagen` commands share (client/src/cli.ts): flag parsers, printing results, following
 // a job with --wait, and turning errors into messages and exit codes.
-import { CommanderError, InvalidArgumentError } from 'commander';
+import { CommanderError, InvalidArgumentError, type Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { MediaGenClient, type AnyJob, type JobKind, type JobRef, type JobTimeline, type WaitResult } from './client.js';
 import { MediaGenError } from './errors.js';
@@ -30,6 +30,23 @@ export const num = (name: string) => (v: string) => {
   return n;
 };
 export const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+/** The generation-control flags of a create (docs/api/generation-controls.md): the seed, and for videos the negative prompt and the audio switch. */
+export function controlOptions(cmd: Command, video: boolean): Command {
+  cmd.option('--seed <n>', 'random seed, where the model takes one (mediagen models: controls)', int('--seed'));
+  if (!video) return cmd;
+  return cmd
+    .option('--negative-prompt <text>', 'what the video should not show, where the model takes it')
+    .option('--audio', 'ask for a soundtrack, where the model has the switch')
+    .option('--no-audio', 'ask for a silent video, where the model has the switch');
+}
+
+/** The create fields of the control flags a command was given (absent ones stay absent). */
+export const controlFields = (o: { seed?: number; negativePrompt?: string; audio?: boolean }) => ({
+  seed: o.seed,
+  negative_prompt: o.negativePrompt,
+  audio: o.audio,
+});
 
 export function usageError(message: string): never {
   throw new CommanderError(exitCodes.usage, 'mediagen.usage', message);

@@ -17,6 +17,8 @@ import { addBatchCommands } from './cli-batches.js';
 import { addBulkActionCommands } from './cli-bulk-actions.js';
 import {
   collect,
+  controlFields,
+  controlOptions,
   created,
   describeJob,
   describeTimeline,
@@ -85,8 +87,7 @@ export function buildProgram(): Command {
   // ---- generation
   const images = program.command('images').description('image jobs');
   generateOptions(
-    images
-      .command('generate')
+    controlOptions(images.command('generate'), false)
       .description('create an image job')
       .requiredOption('--project <id>', 'project id')
       .requiredOption('--prompt <text>', 'what to draw')
@@ -105,6 +106,7 @@ export function buildProgram(): Command {
       model: o.model,
       aspect_ratio: o.aspectRatio,
       count: o.count,
+      ...controlFields(o),
       ...commonFields(o),
     });
     await created(c, job, globals(), o);
@@ -112,8 +114,7 @@ export function buildProgram(): Command {
 
   const videos = program.command('videos').description('video jobs');
   generateOptions(
-    videos
-      .command('generate')
+    controlOptions(videos.command('generate'), true)
       .description('create a video job')
       .requiredOption('--project <id>', 'project id')
       .requiredOption('--prompt <text>', 'what to film')
@@ -139,6 +140,7 @@ export function buildProgram(): Command {
       reference_file_ids: o.referenceFileId,
       start_frame_file_id: o.startFrameFileId,
       end_frame_file_id: o.endFrameFileId,
+      ...controlFields(o),
       ...commonFields(o),
     });
     await created(c, job, globals(), o);

@@ -1470,6 +1470,111 @@ export type webhooks = {
                             model: string;
                             aspect_ratio: string;
                             count: number;
+                            /** @description the seed the create asked for; absent when it asked none */
+                            seed?: number;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
+                             */
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                error: string;
+                            }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
+                        } | {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            duration: number;
+                            resolution: string;
+                            /** @description the seed the create asked for; absent when it asked none */
+                            seed?: number;
+                            /** @description the negative prompt the create asked for; absent when it asked none */
+                            negative_prompt?: string;
+                            /** @description whether the create asked for audio (true) or none (false); absent: the model default */
+                            audio?: boolean;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -1809,6 +1914,111 @@ export type webhooks = {
                             model: string;
                             aspect_ratio: string;
                             count: number;
+                            /** @description the seed the create asked for; absent when it asked none */
+                            seed?: number;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
+                             */
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                error: string;
+                            }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
+                        } | {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            duration: number;
+                            resolution: string;
+                            /** @description the seed the create asked for; absent when it asked none */
+                            seed?: number;
+                            /** @description the negative prompt the create asked for; absent when it asked none */
+                            negative_prompt?: string;
+                            /** @description whether the create asked for audio (true) or none (false); absent: the model default */
+                            audio?: boolean;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -2151,6 +2361,111 @@ export type webhooks = {
                             model: string;
                             aspect_ratio: string;
                             count: number;
+                            /** @description the seed the create asked for; absent when it asked none */
+                            seed?: number;
+                            /** @enum {string} */
+                            status: "pending" | "generating" | "completed" | "failed";
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            created_at: number;
+                            updated_at: number;
+                            progress?: {
+                                phase: string;
+                                attempt: number;
+                                percent: number | null;
+                                /** @description while the job waits in this service's queues (not yet submitted to its provider): its place in its workspace's share of the provider's queue, 1 = next (the workspace's waiting jobs of a higher priority, and of its priority created before it, go first); once submitted: the provider's own queue position when it reports one; else null */
+                                queue_position: number | null;
+                            };
+                            /**
+                             * @description the provider serving (or that served) this job: its first route, or the one it failed over to; "local" when the local renderer served it (its media is a placeholder, not a real model output)
+                             * @enum {string}
+                             */
+                            provider?: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                            /** @description the providers this job tried and gave up before `provider`, in order, each with why (an outage, our account at that provider); absent when it never failed over. The price stays the one charged at create */
+                            provider_attempts?: {
+                                /** @enum {string} */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                error: string;
+                            }[];
+                            /** @description how the job was served where it differs from the model's first route: another route (a second provider of the same model, which stores the same format, aspect ratio and resolution) or an output converted; absent otherwise */
+                            substitution?: {
+                                /**
+                                 * @description the provider that served the job
+                                 * @enum {string}
+                                 */
+                                provider: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description that provider's own model id */
+                                provider_model_id: string | null;
+                                /**
+                                 * @description the model's first route in the catalog (GET /v1/models)
+                                 * @enum {string}
+                                 */
+                                primary: "local" | "fal" | "openai" | "xai" | "elevenlabs" | "google" | "byteplus" | "alibaba" | "azure";
+                                /** @description outputs re-encoded so the stored output is the same whatever the route: images as PNG; a video of a route that documents no frame scaled to the asked one */
+                                conversions: {
+                                    /** @description the output, from 1 */
+                                    output: number;
+                                    /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
+                                    from: string;
+                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    to: string;
+                                }[];
+                                /** @description the same in words */
+                                summary: string;
+                            };
+                            /** @description what the customer's cancel refunded (error.code canceled), or the cancel its deadline made (error.code deadline_exceeded); absent unless the job was canceled through the cancel endpoint or by its deadline */
+                            cancel?: {
+                                /** @description credits refunded */
+                                refunded: number;
+                                /** @description credits not refunded: the model's provider cost (GET /v1/models cancel_policy), when the job had been submitted to a provider that did not confirm the cancel */
+                                kept: number;
+                                /** @description whether the job had been submitted to a provider when it was canceled */
+                                after_submit: boolean;
+                            };
+                            /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
+                            outputs_removed_at?: number;
+                            /** @description where this job's webhook events go; null: no webhooks */
+                            webhook_url: string | null;
+                            /** @description the events delivered to webhook_url; null: no webhooks */
+                            webhook_events: ("generating" | "completed" | "failed")[] | null;
+                            /** @description when the job is canceled unless it has completed (ms since the Unix epoch): its create time plus its deadline_seconds; null: no deadline */
+                            deadline_at: number | null;
+                            /**
+                             * @description the job's priority in the queues it waits in (high, normal or low)
+                             * @enum {string}
+                             */
+                            priority: "high" | "normal" | "low";
+                            /** @description the job's credits as its rows of the workspace's ledger sum them, exactly; GET {base}/{id}/timeline says when and why each moved */
+                            charges: {
+                                /** @description credits taken for the job: its price at create, and any charge again (an operator's reset reviving it) */
+                                charged: number;
+                                /** @description credits given back: a failure, a cancel (all but what it kept), a cancel the provider confirmed */
+                                refunded: number;
+                                /** @description charged minus refunded: what the job costs the workspace now */
+                                net: number;
+                            };
+                            /** @description the create's metadata ({} when none) */
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description the create's tags ([] when none) */
+                            tags: string[];
+                        } | {
+                            id: string;
+                            project_id: string;
+                            prompt: string;
+                            model: string;
+                            aspect_ratio: string;
+                            duration: number;
+                            resolution: string;
+                            /** @description the seed the create asked for; absent when it asked none */
+                            seed?: number;
+                            /** @description the negative prompt the create asked for; absent when it asked none */
+                            negative_prompt?: string;
+                            /** @description whether the create asked for audio (true) or none (false); absent: the model default */
+                            audio?: boolean;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -4438,6 +4753,8 @@ export interface operations {
                     /** @enum {string} */
                     aspect_ratio: "1:1" | "9:16" | "16:9";
                     count: number;
+                    /** @description the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one */
+                    seed?: number;
                     /** @description https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; http is accepted only by test deployments, for loopback receivers */
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
@@ -4455,7 +4772,41 @@ export interface operations {
                     };
                     /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
                     tags?: string[];
-                };
+                } & ({
+                    /** @constant */
+                    model?: "nano-banana-2";
+                } | {
+                    /** @constant */
+                    model?: "gpt-image-1.5";
+                    seed?: never;
+                } | {
+                    /** @constant */
+                    model?: "gpt-image-2";
+                    seed?: never;
+                } | {
+                    /** @constant */
+                    model?: "gpt-image-2.5-sunburst";
+                    seed?: never;
+                } | {
+                    /** @constant */
+                    model?: "gpt-image-2.5-flare";
+                    seed?: never;
+                } | {
+                    /** @constant */
+                    model?: "gpt-image-2.6-sunburst";
+                    seed?: never;
+                } | {
+                    /** @constant */
+                    model?: "gpt-image-2.6-flare";
+                    seed?: never;
+                } | {
+                    /** @constant */
+                    model?: "seedream-4.5";
+                } | {
+                    /** @constant */
+                    model?: "seedream-5.0-lite";
+                    seed?: never;
+                });
             };
         };
         responses: {
@@ -4479,6 +4830,8 @@ export interface operations {
                             model: string;
                             aspect_ratio: string;
                             count: number;
+                            /** @description the seed the create asked for; absent when it asked none */
+                            seed?: number;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -4740,6 +5093,8 @@ export interface operations {
                             model: string;
                             aspect_ratio: string;
                             count: number;
+                            /** @description the seed the create asked for; absent when it asked none */
+                            seed?: number;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -4935,6 +5290,8 @@ export interface operations {
                             model: string;
                             aspect_ratio: string;
                             count: number;
+                            /** @description the seed the create asked for; absent when it asked none */
+                            seed?: number;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -5245,6 +5602,8 @@ export interface operations {
                             model: string;
                             aspect_ratio: string;
                             count: number;
+                            /** @description the seed the create asked for; absent when it asked none */
+                            seed?: number;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -5435,6 +5794,12 @@ export interface operations {
                     reference_file_ids?: string[];
                     start_frame_file_id?: string;
                     end_frame_file_id?: string;
+                    /** @description the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one */
+                    seed?: number;
+                    /** @description what the video should not show. Only where the model's routes take one (GET /v1/models controls): the job runs only on routes that do */
+                    negative_prompt?: string;
+                    /** @description whether the video has a generated soundtrack (speech, effects, music). Only where the model's routes have the switch (GET /v1/models controls); absent: the model's default (audio where it makes any). The price is the same either way */
+                    audio?: boolean;
                     /** @description https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; http is accepted only by test deployments, for loopback receivers */
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
@@ -5481,6 +5846,7 @@ export interface operations {
                     /** @enum {unknown} */
                     resolution?: "1080p";
                     reference_file_ids?: unknown;
+                    seed?: never;
                 } | {
                     /** @constant */
                     model?: "kling-3.0-turbo";
@@ -5490,6 +5856,9 @@ export interface operations {
                     /** @enum {unknown} */
                     resolution?: "1080p";
                     reference_file_ids?: unknown;
+                    seed?: never;
+                    negative_prompt?: never;
+                    audio?: never;
                 } | {
                     /** @constant */
                     model?: "kling-o3-4k";
@@ -5501,6 +5870,8 @@ export interface operations {
                     reference_file_ids?: unknown;
                     start_frame_file_id?: never;
                     end_frame_file_id?: never;
+                    seed?: never;
+                    negative_prompt?: never;
                 } | {
                     /** @constant */
                     model?: "kling-2.6";
@@ -5511,6 +5882,7 @@ export interface operations {
                     /** @enum {unknown} */
                     resolution?: "1080p";
                     reference_file_ids?: unknown;
+                    seed?: never;
                 } | {
                     /** @constant */
                     model?: "veo-3.1";
@@ -5540,6 +5912,7 @@ export interface operations {
                     /** @enum {unknown} */
                     resolution?: "480p" | "720p" | "1080p";
                     reference_file_ids?: unknown;
+                    negative_prompt?: never;
                 } | {
                     /** @constant */
                     model?: "seedance-2.0";
@@ -5549,6 +5922,7 @@ export interface operations {
                     /** @enum {unknown} */
                     resolution?: "480p" | "720p";
                     reference_file_ids?: unknown;
+                    negative_prompt?: never;
                 } | {
                     /** @constant */
                     model?: "seedance-2.0-fast";
@@ -5558,6 +5932,7 @@ export interface operations {
                     /** @enum {unknown} */
                     resolution?: "480p" | "720p";
                     reference_file_ids?: unknown;
+                    negative_prompt?: never;
                 } | {
                     /** @constant */
                     model?: "grok-video";
@@ -5567,6 +5942,9 @@ export interface operations {
                     /** @enum {unknown} */
                     resolution?: "480p" | "720p";
                     reference_file_ids?: unknown;
+                    seed?: never;
+                    negative_prompt?: never;
+                    audio?: never;
                 } | ({
                     /** @constant */
                     model?: "grok-video-1.5";
@@ -5576,6 +5954,9 @@ export interface operations {
                     /** @enum {unknown} */
                     resolution?: "480p" | "720p";
                     reference_file_ids?: unknown;
+                    seed?: never;
+                    negative_prompt?: never;
+                    audio?: never;
                 } | unknown | {
                     reference_file_ids: unknown;
                 }));
@@ -5603,6 +5984,12 @@ export interface operations {
                             aspect_ratio: string;
                             duration: number;
                             resolution: string;
+                            /** @description the seed the create asked for; absent when it asked none */
+                            seed?: number;
+                            /** @description the negative prompt the create asked for; absent when it asked none */
+                            negative_prompt?: string;
+                            /** @description whether the create asked for audio (true) or none (false); absent: the model default */
+                            audio?: boolean;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -5865,6 +6252,12 @@ export interface operations {
                             aspect_ratio: string;
                             duration: number;
                             resolution: string;
+                            /** @description the seed the create asked for; absent when it asked none */
+                            seed?: number;
+                            /** @description the negative prompt the create asked for; absent when it asked none */
+                            negative_prompt?: string;
+                            /** @description whether the create asked for audio (true) or none (false); absent: the model default */
+                            audio?: boolean;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -6061,6 +6454,12 @@ export interface operations {
                             aspect_ratio: string;
                             duration: number;
                             resolution: string;
+                            /** @description the seed the create asked for; absent when it asked none */
+                            seed?: number;
+                            /** @description the negative prompt the create asked for; absent when it asked none */
+                            negative_prompt?: string;
+                            /** @description whether the create asked for audio (true) or none (false); absent: the model default */
+                            audio?: boolean;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -6372,6 +6771,12 @@ export interface operations {
                             aspect_ratio: string;
                             duration: number;
                             resolution: string;
+                            /** @description the seed the create asked for; absent when it asked none */
+                            seed?: number;
+                            /** @description the negative prompt the create asked for; absent when it asked none */
+                            negative_prompt?: string;
+                            /** @description whether the create asked for audio (true) or none (false); absent: the model default */
+                            audio?: boolean;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -8632,6 +9037,8 @@ export interface operations {
                             model: string;
                             aspect_ratio: string;
                             count: number;
+                            /** @description the seed the create asked for; absent when it asked none */
+                            seed?: number;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -8734,6 +9141,12 @@ export interface operations {
                             aspect_ratio: string;
                             duration: number;
                             resolution: string;
+                            /** @description the seed the create asked for; absent when it asked none */
+                            seed?: number;
+                            /** @description the negative prompt the create asked for; absent when it asked none */
+                            negative_prompt?: string;
+                            /** @description whether the create asked for audio (true) or none (false); absent: the model default */
+                            audio?: boolean;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -9147,6 +9560,8 @@ export interface operations {
                             model: string;
                             aspect_ratio: string;
                             count: number;
+                            /** @description the seed the create asked for; absent when it asked none */
+                            seed?: number;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -9353,6 +9768,12 @@ export interface operations {
                             aspect_ratio: string;
                             duration: number;
                             resolution: string;
+                            /** @description the seed the create asked for; absent when it asked none */
+                            seed?: number;
+                            /** @description the negative prompt the create asked for; absent when it asked none */
+                            negative_prompt?: string;
+                            /** @description whether the create asked for audio (true) or none (false); absent: the model default */
+                            audio?: boolean;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -9906,6 +10327,8 @@ export interface operations {
                             /** @enum {string} */
                             aspect_ratio: "1:1" | "9:16" | "16:9";
                             count: number;
+                            /** @description the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one */
+                            seed?: number;
                             /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
                             deadline_seconds?: number;
                             /**
@@ -9919,7 +10342,41 @@ export interface operations {
                             };
                             /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
                             tags?: string[];
-                        };
+                        } & ({
+                            /** @constant */
+                            model?: "nano-banana-2";
+                        } | {
+                            /** @constant */
+                            model?: "gpt-image-1.5";
+                            seed?: never;
+                        } | {
+                            /** @constant */
+                            model?: "gpt-image-2";
+                            seed?: never;
+                        } | {
+                            /** @constant */
+                            model?: "gpt-image-2.5-sunburst";
+                            seed?: never;
+                        } | {
+                            /** @constant */
+                            model?: "gpt-image-2.5-flare";
+                            seed?: never;
+                        } | {
+                            /** @constant */
+                            model?: "gpt-image-2.6-sunburst";
+                            seed?: never;
+                        } | {
+                            /** @constant */
+                            model?: "gpt-image-2.6-flare";
+                            seed?: never;
+                        } | {
+                            /** @constant */
+                            model?: "seedream-4.5";
+                        } | {
+                            /** @constant */
+                            model?: "seedream-5.0-lite";
+                            seed?: never;
+                        });
                     } | {
                         /** @description the step id, unique in the pipeline */
                         id: string;
@@ -9954,6 +10411,12 @@ export interface operations {
                                 /** @description the index of that step's output (0 for a step with one output) */
                                 output: number;
                             };
+                            /** @description the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one */
+                            seed?: number;
+                            /** @description what the video should not show. Only where the model's routes take one (GET /v1/models controls): the job runs only on routes that do */
+                            negative_prompt?: string;
+                            /** @description whether the video has a generated soundtrack (speech, effects, music). Only where the model's routes have the switch (GET /v1/models controls); absent: the model's default (audio where it makes any). The price is the same either way */
+                            audio?: boolean;
                             /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
                             deadline_seconds?: number;
                             /**
@@ -9996,6 +10459,7 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "1080p";
                             reference_file_ids?: unknown;
+                            seed?: never;
                         } | {
                             /** @constant */
                             model?: "kling-3.0-turbo";
@@ -10005,6 +10469,9 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "1080p";
                             reference_file_ids?: unknown;
+                            seed?: never;
+                            negative_prompt?: never;
+                            audio?: never;
                         } | {
                             /** @constant */
                             model?: "kling-o3-4k";
@@ -10016,6 +10483,8 @@ export interface operations {
                             reference_file_ids?: unknown;
                             start_frame_file_id?: never;
                             end_frame_file_id?: never;
+                            seed?: never;
+                            negative_prompt?: never;
                         } | {
                             /** @constant */
                             model?: "kling-2.6";
@@ -10026,6 +10495,7 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "1080p";
                             reference_file_ids?: unknown;
+                            seed?: never;
                         } | {
                             /** @constant */
                             model?: "veo-3.1";
@@ -10055,6 +10525,7 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "480p" | "720p" | "1080p";
                             reference_file_ids?: unknown;
+                            negative_prompt?: never;
                         } | {
                             /** @constant */
                             model?: "seedance-2.0";
@@ -10064,6 +10535,7 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "480p" | "720p";
                             reference_file_ids?: unknown;
+                            negative_prompt?: never;
                         } | {
                             /** @constant */
                             model?: "seedance-2.0-fast";
@@ -10073,6 +10545,7 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "480p" | "720p";
                             reference_file_ids?: unknown;
+                            negative_prompt?: never;
                         } | {
                             /** @constant */
                             model?: "grok-video";
@@ -10082,6 +10555,9 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "480p" | "720p";
                             reference_file_ids?: unknown;
+                            seed?: never;
+                            negative_prompt?: never;
+                            audio?: never;
                         } | ({
                             /** @constant */
                             model?: "grok-video-1.5";
@@ -10091,6 +10567,9 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "480p" | "720p";
                             reference_file_ids?: unknown;
+                            seed?: never;
+                            negative_prompt?: never;
+                            audio?: never;
                         } | unknown | {
                             reference_file_ids: unknown;
                         }));
@@ -10720,13 +11199,15 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description the failed step's new body: a step body of the failed step's kind (validated as at create, references too; a body of another kind is refused); absent: the same body */
-                    body?: {
+                    body?: ({
                         prompt: string;
                         /** @enum {string} */
                         model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite";
                         /** @enum {string} */
                         aspect_ratio: "1:1" | "9:16" | "16:9";
                         count: number;
+                        /** @description the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one */
+                        seed?: number;
                         /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
                         deadline_seconds?: number;
                         /**
@@ -10740,7 +11221,41 @@ export interface operations {
                         };
                         /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
                         tags?: string[];
-                    } | ({
+                    } & ({
+                        /** @constant */
+                        model?: "nano-banana-2";
+                    } | {
+                        /** @constant */
+                        model?: "gpt-image-1.5";
+                        seed?: never;
+                    } | {
+                        /** @constant */
+                        model?: "gpt-image-2";
+                        seed?: never;
+                    } | {
+                        /** @constant */
+                        model?: "gpt-image-2.5-sunburst";
+                        seed?: never;
+                    } | {
+                        /** @constant */
+                        model?: "gpt-image-2.5-flare";
+                        seed?: never;
+                    } | {
+                        /** @constant */
+                        model?: "gpt-image-2.6-sunburst";
+                        seed?: never;
+                    } | {
+                        /** @constant */
+                        model?: "gpt-image-2.6-flare";
+                        seed?: never;
+                    } | {
+                        /** @constant */
+                        model?: "seedream-4.5";
+                    } | {
+                        /** @constant */
+                        model?: "seedream-5.0-lite";
+                        seed?: never;
+                    })) | ({
                         prompt: string;
                         /** @enum {string} */
                         model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "grok-video-1.5";
@@ -10765,6 +11280,12 @@ export interface operations {
                             /** @description the index of that step's output (0 for a step with one output) */
                             output: number;
                         };
+                        /** @description the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one */
+                        seed?: number;
+                        /** @description what the video should not show. Only where the model's routes take one (GET /v1/models controls): the job runs only on routes that do */
+                        negative_prompt?: string;
+                        /** @description whether the video has a generated soundtrack (speech, effects, music). Only where the model's routes have the switch (GET /v1/models controls); absent: the model's default (audio where it makes any). The price is the same either way */
+                        audio?: boolean;
                         /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
                         deadline_seconds?: number;
                         /**
@@ -10807,6 +11328,7 @@ export interface operations {
                         /** @enum {unknown} */
                         resolution?: "1080p";
                         reference_file_ids?: unknown;
+                        seed?: never;
                     } | {
                         /** @constant */
                         model?: "kling-3.0-turbo";
@@ -10816,6 +11338,9 @@ export interface operations {
                         /** @enum {unknown} */
                         resolution?: "1080p";
                         reference_file_ids?: unknown;
+                        seed?: never;
+                        negative_prompt?: never;
+                        audio?: never;
                     } | {
                         /** @constant */
                         model?: "kling-o3-4k";
@@ -10827,6 +11352,8 @@ export interface operations {
                         reference_file_ids?: unknown;
                         start_frame_file_id?: never;
                         end_frame_file_id?: never;
+                        seed?: never;
+                        negative_prompt?: never;
                     } | {
                         /** @constant */
                         model?: "kling-2.6";
@@ -10837,6 +11364,7 @@ export interface operations {
                         /** @enum {unknown} */
                         resolution?: "1080p";
                         reference_file_ids?: unknown;
+                        seed?: never;
                     } | {
                         /** @constant */
                         model?: "veo-3.1";
@@ -10866,6 +11394,7 @@ export interface operations {
                         /** @enum {unknown} */
                         resolution?: "480p" | "720p" | "1080p";
                         reference_file_ids?: unknown;
+                        negative_prompt?: never;
                     } | {
                         /** @constant */
                         model?: "seedance-2.0";
@@ -10875,6 +11404,7 @@ export interface operations {
                         /** @enum {unknown} */
                         resolution?: "480p" | "720p";
                         reference_file_ids?: unknown;
+                        negative_prompt?: never;
                     } | {
                         /** @constant */
                         model?: "seedance-2.0-fast";
@@ -10884,6 +11414,7 @@ export interface operations {
                         /** @enum {unknown} */
                         resolution?: "480p" | "720p";
                         reference_file_ids?: unknown;
+                        negative_prompt?: never;
                     } | {
                         /** @constant */
                         model?: "grok-video";
@@ -10893,6 +11424,9 @@ export interface operations {
                         /** @enum {unknown} */
                         resolution?: "480p" | "720p";
                         reference_file_ids?: unknown;
+                        seed?: never;
+                        negative_prompt?: never;
+                        audio?: never;
                     } | ({
                         /** @constant */
                         model?: "grok-video-1.5";
@@ -10902,6 +11436,9 @@ export interface operations {
                         /** @enum {unknown} */
                         resolution?: "480p" | "720p";
                         reference_file_ids?: unknown;
+                        seed?: never;
+                        negative_prompt?: never;
+                        audio?: never;
                     } | unknown | {
                         reference_file_ids: unknown;
                     }))) | ({
@@ -11424,6 +11961,8 @@ export interface operations {
                             /** @enum {string} */
                             aspect_ratio: "1:1" | "9:16" | "16:9";
                             count: number;
+                            /** @description the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one */
+                            seed?: number;
                             /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
                             deadline_seconds?: number;
                             /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
@@ -11432,7 +11971,41 @@ export interface operations {
                             };
                             /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
                             tags?: string[];
-                        };
+                        } & ({
+                            /** @constant */
+                            model?: "nano-banana-2";
+                        } | {
+                            /** @constant */
+                            model?: "gpt-image-1.5";
+                            seed?: never;
+                        } | {
+                            /** @constant */
+                            model?: "gpt-image-2";
+                            seed?: never;
+                        } | {
+                            /** @constant */
+                            model?: "gpt-image-2.5-sunburst";
+                            seed?: never;
+                        } | {
+                            /** @constant */
+                            model?: "gpt-image-2.5-flare";
+                            seed?: never;
+                        } | {
+                            /** @constant */
+                            model?: "gpt-image-2.6-sunburst";
+                            seed?: never;
+                        } | {
+                            /** @constant */
+                            model?: "gpt-image-2.6-flare";
+                            seed?: never;
+                        } | {
+                            /** @constant */
+                            model?: "seedream-4.5";
+                        } | {
+                            /** @constant */
+                            model?: "seedream-5.0-lite";
+                            seed?: never;
+                        });
                     } | {
                         /** @description your id of the item, unique in the batch */
                         custom_id: string;
@@ -11452,6 +12025,12 @@ export interface operations {
                             reference_file_ids?: string[];
                             start_frame_file_id?: string;
                             end_frame_file_id?: string;
+                            /** @description the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one */
+                            seed?: number;
+                            /** @description what the video should not show. Only where the model's routes take one (GET /v1/models controls): the job runs only on routes that do */
+                            negative_prompt?: string;
+                            /** @description whether the video has a generated soundtrack (speech, effects, music). Only where the model's routes have the switch (GET /v1/models controls); absent: the model's default (audio where it makes any). The price is the same either way */
+                            audio?: boolean;
                             /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
                             deadline_seconds?: number;
                             /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
@@ -11489,6 +12068,7 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "1080p";
                             reference_file_ids?: unknown;
+                            seed?: never;
                         } | {
                             /** @constant */
                             model?: "kling-3.0-turbo";
@@ -11498,6 +12078,9 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "1080p";
                             reference_file_ids?: unknown;
+                            seed?: never;
+                            negative_prompt?: never;
+                            audio?: never;
                         } | {
                             /** @constant */
                             model?: "kling-o3-4k";
@@ -11509,6 +12092,8 @@ export interface operations {
                             reference_file_ids?: unknown;
                             start_frame_file_id?: never;
                             end_frame_file_id?: never;
+                            seed?: never;
+                            negative_prompt?: never;
                         } | {
                             /** @constant */
                             model?: "kling-2.6";
@@ -11519,6 +12104,7 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "1080p";
                             reference_file_ids?: unknown;
+                            seed?: never;
                         } | {
                             /** @constant */
                             model?: "veo-3.1";
@@ -11548,6 +12134,7 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "480p" | "720p" | "1080p";
                             reference_file_ids?: unknown;
+                            negative_prompt?: never;
                         } | {
                             /** @constant */
                             model?: "seedance-2.0";
@@ -11557,6 +12144,7 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "480p" | "720p";
                             reference_file_ids?: unknown;
+                            negative_prompt?: never;
                         } | {
                             /** @constant */
                             model?: "seedance-2.0-fast";
@@ -11566,6 +12154,7 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "480p" | "720p";
                             reference_file_ids?: unknown;
+                            negative_prompt?: never;
                         } | {
                             /** @constant */
                             model?: "grok-video";
@@ -11575,6 +12164,9 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "480p" | "720p";
                             reference_file_ids?: unknown;
+                            seed?: never;
+                            negative_prompt?: never;
+                            audio?: never;
                         } | ({
                             /** @constant */
                             model?: "grok-video-1.5";
@@ -11584,6 +12176,9 @@ export interface operations {
                             /** @enum {unknown} */
                             resolution?: "480p" | "720p";
                             reference_file_ids?: unknown;
+                            seed?: never;
+                            negative_prompt?: never;
+                            audio?: never;
                         } | unknown | {
                             reference_file_ids: unknown;
                         }));
@@ -12840,6 +13435,8 @@ export interface operations {
                             create_path: string;
                             /** @description the create request fields this model takes (project_id and model aside) */
                             inputs: string[];
+                            /** @description the generation controls (seed, negative_prompt, audio) some route of the model takes here: a job asking for one runs only on the routes that take it (routes[].controls) and never fails over to another; a control not listed is refused with 400 invalid_request. The local renderer takes every control of the kind (its placeholders ignore them) */
+                            controls: ("seed" | "negative_prompt" | "audio")[];
                             aspect_ratios: string[];
                             default_aspect_ratio: string;
                             /** @description allowed durations in seconds: a list, or an inclusive range of integers; null when the kind takes no duration (images, talking actors: the script sets it) */
@@ -12909,6 +13506,8 @@ export interface operations {
                                 status: "available" | "unavailable";
                                 /** @description why the route is unavailable, in the provider's terms (e.g. the 404 its model endpoint answered); null while available */
                                 unavailable_reason: string | null;
+                                /** @description the generation controls this route sends to its provider, from the provider's own input types (with reference images fewer may apply: a refusal says so) */
+                                controls: ("seed" | "negative_prompt" | "audio")[];
                                 /** @description what the route documents delivering (null: nothing documented). A job fails over to a route only when it stores the same format, aspect ratio and resolution as the route the job started on */
                                 output: {
                                     /** @description the formats the provider may answer; images are stored as PNG whatever it answers */

@@ -11,6 +11,8 @@ export const imageEntries = {
     provider: 'fal',
     providerModelId: 'fal-ai/nano-banana-2',
     falRequest: 'nano-banana',
+    // fal's input types of both endpoints (the pinned @fal-ai/client) have `seed`.
+    controls: ['seed'],
     secondaryModelIds: { edit: 'fal-ai/nano-banana-2/edit' },
     // fal.ai/models/fal-ai/nano-banana-2 (queue API): prompt, num_images, aspect_ratio (auto, 21:9 … 9:16),
     // resolution 0.5K | 1K | 2K | 4K, output_format jpeg | png | webp; /edit adds image_urls.
@@ -163,6 +165,8 @@ export const imageEntries = {
     provider: 'fal',
     providerModelId: 'fal-ai/bytedance/seedream/v4.5/text-to-image',
     falRequest: 'seedream',
+    // fal's input types of fal-ai/bytedance/seedream/v4.5/text-to-image and /edit have `seed` (5.0 Lite's do not).
+    controls: ['seed'],
     secondaryModelIds: { edit: 'fal-ai/bytedance/seedream/v4.5/edit' },
     // fal.ai/docs/model-api-reference/image-generation-api/bytedance-seedream-v4.5: image_size is a preset or
     // { width, height } with width and height 1920–4096 or a total of 2560×1440 to 4096×4096 pixels; the

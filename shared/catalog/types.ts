@@ -3,6 +3,7 @@
 import type { LiveProviderName } from '../job-model.js';
 import type { JobKindName as JobKind } from '../job-model.js';
 import type { AlternateAccepts, OutputFormat, RouteOutput } from '../providers/index.js';
+import type { GenerationControl } from '../generation-controls.js';
 
 export type { AlternateAccepts, LiveProviderName, OutputFormat, RouteOutput };
 
@@ -93,6 +94,17 @@ export interface ModelRoute {
   retiresAt?: string;
   /** What the primary route delivers (documented values); the alternates' must match it for a job to fail over. */
   produces?: RouteOutput;
+  /**
+   * The generation controls the primary route sends to its provider (shared/generation-controls.ts),
+   * from the provider's input type of every endpoint the route may use; unset: none. A job asking for
+   * another never starts on this route.
+   */
+  controls?: readonly GenerationControl[];
+  /**
+   * Where the route's reference-image endpoint takes fewer controls than its others (fal's Veo 3.1
+   * reference-to-video has no seed or negative_prompt): the ones it takes, for jobs with reference images.
+   */
+  referenceControls?: readonly GenerationControl[];
 }
 
 export interface DisabledRoute {
@@ -127,6 +139,8 @@ export interface AlternateRoute {
   accepts?: AlternateAccepts;
   /** What this route delivers; unset: undocumented, so never an alternate (shared/catalog.ts sameOutput). */
   produces?: RouteOutput;
+  /** The generation controls this route sends to its provider; unset: none (a job asking for one never moves here). */
+  controls?: readonly GenerationControl[];
 }
 
 /**

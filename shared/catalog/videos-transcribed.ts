@@ -40,6 +40,8 @@ export const transcribedVideoEntries = {
     provider: 'fal',
     providerModelId: 'fal-ai/kling-video/o3/4k/text-to-video',
     falRequest: 'kling-turbo',
+    // fal's page (transcribed in contracts/fal.ts): generate_audio, no seed or negative_prompt.
+    controls: ['audio'],
     // fal.ai/models/fal-ai/kling-video/o3/4k/text-to-video/llms.txt (read 2026-12-02): "directly outputs
     // professional-grade 4K video in one step", duration "3" … "15", aspect_ratio 16:9 | 9:16 | 1:1,
     // $0.42 per second whether audio is on or off (generate_audio defaults to false and is not sent). No
@@ -73,6 +75,8 @@ export const transcribedVideoEntries = {
     provider: 'fal',
     providerModelId: 'bytedance/seedance-2.0/text-to-video',
     falRequest: 'seedance-2',
+    // fal's pages (transcribed in contracts/fal.ts): seed and generate_audio on text and image to video.
+    controls: ['seed', 'audio'],
     secondaryModelIds: { imageToVideo: 'bytedance/seedance-2.0/image-to-video' },
     // fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt: resolution 480p | 720p, duration "4" … "15" (or "auto", not offered: a job's length is its
     // price), aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 (or auto), generate_audio at no extra cost;
@@ -110,6 +114,8 @@ export const transcribedVideoEntries = {
     provider: 'fal',
     providerModelId: 'bytedance/seedance-2.0/fast/text-to-video',
     falRequest: 'seedance-2',
+    // fal's pages (transcribed in contracts/fal.ts): seed and generate_audio on text and image to video.
+    controls: ['seed', 'audio'],
     secondaryModelIds: { imageToVideo: 'bytedance/seedance-2.0/fast/image-to-video' },
     // fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt: resolution 480p | 720p, duration "4" … "15" (or "auto", not offered: a job's length is its
     // price), aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 (or auto), generate_audio at no extra cost;

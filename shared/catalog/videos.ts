@@ -14,6 +14,10 @@ export const videoEntries = {
     provider: 'fal',
     providerModelId: 'fal-ai/veo3.1',
     falRequest: 'veo',
+    // fal's input types (the pinned @fal-ai/client): every Veo 3.1 endpoint has generate_audio; all but
+    // reference-to-video have seed and negative_prompt.
+    controls: ['seed', 'negative_prompt', 'audio'],
+    referenceControls: ['audio'],
     secondaryModelIds: {
       imageToVideo: 'fal-ai/veo3.1/image-to-video',
       firstLastFrame: 'fal-ai/veo3.1/first-last-frame-to-video',
@@ -56,6 +60,9 @@ export const videoEntries = {
     provider: 'fal',
     providerModelId: 'fal-ai/veo3.1/fast',
     falRequest: 'veo',
+    // fal's input types (the pinned @fal-ai/client): every Veo 3.1 endpoint has generate_audio; all but
+    // reference-to-video have seed and negative_prompt.
+    controls: ['seed', 'negative_prompt', 'audio'],
     secondaryModelIds: {
       imageToVideo: 'fal-ai/veo3.1/fast/image-to-video',
       firstLastFrame: 'fal-ai/veo3.1/fast/first-last-frame-to-video',
@@ -93,6 +100,8 @@ export const videoEntries = {
     provider: 'fal',
     providerModelId: 'fal-ai/kling-video/v3/pro/text-to-video',
     falRequest: 'kling',
+    // fal's input types of Kling 3.0 Pro and 2.6 Pro (text and image to video): negative_prompt and generate_audio, no seed.
+    controls: ['negative_prompt', 'audio'],
     secondaryModelIds: { imageToVideo: 'fal-ai/kling-video/v3/pro/image-to-video' },
     // fal.ai/docs/model-api-reference/video-generation-api/kling-video-v3-pro: duration "3" … "15",
     // aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; image-to-video takes start_image_url / end_image_url.
@@ -124,6 +133,8 @@ export const videoEntries = {
     provider: 'fal',
     providerModelId: 'fal-ai/kling-video/v2.6/pro/text-to-video',
     falRequest: 'kling',
+    // fal's input types of Kling 3.0 Pro and 2.6 Pro (text and image to video): negative_prompt and generate_audio, no seed.
+    controls: ['negative_prompt', 'audio'],
     secondaryModelIds: { imageToVideo: 'fal-ai/kling-video/v2.6/pro/image-to-video' },
     otherRoutes:
       "Kuaishou serves Kling models on its own API (app.klingai.com/global/dev), but its reference is not reachable from this build's sources: only third-party summaries, which disagree on the host and on authentication (a JWT signed with an access/secret key pair at api.klingai.com, or a bearer key at an api-singapore host after a 2026 revision). No adapter is written from those. No alternate.",
@@ -153,6 +164,10 @@ export const videoEntries = {
     provider: 'fal',
     providerModelId: 'fal-ai/veo3.1',
     falRequest: 'veo',
+    // fal's input types (the pinned @fal-ai/client): every Veo 3.1 endpoint has generate_audio; all but
+    // reference-to-video have seed and negative_prompt.
+    controls: ['seed', 'negative_prompt', 'audio'],
+    referenceControls: ['audio'],
     secondaryModelIds: {
       imageToVideo: 'fal-ai/veo3.1/image-to-video',
       firstLastFrame: 'fal-ai/veo3.1/first-last-frame-to-video',
@@ -192,6 +207,9 @@ export const videoEntries = {
     provider: 'fal',
     providerModelId: 'fal-ai/veo3.1/lite',
     falRequest: 'veo',
+    // fal's input types (the pinned @fal-ai/client): every Veo 3.1 endpoint has generate_audio; all but
+    // reference-to-video have seed and negative_prompt.
+    controls: ['seed', 'negative_prompt', 'audio'],
     secondaryModelIds: {
       imageToVideo: 'fal-ai/veo3.1/lite/image-to-video',
       firstLastFrame: 'fal-ai/veo3.1/lite/first-last-frame-to-video',
@@ -228,6 +246,8 @@ export const videoEntries = {
     provider: 'fal',
     providerModelId: 'fal-ai/bytedance/seedance/v1.5/pro/text-to-video',
     falRequest: 'seedance',
+    // fal's input types of Seedance 1.5 Pro (text and image to video): seed and generate_audio.
+    controls: ['seed', 'audio'],
     secondaryModelIds: { imageToVideo: 'fal-ai/bytedance/seedance/v1.5/pro/image-to-video' },
     // fal.ai/models/fal-ai/bytedance/seedance/v1.5/pro/text-to-video/llms.txt: duration "4" … "12",
     // resolution 480p | 720p | 1080p, aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 | auto.

@@ -1,9 +1,16 @@
 // The image kind: text to image, one to four images per job.
 import { z } from 'zod';
-import { imageModels } from '../catalog.js';
+import { catalogControls, imageModels, routeFor } from '../catalog.js';
+import { controlRecordFields, controlRequestFields, controlsOf, refusedControlRules } from '../generation-controls.js';
 import { aspectRatio3, defineKind, idField, jobRecordSchema, promptField, webhookFieldRules, webhookRequestFields } from './fields.js';
 
-const record = jobRecordSchema({ prompt: z.string(), model: z.string(), aspect_ratio: z.string(), count: z.number().int() });
+const record = jobRecordSchema({
+  prompt: z.string(),
+  model: z.string(),
+  aspect_ratio: z.string(),
+  count: z.number().int(),
+  seed: controlRecordFields.seed,
+});
 
 export const imageKind = defineKind({
   kind: 'image',
@@ -21,13 +28,21 @@ export const imageKind = defineKind({
       model: z.enum(imageModels),
       aspect_ratio: aspectRatio3,
       count: z.number().int('must be an integer').min(1).max(4),
+      seed: controlRequestFields.seed,
       ...webhookRequestFields,
     })
-    .meta(webhookFieldRules),
-  params: z.object({ prompt: z.string(), aspect_ratio: z.string(), count: z.number().int() }),
-  toParams: (b) => ({ prompt: b.prompt, aspect_ratio: b.aspect_ratio, count: b.count }),
+    // For the document: per model, the controls none of its routes takes (a seed for gpt-image).
+    .meta({
+      oneOf: imageModels.map((model) => ({
+        title: model,
+        properties: { model: { const: model }, ...refusedControlRules('image', catalogControls(routeFor(model)!)) },
+      })),
+      ...webhookFieldRules,
+    }),
+  params: z.object({ prompt: z.string(), aspect_ratio: z.string(), count: z.number().int(), seed: z.number().int().optional() }),
+  toParams: (b) => ({ prompt: b.prompt, aspect_ratio: b.aspect_ratio, count: b.count, ...controlsOf(b) }),
   record,
   createResult: record,
-  present: (p, job) => ({ prompt: p.prompt, model: job.model, aspect_ratio: p.aspect_ratio, count: p.count }),
-  request: (p) => ({ prompt: p.prompt, aspectRatio: p.aspect_ratio, count: p.count }),
+  present: (p, job) => ({ prompt: p.prompt, model: job.model, aspect_ratio: p.aspect_ratio, count: p.count, ...controlsOf(p) }),
+  request: (p) => ({ prompt: p.prompt, aspectRatio: p.aspect_ratio, count: p.count, ...(p.seed !== undefined ? { seed: p.seed } : {}) }),
 });

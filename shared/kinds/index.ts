@@ -7,6 +7,7 @@
 // (docs/contributing.md, "Adding a job kind").
 import { uploadParamsOf, type KindDescriptor } from './fields.js';
 import type { JobKindName } from '../job-model.js';
+import type { ControlledKind } from '../generation-controls.js';
 import { imageKind } from './image.js';
 import { videoKind } from './video.js';
 import { replaceActorKind } from './replace-actor.js';
@@ -19,6 +20,9 @@ export type JobKind = Kinds['kind'];
 // Every kind name of shared/job-model.ts has its descriptor in the list.
 const everyKindDescribed: [Exclude<JobKindName, JobKind>] extends [never] ? true : never = true;
 void everyKindDescribed;
+// …and its generation controls listed (shared/generation-controls.ts), none for a kind that is not one.
+const everyKindControlled: [Exclude<JobKindName, ControlledKind> | Exclude<ControlledKind, JobKindName>] extends [never] ? true : never = true;
+void everyKindControlled;
 /** The descriptor of one kind, with its own schemas' types. */
 export type KindOf<K extends JobKind> = Extract<Kinds, { kind: K }>;
 

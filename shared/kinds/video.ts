@@ -1,7 +1,8 @@
 // The video kind: text (or a start frame, an end frame, reference images) to video, per-model rules
 // from the catalog.
 import { z } from 'zod';
-import { routeFor, videoModels, type ModelRoute } from '../catalog.js';
+import { catalogControls, routeFor, videoModels, type ModelRoute } from '../catalog.js';
+import { controlRecordFields, controlRequestFields, controlsOf, refusedControlRules } from '../generation-controls.js';
 import { defineKind, idField, jobRecordSchema, promptField, webhookFieldRules, webhookRequestFields } from './fields.js';
 
 /**
@@ -25,6 +26,7 @@ function videoModelRules(): Record<string, unknown>[] {
         resolution: { enum: [...(route.resolutions ?? [])] },
         ...(route.maxReferenceImages !== undefined ? { reference_file_ids: { maxItems: route.maxReferenceImages } } : {}),
         ...(route.imageInputs === false ? { reference_file_ids: { maxItems: 0 }, start_frame_file_id: false, end_frame_file_id: false } : {}),
+        ...refusedControlRules('video', catalogControls(route)),
       },
       dependentSchemas: { start_frame_file_id: { properties: { reference_file_ids: { maxItems: 0 } } }, ...referenceAndEndFrameRules(route) },
       // An image-to-video-only model needs its first frame: the start frame, or one reference image.
@@ -47,20 +49,24 @@ function referenceAndEndFrameRules(route: ModelRoute): Record<string, unknown> {
     { required: ['start_frame_file_id'] },
     ...(route.secondaryModelIds?.reference ? [] : [{ required: ['reference_file_ids'], properties: { reference_file_ids: { minItems: 1, maxItems: 1 } } }]),
   ];
+  const noReferences = { properties: { reference_file_ids: { maxItems: 0 } } };
+  const referenceRules = [
+    ...(route.referenceDurations ? [{ anyOf: [noReferences, { properties: { duration: { enum: [...route.referenceDurations] } } }] }] : []),
+    // The reference endpoint's fewer controls (veo-3.1: no seed or negative_prompt with reference images).
+    ...(route.referenceControls && route.secondaryModelIds?.reference
+      ? [{ anyOf: [noReferences, { properties: refusedControlRules('video', route.referenceControls) }] }]
+      : []),
+  ];
   return {
-    ...(route.referenceDurations
-      ? {
-          reference_file_ids: {
-            anyOf: [{ properties: { reference_file_ids: { maxItems: 0 } } }, { properties: { duration: { enum: [...route.referenceDurations] } } }],
-          },
-        }
-      : {}),
+    ...(referenceRules.length ? { reference_file_ids: referenceRules.length === 1 ? referenceRules[0] : { allOf: referenceRules } } : {}),
     end_frame_file_id: route.endFrame === false ? false : { anyOf: firstFrame },
   };
 }
 
-/** The record of video and replace-actor jobs. */
-export const videoRecord = jobRecordSchema({ prompt: z.string(), model: z.string(), aspect_ratio: z.string(), duration: z.number(), resolution: z.string() });
+const videoFields = { prompt: z.string(), model: z.string(), aspect_ratio: z.string(), duration: z.number(), resolution: z.string() };
+/** The record of replace-actor jobs: a video's, without the generation controls. */
+export const videoRecord = jobRecordSchema(videoFields);
+const record = jobRecordSchema({ ...videoFields, ...controlRecordFields });
 
 export const videoKind = defineKind({
   kind: 'video',
@@ -82,6 +88,7 @@ export const videoKind = defineKind({
       reference_file_ids: z.array(idField).max(4).optional(),
       start_frame_file_id: idField.optional(),
       end_frame_file_id: idField.optional(),
+      ...controlRequestFields,
       ...webhookRequestFields,
     })
     .meta({ oneOf: videoModelRules(), ...webhookFieldRules }),
@@ -98,6 +105,9 @@ export const videoKind = defineKind({
     reference_file_ids: z.array(z.string()).optional(),
     start_frame_file_id: z.string().optional(),
     end_frame_file_id: z.string().optional(),
+    seed: z.number().int().optional(),
+    negative_prompt: z.string().optional(),
+    audio: z.boolean().optional(),
   }),
   routeChecks: ['aspect_ratio', 'duration', 'resolution'],
   toParams: (b, c) => ({
@@ -108,9 +118,25 @@ export const videoKind = defineKind({
     reference_file_ids: b.reference_file_ids,
     start_frame_file_id: b.start_frame_file_id,
     end_frame_file_id: b.end_frame_file_id,
+    ...controlsOf(b),
   }),
-  record: videoRecord,
-  createResult: videoRecord,
-  present: (p, job) => ({ prompt: p.prompt, model: job.model, aspect_ratio: p.aspect_ratio, duration: p.duration, resolution: p.resolution }),
-  request: (p) => ({ prompt: p.prompt, aspectRatio: p.aspect_ratio, duration: p.duration, resolution: p.resolution }),
+  record,
+  createResult: record,
+  present: (p, job) => ({
+    prompt: p.prompt,
+    model: job.model,
+    aspect_ratio: p.aspect_ratio,
+    duration: p.duration,
+    resolution: p.resolution,
+    ...controlsOf(p),
+  }),
+  request: (p) => ({
+    prompt: p.prompt,
+    aspectRatio: p.aspect_ratio,
+    duration: p.duration,
+    resolution: p.resolution,
+    ...(p.seed !== undefined ? { seed: p.seed } : {}),
+    ...(p.negative_prompt !== undefined ? { negativePrompt: p.negative_prompt } : {}),
+    ...(p.audio !== undefined ? { audio: p.audio } : {}),
+  }),
 });

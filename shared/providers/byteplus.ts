@@ -38,6 +38,8 @@ export const byteplus = defineProvider({
       providerModelId: 'seedance-1-5-pro-251215',
       source:
         'byteplus-python-sdk-v2 3.0.63 byteplussdkarkruntime (Tasks.create: POST /api/v3/contents/generations/tasks, model, content[{ type: text }], ratio, duration, resolution, generate_audio, watermark → { id }; Tasks.get status queued | running | succeeded | failed | cancelled, content.video_url; Tasks.delete) and docs.byteplus.com ModelArk 1520757; model id, ratios, 4–12 s and 480p/720p from third-party docs only (1080p disputed, image roles unconfirmed): contracts/byteplus.ts',
+      // Tasks.create's top-level seed and generate_audio (byteplus-python-sdk-v2 3.0.63, contracts/byteplus.ts).
+      controls: ['seed', 'audio'],
       accepts: {
         durations: [4, 5, 6, 7, 8, 9, 10, 11, 12],
         resolutions: ['480p', '720p'],
@@ -56,6 +58,8 @@ export const byteplus = defineProvider({
       providerModelId: 'dreamina-seedance-2-0-260128',
       source:
         "BytePlus's own ark-cli (github.com/byteplus-sdk/ark-cli v1.0.19, skills/arkcli-models/references/arkcli-models-scenario-table.md and skills/arkcli-gen/references/arkcli-gen.md, read 2026-12-02): the model id dreamina-seedance-2-0-260128 on the same task API as Seedance 1.5 (top-level ratio, resolution, duration, generate_audio); the Seedance 2.0 series needs a prepaid resource pack (docs.byteplus.com ModelArk 2291680). 4–15 s, 480p/720p and the six ratios are fal's for the model (its text-to-video page), as third-party Ark references also state: no BytePlus page read gives them",
+      // Tasks.create's top-level seed and generate_audio (byteplus-python-sdk-v2 3.0.63, contracts/byteplus.ts).
+      controls: ['seed', 'audio'],
       accepts: {
         durations: [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
         resolutions: ['480p', '720p'],
@@ -73,6 +77,8 @@ export const byteplus = defineProvider({
       providerModelId: 'dreamina-seedance-2-0-fast-260128',
       source:
         "BytePlus's own ark-cli (github.com/byteplus-sdk/ark-cli v1.0.19, skills/arkcli-models/references/arkcli-models-scenario-table.md and skills/arkcli-gen/references/arkcli-gen.md, read 2026-12-02): the model id dreamina-seedance-2-0-fast-260128 on the same task API as Seedance 1.5 (top-level ratio, resolution, duration, generate_audio); the Seedance 2.0 series needs a prepaid resource pack (docs.byteplus.com ModelArk 2291680). 4–15 s, 480p/720p and the six ratios are fal's for the model (its text-to-video page), as third-party Ark references also state: no BytePlus page read gives them",
+      // Tasks.create's top-level seed and generate_audio (byteplus-python-sdk-v2 3.0.63, contracts/byteplus.ts).
+      controls: ['seed', 'audio'],
       accepts: {
         durations: [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
         resolutions: ['480p', '720p'],

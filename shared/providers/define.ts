@@ -6,6 +6,7 @@
 // Pure data without zod at run time (workflow code imports the names through shared/job-model.ts):
 // a descriptor's config is a function of the zod kit that shared/providers/config.ts hands it.
 import type { z } from 'zod';
+import type { GenerationControl } from '../generation-controls.js';
 
 /** What a descriptor's `config` is given to declare its variables with (built in ./config.ts). */
 export interface ConfigKit {
@@ -90,6 +91,8 @@ export interface ProviderRoute {
   disabled?: string;
   /** What it delivers; unset: nothing documented, so it is never an alternate (a first route still serves). */
   produces?: RouteOutput;
+  /** The generation controls (shared/generation-controls.ts) this route sends; unset: none. */
+  controls?: readonly GenerationControl[];
 }
 
 export interface ProviderDescriptor<N extends string = string, K extends string = string, C extends Record<string, z.ZodType> = Record<string, z.ZodType>> {

@@ -1,8 +1,9 @@
 // seedream-4.5's, seedance-1.5's and seedance-2.0's second route on the real stack: fal's queue first, then BytePlus
 // ModelArk, both local fakes speaking their providers' protocols. With fal answering 503 to every
 // call, an image job and a text-to-video job complete on Ark, each charged once with one Ark
-// generation per image / one task; a video job the Ark route cannot take (1080p) is stored without
-// failover routes and never reaches Ark.
+// generation per image / one task; a video job the Ark route cannot take (1080p, or a generation
+// control Ark does not take) is stored without failover routes and never reaches Ark; the controls both
+// routes take (seed, audio) reach Ark when the job moves there.
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, type TestDatabase } from '../support/stack.js';
@@ -141,6 +142,80 @@ describe('seedream-4.5, seedance-1.5 and seedance-2.0 fail over from fal to Byte
       assert.equal((await api(gw.baseUrl, t.apiKey).get(`/v1/videos/${jobId}`)).body.data.provider, 'byteplus');
     });
   }
+
+  test('seedance-1.5 with a seed and audio off: fal answers 503; the job moves to Ark with both, and its record shows them', async () => {
+    fal.down(['submit', 'status', 'result', 'cancel'], unavailable);
+    const t = await createTenant(tdb.db, 1000);
+    const marker = '[seedance-controls]';
+    const r = await api(gw.baseUrl, t.apiKey).post('/v1/videos/generate', {
+      project_id: t.projectId,
+      prompt: `a lighthouse at dusk ${marker}`,
+      model: 'seedance-1.5',
+      aspect_ratio: '16:9',
+      duration: 5,
+      resolution: '720p',
+      seed: 424242,
+      audio: false,
+    });
+    assert.equal(r.status, 200, r.text);
+    const id = r.body.data.id as string;
+    assert.deepEqual(
+      ((await rowOf(id)).params as { routes?: { provider: string }[] }).routes?.map((x) => x.provider),
+      ['fal', 'byteplus'],
+      'both routes take a seed and the audio switch',
+    );
+    const falBody = fal.requestsOf('submit').find((c) => JSON.stringify(c.json).includes(marker));
+    const row = await finished(id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    assert.equal(falBody, undefined, 'fal refused every submit');
+    const [call] = arkCalls('submit', marker);
+    const body = call!.json as Record<string, unknown>;
+    assert.deepEqual([body.seed, body.generate_audio], [424242, false]);
+    const rec = await api(gw.baseUrl, t.apiKey).get(`/v1/videos/${id}`);
+    assert.equal(rec.body.data.provider, 'byteplus');
+    assert.deepEqual([rec.body.data.seed, rec.body.data.audio, rec.body.data.negative_prompt], [424242, false, undefined]);
+  });
+
+  test('seedream-4.5 with a seed: Ark takes none, so the job has no failover route; it completes on fal with the seed', async () => {
+    const t = await createTenant(tdb.db, 1000);
+    const marker = '[seedream-seed]';
+    const r = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', {
+      project_id: t.projectId,
+      prompt: `a paper boat on a pond ${marker}`,
+      model: 'seedream-4.5',
+      aspect_ratio: '1:1',
+      count: 1,
+      seed: 7,
+    });
+    assert.equal(r.status, 200, r.text);
+    const id = r.body.data.id as string;
+    assert.equal(((await rowOf(id)).params as { routes?: unknown }).routes, undefined, 'no failover to a route without a seed');
+    const row = await finished(id);
+    assert.equal(row.status, 'completed', JSON.stringify(row.error));
+    const sent = fal.requestsOf('submit').filter((c) => JSON.stringify(c.json).includes(marker));
+    assert.deepEqual(
+      sent.map((c) => (c.json as { seed?: number }).seed),
+      [7],
+    );
+    assert.equal(arkCalls('image', marker).length, 0);
+    assert.equal((await api(gw.baseUrl, t.apiKey).get(`/v1/images/${id}`)).body.data.seed, 7);
+    // The same request without a seed may fail over, as before.
+    const plain = await api(gw.baseUrl, t.apiKey).post('/v1/images/generate', {
+      project_id: t.projectId,
+      prompt: 'a paper boat on a pond [seedream-no-seed]',
+      model: 'seedream-4.5',
+      aspect_ratio: '1:1',
+      count: 1,
+    });
+    assert.equal(plain.status, 200, plain.text);
+    const plainRoutes = ((await rowOf(plain.body.data.id as string)).params as { routes?: { provider: string }[] }).routes;
+    assert.deepEqual(
+      plainRoutes?.map((x) => x.provider),
+      ['fal', 'byteplus'],
+    );
+    assert.equal('seed' in (await api(gw.baseUrl, t.apiKey).get(`/v1/images/${plain.body.data.id}`)).body.data, false, 'no seed asked: none on the record');
+    await finished(plain.body.data.id as string);
+  });
 
   test('a seedance-1.5 job Ark cannot take (1080p) is stored without failover routes and stays on fal', async () => {
     const t = await createTenant(tdb.db, 1000);

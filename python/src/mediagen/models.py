@@ -553,6 +553,10 @@ class ImageCreate(TypedDict, closed=True):
     ]
     aspect_ratio: Literal["1:1", "9:16", "16:9"]
     count: int
+    seed: NotRequired[int]
+    """
+    the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one
+    """
     webhook_url: NotRequired[str]
     """
     https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; http is accepted only by test deployments, for loopback receivers
@@ -736,6 +740,10 @@ class ImageStepBody(TypedDict, closed=True):
     ]
     aspect_ratio: Literal["1:1", "9:16", "16:9"]
     count: int
+    seed: NotRequired[int]
+    """
+    the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one
+    """
     deadline_seconds: NotRequired[int]
     """
     seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline
@@ -971,6 +979,10 @@ class Route(TypedDict, closed=True):
     """
     why the route is unavailable, in the provider's terms (e.g. the 404 its model endpoint answered); null while available
     """
+    controls: list[Literal["seed", "negative_prompt", "audio"]]
+    """
+    the generation controls this route sends to its provider, from the provider's own input types (with reference images fewer may apply: a refusal says so)
+    """
     output: Output | None
     """
     what the route documents delivering (null: nothing documented). A job fails over to a route only when it stores the same format, aspect ratio and resolution as the route the job started on
@@ -995,6 +1007,10 @@ class ModelInfo(TypedDict, closed=True):
     inputs: list[str]
     """
     the create request fields this model takes (project_id and model aside)
+    """
+    controls: list[Literal["seed", "negative_prompt", "audio"]]
+    """
+    the generation controls (seed, negative_prompt, audio) some route of the model takes here: a job asking for one runs only on the routes that take it (routes[].controls) and never fails over to another; a control not listed is refused with 400 invalid_request. The local renderer takes every control of the kind (its placeholders ignore them)
     """
     aspect_ratios: list[str]
     default_aspect_ratio: str
@@ -2019,6 +2035,18 @@ class VideoCreate(TypedDict, closed=True):
     reference_file_ids: NotRequired[list[ReferenceFileId]]
     start_frame_file_id: NotRequired[str]
     end_frame_file_id: NotRequired[str]
+    seed: NotRequired[int]
+    """
+    the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one
+    """
+    negative_prompt: NotRequired[str]
+    """
+    what the video should not show. Only where the model's routes take one (GET /v1/models controls): the job runs only on routes that do
+    """
+    audio: NotRequired[bool]
+    """
+    whether the video has a generated soundtrack (speech, effects, music). Only where the model's routes have the switch (GET /v1/models controls); absent: the model's default (audio where it makes any). The price is the same either way
+    """
     webhook_url: NotRequired[str]
     """
     https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; http is accepted only by test deployments, for loopback receivers
@@ -2096,6 +2124,18 @@ class VideoJob(TypedDict, closed=True):
     aspect_ratio: str
     duration: float
     resolution: str
+    seed: NotRequired[int]
+    """
+    the seed the create asked for; absent when it asked none
+    """
+    negative_prompt: NotRequired[str]
+    """
+    the negative prompt the create asked for; absent when it asked none
+    """
+    audio: NotRequired[bool]
+    """
+    whether the create asked for audio (true) or none (false); absent: the model default
+    """
     status: Literal["pending", "generating", "completed", "failed"]
     error: JobError | None
     created_at: int
@@ -2214,6 +2254,18 @@ class VideoListItem(TypedDict, closed=True):
     aspect_ratio: str
     duration: float
     resolution: str
+    seed: NotRequired[int]
+    """
+    the seed the create asked for; absent when it asked none
+    """
+    negative_prompt: NotRequired[str]
+    """
+    the negative prompt the create asked for; absent when it asked none
+    """
+    audio: NotRequired[bool]
+    """
+    whether the create asked for audio (true) or none (false); absent: the model default
+    """
     status: Literal["pending", "generating", "completed", "failed"]
     error: JobError | None
     created_at: int
@@ -2308,6 +2360,18 @@ class VideoStepBody(TypedDict, closed=True):
     reference_file_ids: NotRequired[list[str | StepReference]]
     start_frame_file_id: NotRequired[str | StepReference]
     end_frame_file_id: NotRequired[str | StepReference]
+    seed: NotRequired[int]
+    """
+    the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one
+    """
+    negative_prompt: NotRequired[str]
+    """
+    what the video should not show. Only where the model's routes take one (GET /v1/models controls): the job runs only on routes that do
+    """
+    audio: NotRequired[bool]
+    """
+    whether the video has a generated soundtrack (speech, effects, music). Only where the model's routes have the switch (GET /v1/models controls); absent: the model's default (audio where it makes any). The price is the same either way
+    """
     deadline_seconds: NotRequired[int]
     """
     seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline
@@ -2612,6 +2676,10 @@ class ImageJob(TypedDict, closed=True):
     model: str
     aspect_ratio: str
     count: int
+    seed: NotRequired[int]
+    """
+    the seed the create asked for; absent when it asked none
+    """
     status: Literal["pending", "generating", "completed", "failed"]
     error: JobError | None
     created_at: int
@@ -2686,6 +2754,10 @@ class ImageListItem(TypedDict, closed=True):
     model: str
     aspect_ratio: str
     count: int
+    seed: NotRequired[int]
+    """
+    the seed the create asked for; absent when it asked none
+    """
     status: Literal["pending", "generating", "completed", "failed"]
     error: JobError | None
     created_at: int
@@ -2879,7 +2951,7 @@ class VideoStep(TypedDict, closed=True):
 
 class WebhookEvent(TypedDict, closed=True):
     type: Literal["job.generating", "job.completed", "job.failed"]
-    data: ImageJob | VideoJob | TalkingActorJob
+    data: ImageJob | VideoJob | ReplaceActorJob | TalkingActorJob
 
 
 class PipelineResume(TypedDict, closed=True):
