@@ -10,7 +10,9 @@ import { JobProgress } from './progress.js';
 
 const kindOfModel: Record<ModelInfo['kind'], JobKind> = { image: 'images', video: 'videos', replace_actor: 'replace-actors', talking_actor: 'talking-actors' };
 /** Inputs the form draws itself; the model's other inputs are text (ids and URLs). */
-const drawn = new Set(['prompt', 'aspect_ratio', 'resolution', 'duration', 'count']);
+const drawn = new Set(['prompt', 'aspect_ratio', 'resolution', 'duration', 'count', 'seed', 'audio']);
+/** Inputs sent as numbers (the form gives strings). */
+const numeric = new Set(['count', 'duration', 'seed', 'deadline_seconds']);
 
 type Body = Record<string, unknown>;
 
@@ -60,6 +62,23 @@ function ModelFields({ model }: { model: ModelInfo }) {
           <input name="count" type="number" min={1} max={4} value={1} />
         </label>
       )}
+      {/* Generation controls: only those some route serving the model here takes (docs/api/generation-controls.md). */}
+      {model.controls.includes('seed') && (
+        <label>
+          Seed (optional)
+          <input name="seed" type="number" min={0} max={2147483647} step={1} />
+        </label>
+      )}
+      {model.controls.includes('audio') && (
+        <label>
+          Audio
+          <select name="audio">
+            <option value="">model default</option>
+            <option value="true">on</option>
+            <option value="false">off</option>
+          </select>
+        </label>
+      )}
       {model.inputs
         .filter((i) => !drawn.has(i))
         .map((i) => (
@@ -77,7 +96,7 @@ function bodyOf(form: HTMLFormElement, model: ModelInfo): Body {
   for (const [k, raw] of new FormData(form)) {
     const v = String(raw).trim();
     if (!v) continue;
-    body[k] = k === 'count' || k === 'duration' ? Number(v) : v;
+    body[k] = numeric.has(k) ? Number(v) : k === 'audio' ? v === 'true' : v;
   }
   return body;
 }

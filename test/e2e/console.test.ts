@@ -175,9 +175,12 @@ describe('the console in headless Chromium', () => {
         await page.select('#model', IMAGE_MODEL);
         await page.waitForSelector('textarea[name=prompt]');
         await page.type('textarea[name=prompt]', 'a red fox in snow at dusk');
+        // The model takes a seed (GET /v1/models controls): the form draws a number field for it.
+        await page.type('input[name=seed]', '12345');
         // Leaving the field prices the request (the dry run).
         await page.keyboard.press('Tab');
         const model = (await new MediaGenClient({ apiKey: demo.apiKey, baseUrl: gw.baseUrl }).models.list()).data.find((m) => m.name === IMAGE_MODEL)!;
+        assert.ok(model.controls.includes('seed'));
         await waitForText(page, 'the dry run’s price', (t) => /Price: \d+ credits · available: \d+ credits/.test(t));
         assert.match(await text(page), new RegExp(`Price: ${model.price.credits} credits`));
         await page.click('form.playground button[type=submit]');
@@ -197,6 +200,8 @@ describe('the console in headless Chromium', () => {
         }
         // Its record: completed, charged the price, nothing refunded.
         const jobId = await page.$eval('h2 a[href^="#/jobs/"]', (a) => a.textContent!);
+        const record = await new MediaGenClient({ apiKey: demo.apiKey, baseUrl: gw.baseUrl }).images.get(jobId);
+        assert.equal(record.seed, 12345, 'the seed was sent as a number and round-trips');
         await page.goto(`${gw.baseUrl}/console#/jobs`);
         await waitForText(page, 'the job in the list', (t) => t.includes(jobId));
         await page.click(`a[href="#/jobs/${jobId}"]`);

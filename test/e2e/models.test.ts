@@ -8,6 +8,7 @@ import { api } from '../support/services.js';
 import { startInProcessGateway, type Gateway } from '../integration/gateway-harness.js';
 import { catalog, routeFor, type ModelRoute } from '../../shared/catalog.js';
 import { kinds as jobKinds } from '../../api/routes/jobs/kinds.js';
+import { kindControls } from '../../shared/generation-controls.js';
 
 let tdb: TestDatabase;
 let local: Gateway;
@@ -53,6 +54,8 @@ function expected(route: ModelRoute) {
     replacement: route.replacement ?? null,
     retires_at: route.retiresAt ?? null,
     disabled_routes: (route.disabledRoutes ?? []).map((r) => ({ provider: r.provider, reason: r.reason })),
+    // The local renderer takes every generation control of the kind.
+    controls: [...kindControls[route.kind]],
     price_credits: route.price.credits,
     price_per: route.price.per,
     price_low_priority_discount: route.lowPriorityDiscount ?? 0,
@@ -107,6 +110,11 @@ describe('GET /v1/models', () => {
     return { formats: o.formats, aspect_ratios: o.aspectRatios, resolutions: o.resolutions ?? null, image_sizes: o.imageSizes ?? null };
   };
 
+  /** The generation controls the catalog lists for fal's route of a model. */
+  const falControls = (route: ModelRoute) => [
+    ...((route.provider === 'fal' ? route.controls : route.alternates?.find((a) => a.provider === 'fal')?.controls) ?? []),
+  ];
+
   test('served_by follows the deployment: live for models whose provider key is set, unavailable otherwise', async () => {
     const r = await api(live.baseUrl, t.apiKey).get('/v1/models');
     assert.equal(r.status, 200, r.text);
@@ -119,12 +127,25 @@ describe('GET /v1/models', () => {
           [
             'live',
             'fal',
-            [{ provider: 'fal', circuit: 'closed', status: 'available', unavailable_reason: null, output: documentedOutput(route) }],
+            [
+              {
+                provider: 'fal',
+                circuit: 'closed',
+                status: 'available',
+                unavailable_reason: null,
+                controls: falControls(route),
+                output: documentedOutput(route),
+              },
+            ],
             'available',
           ],
           m.name,
         );
-      else assert.deepEqual([m.served_by, m.provider, m.routes, m.availability], ['unavailable', null, [], 'unavailable'], m.name);
+      // Only fal is live: the model takes what fal's route takes, and lists no other control among its inputs.
+      if (falServes) {
+        assert.deepEqual(m.controls, falControls(route), m.name);
+        for (const c of kindControls[route.kind]) assert.equal(m.inputs.includes(c), falControls(route).includes(c), `${m.name} ${c}`);
+      } else assert.deepEqual([m.served_by, m.provider, m.routes, m.availability], ['unavailable', null, [], 'unavailable'], m.name);
       assert.equal(m.placeholder, false, m.name);
       // fal stops a queued request: a cancel after the submit keeps the provider cost unless fal confirms it.
       if (falServes) assert.deepEqual([m.cancel_policy.provider_cost, m.cancel_policy.provider_cancel], [route.price.providerCost, 'queued'], m.name);
