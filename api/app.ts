@@ -9,7 +9,7 @@ import { createApiMetrics, type ApiMetrics } from './metrics.js';
 import { openCircuits } from '../db/repos/provider-circuits.js';
 import { createAuth } from './auth.js';
 import { createConsoleSessions } from './console-session.js';
-import { createConsoleRouter } from './routes/console.js';
+import { createConsoleRouter, storageOrigins } from './routes/console.js';
 import { createHealthRouter } from './routes/health.js';
 import { createDiscoveryRouter } from './routes/discovery.js';
 import { createUploadsRouter } from './routes/uploads.js';
@@ -121,7 +121,7 @@ export function createApp(deps: AppDeps): App {
   app.use('/docs', createDocsRouter());
   app.use(createMediaRouter(full));
   app.use(sessions.router((raw) => auth.verifyKey(raw)));
-  app.use('/console', createConsoleRouter());
+  app.use('/console', createConsoleRouter(storageOrigins(config)));
   // Everything under /v1 is authenticated; rate-limit classes are applied per route.
   app.use('/v1', auth.middleware);
   app.use(createDiscoveryRouter(full, auth));

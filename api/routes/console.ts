@@ -5,6 +5,7 @@ import { Router, type RequestHandler } from 'express';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { ApiError } from '../errors.js';
+import type { Config } from '../../shared/config.js';
 
 /** The bundle's files, and nothing else from the folder. */
 const files: Record<string, string> = {
@@ -16,11 +17,23 @@ const files: Record<string, string> = {
 /** Where the build writes the bundle: dist/console beside dist/api. */
 export const consoleDir = fileURLToPath(new URL('../../console/', import.meta.url));
 
-/** The page's policy: its own scripts, styles and the API only; media from wherever its URLs point (the store). */
-const CSP =
-  "default-src 'self'; img-src 'self' blob: data: http: https:; media-src 'self' blob: http: https:; style-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+/**
+ * The page's policy: its own scripts, styles and the API only; media from wherever its URLs point (the
+ * store); and requests to the store's presigned endpoint (`storageOrigin`), where large uploads go.
+ */
+const cspOf = (storageOrigins: readonly string[]) =>
+  "default-src 'self'; img-src 'self' blob: data: http: https:; media-src 'self' blob: http: https:; style-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'" +
+  `; connect-src ${["'self'", ...storageOrigins].join(' ')}`;
 
-export function createConsoleRouter(): Router {
+/** The origins presigned upload URLs point at: the presign endpoint's, with the bucket's own host when virtual-hosted. */
+export function storageOrigins(c: Pick<Config, 'S3_ENDPOINT' | 'S3_PRESIGN_ENDPOINT' | 'S3_PATH_STYLE' | 'S3_BUCKET'>): string[] {
+  const u = new URL(c.S3_PRESIGN_ENDPOINT ?? c.S3_ENDPOINT);
+  return c.S3_PATH_STYLE ? [u.origin] : [u.origin, `${u.protocol}//${c.S3_BUCKET}.${u.host}`];
+}
+
+/** `uploadOrigins`: where the page may send large uploads (storageOrigins). */
+export function createConsoleRouter(uploadOrigins: readonly string[] = []): Router {
+  const CSP = cspOf(uploadOrigins);
   const router = Router();
   const cache = new Map<string, Promise<Buffer>>();
   const serve =

@@ -1,12 +1,14 @@
 // The playground: one form per model, generated from GET /v1/models (its inputs, aspect ratios,
 // resolutions, durations and prompt length). Every change is priced by the create's dry run
-// (?dry_run=true): the price, or the API's refusal, shows before anything is charged. Submitting
-// creates the job and follows it live to its outputs.
+// (?dry_run=true): the price, or the API's refusal, shows before anything is charged. Files are
+// dropped or picked on their fields and uploaded at once (./upload-field.tsx). Submitting creates
+// the job and follows it live to its outputs.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { JobKind, ModelInfo } from '@mediagen/client';
 import { client } from '../api.js';
 import { ErrorNote, failure, useLoad } from '../ui.js';
 import { JobProgress } from './progress.js';
+import { UploadField, uploadFieldOf } from './upload-field.js';
 
 const kindOfModel: Record<ModelInfo['kind'], JobKind> = { image: 'images', video: 'videos', replace_actor: 'replace-actors', talking_actor: 'talking-actors' };
 /** Inputs the form draws itself; the model's other inputs are text (ids and URLs). */
@@ -80,7 +82,12 @@ function ModelFields({ model }: { model: ModelInfo }) {
         </label>
       )}
       {model.inputs
-        .filter((i) => !drawn.has(i))
+        .filter((i) => uploadFieldOf(i))
+        .map((i) => (
+          <UploadField key={i} name={i} multiple={uploadFieldOf(i) === 'many'} />
+        ))}
+      {model.inputs
+        .filter((i) => !drawn.has(i) && !uploadFieldOf(i))
         .map((i) => (
           <label key={i} class="wide">
             {i.replace(/_/g, ' ')} (optional)
@@ -96,7 +103,7 @@ function bodyOf(form: HTMLFormElement, model: ModelInfo): Body {
   for (const [k, raw] of new FormData(form)) {
     const v = String(raw).trim();
     if (!v) continue;
-    body[k] = numeric.has(k) ? Number(v) : k === 'audio' ? v === 'true' : v;
+    body[k] = numeric.has(k) ? Number(v) : k === 'audio' ? v === 'true' : uploadFieldOf(k) === 'many' ? v.split(',') : v;
   }
   return body;
 }

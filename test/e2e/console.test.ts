@@ -10,6 +10,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
+import { randomFillSync } from 'node:crypto';
+import { crc32, deflateSync } from 'node:zlib';
 import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -86,6 +88,27 @@ async function signIn(page: Page, key: string): Promise<void> {
   await page.type('#api_key', key);
   await page.click('form button[type=submit]');
   await page.waitForSelector('nav[aria-label=Console]');
+}
+
+/** A `side`×`side` PNG of random RGB noise, stored uncompressed: about 3·side² bytes. */
+function noisePng(side: number): Buffer {
+  const row = 1 + side * 3;
+  const raw = Buffer.alloc(row * side);
+  for (let y = 0; y < side; y++) randomFillSync(raw, y * row + 1, side * 3);
+  const chunk = (type: string, data: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([len, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(side, 0);
+  ihdr.writeUInt32BE(side, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return Buffer.concat([signature, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: 0 })), chunk('IEND', Buffer.alloc(0))]);
 }
 
 // In-page code is passed as source text: this project's types have no DOM.
@@ -244,6 +267,51 @@ describe('the console in headless Chromium', () => {
       await page.waitForFunction(`!document.querySelector('form.playground button[type=submit]').disabled`);
       assert.equal((await client.balance.get()).data.available, 1000, 'nothing charged');
       assert.equal((await client.jobs.list()).data.length, 0, 'no job created');
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('files dropped on the playground are uploaded at once (a large one straight to storage) and the job takes them', { timeout: 180_000 }, async () => {
+    const tenant = await createTenant(tdb.db, 10_000);
+    const client = new MediaGenClient({ apiKey: tenant.apiKey, baseUrl: gw.baseUrl });
+    const { context, page } = await freshPage();
+    try {
+      await signIn(page, tenant.apiKey);
+      await page.waitForSelector('#model');
+      await page.select('#model', VIDEO_MODEL);
+      const zone = '[data-upload=start_frame_file_id]';
+      await page.waitForSelector(zone);
+      await page.type('textarea[name=prompt]', 'the fox walks off into the snow');
+      /** Drops a PNG of `side`×`side` noise on the start frame's field, as a browser drop does (a DataTransfer of one File). */
+      const drop = (name: string, side: number) =>
+        inPage(
+          page,
+          `(() => { const b = Uint8Array.from(atob(${JSON.stringify(noisePng(side).toString('base64'))}), (c) => c.charCodeAt(0));
+              const dt = new DataTransfer(); dt.items.add(new File([b], ${JSON.stringify(name)}, { type: 'image/png' }));
+              document.querySelector(${JSON.stringify(zone)}).dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true })) })()`,
+        );
+      const heldId = () => inPage<string>(page, `document.querySelector('input[type=hidden][name=start_frame_file_id]').value`);
+      // A small frame goes through the gateway (POST /v1/upload).
+      await drop('small.png', 64);
+      await waitFor('the small upload', async () => (await heldId()).startsWith('upl_'), 60_000);
+      const small = await heldId();
+      assert.doesNotMatch(await text(page), /straight to storage/);
+      // One above 4 MiB goes straight to storage (a presigned POST the page sends itself) and replaces it.
+      await drop('large.png', 1280);
+      await waitFor('the large upload', async () => /^upl_/.test(await heldId()) && (await heldId()) !== small, 120_000);
+      const large = await heldId();
+      await waitForText(page, 'the direct upload noted', (t) => t.includes(`large.png → ${large} (straight to storage)`));
+      const record = await client.uploads.get(large);
+      assert.equal(record.status, 'completed');
+      assert.ok(record.file_size > 4 * 1024 * 1024, `stored ${record.file_size} bytes`);
+      // Priced by the dry run with the frame, then created with it.
+      await waitForText(page, 'the dry run’s price', (t) => /Price: \d+ credits · available: \d+ credits/.test(t));
+      await page.click('form.playground button[type=submit]');
+      await page.waitForSelector('h2 a[href^="#/jobs/"]');
+      const jobId = await page.$eval('h2 a[href^="#/jobs/"]', (a) => a.textContent!);
+      const row = await tdb.db.selectFrom('jobs').select('params').where('id', '=', jobId).executeTakeFirstOrThrow();
+      assert.equal((row.params as { start_frame_file_id?: string }).start_frame_file_id, large, 'the job takes the dropped frame');
     } finally {
       await context.close();
     }
